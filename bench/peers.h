@@ -1,0 +1,42 @@
+/* Peers that gpk measures itself against in the same run (gpk bench sort).
+ * Each function sorts a copy of `keys` (and values when value_width > 0)
+ * `reps` times, returns the median time in milliseconds through *ms and
+ * leaves the last sorted keys in keys_out (may be NULL). Returns 0 on
+ * success, non-zero with a message in err otherwise, and -1 when the peer
+ * is not built in. Keys are in the caller's natural type. */
+#ifndef GPK_BENCH_PEERS_H
+#define GPK_BENCH_PEERS_H
+
+#include <stddef.h>
+#include "gpk/gpk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpk_peer_result {
+    double ms;          /* median over reps */
+    char name[64];      /* e.g. "cub::DeviceRadixSort" */
+} gpk_peer_result;
+
+/* CPU peers. threads = 0: all cores. */
+int gpk_peer_qsort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                   gpk_peer_result *r, char *err, size_t errlen);
+int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                      gpk_peer_result *r, char *err, size_t errlen);
+/* libstdc++ parallel mode (__gnu_parallel::sort, multiway mergesort on OpenMP). */
+int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
+                               int threads, int reps, gpk_peer_result *r, char *err,
+                               size_t errlen);
+
+/* CUDA peer: cub::DeviceRadixSort on device-resident data, bits
+ * [begin_bit, end_bit) of the key as CUB defines them (for signed and float
+ * keys CUB's own order-preserving twiddle applies). Time excludes uploads. */
+int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void *keys_out,
+                       size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
+                       gpk_peer_result *r, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,43 @@
+/* Seeded test and benchmark data, the same on every machine for the same
+ * (type, distribution, n, seed, param): used by the tests, `gpk sort --gen`
+ * and the benchmarks. The generator is xoshiro256** seeded by splitmix64. */
+#ifndef GPK_GEN_H
+#define GPK_GEN_H
+
+#include "gpk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gpk_dist {
+    GPK_DIST_UNIFORM = 0,   /* integers: every bit random; floats: uniform in [0, 1) */
+    GPK_DIST_RANDOM_BITS,   /* every bit random, any type (floats include NaN, inf, denormals) */
+    GPK_DIST_FEW_BITS,      /* only the low `param` bits random (default 10), others 0 */
+    GPK_DIST_EQUAL,         /* all keys equal (one random value) */
+    GPK_DIST_SORTED,        /* uniform, then sorted ascending */
+    GPK_DIST_REVERSE,       /* uniform, then sorted descending */
+    GPK_DIST_FLOAT_SPECIALS,/* NaN (both signs), +-0, +-inf, denormals, min/max, mixed with uniform */
+    GPK_DIST_COUNT_
+} gpk_dist;
+
+GPK_API const char *gpk_dist_name(gpk_dist d);
+GPK_API gpk_status gpk_dist_parse(const char *name, gpk_dist *out);
+
+/* Fills out[0..n) with n values of type t. param: see the distributions
+ * (0 = default). GPK_DIST_FLOAT_SPECIALS on an integer type gives the
+ * extreme integers (min, max, 0, +-1) mixed with uniform values. */
+GPK_API gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t seed,
+                                unsigned param);
+
+/* The portable generator itself, for callers that need their own streams. */
+typedef struct gpk_rng { uint64_t s[4]; } gpk_rng;
+GPK_API void gpk_rng_seed(gpk_rng *rng, uint64_t seed);
+GPK_API uint64_t gpk_rng_next(gpk_rng *rng);
+/* Uniform double in [0, 1) with 53 random bits. */
+GPK_API double gpk_rng_uniform(gpk_rng *rng);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,105 @@
+/* gpk: GPU parallel kit. Umbrella header: version, status codes, contexts.
+ *
+ * Thread safety: a gpk_ctx is used by one thread at a time. Create one
+ * context per thread; distinct contexts may be used concurrently.
+ * The library never prints and never exits: every call returns a
+ * gpk_status, and gpk_last_error(ctx) holds a message for the last failure.
+ */
+#ifndef GPK_GPK_H
+#define GPK_GPK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPK_VERSION_MAJOR 0
+#define GPK_VERSION_MINOR 1
+#define GPK_VERSION_PATCH 0
+#define GPK_VERSION_NUMBER (GPK_VERSION_MAJOR * 10000 + GPK_VERSION_MINOR * 100 + GPK_VERSION_PATCH)
+#define GPK_VERSION_STRING "0.1.0"
+
+#if defined(_WIN32) && defined(GPK_SHARED_BUILD)
+#define GPK_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define GPK_API __attribute__((visibility("default")))
+#else
+#define GPK_API
+#endif
+
+typedef enum gpk_status {
+    GPK_OK = 0,
+    GPK_EINVAL = 1,        /* bad argument: NULL pointer, value out of range */
+    GPK_ENOMEM = 2,        /* host or device memory exhausted, or input too large for it */
+    GPK_EDEVICE = 3,       /* a CUDA or OpenCL call failed */
+    GPK_EUNSUPPORTED = 4,  /* backend or type not available in this build or on this device */
+    GPK_EFORMAT = 5,       /* malformed input file */
+    GPK_EIO = 6            /* file could not be read or written */
+} gpk_status;
+
+typedef enum gpk_backend {
+    GPK_BACKEND_AUTO = 0,   /* CUDA if a device is usable, else CPU; GPK_BACKEND env overrides */
+    GPK_BACKEND_CPU = 1,
+    GPK_BACKEND_CUDA = 2,
+    GPK_BACKEND_OPENCL = 3
+} gpk_backend;
+
+/* Element types. Keys of every type sort in their natural order. */
+typedef enum gpk_type {
+    GPK_U32 = 0,
+    GPK_I32 = 1,
+    GPK_F32 = 2,
+    GPK_U64 = 3,
+    GPK_I64 = 4,
+    GPK_F64 = 5
+} gpk_type;
+
+typedef struct gpk_ctx gpk_ctx;
+
+typedef struct gpk_ctx_opts {
+    gpk_backend backend;  /* GPK_BACKEND_AUTO: see above */
+    int device;           /* CUDA device or OpenCL device index; -1: GPK_DEVICE env, else 0 */
+    int threads;          /* CPU threads; 0: GPK_THREADS env, else all cores */
+} gpk_ctx_opts;
+#define GPK_CTX_OPTS_INIT { GPK_BACKEND_AUTO, -1, 0 }
+
+typedef struct gpk_ctx_info {
+    gpk_backend backend;
+    char device_name[256];  /* GPU name, OpenCL device name, or CPU model */
+    char platform[128];     /* "CUDA 13.0", OpenCL platform name, or "CPU (OpenMP)" */
+    unsigned compute_units; /* multiprocessors, OpenCL compute units, or CPU threads */
+    uint64_t memory_bytes;  /* device global memory; host memory for the CPU backend */
+    unsigned threads;       /* CPU threads this context uses */
+} gpk_ctx_info;
+
+GPK_API const char *gpk_version(void);
+GPK_API const char *gpk_status_string(gpk_status s);
+GPK_API const char *gpk_backend_name(gpk_backend b);
+/* Parses "auto", "cpu", "cuda", "opencl"; GPK_EINVAL otherwise. */
+GPK_API gpk_status gpk_backend_parse(const char *name, gpk_backend *out);
+GPK_API size_t gpk_type_size(gpk_type t);
+GPK_API const char *gpk_type_name(gpk_type t);
+/* Parses "u32", "i32", "f32", "u64", "i64", "f64"; GPK_EINVAL otherwise. */
+GPK_API gpk_status gpk_type_parse(const char *name, gpk_type *out);
+
+/* Non-zero when this build contains the backend and a device for it is usable now. */
+GPK_API int gpk_backend_available(gpk_backend b);
+
+GPK_API gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend);
+GPK_API gpk_status gpk_ctx_create_ex(gpk_ctx **ctx, const gpk_ctx_opts *opts);
+GPK_API void gpk_ctx_destroy(gpk_ctx *ctx);
+GPK_API gpk_status gpk_ctx_info_get(const gpk_ctx *ctx, gpk_ctx_info *info);
+GPK_API gpk_backend gpk_ctx_backend(const gpk_ctx *ctx);
+/* Sets the CPU thread count (0 = all cores). */
+GPK_API gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads);
+
+/* Message for the last failed call on ctx ("" if none). With ctx == NULL:
+ * the message of the last failed gpk_ctx_create on this thread. */
+GPK_API const char *gpk_last_error(const gpk_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,242 @@
+/* Contexts: backend selection, thread count, device information. */
+#include "internal.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+const char *gpk_version(void) { return GPK_VERSION_STRING; }
+
+const char *gpk_backend_name(gpk_backend b)
+{
+    switch (b) {
+    case GPK_BACKEND_AUTO: return "auto";
+    case GPK_BACKEND_CPU: return "cpu";
+    case GPK_BACKEND_CUDA: return "cuda";
+    case GPK_BACKEND_OPENCL: return "opencl";
+    }
+    return "unknown";
+}
+
+gpk_status gpk_backend_parse(const char *name, gpk_backend *out)
+{
+    static const gpk_backend all[] = {GPK_BACKEND_AUTO, GPK_BACKEND_CPU, GPK_BACKEND_CUDA,
+                                      GPK_BACKEND_OPENCL};
+    if (!name || !out) return GPK_EINVAL;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcasecmp(name, gpk_backend_name(all[i])) == 0) {
+            *out = all[i];
+            return GPK_OK;
+        }
+    return GPK_EINVAL;
+}
+
+size_t gpk_type_size(gpk_type t)
+{
+    switch (t) {
+    case GPK_U32: case GPK_I32: case GPK_F32: return 4;
+    case GPK_U64: case GPK_I64: case GPK_F64: return 8;
+    }
+    return 0;
+}
+
+const char *gpk_type_name(gpk_type t)
+{
+    switch (t) {
+    case GPK_U32: return "u32";
+    case GPK_I32: return "i32";
+    case GPK_F32: return "f32";
+    case GPK_U64: return "u64";
+    case GPK_I64: return "i64";
+    case GPK_F64: return "f64";
+    }
+    return "unknown";
+}
+
+gpk_status gpk_type_parse(const char *name, gpk_type *out)
+{
+    if (!name || !out) return GPK_EINVAL;
+    for (int t = GPK_U32; t <= GPK_F64; t++)
+        if (strcasecmp(name, gpk_type_name((gpk_type)t)) == 0) {
+            *out = (gpk_type)t;
+            return GPK_OK;
+        }
+    return GPK_EINVAL;
+}
+
+int gpk_backend_available(gpk_backend b)
+{
+    switch (b) {
+    case GPK_BACKEND_AUTO:
+    case GPK_BACKEND_CPU: return 1;
+    case GPK_BACKEND_CUDA:
+#ifdef GPK_HAVE_CUDA
+        return gpk__cuda_device_count() > 0;
+#else
+        return 0;
+#endif
+    case GPK_BACKEND_OPENCL:
+#ifdef GPK_HAVE_OPENCL
+        return gpk__opencl_device_count() > 0;
+#else
+        return 0;
+#endif
+    }
+    return 0;
+}
+
+static int resolve_threads(int requested)
+{
+    int t = requested > 0 ? requested : gpk__env_int("GPK_THREADS", 0);
+    if (t <= 0) t = omp_get_num_procs();
+    return t > 0 ? t : 1;
+}
+
+static void cpu_info(gpk_ctx *ctx)
+{
+    gpk_ctx_info *info = &ctx->info;
+    snprintf(info->device_name, sizeof info->device_name, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            if (strncmp(line, "model name", 10) == 0) {
+                const char *colon = strchr(line, ':');
+                if (colon) {
+                    colon++;
+                    while (*colon == ' ') colon++;
+                    snprintf(info->device_name, sizeof info->device_name, "%s", colon);
+                    info->device_name[strcspn(info->device_name, "\n")] = '\0';
+                }
+                break;
+            }
+        }
+        fclose(f);
+    }
+    snprintf(info->platform, sizeof info->platform, "CPU (OpenMP)");
+    info->compute_units = (unsigned)ctx->threads;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->memory_bytes = (pages > 0 && page > 0) ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend)
+{
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    o.backend = backend;
+    return gpk_ctx_create_ex(ctx, &o);
+}
+
+gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
+{
+    gpk__clear_error(NULL);
+    if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: ctx pointer is NULL");
+    *out = NULL;
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    if (opts) o = *opts;
+
+    /* The environment overrides only AUTO: an explicit request is kept. */
+    gpk_backend backend = o.backend;
+    const char *env = getenv("GPK_BACKEND");
+    if (backend == GPK_BACKEND_AUTO && env && *env) {
+        if (gpk_backend_parse(env, &backend) != GPK_OK)
+            return gpk__fail(NULL, GPK_EINVAL,
+                             "GPK_BACKEND=%s: expected auto, cpu, cuda or opencl", env);
+    }
+    if (backend < GPK_BACKEND_AUTO || backend > GPK_BACKEND_OPENCL)
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: unknown backend %d", (int)backend);
+    if (backend == GPK_BACKEND_AUTO)
+        backend = gpk_backend_available(GPK_BACKEND_CUDA) ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
+
+    gpk_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return gpk__fail(NULL, GPK_ENOMEM, "gpk_ctx_create: out of host memory");
+    ctx->backend = backend;
+    ctx->device = o.device >= 0 ? o.device : gpk__env_int("GPK_DEVICE", 0);
+    if (ctx->device < 0) ctx->device = 0;
+    ctx->threads = resolve_threads(o.threads);
+    ctx->info.backend = backend;
+    ctx->info.threads = (unsigned)ctx->threads;
+
+    gpk_status s = GPK_OK;
+    switch (backend) {
+    case GPK_BACKEND_CPU:
+        cpu_info(ctx);
+        break;
+    case GPK_BACKEND_CUDA:
+#ifdef GPK_HAVE_CUDA
+        if (gpk__cuda_device_count() <= 0) {
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device");
+            break;
+        }
+        s = gpk__cuda_ctx_init(ctx);
+        if (s != GPK_OK) gpk__fail(NULL, s, "%s", ctx->err);
+#else
+        s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: not built into this gpk (nvcc was not found at build time)");
+#endif
+        break;
+    case GPK_BACKEND_OPENCL:
+#ifdef GPK_HAVE_OPENCL
+        if (gpk__opencl_device_count() <= 0) {
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: no OpenCL platform or device found");
+            break;
+        }
+        s = gpk__opencl_ctx_init(ctx);
+        if (s != GPK_OK) gpk__fail(NULL, s, "%s", ctx->err);
+#else
+        s = gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)");
+#endif
+        break;
+    default:
+        break;
+    }
+    if (s != GPK_OK) {
+        gpk_ctx_destroy(ctx);
+        return s;
+    }
+    ctx->info.threads = (unsigned)ctx->threads;
+    *out = ctx;
+    return GPK_OK;
+}
+
+void gpk_ctx_destroy(gpk_ctx *ctx)
+{
+    if (!ctx) return;
+#ifdef GPK_HAVE_CUDA
+    if (ctx->cuda) gpk__cuda_ctx_release(ctx);
+#endif
+#ifdef GPK_HAVE_OPENCL
+    if (ctx->opencl) gpk__opencl_ctx_release(ctx);
+#endif
+    free(ctx->host_scratch);
+    free(ctx);
+}
+
+void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes)
+{
+    if (bytes <= ctx->host_scratch_bytes) return ctx->host_scratch;
+    free(ctx->host_scratch);
+    ctx->host_scratch = malloc(bytes);
+    ctx->host_scratch_bytes = ctx->host_scratch ? bytes : 0;
+    return ctx->host_scratch;
+}
+
+gpk_status gpk_ctx_info_get(const gpk_ctx *ctx, gpk_ctx_info *info)
+{
+    if (!ctx || !info) return GPK_EINVAL;
+    *info = ctx->info;
+    return GPK_OK;
+}
+
+gpk_backend gpk_ctx_backend(const gpk_ctx *ctx) { return ctx ? ctx->backend : GPK_BACKEND_AUTO; }
+
+gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads)
+{
+    if (!ctx) return GPK_EINVAL;
+    if (threads < 0) return gpk__fail(ctx, GPK_EINVAL, "gpk_ctx_set_threads: %d < 0", threads);
+    ctx->threads = resolve_threads(threads);
+    ctx->info.threads = (unsigned)ctx->threads;
+    if (ctx->backend == GPK_BACKEND_CPU) ctx->info.compute_units = (unsigned)ctx->threads;
+    return GPK_OK;
+}

@@ -1,0 +1,65 @@
+/* Library-internal declarations shared by every module and backend. */
+#ifndef GPK_INTERNAL_H
+#define GPK_INTERNAL_H
+
+#include "gpk/gpk.h"
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPK_ERRLEN 512
+
+struct gpk_ctx {
+    gpk_backend backend;
+    int device;
+    int threads;           /* resolved CPU thread count, >= 1 */
+    gpk_ctx_info info;
+    char err[GPK_ERRLEN];
+    void *host_scratch;    /* grow-only CPU scratch, kept so that repeated sorts
+                              (a PIC code sorts every step) skip page faults */
+    size_t host_scratch_bytes;
+    void *cuda;            /* backend state owned by radix_cuda / cuda_ctx */
+    void *opencl;          /* backend state owned by the OpenCL backend */
+};
+
+/* Records a formatted message on ctx (or the thread-local slot when ctx is
+ * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */
+gpk_status gpk__fail(gpk_ctx *ctx, gpk_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void gpk__clear_error(gpk_ctx *ctx);
+
+/* goto-cleanup helper: evaluate, keep the status, jump on failure. */
+#define GPK_CHECK_GOTO(expr, st, label) \
+    do {                                \
+        (st) = (expr);                  \
+        if ((st) != GPK_OK) goto label; \
+    } while (0)
+
+/* Host scratch memory of at least `bytes`, owned by ctx (NULL when out of memory). */
+void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes);
+
+/* Environment helpers. */
+int gpk__env_int(const char *name, int fallback);
+
+/* Backend hooks: each backend built into the library defines these.
+ * The CPU backend is always built. */
+#ifdef GPK_HAVE_CUDA
+int gpk__cuda_device_count(void);                 /* 0 when no usable device */
+gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);      /* fills ctx->info, ctx->cuda */
+void gpk__cuda_ctx_release(gpk_ctx *ctx);
+#endif
+#ifdef GPK_HAVE_OPENCL
+int gpk__opencl_device_count(void);
+gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx);
+void gpk__opencl_ctx_release(gpk_ctx *ctx);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

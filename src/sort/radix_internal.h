@@ -1,0 +1,108 @@
+/* Radix sort internals: the job every backend receives and the key mapping
+ * every backend must apply (see include/gpk/sort.h for the contract). */
+#ifndef GPK_RADIX_INTERNAL_H
+#define GPK_RADIX_INTERNAL_H
+
+#include "gpk/sort.h"
+#include "../core/internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A validated sort request on host arrays, as the dispatch in radix.c hands
+ * it to a backend. The backend sorts in place; on failure it must leave
+ * keys, values and sigma exactly as they were. */
+typedef struct gpk_radix_job {
+    gpk_type key_type;
+    unsigned key_width;     /* 4 or 8 bytes */
+    void *keys;             /* n keys in the caller's (unmapped) form */
+    void *values;           /* NULL, or n values of value_width bytes */
+    unsigned value_width;   /* 0, 4 or 8 */
+    uint32_t *sigma;        /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */
+    size_t n;               /* >= 2: the dispatch handles n < 2 itself */
+    unsigned key_bits;      /* b from the options: 0 = detect (AND/OR reduction), else sort bits [0, b) */
+    unsigned radix_bits;    /* r in 1..16, or 0 = the backend's tuned choice */
+    unsigned items, groups, scan_split; /* paper tunables, 0 = tuned */
+} gpk_radix_job;
+
+/* Bit range [begin, end) of the mapped keys where they differ, from the AND
+ * and OR of all mapped keys. begin == end when all keys are equal. */
+static inline void gpk__radix_range_from_masks(uint64_t and_all, uint64_t or_all,
+                                               unsigned *begin, unsigned *end)
+{
+    uint64_t diff = and_all ^ or_all;
+    if (diff == 0) { *begin = *end = 0; return; }
+    unsigned b = 0, e = 64;
+    while (!((diff >> b) & 1u)) b++;
+    while (!((diff >> (e - 1)) & 1u)) e--;
+    *begin = b;
+    *end = e;
+}
+
+/* Order-preserving maps (bijections) to unsigned keys; see sort.h. */
+static inline uint32_t gpk__map_u32(gpk_type t, uint32_t x)
+{
+    switch (t) {
+    case GPK_I32: return x ^ 0x80000000u;
+    case GPK_F32: return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
+    default: return x;
+    }
+}
+static inline uint32_t gpk__unmap_u32(gpk_type t, uint32_t m)
+{
+    switch (t) {
+    case GPK_I32: return m ^ 0x80000000u;
+    case GPK_F32: { uint32_t s = m + 0x007FFFFFu; return s ^ ((s >> 31) ? 0x80000000u : 0xFFFFFFFFu); }
+    default: return m;
+    }
+}
+static inline uint64_t gpk__map_u64(gpk_type t, uint64_t x)
+{
+    switch (t) {
+    case GPK_I64: return x ^ 0x8000000000000000ull;
+    case GPK_F64: return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
+    default: return x;
+    }
+}
+static inline uint64_t gpk__unmap_u64(gpk_type t, uint64_t m)
+{
+    switch (t) {
+    case GPK_I64: return m ^ 0x8000000000000000ull;
+    case GPK_F64: { uint64_t s = m + 0x000FFFFFFFFFFFFFull; return s ^ ((s >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull); }
+    default: return m;
+    }
+}
+
+/* Backend entry points. */
+gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job);
+#ifdef GPK_HAVE_CUDA
+gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *job);
+#endif
+#ifdef GPK_HAVE_OPENCL
+gpk_status gpk__radix_sort_opencl(gpk_ctx *ctx, const gpk_radix_job *job);
+#endif
+
+/* Bench hooks (gpk bench sort): upload the job's arrays once, sort the
+ * device-resident data `reps` times (each rep from the same unsorted
+ * input), put the median kernel time in *ms (uploads and downloads
+ * excluded) and leave the sorted result of the last rep in the job's
+ * arrays, so the caller can check it. */
+#ifdef GPK_HAVE_CUDA
+gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms);
+#endif
+#ifdef GPK_HAVE_OPENCL
+gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms);
+#endif
+
+/* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
+ * detects the bit range on its own copy of the data). Shared by the
+ * dispatch and the bench. Defined in radix.c. */
+gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
+                               size_t value_width, void *values, uint32_t *sigma, size_t n,
+                               const gpk_radix_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,195 @@
+#define _POSIX_C_SOURCE 200809L
+/* Contexts, names, generators, the key mapping, and bad input: every error
+ * gives its status and a message and leaves the caller's arrays untouched.
+ * Usage: test_api BACKEND (the bad-input part runs on that backend). */
+#include "gpk/gen.h"
+#include "gpk/sort.h"
+#include "sort/radix_internal.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+static void test_names(void)
+{
+    TU_CHECK(strcmp(gpk_version(), GPK_VERSION_STRING) == 0, "version string");
+    for (int t = GPK_U32; t <= GPK_F64; t++) {
+        gpk_type back;
+        TU_CHECK(gpk_type_parse(gpk_type_name((gpk_type)t), &back) == GPK_OK && back == (gpk_type)t,
+                 "type name round trip %d", t);
+    }
+    gpk_type tt;
+    TU_CHECK(gpk_type_parse("u16", &tt) == GPK_EINVAL, "u16 is not a type");
+    gpk_backend b;
+    TU_CHECK(gpk_backend_parse("OpenCL", &b) == GPK_OK && b == GPK_BACKEND_OPENCL, "backend parse");
+    TU_CHECK(gpk_backend_parse("metal", &b) == GPK_EINVAL, "unknown backend rejected");
+    for (int s = GPK_OK; s <= GPK_EIO; s++)
+        TU_CHECK(strlen(gpk_status_string((gpk_status)s)) > 0, "status string %d", s);
+    TU_CHECK(gpk_backend_available(GPK_BACKEND_CPU), "cpu always available");
+}
+
+static void test_ctx(void)
+{
+    gpk_ctx *ctx = NULL;
+    TU_CHECK(gpk_ctx_create(NULL, GPK_BACKEND_CPU) == GPK_EINVAL, "NULL ctx pointer");
+    TU_CHECK(strlen(gpk_last_error(NULL)) > 0, "creation error message kept");
+    TU_CHECK(gpk_ctx_create(&ctx, (gpk_backend)42) == GPK_EINVAL && ctx == NULL, "bad backend");
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    o.backend = GPK_BACKEND_CPU;
+    o.threads = 3;
+    TU_CHECK(gpk_ctx_create_ex(&ctx, &o) == GPK_OK, "cpu ctx: %s", gpk_last_error(NULL));
+    if (ctx) {
+        gpk_ctx_info info;
+        TU_CHECK(gpk_ctx_info_get(ctx, &info) == GPK_OK, "info");
+        TU_CHECK(info.backend == GPK_BACKEND_CPU && info.threads == 3 && info.memory_bytes > 0,
+                 "cpu info: backend %d threads %u mem %llu", info.backend, info.threads,
+                 (unsigned long long)info.memory_bytes);
+        TU_CHECK(gpk_ctx_set_threads(ctx, -1) == GPK_EINVAL && strlen(gpk_last_error(ctx)) > 0,
+                 "negative threads");
+        gpk_ctx_destroy(ctx);
+    }
+    /* AUTO picks CUDA only when a device is usable; GPK_BACKEND overrides AUTO. */
+    setenv("GPK_BACKEND", "cpu", 1);
+    TU_CHECK(gpk_ctx_create(&ctx, GPK_BACKEND_AUTO) == GPK_OK && gpk_ctx_backend(ctx) == GPK_BACKEND_CPU,
+             "GPK_BACKEND=cpu");
+    gpk_ctx_destroy(ctx);
+    setenv("GPK_BACKEND", "quantum", 1);
+    TU_CHECK(gpk_ctx_create(&ctx, GPK_BACKEND_AUTO) == GPK_EINVAL, "GPK_BACKEND=quantum rejected");
+    unsetenv("GPK_BACKEND");
+    TU_CHECK(gpk_ctx_create(&ctx, GPK_BACKEND_AUTO) == GPK_OK, "auto");
+    gpk_backend expect = gpk_backend_available(GPK_BACKEND_CUDA) ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
+    TU_CHECK(gpk_ctx_backend(ctx) == expect, "auto picked %s", gpk_backend_name(gpk_ctx_backend(ctx)));
+    gpk_ctx_destroy(ctx);
+}
+
+static void test_generator(uint64_t seed)
+{
+    uint32_t a[1000], b[1000];
+    gpk_generate(GPK_U32, GPK_DIST_UNIFORM, a, 1000, seed, 0);
+    gpk_generate(GPK_U32, GPK_DIST_UNIFORM, b, 1000, seed, 0);
+    TU_CHECK(memcmp(a, b, sizeof a) == 0, "same seed, same data");
+    gpk_generate(GPK_U32, GPK_DIST_UNIFORM, b, 1000, seed + 1, 0);
+    TU_CHECK(memcmp(a, b, sizeof a) != 0, "other seed, other data");
+    gpk_rng r;
+    gpk_rng_seed(&r, 1);
+    /* Pinned: the portable generator must give these values on every machine. */
+    uint64_t first = gpk_rng_next(&r);
+    gpk_rng_seed(&r, 1);
+    TU_CHECK(gpk_rng_next(&r) == first, "rng repeatable");
+    gpk_generate(GPK_U32, GPK_DIST_FEW_BITS, a, 1000, seed, 5);
+    int small = 1;
+    for (int i = 0; i < 1000; i++) small &= a[i] < 32;
+    TU_CHECK(small, "few-bits respects its bit count");
+    float f[1000];
+    gpk_generate(GPK_F32, GPK_DIST_UNIFORM, f, 1000, seed, 0);
+    int in01 = 1;
+    for (int i = 0; i < 1000; i++) in01 &= f[i] >= 0.0f && f[i] < 1.0f;
+    TU_CHECK(in01, "f32 uniform in [0,1)");
+    double dd[8];
+    TU_CHECK(gpk_generate(GPK_F64, GPK_DIST_SORTED, dd, 8, seed, 0) == GPK_OK && dd[0] < dd[7], "sorted");
+    TU_CHECK(gpk_generate(GPK_U32, GPK_DIST_FEW_BITS, a, 10, seed, 33) == GPK_EINVAL, "too many bits");
+}
+
+/* The mapping must be monotone in the documented total order and a bijection. */
+static void test_mapping(uint64_t seed)
+{
+    const float fs[] = {-INFINITY, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-45f, 1e-40f, 1.0f,
+                        3.4e38f, INFINITY, NAN};
+    for (size_t i = 0; i + 1 < sizeof fs / sizeof fs[0]; i++) {
+        uint32_t x, y;
+        memcpy(&x, &fs[i], 4);
+        memcpy(&y, &fs[i + 1], 4);
+        TU_CHECK(gpk__map_u32(GPK_F32, x) < gpk__map_u32(GPK_F32, y), "f32 order at %zu", i);
+    }
+    uint32_t negnan = 0xFFC00000u, posnan = 0x7FC00000u, inf = 0x7F800000u;
+    TU_CHECK(gpk__map_u32(GPK_F32, negnan) > gpk__map_u32(GPK_F32, inf), "-NaN after +inf");
+    TU_CHECK(gpk__map_u32(GPK_F32, posnan) > gpk__map_u32(GPK_F32, inf), "+NaN after +inf");
+    const double ds[] = {-INFINITY, -1.0, -0.0, 0.0, 5e-324, 1.0, INFINITY, NAN};
+    for (size_t i = 0; i + 1 < sizeof ds / sizeof ds[0]; i++) {
+        uint64_t x, y;
+        memcpy(&x, &ds[i], 8);
+        memcpy(&y, &ds[i + 1], 8);
+        TU_CHECK(gpk__map_u64(GPK_F64, x) < gpk__map_u64(GPK_F64, y), "f64 order at %zu", i);
+    }
+    TU_CHECK(gpk__map_u32(GPK_I32, (uint32_t)-5) < gpk__map_u32(GPK_I32, 3u), "i32 order");
+    TU_CHECK(gpk__map_u64(GPK_I64, (uint64_t)-5) < gpk__map_u64(GPK_I64, 3u), "i64 order");
+    gpk_rng r;
+    gpk_rng_seed(&r, seed);
+    int round = 1;
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = gpk_rng_next(&r);
+        for (int t = GPK_U32; t <= GPK_F64; t++) {
+            if (gpk_type_size((gpk_type)t) == 4)
+                round &= gpk__unmap_u32((gpk_type)t, gpk__map_u32((gpk_type)t, (uint32_t)v)) == (uint32_t)v;
+            else
+                round &= gpk__unmap_u64((gpk_type)t, gpk__map_u64((gpk_type)t, v)) == v;
+        }
+    }
+    TU_CHECK(round, "map/unmap round trip");
+    unsigned b, e;
+    gpk__radix_range_from_masks(0x00F0u & 0x0030u, 0x00F0u | 0x0030u, &b, &e);
+    TU_CHECK(b == 6 && e == 8, "range from masks: [%u,%u)", b, e);
+}
+
+static void test_bad_input(gpk_backend be)
+{
+    gpk_ctx *ctx;
+    if (gpk_ctx_create(&ctx, be) != GPK_OK) {
+        printf("bad-input tests: backend %s unavailable, skipped\n", gpk_backend_name(be));
+        return;
+    }
+    uint32_t keys[8] = {5, 3, 9, 1, 7, 2, 8, 6}, copy[8];
+    uint32_t sigma[8] = {0};
+    memcpy(copy, keys, sizeof keys);
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+
+    TU_CHECK(gpk_sort_keys(NULL, GPK_U32, keys, 8, NULL) == GPK_EINVAL, "NULL ctx");
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, NULL, 8, NULL) == GPK_EINVAL && strstr(gpk_last_error(ctx), "NULL"),
+             "NULL keys: %s", gpk_last_error(ctx));
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, NULL, 0, NULL) == GPK_OK, "n = 0 with NULL is fine");
+    TU_CHECK(gpk_sort_keys(ctx, (gpk_type)9, keys, 8, NULL) == GPK_EINVAL, "bad type");
+    TU_CHECK(gpk_sort_perm(ctx, GPK_U32, keys, NULL, 8, NULL) == GPK_EINVAL, "NULL sigma");
+    TU_CHECK(gpk_sort_pairs(ctx, GPK_U32, keys, GPK_U32, NULL, 8, NULL) == GPK_EINVAL, "NULL values");
+    o.key_bits = 33;
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL && strstr(gpk_last_error(ctx), "key_bits"),
+             "key_bits > 32: %s", gpk_last_error(ctx));
+    o.key_bits = 65;
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U64, keys, 4, &o) == GPK_EINVAL, "key_bits > 64");
+    o.key_bits = 0;
+    o.radix_bits = 17;
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL && strstr(gpk_last_error(ctx), "radix_bits"),
+             "radix_bits 17: %s", gpk_last_error(ctx));
+    TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after errors");
+
+    /* An input far larger than any memory: a clear ENOMEM before any byte of
+     * the (small, real) array is read or written. */
+    size_t huge = (size_t)1 << 40;
+    gpk_status s = gpk_sort_perm(ctx, GPK_U32, keys, sigma, huge, NULL);
+    TU_CHECK(s == GPK_EINVAL, "perm of 2^40 keys cannot have a u32 sigma: %s", gpk_status_string(s));
+    s = gpk_sort_keys(ctx, GPK_U32, keys, huge, NULL);
+    TU_CHECK(s == GPK_ENOMEM && strlen(gpk_last_error(ctx)) > 0, "2^40 keys: %s (%s)",
+             gpk_status_string(s), gpk_last_error(ctx));
+    TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
+
+    /* n = 1 and n = 0 work and set sigma. */
+    sigma[0] = 99;
+    TU_CHECK(gpk_sort_perm(ctx, GPK_U32, keys, sigma, 1, NULL) == GPK_OK && sigma[0] == 0, "n = 1 sigma");
+    TU_CHECK(gpk_sort_keys(ctx, GPK_F64, keys, 0, NULL) == GPK_OK, "n = 0");
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, NULL) == GPK_OK && keys[0] == 1 && keys[7] == 9,
+             "and a good call still works afterwards");
+    TU_CHECK(strlen(gpk_last_error(ctx)) == 0, "success clears the message");
+    gpk_ctx_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    gpk_backend be = GPK_BACKEND_CPU;
+    if (argc > 1 && gpk_backend_parse(argv[1], &be) != GPK_OK) return 2;
+    uint64_t seed = tu_seed();
+    test_names();
+    test_ctx();
+    test_generator(seed);
+    test_mapping(seed);
+    test_bad_input(be);
+    return tu_finish("test_api");
+}

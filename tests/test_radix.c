@@ -1,0 +1,203 @@
+/* Every radix backend against the reference sort: all key types, many
+ * sizes and distributions, keys / permutation / pairs, several (b, r).
+ * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
+ * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
+#include "gpk/gen.h"
+#include "gpk/sort.h"
+#include "testutil.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_COUNT } mode;
+static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
+
+static gpk_ctx *ctx;
+static uint64_t seed_base;
+
+/* Natural order as sort.h promises it: -0 < +0, every NaN last. */
+static int nat_le(gpk_type t, const void *a, const void *b)
+{
+    switch (t) {
+    case GPK_U32: return *(const uint32_t *)a <= *(const uint32_t *)b;
+    case GPK_I32: return *(const int32_t *)a <= *(const int32_t *)b;
+    case GPK_U64: return *(const uint64_t *)a <= *(const uint64_t *)b;
+    case GPK_I64: return *(const int64_t *)a <= *(const int64_t *)b;
+    case GPK_F32: {
+        float x = *(const float *)a, y = *(const float *)b;
+        if (isnan(y)) return 1;
+        if (isnan(x)) return 0;
+        if (x == 0 && y == 0) return signbit(x) || !signbit(y);
+        return x <= y;
+    }
+    case GPK_F64: {
+        double x = *(const double *)a, y = *(const double *)b;
+        if (isnan(y)) return 1;
+        if (isnan(x)) return 0;
+        if (x == 0 && y == 0) return signbit(x) || !signbit(y);
+        return x <= y;
+    }
+    }
+    return 0;
+}
+
+static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r,
+                    unsigned gen_param)
+{
+    size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS64 ? 8 : (m == MODE_PAIRS32 ? 4 : 0);
+    uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^ ((uint64_t)m << 56) ^ (b * 131u + r);
+    char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *want = malloc(n * kw + 1);
+    char *vin = malloc(n * 8 + 1), *vgot = malloc(n * 8 + 1), *vwant = malloc(n * 8 + 1);
+    uint32_t *sg = malloc(n * 4 + 4), *sw = malloc(n * 4 + 4);
+    int ok = 0;
+    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw) {
+        TU_CHECK(0, "out of host memory for n=%zu", n);
+        goto out;
+    }
+    if (gpk_generate(t, d, in, n, seed, gen_param) != GPK_OK) {
+        TU_CHECK(0, "generate %s %s n=%zu", gpk_type_name(t), gpk_dist_name(d), n);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
+        if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
+        if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
+    }
+    memcpy(got, in, n * kw);
+    memcpy(want, in, n * kw);
+    memcpy(vgot, vin, n * vw);
+    memcpy(vwant, vin, n * vw);
+    memset(sg, 0xAB, n * 4); /* poison: every entry must be written */
+
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = b;
+    o.radix_bits = r;
+    gpk_status s;
+    if (m == MODE_KEYS) s = gpk_sort_keys(ctx, t, got, n, &o);
+    else if (m == MODE_PERM) s = gpk_sort_perm(ctx, t, got, sg, n, &o);
+    else s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
+    gpk_status rs = gpk_sort_reference(t, want, vw, vwant, m == MODE_PERM ? sw : NULL, n, b);
+
+    char what[160];
+    snprintf(what, sizeof what, "%s %s n=%zu %s b=%u r=%u", gpk_type_name(t), gpk_dist_name(d),
+             n, mode_name[m], b, r);
+    TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
+    TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
+    if (s != GPK_OK || rs != GPK_OK) goto out;
+
+    size_t bad = n;
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
+    TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
+    if (vw) {
+        bad = n;
+        for (size_t i = 0; i < n && bad == n; i++)
+            if (memcmp(vgot + i * vw, vwant + i * vw, vw)) bad = i;
+        TU_CHECK(bad == n, "%s: values differ from the reference (stability) at %zu", what, bad);
+    }
+    if (m == MODE_PERM) {
+        bad = n;
+        for (size_t i = 0; i < n && bad == n; i++)
+            if (sg[i] != sw[i] || sg[i] >= n || memcmp(got + i * kw, in + (size_t)sg[i] * kw, kw)) bad = i;
+        TU_CHECK(bad == n, "%s: sigma wrong at %zu", what, bad);
+    }
+    if (b == 0) { /* independent of the reference: ascending natural order */
+        bad = n;
+        for (size_t i = 1; i < n && bad == n; i++)
+            if (!nat_le(t, got + (i - 1) * kw, got + i * kw)) bad = i;
+        TU_CHECK(bad == n, "%s: not in natural order at %zu", what, bad);
+    }
+    ok = 1;
+out:
+    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw);
+    return ok;
+}
+
+static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS,
+                               GPK_DIST_EQUAL, GPK_DIST_SORTED, GPK_DIST_REVERSE,
+                               GPK_DIST_FLOAT_SPECIALS};
+#define NDISTS (sizeof all_dists / sizeof all_dists[0])
+
+static void upper(char *s) { for (; *s; s++) *s = (char)toupper((unsigned char)*s); }
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_radix cpu|cuda|opencl [quick]\n");
+        return 2;
+    }
+    int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
+    gpk_backend be;
+    if (gpk_backend_parse(argv[1], &be) != GPK_OK || be == GPK_BACKEND_AUTO) {
+        fprintf(stderr, "unknown backend %s\n", argv[1]);
+        return 2;
+    }
+    char req[64];
+    snprintf(req, sizeof req, "GPK_REQUIRE_%s", argv[1]);
+    upper(req);
+    const char *required = getenv(req);
+    if (gpk_ctx_create(&ctx, be) != GPK_OK) {
+        printf("backend %s unavailable: %s\n", argv[1], gpk_last_error(NULL));
+        if (required && *required == '1') {
+            printf("but %s=1: failing\n", req);
+            return 1;
+        }
+        printf("skipped\n");
+        return TU_SKIP;
+    }
+    gpk_ctx_info info;
+    gpk_ctx_info_get(ctx, &info);
+    printf("backend %s: %s / %s, %u compute units\n", argv[1], info.device_name, info.platform,
+           info.compute_units);
+    seed_base = tu_seed();
+
+    /* 1. Every type x distribution x mode over the size ladder. */
+    size_t sizes[64];
+    int ns = 0;
+    size_t fixed[] = {0, 1, 2, 3, 5, 7, 31, 97, 1021, 4099, 65537};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) sizes[ns++] = fixed[i];
+    int ks[] = {4, 8, 10, 12, 16};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        size_t p = (size_t)1 << ks[i];
+        sizes[ns++] = p - 1;
+        sizes[ns++] = p;
+        sizes[ns++] = p + 1;
+    }
+    for (int t = GPK_U32; t <= GPK_F64; t++)
+        for (size_t di = 0; di < NDISTS; di++)
+            for (int si = 0; si < ns; si++) {
+                if (quick && si % 3) continue;
+                mode m = (mode)((si + di + t) % MODE_COUNT);
+                run_case((gpk_type)t, all_dists[di], sizes[si], m, 0, 0, 0);
+            }
+
+    /* 2. Explicit (b, r), including r not dividing b, r = 1 and r = 16. */
+    struct { gpk_type t; unsigned b, r, gen_bits; } br[] = {
+        {GPK_U32, 10, 5, 10}, {GPK_U32, 10, 3, 10}, {GPK_U32, 10, 0, 10}, {GPK_U32, 30, 5, 30},
+        {GPK_U32, 32, 8, 32}, {GPK_U32, 32, 7, 32}, {GPK_U32, 13, 1, 13}, {GPK_U32, 32, 16, 32},
+        {GPK_U32, 20, 11, 20}, {GPK_U32, 12, 5, 16}, {GPK_U32, 0, 1, 6},  {GPK_U32, 0, 16, 32},
+        {GPK_U32, 0, 9, 32},  {GPK_U64, 64, 8, 64}, {GPK_U64, 40, 6, 40}, {GPK_U64, 64, 16, 64},
+        {GPK_U64, 0, 11, 64}, {GPK_U64, 17, 4, 20}, {GPK_I32, 32, 5, 32}, {GPK_I32, 0, 3, 32},
+        {GPK_F32, 0, 7, 32},  {GPK_F32, 32, 12, 32}, {GPK_I64, 0, 13, 64}, {GPK_F64, 0, 6, 64},
+        {GPK_F64, 64, 10, 64}};
+    size_t br_sizes[] = {1, 2, 127, 1000, 4096, 100003};
+    for (size_t i = 0; i < sizeof br / sizeof br[0]; i++)
+        for (size_t si = 0; si < sizeof br_sizes / sizeof br_sizes[0]; si++)
+            for (int m = 0; m < MODE_COUNT; m++) {
+                if (quick && (si + m) % 2) continue;
+                gpk_dist d = br[i].gen_bits < 8 * gpk_type_size(br[i].t) ? GPK_DIST_FEW_BITS
+                             : (m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM);
+                run_case(br[i].t, d, br_sizes[si], (mode)m, br[i].b, br[i].r, br[i].gen_bits);
+            }
+
+    /* 3. Large inputs: 2^20 + 1 of every type, 2^24 of u32 (keys and pairs). */
+    if (!quick) {
+        for (int t = GPK_U32; t <= GPK_F64; t++)
+            run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+        run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 24, MODE_KEYS, 0, 0, 0);
+        run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
+    }
+
+    gpk_ctx_destroy(ctx);
+    return tu_finish("test_radix");
+}
