@@ -1,0 +1,198 @@
+// CPU peers for `gpk bench sort`: qsort, std::sort and __gnu_parallel::sort.
+//
+// Order: integers sort with their natural order (std::less on the natural
+// type, a three-way C comparator for qsort). Floats cannot use operator<
+// (NaNs are unordered and -0.0 == +0.0), so every float peer compares the
+// bit pattern through the total order that include/gpk/sort.h documents:
+//   -inf < ... < -0.0 < +0.0 < ... < +inf < +NaNs < -NaNs,
+// restated here from the header (not shared code, so a mistake in gpk's own
+// mapping shows up as a mismatch). With that order, a correct peer's output
+// is byte-identical to gpk_sort_reference for every type and input.
+//
+// Each peer times only the sort itself: every repetition first copies the
+// input into the output buffer (untimed), then sorts it in place.
+#include "peers.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include <omp.h>
+#include <parallel/algorithm>
+
+namespace {
+
+// Order-preserving unsigned image of a float bit pattern: sign-magnitude to
+// offset binary, then a rotation that moves negative NaNs above +NaN.
+inline uint32_t f32_order(uint32_t x)
+{
+    return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
+}
+inline uint64_t f64_order(uint64_t x)
+{
+    return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) -
+           0x000FFFFFFFFFFFFFull;
+}
+
+// Floats are handled as their bit patterns (uint32_t / uint64_t) with these
+// comparators; integers as their natural types with std::less.
+struct less_f32 {
+    bool operator()(uint32_t a, uint32_t b) const { return f32_order(a) < f32_order(b); }
+};
+struct less_f64 {
+    bool operator()(uint64_t a, uint64_t b) const { return f64_order(a) < f64_order(b); }
+};
+
+template <typename T> int cmp_natural(const void *a, const void *b)
+{
+    T x, y;
+    std::memcpy(&x, a, sizeof x);
+    std::memcpy(&y, b, sizeof y);
+    return (x > y) - (x < y);
+}
+int cmp_f32(const void *a, const void *b)
+{
+    uint32_t x, y;
+    std::memcpy(&x, a, sizeof x);
+    std::memcpy(&y, b, sizeof y);
+    x = f32_order(x);
+    y = f32_order(y);
+    return (x > y) - (x < y);
+}
+int cmp_f64(const void *a, const void *b)
+{
+    uint64_t x, y;
+    std::memcpy(&x, a, sizeof x);
+    std::memcpy(&y, b, sizeof y);
+    x = f64_order(x);
+    y = f64_order(y);
+    return (x > y) - (x < y);
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs sort_fn(buffer) `reps` times on fresh copies of keys and fills r.
+template <typename SortFn>
+int run_timed(const char *name, gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+              gpk_peer_result *r, char *err, size_t errlen, SortFn sort_fn)
+{
+    size_t w = gpk_type_size(t);
+    if (w == 0) {
+        std::snprintf(err, errlen, "%s: unknown key type %d", name, (int)t);
+        return 1;
+    }
+    if (reps < 1) reps = 1;
+    unsigned char *buf = static_cast<unsigned char *>(keys_out);
+    unsigned char *own = nullptr;
+    if (!buf) {
+        own = static_cast<unsigned char *>(std::malloc(n ? n * w : 1));
+        if (!own) {
+            std::snprintf(err, errlen, "%s: out of memory for %zu keys", name, n);
+            return 1;
+        }
+        buf = own;
+    }
+    std::vector<double> times;
+    try {
+        times.reserve(static_cast<size_t>(reps));
+        for (int i = 0; i < reps; i++) {
+            std::memcpy(buf, keys, n * w);
+            auto t0 = std::chrono::steady_clock::now();
+            sort_fn(buf, n);
+            auto t1 = std::chrono::steady_clock::now();
+            times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        }
+    } catch (const std::bad_alloc &) {
+        std::free(own);
+        std::snprintf(err, errlen, "%s: out of memory", name);
+        return 1;
+    }
+    std::free(own);
+    r->ms = median(times);
+    std::snprintf(r->name, sizeof r->name, "%s", name);
+    return 0;
+}
+
+// Calls f with a typed pointer and the comparator for type t.
+template <typename F> void with_type(gpk_type t, void *p, size_t n, F f)
+{
+    switch (t) {
+    case GPK_U32: f(static_cast<uint32_t *>(p), n, std::less<uint32_t>()); break;
+    case GPK_I32: f(static_cast<int32_t *>(p), n, std::less<int32_t>()); break;
+    case GPK_F32: f(static_cast<uint32_t *>(p), n, less_f32()); break;
+    case GPK_U64: f(static_cast<uint64_t *>(p), n, std::less<uint64_t>()); break;
+    case GPK_I64: f(static_cast<int64_t *>(p), n, std::less<int64_t>()); break;
+    case GPK_F64: f(static_cast<uint64_t *>(p), n, less_f64()); break;
+    }
+}
+
+} // namespace
+
+extern "C" int gpk_peer_qsort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                              gpk_peer_result *r, char *err, size_t errlen)
+{
+    int (*cmp)(const void *, const void *) = nullptr;
+    switch (t) {
+    case GPK_U32: cmp = cmp_natural<uint32_t>; break;
+    case GPK_I32: cmp = cmp_natural<int32_t>; break;
+    case GPK_F32: cmp = cmp_f32; break;
+    case GPK_U64: cmp = cmp_natural<uint64_t>; break;
+    case GPK_I64: cmp = cmp_natural<int64_t>; break;
+    case GPK_F64: cmp = cmp_f64; break;
+    }
+    size_t w = gpk_type_size(t);
+    return run_timed("qsort", t, keys, keys_out, n, reps, r, err, errlen,
+                     [&](void *p, size_t m) { std::qsort(p, m, w, cmp); });
+}
+
+extern "C" int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
+                                 int reps, gpk_peer_result *r, char *err, size_t errlen)
+{
+    return run_timed("std::sort", t, keys, keys_out, n, reps, r, err, errlen,
+                     [&](void *p, size_t m) {
+                         with_type(t, p, m, [](auto *a, size_t k, auto less) {
+                             std::sort(a, a + k, less);
+                         });
+                     });
+}
+
+extern "C" int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out,
+                                          size_t n, int threads, int reps, gpk_peer_result *r,
+                                          char *err, size_t errlen)
+{
+    // Thread count through the tag, not omp_set_num_threads, so the rest of
+    // the process (gpk's own OpenMP CPU backend) keeps its setting.
+    int nt = threads > 0 ? threads : omp_get_num_procs();
+    int rc = run_timed("__gnu_parallel::sort", t, keys, keys_out, n, reps, r, err, errlen,
+                       [&](void *p, size_t m) {
+                           with_type(t, p, m, [nt](auto *a, size_t k, auto less) {
+                               __gnu_parallel::sort(a, a + k, less,
+                                                    __gnu_parallel::default_parallel_tag(
+                                                        static_cast<__gnu_parallel::_ThreadIndex>(nt)));
+                           });
+                       });
+    if (rc == 0)
+        std::snprintf(r->name, sizeof r->name, "__gnu_parallel::sort(%d thr)", nt);
+    return rc;
+}
+
+#ifndef GPK_HAVE_CUDA
+// Without CUDA there is no bench/peers_cub.cu: the CUB peer reports "not
+// built in" (-1), as peers.h specifies, so callers link either way.
+extern "C" int gpk_peer_cub_radix(int, gpk_type, const void *, void *, size_t, size_t, int, int,
+                                  int, gpk_peer_result *, char *err, size_t errlen)
+{
+    std::snprintf(err, errlen, "cub::DeviceRadixSort: CUDA is not built into this gpk");
+    return -1;
+}
+#endif

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Builds bench/radix_cuda_tune.cu outside CMake, once per tuning variant:
+#   sh bench/radix_cuda_tune.sh OUTDIR [NAME[:NVCC_FLAGS]] ...
+# e.g. sh bench/radix_cuda_tune.sh build/tune default matchany:-DGPK_RADIX_CUDA_MATCH_ANY \
+#        'v2:-DGPK_RADIX_CUDA_TUNING="my_table.h"'
+# gives OUTDIR/radix_cuda_tune_NAME for each. NVCC and CC may be overridden.
+set -e
+out=${1:?usage: radix_cuda_tune.sh OUTDIR [NAME[:FLAGS]] ...}
+shift
+[ $# -gt 0 ] || set -- default
+root=$(cd "$(dirname "$0")/.." && pwd)
+NVCC=${NVCC:-nvcc}
+command -v "$NVCC" >/dev/null 2>&1 || NVCC=/usr/local/cuda/bin/nvcc
+CC=${CC:-cc}
+mkdir -p "$out"
+inc="-I$root/include -I$root/src -I$root/bench"
+nvflags="-arch=sm_90 -std=c++17 -O3 -DGPK_HAVE_CUDA=1 $inc"
+$CC -O2 -std=c11 -I"$root/include" -c "$root/src/core/error.c" -o "$out/error.o"
+$CC -O2 -std=c11 -I"$root/include" -c "$root/src/sort/radix_reference.c" -o "$out/radix_reference.o"
+$NVCC $nvflags -c "$root/src/core/cuda_ctx.cu" -o "$out/cuda_ctx.o" &
+$NVCC $nvflags -c "$root/bench/radix_cuda_tune.cu" -o "$out/tune.o" &
+[ -f "$out/peers_cub.o" ] || $NVCC $nvflags -c "$root/bench/peers_cub.cu" -o "$out/peers_cub.o" &
+for v in "$@"; do
+  name=${v%%:*}
+  flags=""
+  case "$v" in *:*) flags=${v#*:} ;; esac
+  eval "$NVCC $nvflags $flags -c '$root/src/sort/radix_cuda.cu' -o '$out/radix_cuda_$name.o'" &
+done
+wait
+for v in "$@"; do
+  name=${v%%:*}
+  $NVCC -arch=sm_90 -o "$out/radix_cuda_tune_$name" "$out/tune.o" "$out/radix_cuda_$name.o" \
+    "$out/cuda_ctx.o" "$out/peers_cub.o" "$out/error.o" "$out/radix_reference.o"
+done
+ls "$out"/radix_cuda_tune_*

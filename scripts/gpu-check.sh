@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# One command for the GPU machine: build with CUDA (sm_90) and OpenCL, run the
+# whole test suite with the CUDA and OpenCL-on-NVIDIA tests required, run the
+# benchmarks, and print a short table last.
+#   scripts/gpu-check.sh [build] [test] [sanitize] [bench] [pic]   (default: all but sanitize)
+# Logs and JSON go to $OUT (the device tool's folder) or ./gpu-check-out.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/gpu-check-out}
+build=${GPK_GPU_BUILD:-$root/build-gpu}
+mkdir -p "$out"
+stages=${*:-build test bench pic}
+has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+export PATH="$PATH:/usr/local/cuda/bin"
+
+# --- the machine -----------------------------------------------------------------
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv,noheader \
+  >"$out/gpu.txt" 2>&1 || true
+note "gpu: $(head -n 1 "$out/gpu.txt")"
+note "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+
+# --- OpenCL: the NVIDIA driver ships libnvidia-opencl.so.1 but only PoCL is
+# registered; register NVIDIA's ICD (system-wide when we may, else privately).
+nvlib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+if [ -z "$nvlib" ]; then
+  for d in /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu /usr/lib64; do
+    [ -e "$d/libnvidia-opencl.so.1" ] && nvlib=$d/libnvidia-opencl.so.1 && break
+  done
+fi
+if [ -n "$nvlib" ]; then
+  if mkdir -p /etc/OpenCL/vendors 2>/dev/null && echo "$nvlib" >/etc/OpenCL/vendors/nvidia.icd 2>/dev/null; then
+    note "opencl: registered $nvlib in /etc/OpenCL/vendors/nvidia.icd"
+  else
+    mkdir -p "$out/icd"
+    cp /etc/OpenCL/vendors/*.icd "$out/icd/" 2>/dev/null || true
+    echo "$nvlib" >"$out/icd/nvidia.icd"
+    export OCL_ICD_VENDORS=$out/icd
+    note "opencl: registered $nvlib through OCL_ICD_VENDORS=$out/icd"
+  fi
+else
+  note "opencl: libnvidia-opencl.so.1 not found; OpenCL runs on whatever is registered"
+fi
+# The NVIDIA device first (the OpenCL backend lists GPUs first anyway).
+export GPK_OPENCL_DEVICE=${GPK_OPENCL_DEVICE:-NVIDIA}
+
+fail=0
+# --- build --------------------------------------------------------------------------
+if has build; then
+  t0=$(date +%s)
+  if cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+       >"$out/cmake.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+    note "build: ok in $(( $(date +%s) - t0 )) s; $(grep 'gpk: CUDA' "$out/cmake.log" | sed 's/^-- //')"
+  else
+    tail -n 40 "$out/cmake.log" "$out/build.log"
+    note "build: FAILED"
+    exit 1
+  fi
+fi
+gpk=$build/gpk
+"$gpk" info >"$out/info.txt" 2>&1 || true
+
+# --- tests --------------------------------------------------------------------------
+if has test; then
+  t0=$(date +%s)
+  GPK_REQUIRE_CUDA=1 GPK_REQUIRE_OPENCL=1 ctest --test-dir "$build" -j 4 --output-on-failure \
+    >"$out/ctest.log" 2>&1 || fail=1
+  note "tests: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1) ($(( $(date +%s) - t0 )) s)"
+  grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" | sed 's/^ *//' >>"$summary"
+  grep -h '^backend ' "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | sed 's/^/  /' >>"$summary"
+fi
+
+if has sanitize; then
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/test_cuda_api" \
+      >"$out/memcheck.log" 2>&1
+    note "compute-sanitizer memcheck test_cuda_api: exit $? ($(grep -c 'ERROR SUMMARY: 0' "$out/memcheck.log") clean summaries)"
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/test_cuda_api" \
+      >"$out/racecheck.log" 2>&1
+    note "compute-sanitizer racecheck test_cuda_api: exit $?"
+  fi
+fi
+
+# --- benchmarks ------------------------------------------------------------------------
+if has bench; then
+  # The ceiling: a large device-to-device copy, bytes read + written.
+  python3 - >"$out/copy-bandwidth.txt" 2>&1 <<'PY' || true
+import torch
+n = 1 << 30
+a = torch.empty(n, dtype=torch.uint8, device="cuda"); b = torch.empty_like(a)
+a.random_(0, 255)
+for _ in range(3): b.copy_(a)
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+ts = []
+for _ in range(20):
+    s.record(); b.copy_(a); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
+ts.sort(); ms = ts[len(ts) // 2]
+print(f"device-to-device copy: {2 * n / ms / 1e6:.0f} GB/s (read + write, 1 GiB, median of 20)")
+PY
+  note "$(tail -n 1 "$out/copy-bandwidth.txt")"
+  "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n 2^28 --pairs \
+    --json "$out/radix-gpu.json" >"$out/bench-gpu.txt" 2>"$out/bench-gpu.err" || fail=1
+  "$gpk" bench sort --backends cuda,opencl --types u32 --n 2^28 --key-bits 10 --perm \
+    --json "$out/radix-gpu-10bit.json" >"$out/bench-gpu-10bit.txt" 2>"$out/bench-gpu-10bit.err" || fail=1
+  "$gpk" bench sort --backends cpu --types u32 --n 2^28 \
+    --json "$out/radix-cpu.json" >"$out/bench-cpu.txt" 2>"$out/bench-cpu.err" || fail=1
+fi
+
+if has pic; then
+  for be in cuda opencl cpu; do
+    "$build/pic" --backend "$be" >"$out/pic-$be.txt" 2>&1 || fail=1
+  done
+fi
+
+# --- the short table, last ----------------------------------------------------------
+echo
+echo "==== gpu-check summary ===="
+cat "$summary"
+for f in bench-gpu bench-gpu-10bit bench-cpu; do
+  [ -f "$out/$f.txt" ] && { echo "---- $f"; cat "$out/$f.txt"; }
+done
+for be in cuda opencl cpu; do
+  [ -f "$out/pic-$be.txt" ] && { echo "---- pic $be"; tail -n 6 "$out/pic-$be.txt"; }
+done
+[ $fail = 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES (see $out)"
+exit $fail

@@ -1,0 +1,173 @@
+/* CUDA contexts: device detection, device information, the backend state
+ * (a stream, pinned read-back words, grow-only device buffers). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "cuda_internal.h"
+
+extern "C" gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
+{
+    (void)cudaGetLastError(); /* clear it, so the next call does not report it again */
+    gpk_status s = (e == cudaErrorMemoryAllocation) ? GPK_ENOMEM : GPK_EDEVICE;
+    return gpk__fail(ctx, s, "CUDA: %s: %s", what, cudaGetErrorString(e));
+}
+
+extern "C" int gpk__cuda_device_count(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        /* No driver, no device, or a driver older than the runtime: the
+         * CUDA backend is simply unavailable, which is not an error here. */
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+/* The kernel driver's version ("580.159.04") from /proc, when readable: the
+ * first word after "Kernel Module" that starts with a digit. */
+static void driver_version(char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f) return;
+    char line[512];
+    if (fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "Kernel Module");
+        while (p && *p) {
+            while (*p && (*p < '0' || *p > '9')) {
+                while (*p && *p != ' ') p++; /* skip a word */
+                while (*p == ' ') p++;
+            }
+            size_t k = 0;
+            while (p[k] && ((p[k] >= '0' && p[k] <= '9') || p[k] == '.') && k + 1 < len) {
+                out[k] = p[k];
+                k++;
+            }
+            out[k] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+}
+
+extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
+{
+    int count = gpk__cuda_device_count();
+    if (ctx->device >= count)
+        return gpk__fail(ctx, GPK_EINVAL, "CUDA: device %d requested, but %d device%s present",
+                         ctx->device, count, count == 1 ? " is" : "s are");
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    cudaDeviceProp prop;
+    e = cudaGetDeviceProperties(&prop, ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaGetDeviceProperties");
+
+    gpk_cuda_state *st = (gpk_cuda_state *)calloc(1, sizeof *st);
+    if (!st) return gpk__fail(ctx, GPK_ENOMEM, "CUDA: out of host memory");
+    ctx->cuda = st;
+    st->sm_count = prop.multiProcessorCount;
+    st->smem_optin = prop.sharedMemPerBlockOptin;
+
+    e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaStreamCreate");
+    e = cudaEventCreate(&st->ev_start);
+    if (e == cudaSuccess) e = cudaEventCreate(&st->ev_stop);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaEventCreate");
+    e = cudaMallocHost((void **)&st->pinned, 4 * sizeof(unsigned long long));
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMallocHost");
+
+    gpk_ctx_info *info = &ctx->info;
+    info->backend = GPK_BACKEND_CUDA;
+    snprintf(info->device_name, sizeof info->device_name, "%s", prop.name);
+    int runtime = 0;
+    (void)cudaRuntimeGetVersion(&runtime);
+    char drv[64];
+    driver_version(drv, sizeof drv);
+    if (drv[0])
+        snprintf(info->platform, sizeof info->platform, "CUDA %d.%d (driver %s)", runtime / 1000,
+                 (runtime % 1000) / 10, drv);
+    else {
+        int driver_api = 0;
+        (void)cudaDriverGetVersion(&driver_api);
+        snprintf(info->platform, sizeof info->platform, "CUDA %d.%d (driver API %d.%d)",
+                 runtime / 1000, (runtime % 1000) / 10, driver_api / 1000,
+                 (driver_api % 1000) / 10);
+    }
+    info->compute_units = (unsigned)prop.multiProcessorCount;
+    info->memory_bytes = (uint64_t)prop.totalGlobalMem;
+    return GPK_OK;
+}
+
+extern "C" void gpk__cuda_ctx_release(gpk_ctx *ctx)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return;
+    /* Release everything; errors cannot be reported from a destructor and
+     * must not stop the rest from being freed. */
+    (void)cudaSetDevice(ctx->device);
+    if (st->stream) (void)cudaStreamSynchronize(st->stream);
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++)
+        if (st->buf[i]) (void)cudaFree(st->buf[i]);
+    if (st->pinned) (void)cudaFreeHost(st->pinned);
+    if (st->ev_start) (void)cudaEventDestroy(st->ev_start);
+    if (st->ev_stop) (void)cudaEventDestroy(st->ev_stop);
+    if (st->stream) (void)cudaStreamDestroy(st->stream);
+    (void)cudaGetLastError();
+    free(st);
+    ctx->cuda = NULL;
+}
+
+static double mib(size_t b) { return (double)b / (1024.0 * 1024.0); }
+
+extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS],
+                                        const char *what)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    size_t wanted = 0, grow = 0, kept = 0;
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++) {
+        wanted += bytes[i];
+        if (bytes[i] > st->buf_bytes[i]) grow += bytes[i];
+        else kept += st->buf_bytes[i];
+    }
+    if (grow == 0) return GPK_OK;
+
+    size_t free_b = 0, total_b = 0;
+    cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemGetInfo");
+    /* Slots that grow are freed first, so their old size counts as free. */
+    size_t reclaim = 0;
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++)
+        if (bytes[i] > st->buf_bytes[i]) reclaim += st->buf_bytes[i];
+    if (wanted > total_b || grow > free_b + reclaim)
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "CUDA: %s needs %.1f MiB of device memory; the device has %.1f MiB, "
+                         "%.1f MiB free",
+                         what, mib(wanted), mib(total_b), mib(free_b + reclaim + kept));
+
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++) {
+        if (bytes[i] <= st->buf_bytes[i]) continue;
+        if (st->buf[i]) {
+            e = cudaFree(st->buf[i]);
+            st->buf[i] = NULL;
+            st->buf_bytes[i] = 0;
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaFree");
+        }
+    }
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++) {
+        if (bytes[i] <= st->buf_bytes[i]) continue;
+        e = cudaMalloc(&st->buf[i], bytes[i]);
+        if (e != cudaSuccess) {
+            st->buf[i] = NULL;
+            (void)cudaGetLastError();
+            return gpk__fail(ctx, GPK_ENOMEM, "CUDA: %s: cudaMalloc of %.1f MiB failed: %s",
+                             what, mib(bytes[i]), cudaGetErrorString(e));
+        }
+        st->buf_bytes[i] = bytes[i];
+    }
+    return GPK_OK;
+}

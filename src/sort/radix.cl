@@ -1,0 +1,595 @@
+/* gpk radix sort kernels, OpenCL C 1.2 (Helluy 2011, "A portable
+ * implementation of the radix sort algorithm in OpenCL").
+ *
+ * One LSD pass over the digit of `bits` bits at `shift` is
+ *   histogram -> scan with split s -> reorder,
+ * with an optional transposition of the list before the first and after
+ * the last pass. Two families of kernels implement a pass:
+ *
+ *  paper_*  the paper's algorithm: G groups of I items, item (g, i) owns a
+ *           contiguous sub-list, counts its digits in its own histogram
+ *           H(c, g, i) stored as H[c*G*I + g*I + i] (in local memory, or in
+ *           global memory when 2^r * I counters do not fit), and reorders
+ *           its sub-list sequentially with the scanned H.
+ *  fast_*   the same structure with the per-item histograms replaced by
+ *           work-group cooperation, for GPUs: group g owns a contiguous run
+ *           of tiles of I*KPT keys and counts them with local atomics into
+ *           H[c*G + g]; the reorder sorts each tile stably by the digit in
+ *           local memory (KPT keys per item, RB-bit rounds of per-item
+ *           counters, i.e. the paper's H(c, i) inside the tile) and then
+ *           writes runs of equal digits to consecutive addresses.
+ *
+ * Keys are unsigned in "mapped" form (see include/gpk/sort.h): the first
+ * pass maps the caller's keys when it reads them (kmap_in = 1 signed,
+ * 2 float) and the last pass maps them back when it writes them.
+ *
+ * Layout of this file: common helpers and type-independent kernels, then,
+ * after the line holding the marker GPK_TEMPLATE, a template written once in
+ * terms of GPK_KW (key bytes: 4 or 8) and GPK_VW (payload bytes: 0, 4 or 8).
+ * The host (src/core/opencl_ctx.c) builds one program from the common part
+ * followed by the template six times, once per (GPK_KW, GPK_VW); kernel names
+ * carry the widths: fast_reorder_k4_v8, fast_count_k8, ... Compiled as it
+ * stands, the file is the common part plus the (4, 0) instance.
+ *
+ * Build-time parameters (-D): GPK_KPT4 / GPK_KPT8 keys per item in the fast
+ * kernels for 4 / 8-byte keys, GPK_RANK_BITS bits per local ranking round.
+ */
+
+#ifndef GPK_KPT4
+#define GPK_KPT4 8
+#endif
+#ifndef GPK_KPT8
+#define GPK_KPT8 4
+#endif
+#ifndef GPK_RANK_BITS
+#define GPK_RANK_BITS 4
+#endif
+
+/* Local-memory index padding that keeps tile arrays free of bank conflicts
+ * on 32-bank hardware when they are read both striped (p = m*I + t) and
+ * blocked (p = t*KPT + m). */
+#define PADK(p) ((p) + ((p) >> 5))
+
+/* ---- key maps (the same bijections as src/sort/radix_internal.h) ---- */
+
+uint gpk_map32(uint x, int kind)
+{
+    if (kind == 1) return x ^ 0x80000000u;
+    if (kind == 2) return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
+    return x;
+}
+
+uint gpk_unmap32(uint m, int kind)
+{
+    if (kind == 1) return m ^ 0x80000000u;
+    if (kind == 2) {
+        uint s = m + 0x007FFFFFu;
+        return s ^ ((s >> 31) ? 0x80000000u : 0xFFFFFFFFu);
+    }
+    return m;
+}
+
+ulong gpk_map64(ulong x, int kind)
+{
+    if (kind == 1) return x ^ 0x8000000000000000UL;
+    if (kind == 2)
+        return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFUL : 0x8000000000000000UL)) - 0x000FFFFFFFFFFFFFUL;
+    return x;
+}
+
+ulong gpk_unmap64(ulong m, int kind)
+{
+    if (kind == 1) return m ^ 0x8000000000000000UL;
+    if (kind == 2) {
+        ulong s = m + 0x000FFFFFFFFFFFFFUL;
+        return s ^ ((s >> 63) ? 0x8000000000000000UL : 0xFFFFFFFFFFFFFFFFUL);
+    }
+    return m;
+}
+
+/* ---- work-group helpers ---- */
+
+/* Exclusive prefix sum of x over the work-group (Hillis-Steele with two
+ * buffers, one barrier a step; buf holds 2 * local size). *total gets the
+ * sum of all x. Every item of the group must call it. */
+uint gpk_group_scan_excl(uint x, __local uint *buf, uint *total)
+{
+    const uint I = get_local_size(0), t = get_local_id(0);
+    __local uint *a = buf, *b = buf + I;
+    a[t] = x;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint off = 1; off < I; off <<= 1) {
+        uint v = a[t];
+        if (t >= off) v += a[t - off];
+        b[t] = v;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        __local uint *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    const uint incl = a[t];
+    *total = a[I - 1];
+    barrier(CLK_LOCAL_MEM_FENCE); /* the caller may reuse buf at once */
+    return incl - x;
+}
+
+/* ---- scan with split s (paper section 3.2.2) ----
+ * The histogram h[0..len) is cut into parts of `part` entries; group p
+ * scans part p in place (exclusive) and, when aux is used, writes the part's
+ * sum to aux[p]. The host then scans aux with one group and adds aux[p]
+ * back to part p with scan_add. */
+__kernel void scan_parts(__global uint *h, __global uint *aux, uint len, uint part, int write_aux,
+                         __local uint *tmp)
+{
+    const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
+    const uint begin = g * part;
+    const uint end = min(len, begin + part);
+    uint carry = 0;
+    for (uint b = begin; b < end; b += I) {
+        const uint j = b + t;
+        const uint x = j < end ? h[j] : 0u;
+        uint total;
+        const uint e = gpk_group_scan_excl(x, tmp, &total);
+        if (j < end) h[j] = carry + e;
+        carry += total;
+    }
+    if (write_aux && t == 0) aux[g] = carry;
+}
+
+__kernel void scan_add(__global uint *h, __global const uint *aux, uint len, uint part)
+{
+    const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
+    const uint begin = g * part;
+    const uint end = min(len, begin + part);
+    const uint add = aux[g];
+    for (uint j = begin + t; j < end; j += I) h[j] += add;
+}
+
+/* ---- transposition (paper section 3.2.1) ----
+ * in is a rows x cols matrix in row-major order, out receives its
+ * transpose (cols x rows). 16x16 tiles go through local memory so that both
+ * the reads and the writes are coalesced; the +1 column avoids bank
+ * conflicts. kmap > 0 maps keys on the way (kind), kmap < 0 unmaps (-kind). */
+#define GPK_TD 16
+
+__kernel void transpose_w4(__global const uint *in, __global uint *out, uint rows, uint cols, int kmap,
+                           __local uint *tile)
+{
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
+    const uint r = r0 + ly, c = c0 + lx;
+    if (r < rows && c < cols) {
+        uint v = in[r * cols + c];
+        if (kmap > 0) v = gpk_map32(v, kmap);
+        else if (kmap < 0) v = gpk_unmap32(v, -kmap);
+        tile[ly * (GPK_TD + 1) + lx] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint orow = c0 + ly, ocol = r0 + lx;
+    if (orow < cols && ocol < rows) out[orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
+}
+
+__kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint rows, uint cols, int kmap,
+                           __local ulong *tile)
+{
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
+    const uint r = r0 + ly, c = c0 + lx;
+    if (r < rows && c < cols) {
+        ulong v = in[r * cols + c];
+        if (kmap > 0) v = gpk_map64(v, kmap);
+        else if (kmap < 0) v = gpk_unmap64(v, -kmap);
+        tile[ly * (GPK_TD + 1) + lx] = v;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint orow = c0 + ly, ocol = r0 + lx;
+    if (orow < cols && ocol < rows) out[orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
+}
+
+/*@@GPK_TEMPLATE@@ everything below is instantiated once per (GPK_KW, GPK_VW) */
+
+#ifndef GPK_KW
+#define GPK_KW 4
+#endif
+#ifndef GPK_VW
+#define GPK_VW 0
+#endif
+
+#if GPK_KW == 4
+#define KEY_T uint
+#define KEY_MAX 0xFFFFFFFFu
+#define KMAP(k, kind) gpk_map32((k), (kind))
+#define KUNMAP(k, kind) gpk_unmap32((k), (kind))
+#define KPT GPK_KPT4
+#define KEY_VEC uint4
+#define VEC 4
+#define vstoreV vstore4
+#else
+#define KEY_T ulong
+#define KEY_MAX 0xFFFFFFFFFFFFFFFFUL
+#define KMAP(k, kind) gpk_map64((k), (kind))
+#define KUNMAP(k, kind) gpk_unmap64((k), (kind))
+#define KPT GPK_KPT8
+#define KEY_VEC ulong2
+#define VEC 2
+#define vstoreV vstore2
+#endif
+
+#if GPK_VW == 8
+#define VAL_T ulong
+#else
+#define VAL_T uint /* GPK_VW == 0: the payload arguments are present but unused */
+#endif
+
+#define RB GPK_RANK_BITS
+#define NHMAX (1u << (RB - 1)) /* rank counter words per item */
+#define GPK_NAME2_(base, k, v) base##_k##k##_v##v
+#define GPK_NAME2(base, k, v) GPK_NAME2_(base, k, v)
+#define GPK_NAME1_(base, k) base##_k##k
+#define GPK_NAME1(base, k) GPK_NAME1_(base, k)
+#define KNAME(base) GPK_NAME2(base, GPK_KW, GPK_VW)   /* depends on keys and payload */
+#define KNAME1(base) GPK_NAME1(base, GPK_KW)          /* depends on keys only */
+#define DIGIT(k, sh, mask) ((uint)((k) >> (sh)) & (mask))
+
+#if GPK_VW == 0
+
+/* AND and OR of the mapped keys, one pair per group (b = 0 detection);
+ * the host combines the G pairs. Group g reduces the contiguous chunk
+ * [g*chunk, (g+1)*chunk), its items striding by I (coalesced on GPUs, one
+ * sequential sweep per item when I = 1 on CPUs). */
+__kernel void KNAME1(reduce_andor)(__global const KEY_T *keys, uint n, uint chunk, int kmap,
+                                   __global KEY_T *out, __local KEY_T *sa, __local KEY_T *so)
+{
+    const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
+    const ulong end = min((ulong)n, (ulong)(g + 1) * chunk);
+    KEY_T a = KEY_MAX, o = 0;
+    for (ulong j = (ulong)g * chunk + t; j < end; j += I) {
+        const KEY_T k = KMAP(keys[j], kmap);
+        a &= k;
+        o |= k;
+    }
+    sa[t] = a;
+    so[t] = o;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint p2 = 1;
+    while (p2 < I) p2 <<= 1;
+    for (uint off = p2 >> 1; off > 0; off >>= 1) {
+        if (t < off && t + off < I) {
+            sa[t] &= sa[t + off];
+            so[t] |= so[t + off];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0) {
+        out[2 * g] = sa[0];
+        out[2 * g + 1] = so[0];
+    }
+}
+
+/* Paper histogram: item (g, i) counts the digits of its sub-list, the row
+ * row = g*I + i of the list seen as a (G*I) x C matrix: keys[row*C + k], or
+ * keys[k*G*I + row] once the list is transposed (coalesced reads). The
+ * counters H(c, g, i) live in local memory at loc[c*I + i] (each item only
+ * touches its own column, so no atomics and no barrier are needed), or,
+ * with ghist, directly at hist[c*G*I + row] (zeroed by the host) when
+ * 2^bits * I counters do not fit in local memory. */
+__kernel void KNAME1(paper_hist)(__global const KEY_T *keys, __global uint *hist, uint C, uint shift,
+                                 uint bits, int kmap, int transposed, int ghist, __local uint *loc)
+{
+    const uint I = get_local_size(0), i = get_local_id(0), g = get_group_id(0);
+    const uint GI = get_num_groups(0) * I, row = g * I + i;
+    const uint R = 1u << bits, mask = R - 1u;
+    if (!ghist)
+        for (uint c = 0; c < R; c++) loc[c * I + i] = 0;
+    for (uint k = 0; k < C; k++) {
+        const uint j = transposed ? k * GI + row : row * C + k;
+        const uint d = DIGIT(KMAP(keys[j], kmap), shift, mask);
+        if (ghist) hist[d * GI + row] += 1u;
+        else loc[d * I + i] += 1u;
+    }
+    if (!ghist)
+        for (uint c = 0; c < R; c++) hist[c * GI + row] = loc[c * I + i]; /* coalesced in i */
+}
+
+/* Fast histogram: group g counts the digits of its tiles
+ * [g*tpg, (g+1)*tpg) of I*KPT keys with local atomics into nrep replicas
+ * (lh[d*nrep + rep], rep = item % nrep, so that equal digits in a wavefront
+ * spread over several counters) and writes the sum to hist[d*G + g]. */
+__kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global uint *hist, uint n, uint tiles, uint tpg,
+                                 uint shift, uint bits, int kmap, uint nrep, __local uint *lh)
+{
+    const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    const uint R = 1u << bits, mask = R - 1u, T = I * KPT;
+    for (uint j = t; j < R * nrep; j += I) lh[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint rep = t % nrep;
+    for (uint tt = 0; tt < tpg; tt++) {
+        const uint tile = g * tpg + tt;
+        if (tile >= tiles) break;
+        const uint base = tile * T;
+        const uint valid = min(T, n - base);
+        KEY_T kr[KPT];
+        for (uint m = 0; m < KPT; m++) {
+            const uint p = m * I + t;
+            kr[m] = p < valid ? kin[base + p] : 0;
+        }
+        for (uint m = 0; m < KPT; m++) {
+            const uint p = m * I + t;
+            if (p < valid) atomic_inc(&lh[DIGIT(KMAP(kr[m], kmap), shift, mask) * nrep + rep]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint d = t; d < R; d += I) {
+        uint s = 0;
+        for (uint r = 0; r < nrep; r++) s += lh[d * nrep + r];
+        hist[d * G + g] = s;
+    }
+}
+
+#endif /* GPK_VW == 0 */
+
+/* Paper reorder: item (g, i) walks its sub-list in order and sends each key
+ * to H(c, g, i)++, where H holds the exclusive scan of the histogram: the
+ * position of its first key of digit c in the sorted list. Transposed, the
+ * logical position pos = row'*C + k' is stored at k'*G*I + row'. The payload
+ * moves with the key; vgen makes it the key's original index (sigma). */
+__kernel void KNAME(paper_reorder)(__global const KEY_T *kin, __global KEY_T *kout,
+                                   __global const VAL_T *vin, __global VAL_T *vout, int vgen,
+                                   __global uint *hist, uint C, uint shift, uint bits, int kmap_in,
+                                   int kmap_out, int transposed, int ghist, __local uint *loc)
+{
+    const uint I = get_local_size(0), i = get_local_id(0), g = get_group_id(0);
+    const uint GI = get_num_groups(0) * I, row = g * I + i;
+    const uint R = 1u << bits, mask = R - 1u;
+    if (!ghist)
+        for (uint c = 0; c < R; c++) loc[c * I + i] = hist[c * GI + row];
+    for (uint k = 0; k < C; k++) {
+        const uint j = transposed ? k * GI + row : row * C + k;
+        const KEY_T key = KMAP(kin[j], kmap_in);
+        const uint d = DIGIT(key, shift, mask);
+        uint pos;
+        if (ghist) {
+            pos = hist[d * GI + row];
+            hist[d * GI + row] = pos + 1u;
+        } else {
+            pos = loc[d * I + i];
+            loc[d * I + i] = pos + 1u;
+        }
+        const uint o = transposed ? (pos % C) * GI + pos / C : pos;
+        kout[o] = KUNMAP(key, kmap_out);
+#if GPK_VW
+        vout[o] = vgen ? (VAL_T)(row * C + k) : vin[j];
+#endif
+    }
+}
+
+/* Fast reorder. Group g walks its tiles in order, keeping in gofs[d] the
+ * position in the output of its next key of digit d (initially the scanned
+ * hist[d*G + g]). For each tile of T = I*KPT keys:
+ *  1. load, item t taking keys t*KPT.. (mapped, KEY_MAX past the end);
+ *  2. stable sort of the tile by the digit, in rounds of RB bits: item t
+ *     holds the KPT consecutive keys t*KPT.. (blocked), counts their RB-bit
+ *     sub-digits (in registers) and publishes them in its own column of
+ *     cnt[sub-digit][item] (the paper's H(c, i) inside the tile, 16-bit
+ *     counters), one exclusive scan of cnt
+ *     (digit-major) gives every key its rank, and the keys (with their tile
+ *     index, for the payload) are written to kbuf at their rank;
+ *  3. the start of each digit's run in the sorted tile (tstart);
+ *  4. the key at sorted position p goes to gofs[d] + p - tstart[d]: keys of
+ *     one digit land at consecutive addresses, so the writes coalesce;
+ *  5. gofs[d] advances by the digit's count; the payload goes through kbuf
+ *     (reused) to the same positions. */
+__kernel void KNAME(fast_reorder)(__global const KEY_T *kin, __global KEY_T *kout,
+                                  __global const VAL_T *vin, __global VAL_T *vout, int vgen,
+                                  __global const uint *hist, uint n, uint tiles, uint tpg, uint shift,
+                                  uint bits, int kmap_in, int kmap_out, __local ulong *kvraw,
+                                  __local ushort *ibuf, __local uint *cnt, __local uint *sscan,
+                                  __local uint *gofs, __local uint *tstart)
+{
+    const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
+    const uint R = 1u << bits, mask = R - 1u, T = I * KPT;
+    /* kvraw is declared with the widest type so that it is 8-byte aligned
+     * (NVIDIA aligns a local argument to its declared type only) */
+    __local KEY_T *kbuf = (__local KEY_T *)kvraw;
+
+    for (uint d = t; d < R; d += I) gofs[d] = hist[d * G + g];
+    /* the barrier after the first load orders these writes before any read */
+
+    for (uint tt = 0; tt < tpg; tt++) {
+        const uint tile = g * tpg + tt;
+        if (tile >= tiles) break; /* uniform over the group */
+        const uint base = tile * T;
+        const uint valid = min(T, n - base);
+
+        /* 1. load: item t takes the KPT consecutive keys t*KPT.. (the
+         * blocked arrangement the ranking needs); full tiles use 16-byte
+         * vector loads, which coalesce over a wavefront */
+        KEY_T kr[KPT];
+#if GPK_VW
+        ushort ir[KPT];
+        for (uint m = 0; m < KPT; m++) ir[m] = (ushort)(t * KPT + m);
+#endif
+#if KPT % VEC == 0
+        if (valid == T) {
+            __global const KEY_VEC *src = (__global const KEY_VEC *)(kin + base + t * KPT);
+            for (uint q = 0; q < KPT / VEC; q++) {
+                const KEY_VEC v = src[q];
+                KEY_T tmp[VEC];
+                vstoreV(v, 0, tmp);
+                for (uint e = 0; e < VEC; e++) kr[q * VEC + e] = KMAP(tmp[e], kmap_in);
+            }
+        } else
+#endif
+        {
+            for (uint m = 0; m < KPT; m++) {
+                const uint p = t * KPT + m;
+                kr[m] = p < valid ? KMAP(kin[base + p], kmap_in) : KEY_MAX;
+            }
+        }
+
+        /* 2. local stable sort by the digit, RB bits a round (LSD). Item t
+         * counts the sub-digits of its keys in registers (8-bit fields: lo
+         * for sub-digits 0..NH-1, hi for NH..2NH-1) and publishes them as
+         * 16-bit counters, two to a word: sub-digits k and k + NH of item t
+         * share cnt[k*I + t]. */
+        for (uint rb = 0; rb < bits; rb += RB) {
+            const uint nb = min((uint)RB, bits - rb), sh = shift + rb;
+            const uint NH = 1u << (nb - 1), hmask = NH - 1u;
+            ulong lo = 0, hi = 0;
+            for (uint m = 0; m < KPT; m++) {
+                const uint sd = DIGIT(kr[m], sh, 2u * NH - 1u);
+                const ulong inc = 1UL << ((sd & hmask) * 8u);
+                if (sd & NH) hi += inc;
+                else lo += inc;
+            }
+            for (uint j = 0; j < NHMAX; j++)
+                if (j < NH)
+                    cnt[j * I + t] = (uint)((lo >> (8u * j)) & 0xFFu) | ((uint)((hi >> (8u * j)) & 0xFFu) << 16);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* exclusive scan of the NH*I words in (row, item) order, item t
+             * owning words t*NH.. t*NH+NH-1; it reads them rotated by rot so
+             * that 32 consecutive items touch 32 different banks */
+            const uint rot = ((t * NH) >> 5) & hmask;
+            uint c[NHMAX];
+            uint sum = 0, lowsum = 0;
+            for (uint j = 0; j < NHMAX; j++) {
+                c[j] = 0;
+                if (j < NH) {
+                    c[j] = cnt[t * NH + ((j + rot) & hmask)];
+                    sum += c[j];
+                    if (j >= NH - rot) lowsum += c[j]; /* words t*NH + 0 .. rot-1 */
+                }
+            }
+            uint total;
+            uint run = gpk_group_scan_excl(sum, sscan, &total);
+            run += (total & 0xFFFFu) << 16; /* high halves rank after every low-half key */
+            uint acc_hi = run + lowsum, acc_lo = run;
+            for (uint j = 0; j < NHMAX; j++) {
+                if (j < NH) {
+                    uint v;
+                    if (j < NH - rot) {
+                        v = acc_hi;
+                        acc_hi += c[j];
+                    } else {
+                        v = acc_lo;
+                        acc_lo += c[j];
+                    }
+                    cnt[t * NH + ((j + rot) & hmask)] = v;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            /* rank = this item's scanned base for the sub-digit + its own
+             * earlier keys of the sub-digit (running 8-bit fields again) */
+            ulong lo2 = 0, hi2 = 0;
+            for (uint m = 0; m < KPT; m++) {
+                const uint sd = DIGIT(kr[m], sh, 2u * NH - 1u);
+                const uint k = sd & hmask, up = sd & NH;
+                const uint base_k = (cnt[k * I + t] >> (up ? 16 : 0)) & 0xFFFFu;
+                const ulong inc = 1UL << (8u * k);
+                uint prior;
+                if (up) {
+                    prior = (uint)(hi2 >> (8u * k)) & 0xFFu;
+                    hi2 += inc;
+                } else {
+                    prior = (uint)(lo2 >> (8u * k)) & 0xFFu;
+                    lo2 += inc;
+                }
+                const uint r = base_k + prior;
+                kbuf[PADK(r)] = kr[m];
+#if GPK_VW
+                ibuf[PADK(r)] = ir[m];
+#endif
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (rb + RB < bits) {
+                for (uint m = 0; m < KPT; m++) {
+                    kr[m] = kbuf[PADK(t * KPT + m)];
+#if GPK_VW
+                    ir[m] = ibuf[PADK(t * KPT + m)];
+#endif
+                }
+            }
+        }
+
+        /* 3. runs of equal digits in the sorted tile (read striped now) */
+        uint ends = 0;
+        for (uint m = 0; m < KPT; m++) {
+            const uint p = m * I + t;
+            if (p < valid) {
+                const KEY_T k = kbuf[PADK(p)];
+                const uint d = DIGIT(k, shift, mask);
+                kr[m] = k;
+                if (p == 0 || DIGIT(kbuf[PADK(p - 1)], shift, mask) != d) tstart[d] = p;
+                if (p + 1 == valid || DIGIT(kbuf[PADK(p + 1)], shift, mask) != d) ends |= 1u << m;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 4. scatter the keys */
+#if GPK_VW
+        uint pos[KPT];
+#endif
+        for (uint m = 0; m < KPT; m++) {
+            const uint p = m * I + t;
+            if (p < valid) {
+                const uint d = DIGIT(kr[m], shift, mask);
+                const uint o = gofs[d] + p - tstart[d];
+                kout[o] = KUNMAP(kr[m], kmap_out);
+#if GPK_VW
+                pos[m] = o;
+#endif
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 5. advance the offsets (one item per digit present: the one
+         * holding its last key), then move the payload */
+        for (uint m = 0; m < KPT; m++) {
+            if ((ends >> m) & 1u) {
+                const uint d = DIGIT(kr[m], shift, mask);
+                gofs[d] += m * I + t + 1u - tstart[d];
+            }
+        }
+#if GPK_VW
+        if (vgen) {
+            for (uint m = 0; m < KPT; m++) {
+                const uint p = m * I + t;
+                if (p < valid) vout[pos[m]] = (VAL_T)(base + ibuf[PADK(p)]);
+            }
+        } else {
+            __local VAL_T *vbuf = (__local VAL_T *)kvraw;
+            for (uint m = 0; m < KPT; m++) {
+                const uint p = m * I + t;
+                if (p < valid) vbuf[PADK(p)] = vin[base + p];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (uint m = 0; m < KPT; m++) {
+                const uint p = m * I + t;
+                if (p < valid) vout[pos[m]] = vbuf[PADK(ibuf[PADK(p)])];
+            }
+        }
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE); /* kbuf, tstart and gofs are reused by the next tile */
+    }
+}
+
+#undef KEY_T
+#undef KEY_MAX
+#undef KMAP
+#undef KUNMAP
+#undef KPT
+#undef VAL_T
+#undef RB
+#undef NHMAX
+#undef KEY_VEC
+#undef VEC
+#undef vstoreV
+#undef GPK_NAME2_
+#undef GPK_NAME2
+#undef GPK_NAME1_
+#undef GPK_NAME1
+#undef KNAME
+#undef KNAME1
+#undef DIGIT
+#undef GPK_KW
+#undef GPK_VW

@@ -1,0 +1,1362 @@
+/* CUDA radix sort: LSD passes in the Onesweep form (Adinets & Merrill 2022).
+ *
+ * One sort is:
+ *   [and_or_kernel]   only when the bit range is detected (b = 0): one read;
+ *   histogram_kernel  one read of the keys builds the digit histogram of
+ *                     every pass at once;
+ *   bases_kernel      turns them into the first output index of each digit;
+ *   onesweep_kernel   one launch per pass: a tile reads its keys, ranks them
+ *                     inside the block (warp-level match, per-warp counters),
+ *                     learns where its digits start in the output from the
+ *                     tiles before it by decoupled look-back on per-digit
+ *                     counts, stages the keys in shared memory in sorted
+ *                     order and writes them out coalesced.
+ * A pass reads each key once and writes it once; the key mapping of signed
+ * and float keys is fused into the first pass's read and the last pass's
+ * write.
+ *
+ * b and r are free: a pass sorts any digit of 1..11 bits with one of three
+ * kernel shapes (8, 10 and 11-bit digit tables); a requested r above 11 is
+ * carried out as the fewest passes of at most 11 bits that cover each r-bit
+ * digit (a 2^16-entry digit table cannot live in one block's shared memory,
+ * and the look-back would need 2^16 words per tile), which sorts the same.
+ *
+ * Positions are 32-bit: the CUDA backend sorts n < 2^32 keys.
+ */
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+
+#include "gpk/cuda.h"
+#include "radix_internal.h"
+#include "../core/cuda_internal.h"
+
+namespace {
+
+/* ------------------------------------------------------------------------
+ * Tuning: the one table. Kernel shapes per (digit table bits, key bytes,
+ * value bytes): threads per block and keys per thread. Chosen on an H100 /
+ * H200 (sm_90) by measurement, see docs/perf/radix.md. A tuning driver can
+ * substitute its own table with -DGPK_RADIX_CUDA_TUNING='"file.h"'.
+ * ------------------------------------------------------------------------ */
+struct PassShape {
+    int radix_bits, key_bytes, value_bytes; /* what it is for */
+    int threads, items, min_blocks;         /* the shape */
+};
+
+/* Default pass plan: a bit range of up to max_bits bits is sorted in
+ * passes of at most digit_bits bits, as few as possible and of equal width
+ * (the last one narrower when they don't divide). */
+struct DefaultDigits {
+    unsigned key_bytes, max_bits, digit_bits;
+};
+
+#ifdef GPK_RADIX_CUDA_TUNING
+#include GPK_RADIX_CUDA_TUNING
+#else
+constexpr PassShape kPassShapes[] = {
+    /* bits key val  threads items blocks/SM */
+    {8, 4, 0, 384, 20, 2},
+    {8, 4, 4, 384, 16, 2},
+    {8, 4, 8, 384, 12, 2},
+    {8, 8, 0, 384, 14, 2},
+    {8, 8, 4, 384, 12, 2},
+    {8, 8, 8, 384, 10, 2},
+    {10, 4, 0, 512, 16, 2},
+    {10, 4, 4, 512, 12, 2},
+    {10, 4, 8, 512, 10, 2},
+    {10, 8, 0, 512, 12, 2},
+    {10, 8, 4, 512, 10, 2},
+    {10, 8, 8, 512, 8, 2},
+    {11, 4, 0, 512, 16, 2},
+    {11, 4, 4, 512, 12, 2},
+    {11, 4, 8, 512, 10, 2},
+    {11, 8, 0, 512, 12, 2},
+    {11, 8, 4, 512, 10, 2},
+    {11, 8, 8, 512, 8, 2},
+};
+
+constexpr DefaultDigits kDefaultDigits[] = {
+    /* key bytes, range up to (bits), widest digit */
+    {4, 11, 11}, /* one pass: a 10-bit PIC cell key is read and written once */
+    {4, 32, 8},
+    {8, 11, 11},
+    {8, 64, 8},
+};
+#endif
+
+constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
+{
+    for (const PassShape &s : kPassShapes)
+        if (s.radix_bits == radix_bits && s.key_bytes == key_bytes && s.value_bytes == value_bytes)
+            return s;
+    return PassShape{0, 0, 0, 0, 0, 0};
+}
+
+/* The digit tables that exist as kernels; a pass of w bits uses the
+ * smallest that holds it. */
+constexpr unsigned kMaxDigitBits = 11;
+static unsigned kernel_bits_for(unsigned width) { return width <= 8 ? 8 : width <= 10 ? 10 : 11; }
+
+#ifdef GPK_RADIX_CUDA_PORTION /* tests build small portions to exercise the portion logic */
+constexpr uint32_t kPortion = GPK_RADIX_CUDA_PORTION;
+#else
+constexpr uint32_t kPortion = 1u << 29;   /* keys per look-back portion: counts fit in 30 bits */
+#endif
+constexpr uint32_t kFlagAggregate = 1u << 30;
+constexpr uint32_t kFlagInclusive = 2u << 30;
+constexpr uint32_t kCountMask = (1u << 30) - 1;
+constexpr int kMaxPasses = 64;
+
+enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
+
+/* Order-preserving key map as one formula, so kernels need no switch on the
+ * type: f(x) = ((x + pre) ^ (top bit of (x + pre) ? if_set : if_clear)) + post.
+ * Identity, signed and float maps and their inverses are all of this form
+ * (see gpk__map_u32 / gpk__unmap_u32 in radix_internal.h). */
+template <class K> struct Twiddle {
+    K pre, if_clear, if_set, post;
+};
+
+template <class K> __host__ __device__ __forceinline__ K twiddle(const Twiddle<K> &t, K x)
+{
+    K y = x + t.pre;
+    K top = y >> (sizeof(K) * 8 - 1);
+    return (y ^ (top ? t.if_set : t.if_clear)) + t.post;
+}
+
+template <class K> static Twiddle<K> twiddle_map(gpk_type type)
+{
+    const K sign = (K)1 << (sizeof(K) * 8 - 1);
+    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
+    Twiddle<K> t = {0, 0, 0, 0};
+    if (type == GPK_I32 || type == GPK_I64) {
+        t.if_clear = sign;
+        t.if_set = sign;
+    } else if (type == GPK_F32 || type == GPK_F64) {
+        t.if_clear = sign;
+        t.if_set = (K)~(K)0;
+        t.post = (K)(0 - bias);
+    }
+    return t;
+}
+
+template <class K> static Twiddle<K> twiddle_unmap(gpk_type type)
+{
+    const K sign = (K)1 << (sizeof(K) * 8 - 1);
+    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
+    Twiddle<K> t = {0, 0, 0, 0};
+    if (type == GPK_I32 || type == GPK_I64) {
+        t.if_clear = sign;
+        t.if_set = sign;
+    } else if (type == GPK_F32 || type == GPK_F64) {
+        t.pre = bias;
+        t.if_clear = (K)~(K)0;
+        t.if_set = sign;
+    }
+    return t;
+}
+
+/* The passes of one sort: pass p sorts bits [shift[p], shift[p] + width[p]). */
+struct PassList {
+    uint32_t count;
+    uint32_t stride; /* 1 << widest pass: row length of the histogram tables */
+    uint8_t shift[kMaxPasses];
+    uint8_t width[kMaxPasses];
+};
+
+/* ------------------------------------------------------------------------
+ * Device helpers
+ * ------------------------------------------------------------------------ */
+__device__ __forceinline__ uint32_t lanemask_lt()
+{
+    uint32_t m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
+}
+
+/* Look-back words are read and written at device scope, past L1. */
+__device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p)
+{
+    uint32_t v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v)
+{
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+template <class K> __device__ __forceinline__ uint32_t digit_of(K key, uint32_t shift, uint32_t mask)
+{
+    return (uint32_t)(key >> shift) & mask;
+}
+
+/* Lanes of the warp whose digit equals mine, from one ballot per digit bit
+ * (cheaper than match.any.sync for narrow digits). Bits above the pass's
+ * width are zero in every lane and leave the mask unchanged, so the loop
+ * needs no bound check. */
+template <int RB> __device__ __forceinline__ uint32_t match_digit(uint32_t d)
+{
+#ifdef GPK_RADIX_CUDA_MATCH_ANY
+    return __match_any_sync(0xffffffffu, d);
+#else
+    uint32_t peers = 0xffffffffu;
+#pragma unroll
+    for (int b = 0; b < RB; b++) {
+        /* peers &= (bit b of d set) ? ballot : ~ballot, in 4 instructions */
+        asm("{\n\t"
+            ".reg .pred p;\n\t"
+            ".reg .b32 t;\n\t"
+            "and.b32 t, %1, %2;\n\t"
+            "setp.ne.u32 p, t, 0;\n\t"
+            "vote.sync.ballot.b32 t, p, 0xffffffff;\n\t"
+            "@!p not.b32 t, t;\n\t"
+            "and.b32 %0, %0, t;\n\t"
+            "}"
+            : "+r"(peers)
+            : "r"(d), "r"(1u << b));
+    }
+    return peers;
+#endif
+}
+
+__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t x, int lane)
+{
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    return x;
+}
+
+/* ------------------------------------------------------------------------
+ * Bit-range detection: AND and OR of all mapped keys.
+ * ------------------------------------------------------------------------ */
+template <class K>
+__global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Twiddle<K> map,
+                                                     unsigned long long *out)
+{
+    K a = (K)~(K)0, o = 0;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        K x0 = keys[i], x1 = keys[i + stride], x2 = keys[i + 2 * stride], x3 = keys[i + 3 * stride];
+        x0 = twiddle(map, x0);
+        x1 = twiddle(map, x1);
+        x2 = twiddle(map, x2);
+        x3 = twiddle(map, x3);
+        a &= x0 & x1 & x2 & x3;
+        o |= x0 | x1 | x2 | x3;
+    }
+    for (; i < n; i += stride) {
+        K x = twiddle(map, keys[i]);
+        a &= x;
+        o |= x;
+    }
+    unsigned long long a64 = (unsigned long long)a | (sizeof(K) == 4 ? 0xffffffff00000000ull : 0ull);
+    unsigned long long o64 = (unsigned long long)o;
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+        a64 &= __shfl_xor_sync(0xffffffffu, a64, s);
+        o64 |= __shfl_xor_sync(0xffffffffu, o64, s);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAnd(&out[0], a64);
+        atomicOr(&out[1], o64);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Histograms of all passes in one read. Block-private tables in shared
+ * memory; a warp whose 32 x 16 bytes hold one key value (few distinct keys
+ * in long runs, e.g. PIC's second, nearly sorted sort) adds them with one
+ * atomic per pass instead of 32-way conflicting ones.
+ * ------------------------------------------------------------------------ */
+template <class K>
+__global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map,
+                                                        PassList pl, uint32_t *hist)
+{
+    extern __shared__ uint32_t table[];
+    constexpr int KV = 16 / sizeof(K); /* keys per 16-byte load */
+    const uint32_t entries = pl.count * pl.stride;
+    for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) table[i] = 0;
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31;
+    const uintptr_t addr = (uintptr_t)keys;
+    uint32_t head = (uint32_t)(((16 - (addr & 15)) & 15) / sizeof(K));
+    if (head > n) head = n;
+    const uint32_t nvec = (n - head) / KV;
+    const uint4 *vec = reinterpret_cast<const uint4 *>(keys + head);
+
+    auto count_one = [&](K x) {
+        x = twiddle(map, x);
+        for (uint32_t p = 0; p < pl.count; p++) {
+            const uint32_t d = digit_of(x, pl.shift[p], (1u << pl.width[p]) - 1);
+            atomicAdd(&table[p * pl.stride + d], 1u);
+        }
+    };
+    if (blockIdx.x == 0) { /* unaligned head and the tail */
+        for (uint32_t i = threadIdx.x; i < head; i += blockDim.x) count_one(keys[i]);
+        for (uint32_t i = head + nvec * KV + threadIdx.x; i < n; i += blockDim.x) count_one(keys[i]);
+    }
+
+    const uint32_t warp_base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u);
+    const uint32_t grid_stride = gridDim.x * blockDim.x;
+    for (uint32_t base = warp_base; base < nvec; base += 2 * grid_stride) {
+        /* two 16-byte loads in flight per thread */
+        uint4 raw[2];
+        bool ok[2];
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            const uint32_t v = base + u * grid_stride + lane;
+            ok[u] = v < nvec;
+            raw[u] = ok[u] ? vec[v] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < 2; u++) {
+            K x[KV];
+            memcpy(x, &raw[u], 16);
+            bool same = true;
+#pragma unroll
+            for (int k = 1; k < KV; k++) same = same && x[k] == x[0];
+            const K x_lane0 = __shfl_sync(0xffffffffu, x[0], 0);
+            if (__all_sync(0xffffffffu, ok[u] && same && x[0] == x_lane0)) {
+                /* the warp's 512 bytes hold one key: one add per pass */
+                if (lane == 0) {
+                    const K m = twiddle(map, x[0]);
+                    for (uint32_t p = 0; p < pl.count; p++)
+                        atomicAdd(&table[p * pl.stride + digit_of(m, pl.shift[p], (1u << pl.width[p]) - 1)],
+                                  32u * KV);
+                }
+            } else if (ok[u]) {
+#pragma unroll
+                for (int k = 0; k < KV; k++) x[k] = twiddle(map, x[k]);
+                for (uint32_t p = 0; p < pl.count; p++) {
+                    const uint32_t shift = pl.shift[p], mask = (1u << pl.width[p]) - 1;
+                    uint32_t *row = table + p * pl.stride;
+#pragma unroll
+                    for (int k = 0; k < KV; k++) atomicAdd(&row[digit_of(x[k], shift, mask)], 1u);
+                }
+            }
+        }
+    }
+    __syncthreads();
+    for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) {
+        const uint32_t c = table[i];
+        if (c) atomicAdd(&hist[i], c);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Digit bases: for pass p (one block each), bases[p][d] = number of keys
+ * with a smaller digit, the output index where digit d starts. (Portions
+ * after the first get theirs from the pass itself, see bases_next.)
+ * ------------------------------------------------------------------------ */
+__global__ void __launch_bounds__(1024) bases_kernel(const uint32_t *hist, uint32_t *bases, PassList pl)
+{
+    __shared__ uint32_t warp_sums[32];
+    const uint32_t p = blockIdx.x;
+    const uint32_t digits = 1u << pl.width[p];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint32_t d0 = 2 * threadIdx.x; /* two digits per thread: up to 2048 */
+    const uint32_t *h = hist + p * pl.stride;
+    const uint32_t t0 = d0 < digits ? h[d0] : 0, t1 = d0 + 1 < digits ? h[d0 + 1] : 0;
+    const uint32_t mine = t0 + t1;
+    const uint32_t incl = warp_inclusive_sum(mine, lane);
+    if (lane == 31) warp_sums[warp] = incl;
+    __syncthreads();
+    uint32_t before = 0;
+    for (int w = 0; w < warp; w++) before += warp_sums[w];
+    uint32_t *b = bases + p * pl.stride;
+    if (d0 < digits) b[d0] = before + incl - mine;
+    if (d0 + 1 < digits) b[d0 + 1] = before + incl - mine + t0;
+}
+
+/* ------------------------------------------------------------------------
+ * The Onesweep pass.
+ * ------------------------------------------------------------------------ */
+template <class K, class V> struct PassArgs {
+    const K *keys_in; /* this portion's keys */
+    K *keys_out;      /* the whole output array */
+    const V *vals_in;
+    V *vals_out;
+    uint32_t n;         /* keys in this portion */
+    uint32_t iota_base; /* index of the portion's first key (V_IOTA) */
+    const uint32_t *bases;   /* [1 << width] first output index per digit */
+    uint32_t *bases_next;    /* NULL, or the next portion's bases, written by the last tile */
+    uint32_t *status;        /* [tiles][1 << width] look-back words, zeroed */
+    uint32_t *tile_counter;  /* zeroed */
+    uint32_t shift, width;
+    Twiddle<K> map_in, map_out;
+    bool map_in_on, map_out_on; /* false: identity, skipped */
+};
+
+/* Ranking inside a warp: ballot per digit bit (default), or an atomicOr of
+ * lane bits into a per-warp mask per digit (fewer instructions for wide
+ * digits, at the price of shared atomics). */
+#ifdef GPK_RADIX_CUDA_RANK_ATOMIC_OR
+constexpr bool kRankAtomicOr = true;
+#else
+constexpr bool kRankAtomicOr = false;
+#endif
+
+template <int RB, class K, class V, int VM> struct Shape {
+    static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
+    static constexpr int T = s.threads, I = s.items, MIN_BLOCKS = s.min_blocks;
+    static constexpr int W = T / 32, D = 1 << RB, TILE = T * I;
+    static constexpr int BPT = (D + T - 1) / T; /* digits per thread in per-digit phases */
+    /* shared memory: [counters] [match masks] [staged keys] [staged values] [bases] [misc] */
+    static constexpr size_t COUNTERS = ((size_t)W * D * sizeof(uint16_t) + 15) / 16 * 16;
+    static constexpr size_t MASKS = kRankAtomicOr ? (size_t)W * D * sizeof(uint32_t) : 0;
+    static constexpr size_t KEYS = ((size_t)TILE * sizeof(K) + 15) / 16 * 16;
+    static constexpr size_t VALS = VM == V_NONE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
+    static constexpr size_t BASES = (size_t)D * sizeof(uint32_t);
+    static constexpr size_t MISC = (W + 2) * sizeof(uint32_t);
+    static constexpr size_t SMEM = COUNTERS + MASKS + KEYS + VALS + BASES + MISC;
+    static_assert(T > 0, "no shape in the tuning table for this kernel");
+    static_assert(T % 32 == 0 && T <= 1024, "threads per block");
+    static_assert(TILE < 65536, "ranks are kept in 16-bit counters");
+};
+
+#ifdef GPK_RADIX_CUDA_PROFILE
+/* Phase clocks of the pass kernel, summed over blocks (thread 0's view). */
+__device__ unsigned long long g_phase_cycles[8];
+#define PHASE(k)                                                   \
+    do {                                                           \
+        if (threadIdx.x == 0) {                                    \
+            const long long now_ = clock64();                      \
+            prof[k] += (unsigned long long)(now_ - prof_last);     \
+            prof_last = now_;                                      \
+        }                                                          \
+    } while (0)
+#else
+#define PHASE(k) do { } while (0)
+#endif
+
+template <class K, int I>
+__device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_t tile_start, uint32_t lane_pos,
+                                          uint32_t valid, bool full)
+{
+    const K *src = keys_in + tile_start + lane_pos;
+    if (full) {
+#pragma unroll
+        for (int i = 0; i < I; i++) key[i] = src[i * 32];
+    } else {
+#pragma unroll
+        for (int i = 0; i < I; i++) key[i] = lane_pos + i * 32 < valid ? src[i * 32] : (K)0;
+    }
+}
+
+template <bool UNMAP, class K, class V, bool HAS_V, int T, int I>
+__device__ __forceinline__ void write_out(const PassArgs<K, V> &a, const K *stage_keys, const V *stage_vals,
+                                          const uint32_t *s_base, uint32_t valid, bool full)
+{
+    const uint32_t dmask = (1u << a.width) - 1;
+#pragma unroll
+    for (int j = 0; j < I; j++) {
+        const uint32_t idx = threadIdx.x + j * T;
+        if (full || idx < valid) {
+            const K k = stage_keys[idx];
+            const uint32_t pos = s_base[digit_of(k, a.shift, dmask)] + idx;
+            a.keys_out[pos] = UNMAP ? twiddle(a.map_out, k) : k;
+            if (HAS_V) a.vals_out[pos] = stage_vals[idx];
+        }
+    }
+}
+
+/* Persistent: each block takes tiles in the order of an atomic counter until
+ * none is left, and loads its next tile's keys while it finishes the
+ * current one (look-back and write-out), so the load latency is hidden. */
+template <int RB, class K, class V, int VM>
+__global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::MIN_BLOCKS)
+    onesweep_kernel(PassArgs<K, V> a)
+{
+    using S = Shape<RB, K, V, VM>;
+    constexpr int T = S::T, I = S::I, W = S::W, D = S::D, TILE = S::TILE, BPT = S::BPT;
+    constexpr bool HAS_V = VM != V_NONE;
+
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
+    uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
+    K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
+    V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + S::KEYS);
+    uint32_t *s_base = reinterpret_cast<uint32_t *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
+    uint32_t *s_misc = s_base + D; /* [W] warp sums, [W] this tile, [W+1] next tile */
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const uint32_t shift = a.shift, width = a.width;
+    const uint32_t dmask = (1u << width) - 1, digits = 1u << width;
+    const uint32_t tiles = (a.n + TILE - 1) / TILE;
+    const uint32_t lane_pos = (uint32_t)warp * 32 * I + lane;
+#ifdef GPK_RADIX_CUDA_PROFILE
+    unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    long long prof_last = clock64();
+#endif
+
+    for (int i = tid; i < W * D / 2; i += T) reinterpret_cast<uint32_t *>(counters)[i] = 0;
+    if (kRankAtomicOr)
+        for (int i = tid; i < W * D; i += T) masks[i] = 0;
+    /* Tiles are numbered in the order blocks take them, not by blockIdx, so
+     * every tile a block looks back on belongs to a block that is running. */
+    if (tid == 0) s_misc[W] = atomicAdd(a.tile_counter, 1u);
+    __syncthreads();
+    uint32_t tile = s_misc[W];
+    if (tile >= tiles) return;
+
+    K key[I];
+    load_tile<K, I>(key, a.keys_in, tile * TILE, lane_pos, min((uint32_t)TILE, a.n - tile * TILE),
+                    a.n - tile * TILE >= (uint32_t)TILE);
+    PHASE(0);
+
+    while (true) {
+        const uint32_t tile_start = tile * TILE;
+        const uint32_t valid = min((uint32_t)TILE, a.n - tile_start);
+        const bool full = valid == (uint32_t)TILE;
+        /* The next tile is taken now; a block holding it while it finishes
+         * this one cannot deadlock: look-back only waits on lower tiles. */
+        if (tid == 0) s_misc[W + 1] = atomicAdd(a.tile_counter, 1u);
+
+        if (a.map_in_on) {
+#pragma unroll
+            for (int i = 0; i < I; i++) key[i] = twiddle(a.map_in, key[i]);
+        }
+        if (!full) {
+            /* Padding keys take the largest digit and rank after every real
+             * key of the tile; they are never written. */
+#pragma unroll
+            for (int i = 0; i < I; i++)
+                if (lane_pos + i * 32 >= valid) key[i] = (K)~(K)0;
+        }
+
+        /* Rank inside the warp, item by item in lane order = input order
+         * (stability): the lanes sharing a digit agree on the highest of
+         * them, which advances the warp's counter for that digit. */
+        uint32_t rank[I];
+        {
+            uint16_t *wcount = counters + warp * D;
+            const uint32_t lt = lanemask_lt();
+#pragma unroll
+            for (int i = 0; i < I; i++) {
+                const uint32_t d = digit_of(key[i], shift, dmask);
+                uint32_t peers;
+                if (kRankAtomicOr) {
+                    uint32_t *wmask = masks + warp * D;
+                    atomicOr(&wmask[d], 1u << lane);
+                    __syncwarp();
+                    peers = wmask[d];
+                } else {
+                    peers = match_digit<RB>(d);
+                }
+                const uint32_t below = __popc(peers & lt);
+                const int leader = 31 - __clz(peers);
+                uint32_t old = 0;
+                if (lane == leader) {
+                    old = wcount[d];
+                    wcount[d] = (uint16_t)(old + below + 1);
+                }
+                rank[i] = __shfl_sync(0xffffffffu, old, leader) + below;
+                if (kRankAtomicOr && lane == leader) masks[warp * D + d] = 0;
+                __syncwarp(); /* the next item's leader may be another lane */
+            }
+        }
+        __syncthreads();
+        PHASE(1);
+
+        /* Per digit (thread t owns digits t*BPT .. t*BPT+BPT-1): tile totals. */
+        uint32_t total[BPT], start[BPT];
+        uint32_t my_sum = 0;
+#pragma unroll
+        for (int u = 0; u < BPT; u++) {
+            const int d = tid * BPT + u;
+            total[u] = 0;
+            if (d < D) {
+#pragma unroll
+                for (int w = 0; w < W; w++) total[u] += counters[w * D + d];
+            }
+            my_sum += total[u];
+        }
+        /* Publish this tile's counts at once: later tiles wait on them. */
+#pragma unroll
+        for (int u = 0; u < BPT; u++) {
+            const uint32_t d = tid * BPT + u;
+            if (d < digits)
+                store_relaxed(&a.status[(size_t)tile * digits + d],
+                              (tile == 0 ? kFlagInclusive : kFlagAggregate) | total[u]);
+        }
+        /* Exclusive scan over digits: where each digit starts in the tile. */
+        {
+            const uint32_t incl = warp_inclusive_sum(my_sum, lane);
+            if (lane == 31) s_misc[warp] = incl;
+            __syncthreads();
+            uint32_t run = incl - my_sum;
+            for (int w = 0; w < warp; w++) run += s_misc[w];
+#pragma unroll
+            for (int u = 0; u < BPT; u++) {
+                start[u] = run;
+                run += total[u];
+            }
+        }
+        /* Warp counters become each warp's first rank per digit. */
+#pragma unroll
+        for (int u = 0; u < BPT; u++) {
+            const int d = tid * BPT + u;
+            if (d < D) {
+                uint32_t run = start[u];
+#pragma unroll
+                for (int w = 0; w < W; w++) {
+                    const uint32_t c = counters[w * D + d];
+                    counters[w * D + d] = (uint16_t)run;
+                    run += c;
+                }
+            }
+        }
+        __syncthreads();
+        PHASE(2);
+#pragma unroll
+        for (int i = 0; i < I; i++) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
+        __syncthreads();
+        /* counters are read: clear my digits for the next tile */
+#pragma unroll
+        for (int u = 0; u < BPT; u++) {
+            const int d = tid * BPT + u;
+            if (d < D) {
+#pragma unroll
+                for (int w = 0; w < W; w++) counters[w * D + d] = 0;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < I; i++) stage_keys[rank[i]] = key[i];
+        PHASE(3);
+
+        const uint32_t next = s_misc[W + 1];
+        const uint32_t next_start = next * TILE;
+        const uint32_t next_valid = next < tiles ? min((uint32_t)TILE, a.n - next_start) : 0;
+        V val[HAS_V ? I : 1];
+        if (VM == V_LOAD) {
+            /* in flight during the look-back */
+            const V *src = a.vals_in + tile_start + lane_pos;
+#pragma unroll
+            for (int i = 0; i < I; i++)
+                if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
+        } else if (VM == V_IOTA) {
+#pragma unroll
+            for (int i = 0; i < I; i++) val[i] = (V)(a.iota_base + tile_start + lane_pos + i * 32);
+        } else if (next < tiles) {
+            /* keys only: the key registers are free, start the next tile */
+            load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+        }
+
+        /* Decoupled look-back: sum the counts of earlier tiles, digit by
+         * digit, back to the first tile that published an inclusive count. */
+        {
+            uint32_t excl[BPT];
+            uint32_t back[BPT];
+            bool pending[BPT];
+#pragma unroll
+            for (int u = 0; u < BPT; u++) {
+                excl[u] = 0;
+                back[u] = tile;
+                pending[u] = tile > 0 && tid * BPT + u < (int)digits;
+            }
+            bool any = false;
+#pragma unroll
+            for (int u = 0; u < BPT; u++) any = any || pending[u];
+            while (any) {
+                uint32_t word[BPT];
+#pragma unroll
+                for (int u = 0; u < BPT; u++)
+                    if (pending[u])
+                        word[u] = load_relaxed(&a.status[(size_t)(back[u] - 1) * digits + tid * BPT + u]);
+                any = false;
+#pragma unroll
+                for (int u = 0; u < BPT; u++) {
+                    if (pending[u] && word[u] != 0) {
+                        excl[u] += word[u] & kCountMask;
+                        if (word[u] & kFlagInclusive) pending[u] = false;
+                        else back[u]--;
+                    }
+                    any = any || pending[u];
+                }
+            }
+            const bool last_tile = tile + 1 == tiles;
+#pragma unroll
+            for (int u = 0; u < BPT; u++) {
+                const uint32_t d = tid * BPT + u;
+                if (d < digits) {
+                    if (tile > 0)
+                        store_relaxed(&a.status[(size_t)tile * digits + d],
+                                      kFlagInclusive | (excl[u] + total[u]));
+                    const uint32_t base = a.bases[d];
+                    /* output index of sorted tile position j with digit d:
+                     * s_base[d] + j (modulo 2^32 on the way, exact at the end) */
+                    s_base[d] = base + excl[u] - start[u];
+                    /* The next portion's digits start after this portion's:
+                     * the last tile knows the portion's inclusive counts
+                     * (its padding keys, all of the largest digit, excluded). */
+                    if (last_tile && a.bases_next)
+                        a.bases_next[d] = base + excl[u] + total[u] - (d == dmask ? (uint32_t)TILE - valid : 0u);
+                }
+            }
+        }
+        PHASE(4);
+        if (HAS_V) {
+#pragma unroll
+            for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
+            if (next < tiles)
+                load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+        }
+        __syncthreads();
+        PHASE(5);
+
+        /* Write out: consecutive threads take consecutive sorted keys, so a
+         * warp writes a few contiguous runs. */
+        if (a.map_out_on) write_out<true, K, V, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+        else write_out<false, K, V, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+        PHASE(6);
+        if (next >= tiles) break;
+        tile = next;
+    }
+#ifdef GPK_RADIX_CUDA_PROFILE
+    if (threadIdx.x == 0) {
+        for (int k = 0; k < 7; k++) atomicAdd(&g_phase_cycles[k], prof[k]);
+        atomicAdd(&g_phase_cycles[7], 1ull);
+    }
+#endif
+}
+
+/* ------------------------------------------------------------------------
+ * Host side
+ * ------------------------------------------------------------------------ */
+static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+static uint32_t div_up(size_t a, size_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* Which passes sort [begin, end) with r-bit digits (r = 0: the table's choice). */
+static void make_plan(unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes,
+                      PassList *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    const unsigned bits = end - begin;
+    if (bits == 0) return;
+    unsigned r = radix_bits;
+    if (r == 0) {
+        unsigned widest = 8;
+        for (const DefaultDigits &d : kDefaultDigits)
+            if (d.key_bytes == key_bytes && bits <= d.max_bits) {
+                widest = d.digit_bits;
+                break;
+            }
+        const unsigned passes = (bits + widest - 1) / widest;
+        r = (bits + passes - 1) / passes;
+    }
+    unsigned widest = 0;
+    for (unsigned lo = begin; lo < end; lo += r) {
+        const unsigned w = std::min(r, end - lo);
+        /* a digit wider than the widest kernel: the fewest narrower passes,
+         * lowest bits first, which sorts the same */
+        const unsigned parts = (w + kMaxDigitBits - 1) / kMaxDigitBits;
+        unsigned sub_lo = lo;
+        for (unsigned k = 0; k < parts; k++) {
+            const unsigned sw = w / parts + (k < w % parts ? 1 : 0);
+            pl->shift[pl->count] = (uint8_t)sub_lo;
+            pl->width[pl->count] = (uint8_t)sw;
+            pl->count++;
+            sub_lo += sw;
+            widest = std::max(widest, sw);
+        }
+    }
+    pl->stride = 1u << widest;
+}
+
+/* Status words needed by the largest look-back table of any pass kernel for
+ * these key/value widths, for one portion of min(n, kPortion) keys. */
+static size_t status_bytes_max(size_t n, int kb, int vb)
+{
+    const size_t pn = std::min(n, (size_t)kPortion);
+    size_t most = 0;
+    for (const PassShape &s : kPassShapes) {
+        if (s.key_bytes != kb || s.value_bytes != vb) continue;
+        const size_t tiles = (pn + (size_t)s.threads * s.items - 1) / ((size_t)s.threads * s.items);
+        most = std::max(most, tiles * ((size_t)1 << s.radix_bits) * sizeof(uint32_t));
+    }
+    return most;
+}
+
+/* Work memory of one sort, carved out of one block. */
+struct Temp {
+    uint32_t *hist, *bases, *counters, *status;
+    unsigned long long *and_or;
+    size_t status_bytes;
+};
+
+static size_t table_bytes(size_t portions)
+{
+    return align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint32_t), 256);
+}
+
+static size_t temp_bytes(size_t n, int kb, int vb)
+{
+    const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
+    return table_bytes(1) + table_bytes(portions) + align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
+           align_up(status_bytes_max(n, kb, vb), 256) + 256;
+}
+
+/* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
+static Temp carve_temp(void *base, size_t n, int kb, int vb)
+{
+    const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
+    char *p = (char *)base;
+    Temp t;
+    t.hist = (uint32_t *)p;
+    p += table_bytes(1);
+    t.bases = (uint32_t *)p;
+    p += table_bytes(portions);
+    t.counters = (uint32_t *)p;
+    p += align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
+    t.status_bytes = align_up(status_bytes_max(n, kb, vb), 256);
+    t.status = (uint32_t *)p;
+    p += t.status_bytes;
+    t.and_or = (unsigned long long *)p;
+    return t;
+}
+
+template <int RB, class K, class V, int VM>
+static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream_t stream)
+{
+    using S = Shape<RB, K, V, VM>;
+    auto kernel = onesweep_kernel<RB, K, V, VM>;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    if (e != cudaSuccess) return e;
+    int per_sm = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, S::SMEM);
+    if (e != cudaSuccess) return e;
+    /* persistent blocks, as many as run at once (tiles are handed out by
+     * an atomic counter, so a block that is not resident takes none) */
+    const uint32_t tiles = div_up(a.n, S::TILE);
+    const uint32_t blocks = std::min<uint32_t>(tiles, (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count);
+    kernel<<<blocks, S::T, S::SMEM, stream>>>(a);
+    return cudaGetLastError();
+}
+
+template <int RB, class K, class V, int VM>
+static cudaError_t memset_status(const PassArgs<K, V> &a, cudaStream_t stream)
+{
+    using S = Shape<RB, K, V, VM>;
+    const size_t words = (size_t)div_up(a.n, S::TILE) << a.width;
+    return cudaMemsetAsync(a.status, 0, words * sizeof(uint32_t), stream);
+}
+
+template <class K, class V, int VM>
+static cudaError_t run_pass(const PassArgs<K, V> &a, int sm_count, cudaStream_t stream)
+{
+    cudaError_t e;
+    switch (kernel_bits_for(a.width)) {
+    case 8:
+        e = memset_status<8, K, V, VM>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<8, K, V, VM>(a, sm_count, stream);
+    case 10:
+        e = memset_status<10, K, V, VM>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<10, K, V, VM>(a, sm_count, stream);
+    default:
+        e = memset_status<11, K, V, VM>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<11, K, V, VM>(a, sm_count, stream);
+    }
+}
+
+/* Where every pass reads and writes: bufs[p] is pass p's input, bufs[p+1]
+ * its output. */
+struct Route {
+    const void *keys[kMaxPasses + 1];
+    const void *vals[kMaxPasses + 1];
+};
+
+/* A sort request in device memory. */
+struct DeviceJob {
+    gpk_type type;
+    int kb, vb;   /* key bytes, value bytes (0: none) */
+    int vmode;    /* V_NONE, V_LOAD or V_IOTA (sigma: u32 input positions) */
+    size_t n;
+};
+
+/* Picks the route for buffers in -> out with spares alt1, alt2 so that the
+ * last pass lands in out without a copy where possible. *copy_from is the
+ * buffer to copy to out afterwards (one pass in place), else NULL. */
+static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int passes,
+                          const void **bufs, const void **copy_from)
+{
+    *copy_from = NULL;
+    bufs[0] = in;
+    if (in != out || passes % 2 == 0) {
+        /* pass p writes out when an even number of passes follow it */
+        for (int p = 0; p < passes; p++) bufs[p + 1] = ((passes - 1 - p) % 2 == 0) ? out : alt1;
+    } else if (passes >= 3) {
+        /* in place, odd count: one detour through alt2 fixes the parity */
+        bufs[1] = alt1;
+        bufs[2] = alt2;
+        for (int p = 2; p < passes; p++) bufs[p + 1] = ((passes - 1 - p) % 2 == 0) ? out : alt1;
+    } else {
+        bufs[1] = alt1;
+        *copy_from = alt1;
+    }
+}
+
+template <class K>
+static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
+                               cudaStream_t stream, unsigned *begin, unsigned *end)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
+    const int blocks = std::max(1, std::min(st->sm_count * 8, (int)div_up(job.n, 256 * 4)));
+    and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
+    e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
+    unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
+    if (sizeof(K) == 4) { /* the kernel pads 32-bit ANDs with ones above bit 31 */
+        and_all &= 0xffffffffull;
+        or_all &= 0xffffffffull;
+    }
+    gpk__radix_range_from_masks(and_all, or_all, begin, end);
+    return GPK_OK;
+}
+
+/* The passes themselves: histograms, bases, one Onesweep launch per pass
+ * and portion. route gives the buffers of every pass. */
+template <class K, class V>
+static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                             Temp &t, cudaStream_t stream)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    const uint32_t n = (uint32_t)job.n;
+    const uint32_t portions = div_up(n, kPortion);
+    const size_t row = (size_t)pl.count * pl.stride;
+    cudaError_t e;
+
+    e = cudaMemsetAsync(t.hist, 0, row * sizeof(uint32_t), stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(t.counters, 0, (size_t)portions * pl.count * sizeof(uint32_t), stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
+
+    const Twiddle<K> map = twiddle_map<K>(job.type), unmap = twiddle_unmap<K>(job.type);
+    const Twiddle<K> none = {0, 0, 0, 0};
+    const size_t smem = row * sizeof(uint32_t);
+    e = cudaFuncSetAttribute(histogram_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
+    int per_sm = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K>, 256, smem);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram occupancy");
+    for (uint32_t q = 0; q < portions; q++) {
+        const uint32_t pn = std::min(kPortion, n - q * kPortion);
+        const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
+                                                (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
+        histogram_kernel<K><<<blocks, 256, smem, stream>>>((const K *)route.keys[0] + (size_t)q * kPortion,
+                                                          pn, map, pl, t.hist);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
+    }
+    bases_kernel<<<pl.count, 1024, 0, stream>>>(t.hist, t.bases, pl);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
+
+    for (uint32_t p = 0; p < pl.count; p++) {
+        for (uint32_t q = 0; q < portions; q++) {
+            PassArgs<K, V> a;
+            a.keys_in = (const K *)route.keys[p] + (size_t)q * kPortion;
+            a.keys_out = (K *)route.keys[p + 1];
+            a.vals_in = job.vb ? (const V *)route.vals[p] + (size_t)q * kPortion : NULL;
+            a.vals_out = job.vb ? (V *)route.vals[p + 1] : NULL;
+            a.n = std::min(kPortion, n - q * kPortion);
+            a.iota_base = q * kPortion;
+            a.bases = t.bases + q * row + (size_t)p * pl.stride;
+            a.bases_next = q + 1 < portions ? t.bases + (q + 1) * row + (size_t)p * pl.stride : NULL;
+            a.status = t.status;
+            a.tile_counter = t.counters + q * pl.count + p;
+            a.shift = pl.shift[p];
+            a.width = pl.width[p];
+            const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
+            a.map_in = p == 0 ? map : none;
+            a.map_out = p + 1 == pl.count ? unmap : none;
+            a.map_in_on = !plain && p == 0;
+            a.map_out_on = !plain && p + 1 == pl.count;
+            /* keys only and sigma exist with the 4-byte value type alone */
+            if constexpr (sizeof(V) == 4) {
+                if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE>(a, st->sm_count, stream);
+                else if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA>(a, st->sm_count, stream);
+                else e = run_pass<K, V, V_LOAD>(a, st->sm_count, stream);
+            } else {
+                e = run_pass<K, V, V_LOAD>(a, st->sm_count, stream);
+            }
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: pass kernel launch");
+        }
+    }
+    return GPK_OK;
+}
+
+template <class K>
+static gpk_status run_passes_k(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                               Temp &t, cudaStream_t stream)
+{
+    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream);
+    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream);
+}
+
+static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                                  Temp &t, cudaStream_t stream)
+{
+    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream);
+    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream);
+}
+
+static gpk_status dispatch_detect(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
+                                  cudaStream_t stream, unsigned *begin, unsigned *end)
+{
+    if (job.kb == 8) return detect_range<uint64_t>(ctx, job, keys, t, stream, begin, end);
+    return detect_range<uint32_t>(ctx, job, keys, t, stream, begin, end);
+}
+
+/* Keeps the caller's current device and restores it on scope exit. */
+struct DeviceGuard {
+    int previous = -1;
+    bool changed = false;
+    cudaError_t enter(int device)
+    {
+        cudaError_t e = cudaGetDevice(&previous);
+        if (e != cudaSuccess) return e;
+        if (previous != device) {
+            changed = true;
+            return cudaSetDevice(device);
+        }
+        return cudaSuccess;
+    }
+    ~DeviceGuard()
+    {
+        if (changed) (void)cudaSetDevice(previous);
+    }
+};
+
+/* ------------------------------------------------------------------------
+ * Host-pointer API: upload, sort, download. The caller's arrays are only
+ * written after every kernel has finished without error.
+ * ------------------------------------------------------------------------ */
+struct HostPlan {
+    DeviceJob job;
+    size_t key_bytes, val_bytes;
+};
+
+static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *hp, int key_buffers,
+                             int value_buffers, const char *what)
+{
+    if (!ctx->cuda) return gpk__fail(ctx, GPK_EINVAL, "CUDA radix sort: context has no CUDA state");
+    if (job->n > UINT32_MAX)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "CUDA radix sort: n = %zu keys; the CUDA backend sorts fewer than 2^32",
+                         job->n);
+    hp->job.type = job->key_type;
+    hp->job.kb = (int)job->key_width;
+    hp->job.vb = job->values ? (int)job->value_width : job->sigma ? 4 : 0;
+    hp->job.vmode = job->values ? V_LOAD : job->sigma ? V_IOTA : V_NONE;
+    hp->job.n = job->n;
+    hp->key_bytes = job->n * job->key_width;
+    hp->val_bytes = job->n * (size_t)hp->job.vb;
+    size_t bytes[GPK_CUDA_SLOTS] = {0};
+    for (int i = 0; i < key_buffers; i++) bytes[GPK_CUDA_KEYS_A + i] = hp->key_bytes;
+    for (int i = 0; i < value_buffers && hp->job.vb; i++) bytes[GPK_CUDA_VALUES_A + i] = hp->val_bytes;
+    bytes[GPK_CUDA_TEMP] = temp_bytes(job->n, hp->job.kb, hp->job.vb);
+    return gpk__cuda_reserve(ctx, bytes, what);
+}
+
+static gpk_status download(gpk_ctx *ctx, const gpk_radix_job *job, const HostPlan &hp, const void *keys,
+                           const void *vals, cudaStream_t stream)
+{
+    cudaError_t e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: kernels");
+    /* Everything ran: from here on the results replace the caller's data. */
+    e = cudaMemcpyAsync(job->keys, keys, hp.key_bytes, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess && job->values)
+        e = cudaMemcpyAsync(job->values, vals, hp.val_bytes, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess && job->sigma)
+        e = cudaMemcpyAsync(job->sigma, vals, hp.val_bytes, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: copy to host");
+    return GPK_OK;
+}
+
+} // namespace
+
+#ifdef GPK_RADIX_CUDA_PROFILE
+/* Tuning builds only: the summed phase clocks of every pass kernel since
+ * the last call (7 phases, then the number of blocks), then reset. */
+extern "C" int gpk__radix_cuda_profile(unsigned long long out[8])
+{
+    if (cudaMemcpyFromSymbol(out, g_phase_cycles, sizeof(unsigned long long) * 8) != cudaSuccess) return -1;
+    const unsigned long long zero[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    return cudaMemcpyToSymbol(g_phase_cycles, zero, sizeof zero) == cudaSuccess ? 0 : -1;
+}
+#endif
+
+extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    DeviceGuard guard;
+    cudaError_t e = guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    HostPlan hp;
+    gpk_status s = host_setup(ctx, job, &hp, 2, 2, "radix sort");
+    if (s != GPK_OK) return s;
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaStream_t stream = st->stream;
+    void *ka = st->buf[GPK_CUDA_KEYS_A], *kbuf = st->buf[GPK_CUDA_KEYS_B];
+    void *va = st->buf[GPK_CUDA_VALUES_A], *vbuf = st->buf[GPK_CUDA_VALUES_B];
+    Temp t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp.job.kb, hp.job.vb);
+
+    e = cudaMemcpyAsync(ka, job->keys, hp.key_bytes, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess && job->values)
+        e = cudaMemcpyAsync(va, job->values, hp.val_bytes, cudaMemcpyHostToDevice, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: copy to device");
+
+    unsigned begin = 0, end = job->key_bits;
+    if (job->key_bits == 0) {
+        s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
+        if (s != GPK_OK) return s;
+    }
+    PassList pl;
+    make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+    if (pl.count == 0) {
+        /* all keys equal: the order stays, sigma is the identity */
+        e = cudaStreamSynchronize(stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort");
+        if (job->sigma)
+            for (size_t i = 0; i < job->n; i++) job->sigma[i] = (uint32_t)i;
+        return GPK_OK;
+    }
+    /* The uploaded copy may be overwritten: ping-pong A -> B -> A ... */
+    Route route;
+    route.keys[0] = ka;
+    route.vals[0] = va;
+    for (uint32_t p = 0; p < pl.count; p++) {
+        route.keys[p + 1] = (p % 2 == 0) ? kbuf : ka;
+        route.vals[p + 1] = (p % 2 == 0) ? vbuf : va;
+    }
+    s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+    if (s != GPK_OK) {
+        (void)cudaStreamSynchronize(stream);
+        return s;
+    }
+    return download(ctx, job, hp, route.keys[pl.count], route.vals[pl.count], stream);
+}
+
+extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms)
+{
+    if (!ms || reps < 1) return gpk__fail(ctx, GPK_EINVAL, "radix bench: reps must be >= 1");
+    if (job->n < 2) {
+        *ms = 0.0;
+        if (job->sigma && job->n == 1) job->sigma[0] = 0;
+        return GPK_OK;
+    }
+    DeviceGuard guard;
+    cudaError_t e = guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    HostPlan hp;
+    /* A holds the pristine input, B the output, C the spare of every rep */
+    gpk_status s = host_setup(ctx, job, &hp, 3, 3, "radix bench");
+    if (s != GPK_OK) return s;
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaStream_t stream = st->stream;
+    void *ka = st->buf[GPK_CUDA_KEYS_A], *kout = st->buf[GPK_CUDA_KEYS_B], *kalt = st->buf[GPK_CUDA_KEYS_C];
+    void *va = st->buf[GPK_CUDA_VALUES_A], *vout = st->buf[GPK_CUDA_VALUES_B], *valt = st->buf[GPK_CUDA_VALUES_C];
+    Temp t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp.job.kb, hp.job.vb);
+
+    e = cudaMemcpyAsync(ka, job->keys, hp.key_bytes, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess && job->values)
+        e = cudaMemcpyAsync(va, job->values, hp.val_bytes, cudaMemcpyHostToDevice, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix bench: copy to device");
+
+    double *times = (double *)malloc(sizeof(double) * (size_t)reps);
+    if (!times) return gpk__fail(ctx, GPK_ENOMEM, "radix bench: out of host memory");
+    PassList pl;
+    memset(&pl, 0, sizeof pl);
+    for (int rep = 0; rep < reps && s == GPK_OK; rep++) {
+        e = cudaEventRecord(st->ev_start, stream);
+        if (e != cudaSuccess) {
+            s = gpk__cuda_fail(ctx, e, "cudaEventRecord");
+            break;
+        }
+        unsigned begin = 0, end = job->key_bits;
+        if (job->key_bits == 0) s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
+        if (s != GPK_OK) break;
+        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+        if (pl.count > 0) {
+            Route route;
+            const void *copy_from = NULL;
+            route_buffers(ka, kout, kalt, NULL, (int)pl.count, route.keys, &copy_from);
+            route_buffers(va, vout, valt, NULL, (int)pl.count, route.vals, &copy_from);
+            s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+            if (s != GPK_OK) break;
+        }
+        e = cudaEventRecord(st->ev_stop, stream);
+        if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_stop);
+        float f = 0;
+        if (e == cudaSuccess) e = cudaEventElapsedTime(&f, st->ev_start, st->ev_stop);
+        if (e != cudaSuccess) {
+            s = gpk__cuda_fail(ctx, e, "radix bench: timing");
+            break;
+        }
+        times[rep] = f;
+    }
+    if (s != GPK_OK) {
+        (void)cudaStreamSynchronize(stream);
+        free(times);
+        return s;
+    }
+    std::sort(times, times + reps);
+    *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+    free(times);
+    if (pl.count == 0) {
+        if (job->sigma)
+            for (size_t i = 0; i < job->n; i++) job->sigma[i] = (uint32_t)i;
+        return GPK_OK;
+    }
+    return download(ctx, job, hp, kout, vout, stream);
+}
+
+/* ------------------------------------------------------------------------
+ * Device-pointer API
+ * ------------------------------------------------------------------------ */
+namespace {
+
+static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk_type key_type,
+                              const void *d_keys_in, void *d_keys_out, size_t value_width,
+                              const void *d_values_in, void *d_values_out, size_t n,
+                              const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream,
+                              const char *fn)
+{
+    if (!ctx) return GPK_EINVAL;
+    gpk__clear_error(ctx);
+    if (ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: ctx is not a CUDA context", fn);
+    if (!temp_size) return gpk__fail(ctx, GPK_EINVAL, "%s: temp_bytes is NULL", fn);
+    const size_t kb = gpk_type_size(key_type);
+    if (kb == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
+    if (value_width != 0 && value_width != 4 && value_width != 8)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    if (opts) o = *opts;
+    if (o.key_bits > 8 * kb)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn,
+                         o.key_bits, (unsigned)(8 * kb), gpk_type_name(key_type));
+    if (o.radix_bits > 16)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
+    if (flags & ~GPK_CUDA_DETECT_BITS)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
+    if (n > UINT32_MAX)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: n = %zu keys; the CUDA backend sorts fewer than 2^32", fn, n);
+
+    const int vb = (int)value_width;
+    const bool keys_in_place = d_keys_in == d_keys_out;
+    const bool vals_in_place = vb && d_values_in == d_values_out;
+    /* Temp: spares for keys and values (two where in place, for the parity
+     * detour), then the work tables. Sized for the most passes this request
+     * can need, so the size does not depend on the data. */
+    const unsigned most_bits = o.key_bits ? o.key_bits : (unsigned)(8 * kb);
+    PassList worst;
+    make_plan(0, most_bits, o.radix_bits, (unsigned)kb, &worst);
+    const size_t key_spare = align_up(n * kb, 256), val_spare = align_up(n * (size_t)vb, 256);
+    const int key_spares = n < 2 ? 0 : (keys_in_place && worst.count >= 3) ? 2 : 1;
+    const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && worst.count >= 3) ? 2 : 1;
+    const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb);
+    if (!d_temp) {
+        *temp_size = need;
+        return GPK_OK;
+    }
+    if (*temp_size < need)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)",
+                         fn, *temp_size, need);
+    if (n > 0 && (!d_keys_in || !d_keys_out)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
+    if (n > 0 && vb && (!d_values_in || !d_values_out))
+        return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
+
+    DeviceGuard guard;
+    cudaError_t e = guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+
+    char *p = (char *)d_temp;
+    void *kalt1 = key_spares >= 1 ? p : NULL;
+    void *kalt2 = key_spares >= 2 ? p + key_spare : NULL;
+    p += key_spares * key_spare;
+    void *valt1 = val_spares >= 1 ? p : NULL;
+    void *valt2 = val_spares >= 2 ? p + val_spare : NULL;
+    p += val_spares * val_spare;
+    Temp t = carve_temp(p, n, (int)kb, vb);
+
+    DeviceJob job;
+    job.type = key_type;
+    job.kb = (int)kb;
+    job.vb = vb;
+    job.vmode = vb ? V_LOAD : V_NONE;
+    job.n = n;
+
+    unsigned begin = 0, end = most_bits;
+    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
+        gpk_status s = dispatch_detect(ctx, job, d_keys_in, t, stream, &begin, &end);
+        if (s != GPK_OK) return s;
+        end = std::min(end, most_bits);
+        if (begin >= end) begin = end = 0;
+    }
+    PassList pl;
+    make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    if (n < 2 || pl.count == 0) {
+        /* nothing to reorder */
+        if (n > 0 && !keys_in_place) e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
+        if (e == cudaSuccess && n > 0 && vb && !vals_in_place)
+            e = cudaMemcpyAsync(d_values_out, d_values_in, n * vb, cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+        return GPK_OK;
+    }
+    Route route;
+    const void *key_copy = NULL, *val_copy = NULL;
+    route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
+    if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
+    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream);
+    if (s != GPK_OK) return s;
+    if (key_copy) e = cudaMemcpyAsync(d_keys_out, key_copy, n * kb, cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess && val_copy)
+        e = cudaMemcpyAsync(d_values_out, val_copy, n * vb, cudaMemcpyDeviceToDevice, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+    return GPK_OK;
+}
+
+} // namespace
+
+extern "C" gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                         gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                         size_t n, const gpk_radix_opts *opts, unsigned flags,
+                                         cudaStream_t stream)
+{
+    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n,
+                       opts, flags, stream, "gpk_cuda_sort_keys");
+}
+
+extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                          gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                          size_t value_width, const void *d_values_in,
+                                          void *d_values_out, size_t n, const gpk_radix_opts *opts,
+                                          unsigned flags, cudaStream_t stream)
+{
+    if (ctx && value_width != 4 && value_width != 8) {
+        gpk__clear_error(ctx);
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_cuda_sort_pairs: value_width must be 4 or 8, not %zu",
+                         value_width);
+    }
+    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
+                       d_values_out, n, opts, flags, stream, "gpk_cuda_sort_pairs");
+}

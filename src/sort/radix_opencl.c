@@ -1,0 +1,788 @@
+/* OpenCL radix sort backend (Helluy 2011): host side.
+ *
+ * A sort uploads the caller's keys (and values), detects the bit range when
+ * b = 0 (one AND/OR reduction), runs p = ceil((end - begin) / r) passes of
+ * histogram -> scan with split s -> reorder between two ping-pong buffers
+ * (the first pass maps the keys, the last maps them back), and downloads
+ * the result. Nothing is written to the caller's arrays before all device
+ * work has succeeded.
+ *
+ * Variants (kernels in radix.cl):
+ *   fast   work-group counting and local ranking: the GPU default;
+ *   paper  per-item histograms H(c, g, i) in local memory, optional
+ *          transposition: the CPU default, and the paper-faithful version
+ *          on GPUs (GPK_OPENCL_VARIANT=paper);
+ *   global per-item histograms in global memory: used when the 2^r * I
+ *          counters of the paper variant do not fit in local memory
+ *          (large r on GPUs), or forced with GPK_OPENCL_VARIANT=global.
+ * A variant that does not fit the device for the requested r falls back to
+ * the next one, so every r in 1..16 works.
+ *
+ * Environment knobs (for experiments and tests; the options and the tuning
+ * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global,
+ * GPK_OPENCL_TRANSPOSE=0|1 (paper variants); read when the context is
+ * created: GPK_OPENCL_KPT=k4[,k8] (keys per item of the fast kernels),
+ * GPK_OPENCL_BUILD_OPTIONS (appended to the build options),
+ * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "radix_internal.h"
+#include "../core/opencl_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- tuning ---------------------------------------------------------------
+ * One table, first matching row wins (type 0 and vendor NULL match any).
+ * GPU rows: the fast variant with r = 8 (4 passes for 32-bit keys) and tiles
+ * of I * KPT keys; G is a few groups per compute unit, each walking a
+ * contiguous run of tiles, which keeps H (2^r * G counters) small. The
+ * paper-variant columns of the GPU rows are the paper's GTX 470 values
+ * (Table 3: r = 5, I = 128, s = 512, transposition on; G = 128 on 14 CUs,
+ * about 8 per CU). CPU row: the paper's CPU setting (Table 3: I = 1, no
+ * transposition, s = 8), with r = 8, which measured faster than r = 6 on
+ * PoCL, and 2 groups per core (see docs/perf/radix.md). */
+static const struct tune_row {
+    cl_device_type type;
+    const char *vendor;
+    gpk_opencl_tune t;
+} tune_table[] = {
+    /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp */
+    {CL_DEVICE_TYPE_GPU, "NVIDIA",
+     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
+    {CL_DEVICE_TYPE_GPU, NULL,
+     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
+    {CL_DEVICE_TYPE_CPU, NULL,
+     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0}},
+    {0, NULL,
+     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0}},
+};
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    const size_t nl = strlen(needle);
+    for (const char *h = hay; *h; h++) {
+        size_t i = 0;
+        while (i < nl && h[i] && tolower((unsigned char)h[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == nl) return 1;
+    }
+    return nl == 0;
+}
+
+void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
+{
+    const size_t rows = sizeof tune_table / sizeof tune_table[0];
+    *out = tune_table[rows - 1].t;
+    for (size_t i = 0; i < rows; i++) {
+        const struct tune_row *row = &tune_table[i];
+        if (row->type && !(st->type & row->type)) continue;
+        if (row->vendor && !contains_ci(st->vendor, row->vendor)) continue;
+        *out = row->t;
+        break;
+    }
+    const char *kpt = getenv("GPK_OPENCL_KPT");
+    if (kpt && *kpt) {
+        unsigned a = 0, b = 0;
+        const int got = sscanf(kpt, "%u,%u", &a, &b);
+        if (got >= 1 && a >= 1 && a <= 32) out->kpt4 = a;
+        if (got == 2 && b >= 1 && b <= 32) out->kpt8 = b;
+    }
+}
+
+/* ---- plan ----------------------------------------------------------------- */
+
+#define RANK_BITS 4u /* GPK_RANK_BITS in the build options */
+#define PADK(p) ((size_t)(p) + ((size_t)(p) >> 5))
+#define TD 16u       /* transposition tile, GPK_TD in radix.cl */
+
+typedef struct plan {
+    int variant;
+    unsigned w;         /* widest pass, bits */
+    unsigned I, G;      /* items per group, groups launched */
+    unsigned s;         /* scan split */
+    int transpose;      /* paper variants */
+    size_t npad;        /* elements of the key / payload buffers in use */
+    unsigned C;         /* paper: keys per item */
+    unsigned T, tiles, tpg; /* fast: tile size, tile count, tiles per group */
+    size_t hist_len;    /* counters of H for the widest pass */
+    size_t aux_len;
+} plan;
+
+typedef struct run {
+    gpk_ctx *ctx;
+    gpk_opencl *st;
+    const gpk_radix_job *job;
+    size_t n;
+    int kind;           /* key map: 0 unsigned, 1 signed, 2 float */
+    int kwi;            /* key width index: 4 -> 0, 8 -> 1 */
+    unsigned kw, vw;    /* key and payload bytes (sigma is a 4-byte payload) */
+    int vi;             /* payload index: 0, 4, 8 -> 0, 1, 2 */
+    int sigma;
+    int pref;           /* preferred variant */
+    unsigned r;         /* radix bits */
+    unsigned begin, end, passes;
+    plan p;
+    int res;            /* buffer slot (0 or 1) holding the result */
+} run;
+
+static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
+
+static int env_variant(int fallback)
+{
+    const char *v = getenv("GPK_OPENCL_VARIANT");
+    if (!v || !*v) return fallback;
+    if (!strcmp(v, "fast")) return GPK_OCL_FAST;
+    if (!strcmp(v, "paper")) return GPK_OCL_PAPER;
+    if (!strcmp(v, "global")) return GPK_OCL_GLOBAL;
+    return fallback;
+}
+
+static unsigned kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.kpt4 : R->st->tune.kpt8; }
+
+/* Words of the fast reorder's rank counters: 2^RB 16-bit counters per
+ * item, two to a word. */
+static size_t cnt_words(size_t I, unsigned bits)
+{
+    const unsigned nb = bits < RANK_BITS ? bits : RANK_BITS;
+    return ((size_t)1 << (nb - 1)) * I;
+}
+
+/* Local memory of the fast reorder for I items and passes of w bits. */
+static size_t fast_local(const run *R, unsigned I, unsigned w)
+{
+    const size_t T = (size_t)I * kpt_of(R);
+    const size_t wide = R->vw > R->kw ? R->vw : R->kw;
+    const size_t kv = (PADK(T - 1) + 1) * wide;
+    const size_t ib = R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4;
+    const size_t cnt = cnt_words(I, w) * 4;
+    const size_t scan = (size_t)2 * I * 4;
+    const size_t rr = ((size_t)1 << w) * 4 * 2;
+    return kv + ib + cnt + scan + rr;
+}
+
+/* Replicas of the fast histogram: several copies spread equal digits of a
+ * wavefront over several counters; keep the array within 16 KB. */
+static unsigned fast_nrep(unsigned bits)
+{
+    const size_t per = ((size_t)1 << bits) * 4;
+    size_t n = 16384 / per;
+    if (n > 8) n = 8;
+    if (n < 1) n = 1;
+    return (unsigned)n;
+}
+
+static size_t wg_limit(const run *R, const gpk_ocl_kernel *a, const gpk_ocl_kernel *b)
+{
+    size_t m = R->st->max_wg;
+    if (a->wg && a->wg < m) m = a->wg;
+    if (b->wg && b->wg < m) m = b->wg;
+    return m;
+}
+
+/* Fills *p for passes of at most w bits. Returns GPK_EINVAL for tunables
+ * the device cannot run; chooses the variant (falling back from fast to
+ * paper to global when local memory is too small). */
+static gpk_status make_plan(run *R, unsigned w, plan *p)
+{
+    gpk_ctx *ctx = R->ctx;
+    gpk_opencl *st = R->st;
+    const gpk_opencl_tune *tu = &st->tune;
+    const gpk_radix_job *job = R->job;
+    const size_t n = R->n;
+    const cl_ulong lm = st->local_mem > 256 ? st->local_mem - 256 : st->local_mem; /* implementations keep a little */
+    memset(p, 0, sizeof *p);
+    p->w = w;
+    int variant = R->pref;
+
+    if (variant == GPK_OCL_FAST) {
+        const size_t lim = wg_limit(R, &st->fast_reorder[R->kwi][R->vi], &st->fast_count[R->kwi]);
+        unsigned I = job->items ? job->items : tu->fast_items;
+        if (job->items && I > lim)
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+        if (!job->items)
+            while (I > lim) I /= 2;
+        while (!job->items && I > 32 && fast_local(R, I, w) > lm) I /= 2;
+        const size_t T = (size_t)I * kpt_of(R);
+        if (fast_local(R, I, w) <= lm && T <= 65535) { /* 16-bit rank counters */
+            p->variant = GPK_OCL_FAST;
+            p->I = I;
+            p->T = (unsigned)T;
+            p->tiles = (unsigned)ceil_div(n, T);
+            const size_t G = job->groups ? job->groups : (size_t)tu->fast_groups_per_cu * st->compute_units;
+            p->tpg = (unsigned)ceil_div(p->tiles, G);
+            p->G = (unsigned)ceil_div(p->tiles, p->tpg);
+            p->s = job->scan_split ? job->scan_split : tu->fast_split;
+            p->npad = n;
+            p->hist_len = ((size_t)1 << w) * p->G;
+            p->aux_len = min_sz(p->s, p->hist_len);
+            return GPK_OK;
+        }
+        variant = GPK_OCL_PAPER; /* r too large for the tile arrays */
+    }
+
+    const size_t lim = wg_limit(R, &st->paper_reorder[R->kwi][R->vi], &st->paper_hist[R->kwi]);
+    unsigned I = job->items ? job->items : tu->paper_items;
+    if (job->items && I > lim)
+        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+    if (!job->items)
+        while (I > lim) I /= 2;
+    const size_t R_ = (size_t)1 << w;
+    if (variant == GPK_OCL_PAPER) {
+        /* S = 2^r * I * 4 bytes must fit: the paper's constraint S < C */
+        while (!job->items && I > 1 && R_ * I * 4 > lm) I /= 2;
+        if (R_ * I * 4 > lm) variant = GPK_OCL_GLOBAL;
+    }
+    size_t G = job->groups ? job->groups : (size_t)tu->paper_groups_per_cu * st->compute_units;
+    if (variant == GPK_OCL_GLOBAL && !job->items && !job->groups) {
+        /* H = 2^r * G * I counters in global memory: keep it near 16 Mi
+         * counters (64 MB) so that the scan stays cheap. */
+        const size_t cap = ((size_t)1 << 24) / R_;
+        while ((size_t)I * G > cap && G > 1) G /= 2;
+        while ((size_t)I * G > cap && I > 1) I /= 2;
+    }
+    if (!job->groups && G * I > n) G = ceil_div(n, I); /* no item without a key */
+    if (G < 1) G = 1;
+    const size_t GI = G * I;
+    p->variant = variant;
+    p->I = I;
+    p->G = (unsigned)G;
+    p->npad = ceil_div(n, GI) * GI; /* padded with the largest key, as in the paper */
+    p->C = (unsigned)(p->npad / GI);
+    p->s = job->scan_split ? job->scan_split : tu->paper_split;
+    p->hist_len = R_ * GI;
+    p->aux_len = min_sz(p->s, p->hist_len);
+    {
+        const char *tr = getenv("GPK_OPENCL_TRANSPOSE");
+        p->transpose = (tr && *tr) ? atoi(tr) != 0 : tu->paper_transpose;
+        const size_t tlim = wg_limit(R, &st->transpose[0], &st->transpose[1]);
+        if (tlim < TD * TD) p->transpose = 0;
+    }
+    if (p->npad > 0xFFFFFFFFu || p->hist_len > 0xFFFFFFFFu)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "OpenCL radix sort: n = %zu with G*I = %zu and r = %u exceeds the 32-bit index range", n, GI, w);
+    return GPK_OK;
+}
+
+/* ---- launching -------------------------------------------------------------- */
+
+typedef struct karg {
+    size_t size;
+    const void *ptr;
+} karg;
+#define A_MEM(m) {sizeof(cl_mem), &(m)}
+#define A_U(x) {sizeof(cl_uint), &(cl_uint){(cl_uint)(x)}}
+#define A_I(x) {sizeof(cl_int), &(cl_int){(cl_int)(x)}}
+#define A_LOCAL(bytes) {(size_t)(bytes), NULL}
+#define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Room for more profiling events; 0 when the host is out of memory (the
+ * launch then goes unprofiled). */
+static int grow_profile(gpk_opencl *st)
+{
+    const size_t cap = st->prof_cap ? 2 * st->prof_cap : 64;
+    cl_event *ev = realloc(st->prof_ev, cap * sizeof *ev);
+    if (!ev) return 0;
+    st->prof_ev = ev;
+    int *ph = realloc(st->prof_phase, cap * sizeof *ph);
+    if (!ph) return 0;
+    st->prof_phase = ph;
+    st->prof_cap = cap;
+    return 1;
+}
+
+static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na, cl_uint dim, const size_t *gws,
+                         const size_t *lws)
+{
+    char what[96];
+    for (int i = 0; i < na; i++) {
+        const cl_int e = clSetKernelArg(k->k, (cl_uint)i, a[i].size, a[i].ptr);
+        if (e != CL_SUCCESS) {
+            snprintf(what, sizeof what, "clSetKernelArg(%s, %d)", k->name, i);
+            return gpk__cl_fail(R->ctx, e, what);
+        }
+    }
+    gpk_opencl *st = R->st;
+    cl_event ev = NULL;
+    const int prof = st->profile && (st->prof_n < st->prof_cap || grow_profile(st));
+    const cl_int e = clEnqueueNDRangeKernel(st->queue, k->k, dim, NULL, gws, lws, 0, NULL, prof ? &ev : NULL);
+    if (e != CL_SUCCESS) {
+        snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
+        return gpk__cl_fail(R->ctx, e, what);
+    }
+    if (prof) {
+        st->prof_ev[st->prof_n] = ev;
+        st->prof_phase[st->prof_n++] = k->phase;
+    }
+    return GPK_OK;
+}
+
+/* Grows cached buffer `slot` to at least `bytes`; when preserve > 0 the
+ * first `preserve` bytes of the old buffer are copied to the new one. An
+ * allocation failure releases every cached buffer. */
+static gpk_status ensure_buf(run *R, int slot, size_t bytes, size_t preserve)
+{
+    gpk_opencl *st = R->st;
+    if (bytes == 0) bytes = 4;
+    if (st->buf[slot].mem && st->buf[slot].bytes >= bytes) return GPK_OK;
+    cl_int e;
+    cl_mem m = clCreateBuffer(st->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (e != CL_SUCCESS) {
+        gpk__opencl_release_buffers(st);
+        if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE ||
+            e == CL_OUT_OF_RESOURCES)
+            return gpk__fail(R->ctx, GPK_ENOMEM, "OpenCL clCreateBuffer(%zu bytes) failed on %s: %s (%d)", bytes,
+                             st->name, gpk__cl_error_name(e), (int)e);
+        return gpk__cl_fail(R->ctx, e, "clCreateBuffer");
+    }
+    if (preserve && st->buf[slot].mem) {
+        e = clEnqueueCopyBuffer(st->queue, st->buf[slot].mem, m, 0, 0, preserve, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            clReleaseMemObject(m);
+            return gpk__cl_fail(R->ctx, e, "clEnqueueCopyBuffer");
+        }
+    }
+    if (st->buf[slot].mem) clReleaseMemObject(st->buf[slot].mem); /* freed once the copy is done */
+    st->buf[slot].mem = m;
+    st->buf[slot].bytes = bytes;
+    return GPK_OK;
+}
+
+/* Device memory the plan needs; GPK_ENOMEM with the sizes when it cannot
+ * fit. extra: bytes held besides (the bench's copy of the input). */
+static gpk_status check_memory(run *R, const plan *p, size_t extra)
+{
+    gpk_opencl *st = R->st;
+    const size_t kb = p->npad * R->kw, vb = p->npad * R->vw, hb = p->hist_len * 4;
+    const size_t biggest = kb > vb ? (kb > hb ? kb : hb) : (vb > hb ? vb : hb);
+    if (biggest > st->max_alloc)
+        return gpk__fail(R->ctx, GPK_ENOMEM,
+                         "sorting %zu keys on %s needs a %zu-byte buffer, more than its largest allocation "
+                         "(%llu bytes)",
+                         R->n, st->name, biggest, (unsigned long long)st->max_alloc);
+    const double total = 2.0 * kb + 2.0 * vb + hb + 4.0 * p->aux_len + extra;
+    if (total > (double)st->global_mem)
+        return gpk__fail(R->ctx, GPK_ENOMEM,
+                         "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->name,
+                         total / 1073741824.0, (double)st->global_mem / 1073741824.0);
+    return GPK_OK;
+}
+
+/* ---- the phases ------------------------------------------------------------ */
+
+/* b = 0: [begin, end) from the AND and OR of the mapped keys. */
+static gpk_status detect_range(run *R)
+{
+    gpk_opencl *st = R->st;
+    const gpk_ocl_kernel *k = &R->st->reduce[R->kwi];
+    /* CPUs: one item per group sweeps a contiguous chunk; GPUs: 256 */
+    size_t I = (st->type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
+    while (I > 1 && (I > k->wg || I > st->max_wg)) I /= 2;
+    size_t G = min_sz((size_t)st->compute_units * ((st->type & CL_DEVICE_TYPE_CPU) ? 4 : 16), ceil_div(R->n, I));
+    if (G < 1) G = 1;
+    const size_t chunk = ceil_div(R->n, G);
+    gpk_status s = ensure_buf(R, GPK_OCL_RED, 2 * G * R->kw, 0);
+    if (s != GPK_OK) return s;
+    {
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_U(R->n), A_U(chunk), A_I(R->kind),
+                    A_MEM(st->buf[GPK_OCL_RED].mem),
+                    A_LOCAL(I * R->kw), A_LOCAL(I * R->kw)};
+        const size_t gws = G * I;
+        if ((s = launch(R, k, a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+    }
+    void *host = malloc(2 * G * R->kw);
+    if (!host) return gpk__fail(R->ctx, GPK_ENOMEM, "out of host memory");
+    const cl_int e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_RED].mem, CL_TRUE, 0, 2 * G * R->kw, host, 0,
+                                         NULL, NULL);
+    if (e != CL_SUCCESS) {
+        free(host);
+        return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(reduction)");
+    }
+    uint64_t and_all, or_all = 0;
+    if (R->kw == 4) {
+        const uint32_t *v = host;
+        uint32_t a = 0xFFFFFFFFu, o = 0;
+        for (size_t g = 0; g < G; g++) {
+            a &= v[2 * g];
+            o |= v[2 * g + 1];
+        }
+        and_all = a;
+        or_all = o;
+    } else {
+        const uint64_t *v = host;
+        and_all = ~(uint64_t)0;
+        for (size_t g = 0; g < G; g++) {
+            and_all &= v[2 * g];
+            or_all |= v[2 * g + 1];
+        }
+    }
+    free(host);
+    gpk__radix_range_from_masks(and_all, or_all, &R->begin, &R->end);
+    return GPK_OK;
+}
+
+/* Exclusive scan of H[0..len) in place, split in s parts (paper 3.2.2). */
+static gpk_status scan_hist(run *R, size_t len)
+{
+    gpk_opencl *st = R->st;
+    gpk_status s;
+    size_t SW = 256;
+    while (SW > 1 && (SW > st->scan_parts.wg || SW > st->scan_add.wg || SW > st->max_wg)) SW /= 2;
+    const size_t part = ceil_div(len, R->p.s ? R->p.s : 1);
+    const size_t nparts = ceil_div(len, part);
+    cl_mem h = st->buf[GPK_OCL_HIST].mem, aux = st->buf[GPK_OCL_AUX].mem;
+    {
+        karg a[] = {A_MEM(h), A_MEM(aux), A_U(len), A_U(part), A_I(nparts > 1), A_LOCAL(2 * SW * 4)};
+        const size_t gws = nparts * SW;
+        if ((s = launch(R, &st->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
+    }
+    if (nparts > 1) {
+        karg a[] = {A_MEM(aux), A_MEM(aux), A_U(nparts), A_U(nparts), A_I(0), A_LOCAL(2 * SW * 4)};
+        if ((s = launch(R, &st->scan_parts, a, NARGS(a), 1, &SW, &SW)) != GPK_OK) return s;
+        karg b[] = {A_MEM(h), A_MEM(aux), A_U(len), A_U(part)};
+        const size_t gws = nparts * SW;
+        if ((s = launch(R, &st->scan_add, b, NARGS(b), 1, &gws, &SW)) != GPK_OK) return s;
+    }
+    return GPK_OK;
+}
+
+static gpk_status run_fast(run *R)
+{
+    gpk_opencl *st = R->st;
+    const plan *p = &R->p;
+    gpk_status s;
+    int src = 0;
+    const size_t I = p->I, gws = (size_t)p->G * p->I;
+    const size_t T = p->T;
+    const size_t wide = R->vw > R->kw ? R->vw : R->kw;
+    for (unsigned q = 0; q < R->passes; q++) {
+        const unsigned shift = R->begin + q * R->r;
+        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
+        const size_t Rq = (size_t)1 << bits;
+        const int kin_map = q == 0 ? R->kind : 0, kout_map = q + 1 == R->passes ? R->kind : 0;
+        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
+        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
+        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        cl_mem h = st->buf[GPK_OCL_HIST].mem;
+        const unsigned nrep = fast_nrep(bits);
+        {
+            karg a[] = {A_MEM(kin), A_MEM(h), A_U(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits),
+                        A_I(kin_map), A_U(nrep), A_LOCAL(Rq * nrep * 4)};
+            if ((s = launch(R, &st->fast_count[R->kwi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+        }
+        if ((s = scan_hist(R, Rq * p->G)) != GPK_OK) return s;
+        {
+            karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
+                        A_U(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
+                        A_LOCAL((PADK(T - 1) + 1) * wide),
+                        A_LOCAL(R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4),
+                        A_LOCAL(cnt_words(I, bits) * 4), A_LOCAL(2 * I * 4), A_LOCAL(Rq * 4), A_LOCAL(Rq * 4)};
+            if ((s = launch(R, &st->fast_reorder[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+        }
+        src ^= 1;
+    }
+    R->res = src;
+    return GPK_OK;
+}
+
+static gpk_status transpose(run *R, cl_mem in, cl_mem out, unsigned width, size_t rows, size_t cols, int kmap)
+{
+    const size_t lws[2] = {TD, TD};
+    const size_t gws[2] = {ceil_div(cols, TD) * TD, ceil_div(rows, TD) * TD};
+    karg a[] = {A_MEM(in), A_MEM(out), A_U(rows), A_U(cols), A_I(kmap), A_LOCAL(TD * (TD + 1) * width)};
+    return launch(R, &R->st->transpose[width == 8], a, NARGS(a), 2, gws, lws);
+}
+
+static gpk_status run_paper(run *R)
+{
+    gpk_opencl *st = R->st;
+    const plan *p = &R->p;
+    gpk_status s;
+    cl_int e;
+    const size_t I = p->I, GI = (size_t)p->G * p->I;
+    const int ghist = p->variant == GPK_OCL_GLOBAL;
+    int src = 0;
+
+    if (p->npad > R->n) {
+        /* the paper's padding: keys that map to the largest key go last */
+        const uint32_t pad32 = gpk__unmap_u32(R->job->key_type, 0xFFFFFFFFu);
+        const uint64_t pad64 = gpk__unmap_u64(R->job->key_type, ~(uint64_t)0);
+        const void *pat = R->kw == 4 ? (const void *)&pad32 : (const void *)&pad64;
+        e = clEnqueueFillBuffer(st->queue, st->buf[GPK_OCL_KEYS0].mem, pat, R->kw, R->n * R->kw,
+                                (p->npad - R->n) * R->kw, 0, NULL, NULL);
+        if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(padding)");
+    }
+    int kin_first = R->kind, kout_last = R->kind;
+    if (p->transpose) {
+        /* rows of the (G*I) x C matrix become columns: item reads coalesce */
+        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0].mem, st->buf[GPK_OCL_KEYS1].mem, R->kw, GI, p->C, R->kind)) !=
+            GPK_OK)
+            return s;
+        if (R->vw && !R->sigma &&
+            (s = transpose(R, st->buf[GPK_OCL_VALS0].mem, st->buf[GPK_OCL_VALS1].mem, R->vw, GI, p->C, 0)) != GPK_OK)
+            return s;
+        src = 1;
+        kin_first = kout_last = 0; /* the transpositions map and unmap */
+    }
+    for (unsigned q = 0; q < R->passes; q++) {
+        const unsigned shift = R->begin + q * R->r;
+        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
+        const size_t Rq = (size_t)1 << bits;
+        const int kin_map = q == 0 ? kin_first : 0, kout_map = q + 1 == R->passes ? kout_last : 0;
+        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
+        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
+        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        cl_mem h = st->buf[GPK_OCL_HIST].mem;
+        const size_t lbytes = ghist ? 4 : Rq * I * 4;
+        if (ghist) {
+            const cl_uint zero = 0;
+            e = clEnqueueFillBuffer(st->queue, h, &zero, sizeof zero, 0, Rq * GI * 4, 0, NULL, NULL);
+            if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histogram)");
+        }
+        {
+            karg a[] = {A_MEM(kin), A_MEM(h), A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(p->transpose),
+                        A_I(ghist), A_LOCAL(lbytes)};
+            if ((s = launch(R, &st->paper_hist[R->kwi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
+        }
+        if ((s = scan_hist(R, Rq * GI)) != GPK_OK) return s;
+        {
+            karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
+                        A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map), A_I(p->transpose),
+                        A_I(ghist), A_LOCAL(lbytes)};
+            if ((s = launch(R, &st->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
+        }
+        src ^= 1;
+    }
+    if (p->transpose) {
+        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0 + src].mem, st->buf[GPK_OCL_KEYS1 - src].mem, R->kw, p->C, GI,
+                           -R->kind)) != GPK_OK)
+            return s;
+        if (R->vw && (s = transpose(R, st->buf[GPK_OCL_VALS0 + src].mem, st->buf[GPK_OCL_VALS1 - src].mem, R->vw,
+                                    p->C, GI, 0)) != GPK_OK)
+            return s;
+        src ^= 1;
+    }
+    R->res = src;
+    return GPK_OK;
+}
+
+/* Sorts what KEYS0 (and VALS0) hold: the caller's n keys in raw form.
+ * Leaves the result in slot R->res; R->passes == 0 means the keys were
+ * already in order (all equal on the sorted bits). */
+static gpk_status sort_device(run *R)
+{
+    gpk_status s;
+    const gpk_radix_job *job = R->job;
+    R->res = 0;
+    if (job->key_bits) {
+        R->begin = 0;
+        R->end = job->key_bits;
+    } else if ((s = detect_range(R)) != GPK_OK) {
+        return s;
+    }
+    const unsigned span = R->end - R->begin;
+    R->passes = (span + R->r - 1) / R->r;
+    if (R->passes == 0) return GPK_OK;
+    if ((s = make_plan(R, span < R->r ? span : R->r, &R->p)) != GPK_OK) return s;
+    const plan *p = &R->p;
+    if ((s = check_memory(R, p, 0)) != GPK_OK) return s;
+    /* slot 0 already holds the input: grow it keeping its contents */
+    if ((s = ensure_buf(R, GPK_OCL_KEYS0, p->npad * R->kw, R->n * R->kw)) != GPK_OK) return s;
+    if ((s = ensure_buf(R, GPK_OCL_KEYS1, p->npad * R->kw, 0)) != GPK_OK) return s;
+    if (R->vw) {
+        if ((s = ensure_buf(R, GPK_OCL_VALS0, p->npad * R->vw, R->sigma ? 0 : R->n * R->vw)) != GPK_OK) return s;
+        if ((s = ensure_buf(R, GPK_OCL_VALS1, p->npad * R->vw, 0)) != GPK_OK) return s;
+    }
+    if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * 4, 0)) != GPK_OK) return s;
+    if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * 4, 0)) != GPK_OK) return s;
+    return p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
+}
+
+/* ---- entry points -------------------------------------------------------- */
+
+static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    memset(R, 0, sizeof *R);
+    R->ctx = ctx;
+    R->job = job;
+    R->st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
+    if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
+    if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
+    {
+        /* Memory first: an input larger than the device is ENOMEM whatever its count. */
+        const double need = 2.0 * (double)job->n * ((double)job->key_width + (double)job->value_width);
+        if (need > (double)R->st->global_mem)
+            return gpk__fail(ctx, GPK_ENOMEM, "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB",
+                             job->n, R->st->name, need / 1073741824.0, (double)R->st->global_mem / 1073741824.0);
+    }
+    if (job->n > 0xFFFFFFFFu)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "the OpenCL radix sort handles at most 2^32-1 keys (n = %zu)", job->n);
+    R->n = job->n;
+    R->kw = job->key_width;
+    if (R->kw != 4 && R->kw != 8) return gpk__fail(ctx, GPK_EINVAL, "key width %u", R->kw);
+    R->kwi = R->kw == 8;
+    switch (job->key_type) {
+    case GPK_I32: case GPK_I64: R->kind = 1; break;
+    case GPK_F32: case GPK_F64: R->kind = 2; break;
+    default: R->kind = 0; break;
+    }
+    R->sigma = job->sigma != NULL && job->values == NULL;
+    R->vw = job->values ? job->value_width : (R->sigma ? 4 : 0);
+    if (R->vw != 0 && R->vw != 4 && R->vw != 8) return gpk__fail(ctx, GPK_EINVAL, "value width %u", R->vw);
+    R->vi = R->vw == 0 ? 0 : (R->vw == 4 ? 1 : 2);
+    if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
+    if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
+    const gpk_opencl_tune *tu = &R->st->tune;
+    R->pref = env_variant(tu->variant);
+    R->r = job->radix_bits ? job->radix_bits : (R->pref == GPK_OCL_FAST ? tu->fast_r : tu->paper_r);
+    return GPK_OK;
+}
+
+/* Memory check before anything is uploaded, for the widest passes. */
+static gpk_status precheck(run *R, size_t extra)
+{
+    plan p;
+    const unsigned span = R->job->key_bits ? R->job->key_bits : R->kw * 8;
+    gpk_status s = make_plan(R, span < R->r ? span : R->r, &p);
+    if (s != GPK_OK) return s;
+    return check_memory(R, &p, extra);
+}
+
+static gpk_status upload(run *R, cl_mem keys, cl_mem vals)
+{
+    const gpk_radix_job *job = R->job;
+    cl_int e = clEnqueueWriteBuffer(R->st->queue, keys, CL_FALSE, 0, R->n * R->kw, job->keys, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(keys)");
+    if (job->values) {
+        e = clEnqueueWriteBuffer(R->st->queue, vals, CL_FALSE, 0, R->n * R->vw, job->values, 0, NULL, NULL);
+        if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(values)");
+    }
+    return GPK_OK;
+}
+
+/* Device work is complete when this is called: read the results into the
+ * caller's arrays. */
+static gpk_status download(run *R)
+{
+    const gpk_radix_job *job = R->job;
+    gpk_opencl *st = R->st;
+    cl_int e = clFinish(st->queue);
+    if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clFinish");
+    gpk__opencl_profile_collect(st);
+    if (R->passes == 0) {
+        /* keys already in order: they stay as they are */
+        if (R->sigma)
+            for (size_t i = 0; i < R->n; i++) job->sigma[i] = (uint32_t)i;
+        return GPK_OK;
+    }
+    e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,
+                            NULL, NULL);
+    if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(keys)");
+    if (R->vw) {
+        void *dst = R->sigma ? (void *)job->sigma : job->values;
+        e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_VALS0 + R->res].mem, CL_TRUE, 0, R->n * R->vw, dst, 0,
+                                NULL, NULL);
+        if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(values)");
+    }
+    return GPK_OK;
+}
+
+gpk_status gpk__radix_sort_opencl(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    run R;
+    gpk_status s = run_init(&R, ctx, job);
+    if (s != GPK_OK) return s;
+    if ((s = precheck(&R, 0)) != GPK_OK) return s;
+    if ((s = ensure_buf(&R, GPK_OCL_KEYS0, R.n * R.kw, 0)) != GPK_OK) return s;
+    if (job->values && (s = ensure_buf(&R, GPK_OCL_VALS0, R.n * R.vw, 0)) != GPK_OK) return s;
+    s = upload(&R, R.st->buf[GPK_OCL_KEYS0].mem, job->values ? R.st->buf[GPK_OCL_VALS0].mem : NULL);
+    if (s == GPK_OK) s = sort_device(&R);
+    if (s == GPK_OK) s = download(&R);
+    /* on failure, wait for what was queued: the uploads read the caller's arrays */
+    if (s != GPK_OK) {
+        clFinish(R.st->queue);
+        gpk__opencl_profile_collect(R.st);
+    }
+    return s;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms)
+{
+    run R;
+    gpk_status s = run_init(&R, ctx, job);
+    if (s != GPK_OK) return s;
+    if (reps < 1 || !ms) return gpk__fail(ctx, GPK_EINVAL, "bench: reps = %d", reps);
+    gpk_opencl *st = R.st;
+    const size_t kb = R.n * R.kw, vb = job->values ? R.n * R.vw : 0;
+    if ((s = precheck(&R, kb + vb)) != GPK_OK) return s;
+    double *times = malloc((size_t)reps * sizeof *times);
+    if (!times) return gpk__fail(ctx, GPK_ENOMEM, "out of host memory");
+    cl_mem orig_k = NULL, orig_v = NULL;
+    cl_int e;
+    orig_k = clCreateBuffer(st->context, CL_MEM_READ_ONLY, kb, NULL, &e);
+    if (e != CL_SUCCESS) {
+        orig_k = NULL;
+        s = gpk__cl_fail(ctx, e, "clCreateBuffer(bench keys)");
+        goto done;
+    }
+    if (vb) {
+        orig_v = clCreateBuffer(st->context, CL_MEM_READ_ONLY, vb, NULL, &e);
+        if (e != CL_SUCCESS) {
+            orig_v = NULL;
+            s = gpk__cl_fail(ctx, e, "clCreateBuffer(bench values)");
+            goto done;
+        }
+    }
+    if ((s = upload(&R, orig_k, orig_v)) != GPK_OK) goto done;
+    for (int rep = 0; rep < reps; rep++) {
+        /* every rep sorts the same unsorted input; the copy is not timed */
+        if ((s = ensure_buf(&R, GPK_OCL_KEYS0, kb, 0)) != GPK_OK) goto done;
+        if (vb && (s = ensure_buf(&R, GPK_OCL_VALS0, vb, 0)) != GPK_OK) goto done;
+        e = clEnqueueCopyBuffer(st->queue, orig_k, st->buf[GPK_OCL_KEYS0].mem, 0, 0, kb, 0, NULL, NULL);
+        if (e == CL_SUCCESS && vb)
+            e = clEnqueueCopyBuffer(st->queue, orig_v, st->buf[GPK_OCL_VALS0].mem, 0, 0, vb, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            s = gpk__cl_fail(ctx, e, "clEnqueueCopyBuffer(bench input)");
+            goto done;
+        }
+        if ((e = clFinish(st->queue)) != CL_SUCCESS) {
+            s = gpk__cl_fail(ctx, e, "clFinish");
+            goto done;
+        }
+        const double t0 = now_ms();
+        if ((s = sort_device(&R)) != GPK_OK) goto done;
+        if ((e = clFinish(st->queue)) != CL_SUCCESS) {
+            s = gpk__cl_fail(ctx, e, "clFinish");
+            goto done;
+        }
+        times[rep] = now_ms() - t0;
+        gpk__opencl_profile_collect(st);
+    }
+    qsort(times, (size_t)reps, sizeof *times, cmp_double);
+    *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+    s = download(&R);
+done:
+    clFinish(st->queue);
+    gpk__opencl_profile_collect(st);
+    if (orig_k) clReleaseMemObject(orig_k);
+    if (orig_v) clReleaseMemObject(orig_v);
+    free(times);
+    return s;
+}

@@ -1,0 +1,277 @@
+#!/bin/sh
+# End-to-end tests of the gpk CLI and the pic example.
+#   usage: cli_test.sh PATH/TO/gpk PATH/TO/pic
+# Runs every check on the CPU backend, and again on OpenCL when
+# `gpk info --backend opencl` finds a device (PoCL in CI). Needs coreutils
+# (od -w, head -c), awk and cmp. Exits non-zero on any failure and keeps its
+# work directory then, so the failing files can be inspected.
+set -u
+
+GPK=${1:?usage: cli_test.sh PATH/TO/gpk PATH/TO/pic}
+PIC=${2:?usage: cli_test.sh PATH/TO/gpk PATH/TO/pic}
+case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
+case $PIC in /*) ;; *) PIC=$(pwd)/$PIC ;; esac
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_test.XXXXXX") || exit 1
+cd "$WORK" || exit 1
+FAILS=0
+TESTS=0
+
+fail() {
+    FAILS=$((FAILS + 1))
+    echo "FAIL: $*" >&2
+}
+pass() { TESTS=$((TESTS + 1)); }
+
+# expect RC DESCRIPTION -- command...: the command must exit with RC.
+expect() {
+    want=$1
+    what=$2
+    shift 3
+    "$@" >out.txt 2>err.txt
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, expected $want: $*"
+        sed 's/^/    stderr: /' err.txt >&2
+    else
+        pass
+    fi
+}
+
+# expect_err RC DESCRIPTION PATTERN -- command...: exit RC and PATTERN on stderr.
+expect_err() {
+    want=$1
+    what=$2
+    pattern=$3
+    shift 4
+    "$@" >out.txt 2>err.txt
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, expected $want: $*"
+        sed 's/^/    stderr: /' err.txt >&2
+    elif ! grep -q -- "$pattern" err.txt; then
+        fail "$what: stderr lacks '$pattern':"
+        sed 's/^/    stderr: /' err.txt >&2
+    else
+        pass
+    fi
+}
+
+size_of() { wc -c <"$1" | tr -d ' '; }
+
+# One element per line as fixed-width hex of the given byte width (od -v:
+# no '*' for repeated lines). Fixed-width hex compares like unsigned numbers.
+hexdump_w() { od -An -v -tx"$2" -w"$2" "$1" | tr -d ' '; }
+
+# u32 sigma as decimal, one per line.
+u32s() { od -An -v -tu4 -w4 "$1" | tr -d ' '; }
+
+# check_perm IN OUT SIGMA WIDTH: OUT[j] == IN[SIGMA[j]] for all j, and
+# SIGMA is a permutation of 0..n-1.
+check_perm() {
+    hexdump_w "$1" "$4" >in.hex
+    hexdump_w "$2" "$4" >out.hex
+    u32s "$3" >sig.txt
+    awk 'FILENAME == ARGV[1] { a[NR - 1] = $0; n = NR; next }
+         FILENAME == ARGV[2] { b[FNR - 1] = $0; next }
+         { s = $0 + 0; j = FNR - 1
+           if (s < 0 || s >= n || seen[s]++) { print "sigma[" j "] = " s " repeats or is out of range"; bad = 1; exit }
+           if ((b[j] "") != (a[s] "")) { print "out[" j "] != in[sigma[" j "]]"; bad = 1; exit }
+           m++ }
+         END { if (!bad && m != n) { print "sigma has " m " entries, expected " n; bad = 1 } exit bad }' \
+        in.hex out.hex sig.txt
+}
+
+# check_sorted_unsigned FILE WIDTH: ascending as unsigned integers.
+check_sorted_unsigned() {
+    hexdump_w "$1" "$2" | awk 'NR > 1 && ($0 "") < prev { print "not sorted at " NR - 1; exit 1 } { prev = $0 "" }'
+}
+
+# Raw little-endian .npy writer for crafted headers: mknpy OUT DICT DATAFILE
+mknpy() {
+    dict=$2
+    # total = 10 + len(dict) + 1 newline, padded to a multiple of 64 with spaces
+    len=$(printf '%s' "$dict" | wc -c | tr -d ' ')
+    pad=$(( (64 - (10 + len + 1) % 64) % 64 ))
+    hlen=$((len + pad + 1))
+    {
+        printf '\223NUMPY\001\000'
+        printf "\\$(printf %03o $((hlen % 256)))\\$(printf %03o $((hlen / 256)))"
+        printf '%s' "$dict"
+        printf "%${pad}s" ""
+        printf '\n'
+        cat "$3"
+    } >"$1"
+}
+
+# ---- help, version, usage errors -------------------------------------------------
+expect 0 "--help" -- "$GPK" --help
+grep -q "usage: gpk" out.txt || fail "--help prints no usage"
+expect 0 "--version" -- "$GPK" --version
+grep -q "gpk [0-9]" out.txt || fail "--version prints no version"
+grep -q "backends built: cpu" out.txt || fail "--version does not list the backends"
+for c in sort bench pic info; do
+    expect 0 "help $c" -- "$GPK" help "$c"
+    grep -q "usage: gpk $c" out.txt || fail "gpk help $c prints no usage"
+    expect 0 "$c --help" -- "$GPK" "$c" --help
+done
+expect 0 "bench sort --help" -- "$GPK" bench sort --help
+expect 0 "pic --help" -- "$PIC" --help
+expect 2 "no arguments" -- "$GPK"
+expect_err 2 "unknown command" "unknown command" -- "$GPK" frobnicate
+expect_err 2 "unknown option" "unknown option" -- "$GPK" --frobnicate
+expect_err 2 "unknown" "sort: unknown option" -- "$GPK" sort --frobnicate x.bin
+expect_err 2 "no input" "no input" -- "$GPK" sort
+expect_err 2 "bad size" "bad value" -- "$GPK" sort --gen uniform --n 12Q
+expect_err 2 "bad type" "unknown type" -- "$GPK" sort --gen uniform --n 10 --type u16
+expect_err 2 "radix bits" "radix-bits" -- "$GPK" sort --gen uniform --n 10 --radix-bits 17
+expect_err 2 "key bits" "larger than the 32 bits" -- "$GPK" sort --gen uniform --n 10 --key-bits 33
+expect_err 2 "missing value" "needs a value" -- "$GPK" sort --gen uniform --n
+expect_err 2 "bench unknown option" "unknown option" -- "$GPK" bench sort --frobnicate
+expect_err 2 "pic bad n" "bad --n" -- "$GPK" pic --n -5
+expect_err 2 "pic standalone bad option" "unknown option" -- "$PIC" --frobnicate 1
+expect 0 "info" -- "$GPK" info
+grep -q "^cpu" out.txt || fail "gpk info does not show the CPU backend"
+
+# ---- bad input files (the CPU backend reads them) ----------------------------------------
+head -c 4000 /dev/urandom >rnd.bin
+expect_err 1 "missing file" "missing.bin" -- "$GPK" sort missing.bin --type u32
+expect_err 1 "raw needs --type" "needs --type" -- "$GPK" sort rnd.bin
+head -c 4001 /dev/urandom >odd.bin
+expect_err 1 "raw size not a multiple" "odd.bin" -- "$GPK" sort odd.bin --type u64
+mknpy good.npy "{'descr': '<u4', 'fortran_order': False, 'shape': (1000,), }" rnd.bin
+expect 0 "crafted .npy" -- "$GPK" sort good.npy -o good_out.npy --check
+head -c 2000 good.npy >trunc.npy
+expect_err 1 "truncated .npy" "trunc.npy: truncated" -- "$GPK" sort trunc.npy
+head -c 40 good.npy >trunchdr.npy
+expect_err 1 "truncated .npy header" "trunchdr.npy: truncated" -- "$GPK" sort trunchdr.npy
+cat good.npy rnd.bin >long.npy
+expect_err 1 "too long .npy" "long.npy: mismatched" -- "$GPK" sort long.npy
+mknpy short.npy "{'descr': '<u4', 'fortran_order': False, 'shape': (1001,), }" rnd.bin
+expect_err 1 "shape larger than data" "short.npy: truncated" -- "$GPK" sort short.npy
+mknpy i2.npy "{'descr': '<i2', 'fortran_order': False, 'shape': (2000,), }" rnd.bin
+expect_err 1 "wrong dtype" "i2.npy: dtype '<i2' is not supported" -- "$GPK" sort i2.npy
+mknpy be.npy "{'descr': '>u4', 'fortran_order': False, 'shape': (1000,), }" rnd.bin
+expect_err 1 "big-endian dtype" "be.npy: big-endian" -- "$GPK" sort be.npy
+mknpy fo.npy "{'descr': '<u4', 'fortran_order': True, 'shape': (1000,), }" rnd.bin
+expect_err 1 "Fortran order" "fo.npy: Fortran" -- "$GPK" sort fo.npy
+mknpy twod.npy "{'descr': '<u4', 'fortran_order': False, 'shape': (10, 100), }" rnd.bin
+expect_err 1 "2-D array" "twod.npy: the array has 2 dimensions" -- "$GPK" sort twod.npy
+mknpy bad.npy "{'descr': '<u4', 'shape': (1000,), }" rnd.bin
+expect_err 1 "malformed header" "bad.npy: malformed" -- "$GPK" sort bad.npy
+cp rnd.bin fake.npy
+expect_err 1 "not a .npy" "fake.npy: not a .npy" -- "$GPK" sort fake.npy
+expect_err 1 "type mismatch" "holds u32 but --type f64" -- "$GPK" sort good.npy --type f64
+expect_err 1 "unwritable output" "cannot create" -- "$GPK" sort good.npy -o "$WORK/no/such/dir/x.npy"
+head -c 400 /dev/urandom >v100.bin
+expect_err 1 "values count mismatch" "v100.bin holds 100 values" -- "$GPK" sort rnd.bin --type u32 --values v100.bin --value-type u32
+expect_err 2 "perm with values" "cannot be combined" -- "$GPK" sort rnd.bin --type u32 --values rnd.bin --value-type u32 --perm p.bin
+
+# ---- sorting on each backend ----------------------------------------------------------------
+BACKENDS=cpu
+if "$GPK" info --backend opencl >/dev/null 2>&1; then
+    BACKENDS="cpu opencl"
+    # The bench calls the OpenCL hook only when the CLI itself is compiled
+    # with GPK_HAVE_OPENCL; a usable OpenCL without it is a build bug.
+    "$GPK" --version | grep -q "backends built:.*opencl" ||
+        fail "OpenCL is usable but the CLI was compiled without GPK_HAVE_OPENCL (gpk --version)"
+else
+    echo "cli_test: OpenCL backend not usable here: OpenCL checks skipped" >&2
+fi
+
+N=4099 # not a power of two: partial tiles and groups
+for B in $BACKENDS; do
+    for T in u32 i32 f32 u64 i64 f64; do
+        case $T in *32) W=4 ;; *) W=8 ;; esac
+        # Random bytes: every bit pattern, NaNs, infinities and denormals included.
+        head -c $((N * W)) /dev/urandom >in_$T.bin
+        tag="$B $T"
+
+        expect 0 "$tag raw sort" -- "$GPK" sort in_$T.bin --type $T --backend $B -o out_$T.bin --perm sig_$T.bin --check
+        [ "$(size_of out_$T.bin)" -eq $((N * W)) ] || fail "$tag: output size"
+        [ "$(size_of sig_$T.bin)" -eq $((N * 4)) ] || fail "$tag: sigma size"
+        check_perm in_$T.bin out_$T.bin sig_$T.bin $W >perm.txt || fail "$tag: $(cat perm.txt)"
+        pass
+        case $T in u*) check_sorted_unsigned out_$T.bin $W >s.txt || fail "$tag: $(cat s.txt)" ;; esac
+
+        # .npy output, then .npy input: sorting sorted data changes nothing.
+        expect 0 "$tag to .npy" -- "$GPK" sort in_$T.bin --type $T --backend $B -o out_$T.npy -q
+        tail -c $((N * W)) out_$T.npy | cmp -s - out_$T.bin || fail "$tag: .npy data differs from raw"
+        expect 0 "$tag .npy round trip" -- "$GPK" sort out_$T.npy --backend $B -o again_$T.npy --perm again_sig.npy --check
+        cmp -s out_$T.npy again_$T.npy || fail "$tag: .npy -> .npy changed the file"
+        expect 0 "$tag .npy to raw" -- "$GPK" sort out_$T.npy --backend $B -o again_$T.bin --format raw -q
+        cmp -s out_$T.bin again_$T.bin || fail "$tag: .npy -> raw changed the data"
+
+        # stdin to stdout.
+        "$GPK" sort - --type $T --backend $B -o - -q <in_$T.bin >pipe_$T.bin 2>err.txt || fail "$tag: pipe: $(cat err.txt)"
+        cmp -s pipe_$T.bin out_$T.bin || fail "$tag: stdin/stdout result differs"
+        pass
+
+        # Pairs: values follow the stable order, i.e. sigma.
+        case $T in *32) VT=u64; VW=8 ;; *) VT=u32; VW=4 ;; esac
+        head -c $((N * VW)) /dev/urandom >val_$T.bin
+        expect 0 "$tag pairs" -- "$GPK" sort in_$T.bin --type $T --backend $B --values val_$T.bin --value-type $VT --values-out valout_$T.bin -o pk_$T.bin --check
+        cmp -s pk_$T.bin out_$T.bin || fail "$tag: pair keys differ from the keys-only sort"
+        check_perm val_$T.bin valout_$T.bin sig_$T.bin $VW >perm.txt || fail "$tag pairs: $(cat perm.txt)"
+        pass
+
+        # Generated data, several distributions, (b, r) with r not dividing b.
+        for D in uniform few-bits equal sorted reverse float-specials; do
+            expect 0 "$tag gen $D" -- "$GPK" sort --gen $D --n 3000 --type $T --backend $B --perm g.bin --check -q
+        done
+        expect 0 "$tag radix bits 3" -- "$GPK" sort in_$T.bin --type $T --backend $B --radix-bits 3 --check -q
+        expect 0 "$tag key bits 12 radix 5" -- "$GPK" sort in_$T.bin --type $T --backend $B --key-bits 12 --radix-bits 5 --perm kb.bin --check -q
+    done
+
+    # n = 0 and n = 1, raw and .npy.
+    : >empty.bin
+    expect 0 "$B n=0" -- "$GPK" sort empty.bin --type u32 --backend $B -o e.npy --perm ep.bin --check
+    [ "$(size_of ep.bin)" -eq 0 ] || fail "$B n=0: sigma not empty"
+    expect 0 "$B n=0 .npy" -- "$GPK" sort e.npy --backend $B -o e2.bin --check
+    head -c 8 /dev/urandom >one.bin
+    expect 0 "$B n=1" -- "$GPK" sort one.bin --type f64 --backend $B -o one_out.bin --perm one_sig.bin --check
+    cmp -s one.bin one_out.bin || fail "$B n=1 changed the key"
+    [ "$(u32s one_sig.bin)" = 0 ] || fail "$B n=1: sigma is not [0]"
+
+    # JSON result.
+    expect 0 "$B json" -- "$GPK" sort --gen uniform --n 1k --backend $B --json --check
+    grep -q '"check": "ok"' out.txt || fail "$B: --json lacks the check result"
+    grep -q "\"backend\": \"$B\"" out.txt || fail "$B: --json lacks the backend"
+
+    # pic through the CLI.
+    expect 0 "$B gpk pic" -- "$GPK" pic --n 256k --backend $B --reps 2 --json
+    grep -q '"check": "ok"' out.txt || fail "$B: gpk pic --json lacks check ok"
+done
+
+# ---- bench ---------------------------------------------------------------------------------
+BL=$(echo $BACKENDS | tr ' ' ',')
+expect 0 "bench sort" -- "$GPK" bench sort --backends "$BL" --types u32,i64,f32 --n 1000,2^12 --pairs --perm --reps 2 --json bench.json -q
+grep -q "FAIL\|ERROR" out.txt && fail "bench printed a FAIL row"
+grep -q "qsort" out.txt || fail "bench lacks the qsort peer"
+grep -q "std::sort" out.txt || fail "bench lacks the std::sort peer"
+grep -q "__gnu_parallel::sort" out.txt || fail "bench lacks the __gnu_parallel::sort peer"
+for key in '"hostname"' '"cpu_model"' '"logical_cores"' '"command"' '"date"' '"rows"' '"devices"'; do
+    grep -q "$key" bench.json || fail "bench JSON lacks $key"
+done
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"] and d["failures"] == 0' bench.json ||
+        fail "bench JSON does not parse or records failures"
+fi
+expect 0 "bench key bits" -- "$GPK" bench sort --backends "$BL" --types u32,u64 --n 5000 --key-bits 10 --perm --reps 1 -q
+expect_err 2 "bench key bits above data" "differs above bit 10" -- "$GPK" bench sort --backends cpu --n 5000 --key-bits 10 --dist uniform -q
+
+# ---- the standalone pic example ----------------------------------------------------------------
+expect 0 "pic example 1M" -- "$PIC" --n 1M --backend cpu --reps 2
+grep -q "check ok" out.txt || fail "pic does not report check ok"
+grep -q "speedup" out.txt || fail "pic does not report the speedup"
+case " $BACKENDS " in *" opencl "*)
+    expect 0 "pic example opencl" -- "$PIC" --n 256k --backend opencl --reps 2 ;;
+esac
+
+if [ "$FAILS" -ne 0 ]; then
+    echo "cli_test: $FAILS failure(s) of $((TESTS + FAILS)) checks; files kept in $WORK" >&2
+    exit 1
+fi
+echo "cli_test: all $TESTS checks passed (backends: $BACKENDS)"
+cd / && rm -rf "$WORK"
+exit 0

@@ -1,0 +1,76 @@
+/* gpk CLI: declarations shared by main.c and the subcommand files.
+ *
+ * Exit codes: 0 success, 1 runtime failure (a file, a device, a failed
+ * check), 2 usage error (unknown option, bad value, missing argument).
+ * Every message goes to stderr prefixed with "gpk CMD: ".
+ */
+#ifndef GPK_CLI_H
+#define GPK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gpk/gpk.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+/* Subcommands: argv[0] is the subcommand name. */
+int cmd_sort(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_pic(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+void cmd_sort_help(FILE *f);
+void cmd_bench_help(FILE *f);
+void cmd_pic_help(FILE *f);
+void cmd_info_help(FILE *f);
+
+/* "gpk CMD: message\n" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Option matching. cli_opt_value matches argv[*i] against a long option
+ * that takes a value ("--name value" or "--name=value") or its short alias
+ * ("-o value"; short may be NULL). Returns 1 with *val set (and *i moved
+ * past a separate value), 0 when argv[*i] is something else, -1 after
+ * printing an error when the value is missing. */
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname,
+                  const char *name, const char **val);
+/* 1 when argv[i] is the flag (long name or short alias), else 0. */
+int cli_flag(const char *arg, const char *shortname, const char *name);
+/* 1 when arg is --help or -h. */
+int cli_is_help(const char *arg);
+
+/* Sizes: "1048576", "2^20", "1k" (= 1024), "256M" (= 256 * 2^20), "1G";
+ * binary suffixes, as the paper's "8M" = 2^23. "Ki", "Mi", "Gi" are also
+ * taken. Returns 0 on success, -1 on a malformed or overflowing value. */
+int cli_parse_size(const char *s, uint64_t *out);
+/* A plain unsigned integer within [lo, hi]. */
+int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out);
+/* Formats n as "2^k" when n is a power of two, else in decimal. */
+const char *cli_size_str(uint64_t n, char *buf, size_t len);
+
+/* Monotonic wall clock in milliseconds. */
+double cli_now_ms(void);
+/* Median of v[0..n) (sorts v in place). */
+double cli_median(double *v, size_t n);
+
+/* JSON helpers: a quoted, escaped string. */
+void cli_json_str(FILE *f, const char *s);
+
+/* Creates a context for backend b with the given device (-1 = default) and
+ * CPU thread count (0 = all); prints the library's message on failure. */
+gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int device, int threads);
+
+/* Writes one backend's gpk_ctx_info as a JSON object. */
+void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info);
+
+/* The backends compiled into this binary, e.g. "cpu cuda opencl". */
+const char *cli_backends_built(void);
+
+#endif

@@ -1,0 +1,96 @@
+/* gpk info: which backends this binary has and what each one would run on. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cmd_info_help(FILE *f)
+{
+    fprintf(f,
+            "usage: gpk info [--backend B] [--json]\n"
+            "\n"
+            "Shows the gpk version, the backends built in, and for each usable backend its\n"
+            "device (gpk_ctx_info): name, platform, compute units, memory, CPU threads.\n"
+            "\n"
+            "  --backend B  only this backend (cpu, cuda, opencl, or auto: the one AUTO picks)\n"
+            "  --json       print JSON on stdout\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *cmd = "info";
+    int json = 0, only = 0;
+    gpk_backend want = GPK_BACKEND_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *val;
+        int m;
+        if (cli_is_help(argv[i])) {
+            cmd_info_help(stdout);
+            return CLI_OK;
+        }
+        if (cli_flag(argv[i], NULL, "--json")) {
+            json = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (gpk_backend_parse(val, &want) != GPK_OK) {
+                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+                return CLI_USAGE;
+            }
+            only = 1;
+        } else {
+            cli_error(cmd, "unknown option or argument '%s' (see gpk info --help)", argv[i]);
+            return CLI_USAGE;
+        }
+    }
+
+    gpk_backend list[3] = {GPK_BACKEND_CPU, GPK_BACKEND_CUDA, GPK_BACKEND_OPENCL};
+    size_t count = 3;
+    if (only) {
+        list[0] = want;
+        count = 1;
+    }
+    if (json) {
+        printf("{\"gpk_version\": ");
+        cli_json_str(stdout, gpk_version());
+        printf(", \"backends_built\": ");
+        cli_json_str(stdout, cli_backends_built());
+        printf(", \"backends\": [");
+    } else {
+        printf("gpk %s, backends built: %s\n", gpk_version(), cli_backends_built());
+    }
+    int failures = 0, printed = 0;
+    for (size_t k = 0; k < count; k++) {
+        gpk_backend b = list[k];
+        /* Without --backend, a backend that is not usable is listed as such;
+         * asked for by name, it is an error. */
+        if (!only && !gpk_backend_available(b)) {
+            if (!json) printf("%-7s not available\n", gpk_backend_name(b));
+            continue;
+        }
+        gpk_ctx *ctx = NULL;
+        gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+        o.backend = b;
+        gpk_status s = gpk_ctx_create_ex(&ctx, &o);
+        if (s != GPK_OK) {
+            cli_error(cmd, "%s backend: %s", gpk_backend_name(b), gpk_last_error(NULL));
+            failures++;
+            continue;
+        }
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        if (json) {
+            if (printed) printf(", ");
+            cli_json_ctx_info(stdout, &info);
+        } else {
+            printf("%-7s %s\n", gpk_backend_name(info.backend), info.device_name);
+            printf("        platform %s, %u compute units, %.1f GiB memory", info.platform,
+                   info.compute_units, (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+            if (info.backend == GPK_BACKEND_CPU) printf(", %u threads", info.threads);
+            printf("\n");
+        }
+        printed++;
+        gpk_ctx_destroy(ctx);
+    }
+    if (json) printf("]}\n");
+    return failures ? CLI_FAIL : CLI_OK;
+}

@@ -1,0 +1,530 @@
+/* gpk sort: sort a key file (raw little-endian or .npy) or generated keys. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpk/gen.h"
+#include "gpk/sort.h"
+#include "io.h"
+
+void cmd_sort_help(FILE *f)
+{
+    fprintf(f,
+            "usage: gpk sort [IN] [-o OUT] [--type T] [--perm FILE] [options]\n"
+            "       gpk sort --gen DIST --n N [--seed S] [--type T] [-o OUT] [options]\n"
+            "\n"
+            "Sorts keys ascending and stably with gpk's radix sort. IN is raw little-endian\n"
+            "binary (needs --type) or .npy (type from the header: <u4 <i4 <f4 <u8 <i8 <f8, 1-D,\n"
+            "C order); '-' is stdin. OUT gets the sorted keys in the input's format, or .npy\n"
+            "when its name ends in .npy ('-' is stdout). Without -o nothing is written (useful\n"
+            "with --check and --json).\n"
+            "\n"
+            "input and output:\n"
+            "  -o, --output OUT    sorted keys\n"
+            "  --type T            key type: u32 i32 f32 u64 i64 f64 (raw input, --gen)\n"
+            "  --perm FILE         write the permutation sigma (u32): out[j] = in[sigma[j]]\n"
+            "  --format raw|npy    format of every output, overriding the rule above\n"
+            "  --values FILE       values to move with the keys (raw needs --value-type)\n"
+            "  --value-type T      value type of a raw --values file (any 4- or 8-byte type)\n"
+            "  --values-out FILE   sorted values (format rules as for OUT)\n"
+            "  --gen DIST          generate the keys instead of reading them: uniform,\n"
+            "                      random-bits, few-bits, equal, sorted, reverse, float-specials\n"
+            "  --n N               number of generated keys (2^28, 256M, 1k, 1000 ...)\n"
+            "  --seed S            generator seed (default 1)\n"
+            "  --param P           distribution parameter (few-bits: the bit count, default 10)\n"
+            "sort options:\n"
+            "  --backend B         auto (default; GPK_BACKEND overrides), cpu, cuda, opencl\n"
+            "  --device D          CUDA / OpenCL device index\n"
+            "  --threads T         CPU threads (default: all cores)\n"
+            "  --key-bits b        sort bits [0, b) of the mapped key (default 0: detect)\n"
+            "  --radix-bits r      bits per pass, 1..16 (default 0: tuned)\n"
+            "  --items I, --groups G, --scan-split s   the paper's tunables (0: tuned)\n"
+            "  --reps R            sort R times from the same input, report the median (default 1)\n"
+            "reporting:\n"
+            "  --check             verify against gpk_sort_reference (order, permutation, stability)\n"
+            "  --json              print a JSON result on stdout\n"
+            "  -q, --quiet         no summary line on stderr\n"
+            "\n"
+            "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
+            "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n");
+}
+
+typedef struct sort_args {
+    const char *in, *out, *perm, *values, *values_out, *gen;
+    int have_type, have_vtype, have_n, have_seed, have_param;
+    gpk_type type, vtype;
+    gpk_backend backend;
+    int device, threads, reps;
+    gpk_radix_opts ro;
+    uint64_t n, seed, param;
+    int json, check, quiet;
+    int have_format;
+    io_format format; /* --format: the output format, overriding the name rule */
+} sort_args;
+
+/* Parses one numeric option into *dst. Returns 1 when argv[*i] was `name`,
+ * 0 when not, -1 on a usage error (already reported). */
+static int opt_uint(const char *cmd, int argc, char **argv, int *i, const char *name,
+                    uint64_t lo, uint64_t hi, int sizes, uint64_t *dst)
+{
+    const char *val;
+    int m = cli_opt_value(cmd, argc, argv, i, NULL, name, &val);
+    if (m <= 0) return m;
+    uint64_t v;
+    int bad = sizes ? cli_parse_size(val, &v) != 0 || v < lo || v > hi
+                    : cli_parse_uint(val, lo, hi, &v) != 0;
+    if (bad) {
+        cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, name,
+                  (unsigned long long)lo, (unsigned long long)hi);
+        return -1;
+    }
+    *dst = v;
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, sort_args *a)
+{
+    const char *cmd = "sort";
+    memset(a, 0, sizeof *a);
+    a->backend = GPK_BACKEND_AUTO;
+    a->device = -1;
+    a->reps = 1;
+    a->seed = 1;
+    gpk_radix_opts ro = GPK_RADIX_OPTS_INIT;
+    a->ro = ro;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        uint64_t v = 0;
+        int m;
+        if (cli_is_help(arg)) {
+            cmd_sort_help(stdout);
+            return 1;
+        }
+        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
+        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
+        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+
+#define STR_OPT(shortname, name, field)                                          \
+    if ((m = cli_opt_value(cmd, argc, argv, &i, shortname, name, &val)) != 0) { \
+        if (m < 0) return -1;                                                   \
+        a->field = val;                                                         \
+        continue;                                                               \
+    }
+        STR_OPT("-o", "--output", out)
+        STR_OPT(NULL, "--perm", perm)
+        STR_OPT(NULL, "--values", values)
+        STR_OPT(NULL, "--values-out", values_out)
+#undef STR_OPT
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gen", &val)) != 0) {
+            gpk_dist d;
+            if (m < 0) return -1;
+            if (gpk_dist_parse(val, &d) != GPK_OK) {
+                cli_error(cmd, "unknown distribution '%s' (uniform, random-bits, few-bits, "
+                          "equal, sorted, reverse, float-specials)", val);
+                return -1;
+            }
+            a->gen = val;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--format", &val)) != 0) {
+            if (m < 0) return -1;
+            if (strcmp(val, "raw") == 0) a->format = IO_RAW;
+            else if (strcmp(val, "npy") == 0) a->format = IO_NPY;
+            else {
+                cli_error(cmd, "unknown --format '%s' (raw or npy)", val);
+                return -1;
+            }
+            a->have_format = 1;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--type", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_type_parse(val, &a->type) != GPK_OK) {
+                cli_error(cmd, "unknown type '%s' (u32 i32 f32 u64 i64 f64)", val);
+                return -1;
+            }
+            a->have_type = 1;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--value-type", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_type_parse(val, &a->vtype) != GPK_OK) {
+                cli_error(cmd, "unknown value type '%s' (u32 i32 f32 u64 i64 f64)", val);
+                return -1;
+            }
+            a->have_vtype = 1;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
+                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+                return -1;
+            }
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--n", 0, UINT64_MAX, 1, &a->n)) != 0) {
+            if (m < 0) return -1;
+            a->have_n = 1;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--seed", 0, UINT64_MAX, 0, &a->seed)) != 0) {
+            if (m < 0) return -1;
+            a->have_seed = 1;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--param", 0, 64, 0, &a->param)) != 0) {
+            if (m < 0) return -1;
+            a->have_param = 1;
+            continue;
+        }
+        /* --key-bits against the key type is checked once the type is known. */
+        if ((m = opt_uint(cmd, argc, argv, &i, "--key-bits", 0, 64, 0, &v)) != 0) {
+            if (m < 0) return -1;
+            a->ro.key_bits = (unsigned)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--radix-bits", 0, 16, 0, &v)) != 0) {
+            if (m < 0) return -1;
+            a->ro.radix_bits = (unsigned)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--items", 0, 1u << 20, 1, &v)) != 0) {
+            if (m < 0) return -1;
+            a->ro.items = (unsigned)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--groups", 0, 1u << 30, 1, &v)) != 0) {
+            if (m < 0) return -1;
+            a->ro.groups = (unsigned)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--scan-split", 0, 1u << 30, 1, &v)) != 0) {
+            if (m < 0) return -1;
+            a->ro.scan_split = (unsigned)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--device", 0, 1u << 20, 0, &v)) != 0) {
+            if (m < 0) return -1;
+            a->device = (int)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--threads", 0, 1u << 20, 0, &v)) != 0) {
+            if (m < 0) return -1;
+            a->threads = (int)v;
+            continue;
+        }
+        if ((m = opt_uint(cmd, argc, argv, &i, "--reps", 1, 100000, 0, &v)) != 0) {
+            if (m < 0) return -1;
+            a->reps = (int)v;
+            continue;
+        }
+        if (arg[0] == '-' && arg[1] != '\0') {
+            cli_error(cmd, "unknown option '%s' (see gpk sort --help)", arg);
+            return -1;
+        }
+        if (a->in) {
+            cli_error(cmd, "more than one input file ('%s' and '%s')", a->in, arg);
+            return -1;
+        }
+        a->in = arg;
+    }
+
+    /* Combinations. */
+    if (a->in && a->gen) {
+        cli_error(cmd, "give an input file or --gen, not both");
+        return -1;
+    }
+    if (!a->in && !a->gen) {
+        cli_error(cmd, "no input: give a file (raw with --type, or .npy) or --gen DIST --n N");
+        return -1;
+    }
+    if (a->gen && !a->have_n) {
+        cli_error(cmd, "--gen needs --n N");
+        return -1;
+    }
+    if (!a->gen && (a->have_n || a->have_seed || a->have_param)) {
+        cli_error(cmd, "--n, --seed and --param go with --gen");
+        return -1;
+    }
+    if (a->values && a->gen) {
+        cli_error(cmd, "--values needs an input key file (not --gen)");
+        return -1;
+    }
+    if (!a->values && (a->have_vtype || a->values_out)) {
+        cli_error(cmd, "--value-type and --values-out go with --values");
+        return -1;
+    }
+    if (a->values && a->perm) {
+        cli_error(cmd, "--perm and --values cannot be combined: sigma already orders the "
+                  "values (values_out[j] = values[sigma[j]])");
+        return -1;
+    }
+    if (a->json && ((a->out && strcmp(a->out, "-") == 0) || (a->perm && strcmp(a->perm, "-") == 0) ||
+                    (a->values_out && strcmp(a->values_out, "-") == 0))) {
+        cli_error(cmd, "--json and an output to '-' would both write to stdout");
+        return -1;
+    }
+    if (a->in && a->values && strcmp(a->in, "-") == 0 && strcmp(a->values, "-") == 0) {
+        cli_error(cmd, "keys and values cannot both come from stdin");
+        return -1;
+    }
+    if (!a->have_type && a->gen) a->type = GPK_U32;
+    return 0;
+}
+
+/* Index of the first differing element of two arrays of width w, or n. */
+static size_t first_diff(const void *a, const void *b, size_t n, size_t w)
+{
+    const unsigned char *x = a, *y = b;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(x + i * w, y + i * w, w) != 0) return i;
+    return n;
+}
+
+/* Holds the sorted output to the reference. orig_* are the unsorted input. */
+static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, const void *keys,
+                        size_t n, size_t vw, const void *orig_vals, const void *vals,
+                        const uint32_t *sigma, char *why, size_t whylen)
+{
+    size_t w = gpk_type_size(t), nb = n ? n : 1;
+    void *ref = malloc(nb * w);
+    uint32_t *rsig = malloc(nb * sizeof *rsig);
+    int ok = 0;
+    if (!ref || !rsig) {
+        snprintf(why, whylen, "out of memory for the reference sort");
+        goto done;
+    }
+    memcpy(ref, orig_keys, n * w);
+    gpk_status s = gpk_sort_reference(t, ref, 0, NULL, rsig, n, a->ro.key_bits);
+    if (s != GPK_OK) {
+        snprintf(why, whylen, "the reference sort failed: %s", gpk_status_string(s));
+        goto done;
+    }
+    size_t d = first_diff(keys, ref, n, w);
+    if (d < n) {
+        snprintf(why, whylen, "keys differ from the reference from index %zu on", d);
+        goto done;
+    }
+    if (sigma) {
+        for (size_t j = 0; j < n; j++)
+            if (sigma[j] != rsig[j]) {
+                int valid = sigma[j] < n && memcmp((const char *)orig_keys + (size_t)sigma[j] * w,
+                                                   (const char *)keys + j * w, w) == 0;
+                snprintf(why, whylen, "sigma[%zu] = %u, the reference has %u (%s)", j, sigma[j],
+                         rsig[j], valid ? "a valid but unstable order" : "wrong key");
+                goto done;
+            }
+    }
+    if (vals) {
+        const unsigned char *ov = orig_vals, *sv = vals;
+        for (size_t j = 0; j < n; j++)
+            if (memcmp(sv + j * vw, ov + (size_t)rsig[j] * vw, vw) != 0) {
+                snprintf(why, whylen, "value %zu is not the value of its key in a stable sort", j);
+                goto done;
+            }
+    }
+    ok = 1;
+done:
+    free(ref);
+    free(rsig);
+    return ok;
+}
+
+int cmd_sort(int argc, char **argv)
+{
+    const char *cmd = "sort";
+    sort_args a;
+    int pr = parse_args(argc, argv, &a);
+    if (pr > 0) return CLI_OK;
+    if (pr < 0) return CLI_USAGE;
+
+    int rc = CLI_FAIL;
+    char err[600];
+    io_array keys = {0}, vals = {0};
+    void *orig_keys = NULL, *orig_vals = NULL;
+    uint32_t *sigma = NULL;
+    double *times = NULL;
+    gpk_ctx *ctx = NULL;
+    const char *check_state = "not run";
+    char why[300] = "";
+
+    /* Keys. */
+    if (a.gen) {
+        gpk_dist d;
+        gpk_dist_parse(a.gen, &d);
+        size_t w = gpk_type_size(a.type);
+        if (a.n > SIZE_MAX / w) {
+            cli_error(cmd, "--n %llu is too large", (unsigned long long)a.n);
+            return CLI_USAGE;
+        }
+        keys.type = a.type;
+        keys.n = (size_t)a.n;
+        keys.format = IO_RAW;
+        keys.data = malloc(keys.n ? keys.n * w : 1);
+        if (!keys.data) {
+            cli_error(cmd, "out of memory for %zu keys", keys.n);
+            goto done;
+        }
+        gpk_status s = gpk_generate(a.type, d, keys.data, keys.n, a.seed, (unsigned)a.param);
+        if (s != GPK_OK) {
+            cli_error(cmd, "cannot generate %s data: %s", a.gen, gpk_status_string(s));
+            goto done;
+        }
+    } else if (io_read(a.in, a.have_type ? &a.type : NULL, &keys, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        goto done;
+    }
+    gpk_type t = keys.type;
+    size_t n = keys.n, kw = gpk_type_size(t), nb = n ? n : 1;
+    if (a.ro.key_bits > 8 * kw) {
+        cli_error(cmd, "--key-bits %u is larger than the %u bits of %s", a.ro.key_bits,
+                  (unsigned)(8 * kw), gpk_type_name(t));
+        rc = CLI_USAGE;
+        goto done;
+    }
+
+    /* Values. */
+    size_t vw = 0;
+    if (a.values) {
+        if (io_read(a.values, a.have_vtype ? &a.vtype : NULL, &vals, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
+        if (vals.n != n) {
+            cli_error(cmd, "%s holds %zu values but the keys number %zu", a.values, vals.n, n);
+            goto done;
+        }
+        vw = gpk_type_size(vals.type);
+    }
+
+    if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
+    gpk_ctx_info info;
+    gpk_ctx_info_get(ctx, &info);
+
+    /* Keep the input when it is needed again: for --check and for reps. */
+    if (a.check || a.reps > 1) {
+        orig_keys = malloc(nb * kw);
+        orig_vals = vw ? malloc(nb * vw) : NULL;
+        if (!orig_keys || (vw && !orig_vals)) {
+            cli_error(cmd, "out of memory for a copy of the input (--check / --reps)");
+            goto done;
+        }
+        memcpy(orig_keys, keys.data, n * kw);
+        if (vw) memcpy(orig_vals, vals.data, n * vw);
+    }
+    if (a.perm) {
+        sigma = malloc(nb * sizeof *sigma);
+        if (!sigma) {
+            cli_error(cmd, "out of memory for the permutation");
+            goto done;
+        }
+    }
+    times = malloc((size_t)a.reps * sizeof *times);
+    if (!times) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+
+    for (int r = 0; r < a.reps; r++) {
+        if (r > 0) {
+            memcpy(keys.data, orig_keys, n * kw);
+            if (vw) memcpy(vals.data, orig_vals, n * vw);
+        }
+        gpk_status s;
+        double t0 = cli_now_ms();
+        if (vw)
+            s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
+        else if (sigma)
+            s = gpk_sort_perm(ctx, t, keys.data, sigma, n, &a.ro);
+        else
+            s = gpk_sort_keys(ctx, t, keys.data, n, &a.ro);
+        times[r] = cli_now_ms() - t0;
+        if (s != GPK_OK) {
+            cli_error(cmd, "sorting %zu %s keys on %s failed: %s", n, gpk_type_name(t),
+                      gpk_backend_name(info.backend), gpk_last_error(ctx));
+            goto done;
+        }
+    }
+    double ms = cli_median(times, (size_t)a.reps);
+    double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
+
+    if (a.check) {
+        if (check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
+                         sigma, why, sizeof why)) {
+            check_state = "ok";
+        } else {
+            check_state = "FAILED";
+        }
+    }
+
+    /* Outputs: only a result that passed its check (if asked) is written. */
+    if (strcmp(check_state, "FAILED") != 0) {
+        /* Output format: --format, else .npy by name, else the input's. */
+        io_format kf = a.have_format ? a.format : io_output_format(a.out ? a.out : "", keys.format);
+        io_format pf = a.have_format ? a.format : io_output_format(a.perm ? a.perm : "", keys.format);
+        io_format vf = a.have_format ? a.format
+                                     : io_output_format(a.values_out ? a.values_out : "", vals.format);
+        if (a.out && io_write(a.out, kf, t, keys.data, n, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
+        if (a.perm && io_write(a.perm, pf, GPK_U32, sigma, n, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
+        if (a.values_out && io_write(a.values_out, vf, vals.type, vals.data, n, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
+    }
+
+    const char *mode = vw ? "pairs" : a.perm ? "perm" : "keys";
+    if (!a.quiet) {
+        fprintf(stderr, "gpk sort: %s (%s): %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
+                gpk_backend_name(info.backend), info.device_name, n, gpk_type_name(t),
+                vw ? " + values " : a.perm ? " + permutation" : "",
+                vw ? gpk_type_name(vals.type) : "", ms, a.reps > 1 ? " median" : "", mkeys);
+        if (a.check) fprintf(stderr, ", check %s", check_state);
+        fputc('\n', stderr);
+    }
+    if (a.json) {
+        printf("{\"command\": \"sort\", \"gpk_version\": ");
+        cli_json_str(stdout, gpk_version());
+        printf(", \"backend\": ");
+        cli_json_ctx_info(stdout, &info);
+        printf(", \"input\": ");
+        cli_json_str(stdout, a.in ? a.in : a.gen);
+        printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
+               a.gen ? "true" : "false", gpk_type_name(t), n, mode);
+        if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(vals.type));
+        if (a.gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a.seed,
+                          (unsigned long long)a.param);
+        printf(", \"key_bits\": %u, \"radix_bits\": %u, \"items\": %u, \"groups\": %u, "
+               "\"scan_split\": %u, \"reps\": %d, \"ms\": %.6f, \"mkeys_per_s\": %.4f, "
+               "\"check\": \"%s\"",
+               a.ro.key_bits, a.ro.radix_bits, a.ro.items, a.ro.groups, a.ro.scan_split, a.reps,
+               ms, mkeys, check_state);
+        if (why[0]) {
+            printf(", \"check_error\": ");
+            cli_json_str(stdout, why);
+        }
+        printf("}\n");
+    }
+    if (strcmp(check_state, "FAILED") == 0) {
+        cli_error(cmd, "check FAILED: %s", why);
+        goto done;
+    }
+    rc = CLI_OK;
+
+done:
+    io_array_free(&keys);
+    io_array_free(&vals);
+    free(orig_keys);
+    free(orig_vals);
+    free(sigma);
+    free(times);
+    gpk_ctx_destroy(ctx);
+    return rc;
+}

@@ -1,0 +1,491 @@
+/* Raw and .npy array files (see io.h). Every fopen, fread, fwrite and
+ * fclose is checked; large transfers go in chunks so that a failure is
+ * reported with the byte offset where it happened. */
+#include "io.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IO_CHUNK ((size_t)64 << 20)     /* bytes per fread / fwrite call */
+#define NPY_MAX_HEADER ((size_t)1 << 20) /* refuse absurd header lengths from bad files */
+
+static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static int is_stdio(const char *path) { return strcmp(path, "-") == 0; }
+
+static const char *display_name(const char *path) { return is_stdio(path) ? "<stdin>" : path; }
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+io_format io_output_format(const char *path, io_format fallback)
+{
+    return ends_with(path, ".npy") ? IO_NPY : fallback;
+}
+
+void io_array_free(io_array *a)
+{
+    if (!a) return;
+    free(a->data);
+    a->data = NULL;
+    a->n = 0;
+}
+
+/* Reads up to len bytes in chunks; returns the count read (short only at
+ * end of file or on an error, which the caller tells apart with ferror). */
+static size_t read_full(FILE *f, void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t want = len - done < IO_CHUNK ? len - done : IO_CHUNK;
+        size_t got = fread((unsigned char *)buf + done, 1, want, f);
+        done += got;
+        if (got < want) break;
+    }
+    return done;
+}
+
+/* ---- .npy header ------------------------------------------------------------ */
+
+typedef struct cursor {
+    const char *p, *end;
+} cursor;
+
+static void skip_ws(cursor *c)
+{
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static int accept_char(cursor *c, char ch)
+{
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ch) {
+        c->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A Python string literal without escapes ('...' or "..."). */
+static int parse_pystr(cursor *c, char *buf, size_t len)
+{
+    skip_ws(c);
+    if (c->p >= c->end || (*c->p != '\'' && *c->p != '"')) return -1;
+    char q = *c->p++;
+    size_t k = 0;
+    while (c->p < c->end && *c->p != q) {
+        if (*c->p == '\\' || k + 1 >= len) return -1;
+        buf[k++] = *c->p++;
+    }
+    if (c->p >= c->end) return -1;
+    c->p++;
+    buf[k] = '\0';
+    return 0;
+}
+
+static int accept_word(cursor *c, const char *w)
+{
+    skip_ws(c);
+    size_t l = strlen(w);
+    if ((size_t)(c->end - c->p) >= l && strncmp(c->p, w, l) == 0) {
+        c->p += l;
+        return 1;
+    }
+    return 0;
+}
+
+/* A tuple of non-negative integers: (), (N,), (N, M), ... */
+static int parse_shape(cursor *c, uint64_t *dims, int maxdims, int *ndims)
+{
+    if (!accept_char(c, '(')) return -1;
+    *ndims = 0;
+    for (;;) {
+        if (accept_char(c, ')')) return 0;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p < '0' || *c->p > '9') return -1;
+        uint64_t v = 0;
+        while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+            unsigned d = (unsigned)(*c->p - '0');
+            if (v > (UINT64_MAX - d) / 10) return -1;
+            v = v * 10 + d;
+            c->p++;
+        }
+        if (c->p < c->end && *c->p == 'L') c->p++; /* Python 2 longs */
+        if (*ndims >= maxdims) return -1;
+        dims[(*ndims)++] = v;
+        if (!accept_char(c, ',')) {
+            if (accept_char(c, ')')) return 0;
+            return -1;
+        }
+    }
+}
+
+static int descr_to_type(const char *d, gpk_type *t)
+{
+    static const struct {
+        const char *descr;
+        gpk_type type;
+    } map[] = {{"<u4", GPK_U32}, {"<i4", GPK_I32}, {"<f4", GPK_F32},
+               {"<u8", GPK_U64}, {"<i8", GPK_I64}, {"<f8", GPK_F64}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(d, map[i].descr) == 0) {
+            *t = map[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *type_to_descr(gpk_type t)
+{
+    switch (t) {
+    case GPK_U32: return "<u4";
+    case GPK_I32: return "<i4";
+    case GPK_F32: return "<f4";
+    case GPK_U64: return "<u8";
+    case GPK_I64: return "<i8";
+    case GPK_F64: return "<f8";
+    }
+    return "?";
+}
+
+/* Parses the header dict; the file position is at the header length field. */
+static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *n, char *err,
+                           size_t errlen)
+{
+    unsigned char ver[2], lenbuf[4];
+    if (read_full(f, ver, 2) != 2) goto truncated;
+    size_t lenbytes = ver[0] == 1 ? 2 : (ver[0] == 2 || ver[0] == 3) ? 4 : 0;
+    if (!lenbytes) {
+        set_err(err, errlen, "%s: unsupported .npy format version %u.%u", name, ver[0], ver[1]);
+        return -1;
+    }
+    if (read_full(f, lenbuf, lenbytes) != lenbytes) goto truncated;
+    size_t hlen = lenbuf[0] | (size_t)lenbuf[1] << 8;
+    if (lenbytes == 4) hlen |= (size_t)lenbuf[2] << 16 | (size_t)lenbuf[3] << 24;
+    if (hlen == 0 || hlen > NPY_MAX_HEADER) {
+        set_err(err, errlen, "%s: implausible .npy header length %zu", name, hlen);
+        return -1;
+    }
+    char *h = malloc(hlen);
+    if (!h) {
+        set_err(err, errlen, "%s: out of memory reading the .npy header", name);
+        return -1;
+    }
+    if (read_full(f, h, hlen) != hlen) {
+        free(h);
+        goto truncated;
+    }
+
+    cursor c = {h, h + hlen};
+    char descr[64] = "", key[32];
+    int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0, ndims = 0;
+    uint64_t dims[32];
+    int bad = !accept_char(&c, '{');
+    while (!bad && !accept_char(&c, '}')) {
+        if (parse_pystr(&c, key, sizeof key) != 0 || !accept_char(&c, ':')) {
+            bad = 1;
+            break;
+        }
+        if (strcmp(key, "descr") == 0) {
+            skip_ws(&c);
+            if (c.p < c.end && *c.p == '[') {
+                set_err(err, errlen, "%s: structured .npy dtypes are not supported "
+                        "(gpk takes <u4 <i4 <f4 <u8 <i8 <f8)", name);
+                free(h);
+                return -1;
+            }
+            bad = parse_pystr(&c, descr, sizeof descr) != 0;
+            have_descr = 1;
+        } else if (strcmp(key, "fortran_order") == 0) {
+            if (accept_word(&c, "True")) fortran = 1;
+            else if (accept_word(&c, "False")) fortran = 0;
+            else bad = 1;
+            have_order = 1;
+        } else if (strcmp(key, "shape") == 0) {
+            bad = parse_shape(&c, dims, 32, &ndims) != 0;
+            have_shape = 1;
+        } else {
+            bad = 1;
+        }
+        if (!bad && !accept_char(&c, ',')) {
+            bad = !accept_char(&c, '}');
+            break;
+        }
+    }
+    free(h);
+    if (bad || !have_descr || !have_order || !have_shape) {
+        set_err(err, errlen, "%s: malformed .npy header (expected a dict with descr, "
+                "fortran_order and shape)", name);
+        return -1;
+    }
+    if (descr_to_type(descr, type) != 0) {
+        if (descr[0] == '>')
+            set_err(err, errlen, "%s: big-endian dtype '%s' is not supported "
+                    "(convert with arr.astype(arr.dtype.newbyteorder('<')))", name, descr);
+        else
+            set_err(err, errlen, "%s: dtype '%s' is not supported (gpk takes <u4 <i4 <f4 "
+                    "<u8 <i8 <f8)", name, descr);
+        return -1;
+    }
+    if (fortran) {
+        set_err(err, errlen, "%s: Fortran-ordered .npy arrays are not supported "
+                "(save with np.ascontiguousarray)", name);
+        return -1;
+    }
+    if (ndims != 1) {
+        set_err(err, errlen, "%s: the array has %d dimensions; gpk sorts 1-D arrays "
+                "(flatten it with arr.ravel())", name, ndims);
+        return -1;
+    }
+    *n = dims[0];
+    return 0;
+
+truncated:
+    if (ferror(f))
+        set_err(err, errlen, "%s: read error in the .npy header: %s", name, strerror(errno));
+    else
+        set_err(err, errlen, "%s: truncated .npy header", name);
+    return -1;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, io_array *out,
+                         char *err, size_t errlen)
+{
+    size_t w = gpk_type_size(type);
+    if (n > SIZE_MAX / w) {
+        set_err(err, errlen, "%s: shape (%llu,) is too large for this machine", name,
+                (unsigned long long)n);
+        return -1;
+    }
+    size_t bytes = (size_t)n * w;
+    void *data = malloc(bytes ? bytes : 1);
+    if (!data) {
+        set_err(err, errlen, "%s: out of memory for %zu bytes of data", name, bytes);
+        return -1;
+    }
+    size_t got = read_full(f, data, bytes);
+    if (got < bytes) {
+        if (ferror(f))
+            set_err(err, errlen, "%s: read error after %zu of %zu data bytes: %s", name, got,
+                    bytes, strerror(errno));
+        else
+            set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
+                    "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
+                    gpk_type_name(type), bytes, got);
+        free(data);
+        return -1;
+    }
+    if (fgetc(f) != EOF) {
+        set_err(err, errlen, "%s: mismatched .npy: more data follows the %llu elements of %s "
+                "that the header declares", name, (unsigned long long)n, gpk_type_name(type));
+        free(data);
+        return -1;
+    }
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: read error: %s", name, strerror(errno));
+        free(data);
+        return -1;
+    }
+    out->type = type;
+    out->n = (size_t)n;
+    out->data = data;
+    out->format = IO_NPY;
+    return 0;
+}
+
+/* Raw data: `head` holds the first `got` bytes already read. Reads to the
+ * end of the file; a seekable file gives the size up front, a pipe grows
+ * the buffer. */
+static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigned char *head,
+                         size_t got, io_array *out, char *err, size_t errlen)
+{
+    size_t cap = (size_t)1 << 20;
+    long here = ftell(f);
+    if (here >= 0 && fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        if (size >= 0 && fseek(f, here, SEEK_SET) == 0) cap = (size_t)size + 1;
+        else clearerr(f);
+    } else {
+        clearerr(f);
+    }
+    if (cap < got + 1) cap = got + 1;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
+        return -1;
+    }
+    memcpy(buf, head, got);
+    size_t len = got;
+    for (;;) {
+        size_t r = read_full(f, buf + len, cap - len);
+        len += r;
+        if (len < cap) break; /* end of file or error */
+        if (cap > SIZE_MAX / 2) {
+            set_err(err, errlen, "%s: file too large", name);
+            free(buf);
+            return -1;
+        }
+        unsigned char *nb = realloc(buf, cap * 2);
+        if (!nb) {
+            set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap * 2);
+            free(buf);
+            return -1;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: read error after %zu bytes: %s", name, len, strerror(errno));
+        free(buf);
+        return -1;
+    }
+    size_t w = gpk_type_size(type);
+    if (len % w != 0) {
+        set_err(err, errlen, "%s: %zu bytes is not a whole number of %s elements (%zu bytes "
+                "each): wrong --type or a truncated file?", name, len, gpk_type_name(type), w);
+        free(buf);
+        return -1;
+    }
+    out->type = type;
+    out->n = len / w;
+    out->data = buf;
+    out->format = IO_RAW;
+    return 0;
+}
+
+int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = display_name(path);
+    if (!host_is_little_endian()) {
+        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
+        return -1;
+    }
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        return -1;
+    }
+    unsigned char head[6];
+    size_t got = read_full(f, head, sizeof head);
+    int rc = -1;
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: read error: %s", name, strerror(errno));
+    } else if (got == sizeof head && memcmp(head, npy_magic, sizeof head) == 0) {
+        gpk_type t;
+        uint64_t n;
+        if (read_npy_header(f, name, &t, &n, err, errlen) == 0) {
+            if (type_opt && *type_opt != t)
+                set_err(err, errlen, "%s: the .npy holds %s but --type %s was given", name,
+                        gpk_type_name(t), gpk_type_name(*type_opt));
+            else
+                rc = read_npy_body(f, name, t, n, out, err, errlen);
+        }
+    } else if (ends_with(path, ".npy")) {
+        set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic at the start)", name);
+    } else if (!type_opt) {
+        set_err(err, errlen, "%s: raw binary input needs --type (u32 i32 f32 u64 i64 f64), "
+                "or give a .npy file", name);
+    } else {
+        rc = read_raw_body(f, name, *type_opt, head, got, out, err, errlen);
+    }
+    if (f != stdin) fclose(f); /* read-only: nothing to lose on close */
+    return rc;
+}
+
+/* ---- writing -------------------------------------------------------------------- */
+
+static int write_full(FILE *f, const void *buf, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t want = len - done < IO_CHUNK ? len - done : IO_CHUNK;
+        if (fwrite((const unsigned char *)buf + done, 1, want, f) != want) return -1;
+        done += want;
+    }
+    return 0;
+}
+
+int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+             size_t errlen)
+{
+    int to_stdout = is_stdio(path);
+    const char *name = to_stdout ? "<stdout>" : path;
+    if (!host_is_little_endian()) {
+        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
+        return -1;
+    }
+    size_t w = gpk_type_size(t);
+    FILE *f = to_stdout ? stdout : fopen(path, "wb");
+    if (!f) {
+        set_err(err, errlen, "cannot create %s: %s", name, strerror(errno));
+        return -1;
+    }
+    int ok = 1;
+    if (fmt == IO_NPY) {
+        /* Version 1.0 header, padded with spaces so the data starts on a
+         * 64-byte boundary, as NumPy writes it. */
+        char dict[160];
+        int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, "
+                          "'shape': (%zu,), }", type_to_descr(t), n);
+        size_t total = 10 + (size_t)dl + 1;
+        size_t pad = (64 - total % 64) % 64;
+        size_t hlen = (size_t)dl + pad + 1;
+        unsigned char pre[10];
+        memcpy(pre, npy_magic, 6);
+        pre[6] = 1;
+        pre[7] = 0;
+        pre[8] = (unsigned char)(hlen & 0xff);
+        pre[9] = (unsigned char)(hlen >> 8);
+        char spaces[64];
+        memset(spaces, ' ', sizeof spaces);
+        ok = write_full(f, pre, sizeof pre) == 0 && write_full(f, dict, (size_t)dl) == 0 &&
+             write_full(f, spaces, pad) == 0 && write_full(f, "\n", 1) == 0;
+    }
+    if (ok) ok = write_full(f, data, n * w) == 0;
+    int saved = errno;
+    if (to_stdout) {
+        if (fflush(f) != 0 && ok) {
+            ok = 0;
+            saved = errno;
+        }
+    } else if (fclose(f) != 0 && ok) { /* a full disk often shows only here */
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        set_err(err, errlen, "cannot write %s: %s", name, strerror(saved));
+        if (!to_stdout) remove(path);
+        return -1;
+    }
+    return 0;
+}
