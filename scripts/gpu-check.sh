@@ -2,14 +2,19 @@
 # One command for the GPU machine: build with CUDA (sm_90) and OpenCL, run the
 # whole test suite with the CUDA and OpenCL-on-NVIDIA tests required, run the
 # benchmarks, and print a short table last.
-#   scripts/gpu-check.sh [build] [test] [sanitize] [bench] [pic]   (default: all but sanitize)
+#   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
+#   (default: all but sanitize)
+# cudacheck builds bench/radix_cuda_tune.cu twice: as shipped (--check: every
+# API, type, many sizes and (b, r)) and with 20000-key look-back portions, so
+# the multi-portion path that only n > 2^29 reaches in the shipped build runs
+# on small inputs.
 # Logs and JSON go to $OUT (the device tool's folder) or ./gpu-check-out.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/gpu-check-out}
 build=${GPK_GPU_BUILD:-$root/build-gpu}
 mkdir -p "$out"
-stages=${*:-build test bench pic}
+stages=${*:-build test cudacheck bench pic}
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 summary=$out/summary.txt
 : >"$summary"
@@ -50,6 +55,11 @@ fail=0
 # --- build --------------------------------------------------------------------------
 if has build; then
   t0=$(date +%s)
+  if { has cudacheck || has bench; } && [ ! -x "$build/tune/radix_cuda_tune_portion" ]; then
+    sh "$root/bench/radix_cuda_tune.sh" "$build/tune" default portion:-DGPK_RADIX_CUDA_PORTION=20000 \
+      >"$out/tune-build.log" 2>&1 &
+    tune_pid=$!
+  fi
   if cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
        >"$out/cmake.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
     note "build: ok in $(( $(date +%s) - t0 )) s; $(grep 'gpk: CUDA' "$out/cmake.log" | sed 's/^-- //')"
@@ -70,6 +80,24 @@ if has test; then
   note "tests: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1) ($(( $(date +%s) - t0 )) s)"
   grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" | sed 's/^ *//' >>"$summary"
   grep -h '^backend ' "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | sed 's/^/  /' >>"$summary"
+fi
+
+if has cudacheck; then
+  wait "${tune_pid:-0}" 2>/dev/null
+  for v in default portion; do
+    args="--check"
+    [ $v = portion ] && args="--check --small"
+    if [ -x "$build/tune/radix_cuda_tune_$v" ]; then
+      timeout 240 "$build/tune/radix_cuda_tune_$v" $args --label $v >"$out/cudacheck-$v.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || fail=1
+      note "cuda check ($v): exit $rc, $(grep -E '^check:' "$out/cudacheck-$v.log" | tail -n 1)"
+      grep -m 5 FAIL "$out/cudacheck-$v.log" >>"$summary"
+    else
+      fail=1
+      note "cuda check ($v): not built"; tail -n 20 "$out/tune-build.log"
+    fi
+  done
 fi
 
 if has sanitize; then
@@ -100,17 +128,21 @@ ts.sort(); ms = ts[len(ts) // 2]
 print(f"device-to-device copy: {2 * n / ms / 1e6:.0f} GB/s (read + write, 1 GiB, median of 20)")
 PY
   note "$(tail -n 1 "$out/copy-bandwidth.txt")"
-  "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n 2^28 --pairs \
+  if [ -x "$build/tune/radix_cuda_tune_default" ]; then
+    # n = 2^28 against CUB with the bytes-moved floor per case (docs/perf/radix.md)
+    timeout 200 "$build/tune/radix_cuda_tune_default" --perf --label default >"$out/cuda-perf.txt" 2>&1 || fail=1
+  fi
+  timeout 300 "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n 2^28 --pairs \
     --json "$out/radix-gpu.json" >"$out/bench-gpu.txt" 2>"$out/bench-gpu.err" || fail=1
-  "$gpk" bench sort --backends cuda,opencl --types u32 --n 2^28 --key-bits 10 --perm \
+  timeout 200 "$gpk" bench sort --backends cuda,opencl --types u32 --n 2^28 --key-bits 10 --perm \
     --json "$out/radix-gpu-10bit.json" >"$out/bench-gpu-10bit.txt" 2>"$out/bench-gpu-10bit.err" || fail=1
-  "$gpk" bench sort --backends cpu --types u32 --n 2^28 \
+  timeout 300 "$gpk" bench sort --backends cpu --types u32 --n 2^28 \
     --json "$out/radix-cpu.json" >"$out/bench-cpu.txt" 2>"$out/bench-cpu.err" || fail=1
 fi
 
 if has pic; then
   for be in cuda opencl cpu; do
-    "$build/pic" --backend "$be" >"$out/pic-$be.txt" 2>&1 || fail=1
+    timeout 120 "$build/pic" --backend "$be" >"$out/pic-$be.txt" 2>&1 || fail=1
   done
 fi
 
@@ -118,7 +150,7 @@ fi
 echo
 echo "==== gpu-check summary ===="
 cat "$summary"
-for f in bench-gpu bench-gpu-10bit bench-cpu; do
+for f in cuda-perf bench-gpu bench-gpu-10bit bench-cpu; do
   [ -f "$out/$f.txt" ] && { echo "---- $f"; cat "$out/$f.txt"; }
 done
 for be in cuda opencl cpu; do
