@@ -128,6 +128,7 @@ ts.sort(); ms = ts[len(ts) // 2]
 print(f"device-to-device copy: {2 * n / ms / 1e6:.0f} GB/s (read + write, 1 GiB, median of 20)")
 PY
   note "$(tail -n 1 "$out/copy-bandwidth.txt")"
+  wait "${tune_pid:-0}" 2>/dev/null
   if [ -x "$build/tune/radix_cuda_tune_default" ]; then
     # n = 2^28 against CUB with the bytes-moved floor per case (docs/perf/radix.md)
     timeout 200 "$build/tune/radix_cuda_tune_default" --perf --label default >"$out/cuda-perf.txt" 2>&1 || fail=1
