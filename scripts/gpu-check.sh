@@ -157,5 +157,10 @@ done
 for be in cuda opencl cpu; do
   [ -f "$out/pic-$be.txt" ] && { echo "---- pic $be"; tail -n 6 "$out/pic-$be.txt"; }
 done
+# The device tool brings back 8 files at most: keep the summary and the
+# JSON loose, everything else in one archive.
+( cd "$out" && find . -maxdepth 1 -type f ! -name 'summary.txt' ! -name 'radix-*.json' ! -name '*.tar.gz' \
+    -printf '%P\n' | tar czf gpu-check-logs.tar.gz -T - --remove-files 2>/dev/null
+  rm -rf icd 2>/dev/null; true )
 [ $fail = 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES (see $out)"
 exit $fail

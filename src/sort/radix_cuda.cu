@@ -111,6 +111,8 @@ constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
 constexpr int kMaxPasses = 64;
+/* Persistent pass kernels for [keys only, with values]: see launch_pass. */
+constexpr bool kPersistentDefault[2] = {true, true};
 
 enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
 
@@ -397,6 +399,7 @@ template <class K, class V> struct PassArgs {
     uint32_t shift, width;
     Twiddle<K> map_in, map_out;
     bool map_in_on, map_out_on; /* false: identity, skipped */
+    bool persistent;            /* blocks loop over tiles (see launch_pass) */
 };
 
 /* Ranking inside a warp: ballot per digit bit (default), or an atomicOr of
@@ -522,7 +525,7 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
         const bool full = valid == (uint32_t)TILE;
         /* The next tile is taken now; a block holding it while it finishes
          * this one cannot deadlock: look-back only waits on lower tiles. */
-        if (tid == 0) s_misc[W + 1] = atomicAdd(a.tile_counter, 1u);
+        if (tid == 0) s_misc[W + 1] = a.persistent ? atomicAdd(a.tile_counter, 1u) : tiles;
 
         if (a.map_in_on) {
 #pragma unroll
@@ -827,6 +830,16 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
     return t;
 }
 
+/* Grid form of the pass kernel: GPK_RADIX_CUDA_GRID=resident|tiles
+ * overrides the default for experiments. */
+static bool use_persistent(bool has_values)
+{
+    const char *g = getenv("GPK_RADIX_CUDA_GRID");
+    if (g && !strcmp(g, "resident")) return true;
+    if (g && !strcmp(g, "tiles")) return false;
+    return kPersistentDefault[has_values ? 1 : 0];
+}
+
 template <int RB, class K, class V, int VM>
 static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream_t stream)
 {
@@ -837,11 +850,18 @@ static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream
     int per_sm = 0;
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, S::SMEM);
     if (e != cudaSuccess) return e;
-    /* persistent blocks, as many as run at once (tiles are handed out by
-     * an atomic counter, so a block that is not resident takes none) */
+    /* Persistent: as many blocks as run at once, each looping over tiles
+     * handed out by an atomic counter and loading the next tile's keys
+     * during the current one's look-back. Otherwise one block per tile
+     * (still numbered by the counter), which leaves the registers of the
+     * prefetch to occupancy; which wins depends on the shape (see
+     * docs/perf/radix.md). */
     const uint32_t tiles = div_up(a.n, S::TILE);
-    const uint32_t blocks = std::min<uint32_t>(tiles, (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count);
-    kernel<<<blocks, S::T, S::SMEM, stream>>>(a);
+    const uint32_t resident = (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count;
+    PassArgs<K, V> b = a;
+    b.persistent = use_persistent(VM != V_NONE);
+    const uint32_t blocks = b.persistent ? std::min<uint32_t>(tiles, resident) : tiles;
+    kernel<<<blocks, S::T, S::SMEM, stream>>>(b);
     return cudaGetLastError();
 }
 

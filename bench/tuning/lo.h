@@ -1,0 +1,32 @@
+/* Tuning experiment 'lo' for src/sort/radix_cuda.cu (see bench/radix_cuda_tune.sh
+ * and docs/perf/radix.md): the shipped table with other shapes for the
+ * 8-bit and 11-bit rows of 4-byte keys and 8-byte keys-only. */
+constexpr PassShape kPassShapes[] = {
+    /* bits key val  threads items blocks/SM */
+    {8, 4, 0, 384, 15, 2},
+    {8, 4, 4, 384, 12, 2},
+    {8, 4, 8, 384, 12, 2},
+    {8, 8, 0, 384, 11, 2},
+    {8, 8, 4, 384, 12, 2},
+    {8, 8, 8, 384, 10, 2},
+    {10, 4, 0, 512, 16, 2},
+    {10, 4, 4, 512, 12, 2},
+    {10, 4, 8, 512, 10, 2},
+    {10, 8, 0, 512, 12, 2},
+    {10, 8, 4, 512, 10, 2},
+    {10, 8, 8, 512, 8, 2},
+    {11, 4, 0, 512, 12, 2},
+    {11, 4, 4, 512, 9, 2},
+    {11, 4, 8, 512, 10, 2},
+    {11, 8, 0, 512, 12, 2},
+    {11, 8, 4, 512, 10, 2},
+    {11, 8, 8, 512, 8, 2},
+};
+
+constexpr DefaultDigits kDefaultDigits[] = {
+    /* key bytes, range up to (bits), widest digit */
+    {4, 11, 11}, /* one pass: a 10-bit PIC cell key is read and written once */
+    {4, 32, 8},
+    {8, 11, 11},
+    {8, 64, 8},
+};
