@@ -13,12 +13,11 @@ log=$out/experiments.txt
 : >"$log"
 
 # CUDA: shipped table and three shape tables, each with both grid forms.
-variants="default"
+variants=(default)
 for f in "$root"/bench/tuning/*.h; do
-  v=$(basename "$f" .h)
-  variants="$variants $v:-DGPK_RADIX_CUDA_TUNING='\"$f\"'"
+  variants+=("$(basename "$f" .h):-DGPK_RADIX_CUDA_TUNING='\"$f\"'")
 done
-eval sh "$root/bench/radix_cuda_tune.sh" "$build/exp" $variants >"$out/exp-build.log" 2>&1 ||
+sh "$root/bench/radix_cuda_tune.sh" "$build/exp" "${variants[@]}" >"$out/exp-build.log" 2>&1 ||
   { tail -n 30 "$out/exp-build.log"; exit 1; }
 for bin in "$build"/exp/radix_cuda_tune_*; do
   v=${bin##*_tune_}
