@@ -143,7 +143,7 @@ fi
 
 if has pic; then
   for be in cuda opencl cpu; do
-    timeout 120 "$build/pic" --backend "$be" >"$out/pic-$be.txt" 2>&1 || fail=1
+    timeout 120 "$gpk" pic --backend "$be" >"$out/pic-$be.txt" 2>&1 || fail=1
   done
 fi
 

@@ -60,7 +60,7 @@ struct DefaultDigits {
 #else
 constexpr PassShape kPassShapes[] = {
     /* bits key val  threads items blocks/SM */
-    {8, 4, 0, 384, 20, 2},
+    {8, 4, 0, 256, 24, 3},
     {8, 4, 4, 384, 16, 2},
     {8, 4, 8, 384, 12, 2},
     {8, 8, 0, 384, 14, 2},
@@ -111,8 +111,10 @@ constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
 constexpr int kMaxPasses = 64;
-/* Persistent pass kernels for [keys only, with values]: see launch_pass. */
-constexpr bool kPersistentDefault[2] = {true, true};
+/* Persistent pass kernels (see launch_pass) only for 8-byte keys without
+ * values: the one case where the prefetch beat one block per tile on an
+ * H200 (docs/perf/radix.md, version 4). */
+static bool persistent_default(int key_bytes, bool has_values) { return key_bytes == 8 && !has_values; }
 
 enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
 
@@ -832,12 +834,12 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
 
 /* Grid form of the pass kernel: GPK_RADIX_CUDA_GRID=resident|tiles
  * overrides the default for experiments. */
-static bool use_persistent(bool has_values)
+static bool use_persistent(int key_bytes, bool has_values)
 {
     const char *g = getenv("GPK_RADIX_CUDA_GRID");
     if (g && !strcmp(g, "resident")) return true;
     if (g && !strcmp(g, "tiles")) return false;
-    return kPersistentDefault[has_values ? 1 : 0];
+    return persistent_default(key_bytes, has_values);
 }
 
 template <int RB, class K, class V, int VM>
@@ -859,7 +861,7 @@ static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream
     const uint32_t tiles = div_up(a.n, S::TILE);
     const uint32_t resident = (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count;
     PassArgs<K, V> b = a;
-    b.persistent = use_persistent(VM != V_NONE);
+    b.persistent = use_persistent((int)sizeof(K), VM != V_NONE);
     const uint32_t blocks = b.persistent ? std::min<uint32_t>(tiles, resident) : tiles;
     kernel<<<blocks, S::T, S::SMEM, stream>>>(b);
     return cudaGetLastError();

@@ -53,7 +53,7 @@ static const struct tune_row {
 } tune_table[] = {
     /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp */
     {CL_DEVICE_TYPE_GPU, "NVIDIA",
-     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
+     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1}},
     {CL_DEVICE_TYPE_GPU, NULL,
      {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
     {CL_DEVICE_TYPE_CPU, NULL,
