@@ -49,17 +49,7 @@ static const char *tname(gpk_type t)
     return n[t];
 }
 
-static uint64_t mapped(gpk_type t, const void *keys, size_t i)
-{
-    if (tsize(t) == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)keys + 4 * i, 4);
-        return gpk__map_u32(t, x);
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)keys + 8 * i, 8);
-    return gpk__map_u64(t, x);
-}
+static uint64_t mapped(gpk_type t, const void *keys, size_t i) { return gpk__mapped_key_at(t, keys, i, ~0ull); }
 
 static void put(gpk_type t, void *keys, size_t i, uint64_t raw)
 {

@@ -257,6 +257,9 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"] and d["failures"] == 0' bench.json ||
         fail "bench JSON does not parse or records failures"
 fi
+# From 2^22 keys on, the expected order comes from the CPU backend proven in O(n).
+expect 0 "bench large n (O(n) order proof)" -- "$GPK" bench sort --backends cpu --types f64 --dist float-specials --n 2^22 --perm --pairs --reps 1 -q
+grep -q "FAIL\|ERROR" out.txt && fail "bench at 2^22 printed a FAIL row"
 expect 0 "bench key bits" -- "$GPK" bench sort --backends "$BL" --types u32,u64 --n 5000 --key-bits 10 --perm --reps 1 -q
 expect_err 2 "bench key bits above data" "differs above bit 10" -- "$GPK" bench sort --backends cpu --n 5000 --key-bits 10 --dist uniform -q
 

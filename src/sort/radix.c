@@ -55,6 +55,17 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
         if (n == 1 && sigma) sigma[0] = 0;
         return GPK_OK;
     }
+    /* The keys (and values or sigma) and their sorted copy must fit the
+     * backend's memory. Checked here, before any backend limit such as a
+     * 32-bit index range, so an input larger than the device is always
+     * ENOMEM, and before an overcommitting host allocator says yes to pages
+     * that do not exist. */
+    const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? 4.0 : 0.0);
+    const double need = 2.0 * (double)n * per_key;
+    if (ctx->info.memory_bytes && need > (double)ctx->info.memory_bytes)
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu keys need %.2f GiB, %s has %.2f GiB", n,
+                         need / 1073741824.0, ctx->info.device_name,
+                         (double)ctx->info.memory_bytes / 1073741824.0);
     switch (ctx->backend) {
     case GPK_BACKEND_CPU: return gpk__radix_sort_cpu(ctx, &job);
 #ifdef GPK_HAVE_CUDA

@@ -205,13 +205,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
                    (size_t)threads * wc_bytes;
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
-    /* Input and scratch beyond the machine's memory: ENOMEM now, before an
-     * overcommitting allocator says yes and the sort touches pages that do
-     * not exist. */
-    if (ctx->info.memory_bytes && 2.0 * (double)n * (double)(kw + vw) > (double)ctx->info.memory_bytes)
-        return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: %zu keys need %.2f GiB, the machine has %.2f GiB", n,
-                         2.0 * (double)n * (double)(kw + vw) / 1073741824.0,
-                         (double)ctx->info.memory_bytes / 1073741824.0);
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
     if (!scratch)
         return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",

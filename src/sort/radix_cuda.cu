@@ -1080,18 +1080,6 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
                              int value_buffers, const char *what)
 {
     if (!ctx->cuda) return gpk__fail(ctx, GPK_EINVAL, "CUDA radix sort: context has no CUDA state");
-    {
-        /* Memory first: an input larger than the device is ENOMEM whatever its count. */
-        size_t free_b = 0, total_b = 0;
-        cudaError_t e = cudaMemGetInfo(&free_b, &total_b);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "CUDA radix sort: cudaMemGetInfo");
-        const double vw = job->values ? (double)job->value_width : job->sigma ? 4.0 : 0.0;
-        const double need = 2.0 * (double)job->n * ((double)job->key_width + vw);
-        if (need > (double)total_b)
-            return gpk__fail(ctx, GPK_ENOMEM,
-                             "CUDA radix sort: %zu keys need %.2f GiB of device memory, the device has %.2f GiB",
-                             job->n, need / 1073741824.0, (double)total_b / 1073741824.0);
-    }
     if (job->n > UINT32_MAX)
         return gpk__fail(ctx, GPK_EUNSUPPORTED,
                          "CUDA radix sort: n = %zu keys; the CUDA backend sorts fewer than 2^32",

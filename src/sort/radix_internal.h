@@ -4,6 +4,8 @@
 #define GPK_RADIX_INTERNAL_H
 
 #include "gpk/sort.h"
+
+#include <string.h>
 #include "../core/internal.h"
 
 #ifdef __cplusplus
@@ -72,6 +74,19 @@ static inline uint64_t gpk__unmap_u64(gpk_type t, uint64_t m)
     case GPK_F64: { uint64_t s = m + 0x000FFFFFFFFFFFFFull; return s ^ ((s >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull); }
     default: return m;
     }
+}
+
+/* Mapped key i of an array of keys of type t (4 or 8 bytes wide), masked. */
+static inline uint64_t gpk__mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
+{
+    if (gpk_type_size(t) == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + 4 * i, 4);
+        return gpk__map_u32(t, x) & mask;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + 8 * i, 8);
+    return gpk__map_u64(t, x) & mask;
 }
 
 /* Backend entry points. */

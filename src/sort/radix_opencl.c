@@ -612,13 +612,6 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     R->st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
     if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
     if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
-    {
-        /* Memory first: an input larger than the device is ENOMEM whatever its count. */
-        const double need = 2.0 * (double)job->n * ((double)job->key_width + (double)job->value_width);
-        if (need > (double)R->st->global_mem)
-            return gpk__fail(ctx, GPK_ENOMEM, "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB",
-                             job->n, R->st->name, need / 1073741824.0, (double)R->st->global_mem / 1073741824.0);
-    }
     if (job->n > 0xFFFFFFFFu)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "the OpenCL radix sort handles at most 2^32-1 keys (n = %zu)", job->n);
     R->n = job->n;

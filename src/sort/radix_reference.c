@@ -6,18 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mapped_key(gpk_type t, const void *keys, size_t i, uint64_t mask)
-{
-    if (gpk_type_size(t) == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)keys + 4 * i, 4);
-        return gpk__map_u32(t, x) & mask;
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)keys + 8 * i, 8);
-    return gpk__map_u64(t, x) & mask;
-}
-
 static void merge_sort(size_t *idx, size_t *tmp, const uint64_t *key, size_t n)
 {
     if (n < 2) return;
@@ -59,7 +47,7 @@ gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width,
     if (!idx || !tmp || !key) goto done;
     for (size_t i = 0; i < n; i++) {
         idx[i] = i;
-        key[i] = mapped_key(key_type, keys, i, mask);
+        key[i] = gpk__mapped_key_at(key_type, keys, i, mask);
     }
     merge_sort(idx, tmp, key, n);
     s = permute(keys, kw, idx, n);

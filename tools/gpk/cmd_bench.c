@@ -793,8 +793,6 @@ static int is_neg_nan(gpk_type t, const unsigned char *p)
     return 0;
 }
 
-/* Returns 0, or -1 with the reason in why (a setup failure), or -2 on a
- * usage problem (keys above --key-bits). */
 /* The expected order for large n. A sequential merge sort of 2^28 keys takes
  * minutes, so above GPK_BENCH_REF_FAST the CPU backend sorts with sigma and
  * the result is proven right in O(n): sigma is a permutation, every key is
@@ -802,18 +800,6 @@ static int is_neg_nan(gpk_type t, const unsigned char *p)
  * decrease, and ties keep sigma increasing. Those four facts pin down the
  * unique stable order, so this is as strict as comparing with the reference. */
 #define GPK_BENCH_REF_FAST ((size_t)1 << 22)
-
-static uint64_t bench_mapped(gpk_type t, const unsigned char *p, uint64_t mask)
-{
-    if (gpk_type_size(t) == 4) {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        return gpk__map_u32(t, x) & mask;
-    }
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return gpk__map_u64(t, x) & mask;
-}
 
 static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rsig, size_t n,
                           unsigned key_bits, char *why, size_t len)
@@ -860,7 +846,7 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
             snprintf(why, len, "expected order: key %zu is not input key sigma[%zu]", j, j);
             ok = 0;
         } else if (j > 0) {
-            const uint64_t a = bench_mapped(t, out + (j - 1) * w, mask), c = bench_mapped(t, out + j * w, mask);
+            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask), c = gpk__mapped_key_at(t, out, j, mask);
             if (c < a || (c == a && rsig[j] < rsig[j - 1])) {
                 snprintf(why, len, "expected order: keys %zu and %zu are out of (stable) order", j - 1, j);
                 ok = 0;
@@ -871,6 +857,8 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
     return ok;
 }
 
+/* Returns 0, or -1 with the reason in why (a setup failure), or -2 on a
+ * usage problem (keys above --key-bits). */
 static int block_init(bench_state *st, block *b, gpk_type t, size_t n, char *why, size_t len)
 {
     const bench_cfg *c = &st->cfg;
