@@ -36,6 +36,27 @@ int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void *keys_out,
                        size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
                        gpk_peer_result *r, char *err, size_t errlen);
 
+/* CUDA comparison sorts for gpk bench quicksort, device-resident, keys in
+ * the natural order of the type (NaNs: whatever the peer does; the bench
+ * checks peers only on NaN-free data): cub::DeviceMergeSort::SortKeys and
+ * thrust::sort. */
+int gpk_peer_cub_merge_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n,
+                            int reps, gpk_peer_result *r, char *err, size_t errlen);
+int gpk_peer_thrust_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n,
+                         int reps, gpk_peer_result *r, char *err, size_t errlen);
+
+/* Record peers: n records of record_size bytes with a key of type t at
+ * key_offset, device-resident. "index": cub::DeviceRadixSort::SortPairs of
+ * (key, u32 index) then a gather kernel moving the records;
+ * "thrust": thrust::sort_by_key of (key, index) then thrust::gather.
+ * records_out gets the sorted records (may be NULL). */
+int gpk_peer_records_cub_index(int device, gpk_type t, const void *records, void *records_out,
+                               size_t n, size_t record_size, size_t key_offset, int reps,
+                               gpk_peer_result *r, char *err, size_t errlen);
+int gpk_peer_records_thrust(int device, gpk_type t, const void *records, void *records_out,
+                            size_t n, size_t record_size, size_t key_offset, int reps,
+                            gpk_peer_result *r, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

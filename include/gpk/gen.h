@@ -18,6 +18,15 @@ typedef enum gpk_dist {
     GPK_DIST_SORTED,        /* uniform, then sorted ascending */
     GPK_DIST_REVERSE,       /* uniform, then sorted descending */
     GPK_DIST_FLOAT_SPECIALS,/* NaN (both signs), +-0, +-inf, denormals, min/max, mixed with uniform */
+    /* The six distributions of Manca et al. 2015, Figure 8 (with UNIFORM,
+     * SORTED, and ZERO_ENTROPY = one value everywhere): */
+    GPK_DIST_GAUSSIAN,      /* the paper's gaussian: mean of 4 uniform values */
+    GPK_DIST_BUCKET,        /* the paper's bucket sorted, p = param buckets (default 32) */
+    GPK_DIST_STAGGERED,     /* the paper's staggered, p = param groups (default 32) */
+    GPK_DIST_ZERO_ENTROPY,  /* the paper's zero entropy: one constant value */
+    /* Adversarial patterns for quicksorts: */
+    GPK_DIST_ORGAN_PIPE,    /* ascending then descending */
+    GPK_DIST_MO3_KILLER,    /* Musser's median-of-3 killer sequence */
     GPK_DIST_COUNT_
 } gpk_dist;
 

@@ -28,14 +28,32 @@
 extern "C" {
 #endif
 
+/* Which sort runs. AUTO: the radix sort, unless the measured table of the
+ * backend (docs/perf/quicksort.md) says quicksort is faster for this type,
+ * size and kind of call; gpk_last_sort_algo(ctx) tells which ran. QUICK is
+ * not stable (equal keys may change order) and ignores key_bits and
+ * radix_bits. QUICK_RECURSIVE is the recursive GPU variant (CUDA dynamic
+ * parallelism); on the CPU it is the same as QUICK. The OpenCL backend has
+ * no quicksort (GPK_EUNSUPPORTED; AUTO picks the radix sort there). */
+typedef enum gpk_sort_algo {
+    GPK_SORT_AUTO = 0,
+    GPK_SORT_RADIX = 1,
+    GPK_SORT_QUICK = 2,
+    GPK_SORT_QUICK_RECURSIVE = 3
+} gpk_sort_algo;
+
 typedef struct gpk_radix_opts {
     unsigned key_bits;   /* b: 0 = detect from the data */
     unsigned radix_bits; /* r in 1..16: 0 = tuned per backend and device */
-    unsigned items;      /* I, work-items per group (OpenCL) / threads per block (CUDA): 0 = tuned */
+    unsigned items;      /* I, work-items per group (OpenCL): 0 = tuned */
     unsigned groups;     /* G, number of groups: 0 = tuned */
     unsigned scan_split; /* s, local scans before the global scan (OpenCL): 0 = tuned */
+    gpk_sort_algo algorithm; /* GPK_SORT_AUTO (0) by default */
 } gpk_radix_opts;
-#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u }
+#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO }
+/* The same options under the name that fits every sort. */
+typedef gpk_radix_opts gpk_sort_opts;
+#define GPK_SORT_OPTS_INIT GPK_RADIX_OPTS_INIT
 
 /* Sorts n keys of type `type` in place. opts may be NULL (defaults). */
 GPK_API gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
@@ -51,6 +69,19 @@ GPK_API gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32
 GPK_API gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
                                   gpk_type value_type, void *values, size_t n,
                                   const gpk_radix_opts *opts);
+
+/* Sorts n records of record_size bytes (1..256) in place by the key of
+ * type key_type stored at byte offset key_offset of each record (any
+ * alignment; key_offset + key size <= record_size). The key order is that
+ * of gpk_sort_keys. RADIX sorts (key, index) pairs and gathers the records
+ * (stable); QUICK moves the records themselves (not stable). */
+GPK_API gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record_size,
+                                    size_t key_offset, gpk_type key_type, const gpk_sort_opts *opts);
+
+/* The algorithm the last successful sort call on ctx ran (never AUTO). */
+GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
+GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
+GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
 
 /* The plain sequential reference: a stable merge sort on mapped keys, as
  * simple as can be, that shares no code with the backends. values (width

@@ -22,6 +22,7 @@ struct gpk_ctx {
     size_t host_scratch_bytes;
     void *cuda;            /* backend state owned by radix_cuda / cuda_ctx */
     void *opencl;          /* backend state owned by the OpenCL backend */
+    int last_sort_algo;    /* gpk_sort_algo of the last successful sort */
 };
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
