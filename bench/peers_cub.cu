@@ -12,7 +12,16 @@
 #include <algorithm>
 #include <vector>
 
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/gather.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/sort.h>
+
+#include <cstring>
+#include <exception>
 
 #include "peers.h"
 
@@ -20,9 +29,12 @@ namespace {
 
 struct Buffers {
     void *keys_in = nullptr, *keys_out = nullptr, *vals_in = nullptr, *vals_out = nullptr, *temp = nullptr;
+    void *rec_in = nullptr, *rec_out = nullptr; /* record peers */
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Buffers()
     {
+        cudaFree(rec_in);
+        cudaFree(rec_out);
         cudaFree(keys_in);
         cudaFree(keys_out);
         cudaFree(vals_in);
@@ -161,4 +173,316 @@ extern "C" int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void
     }
     snprintf(err, errlen, "cub peer: unknown key type %d", (int)t);
     return 1;
+}
+
+/* ------------------------------------------------------------------------
+ * Comparison sorts and record sorts for gpk bench quicksort.
+ * ------------------------------------------------------------------------ */
+namespace {
+
+struct Less {
+    template <class T> __host__ __device__ bool operator()(const T &a, const T &b) const { return a < b; }
+};
+
+/* The median of `reps` timings of sort(); prep() runs before each, untimed
+ * (thrust sorts in place and needs a fresh copy). Both return cudaError_t. */
+template <class Prep, class Sort>
+int time_reps(Buffers &b, int reps, Prep prep, Sort sort, gpk_peer_result *r, const char *name, char *err,
+              size_t errlen)
+{
+    PEER_CHECK(cudaEventCreate(&b.start), "cudaEventCreate");
+    PEER_CHECK(cudaEventCreate(&b.stop), "cudaEventCreate");
+    std::vector<float> times;
+    for (int rep = 0; rep < reps; rep++) {
+        PEER_CHECK(prep(), "input copy");
+        PEER_CHECK(cudaEventRecord(b.start), "cudaEventRecord");
+        PEER_CHECK(sort(), name);
+        PEER_CHECK(cudaEventRecord(b.stop), "cudaEventRecord");
+        PEER_CHECK(cudaEventSynchronize(b.stop), name);
+        float ms = 0;
+        PEER_CHECK(cudaEventElapsedTime(&ms, b.start, b.stop), "cudaEventElapsedTime");
+        times.push_back(ms);
+    }
+    std::sort(times.begin(), times.end());
+    const size_t m = times.size();
+    r->ms = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return 0;
+}
+
+template <class K>
+int merge_sort_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err, size_t errlen)
+{
+    Buffers b;
+    const size_t kbytes = n * sizeof(K);
+    PEER_CHECK(cudaMalloc(&b.keys_in, kbytes), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.keys_out, kbytes), "cudaMalloc");
+    PEER_CHECK(cudaMemcpy(b.keys_in, keys, kbytes, cudaMemcpyHostToDevice), "copy to device");
+    size_t temp_bytes = 0;
+    PEER_CHECK(cub::DeviceMergeSort::SortKeysCopy(nullptr, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, (int)n,
+                                                  Less()),
+               "temp query");
+    PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_bytes, 1)), "cudaMalloc");
+    auto prep = [] { return cudaSuccess; };
+    auto sort = [&] {
+        return cub::DeviceMergeSort::SortKeysCopy(b.temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, (int)n,
+                                                  Less());
+    };
+    if (time_reps(b, reps, prep, sort, r, "cub::DeviceMergeSort", err, errlen)) return 1;
+    if (keys_out) PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    return 0;
+}
+
+/* thrust::sort as its users call it (thrust::device policy: it allocates its
+ * own temporary storage on every call, inside the timing). */
+template <class K>
+int thrust_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err, size_t errlen)
+{
+    Buffers b;
+    const size_t kbytes = n * sizeof(K);
+    PEER_CHECK(cudaMalloc(&b.keys_in, kbytes), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.keys_out, kbytes), "cudaMalloc");
+    PEER_CHECK(cudaMemcpy(b.keys_in, keys, kbytes, cudaMemcpyHostToDevice), "copy to device");
+    auto prep = [&] { return cudaMemcpy(b.keys_out, b.keys_in, kbytes, cudaMemcpyDeviceToDevice); };
+    auto sort = [&] {
+        K *p = (K *)b.keys_out;
+        thrust::sort(thrust::device, p, p + n);
+        return cudaGetLastError();
+    };
+    try {
+        if (time_reps(b, reps, prep, sort, r, "thrust::sort", err, errlen)) return 1;
+    } catch (const std::exception &ex) {
+        snprintf(err, errlen, "thrust peer: %s", ex.what());
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (keys_out) PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    return 0;
+}
+
+/* Record i's key (any alignment) and its index. */
+template <class K>
+__global__ void rec_extract_kernel(const unsigned char *rec, size_t n, size_t stride, size_t key_offset, K *keys,
+                                   uint32_t *idx)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        K k;
+        memcpy(&k, rec + i * stride + key_offset, sizeof(K));
+        keys[i] = k;
+        idx[i] = (uint32_t)i;
+    }
+}
+
+/* Word w of the output is word (idx[w / wpr] * wpr + w % wpr) of the input. */
+struct GatherMap {
+    const uint32_t *idx;
+    uint32_t wpr;
+    __host__ __device__ size_t operator()(size_t w) const
+    {
+        const size_t i = w / wpr;
+        return (size_t)idx[i] * wpr + (w - i * wpr);
+    }
+};
+
+template <class Wd>
+__global__ void rec_gather_kernel(const Wd *in, Wd *out, GatherMap map, size_t words)
+{
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += (size_t)gridDim.x * blockDim.x)
+        out[w] = in[map(w)];
+}
+
+enum RecPeer { REC_CUB_INDEX, REC_THRUST };
+
+template <class K, class Wd>
+int records_run_w(RecPeer which, const void *records, void *records_out, size_t n, size_t record_size,
+                  size_t key_offset, int reps, gpk_peer_result *r, char *err, size_t errlen)
+{
+    Buffers b;
+    const size_t rbytes = n * record_size;
+    const uint32_t wpr = (uint32_t)(record_size / sizeof(Wd));
+    const size_t words = n * wpr;
+    PEER_CHECK(cudaMalloc(&b.rec_in, rbytes), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.rec_out, rbytes), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.keys_in, n * sizeof(K)), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.keys_out, n * sizeof(K)), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.vals_in, n * sizeof(uint32_t)), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.vals_out, n * sizeof(uint32_t)), "cudaMalloc");
+    PEER_CHECK(cudaMemcpy(b.rec_in, records, rbytes, cudaMemcpyHostToDevice), "copy to device");
+    int sms = 0, dev = 0;
+    PEER_CHECK(cudaGetDevice(&dev), "cudaGetDevice");
+    PEER_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
+    const int eblocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)sms * 16, (n + 255) / 256));
+    const int gblocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)sms * 16, (words + 255) / 256));
+    size_t temp_bytes = 0;
+    if (which == REC_CUB_INDEX) {
+        PEER_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
+                                                   (const uint32_t *)b.vals_in, (uint32_t *)b.vals_out, (int)n),
+                   "temp query");
+        PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_bytes, 1)), "cudaMalloc");
+    }
+    auto prep = [] { return cudaSuccess; };
+    /* timed: key extraction, the sort of (key, index), the gather */
+    auto sort = [&]() -> cudaError_t {
+        rec_extract_kernel<K><<<eblocks, 256>>>((const unsigned char *)b.rec_in, n, record_size, key_offset,
+                                                (K *)b.keys_in, (uint32_t *)b.vals_in);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) return e;
+        if (which == REC_CUB_INDEX) {
+            e = cub::DeviceRadixSort::SortPairs(b.temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
+                                                (const uint32_t *)b.vals_in, (uint32_t *)b.vals_out, (int)n);
+            if (e != cudaSuccess) return e;
+            rec_gather_kernel<Wd><<<gblocks, 256>>>((const Wd *)b.rec_in, (Wd *)b.rec_out,
+                                                    GatherMap{(const uint32_t *)b.vals_out, wpr}, words);
+            return cudaGetLastError();
+        }
+        K *kp = (K *)b.keys_in;
+        uint32_t *ip = (uint32_t *)b.vals_in;
+        thrust::sort_by_key(thrust::device, kp, kp + n, ip);
+        auto map = thrust::make_transform_iterator(thrust::counting_iterator<size_t>(0), GatherMap{ip, wpr});
+        thrust::gather(thrust::device, map, map + words, (const Wd *)b.rec_in, (Wd *)b.rec_out);
+        return cudaGetLastError();
+    };
+    const char *name = which == REC_CUB_INDEX ? "cub::DeviceRadixSort::SortPairs+gather"
+                                              : "thrust::sort_by_key+thrust::gather";
+    try {
+        if (time_reps(b, reps, prep, sort, r, name, err, errlen)) return 1;
+    } catch (const std::exception &ex) {
+        snprintf(err, errlen, "records peer: %s", ex.what());
+        (void)cudaGetLastError();
+        return 1;
+    }
+    if (records_out) PEER_CHECK(cudaMemcpy(records_out, b.rec_out, rbytes, cudaMemcpyDeviceToHost), "copy to host");
+    return 0;
+}
+
+template <class K>
+int records_run(RecPeer which, const void *records, void *records_out, size_t n, size_t record_size,
+                size_t key_offset, int reps, gpk_peer_result *r, char *err, size_t errlen)
+{
+    /* the widest word that divides the record size (cudaMalloc aligns to 256) */
+    if (record_size % 8 == 0)
+        return records_run_w<K, uint64_t>(which, records, records_out, n, record_size, key_offset, reps, r, err, errlen);
+    if (record_size % 4 == 0)
+        return records_run_w<K, uint32_t>(which, records, records_out, n, record_size, key_offset, reps, r, err, errlen);
+    return records_run_w<K, unsigned char>(which, records, records_out, n, record_size, key_offset, reps, r, err,
+                                           errlen);
+}
+
+/* Common checks and the device switch of the keys peers; calls run<K>. */
+template <class F> int with_device(int device, char *err, size_t errlen, F f)
+{
+    DeviceGuard guard;
+    int previous = 0;
+    PEER_CHECK(cudaGetDevice(&previous), "cudaGetDevice");
+    if (previous != device) {
+        PEER_CHECK(cudaSetDevice(device), "cudaSetDevice");
+        guard.previous = previous;
+    }
+    return f();
+}
+
+int check_keys_args(const char *who, const void *keys, size_t n, int reps, gpk_peer_result *r, char *err,
+                    size_t errlen)
+{
+    if (!r || !err || errlen == 0) return 1;
+    err[0] = '\0';
+    if (reps < 1 || (n > 0 && !keys)) {
+        snprintf(err, errlen, "%s peer: bad arguments", who);
+        return 1;
+    }
+    if (n > (size_t)INT_MAX) {
+        snprintf(err, errlen, "%s peer: n = %zu is beyond the int item count this peer uses", who, n);
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace
+
+#define PEER_TYPE_SWITCH(t, CALL)                                             \
+    switch (t) {                                                              \
+    case GPK_U32: { typedef uint32_t K; return CALL; }                        \
+    case GPK_I32: { typedef int32_t K; return CALL; }                         \
+    case GPK_F32: { typedef float K; return CALL; }                           \
+    case GPK_U64: { typedef uint64_t K; return CALL; }                        \
+    case GPK_I64: { typedef int64_t K; return CALL; }                         \
+    case GPK_F64: { typedef double K; return CALL; }                          \
+    }
+
+extern "C" int gpk_peer_cub_merge_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                                       gpk_peer_result *r, char *err, size_t errlen)
+{
+    if (check_keys_args("cub merge sort", keys, n, reps, r, err, errlen)) return 1;
+    if (n == 0) {
+        r->ms = 0.0;
+        snprintf(r->name, sizeof r->name, "cub::DeviceMergeSort");
+        return 0;
+    }
+    return with_device(device, err, errlen, [&]() -> int {
+        PEER_TYPE_SWITCH(t, merge_sort_run<K>(keys, keys_out, n, reps, r, err, errlen))
+        snprintf(err, errlen, "cub merge sort peer: unknown key type %d", (int)t);
+        return 1;
+    });
+}
+
+extern "C" int gpk_peer_thrust_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                                    gpk_peer_result *r, char *err, size_t errlen)
+{
+    if (check_keys_args("thrust", keys, n, reps, r, err, errlen)) return 1;
+    if (n == 0) {
+        r->ms = 0.0;
+        snprintf(r->name, sizeof r->name, "thrust::sort");
+        return 0;
+    }
+    return with_device(device, err, errlen, [&]() -> int {
+        PEER_TYPE_SWITCH(t, thrust_run<K>(keys, keys_out, n, reps, r, err, errlen))
+        snprintf(err, errlen, "thrust peer: unknown key type %d", (int)t);
+        return 1;
+    });
+}
+
+static int records_peer(RecPeer which, int device, gpk_type t, const void *records, void *records_out, size_t n,
+                        size_t record_size, size_t key_offset, int reps, gpk_peer_result *r, char *err,
+                        size_t errlen)
+{
+    if (!r || !err || errlen == 0) return 1;
+    err[0] = '\0';
+    const size_t kw = (t == GPK_U32 || t == GPK_I32 || t == GPK_F32) ? 4 : 8;
+    if (reps < 1 || (n > 0 && !records) || record_size == 0 || record_size > 256 || key_offset + kw > record_size) {
+        snprintf(err, errlen, "records peer: bad arguments");
+        return 1;
+    }
+    if (n > (size_t)INT_MAX) {
+        snprintf(err, errlen, "records peer: n = %zu is beyond the int item count this peer uses", n);
+        return 1;
+    }
+    const char *name = which == REC_CUB_INDEX ? "cub::DeviceRadixSort::SortPairs+gather"
+                                              : "thrust::sort_by_key+thrust::gather";
+    if (n == 0) {
+        r->ms = 0.0;
+        snprintf(r->name, sizeof r->name, "%s", name);
+        return 0;
+    }
+    return with_device(device, err, errlen, [&]() -> int {
+        PEER_TYPE_SWITCH(t, records_run<K>(which, records, records_out, n, record_size, key_offset, reps, r, err,
+                                           errlen))
+        snprintf(err, errlen, "records peer: unknown key type %d", (int)t);
+        return 1;
+    });
+}
+
+extern "C" int gpk_peer_records_cub_index(int device, gpk_type t, const void *records, void *records_out, size_t n,
+                                          size_t record_size, size_t key_offset, int reps, gpk_peer_result *r,
+                                          char *err, size_t errlen)
+{
+    return records_peer(REC_CUB_INDEX, device, t, records, records_out, n, record_size, key_offset, reps, r, err,
+                        errlen);
+}
+
+extern "C" int gpk_peer_records_thrust(int device, gpk_type t, const void *records, void *records_out, size_t n,
+                                       size_t record_size, size_t key_offset, int reps, gpk_peer_result *r,
+                                       char *err, size_t errlen)
+{
+    return records_peer(REC_THRUST, device, t, records, records_out, n, record_size, key_offset, reps, r, err,
+                        errlen);
 }

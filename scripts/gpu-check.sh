@@ -3,7 +3,12 @@
 # whole test suite with the CUDA and OpenCL-on-NVIDIA tests required, run the
 # benchmarks, and print a short table last.
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
-#   (default: all but sanitize)
+#                        [qsanitize] [qbench]
+#   (default: all but sanitize and qsanitize)
+# qsanitize runs test_quick (GPK_TEST_SMALL=1) under compute-sanitizer
+# memcheck and racecheck; qbench runs gpk bench quicksort (u32 and f64, the
+# paper's six distributions, records) at the sizes in GPK_QBENCH_N
+# (default 2^20..2^25) and prints bench/quick_table.py's tables last.
 # cudacheck builds bench/radix_cuda_tune.cu twice: as shipped (--check: every
 # API, type, many sizes and (b, r)) and with 20000-key look-back portions, so
 # the multi-portion path that only n > 2^29 reaches in the shipped build runs
@@ -14,7 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/gpu-check-out}
 build=${GPK_GPU_BUILD:-$root/build-gpu}
 mkdir -p "$out"
-stages=${*:-build test cudacheck bench pic}
+stages=${*:-build test cudacheck bench pic qbench}
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 summary=$out/summary.txt
 : >"$summary"
@@ -111,7 +116,31 @@ if has sanitize; then
   fi
 fi
 
+if has qsanitize; then
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    for tool in memcheck racecheck; do
+      GPK_TEST_SMALL=1 timeout 400 compute-sanitizer --tool $tool --error-exitcode 9 \
+        "$build/tests/test_quick" cuda >"$out/$tool-quick.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || fail=1
+      note "compute-sanitizer $tool test_quick cuda (small): exit $rc, $(grep -E '^test_quick:' "$out/$tool-quick.log" | tail -n 1), $(grep -m1 'ERROR SUMMARY' "$out/$tool-quick.log")"
+    done
+  fi
+fi
+
 # --- benchmarks ------------------------------------------------------------------------
+if has qbench; then
+  t0=$(date +%s)
+  timeout ${GPK_QBENCH_TIMEOUT:-500} "$gpk" bench quicksort --types u32,f64 \
+    --n "${GPK_QBENCH_N:-2^20,2^21,2^22,2^23,2^24,2^25}" --records \
+    --json "$out/quicksort-gpu.json" >"$out/bench-quick.txt" 2>"$out/bench-quick.err"
+  rc=$?
+  [ $rc = 0 ] || fail=1
+  note "quicksort bench: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -c FAIL "$out/bench-quick.txt") FAIL rows"
+  grep -m 10 -E 'FAIL|ERROR' "$out/bench-quick.txt" >>"$summary"
+  [ -f "$out/quicksort-gpu.json" ] && python3 "$root/bench/quick_table.py" "$out/quicksort-gpu.json" \
+    >"$out/quick-table.txt" 2>&1
+fi
 if has bench; then
   # The ceiling: a large device-to-device copy, bytes read + written.
   python3 - >"$out/copy-bandwidth.txt" 2>&1 <<'PY' || true
@@ -157,9 +186,10 @@ done
 for be in cuda opencl cpu; do
   [ -f "$out/pic-$be.txt" ] && { echo "---- pic $be"; tail -n 6 "$out/pic-$be.txt"; }
 done
+[ -f "$out/quick-table.txt" ] && { echo "---- quicksort"; cat "$out/quick-table.txt"; }
 # The device tool brings back 8 files at most: keep the summary and the
 # JSON loose, everything else in one archive.
-( cd "$out" && find . -maxdepth 1 -type f ! -name 'summary.txt' ! -name 'radix-*.json' ! -name '*.tar.gz' \
+( cd "$out" && find . -maxdepth 1 -type f ! -name 'summary.txt' ! -name 'radix-*.json' ! -name 'quicksort-*.json' ! -name '*.tar.gz' \
     -printf '%P\n' | tar czf gpu-check-logs.tar.gz -T - --remove-files 2>/dev/null
   rm -rf icd 2>/dev/null; true )
 [ $fail = 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES (see $out)"

@@ -12,6 +12,9 @@ PIC=${2:?usage: cli_test.sh PATH/TO/gpk PATH/TO/pic}
 case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
 case $PIC in /*) ;; *) PIC=$(pwd)/$PIC ;; esac
 
+# The figure script of gpk bench quicksort, next to this file's directory.
+PLOT=$(cd "$(dirname "$0")/.." && pwd)/bench/plot_quicksort.py
+
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_test.XXXXXX") || exit 1
 cd "$WORK" || exit 1
 FAILS=0
@@ -262,6 +265,110 @@ expect 0 "bench large n (O(n) order proof)" -- "$GPK" bench sort --backends cpu 
 grep -q "FAIL\|ERROR" out.txt && fail "bench at 2^22 printed a FAIL row"
 expect 0 "bench key bits" -- "$GPK" bench sort --backends "$BL" --types u32,u64 --n 5000 --key-bits 10 --perm --reps 1 -q
 expect_err 2 "bench key bits above data" "differs above bit 10" -- "$GPK" bench sort --backends cpu --n 5000 --key-bits 10 --dist uniform -q
+
+# ---- quicksort: --algo, the paper's distributions, gpk bench quicksort -----------------------
+# in_T.bin (random bits: NaNs, infinities, denormals) and out_T.bin (its
+# radix-sorted keys) are left by the backend loop above. Quicksort is not
+# stable, so only the keys must match the radix sort; sigma must be a
+# permutation naming each output key (check_perm), and --check knows that.
+for A in quick quick-recursive radix auto; do
+    for T in u32 i32 f32 u64 i64 f64; do
+        case $T in *32) W=4 ;; *) W=8 ;; esac
+        expect 0 "sort --algo $A $T" -- "$GPK" sort in_$T.bin --type $T --backend cpu --algo $A -o qa_$T.bin --perm qs_$T.bin --check
+        cmp -s qa_$T.bin out_$T.bin || fail "--algo $A $T: keys differ from the radix sort's"
+        check_perm in_$T.bin qa_$T.bin qs_$T.bin $W >perm.txt || fail "--algo $A $T: $(cat perm.txt)"
+        pass
+    done
+done
+expect 0 "sort --algo quick reports it" -- "$GPK" sort --gen uniform --n 5000 --backend cpu --algo quick --json --check
+grep -q '"algorithm": "quick"' out.txt || fail "sort --algo quick: the JSON does not say quick ran"
+grep -q '"check": "ok"' out.txt || fail "sort --algo quick: the JSON lacks check ok"
+grep -q ", quick:" err.txt || fail "sort --algo quick: the summary line does not name the algorithm"
+expect 0 "sort --algo radix reports it" -- "$GPK" sort --gen uniform --n 5000 --backend cpu --algo radix --json
+grep -q '"algorithm": "radix"' out.txt || fail "sort --algo radix: the JSON does not say radix ran"
+expect 0 "sort --algo auto names its pick" -- "$GPK" sort --gen uniform --n 5000 --backend cpu --json
+grep -q '"algorithm": "\(radix\|quick\)"' out.txt || fail "sort --algo auto: the JSON does not name the algorithm that ran"
+# Pairs after quicksort: the values of equal keys may come in any order.
+head -c $((3000 * 4)) /dev/urandom >qv.bin
+"$GPK" sort --gen few-bits --param 4 --n 3000 -o qk.bin -q 2>err.txt || fail "few-bits keys: $(cat err.txt)"
+expect 0 "sort --algo quick pairs" -- "$GPK" sort qk.bin --type u32 --backend cpu --algo quick --values qv.bin --value-type u32 --values-out qvo.bin --check
+expect_err 2 "bad --algo" "unknown algorithm 'bogosort'" -- "$GPK" sort --gen uniform --n 10 --algo bogosort
+expect_err 2 "--algo without value" "needs a value" -- "$GPK" sort --gen uniform --n 10 --algo
+
+# The paper's distributions (Figure 8) and the adversarial ones, every type,
+# both algorithms; n not a multiple of 4 or of p^2.
+for D in gaussian bucket staggered zero-entropy organ-pipe mo3-killer; do
+    for T in u32 i32 f32 u64 i64 f64; do
+        for A in quick radix; do
+            expect 0 "gen $D $T $A" -- "$GPK" sort --gen $D --n 3001 --type $T --backend cpu --algo $A --perm g.bin --check -q
+        done
+    done
+done
+# Seeded: the same seed gives the same data, another seed other data.
+"$GPK" sort --gen gaussian --n 1000 --seed 7 --format raw --algo radix -o - -q >g1.bin 2>/dev/null
+"$GPK" sort --gen gaussian --n 1000 --seed 7 --format raw --algo radix -o - -q >g2.bin 2>/dev/null
+"$GPK" sort --gen gaussian --n 1000 --seed 8 --format raw --algo radix -o - -q >g3.bin 2>/dev/null
+cmp -s g1.bin g2.bin || fail "gen gaussian: the same seed gave different data"
+cmp -s g1.bin g3.bin && fail "gen gaussian: seeds 7 and 8 gave the same data"
+pass
+# zero-entropy is one value; the killer is a permutation of 0..n-1 (n = 4000).
+"$GPK" sort --gen zero-entropy --n 1000 -o ze.bin -q 2>/dev/null || fail "gen zero-entropy failed"
+[ "$(u32s ze.bin | sort -u | wc -l | tr -d ' ')" = 1 ] || fail "gen zero-entropy holds more than one value"
+"$GPK" sort --gen mo3-killer --n 4000 -o mk.bin -q 2>/dev/null || fail "gen mo3-killer failed"
+u32s mk.bin >mk.txt
+seq 0 3999 | cmp -s - mk.txt || fail "gen mo3-killer is not a permutation of 0..3999"
+pass
+# u32 values of the paper's distributions stay below 2^31, as in the paper.
+"$GPK" sort --gen staggered --n 5000 -o st.bin -q 2>/dev/null || fail "gen staggered failed"
+[ "$(hexdump_w st.bin 4 | tail -n 1 | cut -c1)" \< 8 ] || fail "gen staggered: u32 values reach 2^31"
+pass
+expect 0 "gen bucket p=1000" -- "$GPK" sort --gen bucket --param 1000 --n 3000 --check -q
+expect_err 1 "gen staggered odd p" "cannot generate" -- "$GPK" sort --gen staggered --param 5 --n 100
+expect_err 2 "gen unknown dist" "unknown distribution" -- "$GPK" sort --gen gauss --n 100
+
+# gpk bench quicksort on the CPU: every row checked, JSON, figures.
+expect 0 "bench quicksort --help" -- "$GPK" bench quicksort --help
+grep -q "usage: gpk bench quicksort" out.txt || fail "bench quicksort --help prints no usage"
+expect 0 "bench quicksort cpu" -- "$GPK" bench quicksort --backends cpu --n 2^12 --types u32,f64 --reps 1 --records --json bq.json -q
+grep -q "FAIL\|ERROR" out.txt && fail "bench quicksort printed a FAIL row"
+for impl in "gpk quick" "gpk radix" "qsort" "std::sort" "__gnu_parallel::sort" "qsort (records)"; do
+    grep -q "$impl" out.txt || fail "bench quicksort lacks $impl"
+done
+for D in uniform gaussian sorted zero-entropy bucket staggered; do
+    grep -q " $D " out.txt || fail "bench quicksort lacks the $D distribution"
+done
+for key in '"hostname"' '"cpu_model"' '"logical_cores"' '"command"' '"date"' '"rows"' '"devices"'; do
+    grep -q "$key" bq.json || fail "bench quicksort JSON lacks $key"
+done
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["rows"]
+assert d["tool"] == "gpk bench quicksort" and d["failures"] == 0
+assert all(r["check"] == "ok" for r in rows)
+assert {r["dist"] for r in rows} == {"uniform", "gaussian", "sorted", "zero-entropy", "bucket", "staggered"}
+assert {r["record_size"] for r in rows if r["kind"] == "records"} == {24, 40, 72}
+assert {r["type"] for r in rows if r["kind"] == "keys"} == {"u32", "f64"}
+' bq.json || fail "bench quicksort JSON does not parse, records failures or lacks rows"
+    mkdir -p figs
+    python3 "$PLOT" bq.json figs >plot.txt 2>err.txt || fail "plot_quicksort.py: $(cat err.txt)"
+    for f in cpu-u32-fig13 cpu-f64-fig14 cpu-records-u64-p32; do
+        [ -s figs/quicksort-$f.svg ] || fail "plot_quicksort.py wrote no quicksort-$f.svg"
+    done
+    python3 -c 'import sys, xml.dom.minidom as m; [m.parse(f) for f in sys.argv[1:]]' figs/*.svg ||
+        fail "plot_quicksort.py wrote malformed SVG"
+    pass
+fi
+# From 2^22 keys on, the expected order is the CPU radix sort proven in O(n).
+expect 0 "bench quicksort 2^22" -- "$GPK" bench quicksort --backends cpu --types u32 --dists staggered,mo3-killer --n 2^22 --reps 1 --impls quick,radix -q
+grep -q "FAIL\|ERROR" out.txt && fail "bench quicksort at 2^22 printed a FAIL row"
+expect_err 2 "bench quicksort opencl" "cuda or cpu" -- "$GPK" bench quicksort --backends opencl
+expect_err 2 "bench quicksort bad payload" "bad --payloads" -- "$GPK" bench quicksort --backends cpu --payloads 4
+expect_err 2 "bench quicksort bad dist" "bad --dists" -- "$GPK" bench quicksort --backends cpu --dists gauss
+expect_err 2 "bench quicksort bad impl" "bad --impls" -- "$GPK" bench quicksort --backends cpu --impls bogus
+expect_err 2 "bench quicksort unknown option" "unknown option" -- "$GPK" bench quicksort --frobnicate
+expect_err 2 "unknown benchmark" "unknown benchmark" -- "$GPK" bench frobnicate
 
 # ---- the standalone pic example ----------------------------------------------------------------
 expect 0 "pic example 1M" -- "$PIC" --n 1M --backend cpu --reps 2

@@ -18,15 +18,26 @@ typedef enum gpk_dist {
     GPK_DIST_SORTED,        /* uniform, then sorted ascending */
     GPK_DIST_REVERSE,       /* uniform, then sorted descending */
     GPK_DIST_FLOAT_SPECIALS,/* NaN (both signs), +-0, +-inf, denormals, min/max, mixed with uniform */
-    /* The six distributions of Manca et al. 2015, Figure 8 (with UNIFORM,
-     * SORTED, and ZERO_ENTROPY = one value everywhere): */
-    GPK_DIST_GAUSSIAN,      /* the paper's gaussian: mean of 4 uniform values */
-    GPK_DIST_BUCKET,        /* the paper's bucket sorted, p = param buckets (default 32) */
-    GPK_DIST_STAGGERED,     /* the paper's staggered, p = param groups (default 32) */
-    GPK_DIST_ZERO_ENTROPY,  /* the paper's zero entropy: one constant value */
-    /* Adversarial patterns for quicksorts: */
-    GPK_DIST_ORGAN_PIPE,    /* ascending then descending */
-    GPK_DIST_MO3_KILLER,    /* Musser's median-of-3 killer sequence */
+    /* The six distributions of Manca et al. 2015, Figure 8, are UNIFORM,
+     * SORTED and the four below. The paper draws u32 values from [0, 2^31);
+     * here every type draws integers from [0, 2^bits) with bits = 31 for
+     * u32 and i32 (the paper's), 63 for u64 and i64 (non-negative, like the
+     * paper's), and for floats the integer is scaled by 2^-bits with
+     * bits = 24 (f32) or 53 (f64): values in [0, 1), exact, the same shapes
+     * as the integers'. (UNIFORM and SORTED keep their definitions above.) */
+    GPK_DIST_GAUSSIAN,      /* mean of 4 uniform values (rounded down) */
+    GPK_DIST_BUCKET,        /* p = param buckets (default 32) of n/p values; group j
+                               (n/p^2 values, j = 0..p-1) of every bucket is random in
+                               [j, j+1) * 2^bits/p. 1 <= p <= 65536 */
+    GPK_DIST_STAGGERED,     /* p = param blocks (default 32, even, 2..65536) of n/p
+                               values; block i = 1..p random in [2i-1, 2i) * 2^bits/p
+                               for i <= p/2, in [2i-p-2, 2i-p-1) * 2^bits/p after */
+    GPK_DIST_ZERO_ENTROPY,  /* one random constant of [0, 2^bits) everywhere */
+    /* Adversarial patterns for quicksorts, small integer values (as the
+     * type: 32-bit integers wrap past 2^32, f32 rounds past 2^24): */
+    GPK_DIST_ORGAN_PIPE,    /* 0, 1, ..., ~n/2, ..., 1, 0: ascending then descending */
+    GPK_DIST_MO3_KILLER,    /* Musser's median-of-3 killer permutation of 0..m-1,
+                               m = n rounded down to a multiple of 4, then m..n-1 */
     GPK_DIST_COUNT_
 } gpk_dist;
 

@@ -4,8 +4,14 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const dist_names[GPK_DIST_COUNT_] = {
-    "uniform", "random-bits", "few-bits", "equal", "sorted", "reverse", "float-specials"};
+/* Indexed by gpk_dist; the static assertion below keeps the table and the
+ * enum the same length, so a new distribution cannot read past its end. */
+static const char *const dist_names[] = {
+    "uniform",   "random-bits",  "few-bits",   "equal",     "sorted",
+    "reverse",   "float-specials", "gaussian", "bucket",    "staggered",
+    "zero-entropy", "organ-pipe", "mo3-killer"};
+_Static_assert(sizeof dist_names / sizeof dist_names[0] == GPK_DIST_COUNT_,
+               "dist_names must name every gpk_dist");
 
 const char *gpk_dist_name(gpk_dist d)
 {
@@ -122,6 +128,111 @@ static void put_special(gpk_type t, void *out, size_t i, gpk_rng *rng)
     }
 }
 
+/* ---- Manca et al. 2015, Figure 8 ------------------------------------------
+ * The paper draws u32 values from [0, 2^31). Every type gets an integer
+ * range [0, 2^bits): 31 bits for u32/i32 (the paper's), 63 for u64/i64 (so
+ * signed keys stay non-negative as in the paper), and for floats the
+ * integer is scaled by 2^-bits with bits = 24 (f32) or 53 (f64): values in
+ * [0, 1), every one exact, so the shapes are the same as the integers'. */
+static unsigned paper_bits(gpk_type t)
+{
+    switch (t) {
+    case GPK_U32: case GPK_I32: return 31;
+    case GPK_F32: return 24;
+    case GPK_F64: return 53;
+    default: return 63;
+    }
+}
+
+/* A random integer in [0, 2^bits). */
+static uint64_t paper_draw(gpk_rng *rng, unsigned bits) { return gpk_rng_next(rng) >> (64 - bits); }
+
+/* A random integer in [0, w), w >= 1; the modulo bias is below 2^-40 for
+ * every w used here (w <= 2^63 only when p = 1, a power of two). */
+static uint64_t paper_below(gpk_rng *rng, uint64_t w)
+{
+    if ((w & (w - 1)) == 0) return gpk_rng_next(rng) & (w - 1);
+    return gpk_rng_next(rng) % w;
+}
+
+/* Stores the integer v < 2^bits of the paper's range in element i. */
+static void put_paper(gpk_type t, void *out, size_t i, uint64_t v)
+{
+    if (t == GPK_F32) {
+        float f = (float)v * 0x1.0p-24f;
+        memcpy((char *)out + 4 * i, &f, 4);
+    } else if (t == GPK_F64) {
+        double x = (double)v * 0x1.0p-53;
+        memcpy((char *)out + 8 * i, &x, 8);
+    } else {
+        put_bits(t, out, i, v);
+    }
+}
+
+/* Stores the small integer v as a value of type t (organ pipe, killer):
+ * 32-bit integers keep v mod 2^32, floats round beyond 2^24 (f32) / 2^53. */
+static void put_count(gpk_type t, void *out, size_t i, uint64_t v)
+{
+    if (t == GPK_F32) {
+        float f = (float)v;
+        memcpy((char *)out + 4 * i, &f, 4);
+    } else if (t == GPK_F64) {
+        double x = (double)v;
+        memcpy((char *)out + 8 * i, &x, 8);
+    } else {
+        put_bits(t, out, i, v);
+    }
+}
+
+/* Figure 8 (d): p buckets of n/p elements; within each bucket, group j
+ * (n/p^2 elements, j = 0..p-1) holds random values of [j*w, (j+1)*w) with
+ * w = 2^bits / p. n need not divide by p^2: bucket b is the positions
+ * [b*n/p, (b+1)*n/p) and its groups split it the same way. */
+static void fill_bucket(gpk_type t, void *out, size_t n, uint64_t p, gpk_rng *rng)
+{
+    unsigned bits = paper_bits(t);
+    uint64_t w = (1ull << bits) / p;
+    for (uint64_t b = 0; b < p; b++) {
+        uint64_t lo = b * (uint64_t)n / p, hi = (b + 1) * (uint64_t)n / p, len = hi - lo;
+        for (uint64_t k = 0; k < len; k++) {
+            uint64_t j = k * p / len;
+            put_paper(t, out, (size_t)(lo + k), j * w + paper_below(rng, w));
+        }
+    }
+}
+
+/* Figure 8 (e): p blocks (even p) of n/p elements, block i = 1..p. Block
+ * i <= p/2 holds random values of [(2i-1)w, 2i*w), block i > p/2 those of
+ * [(2i-p-2)w, (2i-p-1)w), w = 2^bits / p: the first half of the blocks
+ * take the odd slots of the range in order, the second half the even ones. */
+static void fill_staggered(gpk_type t, void *out, size_t n, uint64_t p, gpk_rng *rng)
+{
+    unsigned bits = paper_bits(t);
+    uint64_t w = (1ull << bits) / p;
+    for (size_t x = 0; x < n; x++) {
+        uint64_t i = (uint64_t)x * p / n + 1;
+        uint64_t slot = i <= p / 2 ? 2 * i - 1 : 2 * i - p - 2;
+        put_paper(t, out, x, slot * w + paper_below(rng, w));
+    }
+}
+
+/* Musser (1997), "Introspective sorting and selection algorithms": for
+ * even k the sequence 1, k+1, 3, k+3, ..., 2k-3, k-1, 2k-1, 2, 4, ..., 2k
+ * makes a median-of-3 quicksort (first, middle, last) quadratic. Here
+ * 0-based (value - 1) on the first m = n rounded down to a multiple of 4
+ * positions (2k with k even); the up to 3 others follow ascending. */
+static void fill_mo3_killer(gpk_type t, void *out, size_t n)
+{
+    uint64_t m = (uint64_t)n & ~(uint64_t)3, k = m / 2;
+    for (uint64_t i = 1; i <= m; i++) {
+        uint64_t v;
+        if (i <= k) v = (i & 1) ? i : k + i - 1;
+        else v = 2 * (i - k);
+        put_count(t, out, (size_t)(i - 1), v - 1);
+    }
+    for (uint64_t i = m; i < n; i++) put_count(t, out, (size_t)i, i);
+}
+
 gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t seed,
                         unsigned param)
 {
@@ -157,6 +268,45 @@ gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t se
         break;
     case GPK_DIST_FLOAT_SPECIALS:
         for (size_t i = 0; i < n; i++) put_special(t, out, i, &rng);
+        break;
+    case GPK_DIST_GAUSSIAN: {
+        /* Figure 8 (b): the mean of four uniform values, rounded down. The
+         * quarters are summed apart so 63-bit values cannot overflow. */
+        unsigned bits = paper_bits(t);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t q = 0, r = 0;
+            for (int k = 0; k < 4; k++) {
+                uint64_t v = paper_draw(&rng, bits);
+                q += v >> 2;
+                r += v & 3;
+            }
+            put_paper(t, out, i, q + (r >> 2));
+        }
+        break;
+    }
+    case GPK_DIST_BUCKET:
+    case GPK_DIST_STAGGERED: {
+        /* p up to 2^16 keeps every position product below 2^64 for
+         * n < 2^47 and every value slot at least 2^8 wide. */
+        uint64_t p = param ? param : 32;
+        if (p > 65536 || (uint64_t)n >= (1ull << 47)) return GPK_EINVAL;
+        if (d == GPK_DIST_STAGGERED && (p < 2 || p % 2)) return GPK_EINVAL;
+        if (d == GPK_DIST_BUCKET) fill_bucket(t, out, n, p, &rng);
+        else fill_staggered(t, out, n, p, &rng);
+        break;
+    }
+    case GPK_DIST_ZERO_ENTROPY: {
+        /* Figure 8 (c): every value the same random constant. */
+        uint64_t v = paper_draw(&rng, paper_bits(t));
+        for (size_t i = 0; i < n; i++) put_paper(t, out, i, v);
+        break;
+    }
+    case GPK_DIST_ORGAN_PIPE:
+        /* 0, 1, 2, ..., top, ..., 2, 1, 0: each value twice but the middle. */
+        for (size_t i = 0; i < n; i++) put_count(t, out, i, i < n - 1 - i ? i : n - 1 - i);
+        break;
+    case GPK_DIST_MO3_KILLER:
+        fill_mo3_killer(t, out, n);
         break;
     default:
         return GPK_EINVAL;

@@ -1,7 +1,29 @@
-/* Radix sort dispatch: argument checks, then the context's backend. */
-#include "radix_internal.h"
+/* Sort dispatch: argument checks, the algorithm choice (quick.c), then the
+ * context's backend. */
+#include "quick_internal.h"
 
 #include <string.h>
+
+/* Defined in quick.c, used only here and there; kept out of the shared
+ * headers because they are private to the two dispatch files. */
+gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key_type, size_t n,
+                          int kind, gpk_sort_algo *out);
+gpk_status gpk__quick_run(gpk_ctx *ctx, const gpk_quick_job *job);
+gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem);
+
+/* Whether the arrays and their sorted copy fit the backend's memory. Checked
+ * before any backend limit such as a 32-bit index range, so an input larger
+ * than the device is always ENOMEM, and before an overcommitting host
+ * allocator says yes to pages that do not exist. */
+gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
+{
+    const double need = 2.0 * (double)n * bytes_per_elem;
+    if (ctx->info.memory_bytes && need > (double)ctx->info.memory_bytes)
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu elements need %.2f GiB, %s has %.2f GiB", n,
+                         need / 1073741824.0, ctx->info.device_name,
+                         (double)ctx->info.memory_bytes / 1073741824.0);
+    return GPK_OK;
+}
 
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, uint32_t *sigma, size_t n,
@@ -42,6 +64,8 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     return GPK_OK;
 }
 
+/* kind: 0 keys, 1 pairs (perm counts as pairs: it is pairs with iota
+ * values), as gpk__sort_pick's table distinguishes them. */
 static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t value_width,
                                 void *values, uint32_t *sigma, size_t n,
                                 const gpk_radix_opts *opts)
@@ -51,33 +75,53 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
     gpk_radix_job job;
     gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, n, opts);
     if (s != GPK_OK) return s;
+    /* The choice comes before the n < 2 shortcut so that an unsupported
+     * request (QUICK on OpenCL) fails the same way whatever n is. */
+    gpk_sort_algo algo;
+    s = gpk__sort_pick(ctx, opts, key_type, n, (value_width || sigma) ? 1 : 0, &algo);
+    if (s != GPK_OK) return s;
     if (n < 2) {
         if (n == 1 && sigma) sigma[0] = 0;
+        gpk__set_last_algo(ctx, algo);
         return GPK_OK;
     }
-    /* The keys (and values or sigma) and their sorted copy must fit the
-     * backend's memory. Checked here, before any backend limit such as a
-     * 32-bit index range, so an input larger than the device is always
-     * ENOMEM, and before an overcommitting host allocator says yes to pages
-     * that do not exist. */
     const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? 4.0 : 0.0);
-    const double need = 2.0 * (double)n * per_key;
-    if (ctx->info.memory_bytes && need > (double)ctx->info.memory_bytes)
-        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu keys need %.2f GiB, %s has %.2f GiB", n,
-                         need / 1073741824.0, ctx->info.device_name,
-                         (double)ctx->info.memory_bytes / 1073741824.0);
-    switch (ctx->backend) {
-    case GPK_BACKEND_CPU: return gpk__radix_sort_cpu(ctx, &job);
+    s = gpk__sort_mem_check(ctx, n, per_key);
+    if (s != GPK_OK) return s;
+
+    if (algo == GPK_SORT_QUICK || algo == GPK_SORT_QUICK_RECURSIVE) {
+        gpk_quick_job q;
+        memset(&q, 0, sizeof q);
+        q.key_type = key_type;
+        q.key_width = job.key_width;
+        q.base = keys;
+        q.n = n;
+        q.stride = job.key_width;
+        q.key_offset = 0;
+        q.values = sigma ? (void *)sigma : job.values;
+        q.value_width = sigma ? 4u : job.value_width;
+        q.recursive = algo == GPK_SORT_QUICK_RECURSIVE;
+        /* A permutation is the pairs sort of (key, original index). sigma
+         * is output only, so writing it before a failure loses nothing. */
+        if (sigma)
+            for (size_t i = 0; i < n; i++) sigma[i] = (uint32_t)i;
+        s = gpk__quick_run(ctx, &q);
+    } else {
+        switch (ctx->backend) {
+        case GPK_BACKEND_CPU: s = gpk__radix_sort_cpu(ctx, &job); break;
 #ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: return gpk__radix_sort_cuda(ctx, &job);
+        case GPK_BACKEND_CUDA: s = gpk__radix_sort_cuda(ctx, &job); break;
 #endif
 #ifdef GPK_HAVE_OPENCL
-    case GPK_BACKEND_OPENCL: return gpk__radix_sort_opencl(ctx, &job);
+        case GPK_BACKEND_OPENCL: s = gpk__radix_sort_opencl(ctx, &job); break;
 #endif
-    default:
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: backend %s is not built in",
-                         gpk_backend_name(ctx->backend));
+        default:
+            return gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: backend %s is not built in",
+                             gpk_backend_name(ctx->backend));
+        }
     }
+    if (s == GPK_OK) gpk__set_last_algo(ctx, algo);
+    return s;
 }
 
 gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,

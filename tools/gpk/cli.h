@@ -26,6 +26,10 @@ void cmd_sort_help(FILE *f);
 void cmd_bench_help(FILE *f);
 void cmd_pic_help(FILE *f);
 void cmd_info_help(FILE *f);
+/* gpk bench quicksort (cmd_bench_quick.c); main.c routes "bench quicksort"
+ * there and everything else under "bench" to cmd_bench. */
+int cmd_bench_quick(int argc, char **argv);
+void cmd_bench_quick_help(FILE *f);
 
 /* "gpk CMD: message\n" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

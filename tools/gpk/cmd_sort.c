@@ -14,11 +14,11 @@ void cmd_sort_help(FILE *f)
             "usage: gpk sort [IN] [-o OUT] [--type T] [--perm FILE] [options]\n"
             "       gpk sort --gen DIST --n N [--seed S] [--type T] [-o OUT] [options]\n"
             "\n"
-            "Sorts keys ascending and stably with gpk's radix sort. IN is raw little-endian\n"
-            "binary (needs --type) or .npy (type from the header: <u4 <i4 <f4 <u8 <i8 <f8, 1-D,\n"
-            "C order); '-' is stdin. OUT gets the sorted keys in the input's format, or .npy\n"
-            "when its name ends in .npy ('-' is stdout). Without -o nothing is written (useful\n"
-            "with --check and --json).\n"
+            "Sorts keys ascending with gpk's radix sort (stable) or quicksort (not stable),\n"
+            "as --algo says. IN is raw little-endian binary (needs --type) or .npy (type from\n"
+            "the header: <u4 <i4 <f4 <u8 <i8 <f8, 1-D, C order); '-' is stdin. OUT gets the\n"
+            "sorted keys in the input's format, or .npy when its name ends in .npy ('-' is\n"
+            "stdout). Without -o nothing is written (useful with --check and --json).\n"
             "\n"
             "input and output:\n"
             "  -o, --output OUT    sorted keys\n"
@@ -29,20 +29,29 @@ void cmd_sort_help(FILE *f)
             "  --value-type T      value type of a raw --values file (any 4- or 8-byte type)\n"
             "  --values-out FILE   sorted values (format rules as for OUT)\n"
             "  --gen DIST          generate the keys instead of reading them: uniform,\n"
-            "                      random-bits, few-bits, equal, sorted, reverse, float-specials\n"
+            "                      random-bits, few-bits, equal, sorted, reverse, float-specials;\n"
+            "                      the paper's gaussian, bucket, staggered, zero-entropy; the\n"
+            "                      quicksort adversaries organ-pipe, mo3-killer (see gpk/gen.h)\n"
             "  --n N               number of generated keys (2^28, 256M, 1k, 1000 ...)\n"
             "  --seed S            generator seed (default 1)\n"
-            "  --param P           distribution parameter (few-bits: the bit count, default 10)\n"
+            "  --param P           distribution parameter (few-bits: the bit count, default 10;\n"
+            "                      bucket, staggered: the number of groups p, default 32)\n"
             "sort options:\n"
+            "  --algo A            auto (default: the faster one measured for the type and\n"
+            "                      size), radix, quick, quick-recursive (CUDA dynamic\n"
+            "                      parallelism; on the CPU the same as quick). The one that ran\n"
+            "                      is in the summary line and the JSON (\"algorithm\")\n"
             "  --backend B         auto (default; GPK_BACKEND overrides), cpu, cuda, opencl\n"
             "  --device D          CUDA / OpenCL device index\n"
             "  --threads T         CPU threads (default: all cores)\n"
-            "  --key-bits b        sort bits [0, b) of the mapped key (default 0: detect)\n"
+            "  --key-bits b        radix: sort bits [0, b) of the mapped key (default 0: detect)\n"
             "  --radix-bits r      bits per pass, 1..16 (default 0: tuned)\n"
             "  --items I, --groups G, --scan-split s   the paper's tunables (0: tuned)\n"
             "  --reps R            sort R times from the same input, report the median (default 1)\n"
             "reporting:\n"
-            "  --check             verify against gpk_sort_reference (order, permutation, stability)\n"
+            "  --check             verify against gpk_sort_reference (order, permutation, and\n"
+            "                      stability when the radix sort ran; after quicksort, equal\n"
+            "                      keys may hold their values or indices in any order)\n"
             "  --json              print a JSON result on stdout\n"
             "  -q, --quiet         no summary line on stderr\n"
             "\n"
@@ -121,7 +130,8 @@ static int parse_args(int argc, char **argv, sort_args *a)
             if (m < 0) return -1;
             if (gpk_dist_parse(val, &d) != GPK_OK) {
                 cli_error(cmd, "unknown distribution '%s' (uniform, random-bits, few-bits, "
-                          "equal, sorted, reverse, float-specials)", val);
+                          "equal, sorted, reverse, float-specials, gaussian, bucket, "
+                          "staggered, zero-entropy, organ-pipe, mo3-killer)", val);
                 return -1;
             }
             a->gen = val;
@@ -156,6 +166,15 @@ static int parse_args(int argc, char **argv, sort_args *a)
             a->have_vtype = 1;
             continue;
         }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_sort_algo_parse(val, &a->ro.algorithm) != GPK_OK) {
+                cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)",
+                          val);
+                return -1;
+            }
+            continue;
+        }
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return -1;
             if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
@@ -174,7 +193,9 @@ static int parse_args(int argc, char **argv, sort_args *a)
             a->have_seed = 1;
             continue;
         }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--param", 0, 64, 0, &a->param)) != 0) {
+        /* Up to bucket's and staggered's 65536 groups; gpk_generate checks
+         * each distribution's own range (few-bits: the key width). */
+        if ((m = opt_uint(cmd, argc, argv, &i, "--param", 0, 65536, 0, &a->param)) != 0) {
             if (m < 0) return -1;
             a->have_param = 1;
             continue;
@@ -283,10 +304,53 @@ static size_t first_diff(const void *a, const void *b, size_t n, size_t w)
     return n;
 }
 
-/* Holds the sorted output to the reference. orig_* are the unsorted input. */
+static int cmp_bytes4(const void *x, const void *y) { return memcmp(x, y, 4); }
+static int cmp_bytes8(const void *x, const void *y) { return memcmp(x, y, 8); }
+
+/* After an unstable sort the values of equal keys may come in any order, so
+ * each run of equal keys must hold the same multiset of values as the
+ * stable reference's run: both runs sorted bytewise, then compared. */
+static int same_value_runs(const void *keys, size_t kw, size_t n, const void *vals,
+                           const void *orig_vals, size_t vw, const uint32_t *rsig, char *why,
+                           size_t whylen)
+{
+    const unsigned char *k = keys, *v = vals, *ov = orig_vals;
+    unsigned char *got = malloc(n * vw), *want = malloc(n * vw);
+    int ok = 0;
+    if (!got || !want) {
+        snprintf(why, whylen, "out of memory for the value check");
+        goto done;
+    }
+    for (size_t s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && memcmp(k + e * kw, k + s * kw, kw) == 0; e++) {}
+        for (size_t j = s; j < e; j++) {
+            memcpy(got + (j - s) * vw, v + j * vw, vw);
+            memcpy(want + (j - s) * vw, ov + (size_t)rsig[j] * vw, vw);
+        }
+        if (e - s > 1) {
+            qsort(got, e - s, vw, vw == 4 ? cmp_bytes4 : cmp_bytes8);
+            qsort(want, e - s, vw, vw == 4 ? cmp_bytes4 : cmp_bytes8);
+        }
+        if (memcmp(got, want, (e - s) * vw) != 0) {
+            snprintf(why, whylen, "the values of the equal keys at %zu..%zu are not those of "
+                     "the input", s, e - 1);
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(got);
+    free(want);
+    return ok;
+}
+
+/* Holds the sorted output to the reference. orig_* are the unsorted input.
+ * stable: the radix sort ran, so sigma and the values are unique; after
+ * quicksort only the keys are, and sigma and the values are checked to be
+ * a permutation that fits them. */
 static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, const void *keys,
                         size_t n, size_t vw, const void *orig_vals, const void *vals,
-                        const uint32_t *sigma, char *why, size_t whylen)
+                        const uint32_t *sigma, int stable, char *why, size_t whylen)
 {
     size_t w = gpk_type_size(t), nb = n ? n : 1;
     void *ref = malloc(nb * w);
@@ -297,7 +361,8 @@ static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, c
         goto done;
     }
     memcpy(ref, orig_keys, n * w);
-    gpk_status s = gpk_sort_reference(t, ref, 0, NULL, rsig, n, a->ro.key_bits);
+    /* Quicksort ignores key_bits (gpk/sort.h): it sorts whole keys. */
+    gpk_status s = gpk_sort_reference(t, ref, 0, NULL, rsig, n, stable ? a->ro.key_bits : 0);
     if (s != GPK_OK) {
         snprintf(why, whylen, "the reference sort failed: %s", gpk_status_string(s));
         goto done;
@@ -307,7 +372,26 @@ static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, c
         snprintf(why, whylen, "keys differ from the reference from index %zu on", d);
         goto done;
     }
-    if (sigma) {
+    if (sigma && !stable) {
+        /* A permutation (each index once) whose keys are the output keys. */
+        unsigned char *seen = calloc(n / 8 + 1, 1);
+        if (!seen) {
+            snprintf(why, whylen, "out of memory for the permutation check");
+            goto done;
+        }
+        for (size_t j = 0; j < n; j++) {
+            size_t i = sigma[j];
+            if (i >= n || (seen[i / 8] >> (i % 8)) & 1u ||
+                memcmp((const char *)orig_keys + i * w, (const char *)keys + j * w, w) != 0) {
+                snprintf(why, whylen, "sigma[%zu] = %zu is out of range, repeated, or names "
+                         "another key", j, i);
+                free(seen);
+                goto done;
+            }
+            seen[i / 8] |= (unsigned char)(1u << (i % 8));
+        }
+        free(seen);
+    } else if (sigma) {
         for (size_t j = 0; j < n; j++)
             if (sigma[j] != rsig[j]) {
                 int valid = sigma[j] < n && memcmp((const char *)orig_keys + (size_t)sigma[j] * w,
@@ -317,7 +401,9 @@ static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, c
                 goto done;
             }
     }
-    if (vals) {
+    if (vals && !stable) {
+        if (!same_value_runs(keys, w, n, vals, orig_vals, vw, rsig, why, whylen)) goto done;
+    } else if (vals) {
         const unsigned char *ov = orig_vals, *sv = vals;
         for (size_t j = 0; j < n; j++)
             if (memcmp(sv + j * vw, ov + (size_t)rsig[j] * vw, vw) != 0) {
@@ -448,11 +534,12 @@ int cmd_sort(int argc, char **argv)
         }
     }
     double ms = cli_median(times, (size_t)a.reps);
+    const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
     double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
 
     if (a.check) {
         if (check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
-                         sigma, why, sizeof why)) {
+                         sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
             check_state = "ok";
         } else {
             check_state = "FAILED";
@@ -482,8 +569,9 @@ int cmd_sort(int argc, char **argv)
 
     const char *mode = vw ? "pairs" : a.perm ? "perm" : "keys";
     if (!a.quiet) {
-        fprintf(stderr, "gpk sort: %s (%s): %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
-                gpk_backend_name(info.backend), info.device_name, n, gpk_type_name(t),
+        fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
+                gpk_backend_name(info.backend), info.device_name, gpk_sort_algo_name(ran), n,
+                gpk_type_name(t),
                 vw ? " + values " : a.perm ? " + permutation" : "",
                 vw ? gpk_type_name(vals.type) : "", ms, a.reps > 1 ? " median" : "", mkeys);
         if (a.check) fprintf(stderr, ", check %s", check_state);
@@ -498,6 +586,8 @@ int cmd_sort(int argc, char **argv)
         cli_json_str(stdout, a.in ? a.in : a.gen);
         printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
                a.gen ? "true" : "false", gpk_type_name(t), n, mode);
+        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\"",
+               gpk_sort_algo_name(a.ro.algorithm), gpk_sort_algo_name(ran));
         if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(vals.type));
         if (a.gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a.seed,
                           (unsigned long long)a.param);

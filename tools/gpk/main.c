@@ -188,6 +188,34 @@ const char *cli_backends_built(void)
 
 /* ---- dispatch -------------------------------------------------------------- */
 
+/* "gpk bench" holds two benchmarks in two files: `bench sort` (cmd_bench.c)
+ * and `bench quicksort` (cmd_bench_quick.c). The split is made here so each
+ * file parses only its own options. */
+static int bench_dispatch(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "quicksort") == 0) return cmd_bench_quick(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "sort") != 0 && !cli_is_help(argv[1])) {
+        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort)",
+                  argv[1]);
+        return CLI_USAGE;
+    }
+    if (argc < 2 || cli_is_help(argv[1])) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        cmd_bench_help(f);
+        fputc('\n', f);
+        cmd_bench_quick_help(f);
+        return argc < 2 ? CLI_USAGE : CLI_OK;
+    }
+    return cmd_bench(argc, argv);
+}
+
+static void bench_help(FILE *f)
+{
+    cmd_bench_help(f);
+    fputc('\n', f);
+    cmd_bench_quick_help(f);
+}
+
 typedef struct command {
     const char *name;
     int (*run)(int, char **);
@@ -197,7 +225,8 @@ typedef struct command {
 
 static const command commands[] = {
     {"sort", cmd_sort, cmd_sort_help, "sort a raw or .npy key file, or generated keys"},
-    {"bench", cmd_bench, cmd_bench_help, "benchmark the radix sort against its peers"},
+    {"bench", bench_dispatch, bench_help,
+     "benchmark the sorts against their peers (bench sort, bench quicksort)"},
     {"pic", cmd_pic, cmd_pic_help, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
     {"info", cmd_info, cmd_info_help, "show the backends and their devices"},
 };
@@ -215,7 +244,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpk [--help] [--version] COMMAND [ARGS]\n"
             "\n"
-            "gpk, the GPU parallel kit: portable radix sort on CPU, CUDA and OpenCL.\n"
+            "gpk, the GPU parallel kit: portable radix sort on CPU, CUDA and OpenCL, and\n"
+            "quicksort on CPU and CUDA.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
