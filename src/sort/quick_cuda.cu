@@ -1,59 +1,70 @@
 /* CUDA quicksort: CUDA-quicksort (Manca et al. 2015), iterative form.
  *
- * The CPU only controls the iterations (paper, Box 4.1). One iteration is
- *   partition_kernel  one block per tile of TILE elements of every "big"
- *                     segment (the number of blocks follows the segment
- *                     sizes, the tile size is fixed: paper 4.1). A block
- *                     loads its tile once, splits it in shared memory into
- *                     < P, == P and > P buckets, reserves its output ranges
- *                     with one atomicAdd per bucket on the segment's
- *                     counters (paper 4.2, Box 4.3 task 2), and writes the
- *                     buckets coalesced to the other buffer (paper 4.3).
- *                     It also folds min and max of both sides into the
- *                     segment's record (atomicMin/atomicMax).
- *   plan_kernel       one block: from those counters and min/max it makes
- *                     the next list of big segments (with their tile
- *                     offsets, so the next launch needs no host work) and
- *                     appends the segments that are finished to a list of
- *                     "items" (the paper's GPU stack).
- * then the host reads four counters back and launches the next iteration.
- * Finished items are sorted / copied / filled in one finish_kernel launch
- * at the end (or when the item list is full).
+ * The CPU only controls the iterations (paper, Box 4.1): one launch of
+ * partition_kernel per level of the recursion, then four counters read
+ * back. The partition kernel runs one block per tile of TILE elements of
+ * every segment still to split (the tile size is fixed, the number of
+ * blocks follows the segment sizes: paper 4.1). A block
+ *   - loads its tile once and classifies it against the segment's pivot;
+ *   - reserves its output ranges with one atomicAdd on the segment's
+ *     (lt, gt) counter pair, < P from the left end and > P from the right
+ *     end (paper 4.2, Box 4.3 task 2), issued right after its block scan
+ *     so that the round trip overlaps the staging;
+ *   - stages the tile in shared memory in bucket order and writes it
+ *     coalesced to the other buffer (paper 4.3);
+ *   - folds min and max of both sides into the segment's record.
+ * The block that finishes a segment last (a counter taken after a
+ * __threadfence) plans the segment's children at once: a child that is
+ * still big is appended to the next level's list (slot and first tile in
+ * one 64-bit atomicAdd) and its tiles are mapped to it, so the next
+ * launch finds its segment with one load; a finished child is appended
+ * to the list of "items" (the paper's GPU stack). No planning kernel and
+ * no host work between levels beyond reading the counters.
+ * Items are sorted / copied / filled by one finish_kernel launch at the
+ * end (or when the item list is full).
  *
- * Pivots: P = midpoint of (min, max) of the segment's mapped unsigned keys
- * (rounded up). Each split at least halves max - min, so the depth is at
- * most the key width (32 or 64) whatever the input: no quadratic case on
+ * Pivots. Integer keys: P = midpoint of (min, max) of the segment's mapped
+ * keys (rounded up). Each split at least halves max - min, so the depth
+ * is at most the key width whatever the input: no quadratic case on
  * sorted, zero-entropy, many-duplicates or median-of-3-killer inputs. A
- * segment with min == max is done. The price is on keys whose mapped
- * values are spread unevenly over the range (f64 in [0, 1) is spread over
- * ~26 exponents): the first levels then split off few elements.
+ * segment with min == max is done. Floating-point keys: the midpoint of
+ * the values, (min + max) / 2, which splits [0, 1) in halves where the bit
+ * midpoint splits off the ~26 exponents one by one; a child whose split
+ * was lopsided (more than 3/4 of its parent) switches to the bit midpoint
+ * for one level, so the depth stays bounded (2 (log_{4/3} n + width)).
+ * The first level's (min, max) come from a sample: the children get exact
+ * ones from the partition.
  *
  * Equal keys: with keys only, the == P bucket is not moved at all; its
  * range in the output is filled with P afterwards (the paper's
  * WRITE_PIVOT). With values (pairs, and the (key, index) pairs of records)
  * the == P elements must move and their range is only known once every
  * block has finished, so they go with the > P side; depth stays bounded by
- * the midpoint rule and runs of equal keys end as min == max segments.
+ * the pivot rule and runs of equal keys end as min == max segments.
  *
  * Buffers: the input `in` (the uploaded copy, or the bench's pristine
- * copy), A and B. Iteration 0 reads `in` (mapping keys as it reads) and
- * writes B, then B -> A, A -> B, ... Every finished element ends in A, in
- * unmapped form. Segments are disjoint ranges, identical in every buffer,
- * so a finished range may be written into A while other segments are
- * still partitioned.
+ * copy), A and B. Depth 0 reads `in` (mapping keys as it reads) and
+ * writes B, then B -> A, A -> B, ...: a segment of depth d lives in
+ * buf(d). Every finished element ends in A, in unmapped form. Segments
+ * are disjoint ranges, identical in every buffer, so a finished range may
+ * be written into A while other segments are still partitioned.
  *
  * In-block sort of small segments: cub::BlockRadixSort on (key - min)
  * over the bits where the segment's keys can differ, rather than the
- * paper's bitonic sort: a 4096-key segment of uniform 32-bit keys out of
- * 32M spans ~2^17 values, so 5 radix passes of 4 bits against 78 bitonic
- * compare-exchange stages (log2(4096) * (log2(4096) + 1) / 2), each a full
- * pass over shared memory with a barrier.
+ * paper's bitonic sort (an 8192-key segment of uniform 32-bit keys out of
+ * 32M spans ~2^18 values: 5 radix passes of 4 bits against 91 bitonic
+ * compare-exchange stages, each a pass over shared memory with a
+ * barrier). (cub::BlockMergeSort for 64-bit segments whose keys span
+ * more than 32 bits, f64 mostly, was tried: slower than 10 radix
+ * passes, see docs/perf/quicksort.md.)
  *
  * Positions are 32-bit: fewer than 2^32 elements.
  *
  * The recursive variant (GPK_SORT_QUICK_RECURSIVE) is this file compiled
  * again by quick_cuda_cdp.cu with GPK_QUICK_CDP_TU and relocatable device
- * code; it replaces the first kCdpDepth iterations by device-side launches.
+ * code: there the block that plans a segment launches the partition grid
+ * of each big child itself (dynamic parallelism), down to depth
+ * a depth (kCdpDepthDefault) after which the host loop takes over.
  */
 #include <cuda_runtime.h>
 
@@ -74,28 +85,55 @@ namespace {
 
 typedef unsigned long long u64;
 
+#ifdef GPK_QUICK_CDP_TU
+constexpr bool kRecursive = true;
+#else
+constexpr bool kRecursive = false;
+#endif
+/* Recursive variant: segments of depth < cdp_depth are partitioned by
+ * device-side launches (each level nests one launch deeper; CUDA allows
+ * 24); those of depth cdp_depth go to list cdp_depth & 1 for the host
+ * loop. GPK_QUICK_CDP_DEPTH (1 .. kCdpDepthMax) overrides the default. */
+constexpr int kCdpDepthDefault = 15;
+constexpr int kCdpDepthMax = 22;
+
 /* ------------------------------------------------------------------------
  * Shapes
  * ------------------------------------------------------------------------ */
-constexpr int kThreads = 256;          /* partition and finish blocks */
+constexpr int kThreads = 256;          /* partition blocks */
+/* Finish shape (bench/quick_experiments.sh builds variants with -D). */
+#ifndef GPK_QUICK_FINISH_THREADS
+#define GPK_QUICK_FINISH_THREADS 512
+#endif
+#ifndef GPK_QUICK_FINISH_RB    /* digit bits, 4-byte keys */
+#define GPK_QUICK_FINISH_RB 4
+#endif
+#ifndef GPK_QUICK_FINISH_RB64  /* digit bits, 8-byte keys */
+#define GPK_QUICK_FINISH_RB64 4
+#endif
+constexpr int kFinishThreads = GPK_QUICK_FINISH_THREADS; /* finish blocks */
 constexpr int kCopyItems = 16;         /* elements per thread of a copy / fill block */
-constexpr uint32_t kCopyTile = kThreads * kCopyItems;
+constexpr uint32_t kCopyTile = kFinishThreads * kCopyItems;
+constexpr int kRootThreads = 1024;
+constexpr uint32_t kRootExact = 1u << 16; /* up to this n the root's (min, max) are exact */
+constexpr uint32_t kRootSample = 1u << 12;
 
 /* Partition tile: elements per thread. 4-byte keys alone: 16 (TILE 4096,
  * 16 KiB of shared memory); anything wider: 8 (TILE 2048, <= 32 KiB). */
 template <class K, class V, bool HAS_V> struct QShape {
     static constexpr int I = (sizeof(K) == 4 && !HAS_V) ? 16 : 8;
     static constexpr uint32_t TILE = (uint32_t)kThreads * I;
-    /* small segments (len <= SMALL) are sorted by one block */
+    /* small segments (len <= SMALL) are sorted by one finish block */
     static constexpr int SI = (sizeof(K) == 4 && !HAS_V) ? 16 : 8;
-    static constexpr uint32_t SMALL = (uint32_t)kThreads * SI;
+    static constexpr uint32_t SMALL = (uint32_t)kFinishThreads * SI;
     static constexpr size_t SMEM = (size_t)TILE * (sizeof(K) + (HAS_V ? sizeof(V) : 0));
-    /* partition blocks per SM the registers must allow (<= 64 registers
-     * at 4; a few tens of bytes spill for 8-byte keys) */
-    static constexpr int MIN_BLOCKS = 4;
+    /* partition blocks per SM the registers must allow (<= 64 registers) */
+    static constexpr int MIN_BLOCKS = !HAS_V ? 6 : 4;
     static_assert(SMEM <= 48 * 1024, "partition staging must fit static shared memory");
     static_assert(TILE < (1u << 21), "bucket counts are packed in 21-bit fields");
+    static_assert(SMALL >= TILE, "a big segment has more than one tile's worth");
 };
+
 
 /* Key map: the same one-formula twiddle as the radix sort (see
  * gpk__map_u32 / gpk__map_u64 in radix_internal.h). */
@@ -142,23 +180,40 @@ template <class K> static Twiddle<K> twiddle_unmap(gpk_type type)
     return t;
 }
 
+/* Pivot choice. fbytes: 4 or 8 for floating-point keys, else 0. */
+template <class K> struct PivotMap {
+    Twiddle<K> map, unmap;
+    int fbytes;
+};
+
 /* ------------------------------------------------------------------------
  * Work lists in device memory
  * ------------------------------------------------------------------------ */
 enum BufId : uint8_t { BUF_IN = 0, BUF_A = 1, BUF_B = 2 };
 enum ItemKind : uint8_t { ITEM_SORT = 0, ITEM_COPY = 1, ITEM_FILL = 2 };
+/* SEG_BITMID: take the bit midpoint (after a lopsided value split);
+ * SEG_INEXACT: min and max are a sample's (the root) */
+enum SegFlags : uint32_t { SEG_BITMID = 1, SEG_INEXACT = 2 };
 
-/* A segment still to partition (len > SMALL, min < max). */
+/* A segment still to partition (len > SMALL, or the root). */
 template <class K> struct Seg {
     uint32_t off, len;
-    K min, max;
+    uint32_t first_tile; /* its first block in the level's launch */
+    uint32_t flags;
+    K min, max, pivot;
 };
 
-/* Per big segment, filled by the partition blocks with atomics. */
+/* Per segment, filled by its partition blocks with atomics. */
 template <class K> struct Part {
-    uint32_t lt, gt;          /* elements reserved so far from the left / right */
+    u64 lr;                   /* lt (low 32 bits) and gt (high) reserved so far */
     K lt_min, lt_max, gt_min, gt_max;
+    uint32_t done, pad;       /* blocks finished */
 };
+
+template <class K> __host__ __device__ __forceinline__ Part<K> part_init()
+{
+    return Part<K>{0ull, (K)~(K)0, (K)0, (K)~(K)0, (K)0, 0u, 0u};
+}
 
 /* A finished range: sort it in one block, copy it to A, or fill it with
  * one key. key: the segment's min (SORT, the radix sort subtracts it) or
@@ -169,13 +224,15 @@ template <class K> struct Item {
     uint8_t kind, buf, end_bit, pad;
 };
 
-/* Counters the host reads back after every plan (first 16 bytes). */
+/* Counters; the host reads back the first 32 bytes after every level.
+ * Each u64 is (blocks << 32) | count, taken with one atomicAdd, so that
+ * slot order and block order agree. */
 struct Ctl {
-    uint32_t nbig, big_tiles;      /* next iteration: segments, blocks */
-    uint32_t nitems, item_blocks;  /* pending items, finish blocks */
+    u64 big[2];      /* list j: segments, their tiles */
+    u64 items;       /* pending items, their finish blocks */
     uint32_t overflow, pad;
-    u64 min, max;                  /* of all mapped keys, from minmax_kernel */
 };
+enum CtlError : uint32_t { ERR_CAPACITY = 1, ERR_LAUNCH = 2 };
 
 /* ------------------------------------------------------------------------
  * Device helpers
@@ -187,9 +244,31 @@ __device__ __forceinline__ void atomic_max_k(u64 *p, u64 v) { atomicMax(p, v); }
 
 template <class K> __host__ __device__ __forceinline__ K midpoint_up(K lo, K hi)
 {
-    /* lo < hi: lo + ceil((hi - lo) / 2) in (lo, hi], no overflow */
+    /* lo <= hi: lo + ceil((hi - lo) / 2) in (lo, hi] when lo < hi, no overflow */
     const K d = hi - lo;
     return lo + (d >> 1) + (d & 1);
+}
+
+template <class K> __device__ __forceinline__ K choose_pivot(K lo, K hi, bool bitmid, const PivotMap<K> &pm)
+{
+    const K bit = midpoint_up(lo, hi);
+    if (bitmid || pm.fbytes == 0 || lo == hi) return bit;
+    const K ulo = twiddle(pm.unmap, lo), uhi = twiddle(pm.unmap, hi);
+    double a, b;
+    if (pm.fbytes == 4) {
+        a = (double)__uint_as_float((uint32_t)ulo);
+        b = (double)__uint_as_float((uint32_t)uhi);
+    } else {
+        a = __longlong_as_double((long long)ulo);
+        b = __longlong_as_double((long long)uhi);
+    }
+    const double m = 0.5 * a + 0.5 * b;
+    if (!isfinite(m)) return bit; /* infinities, NaNs */
+    K p;
+    if (pm.fbytes == 4) p = twiddle(pm.map, (K)__float_as_uint((float)m));
+    else p = twiddle(pm.map, (K)(u64)__double_as_longlong(m));
+    /* rounding (or a value midpoint of denormals) may leave the range */
+    return (p <= lo || p > hi) ? bit : p;
 }
 
 template <class K> __device__ __forceinline__ int bit_width(K x)
@@ -225,7 +304,7 @@ template <int T, class X> __device__ __forceinline__ X block_exclusive_scan(X x,
     return before + incl - x;
 }
 
-/* Largest s with starts[s] <= b (starts strictly increasing, starts[0] = 0). */
+/* Largest s with starts[s] <= b (starts non-decreasing, starts[0] = 0). */
 __device__ __forceinline__ uint32_t find_owner(const uint32_t *starts, uint32_t count, uint32_t b)
 {
     uint32_t lo = 0, hi = count; /* answer in [lo, hi) */
@@ -238,350 +317,427 @@ __device__ __forceinline__ uint32_t find_owner(const uint32_t *starts, uint32_t 
 }
 
 /* ------------------------------------------------------------------------
- * Min and max of all mapped keys (the first segment's range).
+ * Where children go (filled by the host, read by the planning block)
  * ------------------------------------------------------------------------ */
-template <class K>
-__global__ void __launch_bounds__(256) minmax_kernel(const K *keys, uint32_t n, Twiddle<K> map, bool raw,
-                                                     Ctl *ctl)
+template <class K> struct Lists {
+    Seg<K> *segs[2];          /* list j holds the segments of depths d with d & 1 == j */
+    Part<K> *parts[2];
+    uint32_t *tile_seg[2];    /* block -> segment of the level's launch */
+    Item<K> *items;
+    uint32_t *item_blocks;    /* first finish block of each item */
+    Ctl *ctl;
+    uint32_t cap_big, cap_tiles, cap_items;
+    Seg<K> *pool_seg;         /* recursive variant: one slot per launched segment */
+    Part<K> *pool_part;
+    uint32_t *pool_ctr;
+    uint32_t cap_pool;
+};
+
+template <class K, class V> struct PartArgs {
+    const Seg<K> *segs;       /* the level's list, or one pool slot */
+    Part<K> *parts;
+    const uint32_t *tile_seg; /* NULL: one segment, first tile 0 */
+    int depth;
+    const K *kbuf[3];         /* by BufId */
+    K *kA, *kB;
+    const V *vbuf[3];
+    V *vA, *vB;
+    Twiddle<K> map;           /* caller keys -> mapped, applied when reading BUF_IN raw */
+    bool in_raw;              /* BUF_IN holds the caller's unmapped keys */
+    bool in_is_final;         /* BUF_IN is A and holds the caller's keys as they are */
+    bool need_unmap;          /* keys must be unmapped on the way to A */
+    PivotMap<K> pm;
+    Lists<K> l;
+    int cdp_depth;            /* recursive variant */
+};
+
+/* buf(d): where the segments of depth d are (d = 0: the input). */
+__host__ __device__ __forceinline__ uint8_t buf_of_depth(int d) { return d == 0 ? BUF_IN : (d & 1) ? BUF_B : BUF_A; }
+
+template <class K> struct Child {
+    uint32_t off, len;
+    K min, max;
+    bool fill;  /* the == P range of a keys-only partition */
+    bool exact; /* min and max are exact (not the root's sample) */
+};
+
+__device__ __forceinline__ void ctl_error(Ctl *ctl, uint32_t code) { atomicOr(&ctl->overflow, code); }
+
+template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
+__global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) partition_kernel(PartArgs<K, V> a);
+
+/* A child is finished (an item, or nothing when it is final already) or
+ * big: appended to the next list, or (recursive) launched. Runs on one
+ * thread. *map_first / *map_tiles: tiles of the next launch to map to
+ * *map_slot (0 tiles: none). */
+template <class K, class V, bool HAS_V, bool EQB>
+__device__ void emit_child(const PartArgs<K, V> &a, const Child<K> &c, int depth, uint32_t flags,
+                           uint32_t *map_slot, uint32_t *map_first, uint32_t *map_tiles)
 {
-    K lo = (K)~(K)0, hi = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        K k = keys[i];
-        if (raw) k = twiddle(map, k);
-        lo = min(lo, k);
-        hi = max(hi, k);
+    using S = QShape<K, V, HAS_V>;
+    const Lists<K> &l = a.l;
+    *map_tiles = 0;
+    if (c.len == 0) return;
+    const uint8_t buf = buf_of_depth(depth);
+    const bool final_as_is = (buf == BUF_A && !a.need_unmap) || (buf == BUF_IN && a.in_is_final);
+    Item<K> it;
+    it.off = c.off;
+    it.len = c.len;
+    it.buf = buf;
+    it.end_bit = 0;
+    it.pad = 0;
+    uint32_t blocks = 0;
+    if (c.exact && (c.fill || c.min == c.max)) {
+        /* the == P range was never written: it is always filled */
+        if (final_as_is && !c.fill) return;
+        /* keys only: the range is one key, write it without reading */
+        it.kind = EQB ? ITEM_FILL : ITEM_COPY;
+        it.key = c.min;
+        blocks = (uint32_t)(((u64)c.len + kCopyTile - 1) / kCopyTile);
+    } else if (c.exact && c.len <= S::SMALL) {
+        it.kind = ITEM_SORT;
+        it.key = c.min;
+        /* (key - min) < 2^w. The padding (all ones) may equal a real key
+         * in those bits; the in-block sorts are stable and the padding
+         * comes last, so it stays last. */
+        it.end_bit = (uint8_t)bit_width<K>((K)(c.max - c.min));
+        blocks = 1;
     }
-    u64 l = lo, h = hi;
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-        l = min(l, (u64)__shfl_xor_sync(0xffffffffu, l, s));
-        h = max(h, (u64)__shfl_xor_sync(0xffffffffu, h, s));
+    if (blocks) {
+        const u64 old = atomicAdd(&l.ctl->items, ((u64)blocks << 32) | 1ull);
+        const uint32_t slot = (uint32_t)old;
+        if (slot < l.cap_items) {
+            l.items[slot] = it;
+            l.item_blocks[slot] = (uint32_t)(old >> 32);
+        } else {
+            ctl_error(l.ctl, ERR_CAPACITY); /* the host's flush rule makes this unreachable */
+        }
+        return;
     }
-    if ((threadIdx.x & 31) == 0) {
-        atomicMin(&ctl->min, l);
-        atomicMax(&ctl->max, h);
+    const uint32_t tiles = (uint32_t)(((u64)c.len + S::TILE - 1) / S::TILE);
+    const K pivot = choose_pivot(c.min, c.max, (flags & SEG_BITMID) != 0, a.pm);
+#ifdef GPK_QUICK_CDP_TU
+    if (depth < a.cdp_depth) {
+        const uint32_t slot = atomicAdd(l.pool_ctr, 1u);
+        if (slot >= l.cap_pool) {
+            ctl_error(l.ctl, ERR_CAPACITY);
+            return;
+        }
+        l.pool_seg[slot] = Seg<K>{c.off, c.len, 0u, flags, c.min, c.max, pivot};
+        l.pool_part[slot] = part_init<K>();
+        PartArgs<K, V> ca = a;
+        ca.segs = l.pool_seg + slot;
+        ca.parts = l.pool_part + slot;
+        ca.tile_seg = nullptr;
+        ca.depth = depth;
+        partition_kernel<K, V, HAS_V, EQB, false><<<tiles, kThreads, 0, cudaStreamFireAndForget>>>(ca);
+        if (cudaGetLastError() != cudaSuccess) ctl_error(l.ctl, ERR_LAUNCH);
+        return;
     }
+#endif
+    const int j = depth & 1;
+    const u64 old = atomicAdd(&l.ctl->big[j], ((u64)tiles << 32) | 1ull);
+    const uint32_t slot = (uint32_t)old, first = (uint32_t)(old >> 32);
+    if (slot >= l.cap_big || (u64)first + tiles > l.cap_tiles) {
+        ctl_error(l.ctl, ERR_CAPACITY);
+        return;
+    }
+    l.segs[j][slot] = Seg<K>{c.off, c.len, first, flags, c.min, c.max, pivot};
+    l.parts[j][slot] = part_init<K>();
+    *map_slot = slot;
+    *map_first = first;
+    *map_tiles = tiles;
+}
+
+/* The tiles of up to 3 new segments of the next level point to them
+ * (all threads of the block). */
+__device__ __forceinline__ void map_tiles(uint32_t *tile_seg, const uint32_t (*m)[3], int count)
+{
+    for (int c = 0; c < count; c++)
+        for (uint32_t j = threadIdx.x; j < m[c][2]; j += blockDim.x) tile_seg[m[c][1] + j] = m[c][0];
 }
 
 /* ------------------------------------------------------------------------
- * Partition (Box 4.3)
+ * Root: the first segment, from a sample (or every key when n is small).
  * ------------------------------------------------------------------------ */
-template <class K, class V> struct PartArgs {
-    const Seg<K> *segs;
-    const uint32_t *seg_tiles; /* first block of each segment */
-    uint32_t nseg;
-    Part<K> *parts;
-    const K *kin;
-    K *kout;
-    const V *vin;
-    V *vout;
-    Twiddle<K> map;
-    bool raw; /* kin holds unmapped keys (iteration 0) */
-};
-
-/* EQB: keys only, the == P bucket stays out of the output (filled later). */
-/* MIN_BLOCKS per SM: the kernel is bound by memory and needs the loads of
- * many blocks in flight (at 90 registers only 2 blocks fit). */
 template <class K, class V, bool HAS_V, bool EQB>
+__global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, uint32_t n)
+{
+    constexpr int W = kRootThreads / 32;
+    __shared__ K s_lo[W], s_hi[W];
+    __shared__ uint32_t s_map[3][3];
+    const bool exact = n <= kRootExact;
+    const uint32_t count = exact ? n : kRootSample;
+    const K *keys = a.kbuf[BUF_IN];
+    K lo = (K)~(K)0, hi = 0;
+    for (uint32_t i = threadIdx.x; i < count; i += kRootThreads) {
+        const uint32_t j = exact ? i : (uint32_t)(((u64)i * n) / count);
+        K k = keys[j];
+        if (a.in_raw) k = twiddle(a.map, k);
+        lo = min(lo, k);
+        hi = max(hi, k);
+    }
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+        lo = min(lo, (K)__shfl_xor_sync(0xffffffffu, lo, s));
+        hi = max(hi, (K)__shfl_xor_sync(0xffffffffu, hi, s));
+    }
+    if ((threadIdx.x & 31) == 0) {
+        s_lo[threadIdx.x >> 5] = lo;
+        s_hi[threadIdx.x >> 5] = hi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < W; w++) {
+            lo = min(lo, s_lo[w]);
+            hi = max(hi, s_hi[w]);
+        }
+        s_map[0][2] = 0;
+        if (exact && (lo == hi || n <= QShape<K, V, HAS_V>::SMALL)) {
+            /* an item, or nothing: never a launch */
+            uint32_t d0, d1, d2;
+            emit_child<K, V, HAS_V, EQB>(a, Child<K>{0u, n, lo, hi, false, true}, 0, 0u, &d0, &d1, &d2);
+        } else {
+            /* list 0 is empty: the root is segment 0, tiles 0 .. */
+            const uint32_t tiles =
+                (uint32_t)(((u64)n + QShape<K, V, HAS_V>::TILE - 1) / QShape<K, V, HAS_V>::TILE);
+            a.l.ctl->big[0] = ((u64)tiles << 32) | 1ull;
+            a.l.segs[0][0] = Seg<K>{0u, n, 0u, exact ? 0u : (uint32_t)SEG_INEXACT, lo, hi, choose_pivot(lo, hi, false, a.pm)};
+            a.l.parts[0][0] = part_init<K>();
+            s_map[0][0] = 0;
+            s_map[0][1] = 0;
+            s_map[0][2] = tiles;
+        }
+    }
+    __syncthreads();
+    map_tiles(a.l.tile_seg[0], s_map, 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Partition (Box 4.3), and the plan of a segment by its last block
+ * ------------------------------------------------------------------------ */
+/* EQB: keys only, the == P bucket stays out of the output (filled later).
+ *
+ * Ranking by warp ballots: for element i of every thread, the lanes of a
+ * warp that go left (right) take consecutive places, after those of the
+ * warp's earlier elements and of the block's earlier warps. So the
+ * staging stores of one instruction are consecutive words (no bank
+ * conflicts), and the ranks cost a ballot and a popcount per element and
+ * side. The classification is evaluated twice (counts, then places)
+ * rather than kept: registers are what limits the blocks per SM.
+ *
+ * Child bounds: the left child's min is the segment's min and the right
+ * child's max the segment's max, both exact, so only the inner bounds are
+ * reduced; the root, whose bounds come from a sample (SEG_INEXACT),
+ * reduces all four (ALL4). */
+template <class K> __device__ __forceinline__ K warp_min(K x)
+{
+    if constexpr (sizeof(K) == 4) {
+        return (K)__reduce_min_sync(0xffffffffu, (uint32_t)x);
+    } else {
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) x = min(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
+        return x;
+    }
+}
+template <class K> __device__ __forceinline__ K warp_max(K x)
+{
+    if constexpr (sizeof(K) == 4) {
+        return (K)__reduce_max_sync(0xffffffffu, (uint32_t)x);
+    } else {
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) x = max(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
+        return x;
+    }
+}
+
+template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
 __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) partition_kernel(PartArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int I = S::I;
     constexpr uint32_t TILE = S::TILE;
     constexpr int W = kThreads / 32;
+    constexpr uint32_t FULL = 0xffffffffu;
     static_assert(!(EQB && HAS_V), "the == P bucket is only left out when there are no values");
+    static_assert(TILE < (1u << 16), "per-warp counts are packed in 16-bit fields");
 
     __shared__ K s_keys[TILE];
     __shared__ V s_vals[HAS_V ? TILE : 1];
-    __shared__ u64 s_scan[W];
+    __shared__ uint32_t s_wcnt[W];
     __shared__ K s_red[4][W];
-    __shared__ uint32_t s_seg, s_lt_base, s_gt_base;
+    __shared__ uint32_t s_lt_base, s_gt_base, s_last;
+    __shared__ uint32_t s_map[3][3];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (tid == 0) s_seg = find_owner(a.seg_tiles, a.nseg, blockIdx.x);
-    __syncthreads();
-    const uint32_t si = s_seg;
+    const uint32_t lanes_below = (1u << lane) - 1u;
+    const uint32_t si = a.tile_seg ? a.tile_seg[blockIdx.x] : 0u;
     const Seg<K> sg = a.segs[si];
-    const uint32_t t = blockIdx.x - a.seg_tiles[si];
+    Part<K> *pt = &a.parts[si];
+    const uint32_t t = blockIdx.x - sg.first_tile;
     const uint32_t start = sg.off + t * TILE;
     const uint32_t valid = min(TILE, sg.len - t * TILE);
-    const K pivot = midpoint_up(sg.min, sg.max);
+    const K pivot = sg.pivot;
+    constexpr bool all4 = ALL4; /* the root, from a sample (SEG_INEXACT) */
+    const uint8_t sbuf = buf_of_depth(a.depth), dbuf = buf_of_depth(a.depth + 1);
+    /* selected, not indexed: a dynamic index into the parameter arrays
+     * would copy them to the stack */
+    const K *kin = sbuf == BUF_IN ? a.kbuf[BUF_IN] : sbuf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
+    const V *vin = sbuf == BUF_IN ? a.vbuf[BUF_IN] : sbuf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
+    K *kout = dbuf == BUF_A ? a.kA : a.kB;
+    V *vout = dbuf == BUF_A ? a.vA : a.vB;
+    const bool raw = sbuf == BUF_IN && a.in_raw;
 
-    /* Load (striped: coalesced), classify: 0 (< P), 1 (== P, EQB), 2 (> P
-     * or, without EQB, >= P). Counts packed in 21-bit fields. */
+    /* Load, striped (coalesced; .cg: the data may come from other blocks
+     * of a parent grid). Absent elements get the pivot: with EQB they are
+     * == P and dropped; without, they are counted out by `valid`. */
     K key[I];
     V val[HAS_V ? I : 1];
-    uint8_t cls[I];
-    u64 mine = 0;
-    K lt_min = (K)~(K)0, lt_max = 0, gt_min = (K)~(K)0, gt_max = 0;
 #pragma unroll
     for (int i = 0; i < I; i++) {
         const uint32_t j = tid + i * kThreads;
-        cls[i] = 3; /* absent */
+        key[i] = pivot;
         if (j < valid) {
-            K k = a.kin[start + j];
-            if (a.raw) k = twiddle(a.map, k);
-            key[i] = k;
-            if (HAS_V) val[i] = a.vin[start + j];
-            uint8_t c;
-            if (k < pivot) {
-                c = 0;
-                lt_min = min(lt_min, k);
-                lt_max = max(lt_max, k);
-            } else if (EQB && k == pivot) {
-                c = 1;
-            } else {
-                c = 2;
-                gt_min = min(gt_min, k);
-                gt_max = max(gt_max, k);
-            }
-            cls[i] = c;
-            mine += 1ull << (21 * c);
+            K k = __ldcg(kin + start + j);
+            key[i] = raw ? twiddle(a.map, k) : k;
+            if (HAS_V) val[i] = __ldcg(vin + start + j);
         }
     }
-    u64 total;
-    const u64 before = block_exclusive_scan<kThreads, u64>(mine, s_scan, &total);
-    const uint32_t tot0 = (uint32_t)(total & 0x1FFFFF);
-    const uint32_t tot1 = (uint32_t)((total >> 21) & 0x1FFFFF);
-    const uint32_t tot2 = (uint32_t)(total >> 42);
+    /* < P goes left; > P (EQB) or >= P goes right */
+    auto goes_left = [&](int i) { return key[i] < pivot; };
+    auto goes_right = [&](int i) {
+        return EQB ? key[i] > pivot : (key[i] >= pivot && tid + i * kThreads < valid);
+    };
 
-    /* Scatter into shared memory in bucket order: [< P][== P][> P]. */
+    /* Counts per warp, and the inner bounds. */
+    uint32_t nl = 0, nr = 0;
+    K lt_max = 0, gt_min = (K)~(K)0, lo = (K)~(K)0, hi = 0;
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const bool l = goes_left(i), r = goes_right(i);
+        nl += l;
+        nr += r;
+        if (l) lt_max = max(lt_max, key[i]);
+        if (r) gt_min = min(gt_min, key[i]);
+        if (all4 && (l || r)) {
+            lo = min(lo, key[i]);
+            hi = max(hi, key[i]);
+        }
+    }
+    const uint32_t wcnt = __reduce_add_sync(FULL, nl | (nr << 16));
+    if (lane == 0) s_wcnt[warp] = wcnt;
+    __syncthreads();
+    uint32_t before = 0, total = 0;
+#pragma unroll
+    for (int w = 0; w < W; w++) {
+        const uint32_t v = s_wcnt[w];
+        before += w < warp ? v : 0u;
+        total += v;
+    }
+    const uint32_t tot_l = total & 0xFFFFu, tot_r = total >> 16;
+
+    /* Box 4.3 task 2: one atomicAdd reserves this block's ranges, < P from
+     * the left end and > P from the right end; its round trip overlaps the
+     * staging below. */
+    if (tid == 0) {
+        u64 old = 0;
+        if (total) old = atomicAdd(&pt->lr, ((u64)tot_r << 32) | tot_l);
+        s_lt_base = sg.off + (uint32_t)old;
+        s_gt_base = sg.off + sg.len - (uint32_t)(old >> 32) - tot_r;
+    }
+
+    /* Stage in shared memory: left side at [0, tot_l), right side at
+     * [tot_l, tot_l + tot_r). */
     {
-        u64 run = before;
+        uint32_t pl = before & 0xFFFFu, pr = tot_l + (before >> 16);
 #pragma unroll
         for (int i = 0; i < I; i++) {
-            const int c = cls[i];
-            if (c == 3) continue;
-            const uint32_t rank = (uint32_t)((run >> (21 * c)) & 0x1FFFFF);
-            run += 1ull << (21 * c);
-            if (EQB && c == 1) continue; /* filled with P later */
-            const uint32_t pos = (c == 0 ? 0u : c == 1 ? tot0 : tot0 + tot1) + rank;
-            s_keys[pos] = key[i];
-            if (HAS_V) s_vals[pos] = val[i];
+            const bool l = goes_left(i), r = goes_right(i);
+            const uint32_t ml = __ballot_sync(FULL, l), mr = __ballot_sync(FULL, r);
+            if (l || r) {
+                const uint32_t pos = l ? pl + __popc(ml & lanes_below) : pr + __popc(mr & lanes_below);
+                s_keys[pos] = key[i];
+                if (HAS_V) s_vals[pos] = val[i];
+            }
+            pl += __popc(ml);
+            pr += __popc(mr);
         }
-    }
-
-    /* Min and max of both sides. */
-#pragma unroll
-    for (int s = 16; s > 0; s >>= 1) {
-        lt_min = min(lt_min, (K)__shfl_xor_sync(0xffffffffu, lt_min, s));
-        lt_max = max(lt_max, (K)__shfl_xor_sync(0xffffffffu, lt_max, s));
-        gt_min = min(gt_min, (K)__shfl_xor_sync(0xffffffffu, gt_min, s));
-        gt_max = max(gt_max, (K)__shfl_xor_sync(0xffffffffu, gt_max, s));
-    }
-    if (lane == 0) {
-        s_red[0][warp] = lt_min;
-        s_red[1][warp] = lt_max;
-        s_red[2][warp] = gt_min;
-        s_red[3][warp] = gt_max;
-    }
-    __syncthreads();
-    if (tid == 0) {
-        for (int w = 1; w < W; w++) {
-            lt_min = min(lt_min, s_red[0][w]);
-            lt_max = max(lt_max, s_red[1][w]);
-            gt_min = min(gt_min, s_red[2][w]);
-            gt_max = max(gt_max, s_red[3][w]);
-        }
-        /* Box 4.3 task 2: one atomicAdd per bucket reserves this block's
-         * ranges: < P from the left end, > P from the right end. */
-        Part<K> *pt = &a.parts[si];
-        uint32_t lt_base = 0, gt_old = 0;
-        if (tot0) {
-            lt_base = atomicAdd(&pt->lt, tot0);
-            atomic_min_k(&pt->lt_min, lt_min);
-            atomic_max_k(&pt->lt_max, lt_max);
-        }
-        if (tot2) {
-            gt_old = atomicAdd(&pt->gt, tot2);
-            atomic_min_k(&pt->gt_min, gt_min);
-            atomic_max_k(&pt->gt_max, gt_max);
-        }
-        s_lt_base = sg.off + lt_base;
-        /* shared position j >= tot0 + tot1 goes to gt_base + j */
-        s_gt_base = sg.off + sg.len - gt_old - tot2 - tot0 - tot1;
     }
     __syncthreads();
 
     /* Box 4.3 task 3: consecutive threads write consecutive positions. */
-    const uint32_t lt_base = s_lt_base, gt_base = s_gt_base;
-    const uint32_t gt_from = tot0 + tot1;
+    {
+        const uint32_t lt_base = s_lt_base, gt_base = s_gt_base - tot_l;
+        const uint32_t count = tot_l + tot_r;
 #pragma unroll
-    for (int i = 0; i < I; i++) {
-        const uint32_t j = tid + i * kThreads;
-        if (j >= valid) break;
-        uint32_t out;
-        if (j < tot0) out = lt_base + j;
-        else if (j >= gt_from) out = gt_base + j; /* modulo 2^32 on the way, exact */
-        else continue;                             /* == P: EQB only */
-        a.kout[out] = s_keys[j];
-        if (HAS_V) a.vout[out] = s_vals[j];
+        for (int i = 0; i < I; i++) {
+            const uint32_t j = tid + i * kThreads;
+            if (j >= count) break;
+            const uint32_t out = (j < tot_l ? lt_base : gt_base) + j; /* modulo 2^32 on the way, exact */
+            kout[out] = s_keys[j];
+            if (HAS_V) vout[out] = s_vals[j];
+        }
     }
-}
 
-/* ------------------------------------------------------------------------
- * Plan: one block turns the parents' counters into children.
- * ------------------------------------------------------------------------ */
-template <class K> struct PlanArgs {
-    const Seg<K> *segs;       /* parents (NULL on the first plan) */
-    const Part<K> *parts;
-    uint32_t nseg;
-    uint8_t child_buf;        /* where the parents' children are */
-    bool init;                /* first plan: one child, the whole input */
-    bool in_is_final;         /* BUF_IN is A and holds the caller's keys as they are */
-    bool eqb;                 /* keys only */
-    bool need_unmap;          /* keys must be unmapped on the way to A */
-    bool in_raw;              /* BUF_IN holds the caller's (unmapped) keys (recursive variant) */
-    uint32_t n;
-    uint32_t tile, small;
-    Seg<K> *next;
-    uint32_t *next_tiles;
-    Part<K> *next_parts;
-    Item<K> *items;
-    uint32_t *item_blocks;
-    uint32_t cap_items;
-    Ctl *ctl;
-};
-
-constexpr int kPlanThreads = 1024;
-
-template <class K> struct Child {
-    uint32_t off, len;
-    K min, max;
-    uint8_t buf;
-    bool fill; /* the == P range of a keys-only partition */
-};
-
-/* What a child becomes: big (next iteration) or an item (blocks > 0), or
- * nothing (already final). */
-template <class K>
-__device__ __forceinline__ void classify(const PlanArgs<K> &a, const Child<K> &c, bool *big, uint32_t *tiles,
-                                         bool *item, Item<K> *it, uint32_t *blocks)
-{
-    *big = false;
-    *item = false;
-    *tiles = 0;
-    *blocks = 0;
-    if (c.len == 0) return;
-    const bool final_as_is = (c.buf == BUF_A && !a.need_unmap) || (c.buf == BUF_IN && a.in_is_final);
-    it->off = c.off;
-    it->len = c.len;
-    it->buf = c.buf;
-    it->end_bit = 0;
-    it->pad = 0;
-    if (c.fill || c.min == c.max) {
-        /* the == P range was never written: it is always filled */
-        if (final_as_is && !c.fill) return;
-        /* keys only: the range is one key, write it without reading */
-        it->kind = a.eqb ? ITEM_FILL : ITEM_COPY;
-        it->key = c.min;
-        *item = true;
-        *blocks = (uint32_t)(((u64)c.len + kCopyTile - 1) / kCopyTile);
-        return;
+    /* Bounds of both sides, then count this block done. */
+    lt_max = warp_max(lt_max);
+    gt_min = warp_min(gt_min);
+    if (all4) {
+        lo = warp_min(lo);
+        hi = warp_max(hi);
     }
-    if (c.len <= a.small) {
-        it->kind = ITEM_SORT;
-        it->key = c.min;
-        /* (key - min) < 2^w; one bit more keeps the padding (all ones)
-         * above every real key */
-        const int w = bit_width<K>((K)(c.max - c.min));
-        it->end_bit = (uint8_t)min(w + 1, (int)(8 * sizeof(K)));
-        *item = true;
-        *blocks = 1;
-        return;
-    }
-    *big = true;
-    *tiles = (uint32_t)(((u64)c.len + a.tile - 1) / a.tile);
-}
-
-template <class K> __global__ void __launch_bounds__(kPlanThreads) plan_kernel(PlanArgs<K> a)
-{
-    constexpr int W = kPlanThreads / 32;
-    __shared__ u64 s_scan[W];
-    __shared__ uint32_t s_nbig, s_tiles, s_nitems, s_blocks;
-    const int tid = threadIdx.x;
-    if (tid == 0) {
-        s_nbig = 0;
-        s_tiles = 0;
-        s_nitems = a.ctl->nitems;
-        s_blocks = a.ctl->item_blocks;
+    if (lane == 0) {
+        s_red[0][warp] = lt_max;
+        s_red[1][warp] = gt_min;
+        s_red[2][warp] = lo;
+        s_red[3][warp] = hi;
     }
     __syncthreads();
-    const uint32_t parents = a.init ? 1 : a.nseg;
-    for (uint32_t base = 0; base < parents; base += kPlanThreads) {
-        const uint32_t p = base + tid;
-        Child<K> ch[3];
-        int nch = 0;
-        if (p < parents) {
-            if (a.init) {
-                ch[0] = Child<K>{0, a.n, (K)a.ctl->min, (K)a.ctl->max, BUF_IN, false};
-                nch = 1;
-            } else {
-                const Seg<K> sg = a.segs[p];
-                const Part<K> pt = a.parts[p];
-                const uint32_t eq = sg.len - pt.lt - pt.gt;
-                ch[0] = Child<K>{sg.off, pt.lt, pt.lt_min, pt.lt_max, a.child_buf, false};
-                ch[1] = Child<K>{sg.off + pt.lt, eq, midpoint_up(sg.min, sg.max), midpoint_up(sg.min, sg.max),
-                                 a.child_buf, true};
-                ch[2] = Child<K>{sg.off + sg.len - pt.gt, pt.gt, pt.gt_min, pt.gt_max, a.child_buf, false};
-                nch = 3; /* without EQB, eq == 0 and ch[1] is empty */
-            }
-        }
-        bool big[3], item[3];
-        uint32_t tiles[3], blocks[3];
-        Item<K> its[3];
-        uint32_t nb = 0, tb = 0, ni = 0, ib = 0;
-#pragma unroll
-        for (int c = 0; c < 3; c++) {
-            big[c] = item[c] = false;
-            tiles[c] = blocks[c] = 0;
-            if (c < nch) classify(a, ch[c], &big[c], &tiles[c], &item[c], &its[c], &blocks[c]);
-            nb += big[c];
-            tb += tiles[c];
-            ni += item[c];
-            ib += blocks[c];
-        }
-        /* (count << 32 | blocks): block sums stay far below 2^32 */
-        u64 tot_b, tot_i;
-        const u64 ex_b = block_exclusive_scan<kPlanThreads, u64>(((u64)nb << 32) | tb, s_scan, &tot_b);
-        const u64 ex_i = block_exclusive_scan<kPlanThreads, u64>(((u64)ni << 32) | ib, s_scan, &tot_i);
-        uint32_t bslot = s_nbig + (uint32_t)(ex_b >> 32), btile = s_tiles + (uint32_t)ex_b;
-        uint32_t islot = s_nitems + (uint32_t)(ex_i >> 32), iblk = s_blocks + (uint32_t)ex_i;
-#pragma unroll
-        for (int c = 0; c < 3; c++) {
-            if (big[c]) {
-                a.next[bslot] = Seg<K>{ch[c].off, ch[c].len, ch[c].min, ch[c].max};
-                a.next_tiles[bslot] = btile;
-                a.next_parts[bslot] = Part<K>{0u, 0u, (K)~(K)0, (K)0, (K)~(K)0, (K)0};
-                bslot++;
-                btile += tiles[c];
-            }
-            if (item[c]) {
-                if (islot < a.cap_items) {
-                    a.items[islot] = its[c];
-                    a.item_blocks[islot] = iblk;
-                } else {
-                    a.ctl->overflow = 1; /* the host's flush rule makes this unreachable */
-                }
-                islot++;
-                iblk += blocks[c];
-            }
-        }
-        __syncthreads(); /* everyone has read the running totals */
-        if (tid == 0) {
-            s_nbig += (uint32_t)(tot_b >> 32);
-            s_tiles += (uint32_t)tot_b;
-            s_nitems += (uint32_t)(tot_i >> 32);
-            s_blocks += (uint32_t)tot_i;
-        }
-        __syncthreads();
-    }
+    const uint32_t tiles = (sg.len + TILE - 1) / TILE;
     if (tid == 0) {
-        a.ctl->nbig = s_nbig;
-        a.ctl->big_tiles = s_tiles;
-        a.ctl->nitems = min(s_nitems, a.cap_items);
-        a.ctl->item_blocks = s_blocks;
+        for (int w = 1; w < W; w++) {
+            lt_max = max(lt_max, s_red[0][w]);
+            gt_min = min(gt_min, s_red[1][w]);
+            lo = min(lo, s_red[2][w]);
+            hi = max(hi, s_red[3][w]);
+        }
+        if (tot_l) atomic_max_k(&pt->lt_max, lt_max);
+        if (tot_r) atomic_min_k(&pt->gt_min, gt_min);
+        if (all4) {
+            atomic_min_k(&pt->lt_min, lo);
+            atomic_max_k(&pt->gt_max, hi);
+        }
+        uint32_t last = 1;
+        if (tiles > 1) {
+            __threadfence(); /* our counts and bounds before the done count */
+            last = atomicAdd(&pt->done, 1u) == tiles - 1;
+        }
+        s_last = last;
     }
+    __syncthreads();
+    if (!s_last) return;
+
+    /* The last block: every block's atomics are in; plan the children. */
+    if (tid == 0) {
+        __threadfence();
+        const u64 lr = __ldcg(&pt->lr);
+        const uint32_t lt = (uint32_t)lr, gt = (uint32_t)(lr >> 32);
+        const K lmax = __ldcg(&pt->lt_max), gmin = __ldcg(&pt->gt_min);
+        const K lmin = all4 ? __ldcg(&pt->lt_min) : sg.min, gmax = all4 ? __ldcg(&pt->gt_max) : sg.max;
+        const Child<K> ch[3] = {
+            Child<K>{sg.off, lt, lmin, lmax, false, true},
+            Child<K>{sg.off + lt, sg.len - lt - gt, pivot, pivot, true, true}, /* empty without EQB */
+            Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true},
+        };
+        for (int c = 0; c < 3; c++) {
+            /* value pivots until a split is lopsided, then one bit midpoint */
+            const uint32_t flags =
+                ((sg.flags & SEG_BITMID) == 0 && (u64)ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
+            emit_child<K, V, HAS_V, EQB>(a, ch[c], a.depth + 1, flags, &s_map[c][0], &s_map[c][1], &s_map[c][2]);
+        }
+    }
+    __syncthreads();
+    map_tiles(a.l.tile_seg[(a.depth + 1) & 1], s_map, 3);
 }
 
 /* ------------------------------------------------------------------------
@@ -598,13 +754,18 @@ template <class K, class V> struct FinishArgs {
     Twiddle<K> map, unmap;
 };
 
+template <class K> struct FinishBits {
+    static constexpr int RB = sizeof(K) == 4 ? GPK_QUICK_FINISH_RB : GPK_QUICK_FINISH_RB64;
+};
+
 template <class K, class V, bool HAS_V>
-__global__ void __launch_bounds__(kThreads) finish_kernel(FinishArgs<K, V> a)
+__global__ void __launch_bounds__(kFinishThreads, 2) finish_kernel(FinishArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int SI = S::SI;
+    constexpr int T = kFinishThreads;
     using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
-    using BlockSort = cub::BlockRadixSort<K, kThreads, SI, SortV>;
+    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, FinishBits<K>::RB>;
     __shared__ typename BlockSort::TempStorage s_sort;
     __shared__ uint32_t s_item;
 
@@ -613,8 +774,6 @@ __global__ void __launch_bounds__(kThreads) finish_kernel(FinishArgs<K, V> a)
     __syncthreads();
     const Item<K> it = a.items[s_item];
     const uint32_t chunk = blockIdx.x - a.item_blocks[s_item];
-    /* selected, not indexed: a dynamic index into the parameter arrays
-     * would copy them to the stack */
     const K *ksrc = it.buf == BUF_IN ? a.kbuf[BUF_IN] : it.buf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
     const V *vsrc = it.buf == BUF_IN ? a.vbuf[BUF_IN] : it.buf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
     const bool raw = it.buf == BUF_IN;
@@ -634,7 +793,7 @@ __global__ void __launch_bounds__(kThreads) finish_kernel(FinishArgs<K, V> a)
                 if constexpr (HAS_V) val[i] = vsrc[it.off + j];
             } else {
                 key[i] = (K)~(K)0;
-                if constexpr (HAS_V) val[i] = 0;
+                if constexpr (HAS_V) val[i] = SortV();
             }
         }
         if constexpr (HAS_V) BlockSort(s_sort).SortBlockedToStriped(key, val, 0, it.end_bit);
@@ -642,7 +801,7 @@ __global__ void __launch_bounds__(kThreads) finish_kernel(FinishArgs<K, V> a)
         /* striped: thread t holds sorted positions t, t + T, ... */
 #pragma unroll
         for (int i = 0; i < SI; i++) {
-            const uint32_t j = tid + i * kThreads;
+            const uint32_t j = tid + i * T;
             if (j < it.len) {
                 a.kA[it.off + j] = twiddle(a.unmap, (K)(key[i] + it.key));
                 if constexpr (HAS_V) a.vA[it.off + j] = val[i];
@@ -654,12 +813,12 @@ __global__ void __launch_bounds__(kThreads) finish_kernel(FinishArgs<K, V> a)
     const uint32_t to = min(it.len, from + kCopyTile);
     if (it.kind == ITEM_FILL) {
         const K k = twiddle(a.unmap, it.key);
-        for (uint32_t j = from + tid; j < to; j += kThreads) a.kA[it.off + j] = k;
+        for (uint32_t j = from + tid; j < to; j += T) a.kA[it.off + j] = k;
         return;
     }
     /* ITEM_COPY: keys (and values) to A, mapped back; in place when
      * buf == A (only to unmap) */
-    for (uint32_t j = from + tid; j < to; j += kThreads) {
+    for (uint32_t j = from + tid; j < to; j += T) {
         K k = ksrc[it.off + j];
         if (raw) k = twiddle(a.map, k);
         a.kA[it.off + j] = twiddle(a.unmap, k);
@@ -708,6 +867,18 @@ __global__ void __launch_bounds__(256) gather_kernel(const Wd *in, Wd *out, cons
  * ------------------------------------------------------------------------ */
 static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
+/* Tuning knobs for experiments (bench/quick_experiments.sh): an
+ * environment variable within [lo, hi], else the default. */
+static int experiment_knob(const char *name, int def, int lo, int hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return def;
+    char *end = NULL;
+    const long x = strtol(v, &end, 10);
+    return (*end == 0 && x >= lo && x <= hi) ? (int)x : def;
+}
+
+
 /* Keeps the caller's current device and restores it on scope exit. */
 struct DeviceGuard {
     int previous = -1;
@@ -728,72 +899,57 @@ struct DeviceGuard {
     }
 };
 
-/* Work lists carved out of the TEMP slot. Big segments have len > SMALL
- * and are disjoint, so one list holds at most n / (SMALL + 1) + 1; a plan
- * appends at most 3 items per parent, and the host flushes the items
- * before a plan could overflow (cap_items >= 3 * cap_big + 3). */
-/* Recursive variant (quick_cuda_cdp.cu): segments at depths 0 ..
- * kCdpDepth - 1 are partitioned by device-side launches; the nesting of
- * node -> partition / continuation -> child node grows by 2 per level and
- * CUDA allows 24, so the segments still big at depth kCdpDepth go back to
- * the iterative loop. Its nodes take (Seg, Part) slots from a pool: big
- * segments of one depth are disjoint, so kCdpDepth * cap_big slots. Its
- * items are not flushed in between: 3 per node. */
-constexpr int kCdpDepth = 10;
-
-template <class K> struct Lists {
-    Seg<K> *segs[2];
-    uint32_t *tiles[2];
-    Part<K> *parts[2];
-    Item<K> *items;
-    uint32_t *item_blocks;
-    Ctl *ctl;
-    uint32_t cap_big, cap_items;
-    Seg<K> *pool_seg;   /* recursive only */
-    Part<K> *pool_part;
-    uint32_t *pool_ctr; /* [0] slots taken, [1] zero (one segment's tile start) */
-    uint32_t cap_pool;
+/* Capacities. Big segments of one depth are disjoint and longer than
+ * SMALL (the root aside), so a list holds at most n / (SMALL + 1) + 1 and
+ * a level launches at most n / TILE + (segments) blocks. A level appends
+ * at most 3 items per parent, and the host flushes the items before a
+ * level could overflow them. The recursive variant does not flush while
+ * it recurses: 3 items per segment of depth < cdp_depth, at most
+ * kCdpDepthMax * cap_big such segments (one pool slot each). */
+struct Caps {
+    size_t big, tiles, items, pool;
 };
 
-template <class K>
-static size_t lists_bytes(size_t n, uint32_t small, bool recursive, uint32_t *cap_big, uint32_t *cap_items,
-                          uint32_t *cap_pool)
+template <class K> static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, Caps *c)
 {
-    const size_t cb = n / ((size_t)small + 1) + 2;
-    const size_t cp = recursive ? (size_t)kCdpDepth * cb : 0;
-    const size_t ci = 3 * cb + 16 + 3 * cp;
-    *cap_big = (uint32_t)cb;
-    *cap_items = (uint32_t)ci;
-    *cap_pool = (uint32_t)cp;
-    return 2 * align_up(cb * sizeof(Seg<K>), 256) + 2 * align_up(cb * sizeof(uint32_t), 256) +
-           2 * align_up(cb * sizeof(Part<K>), 256) + align_up(ci * sizeof(Item<K>), 256) +
-           align_up(ci * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) +
-           align_up(cp * sizeof(Seg<K>), 256) + align_up(cp * sizeof(Part<K>), 256) + 256;
+    c->big = n / ((size_t)small + 1) + 2;
+    c->tiles = n / tile + c->big + 2;
+    c->pool = recursive ? (size_t)kCdpDepthMax * c->big : 0;
+    c->items = 3 * c->big + 16 + 3 * c->pool;
+    return 2 * align_up(c->big * sizeof(Seg<K>), 256) + 2 * align_up(c->big * sizeof(Part<K>), 256) +
+           2 * align_up(c->tiles * sizeof(uint32_t), 256) + align_up(c->items * sizeof(Item<K>), 256) +
+           align_up(c->items * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) +
+           align_up(c->pool * sizeof(Seg<K>), 256) + align_up(c->pool * sizeof(Part<K>), 256) + 256;
 }
 
-template <class K> static Lists<K> carve_lists(void *base, size_t n, uint32_t small, bool recursive)
+template <class K> static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile, bool recursive)
 {
     Lists<K> l;
-    (void)lists_bytes<K>(n, small, recursive, &l.cap_big, &l.cap_items, &l.cap_pool);
+    Caps c;
+    (void)lists_bytes<K>(n, small, tile, recursive, &c);
+    l.cap_big = (uint32_t)c.big;
+    l.cap_tiles = (uint32_t)c.tiles;
+    l.cap_items = (uint32_t)c.items;
+    l.cap_pool = (uint32_t)c.pool;
     char *p = (char *)base;
     for (int i = 0; i < 2; i++) {
         l.segs[i] = (Seg<K> *)p;
-        p += align_up((size_t)l.cap_big * sizeof(Seg<K>), 256);
-        l.tiles[i] = (uint32_t *)p;
-        p += align_up((size_t)l.cap_big * sizeof(uint32_t), 256);
+        p += align_up(c.big * sizeof(Seg<K>), 256);
         l.parts[i] = (Part<K> *)p;
-        p += align_up((size_t)l.cap_big * sizeof(Part<K>), 256);
+        p += align_up(c.big * sizeof(Part<K>), 256);
+        l.tile_seg[i] = (uint32_t *)p;
+        p += align_up(c.tiles * sizeof(uint32_t), 256);
     }
     l.items = (Item<K> *)p;
-    p += align_up((size_t)l.cap_items * sizeof(Item<K>), 256);
+    p += align_up(c.items * sizeof(Item<K>), 256);
     l.item_blocks = (uint32_t *)p;
-    p += align_up((size_t)l.cap_items * sizeof(uint32_t), 256);
+    p += align_up(c.items * sizeof(uint32_t), 256);
     l.ctl = (Ctl *)p;
     p += align_up(sizeof(Ctl), 256);
     l.pool_seg = (Seg<K> *)p;
-    p += align_up((size_t)l.cap_pool * sizeof(Seg<K>), 256);
+    p += align_up(c.pool * sizeof(Seg<K>), 256);
     l.pool_part = (Part<K> *)p;
-    p += align_up((size_t)l.cap_pool * sizeof(Part<K>), 256);
+    p += align_up(c.pool * sizeof(Part<K>), 256);
     l.pool_ctr = (uint32_t *)p;
     return l;
 }
@@ -811,6 +967,7 @@ template <class K, class V> struct DevSort {
     bool in_is_a;
     Twiddle<K> map, unmap;
     bool need_unmap;     /* unmap is not the identity */
+    PivotMap<K> pm;      /* the key type's own maps (records: not the data's) */
 };
 
 template <class K, class V, bool HAS_V>
@@ -832,23 +989,23 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.vA = d.vA;
     f.map = d.map;
     f.unmap = d.unmap;
-    finish_kernel<K, V, HAS_V><<<blocks, kThreads, 0, stream>>>(f);
+    finish_kernel<K, V, HAS_V><<<blocks, kFinishThreads, 0, stream>>>(f);
     cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->nitems, 0, 2 * sizeof(uint32_t), stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->items, 0, sizeof(u64), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: finish kernel launch");
     return GPK_OK;
 }
 
+static_assert(sizeof(Ctl) == 4 * sizeof(unsigned long long), "the counters read back fit the pinned words");
+
 static gpk_status read_ctl(gpk_ctx *ctx, const Ctl *ctl, Ctl *out, cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    static_assert(offsetof(Ctl, min) == 6 * sizeof(uint32_t) && 6 * sizeof(uint32_t) <= 4 * sizeof(unsigned long long),
-                  "the counters read back are the first 6 words of Ctl and fit the pinned words");
-    cudaError_t e = cudaMemcpyAsync(st->pinned, ctl, 6 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+    cudaError_t e = cudaMemcpyAsync(st->pinned, ctl, sizeof(Ctl), cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: iteration");
-    memcpy(out, st->pinned, 6 * sizeof(uint32_t));
-    if (out->overflow & 2)
+    memcpy(out, st->pinned, sizeof(Ctl));
+    if (out->overflow & ERR_LAUNCH)
         return gpk__fail(ctx, GPK_EDEVICE,
                          "CUDA quicksort: a device-side launch failed (dynamic parallelism: pending launch "
                          "limit or nesting depth)");
@@ -858,18 +1015,18 @@ static gpk_status read_ctl(gpk_ctx *ctx, const Ctl *ctl, Ctl *out, cudaStream_t 
 }
 
 #ifdef GPK_QUICK_CDP_TU
-constexpr bool kRecursive = true;
-#else
-constexpr bool kRecursive = false;
+/* Device-side launches stay pending until they run; the default limit
+ * (2048) is below what a wide tree has in flight. Set once per process
+ * and device; failure is not fatal (a launch that does not fit is
+ * reported by the kernels). */
+static void raise_pending_limit()
+{
+    size_t cur = 0;
+    if (cudaDeviceGetLimit(&cur, cudaLimitDevRuntimePendingLaunchCount) == cudaSuccess && cur < 32768)
+        (void)cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);
+    (void)cudaGetLastError();
+}
 #endif
-
-/* Recursive phase (defined in quick_cuda_cdp.cu, which compiles this file
- * with GPK_QUICK_CDP_TU): from the first plan's one big segment in list 0
- * down to depth kCdpDepth; what is still big then is left in list 1 and
- * *c is read back. */
-template <class K, class V, bool HAS_V>
-static gpk_status cdp_phase(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<K> &l, const PlanArgs<K> &pa,
-                            Ctl *c, cudaStream_t stream);
 
 /* The iterations of Box 4.1. */
 template <class K, class V, bool HAS_V>
@@ -877,121 +1034,77 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
 {
     using S = QShape<K, V, HAS_V>;
     constexpr bool EQB = !HAS_V;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    Lists<K> l = carve_lists<K>(temp, d.n, S::SMALL, kRecursive);
-    cudaError_t e;
-
-    /* ctl: counters 0, min = all ones, max = 0 */
-    e = cudaMemsetAsync(l.ctl, 0, sizeof(Ctl), stream);
-    if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->min, 0xff, sizeof(u64), stream);
+    Lists<K> l = carve_lists<K>(temp, d.n, S::SMALL, S::TILE, kRecursive);
+    cudaError_t e = cudaMemsetAsync(l.ctl, 0, sizeof(Ctl), stream);
+    if (e == cudaSuccess && kRecursive) e = cudaMemsetAsync(l.pool_ctr, 0, sizeof(uint32_t), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
-    {
-        const int blocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 8,
-                                                                     ((size_t)d.n + 256 * 8 - 1) / (256 * 8)));
-        minmax_kernel<K><<<blocks, 256, 0, stream>>>(d.kin, d.n, d.map, d.raw, l.ctl);
-        e = cudaGetLastError();
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: min/max kernel launch");
-    }
 
-    PlanArgs<K> pa;
-    memset(&pa, 0, sizeof pa);
-    pa.init = true;
+    PartArgs<K, V> a;
+    memset(&a, 0, sizeof a);
+    a.kbuf[BUF_IN] = d.kin;
+    a.kbuf[BUF_A] = d.kA;
+    a.kbuf[BUF_B] = d.kB;
+    a.kA = d.kA;
+    a.kB = d.kB;
+    a.vbuf[BUF_IN] = d.vin;
+    a.vbuf[BUF_A] = d.vA;
+    a.vbuf[BUF_B] = d.vB;
+    a.vA = d.vA;
+    a.vB = d.vB;
+    a.map = d.map;
+    a.in_raw = d.raw;
     /* BUF_IN is final as it stands only when it is A and its keys are in
      * the form the caller gets back: the caller's own (raw), or mapped
      * keys whose map is the identity. */
-    pa.in_is_final = d.in_is_a && (d.raw || !d.need_unmap);
-    pa.eqb = EQB;
-    pa.need_unmap = d.need_unmap;
-    pa.in_raw = d.raw;
-    pa.n = d.n;
-    pa.tile = S::TILE;
-    pa.small = S::SMALL;
-    pa.items = l.items;
-    pa.item_blocks = l.item_blocks;
-    pa.cap_items = l.cap_items;
-    pa.ctl = l.ctl;
-    pa.next = l.segs[0];
-    pa.next_tiles = l.tiles[0];
-    pa.next_parts = l.parts[0];
-    plan_kernel<K><<<1, kPlanThreads, 0, stream>>>(pa);
+    a.in_is_final = d.in_is_a && (d.raw || !d.need_unmap);
+    a.need_unmap = d.need_unmap;
+    a.pm = d.pm;
+    a.l = l;
+    a.cdp_depth = experiment_knob("GPK_QUICK_CDP_DEPTH", kCdpDepthDefault, 1, kCdpDepthMax);
+    root_kernel<K, V, HAS_V, EQB><<<1, kRootThreads, 0, stream>>>(a, d.n);
     e = cudaGetLastError();
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: plan kernel launch");
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
     Ctl c;
     gpk_status s = read_ctl(ctx, l.ctl, &c, stream);
     if (s != GPK_OK) return s;
-
-    const K *src = d.kin;
-    const V *vsrc = d.vin;
-    K *dst = d.kB;
-    V *vdst = d.vB;
-    uint8_t dst_id = BUF_B;
-    bool raw = d.raw;
-    int cur = 0;
-    if constexpr (kRecursive) {
-        if (c.nbig > 0) {
-            s = cdp_phase<K, V, HAS_V>(ctx, d, l, pa, &c, stream);
+#ifdef GPK_QUICK_CDP_TU
+    raise_pending_limit();
+#endif
+    /* floating point: value and bit midpoints alternate at worst */
+    const int max_depth = 2 * (8 * (int)sizeof(K) + 80);
+    for (int depth = 0;; depth++) {
+        const int j = depth & 1;
+        const uint32_t nbig = (uint32_t)c.big[j], tiles = (uint32_t)(c.big[j] >> 32);
+        if (nbig == 0) break;
+        if (depth > max_depth)
+            return gpk__fail(ctx, GPK_EDEVICE, "CUDA quicksort: internal error (depth %d)", depth);
+        if ((size_t)(uint32_t)c.items + 3 * (size_t)nbig > l.cap_items) {
+            s = flush_items<K, V, HAS_V>(ctx, d, l, (uint32_t)c.items, (uint32_t)(c.items >> 32), stream);
             if (s != GPK_OK) return s;
-            /* what is left lies in list 1 at depth kCdpDepth: in A (even) */
-            static_assert(kCdpDepth % 2 == 0 && kCdpDepth > 0, "depth kCdpDepth segments are in A");
-            cur = 1;
-            raw = false;
-            src = d.kA;
-            vsrc = d.vA;
+            c.items = 0;
         }
-    }
-    for (int iter = 0; c.nbig > 0; iter++) {
-        if (iter > 8 * (int)sizeof(K) + 2)
-            return gpk__fail(ctx, GPK_EDEVICE, "CUDA quicksort: internal error (depth beyond the key width)");
-        if ((size_t)c.nitems + 3 * (size_t)c.nbig > l.cap_items) {
-            s = flush_items<K, V, HAS_V>(ctx, d, l, c.nitems, c.item_blocks, stream);
-            if (s != GPK_OK) return s;
-            c.nitems = c.item_blocks = 0;
-        }
-        PartArgs<K, V> a;
-        a.segs = l.segs[cur];
-        a.seg_tiles = l.tiles[cur];
-        a.nseg = c.nbig;
-        a.parts = l.parts[cur];
-        a.kin = src;
-        a.kout = dst;
-        a.vin = vsrc;
-        a.vout = vdst;
-        a.map = d.map;
-        a.raw = raw;
-        partition_kernel<K, V, HAS_V, EQB><<<c.big_tiles, kThreads, 0, stream>>>(a);
+        /* (recursive, depth 0: the hand-over list may be list 0, whose
+         * root entry the root's blocks have read before any child runs) */
+        e = cudaMemsetAsync(&l.ctl->big[(kRecursive && depth == 0) ? 0 : j ^ 1], 0,
+                            (kRecursive && depth == 0 ? 2 : 1) * sizeof(u64), stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
+        a.depth = depth;
+        a.segs = l.segs[j];
+        a.parts = l.parts[j];
+        a.tile_seg = l.tile_seg[j];
+        if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
+            partition_kernel<K, V, HAS_V, EQB, true><<<tiles, kThreads, 0, stream>>>(a);
+        else
+            partition_kernel<K, V, HAS_V, EQB, false><<<tiles, kThreads, 0, stream>>>(a);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: partition kernel launch");
-
-        pa.init = false;
-        pa.segs = l.segs[cur];
-        pa.parts = l.parts[cur];
-        pa.nseg = c.nbig;
-        pa.child_buf = dst_id;
-        pa.next = l.segs[cur ^ 1];
-        pa.next_tiles = l.tiles[cur ^ 1];
-        pa.next_parts = l.parts[cur ^ 1];
-        plan_kernel<K><<<1, kPlanThreads, 0, stream>>>(pa);
-        e = cudaGetLastError();
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: plan kernel launch");
         s = read_ctl(ctx, l.ctl, &c, stream);
         if (s != GPK_OK) return s;
-
-        /* the children live in dst: next iteration reads them */
-        cur ^= 1;
-        raw = false;
-        src = dst;
-        vsrc = vdst;
-        if (dst_id == BUF_B) {
-            dst = d.kA;
-            vdst = d.vA;
-            dst_id = BUF_A;
-        } else {
-            dst = d.kB;
-            vdst = d.vB;
-            dst_id = BUF_B;
-        }
+        /* recursive: depth 0's grid launched the tree down to cdp_depth,
+         * whose segments wait in list cdp_depth & 1 */
+        if (kRecursive && depth == 0) depth = a.cdp_depth - 1;
     }
-    return flush_items<K, V, HAS_V>(ctx, d, l, c.nitems, c.item_blocks, stream);
+    return flush_items<K, V, HAS_V>(ctx, d, l, (uint32_t)c.items, (uint32_t)(c.items >> 32), stream);
 }
 
 /* ------------------------------------------------------------------------
@@ -1003,18 +1116,26 @@ struct Plan {
     size_t key_bytes, val_bytes, rec_bytes;
 };
 
-static uint32_t small_for(int kb, bool has_v)
+template <class K> static PivotMap<K> pivot_map(gpk_type type)
 {
-    if (kb == 4) return has_v ? QShape<uint32_t, uint32_t, true>::SMALL : QShape<uint32_t, uint32_t, false>::SMALL;
-    return has_v ? QShape<u64, uint32_t, true>::SMALL : QShape<u64, uint32_t, false>::SMALL;
+    PivotMap<K> pm;
+    pm.map = twiddle_map<K>(type);
+    pm.unmap = twiddle_unmap<K>(type);
+    pm.fbytes = type == GPK_F32 ? 4 : type == GPK_F64 ? 8 : 0;
+    return pm;
 }
 
+template <class K> static size_t temp_bytes_k(size_t n, bool has_v)
+{
+    Caps c;
+    if (has_v) return lists_bytes<K>(n, QShape<K, uint32_t, true>::SMALL, QShape<K, uint32_t, true>::TILE, kRecursive, &c);
+    return lists_bytes<K>(n, QShape<K, uint32_t, false>::SMALL, QShape<K, uint32_t, false>::TILE, kRecursive, &c);
+}
+
+/* (TILE and SMALL depend on the value's presence, not its width) */
 static size_t temp_bytes_for(size_t n, int kb, bool has_v)
 {
-    uint32_t cb, ci, cp;
-    const uint32_t small = small_for(kb, has_v);
-    return kb == 4 ? lists_bytes<uint32_t>(n, small, kRecursive, &cb, &ci, &cp)
-                   : lists_bytes<u64>(n, small, kRecursive, &cb, &ci, &cp);
+    return kb == 4 ? temp_bytes_k<uint32_t>(n, has_v) : temp_bytes_k<u64>(n, has_v);
 }
 
 /* Checks and reserves device memory; nothing of the caller's is touched.
@@ -1089,6 +1210,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         d.map = ident;
         d.unmap = ident;
         d.need_unmap = false;
+        d.pm = pivot_map<K>(job->key_type);
         gpk_status s = quicksort_device<K, uint32_t, true>(ctx, d, temp, stream);
         if (s != GPK_OK) return s;
         /* gather whole records, in the widest word that divides the size */
@@ -1125,6 +1247,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         d.map = twiddle_map<K>(job->key_type);
         d.unmap = twiddle_unmap<K>(job->key_type);
         d.need_unmap = !plain;
+        d.pm = pivot_map<K>(job->key_type);
         return p.vb ? quicksort_device<K, uint32_t, true>(ctx, d, temp, stream)
                     : quicksort_device<K, uint32_t, false>(ctx, d, temp, stream);
     }
@@ -1141,6 +1264,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
     d.map = twiddle_map<K>(job->key_type);
     d.unmap = twiddle_unmap<K>(job->key_type);
     d.need_unmap = !plain;
+    d.pm = pivot_map<K>(job->key_type);
     return quicksort_device<K, uint64_t, true>(ctx, d, temp, stream);
 }
 
