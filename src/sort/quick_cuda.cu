@@ -54,9 +54,8 @@
  * paper's bitonic sort (an 8192-key segment of uniform 32-bit keys out of
  * 32M spans ~2^18 values: 5 radix passes of 4 bits against 91 bitonic
  * compare-exchange stages, each a pass over shared memory with a
- * barrier). (cub::BlockMergeSort for 64-bit segments whose keys span
- * more than 32 bits, f64 mostly, was tried: slower than 10 radix
- * passes, see docs/perf/quicksort.md.)
+ * barrier); cub::BlockMergeSort when a 64-bit segment's keys span more
+ * than 32 bits (f64 mostly; see kMergeBits).
  *
  * Positions are 32-bit: fewer than 2^32 elements.
  *
@@ -76,6 +75,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_radix_sort.cuh>
 
 #include "quick_internal.h"
@@ -105,11 +105,11 @@ constexpr int kThreads = 256;          /* partition blocks */
 #ifndef GPK_QUICK_FINISH_THREADS
 #define GPK_QUICK_FINISH_THREADS 512
 #endif
-#ifndef GPK_QUICK_FINISH_RB    /* digit bits, 4-byte keys */
+#ifndef GPK_QUICK_FINISH_RB    /* digit bits of the in-block radix sort */
 #define GPK_QUICK_FINISH_RB 4
 #endif
-#ifndef GPK_QUICK_FINISH_RB64  /* digit bits, 8-byte keys */
-#define GPK_QUICK_FINISH_RB64 4
+#ifndef GPK_QUICK_MERGE_BITS   /* 64-bit segments spanning more bits are merge sorted */
+#define GPK_QUICK_MERGE_BITS 32
 #endif
 constexpr int kFinishThreads = GPK_QUICK_FINISH_THREADS; /* finish blocks */
 constexpr int kCopyItems = 16;         /* elements per thread of a copy / fill block */
@@ -754,19 +754,30 @@ template <class K, class V> struct FinishArgs {
     Twiddle<K> map, unmap;
 };
 
-template <class K> struct FinishBits {
-    static constexpr int RB = sizeof(K) == 4 ? GPK_QUICK_FINISH_RB : GPK_QUICK_FINISH_RB64;
+/* A 64-bit segment whose keys span more than this many bits is merge
+ * sorted: 9 or more radix passes of 4 bits were expected to cost more
+ * than a merge sort (measured: they do not, see docs/perf/quicksort.md;
+ * the variant built with -DGPK_QUICK_MERGE_BITS=64 is the faster one). */
+constexpr int kMergeBits = GPK_QUICK_MERGE_BITS;
+constexpr int kFinishRadixBits = GPK_QUICK_FINISH_RB;
+
+struct LessKey {
+    template <class K> __device__ __forceinline__ bool operator()(const K &x, const K &y) const { return x < y; }
 };
 
-template <class K, class V, bool HAS_V>
+template <class K, class V, bool HAS_V, int RB>
 __global__ void __launch_bounds__(kFinishThreads, 2) finish_kernel(FinishArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int SI = S::SI;
     constexpr int T = kFinishThreads;
     using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
-    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, FinishBits<K>::RB>;
-    __shared__ typename BlockSort::TempStorage s_sort;
+    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, RB>;
+    using BlockMerge = cub::BlockMergeSort<K, T, SI, SortV>;
+    __shared__ union {
+        typename BlockSort::TempStorage radix;
+        typename BlockMerge::TempStorage merge;
+    } s_sort;
     __shared__ uint32_t s_item;
 
     const int tid = threadIdx.x;
@@ -796,8 +807,22 @@ __global__ void __launch_bounds__(kFinishThreads, 2) finish_kernel(FinishArgs<K,
                 if constexpr (HAS_V) val[i] = SortV();
             }
         }
-        if constexpr (HAS_V) BlockSort(s_sort).SortBlockedToStriped(key, val, 0, it.end_bit);
-        else BlockSort(s_sort).SortBlockedToStriped(key, 0, it.end_bit);
+        if (sizeof(K) == 8 && it.end_bit > kMergeBits) {
+            /* blocked in, blocked out: thread t holds sorted t*SI .. */
+            if constexpr (HAS_V) BlockMerge(s_sort.merge).Sort(key, val, LessKey(), (int)it.len, (K)~(K)0);
+            else BlockMerge(s_sort.merge).Sort(key, LessKey(), (int)it.len, (K)~(K)0);
+#pragma unroll
+            for (int i = 0; i < SI; i++) {
+                const uint32_t j = tid * SI + i;
+                if (j < it.len) {
+                    a.kA[it.off + j] = twiddle(a.unmap, (K)(key[i] + it.key));
+                    if constexpr (HAS_V) a.vA[it.off + j] = val[i];
+                }
+            }
+            return;
+        }
+        if constexpr (HAS_V) BlockSort(s_sort.radix).SortBlockedToStriped(key, val, 0, it.end_bit);
+        else BlockSort(s_sort.radix).SortBlockedToStriped(key, 0, it.end_bit);
         /* striped: thread t holds sorted positions t, t + T, ... */
 #pragma unroll
         for (int i = 0; i < SI; i++) {
@@ -989,7 +1014,7 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.vA = d.vA;
     f.map = d.map;
     f.unmap = d.unmap;
-    finish_kernel<K, V, HAS_V><<<blocks, kFinishThreads, 0, stream>>>(f);
+    finish_kernel<K, V, HAS_V, kFinishRadixBits><<<blocks, kFinishThreads, 0, stream>>>(f);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->items, 0, sizeof(u64), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: finish kernel launch");
