@@ -73,8 +73,10 @@ GPK_API gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
 /* Sorts n records of record_size bytes (1..256) in place by the key of
  * type key_type stored at byte offset key_offset of each record (any
  * alignment; key_offset + key size <= record_size). The key order is that
- * of gpk_sort_keys. RADIX sorts (key, index) pairs and gathers the records
- * (stable); QUICK moves the records themselves (not stable). */
+ * of gpk_sort_keys. RADIX sorts (key, index) pairs with the radix sort and
+ * gathers the records on the host (stable); QUICK sorts (key, index) pairs
+ * with the quicksort and gathers on the backend (CUDA: on the device; not
+ * stable). */
 GPK_API gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record_size,
                                     size_t key_offset, gpk_type key_type, const gpk_sort_opts *opts);
 
