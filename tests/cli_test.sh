@@ -113,12 +113,13 @@ grep -q "usage: gpk" out.txt || fail "--help prints no usage"
 expect 0 "--version" -- "$GPK" --version
 grep -q "gpk [0-9]" out.txt || fail "--version prints no version"
 grep -q "backends built: cpu" out.txt || fail "--version does not list the backends"
-for c in sort bench pic info; do
+for c in sort bench pic info octree; do
     expect 0 "help $c" -- "$GPK" help "$c"
     grep -q "usage: gpk $c" out.txt || fail "gpk help $c prints no usage"
     expect 0 "$c --help" -- "$GPK" "$c" --help
 done
 expect 0 "bench sort --help" -- "$GPK" bench sort --help
+expect 0 "bench octree --help" -- "$GPK" bench octree --help
 expect 0 "pic --help" -- "$PIC" --help
 expect 2 "no arguments" -- "$GPK"
 expect_err 2 "unknown command" "unknown command" -- "$GPK" frobnicate
@@ -369,6 +370,27 @@ expect_err 2 "bench quicksort bad dist" "bad --dists" -- "$GPK" bench quicksort 
 expect_err 2 "bench quicksort bad impl" "bad --impls" -- "$GPK" bench quicksort --backends cpu --impls bogus
 expect_err 2 "bench quicksort unknown option" "unknown option" -- "$GPK" bench quicksort --frobnicate
 expect_err 2 "unknown benchmark" "unknown benchmark" -- "$GPK" bench frobnicate
+
+# ---- octrees and task pools -----------------------------------------------------------------------
+for S in static queue lockfree steal morton; do
+    expect 0 "octree $S" -- "$GPK" octree --dist tube --n 30000 --threshold 20 --scheme $S --backend cpu --threads 3
+    grep -q "check ok" err.txt || fail "octree $S does not report check ok"
+done
+expect 0 "octree steal random victims, plummer, json" -- "$GPK" octree --dist plummer --n 20000 --scheme steal --victim random --backend cpu --json
+grep -q '"check": "ok"' out.txt || fail "octree --json does not say check ok"
+expect 0 "octree svg" -- "$GPK" octree --n 5000 --backend cpu --svg tree.svg
+grep -q "<svg" tree.svg && grep -q "<rect" tree.svg || fail "octree --svg wrote no drawing"
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' tree.svg || fail "octree --svg is malformed"
+fi
+expect 0 "octree n=0" -- "$GPK" octree --n 0 --backend cpu
+expect_err 2 "octree threshold 0" "bad --threshold" -- "$GPK" octree --threshold 0
+expect_err 2 "octree bad scheme" "unknown --scheme" -- "$GPK" octree --scheme roundrobin
+expect_err 2 "octree --blocks on host pools" "not in this version" -- "$GPK" octree --blocks 8 --backend cpu
+expect_err 1 "octree tiny capacity" "full" -- "$GPK" octree --n 20000 --scheme lockfree --capacity 2 --backend cpu
+expect 0 "bench octree" -- "$GPK" bench octree --n 10000,30000 --dists uniform,tube --threads 1,2 --reps 1 --pools --json octree.json
+grep -q "FAIL\|ERROR" out.txt && fail "bench octree printed a FAIL row"
+grep -q '"pools"' octree.json || fail "bench octree JSON has no pools"
 
 # ---- the standalone pic example ----------------------------------------------------------------
 expect 0 "pic example 1M" -- "$PIC" --n 1M --backend cpu --reps 2

@@ -36,7 +36,8 @@ typedef enum gpk_status {
     GPK_EDEVICE = 3,       /* a CUDA or OpenCL call failed */
     GPK_EUNSUPPORTED = 4,  /* backend or type not available in this build or on this device */
     GPK_EFORMAT = 5,       /* malformed input file */
-    GPK_EIO = 6            /* file could not be read or written */
+    GPK_EIO = 6,           /* file could not be read or written */
+    GPK_EFULL = 7          /* a bounded task queue or deque is full: raise its capacity */
 } gpk_status;
 
 typedef enum gpk_backend {

@@ -19,6 +19,7 @@ const char *gpk_status_string(gpk_status s)
     case GPK_EUNSUPPORTED: return "unsupported";
     case GPK_EFORMAT: return "malformed input";
     case GPK_EIO: return "input/output error";
+    case GPK_EFULL: return "task pool full";
     }
     return "unknown status";
 }

@@ -30,6 +30,14 @@ void cmd_info_help(FILE *f);
  * there and everything else under "bench" to cmd_bench. */
 int cmd_bench_quick(int argc, char **argv);
 void cmd_bench_quick_help(FILE *f);
+/* gpk octree (cmd_octree.c) and gpk bench octree (cmd_bench_octree.c). */
+int cmd_octree(int argc, char **argv);
+void cmd_octree_help(FILE *f);
+int cmd_bench_octree(int argc, char **argv);
+void cmd_bench_octree_help(FILE *f);
+struct gpk_octree;
+/* NULL when the tree keeps gpk_octree_build's promises, else a message in buf. */
+const char *cli_octree_check(const struct gpk_octree *t, unsigned threshold, char *buf, size_t len);
 
 /* "gpk CMD: message\n" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -194,8 +194,9 @@ const char *cli_backends_built(void)
 static int bench_dispatch(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "quicksort") == 0) return cmd_bench_quick(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "octree") == 0) return cmd_bench_octree(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "sort") != 0 && !cli_is_help(argv[1])) {
-        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort)",
+        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree)",
                   argv[1]);
         return CLI_USAGE;
     }
@@ -204,6 +205,8 @@ static int bench_dispatch(int argc, char **argv)
         cmd_bench_help(f);
         fputc('\n', f);
         cmd_bench_quick_help(f);
+        fputc('\n', f);
+        cmd_bench_octree_help(f);
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     return cmd_bench(argc, argv);
@@ -214,6 +217,8 @@ static void bench_help(FILE *f)
     cmd_bench_help(f);
     fputc('\n', f);
     cmd_bench_quick_help(f);
+    fputc('\n', f);
+    cmd_bench_octree_help(f);
 }
 
 typedef struct command {
@@ -226,8 +231,9 @@ typedef struct command {
 static const command commands[] = {
     {"sort", cmd_sort, cmd_sort_help, "sort a raw or .npy key file, or generated keys"},
     {"bench", bench_dispatch, bench_help,
-     "benchmark the sorts against their peers (bench sort, bench quicksort)"},
+     "benchmark against the peers (bench sort, bench quicksort, bench octree)"},
     {"pic", cmd_pic, cmd_pic_help, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
+    {"octree", cmd_octree, cmd_octree_help, "octree of particles through a task pool (Cederman & Tsigas 2008)"},
     {"info", cmd_info, cmd_info_help, "show the backends and their devices"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -244,8 +250,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: gpk [--help] [--version] COMMAND [ARGS]\n"
             "\n"
-            "gpk, the GPU parallel kit: portable radix sort on CPU, CUDA and OpenCL, and\n"
-            "quicksort on CPU and CUDA.\n"
+            "gpk, the GPU parallel kit: portable radix sort on CPU, CUDA and OpenCL,\n"
+            "quicksort on CPU and CUDA, task pools and octrees.\n"
             "\n"
             "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)

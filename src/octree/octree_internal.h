@@ -1,0 +1,79 @@
+/* Octree internals shared by the dispatch (octree.c), the Morton builder
+ * (octree_morton.c) and the task-pool builder (octree_pool.c).
+ *
+ * Both builders decide on the same integers: every particle is quantized
+ * once to a 63-bit Morton code (21 bits per axis, interleaved x y z from
+ * the top, so the three bits at depth d are bits 3*(20-d) + 2 .. + 0 and
+ * read 4*xbit + 2*ybit + zbit, the octant number of octree.h). A node at
+ * depth d is named by the top 3d bits of the codes it holds (its
+ * "prefix"), and its box is computed from that prefix by one function,
+ * octree_node_box, so the two builders produce bit-identical boxes. */
+#ifndef GPK_OCTREE_INTERNAL_H
+#define GPK_OCTREE_INTERNAL_H
+
+#include "../core/internal.h"
+#include "gpk/octree.h"
+
+#define OCTREE_QBITS 21u                        /* bits per axis = GPK_OCTREE_MAX_DEPTH */
+#define OCTREE_QCELLS (1u << OCTREE_QBITS)      /* 2^21 cells per axis at the deepest level */
+
+/* The root cube: minimum corner and side (in double; see octree.h). */
+typedef struct octree_root {
+    double lo[3];
+    double side;
+} octree_root;
+
+/* Bit position of the lowest of the three octant bits at depth d (0..20). */
+static inline unsigned octree_shift(unsigned depth) { return 3u * (OCTREE_QBITS - 1u - depth); }
+
+/* Octant (0..7) of a code at depth d. */
+static inline unsigned octree_octant(uint64_t code, unsigned depth)
+{
+    return (unsigned)(code >> octree_shift(depth)) & 7u;
+}
+
+/* The OpenMP helpers below run on `threads` threads: the context's count
+ * (ctx->threads), as every CPU region of the library does. */
+
+/* Finds the root cube of n particles (n >= 1, all finite). */
+void gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads);
+
+/* Morton codes of all particles (OpenMP parallel). */
+void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes,
+                       int threads);
+
+/* The box of the node at `depth` whose codes share `prefix` (lower bits zero). */
+void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned depth, float lo[3],
+                          float hi[3]);
+
+/* A node with every field set: box from (prefix, depth), no children, leaf
+ * flag as given. */
+void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint64_t prefix,
+                           unsigned depth, uint32_t first, uint32_t count, int leaf);
+
+/* Whether a node of `count` particles at `depth` splits. */
+static inline int octree_splits(uint32_t count, unsigned depth, unsigned leaf_threshold)
+{
+    return count > leaf_threshold && depth < GPK_OCTREE_MAX_DEPTH;
+}
+
+/* What a builder gets: the validated input and the root cube. The builder
+ * fills tree->nodes, n_nodes, xyz, perm and tasks; the dispatch fills the
+ * rest (n, depth, leaves, ms) and frees a partial tree on failure. */
+typedef struct octree_job {
+    gpk_ctx *ctx;
+    const float *xyz;
+    size_t n;             /* >= 1 */
+    unsigned leaf_threshold;
+    octree_root root;
+    gpk_octree_scheme scheme;
+    const gpk_octree_opts *opts; /* never NULL */
+} octree_job;
+
+gpk_status gpk__octree_build_morton(const octree_job *job, gpk_octree *tree);
+gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree);
+
+/* Gathers xyz into tree order: out[i] = xyz[perm[i]] (OpenMP parallel). */
+void gpk__octree_gather(const float *xyz, const uint32_t *perm, size_t n, float *out, int threads);
+
+#endif
