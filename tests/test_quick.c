@@ -345,35 +345,10 @@ static void bad_input(void)
     TU_CHECK(gpk_last_sort_algo(NULL) == GPK_SORT_AUTO, "last algorithm of NULL");
 }
 
-static void upper(char *s) { for (; *s; s++) *s = (char)toupper((unsigned char)*s); }
-
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_quick cpu|cuda|opencl\n");
-        return 2;
-    }
-    if (gpk_backend_parse(argv[1], &backend) != GPK_OK || backend == GPK_BACKEND_AUTO) {
-        fprintf(stderr, "unknown backend %s\n", argv[1]);
-        return 2;
-    }
-    char req[64];
-    snprintf(req, sizeof req, "GPK_REQUIRE_%s", argv[1]);
-    upper(req);
-    const char *required = getenv(req);
-    if (gpk_ctx_create(&ctx, backend) != GPK_OK) {
-        printf("backend %s unavailable: %s\n", argv[1], gpk_last_error(NULL));
-        if (required && *required == '1') {
-            printf("but %s=1: failing\n", req);
-            return 1;
-        }
-        printf("skipped\n");
-        return TU_SKIP;
-    }
-    gpk_ctx_info info;
-    gpk_ctx_info_get(ctx, &info);
-    printf("backend %s: %s / %s, %u compute units\n", argv[1], info.device_name, info.platform,
-           info.compute_units);
+    const int open_rc = tu_open_backend("test_quick", argc, argv, &ctx, &backend);
+    if (open_rc >= 0) return open_rc;
     seed_base = tu_seed();
     const int has_quick = backend != GPK_BACKEND_OPENCL;
     /* GPK_TEST_SMALL=1: sizes up to 70000 only, for runs under

@@ -118,37 +118,12 @@ static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_
                                GPK_DIST_FLOAT_SPECIALS};
 #define NDISTS (sizeof all_dists / sizeof all_dists[0])
 
-static void upper(char *s) { for (; *s; s++) *s = (char)toupper((unsigned char)*s); }
-
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_radix cpu|cuda|opencl [quick]\n");
-        return 2;
-    }
-    int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
+    const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     gpk_backend be;
-    if (gpk_backend_parse(argv[1], &be) != GPK_OK || be == GPK_BACKEND_AUTO) {
-        fprintf(stderr, "unknown backend %s\n", argv[1]);
-        return 2;
-    }
-    char req[64];
-    snprintf(req, sizeof req, "GPK_REQUIRE_%s", argv[1]);
-    upper(req);
-    const char *required = getenv(req);
-    if (gpk_ctx_create(&ctx, be) != GPK_OK) {
-        printf("backend %s unavailable: %s\n", argv[1], gpk_last_error(NULL));
-        if (required && *required == '1') {
-            printf("but %s=1: failing\n", req);
-            return 1;
-        }
-        printf("skipped\n");
-        return TU_SKIP;
-    }
-    gpk_ctx_info info;
-    gpk_ctx_info_get(ctx, &info);
-    printf("backend %s: %s / %s, %u compute units\n", argv[1], info.device_name, info.platform,
-           info.compute_units);
+    const int rc = tu_open_backend("test_radix", argc, argv, &ctx, &be);
+    if (rc >= 0) return rc;
     seed_base = tu_seed();
 
     /* 1. Every type x distribution x mode over the size ladder. */

@@ -3,10 +3,13 @@
 #ifndef GPK_TESTUTIL_H
 #define GPK_TESTUTIL_H
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "gpk/gpk.h"
 
 static int tu_failures, tu_checks;
 
@@ -34,6 +37,41 @@ static uint64_t tu_seed(void)
 
 /* Skip code understood by ctest (SKIP_RETURN_CODE 77). */
 #define TU_SKIP 77
+
+/* The context of the backend named by argv[1] ("cpu", "cuda", "opencl")
+ * for a test program `prog`. Returns -1 with *ctx and *backend set, or the
+ * exit status the program should end with: 2 for bad usage, TU_SKIP when
+ * the backend is unusable here, 1 when it is unusable but
+ * GPK_REQUIRE_<BACKEND>=1 says it must run. Prints the device. */
+static int tu_open_backend(const char *prog, int argc, char **argv, gpk_ctx **ctx, gpk_backend *backend)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s cpu|cuda|opencl\n", prog);
+        return 2;
+    }
+    if (gpk_backend_parse(argv[1], backend) != GPK_OK || *backend == GPK_BACKEND_AUTO) {
+        fprintf(stderr, "unknown backend %s\n", argv[1]);
+        return 2;
+    }
+    char req[64];
+    snprintf(req, sizeof req, "GPK_REQUIRE_%s", argv[1]);
+    for (char *c = req; *c; c++) *c = (char)toupper((unsigned char)*c);
+    const char *required = getenv(req);
+    if (gpk_ctx_create(ctx, *backend) != GPK_OK) {
+        printf("backend %s unavailable: %s\n", argv[1], gpk_last_error(NULL));
+        if (required && *required == '1') {
+            printf("but %s=1: failing\n", req);
+            return 1;
+        }
+        printf("skipped\n");
+        return TU_SKIP;
+    }
+    gpk_ctx_info info;
+    gpk_ctx_info_get(*ctx, &info);
+    printf("backend %s: %s / %s, %u compute units, %u threads\n", argv[1], info.device_name, info.platform,
+           info.compute_units, info.threads);
+    return -1;
+}
 
 static int tu_finish(const char *name)
 {

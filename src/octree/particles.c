@@ -2,8 +2,8 @@
  * uniform and tube distributions and a Plummer sphere.
  *
  * The same (dist, n, seed) gives the same floats on every machine: the
- * generator is self-contained (xoshiro256** seeded by splitmix64, as in
- * src/core/gen.c), and no libm function other than sqrt (correctly rounded
+ * generator is gpk_rng (xoshiro256** seeded by splitmix64, gpk/gen.h),
+ * and no libm function other than sqrt (correctly rounded
  * by IEEE 754) is used. Directions come from rejection sampling instead of
  * sin/cos, whose last bits differ between C libraries; the cube root of the
  * Plummer radius is a fixed number of Newton steps. The random coordinates
@@ -11,51 +11,19 @@
  * (sphere directions), so their squares and sums are exact in double and
  * no compiler contraction into fused multiply-adds can change a decision. */
 #include "octree_internal.h"
+#include "gpk/gen.h"
 
 #include <ctype.h>
 #include <math.h>
 
-typedef struct rng {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rng_next(rng *r)
-{
-    uint64_t *s = r->s;
-    const uint64_t result = rotl(s[1] * 5, 7) * 9;
-    const uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
 /* A multiple of 2^-24 in [0, 1): exact as a float. */
-static double unit24(rng *r) { return (double)(rng_next(r) >> 40) * 0x1p-24; }
+static double unit24(gpk_rng *r) { return (double)(gpk_rng_next(r) >> 40) * 0x1p-24; }
 
 /* A multiple of 2^-20 in [-1, 1). */
-static double signed20(rng *r) { return (double)(rng_next(r) >> 43) * 0x1p-20 - 1.0; }
+static double signed20(gpk_rng *r) { return (double)(gpk_rng_next(r) >> 43) * 0x1p-20 - 1.0; }
 
 /* (0, 1), never 0 or 1: 53 random bits, offset by half a step. */
-static double open01(rng *r) { return ((double)(rng_next(r) >> 11) + 0.5) * 0x1p-53; }
+static double open01(gpk_rng *r) { return ((double)(gpk_rng_next(r) >> 11) + 0.5) * 0x1p-53; }
 
 /* Cube root of m in (0, 1] by Newton's method from a power-of-two start:
  * the start is within a factor 2 of the root, and 40 steps reach the
@@ -77,7 +45,7 @@ static double cbrt_portable(double m)
     return y;
 }
 
-static void gen_uniform(rng *r, float *xyz, size_t n)
+static void gen_uniform(gpk_rng *r, float *xyz, size_t n)
 {
     for (size_t i = 0; i < 3 * n; i++) xyz[i] = (float)unit24(r);
 }
@@ -85,7 +53,7 @@ static void gen_uniform(rng *r, float *xyz, size_t n)
 /* Uniform in the tube wall 0.45 <= radius <= 0.5 around the axis
  * (0.5, 0.5), z uniform in [0, 1). The offsets (u, v) are multiples of
  * 2^-24 in [-0.5, 0.5), so u*u + v*v is exact and 0.5 + u is an exact float. */
-static void gen_tube(rng *r, float *xyz, size_t n)
+static void gen_tube(gpk_rng *r, float *xyz, size_t n)
 {
     const double r_in2 = 0.45 * 0.45, r_out2 = 0.5 * 0.5;
     for (size_t i = 0; i < n; i++) {
@@ -109,7 +77,7 @@ static void gen_tube(rng *r, float *xyz, size_t n)
  * r = a / sqrt(m^(-2/3) - 1); radii above 0.5 are drawn again so that
  * every particle lies in the unit cube. The direction is uniform on the
  * sphere: a point uniform in the unit ball (rejection), normalized. */
-static void gen_plummer(rng *r, float *xyz, size_t n)
+static void gen_plummer(gpk_rng *r, float *xyz, size_t n)
 {
     const double a = 0.01;
     for (size_t i = 0; i < n; i++) {
@@ -148,8 +116,8 @@ static void gen_plummer(rng *r, float *xyz, size_t n)
 gpk_status gpk_particles_generate(gpk_particle_dist dist, float *xyz, size_t n, uint64_t seed)
 {
     if (n > 0 && !xyz) return GPK_EINVAL;
-    rng r;
-    rng_seed(&r, seed);
+    gpk_rng r;
+    gpk_rng_seed(&r, seed);
     switch (dist) {
     case GPK_PARTICLES_UNIFORM: gen_uniform(&r, xyz, n); return GPK_OK;
     case GPK_PARTICLES_TUBE: gen_tube(&r, xyz, n); return GPK_OK;
