@@ -62,8 +62,13 @@ typedef struct gpk_octree {
 
 typedef struct gpk_octree_opts {
     gpk_pool_opts pool;  /* workers, capacity, victim choice (pool schemes) */
+    unsigned blocks;     /* CUDA pool schemes: thread blocks of the persistent kernel
+                            (0: as many as are resident at once; more are refused,
+                            since spinning blocks must all be resident) */
+    unsigned threads;    /* CUDA pool schemes: threads per block (0: 64, the paper's
+                            best for work stealing) */
 } gpk_octree_opts;
-#define GPK_OCTREE_OPTS_INIT { GPK_POOL_OPTS_INIT }
+#define GPK_OCTREE_OPTS_INIT { GPK_POOL_OPTS_INIT, 0u, 0u }
 
 /* xyz: n particles as x0 y0 z0 x1 y1 z1 ... (finite floats). n = 0 gives
  * an empty tree (no nodes). leaf_threshold >= 1. NaN or infinite

@@ -1,6 +1,9 @@
 /* Octree dispatch: validation, the canonical quantization shared by both
  * builders, node boxes, tree statistics, scheme names (include/gpk/octree.h). */
 #include "octree_internal.h"
+#ifdef GPK_HAVE_CUDA_OCTREE
+#include "octree_cuda_internal.h"
+#endif
 
 #include <ctype.h>
 #include <math.h>
@@ -188,8 +191,14 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
         job.scheme = scheme;
         job.opts = opts ? opts : &defaults;
         gpk__octree_root(xyz, n, &job.root, ctx->threads);
+#ifdef GPK_HAVE_CUDA_OCTREE
+        const gpk_status s = gpk_ctx_backend(ctx) == GPK_BACKEND_CUDA ? gpk__octree_build_cuda(&job, &built)
+                             : scheme == GPK_OCTREE_MORTON       ? gpk__octree_build_morton(&job, &built)
+                                                                 : gpk__octree_build_pool(&job, &built);
+#else
         const gpk_status s = scheme == GPK_OCTREE_MORTON ? gpk__octree_build_morton(&job, &built)
                                                          : gpk__octree_build_pool(&job, &built);
+#endif
         if (s != GPK_OK) {
             gpk_octree_free(&built);
             return s;

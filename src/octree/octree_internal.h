@@ -14,6 +14,10 @@
 #include "../core/internal.h"
 #include "gpk/octree.h"
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA builders (octree_cuda*.cu) call these */
+#endif
+
 #define OCTREE_QBITS 21u                        /* bits per axis = GPK_OCTREE_MAX_DEPTH */
 #define OCTREE_QCELLS (1u << OCTREE_QBITS)      /* 2^21 cells per axis at the deepest level */
 
@@ -76,4 +80,7 @@ gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree);
 /* Gathers xyz into tree order: out[i] = xyz[perm[i]] (OpenMP parallel). */
 void gpk__octree_gather(const float *xyz, const uint32_t *perm, size_t n, float *out, int threads);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -20,6 +20,10 @@ typedef struct {
     int nscheme;
     uint64_t threads[BO_MAX_LIST];
     int nthreads;
+    uint64_t blocks[BO_MAX_LIST];       /* CUDA pool schemes: blocks (0: resident maximum) */
+    int nblocks;
+    uint64_t block_threads[BO_MAX_LIST]; /* CUDA pool schemes: threads per block (0: 64) */
+    int nblock_threads;
     uint64_t threshold, seed, reps;
     gpk_pool_victim victim;
     gpk_backend backend;
@@ -50,8 +54,13 @@ void cmd_bench_octree_help(FILE *f)
             "  --seed S          particle seed (default 1)\n"
             "  --pools           also each pool's task rate: a tree of 2^22 tasks with\n"
             "                    trivial work, tasks per second\n"
-            "  --backend B       cpu (default) or cuda (Morton on the GPU's radix sort; the\n"
-            "                    pools run on host threads in this version)\n"
+            "  --backend B       cpu (default) or cuda (built with -DGPK_WITH_CUDA_OCTREE=ON:\n"
+            "                    every scheme on the GPU; otherwise Morton on the GPU's radix\n"
+            "                    sort and the pools on host threads)\n"
+            "  --blocks LIST     CUDA pool schemes: thread blocks (default: as many as are\n"
+            "                    resident); with --block-threads LIST the paper's threads x\n"
+            "                    blocks grid (Figures 2-3). CUDA octree builds only\n"
+            "  --block-threads LIST  CUDA pool schemes: threads per block (default 64)\n"
             "  --device D        CUDA device index\n"
             "  --json FILE       write the machine, the configuration and every row\n");
 }
@@ -157,6 +166,10 @@ int cmd_bench_octree(int argc, char **argv)
     c.nscheme = 5;
     c.threads[0] = 0;
     c.nthreads = 1;
+    c.blocks[0] = 0;
+    c.nblocks = 1;
+    c.block_threads[0] = 0;
+    c.nblock_threads = 1;
     c.threshold = 20;
     c.seed = 1;
     c.reps = 3;
@@ -176,6 +189,10 @@ int cmd_bench_octree(int argc, char **argv)
             if (m < 0 || bo_list_sizes(cmd, val, c.n, &c.nn, 1, UINT32_MAX) != 0) return CLI_USAGE;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
             if (m < 0 || bo_list_sizes(cmd, val, c.threads, &c.nthreads, 1, 1 << 16) != 0) return CLI_USAGE;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--blocks", &val)) != 0) {
+            if (m < 0 || bo_list_sizes(cmd, val, c.blocks, &c.nblocks, 1, 1 << 20) != 0) return CLI_USAGE;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
+            if (m < 0 || bo_list_sizes(cmd, val, c.block_threads, &c.nblock_threads, 1, 1024) != 0) return CLI_USAGE;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dists", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             char buf[256];
@@ -244,10 +261,24 @@ int cmd_bench_octree(int argc, char **argv)
         }
     }
 
+    /* a threads x blocks grid of the CUDA pools */
+    const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0];
+#ifndef GPK_HAVE_CUDA_OCTREE
+    if (grid) {
+        cli_error(cmd, "--blocks, --block-threads: this build has no CUDA task pools (configure with "
+                       "-DGPK_WITH_CUDA_OCTREE=ON)");
+        return CLI_USAGE;
+    }
+#endif
     gpk_ctx *ctx = NULL;
     if (cli_ctx_create(cmd, &ctx, c.backend, c.device, 0) != GPK_OK) return CLI_FAIL;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (grid && info.backend != GPK_BACKEND_CUDA) {
+        cli_error(cmd, "--blocks, --block-threads: only on the CUDA backend");
+        gpk_ctx_destroy(ctx);
+        return CLI_USAGE;
+    }
     FILE *jf = NULL;
     if (c.json) {
         jf = fopen(c.json, "w");
@@ -292,10 +323,19 @@ int cmd_bench_octree(int argc, char **argv)
                 if (c.threads[t]) gpk_ctx_set_threads(ctx, (int)c.threads[t]);
                 gpk_ctx_info ti;
                 gpk_ctx_info_get(ctx, &ti);
-                for (int sc = 0; sc < c.nscheme; sc++) {
+                /* every scheme, and for the pool schemes every (block threads, blocks) */
+                const int per_scheme = c.nblock_threads * c.nblocks;
+                for (int it = 0; it < c.nscheme * per_scheme; it++) {
+                    const int sc = it / per_scheme;
+                    const int bt = it % per_scheme / c.nblocks, bl = it % c.nblocks;
+                    if (c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl)) continue; /* no blocks to vary */
                     gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
                     oo.pool.victim = c.victim;
                     oo.pool.seed = c.seed;
+                    if (c.scheme[sc] != GPK_OCTREE_MORTON) {
+                        oo.blocks = (unsigned)c.blocks[bl];
+                        oo.threads = (unsigned)c.block_threads[bt];
+                    }
                     gpk_octree tree;
                     memset(&tree, 0, sizeof tree);
                     gpk_status s = GPK_OK;
@@ -324,17 +364,22 @@ int cmd_bench_octree(int argc, char **argv)
                         }
                     }
                     if (strcmp(verdict, "ok") != 0) fails++;
-                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9llu %6u %9zu %8.2f  %s%s%s\n",
+                    char where[64] = "";
+                    if (grid && c.scheme[sc] != GPK_OCTREE_MORTON)
+                        snprintf(where, sizeof where, " [blocks %u, threads %u]", oo.blocks, oo.threads);
+                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
                            gpk_backend_name(info.backend), gpk_particle_dist_name(c.dist[d]), n,
                            gpk_octree_scheme_name(c.scheme[sc]), ti.threads, ms, (unsigned long long)tree.tasks,
-                           tree.depth, tree.leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict, *why ? ": " : "", why);
+                           tree.depth, tree.leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict, *why ? ": " : "", why,
+                           where);
                     fflush(stdout);
                     if (jf) {
                         fprintf(jf, "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
+                                    "\"blocks\": %u, \"block_threads\": %u, "
                                     "\"ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, "
                                     "\"check\": \"%s\"}",
                                 rows ? "," : "", gpk_particle_dist_name(c.dist[d]), n,
-                                gpk_octree_scheme_name(c.scheme[sc]), ti.threads, ms,
+                                gpk_octree_scheme_name(c.scheme[sc]), ti.threads, oo.blocks, oo.threads, ms,
                                 (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, verdict);
                     }
                     rows++;

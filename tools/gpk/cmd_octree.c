@@ -29,7 +29,10 @@ void cmd_octree_help(FILE *f)
             "  --victim V     steal: rr (round-robin, the paper's; default) or random\n"
             "  --capacity C   tasks one queue / deque holds (default: the library's)\n"
             "  --threads T    workers (CPU backend; default: all cores)\n"
-            "  --blocks B     thread blocks (CUDA pools; not in this version)\n"
+            "  --blocks B     CUDA pool schemes: thread blocks of the persistent kernel\n"
+            "                 (default: as many as are resident; builds with\n"
+            "                 -DGPK_WITH_CUDA_OCTREE=ON only)\n"
+            "  --block-threads T  CUDA pool schemes: threads per block (default 64)\n"
             "  --backend B    auto (default), cpu, cuda\n"
             "  --device D     CUDA device index\n"
             "  --seed S       particle generator seed (default 1)\n"
@@ -150,7 +153,7 @@ int cmd_octree(int argc, char **argv)
 {
     const char *cmd = "octree";
     gpk_particle_dist dist = GPK_PARTICLES_UNIFORM;
-    uint64_t n = 500000, threshold = 20, seed = 1, reps = 1, blocks = 0;
+    uint64_t n = 500000, threshold = 20, seed = 1, reps = 1, blocks = 0, block_threads = 0;
     gpk_octree_scheme scheme = GPK_OCTREE_STEAL;
     gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
     gpk_backend backend = GPK_BACKEND_AUTO;
@@ -221,6 +224,12 @@ int cmd_octree(int argc, char **argv)
                 cli_error(cmd, "bad --blocks '%s'", val);
                 return CLI_USAGE;
             }
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (cli_parse_uint(val, 1, 1024, &block_threads) != 0) {
+                cli_error(cmd, "bad --block-threads '%s' (1 to 1024)", val);
+                return CLI_USAGE;
+            }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             if (gpk_backend_parse(val, &backend) != GPK_OK) {
@@ -255,18 +264,30 @@ int cmd_octree(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    if (blocks) {
-        /* The pools run on host threads in this version; a silently ignored
+#ifndef GPK_HAVE_CUDA_OCTREE
+    if (blocks || block_threads) {
+        /* The pools run on host threads in this build; a silently ignored
          * --blocks would make a sweep measure nothing. */
-        cli_error(cmd, "--blocks: the CUDA task pools are not in this version; the pools run on CPU "
-                       "threads (--threads)");
+        cli_error(cmd, "--blocks, --block-threads: the CUDA task pools are not in this version (configure "
+                       "with -DGPK_WITH_CUDA_OCTREE=ON); the pools run on CPU threads (--threads)");
         return CLI_USAGE;
     }
+#endif
 
     gpk_ctx *ctx = NULL;
     if (cli_ctx_create(cmd, &ctx, backend, device, threads) != GPK_OK) return CLI_FAIL;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+#ifdef GPK_HAVE_CUDA_OCTREE
+    if ((blocks || block_threads) && (info.backend != GPK_BACKEND_CUDA || scheme == GPK_OCTREE_MORTON)) {
+        cli_error(cmd, "--blocks, --block-threads: only for the pool schemes on the cuda backend (not in "
+                       "this version's %s backend or for morton)", gpk_backend_name(info.backend));
+        gpk_ctx_destroy(ctx);
+        return CLI_USAGE;
+    }
+    oo.blocks = (unsigned)blocks;
+    oo.threads = (unsigned)block_threads;
+#endif
     float *xyz = malloc((size_t)(n ? n : 1) * 3 * sizeof *xyz);
     double *times = malloc((size_t)reps * sizeof *times);
     if (!xyz || !times) {
