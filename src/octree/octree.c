@@ -44,19 +44,7 @@ void gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads
     root->side = side;
 }
 
-/* Spreads the low 21 bits of v to every third bit (bit i goes to bit 3i). */
-static uint64_t spread3(uint64_t v)
-{
-    v &= 0x1fffffull;
-    v = (v | v << 32) & 0x1f00000000ffffull;
-    v = (v | v << 16) & 0x1f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
-}
-
-/* The inverse of spread3: gathers every third bit (from bit 0) into 21 bits. */
+/* The inverse of octree_spread3: gathers every third bit (from bit 0) into 21 bits. */
 static uint32_t compact3(uint64_t v)
 {
     v &= 0x1249249249249249ull;
@@ -90,7 +78,7 @@ void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint
         const uint64_t qx = quantize(p[0], root->lo[0], root->side);
         const uint64_t qy = quantize(p[1], root->lo[1], root->side);
         const uint64_t qz = quantize(p[2], root->lo[2], root->side);
-        codes[i] = spread3(qx) << 2 | spread3(qy) << 1 | spread3(qz);
+        codes[i] = octree_spread3(qx) << 2 | octree_spread3(qy) << 1 | octree_spread3(qz);
     }
 }
 

@@ -72,17 +72,6 @@ unsigned grid_for(size_t work)
 
 /* ---- Morton codes (bit-identical to octree.c) ---------------------------- */
 
-__device__ __forceinline__ unsigned long long spread3_d(unsigned long long v)
-{
-    v &= 0x1fffffull;
-    v = (v | v << 32) & 0x1f00000000ffffull;
-    v = (v | v << 16) & 0x1f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
-}
-
 /* quantize() of octree.c: t = ((double)x - lo) / side * 2^21, each
  * operation rounded on its own. */
 __device__ __forceinline__ unsigned quantize_d(float x, double lo, double side)
@@ -102,7 +91,7 @@ __global__ void codes_kernel(const float *__restrict__ xyz, size_t n, double lx,
         const unsigned long long qx = quantize_d(p[0], lx, side);
         const unsigned long long qy = quantize_d(p[1], ly, side);
         const unsigned long long qz = quantize_d(p[2], lz, side);
-        codes[i] = spread3_d(qx) << 2 | spread3_d(qy) << 1 | spread3_d(qz);
+        codes[i] = octree_spread3(qx) << 2 | octree_spread3(qy) << 1 | octree_spread3(qz);
         idx[i] = (unsigned)i;
     }
 }

@@ -30,6 +30,25 @@ typedef struct octree_root {
 /* Bit position of the lowest of the three octant bits at depth d (0..20). */
 static inline unsigned octree_shift(unsigned depth) { return 3u * (OCTREE_QBITS - 1u - depth); }
 
+#ifdef __CUDACC__
+#define OCTREE_HD __host__ __device__
+#else
+#define OCTREE_HD
+#endif
+
+/* Spreads the low 21 bits of v to every third bit (bit i goes to bit 3i);
+ * host and device build codes with this one function. */
+static inline OCTREE_HD uint64_t octree_spread3(uint64_t v)
+{
+    v &= 0x1fffffull;
+    v = (v | v << 32) & 0x1f00000000ffffull;
+    v = (v | v << 16) & 0x1f0000ff0000ffull;
+    v = (v | v << 8) & 0x100f00f00f00f00full;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+    v = (v | v << 2) & 0x1249249249249249ull;
+    return v;
+}
+
 /* Octant (0..7) of a code at depth d. */
 static inline unsigned octree_octant(uint64_t code, unsigned depth)
 {
