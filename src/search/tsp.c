@@ -1,0 +1,649 @@
+/* TSPLIB95 symmetric TSP instances: the reader, the distances of the
+ * TSPLIB95 documentation, tour lengths and the 2-opt and swap deltas.
+ *
+ * Distances are precomputed into an n x n matrix when n <= matrix_max
+ * (GPK_TSP_MATRIX_MAX through the public entry points): a lookup is much
+ * cheaper than a square root or the GEO trigonometry, and the matrix of
+ * the largest instance below the limit still fits in memory. Larger
+ * coordinate instances keep only the coordinates and compute each distance
+ * on demand with the very same function that fills the matrix, so both
+ * paths give identical values. */
+#include "search_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Coordinates beyond this magnitude are rejected: with |x|, |y| <= 5e8 the
+ * largest Euclidean distance, sqrt(2) * 1e9, still fits an int32_t, so the
+ * double-to-int conversions below are always defined. */
+#define COORD_MAX 5e8
+
+typedef enum {
+    FMT_NONE,
+    FMT_FUNCTION,
+    FMT_FULL_MATRIX,
+    FMT_UPPER_ROW,       /* == LOWER_COL for a symmetric matrix */
+    FMT_LOWER_ROW,       /* == UPPER_COL */
+    FMT_UPPER_DIAG_ROW,  /* == LOWER_DIAG_COL */
+    FMT_LOWER_DIAG_ROW   /* == UPPER_DIAG_COL */
+} weight_format;
+
+/* TSPLIB95's nint: round half up, as its reference code ((int)(x + 0.5)). */
+static int32_t nint(double x)
+{
+    return (int32_t)(x + 0.5);
+}
+
+/* The GEO conversion of "DDD.MM" (degrees, then minutes as the fraction)
+ * to radians. TSPLIB95 writes deg = nint(x), but its FAQ and every solver
+ * that reproduces the published optima (Concorde, LKH) truncate toward zero:
+ * with nint, 38.24 would give 38 degrees but 38.54 would give 39 and a
+ * negative minute part. PI is the documentation's 3.141592, not M_PI. */
+static double geo_radians(double v)
+{
+    const double PI = 3.141592;
+    double deg = trunc(v);
+    double min = v - deg;
+    return PI * (deg + 5.0 * min / 3.0) / 180.0;
+}
+
+static int32_t coord_dist(const gpk_tsp *t, uint32_t i, uint32_t j)
+{
+    /* The formulas are not meant for i == j (GEO would give 1). */
+    if (i == j) return 0;
+    double xd = t->x[i] - t->x[j], yd = t->y[i] - t->y[j];
+    switch (t->weight) {
+    case GPK_TSP_EUC_2D: return nint(sqrt(xd * xd + yd * yd));
+    case GPK_TSP_CEIL_2D: return (int32_t)ceil(sqrt(xd * xd + yd * yd));
+    case GPK_TSP_ATT: {
+        /* Pseudo-Euclidean: round, then go one up when rounding went down. */
+        double r = sqrt((xd * xd + yd * yd) / 10.0);
+        int32_t k = nint(r);
+        return (double)k < r ? k + 1 : k;
+    }
+    case GPK_TSP_GEO: {
+        const double RRR = 6378.388;
+        double lat_i = geo_radians(t->x[i]), lon_i = geo_radians(t->y[i]);
+        double lat_j = geo_radians(t->x[j]), lon_j = geo_radians(t->y[j]);
+        double q1 = cos(lon_i - lon_j);
+        double q2 = cos(lat_i - lat_j);
+        double q3 = cos(lat_i + lat_j);
+        double c = 0.5 * ((1.0 + q1) * q2 - (1.0 - q1) * q3);
+        /* Rounding can push c an ulp past +-1, where acos is NaN and the
+         * conversion undefined; the clamp changes no in-range value. */
+        if (c > 1.0) c = 1.0;
+        if (c < -1.0) c = -1.0;
+        return (int32_t)(RRR * acos(c) + 1.0);
+    }
+    case GPK_TSP_EXPLICIT: break;
+    }
+    return 0;  /* EXPLICIT always has its matrix */
+}
+
+int32_t gpk_tsp_dist(const gpk_tsp *t, uint32_t i, uint32_t j)
+{
+    if (t->matrix) return t->matrix[(size_t)i * t->n + j];
+    return coord_dist(t, i, j);
+}
+
+int64_t gpk_tsp_tour_length(const gpk_tsp *t, const uint32_t *tour)
+{
+    int64_t len = 0;
+    for (uint32_t k = 0; k + 1 < t->n; k++) len += gpk_tsp_dist(t, tour[k], tour[k + 1]);
+    if (t->n > 1) len += gpk_tsp_dist(t, tour[t->n - 1], tour[0]);
+    return len;
+}
+
+int64_t gpk_tsp_two_opt_delta(const gpk_tsp *t, const uint32_t *tour, uint32_t i, uint32_t j)
+{
+    /* Edges (a,b) and (c,d) become (a,c) and (b,d). The formula also holds
+     * for j == i + 1 (nothing changes) and for i == 0, j == n - 1 (d == a:
+     * the same cycle backwards), both giving 0 by symmetry. */
+    uint32_t n = t->n;
+    if (n < 4) return 0;  /* every tour of <= 3 cities has the same length */
+    uint32_t a = tour[i], b = tour[i + 1], c = tour[j], d = tour[j + 1 == n ? 0 : j + 1];
+    return (int64_t)gpk_tsp_dist(t, a, c) + gpk_tsp_dist(t, b, d) - gpk_tsp_dist(t, a, b) -
+           gpk_tsp_dist(t, c, d);
+}
+
+int64_t gpk_tsp_swap_delta(const gpk_tsp *t, const uint32_t *tour, uint32_t i, uint32_t j)
+{
+    uint32_t n = t->n;
+    if (n < 4 || i == j) return 0;
+    if (i > j) {
+        uint32_t s = i;
+        i = j;
+        j = s;
+    }
+    uint32_t pi = tour[i == 0 ? n - 1 : i - 1], ci = tour[i], ni = tour[i + 1];
+    uint32_t pj = tour[j - 1], cj = tour[j], nj = tour[j + 1 == n ? 0 : j + 1];
+    if (j == i + 1) {
+        /* pi ci cj nj -> pi cj ci nj: the middle edge stays. */
+        return (int64_t)gpk_tsp_dist(t, pi, cj) + gpk_tsp_dist(t, ci, nj) - gpk_tsp_dist(t, pi, ci) -
+               gpk_tsp_dist(t, cj, nj);
+    }
+    if (i == 0 && j == n - 1) {
+        /* Neighbours across the wrap: pj cj ci ni -> pj ci cj ni. */
+        return (int64_t)gpk_tsp_dist(t, pj, ci) + gpk_tsp_dist(t, cj, ni) - gpk_tsp_dist(t, pj, cj) -
+               gpk_tsp_dist(t, ci, ni);
+    }
+    /* Apart: four edges change. When j == i + 2 (ni == pj) the edges
+     * through the shared neighbour cancel by symmetry, as they should. */
+    return (int64_t)gpk_tsp_dist(t, pi, cj) + gpk_tsp_dist(t, cj, ni) + gpk_tsp_dist(t, pj, ci) +
+           gpk_tsp_dist(t, ci, nj) - gpk_tsp_dist(t, pi, ci) - gpk_tsp_dist(t, ci, ni) -
+           gpk_tsp_dist(t, pj, cj) - gpk_tsp_dist(t, cj, nj);
+}
+
+void gpk_tsp_free(gpk_tsp *t)
+{
+    if (!t) return;
+    free(t->x);
+    free(t->y);
+    free(t->matrix);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- the reader ---- */
+
+/* Each data token takes at least one byte and a separator: a buffer of r
+ * bytes holds at most (r + 1) / 2 of them. Checking this before allocating
+ * keeps a lying DIMENSION from requesting gigabytes (fuzzers find that at
+ * once) and reports truncation where the section starts. */
+static int room_for(const gpk__text *t, uint64_t tokens)
+{
+    uint64_t r = (uint64_t)(t->end - t->p);
+    return tokens <= (r + 1) / 2;
+}
+
+static gpk_status expect_num(gpk__text *t, const char *what, const char *section, int64_t lo, int64_t hi,
+                             int64_t *v)
+{
+    const char *tok;
+    size_t len;
+    char show[40];
+    if (!gpk__text_next(t, &tok, &len))
+        return gpk__text_fail(t, GPK_EFORMAT, "%s ends early: %s expected", section, what);
+    int r = gpk__tok_i64(tok, len, lo, hi, v);
+    if (r < 0)
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: %s expected, got '%s'", section, what,
+                              gpk__tok_show(tok, len, show));
+    if (r > 0)
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: %s '%s' out of range %lld..%lld", section, what,
+                              gpk__tok_show(tok, len, show), (long long)lo, (long long)hi);
+    return GPK_OK;
+}
+
+static gpk_status expect_coord(gpk__text *t, const char *section, double *v)
+{
+    const char *tok;
+    size_t len;
+    char show[40];
+    if (!gpk__text_next(t, &tok, &len))
+        return gpk__text_fail(t, GPK_EFORMAT, "%s ends early: coordinate expected", section);
+    if (gpk__tok_f64(tok, len, v) != 0)
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: coordinate expected, got '%s'", section,
+                              gpk__tok_show(tok, len, show));
+    if (fabs(*v) > COORD_MAX)
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: coordinate '%s' beyond +-5e8", section,
+                              gpk__tok_show(tok, len, show));
+    return GPK_OK;
+}
+
+/* "id x y" lines, n of them, every id in 1..n once. x, y NULL: validate and
+ * skip (DISPLAY_DATA_SECTION). */
+static gpk_status read_nodes(gpk__text *t, uint32_t n, const char *section, double *x, double *y)
+{
+    if (!room_for(t, 3 * (uint64_t)n))
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: truncated, DIMENSION %u needs %llu numbers", section, n,
+                              3ull * n);
+    unsigned char *seen = calloc(n, 1);
+    if (!seen) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory", t->name);
+    gpk_status st = GPK_OK;
+    for (uint32_t k = 0; k < n && st == GPK_OK; k++) {
+        int64_t id;
+        double cx, cy;
+        if ((st = expect_num(t, "node number", section, 1, n, &id)) != GPK_OK) break;
+        if (seen[id - 1]) {
+            st = gpk__text_fail(t, GPK_EFORMAT, "%s: node %lld given twice", section, (long long)id);
+            break;
+        }
+        seen[id - 1] = 1;
+        if ((st = expect_coord(t, section, &cx)) != GPK_OK) break;
+        if ((st = expect_coord(t, section, &cy)) != GPK_OK) break;
+        if (x) {
+            x[id - 1] = cx;
+            y[id - 1] = cy;
+        }
+    }
+    free(seen);
+    return st;
+}
+
+static gpk_status read_weights(gpk__text *t, uint32_t n, weight_format fmt, int32_t *m)
+{
+    const char *sec = "EDGE_WEIGHT_SECTION";
+    uint64_t nn = (uint64_t)n;
+    uint64_t need = fmt == FMT_FULL_MATRIX                                  ? nn * nn
+                    : fmt == FMT_UPPER_ROW || fmt == FMT_LOWER_ROW          ? nn * (nn - 1) / 2
+                                                                            : nn * (nn + 1) / 2;
+    if (!room_for(t, need))
+        return gpk__text_fail(t, GPK_EFORMAT, "%s: truncated, DIMENSION %u needs %llu numbers", sec, n,
+                              (unsigned long long)need);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t lo = 0, hi = n;  /* columns j of row i, [lo, hi) */
+        switch (fmt) {
+        case FMT_UPPER_ROW: lo = i + 1; break;
+        case FMT_LOWER_ROW: hi = i; break;
+        case FMT_UPPER_DIAG_ROW: lo = i; break;
+        case FMT_LOWER_DIAG_ROW: hi = i + 1; break;
+        default: break;
+        }
+        for (uint32_t j = lo; j < hi; j++) {
+            int64_t v;
+            gpk_status st = expect_num(t, "distance", sec, 0, INT32_MAX, &v);
+            if (st != GPK_OK) return st;
+            m[(size_t)i * n + j] = (int32_t)v;
+            if (fmt != FMT_FULL_MATRIX) m[(size_t)j * n + i] = (int32_t)v;
+        }
+    }
+    if (fmt == FMT_FULL_MATRIX) {
+        /* The deltas rely on d(a,b) == d(b,a): an asymmetric matrix is an
+         * ATSP instance, which this reader does not take. */
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = i + 1; j < n; j++)
+                if (m[(size_t)i * n + j] != m[(size_t)j * n + i])
+                    return gpk__text_fail(t, GPK_EFORMAT,
+                                          "FULL_MATRIX not symmetric: d(%u,%u) = %d, d(%u,%u) = %d", i + 1,
+                                          j + 1, m[(size_t)i * n + j], j + 1, i + 1, m[(size_t)j * n + i]);
+    }
+    return GPK_OK;
+}
+
+/* FIXED_EDGES_SECTION: pairs of nodes ended by -1; validated and ignored
+ * (they constrain exact solvers, not the tour length). */
+static gpk_status skip_fixed_edges(gpk__text *t, uint32_t n)
+{
+    for (;;) {
+        int64_t a, b;
+        gpk_status st = expect_num(t, "node number or -1", "FIXED_EDGES_SECTION", -1, n, &a);
+        if (st != GPK_OK) return st;
+        if (a == -1) return GPK_OK;
+        if (a == 0) return gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: node 0");
+        if ((st = expect_num(t, "node number", "FIXED_EDGES_SECTION", 1, n, &b)) != GPK_OK) return st;
+    }
+}
+
+static int value_is(const char *v, size_t len, const char *word)
+{
+    return gpk__tok_is(v, len, word);
+}
+
+static gpk_status parse_core(const char *text, size_t len, const char *label, const char *name,
+                             uint32_t matrix_max, gpk_tsp *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", name ? name : "");
+    gpk__text t;
+    gpk__text_init(&t, text, len, label);
+    uint32_t n = 0;
+    int have_type = 0, have_coords = 0, have_weights = 0, have_display = 0, have_fixed = 0;
+    weight_format fmt = FMT_NONE;
+    gpk_status st = GPK_OK;
+    const char *key, *val;
+    size_t klen, vlen;
+    char show[40];
+
+    while (gpk__text_key(&t, &key, &klen)) {
+        if (gpk__tok_is(key, klen, "EOF")) break;
+        if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") ||
+            gpk__tok_is(key, klen, "CAPACITY") || gpk__tok_is(key, klen, "DISPLAY_DATA_TYPE") ||
+            gpk__tok_is(key, klen, "EDGE_DATA_FORMAT")) {
+            gpk__text_value(&t, &val, &vlen);
+        } else if (gpk__tok_is(key, klen, "TYPE")) {
+            gpk__text_value(&t, &val, &vlen);
+            /* si1032 writes "TSP (M.~Hofmeister)": the first word decides. */
+            if (vlen < 3 || memcmp(val, "TSP", 3) != 0 || (vlen > 3 && val[3] != ' ' && val[3] != '\t')) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "TYPE '%s' is not TSP", gpk__tok_show(val, vlen, show));
+                goto fail;
+            }
+        } else if (gpk__tok_is(key, klen, "DIMENSION")) {
+            gpk__text_value(&t, &val, &vlen);
+            int64_t v;
+            if (n) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION given twice");
+                goto fail;
+            }
+            int r = gpk__tok_i64(val, vlen, 0, UINT32_MAX, &v);
+            if (r != 0) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION '%s' is not a count",
+                                    gpk__tok_show(val, vlen, show));
+                goto fail;
+            }
+            if (v < 4) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION %lld: a TSP needs at least 4 cities",
+                                    (long long)v);
+                goto fail;
+            }
+            n = (uint32_t)v;
+        } else if (gpk__tok_is(key, klen, "EDGE_WEIGHT_TYPE")) {
+            gpk__text_value(&t, &val, &vlen);
+            if (have_type) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_TYPE given twice");
+                goto fail;
+            }
+            if (value_is(val, vlen, "EUC_2D")) out->weight = GPK_TSP_EUC_2D;
+            else if (value_is(val, vlen, "CEIL_2D")) out->weight = GPK_TSP_CEIL_2D;
+            else if (value_is(val, vlen, "ATT")) out->weight = GPK_TSP_ATT;
+            else if (value_is(val, vlen, "GEO")) out->weight = GPK_TSP_GEO;
+            else if (value_is(val, vlen, "EXPLICIT")) out->weight = GPK_TSP_EXPLICIT;
+            else {
+                st = gpk__text_fail(&t, GPK_EFORMAT,
+                                    "EDGE_WEIGHT_TYPE '%s' not supported (EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT)",
+                                    gpk__tok_show(val, vlen, show));
+                goto fail;
+            }
+            have_type = 1;
+        } else if (gpk__tok_is(key, klen, "EDGE_WEIGHT_FORMAT")) {
+            gpk__text_value(&t, &val, &vlen);
+            if (fmt != FMT_NONE) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT given twice");
+                goto fail;
+            }
+            if (value_is(val, vlen, "FUNCTION")) fmt = FMT_FUNCTION;
+            else if (value_is(val, vlen, "FULL_MATRIX")) fmt = FMT_FULL_MATRIX;
+            else if (value_is(val, vlen, "UPPER_ROW") || value_is(val, vlen, "LOWER_COL")) fmt = FMT_UPPER_ROW;
+            else if (value_is(val, vlen, "LOWER_ROW") || value_is(val, vlen, "UPPER_COL")) fmt = FMT_LOWER_ROW;
+            else if (value_is(val, vlen, "UPPER_DIAG_ROW") || value_is(val, vlen, "LOWER_DIAG_COL"))
+                fmt = FMT_UPPER_DIAG_ROW;
+            else if (value_is(val, vlen, "LOWER_DIAG_ROW") || value_is(val, vlen, "UPPER_DIAG_COL"))
+                fmt = FMT_LOWER_DIAG_ROW;
+            else {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT '%s' not supported",
+                                    gpk__tok_show(val, vlen, show));
+                goto fail;
+            }
+        } else if (gpk__tok_is(key, klen, "NODE_COORD_TYPE")) {
+            gpk__text_value(&t, &val, &vlen);
+            if (!value_is(val, vlen, "TWOD_COORDS") && !value_is(val, vlen, "NO_COORDS")) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_TYPE '%s' not supported (2D only)",
+                                    gpk__tok_show(val, vlen, show));
+                goto fail;
+            }
+        } else if (gpk__tok_is(key, klen, "NODE_COORD_SECTION") || gpk__tok_is(key, klen, "EDGE_WEIGHT_SECTION") ||
+                   gpk__tok_is(key, klen, "DISPLAY_DATA_SECTION") ||
+                   gpk__tok_is(key, klen, "FIXED_EDGES_SECTION")) {
+            gpk__text_skip_colon(&t);
+            if (!n) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "%.*s before DIMENSION", (int)klen, key);
+                goto fail;
+            }
+            if (key[0] == 'N') {
+                if (have_coords) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION given twice");
+                    goto fail;
+                }
+                /* Room first: a lying DIMENSION must not size the arrays. */
+                if (!room_for(&t, 3 * (uint64_t)n)) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION: truncated, DIMENSION %u needs %llu numbers",
+                                        n, 3ull * n);
+                    goto fail;
+                }
+                out->x = malloc((size_t)n * sizeof *out->x);
+                out->y = malloc((size_t)n * sizeof *out->y);
+                if (!out->x || !out->y) {
+                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for %u cities", label, n);
+                    goto fail;
+                }
+                if ((st = read_nodes(&t, n, "NODE_COORD_SECTION", out->x, out->y)) != GPK_OK) goto fail;
+                have_coords = 1;
+            } else if (key[0] == 'E') {
+                if (have_weights) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION given twice");
+                    goto fail;
+                }
+                if (!have_type || out->weight != GPK_TSP_EXPLICIT) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without EDGE_WEIGHT_TYPE EXPLICIT");
+                    goto fail;
+                }
+                if (fmt == FMT_NONE || fmt == FMT_FUNCTION) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without a matrix EDGE_WEIGHT_FORMAT");
+                    goto fail;
+                }
+                /* Check the room first so that a huge DIMENSION fails as a
+                 * truncated file, not as an n x n allocation. */
+                uint64_t nn = n;
+                if (!room_for(&t, fmt == FMT_FULL_MATRIX ? nn * nn : nn * (nn - 1) / 2)) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION: truncated for DIMENSION %u", n);
+                    goto fail;
+                }
+                if (nn * nn > SIZE_MAX / sizeof *out->matrix) {
+                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: %u x %u matrix too large", label, n, n);
+                    goto fail;
+                }
+                out->matrix = calloc((size_t)nn * nn, sizeof *out->matrix);
+                if (!out->matrix) {
+                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+                    goto fail;
+                }
+                if ((st = read_weights(&t, n, fmt, out->matrix)) != GPK_OK) goto fail;
+                have_weights = 1;
+            } else if (key[0] == 'D') {
+                if (have_display) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "DISPLAY_DATA_SECTION given twice");
+                    goto fail;
+                }
+                if ((st = read_nodes(&t, n, "DISPLAY_DATA_SECTION", NULL, NULL)) != GPK_OK) goto fail;
+                have_display = 1;
+            } else {
+                if (have_fixed) {
+                    st = gpk__text_fail(&t, GPK_EFORMAT, "FIXED_EDGES_SECTION given twice");
+                    goto fail;
+                }
+                if ((st = skip_fixed_edges(&t, n)) != GPK_OK) goto fail;
+                have_fixed = 1;
+            }
+        } else {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "unknown keyword '%s'%s", gpk__tok_show(key, klen, show),
+                                key[0] >= '0' && key[0] <= '9' ? " (more data than DIMENSION?)" : "");
+            goto fail;
+        }
+    }
+
+    /* Missing pieces are reported at the end of the file. */
+    t.tline = t.line;
+    if (!n) {
+        st = gpk__text_fail(&t, GPK_EFORMAT, "no DIMENSION");
+        goto fail;
+    }
+    if (!have_type) {
+        st = gpk__text_fail(&t, GPK_EFORMAT, "no EDGE_WEIGHT_TYPE");
+        goto fail;
+    }
+    out->n = n;
+    if (out->weight == GPK_TSP_EXPLICIT) {
+        if (!have_weights) {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "no EDGE_WEIGHT_SECTION");
+            goto fail;
+        }
+        /* Coordinates of an EXPLICIT instance only serve display. */
+        free(out->x);
+        free(out->y);
+        out->x = out->y = NULL;
+        return GPK_OK;
+    }
+    if (!have_coords) {
+        st = gpk__text_fail(&t, GPK_EFORMAT, "no NODE_COORD_SECTION");
+        goto fail;
+    }
+    if (n <= matrix_max) {
+        size_t nn = (size_t)n * n;
+        out->matrix = malloc(nn * sizeof *out->matrix);
+        if (!out->matrix) {
+            st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+            goto fail;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            out->matrix[(size_t)i * n + i] = 0;
+            for (uint32_t j = i + 1; j < n; j++) {
+                int32_t d = coord_dist(out, i, j);
+                out->matrix[(size_t)i * n + j] = d;
+                out->matrix[(size_t)j * n + i] = d;
+            }
+        }
+    }
+    return GPK_OK;
+
+fail:
+    gpk_tsp_free(out);
+    return st;
+}
+
+gpk_status gpk__tsp_parse_ex(const char *text, size_t len, const char *name, uint32_t matrix_max, gpk_tsp *out)
+{
+    if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_parse: out is NULL");
+    if (!text && len) {
+        memset(out, 0, sizeof *out);
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_parse: text is NULL");
+    }
+    return parse_core(text ? text : "", len, name ? name : "(memory)", name ? name : "", matrix_max, out);
+}
+
+gpk_status gpk_tsp_parse(const char *text, size_t len, const char *name, gpk_tsp *out)
+{
+    return gpk__tsp_parse_ex(text, len, name, GPK_TSP_MATRIX_MAX, out);
+}
+
+gpk_status gpk_tsp_load(const char *path, gpk_tsp *out)
+{
+    if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!path) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load: path is NULL");
+    char *text;
+    size_t len;
+    gpk_status st = gpk__read_file(path, &text, &len);
+    if (st != GPK_OK) return st;
+    char base[64];
+    gpk__base_name(path, base, sizeof base);
+    st = parse_core(text, len, path, base, GPK_TSP_MATRIX_MAX, out);
+    free(text);
+    return st;
+}
+
+/* ---- tours ---- */
+
+static gpk_status parse_tour(const char *text, size_t len, const char *label, uint32_t *n_out, uint32_t **tour_out)
+{
+    gpk__text t;
+    gpk__text_init(&t, text, len, label);
+    const char *key, *val, *tok;
+    size_t klen, vlen, tlen;
+    char show[40];
+    uint32_t dim = 0, count = 0, cap = 0;
+    uint32_t *tour = NULL;
+    unsigned char *seen = NULL;
+    gpk_status st = GPK_OK;
+    int have_section = 0;
+
+    while (!have_section && gpk__text_key(&t, &key, &klen)) {
+        if (gpk__tok_is(key, klen, "EOF")) break;
+        if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") || gpk__tok_is(key, klen, "TYPE")) {
+            gpk__text_value(&t, &val, &vlen);
+        } else if (gpk__tok_is(key, klen, "DIMENSION")) {
+            gpk__text_value(&t, &val, &vlen);
+            int64_t v;
+            if (gpk__tok_i64(val, vlen, 1, UINT32_MAX, &v) != 0)
+                return gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION '%s' is not a count",
+                                      gpk__tok_show(val, vlen, show));
+            dim = (uint32_t)v;
+        } else if (gpk__tok_is(key, klen, "TOUR_SECTION")) {
+            gpk__text_skip_colon(&t);
+            have_section = 1;
+        } else {
+            return gpk__text_fail(&t, GPK_EFORMAT, "unknown keyword '%s'", gpk__tok_show(key, klen, show));
+        }
+    }
+    if (!have_section) {
+        t.tline = t.line;
+        return gpk__text_fail(&t, GPK_EFORMAT, "no TOUR_SECTION");
+    }
+    if (dim && !room_for(&t, dim))
+        return gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: truncated, DIMENSION %u", dim);
+    /* Cities until -1, EOF or the end of the file. */
+    while (gpk__text_next(&t, &tok, &tlen)) {
+        if (gpk__tok_is(tok, tlen, "EOF")) break;
+        int64_t v;
+        int r = gpk__tok_i64(tok, tlen, -1, dim ? dim : UINT32_MAX, &v);
+        if (r < 0 || v == 0) {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: city number expected, got '%s'",
+                                gpk__tok_show(tok, tlen, show));
+            goto fail;
+        }
+        if (r > 0) {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: city '%s' out of range 1..%u",
+                                gpk__tok_show(tok, tlen, show), dim ? dim : UINT32_MAX);
+            goto fail;
+        }
+        if (v == -1) break;
+        if (dim && count == dim) {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: more than DIMENSION %u cities", dim);
+            goto fail;
+        }
+        if (count == cap) {
+            uint32_t nc = dim ? dim : (cap ? (cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2) : 1024);
+            uint32_t *nt = realloc(tour, (size_t)nc * sizeof *nt);
+            if (!nt) {
+                st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory", label);
+                goto fail;
+            }
+            tour = nt;
+            cap = nc;
+        }
+        tour[count++] = (uint32_t)(v - 1);
+    }
+    if (dim && count != dim) {
+        st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: %u cities, DIMENSION says %u", count, dim);
+        goto fail;
+    }
+    if (count == 0) {
+        st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: empty tour");
+        goto fail;
+    }
+    seen = calloc(count, 1);
+    if (!seen) {
+        st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory", label);
+        goto fail;
+    }
+    for (uint32_t k = 0; k < count; k++) {
+        if (tour[k] >= count || seen[tour[k]]) {
+            st = gpk__text_fail(&t, GPK_EFORMAT, "TOUR_SECTION: not a permutation of 1..%u (city %u)", count,
+                                tour[k] + 1);
+            goto fail;
+        }
+        seen[tour[k]] = 1;
+    }
+    free(seen);
+    *n_out = count;
+    *tour_out = tour;
+    return GPK_OK;
+
+fail:
+    free(seen);
+    free(tour);
+    return st;
+}
+
+gpk_status gpk_tsp_load_tour(const char *path, uint32_t *n, uint32_t **tour)
+{
+    if (!path || !n || !tour) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load_tour: NULL argument");
+    *n = 0;
+    *tour = NULL;
+    char *text;
+    size_t len;
+    gpk_status st = gpk__read_file(path, &text, &len);
+    if (st != GPK_OK) return st;
+    st = parse_tour(text, len, path, n, tour);
+    free(text);
+    return st;
+}
