@@ -111,6 +111,82 @@ GPK_API int64_t gpk_ppp_flip2_delta(const gpk_ppp *p, const int32_t *y, const in
 /* Applies the flip of v[j] to v and y in O(m). */
 GPK_API void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_t j);
 
+/* ---- the search (paper Sections 3-4, Algorithm 1) ----
+ * The CPU drives the search; each iteration evaluates the WHOLE
+ * neighbourhood in parallel (the CPU backend: the context's threads; the
+ * GPU: one thread per neighbour, future work) and applies the best
+ * admissible move. */
+typedef enum gpk_problem_kind { GPK_PROBLEM_QAP = 0, GPK_PROBLEM_TSP = 1, GPK_PROBLEM_PPP = 2 } gpk_problem_kind;
+
+typedef enum gpk_neighbourhood {
+    GPK_NB_DEFAULT = 0,  /* QAP: swap; TSP: 2-opt; PPP: 1-flip */
+    GPK_NB_SWAP = 1,     /* permutation 2-exchange, n(n-1)/2 neighbours (QAP, TSP) */
+    GPK_NB_TWO_OPT = 2,  /* TSP: reverse tour[i+1..j], 0 <= i < j < n (n(n-1)/2 index pairs) */
+    GPK_NB_FLIP1 = 3,    /* binary, Hamming distance 1: n neighbours (PPP) */
+    GPK_NB_FLIP2 = 4     /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
+} gpk_neighbourhood;
+
+typedef enum gpk_search_algo {
+    GPK_SEARCH_HC_BEST = 0,   /* hill climbing, best improvement, until a local optimum or iters */
+    GPK_SEARCH_HC_FIRST = 1,  /* hill climbing, first improvement (scan order from a random start) */
+    GPK_SEARCH_TABU = 2,      /* tabu search: tenure, aspiration (a tabu move that beats the best is allowed) */
+    GPK_SEARCH_ITS = 3,       /* iterated tabu search: global_iters x iters of tabu, perturbation between */
+    GPK_SEARCH_MULTISTART = 4 /* `starts` independent iterated tabu searches from random starts, best kept */
+} gpk_search_algo;
+
+typedef struct gpk_search_problem {
+    gpk_problem_kind kind;
+    const gpk_qap *qap;  /* the one matching kind */
+    const gpk_tsp *tsp;
+    const gpk_ppp *ppp;
+} gpk_search_problem;
+
+typedef struct gpk_search_progress {
+    uint64_t iteration;
+    int64_t current, best;
+    uint64_t evaluated;  /* neighbours evaluated so far */
+    double ms;           /* since the start */
+} gpk_search_progress;
+
+typedef struct gpk_search_opts {
+    gpk_search_algo algo;
+    gpk_neighbourhood nb;
+    uint64_t iters;         /* HC: most moves (0: until a local optimum); TABU: iterations
+                               (0: 10000); ITS / MULTISTART: tabu iterations per global
+                               iteration (0: 1000, the paper's) */
+    uint32_t global_iters;  /* ITS / MULTISTART: (0: 10, the paper's) */
+    uint32_t tenure;        /* TABU / ITS: iterations a move stays tabu (0: a default per problem, documented) */
+    uint32_t starts;        /* MULTISTART: searches (0: the context's threads) */
+    uint64_t seed;          /* the start solution and every random choice: same seed,
+                               same result on the same backend */
+    const uint32_t *start;  /* optional start solution (permutation, or 0/1 bits for PPP as
+                               uint32_t values); NULL: random from the seed */
+    void (*progress)(const gpk_search_progress *p, void *user); /* optional, from the calling thread */
+    void *user;
+    uint64_t progress_every; /* iterations between progress calls (0: 1000) */
+} gpk_search_opts;
+#define GPK_SEARCH_OPTS_INIT { GPK_SEARCH_TABU, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u }
+
+typedef struct gpk_search_result {
+    int64_t best;           /* cost / tour length / fitness of `solution` */
+    uint32_t n;
+    uint32_t *solution;     /* n entries: permutation (QAP: p[facility] = location; TSP: tour),
+                               PPP: v as 0 (-1) / 1 (+1); free with gpk_search_result_free */
+    uint64_t iterations;    /* moves applied (HC) / iterations run */
+    uint64_t evaluated;     /* neighbours evaluated */
+    double ms;
+    int local_optimum;      /* HC: 1 when no improving neighbour is left */
+} gpk_search_result;
+
+GPK_API gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const gpk_search_opts *opts,
+                                  gpk_search_result *result);
+GPK_API void gpk_search_result_free(gpk_search_result *r);
+/* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2" */
+GPK_API const char *gpk_search_algo_name(gpk_search_algo a);
+GPK_API gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out);
+GPK_API const char *gpk_neighbourhood_name(gpk_neighbourhood nb);
+GPK_API gpk_status gpk_neighbourhood_parse(const char *name, gpk_neighbourhood *out);
+
 #ifdef __cplusplus
 }
 #endif
