@@ -14,6 +14,9 @@ case $PIC in /*) ;; *) PIC=$(pwd)/$PIC ;; esac
 
 # The figure script of gpk bench quicksort, next to this file's directory.
 PLOT=$(cd "$(dirname "$0")/.." && pwd)/bench/plot_quicksort.py
+# The benchmark instances (QAPLIB, TSPLIB) next to the repository; the
+# checks that need them are skipped where they are absent.
+DATA=$(cd "$(dirname "$0")/.." && pwd)/../shared/data
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_test.XXXXXX") || exit 1
 cd "$WORK" || exit 1
@@ -391,6 +394,117 @@ expect_err 1 "octree tiny capacity" "full" -- "$GPK" octree --n 20000 --scheme l
 expect 0 "bench octree" -- "$GPK" bench octree --n 10000,30000 --dists uniform,tube --threads 1,2 --reps 1 --pools --json octree.json
 grep -q "FAIL\|ERROR" out.txt && fail "bench octree printed a FAIL row"
 grep -q '"pools"' octree.json || fail "bench octree JSON has no pools"
+
+# ---- local search: gpk qap, gpk tsp, gpk ppp ------------------------------------------------
+for c in qap tsp ppp; do
+    expect 0 "help $c" -- "$GPK" help "$c"
+    grep -q "usage: gpk $c" out.txt || fail "gpk help $c prints no usage"
+done
+# json_int KEY: the integer value of "KEY" in out.txt (one JSON line).
+json_int() { sed -n "s/.*\"$1\": \(-\{0,1\}[0-9][0-9]*\).*/\1/p" out.txt; }
+# check_perm_lines FILE N: FILE holds each of 1..N exactly once.
+check_perm_lines() {
+    awk -v n="$2" '{ for (k = 1; k <= NF; k++) { v = $k + 0; if (v < 1 || v > n || seen[v]++) bad = 1; c++ } }
+                   END { exit bad || c != n }' "$1"
+}
+# check_sln FILE COST N: QAPLIB .sln, "n cost" then a permutation of 1..n.
+check_sln() {
+    [ "$(head -n 1 "$1" | awk '{ print $1, $2 }')" = "$3 $2" ] || return 1
+    tail -n +2 "$1" >sln_perm.txt && check_perm_lines sln_perm.txt "$3"
+}
+# check_tour FILE N: TSPLIB .tour, DIMENSION N, a permutation of 1..N, -1, EOF.
+check_tour() {
+    grep -q "^TYPE : TOUR" "$1" && grep -q "^DIMENSION : $2\$" "$1" && [ "$(tail -n 1 "$1")" = EOF ] &&
+        sed -n '/^TOUR_SECTION/,/^-1/p' "$1" | sed '1d;$d' >tour_perm.txt && check_perm_lines tour_perm.txt "$2"
+}
+check_svg() {
+    grep -q "<polygon" "$1" || return 1
+    if command -v python3 >/dev/null 2>&1; then
+        python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$1" || return 1
+    fi
+}
+
+# Small instances written here, so that these checks run without the data.
+cat >mini.dat <<'EOF'
+5
+0 5 2 4 1
+5 0 3 0 2
+2 3 0 0 0
+4 0 0 0 5
+1 2 0 5 0
+
+0 1 1 2 3
+1 0 2 1 2
+1 2 0 1 2
+2 1 1 0 1
+3 2 2 1 0
+EOF
+expect 0 "qap hc --out" -- "$GPK" qap mini.dat --algo hc --seed 3 --out mini.sln --json
+grep -q '"check": "ok"' out.txt || fail "qap hc: the JSON lacks check ok"
+grep -q '"local_optimum": true' out.txt || fail "qap hc: no local optimum reported"
+check_sln mini.sln "$(json_int best)" 5 || fail "qap --out: mini.sln is not a .sln of the reported cost"
+expect 0 "qap multistart" -- "$GPK" qap mini.dat --algo multistart --starts 2 --global 2 --iters 50 -q --json
+grep -q '"gap_percent": null' out.txt || fail "qap: a gap without a best-known value"
+cat >mini.tsp <<'EOF'
+NAME: mini
+TYPE: TSP
+DIMENSION: 8
+EDGE_WEIGHT_TYPE: EUC_2D
+NODE_COORD_SECTION
+1 0 0
+2 10 0
+3 20 5
+4 20 15
+5 10 20
+6 0 20
+7 -5 10
+8 12 9
+EOF
+expect 0 "tsp swap tabu --out --svg" -- "$GPK" tsp mini.tsp --nb swap --algo tabu --iters 200 --out mini.tour --svg mini.svg
+check_tour mini.tour 8 || fail "tsp --out: mini.tour is not a TSPLIB tour of 8 cities"
+check_svg mini.svg || fail "tsp --svg: mini.svg is not a well-formed drawing"
+expect 0 "ppp 21x21 solved" -- "$GPK" ppp --m 21 --n 21 --seed 1 --out ppp.bits --json
+[ "$(json_int best)" = 0 ] || fail "ppp 21-21-1: fitness $(json_int best), expected 0"
+grep -q "(solved)" err.txt || fail "ppp: the summary does not say solved"
+[ "$(tr -d '01' <ppp.bits)" = "" ] && [ "$(awk '{ print length($0) }' ppp.bits)" = 21 ] ||
+    fail "ppp --out: ppp.bits is not 21 bits"
+expect 0 "ppp flip2 hc" -- "$GPK" ppp --m 15 --n 11 --nb flip2 --algo hc -q --json
+grep -q '"check": "ok"' out.txt || fail "ppp flip2 hc: the JSON lacks check ok"
+
+expect_err 2 "qap no file" "no instance file" -- "$GPK" qap --algo hc
+expect_err 2 "tsp no file" "no instance file" -- "$GPK" tsp
+expect_err 2 "search bad --algo" "unknown --algo 'annealing'" -- "$GPK" qap mini.dat --algo annealing
+expect_err 2 "qap --nb 2opt" "not a neighbourhood of gpk qap" -- "$GPK" qap mini.dat --nb 2opt
+expect_err 2 "tsp --nb flip1" "not a neighbourhood of gpk tsp" -- "$GPK" tsp mini.tsp --nb flip1
+expect_err 2 "ppp --nb swap" "not a neighbourhood of gpk ppp" -- "$GPK" ppp --m 21 --n 21 --nb swap
+expect_err 2 "ppp even n" "must be odd" -- "$GPK" ppp --m 21 --n 20
+expect_err 2 "ppp without --m" "needs --m and --n" -- "$GPK" ppp --n 21
+expect_err 2 "search --gpus 2" "GPU search is not in this version" -- "$GPK" qap mini.dat --gpus 2
+expect_err 2 "search --tenure with hc" "tenure is for" -- "$GPK" ppp --m 21 --n 21 --algo hc --tenure 5
+expect_err 2 "search --starts without multistart" "starts is for" -- "$GPK" qap mini.dat --starts 4
+expect_err 1 "qap missing file" "nosuch.dat: cannot open" -- "$GPK" qap nosuch.dat
+head -n 4 mini.dat >trunc.dat
+expect_err 1 "qap truncated .dat" "trunc.dat:[0-9]*: truncated" -- "$GPK" qap trunc.dat
+sed 's/^3 20 5$/3 twenty 5/' mini.tsp >bad.tsp
+expect_err 1 "tsp malformed .tsp" "bad.tsp:8:" -- "$GPK" tsp bad.tsp
+
+# On the benchmark instances, with the gap to the best-known values.
+if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
+    QI=$DATA/qaplib/nug12.dat
+    [ -f "$QI" ] || QI=$DATA/qaplib/chr12a.dat
+    expect 0 "qap nug12 hc --out" -- "$GPK" qap "$QI" --algo hc --out q12.sln --json
+    check_sln q12.sln "$(json_int best)" 12 || fail "qap --out: q12.sln is not a .sln of the reported cost"
+    grep -q '"best_known": [0-9]' out.txt || fail "qap: best-known.csv not found next to $QI"
+    grep -q "gap [0-9.]*%" err.txt || fail "qap: the summary line gives no gap"
+    expect 0 "tsp burma14 its 2opt --out --svg" -- "$GPK" tsp "$DATA/tsplib/burma14.tsp" --algo its --nb 2opt --out b14.tour --svg b14.svg --json
+    check_tour b14.tour 14 || fail "tsp --out: b14.tour is not a TSPLIB tour of 14 cities"
+    check_svg b14.svg || fail "tsp --svg: b14.svg is not a well-formed drawing"
+    [ "$(json_int best_known)" = 3323 ] || fail "tsp: bestSolutions.txt not read (burma14 : 3323)"
+    [ "$(json_int best)" -ge 3323 ] || fail "tsp burma14: length $(json_int best) below the optimum"
+    expect_err 2 "tsp --svg of an EXPLICIT instance" "no coordinates" -- "$GPK" tsp "$DATA/tsplib/bays29.tsp" --svg x.svg
+else
+    echo "cli_test: $DATA not found: QAPLIB / TSPLIB checks skipped" >&2
+fi
 
 # ---- the standalone pic example ----------------------------------------------------------------
 expect 0 "pic example 1M" -- "$PIC" --n 1M --backend cpu --reps 2

@@ -35,6 +35,13 @@ int cmd_octree(int argc, char **argv);
 void cmd_octree_help(FILE *f);
 int cmd_bench_octree(int argc, char **argv);
 void cmd_bench_octree_help(FILE *f);
+/* gpk qap, gpk tsp, gpk ppp: local search (cmd_search.c). */
+int cmd_qap(int argc, char **argv);
+int cmd_tsp(int argc, char **argv);
+int cmd_ppp(int argc, char **argv);
+void cmd_qap_help(FILE *f);
+void cmd_tsp_help(FILE *f);
+void cmd_ppp_help(FILE *f);
 struct gpk_octree;
 /* NULL when the tree keeps gpk_octree_build's promises, else a message in buf. */
 const char *cli_octree_check(const struct gpk_octree *t, unsigned threshold, char *buf, size_t len);

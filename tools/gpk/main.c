@@ -234,6 +234,9 @@ static const command commands[] = {
      "benchmark against the peers (bench sort, bench quicksort, bench octree)"},
     {"pic", cmd_pic, cmd_pic_help, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
     {"octree", cmd_octree, cmd_octree_help, "octree of particles through a task pool (Cederman & Tsigas 2008)"},
+    {"qap", cmd_qap, cmd_qap_help, "quadratic assignment by parallel local search (Luong et al. 2009)"},
+    {"tsp", cmd_tsp, cmd_tsp_help, "travelling salesman (TSPLIB) by parallel local search"},
+    {"ppp", cmd_ppp, cmd_ppp_help, "permuted perceptron problem by parallel local search"},
     {"info", cmd_info, cmd_info_help, "show the backends and their devices"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

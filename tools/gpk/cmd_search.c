@@ -1,0 +1,715 @@
+/* gpk qap, gpk tsp, gpk ppp: parallel local search (Luong, Melab & Talbi
+ * 2009) from the command line. One front end for the three problems: read
+ * or generate the instance, run gpk_search_run with a progress line on
+ * stderr, check the result against the problem's own evaluation, report
+ * the gap to the best-known value found next to the instance file, and
+ * write the solution in the problem's usual format. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gpk/search.h"
+
+/* ---- help ------------------------------------------------------------------------ */
+
+static void common_help(FILE *f)
+{
+    fprintf(f,
+            "  --algo A       its (default: iterated tabu search, the paper's), tabu, hc (best\n"
+            "                 improvement), hc-first (first improvement), multistart\n"
+            "  --iters N      hc: most moves (default: until a local optimum); tabu: iterations\n"
+            "                 (default 10000); its, multistart: tabu iterations per global\n"
+            "                 iteration (default 1000)\n"
+            "  --global N     its, multistart: global iterations (default 10)\n"
+            "  --tenure T     tabu, its, multistart: iterations a move stays tabu\n"
+            "                 (default: the library's per problem)\n"
+            "  --starts S     multistart: independent searches (default: the threads)\n"
+            "  --backend B    auto (default; the search runs on the CPU in this version), cpu\n"
+            "  --threads T    CPU threads evaluating the neighbourhood (default: all cores)\n"
+            "  --gpus K       multi-GPU multistart (not in this version)\n"
+            "  --out FILE     write the best solution (format below)\n"
+            "  --json         print the result as JSON on stdout\n"
+            "  -q, --quiet    no progress and no summary line on stderr\n");
+}
+
+void cmd_qap_help(FILE *f)
+{
+    fprintf(f,
+            "usage: gpk qap FILE.dat [--algo A] [--iters N] [--seed S] [--out FILE.sln] [options]\n"
+            "\n"
+            "Quadratic assignment: minimises sum_ij A[i][j] * B[p[i]][p[j]] over the\n"
+            "permutations p of a QAPLIB instance by local search in the swap neighbourhood,\n"
+            "the whole neighbourhood evaluated in parallel each iteration. The gap is given\n"
+            "against best-known.csv in FILE's directory when it names the instance.\n"
+            "\n"
+            "  --nb NB        swap (the only one, and the default)\n"
+            "  --seed S       start solution and random choices (default 1)\n");
+    common_help(f);
+    fprintf(f, "\n--out writes QAPLIB .sln: \"n cost\", then the 1-based permutation.\n");
+}
+
+void cmd_tsp_help(FILE *f)
+{
+    fprintf(f,
+            "usage: gpk tsp FILE.tsp [--algo A] [--nb 2opt|swap] [--seed S] [--out FILE.tour]\n"
+            "               [--svg FILE.svg] [options]\n"
+            "\n"
+            "Symmetric travelling salesman (TSPLIB95): minimises the closed tour length by\n"
+            "local search, the whole neighbourhood evaluated in parallel each iteration. The\n"
+            "gap is given against bestSolutions.txt in FILE's directory when it names the\n"
+            "instance.\n"
+            "\n"
+            "  --nb NB        2opt (default: reverse a segment), swap (exchange two cities)\n"
+            "  --seed S       start tour and random choices (default 1)\n"
+            "  --svg FILE     draw the tour (not for EXPLICIT instances: no coordinates)\n");
+    common_help(f);
+    fprintf(f, "\n--out writes a TSPLIB .tour: TOUR_SECTION with the 1-based cities, -1, EOF.\n");
+}
+
+void cmd_ppp_help(FILE *f)
+{
+    fprintf(f,
+            "usage: gpk ppp --m M --n N [--seed S] [--algo A] [--nb flip1|flip2] [options]\n"
+            "\n"
+            "Permuted perceptron: the instance m-n-seed is generated (an m x n +-1 matrix A\n"
+            "and a secret V, rows negated so that A V >= 0); the search looks for a V' with\n"
+            "fitness 30 * sum_i (|Y_i| - Y_i) + sum_j |H[j] - H'(Y)[j]| = 0, Y = A V'.\n"
+            "\n"
+            "  --m M          rows (1 or more)\n"
+            "  --n N          columns, odd\n"
+            "  --seed S       the instance m-n-seed, and the search's seed (default 1)\n"
+            "  --search-seed S  another seed for the search alone, same instance\n"
+            "  --nb NB        flip1 (default: Hamming distance 1), flip2 (distance 2)\n");
+    common_help(f);
+    fprintf(f, "\n--out writes the n bits of V' on one line: 1 for +1, 0 for -1.\n");
+}
+
+/* ---- best-known values ------------------------------------------------------------- */
+
+static int same_name(const char *a, const char *b, size_t blen, int fold)
+{
+    if (strlen(a) != blen) return 0;
+    for (size_t i = 0; i < blen; i++) {
+        char x = a[i], y = b[i];
+        if (fold) {
+            if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
+            if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
+        }
+        if (x != y) return 0;
+    }
+    return 1;
+}
+
+typedef struct best_known {
+    int have;
+    int64_t value;
+    char kind[8]; /* OPT or BKS */
+} best_known;
+
+/* Looks `name` up in the table `table` in the directory of `path`. Lines
+ * are "name SEP value [SEP kind]" with SEP ',' (best-known.csv) or ':'
+ * (bestSolutions.txt), blanks allowed around each field; anything else (the
+ * csv header, comments) is skipped. An exact match wins over one that
+ * differs in case only. A missing table is no error: there is just no gap. */
+static best_known find_best_known(const char *path, const char *table, char sep, const char *name,
+                                  const char *default_kind)
+{
+    best_known bk = {0, 0, ""};
+    if (!name || !*name) return bk;
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    char *file = malloc(dlen + strlen(table) + 1);
+    if (!file) return bk;
+    memcpy(file, path, dlen);
+    strcpy(file + dlen, table);
+    FILE *f = fopen(file, "r");
+    free(file);
+    if (!f) return bk;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        char *k = p;
+        while (*p && *p != sep && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
+        size_t klen = (size_t)(p - k);
+        while (*p == ' ' || *p == '\t') p++;
+        if (klen == 0 || *p != sep) continue;
+        p++;
+        char *end;
+        long long v = strtoll(p, &end, 10);
+        if (end == p) continue;
+        p = end;
+        while (*p == ' ' || *p == '\t') p++;
+        char kind[8] = "";
+        if (*p == sep) {
+            p++;
+            while (*p == ' ' || *p == '\t') p++;
+            size_t n = 0;
+            while (p[n] && p[n] != '\r' && p[n] != '\n' && p[n] != ' ' && n + 1 < sizeof kind) n++;
+            memcpy(kind, p, n);
+            kind[n] = '\0';
+        }
+        int exact = same_name(name, k, klen, 0);
+        if (exact || (!bk.have && same_name(name, k, klen, 1))) {
+            bk.have = 1;
+            bk.value = v;
+            snprintf(bk.kind, sizeof bk.kind, "%s", *kind ? kind : default_kind);
+            if (exact) break;
+        }
+    }
+    fclose(f);
+    return bk;
+}
+
+/* The gap in percent, when it means something (a positive best known, or
+ * the best known reached). */
+static int gap_of(const best_known *bk, int64_t best, double *gap)
+{
+    if (!bk->have) return 0;
+    if (bk->value > 0) {
+        *gap = 100.0 * (double)(best - bk->value) / (double)bk->value;
+        return 1;
+    }
+    if (best == bk->value) {
+        *gap = 0.0;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- progress ------------------------------------------------------------------------ */
+
+typedef struct progress_state {
+    const char *cmd;
+    const best_known *bk;
+    double last_ms; /* when the last line was printed */
+} progress_state;
+
+/* At most about once a second: the library calls back every iteration (an
+ * iteration of a large TSP takes seconds, one of a small PPP microseconds),
+ * the clock decides what is printed. */
+static void on_progress(const gpk_search_progress *p, void *user)
+{
+    progress_state *st = user;
+    if (p->ms - st->last_ms < 1000.0) return;
+    st->last_ms = p->ms;
+    char gap[48] = "";
+    double g;
+    if (gap_of(st->bk, p->best, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
+    const double rate = p->ms > 0 ? (double)p->evaluated / (p->ms * 1e-3) : 0.0;
+    fprintf(stderr, "gpk %s: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s\n", st->cmd,
+            (unsigned long long)p->iteration, (long long)p->current, (long long)p->best, gap, rate,
+            p->ms * 1e-3);
+}
+
+/* ---- output files ---------------------------------------------------------------------- */
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc((unsigned char)*s >= 0x20 ? *s : '?', f);
+        }
+    }
+}
+
+/* Opens `path` for writing; finish_file closes it and removes a partial
+ * file on any error, so that a failed run leaves no solution behind. */
+static int finish_file(const char *cmd, const char *path, FILE *f)
+{
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) {
+        cli_error(cmd, "cannot write '%s'", path);
+        remove(path);
+        return -1;
+    }
+    return 0;
+}
+
+static FILE *open_out(const char *cmd, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) cli_error(cmd, "cannot create '%s'", path);
+    return f;
+}
+
+static int write_sln(const char *cmd, const char *path, const gpk_search_result *r)
+{
+    FILE *f = open_out(cmd, path);
+    if (!f) return -1;
+    fprintf(f, "%u %lld\n", r->n, (long long)r->best);
+    for (uint32_t i = 0; i < r->n; i++) fprintf(f, "%u%c", r->solution[i] + 1, i + 1 == r->n || i % 20 == 19 ? '\n' : ' ');
+    return finish_file(cmd, path, f);
+}
+
+static int write_tour(const char *cmd, const char *path, const gpk_tsp *t, const gpk_search_result *r,
+                      const char *how)
+{
+    FILE *f = open_out(cmd, path);
+    if (!f) return -1;
+    fprintf(f, "NAME : %s.tour\nCOMMENT : Length %lld (%s)\nTYPE : TOUR\nDIMENSION : %u\nTOUR_SECTION\n",
+            t->name, (long long)r->best, how, r->n);
+    for (uint32_t i = 0; i < r->n; i++) fprintf(f, "%u\n", r->solution[i] + 1);
+    fprintf(f, "-1\nEOF\n");
+    return finish_file(cmd, path, f);
+}
+
+static int write_bits(const char *cmd, const char *path, const gpk_search_result *r)
+{
+    FILE *f = open_out(cmd, path);
+    if (!f) return -1;
+    for (uint32_t i = 0; i < r->n; i++) fputc(r->solution[i] ? '1' : '0', f);
+    fputc('\n', f);
+    return finish_file(cmd, path, f);
+}
+
+/* The tour as a closed polyline over the cities, scaled into an 800 x 800
+ * square, north (y) up. GEO coordinates are (latitude, longitude): the
+ * longitude goes across. */
+static int write_tour_svg(const char *cmd, const char *path, const gpk_tsp *t, const gpk_search_result *r,
+                          const char *title)
+{
+    FILE *f = open_out(cmd, path);
+    if (!f) return -1;
+    const int geo = t->weight == GPK_TSP_GEO;
+    const double *hx = geo ? t->y : t->x, *vy = geo ? t->x : t->y;
+    double x0 = hx[0], x1 = hx[0], y0 = vy[0], y1 = vy[0];
+    for (uint32_t i = 1; i < t->n; i++) {
+        x0 = fmin(x0, hx[i]);
+        x1 = fmax(x1, hx[i]);
+        y0 = fmin(y0, vy[i]);
+        y1 = fmax(y1, vy[i]);
+    }
+    const double span = fmax(fmax(x1 - x0, y1 - y0), 1e-30), s = 800.0 / span;
+    const double r_dot = t->n <= 200 ? 3.0 : t->n <= 5000 ? 1.5 : 0.6;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"860\" viewBox=\"-20 -40 840 "
+               "860\">\n<text x=\"0\" y=\"-15\" font-family=\"sans-serif\" font-size=\"14\">");
+    xml_text(f, title);
+    fprintf(f, "</text>\n<rect x=\"-20\" y=\"-40\" width=\"840\" height=\"860\" fill=\"none\"/>\n"
+               "<polygon fill=\"none\" stroke=\"#3060a0\" stroke-width=\"%.2f\" points=\"",
+            t->n <= 5000 ? 1.0 : 0.4);
+    for (uint32_t i = 0; i < r->n; i++) {
+        const uint32_t c = r->solution[i];
+        fprintf(f, "%s%.2f,%.2f", i ? " " : "", (hx[c] - x0) * s, 800.0 - (vy[c] - y0) * s);
+    }
+    fprintf(f, "\"/>\n");
+    for (uint32_t c = 0; c < t->n; c++)
+        fprintf(f, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\" fill=\"#c03020\"/>\n", (hx[c] - x0) * s,
+                800.0 - (vy[c] - y0) * s, r_dot);
+    fprintf(f, "</svg>\n");
+    return finish_file(cmd, path, f);
+}
+
+/* ---- the check --------------------------------------------------------------------------- */
+
+/* The result must be a permutation (or bits) whose value, by the problem's
+ * own full evaluation, is the reported best: a search that drifts from its
+ * incremental deltas would otherwise report a cost it never reached. */
+static const char *check_result(const gpk_search_problem *pb, const gpk_search_result *r, uint32_t n, char *buf,
+                                size_t len)
+{
+    if (r->n != n || !r->solution) return "the result has the wrong size";
+    int64_t value;
+    if (pb->kind == GPK_PROBLEM_PPP) {
+        const gpk_ppp *p = pb->ppp;
+        int8_t *v = malloc(n);
+        int32_t *y = malloc((size_t)(p->m ? p->m : 1) * sizeof *y);
+        if (!v || !y) {
+            free(v);
+            free(y);
+            return "out of host memory for the check";
+        }
+        for (uint32_t j = 0; j < n; j++) v[j] = r->solution[j] ? 1 : -1;
+        gpk_ppp_product(p, v, y);
+        value = gpk_ppp_fitness(p, y);
+        free(v);
+        free(y);
+    } else {
+        unsigned char *seen = calloc(n, 1);
+        if (!seen) return "out of host memory for the check";
+        for (uint32_t i = 0; i < n; i++) {
+            if (r->solution[i] >= n || seen[r->solution[i]]++) {
+                free(seen);
+                return "the result is not a permutation";
+            }
+        }
+        free(seen);
+        value = pb->kind == GPK_PROBLEM_QAP ? gpk_qap_cost(pb->qap, r->solution)
+                                            : gpk_tsp_tour_length(pb->tsp, r->solution);
+    }
+    if (value != r->best) {
+        snprintf(buf, len, "the search reports %lld, the solution evaluates to %lld", (long long)r->best,
+                 (long long)value);
+        return buf;
+    }
+    return NULL;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+typedef struct search_args {
+    const char *file, *out, *svg;
+    gpk_search_opts so;
+    int algo_set, nb_set, quiet, json, threads;
+    uint64_t iters, global, tenure, starts, seed, search_seed, m, n;
+    int have_iters, have_global, have_tenure, have_starts, have_search_seed, have_m, have_n;
+    gpk_backend backend;
+} search_args;
+
+static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out,
+                     const char *what)
+{
+    if (cli_parse_uint(val, lo, hi, out) != 0) {
+        cli_error(cmd, "bad %s '%s' (%s)", opt, val, what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **argv, search_args *a)
+{
+    void (*help)(FILE *) = kind == GPK_PROBLEM_QAP ? cmd_qap_help : kind == GPK_PROBLEM_TSP ? cmd_tsp_help
+                                                                                              : cmd_ppp_help;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        int m;
+        if (cli_is_help(arg)) {
+            help(stdout);
+            return CLI_OK;
+        }
+        if (cli_flag(arg, NULL, "--json")) {
+            a->json = 1;
+        } else if (cli_flag(arg, "-q", "--quiet")) {
+            a->quiet = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (gpk_search_algo_parse(val, &a->so.algo) != GPK_OK) {
+                cli_error(cmd, "unknown --algo '%s' (hc, hc-first, tabu, its, multistart)", val);
+                return CLI_USAGE;
+            }
+            a->algo_set = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--nb", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            gpk_neighbourhood nb;
+            const char *allowed = kind == GPK_PROBLEM_QAP ? "swap" : kind == GPK_PROBLEM_TSP ? "2opt, swap"
+                                                                                            : "flip1, flip2";
+            int ok = gpk_neighbourhood_parse(val, &nb) == GPK_OK;
+            if (ok) {
+                switch (kind) {
+                case GPK_PROBLEM_QAP: ok = nb == GPK_NB_SWAP; break;
+                case GPK_PROBLEM_TSP: ok = nb == GPK_NB_SWAP || nb == GPK_NB_TWO_OPT; break;
+                default: ok = nb == GPK_NB_FLIP1 || nb == GPK_NB_FLIP2; break;
+                }
+            }
+            if (!ok) {
+                cli_error(cmd, "--nb '%s' is not a neighbourhood of gpk %s (%s)", val, cmd, allowed);
+                return CLI_USAGE;
+            }
+            a->so.nb = nb;
+            a->nb_set = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--iters", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--iters", val, 0, UINT64_MAX, &a->iters, "a count, 0 for the default") != 0)
+                return CLI_USAGE;
+            a->have_iters = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--global", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--global", val, 1, UINT32_MAX, &a->global, "1 or more") != 0)
+                return CLI_USAGE;
+            a->have_global = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--tenure", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--tenure", val, 1, UINT32_MAX, &a->tenure, "1 or more") != 0)
+                return CLI_USAGE;
+            a->have_tenure = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--starts", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--starts", val, 1, UINT32_MAX, &a->starts, "1 or more") != 0)
+                return CLI_USAGE;
+            a->have_starts = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--seed", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--seed", val, 0, UINT64_MAX, &a->seed, "an unsigned integer") != 0)
+                return CLI_USAGE;
+        } else if (kind == GPK_PROBLEM_PPP &&
+                   (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--search-seed", &val)) != 0) {
+            if (m < 0 ||
+                parse_u64(cmd, "--search-seed", val, 0, UINT64_MAX, &a->search_seed, "an unsigned integer") != 0)
+                return CLI_USAGE;
+            a->have_search_seed = 1;
+        } else if (kind == GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--m", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--m", val, 1, UINT32_MAX, &a->m, "rows, 1 or more") != 0)
+                return CLI_USAGE;
+            a->have_m = 1;
+        } else if (kind == GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--n", &val)) != 0) {
+            if (m < 0 || parse_u64(cmd, "--n", val, 1, UINT32_MAX, &a->n, "columns, odd") != 0) return CLI_USAGE;
+            if (a->n % 2 == 0) {
+                cli_error(cmd, "bad --n '%s': n must be odd (no (A V)_i may be 0)", val);
+                return CLI_USAGE;
+            }
+            a->have_n = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
+                cli_error(cmd, "unknown backend '%s' (auto, cpu)", val);
+                return CLI_USAGE;
+            }
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
+            uint64_t v;
+            if (m < 0 || parse_u64(cmd, "--threads", val, 0, 1 << 16, &v, "0 for all cores") != 0) return CLI_USAGE;
+            a->threads = (int)v;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gpus", &val)) != 0) {
+            uint64_t v;
+            if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &v, "1 or more") != 0) return CLI_USAGE;
+            /* Refused rather than ignored: a run asked for K GPUs must not
+             * quietly measure the CPU. */
+            cli_error(cmd, "--gpus: the GPU search is not in this version; the search runs on the CPU "
+                           "(--threads)");
+            return CLI_USAGE;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--out", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            a->out = val;
+        } else if (kind == GPK_PROBLEM_TSP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--svg", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            a->svg = val;
+        } else if (kind != GPK_PROBLEM_PPP && arg[0] != '-' && !a->file) {
+            a->file = arg;
+        } else if (kind != GPK_PROBLEM_PPP && arg[0] != '-') {
+            cli_error(cmd, "one instance file only: '%s' and '%s'", a->file, arg);
+            return CLI_USAGE;
+        } else {
+            cli_error(cmd, "unknown option or argument '%s' (see gpk %s --help)", arg, cmd);
+            return CLI_USAGE;
+        }
+    }
+    if (kind != GPK_PROBLEM_PPP && !a->file) {
+        cli_error(cmd, "no instance file (gpk %s FILE; see gpk %s --help)", cmd, cmd);
+        return CLI_USAGE;
+    }
+    if (kind == GPK_PROBLEM_PPP && (!a->have_m || !a->have_n)) {
+        cli_error(cmd, "the instance needs --m and --n (e.g. --m 73 --n 73)");
+        return CLI_USAGE;
+    }
+    if (a->backend != GPK_BACKEND_AUTO && a->backend != GPK_BACKEND_CPU) {
+        cli_error(cmd, "--backend %s: the GPU search is not in this version (--backend cpu)",
+                  gpk_backend_name(a->backend));
+        return CLI_USAGE;
+    }
+    /* Options the chosen algorithm would not read are refused: an ignored
+     * --tenure would make a parameter sweep measure nothing. */
+    const gpk_search_algo al = a->so.algo;
+    const int hc = al == GPK_SEARCH_HC_BEST || al == GPK_SEARCH_HC_FIRST;
+    const int iterated = al == GPK_SEARCH_ITS || al == GPK_SEARCH_MULTISTART;
+    if (a->have_tenure && hc) {
+        cli_error(cmd, "--tenure is for tabu, its and multistart, not --algo %s", gpk_search_algo_name(al));
+        return CLI_USAGE;
+    }
+    if (a->have_global && !iterated) {
+        cli_error(cmd, "--global is for its and multistart, not --algo %s", gpk_search_algo_name(al));
+        return CLI_USAGE;
+    }
+    if (a->have_starts && al != GPK_SEARCH_MULTISTART) {
+        cli_error(cmd, "--starts is for --algo multistart, not --algo %s", gpk_search_algo_name(al));
+        return CLI_USAGE;
+    }
+    return -1;
+}
+
+static int search_main(gpk_problem_kind kind, int argc, char **argv)
+{
+    const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";
+    search_args a;
+    memset(&a, 0, sizeof a);
+    gpk_search_opts init = GPK_SEARCH_OPTS_INIT;
+    a.so = init;
+    a.so.algo = GPK_SEARCH_ITS; /* the paper's search, for every problem */
+    a.seed = 1;
+    a.backend = GPK_BACKEND_AUTO;
+    int rc = parse_args(cmd, kind, argc, argv, &a);
+    if (rc >= 0) return rc;
+
+    gpk_qap qap;
+    gpk_tsp tsp;
+    gpk_ppp ppp;
+    memset(&qap, 0, sizeof qap);
+    memset(&tsp, 0, sizeof tsp);
+    memset(&ppp, 0, sizeof ppp);
+    gpk_search_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.kind = kind;
+    char instance[96];
+    uint32_t n = 0;
+    best_known bk = {0, 0, ""};
+    gpk_status s;
+    switch (kind) {
+    case GPK_PROBLEM_QAP:
+        s = gpk_qap_load(a.file, &qap);
+        if (s != GPK_OK) {
+            cli_error(cmd, "%s", gpk_last_error(NULL));
+            return CLI_FAIL;
+        }
+        pb.qap = &qap;
+        n = qap.n;
+        snprintf(instance, sizeof instance, "%s", qap.name);
+        bk = find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
+        break;
+    case GPK_PROBLEM_TSP:
+        s = gpk_tsp_load(a.file, &tsp);
+        if (s != GPK_OK) {
+            cli_error(cmd, "%s", gpk_last_error(NULL));
+            return CLI_FAIL;
+        }
+        if (a.svg && (!tsp.x || !tsp.y)) {
+            cli_error(cmd, "--svg: %s has EXPLICIT distances and no coordinates to draw", a.file);
+            gpk_tsp_free(&tsp);
+            return CLI_USAGE;
+        }
+        pb.tsp = &tsp;
+        n = tsp.n;
+        snprintf(instance, sizeof instance, "%s", tsp.name);
+        /* bestSolutions.txt holds optimal tour lengths. */
+        bk = find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
+        break;
+    default:
+        s = gpk_ppp_generate((uint32_t)a.m, (uint32_t)a.n, a.seed, &ppp);
+        if (s != GPK_OK) {
+            cli_error(cmd, "%s", gpk_last_error(NULL));
+            return CLI_FAIL;
+        }
+        pb.ppp = &ppp;
+        n = ppp.n;
+        snprintf(instance, sizeof instance, "%llu-%llu-%llu", (unsigned long long)a.m, (unsigned long long)a.n,
+                 (unsigned long long)a.seed);
+        /* Fitness 0 solves every instance: the secret V reaches it. */
+        bk.have = 1;
+        bk.value = 0;
+        snprintf(bk.kind, sizeof bk.kind, "OPT");
+        break;
+    }
+
+    gpk_ctx *ctx = NULL;
+    gpk_search_result res;
+    memset(&res, 0, sizeof res);
+    progress_state ps = {cmd, &bk, 0.0};
+    rc = CLI_OK;
+    /* auto means the CPU: the search has no GPU path in this version, and
+     * GPK_BACKEND=cuda must not turn a search run into an error. */
+    if (cli_ctx_create(cmd, &ctx, GPK_BACKEND_CPU, -1, a.threads) != GPK_OK) {
+        rc = CLI_FAIL;
+        goto done;
+    }
+    gpk_ctx_info info;
+    gpk_ctx_info_get(ctx, &info);
+    a.so.iters = a.iters;
+    a.so.global_iters = (uint32_t)a.global;
+    a.so.tenure = (uint32_t)a.tenure;
+    a.so.starts = (uint32_t)a.starts;
+    a.so.seed = a.have_search_seed ? a.search_seed : a.seed;
+    if (!a.quiet) {
+        a.so.progress = on_progress;
+        a.so.user = &ps;
+        a.so.progress_every = 1; /* on_progress keeps time */
+    }
+    s = gpk_search_run(ctx, &pb, &a.so, &res);
+    if (s != GPK_OK) {
+        cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
+        rc = CLI_FAIL;
+        goto done;
+    }
+    const gpk_neighbourhood nb = a.so.nb != GPK_NB_DEFAULT ? a.so.nb
+                                 : kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP
+                                 : kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT
+                                                           : GPK_NB_FLIP1;
+    char why[160];
+    const char *bad = check_result(&pb, &res, n, why, sizeof why);
+    double gap = 0.0;
+    const int have_gap = gap_of(&bk, res.best, &gap);
+    const double rate = res.ms > 0 ? (double)res.evaluated / (res.ms * 1e-3) : 0.0;
+
+    if (!a.quiet) {
+        char gaps[96] = "";
+        if (kind == GPK_PROBLEM_PPP)
+            snprintf(gaps, sizeof gaps, res.best == 0 ? " (solved)" : " (not solved)");
+        else if (have_gap)
+            snprintf(gaps, sizeof gaps, " (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, gap);
+        fprintf(stderr,
+                "gpk %s: %s n=%u, %s/%s, seed %llu: best %lld%s; %llu iterations, %llu moves evaluated in "
+                "%.1f ms (%.3g moves/s), %s, %u threads; check %s\n",
+                cmd, instance, n, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
+                (unsigned long long)a.so.seed, (long long)res.best, gaps, (unsigned long long)res.iterations,
+                (unsigned long long)res.evaluated, res.ms, rate, gpk_backend_name(info.backend), info.threads,
+                bad ? "FAILED" : "ok");
+    }
+    if (a.json) {
+        printf("{\"command\": \"%s\", \"gpk_version\": ", cmd);
+        cli_json_str(stdout, gpk_version());
+        printf(", \"backend\": ");
+        cli_json_ctx_info(stdout, &info);
+        printf(", \"instance\": ");
+        cli_json_str(stdout, instance);
+        if (a.file) {
+            printf(", \"file\": ");
+            cli_json_str(stdout, a.file);
+        }
+        if (kind == GPK_PROBLEM_PPP)
+            printf(", \"m\": %llu, \"instance_seed\": %llu", (unsigned long long)a.m, (unsigned long long)a.seed);
+        printf(", \"n\": %u, \"algo\": \"%s\", \"nb\": \"%s\", \"seed\": %llu, \"iters\": %llu, \"global\": %u, "
+               "\"tenure\": %u, \"starts\": %u, \"best\": %lld",
+               n, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb), (unsigned long long)a.so.seed,
+               (unsigned long long)a.so.iters, a.so.global_iters, a.so.tenure, a.so.starts, (long long)res.best);
+        if (bk.have) {
+            printf(", \"best_known\": %lld, \"best_known_kind\": ", (long long)bk.value);
+            cli_json_str(stdout, bk.kind);
+        } else {
+            printf(", \"best_known\": null, \"best_known_kind\": null");
+        }
+        if (have_gap) printf(", \"gap_percent\": %.6f", gap);
+        else printf(", \"gap_percent\": null");
+        if (kind == GPK_PROBLEM_PPP) printf(", \"solved\": %s", res.best == 0 ? "true" : "false");
+        printf(", \"iterations\": %llu, \"evaluated\": %llu, \"ms\": %.6f, \"moves_per_s\": %.6g",
+               (unsigned long long)res.iterations, (unsigned long long)res.evaluated, res.ms, rate);
+        if (a.so.algo == GPK_SEARCH_HC_BEST || a.so.algo == GPK_SEARCH_HC_FIRST)
+            printf(", \"local_optimum\": %s", res.local_optimum ? "true" : "false");
+        printf(", \"check\": %s}\n", bad ? "\"failed\"" : "\"ok\"");
+    }
+    if (bad) {
+        cli_error(cmd, "check FAILED: %s", bad);
+        rc = CLI_FAIL;
+        goto done;
+    }
+    if (a.out) {
+        int w;
+        if (kind == GPK_PROBLEM_QAP) {
+            w = write_sln(cmd, a.out, &res);
+        } else if (kind == GPK_PROBLEM_TSP) {
+            char how[96];
+            snprintf(how, sizeof how, "gpk tsp %s/%s seed %llu", gpk_search_algo_name(a.so.algo),
+                     gpk_neighbourhood_name(nb), (unsigned long long)a.so.seed);
+            w = write_tour(cmd, a.out, &tsp, &res, how);
+        } else {
+            w = write_bits(cmd, a.out, &res);
+        }
+        if (w != 0) rc = CLI_FAIL;
+    }
+    if (a.svg && rc == CLI_OK) {
+        char title[192];
+        snprintf(title, sizeof title, "gpk tsp: %s, %u cities, length %lld, %s/%s seed %llu", instance, n,
+                 (long long)res.best, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
+                 (unsigned long long)a.so.seed);
+        if (write_tour_svg(cmd, a.svg, &tsp, &res, title) != 0) rc = CLI_FAIL;
+    }
+
+done:
+    gpk_search_result_free(&res);
+    if (ctx) gpk_ctx_destroy(ctx);
+    gpk_qap_free(&qap);
+    gpk_tsp_free(&tsp);
+    gpk_ppp_free(&ppp);
+    return rc;
+}
+
+int cmd_qap(int argc, char **argv) { return search_main(GPK_PROBLEM_QAP, argc, argv); }
+int cmd_tsp(int argc, char **argv) { return search_main(GPK_PROBLEM_TSP, argc, argv); }
+int cmd_ppp(int argc, char **argv) { return search_main(GPK_PROBLEM_PPP, argc, argv); }
