@@ -123,6 +123,8 @@ for c in sort bench pic info octree; do
 done
 expect 0 "bench sort --help" -- "$GPK" bench sort --help
 expect 0 "bench octree --help" -- "$GPK" bench octree --help
+expect 0 "bench search --help" -- "$GPK" bench search --help
+grep -q "usage: gpk bench search" out.txt || fail "bench search --help prints no usage"
 expect 0 "pic --help" -- "$PIC" --help
 expect 2 "no arguments" -- "$GPK"
 expect_err 2 "unknown command" "unknown command" -- "$GPK" frobnicate
@@ -483,6 +485,13 @@ expect_err 2 "search --gpus 2" "GPU search is not in this version" -- "$GPK" qap
 expect_err 2 "search --tenure with hc" "tenure is for" -- "$GPK" ppp --m 21 --n 21 --algo hc --tenure 5
 expect_err 2 "search --starts without multistart" "starts is for" -- "$GPK" qap mini.dat --starts 4
 expect_err 1 "qap missing file" "nosuch.dat: cannot open" -- "$GPK" qap nosuch.dat
+expect 0 "bench search file + ppp" -- "$GPK" bench search --instances mini.dat,mini.tsp:swap,21-21:flip2 --iters 10 --reps 1
+grep -q "FAIL\|ERROR" out.txt && fail "bench search (files, ppp) printed a FAIL row"
+expect_err 2 "bench search bad option" "unknown option" -- "$GPK" bench search --frobnicate
+expect_err 2 "bench search --iters 0" "bad --iters" -- "$GPK" bench search --iters 0
+expect_err 2 "bench search even PPP" "N odd" -- "$GPK" bench search --instances 21-20
+expect_err 2 "bench search bad nb" "not a neighbourhood" -- "$GPK" bench search --instances mini.dat:2opt
+expect_err 1 "bench search no instance" "no instance found" -- "$GPK" bench search --data nosuchdir --instances tai30a
 head -n 4 mini.dat >trunc.dat
 expect_err 1 "qap truncated .dat" "trunc.dat:[0-9]*: truncated" -- "$GPK" qap trunc.dat
 sed 's/^3 20 5$/3 twenty 5/' mini.tsp >bad.tsp
@@ -502,6 +511,13 @@ if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     [ "$(json_int best_known)" = 3323 ] || fail "tsp: bestSolutions.txt not read (burma14 : 3323)"
     [ "$(json_int best)" -ge 3323 ] || fail "tsp burma14: length $(json_int best) below the optimum"
     expect_err 2 "tsp --svg of an EXPLICIT instance" "no coordinates" -- "$GPK" tsp "$DATA/tsplib/bays29.tsp" --svg x.svg
+    # gpk bench search: the speed row and the ITS quality row of one small
+    # instance (about a second), checked runs, a gap read from best-known.csv
+    expect 0 "bench search nug12 --quality" -- "$GPK" bench search --data "$DATA" --instances nug12 --iters 20 --reps 1 --quality --seeds 2 --json bsearch.json
+    grep -q "FAIL\|ERROR" out.txt && fail "bench search printed a FAIL row"
+    grep -q "n/a (not in this version)" out.txt || fail "bench search: no GPU column"
+    grep -q '"quality": {' bsearch.json || fail "bench search JSON has no quality table"
+    grep -q '"best_known": 578' bsearch.json || fail "bench search: best-known.csv not read (nug12 578)"
 else
     echo "cli_test: $DATA not found: QAPLIB / TSPLIB checks skipped" >&2
 fi

@@ -42,6 +42,9 @@ int cmd_ppp(int argc, char **argv);
 void cmd_qap_help(FILE *f);
 void cmd_tsp_help(FILE *f);
 void cmd_ppp_help(FILE *f);
+/* gpk bench search: Luong et al. 2009, Tables 1-4 and ITS quality (cmd_bench_search.c). */
+int cmd_bench_search(int argc, char **argv);
+void cmd_bench_search_help(FILE *f);
 struct gpk_octree;
 /* NULL when the tree keeps gpk_octree_build's promises, else a message in buf. */
 const char *cli_octree_check(const struct gpk_octree *t, unsigned threshold, char *buf, size_t len);

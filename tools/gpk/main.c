@@ -188,15 +188,18 @@ const char *cli_backends_built(void)
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-/* "gpk bench" holds two benchmarks in two files: `bench sort` (cmd_bench.c)
- * and `bench quicksort` (cmd_bench_quick.c). The split is made here so each
+/* "gpk bench" holds several benchmarks, one file each: `bench sort`
+ * (cmd_bench.c), `bench quicksort` (cmd_bench_quick.c), `bench octree`
+ * (cmd_bench_octree.c), `bench search` (cmd_bench_search.c). The split is made here so each
  * file parses only its own options. */
 static int bench_dispatch(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "quicksort") == 0) return cmd_bench_quick(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "octree") == 0) return cmd_bench_octree(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "search") == 0) return cmd_bench_search(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "sort") != 0 && !cli_is_help(argv[1])) {
-        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree)",
+        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree, "
+                  "gpk bench search)",
                   argv[1]);
         return CLI_USAGE;
     }
@@ -207,6 +210,8 @@ static int bench_dispatch(int argc, char **argv)
         cmd_bench_quick_help(f);
         fputc('\n', f);
         cmd_bench_octree_help(f);
+        fputc('\n', f);
+        cmd_bench_search_help(f);
         return argc < 2 ? CLI_USAGE : CLI_OK;
     }
     return cmd_bench(argc, argv);
@@ -219,6 +224,8 @@ static void bench_help(FILE *f)
     cmd_bench_quick_help(f);
     fputc('\n', f);
     cmd_bench_octree_help(f);
+    fputc('\n', f);
+    cmd_bench_search_help(f);
 }
 
 typedef struct command {
@@ -231,7 +238,7 @@ typedef struct command {
 static const command commands[] = {
     {"sort", cmd_sort, cmd_sort_help, "sort a raw or .npy key file, or generated keys"},
     {"bench", bench_dispatch, bench_help,
-     "benchmark against the peers (bench sort, bench quicksort, bench octree)"},
+     "benchmark against the peers (bench sort, bench quicksort, bench octree, bench search)"},
     {"pic", cmd_pic, cmd_pic_help, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
     {"octree", cmd_octree, cmd_octree_help, "octree of particles through a task pool (Cederman & Tsigas 2008)"},
     {"qap", cmd_qap, cmd_qap_help, "quadratic assignment by parallel local search (Luong et al. 2009)"},
