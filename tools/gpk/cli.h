@@ -49,6 +49,23 @@ struct gpk_octree;
 /* NULL when the tree keeps gpk_octree_build's promises, else a message in buf. */
 const char *cli_octree_check(const struct gpk_octree *t, unsigned threshold, char *buf, size_t len);
 
+/* Best-known values of the shared instances (cmd_search.c): `name` looked up
+ * in the file `table` next to the instance file `path`, lines "name SEP
+ * value [SEP kind]"; have = 0 when the table or the name is missing. */
+typedef struct cli_best_known {
+    int have;
+    int64_t value;
+    char kind[8]; /* OPT or BKS */
+} cli_best_known;
+cli_best_known cli_find_best_known(const char *path, const char *table, char sep, const char *name,
+                                   const char *default_kind);
+struct gpk_search_problem;
+struct gpk_search_result;
+/* NULL when r is a solution of the problem's size whose full evaluation is
+ * r->best, else why (in buf or a constant). */
+const char *cli_check_search_result(const struct gpk_search_problem *pb, const struct gpk_search_result *r,
+                                    uint32_t n, char *buf, size_t len);
+
 /* "gpk CMD: message\n" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -58,76 +58,6 @@ void cmd_bench_search_help(FILE *f)
 
 /* ---- best-known values (the same files and rules as gpk qap / gpk tsp) ---- */
 
-typedef struct {
-    int have;
-    int64_t value;
-    char kind[8];
-} bs_known;
-
-static int bs_same(const char *a, const char *b, size_t blen, int fold)
-{
-    if (strlen(a) != blen) return 0;
-    for (size_t i = 0; i < blen; i++) {
-        char x = a[i], y = b[i];
-        if (fold) {
-            if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-            if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        }
-        if (x != y) return 0;
-    }
-    return 1;
-}
-
-/* A small copy of cmd_search.c's lookup (static there): "name SEP value
- * [SEP kind]" lines in `table` next to the instance file; an exact name
- * wins over one differing in case; a missing table means no gap. */
-static bs_known bs_best_known(const char *path, const char *table, char sep, const char *name, const char *dkind)
-{
-    bs_known bk = {0, 0, ""};
-    const char *slash = strrchr(path, '/');
-    const size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-    char file[1024];
-    if (dlen + strlen(table) + 1 > sizeof file) return bk;
-    memcpy(file, path, dlen);
-    strcpy(file + dlen, table);
-    FILE *f = fopen(file, "r");
-    if (!f) return bk;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        char *k = p;
-        while (*p && *p != sep && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        const size_t klen = (size_t)(p - k);
-        while (*p == ' ' || *p == '\t') p++;
-        if (klen == 0 || *p != sep) continue;
-        p++;
-        char *end;
-        const long long v = strtoll(p, &end, 10);
-        if (end == p) continue;
-        p = end;
-        while (*p == ' ' || *p == '\t') p++;
-        char kind[8] = "";
-        if (*p == sep) {
-            p++;
-            while (*p == ' ' || *p == '\t') p++;
-            size_t n = 0;
-            while (p[n] && p[n] != '\r' && p[n] != '\n' && p[n] != ' ' && n + 1 < sizeof kind) n++;
-            memcpy(kind, p, n);
-            kind[n] = '\0';
-        }
-        const int exact = bs_same(name, k, klen, 0);
-        if (exact || (!bk.have && bs_same(name, k, klen, 1))) {
-            bk.have = 1;
-            bk.value = v;
-            snprintf(bk.kind, sizeof bk.kind, "%s", *kind ? kind : dkind);
-            if (exact) break;
-        }
-    }
-    fclose(f);
-    return bk;
-}
-
 /* ---- instances ---- */
 
 typedef struct {
@@ -139,7 +69,7 @@ typedef struct {
     gpk_ppp ppp;
     gpk_neighbourhood nb;
     uint32_t n;
-    bs_known bk;
+    cli_best_known bk;
 } bs_inst;
 
 static void bs_inst_free(bs_inst *in)
@@ -241,7 +171,7 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
             in->pb.qap = &in->qap;
             in->n = in->qap.n;
             bs_copy(in->name, sizeof in->name, in->qap.name);
-            in->bk = bs_best_known(path, "best-known.csv", ',', in->qap.name, "BKS");
+            in->bk = cli_find_best_known(path, "best-known.csv", ',', in->qap.name, "BKS");
         }
     } else if (kind == GPK_PROBLEM_TSP) {
         s = gpk_tsp_load(path, &in->tsp);
@@ -249,7 +179,7 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
             in->pb.tsp = &in->tsp;
             in->n = in->tsp.n;
             bs_copy(in->name, sizeof in->name, in->tsp.name);
-            in->bk = bs_best_known(path, "bestSolutions.txt", ':', in->tsp.name, "OPT");
+            in->bk = cli_find_best_known(path, "bestSolutions.txt", ':', in->tsp.name, "OPT");
         }
     } else {
         s = gpk_ppp_generate((uint32_t)m, (uint32_t)n, 1, &in->ppp);
@@ -277,45 +207,9 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
     return 0;
 }
 
-/* NULL when the solution is valid and evaluates to r->best, else why (in
- * buf): a search drifting from its incremental deltas would otherwise
- * report a value it never reached. */
 static const char *bs_check(const bs_inst *in, const gpk_search_result *r, char *buf, size_t len)
 {
-    const uint32_t n = in->n;
-    if (r->n != n || !r->solution) return "the result has the wrong size";
-    int64_t value;
-    if (in->pb.kind == GPK_PROBLEM_PPP) {
-        const gpk_ppp *p = &in->ppp;
-        int8_t *v = malloc(n);
-        int32_t *y = malloc((size_t)p->m * sizeof *y);
-        if (!v || !y) {
-            free(v);
-            free(y);
-            return "out of host memory for the check";
-        }
-        for (uint32_t j = 0; j < n; j++) v[j] = r->solution[j] ? 1 : -1;
-        gpk_ppp_product(p, v, y);
-        value = gpk_ppp_fitness(p, y);
-        free(v);
-        free(y);
-    } else {
-        unsigned char *seen = calloc(n, 1);
-        if (!seen) return "out of host memory for the check";
-        for (uint32_t i = 0; i < n; i++)
-            if (r->solution[i] >= n || seen[r->solution[i]]++) {
-                free(seen);
-                return "the result is not a permutation";
-            }
-        free(seen);
-        value = in->pb.kind == GPK_PROBLEM_QAP ? gpk_qap_cost(&in->qap, r->solution)
-                                               : gpk_tsp_tour_length(&in->tsp, r->solution);
-    }
-    if (value != r->best) {
-        snprintf(buf, len, "reported %lld, the solution evaluates to %lld", (long long)r->best, (long long)value);
-        return buf;
-    }
-    return NULL;
+    return cli_check_search_result(&in->pb, r, in->n, buf, len);
 }
 
 /* One checked run; returns the verdict ("ok", "FAIL", "ERROR") with why. */
@@ -338,7 +232,7 @@ static const char *bs_run(gpk_ctx *ctx, const bs_inst *in, const gpk_search_opts
     return "ok";
 }
 
-static double bs_gap(const bs_known *bk, int64_t v)
+static double bs_gap(const cli_best_known *bk, int64_t v)
 {
     return bk->value > 0 ? 100.0 * (double)(v - bk->value) / (double)bk->value : 0.0;
 }

@@ -101,21 +101,15 @@ static int same_name(const char *a, const char *b, size_t blen, int fold)
     return 1;
 }
 
-typedef struct best_known {
-    int have;
-    int64_t value;
-    char kind[8]; /* OPT or BKS */
-} best_known;
-
 /* Looks `name` up in the table `table` in the directory of `path`. Lines
  * are "name SEP value [SEP kind]" with SEP ',' (best-known.csv) or ':'
  * (bestSolutions.txt), blanks allowed around each field; anything else (the
  * csv header, comments) is skipped. An exact match wins over one that
  * differs in case only. A missing table is no error: there is just no gap. */
-static best_known find_best_known(const char *path, const char *table, char sep, const char *name,
+cli_best_known cli_find_best_known(const char *path, const char *table, char sep, const char *name,
                                   const char *default_kind)
 {
-    best_known bk = {0, 0, ""};
+    cli_best_known bk = {0, 0, ""};
     if (!name || !*name) return bk;
     const char *slash = strrchr(path, '/');
     size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
@@ -164,7 +158,7 @@ static best_known find_best_known(const char *path, const char *table, char sep,
 
 /* The gap in percent, when it means something (a positive best known, or
  * the best known reached). */
-static int gap_of(const best_known *bk, int64_t best, double *gap)
+static int gap_of(const cli_best_known *bk, int64_t best, double *gap)
 {
     if (!bk->have) return 0;
     if (bk->value > 0) {
@@ -182,7 +176,7 @@ static int gap_of(const best_known *bk, int64_t best, double *gap)
 
 typedef struct progress_state {
     const char *cmd;
-    const best_known *bk;
+    const cli_best_known *bk;
     double last_ms; /* when the last line was printed */
 } progress_state;
 
@@ -311,7 +305,7 @@ static int write_tour_svg(const char *cmd, const char *path, const gpk_tsp *t, c
 /* The result must be a permutation (or bits) whose value, by the problem's
  * own full evaluation, is the reported best: a search that drifts from its
  * incremental deltas would otherwise report a cost it never reached. */
-static const char *check_result(const gpk_search_problem *pb, const gpk_search_result *r, uint32_t n, char *buf,
+const char *cli_check_search_result(const gpk_search_problem *pb, const gpk_search_result *r, uint32_t n, char *buf,
                                 size_t len)
 {
     if (r->n != n || !r->solution) return "the result has the wrong size";
@@ -541,7 +535,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     pb.kind = kind;
     char instance[96];
     uint32_t n = 0;
-    best_known bk = {0, 0, ""};
+    cli_best_known bk = {0, 0, ""};
     gpk_status s;
     switch (kind) {
     case GPK_PROBLEM_QAP:
@@ -553,7 +547,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         pb.qap = &qap;
         n = qap.n;
         snprintf(instance, sizeof instance, "%s", qap.name);
-        bk = find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
+        bk = cli_find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
         break;
     case GPK_PROBLEM_TSP:
         s = gpk_tsp_load(a.file, &tsp);
@@ -570,7 +564,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         n = tsp.n;
         snprintf(instance, sizeof instance, "%s", tsp.name);
         /* bestSolutions.txt holds optimal tour lengths. */
-        bk = find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
+        bk = cli_find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
         break;
     default:
         s = gpk_ppp_generate((uint32_t)a.m, (uint32_t)a.n, a.seed, &ppp);
@@ -623,7 +617,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                                  : kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT
                                                            : GPK_NB_FLIP1;
     char why[160];
-    const char *bad = check_result(&pb, &res, n, why, sizeof why);
+    const char *bad = cli_check_search_result(&pb, &res, n, why, sizeof why);
     double gap = 0.0;
     const int have_gap = gap_of(&bk, res.best, &gap);
     const double rate = res.ms > 0 ? (double)res.evaluated / (res.ms * 1e-3) : 0.0;
