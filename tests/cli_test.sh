@@ -14,6 +14,7 @@ case $PIC in /*) ;; *) PIC=$(pwd)/$PIC ;; esac
 
 # The figure script of gpk bench quicksort, next to this file's directory.
 PLOT=$(cd "$(dirname "$0")/.." && pwd)/bench/plot_quicksort.py
+OPLOT=$(cd "$(dirname "$0")/.." && pwd)/bench/plot_octree.py
 # The benchmark instances (QAPLIB, TSPLIB) next to the repository; the
 # checks that need them are skipped where they are absent.
 DATA=$(cd "$(dirname "$0")/.." && pwd)/../shared/data
@@ -396,6 +397,12 @@ expect_err 1 "octree tiny capacity" "full" -- "$GPK" octree --n 20000 --scheme l
 expect 0 "bench octree" -- "$GPK" bench octree --n 10000,30000 --dists uniform,tube --threads 1,2 --reps 1 --pools --json octree.json
 grep -q "FAIL\|ERROR" out.txt && fail "bench octree printed a FAIL row"
 grep -q '"pools"' octree.json || fail "bench octree JSON has no pools"
+if command -v python3 >/dev/null 2>&1; then
+    python3 "$OPLOT" octree.json ofigs --prefix t >/dev/null || fail "plot_octree.py failed"
+    python3 -c 'import sys, xml.dom.minidom as m; [m.parse(f) for f in sys.argv[1:]]' ofigs/t-fig4.svg ofigs/t-fig5.svg ||
+        fail "plot_octree.py wrote malformed SVG"
+    pass
+fi
 
 # ---- local search: gpk qap, gpk tsp, gpk ppp ------------------------------------------------
 for c in qap tsp ppp; do

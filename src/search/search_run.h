@@ -31,4 +31,56 @@ typedef struct gpk__search_cfg {
 /* The CPU implementation: fills r (solution allocated here). */
 gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
 
+/* ---- the CUDA neighbourhood evaluation (src/search/search_cuda.cu; built
+ * with -DGPK_WITH_CUDA_SEARCH=ON, which defines GPK_HAVE_CUDA_SEARCH) ----
+ * A session keeps the problem's data on the device (QAP A and B; TSP
+ * matrix or coordinates; PPP A and H) and a device mirror of the tabu
+ * array. Each call of gpk__search_cuda_best_move uploads the current
+ * solution (QAP p / TSP tour, or PPP v and y), evaluates the WHOLE
+ * neighbourhood on the GPU (one thread per neighbour, in chunks) and
+ * returns the same two moves as the CPU scan: the best of all and the best
+ * admissible (tabu rule with aspiration), each the minimum of (delta, k).
+ * PAPER: every delta is copied to the host and the choice made there;
+ * OURS: the choice is reduced on the device and one result copied back.
+ * The host copy of the state stays authoritative; the caller mirrors its
+ * tabu writes with gpk__search_cuda_tabu_set / _upload. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef struct gpk__search_cuda gpk__search_cuda;
+typedef enum { GPK__SEARCH_CUDA_PAPER = 0, GPK__SEARCH_CUDA_OURS = 1 } gpk__search_cuda_mode;
+
+typedef struct gpk__search_cuda_in {
+    const uint32_t *perm;   /* QAP p / TSP tour, n entries */
+    const int8_t *v;        /* PPP v (+-1), n entries */
+    const int32_t *y;       /* PPP y = A v, m entries */
+    const uint64_t *tabu;   /* the host tabu array (PAPER: the host's choice reads it) */
+    uint64_t iteration;     /* an attribute is tabu while tabu[.] > iteration */
+    int64_t cost, best;     /* aspiration: cost + d < best */
+    int use_tabu;
+} gpk__search_cuda_in;
+
+typedef struct gpk__search_cuda_move {
+    int64_t d;   /* INT64_MAX: none */
+    uint64_t k;  /* neighbour index (k -> (i, j) with gpk_swap_index_to_pair; 1-flip: the bit) */
+} gpk__search_cuda_move;
+
+/* GPK_EUNSUPPORTED (with a message) when the device cannot evaluate this
+ * configuration bit-identically (TSP GEO without a distance matrix: the
+ * device's cos/acos differ from the host's libm), GPK_ENOMEM / GPK_EDEVICE
+ * on CUDA failures; the caller then keeps the CPU scan. */
+gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out);
+void gpk__search_cuda_close(gpk__search_cuda *g);
+/* Limits one launch to `neighbours` neighbours (0: the default, by work);
+ * the tests use it to force chunking on small instances. */
+void gpk__search_cuda_set_chunk(gpk__search_cuda *g, uint64_t neighbours);
+/* The whole tabu array (tabu_len entries as in the CPU search; NULL: all 0). */
+gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const uint64_t *tabu);
+gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until);
+gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk__search_cuda_in *in, gpk__search_cuda_mode mode,
+                                      gpk__search_cuda_move *any, gpk__search_cuda_move *adm);
+#ifdef __cplusplus
+}
+#endif
+
 #endif
