@@ -229,6 +229,9 @@ if has octree; then
       grep -m 10 -E 'FAIL|ERROR' "$out/bench-octree-$be.txt" >>"$summary"
       t0=$(date +%s)
     done
+    for j in octree-gpu octree-cpu; do
+      [ -f "$out/$j.json" ] && python3 "$root/bench/plot_octree.py" "$out/$j.json" "$out" --prefix "$j" >/dev/null 2>&1
+    done
     # the paper's threads x blocks grid (Figures 2-3) for the CUDA pools
     timeout 500 "$obuild/gpk" bench octree --backend cuda --n "${GPK_OCTREE_GRID_N:-4M}" --dists uniform,tube \
       --schemes static,queue,lockfree,steal --block-threads "${GPK_OCTREE_GRID_THREADS:-32,64,128,256}" \
