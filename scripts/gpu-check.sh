@@ -6,8 +6,9 @@
 #                        [qsanitize] [qbench] [octree]
 #   (default: all but sanitize, qsanitize and octree)
 # octree configures a second build ($build-octree) with -DGPK_WITH_CUDA_OCTREE=ON
-# (the CUDA task pools and octree builders, not yet run on a GPU before this),
-# runs test_octree cuda and test_pool_cuda (also under compute-sanitizer
+# and -DGPK_WITH_CUDA_SEARCH=ON (the CUDA task pools, octree builders and
+# neighbourhood evaluation, not yet run on a GPU before this), runs
+# test_search_cuda, test_octree cuda and test_pool_cuda (the last two also under compute-sanitizer
 # memcheck, small), gpk bench octree on cuda and cpu (1M, 4M, 16M; uniform,
 # tube) and the CUDA pools' threads x blocks grid at 4M (GPK_OCTREE_GRID_N,
 # GPK_OCTREE_GRID_BLOCKS, GPK_OCTREE_GRID_THREADS).
@@ -190,8 +191,9 @@ if has octree; then
   t0=$(date +%s)
   targets="gpk_cli test_octree"
   [ -f "$root/tests/test_pool_cuda.cu" ] && targets="$targets test_pool_cuda"
+  [ -f "$root/tests/test_search_cuda.c" ] && targets="$targets test_search_cuda"
   if cmake -S "$root" -B "$obuild" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-       -DGPK_WITH_CUDA_OCTREE=ON >"$out/cmake-octree.log" 2>&1 &&
+       -DGPK_WITH_CUDA_OCTREE=ON -DGPK_WITH_CUDA_SEARCH=ON >"$out/cmake-octree.log" 2>&1 &&
      cmake --build "$obuild" -j "$(nproc)" --target $targets >"$out/build-octree.log" 2>&1; then
     note "octree build: ok in $(( $(date +%s) - t0 )) s ($targets)"
     GPK_REQUIRE_CUDA=1 timeout 300 "$obuild/tests/test_octree" cuda >"$out/octree-test.log" 2>&1
@@ -205,6 +207,13 @@ if has octree; then
       [ $rc = 0 ] || fail=1
       note "test_pool_cuda: exit $rc, $(tail -n 1 "$out/pool-cuda-test.log")"
       grep -m 10 -E 'FAIL|error' "$out/pool-cuda-test.log" >>"$summary"
+    fi
+    if [ -x "$obuild/tests/test_search_cuda" ]; then
+      GPK_REQUIRE_CUDA=1 timeout 300 "$obuild/tests/test_search_cuda" >"$out/search-cuda-test.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || fail=1
+      note "test_search_cuda: exit $rc, $(tail -n 1 "$out/search-cuda-test.log")"
+      grep -m 10 -E 'FAIL|error' "$out/search-cuda-test.log" >>"$summary"
     fi
     if command -v compute-sanitizer >/dev/null 2>&1; then
       for t in test_octree test_pool_cuda; do

@@ -72,6 +72,12 @@ typedef struct {
     int64_t cost;
     gpk_rng rng;
     uint64_t iteration, evaluated; /* totals over the run (ITS: all rounds) */
+#ifdef GPK_HAVE_CUDA_SEARCH
+    /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
+     * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
+    gpk__search_cuda *gpu;
+    gpk__search_cuda_mode gpu_mode;
+#endif
 } state;
 
 typedef struct {
@@ -229,6 +235,29 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
     case GPK_NB_FLIP1: s->tabu[i] = until; break;
     default: s->tabu[i] = s->tabu[j] = until; break;
     }
+#ifdef GPK_HAVE_CUDA_SEARCH
+    /* CUDA: mirror the writes into the device's tabu list. */
+    if (s->gpu) {
+        uint64_t at[2];
+        int cnt = 1;
+        switch (s->cfg->nb) {
+        case GPK_NB_SWAP:
+            at[0] = (uint64_t)i * s->n + s->perm[i];
+            at[1] = (uint64_t)j * s->n + s->perm[j];
+            cnt = 2;
+            break;
+        case GPK_NB_TWO_OPT: at[0] = k; break;
+        case GPK_NB_FLIP1: at[0] = i; break;
+        default: at[0] = i, at[1] = j, cnt = 2; break;
+        }
+        for (int q = 0; q < cnt; q++)
+            if (gpk__search_cuda_tabu_set(s->gpu, at[q], until) != GPK_OK) {
+                gpk__search_cuda_close(s->gpu); /* the host state is authoritative: go on on the CPU */
+                s->gpu = NULL;
+                break;
+            }
+    }
+#endif
 }
 
 /* Taillard's table update after swapping positions r, s (already applied
@@ -326,10 +355,30 @@ static void next_pair(const state *s, uint32_t *i, uint32_t *j)
  * the best move in *any, and in *adm the best admissible one under the tabu
  * rule with aspiration (use_tabu), d = INT64_MAX when none. Each thread
  * keeps its own minima; they are merged by the same total order. */
-static void scan(const state *s, int threads, int use_tabu, int64_t best_cost, move *any, move *adm)
+static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *any, move *adm)
 {
     const move none = {INT64_MAX, UINT64_MAX, 0, 0};
     *any = *adm = none;
+#ifdef GPK_HAVE_CUDA_SEARCH
+    /* CUDA: the same two minima of (delta, k), evaluated on the GPU. On a
+     * CUDA failure the session is dropped and the CPU scan takes over (the
+     * error stays recorded on the context). */
+    if (s->gpu) {
+        const gpk__search_cuda_in in = {s->perm, s->v, s->y, s->tabu, s->iteration, s->cost, best_cost, use_tabu};
+        gpk__search_cuda_move ga, gb;
+        if (gpk__search_cuda_best_move(s->gpu, &in, s->gpu_mode, &ga, &gb) == GPK_OK) {
+            any->d = ga.d;
+            any->k = ga.k;
+            if (ga.d != INT64_MAX) index_pair(s, ga.k, &any->i, &any->j);
+            adm->d = gb.d;
+            adm->k = gb.k;
+            if (gb.d != INT64_MAX) index_pair(s, gb.k, &adm->i, &adm->j);
+            return;
+        }
+        gpk__search_cuda_close(s->gpu);
+        s->gpu = NULL;
+    }
+#endif
     const uint64_t size = s->size;
     if (s->work < PAR_MIN_WORK) threads = 1;
     if ((uint64_t)threads > size) threads = (int)size;
@@ -419,6 +468,12 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
 {
     const uint32_t tenure = s->cfg->tenure;
     memset(s->tabu, 0, s->tabu_len * sizeof *s->tabu);
+#ifdef GPK_HAVE_CUDA_SEARCH
+    if (s->gpu && gpk__search_cuda_tabu_upload(s->gpu, NULL) != GPK_OK) {
+        gpk__search_cuda_close(s->gpu);
+        s->gpu = NULL;
+    }
+#endif
     /* Tabu "until" values are absolute iterations; clearing the list makes
      * every attribute free again for the new round. */
     for (uint64_t t = 0; t < iters; t++) {
@@ -571,6 +626,17 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         else random_solution(&s, r->solution);
         state_load(&s, r->solution, c->threads);
         int64_t best = s.cost;
+#ifdef GPK_HAVE_CUDA_SEARCH
+        /* CUDA context: the best-move scans on the GPU (GPK_SEARCH_CUDA_MODE=paper:
+         * the paper's mode, every delta to the host; else ours, one move back).
+         * When the device cannot take this configuration the CPU scan runs. */
+        if (ctx->backend == GPK_BACKEND_CUDA && (c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_TABU ||
+                                                 c->algo == GPK_SEARCH_ITS)) {
+            const char *mode = getenv("GPK_SEARCH_CUDA_MODE");
+            s.gpu_mode = mode && strcmp(mode, "paper") == 0 ? GPK__SEARCH_CUDA_PAPER : GPK__SEARCH_CUDA_OURS;
+            if (gpk__search_cuda_open(ctx, c, &s.gpu) != GPK_OK) s.gpu = NULL;
+        }
+#endif
         switch (c->algo) {
         case GPK_SEARCH_HC_BEST: r->local_optimum = hill_climb_best(&s, c->threads, &rp); break;
         case GPK_SEARCH_HC_FIRST: r->local_optimum = hill_climb_first(&s, &rp); break;
@@ -584,6 +650,9 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->best = best;
         r->iterations = s.iteration;
         r->evaluated = s.evaluated;
+#ifdef GPK_HAVE_CUDA_SEARCH
+        gpk__search_cuda_close(s.gpu);
+#endif
         state_free(&s);
     }
     r->ms = (omp_get_wtime() - rp.t0) * 1e3;

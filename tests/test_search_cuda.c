@@ -1,0 +1,345 @@
+/* The CUDA neighbourhood evaluation (src/search/search_cuda.cu) against the
+ * CPU scan's rule: on the same states (solution, tabu list, iteration,
+ * cost, best), both modes (PAPER: deltas to the host; OURS: reduction on
+ * the device) must pick the same best move and the same best admissible
+ * move as a reference scan built from the public delta functions, for
+ * random QAP / TSP / PPP instances of several sizes, with the default
+ * chunk and with forced small chunks. Then whole searches on a CUDA
+ * context must return what the CPU context returns.
+ *
+ * Exit 77 (skipped) without a CUDA device, unless GPK_REQUIRE_CUDA=1. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpk/gen.h"
+#include "gpk/search.h"
+#include "search/search_run.h"
+#include "testutil.h"
+
+static gpk_rng rng;
+
+static uint64_t below(uint64_t b)
+{
+    return gpk_rng_next(&rng) % b;
+}
+
+typedef struct {
+    const gpk__search_cfg *c;
+    uint32_t n;
+    uint64_t size, tabu_len;
+    uint32_t *perm;
+    int8_t *v;
+    int32_t *y;
+    uint64_t *tabu;
+} ref_state;
+
+static int64_t ref_delta(const ref_state *s, uint32_t i, uint32_t j)
+{
+    const gpk__search_cfg *c = s->c;
+    switch (c->nb) {
+    case GPK_NB_SWAP:
+        return c->kind == GPK_PROBLEM_QAP ? gpk_qap_swap_delta(c->qap, s->perm, i, j)
+                                          : gpk_tsp_swap_delta(c->tsp, s->perm, i, j);
+    case GPK_NB_TWO_OPT: return gpk_tsp_two_opt_delta(c->tsp, s->perm, i, j);
+    case GPK_NB_FLIP1: return gpk_ppp_flip_delta(c->ppp, s->y, s->v, i);
+    default: return gpk_ppp_flip2_delta(c->ppp, s->y, s->v, i, j);
+    }
+}
+
+static int ref_tabu(const ref_state *s, uint64_t it, uint64_t k, uint32_t i, uint32_t j)
+{
+    switch (s->c->nb) {
+    case GPK_NB_SWAP: return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
+    case GPK_NB_TWO_OPT: return s->tabu[k] > it;
+    case GPK_NB_FLIP1: return s->tabu[i] > it;
+    default: return s->tabu[i] > it || s->tabu[j] > it;
+    }
+}
+
+static int mless(int64_t d, uint64_t k, const gpk__search_cuda_move *m)
+{
+    return d < m->d || (d == m->d && k < m->k);
+}
+
+static void ref_scan(const ref_state *s, const gpk__search_cuda_in *in, gpk__search_cuda_move *any,
+                     gpk__search_cuda_move *adm)
+{
+    any->d = adm->d = INT64_MAX;
+    any->k = adm->k = UINT64_MAX;
+    for (uint64_t k = 0; k < s->size; k++) {
+        uint32_t i, j = 0;
+        if (s->c->nb == GPK_NB_FLIP1) i = (uint32_t)k;
+        else gpk_swap_index_to_pair(s->n, k, &i, &j);
+        const int64_t d = ref_delta(s, i, j);
+        if (mless(d, k, any)) any->d = d, any->k = k;
+        if (mless(d, k, adm) && (!in->use_tabu || in->cost + d < in->best || !ref_tabu(s, in->iteration, k, i, j)))
+            adm->d = d, adm->k = k;
+    }
+}
+
+/* Random states of one configuration; every choice compared. */
+static void check_config(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label)
+{
+    gpk__search_cuda *g = NULL;
+    gpk_status st = gpk__search_cuda_open(ctx, c, &g);
+    TU_CHECK(st == GPK_OK, "%s: open: %s", label, gpk_last_error(ctx));
+    if (st != GPK_OK) return;
+    ref_state s = {c, c->n, 0, 0, NULL, NULL, NULL, NULL};
+    const uint32_t n = c->n;
+    s.size = c->nb == GPK_NB_FLIP1 ? n : (uint64_t)n * (n - 1) / 2;
+    if (c->kind == GPK_PROBLEM_PPP) s.tabu_len = n;
+    else s.tabu_len = c->nb == GPK_NB_TWO_OPT ? s.size : (uint64_t)n * n;
+    s.tabu = calloc(s.tabu_len, sizeof *s.tabu);
+    s.perm = malloc(n * sizeof *s.perm);
+    s.v = malloc(n);
+    s.y = malloc((c->ppp ? c->ppp->m : 1) * sizeof *s.y);
+    /* default, small (many launches; bounded for the large instances), 1000 */
+    const uint64_t chunks[3] = {0, s.size <= 20000 ? 1 + below(97) : s.size / 5 + below(1000), 1000};
+    for (int rep = 0; rep < 4; rep++) {
+        if (c->kind == GPK_PROBLEM_PPP) {
+            for (uint32_t i = 0; i < n; i++) s.v[i] = (gpk_rng_next(&rng) >> 63) ? 1 : -1;
+            gpk_ppp_product(c->ppp, s.v, s.y);
+        } else {
+            for (uint32_t i = 0; i < n; i++) s.perm[i] = i;
+            for (uint32_t i = n - 1; i > 0; i--) {
+                uint32_t r = (uint32_t)below(i + 1), t = s.perm[i];
+                s.perm[i] = s.perm[r];
+                s.perm[r] = t;
+            }
+        }
+        const uint64_t it = 10 + below(100);
+        for (uint64_t q = 0; q < s.tabu_len; q++) s.tabu[q] = below(3) ? 0 : it - 3 + below(8);
+        TU_CHECK(gpk__search_cuda_tabu_upload(g, s.tabu) == GPK_OK, "%s: tabu upload", label);
+        /* A few single writes, as the search makes them. */
+        for (int w = 0; w < 3; w++) {
+            const uint64_t at = below(s.tabu_len), until = it + 1 + below(4);
+            s.tabu[at] = until;
+            TU_CHECK(gpk__search_cuda_tabu_set(g, at, until) == GPK_OK, "%s: tabu set", label);
+        }
+        gpk__search_cuda_in in = {s.perm, s.v, s.y, s.tabu, it, 1000, 0, 0};
+        gpk__search_cuda_move ra, rb;
+        ref_scan(&s, &in, &ra, &rb); /* use_tabu = 0: rb == ra */
+        for (int variant = 0; variant < 4; variant++) {
+            in.use_tabu = variant > 0;
+            /* best: none aspirated / some aspirated / every improving one */
+            in.best = variant == 1 ? INT64_MIN / 4 : variant == 2 ? in.cost + ra.d + 1 + (int64_t)below(3) : in.cost;
+            ref_scan(&s, &in, &ra, &rb);
+            for (int ch = 0; ch < 3; ch++) {
+                gpk__search_cuda_set_chunk(g, chunks[ch]);
+                for (int mode = 0; mode < 2; mode++) {
+                    gpk__search_cuda_move ga, gb;
+                    st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga,
+                                                    &gb);
+                    TU_CHECK(st == GPK_OK, "%s: best_move: %s", label, gpk_last_error(ctx));
+                    if (st != GPK_OK) continue;
+                    TU_CHECK(ga.d == ra.d && ga.k == ra.k,
+                             "%s rep %d variant %d chunk %" PRIu64 " %s: best (%" PRId64 ", %" PRIu64
+                             "), CPU (%" PRId64 ", %" PRIu64 ")",
+                             label, rep, variant, chunks[ch], mode ? "ours" : "paper", ga.d, ga.k, ra.d, ra.k);
+                    TU_CHECK(gb.d == rb.d && gb.k == rb.k,
+                             "%s rep %d variant %d chunk %" PRIu64 " %s: admissible (%" PRId64 ", %" PRIu64
+                             "), CPU (%" PRId64 ", %" PRIu64 ")",
+                             label, rep, variant, chunks[ch], mode ? "ours" : "paper", gb.d, gb.k, rb.d, rb.k);
+                }
+            }
+        }
+    }
+    gpk__search_cuda_close(g);
+    free(s.tabu);
+    free(s.perm);
+    free(s.v);
+    free(s.y);
+}
+
+static gpk__search_cfg base_cfg(gpk_problem_kind kind, gpk_neighbourhood nb, uint32_t n)
+{
+    gpk__search_cfg c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.nb = nb;
+    c.n = n;
+    c.threads = 1;
+    return c;
+}
+
+static void test_qap(gpk_ctx *ctx, uint32_t n)
+{
+    gpk_qap q;
+    memset(&q, 0, sizeof q);
+    q.n = n;
+    q.a = malloc((size_t)n * n * sizeof *q.a);
+    q.b = malloc((size_t)n * n * sizeof *q.b);
+    for (size_t t = 0; t < (size_t)n * n; t++) {
+        q.a[t] = (int64_t)below(10);
+        q.b[t] = (int64_t)below(100) - 20; /* asymmetric, some negative */
+    }
+    gpk__search_cfg c = base_cfg(GPK_PROBLEM_QAP, GPK_NB_SWAP, n);
+    c.qap = &q;
+    char label[64];
+    snprintf(label, sizeof label, "qap n=%u", n);
+    check_config(ctx, &c, label);
+    free(q.a);
+    free(q.b);
+}
+
+static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix, int grid)
+{
+    gpk_tsp t;
+    memset(&t, 0, sizeof t);
+    t.n = n;
+    t.weight = w;
+    t.x = malloc(n * sizeof *t.x);
+    t.y = malloc(n * sizeof *t.y);
+    for (uint32_t i = 0; i < n; i++) {
+        /* grid: small integers, many equal deltas (the tie-break); else
+         * fractional values where the rounding matters */
+        t.x[i] = grid ? (double)below(6) : (double)below(2000000) / 7.0;
+        t.y[i] = grid ? (double)below(6) : (double)below(2000000) / 13.0;
+    }
+    if (with_matrix) {
+        int32_t *m = malloc((size_t)n * n * sizeof *m);
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < n; j++) m[(size_t)i * n + j] = gpk_tsp_dist(&t, i, j); /* the coordinates' path */
+        t.matrix = m;
+    }
+    static const char *wn[] = {"euc2d", "ceil2d", "att", "geo", "explicit"};
+    for (int nb = 0; nb < 2; nb++) {
+        gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, nb ? GPK_NB_SWAP : GPK_NB_TWO_OPT, n);
+        c.tsp = &t;
+        char label[96];
+        snprintf(label, sizeof label, "tsp n=%u %s %s%s %s", n, wn[w], with_matrix ? "matrix" : "coords",
+                 grid ? " grid" : "", nb ? "swap" : "2opt");
+        check_config(ctx, &c, label);
+    }
+    free(t.x);
+    free(t.y);
+    free(t.matrix);
+}
+
+static void test_ppp(gpk_ctx *ctx, uint32_t m, uint32_t n)
+{
+    gpk_ppp p;
+    gpk_status st = gpk_ppp_generate(m, n, gpk_rng_next(&rng), &p);
+    TU_CHECK(st == GPK_OK, "ppp %u-%u: generate", m, n);
+    if (st != GPK_OK) return;
+    for (int nb = 0; nb < 2; nb++) {
+        gpk__search_cfg c = base_cfg(GPK_PROBLEM_PPP, nb ? GPK_NB_FLIP2 : GPK_NB_FLIP1, n);
+        c.ppp = &p;
+        char label[64];
+        snprintf(label, sizeof label, "ppp %u-%u %s", m, n, nb ? "flip2" : "flip1");
+        check_config(ctx, &c, label);
+    }
+    gpk_ppp_free(&p);
+}
+
+/* A whole search on the CUDA context against the CPU context. */
+static void test_run(gpk_ctx *cuda, gpk_ctx *cpu, const gpk_search_problem *pr, gpk_search_algo algo,
+                     gpk_neighbourhood nb, const char *label)
+{
+    for (int mode = 0; mode < 2; mode++) {
+        setenv("GPK_SEARCH_CUDA_MODE", mode ? "ours" : "paper", 1);
+        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+        o.algo = algo;
+        o.nb = nb;
+        o.iters = algo == GPK_SEARCH_HC_BEST ? 0 : 150;
+        o.global_iters = 3;
+        o.seed = 12345;
+        gpk_search_result a, b;
+        gpk_status sa = gpk_search_run(cuda, pr, &o, &a), sb = gpk_search_run(cpu, pr, &o, &b);
+        TU_CHECK(sa == GPK_OK && sb == GPK_OK, "%s: run: %s / %s", label, gpk_last_error(cuda), gpk_last_error(cpu));
+        if (sa != GPK_OK || sb != GPK_OK) continue;
+        TU_CHECK(a.best == b.best && a.iterations == b.iterations && a.n == b.n &&
+                     memcmp(a.solution, b.solution, a.n * sizeof *a.solution) == 0,
+                 "%s (%s): CUDA best %" PRId64 " after %" PRIu64 ", CPU %" PRId64 " after %" PRIu64, label,
+                 mode ? "ours" : "paper", a.best, a.iterations, b.best, b.iterations);
+        gpk_search_result_free(&a);
+        gpk_search_result_free(&b);
+    }
+    unsetenv("GPK_SEARCH_CUDA_MODE");
+}
+
+int main(void)
+{
+    gpk_ctx *ctx = NULL, *cpu = NULL;
+    gpk_backend be;
+    char prog[] = "test_search_cuda", arg[] = "cuda";
+    char *argv[] = {prog, arg, NULL};
+    int rc = tu_open_backend(prog, 2, argv, &ctx, &be);
+    if (rc != -1) return rc;
+    if (gpk_ctx_create(&cpu, GPK_BACKEND_CPU) != GPK_OK) {
+        printf("no CPU context: %s\n", gpk_last_error(NULL));
+        gpk_ctx_destroy(ctx);
+        return 1;
+    }
+    gpk_rng_seed(&rng, tu_seed());
+
+    const uint32_t qn[] = {2, 3, 5, 12, 40, 130};
+    for (size_t q = 0; q < sizeof qn / sizeof *qn; q++) test_qap(ctx, qn[q]);
+    const uint32_t tn[] = {3, 4, 5, 11, 57, 300};
+    for (size_t q = 0; q < sizeof tn / sizeof *tn; q++)
+        for (int w = 0; w < 3; w++)
+            for (int mat = 0; mat < 2; mat++) test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
+    test_tsp(ctx, 800, GPK_TSP_EUC_2D, 0, 0);
+    const uint32_t pm[][2] = {{9, 9}, {31, 31}, {73, 73}, {101, 117}};
+    for (size_t q = 0; q < sizeof pm / sizeof *pm; q++) test_ppp(ctx, pm[q][0], pm[q][1]);
+
+    /* GEO without a matrix is refused (the CPU scan keeps it). */
+    {
+        gpk_tsp t;
+        memset(&t, 0, sizeof t);
+        double x[4] = {10.1, 20.2, 30.3, 40.4}, y[4] = {1.5, 2.5, 3.5, 4.5};
+        t.n = 4;
+        t.weight = GPK_TSP_GEO;
+        t.x = x;
+        t.y = y;
+        gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, GPK_NB_TWO_OPT, 4);
+        c.tsp = &t;
+        gpk__search_cuda *g = NULL;
+        TU_CHECK(gpk__search_cuda_open(ctx, &c, &g) == GPK_EUNSUPPORTED && g == NULL, "geo without a matrix refused");
+    }
+
+    /* Whole searches: the CUDA context's result equals the CPU's. */
+    {
+        gpk_qap q;
+        memset(&q, 0, sizeof q);
+        q.n = 30;
+        q.a = malloc(900 * sizeof *q.a);
+        q.b = malloc(900 * sizeof *q.b);
+        for (int t = 0; t < 900; t++) q.a[t] = (int64_t)below(10), q.b[t] = (int64_t)below(50);
+        gpk_search_problem pr = {GPK_PROBLEM_QAP, &q, NULL, NULL};
+        test_run(ctx, cpu, &pr, GPK_SEARCH_TABU, GPK_NB_SWAP, "run qap tabu");
+        test_run(ctx, cpu, &pr, GPK_SEARCH_ITS, GPK_NB_SWAP, "run qap its");
+        test_run(ctx, cpu, &pr, GPK_SEARCH_HC_BEST, GPK_NB_SWAP, "run qap hc");
+        free(q.a);
+        free(q.b);
+
+        gpk_tsp t;
+        memset(&t, 0, sizeof t);
+        t.n = 60;
+        t.weight = GPK_TSP_EUC_2D;
+        t.x = malloc(60 * sizeof *t.x);
+        t.y = malloc(60 * sizeof *t.y);
+        for (int i = 0; i < 60; i++) t.x[i] = (double)below(100000) / 3.0, t.y[i] = (double)below(100000) / 7.0;
+        gpk_search_problem pt = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+        test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_TWO_OPT, "run tsp 2opt tabu");
+        test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_SWAP, "run tsp swap tabu");
+        test_run(ctx, cpu, &pt, GPK_SEARCH_HC_BEST, GPK_NB_TWO_OPT, "run tsp 2opt hc");
+        free(t.x);
+        free(t.y);
+
+        gpk_ppp p;
+        if (gpk_ppp_generate(73, 73, 7, &p) == GPK_OK) {
+            gpk_search_problem pp = {GPK_PROBLEM_PPP, NULL, NULL, &p};
+            test_run(ctx, cpu, &pp, GPK_SEARCH_TABU, GPK_NB_FLIP1, "run ppp flip1 tabu");
+            test_run(ctx, cpu, &pp, GPK_SEARCH_TABU, GPK_NB_FLIP2, "run ppp flip2 tabu");
+            gpk_ppp_free(&p);
+        }
+    }
+    gpk_ctx_destroy(cpu);
+    gpk_ctx_destroy(ctx);
+    return tu_finish("test_search_cuda");
+}
