@@ -36,6 +36,7 @@
  * all moves, and over the admissible ones (not tabu, or aspirated:
  * cost + delta < best). */
 #include "search_run.h"
+#include "bijection_inline.h"
 #include "../core/cuda_internal.h"
 
 #include <cuda_runtime.h>
@@ -104,36 +105,10 @@ struct gpk__search_cuda {
 
 /* ---- device helpers ---- */
 
-/* floor(sqrt(x)): src/search/bijection.c's isqrt64. */
-__device__ __forceinline__ uint64_t d_isqrt64(uint64_t x)
-{
-    uint64_t r = 0, bit = (uint64_t)1 << 62;
-    if (x < ((uint64_t)1 << 32)) bit = (uint64_t)1 << 30;
-    if (x < ((uint64_t)1 << 16)) bit = (uint64_t)1 << 14;
-    while (bit > x) bit >>= 2;
-    while (bit) {
-        if (x >= r + bit) {
-            x -= r + bit;
-            r = (r >> 1) + bit;
-        } else {
-            r >>= 1;
-        }
-        bit >>= 2;
-    }
-    return r;
-}
-
-/* gpk_swap_index_to_pair on the device. */
+/* gpk_swap_index_to_pair on the device: the same arithmetic (bijection_inline.h). */
 __device__ __forceinline__ void d_pair(uint64_t n, uint64_t k, uint32_t &i, uint32_t &j)
 {
-    uint64_t m = n * (n - 1) / 2;
-    uint64_t x = m - k - 1;
-    uint64_t s = d_isqrt64(2 * x);
-    uint64_t t = (s * (s + 1) / 2 <= x) ? s : s - 1;
-    uint64_t ii = n - 2 - t;
-    uint64_t jj = k - ii * (n - 1) + ii * (ii + 1) / 2 + 1;
-    i = (uint32_t)ii;
-    j = (uint32_t)jj;
+    search_index_to_pair(n, k, &i, &j);
 }
 
 __device__ __forceinline__ bool d_less(const dmove &a, const dmove &b)
