@@ -13,18 +13,20 @@
 
 /* ---- quantization ------------------------------------------------------------ */
 
-void gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads)
+int gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads)
 {
     double lo[3], hi[3];
     for (int a = 0; a < 3; a++) lo[a] = hi[a] = xyz[a];
     /* Three scalar reductions per bound: OpenMP min/max reductions do not
      * take array sections in every compiler we meet. */
     double lx = lo[0], ly = lo[1], lz = lo[2], hx = hi[0], hy = hi[1], hz = hi[2];
+    int finite = 1;
     const long long nn = (long long)n;
-#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) if (n > 65536) \
-    num_threads(threads)
+#pragma omp parallel for reduction(min : lx, ly, lz) reduction(max : hx, hy, hz) reduction(&& : finite) \
+    if (n > 65536) num_threads(threads)
     for (long long i = 0; i < nn; i++) {
         const float *p = xyz + 3 * (size_t)i;
+        finite = finite && isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
         lx = p[0] < lx ? p[0] : lx;
         ly = p[1] < ly ? p[1] : ly;
         lz = p[2] < lz ? p[2] : lz;
@@ -42,6 +44,7 @@ void gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads
      * side quantizes them all to cell 0; 1.0 keeps the boxes readable. */
     if (!(side > 0.0) || !isnormal(side)) side = 1.0;
     root->side = side;
+    return finite;
 }
 
 /* The inverse of octree_spread3: gathers every third bit (from bit 0) into 21 bits. */
@@ -120,7 +123,8 @@ void gpk__octree_gather(const float *xyz, const uint32_t *perm, size_t n, float 
 
 /* ---- build ------------------------------------------------------------------- */
 
-/* Index of the first particle with a NaN or infinite coordinate, or n. */
+/* Index of the first particle with a NaN or infinite coordinate, or n: only
+ * for the message, once gpk__octree_root has seen that there is one. */
 static size_t first_nonfinite(const float *xyz, size_t n, int threads)
 {
     long long bad = (long long)n;
@@ -160,11 +164,6 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
     if (leaf_threshold < 1) return gpk__fail(ctx, GPK_EINVAL, "octree: leaf_threshold must be >= 1");
     if ((int)scheme < (int)GPK_OCTREE_STATIC || (int)scheme > (int)GPK_OCTREE_MORTON)
         return gpk__fail(ctx, GPK_EINVAL, "octree: unknown scheme %d", (int)scheme);
-    const size_t bad = first_nonfinite(xyz, n, ctx->threads);
-    if (bad < n)
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "octree: particle %zu has a non-finite coordinate (%g, %g, %g)", bad,
-                         (double)xyz[3 * bad], (double)xyz[3 * bad + 1], (double)xyz[3 * bad + 2]);
 
     const gpk_octree_opts defaults = GPK_OCTREE_OPTS_INIT;
     gpk_octree built;
@@ -178,7 +177,13 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
         job.leaf_threshold = leaf_threshold;
         job.scheme = scheme;
         job.opts = opts ? opts : &defaults;
-        gpk__octree_root(xyz, n, &job.root, ctx->threads);
+        /* one pass finds the root cube and whether every coordinate is finite */
+        if (!gpk__octree_root(xyz, n, &job.root, ctx->threads)) {
+            const size_t bad = first_nonfinite(xyz, n, ctx->threads);
+            return gpk__fail(ctx, GPK_EINVAL,
+                             "octree: particle %zu has a non-finite coordinate (%g, %g, %g)", bad,
+                             (double)xyz[3 * bad], (double)xyz[3 * bad + 1], (double)xyz[3 * bad + 2]);
+        }
 #ifdef GPK_HAVE_CUDA_OCTREE
         const gpk_status s = gpk_ctx_backend(ctx) == GPK_BACKEND_CUDA ? gpk__octree_build_cuda(&job, &built)
                              : scheme == GPK_OCTREE_MORTON       ? gpk__octree_build_morton(&job, &built)

@@ -58,8 +58,9 @@ static inline unsigned octree_octant(uint64_t code, unsigned depth)
 /* The OpenMP helpers below run on `threads` threads: the context's count
  * (ctx->threads), as every CPU region of the library does. */
 
-/* Finds the root cube of n particles (n >= 1, all finite). */
-void gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads);
+/* Finds the root cube of n particles (n >= 1); returns 0 when a coordinate
+ * is NaN or infinite (the cube is then meaningless), else 1. */
+int gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads);
 
 /* Morton codes of all particles (OpenMP parallel). */
 void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes,
