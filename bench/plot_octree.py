@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws the figures of `gpk bench octree --json FILE` as SVG files.
 
-usage: plot_octree.py RESULTS.json [OUTDIR] [--prefix NAME] [--workers W]
+usage: plot_octree.py RESULTS.json [MORE.json ...] [--out OUTDIR] [--prefix NAME]
+                      [--workers W] [--time ms|device_ms] [--grid]
 
 After Cederman & Tsigas 2008:
   NAME-fig4.svg   build time (ms) against N, log-log, one line per scheme,
@@ -9,8 +10,14 @@ After Cederman & Tsigas 2008:
                   (default: the most workers in the file)
   NAME-fig5.svg   tasks created against N, one line per distribution
                   (Figure 5; the pool schemes all create the same tasks)
-Only rows whose check is "ok" are drawn. Only the Python standard library:
-the SVG is written by hand. OUTDIR defaults to docs/perf.
+  --grid: NAME-grid.svg instead, the threads-per-block x blocks heat map of
+                  each pool scheme (Figures 2-3; `gpk bench octree --backend
+                  cuda --block-threads LIST --blocks LIST`)
+Several files are merged (steal rows of a --victim random run are drawn as
+"steal-random"; of rows of one configuration in several files, the first). --time device_ms draws the CUDA builds' device time
+(gpk_cuda_octree_build on device-resident particles) instead of the host
+API's wall time. Only rows whose check is "ok" are drawn. Only the Python
+standard library: the SVG is written by hand. OUTDIR defaults to docs/perf.
 """
 import argparse
 import json
@@ -20,6 +27,7 @@ import sys
 from xml.sax.saxutils import escape
 
 COLOURS = {"static": "#1f77b4", "blocking": "#ff7f0e", "lockfree": "#2ca02c", "steal": "#d62728",
+           "steal-random": "#9467bd",
            "morton": "#7f7f7f", "uniform": "#1f77b4", "tube": "#d62728", "plummer": "#2ca02c"}
 W, H = 360, 280          # one panel
 ML, MR, MT, MB = 62, 14, 30, 44
@@ -96,44 +104,108 @@ def write_svg(path, panels, title):
         f.write(body + "\n</svg>\n")
 
 
+def heat_panel(x0, title, cells, threads, blocks, lo, hi):
+    """cells: {(threads, blocks): ms}; colour from lo (green) to hi (red), log scale."""
+    cw, ch = (W - ML - MR) / max(1, len(blocks)), (H - MT - MB) / max(1, len(threads))
+    out = ['<text x="%g" y="18" font-size="13" font-weight="bold">%s</text>' % (x0 + ML, escape(title))]
+    for i, t in enumerate(threads):
+        y = MT + i * ch
+        out.append('<text x="%g" y="%.1f" font-size="10" text-anchor="end">%d</text>' % (x0 + ML - 4, y + ch / 2 + 3, t))
+        for j, b in enumerate(blocks):
+            x = x0 + ML + j * cw
+            v = cells.get((t, b))
+            if v is None:
+                fill, label = "#eee", "-"
+            else:
+                f = 0.0 if hi <= lo else (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+                f = min(1.0, max(0.0, f))
+                fill = "#%02x%02x40" % (int(60 + 195 * f), int(200 - 150 * f))
+                label = "%.3g" % v
+            out.append('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" stroke="#fff"/>'
+                       % (x, y, cw, ch, fill))
+            out.append('<text x="%.1f" y="%.1f" font-size="9" text-anchor="middle">%s</text>'
+                       % (x + cw / 2, y + ch / 2 + 3, label))
+    for j, b in enumerate(blocks):
+        out.append('<text x="%.1f" y="%g" font-size="10" text-anchor="middle">%d</text>'
+                   % (x0 + ML + (j + 0.5) * cw, H - MB + 13, b))
+    out.append('<text x="%g" y="%g" font-size="11" text-anchor="middle">blocks</text>' % (x0 + (ML + W - MR) / 2, H - 8))
+    out.append('<text x="%g" y="%g" font-size="11" text-anchor="middle" transform="rotate(-90 %g %g)">threads per block'
+               '</text>' % (x0 + 14, (MT + H - MB) / 2, x0 + 14, (MT + H - MB) / 2))
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("json")
-    ap.add_argument("outdir", nargs="?", default="docs/perf")
+    ap.add_argument("json", nargs="+")
+    ap.add_argument("--out", default="docs/perf")
     ap.add_argument("--prefix", default="octree")
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--time", choices=["ms", "device_ms"], default="ms")
+    ap.add_argument("--grid", action="store_true")
     a = ap.parse_args()
-    with open(a.json) as f:
-        doc = json.load(f)
-    rows = [r for r in doc.get("rows", []) if r.get("check") == "ok"]
+    rows, doc, seen = [], None, set()
+    for path in a.json:
+        with open(path) as f:
+            d = json.load(f)
+        doc = doc or d
+        for r in d.get("rows", []):
+            if r.get("check") != "ok":
+                continue
+            if r["scheme"] == "steal" and d.get("victim") == "random":
+                r = dict(r, scheme="steal-random")
+            same = (r["dist"], r["n"], r["scheme"], r["workers"], r.get("blocks"), r.get("block_threads"),
+                    r.get("grid_split"))
+            if same in seen:  # the first file's row of a configuration
+                continue
+            seen.add(same)
+            rows.append(r)
     if not rows:
-        sys.exit("plot_octree: no ok rows in %s" % a.json)
-    workers = a.workers or max(r["workers"] for r in rows)
+        sys.exit("plot_octree: no ok rows in %s" % " ".join(a.json))
+    key = a.time
+    what = "device time (ms)" if key == "device_ms" else "build time (ms)"
     be = doc.get("backend", {})
-    machine = "%s (%s), %d workers, threshold %s, median of %s" % (
-        be.get("backend", "?"), be.get("device", "?"), workers, doc.get("threshold"), doc.get("reps"))
+    os.makedirs(a.out, exist_ok=True)
+    if a.grid:
+        schemes = [s for s in ("static", "blocking", "lockfree", "steal", "steal-random")
+                   if any(r["scheme"] == s for r in rows)]
+        threads = sorted({r["block_threads"] for r in rows if r["scheme"] != "morton"})
+        blocks = sorted({r["blocks"] for r in rows if r["scheme"] != "morton"})
+        vals = [r[key] for r in rows if r["scheme"] != "morton" and r[key] > 0]
+        lo, hi = min(vals), max(vals)
+        panels = []
+        for sc in schemes:
+            cells = {(r["block_threads"], r["blocks"]): r[key] for r in rows if r["scheme"] == sc}
+            panels.append(heat_panel(W * len(panels), sc, cells, threads, blocks, lo, hi))
+        ns = sorted({r["n"] for r in rows})
+        write_svg(os.path.join(a.out, a.prefix + "-grid.svg"), panels,
+                  "Figures 2-3 after Cederman & Tsigas 2008: %s, %s, n = %s, %s per cell, green fast, red slow" % (
+                      be.get("backend", "?"), be.get("device", "?"), ",".join(fmt(n) for n in ns), what))
+        print("plot_octree: wrote %s-grid.svg in %s" % (a.prefix, a.out))
+        return
+    workers = a.workers or max(r["workers"] for r in rows)
+    machine = "%s (%s), %d workers, threshold %s, median of %s, %s" % (
+        be.get("backend", "?"), be.get("device", "?"), workers, doc.get("threshold"), doc.get("reps"), what)
     dists = []
     for r in rows:
         if r["dist"] not in dists:
             dists.append(r["dist"])
-    os.makedirs(a.outdir, exist_ok=True)
     panels = []
     for d in dists:
         series = {}
         for r in rows:
             if r["dist"] == d and r["workers"] == workers:
-                series.setdefault(r["scheme"], []).append((r["n"], r["ms"]))
-        panels.append(panel(W * len(panels), d, series, "particles", "build time (ms)"))
-    write_svg(os.path.join(a.outdir, a.prefix + "-fig4.svg"), panels, "Figure 4 after Cederman & Tsigas 2008: " + machine)
+                series.setdefault(r["scheme"], []).append((r["n"], r[key]))
+        panels.append(panel(W * len(panels), d, series, "particles", what))
+    write_svg(os.path.join(a.out, a.prefix + "-fig4.svg"), panels, "Figure 4 after Cederman & Tsigas 2008: " + machine)
     series = {}
     for r in rows:
         if r["scheme"] != "morton" and r["workers"] == workers:
             series.setdefault(r["dist"], {})[r["n"]] = r["tasks"]
     series = {d: sorted(v.items()) for d, v in series.items()}
-    write_svg(os.path.join(a.outdir, a.prefix + "-fig5.svg"),
+    write_svg(os.path.join(a.out, a.prefix + "-fig5.svg"),
               [panel(0, "tasks created", series, "particles", "tasks")],
               "Figure 5 after Cederman & Tsigas 2008: tasks of the pool builders, threshold %s" % doc.get("threshold"))
-    print("plot_octree: wrote %s-fig4.svg and %s-fig5.svg in %s" % (a.prefix, a.prefix, a.outdir))
+    print("plot_octree: wrote %s-fig4.svg and %s-fig5.svg in %s" % (a.prefix, a.prefix, a.out))
 
 
 if __name__ == "__main__":

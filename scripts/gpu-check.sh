@@ -5,13 +5,10 @@
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
 #                        [qsanitize] [qbench] [octree]
 #   (default: all but sanitize, qsanitize and octree)
-# octree configures a second build ($build-octree) with -DGPK_WITH_CUDA_OCTREE=ON
-# and -DGPK_WITH_CUDA_SEARCH=ON (the CUDA task pools, octree builders and
-# neighbourhood evaluation, not yet run on a GPU before this), runs
-# test_search_cuda, test_octree cuda and test_pool_cuda (the last two also under compute-sanitizer
-# memcheck, small), gpk bench octree on cuda and cpu (1M, 4M, 16M; uniform,
-# tube) and the CUDA pools' threads x blocks grid at 4M (GPK_OCTREE_GRID_N,
-# GPK_OCTREE_GRID_BLOCKS, GPK_OCTREE_GRID_THREADS).
+# octree runs scripts/gpu-octree.sh on the same build (the CUDA pools and
+# octree builders: tests, memcheck, benches against the 16-core CPU, the
+# threads x blocks grid); scripts/gpu-search.sh benchmarks the GPU local
+# search, scripts/gpu-final.sh runs the closing checks of both.
 # qsanitize runs test_quick (GPK_TEST_SMALL=1) under compute-sanitizer
 # memcheck (GPK_QSANITIZE_TOOLS adds racecheck); qbench runs gpk bench quicksort (u32 and f64, the
 # paper's six distributions, records) at the sizes in GPK_QBENCH_N
@@ -185,76 +182,13 @@ if has pic; then
   done
 fi
 
-# --- the CUDA octree builders (a second build) ------------------------------------------
+# --- the CUDA octree builders and pools ------------------------------------------------
 if has octree; then
-  obuild=${GPK_GPU_OCTREE_BUILD:-$build-octree}
-  t0=$(date +%s)
-  targets="gpk_cli test_octree"
-  [ -f "$root/tests/test_pool_cuda.cu" ] && targets="$targets test_pool_cuda"
-  [ -f "$root/tests/test_search_cuda.c" ] && targets="$targets test_search_cuda"
-  if cmake -S "$root" -B "$obuild" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-       -DGPK_WITH_CUDA_OCTREE=ON -DGPK_WITH_CUDA_SEARCH=ON >"$out/cmake-octree.log" 2>&1 &&
-     cmake --build "$obuild" -j "$(nproc)" --target $targets >"$out/build-octree.log" 2>&1; then
-    note "octree build: ok in $(( $(date +%s) - t0 )) s ($targets)"
-    GPK_REQUIRE_CUDA=1 timeout 300 "$obuild/tests/test_octree" cuda >"$out/octree-test.log" 2>&1
-    rc=$?
-    [ $rc = 0 ] || fail=1
-    note "test_octree cuda: exit $rc, $(tail -n 1 "$out/octree-test.log")"
-    grep -m 10 -E 'FAIL|error' "$out/octree-test.log" >>"$summary"
-    if [ -x "$obuild/tests/test_pool_cuda" ]; then
-      GPK_REQUIRE_CUDA=1 timeout 300 "$obuild/tests/test_pool_cuda" >"$out/pool-cuda-test.log" 2>&1
-      rc=$?
-      [ $rc = 0 ] || fail=1
-      note "test_pool_cuda: exit $rc, $(tail -n 1 "$out/pool-cuda-test.log")"
-      grep -m 10 -E 'FAIL|error' "$out/pool-cuda-test.log" >>"$summary"
-    fi
-    if [ -x "$obuild/tests/test_search_cuda" ]; then
-      GPK_REQUIRE_CUDA=1 timeout 300 "$obuild/tests/test_search_cuda" >"$out/search-cuda-test.log" 2>&1
-      rc=$?
-      [ $rc = 0 ] || fail=1
-      note "test_search_cuda: exit $rc, $(tail -n 1 "$out/search-cuda-test.log")"
-      grep -m 10 -E 'FAIL|error' "$out/search-cuda-test.log" >>"$summary"
-    fi
-    if command -v compute-sanitizer >/dev/null 2>&1; then
-      for t in test_octree test_pool_cuda; do
-        [ -x "$obuild/tests/$t" ] || continue
-        arg=""
-        [ $t = test_octree ] && arg=cuda
-        GPK_TEST_SMALL=1 GPK_REQUIRE_CUDA=1 timeout ${GPK_OCTREE_SANITIZE_TIMEOUT:-400} compute-sanitizer \
-          --tool memcheck --error-exitcode 9 "$obuild/tests/$t" $arg >"$out/memcheck-$t.log" 2>&1
-        rc=$?
-        [ $rc = 0 ] || fail=1
-        note "compute-sanitizer memcheck $t (small): exit $rc, $(grep -m1 'ERROR SUMMARY' "$out/memcheck-$t.log")"
-      done
-    fi
-    t0=$(date +%s)
-    for be in cuda cpu; do
-      timeout 500 "$obuild/gpk" bench octree --backend $be --n 1M,4M,16M --dists uniform,tube --reps 3 \
-        --json "$out/octree-$([ $be = cuda ] && echo gpu || echo cpu).json" >"$out/bench-octree-$be.txt" \
-        2>"$out/bench-octree-$be.err"
-      rc=$?
-      [ $rc = 0 ] || fail=1
-      note "octree bench $be: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -c -E 'FAIL|ERROR' "$out/bench-octree-$be.txt") FAIL/ERROR rows"
-      grep -m 10 -E 'FAIL|ERROR' "$out/bench-octree-$be.txt" >>"$summary"
-      t0=$(date +%s)
-    done
-    for j in octree-gpu octree-cpu; do
-      [ -f "$out/$j.json" ] && python3 "$root/bench/plot_octree.py" "$out/$j.json" "$out" --prefix "$j" >/dev/null 2>&1
-    done
-    # the paper's threads x blocks grid (Figures 2-3) for the CUDA pools
-    timeout 500 "$obuild/gpk" bench octree --backend cuda --n "${GPK_OCTREE_GRID_N:-4M}" --dists uniform,tube \
-      --schemes static,queue,lockfree,steal --block-threads "${GPK_OCTREE_GRID_THREADS:-32,64,128,256}" \
-      --blocks "${GPK_OCTREE_GRID_BLOCKS:-33,66,132,264}" --reps 3 \
-      --json "$out/grid-octree-gpu.json" >"$out/bench-octree-grid.txt" 2>"$out/bench-octree-grid.err"
-    rc=$?
-    [ $rc = 0 ] || fail=1
-    note "octree bench cuda threads x blocks grid: exit $rc in $(( $(date +%s) - t0 )) s; $(grep -c -E 'FAIL|ERROR' "$out/bench-octree-grid.txt") FAIL/ERROR rows"
-    grep -m 5 -E 'FAIL|ERROR|gpk' "$out/bench-octree-grid.err" >>"$summary"
-  else
-    tail -n 40 "$out/cmake-octree.log" "$out/build-octree.log"
-    note "octree build: FAILED"
-    fail=1
-  fi
+  GPK_GPU_BUILD=$build OUT=$out/octree GPK_OCTREE_STAGES="${GPK_OCTREE_STAGES:-memcheck final grid}" \
+    bash "$root/scripts/gpu-octree.sh" >"$out/octree.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || fail=1
+  note "octree (scripts/gpu-octree.sh): exit $rc; $(grep -c -E 'FAIL|ERROR' "$out/octree.log") FAIL/ERROR lines"
 fi
 
 # --- the short table, last ----------------------------------------------------------

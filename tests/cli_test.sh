@@ -392,13 +392,14 @@ fi
 expect 0 "octree n=0" -- "$GPK" octree --n 0 --backend cpu
 expect_err 2 "octree threshold 0" "bad --threshold" -- "$GPK" octree --threshold 0
 expect_err 2 "octree bad scheme" "unknown --scheme" -- "$GPK" octree --scheme roundrobin
-expect_err 2 "octree --blocks on host pools" "not in this version" -- "$GPK" octree --blocks 8 --backend cpu
+expect_err 2 "octree --blocks on host pools" "--blocks, --block-threads, --grid-split:" -- "$GPK" octree --blocks 8 --backend cpu
+expect_err 2 "octree --grid-split on morton" "--blocks, --block-threads, --grid-split:" -- "$GPK" octree --grid-split pool --scheme morton --backend cpu
 expect_err 1 "octree tiny capacity" "full" -- "$GPK" octree --n 20000 --scheme lockfree --capacity 2 --backend cpu
 expect 0 "bench octree" -- "$GPK" bench octree --n 10000,30000 --dists uniform,tube --threads 1,2 --reps 1 --pools --json octree.json
 grep -q "FAIL\|ERROR" out.txt && fail "bench octree printed a FAIL row"
 grep -q '"pools"' octree.json || fail "bench octree JSON has no pools"
 if command -v python3 >/dev/null 2>&1; then
-    python3 "$OPLOT" octree.json ofigs --prefix t >/dev/null || fail "plot_octree.py failed"
+    python3 "$OPLOT" octree.json --out ofigs --prefix t >/dev/null || fail "plot_octree.py failed"
     python3 -c 'import sys, xml.dom.minidom as m; [m.parse(f) for f in sys.argv[1:]]' ofigs/t-fig4.svg ofigs/t-fig5.svg ||
         fail "plot_octree.py wrote malformed SVG"
     pass
@@ -488,7 +489,23 @@ expect_err 2 "tsp --nb flip1" "not a neighbourhood of gpk tsp" -- "$GPK" tsp min
 expect_err 2 "ppp --nb swap" "not a neighbourhood of gpk ppp" -- "$GPK" ppp --m 21 --n 21 --nb swap
 expect_err 2 "ppp even n" "must be odd" -- "$GPK" ppp --m 21 --n 20
 expect_err 2 "ppp without --m" "needs --m and --n" -- "$GPK" ppp --n 21
-expect_err 2 "search --gpus 2" "GPU search is not in this version" -- "$GPK" qap mini.dat --gpus 2
+expect_err 2 "search --gpus with --backend cpu" "gpus is for the CUDA backend" -- "$GPK" qap mini.dat --backend cpu --gpus 2
+expect_err 2 "search --eval with --backend cpu" "eval is for the CUDA backend" -- "$GPK" qap mini.dat --backend cpu --eval paper
+expect_err 2 "search bad --eval" "unknown --eval 'fast'" -- "$GPK" qap mini.dat --eval fast
+expect_err 2 "search --backend opencl" "no backend 'opencl'" -- "$GPK" qap mini.dat --backend opencl
+expect_err 2 "search bad --qap-delta" "unknown --qap-delta" -- "$GPK" qap mini.dat --qap-delta fast
+expect_err 2 "tsp --qap-delta" "unknown option" -- "$GPK" tsp mini.tsp --qap-delta formula
+expect 0 "qap tabu --qap-delta table" -- "$GPK" qap mini.dat --backend cpu --algo tabu --iters 300 --seed 5 -q --json
+QT=$(json_int best)
+expect 0 "qap tabu --qap-delta formula" -- "$GPK" qap mini.dat --backend cpu --algo tabu --iters 300 --seed 5 --qap-delta formula -q --json
+[ "$(json_int best)" = "$QT" ] || fail "qap --qap-delta formula found $(json_int best), the table $QT (the same deltas)"
+grep -q '"qap_delta": "formula"' out.txt || fail "qap --qap-delta formula: not in the JSON"
+if "$GPK" info 2>/dev/null | grep -q "^cuda  *[A-Z]"; then :; else
+    # no GPU here: --backend cuda and --gpus fail with a clear message (exit 1), or exit 2 in a build without it
+    "$GPK" qap mini.dat --backend cuda -q >out.txt 2>err.txt; rc=$?
+    { [ $rc = 1 ] && grep -q "cannot use the cuda backend" err.txt; } ||
+        { [ $rc = 2 ] && grep -q "not in this build" err.txt; } || fail "qap --backend cuda without a GPU: exit $rc, $(cat err.txt)"
+fi
 expect_err 2 "search --tenure with hc" "tenure is for" -- "$GPK" ppp --m 21 --n 21 --algo hc --tenure 5
 expect_err 2 "search --starts without multistart" "starts is for" -- "$GPK" qap mini.dat --starts 4
 expect_err 1 "qap missing file" "nosuch.dat: cannot open" -- "$GPK" qap nosuch.dat
@@ -522,7 +539,7 @@ if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     # instance (about a second), checked runs, a gap read from best-known.csv
     expect 0 "bench search nug12 --quality" -- "$GPK" bench search --data "$DATA" --instances nug12 --iters 20 --reps 1 --quality --seeds 2 --json bsearch.json
     grep -q "FAIL\|ERROR" out.txt && fail "bench search printed a FAIL row"
-    grep -q "n/a (not in this version)" out.txt || fail "bench search: no GPU column"
+    grep -q "GPU-ours" out.txt || fail "bench search: no GPU column"
     grep -q '"quality": {' bsearch.json || fail "bench search JSON has no quality table"
     grep -q '"best_known": 578' bsearch.json || fail "bench search: best-known.csv not read (nug12 578)"
 else

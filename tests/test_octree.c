@@ -7,6 +7,9 @@
  * device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
 #include "gpk/octree.h"
 #include "testutil.h"
+#ifdef GPK_HAVE_CUDA_OCTREE
+#include "gpk/cuda.h"
+#endif
 
 #include <ctype.h>
 #include <float.h>
@@ -600,6 +603,99 @@ static void generators(void)
     free(b);
 }
 
+#ifdef GPK_HAVE_CUDA_OCTREE
+/* gpk_cuda_octree_build on device memory: the definition, and the same node
+ * array as gpk_octree_build (host arrays) for the same scheme. Sizes up to
+ * 2^20 + 3: a Plummer sphere of that size makes tasks above the pool
+ * builder's grid-wide split size (2^16 particles) several levels deep. */
+static void device_api(void)
+{
+    if (gpk_ctx_backend(ctx) != GPK_BACKEND_CUDA) return;
+    const size_t sizes[] = {0, 1, 1000, 300000, (1u << 20) + 3};
+    const char *small = getenv("GPK_TEST_SMALL");
+    const size_t top_n = small && *small && strcmp(small, "0") != 0 ? 65537 : ((size_t)1 << 20) + 3;
+    const size_t max_n = ((size_t)1 << 20) + 3;
+    float *xyz = malloc(3 * max_n * sizeof *xyz);
+    float *d_xyz = NULL;
+    if (!xyz || cudaMalloc((void **)&d_xyz, 3 * max_n * sizeof *xyz) != cudaSuccess) {
+        TU_CHECK(0, "device_api: allocation");
+        free(xyz);
+        return;
+    }
+    for (int d = 0; d < 3; d += 2) /* uniform, plummer */
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            const size_t n = sizes[si];
+            if (n > top_n) continue;
+            const uint64_t seed = seed_base ^ (n * 0xD1B54A32D192ED03ull) ^ ((uint64_t)d << 48);
+            TU_CHECK(gpk_particles_generate((gpk_particle_dist)d, xyz, n, seed) == GPK_OK, "generate");
+            TU_CHECK(cudaMemcpy(d_xyz, xyz, 3 * n * sizeof *xyz, cudaMemcpyHostToDevice) == cudaSuccess, "upload");
+            for (int sci = 0; sci < N_SCHEMES; sci++) {
+                const gpk_octree_scheme sc = schemes[sci];
+                char label[160];
+                snprintf(label, sizeof label, "device api %s n=%zu t=20 %s", gpk_particle_dist_name((gpk_particle_dist)d),
+                         n, gpk_octree_scheme_name(sc));
+                gpk_cuda_octree dt;
+                gpk_status s = gpk_cuda_octree_build(ctx, d_xyz, n, 20, sc, NULL, &dt, 0);
+                TU_CHECK(s == GPK_OK, "%s: %s: %s", label, gpk_status_string(s), gpk_last_error(ctx));
+                if (s != GPK_OK) continue;
+                gpk_octree h;
+                memset(&h, 0, sizeof h);
+                h.n = dt.n;
+                h.n_nodes = dt.n_nodes;
+                h.tasks = dt.tasks;
+                h.depth = dt.depth;
+                h.leaves = dt.leaves;
+                if (n > 0) {
+                    h.nodes = malloc(dt.n_nodes * sizeof *h.nodes);
+                    h.xyz = malloc(3 * n * sizeof *h.xyz);
+                    h.perm = malloc(n * sizeof *h.perm);
+                    TU_CHECK(h.nodes && h.xyz && h.perm, "host memory");
+                    TU_CHECK(cudaMemcpy(h.nodes, dt.nodes, dt.n_nodes * sizeof *h.nodes, cudaMemcpyDeviceToHost) ==
+                                     cudaSuccess &&
+                                 cudaMemcpy(h.xyz, dt.xyz, 3 * n * sizeof *h.xyz, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                                 cudaMemcpy(h.perm, dt.perm, n * sizeof *h.perm, cudaMemcpyDeviceToHost) == cudaSuccess,
+                             "%s: download", label);
+                }
+                gpk_cuda_octree_free(&dt);
+                TU_CHECK(dt.nodes == NULL && dt.xyz == NULL && dt.perm == NULL, "%s: free clears the tree", label);
+                if (check_tree(&h, xyz, n, 20, sc, label)) {
+                    gpk_octree ht;
+                    s = gpk_octree_build(ctx, xyz, n, 20, sc, NULL, &ht);
+                    TU_CHECK(s == GPK_OK, "%s: host build: %s", label, gpk_last_error(ctx));
+                    if (s == GPK_OK) {
+                        TU_CHECK(ht.n_nodes == h.n_nodes && ht.leaves == h.leaves && ht.depth == h.depth &&
+                                     (n == 0 || memcmp(ht.nodes, h.nodes, h.n_nodes * sizeof *h.nodes) == 0),
+                                 "%s: node array differs from gpk_octree_build's (%zu vs %zu nodes)", label, h.n_nodes,
+                                 ht.n_nodes);
+                        TU_CHECK(ht.device_ms > 0.0 || n == 0, "%s: device_ms %g", label, ht.device_ms);
+                        gpk_octree_free(&ht);
+                    }
+                }
+                gpk_octree_free(&h);
+            }
+        }
+    /* bad input: a NaN (named by index), NULL pointers, threshold 0 */
+    for (int i = 0; i < 30; i++) xyz[i] = (float)i * 0.1f;
+    xyz[3 * 6 + 1] = NAN;
+    TU_CHECK(cudaMemcpy(d_xyz, xyz, 30 * sizeof *xyz, cudaMemcpyHostToDevice) == cudaSuccess, "upload");
+    for (int sci = 0; sci < N_SCHEMES; sci++) {
+        gpk_cuda_octree dt, untouched;
+        memset(&untouched, 0xAB, sizeof untouched);
+        dt = untouched;
+        const gpk_status s = gpk_cuda_octree_build(ctx, d_xyz, 10, 1, schemes[sci], NULL, &dt, 0);
+        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "particle 6") != NULL,
+                 "device api %s NaN: %s: %s", gpk_octree_scheme_name(schemes[sci]), gpk_status_string(s),
+                 gpk_last_error(ctx));
+        TU_CHECK(memcmp(&dt, &untouched, sizeof dt) == 0, "device api: tree written on failure");
+        TU_CHECK(gpk_cuda_octree_build(ctx, NULL, 10, 1, schemes[sci], NULL, &dt, 0) == GPK_EINVAL, "NULL d_xyz");
+        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 0, schemes[sci], NULL, &dt, 0) == GPK_EINVAL, "threshold 0");
+        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 1, schemes[sci], NULL, NULL, 0) == GPK_EINVAL, "NULL tree");
+    }
+    cudaFree(d_xyz);
+    free(xyz);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     gpk_backend backend;
@@ -613,6 +709,9 @@ int main(int argc, char **argv)
     one_point();
     degenerate_sets();
     matrix();
+#ifdef GPK_HAVE_CUDA_OCTREE
+    device_api();
+#endif
 
     gpk_ctx_destroy(ctx);
     return tu_finish("test_octree");

@@ -264,8 +264,9 @@ int main(void)
         RunResult r = run_pool(c, n_ids, roots, salt, threads, 0);
         unsigned long long set = 0;
         for (size_t i = 0; i < r.bitmap.size(); i++) set += (unsigned long long)__builtin_popcount(r.bitmap[i]);
-        printf("%-18s %8.2f ms  tasks %llu pushed %llu rounds %llu steals %llu/%llu\n", name, r.ms, r.st.tasks,
-               r.st.pushed, r.st.rounds, r.st.steals, r.st.steal_attempts);
+        printf("%-18s %8.2f ms  %10.3g tasks/s  tasks %llu pushed %llu rounds %llu steals %llu/%llu\n", name, r.ms,
+               r.ms > 0 ? (double)r.st.tasks / r.ms * 1e3 : 0.0, r.st.tasks, r.st.pushed, r.st.rounds, r.st.steals,
+               r.st.steal_attempts);
         TU_CHECK(r.st.error == cp::ERR_NONE, "%s: error word %u (%s), info %llu", name, r.st.error,
                  cp::error_string(r.st.error), r.st.info);
         TU_CHECK(r.rec.count == want.count, "%s: %llu tasks consumed, want %llu", name, r.rec.count, want.count);

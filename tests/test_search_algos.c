@@ -534,6 +534,79 @@ static void parallel_determinism(void)
     gpk_tsp_free(&t);
 }
 
+/* opts.qap_delta = FORMULA (the O(n) swap delta, no Taillard table) gives
+ * the table's results on 1 and 3 threads; opts.eval is ignored on the CPU;
+ * gpk_search_run_multi gives the same result on 1, 2 and 3 contexts. */
+static void delta_formula_and_multi(void)
+{
+    gpk_qap q;
+    random_qap(70, &q); /* n >= 64: the table update runs in parallel */
+    gpk_search_problem pb = {GPK_PROBLEM_QAP, &q, NULL, NULL};
+    for (int algo = GPK_SEARCH_HC_BEST; algo <= GPK_SEARCH_MULTISTART; algo++) {
+        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+        o.algo = (gpk_search_algo)algo;
+        o.seed = gpk_rng_next(&rng);
+        o.iters = algo <= GPK_SEARCH_HC_FIRST ? 0 : 80;
+        o.global_iters = 2;
+        o.starts = 3;
+        gpk_search_result a, b, c;
+        gpk_search_opts of = o;
+        of.qap_delta = GPK_QAP_DELTA_FORMULA;
+        of.eval = GPK_SEARCH_EVAL_PAPER;
+        int ok = run(&pb, o, 1, &a) == GPK_OK && run(&pb, of, 1, &b) == GPK_OK && run(&pb, of, 3, &c) == GPK_OK;
+        TU_CHECK(ok, "formula %s: %s", gpk_search_algo_name(o.algo), gpk_last_error(ctx));
+        if (!ok) continue;
+        TU_CHECK(same_result(&a, &b) && same_result(&a, &c) && a.evaluated == b.evaluated && b.gpu_evaluated == 0,
+                 "qap n=70 %s: the O(n) formula (1 and 3 threads) differs from Taillard's table",
+                 gpk_search_algo_name(o.algo));
+        gpk_search_result_free(&a);
+        gpk_search_result_free(&b);
+        gpk_search_result_free(&c);
+    }
+    gpk_ctx *cs[3] = {ctx, NULL, NULL};
+    int made = gpk_ctx_create(&cs[1], GPK_BACKEND_CPU) == GPK_OK && gpk_ctx_create(&cs[2], GPK_BACKEND_CPU) == GPK_OK;
+    TU_CHECK(made, "contexts: %s", gpk_last_error(NULL));
+    if (made) {
+        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+        o.algo = GPK_SEARCH_MULTISTART; /* each run: its */
+        o.iters = 50;
+        o.global_iters = 2;
+        o.starts = 5;
+        o.seed = gpk_rng_next(&rng);
+        gpk_search_result r[3];
+        int ok = 1;
+        for (int k = 0; k < 3; k++) ok &= gpk_search_run_multi(cs, k + 1, &pb, &o, &r[k]) == GPK_OK;
+        TU_CHECK(ok, "multi: %s", gpk_last_error(ctx));
+        if (ok) {
+            for (int k = 1; k < 3; k++)
+                TU_CHECK(same_result(&r[0], &r[k]) && r[k].best_run == r[0].best_run && r[k].runs == 5 &&
+                             r[k].evaluated == r[0].evaluated,
+                         "multi: %d contexts found %lld (run %u), 1 context %lld (run %u)", k + 1, (long long)r[k].best,
+                         r[k].best_run, (long long)r[0].best, r[0].best_run);
+            TU_CHECK(full_cost(&pb, r[0].solution) == r[0].best, "multi: reported cost wrong");
+            printf("  qap n=70 multi: 5 runs, best %lld from run %u, 1 / 2 / 3 contexts agree\n",
+                   (long long)r[0].best, r[0].best_run);
+            for (int k = 0; k < 3; k++) gpk_search_result_free(&r[k]);
+        }
+        gpk_search_result r2;
+        gpk_ctx *twice[2] = {ctx, ctx};
+        TU_CHECK(gpk_search_run_multi(twice, 2, &pb, &o, &r2) == GPK_EINVAL, "multi: a repeated context accepted");
+        TU_CHECK(gpk_search_run_multi(cs, 0, &pb, &o, &r2) == GPK_EINVAL, "multi: count 0 accepted");
+    }
+    if (cs[1]) gpk_ctx_destroy(cs[1]);
+    if (cs[2]) gpk_ctx_destroy(cs[2]);
+    gpk_search_opts bad = GPK_SEARCH_OPTS_INIT;
+    bad.eval = (gpk_search_eval)7;
+    gpk_search_result r3;
+    TU_CHECK(gpk_search_run(ctx, &pb, &bad, &r3) == GPK_EINVAL, "an unknown eval mode accepted");
+    gpk_search_eval e;
+    TU_CHECK(gpk_search_eval_parse("paper", &e) == GPK_OK && e == GPK_SEARCH_EVAL_PAPER &&
+                 strcmp(gpk_search_eval_name(GPK_SEARCH_EVAL_OURS), "ours") == 0 &&
+                 gpk_search_eval_parse("fast", &e) == GPK_EINVAL,
+             "eval names");
+    gpk_qap_free(&q);
+}
+
 int main(int argc, char **argv)
 {
     gpk_backend backend;
@@ -609,6 +682,8 @@ int main(int argc, char **argv)
     ppp_solved(21, 21, 3, GPK_SEARCH_MULTISTART, GPK_NB_FLIP1);
     printf("parallel scan, 1 / 2 / 3 threads:\n");
     parallel_determinism();
+    printf("QAP delta formula, multi-context multistart:\n");
+    delta_formula_and_multi();
     printf("misc:\n");
     misc_checks();
     gpk_ctx_destroy(ctx);

@@ -4,8 +4,17 @@
  * the device) must pick the same best move and the same best admissible
  * move as a reference scan built from the public delta functions, for
  * random QAP / TSP / PPP instances of several sizes, with the default
- * chunk and with forced small chunks. Then whole searches on a CUDA
- * context must return what the CPU context returns.
+ * chunk and with forced small chunks. Every configuration runs twice: with
+ * the fast paths (QAP int32 with the device-side permuted matrix; TSP 2-opt
+ * float distances with the exactness guard, the tiled kernel in OURS) and
+ * with the generic kernels. The TSP cases include half-integer grids (many
+ * distances exactly on a rounding boundary: the guard must catch them all),
+ * coordinates far from the origin (the hi + lo split) and sizes around the
+ * tile width. Then whole searches on a CUDA context (both evaluation modes,
+ * opts.eval) must return what the CPU context returns (with Taillard's
+ * table and with the O(n) formula), with every neighbour evaluated on the
+ * GPU, and gpk_search_run_multi must give the same result on 1 and 2 CUDA
+ * contexts (both on device 0 when there is one GPU) as on CPU contexts.
  *
  * Exit 77 (skipped) without a CUDA device, unless GPK_REQUIRE_CUDA=1. */
 #define _POSIX_C_SOURCE 200809L
@@ -81,13 +90,19 @@ static void ref_scan(const ref_state *s, const gpk__search_cuda_in *in, gpk__sea
     }
 }
 
-/* Random states of one configuration; every choice compared. */
-static void check_config(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label)
+/* Random states of one configuration; every choice compared. want_fast:
+ * the path the session must take (-1: not checked). */
+static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label0, int flags, int want_fast)
 {
     gpk__search_cuda *g = NULL;
-    gpk_status st = gpk__search_cuda_open(ctx, c, &g);
+    char label[160];
+    snprintf(label, sizeof label, "%s [%s]", label0, flags & GPK__SEARCH_CUDA_NO_FAST ? "generic" : "fast");
+    gpk_status st = gpk__search_cuda_open_ex(ctx, c, flags, &g);
     TU_CHECK(st == GPK_OK, "%s: open: %s", label, gpk_last_error(ctx));
     if (st != GPK_OK) return;
+    if (want_fast >= 0)
+        TU_CHECK(gpk__search_cuda_fast(g) == want_fast, "%s: path %d, expected %d", label, gpk__search_cuda_fast(g),
+                 want_fast);
     ref_state s = {c, c->n, 0, 0, NULL, NULL, NULL, NULL};
     const uint32_t n = c->n;
     s.size = c->nb == GPK_NB_FLIP1 ? n : (uint64_t)n * (n - 1) / 2;
@@ -155,6 +170,73 @@ static void check_config(gpk_ctx *ctx, const gpk__search_cfg *c, const char *lab
     free(s.y);
 }
 
+/* Both paths: the fast one (want_fast: which) and the generic one. */
+static void check_config(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label, int want_fast)
+{
+    check_config_ex(ctx, c, label, 0, want_fast);
+    check_config_ex(ctx, c, label, GPK__SEARCH_CUDA_NO_FAST, 0);
+}
+
+/* A sequence of states as a search makes them: one move at a time (a swap
+ * or a reversal), a few tabu writes per move, so that the device gets
+ * patches rather than whole uploads; checked after every move. */
+static void check_walk(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label0, int flags)
+{
+    gpk__search_cuda *g = NULL;
+    char label[160];
+    snprintf(label, sizeof label, "%s walk [%s]", label0, flags & GPK__SEARCH_CUDA_NO_FAST ? "generic" : "fast");
+    gpk_status st = gpk__search_cuda_open_ex(ctx, c, flags, &g);
+    TU_CHECK(st == GPK_OK, "%s: open: %s", label, gpk_last_error(ctx));
+    if (st != GPK_OK) return;
+    const uint32_t n = c->n;
+    ref_state s = {c, n, 0, 0, NULL, NULL, NULL, NULL};
+    s.size = (uint64_t)n * (n - 1) / 2;
+    s.tabu_len = c->nb == GPK_NB_TWO_OPT ? s.size : (uint64_t)n * n;
+    s.tabu = calloc(s.tabu_len, sizeof *s.tabu);
+    s.perm = malloc(n * sizeof *s.perm);
+    for (uint32_t i = 0; i < n; i++) s.perm[i] = i;
+    TU_CHECK(gpk__search_cuda_tabu_upload(g, NULL) == GPK_OK, "%s: tabu clear", label);
+    int64_t cost = 0;
+    for (uint64_t it = 1; it <= 40; it++) {
+        gpk__search_cuda_in in = {s.perm, NULL, NULL, s.tabu, it, cost, cost - 5 + (int64_t)below(3), 1};
+        gpk__search_cuda_move ra, rb;
+        ref_scan(&s, &in, &ra, &rb);
+        for (int mode = 0; mode < 2; mode++) {
+            gpk__search_cuda_move ga, gb;
+            st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga, &gb);
+            TU_CHECK(st == GPK_OK && ga.d == ra.d && ga.k == ra.k && gb.d == rb.d && gb.k == rb.k,
+                     "%s it %" PRIu64 " %s: (%" PRId64 ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64 "), CPU (%" PRId64
+                     ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64 ")",
+                     label, it, mode ? "ours" : "paper", ga.d, ga.k, gb.d, gb.k, ra.d, ra.k, rb.d, rb.k);
+        }
+        /* the move: the admissible one, or a random one every third step */
+        uint32_t i, j;
+        gpk_swap_index_to_pair(n, it % 3 == 0 ? below(s.size) : rb.k, &i, &j);
+        const uint64_t k = gpk_swap_pair_to_index(n, i, j), until = it + 1 + below(6);
+        int writes = 1 + (int)below(3);
+        for (int w = 0; w < writes; w++) {
+            const uint64_t at = w == 0 ? (c->nb == GPK_NB_TWO_OPT ? k : (uint64_t)i * n + s.perm[i]) : below(s.tabu_len);
+            s.tabu[at] = until;
+            TU_CHECK(gpk__search_cuda_tabu_set(g, at, until) == GPK_OK, "%s: tabu set", label);
+        }
+        cost += ref_delta(&s, i, j);
+        if (c->nb == GPK_NB_TWO_OPT) {
+            for (uint32_t a = i + 1, b = j; a < b; a++, b--) {
+                uint32_t t = s.perm[a];
+                s.perm[a] = s.perm[b];
+                s.perm[b] = t;
+            }
+        } else {
+            uint32_t t = s.perm[i];
+            s.perm[i] = s.perm[j];
+            s.perm[j] = t;
+        }
+    }
+    gpk__search_cuda_close(g);
+    free(s.tabu);
+    free(s.perm);
+}
+
 static gpk__search_cfg base_cfg(gpk_problem_kind kind, gpk_neighbourhood nb, uint32_t n)
 {
     gpk__search_cfg c;
@@ -166,7 +248,7 @@ static gpk__search_cfg base_cfg(gpk_problem_kind kind, gpk_neighbourhood nb, uin
     return c;
 }
 
-static void test_qap(gpk_ctx *ctx, uint32_t n)
+static void test_qap(gpk_ctx *ctx, uint32_t n, int big)
 {
     gpk_qap q;
     memset(&q, 0, sizeof q);
@@ -176,16 +258,30 @@ static void test_qap(gpk_ctx *ctx, uint32_t n)
     for (size_t t = 0; t < (size_t)n * n; t++) {
         q.a[t] = (int64_t)below(10);
         q.b[t] = (int64_t)below(100) - 20; /* asymmetric, some negative */
+        if (big) q.b[t] *= 20000000; /* beyond 2^30: the int64 kernel */
+    }
+    if (!big && n > 3) { /* the int32 path's limits: |entries| = 2^30 - 1 */
+        q.a[1] = (1 << 30) - 1;
+        q.b[n] = -((1 << 30) - 1);
+        q.a[2] = 0, q.b[2] = 0;
     }
     gpk__search_cfg c = base_cfg(GPK_PROBLEM_QAP, GPK_NB_SWAP, n);
     c.qap = &q;
     char label[64];
-    snprintf(label, sizeof label, "qap n=%u", n);
-    check_config(ctx, &c, label);
+    snprintf(label, sizeof label, "qap n=%u%s", n, big ? " big" : "");
+    check_config(ctx, &c, label, big ? 0 : 1);
+    if (n >= 4 && n <= 60) {
+        check_walk(ctx, &c, label, 0);
+        check_walk(ctx, &c, label, GPK__SEARCH_CUDA_NO_FAST);
+    }
     free(q.a);
     free(q.b);
 }
 
+/* grid: 1 small integers (many equal deltas: the tie-break); 2 a
+ * half-integer grid (many distances exactly on a rounding boundary: 3-4-5
+ * triangles scaled by 1/2 give 2.5); 3 the same grid 1e6 away from the
+ * origin (float hi + lo); 0 fractional values where the rounding matters. */
 static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix, int grid)
 {
     gpk_tsp t;
@@ -197,8 +293,12 @@ static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix
     for (uint32_t i = 0; i < n; i++) {
         /* grid: small integers, many equal deltas (the tie-break); else
          * fractional values where the rounding matters */
-        t.x[i] = grid ? (double)below(6) : (double)below(2000000) / 7.0;
-        t.y[i] = grid ? (double)below(6) : (double)below(2000000) / 13.0;
+        switch (grid) {
+        case 1: t.x[i] = (double)below(6), t.y[i] = (double)below(6); break;
+        case 2: t.x[i] = (double)below(40) / 2.0, t.y[i] = (double)below(40) / 2.0; break;
+        case 3: t.x[i] = 1e6 + (double)below(200) / 2.0, t.y[i] = -3e6 + (double)below(200) / 2.0; break;
+        default: t.x[i] = (double)below(2000000) / 7.0, t.y[i] = (double)below(2000000) / 13.0; break;
+        }
     }
     if (with_matrix) {
         int32_t *m = malloc((size_t)n * n * sizeof *m);
@@ -211,9 +311,14 @@ static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix
         gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, nb ? GPK_NB_SWAP : GPK_NB_TWO_OPT, n);
         c.tsp = &t;
         char label[96];
-        snprintf(label, sizeof label, "tsp n=%u %s %s%s %s", n, wn[w], with_matrix ? "matrix" : "coords",
-                 grid ? " grid" : "", nb ? "swap" : "2opt");
-        check_config(ctx, &c, label);
+        snprintf(label, sizeof label, "tsp n=%u %s %s grid%d %s", n, wn[w], with_matrix ? "matrix" : "coords", grid,
+                 nb ? "swap" : "2opt");
+        const int fast = !nb && n >= 8 && (w == GPK_TSP_EUC_2D || w == GPK_TSP_CEIL_2D) ? 2 : 0;
+        check_config(ctx, &c, label, fast);
+        if (n >= 8 && n <= 300 && (grid >= 2 || n % 2)) {
+            check_walk(ctx, &c, label, 0);
+            check_walk(ctx, &c, label, GPK__SEARCH_CUDA_NO_FAST);
+        }
     }
     free(t.x);
     free(t.y);
@@ -231,35 +336,86 @@ static void test_ppp(gpk_ctx *ctx, uint32_t m, uint32_t n)
         c.ppp = &p;
         char label[64];
         snprintf(label, sizeof label, "ppp %u-%u %s", m, n, nb ? "flip2" : "flip1");
-        check_config(ctx, &c, label);
+        check_config(ctx, &c, label, 0);
     }
     gpk_ppp_free(&p);
 }
 
-/* A whole search on the CUDA context against the CPU context. */
+/* A whole search on the CUDA context against the CPU context: both
+ * evaluation modes on the GPU, both QAP delta formulas on the CPU. */
 static void test_run(gpk_ctx *cuda, gpk_ctx *cpu, const gpk_search_problem *pr, gpk_search_algo algo,
                      gpk_neighbourhood nb, const char *label)
 {
-    for (int mode = 0; mode < 2; mode++) {
-        setenv("GPK_SEARCH_CUDA_MODE", mode ? "ours" : "paper", 1);
-        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-        o.algo = algo;
-        o.nb = nb;
-        o.iters = algo == GPK_SEARCH_HC_BEST ? 0 : 150;
-        o.global_iters = 3;
-        o.seed = 12345;
-        gpk_search_result a, b;
-        gpk_status sa = gpk_search_run(cuda, pr, &o, &a), sb = gpk_search_run(cpu, pr, &o, &b);
-        TU_CHECK(sa == GPK_OK && sb == GPK_OK, "%s: run: %s / %s", label, gpk_last_error(cuda), gpk_last_error(cpu));
-        if (sa != GPK_OK || sb != GPK_OK) continue;
-        TU_CHECK(a.best == b.best && a.iterations == b.iterations && a.n == b.n &&
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = algo;
+    o.nb = nb;
+    o.iters = algo == GPK_SEARCH_HC_BEST ? 0 : 150;
+    o.global_iters = 3;
+    o.seed = 12345;
+    gpk_search_result b;
+    gpk_status sb = gpk_search_run(cpu, pr, &o, &b);
+    TU_CHECK(sb == GPK_OK, "%s: CPU run: %s", label, gpk_last_error(cpu));
+    if (sb != GPK_OK) return;
+    TU_CHECK(b.gpu_evaluated == 0 && b.runs == 1, "%s: CPU run: gpu_evaluated %" PRIu64, label, b.gpu_evaluated);
+    for (int v = 0; v < 3; v++) {
+        /* v = 0, 1: CUDA paper / ours; v = 2: the CPU with the O(n) QAP formula */
+        gpk_search_opts oa = o;
+        oa.eval = v == 0 ? GPK_SEARCH_EVAL_PAPER : GPK_SEARCH_EVAL_OURS;
+        if (v == 2) oa.qap_delta = GPK_QAP_DELTA_FORMULA;
+        gpk_ctx *cx = v == 2 ? cpu : cuda;
+        gpk_search_result a;
+        gpk_status sa = gpk_search_run(cx, pr, &oa, &a);
+        const char *what = v == 0 ? "cuda paper" : v == 1 ? "cuda ours" : "cpu formula";
+        TU_CHECK(sa == GPK_OK, "%s (%s): run: %s", label, what, gpk_last_error(cx));
+        if (sa != GPK_OK) continue;
+        TU_CHECK(a.best == b.best && a.iterations == b.iterations && a.evaluated == b.evaluated && a.n == b.n &&
                      memcmp(a.solution, b.solution, a.n * sizeof *a.solution) == 0,
-                 "%s (%s): CUDA best %" PRId64 " after %" PRIu64 ", CPU %" PRId64 " after %" PRIu64, label,
-                 mode ? "ours" : "paper", a.best, a.iterations, b.best, b.iterations);
+                 "%s (%s): best %" PRId64 " after %" PRIu64 ", CPU %" PRId64 " after %" PRIu64, label, what, a.best,
+                 a.iterations, b.best, b.iterations);
+        if (v < 2)
+            TU_CHECK(a.gpu_evaluated == a.evaluated, "%s (%s): %" PRIu64 " of %" PRIu64 " on the GPU (%s)", label,
+                     what, a.gpu_evaluated, a.evaluated, gpk_last_error(cuda));
         gpk_search_result_free(&a);
-        gpk_search_result_free(&b);
     }
-    unsetenv("GPK_SEARCH_CUDA_MODE");
+    gpk_search_result_free(&b);
+}
+
+/* gpk_search_run_multi: 3 runs on 1 and 2 CUDA contexts and on 1 and 2 CPU
+ * contexts: the same best, solution and totals. */
+static void test_multi(gpk_ctx *const *cudas, int ncuda, gpk_ctx *const *cpus, const gpk_search_problem *pr,
+                       const char *label)
+{
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_ITS;
+    o.iters = 60;
+    o.global_iters = 2;
+    o.seed = 777;
+    o.starts = 3;
+    gpk_search_result ref;
+    gpk_status st = gpk_search_run_multi(cpus, 1, pr, &o, &ref);
+    TU_CHECK(st == GPK_OK && ref.runs == 3, "%s: multi on 1 CPU context: %s", label, gpk_last_error(cpus[0]));
+    if (st != GPK_OK) return;
+    for (int v = 0; v < 1 + ncuda; v++) {
+        gpk_ctx *const *cx = v == 0 ? cpus : cudas;
+        const int count = v == 0 ? 2 : v;
+        gpk_search_result r;
+        st = gpk_search_run_multi(cx, count, pr, &o, &r);
+        TU_CHECK(st == GPK_OK, "%s: multi on %d %s contexts: %s", label, count, v ? "CUDA" : "CPU",
+                 gpk_last_error(cx[0]));
+        if (st != GPK_OK) continue;
+        TU_CHECK(r.best == ref.best && r.best_run == ref.best_run && r.iterations == ref.iterations &&
+                     r.evaluated == ref.evaluated && memcmp(r.solution, ref.solution, r.n * sizeof *r.solution) == 0,
+                 "%s: multi on %d %s contexts: best %" PRId64 " (run %u), 1 CPU context %" PRId64 " (run %u)", label,
+                 count, v ? "CUDA" : "CPU", r.best, r.best_run, ref.best, ref.best_run);
+        if (v) TU_CHECK(r.gpu_evaluated == r.evaluated, "%s: multi on %d CUDA contexts: not all on the GPU", label, count);
+        gpk_search_result_free(&r);
+    }
+    /* the same context twice is refused */
+    gpk_ctx *twice[2] = {cpus[0], cpus[0]};
+    gpk_search_result r;
+    TU_CHECK(gpk_search_run_multi(twice, 2, pr, &o, &r) == GPK_EINVAL, "%s: multi with a repeated context accepted",
+             label);
+    gpk_search_result_free(&ref);
 }
 
 int main(void)
@@ -277,13 +433,21 @@ int main(void)
     }
     gpk_rng_seed(&rng, tu_seed());
 
-    const uint32_t qn[] = {2, 3, 5, 12, 40, 130};
-    for (size_t q = 0; q < sizeof qn / sizeof *qn; q++) test_qap(ctx, qn[q]);
-    const uint32_t tn[] = {3, 4, 5, 11, 57, 300};
+    const uint32_t qn[] = {2, 3, 5, 12, 40, 130, 257};
+    for (size_t q = 0; q < sizeof qn / sizeof *qn; q++) test_qap(ctx, qn[q], 0);
+    test_qap(ctx, 12, 1);
+    test_qap(ctx, 45, 1);
+    const uint32_t tn[] = {3, 4, 5, 8, 11, 57, 300};
     for (size_t q = 0; q < sizeof tn / sizeof *tn; q++)
         for (int w = 0; w < 3; w++)
             for (int mat = 0; mat < 2; mat++) test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
     test_tsp(ctx, 800, GPK_TSP_EUC_2D, 0, 0);
+    /* the float path's guard and the tiles: sizes around the tile width (128) */
+    const uint32_t gn[] = {9, 31, 127, 128, 129, 255, 257, 390};
+    for (size_t q = 0; q < sizeof gn / sizeof *gn; q++)
+        for (int w = 0; w < 2; w++)
+            for (int grid = 2; grid <= 3; grid++) test_tsp(ctx, gn[q], (gpk_tsp_weight)w, gn[q] % 2, grid);
+    test_tsp(ctx, 1100, GPK_TSP_CEIL_2D, 0, 2);
     const uint32_t pm[][2] = {{9, 9}, {31, 31}, {73, 73}, {101, 117}};
     for (size_t q = 0; q < sizeof pm / sizeof *pm; q++) test_ppp(ctx, pm[q][0], pm[q][1]);
 
@@ -314,6 +478,16 @@ int main(void)
         test_run(ctx, cpu, &pr, GPK_SEARCH_TABU, GPK_NB_SWAP, "run qap tabu");
         test_run(ctx, cpu, &pr, GPK_SEARCH_ITS, GPK_NB_SWAP, "run qap its");
         test_run(ctx, cpu, &pr, GPK_SEARCH_HC_BEST, GPK_NB_SWAP, "run qap hc");
+        gpk_ctx *cudas[2] = {ctx, NULL}, *cpus[2] = {cpu, NULL};
+        if (gpk_ctx_create(&cpus[1], GPK_BACKEND_CPU) == GPK_OK) {
+            gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+            co.backend = GPK_BACKEND_CUDA;
+            co.device = 0; /* a second context on device 0: two host threads on one GPU */
+            const int ncuda = gpk_ctx_create_ex(&cudas[1], &co) == GPK_OK ? 2 : 1;
+            test_multi(cudas, ncuda, cpus, &pr, "multi qap");
+            if (cudas[1]) gpk_ctx_destroy(cudas[1]);
+            gpk_ctx_destroy(cpus[1]);
+        }
         free(q.a);
         free(q.b);
 
@@ -328,6 +502,15 @@ int main(void)
         test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_TWO_OPT, "run tsp 2opt tabu");
         test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_SWAP, "run tsp swap tabu");
         test_run(ctx, cpu, &pt, GPK_SEARCH_HC_BEST, GPK_NB_TWO_OPT, "run tsp 2opt hc");
+        free(t.x);
+        free(t.y);
+        /* the tiled float path in a whole search: 300 cities on a half-integer grid */
+        t.n = 300;
+        t.x = malloc(300 * sizeof *t.x);
+        t.y = malloc(300 * sizeof *t.y);
+        for (int i = 0; i < 300; i++) t.x[i] = (double)below(120) / 2.0, t.y[i] = (double)below(120) / 2.0;
+        test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_TWO_OPT, "run tsp 300 grid 2opt tabu");
+        test_run(ctx, cpu, &pt, GPK_SEARCH_ITS, GPK_NB_TWO_OPT, "run tsp 300 grid 2opt its");
         free(t.x);
         free(t.y);
 

@@ -15,6 +15,7 @@
 
 #include "gpk.h"
 #include "sort.h"
+#include "octree.h"
 #include <cuda_runtime_api.h>
 
 #ifdef __cplusplus
@@ -36,6 +37,31 @@ GPK_API gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_
                                        const void *d_values_in, void *d_values_out,
                                        size_t n, const gpk_radix_opts *opts,
                                        unsigned flags, cudaStream_t stream);
+
+/* Octree partitioning of particles already in device memory (gpk/octree.h
+ * describes the tree; the result is the one gpk_octree_build gives, in
+ * device memory). d_xyz: 3n floats on ctx's device. Every scheme runs on
+ * the device: the pool schemes on the device pools of gpk/pool_cuda.cuh,
+ * "morton" on the radix sort. Synchronous: the stream is synchronized
+ * (the builders read a few counters per tree level). *tree is filled only
+ * on success; free it with gpk_cuda_octree_free. */
+typedef struct gpk_cuda_octree {
+    gpk_octree_node *nodes; /* device memory: n_nodes nodes, nodes[0] the root */
+    size_t n_nodes;
+    size_t n;
+    float *xyz;             /* device memory: 3n floats, the particles in tree order */
+    uint32_t *perm;         /* device memory: n, perm[i] = input index of particle i */
+    uint64_t tasks;         /* as gpk_octree's */
+    unsigned depth;         /* deepest leaf */
+    size_t leaves;
+    double ms;              /* wall time of the call (host clock) */
+} gpk_cuda_octree;
+
+GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n,
+                                         unsigned leaf_threshold, gpk_octree_scheme scheme,
+                                         const gpk_octree_opts *opts, gpk_cuda_octree *tree,
+                                         cudaStream_t stream);
+GPK_API void gpk_cuda_octree_free(gpk_cuda_octree *tree);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,9 @@ typedef struct gpk_octree {
     unsigned depth;      /* deepest leaf */
     size_t leaves;
     double ms;           /* wall time of the build (host clock, includes transfers) */
+    double device_ms;    /* CUDA: the build on the device, from the particles in device
+                            memory to the nodes and reordered particles there (CUDA
+                            events; what gpk_cuda_octree_build takes); 0 elsewhere */
 } gpk_octree;
 
 typedef struct gpk_octree_opts {
@@ -67,8 +70,15 @@ typedef struct gpk_octree_opts {
                             since spinning blocks must all be resident) */
     unsigned threads;    /* CUDA pool schemes: threads per block (0: 64, the paper's
                             best for work stealing) */
+    unsigned grid_split; /* CUDA pool schemes: a task of more particles than this is split
+                            by the whole grid, level by level, before the pool starts
+                            (one block would stream it alone), and so is one of more
+                            than grid_split / 16 while the pool would start with fewer
+                            tasks than blocks; 0: the default GPK_OCTREE_GRID_SPLIT;
+                            UINT_MAX: every task in the pool, as in the paper */
 } gpk_octree_opts;
-#define GPK_OCTREE_OPTS_INIT { GPK_POOL_OPTS_INIT, 0u, 0u }
+#define GPK_OCTREE_GRID_SPLIT 65536u
+#define GPK_OCTREE_OPTS_INIT { GPK_POOL_OPTS_INIT, 0u, 0u, 0u }
 
 /* xyz: n particles as x0 y0 z0 x1 y1 z1 ... (finite floats). n = 0 gives
  * an empty tree (no nodes). leaf_threshold >= 1. NaN or infinite

@@ -442,7 +442,7 @@ template <class Task> struct Pool {
     __device__ bool steal_next(Worker &ws, Task *out) const
     {
         using namespace detail;
-        unsigned idle = 0;
+        unsigned idle = 0, misses = 0;
         const unsigned me = block_id(), nb = cfg.blocks;
         for (;;) {
             if (failed()) return false;
@@ -455,8 +455,13 @@ template <class Task> struct Pool {
                 }
             }
             if (ref<long long>(hdr->pending).load(acquire) <= 0) return false;
-            /* sleep only after a tour of the victims found nothing */
-            if (++idle >= nb) __nanosleep(512);
+            /* Back off after a few empty victims: with thousands of blocks
+             * and few tasks (the top of a tree) the thieves' probes and
+             * fences would otherwise crowd the workers' memory traffic. */
+            if (++misses >= 8) {
+                misses = 0;
+                backoff(idle, 7); /* 64 ns, doubling up to 4 us */
+            }
         }
     }
 
@@ -721,6 +726,13 @@ template <class T> __global__ void init_kernel(Pool<T> p, unsigned long long n)
         }
     }
 }
+/* STEAL: initial task i goes to deque i % blocks, position i / blocks. */
+template <class T> __global__ void deal_kernel(Pool<T> p, const T *initial, unsigned long long n)
+{
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p.data[(i % p.cfg.blocks) * p.cfg.capacity + i / p.cfg.blocks] = initial[i];
+}
 } // namespace detail
 
 /* ---- host side ---- */
@@ -771,13 +783,20 @@ inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long 
     if (e != cudaSuccess) return e;
     if (n_initial > 0) {
         if (p.cfg.scheme == STEAL) {
-            const unsigned long long B = p.cfg.blocks;
-            for (unsigned long long d = 0; d < B && d < n_initial; d++) {
-                const unsigned long long rows = (n_initial - d + B - 1) / B;
-                e = cudaMemcpy2DAsync(p.data + d * p.cfg.capacity, sizeof(Task), initial + d, B * sizeof(Task),
-                                      sizeof(Task), rows, cudaMemcpyDefault, stream);
-                if (e != cudaSuccess) return e;
+            /* one upload and one dealing kernel (a copy per deque would cost
+             * thousands of tiny copies on a full grid) */
+            Task *staged = nullptr;
+            e = cudaMallocAsync((void **)&staged, n_initial * sizeof(Task), stream);
+            if (e != cudaSuccess) return e;
+            e = cudaMemcpyAsync(staged, initial, n_initial * sizeof(Task), cudaMemcpyDefault, stream);
+            if (e == cudaSuccess) {
+                const unsigned long long grid = (n_initial + 255) / 256;
+                detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, staged, n_initial);
+                e = cudaGetLastError();
             }
+            const cudaError_t f = cudaFreeAsync(staged, stream);
+            if (e != cudaSuccess) return e;
+            if (f != cudaSuccess) return f;
         } else {
             /* STATIC: array 0 (round 0's `in`); BLOCKING: ring 0..n-1; LOCKFREE: handles 0..n-1 */
             e = cudaMemcpyAsync(p.data, initial, n_initial * sizeof(Task), cudaMemcpyDefault, stream);

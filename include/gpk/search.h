@@ -3,9 +3,9 @@
  * This header holds the problem layer the search framework builds on:
  * instance readers (QAPLIB, TSPLIB95), a seeded generator for the permuted
  * perceptron problem, full and incremental evaluations, and the paper's
- * index bijection for the swap neighbourhood. The search algorithms (hill
- * climbing, tabu, iterated tabu, multistart) and the GPU neighbourhood
- * evaluation come next (issue 5).
+ * index bijection for the swap neighbourhood; then the search algorithms
+ * (hill climbing, tabu, iterated tabu, multistart) with the neighbourhood
+ * evaluated on CPU threads or, on a CUDA context, on the GPU.
  *
  * Readers need no context: on failure they return the status and keep the
  * message, "FILE:LINE: what", in gpk_last_error(NULL). Every cost is exact
@@ -113,8 +113,8 @@ GPK_API void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_
 
 /* ---- the search (paper Sections 3-4, Algorithm 1) ----
  * The CPU drives the search; each iteration evaluates the WHOLE
- * neighbourhood in parallel (the CPU backend: the context's threads; the
- * GPU: one thread per neighbour, future work) and applies the best
+ * neighbourhood in parallel (the CPU backend: the context's threads; a
+ * CUDA context: one GPU thread per neighbour) and applies the best
  * admissible move. */
 typedef enum gpk_problem_kind { GPK_PROBLEM_QAP = 0, GPK_PROBLEM_TSP = 1, GPK_PROBLEM_PPP = 2 } gpk_problem_kind;
 
@@ -133,6 +133,19 @@ typedef enum gpk_search_algo {
     GPK_SEARCH_ITS = 3,       /* iterated tabu search: global_iters x iters of tabu, perturbation between */
     GPK_SEARCH_MULTISTART = 4 /* `starts` independent iterated tabu searches from random starts, best kept */
 } gpk_search_algo;
+
+/* How a CUDA context chooses the move (docs/search.md, "On CUDA"). */
+typedef enum gpk_search_eval {
+    GPK_SEARCH_EVAL_OURS = 0,  /* the best admissible move reduced on the GPU, one move copied back */
+    GPK_SEARCH_EVAL_PAPER = 1  /* the paper's: every delta copied to the host, chosen there */
+} gpk_search_eval;
+
+/* How the CPU scan evaluates a QAP swap. Both give the same exact deltas,
+ * so the same result; only the speed differs. */
+typedef enum gpk_qap_delta {
+    GPK_QAP_DELTA_TABLE = 0,   /* Taillard's delta table: O(1) per neighbour, O(n^2) update per move */
+    GPK_QAP_DELTA_FORMULA = 1  /* the O(n) swap delta per neighbour, no table (the GPU's formula) */
+} gpk_qap_delta;
 
 typedef struct gpk_search_problem {
     gpk_problem_kind kind;
@@ -164,8 +177,13 @@ typedef struct gpk_search_opts {
     void (*progress)(const gpk_search_progress *p, void *user); /* optional, from the calling thread */
     void *user;
     uint64_t progress_every; /* iterations between progress calls (0: 1000) */
+    gpk_search_eval eval;    /* CUDA context: ours (default) or the paper's mode; ignored on the CPU */
+    gpk_qap_delta qap_delta; /* QAP on the CPU scan: Taillard's table (default) or the O(n) formula;
+                                a CUDA context evaluates with the formula on the GPU either way */
 } gpk_search_opts;
-#define GPK_SEARCH_OPTS_INIT { GPK_SEARCH_TABU, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u }
+#define GPK_SEARCH_OPTS_INIT                                                                          \
+    { GPK_SEARCH_TABU, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
+      GPK_QAP_DELTA_TABLE }
 
 typedef struct gpk_search_result {
     int64_t best;           /* cost / tour length / fitness of `solution` */
@@ -176,11 +194,31 @@ typedef struct gpk_search_result {
     uint64_t evaluated;     /* neighbours evaluated */
     double ms;
     int local_optimum;      /* HC: 1 when no improving neighbour is left */
+    uint64_t gpu_evaluated; /* of `evaluated`, the neighbours evaluated on a GPU (0 on the CPU
+                               backend; below `evaluated` when a CUDA failure sent the search
+                               back to the CPU scan, the message then in gpk_last_error(ctx)) */
+    uint32_t runs;          /* gpk_search_run_multi: searches run (else 1) */
+    uint32_t best_run;      /* gpk_search_run_multi: the run that found `best` */
 } gpk_search_result;
 
 GPK_API gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const gpk_search_opts *opts,
                                   gpk_search_result *result);
 GPK_API void gpk_search_result_free(gpk_search_result *r);
+/* Multistart over several contexts (the paper's Section 6, Algorithm 2: one
+ * CPU thread per GPU, each driving its own device): `opts->starts` runs
+ * (0: `count`), run r on ctxs[r % count] seeded with splitmix64(seed + r)
+ * (run 0 from opts->start when given), each running opts->algo (hc, tabu,
+ * its; multistart means its). One host thread per context runs its runs in
+ * order. The result is the best run, ties to the lowest r, so it depends
+ * on the seed and `starts` only, not on `count`; iterations, evaluated and
+ * gpu_evaluated are totals, ms the wall time. The contexts must be
+ * distinct (one per thread). On failure the first failing run's message
+ * is copied to ctxs[0]. Progress is reported from the runs of ctxs[0]. */
+GPK_API gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                                        const gpk_search_opts *opts, gpk_search_result *result);
+/* "ours", "paper" */
+GPK_API const char *gpk_search_eval_name(gpk_search_eval e);
+GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out);
 /* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2" */
 GPK_API const char *gpk_search_algo_name(gpk_search_algo a);
 GPK_API gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out);

@@ -116,6 +116,9 @@ extern "C" void gpk__cuda_ctx_release(gpk_ctx *ctx)
     if (st->pinned) (void)cudaFreeHost(st->pinned);
     if (st->ev_start) (void)cudaEventDestroy(st->ev_start);
     if (st->ev_stop) (void)cudaEventDestroy(st->ev_stop);
+    if (st->staging) (void)cudaFreeHost(st->staging);
+    for (int i = 0; i < 2; i++)
+        if (st->staging_ev[i]) (void)cudaEventDestroy(st->staging_ev[i]);
     if (st->stream) (void)cudaStreamDestroy(st->stream);
     (void)cudaGetLastError();
     free(st);

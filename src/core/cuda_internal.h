@@ -1,6 +1,6 @@
 /* CUDA backend state, kept in ctx->cuda. Shared by src/core/cuda_ctx.cu
- * (creation, buffers, release) and the CUDA kernels' host code. Only files
- * compiled by nvcc include this header. */
+ * (creation, buffers, release), src/core/cuda_staging.c (large host copies)
+ * and the CUDA kernels' host code. C-compatible. */
 #ifndef GPK_CUDA_INTERNAL_H
 #define GPK_CUDA_INTERNAL_H
 
@@ -33,6 +33,8 @@ typedef struct gpk_cuda_state {
     size_t buf_bytes[GPK_CUDA_SLOTS];
     unsigned long long *pinned; /* 4 words of pinned host memory for small read-backs */
     cudaEvent_t ev_start, ev_stop;
+    void *staging;              /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
+    cudaEvent_t staging_ev[2];
 } gpk_cuda_state;
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).
@@ -43,6 +45,19 @@ gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS], c
 /* Records "what: cudaGetErrorString(e)" on ctx: GPK_ENOMEM for allocation
  * failures, GPK_EDEVICE otherwise. Clears the runtime's last (non-sticky) error. */
 gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what);
+
+/* Large copies between pageable host memory and the device, synchronous on
+ * stream: chunks pass through the context's two pinned staging buffers
+ * (allocated on first use), the DMA of one overlapping the host copy of the
+ * other, which runs on the context's threads (so that first-touch faults of
+ * a fresh host array spread over the cores). */
+gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes, cudaStream_t stream);
+gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream);
+
+/* malloc for large host arrays that the library fills and the caller frees
+ * with free(): 2 MiB aligned and marked for transparent huge pages where the
+ * system has them (fewer first-touch faults). */
+void *gpk__host_alloc_large(size_t bytes);
 
 #ifdef __cplusplus
 }

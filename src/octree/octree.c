@@ -34,29 +34,22 @@ int gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads)
         hy = p[1] > hy ? p[1] : hy;
         hz = p[2] > hz ? p[2] : hz;
     }
-    root->lo[0] = lx;
-    root->lo[1] = ly;
-    root->lo[2] = lz;
-    double side = hx - lx;
-    if (hy - ly > side) side = hy - ly;
-    if (hz - lz > side) side = hz - lz;
+    const float blo[3] = {(float)lx, (float)ly, (float)lz}, bhi[3] = {(float)hx, (float)hy, (float)hz};
+    gpk__octree_root_from_bounds(blo, bhi, root);
+    return finite;
+}
+
+void gpk__octree_root_from_bounds(const float lo[3], const float hi[3], octree_root *root)
+{
+    double side = 0.0;
+    for (int a = 0; a < 3; a++) {
+        root->lo[a] = lo[a];
+        if ((double)hi[a] - (double)lo[a] > side) side = (double)hi[a] - (double)lo[a];
+    }
     /* All particles at one point (or a degenerate extent): any positive
      * side quantizes them all to cell 0; 1.0 keeps the boxes readable. */
     if (!(side > 0.0) || !isnormal(side)) side = 1.0;
     root->side = side;
-    return finite;
-}
-
-/* The inverse of octree_spread3: gathers every third bit (from bit 0) into 21 bits. */
-static uint32_t compact3(uint64_t v)
-{
-    v &= 0x1249249249249249ull;
-    v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
-    v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
-    v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
-    v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
-    v = (v ^ (v >> 32)) & 0x1fffffull;
-    return (uint32_t)v;
 }
 
 /* q = floor((x - lo) / side * 2^21) in double, clamped to [0, 2^21 - 1]
@@ -90,7 +83,7 @@ void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned dep
 {
     const double cell = 0x1p-21; /* one deepest cell, as a fraction of the side */
     const uint32_t extent = OCTREE_QCELLS >> depth; /* the node's side in deepest cells */
-    const uint32_t corner[3] = {compact3(prefix >> 2), compact3(prefix >> 1), compact3(prefix)};
+    const uint32_t corner[3] = {octree_compact3(prefix >> 2), octree_compact3(prefix >> 1), octree_compact3(prefix)};
     for (int a = 0; a < 3; a++) {
         lo[a] = (float)(root->lo[a] + root->side * ((double)corner[a] * cell));
         hi[a] = (float)(root->lo[a] + root->side * ((double)(corner[a] + extent) * cell));
@@ -169,25 +162,33 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
     gpk_octree built;
     memset(&built, 0, sizeof built);
     const double t0 = omp_get_wtime();
+    int counted = 0; /* leaves and depth counted by the builder */
     if (n > 0) {
         octree_job job;
+        memset(&job, 0, sizeof job);
         job.ctx = ctx;
         job.xyz = xyz;
         job.n = n;
         job.leaf_threshold = leaf_threshold;
         job.scheme = scheme;
         job.opts = opts ? opts : &defaults;
+#ifdef GPK_HAVE_CUDA_OCTREE
+        /* the CUDA builders find the root cube on the device */
+        const int on_cuda = gpk_ctx_backend(ctx) == GPK_BACKEND_CUDA;
+#else
+        const int on_cuda = 0;
+#endif
         /* one pass finds the root cube and whether every coordinate is finite */
-        if (!gpk__octree_root(xyz, n, &job.root, ctx->threads)) {
+        if (!on_cuda && !gpk__octree_root(xyz, n, &job.root, ctx->threads)) {
             const size_t bad = first_nonfinite(xyz, n, ctx->threads);
             return gpk__fail(ctx, GPK_EINVAL,
                              "octree: particle %zu has a non-finite coordinate (%g, %g, %g)", bad,
                              (double)xyz[3 * bad], (double)xyz[3 * bad + 1], (double)xyz[3 * bad + 2]);
         }
 #ifdef GPK_HAVE_CUDA_OCTREE
-        const gpk_status s = gpk_ctx_backend(ctx) == GPK_BACKEND_CUDA ? gpk__octree_build_cuda(&job, &built)
-                             : scheme == GPK_OCTREE_MORTON       ? gpk__octree_build_morton(&job, &built)
-                                                                 : gpk__octree_build_pool(&job, &built);
+        const gpk_status s = on_cuda                       ? gpk__octree_build_cuda(&job, &built)
+                             : scheme == GPK_OCTREE_MORTON ? gpk__octree_build_morton(&job, &built)
+                                                           : gpk__octree_build_pool(&job, &built);
 #else
         const gpk_status s = scheme == GPK_OCTREE_MORTON ? gpk__octree_build_morton(&job, &built)
                                                          : gpk__octree_build_pool(&job, &built);
@@ -196,9 +197,10 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
             gpk_octree_free(&built);
             return s;
         }
+        counted = on_cuda;
     }
     built.n = n;
-    tree_stats(&built);
+    if (!counted) tree_stats(&built);
     built.ms = (omp_get_wtime() - t0) * 1e3;
     *tree = built;
     return GPK_OK;

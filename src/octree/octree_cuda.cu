@@ -1,25 +1,30 @@
-/* The CUDA octree builders' common part and the CUDA Morton builder
- * (octree_cuda_internal.h). Built only with -DGPK_WITH_CUDA_OCTREE=ON.
+/* The CUDA octree builders' common part and the Morton builder
+ * (octree_cuda_internal.h).
  *
- * Every scheme: the particles are uploaded, the Morton codes computed on
- * the device bit-identical to gpk__octree_codes (the same double
- * operations in the same order, written with the _rn intrinsics so that
- * nothing is fused; the same clamping), with the indices 0..n-1. At the
- * end the particles are gathered into tree order on the device and
- * downloaded with the permutation.
- *
- * Morton: the (code, index) pairs are sorted with gpk_cuda_sort_pairs,
- * then the nodes are built level by level (depth 0..21) on the device:
- * one thread per (splitting node, octant) finds the child's range by two
- * binary searches on the sorted codes, takes a node slot with an atomic
- * counter and, if the child splits, a place in the next level's list.
- * The host reads two counters per level. The node records (prefix, range,
- * parent, octant) are downloaded and the host numbers them depth-first
- * exactly as the CPU Morton builder does (octree_morton.c), with boxes
- * from gpk__octree_node_init: the same node array as the CPU's.
- *
- * Pool schemes: the codes and indices go to gpk__octree_build_cuda_pool
- * (octree_cuda_pool.cu). */
+ * One device pipeline serves both entry points (gpk_octree_build on host
+ * arrays, gpk_cuda_octree_build on device arrays):
+ *  1. bounds: one reduction gives the per-axis min and max (floats are
+ *     compared as order-preserving integers) and the first particle with a
+ *     non-finite coordinate; the host derives the root cube from the bounds
+ *     as gpk__octree_root does;
+ *  2. Morton codes, bit-identical to gpk__octree_codes (the same double
+ *     operations in the same order, written with the _rn intrinsics so that
+ *     nothing is fused; the same clamping), with the indices 0..n-1;
+ *  3. the builder: Morton sorts the (code, index) pairs with
+ *     gpk_cuda_sort_pairs and finds the nodes level by level (one thread
+ *     per (splitting node, octant): two binary searches on the sorted codes,
+ *     a record slot from an atomic counter, a place in the next level's
+ *     list if the child splits; the host reads two counters per level). The
+ *     pool schemes run octree_cuda_pool.cu. Either way: compact records
+ *     (octree_dnode) in a racy or level order;
+ *  4. the finish: the records sorted by (prefix, depth), two stable radix
+ *     sorts, are the depth-first preorder with octants 0..7 (a node's prefix
+ *     is the path to it, padded with zeros, and a node comes before the
+ *     descendants that share its prefix); one kernel writes the
+ *     gpk_octree_node array in that order with the boxes of
+ *     gpk__octree_node_box (the same double operations) and counts leaves
+ *     and depth, a second one sets the child links;
+ *  5. the particles gathered into tree order. */
 #include "octree_cuda_internal.h"
 #include "../core/cuda_internal.h"
 #include "gpk/cuda.h"
@@ -28,20 +33,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <thread>
-#include <vector>
+#include <omp.h>
+
+#define GPK_CHECK(expr)                   \
+    do {                                  \
+        const gpk_status check_ = (expr); \
+        if (check_ != GPK_OK) return check_; \
+    } while (0)
 
 namespace {
 
 const unsigned kThreads = 256;
-
-/* One node found on the device. meta = octant | depth << 3 (root: 0). */
-struct NodeRec {
-    unsigned long long prefix;
-    unsigned first, count;
-    unsigned parent; /* slot of the parent; UINT32_MAX for the root */
-    unsigned meta;
-};
 
 struct DeviceGuard {
     int previous = -1;
@@ -70,7 +72,65 @@ unsigned grid_for(size_t work)
     return (unsigned)b;
 }
 
-/* ---- Morton codes (bit-identical to octree.c) ---------------------------- */
+/* ---- 1. bounds ------------------------------------------------------------------ */
+
+/* Floats as unsigned integers in the floats' order (finite values). */
+__device__ __forceinline__ unsigned float_key(float f)
+{
+    const unsigned u = __float_as_uint(f);
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+unsigned host_float_from_key(unsigned k, float *out)
+{
+    const unsigned u = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
+    memcpy(out, &u, sizeof u);
+    return u;
+}
+
+struct Bounds {
+    unsigned lo[3], hi[3];
+    unsigned long long bad; /* first particle with a non-finite coordinate, or ~0 */
+};
+
+__global__ void bounds_kernel(const float *__restrict__ xyz, size_t n, Bounds *out)
+{
+    unsigned lo[3] = {~0u, ~0u, ~0u}, hi[3] = {0u, 0u, 0u};
+    unsigned long long bad = ~0ull;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float *p = xyz + 3 * i;
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            const float v = p[a];
+            if (!isfinite(v)) {
+                bad = bad < i ? bad : i;
+                continue;
+            }
+            const unsigned k = float_key(v);
+            lo[a] = k < lo[a] ? k : lo[a];
+            hi[a] = k > hi[a] ? k : hi[a];
+        }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            lo[a] = min(lo[a], __shfl_down_sync(0xffffffffu, lo[a], off));
+            hi[a] = max(hi[a], __shfl_down_sync(0xffffffffu, hi[a], off));
+        }
+        const unsigned long long b = __shfl_down_sync(0xffffffffu, bad, off);
+        bad = b < bad ? b : bad;
+    }
+    if ((threadIdx.x & 31u) == 0) {
+        for (int a = 0; a < 3; a++) {
+            atomicMin(&out->lo[a], lo[a]);
+            atomicMax(&out->hi[a], hi[a]);
+        }
+        if (bad != ~0ull) atomicMin(&out->bad, bad);
+    }
+}
+
+/* ---- 2. Morton codes (bit-identical to octree.c) ------------------------------- */
 
 /* quantize() of octree.c: t = ((double)x - lo) / side * 2^21, each
  * operation rounded on its own. */
@@ -109,7 +169,7 @@ __global__ void gather_kernel(const float *__restrict__ xyz, const unsigned *__r
     }
 }
 
-/* ---- Morton nodes, one level per launch -------------------------------------- */
+/* ---- 3. Morton nodes, one level per launch -------------------------------------- */
 
 /* First index in [lo, hi) whose octant (bits shift+2..shift) is >= octant;
  * the octants in the range are non-decreasing. */
@@ -124,9 +184,9 @@ __device__ __forceinline__ unsigned octant_lower(const uint64_t *__restrict__ co
     return lo;
 }
 
-/* counters[0]: nodes so far (slots), counters[1]: entries of next_split.
- * split: the n_split slots of the nodes at `depth` that split. */
-__global__ void level_kernel(const uint64_t *__restrict__ codes, NodeRec *nodes,
+/* counters[0]: records so far, counters[1]: entries of next_split.
+ * split: the n_split records of the nodes at `depth` that split. */
+__global__ void level_kernel(const uint64_t *__restrict__ codes, octree_dnode *nodes,
                              const unsigned *__restrict__ split, unsigned n_split, unsigned depth,
                              unsigned leaf_threshold, unsigned *counters, unsigned *__restrict__ next_split)
 {
@@ -142,42 +202,97 @@ __global__ void level_kernel(const uint64_t *__restrict__ codes, NodeRec *nodes,
         const unsigned e = o == 7u ? stop : octant_lower(codes, b, stop, shift, o + 1u);
         if (e <= b) continue;
         const unsigned count = e - b;
+        const bool splits = count > leaf_threshold && depth + 1u < (unsigned)GPK_OCTREE_MAX_DEPTH;
         const unsigned c = atomicAdd(&counters[0], 1u);
-        NodeRec r;
+        octree_dnode r;
         r.prefix = codes[b] >> shift << shift;
         r.first = b;
         r.count = count;
         r.parent = slot;
-        r.meta = o | (depth + 1u) << 3;
+        r.depth_leaf = (depth + 1u) | (splits ? 0u : 1u << 8);
         nodes[c] = r;
-        if (count > leaf_threshold && depth + 1u < (unsigned)GPK_OCTREE_MAX_DEPTH) {
-            const unsigned k = atomicAdd(&counters[1], 1u);
-            next_split[k] = c;
-        }
+        if (splits) next_split[atomicAdd(&counters[1], 1u)] = c;
     }
 }
 
-/* ---- host side --------------------------------------------------------------- */
+/* ---- 4. the finish ----------------------------------------------------------------- */
 
-struct Buffers {
-    float *xyz = nullptr, *xyz_out = nullptr;
-    uint64_t *codes = nullptr, *codes_tmp = nullptr;
-    unsigned *idx = nullptr, *idx_tmp = nullptr;
-    void *sort_temp = nullptr;
-    NodeRec *nodes = nullptr;
-    unsigned *split_a = nullptr, *split_b = nullptr, *counters = nullptr;
-};
-
-void free_buffers(Buffers &b, cudaStream_t stream)
+__global__ void depth_keys_kernel(const octree_dnode *__restrict__ rec, size_t m, unsigned *__restrict__ keys,
+                                  unsigned *__restrict__ slots)
 {
-    (void)cudaStreamSynchronize(stream); /* nothing may still use them */
-    void *all[] = {b.xyz, b.xyz_out, b.codes, b.codes_tmp, b.idx, b.idx_tmp,
-                   b.sort_temp, b.nodes, b.split_a, b.split_b, b.counters};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (all[i]) (void)cudaFree(all[i]);
-    (void)cudaGetLastError();
-    b = Buffers();
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        keys[i] = rec[i].depth_leaf & 0xFFu;
+        slots[i] = (unsigned)i;
+    }
 }
+
+__global__ void prefix_keys_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ slots, size_t m,
+                                   uint64_t *__restrict__ keys)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) keys[i] = rec[slots[i]].prefix;
+}
+
+/* stats[0]: leaves, stats[1]: deepest leaf, stats[2]: malformed records */
+__global__ void fill_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ order, size_t m,
+                            double lx, double ly, double lz, double side, gpk_octree_node *__restrict__ out,
+                            unsigned *__restrict__ rank, unsigned *stats)
+{
+    const double cell = 0x1p-21;
+    const double lo_axis[3] = {lx, ly, lz};
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) {
+        const unsigned slot = order[i];
+        const octree_dnode r = rec[slot];
+        rank[slot] = (unsigned)i;
+        const unsigned depth = r.depth_leaf & 0xFFu, leaf = (r.depth_leaf >> 8) & 1u;
+        gpk_octree_node nd;
+        const unsigned extent = OCTREE_QCELLS >> depth;
+        const unsigned corner[3] = {octree_compact3(r.prefix >> 2), octree_compact3(r.prefix >> 1),
+                                    octree_compact3(r.prefix)};
+#pragma unroll
+        for (int a = 0; a < 3; a++) {
+            nd.lo[a] = __double2float_rn(__dadd_rn(lo_axis[a], __dmul_rn(side, (double)corner[a] * cell)));
+            nd.hi[a] =
+                __double2float_rn(__dadd_rn(lo_axis[a], __dmul_rn(side, (double)(corner[a] + extent) * cell)));
+        }
+#pragma unroll
+        for (int o = 0; o < 8; o++) nd.child[o] = -1;
+        nd.first = r.first;
+        nd.count = r.count;
+        nd.depth = depth;
+        nd.leaf = leaf;
+        out[i] = nd;
+        if (leaf) {
+            atomicAdd(&stats[0], 1u);
+            atomicMax(&stats[1], depth);
+        }
+        const bool root = r.parent == UINT32_MAX;
+        if (root != (i == 0) || (!root && (r.parent >= m || depth == 0 || depth > GPK_OCTREE_MAX_DEPTH)))
+            atomicAdd(&stats[2], 1u);
+    }
+}
+
+__global__ void link_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ order,
+                            const unsigned *__restrict__ rank, size_t m, gpk_octree_node *__restrict__ out,
+                            unsigned *stats)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + 1 + threadIdx.x; i < m; i += stride) {
+        const octree_dnode r = rec[order[i]];
+        const unsigned depth = r.depth_leaf & 0xFFu;
+        if (r.parent >= m || depth == 0) continue; /* counted by fill_kernel */
+        const unsigned parent = rank[r.parent];
+        const unsigned o = (unsigned)(r.prefix >> (3u * (OCTREE_QBITS - depth))) & 7u;
+        /* a parent's links are written by its children only, one per octant */
+        if (atomicCAS((unsigned *)&out[parent].child[o], 0xFFFFFFFFu, (unsigned)i) != 0xFFFFFFFFu ||
+            out[parent].leaf || out[parent].depth + 1u != depth)
+            atomicAdd(&stats[2], 1u);
+    }
+}
+
+/* ---- the pipeline ---------------------------------------------------------------- */
 
 gpk_status dmalloc(gpk_ctx *ctx, void **p, size_t bytes, const char *what)
 {
@@ -196,261 +311,321 @@ gpk_status check_launch(gpk_ctx *ctx, const char *what)
     return GPK_OK;
 }
 
-/* Makes the node array hold at least `need` records (keeps the first `used`). */
-gpk_status grow_nodes(gpk_ctx *ctx, Buffers &b, size_t *cap, size_t used, size_t need, cudaStream_t stream)
-{
-    if (need <= *cap) return GPK_OK;
-    if (need > (size_t)INT32_MAX)
-        return gpk__fail(ctx, GPK_ENOMEM, "octree cuda morton: more than 2^31 - 1 nodes do not fit int32 links");
-    size_t c = *cap * 2;
-    if (c < need) c = need;
-    if (c > (size_t)INT32_MAX) c = (size_t)INT32_MAX;
-    NodeRec *p = nullptr;
-    gpk_status s = dmalloc(ctx, (void **)&p, c * sizeof(NodeRec), "octree cuda morton: cudaMalloc (nodes)");
-    if (s != GPK_OK) return s;
-    cudaError_t e = cudaSuccess;
-    if (used) e = cudaMemcpyAsync(p, b.nodes, used * sizeof(NodeRec), cudaMemcpyDeviceToDevice, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) {
-        (void)cudaFree(p);
-        return gpk__cuda_fail(ctx, e, "octree cuda morton: growing the node array");
+/* Device memory freed at scope exit (after the stream has finished). */
+struct Scratch {
+    cudaStream_t stream;
+    void *p[40] = {};
+    int count = 0;
+    explicit Scratch(cudaStream_t s) : stream(s) {}
+    template <class T> gpk_status get(gpk_ctx *ctx, T **out, size_t count_of, const char *what)
+    {
+        void *q = nullptr;
+        gpk_status s = dmalloc(ctx, &q, count_of * sizeof(T), what);
+        if (s != GPK_OK) return s;
+        if (count == (int)(sizeof p / sizeof p[0])) {
+            (void)cudaFree(q);
+            return gpk__fail(ctx, GPK_EDEVICE, "%s: internal error (too many scratch arrays)", what);
+        }
+        p[count++] = q;
+        *out = (T *)q;
+        return GPK_OK;
     }
-    (void)cudaFree(b.nodes);
-    b.nodes = p;
-    *cap = c;
-    return GPK_OK;
-}
+    /* takes an allocation made elsewhere (freed at once if there is no room) */
+    void adopt(void *q)
+    {
+        if (count < (int)(sizeof p / sizeof p[0])) p[count++] = q;
+        else {
+            (void)cudaStreamSynchronize(stream);
+            (void)cudaFree(q);
+        }
+    }
+    /* hands an allocation over to the caller */
+    void keep(const void *q)
+    {
+        for (int i = 0; i < count; i++)
+            if (p[i] == q) p[i] = nullptr;
+    }
+    ~Scratch()
+    {
+        (void)cudaStreamSynchronize(stream);
+        for (int i = 0; i < count; i++)
+            if (p[i]) (void)cudaFree(p[i]);
+    }
+};
 
-/* The device half of the Morton builder: sorted codes in b.codes_tmp, the
- * records of all nodes downloaded into *recs (*n_recs of them). */
-gpk_status morton_device(const octree_job *job, Buffers &b, cudaStream_t stream, NodeRec **recs, size_t *n_recs)
+gpk_status sort_pairs(gpk_ctx *ctx, Scratch &sc, gpk_type type, const void *k_in, void *k_out, const unsigned *v_in,
+                      unsigned *v_out, size_t m, unsigned key_bits, cudaStream_t stream, const char *what)
 {
-    gpk_ctx *ctx = job->ctx;
-    const size_t n = job->n;
-    const unsigned t = job->leaf_threshold;
-    cudaError_t e;
-
-    /* sort (code, index) pairs: codes -> codes_tmp, idx -> idx_tmp */
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-    o.key_bits = 3u * OCTREE_QBITS;
+    o.key_bits = key_bits;
     size_t temp_bytes = 0;
-    gpk_status s = gpk_cuda_sort_pairs(ctx, nullptr, &temp_bytes, GPK_U64, b.codes, b.codes_tmp, 4, b.idx,
-                                       b.idx_tmp, n, &o, GPK_CUDA_DETECT_BITS, stream);
-    if (s == GPK_OK) s = dmalloc(ctx, &b.sort_temp, temp_bytes, "octree cuda morton: cudaMalloc (sort temp)");
-    if (s == GPK_OK)
-        s = gpk_cuda_sort_pairs(ctx, b.sort_temp, &temp_bytes, GPK_U64, b.codes, b.codes_tmp, 4, b.idx,
-                                b.idx_tmp, n, &o, GPK_CUDA_DETECT_BITS, stream);
+    void *temp = nullptr;
+    gpk_status s = gpk_cuda_sort_pairs(ctx, nullptr, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
+    if (s == GPK_OK) s = sc.get(ctx, (unsigned char **)&temp, temp_bytes, what);
+    if (s == GPK_OK) s = gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
     if (s != GPK_OK) {
         char msg[GPK_ERRLEN];
         memcpy(msg, ctx->err, sizeof msg);
         msg[GPK_ERRLEN - 1] = '\0';
-        return gpk__fail(ctx, s, "octree cuda morton: sorting the Morton codes: %s", msg);
+        return gpk__fail(ctx, s, "%s: %s", what, msg);
+    }
+    return GPK_OK;
+}
+
+/* The Morton builder's device half: the (code, index) pairs sorted into
+ * codes_out / idx_out, the records in *d_rec (a Scratch allocation). */
+gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *codes, unsigned *idx, uint64_t *codes_out,
+                          unsigned *idx_out, octree_dnode **d_rec, size_t *n_rec)
+{
+    gpk_ctx *ctx = job->ctx;
+    cudaStream_t stream = job->stream;
+    const size_t n = job->n;
+    const unsigned t = job->leaf_threshold;
+    GPK_CHECK(sort_pairs(ctx, sc, GPK_U64, codes, codes_out, idx, idx_out, n, 3u * OCTREE_QBITS, stream,
+                         "octree cuda morton: sorting the Morton codes"));
+
+    /* Records: inner nodes of one depth are disjoint and hold more than t
+     * particles, leaves are disjoint and non-empty. */
+    const size_t inner = (size_t)GPK_OCTREE_MAX_DEPTH * (n / ((size_t)t + 1));
+    size_t cap = 1 + inner + (n < 7 * inner + 1 ? n : 7 * inner + 1);
+    const size_t guess = 3 * (n / ((size_t)t + 1)) + 1024;
+    if (guess < cap) cap = guess; /* grown below when a level needs more */
+    const size_t split_cap = n / ((size_t)t + 1) + 1;
+    octree_dnode *nodes = nullptr;
+    unsigned *cur = nullptr, *next = nullptr, *counters = nullptr;
+    GPK_CHECK(dmalloc(ctx, (void **)&nodes, cap * sizeof *nodes, "octree cuda morton: cudaMalloc (nodes)"));
+    gpk_status s = sc.get(ctx, &cur, split_cap, "octree cuda morton: cudaMalloc (levels)");
+    if (s == GPK_OK) s = sc.get(ctx, &next, split_cap, "octree cuda morton: cudaMalloc (levels)");
+    if (s == GPK_OK) s = sc.get(ctx, &counters, 2, "octree cuda morton: cudaMalloc (counters)");
+    if (s != GPK_OK) {
+        (void)cudaFree(nodes);
+        return s;
     }
 
-    /* level lists: at most n / 2 nodes of one level split (each holds >= 2 particles) */
-    const size_t split_cap = n / 2 + 1;
-    s = dmalloc(ctx, (void **)&b.split_a, split_cap * sizeof(unsigned), "octree cuda morton: cudaMalloc (levels)");
-    if (s == GPK_OK)
-        s = dmalloc(ctx, (void **)&b.split_b, split_cap * sizeof(unsigned), "octree cuda morton: cudaMalloc (levels)");
-    if (s == GPK_OK)
-        s = dmalloc(ctx, (void **)&b.counters, 2 * sizeof(unsigned), "octree cuda morton: cudaMalloc (counters)");
-    if (s != GPK_OK) return s;
-    size_t cap = 0;
-    s = grow_nodes(ctx, b, &cap, 0, 2 * (n / t) + 1024 < n ? 2 * (n / t) + 1024 : n + 1, stream);
-    if (s != GPK_OK) return s;
-
-    NodeRec root;
-    root.prefix = 0;
-    root.first = 0;
-    root.count = (unsigned)n;
-    root.parent = UINT32_MAX;
-    root.meta = 0;
+    const bool root_splits = octree_splits((uint32_t)n, 0, t);
+    const octree_dnode root = {0ull, 0u, (uint32_t)n, UINT32_MAX, root_splits ? 0u : 1u << 8};
     unsigned host_counters[2] = {1u, 0u};
     const unsigned zero = 0u;
-    e = cudaMemcpyAsync(b.nodes, &root, sizeof root, cudaMemcpyHostToDevice, stream);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(b.split_a, &zero, sizeof zero, cudaMemcpyHostToDevice, stream);
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(b.counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice, stream);
+    cudaError_t e = cudaMemcpyAsync(nodes, &root, sizeof root, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(cur, &zero, sizeof zero, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the sources are on the stack */
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda morton: setting up the root");
-
-    size_t used = 1;
-    size_t n_split = octree_splits((uint32_t)n, 0, t) ? 1 : 0;
-    unsigned *cur = b.split_a, *next = b.split_b;
+    if (e != cudaSuccess) {
+        (void)cudaFree(nodes);
+        return gpk__cuda_fail(ctx, e, "octree cuda morton: setting up the root");
+    }
+    size_t used = 1, n_split = root_splits ? 1 : 0;
     for (unsigned depth = 0; n_split > 0 && depth < GPK_OCTREE_MAX_DEPTH; depth++) {
-        /* the children of one level partition at most n particles */
-        const size_t most = 8 * n_split < n ? 8 * n_split : n;
-        s = grow_nodes(ctx, b, &cap, used, used + most, stream);
-        if (s != GPK_OK) return s;
-        e = cudaMemsetAsync(b.counters + 1, 0, sizeof(unsigned), stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda morton: cudaMemsetAsync");
-        level_kernel<<<grid_for(8 * n_split), kThreads, 0, stream>>>(b.codes_tmp, b.nodes, cur, (unsigned)n_split,
-                                                                     depth, t, b.counters, next);
-        s = check_launch(ctx, "octree cuda morton: level kernel launch");
-        if (s != GPK_OK) return s;
-        e = cudaMemcpyAsync(host_counters, b.counters, sizeof host_counters, cudaMemcpyDeviceToHost, stream);
+        const size_t most = 8 * n_split < n ? 8 * n_split : n; /* one level's children */
+        if (used + most > cap) {
+            size_t c = 2 * cap > used + most ? 2 * cap : used + most;
+            octree_dnode *bigger = nullptr;
+            s = dmalloc(ctx, (void **)&bigger, c * sizeof *bigger, "octree cuda morton: cudaMalloc (nodes)");
+            if (s == GPK_OK) {
+                e = cudaMemcpyAsync(bigger, nodes, used * sizeof *nodes, cudaMemcpyDeviceToDevice, stream);
+                if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+                if (e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda morton: growing the node array");
+            }
+            (void)cudaFree(s == GPK_OK ? nodes : bigger);
+            if (s != GPK_OK) {
+                (void)cudaFree(nodes);
+                return s;
+            }
+            nodes = bigger;
+            cap = c;
+        }
+        e = cudaMemsetAsync(counters + 1, 0, sizeof(unsigned), stream);
+        if (e == cudaSuccess) {
+            level_kernel<<<grid_for(8 * n_split), kThreads, 0, stream>>>(codes_out, nodes, cur, (unsigned)n_split,
+                                                                         depth, t, counters, next);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(host_counters, counters, sizeof host_counters, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda morton: level kernel");
-        if (host_counters[0] < used || host_counters[0] > used + most || host_counters[1] > split_cap)
+        if (e != cudaSuccess) {
+            (void)cudaFree(nodes);
+            return gpk__cuda_fail(ctx, e, "octree cuda morton: level kernel");
+        }
+        if (host_counters[0] < used || host_counters[0] > used + most || host_counters[1] > split_cap) {
+            (void)cudaFree(nodes);
             return gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error at depth %u (%u nodes, %u to split)",
                              depth, host_counters[0], host_counters[1]);
+        }
         used = host_counters[0];
         n_split = host_counters[1];
         unsigned *tmp = cur;
         cur = next;
         next = tmp;
     }
-
-    NodeRec *h = (NodeRec *)malloc(used * sizeof(NodeRec));
-    if (!h) return gpk__fail(ctx, GPK_ENOMEM, "octree cuda morton: out of memory for %zu nodes", used);
-    e = cudaMemcpyAsync(h, b.nodes, used * sizeof(NodeRec), cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) {
-        free(h);
-        return gpk__cuda_fail(ctx, e, "octree cuda morton: downloading the nodes");
-    }
-    *recs = h;
-    *n_recs = used;
+    sc.adopt(nodes); /* freed with the scratch */
+    *d_rec = nodes;
+    *n_rec = used;
     return GPK_OK;
 }
 
-/* Fills out[index[slot]] for the slots [lo, hi): box, range, leaf flag,
- * child links. Returns 0, or 1 if a node's children disagree with its leaf
- * flag. */
-int fill_nodes(const octree_job *job, const NodeRec *recs, const int32_t *kids, const size_t *index, size_t lo,
-               size_t hi, gpk_octree_node *out)
+/* What the pipeline hands back: device arrays the caller owns. */
+struct DevTree {
+    gpk_octree_node *nodes = nullptr;
+    size_t n_nodes = 0;
+    float *xyz = nullptr;
+    uint32_t *perm = nullptr;
+    uint64_t tasks = 0;
+    unsigned depth = 0;
+    size_t leaves = 0;
+};
+
+void dev_tree_free(DevTree &t)
 {
-    int bad = 0;
-    for (size_t slot = lo; slot < hi; slot++) {
-        const NodeRec &r = recs[slot];
-        const unsigned d = r.meta >> 3;
-        const int splits = octree_splits(r.count, d, job->leaf_threshold);
-        gpk_octree_node *nd = &out[index[slot]];
-        gpk__octree_node_init(nd, &job->root, r.prefix, d, r.first, r.count, !splits);
-        int has = 0;
-        for (unsigned o = 0; o < 8; o++) {
-            const int32_t cs = kids[slot * 8 + o];
-            if (cs >= 0) {
-                nd->child[o] = (int32_t)index[cs];
-                has = 1;
-            }
-        }
-        if (has != splits) bad = 1;
-    }
-    return bad;
+    if (t.nodes) (void)cudaFree(t.nodes);
+    if (t.xyz) (void)cudaFree(t.xyz);
+    if (t.perm) (void)cudaFree(t.perm);
+    t = DevTree();
 }
 
-/* Numbers the device's nodes depth-first as octree_morton.c's build_nodes
- * does (children of a node consecutive, in octant order; the splitting
- * children visited octant 0 first), then fills tree->nodes (on the
- * context's threads). */
-gpk_status morton_host_nodes(const octree_job *job, const NodeRec *recs, size_t m, gpk_octree *tree)
+/* Steps 1-5 on d_xyz (device, n >= 1). host_xyz, if not NULL, is the same
+ * data on the host (for the error message). Synchronous. */
+gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, DevTree *out)
 {
     gpk_ctx *ctx = job->ctx;
-    const unsigned t = job->leaf_threshold;
-    int32_t *kids = (int32_t *)malloc(m * 8 * sizeof(int32_t)); /* device slot per (slot, octant) */
-    gpk_octree_node *out = (gpk_octree_node *)malloc(m * sizeof(gpk_octree_node));
-    size_t *index = (size_t *)malloc(m * sizeof(size_t)); /* slot -> final index */
-    gpk_status s = GPK_OK;
-    int bad = 0;
-    if (!kids || !out || !index) {
-        s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda morton: out of memory for %zu nodes", m);
-        goto done;
+    cudaStream_t stream = job->stream;
+    const size_t n = job->n;
+    Scratch sc(stream);
+    cudaError_t e;
+
+    /* 1. bounds */
+    Bounds *d_bounds = nullptr;
+    GPK_CHECK(sc.get(ctx, &d_bounds, 1, "octree cuda: cudaMalloc (bounds)"));
+    Bounds hb;
+    for (int a = 0; a < 3; a++) hb.lo[a] = ~0u, hb.hi[a] = 0u;
+    hb.bad = ~0ull;
+    e = cudaMemcpyAsync(d_bounds, &hb, sizeof hb, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) {
+        bounds_kernel<<<grid_for(n) < 1024u ? grid_for(n) : 1024u, kThreads, 0, stream>>>(d_xyz, n, d_bounds);
+        e = cudaGetLastError();
     }
-    for (size_t i = 0; i < m * 8; i++) kids[i] = -1;
-    for (size_t i = 0; i < m; i++) index[i] = SIZE_MAX;
-    if (m < 1 || recs[0].parent != UINT32_MAX || recs[0].count != (unsigned)job->n || recs[0].meta != 0) {
-        s = gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error (root record)");
-        goto done;
+    if (e == cudaSuccess) e = cudaMemcpyAsync(&hb, d_bounds, sizeof hb, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: bounds");
+    if (hb.bad < n) {
+        float p[3];
+        if (host_xyz) memcpy(p, host_xyz + 3 * hb.bad, sizeof p);
+        else if ((e = cudaMemcpy(p, d_xyz + 3 * hb.bad, sizeof p, cudaMemcpyDeviceToHost)) != cudaSuccess)
+            return gpk__cuda_fail(ctx, e, "octree cuda: reading a particle");
+        return gpk__fail(ctx, GPK_EINVAL, "octree: particle %llu has a non-finite coordinate (%g, %g, %g)", hb.bad,
+                         (double)p[0], (double)p[1], (double)p[2]);
     }
-    for (size_t i = 1; i < m; i++) {
-        const NodeRec &r = recs[i];
-        const unsigned o = r.meta & 7u, d = r.meta >> 3;
-        if (r.parent >= m || d != (recs[r.parent].meta >> 3) + 1u || d > GPK_OCTREE_MAX_DEPTH ||
-            kids[(size_t)r.parent * 8 + o] != -1) {
-            s = gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error (node record %zu)", i);
-            goto done;
-        }
-        kids[(size_t)r.parent * 8 + o] = (int32_t)i;
+    float blo[3], bhi[3];
+    for (int a = 0; a < 3; a++) {
+        host_float_from_key(hb.lo[a], &blo[a]);
+        host_float_from_key(hb.hi[a], &bhi[a]);
     }
-    {
-        /* pass 1: the numbering, sequential (as the CPU builder's stack) */
-        enum { STACK_MAX = 8 * GPK_OCTREE_MAX_DEPTH + 1 };
-        size_t stack[STACK_MAX]; /* device slots */
-        size_t top = 0, len = 1;
-        index[0] = 0;
-        if (octree_splits(recs[0].count, 0, t)) stack[top++] = 0;
-        while (top > 0) {
-            const size_t slot = stack[--top];
-            const unsigned d = recs[slot].meta >> 3;
-            const size_t pushed_from = top;
-            for (unsigned o = 0; o < 8; o++) {
-                const int32_t cs = kids[slot * 8 + o];
-                if (cs < 0) continue;
-                if (len >= m) {
-                    s = gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error (node count)");
-                    goto done;
-                }
-                index[cs] = len++;
-                if (octree_splits(recs[cs].count, d + 1, t)) {
-                    if (top >= STACK_MAX) {
-                        s = gpk__fail(ctx, GPK_EINVAL, "octree cuda morton: internal stack overflow");
-                        goto done;
-                    }
-                    stack[top++] = (size_t)cs;
-                }
-            }
-            for (size_t a = pushed_from, bb = top; a + 1 < bb; a++, bb--) {
-                const size_t tmp = stack[a];
-                stack[a] = stack[bb - 1];
-                stack[bb - 1] = tmp;
-            }
-        }
-        if (len != m) {
-            s = gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error (%zu of %zu nodes reached)", len, m);
-            goto done;
-        }
+    octree_root root;
+    gpk__octree_root_from_bounds(blo, bhi, &root);
+
+    /* 2. codes */
+    uint64_t *codes = nullptr, *codes_tmp = nullptr;
+    unsigned *idx = nullptr, *idx_tmp = nullptr;
+    GPK_CHECK(sc.get(ctx, &codes, n, "octree cuda: cudaMalloc (codes)"));
+    GPK_CHECK(sc.get(ctx, &codes_tmp, n, "octree cuda: cudaMalloc (codes)"));
+    GPK_CHECK(sc.get(ctx, &idx, n, "octree cuda: cudaMalloc (indices)"));
+    GPK_CHECK(sc.get(ctx, &idx_tmp, n, "octree cuda: cudaMalloc (indices)"));
+    octree_cuda_job cj = *job;
+    cj.d_xyz = d_xyz;
+    cj.root = root;
+    job = &cj;
+    GPK_CHECK(gpk__octree_cuda_codes(job, codes, idx));
+
+    /* 3. records */
+    octree_dnode *rec = nullptr;
+    size_t m = 0;
+    unsigned *order_idx; /* input index per tree position */
+    if (job->scheme == GPK_OCTREE_MORTON) {
+        GPK_CHECK(morton_records(job, sc, codes, idx, codes_tmp, idx_tmp, &rec, &m));
+        order_idx = idx_tmp;
+        out->tasks = m;
+    } else {
+        GPK_CHECK(gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks));
+        sc.adopt(rec);
+        order_idx = idx;
     }
-    {
-        /* pass 2: boxes and links, on up to ctx->threads host threads */
-        size_t workers = ctx->threads > 1 ? (size_t)ctx->threads : 1;
-        if (workers > 64) workers = 64;
-        if (m < 65536) workers = 1;
-        std::vector<std::thread> pool;
-        int flags[64] = {0};
-        const size_t chunk = (m + workers - 1) / workers;
-        size_t started = 1; /* worker 0 runs on this thread */
-        try {
-            pool.reserve(workers);
-            for (; started < workers; started++) {
-                const size_t lo = started * chunk < m ? started * chunk : m;
-                const size_t hi = lo + chunk < m ? lo + chunk : m;
-                int *flag = &flags[started];
-                pool.emplace_back([=] { *flag = fill_nodes(job, recs, kids, index, lo, hi, out); });
-            }
-        } catch (...) {
-            /* no more threads: this thread fills the rest */
-        }
-        const size_t rest = started * chunk < m ? started * chunk : m;
-        bad = fill_nodes(job, recs, kids, index, 0, chunk < m ? chunk : m, out); /* worker 0's share */
-        for (std::thread &th : pool) th.join();
-        /* the slots of the workers never started */
-        if (rest < m) bad |= fill_nodes(job, recs, kids, index, rest, m, out);
-        for (size_t w = 0; w < workers; w++) bad |= flags[w];
+    if (m < 1 || m > (size_t)INT32_MAX)
+        return gpk__fail(ctx, m ? GPK_ENOMEM : GPK_EDEVICE, "octree cuda: %zu nodes (1 to 2^31 - 1 can be linked)", m);
+
+    /* 4. finish: preorder = records sorted by (prefix, depth), stably */
+    unsigned *keys32 = nullptr, *slots_a = nullptr, *slots_b = nullptr, *rank = nullptr, *stats = nullptr;
+    uint64_t *keys64_a = nullptr, *keys64_b = nullptr;
+    gpk_octree_node *nodes = nullptr;
+    GPK_CHECK(sc.get(ctx, &keys32, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &slots_a, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &slots_b, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &rank, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &stats, 3, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &keys64_a, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &keys64_b, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(ctx, &nodes, m, "octree cuda: cudaMalloc (nodes)"));
+    depth_keys_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, m, keys32, slots_a);
+    GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
+    const unsigned *order = slots_a;
+    if (m > 1) {
+        GPK_CHECK(sort_pairs(ctx, sc, GPK_U32, keys32, keys32, slots_a, slots_b, m, 5, stream,
+                             "octree cuda: ordering the nodes by depth"));
+        prefix_keys_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, slots_b, m, keys64_a);
+        GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
+        GPK_CHECK(sort_pairs(ctx, sc, GPK_U64, keys64_a, keys64_b, slots_b, slots_a, m, 3u * OCTREE_QBITS, stream,
+                             "octree cuda: ordering the nodes by prefix"));
     }
-    if (bad) {
-        s = gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error (a node's children and leaf flag disagree)");
-        goto done;
-    }
-    tree->nodes = out;
-    tree->n_nodes = m;
-    tree->tasks = m;
-    out = nullptr;
-done:
-    free(kids);
-    free(out);
-    free(index);
-    return s;
+    e = cudaMemsetAsync(stats, 0, 3 * sizeof *stats, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: cudaMemsetAsync");
+    fill_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, order, m, root.lo[0], root.lo[1], root.lo[2], root.side,
+                                                      nodes, rank, stats);
+    GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
+    link_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, order, rank, m, nodes, stats);
+    GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
+
+    /* 5. the particles in tree order */
+    float *xyz_out = nullptr;
+    GPK_CHECK(sc.get(ctx, &xyz_out, 3 * n, "octree cuda: cudaMalloc (particles)"));
+    gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_xyz, order_idx, n, xyz_out);
+    GPK_CHECK(check_launch(ctx, "octree cuda: gather kernel launch"));
+
+    unsigned hs[3];
+    e = cudaMemcpyAsync(hs, stats, sizeof hs, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: finish");
+    if (hs[2] != 0)
+        return gpk__fail(ctx, GPK_EDEVICE, "octree cuda: internal error (%u malformed node records)", hs[2]);
+    sc.keep(nodes);
+    sc.keep(xyz_out);
+    sc.keep(order_idx);
+    out->nodes = nodes;
+    out->n_nodes = m;
+    out->xyz = xyz_out;
+    out->perm = order_idx;
+    out->leaves = hs[0];
+    out->depth = hs[1];
+    return GPK_OK;
+}
+
+} // namespace
+
+gpk_status gpk__octree_cuda_codes(const octree_cuda_job *job, uint64_t *codes, uint32_t *idx)
+{
+    const octree_root &r = job->root;
+    codes_kernel<<<grid_for(job->n), kThreads, 0, job->stream>>>(job->d_xyz, job->n, r.lo[0], r.lo[1], r.lo[2], r.side,
+                                                                 codes, idx);
+    return check_launch(job->ctx, "octree cuda: codes kernel launch");
+}
+
+namespace {
+
+gpk_status enter_cuda(gpk_ctx *ctx, DeviceGuard &guard)
+{
+    if (ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
+        return gpk__fail(ctx, GPK_EINVAL, "octree cuda: ctx is not a CUDA context");
+    cudaError_t e = guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: cudaSetDevice");
+    return GPK_OK;
 }
 
 } // namespace
@@ -459,85 +634,114 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
 {
     gpk_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    if (ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
-        return gpk__fail(ctx, GPK_EINVAL, "octree cuda: ctx is not a CUDA context");
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
     DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: cudaSetDevice");
+    GPK_CHECK(enter_cuda(ctx, guard));
+    cudaStream_t stream = ((gpk_cuda_state *)ctx->cuda)->stream;
+    octree_cuda_job dj;
+    memset(&dj, 0, sizeof dj);
+    dj.ctx = ctx;
+    dj.stream = stream;
+    dj.n = n;
+    dj.leaf_threshold = job->leaf_threshold;
+    dj.scheme = job->scheme;
+    dj.opts = job->opts;
 
-    Buffers b;
-    NodeRec *recs = nullptr;
-    size_t n_recs = 0;
-    gpk_status s = GPK_OK;
-    GPK_CHECK_GOTO(dmalloc(ctx, (void **)&b.xyz, 3 * n * sizeof(float), "octree cuda: cudaMalloc (particles)"), s, fail);
-    GPK_CHECK_GOTO(dmalloc(ctx, (void **)&b.codes, n * sizeof(uint64_t), "octree cuda: cudaMalloc (codes)"),
-                   s, fail);
-    GPK_CHECK_GOTO(
-        dmalloc(ctx, (void **)&b.codes_tmp, n * sizeof(uint64_t), "octree cuda: cudaMalloc (codes)"), s, fail);
-    GPK_CHECK_GOTO(dmalloc(ctx, (void **)&b.idx, n * sizeof(unsigned), "octree cuda: cudaMalloc (indices)"), s, fail);
-    GPK_CHECK_GOTO(dmalloc(ctx, (void **)&b.idx_tmp, n * sizeof(unsigned), "octree cuda: cudaMalloc (indices)"), s,
-                   fail);
-
-    e = cudaMemcpyAsync(b.xyz, job->xyz, 3 * n * sizeof(float), cudaMemcpyHostToDevice, stream);
-    if (e != cudaSuccess) {
-        s = gpk__cuda_fail(ctx, e, "octree cuda: copy to device");
-        goto fail;
+    float *d_xyz = nullptr;
+    GPK_CHECK(dmalloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), "octree cuda: cudaMalloc (particles)"));
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    gpk_status s = gpk__cuda_copy_to_device(ctx, d_xyz, job->xyz, 3 * n * sizeof(float), stream);
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 2 && s == GPK_OK && e == cudaSuccess; i++) e = cudaEventCreate(&ev[i]);
+    if (e == cudaSuccess) e = cudaEventRecord(ev[0], stream);
+    if (s == GPK_OK && e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda: timing events");
+    DevTree dt;
+    if (s == GPK_OK) s = device_build(&dj, d_xyz, job->xyz, &dt);
+    if (s == GPK_OK) {
+        e = cudaEventRecord(ev[1], stream);
+        float ms = 0.f;
+        if (e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
+        if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
+        if (e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda: timing events");
+        tree->device_ms = ms;
     }
-    codes_kernel<<<grid_for(n), kThreads, 0, stream>>>(b.xyz, n, job->root.lo[0], job->root.lo[1], job->root.lo[2],
-                                                       job->root.side, b.codes, b.idx);
-    GPK_CHECK_GOTO(check_launch(ctx, "octree cuda: codes kernel launch"), s, fail);
-
-    {
-        const unsigned *d_order; /* input index per tree position */
-        if (job->scheme == GPK_OCTREE_MORTON) {
-            GPK_CHECK_GOTO(morton_device(job, b, stream, &recs, &n_recs), s, fail);
-            d_order = b.idx_tmp;
-            GPK_CHECK_GOTO(morton_host_nodes(job, recs, n_recs, tree), s, fail);
-            free(recs);
-            recs = nullptr;
-            tree->perm = (uint32_t *)malloc(n * sizeof(uint32_t));
-            if (!tree->perm) {
-                s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda: out of memory for %zu particles", n);
-                goto fail;
-            }
-            e = cudaMemcpyAsync(tree->perm, d_order, n * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
-            if (e != cudaSuccess) {
-                s = gpk__cuda_fail(ctx, e, "octree cuda: copy to host (permutation)");
-                goto fail;
-            }
-        } else {
-            e = cudaStreamSynchronize(stream); /* codes and indices are ready whatever stream the pool uses */
-            if (e != cudaSuccess) {
-                s = gpk__cuda_fail(ctx, e, "octree cuda: codes kernel");
-                goto fail;
-            }
-            GPK_CHECK_GOTO(gpk__octree_build_cuda_pool(job, b.codes, b.idx, b.codes_tmp, b.idx_tmp, tree), s, fail);
-            d_order = b.idx;
-        }
-        GPK_CHECK_GOTO(dmalloc(ctx, (void **)&b.xyz_out, 3 * n * sizeof(float), "octree cuda: cudaMalloc (particles)"),
-                       s, fail);
-        gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(b.xyz, d_order, n, b.xyz_out);
-        GPK_CHECK_GOTO(check_launch(ctx, "octree cuda: gather kernel launch"), s, fail);
-        tree->xyz = (float *)malloc(3 * n * sizeof(float));
-        if (!tree->xyz) {
-            s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda: out of memory for %zu particles", n);
-            goto fail;
-        }
-        e = cudaMemcpyAsync(tree->xyz, b.xyz_out, 3 * n * sizeof(float), cudaMemcpyDeviceToHost, stream);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-        if (e != cudaSuccess) {
-            s = gpk__cuda_fail(ctx, e, "octree cuda: copy to host (particles)");
-            goto fail;
-        }
+    if (s == GPK_OK) {
+        tree->nodes = (gpk_octree_node *)gpk__host_alloc_large(dt.n_nodes * sizeof *tree->nodes);
+        tree->xyz = (float *)gpk__host_alloc_large(3 * n * sizeof *tree->xyz);
+        tree->perm = (uint32_t *)gpk__host_alloc_large(n * sizeof *tree->perm);
+        if (!tree->nodes || !tree->xyz || !tree->perm)
+            s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda: out of host memory for %zu particles, %zu nodes", n, dt.n_nodes);
     }
-    free_buffers(b, stream);
-    return GPK_OK;
-
-fail:
-    /* the dispatch frees what the tree holds */
-    free(recs);
-    free_buffers(b, stream);
+    if (s == GPK_OK) {
+        s = gpk__cuda_copy_to_host(ctx, tree->nodes, dt.nodes, dt.n_nodes * sizeof *tree->nodes, stream);
+        if (s == GPK_OK) s = gpk__cuda_copy_to_host(ctx, tree->xyz, dt.xyz, 3 * n * sizeof(float), stream);
+        if (s == GPK_OK) s = gpk__cuda_copy_to_host(ctx, tree->perm, dt.perm, n * sizeof(uint32_t), stream);
+    }
+    if (s == GPK_OK) {
+        tree->n_nodes = dt.n_nodes;
+        tree->tasks = dt.tasks;
+        tree->leaves = dt.leaves;
+        tree->depth = dt.depth;
+    } /* on failure the dispatch frees what the tree holds */
+    (void)cudaStreamSynchronize(stream);
+    dev_tree_free(dt);
+    (void)cudaFree(d_xyz);
+    for (int i = 0; i < 2; i++)
+        if (ev[i]) (void)cudaEventDestroy(ev[i]);
+    (void)cudaGetLastError();
     return s;
+}
+
+extern "C" GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n,
+                                                    unsigned leaf_threshold, gpk_octree_scheme scheme,
+                                                    const gpk_octree_opts *opts, gpk_cuda_octree *tree,
+                                                    cudaStream_t stream)
+{
+    if (!ctx) return GPK_EINVAL;
+    gpk__clear_error(ctx);
+    if (!tree) return gpk__fail(ctx, GPK_EINVAL, "octree: tree is NULL");
+    if (n > 0 && !d_xyz) return gpk__fail(ctx, GPK_EINVAL, "octree: d_xyz is NULL with n = %zu", n);
+    if (n > (size_t)UINT32_MAX) return gpk__fail(ctx, GPK_EINVAL, "octree: n = %zu particles, at most 2^32 - 1", n);
+    if (leaf_threshold < 1) return gpk__fail(ctx, GPK_EINVAL, "octree: leaf_threshold must be >= 1");
+    if ((int)scheme < (int)GPK_OCTREE_STATIC || (int)scheme > (int)GPK_OCTREE_MORTON)
+        return gpk__fail(ctx, GPK_EINVAL, "octree: unknown scheme %d", (int)scheme);
+    DeviceGuard guard;
+    GPK_CHECK(enter_cuda(ctx, guard));
+    const gpk_octree_opts defaults = GPK_OCTREE_OPTS_INIT;
+    const double t0 = omp_get_wtime();
+    gpk_cuda_octree built;
+    memset(&built, 0, sizeof built);
+    built.n = n;
+    if (n > 0) {
+        octree_cuda_job dj;
+        memset(&dj, 0, sizeof dj);
+        dj.ctx = ctx;
+        dj.stream = stream;
+        dj.n = n;
+        dj.leaf_threshold = leaf_threshold;
+        dj.scheme = scheme;
+        dj.opts = opts ? opts : &defaults;
+        DevTree dt;
+        const gpk_status s = device_build(&dj, d_xyz, nullptr, &dt);
+        if (s != GPK_OK) return s;
+        built.nodes = dt.nodes;
+        built.n_nodes = dt.n_nodes;
+        built.xyz = dt.xyz;
+        built.perm = dt.perm;
+        built.tasks = dt.tasks;
+        built.depth = dt.depth;
+        built.leaves = dt.leaves;
+    }
+    built.ms = (omp_get_wtime() - t0) * 1e3;
+    *tree = built;
+    return GPK_OK;
+}
+
+extern "C" GPK_API void gpk_cuda_octree_free(gpk_cuda_octree *tree)
+{
+    if (!tree) return;
+    if (tree->nodes) (void)cudaFree(tree->nodes);
+    if (tree->xyz) (void)cudaFree(tree->xyz);
+    if (tree->perm) (void)cudaFree(tree->perm);
+    (void)cudaGetLastError();
+    memset(tree, 0, sizeof *tree);
 }

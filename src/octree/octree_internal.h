@@ -50,6 +50,18 @@ static inline OCTREE_HD uint64_t octree_spread3(uint64_t v)
 }
 
 /* Octant (0..7) of a code at depth d. */
+/* The inverse of octree_spread3: gathers every third bit (from bit 0) into 21 bits. */
+static inline OCTREE_HD uint32_t octree_compact3(uint64_t v)
+{
+    v &= 0x1249249249249249ull;
+    v = (v ^ (v >> 2)) & 0x10c30c30c30c30c3ull;
+    v = (v ^ (v >> 4)) & 0x100f00f00f00f00full;
+    v = (v ^ (v >> 8)) & 0x1f0000ff0000ffull;
+    v = (v ^ (v >> 16)) & 0x1f00000000ffffull;
+    v = (v ^ (v >> 32)) & 0x1fffffull;
+    return (uint32_t)v;
+}
+
 static inline unsigned octree_octant(uint64_t code, unsigned depth)
 {
     return (unsigned)(code >> octree_shift(depth)) & 7u;
@@ -61,6 +73,10 @@ static inline unsigned octree_octant(uint64_t code, unsigned depth)
 /* Finds the root cube of n particles (n >= 1); returns 0 when a coordinate
  * is NaN or infinite (the cube is then meaningless), else 1. */
 int gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads);
+
+/* The root cube from the particles' bounds (what gpk__octree_root does after
+ * its reduction; the CUDA builders reduce on the device). */
+void gpk__octree_root_from_bounds(const float lo[3], const float hi[3], octree_root *root);
 
 /* Morton codes of all particles (OpenMP parallel). */
 void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes,

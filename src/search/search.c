@@ -1,16 +1,19 @@
 /* The search's front end (include/gpk/search.h, "the search"): argument
- * validation, defaults, names, and dispatch to a backend.
+ * validation, defaults, names, dispatch to the driver, and the multi-context
+ * multistart (the paper's Algorithm 2).
  *
- * Every backend runs the CPU implementation for now (src/search/
- * search_cpu.c): the GPU neighbourhood evaluation of the paper (one GPU
- * thread per neighbour, the fitness array copied back, selection on the CPU)
- * is future work. Because the selection rule and every random choice live
- * in the driver, a GPU evaluation will slot in without changing results.
+ * The driver is src/search/search_cpu.c for every backend: on a CUDA
+ * context (built with GPK_HAVE_CUDA_SEARCH) it hands each iteration's
+ * neighbourhood evaluation to src/search/search_cuda.cu. The selection rule
+ * and every random choice stay in the driver, so a GPU run returns what a
+ * CPU run returns.
  *
  * The library never prints or exits: failures return a status with the
  * message in gpk_last_error(ctx). */
 #include "search_run.h"
 
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +55,24 @@ gpk_status gpk_neighbourhood_parse(const char *name, gpk_neighbourhood *out)
         return GPK_OK;
     }
     return gpk__fail(NULL, GPK_EINVAL, "unknown neighbourhood '%.40s' (default, swap, 2opt, flip1, flip2)", name);
+}
+
+static const char *const eval_names[] = {"ours", "paper"};
+
+const char *gpk_search_eval_name(gpk_search_eval e)
+{
+    return (unsigned)e < sizeof eval_names / sizeof *eval_names ? eval_names[e] : "unknown";
+}
+
+gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out)
+{
+    if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_eval_parse: NULL argument");
+    for (unsigned i = 0; i < sizeof eval_names / sizeof *eval_names; i++)
+        if (strcmp(name, eval_names[i]) == 0) {
+            *out = (gpk_search_eval)i;
+            return GPK_OK;
+        }
+    return gpk__fail(NULL, GPK_EINVAL, "unknown evaluation mode '%.40s' (ours, paper)", name);
 }
 
 void gpk_search_result_free(gpk_search_result *r)
@@ -145,6 +166,12 @@ gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const
     c.algo = opts->algo;
     if ((unsigned)c.algo > GPK_SEARCH_MULTISTART)
         return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown algorithm %d", (int)opts->algo);
+    if ((unsigned)opts->eval > GPK_SEARCH_EVAL_PAPER)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown evaluation mode %d", (int)opts->eval);
+    if ((unsigned)opts->qap_delta > GPK_QAP_DELTA_FORMULA)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown qap_delta %d", (int)opts->qap_delta);
+    c.eval = opts->eval;
+    c.qap_delta = opts->qap_delta;
     switch (c.algo) {
     case GPK_SEARCH_HC_BEST:
     case GPK_SEARCH_HC_FIRST: c.iters = opts->iters; break; /* 0: until a local optimum */
@@ -190,6 +217,91 @@ gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const
         }
         c.start = s;
     }
-    /* Every backend: the CPU implementation (GPU evaluation: future work). */
-    return gpk__search_cpu(ctx, &c, result);
+    /* Every backend: the CPU driver; on a CUDA context it evaluates on the GPU. */
+    gpk_status st = gpk__search_cpu(ctx, &c, result);
+    if (st == GPK_OK) result->runs = 1;
+    return st;
+}
+
+static uint64_t multi_splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                                const gpk_search_opts *opts, gpk_search_result *result)
+{
+    if (!ctxs || count < 1 || !ctxs[0])
+        return gpk__fail(ctxs && count >= 1 ? ctxs[0] : NULL, GPK_EINVAL,
+                         "gpk_search_run_multi: no contexts (count %d)", count);
+    gpk_ctx *c0 = ctxs[0];
+    if (!problem || !opts || !result)
+        return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: NULL %s",
+                         !problem ? "problem" : !opts ? "opts" : "result");
+    for (int g = 0; g < count; g++) {
+        if (!ctxs[g]) return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: context %d is NULL", g);
+        for (int h = 0; h < g; h++)
+            if (ctxs[h] == ctxs[g])
+                return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: contexts %d and %d are the same (one per "
+                                                 "thread)", h, g);
+    }
+    memset(result, 0, sizeof *result);
+    const uint32_t runs = opts->starts ? opts->starts : (uint32_t)count;
+    gpk_search_result *rs = calloc(runs, sizeof *rs);
+    gpk_status *sts = calloc(runs, sizeof *sts);
+    if (!rs || !sts) {
+        free(rs);
+        free(sts);
+        return gpk__fail(c0, GPK_ENOMEM, "gpk_search_run_multi: out of memory for %u runs", runs);
+    }
+    for (uint32_t r = 0; r < runs; r++) sts[r] = GPK_EINVAL; /* not run */
+    const double t0 = omp_get_wtime();
+    const int threads = (uint32_t)count < runs ? count : (int)runs;
+    /* One host thread per context (Algorithm 2); thread g runs g, g + count, ... */
+#pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
+    for (int g = 0; g < threads; g++) {
+        for (uint32_t r = (uint32_t)g; r < runs; r += (uint32_t)count) {
+            gpk_search_opts o = *opts;
+            if (o.algo == GPK_SEARCH_MULTISTART) o.algo = GPK_SEARCH_ITS;
+            o.seed = multi_splitmix64(opts->seed + r);
+            o.start = r == 0 ? opts->start : NULL;
+            o.starts = 0;
+            if (g != 0) o.progress = NULL; /* the calling thread reports, on its own runs */
+            sts[r] = gpk_search_run(ctxs[g], problem, &o, &rs[r]);
+            if (sts[r] != GPK_OK) break;
+        }
+    }
+    gpk_status st = GPK_OK;
+    uint32_t best = 0;
+    for (uint32_t r = 0; r < runs; r++) {
+        if (sts[r] != GPK_OK) {
+            gpk_ctx *bad = ctxs[r % (uint32_t)count];
+            char msg[GPK_ERRLEN];
+            snprintf(msg, sizeof msg, "%s", gpk_last_error(bad));
+            st = gpk__fail(c0, sts[r], "gpk_search_run_multi: run %u (context %u): %s", r, r % (uint32_t)count,
+                           msg);
+            break;
+        }
+        result->iterations += rs[r].iterations;
+        result->evaluated += rs[r].evaluated;
+        result->gpu_evaluated += rs[r].gpu_evaluated;
+        if (rs[r].best < rs[best].best) best = r; /* ties: the lowest run */
+    }
+    if (st == GPK_OK) {
+        result->best = rs[best].best;
+        result->n = rs[best].n;
+        result->solution = rs[best].solution;
+        result->local_optimum = rs[best].local_optimum;
+        rs[best].solution = NULL;
+        result->runs = runs;
+        result->best_run = best;
+        result->ms = (omp_get_wtime() - t0) * 1e3;
+    }
+    for (uint32_t r = 0; r < runs; r++) gpk_search_result_free(&rs[r]);
+    free(rs);
+    free(sts);
+    return st;
 }

@@ -18,7 +18,9 @@
  *  - QAP: Taillard's n x n delta table, built in O(n^3) and kept up to
  *    date by Taillard's O(n^2) update per move (gpk_qap_delta_update, or
  *    its row-parallel twin qap_table_update for large n); a neighbour's
- *    evaluation is then a table read;
+ *    evaluation is then a table read. With opts.qap_delta = FORMULA, and
+ *    always when the GPU evaluates, there is no table: a neighbour costs
+ *    the O(n) gpk_qap_swap_delta (the GPU's formula, the paper's);
  *  - PPP: y = A v, kept up to date by gpk_ppp_apply_flip (O(m) per bit);
  *  - TSP: none (2-opt and swap deltas are O(1) from the tour).
  *
@@ -66,12 +68,14 @@ typedef struct {
     uint32_t *perm;     /* QAP p, TSP tour */
     int8_t *v;          /* PPP v (+-1) */
     int32_t *y;         /* PPP y = A v */
-    int64_t *dt;        /* QAP delta table */
+    int64_t *dt;        /* QAP delta table (when `table`) */
+    int table;          /* QAP: Taillard's table kept (else the O(n) formula per neighbour) */
     uint64_t *tabu;     /* iteration until which an attribute is tabu (0: never) */
     size_t tabu_len;
     int64_t cost;
     gpk_rng rng;
     uint64_t iteration, evaluated; /* totals over the run (ITS: all rounds) */
+    uint64_t gpu_evaluated;        /* of evaluated, on the GPU */
 #ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
      * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
@@ -128,8 +132,13 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
         s->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
         s->work = s->size;
         if (cfg->kind == GPK_PROBLEM_QAP) {
-            s->dt = malloc(n * n * sizeof *s->dt);
-            if (!s->dt) return -1;
+            s->table = cfg->qap_delta == GPK_QAP_DELTA_TABLE;
+            if (s->table) {
+                s->dt = malloc(n * n * sizeof *s->dt);
+                if (!s->dt) return -1;
+            } else {
+                s->work = s->size * n;
+            }
         } else {
             s->work = s->size * 4;
         }
@@ -165,6 +174,7 @@ static void state_load(state *s, const uint32_t *sol, int threads)
         return;
     }
     s->cost = gpk_qap_cost(c->qap, s->perm);
+    if (!s->table) return;
     /* O(n^3) once per load: rows are independent. */
     const int64_t nn = n;
     int64_t *dt = s->dt;
@@ -203,7 +213,8 @@ static int64_t nb_delta(const state *s, uint32_t i, uint32_t j)
     const gpk__search_cfg *c = s->cfg;
     switch (c->nb) {
     case GPK_NB_SWAP:
-        return c->kind == GPK_PROBLEM_QAP ? s->dt[(size_t)i * s->n + j] : gpk_tsp_swap_delta(c->tsp, s->perm, i, j);
+        if (c->kind != GPK_PROBLEM_QAP) return gpk_tsp_swap_delta(c->tsp, s->perm, i, j);
+        return s->table ? s->dt[(size_t)i * s->n + j] : gpk_qap_swap_delta(c->qap, s->perm, i, j);
     case GPK_NB_TWO_OPT: return gpk_tsp_two_opt_delta(c->tsp, s->perm, i, j);
     case GPK_NB_FLIP1: return gpk_ppp_flip_delta(c->ppp, s->y, s->v, i);
     default: return gpk_ppp_flip2_delta(c->ppp, s->y, s->v, i, j);
@@ -311,7 +322,7 @@ static void apply_move(state *s, uint32_t i, uint32_t j, int64_t d, int threads)
         uint32_t t = s->perm[i];
         s->perm[i] = s->perm[j];
         s->perm[j] = t;
-        if (c->kind == GPK_PROBLEM_QAP) qap_table_update(s, i, j, threads);
+        if (c->kind == GPK_PROBLEM_QAP && s->table) qap_table_update(s, i, j, threads);
         break;
     }
     case GPK_NB_TWO_OPT:
@@ -367,6 +378,7 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
         const gpk__search_cuda_in in = {s->perm, s->v, s->y, s->tabu, s->iteration, s->cost, best_cost, use_tabu};
         gpk__search_cuda_move ga, gb;
         if (gpk__search_cuda_best_move(s->gpu, &in, s->gpu_mode, &ga, &gb) == GPK_OK) {
+            s->gpu_evaluated += s->size;
             any->d = ga.d;
             any->k = ga.k;
             if (ga.d != INT64_MAX) index_pair(s, ga.k, &any->i, &any->j);
@@ -624,19 +636,25 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         }
         if (c->start) memcpy(r->solution, c->start, c->n * sizeof *r->solution);
         else random_solution(&s, r->solution);
-        state_load(&s, r->solution, c->threads);
-        int64_t best = s.cost;
 #ifdef GPK_HAVE_CUDA_SEARCH
-        /* CUDA context: the best-move scans on the GPU (GPK_SEARCH_CUDA_MODE=paper:
-         * the paper's mode, every delta to the host; else ours, one move back).
-         * When the device cannot take this configuration the CPU scan runs. */
+        /* CUDA context: the best-move scans on the GPU (opts.eval: PAPER, every
+         * delta to the host; OURS, one move back). The GPU evaluates QAP with
+         * the O(n) formula, so the host keeps no Taillard table (its O(n^2)
+         * update per move would cost more than the GPU's scan). When the
+         * device cannot take this configuration the CPU scan runs (the
+         * message stays on the context; result.gpu_evaluated tells). */
         if (ctx->backend == GPK_BACKEND_CUDA && (c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_TABU ||
                                                  c->algo == GPK_SEARCH_ITS)) {
-            const char *mode = getenv("GPK_SEARCH_CUDA_MODE");
-            s.gpu_mode = mode && strcmp(mode, "paper") == 0 ? GPK__SEARCH_CUDA_PAPER : GPK__SEARCH_CUDA_OURS;
+            s.gpu_mode = c->eval == GPK_SEARCH_EVAL_PAPER ? GPK__SEARCH_CUDA_PAPER : GPK__SEARCH_CUDA_OURS;
             if (gpk__search_cuda_open(ctx, c, &s.gpu) != GPK_OK) s.gpu = NULL;
+            if (s.gpu && s.table) {
+                s.table = 0;
+                s.work = s.size * s.n;
+            }
         }
 #endif
+        state_load(&s, r->solution, c->threads);
+        int64_t best = s.cost;
         switch (c->algo) {
         case GPK_SEARCH_HC_BEST: r->local_optimum = hill_climb_best(&s, c->threads, &rp); break;
         case GPK_SEARCH_HC_FIRST: r->local_optimum = hill_climb_first(&s, &rp); break;
@@ -650,6 +668,7 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->best = best;
         r->iterations = s.iteration;
         r->evaluated = s.evaluated;
+        r->gpu_evaluated = s.gpu_evaluated;
 #ifdef GPK_HAVE_CUDA_SEARCH
         gpk__search_cuda_close(s.gpu);
 #endif

@@ -1,8 +1,30 @@
 /* CUDA neighbourhood evaluation of the local search (Luong, Melab & Talbi
  * 2009, Algorithm 1: the CPU drives the search, the GPU evaluates the whole
- * neighbourhood, one thread per neighbour). Written before any GPU has run
- * it: built only with -DGPK_WITH_CUDA_SEARCH=ON (tests/test_search_cuda.c
- * compares every choice with the CPU scan's).
+ * neighbourhood, one thread per neighbour). Built with GPK_WITH_CUDA_SEARCH
+ * (ON by default with CUDA; tests/test_search_cuda.c compares every choice
+ * with the CPU scan's and passed on an H100).
+ *
+ * State kept on the device between iterations: the solution (QAP p / TSP
+ * tour) and the tabu list. The host keeps a shadow of what it uploaded;
+ * each call compares the host solution with it and sends only the changed
+ * positions (a swap: 2) and the tabu writes made since (both as kernel
+ * arguments, no copy), or the whole solution when many positions changed
+ * (a 2-opt reversal, a restart). Read-backs go to pinned memory.
+ *
+ * Fast paths (the generic kernels below stay for the rest):
+ *  - QAP with |entries| < 2^30: A, A^T and the permuted flow matrix
+ *    Bp[x][y] = B[p[x]][p[y]] and its transpose as int32 on the device, Bp
+ *    kept up to date by the patch kernel (O(n) per swap). A warp holds one
+ *    r and consecutive s, so every read is a broadcast or coalesced;
+ *  - TSP 2-opt with EUC_2D / CEIL_2D coordinates: float32 distances from
+ *    tour-ordered coordinates (each a float hi + lo pair relative to the
+ *    centroid) with an exactness guard: when the float value lies within
+ *    its error bound of a rounding boundary, the distance is recomputed
+ *    with the exact double formula below, so every integer distance is the
+ *    host's. OURS runs a tiled kernel (O'Neil & Burtscher 2011): a block
+ *    owns TILE rows i, one per thread, and a TILE-wide tile of columns j
+ *    staged in shared memory; the exact edge lengths of the tour are
+ *    computed once per iteration.
  *
  * Neighbours are numbered as in src/search/search_cpu.c: k -> (i, j) by the
  * paper's bijection (ported below to the device, the same integer
@@ -30,7 +52,8 @@
  *
  * PAPER mode writes every delta of the chunk, copies them to the host and
  * chooses there with the CPU rule; OURS reduces (delta, k) in each block
- * (warp shuffles, then shared memory), then over the blocks into a
+ * (warp shuffles, then shared memory), then over the blocks (the last block
+ * to finish folds them) into a
  * two-move accumulator kept on the device across chunks, and copies back
  * 32 bytes. Both give the CPU scan's pair: the minimum of (delta, k) over
  * all moves, and over the admissible ones (not tabu, or aspirated:
@@ -42,17 +65,28 @@
 #include <cuda_runtime.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SC_BLOCK 256
 #define SC_WARPS (SC_BLOCK / 32)
+#define SC_TILE 128                  /* 2-opt tiled kernel: rows per block = columns per tile */
+#define SC_PATCH 16                  /* changed positions / tabu writes sent as kernel arguments */
 #define SC_CHUNK_MAX (1ull << 24)    /* neighbours per launch at most (PAPER: 128 MiB of deltas) */
 #define SC_WORK_PER_LAUNCH (1ull << 32) /* neighbours x per-neighbour cost per launch */
 #define SC_PPP_SCRATCH_BYTES (256ull << 20)
 
-enum { NB_QAP_SWAP = 0, NB_TSP_SWAP = 1, NB_TSP_2OPT = 2, NB_PPP_FLIP1 = 3, NB_PPP_FLIP2 = 4 };
+enum {
+    NB_QAP_SWAP = 0,  /* QAP, int64 matrices, the O(n) formula through p */
+    NB_TSP_SWAP = 1,
+    NB_TSP_2OPT = 2,  /* matrix or exact double distances */
+    NB_PPP_FLIP1 = 3,
+    NB_PPP_FLIP2 = 4,
+    NB_QAP32 = 5,     /* QAP fast path: int32 A, A^T, Bp, Bp^T */
+    NB_TSP_2OPT_F = 6 /* TSP 2-opt fast path: float distances with the guard */
+};
 
 struct dmove {
     long long d;
@@ -64,8 +98,13 @@ struct dev_problem {
     uint32_t n, m;
     uint64_t size;
     const long long *a, *b;       /* QAP */
+    const int32_t *a32, *at32;    /* QAP fast: A, A^T */
+    const int32_t *bp, *bpt;      /* QAP fast: Bp[x][y] = B[p[x]][p[y]], and its transpose */
     const int32_t *mat;           /* TSP matrix or NULL */
     const double *x, *y;          /* TSP coordinates */
+    const float4 *pos;            /* TSP fast: tour position q -> (hi x, hi y, lo x, lo y), n + 1 entries */
+    const int32_t *edge;          /* TSP fast: exact d(t[q], t[q + 1 mod n]) */
+    float tol;                    /* TSP fast: absolute part of the guard's bound */
     int weight;                   /* gpk_tsp_weight */
     const int8_t *pa;             /* PPP A, m x n */
     const int32_t *gap;           /* PPP H' - H for the current y, 2n + 1 */
@@ -79,6 +118,13 @@ struct dev_problem {
     int use_tabu;
 };
 
+/* Changed solution positions and tabu writes, sent by value. */
+struct sc_patch {
+    uint32_t np, nt;
+    uint32_t pos[SC_PATCH], val[SC_PATCH];
+    unsigned long long ti[SC_PATCH], tu[SC_PATCH];
+};
+
 struct gpk__search_cuda {
     gpk_ctx *ctx;
     cudaStream_t stream;
@@ -87,20 +133,33 @@ struct gpk__search_cuda {
     gpk_neighbourhood nb;
     uint32_t n, m;
     uint64_t size, tabu_len, chunk_limit, chunk_cap; /* chunk_cap: the buffers' size */
+    int chunk_user;                /* set_chunk asked for a limit */
+    int tiled;                     /* TSP 2-opt fast path: OURS runs the tiled kernel */
     const gpk_ppp *ppp;
     dev_problem P;                 /* device pointers; per-call fields set in best_move */
     long long *d_a, *d_b;
+    int32_t *d_a32, *d_at32, *d_b32, *d_bp, *d_bpt;
     int32_t *d_mat, *d_gap, *d_scratch, *d_y;
     double *d_x, *d_yc;
+    float4 *d_c4, *d_pos;
+    int32_t *d_edge;
     int8_t *d_pa, *d_v;
+    void *d_pstate;                /* PPP: gap, y, v in one buffer (one upload) */
     uint32_t *d_perm;
     unsigned long long *d_tabu;
     long long *d_deltas;           /* PAPER: one chunk */
     dmove *d_blocks;               /* OURS: 2 per block */
     dmove *d_acc;                  /* OURS: any, adm */
+    unsigned int *d_count;         /* OURS: blocks done (the last one folds) */
+    uint64_t blocks_cap;           /* d_blocks holds 2 x blocks_cap moves */
     unsigned int grid_max;         /* blocks per launch (PPP: fixed, the scratch's threads) */
-    int64_t *h_deltas;             /* PAPER: one chunk on the host */
+    long long *h_deltas;           /* PAPER: one chunk on the host (pinned) */
+    unsigned char *h_pin;          /* pinned staging: uploads, the move read back */
+    size_t pin_bytes;
     int32_t *h_gap;                /* PPP: 2n + 1 */
+    uint32_t *h_perm;              /* the solution the device holds (valid when perm_valid) */
+    int perm_valid;
+    sc_patch pend;                 /* tabu writes not yet sent (np unused) */
 };
 
 /* ---- device helpers ---- */
@@ -135,6 +194,32 @@ __device__ long long d_qap_delta(const dev_problem &P, uint32_t r, uint32_t s)
     return d;
 }
 
+/* gpk_qap_swap_delta on the fast path: the same terms with
+ * b[p[x]][p[y]] = Bp[x][y] and a[s][k] = A^T[k][s], Bp[s][k] = Bp^T[k][s].
+ * Entries are below 2^30 in magnitude, so each difference fits int32; the
+ * products and the sum are int64 (exact, any order). */
+__device__ long long d_qap32(const dev_problem &P, uint32_t r, uint32_t s)
+{
+    const size_t n = P.n;
+    const int32_t *__restrict__ A = P.a32, *__restrict__ AT = P.at32, *__restrict__ Bp = P.bp,
+                                *__restrict__ BT = P.bpt;
+    const size_t rn = (size_t)r * n, sn = (size_t)s * n;
+    long long d = (long long)(A[rn + r] - A[sn + s]) * (Bp[sn + s] - Bp[rn + r]) +
+                  (long long)(A[rn + s] - A[sn + r]) * (Bp[sn + r] - Bp[rn + s]);
+    long long acc = 0;
+#pragma unroll 4
+    for (uint32_t k = 0; k < (uint32_t)n; k++) {
+        const size_t kn = (size_t)k * n;
+        const int x1 = __ldg(A + kn + r) - __ldg(A + kn + s);   /* a[k][r] - a[k][s] */
+        const int y1 = __ldg(Bp + kn + s) - __ldg(Bp + kn + r); /* b[pk][ps] - b[pk][pr] */
+        const int x2 = __ldg(A + rn + k) - __ldg(AT + kn + s);  /* a[r][k] - a[s][k] */
+        const int y2 = __ldg(BT + kn + s) - __ldg(Bp + rn + k); /* b[ps][pk] - b[pr][pk] */
+        const long long t = (long long)x1 * y1 + (long long)x2 * y2;
+        acc += (k == r || k == s) ? 0 : t;
+    }
+    return d + acc;
+}
+
 /* src/search/tsp.c's coord_dist with round-to-nearest intrinsics (never
  * contracted into FMA) in the host's order; GEO never comes here. */
 __device__ int32_t d_dist(const dev_problem &P, uint32_t i, uint32_t j)
@@ -153,6 +238,73 @@ __device__ int32_t d_dist(const dev_problem &P, uint32_t i, uint32_t j)
     }
     default: return 0;
     }
+}
+
+/* The fast path's distance between tour positions (float coordinates pa,
+ * pb). Each coordinate is hi + lo relative to the centroid, so dx = (hi_a -
+ * hi_b) + (lo_a - lo_b) has an error of about 2u|dx| (u = 2^-24) plus u^2
+ * times the coordinates' size; the norm and the + 0.5 add about 2.5u r and
+ * the approximate square root (rsqrtf, 2 ulp) about 5u r, some 8u r in all.
+ * The bound used, eps = 32u r + tol (tol = 16u + 8u^2 max|coordinate|, from
+ * the host), is four times that (a host model of these roundings, the root
+ * off by up to 4u, met no miss over 5 x 10^7 pairs of random, grid and
+ * far-off coordinates): when the value to round (r + 0.5 for EUC_2D, r for
+ * CEIL_2D) lies farther than eps from the nearest integer, the float result
+ * rounds as the exact one does and *unc = 0. Otherwise *unc = 1 and the
+ * result is a lower bound of the exact distance (the value less eps, rounded
+ * down): the caller recomputes exactly (d_dist_pos) only when the neighbour
+ * could matter. */
+__device__ __forceinline__ float d_froot(const float4 pa, const float4 pb)
+{
+    const float dx = __fadd_rn(__fsub_rn(pa.x, pb.x), __fsub_rn(pa.z, pb.z));
+    const float dy = __fadd_rn(__fsub_rn(pa.y, pb.y), __fsub_rn(pa.w, pb.w));
+    const float q = __fmaf_rn(dx, dx, __fmul_rn(dy, dy));
+    /* rsqrtf: the MUFU approximation, at most 2 ulp (4u) off; with the
+     * product, r is within about 5u r of the exact root of q */
+    return q > 0.f ? __fmul_rn(q, rsqrtf(q)) : 0.f;
+}
+
+__device__ __forceinline__ int32_t d_fround_lo(const dev_problem &P, const float r, int &unc)
+{
+    const bool euc = P.weight == GPK_TSP_EUC_2D;
+    const float w = euc ? __fadd_rn(r, 0.5f) : r;
+    const float eps = __fmaf_rn(r, 1.9073486328125e-06f /* 32u = 2^-19 */, P.tol);
+    if (fabsf(__fsub_rn(w, rintf(w))) > eps) {
+        unc = 0;
+        return euc ? (int32_t)floorf(w) : (int32_t)ceilf(w);
+    }
+    unc = 1;
+    const float lo = __fsub_rd(w, eps);
+    return euc ? (int32_t)floorf(lo) : (int32_t)ceilf(lo);
+}
+
+__device__ __forceinline__ int32_t d_fdist_lo(const dev_problem &P, const float4 pa, const float4 pb, int &unc)
+{
+    return d_fround_lo(P, d_froot(pa, pb), unc);
+}
+
+/* The exact distance between the cities at tour positions qa, qb (< 2n). */
+__device__ __forceinline__ int32_t d_dist_pos(const dev_problem &P, uint32_t qa, uint32_t qb)
+{
+    const uint32_t n = P.n;
+    return d_dist(P, P.perm[qa >= n ? qa - n : qa], P.perm[qb >= n ? qb - n : qb]);
+}
+
+/* The exact distance on the fast path: the float value, or the double one
+ * when the float one is uncertain. */
+__device__ __forceinline__ int32_t d_fdist(const dev_problem &P, const float4 pa, const float4 pb, uint32_t qa,
+                                           uint32_t qb)
+{
+    int unc;
+    const int32_t d = d_fdist_lo(P, pa, pb, unc);
+    return unc ? d_dist_pos(P, qa, qb) : d;
+}
+
+/* gpk_tsp_two_opt_delta on the fast path (n >= 8): positions, not cities. */
+__device__ __forceinline__ long long d_two_opt_f(const dev_problem &P, uint32_t i, uint32_t j)
+{
+    const float4 pi = P.pos[i], pi1 = P.pos[i + 1], pj = P.pos[j], pj1 = P.pos[j + 1];
+    return (long long)d_fdist(P, pi, pj, i, j) + d_fdist(P, pi1, pj1, i + 1, j + 1) - P.edge[i] - P.edge[j];
 }
 
 /* gpk_tsp_two_opt_delta. */
@@ -238,8 +390,10 @@ __device__ __forceinline__ long long d_eval(const dev_problem &P, uint64_t k, ui
     }
     switch (NB) {
     case NB_QAP_SWAP: return d_qap_delta(P, i, j);
+    case NB_QAP32: return d_qap32(P, i, j);
     case NB_TSP_SWAP: return d_tsp_swap(P, i, j);
     case NB_TSP_2OPT: return d_two_opt(P, i, j);
+    case NB_TSP_2OPT_F: return d_two_opt_f(P, i, j);
     case NB_PPP_FLIP1: return d_ppp_delta(P, i, 0, false, dc, T);
     default: return d_ppp_delta(P, i, j, true, dc, T);
     }
@@ -252,9 +406,11 @@ __device__ __forceinline__ bool d_tabu(const dev_problem &P, uint64_t k, uint32_
     const unsigned long long it = P.iteration;
     switch (NB) {
     case NB_QAP_SWAP:
+    case NB_QAP32:
     case NB_TSP_SWAP:
         return P.tabu[(size_t)i * P.n + P.perm[j]] > it && P.tabu[(size_t)j * P.n + P.perm[i]] > it;
-    case NB_TSP_2OPT: return P.tabu[k] > it;
+    case NB_TSP_2OPT:
+    case NB_TSP_2OPT_F: return P.tabu[k] > it;
     case NB_PPP_FLIP1: return P.tabu[i] > it;
     default: return P.tabu[i] > it || P.tabu[j] > it;
     }
@@ -280,10 +436,12 @@ __device__ __forceinline__ dmove d_shfl_down(dmove m, int off)
     return r;
 }
 
-/* Block minimum of a and b; the result in thread 0. */
+/* Block minimum of a and b; the result in thread 0. Every thread of the
+ * block calls it (blockDim.x a multiple of 32). */
 __device__ __forceinline__ void d_block_min(dmove &a, dmove &b)
 {
-    __shared__ dmove sa[SC_WARPS], sb[SC_WARPS];
+    __shared__ dmove sa[32], sb[32];
+    __syncthreads(); /* a previous call's readers are done */
     for (int off = 16; off > 0; off >>= 1) {
         const dmove oa = d_shfl_down(a, off), ob = d_shfl_down(b, off);
         if (d_less(oa, a)) a = oa;
@@ -303,10 +461,57 @@ __device__ __forceinline__ void d_block_min(dmove &a, dmove &b)
     }
 }
 
-/* OURS: each block's (best of all, best admissible) over its share of
- * [k0, k1) into blocks[2 * blockIdx.x], [2 * blockIdx.x + 1]. */
+__device__ __forceinline__ dmove d_load_cg(const dmove *p)
+{
+    dmove m;
+    m.d = __ldcg(&p->d);
+    m.k = __ldcg(&p->k);
+    return m;
+}
+
+/* OURS: the block's (best of all, best admissible) to blocks[]; the last
+ * block to finish folds every block's pair into acc (merged with acc's
+ * previous value unless first) and resets the counter: one launch per
+ * chunk, no separate reduction kernel. */
+__device__ __forceinline__ void d_finish(dmove a, dmove b, dmove *blocks, dmove *acc, unsigned int *count, int first)
+{
+    __shared__ int last;
+    d_block_min(a, b);
+    const unsigned int nblocks = gridDim.x * gridDim.y;
+    const unsigned int bid = blockIdx.y * gridDim.x + blockIdx.x;
+    if (threadIdx.x == 0) {
+        blocks[2 * (size_t)bid] = a;
+        blocks[2 * (size_t)bid + 1] = b;
+        __threadfence();
+        last = atomicAdd(count, 1u) == nblocks - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    dmove fa = {LLONG_MAX, ULLONG_MAX}, fb = {LLONG_MAX, ULLONG_MAX};
+    for (unsigned int q = threadIdx.x; q < nblocks; q += blockDim.x) {
+        const dmove qa = d_load_cg(blocks + 2 * (size_t)q), qb = d_load_cg(blocks + 2 * (size_t)q + 1);
+        if (d_less(qa, fa)) fa = qa;
+        if (d_less(qb, fb)) fb = qb;
+    }
+    d_block_min(fa, fb);
+    if (threadIdx.x == 0) {
+        if (!first) {
+            const dmove pa = d_load_cg(acc), pb = d_load_cg(acc + 1);
+            if (d_less(pa, fa)) fa = pa;
+            if (d_less(pb, fb)) fb = pb;
+        }
+        acc[0] = fa;
+        acc[1] = fb;
+        *count = 0;
+    }
+}
+
+/* OURS: best of all and best admissible over [k0, k1), one neighbour per
+ * thread in a grid-stride loop. */
 template <int NB>
-__global__ void __launch_bounds__(SC_BLOCK) k_best(dev_problem P, uint64_t k0, uint64_t k1, dmove *blocks)
+__global__ void __launch_bounds__(SC_BLOCK) k_best(dev_problem P, uint64_t k0, uint64_t k1, dmove *blocks, dmove *acc,
+                                                   unsigned int *count, int first)
 {
     const uint64_t T = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *dc = P.scratch ? P.scratch + t : nullptr;
@@ -317,29 +522,145 @@ __global__ void __launch_bounds__(SC_BLOCK) k_best(dev_problem P, uint64_t k0, u
         if (d_less(m, a)) a = m;
         if (d_less(m, b) && (!P.use_tabu || P.cost + m.d < P.best || !d_tabu<NB>(P, k, i, j))) b = m;
     }
-    d_block_min(a, b);
-    if (threadIdx.x == 0) {
-        blocks[2 * blockIdx.x] = a;
-        blocks[2 * blockIdx.x + 1] = b;
+    d_finish(a, b, blocks, acc, count, first);
+}
+
+/* OURS, TSP 2-opt fast path: block (x, y) evaluates rows i of row tile
+ * row_tile0 + y (one per thread) against the columns j of tile x, staged in
+ * shared memory (positions j and j + 1, exact edges), every thread reading
+ * the same column at a time (a broadcast). Only pairs i < j with index k in
+ * [k0, k1) count; tiles below the diagonal have none. */
+__global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t k0, uint64_t k1, uint32_t row_tile0,
+                                                         dmove *blocks, dmove *acc, unsigned int *count, int first)
+{
+    __shared__ float4 sp[SC_TILE + 1];
+    __shared__ int32_t se[SC_TILE];
+    __shared__ float sef[SC_TILE]; /* the same edges as floats (the filter) */
+    const uint32_t n = P.n;
+    const uint32_t row0 = (row_tile0 + blockIdx.y) * SC_TILE, jt = blockIdx.x * SC_TILE;
+    const uint32_t i = row0 + threadIdx.x;
+    dmove a = {LLONG_MAX, ULLONG_MAX}, b = {LLONG_MAX, ULLONG_MAX};
+    if (jt + SC_TILE > row0 + 1 && jt < n) { /* block-uniform: the tile has some j > i */
+        for (uint32_t c = threadIdx.x; c <= SC_TILE; c += blockDim.x)
+            if (jt + c <= n) sp[c] = P.pos[jt + c];
+        for (uint32_t c = threadIdx.x; c < SC_TILE; c += blockDim.x)
+            if (jt + c < n) {
+                se[c] = P.edge[jt + c];
+                sef[c] = (float)se[c];
+            }
+        __syncthreads();
+        /* this row's columns: i < j <= n - 1 with rs + (j - i - 1) in [k0, k1) */
+        int64_t clo = 1, chi = 0;
+        uint64_t rs = 0;
+        float4 pi = make_float4(0.f, 0.f, 0.f, 0.f), pi1 = pi;
+        int32_t ei = 0;
+        if (i + 1 < n) {
+            rs = (uint64_t)i * n - (uint64_t)i * (i + 1) / 2; /* the index of (i, i + 1) */
+            const uint64_t rlen = n - 1 - i;                  /* pairs in the row */
+            const uint64_t lo = k0 > rs ? k0 - rs : 0;        /* offsets [lo, hi) within the row */
+            const uint64_t hi = k1 > rs ? (k1 - rs < rlen ? k1 - rs : rlen) : 0;
+            if (lo < hi) {
+                const int64_t jlo = (int64_t)(i + 1 + lo), jhi = (int64_t)(i + hi); /* inclusive */
+                clo = jlo - (int64_t)jt;
+                chi = jhi - (int64_t)jt;
+                if (clo < 0) clo = 0;
+                if (chi > SC_TILE - 1) chi = SC_TILE - 1;
+                pi = P.pos[i];
+                pi1 = P.pos[i + 1];
+                ei = P.edge[i];
+            }
+        }
+        /* The filter: a neighbour whose delta is surely >= b.d is skipped
+         * before any rounding. Its delta is at least r1 + r2 - ei - ej - 1
+         * (EUC_2D; CEIL_2D: - 0) less the float errors; the test
+         * S - ej >= (b.d + ei) + margin, margin = 2^-16 (S + |ej| + |b.d +
+         * ei|) + 2 tol + 2 (EUC_2D; CEIL_2D 1), holds only then, with room
+         * for every rounding of the float sums (a host model of it, the
+         * root off by 4u, skipped no neighbour below b.d). */
+        const float c0 = __fadd_rn(2.f * P.tol, P.weight == GPK_TSP_EUC_2D ? 2.f : 1.f);
+        float tf = INFINITY; /* (float)(b.d + ei), +inf while b is empty */
+        /* the row's own columns only, sp[c + 1] carried to the next c in a
+         * register, unrolled for independent roots in flight */
+        float4 pc = sp[clo <= chi ? clo : 0];
+#pragma unroll 4
+        for (int c = (int)clo; c <= (int)chi; c++) {
+            const uint32_t j = jt + (uint32_t)c;
+            const float4 pn = sp[c + 1];
+            const float r1 = d_froot(pi, pc), r2 = d_froot(pi1, pn);
+            pc = pn;
+            const float S = __fadd_rn(r1, r2), ej = sef[c];
+            const float margin = __fmaf_rn(__fadd_rn(__fadd_rn(S, fabsf(ej)), fabsf(tf)), 1.52587890625e-05f, c0);
+            if (__fsub_rn(S, ej) >= __fadd_rn(tf, margin)) continue;
+            int u1, u2;
+            const int32_t d1 = d_fround_lo(P, r1, u1), d2 = d_fround_lo(P, r2, u2);
+            long long d = (long long)d1 + d2 - ei - se[c]; /* exact, or a lower bound when u1 | u2 */
+            /* This thread's k increase with c: a neighbour whose delta is
+             * not below b.d (>= a.d) can change neither minimum. */
+            if (d < b.d) {
+                if (u1 | u2) { /* rare: the exact delta, with the host's double formula */
+                    d = (long long)(u1 ? d_dist_pos(P, i, j) : d1) + (u2 ? d_dist_pos(P, i + 1, j + 1) : d2) - ei -
+                        se[c];
+                    if (d >= b.d) continue;
+                }
+                const dmove m = {d, rs + (j - i - 1)};
+                if (d_less(m, a)) a = m;
+                if (!P.use_tabu || P.cost + d < P.best || !(P.tabu[m.k] > P.iteration)) {
+                    b = m;
+                    tf = (float)(d + ei);
+                }
+            }
+        }
+    }
+    d_finish(a, b, blocks, acc, count, first);
+}
+
+/* The solution's changed positions and the pending tabu writes. QAP fast
+ * path: rows and columns x of Bp and Bp^T for each changed position x, from
+ * the new p (the positions being written are read through the patch, the
+ * others from perm: no race). */
+__global__ void k_patch(sc_patch pt, uint32_t *perm, unsigned long long *tabu, const int32_t *b32, int32_t *bp,
+                        int32_t *bpt, uint32_t n)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < pt.nt) tabu[pt.ti[t]] = pt.tu[t];
+    if (bp) {
+        for (uint64_t idx = t; idx < (uint64_t)pt.np * n; idx += T) {
+            const uint32_t q = (uint32_t)(idx / n), y = (uint32_t)(idx % n), x = pt.pos[q];
+            const size_t px = pt.val[q];
+            size_t py = SIZE_MAX;
+            for (uint32_t e = 0; e < pt.np; e++)
+                if (pt.pos[e] == y) py = pt.val[e];
+            if (py == SIZE_MAX) py = perm[y];
+            bp[(size_t)x * n + y] = b32[px * n + py];
+            bpt[(size_t)x * n + y] = b32[py * n + px];
+            bp[(size_t)y * n + x] = b32[py * n + px];
+            bpt[(size_t)y * n + x] = b32[px * n + py];
+        }
+    }
+    if (t < pt.np) perm[pt.pos[t]] = pt.val[t];
+}
+
+/* QAP fast path: Bp and Bp^T from scratch. */
+__global__ void k_qap_build(const uint32_t *perm, const int32_t *b32, int32_t *bp, int32_t *bpt, uint32_t n)
+{
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t idx = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < (uint64_t)n * n; idx += T) {
+        const size_t x = idx / n, y = idx % n, px = perm[x], py = perm[y];
+        bp[idx] = b32[px * n + py];
+        bpt[idx] = b32[py * n + px];
     }
 }
 
-/* OURS: folds `count` block results into acc[0..1] (first: acc starts empty). */
-__global__ void __launch_bounds__(SC_BLOCK) k_fold(const dmove *blocks, unsigned int count, dmove *acc, int first)
+/* TSP fast path: tour-ordered coordinates (pos[n] = pos[0]) and the tour's
+ * exact edge lengths. */
+__global__ void k_tsp_prep(dev_problem P, const float4 *c4, float4 *pos, int32_t *edge)
 {
-    dmove a = {LLONG_MAX, ULLONG_MAX}, b = {LLONG_MAX, ULLONG_MAX};
-    for (unsigned int q = threadIdx.x; q < count; q += blockDim.x) {
-        if (d_less(blocks[2 * q], a)) a = blocks[2 * q];
-        if (d_less(blocks[2 * q + 1], b)) b = blocks[2 * q + 1];
-    }
-    d_block_min(a, b);
-    if (threadIdx.x == 0) {
-        if (!first) {
-            if (d_less(acc[0], a)) a = acc[0];
-            if (d_less(acc[1], b)) b = acc[1];
-        }
-        acc[0] = a;
-        acc[1] = b;
+    const uint32_t n = P.n;
+    const uint64_t T = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t q = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; q <= n; q += T) {
+        const uint32_t c = P.perm[q == n ? 0 : q];
+        pos[q] = c4[c];
+        if (q < n) edge[q] = d_dist(P, c, P.perm[q + 1 == n ? 0 : q + 1]);
     }
 }
 
@@ -368,26 +689,53 @@ static gpk_status sc_upload(gpk__search_cuda *g, void *dst, const void *src, siz
     return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(g->ctx, e, what);
 }
 
+/* A synchronous upload from a temporary host array (setup only). */
+static gpk_status sc_upload_sync(gpk__search_cuda *g, void *dst, const void *src, size_t bytes, const char *what)
+{
+    gpk_status st = sc_upload(g, dst, src, bytes, what);
+    if (st != GPK_OK) return st;
+    cudaError_t e = cudaStreamSynchronize(g->stream);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(g->ctx, e, what);
+}
+
 extern "C" void gpk__search_cuda_close(gpk__search_cuda *g)
 {
     if (!g) return;
-    void *d[] = {g->d_a, g->d_b, g->d_mat, g->d_gap, g->d_scratch, g->d_y, g->d_x, g->d_yc,
-                 g->d_pa, g->d_v, g->d_perm, g->d_tabu, g->d_deltas, g->d_blocks, g->d_acc};
+    void *d[] = {g->d_a,    g->d_b,    g->d_a32,  g->d_at32,    g->d_b32,   g->d_bp,     g->d_bpt,
+                 g->d_mat,  g->d_scratch, g->d_x, g->d_yc,      g->d_c4,    g->d_pos,    g->d_edge,
+                 g->d_pa,   g->d_pstate, g->d_perm, g->d_tabu,  g->d_deltas, g->d_blocks, g->d_acc,
+                 g->d_count};
     if (g->stream) (void)cudaStreamSynchronize(g->stream);
     for (size_t q = 0; q < sizeof d / sizeof *d; q++)
         if (d[q]) (void)cudaFree(d[q]);
+    if (g->h_deltas) (void)cudaFreeHost(g->h_deltas);
+    if (g->h_pin) (void)cudaFreeHost(g->h_pin);
     (void)cudaGetLastError();
-    free(g->h_deltas);
     free(g->h_gap);
+    free(g->h_perm);
     free(g);
 }
 
 extern "C" void gpk__search_cuda_set_chunk(gpk__search_cuda *g, uint64_t neighbours)
 {
-    if (g) g->chunk_limit = neighbours == 0 || neighbours > g->chunk_cap ? g->chunk_cap : neighbours;
+    if (!g) return;
+    g->chunk_user = neighbours != 0;
+    g->chunk_limit = neighbours == 0 || neighbours > g->chunk_cap ? g->chunk_cap : neighbours;
 }
 
-extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out)
+extern "C" int gpk__search_cuda_fast(const gpk__search_cuda *g)
+{
+    return g ? (g->nbk == NB_QAP32 ? 1 : g->nbk == NB_TSP_2OPT_F ? 2 : 0) : 0;
+}
+
+static unsigned int sc_grid(uint64_t threads)
+{
+    const uint64_t b = (threads + SC_BLOCK - 1) / SC_BLOCK;
+    return b < 1 ? 1u : b > 4096 ? 4096u : (unsigned int)b;
+}
+
+extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_cfg *cfg, int flags,
+                                               gpk__search_cuda **out)
 {
     *out = NULL;
     if (!ctx || ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
@@ -395,6 +743,7 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
     const gpk_cuda_state *cs = (const gpk_cuda_state *)ctx->cuda;
     gpk__search_cuda *g = (gpk__search_cuda *)calloc(1, sizeof *g);
     if (!g) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+    const int fast = !(flags & GPK__SEARCH_CUDA_NO_FAST);
     g->ctx = ctx;
     g->stream = cs->stream;
     g->kind = cfg->kind;
@@ -427,24 +776,102 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
         return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaSetDevice");
     }
     /* Per-neighbour cost for the chunk size. */
-    uint64_t cost = 4, chunk = 1;
+    uint64_t cost = 4, chunk = 1, pin = 64;
     const int sm = cs->sm_count > 0 ? cs->sm_count : 1;
     g->grid_max = (unsigned int)sm * 8u;
+    g->blocks_cap = g->grid_max;
     if (g->kind == GPK_PROBLEM_QAP) {
         const gpk_qap *q = cfg->qap;
         const size_t nn = (size_t)n * n;
         cost = n + 1;
-        long long *ha = (long long *)q->a, *hb = (long long *)q->b; /* int64_t == long long on the targets */
-        if ((st = sc_alloc(g, (void **)&g->d_a, nn * 8, "cudaMalloc (QAP A)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_b, nn * 8, "cudaMalloc (QAP B)")) != GPK_OK ||
-            (st = sc_upload(g, g->d_a, ha, nn * 8, "upload (QAP A)")) != GPK_OK ||
-            (st = sc_upload(g, g->d_b, hb, nn * 8, "upload (QAP B)")) != GPK_OK)
-            goto fail;
+        int64_t amax = 0, bmax = 0;
+        for (size_t t = 0; t < nn; t++) {
+            const int64_t a = q->a[t] < 0 ? -q->a[t] : q->a[t], b = q->b[t] < 0 ? -q->b[t] : q->b[t];
+            if (a > amax) amax = a;
+            if (b > bmax) bmax = b;
+        }
+        if (fast && amax < (1 << 30) && bmax < (1 << 30)) {
+            /* int32 A, A^T, B on the device; Bp, Bp^T built from p there. */
+            g->nbk = NB_QAP32;
+            int32_t *h = (int32_t *)malloc(nn * 4);
+            if (!h) {
+                st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+                goto fail;
+            }
+            if ((st = sc_alloc(g, (void **)&g->d_a32, nn * 4, "cudaMalloc (QAP A)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_at32, nn * 4, "cudaMalloc (QAP A^T)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_b32, nn * 4, "cudaMalloc (QAP B)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_bp, nn * 4, "cudaMalloc (QAP Bp)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_bpt, nn * 4, "cudaMalloc (QAP Bp^T)")) == GPK_OK) {
+                for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->a[t];
+                st = sc_upload_sync(g, g->d_a32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A)");
+                if (st == GPK_OK) {
+                    for (size_t x = 0; x < n; x++)
+                        for (size_t y = 0; y < n; y++) h[y * n + x] = (int32_t)q->a[x * n + y];
+                    st = sc_upload_sync(g, g->d_at32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A^T)");
+                }
+                if (st == GPK_OK) {
+                    for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->b[t];
+                    st = sc_upload_sync(g, g->d_b32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP B)");
+                }
+            }
+            free(h);
+            if (st != GPK_OK) goto fail;
+        } else {
+            long long *ha = (long long *)q->a, *hb = (long long *)q->b; /* int64_t == long long on the targets */
+            if ((st = sc_alloc(g, (void **)&g->d_a, nn * 8, "cudaMalloc (QAP A)")) != GPK_OK ||
+                (st = sc_alloc(g, (void **)&g->d_b, nn * 8, "cudaMalloc (QAP B)")) != GPK_OK ||
+                (st = sc_upload(g, g->d_a, ha, nn * 8, "upload (QAP A)")) != GPK_OK ||
+                (st = sc_upload(g, g->d_b, hb, nn * 8, "upload (QAP B)")) != GPK_OK)
+                goto fail;
+        }
         g->tabu_len = nn;
+        pin = n * 4 + 64;
     } else if (g->kind == GPK_PROBLEM_TSP) {
         const gpk_tsp *t = cfg->tsp;
         g->P.weight = (int)t->weight;
-        if (t->matrix) {
+        pin = n * 4 + 64;
+        if (fast && cfg->nb == GPK_NB_TWO_OPT && n >= 8 && t->x && t->y &&
+            (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D)) {
+            /* float hi + lo per city relative to the centroid; the exact
+             * doubles stay for the guard's recomputation. */
+            g->nbk = NB_TSP_2OPT_F;
+            g->tiled = 1;
+            double cx = 0, cy = 0, mx = 0;
+            for (uint64_t c = 0; c < n; c++) cx += t->x[c], cy += t->y[c];
+            cx /= (double)n;
+            cy /= (double)n;
+            float4 *h = (float4 *)malloc(n * sizeof(float4));
+            if (!h) {
+                st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+                goto fail;
+            }
+            for (uint64_t c = 0; c < n; c++) {
+                const double dx = t->x[c] - cx, dy = t->y[c] - cy;
+                const float hx = (float)dx, hy = (float)dy;
+                h[c] = make_float4(hx, hy, (float)(dx - (double)hx), (float)(dy - (double)hy));
+                if (fabs(dx) > mx) mx = fabs(dx);
+                if (fabs(dy) > mx) mx = fabs(dy);
+            }
+            const double u = 1.0 / 16777216.0;
+            g->P.tol = (float)(16.0 * u + 8.0 * u * u * mx);
+            cost = 16;
+            if ((st = sc_alloc(g, (void **)&g->d_c4, n * sizeof(float4), "cudaMalloc (TSP coordinates)")) ==
+                    GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_pos, (n + 1) * sizeof(float4), "cudaMalloc (TSP tour coordinates)")) ==
+                    GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_edge, n * 4, "cudaMalloc (TSP tour edges)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) == GPK_OK &&
+                (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) == GPK_OK &&
+                (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) == GPK_OK &&
+                (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) == GPK_OK)
+                st = sc_upload_sync(g, g->d_c4, h, n * sizeof(float4), "gpk_search_run (CUDA): upload (TSP coordinates)");
+            free(h);
+            if (st != GPK_OK) goto fail;
+            /* The tiled kernel's blocks: every (row tile, column tile). */
+            const uint64_t tiles = (n + SC_TILE - 1) / SC_TILE;
+            if (tiles * tiles > g->blocks_cap) g->blocks_cap = tiles * tiles;
+        } else if (t->matrix) {
             const size_t nn = (size_t)n * n;
             if ((st = sc_alloc(g, (void **)&g->d_mat, nn * 4, "cudaMalloc (TSP matrix)")) != GPK_OK ||
                 (st = sc_upload(g, g->d_mat, t->matrix, nn * 4, "upload (TSP matrix)")) != GPK_OK)
@@ -477,13 +904,17 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
             st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
             goto fail;
         }
+        /* gap (2n + 1 int32), y (m int32), v (n bytes): one buffer, one upload */
+        const size_t pbytes = bins * 4 + (size_t)p->m * 4 + n;
+        pin = pbytes + 64;
         if ((st = sc_alloc(g, (void **)&g->d_pa, (size_t)p->m * n, "cudaMalloc (PPP A)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_gap, bins * 4, "cudaMalloc (PPP gap)")) != GPK_OK ||
+            (st = sc_alloc(g, &g->d_pstate, pbytes, "cudaMalloc (PPP state)")) != GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_scratch, bins * 4 * threads, "cudaMalloc (PPP scratch)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_y, (size_t)p->m * 4, "cudaMalloc (PPP y)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_v, n, "cudaMalloc (PPP v)")) != GPK_OK ||
             (st = sc_upload(g, g->d_pa, p->a, (size_t)p->m * n, "upload (PPP A)")) != GPK_OK)
             goto fail;
+        g->d_gap = (int32_t *)g->d_pstate;
+        g->d_y = g->d_gap + bins;
+        g->d_v = (int8_t *)(g->d_y + p->m);
         e = cudaMemsetAsync(g->d_scratch, 0, bins * 4 * threads, g->stream);
         if (e != cudaSuccess) {
             st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMemsetAsync (PPP scratch)");
@@ -491,9 +922,14 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
         }
         g->tabu_len = n;
     }
-    if (g->kind != GPK_PROBLEM_PPP &&
-        (st = sc_alloc(g, (void **)&g->d_perm, n * 4, "cudaMalloc (solution)")) != GPK_OK)
-        goto fail;
+    if (g->kind != GPK_PROBLEM_PPP) {
+        g->h_perm = (uint32_t *)malloc(n * 4);
+        if (!g->h_perm) {
+            st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+            goto fail;
+        }
+        if ((st = sc_alloc(g, (void **)&g->d_perm, n * 4, "cudaMalloc (solution)")) != GPK_OK) goto fail;
+    }
     /* Neighbours per launch: bounded work per launch; the buffers hold one
      * chunk (set_chunk only shrinks it). */
     chunk = SC_WORK_PER_LAUNCH / cost;
@@ -501,24 +937,32 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
     if (chunk < 1024) chunk = 1024;
     if (chunk > g->size) chunk = g->size ? g->size : 1;
     {
-        g->h_deltas = (int64_t *)malloc(chunk * sizeof(int64_t));
-        if (!g->h_deltas) {
-            st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory for %llu deltas",
-                           (unsigned long long)chunk);
+        e = cudaMallocHost((void **)&g->h_deltas, chunk * sizeof(long long));
+        if (e == cudaSuccess) e = cudaMallocHost((void **)&g->h_pin, pin);
+        if (e != cudaSuccess) {
+            st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMallocHost (read-back buffers)");
             goto fail;
         }
+        g->pin_bytes = pin;
         if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->grid_max * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
+            (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
                 GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_acc, 2 * sizeof(dmove), "cudaMalloc (result)")) != GPK_OK ||
+            (st = sc_alloc(g, (void **)&g->d_count, sizeof(unsigned int), "cudaMalloc (counter)")) != GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_tabu, g->tabu_len * 8, "cudaMalloc (tabu list)")) != GPK_OK)
             goto fail;
         g->chunk_limit = g->chunk_cap = chunk; /* the default; the buffers' size */
         g->P.a = g->d_a;
         g->P.b = g->d_b;
+        g->P.a32 = g->d_a32;
+        g->P.at32 = g->d_at32;
+        g->P.bp = g->d_bp;
+        g->P.bpt = g->d_bpt;
         g->P.mat = g->d_mat;
         g->P.x = g->d_x;
         g->P.y = g->d_yc;
+        g->P.pos = g->d_pos;
+        g->P.edge = g->d_edge;
         g->P.pa = g->d_pa;
         g->P.gap = g->d_gap;
         g->P.scratch = g->d_scratch;
@@ -529,6 +973,7 @@ extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg 
     }
     {
         e = cudaMemsetAsync(g->d_tabu, 0, g->tabu_len * 8, g->stream);
+        if (e == cudaSuccess) e = cudaMemsetAsync(g->d_count, 0, sizeof(unsigned int), g->stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(g->stream);
         if (e != cudaSuccess) {
             st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): setting up the device data");
@@ -542,8 +987,27 @@ fail:
     return st;
 }
 
+extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out)
+{
+    return gpk__search_cuda_open_ex(ctx, cfg, 0, out);
+}
+
+/* Sends the pending tabu writes and the changed positions (pt.np) in one
+ * launch; the QAP fast path also updates Bp there. */
+static gpk_status sc_send_patch(gpk__search_cuda *g, sc_patch *pt)
+{
+    if (pt->np == 0 && pt->nt == 0) return GPK_OK;
+    const int qap = g->nbk == NB_QAP32 && pt->np > 0;
+    const unsigned int grid = qap ? sc_grid((uint64_t)pt->np * g->n) : 1;
+    k_patch<<<grid, SC_BLOCK, 0, g->stream>>>(*pt, g->d_perm, g->d_tabu, g->d_b32, qap ? g->d_bp : NULL,
+                                              qap ? g->d_bpt : NULL, g->n);
+    SC_CK(cudaGetLastError(), "launching the solution update");
+    return GPK_OK;
+}
+
 extern "C" gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const uint64_t *tabu)
 {
+    g->pend.nt = 0; /* the whole array replaces the writes not yet sent */
     if (!tabu) {
         SC_CK(cudaMemsetAsync(g->d_tabu, 0, g->tabu_len * 8, g->stream), "clearing the tabu list");
         return GPK_OK;
@@ -554,9 +1018,18 @@ extern "C" gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const ui
 extern "C" gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until)
 {
     if (index >= g->tabu_len) return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): tabu index out of range");
-    /* Pageable source: staged before the call returns, so a local is safe. */
-    const unsigned long long u = until;
-    return sc_upload(g, g->d_tabu + index, &u, 8, "gpk_search_run (CUDA): tabu update");
+    /* Kept and sent with the next evaluation (kernel arguments: no copy). */
+    if (g->pend.nt == SC_PATCH) {
+        sc_patch pt = g->pend;
+        pt.np = 0;
+        g->pend.nt = 0;
+        gpk_status st = sc_send_patch(g, &pt);
+        if (st != GPK_OK) return st;
+    }
+    g->pend.ti[g->pend.nt] = index;
+    g->pend.tu[g->pend.nt] = until;
+    g->pend.nt++;
+    return GPK_OK;
 }
 
 /* The host's tabu rule (search_cpu.c's is_tabu) for PAPER mode. */
@@ -580,10 +1053,54 @@ static gpk_status sc_launch(gpk__search_cuda *g, gpk__search_cuda_mode mode, uin
         k_deltas<NB><<<grid, SC_BLOCK, 0, g->stream>>>(g->P, k0, k1, g->d_deltas);
         SC_CK(cudaGetLastError(), "launching the neighbourhood evaluation");
     } else {
-        k_best<NB><<<grid, SC_BLOCK, 0, g->stream>>>(g->P, k0, k1, g->d_blocks);
+        k_best<NB><<<grid, SC_BLOCK, 0, g->stream>>>(g->P, k0, k1, g->d_blocks, g->d_acc, g->d_count, first);
         SC_CK(cudaGetLastError(), "launching the neighbourhood evaluation");
-        k_fold<<<1, SC_BLOCK, 0, g->stream>>>(g->d_blocks, grid, g->d_acc, first);
-        SC_CK(cudaGetLastError(), "launching the reduction");
+    }
+    return GPK_OK;
+}
+
+/* Brings the device's solution (and everything derived from it) to the
+ * host's: the changed positions as a patch when few, else the whole. */
+static gpk_status sc_sync_solution(gpk__search_cuda *g, const uint32_t *perm)
+{
+    const uint32_t n = g->n;
+    sc_patch pt = g->pend;
+    g->pend.nt = 0;
+    pt.np = 0;
+    int full = !g->perm_valid, changed = 0;
+    if (!full) {
+        for (uint32_t x = 0; x < n; x++) {
+            if (perm[x] == g->h_perm[x]) continue;
+            if (pt.np == SC_PATCH) {
+                full = 1;
+                break;
+            }
+            pt.pos[pt.np] = x;
+            pt.val[pt.np] = perm[x];
+            pt.np++;
+        }
+    }
+    gpk_status st;
+    if (full) {
+        pt.np = 0;
+        memcpy(g->h_pin, perm, (size_t)n * 4); /* pinned: the previous call's copies are done (it synchronised) */
+        if ((st = sc_upload(g, g->d_perm, g->h_pin, (size_t)n * 4, "gpk_search_run (CUDA): upload (solution)")) !=
+            GPK_OK)
+            return st;
+        changed = 1;
+    } else {
+        changed = pt.np > 0;
+    }
+    if ((st = sc_send_patch(g, &pt)) != GPK_OK) return st;
+    if (changed) memcpy(g->h_perm, perm, (size_t)n * 4);
+    g->perm_valid = 1;
+    if (full && g->nbk == NB_QAP32) {
+        k_qap_build<<<sc_grid((uint64_t)n * n), SC_BLOCK, 0, g->stream>>>(g->d_perm, g->d_b32, g->d_bp, g->d_bpt, n);
+        SC_CK(cudaGetLastError(), "launching the permuted matrix build");
+    }
+    if (changed && g->nbk == NB_TSP_2OPT_F) {
+        k_tsp_prep<<<sc_grid((uint64_t)n + 1), SC_BLOCK, 0, g->stream>>>(g->P, g->d_c4, g->d_pos, g->d_edge);
+        SC_CK(cudaGetLastError(), "launching the tour preparation");
     }
     return GPK_OK;
 }
@@ -601,18 +1118,24 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     const uint32_t n = g->n;
     gpk_status st;
     if (g->kind == GPK_PROBLEM_PPP) {
-        /* The base gap H'(y) - H, as src/search/ppp.c's gap_histogram. */
+        /* The base gap H'(y) - H, as src/search/ppp.c's gap_histogram; gap,
+         * y and v staged together, one copy. */
         const int32_t ni = (int32_t)n;
-        memset(g->h_gap, 0, (2 * (size_t)n + 1) * sizeof(int32_t));
+        const size_t bins = 2 * (size_t)n + 1;
+        memset(g->h_gap, 0, bins * sizeof(int32_t));
         for (uint32_t i = 0; i < g->m; i++) g->h_gap[in->y[i] + ni]++;
         for (int32_t v = 0; v <= ni; v++) g->h_gap[v + ni] -= (int32_t)g->ppp->hist[v];
-        if ((st = sc_upload(g, g->d_v, in->v, n, "gpk_search_run (CUDA): upload (v)")) != GPK_OK ||
-            (st = sc_upload(g, g->d_y, in->y, (size_t)g->m * 4, "gpk_search_run (CUDA): upload (y)")) != GPK_OK ||
-            (st = sc_upload(g, g->d_gap, g->h_gap, (2 * (size_t)n + 1) * 4, "gpk_search_run (CUDA): upload (gap)")) !=
-                GPK_OK)
+        memcpy(g->h_pin, g->h_gap, bins * 4);
+        memcpy(g->h_pin + bins * 4, in->y, (size_t)g->m * 4);
+        memcpy(g->h_pin + bins * 4 + (size_t)g->m * 4, in->v, n);
+        sc_patch pt = g->pend;
+        g->pend.nt = 0;
+        pt.np = 0;
+        if ((st = sc_upload(g, g->d_pstate, g->h_pin, bins * 4 + (size_t)g->m * 4 + n,
+                            "gpk_search_run (CUDA): upload (v, y, gap)")) != GPK_OK ||
+            (st = sc_send_patch(g, &pt)) != GPK_OK)
             return st;
-    } else if ((st = sc_upload(g, g->d_perm, in->perm, (size_t)n * 4, "gpk_search_run (CUDA): upload (solution)")) !=
-               GPK_OK) {
+    } else if ((st = sc_sync_solution(g, in->perm)) != GPK_OK) {
         return st;
     }
     g->P.iteration = in->iteration;
@@ -620,8 +1143,10 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     g->P.best = in->best;
     g->P.use_tabu = in->use_tabu;
 
-    /* chunk_limit never exceeds the buffers' size (set at open). */
-    uint64_t chunk = g->chunk_limit;
+    /* chunk_limit never exceeds the buffers' size (set at open). The tiled
+     * kernel writes no deltas: one launch unless a limit was asked for. */
+    const int tiled = g->tiled && mode != GPK__SEARCH_CUDA_PAPER;
+    uint64_t chunk = tiled && !g->chunk_user ? g->size : g->chunk_limit;
     if (chunk == 0) chunk = 1;
     const int ppp = g->kind == GPK_PROBLEM_PPP;
     int first = 1;
@@ -629,6 +1154,17 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     uint64_t best_any_k = UINT64_MAX, best_adm_k = UINT64_MAX;
     for (uint64_t k0 = 0; k0 < g->size; k0 += chunk) {
         const uint64_t k1 = g->size - k0 < chunk ? g->size : k0 + chunk;
+        if (tiled) {
+            uint32_t ia, ja, ib, jb;
+            gpk_swap_index_to_pair(n, k0, &ia, &ja);
+            gpk_swap_index_to_pair(n, k1 - 1, &ib, &jb);
+            const uint32_t t0 = ia / SC_TILE, t1 = ib / SC_TILE;
+            const dim3 grid((n + SC_TILE - 1) / SC_TILE, t1 - t0 + 1);
+            k_2opt_tiled<<<grid, SC_TILE, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks, g->d_acc, g->d_count, first);
+            SC_CK(cudaGetLastError(), "launching the tiled 2-opt evaluation");
+            first = 0;
+            continue;
+        }
         uint64_t blocks = (k1 - k0 + SC_BLOCK - 1) / SC_BLOCK;
         /* PPP: the grid is fixed (each thread owns a scratch slice; a
          * smaller grid also works: T only sets the stride). */
@@ -636,8 +1172,10 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
         if (ppp) grid = g->grid_max;
         switch (g->nbk) {
         case NB_QAP_SWAP: st = sc_launch<NB_QAP_SWAP>(g, mode, k0, k1, grid, first); break;
+        case NB_QAP32: st = sc_launch<NB_QAP32>(g, mode, k0, k1, grid, first); break;
         case NB_TSP_SWAP: st = sc_launch<NB_TSP_SWAP>(g, mode, k0, k1, grid, first); break;
         case NB_TSP_2OPT: st = sc_launch<NB_TSP_2OPT>(g, mode, k0, k1, grid, first); break;
+        case NB_TSP_2OPT_F: st = sc_launch<NB_TSP_2OPT_F>(g, mode, k0, k1, grid, first); break;
         case NB_PPP_FLIP1: st = sc_launch<NB_PPP_FLIP1>(g, mode, k0, k1, grid, first); break;
         default: st = sc_launch<NB_PPP_FLIP2>(g, mode, k0, k1, grid, first); break;
         }
@@ -677,8 +1215,8 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
         adm->k = best_adm_k;
         return GPK_OK;
     }
-    dmove h[2];
-    SC_CK(cudaMemcpyAsync(h, g->d_acc, sizeof h, cudaMemcpyDeviceToHost, g->stream), "copying the move back");
+    dmove *h = (dmove *)g->h_pin;
+    SC_CK(cudaMemcpyAsync(h, g->d_acc, 2 * sizeof(dmove), cudaMemcpyDeviceToHost, g->stream), "copying the move back");
     SC_CK(cudaStreamSynchronize(g->stream), "neighbourhood evaluation");
     any->d = h[0].d;
     any->k = h[0].k;

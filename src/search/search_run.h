@@ -26,24 +26,29 @@ typedef struct gpk__search_cfg {
     void *user;
     uint64_t progress_every; /* resolved, >= 1 */
     int threads;             /* the context's CPU threads, >= 1 */
+    gpk_search_eval eval;    /* CUDA context: PAPER or OURS */
+    gpk_qap_delta qap_delta; /* QAP CPU scan: table or formula */
 } gpk__search_cfg;
 
 /* The CPU implementation: fills r (solution allocated here). */
 gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
 
 /* ---- the CUDA neighbourhood evaluation (src/search/search_cuda.cu; built
- * with -DGPK_WITH_CUDA_SEARCH=ON, which defines GPK_HAVE_CUDA_SEARCH) ----
+ * with GPK_WITH_CUDA_SEARCH, ON by default with CUDA, which defines
+ * GPK_HAVE_CUDA_SEARCH) ----
  * A session keeps the problem's data on the device (QAP A and B; TSP
- * matrix or coordinates; PPP A and H) and a device mirror of the tabu
- * array. Each call of gpk__search_cuda_best_move uploads the current
- * solution (QAP p / TSP tour, or PPP v and y), evaluates the WHOLE
- * neighbourhood on the GPU (one thread per neighbour, in chunks) and
- * returns the same two moves as the CPU scan: the best of all and the best
- * admissible (tabu rule with aspiration), each the minimum of (delta, k).
+ * matrix or coordinates; PPP A), the current solution and a device mirror
+ * of the tabu array. Each call of gpk__search_cuda_best_move brings the
+ * device's solution to the host's (QAP p / TSP tour: only the changed
+ * positions when few; PPP v and y), evaluates the WHOLE neighbourhood on the
+ * GPU (one thread per neighbour, in chunks) and returns the same two moves
+ * as the CPU scan: the best of all and the best admissible (tabu rule with
+ * aspiration), each the minimum of (delta, k).
  * PAPER: every delta is copied to the host and the choice made there;
  * OURS: the choice is reduced on the device and one result copied back.
  * The host copy of the state stays authoritative; the caller mirrors its
- * tabu writes with gpk__search_cuda_tabu_set / _upload. */
+ * tabu writes with gpk__search_cuda_tabu_set (kept and sent with the next
+ * evaluation) / _upload. */
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -70,6 +75,13 @@ typedef struct gpk__search_cuda_move {
  * device's cos/acos differ from the host's libm), GPK_ENOMEM / GPK_EDEVICE
  * on CUDA failures; the caller then keeps the CPU scan. */
 gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out);
+/* flags: GPK__SEARCH_CUDA_NO_FAST keeps the generic kernels (int64 QAP
+ * through p, exact double TSP distances), which the tests hold against the
+ * fast paths. */
+#define GPK__SEARCH_CUDA_NO_FAST 1
+gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_cfg *cfg, int flags, gpk__search_cuda **out);
+/* 1: the QAP int32 fast path; 2: the TSP 2-opt float path (tiled in OURS); 0: generic. */
+int gpk__search_cuda_fast(const gpk__search_cuda *g);
 void gpk__search_cuda_close(gpk__search_cuda *g);
 /* Limits one launch to `neighbours` neighbours (0: the default, by work);
  * the tests use it to force chunking on small instances. */

@@ -24,6 +24,8 @@ typedef struct {
     int nblocks;
     uint64_t block_threads[BO_MAX_LIST]; /* CUDA pool schemes: threads per block (0: 64) */
     int nblock_threads;
+    uint64_t grid_split[BO_MAX_LIST];   /* CUDA pool schemes: opts.grid_split (0: default) */
+    int ngrid_split;
     uint64_t threshold, seed, reps;
     gpk_pool_victim victim;
     gpk_backend backend;
@@ -61,6 +63,9 @@ void cmd_bench_octree_help(FILE *f)
             "                    resident); with --block-threads LIST the paper's threads x\n"
             "                    blocks grid (Figures 2-3). CUDA octree builds only\n"
             "  --block-threads LIST  CUDA pool schemes: threads per block (default 64)\n"
+            "  --grid-split LIST CUDA pool schemes: tasks above this many particles are split\n"
+            "                    by the whole grid before the pool starts (default 65536;\n"
+            "                    'pool': none, every task in the pool as in the paper)\n"
             "  --device D        CUDA device index\n"
             "  --json FILE       write the machine, the configuration and every row\n");
 }
@@ -170,6 +175,8 @@ int cmd_bench_octree(int argc, char **argv)
     c.nblocks = 1;
     c.block_threads[0] = 0;
     c.nblock_threads = 1;
+    c.grid_split[0] = 0;
+    c.ngrid_split = 1;
     c.threshold = 20;
     c.seed = 1;
     c.reps = 3;
@@ -191,6 +198,15 @@ int cmd_bench_octree(int argc, char **argv)
             if (m < 0 || bo_list_sizes(cmd, val, c.threads, &c.nthreads, 1, 1 << 16) != 0) return CLI_USAGE;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--blocks", &val)) != 0) {
             if (m < 0 || bo_list_sizes(cmd, val, c.blocks, &c.nblocks, 1, 1 << 20) != 0) return CLI_USAGE;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--grid-split", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            char buf[1024], list[1024] = "";
+            snprintf(buf, sizeof buf, "%s", val);
+            /* 'pool' stands for UINT32_MAX: no task is split by the grid */
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? "," : "",
+                         strcmp(tok, "pool") == 0 ? "4294967295" : tok);
+            if (bo_list_sizes(cmd, list, c.grid_split, &c.ngrid_split, 1, UINT32_MAX) != 0) return CLI_USAGE;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
             if (m < 0 || bo_list_sizes(cmd, val, c.block_threads, &c.nblock_threads, 1, 1024) != 0) return CLI_USAGE;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dists", &val)) != 0) {
@@ -262,10 +278,11 @@ int cmd_bench_octree(int argc, char **argv)
     }
 
     /* a threads x blocks grid of the CUDA pools */
-    const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0];
+    const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0] || c.ngrid_split > 1 ||
+                     c.grid_split[0];
 #ifndef GPK_HAVE_CUDA_OCTREE
     if (grid) {
-        cli_error(cmd, "--blocks, --block-threads: this build has no CUDA task pools (configure with "
+        cli_error(cmd, "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure with "
                        "-DGPK_WITH_CUDA_OCTREE=ON)");
         return CLI_USAGE;
     }
@@ -275,7 +292,7 @@ int cmd_bench_octree(int argc, char **argv)
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
     if (grid && info.backend != GPK_BACKEND_CUDA) {
-        cli_error(cmd, "--blocks, --block-threads: only on the CUDA backend");
+        cli_error(cmd, "--blocks, --block-threads, --grid-split: only on the CUDA backend");
         gpk_ctx_destroy(ctx);
         return CLI_USAGE;
     }
@@ -296,14 +313,17 @@ int cmd_bench_octree(int argc, char **argv)
                 c.victim == GPK_POOL_VICTIM_RANDOM ? "random" : "rr");
     }
     int rows = 0, fails = 0;
-    printf("%-7s %-8s %10s %-9s %7s %11s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme", "workers", "ms",
-           "tasks", "depth", "leaves", "Mpart/s", "check");
+    /* dev_ms: CUDA, the build on the device alone (gpk_octree.device_ms: what
+     * gpk_cuda_octree_build takes on device-resident particles) */
+    printf("%-7s %-8s %10s %-9s %7s %11s %9s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme", "workers", "ms",
+           "dev_ms", "tasks", "depth", "leaves", "Mpart/s", "check");
     uint64_t max_n = 0;
     for (int k = 0; k < c.nn; k++)
         if (c.n[k] > max_n) max_n = c.n[k];
     float *xyz = malloc((size_t)max_n * 3 * sizeof *xyz);
     double *times = malloc((size_t)c.reps * sizeof *times);
-    if (!xyz || !times) {
+    double *dev_times = malloc((size_t)c.reps * sizeof *dev_times);
+    if (!xyz || !times || !dev_times) {
         cli_error(cmd, "out of host memory");
         fails++;
     }
@@ -324,17 +344,19 @@ int cmd_bench_octree(int argc, char **argv)
                 gpk_ctx_info ti;
                 gpk_ctx_info_get(ctx, &ti);
                 /* every scheme, and for the pool schemes every (block threads, blocks) */
-                const int per_scheme = c.nblock_threads * c.nblocks;
+                const int per_scheme = c.nblock_threads * c.nblocks * c.ngrid_split;
                 for (int it = 0; it < c.nscheme * per_scheme; it++) {
                     const int sc = it / per_scheme;
-                    const int bt = it % per_scheme / c.nblocks, bl = it % c.nblocks;
-                    if (c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl)) continue; /* no blocks to vary */
+                    const int bt = it % per_scheme / (c.nblocks * c.ngrid_split);
+                    const int bl = it % (c.nblocks * c.ngrid_split) / c.ngrid_split, gs = it % c.ngrid_split;
+                    if (c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl || gs)) continue; /* no blocks to vary */
                     gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
                     oo.pool.victim = c.victim;
                     oo.pool.seed = c.seed;
                     if (c.scheme[sc] != GPK_OCTREE_MORTON) {
                         oo.blocks = (unsigned)c.blocks[bl];
                         oo.threads = (unsigned)c.block_threads[bt];
+                        oo.grid_split = (unsigned)c.grid_split[gs];
                     }
                     gpk_octree tree;
                     memset(&tree, 0, sizeof tree);
@@ -345,15 +367,17 @@ int cmd_bench_octree(int argc, char **argv)
                         const double t0 = cli_now_ms();
                         s = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, c.scheme[sc], &oo, &tree);
                         times[r] = cli_now_ms() - t0;
+                        dev_times[r] = tree.device_ms;
                     }
                     char why[256] = "";
                     const char *verdict = "ok";
-                    double ms = 0;
+                    double ms = 0, dev_ms = 0;
                     if (s != GPK_OK) {
                         snprintf(why, sizeof why, "%s", gpk_last_error(ctx));
                         verdict = "ERROR";
                     } else {
                         ms = cli_median(times, (size_t)c.reps);
+                        dev_ms = cli_median(dev_times, (size_t)c.reps);
                         const char *bad = cli_octree_check(&tree, (unsigned)c.threshold, why, sizeof why);
                         if (bad) verdict = "FAIL";
                         else if (!have_ref) {
@@ -366,20 +390,21 @@ int cmd_bench_octree(int argc, char **argv)
                     if (strcmp(verdict, "ok") != 0) fails++;
                     char where[64] = "";
                     if (grid && c.scheme[sc] != GPK_OCTREE_MORTON)
-                        snprintf(where, sizeof where, " [blocks %u, threads %u]", oo.blocks, oo.threads);
-                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
+                        snprintf(where, sizeof where, " [blocks %u, threads %u, grid split %u]", oo.blocks, oo.threads,
+                                 oo.grid_split);
+                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
                            gpk_backend_name(info.backend), gpk_particle_dist_name(c.dist[d]), n,
-                           gpk_octree_scheme_name(c.scheme[sc]), ti.threads, ms, (unsigned long long)tree.tasks,
+                           gpk_octree_scheme_name(c.scheme[sc]), ti.threads, ms, dev_ms, (unsigned long long)tree.tasks,
                            tree.depth, tree.leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict, *why ? ": " : "", why,
                            where);
                     fflush(stdout);
                     if (jf) {
                         fprintf(jf, "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
-                                    "\"blocks\": %u, \"block_threads\": %u, "
-                                    "\"ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, "
+                                    "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
+                                    "\"ms\": %.6f, \"device_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, "
                                     "\"check\": \"%s\"}",
                                 rows ? "," : "", gpk_particle_dist_name(c.dist[d]), n,
-                                gpk_octree_scheme_name(c.scheme[sc]), ti.threads, oo.blocks, oo.threads, ms,
+                                gpk_octree_scheme_name(c.scheme[sc]), ti.threads, oo.blocks, oo.threads, oo.grid_split, ms, dev_ms,
                                 (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, verdict);
                     }
                     rows++;
@@ -429,6 +454,7 @@ int cmd_bench_octree(int argc, char **argv)
     }
     free(xyz);
     free(times);
+    free(dev_times);
     gpk_ctx_destroy(ctx);
     return fails ? CLI_FAIL : CLI_OK;
 }

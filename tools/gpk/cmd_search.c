@@ -24,10 +24,20 @@ static void common_help(FILE *f)
             "  --global N     its, multistart: global iterations (default 10)\n"
             "  --tenure T     tabu, its, multistart: iterations a move stays tabu\n"
             "                 (default: the library's per problem)\n"
-            "  --starts S     multistart: independent searches (default: the threads)\n"
-            "  --backend B    auto (default; the search runs on the CPU in this version), cpu\n"
+            "  --starts S     multistart: independent searches (default: the threads; with\n"
+            "                 --gpus or --backend cuda: the GPUs)\n"
+            "  --backend B    auto (default: cuda when this build has the GPU search and a\n"
+            "                 CUDA device is usable, else cpu), cpu, cuda: the GPU evaluates\n"
+            "                 each iteration's whole neighbourhood, one thread per neighbour\n"
+            "                 (hc, tabu, its; hc-first is sequential and runs on the CPU)\n"
+            "  --eval MODE    cuda: ours (default: the best admissible move chosen on the GPU,\n"
+            "                 one move copied back), paper (every delta copied to the host and\n"
+            "                 chosen there, the paper's mode); same result either way\n"
+            "  --gpus K       multistart on K GPUs (the paper's Algorithm 2): one CPU thread\n"
+            "                 per GPU, each driving device i; runs = --starts (default K), run\n"
+            "                 r seeded from the seed and r; the best run is kept (ties: the\n"
+            "                 lowest r), so the result does not depend on K. Implies cuda\n"
             "  --threads T    CPU threads evaluating the neighbourhood (default: all cores)\n"
-            "  --gpus K       multi-GPU multistart (not in this version)\n"
             "  --out FILE     write the best solution (format below)\n"
             "  --json         print the result as JSON on stdout\n"
             "  -q, --quiet    no progress and no summary line on stderr\n");
@@ -44,7 +54,10 @@ void cmd_qap_help(FILE *f)
             "against best-known.csv in FILE's directory when it names the instance.\n"
             "\n"
             "  --nb NB        swap (the only one, and the default)\n"
-            "  --seed S       start solution and random choices (default 1)\n");
+            "  --seed S       start solution and random choices (default 1)\n"
+            "  --qap-delta D  CPU scan: table (default: Taillard's delta table, O(1) per\n"
+            "                 neighbour, O(n^2) update per move) or formula (the O(n) swap delta\n"
+            "                 per neighbour, as the GPU evaluates); same result either way\n");
     common_help(f);
     fprintf(f, "\n--out writes QAPLIB .sln: \"n cost\", then the 1-based permutation.\n");
 }
@@ -178,6 +191,7 @@ typedef struct progress_state {
     const char *cmd;
     const cli_best_known *bk;
     double last_ms; /* when the last line was printed */
+    const char *tag; /* backend, mode, GPUs: "cpu 16 threads", "cuda ours, 2 GPUs" */
 } progress_state;
 
 /* At most about once a second: the library calls back every iteration (an
@@ -192,8 +206,8 @@ static void on_progress(const gpk_search_progress *p, void *user)
     double g;
     if (gap_of(st->bk, p->best, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
     const double rate = p->ms > 0 ? (double)p->evaluated / (p->ms * 1e-3) : 0.0;
-    fprintf(stderr, "gpk %s: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s\n", st->cmd,
-            (unsigned long long)p->iteration, (long long)p->current, (long long)p->best, gap, rate,
+    fprintf(stderr, "gpk %s [%s]: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s\n", st->cmd,
+            st->tag, (unsigned long long)p->iteration, (long long)p->current, (long long)p->best, gap, rate,
             p->ms * 1e-3);
 }
 
@@ -353,6 +367,8 @@ typedef struct search_args {
     int algo_set, nb_set, quiet, json, threads;
     uint64_t iters, global, tenure, starts, seed, search_seed, m, n;
     int have_iters, have_global, have_tenure, have_starts, have_search_seed, have_m, have_n;
+    uint64_t gpus;
+    int have_gpus, have_eval, have_qap_delta;
     gpk_backend backend;
 } search_args;
 
@@ -446,22 +462,34 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             a->have_n = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu)", val);
+            if (gpk_backend_parse(val, &a->backend) != GPK_OK || a->backend == GPK_BACKEND_OPENCL) {
+                cli_error(cmd, "%s backend '%s' for the search (auto, cpu, cuda)",
+                          a->backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
                 return CLI_USAGE;
             }
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--eval", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (gpk_search_eval_parse(val, &a->so.eval) != GPK_OK) {
+                cli_error(cmd, "unknown --eval '%s' (ours, paper)", val);
+                return CLI_USAGE;
+            }
+            a->have_eval = 1;
+        } else if (kind == GPK_PROBLEM_QAP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--qap-delta", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            if (strcmp(val, "table") == 0) a->so.qap_delta = GPK_QAP_DELTA_TABLE;
+            else if (strcmp(val, "formula") == 0) a->so.qap_delta = GPK_QAP_DELTA_FORMULA;
+            else {
+                cli_error(cmd, "unknown --qap-delta '%s' (table, formula)", val);
+                return CLI_USAGE;
+            }
+            a->have_qap_delta = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
             uint64_t v;
             if (m < 0 || parse_u64(cmd, "--threads", val, 0, 1 << 16, &v, "0 for all cores") != 0) return CLI_USAGE;
             a->threads = (int)v;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gpus", &val)) != 0) {
-            uint64_t v;
-            if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &v, "1 or more") != 0) return CLI_USAGE;
-            /* Refused rather than ignored: a run asked for K GPUs must not
-             * quietly measure the CPU. */
-            cli_error(cmd, "--gpus: the GPU search is not in this version; the search runs on the CPU "
-                           "(--threads)");
-            return CLI_USAGE;
+            if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &a->gpus, "1 or more") != 0) return CLI_USAGE;
+            a->have_gpus = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--out", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             a->out = val;
@@ -486,14 +514,32 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         cli_error(cmd, "the instance needs --m and --n (e.g. --m 73 --n 73)");
         return CLI_USAGE;
     }
-    if (a->backend != GPK_BACKEND_AUTO && a->backend != GPK_BACKEND_CPU) {
-        cli_error(cmd, "--backend %s: the GPU search is not in this version (--backend cpu)",
-                  gpk_backend_name(a->backend));
+    /* Refused rather than ignored: a run asked for K GPUs must not quietly
+     * measure the CPU. */
+    if (a->have_gpus && a->backend == GPK_BACKEND_CPU) {
+        cli_error(cmd, "--gpus is for the CUDA backend, not --backend cpu (--threads sets the CPU threads)");
         return CLI_USAGE;
     }
+    if (a->have_gpus) a->backend = GPK_BACKEND_CUDA;
+#ifndef GPK_HAVE_CUDA_SEARCH
+    if (a->backend == GPK_BACKEND_CUDA) {
+        cli_error(cmd, "%s: the GPU search is not in this build (it needs CUDA and -DGPK_WITH_CUDA_SEARCH=ON); "
+                       "--backend cpu",
+                  a->have_gpus ? "--gpus" : "--backend cuda");
+        return CLI_USAGE;
+    }
+#endif
     /* Options the chosen algorithm would not read are refused: an ignored
      * --tenure would make a parameter sweep measure nothing. */
     const gpk_search_algo al = a->so.algo;
+    if (a->backend == GPK_BACKEND_CUDA && al == GPK_SEARCH_HC_FIRST) {
+        cli_error(cmd, "--algo hc-first scans one neighbour at a time: it runs on the CPU (--backend cpu)");
+        return CLI_USAGE;
+    }
+    if (a->have_eval && a->backend == GPK_BACKEND_CPU) {
+        cli_error(cmd, "--eval is for the CUDA backend, not --backend cpu");
+        return CLI_USAGE;
+    }
     const int hc = al == GPK_SEARCH_HC_BEST || al == GPK_SEARCH_HC_FIRST;
     const int iterated = al == GPK_SEARCH_ITS || al == GPK_SEARCH_MULTISTART;
     if (a->have_tenure && hc) {
@@ -504,8 +550,8 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         cli_error(cmd, "--global is for its and multistart, not --algo %s", gpk_search_algo_name(al));
         return CLI_USAGE;
     }
-    if (a->have_starts && al != GPK_SEARCH_MULTISTART) {
-        cli_error(cmd, "--starts is for --algo multistart, not --algo %s", gpk_search_algo_name(al));
+    if (a->have_starts && al != GPK_SEARCH_MULTISTART && !a->have_gpus) {
+        cli_error(cmd, "--starts is for --algo multistart or --gpus, not --algo %s alone", gpk_search_algo_name(al));
         return CLI_USAGE;
     }
     return -1;
@@ -583,19 +629,80 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         break;
     }
 
+#define CLI_MAX_GPUS 1024
     gpk_ctx *ctx = NULL;
+    gpk_ctx **gctx = NULL; /* --gpus / multistart on CUDA: one context per GPU */
+    int ngpu = 0;
     gpk_search_result res;
     memset(&res, 0, sizeof res);
-    progress_state ps = {cmd, &bk, 0.0};
+    char tag[160];
+    progress_state ps = {cmd, &bk, 0.0, tag};
     rc = CLI_OK;
-    /* auto means the CPU: the search has no GPU path in this version, and
-     * GPK_BACKEND=cuda must not turn a search run into an error. */
-    if (cli_ctx_create(cmd, &ctx, GPK_BACKEND_CPU, -1, a.threads) != GPK_OK) {
+    /* The backend: cuda when asked (--backend cuda, --gpus), or for auto
+     * when this build has the GPU search and a device is usable; else the
+     * CPU (GPK_BACKEND=cuda in the environment does not turn a search with
+     * no usable GPU into an error). */
+    int use_gpu = a.backend == GPK_BACKEND_CUDA;
+#ifdef GPK_HAVE_CUDA_SEARCH
+    if (a.backend == GPK_BACKEND_AUTO && a.so.algo != GPK_SEARCH_HC_FIRST && gpk_backend_available(GPK_BACKEND_CUDA))
+        use_gpu = 1;
+#endif
+    const int multi = use_gpu && (a.have_gpus || a.so.algo == GPK_SEARCH_MULTISTART);
+    if (multi) {
+        ngpu = a.have_gpus ? (int)a.gpus : 1;
+        gctx = calloc((size_t)ngpu, sizeof *gctx);
+        if (!gctx) {
+            cli_error(cmd, "out of host memory");
+            rc = CLI_FAIL;
+            goto done;
+        }
+        for (int g = 0; g < ngpu; g++) {
+            gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+            co.backend = GPK_BACKEND_CUDA;
+            co.device = g;
+            co.threads = a.threads;
+            gpk_status cs = gpk_ctx_create_ex(&gctx[g], &co);
+            if (cs != GPK_OK) {
+                gctx[g] = NULL;
+                if (a.have_gpus)
+                    cli_error(cmd, "--gpus %d: cannot use CUDA device %d: %s", ngpu, g,
+                              *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+                else
+                    cli_error(cmd, "cannot use the cuda backend: %s",
+                              *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+                rc = CLI_FAIL;
+                goto done;
+            }
+        }
+        ctx = gctx[0];
+    } else if (use_gpu) {
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = GPK_BACKEND_CUDA;
+        co.threads = a.threads;
+        gpk_status cs = gpk_ctx_create_ex(&ctx, &co);
+        if (cs != GPK_OK) {
+            ctx = NULL;
+            if (a.backend == GPK_BACKEND_CUDA) {
+                cli_error(cmd, "cannot use the cuda backend: %s",
+                          *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+                rc = CLI_FAIL;
+                goto done;
+            }
+            use_gpu = 0; /* auto: the CPU */
+        }
+    }
+    if (!ctx && cli_ctx_create(cmd, &ctx, GPK_BACKEND_CPU, -1, a.threads) != GPK_OK) {
         rc = CLI_FAIL;
         goto done;
     }
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (use_gpu)
+        snprintf(tag, sizeof tag, "cuda %s, %d GPU%s", gpk_search_eval_name(a.so.eval), multi ? ngpu : 1,
+                 multi && ngpu > 1 ? "s" : "");
+    else
+        snprintf(tag, sizeof tag, "cpu%s, %u threads",
+                 kind == GPK_PROBLEM_QAP && a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? " formula" : "", info.threads);
     a.so.iters = a.iters;
     a.so.global_iters = (uint32_t)a.global;
     a.so.tenure = (uint32_t)a.tenure;
@@ -606,11 +713,20 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         a.so.user = &ps;
         a.so.progress_every = 1; /* on_progress keeps time */
     }
-    s = gpk_search_run(ctx, &pb, &a.so, &res);
+    s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
     if (s != GPK_OK) {
         cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
         rc = CLI_FAIL;
         goto done;
+    }
+    /* A CUDA failure mid-run sends the search back to the CPU scan (same
+     * result, another speed): said, and an error when cuda was asked for. */
+    const int gpu_short = use_gpu && res.gpu_evaluated < res.evaluated;
+    if (gpu_short) {
+        cli_error(cmd, "%s: the GPU evaluated %llu of the %llu neighbours, the CPU the rest: %s", instance,
+                  (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,
+                  *gpk_last_error(ctx) ? gpk_last_error(ctx) : "(no message)");
+        if (a.backend == GPK_BACKEND_CUDA) rc = CLI_FAIL;
     }
     const gpk_neighbourhood nb = a.so.nb != GPK_NB_DEFAULT ? a.so.nb
                                  : kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP
@@ -630,11 +746,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
             snprintf(gaps, sizeof gaps, " (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, gap);
         fprintf(stderr,
                 "gpk %s: %s n=%u, %s/%s, seed %llu: best %lld%s; %llu iterations, %llu moves evaluated in "
-                "%.1f ms (%.3g moves/s), %s, %u threads; check %s\n",
+                "%.1f ms (%.3g moves/s), %s (%s); check %s\n",
                 cmd, instance, n, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
                 (unsigned long long)a.so.seed, (long long)res.best, gaps, (unsigned long long)res.iterations,
-                (unsigned long long)res.evaluated, res.ms, rate, gpk_backend_name(info.backend), info.threads,
-                bad ? "FAILED" : "ok");
+                (unsigned long long)res.evaluated, res.ms, rate, tag, info.device_name, bad ? "FAILED" : "ok");
+        if (multi)
+            fprintf(stderr, "gpk %s: %u runs on %d GPU%s, the best from run %u\n", cmd, res.runs, ngpu,
+                    ngpu > 1 ? "s" : "", res.best_run);
     }
     if (a.json) {
         printf("{\"command\": \"%s\", \"gpk_version\": ", cmd);
@@ -664,6 +782,15 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (kind == GPK_PROBLEM_PPP) printf(", \"solved\": %s", res.best == 0 ? "true" : "false");
         printf(", \"iterations\": %llu, \"evaluated\": %llu, \"ms\": %.6f, \"moves_per_s\": %.6g",
                (unsigned long long)res.iterations, (unsigned long long)res.evaluated, res.ms, rate);
+        printf(", \"search_backend\": \"%s\", \"eval\": %s%s%s, \"gpus\": %d, \"qap_delta\": %s, "
+               "\"gpu_evaluated\": %llu, \"runs\": %u, \"best_run\": %u",
+               use_gpu ? "cuda" : "cpu", use_gpu ? "\"" : "", use_gpu ? gpk_search_eval_name(a.so.eval) : "null",
+               use_gpu ? "\"" : "", use_gpu ? (multi ? ngpu : 1) : 0,
+               kind != GPK_PROBLEM_QAP ? "null"
+               : use_gpu              ? "\"formula\""
+               : a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? "\"formula\""
+                                                          : "\"table\"",
+               (unsigned long long)res.gpu_evaluated, res.runs, res.best_run);
         if (a.so.algo == GPK_SEARCH_HC_BEST || a.so.algo == GPK_SEARCH_HC_FIRST)
             printf(", \"local_optimum\": %s", res.local_optimum ? "true" : "false");
         printf(", \"check\": %s}\n", bad ? "\"failed\"" : "\"ok\"");
@@ -697,7 +824,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
 
 done:
     gpk_search_result_free(&res);
-    if (ctx) gpk_ctx_destroy(ctx);
+    if (gctx) {
+        for (int g = 0; g < ngpu; g++)
+            if (gctx[g]) gpk_ctx_destroy(gctx[g]);
+        free(gctx);
+    } else if (ctx) {
+        gpk_ctx_destroy(ctx);
+    }
     gpk_qap_free(&qap);
     gpk_tsp_free(&tsp);
     gpk_ppp_free(&ppp);

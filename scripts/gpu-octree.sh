@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The CUDA octree builders and pools on a GPU: build, tests, then the stages
+# in GPK_OCTREE_STAGES (default "memcheck final grid"; also "sweep"):
+# compute-sanitizer, Figure 4 benches against the 16-core CPU, the threads x
+# blocks grid. Logs in $OUT/logs.tar.gz, JSON beside it; see
+# docs/perf/octree.md for what the figures mean.
+set -u
+out=${OUT:-/tmp/out}; mkdir -p "$out"
+export PATH="$PATH:/usr/local/cuda/bin"
+b=${GPK_GPU_BUILD:-build-gpu}
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+t0=$(date +%s)
+cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
+  cmake --build $b -j 16 --target gpk_cli test_octree test_pool_cuda >"$out/build.log" 2>&1 ||
+  { tail -n 60 "$out/build.log"; exit 1; }
+echo "build ok $(( $(date +%s) - t0 )) s"
+run() { # name timeout cmd...
+  local name=$1 to=$2; shift 2; local t=$(date +%s)
+  GPK_REQUIRE_CUDA=1 timeout "$to" "$@" >"$out/$name.log" 2>&1; local rc=$?
+  echo "== $name rc=$rc $(( $(date +%s) - t )) s"; grep -m 12 -E 'FAIL|rror' "$out/$name.log"; tail -n ${TAILN:-3} "$out/$name.log"
+}
+run octree_cuda 240 $b/tests/test_octree cuda
+TAILN=9 run pool_cuda 120 $b/tests/test_pool_cuda
+for s in ${GPK_OCTREE_STAGES:-memcheck final grid}; do case $s in
+memcheck) GPK_TEST_SMALL=1 run memcheck_octree 240 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/test_octree cuda
+     GPK_TEST_SMALL=1 run memcheck_pool 200 compute-sanitizer --tool memcheck --error-exitcode 9 $b/tests/test_pool_cuda ;;
+final) for v in rr random; do # Figure 4 against the 16-core CPU, device time and host API time
+       TAILN=40 run bench_octree_gpu_$v 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
+         --schemes static,steal,morton --victim $v --reps 3 --json "$out/octree-gpu-$v.json"; done
+     TAILN=40 run bench_octree_gpu_queues 200 $b/gpk bench octree --backend cuda --n 1M,4M --dists uniform,tube \
+       --schemes queue,lockfree --reps 3 --json "$out/octree-gpu-queues.json"
+     TAILN=40 run bench_octree_cpu 200 $b/gpk bench octree --backend cpu --n 1M,4M,16M --dists uniform,tube --reps 2 \
+       --schemes static,steal,morton --json "$out/octree-cpu16.json" ;;
+sweep) for v in rr random; do for n in 1M 16M; do # the grid split, grid and victims (defaults)
+       TAILN=40 run sweep-$v-$n 150 $b/gpk bench octree --backend cuda --n $n --dists uniform --schemes static,steal \
+         --victim $v --grid-split 4096,16384,65536,pool --blocks 528,2112 --block-threads 64,128 --reps 1 \
+         --json "$out/sweep-$v-$n.json"; done; done ;;
+grid) # Figures 2-3: threads per block x blocks (rows above the resident limit are refused)
+     TAILN=90 run bench_octree_grid 200 $b/gpk bench octree --backend cuda --n 4M --dists uniform \
+       --schemes static,queue,lockfree,steal --block-threads 32,64,128,256 --blocks 132,264,528,1056,1584 --reps 1 \
+       --json "$out/grid-octree-gpu.json" ;;
+esac; done
+cd "$out" && tar czf logs.tar.gz *.log && rm -f *.log && echo "logs in logs.tar.gz"

@@ -1,0 +1,133 @@
+/* Large host <-> device copies through pinned staging (cuda_internal.h).
+ *
+ * cudaMemcpy from or to pageable memory copies through the driver's own
+ * staging on one host thread, and a fresh output array (malloc'd for the
+ * caller) takes its first-touch page faults on that thread too. Here the
+ * chunks pass through two pinned buffers of the context: the DMA of chunk
+ * k + 1 runs while the context's threads copy chunk k, page faults
+ * included, in 1 MiB pieces. */
+#define _GNU_SOURCE
+#include "cuda_internal.h"
+
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define STAGE_CHUNK ((size_t)16 << 20)
+#define DIRECT_MAX ((size_t)1 << 20) /* smaller copies go straight through cudaMemcpy */
+
+static gpk_status staging_ready(gpk_ctx *ctx, gpk_cuda_state *st)
+{
+    if (st->staging) return GPK_OK;
+    cudaError_t e = cudaHostAlloc(&st->staging, 2 * STAGE_CHUNK, cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+        st->staging = NULL;
+        return gpk__cuda_fail(ctx, e, "cudaHostAlloc (staging buffers)");
+    }
+    for (int i = 0; i < 2; i++) {
+        e = cudaEventCreateWithFlags(&st->staging_ev[i], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            st->staging_ev[i] = NULL;
+            return gpk__cuda_fail(ctx, e, "cudaEventCreate (staging)");
+        }
+    }
+    return GPK_OK;
+}
+
+static void parallel_copy(void *dst, const void *src, size_t bytes, int threads)
+{
+    const size_t piece = (size_t)1 << 20;
+    const long long pieces = (long long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
+    for (long long p = 0; p < pieces; p++) {
+        const size_t off = (size_t)p * piece;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
+    }
+}
+
+static size_t chunk_len(size_t bytes, size_t k)
+{
+    const size_t off = k * STAGE_CHUNK;
+    return bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
+}
+
+gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes, cudaStream_t stream)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e;
+    if (bytes <= DIRECT_MAX) {
+        e = cudaMemcpyAsync(dst, d_src, bytes, cudaMemcpyDeviceToHost, stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+        return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "copy to host");
+    }
+    gpk_status s = staging_ready(ctx, st);
+    if (s != GPK_OK) return s;
+    char *stage[2] = {(char *)st->staging, (char *)st->staging + STAGE_CHUNK};
+    const size_t chunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    const int threads = ctx->threads > 0 ? ctx->threads : 1;
+    e = cudaMemcpyAsync(stage[0], d_src, chunk_len(bytes, 0), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[0], stream);
+    for (size_t k = 0; k < chunks && e == cudaSuccess; k++) {
+        if (k + 1 < chunks) {
+            /* chunk k + 1 goes where chunk k - 1 was, which the host has copied */
+            const int b = (int)((k + 1) & 1);
+            e = cudaMemcpyAsync(stage[b], (const char *)d_src + (k + 1) * STAGE_CHUNK, chunk_len(bytes, k + 1),
+                                cudaMemcpyDeviceToHost, stream);
+            if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
+        }
+        if (e == cudaSuccess) e = cudaEventSynchronize(st->staging_ev[k & 1]);
+        if (e == cudaSuccess) parallel_copy((char *)dst + k * STAGE_CHUNK, stage[k & 1], chunk_len(bytes, k), threads);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaStreamSynchronize(stream); /* nothing may still write the staging buffers */
+        return gpk__cuda_fail(ctx, e, "copy to host");
+    }
+    return GPK_OK;
+}
+
+gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e = cudaSuccess;
+    if (bytes <= DIRECT_MAX) {
+        e = cudaMemcpyAsync(d_dst, src, bytes, cudaMemcpyHostToDevice, stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+        return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "copy to device");
+    }
+    gpk_status s = staging_ready(ctx, st);
+    if (s != GPK_OK) return s;
+    char *stage[2] = {(char *)st->staging, (char *)st->staging + STAGE_CHUNK};
+    const size_t chunks = (bytes + STAGE_CHUNK - 1) / STAGE_CHUNK;
+    const int threads = ctx->threads > 0 ? ctx->threads : 1;
+    for (size_t k = 0; k < chunks && e == cudaSuccess; k++) {
+        const int b = (int)(k & 1);
+        /* the DMA of chunk k - 2 has left this buffer */
+        if (k >= 2) e = cudaEventSynchronize(st->staging_ev[b]);
+        if (e != cudaSuccess) break;
+        parallel_copy(stage[b], (const char *)src + k * STAGE_CHUNK, chunk_len(bytes, k), threads);
+        e = cudaMemcpyAsync((char *)d_dst + k * STAGE_CHUNK, stage[b], chunk_len(bytes, k), cudaMemcpyHostToDevice,
+                            stream);
+        if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
+    }
+    /* the next call may reuse both buffers at once */
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+        (void)cudaStreamSynchronize(stream);
+        return gpk__cuda_fail(ctx, e, "copy to device");
+    }
+    return GPK_OK;
+}
+
+void *gpk__host_alloc_large(size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < huge) return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only: no huge pages is fine */
+#endif
+    return p;
+}
