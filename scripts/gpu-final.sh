@@ -5,7 +5,8 @@
 #       threads x blocks grid (Figures 2-3)
 #   f2: the local search's quality table (ITS 10 x 1000, 10 seeds) and the
 #       paper's Tables 1 (QAP) and 4 (TSP, swap as in the paper; 2-opt)
-#   ncu: Nsight Compute on the 2-opt tiled kernel (pla33810)
+#   tsp: the 2-opt kernel alone: test_search_cuda, the evaluation rate,
+#       Nsight Compute (pla33810)
 # GPK_DATA: instances (default $PWD/.carry/data). Outputs under $OUT.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,13 +38,17 @@ f2)
   TAILN=30 run tables 240 "$b/gpk" bench search --data "$data" --iters 20 --reps 3 \
     --instances tai12a,tai15a,tai17a,tai20a,tai25a,tai30a,tai35a,tai40a,tai50a,tai60a,tai80a,tai100a,tai150b,tai256c,eil101:swap,d198:swap,lin318:swap,pcb442:swap,rat783:swap,pcb1173:swap,pr2392:swap,fnl4461:swap,rl5915:swap,pr2392,fnl4461 \
     --json "$out/tables.json" ;;
-ncu)
-  [ -x "$b/gpk" ] || OUT=$out/check bash scripts/gpu-check.sh build >/dev/null || fail=1
+tsp) # the 2-opt kernel: its test, the evaluation rate, Nsight Compute on pla33810
+  cmake -S . -B "$b" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.txt" 2>&1 &&
+    cmake --build "$b" -j 16 --target gpk_cli test_search_cuda >"$out/build.txt" 2>&1 || { tail -30 "$out/build.txt"; fail=1; }
+  GPK_REQUIRE_CUDA=1 TAILN=3 run test-search-cuda 200 "$b/tests/test_search_cuda"
+  TAILN=7 run eval-rate 120 "$b/gpk" bench search --data "$data" --instances tai12a --iters 2 --reps 1 \
+    --eval-rate pr2392,fnl4461,rl5915,pla33810 --eval-seconds 2 --json "$out/eval-rate.json"
   TAILN=60 run ncu-2opt 240 ncu --clock-control none --kernel-name regex:k_2opt_tiled --launch-skip 3 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section SchedulerStats --section WarpStateStats \
-    --section ComputeWorkloadAnalysis --section InstructionStats --section LaunchStats \
-    "$b/gpk" bench search --data "$data" --instances eil101 --iters 2 --reps 1 --eval-rate pla33810 \
-    --eval-seconds 0.2 ;;
+    --section ComputeWorkloadAnalysis \
+    "$b/gpk" bench search --data "$data" --instances tai12a --iters 2 --reps 1 --eval-rate pla33810 \
+    --eval-seconds 1 ;;
 esac; done
 # The device tool brings back 8 files at most: the JSON loose, the rest in one archive.
 ( cd "$out" && find . -type f ! -name '*.json' ! -name logs.tar.gz -printf '%P\n' >.list &&

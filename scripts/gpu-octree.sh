@@ -35,6 +35,12 @@ sweep) for v in rr random; do for n in 1M 16M; do # the grid split, grid and vic
        TAILN=40 run sweep-$v-$n 150 $b/gpk bench octree --backend cuda --n $n --dists uniform --schemes static,steal \
          --victim $v --grid-split 4096,16384,65536,pool --blocks 528,2112 --block-threads 64,128 --reps 1 \
          --json "$out/sweep-$v-$n.json"; done; done ;;
+quick) TAILN=12 run bench_octree_quick 120 $b/gpk bench octree --backend cuda --n 1M,16M --dists uniform \
+       --schemes static,steal,morton --reps 3 --json "$out/octree-quick.json" ;;
+split) # stealing against the static list under two grid splits
+     for v in rr random; do
+       TAILN=45 run split-$v 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
+         --schemes static,steal --victim $v --grid-split 16384,65536 --reps 3 --json "$out/split-$v.json"; done ;;
 grid) # Figures 2-3: threads per block x blocks (rows above the resident limit are refused)
      TAILN=90 run bench_octree_grid 200 $b/gpk bench octree --backend cuda --n 4M --dists uniform \
        --schemes static,queue,lockfree,steal --block-threads 32,64,128,256 --blocks 132,264,528,1056,1584 --reps 1 \

@@ -145,6 +145,9 @@ static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *
             ref_scan(&s, &in, &ra, &rb);
             for (int ch = 0; ch < 3; ch++) {
                 gpk__search_cuda_set_chunk(g, chunks[ch]);
+                /* the 2-opt tiled kernel's two widths (a no-op elsewhere) */
+                const unsigned tile = (rep + ch) & 1 ? 256u : 128u;
+                gpk__search_cuda_set_tile(g, tile);
                 for (int mode = 0; mode < 2; mode++) {
                     gpk__search_cuda_move ga, gb;
                     st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga,
@@ -152,13 +155,13 @@ static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *
                     TU_CHECK(st == GPK_OK, "%s: best_move: %s", label, gpk_last_error(ctx));
                     if (st != GPK_OK) continue;
                     TU_CHECK(ga.d == ra.d && ga.k == ra.k,
-                             "%s rep %d variant %d chunk %" PRIu64 " %s: best (%" PRId64 ", %" PRIu64
+                             "%s rep %d variant %d chunk %" PRIu64 " tile %u %s: best (%" PRId64 ", %" PRIu64
                              "), CPU (%" PRId64 ", %" PRIu64 ")",
-                             label, rep, variant, chunks[ch], mode ? "ours" : "paper", ga.d, ga.k, ra.d, ra.k);
+                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", ga.d, ga.k, ra.d, ra.k);
                     TU_CHECK(gb.d == rb.d && gb.k == rb.k,
-                             "%s rep %d variant %d chunk %" PRIu64 " %s: admissible (%" PRId64 ", %" PRIu64
+                             "%s rep %d variant %d chunk %" PRIu64 " tile %u %s: admissible (%" PRId64 ", %" PRIu64
                              "), CPU (%" PRId64 ", %" PRIu64 ")",
-                             label, rep, variant, chunks[ch], mode ? "ours" : "paper", gb.d, gb.k, rb.d, rb.k);
+                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", gb.d, gb.k, rb.d, rb.k);
                 }
             }
         }
@@ -198,6 +201,7 @@ static void check_walk(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label
     TU_CHECK(gpk__search_cuda_tabu_upload(g, NULL) == GPK_OK, "%s: tabu clear", label);
     int64_t cost = 0;
     for (uint64_t it = 1; it <= 40; it++) {
+        gpk__search_cuda_set_tile(g, it & 1 ? 256u : 128u);
         gpk__search_cuda_in in = {s.perm, NULL, NULL, s.tabu, it, cost, cost - 5 + (int64_t)below(3), 1};
         gpk__search_cuda_move ra, rb;
         ref_scan(&s, &in, &ra, &rb);

@@ -145,18 +145,26 @@ static void tree_stats(gpk_octree *tree)
     tree->depth = depth;
 }
 
-gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned leaf_threshold,
-                            gpk_octree_scheme scheme, const gpk_octree_opts *opts, gpk_octree *tree)
+gpk_status gpk__octree_check_args(gpk_ctx *ctx, const void *xyz, const char *xyz_name, size_t n,
+                                  unsigned leaf_threshold, gpk_octree_scheme scheme, const void *tree)
 {
-    if (!ctx) return GPK_EINVAL;
-    gpk__clear_error(ctx);
     if (!tree) return gpk__fail(ctx, GPK_EINVAL, "octree: tree is NULL");
-    if (n > 0 && !xyz) return gpk__fail(ctx, GPK_EINVAL, "octree: xyz is NULL with n = %zu", n);
+    if (n > 0 && !xyz) return gpk__fail(ctx, GPK_EINVAL, "octree: %s is NULL with n = %zu", xyz_name, n);
     if (n > (size_t)UINT32_MAX)
         return gpk__fail(ctx, GPK_EINVAL, "octree: n = %zu particles, at most 2^32 - 1", n);
     if (leaf_threshold < 1) return gpk__fail(ctx, GPK_EINVAL, "octree: leaf_threshold must be >= 1");
     if ((int)scheme < (int)GPK_OCTREE_STATIC || (int)scheme > (int)GPK_OCTREE_MORTON)
         return gpk__fail(ctx, GPK_EINVAL, "octree: unknown scheme %d", (int)scheme);
+    return GPK_OK;
+}
+
+gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned leaf_threshold,
+                            gpk_octree_scheme scheme, const gpk_octree_opts *opts, gpk_octree *tree)
+{
+    if (!ctx) return GPK_EINVAL;
+    gpk__clear_error(ctx);
+    const gpk_status bad = gpk__octree_check_args(ctx, xyz, "xyz", n, leaf_threshold, scheme, tree);
+    if (bad != GPK_OK) return bad;
 
     const gpk_octree_opts defaults = GPK_OCTREE_OPTS_INIT;
     gpk_octree built;

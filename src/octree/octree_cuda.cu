@@ -698,12 +698,7 @@ extern "C" GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
-    if (!tree) return gpk__fail(ctx, GPK_EINVAL, "octree: tree is NULL");
-    if (n > 0 && !d_xyz) return gpk__fail(ctx, GPK_EINVAL, "octree: d_xyz is NULL with n = %zu", n);
-    if (n > (size_t)UINT32_MAX) return gpk__fail(ctx, GPK_EINVAL, "octree: n = %zu particles, at most 2^32 - 1", n);
-    if (leaf_threshold < 1) return gpk__fail(ctx, GPK_EINVAL, "octree: leaf_threshold must be >= 1");
-    if ((int)scheme < (int)GPK_OCTREE_STATIC || (int)scheme > (int)GPK_OCTREE_MORTON)
-        return gpk__fail(ctx, GPK_EINVAL, "octree: unknown scheme %d", (int)scheme);
+    GPK_CHECK(gpk__octree_check_args(ctx, d_xyz, "d_xyz", n, leaf_threshold, scheme, tree));
     DeviceGuard guard;
     GPK_CHECK(enter_cuda(ctx, guard));
     const gpk_octree_opts defaults = GPK_OCTREE_OPTS_INIT;

@@ -61,6 +61,55 @@ struct Build {
 
 constexpr unsigned ERR_NODES = cp::ERR_USER + 1; /* node array full (info: nodes wanted) */
 
+/* Warp-aggregated octant counts of [begin, end) into cnt[8] (shared).
+ * blockDim.x is a multiple of 32 and every warp runs the same number of
+ * iterations, so the full-mask warp intrinsics are safe. */
+__device__ __forceinline__ void tile_count(const unsigned long long *__restrict__ codes, unsigned long long begin,
+                                           unsigned long long end, unsigned shift, unsigned *cnt)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned long long base = begin; base < end; base += blockDim.x) {
+        const unsigned long long i = base + threadIdx.x;
+        const bool v = i < end;
+        const unsigned oct = v ? (unsigned)(codes[i] >> shift) & 7u : 8u;
+        const unsigned peers = __match_any_sync(0xffffffffu, oct);
+        if (v && lane == (unsigned)__ffs(peers) - 1u) atomicAdd(&cnt[oct], (unsigned)__popc(peers));
+    }
+}
+
+/* Moves the codes and indices of [begin, end) to out at at[octant] (shared
+ * cursors, advanced by one atomic per warp and octant): octants together,
+ * in no particular order inside one. */
+__device__ __forceinline__ void tile_partition(const unsigned long long *__restrict__ codes,
+                                               const unsigned *__restrict__ idx, unsigned long long begin,
+                                               unsigned long long end, unsigned shift, unsigned *at,
+                                               unsigned long long *__restrict__ codes_out,
+                                               unsigned *__restrict__ idx_out)
+{
+    const unsigned lane = threadIdx.x & 31u;
+    for (unsigned long long base = begin; base < end; base += blockDim.x) {
+        const unsigned long long i = base + threadIdx.x;
+        const bool v = i < end;
+        unsigned long long code = 0;
+        unsigned id = 0;
+        if (v) {
+            code = codes[i];
+            id = idx[i];
+        }
+        const unsigned oct = v ? (unsigned)(code >> shift) & 7u : 8u;
+        const unsigned peers = __match_any_sync(0xffffffffu, oct);
+        const unsigned leader = (unsigned)__ffs(peers) - 1u;
+        unsigned pos = 0;
+        if (v && lane == leader) pos = atomicAdd(&at[oct], (unsigned)__popc(peers));
+        pos = __shfl_sync(0xffffffffu, pos, (int)leader);
+        if (v) {
+            const unsigned dst = pos + (unsigned)__popc(peers & ((1u << lane) - 1u));
+            codes_out[dst] = code;
+            idx_out[dst] = id;
+        }
+    }
+}
+
 /* OTask.depth: the depth in bits 0-7; bit 8 set when the task's codes and
  * indices are in the scratch arrays (each task partitions from one pair of
  * arrays into the other, so no level copies its particles back; a leaf's
@@ -75,7 +124,6 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
     __shared__ unsigned long long s_base;
     __shared__ int s_ok;
     pool.block_begin(ws);
-    const unsigned lane = threadIdx.x & 31u;
     while (pool.block_next(ws, &task)) {
         const OTask t = task;
         const unsigned depth = t.depth & 0xFFu;
@@ -88,15 +136,7 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
         const unsigned long long first = t.first, stop = first + t.count;
         if (threadIdx.x < 8) cnt[threadIdx.x] = 0;
         __syncthreads();
-        /* Count. blockDim.x is a multiple of 32 and every warp runs the same
-         * number of iterations, so the full-mask warp intrinsics are safe. */
-        for (unsigned long long base = first; base < stop; base += blockDim.x) {
-            const unsigned long long i = base + threadIdx.x;
-            const bool v = i < stop;
-            const unsigned oct = v ? (unsigned)(src_codes[i] >> shift) & 7u : 8u;
-            const unsigned peers = __match_any_sync(0xffffffffu, oct);
-            if (v && lane == (unsigned)__ffs(peers) - 1u) atomicAdd(&cnt[oct], (unsigned)__popc(peers));
-        }
+        tile_count(src_codes, first, stop, shift, cnt);
         __syncthreads();
         if (threadIdx.x == 0) {
             unsigned long long pos = first;
@@ -114,27 +154,7 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
         __syncthreads();
         if (!s_ok) continue; /* the run stops: the next block_next returns false */
         /* Partition into the other arrays, octants in order. */
-        for (unsigned long long base = first; base < stop; base += blockDim.x) {
-            const unsigned long long i = base + threadIdx.x;
-            const bool v = i < stop;
-            unsigned long long code = 0;
-            unsigned id = 0;
-            if (v) {
-                code = src_codes[i];
-                id = src_idx[i];
-            }
-            const unsigned oct = v ? (unsigned)(code >> shift) & 7u : 8u;
-            const unsigned peers = __match_any_sync(0xffffffffu, oct);
-            const unsigned leader = (unsigned)__ffs(peers) - 1u;
-            unsigned pos = 0;
-            if (v && lane == leader) pos = atomicAdd(&at[oct], (unsigned)__popc(peers));
-            pos = __shfl_sync(0xffffffffu, pos, (int)leader);
-            if (v) {
-                const unsigned dst = pos + (unsigned)__popc(peers & ((1u << lane) - 1u));
-                dst_codes[dst] = code;
-                dst_idx[dst] = id;
-            }
-        }
+        tile_partition(src_codes, src_idx, first, stop, shift, at, dst_codes, dst_idx);
         const unsigned d = depth + 1;
         if (!in_tmp) {
             /* the leaves' indices go home; their codes are not read again */
@@ -190,20 +210,6 @@ struct WideTile {
     unsigned task, begin, end;
 };
 
-/* Warp-aggregated octant counts of [begin, end) into cnt[8] (shared). */
-__device__ __forceinline__ void tile_count(const unsigned long long *__restrict__ codes, unsigned begin, unsigned end,
-                                           unsigned shift, unsigned *cnt)
-{
-    const unsigned lane = threadIdx.x & 31u;
-    for (unsigned base = begin; base < end; base += blockDim.x) {
-        const unsigned i = base + threadIdx.x;
-        const bool v = i < end;
-        const unsigned oct = v ? (unsigned)(codes[i] >> shift) & 7u : 8u;
-        const unsigned peers = __match_any_sync(0xffffffffu, oct);
-        if (v && lane == (unsigned)__ffs(peers) - 1u) atomicAdd(&cnt[oct], (unsigned)__popc(peers));
-    }
-}
-
 __global__ void __launch_bounds__(kWideThreads) wide_count(const unsigned long long *__restrict__ codes,
                                                            const WideTile *__restrict__ tiles, unsigned shift,
                                                            unsigned *__restrict__ counts)
@@ -241,28 +247,7 @@ __global__ void __launch_bounds__(kWideThreads) wide_scatter(const unsigned long
         at[o] = cnt[o] ? start + atomicAdd(&cursor[w.task * 8 + o], cnt[o]) : 0u;
     }
     __syncthreads();
-    const unsigned lane = threadIdx.x & 31u;
-    for (unsigned base = w.begin; base < w.end; base += blockDim.x) {
-        const unsigned i = base + threadIdx.x;
-        const bool v = i < w.end;
-        unsigned long long code = 0;
-        unsigned id = 0;
-        if (v) {
-            code = codes[i];
-            id = idx[i];
-        }
-        const unsigned oct = v ? (unsigned)(code >> shift) & 7u : 8u;
-        const unsigned peers = __match_any_sync(0xffffffffu, oct);
-        const unsigned leader = (unsigned)__ffs(peers) - 1u;
-        unsigned pos = 0;
-        if (v && lane == leader) pos = atomicAdd(&at[oct], (unsigned)__popc(peers));
-        pos = __shfl_sync(0xffffffffu, pos, (int)leader);
-        if (v) {
-            const unsigned dst = pos + (unsigned)__popc(peers & ((1u << lane) - 1u));
-            codes_out[dst] = code;
-            idx_out[dst] = id;
-        }
-    }
+    tile_partition(codes, idx, w.begin, w.end, shift, at, codes_out, idx_out);
 }
 
 __global__ void __launch_bounds__(kWideThreads) wide_copy(const WideTile *__restrict__ tiles,

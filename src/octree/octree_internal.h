@@ -110,6 +110,11 @@ typedef struct octree_job {
     const gpk_octree_opts *opts; /* never NULL */
 } octree_job;
 
+/* The argument checks of gpk_octree_build and gpk_cuda_octree_build (ctx
+ * not NULL; xyz_name names the particle pointer in the message). */
+gpk_status gpk__octree_check_args(gpk_ctx *ctx, const void *xyz, const char *xyz_name, size_t n,
+                                  unsigned leaf_threshold, gpk_octree_scheme scheme, const void *tree);
+
 gpk_status gpk__octree_build_morton(const octree_job *job, gpk_octree *tree);
 gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree);
 

@@ -20,6 +20,14 @@
 static const char *const algo_names[] = {"hc", "hc-first", "tabu", "its", "multistart"};
 static const char *const nb_names[] = {"default", "swap", "2opt", "flip1", "flip2"};
 
+/* The index of name in names[count], or -1. */
+static int name_index(const char *const *names, unsigned count, const char *name)
+{
+    for (unsigned i = 0; i < count; i++)
+        if (strcmp(name, names[i]) == 0) return (int)i;
+    return -1;
+}
+
 const char *gpk_search_algo_name(gpk_search_algo a)
 {
     return (unsigned)a < sizeof algo_names / sizeof *algo_names ? algo_names[a] : "unknown";
@@ -28,11 +36,11 @@ const char *gpk_search_algo_name(gpk_search_algo a)
 gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out)
 {
     if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_algo_parse: NULL argument");
-    for (unsigned i = 0; i < sizeof algo_names / sizeof *algo_names; i++)
-        if (strcmp(name, algo_names[i]) == 0) {
-            *out = (gpk_search_algo)i;
-            return GPK_OK;
-        }
+    const int i = name_index(algo_names, sizeof algo_names / sizeof *algo_names, name);
+    if (i >= 0) {
+        *out = (gpk_search_algo)i;
+        return GPK_OK;
+    }
     return gpk__fail(NULL, GPK_EINVAL, "unknown search algorithm '%.40s' (hc, hc-first, tabu, its, multistart)",
                      name);
 }
@@ -45,11 +53,11 @@ const char *gpk_neighbourhood_name(gpk_neighbourhood nb)
 gpk_status gpk_neighbourhood_parse(const char *name, gpk_neighbourhood *out)
 {
     if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_neighbourhood_parse: NULL argument");
-    for (unsigned i = 0; i < sizeof nb_names / sizeof *nb_names; i++)
-        if (strcmp(name, nb_names[i]) == 0) {
-            *out = (gpk_neighbourhood)i;
-            return GPK_OK;
-        }
+    const int i = name_index(nb_names, sizeof nb_names / sizeof *nb_names, name);
+    if (i >= 0) {
+        *out = (gpk_neighbourhood)i;
+        return GPK_OK;
+    }
     if (strcmp(name, "2-opt") == 0) { /* the spelling the paper uses */
         *out = GPK_NB_TWO_OPT;
         return GPK_OK;
@@ -67,11 +75,11 @@ const char *gpk_search_eval_name(gpk_search_eval e)
 gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out)
 {
     if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_eval_parse: NULL argument");
-    for (unsigned i = 0; i < sizeof eval_names / sizeof *eval_names; i++)
-        if (strcmp(name, eval_names[i]) == 0) {
-            *out = (gpk_search_eval)i;
-            return GPK_OK;
-        }
+    const int i = name_index(eval_names, sizeof eval_names / sizeof *eval_names, name);
+    if (i >= 0) {
+        *out = (gpk_search_eval)i;
+        return GPK_OK;
+    }
     return gpk__fail(NULL, GPK_EINVAL, "unknown evaluation mode '%.40s' (ours, paper)", name);
 }
 

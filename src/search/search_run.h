@@ -86,6 +86,9 @@ void gpk__search_cuda_close(gpk__search_cuda *g);
 /* Limits one launch to `neighbours` neighbours (0: the default, by work);
  * the tests use it to force chunking on small instances. */
 void gpk__search_cuda_set_chunk(gpk__search_cuda *g, uint64_t neighbours);
+/* The TSP 2-opt tiled kernel's width, 128 or 256 (other values: the
+ * automatic choice by size); the tests run both on small instances. */
+void gpk__search_cuda_set_tile(gpk__search_cuda *g, unsigned tile);
 /* The whole tabu array (tabu_len entries as in the CPU search; NULL: all 0). */
 gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const uint64_t *tabu);
 gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until);
