@@ -35,6 +35,9 @@ sweep) for v in rr random; do for n in 1M 16M; do # the grid split, grid and vic
        TAILN=40 run sweep-$v-$n 150 $b/gpk bench octree --backend cuda --n $n --dists uniform --schemes static,steal \
          --victim $v --grid-split 4096,16384,65536,pool --blocks 528,2112 --block-threads 64,128 --reps 1 \
          --json "$out/sweep-$v-$n.json"; done; done ;;
+small) for v in rr random; do # Figure 4 below 1M (the paper's range starts at 100k)
+       TAILN=25 run bench_octree_small_$v 150 $b/gpk bench octree --backend cuda --n 100k,200k,500k --dists uniform,tube \
+         --victim $v --reps 3 --json "$out/octree-gpu-small-$v.json"; done ;;
 quick) TAILN=12 run bench_octree_quick 120 $b/gpk bench octree --backend cuda --n 1M,16M --dists uniform \
        --schemes static,steal,morton --reps 3 --json "$out/octree-quick.json" ;;
 split) # stealing against the static list under two grid splits
