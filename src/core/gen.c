@@ -1,5 +1,6 @@
 /* Seeded data generators (include/gpk/gen.h). */
 #include "gpk/gen.h"
+#include "internal.h"
 
 #include <string.h>
 #include <strings.h>
@@ -29,17 +30,9 @@ gpk_status gpk_dist_parse(const char *name, gpk_dist *out)
     return GPK_EINVAL;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 void gpk_rng_seed(gpk_rng *rng, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++) rng->s[i] = splitmix64(&seed);
+    for (int i = 0; i < 4; i++) rng->s[i] = gpk__splitmix64(seed + (uint64_t)i * 0x9E3779B97F4A7C15ull);
 }
 
 static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

@@ -11,6 +11,17 @@ extern "C" {
 
 #define GPK_ERRLEN 512
 
+/* splitmix64 (Steele, Lea & Flood): the k-th output of a splitmix stream
+ * started at s is gpk__splitmix64(s + k * 0x9E3779B97F4A7C15). It seeds
+ * gpk_rng and the multistart runs of the search. */
+static inline uint64_t gpk__splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 struct gpk_ctx {
     gpk_backend backend;
     int device;

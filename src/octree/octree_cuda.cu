@@ -80,11 +80,10 @@ __device__ __forceinline__ unsigned float_key(float f)
     const unsigned u = __float_as_uint(f);
     return (u & 0x80000000u) ? ~u : u | 0x80000000u;
 }
-unsigned host_float_from_key(unsigned k, float *out)
+void host_float_from_key(unsigned k, float *out)
 {
     const unsigned u = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
     memcpy(out, &u, sizeof u);
-    return u;
 }
 
 struct Bounds {
@@ -330,14 +329,14 @@ struct Scratch {
         *out = (T *)q;
         return GPK_OK;
     }
-    /* takes an allocation made elsewhere (freed at once if there is no room) */
-    void adopt(void *q)
+    /* takes an allocation made elsewhere; when there is no room the caller
+     * keeps it (and frees it) */
+    gpk_status adopt(gpk_ctx *ctx, void *q)
     {
-        if (count < (int)(sizeof p / sizeof p[0])) p[count++] = q;
-        else {
-            (void)cudaStreamSynchronize(stream);
-            (void)cudaFree(q);
-        }
+        if (count == (int)(sizeof p / sizeof p[0]))
+            return gpk__fail(ctx, GPK_EDEVICE, "octree cuda: internal error (too many scratch arrays)");
+        p[count++] = q;
+        return GPK_OK;
     }
     /* hands an allocation over to the caller */
     void keep(const void *q)
@@ -384,10 +383,7 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     GPK_CHECK(sort_pairs(ctx, sc, GPK_U64, codes, codes_out, idx, idx_out, n, 3u * OCTREE_QBITS, stream,
                          "octree cuda morton: sorting the Morton codes"));
 
-    /* Records: inner nodes of one depth are disjoint and hold more than t
-     * particles, leaves are disjoint and non-empty. */
-    const size_t inner = (size_t)GPK_OCTREE_MAX_DEPTH * (n / ((size_t)t + 1));
-    size_t cap = 1 + inner + (n < 7 * inner + 1 ? n : 7 * inner + 1);
+    size_t cap = octree_node_bound(n, t);
     const size_t guess = 3 * (n / ((size_t)t + 1)) + 1024;
     if (guess < cap) cap = guess; /* grown below when a level needs more */
     const size_t split_cap = n / ((size_t)t + 1) + 1;
@@ -458,34 +454,21 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         cur = next;
         next = tmp;
     }
-    sc.adopt(nodes); /* freed with the scratch */
+    s = sc.adopt(ctx, nodes); /* freed with the scratch */
+    if (s != GPK_OK) {
+        (void)cudaFree(nodes);
+        return s;
+    }
     *d_rec = nodes;
     *n_rec = used;
     return GPK_OK;
 }
 
-/* What the pipeline hands back: device arrays the caller owns. */
-struct DevTree {
-    gpk_octree_node *nodes = nullptr;
-    size_t n_nodes = 0;
-    float *xyz = nullptr;
-    uint32_t *perm = nullptr;
-    uint64_t tasks = 0;
-    unsigned depth = 0;
-    size_t leaves = 0;
-};
-
-void dev_tree_free(DevTree &t)
-{
-    if (t.nodes) (void)cudaFree(t.nodes);
-    if (t.xyz) (void)cudaFree(t.xyz);
-    if (t.perm) (void)cudaFree(t.perm);
-    t = DevTree();
-}
-
-/* Steps 1-5 on d_xyz (device, n >= 1). host_xyz, if not NULL, is the same
- * data on the host (for the error message). Synchronous. */
-gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, DevTree *out)
+/* Steps 1-5 on d_xyz (device, n >= 1) into *out (zeroed by the caller;
+ * device arrays, freed with gpk_cuda_octree_free; ms is not set). host_xyz,
+ * if not NULL, is the same data on the host (for the error message).
+ * Synchronous. */
+gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, gpk_cuda_octree *out)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
@@ -546,7 +529,11 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
         out->tasks = m;
     } else {
         GPK_CHECK(gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks));
-        sc.adopt(rec);
+        const gpk_status s = sc.adopt(ctx, rec);
+        if (s != GPK_OK) {
+            (void)cudaFree(rec);
+            return s;
+        }
         order_idx = idx;
     }
     if (m < 1 || m > (size_t)INT32_MAX)
@@ -598,6 +585,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     sc.keep(nodes);
     sc.keep(xyz_out);
     sc.keep(order_idx);
+    out->n = n;
     out->nodes = nodes;
     out->n_nodes = m;
     out->xyz = xyz_out;
@@ -619,6 +607,20 @@ gpk_status gpk__octree_cuda_codes(const octree_cuda_job *job, uint64_t *codes, u
 
 namespace {
 
+octree_cuda_job cuda_job(gpk_ctx *ctx, cudaStream_t stream, size_t n, unsigned leaf_threshold,
+                         gpk_octree_scheme scheme, const gpk_octree_opts *opts)
+{
+    octree_cuda_job j;
+    memset(&j, 0, sizeof j);
+    j.ctx = ctx;
+    j.stream = stream;
+    j.n = n;
+    j.leaf_threshold = leaf_threshold;
+    j.scheme = scheme;
+    j.opts = opts;
+    return j;
+}
+
 gpk_status enter_cuda(gpk_ctx *ctx, DeviceGuard &guard)
 {
     if (ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
@@ -637,14 +639,7 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     DeviceGuard guard;
     GPK_CHECK(enter_cuda(ctx, guard));
     cudaStream_t stream = ((gpk_cuda_state *)ctx->cuda)->stream;
-    octree_cuda_job dj;
-    memset(&dj, 0, sizeof dj);
-    dj.ctx = ctx;
-    dj.stream = stream;
-    dj.n = n;
-    dj.leaf_threshold = job->leaf_threshold;
-    dj.scheme = job->scheme;
-    dj.opts = job->opts;
+    const octree_cuda_job dj = cuda_job(ctx, stream, n, job->leaf_threshold, job->scheme, job->opts);
 
     float *d_xyz = nullptr;
     GPK_CHECK(dmalloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), "octree cuda: cudaMalloc (particles)"));
@@ -654,7 +649,8 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     for (int i = 0; i < 2 && s == GPK_OK && e == cudaSuccess; i++) e = cudaEventCreate(&ev[i]);
     if (e == cudaSuccess) e = cudaEventRecord(ev[0], stream);
     if (s == GPK_OK && e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda: timing events");
-    DevTree dt;
+    gpk_cuda_octree dt;
+    memset(&dt, 0, sizeof dt);
     if (s == GPK_OK) s = device_build(&dj, d_xyz, job->xyz, &dt);
     if (s == GPK_OK) {
         e = cudaEventRecord(ev[1], stream);
@@ -683,7 +679,7 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
         tree->depth = dt.depth;
     } /* on failure the dispatch frees what the tree holds */
     (void)cudaStreamSynchronize(stream);
-    dev_tree_free(dt);
+    gpk_cuda_octree_free(&dt);
     (void)cudaFree(d_xyz);
     for (int i = 0; i < 2; i++)
         if (ev[i]) (void)cudaEventDestroy(ev[i]);
@@ -707,24 +703,9 @@ extern "C" GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d
     memset(&built, 0, sizeof built);
     built.n = n;
     if (n > 0) {
-        octree_cuda_job dj;
-        memset(&dj, 0, sizeof dj);
-        dj.ctx = ctx;
-        dj.stream = stream;
-        dj.n = n;
-        dj.leaf_threshold = leaf_threshold;
-        dj.scheme = scheme;
-        dj.opts = opts ? opts : &defaults;
-        DevTree dt;
-        const gpk_status s = device_build(&dj, d_xyz, nullptr, &dt);
+        const octree_cuda_job dj = cuda_job(ctx, stream, n, leaf_threshold, scheme, opts ? opts : &defaults);
+        const gpk_status s = device_build(&dj, d_xyz, nullptr, &built);
         if (s != GPK_OK) return s;
-        built.nodes = dt.nodes;
-        built.n_nodes = dt.n_nodes;
-        built.xyz = dt.xyz;
-        built.perm = dt.perm;
-        built.tasks = dt.tasks;
-        built.depth = dt.depth;
-        built.leaves = dt.leaves;
     }
     built.ms = (omp_get_wtime() - t0) * 1e3;
     *tree = built;

@@ -210,8 +210,11 @@ struct WideTile {
     unsigned task, begin, end;
 };
 
+/* tile_counts[tile * 8 + o]: the tile's octant counts; counts[task * 8 + o]:
+ * its task's, summed over the task's tiles. */
 __global__ void __launch_bounds__(kWideThreads) wide_count(const unsigned long long *__restrict__ codes,
                                                            const WideTile *__restrict__ tiles, unsigned shift,
+                                                           unsigned *__restrict__ tile_counts,
                                                            unsigned *__restrict__ counts)
 {
     __shared__ unsigned cnt[8];
@@ -220,31 +223,31 @@ __global__ void __launch_bounds__(kWideThreads) wide_count(const unsigned long l
     __syncthreads();
     tile_count(codes, w.begin, w.end, shift, cnt);
     __syncthreads();
-    if (threadIdx.x < 8 && cnt[threadIdx.x]) atomicAdd(&counts[w.task * 8 + threadIdx.x], cnt[threadIdx.x]);
+    if (threadIdx.x < 8) {
+        tile_counts[blockIdx.x * 8 + threadIdx.x] = cnt[threadIdx.x];
+        if (cnt[threadIdx.x]) atomicAdd(&counts[w.task * 8 + threadIdx.x], cnt[threadIdx.x]);
+    }
 }
 
-/* firsts[task]: the task's first particle; counts: its octant counts (from
- * wide_count); cursor[task * 8 + o]: particles of octant o placed so far. */
+/* firsts[task]: the task's first particle; tile_counts, counts: from
+ * wide_count; cursor[task * 8 + o]: particles of octant o placed so far. */
 __global__ void __launch_bounds__(kWideThreads) wide_scatter(const unsigned long long *__restrict__ codes,
                                                              const unsigned *__restrict__ idx,
                                                              const WideTile *__restrict__ tiles, unsigned shift,
                                                              const unsigned *__restrict__ firsts,
+                                                             const unsigned *__restrict__ tile_counts,
                                                              const unsigned *__restrict__ counts,
                                                              unsigned *__restrict__ cursor,
                                                              unsigned long long *__restrict__ codes_out,
                                                              unsigned *__restrict__ idx_out)
 {
-    __shared__ unsigned cnt[8], at[8];
+    __shared__ unsigned at[8];
     const WideTile w = tiles[blockIdx.x];
-    if (threadIdx.x < 8) cnt[threadIdx.x] = 0;
-    __syncthreads();
-    tile_count(codes, w.begin, w.end, shift, cnt);
-    __syncthreads();
     if (threadIdx.x < 8) {
-        const unsigned o = threadIdx.x;
+        const unsigned o = threadIdx.x, c = tile_counts[blockIdx.x * 8 + o];
         unsigned start = firsts[w.task];
         for (unsigned k = 0; k < o; k++) start += counts[w.task * 8 + k];
-        at[o] = cnt[o] ? start + atomicAdd(&cursor[w.task * 8 + o], cnt[o]) : 0u;
+        at[o] = c ? start + atomicAdd(&cursor[w.task * 8 + o], c) : 0u;
     }
     __syncthreads();
     tile_partition(codes, idx, w.begin, w.end, shift, at, codes_out, idx_out);
@@ -261,16 +264,6 @@ __global__ void __launch_bounds__(kWideThreads) wide_copy(const WideTile *__rest
         codes[i] = codes_in[i];
         idx[i] = idx_in[i];
     }
-}
-
-/* Inner nodes have more than t particles and the nodes of one depth are
- * disjoint: at most n / (t + 1) inner nodes per depth 0..20; leaves are
- * non-empty and disjoint: at most n (octree_pool.c's bound). */
-size_t node_bound(size_t n, unsigned t)
-{
-    const size_t inner = (size_t)GPK_OCTREE_MAX_DEPTH * (n / ((size_t)t + 1));
-    const size_t leaves = n < 7 * inner + 1 ? n : 7 * inner + 1;
-    return inner + leaves + 1;
 }
 
 /* Device memory of one build, freed at scope exit. */
@@ -294,10 +287,11 @@ struct Res {
 
 /* The big tasks, level by level (see the file comment). Appends the records
  * it creates to recs (recs[0], the root, is there already) and the tasks
- * for the pool to pool_tasks; *wide_tasks counts the tasks it ran. */
-/* frontier_min: below wide_min, a task is still the grid's while the pool
- * would start with fewer tasks than blocks (the blocks without one would
- * only spin), down to frontier_min particles. */
+ * for the pool to pool_tasks; *wide_tasks counts the tasks it ran.
+ * frontier_min (<= wide_min): below wide_min, a task is still the grid's
+ * while the pool would start with fewer tasks than blocks (the blocks
+ * without one would only spin), down to frontier_min particles. Its device
+ * buffers (r.wide) are allocated once and kept for a restart. */
 gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b, size_t n, unsigned wide_min,
                       unsigned frontier_min, unsigned blocks, std::vector<DNode> &recs,
                       std::vector<OTask> &pool_tasks, unsigned long long *wide_tasks)
@@ -306,14 +300,16 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
     std::vector<OTask> level(1, OTask{0ull, 0u, 0u, (unsigned)n, 0u}), next;
     std::vector<WideTile> tiles;
     std::vector<unsigned> firsts, counts;
-    const size_t max_tasks = n / ((size_t)(frontier_min < wide_min ? frontier_min : wide_min) + 1) + 1, max_tiles = n / kWideTile + max_tasks + 1;
-    /* one allocation: tiles, firsts, counts (8 per task), cursors (8 per task) */
-    const size_t bytes = max_tiles * sizeof(WideTile) + max_tasks * 17 * sizeof(unsigned);
-    cudaError_t e = cudaMalloc(&r.wide, bytes);
+    const size_t max_tasks = n / ((size_t)frontier_min + 1) + 1, max_tiles = n / kWideTile + max_tasks + 1;
+    /* one allocation: tiles, their counts (8 per tile), firsts, counts and
+     * cursors (8 per task each) */
+    cudaError_t e = cudaSuccess;
+    if (!r.wide) e = cudaMalloc(&r.wide, max_tiles * (sizeof(WideTile) + 8 * sizeof(unsigned)) +
+                                            max_tasks * 17 * sizeof(unsigned));
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): cudaMalloc (big tasks)");
     WideTile *d_tiles = (WideTile *)r.wide;
-    unsigned *d_firsts = (unsigned *)(d_tiles + max_tiles), *d_counts = d_firsts + max_tasks,
-             *d_cursor = d_counts + 8 * max_tasks;
+    unsigned *d_tile_counts = (unsigned *)(d_tiles + max_tiles), *d_firsts = d_tile_counts + 8 * max_tiles,
+             *d_counts = d_firsts + max_tasks, *d_cursor = d_counts + 8 * max_tasks;
     while (!level.empty()) {
         const unsigned depth = level[0].depth, shift = 3u * (OCTREE_QBITS - 1u - depth);
         tiles.clear();
@@ -332,8 +328,9 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
         if (e == cudaSuccess) e = cudaMemsetAsync(d_counts, 0, 16 * max_tasks * sizeof(unsigned), stream);
         if (e == cudaSuccess) {
             const unsigned grid = (unsigned)tiles.size();
-            wide_count<<<grid, kWideThreads, 0, stream>>>(b.codes, d_tiles, shift, d_counts);
-            wide_scatter<<<grid, kWideThreads, 0, stream>>>(b.codes, b.idx, d_tiles, shift, d_firsts, d_counts, d_cursor,
+            wide_count<<<grid, kWideThreads, 0, stream>>>(b.codes, d_tiles, shift, d_tile_counts, d_counts);
+            wide_scatter<<<grid, kWideThreads, 0, stream>>>(b.codes, b.idx, d_tiles, shift, d_firsts, d_tile_counts,
+                                                            d_counts, d_cursor,
                                                             b.codes_tmp, b.idx_tmp);
             wide_copy<<<grid, kWideThreads, 0, stream>>>(d_tiles, b.codes_tmp, b.idx_tmp, b.codes, b.idx);
             e = cudaGetLastError();
@@ -418,7 +415,7 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): counter allocation");
 
     /* Records: an estimate first, then the bound. */
-    size_t bound = node_bound(n, t);
+    size_t bound = octree_node_bound(n, t);
     if (bound > (size_t)INT32_MAX) bound = (size_t)INT32_MAX;
     size_t node_cap = 3 * (n / ((size_t)t + 1) + 1) + 1024;
     if (node_cap > bound) node_cap = bound;
@@ -443,10 +440,6 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         wide_tasks = 0;
         if (root_splits) {
             if (n > wide_min || (blocks > 1 && n > frontier_min)) {
-                if (r.wide) { /* a restart */
-                    (void)cudaFree(r.wide);
-                    r.wide = nullptr;
-                }
                 gpk_status s = split_wide(ctx, stream, r, b, n, wide_min, frontier_min, blocks, recs, initial, &wide_tasks);
                 if (s != GPK_OK) return s;
             } else {

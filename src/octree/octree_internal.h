@@ -92,6 +92,17 @@ void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint6
                            unsigned depth, uint32_t first, uint32_t count, int leaf);
 
 /* Whether a node of `count` particles at `depth` splits. */
+/* The most nodes a tree of n particles can have: the inner nodes of one
+ * depth are disjoint and hold more than t particles each, so each of the
+ * depths 0..20 has at most n / (t + 1); the leaves are non-empty and
+ * disjoint (at most n), and at most 7 per inner node plus one. */
+static inline size_t octree_node_bound(size_t n, unsigned t)
+{
+    const size_t inner = (size_t)GPK_OCTREE_MAX_DEPTH * (n / ((size_t)t + 1));
+    const size_t leaves = n < 7 * inner + 1 ? n : 7 * inner + 1;
+    return inner + leaves;
+}
+
 static inline int octree_splits(uint32_t count, unsigned depth, unsigned leaf_threshold)
 {
     return count > leaf_threshold && depth < GPK_OCTREE_MAX_DEPTH;

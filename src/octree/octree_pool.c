@@ -137,16 +137,6 @@ static gpk_status split_node(gpk_pool_worker *w, const void *task_bytes, void *u
     return GPK_OK;
 }
 
-/* Inner nodes have more than t particles, and the nodes of one depth are
- * disjoint, so each of the depths 0..20 holds at most n / (t + 1) inner
- * nodes; leaves are non-empty and disjoint, so at most n of them. */
-static size_t node_bound(size_t n, unsigned t)
-{
-    const size_t inner = (size_t)GPK_OCTREE_MAX_DEPTH * (n / ((size_t)t + 1));
-    const size_t leaves = n < 7 * inner + 1 ? n : 7 * inner + 1;
-    return inner + leaves;
-}
-
 gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree)
 {
     gpk_ctx *ctx = job->ctx;
@@ -156,7 +146,7 @@ gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree)
     pool_build b;
     memset(&b, 0, sizeof b);
     b.job = job;
-    b.node_bound = node_bound(n, t);
+    b.node_bound = octree_node_bound(n, t);
     b.n_chunks = (b.node_bound + CHUNK_NODES - 1) / CHUNK_NODES;
     atomic_init(&b.next_node, 1);
     atomic_init(&b.failed, 0);

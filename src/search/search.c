@@ -231,14 +231,6 @@ gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const
     return st;
 }
 
-static uint64_t multi_splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
                                 const gpk_search_opts *opts, gpk_search_result *result)
 {
@@ -274,7 +266,7 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
         for (uint32_t r = (uint32_t)g; r < runs; r += (uint32_t)count) {
             gpk_search_opts o = *opts;
             if (o.algo == GPK_SEARCH_MULTISTART) o.algo = GPK_SEARCH_ITS;
-            o.seed = multi_splitmix64(opts->seed + r);
+            o.seed = gpk__splitmix64(opts->seed + r); /* as search_cpu.c seeds multistart run r */
             o.start = r == 0 ? opts->start : NULL;
             o.starts = 0;
             if (g != 0) o.progress = NULL; /* the calling thread reports, on its own runs */

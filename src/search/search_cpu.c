@@ -104,14 +104,6 @@ static uint64_t rng_below(gpk_rng *r, uint64_t bound)
     return x % bound;
 }
 
-static uint64_t splitmix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
@@ -541,7 +533,7 @@ static void multistart_run(const gpk__search_cfg *c, uint32_t run, reporter *rp,
 {
     state s;
     o->ok = 0;
-    if (state_init(&s, c, splitmix64(c->seed + run)) != 0) {
+    if (state_init(&s, c, gpk__splitmix64(c->seed + run)) != 0) {
         state_free(&s);
         return;
     }
