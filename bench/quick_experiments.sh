@@ -1,52 +1,89 @@
 #!/usr/bin/env bash
 # The CUDA quicksort's experiments (docs/perf/quicksort.md) in one call on the
-# GPU machine: per-kernel device times of one sort, the compile-time variants
-# of the finish side by side with CUB's merge sort, records against the
-# index-permutation peers, and the recursive variant's device-side depth.
-#   bench/quick_experiments.sh [BUILD] [N]     (default build-gpu, 2^25)
-# BUILD must hold the shipped build (scripts/gpu-check.sh build). Variants,
-# built here into BUILD-B and BUILD-C (CUDA only, no recursive variant):
-#   A  as shipped: 512-thread finish, 4-bit digits, merge sort above 32-bit spans
-#   B  -DGPK_QUICK_FINISH_THREADS=256 -DGPK_QUICK_FINISH_RB=6 -DGPK_QUICK_MERGE_BITS=64
-#   C  -DGPK_QUICK_MERGE_BITS=64: the radix sort for every span
-# Knob read by the library: GPK_QUICK_CDP_DEPTH (1..22), the depth down to
-# which the recursive variant launches from the device (default 15).
+# GPU machine: per-kernel device times of one sort, the library's knobs side
+# by side with CUB's merge sort, records against the index-permutation peers,
+# and the recursive variant's device-side depth.
+#   bench/quick_experiments.sh [BUILD] [N] [PARTS]   (default build-gpu, 2^25,
+#                                                     "prof knobs records cdp")
+# BUILD must hold a CUDA build (scripts/gpu-check.sh build, or scripts/gpu-quick.sh).
+# Knobs read by the library (environment, for experiments only):
+#   GPK_QUICK_BIN_LIMIT  largest bin the bucket finish takes (default 32;
+#                        0: the radix-sort finish for every segment)
+#   GPK_QUICK_BATCH      levels launched between two reads of the counters
+#                        (1..8, default 4)
+#   GPK_QUICK_CDP_DEPTH  depth down to which the recursive variant launches
+#                        from the device (1..22, default 15)
 set -u
 build=${1:-build-gpu}
 n=${2:-2^25}
+parts=${3:-prof knobs records cdp}   # also: ncu
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/cuda/bin"
-declare -A flags=(
-  [B]="-DGPK_QUICK_FINISH_THREADS=256 -DGPK_QUICK_FINISH_RB=6 -DGPK_QUICK_MERGE_BITS=64"
-  [C]="-DGPK_QUICK_MERGE_BITS=64")
-for v in B C; do
-  cmake -S "$root" -B "$build-$v" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DGPK_WITH_OPENCL=OFF -DGPK_WITH_CDP=OFF -DGPK_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=${flags[$v]}" \
-    >"$build-$v.log" 2>&1 && cmake --build "$build-$v" -j "$(nproc)" --target gpk_cli >>"$build-$v.log" 2>&1 ||
-    echo "variant $v: build FAILED (see $build-$v.log)"
-done
-rows() { # label, bench args
+has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+rows() { # label, command...
   local label=$1; shift
-  "$@" 2>&1 | grep -E '^cuda|FAIL|ERROR' | sed -E "s/^cuda +/$(printf '%-10s' "$label") /"
+  "$@" 2>&1 | grep -E '^cuda|FAIL|ERROR' | sed -E "s/^cuda +/$(printf '%-12s' "$label") /"
 }
-echo "== per-kernel device time, one sort ($n)"
-for t in u32 f64; do
-  echo "-- $t uniform"
-  bash "$root/scripts/qprof.sh" "$build/gpk" $t "$n" uniform quick
-done
-echo "== finish variants (the check column last: ok or FAIL)"
-for v in A B C; do
-  g=$build/gpk
-  [ $v = A ] || g=$build-$v/gpk
-  [ -x "$g" ] || continue
-  rows "$v" "$g" bench quicksort -q --n "$n" --types u32,f64 --dists uniform,gaussian \
+if has prof; then
+  echo "== per-kernel device time, one sort ($n)"
+  for t in u32 f64; do
+    for d in uniform gaussian; do
+      echo "-- $t $d"
+      bash "$root/scripts/qprof.sh" "$build/gpk" $t "$n" $d quick
+    done
+  done
+fi
+if has ncu; then
+  # the limiters of the finish and of one mid-depth partition launch
+  for t in u32 f64; do
+    for k in "finish_kernel 0" "partition_kernel 6"; do
+      set -- $k
+      echo "-- ncu $t uniform $1 (launch $2)"
+      ncu --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+        -k "regex:$1" --launch-skip "$2" -c 1 "$build/gpk" bench quicksort --types $t --n "$n" \
+        --dists uniform --impls quick --reps 1 -q 2>&1 |
+        grep -E 'Duration|Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Limit|Stall|Warp Cycles Per Issued|Issue Slot|Grid Size|Executed Ipc' | head -40
+    done
+  done
+fi
+if has knobs; then
+  echo "== knobs (the check column last: ok or FAIL)"
+  for k in ${GPK_QUICK_KNOBS:-"BIN_LIMIT=0" "BATCH=1" "BATCH=8" "BIN_LIMIT=16" "BIN_LIMIT=64"}; do
+    env "GPK_QUICK_$k" bash -c "$(declare -f rows); rows '$k' '$build/gpk' bench quicksort -q --n '$n' \
+      --types u32,f64 --dists uniform,gaussian --impls quick --reps 10"
+  done
+  rows default "$build/gpk" bench quicksort -q --n "$n" --types u32,f64 --dists paper \
     --impls quick,cub-merge --reps 10
-done
-echo "== records, 64-bit key + 32-byte payload"
-rows rec "$build/gpk" bench quicksort -q --n "$n" --dists uniform --records-only --payloads 32 \
-  --impls quick,cub-index,thrust-index --reps 5
-echo "== recursive: device-side launch depth"
-for d in 2 4 8 15; do
-  GPK_QUICK_CDP_DEPTH=$d rows "cdp=$d" "$build/gpk" bench quicksort -q --n "$n" --types u32 \
-    --dists uniform --impls quick,quick-recursive --reps 5
-done
+fi
+if has variant; then
+  # compile-time variants beside the shipped build, built in parallel:
+  # GPK_QUICK_VARIANTS="name:flags;name:flags"
+  IFS=';' read -ra vs <<<"${GPK_QUICK_VARIANTS:-pb6:-DGPK_QUICK_PART_BLOCKS=6}"
+  jobs=$(( $(nproc) / ${#vs[@]} )); [ $jobs -ge 1 ] || jobs=1
+  for v in "${vs[@]}"; do
+    name=${v%%:*} vflags=${v#*:}
+    ( cmake -S "$root" -B "$build-$name" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DGPK_WITH_OPENCL=OFF -DGPK_WITH_CDP=OFF -DGPK_BUILD_TESTS=OFF -DGPK_WITH_CUDA_SEARCH=OFF \
+        -DGPK_WITH_CUDA_OCTREE=OFF "-DCMAKE_CUDA_FLAGS=$vflags" >"$build-$name.log" 2>&1 &&
+      cmake --build "$build-$name" -j $jobs --target gpk_cli >>"$build-$name.log" 2>&1 ||
+      echo "variant $name: build FAILED (see $build-$name.log)" ) &
+  done
+  wait
+  for v in "${vs[@]}"; do
+    name=${v%%:*}
+    echo "== variant $name: ${v#*:}"
+    rows "$name" "$build-$name/gpk" bench quicksort -q --n "$n" --types u32,f64 --dists paper --impls quick --reps 10
+  done
+fi
+if has records; then
+  echo "== records, 64-bit key + 32-byte payload"
+  rows rec "$build/gpk" bench quicksort -q --n "$n" --dists uniform,gaussian --records-only --payloads 32 \
+    --impls quick,cub-index,thrust-index --reps 5
+fi
+if has cdp; then
+  echo "== recursive: device-side launch depth"
+  for d in 2 4 8 15; do
+    GPK_QUICK_CDP_DEPTH=$d rows "cdp=$d" "$build/gpk" bench quicksort -q --n "$n" --types u32 \
+      --dists uniform --impls quick,quick-recursive --reps 5
+  done
+fi

@@ -18,6 +18,33 @@ static const char *mode_name[] = {"keys", "keys-recursive", "perm", "pairs-u32",
 static gpk_ctx *ctx;
 static gpk_backend backend;
 static uint64_t seed_base;
+/* > 0: run_case replaces the generated keys by this many distinct values
+ * spread over the whole key range, each repeated: segments of a few far
+ * apart values with many copies each, which the CUDA finish's bucket
+ * pass hands to its radix sort (bins too full). */
+static uint32_t wide_dups;
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static void spread_duplicates(gpk_type t, char *keys, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t v = mix64(seed + i) % wide_dups;
+        char *p = keys + i * gpk_type_size(t);
+        switch (t) {
+        case GPK_U32: case GPK_I32: { uint32_t k = (uint32_t)(v * (0xFFFFFFFFull / wide_dups)); memcpy(p, &k, 4); break; }
+        case GPK_U64: case GPK_I64: { uint64_t k = v * (UINT64_MAX / wide_dups); memcpy(p, &k, 8); break; }
+        case GPK_F32: { float k = (float)v * 1000.0f - 5e5f; memcpy(p, &k, 4); break; }
+        case GPK_F64: { double k = (double)v * 1000.0 - 5e5; memcpy(p, &k, 8); break; }
+        }
+    }
+}
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -84,8 +111,9 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     unsigned char *seen = calloc(n + 1, 1);
     int ok = 0;
     char what[200];
-    snprintf(what, sizeof what, "%s %s n=%zu %s %s", gpk_type_name(t), gpk_dist_name(d), n,
-             mode_name[m], gpk_sort_algo_name(a));
+    snprintf(what, sizeof what, "%s %s n=%zu %s %s", gpk_type_name(t),
+             wide_dups ? "wide-duplicates" : gpk_dist_name(d), n, mode_name[m], gpk_sort_algo_name(a));
+    if (wide_dups) snprintf(what + strlen(what), sizeof what - strlen(what), " (%u values)", wide_dups);
     if (!in || !got || !want || !vgot || !sg || !seen) {
         TU_CHECK(0, "out of host memory for n=%zu", n);
         goto out;
@@ -93,6 +121,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     gpk_status gs = gpk_generate(t, d, in, n, seed, 0);
     TU_CHECK(gs == GPK_OK, "%s: generate: %s", what, gpk_status_string(gs));
     if (gs != GPK_OK) goto out;
+    if (wide_dups) spread_duplicates(t, in, n, seed);
     for (size_t i = 0; i < n; i++) {
         if (vw == 4) { uint32_t v = v32_of(i); memcpy(vgot + 4 * i, &v, 4); }
         if (vw == 8) { uint64_t v = v64_of(i); memcpy(vgot + 8 * i, &v, 8); }
@@ -438,6 +467,17 @@ int main(int argc, char **argv)
             run_case(GPK_U32, adv[i], (size_t)1 << 20, MODE_KEYS, GPK_SORT_QUICK);
             run_case(GPK_F64, adv[i], (size_t)1 << 20, MODE_PAIRS32, GPK_SORT_QUICK);
         }
+        /* Few values far apart, many copies each: bins too full for the
+         * CUDA finish's bucket pass (radix sort), and just full enough. */
+        const struct { size_t n; uint32_t values; } wd[] = {
+            {8191, 4096}, {8191, 300}, {65537, 3000}, {(size_t)1 << 18, 1024}, {((size_t)1 << 20) + 1, 16384}};
+        for (size_t i = 0; i < sizeof wd / sizeof wd[0]; i++) {
+            wide_dups = wd[i].values;
+            const gpk_type wt[] = {GPK_U32, GPK_F64, GPK_U64, GPK_I32, GPK_F32};
+            const mode wm[] = {MODE_KEYS, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM, MODE_KEYS};
+            for (int c = 0; c < 5; c++) run_case(wt[c], GPK_DIST_UNIFORM, wd[i].n, wm[c], GPK_SORT_QUICK);
+        }
+        wide_dups = 0;
     }
 
 end:

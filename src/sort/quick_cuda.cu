@@ -1,8 +1,9 @@
 /* CUDA quicksort: CUDA-quicksort (Manca et al. 2015), iterative form.
  *
  * The CPU only controls the iterations (paper, Box 4.1): one launch of
- * partition_kernel per level of the recursion, then four counters read
- * back. The partition kernel runs one block per tile of TILE elements of
+ * partition_kernel per level of the recursion, the levels sent in batches
+ * of GPK_QUICK_BATCH between two reads of the counters (each launch's
+ * grid a bound on its tiles; the blocks past the real count leave). The partition kernel runs one block per tile of TILE elements of
  * every segment still to split (the tile size is fixed, the number of
  * blocks follows the segment sizes: paper 4.1). A block
  *   - loads its tile once and classifies it against the segment's pivot;
@@ -21,7 +22,9 @@
  * to the list of "items" (the paper's GPU stack). No planning kernel and
  * no host work between levels beyond reading the counters.
  * Items are sorted / copied / filled by one finish_kernel launch at the
- * end (or when the item list is full).
+ * end (or when the item list could fill up); sort items have a list of
+ * their own, block i sorting item i. Tiles start on 128-byte lines
+ * (GPK_QUICK_ALIGN), a segment's first one before the segment.
  *
  * Pivots. Integer keys: P = midpoint of (min, max) of the segment's mapped
  * keys (rounded up). Each split at least halves max - min, so the depth
@@ -49,13 +52,12 @@
  * are disjoint ranges, identical in every buffer, so a finished range may
  * be written into A while other segments are still partitioned.
  *
- * In-block sort of small segments: cub::BlockRadixSort on (key - min)
- * over the bits where the segment's keys can differ, rather than the
- * paper's bitonic sort (an 8192-key segment of uniform 32-bit keys out of
- * 32M spans ~2^18 values: 5 radix passes of 4 bits against 91 bitonic
- * compare-exchange stages, each a pass over shared memory with a
- * barrier); cub::BlockMergeSort when a 64-bit segment's keys span more
- * than 32 bits (f64 mostly; see kMergeBits).
+ * In-block sort of small segments, rather than the paper's bitonic sort
+ * (91 compare-exchange stages for 8192 keys, each a pass over shared
+ * memory with a barrier): a bucket pass on the top 12 bits of
+ * (key - min) and a rank within each bin (bucket_finish), and
+ * cub::BlockRadixSort over the bits where the segment's keys can differ
+ * for the blocks whose bins are too full.
  *
  * Positions are 32-bit: fewer than 2^32 elements.
  *
@@ -75,7 +77,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include <cub/block/block_merge_sort.cuh>
 #include <cub/block/block_radix_sort.cuh>
 
 #include "quick_internal.h"
@@ -108,9 +109,6 @@ constexpr int kThreads = 256;          /* partition blocks */
 #ifndef GPK_QUICK_FINISH_RB    /* digit bits of the in-block radix sort */
 #define GPK_QUICK_FINISH_RB 4
 #endif
-#ifndef GPK_QUICK_MERGE_BITS   /* 64-bit segments spanning more bits are merge sorted */
-#define GPK_QUICK_MERGE_BITS 32
-#endif
 constexpr int kFinishThreads = GPK_QUICK_FINISH_THREADS; /* finish blocks */
 constexpr int kCopyItems = 16;         /* elements per thread of a copy / fill block */
 constexpr uint32_t kCopyTile = kFinishThreads * kCopyItems;
@@ -124,14 +122,29 @@ template <class K, class V, bool HAS_V> struct QShape {
     static constexpr int I = (sizeof(K) == 4 && !HAS_V) ? 16 : 8;
     static constexpr uint32_t TILE = (uint32_t)kThreads * I;
     /* small segments (len <= SMALL) are sorted by one finish block */
-    static constexpr int SI = (sizeof(K) == 4 && !HAS_V) ? 16 : 8;
+#ifndef GPK_QUICK_SI4 /* finish items per thread, 4-byte keys alone */
+#define GPK_QUICK_SI4 18
+#endif
+    static constexpr int SI = (sizeof(K) == 4 && !HAS_V) ? GPK_QUICK_SI4 : 8;
     static constexpr uint32_t SMALL = (uint32_t)kFinishThreads * SI;
     static constexpr size_t SMEM = (size_t)TILE * (sizeof(K) + (HAS_V ? sizeof(V) : 0));
     /* partition blocks per SM the registers must allow (<= 64 registers) */
-    static constexpr int MIN_BLOCKS = !HAS_V ? 6 : 4;
+#ifndef GPK_QUICK_PART_BLOCKS
+#define GPK_QUICK_PART_BLOCKS 8
+#endif
+    static constexpr int MIN_BLOCKS = !HAS_V ? GPK_QUICK_PART_BLOCKS : 4;
     static_assert(SMEM <= 48 * 1024, "partition staging must fit static shared memory");
     static_assert(TILE < (1u << 21), "bucket counts are packed in 21-bit fields");
     static_assert(SMALL >= TILE, "a big segment has more than one tile's worth");
+#ifndef GPK_QUICK_ALIGN /* 1: tiles start on 128-byte lines (the first one of a segment early) */
+#define GPK_QUICK_ALIGN 1
+#endif
+    static constexpr uint32_t ALIGN = GPK_QUICK_ALIGN ? 128 / sizeof(K) : 1;
+    /* the tiles of a segment: the first one starts at off rounded down to ALIGN */
+    __host__ __device__ static uint32_t tiles_of(uint32_t off, uint32_t len)
+    {
+        return (uint32_t)(((u64)(off % ALIGN) + len + TILE - 1) / TILE);
+    }
 };
 
 
@@ -229,8 +242,9 @@ template <class K> struct Item {
  * slot order and block order agree. */
 struct Ctl {
     u64 big[2];      /* list j: segments, their tiles */
-    u64 items;       /* pending items, their finish blocks */
-    uint32_t overflow, pad;
+    u64 items;       /* pending copy / fill items, their finish blocks */
+    uint32_t overflow;
+    uint32_t sorts;  /* pending sort items (one finish block each) */
 };
 enum CtlError : uint32_t { ERR_CAPACITY = 1, ERR_LAUNCH = 2 };
 
@@ -323,8 +337,11 @@ template <class K> struct Lists {
     Seg<K> *segs[2];          /* list j holds the segments of depths d with d & 1 == j */
     Part<K> *parts[2];
     uint32_t *tile_seg[2];    /* block -> segment of the level's launch */
-    Item<K> *items;
+    Item<K> *items;           /* copy / fill */
     uint32_t *item_blocks;    /* first finish block of each item */
+    Item<K> *sorts;           /* sort: block i of the finish sorts item i */
+    uint32_t *fallback;       /* sorts for the radix finish */
+    uint32_t *nfallback;
     Ctl *ctl;
     uint32_t cap_big, cap_tiles, cap_items;
     Seg<K> *pool_seg;         /* recursive variant: one slot per launched segment */
@@ -349,6 +366,7 @@ template <class K, class V> struct PartArgs {
     PivotMap<K> pm;
     Lists<K> l;
     int cdp_depth;            /* recursive variant */
+    bool grid_bound;          /* the grid is a bound: blocks past the level's tiles leave */
 };
 
 /* buf(d): where the segments of depth d are (d = 0: the input). */
@@ -403,6 +421,13 @@ __device__ void emit_child(const PartArgs<K, V> &a, const Child<K> &c, int depth
         it.end_bit = (uint8_t)bit_width<K>((K)(c.max - c.min));
         blocks = 1;
     }
+    if (blocks && it.kind == ITEM_SORT) {
+        /* a list of its own, so that the finish finds it without a search */
+        const uint32_t slot = atomicAdd(&l.ctl->sorts, 1u);
+        if (slot < l.cap_items) l.sorts[slot] = it;
+        else ctl_error(l.ctl, ERR_CAPACITY);
+        return;
+    }
     if (blocks) {
         const u64 old = atomicAdd(&l.ctl->items, ((u64)blocks << 32) | 1ull);
         const uint32_t slot = (uint32_t)old;
@@ -414,7 +439,7 @@ __device__ void emit_child(const PartArgs<K, V> &a, const Child<K> &c, int depth
         }
         return;
     }
-    const uint32_t tiles = (uint32_t)(((u64)c.len + S::TILE - 1) / S::TILE);
+    const uint32_t tiles = S::tiles_of(c.off, c.len);
     const K pivot = choose_pivot(c.min, c.max, (flags & SEG_BITMID) != 0, a.pm);
 #ifdef GPK_QUICK_CDP_TU
     if (depth < a.cdp_depth) {
@@ -571,12 +596,20 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const uint32_t lanes_below = (1u << lane) - 1u;
-    const uint32_t si = a.tile_seg ? a.tile_seg[blockIdx.x] : 0u;
+    uint32_t si = 0;
+    if (a.tile_seg) {
+        /* both loads issued before the test: no extra round trip */
+        const uint32_t level_tiles = a.grid_bound ? (uint32_t)(__ldcg(&a.l.ctl->big[a.depth & 1]) >> 32) : ~0u;
+        si = a.tile_seg[blockIdx.x];
+        if (blockIdx.x >= level_tiles) return;
+    }
     const Seg<K> sg = a.segs[si];
     Part<K> *pt = &a.parts[si];
     const uint32_t t = blockIdx.x - sg.first_tile;
-    const uint32_t start = sg.off + t * TILE;
-    const uint32_t valid = min(TILE, sg.len - t * TILE);
+    const uint32_t head = sg.off % S::ALIGN;
+    const uint32_t start = sg.off - head + t * TILE;
+    const uint32_t first = t == 0 ? head : 0u;            /* this tile's elements: [first, valid) */
+    const uint32_t valid = min(TILE, head + sg.len - t * TILE);
     const K pivot = sg.pivot;
     constexpr bool all4 = ALL4; /* the root, from a sample (SEG_INEXACT) */
     const uint8_t sbuf = buf_of_depth(a.depth), dbuf = buf_of_depth(a.depth + 1);
@@ -597,7 +630,7 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     for (int i = 0; i < I; i++) {
         const uint32_t j = tid + i * kThreads;
         key[i] = pivot;
-        if (j < valid) {
+        if (j >= first && j < valid) {
             K k = __ldcg(kin + start + j);
             key[i] = raw ? twiddle(a.map, k) : k;
             if (HAS_V) val[i] = __ldcg(vin + start + j);
@@ -606,7 +639,8 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     /* < P goes left; > P (EQB) or >= P goes right */
     auto goes_left = [&](int i) { return key[i] < pivot; };
     auto goes_right = [&](int i) {
-        return EQB ? key[i] > pivot : (key[i] >= pivot && tid + i * kThreads < valid);
+        const uint32_t j = tid + i * kThreads;
+        return EQB ? key[i] > pivot : (key[i] >= pivot && j >= first && j < valid);
     };
 
     /* Counts per warp, and the inner bounds. */
@@ -693,7 +727,7 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
         s_red[3][warp] = hi;
     }
     __syncthreads();
-    const uint32_t tiles = (sg.len + TILE - 1) / TILE;
+    const uint32_t tiles = S::tiles_of(sg.off, sg.len);
     if (tid == 0) {
         for (int w = 1; w < W; w++) {
             lt_max = max(lt_max, s_red[0][w]);
@@ -747,91 +781,192 @@ template <class K, class V> struct FinishArgs {
     const Item<K> *items;
     const uint32_t *item_blocks;
     uint32_t nitems;
+    const Item<K> *sorts; /* blocks [0, nsorts) sort one each; then the items */
+    uint32_t nsorts;
+    uint32_t *fallback;   /* sorts left to radix_finish_kernel, and their count */
+    uint32_t *nfallback;
     const K *kbuf[3]; /* by BufId */
     const V *vbuf[3];
     K *kA;
     V *vA;
     Twiddle<K> map, unmap;
+    uint32_t bin_limit; /* kBinLimit, or GPK_QUICK_BIN_LIMIT (0: radix sort only) */
 };
 
-/* A 64-bit segment whose keys span more than this many bits is merge
- * sorted: 9 or more radix passes of 4 bits were expected to cost more
- * than a merge sort (measured: they do not, see docs/perf/quicksort.md;
- * the variant built with -DGPK_QUICK_MERGE_BITS=64 is the faster one). */
-constexpr int kMergeBits = GPK_QUICK_MERGE_BITS;
 constexpr int kFinishRadixBits = GPK_QUICK_FINISH_RB;
 
-struct LessKey {
-    template <class K> __device__ __forceinline__ bool operator()(const K &x, const K &y) const { return x < y; }
+
+/* Bucket finish: one counting pass on the top kBinBits bits of
+ * (key - min) puts every key in its bin (a smem atomicAdd gives its rank
+ * in the bin), then each key finds its place in its bin by comparing with
+ * the bin's other keys. Bins hold ~SMALL / 4096 keys, so that is a few
+ * comparisons per key: one pass where the radix sort takes 3-5 (20-bit
+ * spans) or 10 (f64). A block whose largest bin holds more than kBinLimit
+ * keys (clusters, many duplicates spread wide) uses the radix sort
+ * instead, whose cost does not depend on the keys. Not stable. */
+constexpr uint32_t kBinLimit = 32;
+
+template <class K, class V, bool HAS_V> struct BucketSmem {
+    static constexpr uint32_t SMALL = QShape<K, V, HAS_V>::SMALL;
+    static constexpr size_t WIDE = (HAS_V && sizeof(V) > sizeof(K)) ? sizeof(V) : sizeof(K);
+    /* 4096 bins (2^13 and 2^14 measured no faster for 8192 keys), 2048
+     * when the keys leave no room for them in static shared memory */
+    static constexpr int BIN_BITS = SMALL * WIDE + 8192 + 256 <= 48 * 1024 ? 12 : 11;
+    static constexpr int BINS = 1 << BIN_BITS;
+    /* the keys, then (values) the values, each in sorted order */
+    alignas(16) unsigned char stage[SMALL * WIDE];
+    /* two 16-bit counts per word (bin b in word b / 2), then two starts */
+    uint32_t bins[BINS / 2];
+    uint32_t scan[kFinishThreads / 32];
+    uint32_t maxbin;
 };
 
-template <class K, class V, bool HAS_V, int RB>
-__global__ void __launch_bounds__(kFinishThreads, 2) finish_kernel(FinishArgs<K, V> a)
+/* Sorts the item's keys (and values) into A. Returns false, having
+ * written nothing, when the bins are too full: the caller sorts instead. */
+template <class K, class V, bool HAS_V>
+__device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const Item<K> &it, const K *ksrc,
+                                              const V *vsrc, bool raw, BucketSmem<K, V, HAS_V> &sm)
 {
-    using S = QShape<K, V, HAS_V>;
-    constexpr int SI = S::SI;
+    constexpr int SI = QShape<K, V, HAS_V>::SI;
     constexpr int T = kFinishThreads;
-    using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
-    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, RB>;
-    using BlockMerge = cub::BlockMergeSort<K, T, SI, SortV>;
-    __shared__ union {
-        typename BlockSort::TempStorage radix;
-        typename BlockMerge::TempStorage merge;
-    } s_sort;
+    using SM = BucketSmem<K, V, HAS_V>;
+    constexpr int BINS = SM::BINS;
+    constexpr int WPT = BINS / 2 / T; /* bin words per thread in the scan */
+    static_assert(WPT >= 1 && BINS / 2 % T == 0, "the scan splits the bins evenly");
+    static_assert(QShape<K, V, HAS_V>::SMALL < (1u << 16), "bin counts and starts are 16-bit");
+    const int tid = threadIdx.x;
+    if (a.bin_limit == 0) return false;
+    const int shift = max(0, (int)it.end_bit - SM::BIN_BITS);
+    K *skeys = reinterpret_cast<K *>(sm.stage);
+    for (int w = tid; w < BINS / 2; w += T) sm.bins[w] = 0;
+    if (tid == 0) sm.maxbin = 0;
+    __syncthreads();
+
+    K key[SI];
+    V val[HAS_V ? SI : 1];
+    /* rank in the bin, then the final place: 16 bits each, two per word
+     * (registers decide the blocks per SM); the bin is key >> shift */
+    uint32_t code[(SI + 1) / 2] = {};
+    auto get16 = [&](int i) -> uint32_t { return (code[i >> 1] >> ((i & 1) * 16)) & 0xFFFFu; };
+    auto set16 = [&](int i, uint32_t v) {
+        code[i >> 1] = (code[i >> 1] & ~(0xFFFFu << ((i & 1) * 16))) | v << ((i & 1) * 16);
+    };
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        const uint32_t j = tid + i * T;
+        if (j < it.len) {
+            K k = ksrc[it.off + j];
+            if (raw) k = twiddle(a.map, k);
+            key[i] = k - it.key;
+            if constexpr (HAS_V) val[i] = vsrc[it.off + j];
+            const uint32_t b = (uint32_t)(key[i] >> shift), half = (b & 1u) * 16u;
+            const uint32_t r = (atomicAdd(&sm.bins[b >> 1], 1u << half) >> half) & 0xFFFFu;
+            set16(i, r);
+        }
+    }
+    __syncthreads();
+
+    /* Exclusive scan of the counts into starts, and the largest count. */
+    {
+        uint32_t sum = 0, big = 0;
+#pragma unroll
+        for (int q = 0; q < WPT; q++) {
+            const uint32_t w = sm.bins[tid * WPT + q];
+            const uint32_t lo = w & 0xFFFFu, hi = w >> 16;
+            sum += lo + hi;
+            big = max(big, max(lo, hi));
+        }
+        big = __reduce_max_sync(0xffffffffu, big);
+        if ((tid & 31) == 0) atomicMax(&sm.maxbin, big);
+        uint32_t total;
+        uint32_t run = block_exclusive_scan<T>(sum, sm.scan, &total);
+#pragma unroll
+        for (int q = 0; q < WPT; q++) {
+            const uint32_t w = sm.bins[tid * WPT + q];
+            const uint32_t lo = w & 0xFFFFu, hi = w >> 16;
+            sm.bins[tid * WPT + q] = run | (run + lo) << 16;
+            run += lo + hi;
+        }
+    }
+    __syncthreads(); /* (block_exclusive_scan's barriers do not cover the starts) */
+    if (sm.maxbin > a.bin_limit) return false;
+
+    auto start_of = [&](uint32_t b) -> uint32_t {
+        return b >= (uint32_t)BINS ? it.len : (sm.bins[b >> 1] >> ((b & 1u) * 16u)) & 0xFFFFu;
+    };
+    /* Stage by (bin, rank), then the place in the bin: keys below, and
+     * equal keys of lower rank. Exact bins (shift 0) hold one key. */
+#pragma unroll
+    for (int i = 0; i < SI; i++)
+        if (tid + i * T < it.len) skeys[start_of((uint32_t)(key[i] >> shift)) + get16(i)] = key[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        if (tid + i * T >= it.len) continue;
+        const uint32_t b = (uint32_t)(key[i] >> shift), r = get16(i);
+        const uint32_t s0 = start_of(b);
+        uint32_t place = r;
+        if (shift > 0) {
+            const uint32_t c = start_of(b + 1) - s0;
+            place = 0;
+            for (uint32_t q = 0; q < c; q++) {
+                const K y = skeys[s0 + q];
+                place += (y < key[i]) | ((y == key[i]) & (q < r));
+            }
+        }
+        set16(i, s0 + place);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < SI; i++)
+        if (tid + i * T < it.len) skeys[get16(i)] = key[i];
+    __syncthreads();
+    for (uint32_t j = tid; j < it.len; j += T) a.kA[it.off + j] = twiddle(a.unmap, (K)(skeys[j] + it.key));
+    if constexpr (HAS_V) {
+        V *svals = reinterpret_cast<V *>(sm.stage);
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < SI; i++)
+            if (tid + i * T < it.len) svals[get16(i)] = val[i];
+        __syncthreads();
+        for (uint32_t j = tid; j < it.len; j += T) a.vA[it.off + j] = svals[j];
+    }
+    return true;
+}
+
+/* The finish: blocks [0, nsorts) sort one item each by the bucket pass
+ * (a block whose bins are too full lists its item for
+ * radix_finish_kernel); the rest copy or fill. No CUB in this kernel, so
+ * that its registers are the bucket pass's alone. */
+#ifndef GPK_QUICK_FINISH_BLOCKS
+#define GPK_QUICK_FINISH_BLOCKS 3
+#endif
+template <class K, class V, bool HAS_V>
+__global__ void __launch_bounds__(kFinishThreads, GPK_QUICK_FINISH_BLOCKS) finish_kernel(FinishArgs<K, V> a)
+{
+    constexpr int T = kFinishThreads;
+    __shared__ BucketSmem<K, V, HAS_V> s_bucket;
     __shared__ uint32_t s_item;
 
     const int tid = threadIdx.x;
-    if (tid == 0) s_item = find_owner(a.item_blocks, a.nitems, blockIdx.x);
-    __syncthreads();
-    const Item<K> it = a.items[s_item];
-    const uint32_t chunk = blockIdx.x - a.item_blocks[s_item];
+    Item<K> it;
+    uint32_t chunk = 0;
+    if (blockIdx.x < a.nsorts) {
+        it = a.sorts[blockIdx.x];
+    } else {
+        const uint32_t b = blockIdx.x - a.nsorts;
+        if (tid == 0) s_item = find_owner(a.item_blocks, a.nitems, b);
+        __syncthreads();
+        it = a.items[s_item];
+        chunk = b - a.item_blocks[s_item];
+    }
     const K *ksrc = it.buf == BUF_IN ? a.kbuf[BUF_IN] : it.buf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
     const V *vsrc = it.buf == BUF_IN ? a.vbuf[BUF_IN] : it.buf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
     const bool raw = it.buf == BUF_IN;
 
     if (it.kind == ITEM_SORT) {
-        /* blocked load (thread t holds t*SI ..): the padding, all ones,
-         * sits after every real key, and end_bit keeps it above them */
-        K key[SI];
-        SortV val[SI];
-#pragma unroll
-        for (int i = 0; i < SI; i++) {
-            const uint32_t j = tid * SI + i;
-            if (j < it.len) {
-                K k = ksrc[it.off + j];
-                if (raw) k = twiddle(a.map, k);
-                key[i] = k - it.key;
-                if constexpr (HAS_V) val[i] = vsrc[it.off + j];
-            } else {
-                key[i] = (K)~(K)0;
-                if constexpr (HAS_V) val[i] = SortV();
-            }
-        }
-        if (sizeof(K) == 8 && it.end_bit > kMergeBits) {
-            /* blocked in, blocked out: thread t holds sorted t*SI .. */
-            if constexpr (HAS_V) BlockMerge(s_sort.merge).Sort(key, val, LessKey(), (int)it.len, (K)~(K)0);
-            else BlockMerge(s_sort.merge).Sort(key, LessKey(), (int)it.len, (K)~(K)0);
-#pragma unroll
-            for (int i = 0; i < SI; i++) {
-                const uint32_t j = tid * SI + i;
-                if (j < it.len) {
-                    a.kA[it.off + j] = twiddle(a.unmap, (K)(key[i] + it.key));
-                    if constexpr (HAS_V) a.vA[it.off + j] = val[i];
-                }
-            }
-            return;
-        }
-        if constexpr (HAS_V) BlockSort(s_sort.radix).SortBlockedToStriped(key, val, 0, it.end_bit);
-        else BlockSort(s_sort.radix).SortBlockedToStriped(key, 0, it.end_bit);
-        /* striped: thread t holds sorted positions t, t + T, ... */
-#pragma unroll
-        for (int i = 0; i < SI; i++) {
-            const uint32_t j = tid + i * T;
-            if (j < it.len) {
-                a.kA[it.off + j] = twiddle(a.unmap, (K)(key[i] + it.key));
-                if constexpr (HAS_V) a.vA[it.off + j] = val[i];
-            }
-        }
+        if (!bucket_finish<K, V, HAS_V>(a, it, ksrc, vsrc, raw, s_bucket) && tid == 0)
+            a.fallback[atomicAdd(a.nfallback, 1u)] = blockIdx.x;
         return;
     }
     const uint32_t from = chunk * kCopyTile;
@@ -848,6 +983,54 @@ __global__ void __launch_bounds__(kFinishThreads, 2) finish_kernel(FinishArgs<K,
         if (raw) k = twiddle(a.map, k);
         a.kA[it.off + j] = twiddle(a.unmap, k);
         if (HAS_V) a.vA[it.off + j] = vsrc[it.off + j];
+    }
+}
+
+/* The sort items whose bins were too full: cub::BlockRadixSort on
+ * (key - min) over the bits where the segment's keys can differ. The grid
+ * is the sort count; blocks past the listed ones leave. */
+template <class K, class V, bool HAS_V, int RB>
+__global__ void __launch_bounds__(kFinishThreads, 2) radix_finish_kernel(FinishArgs<K, V> a)
+{
+    using S = QShape<K, V, HAS_V>;
+    constexpr int SI = S::SI;
+    constexpr int T = kFinishThreads;
+    using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
+    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, RB>;
+    __shared__ typename BlockSort::TempStorage s_radix;
+    if (blockIdx.x >= *a.nfallback) return;
+    const int tid = threadIdx.x;
+    const Item<K> it = a.sorts[a.fallback[blockIdx.x]];
+    const K *ksrc = it.buf == BUF_IN ? a.kbuf[BUF_IN] : it.buf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
+    const V *vsrc = it.buf == BUF_IN ? a.vbuf[BUF_IN] : it.buf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
+    const bool raw = it.buf == BUF_IN;
+    /* blocked load (thread t holds t*SI ..): the padding, all ones,
+     * sits after every real key, and end_bit keeps it above them */
+    K key[SI];
+    SortV val[SI];
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        const uint32_t j = tid * SI + i;
+        if (j < it.len) {
+            K k = ksrc[it.off + j];
+            if (raw) k = twiddle(a.map, k);
+            key[i] = k - it.key;
+            if constexpr (HAS_V) val[i] = vsrc[it.off + j];
+        } else {
+            key[i] = (K)~(K)0;
+            if constexpr (HAS_V) val[i] = SortV();
+        }
+    }
+    if constexpr (HAS_V) BlockSort(s_radix).SortBlockedToStriped(key, val, 0, it.end_bit);
+    else BlockSort(s_radix).SortBlockedToStriped(key, 0, it.end_bit);
+    /* striped: thread t holds sorted positions t, t + T, ... */
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        const uint32_t j = tid + i * T;
+        if (j < it.len) {
+            a.kA[it.off + j] = twiddle(a.unmap, (K)(key[i] + it.key));
+            if constexpr (HAS_V) a.vA[it.off + j] = val[i];
+        }
     }
 }
 
@@ -928,9 +1111,16 @@ struct DeviceGuard {
  * SMALL (the root aside), so a list holds at most n / (SMALL + 1) + 1 and
  * a level launches at most n / TILE + (segments) blocks. A level appends
  * at most 3 items per parent, and the host flushes the items before a
- * level could overflow them. The recursive variant does not flush while
+ * batch of kBatchMax levels could overflow them. The recursive variant does not flush while
  * it recurses: 3 items per segment of depth < cdp_depth, at most
  * kCdpDepthMax * cap_big such segments (one pool slot each). */
+/* Levels launched between two reads of the counters (GPK_QUICK_BATCH,
+ * 1 .. kBatchMax). Every read waits for the GPU to drain and costs a
+ * launch latency after it; a level past the last one is an empty launch
+ * whose blocks leave at once. */
+constexpr int kBatchMax = 8;
+constexpr int kBatchDefault = 4;
+
 struct Caps {
     size_t big, tiles, items, pool;
 };
@@ -938,12 +1128,12 @@ struct Caps {
 template <class K> static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, Caps *c)
 {
     c->big = n / ((size_t)small + 1) + 2;
-    c->tiles = n / tile + c->big + 2;
+    c->tiles = n / tile + 2 * c->big + 2; /* one more per segment when tiles are aligned */
     c->pool = recursive ? (size_t)kCdpDepthMax * c->big : 0;
-    c->items = 3 * c->big + 16 + 3 * c->pool;
+    c->items = 3 * c->big * kBatchMax + 16 + 3 * c->pool;
     return 2 * align_up(c->big * sizeof(Seg<K>), 256) + 2 * align_up(c->big * sizeof(Part<K>), 256) +
-           2 * align_up(c->tiles * sizeof(uint32_t), 256) + align_up(c->items * sizeof(Item<K>), 256) +
-           align_up(c->items * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) +
+           2 * align_up(c->tiles * sizeof(uint32_t), 256) + 2 * align_up(c->items * sizeof(Item<K>), 256) +
+           2 * align_up(c->items * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) + 256 +
            align_up(c->pool * sizeof(Seg<K>), 256) + align_up(c->pool * sizeof(Part<K>), 256) + 256;
 }
 
@@ -967,6 +1157,12 @@ template <class K> static Lists<K> carve_lists(void *base, size_t n, uint32_t sm
     }
     l.items = (Item<K> *)p;
     p += align_up(c.items * sizeof(Item<K>), 256);
+    l.sorts = (Item<K> *)p;
+    p += align_up(c.items * sizeof(Item<K>), 256);
+    l.fallback = (uint32_t *)p;
+    p += align_up(c.items * sizeof(uint32_t), 256);
+    l.nfallback = (uint32_t *)p;
+    p += 256;
     l.item_blocks = (uint32_t *)p;
     p += align_up(c.items * sizeof(uint32_t), 256);
     l.ctl = (Ctl *)p;
@@ -996,14 +1192,19 @@ template <class K, class V> struct DevSort {
 };
 
 template <class K, class V, bool HAS_V>
-static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<K> &l, uint32_t nitems,
-                              uint32_t blocks, cudaStream_t stream)
+static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<K> &l, Ctl *c,
+                              cudaStream_t stream)
 {
-    if (nitems == 0 || blocks == 0) return GPK_OK;
+    const uint32_t nitems = (uint32_t)c->items, blocks = (uint32_t)(c->items >> 32), nsorts = c->sorts;
+    c->items = 0;
+    c->sorts = 0;
+    if (nsorts == 0 && (nitems == 0 || blocks == 0)) return GPK_OK;
     FinishArgs<K, V> f;
     f.items = l.items;
     f.item_blocks = l.item_blocks;
     f.nitems = nitems;
+    f.sorts = l.sorts;
+    f.nsorts = nsorts;
     f.kbuf[BUF_IN] = d.kin;
     f.kbuf[BUF_A] = d.kA;
     f.kbuf[BUF_B] = d.kB;
@@ -1014,9 +1215,21 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.vA = d.vA;
     f.map = d.map;
     f.unmap = d.unmap;
-    finish_kernel<K, V, HAS_V, kFinishRadixBits><<<blocks, kFinishThreads, 0, stream>>>(f);
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->items, 0, sizeof(u64), stream);
+    f.bin_limit = (uint32_t)experiment_knob("GPK_QUICK_BIN_LIMIT", (int)kBinLimit, 0, 65535);
+    f.fallback = l.fallback;
+    f.nfallback = l.nfallback;
+    cudaError_t e = cudaMemsetAsync(l.nfallback, 0, sizeof(uint32_t), stream);
+    if (e == cudaSuccess) {
+        finish_kernel<K, V, HAS_V><<<nsorts + blocks, kFinishThreads, 0, stream>>>(f);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess && nsorts) {
+        radix_finish_kernel<K, V, HAS_V, kFinishRadixBits><<<nsorts, kFinishThreads, 0, stream>>>(f);
+        e = cudaGetLastError();
+    }
+    /* items, overflow (zero: it was read) and sorts in one */
+    static_assert(offsetof(Ctl, sorts) == offsetof(Ctl, items) + 12, "the counters are adjacent");
+    if (e == cudaSuccess) e = cudaMemsetAsync(&l.ctl->items, 0, 16, stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: finish kernel launch");
     return GPK_OK;
 }
@@ -1089,24 +1302,69 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
     root_kernel<K, V, HAS_V, EQB><<<1, kRootThreads, 0, stream>>>(a, d.n);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
+    /* floating point: value and bit midpoints alternate at worst */
+    const int max_depth = 2 * (8 * (int)sizeof(K) + 80);
     Ctl c;
-    gpk_status s = read_ctl(ctx, l.ctl, &c, stream);
+    gpk_status s;
+    if (!kRecursive) {
+        /* Levels go out in batches without reading the counters: each
+         * launch's grid is a bound on its tiles (a parent's children need
+         * at most one tile more than it, two with aligned tiles, and are at
+         * most two), and the blocks past the level's real count leave at
+         * once. */
+        const int batch = experiment_knob("GPK_QUICK_BATCH", kBatchDefault, 1, kBatchMax);
+        uint64_t bound_tiles = ((u64)d.n + S::TILE - 1) / S::TILE, bound_segs = 1;
+        int depth = 0;
+        a.grid_bound = true;
+        for (;;) {
+            if (d.n > S::SMALL) {
+                for (int b = 0; b < batch; b++, depth++) {
+                    e = cudaMemsetAsync(&l.ctl->big[(depth & 1) ^ 1], 0, sizeof(u64), stream);
+                    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
+                    a.depth = depth;
+                    a.segs = l.segs[depth & 1];
+                    a.parts = l.parts[depth & 1];
+                    a.tile_seg = l.tile_seg[depth & 1];
+                    const uint32_t grid = (uint32_t)std::min<u64>(bound_tiles, l.cap_tiles);
+                    if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
+                        partition_kernel<K, V, HAS_V, EQB, true><<<grid, kThreads, 0, stream>>>(a);
+                    else
+                        partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
+                    e = cudaGetLastError();
+                    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: partition kernel launch");
+                    bound_tiles = std::min<u64>(bound_tiles + (S::ALIGN > 1 ? 2 : 1) * bound_segs, l.cap_tiles);
+                    bound_segs = std::min<u64>(2 * bound_segs, l.cap_big);
+                }
+            }
+            s = read_ctl(ctx, l.ctl, &c, stream);
+            if (s != GPK_OK) return s;
+            const uint32_t nbig = (uint32_t)c.big[depth & 1];
+            if (nbig == 0 || d.n <= S::SMALL) break;
+            if (depth > max_depth)
+                return gpk__fail(ctx, GPK_EDEVICE, "CUDA quicksort: internal error (depth %d)", depth);
+            if ((size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)l.cap_big * batch > l.cap_items) {
+                s = flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
+                if (s != GPK_OK) return s;
+            }
+            bound_tiles = c.big[depth & 1] >> 32;
+            bound_segs = nbig;
+        }
+        return flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
+    }
+    s = read_ctl(ctx, l.ctl, &c, stream);
     if (s != GPK_OK) return s;
 #ifdef GPK_QUICK_CDP_TU
     raise_pending_limit();
 #endif
-    /* floating point: value and bit midpoints alternate at worst */
-    const int max_depth = 2 * (8 * (int)sizeof(K) + 80);
     for (int depth = 0;; depth++) {
         const int j = depth & 1;
         const uint32_t nbig = (uint32_t)c.big[j], tiles = (uint32_t)(c.big[j] >> 32);
         if (nbig == 0) break;
         if (depth > max_depth)
             return gpk__fail(ctx, GPK_EDEVICE, "CUDA quicksort: internal error (depth %d)", depth);
-        if ((size_t)(uint32_t)c.items + 3 * (size_t)nbig > l.cap_items) {
-            s = flush_items<K, V, HAS_V>(ctx, d, l, (uint32_t)c.items, (uint32_t)(c.items >> 32), stream);
+        if ((size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)nbig > l.cap_items) {
+            s = flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
             if (s != GPK_OK) return s;
-            c.items = 0;
         }
         /* (recursive, depth 0: the hand-over list may be list 0, whose
          * root entry the root's blocks have read before any child runs) */
@@ -1129,7 +1387,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
          * whose segments wait in list cdp_depth & 1 */
         if (kRecursive && depth == 0) depth = a.cdp_depth - 1;
     }
-    return flush_items<K, V, HAS_V>(ctx, d, l, (uint32_t)c.items, (uint32_t)(c.items >> 32), stream);
+    return flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
 }
 
 /* ------------------------------------------------------------------------

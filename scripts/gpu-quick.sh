@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The CUDA quicksort on a GPU: build, test_quick cuda, then the stages in
+# GPK_QUICK_STAGES (default "exp"):
+#   exp       bench/quick_experiments.sh (per-kernel times, knobs, records, recursion)
+#   paper     gpk bench quicksort, u32 and f64, the six distributions, 2^20..2^25,
+#             records with 16/32/64-byte payloads (JSON: quicksort-gpu.json)
+#   records   records only at 2^25, 16/32/64-byte payloads (JSON: quicksort-gpu-records.json)
+#   big       the same at 2^28 (256M keys; JSON: quicksort-gpu-256M.json)
+#   memcheck  test_quick cuda (GPK_TEST_SMALL=1) under compute-sanitizer memcheck
+#   racecheck the same under racecheck
+# Logs and JSON in $OUT; docs/perf/quicksort.md says what the figures mean.
+set -u
+out=${OUT:-/tmp/out}; mkdir -p "$out"
+export PATH="$PATH:/usr/local/cuda/bin"
+b=${GPK_GPU_BUILD:-build-gpu}
+root=$(cd "$(dirname "$0")/.." && pwd)
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+t0=$(date +%s)
+cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
+  cmake --build $b -j 16 --target gpk_cli test_quick test_cuda_api >"$out/build.log" 2>&1 ||
+  { tail -n 60 "$out/build.log"; exit 1; }
+echo "build ok $(( $(date +%s) - t0 )) s"
+run() { # name timeout cmd...
+  local name=$1 to=$2; shift 2; local t=$(date +%s)
+  GPK_REQUIRE_CUDA=1 timeout "$to" "$@" >"$out/$name.log" 2>&1; local rc=$?
+  echo "== $name rc=$rc $(( $(date +%s) - t )) s"; grep -m 12 -E 'FAIL|rror' "$out/$name.log"; tail -n ${TAILN:-3} "$out/$name.log"
+}
+[ -n "${GPK_QUICK_NOTEST:-}" ] || run test_quick 300 $b/tests/test_quick cuda
+for s in ${GPK_QUICK_STAGES:-exp}; do case $s in
+exp) TAILN=200 run experiments 400 bash "$root/bench/quick_experiments.sh" $b "${GPK_QUICK_N:-2^25}" \
+       "${GPK_QUICK_PARTS:-prof knobs records cdp}" ;;
+paper) TAILN=0 run bench_paper 500 $b/gpk bench quicksort --types u32,f64 --n 2^20,2^21,2^22,2^23,2^24,2^25 \
+         --records --json "$out/quicksort-gpu.json"
+       python3 "$root/bench/quick_table.py" "$out/quicksort-gpu.json" ;;
+big) TAILN=0 run bench_256M 500 $b/gpk bench quicksort --types u32,f64 --n 2^28 --reps 3 \
+       --json "$out/quicksort-gpu-256M.json"
+     python3 "$root/bench/quick_table.py" "$out/quicksort-gpu-256M.json" ;;
+records) TAILN=0 run bench_records 300 $b/gpk bench quicksort --n 2^25 --records-only --reps 5 \
+         --json "$out/quicksort-gpu-records.json"
+       python3 "$root/bench/quick_table.py" "$out/quicksort-gpu-records.json" ;;
+memcheck|racecheck) GPK_TEST_SMALL=1 TAILN=4 run $s-quick ${GPK_QSAN_TIMEOUT:-400} compute-sanitizer --tool $s --error-exitcode 9 \
+       $b/tests/test_quick cuda ;;
+esac; done
