@@ -369,6 +369,13 @@ template <class K, class V> struct PartArgs {
     bool grid_bound;          /* the grid is a bound: blocks past the level's tiles leave */
 };
 
+/* One of the three buffers by BufId. Selected, not indexed: a dynamic
+ * index into a kernel parameter array would copy the array to the stack. */
+template <class P> __device__ __forceinline__ P pick_buf(const P (&bufs)[3], uint8_t id)
+{
+    return id == BUF_IN ? bufs[BUF_IN] : id == BUF_A ? bufs[BUF_A] : bufs[BUF_B];
+}
+
 /* buf(d): where the segments of depth d are (d = 0: the input). */
 __host__ __device__ __forceinline__ uint8_t buf_of_depth(int d) { return d == 0 ? BUF_IN : (d & 1) ? BUF_B : BUF_A; }
 
@@ -613,10 +620,8 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     const K pivot = sg.pivot;
     constexpr bool all4 = ALL4; /* the root, from a sample (SEG_INEXACT) */
     const uint8_t sbuf = buf_of_depth(a.depth), dbuf = buf_of_depth(a.depth + 1);
-    /* selected, not indexed: a dynamic index into the parameter arrays
-     * would copy them to the stack */
-    const K *kin = sbuf == BUF_IN ? a.kbuf[BUF_IN] : sbuf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
-    const V *vin = sbuf == BUF_IN ? a.vbuf[BUF_IN] : sbuf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
+    const K *kin = pick_buf(a.kbuf, sbuf);
+    const V *vin = pick_buf(a.vbuf, sbuf);
     K *kout = dbuf == BUF_A ? a.kA : a.kB;
     V *vout = dbuf == BUF_A ? a.vA : a.vB;
     const bool raw = sbuf == BUF_IN && a.in_raw;
@@ -960,8 +965,8 @@ __global__ void __launch_bounds__(kFinishThreads, GPK_QUICK_FINISH_BLOCKS) finis
         it = a.items[s_item];
         chunk = b - a.item_blocks[s_item];
     }
-    const K *ksrc = it.buf == BUF_IN ? a.kbuf[BUF_IN] : it.buf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
-    const V *vsrc = it.buf == BUF_IN ? a.vbuf[BUF_IN] : it.buf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
+    const K *ksrc = pick_buf(a.kbuf, it.buf);
+    const V *vsrc = pick_buf(a.vbuf, it.buf);
     const bool raw = it.buf == BUF_IN;
 
     if (it.kind == ITEM_SORT) {
@@ -1001,8 +1006,8 @@ __global__ void __launch_bounds__(kFinishThreads, 2) radix_finish_kernel(FinishA
     if (blockIdx.x >= *a.nfallback) return;
     const int tid = threadIdx.x;
     const Item<K> it = a.sorts[a.fallback[blockIdx.x]];
-    const K *ksrc = it.buf == BUF_IN ? a.kbuf[BUF_IN] : it.buf == BUF_A ? a.kbuf[BUF_A] : a.kbuf[BUF_B];
-    const V *vsrc = it.buf == BUF_IN ? a.vbuf[BUF_IN] : it.buf == BUF_A ? a.vbuf[BUF_A] : a.vbuf[BUF_B];
+    const K *ksrc = pick_buf(a.kbuf, it.buf);
+    const V *vsrc = pick_buf(a.vbuf, it.buf);
     const bool raw = it.buf == BUF_IN;
     /* blocked load (thread t holds t*SI ..): the padding, all ones,
      * sits after every real key, and end_bit keeps it above them */
@@ -1304,6 +1309,18 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
     /* floating point: value and bit midpoints alternate at worst */
     const int max_depth = 2 * (8 * (int)sizeof(K) + 80);
+    /* one level's partition grid over list depth & 1 */
+    auto launch_level = [&](int depth, uint32_t grid) -> cudaError_t {
+        a.depth = depth;
+        a.segs = l.segs[depth & 1];
+        a.parts = l.parts[depth & 1];
+        a.tile_seg = l.tile_seg[depth & 1];
+        if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
+            partition_kernel<K, V, HAS_V, EQB, true><<<grid, kThreads, 0, stream>>>(a);
+        else
+            partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
+        return cudaGetLastError();
+    };
     Ctl c;
     gpk_status s;
     if (!kRecursive) {
@@ -1321,16 +1338,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
                 for (int b = 0; b < batch; b++, depth++) {
                     e = cudaMemsetAsync(&l.ctl->big[(depth & 1) ^ 1], 0, sizeof(u64), stream);
                     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
-                    a.depth = depth;
-                    a.segs = l.segs[depth & 1];
-                    a.parts = l.parts[depth & 1];
-                    a.tile_seg = l.tile_seg[depth & 1];
-                    const uint32_t grid = (uint32_t)std::min<u64>(bound_tiles, l.cap_tiles);
-                    if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
-                        partition_kernel<K, V, HAS_V, EQB, true><<<grid, kThreads, 0, stream>>>(a);
-                    else
-                        partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
-                    e = cudaGetLastError();
+                    e = launch_level(depth, (uint32_t)std::min<u64>(bound_tiles, l.cap_tiles));
                     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: partition kernel launch");
                     bound_tiles = std::min<u64>(bound_tiles + (S::ALIGN > 1 ? 2 : 1) * bound_segs, l.cap_tiles);
                     bound_segs = std::min<u64>(2 * bound_segs, l.cap_big);
@@ -1371,15 +1379,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
         e = cudaMemsetAsync(&l.ctl->big[(kRecursive && depth == 0) ? 0 : j ^ 1], 0,
                             (kRecursive && depth == 0 ? 2 : 1) * sizeof(u64), stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
-        a.depth = depth;
-        a.segs = l.segs[j];
-        a.parts = l.parts[j];
-        a.tile_seg = l.tile_seg[j];
-        if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
-            partition_kernel<K, V, HAS_V, EQB, true><<<tiles, kThreads, 0, stream>>>(a);
-        else
-            partition_kernel<K, V, HAS_V, EQB, false><<<tiles, kThreads, 0, stream>>>(a);
-        e = cudaGetLastError();
+        e = launch_level(depth, tiles);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: partition kernel launch");
         s = read_ctl(ctx, l.ctl, &c, stream);
         if (s != GPK_OK) return s;
