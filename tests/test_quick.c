@@ -24,24 +24,40 @@ static uint64_t seed_base;
  * pass hands to its radix sort (bins too full). */
 static uint32_t wide_dups;
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
-static void spread_duplicates(gpk_type t, char *keys, size_t n, uint64_t seed)
+/* Keys generated uniform (random bits; floats in [0, 1)) pick their value. */
+static void spread_duplicates(gpk_type t, char *keys, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        const uint64_t v = mix64(seed + i) % wide_dups;
         char *p = keys + i * gpk_type_size(t);
         switch (t) {
-        case GPK_U32: case GPK_I32: { uint32_t k = (uint32_t)(v * (0xFFFFFFFFull / wide_dups)); memcpy(p, &k, 4); break; }
-        case GPK_U64: case GPK_I64: { uint64_t k = v * (UINT64_MAX / wide_dups); memcpy(p, &k, 8); break; }
-        case GPK_F32: { float k = (float)v * 1000.0f - 5e5f; memcpy(p, &k, 4); break; }
-        case GPK_F64: { double k = (double)v * 1000.0 - 5e5; memcpy(p, &k, 8); break; }
+        case GPK_U32: case GPK_I32: {
+            uint32_t k;
+            memcpy(&k, p, 4);
+            k = (uint32_t)(k % wide_dups * (0xFFFFFFFFull / wide_dups));
+            memcpy(p, &k, 4);
+            break;
+        }
+        case GPK_U64: case GPK_I64: {
+            uint64_t k;
+            memcpy(&k, p, 8);
+            k = k % wide_dups * (UINT64_MAX / wide_dups);
+            memcpy(p, &k, 8);
+            break;
+        }
+        case GPK_F32: {
+            float k;
+            memcpy(&k, p, 4);
+            k = (float)(uint32_t)(k * (float)wide_dups) * 1000.0f - 5e5f;
+            memcpy(p, &k, 4);
+            break;
+        }
+        case GPK_F64: {
+            double k;
+            memcpy(&k, p, 8);
+            k = (double)(uint64_t)(k * wide_dups) * 1000.0 - 5e5;
+            memcpy(p, &k, 8);
+            break;
+        }
         }
     }
 }
@@ -121,7 +137,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     gpk_status gs = gpk_generate(t, d, in, n, seed, 0);
     TU_CHECK(gs == GPK_OK, "%s: generate: %s", what, gpk_status_string(gs));
     if (gs != GPK_OK) goto out;
-    if (wide_dups) spread_duplicates(t, in, n, seed);
+    if (wide_dups) spread_duplicates(t, in, n);
     for (size_t i = 0; i < n; i++) {
         if (vw == 4) { uint32_t v = v32_of(i); memcpy(vgot + 4 * i, &v, 4); }
         if (vw == 8) { uint64_t v = v64_of(i); memcpy(vgot + 8 * i, &v, 8); }
