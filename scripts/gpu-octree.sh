@@ -5,20 +5,8 @@
 # blocks grid. Logs in $OUT/logs.tar.gz, JSON beside it; see
 # docs/perf/octree.md for what the figures mean.
 set -u
-out=${OUT:-/tmp/out}; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin"
-b=${GPK_GPU_BUILD:-build-gpu}
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
-t0=$(date +%s)
-cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
-  cmake --build $b -j 16 --target gpk_cli test_octree test_pool_cuda >"$out/build.log" 2>&1 ||
-  { tail -n 60 "$out/build.log"; exit 1; }
-echo "build ok $(( $(date +%s) - t0 )) s"
-run() { # name timeout cmd...
-  local name=$1 to=$2; shift 2; local t=$(date +%s)
-  GPK_REQUIRE_CUDA=1 timeout "$to" "$@" >"$out/$name.log" 2>&1; local rc=$?
-  echo "== $name rc=$rc $(( $(date +%s) - t )) s"; grep -m 12 -E 'FAIL|rror' "$out/$name.log"; tail -n ${TAILN:-3} "$out/$name.log"
-}
+. "$(dirname "$0")/gpu-lib.sh"
+gpu_build gpk_cli test_octree test_pool_cuda
 run octree_cuda 240 $b/tests/test_octree cuda
 TAILN=9 run pool_cuda 120 $b/tests/test_pool_cuda
 for s in ${GPK_OCTREE_STAGES:-memcheck final grid}; do case $s in

@@ -10,21 +10,9 @@
 #   racecheck the same under racecheck
 # Logs and JSON in $OUT; docs/perf/quicksort.md says what the figures mean.
 set -u
-out=${OUT:-/tmp/out}; mkdir -p "$out"
-export PATH="$PATH:/usr/local/cuda/bin"
-b=${GPK_GPU_BUILD:-build-gpu}
+. "$(dirname "$0")/gpu-lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv,noheader
-t0=$(date +%s)
-cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/cmake.log" 2>&1 &&
-  cmake --build $b -j 16 --target gpk_cli test_quick test_cuda_api >"$out/build.log" 2>&1 ||
-  { tail -n 60 "$out/build.log"; exit 1; }
-echo "build ok $(( $(date +%s) - t0 )) s"
-run() { # name timeout cmd...
-  local name=$1 to=$2; shift 2; local t=$(date +%s)
-  GPK_REQUIRE_CUDA=1 timeout "$to" "$@" >"$out/$name.log" 2>&1; local rc=$?
-  echo "== $name rc=$rc $(( $(date +%s) - t )) s"; grep -m 12 -E 'FAIL|rror' "$out/$name.log"; tail -n ${TAILN:-3} "$out/$name.log"
-}
+gpu_build gpk_cli test_quick test_cuda_api
 [ -n "${GPK_QUICK_NOTEST:-}" ] || run test_quick 300 $b/tests/test_quick cuda
 for s in ${GPK_QUICK_STAGES:-exp}; do case $s in
 exp) TAILN=200 run experiments 400 bash "$root/bench/quick_experiments.sh" $b "${GPK_QUICK_N:-2^25}" \
