@@ -16,7 +16,7 @@
 set -u
 build=${1:-build-gpu}
 n=${2:-2^25}
-parts=${3:-prof knobs records cdp}   # also: ncu
+parts=${3:-prof knobs records cdp}   # also: ncu variant bw
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$PATH:/usr/local/cuda/bin"
 has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -24,6 +24,10 @@ rows() { # label, command...
   local label=$1; shift
   "$@" 2>&1 | grep -E '^cuda|FAIL|ERROR' | sed -E "s/^cuda +/$(printf '%-12s' "$label") /"
 }
+if has bw; then
+  echo "== copy bandwidth (the floor of a pass)"
+  nvcc -O3 -arch=sm_90 -o "$build/copy_bw" "$root/bench/copy_bw.cu" && "$build/copy_bw" 128 256 1024
+fi
 if has prof; then
   echo "== per-kernel device time, one sort ($n)"
   for t in u32 f64; do

@@ -97,6 +97,10 @@ constexpr bool kRecursive = false;
  * loop. GPK_QUICK_CDP_DEPTH (1 .. kCdpDepthMax) overrides the default. */
 constexpr int kCdpDepthDefault = 15;
 constexpr int kCdpDepthMax = 22;
+/* Segments of depth below this choose their pivot with a sample
+ * (sample_pivot); GPK_QUICK_SAMPLE_DEPTH (0: never) overrides it. */
+constexpr int kSampleDepthDefault = 3;
+constexpr int kSampleDepthMax = 8;
 
 /* ------------------------------------------------------------------------
  * Shapes
@@ -136,6 +140,12 @@ template <class K, class V, bool HAS_V> struct QShape {
     static_assert(SMEM <= 48 * 1024, "partition staging must fit static shared memory");
     static_assert(TILE < (1u << 21), "bucket counts are packed in 21-bit fields");
     static_assert(SMALL >= TILE, "a big segment has more than one tile's worth");
+#ifndef GPK_QUICK_SPLIT_LOADS /* 1: a kernel's loads in a loop of their own, before any use */
+#define GPK_QUICK_SPLIT_LOADS 1
+#endif
+#ifndef GPK_QUICK_VEC_LOADS /* 1: full partition tiles of keys load 16 bytes per instruction */
+#define GPK_QUICK_VEC_LOADS 0
+#endif
 #ifndef GPK_QUICK_ALIGN /* 1: tiles start on 128-byte lines (the first one of a segment early) */
 #define GPK_QUICK_ALIGN 1
 #endif
@@ -366,6 +376,7 @@ template <class K, class V> struct PartArgs {
     PivotMap<K> pm;
     Lists<K> l;
     int cdp_depth;            /* recursive variant */
+    int sample_depth;         /* segments above this depth may take a sample's median as pivot */
     bool grid_bound;          /* the grid is a bound: blocks past the level's tiles leave */
 };
 
@@ -384,6 +395,8 @@ template <class K> struct Child {
     K min, max;
     bool fill;  /* the == P range of a keys-only partition */
     bool exact; /* min and max are exact (not the root's sample) */
+    bool given; /* pivot chosen already (from a sample); left out of an initializer: false */
+    K pivot;
 };
 
 __device__ __forceinline__ void ctl_error(Ctl *ctl, uint32_t code) { atomicOr(&ctl->overflow, code); }
@@ -447,7 +460,7 @@ __device__ void emit_child(const PartArgs<K, V> &a, const Child<K> &c, int depth
         return;
     }
     const uint32_t tiles = S::tiles_of(c.off, c.len);
-    const K pivot = choose_pivot(c.min, c.max, (flags & SEG_BITMID) != 0, a.pm);
+    const K pivot = c.given ? c.pivot : choose_pivot(c.min, c.max, (flags & SEG_BITMID) != 0, a.pm);
 #ifdef GPK_QUICK_CDP_TU
     if (depth < a.cdp_depth) {
         const uint32_t slot = atomicAdd(l.pool_ctr, 1u);
@@ -489,6 +502,62 @@ __device__ __forceinline__ void map_tiles(uint32_t *tile_seg, const uint32_t (*m
         for (uint32_t j = threadIdx.x; j < m[c][2]; j += blockDim.x) tile_seg[m[c][1] + j] = m[c][0];
 }
 
+/* Count-balanced pivots near the top. A midpoint pivot splits the range
+ * in halves, not the keys: on a bell-shaped distribution the middle
+ * segments stay 2-3x fuller than the outer ones and take one or two more
+ * levels. Each of T threads brings one key sampled from the segment; when
+ * between 40 % and 60 % of the sample lies below the midpoint `mid`, mid
+ * it is (uniform keys keep their exact halves), else the sample's median,
+ * clamped into (lo, hi] so that both sides of an integer split stay
+ * possible. Only the first levels sample (PartArgs::sample_depth): a
+ * median's split is balanced but for adversarial keys not bounded, so the
+ * depth bound of the midpoint rule still holds below them. All T threads
+ * call it; s_samp holds T keys; it ends with a barrier. */
+template <class K, int T>
+__device__ K sample_pivot(K k, K lo, K hi, K mid, K *s_samp, K *s_res)
+{
+    const int tid = threadIdx.x;
+    s_samp[tid] = k;
+    const int below = __syncthreads_count(k < mid);
+    if (lo == hi || (below * 10 >= T * 4 && below * 10 <= T * 6)) return mid;
+    uint32_t rank = 0; /* keys below k, and equal ones sampled earlier: a permutation of 0 .. T-1 */
+#pragma unroll 1
+    for (int q = 0; q < T; q++) {
+        const K y = s_samp[q];
+        rank += (y < k) | ((y == k) & (q < tid));
+    }
+    if (rank == T / 2) *s_res = k;
+    __syncthreads();
+    const K p = *s_res;
+    __syncthreads();
+    return p <= lo ? (K)(lo + 1) : p > hi ? hi : p;
+}
+
+/* Position of sample t of T in a segment of len > T keys. */
+template <int T> __device__ __forceinline__ uint32_t sample_at(uint32_t off, uint32_t len, int t)
+{
+    return off + (uint32_t)(((u64)t * len) / T) + len / (2 * T);
+}
+
+/* The planning block's samples for its big children (kept out of line:
+ * inlined, its registers would spill in the partition kernel). */
+template <class K>
+__device__ __noinline__ void sample_children(const K *keys, Child<K> *s_ch, const uint32_t *s_flags, uint32_t small,
+                                            PivotMap<K> pm, K *s_samp, K *s_res)
+{
+    for (int c = 0; c < 3; c += 2) {
+        const Child<K> ch = s_ch[c];
+        if (ch.len <= small || ch.min == ch.max || s_flags[c]) continue;
+        const K mid = choose_pivot(ch.min, ch.max, false, pm);
+        const K k = __ldcg(keys + sample_at<kThreads>(ch.off, ch.len, threadIdx.x));
+        const K p = sample_pivot<K, kThreads>(k, ch.min, ch.max, mid, s_samp, s_res);
+        if (threadIdx.x == 0) {
+            s_ch[c].given = true;
+            s_ch[c].pivot = p;
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Root: the first segment, from a sample (or every key when n is small).
  * ------------------------------------------------------------------------ */
@@ -497,6 +566,7 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
 {
     constexpr int W = kRootThreads / 32;
     __shared__ K s_lo[W], s_hi[W];
+    __shared__ K s_samp[kRootThreads], s_pivot;
     __shared__ uint32_t s_map[3][3];
     const bool exact = n <= kRootExact;
     const uint32_t count = exact ? n : kRootSample;
@@ -519,11 +589,17 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
         s_hi[threadIdx.x >> 5] = hi;
     }
     __syncthreads();
+    for (int w = 0; w < W; w++) {
+        lo = min(lo, s_lo[w]);
+        hi = max(hi, s_hi[w]);
+    }
+    K pivot = choose_pivot(lo, hi, false, a.pm);
+    if (!exact && a.sample_depth > 0) {
+        K k = keys[sample_at<kRootThreads>(0u, n, threadIdx.x)];
+        if (a.in_raw) k = twiddle(a.map, k);
+        pivot = sample_pivot<K, kRootThreads>(k, lo, hi, pivot, s_samp, &s_pivot);
+    }
     if (threadIdx.x == 0) {
-        for (int w = 1; w < W; w++) {
-            lo = min(lo, s_lo[w]);
-            hi = max(hi, s_hi[w]);
-        }
         s_map[0][2] = 0;
         if (exact && (lo == hi || n <= QShape<K, V, HAS_V>::SMALL)) {
             /* an item, or nothing: never a launch */
@@ -534,7 +610,7 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
             const uint32_t tiles =
                 (uint32_t)(((u64)n + QShape<K, V, HAS_V>::TILE - 1) / QShape<K, V, HAS_V>::TILE);
             a.l.ctl->big[0] = ((u64)tiles << 32) | 1ull;
-            a.l.segs[0][0] = Seg<K>{0u, n, 0u, exact ? 0u : (uint32_t)SEG_INEXACT, lo, hi, choose_pivot(lo, hi, false, a.pm)};
+            a.l.segs[0][0] = Seg<K>{0u, n, 0u, exact ? 0u : (uint32_t)SEG_INEXACT, lo, hi, pivot};
             a.l.parts[0][0] = part_init<K>();
             s_map[0][0] = 0;
             s_map[0][1] = 0;
@@ -631,20 +707,46 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
      * == P and dropped; without, they are counted out by `valid`. */
     K key[I];
     V val[HAS_V ? I : 1];
+    /* element i of this thread: striped, or (VEC) E consecutive keys of
+     * one 16-byte load per E elements */
+    constexpr bool VEC = GPK_QUICK_VEC_LOADS && !HAS_V && I % (16 / sizeof(K)) == 0;
+    constexpr int E = VEC ? 16 / sizeof(K) : 1;
+    auto pos = [&](int i) -> uint32_t { return E * (tid + (i / E) * kThreads) + i % E; };
+    if (VEC && first == 0 && valid == TILE && ((uintptr_t)(kin + start) & 15u) == 0) {
 #pragma unroll
-    for (int i = 0; i < I; i++) {
-        const uint32_t j = tid + i * kThreads;
-        key[i] = pivot;
-        if (j >= first && j < valid) {
-            K k = __ldcg(kin + start + j);
-            key[i] = raw ? twiddle(a.map, k) : k;
-            if (HAS_V) val[i] = __ldcg(vin + start + j);
+        for (int c = 0; c < I / E; c++) {
+            const uint4 w = __ldcg(reinterpret_cast<const uint4 *>(kin + start) + tid + c * kThreads);
+            memcpy(&key[c * E], &w, 16);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            const uint32_t j = pos(i);
+            key[i] = pivot;
+            if (j >= first && j < valid) {
+                key[i] = __ldcg(kin + start + j);
+                if (HAS_V) val[i] = __ldcg(vin + start + j);
+            }
+#if !GPK_QUICK_SPLIT_LOADS
+            if (raw && j >= first && j < valid) key[i] = twiddle(a.map, key[i]);
+#endif
         }
     }
+#if GPK_QUICK_SPLIT_LOADS
+    /* apart from the loads, so that no use of a key waits on its load
+     * before the next load is issued */
+    if (raw) {
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            const uint32_t j = pos(i);
+            if (j >= first && j < valid) key[i] = twiddle(a.map, key[i]);
+        }
+    }
+#endif
     /* < P goes left; > P (EQB) or >= P goes right */
     auto goes_left = [&](int i) { return key[i] < pivot; };
     auto goes_right = [&](int i) {
-        const uint32_t j = tid + i * kThreads;
+        const uint32_t j = pos(i);
         return EQB ? key[i] > pivot : (key[i] >= pivot && j >= first && j < valid);
     };
 
@@ -757,24 +859,26 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     if (!s_last) return;
 
     /* The last block: every block's atomics are in; plan the children. */
+    __shared__ Child<K> s_ch[3];
+    __shared__ uint32_t s_flags[3];
     if (tid == 0) {
         __threadfence();
         const u64 lr = __ldcg(&pt->lr);
         const uint32_t lt = (uint32_t)lr, gt = (uint32_t)(lr >> 32);
         const K lmax = __ldcg(&pt->lt_max), gmin = __ldcg(&pt->gt_min);
         const K lmin = all4 ? __ldcg(&pt->lt_min) : sg.min, gmax = all4 ? __ldcg(&pt->gt_max) : sg.max;
-        const Child<K> ch[3] = {
-            Child<K>{sg.off, lt, lmin, lmax, false, true},
-            Child<K>{sg.off + lt, sg.len - lt - gt, pivot, pivot, true, true}, /* empty without EQB */
-            Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true},
-        };
-        for (int c = 0; c < 3; c++) {
-            /* value pivots until a split is lopsided, then one bit midpoint */
-            const uint32_t flags =
-                ((sg.flags & SEG_BITMID) == 0 && (u64)ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
-            emit_child<K, V, HAS_V, EQB>(a, ch[c], a.depth + 1, flags, &s_map[c][0], &s_map[c][1], &s_map[c][2]);
-        }
+        s_ch[0] = Child<K>{sg.off, lt, lmin, lmax, false, true};
+        s_ch[1] = Child<K>{sg.off + lt, sg.len - lt - gt, pivot, pivot, true, true}; /* empty without EQB */
+        s_ch[2] = Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true};
+        /* value pivots until a split is lopsided, then one bit midpoint */
+        for (int c = 0; c < 3; c++)
+            s_flags[c] = ((sg.flags & SEG_BITMID) == 0 && (u64)s_ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
     }
+    __syncthreads();
+    if (a.depth + 1 < a.sample_depth) sample_children<K>(kout, s_ch, s_flags, S::SMALL, a.pm, s_keys, &s_red[0][0]);
+    if (tid == 0)
+        for (int c = 0; c < 3; c++)
+            emit_child<K, V, HAS_V, EQB>(a, s_ch[c], a.depth + 1, s_flags[c], &s_map[c][0], &s_map[c][1], &s_map[c][2]);
     __syncthreads();
     map_tiles(a.l.tile_seg[(a.depth + 1) & 1], s_map, 3);
 }
@@ -856,14 +960,26 @@ __device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const I
     auto set16 = [&](int i, uint32_t v) {
         code[i >> 1] = (code[i >> 1] & ~(0xFFFFu << ((i & 1) * 16))) | v << ((i & 1) * 16);
     };
+#if GPK_QUICK_SPLIT_LOADS
+    /* every load issued before the first use of a key */
+#pragma unroll
+    for (int i = 0; i < SI; i++) {
+        const uint32_t j = tid + i * T;
+        if (j < it.len) key[i] = __ldcg(ksrc + it.off + j);
+    }
+#endif
 #pragma unroll
     for (int i = 0; i < SI; i++) {
         const uint32_t j = tid + i * T;
         if (j < it.len) {
+#if GPK_QUICK_SPLIT_LOADS
+            K k = key[i];
+#else
             K k = ksrc[it.off + j];
+#endif
+            if constexpr (HAS_V) val[i] = vsrc[it.off + j]; /* not waited on until the end */
             if (raw) k = twiddle(a.map, k);
             key[i] = k - it.key;
-            if constexpr (HAS_V) val[i] = vsrc[it.off + j];
             const uint32_t b = (uint32_t)(key[i] >> shift), half = (b & 1u) * 16u;
             const uint32_t r = (atomicAdd(&sm.bins[b >> 1], 1u << half) >> half) & 0xFFFFu;
             set16(i, r);
@@ -1304,6 +1420,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
     a.pm = d.pm;
     a.l = l;
     a.cdp_depth = experiment_knob("GPK_QUICK_CDP_DEPTH", kCdpDepthDefault, 1, kCdpDepthMax);
+    a.sample_depth = experiment_knob("GPK_QUICK_SAMPLE_DEPTH", kSampleDepthDefault, 0, kSampleDepthMax);
     root_kernel<K, V, HAS_V, EQB><<<1, kRootThreads, 0, stream>>>(a, d.n);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
