@@ -62,7 +62,9 @@ fi
 if has variant; then
   # compile-time variants beside the shipped build, built in parallel:
   # GPK_QUICK_VARIANTS="name:flags;name:flags"
-  IFS=';' read -ra vs <<<"${GPK_QUICK_VARIANTS:-pb6:-DGPK_QUICK_PART_BLOCKS=6}"
+  # "ctl" (no change) is built the same way: variants are compared with it,
+  # not with the main build (configured differently, it ran ~5 % apart)
+  IFS=';' read -ra vs <<<"ctl:-DGPK_QUICK_CONTROL=1;${GPK_QUICK_VARIANTS:-pb6:-DGPK_QUICK_PART_BLOCKS=6}"
   jobs=$(( $(nproc) / ${#vs[@]} )); [ $jobs -ge 1 ] || jobs=1
   for v in "${vs[@]}"; do
     name=${v%%:*} vflags=${v#*:}
@@ -76,7 +78,8 @@ if has variant; then
   for v in "${vs[@]}"; do
     name=${v%%:*}
     echo "== variant $name: ${v#*:}"
-    rows "$name" "$build-$name/gpk" bench quicksort -q --n "$n" --types u32,f64 --dists paper --impls quick --reps 10
+    rows "$name" "$build-$name/gpk" bench quicksort -q --n "$n" --types ${GPK_QUICK_VARIANT_TYPES:-u32,f64} \
+      --dists paper --impls ${GPK_QUICK_VARIANT_IMPLS:-quick} --reps 10
   done
 fi
 if has records; then

@@ -521,7 +521,7 @@ __device__ K sample_pivot(K k, K lo, K hi, K mid, K *s_samp, K *s_res)
     const int below = __syncthreads_count(k < mid);
     if (lo == hi || (below * 10 >= T * 4 && below * 10 <= T * 6)) return mid;
     uint32_t rank = 0; /* keys below k, and equal ones sampled earlier: a permutation of 0 .. T-1 */
-#pragma unroll 1
+#pragma unroll 8
     for (int q = 0; q < T; q++) {
         const K y = s_samp[q];
         rank += (y < k) | ((y == k) & (q < tid));
@@ -545,12 +545,18 @@ template <class K>
 __device__ __noinline__ void sample_children(const K *keys, Child<K> *s_ch, const uint32_t *s_flags, uint32_t small,
                                             PivotMap<K> pm, K *s_samp, K *s_res)
 {
+    /* both samples loaded at once: one round trip */
+    K k[2];
+    for (int c = 0; c < 3; c += 2) {
+        const Child<K> ch = s_ch[c];
+        if (ch.len > small && ch.min < ch.max && !s_flags[c])
+            k[c / 2] = __ldcg(keys + sample_at<kThreads>(ch.off, ch.len, threadIdx.x));
+    }
     for (int c = 0; c < 3; c += 2) {
         const Child<K> ch = s_ch[c];
         if (ch.len <= small || ch.min == ch.max || s_flags[c]) continue;
         const K mid = choose_pivot(ch.min, ch.max, false, pm);
-        const K k = __ldcg(keys + sample_at<kThreads>(ch.off, ch.len, threadIdx.x));
-        const K p = sample_pivot<K, kThreads>(k, ch.min, ch.max, mid, s_samp, s_res);
+        const K p = sample_pivot<K, kThreads>(k[c / 2], ch.min, ch.max, mid, s_samp, s_res);
         if (threadIdx.x == 0) {
             s_ch[c].given = true;
             s_ch[c].pivot = p;
@@ -918,14 +924,16 @@ constexpr uint32_t kBinLimit = 32;
 template <class K, class V, bool HAS_V> struct BucketSmem {
     static constexpr uint32_t SMALL = QShape<K, V, HAS_V>::SMALL;
     static constexpr size_t WIDE = (HAS_V && sizeof(V) > sizeof(K)) ? sizeof(V) : sizeof(K);
-    /* 4096 bins (2^13 and 2^14 measured no faster for 8192 keys), 2048
-     * when the keys leave no room for them in static shared memory */
-    static constexpr int BIN_BITS = SMALL * WIDE + 8192 + 256 <= 48 * 1024 ? 12 : 11;
+    /* ~2 keys per bin: 4096 bins up to 12288 keys (2^13 and 2^14
+     * measured no faster for 8192 keys), 8192 above; 2048 when the keys
+     * leave no room for 4096 in 48 KiB */
+    static constexpr int BIN_BITS = SMALL > 12288 ? 13 : SMALL * WIDE + 8192 + 256 <= 48 * 1024 ? 12 : 11;
     static constexpr int BINS = 1 << BIN_BITS;
     /* the keys, then (values) the values, each in sorted order */
     alignas(16) unsigned char stage[SMALL * WIDE];
-    /* two 16-bit counts per word (bin b in word b / 2), then two starts */
-    uint32_t bins[BINS / 2];
+    /* two 16-bit counts per word (bin b in word b / 2), then the starts:
+     * read as uint16_t, start b at [b], and [BINS] is the length */
+    uint32_t bins[BINS / 2 + 1];
     uint32_t scan[kFinishThreads / 32];
     uint32_t maxbin;
 };
@@ -1009,12 +1017,12 @@ __device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const I
             run += lo + hi;
         }
     }
+    if (tid == 0) sm.bins[BINS / 2] = it.len;
     __syncthreads(); /* (block_exclusive_scan's barriers do not cover the starts) */
     if (sm.maxbin > a.bin_limit) return false;
 
-    auto start_of = [&](uint32_t b) -> uint32_t {
-        return b >= (uint32_t)BINS ? it.len : (sm.bins[b >> 1] >> ((b & 1u) * 16u)) & 0xFFFFu;
-    };
+    const uint16_t *starts = reinterpret_cast<const uint16_t *>(sm.bins);
+    auto start_of = [&](uint32_t b) -> uint32_t { return starts[b]; };
     /* Stage by (bin, rank), then the place in the bin: keys below, and
      * equal keys of lower rank. Exact bins (shift 0) hold one key. */
 #pragma unroll
@@ -1062,11 +1070,26 @@ __device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const I
 #ifndef GPK_QUICK_FINISH_BLOCKS
 #define GPK_QUICK_FINISH_BLOCKS 3
 #endif
+/* blocks per SM the finish's registers allow: more than 24 keys per
+ * thread need 64 registers */
 template <class K, class V, bool HAS_V>
-__global__ void __launch_bounds__(kFinishThreads, GPK_QUICK_FINISH_BLOCKS) finish_kernel(FinishArgs<K, V> a)
+constexpr int kFinishBlocks =
+    kFinishThreads >= 1024 ? 1 : QShape<K, V, HAS_V>::SI > 24 ? 2 : GPK_QUICK_FINISH_BLOCKS;
+
+/* The finish's shared memory is dynamic: above 48 KiB a kernel must say
+ * so before its launch. */
+template <class F> static cudaError_t allow_smem(F *kernel, size_t bytes)
+{
+    return bytes <= 48 * 1024 ? cudaSuccess
+                              : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
+template <class K, class V, bool HAS_V>
+__global__ void __launch_bounds__(kFinishThreads, (kFinishBlocks<K, V, HAS_V>)) finish_kernel(FinishArgs<K, V> a)
 {
     constexpr int T = kFinishThreads;
-    __shared__ BucketSmem<K, V, HAS_V> s_bucket;
+    extern __shared__ __align__(16) unsigned char s_dyn[];
+    BucketSmem<K, V, HAS_V> &s_bucket = *reinterpret_cast<BucketSmem<K, V, HAS_V> *>(s_dyn);
     __shared__ uint32_t s_item;
 
     const int tid = threadIdx.x;
@@ -1111,14 +1134,15 @@ __global__ void __launch_bounds__(kFinishThreads, GPK_QUICK_FINISH_BLOCKS) finis
  * (key - min) over the bits where the segment's keys can differ. The grid
  * is the sort count; blocks past the listed ones leave. */
 template <class K, class V, bool HAS_V, int RB>
-__global__ void __launch_bounds__(kFinishThreads, 2) radix_finish_kernel(FinishArgs<K, V> a)
+__global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2) radix_finish_kernel(FinishArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int SI = S::SI;
     constexpr int T = kFinishThreads;
     using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
     using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, RB>;
-    __shared__ typename BlockSort::TempStorage s_radix;
+    extern __shared__ __align__(16) unsigned char s_dyn[];
+    typename BlockSort::TempStorage &s_radix = *reinterpret_cast<typename BlockSort::TempStorage *>(s_dyn);
     if (blockIdx.x >= *a.nfallback) return;
     const int tid = threadIdx.x;
     const Item<K> it = a.sorts[a.fallback[blockIdx.x]];
@@ -1339,13 +1363,18 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.bin_limit = (uint32_t)experiment_knob("GPK_QUICK_BIN_LIMIT", (int)kBinLimit, 0, 65535);
     f.fallback = l.fallback;
     f.nfallback = l.nfallback;
+    using RadixSort = cub::BlockRadixSort<K, kFinishThreads, QShape<K, V, HAS_V>::SI,
+                                          typename std::conditional<HAS_V, V, cub::NullType>::type, kFinishRadixBits>;
+    const size_t fsmem = sizeof(BucketSmem<K, V, HAS_V>), rsmem = sizeof(typename RadixSort::TempStorage);
     cudaError_t e = cudaMemsetAsync(l.nfallback, 0, sizeof(uint32_t), stream);
+    if (e == cudaSuccess) e = allow_smem(finish_kernel<K, V, HAS_V>, fsmem);
     if (e == cudaSuccess) {
-        finish_kernel<K, V, HAS_V><<<nsorts + blocks, kFinishThreads, 0, stream>>>(f);
+        finish_kernel<K, V, HAS_V><<<nsorts + blocks, kFinishThreads, fsmem, stream>>>(f);
         e = cudaGetLastError();
     }
+    if (e == cudaSuccess && nsorts) e = allow_smem(radix_finish_kernel<K, V, HAS_V, kFinishRadixBits>, rsmem);
     if (e == cudaSuccess && nsorts) {
-        radix_finish_kernel<K, V, HAS_V, kFinishRadixBits><<<nsorts, kFinishThreads, 0, stream>>>(f);
+        radix_finish_kernel<K, V, HAS_V, kFinishRadixBits><<<nsorts, kFinishThreads, rsmem, stream>>>(f);
         e = cudaGetLastError();
     }
     /* items, overflow (zero: it was read) and sorts in one */
