@@ -4,6 +4,7 @@
 #   exp       bench/quick_experiments.sh (per-kernel times, knobs, records, recursion)
 #   paper     gpk bench quicksort, u32 and f64, the six distributions, 2^20..2^25,
 #             records with 16/32/64-byte payloads (JSON: quicksort-gpu.json)
+#   paperkeys paper without the records (JSON: quicksort-gpu-keys.json)
 #   keys25    the keys rows of paper at 2^25 only (JSON: quicksort-gpu-2e25.json)
 #   records   records only at 2^25, payloads $GPK_QUICK_PAYLOADS (default 16,32,64;
 #             JSON: quicksort-gpu-records.json)
@@ -22,6 +23,9 @@ exp) TAILN=200 run experiments 400 bash "$root/bench/quick_experiments.sh" $b "$
 paper) TAILN=0 run bench_paper 500 $b/gpk bench quicksort --types u32,f64 --n 2^20,2^21,2^22,2^23,2^24,2^25 \
          --records --json "$out/quicksort-gpu.json"
        python3 "$root/bench/quick_table.py" "$out/quicksort-gpu.json" ;;
+paperkeys) TAILN=0 run bench_paperkeys 480 $b/gpk bench quicksort --types u32,f64 \
+         --n 2^20,2^21,2^22,2^23,2^24,2^25 --json "$out/quicksort-gpu-keys.json"
+       python3 "$root/bench/quick_table.py" "$out/quicksort-gpu-keys.json" ;;
 keys25) TAILN=0 run bench_2e25 300 $b/gpk bench quicksort --types u32,f64 --n 2^25 --json "$out/quicksort-gpu-2e25.json"
        python3 "$root/bench/quick_table.py" "$out/quicksort-gpu-2e25.json" ;;
 big) TAILN=0 run bench_256M 500 $b/gpk bench quicksort --types u32,f64 --n 2^28 --reps 3 \
