@@ -13,6 +13,10 @@
 #                        (1..8, default 4)
 #   GPK_QUICK_CDP_DEPTH  depth down to which the recursive variant launches
 #                        from the device (1..22, default 15)
+#   GPK_QUICK_SAMPLE_DEPTH  segments above this depth may take a sample's
+#                        median as pivot (0..24, default 24; 0: midpoints only)
+#   GPK_QUICK_SAMPLE_BAND   ... when the midpoint leaves more than 50 + band %
+#                        of the sample on one side (0..50, default 10)
 set -u
 build=${1:-build-gpu}
 n=${2:-2^25}

@@ -26,15 +26,17 @@
  * their own, block i sorting item i. Tiles start on 128-byte lines
  * (GPK_QUICK_ALIGN), a segment's first one before the segment.
  *
- * Pivots. Integer keys: P = midpoint of (min, max) of the segment's mapped
- * keys (rounded up). Each split at least halves max - min, so the depth
- * is at most the key width whatever the input: no quadratic case on
- * sorted, zero-entropy, many-duplicates or median-of-3-killer inputs. A
- * segment with min == max is done. Floating-point keys: the midpoint of
- * the values, (min + max) / 2, which splits [0, 1) in halves where the bit
- * midpoint splits off the ~26 exponents one by one; a child whose split
- * was lopsided (more than 3/4 of its parent) switches to the bit midpoint
- * for one level, so the depth stays bounded (2 (log_{4/3} n + width)).
+ * Pivots. A midpoint of the segment's (min, max): for integer keys the
+ * midpoint of the mapped keys (rounded up); for floating-point keys the
+ * midpoint of the values, (min + max) / 2, which splits [0, 1) in halves
+ * where the bit midpoint splits off the ~26 exponents one by one. Unless
+ * a 256-key sample of the segment says that the midpoint leaves more than
+ * 60 % on one side: then the sample's median (sample_pivot). A child whose
+ * split was lopsided (more than 3/4 of its parent) takes the bit midpoint
+ * for one level, which halves max - min, so the depth stays within
+ * 2 (log_{4/3} n + width) whatever the input: no quadratic case on sorted,
+ * zero-entropy, many-duplicates or median-of-3-killer inputs. A segment
+ * with min == max is done.
  * The first level's (min, max) come from a sample: the children get exact
  * ones from the partition.
  *
@@ -142,12 +144,6 @@ template <class K, class V, bool HAS_V> struct QShape {
     static_assert(SMEM <= 48 * 1024, "partition staging must fit static shared memory");
     static_assert(TILE < (1u << 21), "bucket counts are packed in 21-bit fields");
     static_assert(SMALL >= TILE, "a big segment has more than one tile's worth");
-#ifndef GPK_QUICK_SPLIT_LOADS /* 1: a kernel's loads in a loop of their own, before any use */
-#define GPK_QUICK_SPLIT_LOADS 1
-#endif
-#ifndef GPK_QUICK_VEC_LOADS /* 1: full partition tiles of keys load 16 bytes per instruction */
-#define GPK_QUICK_VEC_LOADS 0
-#endif
 #ifndef GPK_QUICK_ALIGN /* 1: tiles start on 128-byte lines (the first one of a segment early) */
 #define GPK_QUICK_ALIGN 1
 #endif
@@ -718,46 +714,28 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
      * == P and dropped; without, they are counted out by `valid`. */
     K key[I];
     V val[HAS_V ? I : 1];
-    /* element i of this thread: striped, or (VEC) E consecutive keys of
-     * one 16-byte load per E elements */
-    constexpr bool VEC = GPK_QUICK_VEC_LOADS && !HAS_V && I % (16 / sizeof(K)) == 0;
-    constexpr int E = VEC ? 16 / sizeof(K) : 1;
-    auto pos = [&](int i) -> uint32_t { return E * (tid + (i / E) * kThreads) + i % E; };
-    if (VEC && first == 0 && valid == TILE && ((uintptr_t)(kin + start) & 15u) == 0) {
 #pragma unroll
-        for (int c = 0; c < I / E; c++) {
-            const uint4 w = __ldcg(reinterpret_cast<const uint4 *>(kin + start) + tid + c * kThreads);
-            memcpy(&key[c * E], &w, 16);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < I; i++) {
-            const uint32_t j = pos(i);
-            key[i] = pivot;
-            if (j >= first && j < valid) {
-                key[i] = __ldcg(kin + start + j);
-                if (HAS_V) val[i] = __ldcg(vin + start + j);
-            }
-#if !GPK_QUICK_SPLIT_LOADS
-            if (raw && j >= first && j < valid) key[i] = twiddle(a.map, key[i]);
-#endif
+    for (int i = 0; i < I; i++) {
+        const uint32_t j = tid + i * kThreads;
+        key[i] = pivot;
+        if (j >= first && j < valid) {
+            key[i] = __ldcg(kin + start + j);
+            if (HAS_V) val[i] = __ldcg(vin + start + j);
         }
     }
-#if GPK_QUICK_SPLIT_LOADS
     /* apart from the loads, so that no use of a key waits on its load
      * before the next load is issued */
     if (raw) {
 #pragma unroll
         for (int i = 0; i < I; i++) {
-            const uint32_t j = pos(i);
+            const uint32_t j = tid + i * kThreads;
             if (j >= first && j < valid) key[i] = twiddle(a.map, key[i]);
         }
     }
-#endif
     /* < P goes left; > P (EQB) or >= P goes right */
     auto goes_left = [&](int i) { return key[i] < pivot; };
     auto goes_right = [&](int i) {
-        const uint32_t j = pos(i);
+        const uint32_t j = tid + i * kThreads;
         return EQB ? key[i] > pivot : (key[i] >= pivot && j >= first && j < valid);
     };
 
@@ -974,23 +952,17 @@ __device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const I
     auto set16 = [&](int i, uint32_t v) {
         code[i >> 1] = (code[i >> 1] & ~(0xFFFFu << ((i & 1) * 16))) | v << ((i & 1) * 16);
     };
-#if GPK_QUICK_SPLIT_LOADS
     /* every load issued before the first use of a key */
 #pragma unroll
     for (int i = 0; i < SI; i++) {
         const uint32_t j = tid + i * T;
         if (j < it.len) key[i] = __ldcg(ksrc + it.off + j);
     }
-#endif
 #pragma unroll
     for (int i = 0; i < SI; i++) {
         const uint32_t j = tid + i * T;
         if (j < it.len) {
-#if GPK_QUICK_SPLIT_LOADS
             K k = key[i];
-#else
-            K k = ksrc[it.off + j];
-#endif
             if constexpr (HAS_V) val[i] = vsrc[it.off + j]; /* not waited on until the end */
             if (raw) k = twiddle(a.map, k);
             key[i] = k - it.key;
