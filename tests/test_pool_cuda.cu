@@ -243,24 +243,29 @@ int main(void)
     struct Case {
         cp::Scheme scheme;
         cp::Victim victim;
-    } cases[] = {{cp::STATIC, cp::ROUND_ROBIN},
-                 {cp::BLOCKING, cp::ROUND_ROBIN},
-                 {cp::LOCKFREE, cp::ROUND_ROBIN},
-                 {cp::STEAL, cp::ROUND_ROBIN},
-                 {cp::STEAL, cp::RANDOM}};
+        bool keep_first;
+    } cases[] = {{cp::STATIC, cp::ROUND_ROBIN, false},
+                 {cp::BLOCKING, cp::ROUND_ROBIN, false},
+                 {cp::LOCKFREE, cp::ROUND_ROBIN, false},
+                 {cp::STEAL, cp::ROUND_ROBIN, false},
+                 {cp::STEAL, cp::RANDOM, false},
+                 {cp::STEAL, cp::ROUND_ROBIN, true},
+                 {cp::STEAL, cp::RANDOM, true}};
 
     for (const Case &k : cases) {
         cp::Config c;
         c.scheme = k.scheme;
         c.victim = k.victim;
+        c.keep_first = k.keep_first;
         c.blocks = blocks;
         c.holders = blocks * threads;
         c.seed = seed;
         /* STEAL: each deque holds at most (children - 1) per level of a
          * depth-first descent plus the initial tasks; queues: the frontier <= ids */
         c.capacity = k.scheme == cp::STEAL ? 4096u : n_ids;
-        const char *name = k.scheme == cp::STEAL ? (k.victim == cp::RANDOM ? "steal/random" : "steal/round-robin")
-                                                 : cp::scheme_name(k.scheme);
+        const char *name = k.scheme != cp::STEAL ? cp::scheme_name(k.scheme)
+                           : k.keep_first ? (k.victim == cp::RANDOM ? "steal/random/keep" : "steal/rr/keep")
+                                          : (k.victim == cp::RANDOM ? "steal/random" : "steal/round-robin");
         RunResult r = run_pool(c, n_ids, roots, salt, threads, 0);
         unsigned long long set = 0;
         for (size_t i = 0; i < r.bitmap.size(); i++) set += (unsigned long long)__builtin_popcount(r.bitmap[i]);
@@ -294,13 +299,14 @@ int main(void)
     const unsigned few = blocks < 8 ? blocks : 8u;
     const unsigned small_ids = 20000;
     const std::vector<TTask> one_root = make_roots(small_ids, 1);
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < 5; s++) { /* 4: STEAL with keep_first */
         cp::Config c;
-        c.scheme = (cp::Scheme)s;
+        c.scheme = s == 4 ? cp::STEAL : (cp::Scheme)s;
+        c.keep_first = s == 4;
         c.blocks = few;
         c.holders = few * threads;
         c.seed = seed;
-        c.capacity = s == cp::STEAL ? 2u : 4u;
+        c.capacity = c.scheme == cp::STEAL ? 2u : 4u;
         RunResult r = run_pool(c, small_ids, one_root, salt, threads, 0);
         const char *name = cp::scheme_name(c.scheme);
         printf("%-18s capacity %u: error %u (%s), info %llu, %llu tasks ran\n", name, c.capacity, r.st.error,

@@ -71,7 +71,10 @@
  *    1 before the task can be seen; block_next subtracts 1 for the block's
  *    previous task (after a __syncthreads, so every push the task made is
  *    counted already); a block that finds no task leaves when pending is 0.
- *    STATIC ends by rounds (a round that pushed nothing) instead.
+ *    STATIC ends by rounds (a round that pushed nothing) instead. With
+ *    keep_first (STEAL), a task's first push is kept for its block and
+ *    takes over the task's count: no add at the push, no subtract at the
+ *    task's end.
  *
  * Memory model (PTX / libcu++ scoped atomics, all at device scope):
  *  - Task words are written with relaxed stores and read with relaxed loads
@@ -126,6 +129,10 @@ struct Config {
     unsigned holders = 1;     /* LOCKFREE: threads that may push or pop at once (blocks x threads) */
     Victim victim = ROUND_ROBIN;
     unsigned long long seed = 1;
+    /* STEAL, work first: a task's first push goes to a slot of its block's
+     * own, not to the deque, and is the block's next task (no deque
+     * operation, fence or count for it); thieves see only the others. */
+    bool keep_first = false;
 };
 
 /* Counters and stats, each hot word on its own 128-byte line. */
@@ -160,6 +167,7 @@ struct Worker {
     unsigned last_victim;
     int has_task;   /* a task taken by the last block_next is still running */
     int got;        /* block_next's broadcast */
+    int has_kept;   /* keep_first: the block's own slot holds its next task */
 };
 
 struct Status {
@@ -171,7 +179,7 @@ struct Status {
 
 /* Byte offsets of the parts of one pool allocation. */
 struct Layout {
-    size_t header, data, slots, free_next, ends, total;
+    size_t header, data, slots, free_next, ends, kept, total;
     unsigned long long data_tasks, handles;
 };
 
@@ -200,6 +208,8 @@ __host__ __device__ inline Layout layout(const Config &c, size_t task_size)
     if (c.scheme == LOCKFREE) at = round_up(at + (size_t)l.handles * 4, 256);
     l.ends = at;
     if (c.scheme == STEAL) at = round_up(at + (size_t)c.blocks * sizeof(DequeEnds), 256);
+    l.kept = at;
+    if (c.scheme == STEAL && c.keep_first) at = round_up(at + (size_t)c.blocks * task_size, 256);
     l.total = at;
     return l;
 }
@@ -264,6 +274,7 @@ template <class Task> struct Pool {
     unsigned long long *slots;  /* LOCKFREE */
     unsigned *free_next;        /* LOCKFREE: next free handle + 1, 0: none */
     DequeEnds *ends;            /* STEAL */
+    Task *kept;                 /* STEAL with keep_first: one slot per block */
     unsigned long long handles; /* LOCKFREE */
 
     /* ---- errors ---- */
@@ -289,6 +300,15 @@ template <class Task> struct Pool {
             }
             /* published by the round barrier (release / acquire) */
             store_task(out_array() + at, t);
+            atomicAdd(&ws.pushed, 1ull);
+            return true;
+        }
+        if (cfg.scheme == STEAL && cfg.keep_first && ws.has_task && !ws.has_kept) {
+            /* the block's next task: it inherits its parent's count (the
+             * parent's end does not subtract), and block_next's barrier
+             * makes it visible to the block's lead thread */
+            store_task(kept + block_id(), t);
+            ws.has_kept = 1;
             atomicAdd(&ws.pushed, 1ull);
             return true;
         }
@@ -322,6 +342,7 @@ template <class Task> struct Pool {
             ws.last_victim = block_id();
             ws.has_task = 0;
             ws.got = 0;
+            ws.has_kept = 0;
             if (gridDim.x != cfg.blocks || gridDim.y != 1 || gridDim.z != 1) fail(ERR_BAD_GRID, gridDim.x);
         }
         __syncthreads();
@@ -342,15 +363,22 @@ template <class Task> struct Pool {
                 ws.has_task = 0;
                 /* release: the task's work (and its pushes' pending increments)
                  * before the count drops. STATIC does not count pending: its
-                 * rounds end the run. */
-                if (cfg.scheme != STATIC) ref<long long>(hdr->pending).fetch_sub(1, release);
+                 * rounds end the run. A kept task took the count over. */
+                if (cfg.scheme != STATIC && !ws.has_kept) ref<long long>(hdr->pending).fetch_sub(1, release);
             }
             bool got;
-            switch (cfg.scheme) {
-            case STATIC: got = static_next(shared_task); break;
-            case BLOCKING:
-            case LOCKFREE: got = queue_next(shared_task); break;
-            default: got = steal_next(ws, shared_task); break;
+            if (ws.has_kept) {
+                ws.has_kept = 0;
+                load_task(shared_task, kept + block_id());
+                got = !failed();
+                if (!got) ref<long long>(hdr->pending).fetch_sub(1, release);
+            } else {
+                switch (cfg.scheme) {
+                case STATIC: got = static_next(shared_task); break;
+                case BLOCKING:
+                case LOCKFREE: got = queue_next(shared_task); break;
+                default: got = steal_next(ws, shared_task); break;
+                }
             }
             if (got) {
                 ws.tasks++;
@@ -752,6 +780,7 @@ template <class Task> inline Pool<Task> make_pool(const Config &c, void *mem)
     p.slots = c.scheme == LOCKFREE ? reinterpret_cast<unsigned long long *>(base + l.slots) : nullptr;
     p.free_next = c.scheme == LOCKFREE ? reinterpret_cast<unsigned *>(base + l.free_next) : nullptr;
     p.ends = c.scheme == STEAL ? reinterpret_cast<DequeEnds *>(base + l.ends) : nullptr;
+    p.kept = c.scheme == STEAL && c.keep_first ? reinterpret_cast<Task *>(base + l.kept) : nullptr;
     p.handles = l.handles;
     return p;
 }

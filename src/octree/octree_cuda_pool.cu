@@ -60,6 +60,8 @@ struct Build {
 };
 
 constexpr unsigned ERR_NODES = cp::ERR_USER + 1; /* node array full (info: nodes wanted) */
+/* Stealing pool, work first (cp::Config::keep_first): see docs/perf/octree.md. */
+constexpr bool kKeepFirstDefault = false;
 
 /* Warp-aggregated octant counts of [begin, end) into cnt[8] (shared).
  * blockDim.x is a multiple of 32 and every warp runs the same number of
@@ -473,6 +475,11 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         c.holders = blocks * threads;
         c.victim = o->pool.victim == GPK_POOL_VICTIM_RANDOM ? cp::RANDOM : cp::ROUND_ROBIN;
         c.seed = o->pool.seed;
+        {
+            /* experiment knob: GPK_POOL_KEEP_FIRST=0/1 (stealing only) */
+            const char *kf = getenv("GPK_POOL_KEEP_FIRST");
+            c.keep_first = kf && *kf ? atoi(kf) != 0 : kKeepFirstDefault;
+        }
         size_t cap = o->pool.capacity;
         if (cap == 0) {
             if (c.scheme == cp::STEAL) {
