@@ -12,11 +12,11 @@ import json
 import sys
 
 COLS = ["quick", "quick-recursive", "radix", "cub-merge", "thrust", "cub-radix",
-        "cub-index", "thrust-index", "qsort", "std-sort", "gnu-parallel", "qsort-records"]
+        "cub-index", "thrust-index", "qsort", "std-sort", "gnu-parallel", "qsort-records", "quick-host"]
 SHORT = {"quick": "quick", "quick-recursive": "q-rec", "radix": "radix", "cub-merge": "cubmerge",
          "thrust": "thrust", "cub-radix": "cubradix", "cub-index": "cub+gath",
          "thrust-index": "thr+gath", "qsort": "qsort", "std-sort": "std::sort",
-         "gnu-parallel": "gnu-par", "qsort-records": "qsort-rec"}
+         "gnu-parallel": "gnu-par", "qsort-records": "qsort-rec", "quick-host": "q-host"}
 
 
 def size(n):

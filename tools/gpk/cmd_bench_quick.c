@@ -53,6 +53,7 @@ enum impl_id {
     I_REC_CUB,      /* records: cub::DeviceRadixSort of (key, index) + gather */
     I_REC_THRUST,   /* records: thrust::sort_by_key of (key, index) + gather */
     I_REC_QSORT,    /* records: qsort of the records */
+    I_QUICK_HOST,   /* records on CUDA: gpk quicksort through gpk_sort_records, host to host */
     I_COUNT_
 };
 
@@ -72,6 +73,7 @@ static const struct {
     {"cub-index", "cub radix (key,index)+gather"},
     {"thrust-index", "thrust sort_by_key+gather"},
     {"qsort-records", "qsort (records)"},
+    {"quick-host", "gpk quick (host to host)"},
 };
 
 /* The paper's six distributions, in the order of Figures 13 and 14. */
@@ -167,7 +169,8 @@ void cmd_bench_quick_help(FILE *f)
             "  --record-key T    record key type: u64 (default), i64, f64\n"
             "  --impls LIST      all (default) or some of quick,quick-recursive,radix,\n"
             "                    cub-merge,thrust,cub-radix,qsort,std-sort,gnu-parallel,\n"
-            "                    cub-index,thrust-index,qsort-records\n"
+            "                    cub-index,thrust-index,qsort-records,quick-host (records\n"
+            "                    on CUDA: gpk_sort_records QUICK timed host to host)\n"
             "  --param P         bucket / staggered groups (default 32); --seed S (default 1)\n"
             "  --reps R          repetitions, median reported (default 10 on CUDA, 3 on the\n"
             "                    CPU; qsort and std::sort run once from n = 2^24)\n"
@@ -306,7 +309,7 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
         QB_LIST("--payloads", qb_add_payload, "payload bytes 8..248 such as 16,32,64")
         QB_LIST("--impls", qb_add_impl, "all, or quick,quick-recursive,radix,cub-merge,thrust,"
                                         "cub-radix,qsort,std-sort,gnu-parallel,cub-index,"
-                                        "thrust-index,qsort-records")
+                                        "thrust-index,qsort-records,quick-host")
 #undef QB_LIST
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backends", &val)) != 0 ||
             (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
@@ -945,14 +948,14 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
             snprintf(r->note, sizeof r->note, "%s", setup);
         }
     } else {
-        const int cuda_order[] = {I_QUICK, I_QUICK_REC, I_RADIX, I_REC_CUB, I_REC_THRUST};
+        const int cuda_order[] = {I_QUICK, I_QUICK_REC, I_RADIX, I_QUICK_HOST, I_REC_CUB, I_REC_THRUST};
         const int cpu_order[] = {I_QUICK, I_RADIX, I_REC_QSORT};
         const int *order = c->backend == GPK_BACKEND_CUDA ? cuda_order : cpu_order;
-        size_t cnt = c->backend == GPK_BACKEND_CUDA ? 5 : 3;
+        size_t cnt = c->backend == GPK_BACKEND_CUDA ? 6 : 3;
         for (size_t k = 0; k < cnt; k++) {
             int impl = order[k];
             if (!(c->impl_mask & (1u << impl))) continue;
-            int is_gpk = impl <= I_RADIX;
+            int is_gpk = impl <= I_RADIX || impl == I_QUICK_HOST;
             qb_progress(st, "%s %s n=%s records of %zu bytes: %s", gpk_backend_name(c->backend),
                         gpk_dist_name(d), nb, rs, impls[impl].label);
             qb_row *r = qb_new_row(st, kt, d, n, rs, impl, is_gpk);
@@ -960,7 +963,7 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
             r->reps = c->reps;
             memcpy(work, in, n * rs);
             int natural = 0;
-            if (is_gpk && c->backend == GPK_BACKEND_CUDA && impl != I_RADIX) {
+            if (is_gpk && c->backend == GPK_BACKEND_CUDA && impl != I_RADIX && impl != I_QUICK_HOST) {
 #ifdef GPK_HAVE_CUDA
                 gpk_quick_job q;
                 memset(&q, 0, sizeof q);
@@ -977,8 +980,9 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
                 }
 #endif
             } else if (is_gpk) {
-                /* Host calls: the CPU backend, and the records radix sort on
-                 * CUDA (its gather is on the host; marked host-to-host). */
+                /* Host calls: the CPU backend, and on CUDA the records radix
+                 * sort (its gather is on the host) and quick-host, both
+                 * marked host-to-host. */
                 gpk_sort_opts o = GPK_SORT_OPTS_INIT;
                 o.algorithm = impl == I_RADIX ? GPK_SORT_RADIX
                               : impl == I_QUICK_REC ? GPK_SORT_QUICK_RECURSIVE : GPK_SORT_QUICK;
