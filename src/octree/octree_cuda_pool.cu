@@ -475,11 +475,8 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         c.holders = blocks * threads;
         c.victim = o->pool.victim == GPK_POOL_VICTIM_RANDOM ? cp::RANDOM : cp::ROUND_ROBIN;
         c.seed = o->pool.seed;
-        {
-            /* experiment knob: GPK_POOL_KEEP_FIRST=0/1 (stealing only) */
-            const char *kf = getenv("GPK_POOL_KEEP_FIRST");
-            c.keep_first = kf && *kf ? atoi(kf) != 0 : kKeepFirstDefault;
-        }
+        /* experiment knob: GPK_POOL_KEEP_FIRST=0/1 (stealing only) */
+        c.keep_first = gpk__env_int("GPK_POOL_KEEP_FIRST", kKeepFirstDefault) != 0;
         size_t cap = o->pool.capacity;
         if (cap == 0) {
             if (c.scheme == cp::STEAL) {

@@ -909,9 +909,9 @@ template <class K, class V, bool HAS_V> struct BucketSmem {
     static constexpr uint32_t SMALL = QShape<K, V, HAS_V>::SMALL;
     static constexpr size_t WIDE = (HAS_V && sizeof(V) > sizeof(K)) ? sizeof(V) : sizeof(K);
     /* ~2 keys per bin: 4096 bins up to 12288 keys (2^13 and 2^14
-     * measured no faster for 8192 keys), 8192 above; 2048 when the keys
-     * leave no room for 4096 in 48 KiB */
-    static constexpr int BIN_BITS = SMALL > 12288 ? 13 : SMALL * WIDE + 8192 + 256 <= 48 * 1024 ? 12 : 11;
+     * measured no faster for 8192 keys), 8192 above (the shared memory is
+     * dynamic: no 48 KiB bound) */
+    static constexpr int BIN_BITS = SMALL > 12288 ? 13 : 12;
     static constexpr int BINS = 1 << BIN_BITS;
     /* the keys, then (values) the values, each in sorted order */
     alignas(16) unsigned char stage[SMALL * WIDE];
@@ -1111,14 +1111,18 @@ __global__ void __launch_bounds__(kFinishThreads, (kFinishBlocks<K, V, HAS_V>)) 
 /* The sort items whose bins were too full: cub::BlockRadixSort on
  * (key - min) over the bits where the segment's keys can differ. The grid
  * is the sort count; blocks past the listed ones leave. */
-template <class K, class V, bool HAS_V, int RB>
+template <class K, class V, bool HAS_V>
+using FinishRadixSort = cub::BlockRadixSort<K, kFinishThreads, QShape<K, V, HAS_V>::SI,
+                                            typename std::conditional<HAS_V, V, cub::NullType>::type, kFinishRadixBits>;
+
+template <class K, class V, bool HAS_V>
 __global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2) radix_finish_kernel(FinishArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int SI = S::SI;
     constexpr int T = kFinishThreads;
     using SortV = typename std::conditional<HAS_V, V, cub::NullType>::type;
-    using BlockSort = cub::BlockRadixSort<K, T, SI, SortV, RB>;
+    using BlockSort = FinishRadixSort<K, V, HAS_V>;
     extern __shared__ __align__(16) unsigned char s_dyn[];
     typename BlockSort::TempStorage &s_radix = *reinterpret_cast<typename BlockSort::TempStorage *>(s_dyn);
     if (blockIdx.x >= *a.nfallback) return;
@@ -1202,11 +1206,8 @@ static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
  * environment variable within [lo, hi], else the default. */
 static int experiment_knob(const char *name, int def, int lo, int hi)
 {
-    const char *v = getenv(name);
-    if (!v || !*v) return def;
-    char *end = NULL;
-    const long x = strtol(v, &end, 10);
-    return (*end == 0 && x >= lo && x <= hi) ? (int)x : def;
+    const int x = gpk__env_int(name, def);
+    return x >= lo && x <= hi ? x : def;
 }
 
 
@@ -1341,18 +1342,17 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.bin_limit = (uint32_t)experiment_knob("GPK_QUICK_BIN_LIMIT", (int)kBinLimit, 0, 65535);
     f.fallback = l.fallback;
     f.nfallback = l.nfallback;
-    using RadixSort = cub::BlockRadixSort<K, kFinishThreads, QShape<K, V, HAS_V>::SI,
-                                          typename std::conditional<HAS_V, V, cub::NullType>::type, kFinishRadixBits>;
-    const size_t fsmem = sizeof(BucketSmem<K, V, HAS_V>), rsmem = sizeof(typename RadixSort::TempStorage);
+    const size_t fsmem = sizeof(BucketSmem<K, V, HAS_V>),
+                 rsmem = sizeof(typename FinishRadixSort<K, V, HAS_V>::TempStorage);
     cudaError_t e = cudaMemsetAsync(l.nfallback, 0, sizeof(uint32_t), stream);
     if (e == cudaSuccess) e = allow_smem(finish_kernel<K, V, HAS_V>, fsmem);
     if (e == cudaSuccess) {
         finish_kernel<K, V, HAS_V><<<nsorts + blocks, kFinishThreads, fsmem, stream>>>(f);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess && nsorts) e = allow_smem(radix_finish_kernel<K, V, HAS_V, kFinishRadixBits>, rsmem);
+    if (e == cudaSuccess && nsorts) e = allow_smem(radix_finish_kernel<K, V, HAS_V>, rsmem);
     if (e == cudaSuccess && nsorts) {
-        radix_finish_kernel<K, V, HAS_V, kFinishRadixBits><<<nsorts, kFinishThreads, rsmem, stream>>>(f);
+        radix_finish_kernel<K, V, HAS_V><<<nsorts, kFinishThreads, rsmem, stream>>>(f);
         e = cudaGetLastError();
     }
     /* items, overflow (zero: it was read) and sorts in one */
