@@ -4,6 +4,7 @@
  * offsets, AUTO, OpenCL's refusal, bad input.
  * Usage: test_quick BACKEND. Exits 77 (skipped) when the backend has no
  * device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
+#define _POSIX_C_SOURCE 200809L
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "testutil.h"
@@ -465,6 +466,25 @@ int main(int argc, char **argv)
         }
     if (has_quick) /* the recursive variant on records too */
         run_records(GPK_F64, GPK_DIST_FLOAT_SPECIALS, 5003, 24, 3, GPK_SORT_QUICK_RECURSIVE);
+    /* The CUDA records front end (a radix pass by the top bits, then
+     * quicksort of the buckets; src/sort/quick_cuda.cu) on every type and
+     * distribution, forced on from 16 records: small buckets (sort items
+     * only) and a few big ones (partitioned further). */
+    if (backend == GPK_BACKEND_CUDA) {
+        const struct { const char *bucket_log; size_t n; } fe[] = {
+            {"4", 1000}, {"4", 70001}, {"14", 70001}, {"11", 5003}};
+        setenv("GPK_QUICK_FRONT_MIN_LOG", "4", 1);
+        for (size_t i = 0; i < sizeof fe / sizeof fe[0]; i++) {
+            setenv("GPK_QUICK_FRONT_BUCKET_LOG", fe[i].bucket_log, 1);
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (int d = 0; d < GPK_DIST_COUNT_; d++) {
+                    const int wide = gpk_type_size((gpk_type)t) == 8;
+                    run_records((gpk_type)t, (gpk_dist)d, fe[i].n, wide ? 40 : 12, wide ? 3 : 5, GPK_SORT_QUICK);
+                }
+        }
+        unsetenv("GPK_QUICK_FRONT_MIN_LOG");
+        unsetenv("GPK_QUICK_FRONT_BUCKET_LOG");
+    }
     if (small) goto end;
     /* A large one of each algorithm: 2^20 + 3 records of 32 bytes, u64 keys at offset 8. */
     run_records(GPK_U64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 3, 32, 8, GPK_SORT_RADIX);

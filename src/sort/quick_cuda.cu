@@ -629,6 +629,62 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
 }
 
 /* ------------------------------------------------------------------------
+ * Records front end: the first levels as one bucket split.
+ *
+ * Records carry (key, index) pairs, 12 bytes each way per level, over
+ * ~13 levels at 2^25: more bytes than the 8 passes of a radix sort. So
+ * a records sort of at least kFrontMin keys starts with a stable two-pass
+ * radix sort (radix_cuda.cu) by the top W bits of the range where the
+ * keys differ (W: buckets of ~2^kFrontBucketLog keys on average), which
+ * leaves each bucket contiguous. Buckets become the quicksort's first
+ * segments: sort items when small, else depth-0 segments with a sample
+ * pivot. A bucket's bounds are those of its bits, not its keys: valid but
+ * loose, so depth 0 reduces all four child bounds (ALL4).
+ * ------------------------------------------------------------------------ */
+template <class K> struct FrontPlan {
+    const uint32_t *starts, *ends; /* bucket v: [starts[v], ends[v]) */
+    uint32_t buckets;              /* 2^(window bits) */
+    int shift;                     /* bucket v holds keys with bits [shift, ..) == v (above: prefix) */
+    K prefix, low_and, low_or;     /* bits above the window; AND and OR of every key's bits below it */
+};
+
+/* Every key's window value; the first and last position of each run. */
+template <class K>
+__global__ void __launch_bounds__(256) bucket_bounds_kernel(const K *keys, uint32_t n, int shift, uint32_t wmask,
+                                                            uint32_t *starts, uint32_t *ends)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const uint32_t v = (uint32_t)(keys[i] >> shift) & wmask;
+        if (i == 0 || ((uint32_t)(keys[i - 1] >> shift) & wmask) != v) starts[v] = (uint32_t)i;
+        if (i + 1 == n || ((uint32_t)(keys[i + 1] >> shift) & wmask) != v) ends[v] = (uint32_t)i + 1;
+    }
+}
+
+/* Block v plans bucket v (empty buckets: starts = ends = 0). */
+template <class K, class V, bool HAS_V, bool EQB>
+__global__ void __launch_bounds__(kThreads) bucket_plan_kernel(PartArgs<K, V> a, FrontPlan<K> f)
+{
+    using S = QShape<K, V, HAS_V>;
+    __shared__ K s_samp[kThreads], s_pivot;
+    __shared__ uint32_t s_map[1][3];
+    const uint32_t v = blockIdx.x;
+    const uint32_t off = f.starts[v], len = f.ends[v] - off;
+    if (len == 0) return;
+    const K base = f.prefix | ((K)v << f.shift);
+    Child<K> c = Child<K>{off, len, (K)(base | f.low_and), (K)(base | f.low_or), false, true};
+    if (len > S::SMALL && c.min < c.max) {
+        const K k = __ldcg(a.kbuf[BUF_IN] + sample_at<kThreads>(off, len, threadIdx.x));
+        const K mid = choose_pivot(c.min, c.max, false, a.pm);
+        c.pivot = a.sample_depth > 0 ? sample_pivot<K, kThreads>(k, c.min, c.max, mid, a.sample_band, s_samp, &s_pivot)
+                                     : mid;
+        c.given = true;
+    }
+    if (threadIdx.x == 0) emit_child<K, V, HAS_V, EQB>(a, c, 0, 0u, &s_map[0][0], &s_map[0][1], &s_map[0][2]);
+    __syncthreads();
+    map_tiles(a.l.tile_seg[0], s_map, 1);
+}
+
+/* ------------------------------------------------------------------------
  * Partition (Box 4.3), and the plan of a segment by its last block
  * ------------------------------------------------------------------------ */
 /* EQB: keys only, the == P bucket stays out of the output (filled later).
@@ -1164,20 +1220,54 @@ __global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2
 /* ------------------------------------------------------------------------
  * Records: (mapped key, index) out of the records, and the gather after.
  * ------------------------------------------------------------------------ */
+/* idx: NULL when the front end's radix sort makes the positions.
+ * and_or: AND and OR of every mapped key (NULL: not wanted), for the
+ * front end's window. */
 template <class K>
 __global__ void __launch_bounds__(256) extract_kernel(const unsigned char *rec, uint32_t n, uint32_t stride,
                                                       uint32_t key_offset, Twiddle<K> map, K *keys,
-                                                      uint32_t *idx)
+                                                      uint32_t *idx, u64 *and_or)
 {
+    __shared__ K s_and[8], s_or[8];
+    K all_and = (K)~(K)0, all_or = 0;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         const unsigned char *p = rec + i * stride + key_offset;
         K k = 0;
         /* any alignment: bytes, little-endian */
 #pragma unroll
         for (int b = 0; b < (int)sizeof(K); b++) k |= (K)p[b] << (8 * b);
-        keys[i] = twiddle(map, k);
-        idx[i] = (uint32_t)i;
+        k = twiddle(map, k);
+        keys[i] = k;
+        if (idx) idx[i] = (uint32_t)i;
+        all_and &= k;
+        all_or |= k;
     }
+    if (!and_or) return;
+    /* one atomic pair per block: a word per warp would serialize on two addresses */
+#pragma unroll
+    for (int s = 16; s > 0; s >>= 1) {
+        all_and &= (K)__shfl_xor_sync(0xffffffffu, all_and, s);
+        all_or |= (K)__shfl_xor_sync(0xffffffffu, all_or, s);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        s_and[threadIdx.x >> 5] = all_and;
+        s_or[threadIdx.x >> 5] = all_or;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < 8; w++) {
+            all_and &= s_and[w];
+            all_or |= s_or[w];
+        }
+        atomicAnd(&and_or[0], (u64)all_and);
+        atomicOr(&and_or[1], (u64)all_or);
+    }
+}
+
+__global__ void __launch_bounds__(256) iota_kernel(uint32_t *idx, uint32_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        idx[i] = (uint32_t)i;
 }
 
 /* out record i = in record idx[i], one word per thread, so that a warp
@@ -1396,7 +1486,8 @@ static void raise_pending_limit()
 
 /* The iterations of Box 4.1. */
 template <class K, class V, bool HAS_V>
-static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *temp, cudaStream_t stream)
+static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *temp, cudaStream_t stream,
+                                   const FrontPlan<K> *front = nullptr)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr bool EQB = !HAS_V;
@@ -1429,9 +1520,15 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
     a.cdp_depth = experiment_knob("GPK_QUICK_CDP_DEPTH", kCdpDepthDefault, 1, kCdpDepthMax);
     a.sample_depth = experiment_knob("GPK_QUICK_SAMPLE_DEPTH", kSampleDepthDefault, 0, kSampleDepthMax);
     a.sample_band = experiment_knob("GPK_QUICK_SAMPLE_BAND", 10, 0, 50);
-    root_kernel<K, V, HAS_V, EQB><<<1, kRootThreads, 0, stream>>>(a, d.n);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
+    if (front) {
+        bucket_plan_kernel<K, V, HAS_V, EQB><<<front->buckets, kThreads, 0, stream>>>(a, *front);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: bucket plan kernel launch");
+    } else {
+        root_kernel<K, V, HAS_V, EQB><<<1, kRootThreads, 0, stream>>>(a, d.n);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: root kernel launch");
+    }
     /* floating point: value and bit midpoints alternate at worst */
     const int max_depth = 2 * (8 * (int)sizeof(K) + 80);
     /* one level's partition grid over list depth & 1 */
@@ -1440,7 +1537,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
         a.segs = l.segs[depth & 1];
         a.parts = l.parts[depth & 1];
         a.tile_seg = l.tile_seg[depth & 1];
-        if (depth == 0 && d.n > kRootExact) /* the root's bounds are a sample's */
+        if (depth == 0 && (front || d.n > kRootExact)) /* the root's bounds are a sample's, buckets' loose */
             partition_kernel<K, V, HAS_V, EQB, true><<<grid, kThreads, 0, stream>>>(a);
         else
             partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
@@ -1458,8 +1555,21 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
         uint64_t bound_tiles = ((u64)d.n + S::TILE - 1) / S::TILE, bound_segs = 1;
         int depth = 0;
         a.grid_bound = true;
+        bool levels = d.n > S::SMALL;
+        if (front) {
+            /* the buckets' segments and tiles, and room for a batch's items */
+            s = read_ctl(ctx, l.ctl, &c, stream);
+            if (s != GPK_OK) return s;
+            bound_segs = (uint32_t)c.big[0];
+            bound_tiles = c.big[0] >> 32;
+            levels = bound_segs > 0;
+            if (levels && (size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)l.cap_big * batch > l.cap_items) {
+                s = flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
+                if (s != GPK_OK) return s;
+            }
+        }
         for (;;) {
-            if (d.n > S::SMALL) {
+            if (levels) {
                 for (int b = 0; b < batch; b++, depth++) {
                     e = cudaMemsetAsync(&l.ctl->big[(depth & 1) ^ 1], 0, sizeof(u64), stream);
                     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
@@ -1472,7 +1582,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
             s = read_ctl(ctx, l.ctl, &c, stream);
             if (s != GPK_OK) return s;
             const uint32_t nbig = (uint32_t)c.big[depth & 1];
-            if (nbig == 0 || d.n <= S::SMALL) break;
+            if (nbig == 0 || !levels) break;
             if (depth > max_depth)
                 return gpk__fail(ctx, GPK_EDEVICE, "CUDA quicksort: internal error (depth %d)", depth);
             if ((size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)l.cap_big * batch > l.cap_items) {
@@ -1546,6 +1656,51 @@ static size_t temp_bytes_for(size_t n, int kb, bool has_v)
     return kb == 4 ? temp_bytes_k<uint32_t>(n, has_v) : temp_bytes_k<u64>(n, has_v);
 }
 
+/* Records front end (FrontPlan): from 2^GPK_QUICK_FRONT_MIN_LOG records
+ * (0: never), buckets of ~2^GPK_QUICK_FRONT_BUCKET_LOG keys. The window
+ * has at most 22 bits: two radix passes of up to 11. */
+constexpr int kFrontMinLog = 16;
+constexpr int kFrontBucketLog = 11;
+constexpr int kFrontMaxBits = 22;
+
+/* The most window bits a sort of n records may use; 0: no front end. */
+static int front_max_bits(size_t n)
+{
+    if (kRecursive) return 0;
+    const int min_log = experiment_knob("GPK_QUICK_FRONT_MIN_LOG", kFrontMinLog, 0, 32);
+    const int bucket_log = experiment_knob("GPK_QUICK_FRONT_BUCKET_LOG", kFrontBucketLog, 4, 16);
+    if (min_log == 0 || n < 2 || (n >> min_log) == 0) return 0;
+    int lg = 0;
+    while ((n >> (lg + 1)) != 0) lg++;
+    const int w = std::min(kFrontMaxBits, lg - bucket_log);
+    return w >= 2 ? w : 0;
+}
+
+/* Front-end memory after the lists: the radix sort's tables, bucket
+ * starts and ends, the AND / OR pair. */
+struct FrontMem {
+    void *radix;
+    uint32_t *starts, *ends;
+    u64 *and_or;
+};
+
+static size_t front_bytes(size_t n, int kb, FrontMem *m, char *base)
+{
+    const int w = front_max_bits(n);
+    if (w == 0) return 0;
+    const size_t radix = align_up(gpk__radix_cuda_window_temp(n, kb), 256),
+                 bounds = align_up(sizeof(uint32_t) << w, 256);
+    if (m) {
+        m->radix = base;
+        m->starts = (uint32_t *)(base + radix);
+        m->ends = (uint32_t *)(base + radix + bounds);
+        m->and_or = (u64 *)(base + radix + 2 * bounds);
+    }
+    return radix + 2 * bounds + 256;
+}
+
+template <class K> static K low_bits(int b) { return b >= (int)(8 * sizeof(K)) ? (K)~(K)0 : (K)(((K)1 << b) - 1); }
+
 /* Checks and reserves device memory; nothing of the caller's is touched.
  * bench: a third key/value buffer keeps the pristine input. */
 static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan *p, const char *what)
@@ -1582,7 +1737,8 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
         bytes[GPK_CUDA_KEYS_C] = p->key_bytes;
         bytes[GPK_CUDA_VALUES_C] = p->val_bytes;
     }
-    bytes[GPK_CUDA_TEMP] = temp_bytes_for(job->n, p->kb, p->vb != 0);
+    bytes[GPK_CUDA_TEMP] = align_up(temp_bytes_for(job->n, p->kb, p->vb != 0), 256) +
+                           (p->records ? front_bytes(job->n, p->kb, nullptr, nullptr) : 0);
     return gpk__cuda_reserve(ctx, bytes, what);
 }
 
@@ -1597,21 +1753,69 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
     void *temp = st->buf[GPK_CUDA_TEMP];
     if (p.records) {
         const Twiddle<K> ident = {0, 0, 0, 0};
+        K *kA = (K *)st->buf[GPK_CUDA_KEYS_A], *kB = (K *)st->buf[GPK_CUDA_KEYS_B];
+        uint32_t *vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A], *vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
+        FrontMem fm = {nullptr, nullptr, nullptr, nullptr};
+        const int wmax = front_max_bits(n);
+        if (wmax) (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true), 256));
+        cudaError_t e = cudaSuccess;
+        if (wmax) {
+            e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);
+            if (e == cudaSuccess) e = cudaMemsetAsync(&fm.and_or[1], 0, sizeof(u64), stream);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
+        }
         const int blocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 16,
                                                                      ((size_t)n + 255) / 256));
         extract_kernel<K><<<blocks, 256, 0, stream>>>((const unsigned char *)st->buf[GPK_CUDA_KEYS_C], n,
                                                       (uint32_t)job->stride, (uint32_t)job->key_offset,
-                                                      twiddle_map<K>(job->key_type), (K *)st->buf[GPK_CUDA_KEYS_A],
-                                                      (uint32_t *)st->buf[GPK_CUDA_VALUES_A]);
-        cudaError_t e = cudaGetLastError();
+                                                      twiddle_map<K>(job->key_type), kA, wmax ? nullptr : vA,
+                                                      wmax ? fm.and_or : nullptr);
+        e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: extract kernel launch");
+        FrontPlan<K> fp;
+        bool front = false;
+        if (wmax) {
+            e = cudaMemcpyAsync(st->pinned, fm.and_or, 2 * sizeof(u64), cudaMemcpyDeviceToHost, stream);
+            if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: key range read-back");
+            const K all_and = (K)st->pinned[0], all_or = (K)st->pinned[1];
+            unsigned begin, end;
+            gpk__radix_range_from_masks(all_and, all_or, &begin, &end);
+            if (end - begin >= 2) {
+                /* the top wmax bits where keys differ (all of them when fewer) */
+                const int lo = (int)std::max<int>((int)begin, (int)end - wmax);
+                gpk_status s = gpk__radix_cuda_window_sort(ctx, fm.radix, n, (int)sizeof(K), kA, kB, vA, vB,
+                                                           (unsigned)lo, end, stream);
+                if (s != GPK_OK) return s;
+                const uint32_t buckets = 1u << (end - lo);
+                e = cudaMemsetAsync(fm.starts, 0, buckets * sizeof(uint32_t), stream);
+                if (e == cudaSuccess) e = cudaMemsetAsync(fm.ends, 0, buckets * sizeof(uint32_t), stream);
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
+                bucket_bounds_kernel<K><<<blocks, 256, 0, stream>>>(kA, n, lo, buckets - 1, fm.starts, fm.ends);
+                e = cudaGetLastError();
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: bucket bounds kernel launch");
+                fp.starts = fm.starts;
+                fp.ends = fm.ends;
+                fp.buckets = buckets;
+                fp.shift = lo;
+                fp.prefix = all_and & (K)~low_bits<K>((int)end);
+                fp.low_and = all_and & low_bits<K>(lo);
+                fp.low_or = all_or & low_bits<K>(lo);
+                front = true;
+            } else {
+                /* the positions the radix sort would have made */
+                iota_kernel<<<blocks, 256, 0, stream>>>(vA, n);
+                e = cudaGetLastError();
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: iota kernel launch");
+            }
+        }
         DevSort<K, uint32_t> d;
-        d.kin = (const K *)st->buf[GPK_CUDA_KEYS_A];
-        d.vin = (const uint32_t *)st->buf[GPK_CUDA_VALUES_A];
-        d.kA = (K *)st->buf[GPK_CUDA_KEYS_A];
-        d.kB = (K *)st->buf[GPK_CUDA_KEYS_B];
-        d.vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A];
-        d.vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
+        d.kin = kA;
+        d.vin = vA;
+        d.kA = kA;
+        d.kB = kB;
+        d.vA = vA;
+        d.vB = vB;
         d.n = n;
         d.raw = false; /* mapped by the extract */
         d.in_is_a = true;
@@ -1619,7 +1823,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         d.unmap = ident;
         d.need_unmap = false;
         d.pm = pivot_map<K>(job->key_type);
-        gpk_status s = quicksort_device<K, uint32_t, true>(ctx, d, temp, stream);
+        gpk_status s = quicksort_device<K, uint32_t, true>(ctx, d, temp, stream, front ? &fp : nullptr);
         if (s != GPK_OK) return s;
         /* gather whole records, in the widest word that divides the size */
         const size_t stride = job->stride;

@@ -39,6 +39,14 @@ gpk_status gpk__quick_sort_cuda(gpk_ctx *ctx, const gpk_quick_job *job);
 gpk_status gpk__quick_bench_cuda(gpk_ctx *ctx, const gpk_quick_job *job, int reps, double *ms);
 #endif
 
+#ifdef __CUDACC__
+/* From radix_cuda.cu, for the quicksort's records front end. */
+size_t gpk__radix_cuda_window_temp(size_t n, int key_bytes);
+gpk_status gpk__radix_cuda_window_sort(gpk_ctx *ctx, void *temp, size_t n, int key_bytes, void *keys,
+                                       void *keys_alt, uint32_t *vals, uint32_t *vals_alt, unsigned begin,
+                                       unsigned end, cudaStream_t stream);
+#endif
+
 /* Records the algorithm that ran on ctx (for gpk_last_sort_algo). */
 void gpk__set_last_algo(gpk_ctx *ctx, gpk_sort_algo a);
 
