@@ -2,12 +2,15 @@
 # Per-kernel device times of one quicksort (Nsight Compute, gpu__time_duration),
 # summed by kernel name: where the time of gpk bench quicksort goes.
 #   scripts/qprof.sh GPK TYPE N DIST [IMPL]   (IMPL: quick (default) or quick-recursive)
+#   TYPE records:P: records of a u64 key and a P-byte payload instead of keys
 # QPROF_EACH=1 also lists every launch in order (the partition levels one by one).
 set -u
 gpk=$1 type=$2 n=$3 dist=$4 impl=${5:-quick}
 export PATH="$PATH:/usr/local/cuda/bin"
+what=(--types "$type")
+case $type in records:*) what=(--records-only --payloads "${type#records:}") ;; esac
 ncu --metrics gpu__time_duration.sum --csv --launch-skip 0 \
-  "$gpk" bench quicksort --types "$type" --n "$n" --dists "$dist" --impls "$impl" --reps 1 -q 2>/dev/null |
+  "$gpk" bench quicksort "${what[@]}" --n "$n" --dists "$dist" --impls "$impl" --reps 1 -q 2>/dev/null |
 python3 -c '
 import csv, sys, collections, os
 rows = [r for r in csv.reader(l for l in sys.stdin if l.startswith("\""))]

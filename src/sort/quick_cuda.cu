@@ -1335,27 +1335,56 @@ struct DeviceGuard {
 constexpr int kBatchMax = 8;
 constexpr int kBatchDefault = 4;
 
+/* Records front end (FrontPlan): from 2^GPK_QUICK_FRONT_MIN_LOG records
+ * (0: never), buckets of ~2^GPK_QUICK_FRONT_BUCKET_LOG keys. The window
+ * has at most 22 bits: two radix passes of up to 11. */
+constexpr int kFrontMinLog = 16;
+constexpr int kFrontBucketLog = 11;
+constexpr int kFrontMaxBits = 22;
+
+/* The most window bits a sort of n records may use; 0: no front end. */
+static int front_max_bits(size_t n)
+{
+    if (kRecursive) return 0;
+    const int min_log = experiment_knob("GPK_QUICK_FRONT_MIN_LOG", kFrontMinLog, 0, 32);
+    const int bucket_log = experiment_knob("GPK_QUICK_FRONT_BUCKET_LOG", kFrontBucketLog, 4, 16);
+    if (min_log == 0 || n < 2 || (n >> min_log) == 0) return 0;
+    int lg = 0;
+    while ((n >> (lg + 1)) != 0) lg++;
+    const int w = std::min(kFrontMaxBits, lg - bucket_log);
+    return w >= 2 ? w : 0;
+}
+
+/* Sort items the buckets may add at once. */
+static size_t front_items(size_t n)
+{
+    const int w = front_max_bits(n);
+    return w ? (size_t)1 << w : 0;
+}
+
 struct Caps {
     size_t big, tiles, items, pool;
 };
 
-template <class K> static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, Caps *c)
+template <class K>
+static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, size_t front_items, Caps *c)
 {
     c->big = n / ((size_t)small + 1) + 2;
     c->tiles = n / tile + 2 * c->big + 2; /* one more per segment when tiles are aligned */
     c->pool = recursive ? (size_t)kCdpDepthMax * c->big : 0;
-    c->items = 3 * c->big * kBatchMax + 16 + 3 * c->pool;
+    c->items = 3 * c->big * kBatchMax + 16 + 3 * c->pool + front_items;
     return 2 * align_up(c->big * sizeof(Seg<K>), 256) + 2 * align_up(c->big * sizeof(Part<K>), 256) +
            2 * align_up(c->tiles * sizeof(uint32_t), 256) + 2 * align_up(c->items * sizeof(Item<K>), 256) +
            2 * align_up(c->items * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) + 256 +
            align_up(c->pool * sizeof(Seg<K>), 256) + align_up(c->pool * sizeof(Part<K>), 256) + 256;
 }
 
-template <class K> static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile, bool recursive)
+template <class K>
+static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile, bool recursive, size_t front_items)
 {
     Lists<K> l;
     Caps c;
-    (void)lists_bytes<K>(n, small, tile, recursive, &c);
+    (void)lists_bytes<K>(n, small, tile, recursive, front_items, &c);
     l.cap_big = (uint32_t)c.big;
     l.cap_tiles = (uint32_t)c.tiles;
     l.cap_items = (uint32_t)c.items;
@@ -1403,6 +1432,7 @@ template <class K, class V> struct DevSort {
     Twiddle<K> map, unmap;
     bool need_unmap;     /* unmap is not the identity */
     PivotMap<K> pm;      /* the key type's own maps (records: not the data's) */
+    size_t front_items = 0; /* records: room for the front end's buckets (front_items) */
 };
 
 template <class K, class V, bool HAS_V>
@@ -1491,7 +1521,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
 {
     using S = QShape<K, V, HAS_V>;
     constexpr bool EQB = !HAS_V;
-    Lists<K> l = carve_lists<K>(temp, d.n, S::SMALL, S::TILE, kRecursive);
+    Lists<K> l = carve_lists<K>(temp, d.n, S::SMALL, S::TILE, kRecursive, d.front_items);
     cudaError_t e = cudaMemsetAsync(l.ctl, 0, sizeof(Ctl), stream);
     if (e == cudaSuccess && kRecursive) e = cudaMemsetAsync(l.pool_ctr, 0, sizeof(uint32_t), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
@@ -1643,37 +1673,20 @@ template <class K> static PivotMap<K> pivot_map(gpk_type type)
     return pm;
 }
 
-template <class K> static size_t temp_bytes_k(size_t n, bool has_v)
+template <class K> static size_t temp_bytes_k(size_t n, bool has_v, size_t front_items)
 {
     Caps c;
-    if (has_v) return lists_bytes<K>(n, QShape<K, uint32_t, true>::SMALL, QShape<K, uint32_t, true>::TILE, kRecursive, &c);
-    return lists_bytes<K>(n, QShape<K, uint32_t, false>::SMALL, QShape<K, uint32_t, false>::TILE, kRecursive, &c);
+    if (has_v)
+        return lists_bytes<K>(n, QShape<K, uint32_t, true>::SMALL, QShape<K, uint32_t, true>::TILE, kRecursive,
+                              front_items, &c);
+    return lists_bytes<K>(n, QShape<K, uint32_t, false>::SMALL, QShape<K, uint32_t, false>::TILE, kRecursive,
+                          front_items, &c);
 }
 
 /* (TILE and SMALL depend on the value's presence, not its width) */
-static size_t temp_bytes_for(size_t n, int kb, bool has_v)
+static size_t temp_bytes_for(size_t n, int kb, bool has_v, size_t front_items)
 {
-    return kb == 4 ? temp_bytes_k<uint32_t>(n, has_v) : temp_bytes_k<u64>(n, has_v);
-}
-
-/* Records front end (FrontPlan): from 2^GPK_QUICK_FRONT_MIN_LOG records
- * (0: never), buckets of ~2^GPK_QUICK_FRONT_BUCKET_LOG keys. The window
- * has at most 22 bits: two radix passes of up to 11. */
-constexpr int kFrontMinLog = 16;
-constexpr int kFrontBucketLog = 11;
-constexpr int kFrontMaxBits = 22;
-
-/* The most window bits a sort of n records may use; 0: no front end. */
-static int front_max_bits(size_t n)
-{
-    if (kRecursive) return 0;
-    const int min_log = experiment_knob("GPK_QUICK_FRONT_MIN_LOG", kFrontMinLog, 0, 32);
-    const int bucket_log = experiment_knob("GPK_QUICK_FRONT_BUCKET_LOG", kFrontBucketLog, 4, 16);
-    if (min_log == 0 || n < 2 || (n >> min_log) == 0) return 0;
-    int lg = 0;
-    while ((n >> (lg + 1)) != 0) lg++;
-    const int w = std::min(kFrontMaxBits, lg - bucket_log);
-    return w >= 2 ? w : 0;
+    return kb == 4 ? temp_bytes_k<uint32_t>(n, has_v, front_items) : temp_bytes_k<u64>(n, has_v, front_items);
 }
 
 /* Front-end memory after the lists: the radix sort's tables, bucket
@@ -1737,7 +1750,8 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
         bytes[GPK_CUDA_KEYS_C] = p->key_bytes;
         bytes[GPK_CUDA_VALUES_C] = p->val_bytes;
     }
-    bytes[GPK_CUDA_TEMP] = align_up(temp_bytes_for(job->n, p->kb, p->vb != 0), 256) +
+    const size_t fitems = p->records ? front_items(job->n) : 0;
+    bytes[GPK_CUDA_TEMP] = align_up(temp_bytes_for(job->n, p->kb, p->vb != 0, fitems), 256) +
                            (p->records ? front_bytes(job->n, p->kb, nullptr, nullptr) : 0);
     return gpk__cuda_reserve(ctx, bytes, what);
 }
@@ -1757,7 +1771,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         uint32_t *vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A], *vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
         FrontMem fm = {nullptr, nullptr, nullptr, nullptr};
         const int wmax = front_max_bits(n);
-        if (wmax) (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true), 256));
+        if (wmax) (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true, front_items(n)), 256));
         cudaError_t e = cudaSuccess;
         if (wmax) {
             e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);
@@ -1823,6 +1837,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         d.unmap = ident;
         d.need_unmap = false;
         d.pm = pivot_map<K>(job->key_type);
+        d.front_items = front_items(n);
         gpk_status s = quicksort_device<K, uint32_t, true>(ctx, d, temp, stream, front ? &fp : nullptr);
         if (s != GPK_OK) return s;
         /* gather whole records, in the widest word that divides the size */
