@@ -162,11 +162,12 @@ void cmd_bench_quick_help(FILE *f)
             "                    sorted,zero-entropy,bucket,staggered; also any of gpk sort\n"
             "                    --gen, e.g. organ-pipe,mo3-killer); 'paper' = the six\n"
             "  --n LIST          sizes (default 2^20,2^21,...,2^25; 2^28, 256M accepted)\n"
-            "  --records         also sort records (Figure 15): 64-bit key + payload\n"
+            "  --records         also sort records (Figure 15): key + payload\n"
             "  --records-only    only records\n"
             "  --payloads LIST   record payload bytes, 8..248 (default 16,32,64; record\n"
-            "                    size = 8 + payload)\n"
-            "  --record-key T    record key type: u64 (default), i64, f64\n"
+            "                    size = key bytes + payload)\n"
+            "  --record-key T    record key type: u64 (default: the paper's long keys),\n"
+            "                    i64, f64, u32, i32, f32\n"
             "  --impls LIST      all (default) or some of quick,quick-recursive,radix,\n"
             "                    cub-merge,thrust,cub-radix,qsort,std-sort,gnu-parallel,\n"
             "                    cub-index,thrust-index,qsort-records,quick-host (records\n"
@@ -325,9 +326,8 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
         }
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--record-key", &val)) != 0) {
             if (m < 0) return -1;
-            if (gpk_type_parse(val, &c->record_key) != GPK_OK || gpk_type_size(c->record_key) != 8) {
-                cli_error(cmd, "bad --record-key '%s' (u64, i64 or f64: the paper's long keys)",
-                          val);
+            if (gpk_type_parse(val, &c->record_key) != GPK_OK) {
+                cli_error(cmd, "bad --record-key '%s' (u32, i32, f32, u64, i64 or f64)", val);
                 return -1;
             }
             continue;
@@ -881,7 +881,7 @@ static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned
     for (size_t j = 0; j < n; j++) {
         const unsigned char *o = out + j * rs;
         uint64_t i;
-        memcpy(&i, o + 8, 8);
+        memcpy(&i, o + gpk_type_size(kt), 8);
         if (i >= n || ((seen[i / 8] >> (i % 8)) & 1u) || memcmp(o, in + i * rs, rs) != 0) {
             snprintf(why, len, "record %zu is not an input record, or repeats one", j);
             goto done;
@@ -915,13 +915,13 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
 {
     const qb_cfg *c = &st->cfg;
     const gpk_type kt = c->record_key;
-    const size_t rs = 8 + payload;
+    const size_t kw = gpk_type_size(kt), rs = kw + payload;
     char nb[32], why[300];
     cli_size_str(n, nb, sizeof nb);
     st->chatty = n >= QB_PROGRESS_N;
     size_t first = st->nrows;
     unsigned char *in = malloc(n * rs), *work = malloc(n * rs);
-    uint64_t *keys = malloc(n * 8);
+    unsigned char *keys = malloc(n * kw);
     const char *setup = NULL;
     gpk_status s;
     if (!in || !work || !keys) {
@@ -935,9 +935,9 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
         for (size_t i = 0; i < n; i++) {
             unsigned char *r = in + i * rs;
             uint64_t idx = i, h = qb_mix(i);
-            memcpy(r, keys + i, 8);
-            memcpy(r + 8, &idx, 8);
-            for (size_t k = 16; k < rs; k++) r[k] = (unsigned char)(h >> (8 * (k % 8)));
+            memcpy(r, keys + i * kw, kw);
+            memcpy(r + kw, &idx, 8); /* the check finds each record's origin by it */
+            for (size_t k = kw + 8; k < rs; k++) r[k] = (unsigned char)(h >> (8 * (k % 8)));
         }
     }
     if (setup) {
@@ -968,7 +968,7 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
                 gpk_quick_job q;
                 memset(&q, 0, sizeof q);
                 q.key_type = kt;
-                q.key_width = 8;
+                q.key_width = (unsigned)kw;
                 q.base = work;
                 q.n = n;
                 q.stride = rs;
