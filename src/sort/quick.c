@@ -65,16 +65,18 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  *    quicksort 1.4-2x up to 2^10.
  * Keys with few distinct bits sort faster by radix (it skips equal bits),
  * but AUTO looks at type and size only.
- * CUDA: records with 8-byte keys from 2^20 on. `gpk bench quicksort` on
- * an H100 (docs/perf/quicksort.md, 2026-11-24) found the radix sort faster
- * for every key type, size (2^20 .. 2^28) and distribution measured for
- * keys, zero entropy included (0.10 ms against 0.20 at 2^25). Records
- * through the host API (64-bit key + 32-byte payload, uniform and
- * gaussian, impl quick-host against radix): quicksort, whose gather is on
- * the device, 1.3-1.5x (2^20: 8.4 against 11.0 ms, 2^22: 33 against 48,
- * 2^25: 299 against 388); the radix record path gathers on the host.
- * 4-byte keys and fewer than 2^20 records were not measured. OpenCL: no
- * quicksort, so never. */
+ * CUDA: records from 2^10 on. `gpk bench quicksort` on an H100
+ * (docs/perf/quicksort.md, 2026-11-24) found the radix sort faster for
+ * every key type, size (2^20 .. 2^28) and distribution measured for keys,
+ * zero entropy included (0.10 ms against 0.20 at 2^25). Records through
+ * the host API (32-byte payload, uniform and gaussian, 2^10 .. 2^22,
+ * u32 and u64 keys, impl quick-host against radix): quicksort, whose
+ * gather is on the device, faster in 26 of 28 cells (1.1-2.6x); slower
+ * in two, within 13 % (u32 2^18 uniform 2.14 against 1.97 ms; u64 2^20
+ * uniform 12.7 against 11.3, where an earlier run had 13.4 against 33.3:
+ * host-to-host times carry the host's page-fault noise). The radix
+ * record path gathers on the host. Below 2^10 records: not measured, the
+ * radix sort stays. OpenCL: no quicksort, so never. */
 typedef struct {
     gpk_backend backend;
     unsigned key_width;  /* 4 or 8 */
@@ -86,7 +88,8 @@ static const auto_row auto_table[] = {
     {GPK_BACKEND_CPU, 8, KIND_KEYS, 0, SIZE_MAX},
     {GPK_BACKEND_CPU, 4, KIND_RECORDS, 0, 1024},
     {GPK_BACKEND_CPU, 8, KIND_RECORDS, 0, 1024},
-    {GPK_BACKEND_CUDA, 8, KIND_RECORDS, (size_t)1 << 20, SIZE_MAX},
+    {GPK_BACKEND_CUDA, 4, KIND_RECORDS, 1024, SIZE_MAX},
+    {GPK_BACKEND_CUDA, 8, KIND_RECORDS, 1024, SIZE_MAX},
 };
 
 static int table_says_quick(gpk_backend be, unsigned kw, int kind, size_t n)
