@@ -1795,6 +1795,13 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
             const K all_and = (K)st->pinned[0], all_or = (K)st->pinned[1];
             unsigned begin, end;
             gpk__radix_range_from_masks(all_and, all_or, &begin, &end);
+            if (all_and == all_or) {
+                /* one key: the records are in order as they stand */
+                e = cudaMemcpyAsync(st->buf[GPK_CUDA_VALUES_C], st->buf[GPK_CUDA_KEYS_C], (size_t)n * job->stride,
+                                    cudaMemcpyDeviceToDevice, stream);
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: records copy");
+                return GPK_OK;
+            }
             if (end - begin >= 2) {
                 /* the top wmax bits where keys differ (all of them when fewer) */
                 const int lo = (int)std::max<int>((int)begin, (int)end - wmax);
