@@ -61,6 +61,11 @@
  * cub::BlockRadixSort over the bits where the segment's keys can differ
  * for the blocks whose bins are too full.
  *
+ * Records: (mapped key, index) pairs are extracted, sorted, and the
+ * records gathered. From 2^16 records the iterative variant first sorts
+ * the pairs by the top bits of their key range with two radix passes and
+ * starts the quicksort from the buckets (see "Records front end").
+ *
  * Positions are 32-bit: fewer than 2^32 elements.
  *
  * The recursive variant (GPK_SORT_QUICK_RECURSIVE) is this file compiled
