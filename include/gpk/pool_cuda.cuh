@@ -96,7 +96,10 @@
  *  - Chase-Lev: the owner's take stores bottom then loads top, and a
  *    thief loads top then bottom; each pair needs a seq_cst fence
  *    (store->load ordering), exactly as in Le et al. 2013; the CASes on top
- *    are seq_cst. */
+ *    are seq_cst. Both first test for empty with two relaxed loads and
+ *    leave without the fence: for the owner that answer is exact (it alone
+ *    moves bottom, and top only grows), for a thief a wrong "empty" costs
+ *    nothing but a probe. */
 #ifndef GPK_POOL_CUDA_CUH
 #define GPK_POOL_CUDA_CUH
 
@@ -686,6 +689,14 @@ template <class Task> struct Pool {
     {
         using namespace detail;
         const long long cap = cfg.capacity;
+#ifndef GPK_POOL_NO_EMPTY_CHECK
+        /* Empty without a fence: only the owner moves bottom and top only
+         * grows, so a stale top can only look non-empty. An idle block asks
+         * its own deque at every probe of a victim; the fence below would
+         * cost it each time. */
+        if (ref<long long>(ends[d].top).load(relaxed) >= ref<long long>(ends[d].bottom).load(relaxed))
+            return false;
+#endif
         const long long b = ref<long long>(ends[d].bottom).load(relaxed) - 1;
         ref<long long>(ends[d].bottom).store(b, relaxed);
         /* store bottom -> load top needs a seq_cst fence, else owner and thief both take the last task */
@@ -707,6 +718,11 @@ template <class Task> struct Pool {
     {
         using namespace detail;
         const long long cap = cfg.capacity;
+#ifndef GPK_POOL_NO_EMPTY_CHECK
+        /* a victim that looks empty is skipped without the fence: a wrong
+         * "empty" only sends the thief on to its next victim */
+        if (ref<long long>(ends[d].top).load(relaxed) >= ref<long long>(ends[d].bottom).load(relaxed)) return 0;
+#endif
         long long t = ref<long long>(ends[d].top).load(acquire);
         /* top before bottom (see take) */
         cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_device);
