@@ -98,12 +98,20 @@ __global__ void worker_kernel(cp::Pool<TTask> pool, unsigned n_ids, unsigned lon
         }
         if (t.lo >= t.hi || t.hi > n_ids) continue;
         if (steal) {
-            /* one pusher per block on a work-stealing deque */
-            if (threadIdx.x == 0)
-                for (unsigned j = 0; j < 4; j++) {
-                    TTask c;
-                    if (child_of(t, j, salt, &c) && !pool.push(ws, c)) break;
+            /* one pusher per block on a work-stealing deque: one push per
+             * child, or (every other task) all children by one push_n */
+            if (threadIdx.x == 0) {
+                TTask cs[4];
+                unsigned k = 0;
+                for (unsigned j = 0; j < 4; j++)
+                    if (child_of(t, j, salt, &cs[k])) k++;
+                if (t.lo & 1) {
+                    (void)pool.push_n(ws, cs, k);
+                } else {
+                    for (unsigned j = 0; j < k; j++)
+                        if (!pool.push(ws, cs[j])) break;
                 }
+            }
         } else if (threadIdx.x < 4) {
             /* concurrent pushes from four threads */
             TTask c;

@@ -59,6 +59,9 @@
  *  - Tasks are trivially copyable records whose size is a multiple of 4
  *    bytes. They are copied with 32-bit relaxed device-scope atomic loads
  *    and stores (see "memory model" below).
+ *  - push_n(ws, tasks, k) pushes k tasks as k push() calls would, but a
+ *    stealing pool queues them with one count and one release store (all
+ *    or none); same thread rules as push().
  *  - push() may be called by any thread of a block inside a task, except
  *    for STEAL: the deque's bottom end has one owner, so for STEAL only one
  *    thread of the block may push at a time (e.g. thread 0), and not
@@ -327,6 +330,42 @@ template <class Task> struct Pool {
             return false;
         }
         atomicAdd(&ws.pushed, 1ull);
+        return true;
+    }
+
+    /* push() of tasks[0 .. k) in order, under push()'s thread rules. For
+     * STEAL the tasks after a kept one go to the deque together: one count,
+     * one look at its ends and one release store, where k push() calls
+     * make k of each. All or none of those: when they do not fit, none is
+     * queued and the error word says ERR_FULL (the run stops as after a
+     * failed push). */
+    __device__ bool push_n(Worker &ws, const Task *tasks, unsigned k) const
+    {
+        using namespace detail;
+#ifdef GPK_POOL_PUSH_N_AS_PUSHES /* the A/B control of scripts/gpu-pool-ab.sh */
+        constexpr bool one_by_one = true;
+#else
+        constexpr bool one_by_one = false;
+#endif
+        if (cfg.scheme != STEAL || one_by_one) {
+            for (unsigned i = 0; i < k; i++)
+                if (!push(ws, tasks[i])) return false;
+            return true;
+        }
+        unsigned i = 0;
+        if (k > 0 && cfg.keep_first && ws.has_task && !ws.has_kept) {
+            if (!push(ws, tasks[0])) return false; /* kept for this block */
+            i = 1;
+        }
+        const unsigned m = k - i;
+        if (m == 0) return true;
+        ref<long long>(hdr->pending).fetch_add((long long)m, relaxed);
+        if (!deque_push_n(block_id(), tasks + i, m)) {
+            ref<long long>(hdr->pending).fetch_sub((long long)m, relaxed);
+            fail(ERR_FULL, cfg.capacity);
+            return false;
+        }
+        atomicAdd(&ws.pushed, (unsigned long long)m);
         return true;
     }
 
@@ -682,6 +721,19 @@ template <class Task> struct Pool {
         store_task(deque_data(d) + b % cap, t);
         /* release: a thief that reads the new bottom with acquire sees the words */
         ref<long long>(ends[d].bottom).store(b + 1, release);
+        return true;
+    }
+
+    __device__ bool deque_push_n(unsigned d, const Task *ts, unsigned m) const
+    {
+        using namespace detail;
+        const long long cap = cfg.capacity;
+        const long long b = ref<long long>(ends[d].bottom).load(relaxed);
+        const long long tp = ref<long long>(ends[d].top).load(acquire);
+        if (b + (long long)m - tp > cap) return false;
+        for (unsigned j = 0; j < m; j++) store_task(deque_data(d) + (b + j) % cap, ts[j]);
+        /* one release for all m: a thief that sees the new bottom sees every word below it */
+        ref<long long>(ends[d].bottom).store(b + (long long)m, release);
         return true;
     }
 

@@ -175,6 +175,8 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
         if (threadIdx.x == 0) {
             unsigned long long child = s_base;
             unsigned start = t.first;
+            OTask subs[8];
+            unsigned nsub = 0;
             for (unsigned o = 0; o < 8; o++) {
                 const unsigned c = cnt[o];
                 if (!c) continue;
@@ -194,11 +196,13 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
                     sub.first = start;
                     sub.count = c;
                     sub.depth = d | (in_tmp ? 0u : IN_TMP);
-                    if (!pool.push(ws, sub)) break; /* full: the error word stops the run */
+                    subs[nsub++] = sub;
                 }
                 start += c;
                 child++;
             }
+            /* all at once (stealing: one release); full: the error word stops the run */
+            (void)pool.push_n(ws, subs, nsub);
         }
     }
 }
