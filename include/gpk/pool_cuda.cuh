@@ -514,8 +514,12 @@ template <class Task> struct Pool {
         using namespace detail;
         unsigned idle = 0, misses = 0;
         const unsigned me = block_id(), nb = cfg.blocks;
+#ifdef GPK_POOL_CHECK_EVERY_PROBE /* the A/B control of scripts/gpu-pool-ab.sh */
+        constexpr unsigned kProbes = 1;
+#else
+        constexpr unsigned kProbes = 8;
+#endif
         for (;;) {
-            if (failed()) return false;
             if (deque_take(me, out)) return true;
             if (nb > 1) {
                 ws.steal_attempts++;
@@ -524,11 +528,18 @@ template <class Task> struct Pool {
                     return true;
                 }
             }
-            if (ref<long long>(hdr->pending).load(acquire) <= 0) return false;
+            /* The error word and the count are one line each, read by every
+             * idle block: read them once per kProbes victims, not at every
+             * probe, so that they do not crowd the L2 slice where the
+             * workers' count updates go. */
+            if (++misses % kProbes == 0) {
+                if (failed()) return false;
+                if (ref<long long>(hdr->pending).load(acquire) <= 0) return false;
+            }
             /* Back off after a few empty victims: with thousands of blocks
              * and few tasks (the top of a tree) the thieves' probes and
              * fences would otherwise crowd the workers' memory traffic. */
-            if (++misses >= 8) {
+            if (misses >= 8) {
                 misses = 0;
                 backoff(idle, 7); /* 64 ns, doubling up to 4 us */
             }
