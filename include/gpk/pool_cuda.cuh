@@ -519,6 +519,8 @@ template <class Task> struct Pool {
 #else
         constexpr unsigned kProbes = 8;
 #endif
+        /* a failed run (full, bad grid, fail()) starts no more tasks */
+        if (failed()) return false;
         for (;;) {
             if (deque_take(me, out)) return true;
             if (nb > 1) {
