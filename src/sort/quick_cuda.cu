@@ -638,7 +638,7 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
  *
  * Records carry (key, index) pairs, 12 bytes each way per level, over
  * ~13 levels at 2^25: more bytes than the 8 passes of a radix sort. So
- * a records sort of at least kFrontMin keys starts with a stable two-pass
+ * a records sort of at least 2^kFrontMinLog keys starts with a stable two-pass
  * radix sort (radix_cuda.cu) by the top W bits of the range where the
  * keys differ (W: buckets of ~2^kFrontBucketLog keys on average), which
  * leaves each bucket contiguous. Buckets become the quicksort's first
@@ -1776,7 +1776,9 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         uint32_t *vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A], *vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
         FrontMem fm = {nullptr, nullptr, nullptr, nullptr};
         const int wmax = front_max_bits(n);
-        if (wmax) (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true, front_items(n)), 256));
+        if (wmax)
+            (void)front_bytes(n, (int)sizeof(K), &fm,
+                              (char *)temp + align_up(temp_bytes_k<K>(n, true, front_items(n)), 256));
         cudaError_t e = cudaSuccess;
         if (wmax) {
             e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);
