@@ -1761,6 +1761,29 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
     return gpk__cuda_reserve(ctx, bytes, what);
 }
 
+/* Keys and pairs: the caller's keys (and values) in kin (vin), mapped on
+ * read, sorted into the A buffers. */
+template <class K, class V>
+static DevSort<K, V> caller_sort(const gpk_cuda_state *st, const gpk_quick_job *job, const void *kin,
+                                 const void *vin, uint32_t n)
+{
+    DevSort<K, V> d;
+    d.kin = (const K *)kin;
+    d.vin = (const V *)vin;
+    d.kA = (K *)st->buf[GPK_CUDA_KEYS_A];
+    d.kB = (K *)st->buf[GPK_CUDA_KEYS_B];
+    d.vA = (V *)st->buf[GPK_CUDA_VALUES_A];
+    d.vB = (V *)st->buf[GPK_CUDA_VALUES_B];
+    d.n = n;
+    d.raw = true;
+    d.in_is_a = kin == st->buf[GPK_CUDA_KEYS_A];
+    d.map = twiddle_map<K>(job->key_type);
+    d.unmap = twiddle_unmap<K>(job->key_type);
+    d.need_unmap = !(job->key_type == GPK_U32 || job->key_type == GPK_U64);
+    d.pm = pivot_map<K>(job->key_type);
+    return d;
+}
+
 /* One sort of device-resident data (keys / pairs: from `in` into A;
  * records: extract from KEYS_C, sort, gather into VALUES_C). */
 template <class K>
@@ -1776,9 +1799,9 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         uint32_t *vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A], *vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
         FrontMem fm = {nullptr, nullptr, nullptr, nullptr};
         const int wmax = front_max_bits(n);
+        const size_t fitems = front_items(n);
         if (wmax)
-            (void)front_bytes(n, (int)sizeof(K), &fm,
-                              (char *)temp + align_up(temp_bytes_k<K>(n, true, front_items(n)), 256));
+            (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true, fitems), 256));
         cudaError_t e = cudaSuccess;
         if (wmax) {
             e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);
@@ -1851,7 +1874,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         d.unmap = ident;
         d.need_unmap = false;
         d.pm = pivot_map<K>(job->key_type);
-        d.front_items = front_items(n);
+        d.front_items = fitems;
         gpk_status s = quicksort_device<K, uint32_t, true>(ctx, d, temp, stream, front ? &fp : nullptr);
         if (s != GPK_OK) return s;
         /* gather whole records, in the widest word that divides the size */
@@ -1873,40 +1896,12 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: gather kernel launch");
         return GPK_OK;
     }
-    const bool plain = job->key_type == GPK_U32 || job->key_type == GPK_U64;
     if (p.vb == 0 || p.vb == 4) {
-        DevSort<K, uint32_t> d;
-        d.kin = (const K *)kin;
-        d.vin = (const uint32_t *)vin;
-        d.kA = (K *)st->buf[GPK_CUDA_KEYS_A];
-        d.kB = (K *)st->buf[GPK_CUDA_KEYS_B];
-        d.vA = (uint32_t *)st->buf[GPK_CUDA_VALUES_A];
-        d.vB = (uint32_t *)st->buf[GPK_CUDA_VALUES_B];
-        d.n = n;
-        d.raw = true;
-        d.in_is_a = kin == st->buf[GPK_CUDA_KEYS_A];
-        d.map = twiddle_map<K>(job->key_type);
-        d.unmap = twiddle_unmap<K>(job->key_type);
-        d.need_unmap = !plain;
-        d.pm = pivot_map<K>(job->key_type);
+        const DevSort<K, uint32_t> d = caller_sort<K, uint32_t>(st, job, kin, vin, n);
         return p.vb ? quicksort_device<K, uint32_t, true>(ctx, d, temp, stream)
                     : quicksort_device<K, uint32_t, false>(ctx, d, temp, stream);
     }
-    DevSort<K, uint64_t> d;
-    d.kin = (const K *)kin;
-    d.vin = (const uint64_t *)vin;
-    d.kA = (K *)st->buf[GPK_CUDA_KEYS_A];
-    d.kB = (K *)st->buf[GPK_CUDA_KEYS_B];
-    d.vA = (uint64_t *)st->buf[GPK_CUDA_VALUES_A];
-    d.vB = (uint64_t *)st->buf[GPK_CUDA_VALUES_B];
-    d.n = n;
-    d.raw = true;
-    d.in_is_a = kin == st->buf[GPK_CUDA_KEYS_A];
-    d.map = twiddle_map<K>(job->key_type);
-    d.unmap = twiddle_unmap<K>(job->key_type);
-    d.need_unmap = !plain;
-    d.pm = pivot_map<K>(job->key_type);
-    return quicksort_device<K, uint64_t, true>(ctx, d, temp, stream);
+    return quicksort_device<K, uint64_t, true>(ctx, caller_sort<K, uint64_t>(st, job, kin, vin, n), temp, stream);
 }
 
 static gpk_status sort_once(gpk_ctx *ctx, const gpk_quick_job *job, const Plan &p, const void *kin,
