@@ -32,6 +32,12 @@ split) # stealing against the static list under two grid splits
      for v in rr random; do
        TAILN=45 run split-$v 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
          --schemes static,steal --victim $v --grid-split 16384,65536 --reps 3 --json "$out/split-$v.json"; done ;;
+phases) # static / steal / Morton interleaved, device time and the pool kernel's part; rounds x keep_first x victims
+     for r in ${GPK_OCTREE_ROUNDS:-1 2}; do for k in ${GPK_OCTREE_KEEPS:-0 1}; do for v in ${GPK_OCTREE_VICTIMS:-random rr}; do
+       TAILN=0 GPK_POOL_KEEP_FIRST=$k GPK_CUDA_TEMP_POOL=${GPK_CUDA_TEMP_POOL:-1} run phases-k$k-$v-r$r 200 \
+         $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube --schemes static,steal,morton \
+         --victim $v --reps ${GPK_OCTREE_REPS:-9} --json "$out/phases-k$k-$v-r$r.json"; done; done; done
+     python3 scripts/octree_ratio_table.py "$out"/phases-*.json ;;
 grid) # Figures 2-3: threads per block x blocks (rows above the resident limit are refused)
      TAILN=90 run bench_octree_grid 200 $b/gpk bench octree --backend cuda --n 4M --dists uniform \
        --schemes static,queue,lockfree,steal --block-threads 32,64,128,256 --blocks 132,264,528,1056,1584 --reps 1 \

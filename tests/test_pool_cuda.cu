@@ -172,9 +172,10 @@ struct RunResult {
     float ms;
 };
 
-/* One run: a pool of Config c over the tree, grid = c.blocks (or `grid` if nonzero). */
+/* One run: a pool of Config c over the tree, grid = c.blocks (or `grid` if
+ * nonzero); init reads the roots from device memory when roots_on_device. */
 static RunResult run_pool(cp::Config c, unsigned n_ids, const std::vector<TTask> &roots, unsigned long long salt,
-                          int threads, unsigned grid)
+                          int threads, unsigned grid, bool roots_on_device = false)
 {
     RunResult r;
     void *mem = nullptr;
@@ -187,7 +188,12 @@ static RunResult run_pool(cp::Config c, unsigned n_ids, const std::vector<TTask>
     CU_CHECK(cudaMemset(d_bitmap, 0, words * sizeof(unsigned)));
     CU_CHECK(cudaMemset(d_rec, 0, sizeof(Record)));
     cp::Pool<TTask> p = cp::make_pool<TTask>(c, mem);
-    CU_CHECK(cp::init(p, roots.data(), roots.size(), 0));
+    TTask *d_roots = nullptr;
+    if (roots_on_device) {
+        CU_CHECK(cudaMalloc(&d_roots, roots.size() * sizeof(TTask)));
+        CU_CHECK(cudaMemcpy(d_roots, roots.data(), roots.size() * sizeof(TTask), cudaMemcpyHostToDevice));
+    }
+    CU_CHECK(cp::init(p, roots_on_device ? d_roots : roots.data(), roots.size(), 0));
     cudaEvent_t e0, e1;
     CU_CHECK(cudaEventCreate(&e0));
     CU_CHECK(cudaEventCreate(&e1));
@@ -204,6 +210,7 @@ static RunResult run_pool(cp::Config c, unsigned n_ids, const std::vector<TTask>
     CU_CHECK(cudaEventDestroy(e0));
     CU_CHECK(cudaEventDestroy(e1));
     CU_CHECK(cudaFree(mem));
+    if (d_roots) CU_CHECK(cudaFree(d_roots));
     CU_CHECK(cudaFree(d_bitmap));
     CU_CHECK(cudaFree(d_rec));
     return r;
@@ -274,12 +281,14 @@ int main(void)
         const char *name = k.scheme != cp::STEAL ? cp::scheme_name(k.scheme)
                            : k.keep_first ? (k.victim == cp::RANDOM ? "steal/random/keep" : "steal/rr/keep")
                                           : (k.victim == cp::RANDOM ? "steal/random" : "steal/round-robin");
-        RunResult r = run_pool(c, n_ids, roots, salt, threads, 0);
+        /* every other case hands init its roots in device memory */
+        const bool on_device = (&k - cases) % 2 == 1;
+        RunResult r = run_pool(c, n_ids, roots, salt, threads, 0, on_device);
         unsigned long long set = 0;
         for (size_t i = 0; i < r.bitmap.size(); i++) set += (unsigned long long)__builtin_popcount(r.bitmap[i]);
-        printf("%-18s %8.2f ms  %10.3g tasks/s  tasks %llu pushed %llu rounds %llu steals %llu/%llu\n", name, r.ms,
+        printf("%-18s %8.2f ms  %10.3g tasks/s  tasks %llu pushed %llu rounds %llu steals %llu/%llu%s\n", name, r.ms,
                r.ms > 0 ? (double)r.st.tasks / r.ms * 1e3 : 0.0, r.st.tasks, r.st.pushed, r.st.rounds, r.st.steals,
-               r.st.steal_attempts);
+               r.st.steal_attempts, on_device ? " (roots from device memory)" : "");
         TU_CHECK(r.st.error == cp::ERR_NONE, "%s: error word %u (%s), info %llu", name, r.st.error,
                  cp::error_string(r.st.error), r.st.info);
         TU_CHECK(r.rec.count == want.count, "%s: %llu tasks consumed, want %llu", name, r.rec.count, want.count);

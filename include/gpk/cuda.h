@@ -55,6 +55,7 @@ typedef struct gpk_cuda_octree {
     unsigned depth;         /* deepest leaf */
     size_t leaves;
     double ms;              /* wall time of the call (host clock) */
+    double pool_ms;         /* as gpk_octree's: the pool kernel alone (CUDA events) */
 } gpk_cuda_octree;
 
 GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n,

@@ -61,6 +61,9 @@ typedef struct gpk_octree {
     double device_ms;    /* CUDA: the build on the device, from the particles in device
                             memory to the nodes and reordered particles there (CUDA
                             events; what gpk_cuda_octree_build takes); 0 elsewhere */
+    double pool_ms;      /* pool schemes: the pool's run alone, a part of the build (CUDA:
+                            the persistent kernel, CUDA events; CPU: gpk_pool_run's wall
+                            time); 0 for Morton */
 } gpk_octree;
 
 typedef struct gpk_octree_opts {

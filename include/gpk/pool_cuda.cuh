@@ -2,8 +2,6 @@
  * of Cederman & Tsigas 2008, Section 4, for persistent kernels in which ONE
  * THREAD BLOCK runs one task at a time (the paper's design).
  *
- * STATUS: written and compiled, NOT YET RUN ON A GPU (see docs/pool.md).
- *
  * Header-only C++17 (nvcc), namespace gpk::cuda_pool. Same algorithms as the
  * CPU pools of src/pool/pool_cpu.c:
  *   STATIC    two arrays `in` / `out` and counters; a round ends at a
@@ -59,9 +57,10 @@
  *  - Tasks are trivially copyable records whose size is a multiple of 4
  *    bytes. They are copied with 32-bit relaxed device-scope atomic loads
  *    and stores (see "memory model" below).
- *  - push_n(ws, tasks, k) pushes k tasks as k push() calls would, but a
- *    stealing pool queues them with one count and one release store (all
- *    or none); same thread rules as push().
+ *  - push_n(ws, tasks, k) pushes k tasks as k push() calls would, but the
+ *    static list claims their slots with one atomic and a stealing pool
+ *    queues them with one count and one release store (both all or none);
+ *    same thread rules as push().
  *  - push() may be called by any thread of a block inside a task, except
  *    for STEAL: the deque's bottom end has one owner, so for STEAL only one
  *    thread of the block may push at a time (e.g. thread 0), and not
@@ -333,12 +332,12 @@ template <class Task> struct Pool {
         return true;
     }
 
-    /* push() of tasks[0 .. k) in order, under push()'s thread rules. For
-     * STEAL the tasks after a kept one go to the deque together: one count,
-     * one look at its ends and one release store, where k push() calls
-     * make k of each. All or none of those: when they do not fit, none is
-     * queued and the error word says ERR_FULL (the run stops as after a
-     * failed push). */
+    /* push() of tasks[0 .. k) in order, under push()'s thread rules. STATIC
+     * claims the k slots with one fetch-and-add. For STEAL the tasks after
+     * a kept one go to the deque together: one count, one look at its ends
+     * and one release store, where k push() calls make k of each. All or
+     * none: when they do not fit, none is queued and the error word says
+     * ERR_FULL (the run stops as after a failed push). */
     __device__ bool push_n(Worker &ws, const Task *tasks, unsigned k) const
     {
         using namespace detail;
@@ -347,6 +346,17 @@ template <class Task> struct Pool {
 #else
         constexpr bool one_by_one = false;
 #endif
+        if (cfg.scheme == STATIC && !one_by_one && k > 0) {
+            /* one slot claim for all k */
+            const unsigned long long at = ref<unsigned long long>(hdr->out_tail).fetch_add(k, relaxed);
+            if (at + k > cfg.capacity) {
+                fail(ERR_FULL, cfg.capacity);
+                return false;
+            }
+            for (unsigned i = 0; i < k; i++) store_task(out_array() + at + i, tasks[i]);
+            atomicAdd(&ws.pushed, (unsigned long long)k);
+            return true;
+        }
         if (cfg.scheme != STEAL || one_by_one) {
             for (unsigned i = 0; i < k; i++)
                 if (!push(ws, tasks[i])) return false;
@@ -759,10 +769,11 @@ template <class Task> struct Pool {
          * grows, so a stale top can only look non-empty. An idle block asks
          * its own deque at every probe of a victim; the fence below would
          * cost it each time. */
-        if (ref<long long>(ends[d].top).load(relaxed) >= ref<long long>(ends[d].bottom).load(relaxed))
-            return false;
-#endif
         const long long b = ref<long long>(ends[d].bottom).load(relaxed) - 1;
+        if (ref<long long>(ends[d].top).load(relaxed) > b) return false;
+#else
+        const long long b = ref<long long>(ends[d].bottom).load(relaxed) - 1;
+#endif
         ref<long long>(ends[d].bottom).store(b, relaxed);
         /* store bottom -> load top needs a seq_cst fence, else owner and thief both take the last task */
         cuda::atomic_thread_fence(cuda::memory_order_seq_cst, cuda::thread_scope_device);
@@ -892,7 +903,16 @@ inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long 
     e = cudaMemsetAsync(p.hdr, 0, l.total, stream);
     if (e != cudaSuccess) return e;
     if (n_initial > 0) {
-        if (p.cfg.scheme == STEAL) {
+        cudaPointerAttributes where;
+        e = cudaPointerGetAttributes(&where, initial);
+        if (e != cudaSuccess) return e;
+        const bool on_device = where.type == cudaMemoryTypeDevice || where.type == cudaMemoryTypeManaged;
+        if (p.cfg.scheme == STEAL && on_device) {
+            const unsigned long long grid = (n_initial + 255) / 256;
+            detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, initial, n_initial);
+            e = cudaGetLastError();
+            if (e != cudaSuccess) return e;
+        } else if (p.cfg.scheme == STEAL) {
             /* one upload and one dealing kernel (a copy per deque would cost
              * thousands of tiny copies on a full grid) */
             Task *staged = nullptr;

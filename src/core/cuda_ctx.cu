@@ -80,6 +80,22 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaEventCreate");
     e = cudaMallocHost((void **)&st->pinned, 4 * sizeof(unsigned long long));
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMallocHost");
+    int pools = 0;
+    e = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaDeviceGetAttribute (memory pools)");
+    if (pools && gpk__env_int("GPK_CUDA_TEMP_POOL", 1) != 0) {
+        cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = ctx->device;
+        e = cudaMemPoolCreate(&st->temp_pool, &props);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemPoolCreate");
+        /* keep what was freed: the next call reuses it without mapping pages */
+        unsigned long long keep = ~0ull; /* a cuuint64_t */
+        e = cudaMemPoolSetAttribute(st->temp_pool, cudaMemPoolAttrReleaseThreshold, &keep);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemPoolSetAttribute");
+    }
 
     gpk_ctx_info *info = &ctx->info;
     info->backend = GPK_BACKEND_CUDA;
@@ -120,9 +136,46 @@ extern "C" void gpk__cuda_ctx_release(gpk_ctx *ctx)
     for (int i = 0; i < 2; i++)
         if (st->staging_ev[i]) (void)cudaEventDestroy(st->staging_ev[i]);
     if (st->stream) (void)cudaStreamDestroy(st->stream);
+    if (st->temp_pool) (void)cudaMemPoolDestroy(st->temp_pool);
     (void)cudaGetLastError();
     free(st);
     ctx->cuda = NULL;
+}
+
+extern "C" gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes, cudaStream_t stream,
+                                           const char *what)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    *p = NULL;
+    if (bytes == 0) bytes = 1;
+    if (!st->temp_pool) {
+        cudaError_t e = cudaMalloc(p, bytes);
+        if (e != cudaSuccess) {
+            *p = NULL;
+            return gpk__cuda_fail(ctx, e, what);
+        }
+        return GPK_OK;
+    }
+    cudaError_t e = cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream);
+    if (e == cudaErrorMemoryAllocation) {
+        /* what the pool keeps may be what is missing: give it back, once */
+        (void)cudaGetLastError();
+        e = cudaStreamSynchronize(stream);
+        if (e == cudaSuccess) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+        if (e == cudaSuccess) e = cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream);
+    }
+    if (e != cudaSuccess) {
+        *p = NULL;
+        return gpk__cuda_fail(ctx, e, what);
+    }
+    return GPK_OK;
+}
+
+extern "C" cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t stream)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!p) return cudaSuccess;
+    return st->temp_pool ? cudaFreeAsync(p, stream) : cudaFree(p);
 }
 
 static double mib(size_t b) { return (double)b / (1024.0 * 1024.0); }
@@ -146,6 +199,13 @@ extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUD
     size_t reclaim = 0;
     for (int i = 0; i < GPK_CUDA_SLOTS; i++)
         if (bytes[i] > st->buf_bytes[i]) reclaim += st->buf_bytes[i];
+    if (grow > free_b + reclaim && st->temp_pool) {
+        /* the temporaries' pool may hold what is missing */
+        e = cudaStreamSynchronize(st->stream);
+        if (e == cudaSuccess) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+        if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "trimming the temporaries' memory pool");
+    }
     if (wanted > total_b || grow > free_b + reclaim)
         return gpk__fail(ctx, GPK_ENOMEM,
                          "CUDA: %s needs %.1f MiB of device memory; the device has %.1f MiB, "

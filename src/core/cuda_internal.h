@@ -35,12 +35,24 @@ typedef struct gpk_cuda_state {
     cudaEvent_t ev_start, ev_stop;
     void *staging;              /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
     cudaEvent_t staging_ev[2];
+    cudaMemPool_t temp_pool;    /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
 } gpk_cuda_state;
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).
  * Checks free device memory first: GPK_ENOMEM with a message when the
  * request cannot fit. Slots that grow lose their contents. */
 gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS], const char *what);
+
+/* Temporary device arrays of one call, stream-ordered: from the context's
+ * own memory pool, which keeps what it holds between calls (released with
+ * the context), so that a call made every time step pays no cudaMalloc or
+ * cudaFree (each costs tens of microseconds and cudaFree waits for the
+ * device). Free with gpk__cuda_temp_free on the same stream; never hand
+ * such an array to the caller. On a device without memory pools (or with
+ * GPK_CUDA_TEMP_POOL=0) they are plain cudaMalloc / cudaFree. An allocation
+ * that fails first gives the pool's unused memory back and tries again. */
+gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes, cudaStream_t stream, const char *what);
+cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t stream);
 
 /* Records "what: cudaGetErrorString(e)" on ctx: GPK_ENOMEM for allocation
  * failures, GPK_EDEVICE otherwise. Clears the runtime's last (non-sticky) error. */

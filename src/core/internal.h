@@ -45,6 +45,13 @@ gpk_status gpk__fail(gpk_ctx *ctx, gpk_status s, const char *fmt, ...)
     ;
 void gpk__clear_error(gpk_ctx *ctx);
 
+/* Evaluate; return the status on failure. */
+#define GPK_CHECK(expr)                      \
+    do {                                     \
+        const gpk_status check_ = (expr);    \
+        if (check_ != GPK_OK) return check_; \
+    } while (0)
+
 /* goto-cleanup helper: evaluate, keep the status, jump on failure. */
 #define GPK_CHECK_GOTO(expr, st, label) \
     do {                                \

@@ -35,12 +35,6 @@
 
 #include <omp.h>
 
-#define GPK_CHECK(expr)                   \
-    do {                                  \
-        const gpk_status check_ = (expr); \
-        if (check_ != GPK_OK) return check_; \
-    } while (0)
-
 namespace {
 
 const unsigned kThreads = 256;
@@ -310,35 +304,52 @@ gpk_status check_launch(gpk_ctx *ctx, const char *what)
     return GPK_OK;
 }
 
-/* Device memory freed at scope exit (after the stream has finished). */
+/* Device memory freed at scope exit. get: a temporary
+ * (gpk__cuda_temp_alloc, freed stream-ordered); get_out: cudaMalloc, for
+ * an array that may be handed to the caller (keep). */
 struct Scratch {
+    gpk_ctx *ctx;
     cudaStream_t stream;
     void *p[40] = {};
+    bool plain[40] = {};
     int count = 0;
-    explicit Scratch(cudaStream_t s) : stream(s) {}
-    template <class T> gpk_status get(gpk_ctx *ctx, T **out, size_t count_of, const char *what)
+    Scratch(gpk_ctx *c, cudaStream_t s) : ctx(c), stream(s) {}
+    template <class T> gpk_status get(gpk_ctx *, T **out, size_t count_of, const char *what)
     {
         void *q = nullptr;
-        gpk_status s = dmalloc(ctx, &q, count_of * sizeof(T), what);
-        if (s != GPK_OK) return s;
-        if (count == (int)(sizeof p / sizeof p[0])) {
-            (void)cudaFree(q);
-            return gpk__fail(ctx, GPK_EDEVICE, "%s: internal error (too many scratch arrays)", what);
+        GPK_CHECK(gpk__cuda_temp_alloc(ctx, &q, count_of * sizeof(T), stream, what));
+        gpk_status s = adopt(q, false);
+        if (s != GPK_OK) {
+            (void)gpk__cuda_temp_free(ctx, q, stream);
+            return s;
         }
-        p[count++] = q;
         *out = (T *)q;
         return GPK_OK;
     }
-    /* takes an allocation made elsewhere; when there is no room the caller
-     * keeps it (and frees it) */
-    gpk_status adopt(gpk_ctx *ctx, void *q)
+    template <class T> gpk_status get_out(gpk_ctx *, T **out, size_t count_of, const char *what)
+    {
+        void *q = nullptr;
+        GPK_CHECK(dmalloc(ctx, &q, count_of * sizeof(T), what));
+        gpk_status s = adopt(q, true);
+        if (s != GPK_OK) {
+            (void)cudaFree(q);
+            return s;
+        }
+        *out = (T *)q;
+        return GPK_OK;
+    }
+    /* takes an allocation made elsewhere (plain: by cudaMalloc, else by
+     * gpk__cuda_temp_alloc on this stream); when there is no room the
+     * caller keeps it (and frees it) */
+    gpk_status adopt(void *q, bool is_plain)
     {
         if (count == (int)(sizeof p / sizeof p[0]))
             return gpk__fail(ctx, GPK_EDEVICE, "octree cuda: internal error (too many scratch arrays)");
+        plain[count] = is_plain;
         p[count++] = q;
         return GPK_OK;
     }
-    /* hands an allocation over to the caller */
+    /* hands an allocation over to the caller (a get_out one) */
     void keep(const void *q)
     {
         for (int i = 0; i < count; i++)
@@ -346,9 +357,19 @@ struct Scratch {
     }
     ~Scratch()
     {
-        (void)cudaStreamSynchronize(stream);
-        for (int i = 0; i < count; i++)
-            if (p[i]) (void)cudaFree(p[i]);
+        bool synced = false;
+        for (int i = 0; i < count; i++) {
+            if (!p[i]) continue;
+            if (!plain[i]) {
+                (void)gpk__cuda_temp_free(ctx, p[i], stream);
+                continue;
+            }
+            /* cudaFree does not wait for this stream when it is not the legacy default one */
+            if (!synced) (void)cudaStreamSynchronize(stream);
+            synced = true;
+            (void)cudaFree(p[i]);
+        }
+        (void)cudaGetLastError();
     }
 };
 
@@ -389,12 +410,14 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     const size_t split_cap = n / ((size_t)t + 1) + 1;
     octree_dnode *nodes = nullptr;
     unsigned *cur = nullptr, *next = nullptr, *counters = nullptr;
-    GPK_CHECK(dmalloc(ctx, (void **)&nodes, cap * sizeof *nodes, "octree cuda morton: cudaMalloc (nodes)"));
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&nodes, cap * sizeof *nodes, stream, "octree cuda morton: node array"));
+    /* nodes is a temporary until the scratch adopts it */
+    auto drop = [&](void *q) { (void)gpk__cuda_temp_free(ctx, q, stream); };
     gpk_status s = sc.get(ctx, &cur, split_cap, "octree cuda morton: cudaMalloc (levels)");
     if (s == GPK_OK) s = sc.get(ctx, &next, split_cap, "octree cuda morton: cudaMalloc (levels)");
     if (s == GPK_OK) s = sc.get(ctx, &counters, 2, "octree cuda morton: cudaMalloc (counters)");
     if (s != GPK_OK) {
-        (void)cudaFree(nodes);
+        drop(nodes);
         return s;
     }
 
@@ -407,7 +430,7 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     if (e == cudaSuccess) e = cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the sources are on the stack */
     if (e != cudaSuccess) {
-        (void)cudaFree(nodes);
+        drop(nodes);
         return gpk__cuda_fail(ctx, e, "octree cuda morton: setting up the root");
     }
     size_t used = 1, n_split = root_splits ? 1 : 0;
@@ -416,17 +439,17 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         if (used + most > cap) {
             size_t c = 2 * cap > used + most ? 2 * cap : used + most;
             octree_dnode *bigger = nullptr;
-            s = dmalloc(ctx, (void **)&bigger, c * sizeof *bigger, "octree cuda morton: cudaMalloc (nodes)");
+            s = gpk__cuda_temp_alloc(ctx, (void **)&bigger, c * sizeof *bigger, stream, "octree cuda morton: node array");
             if (s == GPK_OK) {
                 e = cudaMemcpyAsync(bigger, nodes, used * sizeof *nodes, cudaMemcpyDeviceToDevice, stream);
-                if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
                 if (e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda morton: growing the node array");
             }
-            (void)cudaFree(s == GPK_OK ? nodes : bigger);
             if (s != GPK_OK) {
-                (void)cudaFree(nodes);
+                drop(bigger);
+                drop(nodes);
                 return s;
             }
+            drop(nodes); /* stream-ordered: after the copy */
             nodes = bigger;
             cap = c;
         }
@@ -440,11 +463,11 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
             e = cudaMemcpyAsync(host_counters, counters, sizeof host_counters, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         if (e != cudaSuccess) {
-            (void)cudaFree(nodes);
+            drop(nodes);
             return gpk__cuda_fail(ctx, e, "octree cuda morton: level kernel");
         }
         if (host_counters[0] < used || host_counters[0] > used + most || host_counters[1] > split_cap) {
-            (void)cudaFree(nodes);
+            drop(nodes);
             return gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error at depth %u (%u nodes, %u to split)",
                              depth, host_counters[0], host_counters[1]);
         }
@@ -454,9 +477,9 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         cur = next;
         next = tmp;
     }
-    s = sc.adopt(ctx, nodes); /* freed with the scratch */
+    s = sc.adopt(nodes, false); /* freed with the scratch */
     if (s != GPK_OK) {
-        (void)cudaFree(nodes);
+        drop(nodes);
         return s;
     }
     *d_rec = nodes;
@@ -473,7 +496,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
     const size_t n = job->n;
-    Scratch sc(stream);
+    Scratch sc(ctx, stream);
     cudaError_t e;
 
     /* 1. bounds */
@@ -511,8 +534,9 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     unsigned *idx = nullptr, *idx_tmp = nullptr;
     GPK_CHECK(sc.get(ctx, &codes, n, "octree cuda: cudaMalloc (codes)"));
     GPK_CHECK(sc.get(ctx, &codes_tmp, n, "octree cuda: cudaMalloc (codes)"));
-    GPK_CHECK(sc.get(ctx, &idx, n, "octree cuda: cudaMalloc (indices)"));
-    GPK_CHECK(sc.get(ctx, &idx_tmp, n, "octree cuda: cudaMalloc (indices)"));
+    /* one of the two becomes the permutation handed out */
+    GPK_CHECK(sc.get_out(ctx, &idx, n, "octree cuda: cudaMalloc (indices)"));
+    GPK_CHECK(sc.get_out(ctx, &idx_tmp, n, "octree cuda: cudaMalloc (indices)"));
     octree_cuda_job cj = *job;
     cj.d_xyz = d_xyz;
     cj.root = root;
@@ -528,10 +552,10 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
         order_idx = idx_tmp;
         out->tasks = m;
     } else {
-        GPK_CHECK(gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks));
-        const gpk_status s = sc.adopt(ctx, rec);
+        GPK_CHECK(gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks, &out->pool_ms));
+        const gpk_status s = sc.adopt(rec, false);
         if (s != GPK_OK) {
-            (void)cudaFree(rec);
+            (void)gpk__cuda_temp_free(ctx, rec, stream);
             return s;
         }
         order_idx = idx;
@@ -550,7 +574,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     GPK_CHECK(sc.get(ctx, &stats, 3, "octree cuda: cudaMalloc (finish)"));
     GPK_CHECK(sc.get(ctx, &keys64_a, m, "octree cuda: cudaMalloc (finish)"));
     GPK_CHECK(sc.get(ctx, &keys64_b, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &nodes, m, "octree cuda: cudaMalloc (nodes)"));
+    GPK_CHECK(sc.get_out(ctx, &nodes, m, "octree cuda: cudaMalloc (nodes)"));
     depth_keys_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, m, keys32, slots_a);
     GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
     const unsigned *order = slots_a;
@@ -572,7 +596,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
 
     /* 5. the particles in tree order */
     float *xyz_out = nullptr;
-    GPK_CHECK(sc.get(ctx, &xyz_out, 3 * n, "octree cuda: cudaMalloc (particles)"));
+    GPK_CHECK(sc.get_out(ctx, &xyz_out, 3 * n, "octree cuda: cudaMalloc (particles)"));
     gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_xyz, order_idx, n, xyz_out);
     GPK_CHECK(check_launch(ctx, "octree cuda: gather kernel launch"));
 
@@ -642,7 +666,7 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     const octree_cuda_job dj = cuda_job(ctx, stream, n, job->leaf_threshold, job->scheme, job->opts);
 
     float *d_xyz = nullptr;
-    GPK_CHECK(dmalloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), "octree cuda: cudaMalloc (particles)"));
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), stream, "octree cuda: particles"));
     cudaEvent_t ev[2] = {nullptr, nullptr};
     gpk_status s = gpk__cuda_copy_to_device(ctx, d_xyz, job->xyz, 3 * n * sizeof(float), stream);
     cudaError_t e = cudaSuccess;
@@ -675,12 +699,13 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     if (s == GPK_OK) {
         tree->n_nodes = dt.n_nodes;
         tree->tasks = dt.tasks;
+        tree->pool_ms = dt.pool_ms;
         tree->leaves = dt.leaves;
         tree->depth = dt.depth;
     } /* on failure the dispatch frees what the tree holds */
     (void)cudaStreamSynchronize(stream);
     gpk_cuda_octree_free(&dt);
-    (void)cudaFree(d_xyz);
+    (void)gpk__cuda_temp_free(ctx, d_xyz, stream);
     for (int i = 0; i < 2; i++)
         if (ev[i]) (void)cudaEventDestroy(ev[i]);
     (void)cudaGetLastError();

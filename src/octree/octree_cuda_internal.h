@@ -56,12 +56,14 @@ gpk_status gpk__octree_cuda_codes(const octree_cuda_job *job, uint64_t *codes, u
 /* The pool schemes. d_codes, d_idx: the n Morton codes and the input
  * indices 0..n-1; both are reordered in place into tree order (d_codes_tmp,
  * d_idx_tmp: scratch of n entries). *d_nodes receives the node records
- * (cudaMalloc'd; the caller frees), *n_nodes their number (record 0 is the
- * root), *tasks the tasks run (one per node that split). Synchronous. A
- * restart (the node estimate was too small) recomputes the codes with
+ * (a temporary: gpk__cuda_temp_alloc on job->stream; the caller frees it
+ * with gpk__cuda_temp_free), *n_nodes their number (record 0 is the
+ * root), *tasks the tasks run (one per node that split); the pool kernel's
+ * time (CUDA events) is added to *pool_ms. Synchronous. A restart (the
+ * node estimate was too small) recomputes the codes with
  * gpk__octree_cuda_codes. */
 gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, uint32_t *d_idx,
                                  uint64_t *d_codes_tmp, uint32_t *d_idx_tmp, octree_dnode **d_nodes,
-                                 size_t *n_nodes, uint64_t *tasks);
+                                 size_t *n_nodes, uint64_t *tasks, double *pool_ms);
 #endif
 #endif

@@ -159,15 +159,26 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
         tile_partition(src_codes, src_idx, first, stop, shift, at, dst_codes, dst_idx);
         const unsigned d = depth + 1;
         if (!in_tmp) {
-            /* the leaves' indices go home; their codes are not read again */
-            __syncthreads();
-            unsigned start = t.first;
+            /* the leaves' indices go home; their codes are not read again.
+             * One pass over the range (not one loop per octant): a task
+             * whose children are all leaves waits for one round of loads,
+             * not eight. */
+            unsigned ends[8], leaves = 0, end = t.first;
+#pragma unroll
             for (unsigned o = 0; o < 8; o++) {
                 const unsigned c = cnt[o];
-                if (c && !(c > b.threshold && d < GPK_OCTREE_MAX_DEPTH))
-                    for (unsigned i = start + threadIdx.x; i < start + c; i += blockDim.x) b.idx[i] = b.idx_tmp[i];
-                start += c;
+                end += c;
+                ends[o] = end;
+                if (c && !(c > b.threshold && d < GPK_OCTREE_MAX_DEPTH)) leaves |= 1u << o;
             }
+            __syncthreads();
+            if (leaves)
+                for (unsigned i = t.first + threadIdx.x; i < end; i += blockDim.x) {
+                    unsigned o = 0;
+#pragma unroll
+                    for (unsigned k = 0; k < 7; k++) o += i >= ends[k];
+                    if (leaves >> o & 1u) b.idx[i] = b.idx_tmp[i];
+                }
         }
         /* every thread's moves are published before thread 0 pushes the
          * children, whose blocks will read these ranges */
@@ -272,21 +283,23 @@ __global__ void __launch_bounds__(kWideThreads) wide_copy(const WideTile *__rest
     }
 }
 
-/* Device memory of one build, freed at scope exit. */
+/* Device memory of one build (temporaries of the context's pool), freed
+ * stream-ordered at scope exit. */
 struct Res {
+    gpk_ctx *ctx;
     cudaStream_t stream;
     void *pool_mem = nullptr, *wide = nullptr;
     DNode *d_nodes = nullptr;
     unsigned long long *d_next = nullptr;
-    explicit Res(cudaStream_t s) : stream(s) {}
+    Res(gpk_ctx *c, cudaStream_t s) : ctx(c), stream(s) {}
+    void drop(void *p) const { (void)gpk__cuda_temp_free(ctx, p, stream); }
     ~Res()
     {
         /* errors while freeing are ignored: the build's status is already decided */
-        (void)cudaStreamSynchronize(stream);
-        if (pool_mem) cudaFree(pool_mem);
-        if (wide) cudaFree(wide);
-        if (d_nodes) cudaFree(d_nodes);
-        if (d_next) cudaFree(d_next);
+        drop(pool_mem);
+        drop(wide);
+        drop(d_nodes);
+        drop(d_next);
         (void)cudaGetLastError();
     }
 };
@@ -309,10 +322,12 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
     const size_t max_tasks = n / ((size_t)frontier_min + 1) + 1, max_tiles = n / kWideTile + max_tasks + 1;
     /* one allocation: tiles, their counts (8 per tile), firsts, counts and
      * cursors (8 per task each) */
+    if (!r.wide)
+        GPK_CHECK(gpk__cuda_temp_alloc(ctx, &r.wide,
+                                       max_tiles * (sizeof(WideTile) + 8 * sizeof(unsigned)) +
+                                           max_tasks * 17 * sizeof(unsigned),
+                                       stream, "octree (cuda pool): big tasks' arrays"));
     cudaError_t e = cudaSuccess;
-    if (!r.wide) e = cudaMalloc(&r.wide, max_tiles * (sizeof(WideTile) + 8 * sizeof(unsigned)) +
-                                            max_tasks * 17 * sizeof(unsigned));
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): cudaMalloc (big tasks)");
     WideTile *d_tiles = (WideTile *)r.wide;
     unsigned *d_tile_counts = (unsigned *)(d_tiles + max_tiles), *d_firsts = d_tile_counts + 8 * max_tiles,
              *d_counts = d_firsts + max_tasks, *d_cursor = d_counts + 8 * max_tasks;
@@ -379,7 +394,7 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
 
 gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, uint32_t *d_idx,
                                             uint64_t *d_codes_tmp, uint32_t *d_idx_tmp, octree_dnode **d_nodes,
-                                            size_t *n_nodes, uint64_t *tasks)
+                                            size_t *n_nodes, uint64_t *tasks, double *pool_ms)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
@@ -387,7 +402,7 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     const unsigned t = job->leaf_threshold;
     const char *name = gpk_octree_scheme_name(job->scheme);
     const gpk_octree_opts *o = job->opts;
-    Res r(stream);
+    Res r(ctx, stream);
     cudaError_t e;
 
     if ((int)job->scheme < GPK_OCTREE_STATIC || (int)job->scheme > GPK_OCTREE_STEAL)
@@ -417,8 +432,7 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     const unsigned wide_min = o->grid_split ? o->grid_split : GPK_OCTREE_GRID_SPLIT;
     /* UINT_MAX: the paper's pure pool, no frontier rule either */
     const unsigned frontier_min = wide_min == UINT32_MAX ? UINT32_MAX : wide_min / 16u > 0 ? wide_min / 16u : 1u;
-    e = cudaMalloc(&r.d_next, sizeof *r.d_next);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): counter allocation");
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_next, sizeof *r.d_next, stream, "octree (cuda pool): counter"));
 
     /* Records: an estimate first, then the bound. */
     size_t bound = octree_node_bound(n, t);
@@ -454,13 +468,10 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         }
         if (recs.size() > node_cap) node_cap = recs.size() + node_cap;
         if (node_cap > bound && bound >= recs.size()) node_cap = bound;
-        if (r.d_nodes) {
-            e = cudaFree(r.d_nodes);
-            r.d_nodes = nullptr;
-            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node array free");
-        }
-        e = cudaMalloc(&r.d_nodes, node_cap * sizeof(DNode));
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node array allocation");
+        r.drop(r.d_nodes);
+        r.d_nodes = nullptr;
+        GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_nodes, node_cap * sizeof(DNode), stream,
+                                       "octree (cuda pool): node array"));
         const unsigned long long used = recs.size();
         e = cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_next, &used, sizeof used, cudaMemcpyHostToDevice, stream);
@@ -503,23 +514,33 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
                              "first tasks need; give a larger capacity or 0 for the default",
                              name, c.scheme == cp::STEAL ? "a block's work-stealing deque" : "the pool", c.capacity,
                              initial.size());
-        if (r.pool_mem) {
-            (void)cudaFree(r.pool_mem);
-            r.pool_mem = nullptr;
-        }
-        e = cudaMalloc(&r.pool_mem, cp::bytes_needed<OTask>(c));
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool allocation");
+        r.drop(r.pool_mem);
+        r.pool_mem = nullptr;
+        /* the pool, then room for the initial tasks: init deals them from device memory */
+        const size_t pool_bytes = (cp::bytes_needed<OTask>(c) + 255) & ~(size_t)255;
+        GPK_CHECK(gpk__cuda_temp_alloc(ctx, &r.pool_mem, pool_bytes + initial.size() * sizeof(OTask), stream,
+                                       "octree (cuda pool): pool allocation"));
         const cp::Pool<OTask> pool = cp::make_pool<OTask>(c, r.pool_mem);
-        e = cp::init(pool, initial.data(), initial.size(), stream);
+        OTask *d_initial = (OTask *)((unsigned char *)r.pool_mem + pool_bytes);
+        e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask), cudaMemcpyHostToDevice, stream);
+        if (e == cudaSuccess) e = cp::init(pool, d_initial, initial.size(), stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* initial is a host vector */
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool init");
         b.nodes = r.d_nodes;
         b.node_cap = node_cap;
+        gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+        e = cudaEventRecord(st->ev_start, stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
         split_kernel<<<blocks, threads, 0, stream>>>(pool, b);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel launch");
-        e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
+        e = cudaEventRecord(st->ev_stop, stream);
+        if (e == cudaSuccess) e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel");
+        float kernel_ms = 0.f;
+        e = cudaEventElapsedTime(&kernel_ms, st->ev_start, st->ev_stop);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
+        *pool_ms += kernel_ms;
         if (status.error == ERR_NODES && node_cap < bound && attempt == 0) {
             node_cap = bound; /* restart from the root with the proven bound, on fresh codes */
             gpk_status s = gpk__octree_cuda_codes(job, d_codes, d_idx);

@@ -194,6 +194,7 @@ gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree)
             goto done;
         }
         tasks = stats.tasks;
+        tree->pool_ms = stats.ms;
     }
 
     /* The chunks into one array. */

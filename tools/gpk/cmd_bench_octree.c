@@ -34,6 +34,21 @@ typedef struct {
     const char *json;
 } bo_config;
 
+/* One configuration of a point (scheme, grid): its builds' times and what
+ * its first build gave. */
+typedef struct {
+    gpk_octree_scheme scheme;
+    gpk_octree_opts opts;
+    int skip;               /* a repeat of Morton under another grid */
+    gpk_status status;
+    const char *verdict;    /* NULL: ok */
+    char why[256];
+    double *times, *dev_times, *pool_times; /* per repetition */
+    uint64_t tasks;
+    unsigned depth;
+    size_t leaves, nodes;
+} bo_run;
+
 void cmd_bench_octree_help(FILE *f)
 {
     fprintf(f,
@@ -315,15 +330,14 @@ int cmd_bench_octree(int argc, char **argv)
     int rows = 0, fails = 0;
     /* dev_ms: CUDA, the build on the device alone (gpk_octree.device_ms: what
      * gpk_cuda_octree_build takes on device-resident particles) */
-    printf("%-7s %-8s %10s %-9s %7s %11s %9s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme", "workers", "ms",
-           "dev_ms", "tasks", "depth", "leaves", "Mpart/s", "check");
+    /* pool_ms: the pool's run alone (gpk_octree.pool_ms), a part of dev_ms on CUDA */
+    printf("%-7s %-8s %10s %-9s %7s %11s %9s %9s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme", "workers",
+           "ms", "dev_ms", "pool_ms", "tasks", "depth", "leaves", "Mpart/s", "check");
     uint64_t max_n = 0;
     for (int k = 0; k < c.nn; k++)
         if (c.n[k] > max_n) max_n = c.n[k];
     float *xyz = malloc((size_t)max_n * 3 * sizeof *xyz);
-    double *times = malloc((size_t)c.reps * sizeof *times);
-    double *dev_times = malloc((size_t)c.reps * sizeof *dev_times);
-    if (!xyz || !times || !dev_times) {
+    if (!xyz) {
         cli_error(cmd, "out of host memory");
         fails++;
     }
@@ -343,73 +357,107 @@ int cmd_bench_octree(int argc, char **argv)
                 if (c.threads[t]) gpk_ctx_set_threads(ctx, (int)c.threads[t]);
                 gpk_ctx_info ti;
                 gpk_ctx_info_get(ctx, &ti);
-                /* every scheme, and for the pool schemes every (block threads, blocks) */
+                /* every scheme, and for the pool schemes every (block threads, blocks, grid split) */
                 const int per_scheme = c.nblock_threads * c.nblocks * c.ngrid_split;
-                for (int it = 0; it < c.nscheme * per_scheme; it++) {
+                const int nconf = c.nscheme * per_scheme;
+                bo_run *runs = calloc((size_t)nconf, sizeof *runs);
+                double *all = malloc((size_t)nconf * 3 * (size_t)c.reps * sizeof *all);
+                if (!runs || !all) {
+                    cli_error(cmd, "out of host memory");
+                    free(runs);
+                    free(all);
+                    fails++;
+                    break;
+                }
+                for (int it = 0; it < nconf; it++) {
+                    bo_run *u = &runs[it];
                     const int sc = it / per_scheme;
                     const int bt = it % per_scheme / (c.nblocks * c.ngrid_split);
                     const int bl = it % (c.nblocks * c.ngrid_split) / c.ngrid_split, gs = it % c.ngrid_split;
-                    if (c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl || gs)) continue; /* no blocks to vary */
-                    gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
-                    oo.pool.victim = c.victim;
-                    oo.pool.seed = c.seed;
+                    u->skip = c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl || gs); /* no blocks to vary */
+                    u->scheme = c.scheme[sc];
+                    u->opts = (gpk_octree_opts)GPK_OCTREE_OPTS_INIT;
+                    u->opts.pool.victim = c.victim;
+                    u->opts.pool.seed = c.seed;
                     if (c.scheme[sc] != GPK_OCTREE_MORTON) {
-                        oo.blocks = (unsigned)c.blocks[bl];
-                        oo.threads = (unsigned)c.block_threads[bt];
-                        oo.grid_split = (unsigned)c.grid_split[gs];
+                        u->opts.blocks = (unsigned)c.blocks[bl];
+                        u->opts.threads = (unsigned)c.block_threads[bt];
+                        u->opts.grid_split = (unsigned)c.grid_split[gs];
                     }
-                    gpk_octree tree;
-                    memset(&tree, 0, sizeof tree);
-                    gpk_status s = GPK_OK;
-                    for (uint64_t r = 0; r < c.reps && s == GPK_OK; r++) {
-                        if (r) gpk_octree_free(&tree);
+                    u->times = all + (size_t)it * 3 * c.reps;
+                    u->dev_times = u->times + c.reps;
+                    u->pool_times = u->dev_times + c.reps;
+                }
+                /* Repetitions interleaved (every configuration once, then again), so that a
+                 * drift of the machine over the run touches every configuration alike. The
+                 * first build of each is checked; every build must succeed. */
+                for (uint64_t r = 0; r < c.reps; r++) {
+                    for (int it = 0; it < nconf; it++) {
+                        bo_run *u = &runs[it];
+                        if (u->skip || u->status != GPK_OK) continue;
+                        gpk_octree tree;
                         memset(&tree, 0, sizeof tree);
                         const double t0 = cli_now_ms();
-                        s = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, c.scheme[sc], &oo, &tree);
-                        times[r] = cli_now_ms() - t0;
-                        dev_times[r] = tree.device_ms;
+                        u->status = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, u->scheme, &u->opts, &tree);
+                        u->times[r] = cli_now_ms() - t0;
+                        u->dev_times[r] = tree.device_ms;
+                        u->pool_times[r] = tree.pool_ms;
+                        if (u->status != GPK_OK) {
+                            snprintf(u->why, sizeof u->why, "%s", gpk_last_error(ctx));
+                        } else if (r == 0) {
+                            const char *bad = cli_octree_check(&tree, (unsigned)c.threshold, u->why, sizeof u->why);
+                            if (bad) u->verdict = "FAIL";
+                            else if (!have_ref) {
+                                snprintf(u->why, sizeof u->why, "no Morton tree to compare with");
+                                u->verdict = "FAIL";
+                            } else if (!bo_compare(&tree, &ref, u->why, sizeof u->why)) {
+                                u->verdict = "FAIL";
+                            }
+                            u->tasks = tree.tasks;
+                            u->depth = tree.depth;
+                            u->leaves = tree.leaves;
+                            u->nodes = tree.n_nodes;
+                        }
+                        gpk_octree_free(&tree);
                     }
-                    char why[256] = "";
-                    const char *verdict = "ok";
-                    double ms = 0, dev_ms = 0;
-                    if (s != GPK_OK) {
-                        snprintf(why, sizeof why, "%s", gpk_last_error(ctx));
+                }
+                for (int it = 0; it < nconf; it++) {
+                    bo_run *u = &runs[it];
+                    if (u->skip) continue;
+                    const char *verdict = u->verdict ? u->verdict : "ok";
+                    double ms = 0, dev_ms = 0, pool_ms = 0;
+                    if (u->status != GPK_OK) {
                         verdict = "ERROR";
                     } else {
-                        ms = cli_median(times, (size_t)c.reps);
-                        dev_ms = cli_median(dev_times, (size_t)c.reps);
-                        const char *bad = cli_octree_check(&tree, (unsigned)c.threshold, why, sizeof why);
-                        if (bad) verdict = "FAIL";
-                        else if (!have_ref) {
-                            snprintf(why, sizeof why, "no Morton tree to compare with");
-                            verdict = "FAIL";
-                        } else if (!bo_compare(&tree, &ref, why, sizeof why)) {
-                            verdict = "FAIL";
-                        }
+                        ms = cli_median(u->times, (size_t)c.reps);
+                        dev_ms = cli_median(u->dev_times, (size_t)c.reps);
+                        pool_ms = cli_median(u->pool_times, (size_t)c.reps);
                     }
                     if (strcmp(verdict, "ok") != 0) fails++;
                     char where[64] = "";
-                    if (grid && c.scheme[sc] != GPK_OCTREE_MORTON)
-                        snprintf(where, sizeof where, " [blocks %u, threads %u, grid split %u]", oo.blocks, oo.threads,
-                                 oo.grid_split);
-                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
+                    if (grid && u->scheme != GPK_OCTREE_MORTON)
+                        snprintf(where, sizeof where, " [blocks %u, threads %u, grid split %u]", u->opts.blocks,
+                                 u->opts.threads, u->opts.grid_split);
+                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9.3f %9.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
                            gpk_backend_name(info.backend), gpk_particle_dist_name(c.dist[d]), n,
-                           gpk_octree_scheme_name(c.scheme[sc]), ti.threads, ms, dev_ms, (unsigned long long)tree.tasks,
-                           tree.depth, tree.leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict, *why ? ": " : "", why,
-                           where);
+                           gpk_octree_scheme_name(u->scheme), ti.threads, ms, dev_ms, pool_ms,
+                           (unsigned long long)u->tasks, u->depth, u->leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict,
+                           *u->why ? ": " : "", u->why, where);
                     fflush(stdout);
                     if (jf) {
                         fprintf(jf, "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
                                     "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
-                                    "\"ms\": %.6f, \"device_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, "
-                                    "\"check\": \"%s\"}",
+                                    "\"ms\": %.6f, \"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, "
+                                    "\"leaves\": %zu, \"nodes\": %zu, \"check\": \"%s\"}",
                                 rows ? "," : "", gpk_particle_dist_name(c.dist[d]), n,
-                                gpk_octree_scheme_name(c.scheme[sc]), ti.threads, oo.blocks, oo.threads, oo.grid_split, ms, dev_ms,
-                                (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, verdict);
+                                gpk_octree_scheme_name(u->scheme), ti.threads, u->opts.blocks, u->opts.threads,
+                                u->opts.grid_split, ms, dev_ms, pool_ms, (unsigned long long)u->tasks, u->depth,
+                                u->leaves, u->nodes, verdict);
                     }
                     rows++;
-                    gpk_octree_free(&tree);
                 }
+                free(runs);
+                free(all);
             }
             gpk_octree_free(&ref);
         }
@@ -453,8 +501,6 @@ int cmd_bench_octree(int argc, char **argv)
         }
     }
     free(xyz);
-    free(times);
-    free(dev_times);
     gpk_ctx_destroy(ctx);
     return fails ? CLI_FAIL : CLI_OK;
 }

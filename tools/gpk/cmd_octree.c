@@ -331,11 +331,11 @@ int cmd_octree(int argc, char **argv)
         const double ms = cli_median(times, (size_t)reps);
         bad = cli_octree_check(&tree, (unsigned)threshold, why, sizeof why);
         fprintf(stderr,
-                "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms (%.3f ms on the device), "
-                "%llu tasks, depth %u, %zu leaves, %zu nodes; check %s\n",
+                "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms (%.3f ms on the device, "
+                "%.3f ms in the pool), %llu tasks, depth %u, %zu leaves, %zu nodes; check %s\n",
                 gpk_backend_name(info.backend), info.device_name, gpk_particle_dist_name(dist),
                 (unsigned long long)n, (unsigned long long)threshold, gpk_octree_scheme_name(scheme), ms,
-                tree.device_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, bad ? "FAILED" : "ok");
+                tree.device_ms, tree.pool_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, bad ? "FAILED" : "ok");
         if (json) {
             printf("{\"command\": \"octree\", \"gpk_version\": ");
             cli_json_str(stdout, gpk_version());
@@ -346,9 +346,9 @@ int cmd_octree(int argc, char **argv)
             printf(", \"scheme\": ");
             cli_json_str(stdout, gpk_octree_scheme_name(scheme));
             printf(", \"n\": %llu, \"threshold\": %llu, \"seed\": %llu, \"reps\": %llu, \"ms\": %.6f, "
-                   "\"device_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, \"check\": %s}\n",
+                   "\"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, \"check\": %s}\n",
                    (unsigned long long)n, (unsigned long long)threshold, (unsigned long long)seed,
-                   (unsigned long long)reps, ms, tree.device_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves,
+                   (unsigned long long)reps, ms, tree.device_ms, tree.pool_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves,
                    tree.n_nodes, bad ? "\"failed\"" : "\"ok\"");
         }
         if (bad) {
