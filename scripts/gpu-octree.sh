@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA octree builders and pools on a GPU: build, tests, then the stages
-# in GPK_OCTREE_STAGES (default "memcheck final grid"; also "sweep"):
+# in GPK_OCTREE_STAGES (default "memcheck final grid"; also "sweep", "small",
+# "quick", "split", "phases", "cpuvictim"):
 # compute-sanitizer, Figure 4 benches against the 16-core CPU, the threads x
 # blocks grid. Logs in $OUT/logs.tar.gz, JSON beside it; see
 # docs/perf/octree.md for what the figures mean.
@@ -32,12 +33,18 @@ split) # stealing against the static list under two grid splits
      for v in rr random; do
        TAILN=45 run split-$v 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
          --schemes static,steal --victim $v --grid-split 16384,65536 --reps 3 --json "$out/split-$v.json"; done ;;
-phases) # static / steal / Morton interleaved, device time and the pool kernel's part; rounds x keep_first x victims
-     for r in ${GPK_OCTREE_ROUNDS:-1 2}; do for k in ${GPK_OCTREE_KEEPS:-0 1}; do for v in ${GPK_OCTREE_VICTIMS:-random rr}; do
-       TAILN=0 GPK_POOL_KEEP_FIRST=$k GPK_CUDA_TEMP_POOL=${GPK_CUDA_TEMP_POOL:-1} run phases-k$k-$v-r$r 200 \
-         $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube --schemes static,steal,morton \
-         --victim $v --reps ${GPK_OCTREE_REPS:-9} --json "$out/phases-k$k-$v-r$r.json"; done; done; done
+phases) # static / steal / Morton interleaved: device time and the pool kernel's part, per round, keep_first
+     # setting ("default": the environment left alone) and victim choice
+     for r in ${GPK_OCTREE_ROUNDS:-1 2}; do for k in ${GPK_OCTREE_KEEPS:-default}; do for v in ${GPK_OCTREE_VICTIMS:-random rr}; do
+       ( [ "$k" = default ] || export GPK_POOL_KEEP_FIRST=$k
+         TAILN=0 run phases-k$k-$v-r$r 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
+           --schemes static,steal,morton --victim $v --reps ${GPK_OCTREE_REPS:-9} --json "$out/phases-k$k-$v-r$r.json" )
+     done; done; done
      python3 scripts/octree_ratio_table.py "$out"/phases-*.json ;;
+cpuvictim) # the CPU pools' victim choice on this host's cores
+     for v in random rr; do
+       TAILN=12 run cpu-victim-$v 200 $b/gpk bench octree --backend cpu --n 1M,4M --dists uniform,tube --schemes static,steal \
+         --victim $v --reps 5 --json "$out/cpu-victim-$v.json"; done ;;
 grid) # Figures 2-3: threads per block x blocks (rows above the resident limit are refused)
      TAILN=90 run bench_octree_grid 200 $b/gpk bench octree --backend cuda --n 4M --dists uniform \
        --schemes static,queue,lockfree,steal --block-threads 32,64,128,256 --blocks 132,264,528,1056,1584 --reps 1 \

@@ -49,7 +49,9 @@ typedef enum gpk_pool_scheme {
 
 typedef enum gpk_pool_victim {
     GPK_POOL_VICTIM_ROUND_ROBIN = 0, /* the paper's: the next worker after the last victim */
-    GPK_POOL_VICTIM_RANDOM = 1       /* a random other worker (per-worker xorshift, seeded) */
+    GPK_POOL_VICTIM_RANDOM = 1       /* a random other worker (per-worker xorshift, seeded); the
+                                        default: on a GPU's thousands of blocks, round-robin
+                                        thieves probe the same victims in step (docs/pool.md) */
 } gpk_pool_victim;
 
 typedef struct gpk_pool_opts {
@@ -57,10 +59,10 @@ typedef struct gpk_pool_opts {
     size_t capacity;         /* tasks one queue holds: STATIC each array, BLOCKING and
                                 LOCKFREE the queue, STEAL each deque; 0: default (2^20,
                                 and at least 2 x the initial tasks) */
-    gpk_pool_victim victim;  /* STEAL only */
+    gpk_pool_victim victim;  /* STEAL only (GPK_POOL_OPTS_INIT: random) */
     uint64_t seed;           /* random victims */
 } gpk_pool_opts;
-#define GPK_POOL_OPTS_INIT { 0u, 0u, GPK_POOL_VICTIM_ROUND_ROBIN, 1u }
+#define GPK_POOL_OPTS_INIT { 0u, 0u, GPK_POOL_VICTIM_RANDOM, 1u }
 
 typedef struct gpk_pool_stats {
     uint64_t tasks;          /* tasks run: initial + pushed */

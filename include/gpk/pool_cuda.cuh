@@ -132,7 +132,7 @@ struct Config {
                                  1 .. 2^30 */
     unsigned blocks = 1;      /* the grid of the persistent kernel (gridDim.x, exactly) */
     unsigned holders = 1;     /* LOCKFREE: threads that may push or pop at once (blocks x threads) */
-    Victim victim = ROUND_ROBIN;
+    Victim victim = RANDOM; /* round robin: the paper's; random: faster on a full grid (docs/pool.md) */
     unsigned long long seed = 1;
     /* STEAL, work first: a task's first push goes to a slot of its block's
      * own, not to the deque, and is the block's next task (no deque

@@ -66,7 +66,7 @@ void cmd_bench_octree_help(FILE *f)
             "  --schemes LIST    static,queue,lockfree,steal,morton (default: all)\n"
             "  --threads LIST    workers (default: all cores); several values: a sweep\n"
             "  --threshold T     leaf size (default 20, the paper's)\n"
-            "  --victim V        steal: rr (default) or random\n"
+            "  --victim V        steal: random (default) or rr (round-robin, the paper's)\n"
             "  --reps R          builds per point, median reported (default 3)\n"
             "  --seed S          particle seed (default 1)\n"
             "  --pools           also each pool's task rate: a tree of 2^22 tasks with\n"
@@ -195,6 +195,7 @@ int cmd_bench_octree(int argc, char **argv)
     c.threshold = 20;
     c.seed = 1;
     c.reps = 3;
+    c.victim = GPK_POOL_VICTIM_RANDOM;
     c.backend = GPK_BACKEND_CPU;
     c.device = -1;
     /* argv[0] is "bench", argv[1] "octree" */

@@ -26,7 +26,7 @@ void cmd_octree_help(FILE *f)
             "  --n N          particles (default 500000; 2^20, 1M accepted)\n"
             "  --threshold T  most particles in a leaf (default 20, the paper's)\n"
             "  --scheme S     steal (default), static, queue (= blocking), lockfree, morton\n"
-            "  --victim V     steal: rr (round-robin, the paper's; default) or random\n"
+            "  --victim V     steal: random (default) or rr (round-robin, the paper's)\n"
             "  --capacity C   tasks one queue / deque holds (default: the library's)\n"
             "  --threads T    workers (CPU backend; default: all cores)\n"
             "  --blocks B     CUDA pool schemes: thread blocks of the persistent kernel\n"
