@@ -299,6 +299,8 @@ struct Res {
     void drop(void *p) const { (void)gpk__cuda_temp_free(ctx, p, stream); }
     ~Res()
     {
+        /* the host ends of copies still in flight (declared before) outlive this */
+        (void)cudaStreamSynchronize(stream);
         /* errors while freeing are ignored: the build's status is already decided */
         drop(pool_mem);
         drop(wide);
@@ -406,6 +408,13 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     const unsigned t = job->leaf_threshold;
     const char *name = gpk_octree_scheme_name(job->scheme);
     const gpk_octree_opts *o = job->opts;
+    /* Host ends of the asynchronous copies: declared before r, whose
+     * destructor waits for the stream, so that no path frees them while a
+     * copy may still read or write them (the build does not wait after
+     * each upload). */
+    std::vector<DNode> recs;
+    std::vector<OTask> initial;
+    unsigned long long used_up = 0, used = 0;
     Res r(ctx, stream);
     cudaError_t e;
 
@@ -456,9 +465,11 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     memset(&status, 0, sizeof status);
     unsigned long long wide_tasks = 0;
     unsigned pool_cap = 0;
+    bool have_used = false;
     for (int attempt = 0;; attempt++) {
-        std::vector<DNode> recs;
-        std::vector<OTask> initial;
+        recs.clear();
+        initial.clear();
+        have_used = false;
         const bool root_splits = octree_splits((uint32_t)n, 0, t);
         recs.push_back(DNode{0ull, 0u, (unsigned)n, UINT32_MAX, root_splits ? 0u : 1u << 8});
         wide_tasks = 0;
@@ -476,10 +487,9 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         r.d_nodes = nullptr;
         GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_nodes, node_cap * sizeof(DNode), stream,
                                        "octree (cuda pool): node array"));
-        const unsigned long long used = recs.size();
+        used_up = recs.size();
         e = cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice, stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_next, &used, sizeof used, cudaMemcpyHostToDevice, stream);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the sources are host locals */
+        if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_next, &used_up, sizeof used_up, cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): records upload");
         if (initial.empty()) break;
 
@@ -528,7 +538,6 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         OTask *d_initial = (OTask *)((unsigned char *)r.pool_mem + pool_bytes);
         e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask), cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess) e = cp::init(pool, d_initial, initial.size(), stream);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* initial is a host vector */
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool init");
         b.nodes = r.d_nodes;
         b.node_cap = node_cap;
@@ -539,7 +548,10 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel launch");
         e = cudaEventRecord(st->ev_stop, stream);
+        /* the node count rides on read_status's wait */
+        if (e == cudaSuccess) e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess) e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
+        have_used = e == cudaSuccess;
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel");
         float kernel_ms = 0.f;
         e = cudaEventElapsedTime(&kernel_ms, st->ev_start, st->ev_stop);
@@ -570,10 +582,11 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): device pool error %u (%s), info %llu, an internal error",
                          name, status.error, cp::error_string(status.error), status.info);
 
-    unsigned long long used = 0;
-    e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node count read-back");
+    if (!have_used) { /* no pool run: the records are the big tasks' */
+        e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node count read-back");
+    }
     if (used == 0 || used > node_cap)
         return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): %llu nodes in an array of %zu, an internal error", name,
                          used, node_cap);
