@@ -60,7 +60,8 @@ typedef struct gpk_octree {
     double ms;           /* wall time of the build (host clock, includes transfers) */
     double device_ms;    /* CUDA: the build on the device, from the particles in device
                             memory to the nodes and reordered particles there (CUDA
-                            events; what gpk_cuda_octree_build takes); 0 elsewhere */
+                            events; gpk_cuda_octree_build takes this plus the cudaMalloc
+                            of its three output arrays); 0 elsewhere */
     double pool_ms;      /* pool schemes: the pool's run alone, a part of the build (CUDA:
                             the persistent kernel, CUDA events; CPU: gpk_pool_run's wall
                             time); 0 for Morton */

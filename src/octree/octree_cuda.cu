@@ -310,10 +310,11 @@ gpk_status check_launch(gpk_ctx *ctx, const char *what)
 struct Scratch {
     gpk_ctx *ctx;
     cudaStream_t stream;
+    bool out_temp; /* get_out gives temporaries too (the caller frees them with gpk__cuda_temp_free) */
     void *p[40] = {};
     bool plain[40] = {};
     int count = 0;
-    Scratch(gpk_ctx *c, cudaStream_t s) : ctx(c), stream(s) {}
+    Scratch(gpk_ctx *c, cudaStream_t s, bool outputs_temporary) : ctx(c), stream(s), out_temp(outputs_temporary) {}
     template <class T> gpk_status get(gpk_ctx *, T **out, size_t count_of, const char *what)
     {
         void *q = nullptr;
@@ -326,8 +327,9 @@ struct Scratch {
         *out = (T *)q;
         return GPK_OK;
     }
-    template <class T> gpk_status get_out(gpk_ctx *, T **out, size_t count_of, const char *what)
+    template <class T> gpk_status get_out(gpk_ctx *c, T **out, size_t count_of, const char *what)
     {
+        if (out_temp) return get(c, out, count_of, what);
         void *q = nullptr;
         GPK_CHECK(dmalloc(ctx, &q, count_of * sizeof(T), what));
         gpk_status s = adopt(q, true);
@@ -488,15 +490,18 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
 }
 
 /* Steps 1-5 on d_xyz (device, n >= 1) into *out (zeroed by the caller;
- * device arrays, freed with gpk_cuda_octree_free; ms is not set). host_xyz,
+ * device arrays, freed with gpk_cuda_octree_free, or when
+ * outputs_temporary temporaries of the context's pool, freed with
+ * gpk__cuda_temp_free on job->stream; ms is not set). host_xyz,
  * if not NULL, is the same data on the host (for the error message).
  * Synchronous. */
-gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, gpk_cuda_octree *out)
+gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, gpk_cuda_octree *out,
+                        bool outputs_temporary)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
     const size_t n = job->n;
-    Scratch sc(ctx, stream);
+    Scratch sc(ctx, stream, outputs_temporary);
     cudaError_t e;
 
     /* 1. bounds */
@@ -534,9 +539,11 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     unsigned *idx = nullptr, *idx_tmp = nullptr;
     GPK_CHECK(sc.get(ctx, &codes, n, "octree cuda: cudaMalloc (codes)"));
     GPK_CHECK(sc.get(ctx, &codes_tmp, n, "octree cuda: cudaMalloc (codes)"));
-    /* one of the two becomes the permutation handed out */
-    GPK_CHECK(sc.get_out(ctx, &idx, n, "octree cuda: cudaMalloc (indices)"));
-    GPK_CHECK(sc.get_out(ctx, &idx_tmp, n, "octree cuda: cudaMalloc (indices)"));
+    /* the permutation handed out: idx for the pools, idx_tmp for Morton */
+    const bool morton = job->scheme == GPK_OCTREE_MORTON;
+    GPK_CHECK(morton ? sc.get(ctx, &idx, n, "octree cuda: indices") : sc.get_out(ctx, &idx, n, "octree cuda: indices"));
+    GPK_CHECK(morton ? sc.get_out(ctx, &idx_tmp, n, "octree cuda: indices")
+                     : sc.get(ctx, &idx_tmp, n, "octree cuda: indices"));
     octree_cuda_job cj = *job;
     cj.d_xyz = d_xyz;
     cj.root = root;
@@ -675,7 +682,8 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     if (s == GPK_OK && e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda: timing events");
     gpk_cuda_octree dt;
     memset(&dt, 0, sizeof dt);
-    if (s == GPK_OK) s = device_build(&dj, d_xyz, job->xyz, &dt);
+    /* the device arrays are copied out and freed here: temporaries too */
+    if (s == GPK_OK) s = device_build(&dj, d_xyz, job->xyz, &dt, true);
     if (s == GPK_OK) {
         e = cudaEventRecord(ev[1], stream);
         float ms = 0.f;
@@ -704,7 +712,9 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
         tree->depth = dt.depth;
     } /* on failure the dispatch frees what the tree holds */
     (void)cudaStreamSynchronize(stream);
-    gpk_cuda_octree_free(&dt);
+    (void)gpk__cuda_temp_free(ctx, dt.nodes, stream);
+    (void)gpk__cuda_temp_free(ctx, dt.xyz, stream);
+    (void)gpk__cuda_temp_free(ctx, dt.perm, stream);
     (void)gpk__cuda_temp_free(ctx, d_xyz, stream);
     for (int i = 0; i < 2; i++)
         if (ev[i]) (void)cudaEventDestroy(ev[i]);
@@ -729,7 +739,7 @@ extern "C" GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d
     built.n = n;
     if (n > 0) {
         const octree_cuda_job dj = cuda_job(ctx, stream, n, leaf_threshold, scheme, opts ? opts : &defaults);
-        const gpk_status s = device_build(&dj, d_xyz, nullptr, &built);
+        const gpk_status s = device_build(&dj, d_xyz, nullptr, &built, false);
         if (s != GPK_OK) return s;
     }
     built.ms = (omp_get_wtime() - t0) * 1e3;
