@@ -18,9 +18,9 @@
  * particles: 1.2 s on an H100, against 0.45 s for the whole Morton build).
  * Here the tasks above opts.grid_split particles (default
  * GPK_OCTREE_GRID_SPLIT) are split by the whole grid
- * instead, one level per round of three launches (count by tile, scatter by
- * tile with one atomic per octant and tile, copy back), the host reading the
- * octant counts between rounds; so are the tasks above grid_split / 16
+ * instead, one level per round of two launches (count by tile, scatter by
+ * tile with one atomic per octant and tile, into the other pair of arrays),
+ * the host reading the octant counts between rounds; so are the tasks above grid_split / 16
  * while the pool would start with fewer tasks than blocks. The other
  * children are the pool's initial tasks, dealt as the scheme deals them.
  *
@@ -274,17 +274,14 @@ __global__ void __launch_bounds__(kWideThreads) wide_scatter(const unsigned long
     tile_partition(codes, idx, w.begin, w.end, shift, at, codes_out, idx_out);
 }
 
-__global__ void __launch_bounds__(kWideThreads) wide_copy(const WideTile *__restrict__ tiles,
-                                                          const unsigned long long *__restrict__ codes_in,
-                                                          const unsigned *__restrict__ idx_in,
-                                                          unsigned long long *__restrict__ codes,
-                                                          unsigned *__restrict__ idx)
+/* The indices of leaves the big tasks left in the scratch arrays go home
+ * (their codes are not read again). */
+__global__ void __launch_bounds__(kWideThreads) leaves_home(const WideTile *__restrict__ tiles,
+                                                            const unsigned *__restrict__ idx_tmp,
+                                                            unsigned *__restrict__ idx)
 {
     const WideTile w = tiles[blockIdx.x];
-    for (unsigned i = w.begin + threadIdx.x; i < w.end; i += blockDim.x) {
-        codes[i] = codes_in[i];
-        idx[i] = idx_in[i];
-    }
+    for (unsigned i = w.begin + threadIdx.x; i < w.end; i += blockDim.x) idx[i] = idx_tmp[i];
 }
 
 /* Device memory of one build (temporaries of the context's pool), freed
@@ -323,7 +320,7 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
 {
     std::vector<OTask> cand;
     std::vector<OTask> level(1, OTask{0ull, 0u, 0u, (unsigned)n, 0u}), next;
-    std::vector<WideTile> tiles;
+    std::vector<WideTile> tiles, home; /* home: leaves whose indices are in the scratch array */
     std::vector<unsigned> firsts, counts;
     const size_t max_tasks = n / ((size_t)frontier_min + 1) + 1, max_tiles = n / kWideTile + max_tasks + 1;
     /* one allocation: tiles, their counts (8 per tile), firsts, counts and
@@ -337,7 +334,15 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
     WideTile *d_tiles = (WideTile *)r.wide;
     unsigned *d_tile_counts = (unsigned *)(d_tiles + max_tiles), *d_firsts = d_tile_counts + 8 * max_tiles,
              *d_counts = d_firsts + max_tasks, *d_cursor = d_counts + 8 * max_tasks;
+    /* Ping-pong: a level's tasks are all in one pair of arrays (the root in
+     * codes / idx) and their children go to the other, with no copy back;
+     * the pool's tasks say where theirs are (IN_TMP). */
+    bool src_tmp = false;
     while (!level.empty()) {
+        const unsigned long long *src_codes = src_tmp ? b.codes_tmp : b.codes;
+        const unsigned *src_idx = src_tmp ? b.idx_tmp : b.idx;
+        unsigned long long *dst_codes = src_tmp ? b.codes : b.codes_tmp;
+        unsigned *dst_idx = src_tmp ? b.idx : b.idx_tmp;
         const unsigned depth = level[0].depth, shift = 3u * (OCTREE_QBITS - 1u - depth);
         tiles.clear();
         firsts.clear();
@@ -355,11 +360,9 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
         if (e == cudaSuccess) e = cudaMemsetAsync(d_counts, 0, 16 * max_tasks * sizeof(unsigned), stream);
         if (e == cudaSuccess) {
             const unsigned grid = (unsigned)tiles.size();
-            wide_count<<<grid, kWideThreads, 0, stream>>>(b.codes, d_tiles, shift, d_tile_counts, d_counts);
-            wide_scatter<<<grid, kWideThreads, 0, stream>>>(b.codes, b.idx, d_tiles, shift, d_firsts, d_tile_counts,
-                                                            d_counts, d_cursor,
-                                                            b.codes_tmp, b.idx_tmp);
-            wide_copy<<<grid, kWideThreads, 0, stream>>>(d_tiles, b.codes_tmp, b.idx_tmp, b.codes, b.idx);
+            wide_count<<<grid, kWideThreads, 0, stream>>>(src_codes, d_tiles, shift, d_tile_counts, d_counts);
+            wide_scatter<<<grid, kWideThreads, 0, stream>>>(src_codes, src_idx, d_tiles, shift, d_firsts, d_tile_counts,
+                                                            d_counts, d_cursor, dst_codes, dst_idx);
             e = cudaGetLastError();
         }
         counts.resize(8 * nt);
@@ -385,13 +388,34 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
                 const unsigned node = (unsigned)recs.size();
                 recs.push_back(DNode{prefix, start, c, t.node, d | (splits ? 0u : 1u << 8)});
                 if (splits) (c > wide_min ? next : cand).push_back(OTask{prefix, node, start, c, d});
+                else if (!src_tmp) /* written to the scratch arrays */
+                    for (unsigned a = 0; a < c; a += kWideTile)
+                        home.push_back(WideTile{0u, start + a, start + (c - a < kWideTile ? c : a + kWideTile)});
                 start += c;
             }
         }
         const bool few = pool_tasks.size() + next.size() + cand.size() < blocks;
-        for (const OTask &t : cand) (few && t.count > frontier_min ? next : pool_tasks).push_back(t);
+        for (const OTask &t : cand) {
+            if (few && t.count > frontier_min) {
+                next.push_back(t);
+            } else {
+                pool_tasks.push_back(t);
+                if (!src_tmp) pool_tasks.back().depth |= IN_TMP;
+            }
+        }
         *wide_tasks += nt;
         level.swap(next);
+        src_tmp = !src_tmp;
+    }
+    for (size_t at = 0; at < home.size(); at += max_tiles) {
+        const size_t m = home.size() - at < max_tiles ? home.size() - at : max_tiles;
+        e = cudaMemcpyAsync(d_tiles, home.data() + at, m * sizeof(WideTile), cudaMemcpyHostToDevice, stream);
+        if (e == cudaSuccess) {
+            leaves_home<<<(unsigned)m, kWideThreads, 0, stream>>>(d_tiles, b.idx_tmp, b.idx);
+            e = cudaGetLastError();
+        }
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* home is reused and freed */
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): leaves of big tasks");
     }
     return GPK_OK;
 }
