@@ -297,17 +297,7 @@ template <class Task> struct Pool {
     __device__ bool push(Worker &ws, const Task &t) const
     {
         using namespace detail;
-        if (cfg.scheme == STATIC) {
-            unsigned long long at = ref<unsigned long long>(hdr->out_tail).fetch_add(1, relaxed);
-            if (at >= cfg.capacity) {
-                fail(ERR_FULL, cfg.capacity);
-                return false;
-            }
-            /* published by the round barrier (release / acquire) */
-            store_task(out_array() + at, t);
-            atomicAdd(&ws.pushed, 1ull);
-            return true;
-        }
+        if (cfg.scheme == STATIC) return static_push(ws, &t, 1);
         if (cfg.scheme == STEAL && cfg.keep_first && ws.has_task && !ws.has_kept) {
             /* the block's next task: it inherits its parent's count (the
              * parent's end does not subtract), and block_next's barrier
@@ -346,17 +336,7 @@ template <class Task> struct Pool {
 #else
         constexpr bool one_by_one = false;
 #endif
-        if (cfg.scheme == STATIC && !one_by_one && k > 0) {
-            /* one slot claim for all k */
-            const unsigned long long at = ref<unsigned long long>(hdr->out_tail).fetch_add(k, relaxed);
-            if (at + k > cfg.capacity) {
-                fail(ERR_FULL, cfg.capacity);
-                return false;
-            }
-            for (unsigned i = 0; i < k; i++) store_task(out_array() + at + i, tasks[i]);
-            atomicAdd(&ws.pushed, (unsigned long long)k);
-            return true;
-        }
+        if (cfg.scheme == STATIC && !one_by_one && k > 0) return static_push(ws, tasks, k);
         if (cfg.scheme != STEAL || one_by_one) {
             for (unsigned i = 0; i < k; i++)
                 if (!push(ws, tasks[i])) return false;
@@ -376,6 +356,21 @@ template <class Task> struct Pool {
             return false;
         }
         atomicAdd(&ws.pushed, (unsigned long long)m);
+        return true;
+    }
+
+    /* STATIC: one slot claim for k >= 1 tasks, all or none */
+    __device__ bool static_push(Worker &ws, const Task *tasks, unsigned k) const
+    {
+        using namespace detail;
+        const unsigned long long at = ref<unsigned long long>(hdr->out_tail).fetch_add(k, relaxed);
+        if (at + k > cfg.capacity) {
+            fail(ERR_FULL, cfg.capacity);
+            return false;
+        }
+        /* published by the round barrier (release / acquire) */
+        for (unsigned i = 0; i < k; i++) store_task(out_array() + at + i, tasks[i]);
+        atomicAdd(&ws.pushed, (unsigned long long)k);
         return true;
     }
 
@@ -903,30 +898,31 @@ inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long 
     e = cudaMemsetAsync(p.hdr, 0, l.total, stream);
     if (e != cudaSuccess) return e;
     if (n_initial > 0) {
-        cudaPointerAttributes where;
-        e = cudaPointerGetAttributes(&where, initial);
-        if (e != cudaSuccess) return e;
-        const bool on_device = where.type == cudaMemoryTypeDevice || where.type == cudaMemoryTypeManaged;
-        if (p.cfg.scheme == STEAL && on_device) {
-            const unsigned long long grid = (n_initial + 255) / 256;
-            detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, initial, n_initial);
-            e = cudaGetLastError();
+        if (p.cfg.scheme == STEAL) {
+            /* one dealing kernel (a copy per deque would cost thousands of
+             * tiny copies on a full grid), from the caller's array when it
+             * is in device memory, else from one upload of it */
+            cudaPointerAttributes where;
+            e = cudaPointerGetAttributes(&where, initial);
             if (e != cudaSuccess) return e;
-        } else if (p.cfg.scheme == STEAL) {
-            /* one upload and one dealing kernel (a copy per deque would cost
-             * thousands of tiny copies on a full grid) */
+            const Task *src = initial;
             Task *staged = nullptr;
-            e = cudaMallocAsync((void **)&staged, n_initial * sizeof(Task), stream);
-            if (e != cudaSuccess) return e;
-            e = cudaMemcpyAsync(staged, initial, n_initial * sizeof(Task), cudaMemcpyDefault, stream);
+            if (where.type != cudaMemoryTypeDevice && where.type != cudaMemoryTypeManaged) {
+                e = cudaMallocAsync((void **)&staged, n_initial * sizeof(Task), stream);
+                if (e != cudaSuccess) return e;
+                e = cudaMemcpyAsync(staged, initial, n_initial * sizeof(Task), cudaMemcpyDefault, stream);
+                src = staged;
+            }
             if (e == cudaSuccess) {
                 const unsigned long long grid = (n_initial + 255) / 256;
-                detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, staged, n_initial);
+                detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, src, n_initial);
                 e = cudaGetLastError();
             }
-            const cudaError_t f = cudaFreeAsync(staged, stream);
+            if (staged) {
+                const cudaError_t f = cudaFreeAsync(staged, stream);
+                if (e == cudaSuccess) e = f;
+            }
             if (e != cudaSuccess) return e;
-            if (f != cudaSuccess) return f;
         } else {
             /* STATIC: array 0 (round 0's `in`); BLOCKING: ring 0..n-1; LOCKFREE: handles 0..n-1 */
             e = cudaMemcpyAsync(p.data, initial, n_initial * sizeof(Task), cudaMemcpyDefault, stream);

@@ -142,26 +142,24 @@ extern "C" void gpk__cuda_ctx_release(gpk_ctx *ctx)
     ctx->cuda = NULL;
 }
 
+/* Gives the temporaries' pool's unused memory back to the device, once
+ * stream's frees into it have run. */
+static cudaError_t trim_temp_pool(gpk_cuda_state *st, cudaStream_t stream)
+{
+    cudaError_t e = cudaStreamSynchronize(stream);
+    return e == cudaSuccess ? cudaMemPoolTrimTo(st->temp_pool, 0) : e;
+}
+
 extern "C" gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes, cudaStream_t stream,
                                            const char *what)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    *p = NULL;
     if (bytes == 0) bytes = 1;
-    if (!st->temp_pool) {
-        cudaError_t e = cudaMalloc(p, bytes);
-        if (e != cudaSuccess) {
-            *p = NULL;
-            return gpk__cuda_fail(ctx, e, what);
-        }
-        return GPK_OK;
-    }
-    cudaError_t e = cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream);
-    if (e == cudaErrorMemoryAllocation) {
+    cudaError_t e = st->temp_pool ? cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream) : cudaMalloc(p, bytes);
+    if (e == cudaErrorMemoryAllocation && st->temp_pool) {
         /* what the pool keeps may be what is missing: give it back, once */
         (void)cudaGetLastError();
-        e = cudaStreamSynchronize(stream);
-        if (e == cudaSuccess) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+        e = trim_temp_pool(st, stream);
         if (e == cudaSuccess) e = cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream);
     }
     if (e != cudaSuccess) {
@@ -201,8 +199,7 @@ extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUD
         if (bytes[i] > st->buf_bytes[i]) reclaim += st->buf_bytes[i];
     if (grow > free_b + reclaim && st->temp_pool) {
         /* the temporaries' pool may hold what is missing */
-        e = cudaStreamSynchronize(st->stream);
-        if (e == cudaSuccess) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+        e = trim_temp_pool(st, st->stream);
         if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "trimming the temporaries' memory pool");
     }

@@ -315,7 +315,7 @@ struct Scratch {
     bool plain[40] = {};
     int count = 0;
     Scratch(gpk_ctx *c, cudaStream_t s, bool outputs_temporary) : ctx(c), stream(s), out_temp(outputs_temporary) {}
-    template <class T> gpk_status get(gpk_ctx *, T **out, size_t count_of, const char *what)
+    template <class T> gpk_status get(T **out, size_t count_of, const char *what)
     {
         void *q = nullptr;
         GPK_CHECK(gpk__cuda_temp_alloc(ctx, &q, count_of * sizeof(T), stream, what));
@@ -327,9 +327,9 @@ struct Scratch {
         *out = (T *)q;
         return GPK_OK;
     }
-    template <class T> gpk_status get_out(gpk_ctx *c, T **out, size_t count_of, const char *what)
+    template <class T> gpk_status get_out(T **out, size_t count_of, const char *what)
     {
-        if (out_temp) return get(c, out, count_of, what);
+        if (out_temp) return get(out, count_of, what);
         void *q = nullptr;
         GPK_CHECK(dmalloc(ctx, &q, count_of * sizeof(T), what));
         gpk_status s = adopt(q, true);
@@ -383,7 +383,7 @@ gpk_status sort_pairs(gpk_ctx *ctx, Scratch &sc, gpk_type type, const void *k_in
     size_t temp_bytes = 0;
     void *temp = nullptr;
     gpk_status s = gpk_cuda_sort_pairs(ctx, nullptr, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
-    if (s == GPK_OK) s = sc.get(ctx, (unsigned char **)&temp, temp_bytes, what);
+    if (s == GPK_OK) s = sc.get((unsigned char **)&temp, temp_bytes, what);
     if (s == GPK_OK) s = gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
     if (s != GPK_OK) {
         char msg[GPK_ERRLEN];
@@ -415,9 +415,9 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&nodes, cap * sizeof *nodes, stream, "octree cuda morton: node array"));
     /* nodes is a temporary until the scratch adopts it */
     auto drop = [&](void *q) { (void)gpk__cuda_temp_free(ctx, q, stream); };
-    gpk_status s = sc.get(ctx, &cur, split_cap, "octree cuda morton: cudaMalloc (levels)");
-    if (s == GPK_OK) s = sc.get(ctx, &next, split_cap, "octree cuda morton: cudaMalloc (levels)");
-    if (s == GPK_OK) s = sc.get(ctx, &counters, 2, "octree cuda morton: cudaMalloc (counters)");
+    gpk_status s = sc.get(&cur, split_cap, "octree cuda morton: cudaMalloc (levels)");
+    if (s == GPK_OK) s = sc.get(&next, split_cap, "octree cuda morton: cudaMalloc (levels)");
+    if (s == GPK_OK) s = sc.get(&counters, 2, "octree cuda morton: cudaMalloc (counters)");
     if (s != GPK_OK) {
         drop(nodes);
         return s;
@@ -506,7 +506,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
 
     /* 1. bounds */
     Bounds *d_bounds = nullptr;
-    GPK_CHECK(sc.get(ctx, &d_bounds, 1, "octree cuda: cudaMalloc (bounds)"));
+    GPK_CHECK(sc.get(&d_bounds, 1, "octree cuda: cudaMalloc (bounds)"));
     Bounds hb;
     for (int a = 0; a < 3; a++) hb.lo[a] = ~0u, hb.hi[a] = 0u;
     hb.bad = ~0ull;
@@ -537,13 +537,13 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     /* 2. codes */
     uint64_t *codes = nullptr, *codes_tmp = nullptr;
     unsigned *idx = nullptr, *idx_tmp = nullptr;
-    GPK_CHECK(sc.get(ctx, &codes, n, "octree cuda: cudaMalloc (codes)"));
-    GPK_CHECK(sc.get(ctx, &codes_tmp, n, "octree cuda: cudaMalloc (codes)"));
+    GPK_CHECK(sc.get(&codes, n, "octree cuda: cudaMalloc (codes)"));
+    GPK_CHECK(sc.get(&codes_tmp, n, "octree cuda: cudaMalloc (codes)"));
     /* the permutation handed out: idx for the pools, idx_tmp for Morton */
     const bool morton = job->scheme == GPK_OCTREE_MORTON;
-    GPK_CHECK(morton ? sc.get(ctx, &idx, n, "octree cuda: indices") : sc.get_out(ctx, &idx, n, "octree cuda: indices"));
-    GPK_CHECK(morton ? sc.get_out(ctx, &idx_tmp, n, "octree cuda: indices")
-                     : sc.get(ctx, &idx_tmp, n, "octree cuda: indices"));
+    GPK_CHECK(morton ? sc.get(&idx, n, "octree cuda: indices") : sc.get_out(&idx, n, "octree cuda: indices"));
+    GPK_CHECK(morton ? sc.get_out(&idx_tmp, n, "octree cuda: indices")
+                     : sc.get(&idx_tmp, n, "octree cuda: indices"));
     octree_cuda_job cj = *job;
     cj.d_xyz = d_xyz;
     cj.root = root;
@@ -574,14 +574,14 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
     unsigned *keys32 = nullptr, *slots_a = nullptr, *slots_b = nullptr, *rank = nullptr, *stats = nullptr;
     uint64_t *keys64_a = nullptr, *keys64_b = nullptr;
     gpk_octree_node *nodes = nullptr;
-    GPK_CHECK(sc.get(ctx, &keys32, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &slots_a, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &slots_b, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &rank, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &stats, 3, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &keys64_a, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get(ctx, &keys64_b, m, "octree cuda: cudaMalloc (finish)"));
-    GPK_CHECK(sc.get_out(ctx, &nodes, m, "octree cuda: cudaMalloc (nodes)"));
+    GPK_CHECK(sc.get(&keys32, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&slots_a, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&slots_b, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&rank, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&stats, 3, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&keys64_a, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get(&keys64_b, m, "octree cuda: cudaMalloc (finish)"));
+    GPK_CHECK(sc.get_out(&nodes, m, "octree cuda: cudaMalloc (nodes)"));
     depth_keys_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, m, keys32, slots_a);
     GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
     const unsigned *order = slots_a;
@@ -603,7 +603,7 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
 
     /* 5. the particles in tree order */
     float *xyz_out = nullptr;
-    GPK_CHECK(sc.get_out(ctx, &xyz_out, 3 * n, "octree cuda: cudaMalloc (particles)"));
+    GPK_CHECK(sc.get_out(&xyz_out, 3 * n, "octree cuda: cudaMalloc (particles)"));
     gather_kernel<<<grid_for(n), kThreads, 0, stream>>>(d_xyz, order_idx, n, xyz_out);
     GPK_CHECK(check_launch(ctx, "octree cuda: gather kernel launch"));
 
