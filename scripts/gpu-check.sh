@@ -89,6 +89,16 @@ if has test; then
   note "tests: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1) ($(( $(date +%s) - t0 )) s)"
   grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" | sed 's/^ *//' >>"$summary"
   grep -h '^backend ' "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | sed 's/^/  /' >>"$summary"
+  # The CUDA hybrid radix sort forced on every size and call: few-key
+  # buckets (every bucket through the finish), default buckets (skewed and
+  # few-bit inputs take the big-bucket fallbacks and the skew check).
+  for hv in "GPK_RADIX_CUDA_HYBRID_FILL=64" "GPK_RADIX_CUDA_HYBRID_FILL=4096"; do
+    for tp in "tests/test_radix cuda" "tests/test_cuda_api"; do
+      env GPK_REQUIRE_CUDA=1 GPK_RADIX_CUDA_HYBRID=1 GPK_RADIX_CUDA_HYBRID_MIN_LOG=0 $hv "$build"/$tp \
+        >"$out/hybrid-test.log" 2>&1 || fail=1
+      note "hybrid forced ($hv) $tp: $(tail -n 1 "$out/hybrid-test.log")"
+    done
+  done
 fi
 
 if has cudacheck; then

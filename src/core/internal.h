@@ -34,6 +34,8 @@ struct gpk_ctx {
     void *cuda;            /* backend state owned by radix_cuda / cuda_ctx */
     void *opencl;          /* backend state owned by the OpenCL backend */
     int last_sort_algo;    /* gpk_sort_algo of the last successful sort */
+    const char *last_sort_path; /* the variant it ran (static string), set by
+                                   the backend or, when it sets none, the algorithm */
 };
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is

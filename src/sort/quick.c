@@ -16,9 +16,18 @@ gpk_status gpk__quick_run(gpk_ctx *ctx, const gpk_quick_job *job);
 
 enum { KIND_KEYS = 0, KIND_PAIRS = 1, KIND_RECORDS = 2 };
 
+static const char *const algo_names[4];
+
 void gpk__set_last_algo(gpk_ctx *ctx, gpk_sort_algo a)
 {
-    if (ctx) ctx->last_sort_algo = (int)a;
+    if (!ctx) return;
+    ctx->last_sort_algo = (int)a;
+    if (!ctx->last_sort_path) ctx->last_sort_path = algo_names[a];
+}
+
+const char *gpk_last_sort_path(const gpk_ctx *ctx)
+{
+    return ctx && ctx->last_sort_path ? ctx->last_sort_path : "none";
 }
 
 gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx)
@@ -27,7 +36,7 @@ gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx)
     return ctx ? (gpk_sort_algo)ctx->last_sort_algo : GPK_SORT_AUTO;
 }
 
-static const char *const algo_names[] = {"auto", "radix", "quick", "quick-recursive"};
+static const char *const algo_names[4] = {"auto", "radix", "quick", "quick-recursive"};
 
 const char *gpk_sort_algo_name(gpk_sort_algo a)
 {
@@ -242,6 +251,7 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, KIND_RECORDS, &algo);
     if (s != GPK_OK) return s;
+    ctx->last_sort_path = NULL;
     if (n < 2) {
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;

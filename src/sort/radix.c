@@ -80,6 +80,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, (value_width || sigma) ? 1 : 0, &algo);
     if (s != GPK_OK) return s;
+    ctx->last_sort_path = NULL;
     if (n < 2) {
         if (n == 1 && sigma) sigma[0] = 0;
         gpk__set_last_algo(ctx, algo);

@@ -737,6 +737,192 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
 #endif
 }
 
+/* Hybrid sort: at most 2^kHybridMaxW buckets; kBigList big-bucket ids fit
+ * the context's pinned read-back words with the two counts. */
+constexpr unsigned kHybridMaxW = 16;
+constexpr int kBigList = 6;
+
+/* ------------------------------------------------------------------------
+ * Hybrid sort (Stehle & Jacobsen 2017, in LSD form): two stable passes by
+ * the top W bits of the range leave the keys grouped in 2^W buckets in
+ * input order (an MSD partition); then one block per bucket sorts it on
+ * chip by the remaining bits and writes it back in place. A u32 key at
+ * 2^28 (W = 16) moves 4 (histogram) + 2 x 8 (passes) + 4 (bucket starts)
+ * + 8 (finish) = 32 bytes, against 36 for four LSD passes, and the finish
+ * has no look-back.
+ * ------------------------------------------------------------------------ */
+/* Two finish shapes, one launch each over every bucket: the small one takes
+ * buckets of up to 4608 keys (uniform keys: 4096 on average), the large one
+ * those of up to 12288 (gaussian keys: 2.7 times the average at the peak). */
+constexpr int kFinRB = 8;
+constexpr int kFinSmallT = 256, kFinSmallI = 18;
+constexpr int kFinLargeT = 512, kFinLargeI = 24;
+constexpr uint32_t kFinSmallCap = (uint32_t)kFinSmallT * kFinSmallI;
+constexpr uint32_t kFinCap = (uint32_t)kFinLargeT * kFinLargeI;
+
+/* bucket_start[b] = index of the first key whose window bits are >= b, for
+ * b in [0, 2^wbits]; keys are sorted (and mapped) by their window bits. */
+template <class K>
+__global__ void __launch_bounds__(256) bucket_starts_kernel(const K *keys, uint32_t n, uint32_t shift,
+                                                            uint32_t wbits, uint32_t *bucket_start)
+{
+    const uint32_t nb = 1u << wbits, mask = nb - 1;
+    const uint32_t stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i <= n; i += stride) {
+        const uint32_t cur = i < n ? (uint32_t)(keys[i] >> shift) & mask : nb;
+        const uint32_t first = i > 0 ? ((uint32_t)(keys[i - 1] >> shift) & mask) + 1 : 0;
+        for (uint32_t b = first; b <= cur; b++) bucket_start[b] = i;
+        if (i == n) break; /* n may be the last representable index */
+    }
+}
+
+/* big[0] = buckets over the finish's capacity, big[1] = their keys,
+ * big[2..] = the first kBigList of them. */
+__global__ void __launch_bounds__(256) big_buckets_kernel(const uint32_t *bucket_start, uint32_t nb, uint32_t *big)
+{
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
+        const uint32_t len = bucket_start[b + 1] - bucket_start[b];
+        if (len > kFinCap) {
+            const uint32_t k = atomicAdd(&big[0], 1u);
+            atomicAdd(&big[1], len);
+            if (k < (uint32_t)kBigList) big[2 + k] = b;
+        }
+    }
+}
+
+/* The largest count of each of the two window digits (hist rows 0 and 1,
+ * low digit first), for the skew estimate before the window passes. */
+__global__ void __launch_bounds__(256) window_max_kernel(const uint32_t *hist, uint32_t stride, uint32_t low_digits,
+                                                         uint32_t high_digits, uint32_t *out)
+{
+    uint32_t lo = 0, hi = 0;
+    for (uint32_t d = threadIdx.x; d < low_digits; d += blockDim.x) lo = max(lo, hist[d]);
+    for (uint32_t d = threadIdx.x; d < high_digits; d += blockDim.x) hi = max(hi, hist[stride + d]);
+    atomicMax(&out[0], lo);
+    atomicMax(&out[1], hi);
+}
+
+/* One block per bucket: stable LSD passes of up to 8 bits in shared memory
+ * over bits [begin, begin + rest_bits) of the mapped keys, ranked as in the
+ * Onesweep pass (warp ballots, per-warp counters), then written back in
+ * place, unmapped. Buckets over the capacity are left to the caller. */
+template <class K, class V, bool HAS_V, int T, int I>
+__global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
+    bucket_finish_kernel(K *keys, V *vals, const uint32_t *bucket_start, uint32_t begin, uint32_t rest_bits,
+                         uint32_t min_len, Twiddle<K> unmap, bool unmap_on)
+{
+    constexpr int NW = T / 32, D = 1 << kFinRB;
+    constexpr uint32_t CAP = (uint32_t)T * I;
+    static_assert(T >= D, "the per-digit phase gives one digit to each of the first D threads");
+    __shared__ uint16_t counters[NW * D];
+    __shared__ uint32_t warp_sums[NW];
+    extern __shared__ __align__(16) unsigned char smem[];
+    K *sk = reinterpret_cast<K *>(smem);
+    V *sv = reinterpret_cast<V *>(smem + CAP * sizeof(K));
+
+    const uint32_t s = bucket_start[blockIdx.x];
+    const uint32_t len = bucket_start[blockIdx.x + 1] - s;
+    if (len <= min_len || len > CAP) return;
+    if (len == 1) {
+        if (unmap_on && threadIdx.x == 0) keys[s] = twiddle(unmap, keys[s]);
+        return;
+    }
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const uint32_t lane_pos = (uint32_t)warp * 32 * I + lane;
+    /* items of this warp that hold a real key in some lane */
+    const int warp_first = warp * 32 * I;
+    const int live = (int)len <= warp_first ? 0 : min(I, ((int)len - warp_first + 31) / 32);
+
+    K key[I];
+    V val[HAS_V ? I : 1];
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const uint32_t p = lane_pos + i * 32;
+        key[i] = p < len ? keys[s + p] : (K)~(K)0;
+        if constexpr (HAS_V) val[i] = p < len ? vals[s + p] : V();
+    }
+    for (int i = tid; i < NW * D / 2; i += T) reinterpret_cast<uint32_t *>(counters)[i] = 0;
+
+    __syncthreads();
+
+    const uint32_t lt = lanemask_lt();
+    for (uint32_t done = 0; done < rest_bits; done += kFinRB) {
+        const uint32_t shift = begin + done;
+        const uint32_t dmask = (1u << min((uint32_t)kFinRB, rest_bits - done)) - 1;
+        uint32_t rank[I];
+        uint16_t *wcount = counters + warp * D;
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            rank[i] = 0;
+            if (i < live) { /* padding-only items rank after everything and are never written */
+                const uint32_t d = digit_of(key[i], shift, dmask);
+                const uint32_t peers = match_digit<kFinRB>(d);
+                const uint32_t below = __popc(peers & lt);
+                const int leader = 31 - __clz(peers);
+                uint32_t old = 0;
+                if (lane == leader) {
+                    old = wcount[d];
+                    wcount[d] = (uint16_t)(old + below + 1);
+                }
+                rank[i] = __shfl_sync(0xffffffffu, old, leader) + below;
+                __syncwarp();
+            }
+        }
+        __syncthreads();
+        uint32_t total = 0, incl = 0;
+        if (tid < D) {
+#pragma unroll
+            for (int w = 0; w < NW; w++) total += counters[w * D + tid];
+            incl = warp_inclusive_sum(total, lane);
+            if (lane == 31) warp_sums[warp] = incl;
+        }
+        __syncthreads();
+        if (tid < D) {
+            uint32_t run = incl - total;
+            for (int w = 0; w < warp; w++) run += warp_sums[w];
+#pragma unroll
+            for (int w = 0; w < NW; w++) {
+                const uint32_t c = counters[w * D + tid];
+                counters[w * D + tid] = (uint16_t)run;
+                run += c;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < I; i++)
+            if (i < live) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
+        __syncthreads();
+        if (tid < D)
+#pragma unroll
+            for (int w = 0; w < NW; w++) counters[w * D + tid] = 0;
+#pragma unroll
+        for (int i = 0; i < I; i++)
+            if (i < live) {
+                sk[rank[i]] = key[i];
+                if constexpr (HAS_V) sv[rank[i]] = val[i];
+            }
+        __syncthreads();
+        if (done + kFinRB < rest_bits) {
+#pragma unroll
+            for (int i = 0; i < I; i++)
+                if (i < live) {
+                    key[i] = sk[lane_pos + i * 32];
+                    if constexpr (HAS_V) val[i] = sv[lane_pos + i * 32];
+                }
+            __syncthreads();
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < I; j++) {
+        const uint32_t idx = tid + j * T;
+        if (idx < len) {
+            const K k = sk[idx];
+            keys[s + idx] = unmap_on ? twiddle(unmap, k) : k;
+            if constexpr (HAS_V) vals[s + idx] = sv[idx];
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Host side
  * ------------------------------------------------------------------------ */
@@ -798,8 +984,12 @@ static size_t status_bytes_max(size_t n, int kb, int vb)
 struct Temp {
     uint32_t *hist, *bases, *counters, *status;
     unsigned long long *and_or;
+    uint32_t *bucket_start; /* hybrid: [2^kHybridMaxW + 1] first index of every bucket */
+    uint32_t *big;          /* hybrid: [8] big-bucket count, their keys, up to kBigList ids */
     size_t status_bytes;
 };
+
+static size_t hybrid_table_bytes() { return align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
 
 static size_t table_bytes(size_t portions)
 {
@@ -810,7 +1000,7 @@ static size_t temp_bytes(size_t n, int kb, int vb)
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     return table_bytes(1) + table_bytes(portions) + align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
-           align_up(status_bytes_max(n, kb, vb), 256) + 256;
+           align_up(status_bytes_max(n, kb, vb), 256) + 256 + hybrid_table_bytes() + 256;
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
@@ -829,6 +1019,10 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
     t.status = (uint32_t *)p;
     p += t.status_bytes;
     t.and_or = (unsigned long long *)p;
+    p += 256;
+    t.bucket_start = (uint32_t *)p;
+    p += hybrid_table_bytes();
+    t.big = (uint32_t *)p;
     return t;
 }
 
@@ -905,6 +1099,9 @@ struct DeviceJob {
     int kb, vb;   /* key bytes, value bytes (0: none) */
     int vmode;    /* V_NONE, V_LOAD or V_IOTA (sigma: u32 input positions) */
     size_t n;
+    /* false: the first pass reads keys already mapped / the last pass
+     * leaves them mapped (the hybrid sort's window passes and fallbacks) */
+    bool map_in = true, map_out = true;
 };
 
 /* Picks the route for buffers in -> out with spares alt1, alt2 so that the
@@ -953,24 +1150,19 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     return GPK_OK;
 }
 
-/* The passes themselves: histograms, bases, one Onesweep launch per pass
- * and portion. route gives the buffers of every pass. */
-template <class K, class V>
-static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                             Temp &t, cudaStream_t stream)
+/* The digit histograms of every pass in one read of keys, and the first
+ * portion's digit bases. */
+template <class K>
+static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const void *keys, Temp &t,
+                                cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     const uint32_t n = (uint32_t)job.n;
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
-    cudaError_t e;
-
-    e = cudaMemsetAsync(t.hist, 0, row * sizeof(uint32_t), stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(t.counters, 0, (size_t)portions * pl.count * sizeof(uint32_t), stream);
+    cudaError_t e = cudaMemsetAsync(t.hist, 0, row * sizeof(uint32_t), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
-
-    const Twiddle<K> map = twiddle_map<K>(job.type), unmap = twiddle_unmap<K>(job.type);
+    const Twiddle<K> map = twiddle_map<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
     const size_t smem = row * sizeof(uint32_t);
     e = cudaFuncSetAttribute(histogram_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -982,14 +1174,36 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
         const uint32_t pn = std::min(kPortion, n - q * kPortion);
         const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
                                                 (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
-        histogram_kernel<K><<<blocks, 256, smem, stream>>>((const K *)route.keys[0] + (size_t)q * kPortion,
-                                                          pn, map, pl, t.hist);
+        histogram_kernel<K><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion,
+                                                          pn, job.map_in ? map : none, pl, t.hist);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
     bases_kernel<<<pl.count, 1024, 0, stream>>>(t.hist, t.bases, pl);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
+    return GPK_OK;
+}
+
+/* The passes: histograms and bases (unless have_bases: run_histogram ran
+ * for this plan and these keys), then one Onesweep launch per pass and
+ * portion. route gives the buffers of every pass. */
+template <class K, class V>
+static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                             Temp &t, cudaStream_t stream, bool have_bases = false)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    const uint32_t n = (uint32_t)job.n;
+    const uint32_t portions = div_up(n, kPortion);
+    const size_t row = (size_t)pl.count * pl.stride;
+    if (!have_bases) {
+        const gpk_status s = run_histogram<K>(ctx, job, pl, route.keys[0], t, stream);
+        if (s != GPK_OK) return s;
+    }
+    cudaError_t e = cudaMemsetAsync(t.counters, 0, (size_t)portions * pl.count * sizeof(uint32_t), stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
+    const Twiddle<K> map = twiddle_map<K>(job.type), unmap = twiddle_unmap<K>(job.type);
+    const Twiddle<K> none = {0, 0, 0, 0};
 
     for (uint32_t p = 0; p < pl.count; p++) {
         for (uint32_t q = 0; q < portions; q++) {
@@ -1009,8 +1223,8 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
             const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
             a.map_in = p == 0 ? map : none;
             a.map_out = p + 1 == pl.count ? unmap : none;
-            a.map_in_on = !plain && p == 0;
-            a.map_out_on = !plain && p + 1 == pl.count;
+            a.map_in_on = !plain && p == 0 && job.map_in;
+            a.map_out_on = !plain && p + 1 == pl.count && job.map_out;
             /* keys only and sigma exist with the 4-byte value type alone */
             if constexpr (sizeof(V) == 4) {
                 if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE>(a, st->sm_count, stream);
@@ -1038,6 +1252,198 @@ static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const Pass
 {
     if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream);
     return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream);
+}
+
+/* ------------------------------------------------------------------------
+ * Hybrid sort, host side.
+ * ------------------------------------------------------------------------ */
+struct HybridPlan {
+    unsigned wbits;   /* window: the top wbits bits of [begin, end) */
+    unsigned begin, end;
+    PassList window;  /* its two passes */
+};
+
+/* The hybrid path applies to 4-byte keys with 4-byte values or sigma (and
+ * keys alone when GPK_RADIX_CUDA_HYBRID=1: slower than the LSD passes on
+ * the H100, docs/perf/radix.md), r left to the library, from
+ * 2^GPK_RADIX_CUDA_HYBRID_MIN_LOG keys, when the range leaves bits for the
+ * finish and 2^16 buckets hold n at GPK_RADIX_CUDA_HYBRID_FILL keys each on
+ * average. */
+static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
+{
+    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0) return false;
+    /* -1 (default): where it measured faster than the LSD passes, pairs and
+     * sigma; 1: keys too; 0: never */
+    const int mode = gpk__env_int("GPK_RADIX_CUDA_HYBRID", -1);
+    if (mode == 0 || (mode < 0 && job.vb == 0)) return false;
+    const int min_log = gpk__env_int("GPK_RADIX_CUDA_HYBRID_MIN_LOG", 24);
+    if (min_log < 0 || min_log > 40 || job.n < ((size_t)1 << min_log)) return false;
+    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, gpk__env_int("GPK_RADIX_CUDA_HYBRID_FILL", 4096)));
+    const unsigned bits = end - begin;
+    unsigned w = 2;
+    while (w < kHybridMaxW && (job.n >> w) > fill) w++;
+    if ((job.n >> w) > fill || w >= bits || bits - w > 3 * kFinRB) return false;
+    h->wbits = w;
+    h->begin = begin;
+    h->end = end;
+    make_plan(end - w, end, (w + 1) / 2, 4, &h->window);
+    return h->window.count == 2;
+}
+
+/* A stable LSD sort of keys[0, n) (already mapped) by bits [b0, b1), values
+ * along, through the spares; the keys end unmapped in keys. */
+template <class K, class V>
+static gpk_status lsd_premapped(gpk_ctx *ctx, const DeviceJob &job, K *keys, V *vals, K *kalt, V *valt, size_t n,
+                                unsigned b0, unsigned b1, Temp &t, cudaStream_t stream)
+{
+    DeviceJob j = job;
+    j.n = n;
+    j.map_in = false;
+    j.map_out = true;
+    if (j.vmode == V_IOTA) j.vmode = V_LOAD; /* the window passes made the positions */
+    PassList pl;
+    make_plan(b0, b1, 0, (unsigned)sizeof(K), &pl);
+    Route r;
+    for (uint32_t p = 0; p <= pl.count; p++) {
+        r.keys[p] = p % 2 == 0 ? (const void *)keys : (const void *)kalt;
+        r.vals[p] = p % 2 == 0 ? (const void *)vals : (const void *)valt;
+    }
+    gpk_status s = run_passes<K, V>(ctx, j, pl, r, t, stream);
+    if (s != GPK_OK || pl.count % 2 == 0) return s;
+    cudaError_t e = cudaMemcpyAsync(keys, kalt, n * sizeof(K), cudaMemcpyDeviceToDevice, stream);
+    if (e == cudaSuccess && job.vb)
+        e = cudaMemcpyAsync(vals, valt, n * sizeof(V), cudaMemcpyDeviceToDevice, stream);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+}
+
+template <class K, class V, bool HAS_V, int T, int I>
+static cudaError_t launch_finish_shape(K *keys, V *vals, uint32_t nb, const uint32_t *bucket_start, unsigned begin,
+                                       unsigned rest, uint32_t min_len, Twiddle<K> unmap, bool unmap_on,
+                                       cudaStream_t stream)
+{
+    auto kernel = bucket_finish_kernel<K, V, HAS_V, T, I>;
+    const size_t smem = (size_t)T * I * (sizeof(K) + (HAS_V ? sizeof(V) : 0));
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    kernel<<<nb, T, smem, stream>>>(keys, vals, bucket_start, begin, rest, min_len, unmap, unmap_on);
+    return cudaGetLastError();
+}
+
+/* Both shapes: the small one for buckets up to its capacity (and single
+ * keys), the large one above. */
+template <class K, class V, bool HAS_V>
+static cudaError_t launch_finish(K *keys, V *vals, uint32_t nb, const uint32_t *bucket_start, unsigned begin,
+                                 unsigned rest, Twiddle<K> unmap, bool unmap_on, cudaStream_t stream)
+{
+    cudaError_t e = launch_finish_shape<K, V, HAS_V, kFinSmallT, kFinSmallI>(keys, vals, nb, bucket_start, begin, rest,
+                                                                         0, unmap, unmap_on, stream);
+    if (e != cudaSuccess) return e;
+    return launch_finish_shape<K, V, HAS_V, kFinLargeT, kFinLargeI>(keys, vals, nb, bucket_start, begin, rest,
+                                                                    kFinSmallCap, unmap, unmap_on, stream);
+}
+
+/* kin -> kalt -> kout by the window, the bucket starts, then the finish in
+ * place in kout. Buckets over the finish's capacity (skewed keys): up to
+ * kBigList of them are sorted by LSD passes of their own; more, and the
+ * whole array is, by every bit (stable: equal keys are still in input
+ * order after the window passes). Reads two counters back (one wait). */
+template <class K, class V>
+static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin, void *kout,
+                             void *kalt, const void *vin, void *vout, void *valt, Temp &t, cudaStream_t stream,
+                             bool *declined)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    const uint32_t n = (uint32_t)job.n;
+    DeviceJob wj = job;
+    wj.map_out = false;
+    *declined = false;
+    /* Skew first: with the window digits' counts L (low) and H (high),
+     * the largest bucket is about max L x max H / n if the digits are
+     * independent. Past the large finish's capacity (floats in [0, 1),
+     * whose top bits are a few exponents) the hybrid would send most keys
+     * to its fallbacks: decline, and the caller runs the LSD passes. */
+    gpk_status s = run_histogram<K>(ctx, wj, h.window, kin, t, stream);
+    if (s != GPK_OK) return s;
+    cudaError_t e = cudaMemsetAsync(t.big, 0, 2 * sizeof(uint32_t), stream);
+    if (e == cudaSuccess) {
+        window_max_kernel<<<1, 256, 0, stream>>>(t.hist, h.window.stride, 1u << h.window.width[0],
+                                                 1u << h.window.width[1], t.big);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(st->pinned, t.big, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: window histogram");
+    {
+        uint32_t mx[2];
+        memcpy(mx, st->pinned, sizeof mx);
+        const double est = (double)mx[0] * (double)mx[1] / (double)n;
+        if (est > 0.9 * kFinCap) {
+            *declined = true;
+            return GPK_OK;
+        }
+    }
+    Route r;
+    r.keys[0] = kin;
+    r.keys[1] = kalt;
+    r.keys[2] = kout;
+    r.vals[0] = vin;
+    r.vals[1] = valt;
+    r.vals[2] = vout;
+    s = run_passes<K, V>(ctx, wj, h.window, r, t, stream, true);
+    if (s != GPK_OK) return s;
+
+    const uint32_t nb = 1u << h.wbits;
+    const int blocks = std::max(1, std::min(st->sm_count * 8, (int)div_up((size_t)n + 1, 256 * 4)));
+    bucket_starts_kernel<K><<<blocks, 256, 0, stream>>>((const K *)kout, n, h.end - h.wbits, h.wbits, t.bucket_start);
+    e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemsetAsync(t.big, 0, 2 * sizeof(uint32_t), stream);
+    if (e == cudaSuccess) {
+        big_buckets_kernel<<<std::max(1u, std::min(div_up(nb, 256), 1024u)), 256, 0, stream>>>(t.bucket_start, nb, t.big);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(st->pinned, t.big, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket starts");
+    uint32_t big[8];
+    memcpy(big, st->pinned, sizeof big);
+
+    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
+    const Twiddle<K> unmap = twiddle_unmap<K>(job.type);
+    K *keys = (K *)kout;
+    V *vals = (V *)vout;
+    ctx->last_sort_path = big[0] ? "radix-hybrid+lsd" : "radix-hybrid";
+    if (big[0] > (uint32_t)kBigList) /* skewed: the window passes bought nothing */
+        return lsd_premapped<K, V>(ctx, job, keys, vals, (K *)kalt, (V *)valt, n, h.begin, h.end, t, stream);
+
+    const unsigned rest = h.end - h.wbits - h.begin;
+    e = job.vb ? launch_finish<K, V, true>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream)
+               : launch_finish<K, V, false>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket finish launch");
+    if (big[0] == 0) return GPK_OK;
+    /* the starts of the big buckets: one more read-back */
+    uint32_t ends[2 * kBigList];
+    for (uint32_t k = 0; k < big[0]; k++) {
+        e = cudaMemcpyAsync(&ends[2 * k], t.bucket_start + big[2 + k], 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket read-back");
+    }
+    e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket read-back");
+    for (uint32_t k = 0; k < big[0]; k++) {
+        const uint32_t b0 = ends[2 * k], len = ends[2 * k + 1] - b0;
+        s = lsd_premapped<K, V>(ctx, job, keys + b0, vals ? vals + b0 : NULL, (K *)kalt + b0, valt ? (V *)valt + b0 : NULL,
+                                len, h.begin, h.end - h.wbits, t, stream);
+        if (s != GPK_OK) return s;
+    }
+    return GPK_OK;
+}
+
+/* declined: the keys are too skewed for the hybrid; nothing was written,
+ * the caller runs the LSD passes. */
+static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin, void *kout,
+                                  void *kalt, const void *vin, void *vout, void *valt, Temp &t, cudaStream_t stream,
+                                  bool *declined)
+{
+    return run_hybrid<uint32_t, uint32_t>(ctx, job, h, kin, kout, kalt, vin, vout, valt, t, stream, declined);
 }
 
 static gpk_status dispatch_detect(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
@@ -1161,6 +1567,17 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
             for (size_t i = 0; i < job->n; i++) job->sigma[i] = (uint32_t)i;
         return GPK_OK;
     }
+    HybridPlan hy;
+    bool declined = true;
+    if (hybrid_pick(hp.job, begin, end, job->radix_bits, &hy)) {
+        s = dispatch_hybrid(ctx, hp.job, hy, ka, ka, kbuf, va, va, vbuf, t, stream, &declined);
+        if (s != GPK_OK) {
+            (void)cudaStreamSynchronize(stream);
+            return s;
+        }
+        if (!declined) return download(ctx, job, hp, ka, va, stream);
+    }
+    ctx->last_sort_path = "radix-onesweep";
     /* The uploaded copy may be overwritten: ping-pong A -> B -> A ... */
     Route route;
     route.keys[0] = ka;
@@ -1217,7 +1634,14 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
         if (job->key_bits == 0) s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
         if (s != GPK_OK) break;
         make_plan(begin, end, job->radix_bits, job->key_width, &pl);
-        if (pl.count > 0) {
+        HybridPlan hy;
+        bool declined = true;
+        if (pl.count > 0 && hybrid_pick(hp.job, begin, end, job->radix_bits, &hy)) {
+            s = dispatch_hybrid(ctx, hp.job, hy, ka, kout, kalt, va, vout, valt, t, stream, &declined);
+            if (s != GPK_OK) break;
+        }
+        if (pl.count > 0 && declined) {
+            ctx->last_sort_path = "radix-onesweep";
             Route route;
             const void *copy_from = NULL;
             route_buffers(ka, kout, kalt, NULL, (int)pl.count, route.keys, &copy_from);
@@ -1344,6 +1768,14 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
         return GPK_OK;
     }
+    HybridPlan hy;
+    if (hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+        bool declined = false;
+        gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
+                                       vb ? d_values_out : NULL, valt1, t, stream, &declined);
+        if (s != GPK_OK || !declined) return s;
+    }
+    ctx->last_sort_path = "radix-onesweep";
     Route route;
     const void *key_copy = NULL, *val_copy = NULL;
     route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);

@@ -570,7 +570,11 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
         s = gpk__radix_job_init(ctx, &job, b->type, b->wk, vw, vw ? b->wv : NULL, sig, b->n, &o);
         if (s == GPK_OK) {
 #ifdef GPK_HAVE_CUDA
-            if (be == GPK_BACKEND_CUDA) s = gpk__radix_bench_cuda(ctx, &job, r->reps, &ms);
+            if (be == GPK_BACKEND_CUDA) {
+                s = gpk__radix_bench_cuda(ctx, &job, r->reps, &ms);
+                /* which CUDA variant ran (the hybrid or the LSD passes) */
+                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
+            }
 #endif
 #ifdef GPK_HAVE_OPENCL
             if (be == GPK_BACKEND_OPENCL) s = gpk__radix_bench_opencl(ctx, &job, r->reps, &ms);
