@@ -2,6 +2,7 @@
  * sizes and distributions, keys / permutation / pairs, several (b, r).
  * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
+#define _POSIX_C_SOURCE 200809L /* setenv: the CPU backend's path switch */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "testutil.h"
@@ -15,6 +16,10 @@ static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
+/* When set, about 9 in 10 keys get the same top 12 bits (the rest keep
+ * theirs): one MSD bucket of the CPU hybrid holds most keys and is larger
+ * than one thread's buffers, which sends it down the team LSD path. */
+static int skew_input;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -59,6 +64,16 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
         TU_CHECK(0, "generate %s %s n=%zu", gpk_type_name(t), gpk_dist_name(d), n);
         goto out;
     }
+    for (size_t i = 0; skew_input && i < n; i++) {
+        if ((i * 2654435761u) % 10 == 0) continue;
+        if (kw == 4) {
+            uint32_t *k = (uint32_t *)in + i;
+            *k = (*k & 0x000FFFFFu) | 0x5A500000u;
+        } else {
+            uint64_t *k = (uint64_t *)in + i;
+            *k = (*k & 0x000FFFFFFFFFFFFFull) | 0x5A50000000000000ull;
+        }
+    }
     for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
         if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
@@ -79,8 +94,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_status rs = gpk_sort_reference(t, want, vw, vwant, m == MODE_PERM ? sw : NULL, n, b);
 
     char what[160];
-    snprintf(what, sizeof what, "%s %s n=%zu %s b=%u r=%u", gpk_type_name(t), gpk_dist_name(d),
-             n, mode_name[m], b, r);
+    const char *path = getenv("GPK_CPU_RADIX");
+    snprintf(what, sizeof what, "%s %s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
+             gpk_dist_name(d), skew_input ? " skewed" : "", n, mode_name[m], b, r,
+             path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
@@ -171,6 +188,51 @@ int main(int argc, char **argv)
             run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 24, MODE_KEYS, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
+    }
+
+    /* 4. The CPU backend's two paths, each forced over the size ladder (the
+     * hybrid normally starts at 2^20 keys), and AUTO above the threshold:
+     * every type and mode, skewed inputs whose big bucket the team sorts,
+     * all-equal keys. */
+    if (be == GPK_BACKEND_CPU) {
+        const char *paths[] = {"hybrid", "lsd"};
+        gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE,
+                           GPK_DIST_FLOAT_SPECIALS};
+        for (int pi = 0; pi < 2; pi++) {
+            setenv("GPK_CPU_RADIX", paths[pi], 1);
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t di = 0; di < sizeof some / sizeof some[0]; di++)
+                    for (int si = 0; si < ns; si++) {
+                        if ((quick || pi == 1) && (si + di) % 3) continue;
+                        mode m = (mode)((si + di + t) % MODE_COUNT);
+                        run_case((gpk_type)t, some[di], sizes[si], m, 0, 0, 20);
+                    }
+            skew_input = 1;
+            size_t skew_sizes[] = {100003, ((size_t)1 << 17) + 1};
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t si = 0; si < 2; si++)
+                    for (int m = 0; m < MODE_COUNT; m++)
+                        if (!quick || (t + m + (int)si) % 2 == 0)
+                            run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
+            skew_input = 0;
+            unsetenv("GPK_CPU_RADIX");
+        }
+        if (!quick) {
+            size_t big[] = {((size_t)1 << 20) + 1, ((size_t)1 << 21) - 1, (size_t)1 << 22};
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (int m = 0; m < MODE_COUNT; m++)
+                    run_case((gpk_type)t, m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM,
+                             big[(t + m) % 3], (mode)m, 0, 0, 0);
+            skew_input = 1;
+            for (int m = 0; m < MODE_COUNT; m++) {
+                run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
+                run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
+            }
+            skew_input = 0;
+            run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
+            run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
+        }
     }
 
     gpk_ctx_destroy(ctx);

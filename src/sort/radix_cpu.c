@@ -28,9 +28,11 @@ typedef struct {
     unsigned shift, bits;
 } pass_plan;
 
-/* Tuned choice when r is not given: 8-bit digits, balanced so that a b-bit
- * range costs ceil(b/8) passes of (nearly) equal width. */
-static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, pass_plan *plan)
+/* Tuned choice when r is not given: digits of at most `tuned` bits,
+ * balanced so that a b-bit range costs ceil(b/tuned) passes of (nearly)
+ * equal width. */
+static unsigned plan_passes_w(unsigned begin, unsigned end, unsigned radix_bits, unsigned tuned,
+                              pass_plan *plan)
 {
     unsigned b = end - begin, p;
     if (b == 0) return 0;
@@ -42,7 +44,7 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         }
         return p;
     }
-    p = (b + 7) / 8;
+    p = (b + tuned - 1) / tuned;
     unsigned shift = begin;
     for (unsigned q = 0; q < p; q++) {
         unsigned bits = (b - (shift - begin) + (p - q) - 1) / (p - q);
@@ -51,6 +53,11 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         shift += bits;
     }
     return p;
+}
+
+static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, pass_plan *plan)
+{
+    return plan_passes_w(begin, end, radix_bits, 8, plan);
 }
 
 /* The scatter of one chunk for one pass, written once per (key, value)
@@ -181,19 +188,231 @@ static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size
 
 static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 
+/* ---- The hybrid path: one MSD pass through memory, then every bucket
+ * sorted in cache.
+ *
+ * An LSD sort of 32-bit keys moves every key through DRAM four times
+ * (plus one histogram read per pass). The hybrid scatters once by the top
+ * d bits of the detected range (d up to HYB_MAX_BITS, chosen so that an
+ * average bucket is about HYB_TARGET_BYTES), out of place and stable, as
+ * an LSD pass is. Each bucket is then sorted by one thread on its own:
+ * read once from the scatter buffer, LSD passes ping-pong between two
+ * private buffers that stay in L2, and the last pass writes the bucket to
+ * its final place in the caller's array. Per key that is about two trips
+ * through DRAM instead of four, and the per-bucket passes run at cache
+ * speed. A bucket too large for the private buffers (skewed keys) is
+ * sorted by the whole team with the LSD passes of the old path, so no
+ * input is slower than before by more than the one MSD pass.
+ *
+ * Stable throughout: both kinds of pass keep the order of equal digits, so
+ * keys, pairs and sigma come out as the reference's stable order. */
+#define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
+#ifndef HYB_TARGET_BYTES
+#define HYB_TARGET_BYTES ((size_t)128 << 10) /* keys + values of an average bucket */
+#endif
+#define HYB_MIN_KEYS ((size_t)1 << 20)  /* below: the LSD path (see docs/perf/radix.md) */
+#define HYB_MIN_BITS 17                 /* fewer bits: at most two LSD passes, nothing to save */
+#ifndef BUCKET_DIGIT_BITS
+#define BUCKET_DIGIT_BITS 8
+#endif
+
+enum { PATH_AUTO, PATH_LSD, PATH_HYBRID };
+
+/* GPK_CPU_RADIX=lsd|hybrid forces a path (for measuring and testing both);
+ * anything else, or unset, lets the size and bit range decide. */
+static int path_from_env(void)
+{
+    const char *e = getenv("GPK_CPU_RADIX");
+    if (!e) return PATH_AUTO;
+    if (strcmp(e, "lsd") == 0) return PATH_LSD;
+    if (strcmp(e, "hybrid") == 0) return PATH_HYBRID;
+    return PATH_AUTO;
+}
+
+/* MSD digit width for n keys of `width` bytes (keys + values): the smallest
+ * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */
+static unsigned hyb_digit_bits(size_t n, size_t width)
+{
+    size_t target = HYB_TARGET_BYTES / width;
+    unsigned d = 1;
+    while (d < HYB_MAX_BITS && (n >> d) > target) d++;
+    return d;
+}
+
+/* Largest bucket one thread sorts in its private buffers: four times the
+ * target, and at least twice the average when HYB_MAX_BITS cannot bring the
+ * average down to the target. */
+static size_t hyb_bucket_cap(size_t n, size_t width, unsigned d)
+{
+    size_t cap = 4 * (HYB_TARGET_BYTES / width), avg = (n >> d) + 1;
+    return cap > 2 * avg ? cap : 2 * avg;
+}
+
+/* Shared state of one sort, as every thread of the team sees it. */
+typedef struct {
+    gpk_type type;
+    unsigned kw, vw;
+    size_t n;
+    void *keys, *vals;           /* the caller's arrays (vals: values or sigma) */
+    void *alt_keys, *alt_vals;   /* scratch of n keys and n values */
+    size_t *hist;                /* threads x radix_stride counters */
+    unsigned radix_stride;
+    size_t wc_bytes;
+    unsigned char *wc;           /* per-thread write-combining buffers, or NULL */
+} sort_state;
+
+/* LSD passes over m keys at ka (values at va) with kb / vb as the other
+ * buffer, run by every thread of the team (it holds barriers). The result
+ * ends in a (returns 0) or b (returns 1). iota: the first pass's values are
+ * the source indices (sigma). */
+static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb, size_t m,
+                    const pass_plan *plan, unsigned passes, int iota)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
+    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
+    unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
+    void *src = ka, *dst = kb, *vsrc = va, *vdst = vb;
+    for (unsigned q = 0; q < passes; q++) {
+        const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
+        const uint64_t mask = digits - 1;
+        memset(my_hist, 0, digits * sizeof *my_hist);
+        if (S->kw == 4) count32(src, lo, hi, shift, (uint32_t)mask, my_hist);
+        else count64(src, lo, hi, shift, mask, my_hist);
+#pragma omp barrier
+#pragma omp single
+        {
+            size_t sum = 0;
+            for (unsigned d = 0; d < digits; d++)
+                for (int t = 0; t < T; t++) {
+                    size_t c = S->hist[(size_t)t * S->radix_stride + d];
+                    S->hist[(size_t)t * S->radix_stride + d] = sum;
+                    sum += c;
+                }
+        }
+        scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
+                      digits, iota && q == 0);
+#pragma omp barrier
+        void *t1 = src; src = dst; dst = t1;
+        void *t2 = vsrc; vsrc = vdst; vdst = t2;
+    }
+    return src != ka;
+}
+
+/* Brings this thread's share of [off, off + m) home from `from` (keys) and
+ * `vfrom` (values; either may already be the caller's array) and undoes the
+ * key mapping. */
+static void finish_share(const sort_state *S, const void *from, const void *vfrom, size_t off,
+                         size_t m)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = off + m * (size_t)tid / (size_t)T, hi = off + m * (size_t)(tid + 1) / (size_t)T;
+    const unsigned kw = S->kw, vw = S->vw;
+    if (needs_mapping(S->type)) unmap_copy(S->type, kw, from, S->keys, lo, hi);
+    else if (from != S->keys)
+        memcpy((char *)S->keys + lo * kw, (const char *)from + lo * kw, (hi - lo) * kw);
+    if (vw && vfrom != S->vals)
+        memcpy((char *)S->vals + lo * vw, (const char *)vfrom + lo * vw, (hi - lo) * vw);
+}
+
+#define DEFINE_REDUCE(NAME, KT)                                                                \
+    static void NAME(const KT *restrict src, size_t m, uint64_t *and_out, uint64_t *or_out)    \
+    {                                                                                          \
+        KT a = (KT)~(KT)0, o = 0;                                                              \
+        for (size_t i = 0; i < m; i++) { a &= src[i]; o |= src[i]; }                           \
+        *and_out = a;                                                                          \
+        *or_out = o;                                                                           \
+    }
+DEFINE_REDUCE(reduce32, uint32_t)
+DEFINE_REDUCE(reduce64, uint64_t)
+
+/* Histograms of every pass in one read (the bucket is in cache by now:
+ * the extra passes over it would cost more than the counters). */
+#define DEFINE_HISTS(NAME, KT)                                                                 \
+    static void NAME(const KT *restrict src, size_t m, const pass_plan *plan, unsigned passes, \
+                     size_t *restrict hist)                                                    \
+    {                                                                                          \
+        memset(hist, 0, ((size_t)passes << BUCKET_DIGIT_BITS) * sizeof *hist);                \
+        for (size_t i = 0; i < m; i++) {                                                       \
+            KT k = src[i];                                                                     \
+            for (unsigned q = 0; q < passes; q++)                                              \
+                hist[((size_t)q << BUCKET_DIGIT_BITS) +                                        \
+                     ((k >> plan[q].shift) & (((KT)1 << plan[q].bits) - 1))]++;                \
+        }                                                                                      \
+    }
+DEFINE_HISTS(hists32, uint32_t)
+DEFINE_HISTS(hists64, uint64_t)
+
+/* One thread sorts the bucket [off, off + m) of the scatter buffer into the
+ * caller's arrays through its private buffers tmp[0], tmp[1] (cap keys and
+ * cap values each). */
+static void sort_bucket(const sort_state *S, size_t off, size_t m, unsigned char *tmp[2],
+                        size_t cap, size_t *hist)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    const void *src = (const char *)S->alt_keys + off * kw;
+    const void *vsrc = vw ? (const char *)S->alt_vals + off * vw : NULL;
+    void *kout = (char *)S->keys + off * kw;
+    void *vout = vw ? (char *)S->vals + off * vw : NULL;
+    uint64_t a, o;
+    if (kw == 4) reduce32(src, m, &a, &o);
+    else reduce64(src, m, &a, &o);
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    pass_plan plan[64];
+    unsigned passes = plan_passes_w(begin, end, 0, BUCKET_DIGIT_BITS, plan);
+    if (passes == 0) {
+        memcpy(kout, src, m * kw);
+        if (vw) memcpy(vout, vsrc, m * vw);
+    } else {
+        if (kw == 4) hists32(src, m, plan, passes, hist);
+        else hists64(src, m, plan, passes, hist);
+        for (unsigned q = 0; q < passes; q++) {
+            size_t *h = hist + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+            for (unsigned d = 0; d < (1u << plan[q].bits); d++) {
+                size_t c = h[d];
+                h[d] = sum;
+                sum += c;
+            }
+        }
+        for (unsigned q = 0; q < passes; q++) {
+            const int last = q + 1 == passes;
+            unsigned char *t = tmp[q & 1];
+            void *dst = last ? kout : t;
+            void *vdst = last ? vout : (vw ? t + cap * kw : NULL);
+            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift,
+                          ((uint64_t)1 << plan[q].bits) - 1, hist + ((size_t)q << BUCKET_DIGIT_BITS),
+                          NULL, 1u << plan[q].bits, 0);
+            src = dst;
+            vsrc = vdst;
+        }
+    }
+    if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+}
+
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const size_t n = job->n;
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
     const unsigned vw = with_sigma ? 4 : job->value_width;
+    const int forced = path_from_env();
+    /* The hybrid chooses its own digits, so an explicit r keeps the LSD
+     * passes the caller asked for. */
+    const int may_hybrid = job->radix_bits == 0 && forced != PATH_LSD &&
+                           (job->key_bits == 0 || job->key_bits >= HYB_MIN_BITS || forced == PATH_HYBRID) &&
+                           (n >= HYB_MIN_KEYS || forced == PATH_HYBRID);
     const unsigned max_radix_bits = job->radix_bits ? job->radix_bits : 8;
-    const unsigned radix = 1u << max_radix_bits;
-    const int use_wc = max_radix_bits <= WC_MAX_RADIX_BITS;
+    const unsigned stride_bits = may_hybrid && HYB_MAX_BITS > max_radix_bits ? HYB_MAX_BITS : max_radix_bits;
+    const unsigned radix = 1u << stride_bits;
+    const int use_wc = stride_bits <= WC_MAX_RADIX_BITS;
+    const unsigned hyb_d = hyb_digit_bits(n, kw + vw);
+    const size_t cap = may_hybrid ? hyb_bucket_cap(n, kw + vw, hyb_d) : 0;
 
     size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
+    if (may_hybrid) threads = ctx->threads; /* buckets are many: every thread has work */
 
     /* Everything is allocated before the caller's data is touched, so a
      * failure leaves it as it was. The scratch stays with the context. */
@@ -202,31 +421,46 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + sizeof(unsigned)) : 0;
     size_t hist_bytes = (size_t)threads * radix * sizeof(size_t);
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
+    /* Hybrid: bucket bounds, per-thread pass histograms and two private
+     * buffers of cap keys and cap values each. */
+    size_t bounds_bytes = may_hybrid ? ((((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63 : 0;
+    size_t lhist_bytes = may_hybrid ? ((size_t)((64 + BUCKET_DIGIT_BITS - 1) / BUCKET_DIGIT_BITS) << BUCKET_DIGIT_BITS) * sizeof(size_t) : 0;
+    size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
-                   (size_t)threads * wc_bytes;
+                   (size_t)threads * wc_bytes + bounds_bytes +
+                   (size_t)threads * (lhist_bytes + 2 * tmp_bytes);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
     if (!scratch)
         return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
                          n * (kw + vw));
-    void *alt_keys = scratch;
-    void *alt_vals = vw ? scratch + keys_bytes : NULL;
-    size_t *hist = (size_t *)(scratch + keys_bytes + vals_bytes);
-    uint64_t *ands = (uint64_t *)((unsigned char *)hist + hist_bytes);
+    sort_state S;
+    S.type = job->key_type;
+    S.kw = kw;
+    S.vw = vw;
+    S.n = n;
+    S.keys = job->keys;
+    S.vals = with_sigma ? (void *)job->sigma : job->values;
+    S.alt_keys = scratch;
+    S.alt_vals = vw ? scratch + keys_bytes : NULL;
+    S.hist = (size_t *)(scratch + keys_bytes + vals_bytes);
+    S.radix_stride = radix;
+    S.wc_bytes = wc_bytes;
+    uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
     uint64_t *ors = ands + 8 * (size_t)threads;  /* a cache line apart per thread */
-    unsigned char *wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
+    S.wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
+    size_t *bounds = (size_t *)((unsigned char *)(ors + 8 * (size_t)threads) + (size_t)threads * wc_bytes);
+    unsigned char *per_thread = (unsigned char *)bounds + bounds_bytes;
 
-    void *vals = with_sigma ? (void *)job->sigma : job->values;
     pass_plan plan[64];
-    unsigned passes = 0;
+    unsigned passes = 0, msd_shift = 0, msd_bits = 0;
+    int hybrid = 0;
 
 #pragma omp parallel num_threads(threads)
     {
         const int T = omp_get_num_threads();
         const int tid = omp_get_thread_num();
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
-        size_t *my_hist = hist + (size_t)tid * radix;
-        unsigned char *my_wc = use_wc ? wc + (size_t)tid * wc_bytes : NULL;
 
         map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
 #pragma omp barrier
@@ -238,43 +472,67 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                 for (int t = 0; t < T; t++) { a &= ands[8 * t]; o |= ors[8 * t]; }
                 gpk__radix_range_from_masks(a, o, &begin, &end);
             }
-            passes = plan_passes(begin, end, job->radix_bits, plan);
+            hybrid = may_hybrid && end > begin &&
+                     (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
+            if (hybrid) {
+                msd_bits = hyb_d < end - begin ? hyb_d : end - begin;
+                msd_shift = end - msd_bits;
+                /* What a bucket too large for one thread still needs. */
+                passes = plan_passes(begin, msd_shift, 0, plan);
+            } else {
+                passes = plan_passes(begin, end, job->radix_bits, plan);
+            }
         } /* implicit barrier */
 
-        void *src = job->keys, *dst = alt_keys;
-        void *vsrc = vals, *vdst = alt_vals;
-        for (unsigned q = 0; q < passes; q++) {
-            const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
+        if (!hybrid) {
+            int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
+                                with_sigma);
+            finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
+            if (with_sigma && passes == 0)
+                for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
+        } else {
+            const unsigned digits = 1u << msd_bits;
             const uint64_t mask = digits - 1;
+            size_t *my_hist = S.hist + (size_t)tid * radix;
             memset(my_hist, 0, digits * sizeof *my_hist);
-            if (kw == 4) count32(src, lo, hi, shift, (uint32_t)mask, my_hist);
-            else count64(src, lo, hi, shift, mask, my_hist);
+            if (kw == 4) count32(S.keys, lo, hi, msd_shift, (uint32_t)mask, my_hist);
+            else count64(S.keys, lo, hi, msd_shift, mask, my_hist);
 #pragma omp barrier
 #pragma omp single
             {
                 size_t sum = 0;
-                for (unsigned d = 0; d < digits; d++)
+                for (unsigned d = 0; d < digits; d++) {
+                    bounds[d] = sum;
                     for (int t = 0; t < T; t++) {
-                        size_t c = hist[(size_t)t * radix + d];
-                        hist[(size_t)t * radix + d] = sum;
+                        size_t c = S.hist[(size_t)t * radix + d];
+                        S.hist[(size_t)t * radix + d] = sum;
                         sum += c;
                     }
+                }
+                bounds[digits] = sum;
             }
-            scatter_chunk(kw, vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist,
-                          my_wc, digits, with_sigma && q == 0);
+            scatter_chunk(kw, vw, S.keys, S.alt_keys, S.vals, S.alt_vals, lo, hi, msd_shift, mask,
+                          my_hist, S.wc ? S.wc + (size_t)tid * wc_bytes : NULL, digits, with_sigma);
 #pragma omp barrier
-            void *t1 = src; src = dst; dst = t1;
-            void *t2 = vsrc; vsrc = vdst; vdst = t2;
+            unsigned char *mine = per_thread + (size_t)tid * (lhist_bytes + 2 * tmp_bytes);
+            unsigned char *tmp[2] = {mine + lhist_bytes, mine + lhist_bytes + tmp_bytes};
+#pragma omp for schedule(dynamic, 1) nowait
+            for (unsigned d = 0; d < digits; d++) {
+                size_t m = bounds[d + 1] - bounds[d];
+                if (m > 0 && m <= cap) sort_bucket(&S, bounds[d], m, tmp, cap, (size_t *)mine);
+            }
+            /* Buckets too large for one thread: the team's LSD passes. */
+            for (unsigned d = 0; d < digits; d++) {
+                size_t off = bounds[d], m = bounds[d + 1] - off;
+                if (m <= cap) continue;
+                void *ka = (char *)S.alt_keys + off * kw, *kb = (char *)S.keys + off * kw;
+                void *va = vw ? (char *)S.alt_vals + off * vw : NULL;
+                void *vb = vw ? (char *)S.vals + off * vw : NULL;
+                int in_b = lsd_team(&S, ka, kb, va, vb, m, plan, passes, 0);
+                /* finish_share works on whole-array offsets: pass the bases. */
+                finish_share(&S, in_b ? S.keys : S.alt_keys, in_b ? S.vals : S.alt_vals, off, m);
+            }
         }
-
-        /* The result lies in src; bring it home and undo the key mapping. */
-        if (src != job->keys || needs_mapping(job->key_type)) {
-            if (needs_mapping(job->key_type)) unmap_copy(job->key_type, kw, src, job->keys, lo, hi);
-            else memcpy((char *)job->keys + lo * kw, (char *)src + lo * kw, (hi - lo) * kw);
-        }
-        if (vw && vsrc != vals) memcpy((char *)vals + lo * vw, (char *)vsrc + lo * vw, (hi - lo) * vw);
-        if (with_sigma && passes == 0)
-            for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
     }
 
     return GPK_OK;
