@@ -16,9 +16,11 @@ static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
-/* When set, about 9 in 10 keys get the same top 12 bits (the rest keep
+/* When set, about 9 in 10 keys get the same top bits (the rest keep
  * theirs): one MSD bucket of the CPU hybrid holds most keys and is larger
- * than one thread's buffers, which sends it down the team LSD path. */
+ * than one thread's buffers. 1: the top 12 bits, so the bucket takes a
+ * second MSD level; 2: the top 20 (4-byte keys) or 52 bits, so the bucket
+ * has too few bits left for another level and the team's LSD passes sort it. */
 static int skew_input;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
@@ -67,11 +69,12 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     for (size_t i = 0; skew_input && i < n; i++) {
         if ((i * 2654435761u) % 10 == 0) continue;
         if (kw == 4) {
-            uint32_t *k = (uint32_t *)in + i;
-            *k = (*k & 0x000FFFFFu) | 0x5A500000u;
+            uint32_t *k = (uint32_t *)in + i, low = skew_input == 1 ? 0x000FFFFFu : 0xFFFu;
+            *k = (*k & low) | (0x5A5C3E1Du & ~low);
         } else {
             uint64_t *k = (uint64_t *)in + i;
-            *k = (*k & 0x000FFFFFFFFFFFFFull) | 0x5A50000000000000ull;
+            uint64_t low = skew_input == 1 ? 0x000FFFFFFFFFFFFFull : 0xFFFull;
+            *k = (*k & low) | (0x5A5C3E1D2B4F6071ull & ~low);
         }
     }
     for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
@@ -207,13 +210,13 @@ int main(int argc, char **argv)
                         mode m = (mode)((si + di + t) % MODE_COUNT);
                         run_case((gpk_type)t, some[di], sizes[si], m, 0, 0, 20);
                     }
-            skew_input = 1;
             size_t skew_sizes[] = {100003, ((size_t)1 << 17) + 1};
-            for (int t = GPK_U32; t <= GPK_F64; t++)
-                for (size_t si = 0; si < 2; si++)
-                    for (int m = 0; m < MODE_COUNT; m++)
-                        if (!quick || (t + m + (int)si) % 2 == 0)
-                            run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
+            for (skew_input = 1; skew_input <= 2; skew_input++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < 2; si++)
+                        for (int m = 0; m < MODE_COUNT; m++)
+                            if (!quick || (t + m + (int)si) % 2 == 0)
+                                run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
             skew_input = 0;
             unsetenv("GPK_CPU_RADIX");
         }
@@ -223,11 +226,11 @@ int main(int argc, char **argv)
                 for (int m = 0; m < MODE_COUNT; m++)
                     run_case((gpk_type)t, m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM,
                              big[(t + m) % 3], (mode)m, 0, 0, 0);
-            skew_input = 1;
-            for (int m = 0; m < MODE_COUNT; m++) {
-                run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
-                run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
-            }
+            for (skew_input = 1; skew_input <= 2; skew_input++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
+                    run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
+                }
             skew_input = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);

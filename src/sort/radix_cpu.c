@@ -213,7 +213,7 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 #define HYB_MIN_KEYS ((size_t)1 << 20)  /* below: the LSD path (see docs/perf/radix.md) */
 #define HYB_MIN_BITS 17                 /* fewer bits: at most two LSD passes, nothing to save */
 #ifndef BUCKET_DIGIT_BITS
-#define BUCKET_DIGIT_BITS 8
+#define BUCKET_DIGIT_BITS 11
 #endif
 
 enum { PATH_AUTO, PATH_LSD, PATH_HYBRID };
@@ -343,17 +343,13 @@ DEFINE_REDUCE(reduce64, uint64_t)
 DEFINE_HISTS(hists32, uint32_t)
 DEFINE_HISTS(hists64, uint64_t)
 
-/* One thread sorts the bucket [off, off + m) of the scatter buffer into the
- * caller's arrays through its private buffers tmp[0], tmp[1] (cap keys and
- * cap values each). */
-static void sort_bucket(const sort_state *S, size_t off, size_t m, unsigned char *tmp[2],
-                        size_t cap, size_t *hist)
+/* One thread sorts a bucket of m keys at src (values at vsrc) into kout /
+ * vout through its private buffers tmp[0], tmp[1] (cap keys and cap values
+ * each). src may be kout itself (a bucket of a second MSD level). */
+static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout,
+                        void *vout, size_t m, unsigned char *tmp[2], size_t cap, size_t *hist)
 {
     const unsigned kw = S->kw, vw = S->vw;
-    const void *src = (const char *)S->alt_keys + off * kw;
-    const void *vsrc = vw ? (const char *)S->alt_vals + off * vw : NULL;
-    void *kout = (char *)S->keys + off * kw;
-    void *vout = vw ? (char *)S->vals + off * vw : NULL;
     uint64_t a, o;
     if (kw == 4) reduce32(src, m, &a, &o);
     else reduce64(src, m, &a, &o);
@@ -362,8 +358,8 @@ static void sort_bucket(const sort_state *S, size_t off, size_t m, unsigned char
     pass_plan plan[64];
     unsigned passes = plan_passes_w(begin, end, 0, BUCKET_DIGIT_BITS, plan);
     if (passes == 0) {
-        memcpy(kout, src, m * kw);
-        if (vw) memcpy(vout, vsrc, m * vw);
+        if (src != kout) memcpy(kout, src, m * kw);
+        if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
     } else {
         if (kw == 4) hists32(src, m, plan, passes, hist);
         else hists64(src, m, plan, passes, hist);
@@ -375,8 +371,11 @@ static void sort_bucket(const sort_state *S, size_t off, size_t m, unsigned char
                 sum += c;
             }
         }
+        /* A single pass cannot scatter a bucket onto itself: it goes
+         * through tmp[0] and is copied home. */
+        const int via_tmp = passes == 1 && src == kout;
         for (unsigned q = 0; q < passes; q++) {
-            const int last = q + 1 == passes;
+            const int last = q + 1 == passes && !via_tmp;
             unsigned char *t = tmp[q & 1];
             void *dst = last ? kout : t;
             void *vdst = last ? vout : (vw ? t + cap * kw : NULL);
@@ -386,8 +385,122 @@ static void sort_bucket(const sort_state *S, size_t off, size_t m, unsigned char
             src = dst;
             vsrc = vdst;
         }
+        if (via_tmp) {
+            memcpy(kout, src, m * kw);
+            if (vw) memcpy(vout, vsrc, m * vw);
+        }
     }
     if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+}
+
+/* Levels of MSD passes a skewed input may take (each takes 3 or more bits,
+ * so 64-bit keys need at most 22); beyond, the team's LSD passes finish. */
+#define HYB_LEVELS 24
+
+typedef struct {
+    size_t cap;                 /* largest bucket one thread sorts */
+    size_t *bounds;             /* HYB_LEVELS x (2^HYB_MAX_BITS + 1) bucket starts */
+    uint64_t *ands, *ors;       /* a cache line apart per thread */
+    unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
+    size_t lhist_bytes, tmp_bytes;
+    struct {
+        unsigned begin, end, digit_bits, passes;
+        int lsd;
+        pass_plan plan[64];
+    } lv[HYB_LEVELS];
+} hyb_state;
+
+/* One MSD level over the m keys at offset off, run by every thread of the
+ * team. The keys lie in the caller's array (in_keys) or in the scatter
+ * buffer; the pass moves them to the other one, buckets that fit a thread
+ * are sorted from there into the caller's array, larger ones go one level
+ * down. Level 0's bit range comes from the caller's detection, deeper
+ * levels reduce their bucket for it (all-equal buckets then cost nothing
+ * more). */
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
+                      int in_keys, unsigned begin, unsigned end, int iota)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
+    const unsigned kw = S->kw, vw = S->vw;
+    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+
+    if (level > 0) {
+        if (kw == 4) reduce32((const uint32_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
+        else reduce64((const uint64_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
+#pragma omp barrier
+    }
+#pragma omp single
+    {
+        unsigned b = begin, e = end;
+        if (level > 0) {
+            uint64_t a = ~0ull, o = 0;
+            for (int t = 0; t < T; t++) { a &= H->ands[8 * t]; o |= H->ors[8 * t]; }
+            gpk__radix_range_from_masks(a, o, &b, &e);
+        }
+        H->lv[level].begin = b;
+        H->lv[level].end = e;
+        H->lv[level].lsd = level > 0 && (e - b < HYB_MIN_BITS || level + 1 >= HYB_LEVELS);
+        if (H->lv[level].lsd) {
+            H->lv[level].passes = plan_passes(b, e, 0, H->lv[level].plan);
+        } else {
+            unsigned d = hyb_digit_bits(m, kw + vw);
+            H->lv[level].digit_bits = d < e - b ? d : e - b;
+        }
+    } /* implicit barrier */
+    begin = H->lv[level].begin;
+    end = H->lv[level].end;
+
+    if (H->lv[level].lsd) {
+        int in_b = lsd_team(S, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
+        /* finish_share takes whole-array bases. */
+        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
+        return;
+    }
+
+    const unsigned d = H->lv[level].digit_bits, digits = 1u << d, shift = end - d;
+    const uint64_t mask = digits - 1;
+    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
+    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
+    memset(my_hist, 0, digits * sizeof *my_hist);
+    if (kw == 4) count32((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist);
+    else count64((const uint64_t *)cur, lo, hi, shift, mask, my_hist);
+#pragma omp barrier
+#pragma omp single
+    {
+        size_t sum = 0;
+        for (unsigned g = 0; g < digits; g++) {
+            bounds[g] = sum;
+            for (int t = 0; t < T; t++) {
+                size_t c = S->hist[(size_t)t * S->radix_stride + g];
+                S->hist[(size_t)t * S->radix_stride + g] = sum;
+                sum += c;
+            }
+        }
+        bounds[digits] = sum;
+    }
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
+                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota);
+#pragma omp barrier
+    unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
+    unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
+#pragma omp for schedule(dynamic, 1) nowait
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > 0 && mm <= H->cap)
+            sort_bucket(S, oth + b0 * kw, vw ? voth + b0 * vw : NULL,
+                        (char *)S->keys + (off + b0) * kw,
+                        vw ? (char *)S->vals + (off + b0) * vw : NULL, mm, tmp, H->cap,
+                        (size_t *)mine);
+    }
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > H->cap) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0);
+    }
 }
 
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
@@ -421,9 +534,9 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + sizeof(unsigned)) : 0;
     size_t hist_bytes = (size_t)threads * radix * sizeof(size_t);
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
-    /* Hybrid: bucket bounds, per-thread pass histograms and two private
-     * buffers of cap keys and cap values each. */
-    size_t bounds_bytes = may_hybrid ? ((((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63 : 0;
+    /* Hybrid: bucket bounds per level, per-thread pass histograms and two
+     * private buffers of cap keys and cap values each. */
+    size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
     size_t lhist_bytes = may_hybrid ? ((size_t)((64 + BUCKET_DIGIT_BITS - 1) / BUCKET_DIGIT_BITS) << BUCKET_DIGIT_BITS) * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
@@ -449,11 +562,17 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
     uint64_t *ors = ands + 8 * (size_t)threads;  /* a cache line apart per thread */
     S.wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
-    size_t *bounds = (size_t *)((unsigned char *)(ors + 8 * (size_t)threads) + (size_t)threads * wc_bytes);
-    unsigned char *per_thread = (unsigned char *)bounds + bounds_bytes;
+    hyb_state H;
+    H.cap = cap;
+    H.bounds = (size_t *)((unsigned char *)(ors + 8 * (size_t)threads) + (size_t)threads * wc_bytes);
+    H.per_thread = (unsigned char *)H.bounds + bounds_bytes;
+    H.ands = ands;
+    H.ors = ors;
+    H.lhist_bytes = lhist_bytes;
+    H.tmp_bytes = tmp_bytes;
 
     pass_plan plan[64];
-    unsigned passes = 0, msd_shift = 0, msd_bits = 0;
+    unsigned passes = 0, range_begin = 0, range_end = 0;
     int hybrid = 0;
 
 #pragma omp parallel num_threads(threads)
@@ -472,66 +591,21 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                 for (int t = 0; t < T; t++) { a &= ands[8 * t]; o |= ors[8 * t]; }
                 gpk__radix_range_from_masks(a, o, &begin, &end);
             }
+            range_begin = begin;
+            range_end = end;
             hybrid = may_hybrid && end > begin &&
                      (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
-            if (hybrid) {
-                msd_bits = hyb_d < end - begin ? hyb_d : end - begin;
-                msd_shift = end - msd_bits;
-                /* What a bucket too large for one thread still needs. */
-                passes = plan_passes(begin, msd_shift, 0, plan);
-            } else {
-                passes = plan_passes(begin, end, job->radix_bits, plan);
-            }
+            if (!hybrid) passes = plan_passes(begin, end, job->radix_bits, plan);
         } /* implicit barrier */
 
-        if (!hybrid) {
+        if (hybrid) {
+            hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma);
+        } else {
             int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
                                 with_sigma);
             finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
             if (with_sigma && passes == 0)
                 for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
-        } else {
-            const unsigned digits = 1u << msd_bits;
-            const uint64_t mask = digits - 1;
-            size_t *my_hist = S.hist + (size_t)tid * radix;
-            memset(my_hist, 0, digits * sizeof *my_hist);
-            if (kw == 4) count32(S.keys, lo, hi, msd_shift, (uint32_t)mask, my_hist);
-            else count64(S.keys, lo, hi, msd_shift, mask, my_hist);
-#pragma omp barrier
-#pragma omp single
-            {
-                size_t sum = 0;
-                for (unsigned d = 0; d < digits; d++) {
-                    bounds[d] = sum;
-                    for (int t = 0; t < T; t++) {
-                        size_t c = S.hist[(size_t)t * radix + d];
-                        S.hist[(size_t)t * radix + d] = sum;
-                        sum += c;
-                    }
-                }
-                bounds[digits] = sum;
-            }
-            scatter_chunk(kw, vw, S.keys, S.alt_keys, S.vals, S.alt_vals, lo, hi, msd_shift, mask,
-                          my_hist, S.wc ? S.wc + (size_t)tid * wc_bytes : NULL, digits, with_sigma);
-#pragma omp barrier
-            unsigned char *mine = per_thread + (size_t)tid * (lhist_bytes + 2 * tmp_bytes);
-            unsigned char *tmp[2] = {mine + lhist_bytes, mine + lhist_bytes + tmp_bytes};
-#pragma omp for schedule(dynamic, 1) nowait
-            for (unsigned d = 0; d < digits; d++) {
-                size_t m = bounds[d + 1] - bounds[d];
-                if (m > 0 && m <= cap) sort_bucket(&S, bounds[d], m, tmp, cap, (size_t *)mine);
-            }
-            /* Buckets too large for one thread: the team's LSD passes. */
-            for (unsigned d = 0; d < digits; d++) {
-                size_t off = bounds[d], m = bounds[d + 1] - off;
-                if (m <= cap) continue;
-                void *ka = (char *)S.alt_keys + off * kw, *kb = (char *)S.keys + off * kw;
-                void *va = vw ? (char *)S.alt_vals + off * vw : NULL;
-                void *vb = vw ? (char *)S.vals + off * vw : NULL;
-                int in_b = lsd_team(&S, ka, kb, va, vb, m, plan, passes, 0);
-                /* finish_share works on whole-array offsets: pass the bases. */
-                finish_share(&S, in_b ? S.keys : S.alt_keys, in_b ? S.vals : S.alt_vals, off, m);
-            }
         }
     }
 
