@@ -332,7 +332,8 @@ DEFINE_REDUCE(reduce64, uint64_t)
     static void NAME(const KT *restrict src, size_t m, const pass_plan *plan, unsigned passes, \
                      size_t *restrict hist)                                                    \
     {                                                                                          \
-        memset(hist, 0, ((size_t)passes << BUCKET_DIGIT_BITS) * sizeof *hist);                \
+        for (unsigned q = 0; q < passes; q++)                                                  \
+            memset(hist + ((size_t)q << BUCKET_DIGIT_BITS), 0, sizeof *hist << plan[q].bits);  \
         for (size_t i = 0; i < m; i++) {                                                       \
             KT k = src[i];                                                                     \
             for (unsigned q = 0; q < passes; q++)                                              \
@@ -343,53 +344,160 @@ DEFINE_REDUCE(reduce64, uint64_t)
 DEFINE_HISTS(hists32, uint32_t)
 DEFINE_HISTS(hists64, uint64_t)
 
-/* One thread sorts a bucket of m keys at src (values at vsrc) into kout /
- * vout through its private buffers tmp[0], tmp[1] (cap keys and cap values
- * each). src may be kout itself (a bucket of a second MSD level). */
-static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout,
-                        void *vout, size_t m, unsigned char *tmp[2], size_t cap, size_t *hist)
+/* Inside a bucket. The bucket is in cache, so passes over it are cheap
+ * and the cost is per key and pass: a range of up to two digits takes LSD
+ * passes; a wider one (64-bit keys) an MSD pass that leaves sub-buckets of
+ * about SMALL_SORT keys, each finished the same way, the smallest by
+ * insertion sort. Every step is stable. */
+#ifndef SMALL_SORT
+#define SMALL_SORT 16
+#endif
+#define REC_DEPTH 8 /* MSD levels inside a bucket; deeper, LSD passes finish */
+/* Per-thread counters per depth: an MSD level's offsets and bounds, or the
+ * LSD passes' histograms (up to 6 passes of 11 bits for 64-bit keys). */
+#define REC_SLAB ((size_t)6 << BUCKET_DIGIT_BITS)
+
+typedef struct {
+    char *k, *v; /* keys and values of one region (v NULL without values) */
+} span;
+
+static span span_at(span s, size_t i, unsigned kw, unsigned vw)
 {
-    const unsigned kw = S->kw, vw = S->vw;
+    span r = {s.k + i * kw, s.v ? s.v + i * vw : NULL};
+    return r;
+}
+
+#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                                  \
+    static void NAME(KT *restrict k, VT *restrict v, size_t m)                                 \
+    {                                                                                          \
+        for (size_t i = 1; i < m; i++) {                                                       \
+            KT x = k[i];                                                                       \
+            VT y = HAS_V ? v[i] : 0;                                                           \
+            size_t j = i;                                                                      \
+            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */     \
+                k[j] = k[j - 1];                                                               \
+                if (HAS_V) v[j] = v[j - 1];                                                    \
+            }                                                                                  \
+            k[j] = x;                                                                          \
+            if (HAS_V) v[j] = y;                                                               \
+        }                                                                                      \
+    }
+DEFINE_INSERTION(insertion32, uint32_t, uint32_t, 0)
+DEFINE_INSERTION(insertion32_v32, uint32_t, uint32_t, 1)
+DEFINE_INSERTION(insertion32_v64, uint32_t, uint64_t, 1)
+DEFINE_INSERTION(insertion64, uint64_t, uint32_t, 0)
+DEFINE_INSERTION(insertion64_v32, uint64_t, uint32_t, 1)
+DEFINE_INSERTION(insertion64_v64, uint64_t, uint64_t, 1)
+
+static void insertion(unsigned kw, unsigned vw, span s, size_t m)
+{
+    if (kw == 4) {
+        if (vw == 0) insertion32((uint32_t *)s.k, NULL, m);
+        else if (vw == 4) insertion32_v32((uint32_t *)s.k, (uint32_t *)s.v, m);
+        else insertion32_v64((uint32_t *)s.k, (uint64_t *)s.v, m);
+    } else {
+        if (vw == 0) insertion64((uint64_t *)s.k, NULL, m);
+        else if (vw == 4) insertion64_v32((uint64_t *)s.k, (uint32_t *)s.v, m);
+        else insertion64_v64((uint64_t *)s.k, (uint64_t *)s.v, m);
+    }
+}
+
+static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
+{
+    if (dst.k != src.k) memcpy(dst.k, src.k, m * kw);
+    if (vw && dst.v != src.v) memcpy(dst.v, src.v, m * vw);
+}
+
+/* Sorts m mapped keys at src into out. t0 and t1 are scratch regions of m
+ * keys and values; src may be t0 or out (then it is overwritten). work:
+ * REC_SLAB counters per remaining depth. */
+static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span out, size_t m,
+                     size_t *work, unsigned depth)
+{
+    if (m <= SMALL_SORT) {
+        copy_span(out, src, m, kw, vw);
+        insertion(kw, vw, out, m);
+        return;
+    }
     uint64_t a, o;
-    if (kw == 4) reduce32(src, m, &a, &o);
-    else reduce64(src, m, &a, &o);
+    if (kw == 4) reduce32((const uint32_t *)src.k, m, &a, &o);
+    else reduce64((const uint64_t *)src.k, m, &a, &o);
     unsigned begin, end;
     gpk__radix_range_from_masks(a, o, &begin, &end);
     pass_plan plan[64];
-    unsigned passes = plan_passes_w(begin, end, 0, BUCKET_DIGIT_BITS, plan);
+    /* Narrower digits for a small bucket: fewer counters to clear and scan. */
+    const unsigned width = m >= 4096 ? BUCKET_DIGIT_BITS : 8;
+    unsigned passes = plan_passes_w(begin, end, 0, width, plan);
+    /* X takes the first pass's output, so it must not be src. */
+    span X = src.k == t0.k ? t1 : t0, Y = src.k == t0.k ? t0 : t1;
     if (passes == 0) {
-        if (src != kout) memcpy(kout, src, m * kw);
-        if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
-    } else {
-        if (kw == 4) hists32(src, m, plan, passes, hist);
-        else hists64(src, m, plan, passes, hist);
+        copy_span(out, src, m, kw, vw);
+        return;
+    }
+    /* MSD only where LSD would take four or more passes (64-bit keys) and
+     * the bucket is large enough to leave sub-buckets of several keys. */
+    if (passes <= 3 || m < 32 * SMALL_SORT || depth + 1 >= REC_DEPTH) {
+        if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
+        else hists64((const uint64_t *)src.k, m, plan, passes, work);
         for (unsigned q = 0; q < passes; q++) {
-            size_t *h = hist + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
             for (unsigned d = 0; d < (1u << plan[q].bits); d++) {
                 size_t c = h[d];
                 h[d] = sum;
                 sum += c;
             }
         }
-        /* A single pass cannot scatter a bucket onto itself: it goes
-         * through tmp[0] and is copied home. */
-        const int via_tmp = passes == 1 && src == kout;
+        /* A single pass cannot scatter onto its own source: it goes
+         * through X and is copied home. */
+        const int via_x = passes == 1 && src.k == out.k;
         for (unsigned q = 0; q < passes; q++) {
-            const int last = q + 1 == passes && !via_tmp;
-            unsigned char *t = tmp[q & 1];
-            void *dst = last ? kout : t;
-            void *vdst = last ? vout : (vw ? t + cap * kw : NULL);
-            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift,
-                          ((uint64_t)1 << plan[q].bits) - 1, hist + ((size_t)q << BUCKET_DIGIT_BITS),
+            const int last = q + 1 == passes && !via_x;
+            span dst = last ? out : (q & 1 ? Y : X);
+            scatter_chunk(kw, vw, src.k, dst.k, src.v, dst.v, 0, m, plan[q].shift,
+                          ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS),
                           NULL, 1u << plan[q].bits, 0);
             src = dst;
-            vsrc = vdst;
         }
-        if (via_tmp) {
-            memcpy(kout, src, m * kw);
-            if (vw) memcpy(vout, vsrc, m * vw);
-        }
+        if (via_x) copy_span(out, src, m, kw, vw);
+        return;
     }
+    /* One MSD pass by the top d bits into X, then every sub-bucket. */
+    unsigned d = 1;
+    while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
+    const unsigned digits = 1u << d, shift = end - d;
+    size_t *off = work, *bounds = work + digits;
+    memset(off, 0, digits * sizeof *off);
+    if (kw == 4) count32((const uint32_t *)src.k, 0, m, shift, digits - 1, off);
+    else count64((const uint64_t *)src.k, 0, m, shift, digits - 1, off);
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        size_t c = off[g];
+        off[g] = bounds[g] = sum;
+        sum += c;
+    }
+    bounds[digits] = sum;
+    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0);
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm == 0) continue;
+        span xs = span_at(X, b0, kw, vw);
+        sort_rec(kw, vw, xs, xs, span_at(Y, b0, kw, vw), span_at(out, b0, kw, vw), mm,
+                 work + REC_SLAB, depth + 1);
+    }
+}
+
+/* One thread sorts a bucket of m keys at src (values at vsrc) into kout /
+ * vout through its private buffers tmp[0], tmp[1] (cap keys and cap values
+ * each) and unmaps the keys. src may be kout itself (a bucket of a second
+ * MSD level). */
+static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout,
+                        void *vout, size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    span s = {(char *)src, (char *)vsrc}, out = {kout, vout};
+    span t0 = {(char *)tmp[0], vw ? (char *)tmp[0] + cap * kw : NULL};
+    span t1 = {(char *)tmp[1], vw ? (char *)tmp[1] + cap * kw : NULL};
+    sort_rec(kw, vw, s, t0, t1, out, m, work, 0);
     if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
 }
 
@@ -537,7 +645,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* Hybrid: bucket bounds per level, per-thread pass histograms and two
      * private buffers of cap keys and cap values each. */
     size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
-    size_t lhist_bytes = may_hybrid ? ((size_t)((64 + BUCKET_DIGIT_BITS - 1) / BUCKET_DIGIT_BITS) << BUCKET_DIGIT_BITS) * sizeof(size_t) : 0;
+    size_t lhist_bytes = may_hybrid ? REC_DEPTH * REC_SLAB * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
                    (size_t)threads * wc_bytes + bounds_bytes +
