@@ -233,6 +233,14 @@ int main(int argc, char **argv)
                 }
             skew_input = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            /* AUTO: 8-byte keys alone go to the radix sort from 2^20 on
+             * (the hybrid beats the quicksort there), to quicksort below. */
+            run_case(GPK_F64, GPK_DIST_UNIFORM, (size_t)1 << 20, MODE_KEYS, 0, 0, 0);
+            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_RADIX, "AUTO, f64 keys 2^20: ran %s",
+                     gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
+            run_case(GPK_U64, GPK_DIST_UNIFORM, ((size_t)1 << 20) - 1, MODE_KEYS, 0, 0, 0);
+            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_QUICK, "AUTO, u64 keys 2^20 - 1: ran %s",
+                     gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
         }
