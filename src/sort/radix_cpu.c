@@ -518,6 +518,84 @@ typedef struct {
     } lv[HYB_LEVELS];
 } hyb_state;
 
+/* Per-thread counters of one solo MSD level: offsets and bounds. */
+#define SOLO_DEPTH 8
+#define SOLO_SLAB (((size_t)2 << HYB_MAX_BITS) + 8)
+
+/* A bucket too big for the private buffers but small enough that the team
+ * has other work: one thread splits it with its own MSD pass (through
+ * memory, with its write-combining buffer) and sorts the parts, without a
+ * barrier. Only the team's passes wait for each other, and on a busy
+ * machine a barrier waits for the slowest thread's time slice. */
+static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, size_t m,
+                        int in_keys, unsigned char *tmp[2], size_t *rec_work, size_t *solo_work,
+                        unsigned depth)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+    char *kout = (char *)S->keys + off * kw, *vout = vw ? (char *)S->vals + off * vw : NULL;
+    if (m <= H->cap) {
+        sort_bucket(S, cur, vcur, kout, vout, m, tmp, H->cap, rec_work);
+        return;
+    }
+    unsigned char *wc = S->wc ? S->wc + (size_t)omp_get_thread_num() * S->wc_bytes : NULL;
+    uint64_t a, o;
+    if (kw == 4) reduce32((const uint32_t *)cur, m, &a, &o);
+    else reduce64((const uint64_t *)cur, m, &a, &o);
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    if (end - begin < HYB_MIN_BITS || depth + 1 >= SOLO_DEPTH) {
+        /* Few bits left: LSD passes between the two regions, then home. */
+        pass_plan plan[64];
+        unsigned passes = plan_passes(begin, end, 0, plan);
+        char *src = cur, *dst = oth, *vsrc = vcur, *vdst = voth;
+        for (unsigned q = 0; q < passes; q++) {
+            const unsigned digits = 1u << plan[q].bits;
+            memset(solo_work, 0, digits * sizeof *solo_work);
+            if (kw == 4) count32((const uint32_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
+            else count64((const uint64_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
+            size_t sum = 0;
+            for (unsigned g = 0; g < digits; g++) {
+                size_t c = solo_work[g];
+                solo_work[g] = sum;
+                sum += c;
+            }
+            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1,
+                          solo_work, wc, digits, 0);
+            char *t = src; src = dst; dst = t;
+            t = vsrc; vsrc = vdst; vdst = t;
+        }
+        if (src != kout) memcpy(kout, src, m * kw);
+        if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
+        if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+        return;
+    }
+    unsigned d = hyb_digit_bits(m, kw + vw);
+    if (d > end - begin) d = end - begin;
+    const unsigned digits = 1u << d, shift = end - d;
+    size_t *cnt = solo_work, *bounds = solo_work + digits;
+    memset(cnt, 0, digits * sizeof *cnt);
+    if (kw == 4) count32((const uint32_t *)cur, 0, m, shift, digits - 1, cnt);
+    else count64((const uint64_t *)cur, 0, m, shift, digits - 1, cnt);
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        size_t c = cnt[g];
+        cnt[g] = bounds[g] = sum;
+        sum += c;
+    }
+    bounds[digits] = sum;
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0);
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > 0)
+            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work + SOLO_SLAB,
+                        depth + 1);
+    }
+}
+
 /* One MSD level over the m keys at offset off, run by every thread of the
  * team. The keys lie in the caller's array (in_keys) or in the scatter
  * buffer; the pass moves them to the other one, buckets that fit a thread
@@ -596,18 +674,20 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
 #pragma omp barrier
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
+    /* A bucket goes to one thread when it fits its buffers, or when it is
+     * small enough (a quarter of a thread's share of this level) that
+     * the others have work meanwhile; only larger ones take the team. */
+    const size_t solo_max = m / (4 * (size_t)T) > H->cap ? m / (4 * (size_t)T) : H->cap;
+    size_t *rec_work = (size_t *)mine, *solo_work = rec_work + REC_DEPTH * REC_SLAB;
 #pragma omp for schedule(dynamic, 1) nowait
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > 0 && mm <= H->cap)
-            sort_bucket(S, oth + b0 * kw, vw ? voth + b0 * vw : NULL,
-                        (char *)S->keys + (off + b0) * kw,
-                        vw ? (char *)S->vals + (off + b0) * vw : NULL, mm, tmp, H->cap,
-                        (size_t *)mine);
+        if (mm > 0 && mm <= solo_max)
+            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > H->cap) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0);
     }
 }
 
@@ -645,7 +725,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* Hybrid: bucket bounds per level, per-thread pass histograms and two
      * private buffers of cap keys and cap values each. */
     size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
-    size_t lhist_bytes = may_hybrid ? REC_DEPTH * REC_SLAB * sizeof(size_t) : 0;
+    size_t lhist_bytes = may_hybrid ? (REC_DEPTH * REC_SLAB + SOLO_DEPTH * SOLO_SLAB) * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
                    (size_t)threads * wc_bytes + bounds_bytes +

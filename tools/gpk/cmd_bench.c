@@ -706,6 +706,18 @@ static void run_mode(bench_state *st, block *b, int mode)
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }
         }
+        if (be == GPK_BACKEND_CPU && mode == MODE_PAIRS && (c->peers & PEER_GNU)) {
+            progress(st, "cpu %s n=%s pairs: __gnu_parallel::sort of (key, value) records",
+                     gpk_type_name(b->type), nbuf);
+            bench_row *p = new_row(st, b, be, mode, "__gnu_parallel::sort", 0);
+            if (!p) return;
+            gpk_peer_result pr = {0};
+            err[0] = '\0';
+            int rc = gpk_peer_gnu_parallel_sort_pairs(b->type, b->input, b->vin, b->vw, b->pk, b->n,
+                                                      c->threads, c->reps_cpu, &pr, err, sizeof err);
+            p->reps = c->reps_cpu;
+            finish_peer(b, p, rc, &pr, err, b->ref);
+        }
         if (be == GPK_BACKEND_CUDA) {
             cuda_ms = ms;
             cuda_row = g;
