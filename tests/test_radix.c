@@ -200,7 +200,7 @@ int main(int argc, char **argv)
     }
 
     /* 4. The CPU backend's two paths, each forced over the size ladder (the
-     * hybrid normally starts at 2^20 keys), and AUTO above the threshold:
+     * hybrid normally starts at 2^18 keys), and AUTO about and above the threshold:
      * every type and mode, skewed inputs whose big bucket the team sorts,
      * all-equal keys. */
     if (be == GPK_BACKEND_CPU) {
@@ -239,6 +239,11 @@ int main(int argc, char **argv)
                 }
             skew_input = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            for (int m = 0; m < MODE_COUNT; m++) {
+                run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 18) - 1, (mode)m, 0, 0, 0);
+                run_case(GPK_F32, GPK_DIST_UNIFORM, (size_t)1 << 18, (mode)m, 0, 0, 0);
+                run_case(GPK_I64, GPK_DIST_RANDOM_BITS, ((size_t)1 << 18) + 1, (mode)m, 0, 0, 0);
+            }
             /* AUTO: 8-byte keys alone go to the radix sort from 2^20 on
              * (the hybrid beats the quicksort there), to quicksort below. */
             run_case(GPK_F64, GPK_DIST_UNIFORM, (size_t)1 << 20, MODE_KEYS, 0, 0, 0);

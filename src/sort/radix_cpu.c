@@ -210,7 +210,10 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 #ifndef HYB_TARGET_BYTES
 #define HYB_TARGET_BYTES ((size_t)128 << 10) /* keys + values of an average bucket */
 #endif
-#define HYB_MIN_KEYS ((size_t)1 << 20)  /* below: the LSD path (see docs/perf/radix.md) */
+/* Below: the LSD path. One thread, u32 keys, the hybrid against LSD:
+ * 2^16 0.5 / 0.5 ms, 2^18 1.9 / 2.6, 2^20 8.8 / 16.1; u32 pairs at 2^18
+ * 2.9 / 2.9 (docs/perf/radix.md). */
+#define HYB_MIN_KEYS ((size_t)1 << 18)
 #define HYB_MIN_BITS 17                 /* fewer bits: at most two LSD passes, nothing to save */
 #ifndef BUCKET_DIGIT_BITS
 #define BUCKET_DIGIT_BITS 11
@@ -713,7 +716,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
-    if (may_hybrid) threads = ctx->threads; /* buckets are many: every thread has work */
 
     /* Everything is allocated before the caller's data is touched, so a
      * failure leaves it as it was. The scratch stays with the context. */
