@@ -8,8 +8,8 @@
  *             device-resident (gpk__radix_bench_cuda, gpk_peer_cub_radix)
  *   opencl -> gpk's CUDA backend, both device-resident
  * Modes: keys, pairs (values of --value-type), perm (keys + sigma). The CPU
- * peers sort keys only; for perm, CUB sorts (key, u32 index) pairs, which
- * is the same work.
+ * peers sort keys, and __gnu_parallel::sort also (key, value) records for
+ * pairs; for perm, CUB sorts (key, u32 index) pairs, which is the same work.
  *
  * "speedup" is peer time / gpk time: above 1, gpk is faster. On a gpk row it
  * is against its fastest peer; on a peer row, against that peer.
