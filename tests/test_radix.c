@@ -224,6 +224,15 @@ int main(int argc, char **argv)
                             if ((!quick && pi == 0) || (t + m + (int)si + skew_input) % 4 == 0)
                                 run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
             skew_input = 0;
+            /* b given, r tuned: the hybrid's first count rides on the
+             * detection read at bits [b - 11, b). */
+            size_t bsizes[] = {4099, 100003, ((size_t)1 << 18) + 3};
+            for (size_t si = 0; si < 3; si++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_U32, GPK_DIST_FEW_BITS, bsizes[si], (mode)m, 20, 0, 20);
+                    run_case(GPK_U64, GPK_DIST_FEW_BITS, bsizes[si], (mode)m, 40, 0, 40);
+                    run_case(GPK_I32, GPK_DIST_UNIFORM, bsizes[si], (mode)m, 32, 0, 32);
+                }
             unsetenv("GPK_CPU_RADIX");
         }
         if (!quick) {

@@ -23,6 +23,7 @@
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
 #define MIN_KEYS_PER_THREAD 65536
+#define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
 
 typedef struct {
     unsigned shift, bits;
@@ -135,6 +136,40 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
     }
 }
 
+/* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
+ * into top while mapping and reducing them: the hybrid's first histogram
+ * without a read of its own, valid when the detected range ends where the
+ * caller guessed. */
+static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
+                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
+                             unsigned top_shift)
+{
+    const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
+    if (kw == 4) {
+        uint32_t *k = keys, a = ~0u, o = 0;
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t m = gpk__map_u32(t, k[i]);
+            if (t != GPK_U32) k[i] = m;
+            a &= m;
+            o |= m;
+            top[(m >> top_shift) & top_mask]++;
+        }
+        *and_out = a;
+        *or_out = o;
+    } else {
+        uint64_t *k = keys, a = ~0ull, o = 0;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t m = gpk__map_u64(t, k[i]);
+            if (t != GPK_U64) k[i] = m;
+            a &= m;
+            o |= m;
+            top[(m >> top_shift) & top_mask]++;
+        }
+        *and_out = a;
+        *or_out = o;
+    }
+}
+
 /* Maps keys in place and reduces AND/OR over [lo, hi). */
 static void map_and_reduce(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
                            uint64_t *and_out, uint64_t *or_out)
@@ -206,7 +241,6 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
  *
  * Stable throughout: both kinds of pass keep the order of equal digits, so
  * keys, pairs and sigma come out as the reference's stable order. */
-#define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
 #ifndef HYB_TARGET_BYTES
 #define HYB_TARGET_BYTES ((size_t)128 << 10) /* keys + values of an average bucket */
 #endif
@@ -607,7 +641,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
  * levels reduce their bucket for it (all-equal buckets then cost nothing
  * more). */
 static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
-                      int in_keys, unsigned begin, unsigned end, int iota)
+                      int in_keys, unsigned begin, unsigned end, int iota, int counted)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
@@ -655,9 +689,20 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     const uint64_t mask = digits - 1;
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
-    memset(my_hist, 0, digits * sizeof *my_hist);
-    if (kw == 4) count32((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist);
-    else count64((const uint64_t *)cur, lo, hi, shift, mask, my_hist);
+    if (counted) {
+        /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
+         * down to d (in place: group g is read before slot g is written). */
+        const unsigned k = 1u << (HYB_MAX_BITS - d);
+        for (unsigned g = 0; g < digits; g++) {
+            size_t c = 0;
+            for (unsigned j = 0; j < k; j++) c += my_hist[g * k + j];
+            my_hist[g] = c;
+        }
+    } else {
+        memset(my_hist, 0, digits * sizeof *my_hist);
+        if (kw == 4) count32((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist);
+        else count64((const uint64_t *)cur, lo, hi, shift, mask, my_hist);
+    }
 #pragma omp barrier
 #pragma omp single
     {
@@ -690,7 +735,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0);
     }
 }
 
@@ -761,6 +806,12 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     H.lhist_bytes = lhist_bytes;
     H.tmp_bytes = tmp_bytes;
 
+    /* The hybrid's first digit is the top of the detected range; guessing
+     * that the range reaches the key's top bit (or key_bits) lets the
+     * detection read count it too. A wrong guess only costs the count. */
+    const unsigned end_guess = job->key_bits ? job->key_bits : 8 * kw;
+    const int top_shift = may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
+
     pass_plan plan[64];
     unsigned passes = 0, range_begin = 0, range_end = 0;
     int hybrid = 0;
@@ -771,7 +822,14 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         const int tid = omp_get_thread_num();
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
 
-        map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+        if (top_shift >= 0) {
+            size_t *top = S.hist + (size_t)tid * radix;
+            memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
+            map_reduce_count(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
+                             top, (unsigned)top_shift);
+        } else {
+            map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+        }
 #pragma omp barrier
 #pragma omp single
         {
@@ -789,7 +847,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         } /* implicit barrier */
 
         if (hybrid) {
-            hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma);
+            hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
+                      top_shift >= 0 && range_end == end_guess);
         } else {
             int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
                                 with_sigma);
