@@ -17,8 +17,12 @@
 #include "radix_internal.h"
 
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
@@ -61,6 +65,39 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
     return plan_passes_w(begin, end, radix_bits, 8, plan);
 }
 
+/* Full write-combining lines go out with streaming stores where the
+ * destination is 64-byte aligned: a line the scatter writes whole need not
+ * be read into the cache first, which saves a read of the array per pass.
+ * The first line of each digit (shared with the digit before) and the last
+ * (partial) go through the cache as before. */
+static int stream_ok(const void *p)
+{
+#ifdef __SSE2__
+    return ((uintptr_t)p & 63) == 0;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+static inline void stream_bytes(void *dst, const void *src, size_t bytes)
+{
+#ifdef __SSE2__
+    for (size_t i = 0; i < bytes; i += 16)
+        _mm_stream_si128((__m128i *)((char *)dst + i),
+                         _mm_loadu_si128((const __m128i *)((const char *)src + i)));
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void stream_fence(void)
+{
+#ifdef __SSE2__
+    _mm_sfence();
+#endif
+}
+
 /* The scatter of one chunk for one pass, written once per (key, value)
  * shape; KT key type, VT value type, HAS_V whether values move. */
 #define DEFINE_SCATTER(NAME, KT, VT, HAS_V)                                                    \
@@ -82,7 +119,14 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         KT *kbuf = (KT *)wc;                                                                   \
         VT *vbuf = (VT *)(wc + (size_t)radix * WC_BYTES);                                      \
         unsigned *fill = (unsigned *)(wc + (size_t)radix * WC_BYTES * 3);                     \
-        memset(fill, 0, radix * sizeof *fill);                                                 \
+        unsigned *start = fill + radix; /* first slot of the line that is this digit's */     \
+        const int nt = stream_ok(dst) && (!HAS_V || stream_ok(vdst));                          \
+        for (size_t d = 0; d < radix; d++) {                                                   \
+            /* Streaming: buffer lines mirror the destination's lines. */                      \
+            unsigned s = nt ? (unsigned)(off[d] % KB) : 0;                                     \
+            fill[d] = start[d] = s;                                                            \
+            off[d] -= s;                                                                       \
+        }                                                                                      \
         for (size_t i = lo; i < hi; i++) {                                                     \
             KT k = src[i];                                                                     \
             size_t d = (k >> shift) & mask;                                                    \
@@ -90,18 +134,28 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
             kbuf[d * KB + f] = k;                                                              \
             if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                              \
             if (++f == KB) {                                                                   \
-                memcpy(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                          \
-                if (HAS_V) memcpy(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));              \
+                unsigned s = start[d];                                                         \
+                if (nt && s == 0) {                                                            \
+                    stream_bytes(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                \
+                    if (HAS_V) stream_bytes(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));    \
+                } else {                                                                       \
+                    memcpy(dst + off[d] + s, kbuf + d * KB + s, (KB - s) * sizeof(KT));        \
+                    if (HAS_V)                                                                 \
+                        memcpy(vdst + off[d] + s, vbuf + d * KB + s, (KB - s) * sizeof(VT));   \
+                    start[d] = 0;                                                              \
+                }                                                                              \
                 off[d] += KB;                                                                  \
                 f = 0;                                                                         \
             }                                                                                  \
             fill[d] = f;                                                                       \
         }                                                                                      \
         for (size_t d = 0; d < radix; d++) {                                                   \
-            memcpy(dst + off[d], kbuf + d * KB, fill[d] * sizeof(KT));                         \
-            if (HAS_V) memcpy(vdst + off[d], vbuf + d * KB, fill[d] * sizeof(VT));             \
+            unsigned s = start[d];                                                             \
+            memcpy(dst + off[d] + s, kbuf + d * KB + s, (fill[d] - s) * sizeof(KT));           \
+            if (HAS_V) memcpy(vdst + off[d] + s, vbuf + d * KB + s, (fill[d] - s) * sizeof(VT)); \
             off[d] += fill[d];                                                                 \
         }                                                                                      \
+        if (nt) stream_fence();                                                                \
     }
 
 DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0)
@@ -471,9 +525,10 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         copy_span(out, src, m, kw, vw);
         return;
     }
-    /* MSD only where LSD would take four or more passes (64-bit keys) and
-     * the bucket is large enough to leave sub-buckets of several keys. */
-    if (passes <= 3 || m < 32 * SMALL_SORT || depth + 1 >= REC_DEPTH) {
+    /* MSD where LSD would take four or more passes (64-bit keys): its digit
+     * shrinks with the bucket, so a sub-bucket just above SMALL_SORT costs
+     * one small pass, not six. */
+    if (passes <= 3 || depth + 1 >= REC_DEPTH) {
         if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
         else hists64((const uint64_t *)src.k, m, plan, passes, work);
         for (unsigned q = 0; q < passes; q++) {
@@ -766,7 +821,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
      * failure leaves it as it was. The scratch stays with the context. */
     /* Per digit: a line of keys, the matching values (up to twice as wide
      * when 4-byte keys carry 8-byte values), and the fill count. */
-    size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + sizeof(unsigned)) : 0;
+    size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + 2 * sizeof(unsigned)) : 0;
     size_t hist_bytes = (size_t)threads * radix * sizeof(size_t);
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
     /* Hybrid: bucket bounds per level, per-thread pass histograms and two
@@ -774,11 +829,13 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
     size_t lhist_bytes = may_hybrid ? (REC_DEPTH * REC_SLAB + SOLO_DEPTH * SOLO_SLAB) * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
-    size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
+    /* + 64: the scratch is aligned to a line so that the scatter can stream. */
+    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
                    (size_t)threads * wc_bytes + bounds_bytes +
                    (size_t)threads * (lhist_bytes + 2 * tmp_bytes);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
+    if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
     if (!scratch)
         return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
                          n * (kw + vw));
