@@ -1,4 +1,7 @@
-/* CPU backend: parallel LSD radix sort on OpenMP threads.
+/* CPU backend: radix sort on OpenMP threads, two paths. From 2^18 keys
+ * with 17 or more differing bits, the hybrid further down (one MSD pass
+ * through memory, then every bucket sorted in cache). Otherwise, or when
+ * the caller fixes r, the LSD sort described here.
  *
  * One parallel region does the whole sort. Each thread owns a contiguous
  * chunk; per pass it counts its chunk's digits (a private histogram), the
