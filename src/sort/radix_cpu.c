@@ -333,6 +333,17 @@ static unsigned hyb_digit_bits(size_t n, size_t width)
     return d;
 }
 
+/* A wider MSD digit where it saves the buckets a pass: buckets left with
+ * up to two in-cache digits of BUCKET_DIGIT_BITS, as long as they keep
+ * 2^13 keys or more on average (below, per-bucket counters cost more). */
+static unsigned hyb_widen(unsigned d, unsigned bits, size_t m)
+{
+    const unsigned two = 2 * BUCKET_DIGIT_BITS;
+    if (bits > d + two && bits - two <= HYB_MAX_BITS && (m >> (bits - two)) >= ((size_t)1 << 13))
+        return bits - two;
+    return d;
+}
+
 /* Largest bucket one thread sorts in its private buffers: four times the
  * target, and at least twice the average when HYB_MAX_BITS cannot bring the
  * average down to the target. */
@@ -428,6 +439,17 @@ DEFINE_REDUCE(reduce64, uint64_t)
     {                                                                                          \
         for (unsigned q = 0; q < passes; q++)                                                  \
             memset(hist + ((size_t)q << BUCKET_DIGIT_BITS), 0, sizeof *hist << plan[q].bits);  \
+        if (passes == 2) { /* the common case (32-bit keys): shifts and masks in registers */ \
+            const unsigned s0 = plan[0].shift, s1 = plan[1].shift;                             \
+            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;      \
+            size_t *restrict h1 = hist + ((size_t)1 << BUCKET_DIGIT_BITS);                     \
+            for (size_t i = 0; i < m; i++) {                                                   \
+                KT k = src[i];                                                                 \
+                hist[(k >> s0) & m0]++;                                                        \
+                h1[(k >> s1) & m1]++;                                                          \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
         for (size_t i = 0; i < m; i++) {                                                       \
             KT k = src[i];                                                                     \
             for (unsigned q = 0; q < passes; q++)                                              \
@@ -729,7 +751,8 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             H->lv[level].passes = plan_passes(b, e, 0, H->lv[level].plan);
         } else {
             unsigned d = hyb_digit_bits(m, kw + vw);
-            H->lv[level].digit_bits = d < e - b ? d : e - b;
+            d = d < e - b ? d : e - b;
+            H->lv[level].digit_bits = hyb_widen(d, e - b, m);
         }
     } /* implicit barrier */
     begin = H->lv[level].begin;
