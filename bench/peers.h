@@ -28,6 +28,12 @@ int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, in
 int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
                                int threads, int reps, gpk_peer_result *r, char *err,
                                size_t errlen);
+/* The same on (key, value) records compared by key, values 4 or 8 bytes:
+ * what sorting pairs costs without a radix sort. Not stable; keys_out gets
+ * the sorted keys for the bench's check. */
+int gpk_peer_gnu_parallel_sort_pairs(gpk_type t, const void *keys, const void *values,
+                                     size_t value_width, void *keys_out, size_t n, int threads,
+                                     int reps, gpk_peer_result *r, char *err, size_t errlen);
 
 /* CUDA peer: cub::DeviceRadixSort on device-resident data, bits
  * [begin_bit, end_bit) of the key as CUB defines them (for signed and float

@@ -2,6 +2,7 @@
  * sizes and distributions, keys / permutation / pairs, several (b, r).
  * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
+#define _POSIX_C_SOURCE 200809L /* setenv: the CPU backend's path switch */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "testutil.h"
@@ -15,6 +16,15 @@ static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
+/* When set, about 9 in 10 keys get fixed top bits (the rest keep theirs),
+ * so MSD buckets of the CPU hybrid are larger than one thread's buffers.
+ * 1: one top-12-bit value: one bucket holds most keys and takes a second,
+ * team-wide MSD level; 2: one top-20 (4-byte keys) or 52-bit value: too few
+ * bits are left in it for another level, the team's LSD passes sort it;
+ * 3 and 4: as 1 and 2 but with 16 values of the top 4 bits, so 16
+ * mid-sized buckets, each split by one thread (its own MSD pass, or its
+ * own LSD passes). */
+static int skew_input;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -59,6 +69,20 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
         TU_CHECK(0, "generate %s %s n=%zu", gpk_type_name(t), gpk_dist_name(d), n);
         goto out;
     }
+    for (size_t i = 0; skew_input && i < n; i++) {
+        if ((i * 2654435761u) % 10 == 0) continue;
+        const int wide = skew_input % 2 == 1, many = skew_input >= 3;
+        if (kw == 4) {
+            uint32_t *k = (uint32_t *)in + i, low = wide ? 0x000FFFFFu : 0xFFFu;
+            uint32_t top = many ? (uint32_t)(i % 16) << 28 : 0x50000000u;
+            *k = (*k & low) | ((0x0A5C3E1Du | top) & ~low);
+        } else {
+            uint64_t *k = (uint64_t *)in + i;
+            uint64_t low = wide ? 0x000FFFFFFFFFFFFFull : 0xFFFull;
+            uint64_t top = many ? (uint64_t)(i % 16) << 60 : 0x5000000000000000ull;
+            *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
+        }
+    }
     for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
         if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
@@ -79,8 +103,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_status rs = gpk_sort_reference(t, want, vw, vwant, m == MODE_PERM ? sw : NULL, n, b);
 
     char what[160];
-    snprintf(what, sizeof what, "%s %s n=%zu %s b=%u r=%u", gpk_type_name(t), gpk_dist_name(d),
-             n, mode_name[m], b, r);
+    const char *path = getenv("GPK_CPU_RADIX");
+    snprintf(what, sizeof what, "%s %s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
+             gpk_dist_name(d), skew_input ? " skewed" : "", n, mode_name[m], b, r,
+             path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
@@ -171,6 +197,73 @@ int main(int argc, char **argv)
             run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 24, MODE_KEYS, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
+    }
+
+    /* 4. The CPU backend's two paths, each forced over the size ladder (the
+     * hybrid normally starts at 2^18 keys), and AUTO about and above the threshold:
+     * every type and mode, skewed inputs whose big bucket the team sorts,
+     * all-equal keys. */
+    if (be == GPK_BACKEND_CPU) {
+        const char *paths[] = {"hybrid", "lsd"};
+        gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE,
+                           GPK_DIST_FLOAT_SPECIALS};
+        for (int pi = 0; pi < 2; pi++) {
+            setenv("GPK_CPU_RADIX", paths[pi], 1);
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t di = 0; di < sizeof some / sizeof some[0]; di++)
+                    for (int si = 0; si < ns; si++) {
+                        if ((quick || pi == 1) && (si + di) % 3) continue;
+                        mode m = (mode)((si + di + t) % MODE_COUNT);
+                        run_case((gpk_type)t, some[di], sizes[si], m, 0, 0, 20);
+                    }
+            size_t skew_sizes[] = {100003, ((size_t)1 << 17) + 1};
+            for (skew_input = 1; skew_input <= 4; skew_input++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < 2; si++)
+                        for (int m = 0; m < MODE_COUNT; m++)
+                            if ((!quick && pi == 0) || (t + m + (int)si + skew_input) % 4 == 0)
+                                run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
+            skew_input = 0;
+            /* b given, r tuned: the hybrid's first count rides on the
+             * detection read at bits [b - 11, b). */
+            size_t bsizes[] = {4099, 100003, ((size_t)1 << 18) + 3};
+            for (size_t si = 0; si < 3; si++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_U32, GPK_DIST_FEW_BITS, bsizes[si], (mode)m, 20, 0, 20);
+                    run_case(GPK_U64, GPK_DIST_FEW_BITS, bsizes[si], (mode)m, 40, 0, 40);
+                    run_case(GPK_I32, GPK_DIST_UNIFORM, bsizes[si], (mode)m, 32, 0, 32);
+                }
+            unsetenv("GPK_CPU_RADIX");
+        }
+        if (!quick) {
+            size_t big[] = {((size_t)1 << 20) + 1, ((size_t)1 << 21) - 1, (size_t)1 << 22};
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (int m = 0; m < MODE_COUNT; m++)
+                    run_case((gpk_type)t, m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM,
+                             big[(t + m) % 3], (mode)m, 0, 0, 0);
+            for (skew_input = 1; skew_input <= 4; skew_input++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
+                    run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
+                }
+            skew_input = 0;
+            run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            for (int m = 0; m < MODE_COUNT; m++) {
+                run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 18) - 1, (mode)m, 0, 0, 0);
+                run_case(GPK_F32, GPK_DIST_UNIFORM, (size_t)1 << 18, (mode)m, 0, 0, 0);
+                run_case(GPK_I64, GPK_DIST_RANDOM_BITS, ((size_t)1 << 18) + 1, (mode)m, 0, 0, 0);
+            }
+            /* AUTO: 8-byte keys alone go to the radix sort from 2^20 on
+             * (the hybrid beats the quicksort there), to quicksort below. */
+            run_case(GPK_F64, GPK_DIST_UNIFORM, (size_t)1 << 20, MODE_KEYS, 0, 0, 0);
+            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_RADIX, "AUTO, f64 keys 2^20: ran %s",
+                     gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
+            run_case(GPK_U64, GPK_DIST_UNIFORM, ((size_t)1 << 20) - 1, MODE_KEYS, 0, 0, 0);
+            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_QUICK, "AUTO, u64 keys 2^20 - 1: ran %s",
+                     gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
+            run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
+            run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
+        }
     }
 
     gpk_ctx_destroy(ctx);

@@ -65,8 +65,12 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  *
  * CPU rows: 2-core container (AMD EPYC), uniform keys, best of 2..20 runs,
  * n = 2^10..2^24 (figures in docs/guide.md, "Quicksort and records"):
- *  - 8-byte keys alone: quicksort 1.1-2.3x faster at every size (the radix
- *    sort needs 8 passes over 64-bit keys that differ in every bit);
+ *  - 8-byte keys alone: quicksort 1.1-2.3x faster below 2^20 (the LSD
+ *    radix sort needs 8 passes over 64-bit keys that differ in every
+ *    bit); from 2^20 on the CPU radix sort's hybrid path (one MSD pass,
+ *    buckets finished in cache, radix_cpu.c) wins: one thread, u64 / f64
+ *    keys, 2^20: 17.0 / 23.7 ms against 22.0 / 25.3; 2^22: 71 / 94 against
+ *    95 / 109; 2^24: 297 / 382 against 400 / 450 (docs/perf/radix.md);
  *  - 8-byte pairs: the radix sort, 1.1-2x (quicksort moves 16-byte
  *    structs per swap);
  *  - 4-byte keys and pairs: the radix sort, 1.3-2x from 2^12 on;
@@ -94,7 +98,7 @@ typedef struct {
 } auto_row;
 
 static const auto_row auto_table[] = {
-    {GPK_BACKEND_CPU, 8, KIND_KEYS, 0, SIZE_MAX},
+    {GPK_BACKEND_CPU, 8, KIND_KEYS, 0, ((size_t)1 << 20) - 1},
     {GPK_BACKEND_CPU, 4, KIND_RECORDS, 0, 1024},
     {GPK_BACKEND_CPU, 8, KIND_RECORDS, 0, 1024},
     {GPK_BACKEND_CUDA, 4, KIND_RECORDS, 1024, SIZE_MAX},

@@ -1,4 +1,7 @@
-/* CPU backend: parallel LSD radix sort on OpenMP threads.
+/* CPU backend: radix sort on OpenMP threads, two paths. From 2^18 keys
+ * with 17 or more differing bits, the hybrid further down (one MSD pass
+ * through memory, then every bucket sorted in cache). Otherwise, or when
+ * the caller fixes r, the LSD sort described here.
  *
  * One parallel region does the whole sort. Each thread owns a contiguous
  * chunk; per pass it counts its chunk's digits (a private histogram), the
@@ -17,20 +20,27 @@
 #include "radix_internal.h"
 
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
 #define MIN_KEYS_PER_THREAD 65536
+#define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
 
 typedef struct {
     unsigned shift, bits;
 } pass_plan;
 
-/* Tuned choice when r is not given: 8-bit digits, balanced so that a b-bit
- * range costs ceil(b/8) passes of (nearly) equal width. */
-static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, pass_plan *plan)
+/* Tuned choice when r is not given: digits of at most `tuned` bits,
+ * balanced so that a b-bit range costs ceil(b/tuned) passes of (nearly)
+ * equal width. */
+static unsigned plan_passes_w(unsigned begin, unsigned end, unsigned radix_bits, unsigned tuned,
+                              pass_plan *plan)
 {
     unsigned b = end - begin, p;
     if (b == 0) return 0;
@@ -42,7 +52,7 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         }
         return p;
     }
-    p = (b + 7) / 8;
+    p = (b + tuned - 1) / tuned;
     unsigned shift = begin;
     for (unsigned q = 0; q < p; q++) {
         unsigned bits = (b - (shift - begin) + (p - q) - 1) / (p - q);
@@ -51,6 +61,44 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         shift += bits;
     }
     return p;
+}
+
+static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, pass_plan *plan)
+{
+    return plan_passes_w(begin, end, radix_bits, 8, plan);
+}
+
+/* Full write-combining lines go out with streaming stores where the
+ * destination is 64-byte aligned: a line the scatter writes whole need not
+ * be read into the cache first, which saves a read of the array per pass.
+ * The first line of each digit (shared with the digit before) and the last
+ * (partial) go through the cache as before. */
+static int stream_ok(const void *p)
+{
+#ifdef __SSE2__
+    return ((uintptr_t)p & 63) == 0;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+static inline void stream_bytes(void *dst, const void *src, size_t bytes)
+{
+#ifdef __SSE2__
+    for (size_t i = 0; i < bytes; i += 16)
+        _mm_stream_si128((__m128i *)((char *)dst + i),
+                         _mm_loadu_si128((const __m128i *)((const char *)src + i)));
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static inline void stream_fence(void)
+{
+#ifdef __SSE2__
+    _mm_sfence();
+#endif
 }
 
 /* The scatter of one chunk for one pass, written once per (key, value)
@@ -74,7 +122,14 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
         KT *kbuf = (KT *)wc;                                                                   \
         VT *vbuf = (VT *)(wc + (size_t)radix * WC_BYTES);                                      \
         unsigned *fill = (unsigned *)(wc + (size_t)radix * WC_BYTES * 3);                     \
-        memset(fill, 0, radix * sizeof *fill);                                                 \
+        unsigned *start = fill + radix; /* first slot of the line that is this digit's */     \
+        const int nt = stream_ok(dst) && (!HAS_V || stream_ok(vdst));                          \
+        for (size_t d = 0; d < radix; d++) {                                                   \
+            /* Streaming: buffer lines mirror the destination's lines. */                      \
+            unsigned s = nt ? (unsigned)(off[d] % KB) : 0;                                     \
+            fill[d] = start[d] = s;                                                            \
+            off[d] -= s;                                                                       \
+        }                                                                                      \
         for (size_t i = lo; i < hi; i++) {                                                     \
             KT k = src[i];                                                                     \
             size_t d = (k >> shift) & mask;                                                    \
@@ -82,18 +137,28 @@ static unsigned plan_passes(unsigned begin, unsigned end, unsigned radix_bits, p
             kbuf[d * KB + f] = k;                                                              \
             if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                              \
             if (++f == KB) {                                                                   \
-                memcpy(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                          \
-                if (HAS_V) memcpy(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));              \
+                unsigned s = start[d];                                                         \
+                if (nt && s == 0) {                                                            \
+                    stream_bytes(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                \
+                    if (HAS_V) stream_bytes(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));    \
+                } else {                                                                       \
+                    memcpy(dst + off[d] + s, kbuf + d * KB + s, (KB - s) * sizeof(KT));        \
+                    if (HAS_V)                                                                 \
+                        memcpy(vdst + off[d] + s, vbuf + d * KB + s, (KB - s) * sizeof(VT));   \
+                    start[d] = 0;                                                              \
+                }                                                                              \
                 off[d] += KB;                                                                  \
                 f = 0;                                                                         \
             }                                                                                  \
             fill[d] = f;                                                                       \
         }                                                                                      \
         for (size_t d = 0; d < radix; d++) {                                                   \
-            memcpy(dst + off[d], kbuf + d * KB, fill[d] * sizeof(KT));                         \
-            if (HAS_V) memcpy(vdst + off[d], vbuf + d * KB, fill[d] * sizeof(VT));             \
+            unsigned s = start[d];                                                             \
+            memcpy(dst + off[d] + s, kbuf + d * KB + s, (fill[d] - s) * sizeof(KT));           \
+            if (HAS_V) memcpy(vdst + off[d] + s, vbuf + d * KB + s, (fill[d] - s) * sizeof(VT)); \
             off[d] += fill[d];                                                                 \
         }                                                                                      \
+        if (nt) stream_fence();                                                                \
     }
 
 DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0)
@@ -125,6 +190,40 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
         if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0);
         else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
         else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
+    }
+}
+
+/* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
+ * into top while mapping and reducing them: the hybrid's first histogram
+ * without a read of its own, valid when the detected range ends where the
+ * caller guessed. */
+static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
+                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
+                             unsigned top_shift)
+{
+    const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
+    if (kw == 4) {
+        uint32_t *k = keys, a = ~0u, o = 0;
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t m = gpk__map_u32(t, k[i]);
+            if (t != GPK_U32) k[i] = m;
+            a &= m;
+            o |= m;
+            top[(m >> top_shift) & top_mask]++;
+        }
+        *and_out = a;
+        *or_out = o;
+    } else {
+        uint64_t *k = keys, a = ~0ull, o = 0;
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t m = gpk__map_u64(t, k[i]);
+            if (t != GPK_U64) k[i] = m;
+            a &= m;
+            o |= m;
+            top[(m >> top_shift) & top_mask]++;
+        }
+        *and_out = a;
+        *or_out = o;
     }
 }
 
@@ -181,15 +280,564 @@ static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size
 
 static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 
+/* ---- The hybrid path: one MSD pass through memory, then every bucket
+ * sorted in cache.
+ *
+ * An LSD sort of 32-bit keys moves every key through DRAM four times
+ * (plus one histogram read per pass). The hybrid scatters once by the top
+ * d bits of the detected range (d up to HYB_MAX_BITS, chosen so that an
+ * average bucket is about HYB_TARGET_BYTES), out of place and stable, as
+ * an LSD pass is. Each bucket is then sorted by one thread on its own:
+ * read once from the scatter buffer, LSD passes ping-pong between two
+ * private buffers that stay in L2, and the last pass writes the bucket to
+ * its final place in the caller's array. Per key that is about two trips
+ * through DRAM instead of four, and the per-bucket passes run at cache
+ * speed. A bucket too large for the private buffers (skewed keys) is
+ * sorted by the whole team with the LSD passes of the old path, so no
+ * input is slower than before by more than the one MSD pass.
+ *
+ * Stable throughout: both kinds of pass keep the order of equal digits, so
+ * keys, pairs and sigma come out as the reference's stable order. */
+#ifndef HYB_TARGET_BYTES
+#define HYB_TARGET_BYTES ((size_t)128 << 10) /* keys + values of an average bucket */
+#endif
+/* Below: the LSD path. One thread, u32 keys, the hybrid against LSD:
+ * 2^16 0.5 / 0.5 ms, 2^18 1.9 / 2.6, 2^20 8.8 / 16.1; u32 pairs at 2^18
+ * 2.9 / 2.9 (docs/perf/radix.md). */
+#define HYB_MIN_KEYS ((size_t)1 << 18)
+#define HYB_MIN_BITS 17                 /* fewer bits: at most two LSD passes, nothing to save */
+#ifndef BUCKET_DIGIT_BITS
+#define BUCKET_DIGIT_BITS 11
+#endif
+
+enum { PATH_AUTO, PATH_LSD, PATH_HYBRID };
+
+/* GPK_CPU_RADIX=lsd|hybrid forces a path (for measuring and testing both);
+ * anything else, or unset, lets the size and bit range decide. */
+static int path_from_env(void)
+{
+    const char *e = getenv("GPK_CPU_RADIX");
+    if (!e) return PATH_AUTO;
+    if (strcmp(e, "lsd") == 0) return PATH_LSD;
+    if (strcmp(e, "hybrid") == 0) return PATH_HYBRID;
+    return PATH_AUTO;
+}
+
+/* MSD digit width for n keys of `width` bytes (keys + values): the smallest
+ * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */
+static unsigned hyb_digit_bits(size_t n, size_t width)
+{
+    size_t target = HYB_TARGET_BYTES / width;
+    unsigned d = 1;
+    while (d < HYB_MAX_BITS && (n >> d) > target) d++;
+    return d;
+}
+
+/* A wider MSD digit where it saves the buckets a pass: buckets left with
+ * up to two in-cache digits of BUCKET_DIGIT_BITS, as long as they keep
+ * 2^13 keys or more on average (below, per-bucket counters cost more). */
+static unsigned hyb_widen(unsigned d, unsigned bits, size_t m)
+{
+    const unsigned two = 2 * BUCKET_DIGIT_BITS;
+    if (bits > d + two && bits - two <= HYB_MAX_BITS && (m >> (bits - two)) >= ((size_t)1 << 13))
+        return bits - two;
+    return d;
+}
+
+/* Largest bucket one thread sorts in its private buffers: four times the
+ * target, and at least twice the average when HYB_MAX_BITS cannot bring the
+ * average down to the target. */
+static size_t hyb_bucket_cap(size_t n, size_t width, unsigned d)
+{
+    size_t cap = 4 * (HYB_TARGET_BYTES / width), avg = (n >> d) + 1;
+    return cap > 2 * avg ? cap : 2 * avg;
+}
+
+/* Shared state of one sort, as every thread of the team sees it. */
+typedef struct {
+    gpk_type type;
+    unsigned kw, vw;
+    size_t n;
+    void *keys, *vals;           /* the caller's arrays (vals: values or sigma) */
+    void *alt_keys, *alt_vals;   /* scratch of n keys and n values */
+    size_t *hist;                /* threads x radix_stride counters */
+    unsigned radix_stride;
+    size_t wc_bytes;
+    unsigned char *wc;           /* per-thread write-combining buffers, or NULL */
+} sort_state;
+
+/* LSD passes over m keys at ka (values at va) with kb / vb as the other
+ * buffer, run by every thread of the team (it holds barriers). The result
+ * ends in a (returns 0) or b (returns 1). iota: the first pass's values are
+ * the source indices (sigma). */
+static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb, size_t m,
+                    const pass_plan *plan, unsigned passes, int iota)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
+    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
+    unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
+    void *src = ka, *dst = kb, *vsrc = va, *vdst = vb;
+    for (unsigned q = 0; q < passes; q++) {
+        const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
+        const uint64_t mask = digits - 1;
+        memset(my_hist, 0, digits * sizeof *my_hist);
+        if (S->kw == 4) count32(src, lo, hi, shift, (uint32_t)mask, my_hist);
+        else count64(src, lo, hi, shift, mask, my_hist);
+#pragma omp barrier
+#pragma omp single
+        {
+            size_t sum = 0;
+            for (unsigned d = 0; d < digits; d++)
+                for (int t = 0; t < T; t++) {
+                    size_t c = S->hist[(size_t)t * S->radix_stride + d];
+                    S->hist[(size_t)t * S->radix_stride + d] = sum;
+                    sum += c;
+                }
+        }
+        scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
+                      digits, iota && q == 0);
+#pragma omp barrier
+        void *t1 = src; src = dst; dst = t1;
+        void *t2 = vsrc; vsrc = vdst; vdst = t2;
+    }
+    return src != ka;
+}
+
+/* Brings this thread's share of [off, off + m) home from `from` (keys) and
+ * `vfrom` (values; either may already be the caller's array) and undoes the
+ * key mapping. */
+static void finish_share(const sort_state *S, const void *from, const void *vfrom, size_t off,
+                         size_t m)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = off + m * (size_t)tid / (size_t)T, hi = off + m * (size_t)(tid + 1) / (size_t)T;
+    const unsigned kw = S->kw, vw = S->vw;
+    if (needs_mapping(S->type)) unmap_copy(S->type, kw, from, S->keys, lo, hi);
+    else if (from != S->keys)
+        memcpy((char *)S->keys + lo * kw, (const char *)from + lo * kw, (hi - lo) * kw);
+    if (vw && vfrom != S->vals)
+        memcpy((char *)S->vals + lo * vw, (const char *)vfrom + lo * vw, (hi - lo) * vw);
+}
+
+#define DEFINE_REDUCE(NAME, KT)                                                                \
+    static void NAME(const KT *restrict src, size_t m, uint64_t *and_out, uint64_t *or_out)    \
+    {                                                                                          \
+        KT a = (KT)~(KT)0, o = 0;                                                              \
+        for (size_t i = 0; i < m; i++) { a &= src[i]; o |= src[i]; }                           \
+        *and_out = a;                                                                          \
+        *or_out = o;                                                                           \
+    }
+DEFINE_REDUCE(reduce32, uint32_t)
+DEFINE_REDUCE(reduce64, uint64_t)
+
+/* Histograms of every pass in one read (the bucket is in cache by now:
+ * the extra passes over it would cost more than the counters). */
+#define DEFINE_HISTS(NAME, KT)                                                                 \
+    static void NAME(const KT *restrict src, size_t m, const pass_plan *plan, unsigned passes, \
+                     size_t *restrict hist)                                                    \
+    {                                                                                          \
+        for (unsigned q = 0; q < passes; q++)                                                  \
+            memset(hist + ((size_t)q << BUCKET_DIGIT_BITS), 0, sizeof *hist << plan[q].bits);  \
+        if (passes == 2) { /* the common case (32-bit keys): shifts and masks in registers */ \
+            const unsigned s0 = plan[0].shift, s1 = plan[1].shift;                             \
+            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;      \
+            size_t *restrict h1 = hist + ((size_t)1 << BUCKET_DIGIT_BITS);                     \
+            for (size_t i = 0; i < m; i++) {                                                   \
+                KT k = src[i];                                                                 \
+                hist[(k >> s0) & m0]++;                                                        \
+                h1[(k >> s1) & m1]++;                                                          \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        for (size_t i = 0; i < m; i++) {                                                       \
+            KT k = src[i];                                                                     \
+            for (unsigned q = 0; q < passes; q++)                                              \
+                hist[((size_t)q << BUCKET_DIGIT_BITS) +                                        \
+                     ((k >> plan[q].shift) & (((KT)1 << plan[q].bits) - 1))]++;                \
+        }                                                                                      \
+    }
+DEFINE_HISTS(hists32, uint32_t)
+DEFINE_HISTS(hists64, uint64_t)
+
+/* Inside a bucket. The bucket is in cache, so passes over it are cheap
+ * and the cost is per key and pass: a range of up to two digits takes LSD
+ * passes; a wider one (64-bit keys) an MSD pass that leaves sub-buckets of
+ * about SMALL_SORT keys, each finished the same way, the smallest by
+ * insertion sort. Every step is stable. */
+#ifndef SMALL_SORT
+#define SMALL_SORT 16
+#endif
+#define REC_DEPTH 8 /* MSD levels inside a bucket; deeper, LSD passes finish */
+/* Per-thread counters per depth: an MSD level's offsets and bounds, or the
+ * LSD passes' histograms (up to 6 passes of 11 bits for 64-bit keys). */
+#define REC_SLAB ((size_t)6 << BUCKET_DIGIT_BITS)
+
+typedef struct {
+    char *k, *v; /* keys and values of one region (v NULL without values) */
+} span;
+
+static span span_at(span s, size_t i, unsigned kw, unsigned vw)
+{
+    span r = {s.k + i * kw, s.v ? s.v + i * vw : NULL};
+    return r;
+}
+
+#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                                  \
+    static void NAME(KT *restrict k, VT *restrict v, size_t m)                                 \
+    {                                                                                          \
+        for (size_t i = 1; i < m; i++) {                                                       \
+            KT x = k[i];                                                                       \
+            VT y = HAS_V ? v[i] : 0;                                                           \
+            size_t j = i;                                                                      \
+            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */     \
+                k[j] = k[j - 1];                                                               \
+                if (HAS_V) v[j] = v[j - 1];                                                    \
+            }                                                                                  \
+            k[j] = x;                                                                          \
+            if (HAS_V) v[j] = y;                                                               \
+        }                                                                                      \
+    }
+DEFINE_INSERTION(insertion32, uint32_t, uint32_t, 0)
+DEFINE_INSERTION(insertion32_v32, uint32_t, uint32_t, 1)
+DEFINE_INSERTION(insertion32_v64, uint32_t, uint64_t, 1)
+DEFINE_INSERTION(insertion64, uint64_t, uint32_t, 0)
+DEFINE_INSERTION(insertion64_v32, uint64_t, uint32_t, 1)
+DEFINE_INSERTION(insertion64_v64, uint64_t, uint64_t, 1)
+
+static void insertion(unsigned kw, unsigned vw, span s, size_t m)
+{
+    if (kw == 4) {
+        if (vw == 0) insertion32((uint32_t *)s.k, NULL, m);
+        else if (vw == 4) insertion32_v32((uint32_t *)s.k, (uint32_t *)s.v, m);
+        else insertion32_v64((uint32_t *)s.k, (uint64_t *)s.v, m);
+    } else {
+        if (vw == 0) insertion64((uint64_t *)s.k, NULL, m);
+        else if (vw == 4) insertion64_v32((uint64_t *)s.k, (uint32_t *)s.v, m);
+        else insertion64_v64((uint64_t *)s.k, (uint64_t *)s.v, m);
+    }
+}
+
+static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
+{
+    if (dst.k != src.k) memcpy(dst.k, src.k, m * kw);
+    if (vw && dst.v != src.v) memcpy(dst.v, src.v, m * vw);
+}
+
+/* Sorts m mapped keys at src into out. t0 and t1 are scratch regions of m
+ * keys and values; src may be t0 or out (then it is overwritten). work:
+ * REC_SLAB counters per remaining depth. */
+static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span out, size_t m,
+                     size_t *work, unsigned depth)
+{
+    if (m <= SMALL_SORT) {
+        copy_span(out, src, m, kw, vw);
+        insertion(kw, vw, out, m);
+        return;
+    }
+    uint64_t a, o;
+    if (kw == 4) reduce32((const uint32_t *)src.k, m, &a, &o);
+    else reduce64((const uint64_t *)src.k, m, &a, &o);
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    pass_plan plan[64];
+    /* Narrower digits for a small bucket: fewer counters to clear and scan. */
+    const unsigned width = m >= 4096 ? BUCKET_DIGIT_BITS : 8;
+    unsigned passes = plan_passes_w(begin, end, 0, width, plan);
+    /* X takes the first pass's output, so it must not be src. */
+    span X = src.k == t0.k ? t1 : t0, Y = src.k == t0.k ? t0 : t1;
+    if (passes == 0) {
+        copy_span(out, src, m, kw, vw);
+        return;
+    }
+    /* MSD where LSD would take four or more passes (64-bit keys): its digit
+     * shrinks with the bucket, so a sub-bucket just above SMALL_SORT costs
+     * one small pass, not six. */
+    if (passes <= 3 || depth + 1 >= REC_DEPTH) {
+        if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
+        else hists64((const uint64_t *)src.k, m, plan, passes, work);
+        for (unsigned q = 0; q < passes; q++) {
+            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+            for (unsigned d = 0; d < (1u << plan[q].bits); d++) {
+                size_t c = h[d];
+                h[d] = sum;
+                sum += c;
+            }
+        }
+        /* A single pass cannot scatter onto its own source: it goes
+         * through X and is copied home. */
+        const int via_x = passes == 1 && src.k == out.k;
+        for (unsigned q = 0; q < passes; q++) {
+            const int last = q + 1 == passes && !via_x;
+            span dst = last ? out : (q & 1 ? Y : X);
+            scatter_chunk(kw, vw, src.k, dst.k, src.v, dst.v, 0, m, plan[q].shift,
+                          ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS),
+                          NULL, 1u << plan[q].bits, 0);
+            src = dst;
+        }
+        if (via_x) copy_span(out, src, m, kw, vw);
+        return;
+    }
+    /* One MSD pass by the top d bits into X, then every sub-bucket. */
+    unsigned d = 1;
+    while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
+    const unsigned digits = 1u << d, shift = end - d;
+    size_t *off = work, *bounds = work + digits;
+    memset(off, 0, digits * sizeof *off);
+    if (kw == 4) count32((const uint32_t *)src.k, 0, m, shift, digits - 1, off);
+    else count64((const uint64_t *)src.k, 0, m, shift, digits - 1, off);
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        size_t c = off[g];
+        off[g] = bounds[g] = sum;
+        sum += c;
+    }
+    bounds[digits] = sum;
+    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0);
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm == 0) continue;
+        span xs = span_at(X, b0, kw, vw);
+        sort_rec(kw, vw, xs, xs, span_at(Y, b0, kw, vw), span_at(out, b0, kw, vw), mm,
+                 work + REC_SLAB, depth + 1);
+    }
+}
+
+/* One thread sorts a bucket of m keys at src (values at vsrc) into kout /
+ * vout through its private buffers tmp[0], tmp[1] (cap keys and cap values
+ * each) and unmaps the keys. src may be kout itself (a bucket of a second
+ * MSD level). */
+static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout,
+                        void *vout, size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    span s = {(char *)src, (char *)vsrc}, out = {kout, vout};
+    span t0 = {(char *)tmp[0], vw ? (char *)tmp[0] + cap * kw : NULL};
+    span t1 = {(char *)tmp[1], vw ? (char *)tmp[1] + cap * kw : NULL};
+    sort_rec(kw, vw, s, t0, t1, out, m, work, 0);
+    if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+}
+
+/* Levels of MSD passes a skewed input may take (each takes 3 or more bits,
+ * so 64-bit keys need at most 22); beyond, the team's LSD passes finish. */
+#define HYB_LEVELS 24
+
+typedef struct {
+    size_t cap;                 /* largest bucket one thread sorts */
+    size_t *bounds;             /* HYB_LEVELS x (2^HYB_MAX_BITS + 1) bucket starts */
+    uint64_t *ands, *ors;       /* a cache line apart per thread */
+    unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
+    size_t lhist_bytes, tmp_bytes;
+    struct {
+        unsigned begin, end, digit_bits, passes;
+        int lsd;
+        pass_plan plan[64];
+    } lv[HYB_LEVELS];
+} hyb_state;
+
+/* Per-thread counters of one solo MSD level: offsets and bounds. */
+#define SOLO_DEPTH 8
+#define SOLO_SLAB (((size_t)2 << HYB_MAX_BITS) + 8)
+
+/* A bucket too big for the private buffers but small enough that the team
+ * has other work: one thread splits it with its own MSD pass (through
+ * memory, with its write-combining buffer) and sorts the parts, without a
+ * barrier. Only the team's passes wait for each other, and on a busy
+ * machine a barrier waits for the slowest thread's time slice. */
+static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, size_t m,
+                        int in_keys, unsigned char *tmp[2], size_t *rec_work, size_t *solo_work,
+                        unsigned depth)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+    char *kout = (char *)S->keys + off * kw, *vout = vw ? (char *)S->vals + off * vw : NULL;
+    if (m <= H->cap) {
+        sort_bucket(S, cur, vcur, kout, vout, m, tmp, H->cap, rec_work);
+        return;
+    }
+    unsigned char *wc = S->wc ? S->wc + (size_t)omp_get_thread_num() * S->wc_bytes : NULL;
+    uint64_t a, o;
+    if (kw == 4) reduce32((const uint32_t *)cur, m, &a, &o);
+    else reduce64((const uint64_t *)cur, m, &a, &o);
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    if (end - begin < HYB_MIN_BITS || depth + 1 >= SOLO_DEPTH) {
+        /* Few bits left: LSD passes between the two regions, then home. */
+        pass_plan plan[64];
+        unsigned passes = plan_passes(begin, end, 0, plan);
+        char *src = cur, *dst = oth, *vsrc = vcur, *vdst = voth;
+        for (unsigned q = 0; q < passes; q++) {
+            const unsigned digits = 1u << plan[q].bits;
+            memset(solo_work, 0, digits * sizeof *solo_work);
+            if (kw == 4) count32((const uint32_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
+            else count64((const uint64_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
+            size_t sum = 0;
+            for (unsigned g = 0; g < digits; g++) {
+                size_t c = solo_work[g];
+                solo_work[g] = sum;
+                sum += c;
+            }
+            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1,
+                          solo_work, wc, digits, 0);
+            char *t = src; src = dst; dst = t;
+            t = vsrc; vsrc = vdst; vdst = t;
+        }
+        if (src != kout) memcpy(kout, src, m * kw);
+        if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
+        if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+        return;
+    }
+    unsigned d = hyb_digit_bits(m, kw + vw);
+    if (d > end - begin) d = end - begin;
+    const unsigned digits = 1u << d, shift = end - d;
+    size_t *cnt = solo_work, *bounds = solo_work + digits;
+    memset(cnt, 0, digits * sizeof *cnt);
+    if (kw == 4) count32((const uint32_t *)cur, 0, m, shift, digits - 1, cnt);
+    else count64((const uint64_t *)cur, 0, m, shift, digits - 1, cnt);
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        size_t c = cnt[g];
+        cnt[g] = bounds[g] = sum;
+        sum += c;
+    }
+    bounds[digits] = sum;
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0);
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > 0)
+            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work + SOLO_SLAB,
+                        depth + 1);
+    }
+}
+
+/* One MSD level over the m keys at offset off, run by every thread of the
+ * team. The keys lie in the caller's array (in_keys) or in the scatter
+ * buffer; the pass moves them to the other one, buckets that fit a thread
+ * are sorted from there into the caller's array, larger ones go one level
+ * down. Level 0's bit range comes from the caller's detection, deeper
+ * levels reduce their bucket for it (all-equal buckets then cost nothing
+ * more). */
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
+                      int in_keys, unsigned begin, unsigned end, int iota, int counted)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
+    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
+    const unsigned kw = S->kw, vw = S->vw;
+    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+
+    if (level > 0) {
+        if (kw == 4) reduce32((const uint32_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
+        else reduce64((const uint64_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
+#pragma omp barrier
+    }
+#pragma omp single
+    {
+        unsigned b = begin, e = end;
+        if (level > 0) {
+            uint64_t a = ~0ull, o = 0;
+            for (int t = 0; t < T; t++) { a &= H->ands[8 * t]; o |= H->ors[8 * t]; }
+            gpk__radix_range_from_masks(a, o, &b, &e);
+        }
+        H->lv[level].begin = b;
+        H->lv[level].end = e;
+        H->lv[level].lsd = level > 0 && (e - b < HYB_MIN_BITS || level + 1 >= HYB_LEVELS);
+        if (H->lv[level].lsd) {
+            H->lv[level].passes = plan_passes(b, e, 0, H->lv[level].plan);
+        } else {
+            unsigned d = hyb_digit_bits(m, kw + vw);
+            d = d < e - b ? d : e - b;
+            H->lv[level].digit_bits = hyb_widen(d, e - b, m);
+        }
+    } /* implicit barrier */
+    begin = H->lv[level].begin;
+    end = H->lv[level].end;
+
+    if (H->lv[level].lsd) {
+        int in_b = lsd_team(S, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
+        /* finish_share takes whole-array bases. */
+        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
+        return;
+    }
+
+    const unsigned d = H->lv[level].digit_bits, digits = 1u << d, shift = end - d;
+    const uint64_t mask = digits - 1;
+    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
+    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
+    if (counted) {
+        /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
+         * down to d (in place: group g is read before slot g is written). */
+        const unsigned k = 1u << (HYB_MAX_BITS - d);
+        for (unsigned g = 0; g < digits; g++) {
+            size_t c = 0;
+            for (unsigned j = 0; j < k; j++) c += my_hist[g * k + j];
+            my_hist[g] = c;
+        }
+    } else {
+        memset(my_hist, 0, digits * sizeof *my_hist);
+        if (kw == 4) count32((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist);
+        else count64((const uint64_t *)cur, lo, hi, shift, mask, my_hist);
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+        size_t sum = 0;
+        for (unsigned g = 0; g < digits; g++) {
+            bounds[g] = sum;
+            for (int t = 0; t < T; t++) {
+                size_t c = S->hist[(size_t)t * S->radix_stride + g];
+                S->hist[(size_t)t * S->radix_stride + g] = sum;
+                sum += c;
+            }
+        }
+        bounds[digits] = sum;
+    }
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
+                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota);
+#pragma omp barrier
+    unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
+    unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
+    /* A bucket goes to one thread when it fits its buffers, or when it is
+     * small enough (a quarter of a thread's share of this level) that
+     * the others have work meanwhile; only larger ones take the team. */
+    const size_t solo_max = m / (4 * (size_t)T) > H->cap ? m / (4 * (size_t)T) : H->cap;
+    size_t *rec_work = (size_t *)mine, *solo_work = rec_work + REC_DEPTH * REC_SLAB;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > 0 && mm <= solo_max)
+            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
+    }
+    for (unsigned g = 0; g < digits; g++) {
+        size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0);
+    }
+}
+
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const size_t n = job->n;
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
     const unsigned vw = with_sigma ? 4 : job->value_width;
+    const int forced = path_from_env();
+    /* The hybrid chooses its own digits, so an explicit r keeps the LSD
+     * passes the caller asked for. */
+    const int may_hybrid = job->radix_bits == 0 && forced != PATH_LSD &&
+                           (job->key_bits == 0 || job->key_bits >= HYB_MIN_BITS || forced == PATH_HYBRID) &&
+                           (n >= HYB_MIN_KEYS || forced == PATH_HYBRID);
     const unsigned max_radix_bits = job->radix_bits ? job->radix_bits : 8;
-    const unsigned radix = 1u << max_radix_bits;
-    const int use_wc = max_radix_bits <= WC_MAX_RADIX_BITS;
+    const unsigned stride_bits = may_hybrid && HYB_MAX_BITS > max_radix_bits ? HYB_MAX_BITS : max_radix_bits;
+    const unsigned radix = 1u << stride_bits;
+    const int use_wc = stride_bits <= WC_MAX_RADIX_BITS;
+    const unsigned hyb_d = hyb_digit_bits(n, kw + vw);
+    const size_t cap = may_hybrid ? hyb_bucket_cap(n, kw + vw, hyb_d) : 0;
 
     size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
@@ -199,36 +847,72 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
      * failure leaves it as it was. The scratch stays with the context. */
     /* Per digit: a line of keys, the matching values (up to twice as wide
      * when 4-byte keys carry 8-byte values), and the fill count. */
-    size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + sizeof(unsigned)) : 0;
+    size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + 2 * sizeof(unsigned)) : 0;
     size_t hist_bytes = (size_t)threads * radix * sizeof(size_t);
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
-    size_t total = keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
-                   (size_t)threads * wc_bytes;
+    /* Hybrid: bucket bounds per level, per-thread pass histograms and two
+     * private buffers of cap keys and cap values each. */
+    size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
+    size_t lhist_bytes = may_hybrid ? (REC_DEPTH * REC_SLAB + SOLO_DEPTH * SOLO_SLAB) * sizeof(size_t) : 0;
+    size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
+    /* + 64: the scratch is aligned to a line so that the scatter can stream. */
+    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
+                   (size_t)threads * wc_bytes + bounds_bytes +
+                   (size_t)threads * (lhist_bytes + 2 * tmp_bytes);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
+    if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
     if (!scratch)
         return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
                          n * (kw + vw));
-    void *alt_keys = scratch;
-    void *alt_vals = vw ? scratch + keys_bytes : NULL;
-    size_t *hist = (size_t *)(scratch + keys_bytes + vals_bytes);
-    uint64_t *ands = (uint64_t *)((unsigned char *)hist + hist_bytes);
+    sort_state S;
+    S.type = job->key_type;
+    S.kw = kw;
+    S.vw = vw;
+    S.n = n;
+    S.keys = job->keys;
+    S.vals = with_sigma ? (void *)job->sigma : job->values;
+    S.alt_keys = scratch;
+    S.alt_vals = vw ? scratch + keys_bytes : NULL;
+    S.hist = (size_t *)(scratch + keys_bytes + vals_bytes);
+    S.radix_stride = radix;
+    S.wc_bytes = wc_bytes;
+    uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
     uint64_t *ors = ands + 8 * (size_t)threads;  /* a cache line apart per thread */
-    unsigned char *wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
+    S.wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
+    hyb_state H;
+    H.cap = cap;
+    H.bounds = (size_t *)((unsigned char *)(ors + 8 * (size_t)threads) + (size_t)threads * wc_bytes);
+    H.per_thread = (unsigned char *)H.bounds + bounds_bytes;
+    H.ands = ands;
+    H.ors = ors;
+    H.lhist_bytes = lhist_bytes;
+    H.tmp_bytes = tmp_bytes;
 
-    void *vals = with_sigma ? (void *)job->sigma : job->values;
+    /* The hybrid's first digit is the top of the detected range; guessing
+     * that the range reaches the key's top bit (or key_bits) lets the
+     * detection read count it too. A wrong guess only costs the count. */
+    const unsigned end_guess = job->key_bits ? job->key_bits : 8 * kw;
+    const int top_shift = may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
+
     pass_plan plan[64];
-    unsigned passes = 0;
+    unsigned passes = 0, range_begin = 0, range_end = 0;
+    int hybrid = 0;
 
 #pragma omp parallel num_threads(threads)
     {
         const int T = omp_get_num_threads();
         const int tid = omp_get_thread_num();
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
-        size_t *my_hist = hist + (size_t)tid * radix;
-        unsigned char *my_wc = use_wc ? wc + (size_t)tid * wc_bytes : NULL;
 
-        map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+        if (top_shift >= 0) {
+            size_t *top = S.hist + (size_t)tid * radix;
+            memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
+            map_reduce_count(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
+                             top, (unsigned)top_shift);
+        } else {
+            map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+        }
 #pragma omp barrier
 #pragma omp single
         {
@@ -238,43 +922,23 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                 for (int t = 0; t < T; t++) { a &= ands[8 * t]; o |= ors[8 * t]; }
                 gpk__radix_range_from_masks(a, o, &begin, &end);
             }
-            passes = plan_passes(begin, end, job->radix_bits, plan);
+            range_begin = begin;
+            range_end = end;
+            hybrid = may_hybrid && end > begin &&
+                     (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
+            if (!hybrid) passes = plan_passes(begin, end, job->radix_bits, plan);
         } /* implicit barrier */
 
-        void *src = job->keys, *dst = alt_keys;
-        void *vsrc = vals, *vdst = alt_vals;
-        for (unsigned q = 0; q < passes; q++) {
-            const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
-            const uint64_t mask = digits - 1;
-            memset(my_hist, 0, digits * sizeof *my_hist);
-            if (kw == 4) count32(src, lo, hi, shift, (uint32_t)mask, my_hist);
-            else count64(src, lo, hi, shift, mask, my_hist);
-#pragma omp barrier
-#pragma omp single
-            {
-                size_t sum = 0;
-                for (unsigned d = 0; d < digits; d++)
-                    for (int t = 0; t < T; t++) {
-                        size_t c = hist[(size_t)t * radix + d];
-                        hist[(size_t)t * radix + d] = sum;
-                        sum += c;
-                    }
-            }
-            scatter_chunk(kw, vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist,
-                          my_wc, digits, with_sigma && q == 0);
-#pragma omp barrier
-            void *t1 = src; src = dst; dst = t1;
-            void *t2 = vsrc; vsrc = vdst; vdst = t2;
+        if (hybrid) {
+            hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
+                      top_shift >= 0 && range_end == end_guess);
+        } else {
+            int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
+                                with_sigma);
+            finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
+            if (with_sigma && passes == 0)
+                for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
         }
-
-        /* The result lies in src; bring it home and undo the key mapping. */
-        if (src != job->keys || needs_mapping(job->key_type)) {
-            if (needs_mapping(job->key_type)) unmap_copy(job->key_type, kw, src, job->keys, lo, hi);
-            else memcpy((char *)job->keys + lo * kw, (char *)src + lo * kw, (hi - lo) * kw);
-        }
-        if (vw && vsrc != vals) memcpy((char *)vals + lo * vw, (char *)vsrc + lo * vw, (hi - lo) * vw);
-        if (with_sigma && passes == 0)
-            for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
     }
 
     return GPK_OK;

@@ -8,8 +8,8 @@
  *             device-resident (gpk__radix_bench_cuda, gpk_peer_cub_radix)
  *   opencl -> gpk's CUDA backend, both device-resident
  * Modes: keys, pairs (values of --value-type), perm (keys + sigma). The CPU
- * peers sort keys only; for perm, CUB sorts (key, u32 index) pairs, which
- * is the same work.
+ * peers sort keys, and __gnu_parallel::sort also (key, value) records for
+ * pairs; for perm, CUB sorts (key, u32 index) pairs, which is the same work.
  *
  * "speedup" is peer time / gpk time: above 1, gpk is faster. On a gpk row it
  * is against its fastest peer; on a peer row, against that peer.
@@ -709,6 +709,18 @@ static void run_mode(bench_state *st, block *b, int mode)
                 p->reps = c->reps_cpu;
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }
+        }
+        if (be == GPK_BACKEND_CPU && mode == MODE_PAIRS && (c->peers & PEER_GNU)) {
+            progress(st, "cpu %s n=%s pairs: __gnu_parallel::sort of (key, value) records",
+                     gpk_type_name(b->type), nbuf);
+            bench_row *p = new_row(st, b, be, mode, "__gnu_parallel::sort", 0);
+            if (!p) return;
+            gpk_peer_result pr = {0};
+            err[0] = '\0';
+            int rc = gpk_peer_gnu_parallel_sort_pairs(b->type, b->input, b->vin, b->vw, b->pk, b->n,
+                                                      c->threads, c->reps_cpu, &pr, err, sizeof err);
+            p->reps = c->reps_cpu;
+            finish_peer(b, p, rc, &pr, err, b->ref);
         }
         if (be == GPK_BACKEND_CUDA) {
             cuda_ms = ms;
