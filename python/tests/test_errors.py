@@ -118,6 +118,12 @@ def test_cuda_array_shape_dtype_checks():
         gpk.sort_inplace(FakeCudaArray(readonly=True))
 
 
+def test_device_keys_host_values():
+    v = np.arange(8, dtype=np.uint32)
+    unchanged_after(TypeError, lambda: gpk.sort_by_key_inplace(FakeCudaArray(), v), v)
+    unchanged_after(TypeError, lambda: gpk.sort_by_key_inplace(v, FakeCudaArray()), v)
+
+
 def test_library_error_carries_message():
     if gpk._gpk.backend_available("cuda"):
         pytest.skip("CUDA is usable here")

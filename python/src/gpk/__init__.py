@@ -319,6 +319,8 @@ class _Device:
     """A 1-D device array seen through __cuda_array_interface__, checked."""
 
     def __init__(self, a: Any, what: str, writable: bool, typed: bool = True) -> None:
+        if not hasattr(a, "__cuda_array_interface__"):
+            raise TypeError(f"{what} must be a device array too (got {type(a).__name__})")
         cai = a.__cuda_array_interface__
         typestr, shape = cai["typestr"], tuple(cai["shape"])
         if typestr[0] == ">" or (typestr[0] not in "<|="):
