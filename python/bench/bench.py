@@ -68,6 +68,19 @@ def bench_overhead(results):
         print(f"overhead, 16 u32 keys, {r['threads']} threads: gpk.sort_inplace {py * 1e6:.2f} us, "
               f"gpk._gpk.sort {ext * 1e6:.2f} us, C {c * 1e6:.2f} us: {r['extra_us']:.2f} us extra (goal <= 20)")
         results.append(r)
+        # the binding alone: an empty array, where the library returns at once
+        e = np.empty(0, dtype=np.uint32)
+        py0 = ext0 = c0 = float("inf")
+        with ctx:
+            for _ in range(9):
+                py0 = min(py0, batch(lambda: gpk.sort_inplace(e)))
+                ext0 = min(ext0, batch(lambda: gpk._gpk.sort(ctx, e, 0, 0, "auto")))
+                c0 = min(c0, gpk._gpk.c_sort_seconds(ctx, e, calls))
+        r0 = {"bench": "overhead", "n": 0, "dtype": "uint32", "threads": r["threads"], "python_us": py0 * 1e6,
+              "extension_us": ext0 * 1e6, "c_us": c0 * 1e6, "extra_us": (py0 - c0) * 1e6}
+        print(f"binding alone (0 keys), {r['threads']} threads: gpk.sort_inplace {py0 * 1e6:.2f} us, "
+              f"gpk._gpk.sort {ext0 * 1e6:.2f} us, C {c0 * 1e6:.3f} us")
+        results.append(r0)
         ctx.close()
 
 
