@@ -3,6 +3,7 @@
 
   python python/bench/bench.py [--cpu-n 2^26] [--gpu-n 2^28] [--reps 5] [--out FILE.json]
                                [--only overhead,cpu,gpu]
+  (default FILE: bench/results/DATE-python-HOST/python-bench.json)
 
 overhead: sorting 16 uint32 keys in place through gpk.sort_inplace, through
 the extension alone (gpk._gpk.sort) and through the C call timed in C
@@ -226,7 +227,7 @@ def main():
         bench_gpu(results, parse_n(args.gpu_n), args.reps)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = args.out or os.path.join(root, "bench", "results",
-                                   f"{datetime.date.today()}-python-{socket.gethostname()}.json")
+                                   f"{datetime.date.today()}-python-{socket.gethostname()}", "python-bench.json")
     cpu = platform.processor()
     try:
         with open("/proc/cpuinfo") as f:
