@@ -540,6 +540,7 @@ static const char *stop_name(const gpk_search_result *r)
 
 /* search(ctx, kind, **options) -> (solution bytearray of uint32, name, best,
  * iterations, evaluated, gpu_evaluated, ms, local_optimum, stopped).
+ * ctx: a Context, or a list of distinct Contexts for gpk_search_run_multi.
  * The instance: path (a QAPLIB / TSPLIB file), or text (the same format in
  * memory, labelled by name), or for PPP m, n and instance_seed. */
 static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
@@ -619,8 +620,32 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         }
         o.start = (const uint32_t *)sb.buf;
     }
-    CtxObject *c = ctx_enter(co);
-    if (!c) {
+    /* one context, or several (a list): gpk_search_run_multi, one host
+     * thread per context */
+    enum { MAX_CTX = 64 };
+    CtxObject *cs[MAX_CTX];
+    gpk_ctx *ctxs[MAX_CTX];
+    int count = 0;
+    const int multi = PyList_Check(co) || PyTuple_Check(co);
+    if (multi) {
+        const Py_ssize_t k = PySequence_Fast_GET_SIZE(co);
+        if (k < 1 || k > MAX_CTX) PyErr_Format(PyExc_ValueError, "between 1 and %d contexts", (int)MAX_CTX);
+        for (Py_ssize_t i = 0; i < k && !PyErr_Occurred(); i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(co, i);
+            for (int j = 0; j < count; j++)
+                if ((PyObject *)cs[j] == it) PyErr_SetString(PyExc_ValueError, "the contexts must be distinct");
+            if (PyErr_Occurred()) break;
+            CtxObject *c1 = ctx_enter(it);
+            if (!c1) break;
+            cs[count] = c1;
+            ctxs[count++] = c1->ctx;
+        }
+    } else if ((cs[0] = ctx_enter(co)) != NULL) {
+        ctxs[0] = cs[0]->ctx;
+        count = 1;
+    }
+    if (PyErr_Occurred()) {
+        for (int j = 0; j < count; j++) cs[j]->busy = 0;
         if (have_start) PyBuffer_Release(&sb);
         return NULL;
     }
@@ -659,8 +684,9 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
                                      : prob.kind == GPK_PROBLEM_TSP ? tsp.n
                                                                     : ppp.n);
         else {
-            s = gpk_search_run(c->ctx, &prob, &o, &res);
-            if (s != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(c->ctx));
+            s = multi ? gpk_search_run_multi(ctxs, count, &prob, &o, &res)
+                      : gpk_search_run(ctxs[0], &prob, &o, &res);
+            if (s != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(ctxs[0]));
         }
     }
     if (loaded) {
@@ -669,7 +695,7 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         else gpk_ppp_free(&ppp);
     }
     Py_END_ALLOW_THREADS
-    c->busy = 0;
+    for (int j = 0; j < count; j++) cs[j]->busy = 0;
     if (have_start) PyBuffer_Release(&sb);
     if (ls != GPK_OK) return raise_status(ls, msg);
     if (s != GPK_OK) {

@@ -133,3 +133,23 @@ def test_time_limit():
             gpk.qap(a=a, b=a, time_limit=1.0)
     with pytest.raises(ValueError):
         gpk.qap(a=a, b=a, time_limit=-1.0)
+
+
+def test_multi_contexts(rng):
+    n = 15
+    a = rng.integers(0, 30, (n, n))
+    b = rng.integers(0, 30, (n, n))
+    cs = [gpk.Context("cpu", threads=1) for _ in range(3)]
+    seed = int(rng.integers(1, 1 << 30))
+    two = gpk.qap(a=a, b=b, iters=200, starts=4, seed=seed, contexts=cs[:2])
+    one = gpk.qap(a=a, b=b, iters=200, starts=4, seed=seed, contexts=cs[2:])
+    assert two.cost == one.cost and np.array_equal(two.solution, one.solution), "independent of the context count"
+    assert two.cost == qap_cost(a, b, two.solution)
+    r = gpk.tsp(coords=rng.random((30, 2)) * 100, iters=50, starts=3, contexts=cs[:2])
+    assert sorted(r.solution.tolist()) == list(range(30))
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=b, contexts=[cs[0], cs[0]])
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=b, contexts=cs[:1], backend="cpu")
+    for c in cs:
+        c.close()

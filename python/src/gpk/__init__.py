@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -532,9 +532,22 @@ def _gap(cost: int, best_known: Optional[int]) -> Optional[float]:
     return 0.0 if cost == best_known else None
 
 
+def _search_ctx(backend: Union[None, str, Context], contexts: Optional[Sequence[Context]],
+                gpus: Optional[int]) -> Any:
+    if sum(x is not None for x in (backend, contexts, gpus)) > 1:
+        raise ValueError("give one of backend, contexts and gpus")
+    if contexts is not None:
+        return list(contexts)
+    if gpus is not None:
+        if gpus < 1:
+            raise ValueError("gpus must be >= 1")
+        return [_default("cuda", d) for d in range(gpus)]
+    return _host_ctx(backend)
+
+
 def _search(kind: str, src: dict, table: Optional[tuple], best_known: Optional[int], options: dict,
-            backend: Union[None, str, Context]) -> SearchResult:
-    r = _gpk.search(_host_ctx(backend), kind, **src, **options)
+            ctx: Any) -> SearchResult:
+    r = _gpk.search(ctx, kind, **src, **options)
     sol, name, cost, iters, evaluated, _gpu, ms, local, stopped = r
     sol = np.frombuffer(sol, dtype=np.uint32)
     if kind == "ppp":
@@ -573,14 +586,19 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
         nb: str = "default", iters: int = 0, global_iters: int = 0, tenure: int = 0, starts: int = 0,
         seed: int = 1, start: Any = None, eval: str = "ours", qap_delta: str = "table",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
-        backend: Union[None, str, Context] = None) -> SearchResult:
+        backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
+        gpus: Optional[int] = None) -> SearchResult:
     """Quadratic assignment: a QAPLIB .dat file, or the flow and distance
     matrices a and b (integers, n x n). The options are the CLI's (gpk qap
     --help): algo hc, hc-first, tabu, its, multistart; iters, global_iters,
     tenure, starts, seed, start (a permutation), eval (ours, paper: CUDA),
     qap_delta (table, formula). time_limit in seconds needs a libgpk whose
     search has one (NotImplementedError otherwise). The gap is against
-    best_known, else best-known.csv next to the file.
+    best_known, else best-known.csv next to the file. contexts (distinct
+    Contexts) or gpus=N (this thread's CUDA contexts on devices 0..N-1, the
+    CLI's --gpus) run `starts` searches over them, one host thread per
+    context (gpk_search_run_multi): the result depends on seed and starts,
+    not on how many contexts share them.
 
     >>> import gpk
     >>> r = gpk.qap(a=[[0, 1], [1, 0]], b=[[0, 5], [7, 0]], algo="hc")
@@ -589,23 +607,25 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     """
     opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
     opts["qap_delta"] = qap_delta
+    ctx = _search_ctx(backend, contexts, gpus)
     if instance is not None:
         if a is not None or b is not None:
             raise ValueError("give an instance file or the matrices a and b, not both")
-        return _search("qap", {"path": os.fspath(instance)}, ("best-known.csv", ","), best_known, opts, backend)
+        return _search("qap", {"path": os.fspath(instance)}, ("best-known.csv", ","), best_known, opts, ctx)
     if a is None or b is None:
         raise ValueError("give an instance file or both matrices a and b")
     am = _int_matrix(a, None, "a")
     bm = _int_matrix(b, am.shape[0], "b")
     text = "\n\n".join([str(am.shape[0])] + _matrix_text(am, bm)) + "\n"
-    return _search("qap", {"text": text.encode(), "name": "matrices"}, None, best_known, opts, backend)
+    return _search("qap", {"text": text.encode(), "name": "matrices"}, None, best_known, opts, ctx)
 
 
 def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist: Any = None, *,
         weight: str = "EUC_2D", algo: str = "tabu", nb: str = "default", iters: int = 0, global_iters: int = 0,
         tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None, eval: str = "ours",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
-        backend: Union[None, str, Context] = None) -> SearchResult:
+        backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
+        gpus: Optional[int] = None) -> SearchResult:
     """Symmetric TSP: a TSPLIB file, coordinates (n x 2, distances by the
     TSPLIB rule `weight`: EUC_2D, CEIL_2D, ATT, GEO), or a full integer
     distance matrix. nb: 2opt (default) or swap; other options as for qap.
@@ -617,12 +637,13 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
     14
     """
     opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    ctx = _search_ctx(backend, contexts, gpus)
     given = sum(x is not None for x in (instance, coords, dist))
     if given != 1:
         raise ValueError("give exactly one of: an instance file, coords, dist")
     if instance is not None:
         return _search("tsp", {"path": os.fspath(instance)}, ("bestSolutions.txt", ":"), best_known, opts,
-                       backend)
+                       ctx)
     if coords is not None:
         c = np.asarray(coords, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 2:
@@ -637,13 +658,13 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
         text = (f"NAME: matrix\nTYPE: TSP\nDIMENSION: {d.shape[0]}\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
                 f"EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n{_matrix_text(d)[0]}\nEOF\n")
     return _search("tsp", {"text": text.encode(), "name": "coords" if coords is not None else "matrix"}, None,
-                   best_known, opts, backend)
+                   best_known, opts, ctx)
 
 
 def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "tabu", nb: str = "default", iters: int = 0,
         global_iters: int = 0, tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None,
-        eval: str = "ours", time_limit: Optional[float] = None,
-        backend: Union[None, str, Context] = None) -> SearchResult:
+        eval: str = "ours", time_limit: Optional[float] = None, backend: Union[None, str, Context] = None,
+        contexts: Optional[Sequence[Context]] = None, gpus: Optional[int] = None) -> SearchResult:
     """The permuted perceptron problem "m-n-instance_seed" (n odd), the
     same instance on every machine. nb: flip1 (default) or flip2; start:
     a +-1 vector. The solution is a +-1 int8 vector; fitness 0 solves it
@@ -660,7 +681,8 @@ def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "tabu", nb: str =
             raise ValueError("start must hold -1 and +1")
         start = (s > 0).astype(np.uint32)
     opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
-    return _search("ppp", {"m": m, "n": n, "instance_seed": instance_seed}, None, None, opts, backend)
+    return _search("ppp", {"m": m, "n": n, "instance_seed": instance_seed}, None, None, opts,
+                   _search_ctx(backend, contexts, gpus))
 
 
 # ---- information ----------------------------------------------------------------------
