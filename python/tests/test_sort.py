@@ -166,3 +166,29 @@ def test_info():
     i = gpk.info()
     assert i["version"] == gpk.__version__ and "cpu" in i["backends"]
     assert i["backends"]["cpu"]["threads"] >= 1
+
+
+def test_context_busy_in_another_thread():
+    """A context serves one thread at a time: a call while another thread
+    works on it raises RuntimeError instead of racing inside the library."""
+    ctx = gpk.Context("cpu", threads=1)
+    keys = np.arange(16, dtype=np.uint32)[::-1].copy()
+    started = threading.Event()
+
+    def hold():
+        started.set()
+        gpk._gpk.c_sort_seconds(ctx, keys, 200000)  # seconds of sorting with the GIL released
+    t = threading.Thread(target=hold)
+    t.start()
+    started.wait()
+    refused = False
+    other = np.arange(8, dtype=np.uint32)
+    while t.is_alive() and not refused:
+        try:
+            gpk.sort_inplace(other, backend=ctx)
+        except RuntimeError as e:
+            refused = "another thread" in str(e)
+    t.join()
+    assert refused, "the busy context was not refused"
+    assert np.array_equal(gpk.sort(keys, backend=ctx), np.arange(16))  # free again
+    ctx.close()
