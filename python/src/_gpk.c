@@ -789,7 +789,7 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     gpk_status s = GPK_OK;
     char msg[256] = "";
     Py_BEGIN_ALLOW_THREADS
-    int own = 0;
+    int own = 0, switched = 0, prev_dev = 0;
     if (!query && !d_temp) {
         s = vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
                                      (size_t)vw, (const void *)(uintptr_t)vin, (void *)(uintptr_t)vout, (size_t)n,
@@ -797,6 +797,13 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
                : gpk_cuda_sort_keys(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
                                     (size_t)n, &o, flags, st);
         if (s == GPK_OK) {
+            /* on the keys' device, which need not be the thread's current one */
+            struct cudaPointerAttributes at;
+            if (n > 0 && cudaPointerGetAttributes(&at, (const void *)(uintptr_t)kin) == cudaSuccess &&
+                cudaGetDevice(&prev_dev) == cudaSuccess && at.device != prev_dev &&
+                cudaSetDevice(at.device) == cudaSuccess)
+                switched = 1;
+            cudaGetLastError();
             cudaError_t e = cudaMallocAsync(&d_temp, bytes ? bytes : 1, st);
             if (e != cudaSuccess) {
                 s = GPK_ENOMEM;
@@ -812,6 +819,7 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
                                     (size_t)n, &o, flags, st);
     if (s != GPK_OK && !*msg) snprintf(msg, sizeof msg, "%s", gpk_last_error(c->ctx));
     if (own) cudaFreeAsync(d_temp, st);
+    if (switched) cudaSetDevice(prev_dev);
     Py_END_ALLOW_THREADS
     c->busy = 0;
     if (s != GPK_OK) return raise_status(s, msg);
