@@ -66,6 +66,14 @@ def test_bad_options():
     unchanged_after(ValueError, lambda: gpk.sort_inplace(a, backend="quantum"), a)
 
 
+def test_library_refusal_leaves_array():
+    a = np.arange(100, dtype=np.uint32)[::-1].copy()
+    e = unchanged_after(gpk.Error, lambda: gpk.sort_inplace(a, key_bits=40), a)
+    assert "key_bits" in str(e.value) and e.value.status_name == "invalid argument"
+    k, v = a.copy(), np.arange(100, dtype=np.float32)
+    unchanged_after(gpk.Error, lambda: gpk.sort_by_key_inplace(k, v, key_bits=33), k, v)
+
+
 def test_by_key_mismatch():
     k = np.arange(10, dtype=np.uint32)[::-1].copy()
     v = np.arange(9, dtype=np.uint32)
