@@ -194,3 +194,16 @@ def test_cuda_context_for_numpy(rng, fw):
         assert c.backend == "cuda"
         out = gpk.sort(a)  # the host API on the GPU
     assert same_bits(out, a[reference_order(a)])
+
+
+@pytest.mark.parametrize("fw", FW_PARAMS)
+def test_dlpack_device(rng, fw):
+    """A CUDA object that speaks only DLPack is sorted in its own memory
+    (through a zero-copy CuPy or PyTorch view)."""
+    from test_sort import DLPackOnly
+    a = random_keys(rng, np.float32, 100003)
+    d = to_dev(fw, a)
+    obj = DLPackOnly(d)
+    assert gpk.sort_inplace(obj) is obj
+    sync(fw)
+    assert same_bits(to_host(fw, d), a[reference_order(a)])

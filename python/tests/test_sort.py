@@ -192,3 +192,32 @@ def test_context_busy_in_another_thread():
     assert refused, "the busy context was not refused"
     assert np.array_equal(gpk.sort(keys, backend=ctx), np.arange(16))  # free again
     ctx.close()
+
+
+class DLPackOnly:
+    """An object that speaks only DLPack (as a PyTorch CPU tensor or a JAX
+    array does): gpk sorts it through a zero-copy numpy view."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __dlpack__(self, **kw):
+        return self.arr.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.arr.__dlpack_device__()
+
+
+def test_dlpack_host(rng):
+    a = random_keys(rng, np.float64, 10007)
+    ref = a[reference_order(a)]
+    buf = a.copy()
+    obj = DLPackOnly(buf)
+    with pytest.raises(TypeError):
+        memoryview(obj)
+    assert same_bits(gpk.sort(obj), ref) and same_bits(buf, a), "the copy leaves the input"
+    assert np.array_equal(gpk.argsort(obj), reference_order(a))
+    assert gpk.sort_inplace(obj) is obj and same_bits(buf, ref), "sorted in the caller's memory"
+    k, v = a.copy(), np.arange(a.size, dtype=np.uint32)
+    ko, vo = gpk.sort_by_key_inplace(DLPackOnly(k), DLPackOnly(v))
+    assert isinstance(ko, DLPackOnly) and same_bits(k, ref) and np.array_equal(v, reference_order(a))

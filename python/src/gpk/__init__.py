@@ -112,6 +112,31 @@ def _bits(key_bits: Optional[int], radix_bits: Optional[int], algorithm: str) ->
     return (0 if key_bits is None else key_bits), (0 if radix_bits is None else radix_bits)
 
 
+def _view(a: Any) -> Any:
+    """numpy arrays, buffer-protocol objects and __cuda_array_interface__
+    objects as they are; an object that only speaks DLPack (a PyTorch CPU
+    tensor, a JAX array) as a zero-copy view of the same memory: numpy for
+    host memory, CuPy (else PyTorch) for CUDA memory."""
+    if type(a) is np.ndarray or hasattr(a, "__cuda_array_interface__") or not hasattr(a, "__dlpack__"):
+        return a
+    try:
+        memoryview(a)
+        return a
+    except TypeError:
+        pass
+    dev = a.__dlpack_device__()[0]
+    if dev == 1:  # kDLCPU
+        return np.from_dlpack(a)
+    if dev in (2, 13):  # kDLCUDA, kDLCUDAManaged
+        try:
+            import cupy
+            return cupy.from_dlpack(a)
+        except ImportError:
+            import torch
+            return torch.from_dlpack(a)
+    raise TypeError(f"DLPack device type {dev} is not supported (CPU and CUDA are)")
+
+
 def _is_device(a: Any) -> bool:
     return type(a) is not np.ndarray and hasattr(a, "__cuda_array_interface__")
 
@@ -146,11 +171,12 @@ def sort_inplace(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional
     (True, array([-1,  3,  5]))
     """
     kb, rb = _bits(key_bits, radix_bits, algorithm)
-    if _is_device(a):
-        d = _Device(a, "keys", writable=True)
+    v = _view(a)
+    if _is_device(v):
+        d = _Device(v, "keys", writable=True)
         _cuda_sort(_device_ctx(backend, d), d, d.ptr, None, None, key_bits, rb, algorithm)
         return a
-    _gpk.sort(_host_ctx(backend), a, kb, rb, algorithm)
+    _gpk.sort(_host_ctx(backend), v, kb, rb, algorithm)
     return a
 
 
@@ -168,6 +194,7 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
     array([1, 3, 5], dtype=uint64)
     """
     kb, rb = _bits(key_bits, radix_bits, algorithm)
+    a = _view(a)
     if _is_device(a):
         d = _Device(a, "keys", writable=False)
         ctx = _device_ctx(backend, d)
@@ -192,6 +219,7 @@ def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int]
     array([3, 1, 0, 2], dtype=uint32)
     """
     kb, rb = _bits(key_bits, radix_bits, "radix")
+    a = _view(a)
     if _is_device(a):
         d = _Device(a, "keys", writable=False)
         ctx = _device_ctx(backend, d)
@@ -221,6 +249,8 @@ def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = Non
     (array([1, 2, 3], dtype=uint32), array([10., 20., 30.]))
     """
     kb, rb = _bits(key_bits, radix_bits, algorithm)
+    ko, vo = keys, values
+    keys, values = _view(keys), _view(values)
     if _is_device(keys) or _is_device(values):
         dk = _Device(keys, "keys", writable=True)
         dv = _Device(values, "values", writable=True, typed=False)
@@ -228,9 +258,9 @@ def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = Non
             raise ValueError(f"keys and values differ in length ({dk.n}, {dv.n})")
         _cuda_sort(_device_ctx(backend, dk), dk, dk.ptr, dv.ptr, dv.ptr, key_bits, rb, algorithm,
                    width=dv.itemsize)
-        return keys, values
+        return ko, vo
     _gpk.sort_pairs(_host_ctx(backend), keys, values, kb, rb, algorithm)
-    return keys, values
+    return ko, vo
 
 
 def sort_by_key(keys: Any, values: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
@@ -242,6 +272,7 @@ def sort_by_key(keys: Any, values: Any, *, key_bits: Optional[int] = None, radix
     >>> gpk.sort_by_key(np.array([2, 1, 2], dtype=np.int32), np.array([0, 1, 2], dtype=np.uint32))
     (array([1, 2, 2], dtype=int32), array([1, 0, 2], dtype=uint32))
     """
+    keys, values = _view(keys), _view(values)
     if _is_device(keys) or _is_device(values):
         kb, rb = _bits(key_bits, radix_bits, algorithm)
         dk = _Device(keys, "keys", writable=False)
