@@ -115,8 +115,9 @@ def _bits(key_bits: Optional[int], radix_bits: Optional[int], algorithm: str) ->
 def _view(a: Any) -> Any:
     """numpy arrays, buffer-protocol objects and __cuda_array_interface__
     objects as they are; an object that only speaks DLPack (a PyTorch CPU
-    tensor, a JAX array) as a zero-copy view of the same memory: numpy for
-    host memory, CuPy (else PyTorch) for CUDA memory."""
+    tensor, for example) as a zero-copy view of the same memory: numpy for
+    host memory, CuPy (else PyTorch) for CUDA memory. A read-only export
+    gives a read-only view, which the in-place calls refuse."""
     if type(a) is np.ndarray or hasattr(a, "__cuda_array_interface__") or not hasattr(a, "__dlpack__"):
         return a
     try:
