@@ -1,7 +1,6 @@
 """gpk.qap / tsp / ppp: costs recomputed in numpy, optima by brute force on
 small instances, the shared QAPLIB / TSPLIB files with their gaps."""
 import itertools
-import math
 
 import numpy as np
 import pytest
