@@ -3,12 +3,17 @@
 # whole test suite with the CUDA and OpenCL-on-NVIDIA tests required, run the
 # benchmarks, and print a short table last.
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
-#                        [qsanitize] [qbench] [octree]
+#                        [qsanitize] [qbench] [octree] [python]
 #   (default: all but sanitize, qsanitize and octree)
 # octree runs scripts/gpu-octree.sh on the same build (the CUDA pools and
 # octree builders: tests, memcheck, benches against the 16-core CPU, the
 # threads x blocks grid); scripts/gpu-search.sh benchmarks the GPU local
 # search, scripts/gpu-final.sh runs the closing checks of both.
+# python builds the extension gpk._gpk on the same build (plain CMake: the
+# GPU host has no PyPI; GPK_PY_PIP=1 runs `pip install --no-build-isolation
+# ./python` instead), runs python/tests with GPK_REQUIRE_CUDA=1 (CuPy and
+# PyTorch arrays on the device) and python/bench/bench.py (2^28 u32 against
+# cupy.sort and torch.sort, 2^26 f64 against numpy.sort): python-bench.json.
 # qsanitize runs test_quick (GPK_TEST_SMALL=1) under compute-sanitizer
 # memcheck (GPK_QSANITIZE_TOOLS adds racecheck); qbench runs gpk bench quicksort (u32 and f64, the
 # paper's six distributions, records) at the sizes in GPK_QBENCH_N
@@ -23,7 +28,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/gpu-check-out}
 build=${GPK_GPU_BUILD:-$root/build-gpu}
 mkdir -p "$out"
-stages=${*:-build test cudacheck bench pic qbench}
+stages=${*:-build test cudacheck bench pic qbench python}
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 summary=$out/summary.txt
 : >"$summary"
@@ -201,11 +206,43 @@ if has octree; then
   note "octree (scripts/gpu-octree.sh): exit $rc; $(grep -c -E 'FAIL|ERROR' "$out/octree.log") FAIL/ERROR lines"
 fi
 
+# --- Python: gpk over numpy, CuPy and PyTorch (python/) ------------------------------------
+if has python; then
+  t0=$(date +%s)
+  py=${PYTHON:-python3}
+  pkg=$build/python-pkg
+  rc=0
+  if [ "${GPK_PY_PIP:-0}" = 1 ]; then
+    "$py" -m pip install --no-build-isolation --no-deps "$root/python" >"$out/python-build.log" 2>&1 || rc=$?
+    pypath=${PYTHONPATH:-}
+  else
+    { cmake -S "$root" -B "$build" -DGPK_BUILD_PYTHON=ON -DPython_EXECUTABLE="$(command -v "$py")" &&
+      cmake --build "$build" -j "$(nproc)" --target _gpk; } >"$out/python-build.log" 2>&1 || rc=$?
+    rm -rf "$pkg" && mkdir -p "$pkg/gpk" &&
+      cp "$root"/python/src/gpk/*.py "$root"/python/src/gpk/*.pyi "$pkg/gpk/" &&
+      cp "$build"/python/_gpk*.so "$pkg/gpk/" 2>>"$out/python-build.log" || rc=1
+    pypath=$pkg${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  if [ $rc = 0 ]; then
+    ( cd "$root" && GPK_REQUIRE_CUDA=1 PYTHONPATH=$pypath timeout 900 "$py" -m pytest -q -p no:cacheprovider \
+        python/tests --doctest-modules --pyargs gpk ) >"$out/python-tests.log" 2>&1 || fail=1
+    note "python tests: $(tail -n 1 "$out/python-tests.log") ($(( $(date +%s) - t0 )) s)"
+    ( cd "$root" && PYTHONPATH=$pypath timeout 900 "$py" python/bench/bench.py --out "$out/python-bench.json" ) \
+      >"$out/python-bench.txt" 2>&1
+    brc=$?
+    [ $brc = 0 ] || fail=1
+    note "python bench: exit $brc (python-bench.json)"
+  else
+    fail=1
+    note "python: build FAILED"; tail -n 20 "$out/python-build.log"
+  fi
+fi
+
 # --- the short table, last ----------------------------------------------------------
 echo
 echo "==== gpu-check summary ===="
 cat "$summary"
-for f in cuda-perf bench-gpu bench-gpu-10bit bench-cpu bench-octree-cuda bench-octree-cpu; do
+for f in cuda-perf bench-gpu bench-gpu-10bit bench-cpu bench-octree-cuda bench-octree-cpu python-bench; do
   [ -f "$out/$f.txt" ] && { echo "---- $f"; cat "$out/$f.txt"; }
 done
 for be in cuda opencl cpu; do
@@ -214,7 +251,7 @@ done
 [ -f "$out/quick-table.txt" ] && { echo "---- quicksort"; cat "$out/quick-table.txt"; }
 # The device tool brings back 8 files at most: keep the summary and the
 # JSON loose, everything else in one archive.
-( cd "$out" && find . -maxdepth 1 -type f ! -name 'summary.txt' ! -name 'radix-*.json' ! -name 'quicksort-*.json' ! -name 'octree-*.json' ! -name '*.tar.gz' \
+( cd "$out" && find . -maxdepth 1 -type f ! -name 'summary.txt' ! -name 'radix-*.json' ! -name 'quicksort-*.json' ! -name 'octree-*.json' ! -name 'python-*.json' ! -name '*.tar.gz' \
     -printf '%P\n' | tar czf gpu-check-logs.tar.gz -T - --remove-files 2>/dev/null
   rm -rf icd 2>/dev/null; true )
 [ $fail = 0 ] && echo "gpu-check: all passed" || echo "gpu-check: FAILURES (see $out)"

@@ -1,0 +1,154 @@
+"""gpk.qap / tsp / ppp: costs recomputed in numpy, optima by brute force on
+small instances, the shared QAPLIB / TSPLIB files with their gaps."""
+import itertools
+
+import numpy as np
+import pytest
+
+import gpk
+from conftest import data_dir
+
+
+def qap_cost(a, b, p):
+    p = np.asarray(p, dtype=np.int64)
+    return int((a * b[np.ix_(p, p)]).sum())
+
+
+def tsp_len(c, tour):
+    d = np.sqrt(((c[tour] - c[np.roll(tour, -1)]) ** 2).sum(1))
+    return int(np.floor(d + 0.5).sum())  # TSPLIB nint
+
+
+@pytest.mark.parametrize("algo", ["hc", "hc-first", "tabu", "its", "multistart"])
+def test_qap_matrices(rng, algo):
+    n = 7
+    a = rng.integers(0, 10, (n, n))
+    b = rng.integers(0, 10, (n, n))
+    best = min(qap_cost(a, b, q) for q in itertools.permutations(range(n)))
+    r = gpk.qap(a=a, b=b, algo=algo, iters=50 if algo != "hc" else 0, global_iters=3, starts=2,
+                seed=int(rng.integers(1, 1 << 30)), best_known=best)
+    assert sorted(r.solution.tolist()) == list(range(n))
+    assert r.cost == qap_cost(a, b, r.solution) and r.cost >= best
+    assert r.gap == pytest.approx(100.0 * (r.cost - best) / best)
+
+
+def test_qap_seed_and_start(rng):
+    n = 12
+    a = rng.integers(0, 20, (n, n))
+    b = rng.integers(0, 20, (n, n))
+    r1 = gpk.qap(a=a, b=b, seed=5, iters=100)
+    r2 = gpk.qap(a=a, b=b, seed=5, iters=100)
+    assert r1.cost == r2.cost and np.array_equal(r1.solution, r2.solution)
+    start = rng.permutation(n)
+    r = gpk.qap(a=a, b=b, algo="hc", start=start)
+    assert r.cost <= qap_cost(a, b, start) and r.local_optimum
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=b, start=start[:-1])
+
+
+def test_qap_file_and_gap():
+    f = data_dir() / "qaplib" / "chr12a.dat"
+    if not f.exists():
+        pytest.skip(f"no {f}")
+    bks = None
+    for line in open(f.parent / "best-known.csv"):
+        parts = line.strip().split(",")
+        if parts[0] == "chr12a":
+            bks = int(parts[1])
+    r = gpk.qap(f, iters=2000, seed=3)
+    assert r.name == "chr12a" and r.best_known == bks
+    assert r.gap == pytest.approx(100.0 * (r.cost - bks) / bks) and r.gap >= 0
+    assert len(r.solution) == 12
+
+
+def test_tsp_coords(rng):
+    n = 8
+    c = np.round(rng.random((n, 2)) * 1000, 3)
+    best = min(tsp_len(c, np.array((0,) + q)) for q in itertools.permutations(range(1, n)))
+    r = gpk.tsp(coords=c, iters=200, seed=2)
+    assert sorted(r.solution.tolist()) == list(range(n))
+    assert r.cost == tsp_len(c, r.solution) and r.cost >= best
+    r = gpk.tsp(coords=c, algo="its", iters=100, global_iters=5, best_known=best)
+    assert r.cost == tsp_len(c, r.solution) and r.gap == pytest.approx(100.0 * (r.cost - best) / best)
+
+
+def test_tsp_matrix(rng):
+    n = 6
+    d = rng.integers(1, 100, (n, n))
+    d = d + d.T
+    np.fill_diagonal(d, 0)
+    r = gpk.tsp(dist=d, algo="hc", nb="swap")
+    tour = r.solution
+    assert r.cost == int(sum(d[tour[i], tour[(i + 1) % n]] for i in range(n)))
+
+
+def test_tsp_file():
+    f = data_dir() / "tsplib" / "burma14.tsp"
+    if not f.exists():
+        pytest.skip(f"no {f}")
+    r = gpk.tsp(f, iters=500)
+    assert r.name == "burma14" and r.best_known == 3323 and r.cost >= 3323
+    assert r.gap == pytest.approx(100.0 * (r.cost - 3323) / 3323)
+
+
+def test_ppp(rng):
+    r = gpk.ppp(31, 31, 7, iters=300, seed=int(rng.integers(1, 1000)))
+    assert r.solution.dtype == np.int8 and set(r.solution.tolist()) <= {-1, 1}
+    assert r.name == "31-31-7" and r.cost >= 0 and r.best_known == 0
+    assert (r.gap == 0.0) if r.cost == 0 else (r.gap is None)
+    again = gpk.ppp(31, 31, 7, algo="hc", start=r.solution)
+    assert again.cost <= r.cost
+    with pytest.raises(gpk.Error):
+        gpk.ppp(10, 10)  # n must be odd
+
+
+def test_bad_instances(tmp_path):
+    bad = tmp_path / "broken.dat"
+    bad.write_text("3\n1 2 3\n4 x 6\n")
+    with pytest.raises(gpk.Error, match="broken"):
+        gpk.qap(bad)
+    badt = tmp_path / "broken.tsp"
+    badt.write_text("NAME: x\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\nEOF\n")
+    with pytest.raises(gpk.Error):
+        gpk.tsp(badt)
+    with pytest.raises(gpk.Error) as e:
+        gpk.qap(tmp_path / "missing.dat")
+    assert e.value.status_name
+    with pytest.raises(ValueError):
+        gpk.qap(a=[[0, 1, 2], [1, 0, 1]], b=[[0]])
+    with pytest.raises(ValueError):
+        gpk.qap(a=[[0]], b=[[0]], algo="annealing")
+    with pytest.raises(ValueError):
+        gpk.tsp(coords=[[0, 0], [1, 1]], dist=[[0, 1], [1, 0]])
+
+
+def test_time_limit():
+    a = np.ones((5, 5), dtype=np.int64)
+    if gpk._gpk.HAVE_TIME_LIMIT:
+        r = gpk.qap(a=a, b=a, iters=10**9, time_limit=0.2)
+        assert r.stopped == "time_limit" and r.ms < 5000
+    else:
+        with pytest.raises(NotImplementedError):
+            gpk.qap(a=a, b=a, time_limit=1.0)
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=a, time_limit=-1.0)
+
+
+def test_multi_contexts(rng):
+    n = 15
+    a = rng.integers(0, 30, (n, n))
+    b = rng.integers(0, 30, (n, n))
+    cs = [gpk.Context("cpu", threads=1) for _ in range(3)]
+    seed = int(rng.integers(1, 1 << 30))
+    two = gpk.qap(a=a, b=b, iters=200, starts=4, seed=seed, contexts=cs[:2])
+    one = gpk.qap(a=a, b=b, iters=200, starts=4, seed=seed, contexts=cs[2:])
+    assert two.cost == one.cost and np.array_equal(two.solution, one.solution), "independent of the context count"
+    assert two.cost == qap_cost(a, b, two.solution)
+    r = gpk.tsp(coords=rng.random((30, 2)) * 100, iters=50, starts=3, contexts=cs[:2])
+    assert sorted(r.solution.tolist()) == list(range(30))
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=b, contexts=[cs[0], cs[0]])
+    with pytest.raises(ValueError):
+        gpk.qap(a=a, b=b, contexts=cs[:1], backend="cpu")
+    for c in cs:
+        c.close()
