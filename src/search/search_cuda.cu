@@ -973,6 +973,9 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
             goto fail;
         }
         g->pin_bytes = pin;
+        /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
+         * not 8 bytes per 2-opt move of a large TSP. */
+        if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) g->tabu_len = 1;
         if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
                 GPK_OK ||

@@ -28,7 +28,45 @@ typedef struct gpk__search_cfg {
     int threads;             /* the context's CPU threads, >= 1 */
     gpk_search_eval eval;    /* CUDA context: PAPER or OURS */
     gpk_qap_delta qap_delta; /* QAP CPU scan: table or formula */
+    uint64_t kicks;          /* or2opt ILS (tabu, its, multistart): kicks per run, 0: until stopped */
+    double deadline;         /* omp_get_wtime() at which to stop; 0: none */
+    volatile sig_atomic_t *cancel; /* or NULL */
 } gpk__search_cfg;
+
+/* 1 when the search must stop now: the cancel flag is set or the deadline
+ * has passed. Cheap (a clock read), but callers still space the calls out
+ * in tight loops. */
+int gpk__search_should_stop(const gpk__search_cfg *c);
+
+/* ---- TSP local search with neighbour lists (src/search/tsp_ls.c) ---- */
+#define GPK__TSP_LS_K 10u /* neighbours per city */
+/* An array tour and its inverse; log (when not NULL) records the positions
+ * the moves write, up to cap (beyond: overflow = 1). */
+typedef struct gpk__tour {
+    uint32_t n;
+    uint32_t *t, *pos;
+    uint32_t *log;
+    size_t nlog, cap;
+    int overflow;
+} gpk__tour;
+/* The k nearest cities of each city (nb, n x k, nearest first; nd their
+ * distances): a grid for the Euclidean kinds, every pair otherwise. */
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32_t *nb, int32_t *nd);
+/* Removes the tour edges (a, b) and (c, d), b following a and d following c
+ * in one reading direction, and adds (a, c) and (b, d). */
+void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
+/* Or-opt: the path s1 .. s2 (reading forward) moves between x and y = the
+ * city after x (neither in the path, y not the city before s1): x s1..s2 y,
+ * or x s2..s1 y when rev. The length change before the move: */
+int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y,
+                           int rev);
+void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev);
+uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c);
+uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
+/* The or2opt search (hc, hc-first: one descent; tabu, its: an ILS;
+ * multistart: `starts` ILS runs on the threads); fills r like
+ * gpk__search_cpu, r->solution already allocated. */
+gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
 
 /* The CPU implementation: fills r (solution allocated here). */
 gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
