@@ -440,9 +440,14 @@ static char *beside(const char *path, const char *name, const char *ext)
 }
 
 /* Reads a tour (TSP) or permutation (QAP) for an instance of n; NULL after
- * a message when the file is unreadable or of another size. */
-static uint32_t *load_solution(const char *cmd, gpk_problem_kind kind, const char *path, uint32_t n, int quiet)
+ * a message when the file is unreadable or of another size. Some published
+ * .sln files (nug12 .. nug25) list the inverse permutation, location ->
+ * facility: when the file's cost is that of the inverse and not of the
+ * permutation as read, the inverse is taken (and said). */
+static uint32_t *load_solution(const char *cmd, const gpk_search_problem *pb, const char *path, uint32_t n,
+                               int quiet)
 {
+    const gpk_problem_kind kind = pb->kind;
     uint32_t m = 0, *sol = NULL;
     int64_t cost;
     gpk_status s = kind == GPK_PROBLEM_TSP ? gpk_tsp_load_tour(path, &m, &sol)
@@ -455,6 +460,20 @@ static uint32_t *load_solution(const char *cmd, gpk_problem_kind kind, const cha
         if (!quiet) cli_error(cmd, "%s: %u %s, the instance has %u", path, m, kind == GPK_PROBLEM_TSP ? "cities" : "facilities", n);
         free(sol);
         return NULL;
+    }
+    if (kind == GPK_PROBLEM_QAP && gpk_qap_cost(pb->qap, sol) != cost) {
+        uint32_t *inv = malloc((size_t)n * sizeof *inv);
+        if (inv) {
+            for (uint32_t i = 0; i < n; i++) inv[sol[i]] = i;
+            if (gpk_qap_cost(pb->qap, inv) == cost) {
+                if (!quiet)
+                    fprintf(stderr, "gpk %s: %s lists location -> facility (its cost is the inverse's): inverted\n",
+                            cmd, path);
+                free(sol);
+                return inv;
+            }
+            free(inv);
+        }
     }
     return sol;
 }
@@ -579,13 +598,16 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--eval", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             /* ours / paper: the CUDA mode; anything else a solution to evaluate. */
+            FILE *probe = NULL;
             if (gpk_search_eval_parse(val, &a->so.eval) == GPK_OK) {
                 a->have_eval = 1;
-            } else if (kind == GPK_PROBLEM_PPP) {
-                cli_error(cmd, "unknown --eval '%s' (ours, paper)", val);
-                return CLI_USAGE;
-            } else {
+            } else if (kind != GPK_PROBLEM_PPP && (probe = fopen(val, "r")) != NULL) {
+                fclose(probe);
                 a->eval_file = val;
+            } else {
+                cli_error(cmd, "unknown --eval '%s' (ours, paper%s)", val,
+                          kind == GPK_PROBLEM_PPP ? "" : ", or a solution file to evaluate");
+                return CLI_USAGE;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--time-limit", &val)) != 0) {
             char *end;
@@ -785,7 +807,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         FILE *probe = f ? fopen(f, "r") : NULL;
         if (probe) {
             fclose(probe);
-            uint32_t *sol = load_solution(cmd, kind, f, n, 1);
+            uint32_t *sol = load_solution(cmd, &pb, f, n, 1);
             if (sol) {
                 bk.have = 1;
                 bk.value = solution_cost(&pb, sol);
@@ -797,7 +819,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
     uint32_t *init_sol = NULL;
     if (a.eval_file) {
-        uint32_t *sol = load_solution(cmd, kind, a.eval_file, n, 0);
+        uint32_t *sol = load_solution(cmd, &pb, a.eval_file, n, 0);
         if (!sol) {
             gpk_qap_free(&qap);
             gpk_tsp_free(&tsp);
@@ -828,7 +850,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         return CLI_OK;
     }
     if (a.init) {
-        init_sol = load_solution(cmd, kind, a.init, n, 0);
+        init_sol = load_solution(cmd, &pb, a.init, n, 0);
         if (!init_sol) {
             gpk_qap_free(&qap);
             gpk_tsp_free(&tsp);
