@@ -525,7 +525,8 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
         s->evaluated += s->size;
         if (s->stopped) return;
         const move m = adm.d != INT64_MAX ? adm : any;
-        make_tabu(s, m.k, m.i, m.j, tenure);
+        const uint32_t sp = s->cfg->tenure_spread;
+        make_tabu(s, m.k, m.i, m.j, sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure);
         apply_move(s, m.i, m.j, m.d, threads);
         s->iteration++;
         if (s->cost < *best) {
