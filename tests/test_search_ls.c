@@ -72,7 +72,7 @@ static void test_neighbours(uint32_t n, gpk_tsp_weight w, double side)
     const uint32_t k = n - 1 < 10 ? n - 1 : 10;
     uint32_t *nb = malloc((size_t)n * k * sizeof *nb);
     int32_t *nd = malloc((size_t)n * k * sizeof *nd);
-    TU_CHECK(gpk__tsp_neighbours(&t, k, 2, nb, nd) == GPK_OK, "neighbours n=%u", n);
+    TU_CHECK(gpk__tsp_neighbours(&t, k, 2, NULL, nb, nd) == GPK_OK, "neighbours n=%u", n);
     int bad = 0;
     cd *all = malloc(n * sizeof *all);
     uint32_t want[16], got[16];
@@ -130,7 +130,7 @@ static void test_moves(uint32_t n, int moves)
 {
     gpk_tsp t;
     random_tsp(&t, n, 1000, GPK_TSP_EUC_2D);
-    gpk__tour T = {n, malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), NULL, 0, 0, 0};
+    gpk__tour T = {n, malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0};
     for (uint32_t i = 0; i < n; i++) T.t[i] = i;
     for (uint32_t i = n - 1; i > 0; i--) {
         uint32_t r = (uint32_t)below(i + 1), x = T.t[i];

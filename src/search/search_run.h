@@ -49,10 +49,15 @@ typedef struct gpk__tour {
     uint32_t *log;
     size_t nlog, cap;
     int overflow;
+    uint64_t work; /* swaps made by reversals so far (the stop checks' clock) */
 } gpk__tour;
 /* The k nearest cities of each city (nb, n x k, nearest first; nd their
  * distances): a grid for the Euclidean kinds, every pair otherwise. */
-gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32_t *nb, int32_t *nd);
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                               uint32_t *nb, int32_t *nd);
+/* What gpk__tsp_neighbours returns when `stop` (non-NULL) said to stop
+ * before the lists were complete; never returned by a public call. */
+#define GPK_EAGAIN_STOP ((gpk_status)-100)
 /* Removes the tour edges (a, b) and (c, d), b following a and d following c
  * in one reading direction, and adds (a, c) and (b, d). */
 void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t d);

@@ -97,8 +97,10 @@ static int quadrant(double dx, double dy)
  * not monotone in the coordinates: every pair is looked at (O(n^2), the
  * rows in parallel); such instances carry their matrix below
  * GPK_TSP_MATRIX_MAX anyway. */
-gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32_t *nb, int32_t *nd)
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                               uint32_t *nb, int32_t *nd)
 {
+    volatile int halt = 0; /* the stop came: the lists are left unfinished */
     const uint32_t n = t->n;
     if (k == 0 || k >= n) return GPK_EINVAL;
     const int grid = t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
@@ -113,7 +115,8 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
             }
 #pragma omp for schedule(dynamic, 16)
             for (int64_t a = 0; a < (int64_t)n; a++) {
-                if (!best) continue;
+                if (!best || halt) continue;
+                if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
                 uint32_t cnt = 0;
                 for (uint32_t c = 0; c < n; c++)
                     if (c != (uint32_t)a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
@@ -122,7 +125,8 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
             }
             free(best);
         }
-        return ok ? GPK_OK : GPK_ENOMEM;
+        if (!ok) return GPK_ENOMEM;
+        return halt ? GPK_EAGAIN_STOP : GPK_OK;
     }
     double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
     for (uint32_t i = 1; i < n; i++) {
@@ -170,6 +174,22 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
         for (uint32_t i = 0; i < n; i++) order[fill[cellof[i]]++] = i;
         free(fill);
     }
+    /* The coordinates in cell order: a ring scan then reads memory in
+     * sequence instead of one cache miss per city, which made the build
+     * grow faster than n beyond a few hundred thousand cities. */
+    double *px = malloc((size_t)n * sizeof *px), *py = malloc((size_t)n * sizeof *py);
+    if (!px || !py) {
+        free(px);
+        free(py);
+        free(start);
+        free(order);
+        free(cellof);
+        return GPK_ENOMEM;
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        px[q] = t->x[order[q]];
+        py[q] = t->y[order[q]];
+    }
     int ok = 1;
 #pragma omp parallel num_threads(threads) if (threads > 1 && n >= 4096)
     {
@@ -180,8 +200,10 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
         }
 #pragma omp for schedule(dynamic, 256)
         for (int64_t ai = 0; ai < (int64_t)n; ai++) {
-            if (!best) continue;
-            const uint32_t a = (uint32_t)ai;
+            if (!best || halt) continue;
+            if (stop && ai % 4096 == 0 && gpk__search_should_stop(stop)) halt = 1;
+            const uint32_t a = order[ai]; /* cities in cell order, for the same reason */
+            const double ax = px[ai], ay = py[ai];
             cand *quad = best + k; /* QUAD nearest in each quadrant */
             uint32_t qcnt[4] = {0, 0, 0, 0};
             const int64_t cx = cellof[a] % gx, cy = cellof[a] / gx;
@@ -208,7 +230,7 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
                             for (uint32_t q = start[c]; q < start[c + 1]; q++) {
                                 const uint32_t b = order[q];
                                 if (b == a) continue;
-                                const double dx = t->x[b] - t->x[a], dy = t->y[b] - t->y[a], d2 = dx * dx + dy * dy;
+                                const double dx = px[q] - ax, dy = py[q] - ay, d2 = dx * dx + dy * dy;
                                 cand_push(best, &cnt, k, d2, b);
                                 const int qd = quadrant(dx, dy);
                                 cand_push(quad + qd * QUAD, &qcnt[qd], QUAD, d2, b);
@@ -232,10 +254,13 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, uint32
         }
         free(best);
     }
+    free(px);
+    free(py);
     free(start);
     free(order);
     free(cellof);
-    return ok ? GPK_OK : GPK_ENOMEM;
+    if (!ok) return GPK_ENOMEM;
+    return halt ? GPK_EAGAIN_STOP : GPK_OK;
 }
 
 /* ---- the array tour ---- */
@@ -273,6 +298,7 @@ static void reverse_path(gpk__tour *T, uint32_t i, uint32_t j)
         len = n - len;
     }
     uint32_t *t = T->t, *pos = T->pos;
+    T->work += len / 2;
     for (uint32_t s = 0; s < len / 2; s++) {
         const uint32_t ci = t[i], cj = t[j];
         t[i] = cj;
@@ -444,11 +470,16 @@ static int try_or_opt(ls *L, uint32_t a)
  * stop (0, L->stopped). */
 static int descend(ls *L, uint64_t move_limit)
 {
+    if (L->stopped) return 0;
     const int timed = L->cfg->deadline > 0 || L->cfg->cancel;
     uint32_t since = 0;
+    uint64_t work = L->T.work;
     while (L->qlen) {
-        if (timed && ++since == 256) {
+        /* Every 256 cities, or sooner when reversals were long (on a large
+         * instance one 2-opt move may swap half a million cities). */
+        if (timed && (++since == 256 || L->T.work - work > (1u << 20))) {
             since = 0;
+            work = L->T.work;
             if (gpk__search_should_stop(L->cfg)) {
                 L->stopped = 1;
                 return 0;
@@ -546,10 +577,12 @@ static int keyed_cmp(const void *a, const void *b)
  * its 2-opt moves reverse half the tour, O(n^2) in all at 100 000 cities.
  * GEO and EXPLICIT: a random tour (their instances are small). 0, or -1
  * when out of memory. */
+static int planar(const gpk_tsp *t) { return t->x && t->weight != GPK_TSP_GEO; }
+
 static int start_tour(const gpk_tsp *t, uint32_t *tour, gpk_rng *rng)
 {
     const uint32_t n = t->n;
-    if (t->x && t->weight != GPK_TSP_GEO) {
+    if (planar(t)) {
         keyed *k = malloc((size_t)n * sizeof *k);
         if (!k) return -1;
         double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
@@ -688,6 +721,7 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
         ls_free(&L);
         return -1;
     }
+    L.stopped = *stopped; /* set: the lists are unfinished, no move may use them */
     if (hc) {
         *local_opt = descend(&L, c->iters);
         *moves = L.moves;
@@ -709,13 +743,28 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     const double t0 = omp_get_wtime();
     const uint32_t n = c->n;
     const uint32_t k = n - 1 < GPK__TSP_LS_K ? n - 1 : GPK__TSP_LS_K;
+    /* The Hilbert-curve start, sorted once for every run (a second per
+     * million cities on a loaded machine). */
+    uint32_t *curve = NULL;
+    if (planar(c->tsp) && (!c->start || c->algo == GPK_SEARCH_MULTISTART)) {
+        curve = malloc((size_t)n * sizeof *curve);
+        if (!curve || start_tour(c->tsp, curve, NULL) != 0) {
+            free(curve);
+            return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the start tour (n = %u)", n);
+        }
+    }
     uint32_t *nb = malloc((size_t)n * k * sizeof *nb);
     int32_t *nd = malloc((size_t)n * k * sizeof *nd);
-    if (!nb || !nd || gpk__tsp_neighbours(c->tsp, k, c->threads, nb, nd) != GPK_OK) {
+    const gpk_status ns = nb && nd ? gpk__tsp_neighbours(c->tsp, k, c->threads, c, nb, nd) : GPK_ENOMEM;
+    if (ns != GPK_OK && ns != GPK_EAGAIN_STOP) {
+        free(curve);
         free(nb);
         free(nd);
         return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the neighbour lists (n = %u)", n);
     }
+    /* Stopped while building the lists (a short limit on millions of
+     * cities): the start tour is the result, no move is made. */
+    const int stopped_early = ns == GPK_EAGAIN_STOP;
     /* Multistart: independent runs on the threads, run s seeded from the
      * seed and s (run 0 from the start tour), the best kept (ties: the
      * lowest run), so the result depends on `starts`, not on the threads. */
@@ -733,7 +782,8 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int64_t s = 0; s < (int64_t)runs; s++) {
         const uint64_t seed = runs == 1 ? c->seed : gpk__splitmix64(c->seed + (uint64_t)s);
-        bad[s] = one_run(c, nb, nd, k, seed, s == 0 ? c->start : NULL, t0, omp_get_thread_num() == 0,
+        stops[s] = stopped_early;
+        bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
                          sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s]);
     }
     uint32_t best = 0;
@@ -751,6 +801,7 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     r->local_optimum = lopt[best];
     memcpy(r->solution, sols + (size_t)best * n, (size_t)n * sizeof *r->solution);
 done:
+    free(curve);
     free(nb);
     free(nd);
     free(sols);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpk/gen.h"
 #include "gpk/search.h"
 
 /* ---- help ------------------------------------------------------------------------ */
@@ -93,7 +94,9 @@ void cmd_tsp_help(FILE *f)
             "  --init FILE    start from the tour of a TSPLIB .tour file\n"
             "  --eval FILE    print the length of the .tour (no search); --eval ours or\n"
             "                 paper is the CUDA mode below\n"
-            "  --svg FILE     draw the tour (not for EXPLICIT instances: no coordinates)\n");
+            "  --svg FILE     draw the tour (not for EXPLICIT instances: no coordinates)\n"
+            "  --random N     instead of FILE: N cities uniform over [0, 10^6)^2 (EUC_2D) from\n"
+            "                 --seed; the gap is to the estimate 0.7124 sqrt(N A) (kind EST)\n");
     common_help(f);
     fprintf(f, "\n--out writes a TSPLIB .tour: TOUR_SECTION with the 1-based cities, -1, EOF.\n");
 }
@@ -483,11 +486,38 @@ static int64_t solution_cost(const gpk_search_problem *pb, const uint32_t *sol)
     return pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, sol) : gpk_qap_cost(pb->qap, sol);
 }
 
+/* The instance "randN-SEED": n cities uniform over [0, RANDOM_SIDE)^2 with
+ * integer coordinates, EUC_2D, from the seed; read through the TSPLIB
+ * reader, so that it gets the same matrix rule as a file. */
+#define RANDOM_SIDE 1000000.0
+static gpk_status random_tsp(uint32_t n, uint64_t seed, gpk_tsp *t)
+{
+    const size_t cap = (size_t)n * 32 + 256;
+    char *text = malloc(cap);
+    if (!text) return GPK_ENOMEM;
+    char name[64];
+    snprintf(name, sizeof name, "rand%u-%llu", n, (unsigned long long)seed);
+    size_t len = (size_t)snprintf(text, cap, "NAME : %s\nTYPE : TSP\nDIMENSION : %u\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                                              "NODE_COORD_SECTION\n", name, n);
+    gpk_rng r;
+    gpk_rng_seed(&r, seed);
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned long x = (unsigned long)(gpk_rng_uniform(&r) * RANDOM_SIDE),
+                            y = (unsigned long)(gpk_rng_uniform(&r) * RANDOM_SIDE);
+        len += (size_t)snprintf(text + len, cap - len, "%u %lu %lu\n", i + 1, x, y);
+    }
+    len += (size_t)snprintf(text + len, cap - len, "EOF\n");
+    gpk_status s = gpk_tsp_parse(text, len, name, t);
+    free(text);
+    return s;
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 typedef struct search_args {
     const char *file, *out, *svg, *init, *eval_file;
     double time_limit;
+    uint64_t random_n; /* tsp --random N (0: a file) */
     int64_t best_known;
     int have_best_known;
     gpk_search_opts so;
@@ -617,6 +647,11 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
                 cli_error(cmd, "bad --time-limit '%s' (seconds, more than 0)", val);
                 return CLI_USAGE;
             }
+        } else if (kind == GPK_PROBLEM_TSP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--random", &val)) != 0) {
+            if (m < 0 || cli_parse_size(val, &a->random_n) != 0 || a->random_n < 4 || a->random_n > (1u << 26)) {
+                cli_error(cmd, "bad --random '%s' (cities, 4 .. 2^26)", val);
+                return CLI_USAGE;
+            }
         } else if (kind != GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--init", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             a->init = val;
@@ -663,7 +698,15 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             return CLI_USAGE;
         }
     }
-    if (kind != GPK_PROBLEM_PPP && !a->file) {
+    if (a->random_n && a->file) {
+        cli_error(cmd, "--random generates the instance: no instance file ('%s')", a->file);
+        return CLI_USAGE;
+    }
+    if (a->random_n && (a->init || a->eval_file)) {
+        cli_error(cmd, "--init and --eval need an instance file, not --random");
+        return CLI_USAGE;
+    }
+    if (kind != GPK_PROBLEM_PPP && !a->file && !a->random_n) {
         cli_error(cmd, "no instance file (gpk %s FILE; see gpk %s --help)", cmd, cmd);
         return CLI_USAGE;
     }
@@ -763,7 +806,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         bk = cli_find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
         break;
     case GPK_PROBLEM_TSP:
-        s = gpk_tsp_load(a.file, &tsp);
+        s = a.random_n ? random_tsp((uint32_t)a.random_n, a.seed, &tsp) : gpk_tsp_load(a.file, &tsp);
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(NULL));
             return CLI_FAIL;
@@ -776,6 +819,15 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         pb.tsp = &tsp;
         n = tsp.n;
         snprintf(instance, sizeof instance, "%s", tsp.name);
+        if (a.random_n) {
+            /* Beardwood-Halton-Hammersley: the optimal tour of n uniform
+             * cities in area A tends to 0.7124 sqrt(n A) (kind EST: the gap
+             * is to an estimate, and can go negative). */
+            bk.have = 1;
+            bk.value = (int64_t)llround(0.7124 * sqrt((double)n * RANDOM_SIDE * RANDOM_SIDE));
+            snprintf(bk.kind, sizeof bk.kind, "EST");
+            break;
+        }
         /* bestSolutions.txt holds optimal tour lengths. */
         bk = cli_find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
         break;
