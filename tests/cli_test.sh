@@ -490,6 +490,11 @@ expect_err 2 "tsp bad --time-limit" "bad --time-limit" -- "$GPK" tsp mini.tsp --
 expect_err 2 "tsp or2opt --tenure" "no tabu list" -- "$GPK" tsp mini.tsp --nb or2opt --tenure 5
 expect 0 "tsp or2opt multistart" -- "$GPK" tsp mini.tsp --nb or2opt --algo multistart --starts 3 --iters 20 -q --json
 grep -q '"check": "ok"' out.txt || fail "tsp or2opt multistart: the JSON lacks check ok"
+expect 0 "tsp --random" -- "$GPK" tsp --random 3000 --seed 7 --nb or2opt --algo hc --out r3000.tour -q --json
+grep -q '"best_known_kind": "EST"' out.txt || fail "tsp --random: no EST reference"
+grep -q '"local_optimum": true' out.txt || fail "tsp --random or2opt hc: no local optimum"
+check_tour r3000.tour 3000 || fail "tsp --random --out: not a tour of 3000 cities"
+expect_err 2 "tsp --random with a file" "no instance file" -- "$GPK" tsp mini.tsp --random 100
 expect_err 2 "ppp --nb swap" "not a neighbourhood of gpk ppp" -- "$GPK" ppp --m 21 --n 21 --nb swap
 expect_err 2 "ppp even n" "must be odd" -- "$GPK" ppp --m 21 --n 20
 expect_err 2 "ppp without --m" "needs --m and --n" -- "$GPK" ppp --n 21

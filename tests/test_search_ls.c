@@ -343,7 +343,7 @@ static long peak_rss_mb(void)
  * instance within 2 GB, both with neighbour lists (bounded moves) and with
  * the paper's full 2-opt neighbourhood (bounded by a time limit: one full
  * scan takes minutes here); before, the latter asked for an 80 GB tabu
- * list that hill climbing never reads. */
+ * list that hill climbing never reads, and tabu search for the same. */
 static void test_memory(gpk_ctx *c)
 {
     const uint32_t n = 100000;
@@ -369,6 +369,10 @@ static void test_memory(gpk_ctx *c)
     o.algo = GPK_SEARCH_HC_BEST;
     o.iters = 0;
     test_time_limit(c, "100k full 2-opt hc", &pb, o, 0.5);
+    /* Tabu above the matrix threshold keeps its list by city: n entries. */
+    o.algo = GPK_SEARCH_TABU;
+    o.iters = 1000;
+    test_time_limit(c, "100k full 2-opt tabu", &pb, o, 0.5);
     const long mb = peak_rss_mb();
     printf("  peak RSS after both: %ld MB\n", mb);
     TU_CHECK(mb < 2048, "peak RSS %ld MB, the bound is 2 GB", mb);

@@ -134,7 +134,7 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
     } else {
         s->perm = malloc(n * sizeof *s->perm);
         if (!s->perm) return -1;
-        s->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
+        s->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? (gpk__tabu_by_city(cfg) ? n : s->size) : n * n;
         s->work = s->size;
         if (cfg->kind == GPK_PROBLEM_QAP) {
             s->table = cfg->qap_delta == GPK_QAP_DELTA_TABLE;
@@ -238,7 +238,10 @@ static int is_tabu(const state *s, uint64_t k, uint32_t i, uint32_t j)
     switch (s->cfg->nb) {
     case GPK_NB_SWAP:
         return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
-    case GPK_NB_TWO_OPT: return s->tabu[k] > it;
+    case GPK_NB_TWO_OPT:
+        if (gpk__tabu_by_city(s->cfg))
+            return s->tabu[s->perm[i]] > it && s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] > it;
+        return s->tabu[k] > it;
     case GPK_NB_FLIP1: return s->tabu[i] > it;
     default: return s->tabu[i] > it || s->tabu[j] > it;
     }
@@ -253,7 +256,10 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
         s->tabu[(size_t)i * s->n + s->perm[i]] = until;
         s->tabu[(size_t)j * s->n + s->perm[j]] = until;
         break;
-    case GPK_NB_TWO_OPT: s->tabu[k] = until; break;
+    case GPK_NB_TWO_OPT:
+        if (gpk__tabu_by_city(s->cfg)) s->tabu[s->perm[i]] = s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] = until;
+        else s->tabu[k] = until;
+        break;
     case GPK_NB_FLIP1: s->tabu[i] = until; break;
     default: s->tabu[i] = s->tabu[j] = until; break;
     }
@@ -268,7 +274,15 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
             at[1] = (uint64_t)j * s->n + s->perm[j];
             cnt = 2;
             break;
-        case GPK_NB_TWO_OPT: at[0] = k; break;
+        case GPK_NB_TWO_OPT:
+            if (gpk__tabu_by_city(s->cfg)) {
+                at[0] = s->perm[i];
+                at[1] = s->perm[j + 1 == s->n ? 0 : j + 1];
+                cnt = 2;
+            } else {
+                at[0] = k;
+            }
+            break;
         case GPK_NB_FLIP1: at[0] = i; break;
         default: at[0] = i, at[1] = j, cnt = 2; break;
         }
