@@ -343,6 +343,20 @@ uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c) { return prv(T, c); }
 
 /* ---- the descent ---- */
 
+/* Moves that would reverse more than this many cities (on the shorter
+ * side) are passed over. Only instances above 2 x MAX_REVERSAL cities have
+ * such moves; there, from the Hilbert-curve start, they made a million-city
+ * descent spend half its time swapping array entries for small gains. */
+#define MAX_REVERSAL 50000u
+
+/* The cities reversed (on the shorter side) by a move whose path runs
+ * from city `from` to city `to`. */
+static inline uint32_t span(const gpk__tour *T, uint32_t from, uint32_t to)
+{
+    const uint32_t n = T->n, len = (T->pos[to] + n - T->pos[from]) % n + 1;
+    return len < n - len ? len : n - len;
+}
+
 typedef struct {
     const gpk__search_cfg *cfg;
     const gpk_tsp *tsp;
@@ -398,7 +412,7 @@ static int try_two_opt(ls *L, uint32_t a)
             if (c == b || d == a) continue;
             L->evaluated++;
             const int64_t delta = (int64_t)dac + D(L, b, d) - dab - D(L, c, d);
-            if (delta < 0) {
+            if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(&L->T, b, c) <= MAX_REVERSAL)) {
                 if (dir) gpk__tour_move2(&L->T, b, a, d, c);
                 else gpk__tour_move2(&L->T, a, b, c, d);
                 L->cost += delta;
@@ -447,7 +461,7 @@ static int try_or_opt(ls *L, uint32_t a)
                         const int64_t add = rev ? (int64_t)D(L, x, s2) + D(L, s1, y)
                                                 : (int64_t)D(L, x, s1) + D(L, s2, y);
                         const int64_t delta = add - dxy - g0;
-                        if (delta < 0) {
+                        if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(T, s1, x) <= MAX_REVERSAL)) {
                             gpk__tour_or_move(T, s1, s2, x, y, rev);
                             L->cost += delta;
                             push(L, p);
