@@ -9,7 +9,7 @@ OUT=${2:?usage: qap_quality.sh GPK OUT.json [SEEDS] [MAX] [options]}
 SEEDS=${3:-5}
 MAX=${4:-100}
 shift 4 2>/dev/null || shift $#
-DATA=$(cd "$(dirname "$0")/.." && pwd)/../shared/data/qaplib
+DATA=${GPK_QAPLIB:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/qaplib}
 TMP=$OUT.part
 : >"$TMP"
 for f in "$DATA"/tai*a.dat; do

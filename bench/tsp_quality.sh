@@ -14,7 +14,7 @@ THREADS=${4:-16}
 SEEDS=${5:-5}
 MIN=${6:-100}
 MAX=${7:-1000}
-DATA=$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tsplib
+DATA=${GPK_TSPLIB:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/tsplib}
 TMP=$OUT.part
 : >"$TMP"
 for f in "$DATA"/*.tsp; do
