@@ -373,6 +373,8 @@ static void test_memory(gpk_ctx *c)
     o.algo = GPK_SEARCH_TABU;
     o.iters = 1000;
     test_time_limit(c, "100k full 2-opt tabu", &pb, o, 0.5);
+    o.nb = GPK_NB_SWAP;
+    test_time_limit(c, "100k swap tabu", &pb, o, 0.4);
     const long mb = peak_rss_mb();
     printf("  peak RSS after both: %ld MB\n", mb);
     TU_CHECK(mb < 2048, "peak RSS %ld MB, the bound is 2 GB", mb);

@@ -134,7 +134,7 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
     } else {
         s->perm = malloc(n * sizeof *s->perm);
         if (!s->perm) return -1;
-        s->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? (gpk__tabu_by_city(cfg) ? n : s->size) : n * n;
+        s->tabu_len = gpk__tabu_by_city(cfg) ? n : cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
         s->work = s->size;
         if (cfg->kind == GPK_PROBLEM_QAP) {
             s->table = cfg->qap_delta == GPK_QAP_DELTA_TABLE;
@@ -237,6 +237,7 @@ static int is_tabu(const state *s, uint64_t k, uint32_t i, uint32_t j)
     const uint64_t it = s->iteration;
     switch (s->cfg->nb) {
     case GPK_NB_SWAP:
+        if (gpk__tabu_by_city(s->cfg)) return s->tabu[s->perm[i]] > it && s->tabu[s->perm[j]] > it;
         return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
     case GPK_NB_TWO_OPT:
         if (gpk__tabu_by_city(s->cfg))
@@ -253,6 +254,10 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
     const uint64_t until = s->iteration + 1 + tenure;
     switch (s->cfg->nb) {
     case GPK_NB_SWAP:
+        if (gpk__tabu_by_city(s->cfg)) {
+            s->tabu[s->perm[i]] = s->tabu[s->perm[j]] = until;
+            break;
+        }
         s->tabu[(size_t)i * s->n + s->perm[i]] = until;
         s->tabu[(size_t)j * s->n + s->perm[j]] = until;
         break;
@@ -270,8 +275,8 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
         int cnt = 1;
         switch (s->cfg->nb) {
         case GPK_NB_SWAP:
-            at[0] = (uint64_t)i * s->n + s->perm[i];
-            at[1] = (uint64_t)j * s->n + s->perm[j];
+            at[0] = gpk__tabu_by_city(s->cfg) ? s->perm[i] : (uint64_t)i * s->n + s->perm[i];
+            at[1] = gpk__tabu_by_city(s->cfg) ? s->perm[j] : (uint64_t)j * s->n + s->perm[j];
             cnt = 2;
             break;
         case GPK_NB_TWO_OPT:

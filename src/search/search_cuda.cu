@@ -424,6 +424,7 @@ __device__ __forceinline__ bool d_tabu(const dev_problem &P, uint64_t k, uint32_
     case NB_QAP_SWAP:
     case NB_QAP32:
     case NB_TSP_SWAP:
+        if (NB == NB_TSP_SWAP && P.tabu_city) return P.tabu[P.perm[i]] > it && P.tabu[P.perm[j]] > it;
         return P.tabu[(size_t)i * P.n + P.perm[j]] > it && P.tabu[(size_t)j * P.n + P.perm[i]] > it;
     case NB_TSP_2OPT:
     case NB_TSP_2OPT_F:
@@ -917,7 +918,7 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
                 goto fail;
         }
         g->P.tabu_city = gpk__tabu_by_city(cfg);
-        g->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? (g->P.tabu_city ? n : g->size) : (uint64_t)n * n;
+        g->tabu_len = g->P.tabu_city ? n : cfg->nb == GPK_NB_TWO_OPT ? g->size : (uint64_t)n * n;
     } else {
         const gpk_ppp *p = cfg->ppp;
         g->ppp = p;
@@ -1074,7 +1075,9 @@ static int sc_host_tabu(const gpk__search_cuda *g, const gpk__search_cuda_in *in
     const uint64_t it = in->iteration;
     const uint64_t *tb = in->tabu;
     switch (g->nb) {
-    case GPK_NB_SWAP: return tb[(size_t)i * g->n + in->perm[j]] > it && tb[(size_t)j * g->n + in->perm[i]] > it;
+    case GPK_NB_SWAP:
+        if (g->P.tabu_city) return tb[in->perm[i]] > it && tb[in->perm[j]] > it;
+        return tb[(size_t)i * g->n + in->perm[j]] > it && tb[(size_t)j * g->n + in->perm[i]] > it;
     case GPK_NB_TWO_OPT:
         if (g->P.tabu_city) return tb[in->perm[i]] > it && tb[in->perm[j + 1 == g->n ? 0 : j + 1]] > it;
         return tb[k] > it;

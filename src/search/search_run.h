@@ -74,14 +74,16 @@ uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
  * gpk__search_cpu, r->solution already allocated. */
 gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
 
-/* TSP 2-opt tabu above the matrix threshold: keyed by the two cities that
- * stay in place (tour[i] and tour[j + 1 mod n], the outer ends of the
- * reversed segment; a move is tabu when both are), n entries; below it by
- * the move (i, j), n(n-1)/2 entries, as the paper's reproduction runs.
- * The list by move would need 29.5 GB at 85 900 cities. */
+/* TSP tabu above the matrix threshold is keyed by city, n entries: 2-opt
+ * by the two cities that stay in place (tour[i] and tour[j + 1 mod n], the
+ * outer ends of the reversed segment), swap by the two cities moved; a move
+ * is tabu when both of its cities are. Below it, as the paper's
+ * reproduction runs: 2-opt by the move (i, j), n(n-1)/2 entries, swap by
+ * (city, position), n^2. Those would need 29.5 GB and 59 GB at 85 900
+ * cities. */
 static inline int gpk__tabu_by_city(const gpk__search_cfg *c)
 {
-    return c->kind == GPK_PROBLEM_TSP && c->nb == GPK_NB_TWO_OPT && c->n > GPK_TSP_MATRIX_MAX;
+    return c->kind == GPK_PROBLEM_TSP && c->n > GPK_TSP_MATRIX_MAX;
 }
 
 /* The CPU implementation: fills r (solution allocated here). */
