@@ -449,10 +449,10 @@ cat >mini.dat <<'EOF'
 2 1 1 0 1
 3 2 2 1 0
 EOF
-expect 0 "qap hc --out" -- "$GPK" qap mini.dat --algo hc --seed 3 --out mini.sln --json
+expect 0 "qap hc --out" -- "$GPK" qap mini.dat --algo hc --seed 3 --out mini-hc.sln --json
 grep -q '"check": "ok"' out.txt || fail "qap hc: the JSON lacks check ok"
 grep -q '"local_optimum": true' out.txt || fail "qap hc: no local optimum reported"
-check_sln mini.sln "$(json_int best)" 5 || fail "qap --out: mini.sln is not a .sln of the reported cost"
+check_sln mini-hc.sln "$(json_int best)" 5 || fail "qap --out: mini-hc.sln is not a .sln of the reported cost"
 expect 0 "qap multistart" -- "$GPK" qap mini.dat --algo multistart --starts 2 --global 2 --iters 50 -q --json
 grep -q '"gap_percent": null' out.txt || fail "qap: a gap without a best-known value"
 cat >mini.tsp <<'EOF'
@@ -486,6 +486,15 @@ expect_err 2 "tsp no file" "no instance file" -- "$GPK" tsp
 expect_err 2 "search bad --algo" "unknown --algo 'annealing'" -- "$GPK" qap mini.dat --algo annealing
 expect_err 2 "qap --nb 2opt" "not a neighbourhood of gpk qap" -- "$GPK" qap mini.dat --nb 2opt
 expect_err 2 "tsp --nb flip1" "not a neighbourhood of gpk tsp" -- "$GPK" tsp mini.tsp --nb flip1
+expect_err 2 "tsp bad --time-limit" "bad --time-limit" -- "$GPK" tsp mini.tsp --time-limit 0
+expect_err 2 "tsp or2opt --tenure" "no tabu list" -- "$GPK" tsp mini.tsp --nb or2opt --tenure 5
+expect 0 "tsp or2opt multistart" -- "$GPK" tsp mini.tsp --nb or2opt --algo multistart --starts 3 --iters 20 -q --json
+grep -q '"check": "ok"' out.txt || fail "tsp or2opt multistart: the JSON lacks check ok"
+expect 0 "tsp --random" -- "$GPK" tsp --random 3000 --seed 7 --nb or2opt --algo hc --out r3000.tour -q --json
+grep -q '"best_known_kind": "EST"' out.txt || fail "tsp --random: no EST reference"
+grep -q '"local_optimum": true' out.txt || fail "tsp --random or2opt hc: no local optimum"
+check_tour r3000.tour 3000 || fail "tsp --random --out: not a tour of 3000 cities"
+expect_err 2 "tsp --random with a file" "no instance file" -- "$GPK" tsp mini.tsp --random 100
 expect_err 2 "ppp --nb swap" "not a neighbourhood of gpk ppp" -- "$GPK" ppp --m 21 --n 21 --nb swap
 expect_err 2 "ppp even n" "must be odd" -- "$GPK" ppp --m 21 --n 20
 expect_err 2 "ppp without --m" "needs --m and --n" -- "$GPK" ppp --n 21
@@ -535,6 +544,49 @@ if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     [ "$(json_int best_known)" = 3323 ] || fail "tsp: bestSolutions.txt not read (burma14 : 3323)"
     [ "$(json_int best)" -ge 3323 ] || fail "tsp burma14: length $(json_int best) below the optimum"
     expect_err 2 "tsp --svg of an EXPLICIT instance" "no coordinates" -- "$GPK" tsp "$DATA/tsplib/bays29.tsp" --svg x.svg
+    # issue 18: or2opt under a time limit, --init, --eval, --best-known, the
+    # .opt.tour beside the instance, and a search stopped by a signal
+    T280=$DATA/tsplib/a280.tsp
+    if [ -f "$T280" ] && [ -f "$DATA/tsplib/a280.opt.tour" ]; then
+        expect 0 "tsp a280 or2opt --time-limit" -- "$GPK" tsp "$T280" --nb or2opt --time-limit 0.5 --out a280.tour --json
+        grep -q '"stopped": "time-limit"' out.txt || fail "tsp --time-limit: the JSON does not say stopped"
+        grep -q "stopped at the time limit" err.txt || fail "tsp --time-limit: the summary does not say stopped"
+        check_tour a280.tour 280 || fail "tsp or2opt --out: a280.tour is not a tour of 280 cities"
+        [ "$(json_int best)" -ge 2579 ] || fail "tsp a280: length $(json_int best) below the optimum"
+        expect 0 "tsp --init optimal tour" -- "$GPK" tsp "$T280" --nb or2opt --algo its --iters 300 --global 1 --init "$DATA/tsplib/a280.opt.tour" -q --json
+        [ "$(json_int best)" = 2579 ] || fail "tsp --init of the optimal tour: $(json_int best), not 2579"
+        grep -q '"gap_percent": 0.000000' out.txt || fail "tsp --init of the optimal tour: gap not 0"
+        expect 0 "tsp --eval" -- "$GPK" tsp "$T280" --eval "$DATA/tsplib/a280.opt.tour"
+        grep -q "length 2579 (OPT 2579, gap 0.000%)" out.txt || fail "tsp --eval: $(cat out.txt)"
+        expect 0 "tsp --eval of our tour" -- "$GPK" tsp "$T280" --eval a280.tour --json
+        grep -q '"cost": [0-9]' out.txt || fail "tsp --eval --json: no cost"
+        expect 0 "tsp --best-known" -- "$GPK" tsp "$T280" --nb or2opt --algo hc --best-known 2000 -q --json
+        [ "$(json_int best_known)" = 2000 ] || fail "tsp --best-known 2000 not used"
+        cp "$T280" "$DATA/tsplib/a280.opt.tour" .
+        expect 0 "tsp reference from .opt.tour" -- "$GPK" tsp a280.tsp --nb or2opt --algo hc -q --json
+        [ "$(json_int best_known)" = 2579 ] || fail "tsp: a280.opt.tour beside the instance not used as reference"
+        expect_err 1 "tsp --init of another size" "280" -- "$GPK" tsp "$DATA/tsplib/burma14.tsp" --init a280.opt.tour
+        for sig in INT TERM; do
+            "$GPK" tsp "$T280" --nb or2opt --algo its --iters 1000000000 --out sig.tour >out.txt 2>err.txt &
+            pid=$!
+            sleep 1
+            kill -$sig $pid
+            wait $pid
+            rc=$?
+            want=130
+            [ $sig = TERM ] && want=143
+            [ $rc = $want ] || fail "tsp stopped by SIG$sig: exit $rc, expected $want"
+            grep -q "stopped by SIG$sig" err.txt || fail "tsp SIG$sig: the summary does not say stopped"
+            check_tour sig.tour 280 || fail "tsp SIG$sig: --out sig.tour is not a valid tour"
+            rm -f sig.tour
+        done
+    fi
+    if [ -f "$QI" ] && [ -f "${QI%.dat}.sln" ]; then
+        expect 0 "qap --eval .sln" -- "$GPK" qap "$QI" --eval "${QI%.dat}.sln"
+        grep -q "gap 0.000%" out.txt || fail "qap --eval of the best-known .sln: $(cat out.txt)"
+        expect 0 "qap --init .sln" -- "$GPK" qap "$QI" --init "${QI%.dat}.sln" --algo hc -q --json
+        grep -q '"gap_percent": 0.000000' out.txt || fail "qap --init of the best-known solution: gap not 0"
+    fi
     # gpk bench search: the speed row and the ITS quality row of one small
     # instance (about a second), checked runs, a gap read from best-known.csv
     expect 0 "bench search nug12 --quality" -- "$GPK" bench search --data "$DATA" --instances nug12 --iters 20 --reps 1 --quality --seeds 2 --json bsearch.json

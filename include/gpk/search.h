@@ -15,6 +15,8 @@
 
 #include "gpk.h"
 
+#include <signal.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -123,7 +125,10 @@ typedef enum gpk_neighbourhood {
     GPK_NB_SWAP = 1,     /* permutation 2-exchange, n(n-1)/2 neighbours (QAP, TSP) */
     GPK_NB_TWO_OPT = 2,  /* TSP: reverse tour[i+1..j], 0 <= i < j < n (n(n-1)/2 index pairs) */
     GPK_NB_FLIP1 = 3,    /* binary, Hamming distance 1: n neighbours (PPP) */
-    GPK_NB_FLIP2 = 4     /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
+    GPK_NB_FLIP2 = 4,    /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
+    GPK_NB_OR_OPT = 5    /* TSP at scale: 2-opt and Or-opt (segments of 1..3 cities) over the 10
+                            nearest neighbours of each city, don't-look bits, first improvement;
+                            memory O(n K), no matrix needed (docs/search.md, "or2opt") */
 } gpk_neighbourhood;
 
 typedef enum gpk_search_algo {
@@ -180,10 +185,22 @@ typedef struct gpk_search_opts {
     gpk_search_eval eval;    /* CUDA context: ours (default) or the paper's mode; ignored on the CPU */
     gpk_qap_delta qap_delta; /* QAP on the CPU scan: Taillard's table (default) or the O(n) formula;
                                 a CUDA context evaluates with the formula on the GPU either way */
+    double time_limit;       /* seconds from the call (0: none); the search stops at the limit,
+                                mid-scan when one scan is long, and returns the best so far */
+    volatile sig_atomic_t *cancel; /* optional: the search stops soon after *cancel becomes
+                                non-zero; a signal handler may set it. NULL: no flag */
 } gpk_search_opts;
 #define GPK_SEARCH_OPTS_INIT                                                                          \
     { GPK_SEARCH_TABU, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
-      GPK_QAP_DELTA_TABLE }
+      GPK_QAP_DELTA_TABLE, 0.0, NULL }
+
+/* Why a search returned (gpk_search_result.stopped). A stopped search is
+ * no error: the result holds the best solution found before the stop. */
+typedef enum gpk_search_stop {
+    GPK_SEARCH_DONE = 0,      /* the budget (iterations) ran out, or a local optimum */
+    GPK_SEARCH_TIME_LIMIT = 1,/* opts.time_limit */
+    GPK_SEARCH_CANCELLED = 2  /* *opts.cancel */
+} gpk_search_stop;
 
 typedef struct gpk_search_result {
     int64_t best;           /* cost / tour length / fitness of `solution` */
@@ -199,6 +216,7 @@ typedef struct gpk_search_result {
                                back to the CPU scan, the message then in gpk_last_error(ctx)) */
     uint32_t runs;          /* gpk_search_run_multi: searches run (else 1) */
     uint32_t best_run;      /* gpk_search_run_multi: the run that found `best` */
+    gpk_search_stop stopped; /* DONE, or why the search stopped before its budget */
 } gpk_search_result;
 
 GPK_API gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const gpk_search_opts *opts,
@@ -213,13 +231,15 @@ GPK_API void gpk_search_result_free(gpk_search_result *r);
  * on the seed and `starts` only, not on `count`; iterations, evaluated and
  * gpu_evaluated are totals, ms the wall time. The contexts must be
  * distinct (one per thread). On failure the first failing run's message
- * is copied to ctxs[0]. Progress is reported from the runs of ctxs[0]. */
+ * is copied to ctxs[0]. Progress is reported from the runs of ctxs[0].
+ * The time limit counts from this call for every run; `stopped` is set
+ * when any run stopped early. */
 GPK_API gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
                                         const gpk_search_opts *opts, gpk_search_result *result);
 /* "ours", "paper" */
 GPK_API const char *gpk_search_eval_name(gpk_search_eval e);
 GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out);
-/* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2" */
+/* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2", "or2opt" */
 GPK_API const char *gpk_search_algo_name(gpk_search_algo a);
 GPK_API gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out);
 GPK_API const char *gpk_neighbourhood_name(gpk_neighbourhood nb);

@@ -59,6 +59,10 @@
 /* Below this much work per iteration (neighbours x cost of one delta) a
  * parallel region costs more than it saves. */
 #define PAR_MIN_WORK 8192u
+/* Neighbours evaluated between two looks at the clock inside one scan: a
+ * full 2-opt scan of a large TSP takes seconds, far longer than 10% of a
+ * short time limit, while 2^16 deltas take well under a millisecond. */
+#define STOP_EVERY 65536u
 
 typedef struct {
     const gpk__search_cfg *cfg;
@@ -76,6 +80,7 @@ typedef struct {
     gpk_rng rng;
     uint64_t iteration, evaluated; /* totals over the run (ITS: all rounds) */
     uint64_t gpu_evaluated;        /* of evaluated, on the GPU */
+    int stopped;                   /* the deadline or the cancel flag ended the run */
 #ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
      * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
@@ -93,6 +98,14 @@ typedef struct {
 static int move_less(const move *a, const move *b)
 {
     return a->d < b->d || (a->d == b->d && a->k < b->k);
+}
+
+/* Looks at the deadline and the cancel flag; once either says stop, the
+ * run stays stopped. */
+static int stop_now(state *s)
+{
+    if (!s->stopped && gpk__search_should_stop(s->cfg)) s->stopped = 1;
+    return s->stopped;
 }
 
 /* Uniform in [0, bound), bound >= 1 (rejection, no modulo bias). */
@@ -121,7 +134,7 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
     } else {
         s->perm = malloc(n * sizeof *s->perm);
         if (!s->perm) return -1;
-        s->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
+        s->tabu_len = gpk__tabu_by_city(cfg) ? n : cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
         s->work = s->size;
         if (cfg->kind == GPK_PROBLEM_QAP) {
             s->table = cfg->qap_delta == GPK_QAP_DELTA_TABLE;
@@ -134,6 +147,12 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
         } else {
             s->work = s->size * 4;
         }
+    }
+    /* Hill climbing never reads the tabu list: a 2-opt list of a large TSP
+     * (8 bytes per move, 29.5 GB at 85 900 cities) would be all it spends. */
+    if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) {
+        s->tabu_len = 0;
+        return 0;
     }
     s->tabu = calloc(s->tabu_len, sizeof *s->tabu);
     return s->tabu ? 0 : -1;
@@ -218,8 +237,12 @@ static int is_tabu(const state *s, uint64_t k, uint32_t i, uint32_t j)
     const uint64_t it = s->iteration;
     switch (s->cfg->nb) {
     case GPK_NB_SWAP:
+        if (gpk__tabu_by_city(s->cfg)) return s->tabu[s->perm[i]] > it && s->tabu[s->perm[j]] > it;
         return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
-    case GPK_NB_TWO_OPT: return s->tabu[k] > it;
+    case GPK_NB_TWO_OPT:
+        if (gpk__tabu_by_city(s->cfg))
+            return s->tabu[s->perm[i]] > it && s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] > it;
+        return s->tabu[k] > it;
     case GPK_NB_FLIP1: return s->tabu[i] > it;
     default: return s->tabu[i] > it || s->tabu[j] > it;
     }
@@ -231,10 +254,17 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
     const uint64_t until = s->iteration + 1 + tenure;
     switch (s->cfg->nb) {
     case GPK_NB_SWAP:
+        if (gpk__tabu_by_city(s->cfg)) {
+            s->tabu[s->perm[i]] = s->tabu[s->perm[j]] = until;
+            break;
+        }
         s->tabu[(size_t)i * s->n + s->perm[i]] = until;
         s->tabu[(size_t)j * s->n + s->perm[j]] = until;
         break;
-    case GPK_NB_TWO_OPT: s->tabu[k] = until; break;
+    case GPK_NB_TWO_OPT:
+        if (gpk__tabu_by_city(s->cfg)) s->tabu[s->perm[i]] = s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] = until;
+        else s->tabu[k] = until;
+        break;
     case GPK_NB_FLIP1: s->tabu[i] = until; break;
     default: s->tabu[i] = s->tabu[j] = until; break;
     }
@@ -245,11 +275,19 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
         int cnt = 1;
         switch (s->cfg->nb) {
         case GPK_NB_SWAP:
-            at[0] = (uint64_t)i * s->n + s->perm[i];
-            at[1] = (uint64_t)j * s->n + s->perm[j];
+            at[0] = gpk__tabu_by_city(s->cfg) ? s->perm[i] : (uint64_t)i * s->n + s->perm[i];
+            at[1] = gpk__tabu_by_city(s->cfg) ? s->perm[j] : (uint64_t)j * s->n + s->perm[j];
             cnt = 2;
             break;
-        case GPK_NB_TWO_OPT: at[0] = k; break;
+        case GPK_NB_TWO_OPT:
+            if (gpk__tabu_by_city(s->cfg)) {
+                at[0] = s->perm[i];
+                at[1] = s->perm[j + 1 == s->n ? 0 : j + 1];
+                cnt = 2;
+            } else {
+                at[0] = k;
+            }
+            break;
         case GPK_NB_FLIP1: at[0] = i; break;
         default: at[0] = i, at[1] = j, cnt = 2; break;
         }
@@ -386,6 +424,8 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
     const uint64_t size = s->size;
     if (s->work < PAR_MIN_WORK) threads = 1;
     if ((uint64_t)threads > size) threads = (int)size;
+    const int timed = s->cfg->deadline > 0 || s->cfg->cancel;
+    volatile int halt = 0;
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
         const uint64_t nt = (uint64_t)omp_get_num_threads(), t = (uint64_t)omp_get_thread_num();
@@ -394,6 +434,13 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
         uint32_t i = 0, j = 0;
         if (lo < hi) index_pair(s, lo, &i, &j);
         for (uint64_t k = lo; k < hi; k++, next_pair(s, &i, &j)) {
+            if (timed && (k - lo) % STOP_EVERY == STOP_EVERY - 1) {
+                if (halt) break;
+                if (gpk__search_should_stop(s->cfg)) {
+                    halt = 1;
+                    break;
+                }
+            }
             const move m = {nb_delta(s, i, j), k, i, j};
             if (move_less(&m, &a)) a = m;
             if (move_less(&m, &b) && (!use_tabu || s->cost + m.d < best_cost || !is_tabu(s, k, i, j))) b = m;
@@ -403,6 +450,11 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
             if (move_less(&a, any)) *any = a;
             if (move_less(&b, adm)) *adm = b;
         }
+    }
+    /* A scan cut short chose from part of the neighbourhood: no move. */
+    if (halt) {
+        s->stopped = 1;
+        *any = *adm = none;
     }
 }
 
@@ -426,9 +478,11 @@ static int hill_climb_best(state *s, int threads, reporter *rp)
     const uint64_t limit = s->cfg->iters;
     for (;;) {
         if (limit && s->iteration >= limit) return 0;
+        if (stop_now(s)) return 0;
         move any, adm;
         scan(s, threads, 0, 0, &any, &adm);
         s->evaluated += s->size;
+        if (s->stopped) return 0;
         if (any.d >= 0) return 1;
         apply_move(s, any.i, any.j, any.d, threads);
         s->iteration++;
@@ -442,13 +496,16 @@ static int hill_climb_best(state *s, int threads, reporter *rp)
 static int hill_climb_first(state *s, reporter *rp)
 {
     const uint64_t limit = s->cfg->iters;
+    const int timed = s->cfg->deadline > 0 || s->cfg->cancel;
     for (;;) {
         if (limit && s->iteration >= limit) return 0;
+        if (stop_now(s)) return 0;
         uint64_t k = rng_below(&s->rng, s->size), c;
         uint32_t i, j;
         index_pair(s, k, &i, &j);
         int64_t d = 0;
         for (c = 0; c < s->size; c++) {
+            if (timed && c % STOP_EVERY == STOP_EVERY - 1 && stop_now(s)) return 0;
             d = nb_delta(s, i, j);
             s->evaluated++;
             if (d < 0) break;
@@ -481,11 +538,14 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
     /* Tabu "until" values are absolute iterations; clearing the list makes
      * every attribute free again for the new round. */
     for (uint64_t t = 0; t < iters; t++) {
+        if (stop_now(s)) return;
         move any, adm;
         scan(s, threads, 1, *best, &any, &adm);
         s->evaluated += s->size;
+        if (s->stopped) return;
         const move m = adm.d != INT64_MAX ? adm : any;
-        make_tabu(s, m.k, m.i, m.j, tenure);
+        const uint32_t sp = s->cfg->tenure_spread;
+        make_tabu(s, m.k, m.i, m.j, sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure);
         apply_move(s, m.i, m.j, m.d, threads);
         s->iteration++;
         if (s->cost < *best) {
@@ -517,7 +577,7 @@ static void iterated_tabu(state *s, int threads, int64_t *best, uint32_t *best_s
             perturb(s, c->perturb, threads);
         }
         tabu_search(s, threads, c->iters, best, best_sol, rp);
-        if (*best == 0 && c->kind == GPK_PROBLEM_PPP) return;
+        if (s->stopped || (*best == 0 && c->kind == GPK_PROBLEM_PPP)) return;
     }
 }
 
@@ -525,7 +585,7 @@ typedef struct {
     int64_t best;
     uint32_t *sol;
     uint64_t iterations, evaluated;
-    int ok;
+    int ok, stopped;
 } run_out;
 
 /* One multistart run (sequential evaluation). */
@@ -544,6 +604,7 @@ static void multistart_run(const gpk__search_cfg *c, uint32_t run, reporter *rp,
     iterated_tabu(&s, 1, &o->best, o->sol, rp);
     o->iterations = s.iteration;
     o->evaluated = s.evaluated;
+    o->stopped = s.stopped;
     o->ok = 1;
     state_free(&s);
 }
@@ -577,6 +638,7 @@ static gpk_status multistart(gpk_ctx *ctx, const gpk__search_cfg *c, reporter *r
         }
         r->iterations += o[k].iterations;
         r->evaluated += o[k].evaluated;
+        if (o[k].stopped) r->stopped = GPK_SEARCH_TIME_LIMIT; /* the reason is set by the caller */
         if (o[k].best < o[best].best) best = k; /* ties: the lowest run */
     }
     if (st == GPK_OK) {
@@ -617,7 +679,9 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
     r->solution = malloc((size_t)c->n * sizeof *r->solution);
     if (!r->solution) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory (n = %u)", c->n);
     gpk_status st = GPK_OK;
-    if (c->algo == GPK_SEARCH_MULTISTART) {
+    if (c->nb == GPK_NB_OR_OPT) {
+        st = gpk__tsp_ls(ctx, c, r); /* on the CPU for every backend */
+    } else if (c->algo == GPK_SEARCH_MULTISTART) {
         st = multistart(ctx, c, &rp, r);
     } else {
         state s;
@@ -661,12 +725,14 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->iterations = s.iteration;
         r->evaluated = s.evaluated;
         r->gpu_evaluated = s.gpu_evaluated;
+        if (s.stopped) r->stopped = GPK_SEARCH_TIME_LIMIT;
 #ifdef GPK_HAVE_CUDA_SEARCH
         gpk__search_cuda_close(s.gpu);
 #endif
         state_free(&s);
     }
     r->ms = (omp_get_wtime() - rp.t0) * 1e3;
+    if (r->stopped && c->cancel && *c->cancel) r->stopped = GPK_SEARCH_CANCELLED;
     if (st != GPK_OK) {
         gpk_search_result_free(r);
         return st;

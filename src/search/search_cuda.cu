@@ -122,6 +122,7 @@ struct dev_problem {
     unsigned long long iteration;
     long long cost, best;
     int use_tabu;
+    int tabu_city;                /* TSP 2-opt: tabu keyed by city (search_run.h, gpk__tabu_by_city) */
 };
 
 /* Changed solution positions and tabu writes, sent by value. */
@@ -423,9 +424,12 @@ __device__ __forceinline__ bool d_tabu(const dev_problem &P, uint64_t k, uint32_
     case NB_QAP_SWAP:
     case NB_QAP32:
     case NB_TSP_SWAP:
+        if (NB == NB_TSP_SWAP && P.tabu_city) return P.tabu[P.perm[i]] > it && P.tabu[P.perm[j]] > it;
         return P.tabu[(size_t)i * P.n + P.perm[j]] > it && P.tabu[(size_t)j * P.n + P.perm[i]] > it;
     case NB_TSP_2OPT:
-    case NB_TSP_2OPT_F: return P.tabu[k] > it;
+    case NB_TSP_2OPT_F:
+        if (P.tabu_city) return P.tabu[P.perm[i]] > it && P.tabu[P.perm[j + 1 == P.n ? 0 : j + 1]] > it;
+        return P.tabu[k] > it;
     case NB_PPP_FLIP1: return P.tabu[i] > it;
     default: return P.tabu[i] > it || P.tabu[j] > it;
     }
@@ -621,7 +625,7 @@ __global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t 
                 }
                 const dmove m = {d, rs + (j - i - 1)};
                 if (d_less(m, a)) a = m;
-                if (!P.use_tabu || P.cost + d < P.best || !(P.tabu[m.k] > P.iteration)) {
+                if (!P.use_tabu || P.cost + d < P.best || !d_tabu<NB_TSP_2OPT_F>(P, m.k, i, j)) {
                     b = m;
                     tf = (float)(d + ei);
                 }
@@ -913,7 +917,8 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
                 (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) != GPK_OK)
                 goto fail;
         }
-        g->tabu_len = cfg->nb == GPK_NB_TWO_OPT ? g->size : (uint64_t)n * n;
+        g->P.tabu_city = gpk__tabu_by_city(cfg);
+        g->tabu_len = g->P.tabu_city ? n : cfg->nb == GPK_NB_TWO_OPT ? g->size : (uint64_t)n * n;
     } else {
         const gpk_ppp *p = cfg->ppp;
         g->ppp = p;
@@ -973,6 +978,9 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
             goto fail;
         }
         g->pin_bytes = pin;
+        /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
+         * not 8 bytes per 2-opt move of a large TSP. */
+        if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) g->tabu_len = 1;
         if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
                 GPK_OK ||
@@ -1067,8 +1075,12 @@ static int sc_host_tabu(const gpk__search_cuda *g, const gpk__search_cuda_in *in
     const uint64_t it = in->iteration;
     const uint64_t *tb = in->tabu;
     switch (g->nb) {
-    case GPK_NB_SWAP: return tb[(size_t)i * g->n + in->perm[j]] > it && tb[(size_t)j * g->n + in->perm[i]] > it;
-    case GPK_NB_TWO_OPT: return tb[k] > it;
+    case GPK_NB_SWAP:
+        if (g->P.tabu_city) return tb[in->perm[i]] > it && tb[in->perm[j]] > it;
+        return tb[(size_t)i * g->n + in->perm[j]] > it && tb[(size_t)j * g->n + in->perm[i]] > it;
+    case GPK_NB_TWO_OPT:
+        if (g->P.tabu_city) return tb[in->perm[i]] > it && tb[in->perm[j + 1 == g->n ? 0 : j + 1]] > it;
+        return tb[k] > it;
     case GPK_NB_FLIP1: return tb[i] > it;
     default: return tb[i] > it || tb[j] > it;
     }

@@ -18,6 +18,7 @@ typedef struct gpk__search_cfg {
     uint64_t iters;         /* resolved per algo (HC: 0 = unlimited) */
     uint32_t global_iters;  /* ITS / MULTISTART, resolved */
     uint32_t tenure;        /* TABU / ITS / MULTISTART, resolved */
+    uint32_t tenure_spread; /* each move's tenure is uniform in tenure +- spread (0: fixed) */
     uint32_t starts;        /* MULTISTART, resolved */
     uint32_t perturb;       /* ITS: random moves between rounds */
     uint64_t seed;
@@ -28,7 +29,62 @@ typedef struct gpk__search_cfg {
     int threads;             /* the context's CPU threads, >= 1 */
     gpk_search_eval eval;    /* CUDA context: PAPER or OURS */
     gpk_qap_delta qap_delta; /* QAP CPU scan: table or formula */
+    uint64_t kicks;          /* or2opt ILS (tabu, its, multistart): kicks per run, 0: until stopped */
+    double deadline;         /* omp_get_wtime() at which to stop; 0: none */
+    volatile sig_atomic_t *cancel; /* or NULL */
 } gpk__search_cfg;
+
+/* 1 when the search must stop now: the cancel flag is set or the deadline
+ * has passed. Cheap (a clock read), but callers still space the calls out
+ * in tight loops. */
+int gpk__search_should_stop(const gpk__search_cfg *c);
+
+/* ---- TSP local search with neighbour lists (src/search/tsp_ls.c) ---- */
+#define GPK__TSP_LS_K 10u /* neighbours per city */
+/* An array tour and its inverse; log (when not NULL) records the positions
+ * the moves write, up to cap (beyond: overflow = 1). */
+typedef struct gpk__tour {
+    uint32_t n;
+    uint32_t *t, *pos;
+    uint32_t *log;
+    size_t nlog, cap;
+    int overflow;
+    uint64_t work; /* swaps made by reversals so far (the stop checks' clock) */
+} gpk__tour;
+/* The k nearest cities of each city (nb, n x k, nearest first; nd their
+ * distances): a grid for the Euclidean kinds, every pair otherwise. */
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                               uint32_t *nb, int32_t *nd);
+/* What gpk__tsp_neighbours returns when `stop` (non-NULL) said to stop
+ * before the lists were complete; never returned by a public call. */
+#define GPK_EAGAIN_STOP ((gpk_status)-100)
+/* Removes the tour edges (a, b) and (c, d), b following a and d following c
+ * in one reading direction, and adds (a, c) and (b, d). */
+void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t d);
+/* Or-opt: the path s1 .. s2 (reading forward) moves between x and y = the
+ * city after x (neither in the path, y not the city before s1): x s1..s2 y,
+ * or x s2..s1 y when rev. The length change before the move: */
+int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y,
+                           int rev);
+void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev);
+uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c);
+uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
+/* The or2opt search (hc, hc-first: one descent; tabu, its: an ILS;
+ * multistart: `starts` ILS runs on the threads); fills r like
+ * gpk__search_cpu, r->solution already allocated. */
+gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);
+
+/* TSP tabu above the matrix threshold is keyed by city, n entries: 2-opt
+ * by the two cities that stay in place (tour[i] and tour[j + 1 mod n], the
+ * outer ends of the reversed segment), swap by the two cities moved; a move
+ * is tabu when both of its cities are. Below it, as the paper's
+ * reproduction runs: 2-opt by the move (i, j), n(n-1)/2 entries, swap by
+ * (city, position), n^2. Those would need 29.5 GB and 59 GB at 85 900
+ * cities. */
+static inline int gpk__tabu_by_city(const gpk__search_cfg *c)
+{
+    return c->kind == GPK_PROBLEM_TSP && c->n > GPK_TSP_MATRIX_MAX;
+}
 
 /* The CPU implementation: fills r (solution allocated here). */
 gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk_search_result *r);

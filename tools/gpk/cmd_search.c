@@ -4,11 +4,15 @@
  * stderr, check the result against the problem's own evaluation, report
  * the gap to the best-known value found next to the instance file, and
  * write the solution in the problem's usual format. */
+#define _POSIX_C_SOURCE 200809L /* sigaction, isatty, fileno */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "gpk/gen.h"
 #include "gpk/search.h"
 
 /* ---- help ------------------------------------------------------------------------ */
@@ -38,6 +42,11 @@ static void common_help(FILE *f)
             "                 r seeded from the seed and r; the best run is kept (ties: the\n"
             "                 lowest r), so the result does not depend on K. Implies cuda\n"
             "  --threads T    CPU threads evaluating the neighbourhood (default: all cores)\n"
+            "  --time-limit S stop after S seconds (decimals allowed) with the best so far;\n"
+            "                 SIGINT / SIGTERM also stop the search: the summary is printed,\n"
+            "                 --out written, and the exit status is 130 / 143\n"
+            "  --best-known V the reference value for the gap (default: the table beside the\n"
+            "                 instance, else the optimal solution file beside it)\n"
             "  --out FILE     write the best solution (format below)\n"
             "  --json         print the result as JSON on stdout\n"
             "  -q, --quiet    no progress and no summary line on stderr\n");
@@ -55,6 +64,9 @@ void cmd_qap_help(FILE *f)
             "\n"
             "  --nb NB        swap (the only one, and the default)\n"
             "  --seed S       start solution and random choices (default 1)\n"
+            "  --init FILE    start from the permutation of a QAPLIB .sln file\n"
+            "  --eval FILE    print the cost of the .sln permutation (no search); --eval ours\n"
+            "                 or paper is the CUDA mode below\n"
             "  --qap-delta D  CPU scan: table (default: Taillard's delta table, O(1) per\n"
             "                 neighbour, O(n^2) update per move) or formula (the O(n) swap delta\n"
             "                 per neighbour, as the GPU evaluates); same result either way\n");
@@ -71,11 +83,20 @@ void cmd_tsp_help(FILE *f)
             "Symmetric travelling salesman (TSPLIB95): minimises the closed tour length by\n"
             "local search, the whole neighbourhood evaluated in parallel each iteration. The\n"
             "gap is given against bestSolutions.txt in FILE's directory when it names the\n"
-            "instance.\n"
+            "instance, else against NAME.opt.tour beside it.\n"
             "\n"
-            "  --nb NB        2opt (default: reverse a segment), swap (exchange two cities)\n"
+            "  --nb NB        2opt (default: reverse a segment, whole neighbourhood), swap\n"
+            "                 (exchange two cities), or2opt (for real and large instances:\n"
+            "                 2-opt and Or-opt over the 10 nearest neighbours, don't-look bits,\n"
+            "                 O(n) memory; hc descends, tabu and its run an iterated local\n"
+            "                 search with double-bridge kicks, multistart one per thread)\n"
             "  --seed S       start tour and random choices (default 1)\n"
-            "  --svg FILE     draw the tour (not for EXPLICIT instances: no coordinates)\n");
+            "  --init FILE    start from the tour of a TSPLIB .tour file\n"
+            "  --eval FILE    print the length of the .tour (no search); --eval ours or\n"
+            "                 paper is the CUDA mode below\n"
+            "  --svg FILE     draw the tour (not for EXPLICIT instances: no coordinates)\n"
+            "  --random N     instead of FILE: N cities uniform over [0, 10^6)^2 (EUC_2D) from\n"
+            "                 --seed; the gap is to the estimate 0.7124 sqrt(N A) (kind EST)\n");
     common_help(f);
     fprintf(f, "\n--out writes a TSPLIB .tour: TOUR_SECTION with the 1-based cities, -1, EOF.\n");
 }
@@ -192,23 +213,70 @@ typedef struct progress_state {
     const cli_best_known *bk;
     double last_ms; /* when the last line was printed */
     const char *tag; /* backend, mode, GPUs: "cpu 16 threads", "cuda ours, 2 GPUs" */
+    int tty;         /* stderr is a terminal: one line rewritten in place */
+    int open_line;   /* a rewritten line is on the terminal, not ended */
+    double budget;   /* iterations the reports count up to (0: unknown), per reporting run */
+    double runs;     /* runs the reporting thread does one after the other */
+    double limit_s;  /* --time-limit (0: none) */
+    int warned;
 } progress_state;
+
+/* Ends a rewritten progress line before anything else goes to stderr. */
+static void progress_end(progress_state *st)
+{
+    if (st->open_line) fputc('\n', stderr);
+    st->open_line = 0;
+}
 
 /* At most about once a second: the library calls back every iteration (an
  * iteration of a large TSP takes seconds, one of a small PPP microseconds),
- * the clock decides what is printed. */
+ * the clock decides what is printed. On a terminal the line rewrites
+ * itself; into a file or a pipe each report is a line of its own. */
 static void on_progress(const gpk_search_progress *p, void *user)
 {
     progress_state *st = user;
+    /* The budget's duration, from the pace of the first tenth of a second:
+     * a run the user did not mean to last long is worth a word early. */
+    if (!st->warned && st->budget > 0 && p->iteration > 0 && p->ms >= 100.0) {
+        st->warned = 1;
+        const double predicted = p->ms * 1e-3 / (double)p->iteration * st->budget * st->runs;
+        if (predicted > 60.0 && (st->limit_s == 0 || st->limit_s > 60.0)) {
+            progress_end(st);
+            fprintf(stderr, "gpk %s: warning: this budget is predicted to take about %.0f s%s (--time-limit "
+                            "bounds it; Ctrl-C stops with the best so far)\n",
+                    st->cmd, predicted,
+                    predicted > 86400 ? " (days)" : predicted > 3600 ? " (hours)" : "");
+        }
+    }
     if (p->ms - st->last_ms < 1000.0) return;
     st->last_ms = p->ms;
     char gap[48] = "";
     double g;
     if (gap_of(st->bk, p->best, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
     const double rate = p->ms > 0 ? (double)p->evaluated / (p->ms * 1e-3) : 0.0;
-    fprintf(stderr, "gpk %s [%s]: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s\n", st->cmd,
-            st->tag, (unsigned long long)p->iteration, (long long)p->current, (long long)p->best, gap, rate,
-            p->ms * 1e-3);
+    fprintf(stderr, "%sgpk %s [%s]: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s%s",
+            st->tty ? "\r" : "", st->cmd, st->tag, (unsigned long long)p->iteration, (long long)p->current,
+            (long long)p->best, gap, rate, p->ms * 1e-3, st->tty ? "\033[K" : "\n");
+    if (st->tty) fflush(stderr);
+    st->open_line = st->tty;
+}
+
+/* ---- stopping on a signal ------------------------------------------------------------------ */
+
+/* Set by the handler (the signal number), read by the search through
+ * opts.cancel: the search ends soon after, with the best so far. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+static void catch_stop_signals(int on)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on ? on_stop_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 /* ---- output files ---------------------------------------------------------------------- */
@@ -359,10 +427,99 @@ const char *cli_check_search_result(const gpk_search_problem *pb, const gpk_sear
     return NULL;
 }
 
+/* ---- solutions given on the command line --------------------------------------------------- */
+
+/* path's directory + name + ext, in a malloc'd string (NULL: no memory). */
+static char *beside(const char *path, const char *name, const char *ext)
+{
+    const char *slash = strrchr(path, '/');
+    const size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    char *f = malloc(dlen + strlen(name) + strlen(ext) + 1);
+    if (!f) return NULL;
+    memcpy(f, path, dlen);
+    strcpy(f + dlen, name);
+    strcat(f + dlen, ext);
+    return f;
+}
+
+/* Reads a tour (TSP) or permutation (QAP) for an instance of n; NULL after
+ * a message when the file is unreadable or of another size. Some published
+ * .sln files (nug12 .. nug25) list the inverse permutation, location ->
+ * facility: when the file's cost is that of the inverse and not of the
+ * permutation as read, the inverse is taken (and said). */
+static uint32_t *load_solution(const char *cmd, const gpk_search_problem *pb, const char *path, uint32_t n,
+                               int quiet)
+{
+    const gpk_problem_kind kind = pb->kind;
+    uint32_t m = 0, *sol = NULL;
+    int64_t cost;
+    gpk_status s = kind == GPK_PROBLEM_TSP ? gpk_tsp_load_tour(path, &m, &sol)
+                                           : gpk_qap_load_solution(path, &m, &cost, &sol);
+    if (s != GPK_OK) {
+        if (!quiet) cli_error(cmd, "%s", gpk_last_error(NULL));
+        return NULL;
+    }
+    if (m != n) {
+        if (!quiet) cli_error(cmd, "%s: %u %s, the instance has %u", path, m, kind == GPK_PROBLEM_TSP ? "cities" : "facilities", n);
+        free(sol);
+        return NULL;
+    }
+    if (kind == GPK_PROBLEM_QAP && gpk_qap_cost(pb->qap, sol) != cost) {
+        uint32_t *inv = malloc((size_t)n * sizeof *inv);
+        if (inv) {
+            for (uint32_t i = 0; i < n; i++) inv[sol[i]] = i;
+            if (gpk_qap_cost(pb->qap, inv) == cost) {
+                if (!quiet)
+                    fprintf(stderr, "gpk %s: %s lists location -> facility (its cost is the inverse's): inverted\n",
+                            cmd, path);
+                free(sol);
+                return inv;
+            }
+            free(inv);
+        }
+    }
+    return sol;
+}
+
+static int64_t solution_cost(const gpk_search_problem *pb, const uint32_t *sol)
+{
+    return pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, sol) : gpk_qap_cost(pb->qap, sol);
+}
+
+/* The instance "randN-SEED": n cities uniform over [0, RANDOM_SIDE)^2 with
+ * integer coordinates, EUC_2D, from the seed; read through the TSPLIB
+ * reader, so that it gets the same matrix rule as a file. */
+#define RANDOM_SIDE 1000000.0
+static gpk_status random_tsp(uint32_t n, uint64_t seed, gpk_tsp *t)
+{
+    const size_t cap = (size_t)n * 32 + 256;
+    char *text = malloc(cap);
+    if (!text) return GPK_ENOMEM;
+    char name[64];
+    snprintf(name, sizeof name, "rand%u-%llu", n, (unsigned long long)seed);
+    size_t len = (size_t)snprintf(text, cap, "NAME : %s\nTYPE : TSP\nDIMENSION : %u\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                                              "NODE_COORD_SECTION\n", name, n);
+    gpk_rng r;
+    gpk_rng_seed(&r, seed);
+    for (uint32_t i = 0; i < n; i++) {
+        const unsigned long x = (unsigned long)(gpk_rng_uniform(&r) * RANDOM_SIDE),
+                            y = (unsigned long)(gpk_rng_uniform(&r) * RANDOM_SIDE);
+        len += (size_t)snprintf(text + len, cap - len, "%u %lu %lu\n", i + 1, x, y);
+    }
+    len += (size_t)snprintf(text + len, cap - len, "EOF\n");
+    gpk_status s = gpk_tsp_parse(text, len, name, t);
+    free(text);
+    return s;
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 typedef struct search_args {
-    const char *file, *out, *svg;
+    const char *file, *out, *svg, *init, *eval_file;
+    double time_limit;
+    uint64_t random_n; /* tsp --random N (0: a file) */
+    int64_t best_known;
+    int have_best_known;
     gpk_search_opts so;
     int algo_set, nb_set, quiet, json, threads;
     uint64_t iters, global, tenure, starts, seed, search_seed, m, n;
@@ -408,13 +565,14 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--nb", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             gpk_neighbourhood nb;
-            const char *allowed = kind == GPK_PROBLEM_QAP ? "swap" : kind == GPK_PROBLEM_TSP ? "2opt, swap"
-                                                                                            : "flip1, flip2";
+            const char *allowed = kind == GPK_PROBLEM_QAP   ? "swap"
+                                  : kind == GPK_PROBLEM_TSP ? "2opt, swap, or2opt"
+                                                            : "flip1, flip2";
             int ok = gpk_neighbourhood_parse(val, &nb) == GPK_OK;
             if (ok) {
                 switch (kind) {
                 case GPK_PROBLEM_QAP: ok = nb == GPK_NB_SWAP; break;
-                case GPK_PROBLEM_TSP: ok = nb == GPK_NB_SWAP || nb == GPK_NB_TWO_OPT; break;
+                case GPK_PROBLEM_TSP: ok = nb == GPK_NB_SWAP || nb == GPK_NB_TWO_OPT || nb == GPK_NB_OR_OPT; break;
                 default: ok = nb == GPK_NB_FLIP1 || nb == GPK_NB_FLIP2; break;
                 }
             }
@@ -469,11 +627,45 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--eval", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_search_eval_parse(val, &a->so.eval) != GPK_OK) {
-                cli_error(cmd, "unknown --eval '%s' (ours, paper)", val);
+            /* ours / paper: the CUDA mode; anything else a solution to evaluate. */
+            FILE *probe = NULL;
+            if (gpk_search_eval_parse(val, &a->so.eval) == GPK_OK) {
+                a->have_eval = 1;
+            } else if (kind != GPK_PROBLEM_PPP && (probe = fopen(val, "r")) != NULL) {
+                fclose(probe);
+                a->eval_file = val;
+            } else {
+                cli_error(cmd, "unknown --eval '%s' (ours, paper%s)", val,
+                          kind == GPK_PROBLEM_PPP ? "" : ", or a solution file to evaluate");
                 return CLI_USAGE;
             }
-            a->have_eval = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--time-limit", &val)) != 0) {
+            char *end;
+            if (m < 0) return CLI_USAGE;
+            a->time_limit = strtod(val, &end);
+            if (end == val || *end || !(a->time_limit > 0) || a->time_limit > 1e9) {
+                cli_error(cmd, "bad --time-limit '%s' (seconds, more than 0)", val);
+                return CLI_USAGE;
+            }
+        } else if (kind == GPK_PROBLEM_TSP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--random", &val)) != 0) {
+            if (m < 0 || cli_parse_size(val, &a->random_n) != 0 || a->random_n < 4 || a->random_n > (1u << 26)) {
+                cli_error(cmd, "bad --random '%s' (cities, 4 .. 2^26)", val);
+                return CLI_USAGE;
+            }
+        } else if (kind != GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--init", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            a->init = val;
+        } else if (kind != GPK_PROBLEM_PPP &&
+                   (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--best-known", &val)) != 0) {
+            char *end;
+            if (m < 0) return CLI_USAGE;
+            long long v = strtoll(val, &end, 10);
+            if (end == val || *end) {
+                cli_error(cmd, "bad --best-known '%s' (an integer cost)", val);
+                return CLI_USAGE;
+            }
+            a->best_known = v;
+            a->have_best_known = 1;
         } else if (kind == GPK_PROBLEM_QAP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--qap-delta", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             if (strcmp(val, "table") == 0) a->so.qap_delta = GPK_QAP_DELTA_TABLE;
@@ -506,7 +698,15 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             return CLI_USAGE;
         }
     }
-    if (kind != GPK_PROBLEM_PPP && !a->file) {
+    if (a->random_n && a->file) {
+        cli_error(cmd, "--random generates the instance: no instance file ('%s')", a->file);
+        return CLI_USAGE;
+    }
+    if (a->random_n && (a->init || a->eval_file)) {
+        cli_error(cmd, "--init and --eval need an instance file, not --random");
+        return CLI_USAGE;
+    }
+    if (kind != GPK_PROBLEM_PPP && !a->file && !a->random_n) {
         cli_error(cmd, "no instance file (gpk %s FILE; see gpk %s --help)", cmd, cmd);
         return CLI_USAGE;
     }
@@ -541,6 +741,16 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         return CLI_USAGE;
     }
     const int hc = al == GPK_SEARCH_HC_BEST || al == GPK_SEARCH_HC_FIRST;
+    if (a->so.nb == GPK_NB_OR_OPT) {
+        if (a->backend == GPK_BACKEND_CUDA) {
+            cli_error(cmd, "--nb or2opt runs on the CPU (--backend cpu)");
+            return CLI_USAGE;
+        }
+        if (a->have_tenure) {
+            cli_error(cmd, "--tenure: --nb or2opt runs an iterated local search, no tabu list");
+            return CLI_USAGE;
+        }
+    }
     const int iterated = al == GPK_SEARCH_ITS || al == GPK_SEARCH_MULTISTART;
     if (a->have_tenure && hc) {
         cli_error(cmd, "--tenure is for tabu, its and multistart, not --algo %s", gpk_search_algo_name(al));
@@ -596,7 +806,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         bk = cli_find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
         break;
     case GPK_PROBLEM_TSP:
-        s = gpk_tsp_load(a.file, &tsp);
+        s = a.random_n ? random_tsp((uint32_t)a.random_n, a.seed, &tsp) : gpk_tsp_load(a.file, &tsp);
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(NULL));
             return CLI_FAIL;
@@ -609,6 +819,15 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         pb.tsp = &tsp;
         n = tsp.n;
         snprintf(instance, sizeof instance, "%s", tsp.name);
+        if (a.random_n) {
+            /* Beardwood-Halton-Hammersley: the optimal tour of n uniform
+             * cities in area A tends to 0.7124 sqrt(n A) (kind EST: the gap
+             * is to an estimate, and can go negative). */
+            bk.have = 1;
+            bk.value = (int64_t)llround(0.7124 * sqrt((double)n * RANDOM_SIDE * RANDOM_SIDE));
+            snprintf(bk.kind, sizeof bk.kind, "EST");
+            break;
+        }
         /* bestSolutions.txt holds optimal tour lengths. */
         bk = cli_find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
         break;
@@ -629,6 +848,69 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         break;
     }
 
+    /* The reference: --best-known, else the table, else the optimal tour /
+     * the solution file beside the instance (evaluated here, not trusted). */
+    if (a.have_best_known) {
+        bk.have = 1;
+        bk.value = a.best_known;
+        snprintf(bk.kind, sizeof bk.kind, "given");
+    } else if (!bk.have && kind != GPK_PROBLEM_PPP) {
+        char *f = beside(a.file, instance, kind == GPK_PROBLEM_TSP ? ".opt.tour" : ".sln");
+        FILE *probe = f ? fopen(f, "r") : NULL;
+        if (probe) {
+            fclose(probe);
+            uint32_t *sol = load_solution(cmd, &pb, f, n, 1);
+            if (sol) {
+                bk.have = 1;
+                bk.value = solution_cost(&pb, sol);
+                snprintf(bk.kind, sizeof bk.kind, kind == GPK_PROBLEM_TSP ? "OPT" : "BKS");
+                free(sol);
+            }
+        }
+        free(f);
+    }
+    uint32_t *init_sol = NULL;
+    if (a.eval_file) {
+        uint32_t *sol = load_solution(cmd, &pb, a.eval_file, n, 0);
+        if (!sol) {
+            gpk_qap_free(&qap);
+            gpk_tsp_free(&tsp);
+            return CLI_FAIL;
+        }
+        const int64_t cost = solution_cost(&pb, sol);
+        double g = 0.0;
+        const int hg = gap_of(&bk, cost, &g);
+        if (a.json) {
+            printf("{\"command\": \"%s\", \"instance\": ", cmd);
+            cli_json_str(stdout, instance);
+            printf(", \"n\": %u, \"solution\": ", n);
+            cli_json_str(stdout, a.eval_file);
+            printf(", \"cost\": %lld", (long long)cost);
+            if (bk.have) printf(", \"best_known\": %lld", (long long)bk.value);
+            else printf(", \"best_known\": null");
+            if (hg) printf(", \"gap_percent\": %.6f}\n", g);
+            else printf(", \"gap_percent\": null}\n");
+        } else {
+            printf("%s %s: %s %lld", instance, a.eval_file, kind == GPK_PROBLEM_TSP ? "length" : "cost",
+                   (long long)cost);
+            if (hg) printf(" (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, g);
+            printf("\n");
+        }
+        free(sol);
+        gpk_qap_free(&qap);
+        gpk_tsp_free(&tsp);
+        return CLI_OK;
+    }
+    if (a.init) {
+        init_sol = load_solution(cmd, &pb, a.init, n, 0);
+        if (!init_sol) {
+            gpk_qap_free(&qap);
+            gpk_tsp_free(&tsp);
+            return CLI_FAIL;
+        }
+        a.so.start = init_sol;
+    }
+
 #define CLI_MAX_GPUS 1024
     gpk_ctx *ctx = NULL;
     gpk_ctx **gctx = NULL; /* --gpus / multistart on CUDA: one context per GPU */
@@ -636,7 +918,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     gpk_search_result res;
     memset(&res, 0, sizeof res);
     char tag[160];
-    progress_state ps = {cmd, &bk, 0.0, tag};
+    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0};
     rc = CLI_OK;
     /* The backend: cuda when asked (--backend cuda, --gpus), or for auto
      * when this build has the GPU search and a device is usable; else the
@@ -644,7 +926,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
      * no usable GPU into an error). */
     int use_gpu = a.backend == GPK_BACKEND_CUDA;
 #ifdef GPK_HAVE_CUDA_SEARCH
-    if (a.backend == GPK_BACKEND_AUTO && a.so.algo != GPK_SEARCH_HC_FIRST && gpk_backend_available(GPK_BACKEND_CUDA))
+    if (a.backend == GPK_BACKEND_AUTO && a.so.algo != GPK_SEARCH_HC_FIRST && a.so.nb != GPK_NB_OR_OPT &&
+        gpk_backend_available(GPK_BACKEND_CUDA))
         use_gpu = 1;
 #endif
     const int multi = use_gpu && (a.have_gpus || a.so.algo == GPK_SEARCH_MULTISTART);
@@ -708,12 +991,30 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     a.so.tenure = (uint32_t)a.tenure;
     a.so.starts = (uint32_t)a.starts;
     a.so.seed = a.have_search_seed ? a.search_seed : a.seed;
+    a.so.time_limit = a.time_limit;
+    a.so.cancel = &stop_signal;
     if (!a.quiet) {
         a.so.progress = on_progress;
         a.so.user = &ps;
         a.so.progress_every = 1; /* on_progress keeps time */
+        /* What the reports count to, for the duration warning: tabu
+         * iterations (or ILS kicks) of the runs the calling thread does. */
+        const double it = a.iters ? (double)a.iters : a.so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
+        const double gl = a.global ? (double)a.global : 10.0;
+        if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
+        else if (a.so.algo == GPK_SEARCH_ITS || a.so.algo == GPK_SEARCH_MULTISTART) ps.budget = it * gl;
+        if (a.so.algo == GPK_SEARCH_MULTISTART && !multi) {
+            const double starts = a.starts ? (double)a.starts : info.threads;
+            ps.runs = ceil(starts / (info.threads < 1 ? 1 : info.threads));
+            if (a.so.nb == GPK_NB_OR_OPT) ps.runs = 1; /* or2opt reports from one run while all run at once */
+        }
+        if (a.so.nb == GPK_NB_OR_OPT && a.time_limit > 0 && !a.iters) ps.budget = 0; /* kicks until the limit */
     }
+    stop_signal = 0;
+    catch_stop_signals(1);
     s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
+    catch_stop_signals(0);
+    progress_end(&ps);
     if (s != GPK_OK) {
         cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
         rc = CLI_FAIL;
@@ -753,6 +1054,10 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (multi)
             fprintf(stderr, "gpk %s: %u runs on %d GPU%s, the best from run %u\n", cmd, res.runs, ngpu,
                     ngpu > 1 ? "s" : "", res.best_run);
+        if (res.stopped == GPK_SEARCH_TIME_LIMIT)
+            fprintf(stderr, "gpk %s: stopped at the time limit (%g s)\n", cmd, a.time_limit);
+        else if (res.stopped == GPK_SEARCH_CANCELLED)
+            fprintf(stderr, "gpk %s: stopped by %s\n", cmd, stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
     }
     if (a.json) {
         printf("{\"command\": \"%s\", \"gpk_version\": ", cmd);
@@ -793,6 +1098,12 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                (unsigned long long)res.gpu_evaluated, res.runs, res.best_run);
         if (a.so.algo == GPK_SEARCH_HC_BEST || a.so.algo == GPK_SEARCH_HC_FIRST)
             printf(", \"local_optimum\": %s", res.local_optimum ? "true" : "false");
+        printf(", \"time_limit\": ");
+        if (a.time_limit > 0) printf("%g", a.time_limit);
+        else printf("null");
+        printf(", \"stopped\": %s", res.stopped == GPK_SEARCH_TIME_LIMIT ? "\"time-limit\""
+                                     : res.stopped == GPK_SEARCH_CANCELLED ? "\"signal\""
+                                                                           : "null");
         printf(", \"check\": %s}\n", bad ? "\"failed\"" : "\"ok\"");
     }
     if (bad) {
@@ -814,7 +1125,10 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         }
         if (w != 0) rc = CLI_FAIL;
     }
-    if (a.svg && rc == CLI_OK) {
+    /* Interrupted: the best so far was reported and written; the status
+     * says how it ended, as a shell expects of a signalled program. */
+    if (rc == CLI_OK && res.stopped == GPK_SEARCH_CANCELLED) rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+    if (a.svg && (rc == CLI_OK || res.stopped == GPK_SEARCH_CANCELLED)) {
         char title[192];
         snprintf(title, sizeof title, "gpk tsp: %s, %u cities, length %lld, %s/%s seed %llu", instance, n,
                  (long long)res.best, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
@@ -823,6 +1137,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
 
 done:
+    free(init_sol);
     gpk_search_result_free(&res);
     if (gctx) {
         for (int g = 0; g < ngpu; g++)

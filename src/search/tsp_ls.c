@@ -1,0 +1,829 @@
+/* TSP local search at scale (neighbourhood "or2opt", issue 18): 2-opt and
+ * Or-opt (segments of 1 to 3 cities) over the K nearest neighbours of each
+ * city, with don't-look bits, on an array tour; an iterated local search
+ * (ILS) with segment-swap ("double-bridge") kicks on top.
+ *
+ * Memory is O(n K) whatever n: the tour, its inverse, the best tour, the
+ * neighbour lists with their distances, a queue. Nothing is n x n, so a
+ * coordinate instance above GPK_TSP_MATRIX_MAX computes its distances on
+ * the fly and still runs in a few megabytes per 100 000 cities.
+ *
+ * The tour is an array; a 2-opt move reverses the shorter of the two paths
+ * it could reverse (the cycle is the same either way), so it costs at most
+ * n / 2 swaps and far less on average with neighbour lists. An Or-opt move
+ * is two or three such 2-opt moves. Each 2-opt move is given by its two
+ * removed edges, (a, b) and (c, d) with b after a and d after c in the
+ * tour's current reading direction; move2 works out that direction from
+ * the array, so a reversal of the complement (which flips the direction)
+ * does not disturb the moves that follow.
+ *
+ * The ILS keeps the best tour; a kick and the descent after it log the
+ * positions they touch, so a rejected kick is undone (and an accepted one
+ * committed) in time proportional to what changed, not to n. */
+#include "search_run.h"
+
+#include "gpk/gen.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- neighbour lists ---- */
+
+typedef struct {
+    double d2;
+    uint32_t c;
+} cand;
+
+/* Keeps the k best (smallest d2, then smallest city) in a sorted array. */
+static void cand_push(cand *best, uint32_t *cnt, uint32_t k, double d2, uint32_t c)
+{
+    uint32_t m = *cnt;
+    if (m == k && (d2 > best[m - 1].d2 || (d2 == best[m - 1].d2 && c > best[m - 1].c))) return;
+    if (m < k) m++;
+    uint32_t i = m - 1;
+    while (i > 0 && (best[i - 1].d2 > d2 || (best[i - 1].d2 == d2 && best[i - 1].c > c))) {
+        best[i] = best[i - 1];
+        i--;
+    }
+    best[i].d2 = d2;
+    best[i].c = c;
+    *cnt = m;
+}
+
+/* Orders a list by the instance's distance (ties: the city), which for the
+ * rounded Euclidean kinds can merge candidates the grid told apart. */
+static void sort_by_dist(const gpk_tsp *t, uint32_t a, uint32_t *nb, int32_t *nd, uint32_t k)
+{
+    for (uint32_t i = 0; i < k; i++) nd[i] = gpk_tsp_dist(t, a, nb[i]);
+    for (uint32_t i = 1; i < k; i++) {
+        uint32_t c = nb[i];
+        int32_t d = nd[i];
+        uint32_t j = i;
+        while (j > 0 && (nd[j - 1] > d || (nd[j - 1] == d && nb[j - 1] > c))) {
+            nb[j] = nb[j - 1];
+            nd[j] = nd[j - 1];
+            j--;
+        }
+        nb[j] = c;
+        nd[j] = d;
+    }
+}
+
+/* Quadrant neighbours: the nearest QUAD cities in each of the four
+ * quadrants around a city are always in its list (the rest are the
+ * nearest overall). On clustered instances the k nearest all lie in the
+ * city's own cluster, and no move could ever join two clusters well: p654
+ * stayed 6% above optimal with nearest-only lists. */
+#define QUAD 2u
+
+/* The quadrant of the offset (dx, dy), half-open so that each offset has
+ * one (a city on top of another counts in quadrant 0). */
+static int quadrant(double dx, double dy)
+{
+    if (dx > 0 && dy >= 0) return 0;
+    if (dx <= 0 && dy > 0) return 1;
+    if (dx < 0 && dy <= 0) return 2;
+    if (dx >= 0 && dy < 0) return 3;
+    return 0;
+}
+
+/* EUC_2D, CEIL_2D and ATT distances grow with the Euclidean distance of the
+ * coordinates, so the k nearest (and the quadrant neighbours) come from a uniform grid of about two
+ * cities per cell, searched in growing square rings until the ring is
+ * farther than the k-th candidate: O(n k) on spread-out instances, plus a
+ * counting sort of the cities into cells. GEO and EXPLICIT distances are
+ * not monotone in the coordinates: every pair is looked at (O(n^2), the
+ * rows in parallel); such instances carry their matrix below
+ * GPK_TSP_MATRIX_MAX anyway. */
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                               uint32_t *nb, int32_t *nd)
+{
+    volatile int halt = 0; /* the stop came: the lists are left unfinished */
+    const uint32_t n = t->n;
+    if (k == 0 || k >= n) return GPK_EINVAL;
+    const int grid = t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
+    if (!grid) {
+        int ok = 1;
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= 256)
+        {
+            cand *best = malloc((size_t)k * sizeof *best);
+            if (!best) {
+#pragma omp atomic write
+                ok = 0;
+            }
+#pragma omp for schedule(dynamic, 16)
+            for (int64_t a = 0; a < (int64_t)n; a++) {
+                if (!best || halt) continue;
+                if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
+                uint32_t cnt = 0;
+                for (uint32_t c = 0; c < n; c++)
+                    if (c != (uint32_t)a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
+                for (uint32_t i = 0; i < k; i++) nb[(size_t)a * k + i] = best[i].c;
+                sort_by_dist(t, (uint32_t)a, nb + (size_t)a * k, nd + (size_t)a * k, k);
+            }
+            free(best);
+        }
+        if (!ok) return GPK_ENOMEM;
+        return halt ? GPK_EAGAIN_STOP : GPK_OK;
+    }
+    double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
+    for (uint32_t i = 1; i < n; i++) {
+        x0 = fmin(x0, t->x[i]);
+        x1 = fmax(x1, t->x[i]);
+        y0 = fmin(y0, t->y[i]);
+        y1 = fmax(y1, t->y[i]);
+    }
+    /* About 2 cities per cell over the bounding box. */
+    const double w = fmax(x1 - x0, 1e-9), h = fmax(y1 - y0, 1e-9);
+    double cell = sqrt(w * h * 2.0 / n);
+    if (!(cell > 0)) cell = 1.0;
+    uint32_t gx = (uint32_t)fmin(w / cell + 1, 65536), gy = (uint32_t)fmin(h / cell + 1, 65536);
+    while ((uint64_t)gx * gy > 4ull * n + 16) { /* flat boxes: keep the cell count O(n) */
+        cell *= 1.5;
+        gx = (uint32_t)fmin(w / cell + 1, 65536);
+        gy = (uint32_t)fmin(h / cell + 1, 65536);
+    }
+    const size_t cells = (size_t)gx * gy;
+    uint32_t *start = calloc(cells + 1, sizeof *start), *order = malloc((size_t)n * sizeof *order),
+             *cellof = malloc((size_t)n * sizeof *cellof);
+    if (!start || !order || !cellof) {
+        free(start);
+        free(order);
+        free(cellof);
+        return GPK_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t cx = (uint32_t)((t->x[i] - x0) / cell), cy = (uint32_t)((t->y[i] - y0) / cell);
+        if (cx >= gx) cx = gx - 1;
+        if (cy >= gy) cy = gy - 1;
+        cellof[i] = cy * gx + cx;
+        start[cellof[i] + 1]++;
+    }
+    for (size_t c = 0; c < cells; c++) start[c + 1] += start[c];
+    {
+        uint32_t *fill = malloc(cells * sizeof *fill);
+        if (!fill) {
+            free(start);
+            free(order);
+            free(cellof);
+            return GPK_ENOMEM;
+        }
+        memcpy(fill, start, cells * sizeof *fill);
+        for (uint32_t i = 0; i < n; i++) order[fill[cellof[i]]++] = i;
+        free(fill);
+    }
+    /* The coordinates in cell order: a ring scan then reads memory in
+     * sequence instead of one cache miss per city, which made the build
+     * grow faster than n beyond a few hundred thousand cities. */
+    double *px = malloc((size_t)n * sizeof *px), *py = malloc((size_t)n * sizeof *py);
+    if (!px || !py) {
+        free(px);
+        free(py);
+        free(start);
+        free(order);
+        free(cellof);
+        return GPK_ENOMEM;
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        px[q] = t->x[order[q]];
+        py[q] = t->y[order[q]];
+    }
+    int ok = 1;
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= 4096)
+    {
+        cand *best = malloc((size_t)(k + 4 * QUAD) * sizeof *best);
+        if (!best) {
+#pragma omp atomic write
+            ok = 0;
+        }
+#pragma omp for schedule(dynamic, 256)
+        for (int64_t ai = 0; ai < (int64_t)n; ai++) {
+            if (!best || halt) continue;
+            if (stop && ai % 4096 == 0 && gpk__search_should_stop(stop)) halt = 1;
+            const uint32_t a = order[ai]; /* cities in cell order, for the same reason */
+            const double ax = px[ai], ay = py[ai];
+            cand *quad = best + k; /* QUAD nearest in each quadrant */
+            uint32_t qcnt[4] = {0, 0, 0, 0};
+            const int64_t cx = cellof[a] % gx, cy = cellof[a] / gx;
+            uint32_t cnt = 0;
+            for (int64_t r = 0;; r++) {
+                /* Every city outside the rings searched so far lies at least
+                 * r * cell - (offset in the cell) away: r - 1 whole cells.
+                 * A quadrant with no city at all keeps the search going to
+                 * the grid's end: that happens to the few cities on the
+                 * staircase of the instance's corners. */
+                const double reach = (double)(r - 1) * cell, reach2 = reach > 0 ? reach * reach : 0.0;
+                if (cnt == k && reach2 > best[k - 1].d2) {
+                    int q = 0;
+                    while (q < 4 && qcnt[q] == QUAD && reach2 > quad[q * QUAD + QUAD - 1].d2) q++;
+                    if (q == 4) break;
+                }
+                if (r > (int64_t)gx && r > (int64_t)gy) break;
+                for (int64_t yy = cy - r; yy <= cy + r; yy++) {
+                    if (yy < 0 || yy >= (int64_t)gy) continue;
+                    const int edge = yy == cy - r || yy == cy + r;
+                    for (int64_t xx = cx - r; xx <= cx + r; xx += edge ? 1 : 2 * r) {
+                        if (xx >= 0 && xx < (int64_t)gx) {
+                            const size_t c = (size_t)yy * gx + (size_t)xx;
+                            for (uint32_t q = start[c]; q < start[c + 1]; q++) {
+                                const uint32_t b = order[q];
+                                if (b == a) continue;
+                                const double dx = px[q] - ax, dy = py[q] - ay, d2 = dx * dx + dy * dy;
+                                cand_push(best, &cnt, k, d2, b);
+                                const int qd = quadrant(dx, dy);
+                                cand_push(quad + qd * QUAD, &qcnt[qd], QUAD, d2, b);
+                            }
+                        }
+                        if (r == 0) break;
+                    }
+                }
+            }
+            /* The quadrant picks first, then the nearest others up to k. */
+            uint32_t *l = nb + (size_t)a * k, m = 0;
+            if (k >= 4 * QUAD + 2)
+                for (int q = 0; q < 4; q++)
+                    for (uint32_t i = 0; i < qcnt[q]; i++) l[m++] = quad[q * QUAD + i].c;
+            for (uint32_t i = 0; i < cnt && m < k; i++) {
+                uint32_t j = 0;
+                while (j < m && l[j] != best[i].c) j++;
+                if (j == m) l[m++] = best[i].c;
+            }
+            sort_by_dist(t, a, l, nd + (size_t)a * k, k);
+        }
+        free(best);
+    }
+    free(px);
+    free(py);
+    free(start);
+    free(order);
+    free(cellof);
+    if (!ok) return GPK_ENOMEM;
+    return halt ? GPK_EAGAIN_STOP : GPK_OK;
+}
+
+/* ---- the array tour ---- */
+
+static inline uint32_t nxt(const gpk__tour *T, uint32_t c)
+{
+    const uint32_t p = T->pos[c] + 1;
+    return T->t[p == T->n ? 0 : p];
+}
+
+static inline uint32_t prv(const gpk__tour *T, uint32_t c)
+{
+    const uint32_t p = T->pos[c];
+    return T->t[p == 0 ? T->n - 1 : p - 1];
+}
+
+static inline void touch(gpk__tour *T, uint32_t p)
+{
+    if (!T->log) return;
+    if (T->nlog < T->cap) T->log[T->nlog++] = p;
+    else T->overflow = 1;
+}
+
+/* Reverses the tour between positions i and j (inclusive, going forward,
+ * wrapping), or the complementary path when that one is shorter: the
+ * cycle is the same either way, only the reading direction differs. */
+static void reverse_path(gpk__tour *T, uint32_t i, uint32_t j)
+{
+    const uint32_t n = T->n;
+    uint32_t len = (j >= i ? j - i : j + n - i) + 1;
+    if (2 * (uint64_t)len > n) {
+        const uint32_t ni = j + 1 == n ? 0 : j + 1, nj = i == 0 ? n - 1 : i - 1;
+        i = ni;
+        j = nj;
+        len = n - len;
+    }
+    uint32_t *t = T->t, *pos = T->pos;
+    T->work += len / 2;
+    for (uint32_t s = 0; s < len / 2; s++) {
+        const uint32_t ci = t[i], cj = t[j];
+        t[i] = cj;
+        t[j] = ci;
+        pos[cj] = i;
+        pos[ci] = j;
+        touch(T, i);
+        touch(T, j);
+        i = i + 1 == n ? 0 : i + 1;
+        j = j == 0 ? n - 1 : j - 1;
+    }
+}
+
+void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+{
+    (void)d;
+    if (nxt(T, a) == b) reverse_path(T, T->pos[b], T->pos[c]);
+    else reverse_path(T, T->pos[c], T->pos[b]);
+}
+
+void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev)
+{
+    const uint32_t p = prv(T, s1), q = nxt(T, s2);
+    gpk__tour_move2(T, p, s1, x, y); /* p x .. q s2 .. s1 y */
+    gpk__tour_move2(T, p, x, q, s2); /* p q .. x s2 .. s1 y */
+    if (!rev) gpk__tour_move2(T, x, s2, s1, y); /* p q .. x s1 .. s2 y */
+}
+
+int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y,
+                           int rev)
+{
+    const uint32_t p = prv(T, s1), q = nxt(T, s2);
+    const int64_t removed = (int64_t)gpk_tsp_dist(t, p, s1) + gpk_tsp_dist(t, s2, q) + gpk_tsp_dist(t, x, y);
+    const int64_t added = (int64_t)gpk_tsp_dist(t, p, q) +
+                          (rev ? (int64_t)gpk_tsp_dist(t, x, s2) + gpk_tsp_dist(t, s1, y)
+                               : (int64_t)gpk_tsp_dist(t, x, s1) + gpk_tsp_dist(t, s2, y));
+    return added - removed;
+}
+
+uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c) { return nxt(T, c); }
+uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c) { return prv(T, c); }
+
+/* ---- the descent ---- */
+
+/* Moves that would reverse more than this many cities (on the shorter
+ * side) are passed over. Only instances above 2 x MAX_REVERSAL cities have
+ * such moves; there, from the Hilbert-curve start, they made a million-city
+ * descent spend half its time swapping array entries for small gains. */
+#define MAX_REVERSAL 50000u
+
+/* The cities reversed (on the shorter side) by a move whose path runs
+ * from city `from` to city `to`. */
+static inline uint32_t span(const gpk__tour *T, uint32_t from, uint32_t to)
+{
+    const uint32_t n = T->n, len = (T->pos[to] + n - T->pos[from]) % n + 1;
+    return len < n - len ? len : n - len;
+}
+
+typedef struct {
+    const gpk__search_cfg *cfg;
+    const gpk_tsp *tsp;
+    uint32_t n, k;
+    const uint32_t *nb; /* n x k, nearest first */
+    const int32_t *nd;  /* their distances */
+    gpk__tour T;
+    uint32_t *best;     /* the best tour (ILS) */
+    uint32_t *queue;    /* FIFO of cities whose don't-look bit is off */
+    uint8_t *inq;
+    uint32_t qhead, qlen;
+    int64_t cost;
+    uint64_t moves, evaluated, kicks;
+    gpk_rng rng;
+    int stopped;
+} ls;
+
+static inline int32_t D(const ls *L, uint32_t a, uint32_t b) { return gpk_tsp_dist(L->tsp, a, b); }
+
+static void push(ls *L, uint32_t c)
+{
+    if (L->inq[c]) return;
+    L->inq[c] = 1;
+    uint32_t at = L->qhead + L->qlen;
+    if (at >= L->n) at -= L->n;
+    L->queue[at] = c;
+    L->qlen++;
+}
+
+static uint32_t pop(ls *L)
+{
+    const uint32_t c = L->queue[L->qhead];
+    L->qhead = L->qhead + 1 == L->n ? 0 : L->qhead + 1;
+    L->qlen--;
+    L->inq[c] = 0;
+    return c;
+}
+
+/* The first improving 2-opt move from city a over its neighbour list, in
+ * either direction along the tour; applied. 1 when one was found. */
+static int try_two_opt(ls *L, uint32_t a)
+{
+    const uint32_t *nb = L->nb + (size_t)a * L->k;
+    const int32_t *nd = L->nd + (size_t)a * L->k;
+    for (int dir = 0; dir < 2; dir++) {
+        const uint32_t b = dir ? prv(&L->T, a) : nxt(&L->T, a);
+        const int32_t dab = D(L, a, b);
+        for (uint32_t i = 0; i < L->k; i++) {
+            const uint32_t c = nb[i];
+            const int32_t dac = nd[i];
+            if (dac >= dab) break; /* no gain left: the new edge (a, c) is already as long */
+            const uint32_t d = dir ? prv(&L->T, c) : nxt(&L->T, c);
+            if (c == b || d == a) continue;
+            L->evaluated++;
+            const int64_t delta = (int64_t)dac + D(L, b, d) - dab - D(L, c, d);
+            if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(&L->T, b, c) <= MAX_REVERSAL)) {
+                if (dir) gpk__tour_move2(&L->T, b, a, d, c);
+                else gpk__tour_move2(&L->T, a, b, c, d);
+                L->cost += delta;
+                push(L, a);
+                push(L, b);
+                push(L, c);
+                push(L, d);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The first improving Or-opt move of a segment of 1 to 3 cities that
+ * starts or ends at a, to between a neighbour c of a and one of c's tour
+ * neighbours, either way round; applied. */
+static int try_or_opt(ls *L, uint32_t a)
+{
+    const uint32_t *nb = L->nb + (size_t)a * L->k;
+    const int32_t *nd = L->nd + (size_t)a * L->k;
+    gpk__tour *T = &L->T;
+    for (uint32_t len = 1; len <= 3; len++) {
+        if (L->n < len + 3) break;
+        for (int end = 0; end < 2; end++) {
+            if (len == 1 && end) break; /* a one-city segment starts and ends at a */
+            uint32_t s1 = a, s2 = a, mid = a;
+            for (uint32_t m = 1; m < len; m++) {
+                if (end) s1 = prv(T, s1);
+                else s2 = nxt(T, s2);
+                if (m == 1) mid = end ? s1 : s2;
+            }
+            const uint32_t p = prv(T, s1), q = nxt(T, s2);
+            const int64_t g0 = (int64_t)D(L, p, s1) + D(L, s2, q) - D(L, p, q);
+            if (g0 <= 0) continue;
+            for (uint32_t i = 0; i < L->k; i++) {
+                const uint32_t c = nb[i];
+                if (nd[i] >= g0) break; /* the gain criterion: the new edge at a must cost less */
+                if (c == s1 || c == s2 || c == mid) continue;
+                for (int side = 0; side < 2; side++) {
+                    const uint32_t x = side ? prv(T, c) : c, y = side ? c : nxt(T, c);
+                    if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p) continue;
+                    const int64_t dxy = D(L, x, y);
+                    for (int rev = 0; rev < 2; rev++) {
+                        L->evaluated++;
+                        const int64_t add = rev ? (int64_t)D(L, x, s2) + D(L, s1, y)
+                                                : (int64_t)D(L, x, s1) + D(L, s2, y);
+                        const int64_t delta = add - dxy - g0;
+                        if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(T, s1, x) <= MAX_REVERSAL)) {
+                            gpk__tour_or_move(T, s1, s2, x, y, rev);
+                            L->cost += delta;
+                            push(L, p);
+                            push(L, q);
+                            push(L, s1);
+                            push(L, s2);
+                            push(L, x);
+                            push(L, y);
+                            return 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Runs until no city has an improving move (1), the move limit (0) or a
+ * stop (0, L->stopped). */
+static int descend(ls *L, uint64_t move_limit)
+{
+    if (L->stopped) return 0;
+    const int timed = L->cfg->deadline > 0 || L->cfg->cancel;
+    uint32_t since = 0;
+    uint64_t work = L->T.work;
+    while (L->qlen) {
+        /* Every 256 cities, or sooner when reversals were long (on a large
+         * instance one 2-opt move may swap half a million cities). */
+        if (timed && (++since == 256 || L->T.work - work > (1u << 20))) {
+            since = 0;
+            work = L->T.work;
+            if (gpk__search_should_stop(L->cfg)) {
+                L->stopped = 1;
+                return 0;
+            }
+        }
+        if (move_limit && L->moves >= move_limit) return 0;
+        const uint32_t a = pop(L);
+        if (try_two_opt(L, a) || try_or_opt(L, a)) L->moves++;
+    }
+    return 1;
+}
+
+/* Uniform in [0, bound), bound >= 1. */
+static uint64_t below(gpk_rng *r, uint64_t bound)
+{
+    const uint64_t lim = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t x;
+    do x = gpk_rng_next(r);
+    while (x >= lim);
+    return x % bound;
+}
+
+/* The kick: two adjacent segments of 1 to 50 cities at a random place swap
+ * places (A B C D -> A C B D, the double bridge with its fourth part the
+ * rest of the tour). Kept local so that the descent after it repairs a
+ * small region, which is what makes thousands of kicks a second possible
+ * on large instances. */
+static void kick(ls *L)
+{
+    const uint32_t n = L->n;
+    uint32_t lmax = (n - 2) / 3;
+    if (lmax > 50) lmax = 50;
+    if (lmax < 1) lmax = 1;
+    const uint32_t l1 = 1 + (uint32_t)below(&L->rng, lmax), l2 = 1 + (uint32_t)below(&L->rng, lmax);
+    const uint32_t i = (uint32_t)below(&L->rng, n); /* B starts after position i */
+    uint32_t *t = L->T.t, *pos = L->T.pos;
+    /* B = t[i+1 .. i+l1], C = the next l2: rotate the window left by l1. */
+    uint32_t tmp[100];
+    for (uint32_t m = 0; m < l1 + l2; m++) tmp[m] = t[(i + 1 + m) % n];
+    const uint32_t a = t[i], d = t[(i + 1 + l1 + l2) % n];
+    const int64_t before = (int64_t)D(L, a, tmp[0]) + D(L, tmp[l1 - 1], tmp[l1]) + D(L, tmp[l1 + l2 - 1], d);
+    const int64_t after = (int64_t)D(L, a, tmp[l1]) + D(L, tmp[l1 + l2 - 1], tmp[0]) + D(L, tmp[l1 - 1], d);
+    for (uint32_t m = 0; m < l1 + l2; m++) {
+        const uint32_t p = (i + 1 + m) % n, c = tmp[(m + l1) % (l1 + l2)];
+        t[p] = c;
+        pos[c] = p;
+        touch(&L->T, p);
+    }
+    L->cost += after - before;
+    push(L, a);
+    push(L, d);
+    push(L, tmp[0]);
+    push(L, tmp[l1 - 1]);
+    push(L, tmp[l1]);
+    push(L, tmp[l1 + l2 - 1]);
+}
+
+/* Position of (x, y) on a Hilbert curve over a 2^16 x 2^16 grid. */
+static uint64_t hilbert(uint32_t x, uint32_t y)
+{
+    uint64_t d = 0;
+    for (uint32_t s = 1u << 15; s > 0; s >>= 1) {
+        const uint32_t rx = (x & s) > 0, ry = (y & s) > 0;
+        d += (uint64_t)s * s * ((3 * rx) ^ ry);
+        if (ry == 0) { /* rotate the quadrant */
+            if (rx == 1) {
+                x = s - 1 - (x & (s - 1));
+                y = s - 1 - (y & (s - 1));
+            }
+            const uint32_t t = x;
+            x = y;
+            y = t;
+        }
+        x &= s - 1;
+        y &= s - 1;
+    }
+    return d;
+}
+
+typedef struct {
+    uint64_t key;
+    uint32_t c;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : (x->c > y->c) - (x->c < y->c);
+}
+
+/* The start tour without a given one: the cities in Hilbert-curve order
+ * where the kind has planar coordinates (about 25% above optimal on uniform
+ * instances, O(n log n)), so that the first descent makes local moves; a
+ * random tour from a random start is a long way from any good tour and
+ * its 2-opt moves reverse half the tour, O(n^2) in all at 100 000 cities.
+ * GEO and EXPLICIT: a random tour (their instances are small). 0, or -1
+ * when out of memory. */
+static int planar(const gpk_tsp *t) { return t->x && t->weight != GPK_TSP_GEO; }
+
+static int start_tour(const gpk_tsp *t, uint32_t *tour, gpk_rng *rng)
+{
+    const uint32_t n = t->n;
+    if (planar(t)) {
+        keyed *k = malloc((size_t)n * sizeof *k);
+        if (!k) return -1;
+        double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
+        for (uint32_t i = 1; i < n; i++) {
+            x0 = fmin(x0, t->x[i]);
+            x1 = fmax(x1, t->x[i]);
+            y0 = fmin(y0, t->y[i]);
+            y1 = fmax(y1, t->y[i]);
+        }
+        const double span = fmax(fmax(x1 - x0, y1 - y0), 1e-30), sc = 65535.0 / span;
+        for (uint32_t i = 0; i < n; i++) {
+            k[i].key = hilbert((uint32_t)((t->x[i] - x0) * sc), (uint32_t)((t->y[i] - y0) * sc));
+            k[i].c = i;
+        }
+        qsort(k, n, sizeof *k, keyed_cmp);
+        for (uint32_t i = 0; i < n; i++) tour[i] = k[i].c;
+        free(k);
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++) tour[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+        const uint32_t r = (uint32_t)below(rng, (uint64_t)i + 1), x = tour[i];
+        tour[i] = tour[r];
+        tour[r] = x;
+    }
+    return 0;
+}
+
+static void ls_free(ls *L)
+{
+    free(L->T.t);
+    free(L->T.pos);
+    free(L->T.log);
+    free(L->best);
+    free(L->queue);
+    free(L->inq);
+}
+
+static int ls_init(ls *L, const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k,
+                   uint64_t seed, const uint32_t *start, int ils)
+{
+    memset(L, 0, sizeof *L);
+    const uint32_t n = c->n;
+    L->cfg = c;
+    L->tsp = c->tsp;
+    L->n = n;
+    L->k = k;
+    L->nb = nb;
+    L->nd = nd;
+    L->T.n = n;
+    L->T.t = malloc((size_t)n * sizeof *L->T.t);
+    L->T.pos = malloc((size_t)n * sizeof *L->T.pos);
+    L->queue = malloc((size_t)n * sizeof *L->queue);
+    L->inq = calloc(n, 1);
+    if (ils) {
+        L->best = malloc((size_t)n * sizeof *L->best);
+        L->T.cap = n < 4096 ? 4096 : n;
+        L->T.log = malloc(L->T.cap * sizeof *L->T.log);
+    }
+    if (!L->T.t || !L->T.pos || !L->queue || !L->inq || (ils && (!L->best || !L->T.log))) return -1;
+    gpk_rng_seed(&L->rng, seed);
+    if (start) memcpy(L->T.t, start, (size_t)n * sizeof *L->T.t);
+    else if (start_tour(c->tsp, L->T.t, &L->rng) != 0) return -1;
+    for (uint32_t i = 0; i < n; i++) L->T.pos[L->T.t[i]] = i;
+    L->cost = gpk_tsp_tour_length(c->tsp, L->T.t);
+    for (uint32_t i = 0; i < n; i++) push(L, L->T.t[i]);
+    return 0;
+}
+
+static void report(ls *L, int64_t best, double t0, int me)
+{
+    const gpk__search_cfg *c = L->cfg;
+    if (!me || !c->progress) return;
+    const uint64_t it = L->kicks ? L->kicks : L->moves;
+    if (it % c->progress_every) return;
+    gpk_search_progress p = {it, L->cost, best, L->evaluated, (omp_get_wtime() - t0) * 1e3};
+    c->progress(&p, c->user);
+}
+
+/* The ILS from the loaded tour: descend, then kick and descend again,
+ * keeping the new tour when it is no longer than the best (ties accepted:
+ * plateaus are crossed), else going back to the best. */
+static void ils_run(ls *L, uint64_t kicks, double t0, int me)
+{
+    gpk__tour *T = &L->T;
+    T->nlog = 0;
+    T->overflow = 0;
+    descend(L, 0);
+    memcpy(L->best, T->t, (size_t)L->n * sizeof *L->best);
+    int64_t best = L->cost;
+    while (!L->stopped && (kicks == 0 || L->kicks < kicks)) {
+        if (gpk__search_should_stop(L->cfg)) {
+            L->stopped = 1;
+            break;
+        }
+        T->nlog = 0;
+        T->overflow = 0;
+        kick(L);
+        descend(L, 0);
+        L->kicks++;
+        /* A descent cut short by a stop is still a valid tour: it is judged
+         * like any other. */
+        if (L->cost <= best) {
+            if (T->overflow) memcpy(L->best, T->t, (size_t)L->n * sizeof *L->best);
+            else
+                for (size_t m = 0; m < T->nlog; m++) L->best[T->log[m]] = T->t[T->log[m]];
+            best = L->cost;
+        } else {
+            if (T->overflow) {
+                memcpy(T->t, L->best, (size_t)L->n * sizeof *T->t);
+                for (uint32_t i = 0; i < L->n; i++) T->pos[T->t[i]] = i;
+            } else {
+                for (size_t m = 0; m < T->nlog; m++) {
+                    const uint32_t p = T->log[m];
+                    T->t[p] = L->best[p];
+                    T->pos[T->t[p]] = p;
+                }
+            }
+            L->cost = best;
+            while (L->qlen) pop(L); /* a stop may leave cities queued */
+        }
+        report(L, best, t0, me);
+    }
+    L->cost = best;
+}
+
+/* One search (hill climbing: a descent; else an ILS) of run r, written to
+ * sol; *best its length. 0, or -1 when out of memory. */
+static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k, uint64_t seed,
+                   const uint32_t *start, double t0, int me, uint32_t *sol, int64_t *best, uint64_t *moves,
+                   uint64_t *evaluated, int *stopped, int *local_opt)
+{
+    const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
+    ls L;
+    if (ls_init(&L, c, nb, nd, k, seed, start, !hc) != 0) {
+        ls_free(&L);
+        return -1;
+    }
+    L.stopped = *stopped; /* set: the lists are unfinished, no move may use them */
+    if (hc) {
+        *local_opt = descend(&L, c->iters);
+        *moves = L.moves;
+        memcpy(sol, L.T.t, (size_t)c->n * sizeof *sol);
+    } else {
+        ils_run(&L, c->kicks, t0, me);
+        *moves = L.kicks;
+        memcpy(sol, L.best, (size_t)c->n * sizeof *sol);
+    }
+    *best = L.cost;
+    *evaluated = L.evaluated;
+    *stopped = L.stopped;
+    ls_free(&L);
+    return 0;
+}
+
+gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result *r)
+{
+    const double t0 = omp_get_wtime();
+    const uint32_t n = c->n;
+    const uint32_t k = n - 1 < GPK__TSP_LS_K ? n - 1 : GPK__TSP_LS_K;
+    /* The Hilbert-curve start, sorted once for every run (a second per
+     * million cities on a loaded machine). */
+    uint32_t *curve = NULL;
+    if (planar(c->tsp) && (!c->start || c->algo == GPK_SEARCH_MULTISTART)) {
+        curve = malloc((size_t)n * sizeof *curve);
+        if (!curve || start_tour(c->tsp, curve, NULL) != 0) {
+            free(curve);
+            return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the start tour (n = %u)", n);
+        }
+    }
+    uint32_t *nb = malloc((size_t)n * k * sizeof *nb);
+    int32_t *nd = malloc((size_t)n * k * sizeof *nd);
+    const gpk_status ns = nb && nd ? gpk__tsp_neighbours(c->tsp, k, c->threads, c, nb, nd) : GPK_ENOMEM;
+    if (ns != GPK_OK && ns != GPK_EAGAIN_STOP) {
+        free(curve);
+        free(nb);
+        free(nd);
+        return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the neighbour lists (n = %u)", n);
+    }
+    /* Stopped while building the lists (a short limit on millions of
+     * cities): the start tour is the result, no move is made. */
+    const int stopped_early = ns == GPK_EAGAIN_STOP;
+    /* Multistart: independent runs on the threads, run s seeded from the
+     * seed and s (run 0 from the start tour), the best kept (ties: the
+     * lowest run), so the result depends on `starts`, not on the threads. */
+    const uint32_t runs = c->algo == GPK_SEARCH_MULTISTART ? c->starts : 1;
+    uint32_t *sols = malloc((size_t)runs * n * sizeof *sols);
+    int64_t *bests = malloc(runs * sizeof *bests);
+    uint64_t *moves = calloc(runs, sizeof *moves), *evals = calloc(runs, sizeof *evals);
+    int *stops = calloc(runs, sizeof *stops), *lopt = calloc(runs, sizeof *lopt), *bad = calloc(runs, sizeof *bad);
+    gpk_status st = GPK_OK;
+    if (!sols || !bests || !moves || !evals || !stops || !lopt || !bad) {
+        st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for %u runs (n = %u)", runs, n);
+        goto done;
+    }
+    const int threads = runs == 1 ? 1 : c->threads < (int)runs ? c->threads : (int)runs;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+    for (int64_t s = 0; s < (int64_t)runs; s++) {
+        const uint64_t seed = runs == 1 ? c->seed : gpk__splitmix64(c->seed + (uint64_t)s);
+        stops[s] = stopped_early;
+        bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
+                         sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s]);
+    }
+    uint32_t best = 0;
+    for (uint32_t s = 0; s < runs; s++) {
+        if (bad[s]) {
+            st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory in run %u (n = %u)", s, n);
+            goto done;
+        }
+        r->iterations += moves[s];
+        r->evaluated += evals[s];
+        if (stops[s]) r->stopped = GPK_SEARCH_TIME_LIMIT;
+        if (bests[s] < bests[best]) best = s;
+    }
+    r->best = bests[best];
+    r->local_optimum = lopt[best];
+    memcpy(r->solution, sols + (size_t)best * n, (size_t)n * sizeof *r->solution);
+done:
+    free(curve);
+    free(nb);
+    free(nd);
+    free(sols);
+    free(bests);
+    free(moves);
+    free(evals);
+    free(stops);
+    free(lopt);
+    free(bad);
+    return st;
+}
