@@ -1,9 +1,14 @@
 /* Raw and .npy array files (see io.h). Every fopen, fread, fwrite and
  * fclose is checked; large transfers go in chunks so that a failure is
  * reported with the byte offset where it happened. */
+#define _XOPEN_SOURCE 700 /* mkstemp, realpath, fsync, fileno */
 #include "io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -422,6 +427,256 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
     return rc;
 }
 
+/* ---- safe output files ------------------------------------------------------------- */
+
+static char *dup_str(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    if (d) strcpy(d, s);
+    return d;
+}
+
+/* The directory part of path ("." when there is none), malloc'd. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return dup_str(".");
+    if (slash == path) return dup_str("/");
+    char *d = malloc((size_t)(slash - path) + 1);
+    if (d) {
+        memcpy(d, path, (size_t)(slash - path));
+        d[slash - path] = '\0';
+    }
+    return d;
+}
+
+static void out_clear(io_out *o)
+{
+    free(o->target);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+}
+
+int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (is_stdio(path)) {
+        o->f = stdout;
+        o->name = "<stdout>";
+        return 0;
+    }
+    o->name = path;
+    struct stat st;
+    const int exists = stat(path, &st) == 0; /* follows a symlink to what it names */
+    if (exists && S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "cannot write %s: it is a directory", path);
+        return -1;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* A pipe or a device: there is nothing to replace atomically, and
+         * it is not ours to remove. */
+        o->f = fopen(path, "wb");
+        if (!o->f) {
+            set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    struct stat lst;
+    if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        char *real = realpath(path, NULL);
+        o->target = real ? dup_str(real) : NULL;
+        free(real);
+    } else {
+        o->target = dup_str(path);
+    }
+    char *dir = o->target ? dir_of(o->target) : NULL;
+    const char *base = o->target ? strrchr(o->target, '/') : NULL;
+    base = base ? base + 1 : o->target;
+    o->tmp = dir && base ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
+    if (!o->tmp) {
+        free(dir);
+        out_clear(o);
+        set_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    sprintf(o->tmp, "%s/.%s.gpk-XXXXXX", dir, base);
+    free(dir);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        out_clear(o);
+        return -1;
+    }
+    /* mkstemp makes 0600; the result gets the mode an existing file had,
+     * else what creating it would have given. */
+    mode_t mode;
+    if (exists) {
+        mode = st.st_mode & 07777;
+    } else {
+        const mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "wb"))) {
+        set_err(err, errlen, "cannot write %s: %s", o->tmp, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        out_clear(o);
+        return -1;
+    }
+    return 0;
+}
+
+void io_out_abort(io_out *o)
+{
+    if (o->f && o->f != stdout) fclose(o->f);
+    if (o->f && o->f == stdout) fflush(stdout);
+    if (o->tmp) unlink(o->tmp);
+    out_clear(o);
+}
+
+int io_out_commit(io_out *o, char *err, size_t errlen)
+{
+    if (!o->f) {
+        set_err(err, errlen, "internal error: output not open");
+        return -1;
+    }
+    const char *name = o->name;
+    int ok = !ferror(o->f) && fflush(o->f) == 0;
+    int saved = errno;
+    /* A regular file must be on disk before it replaces the old one; pipes
+     * and terminals cannot be synced (EINVAL), which is no error. */
+    if (ok && o->tmp && fsync(fileno(o->f)) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (o->f != stdout && fclose(o->f) != 0 && ok) { /* a full disk often shows only here */
+        ok = 0;
+        saved = errno;
+    }
+    o->f = NULL;
+    if (ok && o->tmp && rename(o->tmp, o->target) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        set_err(err, errlen, "cannot write %s: %s", name, strerror(saved ? saved : EIO));
+        io_out_abort(o);
+        return -1;
+    }
+    if (o->tmp) {
+        /* The rename itself is durable once the directory is synced. */
+        char *dir = dir_of(o->target);
+        int dfd = dir ? open(dir, O_RDONLY) : -1;
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+    out_clear(o);
+    return 0;
+}
+
+/* A name for comparing paths: the real path of an existing file, else the
+ * real path of its directory plus the last component; NULL when the
+ * directory does not exist. */
+static char *canonical(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) return real;
+    char *dir = dir_of(path);
+    char *rdir = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!rdir) return NULL;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *c = malloc(strlen(rdir) + strlen(base) + 2);
+    if (c) sprintf(c, "%s/%s", rdir, base);
+    free(rdir);
+    return c;
+}
+
+/* 1 when a and b are the same file: the same name, or two names (links)
+ * of one existing file. */
+static int same_file(const char *a, const char *b)
+{
+    if (is_stdio(a) || is_stdio(b)) return is_stdio(a) && is_stdio(b);
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ca = canonical(a), *cb = canonical(b);
+    int same = ca && cb ? strcmp(ca, cb) == 0 : strcmp(a, b) == 0;
+    free(ca);
+    free(cb);
+    return same;
+}
+
+static int check_writable(const char *path, const char *role, char *err, size_t errlen)
+{
+    if (is_stdio(path)) return 0;
+    if (!*path) {
+        set_err(err, errlen, "%s: empty file name", role);
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s %s: is a directory", role, path);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            if (access(path, W_OK) != 0) {
+                set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
+    }
+    /* A regular file is replaced through a temporary file in its
+     * directory (a symlink's target's), which must exist and be writable. */
+    char *real = realpath(path, NULL);
+    char *dir = dir_of(real ? real : path);
+    free(real);
+    if (!dir) {
+        set_err(err, errlen, "%s %s: out of memory", role, path);
+        return -1;
+    }
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "%s %s: the directory %s does not exist", role, path, dir);
+        rc = -1;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        set_err(err, errlen, "%s %s: cannot create files in %s: %s", role, path, dir, strerror(errno));
+        rc = -1;
+    }
+    free(dir);
+    return rc;
+}
+
+int io_check_outputs(const char *const *outs, const char *const *out_roles, const int *own, size_t nout,
+                     const char *const *ins, const char *const *in_roles, size_t nin, char *err,
+                     size_t errlen)
+{
+    for (size_t i = 0; i < nout; i++) {
+        if (!outs[i]) continue;
+        if (check_writable(outs[i], out_roles[i], err, errlen) != 0) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (outs[j] && same_file(outs[i], outs[j])) {
+                set_err(err, errlen, "%s %s and %s %s are the same file: each output needs its own",
+                        out_roles[j], outs[j], out_roles[i], outs[i]);
+                return -1;
+            }
+        for (size_t j = 0; j < nin; j++)
+            if ((!own || own[i] != (int)j) && ins[j] && !is_stdio(ins[j]) && !is_stdio(outs[i]) && same_file(outs[i], ins[j])) {
+                set_err(err, errlen, "%s %s is the input %s: each output needs its own file",
+                        out_roles[i], outs[i], in_roles[j]);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 /* ---- writing -------------------------------------------------------------------- */
 
 static int write_full(FILE *f, const void *buf, size_t len)
@@ -435,21 +690,14 @@ static int write_full(FILE *f, const void *buf, size_t len)
     return 0;
 }
 
-int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
-             size_t errlen)
+int io_write_array(io_out *o, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+                   size_t errlen)
 {
-    int to_stdout = is_stdio(path);
-    const char *name = to_stdout ? "<stdout>" : path;
     if (!host_is_little_endian()) {
-        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
+        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", o->name);
         return -1;
     }
-    size_t w = gpk_type_size(t);
-    FILE *f = to_stdout ? stdout : fopen(path, "wb");
-    if (!f) {
-        set_err(err, errlen, "cannot create %s: %s", name, strerror(errno));
-        return -1;
-    }
+    FILE *f = o->f;
     int ok = 1;
     if (fmt == IO_NPY) {
         /* Version 1.0 header, padded with spaces so the data starts on a
@@ -471,21 +719,22 @@ int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size
         ok = write_full(f, pre, sizeof pre) == 0 && write_full(f, dict, (size_t)dl) == 0 &&
              write_full(f, spaces, pad) == 0 && write_full(f, "\n", 1) == 0;
     }
-    if (ok) ok = write_full(f, data, n * w) == 0;
-    int saved = errno;
-    if (to_stdout) {
-        if (fflush(f) != 0 && ok) {
-            ok = 0;
-            saved = errno;
-        }
-    } else if (fclose(f) != 0 && ok) { /* a full disk often shows only here */
-        ok = 0;
-        saved = errno;
-    }
+    if (ok) ok = write_full(f, data, n * gpk_type_size(t)) == 0;
     if (!ok) {
-        set_err(err, errlen, "cannot write %s: %s", name, strerror(saved));
-        if (!to_stdout) remove(path);
+        set_err(err, errlen, "cannot write %s: %s", o->name, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+             size_t errlen)
+{
+    io_out o;
+    if (io_out_open(&o, path, err, errlen) != 0) return -1;
+    if (io_write_array(&o, fmt, t, data, n, err, errlen) != 0) {
+        io_out_abort(&o);
+        return -1;
+    }
+    return io_out_commit(&o, err, errlen);
 }

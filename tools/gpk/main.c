@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC) */
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,10 @@ static void version(void)
 
 int main(int argc, char **argv)
 {
+    /* Past a file size limit (ulimit -f) a write then fails with EFBIG, and
+     * the output's temporary file is removed, instead of a kill that would
+     * leave it behind. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
