@@ -134,6 +134,33 @@ grep -q TOUR_SECTION sq.tour && grep -q '</svg>' sq.svg && pass || fail "tsp --o
 run 2 "octree --svg nodir" "does not exist" -- "$GPK" octree --n 1000 --svg nodir/o.svg
 no_temps "outputs"
 
+# -- item 6: inputs are held to their size before allocating --------------------------
+# A 169-byte .npy whose header claims 10^9 u32 (4 GB): refused from its size,
+# as a file and through a pipe, under a 1 GB address-space limit that a 4 GB
+# allocation would hit.
+printf "{'descr': '<u4', 'fortran_order': False, 'shape': (1000000000,), }" >hdr.txt
+pad=$((117 - $(wc -c <hdr.txt)))
+{ printf '\223NUMPY\001\000v\000'; cat hdr.txt; head -c $pad /dev/zero | tr '\0' ' '; printf '\n'
+  head -c 40 /dev/zero; } >big.npy
+[ "$(wc -c <big.npy)" = 168 ] || fail "setup: big.npy is $(wc -c <big.npy) bytes"
+run 1 "a .npy claiming 4 GB" "truncated .npy" -- sh -c 'ulimit -v 1000000; exec "$0" sort big.npy' "$GPK"
+run 1 "a .npy claiming 4 GB, piped" "truncated .npy" -- sh -c 'ulimit -v 1000000; cat big.npy | "$0" sort -' "$GPK"
+# Endless sources end in a message, not in the out-of-memory killer.
+run 1 "/dev/zero as raw input" "more than 1000000 bytes" -- \
+    sh -c 'ulimit -v 1000000; GPK_MAX_INPUT=1000000 exec "$0" sort /dev/zero --type u32' "$GPK"
+run 1 "an endless pipe" "more than 1000000 bytes" -- \
+    sh -c 'ulimit -v 1000000; yes | GPK_MAX_INPUT=1000000 "$0" sort - --type u32' "$GPK"
+run 1 "a pipe .npy over the limit" "more than the 1000 that" -- \
+    sh -c 'cat old.npy | GPK_MAX_INPUT=1000 "$0" sort -' "$GPK"
+# ... and honest ones still read, in full.
+head -c 40000 /dev/urandom >r.bin
+run 0 "raw from a pipe" "" -- sh -c 'cat r.bin | "$0" sort - --type u32 -o r.npy -q' "$GPK"
+[ "$(wc -c <r.npy)" = $((128 + 40000)) ] && pass || fail "raw from a pipe: r.npy has $(wc -c <r.npy) bytes"
+run 0 ".npy from a pipe" "" -- sh -c 'cat old.npy | "$0" sort - -o p.npy -q' "$GPK"
+cmp -s p.npy old.npy && pass || fail ".npy from a pipe: the sorted keys differ"
+run 1 "a truncated .npy" "truncated" -- sh -c 'head -c 1000 old.npy >t.npy; "$0" sort t.npy' "$GPK"
+run 1 "a .npy with extra bytes" "mismatched" -- sh -c 'cat old.npy r.bin >m.npy; "$0" sort m.npy' "$GPK"
+
 echo "cli_reliability_test: $TESTS passed, $FAILS failed"
 if [ "$FAILS" -ne 0 ]; then
     echo "work directory kept: $WORK" >&2

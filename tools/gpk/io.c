@@ -282,6 +282,77 @@ truncated:
 
 /* ---- reading ------------------------------------------------------------------ */
 
+/* The most bytes read from a pipe or device (and from a regular file that
+ * reports no size, as /proc files do): GPK_MAX_INPUT when set, else the
+ * machine's memory, so that an endless source (/dev/zero, a producer that
+ * never stops) ends in a message instead of the out-of-memory killer. */
+static size_t stream_limit(void)
+{
+    const char *env = getenv("GPK_MAX_INPUT");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (errno == 0 && *end == '\0' && env[0] != '-') return v < SIZE_MAX ? (size_t)v : SIZE_MAX;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t)pages <= SIZE_MAX / (uint64_t)page) return (size_t)pages * (size_t)page;
+    return SIZE_MAX;
+}
+
+/* Bytes left in a regular file from the stream's position; -1 when f is a
+ * pipe, a device or a terminal. */
+static int regular_remaining(FILE *f, uint64_t *rem)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    long pos = ftell(f);
+    if (pos < 0) return -1;
+    *rem = (uint64_t)st.st_size > (uint64_t)pos ? (uint64_t)st.st_size - (uint64_t)pos : 0;
+    return 0;
+}
+
+/* Reads up to `most` bytes after the `got` bytes of head, growing the
+ * buffer from `cap` as data arrives, so that nothing is allocated for data
+ * that does not come. Returns the malloc'd buffer (length in *len), or
+ * NULL with err set on a read error or out of memory. */
+static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *head, size_t got,
+                                size_t cap, size_t most, size_t *len, char *err, size_t errlen)
+{
+    if (cap < got + 1) cap = got + 1;
+    if (cap > most && most >= got) cap = most > 0 ? most : 1;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
+        return NULL;
+    }
+    memcpy(buf, head, got);
+    size_t n = got;
+    for (;;) {
+        size_t want = (cap < most ? cap : most) - n;
+        size_t r = read_full(f, buf + n, want);
+        n += r;
+        if (r < want || n >= most) break; /* end of file, an error, or enough */
+        size_t ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        if (ncap > most) ncap = most;
+        unsigned char *nb = realloc(buf, ncap);
+        if (!nb) {
+            set_err(err, errlen, "%s: out of memory for %zu bytes", name, ncap);
+            free(buf);
+            return NULL;
+        }
+        buf = nb;
+        cap = ncap;
+    }
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: read error after %zu bytes: %s", name, n, strerror(errno));
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
 static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, io_array *out,
                          char *err, size_t errlen)
 {
@@ -292,20 +363,35 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
         return -1;
     }
     size_t bytes = (size_t)n * w;
-    void *data = malloc(bytes ? bytes : 1);
-    if (!data) {
-        set_err(err, errlen, "%s: out of memory for %zu bytes of data", name, bytes);
+    /* The header's shape is only a claim: a regular file is held to its
+     * size before anything is allocated, a pipe to the data that comes. */
+    uint64_t rem;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    if (regular && rem < bytes) {
+        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %llu bytes follow", name, (unsigned long long)n,
+                gpk_type_name(type), bytes, (unsigned long long)rem);
         return -1;
     }
-    size_t got = read_full(f, data, bytes);
+    if (regular && rem > bytes) {
+        set_err(err, errlen, "%s: mismatched .npy: more data follows the %llu elements of %s "
+                "that the header declares", name, (unsigned long long)n, gpk_type_name(type));
+        return -1;
+    }
+    if (!regular && bytes > stream_limit()) {
+        set_err(err, errlen, "%s: the .npy header declares %zu bytes, more than the %zu that gpk "
+                "reads from a pipe or device (GPK_MAX_INPUT; write it to a file)", name, bytes,
+                stream_limit());
+        return -1;
+    }
+    size_t got = 0;
+    unsigned char *data = read_grow(f, name, NULL, 0, regular ? bytes : (size_t)1 << 20, bytes, &got,
+                                    err, errlen);
+    if (!data) return -1;
     if (got < bytes) {
-        if (ferror(f))
-            set_err(err, errlen, "%s: read error after %zu of %zu data bytes: %s", name, got,
-                    bytes, strerror(errno));
-        else
-            set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
-                    "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
-                    gpk_type_name(type), bytes, got);
+        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
+                gpk_type_name(type), bytes, got);
         free(data);
         return -1;
     }
@@ -328,48 +414,34 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
 }
 
 /* Raw data: `head` holds the first `got` bytes already read. Reads to the
- * end of the file; a seekable file gives the size up front, a pipe grows
- * the buffer. */
+ * end of the file: a regular file gives the size up front, a pipe or a
+ * device grows the buffer up to stream_limit. */
 static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigned char *head,
                          size_t got, io_array *out, char *err, size_t errlen)
 {
-    size_t cap = (size_t)1 << 20;
-    long here = ftell(f);
-    if (here >= 0 && fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size >= 0 && fseek(f, here, SEEK_SET) == 0) cap = (size_t)size + 1;
-        else clearerr(f);
-    } else {
-        clearerr(f);
+    uint64_t rem = 0;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    const size_t limit = stream_limit();
+    size_t most = limit, cap = (size_t)1 << 20;
+    if (regular) {
+        if (rem > SIZE_MAX - got - 1) {
+            set_err(err, errlen, "%s: file too large", name);
+            return -1;
+        }
+        /* One byte more than the size tells a file that grew meanwhile. */
+        cap = most = got + (size_t)rem + 1;
     }
-    if (cap < got + 1) cap = got + 1;
-    unsigned char *buf = malloc(cap);
-    if (!buf) {
-        set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
+    size_t len = 0;
+    unsigned char *buf = read_grow(f, name, head, got, cap, most, &len, err, errlen);
+    if (!buf) return -1;
+    if (len >= most && !regular) {
+        set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        free(buf);
         return -1;
     }
-    memcpy(buf, head, got);
-    size_t len = got;
-    for (;;) {
-        size_t r = read_full(f, buf + len, cap - len);
-        len += r;
-        if (len < cap) break; /* end of file or error */
-        if (cap > SIZE_MAX / 2) {
-            set_err(err, errlen, "%s: file too large", name);
-            free(buf);
-            return -1;
-        }
-        unsigned char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap * 2);
-            free(buf);
-            return -1;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (ferror(f)) {
-        set_err(err, errlen, "%s: read error after %zu bytes: %s", name, len, strerror(errno));
+    if (len >= most) {
+        set_err(err, errlen, "%s: the file grew while it was read", name);
         free(buf);
         return -1;
     }
