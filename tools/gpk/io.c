@@ -326,7 +326,7 @@ static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *
         set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
         return NULL;
     }
-    memcpy(buf, head, got);
+    if (got) memcpy(buf, head, got);
     size_t n = got;
     for (;;) {
         size_t want = (cap < most ? cap : most) - n;
@@ -459,17 +459,12 @@ static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigne
     return 0;
 }
 
-int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen)
+int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
+                   char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    const char *name = display_name(path);
     if (!host_is_little_endian()) {
         set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
-        return -1;
-    }
-    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
-    if (!f) {
-        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
         return -1;
     }
     unsigned char head[6];
@@ -487,7 +482,7 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
             else
                 rc = read_npy_body(f, name, t, n, out, err, errlen);
         }
-    } else if (ends_with(path, ".npy")) {
+    } else if (want_npy) {
         set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic at the start)", name);
     } else if (!type_opt) {
         set_err(err, errlen, "%s: raw binary input needs --type (u32 i32 f32 u64 i64 f64), "
@@ -495,6 +490,19 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
     } else {
         rc = read_raw_body(f, name, *type_opt, head, got, out, err, errlen);
     }
+    return rc;
+}
+
+int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = display_name(path);
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        return -1;
+    }
+    int rc = io_read_stream(f, name, ends_with(path, ".npy"), type_opt, out, err, errlen);
     if (f != stdin) fclose(f); /* read-only: nothing to lose on close */
     return rc;
 }

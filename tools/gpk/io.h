@@ -29,6 +29,11 @@ typedef struct io_array {
  * leaves *out empty. */
 int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen);
 
+/* io_read's work on an open stream (left open): name is for messages,
+ * want_npy says the name promised a .npy. For tests and fuzzing. */
+int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
+                   char *err, size_t errlen);
+
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
  * user named is as it was. */
