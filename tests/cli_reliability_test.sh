@@ -157,6 +157,13 @@ run 1 "/dev/zero as raw input" "more than 1000000 bytes" -- \
     sh -c "$LIM"' GPK_MAX_INPUT=1000000 exec "$0" sort /dev/zero --type u32' "$GPK"
 run 1 "an endless pipe" "more than 1000000 bytes" -- \
     sh -c "$LIM"' yes | GPK_MAX_INPUT=1000000 "$0" sort - --type u32' "$GPK"
+# The instance readers too.
+run 1 "qap /dev/zero" "input limit" -- sh -c "$LIM"' GPK_MAX_INPUT=1000000 exec "$0" qap /dev/zero' "$GPK"
+mkfifo endless
+(yes >endless 2>/dev/null &)
+run 1 "tsp from an endless pipe" "input limit" -- \
+    sh -c "$LIM"' GPK_MAX_INPUT=1000000 exec "$0" tsp endless' "$GPK"
+rm -f endless
 run 1 "a pipe .npy over the limit" "more than the 1000 that" -- \
     sh -c 'cat old.npy | GPK_MAX_INPUT=1000 "$0" sort -' "$GPK"
 # ... and honest ones still read, in full.
