@@ -82,6 +82,19 @@ if mknod full c 1 7 2>/dev/null; then
 else
     echo "cli_reliability_test: mknod not permitted, device checks skipped"
 fi
+# Killed mid-write: the -o temporary file exists while --perm's fifo,
+# with no reader yet, holds the run; SIGTERM then must leave old.npy whole
+# and no temporary file behind.
+mkfifo stall
+"$GPK" sort --gen uniform --n 100000 -o old.npy --perm stall -q 2>/dev/null &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! ls -A | grep -q '^\.old\.npy\.gpk-'; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid 2>/dev/null
+wait $pid 2>/dev/null
+same old.npy "$OLD" "SIGTERM mid-write"
+no_temps "SIGTERM mid-write"
+rm -f stall
 # A pipe is written in place.
 mkfifo fifo
 cat fifo >from_fifo.npy &

@@ -530,8 +530,38 @@ static char *dir_of(const char *path)
     return d;
 }
 
+/* The temporary files open now, for io_out_remove_temps in a signal
+ * handler: a slot is set once the file exists and cleared before its name
+ * is freed. */
+#define IO_MAX_TEMPS 16
+static char *volatile live_temps[IO_MAX_TEMPS];
+
+static void temp_register(char *tmp)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++)
+        if (!live_temps[i]) {
+            live_temps[i] = tmp;
+            return;
+        }
+}
+
+static void temp_forget(const char *tmp)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++)
+        if (tmp && live_temps[i] == tmp) live_temps[i] = NULL;
+}
+
+void io_out_remove_temps(void)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++) {
+        char *t = live_temps[i];
+        if (t) unlink(t);
+    }
+}
+
 static void out_clear(io_out *o)
 {
+    temp_forget(o->tmp);
     free(o->target);
     free(o->tmp);
     memset(o, 0, sizeof *o);
@@ -588,6 +618,7 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         out_clear(o);
         return -1;
     }
+    temp_register(o->tmp);
     /* mkstemp makes 0600; the result gets the mode an existing file had,
      * else what creating it would have given. */
     mode_t mode;

@@ -73,6 +73,11 @@ int io_out_commit(io_out *o, char *err, size_t errlen);
  * direct output keeps what was written). Safe on an empty *o. */
 void io_out_abort(io_out *o);
 
+/* Removes every temporary file that is open now; async-signal-safe, for a
+ * handler of SIGINT / SIGTERM (main.c installs one; a command with its own
+ * handler calls this from it). */
+void io_out_remove_temps(void);
+
 /* Writes the array (with a .npy header when fmt says so) to an open
  * output without committing it, so that several outputs can all be
  * written before any replaces its file. */
