@@ -592,6 +592,10 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         }
         return 0;
     }
+    if (exists && access(path, W_OK) != 0) { /* as opening it for writing would have said */
+        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
     struct stat lst;
     if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
         char *real = realpath(path, NULL);
@@ -736,13 +740,13 @@ static int check_writable(const char *path, const char *role, char *err, size_t 
             set_err(err, errlen, "%s %s: is a directory", role, path);
             return -1;
         }
-        if (!S_ISREG(st.st_mode)) {
-            if (access(path, W_OK) != 0) {
-                set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
-                return -1;
-            }
-            return 0;
+        /* A read-only file stays protected, though the rename could
+         * replace it. */
+        if (access(path, W_OK) != 0) {
+            set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
+            return -1;
         }
+        if (!S_ISREG(st.st_mode)) return 0;
     }
     /* A regular file is replaced through a temporary file in its
      * directory (a symlink's target's), which must exist and be writable. */
