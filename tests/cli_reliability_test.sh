@@ -72,6 +72,10 @@ run 0 "-o a symlink" "" -- "$GPK" sort --gen reverse --n 77 -o link.npy -q
 [ -L link.npy ] && pass || fail "-o link.npy: the link was replaced by a file"
 [ "$(stat -c %s old.npy)" = $((128 + 77 * 4)) ] && pass || fail "-o link.npy: the target did not get the keys"
 "$GPK" sort --gen uniform --n 1000 --seed "$SEED" -o old.npy -q
+ln -s new-target.npy dangling.npy
+run 0 "-o a dangling symlink" "" -- "$GPK" sort --gen reverse --n 77 -o dangling.npy -q
+[ -L dangling.npy ] && [ -f new-target.npy ] && pass || fail "-o dangling.npy: the link was replaced"
+rm -f dangling.npy new-target.npy
 
 # A device that fails every write (a copy of /dev/full) is not removed.
 if mknod full c 1 7 2>/dev/null; then

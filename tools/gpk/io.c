@@ -582,9 +582,12 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         set_err(err, errlen, "cannot write %s: it is a directory", path);
         return -1;
     }
-    if (exists && !S_ISREG(st.st_mode)) {
+    struct stat lst;
+    const int dangling = !exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((exists && !S_ISREG(st.st_mode)) || dangling) {
         /* A pipe or a device: there is nothing to replace atomically, and
-         * it is not ours to remove. */
+         * it is not ours to remove. A link to nothing yet: writing through
+         * it creates its target, and the link stays. */
         o->f = fopen(path, "wb");
         if (!o->f) {
             set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -596,7 +599,6 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    struct stat lst;
     if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
         char *real = realpath(path, NULL);
         o->target = real ? dup_str(real) : NULL;
