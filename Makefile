@@ -1,8 +1,11 @@
 # Thin wrapper over CMake. `make`, `make demo`, `make check`, `make bench`,
 # `make gpu-check`, `make install PREFIX=/opt/gpk`, `make tsan-check`,
-# `make python-check` (pip-installs ./python into $(PYTHON) and runs pytest).
+# `make python-check` (pip-installs ./python into $(PYTHON) and runs pytest),
+# `make asan-check`, `make fuzz-check` (the last two are CI tiers: .ci/run).
 BUILD ?= build
 TSAN_BUILD ?= $(BUILD)-tsan
+ASAN_BUILD ?= $(BUILD)-asan
+FUZZ_SECONDS ?= 60
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
@@ -10,7 +13,7 @@ PYTHON ?= python3
 # e.g. PIP_FLAGS="-C cmake.define.GPK_WITH_CUDA=OFF --no-build-isolation"
 PIP_FLAGS ?=
 
-.PHONY: all demo check tsan-check python-check bench gpu-check install clean
+.PHONY: all demo check tsan-check python-check asan-check fuzz-check bench gpu-check install clean
 
 all: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -42,6 +45,24 @@ python-check:
 	$(PYTHON) -m pip install $(PIP_FLAGS) ./python
 	$(PYTHON) -m pytest -q -p no:cacheprovider python/tests --doctest-modules --pyargs gpk
 
+# The whole ctest suite under AddressSanitizer and UBSan, on a CPU-only
+# build (no CUDA, no OpenCL: their drivers are not instrumented and keep
+# memory to the end). Any report fails the test that made it. Not
+# install_consumer: its consumer program is built without the sanitizer
+# runtime, which the instrumented libgpk.so then cannot load.
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+asan-check:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DGPK_WITH_CUDA=OFF -DGPK_WITH_OPENCL=OFF \
+	  "-DCMAKE_C_FLAGS=$(SAN_FLAGS)" "-DCMAKE_CXX_FLAGS=$(SAN_FLAGS)" \
+	  "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && env -u GPK_REQUIRE_OPENCL GPK_TEST_SMALL=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -E install_consumer
+
+# Every libFuzzer target (tests/fuzz) for FUZZ_SECONDS each; needs clang.
+fuzz-check:
+	sh tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 bench: all
 	$(BUILD)/gpk bench sort
 
@@ -52,4 +73,4 @@ install: all
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(TSAN_BUILD) $(ASAN_BUILD)

@@ -172,7 +172,8 @@ expect_err 1 "malformed header" "bad.npy: malformed" -- "$GPK" sort bad.npy
 cp rnd.bin fake.npy
 expect_err 1 "not a .npy" "fake.npy: not a .npy" -- "$GPK" sort fake.npy
 expect_err 1 "type mismatch" "holds u32 but --type f64" -- "$GPK" sort good.npy --type f64
-expect_err 1 "unwritable output" "cannot create" -- "$GPK" sort good.npy -o "$WORK/no/such/dir/x.npy"
+# Checked before the sort: a usage error (issue 19).
+expect_err 2 "unwritable output" "does not exist" -- "$GPK" sort good.npy -o "$WORK/no/such/dir/x.npy"
 head -c 400 /dev/urandom >v100.bin
 expect_err 1 "values count mismatch" "v100.bin holds 100 values" -- "$GPK" sort rnd.bin --type u32 --values v100.bin --value-type u32
 expect_err 2 "perm with values" "cannot be combined" -- "$GPK" sort rnd.bin --type u32 --values rnd.bin --value-type u32 --perm p.bin

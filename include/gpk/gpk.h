@@ -1,7 +1,8 @@
 /* gpk: GPU parallel kit. Umbrella header: version, status codes, contexts.
  *
  * Thread safety: a gpk_ctx is used by one thread at a time. Create one
- * context per thread; distinct contexts may be used concurrently.
+ * context per thread; distinct contexts may be created and used
+ * concurrently (backend discovery runs once per process).
  * The library never prints and never exits: every call returns a
  * gpk_status, and gpk_last_error(ctx) holds a message for the last failure.
  */
@@ -62,7 +63,8 @@ typedef struct gpk_ctx gpk_ctx;
 typedef struct gpk_ctx_opts {
     gpk_backend backend;  /* GPK_BACKEND_AUTO: see above */
     int device;           /* CUDA device or OpenCL device index; -1: GPK_DEVICE env, else 0 */
-    int threads;          /* CPU threads; 0: GPK_THREADS env, else all cores */
+    int threads;          /* CPU threads; 0: GPK_THREADS env (a count, else EINVAL), else all
+                             cores; at most 4 per core; ENOMEM when they cannot be created */
 } gpk_ctx_opts;
 #define GPK_CTX_OPTS_INIT { GPK_BACKEND_AUTO, -1, 0 }
 

@@ -1,7 +1,9 @@
 /* Contexts: backend selection, thread count, device information. */
 #include "internal.h"
 
+#include <errno.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +90,83 @@ int gpk_backend_available(gpk_backend b)
     return 0;
 }
 
-static int resolve_threads(int requested)
+static void *probe_thread(void *arg) { return arg; }
+
+/* The stack size libgomp gives its threads: OMP_STACKSIZE / GOMP_STACKSIZE
+ * ("size[B|K|M|G]", kilobytes by default), else the pthread default. */
+static size_t omp_stack_bytes(void)
 {
-    int t = requested > 0 ? requested : gpk__env_int("GPK_THREADS", 0);
-    if (t <= 0) t = omp_get_num_procs();
-    return t > 0 ? t : 1;
+    const char *v = getenv("GOMP_STACKSIZE");
+    if (!v || !*v) v = getenv("OMP_STACKSIZE");
+    if (!v || !*v) return 0;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    while (*end == ' ') end++;
+    unsigned shift = 10;
+    switch (*end) {
+    case 'b': case 'B': shift = 0; break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case '\0': break;
+    default: return 0;
+    }
+    return x > (SIZE_MAX >> shift) ? 0 : (size_t)x << shift;
+}
+
+/* libgomp ends the process when it cannot create a team's threads (a
+ * memory or process limit), so the team size is tried with plain pthreads
+ * of the same stack size first, and a shortfall becomes a status. libgomp
+ * keeps its threads between parallel regions, so once a team of this size
+ * exists it is not created again. */
+static gpk_status probe_threads(gpk_ctx *ctx, int threads)
+{
+    if (threads <= 1) return GPK_OK;
+    pthread_t *t = malloc((size_t)(threads - 1) * sizeof *t);
+    if (!t) return gpk__fail(ctx, GPK_ENOMEM, "out of host memory for %d thread handles", threads);
+    pthread_attr_t attr;
+    int have_attr = 0;
+    const size_t stack = omp_stack_bytes();
+    if (stack && pthread_attr_init(&attr) == 0) {
+        have_attr = pthread_attr_setstacksize(&attr, stack) == 0;
+        if (!have_attr) pthread_attr_destroy(&attr);
+    }
+    int started = 0, e = 0;
+    for (; started < threads - 1; started++)
+        if ((e = pthread_create(&t[started], have_attr ? &attr : NULL, probe_thread, NULL)) != 0) break;
+    for (int i = 0; i < started; i++) pthread_join(t[i], NULL);
+    if (have_attr) pthread_attr_destroy(&attr);
+    free(t);
+    if (started < threads - 1)
+        return gpk__fail(ctx, GPK_ENOMEM, "cannot create %d CPU threads (%d were possible: %s); "
+                         "ask for fewer with --threads or GPK_THREADS", threads, started + 1, strerror(e));
+    return GPK_OK;
+}
+
+/* The thread count: the request, else GPK_THREADS, else the cores; at most
+ * GPK_THREADS_PER_CORE per core, since more only adds waiting. */
+#define GPK_THREADS_PER_CORE 4
+static gpk_status resolve_threads(gpk_ctx *ctx, int requested, int *out)
+{
+    const int cores = omp_get_num_procs() > 0 ? omp_get_num_procs() : 1;
+    long t = requested;
+    if (t <= 0) {
+        const char *env = getenv("GPK_THREADS");
+        if (env && *env) {
+            char *end;
+            errno = 0;
+            t = strtol(env, &end, 10);
+            if (errno || end == env || *end != '\0' || t < 0)
+                return gpk__fail(ctx, GPK_EINVAL,
+                                 "GPK_THREADS=%s: expected a thread count, 0 or unset for all %d cores", env,
+                                 cores);
+        }
+    }
+    if (t <= 0) t = cores;
+    if (t > (long)GPK_THREADS_PER_CORE * cores) t = (long)GPK_THREADS_PER_CORE * cores;
+    GPK_CHECK(probe_threads(ctx, (int)t));
+    *out = (int)t;
+    return GPK_OK;
 }
 
 static void cpu_info(gpk_ctx *ctx)
@@ -155,7 +229,13 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     ctx->backend = backend;
     ctx->device = o.device >= 0 ? o.device : gpk__env_int("GPK_DEVICE", 0);
     if (ctx->device < 0) ctx->device = 0;
-    ctx->threads = resolve_threads(o.threads);
+    {
+        gpk_status ts = resolve_threads(NULL, o.threads, &ctx->threads);
+        if (ts != GPK_OK) {
+            free(ctx);
+            return ts;
+        }
+    }
     ctx->info.backend = backend;
     ctx->info.threads = (unsigned)ctx->threads;
 
@@ -235,7 +315,7 @@ gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads)
 {
     if (!ctx) return GPK_EINVAL;
     if (threads < 0) return gpk__fail(ctx, GPK_EINVAL, "gpk_ctx_set_threads: %d < 0", threads);
-    ctx->threads = resolve_threads(threads);
+    GPK_CHECK(resolve_threads(ctx, threads, &ctx->threads));
     ctx->info.threads = (unsigned)ctx->threads;
     if (ctx->backend == GPK_BACKEND_CPU) ctx->info.compute_units = (unsigned)ctx->threads;
     return GPK_OK;

@@ -3,6 +3,7 @@
 #include "opencl_internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,7 @@ typedef struct dev_entry {
 /* All devices of all platforms in a stable order: GPUs first (in platform
  * then device order), then every other device. Returns the count (0 when
  * there is no ICD, no platform or no device); *out is malloc'ed. */
-static int list_devices(dev_entry **out)
+static int discover_devices(dev_entry **out)
 {
     *out = NULL;
     cl_uint np = 0;
@@ -137,12 +138,33 @@ static int list_devices(dev_entry **out)
     return count;
 }
 
+/* The ICD loader and PoCL initialise themselves on first use, and doing
+ * that on several threads at once crashes or finds no device; so the
+ * platforms and devices are listed once per process, under pthread_once,
+ * and every context picks from that list. */
+static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
+static dev_entry *discovered;
+static int discovered_n;
+
+static void discover_once(void) { discovered_n = discover_devices(&discovered); }
+
+/* A copy of the process's device list; the count (0 when there is none or
+ * on out of memory). */
+static int list_devices(dev_entry **out)
+{
+    *out = NULL;
+    pthread_once(&discovery_once, discover_once);
+    if (discovered_n == 0) return 0;
+    *out = malloc((size_t)discovered_n * sizeof **out);
+    if (!*out) return 0;
+    memcpy(*out, discovered, (size_t)discovered_n * sizeof **out);
+    return discovered_n;
+}
+
 int gpk__opencl_device_count(void)
 {
-    dev_entry *devs;
-    const int n = list_devices(&devs);
-    free(devs);
-    return n;
+    pthread_once(&discovery_once, discover_once);
+    return discovered_n;
 }
 
 /* Case-insensitive substring test. */

@@ -81,6 +81,11 @@ typedef struct {
     uint64_t iteration, evaluated; /* totals over the run (ITS: all rounds) */
     uint64_t gpu_evaluated;        /* of evaluated, on the GPU */
     int stopped;                   /* the deadline or the cancel flag ended the run */
+    /* The thread governor (gov_threads): how many threads the iterations
+     * use now, and the trial that chooses it. */
+    int gov_max, gov_use, gov_step;
+    uint64_t gov_left, gov_period;
+    double gov_t0, gov_time[2];
 #ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
      * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
@@ -472,6 +477,54 @@ static void report(reporter *rp, const state *s, int64_t best)
     rp->cfg->progress(&p, rp->cfg->user);
 }
 
+/* Oversubscribed cores (issue 19): an iteration is one or two short
+ * parallel regions, and when other processes hold the cores a team member
+ * that is descheduled holds up the region's barrier for a time slice, so
+ * an iteration with 2 threads took 40 times as long as with 1 on a loaded
+ * 2-core machine. The iterations therefore time themselves: every
+ * GOV_PERIOD iterations a trial of GOV_TRIAL iterations alternates all the
+ * threads and one, and the faster count serves until the next trial; the
+ * period doubles (to GOV_PERIOD_MAX) while the choice stays, since a trial
+ * costs its slow iterations. The result does not depend on the count
+ * (scans merge by a total order).
+ * gov_threads gives the count for the coming iteration, gov_done ends it. */
+#define GOV_PERIOD 256u
+#define GOV_PERIOD_MAX 8192u
+#define GOV_TRIAL 4
+static int gov_threads(state *s, int threads)
+{
+    if (threads <= 1) return 1;
+    if (s->gov_max != threads) { /* first use: a trial first */
+        s->gov_max = threads;
+        s->gov_use = threads;
+        s->gov_step = 0;
+        s->gov_left = 0;
+        s->gov_period = GOV_PERIOD;
+        s->gov_time[0] = s->gov_time[1] = 0.0;
+    }
+    s->gov_t0 = omp_get_wtime();
+    if (s->gov_left > 0) return s->gov_use;
+    return s->gov_step % 2 ? 1 : threads; /* in the trial: all, one, all, one */
+}
+
+static void gov_done(state *s)
+{
+    if (s->gov_max <= 1) return;
+    if (s->gov_left > 0) {
+        s->gov_left--;
+        return;
+    }
+    s->gov_time[s->gov_step % 2] += omp_get_wtime() - s->gov_t0;
+    if (++s->gov_step < GOV_TRIAL) return;
+    const int use = s->gov_time[0] <= s->gov_time[1] ? s->gov_max : 1;
+    if (use == s->gov_use && s->gov_period < GOV_PERIOD_MAX) s->gov_period *= 2;
+    else if (use != s->gov_use) s->gov_period = GOV_PERIOD;
+    s->gov_use = use;
+    s->gov_step = 0;
+    s->gov_time[0] = s->gov_time[1] = 0.0;
+    s->gov_left = s->gov_period;
+}
+
 /* Best-improvement hill climbing; returns 1 at a local optimum. */
 static int hill_climb_best(state *s, int threads, reporter *rp)
 {
@@ -480,11 +533,13 @@ static int hill_climb_best(state *s, int threads, reporter *rp)
         if (limit && s->iteration >= limit) return 0;
         if (stop_now(s)) return 0;
         move any, adm;
-        scan(s, threads, 0, 0, &any, &adm);
+        const int use = gov_threads(s, threads);
+        scan(s, use, 0, 0, &any, &adm);
         s->evaluated += s->size;
         if (s->stopped) return 0;
         if (any.d >= 0) return 1;
-        apply_move(s, any.i, any.j, any.d, threads);
+        apply_move(s, any.i, any.j, any.d, use);
+        gov_done(s);
         s->iteration++;
         report(rp, s, s->cost);
     }
@@ -540,13 +595,15 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
     for (uint64_t t = 0; t < iters; t++) {
         if (stop_now(s)) return;
         move any, adm;
-        scan(s, threads, 1, *best, &any, &adm);
+        const int use = gov_threads(s, threads);
+        scan(s, use, 1, *best, &any, &adm);
         s->evaluated += s->size;
         if (s->stopped) return;
         const move m = adm.d != INT64_MAX ? adm : any;
         const uint32_t sp = s->cfg->tenure_spread;
         make_tabu(s, m.k, m.i, m.j, sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure);
-        apply_move(s, m.i, m.j, m.d, threads);
+        apply_move(s, m.i, m.j, m.d, use);
+        gov_done(s);
         s->iteration++;
         if (s->cost < *best) {
             *best = s->cost;
@@ -573,8 +630,11 @@ static void iterated_tabu(state *s, int threads, int64_t *best, uint32_t *best_s
     const gpk__search_cfg *c = s->cfg;
     for (uint32_t g = 0; g < c->global_iters; g++) {
         if (g > 0) {
-            state_load(s, best_sol, threads);
-            perturb(s, c->perturb, threads);
+            /* As many threads as the governor last chose (its trials are
+             * in the tabu iterations). */
+            const int use = s->gov_max == threads ? s->gov_use : threads;
+            state_load(s, best_sol, use);
+            perturb(s, c->perturb, use);
         }
         tabu_search(s, threads, c->iters, best, best_sol, rp);
         if (s->stopped || (*best == 0 && c->kind == GPK_PROBLEM_PPP)) return;

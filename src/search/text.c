@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int is_space(char c)
 {
@@ -208,7 +209,18 @@ gpk_status gpk__read_file(const char *path, char **text, size_t *len)
     FILE *f = fopen(path, "rb");
     if (!f) return gpk__fail(NULL, GPK_EIO, "%s: cannot open: %s", path, strerror(errno));
     /* Grow by doubling rather than trusting ftell: pipes and special files
-     * have no size. */
+     * have no size. An endless one (/dev/zero, a producer that never stops)
+     * ends at GPK_MAX_INPUT bytes (default: the machine's memory) with a
+     * message, instead of in the out-of-memory killer. */
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t limit = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
+    const char *env = getenv("GPK_MAX_INPUT");
+    if (env && *env && env[0] != '-') {
+        char *end;
+        errno = 0;
+        const unsigned long long v = strtoull(env, &end, 10);
+        if (!errno && !*end) limit = v < SIZE_MAX ? (size_t)v : SIZE_MAX;
+    }
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     if (!buf) {
@@ -216,6 +228,12 @@ gpk_status gpk__read_file(const char *path, char **text, size_t *len)
         return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory", path);
     }
     for (;;) {
+        if (n >= limit) {
+            free(buf);
+            fclose(f);
+            return gpk__fail(NULL, GPK_EIO, "%s: more than %zu bytes, the input limit (GPK_MAX_INPUT; an endless "
+                             "source such as /dev/zero?)", path, limit);
+        }
         if (n == cap) {
             if (cap > SIZE_MAX / 2) {
                 free(buf);

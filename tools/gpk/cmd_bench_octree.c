@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "io.h"
 #include "gpk/octree.h"
 
 #define BO_MAX_LIST 32
@@ -313,10 +314,12 @@ int cmd_bench_octree(int argc, char **argv)
         return CLI_USAGE;
     }
     FILE *jf = NULL;
+    io_out jout;
+    char jerr[600];
     if (c.json) {
-        jf = fopen(c.json, "w");
+        jf = io_out_open(&jout, c.json, jerr, sizeof jerr) == 0 ? jout.f : NULL;
         if (!jf) {
-            cli_error(cmd, "cannot write '%s'", c.json);
+            cli_error(cmd, "%s", jerr);
             gpk_ctx_destroy(ctx);
             return CLI_FAIL;
         }
@@ -496,8 +499,8 @@ int cmd_bench_octree(int argc, char **argv)
     }
     if (jf) {
         fprintf(jf, "\n]}\n");
-        if (fclose(jf) != 0) {
-            cli_error(cmd, "cannot write '%s'", c.json);
+        if (io_out_commit(&jout, jerr, sizeof jerr) != 0) {
+            cli_error(cmd, "%s", jerr);
             fails++;
         }
     }

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "io.h"
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "peers.h"
@@ -1060,11 +1061,9 @@ static int qb_write_json(const qb_state *st, int argc, char **argv, const char *
                          size_t errlen)
 {
     const qb_cfg *c = &st->cfg;
-    FILE *f = fopen(c->json_path, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot create %s", c->json_path);
-        return -1;
-    }
+    io_out out;
+    if (io_out_open(&out, c->json_path, err, errlen) != 0) return -1;
+    FILE *f = out.f;
     char host[256], model[256];
     int cores;
     unsigned long long mem;
@@ -1152,13 +1151,7 @@ static int qb_write_json(const qb_state *st, int argc, char **argv, const char *
     }
     fprintf(f, "\n  ],\n  \"failures\": %d,\n  \"wall_s\": %.1f\n}\n", st->failures,
             (cli_now_ms() - st->t_start) * 1e-3);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "cannot write %s", c->json_path);
-        remove(c->json_path);
-        return -1;
-    }
-    return 0;
+    return io_out_commit(&out, err, errlen);
 }
 
 /* ---- entry ---------------------------------------------------------------------------- */

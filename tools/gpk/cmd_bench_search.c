@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "io.h"
 #include "gpk/gen.h"
 #include "gpk/search.h"
 #ifdef GPK_HAVE_CUDA_SEARCH
@@ -586,10 +587,12 @@ int cmd_bench_search(int argc, char **argv)
     if (gctx) printf("GPU: %s (%u SMs)\n", ginfo.device_name, ginfo.compute_units);
     else printf("GPU columns: n/a (%s)\n", no_gpu_why);
     FILE *jf = NULL;
+    io_out jout;
+    char jerr[600];
     if (json) {
-        jf = fopen(json, "w");
+        jf = io_out_open(&jout, json, jerr, sizeof jerr) == 0 ? jout.f : NULL;
         if (!jf) {
-            cli_error(cmd, "cannot write '%s'", json);
+            cli_error(cmd, "%s", jerr);
             if (gctx) gpk_ctx_destroy(gctx);
             gpk_ctx_destroy(ctx);
             for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
@@ -980,8 +983,8 @@ int cmd_bench_search(int argc, char **argv)
     }
     if (jf) {
         fprintf(jf, "}\n");
-        if (fclose(jf) != 0) {
-            cli_error(cmd, "cannot write '%s'", json);
+        if (io_out_commit(&jout, jerr, sizeof jerr) != 0) {
+            cli_error(cmd, "%s", jerr);
             fails++;
         }
     }

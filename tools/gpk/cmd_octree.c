@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "gpk/octree.h"
+#include "io.h"
 
 void cmd_octree_help(FILE *f)
 {
@@ -103,11 +104,9 @@ const char *cli_octree_check(const gpk_octree *t, unsigned threshold, char *buf,
  * particles in them, y pointing up. */
 static int octree_svg(const char *path, const gpk_octree *t, char *err, size_t len)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, len, "cannot write '%s'", path);
-        return -1;
-    }
+    io_out out;
+    if (io_out_open(&out, path, err, len) != 0) return -1;
+    FILE *f = out.f;
     const gpk_octree_node *root = t->n_nodes ? &t->nodes[0] : NULL;
     const double lo0 = root ? root->lo[0] : 0, lo1 = root ? root->lo[1] : 0;
     const double side = root ? fmax(root->hi[0] - root->lo[0], 1e-30) : 1;
@@ -143,11 +142,7 @@ static int octree_svg(const char *path, const gpk_octree *t, char *err, size_t l
         }
     }
     fprintf(f, "</svg>\n");
-    if (fclose(f) != 0) {
-        snprintf(err, len, "cannot write '%s'", path);
-        return -1;
-    }
-    return 0;
+    return io_out_commit(&out, err, len);
 }
 
 int cmd_octree(int argc, char **argv)
@@ -272,6 +267,15 @@ int cmd_octree(int argc, char **argv)
             return CLI_USAGE;
         }
     }
+    if (svg) {
+        /* Checked before the build, not after it. */
+        const char *outs[1] = {svg}, *roles[1] = {"--svg"};
+        char err[600];
+        if (io_check_outputs(outs, roles, NULL, 1, NULL, NULL, 0, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            return CLI_USAGE;
+        }
+    }
 #ifndef GPK_HAVE_CUDA_OCTREE
     if (blocks || block_threads || grid_split) {
         /* The pools run on host threads in this build; a silently ignored
@@ -355,7 +359,7 @@ int cmd_octree(int argc, char **argv)
             cli_error(cmd, "check FAILED: %s", bad);
             rc = CLI_FAIL;
         }
-        char err[256];
+        char err[600];
         if (rc == CLI_OK && svg && octree_svg(svg, &tree, err, sizeof err) != 0) {
             cli_error(cmd, "%s", err);
             rc = CLI_FAIL;

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "gpk/gen.h"
 #include "gpk/search.h"
+#include "io.h"
 
 /* ---- help ------------------------------------------------------------------------ */
 
@@ -294,15 +295,16 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-/* Opens `path` for writing; finish_file closes it and removes a partial
- * file on any error, so that a failed run leaves no solution behind. */
+/* The file being written: open_out starts it through the safe writer
+ * (io.h), finish_file commits it, so that a failed run leaves any older
+ * file of that name as it was. */
+static io_out out_file;
+
 static int finish_file(const char *cmd, const char *path, FILE *f)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad) {
-        cli_error(cmd, "cannot write '%s'", path);
-        remove(path);
+    char err[600];
+    if (io_out_commit(&out_file, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
         return -1;
     }
     return 0;
@@ -310,9 +312,12 @@ static int finish_file(const char *cmd, const char *path, FILE *f)
 
 static FILE *open_out(const char *cmd, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) cli_error(cmd, "cannot create '%s'", path);
-    return f;
+    char err[600];
+    if (io_out_open(&out_file, path, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return NULL;
+    }
+    return out_file.f;
 }
 
 static int write_sln(const char *cmd, const char *path, const gpk_search_result *r)
@@ -762,6 +767,14 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     }
     if (a->have_starts && al != GPK_SEARCH_MULTISTART && !a->have_gpus) {
         cli_error(cmd, "--starts is for --algo multistart or --gpus, not --algo %s alone", gpk_search_algo_name(al));
+        return CLI_USAGE;
+    }
+    /* The outputs are checked now, not after a search of minutes. */
+    const char *outs[2] = {a->out, a->svg}, *out_roles[2] = {"--out", "--svg"};
+    const char *ins[1] = {a->file}, *in_roles[1] = {"(instance)"};
+    char err[600];
+    if (io_check_outputs(outs, out_roles, NULL, 2, ins, in_roles, 1, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
         return CLI_USAGE;
     }
     return -1;

@@ -292,6 +292,18 @@ static int parse_args(int argc, char **argv, sort_args *a)
         return -1;
     }
     if (!a->have_type && a->gen) a->type = GPK_U32;
+    /* All outputs are checked before the sort, so that none is written
+     * when another cannot be, and none overwrites an input. */
+    const char *outs[3] = {a->out, a->perm, a->values_out};
+    const char *out_roles[3] = {"-o", "--perm", "--values-out"};
+    const char *ins[2] = {a->in, a->values};
+    const char *in_roles[2] = {"(keys)", "--values"};
+    const int own[3] = {0, -1, 1}; /* sorting a file in place is fine */
+    char err[600];
+    if (io_check_outputs(outs, out_roles, own, 3, ins, in_roles, 2, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -553,15 +565,23 @@ int cmd_sort(int argc, char **argv)
         io_format pf = a.have_format ? a.format : io_output_format(a.perm ? a.perm : "", keys.format);
         io_format vf = a.have_format ? a.format
                                      : io_output_format(a.values_out ? a.values_out : "", vals.format);
-        if (a.out && io_write(a.out, kf, t, keys.data, n, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
-            goto done;
-        }
-        if (a.perm && io_write(a.perm, pf, GPK_U32, sigma, n, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
-            goto done;
-        }
-        if (a.values_out && io_write(a.values_out, vf, vals.type, vals.data, n, err, sizeof err) != 0) {
+        /* Every output is written to its temporary file before any
+         * replaces its target, so that one failing leaves all as they were. */
+        const char *paths[3] = {a.out, a.perm, a.values_out};
+        const io_format fmts[3] = {kf, pf, vf};
+        const gpk_type types[3] = {t, GPK_U32, vals.type};
+        const void *datas[3] = {keys.data, sigma, vals.data};
+        io_out outs[3];
+        memset(outs, 0, sizeof outs);
+        int ok = 1;
+        for (int k = 0; k < 3 && ok; k++)
+            if (paths[k])
+                ok = io_out_open(&outs[k], paths[k], err, sizeof err) == 0 &&
+                     io_write_array(&outs[k], fmts[k], types[k], datas[k], n, err, sizeof err) == 0;
+        for (int k = 0; k < 3 && ok; k++)
+            if (outs[k].f) ok = io_out_commit(&outs[k], err, sizeof err) == 0;
+        for (int k = 0; k < 3; k++) io_out_abort(&outs[k]);
+        if (!ok) {
             cli_error(cmd, "%s", err);
             goto done;
         }

@@ -1,9 +1,14 @@
 /* Raw and .npy array files (see io.h). Every fopen, fread, fwrite and
  * fclose is checked; large transfers go in chunks so that a failure is
  * reported with the byte offset where it happened. */
+#define _XOPEN_SOURCE 700 /* mkstemp, realpath, fsync, fileno */
 #include "io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,6 +282,77 @@ truncated:
 
 /* ---- reading ------------------------------------------------------------------ */
 
+/* The most bytes read from a pipe or device (and from a regular file that
+ * reports no size, as /proc files do): GPK_MAX_INPUT when set, else the
+ * machine's memory, so that an endless source (/dev/zero, a producer that
+ * never stops) ends in a message instead of the out-of-memory killer. */
+static size_t stream_limit(void)
+{
+    const char *env = getenv("GPK_MAX_INPUT");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (errno == 0 && *end == '\0' && env[0] != '-') return v < SIZE_MAX ? (size_t)v : SIZE_MAX;
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && (uint64_t)pages <= SIZE_MAX / (uint64_t)page) return (size_t)pages * (size_t)page;
+    return SIZE_MAX;
+}
+
+/* Bytes left in a regular file from the stream's position; -1 when f is a
+ * pipe, a device or a terminal. */
+static int regular_remaining(FILE *f, uint64_t *rem)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    long pos = ftell(f);
+    if (pos < 0) return -1;
+    *rem = (uint64_t)st.st_size > (uint64_t)pos ? (uint64_t)st.st_size - (uint64_t)pos : 0;
+    return 0;
+}
+
+/* Reads up to `most` bytes after the `got` bytes of head, growing the
+ * buffer from `cap` as data arrives, so that nothing is allocated for data
+ * that does not come. Returns the malloc'd buffer (length in *len), or
+ * NULL with err set on a read error or out of memory. */
+static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *head, size_t got,
+                                size_t cap, size_t most, size_t *len, char *err, size_t errlen)
+{
+    if (cap < got + 1) cap = got + 1;
+    if (cap > most && most >= got) cap = most > 0 ? most : 1;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
+        return NULL;
+    }
+    if (got) memcpy(buf, head, got);
+    size_t n = got;
+    for (;;) {
+        size_t want = (cap < most ? cap : most) - n;
+        size_t r = read_full(f, buf + n, want);
+        n += r;
+        if (r < want || n >= most) break; /* end of file, an error, or enough */
+        size_t ncap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        if (ncap > most) ncap = most;
+        unsigned char *nb = realloc(buf, ncap);
+        if (!nb) {
+            set_err(err, errlen, "%s: out of memory for %zu bytes", name, ncap);
+            free(buf);
+            return NULL;
+        }
+        buf = nb;
+        cap = ncap;
+    }
+    if (ferror(f)) {
+        set_err(err, errlen, "%s: read error after %zu bytes: %s", name, n, strerror(errno));
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
 static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, io_array *out,
                          char *err, size_t errlen)
 {
@@ -287,20 +363,35 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
         return -1;
     }
     size_t bytes = (size_t)n * w;
-    void *data = malloc(bytes ? bytes : 1);
-    if (!data) {
-        set_err(err, errlen, "%s: out of memory for %zu bytes of data", name, bytes);
+    /* The header's shape is only a claim: a regular file is held to its
+     * size before anything is allocated, a pipe to the data that comes. */
+    uint64_t rem;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    if (regular && rem < bytes) {
+        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %llu bytes follow", name, (unsigned long long)n,
+                gpk_type_name(type), bytes, (unsigned long long)rem);
         return -1;
     }
-    size_t got = read_full(f, data, bytes);
+    if (regular && rem > bytes) {
+        set_err(err, errlen, "%s: mismatched .npy: more data follows the %llu elements of %s "
+                "that the header declares", name, (unsigned long long)n, gpk_type_name(type));
+        return -1;
+    }
+    if (!regular && bytes > stream_limit()) {
+        set_err(err, errlen, "%s: the .npy header declares %zu bytes, more than the %zu that gpk "
+                "reads from a pipe or device (GPK_MAX_INPUT; write it to a file)", name, bytes,
+                stream_limit());
+        return -1;
+    }
+    size_t got = 0;
+    unsigned char *data = read_grow(f, name, NULL, 0, regular ? bytes : (size_t)1 << 20, bytes, &got,
+                                    err, errlen);
+    if (!data) return -1;
     if (got < bytes) {
-        if (ferror(f))
-            set_err(err, errlen, "%s: read error after %zu of %zu data bytes: %s", name, got,
-                    bytes, strerror(errno));
-        else
-            set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
-                    "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
-                    gpk_type_name(type), bytes, got);
+        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
+                gpk_type_name(type), bytes, got);
         free(data);
         return -1;
     }
@@ -323,48 +414,34 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
 }
 
 /* Raw data: `head` holds the first `got` bytes already read. Reads to the
- * end of the file; a seekable file gives the size up front, a pipe grows
- * the buffer. */
+ * end of the file: a regular file gives the size up front, a pipe or a
+ * device grows the buffer up to stream_limit. */
 static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigned char *head,
                          size_t got, io_array *out, char *err, size_t errlen)
 {
-    size_t cap = (size_t)1 << 20;
-    long here = ftell(f);
-    if (here >= 0 && fseek(f, 0, SEEK_END) == 0) {
-        long size = ftell(f);
-        if (size >= 0 && fseek(f, here, SEEK_SET) == 0) cap = (size_t)size + 1;
-        else clearerr(f);
-    } else {
-        clearerr(f);
+    uint64_t rem = 0;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    const size_t limit = stream_limit();
+    size_t most = limit, cap = (size_t)1 << 20;
+    if (regular) {
+        if (rem > SIZE_MAX - got - 1) {
+            set_err(err, errlen, "%s: file too large", name);
+            return -1;
+        }
+        /* One byte more than the size tells a file that grew meanwhile. */
+        cap = most = got + (size_t)rem + 1;
     }
-    if (cap < got + 1) cap = got + 1;
-    unsigned char *buf = malloc(cap);
-    if (!buf) {
-        set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap);
+    size_t len = 0;
+    unsigned char *buf = read_grow(f, name, head, got, cap, most, &len, err, errlen);
+    if (!buf) return -1;
+    if (len >= most && !regular) {
+        set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        free(buf);
         return -1;
     }
-    memcpy(buf, head, got);
-    size_t len = got;
-    for (;;) {
-        size_t r = read_full(f, buf + len, cap - len);
-        len += r;
-        if (len < cap) break; /* end of file or error */
-        if (cap > SIZE_MAX / 2) {
-            set_err(err, errlen, "%s: file too large", name);
-            free(buf);
-            return -1;
-        }
-        unsigned char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            set_err(err, errlen, "%s: out of memory for %zu bytes", name, cap * 2);
-            free(buf);
-            return -1;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (ferror(f)) {
-        set_err(err, errlen, "%s: read error after %zu bytes: %s", name, len, strerror(errno));
+    if (len >= most) {
+        set_err(err, errlen, "%s: the file grew while it was read", name);
         free(buf);
         return -1;
     }
@@ -382,17 +459,12 @@ static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigne
     return 0;
 }
 
-int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen)
+int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
+                   char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    const char *name = display_name(path);
     if (!host_is_little_endian()) {
         set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
-        return -1;
-    }
-    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
-    if (!f) {
-        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
         return -1;
     }
     unsigned char head[6];
@@ -410,7 +482,7 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
             else
                 rc = read_npy_body(f, name, t, n, out, err, errlen);
         }
-    } else if (ends_with(path, ".npy")) {
+    } else if (want_npy) {
         set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic at the start)", name);
     } else if (!type_opt) {
         set_err(err, errlen, "%s: raw binary input needs --type (u32 i32 f32 u64 i64 f64), "
@@ -418,8 +490,308 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
     } else {
         rc = read_raw_body(f, name, *type_opt, head, got, out, err, errlen);
     }
+    return rc;
+}
+
+int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    const char *name = display_name(path);
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        return -1;
+    }
+    int rc = io_read_stream(f, name, ends_with(path, ".npy"), type_opt, out, err, errlen);
     if (f != stdin) fclose(f); /* read-only: nothing to lose on close */
     return rc;
+}
+
+/* ---- safe output files ------------------------------------------------------------- */
+
+static char *dup_str(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    if (d) strcpy(d, s);
+    return d;
+}
+
+/* The directory part of path ("." when there is none), malloc'd. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return dup_str(".");
+    if (slash == path) return dup_str("/");
+    char *d = malloc((size_t)(slash - path) + 1);
+    if (d) {
+        memcpy(d, path, (size_t)(slash - path));
+        d[slash - path] = '\0';
+    }
+    return d;
+}
+
+/* The temporary files open now, for io_out_remove_temps in a signal
+ * handler: a slot is set once the file exists and cleared before its name
+ * is freed. */
+#define IO_MAX_TEMPS 16
+static char *volatile live_temps[IO_MAX_TEMPS];
+
+static void temp_register(char *tmp)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++)
+        if (!live_temps[i]) {
+            live_temps[i] = tmp;
+            return;
+        }
+}
+
+static void temp_forget(const char *tmp)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++)
+        if (tmp && live_temps[i] == tmp) live_temps[i] = NULL;
+}
+
+void io_out_remove_temps(void)
+{
+    for (int i = 0; i < IO_MAX_TEMPS; i++) {
+        char *t = live_temps[i];
+        if (t) unlink(t);
+    }
+}
+
+static void out_clear(io_out *o)
+{
+    temp_forget(o->tmp);
+    free(o->target);
+    free(o->tmp);
+    memset(o, 0, sizeof *o);
+}
+
+int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    if (is_stdio(path)) {
+        o->f = stdout;
+        o->name = "<stdout>";
+        return 0;
+    }
+    o->name = path;
+    struct stat st;
+    const int exists = stat(path, &st) == 0; /* follows a symlink to what it names */
+    if (exists && S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "cannot write %s: it is a directory", path);
+        return -1;
+    }
+    struct stat lst;
+    const int dangling = !exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((exists && !S_ISREG(st.st_mode)) || dangling) {
+        /* A pipe or a device: there is nothing to replace atomically, and
+         * it is not ours to remove. A link to nothing yet: writing through
+         * it creates its target, and the link stays. */
+        o->f = fopen(path, "wb");
+        if (!o->f) {
+            set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (exists && access(path, W_OK) != 0) { /* as opening it for writing would have said */
+        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        char *real = realpath(path, NULL);
+        o->target = real ? dup_str(real) : NULL;
+        free(real);
+    } else {
+        o->target = dup_str(path);
+    }
+    char *dir = o->target ? dir_of(o->target) : NULL;
+    const char *base = o->target ? strrchr(o->target, '/') : NULL;
+    base = base ? base + 1 : o->target;
+    o->tmp = dir && base ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
+    if (!o->tmp) {
+        free(dir);
+        out_clear(o);
+        set_err(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    sprintf(o->tmp, "%s/.%s.gpk-XXXXXX", dir, base);
+    free(dir);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+        out_clear(o);
+        return -1;
+    }
+    temp_register(o->tmp);
+    /* mkstemp makes 0600; the result gets the mode an existing file had,
+     * else what creating it would have given. */
+    mode_t mode;
+    if (exists) {
+        mode = st.st_mode & 07777;
+    } else {
+        const mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "wb"))) {
+        set_err(err, errlen, "cannot write %s: %s", o->tmp, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        out_clear(o);
+        return -1;
+    }
+    return 0;
+}
+
+void io_out_abort(io_out *o)
+{
+    if (o->f && o->f != stdout) fclose(o->f);
+    if (o->f && o->f == stdout) fflush(stdout);
+    if (o->tmp) unlink(o->tmp);
+    out_clear(o);
+}
+
+int io_out_commit(io_out *o, char *err, size_t errlen)
+{
+    if (!o->f) {
+        set_err(err, errlen, "internal error: output not open");
+        return -1;
+    }
+    const char *name = o->name;
+    int ok = !ferror(o->f) && fflush(o->f) == 0;
+    int saved = errno;
+    /* A regular file must be on disk before it replaces the old one; pipes
+     * and terminals cannot be synced (EINVAL), which is no error. */
+    if (ok && o->tmp && fsync(fileno(o->f)) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (o->f != stdout && fclose(o->f) != 0 && ok) { /* a full disk often shows only here */
+        ok = 0;
+        saved = errno;
+    }
+    o->f = NULL;
+    if (ok && o->tmp && rename(o->tmp, o->target) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (!ok) {
+        set_err(err, errlen, "cannot write %s: %s", name, strerror(saved ? saved : EIO));
+        io_out_abort(o);
+        return -1;
+    }
+    if (o->tmp) {
+        /* The rename itself is durable once the directory is synced. */
+        char *dir = dir_of(o->target);
+        int dfd = dir ? open(dir, O_RDONLY) : -1;
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+    out_clear(o);
+    return 0;
+}
+
+/* A name for comparing paths: the real path of an existing file, else the
+ * real path of its directory plus the last component; NULL when the
+ * directory does not exist. */
+static char *canonical(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real) return real;
+    char *dir = dir_of(path);
+    char *rdir = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!rdir) return NULL;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char *c = malloc(strlen(rdir) + strlen(base) + 2);
+    if (c) sprintf(c, "%s/%s", rdir, base);
+    free(rdir);
+    return c;
+}
+
+/* 1 when a and b are the same file: the same name, or two names (links)
+ * of one existing file. */
+static int same_file(const char *a, const char *b)
+{
+    if (is_stdio(a) || is_stdio(b)) return is_stdio(a) && is_stdio(b);
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ca = canonical(a), *cb = canonical(b);
+    int same = ca && cb ? strcmp(ca, cb) == 0 : strcmp(a, b) == 0;
+    free(ca);
+    free(cb);
+    return same;
+}
+
+static int check_writable(const char *path, const char *role, char *err, size_t errlen)
+{
+    if (is_stdio(path)) return 0;
+    if (!*path) {
+        set_err(err, errlen, "%s: empty file name", role);
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            set_err(err, errlen, "%s %s: is a directory", role, path);
+            return -1;
+        }
+        /* A read-only file stays protected, though the rename could
+         * replace it. */
+        if (access(path, W_OK) != 0) {
+            set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode)) return 0;
+    }
+    /* A regular file is replaced through a temporary file in its
+     * directory (a symlink's target's), which must exist and be writable. */
+    char *real = realpath(path, NULL);
+    char *dir = dir_of(real ? real : path);
+    free(real);
+    if (!dir) {
+        set_err(err, errlen, "%s %s: out of memory", role, path);
+        return -1;
+    }
+    int rc = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        set_err(err, errlen, "%s %s: the directory %s does not exist", role, path, dir);
+        rc = -1;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        set_err(err, errlen, "%s %s: cannot create files in %s: %s", role, path, dir, strerror(errno));
+        rc = -1;
+    }
+    free(dir);
+    return rc;
+}
+
+int io_check_outputs(const char *const *outs, const char *const *out_roles, const int *own, size_t nout,
+                     const char *const *ins, const char *const *in_roles, size_t nin, char *err,
+                     size_t errlen)
+{
+    for (size_t i = 0; i < nout; i++) {
+        if (!outs[i]) continue;
+        if (check_writable(outs[i], out_roles[i], err, errlen) != 0) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (outs[j] && same_file(outs[i], outs[j])) {
+                set_err(err, errlen, "%s %s and %s %s are the same file: each output needs its own",
+                        out_roles[j], outs[j], out_roles[i], outs[i]);
+                return -1;
+            }
+        for (size_t j = 0; j < nin; j++)
+            if ((!own || own[i] != (int)j) && ins[j] && !is_stdio(ins[j]) && !is_stdio(outs[i]) && same_file(outs[i], ins[j])) {
+                set_err(err, errlen, "%s %s is the input %s: each output needs its own file",
+                        out_roles[i], outs[i], in_roles[j]);
+                return -1;
+            }
+    }
+    return 0;
 }
 
 /* ---- writing -------------------------------------------------------------------- */
@@ -435,21 +807,14 @@ static int write_full(FILE *f, const void *buf, size_t len)
     return 0;
 }
 
-int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
-             size_t errlen)
+int io_write_array(io_out *o, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+                   size_t errlen)
 {
-    int to_stdout = is_stdio(path);
-    const char *name = to_stdout ? "<stdout>" : path;
     if (!host_is_little_endian()) {
-        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", name);
+        set_err(err, errlen, "%s: gpk files are little-endian and this host is not", o->name);
         return -1;
     }
-    size_t w = gpk_type_size(t);
-    FILE *f = to_stdout ? stdout : fopen(path, "wb");
-    if (!f) {
-        set_err(err, errlen, "cannot create %s: %s", name, strerror(errno));
-        return -1;
-    }
+    FILE *f = o->f;
     int ok = 1;
     if (fmt == IO_NPY) {
         /* Version 1.0 header, padded with spaces so the data starts on a
@@ -471,21 +836,22 @@ int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size
         ok = write_full(f, pre, sizeof pre) == 0 && write_full(f, dict, (size_t)dl) == 0 &&
              write_full(f, spaces, pad) == 0 && write_full(f, "\n", 1) == 0;
     }
-    if (ok) ok = write_full(f, data, n * w) == 0;
-    int saved = errno;
-    if (to_stdout) {
-        if (fflush(f) != 0 && ok) {
-            ok = 0;
-            saved = errno;
-        }
-    } else if (fclose(f) != 0 && ok) { /* a full disk often shows only here */
-        ok = 0;
-        saved = errno;
-    }
+    if (ok) ok = write_full(f, data, n * gpk_type_size(t)) == 0;
     if (!ok) {
-        set_err(err, errlen, "cannot write %s: %s", name, strerror(saved));
-        if (!to_stdout) remove(path);
+        set_err(err, errlen, "cannot write %s: %s", o->name, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+             size_t errlen)
+{
+    io_out o;
+    if (io_out_open(&o, path, err, errlen) != 0) return -1;
+    if (io_write_array(&o, fmt, t, data, n, err, errlen) != 0) {
+        io_out_abort(&o);
+        return -1;
+    }
+    return io_out_commit(&o, err, errlen);
 }

@@ -9,6 +9,7 @@
 #define GPK_CLI_IO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gpk/gpk.h"
 
@@ -28,8 +29,14 @@ typedef struct io_array {
  * leaves *out empty. */
 int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err, size_t errlen);
 
-/* Writes n elements of type t to path in format fmt. On failure returns
- * non-zero, fills err and removes the partly written file. */
+/* io_read's work on an open stream (left open): name is for messages,
+ * want_npy says the name promised a .npy. For tests and fuzzing. */
+int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
+                   char *err, size_t errlen);
+
+/* Writes n elements of type t to path in format fmt through io_out_open /
+ * io_out_commit: on failure returns non-zero, fills err, and the file the
+ * user named is as it was. */
 int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
              size_t errlen);
 
@@ -37,5 +44,57 @@ int io_write(const char *path, io_format fmt, gpk_type t, const void *data, size
 io_format io_output_format(const char *path, io_format fallback);
 
 void io_array_free(io_array *a);
+
+/* Safe output files. A regular file (or a new name) is written to a
+ * temporary file in the same directory, then fsync'ed and renamed over the
+ * target by io_out_commit, so a failed or killed run leaves the old file
+ * intact; a symbolic link is followed and its target replaced, the link
+ * kept. "-" (stdout), pipes and devices are written in place. Only the
+ * temporary file is ever removed: never a path the user named.
+ *
+ *   io_out o;
+ *   if (io_out_open(&o, path, err, len) != 0) ... fail;
+ *   fprintf(o.f, ...);
+ *   if (io_out_commit(&o, err, len) != 0) ... fail;   (or io_out_abort(&o))
+ */
+typedef struct io_out {
+    FILE *f;          /* write here between open and commit / abort */
+    const char *name; /* the path as named, or "<stdout>", for messages */
+    char *target;     /* the file renamed over (a symlink's target); NULL when direct */
+    char *tmp;        /* the temporary file; NULL when direct */
+} io_out;
+
+/* On failure *o is empty (o->f == NULL) and err says why. */
+int io_out_open(io_out *o, const char *path, char *err, size_t errlen);
+/* Flushes, syncs, closes and renames; on any failure removes the temporary
+ * file and fills err. *o is empty afterwards either way. */
+int io_out_commit(io_out *o, char *err, size_t errlen);
+/* Closes and removes the temporary file, leaving the target untouched (a
+ * direct output keeps what was written). Safe on an empty *o. */
+void io_out_abort(io_out *o);
+
+/* Removes every temporary file that is open now; async-signal-safe, for a
+ * handler of SIGINT / SIGTERM (main.c installs one; a command with its own
+ * handler calls this from it). */
+void io_out_remove_temps(void);
+
+/* Writes the array (with a .npy header when fmt says so) to an open
+ * output without committing it, so that several outputs can all be
+ * written before any replaces its file. */
+int io_write_array(io_out *o, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
+                   size_t errlen);
+
+/* Checks before any work that the outputs can be written and do not
+ * collide: each directory exists and is writable, no output is a
+ * directory, no two outputs name the same file ("-" counts as one file),
+ * and no output is an input of another role ("-" as an input is stdin,
+ * which an output "-" does not clash with). own[i] is the index in ins of
+ * the input that output i may replace (a sort in place: the temporary file
+ * makes that safe), or -1; own may be NULL. Roles name the options in the
+ * message ("-o", "--perm"). NULL paths are skipped. Returns 0 or -1 with
+ * err. */
+int io_check_outputs(const char *const *outs, const char *const *out_roles, const int *own, size_t nout,
+                     const char *const *ins, const char *const *in_roles, size_t nin, char *err,
+                     size_t errlen);
 
 #endif
