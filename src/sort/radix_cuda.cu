@@ -1263,18 +1263,18 @@ struct HybridPlan {
     PassList window;  /* its two passes */
 };
 
-/* The hybrid path applies to 4-byte keys with 4-byte values or sigma (and
- * keys alone when GPK_RADIX_CUDA_HYBRID=1: slower than the LSD passes on
- * the H100, docs/perf/radix.md), r left to the library, from
+/* The hybrid path (opt-in: GPK_RADIX_CUDA_HYBRID=-1 for pairs and sigma, 1
+ * for keys too) applies to 4-byte keys, r left to the library, from
  * 2^GPK_RADIX_CUDA_HYBRID_MIN_LOG keys, when the range leaves bits for the
  * finish and 2^16 buckets hold n at GPK_RADIX_CUDA_HYBRID_FILL keys each on
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
     if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0) return false;
-    /* -1 (default): where it measured faster than the LSD passes, pairs and
-     * sigma; 1: keys too; 0: never */
-    const int mode = gpk__env_int("GPK_RADIX_CUDA_HYBRID", -1);
+    /* 0 (default): never, since it won only on uniform pairs and sigma at
+     * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
+     * -1: pairs and sigma; 1: keys too */
+    const int mode = gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0);
     if (mode == 0 || (mode < 0 && job.vb == 0)) return false;
     const int min_log = gpk__env_int("GPK_RADIX_CUDA_HYBRID_MIN_LOG", 24);
     if (min_log < 0 || min_log > 40 || job.n < ((size_t)1 << min_log)) return false;
