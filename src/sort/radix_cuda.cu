@@ -230,6 +230,22 @@ template <int RB> __device__ __forceinline__ uint32_t match_digit(uint32_t d)
 #endif
 }
 
+/* One item's rank in the warp's running count for its digit d, peers being
+ * the lanes that share d: the highest of them advances the per-warp counter
+ * for all, so ranks follow lane order (stability). */
+__device__ __forceinline__ uint32_t rank_among_peers(uint32_t peers, uint16_t *wcount, uint32_t d, int lane,
+                                                     uint32_t lt)
+{
+    const uint32_t below = __popc(peers & lt);
+    const int leader = 31 - __clz(peers);
+    uint32_t old = 0;
+    if (lane == leader) {
+        old = wcount[d];
+        wcount[d] = (uint16_t)(old + below + 1);
+    }
+    return __shfl_sync(0xffffffffu, old, leader) + below;
+}
+
 __device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t x, int lane)
 {
 #pragma unroll
@@ -560,15 +576,8 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
                 } else {
                     peers = match_digit<RB>(d);
                 }
-                const uint32_t below = __popc(peers & lt);
-                const int leader = 31 - __clz(peers);
-                uint32_t old = 0;
-                if (lane == leader) {
-                    old = wcount[d];
-                    wcount[d] = (uint16_t)(old + below + 1);
-                }
-                rank[i] = __shfl_sync(0xffffffffu, old, leader) + below;
-                if (kRankAtomicOr && lane == leader) masks[warp * D + d] = 0;
+                rank[i] = rank_among_peers(peers, wcount, d, lane, lt);
+                if (kRankAtomicOr && lane == 31 - __clz(peers)) masks[warp * D + d] = 0;
                 __syncwarp(); /* the next item's leader may be another lane */
             }
         }
@@ -856,15 +865,7 @@ __global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
             rank[i] = 0;
             if (i < live) { /* padding-only items rank after everything and are never written */
                 const uint32_t d = digit_of(key[i], shift, dmask);
-                const uint32_t peers = match_digit<kFinRB>(d);
-                const uint32_t below = __popc(peers & lt);
-                const int leader = 31 - __clz(peers);
-                uint32_t old = 0;
-                if (lane == leader) {
-                    old = wcount[d];
-                    wcount[d] = (uint16_t)(old + below + 1);
-                }
-                rank[i] = __shfl_sync(0xffffffffu, old, leader) + below;
+                rank[i] = rank_among_peers(match_digit<kFinRB>(d), wcount, d, lane, lt);
                 __syncwarp();
             }
         }
