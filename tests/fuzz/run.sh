@@ -12,7 +12,7 @@ set -eu
 secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${2:-$root/../shared/data}
-build=${GPK_FUZZ_BUILD:-/tmp/build-fuzz}
+build=${GPK_FUZZ_BUILD:-$root/build-fuzz} # in the tree: a shared /tmp folder holds another checkout's cache
 targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy"
 # GPK_FUZZ instruments the library too (fuzzer-no-link): otherwise the
 # fuzzer sees no coverage inside the readers and ASan checks none of their
