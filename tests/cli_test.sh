@@ -127,6 +127,16 @@ expect 0 "bench octree --help" -- "$GPK" bench octree --help
 expect 0 "bench search --help" -- "$GPK" bench search --help
 grep -q "usage: gpk bench search" out.txt || fail "bench search --help prints no usage"
 expect 0 "pic --help" -- "$PIC" --help
+# bare `gpk bench` lists the benchmarks in a few lines, as a usage error
+expect_err 2 "bare bench" "gpk bench BENCHMARK" -- "$GPK" bench
+[ "$(wc -l <err.txt)" -le 15 ] || fail "bare gpk bench prints $(wc -l <err.txt) lines, expected a short list"
+grep -q "quicksort" err.txt || fail "bare gpk bench does not list quicksort"
+# gpk runs the benchmarks from gpk-bench beside it; a gpk without it (as
+# installed by default) says so
+cp "$GPK" ./gpk-alone
+expect_err 1 "bench without gpk-bench" "gpk-bench" -- ./gpk-alone bench sort --n 1k
+expect_err 1 "pic without gpk-bench" "not installed" -- ./gpk-alone pic --n 1k
+rm -f ./gpk-alone
 expect 2 "no arguments" -- "$GPK"
 expect_err 2 "unknown command" "unknown command" -- "$GPK" frobnicate
 expect_err 2 "unknown option" "unknown option" -- "$GPK" --frobnicate

@@ -1,5 +1,7 @@
-/* OpenCL backend: device discovery and selection, context, queue, program
- * and kernels, kept in ctx->opencl for the life of the gpk context. */
+/* OpenCL backend: device discovery and selection, context and queue, kept
+ * in ctx->opencl for the life of the gpk context. The families that run on
+ * OpenCL build their programs and kernels through their registered hooks
+ * (gpk__opencl_families), so the core knows none of them. */
 #include "opencl_internal.h"
 
 #include <ctype.h>
@@ -8,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
 
 const char *gpk__cl_error_name(cl_int e)
 {
@@ -266,126 +267,6 @@ static gpk_status choose_device(gpk_ctx *ctx, const dev_entry *devs, int n, int 
     return GPK_OK;
 }
 
-/* ---- program ---- */
-
-/* The program source: the common part of radix.cl followed by its template
- * part once per (key width, payload width); see the head of radix.cl. */
-static char *program_source(void)
-{
-    static const char marker[] = "/*@@GPK_TEMPLATE@@";
-    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
-    const char *src = gpk_radix_cl_source;
-    const char *tpl = strstr(src, marker);
-    if (!tpl) return NULL;
-    const size_t common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
-    int tpl_line = 1;
-    for (const char *c = src; c < tpl; c++)
-        if (*c == '\n') tpl_line++;
-    const size_t total = common_len + 6 * (tpl_len + 128) + 1;
-    char *out = malloc(total);
-    if (!out) return NULL;
-    memcpy(out, src, common_len);
-    size_t len = common_len;
-    for (int k = 0; k < 2; k++)
-        for (int v = 0; v < 3; v++) {
-            len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
-                                    kw[k], vw[v], tpl_line);
-            memcpy(out + len, tpl, tpl_len);
-            len += tpl_len;
-            out[len++] = '\n';
-        }
-    out[len] = '\0';
-    return out;
-}
-
-static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, gpk_ocl_kernel *k, const char *name)
-{
-    cl_int e;
-    snprintf(k->name, sizeof k->name, "%s", name);
-    k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
-               : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
-               : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
-               : strstr(name, "reorder")        ? GPK_OCL_PH_REORDER
-                                                : GPK_OCL_PH_HISTOGRAM;
-    k->k = clCreateKernel(st->program, name, &e);
-    if (e != CL_SUCCESS) {
-        k->k = NULL;
-        char what[80];
-        snprintf(what, sizeof what, "clCreateKernel(%s)", name);
-        return gpk__cl_fail(ctx, e, what);
-    }
-    e = clGetKernelWorkGroupInfo(k->k, st->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
-    if (e != CL_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
-        return gpk__cl_fail(ctx, e, what);
-    }
-    return GPK_OK;
-}
-
-static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
-{
-    cl_int e;
-    char *src = program_source();
-    if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
-    const char *srcs[1] = {src};
-    st->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
-    free(src);
-    if (e != CL_SUCCESS) {
-        st->program = NULL;
-        return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
-    }
-    /* Keys per item are compile-time (they size private arrays); the rest
-     * of the tuning is chosen per call. */
-    char opts[512];
-    const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 %.300s", st->tune.kpt4,
-             st->tune.kpt8, extra ? extra : "");
-    e = clBuildProgram(st->program, 1, &st->device, opts, NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[400] = "";
-        size_t need = 0;
-        if (clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
-            need > 0) {
-            char *full = malloc(need + 1);
-            if (full && clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
-                            CL_SUCCESS) {
-                full[need] = '\0';
-                snprintf(log, sizeof log, "%s", full);
-                for (char *c = log; *c; c++)
-                    if (*c == '\n' || *c == '\r') *c = ' ';
-                trim(log);
-            }
-            free(full);
-        }
-        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
-                         gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
-    }
-
-    gpk_status s;
-    char name[32];
-    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
-    if ((s = make_kernel(ctx, st, &st->scan_parts, "scan_parts")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->scan_add, "scan_add")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->transpose[0], "transpose_w4")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->transpose[1], "transpose_w8")) != GPK_OK) return s;
-    for (int k = 0; k < 2; k++) {
-        snprintf(name, sizeof name, "reduce_andor_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->reduce[k], name)) != GPK_OK) return s;
-        snprintf(name, sizeof name, "fast_count_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->fast_count[k], name)) != GPK_OK) return s;
-        snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->paper_hist[k], name)) != GPK_OK) return s;
-        for (int v = 0; v < 3; v++) {
-            snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, &st->fast_reorder[k][v], name)) != GPK_OK) return s;
-            snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, &st->paper_reorder[k][v], name)) != GPK_OK) return s;
-        }
-    }
-    return GPK_OK;
-}
-
 /* ---- context ---- */
 
 #define GPK_DEVINFO(param, var)                                                   \
@@ -473,8 +354,8 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
         const char *prof = getenv("GPK_OPENCL_PROFILE");
         st->profile = prof && *prof && strcmp(prof, "0") != 0;
     }
-    gpk__radix_opencl_tune(st, &st->tune);
-    if ((s = build_program(ctx, st)) != GPK_OK) goto fail;
+    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++)
+        if ((s = (*f)->init(ctx, st)) != GPK_OK) goto fail;
     return GPK_OK;
 
 fail:
@@ -504,12 +385,6 @@ void gpk__opencl_profile_collect(gpk_opencl *st)
     st->prof_n = 0;
 }
 
-static void release_kernel(gpk_ocl_kernel *k)
-{
-    if (k->k) clReleaseKernel(k->k);
-    k->k = NULL;
-}
-
 void gpk__opencl_ctx_release(gpk_ctx *ctx)
 {
     gpk_opencl *st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
@@ -519,19 +394,7 @@ void gpk__opencl_ctx_release(gpk_ctx *ctx)
     free(st->prof_ev);
     free(st->prof_phase);
     gpk__opencl_release_buffers(st);
-    release_kernel(&st->scan_parts);
-    release_kernel(&st->scan_add);
-    for (int k = 0; k < 2; k++) {
-        release_kernel(&st->transpose[k]);
-        release_kernel(&st->reduce[k]);
-        release_kernel(&st->fast_count[k]);
-        release_kernel(&st->paper_hist[k]);
-        for (int v = 0; v < 3; v++) {
-            release_kernel(&st->fast_reorder[k][v]);
-            release_kernel(&st->paper_reorder[k][v]);
-        }
-    }
-    if (st->program) clReleaseProgram(st->program);
+    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++) (*f)->release(st);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
     free(st);

@@ -29,6 +29,7 @@
 
 #include "radix_internal.h"
 #include "../core/opencl_internal.h"
+#include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -73,7 +74,9 @@ static int contains_ci(const char *hay, const char *needle)
     return nl == 0;
 }
 
-void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
+/* Chooses the tuning row for the device described in *st (type, vendor,
+ * compute units) and applies the GPK_OPENCL_KPT override. */
+static void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
 {
     const size_t rows = sizeof tune_table / sizeof tune_table[0];
     *out = tune_table[rows - 1].t;
@@ -128,6 +131,159 @@ typedef struct run {
     plan p;
     int res;            /* buffer slot (0 or 1) holding the result */
 } run;
+
+/* ---- program: built when a context is created (gpk__radix_opencl_family) ---- */
+
+/* The program source: the common part of radix.cl followed by its template
+ * part once per (key width, payload width); see the head of radix.cl. */
+static char *program_source(void)
+{
+    static const char marker[] = "/*@@GPK_TEMPLATE@@";
+    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
+    const char *src = gpk_radix_cl_source;
+    const char *tpl = strstr(src, marker);
+    if (!tpl) return NULL;
+    const size_t common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
+    int tpl_line = 1;
+    for (const char *c = src; c < tpl; c++)
+        if (*c == '\n') tpl_line++;
+    const size_t total = common_len + 6 * (tpl_len + 128) + 1;
+    char *out = malloc(total);
+    if (!out) return NULL;
+    memcpy(out, src, common_len);
+    size_t len = common_len;
+    for (int k = 0; k < 2; k++)
+        for (int v = 0; v < 3; v++) {
+            len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
+                                    kw[k], vw[v], tpl_line);
+            memcpy(out + len, tpl, tpl_len);
+            len += tpl_len;
+            out[len++] = '\n';
+        }
+    out[len] = '\0';
+    return out;
+}
+
+static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, gpk_ocl_kernel *k, const char *name)
+{
+    cl_int e;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
+               : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
+               : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
+               : strstr(name, "reorder")        ? GPK_OCL_PH_REORDER
+                                                : GPK_OCL_PH_HISTOGRAM;
+    k->k = clCreateKernel(st->program, name, &e);
+    if (e != CL_SUCCESS) {
+        k->k = NULL;
+        char what[80];
+        snprintf(what, sizeof what, "clCreateKernel(%s)", name);
+        return gpk__cl_fail(ctx, e, what);
+    }
+    e = clGetKernelWorkGroupInfo(k->k, st->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
+    if (e != CL_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
+        return gpk__cl_fail(ctx, e, what);
+    }
+    return GPK_OK;
+}
+
+static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
+{
+    cl_int e;
+    char *src = program_source();
+    if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
+    const char *srcs[1] = {src};
+    st->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+    free(src);
+    if (e != CL_SUCCESS) {
+        st->program = NULL;
+        return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
+    }
+    /* Keys per item are compile-time (they size private arrays); the rest
+     * of the tuning is chosen per call. */
+    char opts[512];
+    const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 %.300s", st->tune.kpt4,
+             st->tune.kpt8, extra ? extra : "");
+    e = clBuildProgram(st->program, 1, &st->device, opts, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        char log[400] = "";
+        size_t need = 0;
+        if (clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
+            need > 0) {
+            char *full = malloc(need + 1);
+            if (full && clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
+                            CL_SUCCESS) {
+                full[need] = '\0';
+                snprintf(log, sizeof log, "%s", full);
+                for (char *c = log; *c; c++)
+                    if (*c == '\n' || *c == '\r') *c = ' ';
+                for (size_t l = strlen(log); l > 0 && isspace((unsigned char)log[l - 1]); l--) log[l - 1] = '\0';
+            }
+            free(full);
+        }
+        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
+                         gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
+    }
+
+    gpk_status s;
+    char name[32];
+    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
+    if ((s = make_kernel(ctx, st, &st->scan_parts, "scan_parts")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, &st->scan_add, "scan_add")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, &st->transpose[0], "transpose_w4")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, &st->transpose[1], "transpose_w8")) != GPK_OK) return s;
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "reduce_andor_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, &st->reduce[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "fast_count_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, &st->fast_count[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, &st->paper_hist[k], name)) != GPK_OK) return s;
+        for (int v = 0; v < 3; v++) {
+            snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, &st->fast_reorder[k][v], name)) != GPK_OK) return s;
+            snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, &st->paper_reorder[k][v], name)) != GPK_OK) return s;
+        }
+    }
+    return GPK_OK;
+}
+
+static void release_kernel(gpk_ocl_kernel *k)
+{
+    if (k->k) clReleaseKernel(k->k);
+    k->k = NULL;
+}
+
+static void radix_opencl_release(gpk_opencl *st)
+{
+    release_kernel(&st->scan_parts);
+    release_kernel(&st->scan_add);
+    for (int k = 0; k < 2; k++) {
+        release_kernel(&st->transpose[k]);
+        release_kernel(&st->reduce[k]);
+        release_kernel(&st->fast_count[k]);
+        release_kernel(&st->paper_hist[k]);
+        for (int v = 0; v < 3; v++) {
+            release_kernel(&st->fast_reorder[k][v]);
+            release_kernel(&st->paper_reorder[k][v]);
+        }
+    }
+    if (st->program) clReleaseProgram(st->program);
+    st->program = NULL;
+}
+
+/* The tuning comes first: the keys per item are compile-time. */
+static gpk_status radix_opencl_init(gpk_ctx *ctx, gpk_opencl *st)
+{
+    gpk__radix_opencl_tune(st, &st->tune);
+    return build_program(ctx, st);
+}
+
+const gpk_opencl_family gpk__radix_opencl_family = {"radix sort", radix_opencl_init, radix_opencl_release};
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }

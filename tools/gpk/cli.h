@@ -26,8 +26,9 @@ void cmd_sort_help(FILE *f);
 void cmd_bench_help(FILE *f);
 void cmd_pic_help(FILE *f);
 void cmd_info_help(FILE *f);
-/* gpk bench quicksort (cmd_bench_quick.c); main.c routes "bench quicksort"
- * there and everything else under "bench" to cmd_bench. */
+/* The benchmarks (bench/, the program gpk-bench): gpk bench quicksort
+ * (cmd_bench_quick.c); bench/main.c routes "bench quicksort" there and
+ * "bench sort" to cmd_bench. */
 int cmd_bench_quick(int argc, char **argv);
 void cmd_bench_quick_help(FILE *f);
 /* gpk octree (cmd_octree.c) and gpk bench octree (cmd_bench_octree.c). */
