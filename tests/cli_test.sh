@@ -265,6 +265,67 @@ for B in $BACKENDS; do
 done
 
 # ---- bench ---------------------------------------------------------------------------------
+# ---- records: raw with --record-size/--key-offset/--key-type, structured .npy by --key ----
+# An independent reference in perl: a stable sort of the records by the key
+# (unpacked at its offset), byte for byte what the radix sort must give.
+RSEED=${GPK_TEST_SEED:-$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')}
+echo "cli_test: records seed $RSEED (GPK_TEST_SEED=$RSEED repeats it)"
+# mkrecs OUT N SIZE SEED: N records of SIZE random bytes, but 3 bits of
+# entropy in the byte at 5, so that many keys are equal
+mkrecs() { perl -e 'my ($n, $s, $seed) = @ARGV; srand($seed);
+    for (1..$n) { my @b = map { int(rand(256)) } 1..$s; $b[5] = int(rand(8)) if $s > 5;
+      $b[$_] = 0 for (6..8); print pack("C*", @b) }' "$2" "$3" "$4" >"$1"; }
+# refsort IN OUT SIZE OFFSET PACK SKIP: stable sort by unpack(PACK) at OFFSET after SKIP header bytes
+refsort() { perl -e 'use sort "stable"; my ($in, $out, $s, $o, $p, $skip) = @ARGV;
+    open(my $f, "<:raw", $in) or die; local $/; my $d = <$f>; my $h = substr($d, 0, $skip, "");
+    my @r = map { substr($d, $_ * $s, $s) } 0 .. length($d) / $s - 1;
+    my @k = map { unpack($p, substr($_, $o)) } @r;
+    my @i = sort { $k[$a] <=> $k[$b] } 0 .. $#r;
+    open(my $g, ">:raw", $out) or die; print $g $h, map { $r[$_] } @i' "$@"; }
+for B in $BACKENDS; do
+    for n in 0 1 2 31 1024 1025 65537; do
+        mkrecs rec.bin $n 12 $((RSEED + n))
+        expect 0 "$B records n=$n radix" -- "$GPK" sort rec.bin --record-size 12 --key-offset 5 --key-type u32 \
+            --algo radix --backend $B --check -o rec_out.bin
+        refsort rec.bin rec_ref.bin 12 5 V 0
+        cmp -s rec_out.bin rec_ref.bin || fail "$B records n=$n: not the stable order of the reference"
+    done
+    # a record of 1..256 bytes whose key ends the record, signed
+    mkrecs rec.bin 3001 23 $RSEED
+    expect 0 "$B records i64 at 15 of 23" -- "$GPK" sort rec.bin --record-size 23 --key-offset 15 --key-type i64 \
+        --algo radix --backend $B --check -o rec_out.bin
+    refsort rec.bin rec_ref.bin 23 15 q 0
+    cmp -s rec_out.bin rec_ref.bin || fail "$B records i64: not the stable order of the reference"
+done
+# quicksort: not stable, so the same records with the same keys in order
+mkrecs rec.bin 5000 12 $RSEED
+expect 0 "records quick" -- "$GPK" sort rec.bin --record-size 12 --key-offset 5 --key-type u32 --algo quick --check -o rec_q.bin --json
+grep -q '"algorithm": "quick"' out.txt || fail "records --algo quick did not run quicksort"
+refsort rec.bin rec_ref.bin 12 5 V 0
+od -An -v -tx1 -w12 rec_q.bin | sort >q.txt
+od -An -v -tx1 -w12 rec_ref.bin | sort >r.txt
+cmp -s q.txt r.txt || fail "records quick: not the input's records"
+refsort rec_q.bin rec_q2.bin 12 5 V 0
+cmp -s rec_q.bin rec_q2.bin || fail "records quick: keys not in order"
+# structured .npy: fields id <u4, x <f8, tag S3 (15 bytes), sorted by x
+perl -e 'srand($ARGV[0]); for (1..777) { print pack("V", $_), pack("d<", int(rand(50)) - 25), "abc" }' $RSEED >recs.raw
+mknpy recs.npy "{'descr': [('id', '<u4'), ('x', '<f8'), ('tag', 'S3')], 'fortran_order': False, 'shape': (777,), }" recs.raw
+HL=$(( $(size_of recs.npy) - 777 * 15 ))
+expect 0 "structured .npy --key x" -- "$GPK" sort recs.npy --key x --algo radix --check -o recs_out.npy
+refsort recs.npy recs_ref.npy 15 4 'd<' $HL
+cmp -s recs_out.npy recs_ref.npy || fail "structured .npy: not the stable order by x, or the header changed"
+expect 0 "structured .npy --key id" -- "$GPK" sort recs_out.npy --key id --check -o recs_back.npy
+cmp -s recs_back.npy recs.npy || fail "structured .npy: sorting back by id does not give the input"
+expect_err 1 "structured .npy unknown field" "no field 'y' (fields: id, x, tag)" -- "$GPK" sort recs.npy --key y
+expect_err 1 "structured .npy bytes field" "has dtype 'S3'" -- "$GPK" sort recs.npy --key tag
+expect_err 2 "records without --key-type" "need --key-type" -- "$GPK" sort rec.bin --record-size 12
+expect_err 2 "records: key beyond the record" "does not fit" -- "$GPK" sort rec.bin --record-size 12 --key-offset 9 --key-type u32
+expect_err 2 "records: option that does not apply" "does not apply to records" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 --perm p.bin
+expect_err 2 "records: --key and --record-size" "one or the other" -- "$GPK" sort recs.npy --key x --record-size 15
+expect_err 2 "records: raw options on a .npy" "with --key NAME" -- "$GPK" sort recs.npy --record-size 15 --key-type u32
+expect_err 1 "records: size not a multiple" "whole number of 7-byte records" -- "$GPK" sort rec.bin --record-size 7 --key-type u32
+expect_err 1 "keys: a structured .npy names --key" "--key" -- "$GPK" sort recs.npy
+
 BL=$(echo $BACKENDS | tr ' ' ',')
 expect 0 "bench sort" -- "$GPK" bench sort --backends "$BL" --types u32,i64,f32 --n 1000,2^12 --pairs --perm --reps 2 --json bench.json -q
 grep -q "FAIL\|ERROR" out.txt && fail "bench printed a FAIL row"

@@ -23,6 +23,9 @@ int cmd_bench(int argc, char **argv);
 int cmd_pic(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 void cmd_sort_help(FILE *f);
+/* gpk sort on records (cmd_sort_records.c), from cmd_sort. */
+int cmd_sort_records(int argc, char **argv);
+void cmd_sort_records_help(FILE *f);
 void cmd_bench_help(FILE *f);
 void cmd_pic_help(FILE *f);
 void cmd_info_help(FILE *f);

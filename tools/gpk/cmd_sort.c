@@ -13,6 +13,8 @@ void cmd_sort_help(FILE *f)
     fprintf(f,
             "usage: gpk sort [IN] [-o OUT] [--type T] [--perm FILE] [options]\n"
             "       gpk sort --gen DIST --n N [--seed S] [--type T] [-o OUT] [options]\n"
+            "       gpk sort IN.npy --key NAME [-o OUT] [options]\n"
+            "       gpk sort IN --record-size S --key-type T [--key-offset K] [-o OUT] [options]\n"
             "\n"
             "Sorts keys ascending with gpk's radix sort (stable) or quicksort (not stable),\n"
             "as --algo says. IN is raw little-endian binary (needs --type) or .npy (type from\n"
@@ -56,7 +58,8 @@ void cmd_sort_help(FILE *f)
             "  -q, --quiet         no summary line on stderr\n"
             "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
-            "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n");
+            "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");
+    cmd_sort_records_help(f);
 }
 
 typedef struct sort_args {
@@ -430,9 +433,24 @@ done:
     return ok;
 }
 
+/* A record option (and no --help) hands the command to cmd_sort_records. */
+static int wants_records(int argc, char **argv)
+{
+    static const char *const opts[] = {"--key", "--record-size", "--key-offset", "--key-type"};
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) return 0;
+    for (int i = 1; i < argc; i++)
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            size_t l = strlen(opts[k]);
+            if (strncmp(argv[i], opts[k], l) == 0 && (argv[i][l] == '\0' || argv[i][l] == '=')) return 1;
+        }
+    return 0;
+}
+
 int cmd_sort(int argc, char **argv)
 {
     const char *cmd = "sort";
+    if (wants_records(argc, argv)) return cmd_sort_records(argc, argv);
     sort_args a;
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;

@@ -221,8 +221,8 @@ static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *
         if (strcmp(key, "descr") == 0) {
             skip_ws(&c);
             if (c.p < c.end && *c.p == '[') {
-                set_err(err, errlen, "%s: structured .npy dtypes are not supported "
-                        "(gpk takes <u4 <i4 <f4 <u8 <i8 <f8)", name);
+                set_err(err, errlen, "%s: a structured .npy holds records: sort them by a "
+                        "field with --key NAME", name);
                 free(h);
                 return -1;
             }
