@@ -156,7 +156,41 @@ grep -q "^cpu" out.txt || fail "gpk info does not show the CPU backend"
 # ---- bad input files (the CPU backend reads them) ----------------------------------------
 head -c 4000 /dev/urandom >rnd.bin
 expect_err 1 "missing file" "missing.bin" -- "$GPK" sort missing.bin --type u32
-expect_err 1 "raw needs --type" "needs --type" -- "$GPK" sort rnd.bin
+expect_err 2 "raw needs --type" "give its key type with --type" -- "$GPK" sort rnd.bin
+expect_err 2 "raw values need --value-type" "give its type with --value-type" -- "$GPK" sort rnd.bin --type u32 --values rnd.bin
+# --param: its range per distribution, and only where it means something
+expect_err 2 "param few-bits range" "1..32 random bits" -- "$GPK" sort --gen few-bits --n 10 --param 33
+expect_err 2 "param few-bits u64 range" "1..64 random bits" -- "$GPK" sort --gen few-bits --n 10 --type u64 --param 65
+expect_err 2 "param staggered range" "an even 2..65536 blocks" -- "$GPK" sort --gen staggered --n 100 --param 3
+expect_err 2 "param bucket range" "1..65536 buckets" -- "$GPK" sort --gen bucket --n 100 --param 0
+expect_err 2 "param on uniform" "does not apply to uniform" -- "$GPK" sort --gen uniform --n 100 --param 3
+expect 0 "param few-bits 64 on u64" -- "$GPK" sort --gen few-bits --n 100 --type u64 --param 64 --check
+# options that do not apply to the chosen algorithm or backend are refused
+expect_err 2 "quick with radix bits" "apply to the radix sort" -- "$GPK" sort --gen uniform --n 100 --algo quick --radix-bits 4
+expect_err 2 "items on cpu" "not the cpu backend" -- "$GPK" sort --gen uniform --n 100 --backend cpu --items 64
+expect_err 2 "device on cpu" "the cpu backend has none" -- "$GPK" sort --gen uniform --n 100 --backend cpu --device 0
+expect_err 2 "octree victim on static" "only for --scheme steal" -- "$GPK" octree --n 1000 --scheme static --victim rr
+expect_err 2 "octree capacity on morton" "morton has no pool" -- "$GPK" octree --n 1000 --scheme morton --capacity 100
+expect_err 2 "octree device on cpu" "the cpu backend has none" -- "$GPK" octree --n 1000 --backend cpu --device 0
+# the CPU octree has no device time to print
+expect 0 "octree cpu summary" -- "$GPK" octree --n 5000 --backend cpu
+grep -q "on the device" err.txt && fail "octree on the cpu prints a device time"
+grep -q "ms in the pool" err.txt || fail "octree steal on the cpu does not print the pool time"
+# GPK_BACKEND names the backend that failed, not auto
+if ! "$GPK" --version | grep -q "usable now:.*cuda"; then
+    GPK_BACKEND=cuda "$GPK" sort --gen uniform --n 10 >out.txt 2>err.txt
+    [ $? -eq 1 ] || fail "GPK_BACKEND=cuda without a device: exit $?, expected 1"
+    grep -q "cannot use the cuda backend (GPK_BACKEND=cuda)" err.txt || fail "GPK_BACKEND=cuda failing does not name cuda: $(cat err.txt)"
+fi
+# progress: one line rewritten in place on a terminal (script gives a pty),
+# nothing in a log
+if command -v script >/dev/null 2>&1; then
+    script -qec "$GPK sort --gen uniform --n 2^20 --check" /dev/null >tty.txt 2>&1
+    grep -q "$(printf '\r')gpk sort: sorting" tty.txt || fail "no progress line on a terminal"
+    grep -q "sorting.*check ok" tty.txt && ! grep -q "$(printf '\033')\[K" tty.txt && fail "progress line not cleared"
+fi
+"$GPK" sort --gen uniform --n 2^16 --check >out.txt 2>err.txt
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "sort to a log prints $(wc -l <err.txt) lines, expected only the summary"
 head -c 4001 /dev/urandom >odd.bin
 expect_err 1 "raw size not a multiple" "odd.bin" -- "$GPK" sort odd.bin --type u64
 mknpy good.npy "{'descr': '<u4', 'fortran_order': False, 'shape': (1000,), }" rnd.bin
@@ -402,7 +436,7 @@ pass
 [ "$(hexdump_w st.bin 4 | tail -n 1 | cut -c1)" \< 8 ] || fail "gen staggered: u32 values reach 2^31"
 pass
 expect 0 "gen bucket p=1000" -- "$GPK" sort --gen bucket --param 1000 --n 3000 --check -q
-expect_err 1 "gen staggered odd p" "cannot generate" -- "$GPK" sort --gen staggered --param 5 --n 100
+expect_err 2 "gen staggered odd p" "an even 2..65536 blocks" -- "$GPK" sort --gen staggered --param 5 --n 100
 expect_err 2 "gen unknown dist" "unknown distribution" -- "$GPK" sort --gen gauss --n 100
 
 # gpk bench quicksort on the CPU: every row checked, JSON, figures.

@@ -1,6 +1,6 @@
 /* gpk CLI: the small helpers the subcommands share (options, sizes, clocks,
  * JSON); linked into gpk and into the bench program gpk-bench. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC) */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -8,14 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
 /* ---- shared helpers ------------------------------------------------------- */
 
+static int progress_shown; /* a progress line is on the terminal */
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    cli_progress_end();
     fprintf(stderr, "gpk %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -156,10 +160,45 @@ gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int dev
     o.device = device;
     o.threads = threads;
     gpk_status s = gpk_ctx_create_ex(ctx, &o);
-    if (s != GPK_OK)
-        cli_error(cmd, "cannot use the %s backend: %s", gpk_backend_name(b),
+    if (s != GPK_OK) {
+        /* GPK_BACKEND replaces AUTO: name the backend that failed */
+        const char *env = getenv("GPK_BACKEND");
+        gpk_backend eb;
+        const int from_env = b == GPK_BACKEND_AUTO && env && *env && gpk_backend_parse(env, &eb) == GPK_OK &&
+                             eb != GPK_BACKEND_AUTO;
+        cli_error(cmd, "cannot use the %s backend%s%s%s: %s", gpk_backend_name(from_env ? eb : b),
+                  from_env ? " (GPK_BACKEND=" : "", from_env ? env : "", from_env ? ")" : "",
                   *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(s));
+    }
     return s;
+}
+
+int cli_stderr_is_tty(void)
+{
+    static int tty = -1;
+    if (tty < 0) tty = isatty(fileno(stderr));
+    return tty;
+}
+
+void cli_progress(const char *cmd, const char *fmt, ...)
+{
+    if (!cli_stderr_is_tty()) return;
+    va_list ap;
+    fprintf(stderr, "\rgpk %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\033[K", stderr); /* the rest of a longer previous line */
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void cli_progress_end(void)
+{
+    if (!progress_shown) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    progress_shown = 0;
 }
 
 void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info)

@@ -110,6 +110,17 @@ void cli_json_str(FILE *f, const char *s);
  * CPU thread count (0 = all); prints the library's message on failure. */
 gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int device, int threads);
 
+/* A progress line on a terminal: "gpk CMD: ..." rewritten in place on
+ * stderr, nothing when stderr is not a terminal (logs keep only results).
+ * cli_progress_end clears it before the next message. */
+void cli_progress(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cli_progress_end(void);
+int cli_stderr_is_tty(void);
+
 /* Writes one backend's gpk_ctx_info as a JSON object. */
 void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info);
 

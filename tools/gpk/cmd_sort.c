@@ -295,6 +295,38 @@ static int parse_args(int argc, char **argv, sort_args *a)
         return -1;
     }
     if (!a->have_type && a->gen) a->type = GPK_U32;
+    if (a->have_param) {
+        gpk_dist d;
+        gpk_dist_parse(a->gen, &d);
+        const uint64_t bits = 8 * gpk_type_size(a->type);
+        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
+            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
+                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
+            return -1;
+        }
+        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
+            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
+            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
+            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
+            return -1;
+        }
+    }
+    /* The quicksort sorts whole keys in one way: the radix tunables would be
+     * ignored, so they are refused. */
+    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
+        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
+        cli_error(cmd, "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
+                  "not to --algo %s", gpk_sort_algo_name(a->ro.algorithm));
+        return -1;
+    }
     /* All outputs are checked before the sort, so that none is written
      * when another cannot be, and none overwrites an input. */
     const char *outs[3] = {a->out, a->perm, a->values_out};
@@ -433,6 +465,21 @@ done:
     return ok;
 }
 
+/* 1 when path is a readable file without the .npy magic: raw data, whose
+ * type must then be given (a usage error when it is not). stdin and
+ * unreadable files are left to io_read and its messages. */
+static int is_raw_file(const char *path)
+{
+    size_t len = strlen(path);
+    if (strcmp(path, "-") == 0 || (len >= 4 && strcmp(path + len - 4, ".npy") == 0)) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char head[6] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return !(got == sizeof head && memcmp(head, "\x93NUMPY", 6) == 0);
+}
+
 /* A record option (and no --help) hands the command to cmd_sort_records. */
 static int wants_records(int argc, char **argv)
 {
@@ -466,7 +513,19 @@ int cmd_sort(int argc, char **argv)
     const char *check_state = "not run";
     char why[300] = "";
 
+    if (a.in && !a.have_type && is_raw_file(a.in)) {
+        cli_error(cmd, "%s is raw binary: give its key type with --type (u32 i32 f32 u64 i64 f64), or a .npy",
+                  a.in);
+        return CLI_USAGE;
+    }
+    if (a.values && !a.have_vtype && is_raw_file(a.values)) {
+        cli_error(cmd, "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
+                  "or a .npy", a.values);
+        return CLI_USAGE;
+    }
+
     /* Keys. */
+    if (!a.gen && !a.quiet) cli_progress(cmd, "reading %s", a.in);
     if (a.gen) {
         gpk_dist d;
         gpk_dist_parse(a.gen, &d);
@@ -478,6 +537,7 @@ int cmd_sort(int argc, char **argv)
         keys.type = a.type;
         keys.n = (size_t)a.n;
         keys.format = IO_RAW;
+        if (!a.quiet) cli_progress(cmd, "generating %zu %s keys (%s)", keys.n, gpk_type_name(a.type), a.gen);
         keys.data = malloc(keys.n ? keys.n * w : 1);
         if (!keys.data) {
             cli_error(cmd, "out of memory for %zu keys", keys.n);
@@ -518,6 +578,17 @@ int cmd_sort(int argc, char **argv)
     if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (info.backend != GPK_BACKEND_OPENCL && (a.ro.items || a.ro.groups || a.ro.scan_split)) {
+        cli_error(cmd, "--items, --groups and --scan-split tune the OpenCL radix sort, not the %s backend",
+                  gpk_backend_name(info.backend));
+        rc = CLI_USAGE;
+        goto done;
+    }
+    if (info.backend == GPK_BACKEND_CPU && a.device >= 0) {
+        cli_error(cmd, "--device selects a CUDA or OpenCL device; the cpu backend has none");
+        rc = CLI_USAGE;
+        goto done;
+    }
 
     /* Keep the input when it is needed again: for --check and for reps. */
     if (a.check || a.reps > 1) {
@@ -549,6 +620,9 @@ int cmd_sort(int argc, char **argv)
             if (vw) memcpy(vals.data, orig_vals, n * vw);
         }
         gpk_status s;
+        if (!a.quiet)
+            cli_progress(cmd, "sorting %zu %s keys on %s%s", n, gpk_type_name(t), gpk_backend_name(info.backend),
+                         a.reps > 1 ? " (repetitions)" : "");
         double t0 = cli_now_ms();
         if (vw)
             s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
@@ -568,6 +642,7 @@ int cmd_sort(int argc, char **argv)
     double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
 
     if (a.check) {
+        if (!a.quiet) cli_progress(cmd, "checking against the reference");
         if (check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
                          sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
             check_state = "ok";
@@ -583,6 +658,7 @@ int cmd_sort(int argc, char **argv)
         io_format pf = a.have_format ? a.format : io_output_format(a.perm ? a.perm : "", keys.format);
         io_format vf = a.have_format ? a.format
                                      : io_output_format(a.values_out ? a.values_out : "", vals.format);
+        if (!a.quiet && (a.out || a.perm || a.values_out)) cli_progress(cmd, "writing the output");
         /* Every output is written to its temporary file before any
          * replaces its target, so that one failing leaves all as they were. */
         const char *paths[3] = {a.out, a.perm, a.values_out};
@@ -605,6 +681,7 @@ int cmd_sort(int argc, char **argv)
         }
     }
 
+    cli_progress_end();
     const char *mode = vw ? "pairs" : a.perm ? "perm" : "keys";
     if (!a.quiet) {
         fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",

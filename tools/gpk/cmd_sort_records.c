@@ -473,6 +473,7 @@ int cmd_sort_records(int argc, char **argv)
     gpk_ctx *ctx = NULL;
     unsigned char *orig = NULL;
     size_t len = 0;
+    if (!a.quiet) cli_progress(cmd, "reading %s", a.in);
     unsigned char *buf = read_all(a.in, &len, err, sizeof err);
     if (!buf) {
         cli_error(cmd, "%s", err);
@@ -505,6 +506,7 @@ int cmd_sort_records(int argc, char **argv)
     if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (!a.quiet) cli_progress(cmd, "sorting %zu records on %s", n, gpk_backend_name(info.backend));
     double t0 = cli_now_ms();
     gpk_status s = gpk_sort_records(ctx, recs, n, size, (size_t)r.offset, r.ktype, &a.so);
     double ms = cli_now_ms() - t0;
@@ -515,6 +517,7 @@ int cmd_sort_records(int argc, char **argv)
     }
     const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
     const char *check = "not run";
+    if (a.check && !a.quiet) cli_progress(cmd, "checking against the reference");
     if (a.check)
         check = check_records(orig, recs, n, size, (size_t)r.offset, r.ktype, ran == GPK_SORT_RADIX, why,
                               sizeof why) ? "ok" : "FAILED";
@@ -523,6 +526,7 @@ int cmd_sort_records(int argc, char **argv)
         cli_error(cmd, "%s", err);
         goto done;
     }
+    cli_progress_end();
     if (!a.quiet) {
         fprintf(stderr, "gpk sort: %s (%s), %s: %zu records of %zu bytes by a %s key at byte %llu in %.3f ms",
                 gpk_backend_name(info.backend), info.device_name, gpk_sort_algo_name(ran), n, size,
