@@ -21,7 +21,10 @@ all: $(BUILD)/CMakeCache.txt
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
-demo: all
+# The library and the demo alone: no peers (CUB, thrust), tests or
+# benchmarks, which `make` and `make check` build.
+demo: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target demo
 	$(BUILD)/demo
 
 check: all
