@@ -21,8 +21,8 @@ static const char bench_list[] =
     "usage: gpk bench BENCHMARK [OPTIONS]   (gpk bench BENCHMARK --help for its options)\n"
     "\n"
     "  sort       radix sort against the peers (CUB, std::sort, GNU parallel, qsort)\n"
-    "  quicksort  quicksort, Cederman & Tsigas (2008) tables and figures\n"
-    "  octree     octree construction through the task pools\n"
+    "  quicksort  quicksort and radix sort against their peers, Manca et al. (2015) figures 12-15\n"
+    "  octree     octree builds through the task pools, Cederman & Tsigas (2008) figures 2-5\n"
     "  search     local search, Luong et al. (2009) tables 1-5\n"
     "\n"
     "gpk bench --help prints every option of every benchmark.\n";
