@@ -171,6 +171,7 @@ expect_err 2 "items on cpu" "not the cpu backend" -- "$GPK" sort --gen uniform -
 expect_err 2 "device on cpu" "the cpu backend has none" -- "$GPK" sort --gen uniform --n 100 --backend cpu --device 0
 expect_err 2 "octree victim on static" "only for --scheme steal" -- "$GPK" octree --n 1000 --scheme static --victim rr
 expect_err 2 "octree capacity on morton" "morton has no pool" -- "$GPK" octree --n 1000 --scheme morton --capacity 100
+expect_err 2 "octree on opencl" "no backend 'opencl' for the octree" -- "$GPK" octree --n 1000 --backend opencl
 expect_err 2 "octree device on cpu" "the cpu backend has none" -- "$GPK" octree --n 1000 --backend cpu --device 0
 # the CPU octree has no device time to print
 expect 0 "octree cpu summary" -- "$GPK" octree --n 5000 --backend cpu

@@ -236,8 +236,10 @@ int cmd_octree(int argc, char **argv)
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda)", val);
+            if (gpk_backend_parse(val, &backend) != GPK_OK || backend == GPK_BACKEND_OPENCL) {
+                /* an OpenCL context would build on CPU threads: refused, not ignored */
+                cli_error(cmd, "%s backend '%s' for the octree (auto, cpu, cuda)",
+                          backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
                 return CLI_USAGE;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
