@@ -42,6 +42,20 @@ lib=$(ls "$prefix"/lib*/libgpk.so.0 | head -n 1)
 if command -v ldd >/dev/null 2>&1; then
     if ldd "$lib" | grep "not found"; then fail "$lib has unresolved dependencies without LD_LIBRARY_PATH"; fi
 fi
+# and libcudart by its own run path, not by an ld.so.conf entry of this machine
+if command -v readelf >/dev/null 2>&1; then
+    cudart=$(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(libcudart[^]]*\)\]/\1/p')
+    if [ -n "$cudart" ]; then
+        runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+        found=""
+        for d in $(echo "$runpath" | tr ':' ' '); do
+            d=$(echo "$d" | sed "s|\\\$ORIGIN|$(dirname "$lib")|")
+            [ -e "$d/$cudart" ] && found=$d
+        done
+        [ -n "$found" ] || fail "$lib needs $cudart but its RUNPATH ($runpath) has no directory holding it"
+        echo "libgpk finds $cudart in $found (RUNPATH)"
+    fi
+fi
 
 src=$(dirname "$0")
 cmake -S "$src/consumer" -B "$2/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >"$2/cmake.log"
