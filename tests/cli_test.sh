@@ -182,6 +182,8 @@ if ! "$GPK" --version | grep -q "usable now:.*cuda"; then
     GPK_BACKEND=cuda "$GPK" sort --gen uniform --n 10 >out.txt 2>err.txt
     [ $? -eq 1 ] || fail "GPK_BACKEND=cuda without a device: exit $?, expected 1"
     grep -q "cannot use the cuda backend (GPK_BACKEND=cuda)" err.txt || fail "GPK_BACKEND=cuda failing does not name cuda: $(cat err.txt)"
+    GPK_BACKEND=cuda "$GPK" pic --n 1k >out.txt 2>err.txt
+    grep -q "cannot create a cuda context" err.txt || fail "GPK_BACKEND=cuda gpk pic does not name cuda: $(cat err.txt)"
 fi
 # progress: one line rewritten in place on a terminal (script gives a pty),
 # nothing in a log
