@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 const char *gpk__cl_error_name(cl_int e)
 {
     switch (e) {
