@@ -353,6 +353,17 @@ refsort recs.npy recs_ref.npy 15 4 'd<' $HL
 cmp -s recs_out.npy recs_ref.npy || fail "structured .npy: not the stable order by x, or the header changed"
 expect 0 "structured .npy --key id" -- "$GPK" sort recs_out.npy --key id --check -o recs_back.npy
 cmp -s recs_back.npy recs.npy || fail "structured .npy: sorting back by id does not give the input"
+# every truncation of the file through its header and first records fails
+# cleanly (exit 1, a message), never crashes or sorts
+k=0
+while [ $k -lt $((HL + 31)) ]; do
+    head -c $k recs.npy >cut.npy
+    "$GPK" sort cut.npy --key x -o cut_out.npy >out.txt 2>err.txt
+    rc=$?
+    { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ -s err.txt ] || { fail "structured .npy cut at $k bytes: exit $rc"; break; }
+    k=$((k + 1))
+done
+[ -e cut_out.npy ] && fail "a truncated structured .npy was written out"
 expect_err 1 "structured .npy unknown field" "no field 'y' (fields: id, x, tag)" -- "$GPK" sort recs.npy --key y
 expect_err 1 "structured .npy bytes field" "has dtype 'S3'" -- "$GPK" sort recs.npy --key tag
 expect_err 2 "records without --key-type" "need --key-type" -- "$GPK" sort rec.bin --record-size 12

@@ -168,6 +168,7 @@ static unsigned char *read_all(const char *path, size_t *len, char *err, size_t 
         buf = nb;
         cap *= 2;
     }
+    if (buf) buf[n] = 0; /* n < cap: the header parser's numbers stop here at the latest */
     if (!buf) snprintf(err, errlen, "%s: out of memory reading it", path);
     else if (ferror(f)) {
         snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
@@ -183,6 +184,13 @@ static unsigned char *read_all(const char *path, size_t *len, char *err, size_t 
  * NumPy writes {'descr': [('a', '<u4'), ('b', '<f8', (3,))], 'fortran_order':
  * False, 'shape': (n,), }. Fields are packed in order (padding shows as
  * fields named ''), so the record size is the sum of the field sizes. */
+
+/* 1 when the text at p (ending at e) starts with w */
+static int at(const char *p, const char *e, const char *w)
+{
+    size_t l = strlen(w);
+    return (size_t)(e - p) >= l && memcmp(p, w, l) == 0;
+}
 
 static const char *skip(const char *p, const char *e)
 {
@@ -245,11 +253,11 @@ static int parse_npy_records(const unsigned char *buf, size_t len, const char *n
     r->header = 8 + lb + hl;
     const char *p = (const char *)buf + 8 + lb, *e = (const char *)buf + r->header;
     const char *d = NULL, *s = NULL, *o = NULL;
-    for (const char *c = p; c + 8 < e; c++) {
+    for (const char *c = p; c < e; c++) {
         /* descr comes first and shape last: a field may be named 'shape' */
-        if (!d && strncmp(c, "'descr'", 7) == 0) d = c + 7;
-        if (strncmp(c, "'shape'", 7) == 0) s = c + 7;
-        if (strncmp(c, "'fortran_order'", 15) == 0) o = c + 15;
+        if (!d && at(c, e, "'descr'")) d = c + 7;
+        if (at(c, e, "'shape'")) s = c + 7;
+        if (at(c, e, "'fortran_order'")) o = c + 15;
     }
     if (!d || !s || !o) {
         snprintf(err, errlen, "%s: malformed .npy header (expected descr, fortran_order and shape)", name);
@@ -257,7 +265,7 @@ static int parse_npy_records(const unsigned char *buf, size_t len, const char *n
     }
     o = skip(o, e);
     if (o < e && *o == ':') o = skip(o + 1, e);
-    if (e - o < 5 || strncmp(o, "False", 5) != 0) {
+    if (!at(o, e, "False")) {
         snprintf(err, errlen, "%s: Fortran-ordered .npy arrays are not supported", name);
         return -1;
     }
