@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "io.h"
 
 /* Each benchmark is one file and parses only its own options:
  * `bench sort` (cmd_bench.c), `bench quicksort` (cmd_bench_quick.c),
@@ -42,6 +43,7 @@ static int bench_dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    io_out_cleanup_on_signals(); /* the --json files' temporaries */
     if (argc >= 2 && strcmp(argv[1], "bench") == 0) return bench_dispatch(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "pic") == 0) return cmd_pic(argc - 1, argv + 1);
     fprintf(stderr, "usage: gpk-bench bench BENCHMARK [OPTIONS] | gpk-bench pic [OPTIONS]\n"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "io.h"
 #include "gpk/sort.h"
 
 void cmd_sort_records_help(FILE *f)
@@ -145,39 +146,15 @@ static int parse(int argc, char **argv, rec_args *a)
         cli_error(cmd, "--json and an output to '-' would both write to stdout");
         return -1;
     }
+    /* Checked before the sort; sorting a file in place with -o is fine. */
+    const char *outs[1] = {a->out}, *out_roles[1] = {"-o"}, *ins[1] = {a->in}, *in_roles[1] = {"(records)"};
+    const int own[1] = {0};
+    char err[600];
+    if (io_check_outputs(outs, out_roles, own, 1, ins, in_roles, 1, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return -1;
+    }
     return 0;
-}
-
-/* The whole file (or stdin) in memory. */
-static unsigned char *read_all(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    struct stat sb;
-    size_t cap = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (size_t)sb.st_size + 1 : (size_t)1 << 20;
-    unsigned char *buf = malloc(cap);
-    size_t n = 0;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap || ferror(f)) break;
-        unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-        if (!nb) free(buf);
-        buf = nb;
-        cap *= 2;
-    }
-    if (buf) buf[n] = 0; /* n < cap: the header parser's numbers stop here at the latest */
-    if (!buf) snprintf(err, errlen, "%s: out of memory reading it", path);
-    else if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-        free(buf);
-        buf = NULL;
-    }
-    if (f != stdin) fclose(f);
-    *len = n;
-    return buf;
 }
 
 /* ---- the structured .npy header ------------------------------------------------
@@ -370,51 +347,21 @@ bad_descr:
     return -1;
 }
 
-/* ---- output: a temporary file beside the target, renamed over it, so a
- * failed write leaves the user's previous file; stdout and non-regular
- * files (pipes, devices) are written directly and never removed. */
+/* ---- output ---------------------------------------------------------------------- */
+
+/* The header, then the sorted records, through the safe writer: a failed
+ * write leaves the user's previous file as it was. */
 static int write_out(const char *path, const void *a, size_t alen, const void *b, size_t blen, char *err,
                      size_t errlen)
 {
-    struct stat sb;
-    int direct = strcmp(path, "-") == 0 || (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode));
-    FILE *f;
-    char tmp[4096] = "";
-    if (strcmp(path, "-") == 0) {
-        f = stdout;
-    } else if (direct) {
-        f = fopen(path, "wb");
-    } else {
-        if (snprintf(tmp, sizeof tmp, "%s.gpkXXXXXX", path) >= (int)sizeof tmp) {
-            snprintf(err, errlen, "cannot create %s: name too long", path);
-            return -1;
-        }
-        int fd = mkstemp(tmp);
-        f = fd < 0 ? NULL : fdopen(fd, "wb");
-        if (fd >= 0 && !f) {
-            close(fd);
-            remove(tmp);
-        }
-    }
-    if (!f) {
-        snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    io_out o;
+    if (io_out_open(&o, path, err, errlen) != 0) return -1;
+    if (fwrite(a, 1, alen, o.f) != alen || fwrite(b, 1, blen, o.f) != blen) {
+        snprintf(err, errlen, "cannot write %s: %s", o.name, strerror(errno));
+        io_out_abort(&o);
         return -1;
     }
-    int ok = fwrite(a, 1, alen, f) == alen && fwrite(b, 1, blen, f) == blen;
-    int saved = errno;
-    if (f == stdout) {
-        if (fflush(f) != 0 && ok) ok = 0, saved = errno;
-    } else if (fclose(f) != 0 && ok) {
-        ok = 0;
-        saved = errno;
-    }
-    if (ok && tmp[0] && rename(tmp, path) != 0) ok = 0, saved = errno;
-    if (!ok) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved));
-        if (tmp[0]) remove(tmp); /* ours; the user's file is untouched */
-        return -1;
-    }
-    return 0;
+    return io_out_commit(&o, err, errlen);
 }
 
 /* ---- the check -------------------------------------------------------------------- */
@@ -482,7 +429,7 @@ int cmd_sort_records(int argc, char **argv)
     unsigned char *orig = NULL;
     size_t len = 0;
     if (!a.quiet) cli_progress(cmd, "reading %s", a.in);
-    unsigned char *buf = read_all(a.in, &len, err, sizeof err);
+    unsigned char *buf = io_read_bytes(a.in, &len, err, sizeof err);
     if (!buf) {
         cli_error(cmd, "%s", err);
         return CLI_FAIL;

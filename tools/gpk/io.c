@@ -5,6 +5,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -507,6 +508,45 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
     return rc;
 }
 
+/* A whole file (or stdin) as bytes, for the record formats, held to the
+ * same limits as io_read: a regular file to its size, a pipe or a device
+ * to stream_limit. */
+unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen)
+{
+    const char *name = display_name(path);
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        return NULL;
+    }
+    uint64_t rem = 0;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    const size_t limit = stream_limit();
+    size_t most = limit, cap = (size_t)1 << 20, n = 0;
+    if (regular && rem > SIZE_MAX - 2) {
+        set_err(err, errlen, "%s: file too large", name);
+        if (f != stdin) fclose(f);
+        return NULL;
+    }
+    /* One byte more than the size tells a file that grew meanwhile. */
+    if (regular) cap = most = (size_t)rem + 1;
+    unsigned char *buf = read_grow(f, name, NULL, 0, cap, most, &n, err, errlen);
+    if (f != stdin) fclose(f);
+    if (!buf) return NULL;
+    if (n >= most) {
+        if (regular) set_err(err, errlen, "%s: the file grew while it was read", name);
+        else set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                     "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        free(buf);
+        return NULL;
+    }
+    /* n < capacity: one byte after the data, so that a parser's numbers
+     * stop there at the latest. */
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
 /* ---- safe output files ------------------------------------------------------------- */
 
 static char *dup_str(const char *s)
@@ -556,6 +596,26 @@ void io_out_remove_temps(void)
     for (int i = 0; i < IO_MAX_TEMPS; i++) {
         char *t = live_temps[i];
         if (t) unlink(t);
+    }
+}
+
+static void on_fatal_signal(int sig)
+{
+    io_out_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void io_out_cleanup_on_signals(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(fatal[i], &sa, NULL);
     }
 }
 

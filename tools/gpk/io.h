@@ -34,6 +34,12 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
 int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
                    char *err, size_t errlen);
 
+/* The whole of path ("-": stdin) as bytes, malloc'd, with a zero byte
+ * after the *len bytes of data; a pipe or a device is read up to
+ * GPK_MAX_INPUT (default: the machine's memory). NULL with err set on
+ * failure. */
+unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen);
+
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
  * user named is as it was. */
@@ -77,6 +83,12 @@ void io_out_abort(io_out *o);
  * handler of SIGINT / SIGTERM (main.c installs one; a command with its own
  * handler calls this from it). */
 void io_out_remove_temps(void);
+
+/* For a program's main: SIGXFSZ ignored (past ulimit -f a write fails
+ * with EFBIG and the temporary file goes, instead of a kill leaving it),
+ * and SIGINT, SIGTERM, SIGHUP, SIGPIPE (unless ignored) remove the
+ * temporary files, then end the process as they would have. */
+void io_out_cleanup_on_signals(void);
 
 /* Writes the array (with a .npy header when fmt says so) to an open
  * output without committing it, so that several outputs can all be

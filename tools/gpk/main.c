@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L /* execv, readlink */
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,30 +116,9 @@ static void version(void)
     printf("\n");
 }
 
-static void on_fatal_signal(int sig)
-{
-    io_out_remove_temps();
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
 int main(int argc, char **argv)
 {
-    /* Past a file size limit (ulimit -f) a write then fails with EFBIG, and
-     * the output's temporary file is removed, instead of a kill that would
-     * leave it behind. */
-    signal(SIGXFSZ, SIG_IGN);
-    /* Interrupted or terminated: the outputs' temporary files go (the
-     * files they would replace were never touched), then the signal ends
-     * the process as it would have. */
-    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(fatal[i], &sa, NULL);
-    }
+    io_out_cleanup_on_signals();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
