@@ -173,6 +173,10 @@ expect_err 2 "octree victim on static" "only for --scheme steal" -- "$GPK" octre
 expect_err 2 "octree capacity on morton" "morton has no pool" -- "$GPK" octree --n 1000 --scheme morton --capacity 100
 expect_err 2 "octree on opencl" "no backend 'opencl' for the octree" -- "$GPK" octree --n 1000 --backend opencl
 expect_err 2 "octree device on cpu" "the cpu backend has none" -- "$GPK" octree --n 1000 --backend cpu --device 0
+expect_err 2 "pic device on cpu" "the cpu backend has none" -- "$GPK" pic --n 1000 --backend cpu --device 0
+expect_err 2 "bench sort device on cpu" "--backends cpu has none" -- "$GPK" bench sort --backends cpu --n 1k --device 0
+expect_err 2 "bench quicksort device on cpu" "--backends cpu has none" -- "$GPK" bench quicksort --backends cpu --n 1k --device 0
+expect_err 2 "bench octree device on cpu" "the cpu backend has none" -- "$GPK" bench octree --backend cpu --n 1000 --device 0
 # the CPU octree has no device time to print
 expect 0 "octree cpu summary" -- "$GPK" octree --n 5000 --backend cpu
 grep -q "on the device" err.txt && fail "octree on the cpu prints a device time"
