@@ -279,11 +279,13 @@ int main(int argc, char **argv)
     }
 
     /* 5. The bit-range detection in the histogram's read (CUDA; the other
-     * backends run the same inputs): a sample from 2^12 keys, shaped
-     * ranges, and the separate detection for comparison. */
+     * backends run the same inputs): detection at every size (CUDA skips it
+     * below 2^21 keys), a sample from 2^12 keys, shaped ranges, and the
+     * separate detection for comparison. */
     {
         size_t fsizes[] = {4099, 65537, 70001, ((size_t)1 << 18) + 3};
         setenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", "12", 1);
+        setenv("GPK_RADIX_CUDA_DETECT_FROM_LOG", "0", 1);
         for (int fused = 1; fused >= 0; fused--) {
             setenv("GPK_RADIX_CUDA_FUSED_DETECT", fused ? "1" : "0", 1);
             for (shape_input = 0; shape_input <= 3; shape_input++)
@@ -298,6 +300,7 @@ int main(int argc, char **argv)
         }
         unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
         unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
+        unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
     }
 
     gpk_ctx_destroy(ctx);

@@ -1317,6 +1317,13 @@ static bool plan_rows_of(const PassList &full, const PassList &pl, uint32_t *k0)
 /* From 2^22 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
  * detection first reads a sample of the first kRangeSample keys. */
 constexpr size_t kRangeSample = (size_t)1 << 16;
+/* Below 2^21 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+ * over every bit cost less than the detection's round trip to the host. */
+static size_t detect_from()
+{
+    const int lg = gpk__env_int("GPK_RADIX_CUDA_DETECT_FROM_LOG", 21);
+    return lg < 0 || lg > 62 ? ((size_t)1 << 21) : (size_t)1 << lg;
+}
 static size_t range_sample_from()
 {
     const int lg = gpk__env_int("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", 22);
@@ -1341,6 +1348,12 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     *have_bases = false;
     PassList full;
     make_plan(0, most_bits, radix_bits, (unsigned)sizeof(K), &full);
+    if (job.n < detect_from()) { /* every bit: cheaper than the round trip */
+        *begin = 0;
+        *end = most_bits;
+        *pl = full;
+        return GPK_OK;
+    }
     uint32_t k0 = 0;
     bool fuse = full.count > 0 && gpk__env_int("GPK_RADIX_CUDA_FUSED_DETECT", 1) != 0 &&
                 gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) == 0; /* the hybrid counts its own digits */
@@ -1363,6 +1376,27 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     *end = std::min(*end, most_bits);
     if (*begin >= *end) *begin = *end = 0;
     make_plan(*begin, *end, radix_bits, (unsigned)sizeof(K), pl);
+    if (fuse && !plan_rows_of(full, *pl, &k0) && *end > *begin) {
+        /* As many passes of the whole-range plan cover [begin, end)? Then
+         * they sort the same (the bits around the range are equal in every
+         * key), and their digits are counted: take them. */
+        uint32_t k1 = 0;
+        k0 = full.count;
+        for (uint32_t k = 0; k < full.count; k++)
+            if (full.shift[k] + full.width[k] > *begin && full.shift[k] < *end) {
+                k0 = std::min(k0, k);
+                k1 = k;
+            }
+        if (k0 < full.count && k1 + 1 - k0 == pl->count) {
+            PassList cover = full;
+            cover.count = pl->count;
+            for (uint32_t p = 0; p < cover.count; p++) {
+                cover.shift[p] = full.shift[k0 + p];
+                cover.width[p] = full.width[k0 + p];
+            }
+            *pl = cover;
+        }
+    }
     if (fuse && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             bases_kernel<<<pl->count, 1024, 0, stream>>>(t.hist + (size_t)k0 * full.stride, t.bases, *pl);
