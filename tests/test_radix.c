@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 
     /* 5. The bit-range detection in the histogram's read (CUDA; the other
      * backends run the same inputs): detection at every size (CUDA skips it
-     * below 2^21 keys), a sample from 2^12 keys, shaped ranges, and the
+     * below 2^23 keys), a sample from 2^12 keys, shaped ranges, and the
      * separate detection for comparison. */
     {
         size_t fsizes[] = {4099, 65537, 70001, ((size_t)1 << 18) + 3};

@@ -16,7 +16,7 @@
  * do not take part in the order). With b = 0 the library reduces the keys
  * once (AND and OR of all mapped keys) and sorts only the bit range where
  * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
- * (on the CUDA backend from 2^21 keys: below, sorting every bit costs less
+ * (on the CUDA backend from 2^23 keys: below, sorting every bit costs less
  * than the detection's wait for the device).
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
