@@ -303,22 +303,16 @@ __global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Tw
  * ------------------------------------------------------------------------ */
 template <class K, bool DETECT>
 __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map,
-                                                        PassList pl, uint32_t *hist, unsigned long long *and_or,
-                                                        uint32_t parts)
+                                                        PassList pl, uint32_t *hist, unsigned long long *and_or)
 {
     K and_acc = (K)~(K)0, or_acc = 0; /* DETECT: the bit range in the same read */
-    extern __shared__ uint32_t tables[];
+    extern __shared__ uint32_t table[];
     constexpr int KV = 16 / sizeof(K); /* keys per 16-byte load */
     const uint32_t entries = pl.count * pl.stride;
-    /* Lane l adds into copy l % parts of the tables (rows one word apart in
-     * the banks): lanes whose keys share a digit, as in skewed inputs (the
-     * exponent of uniform floats, gaussian keys), conflict parts times less. */
-    const uint32_t pitch = entries + 1;
-    for (uint32_t i = threadIdx.x; i < parts * pitch; i += blockDim.x) tables[i] = 0;
+    for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) table[i] = 0;
     __syncthreads();
 
     const int lane = threadIdx.x & 31;
-    uint32_t *table = tables + (lane % parts) * pitch;
     const uintptr_t addr = (uintptr_t)keys;
     uint32_t head = (uint32_t)(((16 - (addr & 15)) & 15) / sizeof(K));
     if (head > n) head = n;
@@ -408,8 +402,7 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
     }
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) {
-        uint32_t c = 0;
-        for (uint32_t q = 0; q < parts; q++) c += tables[q * pitch + i];
+        const uint32_t c = table[i];
         if (c) atomicAdd(&hist[i], c);
     }
 }
@@ -1215,10 +1208,7 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
     const Twiddle<K> map = twiddle_map<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
-    /* as many table copies as fit 48 KiB, at most 8 (GPK_RADIX_CUDA_HIST_PARTS) */
-    const int most_parts = std::max(1, std::min(32, gpk__env_int("GPK_RADIX_CUDA_HIST_PARTS", 8)));
-    const uint32_t parts = (uint32_t)std::max<size_t>(1, std::min<size_t>(most_parts, (48u << 10) / ((row + 1) * 4)));
-    const size_t smem = parts * (row + 1) * sizeof(uint32_t);
+    const size_t smem = row * sizeof(uint32_t);
     e = cudaFuncSetAttribute(histogram_kernel<K, DETECT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
     int per_sm = 0;
@@ -1229,8 +1219,7 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
         const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
                                                 (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
         histogram_kernel<K, DETECT><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion, pn,
-                                                                  job.map_in ? map : none, pl, t.hist, t.and_or,
-                                                                  parts);
+                                                                  job.map_in ? map : none, pl, t.hist, t.and_or);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
