@@ -1,0 +1,264 @@
+/* The CUDA device of the out-of-core sort (ooc.c, ooc_internal.h).
+ *
+ * Three streams: loads (host to device), sorts, stores (device to host),
+ * ordered by events per slot, so that with three slots the load of one
+ * slot, the sort of another and the store of the third run at once and
+ * the link carries data both ways. The host arrays (the caller's and the
+ * driver's extra buffer) are page-locked with cudaHostRegister for the
+ * call, so every transfer is one DMA with no staging copy; where that
+ * fails (or GPK_OOC_PIN=0) the transfers still work, through the driver's
+ * own staging, slower. The sort is the device-pointer API's (in place,
+ * stable), on one temporary sized for a full slot. */
+#include "ooc_internal.h"
+
+#include "../core/cuda_internal.h"
+#include "gpk/cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOTS 3
+#define MIN_CAP 8
+/* Default slot size: small enough that filling the first slot and
+ * emptying the last (the pipeline's ramp) are short, large enough that
+ * the device sort runs at full speed. GPK_OOC_SLOT_BYTES overrides it. */
+#define SLOT_BYTES_DEFAULT ((size_t)2 << 30)
+
+typedef struct cuda_dev {
+    cudaStream_t up, work, down;
+    cudaEvent_t loaded[SLOTS], sorted[SLOTS], freed[SLOTS];
+    int pending_free[SLOTS];
+    void *keys[SLOTS], *vals[SLOTS], *temp;
+    size_t temp_bytes;
+    void *locked[4];
+    int device;
+} cuda_dev;
+
+static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
+{
+    return gpk__cuda_fail(d->ctx, e, what);
+}
+
+static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaSuccess;
+    if (c->pending_free[slot]) {
+        e = cudaStreamWaitEvent(c->up, c->freed[slot], 0);
+        c->pending_free[slot] = 0;
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync((char *)c->keys[slot] + at * d->key_width, keys, n * d->key_width,
+                            cudaMemcpyHostToDevice, c->up);
+    if (e == cudaSuccess && d->value_width)
+        e = cudaMemcpyAsync((char *)c->vals[slot] + at * d->value_width, vals, n * d->value_width,
+                            cudaMemcpyHostToDevice, c->up);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to device");
+}
+
+static gpk_status dev_sort(gpk_ooc_dev *d, int slot, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaEventRecord(c->loaded[slot], c->up);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->work, c->loaded[slot], 0);
+    if (e != cudaSuccess) return fail(d, e, "out-of-core sort: cudaEventRecord");
+    if (n < 2) return GPK_OK;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = d->key_bits;
+    o.radix_bits = d->radix_bits;
+    o.algorithm = GPK_SORT_RADIX;
+    size_t tb = c->temp_bytes;
+    if (d->value_width)
+        return gpk_cuda_sort_pairs(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], d->value_width,
+                                   c->vals[slot], c->vals[slot], n, &o, 0, c->work);
+    return gpk_cuda_sort_keys(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], n, &o, 0, c->work);
+}
+
+static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaEventRecord(c->sorted[slot], c->work);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->down, c->sorted[slot], 0);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(keys, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
+    if (e == cudaSuccess && d->value_width)
+        e = cudaMemcpyAsync(vals, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
+    if (e == cudaSuccess) e = cudaEventRecord(c->freed[slot], c->down);
+    if (e == cudaSuccess) c->pending_free[slot] = 1;
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
+}
+
+static gpk_status dev_wait(gpk_ooc_dev *d)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    const cudaError_t a = cudaStreamSynchronize(c->up);
+    const cudaError_t b = cudaStreamSynchronize(c->work);
+    const cudaError_t w = cudaStreamSynchronize(c->down);
+    const cudaError_t e = a != cudaSuccess ? a : b != cudaSuccess ? b : w;
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
+}
+
+/* Teardown after the work is done or drained; errors here change nothing
+ * of the result, so they are not reported. */
+static void dev_close(gpk_ooc_dev *d)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c) return;
+    (void)cudaSetDevice(c->device);
+    if (c->up) (void)cudaStreamSynchronize(c->up);
+    if (c->work) (void)cudaStreamSynchronize(c->work);
+    if (c->down) (void)cudaStreamSynchronize(c->down);
+    for (int i = 0; i < 4; i++)
+        if (c->locked[i]) (void)cudaHostUnregister(c->locked[i]);
+    for (int i = 0; i < SLOTS; i++) {
+        if (c->keys[i]) (void)cudaFree(c->keys[i]);
+        if (c->vals[i]) (void)cudaFree(c->vals[i]);
+        if (c->loaded[i]) (void)cudaEventDestroy(c->loaded[i]);
+        if (c->sorted[i]) (void)cudaEventDestroy(c->sorted[i]);
+        if (c->freed[i]) (void)cudaEventDestroy(c->freed[i]);
+    }
+    if (c->temp) (void)cudaFree(c->temp);
+    if (c->up) (void)cudaStreamDestroy(c->up);
+    if (c->work) (void)cudaStreamDestroy(c->work);
+    if (c->down) (void)cudaStreamDestroy(c->down);
+    (void)cudaGetLastError();
+    free(c);
+    d->impl = NULL;
+}
+
+static size_t env_size(const char *name, size_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return end != v && *end == '\0' && x > 0 ? (size_t)x : fallback;
+}
+
+/* The slots that the in-memory sort keeps between calls give their memory
+ * back (they are grow-only caches), and the temporaries' pool too. */
+static cudaError_t release_cached(gpk_cuda_state *st)
+{
+    cudaError_t e = cudaStreamSynchronize(st->stream);
+    for (int i = 0; i < GPK_CUDA_SLOTS && e == cudaSuccess; i++)
+        if (st->buf[i]) {
+            e = cudaFree(st->buf[i]);
+            st->buf[i] = NULL;
+            st->buf_bytes[i] = 0;
+        }
+    if (e == cudaSuccess && st->temp_pool) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+    return e;
+}
+
+gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
+                             size_t *avail)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    cudaError_t e = cudaSetDevice(ctx->device);
+    size_t free_b = 0, total_b = 0;
+    if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemGetInfo");
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++) free_b += st->buf_bytes[i];
+    /* the in-memory sort: keys and values twice, and its tables */
+    const double per = (double)(key_width + value_width);
+    const double want = 2.0 * (double)n * per + (double)n * per / 16.0 + (double)(64u << 20);
+    *need = want > (double)SIZE_MAX ? SIZE_MAX : (size_t)want;
+    *avail = free_b;
+    return GPK_OK;
+}
+
+gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e == cudaSuccess) e = release_cached(st);
+    size_t free_b = 0, total_b = 0;
+    if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "out-of-core sort: device memory");
+    /* a margin for the runtime and the kernels' own needs */
+    const size_t margin = ((size_t)256 << 20) + total_b / 64;
+    size_t limit = free_b > margin ? free_b - margin : 0;
+    if (budget && budget < limit) limit = budget;
+
+    const size_t per = d->key_width + d->value_width;
+    size_t cap = limit / ((SLOTS + 2) * per);
+    const size_t slot_max = env_size("GPK_OOC_SLOT_BYTES", SLOT_BYTES_DEFAULT) / per;
+    if (cap > slot_max) cap = slot_max;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = d->key_bits;
+    o.radix_bits = d->radix_bits;
+    size_t temp = 0;
+    for (;;) {
+        if (cap < MIN_CAP)
+            return gpk__fail(ctx, GPK_EINVAL,
+                             "sort: a device budget of %zu bytes (%zu usable) is too small for an out-of-core "
+                             "sort of %u-byte elements",
+                             budget, limit, (unsigned)per);
+        gpk_status s = d->value_width
+                           ? gpk_cuda_sort_pairs(ctx, NULL, &temp, d->key_type, NULL, NULL, d->value_width, NULL,
+                                                 NULL, cap, &o, 0, NULL)
+                           : gpk_cuda_sort_keys(ctx, NULL, &temp, d->key_type, NULL, NULL, cap, &o, 0, NULL);
+        if (s != GPK_OK) return s;
+        if (SLOTS * cap * per + temp <= limit) break;
+        cap -= cap / 8 + 1;
+    }
+
+    cuda_dev *c = calloc(1, sizeof *c);
+    if (!c) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
+    c->device = ctx->device;
+    d->impl = c;
+    d->cap = cap;
+    d->slots = SLOTS;
+    d->load = dev_load;
+    d->sort = dev_sort;
+    d->store = dev_store;
+    d->wait = dev_wait;
+    d->close = dev_close;
+    c->temp_bytes = temp;
+    e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->work, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->down, cudaStreamNonBlocking);
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaEventCreateWithFlags(&c->loaded[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->sorted[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->freed[i], cudaEventDisableTiming);
+    }
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: streams");
+        dev_close(d);
+        return s;
+    }
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaMalloc(&c->keys[i], cap * d->key_width);
+        if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->vals[i], cap * d->value_width);
+    }
+    if (e == cudaSuccess) e = cudaMalloc(&c->temp, temp ? temp : 1);
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: cudaMalloc of the slots");
+        dev_close(d);
+        return s;
+    }
+
+    /* Page-lock the host arrays for the call. An array the caller has
+     * registered already stays as it is. */
+    ctx->ooc.pinned = 0;
+    const char *pin = getenv("GPK_OOC_PIN");
+    if (!(pin && !strcmp(pin, "0"))) {
+        void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
+        const size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
+                                 h->n * d->value_width};
+        int ok = 1;
+        for (int i = 0; i < 4; i++) {
+            if (!arr[i] || !bytes[i]) continue;
+            e = cudaHostRegister(arr[i], bytes[i], cudaHostRegisterDefault);
+            if (e == cudaSuccess) c->locked[i] = arr[i];
+            else if (e != cudaErrorHostMemoryAlreadyRegistered) ok = 0;
+            (void)cudaGetLastError();
+        }
+        ctx->ooc.pinned = ok;
+    }
+    return GPK_OK;
+}
