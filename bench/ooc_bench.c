@@ -161,7 +161,7 @@ static void link_speed(FILE *json)
      * pinned staging with every thread */
     const size_t pb = (size_t)4 << 30;
     char *pageable = big(pb);
-    double reg_gbs = 0, unreg_gbs = 0, copy_gbs = 0;
+    double reg_gbs = 0, unreg_gbs = 0, copy_gbs = 0, preg_gbs = 0, punreg_gbs = 0;
     if (pageable) {
         memset(pageable, 3, pb);
         double t = omp_get_wtime();
@@ -170,6 +170,20 @@ static void link_speed(FILE *json)
         t = omp_get_wtime();
         CK(cudaHostUnregister(pageable));
         unreg_gbs = pb / (omp_get_wtime() - t) / 1e9;
+        /* the same in 256 MiB pieces on all threads, as the sort does it */
+        const long long pieces = (long long)(pb >> 28);
+        long bad = 0;
+        t = omp_get_wtime();
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
+        for (long long p = 0; p < pieces; p++)
+            bad += cudaHostRegister(pageable + ((size_t)p << 28), (size_t)1 << 28, cudaHostRegisterPortable) != cudaSuccess;
+        preg_gbs = pb / (omp_get_wtime() - t) / 1e9;
+        t = omp_get_wtime();
+#pragma omp parallel for schedule(dynamic, 1)
+        for (long long p = 0; p < pieces; p++) (void)cudaHostUnregister(pageable + ((size_t)p << 28));
+        punreg_gbs = pb / (omp_get_wtime() - t) / 1e9;
+        if (bad) printf("link: %ld pieces failed to register\n", bad);
+        (void)cudaGetLastError();
         for (int rep = 0; rep < 3; rep++) {
             t = omp_get_wtime();
             for (size_t off = 0; off < pb; off += bytes) {
@@ -184,14 +198,15 @@ static void link_speed(FILE *json)
     }
     printf("link: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s in all (pinned, 1 GiB copies)\n", h2d, d2h,
            both);
-    printf("link: cudaHostRegister %.1f GB/s, cudaHostUnregister %.1f GB/s, %d-thread copy pageable->pinned %.1f "
-           "GB/s (4 GiB)\n",
-           reg_gbs, unreg_gbs, omp_get_max_threads(), copy_gbs);
+    printf("link: cudaHostRegister %.1f GB/s, cudaHostUnregister %.1f GB/s (one thread); in 256 MiB pieces on %d "
+           "threads %.1f / %.1f GB/s; %d-thread copy pageable->pinned %.1f GB/s (4 GiB)\n",
+           reg_gbs, unreg_gbs, omp_get_max_threads(), preg_gbs, punreg_gbs, omp_get_max_threads(), copy_gbs);
     if (json)
         fprintf(json,
                 "{\"what\":\"link\",\"h2d_gbs\":%.2f,\"d2h_gbs\":%.2f,\"both_gbs\":%.2f,\"register_gbs\":%.2f,"
-                "\"unregister_gbs\":%.2f,\"staging_copy_gbs\":%.2f,\"threads\":%d}\n",
-                h2d, d2h, both, reg_gbs, unreg_gbs, copy_gbs, omp_get_max_threads());
+                "\"unregister_gbs\":%.2f,\"par_register_gbs\":%.2f,\"par_unregister_gbs\":%.2f,"
+                "\"staging_copy_gbs\":%.2f,\"threads\":%d}\n",
+                h2d, d2h, both, reg_gbs, unreg_gbs, preg_gbs, punreg_gbs, copy_gbs, omp_get_max_threads());
     cudaFreeHost(h1);
     cudaFreeHost(h2);
     cudaFree(d1);

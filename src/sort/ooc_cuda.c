@@ -14,6 +14,7 @@
 #include "../core/cuda_internal.h"
 #include "gpk/cuda.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +31,73 @@ typedef struct cuda_dev {
     int pending_free[SLOTS];
     void *keys[SLOTS], *vals[SLOTS], *temp;
     size_t temp_bytes;
-    void *locked[4];
-    int device;
+    struct lock_piece { char *p; size_t bytes; int locked; } *pieces;
+    size_t npieces;
+    int device, threads;
 } cuda_dev;
+
+/* Page-locking runs in pieces on all threads: one thread locks a few GB/s,
+ * and a call locks twice the input (the caller's arrays and the extra
+ * buffer). Pieces end at multiples of PIN_PIECE bytes of the address, so
+ * no two of them share a page. */
+#define PIN_PIECE ((uintptr_t)1 << 30)
+
+static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
+{
+    if (!base || !bytes) return 0;
+    const uintptr_t end = (uintptr_t)base + bytes;
+    size_t count = 0;
+    for (uintptr_t at = (uintptr_t)base; at < end; count++) {
+        uintptr_t next = (at / PIN_PIECE + 1) * PIN_PIECE;
+        if (next > end) next = end;
+        if (out) {
+            out[count].p = (char *)at;
+            out[count].bytes = next - at;
+            out[count].locked = 0;
+        }
+        at = next;
+    }
+    return count;
+}
+
+static int pin_threads(const cuda_dev *c)
+{
+    const char *v = getenv("GPK_OOC_PIN_THREADS");
+    const int t = v && *v ? atoi(v) : 0;
+    return t > 0 ? t : c->threads;
+}
+
+/* 1 when every piece is locked (by this call or already by the caller) */
+static int lock_all(cuda_dev *c)
+{
+    long failed = 0;
+    const long long n = (long long)c->npieces;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1) reduction(+ : failed)
+    for (long long i = 0; i < n; i++) {
+        struct lock_piece *q = &c->pieces[i];
+        cudaError_t e = cudaSetDevice(c->device);
+        if (e == cudaSuccess) e = cudaHostRegister(q->p, q->bytes, cudaHostRegisterPortable);
+        if (e == cudaSuccess) q->locked = 1;
+        else if (e != cudaErrorHostMemoryAlreadyRegistered) failed++;
+        (void)cudaGetLastError();
+    }
+    return failed == 0;
+}
+
+static void unlock_all(cuda_dev *c)
+{
+    const long long n = (long long)c->npieces;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1)
+    for (long long i = 0; i < n; i++)
+        if (c->pieces[i].locked) {
+            (void)cudaSetDevice(c->device);
+            (void)cudaHostUnregister(c->pieces[i].p);
+            (void)cudaGetLastError();
+        }
+    free(c->pieces);
+    c->pieces = NULL;
+    c->npieces = 0;
+}
 
 static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
 {
@@ -108,8 +173,7 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->up) (void)cudaStreamSynchronize(c->up);
     if (c->work) (void)cudaStreamSynchronize(c->work);
     if (c->down) (void)cudaStreamSynchronize(c->down);
-    for (int i = 0; i < 4; i++)
-        if (c->locked[i]) (void)cudaHostUnregister(c->locked[i]);
+    if (c->pieces) unlock_all(c);
     for (int i = 0; i < SLOTS; i++) {
         if (c->keys[i]) (void)cudaFree(c->keys[i]);
         if (c->vals[i]) (void)cudaFree(c->vals[i]);
@@ -209,6 +273,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     cuda_dev *c = calloc(1, sizeof *c);
     if (!c) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
     c->device = ctx->device;
+    c->threads = ctx->threads > 0 ? ctx->threads : 1;
     d->impl = c;
     d->cap = cap;
     d->slots = SLOTS;
@@ -242,7 +307,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         return s;
     }
 
-    /* Page-lock the host arrays for the call. An array the caller has
+    /* Page-lock the host arrays for the call. What the caller has
      * registered already stays as it is. */
     ctx->ooc.pinned = 0;
     const char *pin = getenv("GPK_OOC_PIN");
@@ -250,15 +315,14 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
         const size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
                                  h->n * d->value_width};
-        int ok = 1;
-        for (int i = 0; i < 4; i++) {
-            if (!arr[i] || !bytes[i]) continue;
-            e = cudaHostRegister(arr[i], bytes[i], cudaHostRegisterDefault);
-            if (e == cudaSuccess) c->locked[i] = arr[i];
-            else if (e != cudaErrorHostMemoryAlreadyRegistered) ok = 0;
-            (void)cudaGetLastError();
+        size_t count = 0;
+        for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
+        c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
+        if (c->pieces) {
+            c->npieces = 0;
+            for (int i = 0; i < 4; i++) c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
+            ctx->ooc.pinned = lock_all(c);
         }
-        ctx->ooc.pinned = ok;
     }
     return GPK_OK;
 }
