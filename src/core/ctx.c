@@ -313,6 +313,7 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
 void gpk_ctx_destroy(gpk_ctx *ctx)
 {
     if (!ctx) return;
+    gpk__ooc_release(ctx);
 #ifdef GPK_HAVE_CUDA
     if (ctx->cuda) gpk__cuda_ctx_release(ctx);
 #endif

@@ -45,7 +45,11 @@ struct gpk_ctx {
         size_t runs, parts, cap;
         int pinned;         /* the host arrays were page-locked (CUDA) */
     } ooc;
+    void *ooc_keep;        /* the extra buffer kept between calls (GPK_OOC_KEEP=1), ooc.c */
 };
+
+/* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */
+void gpk__ooc_release(gpk_ctx *ctx);
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
  * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */

@@ -57,13 +57,59 @@ static void *big_alloc(size_t bytes, int threads)
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
 #endif
-    const long long pieces = (long long)((bytes + huge - 1) / huge);
+    /* one write a page faults it in (zeroed by the system) */
+    const long long pages = (long long)((bytes + 4095) / 4096);
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (long long k = 0; k < pieces; k++) {
-        const size_t off = (size_t)k * huge;
-        memset((char *)p + off, 0, bytes - off < huge ? bytes - off : huge);
-    }
+    for (long long k = 0; k < pages; k++) ((volatile char *)p)[(size_t)k * 4096] = 0;
     return p;
+}
+
+/* GPK_OOC_KEEP=1: the extra buffer stays with the context (page-locked on
+ * CUDA) for the next call, so a code that sorts large inputs again and
+ * again pays its page faults and locking once. */
+typedef struct ooc_keep {
+    unsigned char *buf[2]; /* keys, values */
+    size_t bytes[2];
+    int locked[2];
+} ooc_keep;
+
+static void keep_drop(gpk_ctx *ctx, ooc_keep *k, int i)
+{
+#ifdef GPK_HAVE_CUDA
+    if (k->locked[i]) gpk__ooc_cuda_unlock(ctx, k->buf[i], k->bytes[i]);
+#endif
+    free(k->buf[i]);
+    k->buf[i] = NULL;
+    k->bytes[i] = 0;
+    k->locked[i] = 0;
+}
+
+void gpk__ooc_release(gpk_ctx *ctx)
+{
+    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    if (!k) return;
+    keep_drop(ctx, k, 0);
+    keep_drop(ctx, k, 1);
+    free(k);
+    ctx->ooc_keep = NULL;
+}
+
+static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
+{
+    if (!keep) return big_alloc(bytes, threads);
+    if (!ctx->ooc_keep) ctx->ooc_keep = calloc(1, sizeof(ooc_keep));
+    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    if (!k) return NULL;
+    if (k->bytes[i] >= bytes && k->buf[i]) return k->buf[i];
+    keep_drop(ctx, k, i);
+    k->buf[i] = big_alloc(bytes, threads);
+    if (k->buf[i]) k->bytes[i] = bytes;
+    return k->buf[i];
+}
+
+static void extra_free(int keep, void *p)
+{
+    if (!keep) free(p);
 }
 
 static double host_memory_bytes(void)
@@ -317,11 +363,13 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "sort: an out-of-core sort of %zu elements needs %.2f GiB of host memory beside the "
                          "input; the host has %.2f GiB in all",
                          n, extra / 1073741824.0, host / 1073741824.0);
-    unsigned char *b_keys = big_alloc(n * kw, threads);
-    unsigned char *b_vals = vw ? big_alloc(n * vw, threads) : NULL;
+    const char *keep_env = getenv("GPK_OOC_KEEP");
+    const int keep = keep_env && !strcmp(keep_env, "1");
+    unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
+    unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
     if (!b_keys || (vw && !b_vals)) {
-        free(b_keys);
-        free(b_vals);
+        extra_free(keep, b_keys);
+        extra_free(keep, b_vals);
         return gpk__fail(ctx, GPK_ENOMEM, "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
                          "sort of %zu elements needs beside the input", extra / 1073741824.0, n);
     }
@@ -341,7 +389,13 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         s = cpu_open(ctx, &dev, ctx->device_budget);
 #ifdef GPK_HAVE_CUDA
     } else if (ctx->backend == GPK_BACKEND_CUDA) {
-        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n};
+        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}};
+        if (keep) {
+            ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+            h.b_locked = k->locked;
+            h.b_bytes[0] = k->bytes[0];
+            h.b_bytes[1] = vw ? k->bytes[1] : 0;
+        }
         s = gpk__ooc_cuda_open(ctx, &dev, ctx->device_budget, &h);
 #endif
     } else {
@@ -349,8 +403,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                       gpk_backend_name(ctx->backend));
     }
     if (s != GPK_OK) {
-        free(b_keys);
-        free(b_vals);
+        extra_free(keep, b_keys);
+        extra_free(keep, b_vals);
         return s;
     }
     const double t2 = omp_get_wtime();
@@ -444,8 +498,8 @@ out:
         ctx->ooc.unpin_ms = 1e3 * (omp_get_wtime() - t4);
     }
     free(split);
-    free(b_keys);
-    free(b_vals);
+    extra_free(keep, b_keys);
+    extra_free(keep, b_vals);
     ctx->ooc.total_ms = 1e3 * (omp_get_wtime() - t0);
     return s;
 }

@@ -31,7 +31,7 @@ typedef struct cuda_dev {
     int pending_free[SLOTS];
     void *keys[SLOTS], *vals[SLOTS], *temp;
     size_t temp_bytes;
-    struct lock_piece { char *p; size_t bytes; int locked; } *pieces;
+    struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
     size_t npieces;
     int device, threads;
 } cuda_dev;
@@ -54,6 +54,7 @@ static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
             out[count].p = (char *)at;
             out[count].bytes = next - at;
             out[count].locked = 0;
+            out[count].kept = 0;
         }
         at = next;
     }
@@ -89,7 +90,7 @@ static void unlock_all(cuda_dev *c)
     const long long n = (long long)c->npieces;
 #pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1)
     for (long long i = 0; i < n; i++)
-        if (c->pieces[i].locked) {
+        if (c->pieces[i].locked && !c->pieces[i].kept) {
             (void)cudaSetDevice(c->device);
             (void)cudaHostUnregister(c->pieces[i].p);
             (void)cudaGetLastError();
@@ -313,16 +314,38 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     const char *pin = getenv("GPK_OOC_PIN");
     if (!(pin && !strcmp(pin, "0"))) {
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
-        const size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
-                                 h->n * d->value_width};
+        size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
+                           h->n * d->value_width};
+        /* a kept B: locked whole, once, and left locked */
+        for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
         c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
         if (c->pieces) {
             c->npieces = 0;
-            for (int i = 0; i < 4; i++) c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
+            for (int i = 0; i < 4; i++) {
+                const size_t first = c->npieces;
+                c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
+                for (size_t q = first; q < c->npieces && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+            }
             ctx->ooc.pinned = lock_all(c);
+            for (int i = 0; i < 2 && h->b_locked; i++)
+                if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
         }
     }
     return GPK_OK;
+}
+
+void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
+{
+    cuda_dev c;
+    memset(&c, 0, sizeof c);
+    c.device = ctx->device;
+    c.threads = ctx->threads > 0 ? ctx->threads : 1;
+    c.npieces = cut_pieces(p, bytes, NULL);
+    c.pieces = calloc(c.npieces ? c.npieces : 1, sizeof *c.pieces);
+    if (!c.pieces) return;
+    cut_pieces(p, bytes, c.pieces);
+    for (size_t i = 0; i < c.npieces; i++) c.pieces[i].locked = 1;
+    unlock_all(&c);
 }

@@ -42,6 +42,10 @@ typedef struct gpk_ooc_dev {
 typedef struct gpk_ooc_host {
     void *a_keys, *a_vals, *b_keys, *b_vals;
     size_t n;
+    /* b_locked non-NULL: B is the context's kept buffer (b_bytes[2] long,
+     * keys and values), locked once and left locked; b_locked[i] says it is */
+    int *b_locked;
+    size_t b_bytes[2];
 } gpk_ooc_host;
 
 /* Whether the host-API sort of job must go out of core on ctx (device
@@ -65,6 +69,8 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
  * free). */
 gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
                              size_t *avail);
+/* Unlocks a kept buffer that gpk__ooc_cuda_open locked. */
+void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes);
 #endif
 
 #ifdef __cplusplus
