@@ -34,6 +34,7 @@ typedef struct cuda_dev {
     struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
     size_t npieces;
     int device, threads;
+    int caller_device; /* the thread's device before the call, set back at close */
 } cuda_dev;
 
 /* Page-locking runs in pieces on all threads: one thread locks a few GB/s,
@@ -186,6 +187,7 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->up) (void)cudaStreamDestroy(c->up);
     if (c->work) (void)cudaStreamDestroy(c->work);
     if (c->down) (void)cudaStreamDestroy(c->down);
+    (void)cudaSetDevice(c->caller_device);
     (void)cudaGetLastError();
     free(c);
     d->impl = NULL;
@@ -220,9 +222,12 @@ gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigne
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
     cudaError_t e = cudaSetDevice(ctx->device);
     size_t free_b = 0, total_b = 0;
     if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    (void)cudaSetDevice(caller);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemGetInfo");
     for (int i = 0; i < GPK_CUDA_SLOTS; i++) free_b += st->buf_bytes[i];
     /* the in-memory sort: keys and values twice, and its tables */
@@ -237,11 +242,17 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e == cudaSuccess) e = release_cached(st);
     size_t free_b = 0, total_b = 0;
     if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "out-of-core sort: device memory");
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: device memory");
+        (void)cudaSetDevice(caller);
+        return s;
+    }
     /* a margin for the runtime and the kernels' own needs */
     const size_t margin = ((size_t)256 << 20) + total_b / 64;
     size_t limit = free_b > margin ? free_b - margin : 0;
@@ -257,23 +268,32 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     o.radix_bits = d->radix_bits;
     size_t temp = 0;
     for (;;) {
-        if (cap < MIN_CAP)
+        if (cap < MIN_CAP) {
+            (void)cudaSetDevice(caller);
             return gpk__fail(ctx, GPK_EINVAL,
                              "sort: a device budget of %zu bytes (%zu usable) is too small for an out-of-core "
                              "sort of %u-byte elements",
                              budget, limit, (unsigned)per);
+        }
         gpk_status s = d->value_width
                            ? gpk_cuda_sort_pairs(ctx, NULL, &temp, d->key_type, NULL, NULL, d->value_width, NULL,
                                                  NULL, cap, &o, 0, NULL)
                            : gpk_cuda_sort_keys(ctx, NULL, &temp, d->key_type, NULL, NULL, cap, &o, 0, NULL);
-        if (s != GPK_OK) return s;
+        if (s != GPK_OK) {
+            (void)cudaSetDevice(caller);
+            return s;
+        }
         if (SLOTS * cap * per + temp <= limit) break;
         cap -= cap / 8 + 1;
     }
 
     cuda_dev *c = calloc(1, sizeof *c);
-    if (!c) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
+    if (!c) {
+        (void)cudaSetDevice(caller);
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
+    }
     c->device = ctx->device;
+    c->caller_device = caller;
     c->threads = ctx->threads > 0 ? ctx->threads : 1;
     d->impl = c;
     d->cap = cap;
@@ -338,6 +358,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
 
 void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
 {
+    /* the pieces were locked portable: any device's thread may unlock them */
     cuda_dev c;
     memset(&c, 0, sizeof c);
     c.device = ctx->device;
@@ -347,5 +368,8 @@ void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
     if (!c.pieces) return;
     cut_pieces(p, bytes, c.pieces);
     for (size_t i = 0; i < c.npieces; i++) c.pieces[i].locked = 1;
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
     unlock_all(&c);
+    (void)cudaSetDevice(caller);
 }
