@@ -138,6 +138,9 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
 #ifdef GPK_HAVE_CUDA
     case GPK_BACKEND_CUDA: {
         if (job->n > UINT32_MAX) return 1;
+        /* small sorts (a time step's) skip the device query */
+        const double guess = 2.2 * (double)job->n * (job->key_width + vw);
+        if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
         size_t need = 0, avail = 0;
         if (gpk__ooc_cuda_fit(ctx, job->n, job->key_width, vw, &need, &avail) != GPK_OK) {
             gpk__clear_error(ctx); /* the in-memory path reports the device's failure */

@@ -106,6 +106,22 @@ static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
     return gpk__cuda_fail(d->ctx, e, what);
 }
 
+/* One copy per locked piece: a DMA never spans two registrations. */
+static cudaError_t copy_pieces(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                               cudaStream_t stream)
+{
+    const uintptr_t host = (uintptr_t)(kind == cudaMemcpyHostToDevice ? src : dst);
+    cudaError_t e = cudaSuccess;
+    for (size_t done = 0; done < bytes && e == cudaSuccess;) {
+        const uintptr_t at = host + done;
+        size_t len = (size_t)((at / PIN_PIECE + 1) * PIN_PIECE - at);
+        if (len > bytes - done) len = bytes - done;
+        e = cudaMemcpyAsync((char *)dst + done, (const char *)src + done, len, kind, stream);
+        done += len;
+    }
+    return e;
+}
+
 static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
@@ -115,11 +131,11 @@ static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys
         c->pending_free[slot] = 0;
     }
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync((char *)c->keys[slot] + at * d->key_width, keys, n * d->key_width,
-                            cudaMemcpyHostToDevice, c->up);
+        e = copy_pieces((char *)c->keys[slot] + at * d->key_width, keys, n * d->key_width,
+                        cudaMemcpyHostToDevice, c->up);
     if (e == cudaSuccess && d->value_width)
-        e = cudaMemcpyAsync((char *)c->vals[slot] + at * d->value_width, vals, n * d->value_width,
-                            cudaMemcpyHostToDevice, c->up);
+        e = copy_pieces((char *)c->vals[slot] + at * d->value_width, vals, n * d->value_width,
+                        cudaMemcpyHostToDevice, c->up);
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to device");
 }
 
@@ -147,9 +163,9 @@ static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, si
     cudaError_t e = cudaEventRecord(c->sorted[slot], c->work);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(c->down, c->sorted[slot], 0);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(keys, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
+        e = copy_pieces(keys, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
     if (e == cudaSuccess && d->value_width)
-        e = cudaMemcpyAsync(vals, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
+        e = copy_pieces(vals, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
     if (e == cudaSuccess) e = cudaEventRecord(c->freed[slot], c->down);
     if (e == cudaSuccess) c->pending_free[slot] = 1;
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
