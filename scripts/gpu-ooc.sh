@@ -7,17 +7,18 @@
 #        CMake cache, builds test_ooc, test_api, gpk_ooc_bench.
 # test:  test_ooc cuda (every type, pairs, perm, records, run boundaries,
 #        skew, injected failures; slots of 40009 elements), test_api cuda,
-#        test_ooc cpu (the CI fake), and 2^28 u32 keys / 2^27 f64+u64 pairs
-#        through the real driver under a 1 GiB / 2 GiB device budget.
+#        2^28 u32 keys / 2^27 f64+u64 pairs through the real driver under a
+#        1 GiB / 2 GiB device budget, and (last) test_ooc cpu, the CI fake.
 # link:  H2D, D2H and both-at-once speed (pinned), cudaHostRegister speed
 #        and a 16-thread pageable->pinned copy (the staging alternative).
-# goal:  12 x 2^30 u32 keys (48 GiB) in host memory: the CPU backend once
-#        (16 threads), then the CUDA host API 3 times (the first pays the
-#        page faults of the extra buffer like later ones: nothing is cached).
-#        Then 3 more with GPK_OOC_KEEP=1 (the extra buffer stays with the
+# goal:  12 x 2^30 u32 keys (48 GiB) in host memory: the CUDA host API 3
+#        times (each call allocates, faults in and page-locks its extra
+#        buffer: nothing is cached), and later the same input (same seed)
+#        on the CPU backend (16 threads) once, in its own process.
+#        Then 2 more with GPK_OOC_KEEP=1 (the extra buffer stays with the
 #        context, page-locked: the first call pays, the next ones do not).
-# more:  u64 keys and u32/u32 pairs of the same 48 GiB, and skewed u32 keys
-#        (90% one value), twice each.
+# more:  skewed u32 keys (90% one value, 48 GiB), u64 keys and u32/u32
+#        pairs of the same 48 GiB, twice each.
 # Logs and JSON go to $OUT (or ./gpu-ooc-out); the table comes last.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,9 +50,16 @@ if has build; then
 fi
 bench=$build/gpk_ooc_bench
 
+# Every step stops at its own timeout and at the script's deadline
+# (GPK_OOC_DEADLINE seconds after the start, default 540), so the whole
+# stays inside one 10-minute device call.
+deadline=$(( start + ${GPK_OOC_DEADLINE:-540} ))
 runlog() { # name timeout command...
   local name=$1 t=$2; shift 2
   local s=$(date +%s)
+  local left=$(( deadline - s ))
+  if [ "$left" -lt 20 ]; then note "$name: SKIPPED (deadline)"; return 1; fi
+  [ "$t" -gt "$left" ] && t=$left
   timeout "$t" "$@" >"$out/logs/$name.log" 2>&1
   local rc=$?
   note "$name: rc=$rc ($(( $(date +%s) - s )) s) $(grep -E 'test_ooc:|test_api:|checks' "$out/logs/$name.log" | tail -n 1)"
@@ -60,11 +68,10 @@ runlog() { # name timeout command...
 
 if has test; then
   GPK_REQUIRE_CUDA=1 runlog test_ooc_cuda 150 "$build/tests/test_ooc" cuda
-  GPK_REQUIRE_CUDA=1 runlog test_api_cuda 60 "$build/tests/test_api" cuda
-  GPK_TEST_SMALL=1 runlog test_ooc_cpu 60 "$build/tests/test_ooc" cpu
-  runlog forced_u32 60 "$bench" --n 256M --budget 1G --reps 1 --json "$json"
+  GPK_REQUIRE_CUDA=1 runlog test_api_cuda 30 "$build/tests/test_api" cuda
+  runlog forced_u32 40 "$bench" --n 256M --budget 1G --reps 1 --json "$json.forced"
   grep -E "rep|out of core" "$out/logs/forced_u32.log" | tee -a "$summary"
-  runlog forced_f64_pairs 60 "$bench" --type f64 --values 8 --n 128M --budget 2G --reps 1 --json "$json"
+  runlog forced_f64_pairs 40 "$bench" --type f64 --values 8 --n 128M --budget 2G --reps 1 --json "$json.forced"
   grep -E "rep|out of core" "$out/logs/forced_f64_pairs.log" | tee -a "$summary"
 fi
 
@@ -73,21 +80,31 @@ if has link; then
   grep '^link' "$out/logs/link.log" | tee -a "$summary"
 fi
 
+seed=${GPK_OOC_SEED:-$start}
 if has goal; then
-  runlog goal_u32 240 "$bench" --n 12G --cpu --reps 3 --json "$json"
+  runlog goal_u32 90 "$bench" --n 12G --reps 3 --seed "$seed" --json "$json"
   grep -E "rep|out of core" "$out/logs/goal_u32.log" | tee -a "$summary"
   # the extra buffer kept page-locked by the context between calls
-  GPK_OOC_KEEP=1 runlog goal_u32_keep 120 "$bench" --n 12G --reps 3 --json "$json.keep"
+  GPK_OOC_KEEP=1 runlog goal_u32_keep 60 "$bench" --n 12G --reps 2 --seed "$seed" --json "$json.keep"
   grep -E "rep|out of core" "$out/logs/goal_u32_keep.log" | tee -a "$summary"
 fi
-
 if has more; then
-  runlog u64 100 "$bench" --type u64 --n 6G --reps 2 --json "$json"
-  grep -E "rep|out of core" "$out/logs/u64.log" | tee -a "$summary"
-  runlog pairs_u32 100 "$bench" --values 4 --n 6G --reps 2 --json "$json"
-  grep -E "rep|out of core" "$out/logs/pairs_u32.log" | tee -a "$summary"
-  runlog skew_u32 100 "$bench" --dist skew90 --n 12G --reps 2 --json "$json"
+  runlog skew_u32 60 "$bench" --dist skew90 --n 12G --reps 2 --json "$json"
   grep -E "rep|out of core" "$out/logs/skew_u32.log" | tee -a "$summary"
+fi
+if has goal; then # the same input on the CPU backend, 16 threads, once
+  runlog cpu_u32 180 "$bench" --backend cpu --n 12G --reps 1 --seed "$seed" --json "$json"
+  grep -E "rep" "$out/logs/cpu_u32.log" | tee -a "$summary"
+fi
+if has more; then
+  runlog u64 60 "$bench" --type u64 --n 6G --reps 2 --json "$json"
+  grep -E "rep|out of core" "$out/logs/u64.log" | tee -a "$summary"
+  runlog pairs_u32 60 "$bench" --values 4 --n 6G --reps 2 --json "$json"
+  grep -E "rep|out of core" "$out/logs/pairs_u32.log" | tee -a "$summary"
+fi
+
+if has test; then # the CI fake, last: it needs no GPU
+  GPK_TEST_SMALL=1 runlog test_ooc_cpu 60 "$build/tests/test_ooc" cpu
 fi
 
 tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$out/logs"
