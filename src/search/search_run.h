@@ -97,7 +97,7 @@ gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nb, const
 /* From this many cities a CUDA context runs the or2opt descents batched on
  * the GPU (GPK_TSP_LS_BATCH=gpu: from any size; =host: the batched descent
  * with gpk__tsp_ls_best_move on the host, for the tests; =off: never). */
-#define GPK__TSP_LS_GPU_MIN 20000u
+#define GPK__TSP_LS_GPU_MIN GPK_TSP_OR_OPT_GPU_MIN
 
 /* The or2opt search (hc, hc-first: one descent; tabu, its: an ILS;
  * multistart: `starts` ILS runs on the threads); fills r like
