@@ -20,6 +20,9 @@
 #          cities in ../shared/data/tsplib (8, 8, 8, 8, 7 by size): the whole
 #          goal, 33 minutes in all
 #
+#   I18_QUICK=1  a rehearsal (1 s / 5 s limits, 1 seed, QAP to n = 30);
+#   I18_BACKEND  cuda (default) or cpu for the GPU runs (the rehearsal on a
+#                machine without a GPU: the checks that need one fail)
 #   GPK_DATA  instance directory with tsplib/ and qaplib/ (default
 #             ../shared/data, else $PWD/.carry/data). Files needed: core:
 #             qaplib/tai{10,12,15,17,20,25,30,35,40,50,60,80,100}a.dat and
@@ -49,6 +52,9 @@ if [ ! -x "$build/gpk" ] || [ ! -x "$build/tests/test_search_cuda" ]; then
 fi
 echo "build ready after $(($(date +%s) - t_start)) s"
 gpk=$build/gpk
+be=${I18_BACKEND:-cuda}
+lim_tsp=10 lim_large=60 seeds=5 qmax=100
+[ "${I18_QUICK:-0}" = 1 ] && { lim_tsp=1; lim_large=5; seeds=1; qmax=30; }
 fail=0
 checks=$work/checks.txt
 : >"$checks"
@@ -78,7 +84,7 @@ all_sorted() {
 
 tsp_quality() { # instance names...
   dir=$(tsp_subset "$@")
-  GPK_TSPLIB=$dir "$root/bench/tsp_quality.sh" "$gpk" "$work/tsp-$part.json" 10 16 5 | tee "$work/tsp-$part.txt"
+  GPK_TSPLIB=$dir "$root/bench/tsp_quality.sh" "$gpk" "$work/tsp-$part.json" $lim_tsp 16 $seeds | tee "$work/tsp-$part.txt"
   python3 - "$work/tsp-$part.json" >>"$checks" <<'PY'
 import json, sys, collections
 runs = json.load(open(sys.argv[1]))
@@ -102,17 +108,17 @@ core)
   rc=$?
   check test_search_ls "$([ $rc = 0 ] && echo ok || echo FAIL)" "rc=$rc $(tail -n 1 "$work/test_search_ls.log")"
   # QAP on the GPU, the default budget (its), 5 seeds.
-  GPK_QAPLIB=$data/qaplib "$root/bench/qap_quality.sh" "$gpk" "$work/qap-tai-a-gpu.json" 5 100 --backend cuda \
+  GPK_QAPLIB=$data/qaplib "$root/bench/qap_quality.sh" "$gpk" "$work/qap-tai-a-gpu.json" $seeds $qmax --backend "$be" \
     --threads 16 | tee "$work/qap-tai-a-gpu.txt"
   avg=$(sed -n 's/.*average of the mean gaps \([0-9.]*\)%.*/\1/p' "$work/qap-tai-a-gpu.txt")
   check qap-tai-a-gpu "$(python3 -c "print('ok' if '$avg' and float('$avg') <= 0.5 else 'FAIL')")" \
     "average of the mean gaps ${avg:-?} % (goal 0.5 %)"
   # The GPU's choices are the host's: the same solution on both.
-  for be in cpu cuda; do
-    "$gpk" qap "$data/qaplib/tai60a.dat" --seed 3 --backend $be --threads 16 -q --json >"$work/qap-tai60a-$be.json"
+  for b2 in cpu "$be"; do
+    "$gpk" qap "$data/qaplib/tai60a.dat" --seed 3 --backend $b2 --threads 16 -q --json >"$work/qap-tai60a-$b2.json"
   done
   a=$(sed -n 's/.*"best": \([0-9]*\).*/\1/p' "$work/qap-tai60a-cpu.json")
-  b=$(sed -n 's/.*"best": \([0-9]*\).*/\1/p' "$work/qap-tai60a-cuda.json")
+  b=$(sed -n 's/.*"best": \([0-9]*\).*/\1/p' "$work/qap-tai60a-$be.json")
   check qap-cpu-gpu-agree "$([ -n "$a" ] && [ "$a" = "$b" ] && echo ok || echo FAIL)" "tai60a seed 3: cpu $a, cuda $b"
   # The paper's reproduction: the whole 2-opt neighbourhood on the GPU.
   timeout 120 "$gpk" bench search --data "$data" --instances tai12a --iters 2 --reps 1 --eval-rate pla33810 \
@@ -132,11 +138,11 @@ else:
 PY
   # The or2opt descent, CPU against the GPU's batches, same start tour.
   for spec in 100000 1M; do
-    for be in cpu cuda; do
+    for b2 in cpu "$be"; do
       /usr/bin/time -f "%e s wall, %M KB max RSS" "$gpk" tsp --random $spec --seed 7 --nb or2opt --algo hc-first \
-        --backend $be --threads 16 -q --json >"$work/hc-$spec-$be.json" 2>"$work/hc-$spec-$be.err"
+        --backend $b2 --threads 16 -q --json >"$work/hc-$spec-$b2.json" 2>"$work/hc-$spec-$b2.err"
     done
-    python3 - "$work/hc-$spec-cpu.json" "$work/hc-$spec-cuda.json" "$spec" >>"$checks" <<'PY'
+    python3 - "$work/hc-$spec-cpu.json" "$work/hc-$spec-$be.json" "$spec" >>"$checks" <<'PY'
 import json, sys
 c, g = (json.load(open(p)) for p in sys.argv[1:3])
 ok = g.get("gpu_evaluated", 0) > 0
@@ -149,8 +155,8 @@ large)
   for spec in "$data/tsplib/pla33810.tsp" "--random 100000" "--random 1M"; do
     name=$(echo "$spec" | sed 's/.*\///; s/\.tsp//; s/--random /rand/')
     # shellcheck disable=SC2086
-    /usr/bin/time -f "%e s wall, %M KB max RSS" "$gpk" tsp $spec --nb or2opt --algo its --time-limit 60 \
-      --backend cuda --threads 16 -q --json >"$work/tsp-$name-60s.json" 2>"$work/tsp-$name-60s.err"
+    /usr/bin/time -f "%e s wall, %M KB max RSS" "$gpk" tsp $spec --nb or2opt --algo its --time-limit $lim_large \
+      --backend "$be" --threads 16 -q --json >"$work/tsp-$name-60s.json" 2>"$work/tsp-$name-60s.err"
     python3 - "$work/tsp-$name-60s.json" "$work/tsp-$name-60s.err" "$name" >>"$checks" <<'PY'
 import json, sys, re
 r = json.load(open(sys.argv[1]))
