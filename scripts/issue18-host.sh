@@ -119,7 +119,7 @@ core)
   done
   a=$(sed -n 's/.*"best": \([0-9]*\).*/\1/p' "$work/qap-tai60a-cpu.json")
   b=$(sed -n 's/.*"best": \([0-9]*\).*/\1/p' "$work/qap-tai60a-$be.json")
-  check qap-cpu-gpu-agree "$([ -n "$a" ] && [ "$a" = "$b" ] && echo ok || echo FAIL)" "tai60a seed 3: cpu $a, cuda $b"
+  check qap-cpu-gpu-agree "$([ -n "$a" ] && [ "$a" = "$b" ] && echo ok || echo FAIL)" "tai60a seed 3: cpu $a, $be $b"
   # The paper's reproduction: the whole 2-opt neighbourhood on the GPU.
   timeout 120 "$gpk" bench search --data "$data" --instances tai12a --iters 2 --reps 1 --eval-rate pla33810 \
     --eval-seconds 3 --json "$work/eval-rate.json" >"$work/eval-rate.txt" 2>&1
