@@ -4,7 +4,8 @@
 # runs PART; results land in $OUT (default /tmp/out): PART.json (every run's
 # JSON and the checks), PART-logs.tgz, and a summary table printed last.
 #
-#   core   (~5 min) test_search_cuda and test_search_ls; QAP tai*a n <= 100,
+#   core   (~6 min) test_search_cuda (and its or2opt part under compute-
+#          sanitizer memcheck) and test_search_ls; QAP tai*a n <= 100,
 #          ITS at the default budget on the GPU, 5 seeds, and one CPU / GPU
 #          agreement check; the 2-opt full-neighbourhood evaluation rate on
 #          pla33810 (the paper's reproduction, 2.9e11/s on an H200 before);
@@ -104,6 +105,14 @@ core)
   GPK_REQUIRE_CUDA=1 timeout 300 "$build/tests/test_search_cuda" >"$work/test_search_cuda.log" 2>&1
   rc=$?
   check test_search_cuda "$([ $rc = 0 ] && echo ok || echo FAIL)" "rc=$rc $(tail -n 1 "$work/test_search_cuda.log")"
+  # The new kernels under compute-sanitizer (memcheck): the or2opt part alone.
+  if command -v compute-sanitizer >/dev/null; then
+    GPK_REQUIRE_CUDA=1 GPK_TEST_ONLY=or2opt timeout 240 compute-sanitizer --tool memcheck --error-exitcode 3 \
+      "$build/tests/test_search_cuda" >"$work/memcheck-or2opt.log" 2>&1
+    rc=$?
+    check memcheck-or2opt "$([ $rc = 0 ] && echo ok || echo FAIL)" \
+      "rc=$rc $(grep -E 'ERROR SUMMARY|checks' "$work/memcheck-or2opt.log" | tail -n 2 | tr '\n' ' ')"
+  fi
   timeout 200 "$build/tests/test_search_ls" "$data" >"$work/test_search_ls.log" 2>&1
   rc=$?
   check test_search_ls "$([ $rc = 0 ] && echo ok || echo FAIL)" "rc=$rc $(tail -n 1 "$work/test_search_ls.log")"
