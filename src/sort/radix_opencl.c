@@ -624,7 +624,7 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     default: R->kind = 0; break;
     }
     R->sigma = job->sigma != NULL && job->values == NULL;
-    R->vw = job->values ? job->value_width : (R->sigma ? 4 : 0);
+    R->vw = job->values ? job->value_width : (R->sigma ? job->sigma_width : 0);
     if (R->vw != 0 && R->vw != 4 && R->vw != 8) return gpk__fail(ctx, GPK_EINVAL, "value width %u", R->vw);
     R->vi = R->vw == 0 ? 0 : (R->vw == 4 ? 1 : 2);
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
@@ -668,8 +668,7 @@ static gpk_status download(run *R)
     gpk__opencl_profile_collect(st);
     if (R->passes == 0) {
         /* keys already in order: they stay as they are */
-        if (R->sigma)
-            for (size_t i = 0; i < R->n; i++) job->sigma[i] = (uint32_t)i;
+        if (R->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, R->n);
         return GPK_OK;
     }
     e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,
