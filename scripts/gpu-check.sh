@@ -172,6 +172,7 @@ if has wide; then
   if [ -x "$wide" ]; then
     timeout 300 "$wide" keys:2^31-1 keys:2^31 keys:2^31+1 keys:2^32-1 keys:2^32 keys:2^32+1 \
       keys:2^32+1:low12 pairs:2^32+1 pairs:2^31+1:low12 host:2^32+1 perm64:2^31+1 perm64:2^32+1 \
+      ocl:2^32+1 ocl:2^32+1:low12 \
       >"$out/wide-check.log" 2>&1
     rc=$?
     [ $rc = 0 ] || fail=1

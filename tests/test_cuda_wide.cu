@@ -9,6 +9,7 @@
  *   kind: keys   gpk_cuda_sort_keys, u32, in place (device API)
  *         pairs  gpk_cuda_sort_pairs, u32 keys and u32 values, in place
  *         host   gpk_sort_keys (host API: upload, detected bit range)
+ *         ocl    gpk_sort_keys on the OpenCL backend (host API; the check runs on CUDA)
  *         perm64 gpk_sort_perm64 (host API), u32 keys, u64 sigma
  *   dist: uniform (32 random bits, default) or low12 (12 random bits: in the
  *         upper passes one digit holds every key, a count past 2^32).
@@ -229,7 +230,7 @@ static void run_device(const char *what, bool pairs, size_t n, uint32_t mask, in
 /* The host API: keys (host) or keys with a u64 sigma (perm64). The context
  * is made afresh around it so that its device buffers are given back for
  * the check. */
-static void run_host(const char *what, bool perm, size_t n, uint32_t mask, u64 seed)
+static void run_host(const char *what, gpk_backend be, bool perm, size_t n, uint32_t mask, u64 seed)
 {
     const size_t need = 2 * n * (4 + (perm ? 8 : 0)) + ((size_t)64 << 20);
     const size_t check_need = n * (perm ? 4 + 4 + 8 : 4) + n / 8;
@@ -255,7 +256,15 @@ static void run_host(const char *what, bool perm, size_t n, uint32_t mask, u64 s
     CUDA_OK(cudaFree(dk));
 
     gpk_ctx *hctx = NULL;
-    gpk_status s = gpk_ctx_create(&hctx, GPK_BACKEND_CUDA);
+    gpk_status s = gpk_ctx_create(&hctx, be);
+    if (s != GPK_OK) {
+        printf("SKIP %s: no %s backend\n", what, gpk_backend_name(be));
+        skipped++;
+        free(hk);
+        free(hin);
+        free(hs);
+        return;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (s == GPK_OK) s = perm ? gpk_sort_perm64(hctx, GPK_U32, hk, hs, n, NULL) : gpk_sort_keys(hctx, GPK_U32, hk, n, NULL);
@@ -353,8 +362,9 @@ static void run_case(const char *spec, u64 seed)
     snprintf(what, sizeof what, "%s n=%zu %s seed=%llu", kind, n, low ? "low12" : "uniform", seed);
     if (!strcmp(kind, "keys")) run_device(what, false, n, mask, reps, seed);
     else if (!strcmp(kind, "pairs")) run_device(what, true, n, mask, reps, seed);
-    else if (!strcmp(kind, "host")) run_host(what, false, n, mask, seed);
-    else if (!strcmp(kind, "perm64")) run_host(what, true, n, mask, seed);
+    else if (!strcmp(kind, "host")) run_host(what, GPK_BACKEND_CUDA, false, n, mask, seed);
+    else if (!strcmp(kind, "ocl")) run_host(what, GPK_BACKEND_OPENCL, false, n, mask, seed);
+    else if (!strcmp(kind, "perm64")) run_host(what, GPK_BACKEND_CUDA, true, n, mask, seed);
     else {
         printf("FAIL unknown kind in '%s'\n", spec);
         failures++;
@@ -377,7 +387,7 @@ int main(int argc, char **argv)
     CUDA_OK(cudaMalloc(&d_scratch, 4 * sizeof(u64)));
     printf("test_cuda_wide: seed %llu\n", seed);
     static const char *small[] = {"keys:2", "keys:1000003", "keys:2^20+1:low12", "pairs:65537", "pairs:2^20-1:low12",
-                                  "host:100003", "perm64:2^18+3", "perm64:300007:low12"};
+                                  "host:100003", "perm64:2^18+3", "perm64:300007:low12", "ocl:100003"};
     if (first >= argc)
         for (const char *c : small) run_case(c, seed++);
     for (int i = first; i < argc; i++) run_case(argv[i], seed++);
