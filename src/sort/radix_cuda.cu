@@ -1299,8 +1299,9 @@ struct HybridPlan {
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
-    /* 32-bit bucket starts: the hybrid stays below 2^32 keys */
-    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0 || job.n > UINT32_MAX - 1) return false;
+    /* 32-bit bucket starts and grid-stride loops: the hybrid stays at or
+     * below 2^31 keys (the LSD passes take the larger ones) */
+    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0 || job.n > ((size_t)1 << 31)) return false;
     /* 0 (default): never, since it won only on uniform pairs and sigma at
      * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
      * -1: pairs and sigma; 1: keys too */
