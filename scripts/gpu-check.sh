@@ -170,9 +170,9 @@ if has wide; then
     "portionwide:-DGPK_RADIX_CUDA_PORTION=20000 -DGPK_RADIX_CUDA_WIDE_FROM=0" >"$out/wide-tune-build.log" 2>&1 &
   wide_tune_pid=$!
   if [ -x "$wide" ]; then
-    timeout 300 "$wide" keys:2^31-1 keys:2^31 keys:2^31+1 keys:2^32-1 keys:2^32 keys:2^32+1 \
+    timeout 420 "$wide" keys:2^31-1 keys:2^31 keys:2^31+1 keys:2^32-1 keys:2^32 keys:2^32+1 \
       keys:2^32+1:low12 pairs:2^32+1 pairs:2^31+1:low12 host:2^32+1 perm64:2^31+1 perm64:2^32+1 \
-      ocl:2^32+1 ocl:2^32+1:low12 \
+      ocl:2^32+1 ocl:2^32+1:low12 cudaquick:2^32+1 cpu:2^32+1 cpuquick:2^32+1 \
       >"$out/wide-check.log" 2>&1
     rc=$?
     [ $rc = 0 ] || fail=1

@@ -10,6 +10,8 @@
  *         pairs  gpk_cuda_sort_pairs, u32 keys and u32 values, in place
  *         host   gpk_sort_keys (host API: upload, detected bit range)
  *         ocl    gpk_sort_keys on the OpenCL backend (host API; the check runs on CUDA)
+ *         cpu    gpk_sort_keys on the CPU backend; cpuquick: with GPK_SORT_QUICK
+ *         cudaquick  GPK_SORT_QUICK on CUDA (from 2^32 elements the radix sort runs)
  *         perm64 gpk_sort_perm64 (host API), u32 keys, u64 sigma
  *   dist: uniform (32 random bits, default) or low12 (12 random bits: in the
  *         upper passes one digit holds every key, a count past 2^32).
@@ -230,7 +232,8 @@ static void run_device(const char *what, bool pairs, size_t n, uint32_t mask, in
 /* The host API: keys (host) or keys with a u64 sigma (perm64). The context
  * is made afresh around it so that its device buffers are given back for
  * the check. */
-static void run_host(const char *what, gpk_backend be, bool perm, size_t n, uint32_t mask, u64 seed)
+static void run_host(const char *what, gpk_backend be, gpk_sort_algo algo, bool perm, size_t n, uint32_t mask,
+                     u64 seed)
 {
     const size_t need = 2 * n * (4 + (perm ? 8 : 0)) + ((size_t)64 << 20);
     const size_t check_need = n * (perm ? 4 + 4 + 8 : 4) + n / 8;
@@ -267,14 +270,18 @@ static void run_host(const char *what, gpk_backend be, bool perm, size_t n, uint
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (s == GPK_OK) s = perm ? gpk_sort_perm64(hctx, GPK_U32, hk, hs, n, NULL) : gpk_sort_keys(hctx, GPK_U32, hk, n, NULL);
+    gpk_sort_opts o = GPK_SORT_OPTS_INIT;
+    o.algorithm = algo;
+    if (s == GPK_OK) s = perm ? gpk_sort_perm64(hctx, GPK_U32, hk, hs, n, &o) : gpk_sort_keys(hctx, GPK_U32, hk, n, &o);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (s != GPK_OK) {
         printf("FAIL %s: %s\n", what, hctx ? gpk_last_error(hctx) : gpk_status_string(s));
         failures++;
     }
-    const char *path = hctx && s == GPK_OK ? gpk_last_sort_path(hctx) : "-";
+    char path[64] = "-";
+    if (s == GPK_OK)
+        snprintf(path, sizeof path, "%s (%s)", gpk_last_sort_path(hctx), gpk_sort_algo_name(gpk_last_sort_algo(hctx)));
     gpk_ctx_destroy(hctx);
     if (s != GPK_OK) {
         free(hk);
@@ -362,9 +369,12 @@ static void run_case(const char *spec, u64 seed)
     snprintf(what, sizeof what, "%s n=%zu %s seed=%llu", kind, n, low ? "low12" : "uniform", seed);
     if (!strcmp(kind, "keys")) run_device(what, false, n, mask, reps, seed);
     else if (!strcmp(kind, "pairs")) run_device(what, true, n, mask, reps, seed);
-    else if (!strcmp(kind, "host")) run_host(what, GPK_BACKEND_CUDA, false, n, mask, seed);
-    else if (!strcmp(kind, "ocl")) run_host(what, GPK_BACKEND_OPENCL, false, n, mask, seed);
-    else if (!strcmp(kind, "perm64")) run_host(what, GPK_BACKEND_CUDA, true, n, mask, seed);
+    else if (!strcmp(kind, "host")) run_host(what, GPK_BACKEND_CUDA, GPK_SORT_AUTO, false, n, mask, seed);
+    else if (!strcmp(kind, "ocl")) run_host(what, GPK_BACKEND_OPENCL, GPK_SORT_AUTO, false, n, mask, seed);
+    else if (!strcmp(kind, "cpu")) run_host(what, GPK_BACKEND_CPU, GPK_SORT_AUTO, false, n, mask, seed);
+    else if (!strcmp(kind, "cpuquick")) run_host(what, GPK_BACKEND_CPU, GPK_SORT_QUICK, false, n, mask, seed);
+    else if (!strcmp(kind, "cudaquick")) run_host(what, GPK_BACKEND_CUDA, GPK_SORT_QUICK, false, n, mask, seed);
+    else if (!strcmp(kind, "perm64")) run_host(what, GPK_BACKEND_CUDA, GPK_SORT_AUTO, true, n, mask, seed);
     else {
         printf("FAIL unknown kind in '%s'\n", spec);
         failures++;
@@ -387,7 +397,8 @@ int main(int argc, char **argv)
     CUDA_OK(cudaMalloc(&d_scratch, 4 * sizeof(u64)));
     printf("test_cuda_wide: seed %llu\n", seed);
     static const char *small[] = {"keys:2", "keys:1000003", "keys:2^20+1:low12", "pairs:65537", "pairs:2^20-1:low12",
-                                  "host:100003", "perm64:2^18+3", "perm64:300007:low12", "ocl:100003"};
+                                  "host:100003", "perm64:2^18+3", "perm64:300007:low12", "ocl:100003",
+                                  "cpu:100003", "cpuquick:65537", "cudaquick:65537"};
     if (first >= argc)
         for (const char *c : small) run_case(c, seed++);
     for (int i = first; i < argc; i++) run_case(argv[i], seed++);
