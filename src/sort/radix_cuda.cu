@@ -475,16 +475,28 @@ constexpr bool kRankAtomicOr = true;
 constexpr bool kRankAtomicOr = false;
 #endif
 
+/* Pairs stage keys and values in one buffer, one after the other (keys
+ * written out first, their digits kept in registers for the values): half
+ * the shared memory of two buffers, so larger tiles at the same occupancy
+ * (GPK_RADIX_CUDA_TWO_STAGES builds the two-buffer form). */
+#ifdef GPK_RADIX_CUDA_TWO_STAGES
+constexpr bool kOneStage = false;
+#else
+constexpr bool kOneStage = true;
+#endif
+
 template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
     static constexpr int T = s.threads, I = s.items, MIN_BLOCKS = s.min_blocks;
     static constexpr int W = T / 32, D = 1 << RB, TILE = T * I;
     static constexpr int BPT = (D + T - 1) / T; /* digits per thread in per-digit phases */
+    static constexpr bool ONE_STAGE = kOneStage && VM != V_NONE;
     /* shared memory: [counters] [match masks] [staged keys] [staged values] [bases] [misc] */
     static constexpr size_t COUNTERS = ((size_t)W * D * sizeof(uint16_t) + 15) / 16 * 16;
     static constexpr size_t MASKS = kRankAtomicOr ? (size_t)W * D * sizeof(uint32_t) : 0;
-    static constexpr size_t KEYS = ((size_t)TILE * sizeof(K) + 15) / 16 * 16;
-    static constexpr size_t VALS = VM == V_NONE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
+    static constexpr size_t KEYS =
+        ((size_t)TILE * (ONE_STAGE && sizeof(V) > sizeof(K) ? sizeof(V) : sizeof(K)) + 15) / 16 * 16;
+    static constexpr size_t VALS = VM == V_NONE || ONE_STAGE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
     static constexpr size_t BASES = (size_t)D * sizeof(O);
     static constexpr size_t MISC = (W + 2) * sizeof(uint32_t);
     static constexpr size_t SMEM = COUNTERS + MASKS + KEYS + VALS + BASES + MISC;
@@ -554,7 +566,7 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
     uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
     K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
-    V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + S::KEYS);
+    V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + (S::ONE_STAGE ? 0 : S::KEYS));
     O *s_base = reinterpret_cast<O *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
     uint32_t *s_misc = reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
 
@@ -767,20 +779,49 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
             }
         }
         PHASE(4);
-        if (HAS_V) {
+        if (S::ONE_STAGE) {
+            /* keys out, their digits kept (two 16-bit digits a register);
+             * then the values through the same buffer */
+            __syncthreads();
+            uint32_t digs[(I + 1) / 2];
+#pragma unroll
+            for (int j = 0; j < I; j++) {
+                const uint32_t idx = threadIdx.x + j * T;
+                const K k = stage_keys[idx];
+                const uint32_t d = digit_of(k, shift, dmask);
+                digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
+                if (full || idx < valid) a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
+            }
+            __syncthreads();
 #pragma unroll
             for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
             if (next < tiles)
                 load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
-        }
-        __syncthreads();
-        PHASE(5);
+            __syncthreads();
+            PHASE(5);
+#pragma unroll
+            for (int j = 0; j < I; j++) {
+                const uint32_t idx = threadIdx.x + j * T;
+                const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
+                if (full || idx < valid) a.vals_out[s_base[d] + idx] = stage_vals[idx];
+            }
+            PHASE(6);
+        } else {
+            if (HAS_V) {
+#pragma unroll
+                for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
+                if (next < tiles)
+                    load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+            }
+            __syncthreads();
+            PHASE(5);
 
-        /* Write out: consecutive threads take consecutive sorted keys, so a
-         * warp writes a few contiguous runs. */
-        if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-        else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-        PHASE(6);
+            /* Write out: consecutive threads take consecutive sorted keys, so a
+             * warp writes a few contiguous runs. */
+            if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+            else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+            PHASE(6);
+        }
         if (next >= tiles) break;
         tile = next;
     }
