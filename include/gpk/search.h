@@ -9,7 +9,12 @@
  *
  * Readers need no context: on failure they return the status and keep the
  * message, "FILE:LINE: what", in gpk_last_error(NULL). Every cost is exact
- * integer arithmetic (int64_t). */
+ * integer arithmetic (int64_t).
+ *
+ * Limits: sizes and permutation entries are u32 (n < 2^32); QAP n <= 16384
+ * (an n x n matrix pair; larger is GPK_EFORMAT), the permuted perceptron
+ * n <= 2047 (GPK_EINVAL), TSP DIMENSION < 2^32, the swap bijection exact for
+ * every n < 2^32. The sorts have no such limit (gpk/sort.h). */
 #ifndef GPK_SEARCH_H
 #define GPK_SEARCH_H
 
