@@ -6,6 +6,10 @@
  * d_keys_in may equal d_keys_out (in place); the input is otherwise left
  * unchanged. Values likewise.
  *
+ * n may be any size that fits (no 2^32 limit; gpk/sort.h, "Sizes"); an
+ * in-place sort of a known, even pass count (no GPK_CUDA_DETECT_BITS) needs
+ * one spare of the keys in d_temp, other in-place sorts two.
+ *
  * key_bits = 0 here means "all bits of the type" unless
  * GPK_CUDA_DETECT_BITS is set in flags, in which case one AND/OR reduction
  * runs and the stream is synchronized once to read it back.
