@@ -26,6 +26,11 @@ static uint64_t seed_base;
  * mid-sized buckets, each split by one thread (its own MSD pass, or its
  * own LSD passes). */
 static int skew_input;
+/* When set, the keys' bit range is shaped for the CUDA backend's range
+ * detection (detect_plan): 1: low byte zero (the passes are the upper rows
+ * of the whole-range plan); 2: top byte zero (the lower rows); 3: the first
+ * 70000 keys 10-bit, the rest as drawn (a narrow sample of a wide input). */
+static int shape_input;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -86,6 +91,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 0; shape_input && i < n; i++) {
+        const uint64_t keep = shape_input == 1 ? ~(uint64_t)0xFF
+                              : shape_input == 2 ? (kw == 4 ? 0x00FFFFFFull : 0x00FFFFFFFFFFFFFFull)
+                              : i < 70000 ? 0x3FFull : ~(uint64_t)0;
+        if (kw == 4) ((uint32_t *)in)[i] &= (uint32_t)keep;
+        else ((uint64_t *)in)[i] &= keep;
+    }
     for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
         if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
@@ -109,8 +121,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
 
     char what[160];
     const char *path = getenv("GPK_CPU_RADIX");
-    snprintf(what, sizeof what, "%s %s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : "", n, mode_name[m], b, r,
+    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
+             gpk_dist_name(d), skew_input ? " skewed" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
              path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
@@ -272,6 +284,31 @@ int main(int argc, char **argv)
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
         }
+    }
+
+    /* 5. The bit-range detection in the histogram's read (CUDA; the other
+     * backends run the same inputs): detection at every size (CUDA skips it
+     * below 2^23 keys), a sample from 2^12 keys, shaped ranges, and the
+     * separate detection for comparison. */
+    {
+        size_t fsizes[] = {4099, 65537, 70001, ((size_t)1 << 18) + 3};
+        setenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", "12", 1);
+        setenv("GPK_RADIX_CUDA_DETECT_FROM_LOG", "0", 1);
+        for (int fused = 1; fused >= 0; fused--) {
+            setenv("GPK_RADIX_CUDA_FUSED_DETECT", fused ? "1" : "0", 1);
+            for (shape_input = 0; shape_input <= 3; shape_input++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < sizeof fsizes / sizeof fsizes[0]; si++) {
+                        if ((quick || !fused) && (t + (int)si + shape_input) % 3) continue;
+                        if (shape_input && t != GPK_U32 && t != GPK_U64 && t != GPK_I32) continue;
+                        const mode m = (mode)((t + (int)si + shape_input) % MODE_COUNT);
+                        run_case((gpk_type)t, GPK_DIST_UNIFORM, fsizes[si], m, 0, 0, 0);
+                    }
+            shape_input = 0;
+        }
+        unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
+        unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
+        unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
     }
 
     gpk_ctx_destroy(ctx);

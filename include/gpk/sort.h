@@ -15,7 +15,9 @@
  * bits [0, b) are sorted and keys must be < 2^b in mapped form (higher bits
  * do not take part in the order). With b = 0 the library reduces the keys
  * once (AND and OR of all mapped keys) and sorts only the bit range where
- * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes.
+ * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
+ * (on the CUDA backend from 2^23 keys: below, sorting every bit costs less
+ * than the detection's wait for the device).
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
  */

@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 /* Shared with radix.c (defined there / here); see radix.c. */
@@ -272,8 +273,20 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;
     }
-    /* The records, their gathered copy, and the (key, index) pairs twice. */
+    /* The records, their gathered copy, and the (key, index) pairs twice.
+     * On CUDA the radix way keeps the records on the host and its pairs
+     * sort goes out of core when the device is short: the host must hold
+     * them, so AUTO takes that way when the device cannot. */
     s = gpk__sort_mem_check(ctx, n, (double)record_size + (double)kw + 8.0);
+    if (s != GPK_OK && ctx->backend == GPK_BACKEND_CUDA &&
+        (algo == GPK_SORT_RADIX || !opts || opts->algorithm == GPK_SORT_AUTO)) {
+        const double need = (double)n * ((double)record_size + 2.0 * ((double)kw + 8.0));
+        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages > 0 && page > 0 && need > (double)pages * (double)page) return s;
+        gpk__clear_error(ctx);
+        algo = GPK_SORT_RADIX;
+        s = GPK_OK;
+    }
     if (s != GPK_OK) return s;
 
     if (algo == GPK_SORT_RADIX) {

@@ -1,6 +1,7 @@
 /* Sort dispatch: argument checks, the algorithm choice (quick.c), then the
  * context's backend. */
 #include "quick_internal.h"
+#include "ooc_internal.h"
 
 #include <string.h>
 
@@ -92,6 +93,14 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;
     }
+    /* Too large for the device (or its budget): the radix sort out of core,
+     * which checks the host memory it needs itself. */
+    const int asked_quick = opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
+    if (!asked_quick && gpk__ooc_wanted(ctx, &job)) {
+        s = gpk__sort_ooc(ctx, &job);
+        if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+        return s;
+    }
     const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? (double)sigma_width : 0.0);
     s = gpk__sort_mem_check(ctx, n, per_key);
     if (s != GPK_OK) return s;
@@ -116,7 +125,16 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
         switch (ctx->backend) {
         case GPK_BACKEND_CPU: s = gpk__radix_sort_cpu(ctx, &job); break;
 #ifdef GPK_HAVE_CUDA
-        case GPK_BACKEND_CUDA: s = gpk__radix_sort_cuda(ctx, &job); break;
+        case GPK_BACKEND_CUDA:
+            s = gpk__radix_sort_cuda(ctx, &job);
+            /* the estimate of gpk__ooc_wanted was short: the in-memory sort
+             * failed before touching anything, so out of core it goes */
+            if (s == GPK_ENOMEM) {
+                gpk__clear_error(ctx);
+                s = gpk__sort_ooc(ctx, &job);
+                if (s == GPK_OK) algo = GPK_SORT_RADIX;
+            }
+            break;
 #endif
 #ifdef GPK_HAVE_OPENCL
         case GPK_BACKEND_OPENCL: s = gpk__radix_sort_opencl(ctx, &job); break;

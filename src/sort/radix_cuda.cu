@@ -1,9 +1,11 @@
 /* CUDA radix sort: LSD passes in the Onesweep form (Adinets & Merrill 2022).
  *
  * One sort is:
- *   [and_or_kernel]   only when the bit range is detected (b = 0): one read;
  *   histogram_kernel  one read of the keys builds the digit histogram of
- *                     every pass at once;
+ *                     every pass at once; when the bit range is detected
+ *                     (b = 0) the same read takes the AND and OR of the keys
+ *                     (see detect_plan; and_or_kernel reads a sample first
+ *                     from 2^22 keys, or all keys when they prove narrow);
  *   bases_kernel      turns them into the first output index of each digit;
  *   onesweep_kernel   one launch per pass: a tile reads its keys, ranks them
  *                     inside the block (warp-level match, per-warp counters),
@@ -318,10 +320,12 @@ __global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Tw
  * in long runs, e.g. PIC's second, nearly sorted sort) adds them with one
  * atomic per pass instead of 32-way conflicting ones.
  * ------------------------------------------------------------------------ */
-template <class K>
+template <class K, bool DETECT>
 __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map,
-                                                        PassList pl, unsigned long long *hist)
+                                                        PassList pl, unsigned long long *hist,
+                                                        unsigned long long *and_or)
 {
+    K and_acc = (K)~(K)0, or_acc = 0; /* DETECT: the bit range in the same read */
     extern __shared__ uint32_t table[];
     constexpr int KV = 16 / sizeof(K); /* keys per 16-byte load */
     const uint32_t entries = pl.count * pl.stride;
@@ -337,6 +341,10 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
 
     auto count_one = [&](K x) {
         x = twiddle(map, x);
+        if (DETECT) {
+            and_acc &= x;
+            or_acc |= x;
+        }
         for (uint32_t p = 0; p < pl.count; p++) {
             const uint32_t d = digit_of(x, pl.shift[p], (1u << pl.width[p]) - 1);
             atomicAdd(&table[p * pl.stride + d], 1u);
@@ -369,6 +377,11 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
             const K x_lane0 = __shfl_sync(0xffffffffu, x[0], 0);
             if (__all_sync(0xffffffffu, ok[u] && same && x[0] == x_lane0)) {
                 /* the warp's 512 bytes hold one key: one add per pass */
+                if (DETECT) {
+                    const K m = twiddle(map, x[0]);
+                    and_acc &= m;
+                    or_acc |= m;
+                }
                 if (lane == 0) {
                     const K m = twiddle(map, x[0]);
                     for (uint32_t p = 0; p < pl.count; p++)
@@ -378,6 +391,13 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
             } else if (ok[u]) {
 #pragma unroll
                 for (int k = 0; k < KV; k++) x[k] = twiddle(map, x[k]);
+                if (DETECT) {
+#pragma unroll
+                    for (int k = 0; k < KV; k++) {
+                        and_acc &= x[k];
+                        or_acc |= x[k];
+                    }
+                }
                 for (uint32_t p = 0; p < pl.count; p++) {
                     const uint32_t shift = pl.shift[p], mask = (1u << pl.width[p]) - 1;
                     uint32_t *row = table + p * pl.stride;
@@ -385,6 +405,19 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
                     for (int k = 0; k < KV; k++) atomicAdd(&row[digit_of(x[k], shift, mask)], 1u);
                 }
             }
+        }
+    }
+    if (DETECT) {
+        unsigned long long a64 = (unsigned long long)and_acc | (sizeof(K) == 4 ? 0xffffffff00000000ull : 0ull);
+        unsigned long long o64 = (unsigned long long)or_acc;
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) {
+            a64 &= __shfl_xor_sync(0xffffffffu, a64, s);
+            o64 |= __shfl_xor_sync(0xffffffffu, o64, s);
+        }
+        if (lane == 0) {
+            atomicAnd(&and_or[0], a64);
+            atomicOr(&and_or[1], o64);
         }
     }
     __syncthreads();
@@ -1154,6 +1187,24 @@ static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int
     }
 }
 
+/* The bit range [begin, end) where the mapped keys differ, from the AND and
+ * OR in t.and_or (waits for the stream). */
+template <class K>
+static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigned *begin, unsigned *end)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
+    unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
+    if (sizeof(K) == 4) { /* the kernels pad 32-bit ANDs with ones above bit 31 */
+        and_all &= 0xffffffffull;
+        or_all &= 0xffffffffull;
+    }
+    gpk__radix_range_from_masks(and_all, or_all, begin, end);
+    return GPK_OK;
+}
+
 template <class K>
 static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
                                cudaStream_t stream, unsigned *begin, unsigned *end)
@@ -1166,21 +1217,12 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
-    e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
-    unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
-    if (sizeof(K) == 4) { /* the kernel pads 32-bit ANDs with ones above bit 31 */
-        and_all &= 0xffffffffull;
-        or_all &= 0xffffffffull;
-    }
-    gpk__radix_range_from_masks(and_all, or_all, begin, end);
-    return GPK_OK;
+    return read_range<K>(ctx, t, stream, begin, end);
 }
 
 /* The digit histograms of every pass in one read of keys, and the first
  * portion's digit bases. */
-template <class K>
+template <class K, bool DETECT = false>
 static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const void *keys, Temp &t,
                                 cudaStream_t stream)
 {
@@ -1189,21 +1231,23 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
     cudaError_t e = cudaMemsetAsync(t.hist, 0, row * sizeof(unsigned long long), stream);
+    if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
+    if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
     const Twiddle<K> map = twiddle_map<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
     const size_t smem = row * sizeof(uint32_t);
-    e = cudaFuncSetAttribute(histogram_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    e = cudaFuncSetAttribute(histogram_kernel<K, DETECT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
     int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K>, 256, smem);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K, DETECT>, 256, smem);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram occupancy");
     for (uint32_t q = 0; q < portions; q++) {
         const uint32_t pn = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
         const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
                                                 (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
-        histogram_kernel<K><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion,
-                                                          pn, job.map_in ? map : none, pl, t.hist);
+        histogram_kernel<K, DETECT><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion, pn,
+                                                                  job.map_in ? map : none, pl, t.hist, t.and_or);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
@@ -1281,17 +1325,146 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
 
 template <class K>
 static gpk_status run_passes_k(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                               Temp &t, cudaStream_t stream)
+                               Temp &t, cudaStream_t stream, bool have_bases)
 {
-    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream);
-    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream);
+    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases);
+    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream, have_bases);
 }
 
 static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                                  Temp &t, cudaStream_t stream)
+                                  Temp &t, cudaStream_t stream, bool have_bases = false)
 {
-    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream);
-    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream);
+    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases);
+    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+}
+
+/* Is pl rows k0 .. k0 + pl.count - 1 of full (the same digits)? */
+static bool plan_rows_of(const PassList &full, const PassList &pl, uint32_t *k0)
+{
+    if (pl.count == 0 || pl.stride != full.stride) return false;
+    for (uint32_t k = 0; k + pl.count <= full.count; k++) {
+        bool same = true;
+        for (uint32_t p = 0; p < pl.count && same; p++)
+            same = full.shift[k + p] == pl.shift[p] && full.width[k + p] == pl.width[p];
+        if (same) {
+            *k0 = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The plan for [begin, end) in *pl; true when it is a run of full's passes,
+ * or as many of full's passes as that plan cover [begin, end), which then
+ * replace it (they sort the same: the bits around the range are equal in
+ * every key). f32 keys in [0, 1) (30 bits) thus sort as full's four 8-bit
+ * digits. */
+static bool plan_on_rows(const PassList &full, unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes,
+                         PassList *pl)
+{
+    make_plan(begin, end, radix_bits, key_bytes, pl);
+    uint32_t k0 = 0, k1 = 0;
+    if (plan_rows_of(full, *pl, &k0)) return true;
+    if (end <= begin) return false;
+    k0 = full.count;
+    for (uint32_t k = 0; k < full.count; k++)
+        if (full.shift[k] + full.width[k] > begin && full.shift[k] < end) {
+            k0 = std::min(k0, k);
+            k1 = k;
+        }
+    if (k0 == full.count || k1 + 1 - k0 != pl->count) return false;
+    PassList cover = full;
+    cover.count = pl->count;
+    for (uint32_t p = 0; p < cover.count; p++) {
+        cover.shift[p] = full.shift[k0 + p];
+        cover.width[p] = full.width[k0 + p];
+    }
+    *pl = cover;
+    return true;
+}
+
+/* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
+ * detection first reads a sample of the first kRangeSample keys. */
+constexpr size_t kRangeSample = (size_t)1 << 16;
+/* Below 2^23 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+ * over every bit cost less than the detection's round trip to the host
+ * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
+static size_t detect_from()
+{
+    const int lg = gpk__env_int("GPK_RADIX_CUDA_DETECT_FROM_LOG", 23);
+    return lg < 0 || lg > 62 ? ((size_t)1 << 23) : (size_t)1 << lg;
+}
+static size_t range_sample_from()
+{
+    const int lg = gpk__env_int("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", 25);
+    return lg < 0 || lg > 62 ? ((size_t)1 << 25) : (size_t)1 << lg;
+}
+
+/* Bit-range detection (b = 0) and the plan for [0, most_bits). The AND and
+ * OR of the keys are taken in the histogram kernel's read, which counts the
+ * digits of the plan for the whole range [0, most_bits): when the detected
+ * range's plan is a run of those passes (the top and bottom digits vary, as
+ * in most inputs) their bases are ready (*have_bases) and the keys are read
+ * once less than with a separate detection. Otherwise (narrow keys) the
+ * passes count their own histogram. From range_sample_from() keys the range of
+ * a sample of the first keys picks the way first, so narrow keys do not pay
+ * a histogram they cannot use. GPK_RADIX_CUDA_FUSED_DETECT=0: separate
+ * detection, as before (for the benchmark's comparison). */
+template <class K>
+static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
+                              unsigned radix_bits, unsigned most_bits, unsigned *begin, unsigned *end,
+                              PassList *pl, bool *have_bases)
+{
+    *have_bases = false;
+    PassList full;
+    make_plan(0, most_bits, radix_bits, (unsigned)sizeof(K), &full);
+    if (job.n < detect_from()) { /* every bit: cheaper than the round trip */
+        *begin = 0;
+        *end = most_bits;
+        *pl = full;
+        return GPK_OK;
+    }
+    uint32_t k0 = 0;
+    bool fuse = full.count > 0 && gpk__env_int("GPK_RADIX_CUDA_FUSED_DETECT", 1) != 0 &&
+                gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) == 0; /* the hybrid counts its own digits */
+    if (fuse && job.n >= range_sample_from()) {
+        DeviceJob sample = job;
+        sample.n = std::min(job.n, kRangeSample);
+        unsigned sb = 0, se = 0;
+        const gpk_status s = detect_range<K>(ctx, sample, keys, t, stream, &sb, &se);
+        if (s != GPK_OK) return s;
+        se = std::min(se, most_bits);
+        if (sb >= se) sb = se = 0;
+        PassList sp;
+        fuse = plan_on_rows(full, sb, se, radix_bits, (unsigned)sizeof(K), &sp);
+    }
+    gpk_status s = fuse ? run_histogram<K, true>(ctx, job, full, keys, t, stream) : GPK_OK;
+    if (s == GPK_OK)
+        s = fuse ? read_range<K>(ctx, t, stream, begin, end) : detect_range<K>(ctx, job, keys, t, stream, begin, end);
+    if (s != GPK_OK) return s;
+    *end = std::min(*end, most_bits);
+    if (*begin >= *end) *begin = *end = 0;
+    const bool on_rows = plan_on_rows(full, *begin, *end, radix_bits, (unsigned)sizeof(K), pl);
+    if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
+        if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
+            const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
+            if (job.n > kWideFrom) bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl);
+            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl);
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
+        }
+        *have_bases = true;
+    }
+    return GPK_OK;
+}
+
+static gpk_status dispatch_detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
+                                       cudaStream_t stream, unsigned radix_bits, unsigned most_bits,
+                                       unsigned *begin, unsigned *end, PassList *pl, bool *have_bases)
+{
+    if (job.kb == 8)
+        return detect_plan<uint64_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
+    return detect_plan<uint32_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
 }
 
 /* ------------------------------------------------------------------------
@@ -1488,12 +1661,6 @@ static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const Hybr
     return run_hybrid<uint32_t, uint32_t>(ctx, job, h, kin, kout, kalt, vin, vout, valt, t, stream, declined);
 }
 
-static gpk_status dispatch_detect(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
-                                  cudaStream_t stream, unsigned *begin, unsigned *end)
-{
-    if (job.kb == 8) return detect_range<uint64_t>(ctx, job, keys, t, stream, begin, end);
-    return detect_range<uint32_t>(ctx, job, keys, t, stream, begin, end);
-}
 
 /* Keeps the caller's current device and restores it on scope exit. */
 struct DeviceGuard {
@@ -1591,12 +1758,14 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: copy to device");
 
     unsigned begin = 0, end = job->key_bits;
-    if (job->key_bits == 0) {
-        s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
-        if (s != GPK_OK) return s;
-    }
     PassList pl;
-    make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+    bool have_bases = false;
+    if (job->key_bits == 0)
+        s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width, &begin,
+                                 &end, &pl, &have_bases);
+    else
+        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+    if (s != GPK_OK) return s;
     if (pl.count == 0) {
         /* all keys equal: the order stays, sigma is the identity */
         e = cudaStreamSynchronize(stream);
@@ -1623,7 +1792,7 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
         route.keys[p + 1] = (p % 2 == 0) ? kbuf : ka;
         route.vals[p + 1] = (p % 2 == 0) ? vbuf : va;
     }
-    s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+    s = dispatch_passes(ctx, hp.job, pl, route, t, stream, have_bases);
     if (s != GPK_OK) {
         (void)cudaStreamSynchronize(stream);
         return s;
@@ -1668,9 +1837,13 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
             break;
         }
         unsigned begin = 0, end = job->key_bits;
-        if (job->key_bits == 0) s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
+        bool have_bases = false;
+        if (job->key_bits == 0)
+            s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width,
+                                     &begin, &end, &pl, &have_bases);
+        else
+            make_plan(begin, end, job->radix_bits, job->key_width, &pl);
         if (s != GPK_OK) break;
-        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
         HybridPlan hy;
         bool declined = true;
         if (pl.count > 0 && hybrid_pick(hp.job, begin, end, job->radix_bits, &hy)) {
@@ -1683,7 +1856,7 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
             const void *copy_from = NULL;
             route_buffers(ka, kout, kalt, NULL, (int)pl.count, route.keys, &copy_from);
             route_buffers(va, vout, valt, NULL, (int)pl.count, route.vals, &copy_from);
-            s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+            s = dispatch_passes(ctx, hp.job, pl, route, t, stream, have_bases);
             if (s != GPK_OK) break;
         }
         e = cudaEventRecord(st->ev_stop, stream);
@@ -1790,14 +1963,15 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     job.n = n;
 
     unsigned begin = 0, end = most_bits;
-    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
-        gpk_status s = dispatch_detect(ctx, job, d_keys_in, t, stream, &begin, &end);
-        if (s != GPK_OK) return s;
-        end = std::min(end, most_bits);
-        if (begin >= end) begin = end = 0;
-    }
     PassList pl;
-    make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    bool have_bases = false;
+    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
+        gpk_status s = dispatch_detect_plan(ctx, job, d_keys_in, t, stream, o.radix_bits, most_bits, &begin, &end,
+                                            &pl, &have_bases);
+        if (s != GPK_OK) return s;
+    } else {
+        make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    }
     if (n < 2 || pl.count == 0) {
         /* nothing to reorder */
         if (n > 0 && !keys_in_place) e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
@@ -1818,7 +1992,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     const void *key_copy = NULL, *val_copy = NULL;
     route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
     if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
-    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream);
+    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream, have_bases);
     if (s != GPK_OK) return s;
     if (key_copy) e = cudaMemcpyAsync(d_keys_out, key_copy, n * kb, cudaMemcpyDeviceToDevice, stream);
     if (e == cudaSuccess && val_copy)
