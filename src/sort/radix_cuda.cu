@@ -1448,8 +1448,10 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
-            if (job.n > kWideFrom) bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl);
-            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl);
+            if (job.n > kWideFrom)
+                bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
+            else
+                bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
             const cudaError_t e = cudaGetLastError();
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
         }
