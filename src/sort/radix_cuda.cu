@@ -118,6 +118,16 @@ constexpr size_t kWideFrom = GPK_RADIX_CUDA_WIDE_FROM;
 #else
 constexpr size_t kWideFrom = UINT32_MAX;
 #endif
+/* Test builds only: every output position is moved up by this many (the
+ * output pointers down by as many), so that small sorts write positions past
+ * 2^32 through the 64-bit kernels, e.g. -DGPK_RADIX_CUDA_POS_OFFSET=4294966519
+ * with -DGPK_RADIX_CUDA_WIDE_FROM=0. */
+#ifdef GPK_RADIX_CUDA_POS_OFFSET
+constexpr uint64_t kPosOffset = GPK_RADIX_CUDA_POS_OFFSET;
+static_assert(kWideFrom == 0, "GPK_RADIX_CUDA_POS_OFFSET needs GPK_RADIX_CUDA_WIDE_FROM=0");
+#else
+constexpr uint64_t kPosOffset = 0;
+#endif
 constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
@@ -424,7 +434,8 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
  * itself, see bases_next.)
  * ------------------------------------------------------------------------ */
 template <class O>
-__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl)
+__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl,
+                                                     unsigned long long first)
 {
     typedef unsigned long long u64;
     __shared__ u64 warp_sums[32];
@@ -438,7 +449,7 @@ __global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *h
     const u64 incl = warp_inclusive_sum(mine, lane);
     if (lane == 31) warp_sums[warp] = incl;
     __syncthreads();
-    u64 before = 0;
+    u64 before = first;
     for (int w = 0; w < warp; w++) before += warp_sums[w];
     O *b = bases + p * pl.stride;
     if (d0 < digits) b[d0] = (O)(before + incl - mine);
@@ -1281,8 +1292,8 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
-    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl);
-    else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl);
+    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl, kPosOffset);
+    else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl, 0);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
     return GPK_OK;
@@ -1314,9 +1325,9 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
             PassArgs<K, V, O> a;
             O *bases = (O *)t.bases;
             a.keys_in = (const K *)route.keys[p] + (size_t)q * kPortion;
-            a.keys_out = (K *)route.keys[p + 1];
+            a.keys_out = (K *)route.keys[p + 1] - kPosOffset;
             a.vals_in = job.vb ? (const V *)route.vals[p] + (size_t)q * kPortion : NULL;
-            a.vals_out = job.vb ? (V *)route.vals[p + 1] : NULL;
+            a.vals_out = job.vb ? (V *)route.vals[p + 1] - kPosOffset : NULL;
             a.n = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
             a.iota_base = (uint64_t)q * kPortion;
             a.bases = bases + q * row + (size_t)p * pl.stride;
@@ -1478,8 +1489,10 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
-            if (job.n > kWideFrom) bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl);
-            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl);
+            if (job.n > kWideFrom)
+                bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
+            else
+                bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
             const cudaError_t e = cudaGetLastError();
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
         }
