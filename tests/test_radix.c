@@ -11,8 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_COUNT } mode;
-static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
+/* MODE_KEYS_TO: gpk_sort_keys_to from the input into a fresh (poisoned)
+ * buffer; the input must come out unchanged. */
+typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_KEYS_TO, MODE_COUNT } mode;
+static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "keys-to"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
@@ -30,6 +32,8 @@ static int skew_input;
  * of the whole-range plan); 2: top byte zero (the lower rows); 3: the first
  * 70000 keys 10-bit, the rest as drawn (a narrow sample of a wide input). */
 static int shape_input;
+/* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
+static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -65,8 +69,9 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *want = malloc(n * kw + 1);
     char *vin = malloc(n * 8 + 1), *vgot = malloc(n * 8 + 1), *vwant = malloc(n * 8 + 1);
     uint32_t *sg = malloc(n * 4 + 4), *sw = malloc(n * 4 + 4);
+    char *orig = malloc(n * kw + 1);
     int ok = 0;
-    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw) {
+    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw || !orig) {
         TU_CHECK(0, "out of host memory for n=%zu", n);
         goto out;
     }
@@ -101,6 +106,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     memcpy(got, in, n * kw);
     memcpy(want, in, n * kw);
+    memcpy(orig, in, n * kw);
+    if (m == MODE_KEYS_TO) memset(got, 0xAB, n * kw); /* every key must be written */
     memcpy(vgot, vin, n * vw);
     memcpy(vwant, vin, n * vw);
     memset(sg, 0xAB, n * 4); /* poison: every entry must be written */
@@ -108,8 +115,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = b;
     o.radix_bits = r;
+    o.algorithm = force_algo;
     gpk_status s;
     if (m == MODE_KEYS) s = gpk_sort_keys(ctx, t, got, n, &o);
+    else if (m == MODE_KEYS_TO) s = gpk_sort_keys_to(ctx, t, in, got, n, &o);
     else if (m == MODE_PERM) s = gpk_sort_perm(ctx, t, got, sg, n, &o);
     else s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
     gpk_status rs = gpk_sort_reference(t, want, vw, vwant, m == MODE_PERM ? sw : NULL, n, b);
@@ -127,6 +136,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     for (size_t i = 0; i < n && bad == n; i++)
         if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
+    if (m == MODE_KEYS_TO)
+        TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
     if (vw) {
         bad = n;
         for (size_t i = 0; i < n && bad == n; i++)
@@ -147,7 +158,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw);
+    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw); free(orig);
     return ok;
 }
 
@@ -301,6 +312,61 @@ int main(int argc, char **argv)
         unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
         unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
         unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
+    }
+
+    /* 6. gpk_sort_keys_to (every section above runs it as a mode too):
+     * each type through AUTO, the radix sort and the quicksort (the
+     * backend's copy, then its in-place sort; not on OpenCL), large inputs
+     * whose first pass reads the input, in == out, and the refusals. */
+    {
+        size_t tsizes[] = {0, 1, 2, 1021, 65537, 100003, ((size_t)1 << 18) + 1};
+        gpk_sort_algo algos[] = {GPK_SORT_AUTO, GPK_SORT_RADIX, GPK_SORT_QUICK};
+        for (size_t ai = 0; ai < 3; ai++) {
+            if (algos[ai] == GPK_SORT_QUICK && be == GPK_BACKEND_OPENCL) continue;
+            force_algo = algos[ai];
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t si = 0; si < sizeof tsizes / sizeof tsizes[0]; si++)
+                    run_case((gpk_type)t, si % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM, tsizes[si],
+                             MODE_KEYS_TO, 0, 0, 0);
+        }
+        force_algo = GPK_SORT_AUTO;
+        if (!quick) {
+            run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 22) + 1, MODE_KEYS_TO, 0, 0, 0);
+            run_case(GPK_U64, GPK_DIST_RANDOM_BITS, (size_t)1 << 22, MODE_KEYS_TO, 0, 0, 0);
+            run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 22) - 1, MODE_KEYS_TO, 0, 0, 0);
+        }
+
+        const size_t n = 4099;
+        uint64_t *a = malloc(n * 8), *w = malloc(n * 8), *keep = malloc(n * 8);
+        TU_CHECK(a && w && keep, "out of host memory");
+        if (a && w && keep) {
+            gpk_generate(GPK_U64, GPK_DIST_RANDOM_BITS, a, n, seed_base ^ 0x5157u, 0);
+            memcpy(w, a, n * 8);
+            memcpy(keep, a, n * 8);
+            gpk_status s = gpk_sort_keys_to(ctx, GPK_U64, a, a, n, NULL);
+            gpk_sort_reference(GPK_U64, w, 0, NULL, NULL, n, 0);
+            TU_CHECK(s == GPK_OK && memcmp(a, w, n * 8) == 0, "keys_to, in == out: %s",
+                     gpk_status_string(s));
+            memcpy(a, keep, n * 8);
+            s = gpk_sort_keys_to(ctx, GPK_U64, a, a + 1, n - 1, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, out one key after in: %s, not EINVAL",
+                     gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_U32, (uint32_t *)a + n - 3, a, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, in's first keys over out's last: %s, not EINVAL",
+                     gpk_status_string(s));
+            TU_CHECK(memcmp(a, keep, n * 8) == 0, "keys_to refused, but the array changed");
+            s = gpk_sort_keys_to(ctx, GPK_U32, (uint32_t *)a + n, a, n, NULL);
+            TU_CHECK(s == GPK_OK, "keys_to, adjacent buffers: %s", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, NULL, w, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, in NULL: %s, not EINVAL", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, a, NULL, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, out NULL: %s, not EINVAL", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, NULL, NULL, 0, NULL);
+            TU_CHECK(s == GPK_OK, "keys_to, n = 0 and NULL arrays: %s", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, (gpk_type)99, a, w, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, unknown type: %s, not EINVAL", gpk_status_string(s));
+        }
+        free(a); free(w); free(keep);
     }
 
     gpk_ctx_destroy(ctx);

@@ -196,17 +196,19 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
 /* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
  * into top while mapping and reducing them: the hybrid's first histogram
  * without a read of its own, valid when the detected range ends where the
- * caller guessed. */
-static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
-                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
-                             unsigned top_shift)
+ * caller guessed. Keys are read from src and, where they need mapping,
+ * written mapped to dst (src itself for the in-place sort). */
+static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
+                             size_t hi, uint64_t *and_out, uint64_t *or_out,
+                             size_t *restrict top, unsigned top_shift)
 {
     const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
     if (kw == 4) {
-        uint32_t *k = keys, a = ~0u, o = 0;
+        const uint32_t *k = src;
+        uint32_t *out = dst, a = ~0u, o = 0;
         for (size_t i = lo; i < hi; i++) {
             uint32_t m = gpk__map_u32(t, k[i]);
-            if (t != GPK_U32) k[i] = m;
+            if (t != GPK_U32) out[i] = m;
             a &= m;
             o |= m;
             top[(m >> top_shift) & top_mask]++;
@@ -214,10 +216,11 @@ static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, siz
         *and_out = a;
         *or_out = o;
     } else {
-        uint64_t *k = keys, a = ~0ull, o = 0;
+        const uint64_t *k = src;
+        uint64_t *out = dst, a = ~0ull, o = 0;
         for (size_t i = lo; i < hi; i++) {
             uint64_t m = gpk__map_u64(t, k[i]);
-            if (t != GPK_U64) k[i] = m;
+            if (t != GPK_U64) out[i] = m;
             a &= m;
             o |= m;
             top[(m >> top_shift) & top_mask]++;
@@ -227,20 +230,22 @@ static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, siz
     }
 }
 
-/* Maps keys in place and reduces AND/OR over [lo, hi). */
-static void map_and_reduce(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
-                           uint64_t *and_out, uint64_t *or_out)
+/* Maps keys from src to dst (unmapped types: only reads src) and reduces
+ * AND/OR over [lo, hi). */
+static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
+                           size_t hi, uint64_t *and_out, uint64_t *or_out)
 {
     uint64_t a = ~0ull, o = 0;
     if (kw == 4) {
-        uint32_t *k = keys;
+        const uint32_t *k = src;
+        uint32_t *out = dst;
         uint32_t a32 = ~0u, o32 = 0;
         if (t == GPK_U32) {
             for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
         } else {
             for (size_t i = lo; i < hi; i++) {
                 uint32_t m = gpk__map_u32(t, k[i]);
-                k[i] = m;
+                out[i] = m;
                 a32 &= m;
                 o32 |= m;
             }
@@ -248,13 +253,14 @@ static void map_and_reduce(gpk_type t, unsigned kw, void *keys, size_t lo, size_
         a = a32;
         o = o32;
     } else {
-        uint64_t *k = keys;
+        const uint64_t *k = src;
+        uint64_t *out = dst;
         if (t == GPK_U64) {
             for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
         } else {
             for (size_t i = lo; i < hi; i++) {
                 uint64_t m = gpk__map_u64(t, k[i]);
-                k[i] = m;
+                out[i] = m;
                 a &= m;
                 o |= m;
             }
@@ -368,16 +374,18 @@ typedef struct {
 
 /* LSD passes over m keys at ka (values at va) with kb / vb as the other
  * buffer, run by every thread of the team (it holds barriers). The result
- * ends in a (returns 0) or b (returns 1). iota: the first pass's values are
- * the source indices (sigma). */
-static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb, size_t m,
-                    const pass_plan *plan, unsigned passes, int iota)
+ * ends in a (returns 0) or b (returns 1). first: where the first pass reads
+ * the keys (ka, or the copying sort's input: ka is then written, never
+ * read, before the second pass). iota: the first pass's values are the
+ * source indices (sigma). */
+static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, void *va,
+                    void *vb, size_t m, const pass_plan *plan, unsigned passes, int iota)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
     unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
-    void *src = ka, *dst = kb, *vsrc = va, *vdst = vb;
+    void *src = (void *)first, *dst = kb, *vsrc = va, *vdst = vb;
     for (unsigned q = 0; q < passes; q++) {
         const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
         const uint64_t mask = digits - 1;
@@ -398,10 +406,10 @@ static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb,
         scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
                       digits, iota && q == 0);
 #pragma omp barrier
-        void *t1 = src; src = dst; dst = t1;
+        void *t1 = src; src = dst; dst = q == 0 ? ka : t1;
         void *t2 = vsrc; vsrc = vdst; vdst = t2;
     }
-    return src != ka;
+    return passes > 0 && src != ka;
 }
 
 /* Brings this thread's share of [off, off + m) home from `from` (keys) and
@@ -721,12 +729,15 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
  * levels reduce their bucket for it (all-equal buckets then cost nothing
  * more). */
 static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
-                      int in_keys, unsigned begin, unsigned end, int iota, int counted)
+                      int in_keys, unsigned begin, unsigned end, int iota, int counted,
+                      const void *src0)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
     const unsigned kw = S->kw, vw = S->vw;
-    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    /* src0: the copying sort's input, which level 0 reads in place of the
+     * caller's (output) array. */
+    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
     char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
     char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
     char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
@@ -759,7 +770,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     end = H->lv[level].end;
 
     if (H->lv[level].lsd) {
-        int in_b = lsd_team(S, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
         char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
         /* finish_share takes whole-array bases. */
         finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
@@ -816,7 +827,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0, NULL);
     }
 }
 
@@ -895,6 +906,13 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const unsigned end_guess = job->key_bits ? job->key_bits : 8 * kw;
     const int top_shift = may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
 
+    /* The copying sort (job->src): the detection reads the input and
+     * writes the mapped keys to the output, where the passes go on as in
+     * place; keys that need no mapping are left where they are, and the
+     * first pass reads them from the input. */
+    const void *input = job->src ? job->src : job->keys;
+    const void *first = needs_mapping(job->key_type) ? job->keys : input;
+
     pass_plan plan[64];
     unsigned passes = 0, range_begin = 0, range_end = 0;
     int hybrid = 0;
@@ -908,10 +926,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         if (top_shift >= 0) {
             size_t *top = S.hist + (size_t)tid * radix;
             memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
-            map_reduce_count(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
+            map_reduce_count(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
                              top, (unsigned)top_shift);
         } else {
-            map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+            map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
         }
 #pragma omp barrier
 #pragma omp single
@@ -931,11 +949,12 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 
         if (hybrid) {
             hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
-                      top_shift >= 0 && range_end == end_guess);
+                      top_shift >= 0 && range_end == end_guess, first);
         } else {
-            int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
+            int in_b = lsd_team(&S, first, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
                                 with_sigma);
-            finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
+            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : first, in_b ? S.alt_vals : S.vals,
+                         0, n);
             if (with_sigma && passes == 0)
                 for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
         }
