@@ -32,6 +32,9 @@ static int skew_input;
  * of the whole-range plan); 2: top byte zero (the lower rows); 3: the first
  * 70000 keys 10-bit, the rest as drawn (a narrow sample of a wide input). */
 static int shape_input;
+/* When set, every other key gets its top bit flipped: floats of both
+ * signs with a narrow exponent range, like normal(0, 1). */
+static int sign_mix;
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -92,6 +95,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             uint64_t top = many ? (uint64_t)(i % 16) << 60 : 0x5000000000000000ull;
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
+    }
+    for (size_t i = 1; sign_mix && i < n; i += 2) {
+        if (kw == 4) ((uint32_t *)in)[i] ^= 0x80000000u;
+        else ((uint64_t *)in)[i] ^= 0x8000000000000000ull;
     }
     for (size_t i = 0; shape_input && i < n; i++) {
         const uint64_t keep = shape_input == 1 ? ~(uint64_t)0xFF
@@ -270,6 +277,17 @@ int main(int argc, char **argv)
                     run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
                 }
             skew_input = 0;
+            /* Floats whose exponents crowd a few top values (GAUSSIAN: the
+             * mean of 4 uniforms in [0, 1); with sign_mix of both signs):
+             * the hybrid's first level splits the heavy top values
+             * (split_plan in radix_cpu.c). */
+            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_F64, GPK_DIST_GAUSSIAN, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
+                    run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 1, (mode)m, 0, 0, 0);
+                    run_case(GPK_F32, GPK_DIST_GAUSSIAN, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
+                }
+            sign_mix = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
             for (int m = 0; m < MODE_COUNT; m++) {
                 run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 18) - 1, (mode)m, 0, 0, 0);

@@ -101,19 +101,37 @@ static inline void stream_fence(void)
 #endif
 }
 
+/* The hybrid's first level on skewed keys (split_plan): the bucket of a
+ * key is looked up by g, the top HYB_MAX_BITS bits of the range: a heavy g
+ * is split by its next e bits into 2^e buckets from base on, light
+ * neighbours share one bucket. Buckets stay in key order. */
+typedef struct {
+    uint16_t base;
+    uint8_t sh, e; /* sh: shift of g's next e bits */
+} split_entry;
+
+static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, unsigned shift,
+                                 uint64_t mask)
+{
+    const split_entry t = tab[(k >> shift) & mask];
+    return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
+}
+
 /* The scatter of one chunk for one pass, written once per (key, value)
- * shape; KT key type, VT value type, HAS_V whether values move. */
-#define DEFINE_SCATTER(NAME, KT, VT, HAS_V)                                                    \
+ * shape; KT key type, VT value type, HAS_V whether values move, DIGIT the
+ * bucket of key k (a bit field, or split_digit with the table tab). */
+#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, DIGIT)                                             \
     static void NAME(const KT *restrict src, KT *restrict dst, const VT *restrict vsrc,       \
                      VT *restrict vdst, size_t lo, size_t hi, unsigned shift, KT mask,         \
                      size_t *restrict off, unsigned char *restrict wc, unsigned radix,         \
-                     int iota)                                                                 \
+                     int iota, const split_entry *restrict tab)                                \
     {                                                                                          \
+        (void)tab;                                                                             \
         enum { KB = WC_BYTES / sizeof(KT) };                                                   \
         if (!wc) {                                                                             \
             for (size_t i = lo; i < hi; i++) {                                                 \
                 KT k = src[i];                                                                 \
-                size_t pos = off[(k >> shift) & mask]++;                                       \
+                size_t pos = off[DIGIT]++;                                                     \
                 dst[pos] = k;                                                                  \
                 if (HAS_V) vdst[pos] = iota ? (VT)i : vsrc[i];                                 \
             }                                                                                  \
@@ -132,7 +150,7 @@ static inline void stream_fence(void)
         }                                                                                      \
         for (size_t i = lo; i < hi; i++) {                                                     \
             KT k = src[i];                                                                     \
-            size_t d = (k >> shift) & mask;                                                    \
+            size_t d = DIGIT;                                                                  \
             unsigned f = fill[d];                                                              \
             kbuf[d * KB + f] = k;                                                              \
             if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                              \
@@ -161,35 +179,67 @@ static inline void stream_fence(void)
         if (nt) stream_fence();                                                                \
     }
 
-DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0)
-DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1)
-DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1)
-DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0)
-DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1)
-DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1)
+#define FIELD ((k >> shift) & mask)
+#define SPLIT split_digit(tab, k, shift, mask)
+DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, FIELD)
+DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, FIELD)
+DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, FIELD)
+DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0, FIELD)
+DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1, FIELD)
+DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1, FIELD)
+DEFINE_SCATTER(split32, uint32_t, uint32_t, 0, SPLIT)
+DEFINE_SCATTER(split32_v32, uint32_t, uint32_t, 1, SPLIT)
+DEFINE_SCATTER(split32_v64, uint32_t, uint64_t, 1, SPLIT)
+DEFINE_SCATTER(split64, uint64_t, uint32_t, 0, SPLIT)
+DEFINE_SCATTER(split64_v32, uint64_t, uint32_t, 1, SPLIT)
+DEFINE_SCATTER(split64_v64, uint64_t, uint64_t, 1, SPLIT)
 
-#define DEFINE_COUNT(NAME, KT)                                                                 \
+#define DEFINE_COUNT(NAME, KT, DIGIT)                                                          \
     static void NAME(const KT *restrict src, size_t lo, size_t hi, unsigned shift, KT mask,   \
-                     size_t *restrict hist)                                                    \
+                     size_t *restrict hist, const split_entry *restrict tab)                   \
     {                                                                                          \
-        for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;                     \
+        (void)tab;                                                                             \
+        for (size_t i = lo; i < hi; i++) {                                                     \
+            KT k = src[i];                                                                     \
+            hist[DIGIT]++;                                                                     \
+        }                                                                                      \
     }
-DEFINE_COUNT(count32, uint32_t)
-DEFINE_COUNT(count64, uint64_t)
+DEFINE_COUNT(count32_tab, uint32_t, SPLIT)
+DEFINE_COUNT(count64_tab, uint64_t, SPLIT)
+static void count32(const uint32_t *restrict src, size_t lo, size_t hi, unsigned shift,
+                    uint32_t mask, size_t *restrict hist)
+{
+    for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
+}
+static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned shift,
+                    uint64_t mask, size_t *restrict hist)
+{
+    for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
+}
 
+/* tab: NULL, or the split table (then mask selects g, see split_digit). */
 static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc,
                           void *vdst, size_t lo, size_t hi, unsigned shift, uint64_t mask,
-                          size_t *off, unsigned char *wc, unsigned radix, int iota)
+                          size_t *off, unsigned char *wc, unsigned radix, int iota,
+                          const split_entry *tab)
 {
     if (kw == 4) {
         uint32_t m = (uint32_t)mask;
-        if (vw == 0) scatter32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0);
-        else if (vw == 4) scatter32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota);
-        else scatter32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota);
+        if (tab) {
+            if (vw == 0) split32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, tab);
+            else if (vw == 4) split32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
+            else split32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
+        } else if (vw == 0) scatter32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, NULL);
+        else if (vw == 4) scatter32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
+        else scatter32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
     } else {
-        if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0);
-        else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
-        else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
+        if (tab) {
+            if (vw == 0) split64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, tab);
+            else if (vw == 4) split64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+            else split64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+        } else if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, NULL);
+        else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
+        else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
     }
 }
 
@@ -298,9 +348,13 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
  * private buffers that stay in L2, and the last pass writes the bucket to
  * its final place in the caller's array. Per key that is about two trips
  * through DRAM instead of four, and the per-bucket passes run at cache
- * speed. A bucket too large for the private buffers (skewed keys) is
- * sorted by the whole team with the LSD passes of the old path, so no
- * input is slower than before by more than the one MSD pass.
+ * speed. Skewed keys (floats: a few exponents hold most of them) would
+ * leave a few huge d-bit buckets, so a level counts the top 11 bits of its
+ * range first and, where d-bit buckets would outgrow a thread, scatters by
+ * a table instead that splits heavy top values by their next bits
+ * (split_plan). A bucket still too large for the private buffers is split
+ * again (by one thread, or a team-wide level) or sorted by the team's LSD
+ * passes, so no input is slower than before by more than the one MSD pass.
  *
  * Stable throughout: both kinds of pass keep the order of equal digits, so
  * keys, pairs and sigma come out as the reference's stable order. */
@@ -404,7 +458,7 @@ static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, 
                 }
         }
         scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
-                      digits, iota && q == 0);
+                      digits, iota && q == 0, NULL);
 #pragma omp barrier
         void *t1 = src; src = dst; dst = q == 0 ? ka : t1;
         void *t2 = vsrc; vsrc = vdst; vdst = t2;
@@ -580,7 +634,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
             span dst = last ? out : (q & 1 ? Y : X);
             scatter_chunk(kw, vw, src.k, dst.k, src.v, dst.v, 0, m, plan[q].shift,
                           ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS),
-                          NULL, 1u << plan[q].bits, 0);
+                          NULL, 1u << plan[q].bits, 0, NULL);
             src = dst;
         }
         if (via_x) copy_span(out, src, m, kw, vw);
@@ -601,7 +655,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         sum += c;
     }
     bounds[digits] = sum;
-    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0);
+    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm == 0) continue;
@@ -636,12 +690,47 @@ typedef struct {
     uint64_t *ands, *ors;       /* a cache line apart per thread */
     unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
     size_t lhist_bytes, tmp_bytes;
+    split_entry tab[(size_t)1 << HYB_MAX_BITS]; /* the split of the level being scattered */
     struct {
         unsigned begin, end, digit_bits, passes;
+        unsigned buckets; /* 0: digits of digit_bits bits; else the split's bucket count */
         int lsd;
         pass_plan plan[64];
     } lv[HYB_LEVELS];
 } hyb_state;
+
+/* Skewed keys (floats: a few exponents hold most keys) leave some d-bit
+ * buckets far above what one thread sorts in cache, and those cost the
+ * team another pass through memory each. From the counts of the top
+ * HYB_MAX_BITS bits of the range (h), this plans buckets of about
+ * `target` keys instead: a heavy top value g is split by its next e bits
+ * (assumed even: where they are not, a bucket goes one level down as
+ * before), light neighbours share a bucket. Returns the bucket count
+ * (at most 2^HYB_MAX_BITS). below: bits of the range under g. */
+static unsigned split_plan(const size_t *h, size_t target, unsigned below, unsigned shift,
+                           split_entry *tab)
+{
+    const unsigned G = 1u << HYB_MAX_BITS, max_e = below < HYB_MAX_BITS ? below : HYB_MAX_BITS;
+    for (;; target *= 2) {
+        unsigned nb = 0;
+        size_t run = 0; /* keys in the open shared bucket; none open when 0 */
+        for (unsigned g = 0; g < G && nb <= G; g++) {
+            unsigned e = 0;
+            while (e < max_e && (h[g] >> e) > target) e++;
+            if (e == 0 && run > 0 && run + h[g] <= target) {
+                tab[g].base = (uint16_t)(nb - 1);
+                run += h[g];
+            } else {
+                tab[g].base = (uint16_t)(nb < G ? nb : 0);
+                nb += 1u << e;
+                run = e == 0 ? h[g] + 1 : 0; /* + 1: open even when empty */
+            }
+            tab[g].e = (uint8_t)e;
+            tab[g].sh = (uint8_t)(shift - e);
+        }
+        if (nb <= G) return nb;
+    }
+}
 
 /* Per-thread counters of one solo MSD level: offsets and bounds. */
 #define SOLO_DEPTH 8
@@ -689,7 +778,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
                 sum += c;
             }
             scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1,
-                          solo_work, wc, digits, 0);
+                          solo_work, wc, digits, 0, NULL);
             char *t = src; src = dst; dst = t;
             t = vsrc; vsrc = vdst; vdst = t;
         }
@@ -712,7 +801,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
         sum += c;
     }
     bounds[digits] = sum;
-    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0);
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm > 0)
@@ -777,11 +866,53 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         return;
     }
 
-    const unsigned d = H->lv[level].digit_bits, digits = 1u << d, shift = end - d;
-    const uint64_t mask = digits - 1;
+    const unsigned d = H->lv[level].digit_bits;
+    unsigned digits = 1u << d, shift = end - d;
+    uint64_t mask = digits - 1;
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
-    if (counted) {
+    const split_entry *tab = NULL;
+    if (end - begin > HYB_MAX_BITS) {
+        /* Count the top HYB_MAX_BITS bits (unless the detection did), then
+         * see whether d-bit buckets would be too skewed. */
+        const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
+        if (!counted) {
+            memset(my_hist, 0, G * sizeof *my_hist);
+            if (kw == 4) count32((const uint32_t *)cur, lo, hi, top, G - 1, my_hist);
+            else count64((const uint64_t *)cur, lo, hi, top, G - 1, my_hist);
+        }
+        counted = 1;
+#pragma omp barrier
+#pragma omp single
+        {
+            size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
+            for (unsigned g = 0; g < G; g++) {
+                h[g] = 0;
+                for (int t = 0; t < T; t++) h[g] += S->hist[(size_t)t * S->radix_stride + g];
+                run += h[g];
+                if ((g + 1) % (G >> d) == 0) {
+                    biggest = run > biggest ? run : biggest;
+                    run = 0;
+                }
+            }
+            H->lv[level].buckets =
+                biggest > H->cap
+                    ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, H->tab)
+                    : 0;
+        } /* implicit barrier */
+        if (H->lv[level].buckets) {
+            tab = H->tab;
+            digits = H->lv[level].buckets;
+            shift = top;
+            mask = G - 1;
+            memset(my_hist, 0, digits * sizeof *my_hist);
+            if (kw == 4) count32_tab((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist, tab);
+            else count64_tab((const uint64_t *)cur, lo, hi, shift, mask, my_hist, tab);
+        }
+    }
+    if (tab) {
+        /* counted by the split above */
+    } else if (counted) {
         /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
          * down to d (in place: group g is read before slot g is written). */
         const unsigned k = 1u << (HYB_MAX_BITS - d);
@@ -810,7 +941,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         bounds[digits] = sum;
     }
     scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
-                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota);
+                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, tab);
 #pragma omp barrier
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
