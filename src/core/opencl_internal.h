@@ -84,7 +84,7 @@ typedef struct gpk_opencl {
      * instead of a fallback. vendor_log keeps the start of a failed vendor
      * build's log. */
     unsigned os_warp;
-    unsigned os_bpt;          /* GPK_OS_BPT of the build: items >= 256 / os_bpt */
+    unsigned os_bpt;          /* GPK_OS_BPT of the build: onesweep needs items >= 256 / os_bpt */
     char vendor_log[1024];
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
