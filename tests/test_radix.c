@@ -148,6 +148,13 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     gpk_backend be;
+    const char *ocl_vendor = getenv("GPK_OPENCL_VENDOR"), *ocl_variant = getenv("GPK_OPENCL_VARIANT");
+    const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
+    const int ocl_ptx = ocl_vendor && !strcmp(ocl_vendor, "2");
+    /* a vendor path asked for must run, not skip */
+    if (argc > 1 && !strcmp(argv[1], "opencl") && (ocl_emulate || ocl_ptx) &&
+        gpk_backend_available(GPK_BACKEND_OPENCL))
+        setenv("GPK_REQUIRE_OPENCL", "1", 1);
     const int rc = tu_open_backend("test_radix", argc, argv, &ctx, &be);
     if (rc >= 0) return rc;
     seed_base = tu_seed();
@@ -264,6 +271,16 @@ int main(int argc, char **argv)
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
         }
+    }
+
+    /* 5. OpenCL: the onesweep pass ran where it was asked for (the NVIDIA
+     * default with the vendor path, GPK_OPENCL_VARIANT=onesweep), with the
+     * warp primitives asked for. */
+    if (be == GPK_BACKEND_OPENCL && (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
+        run_case(GPK_U32, GPK_DIST_UNIFORM, 100003, MODE_PAIRS32, 0, 0, 0);
+        const char *want = ocl_emulate ? "opencl-onesweep-emu" : ocl_ptx ? "opencl-onesweep-ptx" : "opencl-onesweep";
+        TU_CHECK(strstr(gpk_last_sort_path(ctx), want) != NULL, "OpenCL u32 pairs 100003: ran %s, not %s",
+                 gpk_last_sort_path(ctx), want);
     }
 
     gpk_ctx_destroy(ctx);

@@ -342,11 +342,14 @@ static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
 }
 
 /* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
- * error, anything else (default) the vendor path where it builds. */
+ * error, "emulate" the vendor path's 32-lane ranking with emulated warp
+ * primitives on any device (3, for tests), anything else (default) the
+ * vendor path where it builds. */
 static int vendor_mode(void)
 {
     const char *v = getenv("GPK_OPENCL_VENDOR");
     if (!v || !*v) return 1;
+    if (!strcmp(v, "emulate")) return 3;
     return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
 }
 
@@ -372,7 +375,7 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
     if (st->os_bpt > 8) st->os_bpt = 8;
     char opts[640];
     const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    for (int ptx = mode != 0 && nvidia; ptx >= 0; ptx--) {
+    for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
         const char *srcs[1] = {src};
         st->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
         if (e != CL_SUCCESS) {
@@ -384,10 +387,11 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
                  "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
                  "-DGPK_OS_BPT=%u%s %.300s",
                  st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
-                 ptx ? " -DGPK_NV_PTX" : "", extra ? extra : "");
+                 ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "", extra ? extra : "");
         e = clBuildProgram(st->program, 1, &st->device, opts, NULL, NULL);
         if (e == CL_SUCCESS) {
-            st->os_warp = ptx ? 32 : 1;
+            st->os_warp = ptx || mode == 3 ? 32 : 1;
+            st->os_emulated = mode == 3;
             break;
         }
         char log[400];

@@ -84,6 +84,7 @@ typedef struct gpk_opencl {
      * instead of a fallback. vendor_log keeps the start of a failed vendor
      * build's log. */
     unsigned os_warp;
+    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate: 32-lane ranking, emulated primitives */
     unsigned os_bpt;          /* GPK_OS_BPT of the build: onesweep needs items >= 256 / os_bpt */
     char vendor_log[1024];
 

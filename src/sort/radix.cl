@@ -235,6 +235,40 @@ uint gpk_shfl(uint v, uint src_lane)
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(out) : "r"(v), "r"(src_lane));
     return out;
 }
+#define GPK_WARP_RANK 1
+#define GPK_MATCH_BIT(peers, d, bit) gpk_match_bit((peers), (d), (bit))
+#define GPK_SHFL(v, src) gpk_shfl((v), (src))
+
+#elif defined(GPK_EMU_WARP)
+/* For tests on any device (GPK_OPENCL_VENDOR=emulate): the vendor path's
+ * 32-lane ranking with the ballot and the shuffle emulated in local memory
+ * with group barriers (every item of the group runs the ranking loop). */
+#define GPK_WARP 32
+
+uint gpk_emu_match_bit(uint peers, uint d, uint bit, __local uint *word, uint lane)
+{
+    if (lane == 0) *word = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (d & bit) atomic_or(word, 1u << lane);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ballot = *word;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return peers & ((d & bit) ? ballot : ~ballot);
+}
+
+uint gpk_emu_shfl(uint v, uint src_lane, __local uint *slots, uint lane)
+{
+    slots[lane] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint out = slots[src_lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return out;
+}
+#define GPK_WARP_RANK 1
+/* scratch: the group scan's buffer (2 * I words), idle while ranking */
+#define GPK_MATCH_BIT(peers, d, bit) gpk_emu_match_bit((peers), (d), (bit), sscan + I + warp, lane)
+#define GPK_SHFL(v, src) gpk_emu_shfl((v), (src), sscan + warp * GPK_WARP, lane)
+
 #else
 #define GPK_WARP 1
 #endif
@@ -728,17 +762,17 @@ __kernel void KNAME(os_pass)(__global const KEY_T *kin, __global KEY_T *kout, __
     uint rank[OSKPT];
     {
         __local uint *wc = counters + warp * D;
-#ifdef GPK_NV_PTX
+#ifdef GPK_WARP_RANK
         const uint lt = (1u << lane) - 1u;
 #endif
         #pragma unroll
         for (uint i = 0; i < OSKPT; i++) {
             const uint d = DIGIT(key[i], shift, mask);
-#ifdef GPK_NV_PTX
+#ifdef GPK_WARP_RANK
             /* bits above the pass's width are 0 in every lane: no change */
             uint peers = 0xFFFFFFFFu;
             #pragma unroll
-            for (uint b = 0; b < GPK_OS_MAXBITS; b++) peers = gpk_match_bit(peers, d, 1u << b);
+            for (uint b = 0; b < GPK_OS_MAXBITS; b++) peers = GPK_MATCH_BIT(peers, d, 1u << b);
             const uint below = popcount(peers & lt);
             const uint leader = 31u - clz(peers);
             /* An atomic, so that the next key's leader, maybe another lane,
@@ -746,7 +780,7 @@ __kernel void KNAME(os_pass)(__global const KEY_T *kin, __global KEY_T *kout, __
              * the value the atomic returns. */
             uint old = 0;
             if (lane == leader) old = atomic_add(&wc[d], below + 1u);
-            rank[i] = gpk_shfl(old, leader) + below;
+            rank[i] = GPK_SHFL(old, leader) + below;
 #else
             rank[i] = wc[d]++;
 #endif

@@ -31,7 +31,8 @@
  * GPK_OPENCL_BUILD_OPTIONS (appended to the build options),
  * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools),
  * GPK_OPENCL_OS_KPT=k4[,k8] (keys per item of the onesweep pass),
- * GPK_OPENCL_VENDOR=0|2 (no vendor kernels / vendor kernels or an error).
+ * GPK_OPENCL_VENDOR=0|2|emulate (no vendor kernels / vendor kernels or an
+ * error / the vendor ranking with emulated warp primitives, for tests).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -718,8 +719,9 @@ static gpk_status sort_device(run *R)
     if (p->variant == GPK_OCL_ONESWEEP && (s = ensure_buf(R, GPK_OCL_STATUS, p->status_len * 4, 0)) != GPK_OK)
         return s;
     static const char *const path_name[] = {"opencl-fast", "opencl-paper", "opencl-global", "opencl-onesweep"};
-    R->ctx->last_sort_path = p->variant == GPK_OCL_ONESWEEP && R->st->os_warp > 1 ? "opencl-onesweep-ptx"
-                                                                                   : path_name[p->variant];
+    R->ctx->last_sort_path = p->variant != GPK_OCL_ONESWEEP || R->st->os_warp == 1 ? path_name[p->variant]
+                             : R->st->os_emulated                                 ? "opencl-onesweep-emu"
+                                                                                  : "opencl-onesweep-ptx";
     return p->variant == GPK_OCL_ONESWEEP ? run_onesweep(R) : p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
 }
 
@@ -751,7 +753,7 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
     if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
     const gpk_opencl_tune *tu = &R->st->tune;
-    R->pref = env_variant(tu->os_default && R->st->os_warp > 1 ? GPK_OCL_ONESWEEP : tu->variant);
+    R->pref = env_variant(tu->os_default && R->st->os_warp > 1 && !R->st->os_emulated ? GPK_OCL_ONESWEEP : tu->variant);
     R->r = job->radix_bits ? job->radix_bits
                            : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;
