@@ -16,6 +16,7 @@
 #   4. a few shapes of the onesweep pass (keys per item, register cap);
 # then a table: OpenCL ms, CUDA ms, CUDA/OpenCL (the goal: >= 0.6).
 # Logs and JSON go to $OUT (or ./gpu-ocl-out): summary.txt, ocl.tar.gz.
+# GPK_OCL_N=2^16 (with GPK_OPENCL_DEVICE=...) smoke-tests the script elsewhere.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-${GPK_GPU_BUILD:-$root/build-gpu}}
@@ -28,6 +29,7 @@ summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 gpk=$build/gpk
+n=${GPK_OCL_N:-2^26} # smaller for a smoke test elsewhere
 [ -x "$gpk" ] || { note "no $gpk"; exit 2; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader >"$logs/gpu.txt" 2>&1 || true
@@ -95,9 +97,11 @@ note "tests: $(( $(date +%s) - t0 )) s"
 # --- 3. the goal: CUDA vs OpenCL at 2^26, same run ---------------------------------------
 bench() { # name, env...
   local name=$1; shift
-  env "$@" timeout 100 "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n 2^26 --pairs --reps 20 \
+  env "$@" timeout 100 "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n "$n" --pairs --reps 20 \
     --peers cuda --json "$logs/bench-$name.json" >"$logs/bench-$name.txt" 2>&1
-  note "bench [$name]: rc $?"
+  local rc=$?
+  note "bench [$name]: rc $rc"
+  [ $rc -eq 0 ] || grep -v '^gpk bench \[' "$logs/bench-$name.txt" | tail -n 8 | tee -a "$summary"
 }
 [ $vendor_ok -eq 1 ] && bench vendor GPK_OPENCL_VENDOR=1
 bench portable GPK_OPENCL_VENDOR=0
@@ -105,9 +109,11 @@ bench portable GPK_OPENCL_VENDOR=0
 # --- 4. shapes of the onesweep pass (keys only, OpenCL only) -------------------------
 shape() { # name, env...
   local name=$1; shift
-  env "$@" timeout 45 "$gpk" bench sort --backends opencl --types u32,u64 --n 2^26 --reps 10 --peers none \
+  env "$@" timeout 45 "$gpk" bench sort --backends opencl --types u32,u64 --n "$n" --reps 10 --peers none \
     --json "$logs/shape-$name.json" >"$logs/shape-$name.txt" 2>&1
-  note "shape [$name]: rc $?"
+  local rc=$?
+  note "shape [$name]: rc $rc"
+  [ $rc -eq 0 ] || grep -v '^gpk bench \[' "$logs/shape-$name.txt" | tail -n 4 | tee -a "$summary"
 }
 [ $vendor_ok -eq 1 ] && shape kpt12-6 GPK_OPENCL_OS_KPT=12,6
 [ $vendor_ok -eq 1 ] && shape kpt20-10 GPK_OPENCL_OS_KPT=20,10
@@ -117,15 +123,15 @@ shape() { # name, env...
 tar -czf "$out/ocl.tar.gz" -C "$out" ocl-logs 2>/dev/null
 
 # --- table ----------------------------------------------------------------------------
-python3 - "$logs" <<'PY' | tee -a "$summary"
+python3 - "$logs" "$n" <<'PY' | tee -a "$summary"
 import glob, json, os, sys
-logs = sys.argv[1]
+logs, n = sys.argv[1], sys.argv[2]
 def rows(path):
     try:
         return json.load(open(path))['rows']
     except Exception as e:
         return []
-print('\nCUDA vs OpenCL, 2^26, device-resident, median ms (goal: CUDA/OpenCL >= 0.6)')
+print('\nCUDA vs OpenCL, n = %s, device-resident, median ms (goal: CUDA/OpenCL >= 0.6)' % n)
 print('%-10s %-4s %-6s %10s %10s %8s  %s' % ('run', 'type', 'mode', 'opencl', 'cuda', 'ratio', 'opencl path / check'))
 for name in ('vendor', 'portable'):
     rs = rows(os.path.join(logs, 'bench-%s.json' % name))
