@@ -371,7 +371,6 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
     /* Keys per item are compile-time (they size private arrays); the rest
      * of the tuning is chosen per call. */
     st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
-    if (st->os_bpt < 1) st->os_bpt = 1;
     if (st->os_bpt > 8) st->os_bpt = 8;
     char opts[640];
     const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
