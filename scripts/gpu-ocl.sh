@@ -13,7 +13,8 @@
 #   3. gpk bench sort, u32 and u64 keys and pairs at 2^26, cuda and opencl in
 #      one run (the OpenCL rows' peer is the CUDA backend), vendor path and
 #      GPK_OPENCL_VENDOR=0 on the same machine;
-#   4. a few shapes of the onesweep pass (keys per item, register cap);
+#   4. a few shapes of the onesweep pass (keys per item, register cap, the
+#      general group scan instead of the warp-shuffle one);
 # then a table: OpenCL ms, CUDA ms, CUDA/OpenCL (the goal: >= 0.6).
 # Logs and JSON go to $OUT (or ./gpu-ocl-out): summary.txt, ocl.tar.gz.
 # GPK_OCL_N=2^16 (with GPK_OPENCL_DEVICE=...) smoke-tests the script elsewhere.
@@ -119,6 +120,7 @@ shape() { # name, env...
 [ $vendor_ok -eq 1 ] && shape kpt20-10 GPK_OPENCL_OS_KPT=20,10
 [ $vendor_ok -eq 1 ] && shape maxrreg64 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=64
 [ $vendor_ok -eq 1 ] && shape maxrreg80 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=80
+[ $vendor_ok -eq 1 ] && shape plainscan GPK_OPENCL_BUILD_OPTIONS=-DGPK_OS_PLAIN_SCAN
 
 tar -czf "$out/ocl.tar.gz" -C "$out" ocl-logs 2>/dev/null
 

@@ -235,9 +235,16 @@ uint gpk_shfl(uint v, uint src_lane)
     asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(out) : "r"(v), "r"(src_lane));
     return out;
 }
+uint gpk_shfl_up(uint v, uint delta)
+{
+    uint out;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;" : "=r"(out) : "r"(v), "r"(delta));
+    return out;
+}
 #define GPK_WARP_RANK 1
 #define GPK_MATCH_BIT(peers, d, bit) gpk_match_bit((peers), (d), (bit))
 #define GPK_SHFL(v, src) gpk_shfl((v), (src))
+#define GPK_SHFL_UP(v, delta) gpk_shfl_up((v), (delta))
 
 #elif defined(GPK_EMU_WARP)
 /* For tests on any device (GPK_OPENCL_VENDOR=emulate): the vendor path's
@@ -264,10 +271,21 @@ uint gpk_emu_shfl(uint v, uint src_lane, __local uint *slots, uint lane)
     barrier(CLK_LOCAL_MEM_FENCE);
     return out;
 }
+/* lanes below delta get their own value, as with shfl.sync.up */
+uint gpk_emu_shfl_up(uint v, uint delta, __local uint *slots, uint lane)
+{
+    slots[lane] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint out = lane >= delta ? slots[lane - delta] : v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return out;
+}
 #define GPK_WARP_RANK 1
-/* scratch: the group scan's buffer (2 * I words), idle while ranking */
+/* scratch: the group scan's buffer (2 * I words): lane slots in the first
+ * I words, one word per warp after them */
 #define GPK_MATCH_BIT(peers, d, bit) gpk_emu_match_bit((peers), (d), (bit), sscan + I + warp, lane)
 #define GPK_SHFL(v, src) gpk_emu_shfl((v), (src), sscan + warp * GPK_WARP, lane)
+#define GPK_SHFL_UP(v, delta) gpk_emu_shfl_up((v), (delta), sscan + warp * GPK_WARP, lane)
 
 #else
 #define GPK_WARP 1
@@ -807,8 +825,24 @@ __kernel void KNAME(os_pass)(__global const KEY_T *kin, __global KEY_T *kout, __
             gpk_store_status(&status[tile * D + d], (tile == 0 ? GPK_OS_FLAG_INCL : GPK_OS_FLAG_AGG) | total[u]);
     }
     {
+#if defined(GPK_WARP_RANK) && !defined(GPK_OS_PLAIN_SCAN)
+        /* exclusive scan over the group: within each warp by shuffles, then
+         * the warps' sums (one barrier instead of the general scan's log I) */
+        uint incl = my_sum;
+        #pragma unroll
+        for (uint o = 1; o < GPK_WARP; o <<= 1) {
+            const uint y = GPK_SHFL_UP(incl, o);
+            if (lane >= o) incl += y;
+        }
+        __local uint *warp_sum = sscan + I; /* past the emulation's lane slots */
+        if (lane == GPK_WARP - 1) warp_sum[warp] = incl;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint run = incl - my_sum;
+        for (uint w = 0; w < warp; w++) run += warp_sum[w];
+#else
         uint all;
         uint run = gpk_group_scan_excl(my_sum, sscan, &all);
+#endif
         #pragma unroll
         for (uint u = 0; u < GPK_OS_BPT; u++) {
             start[u] = run;
