@@ -98,6 +98,16 @@ GPK_API gpk_backend gpk_ctx_backend(const gpk_ctx *ctx);
 /* Sets the CPU thread count (0 = all cores). */
 GPK_API gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads);
 
+/* Caps the device memory a host-API sort (gpk_sort_keys, _pairs, _perm,
+ * _records) may use, in bytes; 0 (the default) = no cap (CUDA: the free
+ * memory). An input whose in-memory sort needs more is sorted out of core:
+ * sorted runs that fit, then merged (docs/guide.md, "Out-of-core sorts").
+ * On a CPU context a non-zero budget runs the same out-of-core driver with
+ * the CPU sort standing in for the device, for tests. The GPK_DEVICE_BUDGET
+ * environment variable (bytes, with an optional K, M or G suffix: powers of
+ * 1024) sets it when a context is created. */
+GPK_API gpk_status gpk_ctx_set_device_budget(gpk_ctx *ctx, size_t bytes);
+
 /* Message for the last failed call on ctx ("" if none). With ctx == NULL:
  * the message of the last failed gpk_ctx_create on this thread. */
 GPK_API const char *gpk_last_error(const gpk_ctx *ctx);

@@ -196,6 +196,33 @@ static void cpu_info(gpk_ctx *ctx)
     info->memory_bytes = (pages > 0 && page > 0) ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
+/* GPK_DEVICE_BUDGET: a byte count with an optional K, M or G (powers of
+ * 1024); unset or empty leaves the budget off. */
+static gpk_status env_device_budget(size_t *out)
+{
+    *out = 0;
+    const char *v = getenv("GPK_DEVICE_BUDGET");
+    if (!v || !*v) return GPK_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    unsigned shift = 0;
+    if (end != v && *end) {
+        switch (*end) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: shift = 99;
+        }
+        end++;
+    }
+    if (errno || end == v || *end != '\0' || shift == 99 || v[0] == '-' || x > (SIZE_MAX >> shift))
+        return gpk__fail(NULL, GPK_EINVAL,
+                         "GPK_DEVICE_BUDGET=%s: expected a byte count such as 268435456, 256M or 2G", v);
+    *out = (size_t)x << shift;
+    return GPK_OK;
+}
+
 gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend)
 {
     gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
@@ -224,8 +251,11 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     if (backend == GPK_BACKEND_AUTO)
         backend = gpk_backend_available(GPK_BACKEND_CUDA) ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
 
+    size_t budget;
+    GPK_CHECK(env_device_budget(&budget));
     gpk_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return gpk__fail(NULL, GPK_ENOMEM, "gpk_ctx_create: out of host memory");
+    ctx->device_budget = budget;
     ctx->backend = backend;
     ctx->device = o.device >= 0 ? o.device : gpk__env_int("GPK_DEVICE", 0);
     if (ctx->device < 0) ctx->device = 0;
@@ -283,6 +313,7 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
 void gpk_ctx_destroy(gpk_ctx *ctx)
 {
     if (!ctx) return;
+    gpk__ooc_release(ctx);
 #ifdef GPK_HAVE_CUDA
     if (ctx->cuda) gpk__cuda_ctx_release(ctx);
 #endif
@@ -318,5 +349,12 @@ gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads)
     GPK_CHECK(resolve_threads(ctx, threads, &ctx->threads));
     ctx->info.threads = (unsigned)ctx->threads;
     if (ctx->backend == GPK_BACKEND_CPU) ctx->info.compute_units = (unsigned)ctx->threads;
+    return GPK_OK;
+}
+
+gpk_status gpk_ctx_set_device_budget(gpk_ctx *ctx, size_t bytes)
+{
+    if (!ctx) return GPK_EINVAL;
+    ctx->device_budget = bytes;
     return GPK_OK;
 }

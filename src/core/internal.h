@@ -36,7 +36,20 @@ struct gpk_ctx {
     int last_sort_algo;    /* gpk_sort_algo of the last successful sort */
     const char *last_sort_path; /* the variant it ran (static string), set by
                                    the backend or, when it sets none, the algorithm */
+    size_t device_budget;  /* bytes of device memory a host-API sort may use; 0 = no
+                              limit (CUDA: what is free). On the CPU backend a non-zero
+                              budget makes the out-of-core driver run with the CPU sort
+                              as its device (src/sort/ooc.c) */
+    struct gpk_ooc_stats {  /* the last out-of-core sort, for gpk bench sort */
+        double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
+        size_t runs, parts, cap;
+        int pinned;         /* the host arrays were page-locked (CUDA) */
+    } ooc;
+    void *ooc_keep;        /* the extra buffer kept between calls (GPK_OOC_KEEP=1), ooc.c */
 };
+
+/* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */
+void gpk__ooc_release(gpk_ctx *ctx);
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
  * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */

@@ -49,6 +49,20 @@ typedef struct gpk_ocl_kernel {
     int phase;      /* GPK_OCL_PH_* */
 } gpk_ocl_kernel;
 
+/* One build of src/sort/radix.cl and its kernels. [w]: key (or element)
+ * width 4 -> 0, 8 -> 1; [v]: payload 0, 4, 8 -> 0, 1, 2. */
+typedef struct gpk_ocl_kernels {
+    cl_program program;
+    gpk_ocl_kernel scan_parts, scan_add, transpose[2];
+    gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
+    gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
+    gpk_ocl_kernel os_hist[2], os_pass[2][3];
+    /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
+     * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
+    unsigned os_warp;
+    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate */
+} gpk_ocl_kernels;
+
 /* Cached device buffers, grow-only. */
 enum {
     GPK_OCL_KEYS0 = 0, GPK_OCL_KEYS1, GPK_OCL_VALS0, GPK_OCL_VALS1,
@@ -60,7 +74,6 @@ typedef struct gpk_opencl {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    cl_program program;
 
     cl_device_type type;
     cl_ulong local_mem, max_alloc, global_mem;
@@ -71,21 +84,15 @@ typedef struct gpk_opencl {
 
     gpk_opencl_tune tune;
 
-    /* [w]: key (or element) width 4 -> 0, 8 -> 1; [v]: payload 0, 4, 8 -> 0, 1, 2 */
-    gpk_ocl_kernel scan_parts, scan_add, transpose[2];
-    gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
-    gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
-    gpk_ocl_kernel os_hist[2], os_pass[2][3];
+    /* [0]: 32-bit positions, built with the context; [1]: 64-bit positions
+     * (GPK_POS64), built by the first sort past 2^32 keys */
+    gpk_ocl_kernels ks[2];
 
-    /* The onesweep kernels' warp: 32 when the program was built with the
-     * NVIDIA inline-PTX primitives (GPK_NV_PTX), else 1 (portable). The
-     * vendor build is tried on NVIDIA GPUs unless GPK_OPENCL_VENDOR=0;
-     * GPK_OPENCL_VENDOR=2 makes its failure an error (with the build log)
-     * instead of a fallback. vendor_log keeps the start of a failed vendor
-     * build's log. */
-    unsigned os_warp;
-    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate: 32-lane ranking, emulated primitives */
-    unsigned os_bpt;          /* GPK_OS_BPT of the build: onesweep needs items >= 256 / os_bpt */
+    /* The vendor build (inline PTX) is tried on NVIDIA GPUs unless
+     * GPK_OPENCL_VENDOR=0; GPK_OPENCL_VENDOR=2 makes its failure an error
+     * (with the build log) instead of a fallback. vendor_log keeps the start
+     * of a failed vendor build's log. */
+    unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
     char vendor_log[1024];
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
@@ -115,6 +122,10 @@ void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out);
 /* Adds the times of the recorded events to prof_ms and releases them
  * (call after clFinish). */
 void gpk__opencl_profile_collect(gpk_opencl *st);
+
+/* The kernels with 32-bit (wide = 0) or 64-bit positions, building the
+ * latter on first use. */
+gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out);
 
 /* Releases the cached buffers (after an allocation failure, so that a
  * retry starts from nothing). */

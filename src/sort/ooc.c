@@ -1,0 +1,511 @@
+/* Out-of-core sort driver (issue 16) and the CPU fake of a device.
+ *
+ * Plan: sorted runs, then a merge by output partitions.
+ *  1. Runs: the input (the caller's array A) is cut into runs of one slot
+ *     (cap elements); each is loaded, sorted on the device (stable radix)
+ *     and stored into an extra host buffer B at its own place. A is only
+ *     read, so a failure here leaves the input as it was.
+ *  2. Merge: the output is cut into partitions of cap elements. For each,
+ *     co-ranks (a binary search over the key values, ties broken by run
+ *     index, so the merge is stable) give the slice of every run that
+ *     belongs to it; the slices are loaded one after another into a slot,
+ *     which then holds the runs' slices in run order, and a stable sort of
+ *     that slot is their stable merge; it is stored into A. A failure here
+ *     copies B (the sorted runs: a permutation of the input) back into A.
+ * Skew does not matter: the partitions have cap elements whatever the keys,
+ * all-equal keys included. The device sort re-sorts merged slices instead
+ * of merging them: no new kernel, and on the GPU the sort runs faster than
+ * the link that feeds it (docs/perf/radix.md, "Out-of-core").
+ * Three slots let the load of one, the sort of the next and the store of a
+ * third overlap; the device orders them (ooc_internal.h). */
+#define _GNU_SOURCE
+#include "ooc_internal.h"
+
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define OOC_SLOTS 3
+#define OOC_MIN_CAP 8      /* a slot smaller than this makes no real progress */
+#define OOC_MAX_RUNS 4096  /* the co-rank table is (runs + 1)^2 entries */
+
+/* ---- host helpers ------------------------------------------------------------ */
+
+static void par_copy(void *dst, const void *src, size_t bytes, int threads)
+{
+    const size_t piece = (size_t)1 << 20;
+    const long long pieces = (long long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
+    for (long long p = 0; p < pieces; p++) {
+        const size_t off = (size_t)p * piece;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
+    }
+}
+
+/* The extra buffer: 2 MiB aligned with transparent huge pages where the
+ * system has them, and touched by all threads, so that its first-touch
+ * faults (and, on CUDA, page-locking it) do not run on one thread. */
+static void *big_alloc(size_t bytes, int threads)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (bytes < huge) return malloc(bytes ? bytes : 1);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
+#endif
+    /* one write a page faults it in (zeroed by the system) */
+    const long long pages = (long long)((bytes + 4095) / 4096);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (long long k = 0; k < pages; k++) ((volatile char *)p)[(size_t)k * 4096] = 0;
+    return p;
+}
+
+/* GPK_OOC_KEEP=1: the extra buffer stays with the context (page-locked on
+ * CUDA) for the next call, so a code that sorts large inputs again and
+ * again pays its page faults and locking once. */
+typedef struct ooc_keep {
+    unsigned char *buf[2]; /* keys, values */
+    size_t bytes[2];
+    int locked[2];
+} ooc_keep;
+
+static void keep_drop(gpk_ctx *ctx, ooc_keep *k, int i)
+{
+#ifdef GPK_HAVE_CUDA
+    if (k->locked[i]) gpk__ooc_cuda_unlock(ctx, k->buf[i], k->bytes[i]);
+#endif
+    free(k->buf[i]);
+    k->buf[i] = NULL;
+    k->bytes[i] = 0;
+    k->locked[i] = 0;
+}
+
+void gpk__ooc_release(gpk_ctx *ctx)
+{
+    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    if (!k) return;
+    keep_drop(ctx, k, 0);
+    keep_drop(ctx, k, 1);
+    free(k);
+    ctx->ooc_keep = NULL;
+}
+
+static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
+{
+    if (!keep) return big_alloc(bytes, threads);
+    if (!ctx->ooc_keep) ctx->ooc_keep = calloc(1, sizeof(ooc_keep));
+    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    if (!k) return NULL;
+    if (k->bytes[i] >= bytes && k->buf[i]) return k->buf[i];
+    keep_drop(ctx, k, i);
+    k->buf[i] = big_alloc(bytes, threads);
+    if (k->buf[i]) k->bytes[i] = bytes;
+    return k->buf[i];
+}
+
+static void extra_free(int keep, void *p)
+{
+    if (!keep) free(p);
+}
+
+static double host_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}
+
+static unsigned value_width_of(const gpk_radix_job *job)
+{
+    return job->values ? job->value_width : job->sigma ? job->sigma_width : 0u;
+}
+
+int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    const unsigned vw = value_width_of(job);
+    /* Test hook: with a budget set, GPK_OOC_FORCE=1 sends every sort out of
+     * core, so that the tests reach sizes around one slot (which would
+     * otherwise fit the budget in memory). */
+    const char *force = getenv("GPK_OOC_FORCE");
+    if (ctx->device_budget && force && !strcmp(force, "1")) return 1;
+    switch (ctx->backend) {
+    case GPK_BACKEND_CPU:
+        /* the in-memory CPU sort: the arrays and their scratch */
+        return ctx->device_budget && 2.0 * (double)job->n * (job->key_width + vw) > (double)ctx->device_budget;
+#ifdef GPK_HAVE_CUDA
+    case GPK_BACKEND_CUDA: {
+        if (job->n > UINT32_MAX) return 1;
+        /* small sorts (a time step's) skip the device query */
+        const double guess = 2.2 * (double)job->n * (job->key_width + vw);
+        if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
+        size_t need = 0, avail = 0;
+        if (gpk__ooc_cuda_fit(ctx, job->n, job->key_width, vw, &need, &avail) != GPK_OK) {
+            gpk__clear_error(ctx); /* the in-memory path reports the device's failure */
+            return 0;
+        }
+        const size_t limit = ctx->device_budget && ctx->device_budget < avail ? ctx->device_budget : avail;
+        return need > limit;
+    }
+#endif
+    default:
+        return 0;
+    }
+}
+
+/* ---- the CPU fake of a device ------------------------------------------------ */
+
+typedef struct cpu_dev {
+    unsigned char *keys[OOC_SLOTS], *vals[OOC_SLOTS];
+} cpu_dev;
+
+static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    par_copy(c->keys[slot] + at * d->key_width, keys, n * d->key_width, d->ctx->threads);
+    if (d->value_width) par_copy(c->vals[slot] + at * d->value_width, vals, n * d->value_width, d->ctx->threads);
+    return GPK_OK;
+}
+
+static gpk_status cpu_sort(gpk_ooc_dev *d, int slot, size_t n)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    if (n < 2) return GPK_OK;
+    gpk_radix_job job;
+    memset(&job, 0, sizeof job);
+    job.key_type = d->key_type;
+    job.key_width = d->key_width;
+    job.keys = c->keys[slot];
+    job.values = d->value_width ? c->vals[slot] : NULL;
+    job.value_width = d->value_width;
+    job.n = n;
+    job.key_bits = d->key_bits;
+    job.radix_bits = d->radix_bits;
+    return gpk__radix_sort_cpu(d->ctx, &job);
+}
+
+static gpk_status cpu_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    par_copy(keys, c->keys[slot], n * d->key_width, d->ctx->threads);
+    if (d->value_width) par_copy(vals, c->vals[slot], n * d->value_width, d->ctx->threads);
+    return GPK_OK;
+}
+
+static gpk_status cpu_wait(gpk_ooc_dev *d) { return GPK_OK; }
+
+static void cpu_close(gpk_ooc_dev *d)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    if (!c) return;
+    for (int i = 0; i < OOC_SLOTS; i++) {
+        free(c->keys[i]);
+        free(c->vals[i]);
+    }
+    free(c);
+    d->impl = NULL;
+}
+
+/* The budget holds the slots and the CPU sort's scratch for one slot
+ * (counted as two more slots, as the CUDA device's sort needs). */
+static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
+{
+    const size_t per = d->key_width + d->value_width;
+    d->slots = OOC_SLOTS;
+    d->cap = budget / ((OOC_SLOTS + 2) * per);
+    /* as on CUDA: GPK_OOC_SLOT_BYTES caps a slot (tests choose the run length with it) */
+    const char *sb = getenv("GPK_OOC_SLOT_BYTES");
+    if (sb && *sb && strtoull(sb, NULL, 10) > 0 && strtoull(sb, NULL, 10) / per < d->cap)
+        d->cap = strtoull(sb, NULL, 10) / per;
+    if (d->cap < OOC_MIN_CAP)
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "sort: a device budget of %zu bytes is too small for an out-of-core sort of "
+                         "%u-byte elements (at least %zu bytes)",
+                         budget, (unsigned)per, (size_t)(OOC_SLOTS + 2) * per * OOC_MIN_CAP);
+    cpu_dev *c = calloc(1, sizeof *c);
+    if (!c) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
+    d->impl = c;
+    d->load = cpu_load;
+    d->sort = cpu_sort;
+    d->store = cpu_store;
+    d->wait = cpu_wait;
+    d->close = cpu_close;
+    for (int i = 0; i < OOC_SLOTS; i++) {
+        c->keys[i] = malloc(d->cap * d->key_width);
+        c->vals[i] = d->value_width ? malloc(d->cap * d->value_width) : NULL;
+        if (!c->keys[i] || (d->value_width && !c->vals[i])) {
+            cpu_close(d);
+            return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the out-of-core slots");
+        }
+    }
+    return GPK_OK;
+}
+
+/* ---- co-ranks ----------------------------------------------------------------- */
+
+typedef struct runs_view {
+    gpk_type type;
+    const unsigned char *keys; /* B: the sorted runs one after another */
+    unsigned key_width;
+    size_t n, cap, count;      /* run r: [r * cap, min(n, (r + 1) * cap)) */
+    uint64_t mask;             /* mapped keys are compared under this mask */
+} runs_view;
+
+static size_t run_len(const runs_view *v, size_t r)
+{
+    const size_t start = r * v->cap;
+    return v->n - start < v->cap ? v->n - start : v->cap;
+}
+
+/* Elements of run r whose mapped key is < x (or <= x when le). */
+static size_t run_bound(const runs_view *v, size_t r, uint64_t x, int le)
+{
+    const unsigned char *keys = v->keys + r * v->cap * v->key_width;
+    size_t lo = 0, hi = run_len(v, r);
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const uint64_t k = gpk__mapped_key_at(v->type, keys, mid, v->mask);
+        if (k < x || (le && k == x)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* split[r] for every run: how many of run r's elements are among the k
+ * first of the stable merge (order by key, then run, then position). */
+static void co_rank(const runs_view *v, size_t k, size_t *split)
+{
+    if (k == 0 || k == v->n) {
+        for (size_t r = 0; r < v->count; r++) split[r] = k ? run_len(v, r) : 0;
+        return;
+    }
+    /* the smallest key value x with at least k elements <= x */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t r = 0; r < v->count; r++) {
+        const unsigned char *keys = v->keys + r * v->cap * v->key_width;
+        const uint64_t first = gpk__mapped_key_at(v->type, keys, 0, v->mask);
+        const uint64_t last = gpk__mapped_key_at(v->type, keys, run_len(v, r) - 1, v->mask);
+        if (first < lo) lo = first;
+        if (last > hi) hi = last;
+    }
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        size_t le = 0;
+        for (size_t r = 0; r < v->count; r++) le += run_bound(v, r, mid, 1);
+        if (le >= k) hi = mid;
+        else lo = mid + 1;
+    }
+    /* below x everything is in; the keys equal to x go in run order */
+    size_t left = k;
+    for (size_t r = 0; r < v->count; r++) {
+        split[r] = run_bound(v, r, lo, 0);
+        left -= split[r];
+    }
+    for (size_t r = 0; r < v->count && left; r++) {
+        const size_t equal = run_bound(v, r, lo, 1) - split[r];
+        const size_t take = equal < left ? equal : left;
+        split[r] += take;
+        left -= take;
+    }
+}
+
+/* ---- the driver --------------------------------------------------------------- */
+
+/* Test hook: GPK_OOC_FAIL_AT=k makes the k-th transfer (load or store,
+ * counted from 1 over both phases) fail as a device transfer would. */
+typedef struct xfer {
+    gpk_ooc_dev *d;
+    long count, fail_at;
+} xfer;
+
+static gpk_status injected(xfer *x)
+{
+    return gpk__fail(x->d->ctx, GPK_EDEVICE, "sort: out-of-core transfer %ld failed (GPK_OOC_FAIL_AT)", x->count);
+}
+
+static gpk_status x_load(xfer *x, int slot, size_t at, const void *keys, const void *vals, size_t n)
+{
+    if (++x->count == x->fail_at) return injected(x);
+    return x->d->load(x->d, slot, at, keys, vals, n);
+}
+
+static gpk_status x_store(xfer *x, int slot, void *keys, void *vals, size_t n)
+{
+    if (++x->count == x->fail_at) return injected(x);
+    return x->d->store(x->d, slot, keys, vals, n);
+}
+
+/* Waits for the device after a failure (nothing may still write A or B)
+ * and keeps the first failure's message. */
+static gpk_status drain(gpk_ooc_dev *d, gpk_status s)
+{
+    char keep[GPK_ERRLEN];
+    memcpy(keep, d->ctx->err, sizeof keep);
+    (void)d->wait(d);
+    memcpy(d->ctx->err, keep, sizeof keep);
+    return s;
+}
+
+gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    const double t0 = omp_get_wtime();
+    memset(&ctx->ooc, 0, sizeof ctx->ooc);
+    const size_t n = job->n;
+    const unsigned kw = job->key_width, vw = value_width_of(job);
+    unsigned char *a_keys = (unsigned char *)job->keys;
+    unsigned char *a_vals = (unsigned char *)(job->values ? job->values : (void *)job->sigma);
+    const int threads = ctx->threads > 0 ? ctx->threads : 1;
+
+    /* The extra buffer B, before anything of the caller's is touched. */
+    const double extra = (double)n * (kw + vw);
+    const double host = host_memory_bytes();
+    if (host > 0 && 2.0 * extra > host)
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: an out-of-core sort of %zu elements needs %.2f GiB of host memory beside the "
+                         "input; the host has %.2f GiB in all",
+                         n, extra / 1073741824.0, host / 1073741824.0);
+    const char *keep_env = getenv("GPK_OOC_KEEP");
+    const int keep = keep_env && !strcmp(keep_env, "1");
+    unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
+    unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
+    if (!b_keys || (vw && !b_vals)) {
+        extra_free(keep, b_keys);
+        extra_free(keep, b_vals);
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
+                         "sort of %zu elements needs beside the input", extra / 1073741824.0, n);
+    }
+    const double t1 = omp_get_wtime();
+    ctx->ooc.alloc_ms = 1e3 * (t1 - t0);
+
+    gpk_ooc_dev dev;
+    memset(&dev, 0, sizeof dev);
+    dev.ctx = ctx;
+    dev.key_type = job->key_type;
+    dev.key_width = kw;
+    dev.value_width = vw;
+    dev.key_bits = job->key_bits;
+    dev.radix_bits = job->radix_bits;
+    gpk_status s;
+    if (ctx->backend == GPK_BACKEND_CPU) {
+        s = cpu_open(ctx, &dev, ctx->device_budget);
+#ifdef GPK_HAVE_CUDA
+    } else if (ctx->backend == GPK_BACKEND_CUDA) {
+        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}};
+        if (keep) {
+            ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+            h.b_locked = k->locked;
+            h.b_bytes[0] = k->bytes[0];
+            h.b_bytes[1] = vw ? k->bytes[1] : 0;
+        }
+        s = gpk__ooc_cuda_open(ctx, &dev, ctx->device_budget, &h);
+#endif
+    } else {
+        s = gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: no out-of-core sort on the %s backend",
+                      gpk_backend_name(ctx->backend));
+    }
+    if (s != GPK_OK) {
+        extra_free(keep, b_keys);
+        extra_free(keep, b_vals);
+        return s;
+    }
+    const double t2 = omp_get_wtime();
+    ctx->ooc.pin_ms = 1e3 * (t2 - t1);
+    const size_t cap = dev.cap;
+    const size_t runs = (n + cap - 1) / cap;
+    size_t *split = NULL;
+    if (runs > OOC_MAX_RUNS) {
+        s = gpk__fail(ctx, GPK_EINVAL,
+                      "sort: the device budget (%zu elements a slot) is too small for %zu elements: %zu runs, "
+                      "at most %d",
+                      cap, n, runs, OOC_MAX_RUNS);
+        goto out;
+    }
+    split = malloc((runs + 1) * runs * sizeof *split);
+    if (!split) {
+        s = gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the co-ranks");
+        goto out;
+    }
+    ctx->ooc.cap = cap;
+    ctx->ooc.runs = runs;
+    ctx->ooc.parts = runs;
+    /* sigma is output only: the identity goes in as the values */
+    if (job->sigma) {
+        const ptrdiff_t nn = (ptrdiff_t)n;
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
+        for (ptrdiff_t i = 0; i < nn; i++) {
+            if (job->sigma_width == 8) ((uint64_t *)job->sigma)[i] = (uint64_t)i;
+            else ((uint32_t *)job->sigma)[i] = (uint32_t)i;
+        }
+    }
+    xfer x = {&dev, 0, 0};
+    {
+        const char *f = getenv("GPK_OOC_FAIL_AT");
+        if (f && *f) x.fail_at = strtol(f, NULL, 10);
+    }
+
+    /* 1. runs: A -> B */
+    for (size_t r = 0; r < runs && s == GPK_OK; r++) {
+        const int slot = (int)(r % OOC_SLOTS);
+        const size_t at = r * cap, len = n - at < cap ? n - at : cap;
+        s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
+        if (s == GPK_OK) s = dev.sort(&dev, slot, len);
+        if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);
+    }
+    s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
+    if (s != GPK_OK) goto out; /* A was only read */
+    const double t3 = omp_get_wtime();
+    ctx->ooc.runs_ms = 1e3 * (t3 - t2);
+
+    /* 2. merge: B -> A, partition p = output [p * cap, (p + 1) * cap) */
+    {
+        runs_view v = {job->key_type, b_keys, kw, n, cap, runs,
+                       job->key_bits == 0 || job->key_bits >= 64 ? UINT64_MAX
+                                                                : (((uint64_t)1 << job->key_bits) - 1)};
+        const ptrdiff_t parts = (ptrdiff_t)runs;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+        for (ptrdiff_t p = 0; p <= parts; p++) {
+            const size_t k = (size_t)p * cap < n ? (size_t)p * cap : n;
+            co_rank(&v, k, split + (size_t)p * runs);
+        }
+    }
+    for (size_t p = 0; p < runs && s == GPK_OK; p++) {
+        const int slot = (int)(p % OOC_SLOTS);
+        const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
+        size_t at = 0;
+        for (size_t r = 0; r < runs && s == GPK_OK; r++) {
+            const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
+            if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
+            at += len;
+        }
+        if (s == GPK_OK) s = dev.sort(&dev, slot, at);
+        if (s == GPK_OK) s = x_store(&x, slot, a_keys + p * cap * kw, vw ? a_vals + p * cap * vw : NULL, at);
+    }
+    s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
+    if (s != GPK_OK) {
+        /* A is part merged output, part input: the sorted runs replace it,
+         * so it holds a permutation of the input, values (or sigma) with
+         * their keys */
+        par_copy(a_keys, b_keys, n * kw, threads);
+        if (vw) par_copy(a_vals, b_vals, n * vw, threads);
+        const size_t len = strlen(ctx->err);
+        if (len + 80 < sizeof ctx->err)
+            strcat(ctx->err, " (the array holds its keys as sorted runs: a permutation of the input)");
+        goto out;
+    }
+    ctx->ooc.merge_ms = 1e3 * (omp_get_wtime() - t3);
+    ctx->last_sort_path = "radix-out-of-core";
+
+out:
+    {
+        const double t4 = omp_get_wtime();
+        dev.close(&dev); /* CUDA: unlocks the host arrays */
+        ctx->ooc.unpin_ms = 1e3 * (omp_get_wtime() - t4);
+    }
+    free(split);
+    extra_free(keep, b_keys);
+    extra_free(keep, b_vals);
+    ctx->ooc.total_ms = 1e3 * (omp_get_wtime() - t0);
+    return s;
+}

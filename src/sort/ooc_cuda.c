@@ -1,0 +1,391 @@
+/* The CUDA device of the out-of-core sort (ooc.c, ooc_internal.h).
+ *
+ * Three streams: loads (host to device), sorts, stores (device to host),
+ * ordered by events per slot, so that with three slots the load of one
+ * slot, the sort of another and the store of the third run at once and
+ * the link carries data both ways. The host arrays (the caller's and the
+ * driver's extra buffer) are page-locked with cudaHostRegister for the
+ * call, so every transfer is one DMA with no staging copy; where that
+ * fails (or GPK_OOC_PIN=0) the transfers still work, through the driver's
+ * own staging, slower. The sort is the device-pointer API's (in place,
+ * stable), on one temporary sized for a full slot. */
+#include "ooc_internal.h"
+
+#include "../core/cuda_internal.h"
+#include "gpk/cuda.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOTS 3
+#define MIN_CAP 8
+/* Default slot size: small enough that filling the first slot and
+ * emptying the last (the pipeline's ramp) are short, large enough that
+ * the device sort runs at full speed. GPK_OOC_SLOT_BYTES overrides it. */
+#define SLOT_BYTES_DEFAULT ((size_t)2 << 30)
+
+typedef struct cuda_dev {
+    cudaStream_t up, work, down;
+    cudaEvent_t loaded[SLOTS], sorted[SLOTS], freed[SLOTS];
+    int pending_free[SLOTS];
+    void *keys[SLOTS], *vals[SLOTS], *temp;
+    size_t temp_bytes;
+    struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
+    size_t npieces;
+    int device, threads;
+    int caller_device; /* the thread's device before the call, set back at close */
+} cuda_dev;
+
+/* Page-locking runs in pieces on all threads: one thread locks a few GB/s,
+ * and a call locks twice the input (the caller's arrays and the extra
+ * buffer). Pieces end at multiples of PIN_PIECE bytes of the address, so
+ * no two of them share a page. */
+#define PIN_PIECE ((uintptr_t)1 << 30)
+
+static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
+{
+    if (!base || !bytes) return 0;
+    const uintptr_t end = (uintptr_t)base + bytes;
+    size_t count = 0;
+    for (uintptr_t at = (uintptr_t)base; at < end; count++) {
+        uintptr_t next = (at / PIN_PIECE + 1) * PIN_PIECE;
+        if (next > end) next = end;
+        if (out) {
+            out[count].p = (char *)at;
+            out[count].bytes = next - at;
+            out[count].locked = 0;
+            out[count].kept = 0;
+        }
+        at = next;
+    }
+    return count;
+}
+
+static int pin_threads(const cuda_dev *c)
+{
+    const char *v = getenv("GPK_OOC_PIN_THREADS");
+    const int t = v && *v ? atoi(v) : 0;
+    return t > 0 ? t : c->threads;
+}
+
+/* 1 when every piece is locked (by this call or already by the caller) */
+static int lock_all(cuda_dev *c)
+{
+    long failed = 0;
+    const long long n = (long long)c->npieces;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1) reduction(+ : failed)
+    for (long long i = 0; i < n; i++) {
+        struct lock_piece *q = &c->pieces[i];
+        cudaError_t e = cudaSetDevice(c->device);
+        if (e == cudaSuccess) e = cudaHostRegister(q->p, q->bytes, cudaHostRegisterPortable);
+        if (e == cudaSuccess) q->locked = 1;
+        else if (e != cudaErrorHostMemoryAlreadyRegistered) failed++;
+        (void)cudaGetLastError();
+    }
+    return failed == 0;
+}
+
+static void unlock_all(cuda_dev *c)
+{
+    const long long n = (long long)c->npieces;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1)
+    for (long long i = 0; i < n; i++)
+        if (c->pieces[i].locked && !c->pieces[i].kept) {
+            (void)cudaSetDevice(c->device);
+            (void)cudaHostUnregister(c->pieces[i].p);
+            (void)cudaGetLastError();
+        }
+    free(c->pieces);
+    c->pieces = NULL;
+    c->npieces = 0;
+}
+
+static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
+{
+    return gpk__cuda_fail(d->ctx, e, what);
+}
+
+/* One copy per locked piece: a DMA never spans two registrations. */
+static cudaError_t copy_pieces(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                               cudaStream_t stream)
+{
+    const uintptr_t host = (uintptr_t)(kind == cudaMemcpyHostToDevice ? src : dst);
+    cudaError_t e = cudaSuccess;
+    for (size_t done = 0; done < bytes && e == cudaSuccess;) {
+        const uintptr_t at = host + done;
+        size_t len = (size_t)((at / PIN_PIECE + 1) * PIN_PIECE - at);
+        if (len > bytes - done) len = bytes - done;
+        e = cudaMemcpyAsync((char *)dst + done, (const char *)src + done, len, kind, stream);
+        done += len;
+    }
+    return e;
+}
+
+static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaSuccess;
+    if (c->pending_free[slot]) {
+        e = cudaStreamWaitEvent(c->up, c->freed[slot], 0);
+        c->pending_free[slot] = 0;
+    }
+    if (e == cudaSuccess)
+        e = copy_pieces((char *)c->keys[slot] + at * d->key_width, keys, n * d->key_width,
+                        cudaMemcpyHostToDevice, c->up);
+    if (e == cudaSuccess && d->value_width)
+        e = copy_pieces((char *)c->vals[slot] + at * d->value_width, vals, n * d->value_width,
+                        cudaMemcpyHostToDevice, c->up);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to device");
+}
+
+static gpk_status dev_sort(gpk_ooc_dev *d, int slot, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaEventRecord(c->loaded[slot], c->up);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->work, c->loaded[slot], 0);
+    if (e != cudaSuccess) return fail(d, e, "out-of-core sort: cudaEventRecord");
+    if (n < 2) return GPK_OK;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = d->key_bits;
+    o.radix_bits = d->radix_bits;
+    o.algorithm = GPK_SORT_RADIX;
+    size_t tb = c->temp_bytes;
+    if (d->value_width)
+        return gpk_cuda_sort_pairs(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], d->value_width,
+                                   c->vals[slot], c->vals[slot], n, &o, 0, c->work);
+    return gpk_cuda_sort_keys(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], n, &o, 0, c->work);
+}
+
+static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaEventRecord(c->sorted[slot], c->work);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->down, c->sorted[slot], 0);
+    if (e == cudaSuccess)
+        e = copy_pieces(keys, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
+    if (e == cudaSuccess && d->value_width)
+        e = copy_pieces(vals, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
+    if (e == cudaSuccess) e = cudaEventRecord(c->freed[slot], c->down);
+    if (e == cudaSuccess) c->pending_free[slot] = 1;
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
+}
+
+static gpk_status dev_wait(gpk_ooc_dev *d)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    const cudaError_t a = cudaStreamSynchronize(c->up);
+    const cudaError_t b = cudaStreamSynchronize(c->work);
+    const cudaError_t w = cudaStreamSynchronize(c->down);
+    const cudaError_t e = a != cudaSuccess ? a : b != cudaSuccess ? b : w;
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
+}
+
+/* Teardown after the work is done or drained; errors here change nothing
+ * of the result, so they are not reported. */
+static void dev_close(gpk_ooc_dev *d)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c) return;
+    (void)cudaSetDevice(c->device);
+    if (c->up) (void)cudaStreamSynchronize(c->up);
+    if (c->work) (void)cudaStreamSynchronize(c->work);
+    if (c->down) (void)cudaStreamSynchronize(c->down);
+    if (c->pieces) unlock_all(c);
+    for (int i = 0; i < SLOTS; i++) {
+        if (c->keys[i]) (void)cudaFree(c->keys[i]);
+        if (c->vals[i]) (void)cudaFree(c->vals[i]);
+        if (c->loaded[i]) (void)cudaEventDestroy(c->loaded[i]);
+        if (c->sorted[i]) (void)cudaEventDestroy(c->sorted[i]);
+        if (c->freed[i]) (void)cudaEventDestroy(c->freed[i]);
+    }
+    if (c->temp) (void)cudaFree(c->temp);
+    if (c->up) (void)cudaStreamDestroy(c->up);
+    if (c->work) (void)cudaStreamDestroy(c->work);
+    if (c->down) (void)cudaStreamDestroy(c->down);
+    (void)cudaSetDevice(c->caller_device);
+    (void)cudaGetLastError();
+    free(c);
+    d->impl = NULL;
+}
+
+static size_t env_size(const char *name, size_t fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return end != v && *end == '\0' && x > 0 ? (size_t)x : fallback;
+}
+
+/* The slots that the in-memory sort keeps between calls give their memory
+ * back (they are grow-only caches), and the temporaries' pool too. */
+static cudaError_t release_cached(gpk_cuda_state *st)
+{
+    cudaError_t e = cudaStreamSynchronize(st->stream);
+    for (int i = 0; i < GPK_CUDA_SLOTS && e == cudaSuccess; i++)
+        if (st->buf[i]) {
+            e = cudaFree(st->buf[i]);
+            st->buf[i] = NULL;
+            st->buf_bytes[i] = 0;
+        }
+    if (e == cudaSuccess && st->temp_pool) e = cudaMemPoolTrimTo(st->temp_pool, 0);
+    return e;
+}
+
+gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
+                             size_t *avail)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
+    cudaError_t e = cudaSetDevice(ctx->device);
+    size_t free_b = 0, total_b = 0;
+    if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    (void)cudaSetDevice(caller);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaMemGetInfo");
+    for (int i = 0; i < GPK_CUDA_SLOTS; i++) free_b += st->buf_bytes[i];
+    /* the in-memory sort: keys and values twice, and its tables */
+    const double per = (double)(key_width + value_width);
+    const double want = 2.0 * (double)n * per + (double)n * per / 16.0 + (double)(64u << 20);
+    *need = want > (double)SIZE_MAX ? SIZE_MAX : (size_t)want;
+    *avail = free_b;
+    return GPK_OK;
+}
+
+gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e == cudaSuccess) e = release_cached(st);
+    size_t free_b = 0, total_b = 0;
+    if (e == cudaSuccess) e = cudaMemGetInfo(&free_b, &total_b);
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: device memory");
+        (void)cudaSetDevice(caller);
+        return s;
+    }
+    /* a margin for the runtime and the kernels' own needs */
+    const size_t margin = ((size_t)256 << 20) + total_b / 64;
+    size_t limit = free_b > margin ? free_b - margin : 0;
+    if (budget && budget < limit) limit = budget;
+
+    const size_t per = d->key_width + d->value_width;
+    size_t cap = limit / ((SLOTS + 2) * per);
+    const size_t slot_max = env_size("GPK_OOC_SLOT_BYTES", SLOT_BYTES_DEFAULT) / per;
+    if (cap > slot_max) cap = slot_max;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = d->key_bits;
+    o.radix_bits = d->radix_bits;
+    size_t temp = 0;
+    for (;;) {
+        if (cap < MIN_CAP) {
+            (void)cudaSetDevice(caller);
+            return gpk__fail(ctx, GPK_EINVAL,
+                             "sort: a device budget of %zu bytes (%zu usable) is too small for an out-of-core "
+                             "sort of %u-byte elements",
+                             budget, limit, (unsigned)per);
+        }
+        gpk_status s = d->value_width
+                           ? gpk_cuda_sort_pairs(ctx, NULL, &temp, d->key_type, NULL, NULL, d->value_width, NULL,
+                                                 NULL, cap, &o, 0, NULL)
+                           : gpk_cuda_sort_keys(ctx, NULL, &temp, d->key_type, NULL, NULL, cap, &o, 0, NULL);
+        if (s != GPK_OK) {
+            (void)cudaSetDevice(caller);
+            return s;
+        }
+        if (SLOTS * cap * per + temp <= limit) break;
+        cap -= cap / 8 + 1;
+    }
+
+    cuda_dev *c = calloc(1, sizeof *c);
+    if (!c) {
+        (void)cudaSetDevice(caller);
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory");
+    }
+    c->device = ctx->device;
+    c->caller_device = caller;
+    c->threads = ctx->threads > 0 ? ctx->threads : 1;
+    d->impl = c;
+    d->cap = cap;
+    d->slots = SLOTS;
+    d->load = dev_load;
+    d->sort = dev_sort;
+    d->store = dev_store;
+    d->wait = dev_wait;
+    d->close = dev_close;
+    c->temp_bytes = temp;
+    e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->work, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->down, cudaStreamNonBlocking);
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaEventCreateWithFlags(&c->loaded[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->sorted[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->freed[i], cudaEventDisableTiming);
+    }
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: streams");
+        dev_close(d);
+        return s;
+    }
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaMalloc(&c->keys[i], cap * d->key_width);
+        if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->vals[i], cap * d->value_width);
+    }
+    if (e == cudaSuccess) e = cudaMalloc(&c->temp, temp ? temp : 1);
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: cudaMalloc of the slots");
+        dev_close(d);
+        return s;
+    }
+
+    /* Page-lock the host arrays for the call. What the caller has
+     * registered already stays as it is. */
+    ctx->ooc.pinned = 0;
+    const char *pin = getenv("GPK_OOC_PIN");
+    if (!(pin && !strcmp(pin, "0"))) {
+        void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
+        size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
+                           h->n * d->value_width};
+        /* a kept B: locked whole, once, and left locked */
+        for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
+        size_t count = 0;
+        for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
+        c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
+        if (c->pieces) {
+            c->npieces = 0;
+            for (int i = 0; i < 4; i++) {
+                const size_t first = c->npieces;
+                c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
+                for (size_t q = first; q < c->npieces && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+            }
+            ctx->ooc.pinned = lock_all(c);
+            for (int i = 0; i < 2 && h->b_locked; i++)
+                if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
+        }
+    }
+    return GPK_OK;
+}
+
+void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
+{
+    /* the pieces were locked portable: any device's thread may unlock them */
+    cuda_dev c;
+    memset(&c, 0, sizeof c);
+    c.device = ctx->device;
+    c.threads = ctx->threads > 0 ? ctx->threads : 1;
+    c.npieces = cut_pieces(p, bytes, NULL);
+    c.pieces = calloc(c.npieces ? c.npieces : 1, sizeof *c.pieces);
+    if (!c.pieces) return;
+    cut_pieces(p, bytes, c.pieces);
+    for (size_t i = 0; i < c.npieces; i++) c.pieces[i].locked = 1;
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
+    unlock_all(&c);
+    (void)cudaSetDevice(caller);
+}

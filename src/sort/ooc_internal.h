@@ -1,0 +1,79 @@
+/* Out-of-core sort (issue 16): the driver in ooc.c sorts host arrays larger
+ * than the device budget as sorted runs, then merges them partition by
+ * partition. It talks to a "device" through this table: the CUDA backend
+ * (ooc_cuda.c) or the CPU fake in ooc.c, which runs the same driver with
+ * host buffers and the CPU sort so that CI tests the chunking and co-ranks.
+ *
+ * A device has `slots` buffers of `cap` elements (keys and values). Calls
+ * may return before the work is done (CUDA: issued on streams); the device
+ * orders them itself: a slot's sort follows its loads, its store follows
+ * its sort, and a load at offset 0 into a slot waits until the slot's last
+ * store has left it. wait() returns when everything issued is done, with
+ * the first failure. */
+#ifndef GPK_OOC_INTERNAL_H
+#define GPK_OOC_INTERNAL_H
+
+#include "radix_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpk_ooc_dev {
+    gpk_ctx *ctx;
+    size_t cap;              /* elements a slot holds */
+    int slots;
+    gpk_type key_type;
+    unsigned key_width, value_width; /* value_width 0: keys only */
+    unsigned key_bits, radix_bits;   /* from the caller's options */
+    void *impl;
+    /* n elements from host keys/vals into the slot at element offset at */
+    gpk_status (*load)(struct gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
+    /* stable sort of the slot's first n elements */
+    gpk_status (*sort)(struct gpk_ooc_dev *d, int slot, size_t n);
+    /* the slot's first n elements to host keys/vals */
+    gpk_status (*store)(struct gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n);
+    gpk_status (*wait)(struct gpk_ooc_dev *d);
+    void (*close)(struct gpk_ooc_dev *d);
+} gpk_ooc_dev;
+
+/* The host arrays a device may page-lock for its transfers: the caller's
+ * (a) and the driver's extra buffer (b). */
+typedef struct gpk_ooc_host {
+    void *a_keys, *a_vals, *b_keys, *b_vals;
+    size_t n;
+    /* b_locked non-NULL: B is the context's kept buffer (b_bytes[2] long,
+     * keys and values), locked once and left locked; b_locked[i] says it is */
+    int *b_locked;
+    size_t b_bytes[2];
+} gpk_ooc_host;
+
+/* Whether the host-API sort of job must go out of core on ctx (device
+ * budget, or for CUDA the free device memory or n >= 2^32). */
+int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job);
+
+/* Sorts job out of core (n >= 2). Failure semantics in docs/guide.md:
+ * ENOMEM or EINVAL (budget too small) before anything is touched; a
+ * failure during the runs leaves the input as it was; a failure during
+ * the merge leaves a permutation of the input (sorted runs), pairs and
+ * sigma kept consistent with their keys. */
+gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job);
+
+#ifdef GPK_HAVE_CUDA
+/* Opens the CUDA device of the driver: fills d (cap, slots, ops) within
+ * budget bytes of device memory (0: what is free), page-locks the host
+ * arrays of h where it can. GPK_EINVAL when the budget is too small. */
+gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h);
+/* Bytes the in-memory CUDA sort of n elements of this width would need
+ * and the device memory free for it now (slots of earlier calls count as
+ * free). */
+gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
+                             size_t *avail);
+/* Unlocks a kept buffer that gpk__ooc_cuda_open locked. */
+void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
