@@ -8,8 +8,10 @@
 #      (GPK_OPENCL_VENDOR=2: a failed inline-PTX build is an error that
 #      carries the build log, printed here);
 #   2. test_radix opencl: vendor path (onesweep + PTX, the default), the
-#      portable default (GPK_OPENCL_VENDOR=0: the fast kernels) and the
-#      portable onesweep (GPK_OPENCL_VENDOR=0 GPK_OPENCL_VARIANT=onesweep);
+#      portable default (GPK_OPENCL_VENDOR=0: the fast kernels), the
+#      portable onesweep (GPK_OPENCL_VENDOR=0 GPK_OPENCL_VARIANT=onesweep:
+#      the fast kernels where its counter rows do not fit local memory) and
+#      the emulated warp ranking (GPK_OPENCL_VENDOR=emulate);
 #   3. gpk bench sort, u32 and u64 keys and pairs at 2^26, cuda and opencl in
 #      one run (the OpenCL rows' peer is the CUDA backend), vendor path and
 #      GPK_OPENCL_VENDOR=0 on the same machine;
@@ -89,6 +91,7 @@ run_test() { # name, env..., then the test arguments after --
 [ $vendor_ok -eq 1 ] && run_test vendor GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=2 -- opencl
 run_test portable-fast GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=0 -- opencl quick
 run_test portable-onesweep GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=0 GPK_OPENCL_VARIANT=onesweep -- opencl quick
+run_test emulated GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=emulate GPK_OPENCL_VARIANT=onesweep -- opencl quick
 if [ $vendor_ok -eq 1 ] && [ -x "$build/tests/test_radix_opencl_extra" ]; then
   GPK_OPENCL_VENDOR=2 timeout 90 "$build/tests/test_radix_opencl_extra" --quick >"$logs/test-extra.txt" 2>&1
   note "test_radix_opencl_extra --quick (vendor): rc $?: $(tail -n 2 "$logs/test-extra.txt" | tr '\n' ' ' | cut -c1-200)"
