@@ -15,8 +15,8 @@
 #   3. gpk bench sort, u32 and u64 keys and pairs at 2^26, cuda and opencl in
 #      one run (the OpenCL rows' peer is the CUDA backend), vendor path and
 #      GPK_OPENCL_VENDOR=0 on the same machine;
-#   4. a few shapes of the onesweep pass (keys per item, register cap, the
-#      general group scan instead of the warp-shuffle one);
+#   4. shapes of the onesweep pass (register cap, keys per item, the general
+#      group scan instead of the warp-shuffle one) between two default rows;
 # then a table: OpenCL ms, CUDA ms, CUDA/OpenCL (the goal: >= 0.6).
 # Logs and JSON go to $OUT (or ./gpu-ocl-out): summary.txt, ocl.tar.gz.
 # GPK_OCL_N=2^16 (with GPK_OPENCL_DEVICE=...) smoke-tests the script elsewhere.
@@ -113,17 +113,20 @@ bench portable GPK_OPENCL_VENDOR=0
 # --- 4. shapes of the onesweep pass (keys only, OpenCL only) -------------------------
 shape() { # name, env...
   local name=$1; shift
-  env "$@" timeout 45 "$gpk" bench sort --backends opencl --types u32,u64 --n "$n" --reps 10 --peers none \
+  env "$@" timeout 60 "$gpk" bench sort --backends opencl --types u32,u64 --n "$n" --pairs --reps 10 --peers none \
     --json "$logs/shape-$name.json" >"$logs/shape-$name.txt" 2>&1
   local rc=$?
   note "shape [$name]: rc $rc"
   [ $rc -eq 0 ] || grep -v '^gpk bench \[' "$logs/shape-$name.txt" | tail -n 4 | tee -a "$summary"
 }
-[ $vendor_ok -eq 1 ] && shape kpt12-6 GPK_OPENCL_OS_KPT=12,6
-[ $vendor_ok -eq 1 ] && shape kpt20-10 GPK_OPENCL_OS_KPT=20,10
+# same sequence, keys and pairs: the default first, for comparison (run 1
+# had no default row: its shapes ran minutes after the bench)
+[ $vendor_ok -eq 1 ] && shape default GPK_OPENCL_VENDOR=1
 [ $vendor_ok -eq 1 ] && shape maxrreg64 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=64
-[ $vendor_ok -eq 1 ] && shape maxrreg80 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=80
+[ $vendor_ok -eq 1 ] && shape maxrreg56 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=56
+[ $vendor_ok -eq 1 ] && shape maxrreg64-kpt20-10 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=64 GPK_OPENCL_OS_KPT=20,10
 [ $vendor_ok -eq 1 ] && shape plainscan GPK_OPENCL_BUILD_OPTIONS=-DGPK_OS_PLAIN_SCAN
+[ $vendor_ok -eq 1 ] && shape default-again GPK_OPENCL_VENDOR=1
 
 tar -czf "$out/ocl.tar.gz" -C "$out" ocl-logs 2>/dev/null
 
