@@ -595,7 +595,7 @@ static gpk_status run_onesweep(run *R)
         size_t SW = 256;
         while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->max_wg)) SW /= 2;
         const size_t gws = R->passes * SW;
-        karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * 4)};
+        karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * R->pw)};
         if ((s = launch(R, &R->k->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
     }
     const size_t wide_k = ((size_t)p->T * R->kw + 7) / 8 * 8;
