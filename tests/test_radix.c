@@ -185,6 +185,13 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     gpk_backend be;
+    const char *ocl_vendor = getenv("GPK_OPENCL_VENDOR"), *ocl_variant = getenv("GPK_OPENCL_VARIANT");
+    const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
+    const int ocl_ptx = ocl_vendor && !strcmp(ocl_vendor, "2");
+    /* a vendor path asked for must run, not skip */
+    if (argc > 1 && !strcmp(argv[1], "opencl") && (ocl_emulate || ocl_ptx) &&
+        gpk_backend_available(GPK_BACKEND_OPENCL))
+        setenv("GPK_REQUIRE_OPENCL", "1", 1);
     const int rc = tu_open_backend("test_radix", argc, argv, &ctx, &be);
     if (rc >= 0) return rc;
     seed_base = tu_seed();
@@ -393,6 +400,23 @@ int main(int argc, char **argv)
             TU_CHECK(s == GPK_EINVAL, "keys_to, unknown type: %s, not EINVAL", gpk_status_string(s));
         }
         free(a); free(w); free(keep);
+    }
+
+    /* 7. OpenCL: the onesweep pass ran where it was asked for (the NVIDIA
+     * default with the vendor path, GPK_OPENCL_VARIANT=onesweep), with the
+     * warp primitives asked for. The portable form keeps a 1 KiB counter row
+     * per item: it fits PoCL's local memory, not a GPU's 48 KiB, where the
+     * fast kernels run instead. It runs in the 32-bit build only: not
+     * under GPK_OPENCL_WIDE_FROM. */
+    if (be == GPK_BACKEND_OPENCL && !getenv("GPK_OPENCL_WIDE_FROM") && (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
+        run_case(GPK_U32, GPK_DIST_UNIFORM, 100003, MODE_PAIRS32, 0, 0, 0);
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        const int portable_fits = strstr(info.platform, "Portable Computing Language") != NULL;
+        const char *want = ocl_emulate ? "opencl-onesweep-emu" : ocl_ptx ? "opencl-onesweep-ptx" : "opencl-onesweep";
+        const char *ran = gpk_last_sort_path(ctx);
+        TU_CHECK(strstr(ran, want) != NULL || (!ocl_emulate && !ocl_ptx && !portable_fits && !strcmp(ran, "opencl-fast")),
+                 "OpenCL u32 pairs 100003: ran %s, not %s", ran, want);
     }
 
     gpk_ctx_destroy(ctx);
