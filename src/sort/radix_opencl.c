@@ -12,6 +12,12 @@
  *   paper  per-item histograms H(c, g, i) in local memory, optional
  *          transposition: the CPU default, and the paper-faithful version
  *          on GPUs (GPK_OPENCL_VARIANT=paper);
+ *   onesweep  one read for the digit counts of all passes, then per pass
+ *          one kernel that ranks a tile, finds its digits' offsets by
+ *          decoupled look-back and writes the tile coalesced (the CUDA
+ *          backend's design): the default on NVIDIA GPUs when the program
+ *          built with the inline-PTX warp primitives; portable otherwise
+ *          (GPK_OPENCL_VARIANT=onesweep), for testing the design on PoCL;
  *   global per-item histograms in global memory: used when the 2^r * I
  *          counters of the paper variant do not fit in local memory
  *          (large r on GPUs), or forced with GPK_OPENCL_VARIANT=global.
@@ -19,11 +25,14 @@
  * the next one, so every r in 1..16 works.
  *
  * Environment knobs (for experiments and tests; the options and the tuning
- * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global,
+ * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global|onesweep,
  * GPK_OPENCL_TRANSPOSE=0|1 (paper variants); read when the context is
  * created: GPK_OPENCL_KPT=k4[,k8] (keys per item of the fast kernels),
  * GPK_OPENCL_BUILD_OPTIONS (appended to the build options),
- * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools).
+ * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools),
+ * GPK_OPENCL_OS_KPT=k4[,k8] (keys per item of the onesweep pass),
+ * GPK_OPENCL_VENDOR=0|2|emulate (no vendor kernels / vendor kernels or an
+ * error / the vendor ranking with emulated warp primitives, for tests).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -52,15 +61,16 @@ static const struct tune_row {
     const char *vendor;
     gpk_opencl_tune t;
 } tune_table[] = {
-    /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp */
+    /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp
+     *                                                                        onesweep: I kpt4 kpt8 default */
     {CL_DEVICE_TYPE_GPU, "NVIDIA",
-     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1}},
+     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1, 256, 16, 8, 1}},
     {CL_DEVICE_TYPE_GPU, NULL,
-     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
+     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1, 256, 8, 4, 0}},
     {CL_DEVICE_TYPE_CPU, NULL,
-     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0}},
+     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0, 64, 8, 4, 0}},
     {0, NULL,
-     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0}},
+     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0, 64, 8, 4, 0}},
 };
 
 static int contains_ci(const char *hay, const char *needle)
@@ -94,6 +104,13 @@ static void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
         if (got >= 1 && a >= 1 && a <= 32) out->kpt4 = a;
         if (got == 2 && b >= 1 && b <= 32) out->kpt8 = b;
     }
+    const char *okpt = getenv("GPK_OPENCL_OS_KPT");
+    if (okpt && *okpt) {
+        unsigned a = 0, b = 0;
+        const int got = sscanf(okpt, "%u,%u", &a, &b);
+        if (got >= 1 && a >= 1 && a <= 32) out->os_kpt4 = a;
+        if (got == 2 && b >= 1 && b <= 32) out->os_kpt8 = b;
+    }
 }
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -111,8 +128,9 @@ typedef struct plan {
     size_t npad;        /* elements of the key / payload buffers in use */
     unsigned C;         /* paper: keys per item */
     unsigned T, tiles, tpg; /* fast: tile size, tile count, tiles per group */
-    size_t hist_len;    /* counters of H for the widest pass */
+    size_t hist_len;    /* counters of H for the widest pass (onesweep: of all passes) */
     size_t aux_len;
+    size_t status_len;  /* onesweep: look-back words of a pass and the tile counter */
 } plan;
 
 typedef struct run {
@@ -176,7 +194,7 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
     k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
                : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
                : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
-               : strstr(name, "reorder")        ? GPK_OCL_PH_REORDER
+               : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
                                                 : GPK_OCL_PH_HISTOGRAM;
     k->k = clCreateKernel(program, name, &e);
     if (e != CL_SUCCESS) {
@@ -194,6 +212,36 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
     return GPK_OK;
 }
 
+/* The start of the program's build log on one line ("" when none). */
+static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
+{
+    log[0] = '\0';
+    size_t need = 0;
+    if (clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
+        return;
+    char *full = malloc(need + 1);
+    if (full && clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
+        full[need] = '\0';
+        snprintf(log, len, "%s", full);
+        for (char *c = log; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        for (size_t l = strlen(log); l > 0 && isspace((unsigned char)log[l - 1]); l--) log[l - 1] = '\0';
+    }
+    free(full);
+}
+
+/* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
+ * error, "emulate" the vendor path's 32-lane ranking with emulated warp
+ * primitives on any device (3, for tests), anything else (default) the
+ * vendor path where it builds. */
+static int vendor_mode(void)
+{
+    const char *v = getenv("GPK_OPENCL_VENDOR");
+    if (!v || !*v) return 1;
+    if (!strcmp(v, "emulate")) return 3;
+    return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
+}
+
 /* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
  * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
  * arithmetic as they were. */
@@ -203,39 +251,61 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
     gpk_ocl_kernels *ks = &st->ks[wide];
     char *src = program_source();
     if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
-    const char *srcs[1] = {src};
-    ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
-    free(src);
-    if (e != CL_SUCCESS) {
-        ks->program = NULL;
-        return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
+    /* The onesweep kernels' warp primitives: NVIDIA's inline PTX where the
+     * device is NVIDIA's and the program builds with them; otherwise, or
+     * when that build fails, the portable program. */
+    const int mode = vendor_mode();
+    const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
+    if (mode == 2 && !nvidia) {
+        free(src);
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "GPK_OPENCL_VENDOR=2: no vendor path for %s (%s)", st->name,
+                         st->vendor);
     }
     /* Keys per item are compile-time (they size private arrays); the rest
      * of the tuning is chosen per call. */
-    char opts[512];
+    st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
+    if (st->os_bpt > 8) st->os_bpt = 8;
+    char opts[640];
     const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4%s %.300s",
-             st->tune.kpt4, st->tune.kpt8, wide ? " -DGPK_POS64" : "", extra ? extra : "");
-    e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[400] = "";
-        size_t need = 0;
-        if (clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
-            need > 0) {
-            char *full = malloc(need + 1);
-            if (full && clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
-                            CL_SUCCESS) {
-                full[need] = '\0';
-                snprintf(log, sizeof log, "%s", full);
-                for (char *c = log; *c; c++)
-                    if (*c == '\n' || *c == '\r') *c = ' ';
-                for (size_t l = strlen(log); l > 0 && isspace((unsigned char)log[l - 1]); l--) log[l - 1] = '\0';
-            }
-            free(full);
+    for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
+        const char *srcs[1] = {src};
+        ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+        if (e != CL_SUCCESS) {
+            ks->program = NULL;
+            free(src);
+            return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
         }
+        snprintf(opts, sizeof opts,
+                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
+                 "-DGPK_OS_BPT=%u%s%s %.300s",
+                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
+                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "",
+                 extra ? extra : "");
+        e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
+        if (e == CL_SUCCESS) {
+            ks->os_warp = ptx || mode == 3 ? 32 : 1;
+            ks->os_emulated = mode == 3;
+            break;
+        }
+        char log[400];
+        build_log(st, ks->program, log, sizeof log);
+        clReleaseProgram(ks->program);
+        ks->program = NULL;
+        if (ptx) {
+            snprintf(st->vendor_log, sizeof st->vendor_log, "%s (%d): %s", gpk__cl_error_name(e), (int)e,
+                     log[0] ? log : "(no build log)");
+            if (mode == 2) {
+                free(src);
+                return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
+                                 st->name, st->vendor_log);
+            }
+            continue;
+        }
+        free(src);
         return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
                          gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
     }
+    free(src);
 
     gpk_status s;
     char name[32];
@@ -252,11 +322,15 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
         if ((s = make_kernel(ctx, st, pr, &ks->fast_count[k], name)) != GPK_OK) return s;
         snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
         if ((s = make_kernel(ctx, st, pr, &ks->paper_hist[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "os_hist_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->os_hist[k], name)) != GPK_OK) return s;
         for (int v = 0; v < 3; v++) {
             snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
             if ((s = make_kernel(ctx, st, pr, &ks->fast_reorder[k][v], name)) != GPK_OK) return s;
             snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
             if ((s = make_kernel(ctx, st, pr, &ks->paper_reorder[k][v], name)) != GPK_OK) return s;
+            snprintf(name, sizeof name, "os_pass_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, pr, &ks->os_pass[k][v], name)) != GPK_OK) return s;
         }
     }
     return GPK_OK;
@@ -277,7 +351,9 @@ static void release_kernels(gpk_ocl_kernels *ks)
         release_kernel(&ks->reduce[k]);
         release_kernel(&ks->fast_count[k]);
         release_kernel(&ks->paper_hist[k]);
+        release_kernel(&ks->os_hist[k]);
         for (int v = 0; v < 3; v++) {
+            release_kernel(&ks->os_pass[k][v]);
             release_kernel(&ks->fast_reorder[k][v]);
             release_kernel(&ks->paper_reorder[k][v]);
         }
@@ -325,10 +401,23 @@ static int env_variant(int fallback)
     if (!strcmp(v, "fast")) return GPK_OCL_FAST;
     if (!strcmp(v, "paper")) return GPK_OCL_PAPER;
     if (!strcmp(v, "global")) return GPK_OCL_GLOBAL;
+    if (!strcmp(v, "onesweep")) return GPK_OCL_ONESWEEP;
     return fallback;
 }
 
 static unsigned kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.kpt4 : R->st->tune.kpt8; }
+static unsigned os_kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.os_kpt4 : R->st->tune.os_kpt8; }
+
+/* Local memory of the onesweep pass for I items and digits of w bits:
+ * counters per (warp, digit), staged keys and values, digit bases, scan. */
+static size_t os_local(const run *R, unsigned I, unsigned w)
+{
+    const size_t T = (size_t)I * os_kpt_of(R), D = (size_t)1 << w;
+    const size_t counters = (size_t)(I / R->k->os_warp) * D * 4;
+    const size_t keys = (T * R->kw + 7) / 8 * 8;
+    const size_t vals = R->vw ? T * R->vw : 4;
+    return counters + keys + vals + D * 4 + (size_t)2 * I * 4;
+}
 
 /* Words of the fast reorder's rank counters: 2^RB 16-bit counters per
  * item, two to a word. */
@@ -392,6 +481,34 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     memset(p, 0, sizeof *p);
     p->w = w;
     int variant = R->pref;
+
+    if (variant == GPK_OCL_ONESWEEP) {
+        const size_t lim = wg_limit(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi]);
+        unsigned I = job->items ? job->items : tu->os_items;
+        if (job->items && I > lim)
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+        if (!job->items)
+            while (I > lim) I /= 2;
+        while (!job->items && I > 32 && os_local(R, I, w) > lm) I /= 2;
+        const size_t D = (size_t)1 << w;
+        /* Digits of up to 8 bits, counts in 30 bits (32-bit build), whole warps, every
+         * digit owned by an item in the per-digit phases; otherwise the
+         * fast variant runs. */
+        if (w <= 8 && n < ((size_t)1 << 30) && !R->wide && I >= R->k->os_warp && I % R->k->os_warp == 0 &&
+            (size_t)I * st->os_bpt >= D && os_local(R, I, w) <= lm) {
+            p->variant = GPK_OCL_ONESWEEP;
+            p->I = I;
+            p->T = I * os_kpt_of(R);
+            p->tiles = (unsigned)ceil_div(n, p->T);
+            p->G = p->tiles;
+            p->npad = n;
+            p->hist_len = ceil_div((size_t)R->kw * 8, w) * D;
+            p->aux_len = 1;
+            p->status_len = (size_t)p->tiles * D + 1;
+            return GPK_OK;
+        }
+        variant = GPK_OCL_FAST;
+    }
 
     if (variant == GPK_OCL_FAST) {
         const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
@@ -564,7 +681,7 @@ static gpk_status check_memory(run *R, const plan *p, size_t extra)
                          "sorting %zu keys on %s needs a %zu-byte buffer, more than its largest allocation "
                          "(%llu bytes)",
                          R->n, st->name, biggest, (unsigned long long)st->max_alloc);
-    const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + extra;
+    const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + 4.0 * p->status_len + extra;
     if (total > (double)st->global_mem)
         return gpk__fail(R->ctx, GPK_ENOMEM,
                          "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->name,
@@ -690,6 +807,64 @@ static gpk_status run_fast(run *R)
     return GPK_OK;
 }
 
+/* Onesweep: zeroed histograms, one read counts the digits of every pass,
+ * scan_parts turns each pass's row into digit bases (one group a row), then
+ * one os_pass launch per pass, one group per tile. */
+static gpk_status run_onesweep(run *R)
+{
+    gpk_opencl *st = R->st;
+    const plan *p = &R->p;
+    gpk_status s;
+    cl_int e;
+    const cl_uint zero = 0;
+    const size_t stride = (size_t)1 << p->w, I = p->I;
+    cl_mem h = st->buf[GPK_OCL_HIST].mem, status = st->buf[GPK_OCL_STATUS].mem;
+    e = clEnqueueFillBuffer(st->queue, h, &zero, sizeof zero, 0, R->passes * stride * 4, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histograms)");
+    {
+        const gpk_ocl_kernel *k = &R->k->os_hist[R->kwi];
+        size_t HI = 256;
+        while (HI > 1 && (HI > k->wg || HI > st->max_wg)) HI /= 2;
+        size_t G = min_sz((size_t)st->compute_units * 8, ceil_div(R->n, HI));
+        if (G < 1) G = 1;
+        const size_t gws = G * HI;
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_MEM(h), A_U(R->n), A_I(R->kind), A_U(R->begin), A_U(R->r),
+                    A_U(R->end), A_U(stride), A_LOCAL(R->passes * stride * 4)};
+        if ((s = launch(R, k, a, NARGS(a), 1, &gws, &HI)) != GPK_OK) return s;
+    }
+    {
+        size_t SW = 256;
+        while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->max_wg)) SW /= 2;
+        const size_t gws = R->passes * SW;
+        karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * R->pw)};
+        if ((s = launch(R, &R->k->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
+    }
+    const size_t wide_k = ((size_t)p->T * R->kw + 7) / 8 * 8;
+    int src = 0;
+    for (unsigned q = 0; q < R->passes; q++) {
+        const unsigned shift = R->begin + q * R->r;
+        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
+        const size_t D = (size_t)1 << bits;
+        const int kin_map = q == 0 ? R->kind : 0, kout_map = q + 1 == R->passes ? R->kind : 0;
+        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
+        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
+        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        /* the pass's look-back words and, after them, its tile counter */
+        e = clEnqueueFillBuffer(st->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4, 0, NULL,
+                                NULL);
+        if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
+        const size_t gws = (size_t)p->tiles * I;
+        karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
+                    A_U(q * stride), A_MEM(status), A_U(R->n), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
+                    A_LOCAL((I / R->k->os_warp) * stride * 4), A_LOCAL(wide_k),
+                    A_LOCAL(R->vw ? (size_t)p->T * R->vw : 4), A_LOCAL(stride * 4), A_LOCAL(2 * I * 4)};
+        if ((s = launch(R, &R->k->os_pass[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+        src ^= 1;
+    }
+    R->res = src;
+    return GPK_OK;
+}
+
 static gpk_status transpose(run *R, cl_mem in, cl_mem out, unsigned width, size_t rows, size_t cols, int kmap)
 {
     const size_t lws[2] = {TD, TD};
@@ -800,7 +975,13 @@ static gpk_status sort_device(run *R)
     }
     if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * R->pw, 0)) != GPK_OK) return s;
     if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * R->pw, 0)) != GPK_OK) return s;
-    return p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
+    if (p->variant == GPK_OCL_ONESWEEP && (s = ensure_buf(R, GPK_OCL_STATUS, p->status_len * 4, 0)) != GPK_OK)
+        return s;
+    static const char *const path_name[] = {"opencl-fast", "opencl-paper", "opencl-global", "opencl-onesweep"};
+    R->ctx->last_sort_path = p->variant != GPK_OCL_ONESWEEP || R->k->os_warp == 1 ? path_name[p->variant]
+                             : R->k->os_emulated                                 ? "opencl-onesweep-emu"
+                                                                                 : "opencl-onesweep-ptx";
+    return p->variant == GPK_OCL_ONESWEEP ? run_onesweep(R) : p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -834,8 +1015,9 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
     if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
     const gpk_opencl_tune *tu = &R->st->tune;
-    R->pref = env_variant(tu->variant);
-    R->r = job->radix_bits ? job->radix_bits : (R->pref == GPK_OCL_FAST ? tu->fast_r : tu->paper_r);
+    R->pref = env_variant(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP : tu->variant);
+    R->r = job->radix_bits ? job->radix_bits
+                           : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;
 }
 
