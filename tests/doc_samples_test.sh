@@ -19,8 +19,8 @@ fail() { fails=$((fails + 1)); echo "FAIL: $*" >&2; }
 # backend ("cpu (AMD EPYC)"), the CPU named after the threads, numbers,
 # runs of spaces.
 mask() {
-    sed -E 's/^(gpk [a-z]+: [a-z]+) \([^)]*\)/\1 (DEV)/
-            s/threads? \([^)]*\)/threads (DEV)/
+    sed -E 's/^(gpk [a-z]+: [a-z]+) \(([^()]|\([^()]*\))*\)/\1 (DEV)/
+            s/threads? \(([^()]|\([^()]*\))*\)/threads (DEV)/
             s/[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?/#/g
             s/ +/ /g; s/ $//'
 }
