@@ -179,6 +179,19 @@ static int check_fault(gpk_ctx *ctx, gpk_type t, size_t n, size_t runs, long k, 
     return s != GPK_OK;
 }
 
+typedef struct progress_log {
+    int calls, backwards;
+    double last;
+} progress_log;
+
+static void on_progress(void *user, double done)
+{
+    progress_log *p = (progress_log *)user;
+    p->calls++;
+    if (done < p->last || done > 1.0 || done <= 0.0) p->backwards++;
+    p->last = done;
+}
+
 int main(int argc, char **argv)
 {
     gpk_ctx *ctx;
@@ -228,6 +241,17 @@ int main(int argc, char **argv)
         set_slot(cap, 12);
         for (k = 1; k <= 40; k += 3)
             if (!check_fault(ctx, GPK_F64, n, runs, k, 0)) break;
+    }
+
+    /* progress: rising, ending at 1 */
+    {
+        progress_log log = {0, 0, 0.0};
+        gpk_ctx_set_progress(ctx, on_progress, &log);
+        set_slot(cap, 4);
+        check_case(ctx, GPK_U32, 0, 9 * cap + 5, D_UNIFORM);
+        gpk_ctx_set_progress(ctx, NULL, NULL);
+        TU_CHECK(log.calls >= 10 && log.backwards == 0 && log.last == 1.0,
+                 "progress: %d calls, %d out of order, last %g", log.calls, log.backwards, log.last);
     }
 
     /* a budget too small to make progress: a clear error, nothing touched */

@@ -46,6 +46,8 @@ struct gpk_ctx {
         int pinned;         /* the host arrays were page-locked (CUDA) */
     } ooc;
     void *ooc_keep;        /* the extra buffer kept between calls (GPK_OOC_KEEP=1), ooc.c */
+    gpk_progress_fn progress;
+    void *progress_user;
 };
 
 /* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */

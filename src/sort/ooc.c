@@ -195,6 +195,7 @@ static gpk_status cpu_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, si
 }
 
 static gpk_status cpu_wait(gpk_ooc_dev *d) { return GPK_OK; }
+static gpk_status cpu_done(gpk_ooc_dev *d, int slot) { return GPK_OK; }
 
 static void cpu_close(gpk_ooc_dev *d)
 {
@@ -231,6 +232,7 @@ static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
     d->sort = cpu_sort;
     d->store = cpu_store;
     d->wait = cpu_wait;
+    d->done = cpu_done;
     d->close = cpu_close;
     for (int i = 0; i < OOC_SLOTS; i++) {
         c->keys[i] = malloc(d->cap * d->key_width);
@@ -348,6 +350,22 @@ static gpk_status drain(gpk_ooc_dev *d, gpk_status s)
     return s;
 }
 
+/* Item `item` of a phase is about to use its slot: wait for the slot's
+ * previous store, which completes item - OOC_SLOTS, and report it. */
+static gpk_status slot_ready(gpk_ooc_dev *d, size_t item, size_t before, size_t total)
+{
+    if (item < OOC_SLOTS) return GPK_OK;
+    gpk_status s = d->done(d, (int)(item % OOC_SLOTS));
+    if (s == GPK_OK && d->ctx->progress)
+        d->ctx->progress(d->ctx->progress_user, (double)(before + item - OOC_SLOTS + 1) / (double)total);
+    return s;
+}
+
+static void report(gpk_ctx *ctx, size_t done, size_t total)
+{
+    if (ctx->progress) ctx->progress(ctx->progress_user, (double)done / (double)total);
+}
+
 gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const double t0 = omp_get_wtime();
@@ -446,12 +464,14 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     for (size_t r = 0; r < runs && s == GPK_OK; r++) {
         const int slot = (int)(r % OOC_SLOTS);
         const size_t at = r * cap, len = n - at < cap ? n - at : cap;
-        s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
+        s = slot_ready(&dev, r, 0, 2 * runs);
+        if (s == GPK_OK) s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
         if (s == GPK_OK) s = dev.sort(&dev, slot, len);
         if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);
     }
     s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
     if (s != GPK_OK) goto out; /* A was only read */
+    report(ctx, runs, 2 * runs);
     const double t3 = omp_get_wtime();
     ctx->ooc.runs_ms = 1e3 * (t3 - t2);
 
@@ -471,6 +491,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         const int slot = (int)(p % OOC_SLOTS);
         const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
         size_t at = 0;
+        s = slot_ready(&dev, p, runs, 2 * runs);
         for (size_t r = 0; r < runs && s == GPK_OK; r++) {
             const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
             if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
@@ -492,6 +513,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         goto out;
     }
     ctx->ooc.merge_ms = 1e3 * (omp_get_wtime() - t3);
+    report(ctx, 2 * runs, 2 * runs);
     ctx->last_sort_path = "radix-out-of-core";
 
 out:

@@ -171,6 +171,13 @@ static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, si
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
 }
 
+static gpk_status dev_done(gpk_ooc_dev *d, int slot)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    const cudaError_t e = cudaEventSynchronize(c->freed[slot]);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
+}
+
 static gpk_status dev_wait(gpk_ooc_dev *d)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
@@ -318,6 +325,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     d->sort = dev_sort;
     d->store = dev_store;
     d->wait = dev_wait;
+    d->done = dev_done;
     d->close = dev_close;
     c->temp_bytes = temp;
     e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
