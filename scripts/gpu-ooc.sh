@@ -126,7 +126,7 @@ cpu = {}
 for r in rows:
     if r["what"] == "sort" and r["backend"] == "cpu":
         cpu[(r["type"], r["value_bytes"], r["n"], r["dist"])] = r["s"]
-print(f"{'case':<28} {'GiB':>5} {'best s':>7} {'first s':>7} {'runs ms':>8} {'merge ms':>8} {'pin ms':>7} {'ok':>3} {'vs cpu':>7}")
+print(f"{'case':<28} {'GiB':>5} {'best s':>7} {'first s':>7} {'runs ms':>8} {'merge ms':>8} {'lock ms':>7} {'ok':>3} {'vs cpu':>7}")
 cases = {}
 for r in rows:
     if r["what"] == "sort" and r["backend"] == "cuda":
@@ -137,6 +137,6 @@ for k, rs in cases.items():
     name = f"{k[0]}{'/u%d' % (8 * k[1]) if k[1] else ''} {k[3]} n={k[2]}"
     c = cpu.get(k)
     print(f"{name:<28} {gib:5.1f} {best['s']:7.3f} {rs[0]['s']:7.3f} {best['runs_ms']:8.0f} {best['merge_ms']:8.0f} "
-          f"{best['pin_ms']:7.0f} {min(r['ok'] for r in rs):3d} {('%.1fx' % (c / best['s'])) if c else '-':>7}")
+          f"{best.get('lock_ms', 0):7.0f} {min(r['ok'] for r in rs):3d} {('%.1fx' % (c / best['s'])) if c else '-':>7}")
 print("goal: 12 x 2^30 u32 keys <= 3.75 s and >= 10x the 16-thread CPU; skew90 within 2x of uniform")
 EOF

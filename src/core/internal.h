@@ -42,6 +42,7 @@ struct gpk_ctx {
                               as its device (src/sort/ooc.c) */
     struct gpk_ooc_stats {  /* the last out-of-core sort, for gpk bench sort */
         double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
+        double lock_ms;     /* page-locking, summed (most of it overlaps the runs) */
         size_t runs, parts, cap;
         int pinned;         /* the host arrays were page-locked (CUDA) */
     } ooc;

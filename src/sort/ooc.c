@@ -464,7 +464,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     for (size_t r = 0; r < runs && s == GPK_OK; r++) {
         const int slot = (int)(r % OOC_SLOTS);
         const size_t at = r * cap, len = n - at < cap ? n - at : cap;
-        s = slot_ready(&dev, r, 0, 2 * runs);
+        s = dev.prepare ? dev.prepare(&dev, at, len) : GPK_OK;
+        if (s == GPK_OK) s = slot_ready(&dev, r, 0, 2 * runs);
         if (s == GPK_OK) s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
         if (s == GPK_OK) s = dev.sort(&dev, slot, len);
         if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);

@@ -14,6 +14,7 @@
 #include "../core/cuda_internal.h"
 #include "gpk/cuda.h"
 
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,22 @@ typedef struct cuda_dev {
     size_t temp_bytes;
     struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
     size_t npieces;
+    /* the host arrays (A keys, A values, B keys, B values): their pieces
+     * [first, end) in pieces[], locked up to next as the runs need them */
+    char *base[4];
+    unsigned width[4];
+    size_t first[4], end[4], next[4];
+    size_t *todo; /* scratch: the pieces one prepare locks */
     int device, threads;
     int caller_device; /* the thread's device before the call, set back at close */
 } cuda_dev;
 
-/* Page-locking runs in pieces on all threads: one thread locks a few GB/s,
- * and a call locks twice the input (the caller's arrays and the extra
- * buffer). Pieces end at multiples of PIN_PIECE bytes of the address, so
- * no two of them share a page. */
-#define PIN_PIECE ((uintptr_t)1 << 30)
+/* Page-locking runs in pieces on all threads (one thread locks a few GB/s,
+ * and a call locks twice the input: the caller's arrays and the extra
+ * buffer), run by run as the first phase reaches them, so that it overlaps
+ * the transfers of the runs before. Pieces end at multiples of PIN_PIECE
+ * bytes of the address, so no two of them share a page. */
+#define PIN_PIECE ((uintptr_t)256 << 20)
 
 static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
 {
@@ -69,14 +77,15 @@ static int pin_threads(const cuda_dev *c)
     return t > 0 ? t : c->threads;
 }
 
-/* 1 when every piece is locked (by this call or already by the caller) */
-static int lock_all(cuda_dev *c)
+/* Locks pieces[idx[0..n)]; 1 when every one is locked (by this call or
+ * already by the caller). */
+static int lock_pieces(cuda_dev *c, const size_t *idx, size_t count)
 {
     long failed = 0;
-    const long long n = (long long)c->npieces;
+    const long long n = (long long)count;
 #pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1) reduction(+ : failed)
     for (long long i = 0; i < n; i++) {
-        struct lock_piece *q = &c->pieces[i];
+        struct lock_piece *q = &c->pieces[idx[i]];
         cudaError_t e = cudaSetDevice(c->device);
         if (e == cudaSuccess) e = cudaHostRegister(q->p, q->bytes, cudaHostRegisterPortable);
         if (e == cudaSuccess) q->locked = 1;
@@ -99,6 +108,24 @@ static void unlock_all(cuda_dev *c)
     free(c->pieces);
     c->pieces = NULL;
     c->npieces = 0;
+}
+
+/* Before the first phase touches elements [from, from + n) of the host
+ * arrays: lock the pieces that hold them. */
+static gpk_status dev_prepare(gpk_ooc_dev *d, size_t from, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c->pieces) return GPK_OK;
+    const double t0 = omp_get_wtime();
+    size_t count = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!c->base[i]) continue;
+        const uintptr_t upto = (uintptr_t)c->base[i] + (from + n) * c->width[i];
+        while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto) c->todo[count++] = c->next[i]++;
+    }
+    if (count && !lock_pieces(c, c->todo, count)) d->ctx->ooc.pinned = 0;
+    d->ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
+    return GPK_OK;
 }
 
 static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
@@ -199,6 +226,7 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->work) (void)cudaStreamSynchronize(c->work);
     if (c->down) (void)cudaStreamSynchronize(c->down);
     if (c->pieces) unlock_all(c);
+    free(c->todo);
     for (int i = 0; i < SLOTS; i++) {
         if (c->keys[i]) (void)cudaFree(c->keys[i]);
         if (c->vals[i]) (void)cudaFree(c->vals[i]);
@@ -326,6 +354,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     d->store = dev_store;
     d->wait = dev_wait;
     d->done = dev_done;
+    d->prepare = dev_prepare;
     d->close = dev_close;
     c->temp_bytes = temp;
     e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
@@ -352,29 +381,50 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         return s;
     }
 
-    /* Page-lock the host arrays for the call. What the caller has
+    /* Page-lock the host arrays for the call, run by run (dev_prepare);
+     * a kept B whole, now, once, and left locked. What the caller has
      * registered already stays as it is. */
     ctx->ooc.pinned = 0;
     const char *pin = getenv("GPK_OOC_PIN");
     if (!(pin && !strcmp(pin, "0"))) {
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
-        size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
-                           h->n * d->value_width};
-        /* a kept B: locked whole, once, and left locked */
+        const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
+        size_t bytes[4];
+        for (int i = 0; i < 4; i++) bytes[i] = arr[i] ? h->n * width[i] : 0;
         for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
         c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
-        if (c->pieces) {
+        c->todo = calloc(count ? count : 1, sizeof *c->todo);
+        if (c->pieces && c->todo) {
+            ctx->ooc.pinned = 1;
             c->npieces = 0;
+            size_t kept = 0;
             for (int i = 0; i < 4; i++) {
-                const size_t first = c->npieces;
+                c->first[i] = c->next[i] = c->npieces;
                 c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
-                for (size_t q = first; q < c->npieces && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                c->end[i] = c->npieces;
+                if (i >= 2 && h->b_locked) {
+                    for (size_t q = c->first[i]; q < c->end[i]; q++) {
+                        c->pieces[q].kept = 1;
+                        c->todo[kept++] = q;
+                    }
+                    c->next[i] = c->end[i];
+                } else if (bytes[i]) {
+                    c->base[i] = (char *)arr[i];
+                    c->width[i] = width[i];
+                }
             }
-            ctx->ooc.pinned = lock_all(c);
-            for (int i = 0; i < 2 && h->b_locked; i++)
-                if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
+            if (kept) {
+                const double t0 = omp_get_wtime();
+                if (!lock_pieces(c, c->todo, kept)) ctx->ooc.pinned = 0;
+                ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
+                for (int i = 0; i < 2; i++)
+                    if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
+            }
+        } else {
+            free(c->pieces);
+            c->pieces = NULL;
         }
     }
     return GPK_OK;
