@@ -46,8 +46,9 @@ static void par_copy(void *dst, const void *src, size_t bytes, int threads)
 }
 
 /* The extra buffer: 2 MiB aligned with transparent huge pages where the
- * system has them, and touched by all threads, so that its first-touch
- * faults (and, on CUDA, page-locking it) do not run on one thread. */
+ * system has them. It is not touched here: on CUDA page-locking it run by
+ * run faults it in, on all threads, while the link moves the runs before;
+ * on the CPU the first copies into it do. */
 static void *big_alloc(size_t bytes, int threads)
 {
     const size_t huge = (size_t)2 << 20;
@@ -57,10 +58,6 @@ static void *big_alloc(size_t bytes, int threads)
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
 #endif
-    /* one write a page faults it in (zeroed by the system) */
-    const long long pages = (long long)((bytes + 4095) / 4096);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (long long k = 0; k < pages; k++) ((volatile char *)p)[(size_t)k * 4096] = 0;
     return p;
 }
 
