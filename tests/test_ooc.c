@@ -243,6 +243,20 @@ int main(int argc, char **argv)
             if (!check_fault(ctx, GPK_F64, n, runs, k, 0)) break;
     }
 
+    /* GPK_OOC_KEEP=1: the extra buffer stays with the context (locked on
+     * CUDA), grows, is reused, and goes with gpk_ctx_destroy */
+    {
+        setenv("GPK_OOC_KEEP", "1", 1);
+        set_slot(cap, 12);
+        const size_t ns[] = {3 * cap + 1, 9 * cap + 2, 2 * cap + 7, 9 * cap + 2};
+        for (int i = 0; i < 4; i++) {
+            check_case(ctx, GPK_U64, 4, ns[i], D_UNIFORM);
+            check_case(ctx, GPK_F32, 8, ns[i], D_SKEW90);
+        }
+        unsetenv("GPK_OOC_KEEP");
+        check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
+    }
+
     /* progress: rising, ending at 1 */
     {
         progress_log log = {0, 0, 0.0};
