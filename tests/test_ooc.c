@@ -279,6 +279,12 @@ int main(int argc, char **argv)
         TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "too small"), "budget 100: %s (%s)",
                  gpk_status_string(s), gpk_last_error(ctx));
         TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after a budget too small");
+        /* more than the host can hold beside the input: ENOMEM, nothing touched */
+        gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);
+        s = gpk_sort_keys(ctx, GPK_U32, keys, (size_t)1 << 40, NULL);
+        TU_CHECK(s == GPK_ENOMEM && strstr(gpk_last_error(ctx), "host memory"), "2^40 keys out of core: %s (%s)",
+                 gpk_status_string(s), gpk_last_error(ctx));
+        TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
         /* without the force hook a budget that fits sorts in memory */
         unsetenv("GPK_OOC_FORCE");
         gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);
