@@ -147,7 +147,7 @@ struct Case {
     size_t n;
     Dist d;
     unsigned b, r;
-    int mode; /* 0 keys, 1 pairs v4, 2 pairs v8, 3 perm */
+    int mode; /* 0 keys, 1 pairs v4, 2 pairs v8, 3 perm, 4 perm with a u64 sigma */
     int api;  /* 0 host, 1 bench hook, 2 device out-of-place, 3 device in-place, 4 device detect in-place */
 };
 
@@ -164,8 +164,9 @@ static void run_case(gpk_ctx *ctx, const Case &c)
     memcpy(ref.data(), keys.data(), n * kw);
     memcpy(vref.data(), vals.data(), n * vw);
     std::vector<uint32_t> sigma(n + 1, 0xdeadbeef), sref(n + 1);
+    std::vector<uint64_t> sigma64(n + 1, 0xdeadbeefdeadbeefull);
     const unsigned ref_bits = c.b ? c.b : 0;
-    gpk_sort_reference(c.t, ref.data(), vw, vref.data(), c.mode == 3 ? sref.data() : NULL, n, ref_bits);
+    gpk_sort_reference(c.t, ref.data(), vw, vref.data(), c.mode >= 3 ? sref.data() : NULL, n, ref_bits);
 
     char what[200];
     snprintf(what, sizeof what, "api %d %s n=%zu %s b=%u r=%u mode=%d", c.api, tname(c.t), n, dist_name[c.d], c.b,
@@ -179,12 +180,13 @@ static void run_case(gpk_ctx *ctx, const Case &c)
         job.keys = keys.data();
         job.values = vw ? vals.data() : NULL;
         job.value_width = (unsigned)vw;
-        job.sigma = c.mode == 3 ? sigma.data() : NULL;
+        job.sigma = c.mode == 3 ? (void *)sigma.data() : c.mode == 4 ? (void *)sigma64.data() : NULL;
+        job.sigma_width = c.mode == 4 ? 8 : 4;
         job.n = n;
         job.key_bits = c.b;
         job.radix_bits = c.r;
         if (n < 2) {
-            if (n == 1 && job.sigma) sigma[0] = 0;
+            if (n == 1 && job.sigma) sigma[0] = 0, sigma64[0] = 0;
         } else if (c.api == 0)
             s = gpk__radix_sort_cuda(ctx, &job);
         else {
@@ -255,6 +257,11 @@ static void run_case(gpk_ctx *ctx, const Case &c)
         CHECK(ok, "%s", what);
     if (vw) CHECK(memcmp(vals.data(), vref.data(), n * vw) == 0, "%s: values differ", what);
     if (c.mode == 3) CHECK(memcmp(sigma.data(), sref.data(), n * 4) == 0, "%s: sigma differs", what);
+    if (c.mode == 4) {
+        size_t i = 0;
+        while (i < n && sigma64[i] == sref[i]) i++;
+        CHECK(i == n, "%s: u64 sigma differs at %zu", what, i);
+    }
 }
 
 static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
@@ -279,9 +286,9 @@ static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
                 c.r = p[1];
                 if (c.b > 8 * tsize(t)) c.b = 0;
                 if (c.b == 0 && rnd() % 4 == 0) c.b = (unsigned)(8 * tsize(t));
-                c.mode = (int)(rnd() % 4);
+                c.mode = (int)(rnd() % 5);
                 c.api = (int)(rnd() % 5);
-                if (c.mode == 3 && c.api >= 2) c.api = (int)(rnd() % 2); /* sigma: host API only */
+                if (c.mode >= 3 && c.api >= 2) c.api = (int)(rnd() % 2); /* sigma: host API only */
                 if (c.d == FEW_BITS && rnd() % 2) c.b = 12;
                 run_case(ctx, c);
                 count++;
@@ -289,8 +296,8 @@ static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
         }
         /* every r on one mid size, and the PIC shapes */
         for (unsigned r = 1; r <= 16 && max_n >= 70001; r++) {
-            Case c = {t, 70001, UNIFORM, 0, r, (int)(r % 4), (int)(r % 5)};
-            if (c.mode == 3 && c.api >= 2) c.api = 0;
+            Case c = {t, 70001, UNIFORM, 0, r, (int)(r % 5), (int)(r % 5)};
+            if (c.mode >= 3 && c.api >= 2) c.api = 0;
             run_case(ctx, c);
             count++;
         }
@@ -306,6 +313,7 @@ static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
         {GPK_I64, (1u << 21) + 7, UNIFORM, 0, 11, 1, 1}, {GPK_F64, 3000017, SPECIALS, 0, 0, 0, 4},
         {GPK_U32, 3000017, SORTED, 0, 0, 3, 0}, {GPK_I32, 3000017, REVERSE, 0, 0, 1, 3},
         {GPK_U32, 5000011, FEW_BITS, 0, 0, 3, 1}, {GPK_U32, 5000011, EQUAL, 0, 0, 3, 0},
+        {GPK_U32, 5000011, UNIFORM, 0, 0, 4, 0}, {GPK_F64, 3000017, FEW_BITS, 0, 0, 4, 1},
     };
     for (const Case &c : big) {
         run_case(ctx, c);
@@ -376,6 +384,7 @@ static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsig
     job.values = vw ? vals.data() : NULL;
     job.value_width = (unsigned)vw;
     job.sigma = mode == 3 ? sigma.data() : NULL;
+    job.sigma_width = 4;
     job.n = n;
     job.key_bits = b;
     job.radix_bits = r;

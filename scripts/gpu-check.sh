@@ -3,8 +3,18 @@
 # whole test suite with the CUDA and OpenCL-on-NVIDIA tests required, run the
 # benchmarks, and print a short table last.
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
-#                        [qsanitize] [qbench] [octree] [python]
-#   (default: all but sanitize, qsanitize and octree)
+#                        [qsanitize] [qbench] [octree] [python] [wide]
+#   (default: all but sanitize, qsanitize, octree and wide)
+# wide (issue 16, about 3 min on an 80 GB H100): sorts past 2^31 and 2^32
+# keys with tests/test_cuda_wide (boundary sizes 2^31-1 .. 2^32+1 on the
+# device API, u32 keys, pairs, a 12-bit key set whose upper digits count
+# past 2^32, the host API and gpk_sort_perm64; checked on the device:
+# order and an order-free hash of the multiset), the goals (2^32+3 and 2^33
+# u32 keys, 2^32+3 u32/u32 pairs, device-resident, beside 2^28 in the same
+# run), radix_cuda_tune --check --small built with 64-bit positions from
+# n = 0 (with and without 20000-key portions), and gpk bench sort at 2^28
+# beside GPK_MAIN_BUILD's gpk when that is set (main's build dir). Cases
+# that do not fit the free device memory print SKIP.
 # octree runs scripts/gpu-octree.sh on the same build (the CUDA pools and
 # octree builders: tests, memcheck, benches against the 16-core CPU, the
 # threads x blocks grid); scripts/gpu-search.sh benchmarks the GPU local
@@ -149,6 +159,65 @@ if has qsanitize; then
   fi
 fi
 
+# --- sizes past 2^32 (issue 16) ---------------------------------------------------------
+if has wide; then
+  t0=$(date +%s)
+  wide=$build/tests/test_cuda_wide
+  [ -x "$wide" ] || cmake --build "$build" -j "$(nproc)" --target test_cuda_wide >"$out/wide-build.log" 2>&1
+  # 64-bit positions on every size, with and without small portions (CPU
+  # work: built while the GPU runs the boundary sizes)
+  sh "$root/bench/radix_cuda_tune.sh" "$build/tune-wide" wide:-DGPK_RADIX_CUDA_WIDE_FROM=0 \
+    "portionwide:-DGPK_RADIX_CUDA_PORTION=20000 -DGPK_RADIX_CUDA_WIDE_FROM=0" >"$out/wide-tune-build.log" 2>&1 &
+  wide_tune_pid=$!
+  if [ -x "$wide" ]; then
+    timeout 420 "$wide" keys:2^31-1 keys:2^31 keys:2^31+1 keys:2^32-1 keys:2^32 keys:2^32+1 \
+      keys:2^32+1:low12 pairs:2^32+1 pairs:2^31+1:low12 host:2^32+1 perm64:2^31+1 perm64:2^32+1 \
+      ocl:2^32+1 ocl:2^32+1:low12 cudaquick:2^32+1 cpu:2^32+1 cpuquick:2^32+1 \
+      >"$out/wide-check.log" 2>&1
+    rc=$?
+    [ $rc = 0 ] || fail=1
+    note "wide boundary sizes: exit $rc, $(tail -n 1 "$out/wide-check.log") ($(( $(date +%s) - t0 )) s)"
+    grep -E '^(ok|FAIL|SKIP)' "$out/wide-check.log" | sed 's/^/  /' >>"$summary"
+  else
+    fail=1
+    note "wide: test_cuda_wide not built"; tail -n 20 "$out/wide-build.log"
+  fi
+  wait $wide_tune_pid
+  # the goals: device-resident u32 keys and pairs, 2^28 beside 2^32+3 and 2^33
+  t1=$(date +%s)
+  timeout 240 "$wide" keys:2^28:uniform:21 keys:2^32+3:uniform:5 keys:2^33:uniform:3 \
+    pairs:2^28:uniform:21 pairs:2^32+3:uniform:5 keys:2^28:uniform:21 >"$out/wide-bench.txt" 2>&1
+  rc=$?
+  [ $rc = 0 ] || fail=1
+  note "wide bench: exit $rc ($(( $(date +%s) - t1 )) s)"
+  grep -E '^(ok|FAIL|SKIP)' "$out/wide-bench.txt" | sed 's/^/  /' >>"$summary"
+  for v in wide portionwide; do
+    if [ -x "$build/tune-wide/radix_cuda_tune_$v" ]; then
+      timeout 200 "$build/tune-wide/radix_cuda_tune_$v" --check --small --label $v >"$out/wide-tune-$v.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || fail=1
+      note "cuda check ($v: 64-bit positions from n = 0): exit $rc, $(grep -E '^check:' "$out/wide-tune-$v.log" | tail -n 1)"
+      grep -m 5 FAIL "$out/wide-tune-$v.log" >>"$summary"
+    else
+      fail=1
+      note "cuda check ($v): not built"; tail -n 20 "$out/wide-tune-build.log"
+    fi
+  done
+  # 2^28 against main's binary in the same run, alternating (GPK_MAIN_BUILD)
+  for round in 1 2; do
+    for who in this main; do
+      g=$gpk
+      [ $who = main ] && g=${GPK_MAIN_BUILD:-}/gpk
+      [ -x "$g" ] || continue
+      timeout 120 "$g" bench sort --backends cuda --types u32 --n 2^28 --pairs --peers none \
+        >"$out/wide-2p28-$who-$round.txt" 2>&1 || fail=1
+      note "gpk bench sort 2^28 u32 ($who, round $round):"
+      grep -E 'cuda' "$out/wide-2p28-$who-$round.txt" | sed 's/^/  /' >>"$summary"
+    done
+  done
+  note "wide: $(( $(date +%s) - t0 )) s in all"
+fi
+
 # --- benchmarks ------------------------------------------------------------------------
 if has qbench; then
   t0=$(date +%s)
@@ -242,7 +311,7 @@ fi
 echo
 echo "==== gpu-check summary ===="
 cat "$summary"
-for f in cuda-perf bench-gpu bench-gpu-10bit bench-cpu bench-octree-cuda bench-octree-cpu python-bench; do
+for f in cuda-perf bench-gpu bench-gpu-10bit bench-cpu bench-octree-cuda bench-octree-cpu python-bench wide-bench; do
   [ -f "$out/$f.txt" ] && { echo "---- $f"; cat "$out/$f.txt"; }
 done
 for be in cuda opencl cpu; do

@@ -165,7 +165,15 @@ static void test_bad_input(gpk_backend be)
      * the (small, real) array is read or written. */
     size_t huge = (size_t)1 << 40;
     gpk_status s = gpk_sort_perm(ctx, GPK_U32, keys, sigma, huge, NULL);
-    TU_CHECK(s == GPK_EINVAL, "perm of 2^40 keys cannot have a u32 sigma: %s", gpk_status_string(s));
+    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "gpk_sort_perm64"),
+             "perm of 2^40 keys cannot have a u32 sigma: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    s = gpk_sort_perm(ctx, GPK_U32, keys, sigma, (size_t)UINT32_MAX + 1, NULL);
+    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "gpk_sort_perm64"),
+             "perm of 2^32 keys cannot have a u32 sigma: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    uint64_t sigma64[8] = {0};
+    s = gpk_sort_perm64(ctx, GPK_U32, keys, sigma64, huge, NULL);
+    TU_CHECK(s == GPK_ENOMEM, "perm64 of 2^40 keys: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, NULL, 8, NULL) == GPK_EINVAL, "NULL sigma64");
     s = gpk_sort_keys(ctx, GPK_U32, keys, huge, NULL);
     TU_CHECK(s == GPK_ENOMEM && strlen(gpk_last_error(ctx)) > 0, "2^40 keys: %s (%s)",
              gpk_status_string(s), gpk_last_error(ctx));
@@ -174,6 +182,8 @@ static void test_bad_input(gpk_backend be)
     /* n = 1 and n = 0 work and set sigma. */
     sigma[0] = 99;
     TU_CHECK(gpk_sort_perm(ctx, GPK_U32, keys, sigma, 1, NULL) == GPK_OK && sigma[0] == 0, "n = 1 sigma");
+    sigma64[0] = 99;
+    TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, sigma64, 1, NULL) == GPK_OK && sigma64[0] == 0, "n = 1 sigma64");
     TU_CHECK(gpk_sort_keys(ctx, GPK_F64, keys, 0, NULL) == GPK_OK, "n = 0");
     TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, NULL) == GPK_OK && keys[0] == 1 && keys[7] == 9,
              "and a good call still works afterwards");

@@ -1,5 +1,6 @@
 /* Every radix backend against the reference sort: all key types, many
- * sizes and distributions, keys / permutation / pairs, several (b, r).
+ * sizes and distributions, keys / permutation (u32 and u64 sigma) / pairs,
+ * several (b, r).
  * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
 #define _POSIX_C_SOURCE 200809L /* setenv: the CPU backend's path switch */
@@ -11,8 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_COUNT } mode;
-static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64"};
+typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64, MODE_COUNT } mode;
+static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "perm64"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
@@ -25,6 +26,11 @@ static uint64_t seed_base;
  * mid-sized buckets, each split by one thread (its own MSD pass, or its
  * own LSD passes). */
 static int skew_input;
+/* When set, the keys' bit range is shaped for the CUDA backend's range
+ * detection (detect_plan): 1: low byte zero (the passes are the upper rows
+ * of the whole-range plan); 2: top byte zero (the lower rows); 3: the first
+ * 70000 keys 10-bit, the rest as drawn (a narrow sample of a wide input). */
+static int shape_input;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -60,8 +66,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *want = malloc(n * kw + 1);
     char *vin = malloc(n * 8 + 1), *vgot = malloc(n * 8 + 1), *vwant = malloc(n * 8 + 1);
     uint32_t *sg = malloc(n * 4 + 4), *sw = malloc(n * 4 + 4);
+    uint64_t *sg64 = malloc(n * 8 + 8);
+    const int perm = m == MODE_PERM || m == MODE_PERM64;
     int ok = 0;
-    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw) {
+    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw || !sg64) {
         TU_CHECK(0, "out of host memory for n=%zu", n);
         goto out;
     }
@@ -83,6 +91,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 0; shape_input && i < n; i++) {
+        const uint64_t keep = shape_input == 1 ? ~(uint64_t)0xFF
+                              : shape_input == 2 ? (kw == 4 ? 0x00FFFFFFull : 0x00FFFFFFFFFFFFFFull)
+                              : i < 70000 ? 0x3FFull : ~(uint64_t)0;
+        if (kw == 4) ((uint32_t *)in)[i] &= (uint32_t)keep;
+        else ((uint64_t *)in)[i] &= keep;
+    }
     for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
         if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
@@ -92,6 +107,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     memcpy(vgot, vin, n * vw);
     memcpy(vwant, vin, n * vw);
     memset(sg, 0xAB, n * 4); /* poison: every entry must be written */
+    memset(sg64, 0xAB, n * 8);
 
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = b;
@@ -99,13 +115,14 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_status s;
     if (m == MODE_KEYS) s = gpk_sort_keys(ctx, t, got, n, &o);
     else if (m == MODE_PERM) s = gpk_sort_perm(ctx, t, got, sg, n, &o);
+    else if (m == MODE_PERM64) s = gpk_sort_perm64(ctx, t, got, sg64, n, &o);
     else s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
-    gpk_status rs = gpk_sort_reference(t, want, vw, vwant, m == MODE_PERM ? sw : NULL, n, b);
+    gpk_status rs = gpk_sort_reference(t, want, vw, vwant, perm ? sw : NULL, n, b);
 
     char what[160];
     const char *path = getenv("GPK_CPU_RADIX");
-    snprintf(what, sizeof what, "%s %s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : "", n, mode_name[m], b, r,
+    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
+             gpk_dist_name(d), skew_input ? " skewed" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
              path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
@@ -121,10 +138,12 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             if (memcmp(vgot + i * vw, vwant + i * vw, vw)) bad = i;
         TU_CHECK(bad == n, "%s: values differ from the reference (stability) at %zu", what, bad);
     }
-    if (m == MODE_PERM) {
+    if (perm) {
         bad = n;
-        for (size_t i = 0; i < n && bad == n; i++)
-            if (sg[i] != sw[i] || sg[i] >= n || memcmp(got + i * kw, in + (size_t)sg[i] * kw, kw)) bad = i;
+        for (size_t i = 0; i < n && bad == n; i++) {
+            const uint64_t si = m == MODE_PERM ? sg[i] : sg64[i];
+            if (si != sw[i] || si >= n || memcmp(got + i * kw, in + (size_t)si * kw, kw)) bad = i;
+        }
         TU_CHECK(bad == n, "%s: sigma wrong at %zu", what, bad);
     }
     if (b == 0) { /* independent of the reference: ascending natural order */
@@ -135,7 +154,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw);
+    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw); free(sg64);
     return ok;
 }
 
@@ -194,7 +213,7 @@ int main(int argc, char **argv)
     /* 3. Large inputs: 2^20 + 1 of every type, 2^24 of u32 (keys and pairs). */
     if (!quick) {
         for (int t = GPK_U32; t <= GPK_F64; t++)
-            run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, t % 2 ? MODE_PERM64 : MODE_PERM, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 24, MODE_KEYS, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
     }
@@ -248,6 +267,7 @@ int main(int argc, char **argv)
                 }
             skew_input = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
+            run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM64, 0, 0, 0);
             for (int m = 0; m < MODE_COUNT; m++) {
                 run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 18) - 1, (mode)m, 0, 0, 0);
                 run_case(GPK_F32, GPK_DIST_UNIFORM, (size_t)1 << 18, (mode)m, 0, 0, 0);
@@ -264,6 +284,31 @@ int main(int argc, char **argv)
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
         }
+    }
+
+    /* 5. The bit-range detection in the histogram's read (CUDA; the other
+     * backends run the same inputs): detection at every size (CUDA skips it
+     * below 2^23 keys), a sample from 2^12 keys, shaped ranges, and the
+     * separate detection for comparison. */
+    {
+        size_t fsizes[] = {4099, 65537, 70001, ((size_t)1 << 18) + 3};
+        setenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", "12", 1);
+        setenv("GPK_RADIX_CUDA_DETECT_FROM_LOG", "0", 1);
+        for (int fused = 1; fused >= 0; fused--) {
+            setenv("GPK_RADIX_CUDA_FUSED_DETECT", fused ? "1" : "0", 1);
+            for (shape_input = 0; shape_input <= 3; shape_input++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < sizeof fsizes / sizeof fsizes[0]; si++) {
+                        if ((quick || !fused) && (t + (int)si + shape_input) % 3) continue;
+                        if (shape_input && t != GPK_U32 && t != GPK_U64 && t != GPK_I32) continue;
+                        const mode m = (mode)((t + (int)si + shape_input) % MODE_COUNT);
+                        run_case((gpk_type)t, GPK_DIST_UNIFORM, fsizes[si], m, 0, 0, 0);
+                    }
+            shape_input = 0;
+        }
+        unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
+        unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
+        unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
     }
 
     gpk_ctx_destroy(ctx);

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,196 @@ static void test_multi(gpk_ctx *const *cudas, int ncuda, gpk_ctx *const *cpus, c
     gpk_search_result_free(&ref);
 }
 
+/* ---- or2opt: the batch evaluation of the neighbour-list moves ---- */
+
+typedef struct {
+    double key;
+    uint32_t c;
+} strip_key;
+
+static int strip_cmp(const void *x, const void *y)
+{
+    const strip_key *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key ? 1 : (a->c > b->c) - (a->c < b->c);
+}
+
+/* The GPU's answer for each city must be gpk__tsp_ls_best_move's on the
+ * host (delta, code, moves looked at), on random tours, tours in strips
+ * (few improving moves), a hill-climbed tour (almost none), and each of
+ * those after random 2-opt moves (the tour re-sent); for every city or a
+ * random subset (repeats allowed). coords: 0 fractional, 1 a half-integer
+ * grid (ties, rounding boundaries), 2 far from the origin; EXPLICIT: the
+ * matrix only. */
+static void test_ls_batch(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_tsp_weight w, int coords, uint32_t subset)
+{
+    gpk_tsp t;
+    memset(&t, 0, sizeof t);
+    t.n = n;
+    t.weight = w;
+    t.x = malloc(n * sizeof *t.x);
+    t.y = malloc(n * sizeof *t.y);
+    const double side = coords == 1 ? 2 * sqrt((double)n) + 4 : 1e6;
+    for (uint32_t i = 0; i < n; i++) {
+        t.x[i] = coords == 1 ? (double)below((uint64_t)side) / 2.0 : (double)below(7000000) / 7.0;
+        t.y[i] = coords == 1 ? (double)below((uint64_t)side) / 2.0 : (double)below(13000000) / 13.0;
+        if (coords == 2) t.x[i] += 3e6, t.y[i] -= 5e6;
+    }
+    if (w == GPK_TSP_EXPLICIT) {
+        t.weight = GPK_TSP_EUC_2D;
+        int32_t *m = malloc((size_t)n * n * sizeof *m);
+        for (uint32_t i = 0; i < n; i++)
+            for (uint32_t j = 0; j < n; j++) m[(size_t)i * n + j] = gpk_tsp_dist(&t, i, j);
+        free(t.x);
+        free(t.y);
+        t.x = t.y = NULL;
+        t.matrix = m;
+        t.weight = GPK_TSP_EXPLICIT;
+    }
+    static const char *wn[] = {"euc2d", "ceil2d", "att", "geo", "explicit"};
+    char label[96];
+    snprintf(label, sizeof label, "or2opt batch n=%u %s coords%d", n, wn[w], coords);
+    const uint32_t k = n - 1 < GPK__TSP_LS_K ? n - 1 : GPK__TSP_LS_K;
+    uint32_t *nb = malloc((size_t)n * k * sizeof *nb), *tour = malloc(n * sizeof *tour), *pos = malloc(n * sizeof *pos);
+    int32_t *nd = malloc((size_t)n * k * sizeof *nd);
+    uint32_t *cities = malloc(n * sizeof *cities);
+    gpk__ls_move *got = malloc(n * sizeof *got);
+    gpk__tsp_ls_cuda *g = NULL;
+    TU_CHECK(gpk__tsp_neighbours(&t, k, 4, NULL, nb, nd) == GPK_OK, "%s: lists", label);
+    const gpk_status st = gpk__tsp_ls_cuda_open(ctx, &t, nb, nd, k, &g);
+    TU_CHECK(st == GPK_OK && g, "%s: open: %s", label, gpk_last_error(ctx));
+    int bad = 0, improving = 0, evaluated = 0;
+    for (int form = 0; g && form < 6; form++) {
+        if (form % 3 == 0) {
+            for (uint32_t i = 0; i < n; i++) tour[i] = i;
+            for (uint32_t i = n - 1; i > 0; i--) {
+                const uint32_t r = (uint32_t)below(i + 1), x = tour[i];
+                tour[i] = tour[r];
+                tour[r] = x;
+            }
+        } else if (form % 3 == 1) {
+            if (t.x) { /* strips of the x range, alternately up and down */
+                const double strip = 8e6 / (sqrt((double)n) / 2 + 1);
+                strip_key *sk = malloc(n * sizeof *sk);
+                for (uint32_t i = 0; i < n; i++) {
+                    const double st = floor((t.x[i] + 1e7) / strip);
+                    sk[i].key = st * 1e8 + (fmod(st, 2) ? -t.y[i] : t.y[i]);
+                    sk[i].c = i;
+                }
+                qsort(sk, n, sizeof *sk, strip_cmp);
+                for (uint32_t i = 0; i < n; i++) tour[i] = sk[i].c;
+                free(sk);
+            }
+        } else {
+            gpk_search_problem pb = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+            gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+            o.nb = GPK_NB_OR_OPT;
+            o.algo = GPK_SEARCH_HC_FIRST;
+            o.iters = n > 20000 ? 20000 : 0;
+            gpk_search_result r;
+            if (gpk_search_run(cpu, &pb, &o, &r) == GPK_OK) {
+                memcpy(tour, r.solution, n * sizeof *tour);
+                gpk_search_result_free(&r);
+            } else {
+                TU_CHECK(0, "%s: cpu hc: %s", label, gpk_last_error(cpu));
+            }
+        }
+        if (form >= 3 && n >= 8) { /* random 2-opt moves on the same tour */
+            gpk__tour T = {n, tour, pos, NULL, 0, 0, 0, 0};
+            for (uint32_t i = 0; i < n; i++) pos[tour[i]] = i;
+            for (int m = 0; m < 20; m++) {
+                const uint32_t a = (uint32_t)below(n), c = (uint32_t)below(n);
+                const uint32_t b = gpk__tour_next(&T, a), d = gpk__tour_next(&T, c);
+                if (c != a && c != b && d != a) gpk__tour_move2(&T, a, b, c, d);
+            }
+        }
+        for (uint32_t i = 0; i < n; i++) pos[tour[i]] = i;
+        const uint32_t count = subset >= n ? n : subset;
+        for (uint32_t i = 0; i < count; i++) cities[i] = subset >= n ? i : (uint32_t)below(n);
+        TU_CHECK(gpk__tsp_ls_cuda_eval(g, tour, cities, count, got) == GPK_OK, "%s form %d: eval: %s", label, form,
+                 gpk_last_error(ctx));
+        for (uint32_t i = 0; i < count; i++) {
+            const gpk__ls_move want = gpk__tsp_ls_best_move(&t, nb, nd, k, tour, pos, cities[i]);
+            if (want.d != got[i].d || want.code != got[i].code || want.evaluated != got[i].evaluated) {
+                if (++bad <= 3)
+                    fprintf(stderr, "  %s form %d city %u: GPU (%lld, %u, %u), host (%lld, %u, %u)\n", label, form,
+                            cities[i], (long long)got[i].d, got[i].code, got[i].evaluated, (long long)want.d,
+                            want.code, want.evaluated);
+            }
+            improving += want.d < 0;
+            evaluated += want.evaluated > 0;
+        }
+    }
+    TU_CHECK(bad == 0, "%s: %d GPU answers differ from the host's", label, bad);
+    TU_CHECK(n < 100 || (improving > 0 && evaluated > 0), "%s: nothing to compare (%d improving)", label, improving);
+    gpk__tsp_ls_cuda_close(g);
+    free(nb);
+    free(nd);
+    free(tour);
+    free(pos);
+    free(cities);
+    free(got);
+    free(t.x);
+    free(t.y);
+    free(t.matrix);
+}
+
+/* Whole or2opt searches: the CUDA context (the batched descent on the GPU)
+ * returns exactly what a CPU context returns with the batched descent on
+ * the host, every batch evaluated on the GPU, and the tour is a valid one
+ * of the reported length. by_default: no GPK_TSP_LS_BATCH on the CUDA side
+ * (the size alone turns the GPU on). */
+static void test_ls_run(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_search_algo algo, int by_default)
+{
+    gpk_tsp t;
+    memset(&t, 0, sizeof t);
+    t.n = n;
+    t.weight = GPK_TSP_EUC_2D;
+    t.x = malloc(n * sizeof *t.x);
+    t.y = malloc(n * sizeof *t.y);
+    for (uint32_t i = 0; i < n; i++) t.x[i] = (double)below(1000000), t.y[i] = (double)below(1000000);
+    gpk_search_problem pb = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.nb = GPK_NB_OR_OPT;
+    o.algo = algo;
+    o.seed = below(1000);
+    if (algo == GPK_SEARCH_ITS) {
+        o.iters = 500;
+        o.global_iters = 1;
+    }
+    gpk_search_result rg, rh;
+    memset(&rg, 0, sizeof rg);
+    memset(&rh, 0, sizeof rh);
+    if (by_default) unsetenv("GPK_TSP_LS_BATCH");
+    else setenv("GPK_TSP_LS_BATCH", "gpu", 1);
+    const gpk_status sg = gpk_search_run(ctx, &pb, &o, &rg);
+    setenv("GPK_TSP_LS_BATCH", "host", 1);
+    const gpk_status sh = gpk_search_run(cpu, &pb, &o, &rh);
+    unsetenv("GPK_TSP_LS_BATCH");
+    TU_CHECK(sg == GPK_OK && sh == GPK_OK, "or2opt run n=%u algo %d: %s / %s", n, (int)algo, gpk_last_error(ctx),
+             gpk_last_error(cpu));
+    if (sg == GPK_OK && sh == GPK_OK) {
+        int perm = 1;
+        unsigned char *seen = calloc(n, 1);
+        for (uint32_t i = 0; i < n && perm; i++) {
+            if (rg.solution[i] >= n || seen[rg.solution[i]]) perm = 0;
+            else seen[rg.solution[i]] = 1;
+        }
+        free(seen);
+        TU_CHECK(perm && gpk_tsp_tour_length(&t, rg.solution) == rg.best, "or2opt run n=%u: invalid GPU result", n);
+        TU_CHECK(rg.best == rh.best && memcmp(rg.solution, rh.solution, n * sizeof *rg.solution) == 0,
+                 "or2opt run n=%u algo %d: GPU %lld, host batches %lld", n, (int)algo, (long long)rg.best,
+                 (long long)rh.best);
+        TU_CHECK(rg.gpu_evaluated > 0 && rh.gpu_evaluated == 0, "or2opt run n=%u: gpu_evaluated %llu / %llu", n,
+                 (unsigned long long)rg.gpu_evaluated, (unsigned long long)rh.gpu_evaluated);
+        printf("  or2opt %s n=%u: %lld, %llu moves evaluated on the GPU\n", algo == GPK_SEARCH_ITS ? "its" : "hc", n,
+               (long long)rg.best, (unsigned long long)rg.gpu_evaluated);
+    }
+    gpk_search_result_free(&rg);
+    gpk_search_result_free(&rh);
+    free(t.x);
+    free(t.y);
+}
+
 int main(void)
 {
     gpk_ctx *ctx = NULL, *cpu = NULL;
@@ -437,26 +628,49 @@ int main(void)
     }
     gpk_rng_seed(&rng, tu_seed());
 
-    const uint32_t qn[] = {2, 3, 5, 12, 40, 130, 257};
-    for (size_t q = 0; q < sizeof qn / sizeof *qn; q++) test_qap(ctx, qn[q], 0);
-    test_qap(ctx, 12, 1);
-    test_qap(ctx, 45, 1);
-    const uint32_t tn[] = {3, 4, 5, 8, 11, 57, 300};
-    for (size_t q = 0; q < sizeof tn / sizeof *tn; q++)
-        for (int w = 0; w < 3; w++)
-            for (int mat = 0; mat < 2; mat++) test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
-    test_tsp(ctx, 800, GPK_TSP_EUC_2D, 0, 0);
-    /* the float path's guard and the tiles: sizes around the tile width (128) */
-    const uint32_t gn[] = {9, 31, 127, 128, 129, 255, 257, 390};
-    for (size_t q = 0; q < sizeof gn / sizeof *gn; q++)
-        for (int w = 0; w < 2; w++)
-            for (int grid = 2; grid <= 3; grid++) test_tsp(ctx, gn[q], (gpk_tsp_weight)w, gn[q] % 2, grid);
-    test_tsp(ctx, 1100, GPK_TSP_CEIL_2D, 0, 2);
-    const uint32_t pm[][2] = {{9, 9}, {31, 31}, {73, 73}, {101, 117}};
-    for (size_t q = 0; q < sizeof pm / sizeof *pm; q++) test_ppp(ctx, pm[q][0], pm[q][1]);
+    /* GPK_TEST_ONLY=or2opt: the neighbour-list batches alone (for
+     * compute-sanitizer, which makes the whole test too slow) */
+    const char *only = getenv("GPK_TEST_ONLY");
+    const int all = !only || strcmp(only, "or2opt") != 0;
+    if (all) {
+        const uint32_t qn[] = {2, 3, 5, 12, 40, 130, 257};
+        for (size_t q = 0; q < sizeof qn / sizeof *qn; q++) test_qap(ctx, qn[q], 0);
+        test_qap(ctx, 12, 1);
+        test_qap(ctx, 45, 1);
+        const uint32_t tn[] = {3, 4, 5, 8, 11, 57, 300};
+        for (size_t q = 0; q < sizeof tn / sizeof *tn; q++)
+            for (int w = 0; w < 3; w++)
+                for (int mat = 0; mat < 2; mat++) test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
+        test_tsp(ctx, 800, GPK_TSP_EUC_2D, 0, 0);
+        /* the float path's guard and the tiles: sizes around the tile width (128) */
+        const uint32_t gn[] = {9, 31, 127, 128, 129, 255, 257, 390};
+        for (size_t q = 0; q < sizeof gn / sizeof *gn; q++)
+            for (int w = 0; w < 2; w++)
+                for (int grid = 2; grid <= 3; grid++) test_tsp(ctx, gn[q], (gpk_tsp_weight)w, gn[q] % 2, grid);
+        test_tsp(ctx, 1100, GPK_TSP_CEIL_2D, 0, 2);
+        const uint32_t pm[][2] = {{9, 9}, {31, 31}, {73, 73}, {101, 117}};
+        for (size_t q = 0; q < sizeof pm / sizeof *pm; q++) test_ppp(ctx, pm[q][0], pm[q][1]);
+    }
+
+    /* or2opt: the neighbour-list batch on the GPU against the host */
+    {
+        const uint32_t ln[] = {5, 8, 11, 12, 64, 300, 2003};
+        for (size_t q = 0; q < sizeof ln / sizeof *ln; q++)
+            for (int w = 0; w < 3; w++)
+                for (int coords = 0; coords < 3; coords++)
+                    test_ls_batch(ctx, cpu, ln[q], (gpk_tsp_weight)w, coords, ln[q] % 2 ? ln[q] : 2 * ln[q]);
+        test_ls_batch(ctx, cpu, 300, GPK_TSP_EXPLICIT, 0, 300);
+        test_ls_batch(ctx, cpu, 20011, GPK_TSP_EUC_2D, 0, 20011);
+        test_ls_batch(ctx, cpu, 110000, GPK_TSP_EUC_2D, 0, 8000); /* the reversal bound */
+        test_ls_run(ctx, cpu, 3000, GPK_SEARCH_HC_FIRST, 0);
+        test_ls_run(ctx, cpu, 3000, GPK_SEARCH_ITS, 0);
+        test_ls_run(ctx, cpu, 30000, GPK_SEARCH_HC_FIRST, 1);
+        test_ls_run(ctx, cpu, 120000, GPK_SEARCH_ITS, 1);
+        printf("or2opt batches: %d checks\n", tu_checks);
+    }
 
     /* GEO without a matrix is refused (the CPU scan keeps it). */
-    {
+    if (all) {
         gpk_tsp t;
         memset(&t, 0, sizeof t);
         double x[4] = {10.1, 20.2, 30.3, 40.4}, y[4] = {1.5, 2.5, 3.5, 4.5};
@@ -471,7 +685,7 @@ int main(void)
     }
 
     /* Whole searches: the CUDA context's result equals the CPU's. */
-    {
+    if (all) {
         gpk_qap q;
         memset(&q, 0, sizeof q);
         q.n = 30;

@@ -6,6 +6,7 @@
  * 2-opt and Or-opt move the tour must still be a permutation with a
  * consistent inverse, and the predicted change must equal the change of
  * the full tour length. Neighbour lists are held to brute force. */
+#define _POSIX_C_SOURCE 200809L
 #include "gpk/gen.h"
 #include "gpk/search.h"
 #include "search/search_run.h"
@@ -218,6 +219,173 @@ static int is_perm(const uint32_t *p, uint32_t n)
     }
     free(seen);
     return ok;
+}
+
+/* Makes the move `code` from city a on T, decoded by the format that
+ * search_run.h documents (gpk__ls_move). */
+static void apply_code(gpk__tour *T, const uint32_t *nb, uint32_t k, uint32_t a, uint32_t code)
+{
+    if (code < 2 * k) {
+        const uint32_t dir = code / k, c = nb[(size_t)a * k + code % k];
+        const uint32_t b = dir ? gpk__tour_prev(T, a) : gpk__tour_next(T, a);
+        const uint32_t d = dir ? gpk__tour_prev(T, c) : gpk__tour_next(T, c);
+        if (dir) gpk__tour_move2(T, b, a, d, c);
+        else gpk__tour_move2(T, a, b, c, d);
+        return;
+    }
+    const uint32_t r = code - 2 * k, rev = r % 2, side = r / 2 % 2, i = r / 4 % k, seg = r / 4 / k;
+    const uint32_t len = seg == 0 ? 1 : seg <= 2 ? 2 : 3, end = seg == 2 || seg == 4;
+    uint32_t s1 = a, s2 = a;
+    for (uint32_t j = 1; j < len; j++) {
+        if (end) s1 = gpk__tour_prev(T, s1);
+        else s2 = gpk__tour_next(T, s2);
+    }
+    const uint32_t c = nb[(size_t)a * k + i];
+    const uint32_t x = side ? gpk__tour_prev(T, c) : c, y = side ? c : gpk__tour_next(T, c);
+    gpk__tour_or_move(T, s1, s2, x, y, (int)rev);
+}
+
+typedef struct {
+    double key;
+    uint32_t c;
+} keyed_city;
+
+static int keyed_cmp(const void *x, const void *y)
+{
+    const keyed_city *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key ? 1 : (a->c > b->c) - (a->c < b->c);
+}
+
+/* The batch evaluation's reference (gpk__tsp_ls_best_move, which the GPU
+ * must match): for every city (at most `cities` of them, at random) of a
+ * random tour and of a tour in strips (few improving moves, so the pruning
+ * and the "none" answer both occur), the move it names, decoded from its
+ * code and made on a copy of the tour, changes the full length by its
+ * delta; the tour stays a permutation. */
+static void test_best_moves(uint32_t n, gpk_tsp_weight w, double side, uint32_t cities)
+{
+    gpk_tsp t;
+    random_tsp(&t, n, side, w);
+    const uint32_t k = n - 1 < GPK__TSP_LS_K ? n - 1 : GPK__TSP_LS_K;
+    uint32_t *nb = malloc((size_t)n * k * sizeof *nb);
+    int32_t *nd = malloc((size_t)n * k * sizeof *nd);
+    TU_CHECK(gpk__tsp_neighbours(&t, k, 2, NULL, nb, nd) == GPK_OK, "best moves n=%u: neighbour lists", n);
+    gpk__tour T = {n, malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), NULL, 0, 0, 0, 0};
+    uint32_t *t0 = malloc(n * sizeof *t0), *p0 = malloc(n * sizeof *p0);
+    keyed_city *kc = malloc(n * sizeof *kc);
+    int bad = 0, improving = 0, none = 0, tried = 0;
+    for (int form = 0; form < 2; form++) {
+        if (form == 0) {
+            for (uint32_t i = 0; i < n; i++) t0[i] = i;
+            for (uint32_t i = n - 1; i > 0; i--) {
+                const uint32_t r = (uint32_t)below(i + 1), x = t0[i];
+                t0[i] = t0[r];
+                t0[r] = x;
+            }
+        } else {
+            const double strip = side / (sqrt((double)n) / 2 + 1);
+            for (uint32_t i = 0; i < n; i++) {
+                const double st = floor(t.x[i] / strip);
+                kc[i].key = st * 4 * side + (fmod(st, 2) ? side - t.y[i] : t.y[i]);
+                kc[i].c = i;
+            }
+            qsort(kc, n, sizeof *kc, keyed_cmp);
+            for (uint32_t i = 0; i < n; i++) t0[i] = kc[i].c;
+        }
+        for (uint32_t i = 0; i < n; i++) p0[t0[i]] = i;
+        const int64_t len0 = gpk_tsp_tour_length(&t, t0);
+        for (uint32_t q = 0; q < n && q < cities; q++) {
+            const uint32_t a = cities >= n ? q : (uint32_t)below(n);
+            const gpk__ls_move m = gpk__tsp_ls_best_move(&t, nb, nd, k, t0, p0, a);
+            tried++;
+            if (m.code == GPK__LS_NONE) {
+                none++;
+                if (m.d != 0) bad++;
+                continue;
+            }
+            improving++;
+            memcpy(T.t, t0, n * sizeof *t0);
+            memcpy(T.pos, p0, n * sizeof *p0);
+            apply_code(&T, nb, k, a, m.code);
+            if (m.d >= 0 || !tour_ok(&T) || gpk_tsp_tour_length(&t, T.t) - len0 != m.d) {
+                if (++bad <= 3)
+                    fprintf(stderr, "  n=%u form %d city %u code %u: delta %lld, the move changes the length by "
+                                    "%lld\n",
+                            n, form, a, m.code, (long long)m.d, (long long)(gpk_tsp_tour_length(&t, T.t) - len0));
+            }
+        }
+    }
+    TU_CHECK(bad == 0, "best moves n=%u: %d of %d wrong", n, bad, tried);
+    TU_CHECK(n < 100 || (improving > 0 && none > 0), "best moves n=%u: %d improving, %d none: not both seen", n,
+             improving, none);
+    free(kc);
+    free(t0);
+    free(p0);
+    free(T.t);
+    free(T.pos);
+    free(nb);
+    free(nd);
+    gpk_tsp_free(&t);
+}
+
+/* The batched descent (what a CUDA context runs for large n; here with the
+ * host evaluating, GPK_TSP_LS_BATCH=host): hill climbing ends at a tour
+ * that is a permutation of the reported length where no city has an
+ * improving move; 1 and 2 threads return the same tour; the ILS on top
+ * ends no worse than the descent. Above 2 x 50 000 cities the reversal
+ * bound applies. */
+static void test_batched(gpk_ctx *c1, gpk_ctx *c2, uint32_t n)
+{
+    gpk_tsp t;
+    random_tsp(&t, n, 1000000, GPK_TSP_EUC_2D);
+    gpk_search_problem pb = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.nb = GPK_NB_OR_OPT;
+    o.algo = GPK_SEARCH_HC_FIRST;
+    gpk_search_result r1, r2, plain, its;
+    setenv("GPK_TSP_LS_BATCH", "host", 1);
+    TU_CHECK(gpk_search_run(c1, &pb, &o, &r1) == GPK_OK && gpk_search_run(c2, &pb, &o, &r2) == GPK_OK,
+             "batched hc n=%u: %s", n, gpk_last_error(c1));
+    o.algo = GPK_SEARCH_ITS;
+    o.iters = 300;
+    o.global_iters = 1;
+    TU_CHECK(gpk_search_run(c2, &pb, &o, &its) == GPK_OK, "batched its n=%u", n);
+    setenv("GPK_TSP_LS_BATCH", "off", 1);
+    o.algo = GPK_SEARCH_HC_FIRST;
+    o.iters = 0;
+    TU_CHECK(gpk_search_run(c2, &pb, &o, &plain) == GPK_OK, "plain hc n=%u", n);
+    unsetenv("GPK_TSP_LS_BATCH");
+    TU_CHECK(is_perm(r1.solution, n) && gpk_tsp_tour_length(&t, r1.solution) == r1.best && r1.local_optimum,
+             "batched hc n=%u: not a checked local optimum", n);
+    TU_CHECK(r1.best == r2.best && memcmp(r1.solution, r2.solution, n * sizeof *r1.solution) == 0,
+             "batched hc n=%u: 1 thread %lld, 2 threads %lld", n, (long long)r1.best, (long long)r2.best);
+    TU_CHECK(is_perm(its.solution, n) && gpk_tsp_tour_length(&t, its.solution) == its.best && its.best <= r1.best,
+             "batched its n=%u: %lld, its descent %lld", n, (long long)its.best, (long long)r1.best);
+    const uint32_t k = GPK__TSP_LS_K;
+    uint32_t *nb = malloc((size_t)n * k * sizeof *nb), *pos = malloc(n * sizeof *pos);
+    int32_t *nd = malloc((size_t)n * k * sizeof *nd);
+    TU_CHECK(gpk__tsp_neighbours(&t, k, 2, NULL, nb, nd) == GPK_OK, "batched n=%u: lists", n);
+    for (uint32_t i = 0; i < n; i++) pos[r1.solution[i]] = i;
+    uint32_t left = 0, left_plain = 0; /* the sequential descent: for the record */
+    for (uint32_t a = 0; a < n; a++)
+        if (gpk__tsp_ls_best_move(&t, nb, nd, k, r1.solution, pos, a).d < 0) left++;
+    for (uint32_t i = 0; i < n; i++) pos[plain.solution[i]] = i;
+    for (uint32_t a = 0; a < n; a++)
+        if (gpk__tsp_ls_best_move(&t, nb, nd, k, plain.solution, pos, a).d < 0) left_plain++;
+    printf("  n=%u: cities left with an improving move: batched %u, sequential %u\n", n, left, left_plain);
+    TU_CHECK(left == 0, "batched hc n=%u: %u cities still have an improving move", n, left);
+    const double est = 0.7124 * sqrt((double)n * 1e12);
+    printf("  batched hc n=%u: %.2f%% above the estimate (sequential descent %.2f%%), its 300 kicks %.2f%%\n", n,
+           100.0 * ((double)r1.best / est - 1.0), 100.0 * ((double)plain.best / est - 1.0),
+           100.0 * ((double)its.best / est - 1.0));
+    free(nb);
+    free(nd);
+    free(pos);
+    gpk_search_result_free(&r1);
+    gpk_search_result_free(&r2);
+    gpk_search_result_free(&its);
+    gpk_search_result_free(&plain);
+    gpk_tsp_free(&t);
 }
 
 /* The or2opt searches on a random instance: a valid tour whose full length
@@ -437,6 +605,17 @@ int main(int argc, char **argv)
     static const uint32_t ssizes[] = {5, 8, 13, 64, 101, 256, 1000};
     for (size_t i = 0; i < sizeof ssizes / sizeof *ssizes; i++) test_search(c1, c2, ssizes[i], seed + i);
     printf("or2opt searches: %d checks\n", tu_checks);
+    static const uint32_t bsizes[] = {4, 5, 7, 8, 11, 16, 31, 64, 100, 257, 1000, 2003};
+    for (size_t i = 0; i < sizeof bsizes / sizeof *bsizes; i++) {
+        test_best_moves(bsizes[i], GPK_TSP_EUC_2D, bsizes[i] < 100 ? 30 : 100000, 4000);
+        test_best_moves(bsizes[i], GPK_TSP_ATT, 3000, 4000);
+    }
+    test_best_moves(1500, GPK_TSP_CEIL_2D, 40, 1500); /* ties and equal points */
+    test_best_moves(110000, GPK_TSP_EUC_2D, 1000000, 60); /* the reversal bound */
+    test_batched(c1, c2, 3000);
+    test_batched(c1, c2, 20011);
+    test_batched(c1, c2, 110000);
+    printf("batch moves and the batched descent: %d checks\n", tu_checks);
 
     test_cancel(c2);
     {

@@ -17,7 +17,12 @@
  * Output: nodes[0] is the root; every node has its box, its depth, its
  * particle range [first, first + count) in the reordered arrays, and the
  * indices of its children (-1 for an empty octant; all -1 for a leaf).
- * Leaves appear in Morton order along the particle arrays. */
+ * Leaves appear in Morton order along the particle arrays.
+ *
+ * Limits: n <= 2^32 - 1 particles (particle ranges and perm are u32; more
+ * is GPK_EINVAL), at most 2^31 - 1 nodes (int32 child links; more is
+ * GPK_ENOMEM), depth at most GPK_OCTREE_MAX_DEPTH. The sorts themselves
+ * have no such limit (gpk/sort.h). */
 #ifndef GPK_OCTREE_H
 #define GPK_OCTREE_H
 

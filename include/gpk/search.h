@@ -9,7 +9,12 @@
  *
  * Readers need no context: on failure they return the status and keep the
  * message, "FILE:LINE: what", in gpk_last_error(NULL). Every cost is exact
- * integer arithmetic (int64_t). */
+ * integer arithmetic (int64_t).
+ *
+ * Limits: sizes and permutation entries are u32 (n < 2^32); QAP n <= 16384
+ * (an n x n matrix pair; larger is GPK_EFORMAT), the permuted perceptron
+ * n <= 2047 (GPK_EINVAL), TSP DIMENSION < 2^32, the swap bijection exact for
+ * every n < 2^32. The sorts have no such limit (gpk/sort.h). */
 #ifndef GPK_SEARCH_H
 #define GPK_SEARCH_H
 
@@ -128,8 +133,11 @@ typedef enum gpk_neighbourhood {
     GPK_NB_FLIP2 = 4,    /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
     GPK_NB_OR_OPT = 5    /* TSP at scale: 2-opt and Or-opt (segments of 1..3 cities) over the 10
                             nearest neighbours of each city, don't-look bits, first improvement;
-                            memory O(n K), no matrix needed (docs/search.md, "or2opt") */
+                            memory O(n K), no matrix needed (docs/search.md, "or2opt"). On a CUDA
+                            context from GPK_TSP_OR_OPT_GPU_MIN cities, the descent of hc, hc-first,
+                            tabu and its (one run) evaluates its moves on the GPU in batches */
 } gpk_neighbourhood;
+#define GPK_TSP_OR_OPT_GPU_MIN 20000u
 
 typedef enum gpk_search_algo {
     GPK_SEARCH_HC_BEST = 0,   /* hill climbing, best improvement, until a local optimum or iters */

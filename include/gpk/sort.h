@@ -15,7 +15,9 @@
  * bits [0, b) are sorted and keys must be < 2^b in mapped form (higher bits
  * do not take part in the order). With b = 0 the library reduces the keys
  * once (AND and OR of all mapped keys) and sorts only the bit range where
- * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes.
+ * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
+ * (on the CUDA backend from 2^23 keys: below, sorting every bit costs less
+ * than the detection's wait for the device).
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
  */
@@ -55,14 +57,26 @@ typedef struct gpk_radix_opts {
 typedef gpk_radix_opts gpk_sort_opts;
 #define GPK_SORT_OPTS_INIT GPK_RADIX_OPTS_INIT
 
-/* Sorts n keys of type `type` in place. opts may be NULL (defaults). */
+/* Sizes: every sort takes n up to what memory allows on every backend (no
+ * 2^31 or 2^32 limit); only gpk_sort_perm's u32 sigma stops at 2^32 - 1.
+ * The CUDA and OpenCL backends hold the keys (and values or sigma) twice
+ * in device memory, so n * 2 * (key + value bytes) must fit there.
+ *
+ * Sorts n keys of type `type` in place. opts may be NULL (defaults). */
 GPK_API gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
                                  const gpk_radix_opts *opts);
 
 /* Sorts keys in place and writes sigma: keys_out[j] = keys_in[sigma[j]].
- * n must be <= UINT32_MAX. */
+ * sigma is u32: n must be <= UINT32_MAX (2^32 - 1), else GPK_EINVAL; use
+ * gpk_sort_perm64 beyond. */
 GPK_API gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32_t *sigma,
                                  size_t n, const gpk_radix_opts *opts);
+
+/* gpk_sort_perm with a u64 sigma, for any n. The same sort and the same
+ * sigma; the 32-bit one moves half the sigma bytes, so it is the faster
+ * choice below 2^32 keys. */
+GPK_API gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *sigma,
+                                   size_t n, const gpk_radix_opts *opts);
 
 /* Sorts keys and moves values with them, stably. value_type gives only the
  * width: any 4-byte (u32, i32, f32) or 8-byte (u64, i64, f64) type. */

@@ -306,7 +306,7 @@ static PyObject *py_sort(PyObject *m, PyObject *args)
 }
 
 /* sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm): keys sorted
- * in place, sigma (uint32) the stable permutation. */
+ * in place, sigma (uint32, or uint64 for any n) the stable permutation. */
 static PyObject *py_sort_perm(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko, *so;
@@ -323,16 +323,19 @@ static PyObject *py_sort_perm(PyObject *m, PyObject *args)
         return NULL;
     }
     PyObject *r = NULL;
-    if (st != GPK_U32 || sg.shape[0] != k.shape[0])
-        PyErr_SetString(PyExc_ValueError, "sigma must be uint32 with one entry per key");
-    else if ((uint64_t)k.shape[0] > UINT32_MAX)
-        PyErr_SetString(PyExc_ValueError, "argsort takes at most 2^32 - 1 keys");
+    if ((st != GPK_U32 && st != GPK_U64) || sg.shape[0] != k.shape[0])
+        PyErr_SetString(PyExc_ValueError, "sigma must be uint32 or uint64 with one entry per key");
+    else if (st == GPK_U32 && (uint64_t)k.shape[0] > UINT32_MAX)
+        PyErr_SetString(PyExc_ValueError, "a uint32 sigma holds at most 2^32 - 1 keys; pass a uint64 one");
     else {
         CtxObject *c = ctx_enter(co);
         if (c) {
             gpk_status s;
             Py_BEGIN_ALLOW_THREADS
-            s = gpk_sort_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &o);
+            if (st == GPK_U64)
+                s = gpk_sort_perm64(c->ctx, t, k.buf, (uint64_t *)sg.buf, (size_t)k.shape[0], &o);
+            else
+                s = gpk_sort_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &o);
             Py_END_ALLOW_THREADS
             r = sort_done(c, s);
         }

@@ -221,3 +221,17 @@ def test_dlpack_host(rng):
     k, v = a.copy(), np.arange(a.size, dtype=np.uint32)
     ko, vo = gpk.sort_by_key_inplace(DLPackOnly(k), DLPackOnly(v))
     assert isinstance(ko, DLPackOnly) and same_bits(k, ref) and np.array_equal(v, reference_order(a))
+
+
+@pytest.mark.parametrize("n", [1, 2, 257, 65521])
+def test_sort_perm_u64_sigma(rng, n):
+    """The uint64 sigma (gpk_sort_perm64) that argsort returns from 2^32 keys on, on small inputs."""
+    a = random_keys(rng, np.float32, n)
+    if n > 2:
+        a[: n // 2] = a[n // 2: 2 * (n // 2)]
+    keys = a.copy()
+    sigma = np.full(n, 0xDEADBEEF, dtype=np.uint64)
+    kb, rb = gpk._bits(None, None, "radix")
+    gpk._gpk.sort_perm(gpk._host_ctx(None), keys, sigma, kb, rb, "radix")
+    assert np.array_equal(sigma, reference_order(a).astype(np.uint64))
+    assert same_bits(keys, a[sigma.astype(np.int64)])

@@ -298,7 +298,8 @@ static char *program_source(void)
     return out;
 }
 
-static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, gpk_ocl_kernel *k, const char *name)
+static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, gpk_ocl_kernel *k,
+                              const char *name)
 {
     cl_int e;
     snprintf(k->name, sizeof k->name, "%s", name);
@@ -307,7 +308,7 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, gpk_ocl_kernel *k, c
                : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
                : strstr(name, "reorder")        ? GPK_OCL_PH_REORDER
                                                 : GPK_OCL_PH_HISTOGRAM;
-    k->k = clCreateKernel(st->program, name, &e);
+    k->k = clCreateKernel(program, name, &e);
     if (e != CL_SUCCESS) {
         k->k = NULL;
         char what[80];
@@ -323,32 +324,36 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, gpk_ocl_kernel *k, c
     return GPK_OK;
 }
 
-static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
+/* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
+ * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
+ * arithmetic as they were. */
+static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
 {
     cl_int e;
+    gpk_ocl_kernels *ks = &st->ks[wide];
     char *src = program_source();
     if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
     const char *srcs[1] = {src};
-    st->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+    ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
     free(src);
     if (e != CL_SUCCESS) {
-        st->program = NULL;
+        ks->program = NULL;
         return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
     }
     /* Keys per item are compile-time (they size private arrays); the rest
      * of the tuning is chosen per call. */
     char opts[512];
     const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 %.300s", st->tune.kpt4,
-             st->tune.kpt8, extra ? extra : "");
-    e = clBuildProgram(st->program, 1, &st->device, opts, NULL, NULL);
+    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4%s %.300s",
+             st->tune.kpt4, st->tune.kpt8, wide ? " -DGPK_POS64" : "", extra ? extra : "");
+    e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
     if (e != CL_SUCCESS) {
         char log[400] = "";
         size_t need = 0;
-        if (clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
+        if (clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
             need > 0) {
             char *full = malloc(need + 1);
-            if (full && clGetProgramBuildInfo(st->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
+            if (full && clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
                             CL_SUCCESS) {
                 full[need] = '\0';
                 snprintf(log, sizeof log, "%s", full);
@@ -365,24 +370,41 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st)
     gpk_status s;
     char name[32];
     static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
-    if ((s = make_kernel(ctx, st, &st->scan_parts, "scan_parts")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->scan_add, "scan_add")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->transpose[0], "transpose_w4")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, &st->transpose[1], "transpose_w8")) != GPK_OK) return s;
+    cl_program pr = ks->program;
+    if ((s = make_kernel(ctx, st, pr, &ks->scan_parts, "scan_parts")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->scan_add, "scan_add")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->transpose[0], "transpose_w4")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->transpose[1], "transpose_w8")) != GPK_OK) return s;
     for (int k = 0; k < 2; k++) {
         snprintf(name, sizeof name, "reduce_andor_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->reduce[k], name)) != GPK_OK) return s;
+        if ((s = make_kernel(ctx, st, pr, &ks->reduce[k], name)) != GPK_OK) return s;
         snprintf(name, sizeof name, "fast_count_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->fast_count[k], name)) != GPK_OK) return s;
+        if ((s = make_kernel(ctx, st, pr, &ks->fast_count[k], name)) != GPK_OK) return s;
         snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, &st->paper_hist[k], name)) != GPK_OK) return s;
+        if ((s = make_kernel(ctx, st, pr, &ks->paper_hist[k], name)) != GPK_OK) return s;
         for (int v = 0; v < 3; v++) {
             snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, &st->fast_reorder[k][v], name)) != GPK_OK) return s;
+            if ((s = make_kernel(ctx, st, pr, &ks->fast_reorder[k][v], name)) != GPK_OK) return s;
             snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, &st->paper_reorder[k][v], name)) != GPK_OK) return s;
+            if ((s = make_kernel(ctx, st, pr, &ks->paper_reorder[k][v], name)) != GPK_OK) return s;
         }
     }
+    return GPK_OK;
+}
+
+static void release_kernels(gpk_ocl_kernels *ks);
+
+gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out)
+{
+    wide = wide != 0;
+    if (!st->ks[wide].program) {
+        const gpk_status s = build_program(ctx, st, wide);
+        if (s != GPK_OK) {
+            release_kernels(&st->ks[wide]);
+            return s;
+        }
+    }
+    *out = &st->ks[wide];
     return GPK_OK;
 }
 
@@ -474,7 +496,7 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
         st->profile = prof && *prof && strcmp(prof, "0") != 0;
     }
     gpk__radix_opencl_tune(st, &st->tune);
-    if ((s = build_program(ctx, st)) != GPK_OK) goto fail;
+    if ((s = build_program(ctx, st, 0)) != GPK_OK) goto fail;
     return GPK_OK;
 
 fail:
@@ -510,6 +532,24 @@ static void release_kernel(gpk_ocl_kernel *k)
     k->k = NULL;
 }
 
+static void release_kernels(gpk_ocl_kernels *ks)
+{
+    release_kernel(&ks->scan_parts);
+    release_kernel(&ks->scan_add);
+    for (int k = 0; k < 2; k++) {
+        release_kernel(&ks->transpose[k]);
+        release_kernel(&ks->reduce[k]);
+        release_kernel(&ks->fast_count[k]);
+        release_kernel(&ks->paper_hist[k]);
+        for (int v = 0; v < 3; v++) {
+            release_kernel(&ks->fast_reorder[k][v]);
+            release_kernel(&ks->paper_reorder[k][v]);
+        }
+    }
+    if (ks->program) clReleaseProgram(ks->program);
+    ks->program = NULL;
+}
+
 void gpk__opencl_ctx_release(gpk_ctx *ctx)
 {
     gpk_opencl *st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
@@ -519,19 +559,8 @@ void gpk__opencl_ctx_release(gpk_ctx *ctx)
     free(st->prof_ev);
     free(st->prof_phase);
     gpk__opencl_release_buffers(st);
-    release_kernel(&st->scan_parts);
-    release_kernel(&st->scan_add);
-    for (int k = 0; k < 2; k++) {
-        release_kernel(&st->transpose[k]);
-        release_kernel(&st->reduce[k]);
-        release_kernel(&st->fast_count[k]);
-        release_kernel(&st->paper_hist[k]);
-        for (int v = 0; v < 3; v++) {
-            release_kernel(&st->fast_reorder[k][v]);
-            release_kernel(&st->paper_reorder[k][v]);
-        }
-    }
-    if (st->program) clReleaseProgram(st->program);
+    release_kernels(&st->ks[0]);
+    release_kernels(&st->ks[1]);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
     free(st);

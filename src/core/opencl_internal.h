@@ -46,6 +46,15 @@ typedef struct gpk_ocl_kernel {
     int phase;      /* GPK_OCL_PH_* */
 } gpk_ocl_kernel;
 
+/* One build of src/sort/radix.cl and its kernels. [w]: key (or element)
+ * width 4 -> 0, 8 -> 1; [v]: payload 0, 4, 8 -> 0, 1, 2. */
+typedef struct gpk_ocl_kernels {
+    cl_program program;
+    gpk_ocl_kernel scan_parts, scan_add, transpose[2];
+    gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
+    gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
+} gpk_ocl_kernels;
+
 /* Cached device buffers, grow-only. */
 enum {
     GPK_OCL_KEYS0 = 0, GPK_OCL_KEYS1, GPK_OCL_VALS0, GPK_OCL_VALS1,
@@ -57,7 +66,6 @@ typedef struct gpk_opencl {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    cl_program program;
 
     cl_device_type type;
     cl_ulong local_mem, max_alloc, global_mem;
@@ -68,10 +76,9 @@ typedef struct gpk_opencl {
 
     gpk_opencl_tune tune;
 
-    /* [w]: key (or element) width 4 -> 0, 8 -> 1; [v]: payload 0, 4, 8 -> 0, 1, 2 */
-    gpk_ocl_kernel scan_parts, scan_add, transpose[2];
-    gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
-    gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
+    /* [0]: 32-bit positions, built with the context; [1]: 64-bit positions
+     * (GPK_POS64), built by the first sort past 2^32 keys */
+    gpk_ocl_kernels ks[2];
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
 
@@ -100,6 +107,10 @@ void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out);
 /* Adds the times of the recorded events to prof_ms and releases them
  * (call after clFinish). */
 void gpk__opencl_profile_collect(gpk_opencl *st);
+
+/* The kernels with 32-bit (wide = 0) or 64-bit positions, building the
+ * latter on first use. */
+gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out);
 
 /* Releases the cached buffers (after an allocation failure, so that a
  * retry starts from nothing). */

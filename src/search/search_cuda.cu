@@ -1277,3 +1277,223 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     adm->k = h[1].k;
     return GPK_OK;
 }
+
+/* ---- or2opt: the neighbour-list neighbourhood, one thread per city ----
+ * The batched descent of src/search/tsp_ls.c (batch_descend) hands over
+ * the tour and the cities whose don't-look bit is off; each thread finds
+ * its city's best 2-opt or Or-opt move over the city's neighbour list,
+ * exactly as gpk__tsp_ls_best_move does on the host (the same moves, pruning,
+ * codes and ties; distances with d_dist, bit-identical to the host's), and
+ * the host applies them. A neighbour list is K = 10 cities, so one city is
+ * a few hundred distances: the whole tour of 10^5 cities is one launch. */
+
+struct gpk__tsp_ls_cuda {
+    gpk_ctx *ctx;
+    cudaStream_t stream;
+    dev_problem P; /* n, weight and the distances (matrix or coordinates) */
+    uint32_t k;
+    int32_t *d_mat, *d_nd;
+    double *d_x, *d_y;
+    uint32_t *d_nb, *d_tour, *d_pos, *d_cities;
+    gpk__ls_move *d_moves;
+    unsigned char *h_pin; /* the tour, the cities, the moves read back */
+};
+
+__device__ __forceinline__ uint32_t d_ls_next(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
+{
+    const uint32_t p = pos[c] + 1;
+    return t[p == n ? 0 : p];
+}
+
+__device__ __forceinline__ uint32_t d_ls_prev(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
+{
+    const uint32_t p = pos[c];
+    return t[p == 0 ? n - 1 : p - 1];
+}
+
+__device__ __forceinline__ uint32_t d_ls_span(const uint32_t *pos, uint32_t n, uint32_t from, uint32_t to)
+{
+    const uint32_t len = (pos[to] + n - pos[from]) % n + 1;
+    return len < n - len ? len : n - len;
+}
+
+__device__ __forceinline__ void d_ls_keep(gpk__ls_move &m, long long d, uint32_t code)
+{
+    if (d < m.d || (d == m.d && d < 0 && code < m.code)) {
+        m.d = d;
+        m.code = code;
+    }
+}
+
+__global__ void k_ls_pos(const uint32_t *t, uint32_t *pos, uint32_t n)
+{
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) pos[t[i]] = i;
+}
+
+__global__ void __launch_bounds__(SC_BLOCK) k_ls_best(dev_problem P, const uint32_t *nbs, const int32_t *nds,
+                                                      uint32_t k, const uint32_t *t, const uint32_t *pos,
+                                                      const uint32_t *cities, uint32_t count, gpk__ls_move *out)
+{
+    const uint32_t n = P.n;
+    const bool bound = n > 2 * GPK__TSP_LS_MAX_REVERSAL;
+    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < count; w += gridDim.x * blockDim.x) {
+        const uint32_t a = cities[w];
+        const uint32_t *nb = nbs + (size_t)a * k;
+        const int32_t *nd = nds + (size_t)a * k;
+        gpk__ls_move m;
+        m.d = 0;
+        m.code = GPK__LS_NONE;
+        m.evaluated = 0;
+        for (uint32_t dir = 0; dir < 2; dir++) {
+            const uint32_t b = dir ? d_ls_prev(t, pos, n, a) : d_ls_next(t, pos, n, a);
+            const int32_t dab = d_dist(P, a, b);
+            for (uint32_t i = 0; i < k; i++) {
+                const uint32_t c = nb[i];
+                if (nd[i] >= dab) break;
+                const uint32_t d = dir ? d_ls_prev(t, pos, n, c) : d_ls_next(t, pos, n, c);
+                if (c == b || d == a) continue;
+                m.evaluated++;
+                const long long delta = (long long)nd[i] + d_dist(P, b, d) - dab - d_dist(P, c, d);
+                if (delta < 0 && (!bound || d_ls_span(pos, n, b, c) <= GPK__TSP_LS_MAX_REVERSAL))
+                    d_ls_keep(m, delta, dir * k + i);
+            }
+        }
+        for (uint32_t len = 1; len <= 3 && n >= len + 3; len++) {
+            for (uint32_t end = 0; end < 2; end++) {
+                if (len == 1 && end) break;
+                const uint32_t seg = len == 1 ? 0 : 1 + 2 * (len - 2) + end;
+                uint32_t s1 = a, s2 = a, mid = a;
+                for (uint32_t j = 1; j < len; j++) {
+                    if (end) s1 = d_ls_prev(t, pos, n, s1);
+                    else s2 = d_ls_next(t, pos, n, s2);
+                    if (j == 1) mid = end ? s1 : s2;
+                }
+                const uint32_t p = d_ls_prev(t, pos, n, s1), q = d_ls_next(t, pos, n, s2);
+                const long long g0 = (long long)d_dist(P, p, s1) + d_dist(P, s2, q) - d_dist(P, p, q);
+                if (g0 <= 0) continue;
+                for (uint32_t i = 0; i < k; i++) {
+                    const uint32_t c = nb[i];
+                    if (nd[i] >= g0) break;
+                    if (c == s1 || c == s2 || c == mid) continue;
+                    for (uint32_t side = 0; side < 2; side++) {
+                        const uint32_t x = side ? d_ls_prev(t, pos, n, c) : c,
+                                       y = side ? c : d_ls_next(t, pos, n, c);
+                        if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p) continue;
+                        const long long dxy = d_dist(P, x, y);
+                        for (uint32_t rev = 0; rev < 2; rev++) {
+                            m.evaluated++;
+                            const long long add = rev ? (long long)d_dist(P, x, s2) + d_dist(P, s1, y)
+                                                      : (long long)d_dist(P, x, s1) + d_dist(P, s2, y);
+                            const long long delta = add - dxy - g0;
+                            if (delta < 0 && (!bound || d_ls_span(pos, n, s1, x) <= GPK__TSP_LS_MAX_REVERSAL))
+                                d_ls_keep(m, delta, 2 * k + ((seg * k + i) * 2 + side) * 2 + rev);
+                        }
+                    }
+                }
+            }
+        }
+        out[w] = m;
+    }
+}
+
+#define LS_CK(call, what)                                                                         \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) return gpk__cuda_fail(g->ctx, e_, "gpk_search_run (CUDA or2opt): " what); \
+    } while (0)
+
+extern "C" void gpk__tsp_ls_cuda_close(gpk__tsp_ls_cuda *g)
+{
+    if (!g) return;
+    void *d[] = {g->d_mat, g->d_nd, g->d_x, g->d_y, g->d_nb, g->d_tour, g->d_pos, g->d_cities, g->d_moves};
+    if (g->stream) (void)cudaStreamSynchronize(g->stream);
+    for (size_t q = 0; q < sizeof d / sizeof *d; q++)
+        if (d[q]) (void)cudaFree(d[q]);
+    if (g->h_pin) (void)cudaFreeHost(g->h_pin);
+    (void)cudaGetLastError();
+    free(g);
+}
+
+static gpk_status ls_cuda_setup(gpk__tsp_ls_cuda *g, const gpk_tsp *t, const uint32_t *nb, const int32_t *nd)
+{
+    const size_t n = t->n, nk = n * g->k;
+    LS_CK(cudaMalloc((void **)&g->d_nb, nk * 4), "cudaMalloc (neighbour lists)");
+    LS_CK(cudaMalloc((void **)&g->d_nd, nk * 4), "cudaMalloc (neighbour distances)");
+    LS_CK(cudaMalloc((void **)&g->d_tour, n * 4), "cudaMalloc (tour)");
+    LS_CK(cudaMalloc((void **)&g->d_pos, n * 4), "cudaMalloc (positions)");
+    LS_CK(cudaMalloc((void **)&g->d_cities, n * 4), "cudaMalloc (cities)");
+    LS_CK(cudaMalloc((void **)&g->d_moves, n * sizeof(gpk__ls_move)), "cudaMalloc (moves)");
+    LS_CK(cudaMallocHost((void **)&g->h_pin, n * (8 + sizeof(gpk__ls_move))), "cudaMallocHost (staging)");
+    LS_CK(cudaMemcpyAsync(g->d_nb, nb, nk * 4, cudaMemcpyHostToDevice, g->stream), "upload (neighbour lists)");
+    LS_CK(cudaMemcpyAsync(g->d_nd, nd, nk * 4, cudaMemcpyHostToDevice, g->stream), "upload (neighbour distances)");
+    /* Coordinates when the kind has them (the matrix, up to 1.6 GB, is not
+     * needed for 26 K distances per city); else the matrix. */
+    if (t->x && t->weight != GPK_TSP_GEO && t->weight != GPK_TSP_EXPLICIT) {
+        LS_CK(cudaMalloc((void **)&g->d_x, n * 8), "cudaMalloc (x)");
+        LS_CK(cudaMalloc((void **)&g->d_y, n * 8), "cudaMalloc (y)");
+        LS_CK(cudaMemcpyAsync(g->d_x, t->x, n * 8, cudaMemcpyHostToDevice, g->stream), "upload (x)");
+        LS_CK(cudaMemcpyAsync(g->d_y, t->y, n * 8, cudaMemcpyHostToDevice, g->stream), "upload (y)");
+    } else {
+        LS_CK(cudaMalloc((void **)&g->d_mat, n * n * 4), "cudaMalloc (distance matrix)");
+        LS_CK(cudaMemcpyAsync(g->d_mat, t->matrix, n * n * 4, cudaMemcpyHostToDevice, g->stream),
+              "upload (distance matrix)");
+    }
+    LS_CK(cudaStreamSynchronize(g->stream), "set-up");
+    g->P.n = t->n;
+    g->P.weight = (int)t->weight;
+    g->P.mat = g->d_mat;
+    g->P.x = g->d_x;
+    g->P.y = g->d_y;
+    return GPK_OK;
+}
+
+extern "C" gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *t, const uint32_t *nb, const int32_t *nd,
+                                            uint32_t k, gpk__tsp_ls_cuda **out)
+{
+    *out = NULL;
+    if (!ctx || ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "gpk_search_run (CUDA or2opt): the context is not a CUDA context");
+    const int coords = t->x && t->weight != GPK_TSP_GEO && t->weight != GPK_TSP_EXPLICIT;
+    if (!coords && !t->matrix)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "gpk_search_run (CUDA or2opt): GEO distances without a matrix (n = %u) are not "
+                         "bit-identical on the device",
+                         t->n);
+    gpk__tsp_ls_cuda *g = (gpk__tsp_ls_cuda *)calloc(1, sizeof *g);
+    if (!g) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA or2opt): out of host memory");
+    g->ctx = ctx;
+    g->stream = ((const gpk_cuda_state *)ctx->cuda)->stream;
+    g->k = k;
+    const gpk_status st = ls_cuda_setup(g, t, nb, nd);
+    if (st != GPK_OK) {
+        gpk__tsp_ls_cuda_close(g);
+        return st;
+    }
+    *out = g;
+    return GPK_OK;
+}
+
+extern "C" gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities,
+                                            uint32_t count, gpk__ls_move *moves)
+{
+    const uint32_t n = g->P.n;
+    if (count == 0) return GPK_OK;
+    uint32_t *h_tour = (uint32_t *)g->h_pin, *h_cities = h_tour + n;
+    gpk__ls_move *h_moves = (gpk__ls_move *)(h_cities + n);
+    memcpy(h_tour, tour, (size_t)n * 4);
+    memcpy(h_cities, cities, (size_t)count * 4);
+    LS_CK(cudaMemcpyAsync(g->d_tour, h_tour, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream), "upload (tour)");
+    LS_CK(cudaMemcpyAsync(g->d_cities, h_cities, (size_t)count * 4, cudaMemcpyHostToDevice, g->stream),
+          "upload (cities)");
+    k_ls_pos<<<sc_grid(n), SC_BLOCK, 0, g->stream>>>(g->d_tour, g->d_pos, n);
+    LS_CK(cudaGetLastError(), "launch (positions)");
+    const unsigned int blocks = (count + SC_BLOCK - 1) / SC_BLOCK;
+    k_ls_best<<<blocks, SC_BLOCK, 0, g->stream>>>(g->P, g->d_nb, g->d_nd, g->k, g->d_tour, g->d_pos, g->d_cities,
+                                                  count, g->d_moves);
+    LS_CK(cudaGetLastError(), "launch (neighbour-list moves)");
+    LS_CK(cudaMemcpyAsync(h_moves, g->d_moves, (size_t)count * sizeof *h_moves, cudaMemcpyDeviceToHost, g->stream),
+          "read-back (moves)");
+    LS_CK(cudaStreamSynchronize(g->stream), "neighbour-list moves");
+    memcpy(moves, h_moves, (size_t)count * sizeof *moves);
+    return GPK_OK;
+}

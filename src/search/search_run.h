@@ -69,6 +69,36 @@ int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, ui
 void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev);
 uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c);
 uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
+/* Moves that would reverse more than this many cities (on the shorter
+ * side) are passed over, on the CPU and the GPU alike. Only instances above
+ * 2 x MAX_REVERSAL cities have such moves; there, from the Hilbert-curve
+ * start, they made a million-city descent spend half its time swapping
+ * array entries for small gains. */
+#define GPK__TSP_LS_MAX_REVERSAL 50000u
+/* The best improving move from one city (gpk__tsp_ls_best_move): d < 0 and
+ * its code, or d = 0 and code = GPK__LS_NONE when no move from the city
+ * improves. Codes, K the list length, i the neighbour's index in the list:
+ *   2-opt:  dir * K + i                         (dir 0: b = next(a); 1: prev)
+ *   Or-opt: 2K + ((seg * K + i) * 2 + side) * 2 + rev
+ *           seg = 0 (length 1), 1 + 2 (len - 2) + end (lengths 2, 3)
+ * Ties: the smallest code. evaluated: the moves looked at. */
+#define GPK__LS_NONE UINT32_MAX
+typedef struct gpk__ls_move {
+    int64_t d;
+    uint32_t code;
+    uint32_t evaluated;
+} gpk__ls_move;
+/* The reference for the GPU's batch evaluation: the best move from city a
+ * of the tour t (pos its inverse) over a's neighbour list (nb, nd: k per
+ * city), the same moves as the CPU descent tries (with its gain pruning
+ * and reversal bound). */
+gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nb, const int32_t *nd, uint32_t k,
+                                   const uint32_t *t, const uint32_t *pos, uint32_t a);
+/* From this many cities a CUDA context runs the or2opt descents batched on
+ * the GPU (GPK_TSP_LS_BATCH=gpu: from any size; =host: the batched descent
+ * with gpk__tsp_ls_best_move on the host, for the tests; =off: never). */
+#define GPK__TSP_LS_GPU_MIN GPK_TSP_OR_OPT_GPU_MIN
+
 /* The or2opt search (hc, hc-first: one descent; tabu, its: an ILS;
  * multistart: `starts` ILS runs on the threads); fills r like
  * gpk__search_cpu, r->solution already allocated. */
@@ -150,6 +180,16 @@ gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const uint64_t *tab
 gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until);
 gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk__search_cuda_in *in, gpk__search_cuda_mode mode,
                                       gpk__search_cuda_move *any, gpk__search_cuda_move *adm);
+/* The or2opt batch evaluation on the GPU: the session holds the distances
+ * (matrix or coordinates), the neighbour lists and the tour; each call
+ * uploads the tour and the cities to evaluate and returns, for each city,
+ * what gpk__tsp_ls_best_move returns on the host. */
+typedef struct gpk__tsp_ls_cuda gpk__tsp_ls_cuda;
+gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *tsp, const uint32_t *nb, const int32_t *nd,
+                                 uint32_t k, gpk__tsp_ls_cuda **out);
+gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities, uint32_t count,
+                                 gpk__ls_move *moves);
+void gpk__tsp_ls_cuda_close(gpk__tsp_ls_cuda *g);
 #ifdef __cplusplus
 }
 #endif

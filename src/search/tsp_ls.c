@@ -343,11 +343,7 @@ uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c) { return prv(T, c); }
 
 /* ---- the descent ---- */
 
-/* Moves that would reverse more than this many cities (on the shorter
- * side) are passed over. Only instances above 2 x MAX_REVERSAL cities have
- * such moves; there, from the Hilbert-curve start, they made a million-city
- * descent spend half its time swapping array entries for small gains. */
-#define MAX_REVERSAL 50000u
+#define MAX_REVERSAL GPK__TSP_LS_MAX_REVERSAL
 
 /* The cities reversed (on the shorter side) by a move whose path runs
  * from city `from` to city `to`. */
@@ -372,6 +368,10 @@ typedef struct {
     uint64_t moves, evaluated, kicks;
     gpk_rng rng;
     int stopped;
+    int batch;               /* the first descent batched: 1 on the GPU, 2 on the host (tests) */
+    gpk__tsp_ls_cuda *gpu;   /* batch 1 */
+    uint64_t gpu_evaluated;
+    gpk_status gpu_status;   /* a failed GPU call: the descent went on on the CPU */
 } ls;
 
 static inline int32_t D(const ls *L, uint32_t a, uint32_t b) { return gpk_tsp_dist(L->tsp, a, b); }
@@ -478,6 +478,297 @@ static int try_or_opt(ls *L, uint32_t a)
         }
     }
     return 0;
+}
+
+/* ---- the batched descent (the GPU's shape) ----
+ * Every queued city's best move is evaluated at once (on the GPU, or with
+ * gpk__tsp_ls_best_move on the host for the tests), on the same tour; the
+ * host then applies the improving ones, best first. The moves were found
+ * on the tour before any of them was applied, so each is checked again on
+ * the current tour before it is made: its removed edges must still be
+ * there with the orientation it needs, and its delta is recomputed from
+ * the cities. Moves whose edges lie in disjoint parts of the tour pass the
+ * check unchanged (their deltas add up); the others are dropped when their
+ * edges are gone or no longer improve, and their city is queued again.
+ * Every move made is exact, so the tour stays a permutation and the cost
+ * stays the tour's length. */
+
+static inline uint32_t a_next(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
+{
+    const uint32_t p = pos[c] + 1;
+    return t[p == n ? 0 : p];
+}
+
+static inline uint32_t a_prev(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
+{
+    const uint32_t p = pos[c];
+    return t[p == 0 ? n - 1 : p - 1];
+}
+
+static inline uint32_t a_span(const uint32_t *pos, uint32_t n, uint32_t from, uint32_t to)
+{
+    const uint32_t len = (pos[to] + n - pos[from]) % n + 1;
+    return len < n - len ? len : n - len;
+}
+
+static inline void keep_best(gpk__ls_move *m, int64_t d, uint32_t code)
+{
+    if (d < m->d || (d == m->d && d < 0 && code < m->code)) {
+        m->d = d;
+        m->code = code;
+    }
+}
+
+gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nbs, const int32_t *nds, uint32_t k,
+                                   const uint32_t *t, const uint32_t *pos, uint32_t a)
+{
+    const uint32_t n = tsp->n;
+    const uint32_t *nb = nbs + (size_t)a * k;
+    const int32_t *nd = nds + (size_t)a * k;
+    const int bound = n > 2 * MAX_REVERSAL;
+    gpk__ls_move m = {0, GPK__LS_NONE, 0};
+    for (uint32_t dir = 0; dir < 2; dir++) {
+        const uint32_t b = dir ? a_prev(t, pos, n, a) : a_next(t, pos, n, a);
+        const int32_t dab = gpk_tsp_dist(tsp, a, b);
+        for (uint32_t i = 0; i < k; i++) {
+            const uint32_t c = nb[i];
+            if (nd[i] >= dab) break;
+            const uint32_t d = dir ? a_prev(t, pos, n, c) : a_next(t, pos, n, c);
+            if (c == b || d == a) continue;
+            m.evaluated++;
+            const int64_t delta = (int64_t)nd[i] + gpk_tsp_dist(tsp, b, d) - dab - gpk_tsp_dist(tsp, c, d);
+            if (delta < 0 && (!bound || a_span(pos, n, b, c) <= MAX_REVERSAL)) keep_best(&m, delta, dir * k + i);
+        }
+    }
+    for (uint32_t len = 1; len <= 3 && n >= len + 3; len++) {
+        for (uint32_t end = 0; end < 2; end++) {
+            if (len == 1 && end) break;
+            const uint32_t seg = len == 1 ? 0 : 1 + 2 * (len - 2) + end;
+            uint32_t s1 = a, s2 = a, mid = a;
+            for (uint32_t j = 1; j < len; j++) {
+                if (end) s1 = a_prev(t, pos, n, s1);
+                else s2 = a_next(t, pos, n, s2);
+                if (j == 1) mid = end ? s1 : s2;
+            }
+            const uint32_t p = a_prev(t, pos, n, s1), q = a_next(t, pos, n, s2);
+            const int64_t g0 =
+                (int64_t)gpk_tsp_dist(tsp, p, s1) + gpk_tsp_dist(tsp, s2, q) - gpk_tsp_dist(tsp, p, q);
+            if (g0 <= 0) continue;
+            for (uint32_t i = 0; i < k; i++) {
+                const uint32_t c = nb[i];
+                if (nd[i] >= g0) break;
+                if (c == s1 || c == s2 || c == mid) continue;
+                for (uint32_t side = 0; side < 2; side++) {
+                    const uint32_t x = side ? a_prev(t, pos, n, c) : c, y = side ? c : a_next(t, pos, n, c);
+                    if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p) continue;
+                    const int64_t dxy = gpk_tsp_dist(tsp, x, y);
+                    for (uint32_t rev = 0; rev < 2; rev++) {
+                        m.evaluated++;
+                        const int64_t add = rev ? (int64_t)gpk_tsp_dist(tsp, x, s2) + gpk_tsp_dist(tsp, s1, y)
+                                                : (int64_t)gpk_tsp_dist(tsp, x, s1) + gpk_tsp_dist(tsp, s2, y);
+                        const int64_t delta = add - dxy - g0;
+                        if (delta < 0 && (!bound || a_span(pos, n, s1, x) <= MAX_REVERSAL))
+                            keep_best(&m, delta, 2 * k + ((seg * k + i) * 2 + side) * 2 + rev);
+                    }
+                }
+            }
+        }
+    }
+    return m;
+}
+
+/* A move spelled out in cities on the tour it was found on: 2-opt removes
+ * (u[0], u[1]) and (u[2], u[3]), u[1] after u[0] and u[3] after u[2] in one
+ * reading direction; Or-opt moves the path u[0] .. u[1] (len cities,
+ * forward) between u[2] and u[3] = the city after u[2]. */
+typedef struct {
+    int64_t d;
+    uint32_t a, u[4];
+    uint8_t or_opt, len, rev;
+} spelled;
+
+static void spell(const ls *L, uint32_t a, const gpk__ls_move *m, spelled *s)
+{
+    const gpk__tour *T = &L->T;
+    const uint32_t k = L->k;
+    s->d = m->d;
+    s->a = a;
+    if (m->code < 2 * k) {
+        const uint32_t dir = m->code / k, c = L->nb[(size_t)a * k + m->code % k];
+        s->or_opt = 0;
+        s->u[0] = a;
+        s->u[1] = dir ? prv(T, a) : nxt(T, a);
+        s->u[2] = c;
+        s->u[3] = dir ? prv(T, c) : nxt(T, c);
+        return;
+    }
+    uint32_t r = m->code - 2 * k;
+    const uint32_t rev = r & 1, side = (r >> 1) & 1;
+    r >>= 2;
+    const uint32_t i = r % k, seg = r / k;
+    const uint32_t len = seg == 0 ? 1 : 2 + (seg - 1) / 2, end = seg == 0 ? 0 : (seg - 1) % 2;
+    uint32_t s1 = a, s2 = a;
+    for (uint32_t j = 1; j < len; j++) {
+        if (end) s1 = prv(T, s1);
+        else s2 = nxt(T, s2);
+    }
+    const uint32_t c = L->nb[(size_t)a * k + i];
+    s->or_opt = 1;
+    s->len = (uint8_t)len;
+    s->rev = (uint8_t)rev;
+    s->u[0] = s1;
+    s->u[1] = s2;
+    s->u[2] = side ? prv(T, c) : c;
+    s->u[3] = side ? c : nxt(T, c);
+}
+
+static int spelled_cmp(const void *x, const void *y)
+{
+    const spelled *p = x, *q = y;
+    return p->d < q->d ? -1 : p->d > q->d ? 1 : (p->a > q->a) - (p->a < q->a);
+}
+
+/* Makes s on the current tour when it still applies and improves: 1 if made. */
+static int apply_spelled(ls *L, const spelled *s)
+{
+    gpk__tour *T = &L->T;
+    const int bound = L->n > 2 * MAX_REVERSAL;
+    if (!s->or_opt) {
+        const uint32_t a = s->u[0], b = s->u[1], c = s->u[2], d = s->u[3];
+        if (!((nxt(T, a) == b && nxt(T, c) == d) || (prv(T, a) == b && prv(T, c) == d))) return 0;
+        const int64_t delta = (int64_t)D(L, a, c) + D(L, b, d) - D(L, a, b) - D(L, c, d);
+        if (delta >= 0 || (bound && span(T, nxt(T, a) == b ? b : c, nxt(T, a) == b ? c : b) > MAX_REVERSAL))
+            return 0;
+        gpk__tour_move2(T, a, b, c, d);
+        L->cost += delta;
+        push(L, a);
+        push(L, b);
+        push(L, c);
+        push(L, d);
+        return 1;
+    }
+    /* The path and the edge in the reading direction they had; after other
+     * moves the tour may read them backwards: the same move, mirrored. */
+    uint32_t s1 = s->u[0], s2 = s->u[1], x = s->u[2], y = s->u[3], seg[3], w = s1;
+    int fwd = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        fwd = pass == 0;
+        w = s1;
+        seg[0] = s1;
+        for (uint32_t j = 1; j < s->len; j++) seg[j] = w = fwd ? nxt(T, w) : prv(T, w);
+        if (w == s2 && (fwd ? nxt(T, x) : prv(T, x)) == y) break;
+        if (pass == 1) return 0;
+    }
+    if (!fwd) {
+        const uint32_t t1 = s1, t2 = x;
+        s1 = s2;
+        s2 = t1;
+        x = y;
+        y = t2;
+    }
+    const uint32_t p = prv(T, s1);
+    for (uint32_t j = 0; j < s->len; j++)
+        if (x == seg[j] || y == seg[j]) return 0;
+    if (y == p) return 0;
+    const int64_t delta = gpk__tour_or_delta(L->tsp, T, s1, s2, x, y, s->rev);
+    if (delta >= 0 || (bound && span(T, s1, x) > MAX_REVERSAL)) return 0;
+    const uint32_t q = nxt(T, s2);
+    gpk__tour_or_move(T, s1, s2, x, y, s->rev);
+    L->cost += delta;
+    push(L, p);
+    push(L, q);
+    push(L, s1);
+    push(L, s2);
+    push(L, x);
+    push(L, y);
+    return 1;
+}
+
+/* Below this many queued cities a batch costs more in latency than the
+ * CPU's own descent. */
+#define BATCH_MIN 1024u
+
+static int descend(ls *L, uint64_t move_limit);
+
+/* One batch: the best move of each of the count cities, evaluated on the
+ * current tour, then made best first where they still apply. The number
+ * of improving moves found, or -1 when the GPU failed (L->gpu_status). */
+static int64_t batch_round(ls *L, uint32_t *cities, uint32_t count, gpk__ls_move *moves, spelled *sp)
+{
+    if (L->batch == 1) {
+#ifdef GPK_HAVE_CUDA_SEARCH
+        const gpk_status st = gpk__tsp_ls_cuda_eval(L->gpu, L->T.t, cities, count, moves);
+#else
+        const gpk_status st = GPK_EUNSUPPORTED;
+#endif
+        if (st != GPK_OK) {
+            L->gpu_status = st;
+            return -1;
+        }
+    } else {
+#pragma omp parallel for num_threads(L->cfg->threads) schedule(static, 256) if (L->cfg->threads > 1)
+        for (int64_t i = 0; i < (int64_t)count; i++)
+            moves[i] = gpk__tsp_ls_best_move(L->tsp, L->nb, L->nd, L->k, L->T.t, L->T.pos, cities[i]);
+    }
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (L->batch == 1) L->gpu_evaluated += moves[i].evaluated;
+        L->evaluated += moves[i].evaluated;
+        if (moves[i].d < 0) spell(L, cities[i], &moves[i], &sp[m++]);
+    }
+    qsort(sp, m, sizeof *sp, spelled_cmp);
+    for (uint32_t i = 0; i < m; i++) {
+        if (apply_spelled(L, &sp[i])) L->moves++;
+        else push(L, sp[i].a);
+        if ((i & 255) == 255 && gpk__search_should_stop(L->cfg)) {
+            L->stopped = 1;
+            break;
+        }
+    }
+    return m;
+}
+
+/* Batches of the queued cities while the queue is long, the CPU descent
+ * when it is short; then a batch over every city (a sweep), since a city
+ * whose neighbours' tour edges changed is not queued again (the don't-look
+ * bits' blind spot; here more so than in the sequential descent, as a batch
+ * changes many edges at once). The descent ends when a sweep finds no
+ * improving move: the tour is then a local optimum of the whole
+ * neighbourhood, which the sequential descent does not promise. On a GPU
+ * failure the CPU descent goes on from the same tour. */
+static void batch_descend(ls *L)
+{
+    const uint32_t n = L->n;
+    uint32_t *cities = malloc((size_t)n * sizeof *cities);
+    gpk__ls_move *moves = malloc((size_t)n * sizeof *moves);
+    spelled *sp = malloc((size_t)n * sizeof *sp);
+    while (cities && moves && sp && !L->stopped) {
+        if (gpk__search_should_stop(L->cfg)) {
+            L->stopped = 1;
+            break;
+        }
+        uint32_t count;
+        int sweep = 0;
+        if (L->qlen >= BATCH_MIN) {
+            count = L->qlen;
+            for (uint32_t i = 0; i < count; i++) cities[i] = pop(L);
+        } else {
+            descend(L, 0);
+            if (L->stopped) break;
+            count = n;
+            for (uint32_t i = 0; i < n; i++) cities[i] = L->T.t[i];
+            sweep = 1;
+        }
+        const int64_t found = batch_round(L, cities, count, moves, sp);
+        if (found < 0) {
+            for (uint32_t i = 0; i < count; i++) push(L, cities[i]);
+            break;
+        }
+        if (sweep && found == 0) break;
+    }
+    free(cities);
+    free(moves);
+    free(sp);
 }
 
 /* Runs until no city has an improving move (1), the move limit (0) or a
@@ -684,7 +975,10 @@ static void ils_run(ls *L, uint64_t kicks, double t0, int me)
     gpk__tour *T = &L->T;
     T->nlog = 0;
     T->overflow = 0;
+    if (L->batch) batch_descend(L);
     descend(L, 0);
+    T->nlog = 0;
+    T->overflow = 0;
     memcpy(L->best, T->t, (size_t)L->n * sizeof *L->best);
     int64_t best = L->cost;
     while (!L->stopped && (kicks == 0 || L->kicks < kicks)) {
@@ -725,9 +1019,16 @@ static void ils_run(ls *L, uint64_t kicks, double t0, int me)
 
 /* One search (hill climbing: a descent; else an ILS) of run r, written to
  * sol; *best its length. 0, or -1 when out of memory. */
+typedef struct {
+    int batch; /* the first descent batched: 1 on the GPU (gpu), 2 on the host */
+    gpk__tsp_ls_cuda *gpu;
+    uint64_t gpu_evaluated;
+    gpk_status gpu_status;
+} batching;
+
 static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k, uint64_t seed,
                    const uint32_t *start, double t0, int me, uint32_t *sol, int64_t *best, uint64_t *moves,
-                   uint64_t *evaluated, int *stopped, int *local_opt)
+                   uint64_t *evaluated, int *stopped, int *local_opt, batching *bt)
 {
     const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
     ls L;
@@ -736,6 +1037,11 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
         return -1;
     }
     L.stopped = *stopped; /* set: the lists are unfinished, no move may use them */
+    if (bt) {
+        L.batch = bt->batch;
+        L.gpu = bt->gpu;
+    }
+    if (hc && L.batch && c->iters == 0) batch_descend(&L);
     if (hc) {
         *local_opt = descend(&L, c->iters);
         *moves = L.moves;
@@ -748,8 +1054,39 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
     *best = L.cost;
     *evaluated = L.evaluated;
     *stopped = L.stopped;
+    if (bt) {
+        bt->gpu_evaluated = L.gpu_evaluated;
+        bt->gpu_status = L.gpu_status;
+    }
     ls_free(&L);
     return 0;
+}
+
+/* GPK_TSP_LS_BATCH: "gpu" (from any size on a CUDA context), "host", "off";
+ * unset: the GPU on a CUDA context from GPK__TSP_LS_GPU_MIN cities. When the
+ * GPU session cannot open (its message stays on the context) the CPU runs. */
+static void open_batching(gpk_ctx *ctx, const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k,
+                          batching *bt)
+{
+    const char *env = getenv("GPK_TSP_LS_BATCH");
+    const int forced_gpu = env && !strcmp(env, "gpu");
+    if (env && !strcmp(env, "host")) {
+        bt->batch = 2;
+        return;
+    }
+    if (env && !strcmp(env, "off")) return;
+#ifdef GPK_HAVE_CUDA_SEARCH
+    if (ctx->backend == GPK_BACKEND_CUDA && (forced_gpu || c->n >= GPK__TSP_LS_GPU_MIN) &&
+        gpk__tsp_ls_cuda_open(ctx, c->tsp, nb, nd, k, &bt->gpu) == GPK_OK)
+        bt->batch = 1;
+#else
+    (void)ctx;
+    (void)c;
+    (void)nb;
+    (void)nd;
+    (void)k;
+    (void)forced_gpu;
+#endif
 }
 
 gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result *r)
@@ -792,14 +1129,23 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
         st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for %u runs (n = %u)", runs, n);
         goto done;
     }
+    /* One run (hc, tabu, its): its first descent, from a tour far from a
+     * local optimum, batched on the GPU of a CUDA context for large n. */
+    batching bt = {0, NULL, 0, GPK_OK};
+    if (runs == 1 && !stopped_early) open_batching(ctx, c, nb, nd, k, &bt);
     const int threads = runs == 1 ? 1 : c->threads < (int)runs ? c->threads : (int)runs;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int64_t s = 0; s < (int64_t)runs; s++) {
         const uint64_t seed = runs == 1 ? c->seed : gpk__splitmix64(c->seed + (uint64_t)s);
         stops[s] = stopped_early;
         bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
-                         sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s]);
+                         sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s],
+                         runs == 1 ? &bt : NULL);
     }
+#ifdef GPK_HAVE_CUDA_SEARCH
+    gpk__tsp_ls_cuda_close(bt.gpu);
+#endif
+    r->gpu_evaluated = bt.gpu_evaluated;
     uint32_t best = 0;
     for (uint32_t s = 0; s < runs; s++) {
         if (bad[s]) {

@@ -117,7 +117,7 @@ static double host_memory_bytes(void)
 
 static unsigned value_width_of(const gpk_radix_job *job)
 {
-    return job->values ? job->value_width : job->sigma ? 4u : 0u;
+    return job->values ? job->value_width : job->sigma ? job->sigma_width : 0u;
 }
 
 int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
@@ -449,7 +449,10 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->sigma) {
         const ptrdiff_t nn = (ptrdiff_t)n;
 #pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
-        for (ptrdiff_t i = 0; i < nn; i++) job->sigma[i] = (uint32_t)i;
+        for (ptrdiff_t i = 0; i < nn; i++) {
+            if (job->sigma_width == 8) ((uint64_t *)job->sigma)[i] = (uint64_t)i;
+            else ((uint32_t *)job->sigma)[i] = (uint32_t)i;
+        }
     }
     xfer x = {&dev, 0, 0};
     {

@@ -117,6 +117,17 @@ static int table_says_quick(gpk_backend be, unsigned kw, int kind, size_t n)
     return 0;
 }
 
+/* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
+ * packed counters); from 2^32 elements on the CUDA backend runs the radix
+ * sort instead, which is stable and so keeps QUICK's promise (any order of
+ * equal keys); gpk_last_sort_algo says RADIX. */
+static gpk_sort_algo cuda_quick_reach(const gpk_ctx *ctx, size_t n, gpk_sort_algo a)
+{
+    if (ctx->backend == GPK_BACKEND_CUDA && n > UINT32_MAX && (a == GPK_SORT_QUICK || a == GPK_SORT_QUICK_RECURSIVE))
+        return GPK_SORT_RADIX;
+    return a;
+}
+
 gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key_type, size_t n,
                           int kind, gpk_sort_algo *out)
 {
@@ -132,7 +143,7 @@ gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key
             return gpk__fail(ctx, GPK_EUNSUPPORTED,
                              "sort: the OpenCL backend has no quicksort; use GPK_SORT_RADIX or "
                              "GPK_SORT_AUTO (the radix sort there)");
-        *out = o.algorithm;
+        *out = cuda_quick_reach(ctx, n, o.algorithm);
         return GPK_OK;
     case GPK_SORT_AUTO:
         /* b or r only mean something to the radix sort: asking for them is
@@ -140,9 +151,10 @@ gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key
         if (o.key_bits || o.radix_bits || ctx->backend == GPK_BACKEND_OPENCL)
             *out = GPK_SORT_RADIX;
         else
-            *out = table_says_quick(ctx->backend, (unsigned)gpk_type_size(key_type), kind, n)
-                       ? GPK_SORT_QUICK
-                       : GPK_SORT_RADIX;
+            *out = cuda_quick_reach(ctx, n,
+                                    table_says_quick(ctx->backend, (unsigned)gpk_type_size(key_type), kind, n)
+                                        ? GPK_SORT_QUICK
+                                        : GPK_SORT_RADIX);
         return GPK_OK;
     default:
         return gpk__fail(ctx, GPK_EINVAL,
@@ -251,7 +263,7 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
      * since the records pointer was checked above. */
     gpk_radix_job unused;
     gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0,
-                                       NULL, NULL, n, opts);
+                                       NULL, NULL, 0, n, opts);
     if (s != GPK_OK) return s;
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, KIND_RECORDS, &algo);

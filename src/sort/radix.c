@@ -27,8 +27,8 @@ gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
 }
 
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
-                               size_t value_width, void *values, uint32_t *sigma, size_t n,
-                               const gpk_radix_opts *opts)
+                               size_t value_width, void *values, void *sigma, unsigned sigma_width,
+                               size_t n, const gpk_radix_opts *opts)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
@@ -38,8 +38,12 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     if (value_width != 0 && value_width != 4 && value_width != 8)
         return gpk__fail(ctx, GPK_EINVAL, "sort: values must be 4 or 8 bytes wide, not %zu", value_width);
     if (n > 0 && value_width && !values) return gpk__fail(ctx, GPK_EINVAL, "sort: values is NULL");
-    if (sigma && n > UINT32_MAX)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: a u32 permutation cannot index %zu keys (max %u)",
+    if (sigma && sigma_width != 4 && sigma_width != 8)
+        return gpk__fail(ctx, GPK_EINVAL, "sort: sigma entries are 4 or 8 bytes, not %u", sigma_width);
+    if (sigma && sigma_width == 4 && n > UINT32_MAX)
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "sort: gpk_sort_perm writes a u32 sigma, which cannot index %zu keys (at most "
+                         "2^32-1 = %u); use gpk_sort_perm64",
                          n, UINT32_MAX);
     if (o.key_bits > 8 * kw)
         return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
@@ -56,6 +60,7 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     job->values = value_width ? values : NULL;
     job->value_width = (unsigned)value_width;
     job->sigma = sigma;
+    job->sigma_width = sigma ? sigma_width : 0;
     job->n = n;
     job->key_bits = o.key_bits;
     job->radix_bits = o.radix_bits;
@@ -68,13 +73,14 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
 /* kind: 0 keys, 1 pairs (perm counts as pairs: it is pairs with iota
  * values), as gpk__sort_pick's table distinguishes them. */
 static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t value_width,
-                                void *values, uint32_t *sigma, size_t n,
+                                void *values, void *sigma, unsigned sigma_width, size_t n,
                                 const gpk_radix_opts *opts)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
     gpk_radix_job job;
-    gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, n, opts);
+    gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width,
+                                       n, opts);
     if (s != GPK_OK) return s;
     /* The choice comes before the n < 2 shortcut so that an unsupported
      * request (QUICK on OpenCL) fails the same way whatever n is. */
@@ -83,7 +89,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
     if (s != GPK_OK) return s;
     ctx->last_sort_path = NULL;
     if (n < 2) {
-        if (n == 1 && sigma) sigma[0] = 0;
+        if (n == 1 && sigma) gpk__sigma_iota(sigma, sigma_width, 0, 1);
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;
     }
@@ -95,7 +101,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
         if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
         return s;
     }
-    const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? 4.0 : 0.0);
+    const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? (double)sigma_width : 0.0);
     s = gpk__sort_mem_check(ctx, n, per_key);
     if (s != GPK_OK) return s;
 
@@ -109,12 +115,11 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
         q.stride = job.key_width;
         q.key_offset = 0;
         q.values = sigma ? (void *)sigma : job.values;
-        q.value_width = sigma ? 4u : job.value_width;
+        q.value_width = sigma ? sigma_width : job.value_width;
         q.recursive = algo == GPK_SORT_QUICK_RECURSIVE;
         /* A permutation is the pairs sort of (key, original index). sigma
          * is output only, so writing it before a failure loses nothing. */
-        if (sigma)
-            for (size_t i = 0; i < n; i++) sigma[i] = (uint32_t)i;
+        if (sigma) gpk__sigma_iota(sigma, sigma_width, 0, n);
         s = gpk__quick_run(ctx, &q);
     } else {
         switch (ctx->backend) {
@@ -146,14 +151,21 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
 gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
                          const gpk_radix_opts *opts)
 {
-    return sort_dispatch(ctx, type, keys, 0, NULL, NULL, n, opts);
+    return sort_dispatch(ctx, type, keys, 0, NULL, NULL, 0, n, opts);
 }
 
 gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32_t *sigma, size_t n,
                          const gpk_radix_opts *opts)
 {
     if (ctx && n > 0 && !sigma) return gpk__fail(ctx, GPK_EINVAL, "sort: sigma is NULL");
-    return sort_dispatch(ctx, type, keys, 0, NULL, sigma, n, opts);
+    return sort_dispatch(ctx, type, keys, 0, NULL, sigma, 4, n, opts);
+}
+
+gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *sigma, size_t n,
+                           const gpk_radix_opts *opts)
+{
+    if (ctx && n > 0 && !sigma) return gpk__fail(ctx, GPK_EINVAL, "sort: sigma is NULL");
+    return sort_dispatch(ctx, type, keys, 0, NULL, sigma, 8, n, opts);
 }
 
 gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
@@ -162,5 +174,5 @@ gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type 
     size_t vw = gpk_type_size(value_type);
     if (ctx && vw == 0)
         return gpk__fail(ctx, GPK_EINVAL, "sort: unknown value type %d", (int)value_type);
-    return sort_dispatch(ctx, key_type, keys, vw, values, NULL, n, opts);
+    return sort_dispatch(ctx, key_type, keys, vw, values, NULL, 0, n, opts);
 }

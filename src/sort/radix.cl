@@ -32,7 +32,10 @@
  * stands, the file is the common part plus the (4, 0) instance.
  *
  * Build-time parameters (-D): GPK_KPT4 / GPK_KPT8 keys per item in the fast
- * kernels for 4 / 8-byte keys, GPK_RANK_BITS bits per local ranking round.
+ * kernels for 4 / 8-byte keys, GPK_RANK_BITS bits per local ranking round,
+ * GPK_POS64: 64-bit sizes, positions and histogram entries (pos_t), the
+ * build the host makes for sorts past 2^32 keys. Tile-local counts and
+ * ranks stay 32- or 16-bit in both builds.
  */
 
 #ifndef GPK_KPT4
@@ -43,6 +46,12 @@
 #endif
 #ifndef GPK_RANK_BITS
 #define GPK_RANK_BITS 4
+#endif
+
+#ifdef GPK_POS64
+typedef ulong pos_t;
+#else
+typedef uint pos_t;
 #endif
 
 /* Local-memory index padding that keeps tile arrays free of bank conflicts
@@ -91,57 +100,65 @@ ulong gpk_unmap64(ulong m, int kind)
 
 /* Exclusive prefix sum of x over the work-group (Hillis-Steele with two
  * buffers, one barrier a step; buf holds 2 * local size). *total gets the
- * sum of all x. Every item of the group must call it. */
-uint gpk_group_scan_excl(uint x, __local uint *buf, uint *total)
-{
-    const uint I = get_local_size(0), t = get_local_id(0);
-    __local uint *a = buf, *b = buf + I;
-    a[t] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint off = 1; off < I; off <<= 1) {
-        uint v = a[t];
-        if (t >= off) v += a[t - off];
-        b[t] = v;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        __local uint *tmp = a;
-        a = b;
-        b = tmp;
+ * sum of all x. Every item of the group must call it. Written once for
+ * uint (tile ranks) and pos_t (the global histogram). */
+#define GPK_GROUP_SCAN(NAME, T)                                                \
+    T NAME(T x, __local T *buf, T *total)                                      \
+    {                                                                          \
+        const uint I = get_local_size(0), t = get_local_id(0);                 \
+        __local T *a = buf, *b = buf + I;                                      \
+        a[t] = x;                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                          \
+        for (uint off = 1; off < I; off <<= 1) {                               \
+            T v = a[t];                                                        \
+            if (t >= off) v += a[t - off];                                     \
+            b[t] = v;                                                          \
+            barrier(CLK_LOCAL_MEM_FENCE);                                      \
+            __local T *tmp = a;                                                \
+            a = b;                                                             \
+            b = tmp;                                                           \
+        }                                                                      \
+        const T incl = a[t];                                                   \
+        *total = a[I - 1];                                                     \
+        barrier(CLK_LOCAL_MEM_FENCE); /* the caller may reuse buf at once */   \
+        return incl - x;                                                       \
     }
-    const uint incl = a[t];
-    *total = a[I - 1];
-    barrier(CLK_LOCAL_MEM_FENCE); /* the caller may reuse buf at once */
-    return incl - x;
-}
+GPK_GROUP_SCAN(gpk_group_scan_excl, uint)
+#ifdef GPK_POS64
+GPK_GROUP_SCAN(gpk_group_scan_pos, pos_t)
+#else
+#define gpk_group_scan_pos gpk_group_scan_excl
+#endif
 
 /* ---- scan with split s (paper section 3.2.2) ----
  * The histogram h[0..len) is cut into parts of `part` entries; group p
  * scans part p in place (exclusive) and, when aux is used, writes the part's
  * sum to aux[p]. The host then scans aux with one group and adds aux[p]
  * back to part p with scan_add. */
-__kernel void scan_parts(__global uint *h, __global uint *aux, uint len, uint part, int write_aux,
-                         __local uint *tmp)
+__kernel void scan_parts(__global pos_t *h, __global pos_t *aux, uint len, uint part, int write_aux,
+                         __local pos_t *tmp)
 {
     const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
     const uint begin = g * part;
     const uint end = min(len, begin + part);
-    uint carry = 0;
+    pos_t carry = 0;
     for (uint b = begin; b < end; b += I) {
         const uint j = b + t;
-        const uint x = j < end ? h[j] : 0u;
-        uint total;
-        const uint e = gpk_group_scan_excl(x, tmp, &total);
+        const pos_t x = j < end ? h[j] : 0u;
+        pos_t total;
+        const pos_t e = gpk_group_scan_pos(x, tmp, &total);
         if (j < end) h[j] = carry + e;
         carry += total;
     }
     if (write_aux && t == 0) aux[g] = carry;
 }
 
-__kernel void scan_add(__global uint *h, __global const uint *aux, uint len, uint part)
+__kernel void scan_add(__global pos_t *h, __global const pos_t *aux, uint len, uint part)
 {
     const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
     const uint begin = g * part;
     const uint end = min(len, begin + part);
-    const uint add = aux[g];
+    const pos_t add = aux[g];
     for (uint j = begin + t; j < end; j += I) h[j] += add;
 }
 
@@ -159,14 +176,14 @@ __kernel void transpose_w4(__global const uint *in, __global uint *out, uint row
     const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
     const uint r = r0 + ly, c = c0 + lx;
     if (r < rows && c < cols) {
-        uint v = in[r * cols + c];
+        uint v = in[(pos_t)r * cols + c];
         if (kmap > 0) v = gpk_map32(v, kmap);
         else if (kmap < 0) v = gpk_unmap32(v, -kmap);
         tile[ly * (GPK_TD + 1) + lx] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint orow = c0 + ly, ocol = r0 + lx;
-    if (orow < cols && ocol < rows) out[orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
+    if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
 }
 
 __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint rows, uint cols, int kmap,
@@ -176,14 +193,14 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
     const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
     const uint r = r0 + ly, c = c0 + lx;
     if (r < rows && c < cols) {
-        ulong v = in[r * cols + c];
+        ulong v = in[(pos_t)r * cols + c];
         if (kmap > 0) v = gpk_map64(v, kmap);
         else if (kmap < 0) v = gpk_unmap64(v, -kmap);
         tile[ly * (GPK_TD + 1) + lx] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const uint orow = c0 + ly, ocol = r0 + lx;
-    if (orow < cols && ocol < rows) out[orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
+    if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
 }
 
 /*@@GPK_TEMPLATE@@ everything below is instantiated once per (GPK_KW, GPK_VW) */
@@ -237,7 +254,7 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
  * the host combines the G pairs. Group g reduces the contiguous chunk
  * [g*chunk, (g+1)*chunk), its items striding by I (coalesced on GPUs, one
  * sequential sweep per item when I = 1 on CPUs). */
-__kernel void KNAME1(reduce_andor)(__global const KEY_T *keys, uint n, uint chunk, int kmap,
+__kernel void KNAME1(reduce_andor)(__global const KEY_T *keys, pos_t n, pos_t chunk, int kmap,
                                    __global KEY_T *out, __local KEY_T *sa, __local KEY_T *so)
 {
     const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0);
@@ -273,7 +290,7 @@ __kernel void KNAME1(reduce_andor)(__global const KEY_T *keys, uint n, uint chun
  * touches its own column, so no atomics and no barrier are needed), or,
  * with ghist, directly at hist[c*G*I + row] (zeroed by the host) when
  * 2^bits * I counters do not fit in local memory. */
-__kernel void KNAME1(paper_hist)(__global const KEY_T *keys, __global uint *hist, uint C, uint shift,
+__kernel void KNAME1(paper_hist)(__global const KEY_T *keys, __global pos_t *hist, uint C, uint shift,
                                  uint bits, int kmap, int transposed, int ghist, __local uint *loc)
 {
     const uint I = get_local_size(0), i = get_local_id(0), g = get_group_id(0);
@@ -282,7 +299,7 @@ __kernel void KNAME1(paper_hist)(__global const KEY_T *keys, __global uint *hist
     if (!ghist)
         for (uint c = 0; c < R; c++) loc[c * I + i] = 0;
     for (uint k = 0; k < C; k++) {
-        const uint j = transposed ? k * GI + row : row * C + k;
+        const pos_t j = transposed ? (pos_t)k * GI + row : (pos_t)row * C + k;
         const uint d = DIGIT(KMAP(keys[j], kmap), shift, mask);
         if (ghist) hist[d * GI + row] += 1u;
         else loc[d * I + i] += 1u;
@@ -295,7 +312,7 @@ __kernel void KNAME1(paper_hist)(__global const KEY_T *keys, __global uint *hist
  * [g*tpg, (g+1)*tpg) of I*KPT keys with local atomics into nrep replicas
  * (lh[d*nrep + rep], rep = item % nrep, so that equal digits in a wavefront
  * spread over several counters) and writes the sum to hist[d*G + g]. */
-__kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global uint *hist, uint n, uint tiles, uint tpg,
+__kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global pos_t *hist, pos_t n, uint tiles, uint tpg,
                                  uint shift, uint bits, int kmap, uint nrep, __local uint *lh)
 {
     const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
@@ -306,8 +323,8 @@ __kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global uint *hist,
     for (uint tt = 0; tt < tpg; tt++) {
         const uint tile = g * tpg + tt;
         if (tile >= tiles) break;
-        const uint base = tile * T;
-        const uint valid = min(T, n - base);
+        const pos_t base = (pos_t)tile * T;
+        const uint valid = (uint)min((pos_t)T, n - base);
         KEY_T kr[KPT];
         for (uint m = 0; m < KPT; m++) {
             const uint p = m * I + t;
@@ -335,8 +352,8 @@ __kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global uint *hist,
  * moves with the key; vgen makes it the key's original index (sigma). */
 __kernel void KNAME(paper_reorder)(__global const KEY_T *kin, __global KEY_T *kout,
                                    __global const VAL_T *vin, __global VAL_T *vout, int vgen,
-                                   __global uint *hist, uint C, uint shift, uint bits, int kmap_in,
-                                   int kmap_out, int transposed, int ghist, __local uint *loc)
+                                   __global pos_t *hist, uint C, uint shift, uint bits, int kmap_in,
+                                   int kmap_out, int transposed, int ghist, __local pos_t *loc)
 {
     const uint I = get_local_size(0), i = get_local_id(0), g = get_group_id(0);
     const uint GI = get_num_groups(0) * I, row = g * I + i;
@@ -344,10 +361,10 @@ __kernel void KNAME(paper_reorder)(__global const KEY_T *kin, __global KEY_T *ko
     if (!ghist)
         for (uint c = 0; c < R; c++) loc[c * I + i] = hist[c * GI + row];
     for (uint k = 0; k < C; k++) {
-        const uint j = transposed ? k * GI + row : row * C + k;
+        const pos_t j = transposed ? (pos_t)k * GI + row : (pos_t)row * C + k;
         const KEY_T key = KMAP(kin[j], kmap_in);
         const uint d = DIGIT(key, shift, mask);
-        uint pos;
+        pos_t pos;
         if (ghist) {
             pos = hist[d * GI + row];
             hist[d * GI + row] = pos + 1u;
@@ -355,10 +372,10 @@ __kernel void KNAME(paper_reorder)(__global const KEY_T *kin, __global KEY_T *ko
             pos = loc[d * I + i];
             loc[d * I + i] = pos + 1u;
         }
-        const uint o = transposed ? (pos % C) * GI + pos / C : pos;
+        const pos_t o = transposed ? (pos % C) * GI + pos / C : pos;
         kout[o] = KUNMAP(key, kmap_out);
 #if GPK_VW
-        vout[o] = vgen ? (VAL_T)(row * C + k) : vin[j];
+        vout[o] = vgen ? (VAL_T)((pos_t)row * C + k) : vin[j];
 #endif
     }
 }
@@ -381,10 +398,10 @@ __kernel void KNAME(paper_reorder)(__global const KEY_T *kin, __global KEY_T *ko
  *     (reused) to the same positions. */
 __kernel void KNAME(fast_reorder)(__global const KEY_T *kin, __global KEY_T *kout,
                                   __global const VAL_T *vin, __global VAL_T *vout, int vgen,
-                                  __global const uint *hist, uint n, uint tiles, uint tpg, uint shift,
+                                  __global const pos_t *hist, pos_t n, uint tiles, uint tpg, uint shift,
                                   uint bits, int kmap_in, int kmap_out, __local ulong *kvraw,
                                   __local ushort *ibuf, __local uint *cnt, __local uint *sscan,
-                                  __local uint *gofs, __local uint *tstart)
+                                  __local pos_t *gofs, __local uint *tstart)
 {
     const uint I = get_local_size(0), t = get_local_id(0), g = get_group_id(0), G = get_num_groups(0);
     const uint R = 1u << bits, mask = R - 1u, T = I * KPT;
@@ -398,8 +415,8 @@ __kernel void KNAME(fast_reorder)(__global const KEY_T *kin, __global KEY_T *kou
     for (uint tt = 0; tt < tpg; tt++) {
         const uint tile = g * tpg + tt;
         if (tile >= tiles) break; /* uniform over the group */
-        const uint base = tile * T;
-        const uint valid = min(T, n - base);
+        const pos_t base = (pos_t)tile * T;
+        const uint valid = (uint)min((pos_t)T, n - base);
 
         /* 1. load: item t takes the KPT consecutive keys t*KPT.. (the
          * blocked arrangement the ranking needs); full tiles use 16-byte
@@ -527,13 +544,13 @@ __kernel void KNAME(fast_reorder)(__global const KEY_T *kin, __global KEY_T *kou
 
         /* 4. scatter the keys */
 #if GPK_VW
-        uint pos[KPT];
+        pos_t pos[KPT];
 #endif
         for (uint m = 0; m < KPT; m++) {
             const uint p = m * I + t;
             if (p < valid) {
                 const uint d = DIGIT(kr[m], shift, mask);
-                const uint o = gofs[d] + p - tstart[d];
+                const pos_t o = gofs[d] + (p - tstart[d]);
                 kout[o] = KUNMAP(kr[m], kmap_out);
 #if GPK_VW
                 pos[m] = o;

@@ -825,7 +825,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const size_t n = job->n;
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
-    const unsigned vw = with_sigma ? 4 : job->value_width;
+    const unsigned vw = with_sigma ? job->sigma_width : job->value_width;
     const int forced = path_from_env();
     /* The hybrid chooses its own digits, so an explicit r keeps the LSD
      * passes the caller asked for. */
@@ -937,7 +937,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                                 with_sigma);
             finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
             if (with_sigma && passes == 0)
-                for (size_t i = lo; i < hi; i++) job->sigma[i] = (uint32_t)i;
+                gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
         }
     }
 

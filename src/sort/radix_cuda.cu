@@ -1,9 +1,11 @@
 /* CUDA radix sort: LSD passes in the Onesweep form (Adinets & Merrill 2022).
  *
  * One sort is:
- *   [and_or_kernel]   only when the bit range is detected (b = 0): one read;
  *   histogram_kernel  one read of the keys builds the digit histogram of
- *                     every pass at once;
+ *                     every pass at once; when the bit range is detected
+ *                     (b = 0) the same read takes the AND and OR of the keys
+ *                     (see detect_plan; and_or_kernel reads a sample first
+ *                     from 2^22 keys, or all keys when they prove narrow);
  *   bases_kernel      turns them into the first output index of each digit;
  *   onesweep_kernel   one launch per pass: a tile reads its keys, ranks them
  *                     inside the block (warp-level match, per-warp counters),
@@ -21,7 +23,10 @@
  * digit (a 2^16-entry digit table cannot live in one block's shared memory,
  * and the look-back would need 2^16 words per tile), which sorts the same.
  *
- * Positions are 32-bit: the CUDA backend sorts n < 2^32 keys.
+ * Sizes: any n. Tiles and look-back portions (at most kPortion keys) count
+ * in 32 bits; the output positions (digit bases) are 32-bit up to 2^32
+ * keys and 64-bit beyond (the pass kernel is instantiated for both offset
+ * types, so the common sizes keep their 32-bit shared-memory bases).
  */
 #include <cuda_runtime.h>
 
@@ -106,6 +111,12 @@ static unsigned kernel_bits_for(unsigned width) { return width <= 8 ? 8 : width 
 constexpr uint32_t kPortion = GPK_RADIX_CUDA_PORTION;
 #else
 constexpr uint32_t kPortion = 1u << 29;   /* keys per look-back portion: counts fit in 30 bits */
+#endif
+/* Above this many keys the passes use 64-bit output positions. */
+#ifdef GPK_RADIX_CUDA_WIDE_FROM /* tests build 0 to run the 64-bit kernels on small inputs */
+constexpr size_t kWideFrom = GPK_RADIX_CUDA_WIDE_FROM;
+#else
+constexpr size_t kWideFrom = UINT32_MAX;
 #endif
 constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagInclusive = 2u << 30;
@@ -246,11 +257,11 @@ __device__ __forceinline__ uint32_t rank_among_peers(uint32_t peers, uint16_t *w
     return __shfl_sync(0xffffffffu, old, leader) + below;
 }
 
-__device__ __forceinline__ uint32_t warp_inclusive_sum(uint32_t x, int lane)
+template <class X> __device__ __forceinline__ X warp_inclusive_sum(X x, int lane)
 {
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        uint32_t y = __shfl_up_sync(0xffffffffu, x, o);
+        X y = __shfl_up_sync(0xffffffffu, x, o);
         if (lane >= o) x += y;
     }
     return x;
@@ -299,10 +310,12 @@ __global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Tw
  * in long runs, e.g. PIC's second, nearly sorted sort) adds them with one
  * atomic per pass instead of 32-way conflicting ones.
  * ------------------------------------------------------------------------ */
-template <class K>
+template <class K, bool DETECT>
 __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map,
-                                                        PassList pl, uint32_t *hist)
+                                                        PassList pl, unsigned long long *hist,
+                                                        unsigned long long *and_or)
 {
+    K and_acc = (K)~(K)0, or_acc = 0; /* DETECT: the bit range in the same read */
     extern __shared__ uint32_t table[];
     constexpr int KV = 16 / sizeof(K); /* keys per 16-byte load */
     const uint32_t entries = pl.count * pl.stride;
@@ -318,6 +331,10 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
 
     auto count_one = [&](K x) {
         x = twiddle(map, x);
+        if (DETECT) {
+            and_acc &= x;
+            or_acc |= x;
+        }
         for (uint32_t p = 0; p < pl.count; p++) {
             const uint32_t d = digit_of(x, pl.shift[p], (1u << pl.width[p]) - 1);
             atomicAdd(&table[p * pl.stride + d], 1u);
@@ -350,6 +367,11 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
             const K x_lane0 = __shfl_sync(0xffffffffu, x[0], 0);
             if (__all_sync(0xffffffffu, ok[u] && same && x[0] == x_lane0)) {
                 /* the warp's 512 bytes hold one key: one add per pass */
+                if (DETECT) {
+                    const K m = twiddle(map, x[0]);
+                    and_acc &= m;
+                    or_acc |= m;
+                }
                 if (lane == 0) {
                     const K m = twiddle(map, x[0]);
                     for (uint32_t p = 0; p < pl.count; p++)
@@ -359,6 +381,13 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
             } else if (ok[u]) {
 #pragma unroll
                 for (int k = 0; k < KV; k++) x[k] = twiddle(map, x[k]);
+                if (DETECT) {
+#pragma unroll
+                    for (int k = 0; k < KV; k++) {
+                        and_acc &= x[k];
+                        or_acc |= x[k];
+                    }
+                }
                 for (uint32_t p = 0; p < pl.count; p++) {
                     const uint32_t shift = pl.shift[p], mask = (1u << pl.width[p]) - 1;
                     uint32_t *row = table + p * pl.stride;
@@ -368,50 +397,67 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
             }
         }
     }
+    if (DETECT) {
+        unsigned long long a64 = (unsigned long long)and_acc | (sizeof(K) == 4 ? 0xffffffff00000000ull : 0ull);
+        unsigned long long o64 = (unsigned long long)or_acc;
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) {
+            a64 &= __shfl_xor_sync(0xffffffffu, a64, s);
+            o64 |= __shfl_xor_sync(0xffffffffu, o64, s);
+        }
+        if (lane == 0) {
+            atomicAnd(&and_or[0], a64);
+            atomicOr(&and_or[1], o64);
+        }
+    }
     __syncthreads();
     for (uint32_t i = threadIdx.x; i < entries; i += blockDim.x) {
         const uint32_t c = table[i];
-        if (c) atomicAdd(&hist[i], c);
+        if (c) atomicAdd(&hist[i], (unsigned long long)c);
     }
 }
 
 /* ------------------------------------------------------------------------
  * Digit bases: for pass p (one block each), bases[p][d] = number of keys
- * with a smaller digit, the output index where digit d starts. (Portions
- * after the first get theirs from the pass itself, see bases_next.)
+ * with a smaller digit, the output index where digit d starts, as an O
+ * (u32 when n <= 2^32). (Portions after the first get theirs from the pass
+ * itself, see bases_next.)
  * ------------------------------------------------------------------------ */
-__global__ void __launch_bounds__(1024) bases_kernel(const uint32_t *hist, uint32_t *bases, PassList pl)
+template <class O>
+__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl)
 {
-    __shared__ uint32_t warp_sums[32];
+    typedef unsigned long long u64;
+    __shared__ u64 warp_sums[32];
     const uint32_t p = blockIdx.x;
     const uint32_t digits = 1u << pl.width[p];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const uint32_t d0 = 2 * threadIdx.x; /* two digits per thread: up to 2048 */
-    const uint32_t *h = hist + p * pl.stride;
-    const uint32_t t0 = d0 < digits ? h[d0] : 0, t1 = d0 + 1 < digits ? h[d0 + 1] : 0;
-    const uint32_t mine = t0 + t1;
-    const uint32_t incl = warp_inclusive_sum(mine, lane);
+    const u64 *h = hist + p * pl.stride;
+    const u64 t0 = d0 < digits ? h[d0] : 0, t1 = d0 + 1 < digits ? h[d0 + 1] : 0;
+    const u64 mine = t0 + t1;
+    const u64 incl = warp_inclusive_sum(mine, lane);
     if (lane == 31) warp_sums[warp] = incl;
     __syncthreads();
-    uint32_t before = 0;
+    u64 before = 0;
     for (int w = 0; w < warp; w++) before += warp_sums[w];
-    uint32_t *b = bases + p * pl.stride;
-    if (d0 < digits) b[d0] = before + incl - mine;
-    if (d0 + 1 < digits) b[d0 + 1] = before + incl - mine + t0;
+    O *b = bases + p * pl.stride;
+    if (d0 < digits) b[d0] = (O)(before + incl - mine);
+    if (d0 + 1 < digits) b[d0 + 1] = (O)(before + incl - mine + t0);
 }
 
 /* ------------------------------------------------------------------------
  * The Onesweep pass.
  * ------------------------------------------------------------------------ */
-template <class K, class V> struct PassArgs {
+/* O: the type of output positions, u32 up to 2^32 keys, else u64. */
+template <class K, class V, class O> struct PassArgs {
     const K *keys_in; /* this portion's keys */
     K *keys_out;      /* the whole output array */
     const V *vals_in;
     V *vals_out;
     uint32_t n;         /* keys in this portion */
-    uint32_t iota_base; /* index of the portion's first key (V_IOTA) */
-    const uint32_t *bases;   /* [1 << width] first output index per digit */
-    uint32_t *bases_next;    /* NULL, or the next portion's bases, written by the last tile */
+    uint64_t iota_base; /* index of the portion's first key (V_IOTA) */
+    const O *bases;     /* [1 << width] first output index per digit */
+    O *bases_next;      /* NULL, or the next portion's bases, written by the last tile */
     uint32_t *status;        /* [tiles][1 << width] look-back words, zeroed */
     uint32_t *tile_counter;  /* zeroed */
     uint32_t shift, width;
@@ -429,7 +475,7 @@ constexpr bool kRankAtomicOr = true;
 constexpr bool kRankAtomicOr = false;
 #endif
 
-template <int RB, class K, class V, int VM> struct Shape {
+template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
     static constexpr int T = s.threads, I = s.items, MIN_BLOCKS = s.min_blocks;
     static constexpr int W = T / 32, D = 1 << RB, TILE = T * I;
@@ -439,7 +485,7 @@ template <int RB, class K, class V, int VM> struct Shape {
     static constexpr size_t MASKS = kRankAtomicOr ? (size_t)W * D * sizeof(uint32_t) : 0;
     static constexpr size_t KEYS = ((size_t)TILE * sizeof(K) + 15) / 16 * 16;
     static constexpr size_t VALS = VM == V_NONE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
-    static constexpr size_t BASES = (size_t)D * sizeof(uint32_t);
+    static constexpr size_t BASES = (size_t)D * sizeof(O);
     static constexpr size_t MISC = (W + 2) * sizeof(uint32_t);
     static constexpr size_t SMEM = COUNTERS + MASKS + KEYS + VALS + BASES + MISC;
     static_assert(T > 0, "no shape in the tuning table for this kernel");
@@ -476,9 +522,9 @@ __device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_
     }
 }
 
-template <bool UNMAP, class K, class V, bool HAS_V, int T, int I>
-__device__ __forceinline__ void write_out(const PassArgs<K, V> &a, const K *stage_keys, const V *stage_vals,
-                                          const uint32_t *s_base, uint32_t valid, bool full)
+template <bool UNMAP, class K, class V, class O, bool HAS_V, int T, int I>
+__device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *stage_keys, const V *stage_vals,
+                                          const O *s_base, uint32_t valid, bool full)
 {
     const uint32_t dmask = (1u << a.width) - 1;
 #pragma unroll
@@ -486,7 +532,7 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V> &a, const K *stag
         const uint32_t idx = threadIdx.x + j * T;
         if (full || idx < valid) {
             const K k = stage_keys[idx];
-            const uint32_t pos = s_base[digit_of(k, a.shift, dmask)] + idx;
+            const O pos = s_base[digit_of(k, a.shift, dmask)] + idx;
             a.keys_out[pos] = UNMAP ? twiddle(a.map_out, k) : k;
             if (HAS_V) a.vals_out[pos] = stage_vals[idx];
         }
@@ -496,11 +542,11 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V> &a, const K *stag
 /* Persistent: each block takes tiles in the order of an atomic counter until
  * none is left, and loads its next tile's keys while it finishes the
  * current one (look-back and write-out), so the load latency is hidden. */
-template <int RB, class K, class V, int VM>
-__global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::MIN_BLOCKS)
-    onesweep_kernel(PassArgs<K, V> a)
+template <int RB, class K, class V, int VM, class O>
+__global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM, O>::MIN_BLOCKS)
+    onesweep_kernel(PassArgs<K, V, O> a)
 {
-    using S = Shape<RB, K, V, VM>;
+    using S = Shape<RB, K, V, VM, O>;
     constexpr int T = S::T, I = S::I, W = S::W, D = S::D, TILE = S::TILE, BPT = S::BPT;
     constexpr bool HAS_V = VM != V_NONE;
 
@@ -509,8 +555,8 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
     uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
     K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
     V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + S::KEYS);
-    uint32_t *s_base = reinterpret_cast<uint32_t *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
-    uint32_t *s_misc = s_base + D; /* [W] warp sums, [W] this tile, [W+1] next tile */
+    O *s_base = reinterpret_cast<O *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
+    uint32_t *s_misc = reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const uint32_t shift = a.shift, width = a.width;
@@ -662,7 +708,7 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
                 if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
         } else if (VM == V_IOTA) {
 #pragma unroll
-            for (int i = 0; i < I; i++) val[i] = (V)(a.iota_base + tile_start + lane_pos + i * 32);
+            for (int i = 0; i < I; i++) val[i] = (V)a.iota_base + (V)(tile_start + lane_pos + i * 32);
         } else if (next < tiles) {
             /* keys only: the key registers are free, start the next tile */
             load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
@@ -708,15 +754,15 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
                     if (tile > 0)
                         store_relaxed(&a.status[(size_t)tile * digits + d],
                                       kFlagInclusive | (excl[u] + total[u]));
-                    const uint32_t base = a.bases[d];
+                    const O base = a.bases[d];
                     /* output index of sorted tile position j with digit d:
-                     * s_base[d] + j (modulo 2^32 on the way, exact at the end) */
-                    s_base[d] = base + excl[u] - start[u];
+                     * s_base[d] + j (modulo 2^32 or 2^64 on the way, exact at the end) */
+                    s_base[d] = base + (O)excl[u] - (O)start[u];
                     /* The next portion's digits start after this portion's:
                      * the last tile knows the portion's inclusive counts
                      * (its padding keys, all of the largest digit, excluded). */
                     if (last_tile && a.bases_next)
-                        a.bases_next[d] = base + excl[u] + total[u] - (d == dmask ? (uint32_t)TILE - valid : 0u);
+                        a.bases_next[d] = base + (O)(excl[u] + total[u] - (d == dmask ? (uint32_t)TILE - valid : 0u));
                 }
             }
         }
@@ -732,8 +778,8 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM>::T, Shape<RB, K, V, VM>::M
 
         /* Write out: consecutive threads take consecutive sorted keys, so a
          * warp writes a few contiguous runs. */
-        if (a.map_out_on) write_out<true, K, V, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-        else write_out<false, K, V, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+        if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+        else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
         PHASE(6);
         if (next >= tiles) break;
         tile = next;
@@ -801,12 +847,13 @@ __global__ void __launch_bounds__(256) big_buckets_kernel(const uint32_t *bucket
 
 /* The largest count of each of the two window digits (hist rows 0 and 1,
  * low digit first), for the skew estimate before the window passes. */
-__global__ void __launch_bounds__(256) window_max_kernel(const uint32_t *hist, uint32_t stride, uint32_t low_digits,
-                                                         uint32_t high_digits, uint32_t *out)
+__global__ void __launch_bounds__(256) window_max_kernel(const unsigned long long *hist, uint32_t stride,
+                                                         uint32_t low_digits, uint32_t high_digits, uint32_t *out)
 {
+    /* the hybrid runs below 2^32 keys: every count fits 32 bits */
     uint32_t lo = 0, hi = 0;
-    for (uint32_t d = threadIdx.x; d < low_digits; d += blockDim.x) lo = max(lo, hist[d]);
-    for (uint32_t d = threadIdx.x; d < high_digits; d += blockDim.x) hi = max(hi, hist[stride + d]);
+    for (uint32_t d = threadIdx.x; d < low_digits; d += blockDim.x) lo = max(lo, (uint32_t)hist[d]);
+    for (uint32_t d = threadIdx.x; d < high_digits; d += blockDim.x) hi = max(hi, (uint32_t)hist[stride + d]);
     atomicMax(&out[0], lo);
     atomicMax(&out[1], hi);
 }
@@ -983,7 +1030,9 @@ static size_t status_bytes_max(size_t n, int kb, int vb)
 
 /* Work memory of one sort, carved out of one block. */
 struct Temp {
-    uint32_t *hist, *bases, *counters, *status;
+    unsigned long long *hist; /* [pass][stride] digit counts of all keys */
+    void *bases;              /* [portion][pass][stride] first output index per digit (u32 or u64) */
+    uint32_t *counters, *status;
     unsigned long long *and_or;
     uint32_t *bucket_start; /* hybrid: [2^kHybridMaxW + 1] first index of every bucket */
     uint32_t *big;          /* hybrid: [8] big-bucket count, their keys, up to kBigList ids */
@@ -994,7 +1043,7 @@ static size_t hybrid_table_bytes() { return align_up((((size_t)1 << kHybridMaxW)
 
 static size_t table_bytes(size_t portions)
 {
-    return align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint32_t), 256);
+    return align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
 }
 
 static size_t temp_bytes(size_t n, int kb, int vb)
@@ -1010,9 +1059,9 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     char *p = (char *)base;
     Temp t;
-    t.hist = (uint32_t *)p;
+    t.hist = (unsigned long long *)p;
     p += table_bytes(1);
-    t.bases = (uint32_t *)p;
+    t.bases = p;
     p += table_bytes(portions);
     t.counters = (uint32_t *)p;
     p += align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
@@ -1037,11 +1086,11 @@ static bool use_persistent(int key_bytes, bool has_values)
     return persistent_default(key_bytes, has_values);
 }
 
-template <int RB, class K, class V, int VM>
-static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream_t stream)
+template <int RB, class K, class V, int VM, class O>
+static cudaError_t launch_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStream_t stream)
 {
-    using S = Shape<RB, K, V, VM>;
-    auto kernel = onesweep_kernel<RB, K, V, VM>;
+    using S = Shape<RB, K, V, VM, O>;
+    auto kernel = onesweep_kernel<RB, K, V, VM, O>;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
     if (e != cudaSuccess) return e;
     int per_sm = 0;
@@ -1055,35 +1104,35 @@ static cudaError_t launch_pass(const PassArgs<K, V> &a, int sm_count, cudaStream
      * docs/perf/radix.md). */
     const uint32_t tiles = div_up(a.n, S::TILE);
     const uint32_t resident = (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count;
-    PassArgs<K, V> b = a;
+    PassArgs<K, V, O> b = a;
     b.persistent = use_persistent((int)sizeof(K), VM != V_NONE);
     const uint32_t blocks = b.persistent ? std::min<uint32_t>(tiles, resident) : tiles;
     kernel<<<blocks, S::T, S::SMEM, stream>>>(b);
     return cudaGetLastError();
 }
 
-template <int RB, class K, class V, int VM>
-static cudaError_t memset_status(const PassArgs<K, V> &a, cudaStream_t stream)
+template <int RB, class K, class V, int VM, class O>
+static cudaError_t memset_status(const PassArgs<K, V, O> &a, cudaStream_t stream)
 {
-    using S = Shape<RB, K, V, VM>;
+    using S = Shape<RB, K, V, VM, O>;
     const size_t words = (size_t)div_up(a.n, S::TILE) << a.width;
     return cudaMemsetAsync(a.status, 0, words * sizeof(uint32_t), stream);
 }
 
-template <class K, class V, int VM>
-static cudaError_t run_pass(const PassArgs<K, V> &a, int sm_count, cudaStream_t stream)
+template <class K, class V, int VM, class O>
+static cudaError_t run_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStream_t stream)
 {
     cudaError_t e;
     switch (kernel_bits_for(a.width)) {
     case 8:
-        e = memset_status<8, K, V, VM>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<8, K, V, VM>(a, sm_count, stream);
+        e = memset_status<8, K, V, VM, O>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<8, K, V, VM, O>(a, sm_count, stream);
     case 10:
-        e = memset_status<10, K, V, VM>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<10, K, V, VM>(a, sm_count, stream);
+        e = memset_status<10, K, V, VM, O>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<10, K, V, VM, O>(a, sm_count, stream);
     default:
-        e = memset_status<11, K, V, VM>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<11, K, V, VM>(a, sm_count, stream);
+        e = memset_status<11, K, V, VM, O>(a, stream);
+        return e != cudaSuccess ? e : launch_pass<11, K, V, VM, O>(a, sm_count, stream);
     }
 }
 
@@ -1098,7 +1147,7 @@ struct Route {
 struct DeviceJob {
     gpk_type type;
     int kb, vb;   /* key bytes, value bytes (0: none) */
-    int vmode;    /* V_NONE, V_LOAD or V_IOTA (sigma: u32 input positions) */
+    int vmode;    /* V_NONE, V_LOAD or V_IOTA (sigma: input positions, u32 or u64 as vb) */
     size_t n;
     /* false: the first pass reads keys already mapped / the last pass
      * leaves them mapped (the hybrid sort's window passes and fallbacks) */
@@ -1127,6 +1176,24 @@ static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int
     }
 }
 
+/* The bit range [begin, end) where the mapped keys differ, from the AND and
+ * OR in t.and_or (waits for the stream). */
+template <class K>
+static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigned *begin, unsigned *end)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
+    unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
+    if (sizeof(K) == 4) { /* the kernels pad 32-bit ANDs with ones above bit 31 */
+        and_all &= 0xffffffffull;
+        or_all &= 0xffffffffull;
+    }
+    gpk__radix_range_from_masks(and_all, or_all, begin, end);
+    return GPK_OK;
+}
+
 template <class K>
 static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
                                cudaStream_t stream, unsigned *begin, unsigned *end)
@@ -1135,52 +1202,46 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     cudaError_t e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
-    const int blocks = std::max(1, std::min(st->sm_count * 8, (int)div_up(job.n, 256 * 4)));
+    const int blocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 8, (job.n + 1023) / 1024));
     and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
-    e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
-    unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
-    if (sizeof(K) == 4) { /* the kernel pads 32-bit ANDs with ones above bit 31 */
-        and_all &= 0xffffffffull;
-        or_all &= 0xffffffffull;
-    }
-    gpk__radix_range_from_masks(and_all, or_all, begin, end);
-    return GPK_OK;
+    return read_range<K>(ctx, t, stream, begin, end);
 }
 
 /* The digit histograms of every pass in one read of keys, and the first
  * portion's digit bases. */
-template <class K>
+template <class K, bool DETECT = false>
 static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const void *keys, Temp &t,
                                 cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    const uint32_t n = (uint32_t)job.n;
+    const size_t n = job.n;
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
-    cudaError_t e = cudaMemsetAsync(t.hist, 0, row * sizeof(uint32_t), stream);
+    cudaError_t e = cudaMemsetAsync(t.hist, 0, row * sizeof(unsigned long long), stream);
+    if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
+    if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
     const Twiddle<K> map = twiddle_map<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
     const size_t smem = row * sizeof(uint32_t);
-    e = cudaFuncSetAttribute(histogram_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    e = cudaFuncSetAttribute(histogram_kernel<K, DETECT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
     int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K>, 256, smem);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K, DETECT>, 256, smem);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram occupancy");
     for (uint32_t q = 0; q < portions; q++) {
-        const uint32_t pn = std::min(kPortion, n - q * kPortion);
+        const uint32_t pn = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
         const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
                                                 (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
-        histogram_kernel<K><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion,
-                                                          pn, job.map_in ? map : none, pl, t.hist);
+        histogram_kernel<K, DETECT><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion, pn,
+                                                                  job.map_in ? map : none, pl, t.hist, t.and_or);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
-    bases_kernel<<<pl.count, 1024, 0, stream>>>(t.hist, t.bases, pl);
+    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl);
+    else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
     return GPK_OK;
@@ -1188,13 +1249,14 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
 
 /* The passes: histograms and bases (unless have_bases: run_histogram ran
  * for this plan and these keys), then one Onesweep launch per pass and
- * portion. route gives the buffers of every pass. */
-template <class K, class V>
-static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                             Temp &t, cudaStream_t stream, bool have_bases = false)
+ * portion. route gives the buffers of every pass. O: the position type,
+ * which run_histogram chose by the same test (n > kWideFrom). */
+template <class K, class V, class O>
+static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                               Temp &t, cudaStream_t stream, bool have_bases)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    const uint32_t n = (uint32_t)job.n;
+    const size_t n = job.n;
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
     if (!have_bases) {
@@ -1208,15 +1270,16 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
 
     for (uint32_t p = 0; p < pl.count; p++) {
         for (uint32_t q = 0; q < portions; q++) {
-            PassArgs<K, V> a;
+            PassArgs<K, V, O> a;
+            O *bases = (O *)t.bases;
             a.keys_in = (const K *)route.keys[p] + (size_t)q * kPortion;
             a.keys_out = (K *)route.keys[p + 1];
             a.vals_in = job.vb ? (const V *)route.vals[p] + (size_t)q * kPortion : NULL;
             a.vals_out = job.vb ? (V *)route.vals[p + 1] : NULL;
-            a.n = std::min(kPortion, n - q * kPortion);
-            a.iota_base = q * kPortion;
-            a.bases = t.bases + q * row + (size_t)p * pl.stride;
-            a.bases_next = q + 1 < portions ? t.bases + (q + 1) * row + (size_t)p * pl.stride : NULL;
+            a.n = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
+            a.iota_base = (uint64_t)q * kPortion;
+            a.bases = bases + q * row + (size_t)p * pl.stride;
+            a.bases_next = q + 1 < portions ? bases + (q + 1) * row + (size_t)p * pl.stride : NULL;
             a.status = t.status;
             a.tile_counter = t.counters + q * pl.count + p;
             a.shift = pl.shift[p];
@@ -1226,13 +1289,14 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
             a.map_out = p + 1 == pl.count ? unmap : none;
             a.map_in_on = !plain && p == 0 && job.map_in;
             a.map_out_on = !plain && p + 1 == pl.count && job.map_out;
-            /* keys only and sigma exist with the 4-byte value type alone */
+            /* keys only dispatch with the 4-byte value type alone */
             if constexpr (sizeof(V) == 4) {
-                if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE>(a, st->sm_count, stream);
-                else if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA>(a, st->sm_count, stream);
-                else e = run_pass<K, V, V_LOAD>(a, st->sm_count, stream);
+                if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE, O>(a, st->sm_count, stream);
+                else if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA, O>(a, st->sm_count, stream);
+                else e = run_pass<K, V, V_LOAD, O>(a, st->sm_count, stream);
             } else {
-                e = run_pass<K, V, V_LOAD>(a, st->sm_count, stream);
+                if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA, O>(a, st->sm_count, stream);
+                else e = run_pass<K, V, V_LOAD, O>(a, st->sm_count, stream);
             }
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: pass kernel launch");
         }
@@ -1240,19 +1304,156 @@ static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList 
     return GPK_OK;
 }
 
+template <class K, class V>
+static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                             Temp &t, cudaStream_t stream, bool have_bases = false)
+{
+    if (job.n > kWideFrom) return run_passes_o<K, V, uint64_t>(ctx, job, pl, route, t, stream, have_bases);
+    return run_passes_o<K, V, uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+}
+
 template <class K>
 static gpk_status run_passes_k(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                               Temp &t, cudaStream_t stream)
+                               Temp &t, cudaStream_t stream, bool have_bases)
 {
-    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream);
-    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream);
+    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases);
+    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream, have_bases);
 }
 
 static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                                  Temp &t, cudaStream_t stream)
+                                  Temp &t, cudaStream_t stream, bool have_bases = false)
 {
-    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream);
-    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream);
+    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases);
+    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+}
+
+/* Is pl rows k0 .. k0 + pl.count - 1 of full (the same digits)? */
+static bool plan_rows_of(const PassList &full, const PassList &pl, uint32_t *k0)
+{
+    if (pl.count == 0 || pl.stride != full.stride) return false;
+    for (uint32_t k = 0; k + pl.count <= full.count; k++) {
+        bool same = true;
+        for (uint32_t p = 0; p < pl.count && same; p++)
+            same = full.shift[k + p] == pl.shift[p] && full.width[k + p] == pl.width[p];
+        if (same) {
+            *k0 = k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The plan for [begin, end) in *pl; true when it is a run of full's passes,
+ * or as many of full's passes as that plan cover [begin, end), which then
+ * replace it (they sort the same: the bits around the range are equal in
+ * every key). f32 keys in [0, 1) (30 bits) thus sort as full's four 8-bit
+ * digits. */
+static bool plan_on_rows(const PassList &full, unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes,
+                         PassList *pl)
+{
+    make_plan(begin, end, radix_bits, key_bytes, pl);
+    uint32_t k0 = 0, k1 = 0;
+    if (plan_rows_of(full, *pl, &k0)) return true;
+    if (end <= begin) return false;
+    k0 = full.count;
+    for (uint32_t k = 0; k < full.count; k++)
+        if (full.shift[k] + full.width[k] > begin && full.shift[k] < end) {
+            k0 = std::min(k0, k);
+            k1 = k;
+        }
+    if (k0 == full.count || k1 + 1 - k0 != pl->count) return false;
+    PassList cover = full;
+    cover.count = pl->count;
+    for (uint32_t p = 0; p < cover.count; p++) {
+        cover.shift[p] = full.shift[k0 + p];
+        cover.width[p] = full.width[k0 + p];
+    }
+    *pl = cover;
+    return true;
+}
+
+/* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
+ * detection first reads a sample of the first kRangeSample keys. */
+constexpr size_t kRangeSample = (size_t)1 << 16;
+/* Below 2^23 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+ * over every bit cost less than the detection's round trip to the host
+ * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
+static size_t detect_from()
+{
+    const int lg = gpk__env_int("GPK_RADIX_CUDA_DETECT_FROM_LOG", 23);
+    return lg < 0 || lg > 62 ? ((size_t)1 << 23) : (size_t)1 << lg;
+}
+static size_t range_sample_from()
+{
+    const int lg = gpk__env_int("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", 25);
+    return lg < 0 || lg > 62 ? ((size_t)1 << 25) : (size_t)1 << lg;
+}
+
+/* Bit-range detection (b = 0) and the plan for [0, most_bits). The AND and
+ * OR of the keys are taken in the histogram kernel's read, which counts the
+ * digits of the plan for the whole range [0, most_bits): when the detected
+ * range's plan is a run of those passes (the top and bottom digits vary, as
+ * in most inputs) their bases are ready (*have_bases) and the keys are read
+ * once less than with a separate detection. Otherwise (narrow keys) the
+ * passes count their own histogram. From range_sample_from() keys the range of
+ * a sample of the first keys picks the way first, so narrow keys do not pay
+ * a histogram they cannot use. GPK_RADIX_CUDA_FUSED_DETECT=0: separate
+ * detection, as before (for the benchmark's comparison). */
+template <class K>
+static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
+                              unsigned radix_bits, unsigned most_bits, unsigned *begin, unsigned *end,
+                              PassList *pl, bool *have_bases)
+{
+    *have_bases = false;
+    PassList full;
+    make_plan(0, most_bits, radix_bits, (unsigned)sizeof(K), &full);
+    if (job.n < detect_from()) { /* every bit: cheaper than the round trip */
+        *begin = 0;
+        *end = most_bits;
+        *pl = full;
+        return GPK_OK;
+    }
+    uint32_t k0 = 0;
+    bool fuse = full.count > 0 && gpk__env_int("GPK_RADIX_CUDA_FUSED_DETECT", 1) != 0 &&
+                gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) == 0; /* the hybrid counts its own digits */
+    if (fuse && job.n >= range_sample_from()) {
+        DeviceJob sample = job;
+        sample.n = std::min(job.n, kRangeSample);
+        unsigned sb = 0, se = 0;
+        const gpk_status s = detect_range<K>(ctx, sample, keys, t, stream, &sb, &se);
+        if (s != GPK_OK) return s;
+        se = std::min(se, most_bits);
+        if (sb >= se) sb = se = 0;
+        PassList sp;
+        fuse = plan_on_rows(full, sb, se, radix_bits, (unsigned)sizeof(K), &sp);
+    }
+    gpk_status s = fuse ? run_histogram<K, true>(ctx, job, full, keys, t, stream) : GPK_OK;
+    if (s == GPK_OK)
+        s = fuse ? read_range<K>(ctx, t, stream, begin, end) : detect_range<K>(ctx, job, keys, t, stream, begin, end);
+    if (s != GPK_OK) return s;
+    *end = std::min(*end, most_bits);
+    if (*begin >= *end) *begin = *end = 0;
+    const bool on_rows = plan_on_rows(full, *begin, *end, radix_bits, (unsigned)sizeof(K), pl);
+    if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
+        if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
+            const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
+            if (job.n > kWideFrom) bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl);
+            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl);
+            const cudaError_t e = cudaGetLastError();
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
+        }
+        *have_bases = true;
+    }
+    return GPK_OK;
+}
+
+static gpk_status dispatch_detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
+                                       cudaStream_t stream, unsigned radix_bits, unsigned most_bits,
+                                       unsigned *begin, unsigned *end, PassList *pl, bool *have_bases)
+{
+    if (job.kb == 8)
+        return detect_plan<uint64_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
+    return detect_plan<uint32_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
 }
 
 /* ------------------------------------------------------------------------
@@ -1271,7 +1472,9 @@ struct HybridPlan {
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
-    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0) return false;
+    /* 32-bit bucket starts and grid-stride loops: the hybrid stays at or
+     * below 2^31 keys (the LSD passes take the larger ones) */
+    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0 || job.n > ((size_t)1 << 31)) return false;
     /* 0 (default): never, since it won only on uniform pairs and sigma at
      * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
      * -1: pairs and sigma; 1: keys too */
@@ -1447,12 +1650,6 @@ static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const Hybr
     return run_hybrid<uint32_t, uint32_t>(ctx, job, h, kin, kout, kalt, vin, vout, valt, t, stream, declined);
 }
 
-static gpk_status dispatch_detect(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
-                                  cudaStream_t stream, unsigned *begin, unsigned *end)
-{
-    if (job.kb == 8) return detect_range<uint64_t>(ctx, job, keys, t, stream, begin, end);
-    return detect_range<uint32_t>(ctx, job, keys, t, stream, begin, end);
-}
 
 /* Keeps the caller's current device and restores it on scope exit. */
 struct DeviceGuard {
@@ -1487,13 +1684,9 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
                              int value_buffers, const char *what)
 {
     if (!ctx->cuda) return gpk__fail(ctx, GPK_EINVAL, "CUDA radix sort: context has no CUDA state");
-    if (job->n > UINT32_MAX)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED,
-                         "CUDA radix sort: n = %zu keys; the CUDA backend sorts fewer than 2^32",
-                         job->n);
     hp->job.type = job->key_type;
     hp->job.kb = (int)job->key_width;
-    hp->job.vb = job->values ? (int)job->value_width : job->sigma ? 4 : 0;
+    hp->job.vb = job->values ? (int)job->value_width : job->sigma ? (int)job->sigma_width : 0;
     hp->job.vmode = job->values ? V_LOAD : job->sigma ? V_IOTA : V_NONE;
     hp->job.n = job->n;
     hp->key_bytes = job->n * job->key_width;
@@ -1554,18 +1747,19 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: copy to device");
 
     unsigned begin = 0, end = job->key_bits;
-    if (job->key_bits == 0) {
-        s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
-        if (s != GPK_OK) return s;
-    }
     PassList pl;
-    make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+    bool have_bases = false;
+    if (job->key_bits == 0)
+        s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width, &begin,
+                                 &end, &pl, &have_bases);
+    else
+        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+    if (s != GPK_OK) return s;
     if (pl.count == 0) {
         /* all keys equal: the order stays, sigma is the identity */
         e = cudaStreamSynchronize(stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort");
-        if (job->sigma)
-            for (size_t i = 0; i < job->n; i++) job->sigma[i] = (uint32_t)i;
+        if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
         return GPK_OK;
     }
     HybridPlan hy;
@@ -1587,7 +1781,7 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
         route.keys[p + 1] = (p % 2 == 0) ? kbuf : ka;
         route.vals[p + 1] = (p % 2 == 0) ? vbuf : va;
     }
-    s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+    s = dispatch_passes(ctx, hp.job, pl, route, t, stream, have_bases);
     if (s != GPK_OK) {
         (void)cudaStreamSynchronize(stream);
         return s;
@@ -1600,7 +1794,7 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
     if (!ms || reps < 1) return gpk__fail(ctx, GPK_EINVAL, "radix bench: reps must be >= 1");
     if (job->n < 2) {
         *ms = 0.0;
-        if (job->sigma && job->n == 1) job->sigma[0] = 0;
+        if (job->sigma && job->n == 1) gpk__sigma_iota(job->sigma, job->sigma_width, 0, 1);
         return GPK_OK;
     }
     DeviceGuard guard;
@@ -1632,9 +1826,13 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
             break;
         }
         unsigned begin = 0, end = job->key_bits;
-        if (job->key_bits == 0) s = dispatch_detect(ctx, hp.job, ka, t, stream, &begin, &end);
+        bool have_bases = false;
+        if (job->key_bits == 0)
+            s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width,
+                                     &begin, &end, &pl, &have_bases);
+        else
+            make_plan(begin, end, job->radix_bits, job->key_width, &pl);
         if (s != GPK_OK) break;
-        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
         HybridPlan hy;
         bool declined = true;
         if (pl.count > 0 && hybrid_pick(hp.job, begin, end, job->radix_bits, &hy)) {
@@ -1647,7 +1845,7 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
             const void *copy_from = NULL;
             route_buffers(ka, kout, kalt, NULL, (int)pl.count, route.keys, &copy_from);
             route_buffers(va, vout, valt, NULL, (int)pl.count, route.vals, &copy_from);
-            s = dispatch_passes(ctx, hp.job, pl, route, t, stream);
+            s = dispatch_passes(ctx, hp.job, pl, route, t, stream, have_bases);
             if (s != GPK_OK) break;
         }
         e = cudaEventRecord(st->ev_stop, stream);
@@ -1669,8 +1867,7 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
     *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
     free(times);
     if (pl.count == 0) {
-        if (job->sigma)
-            for (size_t i = 0; i < job->n; i++) job->sigma[i] = (uint32_t)i;
+        if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
         return GPK_OK;
     }
     return download(ctx, job, hp, kout, vout, stream);
@@ -1705,8 +1902,6 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
     if (flags & ~GPK_CUDA_DETECT_BITS)
         return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
-    if (n > UINT32_MAX)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: n = %zu keys; the CUDA backend sorts fewer than 2^32", fn, n);
 
     const int vb = (int)value_width;
     const bool keys_in_place = d_keys_in == d_keys_out;
@@ -1718,8 +1913,12 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     PassList worst;
     make_plan(0, most_bits, o.radix_bits, (unsigned)kb, &worst);
     const size_t key_spare = align_up(n * kb, 256), val_spare = align_up(n * (size_t)vb, 256);
-    const int key_spares = n < 2 ? 0 : (keys_in_place && worst.count >= 3) ? 2 : 1;
-    const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && worst.count >= 3) ? 2 : 1;
+    /* In place, an odd pass count of 3 or more takes the detour spare; the
+     * count is that of `worst` unless the bit range is detected (any count
+     * up to it then). One spare less is 2^33 u32 keys on an 80 GB card. */
+    const bool may_detour = (flags & GPK_CUDA_DETECT_BITS) ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
+    const int key_spares = n < 2 ? 0 : (keys_in_place && may_detour) ? 2 : 1;
+    const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && may_detour) ? 2 : 1;
     const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb);
     if (!d_temp) {
         *temp_size = need;
@@ -1753,14 +1952,15 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     job.n = n;
 
     unsigned begin = 0, end = most_bits;
-    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
-        gpk_status s = dispatch_detect(ctx, job, d_keys_in, t, stream, &begin, &end);
-        if (s != GPK_OK) return s;
-        end = std::min(end, most_bits);
-        if (begin >= end) begin = end = 0;
-    }
     PassList pl;
-    make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    bool have_bases = false;
+    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
+        gpk_status s = dispatch_detect_plan(ctx, job, d_keys_in, t, stream, o.radix_bits, most_bits, &begin, &end,
+                                            &pl, &have_bases);
+        if (s != GPK_OK) return s;
+    } else {
+        make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    }
     if (n < 2 || pl.count == 0) {
         /* nothing to reorder */
         if (n > 0 && !keys_in_place) e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
@@ -1781,7 +1981,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     const void *key_copy = NULL, *val_copy = NULL;
     route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
     if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
-    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream);
+    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream, have_bases);
     if (s != GPK_OK) return s;
     if (key_copy) e = cudaMemcpyAsync(d_keys_out, key_copy, n * kb, cudaMemcpyDeviceToDevice, stream);
     if (e == cudaSuccess && val_copy)

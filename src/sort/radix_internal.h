@@ -21,7 +21,8 @@ typedef struct gpk_radix_job {
     void *keys;             /* n keys in the caller's (unmapped) form */
     void *values;           /* NULL, or n values of value_width bytes */
     unsigned value_width;   /* 0, 4 or 8 */
-    uint32_t *sigma;        /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */
+    void *sigma;            /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */
+    unsigned sigma_width;   /* 4 (gpk_sort_perm: u32) or 8 (gpk_sort_perm64: u64) when sigma is set */
     size_t n;               /* >= 2: the dispatch handles n < 2 itself */
     unsigned key_bits;      /* b from the options: 0 = detect (AND/OR reduction), else sort bits [0, b) */
     unsigned radix_bits;    /* r in 1..16, or 0 = the backend's tuned choice */
@@ -114,8 +115,17 @@ gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int r
  * detects the bit range on its own copy of the data). Shared by the
  * dispatch and the bench. Defined in radix.c. */
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
-                               size_t value_width, void *values, uint32_t *sigma, size_t n,
-                               const gpk_radix_opts *opts);
+                               size_t value_width, void *values, void *sigma, unsigned sigma_width,
+                               size_t n, const gpk_radix_opts *opts);
+
+/* sigma[i] = i for i in [lo, hi), sigma of 4 or 8 bytes per entry. */
+static inline void gpk__sigma_iota(void *sigma, unsigned sigma_width, size_t lo, size_t hi)
+{
+    if (sigma_width == 8)
+        for (size_t i = lo; i < hi; i++) ((uint64_t *)sigma)[i] = (uint64_t)i;
+    else
+        for (size_t i = lo; i < hi; i++) ((uint32_t *)sigma)[i] = (uint32_t)i;
+}
 
 #ifdef __cplusplus
 }

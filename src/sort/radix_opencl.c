@@ -117,9 +117,12 @@ typedef struct run {
     gpk_opencl *st;
     const gpk_radix_job *job;
     size_t n;
+    int wide;           /* 64-bit positions (past 2^32 keys, or GPK_OPENCL_WIDE_FROM) */
+    unsigned pw;        /* bytes of a position / histogram entry: 4 or 8 */
+    const gpk_ocl_kernels *k; /* the build for pw */
     int kind;           /* key map: 0 unsigned, 1 signed, 2 float */
     int kwi;            /* key width index: 4 -> 0, 8 -> 1 */
-    unsigned kw, vw;    /* key and payload bytes (sigma is a 4-byte payload) */
+    unsigned kw, vw;    /* key and payload bytes (sigma is a 4- or 8-byte payload) */
     int vi;             /* payload index: 0, 4, 8 -> 0, 1, 2 */
     int sigma;
     int pref;           /* preferred variant */
@@ -152,6 +155,14 @@ static size_t cnt_words(size_t I, unsigned bits)
     return ((size_t)1 << (nb - 1)) * I;
 }
 
+/* Picks the kernel build for R->wide. */
+static gpk_status use_width(run *R, int wide)
+{
+    R->wide = wide;
+    R->pw = wide ? 8u : 4u;
+    return gpk__opencl_kernels(R->ctx, R->st, wide, &R->k);
+}
+
 /* Local memory of the fast reorder for I items and passes of w bits. */
 static size_t fast_local(const run *R, unsigned I, unsigned w)
 {
@@ -161,7 +172,7 @@ static size_t fast_local(const run *R, unsigned I, unsigned w)
     const size_t ib = R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4;
     const size_t cnt = cnt_words(I, w) * 4;
     const size_t scan = (size_t)2 * I * 4;
-    const size_t rr = ((size_t)1 << w) * 4 * 2;
+    const size_t rr = ((size_t)1 << w) * (R->pw + 4); /* gofs, tstart */
     return kv + ib + cnt + scan + rr;
 }
 
@@ -200,7 +211,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     int variant = R->pref;
 
     if (variant == GPK_OCL_FAST) {
-        const size_t lim = wg_limit(R, &st->fast_reorder[R->kwi][R->vi], &st->fast_count[R->kwi]);
+        const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
         unsigned I = job->items ? job->items : tu->fast_items;
         if (job->items && I > lim)
             return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
@@ -225,7 +236,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         variant = GPK_OCL_PAPER; /* r too large for the tile arrays */
     }
 
-    const size_t lim = wg_limit(R, &st->paper_reorder[R->kwi][R->vi], &st->paper_hist[R->kwi]);
+    const size_t lim = wg_limit(R, &R->k->paper_reorder[R->kwi][R->vi], &R->k->paper_hist[R->kwi]);
     unsigned I = job->items ? job->items : tu->paper_items;
     if (job->items && I > lim)
         return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
@@ -233,9 +244,9 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         while (I > lim) I /= 2;
     const size_t R_ = (size_t)1 << w;
     if (variant == GPK_OCL_PAPER) {
-        /* S = 2^r * I * 4 bytes must fit: the paper's constraint S < C */
-        while (!job->items && I > 1 && R_ * I * 4 > lm) I /= 2;
-        if (R_ * I * 4 > lm) variant = GPK_OCL_GLOBAL;
+        /* S = 2^r * I * pw bytes must fit: the paper's constraint S < C */
+        while (!job->items && I > 1 && R_ * I * R->pw > lm) I /= 2;
+        if (R_ * I * R->pw > lm) variant = GPK_OCL_GLOBAL;
     }
     size_t G = job->groups ? job->groups : (size_t)tu->paper_groups_per_cu * st->compute_units;
     if (variant == GPK_OCL_GLOBAL && !job->items && !job->groups) {
@@ -259,12 +270,16 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     {
         const char *tr = getenv("GPK_OPENCL_TRANSPOSE");
         p->transpose = (tr && *tr) ? atoi(tr) != 0 : tu->paper_transpose;
-        const size_t tlim = wg_limit(R, &st->transpose[0], &st->transpose[1]);
+        const size_t tlim = wg_limit(R, &R->k->transpose[0], &R->k->transpose[1]);
         if (tlim < TD * TD) p->transpose = 0;
     }
-    if (p->npad > 0xFFFFFFFFu || p->hist_len > 0xFFFFFFFFu)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED,
-                         "OpenCL radix sort: n = %zu with G*I = %zu and r = %u exceeds the 32-bit index range", n, GI, w);
+    if (p->npad > 0xFFFFFFFFu && !R->wide) { /* the padding crosses 2^32: plan again with 64-bit positions */
+        gpk_status s = use_width(R, 1);
+        return s != GPK_OK ? s : make_plan(R, w, p);
+    }
+    if (p->hist_len > 0xFFFFFFFFu)
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "OpenCL radix sort: G*I = %zu and r = %u give more than 2^32 histogram entries", GI, w);
     return GPK_OK;
 }
 
@@ -277,6 +292,8 @@ typedef struct karg {
 #define A_MEM(m) {sizeof(cl_mem), &(m)}
 #define A_U(x) {sizeof(cl_uint), &(cl_uint){(cl_uint)(x)}}
 #define A_I(x) {sizeof(cl_int), &(cl_int){(cl_int)(x)}}
+/* a size or position: pos_t of the build, R->pw bytes */
+#define A_P(x) {R->pw, R->pw == 8 ? (const void *)&(cl_ulong){(cl_ulong)(x)} : (const void *)&(cl_uint){(cl_uint)(x)}}
 #define A_LOCAL(bytes) {(size_t)(bytes), NULL}
 #define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -357,14 +374,14 @@ static gpk_status ensure_buf(run *R, int slot, size_t bytes, size_t preserve)
 static gpk_status check_memory(run *R, const plan *p, size_t extra)
 {
     gpk_opencl *st = R->st;
-    const size_t kb = p->npad * R->kw, vb = p->npad * R->vw, hb = p->hist_len * 4;
+    const size_t kb = p->npad * R->kw, vb = p->npad * R->vw, hb = p->hist_len * R->pw;
     const size_t biggest = kb > vb ? (kb > hb ? kb : hb) : (vb > hb ? vb : hb);
     if (biggest > st->max_alloc)
         return gpk__fail(R->ctx, GPK_ENOMEM,
                          "sorting %zu keys on %s needs a %zu-byte buffer, more than its largest allocation "
                          "(%llu bytes)",
                          R->n, st->name, biggest, (unsigned long long)st->max_alloc);
-    const double total = 2.0 * kb + 2.0 * vb + hb + 4.0 * p->aux_len + extra;
+    const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + extra;
     if (total > (double)st->global_mem)
         return gpk__fail(R->ctx, GPK_ENOMEM,
                          "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->name,
@@ -378,7 +395,7 @@ static gpk_status check_memory(run *R, const plan *p, size_t extra)
 static gpk_status detect_range(run *R)
 {
     gpk_opencl *st = R->st;
-    const gpk_ocl_kernel *k = &R->st->reduce[R->kwi];
+    const gpk_ocl_kernel *k = &R->k->reduce[R->kwi];
     /* CPUs: one item per group sweeps a contiguous chunk; GPUs: 256 */
     size_t I = (st->type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
     while (I > 1 && (I > k->wg || I > st->max_wg)) I /= 2;
@@ -388,7 +405,7 @@ static gpk_status detect_range(run *R)
     gpk_status s = ensure_buf(R, GPK_OCL_RED, 2 * G * R->kw, 0);
     if (s != GPK_OK) return s;
     {
-        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_U(R->n), A_U(chunk), A_I(R->kind),
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_P(R->n), A_P(chunk), A_I(R->kind),
                     A_MEM(st->buf[GPK_OCL_RED].mem),
                     A_LOCAL(I * R->kw), A_LOCAL(I * R->kw)};
         const size_t gws = G * I;
@@ -431,21 +448,22 @@ static gpk_status scan_hist(run *R, size_t len)
     gpk_opencl *st = R->st;
     gpk_status s;
     size_t SW = 256;
-    while (SW > 1 && (SW > st->scan_parts.wg || SW > st->scan_add.wg || SW > st->max_wg)) SW /= 2;
+    const gpk_ocl_kernels *ks = R->k;
+    while (SW > 1 && (SW > ks->scan_parts.wg || SW > ks->scan_add.wg || SW > st->max_wg)) SW /= 2;
     const size_t part = ceil_div(len, R->p.s ? R->p.s : 1);
     const size_t nparts = ceil_div(len, part);
     cl_mem h = st->buf[GPK_OCL_HIST].mem, aux = st->buf[GPK_OCL_AUX].mem;
     {
-        karg a[] = {A_MEM(h), A_MEM(aux), A_U(len), A_U(part), A_I(nparts > 1), A_LOCAL(2 * SW * 4)};
+        karg a[] = {A_MEM(h), A_MEM(aux), A_U(len), A_U(part), A_I(nparts > 1), A_LOCAL(2 * SW * R->pw)};
         const size_t gws = nparts * SW;
-        if ((s = launch(R, &st->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
+        if ((s = launch(R, &ks->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
     }
     if (nparts > 1) {
-        karg a[] = {A_MEM(aux), A_MEM(aux), A_U(nparts), A_U(nparts), A_I(0), A_LOCAL(2 * SW * 4)};
-        if ((s = launch(R, &st->scan_parts, a, NARGS(a), 1, &SW, &SW)) != GPK_OK) return s;
+        karg a[] = {A_MEM(aux), A_MEM(aux), A_U(nparts), A_U(nparts), A_I(0), A_LOCAL(2 * SW * R->pw)};
+        if ((s = launch(R, &ks->scan_parts, a, NARGS(a), 1, &SW, &SW)) != GPK_OK) return s;
         karg b[] = {A_MEM(h), A_MEM(aux), A_U(len), A_U(part)};
         const size_t gws = nparts * SW;
-        if ((s = launch(R, &st->scan_add, b, NARGS(b), 1, &gws, &SW)) != GPK_OK) return s;
+        if ((s = launch(R, &ks->scan_add, b, NARGS(b), 1, &gws, &SW)) != GPK_OK) return s;
     }
     return GPK_OK;
 }
@@ -470,18 +488,18 @@ static gpk_status run_fast(run *R)
         cl_mem h = st->buf[GPK_OCL_HIST].mem;
         const unsigned nrep = fast_nrep(bits);
         {
-            karg a[] = {A_MEM(kin), A_MEM(h), A_U(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits),
+            karg a[] = {A_MEM(kin), A_MEM(h), A_P(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits),
                         A_I(kin_map), A_U(nrep), A_LOCAL(Rq * nrep * 4)};
-            if ((s = launch(R, &st->fast_count[R->kwi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+            if ((s = launch(R, &R->k->fast_count[R->kwi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * p->G)) != GPK_OK) return s;
         {
             karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
-                        A_U(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
+                        A_P(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
                         A_LOCAL((PADK(T - 1) + 1) * wide),
                         A_LOCAL(R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4),
-                        A_LOCAL(cnt_words(I, bits) * 4), A_LOCAL(2 * I * 4), A_LOCAL(Rq * 4), A_LOCAL(Rq * 4)};
-            if ((s = launch(R, &st->fast_reorder[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+                        A_LOCAL(cnt_words(I, bits) * 4), A_LOCAL(2 * I * 4), A_LOCAL(Rq * R->pw), A_LOCAL(Rq * 4)};
+            if ((s = launch(R, &R->k->fast_reorder[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
         }
         src ^= 1;
     }
@@ -494,7 +512,7 @@ static gpk_status transpose(run *R, cl_mem in, cl_mem out, unsigned width, size_
     const size_t lws[2] = {TD, TD};
     const size_t gws[2] = {ceil_div(cols, TD) * TD, ceil_div(rows, TD) * TD};
     karg a[] = {A_MEM(in), A_MEM(out), A_U(rows), A_U(cols), A_I(kmap), A_LOCAL(TD * (TD + 1) * width)};
-    return launch(R, &R->st->transpose[width == 8], a, NARGS(a), 2, gws, lws);
+    return launch(R, &R->k->transpose[width == 8], a, NARGS(a), 2, gws, lws);
 }
 
 static gpk_status run_paper(run *R)
@@ -537,23 +555,23 @@ static gpk_status run_paper(run *R)
         cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
         cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
         cl_mem h = st->buf[GPK_OCL_HIST].mem;
-        const size_t lbytes = ghist ? 4 : Rq * I * 4;
+        const size_t lbytes = ghist ? 4 : Rq * I * R->pw;
         if (ghist) {
-            const cl_uint zero = 0;
-            e = clEnqueueFillBuffer(st->queue, h, &zero, sizeof zero, 0, Rq * GI * 4, 0, NULL, NULL);
+            const cl_ulong zero = 0;
+            e = clEnqueueFillBuffer(st->queue, h, &zero, R->pw, 0, Rq * GI * R->pw, 0, NULL, NULL);
             if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histogram)");
         }
         {
             karg a[] = {A_MEM(kin), A_MEM(h), A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(p->transpose),
                         A_I(ghist), A_LOCAL(lbytes)};
-            if ((s = launch(R, &st->paper_hist[R->kwi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
+            if ((s = launch(R, &R->k->paper_hist[R->kwi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * GI)) != GPK_OK) return s;
         {
             karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
                         A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map), A_I(p->transpose),
                         A_I(ghist), A_LOCAL(lbytes)};
-            if ((s = launch(R, &st->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
+            if ((s = launch(R, &R->k->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
         }
         src ^= 1;
     }
@@ -597,8 +615,8 @@ static gpk_status sort_device(run *R)
         if ((s = ensure_buf(R, GPK_OCL_VALS0, p->npad * R->vw, R->sigma ? 0 : R->n * R->vw)) != GPK_OK) return s;
         if ((s = ensure_buf(R, GPK_OCL_VALS1, p->npad * R->vw, 0)) != GPK_OK) return s;
     }
-    if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * 4, 0)) != GPK_OK) return s;
-    if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * 4, 0)) != GPK_OK) return s;
+    if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * R->pw, 0)) != GPK_OK) return s;
+    if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * R->pw, 0)) != GPK_OK) return s;
     return p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
 }
 
@@ -612,9 +630,12 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     R->st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
     if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
     if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
-    if (job->n > 0xFFFFFFFFu)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "the OpenCL radix sort handles at most 2^32-1 keys (n = %zu)", job->n);
     R->n = job->n;
+    /* GPK_OPENCL_WIDE_FROM (tests): the 64-bit build from that many keys on */
+    const char *wf = getenv("GPK_OPENCL_WIDE_FROM");
+    const size_t wide_from = wf && *wf ? (size_t)strtoull(wf, NULL, 10) : 0xFFFFFFFFu;
+    gpk_status s = use_width(R, R->n > wide_from);
+    if (s != GPK_OK) return s;
     R->kw = job->key_width;
     if (R->kw != 4 && R->kw != 8) return gpk__fail(ctx, GPK_EINVAL, "key width %u", R->kw);
     R->kwi = R->kw == 8;
@@ -624,7 +645,7 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     default: R->kind = 0; break;
     }
     R->sigma = job->sigma != NULL && job->values == NULL;
-    R->vw = job->values ? job->value_width : (R->sigma ? 4 : 0);
+    R->vw = job->values ? job->value_width : (R->sigma ? job->sigma_width : 0);
     if (R->vw != 0 && R->vw != 4 && R->vw != 8) return gpk__fail(ctx, GPK_EINVAL, "value width %u", R->vw);
     R->vi = R->vw == 0 ? 0 : (R->vw == 4 ? 1 : 2);
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
@@ -668,8 +689,7 @@ static gpk_status download(run *R)
     gpk__opencl_profile_collect(st);
     if (R->passes == 0) {
         /* keys already in order: they stay as they are */
-        if (R->sigma)
-            for (size_t i = 0; i < R->n; i++) job->sigma[i] = (uint32_t)i;
+        if (R->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, R->n);
         return GPK_OK;
     }
     e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,

@@ -568,7 +568,7 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
         gpk_radix_job job;
         restore(b, mode);
         r->reps = st->cfg.reps_gpu;
-        s = gpk__radix_job_init(ctx, &job, b->type, b->wk, vw, vw ? b->wv : NULL, sig, b->n, &o);
+        s = gpk__radix_job_init(ctx, &job, b->type, b->wk, vw, vw ? b->wv : NULL, sig, 4, b->n, &o);
         if (s == GPK_OK) {
 #ifdef GPK_HAVE_CUDA
             if (be == GPK_BACKEND_CUDA) {

@@ -704,7 +704,7 @@ static void qb_run_gpk_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
         if (impl == I_RADIX) {
             gpk_radix_job job;
             gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-            s = gpk__radix_job_init(ctx, &job, b->t, b->work, 0, NULL, NULL, b->n, &o);
+            s = gpk__radix_job_init(ctx, &job, b->t, b->work, 0, NULL, NULL, 0, b->n, &o);
             if (s == GPK_OK) s = gpk__radix_bench_cuda(ctx, &job, c->reps, &ms);
         } else {
             gpk_quick_job q;

@@ -18,7 +18,7 @@ static gpk_status pic_device_timer(gpk_ctx *ctx, const uint32_t *keys, uint32_t 
     o.radix_bits = radix_bits;
     gpk_radix_job job;
     memcpy(work, keys, n * sizeof *keys);
-    gpk_status s = gpk__radix_job_init(ctx, &job, GPK_U32, work, 0, NULL, sigma, n, &o);
+    gpk_status s = gpk__radix_job_init(ctx, &job, GPK_U32, work, 0, NULL, sigma, 4, n, &o);
     if (s != GPK_OK) return s;
     switch (gpk_ctx_backend(ctx)) {
 #ifdef GPK_HAVE_CUDA

@@ -90,7 +90,9 @@ void cmd_tsp_help(FILE *f)
             "                 (exchange two cities), or2opt (for real and large instances:\n"
             "                 2-opt and Or-opt over the 10 nearest neighbours, don't-look bits,\n"
             "                 O(n) memory; hc descends, tabu and its run an iterated local\n"
-            "                 search with double-bridge kicks, multistart one per thread)\n"
+            "                 search with double-bridge kicks, multistart one per thread;\n"
+            "                 from 20000 cities with a CUDA device the descent's moves are\n"
+            "                 evaluated on the GPU, many applied per batch)\n"
             "  --seed S       start tour and random choices (default 1)\n"
             "  --init FILE    start from the tour of a TSPLIB .tour file\n"
             "  --eval FILE    print the length of the .tour (no search); --eval ours or\n"
@@ -737,7 +739,7 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     /* Options the chosen algorithm would not read are refused: an ignored
      * --tenure would make a parameter sweep measure nothing. */
     const gpk_search_algo al = a->so.algo;
-    if (a->backend == GPK_BACKEND_CUDA && al == GPK_SEARCH_HC_FIRST) {
+    if (a->backend == GPK_BACKEND_CUDA && al == GPK_SEARCH_HC_FIRST && a->so.nb != GPK_NB_OR_OPT) {
         cli_error(cmd, "--algo hc-first scans one neighbour at a time: it runs on the CPU (--backend cpu)");
         return CLI_USAGE;
     }
@@ -747,10 +749,6 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     }
     const int hc = al == GPK_SEARCH_HC_BEST || al == GPK_SEARCH_HC_FIRST;
     if (a->so.nb == GPK_NB_OR_OPT) {
-        if (a->backend == GPK_BACKEND_CUDA) {
-            cli_error(cmd, "--nb or2opt runs on the CPU (--backend cpu)");
-            return CLI_USAGE;
-        }
         if (a->have_tenure) {
             cli_error(cmd, "--tenure: --nb or2opt runs an iterated local search, no tabu list");
             return CLI_USAGE;
@@ -942,8 +940,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     if (a.backend == GPK_BACKEND_AUTO && a.so.algo != GPK_SEARCH_HC_FIRST && a.so.nb != GPK_NB_OR_OPT &&
         gpk_backend_available(GPK_BACKEND_CUDA))
         use_gpu = 1;
+    /* or2opt: the GPU evaluates the descent's moves of one run from
+     * GPK_TSP_OR_OPT_GPU_MIN cities; multistart runs on the CPU threads. */
+    if (a.backend == GPK_BACKEND_AUTO && a.so.nb == GPK_NB_OR_OPT && a.so.algo != GPK_SEARCH_MULTISTART &&
+        pb.tsp && pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN && gpk_backend_available(GPK_BACKEND_CUDA))
+        use_gpu = 1;
 #endif
-    const int multi = use_gpu && (a.have_gpus || a.so.algo == GPK_SEARCH_MULTISTART);
+    const int multi = use_gpu && (a.have_gpus || (a.so.algo == GPK_SEARCH_MULTISTART && a.so.nb != GPK_NB_OR_OPT));
     if (multi) {
         ngpu = a.have_gpus ? (int)a.gpus : 1;
         gctx = calloc((size_t)ngpu, sizeof *gctx);
@@ -1035,7 +1038,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
     /* A CUDA failure mid-run sends the search back to the CPU scan (same
      * result, another speed): said, and an error when cuda was asked for. */
-    const int gpu_short = use_gpu && res.gpu_evaluated < res.evaluated;
+    /* or2opt: the GPU evaluates the descents' batches of one run from
+     * GPK_TSP_OR_OPT_GPU_MIN cities, the CPU the rest by design: short when
+     * it evaluated nothing there. */
+    const int or_gpu = a.so.nb == GPK_NB_OR_OPT && a.so.algo != GPK_SEARCH_MULTISTART && !multi &&
+                       pb.tsp && pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN;
+    const int gpu_short = use_gpu && (a.so.nb == GPK_NB_OR_OPT ? or_gpu && res.gpu_evaluated == 0
+                                                               : res.gpu_evaluated < res.evaluated);
     if (gpu_short) {
         cli_error(cmd, "%s: the GPU evaluated %llu of the %llu neighbours, the CPU the rest: %s", instance,
                   (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,

@@ -23,7 +23,8 @@ void cmd_sort_help(FILE *f)
             "input and output:\n"
             "  -o, --output OUT    sorted keys\n"
             "  --type T            key type: u32 i32 f32 u64 i64 f64 (raw input, --gen)\n"
-            "  --perm FILE         write the permutation sigma (u32): out[j] = in[sigma[j]]\n"
+            "  --perm FILE         write the permutation sigma (u32; u64 from 2^32 keys on):\n"
+            "                      out[j] = in[sigma[j]]\n"
             "  --format raw|npy    format of every output, overriding the rule above\n"
             "  --values FILE       values to move with the keys (raw needs --value-type)\n"
             "  --value-type T      value type of a raw --values file (any 4- or 8-byte type)\n"
@@ -512,8 +513,15 @@ int cmd_sort(int argc, char **argv)
         memcpy(orig_keys, keys.data, n * kw);
         if (vw) memcpy(orig_vals, vals.data, n * vw);
     }
+    /* past 2^32 - 1 keys sigma is u64 (gpk_sort_perm64); the reference's is u32 */
+    const int sigma64 = a.perm && n > UINT32_MAX;
+    if (sigma64 && a.check) {
+        cli_error(cmd, "--check with --perm takes fewer than 2^32 keys (the reference's sigma is u32)");
+        rc = CLI_USAGE;
+        goto done;
+    }
     if (a.perm) {
-        sigma = malloc(nb * sizeof *sigma);
+        sigma = malloc(nb * (sigma64 ? 8 : 4));
         if (!sigma) {
             cli_error(cmd, "out of memory for the permutation");
             goto done;
@@ -534,6 +542,8 @@ int cmd_sort(int argc, char **argv)
         double t0 = cli_now_ms();
         if (vw)
             s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
+        else if (sigma64)
+            s = gpk_sort_perm64(ctx, t, keys.data, (uint64_t *)(void *)sigma, n, &a.ro);
         else if (sigma)
             s = gpk_sort_perm(ctx, t, keys.data, sigma, n, &a.ro);
         else
@@ -569,7 +579,7 @@ int cmd_sort(int argc, char **argv)
          * replaces its target, so that one failing leaves all as they were. */
         const char *paths[3] = {a.out, a.perm, a.values_out};
         const io_format fmts[3] = {kf, pf, vf};
-        const gpk_type types[3] = {t, GPK_U32, vals.type};
+        const gpk_type types[3] = {t, sigma64 ? GPK_U64 : GPK_U32, vals.type};
         const void *datas[3] = {keys.data, sigma, vals.data};
         io_out outs[3];
         memset(outs, 0, sizeof outs);

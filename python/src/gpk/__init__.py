@@ -209,11 +209,12 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
 
 def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
             backend: Union[None, str, Context] = None) -> Any:
-    """The stable sorting permutation of ``a`` as uint32 indices (the radix
-    sort, always stable): ``a[argsort(a)]`` is ``sort(a)``, and equal keys
-    keep their order, as numpy.argsort(kind="stable") (but -0.0 before
-    +0.0). ``a`` is not changed; at most 2^32 - 1 keys. For a PyTorch
-    tensor the indices are int32 (PyTorch has few uint32 operations).
+    """The stable sorting permutation of ``a`` as uint32 indices, uint64 from
+    2^32 keys on (the radix sort, always stable): ``a[argsort(a)]`` is
+    ``sort(a)``, and equal keys keep their order, as
+    numpy.argsort(kind="stable") (but -0.0 before +0.0). ``a`` is not
+    changed. For a PyTorch tensor the indices are int32, or int64 from 2^32
+    keys on (PyTorch has few unsigned operations).
 
     >>> import numpy as np, gpk
     >>> gpk.argsort(np.array([2.0, 1.0, 2.0, 0.5]))
@@ -225,14 +226,13 @@ def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int]
         d = _Device(a, "keys", writable=False)
         ctx = _device_ctx(backend, d)
         keys_out = _device_empty(a, d.n, d.dtype)
-        idx = _device_arange(a, d.n)
-        perm = _device_empty(a, d.n, "uint32")
-        _cuda_sort(ctx, d, _ptr(keys_out), _ptr(idx), _ptr(perm), key_bits, rb, "radix", width=4)
+        wide = d.n > 0xFFFFFFFF
+        idx = _device_arange(a, d.n, wide)
+        perm = _device_empty(a, d.n, "uint64" if wide else "uint32")
+        _cuda_sort(ctx, d, _ptr(keys_out), _ptr(idx), _ptr(perm), key_bits, rb, "radix", width=8 if wide else 4)
         return perm
     keys = _host_copy(a)
-    if keys.size > 0xFFFFFFFF:
-        raise ValueError("argsort takes at most 2^32 - 1 keys")
-    perm = np.empty(keys.size, dtype=np.uint32)
+    perm = np.empty(keys.size, dtype=np.uint64 if keys.size > 0xFFFFFFFF else np.uint32)
     _gpk.sort_perm(_host_ctx(backend), keys, perm, kb, rb, "radix")
     return perm
 
@@ -428,20 +428,20 @@ def _device_empty(like: Any, n: int, dtype: Any) -> Any:
             return cupy.empty(n, dtype=dtype)
     if fw == "torch":
         import torch
-        if not isinstance(dtype, torch.dtype):  # "uint32" indices are int32 for PyTorch
-            dtype = {"uint32": torch.int32, "uint8": torch.uint8}[dtype]
+        if not isinstance(dtype, torch.dtype):  # "uint32" / "uint64" indices are int32 / int64 for PyTorch
+            dtype = {"uint32": torch.int32, "uint64": torch.int64, "uint8": torch.uint8}[dtype]
         return torch.empty(n, dtype=dtype, device=like.device)
     raise TypeError(f"copies of {type(like).__name__} device arrays need CuPy or PyTorch; "
                     "sort it in place with sort_inplace")
 
 
-def _device_arange(like: Any, n: int) -> Any:
+def _device_arange(like: Any, n: int, wide: bool = False) -> Any:
     if _framework(like) == "torch":
         import torch
-        return torch.arange(n, dtype=torch.int32, device=like.device)
+        return torch.arange(n, dtype=torch.int64 if wide else torch.int32, device=like.device)
     import cupy
     with like.device:
-        return cupy.arange(n, dtype=cupy.uint32)
+        return cupy.arange(n, dtype=cupy.uint64 if wide else cupy.uint32)
 
 
 def _ptr(a: Any) -> int:
