@@ -60,7 +60,7 @@ static void set_slot(size_t cap, unsigned per)
     setenv("GPK_OOC_SLOT_BYTES", v, 1);
 }
 
-/* kind: 0 keys, 4/8 pairs with values of that width, 1 perm */
+/* kind: 0 keys, 4/8 pairs with values of that width, 1 perm, 2 perm64 */
 static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
 {
     const unsigned kw = (unsigned)gpk_type_size(t);
@@ -68,13 +68,16 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
     unsigned char *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8);
     unsigned char *vals = malloc(n * (vw ? vw : 4) + 8), *rvals = malloc(n * (vw ? vw : 4) + 8);
     uint32_t *sigma = malloc(n * 4 + 8), *rsigma = malloc(n * 4 + 8);
+    uint64_t *sigma64 = malloc(n * 8 + 8);
     fill_keys(keys, n, kw, dist);
     for (size_t i = 0; i < n * (vw ? vw : 4); i++) vals[i] = (unsigned char)rnd();
     memcpy(ref, keys, n * kw);
     memcpy(rvals, vals, n * (vw ? vw : 4));
     gpk_status s, rs;
-    if (kind == 1) {
-        s = gpk_sort_perm(ctx, t, keys, sigma, n, NULL);
+    if (kind == 1 || kind == 2) {
+        s = kind == 1 ? gpk_sort_perm(ctx, t, keys, sigma, n, NULL) : gpk_sort_perm64(ctx, t, keys, sigma64, n, NULL);
+        if (kind == 2)
+            for (size_t i = 0; i < n; i++) sigma[i] = sigma64[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)sigma64[i];
         rs = gpk_sort_reference(t, ref, 0, NULL, rsigma, n, 0);
     } else if (vw) {
         s = gpk_sort_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, NULL);
@@ -83,7 +86,7 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
         s = gpk_sort_keys(ctx, t, keys, n, NULL);
         rs = gpk_sort_reference(t, ref, 0, NULL, NULL, n, 0);
     }
-    const char *what = kind == 1 ? "perm" : vw == 4 ? "pairs4" : vw == 8 ? "pairs8" : "keys";
+    const char *what = kind == 1 ? "perm" : kind == 2 ? "perm64" : vw == 4 ? "pairs4" : vw == 8 ? "pairs8" : "keys";
     TU_CHECK(s == GPK_OK && rs == GPK_OK, "%s %s n=%zu %s: %s (%s)", what, gpk_type_name(t), n, dist_name[dist],
              gpk_status_string(s), gpk_last_error(ctx));
     if (s == GPK_OK) {
@@ -92,8 +95,8 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
         if (vw)
             TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s %s n=%zu %s: values differ (stability)", what,
                      gpk_type_name(t), n, dist_name[dist]);
-        if (kind == 1)
-            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "perm %s n=%zu %s: sigma differs", gpk_type_name(t), n,
+        if (kind == 1 || kind == 2)
+            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "%s %s n=%zu %s: sigma differs", what, gpk_type_name(t), n,
                      dist_name[dist]);
         if (n >= 2)
             TU_CHECK(gpk_last_sort_path(ctx) && !strcmp(gpk_last_sort_path(ctx), "radix-out-of-core"),
@@ -105,6 +108,7 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
     free(rvals);
     free(sigma);
     free(rsigma);
+    free(sigma64);
 }
 
 static void check_records(gpk_ctx *ctx, gpk_type t, size_t n, size_t size, size_t off, int dist)
@@ -207,11 +211,11 @@ int main(int argc, char **argv)
     const size_t sizes[] = {0, 1, 2, 3, 5, 97, cap - 1, cap, cap + 1, 2 * cap - 1, 2 * cap, 2 * cap + 1,
                             3 * cap + 1, 7919, 37 * cap + 11};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
-    const int kinds[] = {0, 4, 8, 1};
+    const int kinds[] = {0, 4, 8, 1, 2};
     for (int t = GPK_U32; t <= GPK_F64; t++)
-        for (int ki = 0; ki < 4; ki++) {
+        for (int ki = 0; ki < 5; ki++) {
             const int kind = kinds[ki];
-            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 1 ? 4 : kind);
+            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 1 ? 4 : kind == 2 ? 8 : kind);
             set_slot(cap, per);
             for (size_t si = 0; si < nsizes; si++)
                 for (int d = 0; d < D_COUNT; d++) {

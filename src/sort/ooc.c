@@ -134,7 +134,6 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
         return ctx->device_budget && 2.0 * (double)job->n * (job->key_width + vw) > (double)ctx->device_budget;
 #ifdef GPK_HAVE_CUDA
     case GPK_BACKEND_CUDA: {
-        if (job->n > UINT32_MAX) return 1;
         /* small sorts (a time step's) skip the device query */
         const double guess = 2.2 * (double)job->n * (job->key_width + vw);
         if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
