@@ -42,7 +42,7 @@ if has build; then
     cmake -S "$root" -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/logs/configure.log" 2>&1 \
       || note "build: configure FAILED (logs/configure.log)"
   fi
-  if cmake --build "$build" -j16 --target test_ooc test_api gpk_ooc_bench >"$out/logs/build.log" 2>&1; then
+  if cmake --build "$build" -j16 --target test_ooc test_api gpk_ooc_bench gpk_cli >"$out/logs/build.log" 2>&1; then
     note "build: ok"
   else
     note "build: FAILED (logs/build.log)"; tail -n 30 "$out/logs/build.log"
@@ -73,6 +73,16 @@ if has test; then
   grep -E "rep|out of core" "$out/logs/forced_u32.log" | tee -a "$summary"
   runlog forced_f64_pairs 40 "$bench" --type f64 --values 8 --n 128M --budget 2G --reps 1 --json "$json.forced"
   grep -E "rep|out of core" "$out/logs/forced_f64_pairs.log" | tee -a "$summary"
+  # gpk sort on CUDA: a mapped output file (256 MiB of keys) under a 512 MiB budget, against the CPU
+  tmpd=$(mktemp -d "${TMPDIR:-/tmp}/gpk_ooc.XXXXXX")
+  if "$build/gpk" sort --gen uniform --n 64M --type u32 --seed 3 -o "$tmpd/in.npy" -q --backend cpu &&
+     "$build/gpk" sort "$tmpd/in.npy" -o "$tmpd/ref.npy" -q --backend cpu &&
+     GPK_DEVICE_BUDGET=512M runlog cli_cuda 60 "$build/gpk" sort "$tmpd/in.npy" -o "$tmpd/out.npy" --backend cuda; then
+    if cmp -s "$tmpd/out.npy" "$tmpd/ref.npy"; then note "cli_cuda: same as the CPU sort"; else note "cli_cuda: DIFFERS from the CPU sort"; fi
+  else
+    note "cli_cuda: FAILED ($(tail -n 1 "$out/logs/cli_cuda.log" 2>/dev/null))"
+  fi
+  rm -rf "$tmpd"
 fi
 
 if has link; then
