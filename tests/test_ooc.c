@@ -226,6 +226,35 @@ int main(int argc, char **argv)
                 }
         }
 
+    /* key_bits: only bits [0, b) of the mapped key order them (stably) */
+    {
+        const unsigned bits[] = {12, 33};
+        for (int t = GPK_U32; t <= GPK_F64; t++)
+            for (int bi = 0; bi < 2; bi++) {
+                const unsigned kw = (unsigned)gpk_type_size((gpk_type)t), b = bits[bi];
+                if (b > 8 * kw) continue;
+                set_slot(cap, kw + 4);
+                const size_t n = 7 * cap + 3;
+                unsigned char *k = malloc(n * kw), *ref = malloc(n * kw);
+                uint32_t *v = malloc(n * 4), *rv = malloc(n * 4);
+                fill_keys(k, n, kw, D_UNIFORM);
+                for (size_t i = 0; i < n; i++) v[i] = (uint32_t)i;
+                memcpy(ref, k, n * kw);
+                memcpy(rv, v, n * 4);
+                gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+                o.key_bits = b;
+                gpk_status s = gpk_sort_pairs(ctx, (gpk_type)t, k, GPK_U32, v, n, &o);
+                gpk_sort_reference((gpk_type)t, ref, 4, rv, NULL, n, b);
+                TU_CHECK(s == GPK_OK && !memcmp(k, ref, n * kw) && !memcmp(v, rv, n * 4),
+                         "key_bits %u %s: %s, differs from the reference", b, gpk_type_name((gpk_type)t),
+                         gpk_status_string(s));
+                free(k);
+                free(ref);
+                free(v);
+                free(rv);
+            }
+    }
+
     /* records: through (key, index) pairs, 4-byte indices */
     set_slot(cap, 8 + 4);
     for (int t = GPK_U32; t <= GPK_F64; t++)
