@@ -18,7 +18,8 @@
 #        Then 2 more with GPK_OOC_KEEP=1 (the extra buffer stays with the
 #        context, page-locked: the first call pays, the next ones do not).
 # more:  skewed u32 keys (90% one value, 48 GiB), u64 keys and u32/u32
-#        pairs of the same 48 GiB, twice each.
+#        pairs of the same 48 GiB, twice each; then the goal once with 1 GiB
+#        and once with 4 GiB slots (GPK_OOC_SLOT_BYTES; default 2 GiB).
 # Logs and JSON go to $OUT (or ./gpu-ooc-out); the table comes last.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -111,6 +112,11 @@ if has more; then
   grep -E "rep|out of core" "$out/logs/u64.log" | tee -a "$summary"
   runlog pairs_u32 60 "$bench" --values 4 --n 6G --reps 2 --json "$json"
   grep -E "rep|out of core" "$out/logs/pairs_u32.log" | tee -a "$summary"
+  # the slot size: 1 GiB and 4 GiB against the default 2 GiB (goal_u32 above)
+  for sb in 1073741824 4294967296; do
+    GPK_OOC_SLOT_BYTES=$sb runlog "slot_$sb" 40 "$bench" --n 12G --reps 1 --seed "$seed" --json "$json.slots"
+    grep -E "rep|out of core" "$out/logs/slot_$sb.log" | sed "s/^/slot $sb: /" | tee -a "$summary"
+  done
 fi
 
 if has test; then # the CI fake, last: it needs no GPU
