@@ -276,8 +276,8 @@ int main(int argc, char **argv)
             if (!check_fault(ctx, GPK_F64, n, runs, k, 0)) break;
     }
 
-    /* GPK_OOC_KEEP=1: the extra buffer stays with the context (locked on
-     * CUDA), grows, is reused, and goes with gpk_ctx_destroy */
+    /* the extra buffer stays with the context (locked on CUDA; the
+     * default, GPK_OOC_KEEP=1), grows, is reused, goes with gpk_ctx_trim */
     {
         setenv("GPK_OOC_KEEP", "1", 1);
         set_slot(cap, 12);
@@ -286,8 +286,14 @@ int main(int argc, char **argv)
             check_case(ctx, GPK_U64, 4, ns[i], D_UNIFORM);
             check_case(ctx, GPK_F32, 8, ns[i], D_SKEW90);
         }
-        unsetenv("GPK_OOC_KEEP");
+        gpk_ctx_trim(ctx);
+        TU_CHECK(ctx->ooc_keep == NULL, "gpk_ctx_trim gives the kept buffer back");
         check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
+        setenv("GPK_OOC_KEEP", "0", 1); /* a buffer for each call */
+        check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
+        TU_CHECK(ctx->ooc_keep == NULL, "GPK_OOC_KEEP=0 keeps no buffer");
+        check_case(ctx, GPK_F64, 0, 4 * cap + 1, D_SKEW90);
+        unsetenv("GPK_OOC_KEEP");
     }
 
     /* progress: rising, ending at 1 */

@@ -366,3 +366,8 @@ gpk_status gpk_ctx_set_progress(gpk_ctx *ctx, gpk_progress_fn fn, void *user)
     ctx->progress_user = user;
     return GPK_OK;
 }
+
+void gpk_ctx_trim(gpk_ctx *ctx)
+{
+    if (ctx) gpk__ooc_release(ctx);
+}

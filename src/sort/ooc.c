@@ -61,9 +61,10 @@ static void *big_alloc(size_t bytes, int threads)
     return p;
 }
 
-/* GPK_OOC_KEEP=1: the extra buffer stays with the context (page-locked on
- * CUDA) for the next call, so a code that sorts large inputs again and
- * again pays its page faults and locking once. */
+/* The extra buffer stays with the context (page-locked on CUDA) for the
+ * next call, so that a code which sorts large inputs again and again pays
+ * its page faults and locking once; gpk_ctx_trim and gpk_ctx_destroy give
+ * it back, GPK_OOC_KEEP=0 frees it after every call. */
 typedef struct ooc_keep {
     unsigned char *buf[2]; /* keys, values */
     size_t bytes[2];
@@ -381,7 +382,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "input; the host has %.2f GiB in all",
                          n, extra / 1073741824.0, host / 1073741824.0);
     const char *keep_env = getenv("GPK_OOC_KEEP");
-    const int keep = keep_env && !strcmp(keep_env, "1");
+    const int keep = !(keep_env && !strcmp(keep_env, "0"));
+    if (!keep) gpk__ooc_release(ctx); /* nor one kept from before */
     unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
     unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
     if (!b_keys || (vw && !b_vals)) {
@@ -492,6 +494,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
         size_t at = 0;
         s = slot_ready(&dev, p, runs, 2 * runs);
+        /* the partitions before p - OOC_SLOTS + 1 are stored: done with */
+        if (s == GPK_OK && dev.release && p >= OOC_SLOTS) s = dev.release(&dev, (p - OOC_SLOTS + 1) * cap);
         for (size_t r = 0; r < runs && s == GPK_OK; r++) {
             const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
             if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);

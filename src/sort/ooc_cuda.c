@@ -39,7 +39,10 @@ typedef struct cuda_dev {
     char *base[4];
     unsigned width[4];
     size_t first[4], end[4], next[4];
+    size_t unlocked[2]; /* A's pieces before these are unlocked again (dev_release) */
     size_t *todo; /* scratch: the pieces one prepare locks */
+    int *b_locked; /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
+    size_t n;      /* elements of the sort */
     int device, threads;
     int caller_device; /* the thread's device before the call, set back at close */
 } cuda_dev;
@@ -95,6 +98,19 @@ static int lock_pieces(cuda_dev *c, const size_t *idx, size_t count)
     return failed == 0;
 }
 
+static void unlock_pieces(cuda_dev *c, const size_t *idx, size_t count)
+{
+    const long long n = (long long)count;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1)
+    for (long long i = 0; i < n; i++) {
+        struct lock_piece *q = &c->pieces[idx[i]];
+        (void)cudaSetDevice(c->device);
+        (void)cudaHostUnregister(q->p);
+        (void)cudaGetLastError();
+        q->locked = 0;
+    }
+}
+
 static void unlock_all(cuda_dev *c)
 {
     const long long n = (long long)c->npieces;
@@ -120,11 +136,37 @@ static gpk_status dev_prepare(gpk_ooc_dev *d, size_t from, size_t n)
     size_t count = 0;
     for (int i = 0; i < 4; i++) {
         if (!c->base[i]) continue;
-        const uintptr_t upto = (uintptr_t)c->base[i] + (from + n) * c->width[i];
+        /* the last run takes all that is left (a kept B may be longer) */
+        const uintptr_t upto = from + n >= c->n ? UINTPTR_MAX : (uintptr_t)c->base[i] + (from + n) * c->width[i];
         while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto) c->todo[count++] = c->next[i]++;
     }
     if (count && !lock_pieces(c, c->todo, count)) d->ctx->ooc.pinned = 0;
     d->ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
+    return GPK_OK;
+}
+
+/* In the merge, elements [0, upto) of the caller's arrays are final and no
+ * transfer touches them any more: their pieces are unlocked now, while the
+ * link works on the partitions after, instead of all at the end. */
+static gpk_status dev_release(gpk_ooc_dev *d, size_t upto)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c->pieces) return GPK_OK;
+    const double t0 = omp_get_wtime();
+    size_t count = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!c->base[i]) continue;
+        const uintptr_t final_end = (uintptr_t)c->base[i] + upto * c->width[i];
+        size_t q = c->unlocked[i] > c->first[i] ? c->unlocked[i] : c->first[i];
+        for (; q < c->next[i]; q++) {
+            const struct lock_piece *pc = &c->pieces[q];
+            if ((uintptr_t)pc->p + pc->bytes > final_end) break;
+            if (pc->locked && !pc->kept) c->todo[count++] = q;
+        }
+        c->unlocked[i] = q;
+    }
+    if (count) unlock_pieces(c, c->todo, count);
+    d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
     return GPK_OK;
 }
 
@@ -225,7 +267,18 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->up) (void)cudaStreamSynchronize(c->up);
     if (c->work) (void)cudaStreamSynchronize(c->work);
     if (c->down) (void)cudaStreamSynchronize(c->down);
-    if (c->pieces) unlock_all(c);
+    /* a kept B stays locked when all of it is; else none of it stays */
+    for (int i = 2; i < 4 && c->pieces && c->b_locked; i++) {
+        int all = c->end[i] > c->first[i];
+        for (size_t q = c->first[i]; q < c->end[i]; q++) all = all && c->pieces[q].locked;
+        for (size_t q = c->first[i]; q < c->end[i]; q++) c->pieces[q].kept = all;
+        if (all) c->b_locked[i - 2] = 1;
+    }
+    if (c->pieces) {
+        const double t0 = omp_get_wtime();
+        unlock_all(c);
+        d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
+    }
     free(c->todo);
     for (int i = 0; i < SLOTS; i++) {
         if (c->keys[i]) (void)cudaFree(c->keys[i]);
@@ -355,6 +408,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     d->wait = dev_wait;
     d->done = dev_done;
     d->prepare = dev_prepare;
+    d->release = dev_release;
     d->close = dev_close;
     c->temp_bytes = temp;
     e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
@@ -381,9 +435,11 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         return s;
     }
 
-    /* Page-lock the host arrays for the call, run by run (dev_prepare);
-     * a kept B whole, now, once, and left locked. What the caller has
-     * registered already stays as it is. */
+    /* Page-lock the host arrays run by run (dev_prepare), unlock the
+     * caller's as the merge finishes with them (dev_release) and B at the
+     * end, unless B is the context's kept buffer: that one stays locked
+     * (locked whole, on its first call). What the caller has registered
+     * already stays as it is. */
     ctx->ooc.pinned = 0;
     const char *pin = getenv("GPK_OOC_PIN");
     if (!(pin && !strcmp(pin, "0"))) {
@@ -398,29 +454,18 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         c->todo = calloc(count ? count : 1, sizeof *c->todo);
         if (c->pieces && c->todo) {
             ctx->ooc.pinned = 1;
+            c->b_locked = h->b_locked;
+            c->n = h->n;
             c->npieces = 0;
-            size_t kept = 0;
             for (int i = 0; i < 4; i++) {
                 c->first[i] = c->next[i] = c->npieces;
                 c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
                 c->end[i] = c->npieces;
-                if (i >= 2 && h->b_locked) {
-                    for (size_t q = c->first[i]; q < c->end[i]; q++) {
-                        c->pieces[q].kept = 1;
-                        c->todo[kept++] = q;
-                    }
-                    c->next[i] = c->end[i];
-                } else if (bytes[i]) {
+                for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                if (bytes[i]) {
                     c->base[i] = (char *)arr[i];
                     c->width[i] = width[i];
                 }
-            }
-            if (kept) {
-                const double t0 = omp_get_wtime();
-                if (!lock_pieces(c, c->todo, kept)) ctx->ooc.pinned = 0;
-                ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
-                for (int i = 0; i < 2; i++)
-                    if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
             }
         } else {
             free(c->pieces);
