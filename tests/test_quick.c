@@ -13,8 +13,8 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_KEYS_REC, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_COUNT } mode;
-static const char *mode_name[] = {"keys", "keys-recursive", "perm", "pairs-u32", "pairs-u64"};
+typedef enum { MODE_KEYS, MODE_KEYS_REC, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64, MODE_COUNT } mode;
+static const char *mode_name[] = {"keys", "keys-recursive", "perm", "pairs-u32", "pairs-u64", "perm64"};
 
 static gpk_ctx *ctx;
 static gpk_backend backend;
@@ -125,13 +125,14 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *want = malloc(n * kw + 1);
     char *vgot = malloc(n * 8 + 1);
     uint32_t *sg = malloc(n * 4 + 4);
+    uint64_t *sg64 = malloc(n * 8 + 8);
     unsigned char *seen = calloc(n + 1, 1);
     int ok = 0;
     char what[200];
     snprintf(what, sizeof what, "%s %s n=%zu %s %s", gpk_type_name(t),
              wide_dups ? "wide-duplicates" : gpk_dist_name(d), n, mode_name[m], gpk_sort_algo_name(a));
     if (wide_dups) snprintf(what + strlen(what), sizeof what - strlen(what), " (%u values)", wide_dups);
-    if (!in || !got || !want || !vgot || !sg || !seen) {
+    if (!in || !got || !want || !vgot || !sg || !sg64 || !seen) {
         TU_CHECK(0, "out of host memory for n=%zu", n);
         goto out;
     }
@@ -146,11 +147,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     memcpy(got, in, n * kw);
     memcpy(want, in, n * kw);
     memset(sg, 0xAB, n * 4); /* poison: every entry must be written */
+    memset(sg64, 0xAB, n * 8);
 
     gpk_sort_opts o = GPK_SORT_OPTS_INIT;
     o.algorithm = a;
     gpk_status s;
     if (m == MODE_PERM) s = gpk_sort_perm(ctx, t, got, sg, n, &o);
+    else if (m == MODE_PERM64) s = gpk_sort_perm64(ctx, t, got, sg64, n, &o);
     else if (vw) s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
     else s = gpk_sort_keys(ctx, t, got, n, &o);
     if (refused_recursive(a, s)) {
@@ -176,13 +179,14 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     for (size_t i = 1; i < n && bad == n; i++)
         if (!nat_le(t, got + (i - 1) * kw, got + i * kw)) bad = i;
     TU_CHECK(bad == n, "%s: not in natural order at %zu", what, bad);
-    if (vw || m == MODE_PERM) {
+    if (vw || m == MODE_PERM || m == MODE_PERM64) {
         /* Every output (key, value) is an input pair, each input used once:
          * the multiset of pairs is unchanged (order among equal keys free). */
         bad = n;
         for (size_t j = 0; j < n && bad == n; j++) {
             size_t i;
             if (m == MODE_PERM) i = sg[j];
+            else if (m == MODE_PERM64) i = sg64[j] < n ? (size_t)sg64[j] : n;
             else if (vw == 4) { uint32_t v; memcpy(&v, vgot + 4 * j, 4); i = i_of_v32(v); }
             else { uint64_t v; memcpy(&v, vgot + 8 * j, 8); i = i_of_v64(v); }
             if (i >= n || seen[i] || memcmp(got + j * kw, in + i * kw, kw)) bad = j;
@@ -192,7 +196,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vgot); free(sg); free(seen);
+    free(in); free(got); free(want); free(vgot); free(sg); free(sg64); free(seen);
     return ok;
 }
 

@@ -250,6 +250,7 @@ static gpk__search_cfg base_cfg(gpk_problem_kind kind, gpk_neighbourhood nb, uin
     c.nb = nb;
     c.n = n;
     c.threads = 1;
+    c.algo = GPK_SEARCH_TABU; /* the checks use the tabu list: hill climbing's session keeps none */
     return c;
 }
 
@@ -682,6 +683,33 @@ int main(void)
         c.tsp = &t;
         gpk__search_cuda *g = NULL;
         TU_CHECK(gpk__search_cuda_open(ctx, &c, &g) == GPK_EUNSUPPORTED && g == NULL, "geo without a matrix refused");
+    }
+    /* A hill-climbing session keeps no tabu list: a tabu scan is refused,
+     * not run against a one-entry array. */
+    if (all) {
+        gpk_tsp t;
+        memset(&t, 0, sizeof t);
+        double x[6] = {0, 10, 20, 30, 40, 55}, y[6] = {0, 7, 3, 9, 1, 4};
+        t.n = 6;
+        t.weight = GPK_TSP_EUC_2D;
+        t.x = x;
+        t.y = y;
+        gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, GPK_NB_TWO_OPT, 6);
+        c.tsp = &t;
+        c.algo = GPK_SEARCH_HC_BEST;
+        gpk__search_cuda *g = NULL;
+        uint32_t perm[6] = {0, 1, 2, 3, 4, 5};
+        uint64_t tabu[15] = {0};
+        gpk__search_cuda_in in = {perm, NULL, NULL, tabu, 1, 100, 100, 1};
+        gpk__search_cuda_move any, adm;
+        TU_CHECK(gpk__search_cuda_open(ctx, &c, &g) == GPK_OK, "hc session: %s", gpk_last_error(ctx));
+        TU_CHECK(g && gpk__search_cuda_best_move(g, &in, GPK__SEARCH_CUDA_OURS, &any, &adm) == GPK_EINVAL,
+                 "hc session: a tabu scan must be refused");
+        in.use_tabu = 0;
+        TU_CHECK(g && gpk__search_cuda_best_move(g, &in, GPK__SEARCH_CUDA_OURS, &any, &adm) == GPK_OK &&
+                     any.d != INT64_MAX,
+                 "hc session: the plain scan: %s", gpk_last_error(ctx));
+        gpk__search_cuda_close(g);
     }
 
     /* Whole searches: the CUDA context's result equals the CPU's. */

@@ -654,6 +654,20 @@ int main(int argc, char **argv)
         test_time_limit(c2, "qap its n=120", &pq, oq, 0.4);
         gpk_qap_free(&q);
     }
+    {
+        /* The batched descent (host batches) stops in time too: 200 000
+         * cities descend for seconds here. */
+        gpk_tsp t;
+        random_tsp(&t, 200000, 1000000, GPK_TSP_EUC_2D);
+        gpk_search_problem pb = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+        o.nb = GPK_NB_OR_OPT;
+        o.algo = GPK_SEARCH_ITS;
+        setenv("GPK_TSP_LS_BATCH", "host", 1);
+        test_time_limit(c2, "or2opt its n=200000, batched descent", &pb, o, 1.0);
+        unsetenv("GPK_TSP_LS_BATCH");
+        gpk_tsp_free(&t);
+    }
     printf("time limits and cancel: %d checks\n", tu_checks);
     if (argc > 1) test_tsplib(c1, argv[1]);
     test_memory(c2);

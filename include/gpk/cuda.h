@@ -6,6 +6,11 @@
  * d_keys_in may equal d_keys_out (in place); the input is otherwise left
  * unchanged. Values likewise.
  *
+ * n may be any size that fits (no 2^32 limit; gpk/sort.h, "Sizes"). d_temp
+ * holds one spare copy of the keys (and of the values), two for an in-place
+ * sort whose pass count may be odd and 3 or more (GPK_CUDA_DETECT_BITS, or
+ * such a key_bits / radix_bits), plus a few MB of tables.
+ *
  * key_bits = 0 here means "all bits of the type" unless
  * GPK_CUDA_DETECT_BITS is set in flags, in which case one AND/OR reduction
  * runs and the stream is synchronized once to read it back.

@@ -167,6 +167,7 @@ struct gpk__search_cuda {
     int32_t *h_gap;                /* PPP: 2n + 1 */
     uint32_t *h_perm;              /* the solution the device holds (valid when perm_valid) */
     int perm_valid;
+    int no_tabu;                   /* hill climbing: tabu_len 1, use_tabu refused */
     sc_patch pend;                 /* tabu writes not yet sent (np unused) */
 };
 
@@ -980,7 +981,10 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
         g->pin_bytes = pin;
         /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
          * not 8 bytes per 2-opt move of a large TSP. */
-        if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) g->tabu_len = 1;
+        if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) {
+            g->tabu_len = 1;
+            g->no_tabu = 1;
+        }
         if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
             (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
                 GPK_OK ||
@@ -1155,6 +1159,8 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     if (g->size == 0) return GPK_OK;
     if (mode == GPK__SEARCH_CUDA_PAPER && in->use_tabu && !in->tabu)
         return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): PAPER mode needs the host tabu list");
+    if (in->use_tabu && g->no_tabu)
+        return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): a hill-climbing session has no tabu list");
     SC_CK(cudaSetDevice(g->ctx->device), "cudaSetDevice");
     const uint32_t n = g->n;
     gpk_status st;
@@ -1406,6 +1412,7 @@ extern "C" void gpk__tsp_ls_cuda_close(gpk__tsp_ls_cuda *g)
 {
     if (!g) return;
     void *d[] = {g->d_mat, g->d_nd, g->d_x, g->d_y, g->d_nb, g->d_tour, g->d_pos, g->d_cities, g->d_moves};
+    (void)cudaSetDevice(g->ctx->device);
     if (g->stream) (void)cudaStreamSynchronize(g->stream);
     for (size_t q = 0; q < sizeof d / sizeof *d; q++)
         if (d[q]) (void)cudaFree(d[q]);
@@ -1459,6 +1466,8 @@ extern "C" gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *t, cons
                          "gpk_search_run (CUDA or2opt): GEO distances without a matrix (n = %u) are not "
                          "bit-identical on the device",
                          t->n);
+    const cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA or2opt): cudaSetDevice");
     gpk__tsp_ls_cuda *g = (gpk__tsp_ls_cuda *)calloc(1, sizeof *g);
     if (!g) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA or2opt): out of host memory");
     g->ctx = ctx;
@@ -1478,6 +1487,7 @@ extern "C" gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t 
 {
     const uint32_t n = g->P.n;
     if (count == 0) return GPK_OK;
+    LS_CK(cudaSetDevice(g->ctx->device), "cudaSetDevice");
     uint32_t *h_tour = (uint32_t *)g->h_pin, *h_cities = h_tour + n;
     gpk__ls_move *h_moves = (gpk__ls_move *)(h_cities + n);
     memcpy(h_tour, tour, (size_t)n * 4);

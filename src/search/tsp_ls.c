@@ -706,9 +706,19 @@ static int64_t batch_round(ls *L, uint32_t *cities, uint32_t count, gpk__ls_move
             return -1;
         }
     } else {
+        /* On the host a batch of a million cities takes a second: the
+         * clock is read as it goes. */
+        volatile int halt = 0;
 #pragma omp parallel for num_threads(L->cfg->threads) schedule(static, 256) if (L->cfg->threads > 1)
-        for (int64_t i = 0; i < (int64_t)count; i++)
+        for (int64_t i = 0; i < (int64_t)count; i++) {
+            if (halt) continue;
+            if ((i & 4095) == 4095 && gpk__search_should_stop(L->cfg)) halt = 1;
             moves[i] = gpk__tsp_ls_best_move(L->tsp, L->nb, L->nd, L->k, L->T.t, L->T.pos, cities[i]);
+        }
+        if (halt) {
+            L->stopped = 1;
+            return 0;
+        }
     }
     uint32_t m = 0;
     for (uint32_t i = 0; i < count; i++) {

@@ -66,7 +66,7 @@ struct DefaultDigits {
 constexpr PassShape kPassShapes[] = {
     /* bits key val  threads items blocks/SM */
     {8, 4, 0, 256, 24, 3},
-    {8, 4, 4, 384, 16, 2},
+    {8, 4, 4, 384, 20, 2},
     {8, 4, 8, 384, 12, 2},
     {8, 8, 0, 384, 14, 2},
     {8, 8, 4, 384, 12, 2},
@@ -117,6 +117,16 @@ constexpr uint32_t kPortion = 1u << 29;   /* keys per look-back portion: counts 
 constexpr size_t kWideFrom = GPK_RADIX_CUDA_WIDE_FROM;
 #else
 constexpr size_t kWideFrom = UINT32_MAX;
+#endif
+/* Test builds only: every output position is moved up by this many (the
+ * output pointers down by as many), so that small sorts write positions past
+ * 2^32 through the 64-bit kernels, e.g. -DGPK_RADIX_CUDA_POS_OFFSET=4294966519
+ * with -DGPK_RADIX_CUDA_WIDE_FROM=0. */
+#ifdef GPK_RADIX_CUDA_POS_OFFSET
+constexpr uint64_t kPosOffset = GPK_RADIX_CUDA_POS_OFFSET;
+static_assert(kWideFrom == 0, "GPK_RADIX_CUDA_POS_OFFSET needs GPK_RADIX_CUDA_WIDE_FROM=0");
+#else
+constexpr uint64_t kPosOffset = 0;
 #endif
 constexpr uint32_t kFlagAggregate = 1u << 30;
 constexpr uint32_t kFlagInclusive = 2u << 30;
@@ -424,7 +434,8 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
  * itself, see bases_next.)
  * ------------------------------------------------------------------------ */
 template <class O>
-__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl)
+__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl,
+                                                     unsigned long long first)
 {
     typedef unsigned long long u64;
     __shared__ u64 warp_sums[32];
@@ -438,7 +449,7 @@ __global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *h
     const u64 incl = warp_inclusive_sum(mine, lane);
     if (lane == 31) warp_sums[warp] = incl;
     __syncthreads();
-    u64 before = 0;
+    u64 before = first;
     for (int w = 0; w < warp; w++) before += warp_sums[w];
     O *b = bases + p * pl.stride;
     if (d0 < digits) b[d0] = (O)(before + incl - mine);
@@ -475,16 +486,28 @@ constexpr bool kRankAtomicOr = true;
 constexpr bool kRankAtomicOr = false;
 #endif
 
+/* Pairs stage keys and values in one buffer, one after the other (keys
+ * written out first, their digits kept in registers for the values): half
+ * the shared memory of two buffers, so larger tiles at the same occupancy
+ * (GPK_RADIX_CUDA_TWO_STAGES builds the two-buffer form). */
+#ifdef GPK_RADIX_CUDA_TWO_STAGES
+constexpr bool kOneStage = false;
+#else
+constexpr bool kOneStage = true;
+#endif
+
 template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
     static constexpr int T = s.threads, I = s.items, MIN_BLOCKS = s.min_blocks;
     static constexpr int W = T / 32, D = 1 << RB, TILE = T * I;
     static constexpr int BPT = (D + T - 1) / T; /* digits per thread in per-digit phases */
+    static constexpr bool ONE_STAGE = kOneStage && VM != V_NONE;
     /* shared memory: [counters] [match masks] [staged keys] [staged values] [bases] [misc] */
     static constexpr size_t COUNTERS = ((size_t)W * D * sizeof(uint16_t) + 15) / 16 * 16;
     static constexpr size_t MASKS = kRankAtomicOr ? (size_t)W * D * sizeof(uint32_t) : 0;
-    static constexpr size_t KEYS = ((size_t)TILE * sizeof(K) + 15) / 16 * 16;
-    static constexpr size_t VALS = VM == V_NONE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
+    static constexpr size_t KEYS =
+        ((size_t)TILE * (ONE_STAGE && sizeof(V) > sizeof(K) ? sizeof(V) : sizeof(K)) + 15) / 16 * 16;
+    static constexpr size_t VALS = VM == V_NONE || ONE_STAGE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
     static constexpr size_t BASES = (size_t)D * sizeof(O);
     static constexpr size_t MISC = (W + 2) * sizeof(uint32_t);
     static constexpr size_t SMEM = COUNTERS + MASKS + KEYS + VALS + BASES + MISC;
@@ -554,7 +577,7 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
     uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
     K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
-    V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + S::KEYS);
+    V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + (S::ONE_STAGE ? 0 : S::KEYS));
     O *s_base = reinterpret_cast<O *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
     uint32_t *s_misc = reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
 
@@ -767,20 +790,49 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
             }
         }
         PHASE(4);
-        if (HAS_V) {
+        if (S::ONE_STAGE) {
+            /* keys out, their digits kept (two 16-bit digits a register);
+             * then the values through the same buffer */
+            __syncthreads();
+            uint32_t digs[(I + 1) / 2];
+#pragma unroll
+            for (int j = 0; j < I; j++) {
+                const uint32_t idx = threadIdx.x + j * T;
+                const K k = stage_keys[idx];
+                const uint32_t d = digit_of(k, shift, dmask);
+                digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
+                if (full || idx < valid) a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
+            }
+            __syncthreads();
 #pragma unroll
             for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
             if (next < tiles)
                 load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
-        }
-        __syncthreads();
-        PHASE(5);
+            __syncthreads();
+            PHASE(5);
+#pragma unroll
+            for (int j = 0; j < I; j++) {
+                const uint32_t idx = threadIdx.x + j * T;
+                const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
+                if (full || idx < valid) a.vals_out[s_base[d] + idx] = stage_vals[idx];
+            }
+            PHASE(6);
+        } else {
+            if (HAS_V) {
+#pragma unroll
+                for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
+                if (next < tiles)
+                    load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+            }
+            __syncthreads();
+            PHASE(5);
 
-        /* Write out: consecutive threads take consecutive sorted keys, so a
-         * warp writes a few contiguous runs. */
-        if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-        else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-        PHASE(6);
+            /* Write out: consecutive threads take consecutive sorted keys, so a
+             * warp writes a few contiguous runs. */
+            if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+            else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+            PHASE(6);
+        }
         if (next >= tiles) break;
         tile = next;
     }
@@ -1240,8 +1292,8 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
-    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl);
-    else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl);
+    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl, kPosOffset);
+    else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl, 0);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
     return GPK_OK;
@@ -1273,9 +1325,9 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
             PassArgs<K, V, O> a;
             O *bases = (O *)t.bases;
             a.keys_in = (const K *)route.keys[p] + (size_t)q * kPortion;
-            a.keys_out = (K *)route.keys[p + 1];
+            a.keys_out = (K *)route.keys[p + 1] - kPosOffset;
             a.vals_in = job.vb ? (const V *)route.vals[p] + (size_t)q * kPortion : NULL;
-            a.vals_out = job.vb ? (V *)route.vals[p + 1] : NULL;
+            a.vals_out = job.vb ? (V *)route.vals[p + 1] - kPosOffset : NULL;
             a.n = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
             a.iota_base = (uint64_t)q * kPortion;
             a.bases = bases + q * row + (size_t)p * pl.stride;
@@ -1437,8 +1489,10 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
-            if (job.n > kWideFrom) bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl);
-            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl);
+            if (job.n > kWideFrom)
+                bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
+            else
+                bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
             const cudaError_t e = cudaGetLastError();
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
         }
