@@ -14,8 +14,10 @@
 # goal:  12 x 2^30 u32 keys (48 GiB) in host memory: the CUDA host API 3
 #        times in one context (the first call allocates and locks the extra
 #        buffer, the context keeps it for the next two), once more with
-#        GPK_OOC_KEEP=0 (a fresh buffer), and later the same input (same
-#        seed) on the CPU backend (16 threads) once, in its own process.
+#        GPK_OOC_KEEP=0 (a fresh buffer), twice with GPK_OOC_LOCK=ahead
+#        (lock all before, unlock all after: run 1's way), and later the same
+#        input (same seed) on the CPU backend (16 threads) once, in its own
+#        process.
 # more:  skewed u32 keys (90% one value, 48 GiB), u64 keys and u32/u32
 #        pairs of the same 48 GiB, twice each (first call, then kept buffer).
 # Logs and JSON go to $OUT (or ./gpu-ooc-out); the table comes last.
@@ -98,6 +100,9 @@ if has goal; then
   # every call with a fresh buffer (GPK_OOC_KEEP=0), once
   GPK_OOC_KEEP=0 runlog goal_u32_nokeep 45 "$bench" --n 12G --reps 1 --seed "$seed" --json "$json.nokeep"
   grep -E "rep|out of core" "$out/logs/goal_u32_nokeep.log" | tee -a "$summary"
+  # the other locking: all before the first transfer, all unlocked after the last (run 1's)
+  GPK_OOC_LOCK=ahead runlog goal_u32_ahead 60 "$bench" --n 12G --reps 2 --seed "$seed" --json "$json.ahead"
+  grep -E "rep|out of core" "$out/logs/goal_u32_ahead.log" | tee -a "$summary"
 fi
 if has more; then
   runlog skew_u32 60 "$bench" --dist skew90 --n 12G --reps 2 --json "$json"
@@ -125,10 +130,11 @@ note "total: $(( $(date +%s) - start )) s"
 python3 - "$json" <<'EOF' | tee -a "$summary" || true
 import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if os.path.exists(sys.argv[1] + ".nokeep"):
-    for l in open(sys.argv[1] + ".nokeep"):
-        if l.strip():
-            r = json.loads(l); r["dist"] += " KEEP=0"; rows.append(r)
+for ext, tag in ((".nokeep", " KEEP=0"), (".ahead", " LOCK=ahead")):
+    if os.path.exists(sys.argv[1] + ext):
+        for l in open(sys.argv[1] + ext):
+            if l.strip():
+                r = json.loads(l); r["dist"] += tag; rows.append(r)
 link = [r for r in rows if r["what"] == "link"]
 if link:
     l = link[-1]
