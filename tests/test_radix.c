@@ -12,8 +12,10 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64, MODE_COUNT } mode;
-static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "perm64"};
+/* MODE_KEYS_TO: gpk_sort_keys_to from the input into a fresh (poisoned)
+ * buffer; the input must come out unchanged. */
+typedef enum { MODE_KEYS, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64, MODE_KEYS_TO, MODE_COUNT } mode;
+static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "perm64", "keys-to"};
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
@@ -31,6 +33,11 @@ static int skew_input;
  * of the whole-range plan); 2: top byte zero (the lower rows); 3: the first
  * 70000 keys 10-bit, the rest as drawn (a narrow sample of a wide input). */
 static int shape_input;
+/* When set, every other key gets its top bit flipped: floats of both
+ * signs with a narrow exponent range, like normal(0, 1). */
+static int sign_mix;
+/* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
+static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
 /* Natural order as sort.h promises it: -0 < +0, every NaN last. */
 static int nat_le(gpk_type t, const void *a, const void *b)
@@ -67,9 +74,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char *vin = malloc(n * 8 + 1), *vgot = malloc(n * 8 + 1), *vwant = malloc(n * 8 + 1);
     uint32_t *sg = malloc(n * 4 + 4), *sw = malloc(n * 4 + 4);
     uint64_t *sg64 = malloc(n * 8 + 8);
+    char *orig = malloc(n * kw + 1);
     const int perm = m == MODE_PERM || m == MODE_PERM64;
     int ok = 0;
-    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw || !sg64) {
+    if (!in || !got || !want || !vin || !vgot || !vwant || !sg || !sw || !sg64 || !orig) {
         TU_CHECK(0, "out of host memory for n=%zu", n);
         goto out;
     }
@@ -91,6 +99,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 1; sign_mix && i < n; i += 2) {
+        if (kw == 4) ((uint32_t *)in)[i] ^= 0x80000000u;
+        else ((uint64_t *)in)[i] ^= 0x8000000000000000ull;
+    }
     for (size_t i = 0; shape_input && i < n; i++) {
         const uint64_t keep = shape_input == 1 ? ~(uint64_t)0xFF
                               : shape_input == 2 ? (kw == 4 ? 0x00FFFFFFull : 0x00FFFFFFFFFFFFFFull)
@@ -104,6 +116,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     memcpy(got, in, n * kw);
     memcpy(want, in, n * kw);
+    memcpy(orig, in, n * kw);
+    if (m == MODE_KEYS_TO) memset(got, 0xAB, n * kw); /* every key must be written */
     memcpy(vgot, vin, n * vw);
     memcpy(vwant, vin, n * vw);
     memset(sg, 0xAB, n * 4); /* poison: every entry must be written */
@@ -112,8 +126,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = b;
     o.radix_bits = r;
+    o.algorithm = force_algo;
     gpk_status s;
     if (m == MODE_KEYS) s = gpk_sort_keys(ctx, t, got, n, &o);
+    else if (m == MODE_KEYS_TO) s = gpk_sort_keys_to(ctx, t, in, got, n, &o);
     else if (m == MODE_PERM) s = gpk_sort_perm(ctx, t, got, sg, n, &o);
     else if (m == MODE_PERM64) s = gpk_sort_perm64(ctx, t, got, sg64, n, &o);
     else s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
@@ -132,6 +148,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     for (size_t i = 0; i < n && bad == n; i++)
         if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
+    if (m == MODE_KEYS_TO)
+        TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
     if (vw) {
         bad = n;
         for (size_t i = 0; i < n && bad == n; i++)
@@ -154,7 +172,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw); free(sg64);
+    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw); free(sg64); free(orig);
     return ok;
 }
 
@@ -167,6 +185,13 @@ int main(int argc, char **argv)
 {
     const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     gpk_backend be;
+    const char *ocl_vendor = getenv("GPK_OPENCL_VENDOR"), *ocl_variant = getenv("GPK_OPENCL_VARIANT");
+    const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
+    const int ocl_ptx = ocl_vendor && !strcmp(ocl_vendor, "2");
+    /* a vendor path asked for must run, not skip */
+    if (argc > 1 && !strcmp(argv[1], "opencl") && (ocl_emulate || ocl_ptx) &&
+        gpk_backend_available(GPK_BACKEND_OPENCL))
+        setenv("GPK_REQUIRE_OPENCL", "1", 1);
     const int rc = tu_open_backend("test_radix", argc, argv, &ctx, &be);
     if (rc >= 0) return rc;
     seed_base = tu_seed();
@@ -266,6 +291,17 @@ int main(int argc, char **argv)
                     run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
                 }
             skew_input = 0;
+            /* Floats whose exponents crowd a few top values (GAUSSIAN: the
+             * mean of 4 uniforms in [0, 1); with sign_mix of both signs):
+             * the hybrid's first level splits the heavy top values
+             * (split_plan in radix_cpu.c). */
+            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+                for (int m = 0; m < MODE_COUNT; m++) {
+                    run_case(GPK_F64, GPK_DIST_GAUSSIAN, ((size_t)1 << 20) + 7, (mode)m, 0, 0, 0);
+                    run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 1, (mode)m, 0, 0, 0);
+                    run_case(GPK_F32, GPK_DIST_GAUSSIAN, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
+                }
+            sign_mix = 0;
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM, 0, 0, 0);
             run_case(GPK_U32, GPK_DIST_EQUAL, ((size_t)1 << 20) + 1, MODE_PERM64, 0, 0, 0);
             for (int m = 0; m < MODE_COUNT; m++) {
@@ -309,6 +345,78 @@ int main(int argc, char **argv)
         unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
         unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
         unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
+    }
+
+    /* 6. gpk_sort_keys_to (every section above runs it as a mode too):
+     * each type through AUTO, the radix sort and the quicksort (the
+     * backend's copy, then its in-place sort; not on OpenCL), large inputs
+     * whose first pass reads the input, in == out, and the refusals. */
+    {
+        size_t tsizes[] = {0, 1, 2, 1021, 65537, 100003, ((size_t)1 << 18) + 1};
+        gpk_sort_algo algos[] = {GPK_SORT_AUTO, GPK_SORT_RADIX, GPK_SORT_QUICK};
+        for (size_t ai = 0; ai < 3; ai++) {
+            if (algos[ai] == GPK_SORT_QUICK && be == GPK_BACKEND_OPENCL) continue;
+            force_algo = algos[ai];
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t si = 0; si < sizeof tsizes / sizeof tsizes[0]; si++)
+                    run_case((gpk_type)t, si % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM, tsizes[si],
+                             MODE_KEYS_TO, 0, 0, 0);
+        }
+        force_algo = GPK_SORT_AUTO;
+        if (!quick) {
+            run_case(GPK_F64, GPK_DIST_UNIFORM, ((size_t)1 << 22) + 1, MODE_KEYS_TO, 0, 0, 0);
+            run_case(GPK_U64, GPK_DIST_RANDOM_BITS, (size_t)1 << 22, MODE_KEYS_TO, 0, 0, 0);
+            run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 22) - 1, MODE_KEYS_TO, 0, 0, 0);
+        }
+
+        const size_t n = 4099;
+        uint64_t *a = malloc(n * 8), *w = malloc(n * 8), *keep = malloc(n * 8);
+        TU_CHECK(a && w && keep, "out of host memory");
+        if (a && w && keep) {
+            gpk_generate(GPK_U64, GPK_DIST_RANDOM_BITS, a, n, seed_base ^ 0x5157u, 0);
+            memcpy(w, a, n * 8);
+            memcpy(keep, a, n * 8);
+            gpk_status s = gpk_sort_keys_to(ctx, GPK_U64, a, a, n, NULL);
+            gpk_sort_reference(GPK_U64, w, 0, NULL, NULL, n, 0);
+            TU_CHECK(s == GPK_OK && memcmp(a, w, n * 8) == 0, "keys_to, in == out: %s",
+                     gpk_status_string(s));
+            memcpy(a, keep, n * 8);
+            s = gpk_sort_keys_to(ctx, GPK_U64, a, a + 1, n - 1, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, out one key after in: %s, not EINVAL",
+                     gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_U32, (uint32_t *)a + n - 3, a, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, in's first keys over out's last: %s, not EINVAL",
+                     gpk_status_string(s));
+            TU_CHECK(memcmp(a, keep, n * 8) == 0, "keys_to refused, but the array changed");
+            s = gpk_sort_keys_to(ctx, GPK_U32, (uint32_t *)a + n, a, n, NULL);
+            TU_CHECK(s == GPK_OK, "keys_to, adjacent buffers: %s", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, NULL, w, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, in NULL: %s, not EINVAL", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, a, NULL, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, out NULL: %s, not EINVAL", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, GPK_F64, NULL, NULL, 0, NULL);
+            TU_CHECK(s == GPK_OK, "keys_to, n = 0 and NULL arrays: %s", gpk_status_string(s));
+            s = gpk_sort_keys_to(ctx, (gpk_type)99, a, w, n, NULL);
+            TU_CHECK(s == GPK_EINVAL, "keys_to, unknown type: %s, not EINVAL", gpk_status_string(s));
+        }
+        free(a); free(w); free(keep);
+    }
+
+    /* 7. OpenCL: the onesweep pass ran where it was asked for (the NVIDIA
+     * default with the vendor path, GPK_OPENCL_VARIANT=onesweep), with the
+     * warp primitives asked for. The portable form keeps a 1 KiB counter row
+     * per item: it fits PoCL's local memory, not a GPU's 48 KiB, where the
+     * fast kernels run instead. It runs in the 32-bit build only: not
+     * under GPK_OPENCL_WIDE_FROM. */
+    if (be == GPK_BACKEND_OPENCL && !getenv("GPK_OPENCL_WIDE_FROM") && (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
+        run_case(GPK_U32, GPK_DIST_UNIFORM, 100003, MODE_PAIRS32, 0, 0, 0);
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        const int portable_fits = strstr(info.platform, "Portable Computing Language") != NULL;
+        const char *want = ocl_emulate ? "opencl-onesweep-emu" : ocl_ptx ? "opencl-onesweep-ptx" : "opencl-onesweep";
+        const char *ran = gpk_last_sort_path(ctx);
+        TU_CHECK(strstr(ran, want) != NULL || (!ocl_emulate && !ocl_ptx && !portable_fits && !strcmp(ran, "opencl-fast")),
+                 "OpenCL u32 pairs 100003: ran %s, not %s", ran, want);
     }
 
     gpk_ctx_destroy(ctx);

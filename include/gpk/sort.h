@@ -66,6 +66,16 @@ typedef gpk_radix_opts gpk_sort_opts;
 GPK_API gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
                                  const gpk_radix_opts *opts);
 
+/* Sorts n keys from `in` into `out`, leaving `in` as it was (the copying
+ * sort, as numpy.sort): the same order and options as gpk_sort_keys. in ==
+ * out is allowed and sorts in place; buffers that overlap otherwise are
+ * GPK_EINVAL. On the CPU the radix sort's first pass reads `in` itself, so
+ * the copy costs no pass of its own and `out`'s pages are first touched by
+ * the sorting threads; other backends and quicksort copy `in` to `out` and
+ * sort there. On failure `in` is unchanged and `out` is undefined. */
+GPK_API gpk_status gpk_sort_keys_to(gpk_ctx *ctx, gpk_type type, const void *in, void *out,
+                                    size_t n, const gpk_radix_opts *opts);
+
 /* Sorts keys in place and writes sigma: keys_out[j] = keys_in[sigma[j]].
  * sigma is u32: n must be <= UINT32_MAX (2^32 - 1), else GPK_EINVAL; use
  * gpk_sort_perm64 beyond. */

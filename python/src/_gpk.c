@@ -305,6 +305,45 @@ static PyObject *py_sort(PyObject *m, PyObject *args)
     return sort_done(c, s);
 }
 
+/* sort_to(ctx, src, dst, key_bits, radix_bits, algorithm): src's keys sorted
+ * into dst (same dtype and length; src may be read-only) -> the algorithm */
+static PyObject *py_sort_to(PyObject *m, PyObject *args)
+{
+    PyObject *co, *so, *dO;
+    int kb, rb;
+    const char *algo;
+    if (!PyArg_ParseTuple(args, "OOOiis:sort_to", &co, &so, &dO, &kb, &rb, &algo)) return NULL;
+    gpk_radix_opts o;
+    if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    Py_buffer sb, db;
+    gpk_type st, dt;
+    if (get_array(so, &sb, "keys", NEED_TYPE, &st) != 0) return NULL;
+    if (get_array(dO, &db, "out", NEED_TYPE | NEED_WRITABLE, &dt) != 0) {
+        PyBuffer_Release(&sb);
+        return NULL;
+    }
+    if (st != dt || sb.shape[0] != db.shape[0]) {
+        PyErr_Format(PyExc_ValueError, "out must have the keys' dtype and length (%s[%zd], got %s[%zd])",
+                     gpk_type_name(st), sb.shape[0], gpk_type_name(dt), db.shape[0]);
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&db);
+        return NULL;
+    }
+    CtxObject *c = ctx_enter(co);
+    if (!c) {
+        PyBuffer_Release(&sb);
+        PyBuffer_Release(&db);
+        return NULL;
+    }
+    gpk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = gpk_sort_keys_to(c->ctx, st, sb.buf, db.buf, (size_t)sb.shape[0], &o);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&db);
+    return sort_done(c, s);
+}
+
 /* sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm): keys sorted
  * in place, sigma (uint32, or uint64 for any n) the stable permutation. */
 static PyObject *py_sort_perm(PyObject *m, PyObject *args)
@@ -835,6 +874,7 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"sort", py_sort, METH_VARARGS, "sort(ctx, keys, key_bits, radix_bits, algorithm): keys in place."},
+    {"sort_to", py_sort_to, METH_VARARGS, "sort_to(ctx, keys, out, key_bits, radix_bits, algorithm): keys sorted into out."},
     {"sort_perm", py_sort_perm, METH_VARARGS, "sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm)."},
     {"sort_pairs", py_sort_pairs, METH_VARARGS, "sort_pairs(ctx, keys, values, key_bits, radix_bits, algorithm)."},
     {"sort_records", py_sort_records, METH_VARARGS,

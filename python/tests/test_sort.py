@@ -29,6 +29,24 @@ def test_sort_copy(rng, dtype, n):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("algorithm", ["auto", "radix", "quick"])
+@pytest.mark.parametrize("n", [1, 4099, (1 << 20) + 1])
+def test_sort_copy_of_readonly_and_strided(rng, dtype, algorithm, n):
+    # the copying sort reads the input where it lies (gpk_sort_keys_to):
+    # a read-only array stays as it was; a strided one goes through a copy
+    a = random_keys(rng, dtype, 2 * n)
+    before = a.copy()
+    a.flags.writeable = False
+    for src in (a[:n], a[::2]):
+        out = gpk.sort(src, algorithm=algorithm)
+        assert out.flags.c_contiguous and out.flags.writeable and out.dtype == a.dtype
+        check_sorted(src, out)
+    assert same_bits(a, before), "the input changed"
+    if n > 1:
+        assert gpk.sort(a[1:n]).size == n - 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [0, 1, 31, 4097, 1 << 20])
 def test_sort_inplace(rng, dtype, n):
     a = random_keys(rng, dtype, n)

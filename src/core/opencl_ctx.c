@@ -306,7 +306,7 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
     k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
                : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
                : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
-               : strstr(name, "reorder")        ? GPK_OCL_PH_REORDER
+               : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
                                                 : GPK_OCL_PH_HISTOGRAM;
     k->k = clCreateKernel(program, name, &e);
     if (e != CL_SUCCESS) {
@@ -324,6 +324,36 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
     return GPK_OK;
 }
 
+/* The start of the program's build log on one line ("" when none). */
+static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
+{
+    log[0] = '\0';
+    size_t need = 0;
+    if (clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
+        return;
+    char *full = malloc(need + 1);
+    if (full && clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
+        full[need] = '\0';
+        snprintf(log, len, "%s", full);
+        for (char *c = log; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        trim(log);
+    }
+    free(full);
+}
+
+/* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
+ * error, "emulate" the vendor path's 32-lane ranking with emulated warp
+ * primitives on any device (3, for tests), anything else (default) the
+ * vendor path where it builds. */
+static int vendor_mode(void)
+{
+    const char *v = getenv("GPK_OPENCL_VENDOR");
+    if (!v || !*v) return 1;
+    if (!strcmp(v, "emulate")) return 3;
+    return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
+}
+
 /* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
  * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
  * arithmetic as they were. */
@@ -333,39 +363,61 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
     gpk_ocl_kernels *ks = &st->ks[wide];
     char *src = program_source();
     if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
-    const char *srcs[1] = {src};
-    ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
-    free(src);
-    if (e != CL_SUCCESS) {
-        ks->program = NULL;
-        return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
+    /* The onesweep kernels' warp primitives: NVIDIA's inline PTX where the
+     * device is NVIDIA's and the program builds with them; otherwise, or
+     * when that build fails, the portable program. */
+    const int mode = vendor_mode();
+    const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
+    if (mode == 2 && !nvidia) {
+        free(src);
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "GPK_OPENCL_VENDOR=2: no vendor path for %s (%s)", st->name,
+                         st->vendor);
     }
     /* Keys per item are compile-time (they size private arrays); the rest
      * of the tuning is chosen per call. */
-    char opts[512];
+    st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
+    if (st->os_bpt > 8) st->os_bpt = 8;
+    char opts[640];
     const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    snprintf(opts, sizeof opts, "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4%s %.300s",
-             st->tune.kpt4, st->tune.kpt8, wide ? " -DGPK_POS64" : "", extra ? extra : "");
-    e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
-    if (e != CL_SUCCESS) {
-        char log[400] = "";
-        size_t need = 0;
-        if (clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) == CL_SUCCESS &&
-            need > 0) {
-            char *full = malloc(need + 1);
-            if (full && clGetProgramBuildInfo(ks->program, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) ==
-                            CL_SUCCESS) {
-                full[need] = '\0';
-                snprintf(log, sizeof log, "%s", full);
-                for (char *c = log; *c; c++)
-                    if (*c == '\n' || *c == '\r') *c = ' ';
-                trim(log);
-            }
-            free(full);
+    for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
+        const char *srcs[1] = {src};
+        ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+        if (e != CL_SUCCESS) {
+            ks->program = NULL;
+            free(src);
+            return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
         }
+        snprintf(opts, sizeof opts,
+                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
+                 "-DGPK_OS_BPT=%u%s%s %.300s",
+                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
+                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "",
+                 extra ? extra : "");
+        e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
+        if (e == CL_SUCCESS) {
+            ks->os_warp = ptx || mode == 3 ? 32 : 1;
+            ks->os_emulated = mode == 3;
+            break;
+        }
+        char log[400];
+        build_log(st, ks->program, log, sizeof log);
+        clReleaseProgram(ks->program);
+        ks->program = NULL;
+        if (ptx) {
+            snprintf(st->vendor_log, sizeof st->vendor_log, "%s (%d): %s", gpk__cl_error_name(e), (int)e,
+                     log[0] ? log : "(no build log)");
+            if (mode == 2) {
+                free(src);
+                return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
+                                 st->name, st->vendor_log);
+            }
+            continue;
+        }
+        free(src);
         return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
                          gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
     }
+    free(src);
 
     gpk_status s;
     char name[32];
@@ -382,11 +434,15 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
         if ((s = make_kernel(ctx, st, pr, &ks->fast_count[k], name)) != GPK_OK) return s;
         snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
         if ((s = make_kernel(ctx, st, pr, &ks->paper_hist[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "os_hist_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->os_hist[k], name)) != GPK_OK) return s;
         for (int v = 0; v < 3; v++) {
             snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
             if ((s = make_kernel(ctx, st, pr, &ks->fast_reorder[k][v], name)) != GPK_OK) return s;
             snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
             if ((s = make_kernel(ctx, st, pr, &ks->paper_reorder[k][v], name)) != GPK_OK) return s;
+            snprintf(name, sizeof name, "os_pass_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, pr, &ks->os_pass[k][v], name)) != GPK_OK) return s;
         }
     }
     return GPK_OK;
@@ -541,7 +597,9 @@ static void release_kernels(gpk_ocl_kernels *ks)
         release_kernel(&ks->reduce[k]);
         release_kernel(&ks->fast_count[k]);
         release_kernel(&ks->paper_hist[k]);
+        release_kernel(&ks->os_hist[k]);
         for (int v = 0; v < 3; v++) {
+            release_kernel(&ks->os_pass[k][v]);
             release_kernel(&ks->fast_reorder[k][v]);
             release_kernel(&ks->paper_reorder[k][v]);
         }

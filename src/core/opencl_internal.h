@@ -19,7 +19,8 @@ extern "C" {
 enum {
     GPK_OCL_FAST = 0,   /* work-group counting and local ranking (GPUs) */
     GPK_OCL_PAPER = 1,  /* per-item histograms in local memory, as in the paper */
-    GPK_OCL_GLOBAL = 2  /* per-item histograms in global memory (large r) */
+    GPK_OCL_GLOBAL = 2, /* per-item histograms in global memory (large r) */
+    GPK_OCL_ONESWEEP = 3 /* one histogram read, then one pass kernel per digit (look-back) */
 };
 
 /* One row of the tuning table (src/sort/radix_opencl.c). G is given per
@@ -31,6 +32,8 @@ typedef struct gpk_opencl_tune {
     unsigned kpt4, kpt8;      /* keys per item of the fast kernels (build time) */
     unsigned paper_r, paper_items, paper_groups_per_cu, paper_split;
     int paper_transpose;
+    unsigned os_items, os_kpt4, os_kpt8; /* onesweep: items per group, keys per item (build time) */
+    int os_default;           /* 1: onesweep is the default where the vendor warp path built */
 } gpk_opencl_tune;
 
 /* Phases of a sort, for the optional profile. */
@@ -53,12 +56,17 @@ typedef struct gpk_ocl_kernels {
     gpk_ocl_kernel scan_parts, scan_add, transpose[2];
     gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
     gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
+    gpk_ocl_kernel os_hist[2], os_pass[2][3];
+    /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
+     * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
+    unsigned os_warp;
+    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate */
 } gpk_ocl_kernels;
 
 /* Cached device buffers, grow-only. */
 enum {
     GPK_OCL_KEYS0 = 0, GPK_OCL_KEYS1, GPK_OCL_VALS0, GPK_OCL_VALS1,
-    GPK_OCL_HIST, GPK_OCL_AUX, GPK_OCL_RED, GPK_OCL_NBUF
+    GPK_OCL_HIST, GPK_OCL_AUX, GPK_OCL_RED, GPK_OCL_STATUS, GPK_OCL_NBUF
 };
 
 typedef struct gpk_opencl {
@@ -79,6 +87,13 @@ typedef struct gpk_opencl {
     /* [0]: 32-bit positions, built with the context; [1]: 64-bit positions
      * (GPK_POS64), built by the first sort past 2^32 keys */
     gpk_ocl_kernels ks[2];
+
+    /* The vendor build (inline PTX) is tried on NVIDIA GPUs unless
+     * GPK_OPENCL_VENDOR=0; GPK_OPENCL_VENDOR=2 makes its failure an error
+     * (with the build log) instead of a fallback. vendor_log keeps the start
+     * of a failed vendor build's log. */
+    unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
+    char vendor_log[1024];
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
 

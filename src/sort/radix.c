@@ -70,10 +70,25 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     return GPK_OK;
 }
 
+/* The copying sort's copy where the backend cannot read the input itself:
+ * in slices over the context's threads, so that the output's fresh pages
+ * are faulted in parallel rather than by one thread. */
+static void copy_keys(const gpk_ctx *ctx, void *out, const void *in, size_t bytes)
+{
+    const size_t slice = (size_t)1 << 20;
+    const ptrdiff_t slices = (ptrdiff_t)((bytes + slice - 1) / slice);
+#pragma omp parallel for num_threads(ctx->threads > 0 ? ctx->threads : 1) schedule(static) if (slices > 1)
+    for (ptrdiff_t i = 0; i < slices; i++) {
+        const size_t lo = (size_t)i * slice, len = bytes - lo < slice ? bytes - lo : slice;
+        memcpy((char *)out + lo, (const char *)in + lo, len);
+    }
+}
+
 /* kind: 0 keys, 1 pairs (perm counts as pairs: it is pairs with iota
- * values), as gpk__sort_pick's table distinguishes them. */
-static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t value_width,
-                                void *values, void *sigma, unsigned sigma_width, size_t n,
+ * values), as gpk__sort_pick's table distinguishes them. src: NULL, or the
+ * input of the copying sort (keys is then its output). */
+static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src, void *keys,
+                                size_t value_width, void *values, void *sigma, unsigned sigma_width, size_t n,
                                 const gpk_radix_opts *opts)
 {
     if (!ctx) return GPK_EINVAL;
@@ -89,6 +104,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
     if (s != GPK_OK) return s;
     ctx->last_sort_path = NULL;
     if (n < 2) {
+        if (src) memcpy(keys, src, n * job.key_width);
         if (n == 1 && sigma) gpk__sigma_iota(sigma, sigma_width, 0, 1);
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;
@@ -97,6 +113,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
      * which checks the host memory it needs itself. */
     const int asked_quick = opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
     if (!asked_quick && gpk__ooc_wanted(ctx, &job)) {
+        if (src) copy_keys(ctx, keys, src, n * job.key_width);
         s = gpk__sort_ooc(ctx, &job);
         if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
         return s;
@@ -104,6 +121,10 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
     const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? (double)sigma_width : 0.0);
     s = gpk__sort_mem_check(ctx, n, per_key);
     if (s != GPK_OK) return s;
+    if (src) {
+        if (ctx->backend == GPK_BACKEND_CPU && algo == GPK_SORT_RADIX) job.src = src;
+        else copy_keys(ctx, keys, src, n * job.key_width);
+    }
 
     if (algo == GPK_SORT_QUICK || algo == GPK_SORT_QUICK_RECURSIVE) {
         gpk_quick_job q;
@@ -151,21 +172,41 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, siz
 gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
                          const gpk_radix_opts *opts)
 {
-    return sort_dispatch(ctx, type, keys, 0, NULL, NULL, 0, n, opts);
+    return sort_dispatch(ctx, type, NULL, keys, 0, NULL, NULL, 0, n, opts);
+}
+
+gpk_status gpk_sort_keys_to(gpk_ctx *ctx, gpk_type type, const void *in, void *out, size_t n,
+                            const gpk_radix_opts *opts)
+{
+    if (!ctx) return GPK_EINVAL;
+    if (in == out) return gpk_sort_keys(ctx, type, out, n, opts);
+    gpk__clear_error(ctx);
+    const size_t kw = gpk_type_size(type);
+    if (kw && n > 0) {
+        if (!in || !out)
+            return gpk__fail(ctx, GPK_EINVAL, "sort: %s is NULL", in ? "out" : "in");
+        if (n <= ((size_t)-1) / 16) {
+            const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = n * kw;
+            if (a < b + bytes && b < a + bytes)
+                return gpk__fail(ctx, GPK_EINVAL,
+                                 "sort: in and out overlap without being the same array");
+        }
+    }
+    return sort_dispatch(ctx, type, in, out, 0, NULL, NULL, 0, n, opts);
 }
 
 gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32_t *sigma, size_t n,
                          const gpk_radix_opts *opts)
 {
     if (ctx && n > 0 && !sigma) return gpk__fail(ctx, GPK_EINVAL, "sort: sigma is NULL");
-    return sort_dispatch(ctx, type, keys, 0, NULL, sigma, 4, n, opts);
+    return sort_dispatch(ctx, type, NULL, keys, 0, NULL, sigma, 4, n, opts);
 }
 
 gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *sigma, size_t n,
                            const gpk_radix_opts *opts)
 {
     if (ctx && n > 0 && !sigma) return gpk__fail(ctx, GPK_EINVAL, "sort: sigma is NULL");
-    return sort_dispatch(ctx, type, keys, 0, NULL, sigma, 8, n, opts);
+    return sort_dispatch(ctx, type, NULL, keys, 0, NULL, sigma, 8, n, opts);
 }
 
 gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
@@ -174,5 +215,5 @@ gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type 
     size_t vw = gpk_type_size(value_type);
     if (ctx && vw == 0)
         return gpk__fail(ctx, GPK_EINVAL, "sort: unknown value type %d", (int)value_type);
-    return sort_dispatch(ctx, key_type, keys, vw, values, NULL, 0, n, opts);
+    return sort_dispatch(ctx, key_type, NULL, keys, vw, values, NULL, 0, n, opts);
 }

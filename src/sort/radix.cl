@@ -11,6 +11,12 @@
  *           H(c, g, i) stored as H[c*G*I + g*I + i] (in local memory, or in
  *           global memory when 2^r * I counters do not fit), and reorders
  *           its sub-list sequentially with the scanned H.
+ *  os_*     not the paper's structure: the Onesweep form of the CUDA backend
+ *           (Adinets & Merrill 2022), for GPUs. One read counts the digits
+ *           of every pass (os_hist); per pass one kernel (os_pass) ranks a
+ *           tile in local memory, learns where its digits go from the tiles
+ *           before it by decoupled look-back, and writes it out coalesced:
+ *           one read and one write of the keys per pass, one launch.
  *  fast_*   the same structure with the per-item histograms replaced by
  *           work-group cooperation, for GPUs: group g owns a contiguous run
  *           of tiles of I*KPT keys and counts them with local atomics into
@@ -33,9 +39,12 @@
  *
  * Build-time parameters (-D): GPK_KPT4 / GPK_KPT8 keys per item in the fast
  * kernels for 4 / 8-byte keys, GPK_RANK_BITS bits per local ranking round,
+ * GPK_OS_KPT4 / GPK_OS_KPT8 keys per item of os_pass, GPK_NV_PTX the
+ * NVIDIA warp primitives (inline PTX) for os_pass,
  * GPK_POS64: 64-bit sizes, positions and histogram entries (pos_t), the
  * build the host makes for sorts past 2^32 keys. Tile-local counts and
- * ranks stay 32- or 16-bit in both builds.
+ * ranks stay 32- or 16-bit in both builds (the os_* kernels run in the
+ * 32-bit build only: n < 2^30).
  */
 
 #ifndef GPK_KPT4
@@ -46,6 +55,12 @@
 #endif
 #ifndef GPK_RANK_BITS
 #define GPK_RANK_BITS 4
+#endif
+#ifndef GPK_OS_KPT4
+#define GPK_OS_KPT4 16
+#endif
+#ifndef GPK_OS_KPT8
+#define GPK_OS_KPT8 8
 #endif
 
 #ifdef GPK_POS64
@@ -203,6 +218,110 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
     if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
 }
 
+/* ---- Onesweep pass: warp primitives ----
+ * With GPK_NV_PTX (set by the host on NVIDIA GPUs when a build with it
+ * succeeds) a warp is the hardware's 32 lanes, and ballots and shuffles are
+ * inline PTX: NVIDIA's OpenCL 1.2 has no sub-group functions. Without it a
+ * "warp" is one work-item and the primitives are not needed: the same
+ * kernel then runs anywhere (one counter row per item, slower). The lane
+ * of work-item t is t % 32: NVIDIA packs consecutive items of a 1-D group
+ * into a warp. */
+#ifdef GPK_NV_PTX
+#define GPK_WARP 32
+
+/* peers with bit `bit` of d equal to mine: peers & (mine set ? ballot : ~ballot) */
+uint gpk_match_bit(uint peers, uint d, uint bit)
+{
+    uint out;
+    asm volatile("{\n\t"
+                 ".reg .pred p;\n\t"
+                 ".reg .b32 t;\n\t"
+                 "and.b32 t, %2, %3;\n\t"
+                 "setp.ne.u32 p, t, 0;\n\t"
+                 "vote.sync.ballot.b32 t, p, 0xffffffff;\n\t"
+                 "@!p not.b32 t, t;\n\t"
+                 "and.b32 %0, %1, t;\n\t"
+                 "}"
+                 : "=r"(out)
+                 : "r"(peers), "r"(d), "r"(bit));
+    return out;
+}
+
+uint gpk_shfl(uint v, uint src_lane)
+{
+    uint out;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(out) : "r"(v), "r"(src_lane));
+    return out;
+}
+uint gpk_shfl_up(uint v, uint delta)
+{
+    uint out;
+    asm volatile("shfl.sync.up.b32 %0, %1, %2, 0x0, 0xffffffff;" : "=r"(out) : "r"(v), "r"(delta));
+    return out;
+}
+#define GPK_WARP_RANK 1
+#define GPK_MATCH_BIT(peers, d, bit) gpk_match_bit((peers), (d), (bit))
+#define GPK_SHFL(v, src) gpk_shfl((v), (src))
+#define GPK_SHFL_UP(v, delta) gpk_shfl_up((v), (delta))
+
+#elif defined(GPK_EMU_WARP)
+/* For tests on any device (GPK_OPENCL_VENDOR=emulate): the vendor path's
+ * 32-lane ranking with the ballot and the shuffle emulated in local memory
+ * with group barriers (every item of the group runs the ranking loop). */
+#define GPK_WARP 32
+
+uint gpk_emu_match_bit(uint peers, uint d, uint bit, __local uint *word, uint lane)
+{
+    if (lane == 0) *word = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (d & bit) atomic_or(word, 1u << lane);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ballot = *word;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return peers & ((d & bit) ? ballot : ~ballot);
+}
+
+uint gpk_emu_shfl(uint v, uint src_lane, __local uint *slots, uint lane)
+{
+    slots[lane] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint out = slots[src_lane];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return out;
+}
+/* lanes below delta get their own value, as with shfl.sync.up */
+uint gpk_emu_shfl_up(uint v, uint delta, __local uint *slots, uint lane)
+{
+    slots[lane] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint out = lane >= delta ? slots[lane - delta] : v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return out;
+}
+#define GPK_WARP_RANK 1
+/* scratch: the group scan's buffer (2 * I words): lane slots in the first
+ * I words, one word per warp after them */
+#define GPK_MATCH_BIT(peers, d, bit) gpk_emu_match_bit((peers), (d), (bit), sscan + I + warp, lane)
+#define GPK_SHFL(v, src) gpk_emu_shfl((v), (src), sscan + warp * GPK_WARP, lane)
+#define GPK_SHFL_UP(v, delta) gpk_emu_shfl_up((v), (delta), sscan + warp * GPK_WARP, lane)
+
+#else
+#define GPK_WARP 1
+#endif
+
+/* Look-back words: read and written at device scope (volatile: past the
+ * non-coherent L1 on GPUs, never cached in a register while spinning). */
+uint gpk_load_status(__global const uint *p) { return *(volatile __global const uint *)p; }
+void gpk_store_status(__global uint *p, uint v) { *(volatile __global uint *)p = v; }
+
+#define GPK_OS_FLAG_AGG (1u << 30)
+#define GPK_OS_FLAG_INCL (2u << 30)
+#define GPK_OS_COUNT_MASK ((1u << 30) - 1u)
+#define GPK_OS_MAXBITS 8 /* digit bits of a pass */
+#ifndef GPK_OS_BPT
+#define GPK_OS_BPT 8 /* most digits per item in the per-digit phases (the host sets it) */
+#endif
+
 /*@@GPK_TEMPLATE@@ everything below is instantiated once per (GPK_KW, GPK_VW) */
 
 #ifndef GPK_KW
@@ -218,6 +337,7 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
 #define KMAP(k, kind) gpk_map32((k), (kind))
 #define KUNMAP(k, kind) gpk_unmap32((k), (kind))
 #define KPT GPK_KPT4
+#define OSKPT GPK_OS_KPT4
 #define KEY_VEC uint4
 #define VEC 4
 #define vstoreV vstore4
@@ -227,6 +347,7 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
 #define KMAP(k, kind) gpk_map64((k), (kind))
 #define KUNMAP(k, kind) gpk_unmap64((k), (kind))
 #define KPT GPK_KPT8
+#define OSKPT GPK_OS_KPT8
 #define KEY_VEC ulong2
 #define VEC 2
 #define vstoreV vstore2
@@ -340,6 +461,33 @@ __kernel void KNAME1(fast_count)(__global const KEY_T *kin, __global pos_t *hist
         uint s = 0;
         for (uint r = 0; r < nrep; r++) s += lh[d * nrep + r];
         hist[d * G + g] = s;
+    }
+}
+
+/* Onesweep histogram: the digit counts of every pass in one read. Pass p
+ * sorts bits [begin + p*r, min(begin + (p+1)*r, end)); its 2^bits counters
+ * are hist[p*stride ..] (zeroed by the host). The items of all groups
+ * stride over the keys (coalesced); each group counts in local memory and
+ * adds its table to hist once. */
+__kernel void KNAME1(os_hist)(__global const KEY_T *keys, __global uint *hist, uint n, int kmap, uint begin, uint r,
+                              uint end, uint stride, __local uint *lh)
+{
+    const uint I = get_local_size(0), t = get_local_id(0);
+    const uint passes = (end - begin + r - 1) / r;
+    for (uint j = t; j < passes * stride; j += I) lh[j] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint step = (uint)get_global_size(0);
+    for (uint j = (uint)get_global_id(0); j < n; j += step) {
+        const KEY_T k = KMAP(keys[j], kmap);
+        for (uint p = 0; p < passes; p++) {
+            const uint sh = begin + p * r, bits = min(r, end - sh);
+            atomic_inc(&lh[p * stride + DIGIT(k, sh, (1u << bits) - 1u)]);
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = t; j < passes * stride; j += I) {
+        const uint c = lh[j];
+        if (c) atomic_add(&hist[j], c);
     }
 }
 
@@ -590,11 +738,214 @@ __kernel void KNAME(fast_reorder)(__global const KEY_T *kin, __global KEY_T *kou
     }
 }
 
+/* Onesweep pass over the digit of `bits` (<= 8) bits at `shift`. One group
+ * per tile of T = I*OSKPT keys. status holds a word per (tile, digit) and
+ * then the tile counter, all zeroed: tiles are numbered in the order groups
+ * take them from the counter, so every tile a group waits for in the
+ * look-back belongs to a group that is already running.
+ *  1. load: warp w's lane l takes tile positions w*32*OSKPT + i*32 + l
+ *     (coalesced), mapped, KEY_MAX past the end (largest digit: they rank
+ *     after every real key and are never written);
+ *  2. rank in the warp, key i of every lane in lane order (input order, so
+ *     stable): the lanes that share the digit (ballots, one per digit bit)
+ *     let the highest of them add their number to the warp's counter for
+ *     the digit and pass the old count on (shuffle);
+ *  3. per digit: the tile's count, published at once for later tiles
+ *     (status word: flag | count), its start in the tile (scan over the
+ *     digits), and each warp's first rank in it;
+ *  4. the keys go to local memory in sorted order (and the values);
+ *  5. decoupled look-back: each digit's count in all earlier tiles, summed
+ *     back to the first word marked inclusive; then this tile's inclusive
+ *     word, and the output index of sorted position j with digit d is
+ *     s_base[d] + j;
+ *  6. write out: consecutive items take consecutive sorted keys, so runs of
+ *     one digit land at consecutive addresses.
+ * Counts fit 30 bits: the host runs this pass for n < 2^30 only. */
+__kernel void KNAME(os_pass)(__global const KEY_T *kin, __global KEY_T *kout, __global const VAL_T *vin,
+                             __global VAL_T *vout, int vgen, __global const uint *bases, uint boff,
+                             __global uint *status, uint n, uint shift, uint bits,
+                             int kmap_in, int kmap_out, __local uint *counters, __local ulong *kvraw,
+                             __local VAL_T *vbuf, __local uint *s_base, __local uint *sscan)
+{
+    const uint I = get_local_size(0), t = get_local_id(0);
+    const uint W = I / GPK_WARP, warp = t / GPK_WARP, lane = t % GPK_WARP;
+    const uint D = 1u << bits, mask = D - 1u, T = I * OSKPT;
+    const uint bpt = (D + I - 1u) / I; /* digits per item, <= GPK_OS_BPT */
+    const uint tiles = (n + T - 1u) / T;
+    __local KEY_T *kbuf = (__local KEY_T *)kvraw; /* declared ulong: 8-byte aligned on NVIDIA */
+
+    for (uint j = t; j < W * D; j += I) counters[j] = 0;
+    if (t == 0) s_base[0] = atomic_inc(&status[tiles * D]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint tile = s_base[0]; /* s_base is next written after the ranking's barrier */
+    const uint base = tile * T, valid = min(T, n - base);
+    const uint first = warp * GPK_WARP * OSKPT + lane; /* tile position of this item's key 0 */
+
+    /* 1. load */
+    KEY_T key[OSKPT];
+    if (valid == T) {
+        #pragma unroll
+        for (uint i = 0; i < OSKPT; i++) key[i] = KMAP(kin[base + first + i * GPK_WARP], kmap_in);
+    } else {
+        #pragma unroll
+        for (uint i = 0; i < OSKPT; i++) {
+            const uint p = first + i * GPK_WARP;
+            key[i] = p < valid ? KMAP(kin[base + p], kmap_in) : KEY_MAX;
+        }
+    }
+
+    /* 2. rank in the warp */
+    uint rank[OSKPT];
+    {
+        __local uint *wc = counters + warp * D;
+#ifdef GPK_WARP_RANK
+        const uint lt = (1u << lane) - 1u;
+#endif
+        #pragma unroll
+        for (uint i = 0; i < OSKPT; i++) {
+            const uint d = DIGIT(key[i], shift, mask);
+#ifdef GPK_WARP_RANK
+            /* bits above the pass's width are 0 in every lane: no change */
+            uint peers = 0xFFFFFFFFu;
+            #pragma unroll
+            for (uint b = 0; b < GPK_OS_MAXBITS; b++) peers = GPK_MATCH_BIT(peers, d, 1u << b);
+            const uint below = popcount(peers & lt);
+            const uint leader = 31u - clz(peers);
+            /* An atomic, so that the next key's leader, maybe another lane,
+             * reads this count: it runs after the shuffle, which waits for
+             * the value the atomic returns. */
+            uint old = 0;
+            if (lane == leader) old = atomic_add(&wc[d], below + 1u);
+            rank[i] = GPK_SHFL(old, leader) + below;
+#else
+            rank[i] = wc[d]++;
+#endif
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 3. per digit: item t owns digits t*bpt .. t*bpt + bpt - 1 */
+    uint total[GPK_OS_BPT], start[GPK_OS_BPT];
+    uint my_sum = 0;
+    #pragma unroll
+    for (uint u = 0; u < GPK_OS_BPT; u++) {
+        const uint d = t * bpt + u;
+        uint c = 0;
+        if (u < bpt && d < D)
+            for (uint w = 0; w < W; w++) c += counters[w * D + d];
+        total[u] = c;
+        my_sum += c;
+    }
+    #pragma unroll
+    for (uint u = 0; u < GPK_OS_BPT; u++) {
+        const uint d = t * bpt + u;
+        if (u < bpt && d < D)
+            gpk_store_status(&status[tile * D + d], (tile == 0 ? GPK_OS_FLAG_INCL : GPK_OS_FLAG_AGG) | total[u]);
+    }
+    {
+#if defined(GPK_WARP_RANK) && !defined(GPK_OS_PLAIN_SCAN)
+        /* exclusive scan over the group: within each warp by shuffles, then
+         * the warps' sums (one barrier instead of the general scan's log I) */
+        uint incl = my_sum;
+        #pragma unroll
+        for (uint o = 1; o < GPK_WARP; o <<= 1) {
+            const uint y = GPK_SHFL_UP(incl, o);
+            if (lane >= o) incl += y;
+        }
+        __local uint *warp_sum = sscan + I; /* past the emulation's lane slots */
+        if (lane == GPK_WARP - 1) warp_sum[warp] = incl;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        uint run = incl - my_sum;
+        for (uint w = 0; w < warp; w++) run += warp_sum[w];
+#else
+        uint all;
+        uint run = gpk_group_scan_excl(my_sum, sscan, &all);
+#endif
+        #pragma unroll
+        for (uint u = 0; u < GPK_OS_BPT; u++) {
+            start[u] = run;
+            run += total[u];
+        }
+    }
+    #pragma unroll
+    for (uint u = 0; u < GPK_OS_BPT; u++) {
+        const uint d = t * bpt + u;
+        if (u < bpt && d < D) {
+            uint run = start[u];
+            for (uint w = 0; w < W; w++) {
+                const uint c = counters[w * D + d];
+                counters[w * D + d] = run;
+                run += c;
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 4. stage in sorted order; the values are loaded now and stored after
+     * the look-back, so their loads are in flight meanwhile */
+    #pragma unroll
+    for (uint i = 0; i < OSKPT; i++) {
+        rank[i] += counters[warp * D + DIGIT(key[i], shift, mask)];
+        kbuf[rank[i]] = key[i];
+    }
+#if GPK_VW
+    VAL_T val[OSKPT];
+    #pragma unroll
+    for (uint i = 0; i < OSKPT; i++) {
+        const uint p = first + i * GPK_WARP;
+        val[i] = vgen ? (VAL_T)(base + p) : (p < valid ? vin[base + p] : (VAL_T)0);
+    }
+#endif
+
+    /* 5. look-back */
+    #pragma unroll
+    for (uint u = 0; u < GPK_OS_BPT; u++) {
+        const uint d = t * bpt + u;
+        if (u < bpt && d < D) {
+            uint excl = 0;
+            if (tile > 0) {
+                uint back = tile;
+                for (;;) {
+                    const uint w = gpk_load_status(&status[(back - 1u) * D + d]);
+                    if (w == 0) continue; /* not published yet */
+                    excl += w & GPK_OS_COUNT_MASK;
+                    if (w & GPK_OS_FLAG_INCL) break;
+                    back--;
+                }
+                gpk_store_status(&status[tile * D + d], GPK_OS_FLAG_INCL | (excl + total[u]));
+            }
+            /* modulo 2^32 on the way, exact once the position is added */
+            s_base[d] = bases[boff + d] + excl - start[u];
+        }
+    }
+#if GPK_VW
+    #pragma unroll
+    for (uint i = 0; i < OSKPT; i++)
+        if (first + i * GPK_WARP < valid) vbuf[rank[i]] = val[i];
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 6. write out */
+    #pragma unroll
+    for (uint j = 0; j < OSKPT; j++) {
+        const uint idx = t + j * I;
+        if (idx < valid) {
+            const KEY_T k = kbuf[idx];
+            const uint o = s_base[DIGIT(k, shift, mask)] + idx;
+            kout[o] = KUNMAP(k, kmap_out);
+#if GPK_VW
+            vout[o] = vbuf[idx];
+#endif
+        }
+    }
+}
+
 #undef KEY_T
 #undef KEY_MAX
 #undef KMAP
 #undef KUNMAP
 #undef KPT
+#undef OSKPT
 #undef VAL_T
 #undef RB
 #undef NHMAX

@@ -101,19 +101,37 @@ static inline void stream_fence(void)
 #endif
 }
 
+/* The hybrid's first level on skewed keys (split_plan): the bucket of a
+ * key is looked up by g, the top HYB_MAX_BITS bits of the range: a heavy g
+ * is split by its next e bits into 2^e buckets from base on, light
+ * neighbours share one bucket. Buckets stay in key order. */
+typedef struct {
+    uint16_t base;
+    uint8_t sh, e; /* sh: shift of g's next e bits */
+} split_entry;
+
+static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, unsigned shift,
+                                 uint64_t mask)
+{
+    const split_entry t = tab[(k >> shift) & mask];
+    return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
+}
+
 /* The scatter of one chunk for one pass, written once per (key, value)
- * shape; KT key type, VT value type, HAS_V whether values move. */
-#define DEFINE_SCATTER(NAME, KT, VT, HAS_V)                                                    \
+ * shape; KT key type, VT value type, HAS_V whether values move, DIGIT the
+ * bucket of key k (a bit field, or split_digit with the table tab). */
+#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, DIGIT)                                             \
     static void NAME(const KT *restrict src, KT *restrict dst, const VT *restrict vsrc,       \
                      VT *restrict vdst, size_t lo, size_t hi, unsigned shift, KT mask,         \
                      size_t *restrict off, unsigned char *restrict wc, unsigned radix,         \
-                     int iota)                                                                 \
+                     int iota, const split_entry *restrict tab)                                \
     {                                                                                          \
+        (void)tab;                                                                             \
         enum { KB = WC_BYTES / sizeof(KT) };                                                   \
         if (!wc) {                                                                             \
             for (size_t i = lo; i < hi; i++) {                                                 \
                 KT k = src[i];                                                                 \
-                size_t pos = off[(k >> shift) & mask]++;                                       \
+                size_t pos = off[DIGIT]++;                                                     \
                 dst[pos] = k;                                                                  \
                 if (HAS_V) vdst[pos] = iota ? (VT)i : vsrc[i];                                 \
             }                                                                                  \
@@ -132,7 +150,7 @@ static inline void stream_fence(void)
         }                                                                                      \
         for (size_t i = lo; i < hi; i++) {                                                     \
             KT k = src[i];                                                                     \
-            size_t d = (k >> shift) & mask;                                                    \
+            size_t d = DIGIT;                                                                  \
             unsigned f = fill[d];                                                              \
             kbuf[d * KB + f] = k;                                                              \
             if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                              \
@@ -161,52 +179,86 @@ static inline void stream_fence(void)
         if (nt) stream_fence();                                                                \
     }
 
-DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0)
-DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1)
-DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1)
-DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0)
-DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1)
-DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1)
+#define FIELD ((k >> shift) & mask)
+#define SPLIT split_digit(tab, k, shift, mask)
+DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, FIELD)
+DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, FIELD)
+DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, FIELD)
+DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0, FIELD)
+DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1, FIELD)
+DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1, FIELD)
+DEFINE_SCATTER(split32, uint32_t, uint32_t, 0, SPLIT)
+DEFINE_SCATTER(split32_v32, uint32_t, uint32_t, 1, SPLIT)
+DEFINE_SCATTER(split32_v64, uint32_t, uint64_t, 1, SPLIT)
+DEFINE_SCATTER(split64, uint64_t, uint32_t, 0, SPLIT)
+DEFINE_SCATTER(split64_v32, uint64_t, uint32_t, 1, SPLIT)
+DEFINE_SCATTER(split64_v64, uint64_t, uint64_t, 1, SPLIT)
 
-#define DEFINE_COUNT(NAME, KT)                                                                 \
+#define DEFINE_COUNT(NAME, KT, DIGIT)                                                          \
     static void NAME(const KT *restrict src, size_t lo, size_t hi, unsigned shift, KT mask,   \
-                     size_t *restrict hist)                                                    \
+                     size_t *restrict hist, const split_entry *restrict tab)                   \
     {                                                                                          \
-        for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;                     \
+        (void)tab;                                                                             \
+        for (size_t i = lo; i < hi; i++) {                                                     \
+            KT k = src[i];                                                                     \
+            hist[DIGIT]++;                                                                     \
+        }                                                                                      \
     }
-DEFINE_COUNT(count32, uint32_t)
-DEFINE_COUNT(count64, uint64_t)
+DEFINE_COUNT(count32_tab, uint32_t, SPLIT)
+DEFINE_COUNT(count64_tab, uint64_t, SPLIT)
+static void count32(const uint32_t *restrict src, size_t lo, size_t hi, unsigned shift,
+                    uint32_t mask, size_t *restrict hist)
+{
+    for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
+}
+static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned shift,
+                    uint64_t mask, size_t *restrict hist)
+{
+    for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
+}
 
+/* tab: NULL, or the split table (then mask selects g, see split_digit). */
 static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc,
                           void *vdst, size_t lo, size_t hi, unsigned shift, uint64_t mask,
-                          size_t *off, unsigned char *wc, unsigned radix, int iota)
+                          size_t *off, unsigned char *wc, unsigned radix, int iota,
+                          const split_entry *tab)
 {
     if (kw == 4) {
         uint32_t m = (uint32_t)mask;
-        if (vw == 0) scatter32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0);
-        else if (vw == 4) scatter32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota);
-        else scatter32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota);
+        if (tab) {
+            if (vw == 0) split32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, tab);
+            else if (vw == 4) split32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
+            else split32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
+        } else if (vw == 0) scatter32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, NULL);
+        else if (vw == 4) scatter32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
+        else scatter32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
     } else {
-        if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0);
-        else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
-        else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota);
+        if (tab) {
+            if (vw == 0) split64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, tab);
+            else if (vw == 4) split64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+            else split64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+        } else if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, NULL);
+        else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
+        else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
     }
 }
 
 /* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
  * into top while mapping and reducing them: the hybrid's first histogram
  * without a read of its own, valid when the detected range ends where the
- * caller guessed. */
-static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
-                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
-                             unsigned top_shift)
+ * caller guessed. Keys are read from src and, where they need mapping,
+ * written mapped to dst (src itself for the in-place sort). */
+static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
+                             size_t hi, uint64_t *and_out, uint64_t *or_out,
+                             size_t *restrict top, unsigned top_shift)
 {
     const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
     if (kw == 4) {
-        uint32_t *k = keys, a = ~0u, o = 0;
+        const uint32_t *k = src;
+        uint32_t *out = dst, a = ~0u, o = 0;
         for (size_t i = lo; i < hi; i++) {
             uint32_t m = gpk__map_u32(t, k[i]);
-            if (t != GPK_U32) k[i] = m;
+            if (t != GPK_U32) out[i] = m;
             a &= m;
             o |= m;
             top[(m >> top_shift) & top_mask]++;
@@ -214,10 +266,11 @@ static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, siz
         *and_out = a;
         *or_out = o;
     } else {
-        uint64_t *k = keys, a = ~0ull, o = 0;
+        const uint64_t *k = src;
+        uint64_t *out = dst, a = ~0ull, o = 0;
         for (size_t i = lo; i < hi; i++) {
             uint64_t m = gpk__map_u64(t, k[i]);
-            if (t != GPK_U64) k[i] = m;
+            if (t != GPK_U64) out[i] = m;
             a &= m;
             o |= m;
             top[(m >> top_shift) & top_mask]++;
@@ -227,20 +280,22 @@ static void map_reduce_count(gpk_type t, unsigned kw, void *keys, size_t lo, siz
     }
 }
 
-/* Maps keys in place and reduces AND/OR over [lo, hi). */
-static void map_and_reduce(gpk_type t, unsigned kw, void *keys, size_t lo, size_t hi,
-                           uint64_t *and_out, uint64_t *or_out)
+/* Maps keys from src to dst (unmapped types: only reads src) and reduces
+ * AND/OR over [lo, hi). */
+static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
+                           size_t hi, uint64_t *and_out, uint64_t *or_out)
 {
     uint64_t a = ~0ull, o = 0;
     if (kw == 4) {
-        uint32_t *k = keys;
+        const uint32_t *k = src;
+        uint32_t *out = dst;
         uint32_t a32 = ~0u, o32 = 0;
         if (t == GPK_U32) {
             for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
         } else {
             for (size_t i = lo; i < hi; i++) {
                 uint32_t m = gpk__map_u32(t, k[i]);
-                k[i] = m;
+                out[i] = m;
                 a32 &= m;
                 o32 |= m;
             }
@@ -248,13 +303,14 @@ static void map_and_reduce(gpk_type t, unsigned kw, void *keys, size_t lo, size_
         a = a32;
         o = o32;
     } else {
-        uint64_t *k = keys;
+        const uint64_t *k = src;
+        uint64_t *out = dst;
         if (t == GPK_U64) {
             for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
         } else {
             for (size_t i = lo; i < hi; i++) {
                 uint64_t m = gpk__map_u64(t, k[i]);
-                k[i] = m;
+                out[i] = m;
                 a &= m;
                 o |= m;
             }
@@ -292,9 +348,13 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
  * private buffers that stay in L2, and the last pass writes the bucket to
  * its final place in the caller's array. Per key that is about two trips
  * through DRAM instead of four, and the per-bucket passes run at cache
- * speed. A bucket too large for the private buffers (skewed keys) is
- * sorted by the whole team with the LSD passes of the old path, so no
- * input is slower than before by more than the one MSD pass.
+ * speed. Skewed keys (floats: a few exponents hold most of them) would
+ * leave a few huge d-bit buckets, so a level counts the top 11 bits of its
+ * range first and, where d-bit buckets would outgrow a thread, scatters by
+ * a table instead that splits heavy top values by their next bits
+ * (split_plan). A bucket still too large for the private buffers is split
+ * again (by one thread, or a team-wide level) or sorted by the team's LSD
+ * passes, so no input is slower than before by more than the one MSD pass.
  *
  * Stable throughout: both kinds of pass keep the order of equal digits, so
  * keys, pairs and sigma come out as the reference's stable order. */
@@ -368,16 +428,18 @@ typedef struct {
 
 /* LSD passes over m keys at ka (values at va) with kb / vb as the other
  * buffer, run by every thread of the team (it holds barriers). The result
- * ends in a (returns 0) or b (returns 1). iota: the first pass's values are
- * the source indices (sigma). */
-static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb, size_t m,
-                    const pass_plan *plan, unsigned passes, int iota)
+ * ends in a (returns 0) or b (returns 1). first: where the first pass reads
+ * the keys (ka, or the copying sort's input: ka is then written, never
+ * read, before the second pass). iota: the first pass's values are the
+ * source indices (sigma). */
+static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, void *va,
+                    void *vb, size_t m, const pass_plan *plan, unsigned passes, int iota)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
     unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
-    void *src = ka, *dst = kb, *vsrc = va, *vdst = vb;
+    void *src = (void *)first, *dst = kb, *vsrc = va, *vdst = vb;
     for (unsigned q = 0; q < passes; q++) {
         const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
         const uint64_t mask = digits - 1;
@@ -396,12 +458,12 @@ static int lsd_team(const sort_state *S, void *ka, void *kb, void *va, void *vb,
                 }
         }
         scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
-                      digits, iota && q == 0);
+                      digits, iota && q == 0, NULL);
 #pragma omp barrier
-        void *t1 = src; src = dst; dst = t1;
+        void *t1 = src; src = dst; dst = q == 0 ? ka : t1;
         void *t2 = vsrc; vsrc = vdst; vdst = t2;
     }
-    return src != ka;
+    return passes > 0 && src != ka;
 }
 
 /* Brings this thread's share of [off, off + m) home from `from` (keys) and
@@ -572,7 +634,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
             span dst = last ? out : (q & 1 ? Y : X);
             scatter_chunk(kw, vw, src.k, dst.k, src.v, dst.v, 0, m, plan[q].shift,
                           ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS),
-                          NULL, 1u << plan[q].bits, 0);
+                          NULL, 1u << plan[q].bits, 0, NULL);
             src = dst;
         }
         if (via_x) copy_span(out, src, m, kw, vw);
@@ -593,7 +655,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         sum += c;
     }
     bounds[digits] = sum;
-    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0);
+    scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm == 0) continue;
@@ -628,12 +690,47 @@ typedef struct {
     uint64_t *ands, *ors;       /* a cache line apart per thread */
     unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
     size_t lhist_bytes, tmp_bytes;
+    split_entry tab[(size_t)1 << HYB_MAX_BITS]; /* the split of the level being scattered */
     struct {
         unsigned begin, end, digit_bits, passes;
+        unsigned buckets; /* 0: digits of digit_bits bits; else the split's bucket count */
         int lsd;
         pass_plan plan[64];
     } lv[HYB_LEVELS];
 } hyb_state;
+
+/* Skewed keys (floats: a few exponents hold most keys) leave some d-bit
+ * buckets far above what one thread sorts in cache, and those cost the
+ * team another pass through memory each. From the counts of the top
+ * HYB_MAX_BITS bits of the range (h), this plans buckets of about
+ * `target` keys instead: a heavy top value g is split by its next e bits
+ * (assumed even: where they are not, a bucket goes one level down as
+ * before), light neighbours share a bucket. Returns the bucket count
+ * (at most 2^HYB_MAX_BITS). below: bits of the range under g. */
+static unsigned split_plan(const size_t *h, size_t target, unsigned below, unsigned shift,
+                           split_entry *tab)
+{
+    const unsigned G = 1u << HYB_MAX_BITS, max_e = below < HYB_MAX_BITS ? below : HYB_MAX_BITS;
+    for (;; target *= 2) {
+        unsigned nb = 0;
+        size_t run = 0; /* keys in the open shared bucket; none open when 0 */
+        for (unsigned g = 0; g < G && nb <= G; g++) {
+            unsigned e = 0;
+            while (e < max_e && (h[g] >> e) > target) e++;
+            if (e == 0 && run > 0 && run + h[g] <= target) {
+                tab[g].base = (uint16_t)(nb - 1);
+                run += h[g];
+            } else {
+                tab[g].base = (uint16_t)(nb < G ? nb : 0);
+                nb += 1u << e;
+                run = e == 0 ? h[g] + 1 : 0; /* + 1: open even when empty */
+            }
+            tab[g].e = (uint8_t)e;
+            tab[g].sh = (uint8_t)(shift - e);
+        }
+        if (nb <= G) return nb;
+    }
+}
 
 /* Per-thread counters of one solo MSD level: offsets and bounds. */
 #define SOLO_DEPTH 8
@@ -681,7 +778,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
                 sum += c;
             }
             scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1,
-                          solo_work, wc, digits, 0);
+                          solo_work, wc, digits, 0, NULL);
             char *t = src; src = dst; dst = t;
             t = vsrc; vsrc = vdst; vdst = t;
         }
@@ -704,7 +801,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
         sum += c;
     }
     bounds[digits] = sum;
-    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0);
+    scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm > 0)
@@ -721,12 +818,15 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
  * levels reduce their bucket for it (all-equal buckets then cost nothing
  * more). */
 static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
-                      int in_keys, unsigned begin, unsigned end, int iota, int counted)
+                      int in_keys, unsigned begin, unsigned end, int iota, int counted,
+                      const void *src0)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
     const unsigned kw = S->kw, vw = S->vw;
-    char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    /* src0: the copying sort's input, which level 0 reads in place of the
+     * caller's (output) array. */
+    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
     char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
     char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
     char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
@@ -759,18 +859,60 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     end = H->lv[level].end;
 
     if (H->lv[level].lsd) {
-        int in_b = lsd_team(S, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
         char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
         /* finish_share takes whole-array bases. */
         finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
         return;
     }
 
-    const unsigned d = H->lv[level].digit_bits, digits = 1u << d, shift = end - d;
-    const uint64_t mask = digits - 1;
+    const unsigned d = H->lv[level].digit_bits;
+    unsigned digits = 1u << d, shift = end - d;
+    uint64_t mask = digits - 1;
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
-    if (counted) {
+    const split_entry *tab = NULL;
+    if (end - begin > HYB_MAX_BITS) {
+        /* Count the top HYB_MAX_BITS bits (unless the detection did), then
+         * see whether d-bit buckets would be too skewed. */
+        const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
+        if (!counted) {
+            memset(my_hist, 0, G * sizeof *my_hist);
+            if (kw == 4) count32((const uint32_t *)cur, lo, hi, top, G - 1, my_hist);
+            else count64((const uint64_t *)cur, lo, hi, top, G - 1, my_hist);
+        }
+        counted = 1;
+#pragma omp barrier
+#pragma omp single
+        {
+            size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
+            for (unsigned g = 0; g < G; g++) {
+                h[g] = 0;
+                for (int t = 0; t < T; t++) h[g] += S->hist[(size_t)t * S->radix_stride + g];
+                run += h[g];
+                if ((g + 1) % (G >> d) == 0) {
+                    biggest = run > biggest ? run : biggest;
+                    run = 0;
+                }
+            }
+            H->lv[level].buckets =
+                biggest > H->cap
+                    ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, H->tab)
+                    : 0;
+        } /* implicit barrier */
+        if (H->lv[level].buckets) {
+            tab = H->tab;
+            digits = H->lv[level].buckets;
+            shift = top;
+            mask = G - 1;
+            memset(my_hist, 0, digits * sizeof *my_hist);
+            if (kw == 4) count32_tab((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist, tab);
+            else count64_tab((const uint64_t *)cur, lo, hi, shift, mask, my_hist, tab);
+        }
+    }
+    if (tab) {
+        /* counted by the split above */
+    } else if (counted) {
         /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
          * down to d (in place: group g is read before slot g is written). */
         const unsigned k = 1u << (HYB_MAX_BITS - d);
@@ -799,7 +941,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         bounds[digits] = sum;
     }
     scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
-                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota);
+                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, tab);
 #pragma omp barrier
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
@@ -816,7 +958,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0, NULL);
     }
 }
 
@@ -895,6 +1037,13 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const unsigned end_guess = job->key_bits ? job->key_bits : 8 * kw;
     const int top_shift = may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
 
+    /* The copying sort (job->src): the detection reads the input and
+     * writes the mapped keys to the output, where the passes go on as in
+     * place; keys that need no mapping are left where they are, and the
+     * first pass reads them from the input. */
+    const void *input = job->src ? job->src : job->keys;
+    const void *first = needs_mapping(job->key_type) ? job->keys : input;
+
     pass_plan plan[64];
     unsigned passes = 0, range_begin = 0, range_end = 0;
     int hybrid = 0;
@@ -908,10 +1057,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         if (top_shift >= 0) {
             size_t *top = S.hist + (size_t)tid * radix;
             memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
-            map_reduce_count(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
+            map_reduce_count(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
                              top, (unsigned)top_shift);
         } else {
-            map_and_reduce(job->key_type, kw, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+            map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
         }
 #pragma omp barrier
 #pragma omp single
@@ -931,11 +1080,12 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 
         if (hybrid) {
             hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
-                      top_shift >= 0 && range_end == end_guess);
+                      top_shift >= 0 && range_end == end_guess, first);
         } else {
-            int in_b = lsd_team(&S, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
+            int in_b = lsd_team(&S, first, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
                                 with_sigma);
-            finish_share(&S, in_b ? S.alt_keys : S.keys, in_b ? S.alt_vals : S.vals, 0, n);
+            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : first, in_b ? S.alt_vals : S.vals,
+                         0, n);
             if (with_sigma && passes == 0)
                 gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
         }

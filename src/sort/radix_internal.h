@@ -19,6 +19,8 @@ typedef struct gpk_radix_job {
     gpk_type key_type;
     unsigned key_width;     /* 4 or 8 bytes */
     void *keys;             /* n keys in the caller's (unmapped) form */
+    const void *src;        /* NULL, or the n input keys (read only) and keys is the output,
+                               which holds nothing yet: gpk_sort_keys_to on the CPU backend */
     void *values;           /* NULL, or n values of value_width bytes */
     unsigned value_width;   /* 0, 4 or 8 */
     void *sigma;            /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */

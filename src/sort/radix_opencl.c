@@ -12,6 +12,12 @@
  *   paper  per-item histograms H(c, g, i) in local memory, optional
  *          transposition: the CPU default, and the paper-faithful version
  *          on GPUs (GPK_OPENCL_VARIANT=paper);
+ *   onesweep  one read for the digit counts of all passes, then per pass
+ *          one kernel that ranks a tile, finds its digits' offsets by
+ *          decoupled look-back and writes the tile coalesced (the CUDA
+ *          backend's design): the default on NVIDIA GPUs when the program
+ *          built with the inline-PTX warp primitives; portable otherwise
+ *          (GPK_OPENCL_VARIANT=onesweep), for testing the design on PoCL;
  *   global per-item histograms in global memory: used when the 2^r * I
  *          counters of the paper variant do not fit in local memory
  *          (large r on GPUs), or forced with GPK_OPENCL_VARIANT=global.
@@ -19,11 +25,14 @@
  * the next one, so every r in 1..16 works.
  *
  * Environment knobs (for experiments and tests; the options and the tuning
- * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global,
+ * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global|onesweep,
  * GPK_OPENCL_TRANSPOSE=0|1 (paper variants); read when the context is
  * created: GPK_OPENCL_KPT=k4[,k8] (keys per item of the fast kernels),
  * GPK_OPENCL_BUILD_OPTIONS (appended to the build options),
- * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools).
+ * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools),
+ * GPK_OPENCL_OS_KPT=k4[,k8] (keys per item of the onesweep pass),
+ * GPK_OPENCL_VENDOR=0|2|emulate (no vendor kernels / vendor kernels or an
+ * error / the vendor ranking with emulated warp primitives, for tests).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -51,15 +60,16 @@ static const struct tune_row {
     const char *vendor;
     gpk_opencl_tune t;
 } tune_table[] = {
-    /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp */
+    /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp
+     *                                                                        onesweep: I kpt4 kpt8 default */
     {CL_DEVICE_TYPE_GPU, "NVIDIA",
-     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1}},
+     {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1, 256, 16, 8, 1}},
     {CL_DEVICE_TYPE_GPU, NULL,
-     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1}},
+     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1, 256, 8, 4, 0}},
     {CL_DEVICE_TYPE_CPU, NULL,
-     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0}},
+     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0, 64, 8, 4, 0}},
     {0, NULL,
-     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0}},
+     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0, 64, 8, 4, 0}},
 };
 
 static int contains_ci(const char *hay, const char *needle)
@@ -91,6 +101,13 @@ void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
         if (got >= 1 && a >= 1 && a <= 32) out->kpt4 = a;
         if (got == 2 && b >= 1 && b <= 32) out->kpt8 = b;
     }
+    const char *okpt = getenv("GPK_OPENCL_OS_KPT");
+    if (okpt && *okpt) {
+        unsigned a = 0, b = 0;
+        const int got = sscanf(okpt, "%u,%u", &a, &b);
+        if (got >= 1 && a >= 1 && a <= 32) out->os_kpt4 = a;
+        if (got == 2 && b >= 1 && b <= 32) out->os_kpt8 = b;
+    }
 }
 
 /* ---- plan ----------------------------------------------------------------- */
@@ -108,8 +125,9 @@ typedef struct plan {
     size_t npad;        /* elements of the key / payload buffers in use */
     unsigned C;         /* paper: keys per item */
     unsigned T, tiles, tpg; /* fast: tile size, tile count, tiles per group */
-    size_t hist_len;    /* counters of H for the widest pass */
+    size_t hist_len;    /* counters of H for the widest pass (onesweep: of all passes) */
     size_t aux_len;
+    size_t status_len;  /* onesweep: look-back words of a pass and the tile counter */
 } plan;
 
 typedef struct run {
@@ -142,10 +160,23 @@ static int env_variant(int fallback)
     if (!strcmp(v, "fast")) return GPK_OCL_FAST;
     if (!strcmp(v, "paper")) return GPK_OCL_PAPER;
     if (!strcmp(v, "global")) return GPK_OCL_GLOBAL;
+    if (!strcmp(v, "onesweep")) return GPK_OCL_ONESWEEP;
     return fallback;
 }
 
 static unsigned kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.kpt4 : R->st->tune.kpt8; }
+static unsigned os_kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.os_kpt4 : R->st->tune.os_kpt8; }
+
+/* Local memory of the onesweep pass for I items and digits of w bits:
+ * counters per (warp, digit), staged keys and values, digit bases, scan. */
+static size_t os_local(const run *R, unsigned I, unsigned w)
+{
+    const size_t T = (size_t)I * os_kpt_of(R), D = (size_t)1 << w;
+    const size_t counters = (size_t)(I / R->k->os_warp) * D * 4;
+    const size_t keys = (T * R->kw + 7) / 8 * 8;
+    const size_t vals = R->vw ? T * R->vw : 4;
+    return counters + keys + vals + D * 4 + (size_t)2 * I * 4;
+}
 
 /* Words of the fast reorder's rank counters: 2^RB 16-bit counters per
  * item, two to a word. */
@@ -209,6 +240,34 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     memset(p, 0, sizeof *p);
     p->w = w;
     int variant = R->pref;
+
+    if (variant == GPK_OCL_ONESWEEP) {
+        const size_t lim = wg_limit(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi]);
+        unsigned I = job->items ? job->items : tu->os_items;
+        if (job->items && I > lim)
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+        if (!job->items)
+            while (I > lim) I /= 2;
+        while (!job->items && I > 32 && os_local(R, I, w) > lm) I /= 2;
+        const size_t D = (size_t)1 << w;
+        /* Digits of up to 8 bits, counts in 30 bits (32-bit build), whole warps, every
+         * digit owned by an item in the per-digit phases; otherwise the
+         * fast variant runs. */
+        if (w <= 8 && n < ((size_t)1 << 30) && !R->wide && I >= R->k->os_warp && I % R->k->os_warp == 0 &&
+            (size_t)I * st->os_bpt >= D && os_local(R, I, w) <= lm) {
+            p->variant = GPK_OCL_ONESWEEP;
+            p->I = I;
+            p->T = I * os_kpt_of(R);
+            p->tiles = (unsigned)ceil_div(n, p->T);
+            p->G = p->tiles;
+            p->npad = n;
+            p->hist_len = ceil_div((size_t)R->kw * 8, w) * D;
+            p->aux_len = 1;
+            p->status_len = (size_t)p->tiles * D + 1;
+            return GPK_OK;
+        }
+        variant = GPK_OCL_FAST;
+    }
 
     if (variant == GPK_OCL_FAST) {
         const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
@@ -381,7 +440,7 @@ static gpk_status check_memory(run *R, const plan *p, size_t extra)
                          "sorting %zu keys on %s needs a %zu-byte buffer, more than its largest allocation "
                          "(%llu bytes)",
                          R->n, st->name, biggest, (unsigned long long)st->max_alloc);
-    const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + extra;
+    const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + 4.0 * p->status_len + extra;
     if (total > (double)st->global_mem)
         return gpk__fail(R->ctx, GPK_ENOMEM,
                          "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->name,
@@ -507,6 +566,64 @@ static gpk_status run_fast(run *R)
     return GPK_OK;
 }
 
+/* Onesweep: zeroed histograms, one read counts the digits of every pass,
+ * scan_parts turns each pass's row into digit bases (one group a row), then
+ * one os_pass launch per pass, one group per tile. */
+static gpk_status run_onesweep(run *R)
+{
+    gpk_opencl *st = R->st;
+    const plan *p = &R->p;
+    gpk_status s;
+    cl_int e;
+    const cl_uint zero = 0;
+    const size_t stride = (size_t)1 << p->w, I = p->I;
+    cl_mem h = st->buf[GPK_OCL_HIST].mem, status = st->buf[GPK_OCL_STATUS].mem;
+    e = clEnqueueFillBuffer(st->queue, h, &zero, sizeof zero, 0, R->passes * stride * 4, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histograms)");
+    {
+        const gpk_ocl_kernel *k = &R->k->os_hist[R->kwi];
+        size_t HI = 256;
+        while (HI > 1 && (HI > k->wg || HI > st->max_wg)) HI /= 2;
+        size_t G = min_sz((size_t)st->compute_units * 8, ceil_div(R->n, HI));
+        if (G < 1) G = 1;
+        const size_t gws = G * HI;
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_MEM(h), A_U(R->n), A_I(R->kind), A_U(R->begin), A_U(R->r),
+                    A_U(R->end), A_U(stride), A_LOCAL(R->passes * stride * 4)};
+        if ((s = launch(R, k, a, NARGS(a), 1, &gws, &HI)) != GPK_OK) return s;
+    }
+    {
+        size_t SW = 256;
+        while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->max_wg)) SW /= 2;
+        const size_t gws = R->passes * SW;
+        karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * R->pw)};
+        if ((s = launch(R, &R->k->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
+    }
+    const size_t wide_k = ((size_t)p->T * R->kw + 7) / 8 * 8;
+    int src = 0;
+    for (unsigned q = 0; q < R->passes; q++) {
+        const unsigned shift = R->begin + q * R->r;
+        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
+        const size_t D = (size_t)1 << bits;
+        const int kin_map = q == 0 ? R->kind : 0, kout_map = q + 1 == R->passes ? R->kind : 0;
+        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
+        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
+        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        /* the pass's look-back words and, after them, its tile counter */
+        e = clEnqueueFillBuffer(st->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4, 0, NULL,
+                                NULL);
+        if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
+        const size_t gws = (size_t)p->tiles * I;
+        karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
+                    A_U(q * stride), A_MEM(status), A_U(R->n), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
+                    A_LOCAL((I / R->k->os_warp) * stride * 4), A_LOCAL(wide_k),
+                    A_LOCAL(R->vw ? (size_t)p->T * R->vw : 4), A_LOCAL(stride * 4), A_LOCAL(2 * I * 4)};
+        if ((s = launch(R, &R->k->os_pass[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+        src ^= 1;
+    }
+    R->res = src;
+    return GPK_OK;
+}
+
 static gpk_status transpose(run *R, cl_mem in, cl_mem out, unsigned width, size_t rows, size_t cols, int kmap)
 {
     const size_t lws[2] = {TD, TD};
@@ -617,7 +734,13 @@ static gpk_status sort_device(run *R)
     }
     if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * R->pw, 0)) != GPK_OK) return s;
     if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * R->pw, 0)) != GPK_OK) return s;
-    return p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
+    if (p->variant == GPK_OCL_ONESWEEP && (s = ensure_buf(R, GPK_OCL_STATUS, p->status_len * 4, 0)) != GPK_OK)
+        return s;
+    static const char *const path_name[] = {"opencl-fast", "opencl-paper", "opencl-global", "opencl-onesweep"};
+    R->ctx->last_sort_path = p->variant != GPK_OCL_ONESWEEP || R->k->os_warp == 1 ? path_name[p->variant]
+                             : R->k->os_emulated                                 ? "opencl-onesweep-emu"
+                                                                                 : "opencl-onesweep-ptx";
+    return p->variant == GPK_OCL_ONESWEEP ? run_onesweep(R) : p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -651,8 +774,9 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
     if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
     const gpk_opencl_tune *tu = &R->st->tune;
-    R->pref = env_variant(tu->variant);
-    R->r = job->radix_bits ? job->radix_bits : (R->pref == GPK_OCL_FAST ? tu->fast_r : tu->paper_r);
+    R->pref = env_variant(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP : tu->variant);
+    R->r = job->radix_bits ? job->radix_bits
+                           : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;
 }
 

@@ -578,7 +578,11 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
             }
 #endif
 #ifdef GPK_HAVE_OPENCL
-            if (be == GPK_BACKEND_OPENCL) s = gpk__radix_bench_opencl(ctx, &job, r->reps, &ms);
+            if (be == GPK_BACKEND_OPENCL) {
+                s = gpk__radix_bench_opencl(ctx, &job, r->reps, &ms);
+                /* which OpenCL variant ran (onesweep with or without the vendor path, fast, paper) */
+                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
+            }
 #endif
         }
     }

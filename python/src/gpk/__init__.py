@@ -202,8 +202,18 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
         out = _device_empty(a, d.n, d.dtype)
         _cuda_sort(ctx, d, _ptr(out), None, None, key_bits, rb, algorithm)
         return out
-    out = _host_copy(a)
-    _gpk.sort(_host_ctx(backend), out, kb, rb, algorithm)
+    a = np.asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"expected a 1-D array (got {a.ndim} dimensions)")
+    if not a.flags.c_contiguous:  # strided: the contiguous copy is sorted in place
+        out = np.array(a, order="C", copy=True)
+        _gpk.sort(_host_ctx(backend), out, kb, rb, algorithm)
+        return out
+    # gpk_sort_keys_to: on the CPU the sort's first pass reads a itself and
+    # the sorting threads are the first to touch out's pages, so the copy
+    # costs next to nothing over the in-place sort.
+    out = np.empty(a.shape[0], dtype=a.dtype)
+    _gpk.sort_to(_host_ctx(backend), a, out, kb, rb, algorithm)
     return out
 
 
