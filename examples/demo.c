@@ -1,6 +1,7 @@
 /* make demo: a short showcase on the best backend present (CUDA, else the
  * CPU; GPK_BACKEND overrides). Sorts a few typical inputs, times them and
  * checks each result against the reference sort. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <gpk/gen.h>
 #include <gpk/gpk.h>
 #include <gpk/sort.h>

@@ -125,8 +125,11 @@ int pic_run(const pic_opts *opts, pic_result *r)
     co.threads = o.threads;
     gpk_status s = gpk_ctx_create_ex(&ctx, &co);
     if (s != GPK_OK) {
-        snprintf(r->msg, sizeof r->msg, "cannot create a %s context: %s",
-                 gpk_backend_name(o.backend), gpk_last_error(NULL));
+        /* GPK_BACKEND replaces auto: name what was asked for */
+        const char *env = getenv("GPK_BACKEND");
+        const int from_env = o.backend == GPK_BACKEND_AUTO && env && *env;
+        snprintf(r->msg, sizeof r->msg, "cannot create a %s context: %s", from_env ? env : gpk_backend_name(o.backend),
+                 gpk_last_error(NULL));
         return 2;
     }
     gpk_ctx_info_get(ctx, &r->info);

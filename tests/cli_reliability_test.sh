@@ -196,6 +196,39 @@ cmp -s p.npy old.npy && pass || fail ".npy from a pipe: the sorted keys differ"
 run 1 "a truncated .npy" "truncated" -- sh -c 'head -c 1000 old.npy >t.npy; "$0" sort t.npy' "$GPK"
 run 1 "a .npy with extra bytes" "mismatched" -- sh -c 'cat old.npy r.bin >m.npy; "$0" sort m.npy' "$GPK"
 
+# -- records (gpk sort --record-size / --key): the same writer and checks ----------
+head -c 12000 /dev/urandom >rec.bin
+"$GPK" sort rec.bin --record-size 12 --key-type u32 -o rec_old.bin -q || fail "setup: records sort"
+ROLD=$(cksum <rec_old.bin)
+(ulimit -f 10 && exec "$GPK" sort rec.bin --record-size 12 --key-type u32 -o rec_old.bin -q) >/dev/null 2>&1
+head -c 1200000 /dev/urandom >rec_big.bin
+(ulimit -f 100 && exec "$GPK" sort rec_big.bin --record-size 12 --key-type u32 -o rec_old.bin -q) >out.txt 2>err.txt
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "File too large" err.txt && pass || fail "records ulimit -f: exit $rc, $(cat err.txt)"
+same rec_old.bin "$ROLD" "records ulimit -f"
+no_temps "records ulimit -f"
+run 2 "records -o /nonexistent/x" "does not exist" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 -o /nonexistent/x
+run 2 "records -o a directory" "directory" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 -o .
+run 0 "records -o over its own input" "" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 -o rec.bin -q
+if [ "$(id -u)" != 0 ]; then
+    cp rec_old.bin ro.bin && chmod 444 ro.bin
+    run 2 "records -o a read-only file" "not writable" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 -o ro.bin
+    same ro.bin "$ROLD" "records -o a read-only file"
+    rm -f ro.bin
+fi
+if mknod full c 1 7 2>/dev/null || [ -c full ]; then
+    run 1 "records -o a full device" "No space left" -- "$GPK" sort rec_big.bin --record-size 12 --key-type u32 -o full -q
+    [ -c full ] && pass || fail "records -o full: the device node was removed"
+fi
+run 1 "records from /dev/zero" "more than 1000000 bytes" -- \
+    sh -c "$LIM"' GPK_MAX_INPUT=1000000 exec "$0" sort /dev/zero --record-size 8 --key-type u64' "$GPK"
+run 1 "records from an endless pipe" "more than 1000000 bytes" -- \
+    sh -c "$LIM"' yes | GPK_MAX_INPUT=1000000 "$0" sort - --record-size 4 --key-type u32 --key-offset 0' "$GPK"
+run 0 "records from a pipe" "" -- sh -c 'cat rec_big.bin | "$0" sort - --record-size 12 --key-type u32 -o rp.bin -q' "$GPK"
+"$GPK" sort rec_big.bin --record-size 12 --key-type u32 -o rf.bin -q
+cmp -s rp.bin rf.bin && pass || fail "records from a pipe: not the records sorted from the file"
+no_temps "records"
+
 echo "cli_reliability_test: $TESTS passed, $FAILS failed"
 if [ "$FAILS" -ne 0 ]; then
     echo "work directory kept: $WORK" >&2

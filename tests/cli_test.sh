@@ -127,6 +127,16 @@ expect 0 "bench octree --help" -- "$GPK" bench octree --help
 expect 0 "bench search --help" -- "$GPK" bench search --help
 grep -q "usage: gpk bench search" out.txt || fail "bench search --help prints no usage"
 expect 0 "pic --help" -- "$PIC" --help
+# bare `gpk bench` lists the benchmarks in a few lines, as a usage error
+expect_err 2 "bare bench" "gpk bench BENCHMARK" -- "$GPK" bench
+[ "$(wc -l <err.txt)" -le 15 ] || fail "bare gpk bench prints $(wc -l <err.txt) lines, expected a short list"
+grep -q "quicksort" err.txt || fail "bare gpk bench does not list quicksort"
+# gpk runs the benchmarks from gpk-bench beside it; a gpk without it (as
+# installed by default) says so
+cp "$GPK" ./gpk-alone
+expect_err 1 "bench without gpk-bench" "gpk-bench" -- ./gpk-alone bench sort --n 1k
+expect_err 1 "pic without gpk-bench" "not installed" -- ./gpk-alone pic --n 1k
+rm -f ./gpk-alone
 expect 2 "no arguments" -- "$GPK"
 expect_err 2 "unknown command" "unknown command" -- "$GPK" frobnicate
 expect_err 2 "unknown option" "unknown option" -- "$GPK" --frobnicate
@@ -146,7 +156,48 @@ grep -q "^cpu" out.txt || fail "gpk info does not show the CPU backend"
 # ---- bad input files (the CPU backend reads them) ----------------------------------------
 head -c 4000 /dev/urandom >rnd.bin
 expect_err 1 "missing file" "missing.bin" -- "$GPK" sort missing.bin --type u32
-expect_err 1 "raw needs --type" "needs --type" -- "$GPK" sort rnd.bin
+expect_err 2 "raw needs --type" "give its key type with --type" -- "$GPK" sort rnd.bin
+expect_err 2 "raw values need --value-type" "give its type with --value-type" -- "$GPK" sort rnd.bin --type u32 --values rnd.bin
+# --param: its range per distribution, and only where it means something
+expect_err 2 "param few-bits range" "1..32 random bits" -- "$GPK" sort --gen few-bits --n 10 --param 33
+expect_err 2 "param few-bits u64 range" "1..64 random bits" -- "$GPK" sort --gen few-bits --n 10 --type u64 --param 65
+expect_err 2 "param staggered range" "an even 2..65536 blocks" -- "$GPK" sort --gen staggered --n 100 --param 3
+expect_err 2 "param bucket range" "1..65536 buckets" -- "$GPK" sort --gen bucket --n 100 --param 0
+expect_err 2 "param on uniform" "does not apply to uniform" -- "$GPK" sort --gen uniform --n 100 --param 3
+expect 0 "param few-bits 64 on u64" -- "$GPK" sort --gen few-bits --n 100 --type u64 --param 64 --check
+# options that do not apply to the chosen algorithm or backend are refused
+expect_err 2 "quick with radix bits" "apply to the radix sort" -- "$GPK" sort --gen uniform --n 100 --algo quick --radix-bits 4
+expect_err 2 "items on cpu" "not the cpu backend" -- "$GPK" sort --gen uniform --n 100 --backend cpu --items 64
+expect_err 2 "device on cpu" "the cpu backend has none" -- "$GPK" sort --gen uniform --n 100 --backend cpu --device 0
+expect_err 2 "octree victim on static" "only for --scheme steal" -- "$GPK" octree --n 1000 --scheme static --victim rr
+expect_err 2 "octree capacity on morton" "morton has no pool" -- "$GPK" octree --n 1000 --scheme morton --capacity 100
+expect_err 2 "octree on opencl" "no backend 'opencl' for the octree" -- "$GPK" octree --n 1000 --backend opencl
+expect_err 2 "octree device on cpu" "the cpu backend has none" -- "$GPK" octree --n 1000 --backend cpu --device 0
+expect_err 2 "pic device on cpu" "the cpu backend has none" -- "$GPK" pic --n 1000 --backend cpu --device 0
+expect_err 2 "bench sort device on cpu" "--backends cpu has none" -- "$GPK" bench sort --backends cpu --n 1k --device 0
+expect_err 2 "bench quicksort device on cpu" "--backends cpu has none" -- "$GPK" bench quicksort --backends cpu --n 1k --device 0
+expect_err 2 "bench octree device on cpu" "the cpu backend has none" -- "$GPK" bench octree --backend cpu --n 1000 --device 0
+# the CPU octree has no device time to print
+expect 0 "octree cpu summary" -- "$GPK" octree --n 5000 --backend cpu
+grep -q "on the device" err.txt && fail "octree on the cpu prints a device time"
+grep -q "ms in the pool" err.txt || fail "octree steal on the cpu does not print the pool time"
+# GPK_BACKEND names the backend that failed, not auto
+if ! "$GPK" --version | grep -q "usable now:.*cuda"; then
+    GPK_BACKEND=cuda "$GPK" sort --gen uniform --n 10 >out.txt 2>err.txt
+    [ $? -eq 1 ] || fail "GPK_BACKEND=cuda without a device: exit $?, expected 1"
+    grep -q "cannot use the cuda backend (GPK_BACKEND=cuda)" err.txt || fail "GPK_BACKEND=cuda failing does not name cuda: $(cat err.txt)"
+    GPK_BACKEND=cuda "$GPK" pic --n 1k >out.txt 2>err.txt
+    grep -q "cannot create a cuda context" err.txt || fail "GPK_BACKEND=cuda gpk pic does not name cuda: $(cat err.txt)"
+fi
+# progress: one line rewritten in place on a terminal (script gives a pty),
+# nothing in a log
+if command -v script >/dev/null 2>&1; then
+    script -qec "$GPK sort --gen uniform --n 2^20 --check" /dev/null >tty.txt 2>&1
+    grep -q "$(printf '\r')gpk sort: sorting" tty.txt || fail "no progress line on a terminal"
+    grep -q "sorting.*check ok" tty.txt && ! grep -q "$(printf '\033')\[K" tty.txt && fail "progress line not cleared"
+fi
+"$GPK" sort --gen uniform --n 2^16 --check >out.txt 2>err.txt
+[ "$(wc -l <err.txt)" -eq 1 ] || fail "sort to a log prints $(wc -l <err.txt) lines, expected only the summary"
 head -c 4001 /dev/urandom >odd.bin
 expect_err 1 "raw size not a multiple" "odd.bin" -- "$GPK" sort odd.bin --type u64
 mknpy good.npy "{'descr': '<u4', 'fortran_order': False, 'shape': (1000,), }" rnd.bin
@@ -255,6 +306,78 @@ for B in $BACKENDS; do
 done
 
 # ---- bench ---------------------------------------------------------------------------------
+# ---- records: raw with --record-size/--key-offset/--key-type, structured .npy by --key ----
+# An independent reference in perl: a stable sort of the records by the key
+# (unpacked at its offset), byte for byte what the radix sort must give.
+RSEED=${GPK_TEST_SEED:-$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')}
+echo "cli_test: records seed $RSEED (GPK_TEST_SEED=$RSEED repeats it)"
+# mkrecs OUT N SIZE SEED: N records of SIZE random bytes, but 3 bits of
+# entropy in the byte at 5, so that many keys are equal
+mkrecs() { perl -e 'my ($n, $s, $seed) = @ARGV; srand($seed);
+    for (1..$n) { my @b = map { int(rand(256)) } 1..$s; $b[5] = int(rand(8)) if $s > 5;
+      $b[$_] = 0 for (6..8); print pack("C*", @b) }' "$2" "$3" "$4" >"$1"; }
+# refsort IN OUT SIZE OFFSET PACK SKIP: stable sort by unpack(PACK) at OFFSET after SKIP header bytes
+refsort() { perl -e 'use sort "stable"; my ($in, $out, $s, $o, $p, $skip) = @ARGV;
+    open(my $f, "<:raw", $in) or die; local $/; my $d = <$f>; my $h = substr($d, 0, $skip, "");
+    my @r = map { substr($d, $_ * $s, $s) } 0 .. length($d) / $s - 1;
+    my @k = map { unpack($p, substr($_, $o)) } @r;
+    my @i = sort { $k[$a] <=> $k[$b] } 0 .. $#r;
+    open(my $g, ">:raw", $out) or die; print $g $h, map { $r[$_] } @i' "$@"; }
+for B in $BACKENDS; do
+    for n in 0 1 2 31 1024 1025 65537; do
+        mkrecs rec.bin $n 12 $((RSEED + n))
+        expect 0 "$B records n=$n radix" -- "$GPK" sort rec.bin --record-size 12 --key-offset 5 --key-type u32 \
+            --algo radix --backend $B --check -o rec_out.bin
+        refsort rec.bin rec_ref.bin 12 5 V 0
+        cmp -s rec_out.bin rec_ref.bin || fail "$B records n=$n: not the stable order of the reference"
+    done
+    # a record of 1..256 bytes whose key ends the record, signed
+    mkrecs rec.bin 3001 23 $RSEED
+    expect 0 "$B records i64 at 15 of 23" -- "$GPK" sort rec.bin --record-size 23 --key-offset 15 --key-type i64 \
+        --algo radix --backend $B --check -o rec_out.bin
+    refsort rec.bin rec_ref.bin 23 15 q 0
+    cmp -s rec_out.bin rec_ref.bin || fail "$B records i64: not the stable order of the reference"
+done
+# quicksort: not stable, so the same records with the same keys in order
+mkrecs rec.bin 5000 12 $RSEED
+expect 0 "records quick" -- "$GPK" sort rec.bin --record-size 12 --key-offset 5 --key-type u32 --algo quick --check -o rec_q.bin --json
+grep -q '"algorithm": "quick"' out.txt || fail "records --algo quick did not run quicksort"
+refsort rec.bin rec_ref.bin 12 5 V 0
+od -An -v -tx1 -w12 rec_q.bin | sort >q.txt
+od -An -v -tx1 -w12 rec_ref.bin | sort >r.txt
+cmp -s q.txt r.txt || fail "records quick: not the input's records"
+refsort rec_q.bin rec_q2.bin 12 5 V 0
+cmp -s rec_q.bin rec_q2.bin || fail "records quick: keys not in order"
+# structured .npy: fields id <u4, x <f8, tag S3 (15 bytes), sorted by x
+perl -e 'srand($ARGV[0]); for (1..777) { print pack("V", $_), pack("d<", int(rand(50)) - 25), "abc" }' $RSEED >recs.raw
+mknpy recs.npy "{'descr': [('id', '<u4'), ('x', '<f8'), ('tag', 'S3')], 'fortran_order': False, 'shape': (777,), }" recs.raw
+HL=$(( $(size_of recs.npy) - 777 * 15 ))
+expect 0 "structured .npy --key x" -- "$GPK" sort recs.npy --key x --algo radix --check -o recs_out.npy
+refsort recs.npy recs_ref.npy 15 4 'd<' $HL
+cmp -s recs_out.npy recs_ref.npy || fail "structured .npy: not the stable order by x, or the header changed"
+expect 0 "structured .npy --key id" -- "$GPK" sort recs_out.npy --key id --check -o recs_back.npy
+cmp -s recs_back.npy recs.npy || fail "structured .npy: sorting back by id does not give the input"
+# every truncation of the file through its header and first records fails
+# cleanly (exit 1, a message), never crashes or sorts
+k=0
+while [ $k -lt $((HL + 31)) ]; do
+    head -c $k recs.npy >cut.npy
+    "$GPK" sort cut.npy --key x -o cut_out.npy >out.txt 2>err.txt
+    rc=$?
+    { [ $rc -eq 1 ] || [ $rc -eq 2 ]; } && [ -s err.txt ] || { fail "structured .npy cut at $k bytes: exit $rc"; break; }
+    k=$((k + 1))
+done
+[ -e cut_out.npy ] && fail "a truncated structured .npy was written out"
+expect_err 1 "structured .npy unknown field" "no field 'y' (fields: id, x, tag)" -- "$GPK" sort recs.npy --key y
+expect_err 1 "structured .npy bytes field" "has dtype 'S3'" -- "$GPK" sort recs.npy --key tag
+expect_err 2 "records without --key-type" "need --key-type" -- "$GPK" sort rec.bin --record-size 12
+expect_err 2 "records: key beyond the record" "does not fit" -- "$GPK" sort rec.bin --record-size 12 --key-offset 9 --key-type u32
+expect_err 2 "records: option that does not apply" "does not apply to records" -- "$GPK" sort rec.bin --record-size 12 --key-type u32 --perm p.bin
+expect_err 2 "records: --key and --record-size" "one or the other" -- "$GPK" sort recs.npy --key x --record-size 15
+expect_err 2 "records: raw options on a .npy" "with --key NAME" -- "$GPK" sort recs.npy --record-size 15 --key-type u32
+expect_err 1 "records: size not a multiple" "whole number of 7-byte records" -- "$GPK" sort rec.bin --record-size 7 --key-type u32
+expect_err 1 "keys: a structured .npy names --key" "--key" -- "$GPK" sort recs.npy
+
 BL=$(echo $BACKENDS | tr ' ' ',')
 expect 0 "bench sort" -- "$GPK" bench sort --backends "$BL" --types u32,i64,f32 --n 1000,2^12 --pairs --perm --reps 2 --json bench.json -q
 grep -q "FAIL\|ERROR" out.txt && fail "bench printed a FAIL row"
@@ -331,7 +454,7 @@ pass
 [ "$(hexdump_w st.bin 4 | tail -n 1 | cut -c1)" \< 8 ] || fail "gen staggered: u32 values reach 2^31"
 pass
 expect 0 "gen bucket p=1000" -- "$GPK" sort --gen bucket --param 1000 --n 3000 --check -q
-expect_err 1 "gen staggered odd p" "cannot generate" -- "$GPK" sort --gen staggered --param 5 --n 100
+expect_err 2 "gen staggered odd p" "an even 2..65536 blocks" -- "$GPK" sort --gen staggered --param 5 --n 100
 expect_err 2 "gen unknown dist" "unknown distribution" -- "$GPK" sort --gen gauss --n 100
 
 # gpk bench quicksort on the CPU: every row checked, JSON, figures.

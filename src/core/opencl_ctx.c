@@ -1,5 +1,7 @@
-/* OpenCL backend: device discovery and selection, context, queue, program
- * and kernels, kept in ctx->opencl for the life of the gpk context. */
+/* OpenCL backend: device discovery and selection, context and queue, kept
+ * in ctx->opencl for the life of the gpk context. The families that run on
+ * OpenCL build their programs and kernels through their registered hooks
+ * (gpk__opencl_families), so the core knows none of them. */
 #include "opencl_internal.h"
 
 #include <ctype.h>
@@ -7,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
 
 const char *gpk__cl_error_name(cl_int e)
 {
@@ -266,204 +266,6 @@ static gpk_status choose_device(gpk_ctx *ctx, const dev_entry *devs, int n, int 
     return GPK_OK;
 }
 
-/* ---- program ---- */
-
-/* The program source: the common part of radix.cl followed by its template
- * part once per (key width, payload width); see the head of radix.cl. */
-static char *program_source(void)
-{
-    static const char marker[] = "/*@@GPK_TEMPLATE@@";
-    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
-    const char *src = gpk_radix_cl_source;
-    const char *tpl = strstr(src, marker);
-    if (!tpl) return NULL;
-    const size_t common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
-    int tpl_line = 1;
-    for (const char *c = src; c < tpl; c++)
-        if (*c == '\n') tpl_line++;
-    const size_t total = common_len + 6 * (tpl_len + 128) + 1;
-    char *out = malloc(total);
-    if (!out) return NULL;
-    memcpy(out, src, common_len);
-    size_t len = common_len;
-    for (int k = 0; k < 2; k++)
-        for (int v = 0; v < 3; v++) {
-            len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
-                                    kw[k], vw[v], tpl_line);
-            memcpy(out + len, tpl, tpl_len);
-            len += tpl_len;
-            out[len++] = '\n';
-        }
-    out[len] = '\0';
-    return out;
-}
-
-static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, gpk_ocl_kernel *k,
-                              const char *name)
-{
-    cl_int e;
-    snprintf(k->name, sizeof k->name, "%s", name);
-    k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
-               : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
-               : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
-               : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
-                                                : GPK_OCL_PH_HISTOGRAM;
-    k->k = clCreateKernel(program, name, &e);
-    if (e != CL_SUCCESS) {
-        k->k = NULL;
-        char what[80];
-        snprintf(what, sizeof what, "clCreateKernel(%s)", name);
-        return gpk__cl_fail(ctx, e, what);
-    }
-    e = clGetKernelWorkGroupInfo(k->k, st->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
-    if (e != CL_SUCCESS) {
-        char what[96];
-        snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
-        return gpk__cl_fail(ctx, e, what);
-    }
-    return GPK_OK;
-}
-
-/* The start of the program's build log on one line ("" when none). */
-static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
-{
-    log[0] = '\0';
-    size_t need = 0;
-    if (clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
-        return;
-    char *full = malloc(need + 1);
-    if (full && clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
-        full[need] = '\0';
-        snprintf(log, len, "%s", full);
-        for (char *c = log; *c; c++)
-            if (*c == '\n' || *c == '\r') *c = ' ';
-        trim(log);
-    }
-    free(full);
-}
-
-/* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
- * error, "emulate" the vendor path's 32-lane ranking with emulated warp
- * primitives on any device (3, for tests), anything else (default) the
- * vendor path where it builds. */
-static int vendor_mode(void)
-{
-    const char *v = getenv("GPK_OPENCL_VENDOR");
-    if (!v || !*v) return 1;
-    if (!strcmp(v, "emulate")) return 3;
-    return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
-}
-
-/* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
- * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
- * arithmetic as they were. */
-static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
-{
-    cl_int e;
-    gpk_ocl_kernels *ks = &st->ks[wide];
-    char *src = program_source();
-    if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
-    /* The onesweep kernels' warp primitives: NVIDIA's inline PTX where the
-     * device is NVIDIA's and the program builds with them; otherwise, or
-     * when that build fails, the portable program. */
-    const int mode = vendor_mode();
-    const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
-    if (mode == 2 && !nvidia) {
-        free(src);
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "GPK_OPENCL_VENDOR=2: no vendor path for %s (%s)", st->name,
-                         st->vendor);
-    }
-    /* Keys per item are compile-time (they size private arrays); the rest
-     * of the tuning is chosen per call. */
-    st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
-    if (st->os_bpt > 8) st->os_bpt = 8;
-    char opts[640];
-    const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
-    for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
-        const char *srcs[1] = {src};
-        ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
-        if (e != CL_SUCCESS) {
-            ks->program = NULL;
-            free(src);
-            return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
-        }
-        snprintf(opts, sizeof opts,
-                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
-                 "-DGPK_OS_BPT=%u%s%s %.300s",
-                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
-                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "",
-                 extra ? extra : "");
-        e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
-        if (e == CL_SUCCESS) {
-            ks->os_warp = ptx || mode == 3 ? 32 : 1;
-            ks->os_emulated = mode == 3;
-            break;
-        }
-        char log[400];
-        build_log(st, ks->program, log, sizeof log);
-        clReleaseProgram(ks->program);
-        ks->program = NULL;
-        if (ptx) {
-            snprintf(st->vendor_log, sizeof st->vendor_log, "%s (%d): %s", gpk__cl_error_name(e), (int)e,
-                     log[0] ? log : "(no build log)");
-            if (mode == 2) {
-                free(src);
-                return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
-                                 st->name, st->vendor_log);
-            }
-            continue;
-        }
-        free(src);
-        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
-                         gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
-    }
-    free(src);
-
-    gpk_status s;
-    char name[32];
-    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
-    cl_program pr = ks->program;
-    if ((s = make_kernel(ctx, st, pr, &ks->scan_parts, "scan_parts")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, pr, &ks->scan_add, "scan_add")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, pr, &ks->transpose[0], "transpose_w4")) != GPK_OK) return s;
-    if ((s = make_kernel(ctx, st, pr, &ks->transpose[1], "transpose_w8")) != GPK_OK) return s;
-    for (int k = 0; k < 2; k++) {
-        snprintf(name, sizeof name, "reduce_andor_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, pr, &ks->reduce[k], name)) != GPK_OK) return s;
-        snprintf(name, sizeof name, "fast_count_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, pr, &ks->fast_count[k], name)) != GPK_OK) return s;
-        snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, pr, &ks->paper_hist[k], name)) != GPK_OK) return s;
-        snprintf(name, sizeof name, "os_hist_k%d", kw[k]);
-        if ((s = make_kernel(ctx, st, pr, &ks->os_hist[k], name)) != GPK_OK) return s;
-        for (int v = 0; v < 3; v++) {
-            snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, pr, &ks->fast_reorder[k][v], name)) != GPK_OK) return s;
-            snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, pr, &ks->paper_reorder[k][v], name)) != GPK_OK) return s;
-            snprintf(name, sizeof name, "os_pass_k%d_v%d", kw[k], vw[v]);
-            if ((s = make_kernel(ctx, st, pr, &ks->os_pass[k][v], name)) != GPK_OK) return s;
-        }
-    }
-    return GPK_OK;
-}
-
-static void release_kernels(gpk_ocl_kernels *ks);
-
-gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out)
-{
-    wide = wide != 0;
-    if (!st->ks[wide].program) {
-        const gpk_status s = build_program(ctx, st, wide);
-        if (s != GPK_OK) {
-            release_kernels(&st->ks[wide]);
-            return s;
-        }
-    }
-    *out = &st->ks[wide];
-    return GPK_OK;
-}
-
 /* ---- context ---- */
 
 #define GPK_DEVINFO(param, var)                                                   \
@@ -551,8 +353,8 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
         const char *prof = getenv("GPK_OPENCL_PROFILE");
         st->profile = prof && *prof && strcmp(prof, "0") != 0;
     }
-    gpk__radix_opencl_tune(st, &st->tune);
-    if ((s = build_program(ctx, st, 0)) != GPK_OK) goto fail;
+    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++)
+        if ((s = (*f)->init(ctx, st)) != GPK_OK) goto fail;
     return GPK_OK;
 
 fail:
@@ -582,32 +384,6 @@ void gpk__opencl_profile_collect(gpk_opencl *st)
     st->prof_n = 0;
 }
 
-static void release_kernel(gpk_ocl_kernel *k)
-{
-    if (k->k) clReleaseKernel(k->k);
-    k->k = NULL;
-}
-
-static void release_kernels(gpk_ocl_kernels *ks)
-{
-    release_kernel(&ks->scan_parts);
-    release_kernel(&ks->scan_add);
-    for (int k = 0; k < 2; k++) {
-        release_kernel(&ks->transpose[k]);
-        release_kernel(&ks->reduce[k]);
-        release_kernel(&ks->fast_count[k]);
-        release_kernel(&ks->paper_hist[k]);
-        release_kernel(&ks->os_hist[k]);
-        for (int v = 0; v < 3; v++) {
-            release_kernel(&ks->os_pass[k][v]);
-            release_kernel(&ks->fast_reorder[k][v]);
-            release_kernel(&ks->paper_reorder[k][v]);
-        }
-    }
-    if (ks->program) clReleaseProgram(ks->program);
-    ks->program = NULL;
-}
-
 void gpk__opencl_ctx_release(gpk_ctx *ctx)
 {
     gpk_opencl *st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
@@ -617,8 +393,7 @@ void gpk__opencl_ctx_release(gpk_ctx *ctx)
     free(st->prof_ev);
     free(st->prof_phase);
     gpk__opencl_release_buffers(st);
-    release_kernels(&st->ks[0]);
-    release_kernels(&st->ks[1]);
+    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++) (*f)->release(st);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
     free(st);

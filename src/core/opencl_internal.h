@@ -1,5 +1,6 @@
 /* OpenCL backend state shared by src/core/opencl_ctx.c (device, context,
- * program, kernels) and src/sort/radix_opencl.c (tuning, buffers, sorting).
+ * queue) and src/sort/radix_opencl.c (tuning, program, kernels, buffers,
+ * sorting).
  * Built only with GPK_HAVE_OPENCL. */
 #ifndef GPK_OPENCL_INTERNAL_H
 #define GPK_OPENCL_INTERNAL_H
@@ -113,11 +114,20 @@ const char *gpk__cl_error_name(cl_int e);
  * GPK_ENOMEM for allocation failures, GPK_EDEVICE otherwise. */
 gpk_status gpk__cl_fail(gpk_ctx *ctx, cl_int e, const char *what);
 
-/* Chooses the tuning row for the device described in *st (type, vendor,
- * compute units) and applies the GPK_OPENCL_KPT override. Defined next to
- * the table in src/sort/radix_opencl.c; called by the context before it
- * builds the program, since the keys per item are compile-time. */
-void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out);
+/* What a family that runs on OpenCL gives the core: init builds its
+ * programs and kernels once the device, context and queue exist (it may
+ * fail the context's creation); release frees them, also after a partial
+ * init. */
+typedef struct gpk_opencl_family {
+    const char *name;
+    gpk_status (*init)(gpk_ctx *ctx, gpk_opencl *st);
+    void (*release)(gpk_opencl *st);
+} gpk_opencl_family;
+
+/* The families, NULL-terminated (src/families.c); each family defines its
+ * entry next to its code (the radix sort: src/sort/radix_opencl.c). */
+extern const gpk_opencl_family *const gpk__opencl_families[];
+extern const gpk_opencl_family gpk__radix_opencl_family;
 
 /* Adds the times of the recorded events to prof_ms and releases them
  * (call after clFinish). */

@@ -38,6 +38,7 @@
 
 #include "radix_internal.h"
 #include "../core/opencl_internal.h"
+#include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -83,7 +84,9 @@ static int contains_ci(const char *hay, const char *needle)
     return nl == 0;
 }
 
-void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
+/* Chooses the tuning row for the device described in *st (type, vendor,
+ * compute units) and applies the GPK_OPENCL_KPT override. */
+static void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
 {
     const size_t rows = sizeof tune_table / sizeof tune_table[0];
     *out = tune_table[rows - 1].t;
@@ -149,6 +152,244 @@ typedef struct run {
     plan p;
     int res;            /* buffer slot (0 or 1) holding the result */
 } run;
+
+/* ---- programs: the 32-bit one built when a context is created
+ * (gpk__radix_opencl_family), the 64-bit one on first use ---- */
+
+/* The program source: the common part of radix.cl followed by its template
+ * part once per (key width, payload width); see the head of radix.cl. */
+static char *program_source(void)
+{
+    static const char marker[] = "/*@@GPK_TEMPLATE@@";
+    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
+    const char *src = gpk_radix_cl_source;
+    const char *tpl = strstr(src, marker);
+    if (!tpl) return NULL;
+    const size_t common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
+    int tpl_line = 1;
+    for (const char *c = src; c < tpl; c++)
+        if (*c == '\n') tpl_line++;
+    const size_t total = common_len + 6 * (tpl_len + 128) + 1;
+    char *out = malloc(total);
+    if (!out) return NULL;
+    memcpy(out, src, common_len);
+    size_t len = common_len;
+    for (int k = 0; k < 2; k++)
+        for (int v = 0; v < 3; v++) {
+            len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
+                                    kw[k], vw[v], tpl_line);
+            memcpy(out + len, tpl, tpl_len);
+            len += tpl_len;
+            out[len++] = '\n';
+        }
+    out[len] = '\0';
+    return out;
+}
+
+static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, gpk_ocl_kernel *k,
+                              const char *name)
+{
+    cl_int e;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
+               : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
+               : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
+               : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
+                                                : GPK_OCL_PH_HISTOGRAM;
+    k->k = clCreateKernel(program, name, &e);
+    if (e != CL_SUCCESS) {
+        k->k = NULL;
+        char what[80];
+        snprintf(what, sizeof what, "clCreateKernel(%s)", name);
+        return gpk__cl_fail(ctx, e, what);
+    }
+    e = clGetKernelWorkGroupInfo(k->k, st->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
+    if (e != CL_SUCCESS) {
+        char what[96];
+        snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
+        return gpk__cl_fail(ctx, e, what);
+    }
+    return GPK_OK;
+}
+
+/* The start of the program's build log on one line ("" when none). */
+static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
+{
+    log[0] = '\0';
+    size_t need = 0;
+    if (clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
+        return;
+    char *full = malloc(need + 1);
+    if (full && clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
+        full[need] = '\0';
+        snprintf(log, len, "%s", full);
+        for (char *c = log; *c; c++)
+            if (*c == '\n' || *c == '\r') *c = ' ';
+        for (size_t l = strlen(log); l > 0 && isspace((unsigned char)log[l - 1]); l--) log[l - 1] = '\0';
+    }
+    free(full);
+}
+
+/* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
+ * error, "emulate" the vendor path's 32-lane ranking with emulated warp
+ * primitives on any device (3, for tests), anything else (default) the
+ * vendor path where it builds. */
+static int vendor_mode(void)
+{
+    const char *v = getenv("GPK_OPENCL_VENDOR");
+    if (!v || !*v) return 1;
+    if (!strcmp(v, "emulate")) return 3;
+    return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
+}
+
+/* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
+ * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
+ * arithmetic as they were. */
+static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
+{
+    cl_int e;
+    gpk_ocl_kernels *ks = &st->ks[wide];
+    char *src = program_source();
+    if (!src) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL: cannot assemble the radix program source");
+    /* The onesweep kernels' warp primitives: NVIDIA's inline PTX where the
+     * device is NVIDIA's and the program builds with them; otherwise, or
+     * when that build fails, the portable program. */
+    const int mode = vendor_mode();
+    const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
+    if (mode == 2 && !nvidia) {
+        free(src);
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "GPK_OPENCL_VENDOR=2: no vendor path for %s (%s)", st->name,
+                         st->vendor);
+    }
+    /* Keys per item are compile-time (they size private arrays); the rest
+     * of the tuning is chosen per call. */
+    st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
+    if (st->os_bpt > 8) st->os_bpt = 8;
+    char opts[640];
+    const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
+    for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
+        const char *srcs[1] = {src};
+        ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+        if (e != CL_SUCCESS) {
+            ks->program = NULL;
+            free(src);
+            return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
+        }
+        snprintf(opts, sizeof opts,
+                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
+                 "-DGPK_OS_BPT=%u%s%s %.300s",
+                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
+                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "",
+                 extra ? extra : "");
+        e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
+        if (e == CL_SUCCESS) {
+            ks->os_warp = ptx || mode == 3 ? 32 : 1;
+            ks->os_emulated = mode == 3;
+            break;
+        }
+        char log[400];
+        build_log(st, ks->program, log, sizeof log);
+        clReleaseProgram(ks->program);
+        ks->program = NULL;
+        if (ptx) {
+            snprintf(st->vendor_log, sizeof st->vendor_log, "%s (%d): %s", gpk__cl_error_name(e), (int)e,
+                     log[0] ? log : "(no build log)");
+            if (mode == 2) {
+                free(src);
+                return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
+                                 st->name, st->vendor_log);
+            }
+            continue;
+        }
+        free(src);
+        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
+                         gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
+    }
+    free(src);
+
+    gpk_status s;
+    char name[32];
+    static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
+    cl_program pr = ks->program;
+    if ((s = make_kernel(ctx, st, pr, &ks->scan_parts, "scan_parts")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->scan_add, "scan_add")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->transpose[0], "transpose_w4")) != GPK_OK) return s;
+    if ((s = make_kernel(ctx, st, pr, &ks->transpose[1], "transpose_w8")) != GPK_OK) return s;
+    for (int k = 0; k < 2; k++) {
+        snprintf(name, sizeof name, "reduce_andor_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->reduce[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "fast_count_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->fast_count[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "paper_hist_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->paper_hist[k], name)) != GPK_OK) return s;
+        snprintf(name, sizeof name, "os_hist_k%d", kw[k]);
+        if ((s = make_kernel(ctx, st, pr, &ks->os_hist[k], name)) != GPK_OK) return s;
+        for (int v = 0; v < 3; v++) {
+            snprintf(name, sizeof name, "fast_reorder_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, pr, &ks->fast_reorder[k][v], name)) != GPK_OK) return s;
+            snprintf(name, sizeof name, "paper_reorder_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, pr, &ks->paper_reorder[k][v], name)) != GPK_OK) return s;
+            snprintf(name, sizeof name, "os_pass_k%d_v%d", kw[k], vw[v]);
+            if ((s = make_kernel(ctx, st, pr, &ks->os_pass[k][v], name)) != GPK_OK) return s;
+        }
+    }
+    return GPK_OK;
+}
+
+static void release_kernel(gpk_ocl_kernel *k)
+{
+    if (k->k) clReleaseKernel(k->k);
+    k->k = NULL;
+}
+
+static void release_kernels(gpk_ocl_kernels *ks)
+{
+    release_kernel(&ks->scan_parts);
+    release_kernel(&ks->scan_add);
+    for (int k = 0; k < 2; k++) {
+        release_kernel(&ks->transpose[k]);
+        release_kernel(&ks->reduce[k]);
+        release_kernel(&ks->fast_count[k]);
+        release_kernel(&ks->paper_hist[k]);
+        release_kernel(&ks->os_hist[k]);
+        for (int v = 0; v < 3; v++) {
+            release_kernel(&ks->os_pass[k][v]);
+            release_kernel(&ks->fast_reorder[k][v]);
+            release_kernel(&ks->paper_reorder[k][v]);
+        }
+    }
+    if (ks->program) clReleaseProgram(ks->program);
+    ks->program = NULL;
+}
+
+gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out)
+{
+    wide = wide != 0;
+    if (!st->ks[wide].program) {
+        const gpk_status s = build_program(ctx, st, wide);
+        if (s != GPK_OK) {
+            release_kernels(&st->ks[wide]);
+            return s;
+        }
+    }
+    *out = &st->ks[wide];
+    return GPK_OK;
+}
+
+static void radix_opencl_release(gpk_opencl *st)
+{
+    release_kernels(&st->ks[0]);
+    release_kernels(&st->ks[1]);
+}
+
+/* The tuning comes first: the keys per item are compile-time. */
+static gpk_status radix_opencl_init(gpk_ctx *ctx, gpk_opencl *st)
+{
+    gpk__radix_opencl_tune(st, &st->tune);
+    return build_program(ctx, st, 0);
+}
+
+const gpk_opencl_family gpk__radix_opencl_family = {"radix sort", radix_opencl_init, radix_opencl_release};
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }

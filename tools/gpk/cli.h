@@ -23,11 +23,15 @@ int cmd_bench(int argc, char **argv);
 int cmd_pic(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 void cmd_sort_help(FILE *f);
+/* gpk sort on records (cmd_sort_records.c), from cmd_sort. */
+int cmd_sort_records(int argc, char **argv);
+void cmd_sort_records_help(FILE *f);
 void cmd_bench_help(FILE *f);
 void cmd_pic_help(FILE *f);
 void cmd_info_help(FILE *f);
-/* gpk bench quicksort (cmd_bench_quick.c); main.c routes "bench quicksort"
- * there and everything else under "bench" to cmd_bench. */
+/* The benchmarks (bench/, the program gpk-bench): gpk bench quicksort
+ * (cmd_bench_quick.c); bench/main.c routes "bench quicksort" there and
+ * "bench sort" to cmd_bench. */
 int cmd_bench_quick(int argc, char **argv);
 void cmd_bench_quick_help(FILE *f);
 /* gpk octree (cmd_octree.c) and gpk bench octree (cmd_bench_octree.c). */
@@ -105,6 +109,17 @@ void cli_json_str(FILE *f, const char *s);
 /* Creates a context for backend b with the given device (-1 = default) and
  * CPU thread count (0 = all); prints the library's message on failure. */
 gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int device, int threads);
+
+/* A progress line on a terminal: "gpk CMD: ..." rewritten in place on
+ * stderr, nothing when stderr is not a terminal (logs keep only results).
+ * cli_progress_end clears it before the next message. */
+void cli_progress(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void cli_progress_end(void);
+int cli_stderr_is_tty(void);
 
 /* Writes one backend's gpk_ctx_info as a JSON object. */
 void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info);

@@ -153,7 +153,7 @@ int cmd_octree(int argc, char **argv)
     gpk_octree_scheme scheme = GPK_OCTREE_STEAL;
     gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
     gpk_backend backend = GPK_BACKEND_AUTO;
-    int device = -1, threads = 0, json = 0;
+    int device = -1, threads = 0, json = 0, have_victim = 0;
     const char *svg = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
@@ -190,6 +190,7 @@ int cmd_octree(int argc, char **argv)
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--victim", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
+            have_victim = 1;
             if (strcmp(val, "rr") == 0 || strcmp(val, "round-robin") == 0) {
                 oo.pool.victim = GPK_POOL_VICTIM_ROUND_ROBIN;
             } else if (strcmp(val, "random") == 0) {
@@ -235,8 +236,10 @@ int cmd_octree(int argc, char **argv)
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda)", val);
+            if (gpk_backend_parse(val, &backend) != GPK_OK || backend == GPK_BACKEND_OPENCL) {
+                /* an OpenCL context would build on CPU threads: refused, not ignored */
+                cli_error(cmd, "%s backend '%s' for the octree (auto, cpu, cuda)",
+                          backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
                 return CLI_USAGE;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
@@ -276,6 +279,15 @@ int cmd_octree(int argc, char **argv)
             return CLI_USAGE;
         }
     }
+    if (have_victim && scheme != GPK_OCTREE_STEAL) {
+        cli_error(cmd, "--victim chooses whom a thief robs: only for --scheme steal, not %s",
+                  gpk_octree_scheme_name(scheme));
+        return CLI_USAGE;
+    }
+    if (oo.pool.capacity && scheme == GPK_OCTREE_MORTON) {
+        cli_error(cmd, "--capacity sizes the task pool's queues: --scheme morton has no pool");
+        return CLI_USAGE;
+    }
 #ifndef GPK_HAVE_CUDA_OCTREE
     if (blocks || block_threads || grid_split) {
         /* The pools run on host threads in this build; a silently ignored
@@ -290,6 +302,11 @@ int cmd_octree(int argc, char **argv)
     if (cli_ctx_create(cmd, &ctx, backend, device, threads) != GPK_OK) return CLI_FAIL;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (info.backend == GPK_BACKEND_CPU && device >= 0) {
+        cli_error(cmd, "--device selects a CUDA device; the cpu backend has none");
+        gpk_ctx_destroy(ctx);
+        return CLI_USAGE;
+    }
 #ifdef GPK_HAVE_CUDA_OCTREE
     if ((blocks || block_threads || grid_split) && (info.backend != GPK_BACKEND_CUDA || scheme == GPK_OCTREE_MORTON)) {
         cli_error(cmd, "--blocks, --block-threads, --grid-split: only for the pool schemes on the cuda backend "
@@ -321,6 +338,8 @@ int cmd_octree(int argc, char **argv)
     for (uint64_t r = 0; r < reps && rc == CLI_OK; r++) {
         if (r) gpk_octree_free(&tree);
         memset(&tree, 0, sizeof tree);
+        cli_progress(cmd, "building the octree of %llu particles (%llu of %llu)", (unsigned long long)n,
+                     (unsigned long long)r + 1, (unsigned long long)reps);
         const double t0 = cli_now_ms();
         s = gpk_octree_build(ctx, xyz, (size_t)n, (unsigned)threshold, scheme, &oo, &tree);
         times[r] = cli_now_ms() - t0;
@@ -334,12 +353,22 @@ int cmd_octree(int argc, char **argv)
     if (rc == CLI_OK) {
         const double ms = cli_median(times, (size_t)reps);
         bad = cli_octree_check(&tree, (unsigned)threshold, why, sizeof why);
+        /* the device time exists on CUDA only, the pool's on the pool schemes only */
+        char parts[96] = "";
+        const int on_device = info.backend == GPK_BACKEND_CUDA, pooled = scheme != GPK_OCTREE_MORTON;
+        if (on_device && pooled)
+            snprintf(parts, sizeof parts, " (%.3f ms on the device, %.3f ms in the pool)", tree.device_ms, tree.pool_ms);
+        else if (on_device)
+            snprintf(parts, sizeof parts, " (%.3f ms on the device)", tree.device_ms);
+        else if (pooled)
+            snprintf(parts, sizeof parts, " (%.3f ms in the pool)", tree.pool_ms);
+        cli_progress_end();
         fprintf(stderr,
-                "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms (%.3f ms on the device, "
-                "%.3f ms in the pool), %llu tasks, depth %u, %zu leaves, %zu nodes; check %s\n",
+                "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms%s, %llu tasks, depth %u, "
+                "%zu leaves, %zu nodes; check %s\n",
                 gpk_backend_name(info.backend), info.device_name, gpk_particle_dist_name(dist),
-                (unsigned long long)n, (unsigned long long)threshold, gpk_octree_scheme_name(scheme), ms,
-                tree.device_ms, tree.pool_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, bad ? "FAILED" : "ok");
+                (unsigned long long)n, (unsigned long long)threshold, gpk_octree_scheme_name(scheme), ms, parts,
+                (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, bad ? "FAILED" : "ok");
         if (json) {
             printf("{\"command\": \"octree\", \"gpk_version\": ");
             cli_json_str(stdout, gpk_version());

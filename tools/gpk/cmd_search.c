@@ -78,7 +78,7 @@ void cmd_qap_help(FILE *f)
 void cmd_tsp_help(FILE *f)
 {
     fprintf(f,
-            "usage: gpk tsp FILE.tsp [--algo A] [--nb 2opt|swap] [--seed S] [--out FILE.tour]\n"
+            "usage: gpk tsp FILE.tsp [--algo A] [--nb 2opt|swap|or2opt] [--seed S] [--out FILE.tour]\n"
             "               [--svg FILE.svg] [options]\n"
             "\n"
             "Symmetric travelling salesman (TSPLIB95): minimises the closed tour length by\n"

@@ -1,11 +1,10 @@
 /* gpk sort: sort a key file (raw little-endian or .npy) or generated keys. */
-#define _POSIX_C_SOURCE 200809L /* isatty, clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "gpk/gen.h"
@@ -17,6 +16,8 @@ void cmd_sort_help(FILE *f)
     fprintf(f,
             "usage: gpk sort [IN] [-o OUT] [--type T] [--perm FILE] [options]\n"
             "       gpk sort --gen DIST --n N [--seed S] [--type T] [-o OUT] [options]\n"
+            "       gpk sort IN.npy --key NAME [-o OUT] [options]\n"
+            "       gpk sort IN --record-size S --key-type T [--key-offset K] [-o OUT] [options]\n"
             "\n"
             "Sorts keys ascending with gpk's radix sort (stable) or quicksort (not stable),\n"
             "as --algo says. IN is raw little-endian binary (needs --type) or .npy (type from\n"
@@ -61,7 +62,8 @@ void cmd_sort_help(FILE *f)
             "  -q, --quiet         no summary line on stderr\n"
             "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
-            "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n");
+            "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");
+    cmd_sort_records_help(f);
 }
 
 typedef struct sort_args {
@@ -297,6 +299,38 @@ static int parse_args(int argc, char **argv, sort_args *a)
         return -1;
     }
     if (!a->have_type && a->gen) a->type = GPK_U32;
+    if (a->have_param) {
+        gpk_dist d;
+        gpk_dist_parse(a->gen, &d);
+        const uint64_t bits = 8 * gpk_type_size(a->type);
+        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
+            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
+                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
+            return -1;
+        }
+        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
+            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
+            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
+            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
+            return -1;
+        }
+    }
+    /* The quicksort sorts whole keys in one way: the radix tunables would be
+     * ignored, so they are refused. */
+    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
+        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
+        cli_error(cmd, "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
+                  "not to --algo %s", gpk_sort_algo_name(a->ro.algorithm));
+        return -1;
+    }
     /* All outputs are checked before the sort, so that none is written
      * when another cannot be, and none overwrites an input. */
     const char *outs[3] = {a->out, a->perm, a->values_out};
@@ -435,15 +469,17 @@ done:
     return ok;
 }
 
-/* A progress bar on a terminal for sorts that last more than a second: a
- * thread redraws it from the fraction the library reports (out-of-core
- * sorts, gpk_ctx_set_progress) or, without one, shows the time so far. */
+/* The progress line of a sort that lasts more than a second gets a bar:
+ * a thread redraws it from the fraction the library reports (out-of-core
+ * sorts, gpk_ctx_set_progress) or, without one, adds the time so far.
+ * cli_progress draws only on a terminal. */
 typedef struct sort_bar {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int on, stop, drawn;
+    int on, stop;
     double done, t0;
+    char what[160]; /* the progress line's text */
 } sort_bar;
 
 static void bar_progress(void *user, double done)
@@ -471,26 +507,21 @@ static void *bar_run(void *user)
         if (b->stop || sec < 1.0) continue;
         if (b->done > 0) {
             const int width = 30, fill = (int)(b->done * width + 0.5);
-            fprintf(stderr, "\rgpk sort: [%.*s%*s] %3.0f%% %.1f s\033[K", fill,
-                    "##############################", width - fill, "", 100.0 * b->done, sec);
+            cli_progress("sort", "%s [%.*s%*s] %3.0f%% %.1f s", b->what, fill, "##############################",
+                         width - fill, "", 100.0 * b->done, sec);
         } else {
-            fprintf(stderr, "\rgpk sort: sorting, %.1f s\033[K", sec);
+            cli_progress("sort", "%s, %.1f s", b->what, sec);
         }
-        fflush(stderr);
-        b->drawn = 1;
-    }
-    if (b->drawn) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
 }
 
-static void bar_start(sort_bar *b, gpk_ctx *ctx, int wanted)
+static void bar_start(sort_bar *b, gpk_ctx *ctx, int wanted, const char *what)
 {
     memset(b, 0, sizeof *b);
-    if (!wanted || !isatty(STDERR_FILENO)) return;
+    if (!wanted || !cli_stderr_is_tty()) return;
+    snprintf(b->what, sizeof b->what, "%s", what);
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     b->t0 = cli_now_ms();
@@ -503,7 +534,7 @@ static void bar_start(sort_bar *b, gpk_ctx *ctx, int wanted)
     gpk_ctx_set_progress(ctx, bar_progress, b);
 }
 
-/* Clears the bar: call before printing anything else. */
+/* Stops the redrawing (the line stays until the next message clears it). */
 static void bar_stop(sort_bar *b, gpk_ctx *ctx)
 {
     if (!b->on) return;
@@ -552,9 +583,39 @@ static int read_keys_mapped(const sort_args *a, io_array *keys, io_out *out, io_
     return m > 0 ? 1 : -1;
 }
 
+/* 1 when path is a readable file without the .npy magic: raw data, whose
+ * type must then be given (a usage error when it is not). stdin and
+ * unreadable files are left to io_read and its messages. */
+static int is_raw_file(const char *path)
+{
+    size_t len = strlen(path);
+    if (strcmp(path, "-") == 0 || (len >= 4 && strcmp(path + len - 4, ".npy") == 0)) return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    unsigned char head[6] = {0};
+    size_t got = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return !(got == sizeof head && memcmp(head, "\x93NUMPY", 6) == 0);
+}
+
+/* A record option (and no --help) hands the command to cmd_sort_records. */
+static int wants_records(int argc, char **argv)
+{
+    static const char *const opts[] = {"--key", "--record-size", "--key-offset", "--key-type"};
+    for (int i = 1; i < argc; i++)
+        if (cli_is_help(argv[i])) return 0;
+    for (int i = 1; i < argc; i++)
+        for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+            size_t l = strlen(opts[k]);
+            if (strncmp(argv[i], opts[k], l) == 0 && (argv[i][l] == '\0' || argv[i][l] == '=')) return 1;
+        }
+    return 0;
+}
+
 int cmd_sort(int argc, char **argv)
 {
     const char *cmd = "sort";
+    if (wants_records(argc, argv)) return cmd_sort_records(argc, argv);
     sort_args a;
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;
@@ -575,7 +636,19 @@ int cmd_sort(int argc, char **argv)
     sort_bar bar = {0};
     int mapped = 0;
 
+    if (a.in && !a.have_type && is_raw_file(a.in)) {
+        cli_error(cmd, "%s is raw binary: give its key type with --type (u32 i32 f32 u64 i64 f64), or a .npy",
+                  a.in);
+        return CLI_USAGE;
+    }
+    if (a.values && !a.have_vtype && is_raw_file(a.values)) {
+        cli_error(cmd, "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
+                  "or a .npy", a.values);
+        return CLI_USAGE;
+    }
+
     /* Keys. */
+    if (!a.gen && !a.quiet) cli_progress(cmd, "reading %s", a.in);
     if (a.gen) {
         gpk_dist d;
         gpk_dist_parse(a.gen, &d);
@@ -587,6 +660,7 @@ int cmd_sort(int argc, char **argv)
         keys.type = a.type;
         keys.n = (size_t)a.n;
         keys.format = IO_RAW;
+        if (!a.quiet) cli_progress(cmd, "generating %zu %s keys (%s)", keys.n, gpk_type_name(a.type), a.gen);
         keys.data = malloc(keys.n ? keys.n * w : 1);
         if (!keys.data) {
             cli_error(cmd, "out of memory for %zu keys", keys.n);
@@ -631,6 +705,17 @@ int cmd_sort(int argc, char **argv)
     if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
+    if (info.backend != GPK_BACKEND_OPENCL && (a.ro.items || a.ro.groups || a.ro.scan_split)) {
+        cli_error(cmd, "--items, --groups and --scan-split tune the OpenCL radix sort, not the %s backend",
+                  gpk_backend_name(info.backend));
+        rc = CLI_USAGE;
+        goto done;
+    }
+    if (info.backend == GPK_BACKEND_CPU && a.device >= 0) {
+        cli_error(cmd, "--device selects a CUDA or OpenCL device; the cpu backend has none");
+        rc = CLI_USAGE;
+        goto done;
+    }
 
     /* Keep the input when it is needed again: for --check and for reps. */
     if (a.check || a.reps > 1) {
@@ -663,13 +748,17 @@ int cmd_sort(int argc, char **argv)
         goto done;
     }
 
-    bar_start(&bar, ctx, !a.quiet);
+    char sorting[160];
+    snprintf(sorting, sizeof sorting, "sorting %zu %s keys on %s%s", n, gpk_type_name(t),
+             gpk_backend_name(info.backend), a.reps > 1 ? " (repetitions)" : "");
+    bar_start(&bar, ctx, !a.quiet, sorting);
     for (int r = 0; r < a.reps; r++) {
         if (r > 0) {
             memcpy(keys.data, orig_keys, n * kw);
             if (vw) memcpy(vals.data, orig_vals, n * vw);
         }
         gpk_status s;
+        if (!a.quiet) cli_progress(cmd, "%s", sorting);
         double t0 = cli_now_ms();
         if (vw)
             s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
@@ -693,6 +782,7 @@ int cmd_sort(int argc, char **argv)
     double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
 
     if (a.check) {
+        if (!a.quiet) cli_progress(cmd, "checking against the reference");
         if (check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
                          sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
             check_state = "ok";
@@ -708,6 +798,7 @@ int cmd_sort(int argc, char **argv)
         io_format pf = a.have_format ? a.format : io_output_format(a.perm ? a.perm : "", keys.format);
         io_format vf = a.have_format ? a.format
                                      : io_output_format(a.values_out ? a.values_out : "", vals.format);
+        if (!a.quiet && (a.out || a.perm || a.values_out)) cli_progress(cmd, "writing the output");
         /* Every output is written to its temporary file before any
          * replaces its target, so that one failing leaves all as they were. */
         const char *paths[3] = {a.out, a.perm, a.values_out};
@@ -737,6 +828,7 @@ int cmd_sort(int argc, char **argv)
         }
     }
 
+    cli_progress_end();
     const char *mode = vw ? "pairs" : a.perm ? "perm" : "keys";
     if (!a.quiet) {
         fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",

@@ -5,8 +5,10 @@
 #include "io.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -222,8 +224,8 @@ static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *
         if (strcmp(key, "descr") == 0) {
             skip_ws(&c);
             if (c.p < c.end && *c.p == '[') {
-                set_err(err, errlen, "%s: structured .npy dtypes are not supported "
-                        "(gpk takes <u4 <i4 <f4 <u8 <i8 <f8)", name);
+                set_err(err, errlen, "%s: a structured .npy holds records: sort them by a "
+                        "field with --key NAME", name);
                 free(h);
                 return -1;
             }
@@ -508,6 +510,45 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
     return rc;
 }
 
+/* A whole file (or stdin) as bytes, for the record formats, held to the
+ * same limits as io_read: a regular file to its size, a pipe or a device
+ * to stream_limit. */
+unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen)
+{
+    const char *name = display_name(path);
+    FILE *f = is_stdio(path) ? stdin : fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        return NULL;
+    }
+    uint64_t rem = 0;
+    const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
+    const size_t limit = stream_limit();
+    size_t most = limit, cap = (size_t)1 << 20, n = 0;
+    if (regular && rem > SIZE_MAX - 2) {
+        set_err(err, errlen, "%s: file too large", name);
+        if (f != stdin) fclose(f);
+        return NULL;
+    }
+    /* One byte more than the size tells a file that grew meanwhile. */
+    if (regular) cap = most = (size_t)rem + 1;
+    unsigned char *buf = read_grow(f, name, NULL, 0, cap, most, &n, err, errlen);
+    if (f != stdin) fclose(f);
+    if (!buf) return NULL;
+    if (n >= most) {
+        if (regular) set_err(err, errlen, "%s: the file grew while it was read", name);
+        else set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                     "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        free(buf);
+        return NULL;
+    }
+    /* n < capacity: one byte after the data, so that a parser's numbers
+     * stop there at the latest. */
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
 /* ---- safe output files ------------------------------------------------------------- */
 
 static char *dup_str(const char *s)
@@ -557,6 +598,26 @@ void io_out_remove_temps(void)
     for (int i = 0; i < IO_MAX_TEMPS; i++) {
         char *t = live_temps[i];
         if (t) unlink(t);
+    }
+}
+
+static void on_fatal_signal(int sig)
+{
+    io_out_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void io_out_cleanup_on_signals(void)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(fatal[i], &sa, NULL);
     }
 }
 
@@ -901,6 +962,35 @@ int io_probe(const char *path, const gpk_type *type_opt, io_array *out, long lon
     return rc;
 }
 
+typedef struct read_part {
+    int fd, workers, index;
+    long long offset; /* of the data in the file */
+    char *dst;
+    size_t len;
+    long long bad_at; /* first byte this worker could not read, or -1 */
+    int bad_errno;
+} read_part;
+
+/* Worker `index` reads chunks index, index + workers, ... */
+static void *read_worker(void *arg)
+{
+    read_part *p = arg;
+    for (size_t from = (size_t)p->index * IO_CHUNK; from < p->len; from += (size_t)p->workers * IO_CHUNK) {
+        const size_t want = p->len - from < IO_CHUNK ? p->len - from : IO_CHUNK;
+        for (size_t got = 0; got < want;) {
+            const ssize_t r = pread(p->fd, p->dst + from + got, want - got, (off_t)(p->offset + (long long)(from + got)));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                p->bad_at = (long long)(from + got);
+                p->bad_errno = r < 0 ? errno : 0;
+                return NULL;
+            }
+            got += (size_t)r;
+        }
+    }
+    return NULL;
+}
+
 int io_read_into(const char *path, long long offset, void *dst, size_t len, char *err, size_t errlen)
 {
     const int fd = open(path, O_RDONLY);
@@ -908,26 +998,26 @@ int io_read_into(const char *path, long long offset, void *dst, size_t len, char
         set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    /* pieces on all threads: one thread reads a page-cached file at a few GB/s */
-    const long long pieces = (long long)((len + IO_CHUNK - 1) / IO_CHUNK);
+    /* several threads: one reads a page-cached file at a few GB/s */
+    enum { MAX_READERS = 16 };
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int workers = cpus > 1 ? (cpus < MAX_READERS ? (int)cpus : MAX_READERS) : 1;
+    read_part part[MAX_READERS];
+    pthread_t tid[MAX_READERS];
+    int started[MAX_READERS] = {0};
+    for (int w = 0; w < workers; w++) {
+        part[w] = (read_part){fd, workers, w, offset, dst, len, -1, 0};
+        started[w] = w > 0 && pthread_create(&tid[w], NULL, read_worker, &part[w]) == 0;
+    }
+    for (int w = 0; w < workers; w++) /* what no thread took, this one reads */
+        if (!started[w]) read_worker(&part[w]);
     long long bad_at = -1;
     int bad_errno = 0;
-#pragma omp parallel for schedule(dynamic, 1)
-    for (long long k = 0; k < pieces; k++) {
-        const size_t from = (size_t)k * IO_CHUNK, want = len - from < IO_CHUNK ? len - from : IO_CHUNK;
-        size_t got = 0;
-        while (got < want) {
-            const ssize_t r = pread(fd, (char *)dst + from + got, want - got, (off_t)(offset + (long long)(from + got)));
-            if (r <= 0) {
-                if (r < 0 && errno == EINTR) continue;
-#pragma omp critical(io_read_into_error)
-                if (bad_at < 0 || (long long)(from + got) < bad_at) {
-                    bad_at = (long long)(from + got);
-                    bad_errno = r < 0 ? errno : 0;
-                }
-                break;
-            }
-            got += (size_t)r;
+    for (int w = 0; w < workers; w++) {
+        if (started[w]) pthread_join(tid[w], NULL);
+        if (part[w].bad_at >= 0 && (bad_at < 0 || part[w].bad_at < bad_at)) {
+            bad_at = part[w].bad_at;
+            bad_errno = part[w].bad_errno;
         }
     }
     close(fd);

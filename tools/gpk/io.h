@@ -34,6 +34,12 @@ int io_read(const char *path, const gpk_type *type_opt, io_array *out, char *err
 int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type_opt, io_array *out,
                    char *err, size_t errlen);
 
+/* The whole of path ("-": stdin) as bytes, malloc'd, with a zero byte
+ * after the *len bytes of data; a pipe or a device is read up to
+ * GPK_MAX_INPUT (default: the machine's memory). NULL with err set on
+ * failure. */
+unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen);
+
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
  * user named is as it was. */
@@ -78,6 +84,12 @@ void io_out_abort(io_out *o);
  * handler calls this from it). */
 void io_out_remove_temps(void);
 
+/* For a program's main: SIGXFSZ ignored (past ulimit -f a write fails
+ * with EFBIG and the temporary file goes, instead of a kill leaving it),
+ * and SIGINT, SIGTERM, SIGHUP, SIGPIPE (unless ignored) remove the
+ * temporary files, then end the process as they would have. */
+void io_out_cleanup_on_signals(void);
+
 /* Writes the array (with a .npy header when fmt says so) to an open
  * output without committing it, so that several outputs can all be
  * written before any replaces its file. */
@@ -105,7 +117,7 @@ int io_check_outputs(const char *const *outs, const char *const *out_roles, cons
  * out->format (data stays NULL), *offset (where the data starts) and
  * returns 0; otherwise 1, and io_read then says what is wrong. */
 int io_probe(const char *path, const gpk_type *type_opt, io_array *out, long long *offset);
-/* Reads len bytes of path from offset into dst, on all threads. */
+/* Reads len bytes of path from offset into dst, on several threads. */
 int io_read_into(const char *path, long long offset, void *dst, size_t len, char *err, size_t errlen);
 
 typedef struct io_map {

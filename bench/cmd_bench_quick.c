@@ -380,6 +380,10 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
         c->payloads[c->npayloads++] = 64;
     }
     if (c->impl_mask == 0) c->impl_mask = (1u << I_COUNT_) - 1;
+    if (c->device >= 0 && c->have_backend && c->backend == GPK_BACKEND_CPU) {
+        cli_error(cmd, "--device selects a CUDA device; --backends cpu has none");
+        return -1;
+    }
     for (int k = 0; k < c->nns; k++)
         if (c->ns[k] < 2 || c->ns[k] > UINT32_MAX) {
             /* The CUDA peers index with u32 (bench/peers.h), so do the checks. */

@@ -114,6 +114,10 @@ int cmd_pic(int argc, char **argv)
         }
     }
 
+    if (o.device >= 0 && o.backend == GPK_BACKEND_CPU) {
+        cli_error(cmd, "--device selects a CUDA or OpenCL device; the cpu backend has none");
+        return CLI_USAGE;
+    }
     pic_result r;
     int rc = pic_run(&o, &r);
     if (rc == 2) {

@@ -294,6 +294,10 @@ int cmd_bench_octree(int argc, char **argv)
         }
     }
 
+    if (c.device >= 0 && c.backend == GPK_BACKEND_CPU) {
+        cli_error(cmd, "--device selects a CUDA device; the cpu backend has none");
+        return CLI_USAGE;
+    }
     /* a threads x blocks grid of the CUDA pools */
     const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0] || c.ngrid_split > 1 ||
                      c.grid_split[0];

@@ -312,6 +312,14 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
     }
 
     if (want_keys) c->modes |= MODE_KEYS;
+    if (c->device >= 0 && c->nbackends > 0) {
+        int gpu = 0;
+        for (int k = 0; k < c->nbackends; k++) gpu |= c->backends[k] != GPK_BACKEND_CPU;
+        if (!gpu) {
+            cli_error(cmd, "--device selects a CUDA or OpenCL device; --backends cpu has none");
+            return -1;
+        }
+    }
     if (!c->modes) {
         cli_error(cmd, "--no-keys leaves nothing to time: add --pairs or --perm");
         return -1;

@@ -1,0 +1,52 @@
+/* gpk-bench: the benchmark program. `gpk bench ...` and `gpk pic ...` run
+ * it with their arguments, so it takes the same command line as gpk
+ * (gpk-bench bench sort ..., gpk-bench pic ...). Built beside gpk, not
+ * installed by default: it links the peers (CUB, thrust, GNU parallel) and
+ * the library's internal timing hooks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "io.h"
+
+/* Each benchmark is one file and parses only its own options:
+ * `bench sort` (cmd_bench.c), `bench quicksort` (cmd_bench_quick.c),
+ * `bench octree` (cmd_bench_octree.c), `bench search` (cmd_bench_search.c). */
+static void bench_help(FILE *f)
+{
+    cmd_bench_help(f);
+    fputc('\n', f);
+    cmd_bench_quick_help(f);
+    fputc('\n', f);
+    cmd_bench_octree_help(f);
+    fputc('\n', f);
+    cmd_bench_search_help(f);
+}
+
+static int bench_dispatch(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "quicksort") == 0) return cmd_bench_quick(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "octree") == 0) return cmd_bench_octree(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "search") == 0) return cmd_bench_search(argc, argv);
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        bench_help(stdout);
+        return CLI_OK;
+    }
+    if (argc < 2 || strcmp(argv[1], "sort") != 0) {
+        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree, "
+                  "gpk bench search)",
+                  argc < 2 ? "" : argv[1]);
+        return CLI_USAGE;
+    }
+    return cmd_bench(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    io_out_cleanup_on_signals(); /* the --json files' temporaries */
+    if (argc >= 2 && strcmp(argv[1], "bench") == 0) return bench_dispatch(argc - 1, argv + 1);
+    if (argc >= 2 && strcmp(argv[1], "pic") == 0) return cmd_pic(argc - 1, argv + 1);
+    fprintf(stderr, "usage: gpk-bench bench BENCHMARK [OPTIONS] | gpk-bench pic [OPTIONS]\n"
+                    "(the benchmark program behind gpk bench and gpk pic; see gpk bench --help)\n");
+    return CLI_USAGE;
+}

@@ -1,0 +1,226 @@
+/* gpk CLI: the small helpers the subcommands share (options, sizes, clocks,
+ * JSON); linked into gpk and into the bench program gpk-bench. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- shared helpers ------------------------------------------------------- */
+
+static int progress_shown; /* a progress line is on the terminal */
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    cli_progress_end();
+    fprintf(stderr, "gpk %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname,
+                  const char *name, const char **val)
+{
+    const char *a = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(a, name, len) == 0 && a[len] == '=') {
+        *val = a + len + 1;
+        return 1;
+    }
+    if (strcmp(a, name) == 0 || (shortname && strcmp(a, shortname) == 0)) {
+        if (*i + 1 >= argc) {
+            cli_error(cmd, "option %s needs a value (see gpk %s --help)", a, cmd);
+            return -1;
+        }
+        *i += 1;
+        *val = argv[*i];
+        return 1;
+    }
+    return 0;
+}
+
+int cli_flag(const char *arg, const char *shortname, const char *name)
+{
+    return strcmp(arg, name) == 0 || (shortname && strcmp(arg, shortname) == 0);
+}
+
+int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+
+int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || end == s) return -1;
+    if (v < lo || v > hi) return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    if (*end == '^') { /* base^exponent, e.g. 2^28 */
+        char *e2;
+        if (end[1] < '0' || end[1] > '9') return -1;
+        unsigned long long ex = strtoull(end + 1, &e2, 10);
+        if (errno || *e2) return -1;
+        unsigned long long r = 1;
+        for (unsigned long long k = 0; k < ex; k++) {
+            if (v != 0 && r > UINT64_MAX / v) return -1;
+            r *= v;
+        }
+        *out = r;
+        return 0;
+    }
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: return -1;
+    }
+    if (shift && *end == 'i') end++;
+    if (*end) return -1;
+    if (shift && v > (UINT64_MAX >> shift)) return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+const char *cli_size_str(uint64_t n, char *buf, size_t len)
+{
+    if (n >= 2 && (n & (n - 1)) == 0) {
+        unsigned k = 0;
+        while ((1ull << k) != n) k++;
+        snprintf(buf, len, "2^%u", k);
+    } else {
+        snprintf(buf, len, "%llu", (unsigned long long)n);
+    }
+    return buf;
+}
+
+double cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(double *v, size_t n)
+{
+    if (n == 0) return 0.0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+            else fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int device, int threads)
+{
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    o.backend = b;
+    o.device = device;
+    o.threads = threads;
+    gpk_status s = gpk_ctx_create_ex(ctx, &o);
+    if (s != GPK_OK) {
+        /* GPK_BACKEND replaces AUTO: name the backend that failed */
+        const char *env = getenv("GPK_BACKEND");
+        gpk_backend eb;
+        const int from_env = b == GPK_BACKEND_AUTO && env && *env && gpk_backend_parse(env, &eb) == GPK_OK &&
+                             eb != GPK_BACKEND_AUTO;
+        cli_error(cmd, "cannot use the %s backend%s%s%s: %s", gpk_backend_name(from_env ? eb : b),
+                  from_env ? " (GPK_BACKEND=" : "", from_env ? env : "", from_env ? ")" : "",
+                  *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(s));
+    }
+    return s;
+}
+
+int cli_stderr_is_tty(void)
+{
+    static int tty = -1;
+    if (tty < 0) tty = isatty(fileno(stderr));
+    return tty;
+}
+
+void cli_progress(const char *cmd, const char *fmt, ...)
+{
+    if (!cli_stderr_is_tty()) return;
+    va_list ap;
+    fprintf(stderr, "\rgpk %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\033[K", stderr); /* the rest of a longer previous line */
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void cli_progress_end(void)
+{
+    if (!progress_shown) return;
+    fputs("\r\033[K", stderr);
+    fflush(stderr);
+    progress_shown = 0;
+}
+
+void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info)
+{
+    fputs("{\"backend\": ", f);
+    cli_json_str(f, gpk_backend_name(info->backend));
+    fputs(", \"device\": ", f);
+    cli_json_str(f, info->device_name);
+    fputs(", \"platform\": ", f);
+    cli_json_str(f, info->platform);
+    fprintf(f, ", \"compute_units\": %u, \"memory_bytes\": %llu, \"threads\": %u}",
+            info->compute_units, (unsigned long long)info->memory_bytes, info->threads);
+}
+
+const char *cli_backends_built(void)
+{
+    return "cpu"
+#ifdef GPK_HAVE_CUDA
+           " cuda"
+#endif
+#ifdef GPK_HAVE_OPENCL
+           " opencl"
+#endif
+        ;
+}

@@ -1,0 +1,524 @@
+/* gpk sort on records: a structured .npy sorted by one named field, or raw
+ * fixed-size records sorted by a key at a byte offset, through
+ * gpk_sort_records. cmd_sort hands over when a record option is given. */
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat, mkstemp */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "io.h"
+#include "gpk/sort.h"
+
+void cmd_sort_records_help(FILE *f)
+{
+    fprintf(f,
+            "records (gpk sort IN --key NAME, or gpk sort IN --record-size S --key-offset K\n"
+            "--key-type T): sorts whole records by one key with gpk_sort_records.\n"
+            "  --key NAME          IN is a structured .npy (1-D, C order); sort by its field\n"
+            "                      NAME (<u4 <i4 <f4 <u8 <i8 <f8). OUT is a .npy of the same dtype\n"
+            "  --record-size S     IN is raw records of S bytes (1..256) ...\n"
+            "  --key-offset K      ... whose key starts at byte K (default 0) ...\n"
+            "  --key-type T        ... and has type T: u32 i32 f32 u64 i64 f64. OUT is raw\n"
+            "  with -o OUT, --algo, --backend, --device, --threads, --check, --json, -q as for\n"
+            "  keys. The radix sort keeps records with equal keys in input order.\n");
+}
+
+typedef struct rec_args {
+    const char *in, *out, *key;
+    uint64_t size, offset;
+    int have_size, have_offset, have_ktype;
+    gpk_type ktype;
+    gpk_sort_opts so;
+    gpk_backend backend;
+    int device, threads, check, json, quiet;
+} rec_args;
+
+static int parse(int argc, char **argv, rec_args *a)
+{
+    const char *cmd = "sort";
+    gpk_sort_opts so = GPK_SORT_OPTS_INIT;
+    memset(a, 0, sizeof *a);
+    a->so = so;
+    a->backend = GPK_BACKEND_AUTO;
+    a->device = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        uint64_t v;
+        int m;
+        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
+        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
+        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
+            if (m < 0) return -1;
+            a->out = val;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key", &val)) != 0) {
+            if (m < 0) return -1;
+            a->key = val;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--record-size", &val)) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 1, 256, &a->size) != 0) {
+                cli_error(cmd, "bad value '%s' for --record-size (expected 1..256)", val);
+                return -1;
+            }
+            a->have_size = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key-offset", &val)) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 0, 255, &a->offset) != 0) {
+                cli_error(cmd, "bad value '%s' for --key-offset (expected 0..255)", val);
+                return -1;
+            }
+            a->have_offset = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key-type", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_type_parse(val, &a->ktype) != GPK_OK) {
+                cli_error(cmd, "unknown key type '%s' (u32 i32 f32 u64 i64 f64)", val);
+                return -1;
+            }
+            a->have_ktype = 1;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_sort_algo_parse(val, &a->so.algorithm) != GPK_OK) {
+                cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)", val);
+                return -1;
+            }
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
+                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+                return -1;
+            }
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
+                cli_error(cmd, "bad value '%s' for --device (expected 0..%u)", val, 1u << 20);
+                return -1;
+            }
+            a->device = (int)v;
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
+                cli_error(cmd, "bad value '%s' for --threads (expected 0..%u)", val, 1u << 20);
+                return -1;
+            }
+            a->threads = (int)v;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            cli_error(cmd, "option '%s' does not apply to records (they take -o, --key or "
+                      "--record-size/--key-offset/--key-type, --algo, --backend, --device, "
+                      "--threads, --check, --json, -q)", arg);
+            return -1;
+        } else if (a->in) {
+            cli_error(cmd, "more than one input file ('%s' and '%s')", a->in, arg);
+            return -1;
+        } else {
+            a->in = arg;
+        }
+    }
+    if (!a->in) {
+        cli_error(cmd, "records need an input file (a structured .npy with --key, or raw with "
+                  "--record-size)");
+        return -1;
+    }
+    if (a->key && (a->have_size || a->have_offset || a->have_ktype)) {
+        cli_error(cmd, "--key names a field of a structured .npy; --record-size, --key-offset and "
+                  "--key-type describe raw records: give one or the other");
+        return -1;
+    }
+    if (!a->key && !a->have_size) {
+        cli_error(cmd, "raw records need --record-size (and --key-type, --key-offset)");
+        return -1;
+    }
+    if (!a->key && !a->have_ktype) {
+        cli_error(cmd, "raw records need --key-type (u32 i32 f32 u64 i64 f64)");
+        return -1;
+    }
+    if (!a->key && a->offset + gpk_type_size(a->ktype) > a->size) {
+        cli_error(cmd, "a %s key at byte %llu does not fit a record of %llu bytes",
+                  gpk_type_name(a->ktype), (unsigned long long)a->offset, (unsigned long long)a->size);
+        return -1;
+    }
+    if (a->json && a->out && strcmp(a->out, "-") == 0) {
+        cli_error(cmd, "--json and an output to '-' would both write to stdout");
+        return -1;
+    }
+    /* Checked before the sort; sorting a file in place with -o is fine. */
+    const char *outs[1] = {a->out}, *out_roles[1] = {"-o"}, *ins[1] = {a->in}, *in_roles[1] = {"(records)"};
+    const int own[1] = {0};
+    char err[600];
+    if (io_check_outputs(outs, out_roles, own, 1, ins, in_roles, 1, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the structured .npy header ------------------------------------------------
+ * NumPy writes {'descr': [('a', '<u4'), ('b', '<f8', (3,))], 'fortran_order':
+ * False, 'shape': (n,), }. Fields are packed in order (padding shows as
+ * fields named ''), so the record size is the sum of the field sizes. */
+
+/* 1 when the text at p (ending at e) starts with w */
+static int at(const char *p, const char *e, const char *w)
+{
+    size_t l = strlen(w);
+    return (size_t)(e - p) >= l && memcmp(p, w, l) == 0;
+}
+
+static const char *skip(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n')) p++;
+    return p;
+}
+
+/* A quoted string into buf; returns the position after it or NULL. */
+static const char *pystr(const char *p, const char *e, char *buf, size_t len)
+{
+    p = skip(p, e);
+    if (p >= e || (*p != '\'' && *p != '"')) return NULL;
+    char q = *p++;
+    size_t k = 0;
+    while (p < e && *p != q) {
+        if (k + 1 >= len) return NULL;
+        buf[k++] = *p++;
+    }
+    buf[k] = '\0';
+    return p < e ? p + 1 : NULL;
+}
+
+/* Size in bytes of a scalar dtype string such as '<u4', '|V8', 'S10', '<f8'. */
+static int dtype_size(const char *d, uint64_t *size)
+{
+    if (*d == '<' || *d == '>' || *d == '|' || *d == '=') d++;
+    char kind = *d++;
+    if (!strchr("biufcVSUmM?", kind)) return -1;
+    uint64_t s = 0;
+    if (kind == '?' && *d == '\0') s = 1;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9' || s > 1000000) return -1;
+        s = s * 10 + (uint64_t)(*d - '0');
+    }
+    if (kind == 'U') s *= 4;
+    if (s == 0) return -1;
+    *size = s;
+    return 0;
+}
+
+typedef struct npy_records {
+    size_t header;  /* bytes before the data */
+    uint64_t n, size, offset;
+    gpk_type ktype;
+} npy_records;
+
+static int parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
+                             npy_records *r, char *err, size_t errlen)
+{
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+        snprintf(err, errlen, "%s: --key needs a structured .npy (no \\x93NUMPY magic)", name);
+        return -1;
+    }
+    size_t lb = buf[6] == 1 ? 2 : 4, hl = buf[8] | (size_t)buf[9] << 8;
+    if (lb == 4) hl = len < 12 ? SIZE_MAX : hl | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    if (hl > len - 8 - lb) {
+        snprintf(err, errlen, "%s: truncated .npy header", name);
+        return -1;
+    }
+    r->header = 8 + lb + hl;
+    const char *p = (const char *)buf + 8 + lb, *e = (const char *)buf + r->header;
+    const char *d = NULL, *s = NULL, *o = NULL;
+    for (const char *c = p; c < e; c++) {
+        /* descr comes first and shape last: a field may be named 'shape' */
+        if (!d && at(c, e, "'descr'")) d = c + 7;
+        if (at(c, e, "'shape'")) s = c + 7;
+        if (at(c, e, "'fortran_order'")) o = c + 15;
+    }
+    if (!d || !s || !o) {
+        snprintf(err, errlen, "%s: malformed .npy header (expected descr, fortran_order and shape)", name);
+        return -1;
+    }
+    o = skip(o, e);
+    if (o < e && *o == ':') o = skip(o + 1, e);
+    if (!at(o, e, "False")) {
+        snprintf(err, errlen, "%s: Fortran-ordered .npy arrays are not supported", name);
+        return -1;
+    }
+    s = skip(s, e);
+    if (s < e && *s == ':') s = skip(s + 1, e);
+    char *end;
+    if (s >= e || *s != '(') goto bad_shape;
+    s = skip(s + 1, e);
+    errno = 0;
+    r->n = strtoull(s, &end, 10);
+    if (errno || end == s) goto bad_shape;
+    s = skip(end, e);
+    if (s < e && *s == ',') s = skip(s + 1, e);
+    if (s >= e || *s != ')') goto bad_shape;
+
+    d = skip(d, e);
+    if (d < e && *d == ':') d = skip(d + 1, e);
+    if (d >= e || *d != '[') {
+        snprintf(err, errlen, "%s: not a structured .npy (its dtype has no fields); --key names a field", name);
+        return -1;
+    }
+    d++;
+    uint64_t at = 0;
+    int found = 0;
+    char fname[128], ftype[32], known[400] = "";
+    for (;;) {
+        d = skip(d, e);
+        if (d < e && *d == ']') break;
+        if (d >= e || *d != '(') goto bad_descr;
+        if (!(d = pystr(d + 1, e, fname, sizeof fname))) goto bad_descr;
+        d = skip(d, e);
+        if (d >= e || *d != ',') goto bad_descr;
+        d = skip(d + 1, e);
+        if (d < e && *d == '[') {
+            snprintf(err, errlen, "%s: field '%s' is itself structured; gpk sorts by a scalar field", name, fname);
+            return -1;
+        }
+        if (!(d = pystr(d, e, ftype, sizeof ftype))) goto bad_descr;
+        uint64_t fsize, count = 1;
+        if (dtype_size(ftype, &fsize) != 0) goto bad_descr;
+        d = skip(d, e);
+        if (d < e && *d == ',') { /* a subarray shape, (3,) or (2, 4) */
+            d = skip(d + 1, e);
+            if (d >= e || *d != '(') goto bad_descr;
+            d++;
+            for (;;) {
+                d = skip(d, e);
+                if (d < e && *d == ')') break;
+                errno = 0;
+                uint64_t k = strtoull(d, &end, 10);
+                if (errno || end == d || k > 1000000) goto bad_descr;
+                count *= k;
+                d = skip(end, e);
+                if (d < e && *d == ',') d++;
+            }
+            d = skip(d + 1, e);
+        }
+        if (d >= e || *d != ')') goto bad_descr;
+        d = skip(d + 1, e);
+        if (d < e && *d == ',') d++;
+        if (strcmp(fname, key) == 0) {
+            gpk_type t;
+            const char *tn = strcmp(ftype, "<u4") == 0 ? "u32" : strcmp(ftype, "<i4") == 0 ? "i32"
+                           : strcmp(ftype, "<f4") == 0 ? "f32" : strcmp(ftype, "<u8") == 0 ? "u64"
+                           : strcmp(ftype, "<i8") == 0 ? "i64" : strcmp(ftype, "<f8") == 0 ? "f64" : NULL;
+            if (!tn || count != 1 || gpk_type_parse(tn, &t) != GPK_OK) {
+                snprintf(err, errlen, "%s: field '%s' has dtype '%s'%s; gpk sorts by <u4 <i4 <f4 <u8 <i8 <f8",
+                         name, fname, ftype, count != 1 ? " with a shape" : "");
+                return -1;
+            }
+            r->ktype = t;
+            r->offset = at;
+            found = 1;
+        } else if (fname[0] && strlen(known) + strlen(fname) + 3 < sizeof known) {
+            strcat(known, known[0] ? ", " : "");
+            strcat(known, fname);
+        }
+        at += fsize * count;
+        if (at > 1u << 20) goto bad_descr;
+    }
+    if (!found) {
+        snprintf(err, errlen, "%s: no field '%s' (fields: %s)", name, key, known);
+        return -1;
+    }
+    if (at > 256) {
+        snprintf(err, errlen, "%s: records of %llu bytes; gpk sorts records of up to 256 bytes", name,
+                 (unsigned long long)at);
+        return -1;
+    }
+    r->size = at;
+    if (r->n > (len - r->header) / r->size || (len - r->header) != r->n * r->size) {
+        snprintf(err, errlen, "%s: the header declares %llu records of %llu bytes but %zu data bytes follow",
+                 name, (unsigned long long)r->n, (unsigned long long)r->size, len - r->header);
+        return -1;
+    }
+    return 0;
+bad_shape:
+    snprintf(err, errlen, "%s: the array is not 1-D; gpk sorts a 1-D array of records", name);
+    return -1;
+bad_descr:
+    snprintf(err, errlen, "%s: malformed or unsupported structured dtype in the .npy header", name);
+    return -1;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+/* The header, then the sorted records, through the safe writer: a failed
+ * write leaves the user's previous file as it was. */
+static int write_out(const char *path, const void *a, size_t alen, const void *b, size_t blen, char *err,
+                     size_t errlen)
+{
+    io_out o;
+    if (io_out_open(&o, path, err, errlen) != 0) return -1;
+    if (fwrite(a, 1, alen, o.f) != alen || fwrite(b, 1, blen, o.f) != blen) {
+        snprintf(err, errlen, "cannot write %s: %s", o.name, strerror(errno));
+        io_out_abort(&o);
+        return -1;
+    }
+    return io_out_commit(&o, err, errlen);
+}
+
+/* ---- the check -------------------------------------------------------------------- */
+
+static size_t g_size; /* record size for cmp_record (qsort has no context) */
+static int cmp_record(const void *x, const void *y) { return memcmp(x, y, g_size); }
+
+/* The records are the input's, ordered as the reference orders their keys;
+ * stable: exactly the reference's order, else equal keys' records may come
+ * in any order (compared as multisets). */
+static int check_records(const unsigned char *orig, const unsigned char *got, size_t n, size_t size,
+                         size_t off, gpk_type t, int stable, char *why, size_t whylen)
+{
+    size_t kw = gpk_type_size(t), nb = n ? n : 1;
+    unsigned char *keys = malloc(nb * kw), *run_a = malloc(nb * size), *run_b = malloc(nb * size);
+    uint32_t *sig = malloc(nb * sizeof *sig);
+    int ok = 0;
+    if (!keys || !run_a || !run_b || !sig) {
+        snprintf(why, whylen, "out of memory for the check");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) memcpy(keys + i * kw, orig + i * size + off, kw);
+    if (gpk_sort_reference(t, keys, 0, NULL, sig, n, 0) != GPK_OK) {
+        snprintf(why, whylen, "the reference sort failed");
+        goto done;
+    }
+    for (size_t s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && memcmp(keys + e * kw, keys + s * kw, kw) == 0; e++) {}
+        for (size_t j = s; j < e; j++) {
+            if (memcmp(got + j * size + off, keys + j * kw, kw) != 0) {
+                snprintf(why, whylen, "the key of record %zu differs from the reference", j);
+                goto done;
+            }
+            memcpy(run_a + (j - s) * size, got + j * size, size);
+            memcpy(run_b + (j - s) * size, orig + (size_t)sig[j] * size, size);
+        }
+        if (!stable && e - s > 1) {
+            g_size = size;
+            qsort(run_a, e - s, size, cmp_record);
+            qsort(run_b, e - s, size, cmp_record);
+        }
+        if (memcmp(run_a, run_b, (e - s) * size) != 0) {
+            snprintf(why, whylen, "records %zu..%zu are not the input's records of those keys%s", s, e - 1,
+                     stable ? " in input order" : "");
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(keys);
+    free(run_a);
+    free(run_b);
+    free(sig);
+    return ok;
+}
+
+int cmd_sort_records(int argc, char **argv)
+{
+    const char *cmd = "sort";
+    rec_args a;
+    if (parse(argc, argv, &a) != 0) return CLI_USAGE;
+    char err[600], why[300] = "";
+    int rc = CLI_FAIL;
+    gpk_ctx *ctx = NULL;
+    unsigned char *orig = NULL;
+    size_t len = 0;
+    if (!a.quiet) cli_progress(cmd, "reading %s", a.in);
+    unsigned char *buf = io_read_bytes(a.in, &len, err, sizeof err);
+    if (!buf) {
+        cli_error(cmd, "%s", err);
+        return CLI_FAIL;
+    }
+    npy_records r = {0, 0, a.size, a.offset, a.ktype};
+    if (a.key) {
+        if (parse_npy_records(buf, len, a.in, a.key, &r, err, sizeof err) != 0) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
+    } else if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) {
+        cli_error(cmd, "%s is a .npy: sort its records by a field with --key NAME", a.in);
+        rc = CLI_USAGE;
+        goto done;
+    } else if (len % r.size != 0) {
+        cli_error(cmd, "%s: %zu bytes is not a whole number of %llu-byte records", a.in, len,
+                  (unsigned long long)r.size);
+        goto done;
+    } else {
+        r.n = len / r.size;
+    }
+    unsigned char *recs = buf + r.header;
+    const size_t n = (size_t)r.n, size = (size_t)r.size;
+    if (a.check && !(orig = malloc(n * size + 1))) {
+        cli_error(cmd, "out of memory for a copy of the input (--check)");
+        goto done;
+    }
+    if (orig) memcpy(orig, recs, n * size);
+    if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
+    gpk_ctx_info info;
+    gpk_ctx_info_get(ctx, &info);
+    if (!a.quiet) cli_progress(cmd, "sorting %zu records on %s", n, gpk_backend_name(info.backend));
+    double t0 = cli_now_ms();
+    gpk_status s = gpk_sort_records(ctx, recs, n, size, (size_t)r.offset, r.ktype, &a.so);
+    double ms = cli_now_ms() - t0;
+    if (s != GPK_OK) {
+        cli_error(cmd, "sorting %zu records on %s failed: %s", n, gpk_backend_name(info.backend),
+                  gpk_last_error(ctx));
+        goto done;
+    }
+    const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
+    const char *check = "not run";
+    if (a.check && !a.quiet) cli_progress(cmd, "checking against the reference");
+    if (a.check)
+        check = check_records(orig, recs, n, size, (size_t)r.offset, r.ktype, ran == GPK_SORT_RADIX, why,
+                              sizeof why) ? "ok" : "FAILED";
+    if (strcmp(check, "FAILED") != 0 && a.out &&
+        write_out(a.out, buf, r.header, recs, n * size, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        goto done;
+    }
+    cli_progress_end();
+    if (!a.quiet) {
+        fprintf(stderr, "gpk sort: %s (%s), %s: %zu records of %zu bytes by a %s key at byte %llu in %.3f ms",
+                gpk_backend_name(info.backend), info.device_name, gpk_sort_algo_name(ran), n, size,
+                gpk_type_name(r.ktype), (unsigned long long)r.offset, ms);
+        if (a.check) fprintf(stderr, ", check %s", check);
+        fputc('\n', stderr);
+    }
+    if (a.json) {
+        printf("{\"command\": \"sort\", \"gpk_version\": ");
+        cli_json_str(stdout, gpk_version());
+        printf(", \"backend\": ");
+        cli_json_ctx_info(stdout, &info);
+        printf(", \"input\": ");
+        cli_json_str(stdout, a.in);
+        printf(", \"mode\": \"records\", \"n\": %zu, \"record_size\": %zu, \"key_offset\": %llu, "
+               "\"key_type\": \"%s\"",
+               n, size, (unsigned long long)r.offset, gpk_type_name(r.ktype));
+        if (a.key) {
+            printf(", \"key\": ");
+            cli_json_str(stdout, a.key);
+        }
+        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"ms\": %.6f, \"check\": \"%s\"",
+               gpk_sort_algo_name(a.so.algorithm), gpk_sort_algo_name(ran), ms, check);
+        if (why[0]) {
+            printf(", \"check_error\": ");
+            cli_json_str(stdout, why);
+        }
+        printf("}\n");
+    }
+    if (strcmp(check, "FAILED") == 0) {
+        cli_error(cmd, "check FAILED: %s", why);
+        goto done;
+    }
+    rc = CLI_OK;
+done:
+    free(buf);
+    free(orig);
+    gpk_ctx_destroy(ctx);
+    return rc;
+}
