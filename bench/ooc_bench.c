@@ -245,21 +245,23 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
                ok ? "verified" : "FAILED", s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), gen_s);
         const int ooc = !strcmp(path, "radix-out-of-core");
         if (ooc)
-            printf("  out of core: slot %zu elements, %zu runs; extra buffer %.0f ms, pin %.0f ms (%s), runs %.0f ms, "
-                   "merge %.0f ms, unpin %.0f ms\n",
-                   ctx->ooc.cap, ctx->ooc.runs, ctx->ooc.alloc_ms, ctx->ooc.pin_ms,
-                   ctx->ooc.pinned ? "page-locked" : "NOT page-locked", ctx->ooc.runs_ms, ctx->ooc.merge_ms,
-                   ctx->ooc.unpin_ms);
+            printf("  out of core: slot %zu elements, %zu runs; extra buffer %.0f ms, open %.0f ms, runs %.0f ms, "
+                   "merge %.0f ms, close %.0f ms; locking %.0f ms, unlocking %.0f ms in all (%s)\n",
+                   ctx->ooc.cap, ctx->ooc.runs, ctx->ooc.alloc_ms, ctx->ooc.pin_ms, ctx->ooc.runs_ms,
+                   ctx->ooc.merge_ms, ctx->ooc.unpin_ms, ctx->ooc.lock_ms, ctx->ooc.unlock_ms,
+                   ctx->ooc.pinned ? "page-locked" : "NOT page-locked");
         if (json)
             fprintf(json,
                     "{\"what\":\"sort\",\"label\":\"%s\",\"backend\":\"%s\",\"type\":\"%s\",\"value_bytes\":%u,"
                     "\"n\":%zu,\"dist\":\"%s\",\"rep\":%d,\"s\":%.4f,\"ok\":%d,\"path\":\"%s\",\"slot\":%zu,"
                     "\"runs\":%zu,\"alloc_ms\":%.1f,\"pin_ms\":%.1f,\"runs_ms\":%.1f,\"merge_ms\":%.1f,"
-                    "\"unpin_ms\":%.1f,\"pinned\":%d,\"threads\":%u}\n",
+                    "\"unpin_ms\":%.1f,\"lock_ms\":%.1f,\"unlock_ms\":%.1f,\"pinned\":%d,\"threads\":%u}\n",
                     label, gpk_backend_name(be), gpk_type_name(in->type), in->vw, in->n, in->skew ? "skew90" : "uniform",
                     rep, sec, ok, path, ooc ? ctx->ooc.cap : 0, ooc ? ctx->ooc.runs : 0, ooc ? ctx->ooc.alloc_ms : 0,
                     ooc ? ctx->ooc.pin_ms : 0, ooc ? ctx->ooc.runs_ms : 0, ooc ? ctx->ooc.merge_ms : 0,
-                    ooc ? ctx->ooc.unpin_ms : 0, ooc ? ctx->ooc.pinned : 0, (unsigned)ctx->threads);
+                    ooc ? ctx->ooc.unpin_ms : 0, ooc ? ctx->ooc.lock_ms : 0, ooc ? ctx->ooc.unlock_ms : 0,
+                    ooc ? ctx->ooc.pinned : 0,
+                    (unsigned)ctx->threads);
         if (json) fflush(json);
         fflush(stdout);
     }

@@ -12,13 +12,14 @@
 # link:  H2D, D2H and both-at-once speed (pinned), cudaHostRegister speed
 #        and a 16-thread pageable->pinned copy (the staging alternative).
 # goal:  12 x 2^30 u32 keys (48 GiB) in host memory: the CUDA host API 3
-#        times (each call allocates, faults in and page-locks its extra
-#        buffer: nothing is cached), and later the same input (same seed)
-#        on the CPU backend (16 threads) once, in its own process.
-#        Then 2 more with GPK_OOC_KEEP=1 (the extra buffer stays with the
-#        context, page-locked: the first call pays, the next ones do not).
+#        times in one context (the first call allocates and locks the extra
+#        buffer, the context keeps it for the next two), once more with
+#        GPK_OOC_KEEP=0 (a fresh buffer), twice with GPK_OOC_LOCK=ahead
+#        (lock all before, unlock all after: run 1's way), and later the same
+#        input (same seed) on the CPU backend (16 threads) once, in its own
+#        process.
 # more:  skewed u32 keys (90% one value, 48 GiB), u64 keys and u32/u32
-#        pairs of the same 48 GiB, twice each.
+#        pairs of the same 48 GiB, twice each (first call, then kept buffer).
 # Logs and JSON go to $OUT (or ./gpu-ooc-out); the table comes last.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +43,7 @@ if has build; then
     cmake -S "$root" -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/logs/configure.log" 2>&1 \
       || note "build: configure FAILED (logs/configure.log)"
   fi
-  if cmake --build "$build" -j16 --target test_ooc test_api gpk_ooc_bench >"$out/logs/build.log" 2>&1; then
+  if cmake --build "$build" -j16 --target test_ooc test_api gpk_ooc_bench gpk_cli >"$out/logs/build.log" 2>&1; then
     note "build: ok"
   else
     note "build: FAILED (logs/build.log)"; tail -n 30 "$out/logs/build.log"
@@ -73,6 +74,16 @@ if has test; then
   grep -E "rep|out of core" "$out/logs/forced_u32.log" | tee -a "$summary"
   runlog forced_f64_pairs 40 "$bench" --type f64 --values 8 --n 128M --budget 2G --reps 1 --json "$json.forced"
   grep -E "rep|out of core" "$out/logs/forced_f64_pairs.log" | tee -a "$summary"
+  # gpk sort on CUDA: a mapped output file (256 MiB of keys) under a 512 MiB budget, against the CPU
+  tmpd=$(mktemp -d "${TMPDIR:-/tmp}/gpk_ooc.XXXXXX")
+  if "$build/gpk" sort --gen uniform --n 64M --type u32 --seed 3 -o "$tmpd/in.npy" -q --backend cpu &&
+     "$build/gpk" sort "$tmpd/in.npy" -o "$tmpd/ref.npy" -q --backend cpu &&
+     GPK_DEVICE_BUDGET=512M runlog cli_cuda 60 "$build/gpk" sort "$tmpd/in.npy" -o "$tmpd/out.npy" --backend cuda; then
+    if cmp -s "$tmpd/out.npy" "$tmpd/ref.npy"; then note "cli_cuda: same as the CPU sort"; else note "cli_cuda: DIFFERS from the CPU sort"; fi
+  else
+    note "cli_cuda: FAILED ($(tail -n 1 "$out/logs/cli_cuda.log" 2>/dev/null))"
+  fi
+  rm -rf "$tmpd"
 fi
 
 if has link; then
@@ -82,11 +93,16 @@ fi
 
 seed=${GPK_OOC_SEED:-$start}
 if has goal; then
+  # rep 0 is a first call (allocates and locks the extra buffer); reps 1, 2
+  # reuse the buffer the context keeps (the default)
   runlog goal_u32 90 "$bench" --n 12G --reps 3 --seed "$seed" --json "$json"
   grep -E "rep|out of core" "$out/logs/goal_u32.log" | tee -a "$summary"
-  # the extra buffer kept page-locked by the context between calls
-  GPK_OOC_KEEP=1 runlog goal_u32_keep 60 "$bench" --n 12G --reps 2 --seed "$seed" --json "$json.keep"
-  grep -E "rep|out of core" "$out/logs/goal_u32_keep.log" | tee -a "$summary"
+  # every call with a fresh buffer (GPK_OOC_KEEP=0), once
+  GPK_OOC_KEEP=0 runlog goal_u32_nokeep 45 "$bench" --n 12G --reps 1 --seed "$seed" --json "$json.nokeep"
+  grep -E "rep|out of core" "$out/logs/goal_u32_nokeep.log" | tee -a "$summary"
+  # the other locking: all before the first transfer, all unlocked after the last (run 1's)
+  GPK_OOC_LOCK=ahead runlog goal_u32_ahead 60 "$bench" --n 12G --reps 2 --seed "$seed" --json "$json.ahead"
+  grep -E "rep|out of core" "$out/logs/goal_u32_ahead.log" | tee -a "$summary"
 fi
 if has more; then
   runlog skew_u32 60 "$bench" --dist skew90 --n 12G --reps 2 --json "$json"
@@ -114,10 +130,11 @@ note "total: $(( $(date +%s) - start )) s"
 python3 - "$json" <<'EOF' | tee -a "$summary" || true
 import json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-if os.path.exists(sys.argv[1] + ".keep"):
-    for l in open(sys.argv[1] + ".keep"):
-        if l.strip():
-            r = json.loads(l); r["dist"] += "+keep"; rows.append(r)
+for ext, tag in ((".nokeep", " KEEP=0"), (".ahead", " LOCK=ahead")):
+    if os.path.exists(sys.argv[1] + ext):
+        for l in open(sys.argv[1] + ext):
+            if l.strip():
+                r = json.loads(l); r["dist"] += tag; rows.append(r)
 link = [r for r in rows if r["what"] == "link"]
 if link:
     l = link[-1]
@@ -126,7 +143,7 @@ cpu = {}
 for r in rows:
     if r["what"] == "sort" and r["backend"] == "cpu":
         cpu[(r["type"], r["value_bytes"], r["n"], r["dist"])] = r["s"]
-print(f"{'case':<28} {'GiB':>5} {'best s':>7} {'first s':>7} {'runs ms':>8} {'merge ms':>8} {'pin ms':>7} {'ok':>3} {'vs cpu':>7}")
+print(f"{'case':<30} {'GiB':>5} {'best s':>7} {'first s':>7} {'runs ms':>8} {'merge ms':>8} {'lock ms':>7} {'unlk ms':>7} {'ok':>3} {'vs cpu':>7}")
 cases = {}
 for r in rows:
     if r["what"] == "sort" and r["backend"] == "cuda":
@@ -136,7 +153,8 @@ for k, rs in cases.items():
     gib = k[2] * ((4 if k[0].endswith("32") else 8) + k[1]) / 2**30
     name = f"{k[0]}{'/u%d' % (8 * k[1]) if k[1] else ''} {k[3]} n={k[2]}"
     c = cpu.get(k)
-    print(f"{name:<28} {gib:5.1f} {best['s']:7.3f} {rs[0]['s']:7.3f} {best['runs_ms']:8.0f} {best['merge_ms']:8.0f} "
-          f"{best['pin_ms']:7.0f} {min(r['ok'] for r in rs):3d} {('%.1fx' % (c / best['s'])) if c else '-':>7}")
+    print(f"{name:<30} {gib:5.1f} {best['s']:7.3f} {rs[0]['s']:7.3f} {best['runs_ms']:8.0f} {best['merge_ms']:8.0f} "
+          f"{best.get('lock_ms', 0):7.0f} {best.get('unlock_ms', 0):7.0f} {min(r['ok'] for r in rs):3d} "
+          f"{('%.1fx' % (c / best['s'])) if c else '-':>7}")
 print("goal: 12 x 2^30 u32 keys <= 3.75 s and >= 10x the 16-thread CPU; skew90 within 2x of uniform")
 EOF

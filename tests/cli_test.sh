@@ -722,6 +722,27 @@ else
     echo "cli_test: $DATA not found: QAPLIB / TSPLIB checks skipped" >&2
 fi
 
+# ---- out of core (issue 16): a mapped output, the CPU fake of a device budget ---------------
+# 80 MiB of keys (from 64 MiB the output is mapped and the keys read into it),
+# a 16 MiB budget: runs and merge; the result equals the in-memory sort's.
+expect 0 "ooc gen" -- "$GPK" sort --gen uniform --n 20M --type u32 --seed 5 -o ooc_in.npy -q --backend cpu
+expect 0 "ooc in memory" -- "$GPK" sort ooc_in.npy -o ooc_ref.npy --perm ooc_rsig.bin -q --backend cpu
+expect 0 "ooc mapped" -- env GPK_DEVICE_BUDGET=16M "$GPK" sort ooc_in.npy -o ooc_out.npy --perm ooc_sig.bin --backend cpu --json
+grep -q '"algorithm": "radix"' out.txt || fail "ooc: not the radix sort"
+cmp -s ooc_out.npy ooc_ref.npy || fail "ooc: keys differ from the in-memory sort"
+cmp -s ooc_sig.bin ooc_rsig.bin || fail "ooc: sigma differs from the in-memory sort"
+expect 0 "ooc raw out" -- env GPK_DEVICE_BUDGET=16M "$GPK" sort ooc_in.npy -o ooc_out.bin --format raw -q --backend cpu
+tail -c 83886080 ooc_ref.npy | cmp -s - ooc_out.bin || fail "ooc: raw output differs"
+# a failure midway: the named file stays as it was, no temporary file is left
+echo keep >ooc_keep.bin
+expect 1 "ooc failure" -- env GPK_DEVICE_BUDGET=16M GPK_OOC_FAIL_AT=20 "$GPK" sort ooc_in.npy -o ooc_keep.bin --backend cpu
+grep -q "failed" err.txt || fail "ooc failure: no message"
+[ "$(cat ooc_keep.bin)" = keep ] || fail "ooc failure: the output file changed"
+ls -a | grep -q 'gpk-' && fail "ooc failure: a temporary file is left"
+expect 1 "ooc bad budget" -- env GPK_DEVICE_BUDGET=12x "$GPK" sort ooc_in.npy -o ooc_x.npy --backend cpu
+grep -q "GPK_DEVICE_BUDGET" err.txt || fail "ooc: GPK_DEVICE_BUDGET=12x not explained"
+rm -f ooc_*
+
 # ---- the standalone pic example ----------------------------------------------------------------
 expect 0 "pic example 1M" -- "$PIC" --n 1M --backend cpu --reps 2
 grep -q "check ok" out.txt || fail "pic does not report check ok"

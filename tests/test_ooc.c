@@ -60,7 +60,7 @@ static void set_slot(size_t cap, unsigned per)
     setenv("GPK_OOC_SLOT_BYTES", v, 1);
 }
 
-/* kind: 0 keys, 4/8 pairs with values of that width, 1 perm */
+/* kind: 0 keys, 4/8 pairs with values of that width, 1 perm, 2 perm64 */
 static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
 {
     const unsigned kw = (unsigned)gpk_type_size(t);
@@ -68,13 +68,16 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
     unsigned char *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8);
     unsigned char *vals = malloc(n * (vw ? vw : 4) + 8), *rvals = malloc(n * (vw ? vw : 4) + 8);
     uint32_t *sigma = malloc(n * 4 + 8), *rsigma = malloc(n * 4 + 8);
+    uint64_t *sigma64 = malloc(n * 8 + 8);
     fill_keys(keys, n, kw, dist);
     for (size_t i = 0; i < n * (vw ? vw : 4); i++) vals[i] = (unsigned char)rnd();
     memcpy(ref, keys, n * kw);
     memcpy(rvals, vals, n * (vw ? vw : 4));
     gpk_status s, rs;
-    if (kind == 1) {
-        s = gpk_sort_perm(ctx, t, keys, sigma, n, NULL);
+    if (kind == 1 || kind == 2) {
+        s = kind == 1 ? gpk_sort_perm(ctx, t, keys, sigma, n, NULL) : gpk_sort_perm64(ctx, t, keys, sigma64, n, NULL);
+        if (kind == 2)
+            for (size_t i = 0; i < n; i++) sigma[i] = sigma64[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)sigma64[i];
         rs = gpk_sort_reference(t, ref, 0, NULL, rsigma, n, 0);
     } else if (vw) {
         s = gpk_sort_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, NULL);
@@ -83,7 +86,7 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
         s = gpk_sort_keys(ctx, t, keys, n, NULL);
         rs = gpk_sort_reference(t, ref, 0, NULL, NULL, n, 0);
     }
-    const char *what = kind == 1 ? "perm" : vw == 4 ? "pairs4" : vw == 8 ? "pairs8" : "keys";
+    const char *what = kind == 1 ? "perm" : kind == 2 ? "perm64" : vw == 4 ? "pairs4" : vw == 8 ? "pairs8" : "keys";
     TU_CHECK(s == GPK_OK && rs == GPK_OK, "%s %s n=%zu %s: %s (%s)", what, gpk_type_name(t), n, dist_name[dist],
              gpk_status_string(s), gpk_last_error(ctx));
     if (s == GPK_OK) {
@@ -92,8 +95,8 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
         if (vw)
             TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s %s n=%zu %s: values differ (stability)", what,
                      gpk_type_name(t), n, dist_name[dist]);
-        if (kind == 1)
-            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "perm %s n=%zu %s: sigma differs", gpk_type_name(t), n,
+        if (kind == 1 || kind == 2)
+            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "%s %s n=%zu %s: sigma differs", what, gpk_type_name(t), n,
                      dist_name[dist]);
         if (n >= 2)
             TU_CHECK(gpk_last_sort_path(ctx) && !strcmp(gpk_last_sort_path(ctx), "radix-out-of-core"),
@@ -105,6 +108,7 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
     free(rvals);
     free(sigma);
     free(rsigma);
+    free(sigma64);
 }
 
 static void check_records(gpk_ctx *ctx, gpk_type t, size_t n, size_t size, size_t off, int dist)
@@ -179,6 +183,19 @@ static int check_fault(gpk_ctx *ctx, gpk_type t, size_t n, size_t runs, long k, 
     return s != GPK_OK;
 }
 
+typedef struct progress_log {
+    int calls, backwards;
+    double last;
+} progress_log;
+
+static void on_progress(void *user, double done)
+{
+    progress_log *p = (progress_log *)user;
+    p->calls++;
+    if (done < p->last || done > 1.0 || done <= 0.0) p->backwards++;
+    p->last = done;
+}
+
 int main(int argc, char **argv)
 {
     gpk_ctx *ctx;
@@ -194,11 +211,11 @@ int main(int argc, char **argv)
     const size_t sizes[] = {0, 1, 2, 3, 5, 97, cap - 1, cap, cap + 1, 2 * cap - 1, 2 * cap, 2 * cap + 1,
                             3 * cap + 1, 7919, 37 * cap + 11};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
-    const int kinds[] = {0, 4, 8, 1};
+    const int kinds[] = {0, 4, 8, 1, 2};
     for (int t = GPK_U32; t <= GPK_F64; t++)
-        for (int ki = 0; ki < 4; ki++) {
+        for (int ki = 0; ki < 5; ki++) {
             const int kind = kinds[ki];
-            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 1 ? 4 : kind);
+            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 1 ? 4 : kind == 2 ? 8 : kind);
             set_slot(cap, per);
             for (size_t si = 0; si < nsizes; si++)
                 for (int d = 0; d < D_COUNT; d++) {
@@ -208,6 +225,35 @@ int main(int argc, char **argv)
                         TU_CHECK(ctx->ooc.cap == cap, "slot of %zu elements, not %zu", ctx->ooc.cap, cap);
                 }
         }
+
+    /* key_bits: only bits [0, b) of the mapped key order them (stably) */
+    {
+        const unsigned bits[] = {12, 33};
+        for (int t = GPK_U32; t <= GPK_F64; t++)
+            for (int bi = 0; bi < 2; bi++) {
+                const unsigned kw = (unsigned)gpk_type_size((gpk_type)t), b = bits[bi];
+                if (b > 8 * kw) continue;
+                set_slot(cap, kw + 4);
+                const size_t n = 7 * cap + 3;
+                unsigned char *k = malloc(n * kw), *ref = malloc(n * kw);
+                uint32_t *v = malloc(n * 4), *rv = malloc(n * 4);
+                fill_keys(k, n, kw, D_UNIFORM);
+                for (size_t i = 0; i < n; i++) v[i] = (uint32_t)i;
+                memcpy(ref, k, n * kw);
+                memcpy(rv, v, n * 4);
+                gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+                o.key_bits = b;
+                gpk_status s = gpk_sort_pairs(ctx, (gpk_type)t, k, GPK_U32, v, n, &o);
+                gpk_sort_reference((gpk_type)t, ref, 4, rv, NULL, n, b);
+                TU_CHECK(s == GPK_OK && !memcmp(k, ref, n * kw) && !memcmp(v, rv, n * 4),
+                         "key_bits %u %s: %s, differs from the reference", b, gpk_type_name((gpk_type)t),
+                         gpk_status_string(s));
+                free(k);
+                free(ref);
+                free(v);
+                free(rv);
+            }
+    }
 
     /* records: through (key, index) pairs, 4-byte indices */
     set_slot(cap, 8 + 4);
@@ -230,6 +276,37 @@ int main(int argc, char **argv)
             if (!check_fault(ctx, GPK_F64, n, runs, k, 0)) break;
     }
 
+    /* the extra buffer stays with the context (locked on CUDA; the
+     * default, GPK_OOC_KEEP=1), grows, is reused, goes with gpk_ctx_trim */
+    {
+        setenv("GPK_OOC_KEEP", "1", 1);
+        set_slot(cap, 12);
+        const size_t ns[] = {3 * cap + 1, 9 * cap + 2, 2 * cap + 7, 9 * cap + 2};
+        for (int i = 0; i < 4; i++) {
+            check_case(ctx, GPK_U64, 4, ns[i], D_UNIFORM);
+            check_case(ctx, GPK_F32, 8, ns[i], D_SKEW90);
+        }
+        gpk_ctx_trim(ctx);
+        TU_CHECK(ctx->ooc_keep == NULL, "gpk_ctx_trim gives the kept buffer back");
+        check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
+        setenv("GPK_OOC_KEEP", "0", 1); /* a buffer for each call */
+        check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
+        TU_CHECK(ctx->ooc_keep == NULL, "GPK_OOC_KEEP=0 keeps no buffer");
+        check_case(ctx, GPK_F64, 0, 4 * cap + 1, D_SKEW90);
+        unsetenv("GPK_OOC_KEEP");
+    }
+
+    /* progress: rising, ending at 1 */
+    {
+        progress_log log = {0, 0, 0.0};
+        gpk_ctx_set_progress(ctx, on_progress, &log);
+        set_slot(cap, 4);
+        check_case(ctx, GPK_U32, 0, 9 * cap + 5, D_UNIFORM);
+        gpk_ctx_set_progress(ctx, NULL, NULL);
+        TU_CHECK(log.calls >= 10 && log.backwards == 0 && log.last == 1.0,
+                 "progress: %d calls, %d out of order, last %g", log.calls, log.backwards, log.last);
+    }
+
     /* a budget too small to make progress: a clear error, nothing touched */
     {
         unsetenv("GPK_OOC_SLOT_BYTES");
@@ -241,6 +318,12 @@ int main(int argc, char **argv)
         TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "too small"), "budget 100: %s (%s)",
                  gpk_status_string(s), gpk_last_error(ctx));
         TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after a budget too small");
+        /* more than the host can hold beside the input: ENOMEM, nothing touched */
+        gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);
+        s = gpk_sort_keys(ctx, GPK_U32, keys, (size_t)1 << 40, NULL);
+        TU_CHECK(s == GPK_ENOMEM && strstr(gpk_last_error(ctx), "host memory"), "2^40 keys out of core: %s (%s)",
+                 gpk_status_string(s), gpk_last_error(ctx));
+        TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
         /* without the force hook a budget that fits sorts in memory */
         unsetenv("GPK_OOC_FORCE");
         gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);

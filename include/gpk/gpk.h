@@ -108,6 +108,17 @@ GPK_API gpk_status gpk_ctx_set_threads(gpk_ctx *ctx, int threads);
  * 1024) sets it when a context is created. */
 GPK_API gpk_status gpk_ctx_set_device_budget(gpk_ctx *ctx, size_t bytes);
 
+/* Gives back the memory ctx keeps between calls for the out-of-core sort:
+ * its extra host buffer (as large as the largest input it sorted, page-
+ * locked on CUDA). The next out-of-core sort allocates it again. */
+GPK_API void gpk_ctx_trim(gpk_ctx *ctx);
+
+/* Progress of long host-API sorts (the out-of-core sort): fn(user, done)
+ * is called on the calling thread with the fraction done, 0 < done <= 1,
+ * as the work completes; fn must not call gpk on ctx. NULL: none. */
+typedef void (*gpk_progress_fn)(void *user, double done);
+GPK_API gpk_status gpk_ctx_set_progress(gpk_ctx *ctx, gpk_progress_fn fn, void *user);
+
 /* Message for the last failed call on ctx ("" if none). With ctx == NULL:
  * the message of the last failed gpk_ctx_create on this thread. */
 GPK_API const char *gpk_last_error(const gpk_ctx *ctx);

@@ -358,3 +358,16 @@ gpk_status gpk_ctx_set_device_budget(gpk_ctx *ctx, size_t bytes)
     ctx->device_budget = bytes;
     return GPK_OK;
 }
+
+gpk_status gpk_ctx_set_progress(gpk_ctx *ctx, gpk_progress_fn fn, void *user)
+{
+    if (!ctx) return GPK_EINVAL;
+    ctx->progress = fn;
+    ctx->progress_user = user;
+    return GPK_OK;
+}
+
+void gpk_ctx_trim(gpk_ctx *ctx)
+{
+    if (ctx) gpk__ooc_release(ctx);
+}

@@ -42,10 +42,14 @@ struct gpk_ctx {
                               as its device (src/sort/ooc.c) */
     struct gpk_ooc_stats {  /* the last out-of-core sort, for gpk bench sort */
         double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
+        double lock_ms;     /* page-locking, summed (most of it overlaps the runs) */
+        double unlock_ms;   /* unlocking, summed (most of it overlaps the merge) */
         size_t runs, parts, cap;
         int pinned;         /* the host arrays were page-locked (CUDA) */
     } ooc;
-    void *ooc_keep;        /* the extra buffer kept between calls (GPK_OOC_KEEP=1), ooc.c */
+    void *ooc_keep;        /* the out-of-core extra buffer kept between calls, ooc.c */
+    gpk_progress_fn progress;
+    void *progress_user;
 };
 
 /* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */

@@ -46,8 +46,9 @@ static void par_copy(void *dst, const void *src, size_t bytes, int threads)
 }
 
 /* The extra buffer: 2 MiB aligned with transparent huge pages where the
- * system has them, and touched by all threads, so that its first-touch
- * faults (and, on CUDA, page-locking it) do not run on one thread. */
+ * system has them. It is not touched here: on CUDA page-locking it run by
+ * run faults it in, on all threads, while the link moves the runs before;
+ * on the CPU the first copies into it do. */
 static void *big_alloc(size_t bytes, int threads)
 {
     const size_t huge = (size_t)2 << 20;
@@ -57,16 +58,13 @@ static void *big_alloc(size_t bytes, int threads)
 #ifdef MADV_HUGEPAGE
     (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
 #endif
-    /* one write a page faults it in (zeroed by the system) */
-    const long long pages = (long long)((bytes + 4095) / 4096);
-#pragma omp parallel for schedule(static) num_threads(threads)
-    for (long long k = 0; k < pages; k++) ((volatile char *)p)[(size_t)k * 4096] = 0;
     return p;
 }
 
-/* GPK_OOC_KEEP=1: the extra buffer stays with the context (page-locked on
- * CUDA) for the next call, so a code that sorts large inputs again and
- * again pays its page faults and locking once. */
+/* The extra buffer stays with the context (page-locked on CUDA) for the
+ * next call, so that a code which sorts large inputs again and again pays
+ * its page faults and locking once; gpk_ctx_trim and gpk_ctx_destroy give
+ * it back, GPK_OOC_KEEP=0 frees it after every call. */
 typedef struct ooc_keep {
     unsigned char *buf[2]; /* keys, values */
     size_t bytes[2];
@@ -137,7 +135,6 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
         return ctx->device_budget && 2.0 * (double)job->n * (job->key_width + vw) > (double)ctx->device_budget;
 #ifdef GPK_HAVE_CUDA
     case GPK_BACKEND_CUDA: {
-        if (job->n > UINT32_MAX) return 1;
         /* small sorts (a time step's) skip the device query */
         const double guess = 2.2 * (double)job->n * (job->key_width + vw);
         if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
@@ -195,6 +192,7 @@ static gpk_status cpu_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, si
 }
 
 static gpk_status cpu_wait(gpk_ooc_dev *d) { return GPK_OK; }
+static gpk_status cpu_done(gpk_ooc_dev *d, int slot) { return GPK_OK; }
 
 static void cpu_close(gpk_ooc_dev *d)
 {
@@ -231,6 +229,7 @@ static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
     d->sort = cpu_sort;
     d->store = cpu_store;
     d->wait = cpu_wait;
+    d->done = cpu_done;
     d->close = cpu_close;
     for (int i = 0; i < OOC_SLOTS; i++) {
         c->keys[i] = malloc(d->cap * d->key_width);
@@ -348,6 +347,22 @@ static gpk_status drain(gpk_ooc_dev *d, gpk_status s)
     return s;
 }
 
+/* Item `item` of a phase is about to use its slot: wait for the slot's
+ * previous store, which completes item - OOC_SLOTS, and report it. */
+static gpk_status slot_ready(gpk_ooc_dev *d, size_t item, size_t before, size_t total)
+{
+    if (item < OOC_SLOTS) return GPK_OK;
+    gpk_status s = d->done(d, (int)(item % OOC_SLOTS));
+    if (s == GPK_OK && d->ctx->progress)
+        d->ctx->progress(d->ctx->progress_user, (double)(before + item - OOC_SLOTS + 1) / (double)total);
+    return s;
+}
+
+static void report(gpk_ctx *ctx, size_t done, size_t total)
+{
+    if (ctx->progress) ctx->progress(ctx->progress_user, (double)done / (double)total);
+}
+
 gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const double t0 = omp_get_wtime();
@@ -367,7 +382,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "input; the host has %.2f GiB in all",
                          n, extra / 1073741824.0, host / 1073741824.0);
     const char *keep_env = getenv("GPK_OOC_KEEP");
-    const int keep = keep_env && !strcmp(keep_env, "1");
+    const int keep = !(keep_env && !strcmp(keep_env, "0"));
+    if (!keep) gpk__ooc_release(ctx); /* nor one kept from before */
     unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
     unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
     if (!b_keys || (vw && !b_vals)) {
@@ -449,12 +465,15 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     for (size_t r = 0; r < runs && s == GPK_OK; r++) {
         const int slot = (int)(r % OOC_SLOTS);
         const size_t at = r * cap, len = n - at < cap ? n - at : cap;
-        s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
+        s = dev.prepare ? dev.prepare(&dev, at, len) : GPK_OK;
+        if (s == GPK_OK) s = slot_ready(&dev, r, 0, 2 * runs);
+        if (s == GPK_OK) s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
         if (s == GPK_OK) s = dev.sort(&dev, slot, len);
         if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);
     }
     s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
     if (s != GPK_OK) goto out; /* A was only read */
+    report(ctx, runs, 2 * runs);
     const double t3 = omp_get_wtime();
     ctx->ooc.runs_ms = 1e3 * (t3 - t2);
 
@@ -474,6 +493,9 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         const int slot = (int)(p % OOC_SLOTS);
         const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
         size_t at = 0;
+        s = slot_ready(&dev, p, runs, 2 * runs);
+        /* the partitions before p - OOC_SLOTS + 1 are stored: done with */
+        if (s == GPK_OK && dev.release && p >= OOC_SLOTS) s = dev.release(&dev, (p - OOC_SLOTS + 1) * cap);
         for (size_t r = 0; r < runs && s == GPK_OK; r++) {
             const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
             if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
@@ -495,6 +517,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         goto out;
     }
     ctx->ooc.merge_ms = 1e3 * (omp_get_wtime() - t3);
+    report(ctx, 2 * runs, 2 * runs);
     ctx->last_sort_path = "radix-out-of-core";
 
 out:

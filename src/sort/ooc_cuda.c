@@ -14,6 +14,7 @@
 #include "../core/cuda_internal.h"
 #include "gpk/cuda.h"
 
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,26 @@ typedef struct cuda_dev {
     size_t temp_bytes;
     struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
     size_t npieces;
+    /* the host arrays (A keys, A values, B keys, B values): their pieces
+     * [first, end) in pieces[], locked up to next as the runs need them */
+    char *base[4];
+    unsigned width[4];
+    size_t first[4], end[4], next[4];
+    size_t unlocked[2]; /* A's pieces before these are unlocked again (dev_release) */
+    size_t *todo; /* scratch: the pieces one prepare locks */
+    int *b_locked; /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
+    size_t n;      /* elements of the sort */
+    int ahead;     /* GPK_OOC_LOCK=ahead: lock all at open, unlock all at close */
     int device, threads;
     int caller_device; /* the thread's device before the call, set back at close */
 } cuda_dev;
 
-/* Page-locking runs in pieces on all threads: one thread locks a few GB/s,
- * and a call locks twice the input (the caller's arrays and the extra
- * buffer). Pieces end at multiples of PIN_PIECE bytes of the address, so
- * no two of them share a page. */
-#define PIN_PIECE ((uintptr_t)1 << 30)
+/* Page-locking runs in pieces on all threads (one thread locks a few GB/s,
+ * and a call locks twice the input: the caller's arrays and the extra
+ * buffer), run by run as the first phase reaches them, so that it overlaps
+ * the transfers of the runs before. Pieces end at multiples of PIN_PIECE
+ * bytes of the address, so no two of them share a page. */
+#define PIN_PIECE ((uintptr_t)256 << 20)
 
 static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
 {
@@ -69,14 +81,15 @@ static int pin_threads(const cuda_dev *c)
     return t > 0 ? t : c->threads;
 }
 
-/* 1 when every piece is locked (by this call or already by the caller) */
-static int lock_all(cuda_dev *c)
+/* Locks pieces[idx[0..n)]; 1 when every one is locked (by this call or
+ * already by the caller). */
+static int lock_pieces(cuda_dev *c, const size_t *idx, size_t count)
 {
     long failed = 0;
-    const long long n = (long long)c->npieces;
+    const long long n = (long long)count;
 #pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1) reduction(+ : failed)
     for (long long i = 0; i < n; i++) {
-        struct lock_piece *q = &c->pieces[i];
+        struct lock_piece *q = &c->pieces[idx[i]];
         cudaError_t e = cudaSetDevice(c->device);
         if (e == cudaSuccess) e = cudaHostRegister(q->p, q->bytes, cudaHostRegisterPortable);
         if (e == cudaSuccess) q->locked = 1;
@@ -84,6 +97,19 @@ static int lock_all(cuda_dev *c)
         (void)cudaGetLastError();
     }
     return failed == 0;
+}
+
+static void unlock_pieces(cuda_dev *c, const size_t *idx, size_t count)
+{
+    const long long n = (long long)count;
+#pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1)
+    for (long long i = 0; i < n; i++) {
+        struct lock_piece *q = &c->pieces[idx[i]];
+        (void)cudaSetDevice(c->device);
+        (void)cudaHostUnregister(q->p);
+        (void)cudaGetLastError();
+        q->locked = 0;
+    }
 }
 
 static void unlock_all(cuda_dev *c)
@@ -99,6 +125,50 @@ static void unlock_all(cuda_dev *c)
     free(c->pieces);
     c->pieces = NULL;
     c->npieces = 0;
+}
+
+/* Before the first phase touches elements [from, from + n) of the host
+ * arrays: lock the pieces that hold them. */
+static gpk_status dev_prepare(gpk_ooc_dev *d, size_t from, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c->pieces) return GPK_OK;
+    const double t0 = omp_get_wtime();
+    size_t count = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!c->base[i]) continue;
+        /* the last run takes all that is left (a kept B may be longer) */
+        const uintptr_t upto = from + n >= c->n ? UINTPTR_MAX : (uintptr_t)c->base[i] + (from + n) * c->width[i];
+        while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto) c->todo[count++] = c->next[i]++;
+    }
+    if (count && !lock_pieces(c, c->todo, count)) d->ctx->ooc.pinned = 0;
+    d->ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
+    return GPK_OK;
+}
+
+/* In the merge, elements [0, upto) of the caller's arrays are final and no
+ * transfer touches them any more: their pieces are unlocked now, while the
+ * link works on the partitions after, instead of all at the end. */
+static gpk_status dev_release(gpk_ooc_dev *d, size_t upto)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    if (!c->pieces || c->ahead) return GPK_OK;
+    const double t0 = omp_get_wtime();
+    size_t count = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!c->base[i]) continue;
+        const uintptr_t final_end = (uintptr_t)c->base[i] + upto * c->width[i];
+        size_t q = c->unlocked[i] > c->first[i] ? c->unlocked[i] : c->first[i];
+        for (; q < c->next[i]; q++) {
+            const struct lock_piece *pc = &c->pieces[q];
+            if ((uintptr_t)pc->p + pc->bytes > final_end) break;
+            if (pc->locked && !pc->kept) c->todo[count++] = q;
+        }
+        c->unlocked[i] = q;
+    }
+    if (count) unlock_pieces(c, c->todo, count);
+    d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
+    return GPK_OK;
 }
 
 static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
@@ -171,6 +241,13 @@ static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, si
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
 }
 
+static gpk_status dev_done(gpk_ooc_dev *d, int slot)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    const cudaError_t e = cudaEventSynchronize(c->freed[slot]);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
+}
+
 static gpk_status dev_wait(gpk_ooc_dev *d)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
@@ -191,7 +268,19 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->up) (void)cudaStreamSynchronize(c->up);
     if (c->work) (void)cudaStreamSynchronize(c->work);
     if (c->down) (void)cudaStreamSynchronize(c->down);
-    if (c->pieces) unlock_all(c);
+    /* a kept B stays locked when all of it is; else none of it stays */
+    for (int i = 2; i < 4 && c->pieces && c->b_locked; i++) {
+        int all = c->end[i] > c->first[i];
+        for (size_t q = c->first[i]; q < c->end[i]; q++) all = all && c->pieces[q].locked;
+        for (size_t q = c->first[i]; q < c->end[i]; q++) c->pieces[q].kept = all;
+        if (all) c->b_locked[i - 2] = 1;
+    }
+    if (c->pieces) {
+        const double t0 = omp_get_wtime();
+        unlock_all(c);
+        d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
+    }
+    free(c->todo);
     for (int i = 0; i < SLOTS; i++) {
         if (c->keys[i]) (void)cudaFree(c->keys[i]);
         if (c->vals[i]) (void)cudaFree(c->vals[i]);
@@ -318,6 +407,9 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     d->sort = dev_sort;
     d->store = dev_store;
     d->wait = dev_wait;
+    d->done = dev_done;
+    d->prepare = dev_prepare;
+    d->release = dev_release;
     d->close = dev_close;
     c->temp_bytes = temp;
     e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
@@ -344,29 +436,48 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         return s;
     }
 
-    /* Page-lock the host arrays for the call. What the caller has
-     * registered already stays as it is. */
+    /* Page-lock the host arrays run by run (dev_prepare), unlock the
+     * caller's as the merge finishes with them (dev_release) and B at the
+     * end, unless B is the context's kept buffer: that one stays locked
+     * (locked whole, on its first call). What the caller has registered
+     * already stays as it is. */
     ctx->ooc.pinned = 0;
     const char *pin = getenv("GPK_OOC_PIN");
     if (!(pin && !strcmp(pin, "0"))) {
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
-        size_t bytes[4] = {h->n * d->key_width, h->n * d->value_width, h->n * d->key_width,
-                           h->n * d->value_width};
-        /* a kept B: locked whole, once, and left locked */
+        const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
+        size_t bytes[4];
+        for (int i = 0; i < 4; i++) bytes[i] = arr[i] ? h->n * width[i] : 0;
         for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
         c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
-        if (c->pieces) {
+        c->todo = calloc(count ? count : 1, sizeof *c->todo);
+        if (c->pieces && c->todo) {
+            ctx->ooc.pinned = 1;
+            c->b_locked = h->b_locked;
+            c->n = h->n;
             c->npieces = 0;
             for (int i = 0; i < 4; i++) {
-                const size_t first = c->npieces;
+                c->first[i] = c->next[i] = c->npieces;
                 c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
-                for (size_t q = first; q < c->npieces && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                c->end[i] = c->npieces;
+                for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                if (bytes[i]) {
+                    c->base[i] = (char *)arr[i];
+                    c->width[i] = width[i];
+                }
             }
-            ctx->ooc.pinned = lock_all(c);
-            for (int i = 0; i < 2 && h->b_locked; i++)
-                if (bytes[2 + i]) h->b_locked[i] = 1; /* released by gpk__ooc_cuda_unlock */
+            /* The measured alternative (run 1): everything locked before
+             * the first transfer, unlocked after the last. */
+            const char *lock = getenv("GPK_OOC_LOCK");
+            if (lock && !strcmp(lock, "ahead")) {
+                (void)dev_prepare(d, 0, h->n);
+                c->ahead = 1;
+            }
+        } else {
+            free(c->pieces);
+            c->pieces = NULL;
         }
     }
     return GPK_OK;

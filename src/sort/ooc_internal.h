@@ -33,6 +33,12 @@ typedef struct gpk_ooc_dev {
     gpk_status (*sort)(struct gpk_ooc_dev *d, int slot, size_t n);
     /* the slot's first n elements to host keys/vals */
     gpk_status (*store)(struct gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n);
+    /* optional: before the runs touch host elements [from, from + n) */
+    gpk_status (*prepare)(struct gpk_ooc_dev *d, size_t from, size_t n);
+    /* optional: the merge is done with elements [0, upto) of the caller's arrays */
+    gpk_status (*release)(struct gpk_ooc_dev *d, size_t upto);
+    /* returns when the slot's last store is done (the progress counts it) */
+    gpk_status (*done)(struct gpk_ooc_dev *d, int slot);
     gpk_status (*wait)(struct gpk_ooc_dev *d);
     void (*close)(struct gpk_ooc_dev *d);
 } gpk_ooc_dev;

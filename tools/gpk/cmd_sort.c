@@ -1,7 +1,10 @@
 /* gpk sort: sort a key file (raw little-endian or .npy) or generated keys. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "gpk/gen.h"
@@ -466,6 +469,120 @@ done:
     return ok;
 }
 
+/* The progress line of a sort that lasts more than a second gets a bar:
+ * a thread redraws it from the fraction the library reports (out-of-core
+ * sorts, gpk_ctx_set_progress) or, without one, adds the time so far.
+ * cli_progress draws only on a terminal. */
+typedef struct sort_bar {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int on, stop;
+    double done, t0;
+    char what[160]; /* the progress line's text */
+} sort_bar;
+
+static void bar_progress(void *user, double done)
+{
+    sort_bar *b = user;
+    pthread_mutex_lock(&b->mu);
+    b->done = done;
+    pthread_mutex_unlock(&b->mu);
+}
+
+static void *bar_run(void *user)
+{
+    sort_bar *b = user;
+    pthread_mutex_lock(&b->mu);
+    while (!b->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&b->cv, &b->mu, &ts);
+        const double sec = (cli_now_ms() - b->t0) / 1e3;
+        if (b->stop || sec < 1.0) continue;
+        if (b->done > 0) {
+            const int width = 30, fill = (int)(b->done * width + 0.5);
+            cli_progress("sort", "%s [%.*s%*s] %3.0f%% %.1f s", b->what, fill, "##############################",
+                         width - fill, "", 100.0 * b->done, sec);
+        } else {
+            cli_progress("sort", "%s, %.1f s", b->what, sec);
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+static void bar_start(sort_bar *b, gpk_ctx *ctx, int wanted, const char *what)
+{
+    memset(b, 0, sizeof *b);
+    if (!wanted || !cli_stderr_is_tty()) return;
+    snprintf(b->what, sizeof b->what, "%s", what);
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    b->t0 = cli_now_ms();
+    if (pthread_create(&b->thread, NULL, bar_run, b) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        pthread_cond_destroy(&b->cv);
+        return;
+    }
+    b->on = 1;
+    gpk_ctx_set_progress(ctx, bar_progress, b);
+}
+
+/* Stops the redrawing (the line stays until the next message clears it). */
+static void bar_stop(sort_bar *b, gpk_ctx *ctx)
+{
+    if (!b->on) return;
+    gpk_ctx_set_progress(ctx, NULL, NULL);
+    pthread_mutex_lock(&b->mu);
+    b->stop = 1;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thread, NULL);
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    b->on = 0;
+}
+
+/* Large keys from a regular file to a regular -o, nothing else asked that
+ * needs a copy (--check, --reps, --values): the output file is mapped and
+ * the input read straight into it, and the sort runs there, so the keys
+ * are held once (in the page cache, which the system may write back)
+ * instead of in memory and again in the output. From 64 MiB of keys. */
+#define SORT_MAP_MIN ((size_t)64 << 20)
+
+static int mappable(const sort_args *a)
+{
+    return !a->gen && a->in && strcmp(a->in, "-") != 0 && a->out && strcmp(a->out, "-") != 0 && !a->values &&
+           !a->check && a->reps == 1;
+}
+
+/* 0: keys->data is the mapped output, filled with the input; 1: not
+ * mapped (read the usual way); -1: failed, with err. */
+static int read_keys_mapped(const sort_args *a, io_array *keys, io_out *out, io_map *map, char *err,
+                            size_t errlen)
+{
+    long long offset = 0;
+    if (!mappable(a) || io_probe(a->in, a->have_type ? &a->type : NULL, keys, &offset) != 0) return 1;
+    const size_t bytes = keys->n * gpk_type_size(keys->type);
+    if (bytes < SORT_MAP_MIN) return 1;
+    const io_format kf = a->have_format ? a->format : io_output_format(a->out, keys->format);
+    if (io_out_open(out, a->out, err, errlen) != 0) return -1;
+    const int m = io_out_map(out, kf, keys->type, keys->n, map, err, errlen);
+    if (m == 0 && io_read_into(a->in, offset, map->data, bytes, err, errlen) == 0) {
+        keys->data = map->data;
+        return 0;
+    }
+    io_out_unmap(map, err, errlen);
+    io_out_abort(out);
+    return m > 0 ? 1 : -1;
+}
+
 /* 1 when path is a readable file without the .npy magic: raw data, whose
  * type must then be given (a usage error when it is not). stdin and
  * unreadable files are left to io_read and its messages. */
@@ -513,6 +630,11 @@ int cmd_sort(int argc, char **argv)
     gpk_ctx *ctx = NULL;
     const char *check_state = "not run";
     char why[300] = "";
+    io_out mapped_out;
+    io_map map = {0};
+    memset(&mapped_out, 0, sizeof mapped_out);
+    sort_bar bar = {0};
+    int mapped = 0;
 
     if (a.in && !a.have_type && is_raw_file(a.in)) {
         cli_error(cmd, "%s is raw binary: give its key type with --type (u32 i32 f32 u64 i64 f64), or a .npy",
@@ -549,9 +671,13 @@ int cmd_sort(int argc, char **argv)
             cli_error(cmd, "cannot generate %s data: %s", a.gen, gpk_status_string(s));
             goto done;
         }
-    } else if (io_read(a.in, a.have_type ? &a.type : NULL, &keys, err, sizeof err) != 0) {
-        cli_error(cmd, "%s", err);
-        goto done;
+    } else {
+        const int m = read_keys_mapped(&a, &keys, &mapped_out, &map, err, sizeof err);
+        mapped = m == 0;
+        if (m < 0 || (m > 0 && io_read(a.in, a.have_type ? &a.type : NULL, &keys, err, sizeof err) != 0)) {
+            cli_error(cmd, "%s", err);
+            goto done;
+        }
     }
     gpk_type t = keys.type;
     size_t n = keys.n, kw = gpk_type_size(t), nb = n ? n : 1;
@@ -622,15 +748,17 @@ int cmd_sort(int argc, char **argv)
         goto done;
     }
 
+    char sorting[160];
+    snprintf(sorting, sizeof sorting, "sorting %zu %s keys on %s%s", n, gpk_type_name(t),
+             gpk_backend_name(info.backend), a.reps > 1 ? " (repetitions)" : "");
+    bar_start(&bar, ctx, !a.quiet, sorting);
     for (int r = 0; r < a.reps; r++) {
         if (r > 0) {
             memcpy(keys.data, orig_keys, n * kw);
             if (vw) memcpy(vals.data, orig_vals, n * vw);
         }
         gpk_status s;
-        if (!a.quiet)
-            cli_progress(cmd, "sorting %zu %s keys on %s%s", n, gpk_type_name(t), gpk_backend_name(info.backend),
-                         a.reps > 1 ? " (repetitions)" : "");
+        if (!a.quiet) cli_progress(cmd, "%s", sorting);
         double t0 = cli_now_ms();
         if (vw)
             s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
@@ -642,11 +770,13 @@ int cmd_sort(int argc, char **argv)
             s = gpk_sort_keys(ctx, t, keys.data, n, &a.ro);
         times[r] = cli_now_ms() - t0;
         if (s != GPK_OK) {
+            bar_stop(&bar, ctx);
             cli_error(cmd, "sorting %zu %s keys on %s failed: %s", n, gpk_type_name(t),
                       gpk_backend_name(info.backend), gpk_last_error(ctx));
             goto done;
         }
     }
+    bar_stop(&bar, ctx);
     double ms = cli_median(times, (size_t)a.reps);
     const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
     double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
@@ -678,7 +808,14 @@ int cmd_sort(int argc, char **argv)
         io_out outs[3];
         memset(outs, 0, sizeof outs);
         int ok = 1;
-        for (int k = 0; k < 3 && ok; k++)
+        /* mapped keys are in their output already */
+        if (mapped) {
+            ok = io_out_unmap(&map, err, sizeof err) == 0;
+            outs[0] = mapped_out;
+            memset(&mapped_out, 0, sizeof mapped_out);
+            keys.data = NULL;
+        }
+        for (int k = mapped ? 1 : 0; k < 3 && ok; k++)
             if (paths[k])
                 ok = io_out_open(&outs[k], paths[k], err, sizeof err) == 0 &&
                      io_write_array(&outs[k], fmts[k], types[k], datas[k], n, err, sizeof err) == 0;
@@ -734,6 +871,12 @@ int cmd_sort(int argc, char **argv)
     rc = CLI_OK;
 
 done:
+    bar_stop(&bar, ctx);
+    if (mapped) {
+        io_out_unmap(&map, err, sizeof err);
+        io_out_abort(&mapped_out); /* not committed: the named file stays as it was */
+        keys.data = NULL;
+    }
     io_array_free(&keys);
     io_array_free(&vals);
     free(orig_keys);

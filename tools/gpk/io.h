@@ -109,4 +109,27 @@ int io_check_outputs(const char *const *outs, const char *const *out_roles, cons
                      const char *const *ins, const char *const *in_roles, size_t nin, char *err,
                      size_t errlen);
 
+/* Arrays too large to hold twice (issue 16): `gpk sort` maps its output
+ * file and reads the input straight into it, then sorts it there.
+ *
+ * io_probe: when path is a regular file whose header (.npy) or size (raw,
+ * with *type_opt) io_read would accept, fills out->type, out->n and
+ * out->format (data stays NULL), *offset (where the data starts) and
+ * returns 0; otherwise 1, and io_read then says what is wrong. */
+int io_probe(const char *path, const gpk_type *type_opt, io_array *out, long long *offset);
+/* Reads len bytes of path from offset into dst, on several threads. */
+int io_read_into(const char *path, long long offset, void *dst, size_t len, char *err, size_t errlen);
+
+typedef struct io_map {
+    void *base, *data; /* the mapping, and the array in it (after the header) */
+    size_t len;
+} io_map;
+/* On an output opened with io_out_open that goes to a temporary file:
+ * writes the header of n elements of type t in format fmt, sizes the file
+ * for the data and maps it writable at m->data. 1 when the output cannot be
+ * mapped (stdout, a pipe or device, n == 0): write it the usual way; -1
+ * with err on failure. io_out_unmap before io_out_commit or io_out_abort. */
+int io_out_map(io_out *o, io_format fmt, gpk_type t, size_t n, io_map *m, char *err, size_t errlen);
+int io_out_unmap(io_map *m, char *err, size_t errlen);
+
 #endif
