@@ -63,7 +63,7 @@ asan-check:
 	  "-DCMAKE_C_FLAGS=$(SAN_FLAGS)" "-DCMAKE_CXX_FLAGS=$(SAN_FLAGS)" \
 	  "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && env -u GPK_REQUIRE_OPENCL GPK_TEST_SMALL=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	cd $(ASAN_BUILD) && env -u GPK_REQUIRE_OPENCL GPK_TEST_SMALL=1 GPK_TEST_SANITIZER=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -E install_consumer
 
 # Every libFuzzer target (tests/fuzz) for FUZZ_SECONDS each; needs clang.

@@ -444,8 +444,11 @@ static void test_time_limit(gpk_ctx *c, const char *what, const gpk_search_probl
     if (s != GPK_OK) return;
     printf("  %s: limit %.2f s, returned after %.3f s, stopped %d\n", what, limit, el, (int)r.stopped);
     TU_CHECK(r.stopped == GPK_SEARCH_TIME_LIMIT, "%s: stopped = %d", what, (int)r.stopped);
-    TU_CHECK(el >= limit * 0.999 && el <= limit * 1.10 + 0.01, "%s: returned after %.3f s for a %.2f s limit", what,
-             el, limit);
+    /* Under a sanitizer (make asan-check sets GPK_TEST_SANITIZER) the clock
+     * measures the instrumentation: only the lower bound holds there. */
+    const int sanitized = getenv("GPK_TEST_SANITIZER") != NULL;
+    TU_CHECK(el >= limit * 0.999 && (sanitized || el <= limit * 1.10 + 0.01),
+             "%s: returned after %.3f s for a %.2f s limit", what, el, limit);
     const uint32_t n = pb->kind == GPK_PROBLEM_TSP ? pb->tsp->n : pb->qap->n;
     TU_CHECK(is_perm(r.solution, n), "%s: not a permutation", what);
     const int64_t full =
