@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
