@@ -239,10 +239,11 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
         const int ok = s == GPK_OK && verify(in) && checksum(in) == before;
         failures += !ok;
         const char *path = gpk_last_sort_path(ctx) ? gpk_last_sort_path(ctx) : "?";
-        printf("%s rep %d: %s %s%s n=%zu (%.2f GiB) %s: %.3f s, %.2f GB/s, %s%s%s [gen %.1f s]\n", label, rep,
-               gpk_backend_name(be), gpk_type_name(in->type), in->vw ? (in->vw == 4 ? "/u32" : "/u64") : "", in->n,
-               gib, in->skew ? "skew90" : "uniform", sec, (double)in->n * (in->kw + in->vw) / sec / 1e9,
-               ok ? "verified" : "FAILED", s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), gen_s);
+        printf("%s rep %d: %s %s%s n=%zu (%.2f GiB) %s: %.3f s, %.2f GB/s, %s%s%s, path %s [gen %.1f s]\n", label,
+               rep, gpk_backend_name(be), gpk_type_name(in->type), in->vw ? (in->vw == 4 ? "/u32" : "/u64") : "",
+               in->n, gib, in->skew ? "skew90" : "uniform", sec, (double)in->n * (in->kw + in->vw) / sec / 1e9,
+               ok ? "verified" : "FAILED", s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), path,
+               gen_s);
         const int ooc = !strcmp(path, "radix-out-of-core");
         if (ooc)
             printf("  out of core: slot %zu elements, %zu runs; extra buffer %.0f ms, open %.0f ms, runs %.0f ms, "
