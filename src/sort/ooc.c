@@ -448,11 +448,10 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     ctx->ooc.parts = runs;
     /* sigma is output only: the identity goes in as the values */
     if (job->sigma) {
-        const ptrdiff_t nn = (ptrdiff_t)n;
-#pragma omp parallel for num_threads(threads) schedule(static) if (n > 65536)
-        for (ptrdiff_t i = 0; i < nn; i++) {
-            if (job->sigma_width == 8) ((uint64_t *)job->sigma)[i] = (uint64_t)i;
-            else ((uint32_t *)job->sigma)[i] = (uint32_t)i;
+#pragma omp parallel num_threads(threads) if (n > 65536)
+        {
+            const size_t T = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+            gpk__sigma_iota(job->sigma, job->sigma_width, n * t / T, n * (t + 1) / T);
         }
     }
     xfer x = {&dev, 0, 0};
