@@ -69,6 +69,8 @@ typedef struct ooc_keep {
     unsigned char *buf[2]; /* keys, values */
     size_t bytes[2];
     int locked[2];
+    void *stage; /* CUDA: the pinned staging of the caller's arrays */
+    size_t stage_bytes;
 } ooc_keep;
 
 static void keep_drop(gpk_ctx *ctx, ooc_keep *k, int i)
@@ -88,6 +90,9 @@ void gpk__ooc_release(gpk_ctx *ctx)
     if (!k) return;
     keep_drop(ctx, k, 0);
     keep_drop(ctx, k, 1);
+#ifdef GPK_HAVE_CUDA
+    if (k->stage) gpk__ooc_cuda_free_pinned(ctx, k->stage);
+#endif
     free(k);
     ctx->ooc_keep = NULL;
 }
@@ -408,12 +413,14 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         s = cpu_open(ctx, &dev, ctx->device_budget);
 #ifdef GPK_HAVE_CUDA
     } else if (ctx->backend == GPK_BACKEND_CUDA) {
-        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}};
+        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}, NULL, NULL};
         if (keep) {
             ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
             h.b_locked = k->locked;
             h.b_bytes[0] = k->bytes[0];
             h.b_bytes[1] = vw ? k->bytes[1] : 0;
+            h.stage = &k->stage;
+            h.stage_bytes = &k->stage_bytes;
         }
         s = gpk__ooc_cuda_open(ctx, &dev, ctx->device_budget, &h);
 #endif

@@ -3,12 +3,19 @@
  * Three streams: loads (host to device), sorts, stores (device to host),
  * ordered by events per slot, so that with three slots the load of one
  * slot, the sort of another and the store of the third run at once and
- * the link carries data both ways. The host arrays (the caller's and the
- * driver's extra buffer) are page-locked with cudaHostRegister for the
- * call, so every transfer is one DMA with no staging copy; where that
- * fails (or GPK_OOC_PIN=0) the transfers still work, through the driver's
- * own staging, slower. The sort is the device-pointer API's (in place,
- * stable), on one temporary sized for a full slot. */
+ * the link carries data both ways. The driver's extra buffer B is
+ * page-locked (once: the context keeps it locked), so its transfers are
+ * one DMA each. The caller's arrays are not locked: all threads copy them
+ * through pinned staging, one part a slot, while the link moves the slot
+ * before. Locking them instead costs what the copies cost, and does not
+ * overlap the transfers: on an H100 host cudaHostRegister and
+ * cudaHostUnregister ran at 54 and 67 GB/s, but locking run by run beside
+ * the transfers made a 48 GiB sort 4.5 s against 2.3 s of transfers, and
+ * unlocking partition by partition slowed the merge 2.5x (docs/perf/radix.md).
+ * GPK_OOC_LOCK=ahead or =run keep those two ways for measurement; where
+ * locking fails (or GPK_OOC_PIN=0) the transfers still work, through the
+ * driver's own staging, slower. The sort is the device-pointer API's (in
+ * place, stable), on one temporary sized for a full slot. */
 #include "ooc_internal.h"
 
 #include "../core/cuda_internal.h"
@@ -32,7 +39,7 @@ typedef struct cuda_dev {
     int pending_free[SLOTS];
     void *keys[SLOTS], *vals[SLOTS], *temp;
     size_t temp_bytes;
-    struct lock_piece { char *p; size_t bytes; int locked, kept; } *pieces;
+    struct lock_piece { char *p; size_t bytes; int locked, kept, scratch; } *pieces;
     size_t npieces;
     /* the host arrays (A keys, A values, B keys, B values): their pieces
      * [first, end) in pieces[], locked up to next as the runs need them */
@@ -44,6 +51,14 @@ typedef struct cuda_dev {
     int *b_locked; /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
     size_t n;      /* elements of the sort */
     int ahead;     /* GPK_OOC_LOCK=ahead: lock all at open, unlock all at close */
+    /* staging of the caller's arrays (the default) */
+    int stage_a;
+    char *stage;     /* SLOTS parts of cap * (key_width + value_width) bytes, pinned */
+    int stage_owned; /* made for this call (no kept one): freed at close */
+    cudaEvent_t staged[SLOTS]; /* the last copy to the device out of a part is done */
+    int pending_staged[SLOTS];
+    struct copy_out { char *keys, *vals; size_t n; } out[SLOTS]; /* after freed[slot] */
+    uintptr_t a_lo, a_hi; /* the caller's keys */
     int device, threads;
     int caller_device; /* the thread's device before the call, set back at close */
 } cuda_dev;
@@ -68,6 +83,7 @@ static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
             out[count].bytes = next - at;
             out[count].locked = 0;
             out[count].kept = 0;
+            out[count].scratch = 0;
         }
         at = next;
     }
@@ -90,6 +106,11 @@ static int lock_pieces(cuda_dev *c, const size_t *idx, size_t count)
 #pragma omp parallel for num_threads(pin_threads(c)) schedule(dynamic, 1) reduction(+ : failed)
     for (long long i = 0; i < n; i++) {
         struct lock_piece *q = &c->pieces[idx[i]];
+        /* Fresh scratch pages (B's first call) are faulted in by these
+         * threads first: cudaHostRegister of untouched memory ran at
+         * about 8 GB/s on an H100 host, against 54 GB/s for touched memory. */
+        if (q->scratch)
+            for (size_t at = 0; at < q->bytes; at += 4096) ((volatile char *)q->p)[at] = 0;
         cudaError_t e = cudaSetDevice(c->device);
         if (e == cudaSuccess) e = cudaHostRegister(q->p, q->bytes, cudaHostRegisterPortable);
         if (e == cudaSuccess) q->locked = 1;
@@ -176,6 +197,48 @@ static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
     return gpk__cuda_fail(d->ctx, e, what);
 }
 
+/* ---- staging of the caller's arrays ---- */
+
+static int staged_in_caller(const cuda_dev *c, const void *keys)
+{
+    const uintptr_t a = (uintptr_t)keys;
+    return c->stage_a && a >= c->a_lo && a < c->a_hi;
+}
+
+static char *stage_keys(const gpk_ooc_dev *d, const cuda_dev *c, int slot)
+{
+    return c->stage + (size_t)slot * d->cap * (d->key_width + d->value_width);
+}
+
+static char *stage_vals(const gpk_ooc_dev *d, const cuda_dev *c, int slot)
+{
+    return stage_keys(d, c, slot) + d->cap * d->key_width;
+}
+
+/* One thread copies ~10 GB/s; the link moves 55 GB/s each way. */
+static void host_copy(void *dst, const void *src, size_t bytes, int threads)
+{
+    const size_t piece = (size_t)1 << 20;
+    const long long pieces = (long long)((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
+    for (long long p = 0; p < pieces; p++) {
+        const size_t off = (size_t)p * piece;
+        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
+    }
+}
+
+/* The slot's store into staging has landed: its bytes go on to the
+ * caller's arrays. */
+static void copy_out(gpk_ooc_dev *d, cuda_dev *c, int slot)
+{
+    struct copy_out *o = &c->out[slot];
+    if (!o->keys) return;
+    host_copy(o->keys, stage_keys(d, c, slot), o->n * d->key_width, c->threads);
+    if (d->value_width) host_copy(o->vals, stage_vals(d, c, slot), o->n * d->value_width, c->threads);
+    o->keys = o->vals = NULL;
+    o->n = 0;
+}
+
 /* One copy per locked piece: a DMA never spans two registrations. */
 static cudaError_t copy_pieces(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
                                cudaStream_t stream)
@@ -200,12 +263,31 @@ static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys
         e = cudaStreamWaitEvent(c->up, c->freed[slot], 0);
         c->pending_free[slot] = 0;
     }
+    const int staged = staged_in_caller(c, keys);
+    if (staged && e == cudaSuccess) {
+        if (c->pending_staged[slot]) e = cudaEventSynchronize(c->staged[slot]);
+        c->pending_staged[slot] = 0;
+        if (e == cudaSuccess) {
+            char *sk = stage_keys(d, c, slot) + at * d->key_width;
+            host_copy(sk, keys, n * d->key_width, c->threads);
+            keys = sk;
+            if (d->value_width) {
+                char *sv = stage_vals(d, c, slot) + at * d->value_width;
+                host_copy(sv, vals, n * d->value_width, c->threads);
+                vals = sv;
+            }
+        }
+    }
     if (e == cudaSuccess)
         e = copy_pieces((char *)c->keys[slot] + at * d->key_width, keys, n * d->key_width,
                         cudaMemcpyHostToDevice, c->up);
     if (e == cudaSuccess && d->value_width)
         e = copy_pieces((char *)c->vals[slot] + at * d->value_width, vals, n * d->value_width,
                         cudaMemcpyHostToDevice, c->up);
+    if (e == cudaSuccess && staged) {
+        e = cudaEventRecord(c->staged[slot], c->up);
+        if (e == cudaSuccess) c->pending_staged[slot] = 1;
+    }
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to device");
 }
 
@@ -230,14 +312,22 @@ static gpk_status dev_sort(gpk_ooc_dev *d, int slot, size_t n)
 static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
+    const int staged = staged_in_caller(c, keys);
+    char *hk = staged ? stage_keys(d, c, slot) : (char *)keys;
+    char *hv = staged && d->value_width ? stage_vals(d, c, slot) : (char *)vals;
     cudaError_t e = cudaEventRecord(c->sorted[slot], c->work);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(c->down, c->sorted[slot], 0);
     if (e == cudaSuccess)
-        e = copy_pieces(keys, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
+        e = copy_pieces(hk, c->keys[slot], n * d->key_width, cudaMemcpyDeviceToHost, c->down);
     if (e == cudaSuccess && d->value_width)
-        e = copy_pieces(vals, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
+        e = copy_pieces(hv, c->vals[slot], n * d->value_width, cudaMemcpyDeviceToHost, c->down);
     if (e == cudaSuccess) e = cudaEventRecord(c->freed[slot], c->down);
     if (e == cudaSuccess) c->pending_free[slot] = 1;
+    if (e == cudaSuccess && staged) {
+        c->out[slot].keys = (char *)keys;
+        c->out[slot].vals = (char *)vals;
+        c->out[slot].n = n;
+    }
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: copy to host");
 }
 
@@ -245,7 +335,9 @@ static gpk_status dev_done(gpk_ooc_dev *d, int slot)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
     const cudaError_t e = cudaEventSynchronize(c->freed[slot]);
-    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
+    if (e != cudaSuccess) return fail(d, e, "out-of-core sort");
+    copy_out(d, c, slot);
+    return GPK_OK;
 }
 
 static gpk_status dev_wait(gpk_ooc_dev *d)
@@ -255,6 +347,10 @@ static gpk_status dev_wait(gpk_ooc_dev *d)
     const cudaError_t b = cudaStreamSynchronize(c->work);
     const cudaError_t w = cudaStreamSynchronize(c->down);
     const cudaError_t e = a != cudaSuccess ? a : b != cudaSuccess ? b : w;
+    for (int i = 0; i < SLOTS; i++) {
+        if (e == cudaSuccess) copy_out(d, c, i);
+        c->out[i].keys = c->out[i].vals = NULL;
+    }
     return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort");
 }
 
@@ -287,7 +383,9 @@ static void dev_close(gpk_ooc_dev *d)
         if (c->loaded[i]) (void)cudaEventDestroy(c->loaded[i]);
         if (c->sorted[i]) (void)cudaEventDestroy(c->sorted[i]);
         if (c->freed[i]) (void)cudaEventDestroy(c->freed[i]);
+        if (c->staged[i]) (void)cudaEventDestroy(c->staged[i]);
     }
+    if (c->stage_owned) (void)cudaFreeHost(c->stage);
     if (c->temp) (void)cudaFree(c->temp);
     if (c->up) (void)cudaStreamDestroy(c->up);
     if (c->work) (void)cudaStreamDestroy(c->work);
@@ -419,6 +517,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         e = cudaEventCreateWithFlags(&c->loaded[i], cudaEventDisableTiming);
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->sorted[i], cudaEventDisableTiming);
         if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->freed[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->staged[i], cudaEventDisableTiming);
     }
     if (e != cudaSuccess) {
         gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: streams");
@@ -436,18 +535,50 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         return s;
     }
 
-    /* Page-lock the host arrays run by run (dev_prepare), unlock the
-     * caller's as the merge finishes with them (dev_release) and B at the
-     * end, unless B is the context's kept buffer: that one stays locked
-     * (locked whole, on its first call). What the caller has registered
-     * already stays as it is. */
+    /* The default: B locked whole before the first transfer (unless the
+     * context kept it locked), the caller's arrays staged. GPK_OOC_LOCK=run:
+     * the host arrays locked run by run (dev_prepare), the caller's
+     * unlocked as the merge finishes with them (dev_release) and B at the
+     * end, unless B is the context's kept buffer: that one stays locked.
+     * GPK_OOC_LOCK=ahead: all locked at open. What the caller has
+     * registered already stays as it is. */
     ctx->ooc.pinned = 0;
     const char *pin = getenv("GPK_OOC_PIN");
+    const char *lock = getenv("GPK_OOC_LOCK");
+    const int lock_run = lock && !strcmp(lock, "run"), lock_ahead = lock && !strcmp(lock, "ahead");
+    if (!(pin && !strcmp(pin, "0")) && !lock_run && !lock_ahead) {
+        const size_t need = SLOTS * cap * per;
+        if (h->stage && *h->stage && *h->stage_bytes >= need) {
+            c->stage = (char *)*h->stage;
+        } else {
+            if (h->stage && *h->stage) {
+                (void)cudaFreeHost(*h->stage);
+                *h->stage = NULL;
+                *h->stage_bytes = 0;
+            }
+            void *p = NULL;
+            if (cudaHostAlloc(&p, need, cudaHostAllocPortable) == cudaSuccess) {
+                c->stage = (char *)p;
+                if (h->stage) {
+                    *h->stage = p;
+                    *h->stage_bytes = need;
+                } else {
+                    c->stage_owned = 1;
+                }
+            }
+            (void)cudaGetLastError(); /* no staging: the caller's arrays are locked run by run */
+        }
+        if (c->stage) {
+            c->stage_a = 1;
+            c->a_lo = (uintptr_t)h->a_keys;
+            c->a_hi = (uintptr_t)h->a_keys + h->n * d->key_width;
+        }
+    }
     if (!(pin && !strcmp(pin, "0"))) {
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
         const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
         size_t bytes[4];
-        for (int i = 0; i < 4; i++) bytes[i] = arr[i] ? h->n * width[i] : 0;
+        for (int i = 0; i < 4; i++) bytes[i] = arr[i] && !(i < 2 && c->stage_a) ? h->n * width[i] : 0;
         for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
@@ -463,15 +594,16 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
                 c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
                 c->end[i] = c->npieces;
                 for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                for (size_t q = c->first[i]; q < c->end[i] && i >= 2; q++) c->pieces[q].scratch = 1;
                 if (bytes[i]) {
                     c->base[i] = (char *)arr[i];
                     c->width[i] = width[i];
                 }
             }
-            /* The measured alternative (run 1): everything locked before
-             * the first transfer, unlocked after the last. */
-            const char *lock = getenv("GPK_OOC_LOCK");
-            if (lock && !strcmp(lock, "ahead")) {
+            /* Staging, and the measured alternative (run 1): what is to
+             * be locked is locked before the first transfer, unlocked
+             * after the last. */
+            if (c->stage_a || lock_ahead) {
                 (void)dev_prepare(d, 0, h->n);
                 c->ahead = 1;
             }
@@ -481,6 +613,13 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         }
     }
     return GPK_OK;
+}
+
+void gpk__ooc_cuda_free_pinned(gpk_ctx *ctx, void *p)
+{
+    (void)ctx;
+    (void)cudaFreeHost(p);
+    (void)cudaGetLastError();
 }
 
 void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)

@@ -52,6 +52,10 @@ typedef struct gpk_ooc_host {
      * keys and values), locked once and left locked; b_locked[i] says it is */
     int *b_locked;
     size_t b_bytes[2];
+    /* stage non-NULL: the context's kept pinned staging buffer for the
+     * caller's arrays (*stage_bytes long), grown or made here */
+    void **stage;
+    size_t *stage_bytes;
 } gpk_ooc_host;
 
 /* Whether the host-API sort of job must go out of core on ctx (device
@@ -77,6 +81,8 @@ gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigne
                              size_t *avail);
 /* Unlocks a kept buffer that gpk__ooc_cuda_open locked. */
 void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes);
+/* Frees a kept staging buffer that gpk__ooc_cuda_open made. */
+void gpk__ooc_cuda_free_pinned(gpk_ctx *ctx, void *p);
 #endif
 
 #ifdef __cplusplus
