@@ -26,7 +26,8 @@ bench() { # name timeout args...
   local rc=$?; [ $rc = 0 ] || fail=1
   echo "== $name: exit $rc, $(( $(date +%s) - t )) s"
 }
-bench keys 150 --backends cuda --types u32,i32,f32,u64,i64,f64 --n 2^24,2^28 --peers cub
+bench keys32 150 --backends cuda --types u32,i32,f32 --n 2^24,2^28 --peers cub
+bench keys64 200 --backends cuda --types u64,i64,f64 --n 2^28 --peers cub --reps 10
 bench pairs32 90 --backends cuda --types u32 --n 2^28 --pairs --no-keys --value-type u32 --peers cub
 bench pairs64 90 --backends cuda --types u64 --n 2^28 --pairs --no-keys --value-type u64 --peers cub
 bench bits10 90 --backends cuda --types u32 --n 2^28 --key-bits 10 --perm --peers cub
