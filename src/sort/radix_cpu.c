@@ -531,6 +531,9 @@ DEFINE_HISTS(hists64, uint64_t)
 #define SMALL_SORT 16
 #endif
 #define REC_DEPTH 8 /* MSD levels inside a bucket; deeper, LSD passes finish */
+#ifndef NEARLY_MIN_KEYS
+#define NEARLY_MIN_KEYS 1024 /* from here, top digits + insertion sort (sort_rec) */
+#endif
 /* Per-thread counters per depth: an MSD level's offsets and bounds, or the
  * LSD passes' histograms (up to 6 passes of 11 bits for 64-bit keys). */
 #define REC_SLAB ((size_t)6 << BUCKET_DIGIT_BITS)
@@ -560,6 +563,31 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
             if (HAS_V) v[j] = y;                                                               \
         }                                                                                      \
     }
+/* As insertion, but gives up once it has moved `budget` keys (returns 0).
+ * Equal keys never pass each other, so a sort that gives up leaves them in
+ * their input order and a stable sort can take over from there. */
+#define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                                          \
+    static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget)                   \
+    {                                                                                          \
+        for (size_t i = 1; i < m; i++) {                                                       \
+            KT x = k[i];                                                                       \
+            if (k[i - 1] <= x) continue;                                                       \
+            VT y = HAS_V ? v[i] : 0;                                                           \
+            size_t j = i;                                                                      \
+            for (; j > 0 && k[j - 1] > x; j--) {                                               \
+                k[j] = k[j - 1];                                                               \
+                if (HAS_V) v[j] = v[j - 1];                                                    \
+            }                                                                                  \
+            k[j] = x;                                                                          \
+            if (HAS_V) v[j] = y;                                                               \
+            if (i - j > budget) return 0;                                                      \
+            budget -= i - j;                                                                   \
+        }                                                                                      \
+        return 1;                                                                              \
+    }
+DEFINE_INSERTION_BOUNDED(nearly64, uint64_t, uint32_t, 0)
+DEFINE_INSERTION_BOUNDED(nearly64_v32, uint64_t, uint32_t, 1)
+DEFINE_INSERTION_BOUNDED(nearly64_v64, uint64_t, uint64_t, 1)
 DEFINE_INSERTION(insertion32, uint32_t, uint32_t, 0)
 DEFINE_INSERTION(insertion32_v32, uint32_t, uint32_t, 1)
 DEFINE_INSERTION(insertion32_v64, uint32_t, uint64_t, 1)
@@ -578,6 +606,14 @@ static void insertion(unsigned kw, unsigned vw, span s, size_t m)
         else if (vw == 4) insertion64_v32((uint64_t *)s.k, (uint32_t *)s.v, m);
         else insertion64_v64((uint64_t *)s.k, (uint64_t *)s.v, m);
     }
+}
+
+/* 64-bit keys: insertion sort of nearly sorted keys within `budget` moves. */
+static int nearly_sorted_finish(unsigned vw, span s, size_t m, size_t budget)
+{
+    if (vw == 0) return nearly64((uint64_t *)s.k, NULL, m, budget);
+    if (vw == 4) return nearly64_v32((uint64_t *)s.k, (uint32_t *)s.v, m, budget);
+    return nearly64_v64((uint64_t *)s.k, (uint64_t *)s.v, m, budget);
 }
 
 static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
@@ -639,6 +675,31 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         }
         if (via_x) copy_span(out, src, m, kw, vw);
         return;
+    }
+    /* A wide range (64-bit keys) in a bucket large enough: two LSD passes
+     * by its top two digits leave the keys sorted but for the few that
+     * share both (when the keys spread over the range), and an insertion
+     * sort finishes, within m moves. Keys that crowd below the top digits
+     * take the MSD way from where it gave up. */
+    if (kw == 8 && m >= NEARLY_MIN_KEYS) {
+        pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
+        hists64((const uint64_t *)src.k, m, top, 2, work);
+        for (unsigned q = 0; q < 2; q++) {
+            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+            for (unsigned g = 0; g < (1u << width); g++) {
+                size_t c = h[g];
+                h[g] = sum;
+                sum += c;
+            }
+        }
+        scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
+                      work, NULL, 1u << width, 0, NULL);
+        scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
+                      work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
+        if (nearly_sorted_finish(vw, out, m, m)) return;
+        src = out;
+        X = t0;
+        Y = t1;
     }
     /* One MSD pass by the top d bits into X, then every sub-bucket. */
     unsigned d = 1;
