@@ -36,6 +36,13 @@ static int shape_input;
 /* When set, every other key gets its top bit flipped: floats of both
  * signs with a narrow exponent range, like normal(0, 1). */
 static int sign_mix;
+/* When set (8-byte keys), only bits 0-19, 38 and 50 vary (exponent of 1.0
+ * above them): inside a bucket of the CPU hybrid the top two 11-bit digits
+ * of the range hold a few values over many keys, so the insertion finish
+ * after the top digits' passes (sort_rec) runs out of moves and the MSD
+ * way takes over from where it stopped. 2: as 1, but bit 38 only in every
+ * 64th key, so the finish nearly fits its budget. */
+static int crowd_input;
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -99,6 +106,11 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 0; crowd_input && kw == 8 && i < n; i++) {
+        uint64_t *k = (uint64_t *)in + i, low = 0xFFFFFull | 1ull << 50;
+        if (crowd_input == 1 || i % 64 == 0) low |= 1ull << 38;
+        *k = (*k & low) | 0x3FF0000000000000ull;
+    }
     for (size_t i = 1; sign_mix && i < n; i += 2) {
         if (kw == 4) ((uint32_t *)in)[i] ^= 0x80000000u;
         else ((uint64_t *)in)[i] ^= 0x8000000000000000ull;
@@ -138,7 +150,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char what[160];
     const char *path = getenv("GPK_CPU_RADIX");
     snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
+             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
              path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
@@ -268,6 +280,17 @@ int main(int argc, char **argv)
                             if ((!quick && pi == 0) || (t + m + (int)si + skew_input) % 4 == 0)
                                 run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
             skew_input = 0;
+            /* 8-byte keys crowding below the top digits of a bucket, about
+             * the size (NEARLY_MIN_KEYS, 1024) where the hybrid's buckets
+             * start taking the top digits and an insertion sort. */
+            size_t crowd_sizes[] = {1023, 2047, 2048, 2049, 4099, 65537, 100003, ((size_t)1 << 18) + 1};
+            for (crowd_input = 1; crowd_input <= 2; crowd_input++)
+                for (int t = GPK_U64; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < sizeof crowd_sizes / sizeof crowd_sizes[0]; si++)
+                        for (int m = 0; m < MODE_COUNT; m++)
+                            if ((!quick && pi == 0) || (t + m + (int)si + crowd_input) % 3 == 0)
+                                run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, crowd_sizes[si], (mode)m, 0, 0, 0);
+            crowd_input = 0;
             /* b given, r tuned: the hybrid's first count rides on the
              * detection read at bits [b - 11, b). */
             size_t bsizes[] = {4099, 100003, ((size_t)1 << 18) + 3};
