@@ -31,12 +31,18 @@ rm -rf "$pkg" && mkdir -p "$pkg/gpk" &&
   cp "$root"/python/src/gpk/*.py "$root"/python/src/gpk/*.pyi "$pkg/gpk/" && cp "$build"/python/_gpk*.so "$pkg/gpk/"
 
 # The copying sort (gpk.sort: gpk_sort_keys_to) against numpy.sort, and the
-# in-place ones, on every core; then on 8 threads for the scaling.
-for th in 0 8; do
-  ( cd "$root" && GPK_THREADS=$([ $th = 0 ] && nproc || echo $th) PYTHONPATH=$pkg timeout 300 "$py" \
-      python/bench/bench.py --only cpu --cpu-n 2^26 --reps 5 --out "$out/python-cpu-t$th.json" ) \
-    >"$out/python-cpu-t$th.txt" 2>&1
-  note "python bench (threads ${th/#0/all}): exit $?"
+# in-place ones, on every core; then on 8 threads for the scaling; then every
+# core again with f64's first level counted as in v10 (GPK_CPU_RADIX_FIRST=
+# count: the detection writes the mapped keys) instead of planned from a
+# sample (v11, the default), and the default once more: the A/B of v11's
+# sampled first level in one run.
+for run in 0 8 0-count 0-again; do
+  th=${run%%-*}
+  first=$([ "$run" = 0-count ] && echo count || echo sample)
+  ( cd "$root" && GPK_CPU_RADIX_FIRST=$first GPK_THREADS=$([ $th = 0 ] && nproc || echo $th) PYTHONPATH=$pkg \
+      timeout 300 "$py" python/bench/bench.py --only cpu --cpu-n 2^26 --reps 5 --out "$out/python-cpu-t$run.json" ) \
+    >"$out/python-cpu-t$run.txt" 2>&1
+  note "python bench (threads ${th/#0/all}, first level $first): exit $?"
 done
 # The test of the copying sort's Python path on this machine, quickly.
 ( cd "$root" && PYTHONPATH=$pkg timeout 300 "$py" -m pytest -q -p no:cacheprovider python/tests/test_sort.py ) \
@@ -50,7 +56,7 @@ note "gpk bench sort cpu: exit $?"
 
 echo
 echo "== python/bench/bench.py --only cpu --cpu-n 2^26 (normal(0,1) float64; goal: gpk.sort >= 5x numpy.sort)"
-grep -h "cpu float64" "$out"/python-cpu-t*.txt
+for run in 0 8 0-count 0-again; do echo "-- threads ${run/#0/all}"; grep -h "cpu float64" "$out/python-cpu-t$run.txt"; done
 echo "== gpk bench sort --backends cpu (uniform; floats in [0, 1))"
 grep -E "^backend|^cpu|FAIL" "$out/bench-sort-cpu.txt" | head -n 40
 cat "$summary"

@@ -36,6 +36,18 @@ static int shape_input;
 /* When set, every other key gets its top bit flipped: floats of both
  * signs with a narrow exponent range, like normal(0, 1). */
 static int sign_mix;
+/* When set (8-byte keys), only bits 0-19, 38 and 50 vary (exponent of 1.0
+ * above them): inside a bucket of the CPU hybrid the top two 11-bit digits
+ * of the range hold a few values over many keys, so the insertion finish
+ * after the top digits' passes (sort_rec) runs out of moves and the MSD
+ * way takes over from where it stopped. 2: as 1, but bit 38 only in every
+ * 64th key, so the finish nearly fits its budget. */
+static int crowd_input;
+/* When set (8-byte keys), keys in [1, 2) (1: any mantissa; 2: all 1.0)
+ * but every 64th from index 33 (odd: the CPU hybrid samples every 16th
+ * key below 2^20 keys) an infinity, NaN, signed zero, huge, tiny or a
+ * neighbour of [1, 2): outside the sampled plan's prefix (first_plan). */
+static int outlier_input;
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -99,6 +111,17 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 0; crowd_input && kw == 8 && i < n; i++) {
+        uint64_t *k = (uint64_t *)in + i, low = 0xFFFFFull | 1ull << 50;
+        if (crowd_input == 1 || i % 64 == 0) low |= 1ull << 38;
+        *k = (*k & low) | 0x3FF0000000000000ull;
+    }
+    for (size_t i = 0; outlier_input && kw == 8 && i < n; i++) {
+        static const double odd[] = {-INFINITY, INFINITY, NAN, -NAN, -0.0, 0.0, 1e300, -1e-300, 3.0, 0.5, -1.5};
+        uint64_t *k = (uint64_t *)in + i;
+        if (i % 64 == 33) memcpy(k, &odd[(i / 64) % (sizeof odd / sizeof odd[0])], 8);
+        else *k = (outlier_input == 1 ? *k & 0x000FFFFFFFFFFFFFull : 0) | 0x3FF0000000000000ull;
+    }
     for (size_t i = 1; sign_mix && i < n; i += 2) {
         if (kw == 4) ((uint32_t *)in)[i] ^= 0x80000000u;
         else ((uint64_t *)in)[i] ^= 0x8000000000000000ull;
@@ -138,7 +161,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char what[160];
     const char *path = getenv("GPK_CPU_RADIX");
     snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
+             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : outlier_input ? " outliers" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
              path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
@@ -268,6 +291,27 @@ int main(int argc, char **argv)
                             if ((!quick && pi == 0) || (t + m + (int)si + skew_input) % 4 == 0)
                                 run_case((gpk_type)t, GPK_DIST_UNIFORM, skew_sizes[si], (mode)m, 0, 0, 0);
             skew_input = 0;
+            /* 8-byte keys crowding below the top digits of a bucket, about
+             * the size (NEARLY_MIN_KEYS, 1024) where the hybrid's buckets
+             * start taking the top digits and an insertion sort. */
+            size_t crowd_sizes[] = {1023, 2047, 2048, 2049, 4099, 65537, 100003, ((size_t)1 << 18) + 1};
+            for (crowd_input = 1; crowd_input <= 2; crowd_input++)
+                for (int t = GPK_U64; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < sizeof crowd_sizes / sizeof crowd_sizes[0]; si++)
+                        for (int m = 0; m < MODE_COUNT; m++)
+                            if ((!quick && pi == 0) || (t + m + (int)si + crowd_input) % 3 == 0)
+                                run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, crowd_sizes[si], (mode)m, 0, 0, 0);
+            crowd_input = 0;
+            /* 8-byte keys outside the sample's prefix, about FIRST_MIN_KEYS
+             * (64) where the hybrid's sampled first level starts. */
+            size_t outlier_sizes[] = {63, 64, 65, 1021, 4099, 100003};
+            for (outlier_input = 1; outlier_input <= 2; outlier_input++)
+                for (int t = GPK_U64; t <= GPK_F64; t++)
+                    for (size_t si = 0; si < sizeof outlier_sizes / sizeof outlier_sizes[0]; si++)
+                        for (int m = 0; m < MODE_COUNT; m++)
+                            if ((!quick && pi == 0) || (t + m + (int)si + outlier_input) % 3 == 0)
+                                run_case((gpk_type)t, GPK_DIST_UNIFORM, outlier_sizes[si], (mode)m, 0, 0, 0);
+            outlier_input = 0;
             /* b given, r tuned: the hybrid's first count rides on the
              * detection read at bits [b - 11, b). */
             size_t bsizes[] = {4099, 100003, ((size_t)1 << 18) + 3};
@@ -318,6 +362,28 @@ int main(int argc, char **argv)
             TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_QUICK, "AUTO, u64 keys 2^20 - 1: ran %s",
                      gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
+            /* The sampled first level of f64 / i64 keys (first_plan) under
+             * AUTO, with and without it (GPK_CPU_RADIX_FIRST=count): keys
+             * outside the sample's prefix, a sample of one value (no plan),
+             * and a sample wide enough to plan by over a range too narrow
+             * for the hybrid (14 bits: the LSD passes, keys mapped then). */
+            force_algo = GPK_SORT_RADIX;
+            for (int counted = 0; counted <= 1; counted++) {
+                if (counted) setenv("GPK_CPU_RADIX_FIRST", "count", 1);
+                for (int t = GPK_I64; t <= GPK_F64; t++)
+                    for (int m = 0; m < MODE_COUNT; m++) {
+                        const size_t sz = m == MODE_KEYS || m == MODE_PAIRS64 ? ((size_t)1 << 20) + 3
+                                                                              : ((size_t)1 << 18) + 1;
+                        for (outlier_input = 1; outlier_input <= 2; outlier_input++)
+                            run_case((gpk_type)t, GPK_DIST_UNIFORM, sz, (mode)m, 0, 0, 0);
+                        outlier_input = 0;
+                        run_case((gpk_type)t, GPK_DIST_FEW_BITS, sz, (mode)m, 0, 0, 14);
+                        run_case((gpk_type)t, GPK_DIST_FLOAT_SPECIALS, sz, (mode)m, 0, 0, 0);
+                        run_case((gpk_type)t, GPK_DIST_EQUAL, sz, (mode)m, 0, 0, 0);
+                    }
+                unsetenv("GPK_CPU_RADIX_FIRST");
+            }
+            force_algo = GPK_SORT_AUTO;
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
         }
     }

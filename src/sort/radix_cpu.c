@@ -117,20 +117,60 @@ static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, un
     return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
 }
 
+/* The first level of 8-byte keys that need mapping (floats, signed),
+ * planned from a sample before the detection read (first_plan_sample): the
+ * detection counts the buckets and the scatter maps the keys as it reads
+ * the caller's array, so the mapped keys are never written to it. A key
+ * whose bits from pshift up differ from the sample's (which shared them)
+ * goes to bucket 0 (below) or `over` (above); the others by the split
+ * table (bases from 1). The map: ((x ^ (flip | (neg & -(x >> 63)))) - sub). */
+typedef struct {
+    split_entry tab[(size_t)1 << HYB_MAX_BITS];
+    uint64_t flip, neg, sub, prefix;
+    unsigned pshift, top, over;
+} first_plan;
+
+static inline uint64_t first_map(const first_plan *restrict P, uint64_t x)
+{
+    return (x ^ (P->flip | (P->neg & (0 - (x >> 63))))) - P->sub;
+}
+
+static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t prefix,
+                                    unsigned pshift, unsigned top, size_t over, uint64_t k)
+{
+    const uint64_t hi = (k >> 1) >> (pshift - 1); /* pshift may be 64 */
+    if (hi == prefix) {
+        const split_entry t = tab[(k >> top) & (((uint64_t)1 << HYB_MAX_BITS) - 1)];
+        return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
+    }
+    return hi < prefix ? 0 : over;
+}
+
+/* The plan's fields in registers for the scatter's loop (the compiler
+ * cannot tell that its stores leave them alone). */
+#define FIRST_PREP                                                                             \
+    const first_plan *restrict fp = tab;                                                       \
+    const uint64_t f_flip = fp->flip, f_neg = fp->neg, f_sub = fp->sub, f_prefix = fp->prefix; \
+    const unsigned f_pshift = fp->pshift, f_top = fp->top;                                     \
+    const size_t f_over = fp->over;                                                           \
+    (void)f_prefix, (void)f_pshift, (void)f_over;
+
 /* The scatter of one chunk for one pass, written once per (key, value)
- * shape; KT key type, VT value type, HAS_V whether values move, DIGIT the
- * bucket of key k (a bit field, or split_digit with the table tab). */
-#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, DIGIT)                                             \
+ * shape; KT key type, VT value type, HAS_V whether values move, LOAD the
+ * key as read (mapped by the first plan, or as it is), DIGIT the bucket of
+ * key k (a bit field, split_digit with the table tab, or first_digit). */
+#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, PREP, LOAD, DIGIT)                                 \
     static void NAME(const KT *restrict src, KT *restrict dst, const VT *restrict vsrc,       \
                      VT *restrict vdst, size_t lo, size_t hi, unsigned shift, KT mask,         \
                      size_t *restrict off, unsigned char *restrict wc, unsigned radix,         \
-                     int iota, const split_entry *restrict tab)                                \
+                     int iota, const void *restrict tab)                                       \
     {                                                                                          \
         (void)tab;                                                                             \
+        PREP                                                                                   \
         enum { KB = WC_BYTES / sizeof(KT) };                                                   \
         if (!wc) {                                                                             \
             for (size_t i = lo; i < hi; i++) {                                                 \
-                KT k = src[i];                                                                 \
+                KT k = LOAD(src[i]);                                                           \
                 size_t pos = off[DIGIT]++;                                                     \
                 dst[pos] = k;                                                                  \
                 if (HAS_V) vdst[pos] = iota ? (VT)i : vsrc[i];                                 \
@@ -149,7 +189,7 @@ static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, un
             off[d] -= s;                                                                       \
         }                                                                                      \
         for (size_t i = lo; i < hi; i++) {                                                     \
-            KT k = src[i];                                                                     \
+            KT k = LOAD(src[i]);                                                               \
             size_t d = DIGIT;                                                                  \
             unsigned f = fill[d];                                                              \
             kbuf[d * KB + f] = k;                                                              \
@@ -180,25 +220,37 @@ static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, un
     }
 
 #define FIELD ((k >> shift) & mask)
-#define SPLIT split_digit(tab, k, shift, mask)
-DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, FIELD)
-DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, FIELD)
-DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, FIELD)
-DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0, FIELD)
-DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1, FIELD)
-DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1, FIELD)
-DEFINE_SCATTER(split32, uint32_t, uint32_t, 0, SPLIT)
-DEFINE_SCATTER(split32_v32, uint32_t, uint32_t, 1, SPLIT)
-DEFINE_SCATTER(split32_v64, uint32_t, uint64_t, 1, SPLIT)
-DEFINE_SCATTER(split64, uint64_t, uint32_t, 0, SPLIT)
-DEFINE_SCATTER(split64_v32, uint64_t, uint32_t, 1, SPLIT)
-DEFINE_SCATTER(split64_v64, uint64_t, uint64_t, 1, SPLIT)
+#define SPLIT split_digit((const split_entry *)tab, k, shift, mask)
+#define FIRST first_digit_of(fp->tab, f_prefix, f_pshift, f_top, f_over, k)
+/* every key shares the sample's prefix (the detection found no other) */
+#define FIRST_IN ((size_t)split_digit(fp->tab, k, f_top, ((uint64_t)1 << HYB_MAX_BITS) - 1))
+#define AS_IS(x) (x)
+#define MAPPED(x) (((x) ^ (f_flip | (f_neg & (0 - ((x) >> 63))))) - f_sub)
+DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, , AS_IS, FIELD)
+DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, , AS_IS, FIELD)
+DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, , AS_IS, FIELD)
+DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0, , AS_IS, FIELD)
+DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1, , AS_IS, FIELD)
+DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1, , AS_IS, FIELD)
+DEFINE_SCATTER(split32, uint32_t, uint32_t, 0, , AS_IS, SPLIT)
+DEFINE_SCATTER(split32_v32, uint32_t, uint32_t, 1, , AS_IS, SPLIT)
+DEFINE_SCATTER(split32_v64, uint32_t, uint64_t, 1, , AS_IS, SPLIT)
+DEFINE_SCATTER(split64, uint64_t, uint32_t, 0, , AS_IS, SPLIT)
+DEFINE_SCATTER(split64_v32, uint64_t, uint32_t, 1, , AS_IS, SPLIT)
+DEFINE_SCATTER(split64_v64, uint64_t, uint64_t, 1, , AS_IS, SPLIT)
+DEFINE_SCATTER(first64, uint64_t, uint32_t, 0, FIRST_PREP, MAPPED, FIRST)
+DEFINE_SCATTER(first64_v32, uint64_t, uint32_t, 1, FIRST_PREP, MAPPED, FIRST)
+DEFINE_SCATTER(first64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST)
+DEFINE_SCATTER(first_in64, uint64_t, uint32_t, 0, FIRST_PREP, MAPPED, FIRST_IN)
+DEFINE_SCATTER(first_in64_v32, uint64_t, uint32_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
+DEFINE_SCATTER(first_in64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
 
+#undef SPLIT
+#define SPLIT split_digit(tab, k, shift, mask)
 #define DEFINE_COUNT(NAME, KT, DIGIT)                                                          \
     static void NAME(const KT *restrict src, size_t lo, size_t hi, unsigned shift, KT mask,   \
                      size_t *restrict hist, const split_entry *restrict tab)                   \
     {                                                                                          \
-        (void)tab;                                                                             \
         for (size_t i = lo; i < hi; i++) {                                                     \
             KT k = src[i];                                                                     \
             hist[DIGIT]++;                                                                     \
@@ -241,6 +293,37 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
         else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
         else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
     }
+}
+
+static void scatter_first(unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,
+                          size_t lo, size_t hi, size_t *off, unsigned char *wc, unsigned radix,
+                          int iota, const first_plan *P, int clamp)
+{
+    if (!clamp) {
+        if (vw == 0) first_in64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
+        else if (vw == 4) first_in64_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+        else first_in64_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+    } else if (vw == 0) first64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
+    else if (vw == 4) first64_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+    else first64_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+}
+
+/* The detection read of a planned first level: AND/OR of the mapped keys
+ * and the count of its buckets; writes nothing. */
+static void reduce_count_first(const first_plan *restrict P, const uint64_t *restrict k, size_t lo,
+                               size_t hi, uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)
+{
+    const void *tab = P;
+    FIRST_PREP
+    uint64_t a = ~0ull, o = 0;
+    for (size_t i = lo; i < hi; i++) {
+        const uint64_t x = k[i], m = MAPPED(x);
+        a &= m;
+        o |= m;
+        hist[first_digit_of(fp->tab, f_prefix, f_pshift, f_top, f_over, m)]++;
+    }
+    *and_out = a;
+    *or_out = o;
 }
 
 /* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
@@ -383,6 +466,15 @@ static int path_from_env(void)
     return PATH_AUTO;
 }
 
+/* GPK_CPU_RADIX_FIRST=count: 8-byte keys that need mapping take the
+ * counted first level (mapped keys written by the detection, counted again
+ * when skewed) instead of the sampled plan (first_plan), for measuring. */
+static int sampled_first_allowed(void)
+{
+    const char *e = getenv("GPK_CPU_RADIX_FIRST");
+    return !(e && strcmp(e, "count") == 0);
+}
+
 /* MSD digit width for n keys of `width` bytes (keys + values): the smallest
  * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */
 static unsigned hyb_digit_bits(size_t n, size_t width)
@@ -410,7 +502,7 @@ static unsigned hyb_widen(unsigned d, unsigned bits, size_t m)
 static size_t hyb_bucket_cap(size_t n, size_t width, unsigned d)
 {
     size_t cap = 4 * (HYB_TARGET_BYTES / width), avg = (n >> d) + 1;
-    return cap > 2 * avg ? cap : 2 * avg;
+    return cap > 4 * avg ? cap : 4 * avg;
 }
 
 /* Shared state of one sort, as every thread of the team sees it. */
@@ -531,6 +623,9 @@ DEFINE_HISTS(hists64, uint64_t)
 #define SMALL_SORT 16
 #endif
 #define REC_DEPTH 8 /* MSD levels inside a bucket; deeper, LSD passes finish */
+#ifndef NEARLY_MIN_KEYS
+#define NEARLY_MIN_KEYS 1024 /* from here, top digits + insertion sort (sort_rec) */
+#endif
 /* Per-thread counters per depth: an MSD level's offsets and bounds, or the
  * LSD passes' histograms (up to 6 passes of 11 bits for 64-bit keys). */
 #define REC_SLAB ((size_t)6 << BUCKET_DIGIT_BITS)
@@ -560,6 +655,31 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
             if (HAS_V) v[j] = y;                                                               \
         }                                                                                      \
     }
+/* As insertion, but gives up once it has moved `budget` keys (returns 0).
+ * Equal keys never pass each other, so a sort that gives up leaves them in
+ * their input order and a stable sort can take over from there. */
+#define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                                          \
+    static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget)                   \
+    {                                                                                          \
+        for (size_t i = 1; i < m; i++) {                                                       \
+            KT x = k[i];                                                                       \
+            if (k[i - 1] <= x) continue;                                                       \
+            VT y = HAS_V ? v[i] : 0;                                                           \
+            size_t j = i;                                                                      \
+            for (; j > 0 && k[j - 1] > x; j--) {                                               \
+                k[j] = k[j - 1];                                                               \
+                if (HAS_V) v[j] = v[j - 1];                                                    \
+            }                                                                                  \
+            k[j] = x;                                                                          \
+            if (HAS_V) v[j] = y;                                                               \
+            if (i - j > budget) return 0;                                                      \
+            budget -= i - j;                                                                   \
+        }                                                                                      \
+        return 1;                                                                              \
+    }
+DEFINE_INSERTION_BOUNDED(nearly64, uint64_t, uint32_t, 0)
+DEFINE_INSERTION_BOUNDED(nearly64_v32, uint64_t, uint32_t, 1)
+DEFINE_INSERTION_BOUNDED(nearly64_v64, uint64_t, uint64_t, 1)
 DEFINE_INSERTION(insertion32, uint32_t, uint32_t, 0)
 DEFINE_INSERTION(insertion32_v32, uint32_t, uint32_t, 1)
 DEFINE_INSERTION(insertion32_v64, uint32_t, uint64_t, 1)
@@ -578,6 +698,14 @@ static void insertion(unsigned kw, unsigned vw, span s, size_t m)
         else if (vw == 4) insertion64_v32((uint64_t *)s.k, (uint32_t *)s.v, m);
         else insertion64_v64((uint64_t *)s.k, (uint64_t *)s.v, m);
     }
+}
+
+/* 64-bit keys: insertion sort of nearly sorted keys within `budget` moves. */
+static int nearly_sorted_finish(unsigned vw, span s, size_t m, size_t budget)
+{
+    if (vw == 0) return nearly64((uint64_t *)s.k, NULL, m, budget);
+    if (vw == 4) return nearly64_v32((uint64_t *)s.k, (uint32_t *)s.v, m, budget);
+    return nearly64_v64((uint64_t *)s.k, (uint64_t *)s.v, m, budget);
 }
 
 static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
@@ -640,6 +768,31 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         if (via_x) copy_span(out, src, m, kw, vw);
         return;
     }
+    /* A wide range (64-bit keys) in a bucket large enough: two LSD passes
+     * by its top two digits leave the keys sorted but for the few that
+     * share both (when the keys spread over the range), and an insertion
+     * sort finishes, within m moves. Keys that crowd below the top digits
+     * take the MSD way from where it gave up. */
+    if (kw == 8 && m >= NEARLY_MIN_KEYS) {
+        pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
+        hists64((const uint64_t *)src.k, m, top, 2, work);
+        for (unsigned q = 0; q < 2; q++) {
+            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+            for (unsigned g = 0; g < (1u << width); g++) {
+                size_t c = h[g];
+                h[g] = sum;
+                sum += c;
+            }
+        }
+        scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
+                      work, NULL, 1u << width, 0, NULL);
+        scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
+                      work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
+        if (nearly_sorted_finish(vw, out, m, m)) return;
+        src = out;
+        X = t0;
+        Y = t1;
+    }
     /* One MSD pass by the top d bits into X, then every sub-bucket. */
     unsigned d = 1;
     while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
@@ -683,6 +836,8 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
 /* Levels of MSD passes a skewed input may take (each takes 3 or more bits,
  * so 64-bit keys need at most 22); beyond, the team's LSD passes finish. */
 #define HYB_LEVELS 24
+#define FIRST_MIN_KEYS 64          /* a planned first level from here (hybrid only: 2^18 unless forced) */
+#define FIRST_SAMPLES ((size_t)1 << 16)
 
 typedef struct {
     size_t cap;                 /* largest bucket one thread sorts */
@@ -691,6 +846,9 @@ typedef struct {
     unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
     size_t lhist_bytes, tmp_bytes;
     split_entry tab[(size_t)1 << HYB_MAX_BITS]; /* the split of the level being scattered */
+    const first_plan *first;    /* level 0 planned from a sample, counted by the detection */
+    unsigned first_buckets;
+    int first_clamp;            /* some keys lie outside the sample's prefix */
     struct {
         unsigned begin, end, digit_bits, passes;
         unsigned buckets; /* 0: digits of digit_bits bits; else the split's bucket count */
@@ -708,27 +866,27 @@ typedef struct {
  * before), light neighbours share a bucket. Returns the bucket count
  * (at most 2^HYB_MAX_BITS). below: bits of the range under g. */
 static unsigned split_plan(const size_t *h, size_t target, unsigned below, unsigned shift,
-                           split_entry *tab)
+                           unsigned max_buckets, split_entry *tab)
 {
     const unsigned G = 1u << HYB_MAX_BITS, max_e = below < HYB_MAX_BITS ? below : HYB_MAX_BITS;
     for (;; target *= 2) {
         unsigned nb = 0;
         size_t run = 0; /* keys in the open shared bucket; none open when 0 */
-        for (unsigned g = 0; g < G && nb <= G; g++) {
+        for (unsigned g = 0; g < G && nb <= max_buckets; g++) {
             unsigned e = 0;
             while (e < max_e && (h[g] >> e) > target) e++;
             if (e == 0 && run > 0 && run + h[g] <= target) {
                 tab[g].base = (uint16_t)(nb - 1);
                 run += h[g];
             } else {
-                tab[g].base = (uint16_t)(nb < G ? nb : 0);
+                tab[g].base = (uint16_t)(nb < max_buckets ? nb : 0);
                 nb += 1u << e;
                 run = e == 0 ? h[g] + 1 : 0; /* + 1: open even when empty */
             }
             tab[g].e = (uint8_t)e;
             tab[g].sh = (uint8_t)(shift - e);
         }
-        if (nb <= G) return nb;
+        if (nb <= max_buckets) return nb;
     }
 }
 
@@ -872,7 +1030,10 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
     size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
     const split_entry *tab = NULL;
-    if (end - begin > HYB_MAX_BITS) {
+    const int planned = level == 0 && H->first;
+    if (planned) {
+        digits = H->first_buckets;
+    } else if (end - begin > HYB_MAX_BITS) {
         /* Count the top HYB_MAX_BITS bits (unless the detection did), then
          * see whether d-bit buckets would be too skewed. */
         const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
@@ -897,7 +1058,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             }
             H->lv[level].buckets =
                 biggest > H->cap
-                    ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, H->tab)
+                    ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
                     : 0;
         } /* implicit barrier */
         if (H->lv[level].buckets) {
@@ -910,8 +1071,8 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             else count64_tab((const uint64_t *)cur, lo, hi, shift, mask, my_hist, tab);
         }
     }
-    if (tab) {
-        /* counted by the split above */
+    if (tab || planned) {
+        /* counted by the split above, or by the detection */
     } else if (counted) {
         /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
          * down to d (in place: group g is read before slot g is written). */
@@ -940,8 +1101,13 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         }
         bounds[digits] = sum;
     }
-    scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
-                  S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, tab);
+    if (planned)
+        scatter_first(vw, cur, oth, vcur, voth, lo, hi, my_hist,
+                      S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, H->first,
+                      H->first_clamp);
+    else
+        scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
+                      S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, tab);
 #pragma omp barrier
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
@@ -960,6 +1126,79 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0, NULL);
     }
+}
+
+/* As split_plan, from the sample sorted by g (g's keys from start[g] to
+ * start[g + 1]): a heavy g takes the fewest next bits e (from the even
+ * guess up to two more) that leave no part above the target, as far as
+ * the sample shows: within a top value the keys need not spread evenly
+ * (normal(0, 1): density 4.5x from one end of [1, 2) to the other). */
+static unsigned first_split(const uint64_t *by_g, const size_t *start, size_t target, unsigned below,
+                            unsigned shift, unsigned max_buckets, split_entry *tab)
+{
+    const unsigned G = 1u << HYB_MAX_BITS, max_e = below < HYB_MAX_BITS ? below : HYB_MAX_BITS;
+    uint32_t part[1u << HYB_MAX_BITS];
+    for (;; target *= 2) {
+        unsigned nb = 0;
+        size_t run = 0; /* keys in the open shared bucket; none open when 0 */
+        for (unsigned g = 0; g < G && nb <= max_buckets; g++) {
+            const size_t c = start[g + 1] - start[g];
+            unsigned e = 0;
+            while (e < max_e && (c >> e) > target) e++;
+            for (const unsigned e_even = e; e > 0 && e < max_e && e < e_even + 2; e++) {
+                size_t most = 0;
+                memset(part, 0, sizeof *part << e);
+                for (size_t i = start[g]; i < start[g + 1]; i++) {
+                    const uint32_t p = ++part[(by_g[i] >> (shift - e)) & ((1u << e) - 1)];
+                    most = p > most ? p : most;
+                }
+                if (most <= target) break;
+            }
+            if (e == 0 && run > 0 && run + c <= target) {
+                tab[g].base = (uint16_t)(nb - 1);
+                run += c;
+            } else {
+                tab[g].base = (uint16_t)(nb < max_buckets ? nb : 0);
+                nb += 1u << e;
+                run = e == 0 ? c + 1 : 0; /* + 1: open even when empty */
+            }
+            tab[g].e = (uint8_t)e;
+            tab[g].sh = (uint8_t)(shift - e);
+        }
+        if (nb <= max_buckets) return nb;
+    }
+}
+
+/* Plans level 0 from m mapped sample keys of n (see first_plan): the
+ * sample's top HYB_MAX_BITS varying bits are counted in h (2^HYB_MAX_BITS
+ * counters) and split as a skewed level is (split_plan), in buckets of
+ * about HYB_TARGET_BYTES scaled to the sample, at most radix - 2 of them.
+ * Returns 0 when the sample varies in too few bits to plan by. */
+static int plan_first_level(first_plan *P, uint64_t *sample, size_t m, size_t n,
+                            size_t width, unsigned radix, size_t *h)
+{
+    uint64_t a = ~0ull, o = 0;
+    for (size_t i = 0; i < m; i++) { a &= sample[i]; o |= sample[i]; }
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    if (end - begin <= HYB_MAX_BITS) return 0;
+    const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
+    /* The sample by g (a counting sort into its second half; h[g]: start). */
+    uint64_t *by_g = sample + m;
+    memset(h, 0, (G + 1) * sizeof *h);
+    for (size_t i = 0; i < m; i++) h[((sample[i] >> top) & (G - 1)) + 1]++;
+    for (unsigned g = 0; g < G; g++) h[g + 1] += h[g];
+    for (size_t i = 0; i < m; i++) by_g[h[(sample[i] >> top) & (G - 1)]++] = sample[i];
+    for (unsigned g = G; g > 0; g--) h[g] = h[g - 1];
+    h[0] = 0;
+    size_t target = (size_t)((double)(HYB_TARGET_BYTES / width) * (double)m / (double)n);
+    const unsigned nb = first_split(by_g, h, target ? target : 1, top - begin, top, radix - 2, P->tab);
+    for (unsigned g = 0; g < G; g++) P->tab[g].base++;
+    P->over = nb + 1;
+    P->top = top;
+    P->pshift = end;
+    P->prefix = (o >> 1) >> (end - 1);
+    return 1;
 }
 
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
@@ -981,6 +1220,12 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const unsigned hyb_d = hyb_digit_bits(n, kw + vw);
     const size_t cap = may_hybrid ? hyb_bucket_cap(n, kw + vw, hyb_d) : 0;
 
+    /* 8-byte keys that need mapping: level 0 planned from a sample (see
+     * first_plan), so the keys are mapped as level 0 reads them. */
+    const int plan_first = may_hybrid && kw == 8 && needs_mapping(job->key_type) && job->key_bits == 0 &&
+                           n >= FIRST_MIN_KEYS && sampled_first_allowed();
+    const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
+
     size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
@@ -1000,7 +1245,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* + 64: the scratch is aligned to a line so that the scatter can stream. */
     size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
                    (size_t)threads * wc_bytes + bounds_bytes +
-                   (size_t)threads * (lhist_bytes + 2 * tmp_bytes);
+                   (size_t)threads * (lhist_bytes + 2 * tmp_bytes) + 2 * samples * sizeof(uint64_t);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
     if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
@@ -1030,6 +1275,16 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     H.ors = ors;
     H.lhist_bytes = lhist_bytes;
     H.tmp_bytes = tmp_bytes;
+    H.first = NULL;
+    H.first_buckets = 0;
+    uint64_t *sample = (uint64_t *)(H.per_thread + (size_t)threads * (lhist_bytes + 2 * tmp_bytes));
+    first_plan P;
+    if (plan_first) {
+        const int is_float = job->key_type == GPK_F64;
+        P.flip = 0x8000000000000000ull;
+        P.neg = is_float ? 0x7FFFFFFFFFFFFFFFull : 0;
+        P.sub = is_float ? 0x000FFFFFFFFFFFFFull : 0;
+    }
 
     /* The hybrid's first digit is the top of the detected range; guessing
      * that the range reaches the key's top bit (or key_bits) lets the
@@ -1043,6 +1298,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
      * first pass reads them from the input. */
     const void *input = job->src ? job->src : job->keys;
     const void *first = needs_mapping(job->key_type) ? job->keys : input;
+    int planned = 0;
 
     pass_plan plan[64];
     unsigned passes = 0, range_begin = 0, range_end = 0;
@@ -1054,7 +1310,18 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         const int tid = omp_get_thread_num();
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
 
-        if (top_shift >= 0) {
+        if (plan_first) {
+            for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T; j++)
+                sample[j] = first_map(&P, ((const uint64_t *)input)[j * (n / samples)]);
+#pragma omp barrier
+#pragma omp single
+            planned = plan_first_level(&P, sample, samples, n, kw + vw, radix, H.bounds);
+        }
+        if (planned) {
+            size_t *my = S.hist + (size_t)tid * radix;
+            memset(my, 0, (P.over + 1) * sizeof *my);
+            reduce_count_first(&P, input, lo, hi, &ands[8 * tid], &ors[8 * tid], my);
+        } else if (top_shift >= 0) {
             size_t *top = S.hist + (size_t)tid * radix;
             memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
             map_reduce_count(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
@@ -1076,15 +1343,28 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
             hybrid = may_hybrid && end > begin &&
                      (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
             if (!hybrid) passes = plan_passes(begin, end, job->radix_bits, plan);
+            if (hybrid && planned) {
+                H.first = &P;
+                H.first_buckets = P.over + 1;
+                H.first_clamp = 0;
+                for (int t = 0; t < T; t++)
+                    H.first_clamp |= S.hist[(size_t)t * radix] || S.hist[(size_t)t * radix + P.over];
+            }
         } /* implicit barrier */
 
+        if (planned && !hybrid) { /* too few bits after all: the LSD passes need the keys mapped */
+            uint64_t a, o;
+            map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &a, &o);
+#pragma omp barrier
+        }
         if (hybrid) {
             hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
-                      top_shift >= 0 && range_end == end_guess, first);
+                      !planned && top_shift >= 0 && range_end == end_guess, planned ? input : first);
         } else {
-            int in_b = lsd_team(&S, first, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
+            const void *from = planned ? job->keys : first;
+            int in_b = lsd_team(&S, from, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
                                 with_sigma);
-            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : first, in_b ? S.alt_vals : S.vals,
+            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : from, in_b ? S.alt_vals : S.vals,
                          0, n);
             if (with_sigma && passes == 0)
                 gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
