@@ -77,6 +77,17 @@ export PKG_CONFIG_PATH
 cc -std=c11 "$src/consumer/main.c" -o "$2/consumer-pc" $(pkg-config --cflags --libs gpk)
 "$2/consumer-pc"
 
+# gpk::mpi, where MPI was built: find_package(gpk COMPONENTS mpi), and gpk-mpi.pc
+if [ -f "$prefix/include/gpk/mpi.h" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    cmake -S "$src/consumer_mpi" -B "$2/mpi-build" -DCMAKE_PREFIX_PATH="$prefix" >"$2/mpi-cmake.log" 2>&1 ||
+        { cat "$2/mpi-cmake.log" >&2; fail "find_package(gpk COMPONENTS mpi)"; }
+    cmake --build "$2/mpi-build" >"$2/mpi-build.log"
+    "$2/mpi-build/consumer_mpi" || fail "the MPI consumer (CMake) failed"
+    cc -std=c11 "$src/consumer_mpi/main.c" -o "$2/consumer-mpi-pc" $(pkg-config --cflags --libs gpk-mpi)
+    "$2/consumer-mpi-pc" || fail "the MPI consumer (pkg-config) failed"
+fi
+
 if [ -f "$prefix/include/gpk/cuda.h" ]; then
     cmake -S "$src/consumer_cuda" -B "$2/cuda-build" -DCMAKE_PREFIX_PATH="$prefix" >"$2/cuda-cmake.log" 2>&1 ||
         { cat "$2/cuda-cmake.log" >&2; fail "find_package(gpk COMPONENTS cuda)"; }
