@@ -30,6 +30,72 @@ extern "C" {
  * host memory). */
 GPK_API int gpk_mpi_have_nccl(void);
 
+/* ---- distributed sort ----------------------------------------------------------
+ *
+ * Every rank holds a shard of keys (and values); afterwards the shards are
+ * globally sorted: every key of rank r comes before every key of rank r+1,
+ * in the order of gpk_sort_keys (gpk/sort.h, floats and NaNs included).
+ * The sort is stable as a whole: equal keys keep the order of (rank, index)
+ * of the input, so pairs with equal keys keep their input order across
+ * ranks too.
+ *
+ * Sizes: by default the output is balanced exactly: with N keys in all on P
+ * ranks, rank r ends with keys [floor(r N / P), floor((r+1) N / P)) of the
+ * global order, so every rank holds N/P rounded down or up, whatever the
+ * keys (all equal, few distinct, one rank holding them all). With
+ * keep_sizes every rank ends with as many keys as it gave.
+ * gpk_mpi_sort_count tells a rank its output size before the sort, for
+ * allocating the output; out_capacity below is checked on every rank
+ * before any key moves.
+ *
+ * Memory: the input is left unchanged; keys_out (values_out) may be the
+ * input itself (in place) when it holds out_capacity keys, and must not
+ * overlap it otherwise. Besides the output the call allocates about twice
+ * the shard and twice the output (host or device memory, where the shard
+ * is), plus the local sort's own needs.
+ *
+ * Where the keys are: host memory on any context (the local sort runs on
+ * the context's backend, the merge on its CPU threads); device memory of
+ * the context's GPU on a CUDA context with device_memory set (everything
+ * runs on the GPU; shards move by NCCL send/recv when built with NCCL, by
+ * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
+ * per rank: give each rank's context its own device.
+ *
+ * How: each rank sorts its shard (gpk's radix sort), the ranks agree on
+ * the exact split keys by a digit-by-digit search (one MPI_Allreduce of
+ * counts per 8 bits of key), ties at a split are divided by (rank, index),
+ * the pieces move with MPI_Alltoallv (chunked point-to-point messages where
+ * a count passes INT_MAX) or NCCL, and each rank merges the sorted pieces
+ * it received. docs/guide.md, "Distributed sort (MPI)", has the details.
+ */
+typedef struct gpk_mpi_sort_opts {
+    int keep_sizes;    /* non-zero: every rank ends with as many keys as it gave */
+    int device_memory; /* non-zero: the shard and output are device memory (CUDA context) */
+} gpk_mpi_sort_opts;
+#define GPK_MPI_SORT_OPTS_INIT { 0, 0 }
+
+/* Collective: *n_out = the number of keys this rank holds after a sort of
+ * n_local keys per rank with these options (opts may be NULL). */
+GPK_API gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_opts *opts,
+                                      size_t *n_out);
+
+/* Collective: sorts the shards keys_in[0, n_in) of every rank of comm into
+ * keys_out, which holds out_capacity keys; *n_out = the keys this rank
+ * holds now. key type and options must be the same on every rank (else
+ * GPK_EINVAL on every rank). A rank may hold no keys (n_in = 0, keys_in
+ * NULL). A communicator of one rank sorts locally. */
+GPK_API gpk_status gpk_mpi_sort_keys(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in,
+                                     size_t n_in, void *keys_out, size_t out_capacity, size_t *n_out,
+                                     const gpk_mpi_sort_opts *opts);
+
+/* gpk_mpi_sort_keys with values moving with their keys, stably. value_type
+ * gives the width only (4 or 8 bytes, the same on every rank). */
+GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type,
+                                      const void *keys_in, gpk_type value_type, const void *values_in,
+                                      size_t n_in, void *keys_out, void *values_out,
+                                      size_t out_capacity, size_t *n_out,
+                                      const gpk_mpi_sort_opts *opts);
+
 /* ---- multistart of the local search (i17ms) ---------------------------------- */
 /* (section kept for the multistart across ranks; nothing here yet) */
 

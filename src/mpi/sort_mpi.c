@@ -1,0 +1,805 @@
+/* The distributed sort (gpk/mpi.h): local sort, exact splitters by a
+ * digit-by-digit search over the sorted shards, one all-to-all exchange,
+ * a stable merge of the received runs.
+ *
+ * Order: keys by mapped key, ties by (rank, index) of the input. The local
+ * sort is stable, so a shard's run is in that order; the split positions
+ * divide each value's ties by rank (the exclusive scan of the equal counts
+ * over ranks); the receiver merges the runs with earlier senders first on
+ * ties. So the whole is stable, and any split position is exact: balanced
+ * sizes hold for all-equal keys as for distinct ones. */
+#include "mpi_internal.h"
+#include "sort_mpi_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef GPK_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include "gpk/cuda.h"
+#endif
+#ifdef GPK_HAVE_NCCL
+#include <nccl.h>
+#endif
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+
+#define DIGIT_BITS 8
+#define DIGITS (1u << DIGIT_BITS)
+#define P2P_TAG 7117
+
+/* ---- host kernels: counts and merges on mapped keys -------------------------- */
+
+#define DEFINE_HOST_TYPE(NAME, KT, MAP)                                                              \
+    static size_t count_##NAME(const KT *k, size_t n, uint64_t q, int or_equal)                     \
+    {                                                                                               \
+        size_t lo = 0, hi = n;                                                                      \
+        while (lo < hi) {                                                                           \
+            size_t mid = lo + (hi - lo) / 2;                                                        \
+            uint64_t m = MAP(k[mid]);                                                               \
+            if (m < q || (or_equal && m == q)) lo = mid + 1;                                        \
+            else hi = mid;                                                                          \
+        }                                                                                           \
+        return lo;                                                                                  \
+    }                                                                                               \
+    /* how many of the first k outputs of the stable merge of a and b come from a */                \
+    static size_t corank_##NAME(const KT *a, size_t na, const KT *b, size_t nb, size_t k)           \
+    {                                                                                               \
+        size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                      \
+        while (lo < hi) {                                                                           \
+            size_t mid = lo + (hi - lo) / 2;                                                        \
+            if (MAP(a[mid]) <= MAP(b[k - mid - 1])) lo = mid + 1;                                   \
+            else hi = mid;                                                                          \
+        }                                                                                           \
+        return lo;                                                                                  \
+    }                                                                                               \
+    static void merge_##NAME(const KT *a, const void *va, size_t na, const KT *b, const void *vb,   \
+                             size_t nb, KT *out, void *vout, size_t vw, int threads)                \
+    {                                                                                               \
+        size_t n = na + nb;                                                                         \
+        int parts = n < 2048 ? 1 : threads;                                                         \
+        _Pragma("omp parallel for num_threads(parts) schedule(static, 1)")                          \
+        for (int t = 0; t < parts; t++) {                                                           \
+            size_t k0 = n / (size_t)parts * (size_t)t + n % (size_t)parts * (size_t)t / (size_t)parts; \
+            size_t k1 = n / (size_t)parts * (size_t)(t + 1) +                                       \
+                        n % (size_t)parts * (size_t)(t + 1) / (size_t)parts;                        \
+            size_t i = corank_##NAME(a, na, b, nb, k0), i1 = corank_##NAME(a, na, b, nb, k1);       \
+            size_t j = k0 - i, j1 = k1 - i1;                                                        \
+            for (size_t o = k0; o < k1; o++) {                                                      \
+                int from_b = i >= i1 || (j < j1 && MAP(b[j]) < MAP(a[i]));                          \
+                size_t src = from_b ? j++ : i++;                                                    \
+                out[o] = from_b ? b[src] : a[src];                                                  \
+                if (vw == 4)                                                                        \
+                    ((uint32_t *)vout)[o] = ((const uint32_t *)(from_b ? vb : va))[src];            \
+                else if (vw == 8)                                                                   \
+                    ((uint64_t *)vout)[o] = ((const uint64_t *)(from_b ? vb : va))[src];            \
+            }                                                                                       \
+        }                                                                                           \
+    }
+
+#define MAP_U32(x) ((uint64_t)(x))
+#define MAP_I32(x) ((uint64_t)gpk__mpi_map32(GPK_I32, (x)))
+#define MAP_F32(x) ((uint64_t)gpk__mpi_map32(GPK_F32, (x)))
+#define MAP_U64(x) ((uint64_t)(x))
+#define MAP_I64(x) gpk__mpi_map64(GPK_I64, (x))
+#define MAP_F64(x) gpk__mpi_map64(GPK_F64, (x))
+DEFINE_HOST_TYPE(u32, uint32_t, MAP_U32)
+DEFINE_HOST_TYPE(i32, uint32_t, MAP_I32)
+DEFINE_HOST_TYPE(f32, uint32_t, MAP_F32)
+DEFINE_HOST_TYPE(u64, uint64_t, MAP_U64)
+DEFINE_HOST_TYPE(i64, uint64_t, MAP_I64)
+DEFINE_HOST_TYPE(f64, uint64_t, MAP_F64)
+
+static size_t host_count(gpk_type t, const void *k, size_t n, uint64_t q, int or_equal)
+{
+    switch (t) {
+    case GPK_U32: return count_u32(k, n, q, or_equal);
+    case GPK_I32: return count_i32(k, n, q, or_equal);
+    case GPK_F32: return count_f32(k, n, q, or_equal);
+    case GPK_U64: return count_u64(k, n, q, or_equal);
+    case GPK_I64: return count_i64(k, n, q, or_equal);
+    case GPK_F64: return count_f64(k, n, q, or_equal);
+    }
+    return 0;
+}
+
+static void host_merge2(gpk_type t, const void *a, const void *va, size_t na, const void *b, const void *vb,
+                        size_t nb, void *out, void *vout, size_t vw, int threads)
+{
+    switch (t) {
+    case GPK_U32: merge_u32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    case GPK_I32: merge_i32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    case GPK_F32: merge_f32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    case GPK_U64: merge_u64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    case GPK_I64: merge_i64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    case GPK_F64: merge_f64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    }
+}
+
+/* Merges the runs [off[i], off[i+1]) of (keys, values) pairwise, round by
+ * round, between the run buffer and the output; the last round writes the
+ * output (one copy where the round count leaves the result in the runs).
+ * off is overwritten. */
+static void host_merge_runs(gpk_type t, size_t kw, size_t vw, void *keys, void *values, size_t *off, int runs,
+                            void *out_k, void *out_v, int threads)
+{
+    size_t n = off[runs];
+    char *src_k = keys, *src_v = values, *dst_k = out_k, *dst_v = out_v;
+    while (runs > 1) {
+        int next = 0;
+        for (int i = 0; i < runs; i += 2) {
+            size_t a0 = off[i], a1 = off[i + 1];
+            size_t b1 = i + 1 < runs ? off[i + 2] : a1;
+            host_merge2(t, src_k + a0 * kw, vw ? src_v + a0 * vw : NULL, a1 - a0, src_k + a1 * kw,
+                        vw ? src_v + a1 * vw : NULL, b1 - a1, dst_k + a0 * kw, vw ? dst_v + a0 * vw : NULL, vw,
+                        threads);
+            off[next++] = a0;
+        }
+        off[next] = n;
+        runs = next;
+        char *tk = src_k, *tv = src_v;
+        src_k = dst_k, src_v = dst_v;
+        dst_k = tk, dst_v = tv;
+    }
+    if (src_k != (char *)out_k && n) {
+        memcpy(out_k, src_k, n * kw);
+        if (vw) memcpy(out_v, src_v, n * vw);
+    }
+}
+
+/* ---- exchange of host (or CUDA-aware MPI device) buffers ------------------------- */
+
+typedef gpk_status (*copy_fn)(gpk_ctx *ctx, void *dst, const void *src, size_t bytes);
+
+static gpk_status copy_host(gpk_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    if (bytes) memcpy(dst, src, bytes);
+    return GPK_OK;
+}
+
+/* Bytes per point-to-point message where counts do not fit MPI's int:
+ * GPK_MPI_CHUNK_BYTES sets it and forces that path (for tests). */
+static size_t chunk_bytes(int *forced)
+{
+    const char *env = getenv("GPK_MPI_CHUNK_BYTES");
+    *forced = 0;
+    if (env && *env) {
+        char *end;
+        unsigned long long v = strtoull(env, &end, 10);
+        if (*end == '\0' && v > 0 && v <= (1ull << 30)) {
+            *forced = 1;
+            return (size_t)v;
+        }
+    }
+    return (size_t)1 << 30;
+}
+
+/* send[d] elements of `width` bytes go to rank d, in rank order from
+ * sendbuf; recv[s] arrive from rank s, in rank order into recvbuf. */
+static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, const uint64_t *send, void *recvbuf,
+                           const uint64_t *recv, size_t width, copy_fn copy, const char *what)
+{
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    int forced;
+    size_t chunk = chunk_bytes(&forced);
+    int fits = !forced && width <= INT_MAX;
+    uint64_t stotal = 0, rtotal = 0;
+    size_t nreq = 0;
+    for (int p = 0; p < P; p++) {
+        if (send[p] > INT_MAX || recv[p] > INT_MAX || stotal > INT_MAX || rtotal > INT_MAX) fits = 0;
+        stotal += send[p];
+        rtotal += recv[p];
+        if (p != rank) nreq += (send[p] * width + chunk - 1) / chunk + (recv[p] * width + chunk - 1) / chunk;
+    }
+    /* Every rank takes the same path, and none enters it after a failure:
+     * one reduction of (failure, does not fit) before either. */
+    int *ints = malloc(sizeof(int) * 4 * (size_t)P);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (nreq ? nreq : 1));
+    int flags[2] = { !ints || !req, !fits }, any[2] = { 1, 1 };
+    gpk_status s = gpk__mpi_check(ctx, MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm), what);
+    if (s == GPK_OK && flags[0]) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory for %zu requests", what, nreq);
+    else if (s == GPK_OK && any[0]) s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: another rank failed", what);
+    if (s == GPK_OK && !any[1]) {
+        int *sc = ints, *sd = ints + P, *rc = ints + 2 * P, *rd = ints + 3 * P;
+        int so = 0, ro = 0;
+        for (int p = 0; p < P; p++) {
+            sc[p] = (int)send[p], sd[p] = so, so += sc[p];
+            rc[p] = (int)recv[p], rd[p] = ro, ro += rc[p];
+        }
+        MPI_Datatype elem;
+        s = gpk__mpi_check(ctx, MPI_Type_contiguous((int)width, MPI_BYTE, &elem), what);
+        if (s == GPK_OK) {
+            s = gpk__mpi_check(ctx, MPI_Type_commit(&elem), what);
+            if (s == GPK_OK)
+                s = gpk__mpi_check(ctx, MPI_Alltoallv(sendbuf, sc, sd, elem, recvbuf, rc, rd, elem, comm), what);
+            MPI_Type_free(&elem);
+        }
+    }
+    if (s != GPK_OK || !any[1]) {
+        free(ints);
+        free(req);
+        return s;
+    }
+    free(ints);
+    /* Counts past int: chunks of at most `chunk` bytes, one tag per pair
+     * (MPI keeps their order), all posted at once. */
+    size_t r = 0;
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    size_t soff = 0, roff = 0;
+    for (int p = 0; p < P && s == GPK_OK; p++) {
+        size_t rbytes = (size_t)recv[p] * width;
+        if (p != rank)
+            for (size_t o = 0; o < rbytes && s == GPK_OK; o += chunk) {
+                size_t len = rbytes - o < chunk ? rbytes - o : chunk;
+                s = gpk__mpi_check(ctx, MPI_Irecv(rb + roff + o, (int)len, MPI_BYTE, p, P2P_TAG, comm, &req[r++]), what);
+            }
+        roff += rbytes;
+    }
+    for (int p = 0; p < P && s == GPK_OK; p++) {
+        size_t sbytes = (size_t)send[p] * width;
+        if (p != rank)
+            for (size_t o = 0; o < sbytes && s == GPK_OK; o += chunk) {
+                size_t len = sbytes - o < chunk ? sbytes - o : chunk;
+                s = gpk__mpi_check(ctx, MPI_Isend(sb + soff + o, (int)len, MPI_BYTE, p, P2P_TAG, comm, &req[r++]), what);
+            }
+        soff += sbytes;
+    }
+    if (s == GPK_OK) {
+        size_t sself = 0, rself = 0;
+        for (int p = 0; p < rank; p++) sself += (size_t)send[p] * width, rself += (size_t)recv[p] * width;
+        s = copy(ctx, rb + rself, sb + sself, (size_t)send[rank] * width);
+    }
+    /* wait for what was posted even after a failure: the buffers must outlive it */
+    int wrc = r ? MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    if (s == GPK_OK) s = gpk__mpi_check(ctx, wrc, what);
+    free(req);
+    return s;
+}
+
+/* ---- device shards (CUDA context) ------------------------------------------------ */
+
+#ifdef GPK_HAVE_CUDA
+static gpk_status cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
+{
+    return gpk__mpi_fail(ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE, "%s: %s", what,
+                         cudaGetErrorString(e));
+}
+
+static gpk_status copy_device(gpk_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    cudaError_t e = bytes ? cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice) : cudaSuccess;
+    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: copy on the device");
+}
+
+#ifdef GPK_HAVE_NCCL
+/* One NCCL communicator per MPI communicator, kept as an attribute of it:
+ * freeing the MPI communicator destroys the NCCL one. */
+typedef struct nccl_cache {
+    ncclComm_t comm;
+    int device;
+} nccl_cache;
+static int nccl_keyval = MPI_KEYVAL_INVALID;
+
+static int nccl_cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    nccl_cache *c = attr;
+    ncclCommDestroy(c->comm);
+    free(c);
+    return MPI_SUCCESS;
+}
+
+static gpk_status nccl_fail(gpk_ctx *ctx, ncclResult_t r, const char *what)
+{
+    return gpk__mpi_fail(ctx, r == ncclSystemError ? GPK_ENOMEM : GPK_EDEVICE, "%s: NCCL: %s", what,
+                         ncclGetErrorString(r));
+}
+
+/* Collective: the NCCL communicator of comm on ctx's device, created (or
+ * created again for another device) on every rank at once. */
+static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
+{
+    const char *what = "distributed sort: NCCL communicator";
+    gpk_status s = GPK_OK;
+    if (nccl_keyval == MPI_KEYVAL_INVALID)
+        s = gpk__mpi_check(ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, nccl_cache_delete, &nccl_keyval, NULL),
+                           what);
+    nccl_cache *c = NULL;
+    int found = 0;
+    if (s == GPK_OK) s = gpk__mpi_check(ctx, MPI_Comm_get_attr(comm, nccl_keyval, &c, &found), what);
+    int usable = s == GPK_OK && found && c->device == ctx->device, all_usable = 0;
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+    s = gpk__mpi_check(ctx, MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm), what);
+    if (s != GPK_OK) return s;
+    if (all_usable) {
+        *out = c->comm;
+        return GPK_OK;
+    }
+    if (found) MPI_Comm_delete_attr(comm, nccl_keyval);
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    ncclResult_t r = rank == 0 ? ncclGetUniqueId(&id) : ncclSuccess;
+    if (r != ncclSuccess) s = nccl_fail(ctx, r, what);
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+    s = gpk__mpi_check(ctx, MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm), what);
+    if (s != GPK_OK) return s;
+    c = malloc(sizeof *c);
+    if (!c) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    /* every rank enters ncclCommInitRank, or none: it waits for the others */
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) {
+        free(c);
+        return s;
+    }
+    r = ncclCommInitRank(&c->comm, P, id, rank);
+    if (r != ncclSuccess) {
+        free(c);
+        c = NULL;
+        s = nccl_fail(ctx, r, what);
+    } else {
+        c->device = ctx->device;
+        s = gpk__mpi_check(ctx, MPI_Comm_set_attr(comm, nccl_keyval, c), what);
+        if (s != GPK_OK) {
+            ncclCommDestroy(c->comm);
+            free(c);
+            c = NULL;
+        }
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+    *out = c->comm;
+    return GPK_OK;
+}
+
+static gpk_status exchange_nccl(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t nc, const void *sendbuf, const uint64_t *send,
+                                void *recvbuf, const uint64_t *recv, size_t width)
+{
+    int P;
+    MPI_Comm_size(comm, &P);
+    const char *sb = sendbuf;
+    char *rb = recvbuf;
+    ncclResult_t r = ncclGroupStart();
+    for (int p = 0; p < P && r == ncclSuccess; p++) {
+        if (send[p] && r == ncclSuccess) r = ncclSend(sb, send[p] * width, ncclUint8, p, nc, 0);
+        if (recv[p] && r == ncclSuccess) r = ncclRecv(rb, recv[p] * width, ncclUint8, p, nc, 0);
+        sb += send[p] * width;
+        rb += recv[p] * width;
+    }
+    ncclResult_t g = ncclGroupEnd();
+    if (r == ncclSuccess) r = g;
+    if (r != ncclSuccess) return nccl_fail(ctx, r, "distributed sort: exchange");
+    cudaError_t e = cudaStreamSynchronize(0);
+    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: exchange");
+}
+#endif /* GPK_HAVE_NCCL */
+
+static int mpi_cuda_aware(void)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support();
+#else
+    return 0;
+#endif
+}
+
+/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = nccl, mpi (CUDA-aware
+ * MPI) or host (through host memory) chooses; by default the first that
+ * this build and this MPI offer. The same on every rank (one build). */
+typedef enum { DX_NCCL, DX_MPI, DX_HOST } device_exchange;
+static device_exchange device_exchange_pick(void)
+{
+    const char *env = getenv("GPK_MPI_DEVICE_EXCHANGE");
+#ifdef GPK_HAVE_NCCL
+    if (!env || !*env || !strcmp(env, "nccl")) return DX_NCCL;
+#endif
+    if ((!env || !*env || !strcmp(env, "mpi")) && mpi_cuda_aware()) return DX_MPI;
+    return DX_HOST;
+}
+
+static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange how, void *nccl, const void *sendbuf,
+                                  size_t n_send, const uint64_t *send, void *recvbuf, size_t n_recv,
+                                  const uint64_t *recv, size_t width)
+{
+    const char *what = "distributed sort: exchange";
+#ifdef GPK_HAVE_NCCL
+    if (how == DX_NCCL) return exchange_nccl(comm, ctx, (ncclComm_t)nccl, sendbuf, send, recvbuf, recv, width);
+#endif
+    if (how == DX_MPI) return exchange(comm, ctx, sendbuf, send, recvbuf, recv, width, copy_device, what);
+    /* through host memory */
+    void *hs = malloc(n_send * width + 1), *hr = malloc(n_recv * width + 1);
+    gpk_status s = GPK_OK;
+    if (!hs || !hr) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for staging", what);
+    cudaError_t e = cudaSuccess;
+    if (s == GPK_OK && n_send) e = cudaMemcpy(hs, sendbuf, n_send * width, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) s = cuda_fail(ctx, e, what);
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s == GPK_OK) s = exchange(comm, ctx, hs, send, hr, recv, width, copy_host, what);
+    if (s == GPK_OK && n_recv) e = cudaMemcpy(recvbuf, hr, n_recv * width, cudaMemcpyHostToDevice);
+    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(ctx, e, what);
+    free(hs);
+    free(hr);
+    return s;
+}
+#endif /* GPK_HAVE_CUDA */
+
+/* ---- the sort --------------------------------------------------------------------- */
+
+static uint64_t balanced_start(uint64_t N, int P, int r)
+{
+    uint64_t q = N / (uint64_t)P, m = N % (uint64_t)P;
+    return q * (uint64_t)r + m * (uint64_t)r / (uint64_t)P;
+}
+
+gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_opts *opts, size_t *n_out)
+{
+    if (!n_out) return GPK_EINVAL;
+    if (opts && opts->keep_sizes) {
+        *n_out = n_local;
+        return GPK_OK;
+    }
+    int P, rank;
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return GPK_EDEVICE;
+    uint64_t mine = n_local, N = 0;
+    if (MPI_Allreduce(&mine, &N, 1, MPI_UINT64_T, MPI_SUM, comm) != MPI_SUCCESS) return GPK_EDEVICE;
+    *n_out = (size_t)(balanced_start(N, P, rank + 1) - balanced_start(N, P, rank));
+    return GPK_OK;
+}
+
+/* What every rank states about its call, gathered before any work. */
+enum { R_TYPE, R_VWIDTH, R_KEEP, R_DEVICE, R_N, R_FIELDS };
+
+typedef struct sort_call {
+    MPI_Comm comm;
+    gpk_ctx *ctx;
+    gpk_type type;
+    size_t kw, vw;          /* key and value widths (vw 0: keys only) */
+    gpk_type vtype;
+    int device;             /* shards in device memory */
+    int P, rank, threads;
+    const char *what;
+} sort_call;
+
+/* Local counts of keys < q (or <= q) in the sorted shard, for nq queries. */
+static gpk_status shard_count(const sort_call *c, const void *keys, size_t n, const uint64_t *q, size_t nq,
+                              int or_equal, uint64_t *counts)
+{
+#ifdef GPK_HAVE_CUDA
+    if (c->device) return gpk__mpi_cuda_count(c->ctx, (int)c->type, keys, n, q, nq, or_equal, counts);
+#endif
+    #pragma omp parallel for num_threads(c->threads) schedule(static) if (nq > 64)
+    for (size_t i = 0; i < nq; i++) counts[i] = host_count(c->type, keys, n, q[i], or_equal);
+    return GPK_OK;
+}
+
+/* Split positions: split[r] = how many keys of this rank's sorted shard
+ * belong to ranks < r (split[0] = 0, split[P] = n), from the global starts. */
+static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, uint64_t N, const uint64_t *start,
+                              uint64_t *split)
+{
+    int P = c->P;
+    /* the starts strictly inside (0, N) need a split key */
+    size_t nb = 0;
+    for (int r = 1; r < P; r++) nb += start[r] > 0 && start[r] < N;
+    size_t nq = nb * DIGITS;
+    uint64_t *b = calloc(nb + 1, sizeof *b), *prefix = calloc(nb + 1, sizeof *prefix),
+             *less = calloc(nb + 1, sizeof *less), *q = calloc(nq + 1, sizeof *q),
+             *local = calloc(nq + 1, sizeof *local), *global = calloc(nq + 1, sizeof *global),
+             *lb = calloc(nb + 1, sizeof *lb), *ub = calloc(nb + 1, sizeof *ub),
+             *eq = calloc(nb + 1, sizeof *eq), *eq_before = calloc(nb + 1, sizeof *eq_before);
+    gpk_status s = GPK_OK;
+    if (!b || !prefix || !less || !q || !local || !global || !lb || !ub || !eq || !eq_before)
+        s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory for the splitters", c->what);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, c->what);
+    if (s != GPK_OK) goto done;
+    size_t j = 0;
+    for (int r = 1; r < P; r++)
+        if (start[r] > 0 && start[r] < N) b[j++] = start[r];
+    /* The key at global position b: the largest v with count(< v) <= b,
+     * DIGIT_BITS bits a round, from the top. The last slot of each
+     * reduction counts the ranks that failed, so no rank waits on one. */
+    for (int shift = (int)(c->kw * 8) - DIGIT_BITS; shift >= 0 && nb; shift -= DIGIT_BITS) {
+        for (j = 0; j < nb; j++)
+            for (unsigned d = 0; d < DIGITS; d++) q[j * DIGITS + d] = prefix[j] | ((uint64_t)d << shift);
+        s = shard_count(c, sorted, n, q, nq, 0, local);
+        local[nq] = s != GPK_OK;
+        gpk_status m = gpk__mpi_check(c->ctx, MPI_Allreduce(local, global, (int)nq + 1, MPI_UINT64_T, MPI_SUM,
+                                                            c->comm), c->what);
+        if (s != GPK_OK) goto done;
+        if (m != GPK_OK) { s = m; goto done; }
+        if (global[nq]) {
+            s = gpk__mpi_fail(c->ctx, GPK_EDEVICE, "%s: another rank failed while splitting", c->what);
+            goto done;
+        }
+        for (j = 0; j < nb; j++) {
+            unsigned d = DIGITS - 1;
+            while (global[j * DIGITS + d] > b[j]) d--; /* d = 0 qualifies: count(< prefix) <= b */
+            prefix[j] |= (uint64_t)d << shift;
+            less[j] = global[j * DIGITS + d];
+        }
+    }
+    /* ties at a split key: ranks before this one take theirs first */
+    s = shard_count(c, sorted, n, prefix, nb, 0, lb);
+    if (s == GPK_OK) s = shard_count(c, sorted, n, prefix, nb, 1, ub);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, c->what);
+    if (s != GPK_OK) goto done;
+    for (j = 0; j < nb; j++) eq[j] = ub[j] - lb[j];
+    if (nb) {
+        s = gpk__mpi_check(c->ctx, MPI_Exscan(eq, eq_before, (int)nb, MPI_UINT64_T, MPI_SUM, c->comm), c->what);
+        if (c->rank == 0) memset(eq_before, 0, nb * sizeof *eq_before);
+        s = gpk__mpi_agree(c->comm, c->ctx, s, c->what);
+        if (s != GPK_OK) goto done;
+    }
+    j = 0;
+    split[0] = 0;
+    split[P] = n;
+    for (int r = 1; r < P; r++) {
+        if (start[r] == 0) split[r] = 0;
+        else if (start[r] >= N) split[r] = n;
+        else {
+            uint64_t want = b[j] - less[j]; /* keys equal to the split key before position b */
+            uint64_t take = want > eq_before[j] ? want - eq_before[j] : 0;
+            split[r] = lb[j] + (take < eq[j] ? take : eq[j]);
+            j++;
+        }
+    }
+done:
+    free(b), free(prefix), free(less), free(q), free(local), free(global);
+    free(lb), free(ub), free(eq), free(eq_before);
+    return s;
+}
+
+static void *buffer_alloc(const sort_call *c, size_t bytes)
+{
+#ifdef GPK_HAVE_CUDA
+    if (c->device) {
+        void *p = NULL;
+        return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : NULL;
+    }
+#endif
+    return malloc(bytes ? bytes : 1);
+}
+
+static void buffer_free(const sort_call *c, void *p)
+{
+    if (!p) return;
+#ifdef GPK_HAVE_CUDA
+    if (c->device) {
+        cudaFree(p);
+        return;
+    }
+#endif
+    free(p);
+}
+
+/* Sorts this rank's shard into (sk, sv), stably. */
+static gpk_status local_sort(const sort_call *c, const void *keys, const void *values, size_t n, void *sk, void *sv)
+{
+    if (n == 0) return GPK_OK;
+    gpk_sort_opts o = GPK_SORT_OPTS_INIT;
+    o.algorithm = GPK_SORT_RADIX; /* stable */
+#ifdef GPK_HAVE_CUDA
+    if (c->device) {
+        size_t tb = 0;
+        gpk_status s = c->vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
+                             : gpk_cuda_sort_keys(c->ctx, NULL, &tb, c->type, keys, sk, n, &o, 0, 0);
+        if (s != GPK_OK) return s;
+        void *temp = NULL;
+        cudaError_t e = cudaMalloc(&temp, tb ? tb : 1);
+        if (e != cudaSuccess) return cuda_fail(c->ctx, e, "distributed sort: temporary storage of the local sort");
+        s = c->vw ? gpk_cuda_sort_pairs(c->ctx, temp, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
+                  : gpk_cuda_sort_keys(c->ctx, temp, &tb, c->type, keys, sk, n, &o, 0, 0);
+        e = cudaStreamSynchronize(0);
+        cudaFree(temp);
+        if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(c->ctx, e, "distributed sort: local sort");
+        return s;
+    }
+#endif
+    if (!c->vw) return gpk_sort_keys_to(c->ctx, c->type, keys, sk, n, &o);
+    if (n) {
+        memcpy(sk, keys, n * c->kw);
+        memcpy(sv, values, n * c->vw);
+    }
+    return gpk_sort_pairs(c->ctx, c->type, sk, c->vtype, sv, n, &o);
+}
+
+static gpk_status merge_runs(const sort_call *c, void *rk, void *rv, size_t *off, int runs, void *ok, void *ov)
+{
+#ifdef GPK_HAVE_CUDA
+    if (c->device) return gpk__mpi_cuda_merge(c->ctx, (int)c->type, rk, rv, c->vw, off, runs, ok, ov);
+#endif
+    host_merge_runs(c->type, c->kw, c->vw, rk, rv, off, runs, ok, ov, c->threads);
+    return GPK_OK;
+}
+
+static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
+                            gpk_type vtype, const void *values_in, size_t n_in, void *keys_out, void *values_out,
+                            size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts, const char *what)
+{
+    gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
+    if (opts) o = *opts;
+    sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what };
+    if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
+        return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
+    int64_t *all = NULL;
+    uint64_t *start = NULL, *split = NULL, *send = NULL, *recv = NULL, N = 0;
+    void *sk = NULL, *sv = NULL, *rk = NULL, *rv = NULL;
+    size_t *off = NULL, n_mine = 0;
+#ifdef GPK_HAVE_CUDA
+    int prev_device = -1;
+    void *nccl = NULL;
+    device_exchange how = c.device ? device_exchange_pick() : DX_HOST;
+#endif
+
+    /* 1. each rank checks its own arguments; the ranks agree, then gather
+     * what must match */
+    gpk_status s = GPK_OK;
+    if (!ctx) s = GPK_EINVAL; /* nowhere to say why: the status tells */
+    else if (!n_out) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: n_out is NULL", what);
+    else if ((unsigned)type > GPK_F64) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown key type %d", what, (int)type);
+    else if (with_values && (unsigned)vtype > GPK_F64)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown value type %d", what, (int)vtype);
+    else if (n_in && (!keys_in || (with_values && !values_in)))
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the shard is NULL with %zu keys", what, n_in);
+    else if (cap && (!keys_out || (with_values && !values_out)))
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the output is NULL with capacity %zu", what, cap);
+    else if (c.device && ctx->backend != GPK_BACKEND_CUDA)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory needs a CUDA context (this one is %s)", what,
+                          gpk_backend_name(ctx->backend));
+    if (s == GPK_OK) {
+        c.kw = gpk_type_size(type);
+        c.vw = with_values ? gpk_type_size(vtype) : 0;
+        c.threads = ctx->threads > 0 ? ctx->threads : 1;
+        all = malloc(sizeof(int64_t) * R_FIELDS * (size_t)c.P);
+        start = malloc(sizeof(uint64_t) * ((size_t)c.P + 1) * 4);
+        off = malloc(sizeof(size_t) * ((size_t)c.P + 1));
+        if (!all || !start || !off) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) goto done;
+    int64_t mine[R_FIELDS] = { type, (int64_t)c.vw, o.keep_sizes != 0, c.device, (int64_t)n_in };
+    s = gpk__mpi_check(ctx, MPI_Allgather(mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, comm), what);
+    if (s != GPK_OK) goto done;
+    for (int p = 1; p < c.P && s == GPK_OK; p++) {
+        const int64_t *a = all + (size_t)p * R_FIELDS, *z = all;
+        if (a[R_TYPE] != z[R_TYPE])
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: key types differ across ranks (rank 0 %s, rank %d %s)", what,
+                              gpk_type_name((gpk_type)z[R_TYPE]), p, gpk_type_name((gpk_type)a[R_TYPE]));
+        else if (a[R_VWIDTH] != z[R_VWIDTH])
+            s = gpk__mpi_fail(ctx, GPK_EINVAL,
+                              "%s: value widths differ across ranks (rank 0 %d bytes, rank %d %d bytes)", what,
+                              (int)z[R_VWIDTH], p, (int)a[R_VWIDTH]);
+        else if (a[R_KEEP] != z[R_KEEP])
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: keep_sizes differs across ranks (rank 0 and rank %d)", what, p);
+        else if (a[R_DEVICE] != z[R_DEVICE])
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory differs across ranks (rank 0 and rank %d)", what,
+                              p);
+    }
+    if (s != GPK_OK) goto done; /* every rank saw the same records: no agreement needed */
+#ifndef GPK_HAVE_CUDA
+    if (c.device) {
+        s = gpk__mpi_fail(ctx, GPK_EUNSUPPORTED, "%s: device_memory: gpk was built without CUDA", what);
+        goto done;
+    }
+#endif
+
+    /* 2. where each rank's output starts in the global order */
+    split = start + c.P + 1, send = split + c.P + 1, recv = send + c.P + 1;
+    start[0] = 0;
+    for (int p = 0; p < c.P; p++) N += (uint64_t)all[(size_t)p * R_FIELDS + R_N];
+    for (int p = 1; p <= c.P; p++)
+        start[p] = o.keep_sizes ? start[p - 1] + (uint64_t)all[(size_t)(p - 1) * R_FIELDS + R_N]
+                                : balanced_start(N, c.P, p);
+    n_mine = (size_t)(start[c.rank + 1] - start[c.rank]);
+    *n_out = n_mine;
+    if (cap < n_mine)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: out_capacity %zu is below the %zu keys this rank receives", what,
+                          cap, n_mine);
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && c.device) {
+        int current = -1;
+        cudaError_t e = cudaGetDevice(&current);
+        if (e == cudaSuccess && current != ctx->device) {
+            e = cudaSetDevice(ctx->device);
+            if (e == cudaSuccess) prev_device = current;
+        }
+        if (e != cudaSuccess) s = cuda_fail(ctx, e, what);
+    }
+#endif
+
+    /* 3. local sort */
+    if (s == GPK_OK) {
+        sk = buffer_alloc(&c, n_in * c.kw);
+        sv = c.vw ? buffer_alloc(&c, n_in * c.vw) : NULL;
+        rk = buffer_alloc(&c, n_mine * c.kw);
+        rv = c.vw ? buffer_alloc(&c, n_mine * c.vw) : NULL;
+        if (!sk || !rk || (c.vw && (!sv || !rv)))
+            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu + %zu keys", what,
+                              c.device ? "device" : "host", n_in, n_mine);
+    }
+    if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) goto done;
+
+    /* 4. split positions, counts to and from every rank */
+    s = find_splits(&c, sk, n_in, N, start, split);
+    if (s != GPK_OK) goto done;
+    for (int p = 0; p < c.P; p++) send[p] = split[p + 1] - split[p];
+    s = gpk__mpi_check(ctx, MPI_Alltoall(send, 1, MPI_UINT64_T, recv, 1, MPI_UINT64_T, comm), what);
+    if (s == GPK_OK) {
+        uint64_t got = 0;
+        off[0] = 0;
+        for (int p = 0; p < c.P; p++) got += recv[p], off[p + 1] = (size_t)got;
+        if (got != n_mine)
+            s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: internal error: %llu keys would arrive for %zu places", what,
+                              (unsigned long long)got, n_mine);
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) goto done;
+#if defined(GPK_HAVE_CUDA) && defined(GPK_HAVE_NCCL)
+    if (c.device && how == DX_NCCL) {
+        ncclComm_t nc;
+        s = nccl_comm_get(comm, ctx, &nc);
+        if (s != GPK_OK) goto done;
+        nccl = nc;
+    }
+#endif
+
+    /* 5. exchange (each call agrees on failures before it moves data) */
+#ifdef GPK_HAVE_CUDA
+    if (c.device) {
+        s = exchange_device(comm, ctx, how, nccl, sk, n_in, send, rk, n_mine, recv, c.kw);
+        if (c.vw) {
+            s = gpk__mpi_agree(comm, ctx, s, what);
+            if (s == GPK_OK) s = exchange_device(comm, ctx, how, nccl, sv, n_in, send, rv, n_mine, recv, c.vw);
+        }
+    } else
+#endif
+    {
+        s = exchange(comm, ctx, sk, send, rk, recv, c.kw, copy_host, what);
+        if (c.vw) {
+            s = gpk__mpi_agree(comm, ctx, s, what);
+            if (s == GPK_OK) s = exchange(comm, ctx, sv, send, rv, recv, c.vw, copy_host, what);
+        }
+    }
+
+    /* 6. merge the runs received, earlier ranks first on ties */
+    if (s == GPK_OK) {
+        int runs = 0;
+        for (int p = 0; p < c.P; p++)
+            if (recv[p]) off[runs++] = off[p];
+        off[runs] = n_mine;
+        s = merge_runs(&c, rk, rv, off, runs, keys_out, values_out);
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+done:
+#ifdef GPK_HAVE_CUDA
+    if (prev_device >= 0) (void)cudaSetDevice(prev_device);
+#endif
+    buffer_free(&c, sk), buffer_free(&c, sv), buffer_free(&c, rk), buffer_free(&c, rv);
+    free(off), free(all), free(start);
+    return s;
+}
+
+gpk_status gpk_mpi_sort_keys(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, size_t n_in,
+                             void *keys_out, size_t out_capacity, size_t *n_out, const gpk_mpi_sort_opts *opts)
+{
+    return sort_impl(comm, ctx, type, keys_in, 0, GPK_U32, NULL, n_in, keys_out, NULL, out_capacity, n_out, opts,
+                     "gpk_mpi_sort_keys");
+}
+
+gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type, const void *keys_in,
+                              gpk_type value_type, const void *values_in, size_t n_in, void *keys_out,
+                              void *values_out, size_t out_capacity, size_t *n_out, const gpk_mpi_sort_opts *opts)
+{
+    return sort_impl(comm, ctx, key_type, keys_in, 1, value_type, values_in, n_in, keys_out, values_out,
+                     out_capacity, n_out, opts, "gpk_mpi_sort_pairs");
+}

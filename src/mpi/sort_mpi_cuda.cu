@@ -1,0 +1,200 @@
+/* Device halves of the distributed sort: split-key counts on a sorted
+ * shard and the stable merge of the received runs (merge path: each block
+ * finds its tile's share of the two runs, stages it in shared memory, and
+ * each thread merges ITEMS outputs of it). */
+#include "sort_mpi_internal.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+constexpr int ITEMS = 8;
+constexpr int TILE = THREADS * ITEMS;
+
+template <int TYPE> __device__ __forceinline__ uint64_t mapped(uint32_t x)
+{
+    return gpk__mpi_map32(TYPE, x);
+}
+template <int TYPE> __device__ __forceinline__ uint64_t mapped(uint64_t x)
+{
+    return gpk__mpi_map64(TYPE, x);
+}
+
+template <typename K, int TYPE>
+__global__ void count_kernel(const K *keys, size_t n, const uint64_t *q, size_t nq, int or_equal, uint64_t *out)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= nq) return;
+    uint64_t v = q[i];
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t m = mapped<TYPE>(keys[mid]);
+        if (m < v || (or_equal && m == v)) lo = mid + 1;
+        else hi = mid;
+    }
+    out[i] = lo;
+}
+
+/* how many of the first k outputs of the stable merge of a and b come from a */
+template <typename K, int TYPE>
+__device__ size_t corank(const K *a, size_t na, const K *b, size_t nb, size_t k)
+{
+    size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mapped<TYPE>(a[mid]) <= mapped<TYPE>(b[k - mid - 1])) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+template <typename V> struct Values {
+    const V *a, *b;
+    V *out;
+};
+
+template <typename K, typename V, int TYPE>
+__global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, const K *b, size_t nb, K *out,
+                                                        Values<V> vals)
+{
+    __shared__ K tile[TILE];
+    __shared__ size_t bounds[4];
+    size_t n = na + nb;
+    size_t k0 = blockIdx.x * (size_t)TILE, k1 = k0 + TILE < n ? k0 + TILE : n;
+    if (threadIdx.x == 0) {
+        bounds[0] = corank<K, TYPE>(a, na, b, nb, k0);
+        bounds[1] = corank<K, TYPE>(a, na, b, nb, k1);
+    }
+    __syncthreads();
+    size_t a0 = bounds[0], a1 = bounds[1], b0 = k0 - a0;
+    int la = (int)(a1 - a0), lb = (int)(k1 - k0) - la;
+    for (int t = threadIdx.x; t < la + lb; t += THREADS) tile[t] = t < la ? a[a0 + t] : b[b0 + (t - la)];
+    __syncthreads();
+    const K *sa = tile, *sb = tile + la;
+    int k = threadIdx.x * ITEMS;
+    if (k >= la + lb) return;
+    int lo = k > lb ? k - lb : 0, hi = k < la ? k : la;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (mapped<TYPE>(sa[mid]) <= mapped<TYPE>(sb[k - mid - 1])) lo = mid + 1;
+        else hi = mid;
+    }
+    int i = lo, j = k - lo;
+    int end = k + ITEMS < la + lb ? k + ITEMS : la + lb;
+    for (int o = k; o < end; o++) {
+        bool from_b = i >= la || (j < lb && mapped<TYPE>(sb[j]) < mapped<TYPE>(sa[i]));
+        if (from_b) {
+            out[k0 + o] = sb[j];
+            if (sizeof(V) > 1) vals.out[k0 + o] = vals.b[b0 + j];
+            j++;
+        } else {
+            out[k0 + o] = sa[i];
+            if (sizeof(V) > 1) vals.out[k0 + o] = vals.a[a0 + i];
+            i++;
+        }
+    }
+}
+
+gpk_status cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
+{
+    return gpk__mpi_fail(ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE, "%s: %s", what,
+                         cudaGetErrorString(e));
+}
+
+template <typename K, int TYPE>
+gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_t *queries, size_t nq, int or_equal,
+                       uint64_t *counts)
+{
+    const char *what = "distributed sort: split counts on the device";
+    uint64_t *dq = nullptr;
+    cudaError_t e = cudaMalloc(&dq, 2 * nq * sizeof(uint64_t));
+    if (e != cudaSuccess) return cuda_fail(ctx, e, what);
+    e = cudaMemcpy(dq, queries, nq * sizeof(uint64_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+        count_kernel<K, TYPE><<<(unsigned)((nq + 255) / 256), 256>>>((const K *)d_keys, n, dq, nq, or_equal, dq + nq);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpy(counts, dq + nq, nq * sizeof(uint64_t), cudaMemcpyDeviceToHost);
+    cudaFree(dq);
+    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, what);
+}
+
+struct NoValue {
+    char unused;
+};
+
+template <typename K, typename V, int TYPE>
+gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, int runs, void *d_keys_out,
+                       void *d_values_out)
+{
+    size_t n = off[runs];
+    char *src_k = (char *)d_keys, *src_v = (char *)d_values, *dst_k = (char *)d_keys_out, *dst_v = (char *)d_values_out;
+    const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
+    cudaError_t e = cudaSuccess;
+    while (runs > 1 && e == cudaSuccess) {
+        int next = 0;
+        for (int i = 0; i < runs && e == cudaSuccess; i += 2) {
+            size_t a0 = off[i], a1 = off[i + 1], b1 = i + 1 < runs ? off[i + 2] : a1;
+            size_t len = b1 - a0;
+            Values<V> vals = { vw ? (const V *)(src_v + a0 * vw) : nullptr, vw ? (const V *)(src_v + a1 * vw) : nullptr,
+                               vw ? (V *)(dst_v + a0 * vw) : nullptr };
+            if (len) {
+                merge_kernel<K, V, TYPE><<<(unsigned)((len + TILE - 1) / TILE), THREADS>>>(
+                    (const K *)(src_k + a0 * sizeof(K)), a1 - a0, (const K *)(src_k + a1 * sizeof(K)), b1 - a1,
+                    (K *)(dst_k + a0 * sizeof(K)), vals);
+                e = cudaGetLastError();
+            }
+            off[next++] = a0;
+        }
+        off[next] = n;
+        runs = next;
+        char *tk = src_k, *tv = src_v;
+        src_k = dst_k, src_v = dst_v;
+        dst_k = tk, dst_v = tv;
+    }
+    if (e == cudaSuccess && src_k != (char *)d_keys_out && n) {
+        e = cudaMemcpyAsync(d_keys_out, src_k, n * sizeof(K), cudaMemcpyDeviceToDevice, 0);
+        if (e == cudaSuccess && vw) e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: merge on the device");
+}
+
+template <typename K, int TYPE>
+gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo)
+{
+    if (vw == 4) return merge_typed<K, uint32_t, TYPE>(ctx, k, v, off, runs, ko, vo);
+    if (vw == 8) return merge_typed<K, uint64_t, TYPE>(ctx, k, v, off, runs, ko, vo);
+    return merge_typed<K, NoValue, TYPE>(ctx, k, v, off, runs, ko, vo);
+}
+
+} // namespace
+
+extern "C" gpk_status gpk__mpi_cuda_count(gpk_ctx *ctx, int type, const void *d_keys, size_t n,
+                                          const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts)
+{
+    if (nq == 0) return GPK_OK;
+    switch (type) {
+    case GPK_U32: return count_typed<uint32_t, GPK_U32>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    case GPK_I32: return count_typed<uint32_t, GPK_I32>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    case GPK_F32: return count_typed<uint32_t, GPK_F32>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    case GPK_U64: return count_typed<uint64_t, GPK_U64>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    case GPK_I64: return count_typed<uint64_t, GPK_I64>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    default: return count_typed<uint64_t, GPK_F64>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    }
+}
+
+extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, void *d_values, size_t value_width,
+                                          size_t *off, int runs, void *d_keys_out, void *d_values_out)
+{
+    switch (type) {
+    case GPK_U32: return merge_width<uint32_t, GPK_U32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    case GPK_I32: return merge_width<uint32_t, GPK_I32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    case GPK_F32: return merge_width<uint32_t, GPK_F32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    case GPK_U64: return merge_width<uint64_t, GPK_U64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    case GPK_I64: return merge_width<uint64_t, GPK_I64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    default: return merge_width<uint64_t, GPK_F64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    }
+}
