@@ -2,7 +2,8 @@
 # Installs the build tree into a fresh prefix, as `make install PREFIX=...`
 # does, then uses it as a user would, with no LD_LIBRARY_PATH and no
 # ld.so.conf entry:
-#   - the installed gpk runs, links libgpk alone, and has no gpk-bench;
+#   - the installed gpk runs, links libgpk alone (and libgpk_mpi with MPI,
+#     for gpk sort --mpi), and has no gpk-bench;
 #   - libgpk finds its own dependencies (libcudart) by its run path;
 #   - a C consumer through find_package(gpk), a C++-only consumer through
 #     find_package(gpk) with OpenMP, CUDAToolkit and OpenCL disabled (it must
@@ -28,6 +29,7 @@ if command -v readelf >/dev/null 2>&1; then
     for lib in $needed; do
         case $lib in
         libgpk.so.*|libc.so.*|libm.so.*) ;;
+        libgpk_mpi.so.*|libmpi.so.*) [ -f "$prefix/include/gpk/mpi.h" ] || fail "gpk needs $lib without gpk::mpi" ;;
         *) fail "the installed gpk needs $lib (it should link libgpk alone): $needed" ;;
         esac
     done
