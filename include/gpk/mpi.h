@@ -96,6 +96,16 @@ GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_
                                       size_t out_capacity, size_t *n_out,
                                       const gpk_mpi_sort_opts *opts);
 
+/* Where the time of this thread's last gpk_mpi_sort_keys / _pairs call
+ * went, in milliseconds on this rank (each phase ends when its work has
+ * finished, on the device too): the local sort, the split search, the
+ * exchange (counts and data), the merge, and the whole call. For reports
+ * and benchmarks; all zero before the first call. */
+typedef struct gpk_mpi_sort_times {
+    double sort_ms, split_ms, exchange_ms, merge_ms, total_ms;
+} gpk_mpi_sort_times;
+GPK_API void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times);
+
 /* ---- multistart of the local search (i17ms) ---------------------------------- */
 /* (section kept for the multistart across ranks; nothing here yet) */
 

@@ -433,6 +433,13 @@ static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange h
 
 /* ---- the sort --------------------------------------------------------------------- */
 
+static _Thread_local gpk_mpi_sort_times last_times;
+
+void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times)
+{
+    if (times) *times = last_times;
+}
+
 static uint64_t balanced_start(uint64_t N, int P, int r)
 {
     uint64_t q = N / (uint64_t)P, m = N % (uint64_t)P;
@@ -626,6 +633,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 {
     gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
     if (opts) o = *opts;
+    gpk_mpi_sort_times times = { 0, 0, 0, 0, 0 };
+    double t_start = MPI_Wtime(), t_phase = t_start;
     sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what };
     if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
         return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
@@ -726,11 +735,13 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
                               c.device ? "device" : "host", n_in, n_mine);
     }
     if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
+    times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
 
     /* 4. split positions, counts to and from every rank */
     s = find_splits(&c, sk, n_in, N, start, split);
+    times.split_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     if (s != GPK_OK) goto done;
     for (int p = 0; p < c.P; p++) send[p] = split[p + 1] - split[p];
     s = gpk__mpi_check(ctx, MPI_Alltoall(send, 1, MPI_UINT64_T, recv, 1, MPI_UINT64_T, comm), what);
@@ -771,6 +782,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         }
     }
 
+    times.exchange_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     /* 6. merge the runs received, earlier ranks first on ties */
     if (s == GPK_OK) {
         int runs = 0;
@@ -779,8 +791,11 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         off[runs] = n_mine;
         s = merge_runs(&c, rk, rv, off, runs, keys_out, values_out);
     }
+    times.merge_ms = (MPI_Wtime() - t_phase) * 1e3;
     s = gpk__mpi_agree(comm, ctx, s, what);
 done:
+    times.total_ms = (MPI_Wtime() - t_start) * 1e3;
+    last_times = times;
 #ifdef GPK_HAVE_CUDA
     if (prev_device >= 0) (void)cudaSetDevice(prev_device);
 #endif
