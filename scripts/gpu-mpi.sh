@@ -7,13 +7,15 @@
 #         it has no CMake cache; builds test_mpi_sort and gpk_mpi_bench.
 # test:   test_mpi_sort cuda under mpiexec -n 1 and -n 2 (one GPU per rank):
 #         every type, keys and pairs, host shards on CUDA contexts and device
-#         shards (NCCL), against gpk_sort_reference; then -n 2 with the
-#         device shards moving through host memory (GPK_MPI_DEVICE_EXCHANGE=host).
+#         shards (CUDA IPC), against gpk_sort_reference; then -n 2 with the
+#         device shards moving by NCCL and through host memory
+#         (GPK_MPI_DEVICE_EXCHANGE=nccl, host).
 # device: weak scaling, device-resident: one GPU sorting 2^31 keys
 #         (gpk_cuda_sort_*, the peer) against mpiexec -n 2 with 2^30 keys per
-#         rank (gpk_mpi_sort_* with device_memory, NCCL): u32 keys (the goal:
-#         >= 1.6x), u64 keys, u32/u32 pairs; u32 also with the host-staged
-#         exchange.
+#         rank (gpk_mpi_sort_* with device_memory; the default exchange: CUDA
+#         IPC, the merge reading the peer's shard over NVLink): u32 keys (the
+#         goal: >= 1.6x), u64 keys, u32/u32 pairs; u32 also with the NCCL and
+#         the host-staged exchange, and one GPU sorting 2^30 (a rank's share).
 # host:   the CPU backend, host shards: one process of 16 threads sorting
 #         2^31 u32 keys against 2 ranks of 16 threads with 2^30 each (ranks
 #         bound to 16 cores each where the machine allows).
@@ -79,8 +81,10 @@ M="mpiexec --bind-to none"
 if has test; then
   runlog test_np1 120 $M -n 1 "$build/tests/test_mpi_sort" cuda
   runlog "test_np$np" 150 $M -n "$np" "$build/tests/test_mpi_sort" cuda
-  GPK_MPI_DEVICE_EXCHANGE=host runlog "test_np${np}_hostexchange" 120 $M -n "$np" -x GPK_MPI_DEVICE_EXCHANGE \
-    "$build/tests/test_mpi_sort" cuda
+  for x in nccl host; do
+    GPK_MPI_DEVICE_EXCHANGE=$x runlog "test_np${np}_$x" 120 $M -n "$np" -x GPK_MPI_DEVICE_EXCHANGE \
+      "$build/tests/test_mpi_sort" cuda
+  done
 fi
 
 # GPK_MPI_N_PER_RANK: a smaller size for trying the script (default 2^30)
@@ -94,8 +98,12 @@ if has device; then
     runlog "dev_mpi${np}_${t}_v$v" 90 $M -n "$np" "$bench" --mode device --type "$t" --values "$v" \
       --n-per-rank $N30 --reps 3 --label "$np ranks, 2^30 per rank"
   done
-  GPK_MPI_DEVICE_EXCHANGE=host runlog "dev_mpi${np}_u32_hostexchange" 90 $M -n "$np" -x GPK_MPI_DEVICE_EXCHANGE \
-    "$bench" --mode device --type u32 --n-per-rank $N30 --reps 3 --label "$np ranks, exchange through host"
+  for x in nccl host; do
+    GPK_MPI_DEVICE_EXCHANGE=$x runlog "dev_mpi${np}_u32_$x" 90 $M -n "$np" -x GPK_MPI_DEVICE_EXCHANGE \
+      "$bench" --mode device --type u32 --n-per-rank $N30 --reps 3 --label "$np ranks, 2^30 per rank"
+  done
+  # the local sort alone: one GPU sorting one rank's share
+  runlog dev_single_u32_half 60 $M -n 1 "$bench" --mode device --type u32 --single $N30 --reps 3 --label "1 GPU, 2^30 (a rank's share)"
 fi
 
 if has host; then
@@ -112,7 +120,7 @@ fi
 python3 - "$json" <<'EOF' | tee -a "$summary"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith('{')]
-def key(r): return (r['mode'], r['type'], r['value_bytes'])
+def key(r): return (r['mode'], r['type'], r['value_bytes'], r['n_total'])
 print()
 print(f"{'mode':6} {'keys':8} {'run':38} {'ranks':>5} {'N':>12} {'ms med':>9} {'Gkeys/s':>8} {'vs peer':>8}  phases ms (sort/split/exch/merge)  check")
 peers = {key(r): r for r in rows if r['peer']}

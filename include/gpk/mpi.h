@@ -57,7 +57,9 @@ GPK_API int gpk_mpi_have_nccl(void);
  * Where the keys are: host memory on any context (the local sort runs on
  * the context's backend, the merge on its CPU threads); device memory of
  * the context's GPU on a CUDA context with device_memory set (everything
- * runs on the GPU; shards move by NCCL send/recv when built with NCCL, by
+ * runs on the GPU; where all ranks share a node and their GPUs are peers,
+ * each rank's merge reads the others' sorted shards in place through CUDA
+ * IPC; otherwise shards move by NCCL send/recv when built with NCCL, by
  * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
  * per rank: give each rank's context its own device.
  *
@@ -65,8 +67,8 @@ GPK_API int gpk_mpi_have_nccl(void);
  * the exact split keys by a digit-by-digit search (one MPI_Allreduce of
  * counts per 8 bits of key), ties at a split are divided by (rank, index),
  * the pieces move with MPI_Alltoallv (chunked point-to-point messages where
- * a count passes INT_MAX) or NCCL, and each rank merges the sorted pieces
- * it received. docs/guide.md, "Distributed sort (MPI)", has the details.
+ * a count passes INT_MAX), CUDA IPC or NCCL, and each rank merges the
+ * sorted pieces it received. docs/guide.md, "Distributed sort (MPI)", has the details.
  */
 typedef struct gpk_mpi_sort_opts {
     int keep_sizes;    /* non-zero: every rank ends with as many keys as it gave */

@@ -30,6 +30,18 @@
 #define DIGITS (1u << DIGIT_BITS)
 #define P2P_TAG 7117
 
+/* One call of the sort, as its steps see it. */
+typedef struct sort_call {
+    MPI_Comm comm;
+    gpk_ctx *ctx;
+    gpk_type type;
+    size_t kw, vw;          /* key and value widths (vw 0: keys only) */
+    gpk_type vtype;
+    int device;             /* shards in device memory */
+    int P, rank, threads;
+    const char *what;
+} sort_call;
+
 /* ---- host kernels: counts and merges on mapped keys -------------------------- */
 
 #define DEFINE_HOST_TYPE(NAME, KT, MAP)                                                              \
@@ -391,18 +403,122 @@ static int mpi_cuda_aware(void)
 #endif
 }
 
-/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = nccl, mpi (CUDA-aware
- * MPI) or host (through host memory) chooses; by default the first that
- * this build and this MPI offer. The same on every rank (one build). */
-typedef enum { DX_NCCL, DX_MPI, DX_HOST } device_exchange;
+/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = ipc (the merge reads
+ * the other ranks' sorted shards through CUDA IPC: every rank on one node,
+ * each pair of GPUs peers), nccl, mpi (CUDA-aware MPI) or host (through
+ * host memory) chooses; by default the first that this build, this MPI and
+ * these ranks offer (ipc is checked on every call, and falls back to the
+ * next where it does not hold). The same on every rank (one build). */
+typedef enum { DX_IPC, DX_NCCL, DX_MPI, DX_HOST } device_exchange;
 static device_exchange device_exchange_pick(void)
 {
     const char *env = getenv("GPK_MPI_DEVICE_EXCHANGE");
+    if (!env || !*env || !strcmp(env, "ipc")) return DX_IPC;
 #ifdef GPK_HAVE_NCCL
     if (!env || !*env || !strcmp(env, "nccl")) return DX_NCCL;
 #endif
     if ((!env || !*env || !strcmp(env, "mpi")) && mpi_cuda_aware()) return DX_MPI;
     return DX_HOST;
+}
+
+/* The exchange that stands in where ipc does not hold. */
+static device_exchange device_exchange_after_ipc(void)
+{
+#ifdef GPK_HAVE_NCCL
+    return DX_NCCL;
+#else
+    return mpi_cuda_aware() ? DX_MPI : DX_HOST;
+#endif
+}
+
+/* Collective: non-zero on every rank when all ranks are on one node and
+ * every rank's GPU can reach every other's (CUDA peer access). */
+static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
+{
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    uint64_t mine[2] = { 1469598103934665603ull, (uint64_t)ctx->device };
+    for (int i = 0; i < len; i++) mine[0] = (mine[0] ^ (unsigned char)name[i]) * 1099511628211ull;
+    uint64_t *all = malloc(sizeof mine * (size_t)P);
+    int ok = all != NULL, all_ok = 0;
+    uint64_t dummy[2];
+    int rc = MPI_Allgather(mine, 2, MPI_UINT64_T, all ? (void *)all : (void *)dummy, all ? 2 : 0, MPI_UINT64_T, comm);
+    ok = ok && rc == MPI_SUCCESS;
+    for (int p = 0; p < P && ok; p++) {
+        if (all[2 * p] != mine[0]) ok = 0;
+        else if (p != rank && (int)all[2 * p + 1] != ctx->device) {
+            int can = 0;
+            if (cudaDeviceCanAccessPeer(&can, ctx->device, (int)all[2 * p + 1]) != cudaSuccess || !can) ok = 0;
+        }
+    }
+    (void)cudaGetLastError();
+    free(all);
+    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return 0;
+    return all_ok;
+}
+
+typedef struct ipc_handles {
+    cudaIpcMemHandle_t keys, values;
+} ipc_handles;
+
+/* Collective: maps every other rank's sorted shard (keys, values) that
+ * holds keys for this rank; base_k[p] / base_v[p] (this rank's own: its
+ * shard). On failure nothing stays mapped and every rank knows. */
+static gpk_status ipc_map(const sort_call *c, void *sk, void *sv, const uint64_t *recv, void **base_k, void **base_v)
+{
+    const char *what = "distributed sort: CUDA IPC";
+    ipc_handles mine, *all = malloc(sizeof mine * (size_t)c->P);
+    memset(&mine, 0, sizeof mine);
+    gpk_status s = all ? GPK_OK : gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
+    cudaError_t e = cudaSuccess;
+    if (s == GPK_OK) e = cudaIpcGetMemHandle(&mine.keys, sk);
+    if (s == GPK_OK && e == cudaSuccess && c->vw) e = cudaIpcGetMemHandle(&mine.values, sv);
+    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(c->ctx, e, what);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) {
+        free(all);
+        return s;
+    }
+    s = gpk__mpi_check(c->ctx, MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, c->comm),
+                       what);
+    for (int p = 0; p < c->P; p++) base_k[p] = base_v[p] = NULL;
+    for (int p = 0; p < c->P && s == GPK_OK; p++) {
+        if (p == c->rank) {
+            base_k[p] = sk, base_v[p] = sv;
+            continue;
+        }
+        if (!recv[p]) continue;
+        e = cudaIpcOpenMemHandle(&base_k[p], all[p].keys, cudaIpcMemLazyEnablePeerAccess);
+        if (e == cudaSuccess && c->vw) {
+            e = cudaIpcOpenMemHandle(&base_v[p], all[p].values, cudaIpcMemLazyEnablePeerAccess);
+            if (e != cudaSuccess) base_v[p] = NULL;
+        }
+        if (e != cudaSuccess) s = cuda_fail(c->ctx, e, what);
+    }
+    free(all);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) {
+        for (int p = 0; p < c->P; p++) {
+            if (p != c->rank && base_k[p]) cudaIpcCloseMemHandle(base_k[p]);
+            if (p != c->rank && base_v[p]) cudaIpcCloseMemHandle(base_v[p]);
+            base_k[p] = base_v[p] = NULL;
+        }
+        (void)cudaGetLastError();
+    }
+    return s;
+}
+
+static void ipc_unmap(const sort_call *c, void **base_k, void **base_v)
+{
+    for (int p = 0; p < c->P; p++) {
+        if (p != c->rank && base_k[p]) (void)cudaIpcCloseMemHandle(base_k[p]);
+        if (p != c->rank && base_v[p]) (void)cudaIpcCloseMemHandle(base_v[p]);
+        base_k[p] = base_v[p] = NULL;
+    }
 }
 
 static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange how, void *nccl, const void *sendbuf,
@@ -464,16 +580,6 @@ gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_
 /* What every rank states about its call, gathered before any work. */
 enum { R_TYPE, R_VWIDTH, R_KEEP, R_DEVICE, R_N, R_FIELDS };
 
-typedef struct sort_call {
-    MPI_Comm comm;
-    gpk_ctx *ctx;
-    gpk_type type;
-    size_t kw, vw;          /* key and value widths (vw 0: keys only) */
-    gpk_type vtype;
-    int device;             /* shards in device memory */
-    int P, rank, threads;
-    const char *what;
-} sort_call;
 
 /* Local counts of keys < q (or <= q) in the sorted shard, for nq queries. */
 static gpk_status shard_count(const sort_call *c, const void *keys, size_t n, const uint64_t *q, size_t nq,
@@ -643,8 +749,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     void *sk = NULL, *sv = NULL, *rk = NULL, *rv = NULL;
     size_t *off = NULL, n_mine = 0;
 #ifdef GPK_HAVE_CUDA
-    int prev_device = -1;
-    void *nccl = NULL;
+    int prev_device = -1, ipc_mapped = 0;
+    void *nccl = NULL, **base_k = NULL, **base_v = NULL;
     device_exchange how = c.device ? device_exchange_pick() : DX_HOST;
 #endif
 
@@ -668,7 +774,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         c.vw = with_values ? gpk_type_size(vtype) : 0;
         c.threads = ctx->threads > 0 ? ctx->threads : 1;
         all = malloc(sizeof(int64_t) * R_FIELDS * (size_t)c.P);
-        start = malloc(sizeof(uint64_t) * ((size_t)c.P + 1) * 4);
+        start = malloc(sizeof(uint64_t) * ((size_t)c.P + 1) * 5); /* start, split, send, recv, at_sender */
         off = malloc(sizeof(size_t) * ((size_t)c.P + 1));
         if (!all || !start || !off) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
     }
@@ -755,6 +861,28 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
+#ifdef GPK_HAVE_CUDA
+    if (c.device && how == DX_IPC) {
+        /* each rank reads its pieces where they lie: it needs where its
+         * piece starts in every other rank's sorted shard */
+        uint64_t *at_sender = recv + c.P + 1; /* the last row of `start`'s block */
+        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, comm), what);
+        if (ipc_usable(comm, ctx)) { /* the same answer on every rank */
+            base_k = calloc((size_t)c.P, sizeof *base_k), base_v = calloc((size_t)c.P, sizeof *base_v);
+            gpk_status m = base_k && base_v ? s : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+            m = gpk__mpi_agree(comm, ctx, m, what);
+            /* a mapping that fails leaves nothing mapped on any rank: the next exchange stands in */
+            if (m == GPK_OK && ipc_map(&c, sk, sv, recv, base_k, base_v) == GPK_OK) ipc_mapped = 1;
+            else if (m != GPK_OK) s = m;
+        }
+        if (s == GPK_OK && !ipc_mapped) {
+            if (ctx) ctx->err[0] = '\0';
+            how = device_exchange_after_ipc();
+        }
+        s = gpk__mpi_agree(comm, ctx, s, what);
+        if (s != GPK_OK) goto done;
+    }
+#endif
 #if defined(GPK_HAVE_CUDA) && defined(GPK_HAVE_NCCL)
     if (c.device && how == DX_NCCL) {
         ncclComm_t nc;
@@ -766,7 +894,9 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 
     /* 5. exchange (each call agrees on failures before it moves data) */
 #ifdef GPK_HAVE_CUDA
-    if (c.device) {
+    if (c.device && ipc_mapped) {
+        /* nothing moves yet: the merge reads the pieces over the links */
+    } else if (c.device) {
         s = exchange_device(comm, ctx, how, nccl, sk, n_in, send, rk, n_mine, recv, c.kw);
         if (c.vw) {
             s = gpk__mpi_agree(comm, ctx, s, what);
@@ -784,6 +914,27 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 
     times.exchange_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     /* 6. merge the runs received, earlier ranks first on ties */
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && ipc_mapped) {
+        const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
+        const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
+        size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
+        int runs = 0;
+        uint64_t *at_sender = recv + c.P + 1;
+        if (!run_k || !run_v || !run_len) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+        for (int p = 0; p < c.P && s == GPK_OK; p++) {
+            if (!recv[p]) continue;
+            run_k[runs] = (const char *)base_k[p] + at_sender[p] * c.kw;
+            run_v[runs] = c.vw ? (const char *)base_v[p] + at_sender[p] * c.vw : NULL;
+            run_len[runs++] = (size_t)recv[p];
+        }
+        if (s == GPK_OK)
+            s = gpk__mpi_cuda_merge_runs(ctx, (int)c.type, run_k, run_v, c.vw, run_len, runs, rk, rv, keys_out,
+                                         values_out);
+        free(run_k), free(run_v), free(run_len);
+        ipc_unmap(&c, base_k, base_v); /* before the agreement: then the owners may free their shards */
+    } else
+#endif
     if (s == GPK_OK) {
         int runs = 0;
         for (int p = 0; p < c.P; p++)
@@ -801,6 +952,9 @@ done:
 #endif
     buffer_free(&c, sk), buffer_free(&c, sv), buffer_free(&c, rk), buffer_free(&c, rv);
     free(off), free(all), free(start);
+#ifdef GPK_HAVE_CUDA
+    free(base_k), free(base_v);
+#endif
     return s;
 }
 

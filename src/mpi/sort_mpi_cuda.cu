@@ -162,6 +162,69 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
     return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: merge on the device");
 }
 
+/* The runs at run_k[i] (run_len[i] keys, values at run_v[i]) anywhere on
+ * the device or mapped from a peer: round 1 merges them pairwise from
+ * there, later rounds ping-pong between scratch and out so that the last
+ * one writes out. */
+template <typename K, typename V, int TYPE>
+gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *const *run_v, const size_t *run_len,
+                           int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v)
+{
+    const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
+    size_t n = 0;
+    int rounds = 0;
+    for (int i = 0; i < runs; i++) n += run_len[i];
+    for (int r = runs; r > 1; r = (r + 1) / 2) rounds++;
+    cudaError_t e = cudaSuccess;
+    if (runs == 1 && n) {
+        e = cudaMemcpyAsync(out_k, run_k[0], n * sizeof(K), cudaMemcpyDeviceToDevice, 0);
+        if (e == cudaSuccess && vw) e = cudaMemcpyAsync(out_v, run_v[0], n * vw, cudaMemcpyDeviceToDevice, 0);
+    }
+    /* round 1, from the runs where they are */
+    char *dst_k = (char *)(rounds % 2 ? out_k : scratch_k), *dst_v = (char *)(rounds % 2 ? out_v : scratch_v);
+    size_t *off = (size_t *)malloc(sizeof(size_t) * ((size_t)runs + 2));
+    if (!off) return gpk__mpi_fail(ctx, GPK_ENOMEM, "distributed sort: merge: out of host memory");
+    int next = 0;
+    size_t at = 0;
+    for (int i = 0; i < runs && rounds && e == cudaSuccess; i += 2) {
+        size_t na = run_len[i], nb = i + 1 < runs ? run_len[i + 1] : 0;
+        const K *a = (const K *)run_k[i], *b = i + 1 < runs ? (const K *)run_k[i + 1] : a;
+        Values<V> vals = { vw ? (const V *)run_v[i] : nullptr, vw && i + 1 < runs ? (const V *)run_v[i + 1] : nullptr,
+                           vw ? (V *)(dst_v + at * vw) : nullptr };
+        if (na + nb) {
+            merge_kernel<K, V, TYPE><<<(unsigned)((na + nb + TILE - 1) / TILE), THREADS>>>(
+                a, na, b, nb, (K *)(dst_k + at * sizeof(K)), vals);
+            e = cudaGetLastError();
+        }
+        off[next++] = at;
+        at += na + nb;
+    }
+    off[next] = n;
+    gpk_status s = GPK_OK;
+    if (e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
+    else if (rounds > 1) {
+        /* the rest in place of merge_typed's rounds: from dst to the other buffer */
+        void *src_k = dst_k, *src_v = dst_v;
+        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k, *other_v = dst_v == (char *)out_v ? scratch_v : out_v;
+        s = merge_typed<K, V, TYPE>(ctx, src_k, src_v, off, next, other_k, other_v);
+    }
+    free(off);
+    if (s == GPK_OK) {
+        e = cudaStreamSynchronize(0);
+        if (e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
+    }
+    return s;
+}
+
+template <typename K, int TYPE>
+gpk_status merge_ptr_width(gpk_ctx *ctx, const void *const *rk, const void *const *rv, size_t vw, const size_t *len,
+                           int runs, void *sk, void *sv, void *ok, void *ov)
+{
+    if (vw == 4) return merge_ptr_typed<K, uint32_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
+    if (vw == 8) return merge_ptr_typed<K, uint64_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
+    return merge_ptr_typed<K, NoValue, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
+}
+
 template <typename K, int TYPE>
 gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo)
 {
@@ -196,5 +259,19 @@ extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, 
     case GPK_U64: return merge_width<uint64_t, GPK_U64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
     case GPK_I64: return merge_width<uint64_t, GPK_I64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
     default: return merge_width<uint64_t, GPK_F64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    }
+}
+
+extern "C" gpk_status gpk__mpi_cuda_merge_runs(gpk_ctx *ctx, int type, const void *const *run_k, const void *const *run_v,
+                                               size_t value_width, const size_t *run_len, int runs, void *scratch_k,
+                                               void *scratch_v, void *out_k, void *out_v)
+{
+    switch (type) {
+    case GPK_U32: return merge_ptr_width<uint32_t, GPK_U32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    case GPK_I32: return merge_ptr_width<uint32_t, GPK_I32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    case GPK_F32: return merge_ptr_width<uint32_t, GPK_F32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    case GPK_U64: return merge_ptr_width<uint64_t, GPK_U64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    case GPK_I64: return merge_ptr_width<uint64_t, GPK_I64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    default: return merge_ptr_width<uint64_t, GPK_F64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
     }
 }

@@ -51,6 +51,13 @@ gpk_status gpk__mpi_cuda_count(struct gpk_ctx *ctx, int type, const void *d_keys
 gpk_status gpk__mpi_cuda_merge(struct gpk_ctx *ctx, int type, void *d_keys, void *d_values,
                                size_t value_width, size_t *off, int runs, void *d_keys_out,
                                void *d_values_out);
+/* The same merge of runs that lie anywhere (d_run_k[i], run_len[i] keys;
+ * peers' memory mapped by CUDA IPC too): round 1 reads them there, later
+ * rounds use scratch (n keys and values), the last writes out. */
+gpk_status gpk__mpi_cuda_merge_runs(struct gpk_ctx *ctx, int type, const void *const *d_run_k,
+                                    const void *const *d_run_v, size_t value_width, const size_t *run_len,
+                                    int runs, void *d_scratch_k, void *d_scratch_v, void *d_out_k,
+                                    void *d_out_v);
 #ifdef __cplusplus
 }
 #endif
