@@ -365,8 +365,22 @@ int main(int argc, char **argv)
     suite(host, "host");
 #ifdef GPK_HAVE_CUDA
     if (!strcmp(backend, "cuda")) {
-        where dev = { ctx, 1 };
-        suite(dev, "device");
+        /* NCCL refuses two ranks on one GPU */
+        int gpus = 0, shared = 0;
+        const char *x = getenv("GPK_MPI_DEVICE_EXCHANGE");
+        cudaGetDeviceCount(&gpus);
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        int local_size = 1;
+        MPI_Comm_size(node, &local_size);
+        MPI_Comm_free(&node);
+        shared = local_size > gpus && x && !strcmp(x, "nccl");
+        if (shared) {
+            if (rank == 0) printf("device shards skipped: %d ranks share %d GPU(s) and NCCL refuses that\n", local_size, gpus);
+        } else {
+            where dev = { ctx, 1 };
+            suite(dev, "device");
+        }
     }
 #endif
     bad_inputs(ctx);
