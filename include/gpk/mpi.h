@@ -51,8 +51,8 @@ GPK_API int gpk_mpi_have_nccl(void);
  * Memory: the input is left unchanged; keys_out (values_out) may be the
  * input itself (in place) when it holds out_capacity keys, and must not
  * overlap it otherwise. Besides the output the call allocates about twice
- * the shard and twice the output (host or device memory, where the shard
- * is), plus the local sort's own needs.
+ * the shard (its sorted copy, the local sort's temporary) and once the
+ * output (the runs received), in host or device memory, where the shard is.
  *
  * Where the keys are: host memory on any context (the local sort runs on
  * the context's backend, the merge on its CPU threads); device memory of
