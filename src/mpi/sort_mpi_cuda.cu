@@ -55,20 +55,26 @@ template <typename V> struct Values {
     V *out;
 };
 
+/* bounds[i] = corank of output position min(i TILE, n), for i <= tiles: all
+ * tiles' searches at once (one thread each), so that their dependent loads
+ * (30 for 2^30 keys, over NVLink for a peer's run) overlap. */
+template <typename K, int TYPE>
+__global__ void partition_kernel(const K *a, size_t na, const K *b, size_t nb, size_t tiles, size_t *bounds)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i > tiles) return;
+    size_t n = na + nb, k = i * (size_t)TILE < n ? i * (size_t)TILE : n;
+    bounds[i] = corank<K, TYPE>(a, na, b, nb, k);
+}
+
 template <typename K, typename V, int TYPE>
 __global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, const K *b, size_t nb, K *out,
-                                                        Values<V> vals)
+                                                        Values<V> vals, const size_t *bounds)
 {
     __shared__ K tile[TILE];
-    __shared__ size_t bounds[4];
     size_t n = na + nb;
     size_t k0 = blockIdx.x * (size_t)TILE, k1 = k0 + TILE < n ? k0 + TILE : n;
-    if (threadIdx.x == 0) {
-        bounds[0] = corank<K, TYPE>(a, na, b, nb, k0);
-        bounds[1] = corank<K, TYPE>(a, na, b, nb, k1);
-    }
-    __syncthreads();
-    size_t a0 = bounds[0], a1 = bounds[1], b0 = k0 - a0;
+    size_t a0 = bounds[blockIdx.x], a1 = bounds[blockIdx.x + 1], b0 = k0 - a0;
     int la = (int)(a1 - a0), lb = (int)(k1 - k0) - la;
     for (int t = threadIdx.x; t < la + lb; t += THREADS) tile[t] = t < la ? a[a0 + t] : b[b0 + (t - la)];
     __syncthreads();
@@ -125,6 +131,25 @@ struct NoValue {
     char unused;
 };
 
+/* One stable merge of a (earlier) and b into out: the partition, then the tiles. */
+template <typename K, typename V, int TYPE>
+cudaError_t launch_merge(const K *a, size_t na, const K *b, size_t nb, K *out, Values<V> vals, size_t *d_bounds)
+{
+    size_t n = na + nb, tiles = (n + TILE - 1) / TILE;
+    if (n == 0) return cudaSuccess;
+    partition_kernel<K, TYPE><<<(unsigned)((tiles + 1 + 255) / 256), 256>>>(a, na, b, nb, tiles, d_bounds);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    merge_kernel<K, V, TYPE><<<(unsigned)tiles, THREADS>>>(a, na, b, nb, out, vals, d_bounds);
+    return cudaGetLastError();
+}
+
+/* Room for the tile bounds of any merge of at most n keys. */
+static cudaError_t bounds_alloc(size_t n, size_t **d_bounds)
+{
+    return cudaMalloc(d_bounds, (n / TILE + 2) * sizeof(size_t));
+}
+
 template <typename K, typename V, int TYPE>
 gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, int runs, void *d_keys_out,
                        void *d_values_out)
@@ -132,7 +157,8 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
     size_t n = off[runs];
     char *src_k = (char *)d_keys, *src_v = (char *)d_values, *dst_k = (char *)d_keys_out, *dst_v = (char *)d_values_out;
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
-    cudaError_t e = cudaSuccess;
+    size_t *d_bounds = nullptr;
+    cudaError_t e = runs > 1 ? bounds_alloc(n, &d_bounds) : cudaSuccess;
     while (runs > 1 && e == cudaSuccess) {
         int next = 0;
         for (int i = 0; i < runs && e == cudaSuccess; i += 2) {
@@ -140,12 +166,10 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
             size_t len = b1 - a0;
             Values<V> vals = { vw ? (const V *)(src_v + a0 * vw) : nullptr, vw ? (const V *)(src_v + a1 * vw) : nullptr,
                                vw ? (V *)(dst_v + a0 * vw) : nullptr };
-            if (len) {
-                merge_kernel<K, V, TYPE><<<(unsigned)((len + TILE - 1) / TILE), THREADS>>>(
-                    (const K *)(src_k + a0 * sizeof(K)), a1 - a0, (const K *)(src_k + a1 * sizeof(K)), b1 - a1,
-                    (K *)(dst_k + a0 * sizeof(K)), vals);
-                e = cudaGetLastError();
-            }
+            if (len)
+                e = launch_merge<K, V, TYPE>((const K *)(src_k + a0 * sizeof(K)), a1 - a0,
+                                             (const K *)(src_k + a1 * sizeof(K)), b1 - a1,
+                                             (K *)(dst_k + a0 * sizeof(K)), vals, d_bounds);
             off[next++] = a0;
         }
         off[next] = n;
@@ -159,6 +183,7 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
         if (e == cudaSuccess && vw) e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    if (d_bounds) cudaFree(d_bounds);
     return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: merge on the device");
 }
 
@@ -184,6 +209,8 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     char *dst_k = (char *)(rounds % 2 ? out_k : scratch_k), *dst_v = (char *)(rounds % 2 ? out_v : scratch_v);
     size_t *off = (size_t *)malloc(sizeof(size_t) * ((size_t)runs + 2));
     if (!off) return gpk__mpi_fail(ctx, GPK_ENOMEM, "distributed sort: merge: out of host memory");
+    size_t *d_bounds = nullptr;
+    if (e == cudaSuccess && rounds) e = bounds_alloc(n, &d_bounds);
     int next = 0;
     size_t at = 0;
     for (int i = 0; i < runs && rounds && e == cudaSuccess; i += 2) {
@@ -191,11 +218,7 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
         const K *a = (const K *)run_k[i], *b = i + 1 < runs ? (const K *)run_k[i + 1] : a;
         Values<V> vals = { vw ? (const V *)run_v[i] : nullptr, vw && i + 1 < runs ? (const V *)run_v[i + 1] : nullptr,
                            vw ? (V *)(dst_v + at * vw) : nullptr };
-        if (na + nb) {
-            merge_kernel<K, V, TYPE><<<(unsigned)((na + nb + TILE - 1) / TILE), THREADS>>>(
-                a, na, b, nb, (K *)(dst_k + at * sizeof(K)), vals);
-            e = cudaGetLastError();
-        }
+        e = launch_merge<K, V, TYPE>(a, na, b, nb, (K *)(dst_k + at * sizeof(K)), vals, d_bounds);
         off[next++] = at;
         at += na + nb;
     }
@@ -211,7 +234,13 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     free(off);
     if (s == GPK_OK) {
         e = cudaStreamSynchronize(0);
+        if (d_bounds) cudaFree(d_bounds);
+        d_bounds = nullptr;
         if (e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
+    }
+    if (d_bounds) {
+        cudaStreamSynchronize(0);
+        cudaFree(d_bounds);
     }
     return s;
 }
