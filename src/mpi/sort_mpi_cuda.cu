@@ -72,6 +72,8 @@ __global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, c
                                                         Values<V> vals, const size_t *bounds)
 {
     __shared__ K tile[TILE];
+    __shared__ K merged[TILE];
+    __shared__ unsigned short from[TILE]; /* where each output came from in tile (values) */
     size_t n = na + nb;
     size_t k0 = blockIdx.x * (size_t)TILE, k1 = k0 + TILE < n ? k0 + TILE : n;
     size_t a0 = bounds[blockIdx.x], a1 = bounds[blockIdx.x + 1], b0 = k0 - a0;
@@ -80,25 +82,29 @@ __global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, c
     __syncthreads();
     const K *sa = tile, *sb = tile + la;
     int k = threadIdx.x * ITEMS;
-    if (k >= la + lb) return;
-    int lo = k > lb ? k - lb : 0, hi = k < la ? k : la;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (mapped<TYPE>(sa[mid]) <= mapped<TYPE>(sb[k - mid - 1])) lo = mid + 1;
-        else hi = mid;
+    if (k < la + lb) {
+        int lo = k > lb ? k - lb : 0, hi = k < la ? k : la;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (mapped<TYPE>(sa[mid]) <= mapped<TYPE>(sb[k - mid - 1])) lo = mid + 1;
+            else hi = mid;
+        }
+        int i = lo, j = k - lo;
+        int end = k + ITEMS < la + lb ? k + ITEMS : la + lb;
+        for (int o = k; o < end; o++) {
+            bool from_b = i >= la || (j < lb && mapped<TYPE>(sb[j]) < mapped<TYPE>(sa[i]));
+            int src = from_b ? la + j++ : i++;
+            merged[o] = tile[src];
+            from[o] = (unsigned short)src;
+        }
     }
-    int i = lo, j = k - lo;
-    int end = k + ITEMS < la + lb ? k + ITEMS : la + lb;
-    for (int o = k; o < end; o++) {
-        bool from_b = i >= la || (j < lb && mapped<TYPE>(sb[j]) < mapped<TYPE>(sa[i]));
-        if (from_b) {
-            out[k0 + o] = sb[j];
-            if (sizeof(V) > 1) vals.out[k0 + o] = vals.b[b0 + j];
-            j++;
-        } else {
-            out[k0 + o] = sa[i];
-            if (sizeof(V) > 1) vals.out[k0 + o] = vals.a[a0 + i];
-            i++;
+    __syncthreads();
+    /* coalesced stores; values gathered from the tile's ranges of a and b */
+    for (int t = threadIdx.x; t < la + lb; t += THREADS) {
+        out[k0 + t] = merged[t];
+        if (sizeof(V) > 1) {
+            int src = from[t];
+            vals.out[k0 + t] = src < la ? vals.a[a0 + src] : vals.b[b0 + (src - la)];
         }
     }
 }
