@@ -717,10 +717,8 @@ static gpk_status local_sort(const sort_call *c, const void *keys, const void *v
     }
 #endif
     if (!c->vw) return gpk_sort_keys_to(c->ctx, c->type, keys, sk, n, &o);
-    if (n) {
-        memcpy(sk, keys, n * c->kw);
-        memcpy(sv, values, n * c->vw);
-    }
+    if (sk != keys) memcpy(sk, keys, n * c->kw);
+    if (sv != values) memcpy(sv, values, n * c->vw);
     return gpk_sort_pairs(c->ctx, c->type, sk, c->vtype, sv, n, &o);
 }
 
@@ -830,15 +828,20 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
 #endif
 
+    /* one rank: the local sort, straight into the output */
+    if (c.P == 1) {
+        if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, keys_out, values_out);
+        times.sort_ms = (MPI_Wtime() - t_phase) * 1e3;
+        goto done;
+    }
+
     /* 3. local sort */
     if (s == GPK_OK) {
         sk = buffer_alloc(&c, n_in * c.kw);
         sv = c.vw ? buffer_alloc(&c, n_in * c.vw) : NULL;
-        rk = buffer_alloc(&c, n_mine * c.kw);
-        rv = c.vw ? buffer_alloc(&c, n_mine * c.vw) : NULL;
-        if (!sk || !rk || (c.vw && (!sv || !rv)))
-            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu + %zu keys", what,
-                              c.device ? "device" : "host", n_in, n_mine);
+        if (!sk || (c.vw && !sv))
+            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu keys", what,
+                              c.device ? "device" : "host", n_in);
     }
     if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
     times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
@@ -891,6 +894,28 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         nccl = nc;
     }
 #endif
+
+    /* the runs received, or the merge's scratch where they are read in place
+     * and take more than one round */
+    int nonempty = 0;
+    for (int p = 0; p < c.P; p++) nonempty += recv[p] > 0;
+#ifdef GPK_HAVE_CUDA
+    if (!ipc_mapped || nonempty > 2)
+#endif
+    {
+        rk = buffer_alloc(&c, n_mine * c.kw);
+        rv = c.vw ? buffer_alloc(&c, n_mine * c.vw) : NULL;
+        if (!rk || (c.vw && !rv))
+            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu keys", what,
+                              c.device ? "device" : "host", n_mine);
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) {
+#ifdef GPK_HAVE_CUDA
+        if (ipc_mapped) ipc_unmap(&c, base_k, base_v);
+#endif
+        goto done;
+    }
 
     /* 5. exchange (each call agrees on failures before it moves data) */
 #ifdef GPK_HAVE_CUDA
