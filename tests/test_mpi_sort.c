@@ -314,11 +314,19 @@ static void suite(where at, const char *what)
     /* a larger balanced case per width, and the chunked exchange */
     run_case(at, GPK_U32, 4, D_RANDOM, big + (size_t)rank * 1009, 0, 0, "large u32/u32");
     run_case(at, GPK_F64, 8, D_FEW, big / 2 + (size_t)rank, 0, 0, "large f64/u64 few");
+    /* host shards through MPI_Alltoallv instead of the shared window, then
+     * in chunks of 1000 bytes (the path of counts past INT_MAX) */
+    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    snprintf(label, sizeof label, "%s exchange by MPI", what);
+    run_case(at, GPK_F32, 4, D_SPECIAL, 3000 + (size_t)rank * 7, 0, 0, label);
+    run_case(at, GPK_U64, 0, D_RANDOM, rank == 0 ? 9000 : 0, 0, 0, label);
+    run_case(at, GPK_I32, 8, D_FEW, 2000 + (size_t)rank, 1, 0, label);
     setenv("GPK_MPI_CHUNK_BYTES", "1000", 1);
     snprintf(label, sizeof label, "%s chunked exchange", what);
     run_case(at, GPK_I64, 4, D_RANDOM, 5000 + (size_t)rank * 11, 0, 0, label);
     run_case(at, GPK_U32, 8, D_EQUAL, 3001, 0, 0, label);
     unsetenv("GPK_MPI_CHUNK_BYTES");
+    unsetenv("GPK_MPI_HOST_EXCHANGE");
 }
 
 int main(int argc, char **argv)

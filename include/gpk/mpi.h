@@ -67,8 +67,9 @@ GPK_API int gpk_mpi_have_nccl(void);
  * the exact split keys by a digit-by-digit search (one MPI_Allreduce of
  * counts per 8 bits of key), ties at a split are divided by (rank, index),
  * the pieces move with MPI_Alltoallv (chunked point-to-point messages where
- * a count passes INT_MAX), CUDA IPC or NCCL, and each rank merges the
- * sorted pieces it received. docs/guide.md, "Distributed sort (MPI)", has the details.
+ * a count passes INT_MAX), CUDA IPC or NCCL, or, for ranks of one node, are
+ * read in place (an MPI shared-memory window; CUDA IPC), and each rank
+ * merges the sorted pieces it received. docs/guide.md, "Distributed sort (MPI)", has the details.
  */
 typedef struct gpk_mpi_sort_opts {
     int keep_sizes;    /* non-zero: every rank ends with as many keys as it gave */

@@ -161,6 +161,56 @@ static void host_merge_runs(gpk_type t, size_t kw, size_t vw, void *keys, void *
     }
 }
 
+/* memcpy on the context's threads (a peer's run read through shared memory) */
+static void copy_threads(void *dst, const void *src, size_t bytes, int threads)
+{
+    const size_t chunk = (size_t)1 << 22;
+    size_t parts = (bytes + chunk - 1) / chunk;
+    #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+    for (size_t i = 0; i < parts; i++) {
+        size_t len = bytes - i * chunk < chunk ? bytes - i * chunk : chunk;
+        memcpy((char *)dst + i * chunk, (const char *)src + i * chunk, len);
+    }
+}
+
+/* The runs at rk[i] (len[i] keys, values at rv[i]) wherever they are (a
+ * peer's shared memory too): round 1 merges them pairwise from there, the
+ * later rounds ping-pong between scratch and out so the last writes out.
+ * off holds runs + 1 entries of scratch. */
+static void host_merge_ptr(gpk_type t, size_t kw, size_t vw, const void *const *rk, const void *const *rv,
+                           const size_t *len, int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v,
+                           size_t *off, int threads)
+{
+    size_t n = 0;
+    int rounds = 0;
+    for (int i = 0; i < runs; i++) n += len[i];
+    for (int r = runs; r > 1; r = (r + 1) / 2) rounds++;
+    if (runs == 1) {
+        copy_threads(out_k, rk[0], n * kw, threads);
+        if (vw) copy_threads(out_v, rv[0], n * vw, threads);
+        return;
+    }
+    if (runs == 0) return;
+    char *dst_k = rounds % 2 ? out_k : scratch_k, *dst_v = rounds % 2 ? out_v : scratch_v;
+    int next = 0;
+    size_t at = 0;
+    for (int i = 0; i < runs; i += 2) {
+        size_t na = len[i], nb = i + 1 < runs ? len[i + 1] : 0;
+        host_merge2(t, rk[i], vw ? rv[i] : NULL, na, i + 1 < runs ? rk[i + 1] : rk[i],
+                    vw && i + 1 < runs ? rv[i + 1] : NULL, nb, dst_k + at * kw, vw ? dst_v + at * vw : NULL, vw,
+                    threads);
+        off[next++] = at;
+        at += na + nb;
+    }
+    off[next] = n;
+    if (rounds > 1) {
+        /* from dst to the other buffer; when dst is out, the rounds left are
+         * even and end there (host_merge_runs then copies it to scratch too) */
+        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k, *other_v = dst_k == (char *)out_k ? scratch_v : out_v;
+        host_merge_runs(t, kw, vw, dst_k, dst_v, off, next, other_k, other_v, threads);
+    }
+}
+
 /* ---- exchange of host (or CUDA-aware MPI device) buffers ------------------------- */
 
 typedef gpk_status (*copy_fn)(gpk_ctx *ctx, void *dst, const void *src, size_t bytes);
@@ -547,6 +597,69 @@ static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange h
 }
 #endif /* GPK_HAVE_CUDA */
 
+/* ---- host shards of ranks on one node: a shared-memory window ----------------------- */
+
+/* Where every rank of comm is on one node (and GPK_MPI_HOST_EXCHANGE is not
+ * "mpi"), the sorted shards live in one MPI shared-memory window and each
+ * rank's merge reads its pieces from the others' shards in place, on all
+ * its threads: no copy through MPI. */
+typedef struct shm_state {
+    MPI_Comm node;  /* comm's ranks, in comm's order, errors returned */
+    MPI_Win win;
+    int locked;
+} shm_state;
+
+static size_t shm_values_at(size_t n, size_t kw)
+{
+    return (n * kw + 63) / 64 * 64;
+}
+
+/* Collective: the window for this rank's sorted shard (keys, then values),
+ * or, where the ranks are not on one node or a rank cannot make it, no
+ * window on any rank (*keys = NULL). */
+static void shm_open(const sort_call *c, size_t n_in, shm_state *st, void **keys, void **values)
+{
+    st->node = MPI_COMM_NULL, st->win = MPI_WIN_NULL, st->locked = 0;
+    *keys = *values = NULL;
+    const char *env = getenv("GPK_MPI_HOST_EXCHANGE");
+    if (env && !strcmp(env, "mpi")) return; /* the same on every rank: one environment */
+    int node_size = 0, one_node = 0, all_one = 0;
+    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &st->node) == MPI_SUCCESS)
+        MPI_Comm_size(st->node, &node_size);
+    one_node = node_size == c->P;
+    if (MPI_Allreduce(&one_node, &all_one, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS || !all_one) return;
+    MPI_Comm_set_errhandler(st->node, MPI_ERRORS_RETURN);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true"); /* each rank's part near its own threads */
+    size_t bytes = shm_values_at(n_in, c->kw) + n_in * c->vw;
+    void *base = NULL;
+    int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes : 64), 1, info, st->node, &base, &st->win);
+    MPI_Info_free(&info);
+    int failed = rc != MPI_SUCCESS, any = 1;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c->comm);
+    if (any) {
+        /* a window made on every rank goes (shm_close); one that failed
+         * somewhere cannot be freed collectively and is left to MPI_Finalize */
+        if (failed) st->win = MPI_WIN_NULL;
+        else MPI_Win_free(&st->win);
+        return;
+    }
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, st->win);
+    st->locked = 1;
+    *keys = base;
+    *values = c->vw ? (char *)base + shm_values_at(n_in, c->kw) : NULL;
+}
+
+static void shm_close(shm_state *st)
+{
+    if (st->win != MPI_WIN_NULL) {
+        if (st->locked) MPI_Win_unlock_all(st->win);
+        MPI_Win_free(&st->win);
+    }
+    if (st->node != MPI_COMM_NULL) MPI_Comm_free(&st->node);
+}
+
 /* ---- the sort --------------------------------------------------------------------- */
 
 static _Thread_local gpk_mpi_sort_times last_times;
@@ -751,6 +864,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     void *nccl = NULL, **base_k = NULL, **base_v = NULL;
     device_exchange how = c.device ? device_exchange_pick() : DX_HOST;
 #endif
+    shm_state shm = { MPI_COMM_NULL, MPI_WIN_NULL, 0 };
+    int in_shm = 0;
 
     /* 1. each rank checks its own arguments; the ranks agree, then gather
      * what must match */
@@ -835,8 +950,17 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         goto done;
     }
 
-    /* 3. local sort */
-    if (s == GPK_OK) {
+    /* 3. local sort (host shards of one node: into the shared window) */
+    if (!c.device) {
+        gpk_status m = gpk__mpi_agree(comm, ctx, s, what); /* shm_open is collective */
+        if (m != GPK_OK) {
+            s = m;
+            goto done;
+        }
+        shm_open(&c, n_in, &shm, &sk, &sv);
+        in_shm = sk != NULL;
+    }
+    if (s == GPK_OK && !in_shm) {
         sk = buffer_alloc(&c, n_in * c.kw);
         sv = c.vw ? buffer_alloc(&c, n_in * c.vw) : NULL;
         if (!sk || (c.vw && !sv))
@@ -844,6 +968,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
                               c.device ? "device" : "host", n_in);
     }
     if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
+    if (in_shm) MPI_Win_sync(shm.win); /* the shard is complete before the others read it */
     times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
@@ -864,6 +989,14 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
+    if (in_shm) {
+        /* each rank reads its pieces where they lie: it needs where its
+         * piece starts in every other rank's sorted shard */
+        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, recv + c.P + 1, 1, MPI_UINT64_T, comm), what);
+        s = gpk__mpi_agree(comm, ctx, s, what);
+        if (s != GPK_OK) goto done;
+        MPI_Win_sync(shm.win);
+    }
 #ifdef GPK_HAVE_CUDA
     if (c.device && how == DX_IPC) {
         /* each rank reads its pieces where they lie: it needs where its
@@ -899,10 +1032,11 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
      * and take more than one round */
     int nonempty = 0;
     for (int p = 0; p < c.P; p++) nonempty += recv[p] > 0;
+    int in_place = in_shm;
 #ifdef GPK_HAVE_CUDA
-    if (!ipc_mapped || nonempty > 2)
+    in_place |= ipc_mapped;
 #endif
-    {
+    if (!in_place || nonempty > 2) {
         rk = buffer_alloc(&c, n_mine * c.kw);
         rv = c.vw ? buffer_alloc(&c, n_mine * c.vw) : NULL;
         if (!rk || (c.vw && !rv))
@@ -929,7 +1063,9 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         }
     } else
 #endif
-    {
+    if (in_shm) {
+        /* nothing moves yet: the merge reads the pieces in the window */
+    } else {
         s = exchange(comm, ctx, sk, send, rk, recv, c.kw, copy_host, what);
         if (c.vw) {
             s = gpk__mpi_agree(comm, ctx, s, what);
@@ -960,7 +1096,32 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         ipc_unmap(&c, base_k, base_v); /* before the agreement: then the owners may free their shards */
     } else
 #endif
-    if (s == GPK_OK) {
+    if (s == GPK_OK && in_shm) {
+        const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
+        const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
+        size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
+        int runs = 0;
+        const uint64_t *at_sender = recv + c.P + 1;
+        if (!run_k || !run_v || !run_len) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+        for (int p = 0; p < c.P && s == GPK_OK; p++) {
+            if (!recv[p]) continue;
+            MPI_Aint size;
+            int unit;
+            char *base = NULL;
+            if (MPI_Win_shared_query(shm.win, p, &size, &unit, &base) != MPI_SUCCESS || !base) {
+                s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: MPI_Win_shared_query of rank %d failed", what, p);
+                break;
+            }
+            size_t n_p = (size_t)all[(size_t)p * R_FIELDS + R_N];
+            run_k[runs] = base + at_sender[p] * c.kw;
+            run_v[runs] = c.vw ? base + shm_values_at(n_p, c.kw) + at_sender[p] * c.vw : NULL;
+            run_len[runs++] = (size_t)recv[p];
+        }
+        if (s == GPK_OK)
+            host_merge_ptr(c.type, c.kw, c.vw, run_k, run_v, run_len, runs, rk, rv, keys_out, values_out, off,
+                           c.threads);
+        free(run_k), free(run_v), free(run_len);
+    } else if (s == GPK_OK) {
         int runs = 0;
         for (int p = 0; p < c.P; p++)
             if (recv[p]) off[runs++] = off[p];
@@ -975,7 +1136,9 @@ done:
 #ifdef GPK_HAVE_CUDA
     if (prev_device >= 0) (void)cudaSetDevice(prev_device);
 #endif
+    if (in_shm) sk = sv = NULL; /* the window's */
     buffer_free(&c, sk), buffer_free(&c, sv), buffer_free(&c, rk), buffer_free(&c, rv);
+    shm_close(&shm); /* collective: every rank comes here, after the last agreement */
     free(off), free(all), free(start);
 #ifdef GPK_HAVE_CUDA
     free(base_k), free(base_v);
