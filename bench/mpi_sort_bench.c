@@ -72,10 +72,14 @@ static uint64_t key_at(const void *k, size_t kw, size_t i)
 static const char *check(const void *in, size_t n_in, const void *out, size_t n_out, size_t kw)
 {
     int ok = 1;
-    for (size_t i = 1; i < n_out; i++) ok &= key_at(out, kw, i - 1) <= key_at(out, kw, i);
-    uint64_t d[2] = { 0, 0 }, sum[2];
-    for (size_t i = 0; i < n_in; i++) d[0] += mix(key_at(in, kw, i));
-    for (size_t i = 0; i < n_out; i++) d[1] += mix(key_at(out, kw, i));
+    uint64_t d0 = 0, d1 = 0, d[2], sum[2];
+    #pragma omp parallel for schedule(static) reduction(&& : ok)
+    for (size_t i = 1; i < n_out; i++) ok = ok && key_at(out, kw, i - 1) <= key_at(out, kw, i);
+    #pragma omp parallel for schedule(static) reduction(+ : d0)
+    for (size_t i = 0; i < n_in; i++) d0 += mix(key_at(in, kw, i));
+    #pragma omp parallel for schedule(static) reduction(+ : d1)
+    for (size_t i = 0; i < n_out; i++) d1 += mix(key_at(out, kw, i));
+    d[0] = d0, d[1] = d1;
     MPI_Allreduce(d, sum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     uint64_t edge[3] = { n_out > 0, n_out ? key_at(out, kw, 0) : 0, n_out ? key_at(out, kw, n_out - 1) : 0 };
     uint64_t *all = malloc(sizeof edge * (size_t)nranks);
