@@ -1,6 +1,8 @@
 /* The distributed sort (gpk/mpi.h): local sort, exact splitters by a
- * digit-by-digit search over the sorted shards, one all-to-all exchange,
- * a stable merge of the received runs.
+ * digit-by-digit search over the sorted shards, one all-to-all exchange
+ * (or, for ranks of one node, none: each rank's merge reads its pieces in
+ * the others' shards, through an MPI shared-memory window or CUDA IPC), a
+ * stable merge of the runs.
  *
  * Order: keys by mapped key, ties by (rank, index) of the input. The local
  * sort is stable, so a shard's run is in that order; the split positions
