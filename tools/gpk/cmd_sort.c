@@ -635,8 +635,12 @@ int cmd_sort(int argc, char **argv)
 {
     const char *cmd = "sort";
     if (wants_mpi(argc, argv)) {
-#ifdef GPK_HAVE_MPI
+#if defined(GPK_HAVE_MPI)
         return cmd_sort_mpi(argc, argv);
+#elif defined(GPK_MPI_PROGRAM)
+        /* gpk links libgpk alone: the program gpk-mpi beside it does --mpi */
+        int cli_mpi_forward(const char *cmd, char **argv);
+        return cli_mpi_forward(cmd, argv);
 #else
         cli_error(cmd, "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
         return CLI_USAGE;

@@ -3,13 +3,13 @@
 # (non-MPI) byte for byte, for .npy and raw, n not divisible by P, an empty
 # input; --check; failures exit non-zero on every rank and leave the
 # user's files as they were, with no temporary file behind.
-#   usage: cli_mpi_test.sh PATH/TO/gpk MPIEXEC [MPIEXEC flags...]
+#   usage: cli_sort_mpi_test.sh PATH/TO/gpk MPIEXEC [MPIEXEC flags...]
 set -u
-GPK=${1:?usage: cli_mpi_test.sh PATH/TO/gpk MPIEXEC [flags]}
+GPK=${1:?usage: cli_sort_mpi_test.sh PATH/TO/gpk MPIEXEC [flags]}
 shift
 MPIEXEC="$*"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GPK_THREADS=2 OMP_WAIT_POLICY=passive
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_mpi.XXXXXX") || exit 1
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_sort_mpi.XXXXXX") || exit 1
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 fails=0
@@ -66,7 +66,7 @@ ls -a | grep -q 'gpk-' && fail "a temporary file was left: $(ls -a | grep gpk-)"
 [ -e x.npy ] && fail "x.npy was created"
 
 if [ $fails -ne 0 ]; then
-    echo "cli_mpi_test: $fails failure(s)" >&2
+    echo "cli_sort_mpi_test: $fails failure(s)" >&2
     exit 1
 fi
-echo "cli_mpi_test passed"
+echo "cli_sort_mpi_test passed"
