@@ -25,11 +25,6 @@
 extern "C" {
 #endif
 
-/* Non-zero when this libgpk_mpi moves device-memory shards with NCCL
- * (else through CUDA-aware MPI where the MPI says it is, else through
- * host memory). */
-GPK_API int gpk_mpi_have_nccl(void);
-
 /* ---- distributed sort ----------------------------------------------------------
  *
  * Every rank holds a shard of keys (and values); afterwards the shards are
@@ -108,6 +103,11 @@ typedef struct gpk_mpi_sort_times {
     double sort_ms, split_ms, exchange_ms, merge_ms, total_ms;
 } gpk_mpi_sort_times;
 GPK_API void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times);
+
+/* Non-zero when this libgpk_mpi moves device-memory shards with NCCL
+ * (else through CUDA-aware MPI where the MPI says it is, else through
+ * host memory). */
+GPK_API int gpk_mpi_have_nccl(void);
 
 /* ---- multistart of the local search (i17ms) ---------------------------------- */
 /* (section kept for the multistart across ranks; nothing here yet) */
