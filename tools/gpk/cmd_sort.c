@@ -640,7 +640,7 @@ int cmd_sort(int argc, char **argv)
 #elif defined(GPK_MPI_PROGRAM)
         /* gpk links libgpk alone: the program gpk-mpi beside it does --mpi */
         int cli_mpi_forward(const char *cmd, char **argv);
-        return cli_mpi_forward(cmd, argv);
+        return cli_mpi_forward(cmd, argv - 1); /* gpk's own argv, as main passed argv + 1 */
 #else
         cli_error(cmd, "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
         return CLI_USAGE;
