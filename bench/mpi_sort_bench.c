@@ -243,13 +243,16 @@ int main(int argc, char **argv)
     /* the phases of the rank whose total is the median one's (rank 0's view of the slowest) */
     double med = median(ms + 1, reps), best = ms[1];
     for (int r = 2; r <= reps; r++) best = ms[r] < best ? ms[r] : best;
-    gpk_mpi_sort_times sum = { 0, 0, 0, 0, 0 }, mx;
+    gpk_mpi_sort_times sum = { 0, 0, 0, 0, 0, "" }, mx;
     for (int r = 1; r <= reps; r++) {
         sum.sort_ms += ph[r].sort_ms / reps, sum.split_ms += ph[r].split_ms / reps;
         sum.exchange_ms += ph[r].exchange_ms / reps, sum.merge_ms += ph[r].merge_ms / reps;
         sum.total_ms += ph[r].total_ms / reps;
     }
-    MPI_Reduce(&sum, &mx, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double sums[5] = { sum.sort_ms, sum.split_ms, sum.exchange_ms, sum.merge_ms, sum.total_ms }, mxs[5];
+    MPI_Reduce(sums, mxs, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    mx.sort_ms = mxs[0], mx.split_ms = mxs[1], mx.exchange_ms = mxs[2], mx.merge_ms = mxs[3], mx.total_ms = mxs[4];
+    const char *how = single ? "none" : reps >= 1 && ph[reps].exchange ? ph[reps].exchange : "";
     uint64_t N = (uint64_t)n * (uint64_t)nranks;
     if (rank == 0) {
         printf("{\"bench\": \"mpi-sort\", \"label\": \"%s\", \"mode\": \"%s\", \"peer\": %s, \"ranks\": %d, "
@@ -257,11 +260,11 @@ int main(int argc, char **argv)
                "\"n_total\": %" PRIu64 ", \"reps\": %d, \"ms_median\": %.3f, \"ms_min\": %.3f, "
                "\"gkeys_per_s\": %.3f, \"phases_ms_max_over_ranks\": {\"sort\": %.3f, \"split\": %.3f, "
                "\"exchange\": %.3f, \"merge\": %.3f, \"total\": %.3f}, \"nccl\": %s, \"exchange_env\": \"%s\", "
-               "\"check\": \"%s\"}\n",
+               "\"exchange_path\": \"%s\", \"check\": \"%s\"}\n",
                label, mode, single ? "true" : "false", nranks, info.device_name, info.threads, gpk_type_name(type), vw,
                n, N, reps, med, best, med > 0 ? N / (med * 1e6) : 0.0, mx.sort_ms, mx.split_ms, mx.exchange_ms,
                mx.merge_ms, mx.total_ms, gpk_mpi_have_nccl() ? "true" : "false",
-               getenv("GPK_MPI_DEVICE_EXCHANGE") ? getenv("GPK_MPI_DEVICE_EXCHANGE") : "", verdict);
+               getenv("GPK_MPI_DEVICE_EXCHANGE") ? getenv("GPK_MPI_DEVICE_EXCHANGE") : "", how, verdict);
         fflush(stdout);
     }
 #ifdef GPK_HAVE_CUDA

@@ -97,7 +97,7 @@ for r in rows:
     ph = r['phases_ms_max_over_ranks']
     phs = '' if r['peer'] else f"{ph['sort']:.1f}/{ph['split']:.1f}/{ph['exchange']:.1f}/{ph['merge']:.1f}"
     kv = r['type'] + (f"/{'u32' if r['value_bytes'] == 4 else 'u64'}" if r['value_bytes'] else '')
-    lab = r['label'] + (f" [{r['exchange_env']}]" if r['exchange_env'] else '')
+    lab = r['label'] + (f" [{r.get('exchange_path', '')}]" if not r['peer'] else '')
     print(f"{r['mode']:6} {kv:8} {lab:34} {r['n_total']:>11} {r['ms_median']:>9.2f} {r['gkeys_per_s']:>8.2f} {sp:>8}  {phs:26} {r['check']}")
 print("goal: device u32, 2 ranks x 2^30 vs 1 GPU on 2^31: >= 1.6x; CPU row reported")
 EOF

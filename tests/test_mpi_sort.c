@@ -164,6 +164,14 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
                : gpk_mpi_sort_keys(MPI_COMM_WORLD, at.ctx, t, d_in, n_in, d_out, cap, &n_out, &o);
     CHECK(s == GPK_OK, "%s: %s (%s)", label, gpk_status_string(s), gpk_last_error(at.ctx));
     CHECK(n_out == expect, "%s: n_out %zu, expected %zu", label, n_out, expect);
+    /* the path the pieces took: host shards of one node read in place, unless told otherwise */
+    gpk_mpi_sort_times tm;
+    gpk_mpi_last_sort_times(&tm);
+    const char *hx = getenv("GPK_MPI_HOST_EXCHANGE");
+    const char *want = nranks == 1 ? "local" : at.device ? NULL : hx && !strcmp(hx, "mpi") ? "mpi" : "shared-memory";
+    if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
+    if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
+        printf("device shards moved by: %s\n", tm.exchange);
     if (s != GPK_OK) n_out = 0;
 #ifdef GPK_HAVE_CUDA
     if (at.device) {

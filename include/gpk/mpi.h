@@ -97,10 +97,14 @@ GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_
 /* Where the time of this thread's last gpk_mpi_sort_keys / _pairs call
  * went, in milliseconds on this rank (each phase ends when its work has
  * finished, on the device too): the local sort, the split search, the
- * exchange (counts and data), the merge, and the whole call. For reports
- * and benchmarks; all zero before the first call. */
+ * exchange (counts and data), the merge, and the whole call; and how the
+ * pieces moved: "local" (one rank), "shared-memory" (host shards read in
+ * place in an MPI shared-memory window), "mpi" (MPI_Alltoallv or its
+ * chunks), "cuda-ipc", "nccl", "cuda-aware-mpi", "host-staged". For
+ * reports and benchmarks; zero and "" before the first call. */
 typedef struct gpk_mpi_sort_times {
     double sort_ms, split_ms, exchange_ms, merge_ms, total_ms;
+    const char *exchange;
 } gpk_mpi_sort_times;
 GPK_API void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times);
 

@@ -664,7 +664,7 @@ static void shm_close(shm_state *st)
 
 /* ---- the sort --------------------------------------------------------------------- */
 
-static _Thread_local gpk_mpi_sort_times last_times;
+static _Thread_local gpk_mpi_sort_times last_times = { 0, 0, 0, 0, 0, "" };
 
 void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times)
 {
@@ -852,7 +852,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 {
     gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
     if (opts) o = *opts;
-    gpk_mpi_sort_times times = { 0, 0, 0, 0, 0 };
+    gpk_mpi_sort_times times = { 0, 0, 0, 0, 0, "" };
     double t_start = MPI_Wtime(), t_phase = t_start;
     sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what };
     if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
@@ -947,6 +947,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 
     /* one rank: the local sort, straight into the output */
     if (c.P == 1) {
+        times.exchange = "local";
         if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, keys_out, values_out);
         times.sort_ms = (MPI_Wtime() - t_phase) * 1e3;
         goto done;
@@ -1053,6 +1054,12 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         goto done;
     }
 
+    times.exchange = in_shm ? "shared-memory" : "mpi";
+#ifdef GPK_HAVE_CUDA
+    if (c.device)
+        times.exchange = ipc_mapped ? "cuda-ipc" : how == DX_NCCL ? "nccl" : how == DX_MPI ? "cuda-aware-mpi"
+                                                                                          : "host-staged";
+#endif
     /* 5. exchange (each call agrees on failures before it moves data) */
 #ifdef GPK_HAVE_CUDA
     if (c.device && ipc_mapped) {
