@@ -2,7 +2,8 @@
 # Installs the build tree into a fresh prefix, as `make install PREFIX=...`
 # does, then uses it as a user would, with no LD_LIBRARY_PATH and no
 # ld.so.conf entry:
-#   - the installed gpk runs, links libgpk alone, and has no gpk-bench;
+#   - the installed gpk runs, links libgpk alone (and libgpk_mpi with MPI,
+#     for gpk sort --mpi), and has no gpk-bench;
 #   - libgpk finds its own dependencies (libcudart) by its run path;
 #   - a C consumer through find_package(gpk), a C++-only consumer through
 #     find_package(gpk) with OpenMP, CUDAToolkit and OpenCL disabled (it must
@@ -28,6 +29,7 @@ if command -v readelf >/dev/null 2>&1; then
     for lib in $needed; do
         case $lib in
         libgpk.so.*|libc.so.*|libm.so.*) ;;
+        libgpk_mpi.so.*|libmpi.so.*) [ -f "$prefix/include/gpk/mpi.h" ] || fail "gpk needs $lib without gpk::mpi" ;;
         *) fail "the installed gpk needs $lib (it should link libgpk alone): $needed" ;;
         esac
     done
@@ -76,6 +78,17 @@ PKG_CONFIG_PATH=$libdir
 export PKG_CONFIG_PATH
 cc -std=c11 "$src/consumer/main.c" -o "$2/consumer-pc" $(pkg-config --cflags --libs gpk)
 "$2/consumer-pc"
+
+# gpk::mpi, where MPI was built: find_package(gpk COMPONENTS mpi), and gpk-mpi.pc
+if [ -f "$prefix/include/gpk/mpi.h" ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    cmake -S "$src/consumer_mpi" -B "$2/mpi-build" -DCMAKE_PREFIX_PATH="$prefix" >"$2/mpi-cmake.log" 2>&1 ||
+        { cat "$2/mpi-cmake.log" >&2; fail "find_package(gpk COMPONENTS mpi)"; }
+    cmake --build "$2/mpi-build" >"$2/mpi-build.log"
+    "$2/mpi-build/consumer_mpi" || fail "the MPI consumer (CMake) failed"
+    cc -std=c11 "$src/consumer_mpi/main.c" -o "$2/consumer-mpi-pc" $(pkg-config --cflags --libs gpk-mpi)
+    "$2/consumer-mpi-pc" || fail "the MPI consumer (pkg-config) failed"
+fi
 
 if [ -f "$prefix/include/gpk/cuda.h" ]; then
     cmake -S "$src/consumer_cuda" -B "$2/cuda-build" -DCMAKE_PREFIX_PATH="$prefix" >"$2/cuda-cmake.log" 2>&1 ||

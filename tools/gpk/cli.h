@@ -25,6 +25,8 @@ int cmd_info(int argc, char **argv);
 void cmd_sort_help(FILE *f);
 /* gpk sort on records (cmd_sort_records.c), from cmd_sort. */
 int cmd_sort_records(int argc, char **argv);
+/* gpk sort --mpi (cmd_sort_mpi.c, built with MPI), from cmd_sort. */
+int cmd_sort_mpi(int argc, char **argv);
 void cmd_sort_records_help(FILE *f);
 void cmd_bench_help(FILE *f);
 void cmd_pic_help(FILE *f);

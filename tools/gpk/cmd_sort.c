@@ -61,6 +61,14 @@ void cmd_sort_help(FILE *f)
             "  --json              print a JSON result on stdout\n"
             "  -q, --quiet         no summary line on stderr\n"
             "\n"
+            "distributed (gpk built with MPI; run under mpiexec -n P):\n"
+            "  --mpi               gpk sort --mpi IN -o OUT [--type T] [--check]: each rank reads\n"
+            "                      its slice of IN, the ranks sort with gpk_mpi_sort_keys (rank r\n"
+            "                      ends with keys [r N/P, (r+1) N/P) of the order), each writes its\n"
+            "                      slice of OUT; --check verifies the order across ranks. Takes\n"
+            "                      --backend, --device (default: the rank on its node), --threads,\n"
+            "                      --json, -q\n"
+            "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
             "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");
     cmd_sort_records_help(f);
@@ -612,9 +620,32 @@ static int wants_records(int argc, char **argv)
     return 0;
 }
 
+/* --mpi (and no --help) hands the command to cmd_sort_mpi. */
+static int wants_mpi(int argc, char **argv)
+{
+    int mpi = 0;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return 0;
+        if (strcmp(argv[i], "--mpi") == 0) mpi = 1;
+    }
+    return mpi;
+}
+
 int cmd_sort(int argc, char **argv)
 {
     const char *cmd = "sort";
+    if (wants_mpi(argc, argv)) {
+#if defined(GPK_HAVE_MPI)
+        return cmd_sort_mpi(argc, argv);
+#elif defined(GPK_MPI_PROGRAM)
+        /* gpk links libgpk alone: the program gpk-mpi beside it does --mpi */
+        int cli_mpi_forward(const char *cmd, char **argv);
+        return cli_mpi_forward(cmd, argv - 1); /* gpk's own argv, as main passed argv + 1 */
+#else
+        cli_error(cmd, "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
+        return CLI_USAGE;
+#endif
+    }
     if (wants_records(argc, argv)) return cmd_sort_records(argc, argv);
     sort_args a;
     int pr = parse_args(argc, argv, &a);

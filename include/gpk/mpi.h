@@ -1,0 +1,122 @@
+/* gpk over MPI: distributed calls on a communicator (library gpk::mpi,
+ * libgpk_mpi, pkg-config gpk-mpi; built when CMake finds MPI).
+ *
+ * Every call here is collective over its communicator: every rank calls it
+ * with the same arguments where they must agree (types, options), and either
+ * every rank returns GPK_OK or none does. A failure on one rank (bad argument, out of
+ * memory, a device error) is agreed on before any step that would wait on
+ * it: the rank that failed keeps its own message in gpk_last_error(ctx), the
+ * others say which rank failed; no rank is left waiting. MPI or NCCL calls
+ * that fail give GPK_EDEVICE where MPI returns errors (MPI_ERRORS_RETURN on
+ * the communicator; under MPI's default handler MPI ends the job itself).
+ * The library never prints and never aborts.
+ *
+ * Each rank uses its own gpk_ctx (CPU, CUDA: one GPU per rank). The caller
+ * initialises MPI (MPI_Init or MPI_Init_thread) and frees it.
+ */
+#ifndef GPK_MPI_H
+#define GPK_MPI_H
+
+#include "gpk.h"
+#include "sort.h"
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- distributed sort ----------------------------------------------------------
+ *
+ * Every rank holds a shard of keys (and values); afterwards the shards are
+ * globally sorted: every key of rank r comes before every key of rank r+1,
+ * in the order of gpk_sort_keys (gpk/sort.h, floats and NaNs included).
+ * The sort is stable as a whole: equal keys keep the order of (rank, index)
+ * of the input, so pairs with equal keys keep their input order across
+ * ranks too.
+ *
+ * Sizes: by default the output is balanced exactly: with N keys in all on P
+ * ranks, rank r ends with keys [floor(r N / P), floor((r+1) N / P)) of the
+ * global order, so every rank holds N/P rounded down or up, whatever the
+ * keys (all equal, few distinct, one rank holding them all). With
+ * keep_sizes every rank ends with as many keys as it gave.
+ * gpk_mpi_sort_count tells a rank its output size before the sort, for
+ * allocating the output; out_capacity below is checked on every rank
+ * before any key moves.
+ *
+ * Memory: the input is left unchanged; keys_out (values_out) may be the
+ * input itself (in place) when it holds out_capacity keys, and must not
+ * overlap it otherwise. Besides the output the call allocates about twice
+ * the shard (its sorted copy, the local sort's temporary) and once the
+ * output (the runs received), in host or device memory, where the shard is.
+ *
+ * Where the keys are: host memory on any context (the local sort runs on
+ * the context's backend, the merge on its CPU threads); device memory of
+ * the context's GPU on a CUDA context with device_memory set (everything
+ * runs on the GPU; where all ranks share a node and their GPUs are peers,
+ * each rank's merge reads the others' sorted shards in place through CUDA
+ * IPC; otherwise shards move by NCCL send/recv when built with NCCL, by
+ * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
+ * per rank: give each rank's context its own device.
+ *
+ * How: each rank sorts its shard (gpk's radix sort), the ranks agree on
+ * the exact split keys by a digit-by-digit search (one MPI_Allreduce of
+ * counts per 8 bits of key), ties at a split are divided by (rank, index),
+ * the pieces move with MPI_Alltoallv (chunked point-to-point messages where
+ * a count passes INT_MAX), CUDA IPC or NCCL, or, for ranks of one node, are
+ * read in place (an MPI shared-memory window; CUDA IPC), and each rank
+ * merges the sorted pieces it received. docs/guide.md, "Distributed sort (MPI)", has the details.
+ */
+typedef struct gpk_mpi_sort_opts {
+    int keep_sizes;    /* non-zero: every rank ends with as many keys as it gave */
+    int device_memory; /* non-zero: the shard and output are device memory (CUDA context) */
+} gpk_mpi_sort_opts;
+#define GPK_MPI_SORT_OPTS_INIT { 0, 0 }
+
+/* Collective: *n_out = the number of keys this rank holds after a sort of
+ * n_local keys per rank with these options (opts may be NULL). */
+GPK_API gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_opts *opts,
+                                      size_t *n_out);
+
+/* Collective: sorts the shards keys_in[0, n_in) of every rank of comm into
+ * keys_out, which holds out_capacity keys; *n_out = the keys this rank
+ * holds now. key type and options must be the same on every rank (else
+ * GPK_EINVAL on every rank). A rank may hold no keys (n_in = 0, keys_in
+ * NULL). A communicator of one rank sorts locally. */
+GPK_API gpk_status gpk_mpi_sort_keys(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in,
+                                     size_t n_in, void *keys_out, size_t out_capacity, size_t *n_out,
+                                     const gpk_mpi_sort_opts *opts);
+
+/* gpk_mpi_sort_keys with values moving with their keys, stably. value_type
+ * gives the width only (4 or 8 bytes, the same on every rank). */
+GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type,
+                                      const void *keys_in, gpk_type value_type, const void *values_in,
+                                      size_t n_in, void *keys_out, void *values_out,
+                                      size_t out_capacity, size_t *n_out,
+                                      const gpk_mpi_sort_opts *opts);
+
+/* Where the time of this thread's last gpk_mpi_sort_keys / _pairs call
+ * went, in milliseconds on this rank (each phase ends when its work has
+ * finished, on the device too): the local sort, the split search, the
+ * exchange (counts and data), the merge, and the whole call; and how the
+ * pieces moved: "local" (one rank), "shared-memory" (host shards read in
+ * place in an MPI shared-memory window), "mpi" (MPI_Alltoallv or its
+ * chunks), "cuda-ipc", "nccl", "cuda-aware-mpi", "host-staged". For
+ * reports and benchmarks; zero and "" before the first call. */
+typedef struct gpk_mpi_sort_times {
+    double sort_ms, split_ms, exchange_ms, merge_ms, total_ms;
+    const char *exchange;
+} gpk_mpi_sort_times;
+GPK_API void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times);
+
+/* Non-zero when this libgpk_mpi moves device-memory shards with NCCL
+ * (else through CUDA-aware MPI where the MPI says it is, else through
+ * host memory). */
+GPK_API int gpk_mpi_have_nccl(void);
+
+/* ---- multistart of the local search (i17ms) ---------------------------------- */
+/* (section kept for the multistart across ranks; nothing here yet) */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,65 @@
+/* Internal parts of the distributed sort (sort_mpi.c, sort_mpi_cuda.cu). */
+#ifndef GPK_SORT_MPI_INTERNAL_H
+#define GPK_SORT_MPI_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gpk/gpk.h"
+
+#if defined(__CUDACC__)
+#define GPK_MPI_HD __host__ __device__ __forceinline__
+#else
+#define GPK_MPI_HD static inline
+#endif
+
+/* The order-preserving unsigned form of a key (gpk/sort.h, "mapped key"):
+ * the distributed sort compares keys by it, so it puts them in the order
+ * gpk_sort_keys does, floats and their NaNs included. */
+GPK_MPI_HD uint32_t gpk__mpi_map32(int type, uint32_t u)
+{
+    if (type == GPK_I32) return u ^ 0x80000000u;
+    if (type == GPK_F32) return ((u & 0x80000000u) ? ~u : (u ^ 0x80000000u)) - 0x7FFFFFu;
+    return u;
+}
+GPK_MPI_HD uint64_t gpk__mpi_map64(int type, uint64_t u)
+{
+    if (type == GPK_I64) return u ^ 0x8000000000000000ull;
+    if (type == GPK_F64)
+        return ((u & 0x8000000000000000ull) ? ~u : (u ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
+    return u;
+}
+
+#ifdef GPK_HAVE_CUDA
+#ifdef __cplusplus
+extern "C" {
+#endif
+struct gpk_ctx;
+/* as in mpi_internal.h (which needs mpi.h; the .cu does not include it) */
+gpk_status gpk__mpi_fail(struct gpk_ctx *ctx, gpk_status s, const char *fmt, ...);
+/* Device halves of the distributed sort (sort_mpi_cuda.cu); d_ pointers
+ * are device memory of ctx's device, the calls synchronize before they
+ * return. On failure ctx holds the message. */
+
+/* counts[q] = number of keys of the sorted d_keys[0, n) whose mapped form
+ * is < queries[q] (or <= with or_equal). queries and counts: host memory. */
+gpk_status gpk__mpi_cuda_count(struct gpk_ctx *ctx, int type, const void *d_keys, size_t n,
+                               const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts);
+
+/* Merges the sorted runs d_keys[off[i], off[i+1]) (i < runs; values of
+ * value_width 0, 4 or 8 beside them) stably, earlier runs first on ties,
+ * into d_keys_out / d_values_out. d_keys, d_values and off are overwritten. */
+gpk_status gpk__mpi_cuda_merge(struct gpk_ctx *ctx, int type, void *d_keys, void *d_values,
+                               size_t value_width, size_t *off, int runs, void *d_keys_out,
+                               void *d_values_out);
+/* The same merge of runs that lie anywhere (d_run_k[i], run_len[i] keys;
+ * peers' memory mapped by CUDA IPC too): round 1 reads them there, later
+ * rounds use scratch (n keys and values), the last writes out. */
+gpk_status gpk__mpi_cuda_merge_runs(struct gpk_ctx *ctx, int type, const void *const *d_run_k,
+                                    const void *const *d_run_v, size_t value_width, const size_t *run_len,
+                                    int runs, void *d_scratch_k, void *d_scratch_v, void *d_out_k,
+                                    void *d_out_v);
+#ifdef __cplusplus
+}
+#endif
+#endif
+#endif

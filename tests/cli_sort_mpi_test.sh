@@ -1,0 +1,72 @@
+#!/bin/sh
+# gpk sort --mpi under mpiexec -n 1..4: the output equals gpk sort's
+# (non-MPI) byte for byte, for .npy and raw, n not divisible by P, an empty
+# input; --check; failures exit non-zero on every rank and leave the
+# user's files as they were, with no temporary file behind.
+#   usage: cli_sort_mpi_test.sh PATH/TO/gpk MPIEXEC [MPIEXEC flags...]
+set -u
+GPK=${1:?usage: cli_sort_mpi_test.sh PATH/TO/gpk MPIEXEC [flags]}
+shift
+MPIEXEC="$*"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GPK_THREADS=2 OMP_WAIT_POLICY=passive
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_sort_mpi.XXXXXX") || exit 1
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+echo "seed $seed"
+
+"$GPK" sort --gen uniform --n 100003 --seed "$seed" --type u32 -o in.npy -q || fail "gen in.npy"
+"$GPK" sort --gen float-specials --n 77777 --seed "$seed" --type f64 -o in.f64 --format raw -q || fail "gen in.f64"
+"$GPK" sort --gen few-bits --param 2 --n 4099 --seed "$seed" --type i64 -o few.npy -q || fail "gen few.npy"
+# unsorted inputs: the generator's order is the input order; sort a copy for the reference
+"$GPK" sort in.npy -o ref.npy -q || fail "reference sort"
+"$GPK" sort in.f64 --type f64 -o ref.f64 -q || fail "reference sort f64"
+"$GPK" sort few.npy -o ref_few.npy -q || fail "reference sort few"
+"$GPK" sort --gen uniform --n 0 -o empty.npy -q || fail "gen empty"
+
+for np in 1 2 3 4; do
+    $MPIEXEC -n $np "$GPK" sort --mpi in.npy -o out.npy --check -q || fail "np $np: npy u32"
+    cmp -s out.npy ref.npy || fail "np $np: npy u32 output differs from gpk sort's"
+    $MPIEXEC -n $np "$GPK" sort --mpi in.f64 --type f64 -o out.f64 --check -q || fail "np $np: raw f64"
+    cmp -s out.f64 ref.f64 || fail "np $np: raw f64 output differs"
+    $MPIEXEC -n $np "$GPK" sort --mpi few.npy -o out_few.npy --check -q || fail "np $np: few i64"
+    cmp -s out_few.npy ref_few.npy || fail "np $np: few i64 output differs"
+    $MPIEXEC -n $np "$GPK" sort --mpi empty.npy -o out_empty.npy --check -q || fail "np $np: empty"
+    cmp -s out_empty.npy empty.npy || fail "np $np: empty output differs"
+done
+# in place (the output is the input): safe through the temporary file
+cp in.npy inplace.npy
+$MPIEXEC -n 3 "$GPK" sort --mpi inplace.npy -o inplace.npy -q || fail "in place"
+cmp -s inplace.npy ref.npy || fail "in place: output differs"
+# --json from rank 0 only
+n_json=$($MPIEXEC -n 3 "$GPK" sort --mpi in.npy --check --json -q | grep -c '"mpi_ranks": 3')
+[ "$n_json" = 1 ] || fail "--json: $n_json JSON lines, expected 1"
+
+# failures: every rank exits non-zero, the user's file is kept, no temporary left
+echo "precious" >keep.npy
+rcs=$($MPIEXEC -n 3 sh -c '"$0" sort --mpi in.npy -o nodir/out.npy -q 2>/dev/null; echo "rc=$?"' "$GPK")
+[ "$(echo "$rcs" | grep -c 'rc=[12]')" = 3 ] || fail "missing directory: not every rank failed: $rcs"
+head -c 1000 in.npy >trunc.npy
+rcs=$($MPIEXEC -n 3 sh -c '"$0" sort --mpi trunc.npy -o keep.npy -q 2>/dev/null; echo "rc=$?"' "$GPK")
+[ "$(echo "$rcs" | grep -c 'rc=1')" = 3 ] || fail "truncated input: not every rank failed: $rcs"
+[ "$(cat keep.npy)" = precious ] || fail "truncated input: keep.npy was changed"
+# one rank cannot write its slice (a file-size limit on rank 1 alone: EFBIG
+# past 8 MiB, where its half of 16 MiB starts); rank 0 sized the file
+"$GPK" sort --gen uniform --n 4M --seed "$seed" --type u32 -o big.npy -q || fail "gen big.npy"
+rcs=$($MPIEXEC -n 2 sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; [ "$r" = 1 ] && ulimit -f 8192;
+      "$0" sort --mpi big.npy -o keep.npy -q 2>/dev/null; echo "rc=$?"' "$GPK")
+[ "$(echo "$rcs" | grep -c 'rc=1')" = 2 ] || fail "a rank's write fails: not every rank failed: $rcs"
+[ "$(cat keep.npy)" = precious ] || fail "a rank's write fails: keep.npy was changed"
+ls -a | grep -q 'gpk-' && fail "a temporary file was left: $(ls -a | grep gpk-)"
+# usage errors
+"$GPK" sort --mpi - -o x.npy 2>/dev/null; [ $? = 2 ] || fail "--mpi with stdin: not a usage error"
+"$GPK" sort --mpi in.npy --perm p.bin 2>/dev/null; [ $? = 2 ] || fail "--mpi with --perm: not a usage error"
+[ -e x.npy ] && fail "x.npy was created"
+
+if [ $fails -ne 0 ]; then
+    echo "cli_sort_mpi_test: $fails failure(s)" >&2
+    exit 1
+fi
+echo "cli_sort_mpi_test passed"

@@ -1,0 +1,405 @@
+/* gpk sort --mpi: the distributed sort of one key file under mpiexec.
+ *
+ * Every rank reads its slice of IN (raw or .npy) at its offset, the ranks
+ * sort with gpk_mpi_sort_keys (balanced: rank r ends with keys
+ * [r N / P, (r+1) N / P) of the order), and every rank writes its slice of
+ * OUT at its global offset. OUT follows the safe-output rule: rank 0
+ * checks it before any work, creates the temporary file beside it (header
+ * and size), every rank writes and syncs its slice there, and rank 0
+ * renames it over OUT only after every rank succeeded; otherwise rank 0
+ * removes it and OUT is as it was. Every rank exits with the same status. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "gpk/mpi.h"
+#include "io.h"
+
+typedef struct mpi_args {
+    const char *in, *out;
+    int have_type, check, json, quiet, threads, device;
+    gpk_type type;
+    gpk_backend backend;
+} mpi_args;
+
+static int rank_, size_;
+
+/* A message from one rank: prefixed with the rank when there are several. */
+static void mpi_error(const char *msg)
+{
+    if (size_ > 1) cli_error("sort", "rank %d: %s", rank_, msg);
+    else cli_error("sort", "%s", msg);
+}
+
+static int parse(int argc, char **argv, mpi_args *a)
+{
+    const char *cmd = "sort";
+    memset(a, 0, sizeof *a);
+    a->backend = GPK_BACKEND_AUTO;
+    a->device = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val;
+        int m;
+        if (cli_flag(arg, NULL, "--mpi")) continue;
+        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
+        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
+        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
+            if (m < 0) return -1;
+            a->out = val;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--type", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_type_parse(val, &a->type) != GPK_OK) {
+                cli_error(cmd, "unknown type '%s' (u32 i32 f32 u64 i64 f64)", val);
+                return -1;
+            }
+            a->have_type = 1;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+            if (m < 0) return -1;
+            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
+                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+                return -1;
+            }
+            continue;
+        }
+        uint64_t v;
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
+            if (m < 0 || cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
+                if (m > 0) cli_error(cmd, "bad value '%s' for --threads", val);
+                return -1;
+            }
+            a->threads = (int)v;
+            continue;
+        }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
+            if (m < 0 || cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
+                if (m > 0) cli_error(cmd, "bad value '%s' for --device", val);
+                return -1;
+            }
+            a->device = (int)v;
+            continue;
+        }
+        if (arg[0] == '-' && arg[1] != '\0') {
+            cli_error(cmd, "'%s' does not go with --mpi (it takes IN, -o, --type, --check, --json, -q, "
+                      "--backend, --device, --threads)", arg);
+            return -1;
+        }
+        if (a->in) {
+            cli_error(cmd, "more than one input file ('%s' and '%s')", a->in, arg);
+            return -1;
+        }
+        a->in = arg;
+    }
+    if (!a->in) {
+        cli_error(cmd, "--mpi needs an input file (raw with --type, or .npy)");
+        return -1;
+    }
+    if (strcmp(a->in, "-") == 0 || (a->out && strcmp(a->out, "-") == 0)) {
+        cli_error(cmd, "--mpi reads and writes regular files, not stdin or stdout");
+        return -1;
+    }
+    return 0;
+}
+
+/* The order-preserving unsigned form of a key (gpk/sort.h), for --check. */
+static uint64_t mapped_key(gpk_type t, const void *p, size_t i)
+{
+    if (gpk_type_size(t) == 4) {
+        uint32_t u = ((const uint32_t *)p)[i];
+        if (t == GPK_I32) return u ^ 0x80000000u;
+        if (t == GPK_F32) return (uint32_t)(((u & 0x80000000u) ? ~u : (u ^ 0x80000000u)) - 0x7FFFFFu);
+        return u;
+    }
+    uint64_t u = ((const uint64_t *)p)[i];
+    if (t == GPK_I64) return u ^ 0x8000000000000000ull;
+    if (t == GPK_F64) return ((u & 0x8000000000000000ull) ? ~u : (u ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
+    return u;
+}
+
+/* An order-free digest of a multiset of keys: sums of two mixes of each key. */
+static void digest(gpk_type t, const void *keys, size_t n, uint64_t out[2])
+{
+    uint64_t s0 = 0, s1 = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = mapped_key(t, keys, i) + 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        s0 += x ^ (x >> 31);
+        s1 += (x >> 7) * 0xD6E8FEB86659FD93ull;
+    }
+    out[0] = s0, out[1] = s1;
+}
+
+/* --check: each slice in order, order across rank boundaries, the same
+ * keys as the input (digests summed over ranks), the balanced sizes. NULL
+ * when all holds, else why. Collective. */
+static const char *check_global(gpk_type t, const void *in, size_t n_in, const void *out, size_t n_out, uint64_t N,
+                                char *why, size_t len)
+{
+    int local_ok = 1;
+    size_t bad_at = 0;
+    for (size_t i = 1; i < n_out && local_ok; i++)
+        if (mapped_key(t, out, i - 1) > mapped_key(t, out, i)) local_ok = 0, bad_at = i;
+    uint64_t dig[4], sum[4];
+    digest(t, in, n_in, dig);
+    digest(t, out, n_out, dig + 2);
+    MPI_Allreduce(dig, sum, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t edge[3] = { n_out > 0, n_out ? mapped_key(t, out, 0) : 0, n_out ? mapped_key(t, out, n_out - 1) : 0 };
+    uint64_t *edges = malloc(sizeof edge * (size_t)size_);
+    if (!edges) return "out of memory";
+    MPI_Allgather(edge, 3, MPI_UINT64_T, edges, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+    int across_ok = 1, across_at = -1;
+    int have_last = 0;
+    uint64_t last = 0;
+    for (int p = 0; p < size_; p++) {
+        if (!edges[3 * p]) continue;
+        if (have_last && last > edges[3 * p + 1] && across_ok) across_ok = 0, across_at = p;
+        last = edges[3 * p + 2], have_last = 1;
+    }
+    free(edges);
+    uint64_t lo = N / (uint64_t)size_ * (uint64_t)rank_ + N % (uint64_t)size_ * (uint64_t)rank_ / (uint64_t)size_;
+    uint64_t hi = N / (uint64_t)size_ * (uint64_t)(rank_ + 1) +
+                  N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
+    int sizes_ok = n_out == hi - lo;
+    int oks[2] = { local_ok && sizes_ok, 0 }, all[2];
+    MPI_Allreduce(oks, all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!local_ok) snprintf(why, len, "rank %d: keys %zu and %zu are out of order", rank_, bad_at - 1, bad_at);
+    else if (!sizes_ok) snprintf(why, len, "rank %d holds %zu keys, not %llu", rank_, n_out, (unsigned long long)(hi - lo));
+    else if (!all[0]) snprintf(why, len, "another rank's keys are out of order or unbalanced");
+    else if (!across_ok) snprintf(why, len, "rank %d's first key is below the last key before it", across_at);
+    else if (sum[0] != sum[2] || sum[1] != sum[3]) snprintf(why, len, "the output keys are not the input keys");
+    else return NULL;
+    return why;
+}
+
+/* Every rank's status agreed: the worst of all. */
+static int agree(int rc)
+{
+    int all = rc;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return all;
+}
+
+int cmd_sort_mpi(int argc, char **argv)
+{
+    mpi_args a;
+    if (parse(argc, argv, &a) != 0) return CLI_USAGE;
+    int provided;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        cli_error("sort", "MPI_Init failed");
+        return CLI_FAIL;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    char msg[700] = "", err[600] = "";
+    int rc = CLI_OK;
+    gpk_ctx *ctx = NULL;
+    io_array arr = {0};
+    void *keys = NULL, *sorted = NULL;
+    io_out out;
+    memset(&out, 0, sizeof out);
+    long long in_offset = 0, out_offset = 0;
+    size_t n_out = 0, w = 0;
+    uint64_t lo = 0, hi = 0;
+    double ms = 0;
+    const char *check_state = "not run";
+
+    /* 1. the outputs checked and the temporary file made by rank 0, before any work */
+    if (rank_ == 0 && a.out) {
+        const char *outs[1] = { a.out }, *roles[1] = { "-o" }, *ins[1] = { a.in }, *in_roles[1] = { "IN" };
+        int own[1] = { 0 };
+        if (io_check_outputs(outs, roles, own, 1, ins, in_roles, 1, err, sizeof err) != 0) {
+            snprintf(msg, sizeof msg, "%s", err);
+            rc = CLI_FAIL;
+        }
+    }
+    /* 2. every rank: the input's type and size, its slice */
+    if (io_probe(a.in, a.have_type ? &a.type : NULL, &arr, &in_offset) != 0) {
+        /* io_read says what is wrong, without reading a large file: the
+         * probe only fails on what it would refuse */
+        io_array bad = {0};
+        if (io_read(a.in, a.have_type ? &a.type : NULL, &bad, err, sizeof err) != 0)
+            snprintf(msg, sizeof msg, "%s", err);
+        else
+            snprintf(msg, sizeof msg, "%s: --mpi reads a regular file (raw with --type, or .npy)", a.in);
+        io_array_free(&bad);
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK) {
+        w = gpk_type_size(arr.type);
+        uint64_t N = arr.n;
+        lo = N / (uint64_t)size_ * (uint64_t)rank_ + N % (uint64_t)size_ * (uint64_t)rank_ / (uint64_t)size_;
+        hi = N / (uint64_t)size_ * (uint64_t)(rank_ + 1) + N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
+        keys = malloc((size_t)(hi - lo) * w + 1);
+        sorted = malloc((size_t)(hi - lo + 1) * w + 1);
+        if (!keys || !sorted) {
+            snprintf(msg, sizeof msg, "out of memory for %llu keys", (unsigned long long)(hi - lo));
+            rc = CLI_FAIL;
+        } else if (hi > lo &&
+                   io_read_into(a.in, in_offset + (long long)(lo * w), keys, (size_t)(hi - lo) * w, err, sizeof err) != 0) {
+            snprintf(msg, sizeof msg, "%s", err);
+            rc = CLI_FAIL;
+        }
+    }
+    if (rc == CLI_OK) {
+        gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+        o.backend = a.backend;
+        o.threads = a.threads;
+        o.device = a.device;
+        if (a.device < 0) {
+            /* one GPU per rank of a node: the rank among those of its node */
+            MPI_Comm node;
+            int local = 0;
+            if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+                MPI_Comm_rank(node, &local);
+                MPI_Comm_free(&node);
+            }
+            o.device = getenv("GPK_DEVICE") ? -1 : local;
+        }
+        if (gpk_ctx_create_ex(&ctx, &o) != GPK_OK) {
+            snprintf(msg, sizeof msg, "cannot create a %s context: %s", gpk_backend_name(a.backend), gpk_last_error(NULL));
+            rc = CLI_FAIL;
+        }
+    } else {
+        /* the communicator split above is collective: the ranks that
+         * failed take part in it too */
+        if (a.device < 0) {
+            MPI_Comm node;
+            if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS)
+                MPI_Comm_free(&node);
+        }
+    }
+    /* rank 0's output file: the header and the size, so every rank can write its slice */
+    if (rc == CLI_OK && rank_ == 0 && a.out) {
+        io_map map;
+        io_format fmt = io_output_format(a.out, arr.format);
+        if (io_out_open(&out, a.out, err, sizeof err) != 0) {
+            snprintf(msg, sizeof msg, "%s", err);
+            rc = CLI_FAIL;
+        } else if (!out.tmp) {
+            snprintf(msg, sizeof msg, "%s is not a regular file: --mpi writes a regular file", a.out);
+            rc = CLI_FAIL;
+        } else {
+            int mr = io_out_map(&out, fmt, arr.type, arr.n, &map, err, sizeof err);
+            if (mr < 0) {
+                snprintf(msg, sizeof msg, "%s", err);
+                rc = CLI_FAIL;
+            } else if (mr == 0) {
+                out_offset = (long long)((char *)map.data - (char *)map.base);
+                if (io_out_unmap(&map, err, sizeof err) != 0) {
+                    snprintf(msg, sizeof msg, "%s", err);
+                    rc = CLI_FAIL;
+                }
+            } else if (arr.n == 0) {
+                if (io_write_array(&out, fmt, arr.type, NULL, 0, err, sizeof err) != 0) {
+                    snprintf(msg, sizeof msg, "%s", err);
+                    rc = CLI_FAIL;
+                }
+            } else {
+                snprintf(msg, sizeof msg, "%s cannot be written at offsets", a.out);
+                rc = CLI_FAIL;
+            }
+        }
+    }
+    if (msg[0]) mpi_error(msg);
+    rc = agree(rc);
+
+    /* 3. the sort */
+    if (rc == CLI_OK) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        gpk_status s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, arr.type, keys, (size_t)(hi - lo), sorted,
+                                         (size_t)(hi - lo + 1), &n_out, NULL);
+        double t = (MPI_Wtime() - t0) * 1e3;
+        MPI_Allreduce(&t, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (s != GPK_OK) {
+            snprintf(msg, sizeof msg, "sort failed: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+            mpi_error(msg);
+            rc = CLI_FAIL;
+        }
+        rc = agree(rc);
+    }
+    /* 4. --check */
+    if (rc == CLI_OK && a.check) {
+        char why[300];
+        const char *bad = check_global(arr.type, keys, (size_t)(hi - lo), sorted, n_out, arr.n, why, sizeof why);
+        check_state = bad ? "FAILED" : "passed";
+        if (bad && rank_ == 0) cli_error("sort", "check FAILED: %s", bad);
+        rc = agree(bad ? CLI_FAIL : CLI_OK);
+    }
+    /* 5. every rank writes its slice into rank 0's temporary file */
+    if (rc == CLI_OK && a.out && arr.n) {
+        int len = 0;
+        char *tmp = NULL;
+        if (rank_ == 0) len = (int)strlen(out.tmp) + 1;
+        MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Bcast(&out_offset, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        tmp = malloc((size_t)len);
+        if (tmp && rank_ == 0) memcpy(tmp, out.tmp, (size_t)len);
+        MPI_Bcast(tmp ? tmp : msg, tmp ? len : 0, MPI_CHAR, 0, MPI_COMM_WORLD);
+        int wrc = CLI_OK;
+        if (!tmp) {
+            snprintf(msg, sizeof msg, "out of memory");
+            wrc = CLI_FAIL;
+        } else if (n_out) {
+            int fd = open(tmp, O_WRONLY);
+            const char *p = sorted;
+            size_t left = n_out * w;
+            off_t at = (off_t)(out_offset + (long long)(lo * w));
+            while (fd >= 0 && left) {
+                ssize_t k = pwrite(fd, p, left, at);
+                if (k <= 0) break;
+                p += k, left -= (size_t)k, at += k;
+            }
+            if (fd < 0 || left || fsync(fd) != 0) {
+                snprintf(msg, sizeof msg, "cannot write its slice of %s: %s", a.out, strerror(errno));
+                wrc = CLI_FAIL;
+            }
+            if (fd >= 0 && close(fd) != 0 && wrc == CLI_OK) {
+                snprintf(msg, sizeof msg, "cannot write its slice of %s: %s", a.out, strerror(errno));
+                wrc = CLI_FAIL;
+            }
+        }
+        if (wrc != CLI_OK) mpi_error(msg);
+        free(tmp);
+        rc = agree(wrc);
+    }
+    /* 6. rank 0 renames over OUT only when every rank wrote; else removes the temporary */
+    if (rank_ == 0 && out.f) {
+        if (rc == CLI_OK) {
+            if (io_out_commit(&out, err, sizeof err) != 0) {
+                cli_error("sort", "%s", err);
+                rc = CLI_FAIL;
+            }
+        } else {
+            io_out_abort(&out);
+        }
+    }
+    rc = agree(rc);
+    if (rc == CLI_OK && rank_ == 0) {
+        if (a.json)
+            printf("{\"command\": \"sort\", \"mpi_ranks\": %d, \"n\": %llu, \"type\": \"%s\", \"backend\": \"%s\", "
+                   "\"ms\": %.3f, \"keys_per_s\": %.6g, \"check\": \"%s\"}\n",
+                   size_, (unsigned long long)arr.n, gpk_type_name(arr.type), gpk_backend_name(gpk_ctx_backend(ctx)),
+                   ms, ms > 0 ? arr.n / (ms * 1e-3) : 0.0, check_state);
+        if (!a.quiet)
+            fprintf(stderr, "gpk sort: %llu %s keys on %d ranks (%s) in %.3f ms, check %s\n",
+                    (unsigned long long)arr.n, gpk_type_name(arr.type), size_,
+                    gpk_backend_name(gpk_ctx_backend(ctx)), ms, check_state);
+    }
+    free(keys);
+    free(sorted);
+    io_array_free(&arr);
+    gpk_ctx_destroy(ctx);
+    MPI_Finalize();
+    return rc;
+}
