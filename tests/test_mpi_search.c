@@ -125,6 +125,10 @@ static void check_equal(const char *label, const gpk_search_problem *pb, gpk_sea
                  ref.best_run, (unsigned long long)ref.evaluated);
         TU_CHECK(full_cost(pb, res.solution) == res.best, "rank %d: %s: the solution does not evaluate to the best",
                  rank, label);
+        if (backend == GPK_BACKEND_CUDA)
+            TU_CHECK(res.gpu_evaluated == res.evaluated, "rank %d: %s: %llu of %llu neighbours on a GPU (%s)", rank,
+                     label, (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,
+                     gpk_last_error(cs[0]));
         TU_CHECK(res.runs == total && runs != NULL, "rank %d: %s: %u runs, asked %u", rank, label, res.runs, total);
         /* Each run's record: the run alone (two of them, to keep it quick),
          * and the rank that ran it. */
