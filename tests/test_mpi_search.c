@@ -311,7 +311,10 @@ static void stops(const gpk_search_problem *pb)
                      (int)res.stopped);
             TU_CHECK(full_cost(pb, res.solution) == res.best && res.runs == o.starts,
                      "rank %d: cancel on rank %d: no valid best", rank, who);
-            TU_CHECK(s >= 0.2 && s < 30.0, "rank %d: cancel on rank %d: returned after %.2f s", rank, who, s);
+            /* the lower bound on the interrupted rank alone: the others may
+             * have entered the call a little later */
+            TU_CHECK((!mine || s >= 0.2) && s < 30.0, "rank %d: cancel on rank %d: returned after %.2f s", rank,
+                     who, s);
             if (rank == 0)
                 printf("  %-40s every rank returned best %lld after %.2f s\n",
                        who == 0 ? "SIGINT flag on rank 0 at 0.2 s" : "SIGINT flag on the last rank at 0.2 s",

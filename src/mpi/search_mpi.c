@@ -137,6 +137,7 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
         snprintf(a->name, sizeof a->name, "%u-%u-%llu", p->m, p->n, (unsigned long long)p->seed);
         h ^= (uint64_t)p->m << 32;
         h = hash_bytes(h, p->a, (size_t)p->m * p->n);
+        if (p->hist) h = hash_bytes(h, p->hist, ((size_t)p->n + 1) * sizeof *p->hist);
         break;
     }
     default: BAD("unknown problem kind %d", (int)pb->kind);
