@@ -607,8 +607,8 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             a->json = 1;
         } else if (cli_flag(arg, NULL, "--mpi")) {
 #ifndef GPK_HAVE_MPI
-            cli_error(cmd, "--mpi: this gpk was built without MPI (it needs an MPI found at build time: "
-                           "GPK_WITH_MPI)");
+            cli_error(cmd, "--mpi: this gpk was built without MPI (gpk-mpi is built beside gpk when MPI is "
+                           "found at build time: GPK_WITH_MPI)");
             return CLI_USAGE;
 #endif
             a->mpi = 1;
@@ -1343,9 +1343,15 @@ done:
     return rc;
 }
 
-/* --mpi: MPI around the command (rank 0 reports); without it no MPI call. */
+/* --mpi: in gpk-mpi, MPI around the command (rank 0 reports); gpk hands
+ * the whole command to gpk-mpi. Without --mpi no MPI call. */
 static int search_entry(gpk_problem_kind kind, int argc, char **argv)
 {
+#if defined(GPK_MPI_PROGRAM) && !defined(GPK_HAVE_MPI)
+    if (cli_mpi_requested(argc, argv))
+        return cli_mpi_forward(kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp",
+                               argv - 1); /* gpk's own argv, as main passed argv + 1 */
+#endif
 #ifdef GPK_HAVE_MPI
     if (cli_mpi_requested(argc, argv)) {
         const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";

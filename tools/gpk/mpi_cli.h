@@ -1,8 +1,11 @@
-/* The CLI's --mpi (gpk qap|tsp|ppp, gpk sort under mpirun): MPI's start
- * and end, and the agreement of all ranks on whether to go on, so that a
- * rank that fails (a bad file, a missing device) never leaves the others
- * waiting in a collective. tools/gpk/mpi_cli.c, built when gpk::mpi is
- * (GPK_HAVE_MPI). Without --mpi no MPI call is made. */
+/* The CLI's --mpi (gpk qap|tsp|ppp, gpk sort under mpirun). The installed
+ * gpk links libgpk alone, never MPI: given --mpi it runs the program
+ * gpk-mpi beside it (the same commands, built with gpk::mpi when CMake
+ * finds MPI) with the same arguments, as `gpk bench` runs gpk-bench.
+ * gpk-mpi (GPK_HAVE_MPI) starts and ends MPI and makes all ranks agree on
+ * whether to go on, so that a rank that fails (a bad file, a missing
+ * device) never leaves the others waiting in a collective
+ * (tools/gpk/mpi_cli.c). Without --mpi no MPI call is made. */
 #ifndef GPK_MPI_CLI_H
 #define GPK_MPI_CLI_H
 
@@ -15,6 +18,11 @@ static inline int cli_mpi_requested(int argc, char **argv)
         if (strcmp(argv[i], "--mpi") == 0) return 1;
     return 0;
 }
+
+/* gpk (tools/gpk/mpi_forward.c, built where gpk-mpi is: GPK_MPI_PROGRAM):
+ * runs gpk-mpi from gpk's own directory with argv (gpk's own, argv[0]
+ * replaced); returns only on failure, after a message. */
+int cli_mpi_forward(const char *cmd, char **argv);
 
 #ifdef GPK_HAVE_MPI
 typedef struct cli_mpi {
