@@ -6,7 +6,8 @@
 #   GPK_STAGES="build test table cli" (default: all), GPK_DATA (default
 #   .carry/data in the repository root, a copy of ../shared/data)
 # build: configures BUILD_DIR when it has no CMake cache (sm_90, MPI on) and
-#        builds gpk_mpi, test_mpi_search and gpk_mpi_search_bench.
+#        builds gpk_mpi, test_mpi_search, gpk_mpi_search_bench and gpk-mpi
+#        (the program `gpk ... --mpi` runs; it needs no benchmark peers).
 # test:  test_mpi_search cuda under mpirun -np 2 (one GPU per rank), -np 1
 #        (one GPU) and -np 3 (3 ranks on 2 GPUs): every result equal to one
 #        process's, every neighbour evaluated on a GPU, bad input on one
@@ -16,8 +17,9 @@
 #        tai256c (the issue's 1.96x measurement), and 4 searches, on 1 and
 #        2 GPUs of one process and on 1 and 2 MPI ranks of one GPU each, in
 #        one mpirun launch; the goal: 2 ranks >= 1.8x one GPU.
-# cli:   builds gpk, then `mpirun -np 2 gpk qap tai256c.dat --mpi` against
-#        `gpk qap --gpus 2` (same best), and a PPP multistart.
+# cli:   `mpirun -np 2 gpk-mpi qap tai256c.dat --mpi` (what `gpk ... --mpi`
+#        runs) against `gpk-mpi qap --gpus 2` (the same commands as gpk; same
+#        best), and a PPP multistart.
 # Logs go to $OUT/logs.tar.gz, JSON to $OUT, the summary (last) to
 # $OUT/summary.txt.
 set -u
@@ -64,7 +66,7 @@ if has build; then
       || note "build: configure FAILED (logs/configure.log)"
   fi
   grep -E "MPI library|CUDA backend" "$out/logs/configure.log" 2>/dev/null | tee -a "$summary"
-  if timeout 170 cmake --build "$build" -j"$(nproc)" --target gpk_mpi test_mpi_search gpk_mpi_search_bench \
+  if timeout 170 cmake --build "$build" -j"$(nproc)" --target gpk_mpi test_mpi_search gpk_mpi_search_bench gpk_mpi_cli \
       >"$out/logs/build.log" 2>&1; then
     note "build: ok ($(( $(date +%s) - s )) s)"
   else
@@ -108,28 +110,24 @@ EOF
 fi
 
 if has cli; then
-  s=$(date +%s)
-  if timeout 150 cmake --build "$build" -j"$(nproc)" --target gpk_cli >"$out/logs/build_cli.log" 2>&1; then
-    note "build gpk: ok ($(( $(date +%s) - s )) s)"
-    q=$data/qaplib/tai256c.dat
-    runlog cli_mpi_np2 60 $MPIRUN -np 2 "$build/gpk" qap "$q" --mpi --algo tabu --iters 3000 --starts 2 --json \
-      --out "$out/tai256c-mpi.sln"
-    runlog cli_gpus2 60 "$build/gpk" qap "$q" --gpus 2 --algo tabu --iters 3000 --starts 2 --json
-    b1=$(grep -o '"best": [0-9]*' "$out/logs/cli_mpi_np2.log" | head -n 1)
-    b2=$(grep -o '"best": [0-9]*' "$out/logs/cli_gpus2.log" | head -n 1)
-    note "cli: --mpi on 2 ranks $b1, --gpus 2 $b2: $([ -n "$b1" ] && [ "$b1" = "$b2" ] && echo same || echo DIFFERENT)"
-    note "cli: --out $(head -n 1 "$out/tai256c-mpi.sln" 2>/dev/null)"
-    runlog cli_ppp_np2 60 $MPIRUN -np 2 "$build/gpk" ppp --m 73 --n 73 --mpi --algo multistart --starts 4 \
-      --iters 300 --global 2 --json
-    runlog cli_ppp_gpus1 60 "$build/gpk" ppp --m 73 --n 73 --gpus 1 --algo multistart --starts 4 --iters 300 \
-      --global 2 --json
-    p1=$(grep -o '"best": [0-9]*' "$out/logs/cli_ppp_np2.log" | head -n 1)
-    p2=$(grep -o '"best": [0-9]*' "$out/logs/cli_ppp_gpus1.log" | head -n 1)
-    note "cli: ppp 73-73 multistart 4 starts, --mpi on 2 ranks $p1, one GPU $p2: \
+  g=$build/gpk-mpi
+  q=$data/qaplib/tai256c.dat
+  runlog cli_mpi_np2 60 $MPIRUN -np 2 "$g" qap "$q" --mpi --algo tabu --iters 3000 --starts 2 --json \
+    --out "$out/tai256c-mpi.sln"
+  runlog cli_gpus2 60 "$g" qap "$q" --gpus 2 --algo tabu --iters 3000 --starts 2 --json
+  b1=$(grep -o '"best": [0-9]*' "$out/logs/cli_mpi_np2.log" | head -n 1)
+  b2=$(grep -o '"best": [0-9]*' "$out/logs/cli_gpus2.log" | head -n 1)
+  note "cli: --mpi on 2 ranks $b1, --gpus 2 $b2: $([ -n "$b1" ] && [ "$b1" = "$b2" ] && echo same || echo DIFFERENT)"
+  note "cli: --out $(head -n 1 "$out/tai256c-mpi.sln" 2>/dev/null)"
+  grep -h "runs on" "$out/logs/cli_mpi_np2.log" | tee -a "$summary"
+  runlog cli_ppp_np2 60 $MPIRUN -np 2 "$g" ppp --m 73 --n 73 --mpi --algo multistart --starts 4 \
+    --iters 300 --global 2 --json
+  runlog cli_ppp_gpus1 60 "$g" ppp --m 73 --n 73 --gpus 1 --algo multistart --starts 4 --iters 300 \
+    --global 2 --json
+  p1=$(grep -o '"best": [0-9]*' "$out/logs/cli_ppp_np2.log" | head -n 1)
+  p2=$(grep -o '"best": [0-9]*' "$out/logs/cli_ppp_gpus1.log" | head -n 1)
+  note "cli: ppp 73-73 multistart 4 starts, --mpi on 2 ranks $p1, one GPU $p2: \
 $([ -n "$p1" ] && [ "$p1" = "$p2" ] && echo same || echo DIFFERENT)"
-  else
-    note "build gpk: FAILED or too slow ($(( $(date +%s) - s )) s, logs/build_cli.log)"
-  fi
 fi
 
 (cd "$out" && tar czf logs.tar.gz logs && rm -rf logs)
