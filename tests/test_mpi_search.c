@@ -1,5 +1,6 @@
 /* gpk_mpi_search_multistart under mpirun -np P (ctest runs P = 1, 2, 3, 4
- * with --oversubscribe): test_mpi_search cpu|cuda [DATA_DIR].
+ * with --oversubscribe): test_mpi_search cpu|cuda [DATA_DIR]; and
+ * test_mpi_search single: MPI_THREAD_SINGLE refused on every rank.
  *
  * Every rank checks its own result against what one process computes for
  * the same options: gpk_search_run_multi on one context, and for
@@ -9,8 +10,8 @@
  * do not divide, more ranks than starts, ranks with different numbers of
  * contexts, bad input on one rank (every rank must return the same clear
  * status), a cancel on one rank and a time limit (every rank returns a
- * valid best). cuda: one context per rank on device local rank mod the
- * devices, the CPU references as before (the GPU search returns what the
+ * valid best). cuda: the contexts on devices (local rank x contexts + i) mod
+ * the devices, the CPU references as before (the GPU search returns what the
  * CPU search returns). The seed is fresh per run, printed by rank 0 and
  * sent to all (GPK_TEST_SEED replays it). */
 #define _POSIX_C_SOURCE 200809L
@@ -349,16 +350,41 @@ static void stops(const gpk_search_problem *pb)
 
 int main(int argc, char **argv)
 {
+    /* "single": MPI_THREAD_SINGLE, under which the call must refuse on every
+     * rank (its searches run on threads) */
+    const int single = argc >= 2 && strcmp(argv[1], "single") == 0;
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(&argc, &argv, single ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (single) {
+        gpk_ppp p;
+        gpk_ctx *c;
+        int ok = gpk_ppp_generate(21, 21, 7, &p) == GPK_OK && gpk_ctx_create(&c, GPK_BACKEND_CPU) == GPK_OK;
+        TU_CHECK(ok, "rank %d: set-up: %s", rank, gpk_last_error(NULL));
+        if (ok) {
+            gpk_search_problem pb = {GPK_PROBLEM_PPP, NULL, NULL, &p};
+            gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+            o.starts = 3;
+            gpk_search_result res;
+            const gpk_status st = gpk_mpi_search_multistart(MPI_COMM_WORLD, &c, 1, &pb, &o, &res, NULL);
+            TU_CHECK(st == GPK_EINVAL && strstr(gpk_last_error(c), "MPI_THREAD_SINGLE"),
+                     "rank %d: MPI_THREAD_SINGLE: status %d, '%s'", rank, (int)st, gpk_last_error(c));
+            if (rank == 0) printf("MPI_THREAD_SINGLE: refused on every rank: %s\n", gpk_last_error(c));
+            gpk_ctx_destroy(c);
+            gpk_ppp_free(&p);
+        }
+        int fails = tu_failures, all_fails = 0;
+        MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Finalize();
+        return all_fails ? 1 : 0;
+    }
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
     if (argc < 2 || (strcmp(argv[1], "cpu") != 0 && strcmp(argv[1], "cuda") != 0)) {
-        if (rank == 0) fprintf(stderr, "usage: mpirun -np P test_mpi_search cpu|cuda [DATA_DIR]\n");
+        if (rank == 0) fprintf(stderr, "usage: mpirun -np P test_mpi_search cpu|cuda|single [DATA_DIR]\n");
         MPI_Finalize();
         return 2;
     }
