@@ -418,10 +418,11 @@ int main(int argc, char **argv)
     /* The instances: generated PPP always; QAP and TSP from the data. */
     gpk_ppp ppp, ppp2;
     gpk_qap qap, qap2;
-    gpk_tsp tsp;
+    gpk_tsp tsp, tsp2;
     memset(&qap, 0, sizeof qap);
     memset(&qap2, 0, sizeof qap2);
     memset(&tsp, 0, sizeof tsp);
+    memset(&tsp2, 0, sizeof tsp2);
     int have_qap = 0, have_tsp = 0;
     TU_CHECK(gpk_ppp_generate(21, 21, 7, &ppp) == GPK_OK && gpk_ppp_generate(21, 21, 8, &ppp2) == GPK_OK,
              "ppp: %s", gpk_last_error(NULL));
@@ -433,6 +434,8 @@ int main(int argc, char **argv)
         have_qap = have_qap && gpk_qap_load(path, &qap2) == GPK_OK;
         snprintf(path, sizeof path, "%s/tsplib/burma14.tsp", data_dir);
         have_tsp = gpk_tsp_load(path, &tsp) == GPK_OK;
+        snprintf(path, sizeof path, "%s/tsplib/eil101.tsp", data_dir);
+        have_tsp = have_tsp && gpk_tsp_load(path, &tsp2) == GPK_OK;
     }
     if (!all_ranks(have_qap) || !all_ranks(have_tsp)) {
         have_qap = have_tsp = 0;
@@ -440,19 +443,24 @@ int main(int argc, char **argv)
     }
     gpk_search_problem pp = {GPK_PROBLEM_PPP, NULL, NULL, &ppp}, pp2 = {GPK_PROBLEM_PPP, NULL, NULL, &ppp2};
     gpk_search_problem pq = {GPK_PROBLEM_QAP, &qap, NULL, NULL}, pq2 = {GPK_PROBLEM_QAP, &qap2, NULL, NULL};
-    gpk_search_problem pt = {GPK_PROBLEM_TSP, NULL, &tsp, NULL};
+    gpk_search_problem pt = {GPK_PROBLEM_TSP, NULL, &tsp, NULL}, pt2 = {GPK_PROBLEM_TSP, NULL, &tsp2, NULL};
 
     /* Starts around the rank count: fewer, equal, not divided, more. */
     const uint32_t P = (uint32_t)size;
     const uint32_t starts_list[] = {1, P > 1 ? P - 1 : 2, P, P + 1, 2 * P + 1, 7};
-    const gpk_search_problem *pbs[3] = {&pp, have_qap ? &pq : NULL, have_tsp ? &pt : NULL};
-    const char *names[3] = {"ppp 21-21-7", "qap tai12a", "tsp burma14"};
+    /* or2opt (an iterated local search on neighbour lists) runs on the CPU
+     * of a CUDA context below 20000 cities: the CPU test alone */
+    const gpk_search_problem *pbs[4] = {&pp, have_qap ? &pq : NULL, have_tsp ? &pt : NULL,
+                                        have_tsp && backend == GPK_BACKEND_CPU ? &pt2 : NULL};
+    const char *names[4] = {"ppp 21-21-7", "qap tai12a", "tsp burma14", "tsp eil101 or2opt"};
+    const gpk_neighbourhood nbs[4] = {GPK_NB_DEFAULT, GPK_NB_DEFAULT, GPK_NB_DEFAULT, GPK_NB_OR_OPT};
     const gpk_search_algo algos[3] = {GPK_SEARCH_MULTISTART, GPK_SEARCH_TABU, GPK_SEARCH_HC_BEST};
     if (rank == 0) printf("the MPI multistart against one process:\n");
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p < 4; p++) {
         if (!pbs[p]) continue;
         for (size_t k = 0; k < sizeof starts_list / sizeof *starts_list; k++) {
             gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+            o.nb = nbs[p];
             o.algo = algos[(p + k) % 3];
             o.iters = o.algo == GPK_SEARCH_HC_BEST ? 0 : 30;
             o.global_iters = 2;
@@ -495,6 +503,7 @@ int main(int argc, char **argv)
     gpk_qap_free(&qap);
     gpk_qap_free(&qap2);
     gpk_tsp_free(&tsp);
+    gpk_tsp_free(&tsp2);
     /* The verdict of all ranks. */
     int fails = tu_failures, all_fails = 0;
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
