@@ -1146,7 +1146,10 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     const int threads = runs == 1 ? 1 : c->threads < (int)runs ? c->threads : (int)runs;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int64_t s = 0; s < (int64_t)runs; s++) {
-        const uint64_t seed = runs == 1 ? c->seed : gpk__splitmix64(c->seed + (uint64_t)s);
+        /* multistart run s as every multistart seeds it (also with one start,
+         * so that gpk_search_run_multi and the MPI multistart agree) */
+        const uint64_t seed =
+            c->algo == GPK_SEARCH_MULTISTART ? gpk__splitmix64(c->seed + (uint64_t)s) : c->seed;
         stops[s] = stopped_early;
         bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
                          sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s],

@@ -15,6 +15,10 @@
 #include "gpk/gen.h"
 #include "gpk/search.h"
 #include "io.h"
+#include "mpi_cli.h"
+#ifdef GPK_HAVE_MPI
+#include "gpk/mpi.h"
+#endif
 
 /* ---- help ------------------------------------------------------------------------ */
 
@@ -43,6 +47,14 @@ static void common_help(FILE *f)
             "                 r seeded from the seed and r; the best run is kept (ties: the\n"
             "                 lowest r), so the result does not depend on K. Implies cuda\n"
             "  --threads T    CPU threads evaluating the neighbourhood (default: all cores)\n"
+            "  --mpi          under mpirun: the runs spread over the ranks (gpk_mpi_search_\n"
+            "                 multistart): runs = --starts (default: one per context of all\n"
+            "                 ranks), run r seeded as on one host, so the result is the one\n"
+            "                 host's for the same --starts. Each rank: with cuda --gpus K GPUs\n"
+            "                 (default 1) from device local-rank x K; on the CPU --threads T\n"
+            "                 (default: the cores over the ranks of the node), multistart as\n"
+            "                 T one-thread searches. --starts works with every --algo. Rank 0\n"
+            "                 prints and writes --out; a signal to any rank stops all\n"
             "  --time-limit S stop after S seconds (decimals allowed) with the best so far;\n"
             "                 SIGINT / SIGTERM also stop the search: the summary is printed,\n"
             "                 --out written, and the exit status is 130 / 143\n"
@@ -519,6 +531,38 @@ static gpk_status random_tsp(uint32_t n, uint64_t seed, gpk_tsp *t)
     return s;
 }
 
+/* ---- --mpi ------------------------------------------------------------------------------- */
+
+#ifdef GPK_HAVE_MPI
+static const cli_mpi *mpi_run; /* set while a command runs under --mpi */
+#endif
+
+static int this_rank(void)
+{
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) return mpi_run->rank;
+#endif
+    return 0;
+}
+
+static int rank_count(void)
+{
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) return mpi_run->size;
+#endif
+    return 1;
+}
+
+/* Under --mpi every rank meets here once at `what`: 1 when all went on
+ * (rank 0 names a rank that did not). Without --mpi: ok. */
+static int ranks_agree(const char *cmd, int ok, const char *what)
+{
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) return cli_mpi_all_ok(cmd, mpi_run, ok, what);
+#endif
+    return ok;
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 typedef struct search_args {
@@ -533,6 +577,7 @@ typedef struct search_args {
     int have_iters, have_global, have_tenure, have_starts, have_search_seed, have_m, have_n;
     uint64_t gpus;
     int have_gpus, have_eval, have_qap_delta;
+    int mpi;
     gpk_backend backend;
 } search_args;
 
@@ -555,11 +600,18 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         const char *arg = argv[i], *val = NULL;
         int m;
         if (cli_is_help(arg)) {
-            help(stdout);
+            if (this_rank() == 0) help(stdout);
             return CLI_OK;
         }
         if (cli_flag(arg, NULL, "--json")) {
             a->json = 1;
+        } else if (cli_flag(arg, NULL, "--mpi")) {
+#ifndef GPK_HAVE_MPI
+            cli_error(cmd, "--mpi: this gpk was built without MPI (gpk-mpi is built beside gpk when MPI is "
+                           "found at build time: GPK_WITH_MPI)");
+            return CLI_USAGE;
+#endif
+            a->mpi = 1;
         } else if (cli_flag(arg, "-q", "--quiet")) {
             a->quiet = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
@@ -763,15 +815,20 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         cli_error(cmd, "--global is for its and multistart, not --algo %s", gpk_search_algo_name(al));
         return CLI_USAGE;
     }
-    if (a->have_starts && al != GPK_SEARCH_MULTISTART && !a->have_gpus) {
-        cli_error(cmd, "--starts is for --algo multistart or --gpus, not --algo %s alone", gpk_search_algo_name(al));
+    if (a->have_starts && al != GPK_SEARCH_MULTISTART && !a->have_gpus && !a->mpi) {
+        cli_error(cmd, "--starts is for --algo multistart, --gpus or --mpi, not --algo %s alone",
+                  gpk_search_algo_name(al));
+        return CLI_USAGE;
+    }
+    if (a->mpi && a->eval_file) {
+        cli_error(cmd, "--eval %s evaluates a solution: no search to spread over ranks (drop --mpi)", a->eval_file);
         return CLI_USAGE;
     }
     /* The outputs are checked now, not after a search of minutes. */
     const char *outs[2] = {a->out, a->svg}, *out_roles[2] = {"--out", "--svg"};
     const char *ins[1] = {a->file}, *in_roles[1] = {"(instance)"};
     char err[600];
-    if (io_check_outputs(outs, out_roles, NULL, 2, ins, in_roles, 1, err, sizeof err) != 0) {
+    if (this_rank() == 0 && io_check_outputs(outs, out_roles, NULL, 2, ins, in_roles, 1, err, sizeof err) != 0) {
         cli_error(cmd, "%s", err);
         return CLI_USAGE;
     }
@@ -788,7 +845,16 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     a.so.algo = GPK_SEARCH_ITS; /* the paper's search, for every problem */
     a.seed = 1;
     a.backend = GPK_BACKEND_AUTO;
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) cli_mpi_mute(mpi_run, 1); /* the ranks parse alike: rank 0 tells */
+#endif
     int rc = parse_args(cmd, kind, argc, argv, &a);
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) {
+        cli_mpi_mute(mpi_run, 0);
+        rc = cli_mpi_max(rc); /* only rank 0 checks the outputs */
+    }
+#endif
     if (rc >= 0) return rc;
 
     gpk_qap qap;
@@ -809,6 +875,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         s = gpk_qap_load(a.file, &qap);
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(NULL));
+            ranks_agree(cmd, 0, "reading the instance");
             return CLI_FAIL;
         }
         pb.qap = &qap;
@@ -820,11 +887,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         s = a.random_n ? random_tsp((uint32_t)a.random_n, a.seed, &tsp) : gpk_tsp_load(a.file, &tsp);
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(NULL));
+            ranks_agree(cmd, 0, "reading the instance");
             return CLI_FAIL;
         }
         if (a.svg && (!tsp.x || !tsp.y)) {
             cli_error(cmd, "--svg: %s has EXPLICIT distances and no coordinates to draw", a.file);
             gpk_tsp_free(&tsp);
+            ranks_agree(cmd, 0, "reading the instance");
             return CLI_USAGE;
         }
         pb.tsp = &tsp;
@@ -846,6 +915,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         s = gpk_ppp_generate((uint32_t)a.m, (uint32_t)a.n, a.seed, &ppp);
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(NULL));
+            ranks_agree(cmd, 0, "reading the instance");
             return CLI_FAIL;
         }
         pb.ppp = &ppp;
@@ -917,9 +987,17 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (!init_sol) {
             gpk_qap_free(&qap);
             gpk_tsp_free(&tsp);
+            ranks_agree(cmd, 0, "reading the instance");
             return CLI_FAIL;
         }
         a.so.start = init_sol;
+    }
+    if (!ranks_agree(cmd, 1, "reading the instance")) {
+        free(init_sol);
+        gpk_qap_free(&qap);
+        gpk_tsp_free(&tsp);
+        gpk_ppp_free(&ppp);
+        return CLI_FAIL;
     }
 
 #define CLI_MAX_GPUS 1024
@@ -928,6 +1006,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     int ngpu = 0;
     gpk_search_result res;
     memset(&res, 0, sizeof res);
+#ifdef GPK_HAVE_MPI
+    gpk_mpi_search_run *mpi_runs = NULL; /* --mpi: every run's record */
+#endif
     char tag[160];
     progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0};
     rc = CLI_OK;
@@ -946,7 +1027,57 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         pb.tsp && pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN && gpk_backend_available(GPK_BACKEND_CUDA))
         use_gpu = 1;
 #endif
-    const int multi = use_gpu && (a.have_gpus || (a.so.algo == GPK_SEARCH_MULTISTART && a.so.nb != GPK_NB_OR_OPT));
+    const int multi =
+        !a.mpi && use_gpu && (a.have_gpus || (a.so.algo == GPK_SEARCH_MULTISTART && a.so.nb != GPK_NB_OR_OPT));
+    int mpi_contexts = 0; /* --mpi: the contexts of all ranks */
+#ifdef GPK_HAVE_MPI
+    if (a.mpi) {
+        /* This rank's contexts: K GPUs from device local-rank x K, or the
+         * CPU: T one-thread contexts for multistart (its starts run side by
+         * side, as on one host), else one of T threads. */
+        int per_rank, threads = a.threads;
+        if (use_gpu) {
+            per_rank = a.have_gpus ? (int)a.gpus : 1;
+        } else {
+            if (!threads) {
+                const char *env = getenv("GPK_THREADS");
+                const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+                threads = env && *env && atoi(env) > 0 ? atoi(env)
+                          : cores / mpi_run->local_size > 1 ? (int)(cores / mpi_run->local_size) : 1;
+            }
+            per_rank = a.so.algo == GPK_SEARCH_MULTISTART ? threads : 1;
+        }
+        gctx = calloc((size_t)per_rank, sizeof *gctx);
+        int made = gctx != NULL;
+        if (!gctx) cli_error(cmd, "out of host memory");
+        for (int g = 0; made && g < per_rank; g++) {
+            gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+            co.backend = use_gpu ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
+            co.device = use_gpu ? mpi_run->local_rank * per_rank + g : -1;
+            co.threads = use_gpu ? a.threads : per_rank > 1 ? 1 : threads;
+            gpk_status cs = gpk_ctx_create_ex(&gctx[g], &co);
+            if (cs != GPK_OK) {
+                gctx[g] = NULL;
+                const char *why = *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs);
+                if (use_gpu)
+                    cli_error(cmd, "rank %d (local rank %d of %d, %d GPU%s each): cannot use CUDA device %d: %s",
+                              mpi_run->rank, mpi_run->local_rank, mpi_run->local_size, per_rank,
+                              per_rank > 1 ? "s" : "", co.device, why);
+                else
+                    cli_error(cmd, "rank %d: cannot create a CPU context: %s", mpi_run->rank, why);
+                made = 0;
+            }
+            ngpu = g + 1;
+        }
+        if (!ranks_agree(cmd, made, "creating its contexts")) {
+            rc = CLI_FAIL;
+            goto done;
+        }
+        ngpu = per_rank;
+        ctx = gctx[0];
+        mpi_contexts = cli_mpi_sum(per_rank);
+    } else
+#endif
     if (multi) {
         ngpu = a.have_gpus ? (int)a.gpus : 1;
         gctx = calloc((size_t)ngpu, sizeof *gctx);
@@ -996,7 +1127,14 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
-    if (use_gpu)
+    if (a.mpi && use_gpu)
+        snprintf(tag, sizeof tag, "cuda %s, %d ranks, %d GPU%s in all", gpk_search_eval_name(a.so.eval),
+                 rank_count(), mpi_contexts, mpi_contexts > 1 ? "s" : "");
+    else if (a.mpi)
+        snprintf(tag, sizeof tag, "cpu%s, %d ranks x %u threads",
+                 kind == GPK_PROBLEM_QAP && a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? " formula" : "",
+                 rank_count(), ngpu > 1 ? (unsigned)ngpu : info.threads);
+    else if (use_gpu)
         snprintf(tag, sizeof tag, "cuda %s, %d GPU%s", gpk_search_eval_name(a.so.eval), multi ? ngpu : 1,
                  multi && ngpu > 1 ? "s" : "");
     else
@@ -1009,7 +1147,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     a.so.seed = a.have_search_seed ? a.search_seed : a.seed;
     a.so.time_limit = a.time_limit;
     a.so.cancel = &stop_signal;
-    if (!a.quiet) {
+    if (!a.quiet && this_rank() == 0) {
         a.so.progress = on_progress;
         a.so.user = &ps;
         a.so.progress_every = 1; /* on_progress keeps time */
@@ -1019,7 +1157,11 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         const double gl = a.global ? (double)a.global : 10.0;
         if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
         else if (a.so.algo == GPK_SEARCH_ITS || a.so.algo == GPK_SEARCH_MULTISTART) ps.budget = it * gl;
-        if (a.so.algo == GPK_SEARCH_MULTISTART && !multi) {
+        if (a.mpi) {
+            /* rank 0's first context runs run 0, run C, run 2C ... */
+            const double starts = a.starts ? (double)a.starts : mpi_contexts;
+            ps.runs = ceil(starts / (mpi_contexts < 1 ? 1 : mpi_contexts));
+        } else if (a.so.algo == GPK_SEARCH_MULTISTART && !multi) {
             const double starts = a.starts ? (double)a.starts : info.threads;
             ps.runs = ceil(starts / (info.threads < 1 ? 1 : info.threads));
             if (a.so.nb == GPK_NB_OR_OPT) ps.runs = 1; /* or2opt reports from one run while all run at once */
@@ -1028,12 +1170,24 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
     stop_signal = 0;
     catch_stop_signals(1);
-    s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
+#ifdef GPK_HAVE_MPI
+    if (a.mpi)
+        s = gpk_mpi_search_multistart(MPI_COMM_WORLD, gctx, ngpu, &pb, &a.so, &res, &mpi_runs);
+    else
+#endif
+        s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
     catch_stop_signals(0);
     progress_end(&ps);
     if (s != GPK_OK) {
-        cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
+        /* --mpi: every rank has the same message, naming the rank at fault */
+        if (this_rank() == 0)
+            cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
         rc = CLI_FAIL;
+        goto done;
+    }
+    if (this_rank() != 0) {
+        /* rank 0 reports and writes; the others end as it does */
+        if (res.stopped == GPK_SEARCH_CANCELLED) rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
         goto done;
     }
     /* A CUDA failure mid-run sends the search back to the CPU scan (same
@@ -1076,6 +1230,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (multi)
             fprintf(stderr, "gpk %s: %u runs on %d GPU%s, the best from run %u\n", cmd, res.runs, ngpu,
                     ngpu > 1 ? "s" : "", res.best_run);
+#ifdef GPK_HAVE_MPI
+        if (a.mpi)
+            fprintf(stderr, "gpk %s: %u runs on %d rank%s, %d %s, the best from run %u on rank %d\n", cmd,
+                    res.runs, rank_count(), rank_count() > 1 ? "s" : "", mpi_contexts,
+                    use_gpu ? (mpi_contexts > 1 ? "GPUs" : "GPU") : "at a time", res.best_run,
+                    mpi_runs ? mpi_runs[res.best_run].rank : 0);
+#endif
         if (res.stopped == GPK_SEARCH_TIME_LIMIT)
             fprintf(stderr, "gpk %s: stopped at the time limit (%g s)\n", cmd, a.time_limit);
         else if (res.stopped == GPK_SEARCH_CANCELLED)
@@ -1112,7 +1273,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         printf(", \"search_backend\": \"%s\", \"eval\": %s%s%s, \"gpus\": %d, \"qap_delta\": %s, "
                "\"gpu_evaluated\": %llu, \"runs\": %u, \"best_run\": %u",
                use_gpu ? "cuda" : "cpu", use_gpu ? "\"" : "", use_gpu ? gpk_search_eval_name(a.so.eval) : "null",
-               use_gpu ? "\"" : "", use_gpu ? (multi ? ngpu : 1) : 0,
+               use_gpu ? "\"" : "", use_gpu ? (a.mpi ? mpi_contexts : multi ? ngpu : 1) : 0,
                kind != GPK_PROBLEM_QAP ? "null"
                : use_gpu              ? "\"formula\""
                : a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? "\"formula\""
@@ -1120,6 +1281,11 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                (unsigned long long)res.gpu_evaluated, res.runs, res.best_run);
         if (a.so.algo == GPK_SEARCH_HC_BEST || a.so.algo == GPK_SEARCH_HC_FIRST)
             printf(", \"local_optimum\": %s", res.local_optimum ? "true" : "false");
+#ifdef GPK_HAVE_MPI
+        if (a.mpi)
+            printf(", \"mpi_ranks\": %d, \"contexts\": %d, \"best_rank\": %d", rank_count(), mpi_contexts,
+                   mpi_runs ? mpi_runs[res.best_run].rank : 0);
+#endif
         printf(", \"time_limit\": ");
         if (a.time_limit > 0) printf("%g", a.time_limit);
         else printf("null");
@@ -1159,6 +1325,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     }
 
 done:
+#ifdef GPK_HAVE_MPI
+    free(mpi_runs);
+#endif
     free(init_sol);
     gpk_search_result_free(&res);
     if (gctx) {
@@ -1174,6 +1343,29 @@ done:
     return rc;
 }
 
-int cmd_qap(int argc, char **argv) { return search_main(GPK_PROBLEM_QAP, argc, argv); }
-int cmd_tsp(int argc, char **argv) { return search_main(GPK_PROBLEM_TSP, argc, argv); }
-int cmd_ppp(int argc, char **argv) { return search_main(GPK_PROBLEM_PPP, argc, argv); }
+/* --mpi: in gpk-mpi, MPI around the command (rank 0 reports); gpk hands
+ * the whole command to gpk-mpi. Without --mpi no MPI call. */
+static int search_entry(gpk_problem_kind kind, int argc, char **argv)
+{
+#if defined(GPK_MPI_PROGRAM) && !defined(GPK_HAVE_MPI)
+    if (cli_mpi_requested(argc, argv))
+        return cli_mpi_forward(kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp",
+                               argv - 1); /* gpk's own argv, as main passed argv + 1 */
+#endif
+#ifdef GPK_HAVE_MPI
+    if (cli_mpi_requested(argc, argv)) {
+        const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";
+        cli_mpi mp;
+        if (cli_mpi_init(cmd, &argc, &argv, &mp) != 0) return CLI_FAIL;
+        mpi_run = &mp;
+        const int rc = search_main(kind, argc, argv);
+        mpi_run = NULL;
+        return cli_mpi_finalize(rc);
+    }
+#endif
+    return search_main(kind, argc, argv);
+}
+
+int cmd_qap(int argc, char **argv) { return search_entry(GPK_PROBLEM_QAP, argc, argv); }
+int cmd_tsp(int argc, char **argv) { return search_entry(GPK_PROBLEM_TSP, argc, argv); }
+int cmd_ppp(int argc, char **argv) { return search_entry(GPK_PROBLEM_PPP, argc, argv); }

@@ -1,0 +1,88 @@
+/* The CLI's --mpi helpers (tools/gpk/mpi_cli.h). */
+#define _POSIX_C_SOURCE 200809L /* dup, dup2 */
+#include "mpi_cli.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_mpi_init(const char *cmd, int *argc, char ***argv, cli_mpi *mp)
+{
+    int provided = MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        cli_error(cmd, "--mpi: MPI_Init_thread failed");
+        return -1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &mp->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &mp->size);
+    MPI_Comm node;
+    mp->local_rank = 0;
+    mp->local_size = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mp->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &mp->local_rank);
+        MPI_Comm_size(node, &mp->local_size);
+        MPI_Comm_free(&node);
+    }
+    if (provided < MPI_THREAD_FUNNELED) {
+        /* every rank gets the same level from one MPI library */
+        if (mp->rank == 0) cli_error(cmd, "--mpi: this MPI gives no thread support (MPI_THREAD_FUNNELED needed)");
+        MPI_Finalize();
+        return -1;
+    }
+    return 0;
+}
+
+int cli_mpi_finalize(int rc)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done) MPI_Finalize();
+    return rc;
+}
+
+int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
+{
+    struct {
+        int bad, rank;
+    } in = {!ok, mp->rank}, out = {0, 0};
+    /* MAXLOC: the lowest rank among those that failed */
+    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    if (!out.bad) return 1;
+    if (mp->rank == 0 && out.rank != 0) cli_error(cmd, "rank %d failed %s (its message above)", out.rank, what);
+    return 0;
+}
+
+int cli_mpi_max(int v)
+{
+    int r = v;
+    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return r;
+}
+
+int cli_mpi_sum(int v)
+{
+    int r = v;
+    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    return r;
+}
+
+void cli_mpi_mute(const cli_mpi *mp, int on)
+{
+    static int saved = -1;
+    if (mp->rank == 0) return;
+    fflush(stderr);
+    if (on && saved < 0) {
+        const int null = open("/dev/null", O_WRONLY);
+        if (null < 0) return;
+        saved = dup(2);
+        dup2(null, 2);
+        close(null);
+    } else if (!on && saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+        saved = -1;
+    }
+}
