@@ -231,3 +231,33 @@ extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUD
     }
     return GPK_OK;
 }
+
+extern "C" gpk_status gpk__cuda_enable_peers(gpk_ctx *ctx)
+{
+    int k = 0;
+    while (k < GPK_MAX_DEVICES && ctx->part[k]) k++;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++) {
+            const int di = ctx->part[i]->device, dj = ctx->part[j]->device;
+            if (di == dj) {
+                ctx->peer[i][j] = 1;
+                continue;
+            }
+            int can = 0;
+            cudaError_t e = cudaDeviceCanAccessPeer(&can, di, dj);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaDeviceCanAccessPeer");
+            if (!can) continue; /* the merge copies that device's pieces instead (cudaMemcpyPeerAsync) */
+            e = cudaSetDevice(di);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+            e = cudaDeviceEnablePeerAccess(dj, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled) {
+                (void)cudaGetLastError(); /* another context of this process enabled it: fine */
+                e = cudaSuccess;
+            }
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaDeviceEnablePeerAccess");
+            ctx->peer[i][j] = 1;
+        }
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    return GPK_OK;
+}

@@ -1,0 +1,61 @@
+/* Multi-device sort (issue 17): the driver in multi.c sorts shards spread
+ * over the devices of a context (gpk_sort_shards_*): local sorts, exact
+ * splitters by co-ranking, a merge of the pieces on each device. It talks
+ * to the devices through this table: the CUDA backend (multi_cuda.cu) or
+ * the CPU's virtual devices (multi.c), so that CI tests the driver.
+ *
+ * Calls may return before the work is done (CUDA: issued on each device's
+ * stream); wait() returns when everything issued is done, with the first
+ * failure. rank() is synchronous. */
+#ifndef GPK_MULTI_INTERNAL_H
+#define GPK_MULTI_INTERNAL_H
+
+#include "radix_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpk_multi_dev {
+    gpk_ctx *ctx;
+    int k;                     /* shards = devices */
+    gpk_shard *shards;         /* k of them, validated */
+    size_t total;              /* sum of shards[i].n */
+    gpk_type key_type;
+    unsigned key_width, value_width; /* value_width 0: keys only */
+    unsigned key_bits, radix_bits;   /* from the caller's options */
+    uint64_t mask;             /* the mapped-key bits that take part in the order */
+    void *impl;
+    /* stable sort of shard i's keys (and values) in place */
+    gpk_status (*sort)(struct gpk_multi_dev *d, int i);
+    /* for each of m probes (mapped, masked keys) and every shard i:
+     * below[i * m + c] = keys of sorted shard i whose masked mapped key is
+     * < probes[c]; le likewise with <= (le may be NULL) */
+    gpk_status (*rank)(struct gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below, uint64_t *le);
+    /* output j (shards[j].keys_out) = the stable merge of the pieces
+     * [lo[i], hi[i]) of the sorted shards i = 0..k-1, ties in shard order */
+    gpk_status (*merge)(struct gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi);
+    gpk_status (*wait)(struct gpk_multi_dev *d);
+} gpk_multi_dev;
+
+/* Runs the plan on d (argument checks done, outputs sized). */
+gpk_status gpk__multi_run(gpk_multi_dev *d);
+
+/* Host-API sort of job on a context of several devices (radix.c calls it
+ * when ctx->n_devices > 1). *declined: the input does not fit the devices
+ * (nothing touched; the caller sorts it another way). */
+gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+
+#ifdef GPK_HAVE_CUDA
+/* The CUDA devices of d->ctx: temp bytes shard i needs, and the ops. */
+size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
+                            unsigned value_width, const gpk_radix_opts *o);
+gpk_status gpk__multi_cuda_open(gpk_multi_dev *d);
+void gpk__multi_cuda_close(gpk_multi_dev *d);
+gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
