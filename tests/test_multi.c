@@ -227,8 +227,13 @@ static const gpk_dist dists[] = {GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS, GPK_DI
 
 static void shards_suite(const int *devices, int k, int small)
 {
-    static const size_t sizes[] = {0, 1, 2, 3, 5, 17, 31, 127, 128, 129, 255, 256, 257, 1021, 1024, 1025,
-                                   4093, 65535, 65536, 65537};
+    static const size_t all_sizes[] = {0, 1, 2, 3, 5, 17, 31, 127, 128, 129, 255, 256, 257, 1021, 1024, 1025,
+                                       4093, 65535, 65536, 65537};
+    static const size_t quick_sizes[] = {0, 1, 3, 257, 4093, 65537};
+    /* GPK_TEST_MULTI_QUICK=1: a few sizes, for compute-sanitizer */
+    const int quick = getenv("GPK_TEST_MULTI_QUICK") && *getenv("GPK_TEST_MULTI_QUICK") == '1';
+    const size_t *sizes = quick ? quick_sizes : all_sizes;
+    const size_t n_sizes = quick ? sizeof quick_sizes / sizeof quick_sizes[0] : sizeof all_sizes / sizeof all_sizes[0];
     gpk_ctx *ctx = open_ctx(devices, k);
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
@@ -240,13 +245,13 @@ static void shards_suite(const int *devices, int k, int small)
     for (int t = GPK_U32; t <= GPK_F64; t++)
         for (int kind = 0; kind < 3; kind++) {
             const size_t vw = kind == 0 ? 0 : kind == 1 ? 4 : 8;
-            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+            for (size_t si = 0; si < n_sizes; si++)
                 for (int p = 0; p < PATTERNS; p++) {
                     const gpk_dist d = dists[counter++ % DISTS];
                     run_case(ctx, k, (gpk_type)t, vw, sizes[si], d, p, 0);
                 }
             /* every distribution at one size that K does not divide */
-            for (size_t di = 0; di < DISTS; di++) run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0);
+            for (size_t di = 0; di < DISTS && !quick; di++) run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0);
             if (!small) run_case(ctx, k, (gpk_type)t, vw, ((size_t)1 << 20) + 3, dists[counter++ % DISTS], 0, 0);
         }
     /* key_bits: the order of the low bits only */
@@ -275,22 +280,27 @@ static void host_suite(const int *devices, int k, int small)
             uint32_t *v = malloc(n * 4 + 4), *rv = malloc(n * 4 + 4), *sig = malloc(n * 4 + 4);
             if (!a || !r || !b || !v || !rv || !sig) die("out of host memory");
             gpk_generate(ty, d, a, n, gpk_rng_next(&rng), d == GPK_DIST_FEW_BITS ? 3 : 0);
+            gpk_sort_opts radix = GPK_SORT_OPTS_INIT;
+            radix.algorithm = GPK_SORT_RADIX;
             for (size_t i = 0; i < n; i++) v[i] = rv[i] = (uint32_t)(i * 2654435761u);
             memcpy(r, a, n * kw);
             memcpy(b, a, n * kw);
             gpk_sort_reference(ty, r, 4, rv, NULL, n, 0);
             /* keys */
-            gpk_status s = gpk_sort_keys(ctx, ty, b, n, NULL);
+            gpk_status s = gpk_sort_keys(ctx, ty, b, n, &radix);
             TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw), "host keys K=%d %s n=%zu %s: %s", k, gpk_type_name(ty), n,
                      gpk_dist_name(d), gpk_last_error(ctx));
+            if (n >= 2)
+                TU_CHECK(!strcmp(gpk_last_sort_path(ctx), "radix-multi"), "host keys K=%d n=%zu ran %s, not radix-multi",
+                         k, n, gpk_last_sort_path(ctx));
             /* pairs */
             memcpy(b, a, n * kw);
-            s = gpk_sort_pairs(ctx, ty, b, GPK_U32, v, n, NULL);
+            s = gpk_sort_pairs(ctx, ty, b, GPK_U32, v, n, &radix);
             TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw) && !memcmp(v, rv, n * 4), "host pairs K=%d %s n=%zu: %s", k,
                      gpk_type_name(ty), n, gpk_last_error(ctx));
             /* perm: keys_out[j] = keys_in[sigma[j]], stable (sigma increasing on ties) */
             memcpy(b, a, n * kw);
-            s = gpk_sort_perm(ctx, ty, b, sig, n, NULL);
+            s = gpk_sort_perm(ctx, ty, b, sig, n, &radix);
             int ok = s == GPK_OK && !memcmp(b, r, n * kw);
             for (size_t j = 0; ok && j < n; j++) {
                 ok = sig[j] < n && !memcmp(b + j * kw, a + (size_t)sig[j] * kw, kw);
@@ -301,7 +311,7 @@ static void host_suite(const int *devices, int k, int small)
             memcpy(b, a, n * kw);
             unsigned char *c = malloc(n * kw + 1);
             if (!c) die("out of host memory");
-            s = gpk_sort_keys_to(ctx, ty, b, c, n, NULL);
+            s = gpk_sort_keys_to(ctx, ty, b, c, n, &radix);
             TU_CHECK(s == GPK_OK && !memcmp(c, r, n * kw) && !memcmp(b, a, n * kw), "host keys_to K=%d %s n=%zu: %s",
                      k, gpk_type_name(ty), n, gpk_last_error(ctx));
             free(c);
@@ -477,8 +487,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad device list\n");
         return 2;
     }
-    /* the child contexts must not see GPK_DEVICES */
+    /* the contexts here name their devices; the host API spreads every size */
     unsetenv("GPK_DEVICES");
+    setenv("GPK_MULTI_MIN", "0", 1);
     printf("devices:");
     for (int i = 0; i < k; i++) printf(" %d", list[i]);
     printf("\n");

@@ -145,11 +145,12 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  *
  * Temporary storage, CUB-style: call with shards[0].temp == NULL to get
  * every shards[i].temp_bytes (memory of device i), allocate, call again.
- * The call is synchronous: it returns when the outputs are written (it
- * waits for the devices to read back co-ranks). On CUDA the caller's work
- * that writes the inputs must be complete (e.g. cudaDeviceSynchronize)
- * before the call. Values are 4 or 8 bytes wide. A failure leaves each
- * input shard a permutation of itself (values moved with their keys). */
+ * The call is synchronous: on CUDA it first waits for all work on every
+ * device (so the caller's writes of the inputs, on any stream, are done),
+ * runs on the context's own streams, and returns when the outputs are
+ * written (it reads the co-ranks back on the way). Values are 4 or 8 bytes
+ * wide. A failure leaves each input shard a permutation of itself (values
+ * moved with their keys); the outputs are then undefined. */
 typedef struct gpk_shard {
     void *keys;        /* n keys: sorted in place (scratch) */
     void *values;      /* NULL (keys only), or n values moved with them */

@@ -58,6 +58,9 @@ struct gpk_ctx {
     int n_devices;
     gpk_ctx *part[GPK_MAX_DEVICES];
     unsigned char peer[GPK_MAX_DEVICES][GPK_MAX_DEVICES];
+    struct gpk_multi_stats { /* the last multi-device sort's phases (host clock), for gpk bench */
+        double sort_ms, split_ms, merge_ms;
+    } multi;
 };
 
 /* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */

@@ -14,12 +14,20 @@
  *  3. Every device merges its pieces (one from each shard), reading the
  *     other devices' pieces where they lie (CUDA: peer loads over NVLink).
  * The exchange is the merge's reads: no copy of its own. */
+#define _POSIX_C_SOURCE 200809L
 #include "multi_internal.h"
 #include "quick_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
 
 size_t gpk_shard_share(size_t n, int k, int i)
 {
@@ -133,17 +141,25 @@ done:
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
     const int k = d->k;
+    struct gpk_multi_stats *st = &d->ctx->multi;
+    memset(st, 0, sizeof *st);
+    double t0 = now_ms();
     gpk_status s = GPK_OK;
     for (int i = 0; i < k && s == GPK_OK; i++) s = d->sort(d, i);
     gpk_status w = d->wait(d);
     if (s == GPK_OK) s = w;
     if (s != GPK_OK || d->total == 0) return s;
+    double t1 = now_ms();
+    st->sort_ms = t1 - t0;
     size_t *cut = malloc((size_t)(k + 1) * (size_t)k * sizeof *cut);
     if (!cut) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
     s = find_cuts(d, cut);
+    t0 = now_ms();
+    st->split_ms = t0 - t1;
     for (int j = 0; j < k && s == GPK_OK; j++) s = d->merge(d, j, cut + (size_t)j * k, cut + (size_t)(j + 1) * k);
     w = d->wait(d);
     if (s == GPK_OK) s = w;
+    st->merge_ms = now_ms() - t0;
     free(cut);
     return s;
 }
@@ -226,7 +242,7 @@ static gpk_status cpu_wait(gpk_multi_dev *d)
 
 #define CPU_TEMP_BYTES 256 /* the virtual devices need no scratch; a non-zero size keeps the query plain */
 
-static gpk_status sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
+gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
                               const gpk_sort_opts *opts, const char *fn)
 {
     if (!ctx) return GPK_EINVAL;
@@ -301,7 +317,10 @@ static gpk_status sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_widt
         s = gpk__multi_cuda_open(&d);
         if (s == GPK_OK) s = gpk__multi_run(&d);
         gpk__multi_cuda_close(&d);
-        if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+        if (s == GPK_OK) {
+            gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+            ctx->last_sort_path = "radix-multi";
+        }
         return s;
     }
 #endif
@@ -310,13 +329,16 @@ static gpk_status sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_widt
     d.merge = cpu_merge;
     d.wait = cpu_wait;
     s = gpk__multi_run(&d);
-    if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+    if (s == GPK_OK) {
+        gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+        ctx->last_sort_path = "radix-multi";
+    }
     return s;
 }
 
 gpk_status gpk_sort_shards_keys(gpk_ctx *ctx, gpk_type key_type, gpk_shard *shards, const gpk_sort_opts *opts)
 {
-    return sort_shards(ctx, key_type, 0, shards, opts, "gpk_sort_shards_keys");
+    return gpk__sort_shards(ctx, key_type, 0, shards, opts, "gpk_sort_shards_keys");
 }
 
 gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
@@ -326,10 +348,21 @@ gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_w
         gpk__clear_error(ctx);
         return gpk__fail(ctx, GPK_EINVAL, "gpk_sort_shards_pairs: value_width must be 4 or 8, not %zu", value_width);
     }
-    return sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs");
+    return gpk__sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs");
 }
 
 /* ---- the host API on several devices -------------------------------------------- */
+
+size_t gpk__multi_min(const gpk_ctx *ctx)
+{
+    const char *v = getenv("GPK_MULTI_MIN");
+    if (v && *v) {
+        char *end;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (end != v && *end == '\0') return (size_t)x;
+    }
+    return ctx->backend == GPK_BACKEND_CUDA ? (size_t)1 << 22 : 0;
+}
 
 gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
 {
@@ -372,7 +405,7 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = job->key_bits;
     o.radix_bits = job->radix_bits;
-    s = sort_shards(ctx, job->key_type, vw, shards, &o, "sort");
+    s = gpk__sort_shards(ctx, job->key_type, vw, shards, &o, "sort");
     if (s == GPK_OK) {
         memcpy(job->keys, out_keys, n * kw);
         if (vw) memcpy(values, out_vals, n * vw);

@@ -38,8 +38,18 @@ typedef struct gpk_multi_dev {
     gpk_status (*wait)(struct gpk_multi_dev *d);
 } gpk_multi_dev;
 
+/* gpk_sort_shards_* (fn names the caller in messages). */
+gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
+                            const gpk_sort_opts *opts, const char *fn);
+
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
+
+/* The smallest host-API sort that a context of several devices spreads
+ * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a
+ * few splitter rounds cost about a millisecond; measured in
+ * docs/perf/scale.md), 0 on the CPU's virtual devices (tests). */
+size_t gpk__multi_min(const gpk_ctx *ctx);
 
 /* Host-API sort of job on a context of several devices (radix.c calls it
  * when ctx->n_devices > 1). *declined: the input does not fit the devices

@@ -113,9 +113,12 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     /* Too large for the device (or its budget): the radix sort out of core,
      * which checks the host memory it needs itself. */
     const int asked_quick = opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
-    /* Several devices: the radix sort over all of them, unless the input
-     * does not fit them (then out of core on the first one, below). */
-    if (!asked_quick && ctx->n_devices > 1 && (ctx->backend == GPK_BACKEND_CPU || ctx->backend == GPK_BACKEND_CUDA)) {
+    /* Several devices: the radix sort over all of them from a size on
+     * (below, the first device alone is faster), unless the input does not
+     * fit them (then out of core on the first one, below). A quicksort,
+     * asked for or picked, runs on the first device. */
+    if (algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) &&
+        (ctx->backend == GPK_BACKEND_CPU || ctx->backend == GPK_BACKEND_CUDA)) {
         if (src) copy_keys(ctx, keys, src, n * job.key_width);
         job.src = NULL;
         src = NULL;

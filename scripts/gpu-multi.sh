@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Issue 17, the multi-GPU sort in one process, on nvidia-h100-x2 (2 H100s
+# joined by NVLink; runs on one GPU too, as the same GPU twice).
+#   scripts/gpu-multi.sh [BUILD_DIR] [build] [test] [memcheck] [bench] [host]
+#   (default: all stages; about 5 minutes)
+# build:    configures BUILD_DIR (default $GPK_GPU_BUILD or build-gpu, sm_90)
+#           when it has no CMake cache; builds test_multi, test_radix,
+#           test_api and gpk-bench.
+# test:     nvidia-smi topo; tests/test_multi cuda over every GPU (0,1), the
+#           GPUs reversed (1,0), the same GPU twice (0,0), then 3 and 4
+#           shards over the GPUs repeated (the merge tree); the whole
+#           test_radix and test_api suites through a context of all GPUs
+#           (GPK_DEVICES=0,1, GPK_MULTI_MIN=0: every host-API radix sort
+#           spread over both).
+# memcheck: compute-sanitizer memcheck of test_multi cuda (quick sizes).
+# bench:    gpk bench multi: 2^31 keys device-resident, 1 GPU vs 2 GPUs:
+#           u32 keys (the goal: 1.7x), u64 keys, u32/u32 pairs; then 2^28
+#           u32 keys. JSON in $OUT/multi.json.
+# host:     the host API (gpk_sort_keys on a pageable array) of 2^31 u32
+#           keys on a context of 1 and of 2 GPUs.
+# Logs go to $OUT (or ./gpu-multi-out) as logs.tar.gz; the table comes last.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/gpu-multi-out}
+build=${GPK_GPU_BUILD:-$root/build-gpu}
+if [ $# -gt 0 ] && [ -d "$1" ]; then build=$(cd "$1" && pwd); shift; fi
+stages=${*:-build test memcheck bench host}
+has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+mkdir -p "$out/logs"
+export PATH="$PATH:/usr/local/cuda/bin"
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+json=$out/multi.json
+: >"$json"
+start=$(date +%s)
+deadline=$(( start + ${GPK_MULTI_DEADLINE:-345} ))
+note "gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tr '\n' ';')"
+note "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+note "gpus: $gpus"
+nvidia-smi topo -m >"$out/logs/topo.txt" 2>&1 || true
+
+# Every step stops at its own timeout and at the script's deadline.
+runlog() { # name timeout command...
+  local name=$1 t=$2; shift 2
+  local s=$(date +%s)
+  local left=$(( deadline - s ))
+  if [ "$left" -lt 15 ]; then note "$name: SKIPPED (deadline)"; return 1; fi
+  [ "$t" -gt "$left" ] && t=$left
+  timeout "$t" "$@" >"$out/logs/$name.log" 2>&1
+  local rc=$?
+  note "$name: rc=$rc ($(( $(date +%s) - s )) s) $(grep -E 'checks|ERROR SUMMARY' "$out/logs/$name.log" | tail -n 1)"
+  grep -E '^FAIL' "$out/logs/$name.log" | head -n 5 | tee -a "$summary"
+  return $rc
+}
+
+if has build; then
+  s=$(date +%s)
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/logs/configure.log" 2>&1 \
+      || note "build: configure FAILED (logs/configure.log)"
+  fi
+  if cmake --build "$build" -j16 --target test_multi test_radix test_api gpk_bench >"$out/logs/build.log" 2>&1; then
+    note "build: ok ($(( $(date +%s) - s )) s)"
+  else
+    note "build: FAILED (logs/build.log)"; tail -n 30 "$out/logs/build.log"
+  fi
+fi
+
+all=0; rev=0
+if [ "$gpus" -ge 2 ]; then
+  all=$(seq -s, 0 $(( gpus - 1 )))
+  rev=$(seq -s, $(( gpus - 1 )) -1 0)
+fi
+if has test; then
+  export GPK_REQUIRE_CUDA=1
+  if [ "$gpus" -ge 2 ]; then
+    runlog test_multi_all 90 "$build/tests/test_multi" cuda "$all"
+    GPK_TEST_SMALL=1 runlog test_multi_reversed 60 "$build/tests/test_multi" cuda "$rev"
+  fi
+  GPK_TEST_SMALL=1 runlog test_multi_same_gpu 60 "$build/tests/test_multi" cuda 0,0
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  GPK_DEVICES=$devs GPK_MULTI_MIN=0 GPK_TEST_SMALL=1 runlog test_radix_multi 120 "$build/tests/test_radix" cuda
+  GPK_DEVICES=$devs GPK_MULTI_MIN=0 runlog test_api_multi 30 "$build/tests/test_api" cuda
+fi
+
+if has memcheck; then
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog memcheck_multi 100 \
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$build/tests/test_multi" cuda "$devs"
+fi
+
+bench=$build/gpk-bench
+if has bench; then
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  runlog bench_2g 150 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 5 \
+    --configs u32,u64,u32/u32 --json "$json"
+  runlog bench_256m 30 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 256M --reps 9 --configs u32 \
+    --json "$json"
+fi
+if has host; then
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  runlog bench_host 90 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 2 --configs "" --host \
+    --json "$json"
+fi
+
+tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null && rm -rf "$out/logs"
+note "total: $(( $(date +%s) - start )) s"
+echo
+echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run) =="
+for f in bench_2g bench_256m bench_host; do
+  tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host) '
+done | awk '!(/^mode/ && seen++)'
