@@ -36,12 +36,31 @@
 #endif
 
 int cmd_bench_multi(int argc, char **argv);
+void cmd_bench_multi_help(FILE *f);
+
+void cmd_bench_multi_help(FILE *f)
+{
+    fputs("usage: gpk bench multi [OPTIONS]   the multi-GPU sort (CUDA): the same keys on 1 GPU and\n"
+          "spread over K GPUs, device-resident (gpk_sort_shards_*), and the host API\n"
+          "  --gpus LIST         GPU counts to run (default 1,2)\n"
+          "  --devices LIST      the devices used, in order (default 0,1,...; 0,0 = one GPU twice)\n"
+          "  --n N               keys in all (default 2G = 2^31)\n"
+          "  --reps R            timed runs after one warm-up; the median is reported (default 5)\n"
+          "  --configs LIST      key types, with /VALUE_TYPE for pairs (default u32,u64,u32/u32)\n"
+          "  --host              also the host API: gpk_sort_keys of u32 keys on 1 and K GPUs\n"
+          "  --json FILE         append one JSON object per row\n"
+          "  --seed S            the keys' seed (default: from the clock)\n",
+          f);
+}
 
 #ifndef GPK_HAVE_CUDA
 int cmd_bench_multi(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            cmd_bench_multi_help(stdout);
+            return 0;
+        }
     fprintf(stderr, "gpk bench multi: this gpk was built without CUDA\n");
     return 1;
 }
@@ -406,6 +425,10 @@ int cmd_bench_multi(int argc, char **argv)
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            cmd_bench_multi_help(stdout);
+            return 0;
+        }
         if (!strcmp(a, "--host")) host = 1;
         else if (v && !strcmp(a, "--gpus")) n_gpus = parse_ints(argv[++i], gpus, 8);
         else if (v && !strcmp(a, "--devices")) n_devices = parse_ints(argv[++i], devices, GPK_MAX_DEVICES);
@@ -416,8 +439,8 @@ int cmd_bench_multi(int argc, char **argv)
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "multi")) continue;
         else {
-            fprintf(stderr, "usage: gpk bench multi [--gpus 1,2] [--devices 0,1] [--n 2G] [--reps 5] "
-                            "[--configs u32,u64,u32/u32] [--host] [--json FILE] [--seed S] (bad argument %s)\n", a);
+            fprintf(stderr, "gpk bench multi: bad argument %s\n", a);
+            cmd_bench_multi_help(stderr);
             return 2;
         }
     }

@@ -14,6 +14,7 @@
  * `bench octree` (cmd_bench_octree.c), `bench search` (cmd_bench_search.c). */
 /* bench/cmd_bench_multi.c: the multi-GPU sort (issue 17) */
 int cmd_bench_multi(int argc, char **argv);
+void cmd_bench_multi_help(FILE *f);
 
 static void bench_help(FILE *f)
 {
@@ -24,9 +25,8 @@ static void bench_help(FILE *f)
     cmd_bench_octree_help(f);
     fputc('\n', f);
     cmd_bench_search_help(f);
-    fputs("\ngpk bench multi [--gpus 1,2] [--devices 0,1] [--n 2G] [--reps 5] [--configs u32,u64,u32/u32]\n"
-          "                [--host] [--json FILE] [--seed S]\n"
-          "  the multi-GPU sort: the same keys on 1 GPU and spread over K (docs/perf/scale.md)\n", f);
+    fputc('\n', f);
+    cmd_bench_multi_help(f);
 }
 
 static int bench_dispatch(int argc, char **argv)

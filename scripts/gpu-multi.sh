@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Issue 17, the multi-GPU sort in one process, on nvidia-h100-x2 (2 H100s
 # joined by NVLink; runs on one GPU too, as the same GPU twice).
-#   scripts/gpu-multi.sh [BUILD_DIR] [build] [test] [memcheck] [bench] [host]
+#   scripts/gpu-multi.sh [BUILD_DIR] [build] [test] [bench] [host] [memcheck] [suites]
 #   (default: all stages; about 5 minutes)
 # build:    configures BUILD_DIR (default $GPK_GPU_BUILD or build-gpu, sm_90)
 #           when it has no CMake cache; builds test_multi, test_radix,
 #           test_api and gpk-bench.
 # test:     nvidia-smi topo; tests/test_multi cuda over every GPU (0,1), the
-#           GPUs reversed (1,0), the same GPU twice (0,0), then 3 and 4
-#           shards over the GPUs repeated (the merge tree); the whole
-#           test_radix and test_api suites through a context of all GPUs
-#           (GPK_DEVICES=0,1, GPK_MULTI_MIN=0: every host-API radix sort
-#           spread over both).
+#           GPUs reversed (1,0), the same GPU twice (0,0), the copying
+#           exchange (GPK_MULTI_EXCHANGE=copy), each then with 3 and 4
+#           shards over the GPUs repeated (the merge tree).
+# suites:   the whole test_radix (GPK_TEST_SMALL=1) and test_api suites
+#           through a context of all GPUs (GPK_DEVICES=0,1, GPK_MULTI_MIN=0:
+#           every host-API radix sort spread over them).
 # memcheck: compute-sanitizer memcheck of test_multi cuda (quick sizes).
 # bench:    gpk bench multi: 2^31 keys device-resident, 1 GPU vs 2 GPUs:
-#           u32 keys (the goal: 1.7x), u64 keys, u32/u32 pairs; then 2^28
-#           u32 keys. JSON in $OUT/multi.json.
+#           u32 keys (the goal: 1.7x), u64 keys, u32/u32 pairs; u32 keys
+#           again with GPK_MULTI_EXCHANGE=copy (pieces copied by DMA, then
+#           merged locally, instead of peer loads in the merge); then 2^28
+#           u32 keys. JSON in $OUT/multi.json (copy: multi.json.copy).
 # host:     the host API (gpk_sort_keys on a pageable array) of 2^31 u32
 #           keys on a context of 1 and of 2 GPUs.
 # Logs go to $OUT (or ./gpu-multi-out) as logs.tar.gz; the table comes last.
@@ -24,7 +27,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/gpu-multi-out}
 build=${GPK_GPU_BUILD:-$root/build-gpu}
 if [ $# -gt 0 ] && [ -d "$1" ]; then build=$(cd "$1" && pwd); shift; fi
-stages=${*:-build test memcheck bench host}
+stages=${*:-build test bench host memcheck suites}
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$out/logs"
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -76,39 +79,47 @@ fi
 if has test; then
   export GPK_REQUIRE_CUDA=1
   if [ "$gpus" -ge 2 ]; then
-    runlog test_multi_all 90 "$build/tests/test_multi" cuda "$all"
-    GPK_TEST_SMALL=1 runlog test_multi_reversed 60 "$build/tests/test_multi" cuda "$rev"
+    runlog test_multi_all 75 "$build/tests/test_multi" cuda "$all"
+    GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_reversed 30 "$build/tests/test_multi" cuda "$rev"
   fi
-  GPK_TEST_SMALL=1 runlog test_multi_same_gpu 60 "$build/tests/test_multi" cuda 0,0
+  GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_same_gpu 30 "$build/tests/test_multi" cuda 0,0
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
-  GPK_DEVICES=$devs GPK_MULTI_MIN=0 GPK_TEST_SMALL=1 runlog test_radix_multi 120 "$build/tests/test_radix" cuda
-  GPK_DEVICES=$devs GPK_MULTI_MIN=0 runlog test_api_multi 30 "$build/tests/test_api" cuda
-fi
-
-if has memcheck; then
-  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
-  GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog memcheck_multi 100 \
-    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$build/tests/test_multi" cuda "$devs"
+  GPK_MULTI_EXCHANGE=copy GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_copy 30 "$build/tests/test_multi" cuda "$devs"
 fi
 
 bench=$build/gpk-bench
 if has bench; then
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
-  runlog bench_2g 150 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 5 \
+  runlog bench_2g 120 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 5 \
     --configs u32,u64,u32/u32 --json "$json"
+  GPK_MULTI_EXCHANGE=copy runlog bench_2g_copy 60 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G \
+    --reps 5 --configs u32 --json "$json.copy"
   runlog bench_256m 30 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 256M --reps 9 --configs u32 \
     --json "$json"
 fi
 if has host; then
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
-  runlog bench_host 90 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 2 --configs "" --host \
+  runlog bench_host 60 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 2G --reps 2 --configs "" --host \
     --json "$json"
+fi
+
+if has memcheck; then
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog memcheck_multi 75 \
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$build/tests/test_multi" cuda "$devs"
+fi
+
+if has suites; then
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  GPK_REQUIRE_CUDA=1 GPK_DEVICES=$devs GPK_MULTI_MIN=0 GPK_TEST_SMALL=1 runlog test_radix_multi 90 \
+    "$build/tests/test_radix" cuda
+  GPK_REQUIRE_CUDA=1 GPK_DEVICES=$devs GPK_MULTI_MIN=0 runlog test_api_multi 20 "$build/tests/test_api" cuda
 fi
 
 tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null && rm -rf "$out/logs"
 note "total: $(( $(date +%s) - start )) s"
 echo
 echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run) =="
-for f in bench_2g bench_256m bench_host; do
+for f in bench_2g bench_2g_copy bench_256m bench_host; do
   tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host) '
 done | awk '!(/^mode/ && seen++)'

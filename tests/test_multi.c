@@ -230,8 +230,10 @@ static void shards_suite(const int *devices, int k, int small)
     static const size_t all_sizes[] = {0, 1, 2, 3, 5, 17, 31, 127, 128, 129, 255, 256, 257, 1021, 1024, 1025,
                                        4093, 65535, 65536, 65537};
     static const size_t quick_sizes[] = {0, 1, 3, 257, 4093, 65537};
-    /* GPK_TEST_MULTI_QUICK=1: a few sizes, for compute-sanitizer */
-    const int quick = getenv("GPK_TEST_MULTI_QUICK") && *getenv("GPK_TEST_MULTI_QUICK") == '1';
+    /* GPK_TEST_MULTI_QUICK=1: a few sizes, for compute-sanitizer; the same
+     * under the CI's ASan tier (GPK_TEST_SANITIZER=1) */
+    const int quick = (getenv("GPK_TEST_MULTI_QUICK") && *getenv("GPK_TEST_MULTI_QUICK") == '1') ||
+                      (getenv("GPK_TEST_SANITIZER") && *getenv("GPK_TEST_SANITIZER") == '1');
     const size_t *sizes = quick ? quick_sizes : all_sizes;
     const size_t n_sizes = quick ? sizeof quick_sizes / sizeof quick_sizes[0] : sizeof all_sizes / sizeof all_sizes[0];
     gpk_ctx *ctx = open_ctx(devices, k);

@@ -151,6 +151,17 @@ __global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, c
     }
 }
 
+/* Whether device j's merge reads shard i where it lies (peer loads), or
+ * copies it over first: GPK_MULTI_EXCHANGE=copy forces the copies (bulk
+ * DMA at the link's full rate, then a merge of local data), to measure the
+ * two against each other (docs/perf/scale.md). */
+bool loads_from(const gpk_ctx *ctx, int j, int i)
+{
+    if (i == j) return true;
+    const char *x = getenv("GPK_MULTI_EXCHANGE");
+    return ctx->peer[j][i] && !(x && !strcmp(x, "copy"));
+}
+
 /* Temp of shard i: [probes | below | le | splits] then a region that the
  * local sort uses first and the merge (its tree buffer, gathered pieces)
  * after. */
@@ -178,7 +189,7 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     const size_t copy = align_up(m_i * kw, 256) + align_up(m_i * vw, 256);
     L.tree = k > 2 ? copy : 0;
     int gather = 0;
-    for (int j = 0; j < k; j++) gather |= j != i && !ctx->peer[i][j];
+    for (int j = 0; j < k; j++) gather |= !loads_from(ctx, i, j);
     L.gather = gather ? copy : 0;
     const size_t merge_bytes = L.tree + L.gather;
     L.total = L.region + (L.sort_bytes > merge_bytes ? L.sort_bytes : merge_bytes);
@@ -322,7 +333,7 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         if (len == 0) continue;
         const gpk_shard *src = &d->shards[i];
         Run run = {(const char *)src->keys + lo[i] * kw, vw ? (const char *)src->values + lo[i] * vw : NULL, len};
-        if (i != j && !d->ctx->peer[j][i]) {
+        if (!loads_from(d->ctx, j, i)) {
             /* no peer loads between these two: copy the piece over first */
             const int dj = part_of(d, j)->device, di = part_of(d, i)->device;
             e = cudaMemcpyPeerAsync(gather_k + gathered * kw, dj, run.keys, di, len * kw, st);
