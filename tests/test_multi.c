@@ -324,6 +324,13 @@ static void host_suite(const int *devices, int k, int small)
             free(rv);
             free(sig);
         }
+    /* more than the devices and the host hold: ENOMEM, nothing touched */
+    uint32_t few[8] = {5, 3, 9, 1, 7, 2, 8, 6}, same[8];
+    memcpy(same, few, sizeof few);
+    gpk_status s = gpk_sort_keys(ctx, GPK_U32, few, (size_t)1 << 40, NULL);
+    TU_CHECK(s == GPK_ENOMEM && *gpk_last_error(ctx) && !memcmp(few, same, sizeof few),
+             "K=%d, 2^40 keys: %s (%s), expected ENOMEM with the keys untouched", k, gpk_status_string(s),
+             gpk_last_error(ctx));
     printf("K=%d: host API %s\n", k, tu_failures == fails_before ? "ok" : "FAILED");
     gpk_ctx_destroy(ctx);
 }

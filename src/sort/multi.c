@@ -381,6 +381,12 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
         *declined = 1;
         return GPK_OK;
     }
+    /* the outputs and the sorts' scratch: refused before anything is
+     * touched, not left to an overcommitting allocator */
+    if (ctx->info.memory_bytes && 3.0 * (double)n * (double)(kw + vw) > (double)ctx->info.memory_bytes)
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu elements over %d virtual devices need %.2f GiB, the host has %.2f GiB",
+                         n, k, 3.0 * (double)n * (double)(kw + vw) / 1073741824.0,
+                         (double)ctx->info.memory_bytes / 1073741824.0);
     unsigned char *out_keys = malloc(n * kw), *out_vals = vw ? malloc(n * vw) : NULL;
     unsigned char temp[GPK_MAX_DEVICES][CPU_TEMP_BYTES];
     gpk_status s = GPK_OK;

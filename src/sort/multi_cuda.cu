@@ -113,9 +113,15 @@ __global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, c
     const size_t a0 = splits[blockIdx.x], a1 = splits[blockIdx.x + 1];
     const size_t b0 = d0 - a0;
     const int la = (int)(a1 - a0), len = (int)(d1 - d0), lb = len - la;
-    for (int t = threadIdx.x; t < len; t += kThreads) {
-        sk[t] = t < la ? a[a0 + t] : b[b0 + t - la];
-        if (kValues) sv[t] = t < la ? va[a0 + t] : vb[b0 + t - la];
+    /* a fixed trip count, so that every load of a thread is in flight at
+     * once (the peer's answer takes microseconds over NVLink) */
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        const int t = q * kThreads + threadIdx.x;
+        if (t < len) {
+            sk[t] = t < la ? a[a0 + t] : b[b0 + t - la];
+            if (kValues) sv[t] = t < la ? va[a0 + t] : vb[b0 + t - la];
+        }
     }
     __syncthreads();
     const int diag = threadIdx.x * kItems < len ? threadIdx.x * kItems : len;
@@ -145,9 +151,13 @@ __global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, c
         if (kValues) sv[diag + q] = rv[q];
     }
     __syncthreads();
-    for (int t = threadIdx.x; t < len; t += kThreads) {
-        out[d0 + t] = sk[t];
-        if (kValues) vout[d0 + t] = sv[t];
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        const int t = q * kThreads + threadIdx.x;
+        if (t < len) {
+            out[d0 + t] = sk[t];
+            if (kValues) vout[d0 + t] = sv[t];
+        }
     }
 }
 
