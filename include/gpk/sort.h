@@ -150,7 +150,11 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * runs on the context's own streams, and returns when the outputs are
  * written (it reads the co-ranks back on the way). Values are 4 or 8 bytes
  * wide. A failure leaves each input shard a permutation of itself (values
- * moved with their keys); the outputs are then undefined. */
+ * moved with their keys); the outputs are then undefined. CUDA: the other
+ * devices read each input where it lies (peer access, enabled by the
+ * context): memory from cudaMalloc is readable so; memory from a stream-
+ * ordered pool (cudaMallocAsync) only where the pool grants the other
+ * devices access (cudaMemPoolSetAccess). */
 typedef struct gpk_shard {
     void *keys;        /* n keys: sorted in place (scratch) */
     void *values;      /* NULL (keys only), or n values moved with them */
