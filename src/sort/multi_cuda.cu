@@ -73,11 +73,14 @@ __global__ void rank_probes(const K *keys, size_t n, const uint64_t *probes, int
 }
 
 /* How many of a's elements the first d outputs of the stable merge of a
- * and b take (ties: a first). */
+ * and b take (ties: a first), knowing that it lies in [lo, hi]. */
 template <typename K>
-__device__ size_t merge_path(const K *a, size_t na, const K *b, size_t nb, size_t d, int type, uint64_t mask)
+__device__ size_t merge_path_in(const K *a, size_t na, const K *b, size_t nb, size_t d, size_t lo, size_t hi,
+                                int type, uint64_t mask)
 {
-    size_t lo = d > nb ? d - nb : 0, hi = d < na ? d : na;
+    if (d > nb && d - nb > lo) lo = d - nb;
+    if (d < hi) hi = d;
+    if (na < hi) hi = na;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
         if ((map_key(type, a[mid]) & mask) <= (map_key(type, b[d - 1 - mid]) & mask)) lo = mid + 1;
@@ -86,15 +89,34 @@ __device__ size_t merge_path(const K *a, size_t na, const K *b, size_t nb, size_
     return lo;
 }
 
-/* splits[q] = merge_path at output q * kTile, for q = 0..tiles. */
+/* splits[q] = the merge path at output q * kTile, q = 0..tiles, in two
+ * steps: every kCoarse-th one over the whole range, then the others between
+ * their coarse neighbours (the path is monotone), so that most searches
+ * take half the steps: each step of the peer's side is a load over the
+ * link. */
+constexpr size_t kCoarse = 64;
+
 template <typename K>
-__global__ void merge_splits(const K *a, size_t na, const K *b, size_t nb, size_t tiles, int type, uint64_t mask,
-                             size_t *splits)
+__global__ void merge_splits_coarse(const K *a, size_t na, const K *b, size_t nb, size_t tiles, int type,
+                                    uint64_t mask, size_t *splits)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
+    if (t > coarse) return;
+    const size_t q = t * kCoarse < tiles ? t * kCoarse : tiles;
+    const size_t d = q * kTile < na + nb ? q * kTile : na + nb;
+    splits[q] = merge_path_in(a, na, b, nb, d, 0, na, type, mask);
+}
+
+template <typename K>
+__global__ void merge_splits_fine(const K *a, size_t na, const K *b, size_t nb, size_t tiles, int type,
+                                  uint64_t mask, size_t *splits)
 {
     const size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (q > tiles) return;
-    const size_t d = q * kTile < na + nb ? q * kTile : na + nb;
-    splits[q] = merge_path(a, na, b, nb, d, type, mask);
+    if (q >= tiles || q % kCoarse == 0) return;
+    const size_t q0 = q / kCoarse * kCoarse, q1 = q0 + kCoarse < tiles ? q0 + kCoarse : tiles;
+    const size_t d = q * kTile;
+    splits[q] = merge_path_in(a, na, b, nb, d, splits[q0], splits[q1], type, mask);
 }
 
 /* One tile of the merge: its pieces of a and b are loaded into shared
@@ -296,9 +318,14 @@ cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size
                          cudaStream_t st)
 {
     const size_t total = a.n + b.n, tiles = (total + kTile - 1) / kTile;
-    merge_splits<K><<<(unsigned)((tiles + 1 + 255) / 256), 256, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys,
-                                                                         b.n, tiles, type, mask, splits);
+    const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
+    merge_splits_coarse<K><<<(unsigned)((coarse + 1 + 255) / 256), 256, 0, st>>>(
+        (const K *)a.keys, a.n, (const K *)b.keys, b.n, tiles, type, mask, splits);
     cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    merge_splits_fine<K><<<(unsigned)((tiles + 255) / 256), 256, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys,
+                                                                          b.n, tiles, type, mask, splits);
+    e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     merge_tiles<K, V><<<(unsigned)tiles, kThreads, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys, b.n,
                                                             (const V *)a.vals, (const V *)b.vals, (K *)out, (V *)vout,
