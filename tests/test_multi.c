@@ -324,6 +324,34 @@ static void host_suite(const int *devices, int k, int small)
             free(rv);
             free(sig);
         }
+    /* CPU: a device budget that one device's share fits but not the whole
+     * input (larger than one device, fitting all of them): the sort runs
+     * over the devices; one that the share does not fit either: the first
+     * device's out-of-core sort takes it */
+    if (backend == GPK_BACKEND_CPU) {
+        const size_t n = 300007;
+        uint32_t *a = malloc(n * 4), *r = malloc(n * 4);
+        if (!a || !r) die("out of host memory");
+        gpk_generate(GPK_U32, GPK_DIST_FEW_BITS, a, n, gpk_rng_next(&rng), 12);
+        memcpy(r, a, n * 4);
+        gpk_sort_reference(GPK_U32, r, 0, NULL, NULL, n, 0);
+        const size_t share = gpk_shard_share(n, k, 0);
+        for (int fits = 1; fits >= 0; fits--) {
+            uint32_t *b = malloc(n * 4);
+            if (!b) die("out of host memory");
+            memcpy(b, a, n * 4);
+            gpk_ctx_set_device_budget(ctx, fits ? 2 * share * 4 + 64 : share * 4);
+            gpk_status s = gpk_sort_keys(ctx, GPK_U32, b, n, NULL);
+            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * 4), "K=%d budget (%s): %s", k, fits ? "share fits" : "too small",
+                     gpk_last_error(ctx));
+            TU_CHECK(!strcmp(gpk_last_sort_path(ctx), "radix-multi") == fits, "K=%d budget (%s): ran %s", k,
+                     fits ? "share fits" : "too small", gpk_last_sort_path(ctx));
+            free(b);
+        }
+        gpk_ctx_set_device_budget(ctx, 0);
+        free(a);
+        free(r);
+    }
     /* more than the devices and the host hold: ENOMEM, nothing touched */
     uint32_t few[8] = {5, 3, 9, 1, 7, 2, 8, 6}, same[8];
     memcpy(same, few, sizeof few);
