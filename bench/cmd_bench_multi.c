@@ -417,6 +417,52 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
     }
 }
 
+/* The peer link between the first two devices: 1 GiB one way, the other
+ * way, and both ways at once (cudaMemcpyPeerAsync, best of 3), in GB/s:
+ * the rate the model of docs/perf/scale.md takes. */
+static void link_rate(const int *devices, FILE *json, const char *device)
+{
+    const size_t bytes = (size_t)1 << 30;
+    void *buf[2][2];
+    cudaStream_t st[2];
+    for (int g = 0; g < 2; g++) {
+        CUDA_TRY(cudaSetDevice(devices[g]));
+        CUDA_TRY(cudaMalloc(&buf[g][0], bytes));
+        CUDA_TRY(cudaMalloc(&buf[g][1], bytes));
+        CUDA_TRY(cudaStreamCreate(&st[g]));
+    }
+    double best[3] = {1e30, 1e30, 1e30};
+    for (int rep = 0; rep < 3; rep++)
+        for (int mode = 0; mode < 3; mode++) {
+            for (int g = 0; g < 2; g++) {
+                CUDA_TRY(cudaSetDevice(devices[g]));
+                CUDA_TRY(cudaDeviceSynchronize());
+            }
+            const double t0 = now_ms();
+            for (int g = 0; g < 2; g++) {
+                if (mode != 2 && mode != g) continue;
+                /* g's stream pulls the other device's buffer into its own */
+                CUDA_TRY(cudaMemcpyPeerAsync(buf[g][0], devices[g], buf[1 - g][1], devices[1 - g], bytes, st[g]));
+            }
+            for (int g = 0; g < 2; g++) CUDA_TRY(cudaStreamSynchronize(st[g]));
+            const double ms = now_ms() - t0;
+            if (ms < best[mode]) best[mode] = ms;
+        }
+    const double gb = (double)bytes / 1e9;
+    printf("link: device %d <- %d %.1f GB/s, %d <- %d %.1f GB/s, both at once %.1f GB/s each way\n", devices[0],
+           devices[1], gb / best[0] * 1e3, devices[1], devices[0], gb / best[1] * 1e3, gb / best[2] * 1e3);
+    if (json)
+        fprintf(json, "{\"bench\": \"multi\", \"mode\": \"link\", \"gb_per_s_0\": %.2f, \"gb_per_s_1\": %.2f, "
+                      "\"gb_per_s_both\": %.2f, \"device\": \"%s\"}\n",
+                gb / best[0] * 1e3, gb / best[1] * 1e3, gb / best[2] * 1e3, device);
+    for (int g = 0; g < 2; g++) {
+        CUDA_TRY(cudaSetDevice(devices[g]));
+        CUDA_TRY(cudaFree(buf[g][0]));
+        CUDA_TRY(cudaFree(buf[g][1]));
+        CUDA_TRY(cudaStreamDestroy(st[g]));
+    }
+}
+
 int cmd_bench_multi(int argc, char **argv)
 {
     int gpus[8] = {1, 2}, n_gpus = 2, devices[GPK_MAX_DEVICES], n_devices = 0, reps = 5, host = 0;
@@ -470,6 +516,7 @@ int cmd_bench_multi(int argc, char **argv)
     printf("gpk bench multi: %s, devices", device);
     for (int i = 0; i < n_devices; i++) printf("%s%d", i ? "," : " ", devices[i]);
     printf(", seed %" PRIu64 ", median of %d\n", seed, reps);
+    if (most >= 2 && devices[0] != devices[1]) link_rate(devices, json, device);
     printf("%-7s %-8s %12s %4s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "ms", "min_ms", "Gkey/s",
            "speedup", "sort_ms", "split_ms", "merge_ms");
     int failures = 0;

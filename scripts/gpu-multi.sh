@@ -121,5 +121,5 @@ note "total: $(( $(date +%s) - start )) s"
 echo
 echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run) =="
 for f in bench_2g bench_2g_copy bench_256m bench_host; do
-  tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host) '
+  tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host|link:) '
 done | awk '!(/^mode/ && seen++)'
