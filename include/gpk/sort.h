@@ -132,9 +132,9 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * [off_i, off_i + m_i) of the sorted whole, m_i = gpk_shard_share(n, K, i)
  * (n the total; the first n mod K outputs hold one more), whatever the
  * keys (all-equal keys included). Stable: equal keys keep the order
- * (shard, index in shard). The order of keys and key_bits are those of
- * gpk_sort_keys (opts: key_bits, radix_bits; algorithm must be AUTO or
- * RADIX).
+ * (shard, index in shard). The order of keys is that of gpk_sort_keys;
+ * opts: key_bits (0 = all bits of the type, as in gpk/cuda.h: no
+ * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
  * Plan (docs/guide.md, "Several GPUs"): every device sorts its shard in
  * place (the input arrays are scratch: they hold the shard sorted
