@@ -243,7 +243,7 @@ static gpk_status cpu_wait(gpk_multi_dev *d)
 #define CPU_TEMP_BYTES 256 /* the virtual devices need no scratch; a non-zero size keeps the query plain */
 
 gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
-                              const gpk_sort_opts *opts, const char *fn)
+                            const gpk_sort_opts *opts, const char *fn, int out_in_temp)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
@@ -278,7 +278,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 #ifdef GPK_HAVE_CUDA
         if (ctx->backend == GPK_BACKEND_CUDA)
             need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
-                                           (unsigned)value_width, &o);
+                                           (unsigned)value_width, &o, out_in_temp);
 #endif
     }
     if (!shards[0].temp) {
@@ -294,7 +294,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         if (sh->n > 0 && (!sh->keys || (value_width && !sh->values)))
             return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d holds %zu keys but its %s pointer is NULL", fn, i, sh->n,
                              sh->keys ? "values" : "keys");
-        if (m > 0 && (!sh->keys_out || (value_width && !sh->values_out)))
+        if (!out_in_temp && m > 0 && (!sh->keys_out || (value_width && !sh->values_out)))
             return gpk__fail(ctx, GPK_EINVAL, "%s: output %d gets %zu keys but its %s pointer is NULL", fn, i, m,
                              sh->keys_out ? "values_out" : "keys_out");
     }
@@ -311,6 +311,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     d.radix_bits = o.radix_bits;
     const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
     d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
     gpk_status s;
 #ifdef GPK_HAVE_CUDA
     if (ctx->backend == GPK_BACKEND_CUDA) {
@@ -338,7 +339,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 
 gpk_status gpk_sort_shards_keys(gpk_ctx *ctx, gpk_type key_type, gpk_shard *shards, const gpk_sort_opts *opts)
 {
-    return gpk__sort_shards(ctx, key_type, 0, shards, opts, "gpk_sort_shards_keys");
+    return gpk__sort_shards(ctx, key_type, 0, shards, opts, "gpk_sort_shards_keys", 0);
 }
 
 gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
@@ -348,7 +349,7 @@ gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_w
         gpk__clear_error(ctx);
         return gpk__fail(ctx, GPK_EINVAL, "gpk_sort_shards_pairs: value_width must be 4 or 8, not %zu", value_width);
     }
-    return gpk__sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs");
+    return gpk__sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs", 0);
 }
 
 /* ---- the host API on several devices -------------------------------------------- */
@@ -411,7 +412,7 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = job->key_bits;
     o.radix_bits = job->radix_bits;
-    s = gpk__sort_shards(ctx, job->key_type, vw, shards, &o, "sort");
+    s = gpk__sort_shards(ctx, job->key_type, vw, shards, &o, "sort", 0);
     if (s == GPK_OK) {
         memcpy(job->keys, out_keys, n * kw);
         if (vw) memcpy(values, out_vals, n * vw);

@@ -195,13 +195,14 @@ bool loads_from(const gpk_ctx *ctx, int j, int i)
 }
 
 /* Temp of shard i: [probes | below | le | splits] then a region that the
- * local sort uses first and the merge (its tree buffer, gathered pieces)
- * after. */
+ * local sort uses first and the merge after: [output (out_in_temp only) |
+ * tree buffer | gathered pieces]. */
 struct Layout {
-    size_t probes, below, le, splits, region, sort_bytes, tree, gather, total;
+    size_t probes, below, le, splits, region, sort_bytes, merge, tree, gather, total;
 };
 
-Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o)
+Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o,
+              int out_in_temp)
 {
     Layout L;
     const size_t most = (size_t)(k > 1 ? k - 1 : 1) * kProbes;
@@ -223,7 +224,8 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     int gather = 0;
     for (int j = 0; j < k; j++) gather |= !loads_from(ctx, i, j);
     L.gather = gather ? copy : 0;
-    const size_t merge_bytes = L.tree + L.gather;
+    L.merge = L.region + (out_in_temp ? copy : 0);
+    const size_t merge_bytes = L.merge - L.region + L.tree + L.gather;
     L.total = L.region + (L.sort_bytes > merge_bytes ? L.sort_bytes : merge_bytes);
     return L;
 }
@@ -359,8 +361,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
     cudaStream_t st = stream_of(d, j);
     char *t = (char *)out->temp;
     size_t *splits = (size_t *)(t + L.splits);
-    char *tree_k = t + L.region, *tree_v = tree_k + align_up(m * kw, 256);
-    char *gather_k = t + L.region + L.tree, *gather_v = gather_k + align_up(m * kw, 256);
+    char *tree_k = t + L.merge, *tree_v = tree_k + align_up(m * kw, 256);
+    char *gather_k = t + L.merge + L.tree, *gather_v = gather_k + align_up(m * kw, 256);
     Run runs[GPK_MAX_DEVICES];
     int r = 0;
     size_t gathered = 0;
@@ -432,9 +434,9 @@ gpk_status cuda_wait(gpk_multi_dev *d)
 } // namespace
 
 extern "C" size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                                       unsigned value_width, const gpk_radix_opts *o)
+                                       unsigned value_width, const gpk_radix_opts *o, int out_in_temp)
 {
-    return layout(ctx, i, k, n_i, m_i, key_width, value_width, o).total;
+    return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp).total;
 }
 
 extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
@@ -450,9 +452,16 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     im->o.key_bits = d->key_bits;
     im->o.radix_bits = d->radix_bits;
     im->o.algorithm = GPK_SORT_RADIX;
-    for (int i = 0; i < d->k; i++)
-        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, gpk_shard_share(d->total, d->k, i), d->key_width,
-                          d->value_width, &im->o);
+    for (int i = 0; i < d->k; i++) {
+        const size_t m = gpk_shard_share(d->total, d->k, i);
+        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o, d->out_in_temp);
+        if (d->out_in_temp) {
+            /* the output takes the sort's scratch once the sort is done */
+            char *t = (char *)d->shards[i].temp + im->L[i].region;
+            d->shards[i].keys_out = t;
+            d->shards[i].values_out = d->value_width ? t + align_up(m * d->key_width, 256) : NULL;
+        }
+    }
     const size_t most = (size_t)(d->k > 1 ? d->k - 1 : 1) * kProbes;
     im->host_counts = (unsigned long long *)malloc((size_t)d->k * most * 2 * sizeof(unsigned long long));
     if (!im->host_counts) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
@@ -560,11 +569,11 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         gpk_ctx *part = ctx->part[i];
         const size_t m = sh[i].n;
         size_t bytes[GPK_CUDA_SLOTS] = {0};
+        /* the input, and the scratch, which holds the output after the
+         * local sort: two copies of the slice (and tables), as on one GPU */
         bytes[GPK_CUDA_KEYS_A] = m * kw;
-        bytes[GPK_CUDA_KEYS_B] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
-        bytes[GPK_CUDA_VALUES_B] = m * vw;
-        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o);
+        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1);
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
         if (ctx->device_budget && need > ctx->device_budget) {
@@ -583,9 +592,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         if (s != GPK_OK) return gpk__fail(ctx, s, "sort over %d devices, device %d: %s", k, i, gpk_last_error(part));
         gpk_cuda_state *st = (gpk_cuda_state *)part->cuda;
         sh[i].keys = st->buf[GPK_CUDA_KEYS_A];
-        sh[i].keys_out = st->buf[GPK_CUDA_KEYS_B];
         sh[i].values = vw ? st->buf[GPK_CUDA_VALUES_A] : NULL;
-        sh[i].values_out = vw ? st->buf[GPK_CUDA_VALUES_B] : NULL;
         sh[i].temp = st->buf[GPK_CUDA_TEMP];
         sh[i].temp_bytes = st->buf_bytes[GPK_CUDA_TEMP];
     }
@@ -605,7 +612,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         off += sh[i].n;
     }
     GPK_CHECK(copy_all(ctx, c, k));
-    GPK_CHECK(gpk__sort_shards(ctx, job->key_type, vw, sh, &o, "sort"));
+    GPK_CHECK(gpk__sort_shards(ctx, job->key_type, vw, sh, &o, "sort", 1));
     for (int i = 0; i < k; i++) {
         c[i].dev_keys = sh[i].keys_out;
         c[i].dev_vals = sh[i].values_out;

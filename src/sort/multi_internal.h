@@ -25,6 +25,8 @@ typedef struct gpk_multi_dev {
     unsigned key_width, value_width; /* value_width 0: keys only */
     unsigned key_bits, radix_bits;   /* from the caller's options */
     uint64_t mask;             /* the mapped-key bits that take part in the order */
+    int out_in_temp;           /* CUDA: the outputs go into each shard's scratch, after the local sort's use
+                                  of it (keys_out, values_out are set there): the host API's two copies */
     void *impl;
     /* stable sort of shard i's keys (and values) in place */
     gpk_status (*sort)(struct gpk_multi_dev *d, int i);
@@ -40,7 +42,7 @@ typedef struct gpk_multi_dev {
 
 /* gpk_sort_shards_* (fn names the caller in messages). */
 gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
-                            const gpk_sort_opts *opts, const char *fn);
+                            const gpk_sort_opts *opts, const char *fn, int out_in_temp);
 
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
@@ -59,7 +61,7 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
 #ifdef GPK_HAVE_CUDA
 /* The CUDA devices of d->ctx: temp bytes shard i needs, and the ops. */
 size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                            unsigned value_width, const gpk_radix_opts *o);
+                            unsigned value_width, const gpk_radix_opts *o, int out_in_temp);
 gpk_status gpk__multi_cuda_open(gpk_multi_dev *d);
 void gpk__multi_cuda_close(gpk_multi_dev *d);
 gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
