@@ -21,6 +21,9 @@
 #           u32 keys. JSON in $OUT/multi.json (copy: multi.json.copy).
 # host:     the host API (gpk_sort_keys on a pageable array) of 2^31 u32
 #           keys on a context of 1 and of 2 GPUs.
+# big:      (not in the default list; about 3 minutes, 150 GiB of host
+#           memory) the host API of 12 x 2^30 u32 keys (48 GiB) on 1 GPU
+#           (out of core) and on 2 (in memory).
 # Logs go to $OUT (or ./gpu-multi-out) as logs.tar.gz; the table comes last.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -103,6 +106,14 @@ if has host; then
     --json "$json"
 fi
 
+if has big; then
+  # 12 x 2^30 u32 keys (48 GiB) through the host API: one GPU needs the
+  # out-of-core sort (issue 16), two hold 24 GiB each twice in memory
+  devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  runlog bench_host_big 240 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 12G --reps 1 --configs "" \
+    --host --json "$json"
+fi
+
 if has memcheck; then
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
   GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog memcheck_multi 75 \
@@ -120,6 +131,6 @@ tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null && rm -rf "$out/logs"
 note "total: $(( $(date +%s) - start )) s"
 echo
 echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run) =="
-for f in bench_2g bench_2g_copy bench_256m bench_host; do
+for f in bench_2g bench_2g_copy bench_256m bench_host bench_host_big; do
   tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host|link:) '
 done | awk '!(/^mode/ && seen++)'
