@@ -18,7 +18,7 @@
 #           u32 keys (the goal: 1.7x), u64 keys, u32/u32 pairs; u32 keys
 #           again with GPK_MULTI_EXCHANGE=copy (pieces copied by DMA, then
 #           merged locally, instead of peer loads in the merge); then 2^28
-#           u32 keys. JSON in $OUT/multi.json (copy: multi.json.copy).
+#           and 2^22 u32 keys. JSON in $OUT/multi.json (copy: multi.json.copy).
 # host:     the host API (gpk_sort_keys on a pageable array) of 2^31 u32
 #           keys on a context of 1 and of 2 GPUs.
 # big:      (not in the default list; about 3 minutes, 150 GiB of host
@@ -99,6 +99,9 @@ if has bench; then
     --reps 5 --configs u32 --json "$json.copy"
   runlog bench_256m 30 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 256M --reps 9 --configs u32 \
     --json "$json"
+  # where two GPUs stop paying (GPK_MULTI_MIN's default, 2^22)
+  runlog bench_small 30 "$bench" bench multi --gpus 1,2 --devices "$devs" --n 4M --reps 15 --configs u32,u32/u32 \
+    --json "$json"
 fi
 if has host; then
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
@@ -131,6 +134,6 @@ tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null && rm -rf "$out/logs"
 note "total: $(( $(date +%s) - start )) s"
 echo
 echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run) =="
-for f in bench_2g bench_2g_copy bench_256m bench_host bench_host_big; do
+for f in bench_2g bench_2g_copy bench_256m bench_small bench_host bench_host_big; do
   tar -xzf "$out/logs.tar.gz" -O "logs/$f.log" 2>/dev/null | grep -E '^(mode|device|host|link:) '
 done | awk '!(/^mode/ && seen++)'
