@@ -4,10 +4,10 @@
  * the merge-based multi-GPU sort):
  *  1. Every device sorts its shard in place (the stable radix sort).
  *  2. Splitters: output j starts at global rank r_j = m_0 + ... + m_{j-1}.
- *     The key v of rank r_j is found by a search over key values, 255
+ *     The key v of rank r_j is found by a search over key values, 4095
  *     probes a round (every device counts, for each probe, its keys below
- *     it with binary searches in its sorted shard), so 4 rounds for 32-bit
- *     keys and 8 for 64-bit ones, all boundaries at once. Shard i then
+ *     it with binary searches in its sorted shard), so 3 rounds for 32-bit
+ *     keys and 6 for 64-bit ones, all boundaries at once. Shard i then
  *     gives output j its keys below v plus, in shard order, the keys equal
  *     to v that rank r_j leaves: ties split by (shard, index), which makes
  *     the cut exact whatever the keys and the sort stable.
@@ -37,19 +37,18 @@ size_t gpk_shard_share(size_t n, int k, int i)
 
 /* ---- the driver ------------------------------------------------------------ */
 
-#define MULTI_PROBES 255 /* per boundary and round */
 
-/* Probes splitting (lo, hi] into about MULTI_PROBES steps; returns their count. */
-static size_t fill_probes(uint64_t lo, uint64_t hi, uint64_t *p)
+/* At most np probes splitting (lo, hi] into equal steps; returns their count. */
+static size_t fill_probes(uint64_t lo, uint64_t hi, uint64_t np, uint64_t *p)
 {
     const uint64_t span = hi - lo;
     size_t c = 0;
-    if (span <= MULTI_PROBES) {
+    if (span <= np) {
         for (uint64_t t = 1; t <= span; t++) p[c++] = lo + t;
         return c;
     }
-    const uint64_t step = span / MULTI_PROBES + (span % MULTI_PROBES != 0);
-    for (uint64_t t = 1; t <= MULTI_PROBES && step <= span / t; t++) p[c++] = lo + t * step;
+    const uint64_t step = span / np + (span % np != 0);
+    for (uint64_t t = 1; t <= np && step <= span / t; t++) p[c++] = lo + t * step;
     return c;
 }
 
@@ -71,7 +70,7 @@ static gpk_status find_cuts(gpk_multi_dev *d, size_t *cut)
         hi[b] = d->mask;
         for (int i = 0; i < k; i++) cut[b * k + i] = b > 0 && !open[b] ? d->shards[i].n : 0;
     }
-    const size_t most = (size_t)(k > 1 ? k - 1 : 1) * MULTI_PROBES;
+    const size_t most = (size_t)(k > 1 ? k - 1 : 1) * d->probes;
     uint64_t *probes = malloc(most * sizeof *probes);
     uint64_t *below = malloc(most * (size_t)k * sizeof *below);
     uint64_t *le = malloc((size_t)(k + 1) * (size_t)k * sizeof *le);
@@ -84,7 +83,7 @@ static gpk_status find_cuts(gpk_multi_dev *d, size_t *cut)
         size_t m = 0;
         for (size_t b = 0; b < nb; b++) {
             first[b] = m;
-            count[b] = open[b] && lo[b] < hi[b] ? fill_probes(lo[b], hi[b], probes + m) : 0;
+            count[b] = open[b] && lo[b] < hi[b] ? fill_probes(lo[b], hi[b], d->probes, probes + m) : 0;
             m += count[b];
         }
         if (m == 0) break;
@@ -325,6 +324,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         return s;
     }
 #endif
+    d.probes = 255;
     d.sort = cpu_sort;
     d.rank = cpu_rank;
     d.merge = cpu_merge;

@@ -25,7 +25,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kItems = 8;
 constexpr int kTile = kThreads * kItems; /* output elements a block merges */
-constexpr int kProbes = 255;             /* multi.c's MULTI_PROBES */
+constexpr int kProbes = GPK_MULTI_PROBES;
 
 size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -465,6 +465,7 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     const size_t most = (size_t)(d->k > 1 ? d->k - 1 : 1) * kProbes;
     im->host_counts = (unsigned long long *)malloc((size_t)d->k * most * 2 * sizeof(unsigned long long));
     if (!im->host_counts) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    d->probes = GPK_MULTI_PROBES;
     d->sort = cuda_sort;
     d->rank = cuda_rank;
     d->merge = cuda_merge;

@@ -16,6 +16,13 @@
 extern "C" {
 #endif
 
+/* Most probes per boundary and round of the splitter search: with 4095
+ * the search takes 3 rounds for 32-bit keys and 6 for 64-bit ones (plus one
+ * to count the keys equal to the splitter), each a small copy to and from
+ * every device; the CPU's virtual devices take 255 (more rounds, less
+ * work per round for the host that runs them). */
+#define GPK_MULTI_PROBES 4095
+
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;
     int k;                     /* shards = devices */
@@ -25,6 +32,7 @@ typedef struct gpk_multi_dev {
     unsigned key_width, value_width; /* value_width 0: keys only */
     unsigned key_bits, radix_bits;   /* from the caller's options */
     uint64_t mask;             /* the mapped-key bits that take part in the order */
+    unsigned probes;           /* per boundary and round, 1..GPK_MULTI_PROBES */
     int out_in_temp;           /* CUDA: the outputs go into each shard's scratch, after the local sort's use
                                   of it (keys_out, values_out are set there): the host API's two copies */
     void *impl;
