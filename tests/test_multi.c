@@ -504,8 +504,9 @@ int main(int argc, char **argv)
         return tu_finish("test_multi cpu");
     }
     if (!gpk_backend_available(GPK_BACKEND_CUDA)) {
-        printf("CUDA unavailable: skipped\n");
-        return TU_SKIP;
+        const char *req = getenv("GPK_REQUIRE_CUDA");
+        printf("CUDA unavailable: %s\n", req && *req == '1' ? "but GPK_REQUIRE_CUDA=1: failing" : "skipped");
+        return req && *req == '1' ? 1 : TU_SKIP;
     }
     int list[GPK_MAX_DEVICES], k = 0;
     const char *env = getenv("GPK_DEVICES");
