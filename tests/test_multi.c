@@ -493,6 +493,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_multi cpu|cuda [device list such as 0,1]\n");
         return 2;
     }
+    /* the host API spreads every size over the devices (the CPU's virtual
+     * devices only when asked to) */
+    setenv("GPK_MULTI_MIN", "0", 1);
     seed_base = tu_seed();
     gpk_rng_seed(&rng, seed_base);
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
@@ -525,9 +528,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad device list\n");
         return 2;
     }
-    /* the contexts here name their devices; the host API spreads every size */
+    /* the contexts here name their devices */
     unsetenv("GPK_DEVICES");
-    setenv("GPK_MULTI_MIN", "0", 1);
     printf("devices:");
     for (int i = 0; i < k; i++) printf(" %d", list[i]);
     printf("\n");

@@ -57,8 +57,9 @@ gpk_status gpk__multi_run(gpk_multi_dev *d);
 
 /* The smallest host-API sort that a context of several devices spreads
  * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a
- * few splitter rounds cost about a millisecond; measured in
- * docs/perf/scale.md), 0 on the CPU's virtual devices (tests). */
+ * few splitter rounds cost a fraction of a millisecond; docs/perf/scale.md
+ * measures 2^22), never on the CPU's virtual devices (they are for tests,
+ * which set GPK_MULTI_MIN). */
 size_t gpk__multi_min(const gpk_ctx *ctx);
 
 /* Host-API sort of job on a context of several devices (radix.c calls it
