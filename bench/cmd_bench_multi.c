@@ -204,6 +204,7 @@ typedef struct row {
     const char *mode;
     int gpus;
     double ms, min_ms, sort_ms, split_ms, merge_ms;
+    double copy_ms, search_ms, tiles_ms; /* inside the merge, the slowest GPU */
     int ok;
     char why[160];
 } row;
@@ -231,7 +232,7 @@ static row run_device(const input *in, const int *devices, int k, int reps)
     r.gpus = k;
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
-    double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * 3, sizeof *ph);
+    double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * 6, sizeof *ph);
     unsigned char *got = malloc(in->n * kw), *got_v = vw ? malloc(in->n * vw) : NULL;
     if (!t || !ph || !got || (vw && !got_v)) exit(1);
     if (k == 1) {
@@ -308,9 +309,12 @@ static row run_device(const input *in, const int *devices, int k, int reps)
             s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, NULL) : gpk_sort_shards_keys(ctx, in->type, sh, NULL);
             if (rep >= 0) {
                 t[rep] = now_ms() - t0;
-                ph[3 * rep] = ctx->multi.sort_ms;
-                ph[3 * rep + 1] = ctx->multi.split_ms;
-                ph[3 * rep + 2] = ctx->multi.merge_ms;
+                ph[6 * rep] = ctx->multi.sort_ms;
+                ph[6 * rep + 1] = ctx->multi.split_ms;
+                ph[6 * rep + 2] = ctx->multi.merge_ms;
+                ph[6 * rep + 3] = ctx->multi.copy_ms;
+                ph[6 * rep + 4] = ctx->multi.search_ms;
+                ph[6 * rep + 5] = ctx->multi.tiles_ms;
             }
         }
         if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
@@ -342,12 +346,18 @@ static row run_device(const input *in, const int *devices, int k, int reps)
         r.min_ms = sorted[0];
         for (int rep = 0; rep < reps; rep++)
             if (t[rep] == r.ms) {
-                r.sort_ms = ph[3 * rep];
-                r.split_ms = ph[3 * rep + 1];
-                r.merge_ms = ph[3 * rep + 2];
+                r.sort_ms = ph[6 * rep];
+                r.split_ms = ph[6 * rep + 1];
+                r.merge_ms = ph[6 * rep + 2];
+                r.copy_ms = ph[6 * rep + 3];
+                r.search_ms = ph[6 * rep + 4];
+                r.tiles_ms = ph[6 * rep + 5];
             }
         free(sorted);
         r.ok = verify(in, got, got_v, r.why, sizeof r.why);
+        if (r.ok && k > 1)
+            snprintf(r.why, sizeof r.why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r.copy_ms, r.search_ms,
+                     r.tiles_ms);
     }
     free(t);
     free(ph);
@@ -409,9 +419,12 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
         fprintf(json,
                 "{\"bench\": \"multi\", \"mode\": \"%s\", \"type\": \"%s\", \"values\": %u, \"n\": %zu, \"gpus\": %d, "
                 "\"ms\": %.3f, \"min_ms\": %.3f, \"gkeys_per_s\": %.4f, \"speedup_vs_1\": %.3f, \"sort_ms\": %.3f, "
-                "\"split_ms\": %.3f, \"merge_ms\": %.3f, \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
+                "\"split_ms\": %.3f, \"merge_ms\": %.3f, \"merge_copy_ms\": %.3f, \"merge_search_ms\": %.3f, "
+                "\"merge_tiles_ms\": %.3f, \"exchange\": \"%s\", \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
                 r->mode, gpk_type_name(in->type), in->vw, in->n, r->gpus, r->ms, r->min_ms,
                 r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms, r->merge_ms,
+                r->copy_ms, r->search_ms, r->tiles_ms,
+                getenv("GPK_MULTI_EXCHANGE") && !strcmp(getenv("GPK_MULTI_EXCHANGE"), "copy") ? "copy" : "load",
                 r->ok ? "true" : "false", r->why, device);
         fflush(json);
     }

@@ -60,6 +60,9 @@ struct gpk_ctx {
     unsigned char peer[GPK_MAX_DEVICES][GPK_MAX_DEVICES];
     struct gpk_multi_stats { /* the last multi-device sort's phases (host clock), for gpk bench */
         double sort_ms, split_ms, merge_ms;
+        /* CUDA, inside the merge (events; the slowest device): copies of the
+         * pieces, the tile searches of the first round, the rest */
+        double copy_ms, search_ms, tiles_ms;
     } multi;
 };
 

@@ -232,6 +232,9 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
 
 struct Impl {
     int caller_device;               /* current when the call began, current again after */
+    /* per device: merge start, pieces copied, first searches done, merge end */
+    cudaEvent_t ev[GPK_MAX_DEVICES][4];
+    bool timed[GPK_MAX_DEVICES];
     Layout L[GPK_MAX_DEVICES];
     unsigned long long *host_counts; /* k * most * 2, for rank() */
     gpk_radix_opts o;
@@ -317,7 +320,7 @@ struct Run {
 
 template <typename K, typename V>
 cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size_t *splits, int type, uint64_t mask,
-                         cudaStream_t st)
+                         cudaStream_t st, cudaEvent_t searched)
 {
     const size_t total = a.n + b.n, tiles = (total + kTile - 1) / kTile;
     const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
@@ -328,6 +331,7 @@ cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size
     merge_splits_fine<K><<<(unsigned)((tiles + 255) / 256), 256, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys,
                                                                           b.n, tiles, type, mask, splits);
     e = cudaGetLastError();
+    if (e == cudaSuccess && searched) e = cudaEventRecord(searched, st);
     if (e != cudaSuccess) return e;
     merge_tiles<K, V><<<(unsigned)tiles, kThreads, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys, b.n,
                                                             (const V *)a.vals, (const V *)b.vals, (K *)out, (V *)vout,
@@ -336,17 +340,18 @@ cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size
 }
 
 cudaError_t merge2(gpk_multi_dev *d, const Run &a, const Run &b, void *out, void *vout, size_t *splits,
-                   cudaStream_t st)
+                   cudaStream_t st, cudaEvent_t searched)
 {
     const int t = (int)d->key_type;
+    const uint64_t mk = d->mask;
     if (d->key_width == 4) {
-        if (d->value_width == 0) return launch_merge<uint32_t, char>(a, b, out, vout, splits, t, d->mask, st);
-        if (d->value_width == 4) return launch_merge<uint32_t, uint32_t>(a, b, out, vout, splits, t, d->mask, st);
-        return launch_merge<uint32_t, uint64_t>(a, b, out, vout, splits, t, d->mask, st);
+        if (d->value_width == 0) return launch_merge<uint32_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+        if (d->value_width == 4) return launch_merge<uint32_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+        return launch_merge<uint32_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
     }
-    if (d->value_width == 0) return launch_merge<uint64_t, char>(a, b, out, vout, splits, t, d->mask, st);
-    if (d->value_width == 4) return launch_merge<uint64_t, uint32_t>(a, b, out, vout, splits, t, d->mask, st);
-    return launch_merge<uint64_t, uint64_t>(a, b, out, vout, splits, t, d->mask, st);
+    if (d->value_width == 0) return launch_merge<uint64_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+    if (d->value_width == 4) return launch_merge<uint64_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+    return launch_merge<uint64_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
 }
 
 gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi)
@@ -366,7 +371,9 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
     Run runs[GPK_MAX_DEVICES];
     int r = 0;
     size_t gathered = 0;
-    cudaError_t e = cudaSuccess;
+    cudaEvent_t *ev = im->ev[j];
+    cudaError_t e = cudaEventRecord(ev[0], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
     for (int i = 0; i < d->k; i++) {
         const size_t len = hi[i] - lo[i];
         if (len == 0) continue;
@@ -384,12 +391,17 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         }
         runs[r++] = run;
     }
+    e = cudaEventRecord(ev[1], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
     int rounds = 0;
     while ((1 << rounds) < r) rounds++;
     if (rounds == 0) {
         e = cudaMemcpyAsync(out->keys_out, runs[0].keys, m * kw, cudaMemcpyDefault, st);
         if (e == cudaSuccess && vw) e = cudaMemcpyAsync(out->values_out, runs[0].vals, m * vw, cudaMemcpyDefault, st);
+        if (e == cudaSuccess) e = cudaEventRecord(ev[2], st);
+        if (e == cudaSuccess) e = cudaEventRecord(ev[3], st);
         if (e != cudaSuccess) return fail(d, j, e, "copying the one piece");
+        im->timed[j] = true;
         return GPK_OK;
     }
     /* the last round writes the output, the one before the tree buffer, ... */
@@ -403,7 +415,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         for (int q = 0; q < r; q += 2) {
             Run merged = {dk + at * kw, vw ? dv + at * vw : NULL, 0};
             if (q + 1 < r) {
-                e = merge2(d, runs[q], runs[q + 1], dk + at * kw, vw ? dv + at * vw : NULL, splits, st);
+                e = merge2(d, runs[q], runs[q + 1], dk + at * kw, vw ? dv + at * vw : NULL, splits, st,
+                           round == 1 && q == 0 ? ev[2] : NULL);
                 merged.n = runs[q].n + runs[q + 1].n;
             } else {
                 e = cudaMemcpyAsync(dk + at * kw, runs[q].keys, runs[q].n * kw, cudaMemcpyDefault, st);
@@ -417,6 +430,9 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         }
         r = next;
     }
+    e = cudaEventRecord(ev[3], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
+    im->timed[j] = true;
     return GPK_OK;
 }
 
@@ -462,6 +478,16 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
             d->shards[i].values_out = d->value_width ? t + align_up(m * d->key_width, 256) : NULL;
         }
     }
+    for (int i = 0; i < d->k; i++) {
+        GPK_CHECK(enter(d, i));
+        for (int q = 0; q < 4; q++) {
+            cudaError_t e = cudaEventCreate(&im->ev[i][q]);
+            if (e != cudaSuccess) {
+                im->ev[i][q] = NULL;
+                return fail(d, i, e, "cudaEventCreate");
+            }
+        }
+    }
     const size_t most = (size_t)(d->k > 1 ? d->k - 1 : 1) * kProbes;
     im->host_counts = (unsigned long long *)malloc((size_t)d->k * most * 2 * sizeof(unsigned long long));
     if (!im->host_counts) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
@@ -484,6 +510,22 @@ extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
 {
     Impl *im = (Impl *)d->impl;
     if (!im) return;
+    /* the merge's parts, from the events of a completed sort: the slowest device */
+    auto *ms = &d->ctx->multi;
+    ms->copy_ms = ms->search_ms = ms->tiles_ms = 0;
+    for (int i = 0; i < d->k; i++) {
+        float part[3] = {0, 0, 0};
+        bool ok = im->timed[i] && cudaSetDevice(part_of(d, i)->device) == cudaSuccess;
+        for (int q = 0; q < 3 && ok; q++) ok = cudaEventElapsedTime(&part[q], im->ev[i][q], im->ev[i][q + 1]) == cudaSuccess;
+        if (ok) {
+            ms->copy_ms = part[0] > ms->copy_ms ? part[0] : ms->copy_ms;
+            ms->search_ms = part[1] > ms->search_ms ? part[1] : ms->search_ms;
+            ms->tiles_ms = part[2] > ms->tiles_ms ? part[2] : ms->tiles_ms;
+        }
+        for (int q = 0; q < 4; q++)
+            if (im->ev[i][q]) (void)cudaEventDestroy(im->ev[i][q]);
+    }
+    (void)cudaGetLastError();
     (void)cudaSetDevice(im->caller_device);
     free(im->host_counts);
     free(im);
