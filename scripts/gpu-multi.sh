@@ -67,7 +67,7 @@ if has build; then
     cmake -S "$root" -B "$build" -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/logs/configure.log" 2>&1 \
       || note "build: configure FAILED (logs/configure.log)"
   fi
-  if cmake --build "$build" -j16 --target test_multi test_radix test_api gpk_bench >"$out/logs/build.log" 2>&1; then
+  if cmake --build "$build" -j16 --target test_multi test_radix test_api gpk_bench gpk_cli >"$out/logs/build.log" 2>&1; then
     note "build: ok ($(( $(date +%s) - s )) s)"
   else
     note "build: FAILED (logs/build.log)"; tail -n 30 "$out/logs/build.log"
@@ -87,6 +87,10 @@ if has test; then
   fi
   GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_same_gpu 30 "$build/tests/test_multi" cuda 0,0
   devs=$all; [ "$gpus" -lt 2 ] && devs=0,0
+  # the CLI end to end: 2^24 keys over the GPUs, checked against the reference
+  runlog cli_devices 40 "$build/gpk" sort --gen uniform --n 16M --type u32 --devices "$devs" --backend cuda --check \
+    --json
+  grep -o "\"path\": \"[a-z-]*\", \"devices\": [0-9]*" "$out/logs/cli_devices.log" | head -n 1 | tee -a "$summary"
   GPK_MULTI_EXCHANGE=copy GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_copy 30 "$build/tests/test_multi" cuda "$devs"
 fi
 

@@ -862,8 +862,10 @@ int cmd_sort(int argc, char **argv)
         cli_json_str(stdout, a.in ? a.in : a.gen);
         printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
                a.gen ? "true" : "false", gpk_type_name(t), n, mode);
-        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\"",
+        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ",
                gpk_sort_algo_name(a.ro.algorithm), gpk_sort_algo_name(ran));
+        cli_json_str(stdout, gpk_last_sort_path(ctx));
+        printf(", \"devices\": %u", info.n_devices);
         if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(vals.type));
         if (a.gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a.seed,
                           (unsigned long long)a.param);
