@@ -60,13 +60,27 @@ typedef enum gpk_type {
 
 typedef struct gpk_ctx gpk_ctx;
 
+/* Most devices one context spans. */
+#define GPK_MAX_DEVICES 16
+
 typedef struct gpk_ctx_opts {
     gpk_backend backend;  /* GPK_BACKEND_AUTO: see above */
     int device;           /* CUDA device or OpenCL device index; -1: GPK_DEVICE env, else 0 */
     int threads;          /* CPU threads; 0: GPK_THREADS env (a count, else EINVAL), else all
                              cores; at most 4 per core; ENOMEM when they cannot be created */
+    /* Several devices (multi-GPU sorts, gpk_sort_shards_*): n_devices
+     * indices in devices[], 1..GPK_MAX_DEVICES of them; a device may repeat
+     * (the same GPU twice, for tests). n_devices 0: the GPK_DEVICES
+     * environment variable ("0,1"), else the one `device`. devices[0] is
+     * the context's first device, where every single-device call runs.
+     * CUDA: every device must exist (EINVAL otherwise); peer access is
+     * enabled between them where the hardware allows it. CPU: K "virtual
+     * devices", host shards that run the multi-device driver, for tests.
+     * OpenCL: one device only (EUNSUPPORTED otherwise). */
+    int n_devices;
+    const int *devices;
 } gpk_ctx_opts;
-#define GPK_CTX_OPTS_INIT { GPK_BACKEND_AUTO, -1, 0 }
+#define GPK_CTX_OPTS_INIT { GPK_BACKEND_AUTO, -1, 0, 0, NULL }
 
 typedef struct gpk_ctx_info {
     gpk_backend backend;
@@ -75,6 +89,8 @@ typedef struct gpk_ctx_info {
     unsigned compute_units; /* multiprocessors, OpenCL compute units, or CPU threads */
     uint64_t memory_bytes;  /* device global memory; host memory for the CPU backend */
     unsigned threads;       /* CPU threads this context uses */
+    unsigned n_devices;     /* devices the context spans (1 unless opened with several) */
+    int devices[GPK_MAX_DEVICES]; /* their indices; devices[0] is the one described above */
 } gpk_ctx_info;
 
 GPK_API const char *gpk_version(void);

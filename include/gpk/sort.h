@@ -122,6 +122,59 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
                                       void *values, uint32_t *sigma, size_t n,
                                       unsigned key_bits);
 
+/* ---- Sorting data spread over the devices of a context (shards) ---------
+ *
+ * A context opened over K devices (gpk_ctx_opts.devices, GPK_DEVICES=0,1)
+ * sorts data of which each device holds a part: shard i lives in the
+ * memory of the context's i-th device (device memory on CUDA, host memory
+ * on the CPU backend's virtual devices). Afterwards the shards' outputs
+ * hold the globally sorted sequence, cut by rank: output i holds elements
+ * [off_i, off_i + m_i) of the sorted whole, m_i = gpk_shard_share(n, K, i)
+ * (n the total; the first n mod K outputs hold one more), whatever the
+ * keys (all-equal keys included). Stable: equal keys keep the order
+ * (shard, index in shard). The order of keys is that of gpk_sort_keys;
+ * opts: key_bits (0 = all bits of the type, as in gpk/cuda.h: no
+ * detection pass), radix_bits; algorithm must be AUTO or RADIX.
+ *
+ * Plan (docs/guide.md, "Several GPUs"): every device sorts its shard in
+ * place (the input arrays are scratch: they hold the shard sorted
+ * afterwards); exact splitters by co-ranking the sorted shards (a search
+ * over key values, ties split by shard index); each device merges the
+ * pieces that belong to it, reading the other devices' pieces over
+ * peer-to-peer (NVLink) loads.
+ *
+ * Temporary storage, CUB-style: call with shards[0].temp == NULL to get
+ * every shards[i].temp_bytes (memory of device i), allocate, call again.
+ * The call is synchronous: on CUDA it first waits for all work on every
+ * device (so the caller's writes of the inputs, on any stream, are done),
+ * runs on the context's own streams, and returns when the outputs are
+ * written (it reads the co-ranks back on the way). Values are 4 or 8 bytes
+ * wide. A failure leaves each input shard a permutation of itself (values
+ * moved with their keys); the outputs are then undefined. CUDA: the other
+ * devices read each input where it lies (peer access, enabled by the
+ * context): memory from cudaMalloc is readable so; memory from a stream-
+ * ordered pool (cudaMallocAsync) only where the pool grants the other
+ * devices access (cudaMemPoolSetAccess). */
+typedef struct gpk_shard {
+    void *keys;        /* n keys: sorted in place (scratch) */
+    void *values;      /* NULL (keys only), or n values moved with them */
+    size_t n;          /* may be 0 */
+    void *keys_out;    /* gpk_shard_share(total, K, i) keys */
+    void *values_out;  /* as many values (pairs only) */
+    void *temp;        /* temp_bytes of scratch in the same memory */
+    size_t temp_bytes;
+} gpk_shard;
+
+/* Elements output i of k holds when n are sorted: n / k, plus one for the
+ * first n % k outputs. */
+GPK_API size_t gpk_shard_share(size_t n, int k, int i);
+
+/* shards: gpk_ctx_info.n_devices entries, shard i on device i. */
+GPK_API gpk_status gpk_sort_shards_keys(gpk_ctx *ctx, gpk_type key_type, gpk_shard *shards,
+                                        const gpk_sort_opts *opts);
+GPK_API gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
+                                         gpk_shard *shards, const gpk_sort_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

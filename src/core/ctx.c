@@ -223,6 +223,77 @@ static gpk_status env_device_budget(size_t *out)
     return GPK_OK;
 }
 
+/* The device list: opts->devices, else GPK_DEVICES ("0,1") when no single
+ * device was asked for, else the one device (-1: resolved later). */
+static gpk_status device_list(const gpk_ctx_opts *o, int list[GPK_MAX_DEVICES], int *count)
+{
+    if (o->n_devices < 0 || o->n_devices > GPK_MAX_DEVICES)
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: n_devices = %d, expected 0..%d", o->n_devices,
+                         GPK_MAX_DEVICES);
+    if (o->n_devices > 0) {
+        if (!o->devices) return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: n_devices = %d but devices is NULL",
+                                          o->n_devices);
+        for (int i = 0; i < o->n_devices; i++) {
+            if (o->devices[i] < 0)
+                return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: devices[%d] = %d is negative", i, o->devices[i]);
+            list[i] = o->devices[i];
+        }
+        *count = o->n_devices;
+        return GPK_OK;
+    }
+    const char *env = getenv("GPK_DEVICES");
+    if (o->device < 0 && env && *env) {
+        int k = 0;
+        const char *p = env;
+        for (;;) {
+            char *end;
+            errno = 0;
+            long d = strtol(p, &end, 10);
+            if (errno || end == p || d < 0 || d > 65535 || k == GPK_MAX_DEVICES || (*end != ',' && *end != '\0'))
+                return gpk__fail(NULL, GPK_EINVAL,
+                                 "GPK_DEVICES=%s: expected 1 to %d device indices separated by commas, such as 0,1",
+                                 env, GPK_MAX_DEVICES);
+            list[k++] = (int)d;
+            if (*end == '\0') break;
+            p = end + 1;
+        }
+        *count = k;
+        return GPK_OK;
+    }
+    list[0] = o->device;
+    *count = 1;
+    return GPK_OK;
+}
+
+/* The contexts of devices 1..K-1 (CUDA), peer access between them. */
+static gpk_status open_parts(gpk_ctx *ctx, const int *list, int count)
+{
+    ctx->part[0] = ctx;
+    for (int i = 1; i < count; i++) {
+        if (ctx->backend != GPK_BACKEND_CUDA) {
+            ctx->part[i] = ctx;
+            continue;
+        }
+        gpk_ctx_opts po = GPK_CTX_OPTS_INIT;
+        po.backend = GPK_BACKEND_CUDA;
+        po.device = list[i];
+        po.threads = ctx->threads / count > 0 ? ctx->threads / count : 1;
+        po.n_devices = 1;
+        po.devices = &list[i];
+        gpk_status s = gpk_ctx_create_ex(&ctx->part[i], &po);
+        if (s != GPK_OK) {
+            ctx->part[i] = NULL;
+            return gpk__fail(ctx, s, "device %d of %d (GPK_DEVICES / devices[%d] = %d): %s", i + 1, count, i, list[i],
+                             gpk_last_error(NULL));
+        }
+        ctx->part[i]->device_budget = ctx->device_budget;
+    }
+#ifdef GPK_HAVE_CUDA
+    if (ctx->backend == GPK_BACKEND_CUDA && count > 1) return gpk__cuda_enable_peers(ctx);
+#endif
+    return GPK_OK;
+}
+
 gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend)
 {
     gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
@@ -251,14 +322,19 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     if (backend == GPK_BACKEND_AUTO)
         backend = gpk_backend_available(GPK_BACKEND_CUDA) ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
 
+    int devices[GPK_MAX_DEVICES], n_devices = 0;
+    GPK_CHECK(device_list(&o, devices, &n_devices));
+    if (backend == GPK_BACKEND_OPENCL && n_devices > 1)
+        return gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: one device per context (%d asked for)", n_devices);
     size_t budget;
     GPK_CHECK(env_device_budget(&budget));
     gpk_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return gpk__fail(NULL, GPK_ENOMEM, "gpk_ctx_create: out of host memory");
     ctx->device_budget = budget;
     ctx->backend = backend;
-    ctx->device = o.device >= 0 ? o.device : gpk__env_int("GPK_DEVICE", 0);
+    ctx->device = devices[0] >= 0 ? devices[0] : gpk__env_int("GPK_DEVICE", 0);
     if (ctx->device < 0) ctx->device = 0;
+    devices[0] = ctx->device;
     {
         gpk_status ts = resolve_threads(NULL, o.threads, &ctx->threads);
         if (ts != GPK_OK) {
@@ -301,10 +377,19 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     default:
         break;
     }
+    ctx->n_devices = 1;
+    if (s == GPK_OK && n_devices > 1) {
+        s = open_parts(ctx, devices, n_devices);
+        if (s != GPK_OK) gpk__fail(NULL, s, "%s", ctx->err);
+    }
     if (s != GPK_OK) {
         gpk_ctx_destroy(ctx);
         return s;
     }
+    ctx->part[0] = ctx;
+    ctx->n_devices = n_devices;
+    ctx->info.n_devices = (unsigned)n_devices;
+    for (int i = 0; i < n_devices; i++) ctx->info.devices[i] = devices[i];
     ctx->info.threads = (unsigned)ctx->threads;
     *out = ctx;
     return GPK_OK;
@@ -313,6 +398,8 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
 void gpk_ctx_destroy(gpk_ctx *ctx)
 {
     if (!ctx) return;
+    for (int i = 1; i < GPK_MAX_DEVICES; i++)
+        if (ctx->part[i] && ctx->part[i] != ctx) gpk_ctx_destroy(ctx->part[i]);
     gpk__ooc_release(ctx);
 #ifdef GPK_HAVE_CUDA
     if (ctx->cuda) gpk__cuda_ctx_release(ctx);
@@ -356,6 +443,8 @@ gpk_status gpk_ctx_set_device_budget(gpk_ctx *ctx, size_t bytes)
 {
     if (!ctx) return GPK_EINVAL;
     ctx->device_budget = bytes;
+    for (int i = 1; i < ctx->n_devices; i++)
+        if (ctx->part[i] && ctx->part[i] != ctx) ctx->part[i]->device_budget = bytes;
     return GPK_OK;
 }
 

@@ -1,5 +1,6 @@
 /* CUDA contexts: device detection, device information, the backend state
  * (a stream, pinned read-back words, grow-only device buffers). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,4 +231,57 @@ extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUD
         st->buf_bytes[i] = bytes[i];
     }
     return GPK_OK;
+}
+
+/* Peer access is a property of the process (of its device contexts), not
+ * of a gpk context: asked for once per pair, so that the second gpk context
+ * over the same GPUs does not meet cudaErrorPeerAccessAlreadyEnabled (which
+ * compute-sanitizer reports as an API error). */
+static pthread_mutex_t peer_lock = PTHREAD_MUTEX_INITIALIZER;
+#define GPK_PEER_TABLE 64
+static unsigned char peer_enabled[GPK_PEER_TABLE][GPK_PEER_TABLE];
+
+extern "C" gpk_status gpk__cuda_enable_peers(gpk_ctx *ctx)
+{
+    pthread_mutex_lock(&peer_lock);
+    gpk_status s = GPK_OK;
+    int k = 0;
+    while (k < GPK_MAX_DEVICES && ctx->part[k]) k++;
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++) {
+            const int di = ctx->part[i]->device, dj = ctx->part[j]->device;
+            if (di == dj) {
+                ctx->peer[i][j] = 1;
+                continue;
+            }
+            const int known = di < GPK_PEER_TABLE && dj < GPK_PEER_TABLE;
+            if (known && peer_enabled[di][dj]) {
+                ctx->peer[i][j] = 1;
+                continue;
+            }
+            int can = 0;
+            cudaError_t e = cudaDeviceCanAccessPeer(&can, di, dj);
+            if (e != cudaSuccess) {
+                s = gpk__cuda_fail(ctx, e, "cudaDeviceCanAccessPeer");
+                goto done;
+            }
+            if (!can) continue; /* the merge copies that device's pieces instead (cudaMemcpyPeerAsync) */
+            e = cudaSetDevice(di);
+            if (e == cudaSuccess) e = cudaDeviceEnablePeerAccess(dj, 0);
+            if (e == cudaErrorPeerAccessAlreadyEnabled) {
+                (void)cudaGetLastError(); /* enabled outside gpk: fine */
+                e = cudaSuccess;
+            }
+            if (e != cudaSuccess) {
+                s = gpk__cuda_fail(ctx, e, "cudaDeviceEnablePeerAccess");
+                goto done;
+            }
+            if (known) peer_enabled[di][dj] = 1;
+            ctx->peer[i][j] = 1;
+        }
+done:
+    pthread_mutex_unlock(&peer_lock);
+    cudaError_t e = cudaSetDevice(ctx->device);
+    if (e != cudaSuccess && s == GPK_OK) s = gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    return s;
 }

@@ -50,6 +50,20 @@ struct gpk_ctx {
     void *ooc_keep;        /* the out-of-core extra buffer kept between calls, ooc.c */
     gpk_progress_fn progress;
     void *progress_user;
+    /* Several devices (gpk_ctx_opts.devices): n_devices >= 1, the indices in
+     * info.devices. CUDA: part[i] is the context of device i (part[0] ==
+     * ctx itself; the others are owned here), each with its own stream and
+     * buffers; peer[i][j]: device i's kernels may read device j's memory.
+     * CPU: part[i] == ctx for every virtual device. */
+    int n_devices;
+    gpk_ctx *part[GPK_MAX_DEVICES];
+    unsigned char peer[GPK_MAX_DEVICES][GPK_MAX_DEVICES];
+    struct gpk_multi_stats { /* the last multi-device sort's phases (host clock), for gpk bench */
+        double sort_ms, split_ms, merge_ms;
+        /* CUDA, inside the merge (events; the slowest device): copies of the
+         * pieces, the tile searches of the first round, the rest */
+        double copy_ms, search_ms, tiles_ms;
+    } multi;
 };
 
 /* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */
@@ -90,6 +104,9 @@ int gpk__env_int(const char *name, int fallback);
 int gpk__cuda_device_count(void);                 /* 0 when no usable device */
 gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);      /* fills ctx->info, ctx->cuda */
 void gpk__cuda_ctx_release(gpk_ctx *ctx);
+/* Enables peer access between the devices of ctx->part[] where the
+ * hardware allows it and fills ctx->peer. */
+gpk_status gpk__cuda_enable_peers(gpk_ctx *ctx);
 #endif
 #ifdef GPK_HAVE_OPENCL
 int gpk__opencl_device_count(void);

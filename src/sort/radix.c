@@ -2,6 +2,7 @@
  * context's backend. */
 #include "quick_internal.h"
 #include "ooc_internal.h"
+#include "multi_internal.h"
 
 #include <string.h>
 
@@ -112,6 +113,22 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     /* Too large for the device (or its budget): the radix sort out of core,
      * which checks the host memory it needs itself. */
     const int asked_quick = opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
+    /* Several devices: the radix sort over all of them from a size on
+     * (below, the first device alone is faster), unless the input does not
+     * fit them (then out of core on the first one, below). A quicksort,
+     * asked for or picked, runs on the first device. */
+    if (algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) &&
+        (ctx->backend == GPK_BACKEND_CPU || ctx->backend == GPK_BACKEND_CUDA)) {
+        if (src) copy_keys(ctx, keys, src, n * job.key_width);
+        job.src = NULL;
+        src = NULL;
+        int declined = 0;
+        s = gpk__multi_sort_host(ctx, &job, &declined);
+        if (!declined) {
+            if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+            return s;
+        }
+    }
     if (!asked_quick && gpk__ooc_wanted(ctx, &job)) {
         if (src) copy_keys(ctx, keys, src, n * job.key_width);
         s = gpk__sort_ooc(ctx, &job);

@@ -49,6 +49,8 @@ void cmd_sort_help(FILE *f)
             "                      is in the summary line and the JSON (\"algorithm\")\n"
             "  --backend B         auto (default; GPK_BACKEND overrides), cpu, cuda, opencl\n"
             "  --device D          CUDA / OpenCL device index\n"
+            "  --devices LIST      several GPUs, such as 0,1: the radix sort spread over them\n"
+            "                      (as GPK_DEVICES; from 2^22 keys, GPK_MULTI_MIN)\n"
             "  --threads T         CPU threads (default: all cores)\n"
             "  --key-bits b        radix: sort bits [0, b) of the mapped key (default 0: detect)\n"
             "  --radix-bits r      bits per pass, 1..16 (default 0: tuned)\n"
@@ -76,6 +78,7 @@ void cmd_sort_help(FILE *f)
 
 typedef struct sort_args {
     const char *in, *out, *perm, *values, *values_out, *gen;
+    const char *devices; /* --devices: a CUDA device list, as GPK_DEVICES */
     int have_type, have_vtype, have_n, have_seed, have_param;
     gpk_type type, vtype;
     gpk_backend backend;
@@ -139,6 +142,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
         STR_OPT(NULL, "--perm", perm)
         STR_OPT(NULL, "--values", values)
         STR_OPT(NULL, "--values-out", values_out)
+        STR_OPT(NULL, "--devices", devices)
 #undef STR_OPT
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gen", &val)) != 0) {
             gpk_dist d;
@@ -733,6 +737,16 @@ int cmd_sort(int argc, char **argv)
         vw = gpk_type_size(vals.type);
     }
 
+    if (a.devices && a.device >= 0) {
+        cli_error(cmd, "--device and --devices: give one of them");
+        rc = CLI_USAGE;
+        goto done;
+    }
+    /* the context reads the list where GPK_DEVICES is read (no --device) */
+    if (a.devices && setenv("GPK_DEVICES", a.devices, 1) != 0) {
+        cli_error(cmd, "--devices %s: cannot set GPK_DEVICES", a.devices);
+        goto done;
+    }
     if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
@@ -879,8 +893,10 @@ int cmd_sort(int argc, char **argv)
         cli_json_str(stdout, a.in ? a.in : a.gen);
         printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
                a.gen ? "true" : "false", gpk_type_name(t), n, mode);
-        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\"",
+        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ",
                gpk_sort_algo_name(a.ro.algorithm), gpk_sort_algo_name(ran));
+        cli_json_str(stdout, gpk_last_sort_path(ctx));
+        printf(", \"devices\": %u", info.n_devices);
         if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(vals.type));
         if (a.gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a.seed,
                           (unsigned long long)a.param);

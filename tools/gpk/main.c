@@ -23,6 +23,7 @@ static const char bench_list[] =
     "  quicksort  quicksort and radix sort against their peers, Manca et al. (2015) figures 12-15\n"
     "  octree     octree builds through the task pools, Cederman & Tsigas (2008) figures 2-5\n"
     "  search     local search, Luong et al. (2009) tables 1-5\n"
+    "  multi      the multi-GPU sort: the same keys on 1 GPU and spread over K (CUDA)\n"
     "\n"
     "gpk bench --help prints every option of every benchmark.\n";
 
@@ -69,7 +70,7 @@ typedef struct command {
 static const command commands[] = {
     {"sort", cmd_sort, cmd_sort_help, "sort a raw or .npy key file, or generated keys"},
     {"bench", bench_forward, NULL,
-     "benchmark against the peers (bench sort, bench quicksort, bench octree, bench search)"},
+     "benchmark against the peers (bench sort, bench quicksort, bench octree, bench search, bench multi)"},
     {"pic", pic_forward, NULL, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
     {"octree", cmd_octree, cmd_octree_help, "octree of particles through a task pool (Cederman & Tsigas 2008)"},
     {"qap", cmd_qap, cmd_qap_help, "quadratic assignment by parallel local search (Luong et al. 2009)"},

@@ -1,0 +1,425 @@
+/* Multi-device sort driver (issue 17) and the CPU's virtual devices.
+ *
+ * Plan (sort first, then merge; Maltenberger et al., SIGMOD 2022, call it
+ * the merge-based multi-GPU sort):
+ *  1. Every device sorts its shard in place (the stable radix sort).
+ *  2. Splitters: output j starts at global rank r_j = m_0 + ... + m_{j-1}.
+ *     The key v of rank r_j is found by a search over key values, 4095
+ *     probes a round (every device counts, for each probe, its keys below
+ *     it with binary searches in its sorted shard), so 3 rounds for 32-bit
+ *     keys and 6 for 64-bit ones, all boundaries at once. Shard i then
+ *     gives output j its keys below v plus, in shard order, the keys equal
+ *     to v that rank r_j leaves: ties split by (shard, index), which makes
+ *     the cut exact whatever the keys and the sort stable.
+ *  3. Every device merges its pieces (one from each shard), reading the
+ *     other devices' pieces where they lie (CUDA: peer loads over NVLink).
+ * The exchange is the merge's reads: no copy of its own. */
+#define _POSIX_C_SOURCE 200809L
+#include "multi_internal.h"
+#include "quick_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+size_t gpk_shard_share(size_t n, int k, int i)
+{
+    if (k <= 0 || i < 0 || i >= k) return 0;
+    return n / (size_t)k + ((size_t)i < n % (size_t)k ? 1 : 0);
+}
+
+/* ---- the driver ------------------------------------------------------------ */
+
+
+/* At most np probes splitting (lo, hi] into equal steps; returns their count. */
+static size_t fill_probes(uint64_t lo, uint64_t hi, uint64_t np, uint64_t *p)
+{
+    const uint64_t span = hi - lo;
+    size_t c = 0;
+    if (span <= np) {
+        for (uint64_t t = 1; t <= span; t++) p[c++] = lo + t;
+        return c;
+    }
+    const uint64_t step = span / np + (span % np != 0);
+    for (uint64_t t = 1; t <= np && step <= span / t; t++) p[c++] = lo + t * step;
+    return c;
+}
+
+/* cut[b * k + i]: how many of sorted shard i's keys go to outputs before b. */
+static gpk_status find_cuts(gpk_multi_dev *d, size_t *cut)
+{
+    const int k = d->k;
+    const size_t nb = (size_t)k + 1;
+    uint64_t lo[GPK_MAX_DEVICES + 1], hi[GPK_MAX_DEVICES + 1];
+    size_t rank_of[GPK_MAX_DEVICES + 1], first[GPK_MAX_DEVICES + 1], count[GPK_MAX_DEVICES + 1];
+    int open[GPK_MAX_DEVICES + 1];
+    size_t r = 0;
+    for (size_t b = 0; b < nb; b++) {
+        rank_of[b] = r;
+        if (b < (size_t)k) r += gpk_shard_share(d->total, k, (int)b);
+        /* boundaries 0 and k, and those past the last key, need no search */
+        open[b] = b > 0 && b < (size_t)k && rank_of[b] < d->total;
+        lo[b] = 0;
+        hi[b] = d->mask;
+        for (int i = 0; i < k; i++) cut[b * k + i] = b > 0 && !open[b] ? d->shards[i].n : 0;
+    }
+    const size_t most = (size_t)(k > 1 ? k - 1 : 1) * d->probes;
+    uint64_t *probes = malloc(most * sizeof *probes);
+    uint64_t *below = malloc(most * (size_t)k * sizeof *below);
+    uint64_t *le = malloc((size_t)(k + 1) * (size_t)k * sizeof *le);
+    gpk_status s = GPK_OK;
+    if (!probes || !below || !le) {
+        s = gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory for the splitters");
+        goto done;
+    }
+    for (;;) {
+        size_t m = 0;
+        for (size_t b = 0; b < nb; b++) {
+            first[b] = m;
+            count[b] = open[b] && lo[b] < hi[b] ? fill_probes(lo[b], hi[b], d->probes, probes + m) : 0;
+            m += count[b];
+        }
+        if (m == 0) break;
+        s = d->rank(d, probes, m, below, NULL);
+        if (s != GPK_OK) goto done;
+        for (size_t b = 0; b < nb; b++) {
+            /* the key of rank r is the largest v with (keys below v) <= r */
+            for (size_t t = 0; t < count[b]; t++) {
+                size_t sum = 0;
+                for (int i = 0; i < k; i++) sum += (size_t)below[(size_t)i * m + first[b] + t];
+                if (sum <= rank_of[b]) {
+                    lo[b] = probes[first[b] + t];
+                } else {
+                    hi[b] = probes[first[b] + t] - 1;
+                    break;
+                }
+            }
+        }
+    }
+    /* the cut at the key v = lo[b] of rank r: all keys below v, then keys
+     * equal to v shard by shard until r is reached */
+    size_t m = 0;
+    for (size_t b = 0; b < nb; b++) {
+        first[b] = m;
+        if (open[b]) probes[m++] = lo[b];
+    }
+    if (m > 0) {
+        s = d->rank(d, probes, m, below, le);
+        if (s != GPK_OK) goto done;
+    }
+    for (size_t b = 0; b < nb; b++) {
+        if (!open[b]) continue;
+        size_t left = rank_of[b];
+        for (int i = 0; i < k; i++) left -= (size_t)below[(size_t)i * m + first[b]];
+        for (int i = 0; i < k; i++) {
+            const size_t eq = (size_t)(le[(size_t)i * m + first[b]] - below[(size_t)i * m + first[b]]);
+            const size_t take = left < eq ? left : eq;
+            cut[b * k + i] = (size_t)below[(size_t)i * m + first[b]] + take;
+            left -= take;
+        }
+        if (left != 0) {
+            s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: the splitter search lost %zu keys of rank %zu "
+                                               "(a shard was not sorted)", left, rank_of[b]);
+            goto done;
+        }
+    }
+done:
+    free(probes);
+    free(below);
+    free(le);
+    return s;
+}
+
+gpk_status gpk__multi_run(gpk_multi_dev *d)
+{
+    const int k = d->k;
+    struct gpk_multi_stats *st = &d->ctx->multi;
+    memset(st, 0, sizeof *st);
+    double t0 = now_ms();
+    gpk_status s = GPK_OK;
+    for (int i = 0; i < k && s == GPK_OK; i++) s = d->sort(d, i);
+    gpk_status w = d->wait(d);
+    if (s == GPK_OK) s = w;
+    if (s != GPK_OK || d->total == 0) return s;
+    double t1 = now_ms();
+    st->sort_ms = t1 - t0;
+    size_t *cut = malloc((size_t)(k + 1) * (size_t)k * sizeof *cut);
+    if (!cut) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    s = find_cuts(d, cut);
+    t0 = now_ms();
+    st->split_ms = t0 - t1;
+    for (int j = 0; j < k && s == GPK_OK; j++) s = d->merge(d, j, cut + (size_t)j * k, cut + (size_t)(j + 1) * k);
+    w = d->wait(d);
+    if (s == GPK_OK) s = w;
+    st->merge_ms = now_ms() - t0;
+    free(cut);
+    return s;
+}
+
+/* ---- the CPU's virtual devices ------------------------------------------------ */
+
+static gpk_status cpu_sort(gpk_multi_dev *d, int i)
+{
+    const gpk_shard *sh = &d->shards[i];
+    if (sh->n < 2) return GPK_OK;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = d->key_bits;
+    o.radix_bits = d->radix_bits;
+    gpk_radix_job job;
+    GPK_CHECK(gpk__radix_job_init(d->ctx, &job, d->key_type, sh->keys, d->value_width, sh->values, NULL, 0, sh->n,
+                                  &o));
+    return gpk__radix_sort_cpu(d->ctx, &job);
+}
+
+/* First index of sorted keys[0, n) whose key is > x (or >= x when below). */
+static size_t cpu_bound(const gpk_multi_dev *d, const void *keys, size_t n, uint64_t x, int below)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const uint64_t y = gpk__mapped_key_at(d->key_type, keys, mid, d->mask);
+        if (below ? y < x : y <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static gpk_status cpu_rank(gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below, uint64_t *le)
+{
+    for (int i = 0; i < d->k; i++)
+        for (size_t c = 0; c < m; c++) {
+            below[(size_t)i * m + c] = cpu_bound(d, d->shards[i].keys, d->shards[i].n, probes[c], 1);
+            if (le) le[(size_t)i * m + c] = cpu_bound(d, d->shards[i].keys, d->shards[i].n, probes[c], 0);
+        }
+    return GPK_OK;
+}
+
+/* A k-way merge by picking the smallest head, the lowest shard on ties:
+ * plain, for tests. */
+static gpk_status cpu_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi)
+{
+    const gpk_shard *out = &d->shards[j];
+    const size_t kw = d->key_width, vw = d->value_width;
+    size_t at[GPK_MAX_DEVICES];
+    for (int i = 0; i < d->k; i++) at[i] = lo[i];
+    const size_t m = gpk_shard_share(d->total, d->k, j);
+    for (size_t o = 0; o < m; o++) {
+        int best = -1;
+        uint64_t best_key = 0;
+        for (int i = 0; i < d->k; i++) {
+            if (at[i] >= hi[i]) continue;
+            const uint64_t y = gpk__mapped_key_at(d->key_type, d->shards[i].keys, at[i], d->mask);
+            if (best < 0 || y < best_key) {
+                best = i;
+                best_key = y;
+            }
+        }
+        if (best < 0) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d ran out of pieces", j);
+        memcpy((char *)out->keys_out + o * kw, (const char *)d->shards[best].keys + at[best] * kw, kw);
+        if (vw) memcpy((char *)out->values_out + o * vw, (const char *)d->shards[best].values + at[best] * vw, vw);
+        at[best]++;
+    }
+    for (int i = 0; i < d->k; i++)
+        if (at[i] != hi[i]) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d left keys over", j);
+    return GPK_OK;
+}
+
+static gpk_status cpu_wait(gpk_multi_dev *d)
+{
+    (void)d;
+    return GPK_OK;
+}
+
+/* ---- the public entry points ------------------------------------------------ */
+
+#define CPU_TEMP_BYTES 256 /* the virtual devices need no scratch; a non-zero size keeps the query plain */
+
+gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
+                            const gpk_sort_opts *opts, const char *fn, int out_in_temp)
+{
+    if (!ctx) return GPK_EINVAL;
+    gpk__clear_error(ctx);
+    if (!shards) return gpk__fail(ctx, GPK_EINVAL, "%s: shards is NULL", fn);
+    const size_t kw = gpk_type_size(key_type);
+    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
+    if (value_width != 0 && value_width != 4 && value_width != 8)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    if (opts) o = *opts;
+    if (o.algorithm != GPK_SORT_AUTO && o.algorithm != GPK_SORT_RADIX)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: only the radix sort sorts shards (algorithm %s asked for)", fn,
+                         gpk_sort_algo_name(o.algorithm));
+    if (o.key_bits > 8 * kw)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
+                         (unsigned)(8 * kw), gpk_type_name(key_type));
+    if (o.radix_bits > 16)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
+    if (ctx->backend != GPK_BACKEND_CPU && ctx->backend != GPK_BACKEND_CUDA)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)", fn,
+                         gpk_backend_name(ctx->backend));
+    const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
+    size_t total = 0;
+    for (int i = 0; i < k; i++) {
+        if (shards[i].n > ((size_t)-1) / 16 - total)
+            return gpk__fail(ctx, GPK_EINVAL, "%s: the shards' sizes add up past what can be addressed", fn);
+        total += shards[i].n;
+    }
+    size_t need[GPK_MAX_DEVICES];
+    for (int i = 0; i < k; i++) {
+        need[i] = CPU_TEMP_BYTES;
+#ifdef GPK_HAVE_CUDA
+        if (ctx->backend == GPK_BACKEND_CUDA)
+            need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
+                                           (unsigned)value_width, &o, out_in_temp);
+#endif
+    }
+    if (!shards[0].temp) {
+        for (int i = 0; i < k; i++) shards[i].temp_bytes = need[i];
+        return GPK_OK;
+    }
+    for (int i = 0; i < k; i++) {
+        const gpk_shard *sh = &shards[i];
+        const size_t m = gpk_shard_share(total, k, i);
+        if (!sh->temp || sh->temp_bytes < need[i])
+            return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d has %zu temp bytes at %p, it needs %zu (ask with "
+                                              "shards[0].temp = NULL)", fn, i, sh->temp_bytes, sh->temp, need[i]);
+        if (sh->n > 0 && (!sh->keys || (value_width && !sh->values)))
+            return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d holds %zu keys but its %s pointer is NULL", fn, i, sh->n,
+                             sh->keys ? "values" : "keys");
+        if (!out_in_temp && m > 0 && (!sh->keys_out || (value_width && !sh->values_out)))
+            return gpk__fail(ctx, GPK_EINVAL, "%s: output %d gets %zu keys but its %s pointer is NULL", fn, i, m,
+                             sh->keys_out ? "values_out" : "keys_out");
+    }
+    gpk_multi_dev d;
+    memset(&d, 0, sizeof d);
+    d.ctx = ctx;
+    d.k = k;
+    d.shards = shards;
+    d.total = total;
+    d.key_type = key_type;
+    d.key_width = (unsigned)kw;
+    d.value_width = (unsigned)value_width;
+    d.key_bits = o.key_bits;
+    d.radix_bits = o.radix_bits;
+    const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
+    d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
+    gpk_status s;
+#ifdef GPK_HAVE_CUDA
+    if (ctx->backend == GPK_BACKEND_CUDA) {
+        s = gpk__multi_cuda_open(&d);
+        if (s == GPK_OK) s = gpk__multi_run(&d);
+        gpk__multi_cuda_close(&d);
+        if (s == GPK_OK) {
+            gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+            ctx->last_sort_path = "radix-multi";
+        }
+        return s;
+    }
+#endif
+    d.probes = 255;
+    d.sort = cpu_sort;
+    d.rank = cpu_rank;
+    d.merge = cpu_merge;
+    d.wait = cpu_wait;
+    s = gpk__multi_run(&d);
+    if (s == GPK_OK) {
+        gpk__set_last_algo(ctx, GPK_SORT_RADIX);
+        ctx->last_sort_path = "radix-multi";
+    }
+    return s;
+}
+
+gpk_status gpk_sort_shards_keys(gpk_ctx *ctx, gpk_type key_type, gpk_shard *shards, const gpk_sort_opts *opts)
+{
+    return gpk__sort_shards(ctx, key_type, 0, shards, opts, "gpk_sort_shards_keys", 0);
+}
+
+gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
+                                 const gpk_sort_opts *opts)
+{
+    if (ctx && value_width != 4 && value_width != 8) {
+        gpk__clear_error(ctx);
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_sort_shards_pairs: value_width must be 4 or 8, not %zu", value_width);
+    }
+    return gpk__sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs", 0);
+}
+
+/* ---- the host API on several devices -------------------------------------------- */
+
+size_t gpk__multi_min(const gpk_ctx *ctx)
+{
+    const char *v = getenv("GPK_MULTI_MIN");
+    if (v && *v) {
+        char *end;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (end != v && *end == '\0') return (size_t)x;
+    }
+    /* the CPU's virtual devices exist for tests: their merge is one thread */
+    return ctx->backend == GPK_BACKEND_CUDA ? (size_t)1 << 22 : (size_t)-1;
+}
+
+gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
+{
+    *declined = 0;
+    const int k = ctx->n_devices;
+    const size_t n = job->n, kw = job->key_width;
+    void *values = job->sigma ? job->sigma : job->values;
+    const size_t vw = job->sigma ? job->sigma_width : job->value_width;
+#ifdef GPK_HAVE_CUDA
+    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__multi_sort_host_cuda(ctx, job, declined);
+#endif
+    /* a device budget that one device's share (with its output) exceeds:
+     * the out-of-core sort of the first device takes it */
+    const size_t per = gpk_shard_share(n, k, 0);
+    if (ctx->device_budget && 2.0 * (double)per * (double)(kw + vw) > (double)ctx->device_budget) {
+        *declined = 1;
+        return GPK_OK;
+    }
+    /* the outputs and the sorts' scratch: refused before anything is
+     * touched, not left to an overcommitting allocator */
+    if (ctx->info.memory_bytes && 3.0 * (double)n * (double)(kw + vw) > (double)ctx->info.memory_bytes)
+        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu elements over %d virtual devices need %.2f GiB, the host has %.2f GiB",
+                         n, k, 3.0 * (double)n * (double)(kw + vw) / 1073741824.0,
+                         (double)ctx->info.memory_bytes / 1073741824.0);
+    unsigned char *out_keys = malloc(n * kw), *out_vals = vw ? malloc(n * vw) : NULL;
+    unsigned char temp[GPK_MAX_DEVICES][CPU_TEMP_BYTES];
+    gpk_status s = GPK_OK;
+    if (!out_keys || (vw && !out_vals)) {
+        s = gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the %d virtual devices' outputs", k);
+        goto done;
+    }
+    if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, n);
+    gpk_shard shards[GPK_MAX_DEVICES];
+    size_t off = 0;
+    for (int i = 0; i < k; i++) {
+        const size_t m = gpk_shard_share(n, k, i);
+        shards[i].keys = (char *)job->keys + off * kw;
+        shards[i].values = vw ? (char *)values + off * vw : NULL;
+        shards[i].n = m;
+        shards[i].keys_out = out_keys + off * kw;
+        shards[i].values_out = vw ? out_vals + off * vw : NULL;
+        shards[i].temp = temp[i];
+        shards[i].temp_bytes = sizeof temp[i];
+        off += m;
+    }
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = job->key_bits;
+    o.radix_bits = job->radix_bits;
+    s = gpk__sort_shards(ctx, job->key_type, vw, shards, &o, "sort", 0);
+    if (s == GPK_OK) {
+        memcpy(job->keys, out_keys, n * kw);
+        if (vw) memcpy(values, out_vals, n * vw);
+    }
+done:
+    free(out_keys);
+    free(out_vals);
+    return s;
+}

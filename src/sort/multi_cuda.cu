@@ -1,0 +1,667 @@
+/* The CUDA devices of the multi-device sort (multi.c has the plan):
+ * local sorts with the device radix sort, co-ranks by binary searches in
+ * the sorted shards, and a merge-path merge (Green, McColl & Bader 2012;
+ * Odeh et al. 2012) of the pieces that belong to each device, whose first
+ * round reads the other devices' pieces straight from their memory (peer
+ * loads over NVLink), so the all-to-all exchange is the merge's own reads.
+ * Without peer access between two devices, their pieces are copied first
+ * (cudaMemcpyPeerAsync, through the host). More than two pieces merge in a
+ * tree of pairwise rounds, ping-ponging between the output and a temporary
+ * buffer; every round keeps the pieces in shard order, so ties stay in
+ * (shard, index) order: stable. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "gpk/cuda.h"
+#include "multi_internal.h"
+#include "../core/cuda_internal.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kItems = 8;
+constexpr int kTile = kThreads * kItems; /* output elements a block merges */
+constexpr int kProbes = GPK_MULTI_PROBES;
+
+size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+__device__ __forceinline__ uint64_t map_key(int type, uint32_t x)
+{
+    switch (type) {
+    case GPK_I32: return x ^ 0x80000000u;
+    case GPK_F32: return (uint32_t)((x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu);
+    default: return x;
+    }
+}
+
+__device__ __forceinline__ uint64_t map_key(int type, uint64_t x)
+{
+    switch (type) {
+    case GPK_I64: return x ^ 0x8000000000000000ull;
+    case GPK_F64: return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
+    default: return x;
+    }
+}
+
+/* below[c] / le[c]: keys of the sorted shard < / <= probes[c]. */
+template <typename K>
+__global__ void rank_probes(const K *keys, size_t n, const uint64_t *probes, int m, int type, uint64_t mask,
+                            unsigned long long *below, unsigned long long *le)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= m) return;
+    const uint64_t x = probes[c];
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if ((map_key(type, keys[mid]) & mask) < x) lo = mid + 1;
+        else hi = mid;
+    }
+    below[c] = lo;
+    if (!le) return;
+    hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if ((map_key(type, keys[mid]) & mask) <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    le[c] = lo;
+}
+
+/* How many of a's elements the first d outputs of the stable merge of a
+ * and b take (ties: a first), knowing that it lies in [lo, hi]. */
+template <typename K>
+__device__ size_t merge_path_in(const K *a, size_t na, const K *b, size_t nb, size_t d, size_t lo, size_t hi,
+                                int type, uint64_t mask)
+{
+    if (d > nb && d - nb > lo) lo = d - nb;
+    if (d < hi) hi = d;
+    if (na < hi) hi = na;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if ((map_key(type, a[mid]) & mask) <= (map_key(type, b[d - 1 - mid]) & mask)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* splits[q] = the merge path at output q * kTile, q = 0..tiles, in two
+ * steps: every kCoarse-th one over the whole range, then the others between
+ * their coarse neighbours (the path is monotone), so that most searches
+ * take half the steps: each step of the peer's side is a load over the
+ * link. */
+constexpr size_t kCoarse = 64;
+
+template <typename K>
+__global__ void merge_splits_coarse(const K *a, size_t na, const K *b, size_t nb, size_t tiles, int type,
+                                    uint64_t mask, size_t *splits)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
+    if (t > coarse) return;
+    const size_t q = t * kCoarse < tiles ? t * kCoarse : tiles;
+    const size_t d = q * kTile < na + nb ? q * kTile : na + nb;
+    splits[q] = merge_path_in(a, na, b, nb, d, 0, na, type, mask);
+}
+
+template <typename K>
+__global__ void merge_splits_fine(const K *a, size_t na, const K *b, size_t nb, size_t tiles, int type,
+                                  uint64_t mask, size_t *splits)
+{
+    const size_t q = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= tiles || q % kCoarse == 0) return;
+    const size_t q0 = q / kCoarse * kCoarse, q1 = q0 + kCoarse < tiles ? q0 + kCoarse : tiles;
+    const size_t d = q * kTile;
+    splits[q] = merge_path_in(a, na, b, nb, d, splits[q0], splits[q1], type, mask);
+}
+
+/* One tile of the merge: its pieces of a and b are loaded into shared
+ * memory with coalesced reads (the peer's over NVLink), merged there, and
+ * written out coalesced. V = char: keys only. */
+template <typename K, typename V>
+__global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, const K *b, size_t nb, const V *va,
+                                                        const V *vb, K *out, V *vout, const size_t *splits,
+                                                        int type, uint64_t mask)
+{
+    constexpr bool kValues = sizeof(V) > 1;
+    __shared__ K sk[kTile];
+    __shared__ V sv[kValues ? kTile : 1];
+    const size_t d0 = (size_t)blockIdx.x * kTile;
+    const size_t d1 = d0 + kTile < na + nb ? d0 + kTile : na + nb;
+    const size_t a0 = splits[blockIdx.x], a1 = splits[blockIdx.x + 1];
+    const size_t b0 = d0 - a0;
+    const int la = (int)(a1 - a0), len = (int)(d1 - d0), lb = len - la;
+    /* a fixed trip count, so that every load of a thread is in flight at
+     * once (the peer's answer takes microseconds over NVLink) */
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        const int t = q * kThreads + threadIdx.x;
+        if (t < len) {
+            sk[t] = t < la ? a[a0 + t] : b[b0 + t - la];
+            if (kValues) sv[t] = t < la ? va[a0 + t] : vb[b0 + t - la];
+        }
+    }
+    __syncthreads();
+    const int diag = threadIdx.x * kItems < len ? threadIdx.x * kItems : len;
+    int lo = diag > lb ? diag - lb : 0, hi = diag < la ? diag : la;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if ((map_key(type, sk[mid]) & mask) <= (map_key(type, sk[la + diag - 1 - mid]) & mask)) lo = mid + 1;
+        else hi = mid;
+    }
+    int i = lo, j = diag - lo;
+    K rk[kItems];
+    V rv[kItems];
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        if (diag + q >= len) break;
+        const bool take_a =
+            i < la && (j >= lb || (map_key(type, sk[i]) & mask) <= (map_key(type, sk[la + j]) & mask));
+        const int src = take_a ? i++ : la + j++;
+        rk[q] = sk[src];
+        if (kValues) rv[q] = sv[src];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        if (diag + q >= len) break;
+        sk[diag + q] = rk[q];
+        if (kValues) sv[diag + q] = rv[q];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < kItems; q++) {
+        const int t = q * kThreads + threadIdx.x;
+        if (t < len) {
+            out[d0 + t] = sk[t];
+            if (kValues) vout[d0 + t] = sv[t];
+        }
+    }
+}
+
+/* Whether device j's merge reads shard i where it lies (peer loads), or
+ * copies it over first: GPK_MULTI_EXCHANGE=copy forces the copies (bulk
+ * DMA at the link's full rate, then a merge of local data), to measure the
+ * two against each other (docs/perf/scale.md). */
+bool loads_from(const gpk_ctx *ctx, int j, int i)
+{
+    if (i == j) return true;
+    const char *x = getenv("GPK_MULTI_EXCHANGE");
+    return ctx->peer[j][i] && !(x && !strcmp(x, "copy"));
+}
+
+/* Temp of shard i: [probes | below | le | splits] then a region that the
+ * local sort uses first and the merge after: [output (out_in_temp only) |
+ * tree buffer | gathered pieces]. */
+struct Layout {
+    size_t probes, below, le, splits, region, sort_bytes, merge, tree, gather, total;
+};
+
+Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o,
+              int out_in_temp)
+{
+    Layout L;
+    const size_t most = (size_t)(k > 1 ? k - 1 : 1) * kProbes;
+    L.probes = 0;
+    L.below = align_up(most * 8, 256);
+    L.le = L.below + align_up(most * 8, 256);
+    L.splits = L.le + align_up(most * 8, 256);
+    L.region = L.splits + align_up((m_i / kTile + 2) * sizeof(size_t), 256);
+    gpk_ctx *part = ctx->part[i];
+    void *dummy = (void *)(uintptr_t)256; /* in place: the same pointer twice; not touched by the query */
+    L.sort_bytes = 0;
+    gpk_status s = vw ? gpk_cuda_sort_pairs(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
+                                            dummy, vw, dummy, dummy, n_i, o, 0, 0)
+                      : gpk_cuda_sort_keys(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
+                                           dummy, n_i, o, 0, 0);
+    if (s != GPK_OK) L.sort_bytes = 0; /* the sort itself reports it */
+    const size_t copy = align_up(m_i * kw, 256) + align_up(m_i * vw, 256);
+    L.tree = k > 2 ? copy : 0;
+    int gather = 0;
+    for (int j = 0; j < k; j++) gather |= !loads_from(ctx, i, j);
+    L.gather = gather ? copy : 0;
+    L.merge = L.region + (out_in_temp ? copy : 0);
+    const size_t merge_bytes = L.merge - L.region + L.tree + L.gather;
+    L.total = L.region + (L.sort_bytes > merge_bytes ? L.sort_bytes : merge_bytes);
+    return L;
+}
+
+struct Impl {
+    int caller_device;               /* current when the call began, current again after */
+    /* per device: merge start, pieces copied, first searches done, merge end */
+    cudaEvent_t ev[GPK_MAX_DEVICES][4];
+    bool timed[GPK_MAX_DEVICES];
+    Layout L[GPK_MAX_DEVICES];
+    unsigned long long *host_counts; /* k * most * 2, for rank() */
+    gpk_radix_opts o;
+};
+
+gpk_ctx *part_of(gpk_multi_dev *d, int i) { return d->ctx->part[i]; }
+cudaStream_t stream_of(gpk_multi_dev *d, int i) { return ((gpk_cuda_state *)d->ctx->part[i]->cuda)->stream; }
+
+gpk_status fail(gpk_multi_dev *d, int i, cudaError_t e, const char *what)
+{
+    char buf[160];
+    snprintf(buf, sizeof buf, "multi-device sort, device %d (CUDA %d): %s", i, part_of(d, i)->device, what);
+    return gpk__cuda_fail(d->ctx, e, buf);
+}
+
+gpk_status enter(gpk_multi_dev *d, int i)
+{
+    cudaError_t e = cudaSetDevice(part_of(d, i)->device);
+    return e == cudaSuccess ? GPK_OK : fail(d, i, e, "cudaSetDevice");
+}
+
+gpk_status cuda_sort(gpk_multi_dev *d, int i)
+{
+    Impl *im = (Impl *)d->impl;
+    gpk_shard *sh = &d->shards[i];
+    if (sh->n < 2) return GPK_OK;
+    GPK_CHECK(enter(d, i));
+    gpk_ctx *part = part_of(d, i);
+    size_t bytes = im->L[i].sort_bytes;
+    void *temp = (char *)sh->temp + im->L[i].region;
+    gpk_status s = d->value_width
+                       ? gpk_cuda_sort_pairs(part, temp, &bytes, d->key_type, sh->keys, sh->keys, d->value_width,
+                                             sh->values, sh->values, sh->n, &im->o, 0, stream_of(d, i))
+                       : gpk_cuda_sort_keys(part, temp, &bytes, d->key_type, sh->keys, sh->keys, sh->n, &im->o, 0,
+                                            stream_of(d, i));
+    if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
+    return GPK_OK;
+}
+
+gpk_status cuda_rank(gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below, uint64_t *le)
+{
+    Impl *im = (Impl *)d->impl;
+    for (int i = 0; i < d->k; i++) {
+        GPK_CHECK(enter(d, i));
+        gpk_shard *sh = &d->shards[i];
+        char *t = (char *)sh->temp;
+        uint64_t *d_probes = (uint64_t *)(t + im->L[i].probes);
+        unsigned long long *d_below = (unsigned long long *)(t + im->L[i].below);
+        unsigned long long *d_le = le ? (unsigned long long *)(t + im->L[i].le) : NULL;
+        cudaStream_t st = stream_of(d, i);
+        cudaError_t e = cudaMemcpyAsync(d_probes, probes, m * 8, cudaMemcpyHostToDevice, st);
+        if (e != cudaSuccess) return fail(d, i, e, "probes to the device");
+        const int blocks = (int)((m + 127) / 128);
+        if (d->key_width == 4)
+            rank_probes<<<blocks, 128, 0, st>>>((const uint32_t *)sh->keys, sh->n, d_probes, (int)m, (int)d->key_type,
+                                                d->mask, d_below, d_le);
+        else
+            rank_probes<<<blocks, 128, 0, st>>>((const uint64_t *)sh->keys, sh->n, d_probes, (int)m, (int)d->key_type,
+                                                d->mask, d_below, d_le);
+        e = cudaGetLastError();
+        if (e != cudaSuccess) return fail(d, i, e, "rank kernel launch");
+        unsigned long long *h = im->host_counts + (size_t)i * m * 2;
+        e = cudaMemcpyAsync(h, d_below, m * 8, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess && le) e = cudaMemcpyAsync(h + m, d_le, m * 8, cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) return fail(d, i, e, "counts to the host");
+    }
+    for (int i = 0; i < d->k; i++) {
+        cudaError_t e = cudaStreamSynchronize(stream_of(d, i));
+        if (e != cudaSuccess) return fail(d, i, e, "rank");
+        const unsigned long long *h = im->host_counts + (size_t)i * m * 2;
+        for (size_t c = 0; c < m; c++) {
+            below[(size_t)i * m + c] = h[c];
+            if (le) le[(size_t)i * m + c] = h[m + c];
+        }
+    }
+    return GPK_OK;
+}
+
+struct Run {
+    const void *keys, *vals;
+    size_t n;
+};
+
+template <typename K, typename V>
+cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size_t *splits, int type, uint64_t mask,
+                         cudaStream_t st, cudaEvent_t searched)
+{
+    const size_t total = a.n + b.n, tiles = (total + kTile - 1) / kTile;
+    const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
+    merge_splits_coarse<K><<<(unsigned)((coarse + 1 + 255) / 256), 256, 0, st>>>(
+        (const K *)a.keys, a.n, (const K *)b.keys, b.n, tiles, type, mask, splits);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    merge_splits_fine<K><<<(unsigned)((tiles + 255) / 256), 256, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys,
+                                                                          b.n, tiles, type, mask, splits);
+    e = cudaGetLastError();
+    if (e == cudaSuccess && searched) e = cudaEventRecord(searched, st);
+    if (e != cudaSuccess) return e;
+    merge_tiles<K, V><<<(unsigned)tiles, kThreads, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys, b.n,
+                                                            (const V *)a.vals, (const V *)b.vals, (K *)out, (V *)vout,
+                                                            splits, type, mask);
+    return cudaGetLastError();
+}
+
+cudaError_t merge2(gpk_multi_dev *d, const Run &a, const Run &b, void *out, void *vout, size_t *splits,
+                   cudaStream_t st, cudaEvent_t searched)
+{
+    const int t = (int)d->key_type;
+    const uint64_t mk = d->mask;
+    if (d->key_width == 4) {
+        if (d->value_width == 0) return launch_merge<uint32_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+        if (d->value_width == 4) return launch_merge<uint32_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+        return launch_merge<uint32_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
+    }
+    if (d->value_width == 0) return launch_merge<uint64_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+    if (d->value_width == 4) return launch_merge<uint64_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+    return launch_merge<uint64_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
+}
+
+gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi)
+{
+    Impl *im = (Impl *)d->impl;
+    const Layout &L = im->L[j];
+    gpk_shard *out = &d->shards[j];
+    const size_t kw = d->key_width, vw = d->value_width;
+    const size_t m = gpk_shard_share(d->total, d->k, j);
+    if (m == 0) return GPK_OK;
+    GPK_CHECK(enter(d, j));
+    cudaStream_t st = stream_of(d, j);
+    char *t = (char *)out->temp;
+    size_t *splits = (size_t *)(t + L.splits);
+    char *tree_k = t + L.merge, *tree_v = tree_k + align_up(m * kw, 256);
+    char *gather_k = t + L.merge + L.tree, *gather_v = gather_k + align_up(m * kw, 256);
+    Run runs[GPK_MAX_DEVICES];
+    int r = 0;
+    size_t gathered = 0;
+    cudaEvent_t *ev = im->ev[j];
+    cudaError_t e = cudaEventRecord(ev[0], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
+    for (int i = 0; i < d->k; i++) {
+        const size_t len = hi[i] - lo[i];
+        if (len == 0) continue;
+        const gpk_shard *src = &d->shards[i];
+        Run run = {(const char *)src->keys + lo[i] * kw, vw ? (const char *)src->values + lo[i] * vw : NULL, len};
+        if (!loads_from(d->ctx, j, i)) {
+            /* no peer loads between these two: copy the piece over first */
+            const int dj = part_of(d, j)->device, di = part_of(d, i)->device;
+            e = cudaMemcpyPeerAsync(gather_k + gathered * kw, dj, run.keys, di, len * kw, st);
+            if (e == cudaSuccess && vw) e = cudaMemcpyPeerAsync(gather_v + gathered * vw, dj, run.vals, di, len * vw, st);
+            if (e != cudaSuccess) return fail(d, j, e, "cudaMemcpyPeerAsync");
+            run.keys = gather_k + gathered * kw;
+            run.vals = vw ? gather_v + gathered * vw : NULL;
+            gathered += len;
+        }
+        runs[r++] = run;
+    }
+    e = cudaEventRecord(ev[1], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
+    int rounds = 0;
+    while ((1 << rounds) < r) rounds++;
+    if (rounds == 0) {
+        e = cudaMemcpyAsync(out->keys_out, runs[0].keys, m * kw, cudaMemcpyDefault, st);
+        if (e == cudaSuccess && vw) e = cudaMemcpyAsync(out->values_out, runs[0].vals, m * vw, cudaMemcpyDefault, st);
+        if (e == cudaSuccess) e = cudaEventRecord(ev[2], st);
+        if (e == cudaSuccess) e = cudaEventRecord(ev[3], st);
+        if (e != cudaSuccess) return fail(d, j, e, "copying the one piece");
+        im->timed[j] = true;
+        return GPK_OK;
+    }
+    /* the last round writes the output, the one before the tree buffer, ... */
+    for (int round = 1; round <= rounds; round++) {
+        const bool to_out = (rounds - round) % 2 == 0;
+        char *dk = to_out ? (char *)out->keys_out : tree_k;
+        char *dv = to_out ? (char *)out->values_out : tree_v;
+        if (!to_out && L.tree == 0) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: no tree buffer");
+        int next = 0;
+        size_t at = 0;
+        for (int q = 0; q < r; q += 2) {
+            Run merged = {dk + at * kw, vw ? dv + at * vw : NULL, 0};
+            if (q + 1 < r) {
+                e = merge2(d, runs[q], runs[q + 1], dk + at * kw, vw ? dv + at * vw : NULL, splits, st,
+                           round == 1 && q == 0 ? ev[2] : NULL);
+                merged.n = runs[q].n + runs[q + 1].n;
+            } else {
+                e = cudaMemcpyAsync(dk + at * kw, runs[q].keys, runs[q].n * kw, cudaMemcpyDefault, st);
+                if (e == cudaSuccess && vw) e = cudaMemcpyAsync(dv + at * vw, runs[q].vals, runs[q].n * vw,
+                                                                cudaMemcpyDefault, st);
+                merged.n = runs[q].n;
+            }
+            if (e != cudaSuccess) return fail(d, j, e, "merge");
+            at += merged.n;
+            runs[next++] = merged;
+        }
+        r = next;
+    }
+    e = cudaEventRecord(ev[3], st);
+    if (e != cudaSuccess) return fail(d, j, e, "cudaEventRecord");
+    im->timed[j] = true;
+    return GPK_OK;
+}
+
+gpk_status cuda_wait(gpk_multi_dev *d)
+{
+    gpk_status s = GPK_OK;
+    for (int i = 0; i < d->k; i++) {
+        cudaError_t e = cudaSetDevice(part_of(d, i)->device);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(stream_of(d, i));
+        if (e != cudaSuccess && s == GPK_OK) s = fail(d, i, e, "waiting for the device");
+    }
+    return s;
+}
+
+} // namespace
+
+extern "C" size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
+                                       unsigned value_width, const gpk_radix_opts *o, int out_in_temp)
+{
+    return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp).total;
+}
+
+extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
+{
+    Impl *im = (Impl *)calloc(1, sizeof(Impl));
+    if (!im) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    d->impl = im;
+    if (cudaGetDevice(&im->caller_device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        im->caller_device = d->ctx->device;
+    }
+    im->o = (gpk_radix_opts)GPK_RADIX_OPTS_INIT;
+    im->o.key_bits = d->key_bits;
+    im->o.radix_bits = d->radix_bits;
+    im->o.algorithm = GPK_SORT_RADIX;
+    for (int i = 0; i < d->k; i++) {
+        const size_t m = gpk_shard_share(d->total, d->k, i);
+        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o, d->out_in_temp);
+        if (d->out_in_temp) {
+            /* the output takes the sort's scratch once the sort is done */
+            char *t = (char *)d->shards[i].temp + im->L[i].region;
+            d->shards[i].keys_out = t;
+            d->shards[i].values_out = d->value_width ? t + align_up(m * d->key_width, 256) : NULL;
+        }
+    }
+    for (int i = 0; i < d->k; i++) {
+        GPK_CHECK(enter(d, i));
+        for (int q = 0; q < 4; q++) {
+            cudaError_t e = cudaEventCreate(&im->ev[i][q]);
+            if (e != cudaSuccess) {
+                im->ev[i][q] = NULL;
+                return fail(d, i, e, "cudaEventCreate");
+            }
+        }
+    }
+    const size_t most = (size_t)(d->k > 1 ? d->k - 1 : 1) * kProbes;
+    im->host_counts = (unsigned long long *)malloc((size_t)d->k * most * 2 * sizeof(unsigned long long));
+    if (!im->host_counts) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    d->probes = GPK_MULTI_PROBES;
+    d->sort = cuda_sort;
+    d->rank = cuda_rank;
+    d->merge = cuda_merge;
+    d->wait = cuda_wait;
+    /* the caller's writes of the inputs (any stream, the legacy one
+     * included) come first: the context's streams do not wait for them */
+    for (int i = 0; i < d->k; i++) {
+        GPK_CHECK(enter(d, i));
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) return fail(d, i, e, "cudaDeviceSynchronize before the sort");
+    }
+    return GPK_OK;
+}
+
+extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
+{
+    Impl *im = (Impl *)d->impl;
+    if (!im) return;
+    /* the merge's parts, from the events of a completed sort: the slowest device */
+    auto *ms = &d->ctx->multi;
+    ms->copy_ms = ms->search_ms = ms->tiles_ms = 0;
+    for (int i = 0; i < d->k; i++) {
+        float part[3] = {0, 0, 0};
+        bool ok = im->timed[i] && cudaSetDevice(part_of(d, i)->device) == cudaSuccess;
+        for (int q = 0; q < 3 && ok; q++) ok = cudaEventElapsedTime(&part[q], im->ev[i][q], im->ev[i][q + 1]) == cudaSuccess;
+        if (ok) {
+            ms->copy_ms = part[0] > ms->copy_ms ? part[0] : ms->copy_ms;
+            ms->search_ms = part[1] > ms->search_ms ? part[1] : ms->search_ms;
+            ms->tiles_ms = part[2] > ms->tiles_ms ? part[2] : ms->tiles_ms;
+        }
+        for (int q = 0; q < 4; q++)
+            if (im->ev[i][q]) (void)cudaEventDestroy(im->ev[i][q]);
+    }
+    (void)cudaGetLastError();
+    (void)cudaSetDevice(im->caller_device);
+    free(im->host_counts);
+    free(im);
+    d->impl = NULL;
+}
+
+/* ---- the host API over the devices ----------------------------------------- */
+
+namespace {
+
+struct HostCopy {
+    gpk_ctx *part;
+    void *dev_keys, *dev_vals;
+    void *host_keys, *host_vals;
+    size_t kbytes, vbytes;
+    int to_device;
+    gpk_status s;
+    char err[GPK_ERRLEN];
+};
+
+void *host_copy(void *arg)
+{
+    HostCopy *c = (HostCopy *)arg;
+    gpk_cuda_state *st = (gpk_cuda_state *)c->part->cuda;
+    c->s = GPK_OK;
+    cudaError_t e = cudaSetDevice(c->part->device);
+    if (e != cudaSuccess) c->s = gpk__cuda_fail(c->part, e, "cudaSetDevice");
+    if (c->s == GPK_OK && c->kbytes)
+        c->s = c->to_device ? gpk__cuda_copy_to_device(c->part, c->dev_keys, c->host_keys, c->kbytes, st->stream)
+                            : gpk__cuda_copy_to_host(c->part, c->host_keys, c->dev_keys, c->kbytes, st->stream);
+    if (c->s == GPK_OK && c->vbytes)
+        c->s = c->to_device ? gpk__cuda_copy_to_device(c->part, c->dev_vals, c->host_vals, c->vbytes, st->stream)
+                            : gpk__cuda_copy_to_host(c->part, c->host_vals, c->dev_vals, c->vbytes, st->stream);
+    if (c->s != GPK_OK) snprintf(c->err, sizeof c->err, "%s", gpk_last_error(c->part));
+    return NULL;
+}
+
+/* Every device's copy at once, each on a thread of its own (each device
+ * has its own link to the host). */
+gpk_status copy_all(gpk_ctx *ctx, HostCopy *c, int k)
+{
+    pthread_t th[GPK_MAX_DEVICES];
+    int started[GPK_MAX_DEVICES] = {0};
+    for (int i = 1; i < k; i++) started[i] = pthread_create(&th[i], NULL, host_copy, &c[i]) == 0;
+    host_copy(&c[0]);
+    for (int i = 1; i < k; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        else host_copy(&c[i]);
+    }
+    (void)cudaSetDevice(ctx->device);
+    for (int i = 0; i < k; i++)
+        if (c[i].s != GPK_OK) return gpk__fail(ctx, c[i].s, "sort over %d devices, device %d: %s", k, i, c[i].err);
+    return GPK_OK;
+}
+
+} // namespace
+
+static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+
+extern "C" gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
+{
+    int caller = ctx->device;
+    if (cudaGetDevice(&caller) != cudaSuccess) (void)cudaGetLastError();
+    const gpk_status s = sort_host(ctx, job, declined);
+    (void)cudaSetDevice(caller);
+    return s;
+}
+
+static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
+{
+    *declined = 0;
+    const int k = ctx->n_devices;
+    const size_t n = job->n, kw = job->key_width;
+    void *values = job->sigma ? job->sigma : job->values;
+    const size_t vw = job->sigma ? job->sigma_width : job->value_width;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = job->key_bits;
+    o.radix_bits = job->radix_bits;
+    gpk_shard sh[GPK_MAX_DEVICES];
+    memset(sh, 0, sizeof sh);
+    for (int i = 0; i < k; i++) sh[i].n = gpk_shard_share(n, k, i);
+    /* the device buffers: in, out and temp on every device, or decline */
+    for (int i = 0; i < k; i++) {
+        gpk_ctx *part = ctx->part[i];
+        const size_t m = sh[i].n;
+        size_t bytes[GPK_CUDA_SLOTS] = {0};
+        /* the input, and the scratch, which holds the output after the
+         * local sort: two copies of the slice (and tables), as on one GPU */
+        bytes[GPK_CUDA_KEYS_A] = m * kw;
+        bytes[GPK_CUDA_VALUES_A] = m * vw;
+        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1);
+        size_t need = 0;
+        for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
+        if (ctx->device_budget && need > ctx->device_budget) {
+            *declined = 1;
+            return GPK_OK;
+        }
+        cudaError_t e = cudaSetDevice(part->device);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+        gpk_status s = gpk__cuda_reserve(part, bytes, "sort over several devices");
+        if (s == GPK_ENOMEM) {
+            gpk__clear_error(part);
+            *declined = 1;
+            (void)cudaSetDevice(ctx->device);
+            return GPK_OK;
+        }
+        if (s != GPK_OK) return gpk__fail(ctx, s, "sort over %d devices, device %d: %s", k, i, gpk_last_error(part));
+        gpk_cuda_state *st = (gpk_cuda_state *)part->cuda;
+        sh[i].keys = st->buf[GPK_CUDA_KEYS_A];
+        sh[i].values = vw ? st->buf[GPK_CUDA_VALUES_A] : NULL;
+        sh[i].temp = st->buf[GPK_CUDA_TEMP];
+        sh[i].temp_bytes = st->buf_bytes[GPK_CUDA_TEMP];
+    }
+    if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, n);
+    HostCopy c[GPK_MAX_DEVICES];
+    memset(c, 0, sizeof c);
+    size_t off = 0;
+    for (int i = 0; i < k; i++) {
+        c[i].part = ctx->part[i];
+        c[i].dev_keys = sh[i].keys;
+        c[i].dev_vals = sh[i].values;
+        c[i].host_keys = (char *)job->keys + off * kw;
+        c[i].host_vals = vw ? (char *)values + off * vw : NULL;
+        c[i].kbytes = sh[i].n * kw;
+        c[i].vbytes = sh[i].n * vw;
+        c[i].to_device = 1;
+        off += sh[i].n;
+    }
+    GPK_CHECK(copy_all(ctx, c, k));
+    GPK_CHECK(gpk__sort_shards(ctx, job->key_type, vw, sh, &o, "sort", 1));
+    for (int i = 0; i < k; i++) {
+        c[i].dev_keys = sh[i].keys_out;
+        c[i].dev_vals = sh[i].values_out;
+        c[i].to_device = 0;
+    }
+    GPK_CHECK(copy_all(ctx, c, k));
+    ctx->last_sort_path = "radix-multi";
+    return GPK_OK;
+}

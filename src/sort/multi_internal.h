@@ -1,0 +1,82 @@
+/* Multi-device sort (issue 17): the driver in multi.c sorts shards spread
+ * over the devices of a context (gpk_sort_shards_*): local sorts, exact
+ * splitters by co-ranking, a merge of the pieces on each device. It talks
+ * to the devices through this table: the CUDA backend (multi_cuda.cu) or
+ * the CPU's virtual devices (multi.c), so that CI tests the driver.
+ *
+ * Calls may return before the work is done (CUDA: issued on each device's
+ * stream); wait() returns when everything issued is done, with the first
+ * failure. rank() is synchronous. */
+#ifndef GPK_MULTI_INTERNAL_H
+#define GPK_MULTI_INTERNAL_H
+
+#include "radix_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most probes per boundary and round of the splitter search: with 4095
+ * the search takes 3 rounds for 32-bit keys and 6 for 64-bit ones (plus one
+ * to count the keys equal to the splitter), each a small copy to and from
+ * every device; the CPU's virtual devices take 255 (more rounds, less
+ * work per round for the host that runs them). */
+#define GPK_MULTI_PROBES 4095
+
+typedef struct gpk_multi_dev {
+    gpk_ctx *ctx;
+    int k;                     /* shards = devices */
+    gpk_shard *shards;         /* k of them, validated */
+    size_t total;              /* sum of shards[i].n */
+    gpk_type key_type;
+    unsigned key_width, value_width; /* value_width 0: keys only */
+    unsigned key_bits, radix_bits;   /* from the caller's options */
+    uint64_t mask;             /* the mapped-key bits that take part in the order */
+    unsigned probes;           /* per boundary and round, 1..GPK_MULTI_PROBES */
+    int out_in_temp;           /* CUDA: the outputs go into each shard's scratch, after the local sort's use
+                                  of it (keys_out, values_out are set there): the host API's two copies */
+    void *impl;
+    /* stable sort of shard i's keys (and values) in place */
+    gpk_status (*sort)(struct gpk_multi_dev *d, int i);
+    /* for each of m probes (mapped, masked keys) and every shard i:
+     * below[i * m + c] = keys of sorted shard i whose masked mapped key is
+     * < probes[c]; le likewise with <= (le may be NULL) */
+    gpk_status (*rank)(struct gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below, uint64_t *le);
+    /* output j (shards[j].keys_out) = the stable merge of the pieces
+     * [lo[i], hi[i]) of the sorted shards i = 0..k-1, ties in shard order */
+    gpk_status (*merge)(struct gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi);
+    gpk_status (*wait)(struct gpk_multi_dev *d);
+} gpk_multi_dev;
+
+/* gpk_sort_shards_* (fn names the caller in messages). */
+gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
+                            const gpk_sort_opts *opts, const char *fn, int out_in_temp);
+
+/* Runs the plan on d (argument checks done, outputs sized). */
+gpk_status gpk__multi_run(gpk_multi_dev *d);
+
+/* The smallest host-API sort that a context of several devices spreads
+ * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a
+ * few splitter rounds cost a fraction of a millisecond; docs/perf/scale.md
+ * measures 2^22), never on the CPU's virtual devices (they are for tests,
+ * which set GPK_MULTI_MIN). */
+size_t gpk__multi_min(const gpk_ctx *ctx);
+
+/* Host-API sort of job on a context of several devices (radix.c calls it
+ * when ctx->n_devices > 1). *declined: the input does not fit the devices
+ * (nothing touched; the caller sorts it another way). */
+gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+
+#ifdef GPK_HAVE_CUDA
+/* The CUDA devices of d->ctx: temp bytes shard i needs, and the ops. */
+size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
+                            unsigned value_width, const gpk_radix_opts *o, int out_in_temp);
+gpk_status gpk__multi_cuda_open(gpk_multi_dev *d);
+void gpk__multi_cuda_close(gpk_multi_dev *d);
+gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
