@@ -66,7 +66,7 @@ struct DefaultDigits {
 constexpr PassShape kPassShapes[] = {
     /* bits key val  threads items blocks/SM */
     {8, 4, 0, 256, 24, 3},
-    {8, 4, 4, 256, 24, 2}, /* H100 sweep (bench/tuning/h100-pairs-*.h): 9.70 ms, 384 x 20 11.59 */
+    {8, 4, 4, 256, 24, 2}, /* H100 sweep (docs/perf/radix.md): 9.70 ms, 384 x 20 11.59 */
     {8, 4, 8, 384, 12, 2},
     {8, 8, 0, 384, 14, 2},
     {8, 8, 4, 384, 12, 2},
