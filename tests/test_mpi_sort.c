@@ -16,6 +16,8 @@
 #include <gpk/mpi.h>
 #include <gpk/sort.h>
 
+#include "testutil.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -27,21 +29,11 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static int rank, nranks, failures, checks;
+static int rank, nranks;
 static uint64_t seed;
 
-#define CHECK(cond, ...)                                                         \
-    do {                                                                         \
-        checks++;                                                                \
-        if (!(cond)) {                                                           \
-            failures++;                                                          \
-            if (failures <= 30) {                                                \
-                fprintf(stderr, "rank %d FAIL %s:%d: ", rank, __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                                    \
-                fprintf(stderr, "\n");                                           \
-            }                                                                    \
-        }                                                                        \
-    } while (0)
+/* testutil.h's check, its message prefixed with the rank */
+#define CHECK(cond, fmt, ...) TU_CHECK(cond, "rank %d: " fmt, rank, __VA_ARGS__)
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -403,8 +395,8 @@ int main(int argc, char **argv)
     other_comms(ctx);
     gpk_ctx_destroy(ctx);
     int total_fail = 0, total_checks = 0;
-    MPI_Allreduce(&failures, &total_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&checks, &total_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&tu_failures, &total_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&tu_checks, &total_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("%s: %d checks on %d ranks, %d failed\n", total_fail ? "FAILED" : "passed", total_checks, nranks, total_fail);
     MPI_Finalize();
     return total_fail ? 1 : 0;

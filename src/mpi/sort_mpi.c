@@ -240,6 +240,30 @@ static size_t chunk_bytes(int *forced)
     return (size_t)1 << 30;
 }
 
+/* Posts the point-to-point messages of one side of the exchange: for each
+ * other rank p, count[p] elements of `width` bytes at its place in buf, in
+ * chunks of at most `chunk` bytes (sends, or receives), into req[*r...]. */
+static gpk_status post_chunks(MPI_Comm comm, gpk_ctx *ctx, char *buf, const uint64_t *count, size_t width,
+                              size_t chunk, int sending, MPI_Request *req, size_t *r, const char *what)
+{
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    gpk_status s = GPK_OK;
+    size_t at = 0;
+    for (int p = 0; p < P && s == GPK_OK; p++) {
+        size_t bytes = (size_t)count[p] * width;
+        for (size_t o = 0; p != rank && o < bytes && s == GPK_OK; o += chunk) {
+            int len = (int)(bytes - o < chunk ? bytes - o : chunk);
+            int rc = sending ? MPI_Isend(buf + at + o, len, MPI_BYTE, p, P2P_TAG, comm, &req[(*r)++])
+                             : MPI_Irecv(buf + at + o, len, MPI_BYTE, p, P2P_TAG, comm, &req[(*r)++]);
+            s = gpk__mpi_check(ctx, rc, what);
+        }
+        at += bytes;
+    }
+    return s;
+}
+
 /* send[d] elements of `width` bytes go to rank d, in rank order from
  * sendbuf; recv[s] arrive from rank s, in rank order into recvbuf. */
 static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, const uint64_t *send, void *recvbuf,
@@ -294,25 +318,8 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
     size_t r = 0;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    size_t soff = 0, roff = 0;
-    for (int p = 0; p < P && s == GPK_OK; p++) {
-        size_t rbytes = (size_t)recv[p] * width;
-        if (p != rank)
-            for (size_t o = 0; o < rbytes && s == GPK_OK; o += chunk) {
-                size_t len = rbytes - o < chunk ? rbytes - o : chunk;
-                s = gpk__mpi_check(ctx, MPI_Irecv(rb + roff + o, (int)len, MPI_BYTE, p, P2P_TAG, comm, &req[r++]), what);
-            }
-        roff += rbytes;
-    }
-    for (int p = 0; p < P && s == GPK_OK; p++) {
-        size_t sbytes = (size_t)send[p] * width;
-        if (p != rank)
-            for (size_t o = 0; o < sbytes && s == GPK_OK; o += chunk) {
-                size_t len = sbytes - o < chunk ? sbytes - o : chunk;
-                s = gpk__mpi_check(ctx, MPI_Isend(sb + soff + o, (int)len, MPI_BYTE, p, P2P_TAG, comm, &req[r++]), what);
-            }
-        soff += sbytes;
-    }
+    s = post_chunks(comm, ctx, rb, recv, width, chunk, 0, req, &r, what);
+    if (s == GPK_OK) s = post_chunks(comm, ctx, (char *)sb, send, width, chunk, 1, req, &r, what);
     if (s == GPK_OK) {
         size_t sself = 0, rself = 0;
         for (int p = 0; p < rank; p++) sself += (size_t)send[p] * width, rself += (size_t)recv[p] * width;

@@ -36,6 +36,22 @@ static void mpi_error(const char *msg)
     else cli_error("sort", "%s", msg);
 }
 
+/* "--name N" (N in 0..2^20) into *dst: 1 when argv[*i] was it, 0 when not,
+ * -1 on a usage error (reported). */
+static int opt_count(const char *cmd, int argc, char **argv, int *i, const char *name, int *dst)
+{
+    const char *val;
+    uint64_t v;
+    int m = cli_opt_value(cmd, argc, argv, i, NULL, name, &val);
+    if (m <= 0) return m;
+    if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
+        cli_error(cmd, "bad value '%s' for %s", val, name);
+        return -1;
+    }
+    *dst = (int)v;
+    return 1;
+}
+
 static int parse(int argc, char **argv, mpi_args *a)
 {
     const char *cmd = "sort";
@@ -71,21 +87,9 @@ static int parse(int argc, char **argv, mpi_args *a)
             }
             continue;
         }
-        uint64_t v;
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
-                if (m > 0) cli_error(cmd, "bad value '%s' for --threads", val);
-                return -1;
-            }
-            a->threads = (int)v;
-            continue;
-        }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
-                if (m > 0) cli_error(cmd, "bad value '%s' for --device", val);
-                return -1;
-            }
-            a->device = (int)v;
+        if ((m = opt_count(cmd, argc, argv, &i, "--threads", &a->threads)) != 0 ||
+            (m = opt_count(cmd, argc, argv, &i, "--device", &a->device)) != 0) {
+            if (m < 0) return -1;
             continue;
         }
         if (arg[0] == '-' && arg[1] != '\0') {
