@@ -78,12 +78,8 @@ int cmd_pic(int argc, char **argv)
                 return CLI_USAGE;
             }
             o.n = (size_t)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+        } else if ((m = cli_opt_backend(cmd, argc, argv, &i, &o.backend)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &o.backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
-                return CLI_USAGE;
-            }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--reps", &val)) != 0) {
             uint64_t v;
             if (m < 0) return CLI_USAGE;

@@ -224,3 +224,28 @@ const char *cli_backends_built(void)
 #endif
         ;
 }
+
+int cli_opt_type(const char *cmd, int argc, char **argv, int *i, const char *name, const char *what,
+                 gpk_type *dst)
+{
+    const char *val;
+    int m = cli_opt_value(cmd, argc, argv, i, NULL, name, &val);
+    if (m <= 0) return m;
+    if (gpk_type_parse(val, dst) != GPK_OK) {
+        cli_error(cmd, "unknown %s '%s' (u32 i32 f32 u64 i64 f64)", what, val);
+        return -1;
+    }
+    return 1;
+}
+
+int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend *dst)
+{
+    const char *val;
+    int m = cli_opt_value(cmd, argc, argv, i, NULL, "--backend", &val);
+    if (m <= 0) return m;
+    if (gpk_backend_parse(val, dst) != GPK_OK) {
+        cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+        return -1;
+    }
+    return 1;
+}

@@ -86,6 +86,12 @@ void cli_error(const char *cmd, const char *fmt, ...)
  * printing an error when the value is missing. */
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname,
                   const char *name, const char **val);
+/* The typed options every command spells alike, matched as cli_opt_value
+ * does (1 set, 0 another argument, -1 after the error): a key or value
+ * type ("unknown WHAT 'x' (u32 i32 f32 u64 i64 f64)") and --backend. */
+int cli_opt_type(const char *cmd, int argc, char **argv, int *i, const char *name, const char *what,
+                 gpk_type *dst);
+int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend *dst);
 /* 1 when argv[i] is the flag (long name or short alias), else 0. */
 int cli_flag(const char *arg, const char *shortname, const char *name);
 /* 1 when arg is --help or -h. */

@@ -22,7 +22,6 @@ int cmd_info(int argc, char **argv)
     int json = 0, only = 0;
     gpk_backend want = GPK_BACKEND_AUTO;
     for (int i = 1; i < argc; i++) {
-        const char *val;
         int m;
         if (cli_is_help(argv[i])) {
             cmd_info_help(stdout);
@@ -30,12 +29,8 @@ int cmd_info(int argc, char **argv)
         }
         if (cli_flag(argv[i], NULL, "--json")) {
             json = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+        } else if ((m = cli_opt_backend(cmd, argc, argv, &i, &want)) != 0) {
             if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &want) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
-                return CLI_USAGE;
-            }
             only = 1;
         } else {
             cli_error(cmd, "unknown option or argument '%s' (see gpk info --help)", argv[i]);

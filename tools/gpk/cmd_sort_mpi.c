@@ -70,21 +70,13 @@ static int parse(int argc, char **argv, mpi_args *a)
             a->out = val;
             continue;
         }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--type", &val)) != 0) {
+        if ((m = cli_opt_type(cmd, argc, argv, &i, "--type", "type", &a->type)) != 0) {
             if (m < 0) return -1;
-            if (gpk_type_parse(val, &a->type) != GPK_OK) {
-                cli_error(cmd, "unknown type '%s' (u32 i32 f32 u64 i64 f64)", val);
-                return -1;
-            }
             a->have_type = 1;
             continue;
         }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+        if ((m = cli_opt_backend(cmd, argc, argv, &i, &a->backend)) != 0) {
             if (m < 0) return -1;
-            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
-                return -1;
-            }
             continue;
         }
         if ((m = opt_count(cmd, argc, argv, &i, "--threads", &a->threads)) != 0 ||

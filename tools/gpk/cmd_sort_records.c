@@ -87,12 +87,8 @@ static int parse(int argc, char **argv, rec_args *a)
                 cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)", val);
                 return -1;
             }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
+        } else if ((m = cli_opt_backend(cmd, argc, argv, &i, &a->backend)) != 0) {
             if (m < 0) return -1;
-            if (gpk_backend_parse(val, &a->backend) != GPK_OK) {
-                cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
-                return -1;
-            }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
             if (m < 0) return -1;
             if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
