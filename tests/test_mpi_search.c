@@ -26,6 +26,7 @@
 #include "gpk/mpi.h"
 #include "gpk/search.h"
 #include "testutil.h"
+#include "search_testutil.h"
 
 static int rank, size;
 static gpk_rng rng;
@@ -69,21 +70,6 @@ static int make_ctxs(gpk_ctx **cs, int count)
 static void free_ctxs(gpk_ctx **cs, int count)
 {
     for (int g = 0; g < count; g++) gpk_ctx_destroy(cs[g]);
-}
-
-static int64_t full_cost(const gpk_search_problem *pb, const uint32_t *sol)
-{
-    if (pb->kind == GPK_PROBLEM_QAP) return gpk_qap_cost(pb->qap, sol);
-    if (pb->kind == GPK_PROBLEM_TSP) return gpk_tsp_tour_length(pb->tsp, sol);
-    const gpk_ppp *p = pb->ppp;
-    int8_t *v = malloc(p->n);
-    int32_t *y = malloc(p->m * sizeof *y);
-    for (uint32_t i = 0; i < p->n; i++) v[i] = sol[i] ? 1 : -1;
-    gpk_ppp_product(p, v, y);
-    const int64_t f = gpk_ppp_fitness(p, y);
-    free(v);
-    free(y);
-    return f;
 }
 
 static int same_solution(const gpk_search_result *a, const gpk_search_result *b)

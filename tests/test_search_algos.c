@@ -7,6 +7,7 @@
 #include "gpk/search.h"
 #include "gpk/gen.h"
 #include "testutil.h"
+#include "search_testutil.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -17,21 +18,6 @@ static const char *data_dir;
 static int ctx_threads;
 
 /* ------------------------------------------------------------ full evaluation */
-
-static int64_t full_cost(const gpk_search_problem *pb, const uint32_t *sol)
-{
-    if (pb->kind == GPK_PROBLEM_QAP) return gpk_qap_cost(pb->qap, sol);
-    if (pb->kind == GPK_PROBLEM_TSP) return gpk_tsp_tour_length(pb->tsp, sol);
-    const gpk_ppp *p = pb->ppp;
-    int8_t *v = malloc(p->n);
-    int32_t *y = malloc(p->m * sizeof *y);
-    for (uint32_t i = 0; i < p->n; i++) v[i] = sol[i] ? 1 : -1;
-    gpk_ppp_product(p, v, y);
-    int64_t f = gpk_ppp_fitness(p, y);
-    free(v);
-    free(y);
-    return f;
-}
 
 static uint32_t sol_len(const gpk_search_problem *pb)
 {
