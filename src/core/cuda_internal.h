@@ -66,11 +66,6 @@ gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what);
 gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes, cudaStream_t stream);
 gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream);
 
-/* malloc for large host arrays that the library fills and the caller frees
- * with free(): 2 MiB aligned and marked for transparent huge pages where the
- * system has them (fewer first-touch faults). */
-void *gpk__host_alloc_large(size_t bytes);
-
 #ifdef __cplusplus
 }
 #endif

@@ -5,15 +5,12 @@
  * caller) takes its first-touch page faults on that thread too. Here the
  * chunks pass through two pinned buffers of the context: the DMA of chunk
  * k + 1 runs while the context's threads copy chunk k, page faults
- * included, in 1 MiB pieces. */
-#define _GNU_SOURCE
+ * included (gpk__host_copy). */
 #include "cuda_internal.h"
 
-#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define STAGE_CHUNK ((size_t)16 << 20)
 #define DIRECT_MAX ((size_t)1 << 20) /* smaller copies go straight through cudaMemcpy */
@@ -34,17 +31,6 @@ static gpk_status staging_ready(gpk_ctx *ctx, gpk_cuda_state *st)
         }
     }
     return GPK_OK;
-}
-
-static void parallel_copy(void *dst, const void *src, size_t bytes, int threads)
-{
-    const size_t piece = (size_t)1 << 20;
-    const long long pieces = (long long)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
-    for (long long p = 0; p < pieces; p++) {
-        const size_t off = (size_t)p * piece;
-        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
-    }
 }
 
 static size_t chunk_len(size_t bytes, size_t k)
@@ -78,7 +64,7 @@ gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, si
             if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
         }
         if (e == cudaSuccess) e = cudaEventSynchronize(st->staging_ev[k & 1]);
-        if (e == cudaSuccess) parallel_copy((char *)dst + k * STAGE_CHUNK, stage[k & 1], chunk_len(bytes, k), threads);
+        if (e == cudaSuccess) gpk__host_copy((char *)dst + k * STAGE_CHUNK, stage[k & 1], chunk_len(bytes, k), threads);
     }
     if (e != cudaSuccess) {
         (void)cudaStreamSynchronize(stream); /* nothing may still write the staging buffers */
@@ -106,7 +92,7 @@ gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, 
         /* the DMA of chunk k - 2 has left this buffer */
         if (k >= 2) e = cudaEventSynchronize(st->staging_ev[b]);
         if (e != cudaSuccess) break;
-        parallel_copy(stage[b], (const char *)src + k * STAGE_CHUNK, chunk_len(bytes, k), threads);
+        gpk__host_copy(stage[b], (const char *)src + k * STAGE_CHUNK, chunk_len(bytes, k), threads);
         e = cudaMemcpyAsync((char *)d_dst + k * STAGE_CHUNK, stage[b], chunk_len(bytes, k), cudaMemcpyHostToDevice,
                             stream);
         if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
@@ -118,16 +104,4 @@ gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, 
         return gpk__cuda_fail(ctx, e, "copy to device");
     }
     return GPK_OK;
-}
-
-void *gpk__host_alloc_large(size_t bytes)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < huge) return malloc(bytes ? bytes : 1);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only: no huge pages is fine */
-#endif
-    return p;
 }

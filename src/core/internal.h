@@ -114,6 +114,13 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx);
 void gpk__opencl_ctx_release(gpk_ctx *ctx);
 #endif
 
+/* Large host arrays (host_mem.c). gpk__host_alloc_large: malloc for
+ * arrays the library fills and the caller frees with free(): 2 MiB aligned
+ * and marked for transparent huge pages where the system has them (fewer
+ * first-touch faults). gpk__host_copy: memcpy on `threads` threads. */
+void *gpk__host_alloc_large(size_t bytes);
+void gpk__host_copy(void *dst, const void *src, size_t bytes, int threads);
+
 #ifdef __cplusplus
 }
 #endif

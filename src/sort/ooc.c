@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define OOC_SLOTS 3
@@ -34,33 +33,9 @@
 
 /* ---- host helpers ------------------------------------------------------------ */
 
-static void par_copy(void *dst, const void *src, size_t bytes, int threads)
-{
-    const size_t piece = (size_t)1 << 20;
-    const long long pieces = (long long)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
-    for (long long p = 0; p < pieces; p++) {
-        const size_t off = (size_t)p * piece;
-        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
-    }
-}
-
-/* The extra buffer: 2 MiB aligned with transparent huge pages where the
- * system has them. It is not touched here: on CUDA page-locking it run by
- * run faults it in, on all threads, while the link moves the runs before;
- * on the CPU the first copies into it do. */
-static void *big_alloc(size_t bytes, int threads)
-{
-    const size_t huge = (size_t)2 << 20;
-    if (bytes < huge) return malloc(bytes ? bytes : 1);
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
-#endif
-    return p;
-}
-
+/* The extra buffer (gpk__host_alloc_large) is not touched here: on CUDA
+ * the locking threads fault it in first; on the CPU the first copies into
+ * it do. */
 /* The extra buffer stays with the context (page-locked on CUDA) for the
  * next call, so that a code which sorts large inputs again and again pays
  * its page faults and locking once; gpk_ctx_trim and gpk_ctx_destroy give
@@ -99,13 +74,13 @@ void gpk__ooc_release(gpk_ctx *ctx)
 
 static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
 {
-    if (!keep) return big_alloc(bytes, threads);
+    if (!keep) return gpk__host_alloc_large(bytes);
     if (!ctx->ooc_keep) ctx->ooc_keep = calloc(1, sizeof(ooc_keep));
     ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
     if (!k) return NULL;
     if (k->bytes[i] >= bytes && k->buf[i]) return k->buf[i];
     keep_drop(ctx, k, i);
-    k->buf[i] = big_alloc(bytes, threads);
+    k->buf[i] = gpk__host_alloc_large(bytes);
     if (k->buf[i]) k->bytes[i] = bytes;
     return k->buf[i];
 }
@@ -166,8 +141,8 @@ typedef struct cpu_dev {
 static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
 {
     cpu_dev *c = (cpu_dev *)d->impl;
-    par_copy(c->keys[slot] + at * d->key_width, keys, n * d->key_width, d->ctx->threads);
-    if (d->value_width) par_copy(c->vals[slot] + at * d->value_width, vals, n * d->value_width, d->ctx->threads);
+    gpk__host_copy(c->keys[slot] + at * d->key_width, keys, n * d->key_width, d->ctx->threads);
+    if (d->value_width) gpk__host_copy(c->vals[slot] + at * d->value_width, vals, n * d->value_width, d->ctx->threads);
     return GPK_OK;
 }
 
@@ -191,8 +166,8 @@ static gpk_status cpu_sort(gpk_ooc_dev *d, int slot, size_t n)
 static gpk_status cpu_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
 {
     cpu_dev *c = (cpu_dev *)d->impl;
-    par_copy(keys, c->keys[slot], n * d->key_width, d->ctx->threads);
-    if (d->value_width) par_copy(vals, c->vals[slot], n * d->value_width, d->ctx->threads);
+    gpk__host_copy(keys, c->keys[slot], n * d->key_width, d->ctx->threads);
+    if (d->value_width) gpk__host_copy(vals, c->vals[slot], n * d->value_width, d->ctx->threads);
     return GPK_OK;
 }
 
@@ -515,8 +490,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         /* A is part merged output, part input: the sorted runs replace it,
          * so it holds a permutation of the input, values (or sigma) with
          * their keys */
-        par_copy(a_keys, b_keys, n * kw, threads);
-        if (vw) par_copy(a_vals, b_vals, n * vw, threads);
+        gpk__host_copy(a_keys, b_keys, n * kw, threads);
+        if (vw) gpk__host_copy(a_vals, b_vals, n * vw, threads);
         const size_t len = strlen(ctx->err);
         if (len + 80 < sizeof ctx->err)
             strcat(ctx->err, " (the array holds its keys as sorted runs: a permutation of the input)");

@@ -16,7 +16,6 @@
  * locking fails (or GPK_OOC_PIN=0) the transfers still work, through the
  * driver's own staging, slower. The sort is the device-pointer API's (in
  * place, stable), on one temporary sized for a full slot. */
-#define _GNU_SOURCE /* posix_memalign, madvise */
 #include "ooc_internal.h"
 
 #include "../core/cuda_internal.h"
@@ -26,7 +25,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define SLOTS 3
 #define MIN_CAP 8
@@ -207,11 +205,8 @@ static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
 static void *alloc_pinned(size_t bytes, int threads)
 {
     const size_t huge = (size_t)2 << 20;
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, bytes / huge * huge, MADV_HUGEPAGE); /* advice only */
-#endif
+    void *p = gpk__host_alloc_large(bytes);
+    if (!p) return NULL;
     const long long pages = (long long)((bytes + huge - 1) / huge);
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (long long i = 0; i < pages; i++) {
@@ -250,30 +245,14 @@ static char *stage_vals(const gpk_ooc_dev *d, const cuda_dev *c, int slot)
     return stage_keys(d, c, slot) + d->cap * d->key_width;
 }
 
-/* One thread copies ~10 GB/s; the link moves 55 GB/s each way. One
- * range a thread: a large memcpy streams its stores past the cache (no
- * read of the destination first), which 1 MiB pieces did not. */
-static void host_copy(void *dst, const void *src, size_t bytes, int threads)
-{
-    const size_t min_piece = (size_t)1 << 20;
-    size_t piece = (bytes / (size_t)threads + 4095) / 4096 * 4096;
-    if (piece < min_piece) piece = min_piece;
-    const long long pieces = (long long)((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static) num_threads(threads) if (pieces > 1)
-    for (long long p = 0; p < pieces; p++) {
-        const size_t off = (size_t)p * piece;
-        memcpy((char *)dst + off, (const char *)src + off, bytes - off < piece ? bytes - off : piece);
-    }
-}
-
 /* The slot's store into staging has landed: its bytes go on to the
  * caller's arrays. */
 static void copy_out(gpk_ooc_dev *d, cuda_dev *c, int slot)
 {
     struct copy_out *o = &c->out[slot];
     if (!o->keys) return;
-    host_copy(o->keys, stage_keys(d, c, slot), o->n * d->key_width, c->threads);
-    if (d->value_width) host_copy(o->vals, stage_vals(d, c, slot), o->n * d->value_width, c->threads);
+    gpk__host_copy(o->keys, stage_keys(d, c, slot), o->n * d->key_width, c->threads);
+    if (d->value_width) gpk__host_copy(o->vals, stage_vals(d, c, slot), o->n * d->value_width, c->threads);
     o->keys = o->vals = NULL;
     o->n = 0;
 }
@@ -308,11 +287,11 @@ static gpk_status dev_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys
         c->pending_staged[slot] = 0;
         if (e == cudaSuccess) {
             char *sk = stage_keys(d, c, slot) + at * d->key_width;
-            host_copy(sk, keys, n * d->key_width, c->threads);
+            gpk__host_copy(sk, keys, n * d->key_width, c->threads);
             keys = sk;
             if (d->value_width) {
                 char *sv = stage_vals(d, c, slot) + at * d->value_width;
-                host_copy(sv, vals, n * d->value_width, c->threads);
+                gpk__host_copy(sv, vals, n * d->value_width, c->threads);
                 vals = sv;
             }
         }
