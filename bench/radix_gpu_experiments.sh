@@ -12,11 +12,18 @@ export PATH="$PATH:/usr/local/cuda/bin"
 log=$out/experiments.txt
 : >"$log"
 
-# CUDA: shipped table and three shape tables, each with both grid forms.
+# CUDA: shipped table and three shape tables (bench/tuning/README.md), each
+# with both grid forms.
 variants=(default)
-for f in "$root"/bench/tuning/*.h; do
-  variants+=("$(basename "$f" .h):-DGPK_RADIX_CUDA_TUNING='\"$f\"'")
-done
+mkdir -p "$out/tuning"
+while read -r name rows; do
+  python3 "$root/bench/tuning/variant.py" "$out/tuning/$name.h" $rows || exit 1
+  variants+=("$name:-DGPK_RADIX_CUDA_TUNING='\"$out/tuning/$name.h\"'")
+done <<'ROWS'
+lo 8,4,0=384,15,2 8,4,4=384,12,2 8,8,0=384,11,2 8,8,8=384,10,2 11,4,0=512,12,2 11,4,4=512,9,2
+t256 8,4,4=256,18,3 8,8,0=256,16,3 8,8,8=384,10,2 11,4,0=256,24,2 11,4,4=256,16,2
+t512 8,4,0=512,16,2 8,4,4=512,12,2 8,8,0=512,10,2 8,8,8=384,10,2 11,4,0=512,20,2 11,4,4=512,14,2
+ROWS
 sh "$root/bench/radix_cuda_tune.sh" "$build/exp" "${variants[@]}" >"$out/exp-build.log" 2>&1 ||
   { tail -n 30 "$out/exp-build.log"; exit 1; }
 for bin in "$build"/exp/radix_cuda_tune_*; do

@@ -6,7 +6,7 @@ bits, key bytes, value bytes) and its new shape:
 
   variant.py OUT.h 8,4,4=256,24,2 8,8,8=256,16,2
 
-(the H100 pairs sweep of docs/perf/radix.md ran v1..v7 this way)."""
+(bench/tuning/README.md lists the recorded experiments as such rows)."""
 import os, re, sys
 
 def main():
