@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "io.h"
 #include "gpk/gen.h"
@@ -146,22 +147,6 @@ void cmd_bench_help(FILE *f)
 
 /* ---- parsing ------------------------------------------------------------------- */
 
-/* Splits a comma list and calls fn on each item; fn returns 0 or -1. */
-static int for_each_item(const char *list, int (*fn)(const char *, void *), void *arg)
-{
-    char buf[1024];
-    if (strlen(list) >= sizeof buf) return -1;
-    strcpy(buf, list);
-    char *p = buf;
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = '\0';
-        if (!*p || fn(p, arg) != 0) return -1;
-        if (!comma) return 0;
-        p = comma + 1;
-    }
-}
-
 static int add_backend(const char *s, void *arg)
 {
     bench_cfg *c = arg;
@@ -237,7 +222,7 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
 #define LIST_OPT(name, fn, what)                                                   \
     if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {        \
         if (m < 0) return -1;                                                     \
-        if (for_each_item(val, fn, c) != 0) {                                     \
+        if (bench_for_each_item(val, fn, c) != 0) {                                     \
             cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what);    \
             return -1;                                                            \
         }                                                                         \
@@ -249,7 +234,7 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--peers", &val)) != 0) {
             if (m < 0) return -1;
             peers_given = 1;
-            if (for_each_item(val, add_peer, c) != 0) {
+            if (bench_for_each_item(val, add_peer, c) != 0) {
                 cli_error(cmd, "bad --peers '%s' (all, none, or qsort,std-sort,gnu-parallel,"
                           "cub,cuda)", val);
                 return -1;
@@ -357,55 +342,6 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
         }
     }
     return 0;
-}
-
-/* ---- machine info --------------------------------------------------------------- */
-
-static void read_first_line(const char *path, char *buf, size_t len, const char *fallback)
-{
-    snprintf(buf, len, "%s", fallback);
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = '\0';
-    else snprintf(buf, len, "%s", fallback);
-    fclose(f);
-}
-
-/* CPU model and logical core count from /proc/cpuinfo (Linux). */
-static void cpu_model(char *model, size_t len, int *cores)
-{
-    snprintf(model, len, "unknown");
-    *cores = 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f) return;
-    char line[512];
-    int have_model = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "processor", 9) == 0) (*cores)++;
-        if (!have_model && strncmp(line, "model name", 10) == 0) {
-            const char *p = strchr(line, ':');
-            if (p) {
-                p++;
-                while (*p == ' ') p++;
-                snprintf(model, len, "%s", p);
-                model[strcspn(model, "\n")] = '\0';
-                have_model = 1;
-            }
-        }
-    }
-    fclose(f);
-}
-
-static unsigned long long mem_total_bytes(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f) return 0;
-    char line[256];
-    unsigned long long kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
-    fclose(f);
-    return kb * 1024ull;
 }
 
 /* ---- rows ------------------------------------------------------------------------------ */
@@ -1011,8 +947,8 @@ static int write_json(const bench_state *st, int argc, char **argv, const char *
     FILE *f = out.f;
     char host[256], model[256];
     int cores;
-    read_first_line("/proc/sys/kernel/hostname", host, sizeof host, "unknown");
-    cpu_model(model, sizeof model, &cores);
+    unsigned long long mem;
+    bench_machine(host, sizeof host, model, sizeof model, &cores, &mem);
 
     fprintf(f, "{\n  \"tool\": \"gpk bench sort\",\n  \"gpk_version\": ");
     cli_json_str(f, gpk_version());
@@ -1033,7 +969,7 @@ static int write_json(const bench_state *st, int argc, char **argv, const char *
     cli_json_str(f, host);
     fprintf(f, ", \"cpu_model\": ");
     cli_json_str(f, model);
-    fprintf(f, ", \"logical_cores\": %d, \"memory_bytes\": %llu},\n", cores, mem_total_bytes());
+    fprintf(f, ", \"logical_cores\": %d, \"memory_bytes\": %llu},\n", cores, mem);
     fprintf(f, "  \"devices\": [");
     int first = 1;
     for (int b = GPK_BACKEND_CPU; b <= GPK_BACKEND_OPENCL; b++) {

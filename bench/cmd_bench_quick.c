@@ -33,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "cli.h"
 #include "io.h"
 #include "gpk/gen.h"
@@ -190,21 +191,6 @@ void cmd_bench_quick_help(FILE *f)
 
 /* ---- parsing ------------------------------------------------------------------- */
 
-static int qb_for_each(const char *list, int (*fn)(const char *, void *), void *arg)
-{
-    char buf[1024];
-    if (strlen(list) >= sizeof buf) return -1;
-    strcpy(buf, list);
-    char *p = buf;
-    for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma) *comma = '\0';
-        if (!*p || fn(p, arg) != 0) return -1;
-        if (!comma) return 0;
-        p = comma + 1;
-    }
-}
-
 static int qb_add_type(const char *s, void *arg)
 {
     qb_cfg *c = arg;
@@ -298,7 +284,7 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
 #define QB_LIST(name, fn, what)                                                  \
     if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {      \
         if (m < 0) return -1;                                                   \
-        if (qb_for_each(val, fn, c) != 0) {                                     \
+        if (bench_for_each_item(val, fn, c) != 0) {                                     \
             cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what);  \
             return -1;                                                          \
         }                                                                       \
@@ -392,48 +378,6 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
             return -1;
         }
     return 0;
-}
-
-/* ---- machine info (as in gpk bench sort's JSON) ---------------------------------- */
-
-static void qb_hostname(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown");
-    FILE *f = fopen("/proc/sys/kernel/hostname", "r");
-    if (!f) return;
-    if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = '\0';
-    fclose(f);
-}
-
-static void qb_cpu(char *model, size_t len, int *cores, unsigned long long *mem)
-{
-    snprintf(model, len, "unknown");
-    *cores = 0;
-    *mem = 0;
-    char line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f) {
-        int have = 0;
-        while (fgets(line, sizeof line, f)) {
-            if (strncmp(line, "processor", 9) == 0) (*cores)++;
-            const char *p = strchr(line, ':');
-            if (!have && p && strncmp(line, "model name", 10) == 0) {
-                for (p++; *p == ' '; p++) {}
-                snprintf(model, len, "%s", p);
-                model[strcspn(model, "\n")] = '\0';
-                have = 1;
-            }
-        }
-        fclose(f);
-    }
-    f = fopen("/proc/meminfo", "r");
-    if (f) {
-        unsigned long long kb = 0;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "MemTotal: %llu kB", &kb) == 1) break;
-        fclose(f);
-        *mem = kb * 1024ull;
-    }
 }
 
 /* ---- rows ------------------------------------------------------------------------- */
@@ -1071,8 +1015,7 @@ static int qb_write_json(const qb_state *st, int argc, char **argv, const char *
     char host[256], model[256];
     int cores;
     unsigned long long mem;
-    qb_hostname(host, sizeof host);
-    qb_cpu(model, sizeof model, &cores, &mem);
+    bench_machine(host, sizeof host, model, sizeof model, &cores, &mem);
     fprintf(f, "{\n  \"tool\": \"gpk bench quicksort\",\n  \"gpk_version\": ");
     cli_json_str(f, gpk_version());
     fprintf(f, ",\n  \"backends_built\": ");
