@@ -263,6 +263,33 @@ int main(int argc, char **argv)
             check_records(ctx, (gpk_type)t, cap + 1, 9, 0, d);
         }
 
+    /* runs kept on the device for the merge: none, some (the merge mixes
+     * kept slices and slices loaded from B), all (the default here: the
+     * budget holds them) */
+    {
+        const char *limits[] = {"0", "2", "1000000"};
+        const size_t ns[] = {2 * cap + 1, 5 * cap - 1, 9 * cap + 4};
+        for (int li = 0; li < 3; li++) {
+            setenv("GPK_OOC_RESIDENT", limits[li], 1);
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (int ki = 0; ki < 3; ki++) {
+                    const int kind = ki == 0 ? 0 : ki == 1 ? 4 : 2;
+                    const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 2 ? 8 : kind);
+                    set_slot(cap, per);
+                    for (int ni = 0; ni < 3; ni++) {
+                        const int d = (t + ki + ni) % D_COUNT;
+                        check_case(ctx, (gpk_type)t, kind, ns[ni], d);
+                        const size_t runs = (ns[ni] + cap - 1) / cap;
+                        const size_t want = li == 0 ? 0 : li == 1 ? 2 : runs;
+                        TU_CHECK(ctx->ooc.runs == runs && ctx->ooc.kept_runs == want,
+                                 "GPK_OOC_RESIDENT=%s, %zu runs: %zu kept, want %zu", limits[li], ctx->ooc.runs,
+                                 ctx->ooc.kept_runs, want);
+                    }
+                }
+        }
+        unsetenv("GPK_OOC_RESIDENT");
+    }
+
     /* failures midway: every transfer of a 5-run pairs sort in turn */
     {
         const size_t n = 5 * cap - 2, runs = 5;
@@ -274,6 +301,16 @@ int main(int argc, char **argv)
         set_slot(cap, 12);
         for (k = 1; k <= 40; k += 3)
             if (!check_fault(ctx, GPK_F64, n, runs, k, 0)) break;
+        /* the same with no run kept and with two kept */
+        const char *limits[] = {"0", "2"};
+        for (int li = 0; li < 2; li++) {
+            setenv("GPK_OOC_RESIDENT", limits[li], 1);
+            set_slot(cap, 8);
+            for (k = 1; check_fault(ctx, GPK_U32, n, runs, k, (int)(k % 2)); k++) {
+            }
+            TU_CHECK(k > (long)(2 * runs) + 5, "GPK_OOC_RESIDENT=%s: %ld transfers failed in turn", limits[li], k - 1);
+        }
+        unsetenv("GPK_OOC_RESIDENT");
     }
 
     /* the extra buffer stays with the context (locked on CUDA; the

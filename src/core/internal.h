@@ -46,6 +46,8 @@ struct gpk_ctx {
         double unlock_ms;   /* unlocking, summed (most of it overlaps the merge) */
         size_t runs, parts, cap;
         int pinned;         /* the host arrays were page-locked (CUDA) */
+        int caller_pinned;  /* the caller's arrays came page-locked: no staging (CUDA) */
+        size_t kept_runs;   /* runs kept on the device for the merge */
     } ooc;
     void *ooc_keep;        /* the out-of-core extra buffer kept between calls, ooc.c */
     gpk_progress_fn progress;

@@ -17,7 +17,13 @@
  * of merging them: no new kernel, and on the GPU the sort runs faster than
  * the link that feeds it (docs/perf/radix.md, "Out-of-core").
  * Three slots let the load of one, the sort of the next and the store of a
- * third overlap; the device orders them (ooc_internal.h). */
+ * third overlap; the device orders them (ooc_internal.h).
+ * Runs kept on the device: the memory beside the slots holds as many sorted
+ * runs as fit (all of them for inputs up to about 60% of the device), and
+ * the merge gathers their slices on the device, so that only the output
+ * crosses the link in phase 2. They still go to B in phase 1, on the link's
+ * other direction, which the loads leave idle: the co-ranks read them there
+ * and a failed merge hands them to the caller. */
 #define _GNU_SOURCE
 #include "ooc_internal.h"
 
@@ -136,7 +142,37 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
 
 typedef struct cpu_dev {
     unsigned char *keys[OOC_SLOTS], *vals[OOC_SLOTS];
+    unsigned char *kept_keys, *kept_vals; /* kept_runs runs of cap elements */
 } cpu_dev;
+
+static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
+
+size_t gpk__ooc_resident_max(void)
+{
+    const char *v = getenv("GPK_OOC_RESIDENT");
+    if (!v || !*v) return SIZE_MAX;
+    char *end;
+    const unsigned long long x = strtoull(v, &end, 10);
+    return end != v && *end == '\0' ? (size_t)x : SIZE_MAX;
+}
+
+static gpk_status cpu_stash(gpk_ooc_dev *d, int slot, size_t run, size_t n)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    gpk__host_copy(c->kept_keys + run * d->cap * d->key_width, c->keys[slot], n * d->key_width, d->ctx->threads);
+    if (d->value_width)
+        gpk__host_copy(c->kept_vals + run * d->cap * d->value_width, c->vals[slot], n * d->value_width,
+                       d->ctx->threads);
+    return GPK_OK;
+}
+
+static gpk_status cpu_load_kept(gpk_ooc_dev *d, int slot, size_t at, size_t run, size_t from, size_t n)
+{
+    cpu_dev *c = (cpu_dev *)d->impl;
+    const size_t src = run * d->cap + from;
+    return cpu_load(d, slot, at, c->kept_keys + src * d->key_width,
+                    d->value_width ? c->kept_vals + src * d->value_width : NULL, n);
+}
 
 static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n)
 {
@@ -182,12 +218,15 @@ static void cpu_close(gpk_ooc_dev *d)
         free(c->keys[i]);
         free(c->vals[i]);
     }
+    free(c->kept_keys);
+    free(c->kept_vals);
     free(c);
     d->impl = NULL;
 }
 
 /* The budget holds the slots and the CPU sort's scratch for one slot
- * (counted as two more slots, as the CUDA device's sort needs). */
+ * (counted as two more slots, as the CUDA device's sort needs); what is
+ * left keeps runs, as on CUDA. */
 static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
 {
     const size_t per = d->key_width + d->value_width;
@@ -219,6 +258,23 @@ static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
             return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the out-of-core slots");
         }
     }
+    const size_t runs = (d->n + d->cap - 1) / d->cap, left = budget - (OOC_SLOTS + 2) * d->cap * per;
+    size_t kept = left / (d->cap * per);
+    if (kept > runs) kept = runs;
+    if (kept > gpk__ooc_resident_max()) kept = gpk__ooc_resident_max();
+    if (kept) {
+        c->kept_keys = malloc(kept * d->cap * d->key_width);
+        c->kept_vals = d->value_width ? malloc(kept * d->cap * d->value_width) : NULL;
+        if (!c->kept_keys || (d->value_width && !c->kept_vals)) {
+            free(c->kept_keys);
+            free(c->kept_vals);
+            c->kept_keys = c->kept_vals = NULL;
+            kept = 0;
+        }
+    }
+    d->kept_runs = kept;
+    d->stash = cpu_stash;
+    d->load_kept = cpu_load_kept;
     return GPK_OK;
 }
 
@@ -310,6 +366,12 @@ static gpk_status x_load(xfer *x, int slot, size_t at, const void *keys, const v
     return x->d->load(x->d, slot, at, keys, vals, n);
 }
 
+static gpk_status x_load_kept(xfer *x, int slot, size_t at, size_t run, size_t from, size_t n)
+{
+    if (++x->count == x->fail_at) return injected(x);
+    return x->d->load_kept(x->d, slot, at, run, from, n);
+}
+
 static gpk_status x_store(xfer *x, int slot, void *keys, void *vals, size_t n)
 {
     if (++x->count == x->fail_at) return injected(x);
@@ -383,6 +445,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     dev.value_width = vw;
     dev.key_bits = job->key_bits;
     dev.radix_bits = job->radix_bits;
+    dev.n = n;
     gpk_status s;
     if (ctx->backend == GPK_BACKEND_CPU) {
         s = cpu_open(ctx, &dev, ctx->device_budget);
@@ -427,6 +490,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     }
     ctx->ooc.cap = cap;
     ctx->ooc.runs = runs;
+    ctx->ooc.kept_runs = dev.kept_runs;
     ctx->ooc.parts = runs;
     /* sigma is output only: the identity goes in as the values */
     if (job->sigma) {
@@ -450,6 +514,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         if (s == GPK_OK) s = slot_ready(&dev, r, 0, 2 * runs);
         if (s == GPK_OK) s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
         if (s == GPK_OK) s = dev.sort(&dev, slot, len);
+        if (s == GPK_OK && r < dev.kept_runs) s = dev.stash(&dev, slot, r, len);
         if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);
     }
     s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
@@ -479,7 +544,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         if (s == GPK_OK && dev.release && p >= OOC_SLOTS) s = dev.release(&dev, (p - OOC_SLOTS + 1) * cap);
         for (size_t r = 0; r < runs && s == GPK_OK; r++) {
             const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
-            if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
+            if (len && r < dev.kept_runs) s = x_load_kept(&x, slot, at, r, lo[r], len);
+            else if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
             at += len;
         }
         if (s == GPK_OK) s = dev.sort(&dev, slot, at);

@@ -38,6 +38,7 @@ typedef struct cuda_dev {
     cudaEvent_t loaded[SLOTS], sorted[SLOTS], freed[SLOTS];
     int pending_free[SLOTS];
     void *keys[SLOTS], *vals[SLOTS], *temp;
+    void *kept_keys, *kept_vals; /* d->kept_runs runs of cap elements */
     size_t temp_bytes;
     struct lock_piece { char *p; size_t bytes; int locked, kept, scratch; } *pieces;
     size_t npieces;
@@ -229,6 +230,24 @@ static void free_pinned(void *p)
     free(p);
 }
 
+/* Whether the caller's array came page-locked (cudaHostRegister or
+ * cudaMallocHost): then the transfers use it directly. Only its ends are
+ * asked; a middle left pageable still copies correctly, only slower. */
+static int caller_locked(const void *p, size_t bytes)
+{
+    if (!p || !bytes) return 1;
+    const char *ends[2] = {(const char *)p, (const char *)p + bytes - 1};
+    for (int i = 0; i < 2; i++) {
+        struct cudaPointerAttributes a;
+        if (cudaPointerGetAttributes(&a, ends[i]) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if (a.type != cudaMemoryTypeHost) return 0;
+    }
+    return 1;
+}
+
 static int staged_in_caller(const cuda_dev *c, const void *keys)
 {
     const uintptr_t a = (uintptr_t)keys;
@@ -327,6 +346,38 @@ static gpk_status dev_sort(gpk_ooc_dev *d, int slot, size_t n)
     return gpk_cuda_sort_keys(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], n, &o, 0, c->work);
 }
 
+/* On the sort's stream: the slot's store records its event after this
+ * copy, so the slot is not reloaded before it is kept. */
+static gpk_status dev_stash(gpk_ooc_dev *d, int slot, size_t run, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaMemcpyAsync((char *)c->kept_keys + run * d->cap * d->key_width, c->keys[slot],
+                                    n * d->key_width, cudaMemcpyDeviceToDevice, c->work);
+    if (e == cudaSuccess && d->value_width)
+        e = cudaMemcpyAsync((char *)c->kept_vals + run * d->cap * d->value_width, c->vals[slot],
+                            n * d->value_width, cudaMemcpyDeviceToDevice, c->work);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: keeping a run on the device");
+}
+
+static gpk_status dev_load_kept(gpk_ooc_dev *d, int slot, size_t at, size_t run, size_t from, size_t n)
+{
+    cuda_dev *c = (cuda_dev *)d->impl;
+    cudaError_t e = cudaSuccess;
+    if (c->pending_free[slot]) {
+        e = cudaStreamWaitEvent(c->up, c->freed[slot], 0);
+        c->pending_free[slot] = 0;
+    }
+    const size_t src = run * d->cap + from;
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync((char *)c->keys[slot] + at * d->key_width, (char *)c->kept_keys + src * d->key_width,
+                            n * d->key_width, cudaMemcpyDeviceToDevice, c->up);
+    if (e == cudaSuccess && d->value_width)
+        e = cudaMemcpyAsync((char *)c->vals[slot] + at * d->value_width,
+                            (char *)c->kept_vals + src * d->value_width, n * d->value_width,
+                            cudaMemcpyDeviceToDevice, c->up);
+    return e == cudaSuccess ? GPK_OK : fail(d, e, "out-of-core sort: gathering a kept run's slice");
+}
+
 static gpk_status dev_store(gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n)
 {
     cuda_dev *c = (cuda_dev *)d->impl;
@@ -412,6 +463,8 @@ static void dev_close(gpk_ooc_dev *d)
     }
     if (c->stage_owned) free_pinned(c->stage);
     if (c->temp) (void)cudaFree(c->temp);
+    if (c->kept_keys) (void)cudaFree(c->kept_keys);
+    if (c->kept_vals) (void)cudaFree(c->kept_vals);
     if (c->up) (void)cudaStreamDestroy(c->up);
     if (c->work) (void)cudaStreamDestroy(c->work);
     if (c->down) (void)cudaStreamDestroy(c->down);
@@ -559,6 +612,25 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         dev_close(d);
         return s;
     }
+    /* the runs the rest of the budget holds stay on the device; where that
+     * allocation fails the sort goes on without them */
+    {
+        const size_t runs = (h->n + cap - 1) / cap, used = SLOTS * cap * per + temp;
+        size_t kept = limit > used ? (limit - used) / (cap * per) : 0;
+        if (kept > runs) kept = runs;
+        if (kept > gpk__ooc_resident_max()) kept = gpk__ooc_resident_max();
+        for (; kept > 0; kept -= kept / 8 + 1) {
+            e = cudaMalloc(&c->kept_keys, kept * cap * d->key_width);
+            if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);
+            if (e == cudaSuccess) break;
+            (void)cudaGetLastError();
+            if (c->kept_keys) (void)cudaFree(c->kept_keys);
+            c->kept_keys = NULL;
+        }
+        d->kept_runs = kept;
+        d->stash = dev_stash;
+        d->load_kept = dev_load_kept;
+    }
 
     /* The default: B locked whole before the first transfer (unless the
      * context kept it locked), the caller's arrays staged. GPK_OOC_LOCK=run:
@@ -568,10 +640,13 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
      * GPK_OOC_LOCK=ahead: all locked at open. What the caller has
      * registered already stays as it is. */
     ctx->ooc.pinned = 0;
+    const int a_locked = caller_locked(h->a_keys, h->n * d->key_width) &&
+                         caller_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
+    ctx->ooc.caller_pinned = a_locked;
     const char *pin = getenv("GPK_OOC_PIN");
     const char *lock = getenv("GPK_OOC_LOCK");
     const int lock_run = lock && !strcmp(lock, "run"), lock_ahead = lock && !strcmp(lock, "ahead");
-    if (!(pin && !strcmp(pin, "0")) && !lock_run && !lock_ahead) {
+    if (!(pin && !strcmp(pin, "0")) && !lock_run && !lock_ahead && !a_locked) {
         const size_t need = SLOTS * cap * per;
         if (h->stage && *h->stage && *h->stage_bytes >= need) {
             c->stage = (char *)*h->stage;
@@ -603,7 +678,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
         const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
         size_t bytes[4];
-        for (int i = 0; i < 4; i++) bytes[i] = arr[i] && !(i < 2 && c->stage_a) ? h->n * width[i] : 0;
+        for (int i = 0; i < 4; i++) bytes[i] = arr[i] && !(i < 2 && (c->stage_a || a_locked)) ? h->n * width[i] : 0;
         for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
@@ -628,7 +703,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
             /* Staging, and the measured alternative (run 1): what is to
              * be locked is locked before the first transfer, unlocked
              * after the last. */
-            if (c->stage_a || lock_ahead) {
+            if (c->stage_a || lock_ahead || a_locked) {
                 (void)dev_prepare(d, 0, h->n);
                 c->ahead = 1;
             }

@@ -23,6 +23,13 @@ typedef struct gpk_ooc_dev {
     gpk_ctx *ctx;
     size_t cap;              /* elements a slot holds */
     int slots;
+    size_t n;                /* elements of the sort (set before open) */
+    /* runs 0 .. kept_runs - 1 stay on the device after the first phase
+     * (set at open from the memory left beside the slots), so that the
+     * merge gathers their slices there instead of loading them back from
+     * B; B still receives every run, so a failure in the merge can always
+     * give the caller the sorted runs */
+    size_t kept_runs;
     gpk_type key_type;
     unsigned key_width, value_width; /* value_width 0: keys only */
     unsigned key_bits, radix_bits;   /* from the caller's options */
@@ -31,6 +38,12 @@ typedef struct gpk_ooc_dev {
     gpk_status (*load)(struct gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
     /* stable sort of the slot's first n elements */
     gpk_status (*sort)(struct gpk_ooc_dev *d, int slot, size_t n);
+    /* keeps the slot's first n (sorted) elements on the device as run r
+     * (r < kept_runs); issued after the sort, before the store */
+    gpk_status (*stash)(struct gpk_ooc_dev *d, int slot, size_t run, size_t n);
+    /* n elements of kept run r from element `from` into the slot at element
+     * offset at, ordered like load */
+    gpk_status (*load_kept)(struct gpk_ooc_dev *d, int slot, size_t at, size_t run, size_t from, size_t n);
     /* the slot's first n elements to host keys/vals */
     gpk_status (*store)(struct gpk_ooc_dev *d, int slot, void *keys, void *vals, size_t n);
     /* optional: before the runs touch host elements [from, from + n) */
@@ -57,6 +70,9 @@ typedef struct gpk_ooc_host {
     void **stage;
     size_t *stage_bytes;
 } gpk_ooc_host;
+
+/* The most runs a device may keep (GPK_OOC_RESIDENT=N; unset: no limit). */
+size_t gpk__ooc_resident_max(void);
 
 /* Whether the host-API sort of job must go out of core on ctx (device
  * budget, or for CUDA the free device memory or n >= 2^32). */
