@@ -456,6 +456,27 @@ gpk_status gpk_ctx_set_progress(gpk_ctx *ctx, gpk_progress_fn fn, void *user)
     return GPK_OK;
 }
 
+gpk_status gpk_host_lock(gpk_ctx *ctx, void *p, size_t bytes)
+{
+    if (!ctx) return GPK_EINVAL;
+    if (!p && bytes) return gpk__fail(ctx, GPK_EINVAL, "gpk_host_lock: NULL memory of %zu bytes", bytes);
+    if (!bytes) return GPK_OK;
+#ifdef GPK_HAVE_CUDA
+    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__cuda_host_lock(ctx, p, bytes);
+#endif
+    return GPK_OK;
+}
+
+gpk_status gpk_host_unlock(gpk_ctx *ctx, void *p)
+{
+    if (!ctx) return GPK_EINVAL;
+    if (!p) return GPK_OK;
+#ifdef GPK_HAVE_CUDA
+    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__cuda_host_unlock(ctx, p);
+#endif
+    return GPK_OK;
+}
+
 void gpk_ctx_trim(gpk_ctx *ctx)
 {
     if (ctx) gpk__ooc_release(ctx);

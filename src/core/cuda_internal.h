@@ -57,6 +57,10 @@ cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t stream);
 /* Records "what: cudaGetErrorString(e)" on ctx: GPK_ENOMEM for allocation
  * failures, GPK_EDEVICE otherwise. Clears the runtime's last (non-sticky) error. */
 gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what);
+/* Whether host memory [p, p + bytes) came page-locked (asked at its two
+ * ends: a middle left pageable still copies correctly, only slower;
+ * cuda_staging.c). */
+int gpk__cuda_host_locked(const void *p, size_t bytes);
 
 /* Large copies between pageable host memory and the device, synchronous on
  * stream: chunks pass through the context's two pinned staging buffers

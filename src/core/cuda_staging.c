@@ -5,7 +5,8 @@
  * caller) takes its first-touch page faults on that thread too. Here the
  * chunks pass through two pinned buffers of the context: the DMA of chunk
  * k + 1 runs while the context's threads copy chunk k, page faults
- * included (gpk__host_copy). */
+ * included (gpk__host_copy). Arrays the caller has page-locked
+ * (gpk_host_lock, cudaHostRegister, cudaMallocHost) go by DMA directly. */
 #include "cuda_internal.h"
 
 #include <stdint.h>
@@ -33,6 +34,33 @@ static gpk_status staging_ready(gpk_ctx *ctx, gpk_cuda_state *st)
     return GPK_OK;
 }
 
+int gpk__cuda_host_locked(const void *p, size_t bytes)
+{
+    if (!p || !bytes) return 1;
+    const char *ends[2] = {(const char *)p, (const char *)p + bytes - 1};
+    for (int i = 0; i < 2; i++) {
+        struct cudaPointerAttributes a;
+        if (cudaPointerGetAttributes(&a, ends[i]) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if (a.type != cudaMemoryTypeHost) return 0;
+    }
+    return 1;
+}
+
+gpk_status gpk__cuda_host_lock(gpk_ctx *ctx, void *p, size_t bytes)
+{
+    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterPortable);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "gpk_host_lock: cudaHostRegister");
+}
+
+gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p)
+{
+    const cudaError_t e = cudaHostUnregister(p);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "gpk_host_unlock: cudaHostUnregister");
+}
+
 static size_t chunk_len(size_t bytes, size_t k)
 {
     const size_t off = k * STAGE_CHUNK;
@@ -43,7 +71,7 @@ gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, si
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e;
-    if (bytes <= DIRECT_MAX) {
+    if (bytes <= DIRECT_MAX || gpk__cuda_host_locked(dst, bytes)) {
         e = cudaMemcpyAsync(dst, d_src, bytes, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "copy to host");
@@ -77,7 +105,7 @@ gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, 
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e = cudaSuccess;
-    if (bytes <= DIRECT_MAX) {
+    if (bytes <= DIRECT_MAX || gpk__cuda_host_locked(src, bytes)) {
         e = cudaMemcpyAsync(d_dst, src, bytes, cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "copy to device");

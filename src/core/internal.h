@@ -68,6 +68,12 @@ struct gpk_ctx {
     } multi;
 };
 
+#ifdef GPK_HAVE_CUDA
+/* gpk_host_lock / gpk_host_unlock on a CUDA context (cuda_staging.c) */
+gpk_status gpk__cuda_host_lock(gpk_ctx *ctx, void *p, size_t bytes);
+gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p);
+#endif
+
 /* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */
 void gpk__ooc_release(gpk_ctx *ctx);
 
