@@ -639,9 +639,8 @@ static void kept_cuda_free(kept *b)
  * too, which other ranks may have mapped: only once they no longer do. */
 static void keep_free_device(sort_keep *k, int exported)
 {
-    if (!k->owner) return;
     int prev = -1;
-    if (cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
+    if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
     else prev = -1;
     kept_cuda_free(&k->dtemp), kept_cuda_free(&k->drk), kept_cuda_free(&k->drv), kept_cuda_free(&k->dwork);
     if (exported) {
@@ -654,15 +653,31 @@ static void keep_free_device(sort_keep *k, int exported)
     (void)cudaGetLastError();
 }
 
+/* dk / dv go to `retired`: freed at the end of the next call that every
+ * rank completes (by then no rank maps them), or when the keep goes. */
+static void keep_retire_shard(sort_keep *k)
+{
+    kept *exp[2] = { &k->dk, &k->dv };
+    for (int i = 0; i < 2; i++) {
+        if (!exp[i]->p) continue;
+        void **r = realloc(k->retired, sizeof *r * (size_t)(k->n_retired + 1));
+        if (r) k->retired = r, k->cap_retired = k->n_retired + 1, k->retired[k->n_retired++] = exp[i]->p;
+        else (void)cudaFree(exp[i]->p); /* out of memory: freed now rather than lost */
+        exp[i]->p = NULL, exp[i]->bytes = 0;
+    }
+}
+
 /* gpk_ctx_destroy of a context that device buffers were kept for: frees
- * them at once (see gpk_mpi_release for the order that avoids freeing
- * memory another rank still maps). */
+ * them, except the sorted shard, which other ranks may still map (freeing
+ * it first would be undefined: cudaIpcOpenMemHandle): that goes with the
+ * next call on the communicator, or its release. */
 static void keep_ctx_destroyed(gpk_ctx *ctx)
 {
     for (sort_keep *k = keeps; k; k = k->next)
         if (k->owner == ctx) {
             keep_unmap(k);
-            keep_free_device(k, 1);
+            keep_retire_shard(k);
+            keep_free_device(k, 0);
             k->owner = NULL;
         }
 }
@@ -838,17 +853,8 @@ static void keep_adopt(sort_call *c)
     sort_keep *k = c->keep;
     if (k->owner == c->ctx && k->device == c->ctx->device) return;
     keep_unmap(k);
-    if (k->owner) {
-        kept *exp[2] = { &k->dk, &k->dv };
-        for (int i = 0; i < 2; i++) {
-            if (!exp[i]->p) continue;
-            void **r = realloc(k->retired, sizeof *r * (size_t)(k->n_retired + 1));
-            if (r) k->retired = r, k->cap_retired = k->n_retired + 1, k->retired[k->n_retired++] = exp[i]->p;
-            else (void)cudaFree(exp[i]->p); /* out of memory: freed now rather than lost */
-            exp[i]->p = NULL, exp[i]->bytes = 0;
-        }
-        keep_free_device(k, 0);
-    }
+    keep_retire_shard(k);
+    keep_free_device(k, 0);
     k->owner = c->ctx, k->device = c->ctx->device;
     c->ctx->mpi_release = keep_ctx_destroyed;
 }
@@ -864,7 +870,7 @@ static gpk_status ipc_sync(sort_call *c, ipc_record *all)
         memset(&k->mine, 0, sizeof k->mine);
         cudaError_t e = k->dk.p ? cudaIpcGetMemHandle(&k->mine.keys, k->dk.p) : cudaSuccess;
         if (e == cudaSuccess && k->dv.p) e = cudaIpcGetMemHandle(&k->mine.values, k->dv.p);
-        if (e == cudaSuccess) k->mine.gen = k->gen, k->mine.has_values = k->dv.p != NULL;
+        if (e == cudaSuccess && k->dk.p) k->mine.gen = k->gen, k->mine.has_values = k->dv.p != NULL;
         else {
             (void)cudaGetLastError();
             memset(&k->mine, 0, sizeof k->mine);
