@@ -7,7 +7,7 @@
 # Within GPK_MPI_BUDGET seconds (default 270; every step under `timeout`,
 # and a step that would not fit is skipped), most important first:
 #  1. test_mpi_sort cuda under mpiexec -n 2, one GPU per rank, device
-#     shards moved by the copy engines over CUDA IPC mappings (the
+#     shards read over CUDA IPC mappings by the merge kernel (the
 #     default): every type, keys and pairs, host and device shards, sizes
 #     0/1/primes/one rank holding all, all-equal and few distinct keys, in
 #     place, other communicators, bad inputs, and repeated calls on one
@@ -16,12 +16,13 @@
 #     kept buffers must make none): against gpk_sort_reference;
 #  2. the goal, device u32: one GPU sorting 2^31 keys (gpk_cuda_sort_keys)
 #     against mpiexec -n 2 with 2^30 keys per rank (gpk_mpi_sort_keys,
-#     device_memory), moved each way: copy (copy engines over IPC, the
-#     default), ipc (the merge kernel reads the peer), nccl; goal >= 1.6x;
+#     device_memory), moved each way: ipc (the merge kernel reads the peer,
+#     the default), copy (copy engines over the IPC mappings, then a local
+#     merge), nccl; goal >= 1.6x;
 #  3. the CPU goal: one process of 16 threads sorting 2^31 u32 keys against
 #     2 ranks of 16 threads (bound to 16 cores each) with 2^30 each;
 #  4. u64 keys and u32/u32 pairs (1 GPU vs 2 ranks), then the test again
-#     with ipc and with nccl moving the device shards (GPK_TEST_SMALL), and
+#     with copy and with nccl moving the device shards (GPK_TEST_SMALL), and
 #     one GPU sorting 2^30 (a rank's local sort alone).
 # Every bench row: a first call (it makes the kept buffers, the window, the
 # IPC mappings) and then 5 (CPU: 3) timed calls; the figure is their
@@ -80,10 +81,10 @@ timeout 10 $B -n 2 true >/dev/null 2>&1 || B="mpiexec --bind-to none"
 
 runlog test_np2 60 $M -n 2 "$test" cuda
 runlog dev_1gpu_u32 30 $M -n 1 "$bench" --mode device --single $N31 --reps 5 --label "1 GPU, 2^31"
-GPK_MPI_DEVICE_EXCHANGE=copy runlog dev_2ranks_u32_copy 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
-  --reps 5 --label "2 ranks, 2^30 each, copy"
 GPK_MPI_DEVICE_EXCHANGE=ipc runlog dev_2ranks_u32_ipc 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
   --reps 5 --label "2 ranks, 2^30 each, ipc"
+GPK_MPI_DEVICE_EXCHANGE=copy runlog dev_2ranks_u32_copy 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
+  --reps 5 --label "2 ranks, 2^30 each, copy"
 GPK_MPI_DEVICE_EXCHANGE=nccl runlog dev_2ranks_u32_nccl 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
   --reps 5 --label "2 ranks, 2^30 each, nccl"
 note "CPU rows: $B"
@@ -93,7 +94,7 @@ runlog dev_1gpu_u64 25 $M -n 1 "$bench" --mode device --type u64 --single $N31 -
 runlog dev_2ranks_u64 25 $M -n 2 "$bench" --mode device --type u64 --n-per-rank $N30 --reps 5 --label "2 ranks, 2^30 each"
 runlog dev_1gpu_pairs 25 $M -n 1 "$bench" --mode device --values 4 --single $N31 --reps 5 --label "1 GPU, 2^31"
 runlog dev_2ranks_pairs 25 $M -n 2 "$bench" --mode device --values 4 --n-per-rank $N30 --reps 5 --label "2 ranks, 2^30 each"
-GPK_TEST_SMALL=1 GPK_MPI_DEVICE_EXCHANGE=ipc runlog test_np2_ipc 30 $M -n 2 $X -x GPK_TEST_SMALL "$test" cuda
+GPK_TEST_SMALL=1 GPK_MPI_DEVICE_EXCHANGE=copy runlog test_np2_copy 30 $M -n 2 $X -x GPK_TEST_SMALL "$test" cuda
 GPK_TEST_SMALL=1 GPK_MPI_DEVICE_EXCHANGE=nccl runlog test_np2_nccl 30 $M -n 2 $X -x GPK_TEST_SMALL "$test" cuda
 runlog dev_1gpu_u32_2e30 15 $M -n 1 "$bench" --mode device --single $N30 --reps 5 --label "1 GPU, 2^30 (a rank's sort)"
 

@@ -67,9 +67,9 @@ extern "C" {
  * the context's backend, the merge on its CPU threads); device memory of
  * the context's GPU on a CUDA context with device_memory set (everything
  * runs on the GPU; where all ranks share a node and their GPUs are peers,
- * each rank copies its pieces from the others' sorted shards through CUDA
- * IPC with the copy engines (GPK_MPI_DEVICE_EXCHANGE=ipc: its merge kernel
- * reads them in place instead); otherwise shards move by NCCL send/recv when built with NCCL, by
+ * each rank's merge reads the others' sorted shards in place through CUDA
+ * IPC (GPK_MPI_DEVICE_EXCHANGE=copy: the copy engines move the pieces over
+ * the mappings first); otherwise shards move by NCCL send/recv when built with NCCL, by
  * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
  * per rank: give each rank's context its own device.
  *

@@ -465,18 +465,22 @@ static int mpi_cuda_aware(void)
 #endif
 }
 
-/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = ipc (the merge reads
- * the other ranks' sorted shards through CUDA IPC: every rank on one node,
- * each pair of GPUs peers), nccl, mpi (CUDA-aware MPI) or host (through
- * host memory) chooses; by default the first that this build, this MPI and
- * these ranks offer (ipc is checked on every call, and falls back to the
- * next where it does not hold). The same on every rank (one build). */
+/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = ipc (the merge kernel
+ * reads the other ranks' sorted shards through CUDA IPC mappings: every
+ * rank on one node, each pair of GPUs peers), copy (the copy engines move
+ * the pieces over the same mappings, then the merge reads local memory),
+ * nccl, mpi (CUDA-aware MPI) or host (through host memory) chooses; by
+ * default the first that this build, this MPI and these ranks offer. ipc
+ * is the default because the in-process sort measured its peer-load merge
+ * 1.3 ms ahead of copy-then-merge (docs/perf/scale.md); ipc and copy fall
+ * back to the next where the ranks are not peers. The same on every rank
+ * (one environment). */
 typedef enum { DX_IPC, DX_COPY, DX_NCCL, DX_MPI, DX_HOST } device_exchange;
 static device_exchange device_exchange_pick(void)
 {
     const char *env = getenv("GPK_MPI_DEVICE_EXCHANGE");
-    if (!env || !*env || !strcmp(env, "copy")) return DX_COPY;
-    if (!strcmp(env, "ipc")) return DX_IPC;
+    if (!env || !*env || !strcmp(env, "ipc")) return DX_IPC;
+    if (!strcmp(env, "copy")) return DX_COPY;
 #ifdef GPK_HAVE_NCCL
     if (!env || !*env || !strcmp(env, "nccl")) return DX_NCCL;
 #endif
