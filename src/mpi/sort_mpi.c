@@ -1420,6 +1420,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         s = records && base_k && base_v ? GPK_OK : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
         s = gpk__mpi_agree(comm, ctx, s, what);
         if (s == GPK_OK) s = ipc_sync(&c, records);
+        s = gpk__mpi_agree(comm, ctx, s, what); /* before the collectives of the mapping */
         if (s == GPK_OK && (how == DX_IPC || how == DX_COPY)) {
             uint64_t sig = 1469598103934665603ull;
             for (int p = 0; p < c.P; p++)
