@@ -111,12 +111,13 @@ typedef struct sort_call {
                     out[o++] = tb ? y : x;                                                          \
                     i += !tb, j += tb;                                                              \
                 }                                                                                   \
-            /* the rest of the one run left */                                                      \
-            memcpy(out + o, a + i, (i1 - i) * sizeof(KT));                                          \
-            memcpy(out + o + (i1 - i), b + j, (j1 - j) * sizeof(KT));                               \
-            if (vw) {                                                                               \
-                memcpy((char *)vout + o * vw, (const char *)va + i * vw, (i1 - i) * vw);            \
-                memcpy((char *)vout + (o + i1 - i) * vw, (const char *)vb + j * vw, (j1 - j) * vw); \
+            /* the rest of the one run left (an empty run may be NULL) */                          \
+            if (i < i1) {                                                                           \
+                memcpy(out + o, a + i, (i1 - i) * sizeof(KT));                                      \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)va + i * vw, (i1 - i) * vw);    \
+            } else if (j < j1) {                                                                    \
+                memcpy(out + o, b + j, (j1 - j) * sizeof(KT));                                      \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)vb + j * vw, (j1 - j) * vw);    \
             }                                                                                       \
         }                                                                                           \
     }
