@@ -650,6 +650,7 @@ static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
 /* Closes this rank's mappings of the other ranks' buffers (local). */
 static void keep_unmap(sort_keep *k)
 {
+    if (k->device < 0 || !k->peer_k || !k->peer_v || !k->peer_gen) return; /* no device work yet */
     for (int p = 0; p < k->P; p++) {
         if (k->peer_k[p]) (void)cudaIpcCloseMemHandle(k->peer_k[p]);
         if (k->peer_v[p]) (void)cudaIpcCloseMemHandle(k->peer_v[p]);
@@ -669,6 +670,7 @@ static void kept_cuda_free(kept *b)
  * too, which other ranks may have mapped: only once they no longer do. */
 static void keep_free_device(sort_keep *k, int exported)
 {
+    if (k->device < 0) return; /* host shards only: no CUDA call at all */
     int prev = -1;
     if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
     else prev = -1;
