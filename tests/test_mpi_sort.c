@@ -31,6 +31,10 @@
 
 static int rank, nranks;
 static uint64_t seed;
+/* the communicator run_case sorts on (WORLD or a duplicate of it: the
+ * same ranks in the same order), and what its last sort reported */
+static MPI_Comm sort_comm;
+static gpk_mpi_sort_times last_tm;
 
 /* testutil.h's check, its message prefixed with the rank */
 #define CHECK(cond, fmt, ...) TU_CHECK(cond, "rank %d: " fmt, rank, __VA_ARGS__)
@@ -115,7 +119,7 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     o.keep_sizes = keep;
     o.device_memory = at.device;
     size_t expect = 0;
-    gpk_status s = gpk_mpi_sort_count(MPI_COMM_WORLD, n_in, &o, &expect);
+    gpk_status s = gpk_mpi_sort_count(sort_comm, n_in, &o, &expect);
     CHECK(s == GPK_OK, "%s: gpk_mpi_sort_count: %s", label, gpk_status_string(s));
     uint64_t lo = N / (uint64_t)nranks * (uint64_t)rank + N % (uint64_t)nranks * (uint64_t)rank / (uint64_t)nranks;
     uint64_t hi = N / (uint64_t)nranks * (uint64_t)(rank + 1) +
@@ -151,14 +155,15 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     }
 #endif
     size_t n_out = 12345;
-    s = vwidth ? gpk_mpi_sort_pairs(MPI_COMM_WORLD, at.ctx, t, d_in, vwidth == 4 ? GPK_U32 : GPK_U64, d_in_v, n_in,
+    s = vwidth ? gpk_mpi_sort_pairs(sort_comm, at.ctx, t, d_in, vwidth == 4 ? GPK_U32 : GPK_U64, d_in_v, n_in,
                                     d_out, d_out_v, cap, &n_out, &o)
-               : gpk_mpi_sort_keys(MPI_COMM_WORLD, at.ctx, t, d_in, n_in, d_out, cap, &n_out, &o);
+               : gpk_mpi_sort_keys(sort_comm, at.ctx, t, d_in, n_in, d_out, cap, &n_out, &o);
     CHECK(s == GPK_OK, "%s: %s (%s)", label, gpk_status_string(s), gpk_last_error(at.ctx));
     CHECK(n_out == expect, "%s: n_out %zu, expected %zu", label, n_out, expect);
     /* the path the pieces took: host shards of one node read in place, unless told otherwise */
     gpk_mpi_sort_times tm;
     gpk_mpi_last_sort_times(&tm);
+    last_tm = tm;
     const char *hx = getenv("GPK_MPI_HOST_EXCHANGE");
     const char *want = nranks == 1 ? "local" : at.device ? NULL : hx && !strcmp(hx, "mpi") ? "mpi" : "shared-memory";
     if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
@@ -193,6 +198,81 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     free(all_in), free(all_in_v), free(all_out), free(all_out_v);
     if (!in_place) free(out), free(out_v);
     free(keys), free(vals);
+}
+
+/* Repeated calls on one communicator, as a program that sorts every step
+ * makes them: sizes that grow and shrink, key types and value widths in
+ * turn, a rank with nothing, release and call again, the communicator
+ * freed while buffers are kept, and a second context that sorts and is
+ * destroyed. Every result against the reference (run_case); a call that
+ * needs no more than an earlier one makes nothing (setups 0), and the
+ * first call after a release makes its buffers again (setups > 0). */
+static void repeated_calls(where at, const char *what)
+{
+    char label[160];
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    sort_comm = dup;
+    gpk_status s = gpk_mpi_release(dup, at.ctx); /* nothing kept yet */
+    CHECK(s == GPK_OK, "%s: release before any sort: %s", what, gpk_status_string(s));
+    struct step {
+        gpk_type t;
+        int vw;
+        size_t n; /* per rank, plus rank * 13 */
+        int none; /* rank 1 holds nothing */
+        int reuse; /* needs no more than an earlier step: nothing made */
+    } steps[] = {
+        { GPK_U32, 0, 3000, 0, 0 },  { GPK_U64, 8, 20000, 0, 0 }, { GPK_F32, 4, 5000, 0, 1 },
+        { GPK_U64, 8, 20000, 0, 1 }, { GPK_I32, 0, 40001, 0, 0 }, { GPK_F64, 4, 7, 1, 1 },
+        { GPK_I64, 8, 1, 0, 1 },     { GPK_U32, 4, 60013, 1, 0 }, { GPK_I32, 4, 60013, 1, 1 },
+    };
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+            const struct step *st = &steps[i];
+            size_t n = st->none && rank == 1 ? 0 : st->n + (size_t)rank * 13;
+            snprintf(label, sizeof label, "%s repeated round %d step %zu (%s vw %d)", what, round, i,
+                     gpk_type_name(st->t), st->vw);
+            run_case(at, st->t, st->vw, D_RANDOM, n, 0, 0, label);
+            if (st->reuse)
+                CHECK(last_tm.setups == 0, "%s: %d buffers made where the kept ones suffice", label, last_tm.setups);
+            if (i == 0)
+                CHECK(last_tm.setups > 0, "%s: nothing made on the first call after a release", label);
+        }
+        s = gpk_mpi_release(dup, at.ctx);
+        CHECK(s == GPK_OK, "%s: release: %s (%s)", what, gpk_status_string(s), gpk_last_error(at.ctx));
+    }
+    /* freed with its buffers kept: the communicator's attribute frees them */
+    snprintf(label, sizeof label, "%s before MPI_Comm_free", what);
+    run_case(at, GPK_U64, 4, D_FEW, 4000 + (size_t)rank, 0, 0, label);
+    MPI_Comm_free(&dup);
+    sort_comm = MPI_COMM_WORLD;
+    /* a second context on WORLD, destroyed after it sorted; then the first again */
+    gpk_ctx *other = NULL;
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    o.backend = gpk_ctx_backend(at.ctx);
+    gpk_ctx_info info;
+    gpk_ctx_info_get(at.ctx, &info);
+    o.device = o.backend == GPK_BACKEND_CUDA ? (int)info.devices[0] : -1;
+    int made = gpk_ctx_create_ex(&other, &o) == GPK_OK, all_made = 0;
+    MPI_Allreduce(&made, &all_made, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(all_made, "%s: a second context: %s", what, gpk_last_error(NULL));
+    if (all_made) {
+        where second = { other, at.device };
+        snprintf(label, sizeof label, "%s first context, then a second", what);
+        run_case(at, GPK_F32, 0, D_RANDOM, 9000 + (size_t)rank * 3, 0, 0, label);
+        run_case(second, GPK_F32, 0, D_RANDOM, 9000 + (size_t)rank * 3, 0, 0, label);
+        run_case(second, GPK_I64, 8, D_SORTED, 7000, 0, 0, label);
+        gpk_ctx_destroy(other);
+        snprintf(label, sizeof label, "%s after the second context's destroy", what);
+        run_case(at, GPK_I64, 8, D_RANDOM, 7000 + (size_t)rank, 0, 0, label);
+        run_case(at, GPK_U32, 0, D_EQUAL, 3000, 0, 0, label);
+    } else if (other)
+        gpk_ctx_destroy(other);
+    s = gpk_mpi_release(MPI_COMM_WORLD, at.ctx);
+    CHECK(s == GPK_OK, "%s: release of WORLD: %s", what, gpk_status_string(s));
+    snprintf(label, sizeof label, "%s after releasing WORLD", what);
+    run_case(at, GPK_U64, 0, D_RANDOM, 2000 + (size_t)rank, 0, 0, label);
+    CHECK(last_tm.setups > 0, "%s: nothing made after a release", label);
 }
 
 /* Bad input on some ranks: every rank must return an error, none may hang. */
@@ -342,6 +422,7 @@ int main(int argc, char **argv)
                backend);
     }
     MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    sort_comm = MPI_COMM_WORLD;
     gpk_ctx *ctx = NULL;
     int skip = 0;
     if (!strcmp(backend, "cuda")) {
@@ -371,6 +452,10 @@ int main(int argc, char **argv)
     }
     where host = { ctx, 0 };
     suite(host, "host");
+    repeated_calls(host, "host");
+    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    repeated_calls(host, "host (exchange by MPI)");
+    unsetenv("GPK_MPI_HOST_EXCHANGE");
 #ifdef GPK_HAVE_CUDA
     if (!strcmp(backend, "cuda")) {
         /* NCCL refuses two ranks on one GPU */
@@ -388,6 +473,7 @@ int main(int argc, char **argv)
         } else {
             where dev = { ctx, 1 };
             suite(dev, "device");
+            repeated_calls(dev, "device");
         }
     }
 #endif

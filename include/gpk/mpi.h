@@ -46,16 +46,30 @@ extern "C" {
  *
  * Memory: the input is left unchanged; keys_out (values_out) may be the
  * input itself (in place) when it holds out_capacity keys, and must not
- * overlap it otherwise. Besides the output the call allocates about twice
- * the shard (its sorted copy, the local sort's temporary) and once the
- * output (the runs received), in host or device memory, where the shard is.
+ * overlap it otherwise. Besides the output the call needs about twice the
+ * shard (its sorted copy, the local sort's temporary) and once the output
+ * (the runs received), in host or device memory, where the shard is.
+ * These buffers are KEPT with the communicator between calls, grow-only
+ * (a call with more keys than any before on a rank frees and allocates the
+ * larger size; smaller calls reuse them), with what goes with them: the
+ * shared-memory window of host shards, each rank's CUDA IPC mappings of
+ * the other ranks' buffers, the NCCL communicator. So only the first call
+ * of a size pays for allocating, first-touching and mapping. They stay
+ * until gpk_mpi_release(comm, ctx), or until comm is freed (MPI_Comm_free;
+ * MPI_Finalize for MPI_COMM_WORLD); the device buffers also go with
+ * gpk_ctx_destroy of the context they were made for (call gpk_mpi_release
+ * first where the other ranks go on: another rank may still map them).
+ * A call with another context or GPU on the same communicator lets the
+ * old device buffers go. The library keeps one set per communicator: do
+ * not sort on one communicator from two threads at once.
  *
  * Where the keys are: host memory on any context (the local sort runs on
  * the context's backend, the merge on its CPU threads); device memory of
  * the context's GPU on a CUDA context with device_memory set (everything
  * runs on the GPU; where all ranks share a node and their GPUs are peers,
  * each rank's merge reads the others' sorted shards in place through CUDA
- * IPC; otherwise shards move by NCCL send/recv when built with NCCL, by
+ * IPC (GPK_MPI_DEVICE_EXCHANGE=copy: the copy engines move the pieces over
+ * the mappings first); otherwise shards move by NCCL send/recv when built with NCCL, by
  * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
  * per rank: give each rank's context its own device.
  *
@@ -97,17 +111,32 @@ GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_
 
 /* Where the time of this thread's last gpk_mpi_sort_keys / _pairs call
  * went, in milliseconds on this rank (each phase ends when its work has
- * finished, on the device too): the local sort, the split search, the
- * exchange (counts and data), the merge, and the whole call; and how the
- * pieces moved: "local" (one rank), "shared-memory" (host shards read in
- * place in an MPI shared-memory window), "mpi" (MPI_Alltoallv or its
- * chunks), "cuda-ipc", "nccl", "cuda-aware-mpi", "host-staged". For
- * reports and benchmarks; zero and "" before the first call. */
+ * finished, on the device too): the local sort (until every rank's sort
+ * has ended), the split search, the exchange (counts and data), the merge,
+ * and the whole call; and how the pieces moved: "local" (one rank),
+ * "shared-memory" (host shards read in place in an MPI shared-memory
+ * window), "mpi" (MPI_Alltoallv or its chunks), "cuda-ipc" (the merge
+ * kernel reads the peers' shards over the link), "cuda-ipc-copy" (copy
+ * engines move the pieces from the mapped peers' shards, then a local
+ * merge), "nccl", "cuda-aware-mpi", "host-staged". setup_ms: of the
+ * phases above, the time spent making what is kept between calls (buffers
+ * allocated or grown, the window made, peers' buffers mapped), and setups:
+ * how many of those this call made (0 when all were kept from an earlier
+ * call). For reports and benchmarks; zero and "" before the first call. */
 typedef struct gpk_mpi_sort_times {
     double sort_ms, split_ms, exchange_ms, merge_ms, total_ms;
     const char *exchange;
+    double setup_ms;
+    int setups;
 } gpk_mpi_sort_times;
 GPK_API void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times);
+
+/* Collective on comm: frees what the distributed sort keeps with comm
+ * between calls (the buffers above, the window, the CUDA IPC mappings):
+ * every rank first closes its mappings of the others' buffers, then frees
+ * its own. ctx: for the error message (may be NULL). Nothing kept: GPK_OK.
+ * A later sort on comm makes them again. */
+GPK_API gpk_status gpk_mpi_release(MPI_Comm comm, gpk_ctx *ctx);
 
 /* Non-zero when this libgpk_mpi moves device-memory shards with NCCL
  * (else through CUDA-aware MPI where the MPI says it is, else through

@@ -398,6 +398,7 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
 void gpk_ctx_destroy(gpk_ctx *ctx)
 {
     if (!ctx) return;
+    if (ctx->mpi_release) ctx->mpi_release(ctx);
     for (int i = 1; i < GPK_MAX_DEVICES; i++)
         if (ctx->part[i] && ctx->part[i] != ctx) gpk_ctx_destroy(ctx->part[i]);
     gpk__ooc_release(ctx);

@@ -66,6 +66,9 @@ struct gpk_ctx {
          * pieces, the tile searches of the first round, the rest */
         double copy_ms, search_ms, tiles_ms;
     } multi;
+    /* Set by gpk::mpi (libgpk_mpi) where it keeps device buffers made for
+     * this context between calls: gpk_ctx_destroy calls it first. */
+    void (*mpi_release)(gpk_ctx *ctx);
 };
 
 #ifdef GPK_HAVE_CUDA

@@ -42,9 +42,26 @@ typedef struct sort_call {
     int device;             /* shards in device memory */
     int P, rank, threads;
     const char *what;
+    struct sort_keep *keep; /* what comm keeps between calls */
+    double setup_ms;        /* spent growing kept buffers, making the window, mapping peers */
+    int setups;             /* how many of those this call did */
 } sort_call;
 
 /* ---- host kernels: counts and merges on mapped keys -------------------------- */
+
+/* the merge loop of merge_NAME with values of type VT beside the keys */
+#define MERGE_STEPS(KT, MAP, VT)                                                                        \
+    {                                                                                               \
+        const VT *pa = va, *pb = vb;                                                                \
+        VT *po = vout;                                                                              \
+        while (i < i1 && j < j1) {                                                                  \
+            KT x = a[i], y = b[j];                                                                  \
+            int tb = MAP(y) < MAP(x);                                                               \
+            out[o] = tb ? y : x;                                                                    \
+            po[o++] = tb ? pb[j] : pa[i];                                                           \
+            i += !tb, j += tb;                                                                      \
+        }                                                                                           \
+    }
 
 #define DEFINE_HOST_TYPE(NAME, KT, MAP)                                                              \
     static size_t count_##NAME(const KT *k, size_t n, uint64_t q, int or_equal)                     \
@@ -80,15 +97,27 @@ typedef struct sort_call {
             size_t k1 = n / (size_t)parts * (size_t)(t + 1) +                                       \
                         n % (size_t)parts * (size_t)(t + 1) / (size_t)parts;                        \
             size_t i = corank_##NAME(a, na, b, nb, k0), i1 = corank_##NAME(a, na, b, nb, k1);       \
-            size_t j = k0 - i, j1 = k1 - i1;                                                        \
-            for (size_t o = k0; o < k1; o++) {                                                      \
-                int from_b = i >= i1 || (j < j1 && MAP(b[j]) < MAP(a[i]));                          \
-                size_t src = from_b ? j++ : i++;                                                    \
-                out[o] = from_b ? b[src] : a[src];                                                  \
-                if (vw == 4)                                                                        \
-                    ((uint32_t *)vout)[o] = ((const uint32_t *)(from_b ? vb : va))[src];            \
-                else if (vw == 8)                                                                   \
-                    ((uint64_t *)vout)[o] = ((const uint64_t *)(from_b ? vb : va))[src];            \
+            size_t j = k0 - i, j1 = k1 - i1, o = k0;                                                \
+            /* branch-free while both runs last (a branch per key mispredicts half the time on     \
+             * random keys, most of the merge's time); ties from a, the earlier run */               \
+            if (vw == 4)                                                                            \
+                MERGE_STEPS(KT, MAP, uint32_t)                                                          \
+            else if (vw == 8)                                                                       \
+                MERGE_STEPS(KT, MAP, uint64_t)                                                          \
+            else                                                                                    \
+                while (i < i1 && j < j1) {                                                          \
+                    KT x = a[i], y = b[j];                                                          \
+                    int tb = MAP(y) < MAP(x);                                                       \
+                    out[o++] = tb ? y : x;                                                          \
+                    i += !tb, j += tb;                                                              \
+                }                                                                                   \
+            /* the rest of the one run left (an empty run may be NULL) */                          \
+            if (i < i1) {                                                                           \
+                memcpy(out + o, a + i, (i1 - i) * sizeof(KT));                                      \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)va + i * vw, (i1 - i) * vw);    \
+            } else if (j < j1) {                                                                    \
+                memcpy(out + o, b + j, (j1 - j) * sizeof(KT));                                      \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)vb + j * vw, (j1 - j) * vw);    \
             }                                                                                       \
         }                                                                                           \
     }
@@ -462,17 +491,22 @@ static int mpi_cuda_aware(void)
 #endif
 }
 
-/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = ipc (the merge reads
- * the other ranks' sorted shards through CUDA IPC: every rank on one node,
- * each pair of GPUs peers), nccl, mpi (CUDA-aware MPI) or host (through
- * host memory) chooses; by default the first that this build, this MPI and
- * these ranks offer (ipc is checked on every call, and falls back to the
- * next where it does not hold). The same on every rank (one build). */
-typedef enum { DX_IPC, DX_NCCL, DX_MPI, DX_HOST } device_exchange;
+/* How device shards move: GPK_MPI_DEVICE_EXCHANGE = ipc (the merge kernel
+ * reads the other ranks' sorted shards through CUDA IPC mappings: every
+ * rank on one node, each pair of GPUs peers), copy (the copy engines move
+ * the pieces over the same mappings, then the merge reads local memory),
+ * nccl, mpi (CUDA-aware MPI) or host (through host memory) chooses; by
+ * default the first that this build, this MPI and these ranks offer. ipc
+ * is the default because the in-process sort measured its peer-load merge
+ * 1.3 ms ahead of copy-then-merge (docs/perf/scale.md); ipc and copy fall
+ * back to the next where the ranks are not peers. The same on every rank
+ * (one environment). */
+typedef enum { DX_IPC, DX_COPY, DX_NCCL, DX_MPI, DX_HOST } device_exchange;
 static device_exchange device_exchange_pick(void)
 {
     const char *env = getenv("GPK_MPI_DEVICE_EXCHANGE");
     if (!env || !*env || !strcmp(env, "ipc")) return DX_IPC;
+    if (!strcmp(env, "copy")) return DX_COPY;
 #ifdef GPK_HAVE_NCCL
     if (!env || !*env || !strcmp(env, "nccl")) return DX_NCCL;
 #endif
@@ -520,66 +554,6 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     return all_ok;
 }
 
-typedef struct ipc_handles {
-    cudaIpcMemHandle_t keys, values;
-} ipc_handles;
-
-/* Collective: maps every other rank's sorted shard (keys, values) that
- * holds keys for this rank; base_k[p] / base_v[p] (this rank's own: its
- * shard). On failure nothing stays mapped and every rank knows. */
-static gpk_status ipc_map(const sort_call *c, void *sk, void *sv, const uint64_t *recv, void **base_k, void **base_v)
-{
-    const char *what = "distributed sort: CUDA IPC";
-    ipc_handles mine, *all = malloc(sizeof mine * (size_t)c->P);
-    memset(&mine, 0, sizeof mine);
-    gpk_status s = all ? GPK_OK : gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
-    cudaError_t e = cudaSuccess;
-    if (s == GPK_OK) e = cudaIpcGetMemHandle(&mine.keys, sk);
-    if (s == GPK_OK && e == cudaSuccess && c->vw) e = cudaIpcGetMemHandle(&mine.values, sv);
-    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(c->ctx, e, what);
-    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
-    if (s != GPK_OK) {
-        free(all);
-        return s;
-    }
-    s = gpk__mpi_check(c->ctx, MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, c->comm),
-                       what);
-    for (int p = 0; p < c->P; p++) base_k[p] = base_v[p] = NULL;
-    for (int p = 0; p < c->P && s == GPK_OK; p++) {
-        if (p == c->rank) {
-            base_k[p] = sk, base_v[p] = sv;
-            continue;
-        }
-        if (!recv[p]) continue;
-        e = cudaIpcOpenMemHandle(&base_k[p], all[p].keys, cudaIpcMemLazyEnablePeerAccess);
-        if (e == cudaSuccess && c->vw) {
-            e = cudaIpcOpenMemHandle(&base_v[p], all[p].values, cudaIpcMemLazyEnablePeerAccess);
-            if (e != cudaSuccess) base_v[p] = NULL;
-        }
-        if (e != cudaSuccess) s = cuda_fail(c->ctx, e, what);
-    }
-    free(all);
-    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
-    if (s != GPK_OK) {
-        for (int p = 0; p < c->P; p++) {
-            if (p != c->rank && base_k[p]) cudaIpcCloseMemHandle(base_k[p]);
-            if (p != c->rank && base_v[p]) cudaIpcCloseMemHandle(base_v[p]);
-            base_k[p] = base_v[p] = NULL;
-        }
-        (void)cudaGetLastError();
-    }
-    return s;
-}
-
-static void ipc_unmap(const sort_call *c, void **base_k, void **base_v)
-{
-    for (int p = 0; p < c->P; p++) {
-        if (p != c->rank && base_k[p]) (void)cudaIpcCloseMemHandle(base_k[p]);
-        if (p != c->rank && base_v[p]) (void)cudaIpcCloseMemHandle(base_v[p]);
-        base_k[p] = base_v[p] = NULL;
-    }
-}
-
 static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange how, void *nccl, const void *sendbuf,
                                   size_t n_send, const uint64_t *send, void *recvbuf, size_t n_recv,
                                   const uint64_t *recv, size_t width)
@@ -606,72 +580,472 @@ static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange h
 }
 #endif /* GPK_HAVE_CUDA */
 
+/* ---- what a communicator keeps between calls ---------------------------------------- */
+
+/* A buffer kept between calls, grow-only: a call that needs more frees it
+ * and allocates the larger size, one that needs less uses it as it is. So
+ * a program that sorts every step pays the allocation, the first touch of
+ * its pages and (CUDA IPC) the mapping on its first call only. */
+typedef struct kept {
+    void *p;
+    size_t bytes;
+} kept;
+
+#ifdef GPK_HAVE_CUDA
+/* What a rank tells the others of its sorted-shard buffers each call. */
+typedef struct ipc_record {
+    uint64_t gen; /* changes whenever the buffers are other allocations */
+    cudaIpcMemHandle_t keys, values;
+    int has_values;
+} ipc_record;
+#endif
+
+/* Kept per communicator, as an attribute of it (freeing the communicator
+ * frees it), until gpk_mpi_release. Where it says what every rank holds
+ * (win_bytes) it is the same on every rank: every rank computes it from
+ * the sizes all ranks state at the start of each call. */
+typedef struct sort_keep {
+    int P;
+    int ready;        /* made on every rank (the collective steps of freeing it may run) */
+    MPI_Comm node;    /* comm's ranks that share memory with this one, errors returned */
+    int one_node;     /* every rank of comm is in node */
+    /* host memory */
+    kept hk, hv;      /* the sorted shard where it is not in the window */
+    kept hrk, hrv;    /* the runs received, or the merge's scratch */
+    MPI_Win win;      /* the sorted shards of one node, read in place; MPI_WIN_NULL: none */
+    size_t *win_bytes; /* each rank's part of win */
+    int win_locked;
+#ifdef GPK_HAVE_CUDA
+    gpk_ctx *owner;   /* the context whose GPU holds the device buffers; NULL: none held */
+    int device;
+    kept dk, dv;      /* the sorted shard: the other ranks map these (CUDA IPC) */
+    kept dtemp;       /* the local sort's temporary */
+    kept drk, drv;    /* the runs received, or the merge's scratch */
+    kept dwork;       /* split counts and the merge's tile bounds */
+    uint64_t gen;     /* of dk / dv: a new value with every new allocation of either */
+    void **retired;   /* earlier dk / dv allocations: freed once no rank maps them */
+    int n_retired, cap_retired;
+    ipc_record mine;  /* dk / dv's handles, for generation mine.gen */
+    void **peer_k, **peer_v; /* this rank's mappings of every other rank's dk / dv */
+    uint64_t *peer_gen;      /* the generation each mapping is of */
+    uint64_t ipc_sig; /* the ranks' (node, GPU) list that ipc_ok holds for; 0: not found yet */
+    int ipc_ok;
+#endif
+    struct sort_keep *next; /* every keep of the process (gpk_ctx_destroy looks for its own) */
+} sort_keep;
+
+static int keep_keyval = MPI_KEYVAL_INVALID, finalize_keyval = MPI_KEYVAL_INVALID;
+static int finalizing; /* MPI_Finalize has begun: no more MPI calls from the delete callbacks */
+static sort_keep *keeps;
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI still
+ * works; the communicators' own attributes go later, when it may not. */
+static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    finalizing = 1;
+    return MPI_SUCCESS;
+}
+
+#ifdef GPK_HAVE_CUDA
+/* Closes this rank's mappings of the other ranks' buffers (local). */
+static void keep_unmap(sort_keep *k)
+{
+    if (k->device < 0 || !k->peer_k || !k->peer_v || !k->peer_gen) return; /* no device work yet */
+    for (int p = 0; p < k->P; p++) {
+        if (k->peer_k[p]) (void)cudaIpcCloseMemHandle(k->peer_k[p]);
+        if (k->peer_v[p]) (void)cudaIpcCloseMemHandle(k->peer_v[p]);
+        k->peer_k[p] = k->peer_v[p] = NULL;
+        k->peer_gen[p] = 0;
+    }
+    (void)cudaGetLastError();
+}
+
+static void kept_cuda_free(kept *b)
+{
+    if (b->p) (void)cudaFree(b->p);
+    b->p = NULL, b->bytes = 0;
+}
+
+/* Frees the device buffers (local). exported: dk, dv and the retired ones
+ * too, which other ranks may have mapped: only once they no longer do. */
+static void keep_free_device(sort_keep *k, int exported)
+{
+    if (k->device < 0) return; /* host shards only: no CUDA call at all */
+    int prev = -1;
+    if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
+    else prev = -1;
+    kept_cuda_free(&k->dtemp), kept_cuda_free(&k->drk), kept_cuda_free(&k->drv), kept_cuda_free(&k->dwork);
+    if (exported) {
+        kept_cuda_free(&k->dk), kept_cuda_free(&k->dv);
+        for (int i = 0; i < k->n_retired; i++) (void)cudaFree(k->retired[i]);
+        k->n_retired = 0;
+    }
+    k->gen++; /* whatever comes next is another allocation */
+    if (prev >= 0) (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
+/* dk / dv go to `retired`: freed at the end of the next call that every
+ * rank completes (by then no rank maps them), or when the keep goes. */
+static void keep_retire_shard(sort_keep *k)
+{
+    kept *exp[2] = { &k->dk, &k->dv };
+    for (int i = 0; i < 2; i++) {
+        if (!exp[i]->p) continue;
+        void **r = realloc(k->retired, sizeof *r * (size_t)(k->n_retired + 1));
+        if (r) k->retired = r, k->cap_retired = k->n_retired + 1, k->retired[k->n_retired++] = exp[i]->p;
+        else (void)cudaFree(exp[i]->p); /* out of memory: freed now rather than lost */
+        exp[i]->p = NULL, exp[i]->bytes = 0;
+    }
+}
+
+/* gpk_ctx_destroy of a context that device buffers were kept for: frees
+ * them, except the sorted shard, which other ranks may still map (freeing
+ * it first would be undefined: cudaIpcOpenMemHandle): that goes with the
+ * next call on the communicator, or its release. */
+static void keep_ctx_destroyed(gpk_ctx *ctx)
+{
+    for (sort_keep *k = keeps; k; k = k->next)
+        if (k->owner == ctx) {
+            keep_unmap(k);
+            keep_retire_shard(k);
+            keep_free_device(k, 0);
+            k->owner = NULL;
+        }
+}
+#endif
+
+static void kept_host_free(kept *b)
+{
+    free(b->p);
+    b->p = NULL, b->bytes = 0;
+}
+
+/* The attribute's delete callback: gpk_mpi_release, MPI_Comm_free of the
+ * communicator, MPI_Finalize. The first two are collective on comm, so
+ * every rank gets here: each closes its mappings of the others' buffers,
+ * they wait for each other, then each frees its own. */
+static int keep_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    sort_keep *k = attr;
+    int collective = k->ready && !finalizing;
+#ifdef GPK_HAVE_CUDA
+    keep_unmap(k);
+#endif
+    if (collective && k->one_node) MPI_Barrier(k->node);
+#ifdef GPK_HAVE_CUDA
+    /* under MPI_Finalize another rank may still map dk / dv: the process
+     * ends soon and takes them */
+    keep_free_device(k, collective);
+#endif
+    kept_host_free(&k->hk), kept_host_free(&k->hv), kept_host_free(&k->hrk), kept_host_free(&k->hrv);
+    if (collective) {
+        if (k->win != MPI_WIN_NULL) {
+            if (k->win_locked) MPI_Win_unlock_all(k->win);
+            MPI_Win_free(&k->win);
+        }
+        if (k->node != MPI_COMM_NULL) MPI_Comm_free(&k->node);
+    }
+    for (sort_keep **at = &keeps; *at; at = &(*at)->next)
+        if (*at == k) {
+            *at = k->next;
+            break;
+        }
+    free(k->win_bytes);
+#ifdef GPK_HAVE_CUDA
+    free(k->retired), free(k->peer_k), free(k->peer_v), free(k->peer_gen);
+#endif
+    free(k);
+    return MPI_SUCCESS;
+}
+
+/* Collective: comm's keep, made on every rank on the first call (and the
+ * first after gpk_mpi_release). */
+static gpk_status keep_get(sort_call *c, sort_keep **out)
+{
+    const char *what = c->what;
+    gpk_status s = GPK_OK;
+    double t = MPI_Wtime();
+    *out = NULL;
+    if (keep_keyval == MPI_KEYVAL_INVALID) {
+        s = gpk__mpi_check(c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, keep_delete, &keep_keyval, NULL),
+                           what);
+        if (s == GPK_OK)
+            s = gpk__mpi_check(c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval,
+                                                              NULL), what);
+        if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL), what);
+    }
+    sort_keep *k = NULL;
+    int found = 0, any_found = 0;
+    if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_get_attr(c->comm, keep_keyval, &k, &found), what);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) return s;
+    s = gpk__mpi_check(c->ctx, MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MIN, c->comm), what);
+    if (s != GPK_OK) return s;
+    if (any_found) {
+        *out = k;
+        return GPK_OK;
+    }
+    if (found) /* only here: made on this rank, not on all: start again */
+        MPI_Comm_delete_attr(c->comm, keep_keyval);
+    k = calloc(1, sizeof *k);
+    if (k) {
+        k->P = c->P, k->node = MPI_COMM_NULL, k->win = MPI_WIN_NULL;
+        k->win_bytes = calloc((size_t)c->P, sizeof *k->win_bytes);
+#ifdef GPK_HAVE_CUDA
+        k->device = -1;
+        k->peer_k = calloc((size_t)c->P, sizeof(void *)), k->peer_v = calloc((size_t)c->P, sizeof(void *));
+        k->peer_gen = calloc((size_t)c->P, sizeof(uint64_t));
+        if (!k->peer_k || !k->peer_v || !k->peer_gen) k->win_bytes = (free(k->win_bytes), NULL);
+#endif
+        if (!k->win_bytes) keep_delete(c->comm, keep_keyval, k, NULL), k = NULL;
+    }
+    if (!k) s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) {
+        if (k) keep_delete(c->comm, keep_keyval, k, NULL);
+        return s;
+    }
+    int node_size = 0, one = 0;
+    int rc = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &k->node);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(k->node, MPI_ERRORS_RETURN);
+        MPI_Comm_size(k->node, &node_size);
+    } else
+        k->node = MPI_COMM_NULL;
+    one = node_size == c->P;
+    s = gpk__mpi_check(c->ctx, MPI_Allreduce(&one, &k->one_node, 1, MPI_INT, MPI_MIN, c->comm), what);
+    if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(c->comm, keep_keyval, k), what);
+    int set = s == GPK_OK;
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) {
+        /* not ready: the delete frees this rank's part only */
+        if (set) MPI_Comm_delete_attr(c->comm, keep_keyval);
+        else keep_delete(c->comm, keep_keyval, k, NULL);
+        return s;
+    }
+    k->ready = 1;
+    k->next = keeps, keeps = k;
+    c->setups++, c->setup_ms += (MPI_Wtime() - t) * 1e3;
+    *out = k;
+    return GPK_OK;
+}
+
+/* Host buffer of at least `bytes` (contents not kept), or NULL. */
+static void *host_grow(sort_call *c, kept *b, size_t bytes)
+{
+    if (bytes < 64) bytes = 64;
+    if (bytes <= b->bytes) return b->p;
+    double t = MPI_Wtime();
+    kept_host_free(b);
+    b->p = malloc(bytes);
+    b->bytes = b->p ? bytes : 0;
+    c->setups++, c->setup_ms += (MPI_Wtime() - t) * 1e3;
+    return b->p;
+}
+
+#ifdef GPK_HAVE_CUDA
+/* Device buffer of at least `bytes` of the keep's device (contents not
+ * kept). exported (dk, dv): the old allocation waits in `retired` until no
+ * rank maps it, and the generation changes. */
+static gpk_status dev_grow(sort_call *c, kept *b, size_t bytes, int exported)
+{
+    sort_keep *k = c->keep;
+    if (bytes < 256) bytes = 256;
+    if (bytes <= b->bytes) return GPK_OK;
+    double t = MPI_Wtime();
+    if (b->p && exported) {
+        if (k->n_retired == k->cap_retired) {
+            int cap = k->cap_retired ? 2 * k->cap_retired : 4;
+            void **r = realloc(k->retired, sizeof *r * (size_t)cap);
+            if (!r) return gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", c->what);
+            k->retired = r, k->cap_retired = cap;
+        }
+        k->retired[k->n_retired++] = b->p;
+        b->p = NULL, b->bytes = 0;
+    }
+    kept_cuda_free(b);
+    cudaError_t e = cudaMalloc(&b->p, bytes);
+    if (e != cudaSuccess) {
+        b->p = NULL;
+        (void)cudaGetLastError();
+        return gpk__mpi_fail(c->ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE,
+                             "%s: %zu bytes of device memory: %s", c->what, bytes, cudaGetErrorString(e));
+    }
+    b->bytes = bytes;
+    if (exported) k->gen++;
+    c->setups++, c->setup_ms += (MPI_Wtime() - t) * 1e3;
+    return GPK_OK;
+}
+
+/* The device buffers are for ctx's GPU: a call with another context or
+ * device lets the old ones go (dk / dv once no rank maps them). */
+static void keep_adopt(sort_call *c)
+{
+    sort_keep *k = c->keep;
+    if (k->owner == c->ctx && k->device == c->ctx->device) return;
+    keep_unmap(k);
+    keep_retire_shard(k);
+    keep_free_device(k, 0);
+    k->owner = c->ctx, k->device = c->ctx->device;
+    c->ctx->mpi_release = keep_ctx_destroyed;
+}
+
+/* Collective, every call with device shards: every rank states its dk /
+ * dv generation and handles; each rank closes its mappings of buffers that
+ * are gone. After the next agreement no rank maps a retired buffer. */
+static gpk_status ipc_sync(sort_call *c, ipc_record *all)
+{
+    sort_keep *k = c->keep;
+    gpk_status s = GPK_OK;
+    if (k->mine.gen != k->gen) {
+        memset(&k->mine, 0, sizeof k->mine);
+        cudaError_t e = k->dk.p ? cudaIpcGetMemHandle(&k->mine.keys, k->dk.p) : cudaSuccess;
+        if (e == cudaSuccess && k->dv.p) e = cudaIpcGetMemHandle(&k->mine.values, k->dv.p);
+        if (e == cudaSuccess && k->dk.p) k->mine.gen = k->gen, k->mine.has_values = k->dv.p != NULL;
+        else {
+            (void)cudaGetLastError();
+            memset(&k->mine, 0, sizeof k->mine);
+        }
+        /* gen 0 (no handles) tells the others not to map this rank's buffers */
+    }
+    s = gpk__mpi_check(c->ctx, MPI_Allgather(&k->mine, (int)sizeof k->mine, MPI_BYTE, all, (int)sizeof k->mine,
+                                             MPI_BYTE, c->comm), c->what);
+    if (s != GPK_OK) return s;
+    for (int p = 0; p < c->P; p++) {
+        if (p == c->rank || k->peer_gen[p] == all[p].gen) continue;
+        if (k->peer_k[p]) (void)cudaIpcCloseMemHandle(k->peer_k[p]);
+        if (k->peer_v[p]) (void)cudaIpcCloseMemHandle(k->peer_v[p]);
+        k->peer_k[p] = k->peer_v[p] = NULL;
+        k->peer_gen[p] = all[p].gen;
+    }
+    (void)cudaGetLastError();
+    return GPK_OK;
+}
+
+/* Collective: maps (once per generation) every other rank's dk / dv that
+ * holds keys for this rank; base_k[p] / base_v[p] (this rank's own: dk,
+ * dv). Non-zero on every rank when every rank has all it needs mapped. */
+static int ipc_open(sort_call *c, const ipc_record *all, const uint64_t *recv, void **base_k, void **base_v)
+{
+    sort_keep *k = c->keep;
+    double t = MPI_Wtime();
+    int ok = 1, all_ok = 0, opened = 0;
+    for (int p = 0; p < c->P; p++) {
+        base_k[p] = base_v[p] = NULL;
+        if (p == c->rank) {
+            base_k[p] = k->dk.p, base_v[p] = k->dv.p;
+            continue;
+        }
+        if (!recv[p] || !ok) continue;
+        if (!all[p].gen || (c->vw && !all[p].has_values)) {
+            ok = 0;
+            continue;
+        }
+        cudaError_t e = cudaSuccess;
+        if (!k->peer_k[p]) {
+            e = cudaIpcOpenMemHandle(&k->peer_k[p], all[p].keys, cudaIpcMemLazyEnablePeerAccess);
+            if (e != cudaSuccess) k->peer_k[p] = NULL;
+            opened++;
+        }
+        if (e == cudaSuccess && c->vw && !k->peer_v[p]) {
+            e = cudaIpcOpenMemHandle(&k->peer_v[p], all[p].values, cudaIpcMemLazyEnablePeerAccess);
+            if (e != cudaSuccess) k->peer_v[p] = NULL;
+            opened++;
+        }
+        if (e != cudaSuccess) ok = 0;
+        base_k[p] = k->peer_k[p], base_v[p] = k->peer_v[p];
+    }
+    (void)cudaGetLastError();
+    if (opened) c->setups += opened, c->setup_ms += (MPI_Wtime() - t) * 1e3;
+    /* a mapping that failed is not tried again this call: the next exchange stands in */
+    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) return 0;
+    return all_ok;
+}
+#endif /* GPK_HAVE_CUDA */
+
 /* ---- host shards of ranks on one node: a shared-memory window ----------------------- */
 
 /* Where every rank of comm is on one node (and GPK_MPI_HOST_EXCHANGE is not
  * "mpi"), the sorted shards live in one MPI shared-memory window and each
  * rank's merge reads its pieces from the others' shards in place, on all
- * its threads: no copy through MPI. */
-typedef struct shm_state {
-    MPI_Comm node;  /* comm's ranks, in comm's order, errors returned */
-    MPI_Win win;
-    int locked;
-} shm_state;
-
+ * its threads: no copy through MPI. The window is kept between calls and
+ * made again (collectively) only when a rank's shard outgrows its part. */
 static size_t shm_values_at(size_t n, size_t kw)
 {
     return (n * kw + 63) / 64 * 64;
 }
 
-/* Collective: the window for this rank's sorted shard (keys, then values),
- * or, where the ranks are not on one node or a rank cannot make it, no
- * window on any rank (*keys = NULL). */
-static void shm_open(const sort_call *c, size_t n_in, shm_state *st, void **keys, void **values)
+/* Collective: non-zero on every rank where the sorted shards go to the
+ * window, with this rank's part for its shard (keys, then values); zero on
+ * every rank where the ranks are not on one node or the window cannot be
+ * made. n_of[p * stride]: rank p's keys. */
+static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **keys, void **values)
 {
-    st->node = MPI_COMM_NULL, st->win = MPI_WIN_NULL, st->locked = 0;
+    sort_keep *k = c->keep;
     *keys = *values = NULL;
     const char *env = getenv("GPK_MPI_HOST_EXCHANGE");
-    if (env && !strcmp(env, "mpi")) return; /* the same on every rank: one environment */
-    int node_size = 0, one_node = 0, all_one = 0;
-    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &st->node) == MPI_SUCCESS)
-        MPI_Comm_size(st->node, &node_size);
-    one_node = node_size == c->P;
-    if (MPI_Allreduce(&one_node, &all_one, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS || !all_one) return;
-    MPI_Comm_set_errhandler(st->node, MPI_ERRORS_RETURN);
-    MPI_Info info;
-    MPI_Info_create(&info);
-    MPI_Info_set(info, "alloc_shared_noncontig", "true"); /* each rank's part near its own threads */
-    size_t bytes = shm_values_at(n_in, c->kw) + n_in * c->vw;
-    void *base = NULL;
-    int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes : 64), 1, info, st->node, &base, &st->win);
-    MPI_Info_free(&info);
-    int failed = rc != MPI_SUCCESS, any = 1;
-    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c->comm);
-    if (any) {
-        /* a window made on every rank goes (shm_close); one that failed
-         * somewhere cannot be freed collectively and is left to MPI_Finalize */
-        if (failed) st->win = MPI_WIN_NULL;
-        else MPI_Win_free(&st->win);
-        return;
+    if ((env && !strcmp(env, "mpi")) || !k->one_node) return 0; /* the same on every rank */
+    int grow = k->win == MPI_WIN_NULL;
+    for (int p = 0; p < c->P; p++) {
+        size_t n = (size_t)n_of[(size_t)p * stride];
+        grow |= shm_values_at(n, c->kw) + n * c->vw > k->win_bytes[p];
     }
-    MPI_Win_lock_all(MPI_MODE_NOCHECK, st->win);
-    st->locked = 1;
+    if (grow) {
+        double t = MPI_Wtime();
+        if (k->win != MPI_WIN_NULL) {
+            if (k->win_locked) MPI_Win_unlock_all(k->win);
+            MPI_Win_free(&k->win);
+            k->win = MPI_WIN_NULL, k->win_locked = 0;
+        }
+        size_t *bytes = malloc(sizeof *bytes * (size_t)c->P);
+        for (int p = 0; bytes && p < c->P; p++) {
+            size_t n = (size_t)n_of[(size_t)p * stride];
+            size_t need = shm_values_at(n, c->kw) + n * c->vw;
+            bytes[p] = need > k->win_bytes[p] ? need : k->win_bytes[p];
+        }
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "alloc_shared_noncontig", "true"); /* each rank's part near its own threads */
+        void *base = NULL;
+        MPI_Win win = MPI_WIN_NULL;
+        int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes[c->rank] : 64), 1, info, k->node, &base, &win);
+        MPI_Info_free(&info);
+        int failed = rc != MPI_SUCCESS || !bytes, any = 1;
+        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c->comm);
+        if (any) {
+            /* a window made on every rank goes; one that failed somewhere
+             * cannot be freed collectively and is left to MPI_Finalize */
+            if (rc == MPI_SUCCESS) MPI_Win_free(&win);
+            memset(k->win_bytes, 0, sizeof *k->win_bytes * (size_t)c->P);
+            free(bytes);
+            return 0;
+        }
+        memcpy(k->win_bytes, bytes, sizeof *bytes * (size_t)c->P);
+        free(bytes);
+        k->win = win;
+        MPI_Win_lock_all(MPI_MODE_NOCHECK, k->win);
+        k->win_locked = 1;
+        c->setups++, c->setup_ms += (MPI_Wtime() - t) * 1e3;
+    }
+    if (k->win == MPI_WIN_NULL) return 0;
+    MPI_Aint size;
+    int unit;
+    char *base = NULL;
+    if (MPI_Win_shared_query(k->win, c->rank, &size, &unit, &base) != MPI_SUCCESS) base = NULL;
+    int ok = base != NULL || k->win_bytes[c->rank] == 0, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (!all_ok) return 0;
+    size_t n = (size_t)n_of[(size_t)c->rank * stride];
     *keys = base;
-    *values = c->vw ? (char *)base + shm_values_at(n_in, c->kw) : NULL;
-}
-
-static void shm_close(shm_state *st)
-{
-    if (st->win != MPI_WIN_NULL) {
-        if (st->locked) MPI_Win_unlock_all(st->win);
-        MPI_Win_free(&st->win);
-    }
-    if (st->node != MPI_COMM_NULL) MPI_Comm_free(&st->node);
+    *values = c->vw && base ? base + shm_values_at(n, c->kw) : NULL;
+    return 1;
 }
 
 /* ---- the sort --------------------------------------------------------------------- */
 
-static _Thread_local gpk_mpi_sort_times last_times = { 0, 0, 0, 0, 0, "" };
+#define GPK_MPI_SORT_TIMES_ZERO { 0, 0, 0, 0, 0, "", 0, 0 }
+static _Thread_local gpk_mpi_sort_times last_times = GPK_MPI_SORT_TIMES_ZERO;
 
 void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times)
 {
@@ -700,7 +1074,18 @@ gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_
 }
 
 /* What every rank states about its call, gathered before any work. */
-enum { R_TYPE, R_VWIDTH, R_KEEP, R_DEVICE, R_N, R_FIELDS };
+enum { R_TYPE, R_VWIDTH, R_KEEP, R_DEVICE, R_N, R_GPU, R_NODE, R_FIELDS };
+
+/* A hash of this process's node name (which ranks share a node). */
+static uint64_t node_hash(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    uint64_t h = 1469598103934665603ull;
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) len = 0;
+    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return h;
+}
 
 
 /* Local counts of keys < q (or <= q) in the sorted shard, for nq queries. */
@@ -708,7 +1093,8 @@ static gpk_status shard_count(const sort_call *c, const void *keys, size_t n, co
                               int or_equal, uint64_t *counts)
 {
 #ifdef GPK_HAVE_CUDA
-    if (c->device) return gpk__mpi_cuda_count(c->ctx, (int)c->type, keys, n, q, nq, or_equal, counts);
+    if (c->device)
+        return gpk__mpi_cuda_count(c->ctx, (int)c->type, keys, n, q, nq, or_equal, counts, c->keep->dwork.p);
 #endif
     #pragma omp parallel for num_threads(c->threads) schedule(static) if (nq > 64)
     for (size_t i = 0; i < nq; i++) counts[i] = host_count(c->type, keys, n, q[i], or_equal);
@@ -792,31 +1178,8 @@ done:
     return s;
 }
 
-static void *buffer_alloc(const sort_call *c, size_t bytes)
-{
-#ifdef GPK_HAVE_CUDA
-    if (c->device) {
-        void *p = NULL;
-        return cudaMalloc(&p, bytes ? bytes : 1) == cudaSuccess ? p : NULL;
-    }
-#endif
-    return malloc(bytes ? bytes : 1);
-}
-
-static void buffer_free(const sort_call *c, void *p)
-{
-    if (!p) return;
-#ifdef GPK_HAVE_CUDA
-    if (c->device) {
-        cudaFree(p);
-        return;
-    }
-#endif
-    free(p);
-}
-
 /* Sorts this rank's shard into (sk, sv), stably. */
-static gpk_status local_sort(const sort_call *c, const void *keys, const void *values, size_t n, void *sk, void *sv)
+static gpk_status local_sort(sort_call *c, const void *keys, const void *values, size_t n, void *sk, void *sv)
 {
     if (n == 0) return GPK_OK;
     gpk_sort_opts o = GPK_SORT_OPTS_INIT;
@@ -826,32 +1189,57 @@ static gpk_status local_sort(const sort_call *c, const void *keys, const void *v
         size_t tb = 0;
         gpk_status s = c->vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
                              : gpk_cuda_sort_keys(c->ctx, NULL, &tb, c->type, keys, sk, n, &o, 0, 0);
+        if (s == GPK_OK) s = dev_grow(c, &c->keep->dtemp, tb, 0);
         if (s != GPK_OK) return s;
-        void *temp = NULL;
-        cudaError_t e = cudaMalloc(&temp, tb ? tb : 1);
-        if (e != cudaSuccess) return cuda_fail(c->ctx, e, "distributed sort: temporary storage of the local sort");
+        tb = c->keep->dtemp.bytes;
+        void *temp = c->keep->dtemp.p;
         s = c->vw ? gpk_cuda_sort_pairs(c->ctx, temp, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
                   : gpk_cuda_sort_keys(c->ctx, temp, &tb, c->type, keys, sk, n, &o, 0, 0);
-        e = cudaStreamSynchronize(0);
-        cudaFree(temp);
+        cudaError_t e = cudaStreamSynchronize(0);
         if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(c->ctx, e, "distributed sort: local sort");
         return s;
     }
 #endif
+    /* the CPU sort keeps its scratch in the context (grow-only), so only
+     * the first call of a size first-touches it */
     if (!c->vw) return gpk_sort_keys_to(c->ctx, c->type, keys, sk, n, &o);
-    if (sk != keys) memcpy(sk, keys, n * c->kw);
-    if (sv != values) memcpy(sv, values, n * c->vw);
+    copy_threads(sk, keys, n * c->kw, c->threads);
+    copy_threads(sv, values, n * c->vw, c->threads);
     return gpk_sort_pairs(c->ctx, c->type, sk, c->vtype, sv, n, &o);
 }
 
 static gpk_status merge_runs(const sort_call *c, void *rk, void *rv, size_t *off, int runs, void *ok, void *ov)
 {
 #ifdef GPK_HAVE_CUDA
-    if (c->device) return gpk__mpi_cuda_merge(c->ctx, (int)c->type, rk, rv, c->vw, off, runs, ok, ov);
+    if (c->device)
+        return gpk__mpi_cuda_merge(c->ctx, (int)c->type, rk, rv, c->vw, off, runs, ok, ov, c->keep->dwork.p);
 #endif
     host_merge_runs(c->type, c->kw, c->vw, rk, rv, off, runs, ok, ov, c->threads);
     return GPK_OK;
 }
+
+#ifdef GPK_HAVE_CUDA
+/* The pieces of the other ranks' sorted shards (mapped by CUDA IPC) into
+ * rk at their offsets, by the copy engines (cudaMemcpyAsync over the peer
+ * mapping): the link at the copy engines' rate, then a merge from local
+ * memory. own: this rank's piece too (where the merge takes the runs from rk). */
+static gpk_status ipc_copy(const sort_call *c, void *const *base_k, void *const *base_v, const uint64_t *at_sender,
+                           const uint64_t *recv, const size_t *off, void *rk, void *rv, int own)
+{
+    cudaError_t e = cudaSuccess;
+    for (int p = 0; p < c->P && e == cudaSuccess; p++) {
+        if (!recv[p] || (p == c->rank && !own)) continue;
+        e = cudaMemcpyAsync((char *)rk + off[p] * c->kw, (const char *)base_k[p] + at_sender[p] * c->kw,
+                            recv[p] * c->kw, cudaMemcpyDefault, 0);
+        if (e == cudaSuccess && c->vw)
+            e = cudaMemcpyAsync((char *)rv + off[p] * c->vw, (const char *)base_v[p] + at_sender[p] * c->vw,
+                                recv[p] * c->vw, cudaMemcpyDefault, 0);
+    }
+    cudaError_t w = cudaStreamSynchronize(0); /* after a failure too: nothing may still run */
+    if (e == cudaSuccess) e = w;
+    return e == cudaSuccess ? GPK_OK : cuda_fail(c->ctx, e, "distributed sort: copy from a peer");
+}
+#endif
 
 static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
                             gpk_type vtype, const void *values_in, size_t n_in, void *keys_out, void *values_out,
@@ -859,21 +1247,21 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 {
     gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
     if (opts) o = *opts;
-    gpk_mpi_sort_times times = { 0, 0, 0, 0, 0, "" };
+    gpk_mpi_sort_times times = GPK_MPI_SORT_TIMES_ZERO;
     double t_start = MPI_Wtime(), t_phase = t_start;
-    sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what };
+    sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what, NULL, 0, 0 };
     if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
         return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
     int64_t *all = NULL;
-    uint64_t *start = NULL, *split = NULL, *send = NULL, *recv = NULL, N = 0;
+    uint64_t *start = NULL, *split = NULL, *send = NULL, *recv = NULL, *at_sender = NULL, N = 0;
     void *sk = NULL, *sv = NULL, *rk = NULL, *rv = NULL;
     size_t *off = NULL, n_mine = 0;
 #ifdef GPK_HAVE_CUDA
     int prev_device = -1, ipc_mapped = 0;
     void *nccl = NULL, **base_k = NULL, **base_v = NULL;
+    ipc_record *records = NULL;
     device_exchange how = c.device ? device_exchange_pick() : DX_HOST;
 #endif
-    shm_state shm = { MPI_COMM_NULL, MPI_WIN_NULL, 0 };
     int in_shm = 0;
 
     /* 1. each rank checks its own arguments; the ranks agree, then gather
@@ -902,7 +1290,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
-    int64_t mine[R_FIELDS] = { type, (int64_t)c.vw, o.keep_sizes != 0, c.device, (int64_t)n_in };
+    int64_t mine[R_FIELDS] = { type, (int64_t)c.vw, o.keep_sizes != 0, c.device, (int64_t)n_in,
+                               c.device ? ctx->device : -1, (int64_t)node_hash() };
     s = gpk__mpi_check(ctx, MPI_Allgather(mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, comm), what);
     if (s != GPK_OK) goto done;
     for (int p = 1; p < c.P && s == GPK_OK; p++) {
@@ -929,7 +1318,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 #endif
 
     /* 2. where each rank's output starts in the global order */
-    split = start + c.P + 1, send = split + c.P + 1, recv = send + c.P + 1;
+    split = start + c.P + 1, send = split + c.P + 1, recv = send + c.P + 1, at_sender = recv + c.P + 1;
     start[0] = 0;
     for (int p = 0; p < c.P; p++) N += (uint64_t)all[(size_t)p * R_FIELDS + R_N];
     for (int p = 1; p <= c.P; p++)
@@ -952,6 +1341,14 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
 #endif
 
+    /* what this communicator keeps between calls */
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s == GPK_OK) s = keep_get(&c, &c.keep);
+    if (s != GPK_OK) goto done;
+#ifdef GPK_HAVE_CUDA
+    if (c.device) keep_adopt(&c);
+#endif
+
     /* one rank: the local sort, straight into the output */
     if (c.P == 1) {
         times.exchange = "local";
@@ -960,30 +1357,36 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         goto done;
     }
 
-    /* 3. local sort (host shards of one node: into the shared window) */
-    if (!c.device) {
-        gpk_status m = gpk__mpi_agree(comm, ctx, s, what); /* shm_open is collective */
-        if (m != GPK_OK) {
-            s = m;
-            goto done;
+    /* 3. the local sort into the kept buffers (host shards of one node:
+     * into the shared window) */
+#ifdef GPK_HAVE_CUDA
+    if (c.device) {
+        s = dev_grow(&c, &c.keep->dk, n_in * c.kw, 1);
+        if (s == GPK_OK && c.vw) s = dev_grow(&c, &c.keep->dv, n_in * c.vw, 1);
+        sk = c.keep->dk.p, sv = c.vw ? c.keep->dv.p : NULL;
+    } else
+#endif
+    {
+        in_shm = shm_prepare(&c, all + R_N, R_FIELDS, &sk, &sv);
+        if (!in_shm) {
+            sk = host_grow(&c, &c.keep->hk, n_in * c.kw);
+            sv = c.vw ? host_grow(&c, &c.keep->hv, n_in * c.vw) : NULL;
+            if (!sk || (c.vw && !sv))
+                s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", what, n_in);
         }
-        shm_open(&c, n_in, &shm, &sk, &sv);
-        in_shm = sk != NULL;
-    }
-    if (s == GPK_OK && !in_shm) {
-        sk = buffer_alloc(&c, n_in * c.kw);
-        sv = c.vw ? buffer_alloc(&c, n_in * c.vw) : NULL;
-        if (!sk || (c.vw && !sv))
-            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu keys", what,
-                              c.device ? "device" : "host", n_in);
     }
     if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
-    if (in_shm) MPI_Win_sync(shm.win); /* the shard is complete before the others read it */
-    times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
+    if (in_shm) MPI_Win_sync(c.keep->win); /* the shard is complete before the others read it */
     s = gpk__mpi_agree(comm, ctx, s, what);
+    times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime(); /* the slowest rank's sort */
     if (s != GPK_OK) goto done;
 
     /* 4. split positions, counts to and from every rank */
+#ifdef GPK_HAVE_CUDA
+    if (c.device) s = dev_grow(&c, &c.keep->dwork, gpk__mpi_cuda_work_bytes(n_mine, (size_t)(c.P - 1) * DIGITS), 0);
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) goto done;
+#endif
     s = find_splits(&c, sk, n_in, N, start, split);
     times.split_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     if (s != GPK_OK) goto done;
@@ -999,31 +1402,39 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
-    if (in_shm) {
-        /* each rank reads its pieces where they lie: it needs where its
+    int read_in_place = in_shm;
+#ifdef GPK_HAVE_CUDA
+    read_in_place |= c.device && (how == DX_IPC || how == DX_COPY);
+#endif
+    if (read_in_place) {
+        /* each rank takes its pieces where they lie: it needs where its
          * piece starts in every other rank's sorted shard */
-        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, recv + c.P + 1, 1, MPI_UINT64_T, comm), what);
+        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, comm), what);
         s = gpk__mpi_agree(comm, ctx, s, what);
         if (s != GPK_OK) goto done;
-        MPI_Win_sync(shm.win);
+        if (in_shm) MPI_Win_sync(c.keep->win);
     }
 #ifdef GPK_HAVE_CUDA
-    if (c.device && how == DX_IPC) {
-        /* each rank reads its pieces where they lie: it needs where its
-         * piece starts in every other rank's sorted shard */
-        uint64_t *at_sender = recv + c.P + 1; /* the last row of `start`'s block */
-        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, comm), what);
-        if (ipc_usable(comm, ctx)) { /* the same answer on every rank */
-            base_k = calloc((size_t)c.P, sizeof *base_k), base_v = calloc((size_t)c.P, sizeof *base_v);
-            gpk_status m = base_k && base_v ? s : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
-            m = gpk__mpi_agree(comm, ctx, m, what);
-            /* a mapping that fails leaves nothing mapped on any rank: the next exchange stands in */
-            if (m == GPK_OK && ipc_map(&c, sk, sv, recv, base_k, base_v) == GPK_OK) ipc_mapped = 1;
-            else if (m != GPK_OK) s = m;
-        }
-        if (s == GPK_OK && !ipc_mapped) {
-            if (ctx) ctx->err[0] = '\0';
-            how = device_exchange_after_ipc();
+    if (c.device) {
+        /* every call: the ranks' buffer generations, so that no rank keeps a
+         * mapping of a buffer its owner let go */
+        records = malloc(sizeof *records * (size_t)c.P);
+        base_k = calloc((size_t)c.P, sizeof *base_k), base_v = calloc((size_t)c.P, sizeof *base_v);
+        s = records && base_k && base_v ? GPK_OK : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+        s = gpk__mpi_agree(comm, ctx, s, what);
+        if (s == GPK_OK) s = ipc_sync(&c, records);
+        s = gpk__mpi_agree(comm, ctx, s, what); /* before the collectives of the mapping */
+        if (s == GPK_OK && (how == DX_IPC || how == DX_COPY)) {
+            uint64_t sig = 1469598103934665603ull;
+            for (int p = 0; p < c.P; p++)
+                for (int f = R_GPU; f <= R_NODE; f++)
+                    sig = (sig ^ (uint64_t)all[(size_t)p * R_FIELDS + f]) * 1099511628211ull;
+            if (c.keep->ipc_sig != sig) { /* the same on every rank: the same records */
+                c.keep->ipc_ok = c.keep->one_node && ipc_usable(comm, ctx);
+                c.keep->ipc_sig = sig;
+            }
+            if (c.keep->ipc_ok) ipc_mapped = ipc_open(&c, records, recv, base_k, base_v);
+            if (!ipc_mapped) how = device_exchange_after_ipc();
         }
         s = gpk__mpi_agree(comm, ctx, s, what);
         if (s != GPK_OK) goto done;
@@ -1042,35 +1453,42 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
      * and take more than one round */
     int nonempty = 0;
     for (int p = 0; p < c.P; p++) nonempty += recv[p] > 0;
-    int in_place = in_shm;
+    int in_place = in_shm, copy_own = 0;
 #ifdef GPK_HAVE_CUDA
-    in_place |= ipc_mapped;
+    in_place |= ipc_mapped && how == DX_IPC;
+    copy_own = ipc_mapped && how == DX_COPY && nonempty > 2; /* then every run goes to rk and merges there */
 #endif
+    (void)copy_own;
     if (!in_place || nonempty > 2) {
-        rk = buffer_alloc(&c, n_mine * c.kw);
-        rv = c.vw ? buffer_alloc(&c, n_mine * c.vw) : NULL;
-        if (!rk || (c.vw && !rv))
-            s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of %s memory for %zu keys", what,
-                              c.device ? "device" : "host", n_mine);
+#ifdef GPK_HAVE_CUDA
+        if (c.device) {
+            s = dev_grow(&c, &c.keep->drk, n_mine * c.kw, 0);
+            if (s == GPK_OK && c.vw) s = dev_grow(&c, &c.keep->drv, n_mine * c.vw, 0);
+            rk = c.keep->drk.p, rv = c.vw ? c.keep->drv.p : NULL;
+        } else
+#endif
+        {
+            rk = host_grow(&c, &c.keep->hrk, n_mine * c.kw);
+            rv = c.vw ? host_grow(&c, &c.keep->hrv, n_mine * c.vw) : NULL;
+            if (!rk || (c.vw && !rv))
+                s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", what, n_mine);
+        }
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s != GPK_OK) {
-#ifdef GPK_HAVE_CUDA
-        if (ipc_mapped) ipc_unmap(&c, base_k, base_v);
-#endif
-        goto done;
-    }
+    if (s != GPK_OK) goto done;
 
     times.exchange = in_shm ? "shared-memory" : "mpi";
 #ifdef GPK_HAVE_CUDA
     if (c.device)
-        times.exchange = ipc_mapped ? "cuda-ipc" : how == DX_NCCL ? "nccl" : how == DX_MPI ? "cuda-aware-mpi"
-                                                                                          : "host-staged";
+        times.exchange = ipc_mapped ? (how == DX_COPY ? "cuda-ipc-copy" : "cuda-ipc")
+                         : how == DX_NCCL ? "nccl" : how == DX_MPI ? "cuda-aware-mpi" : "host-staged";
 #endif
     /* 5. exchange (each call agrees on failures before it moves data) */
 #ifdef GPK_HAVE_CUDA
-    if (c.device && ipc_mapped) {
+    if (c.device && ipc_mapped && how == DX_IPC) {
         /* nothing moves yet: the merge reads the pieces over the links */
+    } else if (c.device && ipc_mapped) {
+        s = ipc_copy(&c, base_k, base_v, at_sender, recv, off, rk, rv, copy_own);
     } else if (c.device) {
         s = exchange_device(comm, ctx, how, nccl, sk, n_in, send, rk, n_mine, recv, c.kw);
         if (c.vw) {
@@ -1091,40 +1509,35 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 
     times.exchange_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     /* 6. merge the runs received, earlier ranks first on ties */
+    const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
+    const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
+    size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
+    if (s == GPK_OK && (!run_k || !run_v || !run_len)) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    int runs = 0;
 #ifdef GPK_HAVE_CUDA
-    if (s == GPK_OK && ipc_mapped) {
-        const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
-        const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
-        size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
-        int runs = 0;
-        uint64_t *at_sender = recv + c.P + 1;
-        if (!run_k || !run_v || !run_len) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
-        for (int p = 0; p < c.P && s == GPK_OK; p++) {
+    if (s == GPK_OK && ipc_mapped && !copy_own) {
+        /* the runs in the peers' shards (in-kernel loads), or copied to rk
+         * but this rank's own, read where it lies */
+        for (int p = 0; p < c.P; p++) {
             if (!recv[p]) continue;
-            run_k[runs] = (const char *)base_k[p] + at_sender[p] * c.kw;
-            run_v[runs] = c.vw ? (const char *)base_v[p] + at_sender[p] * c.vw : NULL;
+            int there = how == DX_IPC || p == c.rank;
+            run_k[runs] = there ? (const char *)base_k[p] + at_sender[p] * c.kw : (const char *)rk + off[p] * c.kw;
+            run_v[runs] = !c.vw ? NULL
+                          : there ? (const char *)base_v[p] + at_sender[p] * c.vw
+                                  : (const char *)rv + off[p] * c.vw;
             run_len[runs++] = (size_t)recv[p];
         }
-        if (s == GPK_OK)
-            s = gpk__mpi_cuda_merge_runs(ctx, (int)c.type, run_k, run_v, c.vw, run_len, runs, rk, rv, keys_out,
-                                         values_out);
-        free(run_k), free(run_v), free(run_len);
-        ipc_unmap(&c, base_k, base_v); /* before the agreement: then the owners may free their shards */
+        s = gpk__mpi_cuda_merge_runs(ctx, (int)c.type, run_k, run_v, c.vw, run_len, runs, rk, rv, keys_out,
+                                     values_out, c.keep->dwork.p);
     } else
 #endif
     if (s == GPK_OK && in_shm) {
-        const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
-        const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
-        size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
-        int runs = 0;
-        const uint64_t *at_sender = recv + c.P + 1;
-        if (!run_k || !run_v || !run_len) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
         for (int p = 0; p < c.P && s == GPK_OK; p++) {
             if (!recv[p]) continue;
             MPI_Aint size;
             int unit;
             char *base = NULL;
-            if (MPI_Win_shared_query(shm.win, p, &size, &unit, &base) != MPI_SUCCESS || !base) {
+            if (MPI_Win_shared_query(c.keep->win, p, &size, &unit, &base) != MPI_SUCCESS || !base) {
                 s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: MPI_Win_shared_query of rank %d failed", what, p);
                 break;
             }
@@ -1136,29 +1549,32 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         if (s == GPK_OK)
             host_merge_ptr(c.type, c.kw, c.vw, run_k, run_v, run_len, runs, rk, rv, keys_out, values_out, off,
                            c.threads);
-        free(run_k), free(run_v), free(run_len);
     } else if (s == GPK_OK) {
-        int runs = 0;
         for (int p = 0; p < c.P; p++)
             if (recv[p]) off[runs++] = off[p];
         off[runs] = n_mine;
         s = merge_runs(&c, rk, rv, off, runs, keys_out, values_out);
     }
+    free(run_k), free(run_v), free(run_len);
     times.merge_ms = (MPI_Wtime() - t_phase) * 1e3;
+    /* after this agreement no rank reads another's shard any more, and
+     * every rank has closed its mappings of buffers that were let go */
     s = gpk__mpi_agree(comm, ctx, s, what);
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && c.keep && c.keep->n_retired) {
+        for (int i = 0; i < c.keep->n_retired; i++) (void)cudaFree(c.keep->retired[i]);
+        c.keep->n_retired = 0;
+    }
+#endif
 done:
     times.total_ms = (MPI_Wtime() - t_start) * 1e3;
+    times.setup_ms = c.setup_ms, times.setups = c.setups;
     last_times = times;
 #ifdef GPK_HAVE_CUDA
     if (prev_device >= 0) (void)cudaSetDevice(prev_device);
+    free(base_k), free(base_v), free(records);
 #endif
-    if (in_shm) sk = sv = NULL; /* the window's */
-    buffer_free(&c, sk), buffer_free(&c, sv), buffer_free(&c, rk), buffer_free(&c, rv);
-    shm_close(&shm); /* collective: every rank comes here, after the last agreement */
     free(off), free(all), free(start);
-#ifdef GPK_HAVE_CUDA
-    free(base_k), free(base_v);
-#endif
     return s;
 }
 
@@ -1175,4 +1591,22 @@ gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type, co
 {
     return sort_impl(comm, ctx, key_type, keys_in, 1, value_type, values_in, n_in, keys_out, values_out,
                      out_capacity, n_out, opts, "gpk_mpi_sort_pairs");
+}
+
+gpk_status gpk_mpi_release(MPI_Comm comm, gpk_ctx *ctx)
+{
+    const char *what = "gpk_mpi_release";
+    int P = 0;
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
+    sort_keep *k = NULL;
+    int found = 0, any = 0;
+    gpk_status s = GPK_OK;
+    if (keep_keyval != MPI_KEYVAL_INVALID)
+        s = gpk__mpi_check(ctx, MPI_Comm_get_attr(comm, keep_keyval, &k, &found), what);
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+    /* kept on every rank or on none (made and freed collectively) */
+    s = gpk__mpi_check(ctx, MPI_Allreduce(&found, &any, 1, MPI_INT, MPI_MAX, comm), what);
+    if (s != GPK_OK || !any) return s;
+    return gpk__mpi_check(ctx, MPI_Comm_delete_attr(comm, keep_keyval), what);
 }

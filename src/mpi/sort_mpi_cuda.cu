@@ -117,19 +117,16 @@ gpk_status cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
 
 template <typename K, int TYPE>
 gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_t *queries, size_t nq, int or_equal,
-                       uint64_t *counts)
+                       uint64_t *counts, void *d_work)
 {
     const char *what = "distributed sort: split counts on the device";
-    uint64_t *dq = nullptr;
-    cudaError_t e = cudaMalloc(&dq, 2 * nq * sizeof(uint64_t));
-    if (e != cudaSuccess) return cuda_fail(ctx, e, what);
-    e = cudaMemcpy(dq, queries, nq * sizeof(uint64_t), cudaMemcpyHostToDevice);
+    uint64_t *dq = (uint64_t *)d_work;
+    cudaError_t e = cudaMemcpy(dq, queries, nq * sizeof(uint64_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
         count_kernel<K, TYPE><<<(unsigned)((nq + 255) / 256), 256>>>((const K *)d_keys, n, dq, nq, or_equal, dq + nq);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(counts, dq + nq, nq * sizeof(uint64_t), cudaMemcpyDeviceToHost);
-    cudaFree(dq);
     return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, what);
 }
 
@@ -150,21 +147,14 @@ cudaError_t launch_merge(const K *a, size_t na, const K *b, size_t nb, K *out, V
     return cudaGetLastError();
 }
 
-/* Room for the tile bounds of any merge of at most n keys. */
-static cudaError_t bounds_alloc(size_t n, size_t **d_bounds)
-{
-    return cudaMalloc(d_bounds, (n / TILE + 2) * sizeof(size_t));
-}
-
 template <typename K, typename V, int TYPE>
 gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, int runs, void *d_keys_out,
-                       void *d_values_out)
+                       void *d_values_out, size_t *d_bounds)
 {
     size_t n = off[runs];
     char *src_k = (char *)d_keys, *src_v = (char *)d_values, *dst_k = (char *)d_keys_out, *dst_v = (char *)d_values_out;
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
-    size_t *d_bounds = nullptr;
-    cudaError_t e = runs > 1 ? bounds_alloc(n, &d_bounds) : cudaSuccess;
+    cudaError_t e = cudaSuccess;
     while (runs > 1 && e == cudaSuccess) {
         int next = 0;
         for (int i = 0; i < runs && e == cudaSuccess; i += 2) {
@@ -189,7 +179,6 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
         if (e == cudaSuccess && vw) e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-    if (d_bounds) cudaFree(d_bounds);
     return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: merge on the device");
 }
 
@@ -199,7 +188,7 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
  * one writes out. */
 template <typename K, typename V, int TYPE>
 gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *const *run_v, const size_t *run_len,
-                           int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v)
+                           int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v, size_t *d_bounds)
 {
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
     size_t n = 0;
@@ -215,8 +204,6 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     char *dst_k = (char *)(rounds % 2 ? out_k : scratch_k), *dst_v = (char *)(rounds % 2 ? out_v : scratch_v);
     size_t *off = (size_t *)malloc(sizeof(size_t) * ((size_t)runs + 2));
     if (!off) return gpk__mpi_fail(ctx, GPK_ENOMEM, "distributed sort: merge: out of host memory");
-    size_t *d_bounds = nullptr;
-    if (e == cudaSuccess && rounds) e = bounds_alloc(n, &d_bounds);
     int next = 0;
     size_t at = 0;
     for (int i = 0; i < runs && rounds && e == cudaSuccess; i += 2) {
@@ -235,78 +222,78 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
         /* the rest in place of merge_typed's rounds: from dst to the other buffer */
         void *src_k = dst_k, *src_v = dst_v;
         void *other_k = dst_k == (char *)out_k ? scratch_k : out_k, *other_v = dst_v == (char *)out_v ? scratch_v : out_v;
-        s = merge_typed<K, V, TYPE>(ctx, src_k, src_v, off, next, other_k, other_v);
+        s = merge_typed<K, V, TYPE>(ctx, src_k, src_v, off, next, other_k, other_v, d_bounds);
     }
     free(off);
-    if (s == GPK_OK) {
-        e = cudaStreamSynchronize(0);
-        if (d_bounds) cudaFree(d_bounds);
-        d_bounds = nullptr;
-        if (e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
-    }
-    if (d_bounds) {
-        cudaStreamSynchronize(0);
-        cudaFree(d_bounds);
-    }
+    e = cudaStreamSynchronize(0); /* after a failure too: nothing may still run on the buffers */
+    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
     return s;
 }
 
 template <typename K, int TYPE>
 gpk_status merge_ptr_width(gpk_ctx *ctx, const void *const *rk, const void *const *rv, size_t vw, const size_t *len,
-                           int runs, void *sk, void *sv, void *ok, void *ov)
+                           int runs, void *sk, void *sv, void *ok, void *ov, size_t *b)
 {
-    if (vw == 4) return merge_ptr_typed<K, uint32_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
-    if (vw == 8) return merge_ptr_typed<K, uint64_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
-    return merge_ptr_typed<K, NoValue, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov);
+    if (vw == 4) return merge_ptr_typed<K, uint32_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov, b);
+    if (vw == 8) return merge_ptr_typed<K, uint64_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov, b);
+    return merge_ptr_typed<K, NoValue, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov, b);
 }
 
 template <typename K, int TYPE>
-gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo)
+gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo, size_t *b)
 {
-    if (vw == 4) return merge_typed<K, uint32_t, TYPE>(ctx, k, v, off, runs, ko, vo);
-    if (vw == 8) return merge_typed<K, uint64_t, TYPE>(ctx, k, v, off, runs, ko, vo);
-    return merge_typed<K, NoValue, TYPE>(ctx, k, v, off, runs, ko, vo);
+    if (vw == 4) return merge_typed<K, uint32_t, TYPE>(ctx, k, v, off, runs, ko, vo, b);
+    if (vw == 8) return merge_typed<K, uint64_t, TYPE>(ctx, k, v, off, runs, ko, vo, b);
+    return merge_typed<K, NoValue, TYPE>(ctx, k, v, off, runs, ko, vo, b);
 }
 
 } // namespace
 
 extern "C" gpk_status gpk__mpi_cuda_count(gpk_ctx *ctx, int type, const void *d_keys, size_t n,
-                                          const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts)
+                                          const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts,
+                                          void *d_work)
 {
     if (nq == 0) return GPK_OK;
     switch (type) {
-    case GPK_U32: return count_typed<uint32_t, GPK_U32>(ctx, d_keys, n, queries, nq, or_equal, counts);
-    case GPK_I32: return count_typed<uint32_t, GPK_I32>(ctx, d_keys, n, queries, nq, or_equal, counts);
-    case GPK_F32: return count_typed<uint32_t, GPK_F32>(ctx, d_keys, n, queries, nq, or_equal, counts);
-    case GPK_U64: return count_typed<uint64_t, GPK_U64>(ctx, d_keys, n, queries, nq, or_equal, counts);
-    case GPK_I64: return count_typed<uint64_t, GPK_I64>(ctx, d_keys, n, queries, nq, or_equal, counts);
-    default: return count_typed<uint64_t, GPK_F64>(ctx, d_keys, n, queries, nq, or_equal, counts);
+    case GPK_U32: return count_typed<uint32_t, GPK_U32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    case GPK_I32: return count_typed<uint32_t, GPK_I32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    case GPK_F32: return count_typed<uint32_t, GPK_F32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    case GPK_U64: return count_typed<uint64_t, GPK_U64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    case GPK_I64: return count_typed<uint64_t, GPK_I64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    default: return count_typed<uint64_t, GPK_F64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
     }
 }
 
 extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, void *d_values, size_t value_width,
-                                          size_t *off, int runs, void *d_keys_out, void *d_values_out)
+                                          size_t *off, int runs, void *d_keys_out, void *d_values_out,
+                                          size_t *d_bounds)
 {
     switch (type) {
-    case GPK_U32: return merge_width<uint32_t, GPK_U32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
-    case GPK_I32: return merge_width<uint32_t, GPK_I32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
-    case GPK_F32: return merge_width<uint32_t, GPK_F32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
-    case GPK_U64: return merge_width<uint64_t, GPK_U64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
-    case GPK_I64: return merge_width<uint64_t, GPK_I64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
-    default: return merge_width<uint64_t, GPK_F64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out);
+    case GPK_U32: return merge_width<uint32_t, GPK_U32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    case GPK_I32: return merge_width<uint32_t, GPK_I32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    case GPK_F32: return merge_width<uint32_t, GPK_F32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    case GPK_U64: return merge_width<uint64_t, GPK_U64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    case GPK_I64: return merge_width<uint64_t, GPK_I64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    default: return merge_width<uint64_t, GPK_F64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
     }
 }
 
 extern "C" gpk_status gpk__mpi_cuda_merge_runs(gpk_ctx *ctx, int type, const void *const *run_k, const void *const *run_v,
                                                size_t value_width, const size_t *run_len, int runs, void *scratch_k,
-                                               void *scratch_v, void *out_k, void *out_v)
+                                               void *scratch_v, void *out_k, void *out_v, size_t *d_bounds)
 {
     switch (type) {
-    case GPK_U32: return merge_ptr_width<uint32_t, GPK_U32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
-    case GPK_I32: return merge_ptr_width<uint32_t, GPK_I32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
-    case GPK_F32: return merge_ptr_width<uint32_t, GPK_F32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
-    case GPK_U64: return merge_ptr_width<uint64_t, GPK_U64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
-    case GPK_I64: return merge_ptr_width<uint64_t, GPK_I64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
-    default: return merge_ptr_width<uint64_t, GPK_F64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v);
+    case GPK_U32: return merge_ptr_width<uint32_t, GPK_U32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    case GPK_I32: return merge_ptr_width<uint32_t, GPK_I32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    case GPK_F32: return merge_ptr_width<uint32_t, GPK_F32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    case GPK_U64: return merge_ptr_width<uint64_t, GPK_U64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    case GPK_I64: return merge_ptr_width<uint64_t, GPK_I64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    default: return merge_ptr_width<uint64_t, GPK_F64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
     }
+}
+
+extern "C" size_t gpk__mpi_cuda_work_bytes(size_t n, size_t nq)
+{
+    size_t bounds = (n / TILE + 2) * sizeof(size_t), queries = 2 * nq * sizeof(uint64_t);
+    return bounds > queries ? bounds : queries;
 }

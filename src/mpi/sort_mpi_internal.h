@@ -40,24 +40,30 @@ gpk_status gpk__mpi_fail(struct gpk_ctx *ctx, gpk_status s, const char *fmt, ...
  * are device memory of ctx's device, the calls synchronize before they
  * return. On failure ctx holds the message. */
 
+/* The bytes of device work space (d_work, d_bounds below) that counts of
+ * up to nq queries and merges of up to n keys need; the caller keeps it
+ * between calls (no cudaMalloc per call). */
+size_t gpk__mpi_cuda_work_bytes(size_t n, size_t nq);
+
 /* counts[q] = number of keys of the sorted d_keys[0, n) whose mapped form
  * is < queries[q] (or <= with or_equal). queries and counts: host memory. */
 gpk_status gpk__mpi_cuda_count(struct gpk_ctx *ctx, int type, const void *d_keys, size_t n,
-                               const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts);
+                               const uint64_t *queries, size_t nq, int or_equal, uint64_t *counts,
+                               void *d_work);
 
 /* Merges the sorted runs d_keys[off[i], off[i+1]) (i < runs; values of
  * value_width 0, 4 or 8 beside them) stably, earlier runs first on ties,
  * into d_keys_out / d_values_out. d_keys, d_values and off are overwritten. */
 gpk_status gpk__mpi_cuda_merge(struct gpk_ctx *ctx, int type, void *d_keys, void *d_values,
                                size_t value_width, size_t *off, int runs, void *d_keys_out,
-                               void *d_values_out);
+                               void *d_values_out, size_t *d_bounds);
 /* The same merge of runs that lie anywhere (d_run_k[i], run_len[i] keys;
  * peers' memory mapped by CUDA IPC too): round 1 reads them there, later
  * rounds use scratch (n keys and values), the last writes out. */
 gpk_status gpk__mpi_cuda_merge_runs(struct gpk_ctx *ctx, int type, const void *const *d_run_k,
                                     const void *const *d_run_v, size_t value_width, const size_t *run_len,
                                     int runs, void *d_scratch_k, void *d_scratch_v, void *d_out_k,
-                                    void *d_out_v);
+                                    void *d_out_v, size_t *d_bounds);
 #ifdef __cplusplus
 }
 #endif
