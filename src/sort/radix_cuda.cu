@@ -871,14 +871,13 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
                 const uint32_t d = digit_of(k, shift, dmask);
                 digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
                 if (full || idx < valid) {
-                    const K out = a.map_out_on ? twiddle(a.map_out, k) : k;
-                    const O pos = s_base[d] + idx;
                     if constexpr (SC) {
+                        const O pos = s_base[d] + idx;
                         const uint32_t dst = owner_of(tab, pos);
-                        tab->keys[dst][pos] = out;
+                        tab->keys[dst][pos] = a.map_out_on ? twiddle(a.map_out, k) : k;
                         count_next(tab, s_next, dst, k);
                     } else {
-                        a.keys_out[pos] = out;
+                        a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
                     }
                 }
             }
@@ -894,9 +893,12 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
                 const uint32_t idx = threadIdx.x + j * T;
                 const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
                 if (full || idx < valid) {
-                    const O pos = s_base[d] + idx;
-                    if constexpr (SC) tab->vals[owner_of(tab, pos)][pos] = stage_vals[idx];
-                    else a.vals_out[pos] = stage_vals[idx];
+                    if constexpr (SC) {
+                        const O pos = s_base[d] + idx;
+                        tab->vals[owner_of(tab, pos)][pos] = stage_vals[idx];
+                    } else {
+                        a.vals_out[s_base[d] + idx] = stage_vals[idx];
+                    }
                 }
             }
             PHASE(6);
@@ -2376,6 +2378,8 @@ extern "C" gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_d
     DeviceJob job;
     job.type = j->key_type;
     job.kb = (int)j->key_width;
+    job.vb = 0;
+    job.vmode = V_NONE;
     job.n = j->n;
     job.positions = j->total;
     PassList first = pl; /* the first pass's digits only: the others' counts change as the keys move */
