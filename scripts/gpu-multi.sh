@@ -19,7 +19,9 @@
 # extra:    what the deadline leaves room for: test_multi on the same GPU
 #           twice (0,0), u32 with the merge plan's GPK_MULTI_EXCHANGE=copy,
 #           the host API (2^31 u32 keys, 1 vs 2 GPUs, both plans), gpk sort
-#           --devices end to end.
+#           --devices end to end, u32 lsd with its passes one block per tile
+#           (GPK_RADIX_CUDA_DIST_GRID=tiles; default: persistent blocks for
+#           keys without values).
 # Stages not in the default list: build (configure and build BUILD_DIR),
 # full (test_multi at every size and GPUs reversed), memcheck
 # (compute-sanitizer on test_multi), suites (test_radix and test_api through
@@ -109,6 +111,8 @@ if has extra; then
   runlog cli_devices 20 "$build/gpk" sort --gen uniform --n 16M --type u32 --devices "$all" --backend cuda \
     --check --json
   grep -o "\"path\": \"[a-z-]*\", \"devices\": [0-9]*" "$logs/cli_devices.log" | head -n 1 | tee -a "$summary"
+  GPK_RADIX_CUDA_DIST_GRID=tiles runlog bench_dist_tiles 30 "$bench" bench multi --gpus 1,2 --devices "$all" \
+    --n 2G --reps 3 --configs u32 --plans lsd --json "$json"
 fi
 if has full; then
   runlog test_multi_full 90 "$build/tests/test_multi" cuda "$all"
@@ -141,7 +145,8 @@ note "total: $(( $(date +%s) - start )) s"
   echo
   echo "== gpk bench multi (median ms; speedup vs 1 GPU in the same run; lsd rows: the GPUs' histogram +"
   echo "   passes; merge rows: merge = copy + search + tiles) =="
-  for f in bench_goal bench_goal_u64 bench_goal_pairs bench_copy bench_host bench_256m bench_4m bench_host_big; do
+  for f in bench_goal bench_goal_u64 bench_goal_pairs bench_copy bench_host bench_dist_tiles bench_256m bench_4m \
+    bench_host_big; do
     [ -f "$logs/$f.log" ] && grep -E '^(mode|device|host|link:|\(lsd) ' "$logs/$f.log" | sed "s/^/[$f] /"
   done | awk '!(/\] mode/ && seen++)'
 } | tee -a "$summary"
