@@ -52,7 +52,8 @@ void cmd_bench_multi_help(FILE *f)
           "  --n N               keys in all (default 2G = 2^31)\n"
           "  --reps R            timed runs after one warm-up; the median is reported (default 5)\n"
           "  --configs LIST      key types, with /VALUE_TYPE for pairs (default u32,u64,u32/u32)\n"
-          "  --plans LIST        the plans K > 1 GPUs run, each in turn: lsd, merge (default lsd,merge)\n"
+          "  --plans LIST        the plans K > 1 GPUs run, each in turn: lsd, merge, lsd:R (lsd with\n"
+          "                      R-bit digits) (default lsd,merge)\n"
           "  --host              also the host API: gpk_sort_keys of u32 keys on 1 and K GPUs\n"
           "  --json FILE         append one JSON object per row\n"
           "  --seed S            the keys' seed (default: from the clock)\n",
@@ -208,7 +209,7 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct row {
     const char *mode;
-    const char *plan; /* the plan that ran (K > 1), as the context records it */
+    char plan[24]; /* the plan that ran (K > 1), as the context records it, and :R for --plans lsd:R */
     int gpus;
     double ms, min_ms, sort_ms, split_ms, merge_ms;
     double copy_ms, search_ms, tiles_ms; /* inside the merge, the slowest GPU */
@@ -241,9 +242,17 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
     row r;
     memset(&r, 0, sizeof r);
     r.mode = "device";
-    r.plan = "";
     r.gpus = k;
-    if (k > 1) setenv("GPK_MULTI_PLAN", plan, 1);
+    /* "lsd", "merge", or "lsd:R": the lsd plan with R-bit digits */
+    char name[16];
+    snprintf(name, sizeof name, "%s", plan);
+    char *colon = strchr(name, ':');
+    gpk_sort_opts opts = GPK_SORT_OPTS_INIT;
+    if (colon) {
+        *colon = '\0';
+        opts.radix_bits = (unsigned)atoi(colon + 1);
+    }
+    if (k > 1) setenv("GPK_MULTI_PLAN", name, 1);
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
     double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * PHASES, sizeof *ph);
@@ -306,7 +315,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
             }
             off += m;
         }
-        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, NULL) : gpk_sort_shards_keys(ctx, in->type, sh, NULL);
+        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
         if (s != GPK_OK) exit(1);
         for (int i = 0; i < k; i++) {
             CUDA_TRY(cudaSetDevice(devices[i]));
@@ -320,7 +329,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
                 CUDA_TRY(cudaDeviceSynchronize());
             }
             const double t0 = now_ms();
-            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, NULL) : gpk_sort_shards_keys(ctx, in->type, sh, NULL);
+            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
             if (rep >= 0) {
                 const struct gpk_multi_stats *m = &ctx->multi;
                 const double v[PHASES] = {m->sort_ms, m->split_ms, m->merge_ms, m->copy_ms, m->search_ms,
@@ -330,7 +339,8 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
                 memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
             }
         }
-        r.plan = ctx->multi.plan ? ctx->multi.plan : "?";
+        snprintf(r.plan, sizeof r.plan, "%s%s%s", ctx->multi.plan ? ctx->multi.plan : "?", colon ? ":" : "",
+                 colon ? colon + 1 : "");
         if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
         off = 0;
         for (int i = 0; i < k; i++) {
@@ -376,7 +386,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
             }
         free(sorted);
         r.ok = verify(in, got, got_v, r.why, sizeof r.why);
-        if (r.ok && k > 1 && !strcmp(r.plan, "lsd"))
+        if (r.ok && k > 1 && !strncmp(r.plan, "lsd", 3))
             snprintf(r.why, sizeof r.why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms", r.hist_ms,
                      r.passes, r.pass_sum_ms, r.last_ms);
         else if (r.ok && k > 1)
@@ -397,9 +407,11 @@ static row run_host(const input *in, const int *devices, int k, int reps, const 
     row r;
     memset(&r, 0, sizeof r);
     r.mode = "host";
-    r.plan = "";
     r.gpus = k;
-    if (k > 1) setenv("GPK_MULTI_PLAN", plan, 1);
+    char name[16];
+    snprintf(name, sizeof name, "%s", plan);
+    if (strchr(name, ':')) *strchr(name, ':') = '\0'; /* the host API takes the library's digits */
+    if (k > 1) setenv("GPK_MULTI_PLAN", name, 1);
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
     unsigned char *keys = malloc(in->n * kw), *vals = vw ? malloc(in->n * vw) : NULL;
@@ -421,7 +433,7 @@ static row run_host(const input *in, const int *devices, int k, int reps, const 
         r.ms = t[reps / 2];
         r.min_ms = t[0];
         r.ok = verify(in, keys, vals, r.why, sizeof r.why);
-        if (k > 1) r.plan = ctx->multi.plan ? ctx->multi.plan : "?";
+        if (k > 1) snprintf(r.plan, sizeof r.plan, "%s", ctx->multi.plan ? ctx->multi.plan : "?");
         snprintf(r.why + strlen(r.why), sizeof r.why - strlen(r.why), "%s%s", r.ok ? "path " : "",
                  r.ok ? gpk_last_sort_path(ctx) : "");
     }
@@ -440,8 +452,8 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
              in->vw == 4 ? "u32" : in->vw == 8 ? "u64" : "");
     /* lsd: the phase columns are the host's: counts in, passes (with the
      * exchanges); merge: local sorts, splitters, merge */
-    const int lsd = !strcmp(r->plan, "lsd");
-    printf("%-7s %-8s %12zu %4d %-5s %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label, in->n,
+    const int lsd = !strncmp(r->plan, "lsd", 3);
+    printf("%-7s %-8s %12zu %4d %-6s %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label, in->n,
            r->gpus, r->plan[0] ? r->plan : "-", r->ms, r->min_ms, r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup,
            lsd ? r->count_ms : r->sort_ms, lsd ? 0.0 : r->split_ms, lsd ? r->passes_ms : r->merge_ms,
            r->ok ? "ok" : "FAILED", r->why);
@@ -570,7 +582,7 @@ int cmd_bench_multi(int argc, char **argv)
     for (int i = 0; i < n_devices; i++) printf("%s%d", i ? "," : " ", devices[i]);
     printf(", seed %" PRIu64 ", median of %d\n", seed, reps);
     if (most >= 2 && devices[0] != devices[1]) link_rate(devices, json, device);
-    printf("%-7s %-8s %12s %4s %-5s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "plan", "ms",
+    printf("%-7s %-8s %12s %4s %-6s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "plan", "ms",
            "min_ms", "Gkey/s", "speedup", "sort_ms", "split_ms", "merge_ms");
     printf("(lsd rows: sort_ms = until the first digit counts are in, merge_ms = the passes with their exchanges)\n");
     int failures = 0;
