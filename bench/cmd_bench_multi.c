@@ -237,7 +237,10 @@ static gpk_ctx *open_ctx(const int *devices, int k)
 
 /* Device-resident: 1 GPU with the device API, K GPUs with the shards API. */
 #define PHASES 12
-static row run_device(const input *in, const int *devices, int k, int reps, const char *plan)
+/* got, got_v: host arrays for the result (the caller's, reused from row to
+ * row: first-touching 8-16 GiB costs seconds per row) */
+static row run_device(const input *in, const int *devices, int k, int reps, const char *plan, unsigned char *got,
+                      unsigned char *got_v)
 {
     row r;
     memset(&r, 0, sizeof r);
@@ -256,8 +259,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
     double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * PHASES, sizeof *ph);
-    unsigned char *got = malloc(in->n * kw), *got_v = vw ? malloc(in->n * vw) : NULL;
-    if (!t || !ph || !got || (vw && !got_v)) exit(1);
+    if (!t || !ph) exit(1);
     if (k == 1) {
         cudaStream_t st;
         CUDA_TRY(cudaSetDevice(devices[0]));
@@ -265,9 +267,11 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
         void *ki, *ko, *vi = NULL, *vo = NULL, *temp;
         CUDA_TRY(cudaMalloc(&ki, in->n * kw));
         CUDA_TRY(cudaMalloc(&ko, in->n * kw));
+        CUDA_TRY(cudaMemset(ko, 0xA5, in->n * kw)); /* not an earlier row's result */
         if (vw) {
             CUDA_TRY(cudaMalloc(&vi, in->n * vw));
             CUDA_TRY(cudaMalloc(&vo, in->n * vw));
+            CUDA_TRY(cudaMemset(vo, 0xA5, in->n * vw));
         }
         CUDA_TRY(cudaMemcpy(ki, in->keys, in->n * kw, cudaMemcpyHostToDevice));
         if (vw) CUDA_TRY(cudaMemcpy(vi, in->vals, in->n * vw, cudaMemcpyHostToDevice));
@@ -306,11 +310,14 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
             CUDA_TRY(cudaMalloc(&pk[i], m * kw + 1));
             CUDA_TRY(cudaMalloc(&sh[i].keys, m * kw + 1));
             CUDA_TRY(cudaMalloc(&sh[i].keys_out, m * kw + 1));
+            /* not a result left there by an earlier row (the allocator reuses memory) */
+            CUDA_TRY(cudaMemset(sh[i].keys_out, 0xA5, m * kw + 1));
             CUDA_TRY(cudaMemcpy(pk[i], (char *)in->keys + off * kw, m * kw, cudaMemcpyHostToDevice));
             if (vw) {
                 CUDA_TRY(cudaMalloc(&pv[i], m * vw + 1));
                 CUDA_TRY(cudaMalloc(&sh[i].values, m * vw + 1));
                 CUDA_TRY(cudaMalloc(&sh[i].values_out, m * vw + 1));
+                CUDA_TRY(cudaMemset(sh[i].values_out, 0xA5, m * vw + 1));
                 CUDA_TRY(cudaMemcpy(pv[i], (char *)in->vals + off * vw, m * vw, cudaMemcpyHostToDevice));
             }
             off += m;
@@ -395,8 +402,6 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
     }
     free(t);
     free(ph);
-    free(got);
-    free(got_v);
     gpk_ctx_destroy(ctx);
     return r;
 }
@@ -603,17 +608,24 @@ int cmd_bench_multi(int argc, char **argv)
         in.n = n;
         generate(&in, seed);
         double base = 0;
+        unsigned char *got = malloc(in.n * in.kw), *got_v = in.vw ? malloc(in.n * in.vw) : NULL;
+        if (!got || (in.vw && !got_v)) {
+            fprintf(stderr, "gpk bench multi: out of host memory for the results\n");
+            return 1;
+        }
         for (int g = 0; g < n_gpus; g++) {
             char plan_list[64];
             snprintf(plan_list, sizeof plan_list, "%s", gpus[g] > 1 ? plans : "-");
             char *save = NULL;
             for (char *pl = strtok_r(plan_list, ",", &save); pl; pl = strtok_r(NULL, ",", &save)) {
-                row r = run_device(&in, devices, gpus[g], reps, pl);
+                row r = run_device(&in, devices, gpus[g], reps, pl, got, got_v);
                 if (gpus[g] == 1) base = r.ms;
                 report(json, &in, &r, base, device);
                 failures += !r.ok;
             }
         }
+        free(got);
+        free(got_v);
         free(in.keys);
         free(in.vals);
     }
