@@ -149,6 +149,6 @@ note "total: $(( $(date +%s) - start )) s"
   for f in bench_goal bench_goal_u64 bench_goal_pairs bench_copy bench_host bench_dist_tiles bench_256m bench_4m \
     bench_host_big; do
     [ -f "$logs/$f.log" ] && grep -E '^(mode|device|host|link:|\(lsd) ' "$logs/$f.log" | sed "s/^/[$f] /"
-  done | awk '!(/\] mode/ && seen++)'
+  done | awk '!((/\] mode/ || /\] \(lsd/) && seen[$2]++)'
 } | tee -a "$summary"
 tar -czf "$out/logs.tar.gz" -C "$out" logs 2>/dev/null && rm -rf "$logs"
