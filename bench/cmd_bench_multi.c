@@ -1,7 +1,8 @@
 /* gpk bench multi: the multi-GPU sort of issue 17 (docs/perf/scale.md).
  *
  *   gpk bench multi [--gpus 1,2] [--devices 0,1] [--n 2G] [--reps 5]
- *                   [--configs u32,u64,u32/u32] [--host] [--json FILE] [--seed S]
+ *                   [--configs u32,u64,u32/u32] [--plans lsd,merge] [--host] [--json FILE]
+ *                   [--seed S]
  *
  * Device-resident: the same n keys (splitmix64 of the index and the seed)
  * sorted on 1 GPU (gpk_cuda_sort_keys / _pairs, out of place) and spread
@@ -9,9 +10,13 @@
  * timed on the host clock around the call after every device is idle
  * (the multi-GPU call is synchronous; the 1-GPU one is followed by a
  * stream synchronize); before each rep the K-GPU inputs are restored from
- * a pristine copy on each device (not timed). The median of --reps runs
- * after one warm-up, the phases (local sorts, splitters, merge) of the
- * median run, and every result checked on the host: globally sorted, the
+ * a pristine copy on each device (not timed). K GPUs run once per plan of
+ * --plans (GPK_MULTI_PLAN, docs/guide.md "Several GPUs"): lsd (distributed
+ * LSD passes) and merge (sort first, then merge). The median of --reps runs
+ * after one warm-up, the phases of the median run (lsd: host clock until
+ * the first counts are in, then the passes with the exchanges; on the GPUs
+ * the histogram, the sum of the passes, the last pass; merge: local sorts,
+ * splitters, merge), and every result checked on the host: globally sorted, the
  * pairs stable (values are the input indices), the same keys (an
  * order-free checksum). --host adds the host API (gpk_sort_keys on a
  * context of 1 and of K devices, u32 keys, the caller's pageable array).
@@ -47,6 +52,8 @@ void cmd_bench_multi_help(FILE *f)
           "  --n N               keys in all (default 2G = 2^31)\n"
           "  --reps R            timed runs after one warm-up; the median is reported (default 5)\n"
           "  --configs LIST      key types, with /VALUE_TYPE for pairs (default u32,u64,u32/u32)\n"
+          "  --plans LIST        the plans K > 1 GPUs run, each in turn: lsd, merge, lsd:R (lsd with\n"
+          "                      R-bit digits) (default lsd,merge)\n"
           "  --host              also the host API: gpk_sort_keys of u32 keys on 1 and K GPUs\n"
           "  --json FILE         append one JSON object per row\n"
           "  --seed S            the keys' seed (default: from the clock)\n",
@@ -202,9 +209,14 @@ static int cmp_double(const void *a, const void *b)
 
 typedef struct row {
     const char *mode;
+    char plan[24]; /* the plan that ran (K > 1), as the context records it, and :R for --plans lsd:R */
     int gpus;
     double ms, min_ms, sort_ms, split_ms, merge_ms;
     double copy_ms, search_ms, tiles_ms; /* inside the merge, the slowest GPU */
+    /* lsd: host clock (counts in, passes); GPU events (histogram, the
+     * passes' sum, the last pass) */
+    double count_ms, passes_ms, hist_ms, pass_sum_ms, last_ms;
+    int passes;
     int ok;
     char why[160];
 } row;
@@ -224,17 +236,30 @@ static gpk_ctx *open_ctx(const int *devices, int k)
 }
 
 /* Device-resident: 1 GPU with the device API, K GPUs with the shards API. */
-static row run_device(const input *in, const int *devices, int k, int reps)
+#define PHASES 12
+/* got, got_v: host arrays for the result (the caller's, reused from row to
+ * row: first-touching 8-16 GiB costs seconds per row) */
+static row run_device(const input *in, const int *devices, int k, int reps, const char *plan, unsigned char *got,
+                      unsigned char *got_v)
 {
     row r;
     memset(&r, 0, sizeof r);
     r.mode = "device";
     r.gpus = k;
+    /* "lsd", "merge", or "lsd:R": the lsd plan with R-bit digits */
+    char name[16];
+    snprintf(name, sizeof name, "%s", plan);
+    char *colon = strchr(name, ':');
+    gpk_sort_opts opts = GPK_SORT_OPTS_INIT;
+    if (colon) {
+        *colon = '\0';
+        opts.radix_bits = (unsigned)atoi(colon + 1);
+    }
+    if (k > 1) setenv("GPK_MULTI_PLAN", name, 1);
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
-    double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * 6, sizeof *ph);
-    unsigned char *got = malloc(in->n * kw), *got_v = vw ? malloc(in->n * vw) : NULL;
-    if (!t || !ph || !got || (vw && !got_v)) exit(1);
+    double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * PHASES, sizeof *ph);
+    if (!t || !ph) exit(1);
     if (k == 1) {
         cudaStream_t st;
         CUDA_TRY(cudaSetDevice(devices[0]));
@@ -242,9 +267,11 @@ static row run_device(const input *in, const int *devices, int k, int reps)
         void *ki, *ko, *vi = NULL, *vo = NULL, *temp;
         CUDA_TRY(cudaMalloc(&ki, in->n * kw));
         CUDA_TRY(cudaMalloc(&ko, in->n * kw));
+        CUDA_TRY(cudaMemset(ko, 0xA5, in->n * kw)); /* not an earlier row's result */
         if (vw) {
             CUDA_TRY(cudaMalloc(&vi, in->n * vw));
             CUDA_TRY(cudaMalloc(&vo, in->n * vw));
+            CUDA_TRY(cudaMemset(vo, 0xA5, in->n * vw));
         }
         CUDA_TRY(cudaMemcpy(ki, in->keys, in->n * kw, cudaMemcpyHostToDevice));
         if (vw) CUDA_TRY(cudaMemcpy(vi, in->vals, in->n * vw, cudaMemcpyHostToDevice));
@@ -283,16 +310,19 @@ static row run_device(const input *in, const int *devices, int k, int reps)
             CUDA_TRY(cudaMalloc(&pk[i], m * kw + 1));
             CUDA_TRY(cudaMalloc(&sh[i].keys, m * kw + 1));
             CUDA_TRY(cudaMalloc(&sh[i].keys_out, m * kw + 1));
+            /* not a result left there by an earlier row (the allocator reuses memory) */
+            CUDA_TRY(cudaMemset(sh[i].keys_out, 0xA5, m * kw + 1));
             CUDA_TRY(cudaMemcpy(pk[i], (char *)in->keys + off * kw, m * kw, cudaMemcpyHostToDevice));
             if (vw) {
                 CUDA_TRY(cudaMalloc(&pv[i], m * vw + 1));
                 CUDA_TRY(cudaMalloc(&sh[i].values, m * vw + 1));
                 CUDA_TRY(cudaMalloc(&sh[i].values_out, m * vw + 1));
+                CUDA_TRY(cudaMemset(sh[i].values_out, 0xA5, m * vw + 1));
                 CUDA_TRY(cudaMemcpy(pv[i], (char *)in->vals + off * vw, m * vw, cudaMemcpyHostToDevice));
             }
             off += m;
         }
-        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, NULL) : gpk_sort_shards_keys(ctx, in->type, sh, NULL);
+        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
         if (s != GPK_OK) exit(1);
         for (int i = 0; i < k; i++) {
             CUDA_TRY(cudaSetDevice(devices[i]));
@@ -306,17 +336,18 @@ static row run_device(const input *in, const int *devices, int k, int reps)
                 CUDA_TRY(cudaDeviceSynchronize());
             }
             const double t0 = now_ms();
-            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, NULL) : gpk_sort_shards_keys(ctx, in->type, sh, NULL);
+            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
             if (rep >= 0) {
+                const struct gpk_multi_stats *m = &ctx->multi;
+                const double v[PHASES] = {m->sort_ms, m->split_ms, m->merge_ms, m->copy_ms, m->search_ms,
+                                          m->tiles_ms, m->count_ms, m->passes_ms, m->hist_ms, m->pass_sum_ms,
+                                          m->last_ms, (double)m->passes};
                 t[rep] = now_ms() - t0;
-                ph[6 * rep] = ctx->multi.sort_ms;
-                ph[6 * rep + 1] = ctx->multi.split_ms;
-                ph[6 * rep + 2] = ctx->multi.merge_ms;
-                ph[6 * rep + 3] = ctx->multi.copy_ms;
-                ph[6 * rep + 4] = ctx->multi.search_ms;
-                ph[6 * rep + 5] = ctx->multi.tiles_ms;
+                memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
             }
         }
+        snprintf(r.plan, sizeof r.plan, "%s%s%s", ctx->multi.plan ? ctx->multi.plan : "?", colon ? ":" : "",
+                 colon ? colon + 1 : "");
         if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
         off = 0;
         for (int i = 0; i < k; i++) {
@@ -346,34 +377,46 @@ static row run_device(const input *in, const int *devices, int k, int reps)
         r.min_ms = sorted[0];
         for (int rep = 0; rep < reps; rep++)
             if (t[rep] == r.ms) {
-                r.sort_ms = ph[6 * rep];
-                r.split_ms = ph[6 * rep + 1];
-                r.merge_ms = ph[6 * rep + 2];
-                r.copy_ms = ph[6 * rep + 3];
-                r.search_ms = ph[6 * rep + 4];
-                r.tiles_ms = ph[6 * rep + 5];
+                const double *v = ph + (size_t)PHASES * rep;
+                r.sort_ms = v[0];
+                r.split_ms = v[1];
+                r.merge_ms = v[2];
+                r.copy_ms = v[3];
+                r.search_ms = v[4];
+                r.tiles_ms = v[5];
+                r.count_ms = v[6];
+                r.passes_ms = v[7];
+                r.hist_ms = v[8];
+                r.pass_sum_ms = v[9];
+                r.last_ms = v[10];
+                r.passes = (int)v[11];
             }
         free(sorted);
         r.ok = verify(in, got, got_v, r.why, sizeof r.why);
-        if (r.ok && k > 1)
+        if (r.ok && k > 1 && !strncmp(r.plan, "lsd", 3))
+            snprintf(r.why, sizeof r.why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms", r.hist_ms,
+                     r.passes, r.pass_sum_ms, r.last_ms);
+        else if (r.ok && k > 1)
             snprintf(r.why, sizeof r.why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r.copy_ms, r.search_ms,
                      r.tiles_ms);
     }
     free(t);
     free(ph);
-    free(got);
-    free(got_v);
     gpk_ctx_destroy(ctx);
     return r;
 }
 
 /* The host API on a context of k devices: the caller's pageable array. */
-static row run_host(const input *in, const int *devices, int k, int reps)
+static row run_host(const input *in, const int *devices, int k, int reps, const char *plan)
 {
     row r;
     memset(&r, 0, sizeof r);
     r.mode = "host";
     r.gpus = k;
+    char name[16];
+    snprintf(name, sizeof name, "%s", plan);
+    if (strchr(name, ':')) *strchr(name, ':') = '\0'; /* the host API takes the library's digits */
+    if (k > 1) setenv("GPK_MULTI_PLAN", name, 1);
     gpk_ctx *ctx = open_ctx(devices, k);
     const size_t kw = in->kw, vw = in->vw;
     unsigned char *keys = malloc(in->n * kw), *vals = vw ? malloc(in->n * vw) : NULL;
@@ -395,6 +438,7 @@ static row run_host(const input *in, const int *devices, int k, int reps)
         r.ms = t[reps / 2];
         r.min_ms = t[0];
         r.ok = verify(in, keys, vals, r.why, sizeof r.why);
+        if (k > 1) snprintf(r.plan, sizeof r.plan, "%s", ctx->multi.plan ? ctx->multi.plan : "?");
         snprintf(r.why + strlen(r.why), sizeof r.why - strlen(r.why), "%s%s", r.ok ? "path " : "",
                  r.ok ? gpk_last_sort_path(ctx) : "");
     }
@@ -411,19 +455,26 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
     char label[32];
     snprintf(label, sizeof label, "%s%s%s", gpk_type_name(in->type), in->vw ? "/" : "",
              in->vw == 4 ? "u32" : in->vw == 8 ? "u64" : "");
-    printf("%-7s %-8s %12zu %4d %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label, in->n,
-           r->gpus, r->ms, r->min_ms, r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms,
-           r->merge_ms, r->ok ? "ok" : "FAILED", r->why);
+    /* lsd: the phase columns are the host's: counts in, passes (with the
+     * exchanges); merge: local sorts, splitters, merge */
+    const int lsd = !strncmp(r->plan, "lsd", 3);
+    printf("%-7s %-8s %12zu %4d %-6s %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label, in->n,
+           r->gpus, r->plan[0] ? r->plan : "-", r->ms, r->min_ms, r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup,
+           lsd ? r->count_ms : r->sort_ms, lsd ? 0.0 : r->split_ms, lsd ? r->passes_ms : r->merge_ms,
+           r->ok ? "ok" : "FAILED", r->why);
     fflush(stdout);
     if (json) {
         fprintf(json,
                 "{\"bench\": \"multi\", \"mode\": \"%s\", \"type\": \"%s\", \"values\": %u, \"n\": %zu, \"gpus\": %d, "
                 "\"ms\": %.3f, \"min_ms\": %.3f, \"gkeys_per_s\": %.4f, \"speedup_vs_1\": %.3f, \"sort_ms\": %.3f, "
                 "\"split_ms\": %.3f, \"merge_ms\": %.3f, \"merge_copy_ms\": %.3f, \"merge_search_ms\": %.3f, "
-                "\"merge_tiles_ms\": %.3f, \"exchange\": \"%s\", \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
+                "\"merge_tiles_ms\": %.3f, \"plan\": \"%s\", \"lsd_count_ms\": %.3f, \"lsd_passes_ms\": %.3f, "
+                "\"lsd_hist_ms\": %.3f, \"lsd_pass_sum_ms\": %.3f, \"lsd_last_ms\": %.3f, \"lsd_passes\": %d, "
+                "\"exchange\": \"%s\", \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
                 r->mode, gpk_type_name(in->type), in->vw, in->n, r->gpus, r->ms, r->min_ms,
                 r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms, r->merge_ms,
-                r->copy_ms, r->search_ms, r->tiles_ms,
+                r->copy_ms, r->search_ms, r->tiles_ms, r->plan, r->count_ms, r->passes_ms, r->hist_ms,
+                r->pass_sum_ms, r->last_ms, r->passes,
                 getenv("GPK_MULTI_EXCHANGE") && !strcmp(getenv("GPK_MULTI_EXCHANGE"), "copy") ? "copy" : "load",
                 r->ok ? "true" : "false", r->why, device);
         fflush(json);
@@ -485,7 +536,7 @@ int cmd_bench_multi(int argc, char **argv)
 {
     int gpus[8] = {1, 2}, n_gpus = 2, devices[GPK_MAX_DEVICES], n_devices = 0, reps = 5, host = 0;
     size_t n = (size_t)1 << 31;
-    const char *configs = "u32,u64,u32/u32", *json_path = NULL;
+    const char *configs = "u32,u64,u32/u32", *json_path = NULL, *plans = "lsd,merge";
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -499,6 +550,7 @@ int cmd_bench_multi(int argc, char **argv)
         else if (v && !strcmp(a, "--n")) n = parse_count(argv[++i]);
         else if (v && !strcmp(a, "--reps")) reps = atoi(argv[++i]);
         else if (v && !strcmp(a, "--configs")) configs = argv[++i];
+        else if (v && !strcmp(a, "--plans")) plans = argv[++i];
         else if (v && !strcmp(a, "--json")) json_path = argv[++i];
         else if (v && !strcmp(a, "--seed")) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "multi")) continue;
@@ -535,8 +587,9 @@ int cmd_bench_multi(int argc, char **argv)
     for (int i = 0; i < n_devices; i++) printf("%s%d", i ? "," : " ", devices[i]);
     printf(", seed %" PRIu64 ", median of %d\n", seed, reps);
     if (most >= 2 && devices[0] != devices[1]) link_rate(devices, json, device);
-    printf("%-7s %-8s %12s %4s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "ms", "min_ms", "Gkey/s",
-           "speedup", "sort_ms", "split_ms", "merge_ms");
+    printf("%-7s %-8s %12s %4s %-6s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "plan", "ms",
+           "min_ms", "Gkey/s", "speedup", "sort_ms", "split_ms", "merge_ms");
+    printf("(lsd rows: sort_ms = until the first digit counts are in, merge_ms = the passes with their exchanges)\n");
     int failures = 0;
     char list[256];
     snprintf(list, sizeof list, "%s", configs);
@@ -555,12 +608,24 @@ int cmd_bench_multi(int argc, char **argv)
         in.n = n;
         generate(&in, seed);
         double base = 0;
-        for (int g = 0; g < n_gpus; g++) {
-            row r = run_device(&in, devices, gpus[g], reps);
-            if (gpus[g] == 1) base = r.ms;
-            report(json, &in, &r, base, device);
-            failures += !r.ok;
+        unsigned char *got = malloc(in.n * in.kw), *got_v = in.vw ? malloc(in.n * in.vw) : NULL;
+        if (!got || (in.vw && !got_v)) {
+            fprintf(stderr, "gpk bench multi: out of host memory for the results\n");
+            return 1;
         }
+        for (int g = 0; g < n_gpus; g++) {
+            char plan_list[64];
+            snprintf(plan_list, sizeof plan_list, "%s", gpus[g] > 1 ? plans : "-");
+            char *save = NULL;
+            for (char *pl = strtok_r(plan_list, ",", &save); pl; pl = strtok_r(NULL, ",", &save)) {
+                row r = run_device(&in, devices, gpus[g], reps, pl, got, got_v);
+                if (gpus[g] == 1) base = r.ms;
+                report(json, &in, &r, base, device);
+                failures += !r.ok;
+            }
+        }
+        free(got);
+        free(got_v);
         free(in.keys);
         free(in.vals);
     }
@@ -574,10 +639,15 @@ int cmd_bench_multi(int argc, char **argv)
         double base = 0;
         const int host_reps = reps < 3 ? reps : 3;
         for (int g = 0; g < n_gpus; g++) {
-            row r = run_host(&in, devices, gpus[g], host_reps);
-            if (gpus[g] == 1) base = r.ms;
-            report(json, &in, &r, base, device);
-            failures += !r.ok;
+            char plan_list[64];
+            snprintf(plan_list, sizeof plan_list, "%s", gpus[g] > 1 ? plans : "-");
+            char *save = NULL;
+            for (char *pl = strtok_r(plan_list, ",", &save); pl; pl = strtok_r(NULL, ",", &save)) {
+                row r = run_host(&in, devices, gpus[g], host_reps, pl);
+                if (gpus[g] == 1) base = r.ms;
+                report(json, &in, &r, base, device);
+                failures += !r.ok;
+            }
         }
         free(in.keys);
     }

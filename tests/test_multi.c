@@ -136,8 +136,30 @@ static void shard_sizes(int pattern, size_t n, int k, size_t *sz)
 
 /* Sorts n keys (and their global indices as values when vw) cut into
  * shards by `pattern` over ctx's k devices; compares with the reference. */
+/* The plan a sort must take: merge when GPK_MULTI_PLAN=merge or where a
+ * CUDA device cannot reach another's memory, else lsd (the path names it). */
+static const char *expected_path(const int *devices, int k)
+{
+    const char *v = getenv("GPK_MULTI_PLAN");
+    if (v && !strcmp(v, "merge")) return "radix-multi";
+#ifdef GPK_HAVE_CUDA
+    if (backend == GPK_BACKEND_CUDA)
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++) {
+                int can = 1;
+                if (devices[i] != devices[j] && cudaDeviceCanAccessPeer(&can, devices[i], devices[j]) != cudaSuccess)
+                    can = 0;
+                if (!can) return "radix-multi";
+            }
+#else
+    (void)devices;
+    (void)k;
+#endif
+    return "radix-multi-lsd";
+}
+
 static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_dist dist, int pattern,
-                     unsigned key_bits)
+                     unsigned key_bits, unsigned radix_bits)
 {
     const size_t kw = gpk_type_size(t);
     const uint64_t seed = gpk_rng_next(&rng);
@@ -182,12 +204,18 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     }
     gpk_sort_opts o = GPK_SORT_OPTS_INIT;
     o.key_bits = key_bits;
+    o.radix_bits = radix_bits;
     gpk_status s = vw ? gpk_sort_shards_pairs(ctx, t, vw, sh, &o) : gpk_sort_shards_keys(ctx, t, sh, &o);
     TU_CHECK(s == GPK_OK, "temp query: %s", gpk_last_error(ctx));
     for (int i = 0; i < k; i++) sh[i].temp = dev_alloc(info.devices[i], sh[i].temp_bytes);
     s = vw ? gpk_sort_shards_pairs(ctx, t, vw, sh, &o) : gpk_sort_shards_keys(ctx, t, sh, &o);
-    TU_CHECK(s == GPK_OK, "K=%d %s %s n=%zu %s %s: %s", k, gpk_type_name(t), vw ? "pairs" : "keys", n,
-             gpk_dist_name(dist), pattern_name[pattern], gpk_last_error(ctx));
+    TU_CHECK(s == GPK_OK, "K=%d %s %s n=%zu %s %s bits=%u r=%u: %s", k, gpk_type_name(t), vw ? "pairs" : "keys", n,
+             gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits, gpk_last_error(ctx));
+    if (s == GPK_OK) {
+        const char *want = expected_path(info.devices, k);
+        TU_CHECK(!strcmp(gpk_last_sort_path(ctx), want), "K=%d n=%zu ran %s, not %s", k, n, gpk_last_sort_path(ctx),
+                 want);
+    }
     off = 0;
     for (int i = 0; i < k; i++) {
         const size_t m = gpk_shard_share(n, k, i);
@@ -200,9 +228,8 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
         for (size_t i = 0; i < n && bad == n; i++)
             if (memcmp(got + i * kw, ref + i * kw, kw) || (vw && memcmp(got_vals + i * vw, ref_vals + i * vw, vw)))
                 bad = i;
-        TU_CHECK(bad == n, "K=%d %s %s n=%zu %s %s bits=%u: first difference at %zu (output %d)", k,
-                 gpk_type_name(t), vw ? "pairs" : "keys", n, gpk_dist_name(dist), pattern_name[pattern], key_bits,
-                 bad, 0);
+        TU_CHECK(bad == n, "K=%d %s %s n=%zu %s %s bits=%u r=%u: first difference at %zu", k, gpk_type_name(t),
+                 vw ? "pairs" : "keys", n, gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits, bad);
     }
     for (int i = 0; i < k; i++) {
         dev_free(sh[i].keys);
@@ -250,16 +277,24 @@ static void shards_suite(const int *devices, int k, int small)
             for (size_t si = 0; si < n_sizes; si++)
                 for (int p = 0; p < PATTERNS; p++) {
                     const gpk_dist d = dists[counter++ % DISTS];
-                    run_case(ctx, k, (gpk_type)t, vw, sizes[si], d, p, 0);
+                    run_case(ctx, k, (gpk_type)t, vw, sizes[si], d, p, 0, 0);
                 }
             /* every distribution at one size that K does not divide */
-            for (size_t di = 0; di < DISTS && !quick; di++) run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0);
-            if (!small) run_case(ctx, k, (gpk_type)t, vw, ((size_t)1 << 20) + 3, dists[counter++ % DISTS], 0, 0);
+            for (size_t di = 0; di < DISTS && !quick; di++) run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0, 0);
+            if (!small) run_case(ctx, k, (gpk_type)t, vw, ((size_t)1 << 20) + 3, dists[counter++ % DISTS], 0, 0, 0);
         }
     /* key_bits: the order of the low bits only */
-    run_case(ctx, k, GPK_U32, 4, 10007, GPK_DIST_RANDOM_BITS, 1, 12);
-    run_case(ctx, k, GPK_U64, 8, 10007, GPK_DIST_RANDOM_BITS, 0, 40);
-    if (!small) run_case(ctx, k, GPK_U32, 0, (size_t)3 << 20, GPK_DIST_FEW_BITS, 1, 0);
+    run_case(ctx, k, GPK_U32, 4, 10007, GPK_DIST_RANDOM_BITS, 1, 12, 0);
+    run_case(ctx, k, GPK_U64, 8, 10007, GPK_DIST_RANDOM_BITS, 0, 40, 0);
+    /* one pass only (the distributed pass is the whole sort), odd digit
+     * widths, the widest digit (11 bits), and the 10-bit kernel */
+    run_case(ctx, k, GPK_U32, 4, 10007, GPK_DIST_RANDOM_BITS, 1, 8, 0);
+    run_case(ctx, k, GPK_I32, 0, 4099, GPK_DIST_RANDOM_BITS, 3, 5, 0);
+    run_case(ctx, k, GPK_U32, 0, 20011, GPK_DIST_RANDOM_BITS, 2, 0, 11);
+    run_case(ctx, k, GPK_F64, 4, 20011, GPK_DIST_UNIFORM, 1, 0, 10);
+    run_case(ctx, k, GPK_I64, 8, 5003, GPK_DIST_RANDOM_BITS, 4, 0, 3);
+    run_case(ctx, k, GPK_U32, 4, 9001, GPK_DIST_EQUAL, 2, 0, 11);
+    if (!small) run_case(ctx, k, GPK_U32, 0, (size_t)3 << 20, GPK_DIST_FEW_BITS, 1, 0, 0);
     printf("K=%d (devices", k);
     for (int i = 0; i < k; i++) printf("%s%d", i ? "," : " ", devices[i]);
     printf("): shard sorts %s\n", tu_failures == fails_before ? "ok" : "FAILED");
@@ -293,8 +328,8 @@ static void host_suite(const int *devices, int k, int small)
             TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw), "host keys K=%d %s n=%zu %s: %s", k, gpk_type_name(ty), n,
                      gpk_dist_name(d), gpk_last_error(ctx));
             if (n >= 2)
-                TU_CHECK(!strcmp(gpk_last_sort_path(ctx), "radix-multi"), "host keys K=%d n=%zu ran %s, not radix-multi",
-                         k, n, gpk_last_sort_path(ctx));
+                TU_CHECK(!strcmp(gpk_last_sort_path(ctx), expected_path(devices, k)), "host keys K=%d n=%zu ran %s, not %s",
+                         k, n, gpk_last_sort_path(ctx), expected_path(devices, k));
             /* pairs */
             memcpy(b, a, n * kw);
             s = gpk_sort_pairs(ctx, ty, b, GPK_U32, v, n, &radix);
@@ -344,7 +379,7 @@ static void host_suite(const int *devices, int k, int small)
             gpk_status s = gpk_sort_keys(ctx, GPK_U32, b, n, NULL);
             TU_CHECK(s == GPK_OK && !memcmp(b, r, n * 4), "K=%d budget (%s): %s", k, fits ? "share fits" : "too small",
                      gpk_last_error(ctx));
-            TU_CHECK(!strcmp(gpk_last_sort_path(ctx), "radix-multi") == fits, "K=%d budget (%s): ran %s", k,
+            TU_CHECK(!strncmp(gpk_last_sort_path(ctx), "radix-multi", 11) == fits, "K=%d budget (%s): ran %s", k,
                      fits ? "share fits" : "too small", gpk_last_sort_path(ctx));
             free(b);
         }

@@ -136,27 +136,31 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * opts: key_bits (0 = all bits of the type, as in gpk/cuda.h: no
  * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
- * Plan (docs/guide.md, "Several GPUs"): every device sorts its shard in
- * place (the input arrays are scratch: they hold the shard sorted
- * afterwards); exact splitters by co-ranking the sorted shards (a search
- * over key values, ties split by shard index); each device merges the
- * pieces that belong to it, reading the other devices' pieces over
- * peer-to-peer (NVLink) loads.
+ * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=lsd|merge picks):
+ * lsd (the default where every device can reach every other's memory):
+ * every radix pass is a stable counting sort of the whole sequence (shard
+ * 0, shard 1, ...), each device storing its keys at their global positions
+ * on the devices that own them (peer-to-peer stores over NVLink); the
+ * inputs are only read. merge: every device sorts its shard in place (the
+ * inputs are scratch), exact splitters by co-ranking the sorted shards, and
+ * each device merges the pieces that belong to it, reading the other
+ * devices' pieces over peer-to-peer loads.
  *
  * Temporary storage, CUB-style: call with shards[0].temp == NULL to get
  * every shards[i].temp_bytes (memory of device i), allocate, call again.
  * The call is synchronous: on CUDA it first waits for all work on every
  * device (so the caller's writes of the inputs, on any stream, are done),
  * runs on the context's own streams, and returns when the outputs are
- * written (it reads the co-ranks back on the way). Values are 4 or 8 bytes
- * wide. A failure leaves each input shard a permutation of itself (values
- * moved with their keys); the outputs are then undefined. CUDA: the other
- * devices read each input where it lies (peer access, enabled by the
- * context): memory from cudaMalloc is readable so; memory from a stream-
- * ordered pool (cudaMallocAsync) only where the pool grants the other
- * devices access (cudaMemPoolSetAccess). */
+ * written (it reads digit counts or co-ranks back on the way). Values are
+ * 4 or 8 bytes wide. A failure leaves each input shard a permutation of
+ * itself (values moved with their keys); the outputs are then undefined.
+ * CUDA: the other devices reach each device's buffers where they lie (peer
+ * access, enabled by the context; lsd writes the outputs and the temp,
+ * merge reads the inputs): memory from cudaMalloc is reachable so; memory
+ * from a stream-ordered pool (cudaMallocAsync) only where the pool grants
+ * the other devices access (cudaMemPoolSetAccess). */
 typedef struct gpk_shard {
-    void *keys;        /* n keys: sorted in place (scratch) */
+    void *keys;        /* n keys: scratch (merge: sorted in place) */
     void *values;      /* NULL (keys only), or n values moved with them */
     size_t n;          /* may be 0 */
     void *keys_out;    /* gpk_shard_share(total, K, i) keys */

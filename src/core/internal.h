@@ -61,10 +61,19 @@ struct gpk_ctx {
     gpk_ctx *part[GPK_MAX_DEVICES];
     unsigned char peer[GPK_MAX_DEVICES][GPK_MAX_DEVICES];
     struct gpk_multi_stats { /* the last multi-device sort's phases (host clock), for gpk bench */
+        const char *plan; /* "lsd" (distributed last pass) or "merge" (sort first, then merge) */
         double sort_ms, split_ms, merge_ms;
         /* CUDA, inside the merge (events; the slowest device): copies of the
          * pieces, the tile searches of the first round, the rest */
         double copy_ms, search_ms, tiles_ms;
+        /* lsd, host clock: until every device's first digit counts are
+         * in, then the passes (each followed by the exchange of counts) */
+        double count_ms, passes_ms;
+        /* lsd, CUDA events: the histogram (the slowest device), the
+         * passes (the sum over passes of the slowest device's time), the
+         * last pass (the slowest device) */
+        double hist_ms, pass_sum_ms, last_ms;
+        int passes;
     } multi;
     /* Set by gpk::mpi (libgpk_mpi) where it keeps device buffers made for
      * this context between calls: gpk_ctx_destroy calls it first. */

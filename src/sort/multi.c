@@ -1,7 +1,30 @@
 /* Multi-device sort driver (issue 17) and the CPU's virtual devices.
  *
- * Plan (sort first, then merge; Maltenberger et al., SIGMOD 2022, call it
- * the merge-based multi-GPU sort):
+ * Plan lsd (the default): distributed LSD passes. The keys of all devices
+ * form one sequence (shard 0, then shard 1, ...); output j owns the
+ * positions [bounds[j], bounds[j + 1]) of it (the balanced shares). Each
+ * pass is a stable counting sort of the whole sequence by one digit:
+ *  1. the host gathers every device's counts of the pass's digit; the keys
+ *     of digit x on device i start at the global position
+ *        base_i[x] = sum over all devices of their keys of digits < x
+ *                  + sum over devices i' < i of their keys of digit x;
+ *  2. every device writes each key of digit x to base_i[x], base_i[x] + 1,
+ *     ... in its order, on the device that owns that position; and counts
+ *     what it sends to each device by the next pass's digit, which gives
+ *     that device its counts for the next pass (before the first pass, a
+ *     histogram of each shard gives them).
+ * After every pass device j holds positions [bounds[j], bounds[j + 1]) of
+ * the sequence sorted by the digits so far, so the passes sort as on one
+ * device: stable, exact balance at every pass, whatever the keys, no
+ * splitters and no merge. Every key crosses the links once per pass (for
+ * uniform keys (K - 1) / K of them go to another device), while the pass
+ * runs. A pass waits for the one before it on every device (its writes
+ * land where the other devices read): one host round trip per pass, which
+ * also carries the counts.
+ *
+ * Plan merge (GPK_MULTI_PLAN=merge, and where a device cannot write
+ * another's memory): sort first, then merge (Maltenberger et al., SIGMOD
+ * 2022, call it the merge-based multi-GPU sort):
  *  1. Every device sorts its shard in place (the stable radix sort).
  *  2. Splitters: output j starts at global rank r_j = m_0 + ... + m_{j-1}.
  *     The key v of rank r_j is found by a search over key values, 4095
@@ -137,11 +160,98 @@ done:
     return s;
 }
 
+int gpk__multi_plan(const gpk_ctx *ctx)
+{
+    const char *v = getenv("GPK_MULTI_PLAN");
+    if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
+    const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
+    if (ctx->backend == GPK_BACKEND_CUDA)
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++)
+                if (!ctx->peer[i][j]) return GPK_MULTI_PLAN_MERGE;
+    return GPK_MULTI_PLAN_LSD;
+}
+
+/* base[i][x] for digits x < D from cnt[i][x] (rows of GPK_MULTI_MAX_DIGITS):
+ * digit by digit, device by device, the global order of (digit, shard). */
+static uint64_t global_bases(const gpk_multi_dev *d, unsigned D, const uint64_t *cnt, uint64_t *base)
+{
+    uint64_t run = 0;
+    for (unsigned x = 0; x < D; x++)
+        for (int i = 0; i < d->k; i++) {
+            base[(size_t)i * GPK_MULTI_MAX_DIGITS + x] = run;
+            run += cnt[(size_t)i * GPK_MULTI_MAX_DIGITS + x];
+        }
+    return run;
+}
+
+static gpk_status run_lsd(gpk_multi_dev *d)
+{
+    const int k = d->k;
+    struct gpk_multi_stats *st = &d->ctx->multi;
+    unsigned digits[64];
+    const unsigned passes = d->lsd_plan(d, digits);
+    if (passes == 0 || passes > 64) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: a plan of %u passes", passes);
+    for (unsigned p = 0; p < passes; p++)
+        if (digits[p] == 0 || digits[p] > GPK_MULTI_MAX_DIGITS)
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u has %u digits", p, digits[p]);
+    st->passes = (int)passes;
+    const size_t row = GPK_MULTI_MAX_DIGITS;
+    uint64_t *cnt = d->lsd_counts, *base = d->lsd_bases, *next = d->lsd_next;
+    const double t0 = now_ms();
+    gpk_status s = GPK_OK;
+    for (int i = 0; i < k && s == GPK_OK; i++) s = d->lsd_count(d, i, cnt + (size_t)i * row);
+    gpk_status w = d->wait(d);
+    if (s == GPK_OK) s = w;
+    const double t1 = now_ms();
+    st->count_ms = t1 - t0;
+    for (unsigned p = 0; p < passes && s == GPK_OK; p++) {
+        const uint64_t sum = global_bases(d, digits[p], cnt, base);
+        if (sum != d->total)
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u's digit counts add up to %llu keys, "
+                                                  "not %zu", p, (unsigned long long)sum, d->total);
+        const int last = p + 1 == passes;
+        for (int i = 0; i < k && s == GPK_OK; i++)
+            s = d->lsd_pass(d, i, p, base + (size_t)i * row, last ? NULL : next + (size_t)i * k * row);
+        w = d->wait(d);
+        if (s == GPK_OK) s = w;
+        if (s != GPK_OK || last) break;
+        /* device o's counts of the next digit: what every device sent it */
+        const unsigned D = digits[p + 1];
+        for (int o = 0; o < k; o++) {
+            uint64_t got = 0;
+            for (unsigned x = 0; x < D; x++) {
+                uint64_t c = 0;
+                for (int i = 0; i < k; i++) c += next[(size_t)i * k * row + (size_t)o * D + x];
+                cnt[(size_t)o * row + x] = c;
+                got += c;
+            }
+            if (got != d->bounds[o + 1] - d->bounds[o])
+                return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u sent %llu keys to device %d, "
+                                                      "not %zu", p, (unsigned long long)got, o,
+                                 d->bounds[o + 1] - d->bounds[o]);
+        }
+    }
+    st->passes_ms = now_ms() - t1;
+    return s;
+}
+
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
     const int k = d->k;
     struct gpk_multi_stats *st = &d->ctx->multi;
     memset(st, 0, sizeof *st);
+    size_t at = 0;
+    for (int j = 0; j < k; j++) {
+        d->bounds[j] = at;
+        at += gpk_shard_share(d->total, k, j);
+    }
+    d->bounds[k] = at;
+    if (d->plan == GPK_MULTI_PLAN_LSD) {
+        st->plan = "lsd";
+        return d->total == 0 ? GPK_OK : run_lsd(d);
+    }
+    st->plan = "merge";
     double t0 = now_ms();
     gpk_status s = GPK_OK;
     for (int i = 0; i < k && s == GPK_OK; i++) s = d->sort(d, i);
@@ -231,6 +341,79 @@ static gpk_status cpu_merge(gpk_multi_dev *d, int j, const size_t *lo, const siz
     return GPK_OK;
 }
 
+/* The lsd plan on the virtual devices, pass for pass as on CUDA: digits of
+ * r bits (radix_bits, else 8; at most 11, as on CUDA) from bit 0 up, the
+ * last one narrower; every output's spare in d->impl (k pointers for keys,
+ * then k for values). */
+static unsigned cpu_lsd_plan(gpk_multi_dev *d, unsigned *digits)
+{
+    const unsigned bits = d->key_bits ? d->key_bits : 8 * d->key_width;
+    unsigned r = d->radix_bits ? d->radix_bits : 8;
+    if (r > 11) r = 11;
+    unsigned p = 0;
+    for (unsigned lo = 0; lo < bits; lo += r) digits[p++] = 1u << (bits - lo < r ? bits - lo : r);
+    return p;
+}
+
+static unsigned cpu_digit_shift(const gpk_multi_dev *d, unsigned p)
+{
+    const unsigned r = d->radix_bits ? (d->radix_bits > 11 ? 11 : d->radix_bits) : 8;
+    return p * r;
+}
+
+static gpk_status cpu_lsd_count(gpk_multi_dev *d, int i, uint64_t *counts)
+{
+    const gpk_shard *sh = &d->shards[i];
+    unsigned digits[64];
+    cpu_lsd_plan(d, digits);
+    memset(counts, 0, digits[0] * sizeof *counts);
+    for (size_t t = 0; t < sh->n; t++) counts[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) & (digits[0] - 1)]++;
+    return GPK_OK;
+}
+
+static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64_t *bases, uint64_t *next)
+{
+    const size_t kw = d->key_width, vw = d->value_width;
+    unsigned digits[64];
+    const unsigned passes = cpu_lsd_plan(d, digits);
+    const unsigned shift = cpu_digit_shift(d, p), D = digits[p];
+    void **spare = (void **)d->impl;
+    /* pass p writes the outputs where an even number of passes follow it,
+     * else the spares; it reads the shard (p = 0) or what p - 1 wrote */
+    const int to_out = (passes - 1 - p) % 2 == 0;
+    const void *keys = d->shards[i].keys, *vals = d->shards[i].values;
+    size_t n = d->shards[i].n;
+    if (p > 0) {
+        keys = to_out ? spare[i] : d->shards[i].keys_out;
+        vals = to_out ? spare[d->k + i] : d->shards[i].values_out;
+        n = d->bounds[i + 1] - d->bounds[i];
+    }
+    const unsigned nshift = p + 1 < passes ? cpu_digit_shift(d, p + 1) : 0, ND = p + 1 < passes ? digits[p + 1] : 0;
+    if (next) memset(next, 0, (size_t)d->k * ND * sizeof *next);
+    uint64_t *at = malloc(D * sizeof *at);
+    if (!at) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    memcpy(at, bases, D * sizeof *at);
+    for (size_t t = 0; t < n; t++) {
+        const uint64_t key = gpk__mapped_key_at(d->key_type, keys, t, d->mask);
+        const uint64_t pos = at[(key >> shift) & (D - 1)]++;
+        int j = 0;
+        while (j + 1 < d->k && pos >= d->bounds[j + 1]) j++;
+        if (pos >= d->bounds[j + 1]) {
+            free(at);
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: position %llu past the outputs",
+                             (unsigned long long)pos);
+        }
+        const size_t o = (size_t)(pos - d->bounds[j]);
+        char *kd = to_out ? d->shards[j].keys_out : spare[j];
+        char *vd = to_out ? d->shards[j].values_out : spare[d->k + j];
+        memcpy(kd + o * kw, (const char *)keys + t * kw, kw);
+        if (vw) memcpy(vd + o * vw, (const char *)vals + t * vw, vw);
+        if (next) next[(size_t)j * ND + ((key >> nshift) & (ND - 1))]++;
+    }
+    free(at);
+    return GPK_OK;
+}
+
 static gpk_status cpu_wait(gpk_multi_dev *d)
 {
     (void)d;
@@ -277,7 +460,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 #ifdef GPK_HAVE_CUDA
         if (ctx->backend == GPK_BACKEND_CUDA)
             need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
-                                           (unsigned)value_width, &o, out_in_temp);
+                                           (unsigned)value_width, &o, out_in_temp, gpk__multi_plan(ctx));
 #endif
     }
     if (!shards[0].temp) {
@@ -311,6 +494,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
     d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
+    d.plan = gpk__multi_plan(ctx);
+    const char *path = d.plan == GPK_MULTI_PLAN_LSD ? "radix-multi-lsd" : "radix-multi";
     gpk_status s;
 #ifdef GPK_HAVE_CUDA
     if (ctx->backend == GPK_BACKEND_CUDA) {
@@ -319,7 +504,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         gpk__multi_cuda_close(&d);
         if (s == GPK_OK) {
             gpk__set_last_algo(ctx, GPK_SORT_RADIX);
-            ctx->last_sort_path = "radix-multi";
+            ctx->last_sort_path = path;
         }
         return s;
     }
@@ -329,10 +514,34 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     d.rank = cpu_rank;
     d.merge = cpu_merge;
     d.wait = cpu_wait;
+    d.lsd_plan = cpu_lsd_plan;
+    d.lsd_count = cpu_lsd_count;
+    d.lsd_pass = cpu_lsd_pass;
+    /* counts, bases, next; the spares of the outputs */
+    d.lsd_counts = malloc((size_t)k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)k) * sizeof *d.lsd_counts);
+    void *spare[2 * GPK_MAX_DEVICES];
+    memset(spare, 0, sizeof spare);
+    int short_of_memory = !d.lsd_counts;
+    for (int j = 0; j < k && d.plan == GPK_MULTI_PLAN_LSD; j++) {
+        const size_t m = gpk_shard_share(total, k, j);
+        spare[j] = malloc(m * kw + 1);
+        spare[k + j] = malloc(m * value_width + 1);
+        short_of_memory |= !spare[j] || !spare[k + j];
+    }
+    if (short_of_memory) {
+        for (int j = 0; j < 2 * k; j++) free(spare[j]);
+        free(d.lsd_counts);
+        return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory", fn);
+    }
+    d.lsd_bases = d.lsd_counts + (size_t)k * GPK_MULTI_MAX_DIGITS;
+    d.lsd_next = d.lsd_bases + (size_t)k * GPK_MULTI_MAX_DIGITS;
+    d.impl = spare;
     s = gpk__multi_run(&d);
+    for (int j = 0; j < 2 * k; j++) free(spare[j]);
+    free(d.lsd_counts);
     if (s == GPK_OK) {
         gpk__set_last_algo(ctx, GPK_SORT_RADIX);
-        ctx->last_sort_path = "radix-multi";
+        ctx->last_sort_path = path;
     }
     return s;
 }

@@ -1,5 +1,16 @@
-/* The CUDA devices of the multi-device sort (multi.c has the plan):
- * local sorts with the device radix sort, co-ranks by binary searches in
+/* The CUDA devices of the multi-device sort (multi.c has the plans).
+ *
+ * Plan lsd: every pass of every device is a Onesweep pass of radix_cuda.cu
+ * (gpk__radix_cuda_dist_*) whose stores go to the global positions on the
+ * devices that own them: stores through UVA peer pointers (peer access,
+ * which the context enabled between every two devices) into the other
+ * devices' outputs or spares, which alternate from pass to pass. The host
+ * waits for every device after each pass (the next pass writes where this
+ * one read) and reads the counts of the next digit back on the way (pinned
+ * memory). No pass writes where a pass of the same round reads: pass p
+ * reads the shard or the buffer pass p - 1 wrote, and writes the other.
+ *
+ * Plan merge: local sorts with the device radix sort, co-ranks by binary searches in
  * the sorted shards, and a merge-path merge (Green, McColl & Bader 2012;
  * Odeh et al. 2012) of the pieces that belong to each device, whose first
  * round reads the other devices' pieces straight from their memory (peer
@@ -199,12 +210,28 @@ bool loads_from(const gpk_ctx *ctx, int j, int i)
  * tree buffer | gathered pieces]. */
 struct Layout {
     size_t probes, below, le, splits, region, sort_bytes, merge, tree, gather, total;
+    size_t out;  /* out_in_temp: where the output goes */
+    size_t dist; /* lsd: the passes' spare and tables */
 };
 
-Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o,
-              int out_in_temp)
+/* Temp of shard i in the lsd plan: [output (out_in_temp only) | the
+ * passes' spare and tables]. */
+Layout lsd_layout(int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, int out_in_temp)
 {
     Layout L;
+    memset(&L, 0, sizeof L);
+    L.out = 0;
+    L.dist = out_in_temp ? align_up(m_i * kw, 256) + align_up(m_i * vw, 256) : 0;
+    L.total = L.dist + gpk__radix_cuda_dist_temp(n_i, m_i, kw, vw, k);
+    return L;
+}
+
+Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o,
+              int out_in_temp, int plan)
+{
+    if (plan == GPK_MULTI_PLAN_LSD) return lsd_layout(k, n_i, m_i, kw, vw, out_in_temp);
+    Layout L;
+    memset(&L, 0, sizeof L);
     const size_t most = (size_t)(k > 1 ? k - 1 : 1) * kProbes;
     L.probes = 0;
     L.below = align_up(most * 8, 256);
@@ -224,6 +251,7 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     int gather = 0;
     for (int j = 0; j < k; j++) gather |= !loads_from(ctx, i, j);
     L.gather = gather ? copy : 0;
+    L.out = L.region;
     L.merge = L.region + (out_in_temp ? copy : 0);
     const size_t merge_bytes = L.merge - L.region + L.tree + L.gather;
     L.total = L.region + (L.sort_bytes > merge_bytes ? L.sort_bytes : merge_bytes);
@@ -238,6 +266,11 @@ struct Impl {
     Layout L[GPK_MAX_DEVICES];
     unsigned long long *host_counts; /* k * most * 2, for rank() */
     gpk_radix_opts o;
+    gpk_radix_dist dist[GPK_MAX_DEVICES]; /* lsd: each device's job */
+    uint64_t *pinned;                     /* lsd: d->lsd_counts, _bases, _next */
+    /* lsd: per device, events around its histogram (ev[i][0..1]) and the
+     * current pass (ev[i][2..3]); the passes' times so far */
+    double pass_ms[GPK_MAX_DEVICES][64];
 };
 
 gpk_ctx *part_of(gpk_multi_dev *d, int i) { return d->ctx->part[i]; }
@@ -436,6 +469,53 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
     return GPK_OK;
 }
 
+unsigned cuda_lsd_plan(gpk_multi_dev *d, unsigned *digits)
+{
+    return gpk__radix_cuda_dist_plan(&((Impl *)d->impl)->dist[0], digits);
+}
+
+gpk_status cuda_lsd_count(gpk_multi_dev *d, int i, uint64_t *counts)
+{
+    Impl *im = (Impl *)d->impl;
+    GPK_CHECK(enter(d, i));
+    gpk_ctx *part = part_of(d, i);
+    cudaStream_t st = stream_of(d, i);
+    cudaError_t e = cudaEventRecord(im->ev[i][0], st);
+    if (e != cudaSuccess) return fail(d, i, e, "cudaEventRecord");
+    const gpk_status s = gpk__radix_cuda_dist_count(part, &im->dist[i], (unsigned long long *)counts);
+    if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
+    e = cudaEventRecord(im->ev[i][1], st);
+    return e == cudaSuccess ? GPK_OK : fail(d, i, e, "cudaEventRecord");
+}
+
+/* The time of device i's pass p - 1, which is done (the driver waited). */
+void lsd_pass_time(gpk_multi_dev *d, int i, unsigned p)
+{
+    Impl *im = (Impl *)d->impl;
+    float ms = 0;
+    if (p > 0 && p <= 64 && cudaEventElapsedTime(&ms, im->ev[i][2], im->ev[i][3]) == cudaSuccess)
+        im->pass_ms[i][p - 1] = ms;
+    (void)cudaGetLastError();
+}
+
+gpk_status cuda_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64_t *bases, uint64_t *next)
+{
+    Impl *im = (Impl *)d->impl;
+    GPK_CHECK(enter(d, i));
+    lsd_pass_time(d, i, p);
+    gpk_ctx *part = part_of(d, i);
+    cudaStream_t st = stream_of(d, i);
+    cudaError_t e = cudaEventRecord(im->ev[i][2], st);
+    if (e != cudaSuccess) return fail(d, i, e, "cudaEventRecord");
+    const gpk_status s = gpk__radix_cuda_dist_pass(part, &im->dist[i], p, (const unsigned long long *)bases,
+                                                   (unsigned long long *)next);
+    if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
+    e = cudaEventRecord(im->ev[i][3], st);
+    if (e != cudaSuccess) return fail(d, i, e, "cudaEventRecord");
+    im->timed[i] = true;
+    return GPK_OK;
+}
+
 gpk_status cuda_wait(gpk_multi_dev *d)
 {
     gpk_status s = GPK_OK;
@@ -450,9 +530,9 @@ gpk_status cuda_wait(gpk_multi_dev *d)
 } // namespace
 
 extern "C" size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                                       unsigned value_width, const gpk_radix_opts *o, int out_in_temp)
+                                       unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan)
 {
-    return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp).total;
+    return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp, plan).total;
 }
 
 extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
@@ -470,10 +550,12 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     im->o.algorithm = GPK_SORT_RADIX;
     for (int i = 0; i < d->k; i++) {
         const size_t m = gpk_shard_share(d->total, d->k, i);
-        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o, d->out_in_temp);
+        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o, d->out_in_temp,
+                          d->plan);
         if (d->out_in_temp) {
-            /* the output takes the sort's scratch once the sort is done */
-            char *t = (char *)d->shards[i].temp + im->L[i].region;
+            /* merge: the output takes the sort's scratch once the sort is
+             * done; lsd: it has its own place */
+            char *t = (char *)d->shards[i].temp + im->L[i].out;
             d->shards[i].keys_out = t;
             d->shards[i].values_out = d->value_width ? t + align_up(m * d->key_width, 256) : NULL;
         }
@@ -496,6 +578,53 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     d->rank = cuda_rank;
     d->merge = cuda_merge;
     d->wait = cuda_wait;
+    d->lsd_plan = cuda_lsd_plan;
+    d->lsd_count = cuda_lsd_count;
+    d->lsd_pass = cuda_lsd_pass;
+    if (d->plan == GPK_MULTI_PLAN_LSD) {
+        const size_t words = (size_t)d->k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)d->k);
+        cudaError_t e = cudaMallocHost((void **)&im->pinned, words * sizeof(uint64_t));
+        if (e != cudaSuccess) {
+            im->pinned = NULL;
+            return gpk__cuda_fail(d->ctx, e, "multi-device sort: cudaMallocHost of the digit counts");
+        }
+        d->lsd_counts = im->pinned;
+        d->lsd_bases = im->pinned + (size_t)d->k * GPK_MULTI_MAX_DIGITS;
+        d->lsd_next = d->lsd_bases + (size_t)d->k * GPK_MULTI_MAX_DIGITS;
+        size_t at = 0;
+        for (int i = 0; i < d->k; i++) {
+            gpk_radix_dist *j = &im->dist[i];
+            const gpk_shard *sh = &d->shards[i];
+            memset(j, 0, sizeof *j);
+            j->key_type = d->key_type;
+            j->key_width = d->key_width;
+            j->value_width = d->value_width;
+            j->key_bits = d->key_bits;
+            j->radix_bits = d->radix_bits;
+            j->keys = sh->keys;
+            j->values = d->value_width ? sh->values : NULL;
+            j->n = sh->n;
+            j->total = d->total;
+            j->temp = (char *)sh->temp + im->L[i].dist;
+            j->self = i;
+            j->k = d->k;
+        }
+        for (int q = 0; q < d->k; q++) {
+            const size_t m = gpk_shard_share(d->total, d->k, q);
+            void *spare_keys, *spare_vals;
+            gpk__radix_cuda_dist_spare((char *)d->shards[q].temp + im->L[q].dist, m, d->key_width, &spare_keys,
+                                       &spare_vals);
+            for (int i = 0; i < d->k; i++) {
+                im->dist[i].bounds[q] = at;
+                im->dist[i].keys_out[q] = m ? d->shards[q].keys_out : NULL;
+                im->dist[i].values_out[q] = m && d->value_width ? d->shards[q].values_out : NULL;
+                im->dist[i].keys_alt[q] = m ? spare_keys : NULL;
+                im->dist[i].values_alt[q] = m && d->value_width ? spare_vals : NULL;
+            }
+            at += m;
+        }
+        for (int i = 0; i < d->k; i++) im->dist[i].bounds[d->k] = at;
+    }
     /* the caller's writes of the inputs (any stream, the legacy one
      * included) come first: the context's streams do not wait for them */
     for (int i = 0; i < d->k; i++) {
@@ -510,24 +639,43 @@ extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
 {
     Impl *im = (Impl *)d->impl;
     if (!im) return;
-    /* the merge's parts, from the events of a completed sort: the slowest device */
+    /* the phases, from the events of a completed sort: the slowest device
+     * (merge: copies, searches, tiles; lsd: the histogram; the passes) */
     auto *ms = &d->ctx->multi;
     ms->copy_ms = ms->search_ms = ms->tiles_ms = 0;
+    ms->hist_ms = ms->pass_sum_ms = ms->last_ms = 0;
+    const unsigned passes = ms->passes > 0 && ms->passes <= 64 ? (unsigned)ms->passes : 0;
     for (int i = 0; i < d->k; i++) {
-        float part[3] = {0, 0, 0};
         bool ok = im->timed[i] && cudaSetDevice(part_of(d, i)->device) == cudaSuccess;
-        for (int q = 0; q < 3 && ok; q++) ok = cudaEventElapsedTime(&part[q], im->ev[i][q], im->ev[i][q + 1]) == cudaSuccess;
-        if (ok) {
-            ms->copy_ms = part[0] > ms->copy_ms ? part[0] : ms->copy_ms;
-            ms->search_ms = part[1] > ms->search_ms ? part[1] : ms->search_ms;
-            ms->tiles_ms = part[2] > ms->tiles_ms ? part[2] : ms->tiles_ms;
+        if (ok && d->plan == GPK_MULTI_PLAN_LSD) {
+            float hist = 0;
+            if (cudaEventElapsedTime(&hist, im->ev[i][0], im->ev[i][1]) == cudaSuccess)
+                ms->hist_ms = hist > ms->hist_ms ? hist : ms->hist_ms;
+            lsd_pass_time(d, i, passes);
+        } else if (ok) {
+            float part[3] = {0, 0, 0};
+            for (int q = 0; q < 3 && ok; q++)
+                ok = cudaEventElapsedTime(&part[q], im->ev[i][q], im->ev[i][q + 1]) == cudaSuccess;
+            if (ok) {
+                ms->copy_ms = part[0] > ms->copy_ms ? part[0] : ms->copy_ms;
+                ms->search_ms = part[1] > ms->search_ms ? part[1] : ms->search_ms;
+                ms->tiles_ms = part[2] > ms->tiles_ms ? part[2] : ms->tiles_ms;
+            }
         }
         for (int q = 0; q < 4; q++)
             if (im->ev[i][q]) (void)cudaEventDestroy(im->ev[i][q]);
     }
+    if (d->plan == GPK_MULTI_PLAN_LSD)
+        for (unsigned p = 0; p < passes; p++) {
+            double most = 0;
+            for (int i = 0; i < d->k; i++) most = im->pass_ms[i][p] > most ? im->pass_ms[i][p] : most;
+            ms->pass_sum_ms += most;
+            if (p + 1 == passes) ms->last_ms = most;
+        }
     (void)cudaGetLastError();
     (void)cudaSetDevice(im->caller_device);
     free(im->host_counts);
+    if (im->pinned) (void)cudaFreeHost(im->pinned);
     free(im);
     d->impl = NULL;
 }
@@ -616,7 +764,8 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
          * local sort: two copies of the slice (and tables), as on one GPU */
         bytes[GPK_CUDA_KEYS_A] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
-        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1);
+        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
+                                                    gpk__multi_plan(ctx));
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
         if (ctx->device_budget && need > ctx->device_budget) {
@@ -662,6 +811,5 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         c[i].to_device = 0;
     }
     GPK_CHECK(copy_all(ctx, c, k));
-    ctx->last_sort_path = "radix-multi";
-    return GPK_OK;
+    return GPK_OK; /* last_sort_path: gpk__sort_shards's, which names the plan */
 }

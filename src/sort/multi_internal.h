@@ -1,8 +1,16 @@
 /* Multi-device sort (issue 17): the driver in multi.c sorts shards spread
- * over the devices of a context (gpk_sort_shards_*): local sorts, exact
- * splitters by co-ranking, a merge of the pieces on each device. It talks
- * to the devices through this table: the CUDA backend (multi_cuda.cu) or
- * the CPU's virtual devices (multi.c), so that CI tests the driver.
+ * over the devices of a context (gpk_sort_shards_*) by one of two plans:
+ *  lsd    distributed LSD passes: in every pass, every device writes each
+ *         of its keys to its global position in the stable counting sort
+ *         of the whole sequence by that digit, on the device that owns the
+ *         position (CUDA: stores through peer pointers over NVLink); the
+ *         digit counts that give the positions are exchanged through the
+ *         host between passes;
+ *  merge  local sorts, exact splitters by co-ranking, a merge of the
+ *         pieces on each device.
+ * It talks to the devices through this table: the CUDA backend
+ * (multi_cuda.cu) or the CPU's virtual devices (multi.c), so that CI tests
+ * the driver.
  *
  * Calls may return before the work is done (CUDA: issued on each device's
  * stream); wait() returns when everything issued is done, with the first
@@ -22,6 +30,11 @@ extern "C" {
  * every device; the CPU's virtual devices take 255 (more rounds, less
  * work per round for the host that runs them). */
 #define GPK_MULTI_PROBES 4095
+
+/* The most digits of the lsd plan's last pass (11-bit digits). */
+#define GPK_MULTI_MAX_DIGITS 2048
+
+enum { GPK_MULTI_PLAN_LSD = 0, GPK_MULTI_PLAN_MERGE = 1 };
 
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;
@@ -46,6 +59,23 @@ typedef struct gpk_multi_dev {
      * [lo[i], hi[i]) of the sorted shards i = 0..k-1, ties in shard order */
     gpk_status (*merge)(struct gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi);
     gpk_status (*wait)(struct gpk_multi_dev *d);
+
+    /* The lsd plan. */
+    int plan;                  /* GPK_MULTI_PLAN_* */
+    size_t bounds[GPK_MAX_DEVICES + 1]; /* output j holds the global positions [bounds[j], bounds[j + 1]) */
+    /* set by the backend: counts and bases [k][GPK_MULTI_MAX_DIGITS],
+     * next [k][k][GPK_MULTI_MAX_DIGITS] */
+    uint64_t *lsd_counts, *lsd_bases, *lsd_next;
+    /* the passes, the digits of each in digits[] (at most 64 passes) */
+    unsigned (*lsd_plan)(struct gpk_multi_dev *d, unsigned *digits);
+    /* counts[x]: shard i's keys of first digit x, there after wait() */
+    gpk_status (*lsd_count)(struct gpk_multi_dev *d, int i, uint64_t *counts);
+    /* pass p of device i: its keys of digit x go to the global positions
+     * bases[x], bases[x] + 1, ... in order, on their owners; then (not on
+     * the last pass) next[o * D + x] = the keys it sent to device o whose
+     * next digit is x (D: the next pass's digits), there after wait().
+     * Every device's pass p - 1 is done before any pass p starts. */
+    gpk_status (*lsd_pass)(struct gpk_multi_dev *d, int i, unsigned p, const uint64_t *bases, uint64_t *next);
 } gpk_multi_dev;
 
 /* gpk_sort_shards_* (fn names the caller in messages). */
@@ -54,6 +84,11 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
+
+/* The plan a sort on ctx takes: GPK_MULTI_PLAN=merge forces the merge;
+ * else lsd where every device can write every other's memory (CUDA peer
+ * access; always on the CPU's virtual devices), else merge. */
+int gpk__multi_plan(const gpk_ctx *ctx);
 
 /* The smallest host-API sort that a context of several devices spreads
  * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a
@@ -70,7 +105,7 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
 #ifdef GPK_HAVE_CUDA
 /* The CUDA devices of d->ctx: temp bytes shard i needs, and the ops. */
 size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                            unsigned value_width, const gpk_radix_opts *o, int out_in_temp);
+                            unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan);
 gpk_status gpk__multi_cuda_open(gpk_multi_dev *d);
 void gpk__multi_cuda_close(gpk_multi_dev *d);
 gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);

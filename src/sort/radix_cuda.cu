@@ -477,6 +477,56 @@ template <class K, class V, class O> struct PassArgs {
     bool persistent;            /* blocks loop over tiles (see launch_pass) */
 };
 
+/* A distributed pass of the multi-GPU sort (multi_cuda.cu): the digit
+ * bases are global positions over every device's keys, and output position
+ * p goes to destination j, bounds[j] <= p < bounds[j + 1], at keys[j][p]
+ * (the pointer moved back by bounds[j]; a store through a UVA peer pointer
+ * where j is another device). Unless it is the last pass, the pass also
+ * counts the keys it sends to each destination by their next digit: the
+ * destinations' digit counts of the next pass, which its global bases need
+ * (in shared memory, added to one of kNextCopies tables in device memory at
+ * the block's end; straight to that table where the counters would take
+ * more than kNextShared words of shared memory). Passed by value to the
+ * pass kernel's scattering instantiation only, which keeps a copy in shared
+ * memory behind its usual tables: the owner of a position is then a few
+ * shared loads (one compare for two devices). */
+constexpr uint32_t kNextCopies = 64;
+constexpr uint32_t kNextShared = 4096;
+template <class K, class V, class O> struct Scatter {
+    uint32_t k;
+    O bounds[GPK_MAX_DEVICES];
+    K *keys[GPK_MAX_DEVICES];
+    V *vals[GPK_MAX_DEVICES];
+    uint32_t next_shift, next_mask, next_digits;
+    uint32_t *next_counts; /* NULL (last pass), or [kNextCopies][k][next_digits] */
+    bool next_shared;
+};
+struct NoScatter {};
+template <bool SC, class K, class V, class O> struct ScatterOf {
+    using type = NoScatter;
+};
+template <class K, class V, class O> struct ScatterOf<true, K, V, O> {
+    using type = Scatter<K, V, O>;
+};
+
+template <class K, class V, class O>
+__device__ __forceinline__ uint32_t owner_of(const Scatter<K, V, O> *t, O pos)
+{
+    uint32_t j = 0;
+    while (j + 1 < t->k && pos >= t->bounds[j + 1]) j++;
+    return j;
+}
+
+/* key (mapped) goes to destination dst: count its next digit there */
+template <class K, class V, class O>
+__device__ __forceinline__ void count_next(const Scatter<K, V, O> *t, uint32_t *s_next, uint32_t dst, K key)
+{
+    if (!t->next_counts) return;
+    const uint32_t e = dst * t->next_digits + ((uint32_t)(key >> t->next_shift) & t->next_mask);
+    if (t->next_shared) atomicAdd(&s_next[e], 1u);
+    else atomicAdd(&t->next_counts[(size_t)(blockIdx.x % kNextCopies) * t->k * t->next_digits + e], 1u);
+}
+
 /* Ranking inside a warp: ballot per digit bit (default), or an atomicOr of
  * lane bits into a per-warp mask per digit (fewer instructions for wide
  * digits, at the price of shared atomics). */
@@ -511,6 +561,10 @@ template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr size_t BASES = (size_t)D * sizeof(O);
     static constexpr size_t MISC = (W + 2) * sizeof(uint32_t);
     static constexpr size_t SMEM = COUNTERS + MASKS + KEYS + VALS + BASES + MISC;
+    /* the scattering instantiation's table (Scatter) follows */
+    static constexpr size_t SCATTER_AT = (SMEM + 15) / 16 * 16;
+    static constexpr size_t SMEM_SCATTER = SCATTER_AT + (sizeof(Scatter<K, V, O>) + 15) / 16 * 16;
+    /* then the next-digit counters, when in shared memory */
     static_assert(T > 0, "no shape in the tuning table for this kernel");
     static_assert(T % 32 == 0 && T <= 1024, "threads per block");
     static_assert(TILE < 65536, "ranks are kept in 16-bit counters");
@@ -545,9 +599,10 @@ __device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_
     }
 }
 
-template <bool UNMAP, class K, class V, class O, bool HAS_V, int T, int I>
+template <bool UNMAP, class K, class V, class O, bool HAS_V, int T, int I, bool SC>
 __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *stage_keys, const V *stage_vals,
-                                          const O *s_base, uint32_t valid, bool full)
+                                          const O *s_base, uint32_t valid, bool full, const Scatter<K, V, O> *tab,
+                                          uint32_t *s_next)
 {
     const uint32_t dmask = (1u << a.width) - 1;
 #pragma unroll
@@ -556,8 +611,15 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *s
         if (full || idx < valid) {
             const K k = stage_keys[idx];
             const O pos = s_base[digit_of(k, a.shift, dmask)] + idx;
-            a.keys_out[pos] = UNMAP ? twiddle(a.map_out, k) : k;
-            if (HAS_V) a.vals_out[pos] = stage_vals[idx];
+            if constexpr (SC) {
+                const uint32_t dst = owner_of(tab, pos);
+                tab->keys[dst][pos] = UNMAP ? twiddle(a.map_out, k) : k;
+                if (HAS_V) tab->vals[dst][pos] = stage_vals[idx];
+                count_next(tab, s_next, dst, k);
+            } else {
+                a.keys_out[pos] = UNMAP ? twiddle(a.map_out, k) : k;
+                if (HAS_V) a.vals_out[pos] = stage_vals[idx];
+            }
         }
     }
 }
@@ -565,9 +627,9 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *s
 /* Persistent: each block takes tiles in the order of an atomic counter until
  * none is left, and loads its next tile's keys while it finishes the
  * current one (look-back and write-out), so the load latency is hidden. */
-template <int RB, class K, class V, int VM, class O>
+template <int RB, class K, class V, int VM, class O, bool SC>
 __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM, O>::MIN_BLOCKS)
-    onesweep_kernel(PassArgs<K, V, O> a)
+    onesweep_kernel(PassArgs<K, V, O> a, typename ScatterOf<SC, K, V, O>::type sc)
 {
     using S = Shape<RB, K, V, VM, O>;
     constexpr int T = S::T, I = S::I, W = S::W, D = S::D, TILE = S::TILE, BPT = S::BPT;
@@ -580,6 +642,8 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + (S::ONE_STAGE ? 0 : S::KEYS));
     O *s_base = reinterpret_cast<O *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
     uint32_t *s_misc = reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
+    Scatter<K, V, O> *tab = reinterpret_cast<Scatter<K, V, O> *>(smem + S::SCATTER_AT); /* SC only */
+    uint32_t *s_next = reinterpret_cast<uint32_t *>(smem + S::SMEM_SCATTER);         /* SC, next_shared */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const uint32_t shift = a.shift, width = a.width;
@@ -597,6 +661,11 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     /* Tiles are numbered in the order blocks take them, not by blockIdx, so
      * every tile a block looks back on belongs to a block that is running. */
     if (tid == 0) s_misc[W] = atomicAdd(a.tile_counter, 1u);
+    if constexpr (SC) {
+        if (tid == 0) *tab = sc;
+        if (sc.next_counts && sc.next_shared)
+            for (uint32_t i = tid; i < sc.k * sc.next_digits; i += T) s_next[i] = 0;
+    }
     __syncthreads();
     uint32_t tile = s_misc[W];
     if (tile >= tiles) return;
@@ -801,7 +870,16 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
                 const K k = stage_keys[idx];
                 const uint32_t d = digit_of(k, shift, dmask);
                 digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
-                if (full || idx < valid) a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
+                if (full || idx < valid) {
+                    if constexpr (SC) {
+                        const O pos = s_base[d] + idx;
+                        const uint32_t dst = owner_of(tab, pos);
+                        tab->keys[dst][pos] = a.map_out_on ? twiddle(a.map_out, k) : k;
+                        count_next(tab, s_next, dst, k);
+                    } else {
+                        a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
+                    }
+                }
             }
             __syncthreads();
 #pragma unroll
@@ -814,7 +892,14 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
             for (int j = 0; j < I; j++) {
                 const uint32_t idx = threadIdx.x + j * T;
                 const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
-                if (full || idx < valid) a.vals_out[s_base[d] + idx] = stage_vals[idx];
+                if (full || idx < valid) {
+                    if constexpr (SC) {
+                        const O pos = s_base[d] + idx;
+                        tab->vals[owner_of(tab, pos)][pos] = stage_vals[idx];
+                    } else {
+                        a.vals_out[s_base[d] + idx] = stage_vals[idx];
+                    }
+                }
             }
             PHASE(6);
         } else {
@@ -829,12 +914,23 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
 
             /* Write out: consecutive threads take consecutive sorted keys, so a
              * warp writes a few contiguous runs. */
-            if (a.map_out_on) write_out<true, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
-            else write_out<false, K, V, O, HAS_V, T, I>(a, stage_keys, stage_vals, s_base, valid, full);
+            if (a.map_out_on)
+                write_out<true, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab, s_next);
+            else
+                write_out<false, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab, s_next);
             PHASE(6);
         }
         if (next >= tiles) break;
         tile = next;
+    }
+    if constexpr (SC) {
+        if (sc.next_counts && sc.next_shared) {
+            __syncthreads();
+            const uint32_t entries = sc.k * sc.next_digits;
+            uint32_t *g = sc.next_counts + (size_t)(blockIdx.x % kNextCopies) * entries;
+            for (uint32_t i = tid; i < entries; i += T)
+                if (s_next[i]) atomicAdd(&g[i], s_next[i]);
+        }
     }
 #ifdef GPK_RADIX_CUDA_PROFILE
     if (threadIdx.x == 0) {
@@ -1138,15 +1234,32 @@ static bool use_persistent(int key_bytes, bool has_values)
     return persistent_default(key_bytes, has_values);
 }
 
-template <int RB, class K, class V, int VM, class O>
-static cudaError_t launch_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStream_t stream)
+/* The multi-GPU sort's scattering passes: persistent blocks for keys
+ * without values, so that the next-digit counters go to device memory once
+ * per resident block, not once per tile (per tile, a pass over 2^30 u32
+ * keys would add 2^30 / 6144 tiles x 512 counters = 9e7 atomics; the
+ * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %).
+ * GPK_RADIX_CUDA_DIST_GRID=resident|tiles overrides, for measuring. */
+static bool dist_persistent(bool has_values)
+{
+    const char *g = getenv("GPK_RADIX_CUDA_DIST_GRID");
+    if (g && !strcmp(g, "resident")) return true;
+    if (g && !strcmp(g, "tiles")) return false;
+    return !has_values;
+}
+
+template <int RB, class K, class V, int VM, class O, bool SC>
+static cudaError_t launch_pass(const PassArgs<K, V, O> &a, const typename ScatterOf<SC, K, V, O>::type &sc,
+                               int sm_count, cudaStream_t stream)
 {
     using S = Shape<RB, K, V, VM, O>;
-    auto kernel = onesweep_kernel<RB, K, V, VM, O>;
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    auto kernel = onesweep_kernel<RB, K, V, VM, O, SC>;
+    size_t smem = S::SMEM;
+    if constexpr (SC) smem = S::SMEM_SCATTER + (sc.next_counts && sc.next_shared ? sc.k * sc.next_digits * 4 : 0);
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, S::SMEM);
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, smem);
     if (e != cudaSuccess) return e;
     /* Persistent: as many blocks as run at once, each looping over tiles
      * handed out by an atomic counter and loading the next tile's keys
@@ -1157,9 +1270,9 @@ static cudaError_t launch_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStr
     const uint32_t tiles = div_up(a.n, S::TILE);
     const uint32_t resident = (uint32_t)std::max(1, per_sm) * (uint32_t)sm_count;
     PassArgs<K, V, O> b = a;
-    b.persistent = use_persistent((int)sizeof(K), VM != V_NONE);
+    b.persistent = SC ? dist_persistent(VM != V_NONE) : use_persistent((int)sizeof(K), VM != V_NONE);
     const uint32_t blocks = b.persistent ? std::min<uint32_t>(tiles, resident) : tiles;
-    kernel<<<blocks, S::T, S::SMEM, stream>>>(b);
+    kernel<<<blocks, S::T, smem, stream>>>(b, sc);
     return cudaGetLastError();
 }
 
@@ -1171,20 +1284,21 @@ static cudaError_t memset_status(const PassArgs<K, V, O> &a, cudaStream_t stream
     return cudaMemsetAsync(a.status, 0, words * sizeof(uint32_t), stream);
 }
 
-template <class K, class V, int VM, class O>
-static cudaError_t run_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStream_t stream)
+template <class K, class V, int VM, class O, bool SC = false>
+static cudaError_t run_pass(const PassArgs<K, V, O> &a, int sm_count, cudaStream_t stream,
+                            const typename ScatterOf<SC, K, V, O>::type &sc = {})
 {
     cudaError_t e;
     switch (kernel_bits_for(a.width)) {
     case 8:
         e = memset_status<8, K, V, VM, O>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<8, K, V, VM, O>(a, sm_count, stream);
+        return e != cudaSuccess ? e : launch_pass<8, K, V, VM, O, SC>(a, sc, sm_count, stream);
     case 10:
         e = memset_status<10, K, V, VM, O>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<10, K, V, VM, O>(a, sm_count, stream);
+        return e != cudaSuccess ? e : launch_pass<10, K, V, VM, O, SC>(a, sc, sm_count, stream);
     default:
         e = memset_status<11, K, V, VM, O>(a, stream);
-        return e != cudaSuccess ? e : launch_pass<11, K, V, VM, O>(a, sm_count, stream);
+        return e != cudaSuccess ? e : launch_pass<11, K, V, VM, O, SC>(a, sc, sm_count, stream);
     }
 }
 
@@ -1204,7 +1318,13 @@ struct DeviceJob {
     /* false: the first pass reads keys already mapped / the last pass
      * leaves them mapped (the hybrid sort's window passes and fallbacks) */
     bool map_in = true, map_out = true;
+    /* output positions up to this many (the multi-GPU sort's last pass
+     * writes global positions), else n */
+    size_t positions = 0;
 };
+
+/* 64-bit output positions (the O of the pass kernels and the bases) */
+static bool wide_positions(const DeviceJob &job) { return std::max(job.n, job.positions) > kWideFrom; }
 
 /* Picks the route for buffers in -> out with spares alt1, alt2 so that the
  * last pass lands in out without a copy where possible. *copy_from is the
@@ -1292,20 +1412,33 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
-    if (n > kWideFrom) bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl, kPosOffset);
+    if (wide_positions(job))
+        bases_kernel<uint64_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint64_t *)t.bases, pl, kPosOffset);
     else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl, 0);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
     return GPK_OK;
 }
 
+/* A pass of the multi-GPU sort's distributed plan (gpk_radix_dist): it
+ * writes every device's output or every device's spare. */
+struct DistPass {
+    const gpk_radix_dist *j;
+    bool to_out;
+    uint32_t *next_counts; /* Scatter::next_counts */
+};
+
 /* The passes: histograms and bases (unless have_bases: run_histogram ran
  * for this plan and these keys), then one Onesweep launch per pass and
  * portion. route gives the buffers of every pass. O: the position type,
- * which run_histogram chose by the same test (n > kWideFrom). */
+ * which run_histogram chose by the same test (wide_positions). Passes
+ * [first, end) of the list run (end 0: all); with dist, they scatter to
+ * the devices of the multi-GPU sort (their bases are global positions, set
+ * by the caller). */
 template <class K, class V, class O>
 static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                               Temp &t, cudaStream_t stream, bool have_bases)
+                               Temp &t, cudaStream_t stream, bool have_bases, uint32_t first, uint32_t end,
+                               const DistPass *dist)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     const size_t n = job.n;
@@ -1320,7 +1453,8 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
     const Twiddle<K> map = twiddle_map<K>(job.type), unmap = twiddle_unmap<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
 
-    for (uint32_t p = 0; p < pl.count; p++) {
+    if (end == 0) end = pl.count;
+    for (uint32_t p = first; p < end; p++) {
         for (uint32_t q = 0; q < portions; q++) {
             PassArgs<K, V, O> a;
             O *bases = (O *)t.bases;
@@ -1341,6 +1475,37 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
             a.map_out = p + 1 == pl.count ? unmap : none;
             a.map_in_on = !plain && p == 0 && job.map_in;
             a.map_out_on = !plain && p + 1 == pl.count && job.map_out;
+            if (dist) {
+                const gpk_radix_dist *dj = dist->j;
+                Scatter<K, V, O> sc;
+                memset(&sc, 0, sizeof sc);
+                sc.k = (uint32_t)dj->k;
+                for (int j = 0; j < dj->k; j++) {
+                    const uint64_t from = dj->bounds[j] + kPosOffset;
+                    void *kd = dist->to_out ? dj->keys_out[j] : dj->keys_alt[j];
+                    void *vd = dist->to_out ? dj->values_out[j] : dj->values_alt[j];
+                    sc.bounds[j] = (O)from;
+                    /* indexed by global position: moved back by the
+                     * destination's first one (never dereferenced there) */
+                    sc.keys[j] = (K *)((uintptr_t)kd - (uintptr_t)(from * sizeof(K)));
+                    sc.vals[j] = job.vb ? (V *)((uintptr_t)vd - (uintptr_t)(from * sizeof(V))) : NULL;
+                }
+                if (dist->next_counts) {
+                    sc.next_shift = pl.shift[p + 1];
+                    sc.next_mask = (1u << pl.width[p + 1]) - 1;
+                    sc.next_digits = 1u << pl.width[p + 1];
+                    sc.next_counts = dist->next_counts;
+                    sc.next_shared = sc.k * sc.next_digits <= kNextShared;
+                }
+                if constexpr (sizeof(V) == 4) {
+                    if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE, O, true>(a, st->sm_count, stream, sc);
+                    else e = run_pass<K, V, V_LOAD, O, true>(a, st->sm_count, stream, sc);
+                } else {
+                    e = run_pass<K, V, V_LOAD, O, true>(a, st->sm_count, stream, sc);
+                }
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: scattering pass kernel launch");
+                continue;
+            }
             /* keys only dispatch with the 4-byte value type alone */
             if constexpr (sizeof(V) == 4) {
                 if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE, O>(a, st->sm_count, stream);
@@ -1358,25 +1523,29 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
 
 template <class K, class V>
 static gpk_status run_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                             Temp &t, cudaStream_t stream, bool have_bases = false)
+                             Temp &t, cudaStream_t stream, bool have_bases = false, uint32_t first = 0,
+                             uint32_t end = 0, const DistPass *dist = NULL)
 {
-    if (job.n > kWideFrom) return run_passes_o<K, V, uint64_t>(ctx, job, pl, route, t, stream, have_bases);
-    return run_passes_o<K, V, uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+    if (wide_positions(job))
+        return run_passes_o<K, V, uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
+    return run_passes_o<K, V, uint32_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
 }
 
 template <class K>
 static gpk_status run_passes_k(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                               Temp &t, cudaStream_t stream, bool have_bases)
+                               Temp &t, cudaStream_t stream, bool have_bases, uint32_t first, uint32_t end,
+                               const DistPass *dist)
 {
-    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases);
-    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
+    return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
 }
 
 static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
-                                  Temp &t, cudaStream_t stream, bool have_bases = false)
+                                  Temp &t, cudaStream_t stream, bool have_bases = false, uint32_t first = 0,
+                                  uint32_t end = 0, const DistPass *dist = NULL)
 {
-    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases);
-    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream, have_bases);
+    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
+    return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
 }
 
 /* Is pl rows k0 .. k0 + pl.count - 1 of full (the same digits)? */
@@ -1489,7 +1658,7 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
-            if (job.n > kWideFrom)
+            if (wide_positions(job))
                 bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
             else
                 bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
@@ -2127,4 +2296,170 @@ extern "C" gpk_status gpk__radix_cuda_window_sort(gpk_ctx *ctx, void *temp, size
     route.vals[1] = vals_alt;
     route.vals[2] = vals;
     return dispatch_passes(ctx, job, pl, route, t, stream);
+}
+
+/* ------------------------------------------------------------------------
+ * The multi-GPU sort's distributed LSD plan (radix_internal.h,
+ * gpk_radix_dist): every pass of every device scatters its keys to their
+ * global positions on the devices that own them.
+ * ------------------------------------------------------------------------ */
+namespace {
+
+/* The same plan on every device: every bit of [0, key_bits), the tuned
+ * digits (the shard API does not detect the bit range). */
+static void dist_plan(const gpk_radix_dist *j, PassList *pl)
+{
+    const unsigned bits = j->key_bits ? j->key_bits : 8 * j->key_width;
+    make_plan(0, bits, j->radix_bits, j->key_width, pl);
+}
+
+static size_t dist_share(const gpk_radix_dist *j) { return j->bounds[j->self + 1] - j->bounds[j->self]; }
+
+static size_t dist_next_words(int k) { return (size_t)kNextCopies * (size_t)k << kMaxDigitBits; }
+
+struct DistBuffers {
+    Temp t;
+    uint32_t *next_copies;
+    unsigned long long *next_sums;
+};
+
+/* temp: [spare keys | spare values | tables | next-digit counters and sums] */
+static DistBuffers dist_buffers(const gpk_radix_dist *j)
+{
+    const size_t m = dist_share(j), most = std::max(j->n, m);
+    char *p = (char *)j->temp + align_up(m * j->key_width, 256) + align_up(m * j->value_width, 256);
+    DistBuffers b;
+    b.t = carve_temp(p, most, (int)j->key_width, (int)j->value_width);
+    p += temp_bytes(most, (int)j->key_width, (int)j->value_width);
+    b.next_copies = (uint32_t *)p;
+    p += align_up(dist_next_words(j->k) * sizeof(uint32_t), 256);
+    b.next_sums = (unsigned long long *)p;
+    return b;
+}
+
+template <class O>
+__global__ void global_bases_kernel(const unsigned long long *from, O *to, uint32_t digits, unsigned long long offset)
+{
+    const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
+    if (d < digits) to[d] = (O)(from[d] + offset);
+}
+
+__global__ void next_sums_kernel(const uint32_t *copies, unsigned long long *sums, uint32_t entries)
+{
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= entries) return;
+    unsigned long long sum = 0;
+    for (uint32_t c = 0; c < kNextCopies; c++) sum += copies[(size_t)c * entries + e];
+    sums[e] = sum;
+}
+
+} // namespace
+
+extern "C" unsigned gpk__radix_cuda_dist_plan(const gpk_radix_dist *j, unsigned *digits)
+{
+    PassList pl;
+    dist_plan(j, &pl);
+    for (uint32_t p = 0; p < pl.count; p++) digits[p] = 1u << pl.width[p];
+    return pl.count;
+}
+
+extern "C" size_t gpk__radix_cuda_dist_temp(size_t n, size_t m, unsigned key_width, unsigned value_width, int k)
+{
+    const size_t most = std::max(n, m);
+    return align_up(m * key_width, 256) + align_up(m * value_width, 256) +
+           temp_bytes(most, (int)key_width, (int)value_width) + align_up(dist_next_words(k) * sizeof(uint32_t), 256) +
+           align_up(((size_t)k << kMaxDigitBits) * sizeof(unsigned long long), 256);
+}
+
+extern "C" void gpk__radix_cuda_dist_spare(void *temp, size_t m, unsigned key_width, void **keys, void **values)
+{
+    *keys = temp;
+    *values = (char *)temp + align_up(m * key_width, 256);
+}
+
+extern "C" gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned long long *counts)
+{
+    PassList pl;
+    dist_plan(j, &pl);
+    if (pl.count == 0) return gpk__fail(ctx, GPK_EINVAL, "multi-device sort: no bits to sort");
+    const uint32_t digits = 1u << pl.width[0];
+    if (j->n == 0) {
+        memset(counts, 0, digits * sizeof *counts);
+        return GPK_OK;
+    }
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    DistBuffers b = dist_buffers(j);
+    DeviceJob job;
+    job.type = j->key_type;
+    job.kb = (int)j->key_width;
+    job.vb = 0;
+    job.vmode = V_NONE;
+    job.n = j->n;
+    job.positions = j->total;
+    PassList first = pl; /* the first pass's digits only: the others' counts change as the keys move */
+    first.count = 1;
+    gpk_status s = j->key_width == 8 ? run_histogram<uint64_t>(ctx, job, first, j->keys, b.t, st->stream)
+                                     : run_histogram<uint32_t>(ctx, job, first, j->keys, b.t, st->stream);
+    if (s != GPK_OK) return s;
+    const cudaError_t e =
+        cudaMemcpyAsync(counts, b.t.hist, digits * sizeof *counts, cudaMemcpyDeviceToHost, st->stream);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "multi-device sort: digit counts to the host");
+}
+
+extern "C" gpk_status gpk__radix_cuda_dist_pass(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned p,
+                                                const unsigned long long *bases, unsigned long long *next)
+{
+    PassList pl;
+    dist_plan(j, &pl);
+    if (p >= pl.count) return gpk__fail(ctx, GPK_EINVAL, "multi-device sort: pass %u of %u", p, pl.count);
+    const bool last = p + 1 == pl.count;
+    const uint32_t digits = 1u << pl.width[p];
+    const uint32_t entries = last ? 0 : (uint32_t)j->k << pl.width[p + 1];
+    /* pass p reads the shard (p = 0), else what pass p - 1 wrote here: the
+     * output where an even number of passes followed it, else the spare */
+    const size_t n = p == 0 ? j->n : dist_share(j);
+    if (n == 0) {
+        if (!last) memset(next, 0, entries * sizeof *next);
+        return GPK_OK;
+    }
+    const bool prev_to_out = p > 0 && (pl.count - p) % 2 == 0;
+    Route r;
+    memset(&r, 0, sizeof r);
+    r.keys[p] = p == 0 ? j->keys : prev_to_out ? j->keys_out[j->self] : j->keys_alt[j->self];
+    r.vals[p] = p == 0 ? j->values : prev_to_out ? j->values_out[j->self] : j->values_alt[j->self];
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    DistBuffers b = dist_buffers(j);
+    DeviceJob job;
+    job.type = j->key_type;
+    job.kb = (int)j->key_width;
+    job.vb = (int)j->value_width;
+    job.vmode = j->value_width ? V_LOAD : V_NONE;
+    job.n = n;
+    job.positions = j->total;
+    /* this pass's global bases (portion 0; later portions chain from them)
+     * through the histogram's row of the pass, which is not read again */
+    unsigned long long *row = b.t.hist + (size_t)p * pl.stride;
+    cudaError_t e = cudaMemcpyAsync(row, bases, digits * sizeof *bases, cudaMemcpyHostToDevice, st->stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "multi-device sort: digit bases to the device");
+    if (wide_positions(job))
+        global_bases_kernel<uint64_t><<<div_up(digits, 256), 256, 0, st->stream>>>(
+            row, (uint64_t *)b.t.bases + (size_t)p * pl.stride, digits, kPosOffset);
+    else
+        global_bases_kernel<uint32_t><<<div_up(digits, 256), 256, 0, st->stream>>>(
+            row, (uint32_t *)b.t.bases + (size_t)p * pl.stride, digits, 0);
+    e = cudaGetLastError();
+    if (e == cudaSuccess && !last)
+        e = cudaMemsetAsync(b.next_copies, 0, (size_t)kNextCopies * entries * sizeof(uint32_t), st->stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "multi-device sort: bases");
+    DistPass dp;
+    dp.j = j;
+    dp.to_out = (pl.count - 1 - p) % 2 == 0;
+    dp.next_counts = last ? NULL : b.next_copies;
+    gpk_status s = dispatch_passes(ctx, job, pl, r, b.t, st->stream, true, p, p + 1, &dp);
+    if (s != GPK_OK || last) return s;
+    next_sums_kernel<<<div_up(entries, 256), 256, 0, st->stream>>>(b.next_copies, b.next_sums, entries);
+    e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(next, b.next_sums, entries * sizeof *next, cudaMemcpyDeviceToHost, st->stream);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "multi-device sort: next digit counts");
 }

@@ -113,6 +113,51 @@ gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int rep
 gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms);
 #endif
 
+#ifdef GPK_HAVE_CUDA
+/* The distributed LSD plan of the multi-GPU sort (multi_cuda.cu): every
+ * pass of every device writes each key (and value) to its global position
+ * p = the global base of its digit + its rank among this device's keys of
+ * that digit, on the device that owns p (output j holds [bounds[j],
+ * bounds[j + 1])): a stable counting sort of the whole sequence per pass,
+ * so the passes sort it as on one device. Pass p writes every device's
+ * output where an even number of passes follow it, else every device's
+ * spare; pass 0 reads the shard, pass p > 0 what pass p - 1 wrote here.
+ * The plan covers every bit of [0, key_bits) (0: the type's), the same on
+ * every device. Each call runs on ctx's stream (ctx: the device's own
+ * context, current) and returns before the work is done; a pass may start
+ * only when every device has finished the one before (it writes where they
+ * read). */
+typedef struct gpk_radix_dist {
+    gpk_type key_type;
+    unsigned key_width, value_width; /* value_width 0: keys only */
+    unsigned key_bits, radix_bits;
+    void *keys, *values; /* this device's shard, n keys: scratch */
+    size_t n;
+    size_t total;        /* keys over all devices */
+    void *temp;          /* gpk__radix_cuda_dist_temp bytes of this device */
+    int self, k;         /* this device, of k */
+    size_t bounds[GPK_MAX_DEVICES + 1];
+    void *keys_out[GPK_MAX_DEVICES], *values_out[GPK_MAX_DEVICES]; /* writable from this device */
+    void *keys_alt[GPK_MAX_DEVICES], *values_alt[GPK_MAX_DEVICES]; /* the spares, likewise */
+} gpk_radix_dist;
+
+/* The passes (at most 64) and the digits of each in digits[]. */
+unsigned gpk__radix_cuda_dist_plan(const gpk_radix_dist *j, unsigned *digits);
+/* Temp of a device with n keys in its shard and m in its output, and its
+ * spare for m keys and values in that temp (where the others write). */
+size_t gpk__radix_cuda_dist_temp(size_t n, size_t m, unsigned key_width, unsigned value_width, int k);
+void gpk__radix_cuda_dist_spare(void *temp, size_t m, unsigned key_width, void **keys, void **values);
+/* The counts of the first pass's digits in the shard into counts (pinned
+ * host memory), there once the stream gets there. */
+gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned long long *counts);
+/* Pass p: bases[d] (pinned host memory) = the global position of this
+ * device's first key of digit d in the pass; unless it is the last pass,
+ * next[o * D + x] (pinned, D = the next pass's digits) gets the keys it
+ * sent to device o whose next digit is x. */
+gpk_status gpk__radix_cuda_dist_pass(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned p,
+                                     const unsigned long long *bases, unsigned long long *next);
+#endif
+
 /* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
  * detects the bit range on its own copy of the data). Shared by the
  * dispatch and the bench. Defined in radix.c. */
