@@ -136,12 +136,12 @@ static void shard_sizes(int pattern, size_t n, int k, size_t *sz)
 
 /* Sorts n keys (and their global indices as values when vw) cut into
  * shards by `pattern` over ctx's k devices; compares with the reference. */
-/* The plan a sort must take: merge when GPK_MULTI_PLAN=merge or where a
- * CUDA device cannot reach another's memory, else lsd (the path names it). */
+/* The plan a sort must take: lsd when GPK_MULTI_PLAN=lsd and every CUDA
+ * device reaches every other's memory, else merge (the path names it). */
 static const char *expected_path(const int *devices, int k)
 {
     const char *v = getenv("GPK_MULTI_PLAN");
-    if (v && !strcmp(v, "merge")) return "radix-multi";
+    if (!v || strcmp(v, "lsd")) return "radix-multi";
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)

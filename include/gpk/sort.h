@@ -137,7 +137,8 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
  * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=lsd|merge picks):
- * lsd (the default where every device can reach every other's memory):
+ * lsd (only with GPK_MULTI_PLAN=lsd, where every device can reach every
+ * other's memory; slower than merge as measured, docs/perf/scale.md):
  * every radix pass is a stable counting sort of the whole sequence (shard
  * 0, shard 1, ...), each device storing its keys at their global positions
  * on the devices that own them (peer-to-peer stores over NVLink); the

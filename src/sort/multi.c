@@ -22,8 +22,8 @@
  * land where the other devices read): one host round trip per pass, which
  * also carries the counts.
  *
- * Plan merge (GPK_MULTI_PLAN=merge, and where a device cannot write
- * another's memory): sort first, then merge (Maltenberger et al., SIGMOD
+ * Plan merge (the default; lsd only with GPK_MULTI_PLAN=lsd and where every
+ * device can write every other's memory): sort first, then merge (Maltenberger et al., SIGMOD
  * 2022, call it the merge-based multi-GPU sort):
  *  1. Every device sorts its shard in place (the stable radix sort).
  *  2. Splitters: output j starts at global rank r_j = m_0 + ... + m_{j-1}.
@@ -162,8 +162,11 @@ done:
 
 int gpk__multi_plan(const gpk_ctx *ctx)
 {
+    /* lsd only when asked for: on 2 x H200 its peer stores made every pass
+     * 2.4x slower than a local one, so it ran at 0.82x one GPU where merge
+     * ran at 1.47x (docs/perf/scale.md, run 2) */
     const char *v = getenv("GPK_MULTI_PLAN");
-    if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
+    if (!v || strcmp(v, "lsd")) return GPK_MULTI_PLAN_MERGE;
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     if (ctx->backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)

@@ -85,9 +85,9 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
 
-/* The plan a sort on ctx takes: GPK_MULTI_PLAN=merge forces the merge;
- * else lsd where every device can write every other's memory (CUDA peer
- * access; always on the CPU's virtual devices), else merge. */
+/* The plan a sort on ctx takes: merge, unless GPK_MULTI_PLAN=lsd asks for
+ * lsd and every device can write every other's memory (CUDA peer access;
+ * always on the CPU's virtual devices). */
 int gpk__multi_plan(const gpk_ctx *ctx);
 
 /* The smallest host-API sort that a context of several devices spreads
