@@ -77,6 +77,11 @@ typedef struct gpk_tsp {
     int32_t *matrix;      /* n x n distances: EXPLICIT always; others when n is small
                              enough (GPK_TSP_MATRIX_MAX), else NULL: computed on the fly */
     char name[64];
+    /* FIXED_EDGES_SECTION: nfixed edges (fixed[2e], fixed[2e + 1], 0-based)
+     * that TSPLIB requires in every tour (linhp318). The searches do not
+     * read them; gpk tsp enforces them (docs/search.md). */
+    uint32_t nfixed;
+    uint32_t *fixed;
 } gpk_tsp;
 #define GPK_TSP_MATRIX_MAX 20000u
 
