@@ -18,7 +18,7 @@ typedef struct gpk__search_cfg {
     uint64_t iters;         /* resolved per algo (HC: 0 = unlimited) */
     uint32_t global_iters;  /* ITS / MULTISTART, resolved */
     uint32_t tenure;        /* TABU / ITS / MULTISTART, resolved */
-    uint32_t tenure_spread; /* each move's tenure is uniform in tenure +- spread (0: fixed) */
+    uint32_t tenure_cube;   /* > 0: each move draws its tenure tenure + tenure_cube * u^3 (QAP default) */
     uint32_t starts;        /* MULTISTART, resolved */
     uint32_t perturb;       /* ITS: random moves between rounds */
     uint64_t seed;

@@ -30,7 +30,8 @@ static void common_help(FILE *f)
             "  --iters N      hc: most moves (default: until a local optimum); tabu: iterations\n"
             "                 (default 10000); its, multistart: tabu iterations per global\n"
             "                 iteration (default 1000)\n"
-            "  --global N     its, multistart: global iterations (default 10)\n"
+            "  --global N     its, multistart: global iterations (default 10; a QAP its\n"
+            "                 from n = 20: 100)\n"
             "  --tenure T     tabu, its, multistart: iterations a move stays tabu\n"
             "                 (default: the library's per problem)\n"
             "  --starts S     multistart: independent searches (default: the threads; with\n"
@@ -1251,7 +1252,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         /* What the reports count to, for the duration warning: tabu
          * iterations (or ILS kicks) of the runs the calling thread does. */
         const double it = a.iters ? (double)a.iters : a.so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
-        const double gl = a.global ? (double)a.global : 10.0;
+        const double gl = a.global ? (double)a.global : (double)gpk_search_default_global_iters(kind, a.so.algo, n);
         if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
         else if (a.so.algo == GPK_SEARCH_ITS || a.so.algo == GPK_SEARCH_MULTISTART) ps.budget = it * gl;
         if (a.mpi) {
