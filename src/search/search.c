@@ -96,19 +96,28 @@ static const char *kind_name(gpk_problem_kind k)
     return k == GPK_PROBLEM_QAP ? "QAP" : k == GPK_PROBLEM_TSP ? "TSP" : "PPP";
 }
 
+/* From this n the QAP ITS runs 100 rounds by default and draws its tenure
+ * from n/2 + 6n u^3 (below: the paper's 10 rounds, 2n +- 10 %). */
+#define GPK__QAP_LONG_N 20u
+
 /* Default tabu tenures (iterations a move stays tabu), chosen per problem
  * and attribute (src/search/search_cpu.c says which attribute):
- *  - QAP swap: drawn per move as n/2 + 6n u^3, u uniform in [0, 1): mean
- *    2n, from n/2 to 6.5n, a short tenure more often than a long one.
- *    Taillard's robust tabu search draws the tenure at random so that no
- *    fixed length can cycle: uniformly in 0.9 t .. 1.1 t in 1991, 8n u^3
- *    (mean 2n) in his 2006 code. On tai20a..tai100a (3 seeds, 100 x 1000
- *    ITS) the summed mean gaps were 6.58 % with 2n +- 10 % (the default
- *    before), 5.73 % with n +- 10 %, 5.28 % with 8n u^3 and 4.96 % with
- *    n/2 + 6n u^3; n +- 10 % and 8n u^3 lost on other families (chr20a,
- *    tai50b, tai80b), n/2 + 6n u^3 did as well as 2n on 20 instances of
- *    the chr, bur, had, nug, rou, scr, els and tai*b families
- *    (docs/perf/search.md). opts.tenure fixes it instead;
+ *  - QAP swap: each move draws its tenure, so that no fixed length can
+ *    cycle (Taillard's robust tabu search: uniformly in 0.9 t .. 1.1 t in
+ *    1991, 8n u^3 with mean 2n in his 2006 code). Below n = 20: uniform in
+ *    2n +- 10 %: 2n reached the optimum of chr12a, tai12a, nug15 more often
+ *    than n (10 x 1000 ITS). From n = 20, where the ITS also runs 100
+ *    rounds (gpk_search_default_global_iters): n/2 + 6n u^3, u uniform in
+ *    [0, 1): mean 2n, from n/2 to 6.5n, short tenures more often than long
+ *    ones. On tai20a..tai100a (3 seeds, 100 x 1000 ITS) the summed mean
+ *    gaps were 6.58 % with 2n +- 10 %, 5.73 % with n +- 10 %, 5.28 % with
+ *    8n u^3, 4.96 % with n/2 + 6n u^3, 6.18 % with n + 4n u^3; on 13
+ *    instances of the chr, bur, nug, ste, had, rou, scr and tai*b families
+ *    n/2 + 6n u^3 did as well as 2n +- 10 % at 100 x 1000 (tai50b worse,
+ *    chr25a, ste36a, tai80b, tai100b better), where n +- 10 % lost on
+ *    chr20a and tai50b (docs/perf/search.md). At n = 12 with 10 rounds it
+ *    left chr12a 5.7 % above the optimum in 1 run of 50 (2n +- 10 %: 0),
+ *    hence the old rule below 20. opts.tenure fixes the tenure instead;
  *  - TSP swap: 2n. The attribute is (element, position) and a move is
  *    tabu only when it would put BOTH elements back, a weak restriction;
  *  - TSP 2-opt: n / 2 (at least 5) on the (i, j) pair, whose repetition is
@@ -122,7 +131,7 @@ static uint32_t default_tenure(gpk_problem_kind kind, gpk_neighbourhood nb, uint
     uint32_t t;
     if (kind == GPK_PROBLEM_PPP) t = nb == GPK_NB_FLIP1 ? n / 4 : n / 10;
     else if (nb == GPK_NB_TWO_OPT) t = n / 2 < 5 ? 5 : n / 2;
-    else t = 2 * n; /* QAP: the mean of the draw (search_run_until sets it up) */
+    else t = 2 * n; /* QAP: the centre or mean of the draw (search_run_until) */
     return t < 2 ? 2 : t;
 }
 
@@ -136,7 +145,7 @@ static uint32_t default_tenure(gpk_problem_kind kind, gpk_neighbourhood nb, uint
  * every tai*a instance. */
 uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n)
 {
-    return kind == GPK_PROBLEM_QAP && algo == GPK_SEARCH_ITS && n >= 20 ? 100 : 10;
+    return kind == GPK_PROBLEM_QAP && algo == GPK_SEARCH_ITS && n >= GPK__QAP_LONG_N ? 100 : 10;
 }
 
 int gpk__search_should_stop(const gpk__search_cfg *c)
@@ -228,11 +237,14 @@ static gpk_status search_run_until(gpk_ctx *ctx, const gpk_search_problem *probl
         else c.kicks = c.iters * c.global_iters;
     }
     c.tenure = opts->tenure ? opts->tenure : default_tenure(c.kind, c.nb, c.n);
-    /* QAP by default: each move draws its tenure n/2 + 6n u^3, u uniform in
-     * [0, 1) (mean 2n), see default_tenure. */
+    /* QAP by default: each move draws its tenure, see default_tenure. */
     if (!opts->tenure && c.kind == GPK_PROBLEM_QAP) {
-        c.tenure = c.n / 2;
-        c.tenure_cube = 6 * c.n;
+        if (c.n >= GPK__QAP_LONG_N) {
+            c.tenure = c.n / 2;
+            c.tenure_cube = 6 * c.n;
+        } else {
+            c.tenure_spread = c.tenure / 10;
+        }
     }
     c.threads = ctx->threads >= 1 ? ctx->threads : 1;
     c.starts = opts->starts ? opts->starts : (uint32_t)c.threads;

@@ -601,7 +601,8 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
         s->evaluated += s->size;
         if (s->stopped) return;
         const move m = adm.d != INT64_MAX ? adm : any;
-        uint32_t ten = tenure;
+        const uint32_t sp = s->cfg->tenure_spread;
+        uint32_t ten = sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure;
         if (s->cfg->tenure_cube) { /* u = r / 1024 uniform in [0, 1): the tenure plus tenure_cube u^3, in integers */
             const uint64_t r = rng_below(&s->rng, 1024);
             ten += (uint32_t)((r * r * r * s->cfg->tenure_cube) >> 30);
