@@ -699,6 +699,15 @@ if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     expect_err 2 "tsp --svg of an EXPLICIT instance" "no coordinates" -- "$GPK" tsp "$DATA/tsplib/bays29.tsp" --svg x.svg
     # issue 18: or2opt under a time limit, --init, --eval, --best-known, the
     # .opt.tour beside the instance, and a search stopped by a signal
+    # linhp318: TSPLIB's 41345 is the Hamiltonian path without the fixed
+    # edge 1-214 (3869): every tour holds the edge, so it is 45214 or more
+    if [ -f "$DATA/tsplib/linhp318.tsp" ]; then
+        expect 0 "tsp linhp318 fixed edge" -- "$GPK" tsp "$DATA/tsplib/linhp318.tsp" --nb or2opt --algo multistart --threads 2 --time-limit 0.3 -q --json
+        [ "$(json_int fixed_edges_in_tour)" = 1 ] && [ "$(json_int fixed_edges_length)" = 3869 ] &&
+            [ "$(json_int best_known)" = 41345 ] && [ "$(json_int best)" -ge 45214 ] ||
+            fail "tsp linhp318: $(cat out.txt)"
+        grep -q '"gap_percent": [0-9]' out.txt || fail "tsp linhp318: no gap (or a negative one): $(cat out.txt)"
+    fi
     T280=$DATA/tsplib/a280.tsp
     if [ -f "$T280" ] && [ -f "$DATA/tsplib/a280.opt.tour" ]; then
         expect 0 "tsp a280 or2opt --time-limit" -- "$GPK" tsp "$T280" --nb or2opt --time-limit 0.5 --out a280.tour --json
