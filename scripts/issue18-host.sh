@@ -4,7 +4,9 @@
 # runs PART; results land in $OUT (default /tmp/out): PART.json (every run's
 # JSON and the checks), PART-logs.tgz, and a summary table printed last.
 #
-#   core   (~5 min) test_search_cuda and test_search_ls; QAP tai*a n <= 100,
+#   core   (~8 min: the QAP ITS default grew to 100 x 1000 from n = 20 on
+#          2026-11-26, about 3 min of GPU runs; scripts/issue18-quality.sh
+#          qap runs that table alone) test_search_cuda and test_search_ls; QAP tai*a n <= 100,
 #          ITS at the default budget on the GPU, 5 seeds, and one CPU / GPU
 #          agreement check; the 2-opt full-neighbourhood evaluation rate on
 #          pla33810 (the paper's reproduction, 2.9e11/s on an H200 before);

@@ -654,6 +654,35 @@ expect_err 1 "qap truncated .dat" "trunc.dat:[0-9]*: truncated" -- "$GPK" qap tr
 sed 's/^3 20 5$/3 twenty 5/' mini.tsp >bad.tsp
 expect_err 1 "tsp malformed .tsp" "bad.tsp:8:" -- "$GPK" tsp bad.tsp
 
+# FIXED_EDGES_SECTION (TSPLIB's linhp318): every search's tour holds the
+# fixed edge 1-4 (300 long, where the best tour, 800, has no use for it;
+# the best with it is 1000: the path 700 and the edge), the
+# length reported is the tour's, and the gap is that of the path without
+# the fixed edge; a tour without it gets no gap.
+printf 'NAME: fx\nTYPE: TSP\nDIMENSION: 8\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 4\n-1\nNODE_COORD_SECTION\n1 0 0\n2 100 0\n3 200 0\n4 300 0\n5 300 100\n6 200 100\n7 100 100\n8 0 100\nEOF\n' >fx.tsp
+for how in "--algo its --nb 2opt --iters 50 --global 2" "--algo tabu --nb swap --iters 100" "--algo hc" \
+    "--algo multistart --nb or2opt --iters 20 --global 2" "--algo its --nb or2opt --iters 50"; do
+    # shellcheck disable=SC2086
+    expect 0 "tsp fixed edge $how" -- "$GPK" tsp fx.tsp $how --seed 3 --out fx.tour -q --json
+    [ "$(json_int fixed_edges_in_tour)" = 1 ] || fail "tsp fixed edge $how: $(cat out.txt)"
+    check_tour fx.tour 8 || fail "tsp fixed edge $how: fx.tour is not a tour"
+    awk 'NR == 1 { f = $1 } { if (p != "" && (p + $1 == 5) && (p == 1 || p == 4)) ok = 1; p = $1 }
+         END { if ((p == 1 && f == 4) || (p == 4 && f == 1)) ok = 1; exit !ok }' tour_perm.txt ||
+        fail "tsp fixed edge $how: 1 and 4 not adjacent in fx.tour"
+    [ "$(json_int best)" -ge 1000 ] || fail "tsp fixed edge $how: length $(json_int best) below the best tour with 1-4"
+done
+expect 0 "tsp fixed edge: the gap of the path" -- "$GPK" tsp fx.tsp --algo its --iters 100 --best-known 700 -q --json
+[ "$(json_int best)" = 1000 ] && grep -q '"gap_percent": 0.000000' out.txt || fail "tsp fixed edge: $(cat out.txt)"
+grep -q '"fixed_edges": 1, "fixed_edges_in_tour": 1, "fixed_edges_length": 300' out.txt || fail "tsp fixed edge JSON: $(cat out.txt)"
+printf 'TYPE : TOUR\nDIMENSION : 8\nTOUR_SECTION\n4\n1\n8\n7\n6\n5\n3\n2\n-1\nEOF\n' >fx1.tour
+expect 0 "tsp --eval with the fixed edge" -- "$GPK" tsp fx.tsp --eval fx1.tour --best-known 841
+grep -q "length 1141 (path without the 1 fixed edge 841: given 841, gap 0.000%)" out.txt || fail "tsp --eval fixed edge: $(cat out.txt)"
+printf 'TYPE : TOUR\nDIMENSION : 8\nTOUR_SECTION\n1\n2\n3\n4\n5\n6\n7\n8\n-1\nEOF\n' >fx2.tour
+expect 0 "tsp --eval without the fixed edge" -- "$GPK" tsp fx.tsp --eval fx2.tour --best-known 841 --json
+grep -q '"gap_percent": null' out.txt || fail "tsp --eval without the fixed edge gave a gap: $(cat out.txt)"
+expect 0 "tsp --eval without the fixed edge, text" -- "$GPK" tsp fx.tsp --eval fx2.tour --best-known 841
+grep -q "length 800 (the tour lacks FIXED_EDGES_SECTION edges: no gap)" out.txt || fail "tsp --eval no fixed edge: $(cat out.txt)"
+
 # On the benchmark instances, with the gap to the best-known values.
 if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     QI=$DATA/qaplib/nug12.dat
@@ -670,6 +699,15 @@ if [ -d "$DATA/qaplib" ] && [ -d "$DATA/tsplib" ]; then
     expect_err 2 "tsp --svg of an EXPLICIT instance" "no coordinates" -- "$GPK" tsp "$DATA/tsplib/bays29.tsp" --svg x.svg
     # issue 18: or2opt under a time limit, --init, --eval, --best-known, the
     # .opt.tour beside the instance, and a search stopped by a signal
+    # linhp318: TSPLIB's 41345 is the Hamiltonian path without the fixed
+    # edge 1-214 (3869): every tour holds the edge, so it is 45214 or more
+    if [ -f "$DATA/tsplib/linhp318.tsp" ]; then
+        expect 0 "tsp linhp318 fixed edge" -- "$GPK" tsp "$DATA/tsplib/linhp318.tsp" --nb or2opt --algo multistart --threads 2 --time-limit 0.3 -q --json
+        [ "$(json_int fixed_edges_in_tour)" = 1 ] && [ "$(json_int fixed_edges_length)" = 3869 ] &&
+            [ "$(json_int best_known)" = 41345 ] && [ "$(json_int best)" -ge 45214 ] ||
+            fail "tsp linhp318: $(cat out.txt)"
+        grep -q '"gap_percent": [0-9]' out.txt || fail "tsp linhp318: no gap (or a negative one): $(cat out.txt)"
+    fi
     T280=$DATA/tsplib/a280.tsp
     if [ -f "$T280" ] && [ -f "$DATA/tsplib/a280.opt.tour" ]; then
         expect 0 "tsp a280 or2opt --time-limit" -- "$GPK" tsp "$T280" --nb or2opt --time-limit 0.5 --out a280.tour --json

@@ -877,11 +877,56 @@ static void tsp_data_tests(const char *dir)
     }
 }
 
+/* FIXED_EDGES_SECTION: kept 0-based; a loop, a city on three edges or a
+ * cycle short of the tour is refused at its line; all n edges of one tour
+ * are accepted. */
+static void tsp_fixed_edges_tests(void)
+{
+    const char *coords = "NODE_COORD_SECTION\n1 0 0\n2 10 0\n3 20 0\n4 20 10\n5 10 10\n6 0 10\nEOF\n";
+    char buf[512];
+    gpk_tsp t;
+    snprintf(buf, sizeof buf, "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 4\n5 2\n-1\n%s",
+             coords);
+    gpk_status s = gpk_tsp_parse(buf, strlen(buf), "fixed", &t);
+    TU_CHECK(s == GPK_OK, "fixed edges: %s", gpk_last_error(NULL));
+    if (s == GPK_OK) {
+        TU_CHECK(t.nfixed == 2 && t.fixed && t.fixed[0] == 0 && t.fixed[1] == 3 && t.fixed[2] == 4 && t.fixed[3] == 1,
+                 "fixed edges: nfixed %u, read wrong", t.nfixed);
+        gpk_tsp_free(&t);
+        TU_CHECK(t.fixed == NULL && t.nfixed == 0, "gpk_tsp_free leaves the fixed edges");
+    }
+    snprintf(buf, sizeof buf, "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\n%s", coords);
+    s = gpk_tsp_parse(buf, strlen(buf), "nofixed", &t);
+    TU_CHECK(s == GPK_OK && t.nfixed == 0 && t.fixed == NULL, "no FIXED_EDGES_SECTION: nfixed %u", t.nfixed);
+    gpk_tsp_free(&t);
+    /* the six edges of the tour 1 2 3 4 5 6: accepted */
+    snprintf(buf, sizeof buf,
+             "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 2\n2 3\n3 4\n4 5\n5 6\n6 1\n-1\n%s",
+             coords);
+    s = gpk_tsp_parse(buf, strlen(buf), "fulltour", &t);
+    TU_CHECK(s == GPK_OK && t.nfixed == 6, "fixed edges forming the whole tour: status %d, nfixed %u", (int)s, t.nfixed);
+    gpk_tsp_free(&t);
+    const struct {
+        const char *edges;
+        int line;
+        const char *needle;
+    } bad[] = {{"3 3\n", 5, "is a loop"},
+               {"1 2\n1 3\n1 4\n", 7, "three fixed edges"},
+               {"1 2\n2 3\n3 1\n", 7, "closes a cycle"},
+               {"1 7\n", 5, "out of range"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(buf, sizeof buf, "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n%s-1\n%s",
+                 bad[k].edges, coords);
+        tsp_expect_error(buf, "badfixed", bad[k].line, bad[k].needle);
+    }
+}
+
 static void tsp_tests(const char *data_dir)
 {
     /* Seeded from the program's generator, so GPK_TEST_SEED replays it. */
     tsp_rng_state = gpk_rng_next(&rng) | 1;
     tsp_memory_tests();
+    tsp_fixed_edges_tests();
     if (data_dir) tsp_data_tests(data_dir); /* main said "data not found" otherwise */
 }
 

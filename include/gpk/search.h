@@ -77,6 +77,11 @@ typedef struct gpk_tsp {
     int32_t *matrix;      /* n x n distances: EXPLICIT always; others when n is small
                              enough (GPK_TSP_MATRIX_MAX), else NULL: computed on the fly */
     char name[64];
+    /* FIXED_EDGES_SECTION: nfixed edges (fixed[2e], fixed[2e + 1], 0-based)
+     * that TSPLIB requires in every tour (linhp318). The searches do not
+     * read them; gpk tsp enforces them (docs/search.md). */
+    uint32_t nfixed;
+    uint32_t *fixed;
 } gpk_tsp;
 #define GPK_TSP_MATRIX_MAX 20000u
 
@@ -180,7 +185,8 @@ typedef struct gpk_search_opts {
     uint64_t iters;         /* HC: most moves (0: until a local optimum); TABU: iterations
                                (0: 10000); ITS / MULTISTART: tabu iterations per global
                                iteration (0: 1000, the paper's) */
-    uint32_t global_iters;  /* ITS / MULTISTART: (0: 10, the paper's) */
+    uint32_t global_iters;  /* ITS / MULTISTART: (0: gpk_search_default_global_iters: 10, the
+                               paper's, but 100 for a QAP ITS from n = 20) */
     uint32_t tenure;        /* TABU / ITS: iterations a move stays tabu (0: a default per problem, documented) */
     uint32_t starts;        /* MULTISTART: searches (0: the context's threads) */
     uint64_t seed;          /* the start solution and every random choice: same seed,
@@ -247,6 +253,9 @@ GPK_API gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const g
 /* "ours", "paper" */
 GPK_API const char *gpk_search_eval_name(gpk_search_eval e);
 GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out);
+/* The global iterations an ITS or multistart run makes when opts.global_iters is 0:
+ * 10 (the paper's 10 x 1000), except a QAP ITS of n >= 20, 100 (docs/search.md). */
+GPK_API uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n);
 /* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2", "or2opt" */
 GPK_API const char *gpk_search_algo_name(gpk_search_algo a);
 GPK_API gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out);

@@ -258,7 +258,11 @@ static void *worker_main(void *arg)
     const gpk_search_opts *opts = sh->opts;
     for (uint32_t r = w->first; r < sh->runs; r += w->step) {
         gpk_search_opts o = *opts;
-        if (o.algo == GPK_SEARCH_MULTISTART) o.algo = GPK_SEARCH_ITS;
+        if (o.algo == GPK_SEARCH_MULTISTART) { /* each run an ITS with a multistart run's budget */
+            if (!o.global_iters)
+                o.global_iters = gpk_search_default_global_iters(sh->problem->kind, GPK_SEARCH_MULTISTART, 0);
+            o.algo = GPK_SEARCH_ITS;
+        }
         o.seed = gpk__splitmix64(opts->seed + r); /* as gpk_search_run_multi seeds run r */
         o.start = r == 0 ? opts->start : NULL;
         o.starts = 0;

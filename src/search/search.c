@@ -96,17 +96,30 @@ static const char *kind_name(gpk_problem_kind k)
     return k == GPK_PROBLEM_QAP ? "QAP" : k == GPK_PROBLEM_TSP ? "TSP" : "PPP";
 }
 
+/* From this n the QAP ITS runs 100 rounds by default and draws its tenure
+ * from n/2 + 6n u^3 (below: the paper's 10 rounds, 2n +- 10 %). */
+#define GPK__QAP_LONG_N 20u
+
 /* Default tabu tenures (iterations a move stays tabu), chosen per problem
  * and attribute (src/search/search_cpu.c says which attribute):
- *  - QAP swap, TSP swap: 2n. The attribute is (element, position) and a
- *    move is tabu only when it would put BOTH elements back (Taillard's
- *    robust tabu search rule), a weak restriction, so the tenure is long:
- *    on QAPLIB (chr12a, tai12a, nug15, nug30, tai30a; 10 x 1000 ITS) 2n
- *    reached the optimum more often than n, and 3n or 4n did no better.
- *    QAP draws each move's tenure uniformly in 2n +- 10% (Taillard's
- *    robust tabu search: 0.9 t .. 1.1 t), unless opts.tenure fixes it: on
- *    tai10a .. tai100a (5 seeds, 10 x 1000 ITS) the mean gap went from
- *    0.81% to 0.71%;
+ *  - QAP swap: each move draws its tenure, so that no fixed length can
+ *    cycle (Taillard's robust tabu search: uniformly in 0.9 t .. 1.1 t in
+ *    1991, 8n u^3 with mean 2n in his 2006 code). Below n = 20: uniform in
+ *    2n +- 10 %: 2n reached the optimum of chr12a, tai12a, nug15 more often
+ *    than n (10 x 1000 ITS). From n = 20, where the ITS also runs 100
+ *    rounds (gpk_search_default_global_iters): n/2 + 6n u^3, u uniform in
+ *    [0, 1): mean 2n, from n/2 to 6.5n, short tenures more often than long
+ *    ones. On tai20a..tai100a (3 seeds, 100 x 1000 ITS) the summed mean
+ *    gaps were 6.58 % with 2n +- 10 %, 5.73 % with n +- 10 %, 5.28 % with
+ *    8n u^3, 4.96 % with n/2 + 6n u^3, 6.18 % with n + 4n u^3; on 13
+ *    instances of the chr, bur, nug, ste, had, rou, scr and tai*b families
+ *    n/2 + 6n u^3 did as well as 2n +- 10 % at 100 x 1000 (tai50b worse,
+ *    chr25a, ste36a, tai80b, tai100b better), where n +- 10 % lost on
+ *    chr20a and tai50b (docs/perf/search.md). At n = 12 with 10 rounds it
+ *    left chr12a 5.7 % above the optimum in 1 run of 50 (2n +- 10 %: 0),
+ *    hence the old rule below 20. opts.tenure fixes the tenure instead;
+ *  - TSP swap: 2n. The attribute is (element, position) and a move is
+ *    tabu only when it would put BOTH elements back, a weak restriction;
  *  - TSP 2-opt: n / 2 (at least 5) on the (i, j) pair, whose repetition is
  *    exactly the move that undoes it;
  *  - PPP 1-flip: n / 4 (at least 2) on the flipped bit (of n / 6 ... n / 2,
@@ -118,8 +131,21 @@ static uint32_t default_tenure(gpk_problem_kind kind, gpk_neighbourhood nb, uint
     uint32_t t;
     if (kind == GPK_PROBLEM_PPP) t = nb == GPK_NB_FLIP1 ? n / 4 : n / 10;
     else if (nb == GPK_NB_TWO_OPT) t = n / 2 < 5 ? 5 : n / 2;
-    else t = 2 * n;
+    else t = 2 * n; /* QAP: the centre or mean of the draw (search_run_until) */
     return t < 2 ? 2 : t;
+}
+
+/* The paper's 10 x 1000 everywhere, except the QAP ITS from n = 20: there
+ * 10 000 tabu iterations leave the robust tabu search 0.2 to 1.5 % above
+ * the best known on tai*a, and 100 rounds of 1000 (10^5 iterations) took
+ * the average of the mean gaps over tai10a..tai100a from 0.71 % to under
+ * 0.5 % (docs/perf/search.md). On the GPU an iteration costs about 20 us
+ * at n = 20 to 55 us at n = 100 (a launch and one 32-byte copy), so a run
+ * takes 2 to 5.5 s; below n = 20 ten rounds already reach the optimum of
+ * every tai*a instance. */
+uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n)
+{
+    return kind == GPK_PROBLEM_QAP && algo == GPK_SEARCH_ITS && n >= GPK__QAP_LONG_N ? 100 : 10;
 }
 
 int gpk__search_should_stop(const gpk__search_cfg *c)
@@ -201,7 +227,7 @@ static gpk_status search_run_until(gpk_ctx *ctx, const gpk_search_problem *probl
     case GPK_SEARCH_TABU: c.iters = opts->iters ? opts->iters : 10000; break;
     default: c.iters = opts->iters ? opts->iters : 1000; break; /* the paper's 10 x 1000 */
     }
-    c.global_iters = opts->global_iters ? opts->global_iters : 10;
+    c.global_iters = opts->global_iters ? opts->global_iters : gpk_search_default_global_iters(c.kind, c.algo, c.n);
     /* or2opt: the ILS kicks per run: tabu `iters`, its and multistart
      * global_iters x iters, with the same defaults; with a time limit and
      * no iteration count, as many as the time allows. */
@@ -211,10 +237,15 @@ static gpk_status search_run_until(gpk_ctx *ctx, const gpk_search_problem *probl
         else c.kicks = c.iters * c.global_iters;
     }
     c.tenure = opts->tenure ? opts->tenure : default_tenure(c.kind, c.nb, c.n);
-    /* QAP by default: Taillard's robust tabu search draws the tenure at
-     * random in a range, which keeps the search from cycling with any
-     * fixed length (docs/search.md, "Tabu tenure"). */
-    if (!opts->tenure && c.kind == GPK_PROBLEM_QAP) c.tenure_spread = c.tenure / 10;
+    /* QAP by default: each move draws its tenure, see default_tenure. */
+    if (!opts->tenure && c.kind == GPK_PROBLEM_QAP) {
+        if (c.n >= GPK__QAP_LONG_N) {
+            c.tenure = c.n / 2;
+            c.tenure_cube = 6 * c.n;
+        } else {
+            c.tenure_spread = c.tenure / 10;
+        }
+    }
     c.threads = ctx->threads >= 1 ? ctx->threads : 1;
     c.starts = opts->starts ? opts->starts : (uint32_t)c.threads;
     /* ITS perturbation: enough random moves to leave the basin of the best
@@ -319,7 +350,11 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
     for (int g = 0; g < threads; g++) {
         for (uint32_t r = (uint32_t)g; r < runs; r += (uint32_t)count) {
             gpk_search_opts o = *opts;
-            if (o.algo == GPK_SEARCH_MULTISTART) o.algo = GPK_SEARCH_ITS;
+            if (o.algo == GPK_SEARCH_MULTISTART) { /* each run an ITS with a multistart run's budget */
+                if (!o.global_iters)
+                    o.global_iters = gpk_search_default_global_iters(problem->kind, GPK_SEARCH_MULTISTART, 0);
+                o.algo = GPK_SEARCH_ITS;
+            }
             o.seed = gpk__splitmix64(opts->seed + r); /* as search_cpu.c seeds multistart run r */
             o.start = r == 0 ? opts->start : NULL;
             o.starts = 0;

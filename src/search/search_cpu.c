@@ -26,9 +26,10 @@
  *
  * Tabu attributes (tenure defaults: src/search/search.c):
  *  - QAP swap and TSP swap: (element, position). Moving p[r] away from r
- *    makes "p[r] at r" tabu for `tenure` iterations, likewise for s; a
- *    swap is tabu when it would put both elements back to tabu positions
- *    (Taillard's robust tabu search rule);
+ *    makes "p[r] at r" tabu for `tenure` iterations (QAP by default drawn
+ *    per move, see search.c), likewise for s; a swap is tabu when it would
+ *    put both elements back to tabu positions (Taillard's robust tabu
+ *    search rule);
  *  - TSP 2-opt: the (i, j) pair: reversing the same segment again is
  *    exactly the move that undoes it;
  *  - PPP: the bit; a 2-flip is tabu when either bit is.
@@ -601,7 +602,12 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
         if (s->stopped) return;
         const move m = adm.d != INT64_MAX ? adm : any;
         const uint32_t sp = s->cfg->tenure_spread;
-        make_tabu(s, m.k, m.i, m.j, sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure);
+        uint32_t ten = sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure;
+        if (s->cfg->tenure_cube) { /* u = r / 1024 uniform in [0, 1): the tenure plus tenure_cube u^3, in integers */
+            const uint64_t r = rng_below(&s->rng, 1024);
+            ten += (uint32_t)((r * r * r * s->cfg->tenure_cube) >> 30);
+        }
+        make_tabu(s, m.k, m.i, m.j, ten);
         apply_move(s, m.i, m.j, m.d, use);
         gov_done(s);
         s->iteration++;

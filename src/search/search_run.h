@@ -18,7 +18,8 @@ typedef struct gpk__search_cfg {
     uint64_t iters;         /* resolved per algo (HC: 0 = unlimited) */
     uint32_t global_iters;  /* ITS / MULTISTART, resolved */
     uint32_t tenure;        /* TABU / ITS / MULTISTART, resolved */
-    uint32_t tenure_spread; /* each move's tenure is uniform in tenure +- spread (0: fixed) */
+    uint32_t tenure_spread; /* > 0: each move's tenure is uniform in tenure +- spread (QAP, n < 20) */
+    uint32_t tenure_cube;   /* > 0: each move draws tenure + tenure_cube * u^3, u in [0, 1) (QAP, n >= 20) */
     uint32_t starts;        /* MULTISTART, resolved */
     uint32_t perturb;       /* ITS: random moves between rounds */
     uint64_t seed;

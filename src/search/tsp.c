@@ -142,6 +142,7 @@ void gpk_tsp_free(gpk_tsp *t)
     free(t->x);
     free(t->y);
     free(t->matrix);
+    free(t->fixed);
     memset(t, 0, sizeof *t);
 }
 
@@ -261,18 +262,60 @@ static gpk_status read_weights(gpk__text *t, uint32_t n, weight_format fmt, int3
     return GPK_OK;
 }
 
-/* FIXED_EDGES_SECTION: pairs of nodes ended by -1; validated and ignored
- * (they constrain exact solvers, not the tour length). */
-static gpk_status skip_fixed_edges(gpk__text *t, uint32_t n)
+/* FIXED_EDGES_SECTION: pairs of nodes ended by -1, edges every solution
+ * must contain (TSPLIB95); kept 0-based in out->fixed. They must fit in a
+ * tour: no city on three of them, no cycle short of all n cities. */
+static gpk_status read_fixed_edges(gpk__text *t, uint32_t n, gpk_tsp *out)
 {
+    size_t cap = 0;
+    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root); /* union-find over the cities */
+    unsigned char *deg = calloc((size_t)n + 1, 1);
+    gpk_status st = GPK_OK;
+    if (!root || !deg) {
+        st = gpk__fail(NULL, GPK_ENOMEM, "FIXED_EDGES_SECTION: out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) root[i] = i;
     for (;;) {
         int64_t a, b;
-        gpk_status st = expect_num(t, "node number or -1", "FIXED_EDGES_SECTION", -1, n, &a);
-        if (st != GPK_OK) return st;
-        if (a == -1) return GPK_OK;
-        if (a == 0) return gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: node 0");
-        if ((st = expect_num(t, "node number", "FIXED_EDGES_SECTION", 1, n, &b)) != GPK_OK) return st;
+        if ((st = expect_num(t, "node number or -1", "FIXED_EDGES_SECTION", -1, n, &a)) != GPK_OK) break;
+        if (a == -1) break;
+        if (a == 0) {
+            st = gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: node 0");
+            break;
+        }
+        if ((st = expect_num(t, "node number", "FIXED_EDGES_SECTION", 1, n, &b)) != GPK_OK) break;
+        uint32_t u = (uint32_t)a - 1, v = (uint32_t)b - 1;
+        if (u == v || ++deg[u] > 2 || ++deg[v] > 2) {
+            st = gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: edge %u %u %s", u + 1, v + 1,
+                                u == v ? "is a loop" : "puts a city on three fixed edges");
+            break;
+        }
+        if (out->nfixed == cap) {
+            cap = cap ? 2 * cap : 8;
+            uint32_t *f = realloc(out->fixed, cap * 2 * sizeof *f);
+            if (!f) {
+                st = gpk__fail(NULL, GPK_ENOMEM, "FIXED_EDGES_SECTION: out of memory");
+                break;
+            }
+            out->fixed = f;
+        }
+        out->fixed[2 * out->nfixed] = u;
+        out->fixed[2 * out->nfixed + 1] = v;
+        out->nfixed++;
+        while (root[u] != u) u = root[u] = root[root[u]];
+        while (root[v] != v) v = root[v] = root[root[v]];
+        if (u == v && out->nfixed != n) {
+            st = gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: edge %lld %lld closes a cycle of fewer than %u cities",
+                                (long long)a, (long long)b, n);
+            break;
+        }
+        root[u] = v;
     }
+done:
+    free(root);
+    free(deg);
+    return st;
 }
 
 static int value_is(const char *v, size_t len, const char *word)
@@ -441,7 +484,7 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
                     st = gpk__text_fail(&t, GPK_EFORMAT, "FIXED_EDGES_SECTION given twice");
                     goto fail;
                 }
-                if ((st = skip_fixed_edges(&t, n)) != GPK_OK) goto fail;
+                if ((st = read_fixed_edges(&t, n, out)) != GPK_OK) goto fail;
                 have_fixed = 1;
             }
         } else {

@@ -30,7 +30,8 @@ static void common_help(FILE *f)
             "  --iters N      hc: most moves (default: until a local optimum); tabu: iterations\n"
             "                 (default 10000); its, multistart: tabu iterations per global\n"
             "                 iteration (default 1000)\n"
-            "  --global N     its, multistart: global iterations (default 10)\n"
+            "  --global N     its, multistart: global iterations (default 10; a QAP its\n"
+            "                 from n = 20: 100)\n"
             "  --tenure T     tabu, its, multistart: iterations a move stays tabu\n"
             "                 (default: the library's per problem)\n"
             "  --starts S     multistart: independent searches (default: the threads; with\n"
@@ -234,6 +235,8 @@ typedef struct progress_state {
     double runs;     /* runs the reporting thread does one after the other */
     double limit_s;  /* --time-limit (0: none) */
     int warned;
+    int64_t shift;     /* added to the search's costs: the true tour length (FIXED_EDGES_SECTION) */
+    int64_t ref_shift; /* taken from the length for the gap: the fixed edges */
 } progress_state;
 
 /* Ends a rewritten progress line before anything else goes to stderr. */
@@ -267,11 +270,11 @@ static void on_progress(const gpk_search_progress *p, void *user)
     st->last_ms = p->ms;
     char gap[48] = "";
     double g;
-    if (gap_of(st->bk, p->best, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
+    if (gap_of(st->bk, p->best + st->shift - st->ref_shift, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
     const double rate = p->ms > 0 ? (double)p->evaluated / (p->ms * 1e-3) : 0.0;
     fprintf(stderr, "%sgpk %s [%s]: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s%s",
-            st->tty ? "\r" : "", st->cmd, st->tag, (unsigned long long)p->iteration, (long long)p->current,
-            (long long)p->best, gap, rate, p->ms * 1e-3, st->tty ? "\033[K" : "\n");
+            st->tty ? "\r" : "", st->cmd, st->tag, (unsigned long long)p->iteration, (long long)(p->current + st->shift),
+            (long long)(p->best + st->shift), gap, rate, p->ms * 1e-3, st->tty ? "\033[K" : "\n");
     if (st->tty) fflush(stderr);
     st->open_line = st->tty;
 }
@@ -503,6 +506,80 @@ static uint32_t *load_solution(const char *cmd, const gpk_search_problem *pb, co
 static int64_t solution_cost(const gpk_search_problem *pb, const uint32_t *sol)
 {
     return pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, sol) : gpk_qap_cost(pb->qap, sol);
+}
+
+/* ---- FIXED_EDGES_SECTION (TSPLIB's linhp318) ---------------------------------------------
+ * Every tour must contain the fixed edges, and TSPLIB's value for linhp318
+ * (41345) is the Hamiltonian path that the tour becomes without them: the
+ * optimal tour through the fixed edge 1-214, less that edge's 3869. So:
+ *  - the search runs on a copy of the instance (EXPLICIT, the same matrix)
+ *    where each fixed edge is shorter by M = n * (longest edge) + 1: a tour
+ *    with more fixed edges is then shorter than any with fewer, every
+ *    search and neighbourhood unchanged; search cost + M * nfixed is the
+ *    length of a tour that holds them all;
+ *  - the reported length is the tour's true length, fixed edges included;
+ *  - the gap compares the length less the fixed edges with the reference,
+ *    and is not given for a tour that misses one. */
+static uint32_t fixed_in_tour(const gpk_tsp *t, const uint32_t *tour)
+{
+    uint32_t *pos = malloc((size_t)t->n * sizeof *pos), have = 0;
+    if (!pos) return 0;
+    for (uint32_t i = 0; i < t->n; i++) pos[tour[i]] = i;
+    for (uint32_t e = 0; e < t->nfixed; e++) {
+        const uint32_t pa = pos[t->fixed[2 * e]], pb = pos[t->fixed[2 * e + 1]];
+        const uint32_t gap = pa > pb ? pa - pb : pb - pa;
+        have += gap == 1 || gap == t->n - 1;
+    }
+    free(pos);
+    return have;
+}
+
+static int64_t fixed_length(const gpk_tsp *t)
+{
+    int64_t f = 0;
+    for (uint32_t e = 0; e < t->nfixed; e++) f += gpk_tsp_dist(t, t->fixed[2 * e], t->fixed[2 * e + 1]);
+    return f;
+}
+
+/* The value the reference counts for a tour of length len: len less the
+ * fixed edges when the tour holds them all; 0 (no gap) when it misses one. */
+static int reference_value(const gpk_tsp *t, const uint32_t *tour, int64_t len, int64_t *value)
+{
+    *value = len;
+    if (!t || !t->nfixed) return 1;
+    if (fixed_in_tour(t, tour) != t->nfixed) return 0;
+    *value = len - fixed_length(t);
+    return 1;
+}
+
+/* The search copy (see above); 0 when it cannot be made (no matrix above
+ * GPK_TSP_MATRIX_MAX cities, or out of memory): the edges are then not
+ * enforced. */
+static int fixed_search_copy(const gpk_tsp *t, gpk_tsp *out, int64_t *shift)
+{
+    memset(out, 0, sizeof *out);
+    if (!t->matrix) return 0;
+    const size_t nn = (size_t)t->n * t->n;
+    int32_t longest = 0;
+    for (size_t k = 0; k < nn; k++)
+        if (t->matrix[k] > longest) longest = t->matrix[k];
+    /* n * longest + 1 where it fits; else as much as int32 takes (then
+     * only the check after the search tells) */
+    int64_t m = (int64_t)t->n * longest + 1;
+    if (m > (int64_t)INT32_MAX - longest) m = (int64_t)INT32_MAX - longest;
+    out->matrix = malloc(nn * sizeof *out->matrix);
+    if (!out->matrix) return 0;
+    memcpy(out->matrix, t->matrix, nn * sizeof *out->matrix);
+    for (uint32_t e = 0; e < t->nfixed; e++) {
+        const uint32_t a = t->fixed[2 * e], b = t->fixed[2 * e + 1];
+        out->matrix[(size_t)a * t->n + b] = (int32_t)(t->matrix[(size_t)a * t->n + b] - m);
+        out->matrix[(size_t)b * t->n + a] = (int32_t)(t->matrix[(size_t)b * t->n + a] - m);
+    }
+    out->n = t->n;
+    out->weight = GPK_TSP_EXPLICIT;
+    snprintf(out->name, sizeof out->name, "%s", t->name);
+    *shift = m * t->nfixed;
+    return 1;
 }
 
 /* The instance "randN-SEED": n cities uniform over [0, RANDOM_SIDE)^2 with
@@ -858,10 +935,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     if (rc >= 0) return rc;
 
     gpk_qap qap;
-    gpk_tsp tsp;
+    gpk_tsp tsp, tsp_search; /* tsp_search: the FIXED_EDGES_SECTION copy the search runs on */
     gpk_ppp ppp;
     memset(&qap, 0, sizeof qap);
     memset(&tsp, 0, sizeof tsp);
+    memset(&tsp_search, 0, sizeof tsp_search);
+    int64_t fixed_shift = 0;
+    int fixed_enforced = 0;
     memset(&ppp, 0, sizeof ppp);
     gpk_search_problem pb;
     memset(&pb, 0, sizeof pb);
@@ -941,9 +1021,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (probe) {
             fclose(probe);
             uint32_t *sol = load_solution(cmd, &pb, f, n, 1);
-            if (sol) {
+            if (sol && reference_value(pb.tsp, sol, solution_cost(&pb, sol), &bk.value)) {
                 bk.have = 1;
-                bk.value = solution_cost(&pb, sol);
                 snprintf(bk.kind, sizeof bk.kind, kind == GPK_PROBLEM_TSP ? "OPT" : "BKS");
                 free(sol);
             }
@@ -960,7 +1039,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         }
         const int64_t cost = solution_cost(&pb, sol);
         double g = 0.0;
-        const int hg = gap_of(&bk, cost, &g);
+        int64_t ref_cost;
+        const int all_fixed = reference_value(pb.tsp, sol, cost, &ref_cost);
+        const int hg = all_fixed && gap_of(&bk, ref_cost, &g);
         if (a.json) {
             printf("{\"command\": \"%s\", \"instance\": ", cmd);
             cli_json_str(stdout, instance);
@@ -974,7 +1055,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         } else {
             printf("%s %s: %s %lld", instance, a.eval_file, kind == GPK_PROBLEM_TSP ? "length" : "cost",
                    (long long)cost);
-            if (hg) printf(" (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, g);
+            if (hg && tsp.nfixed)
+                printf(" (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)", tsp.nfixed,
+                       tsp.nfixed > 1 ? "s" : "", (long long)ref_cost, bk.kind, (long long)bk.value, g);
+            else if (hg)
+                printf(" (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, g);
+            else if (!all_fixed)
+                printf(" (the tour lacks FIXED_EDGES_SECTION edges: no gap)");
             printf("\n");
         }
         free(sol);
@@ -1000,6 +1087,15 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         return CLI_FAIL;
     }
 
+    if (kind == GPK_PROBLEM_TSP && tsp.nfixed) {
+        fixed_enforced = fixed_search_copy(&tsp, &tsp_search, &fixed_shift);
+        if (fixed_enforced) pb.tsp = &tsp_search;
+        else if (!a.quiet && this_rank() == 0)
+            fprintf(stderr, "gpk %s: warning: %s: the %u FIXED_EDGES_SECTION edges are not enforced (no distance "
+                            "matrix above %u cities); no gap unless the tour holds them\n",
+                    cmd, instance, tsp.nfixed, GPK_TSP_MATRIX_MAX);
+    }
+
 #define CLI_MAX_GPUS 1024
     gpk_ctx *ctx = NULL;
     gpk_ctx **gctx = NULL; /* --gpus / multistart on CUDA: one context per GPU */
@@ -1010,7 +1106,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     gpk_mpi_search_run *mpi_runs = NULL; /* --mpi: every run's record */
 #endif
     char tag[160];
-    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0};
+    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0, 0, 0};
+    ps.shift = fixed_shift;
+    ps.ref_shift = tsp.nfixed ? fixed_length(&tsp) : 0;
     rc = CLI_OK;
     /* The backend: cuda when asked (--backend cuda, --gpus), or for auto
      * when this build has the GPU search and a device is usable; else the
@@ -1154,7 +1252,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         /* What the reports count to, for the duration warning: tabu
          * iterations (or ILS kicks) of the runs the calling thread does. */
         const double it = a.iters ? (double)a.iters : a.so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
-        const double gl = a.global ? (double)a.global : 10.0;
+        const double gl = a.global ? (double)a.global : (double)gpk_search_default_global_iters(kind, a.so.algo, n);
         if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
         else if (a.so.algo == GPK_SEARCH_ITS || a.so.algo == GPK_SEARCH_MULTISTART) ps.budget = it * gl;
         if (a.mpi) {
@@ -1211,14 +1309,29 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                                                            : GPK_NB_FLIP1;
     char why[160];
     const char *bad = cli_check_search_result(&pb, &res, n, why, sizeof why);
+    /* FIXED_EDGES_SECTION: the true length, and the gap of the path the
+     * reference counts (see reference_value) */
+    uint32_t fixed_have = 0;
+    if (kind == GPK_PROBLEM_TSP && tsp.nfixed) {
+        if (!bad) res.best = gpk_tsp_tour_length(&tsp, res.solution);
+        fixed_have = fixed_in_tour(&tsp, res.solution);
+        if (fixed_have != tsp.nfixed && !a.quiet)
+            fprintf(stderr, "gpk %s: %s: the tour holds %u of the %u FIXED_EDGES_SECTION edges: no gap\n", cmd,
+                    instance, fixed_have, tsp.nfixed);
+    }
     double gap = 0.0;
-    const int have_gap = gap_of(&bk, res.best, &gap);
+    int64_t ref_best;
+    const int have_gap = reference_value(kind == GPK_PROBLEM_TSP ? &tsp : NULL, res.solution, res.best, &ref_best) &&
+                         gap_of(&bk, ref_best, &gap);
     const double rate = res.ms > 0 ? (double)res.evaluated / (res.ms * 1e-3) : 0.0;
 
     if (!a.quiet) {
         char gaps[96] = "";
         if (kind == GPK_PROBLEM_PPP)
             snprintf(gaps, sizeof gaps, res.best == 0 ? " (solved)" : " (not solved)");
+        else if (have_gap && tsp.nfixed)
+            snprintf(gaps, sizeof gaps, " (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)", tsp.nfixed,
+                     tsp.nfixed > 1 ? "s" : "", (long long)ref_best, bk.kind, (long long)bk.value, gap);
         else if (have_gap)
             snprintf(gaps, sizeof gaps, " (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, gap);
         fprintf(stderr,
@@ -1268,6 +1381,10 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         if (have_gap) printf(", \"gap_percent\": %.6f", gap);
         else printf(", \"gap_percent\": null");
         if (kind == GPK_PROBLEM_PPP) printf(", \"solved\": %s", res.best == 0 ? "true" : "false");
+        if (kind == GPK_PROBLEM_TSP && tsp.nfixed)
+            printf(", \"fixed_edges\": %u, \"fixed_edges_in_tour\": %u, \"fixed_edges_length\": %lld, "
+                   "\"fixed_edges_enforced\": %s",
+                   tsp.nfixed, fixed_have, (long long)fixed_length(&tsp), fixed_enforced ? "true" : "false");
         printf(", \"iterations\": %llu, \"evaluated\": %llu, \"ms\": %.6f, \"moves_per_s\": %.6g",
                (unsigned long long)res.iterations, (unsigned long long)res.evaluated, res.ms, rate);
         printf(", \"search_backend\": \"%s\", \"eval\": %s%s%s, \"gpus\": %d, \"qap_delta\": %s, "
@@ -1339,6 +1456,7 @@ done:
     }
     gpk_qap_free(&qap);
     gpk_tsp_free(&tsp);
+    gpk_tsp_free(&tsp_search);
     gpk_ppp_free(&ppp);
     return rc;
 }
