@@ -169,10 +169,33 @@ static PyObject *Ctx_set_threads(CtxObject *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* gpk_host_lock / gpk_host_unlock of a writable contiguous buffer (the
+ * Python class keeps the array alive while it is locked). */
+static PyObject *ctx_host_lock(CtxObject *self, PyObject *arg, int lock)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_ND | PyBUF_WRITABLE) != 0) return NULL;
+    CtxObject *c = ctx_enter((PyObject *)self);
+    if (!c) {
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    gpk_status s = lock ? gpk_host_lock(c->ctx, v.buf, (size_t)v.len) : gpk_host_unlock(c->ctx, v.buf);
+    c->busy = 0;
+    PyBuffer_Release(&v);
+    if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
+    Py_RETURN_NONE;
+}
+
+static PyObject *Ctx_host_lock(CtxObject *self, PyObject *arg) { return ctx_host_lock(self, arg, 1); }
+static PyObject *Ctx_host_unlock(CtxObject *self, PyObject *arg) { return ctx_host_lock(self, arg, 0); }
+
 static PyMethodDef Ctx_methods[] = {
     {"close", (PyCFunction)Ctx_close, METH_NOARGS, "Releases the library context now."},
     {"info", (PyCFunction)Ctx_info, METH_NOARGS, "The backend, device and thread count as a dict."},
     {"set_threads", (PyCFunction)Ctx_set_threads, METH_O, "Sets the CPU thread count (0: all cores)."},
+    {"_host_lock", (PyCFunction)Ctx_host_lock, METH_O, "gpk_host_lock of a writable contiguous buffer."},
+    {"_host_unlock", (PyCFunction)Ctx_host_unlock, METH_O, "gpk_host_unlock of a buffer locked before."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Ctx_getset[] = {

@@ -253,3 +253,48 @@ def test_sort_perm_u64_sigma(rng, n):
     gpk._gpk.sort_perm(gpk._host_ctx(None), keys, sigma, kb, rb, "radix")
     assert np.array_equal(sigma, reference_order(a).astype(np.uint64))
     assert same_bits(keys, a[sigma.astype(np.int64)])
+
+
+# ---- lock_host: page-locked host arrays (gpk_host_lock) -----------------------------
+
+def test_lock_host_cpu_is_a_noop_and_checks(rng):
+    a = rng.integers(0, 2**32, 1000, dtype=np.uint64).astype(np.uint32)
+    ref = np.sort(a)
+    with gpk.Context("cpu", threads=2) as ctx:
+        ctx.lock_host(a)
+        with pytest.raises(ValueError, match="locked already"):
+            ctx.lock_host(a)
+        gpk.sort_inplace(a)
+        ctx.unlock_host(a)
+        with pytest.raises(ValueError, match="not locked"):
+            ctx.unlock_host(a)
+        with pytest.raises(ValueError, match="C-contiguous"):
+            ctx.lock_host(np.zeros(10, dtype=np.uint32)[::2])
+        ro = np.zeros(4, dtype=np.uint32)
+        ro.flags.writeable = False
+        with pytest.raises(ValueError, match="writable"):
+            ctx.lock_host(ro)
+        ctx.lock_host(np.zeros(0, dtype=np.uint32))
+    assert np.array_equal(a, ref)
+
+
+def test_lock_host_close_unlocks():
+    ctx = gpk.Context("cpu")
+    a = np.arange(10, dtype=np.uint32)
+    ctx.lock_host(a)
+    ctx.close()
+    assert ctx.closed and not ctx._locked
+
+
+@pytest.mark.skipif(not gpk._gpk.backend_available("cuda"), reason="no CUDA device")
+def test_lock_host_cuda_sorts(rng):
+    # 2^25 keys: the host API's staged path (from 64 MiB) when unlocked, DMA when locked
+    a = rng.integers(0, 2**32, 1 << 25, dtype=np.uint64).astype(np.uint32)
+    ref = np.sort(a)
+    b = a.copy()
+    with gpk.Context("cuda") as ctx:
+        ctx.lock_host(a)
+        gpk.sort_inplace(a)
+        ctx.unlock_host(a)
+        gpk.sort_inplace(b)
+    assert np.array_equal(a, ref) and np.array_equal(b, ref)

@@ -63,6 +63,46 @@ class Context(_gpk.Context):
 
     def __init__(self, backend: str = "auto", device: int = -1, threads: int = 0) -> None:
         super().__init__(backend, device, threads)
+        self._locked: dict = {}
+
+    def lock_host(self, array: Any) -> None:
+        """Page-locks a writable C-contiguous host array (gpk_host_lock) so
+        that the sorts of a CUDA context move it by DMA, without staging
+        copies: worth it for arrays sorted again and again (locking costs
+        about 1 s per 50 GB, once). The context keeps the array alive until
+        unlock_host(array) or close(). On CPU and OpenCL contexts it does
+        nothing.
+
+        >>> import numpy as np, gpk
+        >>> a = np.array([3, 1, 2], dtype=np.uint32)
+        >>> with gpk.Context("cpu") as ctx:
+        ...     ctx.lock_host(a)
+        ...     _ = gpk.sort_inplace(a)
+        ...     ctx.unlock_host(a)
+        >>> a
+        array([1, 2, 3], dtype=uint32)
+        """
+        key = _address(array)
+        if key in self._locked:
+            raise ValueError("lock_host: this array is locked already")
+        self._host_lock(array)
+        self._locked[key] = array
+
+    def unlock_host(self, array: Any) -> None:
+        """Unlocks an array that lock_host locked (gpk_host_unlock)."""
+        key = _address(array)
+        if key not in self._locked:
+            raise ValueError("unlock_host: this array was not locked by lock_host on this context")
+        self._host_unlock(array)
+        del self._locked[key]
+
+    def close(self) -> None:
+        """Unlocks what lock_host locked and releases the library context now."""
+        for a in list(getattr(self, "_locked", {}).values()):
+            self._host_unlock(a)
+        if hasattr(self, "_locked"):
+            self._locked.clear()
+        super().close()
 
     def __enter__(self) -> "Context":
         _local.stack.append(self)
@@ -77,6 +117,17 @@ class Context(_gpk.Context):
 
     def __repr__(self) -> str:
         return f"<gpk.Context backend={self.backend!r}{' closed' if self.closed else ''}>"
+
+
+def _address(array: Any) -> tuple:
+    """(start address, bytes) of a contiguous buffer: what lock_host keys on."""
+    m = memoryview(array)
+    if not m.c_contiguous:
+        raise ValueError("lock_host: the array must be C-contiguous")
+    if m.readonly:
+        raise ValueError("lock_host: the array must be writable")
+    start = np.frombuffer(m.cast("B"), dtype=np.uint8).ctypes.data if m.nbytes else 0
+    return (start, m.nbytes)
 
 
 def _default(backend: str, device: int = -1) -> Context:
