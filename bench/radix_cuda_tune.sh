@@ -3,7 +3,8 @@
 #   sh bench/radix_cuda_tune.sh OUTDIR [NAME[:NVCC_FLAGS]] ...
 # e.g. sh bench/radix_cuda_tune.sh build/tune default matchany:-DGPK_RADIX_CUDA_MATCH_ANY \
 #        'v2:-DGPK_RADIX_CUDA_TUNING="my_table.h"'
-# gives OUTDIR/radix_cuda_tune_NAME for each. NVCC and CC may be overridden.
+# gives OUTDIR/radix_cuda_tune_NAME for each (and OUTDIR/radix_cuda_NAME.log,
+# the compiler's output for that variant). NVCC and CC may be overridden.
 set -e
 out=${1:?usage: radix_cuda_tune.sh OUTDIR [NAME[:FLAGS]] ...}
 shift
@@ -27,7 +28,9 @@ for v in "$@"; do
   name=${v%%:*}
   flags=""
   case "$v" in *:*) flags=${v#*:} ;; esac
-  eval "$NVCC $nvflags $flags -c '$root/src/sort/radix_cuda.cu' -o '$out/radix_cuda_$name.o'" &
+  # each variant's compiler output (e.g. -Xptxas -v) in its own log
+  ( eval "$NVCC $nvflags $flags -c '$root/src/sort/radix_cuda.cu' -o '$out/radix_cuda_$name.o'" \
+      >"$out/radix_cuda_$name.log" 2>&1 || { cat "$out/radix_cuda_$name.log" >&2; exit 1; } ) &
 done
 wait
 for v in "$@"; do

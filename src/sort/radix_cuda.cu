@@ -51,6 +51,9 @@ namespace {
 struct PassShape {
     int radix_bits, key_bytes, value_bytes; /* what it is for */
     int threads, items, min_blocks;         /* the shape */
+    /* pairs only: 1 loads a tile's values at its start beside its keys
+     * (see onesweep_kernel), 0 after the ranking (not yet measured faster) */
+    int values_early = 0;
 };
 
 /* Default pass plan: a bit range of up to max_bits bits is sorted in
@@ -99,7 +102,7 @@ constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
     for (const PassShape &s : kPassShapes)
         if (s.radix_bits == radix_bits && s.key_bytes == key_bytes && s.value_bytes == value_bytes)
             return s;
-    return PassShape{0, 0, 0, 0, 0, 0};
+    return PassShape{0, 0, 0, 0, 0, 0, 0};
 }
 
 /* The digit tables that exist as kernels; a pass of w bits uses the
@@ -546,12 +549,22 @@ constexpr bool kOneStage = false;
 constexpr bool kOneStage = true;
 #endif
 
+/* Tuning builds: every pairs row loads its values at tile start
+ * (PassShape::values_early), whatever the table says. */
+#ifdef GPK_RADIX_CUDA_VALUES_EARLY
+constexpr bool kValuesEarlyAll = true;
+#else
+constexpr bool kValuesEarlyAll = false;
+#endif
+
 template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
     static constexpr int T = s.threads, I = s.items, MIN_BLOCKS = s.min_blocks;
     static constexpr int W = T / 32, D = 1 << RB, TILE = T * I;
     static constexpr int BPT = (D + T - 1) / T; /* digits per thread in per-digit phases */
     static constexpr bool ONE_STAGE = kOneStage && VM != V_NONE;
+    /* loaded values (not generated indices) come in with the keys */
+    static constexpr bool VALUES_EARLY = VM == V_LOAD && (kValuesEarlyAll || s.values_early != 0);
     /* shared memory: [counters] [match masks] [staged keys] [staged values] [bases] [misc] */
     static constexpr size_t COUNTERS = ((size_t)W * D * sizeof(uint16_t) + 15) / 16 * 16;
     static constexpr size_t MASKS = kRankAtomicOr ? (size_t)W * D * sizeof(uint32_t) : 0;
@@ -634,6 +647,11 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     using S = Shape<RB, K, V, VM, O>;
     constexpr int T = S::T, I = S::I, W = S::W, D = S::D, TILE = S::TILE, BPT = S::BPT;
     constexpr bool HAS_V = VM != V_NONE;
+    /* values loaded with their keys at tile start (S::VALUES_EARLY): both
+     * loads in flight together, none after the ranking; the values stay in
+     * registers through it and go out through the staging buffer with the
+     * keys' ranks as before */
+    constexpr bool EARLY = S::VALUES_EARLY;
 
     extern __shared__ __align__(16) unsigned char smem[];
     uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
@@ -671,8 +689,12 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
     if (tile >= tiles) return;
 
     K key[I];
+    V early_val[EARLY ? I : 1]; /* EARLY: the values of the tile whose keys are in key[] */
     load_tile<K, I>(key, a.keys_in, tile * TILE, lane_pos, min((uint32_t)TILE, a.n - tile * TILE),
                     a.n - tile * TILE >= (uint32_t)TILE);
+    if constexpr (EARLY)
+        load_tile<V, I>(early_val, a.vals_in, tile * TILE, lane_pos, min((uint32_t)TILE, a.n - tile * TILE),
+                        a.n - tile * TILE >= (uint32_t)TILE);
     PHASE(0);
 
     while (true) {
@@ -793,11 +815,16 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
         const uint32_t next_valid = next < tiles ? min((uint32_t)TILE, a.n - next_start) : 0;
         V val[HAS_V ? I : 1];
         if (VM == V_LOAD) {
-            /* in flight during the look-back */
-            const V *src = a.vals_in + tile_start + lane_pos;
+            if (EARLY) {
 #pragma unroll
-            for (int i = 0; i < I; i++)
-                if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
+                for (int i = 0; i < I; i++) val[i] = early_val[i];
+            } else {
+                /* in flight during the look-back */
+                const V *src = a.vals_in + tile_start + lane_pos;
+#pragma unroll
+                for (int i = 0; i < I; i++)
+                    if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
+            }
         } else if (VM == V_IOTA) {
 #pragma unroll
             for (int i = 0; i < I; i++) val[i] = (V)a.iota_base + (V)(tile_start + lane_pos + i * 32);
@@ -884,8 +911,11 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
             __syncthreads();
 #pragma unroll
             for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
-            if (next < tiles)
+            if (next < tiles) {
                 load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+                if constexpr (EARLY)
+                    load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+            }
             __syncthreads();
             PHASE(5);
 #pragma unroll
@@ -906,8 +936,12 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
             if (HAS_V) {
 #pragma unroll
                 for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
-                if (next < tiles)
+                if (next < tiles) {
                     load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+                    if constexpr (EARLY)
+                        load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
+                                        next_valid == (uint32_t)TILE);
+                }
             }
             __syncthreads();
             PHASE(5);
