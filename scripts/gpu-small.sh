@@ -4,8 +4,9 @@
 # launch") in one device call, about 3-4 minutes on an H100:
 #   1. correctness with the path forced on: tests/test_radix cuda (every type,
 #      mode, size up to 2^20 and, with the limit raised to 2^22, the sizes
-#      where blocks loop over tiles; section 8 asserts the path ran) and
-#      tests/test_cuda_api (device-pointer API, in place, streams);
+#      where blocks loop over tiles; section 8 asserts the path ran),
+#      tests/test_cuda_api (device-pointer API, in place, streams), and
+#      compute-sanitizer memcheck, racecheck, synccheck of small forced sorts;
 #   2. gpk-bench bench sort against CUB in the same process, the switch off
 #      and on alternately, twice: u32 keys at 2^16..2^20 and 2^22; f64 keys,
 #      u32/u32 pairs and u32 keys + sigma at 2^18; u32 at 2^21, 2^22 with the
@@ -37,12 +38,20 @@ run_test() { # name timeout env... cmd...
   timeout "$to" env "$@" >"$work/$name.log" 2>&1
   local rc=$?
   [ $rc = 0 ] || fail=1
-  note "test $name: rc=$rc in $(( $(date +%s) - t0 )) s; $(grep -E 'passed|failed|FAIL' "$work/$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
+  note "test $name: rc=$rc in $(( $(date +%s) - t0 )) s; $(grep -E 'passed|failed|FAIL|ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY' "$work/$name.log" | tail -n 2 | tr '\n' ' ' | cut -c1-200)"
 }
 on="GPK_RADIX_CUDA_SMALL=1"
 run_test radix-small20 100 $on "$B/tests/test_radix" cuda
 run_test radix-small22 100 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 "$B/tests/test_radix" cuda
 run_test api-small 60 $on "$B/tests/test_cuda_api"
+# the new kernel under compute-sanitizer (u32 and f64 keys, pairs and sigma;
+# 2^22 - 3 keys with the limit raised: blocks looping over tiles)
+for tool in memcheck racecheck synccheck; do
+  run_test "san-$tool" 90 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool $tool --error-exitcode 9 \
+    "$B/gpk-bench" bench sort --backends cuda --types u32,f64 --n 50021 --pairs --perm --reps 1 --peers none -q
+done
+run_test san-memcheck-22 90 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool memcheck --error-exitcode 9 \
+  "$B/gpk-bench" bench sort --backends cuda --types u32 --n 4194301 --reps 1 --peers none -q
 
 bench() { # name timeout env... -- args...
   local name=$1 to=$2; shift 2
@@ -90,16 +99,16 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
 def ms(v):
     return st.median(v) if v else float("nan")
 print("\nmedian over rounds of each bench's median; CUB from the same processes; ratio = CUB / gpk (>1: gpk faster)")
-print("%-5s %-8s %-10s %9s %9s %9s %9s %8s %8s %8s  %s" % ("type", "n", "mode", "off ms", "on ms", "on22 ms", "CUB ms",
-      "off/CUB", "on/CUB", "on/off", "path (on)"))
+print("%-5s %-8s %-10s %9s %9s %9s %9s %8s %8s %8s %9s  %s" % ("type", "n", "mode", "off ms", "on ms", "on22 ms", "CUB ms",
+      "off/CUB", "on/CUB", "on/off", "on22/CUB", "path"))
 for key in sorted(rows, key=lambda k: (k[2], k[0], k[1])):
     e = rows[key]; t, n, mode = key
     ln = n.bit_length() - 1
     ns = "2^%d" % ln if n == 1 << ln else str(n)
     off, on, on22, cub = ms(e.get("off", [])), ms(e.get("on", [])), ms(e.get("on22", [])), ms(e.get("cub", []))
-    path = ",".join(sorted(notes.get((key, "on"), set()) | notes.get((key, "on22"), set())))
-    print("%-5s %-8s %-10s %9.4f %9.4f %9.4f %9.4f %7.2fx %7.2fx %7.2fx  %s" % (t, ns, mode, off, on, on22, cub,
-          cub / off, cub / on, off / on, path))
+    path = " ".join("%s:%s" % (c, ",".join(sorted(notes[(key, c)]))) for c in ("off", "on", "on22") if (key, c) in notes)
+    print("%-5s %-8s %-10s %9.4f %9.4f %9.4f %9.4f %7.2fx %7.2fx %7.2fx %8.2fx  %s" % (t, ns, mode, off, on, on22, cub,
+          cub / off, cub / on, off / on, cub / on22, path))
 PY
 (cd "$work" && tar czf "$out/logs.tgz" *.log *.txt *.json 2>/dev/null)
 rm -rf "$work"
