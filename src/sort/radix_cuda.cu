@@ -1605,7 +1605,7 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     a.hist = t.hist;
     a.counters = t.counters;
     a.status = t.status;
-    /* the largest tile of the 8-bit shapes for these widths sets the table */
+    /* one look-back table: a word per digit and tile of the shape that runs */
     int tile = Shape<8, K, V, V_LOAD, uint32_t>::TILE;
     if constexpr (sizeof(V) == 4)
         if (job.vmode == V_NONE) tile = Shape<8, K, V, V_NONE, uint32_t>::TILE;
