@@ -47,10 +47,10 @@ run_test api-small 60 $on "$B/tests/test_cuda_api"
 # the new kernel under compute-sanitizer (u32 and f64 keys, pairs and sigma;
 # 2^22 - 3 keys with the limit raised: blocks looping over tiles)
 for tool in memcheck racecheck synccheck; do
-  run_test "san-$tool" 90 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool $tool --error-exitcode 9 \
-    "$B/gpk-bench" bench sort --backends cuda --types u32,f64 --n 50021 --pairs --perm --reps 1 --peers none -q
+  run_test "san-$tool" 60 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool $tool --error-exitcode 9 \
+    "$B/gpk-bench" bench sort --backends cuda --types u32,f64 --n 20011 --pairs --perm --reps 1 --peers none -q
 done
-run_test san-memcheck-22 90 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool memcheck --error-exitcode 9 \
+run_test san-memcheck-22 60 $on GPK_RADIX_CUDA_SMALL_MAX_LOG=22 compute-sanitizer --tool memcheck --error-exitcode 9 \
   "$B/gpk-bench" bench sort --backends cuda --types u32 --n 4194301 --reps 1 --peers none -q
 
 bench() { # name timeout env... -- args...
