@@ -1480,7 +1480,8 @@ __global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V
     small_sort_kernel(const __grid_constant__ SmallArgs<K> a)
 {
     using S = Shape<8, K, V, VM, uint32_t>;
-    static_assert(Shape<8, K, V, VM0, uint32_t>::SMEM == S::SMEM && Shape<8, K, V, VM0, uint32_t>::T == S::T,
+    static_assert(Shape<8, K, V, VM0, uint32_t>::SMEM == S::SMEM && Shape<8, K, V, VM0, uint32_t>::T == S::T &&
+                      Shape<8, K, V, VM0, uint32_t>::TILE == S::TILE,
                   "one shape for every pass");
     static_assert(S::T >= 256, "the bases take one digit a thread");
     constexpr int T = S::T;
