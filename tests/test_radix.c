@@ -485,6 +485,46 @@ int main(int argc, char **argv)
                  "OpenCL u32 pairs 100003: ran %s, not %s", ran, want);
     }
 
+    /* 8. Sizes up to 2^20 and about 2^22 (the range of the CUDA small
+     * path, GPK_RADIX_CUDA_SMALL: one launch for the whole sort; on the
+     * other backends the same inputs): every type, primes, powers of two
+     * and their neighbours, tile edges, explicit (b, r) with digits of up
+     * to 8 bits (1 bit: 32 passes). With GPK_RADIX_CUDA_SMALL set on CUDA,
+     * each case up to 2^GPK_RADIX_CUDA_SMALL_MAX_LOG (20) keys must have
+     * run that path. */
+    if (!quick) {
+        const char *small_env = getenv("GPK_RADIX_CUDA_SMALL");
+        const int small_on = be == GPK_BACKEND_CUDA && small_env && atoi(small_env) != 0;
+        const char *max_env = getenv("GPK_RADIX_CUDA_SMALL_MAX_LOG");
+        const int max_log = max_env && atoi(max_env) >= 1 && atoi(max_env) <= 24 ? atoi(max_env) : 20;
+        size_t lsizes[] = {2, 3, 6143, 6144, 6145, 65536, 131071, 131072, 131073, 262143, 262144,
+                           262147, 524287, 524288, 524289, 786433, 1048575, 1048576,
+                           ((size_t)1 << 22) - 3, (size_t)1 << 22};
+        const int nl = (int)(sizeof lsizes / sizeof lsizes[0]);
+        struct { gpk_type t; unsigned b, r, gen_bits; size_t n; } lbr[] = {
+            {GPK_U32, 16, 0, 16, 100003},     {GPK_U32, 0, 4, 32, 262147}, {GPK_U32, 0, 1, 32, 100003},
+            {GPK_U64, 40, 5, 40, 131071},     {GPK_I64, 0, 8, 64, 524287}, {GPK_F32, 0, 6, 32, 70001},
+            {GPK_F64, 64, 7, 64, 131073},     {GPK_I32, 20, 8, 20, 1048575}};
+        const int nb = (int)(sizeof lbr / sizeof lbr[0]);
+        force_algo = GPK_SORT_RADIX;
+        for (int k = 0; k < 6 * nl + nb; k++) {
+            const int is_br = k >= 6 * nl;
+            const gpk_type t = is_br ? lbr[k - 6 * nl].t : (gpk_type)(GPK_U32 + k % 6);
+            const size_t n = is_br ? lbr[k - 6 * nl].n : lsizes[k / 6];
+            if (!is_br && n > ((size_t)1 << 20) && t != GPK_U32 && t != GPK_F64) continue;
+            const mode m = (mode)((k / 6 + k) % MODE_COUNT);
+            const gpk_dist d = all_dists[(k / 6 + 2 * k) % NDISTS];
+            const unsigned b = is_br ? lbr[k - 6 * nl].b : 0, r = is_br ? lbr[k - 6 * nl].r : 0;
+            const unsigned gen = is_br ? lbr[k - 6 * nl].gen_bits : 0;
+            if (!run_case(t, is_br && gen < 8 * gpk_type_size(t) ? GPK_DIST_FEW_BITS : d, n, m, b, r, gen)) continue;
+            if (small_on && n <= ((size_t)1 << max_log))
+                TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-small") == 0,
+                         "%s n=%zu %s b=%u r=%u: GPK_RADIX_CUDA_SMALL is set, but the sort ran %s",
+                         gpk_type_name(t), n, mode_name[m], b, r, gpk_last_sort_path(ctx));
+        }
+        force_algo = GPK_SORT_AUTO;
+    }
+
     gpk_ctx_destroy(ctx);
     return tu_finish("test_radix");
 }

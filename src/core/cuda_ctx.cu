@@ -73,6 +73,10 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     ctx->cuda = st;
     st->sm_count = prop.multiProcessorCount;
     st->smem_optin = prop.sharedMemPerBlockOptin;
+    if (prop.cooperativeLaunch && gpk__env_int("GPK_RADIX_CUDA_SMALL", 0) != 0) {
+        const int lg = gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 20);
+        st->small_sort_max_log = lg < 1 || lg > 24 ? 20 : lg;
+    }
 
     e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaStreamCreate");

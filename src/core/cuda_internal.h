@@ -36,6 +36,11 @@ typedef struct gpk_cuda_state {
     void *staging;              /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
     cudaEvent_t staging_ev[2];
     cudaMemPool_t temp_pool;    /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
+    /* The radix sort's single-launch path for small inputs (radix_cuda.cu,
+     * run_small): up to 2^small_sort_max_log keys, 0 = off. Read once, at
+     * creation, from GPK_RADIX_CUDA_SMALL and GPK_RADIX_CUDA_SMALL_MAX_LOG;
+     * on only where the device runs cooperative launches. */
+    int small_sort_max_log;
 } gpk_cuda_state;
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).

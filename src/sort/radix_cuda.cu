@@ -28,6 +28,7 @@
  * keys and 64-bit beyond (the pass kernel is instantiated for both offset
  * types, so the common sizes keep their 32-bit shared-memory bases).
  */
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "gpk/cuda.h"
 #include "radix_internal.h"
@@ -637,12 +639,14 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *s
     }
 }
 
-/* Persistent: each block takes tiles in the order of an atomic counter until
+/* One pass over the tiles of a, in the S::SMEM bytes of shared memory at
+ * smem: the body of onesweep_kernel, and of each pass of small_sort_kernel.
+ * Persistent: each block takes tiles in the order of an atomic counter until
  * none is left, and loads its next tile's keys while it finishes the
  * current one (look-back and write-out), so the load latency is hidden. */
 template <int RB, class K, class V, int VM, class O, bool SC>
-__global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM, O>::MIN_BLOCKS)
-    onesweep_kernel(PassArgs<K, V, O> a, typename ScatterOf<SC, K, V, O>::type sc)
+__device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename ScatterOf<SC, K, V, O>::type sc,
+                                               unsigned char *smem)
 {
     using S = Shape<RB, K, V, VM, O>;
     constexpr int T = S::T, I = S::I, W = S::W, D = S::D, TILE = S::TILE, BPT = S::BPT;
@@ -653,7 +657,6 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
      * keys' ranks as before */
     constexpr bool EARLY = S::VALUES_EARLY;
 
-    extern __shared__ __align__(16) unsigned char smem[];
     uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
     uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
     K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
@@ -972,6 +975,14 @@ __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM,
         atomicAdd(&g_phase_cycles[7], 1ull);
     }
 #endif
+}
+
+template <int RB, class K, class V, int VM, class O, bool SC>
+__global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM, O>::MIN_BLOCKS)
+    onesweep_kernel(PassArgs<K, V, O> a, typename ScatterOf<SC, K, V, O>::type sc)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    onesweep_tiles<RB, K, V, VM, O, SC>(a, sc, smem);
 }
 
 /* Hybrid sort: at most 2^kHybridMaxW buckets; kBigList big-bucket ids fit
@@ -1454,6 +1465,207 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     return GPK_OK;
 }
 
+/* ------------------------------------------------------------------------
+ * Small inputs in one launch (GPK_RADIX_CUDA_SMALL; docs/perf/radix.md,
+ * "CUDA backend: small sizes in one launch"). Below about 2^20 keys a sort
+ * costs what its stream operations cost, not what it moves: histogram,
+ * bases, and per pass a look-back memset and a pass kernel (12 for u32
+ * keys, as many as CUB's Onesweep issues). Here one cooperative launch,
+ * every block resident, runs them all with a grid barrier wherever a step
+ * reads what other blocks wrote:
+ *   clear the tables | histograms of every pass | pass 0 | pass 1 | ...
+ * Each pass is onesweep_tiles, as in onesweep_kernel; every block scans
+ * the pass's digit bases from the histogram into its shared memory, and the
+ * passes alternate between two look-back tables, the next one cleared
+ * during the current pass. Digits of up to 8 bits (the 8-bit table), 32-bit
+ * positions, one look-back portion.
+ * ------------------------------------------------------------------------ */
+namespace cg = cooperative_groups;
+
+/* histogram entries (passes x digits) of every plan whose digits have at
+ * most 8 bits: 8 x 256 for 64-bit keys */
+constexpr uint32_t kSmallTable = 2048;
+constexpr int kSmallDevices = 64; /* occupancy remembered per device ordinal below this */
+
+template <class K> struct SmallArgs {
+    Route route; /* pass p reads route.*[p] and writes route.*[p + 1] */
+    PassList pl;
+    uint32_t n;
+    Twiddle<K> hist_map, map_in, map_out;
+    bool map_in_on, map_out_on;
+    unsigned long long *hist; /* [pass][stride] */
+    uint32_t *status;         /* two look-back tables of `region` words */
+    uint32_t region;
+    uint32_t *counters; /* [pass] tile counters */
+};
+
+/* Shared memory: the pass's S::SMEM, then the bases of the current pass
+ * and the warp sums of their scan; the histogram tables use the front
+ * before the first pass. */
+template <class S> struct SmallSmem {
+    static constexpr size_t BASES_AT = (S::SMEM + 15) / 16 * 16;
+    static constexpr size_t END = BASES_AT + (256 + 32) * sizeof(uint32_t);
+    static constexpr size_t BYTES = END > kSmallTable * sizeof(uint32_t) ? END : kSmallTable * sizeof(uint32_t);
+};
+
+/* VM0: the first pass's value mode (V_IOTA for sigma), VM: the others'. */
+template <class K, class V, int VM0, int VM>
+__global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V, VM, uint32_t>::MIN_BLOCKS)
+    small_sort_kernel(const __grid_constant__ SmallArgs<K> a)
+{
+    using S = Shape<8, K, V, VM, uint32_t>;
+    static_assert(Shape<8, K, V, VM0, uint32_t>::SMEM == S::SMEM && Shape<8, K, V, VM0, uint32_t>::T == S::T &&
+                      Shape<8, K, V, VM0, uint32_t>::TILE == S::TILE,
+                  "one shape for every pass");
+    static_assert(S::T >= 256, "the bases take one digit a thread");
+    constexpr int T = S::T;
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t *table = reinterpret_cast<uint32_t *>(smem);
+    uint32_t *s_bases = reinterpret_cast<uint32_t *>(smem + SmallSmem<S>::BASES_AT);
+    uint32_t *s_warp = s_bases + 256;
+    cg::grid_group grid = cg::this_grid();
+    const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const uint32_t gid = blockIdx.x * T + tid, gsz = gridDim.x * T;
+    const uint32_t passes = a.pl.count, stride = a.pl.stride, entries = passes * stride;
+
+    for (uint32_t i = gid; i < entries; i += gsz) a.hist[i] = 0;
+    for (uint32_t i = gid; i < passes; i += gsz) a.counters[i] = 0;
+    for (uint32_t i = gid; i < a.region; i += gsz) a.status[i] = 0;
+    for (uint32_t i = tid; i < entries; i += T) table[i] = 0;
+    grid.sync();
+
+    const K *keys = static_cast<const K *>(a.route.keys[0]);
+    for (uint32_t i = gid; i < a.n; i += gsz) {
+        const K x = twiddle(a.hist_map, keys[i]);
+        for (uint32_t p = 0; p < passes; p++)
+            atomicAdd(&table[p * stride + digit_of(x, a.pl.shift[p], (1u << a.pl.width[p]) - 1)], 1u);
+    }
+    __syncthreads();
+    for (uint32_t i = tid; i < entries; i += T)
+        if (table[i]) atomicAdd(&a.hist[i], (unsigned long long)table[i]);
+
+    const uint32_t tiles = (a.n + S::TILE - 1) / S::TILE;
+    for (uint32_t p = 0; p < passes; p++) {
+        grid.sync(); /* the histograms, or the previous pass's output, are complete */
+        if (p + 1 < passes) /* the table pass p - 1 used, for pass p + 1 */
+            for (uint32_t i = gid; i < a.region; i += gsz) a.status[(size_t)((p + 1) % 2) * a.region + i] = 0;
+        const uint32_t digits = 1u << a.pl.width[p];
+        const uint32_t c = tid < digits ? (uint32_t)a.hist[(size_t)p * stride + tid] : 0u;
+        const uint32_t incl = warp_inclusive_sum(c, (int)lane);
+        if (lane == 31) s_warp[warp] = incl;
+        __syncthreads();
+        uint32_t before = 0;
+        for (uint32_t w = 0; w < warp; w++) before += s_warp[w];
+        if (tid < digits) s_bases[tid] = before + incl - c;
+        __syncthreads();
+
+        PassArgs<K, V, uint32_t> pa;
+        pa.keys_in = static_cast<const K *>(a.route.keys[p]);
+        pa.keys_out = static_cast<K *>(const_cast<void *>(a.route.keys[p + 1]));
+        pa.vals_in = static_cast<const V *>(a.route.vals[p]);
+        pa.vals_out = static_cast<V *>(const_cast<void *>(a.route.vals[p + 1]));
+        pa.n = a.n;
+        pa.iota_base = 0;
+        pa.bases = s_bases;
+        pa.bases_next = NULL;
+        pa.status = a.status + (size_t)(p % 2) * a.region;
+        pa.tile_counter = a.counters + p;
+        pa.shift = a.pl.shift[p];
+        pa.width = a.pl.width[p];
+        pa.map_in = a.map_in;
+        pa.map_out = a.map_out;
+        pa.map_in_on = a.map_in_on && p == 0;
+        pa.map_out_on = a.map_out_on && p + 1 == passes;
+        pa.persistent = tiles > gridDim.x;
+        if constexpr (VM0 == VM) {
+            onesweep_tiles<8, K, V, VM, uint32_t, false>(pa, NoScatter(), smem);
+        } else {
+            if (p == 0) onesweep_tiles<8, K, V, VM0, uint32_t, false>(pa, NoScatter(), smem);
+            else onesweep_tiles<8, K, V, VM, uint32_t, false>(pa, NoScatter(), smem);
+        }
+    }
+}
+
+/* cudaErrorNotSupported: this kernel cannot be resident on the device. */
+template <class K, class V, int VM0, int VM>
+static cudaError_t launch_small(const SmallArgs<K> &a, int device, int sm_count, cudaStream_t stream)
+{
+    using S = Shape<8, K, V, VM, uint32_t>;
+    auto kernel = small_sort_kernel<K, V, VM0, VM>;
+    constexpr size_t smem = SmallSmem<S>::BYTES;
+    /* blocks per SM, asked once per device (0: not yet): the attribute and
+     * the occupancy query cost more host time than this whole sort */
+    static std::atomic<int> resident[kSmallDevices];
+    const bool keep = device >= 0 && device < kSmallDevices;
+    int per_sm = keep ? resident[device].load(std::memory_order_relaxed) : 0;
+    if (per_sm == 0) {
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, smem);
+        if (e != cudaSuccess) return e;
+        if (per_sm < 1) return cudaErrorNotSupported;
+        if (keep) resident[device].store(per_sm, std::memory_order_relaxed);
+    }
+    const uint32_t tiles = div_up(a.n, S::TILE);
+    const uint32_t blocks = std::min<uint32_t>(tiles, (uint32_t)per_sm * (uint32_t)sm_count);
+    void *args[] = {const_cast<SmallArgs<K> *>(&a)};
+    return cudaLaunchCooperativeKernel((const void *)kernel, dim3(blocks), dim3(S::T), args, smem, stream);
+}
+
+/* The whole sort of run_passes_o in one launch, where it applies (see
+ * above); *ran says whether it did. A launch the device refuses leaves the
+ * stream as it was, and the caller runs the separate launches. */
+template <class K, class V>
+static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route, Temp &t,
+                            cudaStream_t stream, bool *ran)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    *ran = false;
+    const size_t n = job.n;
+    if (st->small_sort_max_log <= 0 || n == 0 || n > ((size_t)1 << st->small_sort_max_log) || n > kPortion ||
+        wide_positions(job) || kPosOffset != 0 || pl.count == 0 || pl.stride > 256 ||
+        (size_t)pl.count * pl.stride > kSmallTable)
+        return GPK_OK;
+    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
+    const Twiddle<K> map = twiddle_map<K>(job.type), none = {0, 0, 0, 0};
+    SmallArgs<K> a;
+    memset(&a, 0, sizeof a);
+    a.route = route;
+    a.pl = pl;
+    a.n = (uint32_t)n;
+    a.hist_map = job.map_in ? map : none;
+    a.map_in = map;
+    a.map_out = twiddle_unmap<K>(job.type);
+    a.map_in_on = !plain && job.map_in;
+    a.map_out_on = !plain && job.map_out;
+    a.hist = t.hist;
+    a.counters = t.counters;
+    a.status = t.status;
+    /* one look-back table: a word per digit and tile of the shape that runs */
+    int tile = Shape<8, K, V, V_LOAD, uint32_t>::TILE;
+    if constexpr (sizeof(V) == 4)
+        if (job.vmode == V_NONE) tile = Shape<8, K, V, V_NONE, uint32_t>::TILE;
+    const size_t region = (size_t)div_up(n, (size_t)tile) * pl.stride;
+    if (2 * region * sizeof(uint32_t) > t.status_bytes) return GPK_OK;
+    a.region = (uint32_t)region;
+    cudaError_t e;
+    if constexpr (sizeof(V) == 4) {
+        if (job.vmode == V_NONE) e = launch_small<K, V, V_NONE, V_NONE>(a, ctx->device, st->sm_count, stream);
+        else if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, ctx->device, st->sm_count, stream);
+        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, ctx->device, st->sm_count, stream);
+    } else {
+        if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, ctx->device, st->sm_count, stream);
+        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, ctx->device, st->sm_count, stream);
+    }
+    if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
+        (void)cudaGetLastError();
+        return GPK_OK;
+    }
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: small-sort launch");
+    *ran = true;
+    ctx->last_sort_path = "radix-small";
+    return GPK_OK;
+}
+
 /* A pass of the multi-GPU sort's distributed plan (gpk_radix_dist): it
  * writes every device's output or every device's spare. */
 struct DistPass {
@@ -1478,6 +1690,13 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
     const size_t n = job.n;
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
+    if constexpr (sizeof(O) == 4) {
+        if (!dist && first == 0 && (end == 0 || end == pl.count)) {
+            bool ran = false;
+            const gpk_status s = run_small<K, V>(ctx, job, pl, route, t, stream, &ran);
+            if (s != GPK_OK || ran) return s;
+        }
+    }
     if (!have_bases) {
         const gpk_status s = run_histogram<K>(ctx, job, pl, route.keys[0], t, stream);
         if (s != GPK_OK) return s;
