@@ -73,14 +73,6 @@ int cmd_bench_multi(int argc, char **argv)
 }
 #else
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static double now_ms(void)
 {
     struct timespec t;
@@ -153,7 +145,8 @@ static uint64_t checksum(const input *in, const void *keys, const void *vals)
 {
     uint64_t s = 0;
 #pragma omp parallel for reduction(+ : s) schedule(static)
-    for (size_t i = 0; i < in->n; i++) s += mix(key_at(in, keys, i) * 0x9E3779B97F4A7C15ull ^ val_at(in, vals, i));
+    for (size_t i = 0; i < in->n; i++)
+        s += gpk__splitmix64(key_at(in, keys, i) * 0x9E3779B97F4A7C15ull ^ val_at(in, vals, i));
     return s;
 }
 
@@ -167,7 +160,7 @@ static void generate(input *in, uint64_t seed)
     }
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < in->n; i++) {
-        const uint64_t x = mix(seed + i);
+        const uint64_t x = gpk__splitmix64(seed + i);
         if (in->kw == 4) ((uint32_t *)in->keys)[i] = (uint32_t)x;
         else ((uint64_t *)in->keys)[i] = x;
         if (in->vw == 4) ((uint32_t *)in->vals)[i] = (uint32_t)i;

@@ -32,14 +32,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 typedef struct input {
     gpk_type type;
     unsigned kw, vw;
@@ -52,10 +44,10 @@ typedef struct input {
 static void generate(input *in)
 {
     const ptrdiff_t n = (ptrdiff_t)in->n;
-    const uint64_t common = mix(in->seed ^ 0x5eed);
+    const uint64_t common = gpk__splitmix64(in->seed ^ 0x5eed);
 #pragma omp parallel for schedule(static)
     for (ptrdiff_t i = 0; i < n; i++) {
-        uint64_t x = mix(in->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull);
+        uint64_t x = gpk__splitmix64(in->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull);
         if (in->skew && x % 10) x = common; /* 90% one value */
         if (in->kw == 4) ((uint32_t *)in->keys)[i] = (uint32_t)(x >> 32);
         else ((uint64_t *)in->keys)[i] = x;
@@ -78,7 +70,8 @@ static uint64_t checksum(const input *in)
     uint64_t sum = 0;
     const ptrdiff_t n = (ptrdiff_t)in->n;
 #pragma omp parallel for schedule(static) reduction(+ : sum)
-    for (ptrdiff_t i = 0; i < n; i++) sum += mix(key_at(in, (size_t)i) * 0x100000001B3ull ^ mix(val_at(in, (size_t)i)));
+    for (ptrdiff_t i = 0; i < n; i++)
+        sum += gpk__splitmix64(key_at(in, (size_t)i) * 0x100000001B3ull ^ gpk__splitmix64(val_at(in, (size_t)i)));
     return sum;
 }
 
