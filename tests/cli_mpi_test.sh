@@ -27,15 +27,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 SEED=${GPK_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "seed $SEED (replay with GPK_TEST_SEED=$SEED)"
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_mpi_test.XXXXXX") || exit 1
-cd "$WORK" || exit 1
-FAILS=0
-TESTS=0
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL: $*" >&2
-}
-pass() { TESTS=$((TESTS + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_workdir gpk_cli_mpi_test
 check() { # check CONDITION-COMMAND... -- DESCRIPTION via $what
     if "$@"; then pass; else fail "$what"; fi
 }

@@ -9,15 +9,8 @@
 set -u
 GPK=${1:?usage: cli_reliability_test.sh PATH/TO/gpk}
 case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_rel_test.XXXXXX") || exit 1
-cd "$WORK" || exit 1
-FAILS=0
-TESTS=0
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL: $*" >&2
-}
-pass() { TESTS=$((TESTS + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_workdir gpk_rel_test
 
 # run RC DESCRIPTION PATTERN -- command...: exit RC and PATTERN (may be
 # empty) on stderr.

@@ -19,16 +19,8 @@ OPLOT=$(cd "$(dirname "$0")/.." && pwd)/bench/plot_octree.py
 # checks that need them are skipped where they are absent.
 DATA=$(cd "$(dirname "$0")/.." && pwd)/../shared/data
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_cli_test.XXXXXX") || exit 1
-cd "$WORK" || exit 1
-FAILS=0
-TESTS=0
-
-fail() {
-    FAILS=$((FAILS + 1))
-    echo "FAIL: $*" >&2
-}
-pass() { TESTS=$((TESTS + 1)); }
+. "$(dirname "$0")/cli_lib.sh"
+cli_workdir gpk_cli_test
 
 # expect RC DESCRIPTION -- command...: the command must exit with RC.
 expect() {
