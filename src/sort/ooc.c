@@ -147,13 +147,18 @@ typedef struct cpu_dev {
 
 static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
 
-size_t gpk__ooc_resident_max(void)
+size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left)
 {
+    const size_t runs = (n + cap - 1) / cap;
+    size_t kept = bytes_left / (cap * per);
+    if (kept > runs) kept = runs;
     const char *v = getenv("GPK_OOC_RESIDENT");
-    if (!v || !*v) return SIZE_MAX;
-    char *end;
-    const unsigned long long x = strtoull(v, &end, 10);
-    return end != v && *end == '\0' ? (size_t)x : SIZE_MAX;
+    if (v && *v) {
+        char *end;
+        const unsigned long long most = strtoull(v, &end, 10);
+        if (end != v && *end == '\0' && most < kept) kept = (size_t)most;
+    }
+    return kept;
 }
 
 static gpk_status cpu_stash(gpk_ooc_dev *d, int slot, size_t run, size_t n)
@@ -258,10 +263,7 @@ static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
             return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the out-of-core slots");
         }
     }
-    const size_t runs = (d->n + d->cap - 1) / d->cap, left = budget - (OOC_SLOTS + 2) * d->cap * per;
-    size_t kept = left / (d->cap * per);
-    if (kept > runs) kept = runs;
-    if (kept > gpk__ooc_resident_max()) kept = gpk__ooc_resident_max();
+    size_t kept = gpk__ooc_kept_runs(d->n, d->cap, per, budget - (OOC_SLOTS + 2) * d->cap * per);
     if (kept) {
         c->kept_keys = malloc(kept * d->cap * d->key_width);
         c->kept_vals = d->value_width ? malloc(kept * d->cap * d->value_width) : NULL;

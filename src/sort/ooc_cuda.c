@@ -598,10 +598,8 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     /* the runs the rest of the budget holds stay on the device; where that
      * allocation fails the sort goes on without them */
     {
-        const size_t runs = (h->n + cap - 1) / cap, used = SLOTS * cap * per + temp;
-        size_t kept = limit > used ? (limit - used) / (cap * per) : 0;
-        if (kept > runs) kept = runs;
-        if (kept > gpk__ooc_resident_max()) kept = gpk__ooc_resident_max();
+        const size_t used = SLOTS * cap * per + temp;
+        size_t kept = gpk__ooc_kept_runs(h->n, cap, per, limit > used ? limit - used : 0);
         for (; kept > 0; kept -= kept / 8 + 1) {
             e = cudaMalloc(&c->kept_keys, kept * cap * d->key_width);
             if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);

@@ -71,8 +71,10 @@ typedef struct gpk_ooc_host {
     size_t *stage_bytes;
 } gpk_ooc_host;
 
-/* The most runs a device may keep (GPK_OOC_RESIDENT=N; unset: no limit). */
-size_t gpk__ooc_resident_max(void);
+/* How many runs of cap elements (per bytes each) a device keeps in
+ * bytes_left of its memory: as many as fit, at most all of the n elements'
+ * runs and at most GPK_OOC_RESIDENT=N. */
+size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left);
 
 /* Whether the host-API sort of job must go out of core on ctx (device
  * budget, or for CUDA the free device memory or n >= 2^32). */
