@@ -33,6 +33,7 @@ out=${OUT:-$root/gpu-pairs-regs-out}
 b=${1:-${GPK_GPU_BUILD:-$root/build-gpu}}
 dir=$b/pairs-regs
 mkdir -p "$out" "$dir"
+dir=$(cd "$dir" && pwd) # nvcc -include and nvlink resolve it from other directories
 logs=$(mktemp -d "$out/logs.XXXXXX") # this run's own folder, packed into logs.tgz at the end
 export PATH="$PATH:/usr/local/cuda/bin"
 t0=$(date +%s)

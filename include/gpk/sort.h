@@ -108,7 +108,7 @@ GPK_API gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_
 GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
 /* The variant the last successful sort on ctx ran, for reports: on CUDA
  * "radix-onesweep" (LSD passes), "radix-small" (the same passes in one
- * launch, small inputs, when GPK_RADIX_CUDA_SMALL enables it), "radix-hybrid" (MSD window + on-chip
+ * launch, up to 2^22 keys or 2^20 pairs unless GPK_RADIX_CUDA_SMALL=0), "radix-hybrid" (MSD window + on-chip
  * bucket sorts, when GPK_RADIX_CUDA_HYBRID enables it) or "radix-hybrid+lsd" (skewed keys:
  * some buckets sorted by LSD passes); elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);

@@ -73,9 +73,16 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     ctx->cuda = st;
     st->sm_count = prop.multiProcessorCount;
     st->smem_optin = prop.sharedMemPerBlockOptin;
-    if (prop.cooperativeLaunch && gpk__env_int("GPK_RADIX_CUDA_SMALL", 0) != 0) {
-        const int lg = gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 20);
-        st->small_sort_max_log = lg < 1 || lg > 24 ? 20 : lg;
+    /* on by default: faster than the separate launches from 2^16 to 2^22
+     * keys and to 2^20 pairs on an H100 (docs/perf/radix.md, runs 8 and 9) */
+    if (prop.cooperativeLaunch && gpk__env_int("GPK_RADIX_CUDA_SMALL", 1) != 0) {
+        const int lg = gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0);
+        if (lg >= 1 && lg <= 24) {
+            st->small_sort_max_log = st->small_sort_values_max_log = lg;
+        } else {
+            st->small_sort_max_log = GPK_RADIX_CUDA_SMALL_DEFAULT_LOG;
+            st->small_sort_values_max_log = GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG;
+        }
     }
 
     e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);

@@ -37,11 +37,21 @@ typedef struct gpk_cuda_state {
     cudaEvent_t staging_ev[2];
     cudaMemPool_t temp_pool;    /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
     /* The radix sort's single-launch path for small inputs (radix_cuda.cu,
-     * run_small): up to 2^small_sort_max_log keys, 0 = off. Read once, at
+     * run_small): up to 2^small_sort_max_log keys (sorts with values:
+     * 2^small_sort_values_max_log), 0 = off. Read once, at
      * creation, from GPK_RADIX_CUDA_SMALL and GPK_RADIX_CUDA_SMALL_MAX_LOG;
-     * on only where the device runs cooperative launches. */
+     * on (GPK_RADIX_CUDA_SMALL=0: off) only where the device runs
+     * cooperative launches. */
     int small_sort_max_log;
+    int small_sort_values_max_log; /* the same for pairs and permutations */
 } gpk_cuda_state;
+
+/* The largest sizes measured faster in one launch on an H100 (runs 8 and
+ * 9): 2^22 keys of every width (2^23: slower, the resident blocks loop
+ * over too many tiles), 2^20 pairs (2^22 pairs: 2 to 3 % slower). An
+ * explicit GPK_RADIX_CUDA_SMALL_MAX_LOG sets both. */
+#define GPK_RADIX_CUDA_SMALL_DEFAULT_LOG 22
+#define GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG 20
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).
  * Checks free device memory first: GPK_ENOMEM with a message when the

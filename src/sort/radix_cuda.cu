@@ -1621,7 +1621,8 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     *ran = false;
     const size_t n = job.n;
-    if (st->small_sort_max_log <= 0 || n == 0 || n > ((size_t)1 << st->small_sort_max_log) || n > kPortion ||
+    const int max_log = job.vmode == V_NONE ? st->small_sort_max_log : st->small_sort_values_max_log;
+    if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion ||
         wide_positions(job) || kPosOffset != 0 || pl.count == 0 || pl.stride > 256 ||
         (size_t)pl.count * pl.stride > kSmallTable)
         return GPK_OK;
