@@ -1,7 +1,7 @@
 /* gpk bench multi: the multi-GPU sort of issue 17 (docs/perf/scale.md).
  *
  *   gpk bench multi [--gpus 1,2] [--devices 0,1] [--n 2G] [--reps 5]
- *                   [--configs u32,u64,u32/u32] [--plans lsd,merge] [--host] [--json FILE]
+ *                   [--configs u32,u64,u32/u32] [--plans merge,part] [--host] [--json FILE]
  *                   [--seed S]
  *
  * Device-resident: the same n keys (splitmix64 of the index and the seed)
@@ -11,8 +11,10 @@
  * (the multi-GPU call is synchronous; the 1-GPU one is followed by a
  * stream synchronize); before each rep the K-GPU inputs are restored from
  * a pristine copy on each device (not timed). K GPUs run once per plan of
- * --plans (GPK_MULTI_PLAN, docs/guide.md "Several GPUs"): lsd (distributed
- * LSD passes) and merge (sort first, then merge). The median of --reps runs
+ * --plans (GPK_MULTI_PLAN, docs/guide.md "Several GPUs"): merge (sort
+ * first, then merge), part (partition first, then the buckets: sort_ms is
+ * the partition, merge_ms the exchange and bucket sorts) and lsd
+ * (distributed LSD passes). The median of --reps runs
  * after one warm-up, the phases of the median run (lsd: host clock until
  * the first counts are in, then the passes with the exchanges; on the GPUs
  * the histogram, the sum of the passes, the last pass; merge: local sorts,
@@ -52,8 +54,8 @@ void cmd_bench_multi_help(FILE *f)
           "  --n N               keys in all (default 2G = 2^31)\n"
           "  --reps R            timed runs after one warm-up; the median is reported (default 5)\n"
           "  --configs LIST      key types, with /VALUE_TYPE for pairs (default u32,u64,u32/u32)\n"
-          "  --plans LIST        the plans K > 1 GPUs run, each in turn: lsd, merge, lsd:R (lsd with\n"
-          "                      R-bit digits) (default lsd,merge)\n"
+          "  --plans LIST        the plans K > 1 GPUs run, each in turn: merge, part (partition\n"
+          "                      first), lsd, lsd:R (lsd with R-bit digits) (default merge,part)\n"
           "  --host              also the host API: gpk_sort_keys of u32 keys on 1 and K GPUs\n"
           "  --json FILE         append one JSON object per row\n"
           "  --seed S            the keys' seed (default: from the clock)\n",
@@ -529,7 +531,7 @@ int cmd_bench_multi(int argc, char **argv)
 {
     int gpus[8] = {1, 2}, n_gpus = 2, devices[GPK_MAX_DEVICES], n_devices = 0, reps = 5, host = 0;
     size_t n = (size_t)1 << 31;
-    const char *configs = "u32,u64,u32/u32", *json_path = NULL, *plans = "lsd,merge";
+    const char *configs = "u32,u64,u32/u32", *json_path = NULL, *plans = "merge,part";
     uint64_t seed = (uint64_t)time(NULL) * 2654435761u;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -6,15 +6,15 @@
 # BUILD_DIR is a CUDA build with every target built (sm_90); the script
 # builds nothing unless the stage `build` is named.
 # test:     tests/test_multi cuda over every GPU (0,1), quick sizes, once per
-#           plan (lsd, the default: distributed LSD passes; merge:
-#           GPK_MULTI_PLAN=merge): keys and pairs of every type against the
+#           plan (the default: part for 4-byte keys, merge for 8-byte ones;
+#           part, merge and lsd forced by GPK_MULTI_PLAN): keys and pairs of every type against the
 #           reference, shard sizes balanced, random, empty, all in one; one
 #           pass, 3-, 10- and 11-bit digits; 3 and 4 shards over the GPUs
 #           repeated; the host API; the bad inputs (a device list naming a
 #           GPU that is not there, NULL shards, short scratch, ...).
 # goal:     gpk bench multi: 2^31 keys device-resident, 1 GPU vs 2 GPUs with
-#           each plan (lsd with the tuned 8-bit digits, lsd:11 with 11-bit
-#           digits: fewer passes, so fewer bytes over the link, and merge) in
+#           each plan of the step (merge and part, the bench's default; lsd
+#           where named) in
 #           the same run, every result verified, one step per key type: u32
 #           keys (the goal: 1.7x), u64 keys, u32/u32 pairs.
 # extra:    what the deadline leaves room for: test_multi on the same GPU
@@ -88,20 +88,23 @@ bench=$build/gpk-bench
 export GPK_REQUIRE_CUDA=1
 
 if has test; then
+  GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_default 45 "$build/tests/test_multi" cuda "$all"
+  GPK_MULTI_PLAN=part GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_part 45 \
+    "$build/tests/test_multi" cuda "$all"
   GPK_MULTI_PLAN=lsd GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi 45 "$build/tests/test_multi" cuda "$all"
   GPK_MULTI_PLAN=merge GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_merge 45 \
     "$build/tests/test_multi" cuda "$all"
 fi
 if has goal; then
   # one step per key type (the keys generated once on the host, then 1 GPU,
-  # 2 GPUs lsd, 2 GPUs merge, each checked), so that a step at its time
+  # 2 GPUs merge, 2 GPUs part, each checked), so that a step at its time
   # limit loses one key type (run 1: three types in one step reached 80 s)
   runlog bench_goal 70 "$bench" bench multi --gpus 1,2 --devices "$all" --n 2G --reps 5 --configs u32 \
-    --plans lsd,lsd:11,merge --json "$json"
+    --plans merge,part --json "$json"
   runlog bench_goal_u64 70 "$bench" bench multi --gpus 1,2 --devices "$all" --n 2G --reps 3 --configs u64 \
-    --plans lsd,lsd:11,merge --json "$json"
+    --plans merge,part --json "$json"
   runlog bench_goal_pairs 70 "$bench" bench multi --gpus 1,2 --devices "$all" --n 2G --reps 3 --configs u32/u32 \
-    --plans lsd,lsd:11,merge --json "$json"
+    --plans merge,part --json "$json"
 fi
 if has extra; then
   GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_same_gpu 20 "$build/tests/test_multi" cuda 0,0

@@ -136,12 +136,18 @@ static void shard_sizes(int pattern, size_t n, int k, size_t *sz)
 
 /* Sorts n keys (and their global indices as values when vw) cut into
  * shards by `pattern` over ctx's k devices; compares with the reference. */
-/* The plan a sort must take: lsd when GPK_MULTI_PLAN=lsd and every CUDA
- * device reaches every other's memory, else merge (the path names it). */
-static const char *expected_path(const int *devices, int k)
+/* The plan a sort must take (the path names it): GPK_MULTI_PLAN=merge:
+ * merge; =part: part (merge for the CUDA host API, host_api); =lsd: lsd
+ * where every CUDA device reaches every other's memory, else merge; unset:
+ * part for 4-byte keys (not for the CUDA host API), merge for 8-byte ones.
+ * Part itself falls back to merge for skewed keys (run_case says when). */
+static const char *expected_path(const int *devices, int k, size_t kw, int host_api)
 {
     const char *v = getenv("GPK_MULTI_PLAN");
-    if (!v || strcmp(v, "lsd")) return "radix-multi";
+    const int part_fits = !(host_api && backend == GPK_BACKEND_CUDA);
+    if (v && !strcmp(v, "merge")) return "radix-multi";
+    if (v && !strcmp(v, "part")) return part_fits ? "radix-multi-part" : "radix-multi";
+    if (!v || strcmp(v, "lsd")) return kw == 4 && part_fits ? "radix-multi-part" : "radix-multi";
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)
@@ -157,6 +163,8 @@ static const char *expected_path(const int *devices, int k)
 #endif
     return "radix-multi-lsd";
 }
+
+static int part_runs; /* sorts that took the part plan (GPK_MULTI_PLAN=part) */
 
 static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_dist dist, int pattern,
                      unsigned key_bits, unsigned radix_bits)
@@ -212,9 +220,16 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     TU_CHECK(s == GPK_OK, "K=%d %s %s n=%zu %s %s bits=%u r=%u: %s", k, gpk_type_name(t), vw ? "pairs" : "keys", n,
              gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits, gpk_last_error(ctx));
     if (s == GPK_OK) {
-        const char *want = expected_path(info.devices, k);
-        TU_CHECK(!strcmp(gpk_last_sort_path(ctx), want), "K=%d n=%zu ran %s, not %s", k, n, gpk_last_sort_path(ctx),
-                 want);
+        const char *want = expected_path(info.devices, k, kw, 0), *ran = gpk_last_sort_path(ctx);
+        /* part: skewed keys (a top-digit bucket past m / 16 keys, at least
+         * 4096, or reaching past the next output) and keys of 8 bits or
+         * fewer take merge; uniform keys over every bit must not */
+        const int part = !strcmp(want, "radix-multi-part");
+        const int may_merge = part && (dist != GPK_DIST_UNIFORM || (key_bits > 0 && key_bits <= 8) || t == GPK_F32 ||
+                                       t == GPK_F64 || n <= 4096 * (size_t)k);
+        if (part) part_runs += !strcmp(ran, want);
+        TU_CHECK(!strcmp(ran, want) || (may_merge && !strcmp(ran, "radix-multi")), "K=%d n=%zu ran %s, not %s", k, n,
+                 ran, want);
     }
     off = 0;
     for (int i = 0; i < k; i++) {
@@ -328,8 +343,11 @@ static void host_suite(const int *devices, int k, int small)
             TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw), "host keys K=%d %s n=%zu %s: %s", k, gpk_type_name(ty), n,
                      gpk_dist_name(d), gpk_last_error(ctx));
             if (n >= 2)
-                TU_CHECK(!strcmp(gpk_last_sort_path(ctx), expected_path(devices, k)), "host keys K=%d n=%zu ran %s, not %s",
-                         k, n, gpk_last_sort_path(ctx), expected_path(devices, k));
+                TU_CHECK(!strcmp(gpk_last_sort_path(ctx), expected_path(devices, k, kw, 1)) ||
+                             (!strcmp(expected_path(devices, k, kw, 1), "radix-multi-part") &&
+                              !strcmp(gpk_last_sort_path(ctx), "radix-multi")),
+                         "host keys K=%d n=%zu ran %s, not %s", k, n, gpk_last_sort_path(ctx),
+                         expected_path(devices, k, kw, 1));
             /* pairs */
             memcpy(b, a, n * kw);
             s = gpk_sort_pairs(ctx, ty, b, GPK_U32, v, n, &radix);
@@ -539,6 +557,9 @@ int main(int argc, char **argv)
         for (int k = 1; k <= 4; k++) shards_suite(virt, k, small);
         for (int k = 2; k <= 3; k++) host_suite(virt, k, small);
         error_suite(virt, 3);
+        if (!getenv("GPK_MULTI_PLAN") || !strcmp(getenv("GPK_MULTI_PLAN"), "part"))
+            TU_CHECK(part_runs > 0, "the part plan was due, but no sort took it");
+        if (part_runs) printf("the part plan ran %d sorts (the others fell back to merge)\n", part_runs);
         return tu_finish("test_multi cpu");
     }
     if (!gpk_backend_available(GPK_BACKEND_CUDA)) {
@@ -578,5 +599,8 @@ int main(int argc, char **argv)
         shards_suite(rep, kk, 1);
     }
     error_suite(list, k);
+    if (!getenv("GPK_MULTI_PLAN") || !strcmp(getenv("GPK_MULTI_PLAN"), "part"))
+        TU_CHECK(part_runs > 0, "the part plan was due, but no sort took it");
+    if (part_runs) printf("the part plan ran %d sorts (the others fell back to merge)\n", part_runs);
     return tu_finish("test_multi cuda");
 }

@@ -160,13 +160,21 @@ done:
     return s;
 }
 
-int gpk__multi_plan(const gpk_ctx *ctx)
+int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp)
 {
-    /* lsd only when asked for: on 2 x H200 its peer stores made every pass
-     * 2.4x slower than a local one, so it ran at 0.82x one GPU where merge
-     * ran at 1.47x (docs/perf/scale.md, run 2) */
+    /* part by default for 4-byte keys on the shard API: 1.72x one GPU for
+     * 2^31 u32 keys on 2 x H200 against merge's 1.47x, pairs 1.64x against
+     * 1.35x (docs/perf/scale.md, run 12); merge for 8-byte keys, whose
+     * bucket sorts side by side on several streams ran 5x slower (the
+     * Onesweep passes of 8-byte keys do not share a GPU well, run 10), and
+     * for the host API (its output lives in the temp merge sizes). lsd
+     * only when asked for: on 2 x H200 its peer stores made every pass
+     * 2.4x slower than a local one (0.82x one GPU, run 2). */
     const char *v = getenv("GPK_MULTI_PLAN");
-    if (!v || strcmp(v, "lsd")) return GPK_MULTI_PLAN_MERGE;
+    const int part_fits = !out_in_temp || ctx->backend != GPK_BACKEND_CUDA;
+    if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
+    if (v && !strcmp(v, "part")) return part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
+    if (!v || strcmp(v, "lsd")) return key_width == 4 && part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     if (ctx->backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)
@@ -239,6 +247,94 @@ static gpk_status run_lsd(gpk_multi_dev *d)
     return s;
 }
 
+/* The part plan (multi_internal.h). *fell_back: a bucket too large for
+ * its device, or the keys too narrow for a digit above the bits it sorts;
+ * nothing was written but the devices' own buffers. */
+static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
+{
+    const int k = d->k;
+    struct gpk_multi_stats *st = &d->ctx->multi;
+    const unsigned bits = d->key_bits ? d->key_bits : 8 * d->key_width;
+    *fell_back = 1;
+    if (bits <= GPK_MULTI_PART_BITS) return GPK_OK;
+    const unsigned shift = bits - GPK_MULTI_PART_BITS, D = 1u << GPK_MULTI_PART_BITS;
+    uint64_t *own = calloc((size_t)k * D * 3, sizeof *own);
+    if (!own) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    uint64_t *cnt = d->part_counts ? d->part_counts : own;
+    uint64_t *total = own + (size_t)k * D, *at = total + D; /* at[i * D + x]: digit x's first key in X_i */
+    const double t0 = now_ms();
+    gpk_status s = GPK_OK;
+    for (int i = 0; i < k && s == GPK_OK; i++) s = d->part_partition(d, i, shift, D, cnt + (size_t)i * D);
+    gpk_status w = d->wait(d);
+    if (s == GPK_OK) s = w;
+    const double t1 = now_ms();
+    st->sort_ms = t1 - t0;
+    if (s != GPK_OK) goto done;
+    /* the buckets: global start P, owner, and what each owner holds */
+    size_t P[1u << GPK_MULTI_PART_BITS], work[GPK_MAX_DEVICES] = {0}, wlo[GPK_MAX_DEVICES];
+    int owner[1u << GPK_MULTI_PART_BITS];
+    for (int i = 0; i < k; i++) {
+        uint64_t run = 0;
+        for (unsigned x = 0; x < D; x++) {
+            at[(size_t)i * D + x] = run;
+            run += cnt[(size_t)i * D + x];
+            total[x] += cnt[(size_t)i * D + x];
+        }
+        if (run != d->shards[i].n) {
+            s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d counted %llu keys of %zu", i,
+                          (unsigned long long)run, d->shards[i].n);
+            goto done;
+        }
+    }
+    size_t p = 0;
+    int o = 0;
+    for (unsigned x = 0; x < D; x++) {
+        P[x] = p;
+        while (o + 1 < k && p >= d->bounds[o + 1]) o++;
+        owner[x] = o;
+        if (total[x] > 0) {
+            const size_t end = p + total[x];
+            /* a bucket sorted on one device, reaching at most into the next output */
+            if (total[x] > d->part_cap_bucket[o] || (o + 2 <= k && end > d->bounds[o + 2])) goto done;
+            if (work[o] == 0) wlo[o] = p;
+            work[o] += total[x];
+            if (work[o] > d->part_cap_work[o]) goto done;
+        }
+        p += total[x];
+    }
+    *fell_back = 0;
+    /* Bucket by bucket: its pieces moved in shard order, then its sort.
+     * The owners take turns (each one's r-th bucket, r = 0, 1, ...), so
+     * that every device gets work as early as the host can issue it. */
+    unsigned next[GPK_MAX_DEVICES] = {0};
+    for (int left = 1; left && s == GPK_OK;) {
+        left = 0;
+        for (int b = 0; b < k && s == GPK_OK; b++) {
+            unsigned x = next[b];
+            while (x < D && (owner[x] != b || !total[x])) x++;
+            next[b] = x + 1;
+            if (x >= D) continue;
+            left = 1;
+            size_t to = P[x] - wlo[b];
+            for (int i = 0; i < k && s == GPK_OK; i++) {
+                const size_t c = cnt[(size_t)i * D + x];
+                if (c) s = d->part_move(d, i, x, at[(size_t)i * D + x], b, to, c);
+                to += c;
+            }
+            const size_t room = d->bounds[b + 1] - P[x];
+            if (s == GPK_OK)
+                s = d->part_sort(d, b, x, P[x] - wlo[b], total[x], P[x] - d->bounds[b],
+                                 total[x] < room ? total[x] : room, shift);
+        }
+    }
+    w = d->wait(d);
+    if (s == GPK_OK) s = w;
+    st->merge_ms = now_ms() - t1;
+done:
+    free(own);
+    return s;
+}
+
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
     const int k = d->k;
@@ -253,6 +349,14 @@ gpk_status gpk__multi_run(gpk_multi_dev *d)
     if (d->plan == GPK_MULTI_PLAN_LSD) {
         st->plan = "lsd";
         return d->total == 0 ? GPK_OK : run_lsd(d);
+    }
+    if (d->plan == GPK_MULTI_PLAN_PART) {
+        st->plan = "part";
+        int fell_back = 0;
+        gpk_status s = d->total == 0 ? GPK_OK : run_part(d, &fell_back);
+        if (s != GPK_OK || !fell_back) return s;
+        memset(st, 0, sizeof *st);
+        d->plan = GPK_MULTI_PLAN_MERGE; /* the caller's report says which ran */
     }
     st->plan = "merge";
     double t0 = now_ms();
@@ -417,6 +521,65 @@ static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64
     return GPK_OK;
 }
 
+/* The part plan on the virtual devices: X_i and W_j in host memory (the
+ * same caps as on CUDA, so that the same inputs take the same plan). */
+typedef struct cpu_part {
+    void *x[GPK_MAX_DEVICES], *xv[GPK_MAX_DEVICES], *w[GPK_MAX_DEVICES], *wv[GPK_MAX_DEVICES];
+} cpu_part;
+
+static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts)
+{
+    const cpu_part *cp = (const cpu_part *)d->impl;
+    const gpk_shard *sh = &d->shards[i];
+    const size_t kw = d->key_width, vw = d->value_width;
+    uint64_t *at = calloc(D, sizeof *at);
+    if (!at) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    memset(counts, 0, D * sizeof *counts);
+    for (size_t t = 0; t < sh->n; t++) counts[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) >> shift]++;
+    for (unsigned x = 1; x < D; x++) at[x] = at[x - 1] + counts[x - 1];
+    for (size_t t = 0; t < sh->n; t++) {
+        const uint64_t pos = at[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) >> shift]++;
+        memcpy((char *)cp->x[i] + pos * kw, (const char *)sh->keys + t * kw, kw);
+        if (vw) memcpy((char *)cp->xv[i] + pos * vw, (const char *)sh->values + t * vw, vw);
+    }
+    free(at);
+    return GPK_OK;
+}
+
+static gpk_status cpu_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to, size_t count)
+{
+    (void)x;
+    const cpu_part *cp = (const cpu_part *)d->impl;
+    const size_t kw = d->key_width, vw = d->value_width;
+    memcpy((char *)cp->w[o] + to * kw, (const char *)cp->x[i] + from * kw, count * kw);
+    if (vw) memcpy((char *)cp->wv[o] + to * vw, (const char *)cp->xv[i] + from * vw, count * vw);
+    return GPK_OK;
+}
+
+static gpk_status cpu_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at,
+                                size_t split, unsigned shift)
+{
+    (void)x;
+    const cpu_part *cp = (const cpu_part *)d->impl;
+    const size_t kw = d->key_width, vw = d->value_width;
+    char *keys = (char *)cp->w[o] + at * kw, *vals = vw ? (char *)cp->wv[o] + at * vw : NULL;
+    if (count > 1) {
+        gpk_radix_opts opt = GPK_RADIX_OPTS_INIT;
+        opt.key_bits = shift;
+        opt.radix_bits = d->radix_bits;
+        gpk_radix_job job;
+        GPK_CHECK(gpk__radix_job_init(d->ctx, &job, d->key_type, keys, vw, vals, NULL, 0, count, &opt));
+        GPK_CHECK(gpk__radix_sort_cpu(d->ctx, &job));
+    }
+    memcpy((char *)d->shards[o].keys_out + out_at * kw, keys, split * kw);
+    if (vw) memcpy((char *)d->shards[o].values_out + out_at * vw, vals, split * vw);
+    if (split < count) {
+        memcpy(d->shards[o + 1].keys_out, keys + split * kw, (count - split) * kw);
+        if (vw) memcpy(d->shards[o + 1].values_out, vals + split * vw, (count - split) * vw);
+    }
+    return GPK_OK;
+}
+
 static gpk_status cpu_wait(gpk_multi_dev *d)
 {
     (void)d;
@@ -424,6 +587,12 @@ static gpk_status cpu_wait(gpk_multi_dev *d)
 }
 
 /* ---- the public entry points ------------------------------------------------ */
+
+static const char *multi_path(int plan)
+{
+    return plan == GPK_MULTI_PLAN_LSD ? "radix-multi-lsd" : plan == GPK_MULTI_PLAN_PART ? "radix-multi-part"
+                                                                                        : "radix-multi";
+}
 
 #define CPU_TEMP_BYTES 256 /* the virtual devices need no scratch; a non-zero size keeps the query plain */
 
@@ -463,7 +632,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 #ifdef GPK_HAVE_CUDA
         if (ctx->backend == GPK_BACKEND_CUDA)
             need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
-                                           (unsigned)value_width, &o, out_in_temp, gpk__multi_plan(ctx));
+                                           (unsigned)value_width, &o, out_in_temp,
+                                           gpk__multi_plan(ctx, (unsigned)kw, out_in_temp));
 #endif
     }
     if (!shards[0].temp) {
@@ -497,8 +667,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
     d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
-    d.plan = gpk__multi_plan(ctx);
-    const char *path = d.plan == GPK_MULTI_PLAN_LSD ? "radix-multi-lsd" : "radix-multi";
+    d.plan = gpk__multi_plan(ctx, (unsigned)kw, out_in_temp);
     gpk_status s;
 #ifdef GPK_HAVE_CUDA
     if (ctx->backend == GPK_BACKEND_CUDA) {
@@ -507,7 +676,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         gpk__multi_cuda_close(&d);
         if (s == GPK_OK) {
             gpk__set_last_algo(ctx, GPK_SORT_RADIX);
-            ctx->last_sort_path = path;
+            ctx->last_sort_path = multi_path(d.plan);
         }
         return s;
     }
@@ -520,6 +689,11 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     d.lsd_plan = cpu_lsd_plan;
     d.lsd_count = cpu_lsd_count;
     d.lsd_pass = cpu_lsd_pass;
+    d.part_partition = cpu_part_partition;
+    d.part_move = cpu_part_move;
+    d.part_sort = cpu_part_sort;
+    cpu_part cp;
+    memset(&cp, 0, sizeof cp);
     /* counts, bases, next; the spares of the outputs */
     d.lsd_counts = malloc((size_t)k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)k) * sizeof *d.lsd_counts);
     void *spare[2 * GPK_MAX_DEVICES];
@@ -531,20 +705,32 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         spare[k + j] = malloc(m * value_width + 1);
         short_of_memory |= !spare[j] || !spare[k + j];
     }
+    for (int j = 0; j < k && d.plan == GPK_MULTI_PLAN_PART; j++) {
+        const size_t m = gpk_shard_share(total, k, j);
+        d.part_cap_bucket[j] = gpk__multi_part_cap(m);
+        d.part_cap_work[j] = m + d.part_cap_bucket[j];
+        cp.x[j] = malloc(shards[j].n * kw + 1);
+        cp.xv[j] = malloc(shards[j].n * value_width + 1);
+        cp.w[j] = malloc(d.part_cap_work[j] * kw + 1);
+        cp.wv[j] = malloc(d.part_cap_work[j] * value_width + 1);
+        short_of_memory |= !cp.x[j] || !cp.xv[j] || !cp.w[j] || !cp.wv[j];
+    }
     if (short_of_memory) {
+        for (int j = 0; j < k; j++) free(cp.x[j]), free(cp.xv[j]), free(cp.w[j]), free(cp.wv[j]);
         for (int j = 0; j < 2 * k; j++) free(spare[j]);
         free(d.lsd_counts);
         return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory", fn);
     }
     d.lsd_bases = d.lsd_counts + (size_t)k * GPK_MULTI_MAX_DIGITS;
     d.lsd_next = d.lsd_bases + (size_t)k * GPK_MULTI_MAX_DIGITS;
-    d.impl = spare;
+    d.impl = d.plan == GPK_MULTI_PLAN_PART ? (void *)&cp : (void *)spare;
     s = gpk__multi_run(&d);
+    for (int j = 0; j < k; j++) free(cp.x[j]), free(cp.xv[j]), free(cp.w[j]), free(cp.wv[j]);
     for (int j = 0; j < 2 * k; j++) free(spare[j]);
     free(d.lsd_counts);
     if (s == GPK_OK) {
         gpk__set_last_algo(ctx, GPK_SORT_RADIX);
-        ctx->last_sort_path = path;
+        ctx->last_sort_path = multi_path(d.plan);
     }
     return s;
 }

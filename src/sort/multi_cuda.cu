@@ -212,7 +212,15 @@ struct Layout {
     size_t probes, below, le, splits, region, sort_bytes, merge, tree, gather, total;
     size_t out;  /* out_in_temp: where the output goes */
     size_t dist; /* lsd: the passes' spare and tables */
+    /* part (from region, over merge's scratch: a fallback to merge starts
+     * after the partition, which leaves the shards as they were): X, W,
+     * the partition's temp, the bucket sorts' temps, the straddling
+     * bucket's buffer; counts (D words) in the probes' place */
+    size_t px, pxv, pw, pwv, pt, pt_bytes, ps, ps_bytes, pst, pstv;
+    unsigned part_shift; /* 0: no part plan */
 };
+
+constexpr int kPartStreams = 8; /* bucket sorts side by side (run 10: 8 streams 19.8 ms, 4: 20.8, 1: 27.7) */
 
 /* Temp of shard i in the lsd plan: [output (out_in_temp only) | the
  * passes' spare and tables]. */
@@ -255,6 +263,33 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     L.merge = L.region + (out_in_temp ? copy : 0);
     const size_t merge_bytes = L.merge - L.region + L.tree + L.gather;
     L.total = L.region + (L.sort_bytes > merge_bytes ? L.sort_bytes : merge_bytes);
+    const unsigned bits = o->key_bits ? o->key_bits : 8 * kw;
+    if (plan == GPK_MULTI_PLAN_PART && !out_in_temp && bits > GPK_MULTI_PART_BITS) {
+        const size_t cap = gpk__multi_part_cap(m_i), work = m_i + cap;
+        const gpk_type t = (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32);
+        void *a = (void *)(uintptr_t)256, *b = (void *)(uintptr_t)512; /* out of place; not touched by the queries */
+        L.part_shift = bits - GPK_MULTI_PART_BITS;
+        L.pt_bytes = L.ps_bytes = 0;
+        if (gpk__radix_cuda_sort_bits(part, NULL, &L.pt_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, n_i,
+                                      L.part_shift, bits, NULL) != GPK_OK ||
+            gpk__radix_cuda_sort_bits(part, NULL, &L.ps_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, cap, 0,
+                                      L.part_shift, NULL) != GPK_OK) {
+            L.part_shift = 0; /* the plan falls back to merge */
+            return L;
+        }
+        L.pt_bytes = align_up(L.pt_bytes, 256);
+        L.ps_bytes = align_up(L.ps_bytes, 256);
+        L.px = L.region;
+        L.pxv = L.px + align_up(n_i * kw, 256);
+        L.pw = L.pxv + align_up(n_i * vw, 256);
+        L.pwv = L.pw + align_up(work * kw, 256);
+        L.pt = L.pwv + align_up(work * vw, 256);
+        L.ps = L.pt + L.pt_bytes;
+        L.pst = L.ps + kPartStreams * L.ps_bytes;
+        L.pstv = L.pst + align_up(cap * kw, 256);
+        const size_t end = L.pstv + align_up(cap * vw, 256);
+        if (end > L.total) L.total = end;
+    }
     return L;
 }
 
@@ -271,6 +306,16 @@ struct Impl {
     /* lsd: per device, events around its histogram (ev[i][0..1]) and the
      * current pass (ev[i][2..3]); the passes' times so far */
     double pass_ms[GPK_MAX_DEVICES][64];
+    /* part: per device, copy streams (to itself, to the others), the
+     * bucket sorts' streams, an event per digit moved from it, its
+     * partition's end; which digits it moved; the next sort stream */
+    bool part_ready;
+    cudaStream_t copy_local[GPK_MAX_DEVICES], copy_peer[GPK_MAX_DEVICES];
+    cudaStream_t sort_st[GPK_MAX_DEVICES][kPartStreams];
+    cudaEvent_t moved[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS], part_done[GPK_MAX_DEVICES];
+    bool moved_flag[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS];
+    int next_sort[GPK_MAX_DEVICES];
+    uint64_t *part_pinned; /* k x D counts */
 };
 
 gpk_ctx *part_of(gpk_multi_dev *d, int i) { return d->ctx->part[i]; }
@@ -516,12 +561,140 @@ gpk_status cuda_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64_t *ba
     return GPK_OK;
 }
 
+/* counts[x] = the keys of digit x in X, sorted by that digit (one
+ * thread a digit: two binary searches). */
+template <typename K>
+__global__ void digit_counts(const K *x, size_t n, int type, uint64_t mask, unsigned shift, unsigned D,
+                             unsigned long long *counts)
+{
+    const unsigned d = blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= D) return;
+    size_t first[2];
+    for (int q = 0; q < 2; q++) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            const size_t mid = lo + (hi - lo) / 2;
+            if (((map_key(type, x[mid]) & mask) >> shift) < d + q) lo = mid + 1;
+            else hi = mid;
+        }
+        first[q] = lo;
+    }
+    counts[d] = first[1] - first[0];
+}
+
+char *temp_at(gpk_multi_dev *d, int i, size_t off) { return (char *)d->shards[i].temp + off; }
+
+gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts)
+{
+    Impl *im = (Impl *)d->impl;
+    const Layout &L = im->L[i];
+    const gpk_shard *sh = &d->shards[i];
+    const unsigned vw = d->value_width;
+    GPK_CHECK(enter(d, i));
+    gpk_ctx *part = part_of(d, i);
+    cudaStream_t st = stream_of(d, i);
+    if (L.part_shift != shift) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d's temp is "
+                                                "laid out for digit shift %u, not %u", i, L.part_shift, shift);
+    for (unsigned x = 0; x < D; x++) im->moved_flag[i][x] = false;
+    im->next_sort[i] = 0;
+    size_t bytes = L.pt_bytes;
+    const unsigned bits = shift + GPK_MULTI_PART_BITS;
+    gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, i, L.pt), &bytes, d->key_type, sh->keys,
+                                             temp_at(d, i, L.px), vw, vw ? sh->values : NULL,
+                                             vw ? temp_at(d, i, L.pxv) : NULL, sh->n, shift, bits, st);
+    if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
+    unsigned long long *d_counts = (unsigned long long *)temp_at(d, i, L.below);
+    if (d->key_width == 4)
+        digit_counts<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n,
+                                                      (int)d->key_type, d->mask, shift, D, d_counts);
+    else
+        digit_counts<<<(D + 127) / 128, 128, 0, st>>>((const uint64_t *)temp_at(d, i, L.px), sh->n,
+                                                      (int)d->key_type, d->mask, shift, D, d_counts);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return fail(d, i, e, "digit counts launch");
+    e = cudaMemcpyAsync(counts, d_counts, D * sizeof(uint64_t), cudaMemcpyDeviceToHost, st);
+    if (e != cudaSuccess) return fail(d, i, e, "digit counts to the host");
+    e = cudaEventRecord(im->part_done[i], st);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(im->copy_local[i], im->part_done[i], 0);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(im->copy_peer[i], im->part_done[i], 0);
+    if (e != cudaSuccess) return fail(d, i, e, "ordering the copies after the partition");
+    return GPK_OK;
+}
+
+gpk_status cuda_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to, size_t count)
+{
+    Impl *im = (Impl *)d->impl;
+    const size_t kw = d->key_width, vw = d->value_width;
+    GPK_CHECK(enter(d, i));
+    const int di = part_of(d, i)->device, dout = part_of(d, o)->device;
+    cudaStream_t st = o == i ? im->copy_local[i] : im->copy_peer[i];
+    const char *src = temp_at(d, i, im->L[i].px) + from * kw;
+    char *dst = temp_at(d, o, im->L[o].pw) + to * kw;
+    cudaError_t e = o == i ? cudaMemcpyAsync(dst, src, count * kw, cudaMemcpyDeviceToDevice, st)
+                           : cudaMemcpyPeerAsync(dst, dout, src, di, count * kw, st);
+    if (e == cudaSuccess && vw) {
+        const char *vsrc = temp_at(d, i, im->L[i].pxv) + from * vw;
+        char *vdst = temp_at(d, o, im->L[o].pwv) + to * vw;
+        e = o == i ? cudaMemcpyAsync(vdst, vsrc, count * vw, cudaMemcpyDeviceToDevice, st)
+                   : cudaMemcpyPeerAsync(vdst, dout, vsrc, di, count * vw, st);
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(im->moved[i][x], st);
+    if (e != cudaSuccess) return fail(d, i, e, "moving a bucket");
+    im->moved_flag[i][x] = true;
+    return GPK_OK;
+}
+
+gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at, size_t split,
+                          unsigned shift)
+{
+    Impl *im = (Impl *)d->impl;
+    const Layout &L = im->L[o];
+    const size_t kw = d->key_width, vw = d->value_width;
+    GPK_CHECK(enter(d, o));
+    gpk_ctx *part = part_of(d, o);
+    const int q = im->next_sort[o]++ % kPartStreams;
+    cudaStream_t st = im->sort_st[o][q];
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < d->k && e == cudaSuccess; i++)
+        if (im->moved_flag[i][x]) e = cudaStreamWaitEvent(st, im->moved[i][x], 0);
+    if (e != cudaSuccess) return fail(d, o, e, "a bucket sort waiting for its pieces");
+    const bool whole = split == count;
+    char *keys_to = whole ? (char *)d->shards[o].keys_out + out_at * kw : temp_at(d, o, L.pst);
+    char *vals_to = !vw ? NULL : whole ? (char *)d->shards[o].values_out + out_at * vw : temp_at(d, o, L.pstv);
+    size_t bytes = L.ps_bytes;
+    gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, o, L.ps + (size_t)q * L.ps_bytes), &bytes, d->key_type,
+                                             temp_at(d, o, L.pw) + at * kw, keys_to, vw,
+                                             vw ? temp_at(d, o, L.pwv) + at * vw : NULL, vals_to, count, 0, shift, st);
+    if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", o, gpk_last_error(part));
+    if (whole) return GPK_OK;
+    /* the bucket that straddles the end of output o: its head ends output
+     * o, its tail starts output o + 1 */
+    const int dnext = part_of(d, o + 1)->device, dme = part_of(d, o)->device;
+    e = cudaMemcpyAsync((char *)d->shards[o].keys_out + out_at * kw, keys_to, split * kw, cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess)
+        e = cudaMemcpyPeerAsync(d->shards[o + 1].keys_out, dnext, keys_to + split * kw, dme, (count - split) * kw, st);
+    if (e == cudaSuccess && vw)
+        e = cudaMemcpyAsync((char *)d->shards[o].values_out + out_at * vw, vals_to, split * vw,
+                            cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess && vw)
+        e = cudaMemcpyPeerAsync(d->shards[o + 1].values_out, dnext, vals_to + split * vw, dme, (count - split) * vw,
+                                st);
+    if (e != cudaSuccess) return fail(d, o, e, "the straddling bucket's copies");
+    return GPK_OK;
+}
+
 gpk_status cuda_wait(gpk_multi_dev *d)
 {
+    Impl *im = (Impl *)d->impl;
     gpk_status s = GPK_OK;
     for (int i = 0; i < d->k; i++) {
         cudaError_t e = cudaSetDevice(part_of(d, i)->device);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream_of(d, i));
+        if (im->part_ready) {
+            if (e == cudaSuccess) e = cudaStreamSynchronize(im->copy_local[i]);
+            if (e == cudaSuccess) e = cudaStreamSynchronize(im->copy_peer[i]);
+            for (int q = 0; q < kPartStreams && e == cudaSuccess; q++) e = cudaStreamSynchronize(im->sort_st[i][q]);
+        }
         if (e != cudaSuccess && s == GPK_OK) s = fail(d, i, e, "waiting for the device");
     }
     return s;
@@ -581,6 +754,36 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     d->lsd_plan = cuda_lsd_plan;
     d->lsd_count = cuda_lsd_count;
     d->lsd_pass = cuda_lsd_pass;
+    d->part_partition = cuda_part_partition;
+    d->part_move = cuda_part_move;
+    d->part_sort = cuda_part_sort;
+    if (d->plan == GPK_MULTI_PLAN_PART)
+        for (int i = 0; i < d->k; i++)
+            if (!im->L[i].part_shift) d->plan = GPK_MULTI_PLAN_MERGE; /* the temp queries failed: merge */
+    if (d->plan == GPK_MULTI_PLAN_PART) {
+        const unsigned D = 1u << GPK_MULTI_PART_BITS;
+        cudaError_t e = cudaMallocHost((void **)&im->part_pinned, (size_t)d->k * D * sizeof(uint64_t));
+        if (e != cudaSuccess) {
+            im->part_pinned = NULL;
+            return gpk__cuda_fail(d->ctx, e, "multi-device sort: cudaMallocHost of the digit counts");
+        }
+        d->part_counts = im->part_pinned;
+        for (int i = 0; i < d->k; i++) {
+            const size_t m = gpk_shard_share(d->total, d->k, i);
+            d->part_cap_bucket[i] = gpk__multi_part_cap(m);
+            d->part_cap_work[i] = m + d->part_cap_bucket[i];
+            GPK_CHECK(enter(d, i));
+            e = cudaStreamCreateWithFlags(&im->copy_local[i], cudaStreamNonBlocking);
+            if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&im->copy_peer[i], cudaStreamNonBlocking);
+            for (int q = 0; q < kPartStreams && e == cudaSuccess; q++)
+                e = cudaStreamCreateWithFlags(&im->sort_st[i][q], cudaStreamNonBlocking);
+            if (e == cudaSuccess) e = cudaEventCreateWithFlags(&im->part_done[i], cudaEventDisableTiming);
+            for (unsigned x = 0; x < D && e == cudaSuccess; x++)
+                e = cudaEventCreateWithFlags(&im->moved[i][x], cudaEventDisableTiming);
+            im->part_ready = true; /* close() destroys what is not NULL */
+            if (e != cudaSuccess) return fail(d, i, e, "the part plan's streams and events");
+        }
+    }
     if (d->plan == GPK_MULTI_PLAN_LSD) {
         const size_t words = (size_t)d->k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)d->k);
         cudaError_t e = cudaMallocHost((void **)&im->pinned, words * sizeof(uint64_t));
@@ -672,6 +875,17 @@ extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
             ms->pass_sum_ms += most;
             if (p + 1 == passes) ms->last_ms = most;
         }
+    for (int i = 0; i < d->k && im->part_ready; i++) {
+        if (cudaSetDevice(part_of(d, i)->device) != cudaSuccess) continue;
+        if (im->copy_local[i]) (void)cudaStreamDestroy(im->copy_local[i]);
+        if (im->copy_peer[i]) (void)cudaStreamDestroy(im->copy_peer[i]);
+        for (int q = 0; q < kPartStreams; q++)
+            if (im->sort_st[i][q]) (void)cudaStreamDestroy(im->sort_st[i][q]);
+        if (im->part_done[i]) (void)cudaEventDestroy(im->part_done[i]);
+        for (unsigned x = 0; x < (1u << GPK_MULTI_PART_BITS); x++)
+            if (im->moved[i][x]) (void)cudaEventDestroy(im->moved[i][x]);
+    }
+    if (im->part_pinned) (void)cudaFreeHost(im->part_pinned);
     (void)cudaGetLastError();
     (void)cudaSetDevice(im->caller_device);
     free(im->host_counts);
@@ -765,7 +979,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         bytes[GPK_CUDA_KEYS_A] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
         bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
-                                                    gpk__multi_plan(ctx));
+                                                    gpk__multi_plan(ctx, (unsigned)kw, 1));
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
         if (ctx->device_budget && need > ctx->device_budget) {

@@ -34,7 +34,17 @@ extern "C" {
 /* The most digits of the lsd plan's last pass (11-bit digits). */
 #define GPK_MULTI_MAX_DIGITS 2048
 
-enum { GPK_MULTI_PLAN_LSD = 0, GPK_MULTI_PLAN_MERGE = 1 };
+enum { GPK_MULTI_PLAN_LSD = 0, GPK_MULTI_PLAN_MERGE = 1, GPK_MULTI_PLAN_PART = 2 };
+
+/* The part plan's top digit: 8 bits (256 buckets). */
+#define GPK_MULTI_PART_BITS 8
+
+/* The part plan's largest bucket on a device whose output holds m keys
+ * (every backend): m / 16, at least 4096; its working buffer holds m plus
+ * one such bucket. Uniform keys fill a bucket with n / 256 keys, so this
+ * holds up to 16 devices; skewed keys (a top digit shared by many keys)
+ * take the merge plan. */
+static inline size_t gpk__multi_part_cap(size_t m) { return m / 16 > 4096 ? m / 16 : 4096; }
 
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;
@@ -76,6 +86,27 @@ typedef struct gpk_multi_dev {
      * next digit is x (D: the next pass's digits), there after wait().
      * Every device's pass p - 1 is done before any pass p starts. */
     gpk_status (*lsd_pass)(struct gpk_multi_dev *d, int i, unsigned p, const uint64_t *bases, uint64_t *next);
+
+    /* The part plan (partition first): every device partitions its shard
+     * by the top digit into its own buffer X_i; the buckets go to the
+     * devices that own their first position, into a working buffer W_o,
+     * each bucket's pieces in shard order; every bucket is sorted there on
+     * the bits below the digit into the outputs. Set by the backend: the
+     * largest bucket a device can sort and the most keys its W holds; past
+     * either, the sort takes the merge plan (the shards untouched). */
+    size_t part_cap_bucket[GPK_MAX_DEVICES], part_cap_work[GPK_MAX_DEVICES];
+    uint64_t *part_counts; /* k x 2^GPK_MULTI_PART_BITS for part_partition (CUDA: pinned), else NULL */
+    /* shard i -> X_i, stable by digit (mapped key & mask) >> shift, D
+     * digits; counts[x] = its keys of digit x, there after wait() */
+    gpk_status (*part_partition)(struct gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts);
+    /* X_i[from, from + count) (digit x) -> W_o[to, to + count) */
+    gpk_status (*part_move)(struct gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to,
+                            size_t count);
+    /* bucket x, W_o[at, at + count), once every move of digit x into W_o
+     * is done: sorted by the bits below shift; its first split keys go to
+     * output o from out_at, the others to output o + 1 from 0 */
+    gpk_status (*part_sort)(struct gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at,
+                            size_t split, unsigned shift);
 } gpk_multi_dev;
 
 /* gpk_sort_shards_* (fn names the caller in messages). */
@@ -85,10 +116,12 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
 
-/* The plan a sort on ctx takes: merge, unless GPK_MULTI_PLAN=lsd asks for
- * lsd and every device can write every other's memory (CUDA peer access;
- * always on the CPU's virtual devices). */
-int gpk__multi_plan(const gpk_ctx *ctx);
+/* The plan a sort on ctx takes: GPK_MULTI_PLAN=merge|part|lsd when set
+ * (lsd only where every device can write every other's memory: CUDA peer
+ * access, always on the CPU's virtual devices; part not for the CUDA host
+ * API, out_in_temp); else part for 4-byte keys (falling back to merge for
+ * skewed keys) and merge for 8-byte keys and the CUDA host API. */
+int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp);
 
 /* The smallest host-API sort that a context of several devices spreads
  * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a

@@ -1366,6 +1366,10 @@ struct DeviceJob {
     /* output positions up to this many (the multi-GPU sort's last pass
      * writes global positions), else n */
     size_t positions = 0;
+    /* the separate launches even where the small path would apply (the
+     * multi-GPU sort's bucket sorts run side by side on several streams;
+     * one cooperative launch would take every SM) */
+    bool no_small = false;
 };
 
 /* 64-bit output positions (the O of the pass kernels and the bases) */
@@ -1621,6 +1625,7 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     *ran = false;
     const size_t n = job.n;
+    if (job.no_small) return GPK_OK;
     const int max_log = job.vmode == V_NONE ? st->small_sort_max_log : st->small_sort_values_max_log;
     if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion ||
         wide_positions(job) || kPosOffset != 0 || pl.count == 0 || pl.stride > 256 ||
@@ -2379,7 +2384,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
                               const void *d_keys_in, void *d_keys_out, size_t value_width,
                               const void *d_values_in, void *d_values_out, size_t n,
                               const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream,
-                              const char *fn)
+                              const char *fn, unsigned begin_bit = 0, bool internal = false)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
@@ -2407,8 +2412,10 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
      * detour), then the work tables. Sized for the most passes this request
      * can need, so the size does not depend on the data. */
     const unsigned most_bits = o.key_bits ? o.key_bits : (unsigned)(8 * kb);
+    if (begin_bit >= most_bits && n > 0)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are empty", fn, begin_bit, most_bits);
     PassList worst;
-    make_plan(0, most_bits, o.radix_bits, (unsigned)kb, &worst);
+    make_plan(begin_bit, most_bits, o.radix_bits, (unsigned)kb, &worst);
     const size_t key_spare = align_up(n * kb, 256), val_spare = align_up(n * (size_t)vb, 256);
     /* In place, an odd pass count of 3 or more takes the detour spare; the
      * count is that of `worst` unless the bit range is detected (any count
@@ -2447,8 +2454,9 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     job.vb = vb;
     job.vmode = vb ? V_LOAD : V_NONE;
     job.n = n;
+    job.no_small = internal;
 
-    unsigned begin = 0, end = most_bits;
+    unsigned begin = begin_bit, end = most_bits;
     PassList pl;
     bool have_bases = false;
     if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
@@ -2467,7 +2475,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return GPK_OK;
     }
     HybridPlan hy;
-    if (hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+    if (!internal && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
         bool declined = false;
         gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
                                        vb ? d_values_out : NULL, valt1, t, stream, &declined);
@@ -2511,6 +2519,22 @@ extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *te
     }
     return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
                        d_values_out, n, opts, flags, stream, "gpk_cuda_sort_pairs");
+}
+
+/* For the multi-GPU sort's partition-first plan (multi_cuda.cu): the
+ * device-pointer sort by the bits [begin, end) of the mapped key only
+ * (begin < end <= the key's bits), out of place or in place, stable, always
+ * the separate Onesweep launches (no hybrid, no single-launch path), so that
+ * several run side by side on different streams. */
+extern "C" gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                                const void *d_keys_in, void *d_keys_out, size_t value_width,
+                                                const void *d_values_in, void *d_values_out, size_t n,
+                                                unsigned begin, unsigned end, void *stream)
+{
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = end;
+    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
+                       d_values_out, n, &o, 0, (cudaStream_t)stream, "multi-device sort (bucket)", begin, true);
 }
 
 /* For the CUDA quicksort's records (quick_cuda.cu): a stable sort of n
