@@ -295,10 +295,11 @@ static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
         if (total[x] > 0) {
             const size_t end = p + total[x];
             /* a bucket sorted on one device, reaching at most into the next output */
-            if (total[x] > d->part_cap_bucket[o] || (o + 2 <= k && end > d->bounds[o + 2])) goto done;
+            const size_t cap = gpk__multi_part_cap(d->bounds[o + 1] - d->bounds[o]);
+            if (total[x] > cap || (o + 2 <= k && end > d->bounds[o + 2])) goto done;
             if (work[o] == 0) wlo[o] = p;
             work[o] += total[x];
-            if (work[o] > d->part_cap_work[o]) goto done;
+            if (work[o] > d->bounds[o + 1] - d->bounds[o] + cap) goto done;
         }
         p += total[x];
     }
@@ -706,13 +707,11 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         short_of_memory |= !spare[j] || !spare[k + j];
     }
     for (int j = 0; j < k && d.plan == GPK_MULTI_PLAN_PART; j++) {
-        const size_t m = gpk_shard_share(total, k, j);
-        d.part_cap_bucket[j] = gpk__multi_part_cap(m);
-        d.part_cap_work[j] = m + d.part_cap_bucket[j];
+        const size_t m = gpk_shard_share(total, k, j), work = m + gpk__multi_part_cap(m);
         cp.x[j] = malloc(shards[j].n * kw + 1);
         cp.xv[j] = malloc(shards[j].n * value_width + 1);
-        cp.w[j] = malloc(d.part_cap_work[j] * kw + 1);
-        cp.wv[j] = malloc(d.part_cap_work[j] * value_width + 1);
+        cp.w[j] = malloc(work * kw + 1);
+        cp.wv[j] = malloc(work * value_width + 1);
         short_of_memory |= !cp.x[j] || !cp.xv[j] || !cp.w[j] || !cp.wv[j];
     }
     if (short_of_memory) {

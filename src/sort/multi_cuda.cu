@@ -215,7 +215,7 @@ struct Layout {
     /* part (from region, over merge's scratch: a fallback to merge starts
      * after the partition, which leaves the shards as they were): X, W,
      * the partition's temp, the bucket sorts' temps, the straddling
-     * bucket's buffer; counts (D words) in the probes' place */
+     * bucket's buffer; the digit counts (D words) in the splitters' below */
     size_t px, pxv, pw, pwv, pt, pt_bytes, ps, ps_bytes, pst, pstv;
     unsigned part_shift; /* 0: no part plan */
 };
@@ -769,9 +769,6 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
         }
         d->part_counts = im->part_pinned;
         for (int i = 0; i < d->k; i++) {
-            const size_t m = gpk_shard_share(d->total, d->k, i);
-            d->part_cap_bucket[i] = gpk__multi_part_cap(m);
-            d->part_cap_work[i] = m + d->part_cap_bucket[i];
             GPK_CHECK(enter(d, i));
             e = cudaStreamCreateWithFlags(&im->copy_local[i], cudaStreamNonBlocking);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&im->copy_peer[i], cudaStreamNonBlocking);

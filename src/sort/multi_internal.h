@@ -40,8 +40,8 @@ enum { GPK_MULTI_PLAN_LSD = 0, GPK_MULTI_PLAN_MERGE = 1, GPK_MULTI_PLAN_PART = 2
 #define GPK_MULTI_PART_BITS 8
 
 /* The part plan's largest bucket on a device whose output holds m keys
- * (every backend): m / 16, at least 4096; its working buffer holds m plus
- * one such bucket. Uniform keys fill a bucket with n / 256 keys, so this
+ * (every backend sizes its buffers by it, the driver checks it): m / 16,
+ * at least 4096; the device's working buffer holds m plus one such bucket. Uniform keys fill a bucket with n / 256 keys, so this
  * holds up to 16 devices; skewed keys (a top digit shared by many keys)
  * take the merge plan. */
 static inline size_t gpk__multi_part_cap(size_t m) { return m / 16 > 4096 ? m / 16 : 4096; }
@@ -91,10 +91,9 @@ typedef struct gpk_multi_dev {
      * by the top digit into its own buffer X_i; the buckets go to the
      * devices that own their first position, into a working buffer W_o,
      * each bucket's pieces in shard order; every bucket is sorted there on
-     * the bits below the digit into the outputs. Set by the backend: the
-     * largest bucket a device can sort and the most keys its W holds; past
-     * either, the sort takes the merge plan (the shards untouched). */
-    size_t part_cap_bucket[GPK_MAX_DEVICES], part_cap_work[GPK_MAX_DEVICES];
+     * the bits below the digit into the outputs. Each backend sizes W_o and
+     * the bucket sorts by gpk__multi_part_cap of output o's share; past it
+     * the sort takes the merge plan (the shards untouched). */
     uint64_t *part_counts; /* k x 2^GPK_MULTI_PART_BITS for part_partition (CUDA: pinned), else NULL */
     /* shard i -> X_i, stable by digit (mapped key & mask) >> shift, D
      * digits; counts[x] = its keys of digit x, there after wait() */
