@@ -4,26 +4,29 @@
 #   scripts/gpu-mpi.sh BUILD_DIR        (or GPK_GPU_BUILD; default build-gpu)
 # Needs BUILD_DIR/tests/test_mpi_sort and BUILD_DIR/gpk-mpi-sort-bench
 # (cmake --build BUILD_DIR --target test_mpi_sort gpk_mpi_bench).
-# Within GPK_MPI_BUDGET seconds (default 270; every step under `timeout`,
+# Within GPK_MPI_BUDGET seconds (default 330; every step under `timeout`,
 # and a step that would not fit is skipped), most important first:
-#  1. test_mpi_sort cuda under mpiexec -n 2, one GPU per rank, device
-#     shards read over CUDA IPC mappings by the merge kernel (the
-#     default): every type, keys and pairs, host and device shards, sizes
-#     0/1/primes/one rank holding all, all-equal and few distinct keys, in
-#     place, other communicators, bad inputs, and repeated calls on one
-#     communicator (sizes up and down, types in turn, release, the
-#     communicator freed, a second context destroyed; a call that fits the
-#     kept buffers must make none): against gpk_sort_reference;
+#  1. test_mpi_sort cuda under mpiexec -n 2, one GPU per rank: every type,
+#     keys and pairs, host and device shards, sizes 0/1/primes/one rank
+#     holding all, all-equal and few distinct keys, in place, other
+#     communicators, bad inputs, and repeated calls on one communicator
+#     (sizes up and down, types in turn, release, the communicator freed,
+#     a second context destroyed; a call that fits the kept buffers must
+#     make none): against gpk_sort_reference; the device shards by the
+#     default plans, then with the part plan forced on every size;
 #  2. the goal, device u32: one GPU sorting 2^31 keys (gpk_cuda_sort_keys)
 #     against mpiexec -n 2 with 2^30 keys per rank (gpk_mpi_sort_keys,
-#     device_memory), moved each way: ipc (the merge kernel reads the peer,
-#     the default), copy (copy engines over the IPC mappings, then a local
-#     merge), nccl; goal >= 1.6x;
-#  3. the CPU goal: one process of 16 threads sorting 2^31 u32 keys against
-#     2 ranks of 16 threads (bound to 16 cores each) with 2^30 each;
-#  4. u64 keys and u32/u32 pairs (1 GPU vs 2 ranks), then the test again
-#     with copy and with nccl moving the device shards (GPK_TEST_SMALL), and
-#     one GPU sorting 2^30 (a rank's local sort alone).
+#     device_memory): the part plan (the default at this size), the
+#     sort-first plan (GPK_MPI_DEVICE_PLAN=merge; the merge kernel reads
+#     the peer over CUDA IPC), and NCCL moving the shards (the path
+#     between nodes); goal >= 1.6x;
+#  3. the CPU goal (unless GPK_MPI_SKIP_CPU is set): one process of 16
+#     threads sorting 2^31 u32 keys against 2 ranks of 16 threads (bound
+#     to 16 cores each) with 2^30 each;
+#  4. u32/u32 pairs and u64 keys (1 GPU vs 2 ranks, both plans), u32 at
+#     2^20, 2^22, 2^24 keys a rank (both plans: where part starts to pay),
+#     the test again with nccl moving the device shards (GPK_TEST_SMALL),
+#     and one GPU sorting 2^30 (a rank's local sort alone).
 # Every bench row: a first call (it makes the kept buffers, the window, the
 # IPC mappings) and then 5 (CPU: 3) timed calls; the figure is their
 # median. $OUT/i17mpi/summary.txt (the table last) and
@@ -44,7 +47,7 @@ json=$work/logs/mpi_sort.json
 : >"$json"
 note() { echo "$*" | tee -a "$summary"; }
 start=$(date +%s)
-deadline=$(( start + ${GPK_MPI_BUDGET:-270} ))
+deadline=$(( start + ${GPK_MPI_BUDGET:-330} ))
 finish() {
   tar -C "$work" -czf "$out/logs.tar.gz" logs 2>/dev/null
   rm -rf "$work"
@@ -79,22 +82,39 @@ N30=${GPK_MPI_N_PER_RANK:-$((1 << 30))}; N31=$((2 * N30))
 B="mpiexec --map-by slot:PE=16 --bind-to core"
 timeout 10 $B -n 2 true >/dev/null 2>&1 || B="mpiexec --bind-to none"
 
-runlog test_np2 60 $M -n 2 "$test" cuda
+runlog test_np2 180 $M -n 2 "$test" cuda
+P="-x GPK_MPI_DEVICE_PLAN"
 runlog dev_1gpu_u32 30 $M -n 1 "$bench" --mode device --single $N31 --reps 5 --label "1 GPU, 2^31"
-GPK_MPI_DEVICE_EXCHANGE=ipc runlog dev_2ranks_u32_ipc 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
-  --reps 5 --label "2 ranks, 2^30 each, ipc"
-GPK_MPI_DEVICE_EXCHANGE=copy runlog dev_2ranks_u32_copy 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
-  --reps 5 --label "2 ranks, 2^30 each, copy"
+runlog dev_2ranks_u32_part 30 $M -n 2 "$bench" --mode device --n-per-rank $N30 \
+  --reps 5 --label "2 ranks, 2^30 each, part (default)"
+GPK_MPI_DEVICE_PLAN=merge runlog dev_2ranks_u32_ipc 30 $M -n 2 $P "$bench" --mode device --n-per-rank $N30 \
+  --reps 5 --label "2 ranks, 2^30 each, merge, ipc"
 GPK_MPI_DEVICE_EXCHANGE=nccl runlog dev_2ranks_u32_nccl 30 $M -n 2 $X "$bench" --mode device --n-per-rank $N30 \
   --reps 5 --label "2 ranks, 2^30 each, nccl"
-note "CPU rows: $B"
-runlog cpu_1proc_u32 40 $B -n 1 "$bench" --mode host --threads 16 --single $N31 --reps 3 --label "1 process x 16 threads, 2^31"
-runlog cpu_2ranks_u32 40 $B -n 2 "$bench" --mode host --threads 16 --n-per-rank $N30 --reps 3 --label "2 ranks x 16 threads, 2^30 each"
-runlog dev_1gpu_u64 25 $M -n 1 "$bench" --mode device --type u64 --single $N31 --reps 5 --label "1 GPU, 2^31"
-runlog dev_2ranks_u64 25 $M -n 2 "$bench" --mode device --type u64 --n-per-rank $N30 --reps 5 --label "2 ranks, 2^30 each"
+if [ -z "${GPK_MPI_SKIP_CPU:-}" ]; then
+  note "CPU rows: $B"
+  runlog cpu_1proc_u32 40 $B -n 1 "$bench" --mode host --threads 16 --single $N31 --reps 3 --label "1 process x 16 threads, 2^31"
+  runlog cpu_2ranks_u32 40 $B -n 2 "$bench" --mode host --threads 16 --n-per-rank $N30 --reps 3 --label "2 ranks x 16 threads, 2^30 each"
+fi
 runlog dev_1gpu_pairs 25 $M -n 1 "$bench" --mode device --values 4 --single $N31 --reps 5 --label "1 GPU, 2^31"
-runlog dev_2ranks_pairs 25 $M -n 2 "$bench" --mode device --values 4 --n-per-rank $N30 --reps 5 --label "2 ranks, 2^30 each"
-GPK_TEST_SMALL=1 GPK_MPI_DEVICE_EXCHANGE=copy runlog test_np2_copy 30 $M -n 2 $X -x GPK_TEST_SMALL "$test" cuda
+runlog dev_2ranks_pairs_part 25 $M -n 2 "$bench" --mode device --values 4 --n-per-rank $N30 --reps 5 \
+  --label "2 ranks, 2^30 each, part (default)"
+GPK_MPI_DEVICE_PLAN=merge runlog dev_2ranks_pairs 25 $M -n 2 $P "$bench" --mode device --values 4 --n-per-rank $N30 \
+  --reps 5 --label "2 ranks, 2^30 each, merge"
+runlog dev_1gpu_u64 25 $M -n 1 "$bench" --mode device --type u64 --single $N31 --reps 5 --label "1 GPU, 2^31"
+runlog dev_2ranks_u64 25 $M -n 2 "$bench" --mode device --type u64 --n-per-rank $N30 --reps 5 \
+  --label "2 ranks, 2^30 each, merge (default)"
+GPK_MPI_DEVICE_PLAN=part runlog dev_2ranks_u64_part 25 $M -n 2 $P "$bench" --mode device --type u64 --n-per-rank $N30 \
+  --reps 5 --label "2 ranks, 2^30 each, part"
+# where part starts to pay (the default takes it from 2^22 keys a rank)
+for lg in 20 22 24; do
+  n=$((1 << lg))
+  runlog dev_1gpu_u32_2e$((lg + 1)) 15 $M -n 1 "$bench" --mode device --single $((2 * n)) --reps 5 --label "1 GPU, 2^$((lg + 1))"
+  for plan in part merge; do
+    GPK_MPI_DEVICE_PLAN=$plan runlog dev_2ranks_u32_2e${lg}_$plan 15 $M -n 2 $P "$bench" --mode device --n-per-rank $n \
+      --reps 5 --label "2 ranks, 2^$lg each, $plan"
+  done
+done
 GPK_TEST_SMALL=1 GPK_MPI_DEVICE_EXCHANGE=nccl runlog test_np2_nccl 30 $M -n 2 $X -x GPK_TEST_SMALL "$test" cuda
 runlog dev_1gpu_u32_2e30 15 $M -n 1 "$bench" --mode device --single $N30 --reps 5 --label "1 GPU, 2^30 (a rank's sort)"
 

@@ -2,7 +2,8 @@
  * sort: temporary-storage query, in place and out of place, keys and pairs,
  * every key type, sizes 0, 1, primes and 2^k +- 1, every distribution
  * (float specials included), several (b, r) pairs with r not dividing b,
- * bit-range detection, and the argument errors. Exits 77 (skipped) when no
+ * bit-range detection, the bit-range calls (_bits, two side by side on
+ * two streams), and the argument errors. Exits 77 (skipped) when no
  * CUDA device is usable. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -132,6 +133,149 @@ static void run(const tcase *c, uint64_t seed)
     free(vgot);
 }
 
+/* The mapped key (gpk/sort.h), for the bit-range reference below. */
+static uint64_t mapped(gpk_type t, const unsigned char *k)
+{
+    uint32_t u;
+    uint64_t v;
+    switch (t) {
+    case GPK_U32: memcpy(&u, k, 4); return u;
+    case GPK_I32: memcpy(&u, k, 4); return u ^ 0x80000000u;
+    case GPK_F32:
+        memcpy(&u, k, 4);
+        return (uint32_t)(((u & 0x80000000u) ? ~u : (u ^ 0x80000000u)) - 0x7FFFFFu);
+    case GPK_U64: memcpy(&v, k, 8); return v;
+    case GPK_I64: memcpy(&v, k, 8); return v ^ 0x8000000000000000ull;
+    default:
+        memcpy(&v, k, 8);
+        return ((v & 0x8000000000000000ull) ? ~v : (v ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
+    }
+}
+
+/* gpk_cuda_sort_{keys,pairs}_bits: each case is two sorts of different
+ * inputs and bit ranges issued side by side on two streams (the calls'
+ * promise), each against the reference: a stable sort of the input
+ * positions by the digit (mapped key >> begin) & (2^(end - begin) - 1). */
+static void bits_cases(gpk_rng *rng)
+{
+    static const size_t sizes[] = {0, 1, 2, 7, 257, 4097, 65537, 300007, 1048577, 3000017};
+    cudaStream_t s2;
+    CUDA_OK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    int cases = 0;
+    for (int t = GPK_U32; t <= GPK_F64; t++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            const size_t kw = gpk_type_size((gpk_type)t), bits = 8 * kw;
+            struct one {
+                size_t n, vw;
+                unsigned begin, end;
+                int in_place;
+                unsigned char *keys, *got;
+                uint32_t *vals, *vgot;
+                void *d_in, *d_out, *dv_in, *dv_out, *temp;
+            } c[2];
+            char what[2][160];
+            for (int j = 0; j < 2; j++) {
+                struct one *o = &c[j];
+                o->n = j == 0 ? sizes[si] : sizes[(si * 7 + 3) % (sizeof sizes / sizeof sizes[0])];
+                const unsigned pick = (unsigned)(gpk_rng_next(rng) % 4);
+                /* the top byte (a partition), all but it (the parts), a middle range, a random one */
+                o->begin = pick == 0 ? (unsigned)bits - 8 : pick == 1 ? 0 : pick == 2 ? 5 : (unsigned)(gpk_rng_next(rng) % bits);
+                o->end = pick == 0 ? (unsigned)bits : pick == 1 ? (unsigned)bits - 8 : pick == 2 ? 19
+                         : o->begin + 1 + (unsigned)(gpk_rng_next(rng) % (bits - o->begin));
+                o->vw = (gpk_rng_next(rng) % 2) ? 4 : 0;
+                o->in_place = (int)(gpk_rng_next(rng) % 2);
+                const gpk_dist dist = (gpk_dist)(gpk_rng_next(rng) % GPK_DIST_COUNT_);
+                snprintf(what[j], sizeof what[j], "bits %s n=%zu %s [%u, %u) values=%zu %s", gpk_type_name((gpk_type)t),
+                         o->n, gpk_dist_name(dist), o->begin, o->end, o->vw, o->in_place ? "in-place" : "out-of-place");
+                o->keys = malloc(o->n * kw + 1), o->got = malloc(o->n * kw + 1);
+                o->vals = malloc(o->n * 4 + 4), o->vgot = malloc(o->n * 4 + 4);
+                if (!o->keys || !o->got || !o->vals || !o->vgot) {
+                    fprintf(stderr, "out of host memory\n");
+                    exit(1);
+                }
+                TU_CHECK(gpk_generate((gpk_type)t, dist, o->keys, o->n, gpk_rng_next(rng), 0) == GPK_OK, "%s: generate",
+                         what[j]);
+                for (size_t i = 0; i < o->n; i++) o->vals[i] = (uint32_t)i;
+                o->d_in = dev_alloc(o->n * kw), o->d_out = o->in_place ? o->d_in : dev_alloc(o->n * kw);
+                o->dv_in = o->vw ? dev_alloc(o->n * 4) : NULL;
+                o->dv_out = o->vw ? (o->in_place ? o->dv_in : dev_alloc(o->n * 4)) : NULL;
+                CUDA_OK(cudaMemcpy(o->d_in, o->keys, o->n * kw, cudaMemcpyHostToDevice));
+                if (o->vw) CUDA_OK(cudaMemcpy(o->dv_in, o->vals, o->n * 4, cudaMemcpyHostToDevice));
+                size_t tb = 0;
+                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
+                                                                o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
+                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, o->n,
+                                                               o->begin, o->end, j ? s2 : stream);
+                TU_CHECK(s == GPK_OK, "%s: temp query: %s", what[j], gpk_last_error(ctx));
+                o->temp = dev_alloc(tb);
+            }
+            CUDA_OK(cudaDeviceSynchronize()); /* the copies in; then both sorts at once */
+            for (int j = 0; j < 2; j++) {
+                struct one *o = &c[j];
+                size_t tb = 0;
+                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
+                                                                o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
+                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, o->n,
+                                                               o->begin, o->end, j ? s2 : stream);
+                if (s == GPK_OK)
+                    s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, o->temp, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
+                                                         o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
+                              : gpk_cuda_sort_keys_bits(ctx, o->temp, &tb, (gpk_type)t, o->d_in, o->d_out, o->n, o->begin,
+                                                        o->end, j ? s2 : stream);
+                TU_CHECK(s == GPK_OK, "%s: sort: %s", what[j], gpk_last_error(ctx));
+            }
+            CUDA_OK(cudaDeviceSynchronize());
+            for (int j = 0; j < 2; j++) {
+                struct one *o = &c[j];
+                CUDA_OK(cudaMemcpy(o->got, o->d_out, o->n * kw, cudaMemcpyDeviceToHost));
+                if (o->vw) CUDA_OK(cudaMemcpy(o->vgot, o->dv_out, o->n * 4, cudaMemcpyDeviceToHost));
+                /* the reference: input positions stably sorted by the digit */
+                const unsigned w = o->end - o->begin;
+                uint64_t *digit = malloc(o->n * 8 + 8);
+                uint32_t *pos = malloc(o->n * 4 + 4);
+                for (size_t i = 0; i < o->n; i++) {
+                    const uint64_t m = mapped((gpk_type)t, o->keys + i * kw) >> o->begin;
+                    digit[i] = w >= 64 ? m : m & ((1ull << w) - 1);
+                    pos[i] = (uint32_t)i;
+                }
+                TU_CHECK(gpk_sort_reference(GPK_U64, digit, 4, pos, NULL, o->n, 0) == GPK_OK, "%s: reference", what[j]);
+                size_t bad = o->n;
+                for (size_t i = 0; i < o->n && bad == o->n; i++) {
+                    if (memcmp(o->got + i * kw, o->keys + (size_t)pos[i] * kw, kw)) bad = i;
+                    if (o->vw && o->vgot[i] != pos[i]) bad = i;
+                }
+                TU_CHECK(bad == o->n, "%s: differs from the reference at %zu", what[j], bad);
+                free(digit), free(pos);
+                cudaFree(o->temp);
+                cudaFree(o->d_in);
+                if (!o->in_place) cudaFree(o->d_out);
+                if (o->vw) {
+                    cudaFree(o->dv_in);
+                    if (!o->in_place) cudaFree(o->dv_out);
+                }
+                free(o->keys), free(o->got), free(o->vals), free(o->vgot);
+                cases++;
+            }
+        }
+    /* empty and outside ranges, a bad value width */
+    size_t tb = 0;
+    void *d = dev_alloc(64);
+    TU_CHECK(gpk_cuda_sort_keys_bits(ctx, NULL, &tb, GPK_U32, d, d, 16, 8, 8, stream) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "[8, 8)"),
+             "empty bit range accepted (%s)", gpk_last_error(ctx));
+    TU_CHECK(gpk_cuda_sort_keys_bits(ctx, NULL, &tb, GPK_U32, d, d, 16, 0, 33, stream) == GPK_EINVAL,
+             "bits [0, 33) of u32 accepted");
+    TU_CHECK(gpk_cuda_sort_keys_bits(ctx, NULL, &tb, GPK_F64, d, d, 16, 60, 65, stream) == GPK_EINVAL,
+             "bits [60, 65) of f64 accepted");
+    TU_CHECK(gpk_cuda_sort_pairs_bits(ctx, NULL, &tb, GPK_U32, d, d, 2, d, d, 16, 0, 8, stream) == GPK_EINVAL,
+             "value width 2 accepted");
+    TU_CHECK(gpk_cuda_sort_keys_bits(NULL, NULL, &tb, GPK_U32, d, d, 16, 0, 8, stream) == GPK_EINVAL,
+             "NULL context accepted");
+    cudaFree(d);
+    CUDA_OK(cudaStreamDestroy(s2));
+    printf("test_cuda_api: %d bit-range sorts\n", cases);
+}
+
 static void errors(void)
 {
     size_t tb = 0;
@@ -217,6 +361,7 @@ int main(void)
         }
     }
     errors();
+    bits_cases(&rng);
     printf("test_cuda_api: %d sort cases\n", cases);
     CUDA_OK(cudaStreamDestroy(stream));
     gpk_ctx_destroy(ctx);

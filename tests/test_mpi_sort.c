@@ -10,7 +10,9 @@
  *   test_mpi_sort cpu            host shards, CPU contexts
  *   test_mpi_sort cuda           host and device shards, one GPU per rank
  *                                (rank -> GPU by local rank; exit 77
- *                                without a GPU)
+ *                                without a GPU); device shards by the
+ *                                default plans, then with the part plan
+ *                                forced (GPK_MPI_DEVICE_PLAN=part)
  * GPK_TEST_SEED replays a run (rank 0 prints the seed). */
 #define _POSIX_C_SOURCE 200809L
 #include <gpk/mpi.h>
@@ -169,6 +171,18 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
     if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
         printf("device shards moved by: %s\n", tm.exchange);
+    /* the part plan forced, where the ranks read each other over CUDA IPC:
+     * random keys fill every bucket far below its cap (a share / 16, at
+     * least 4096), so it must run; one bucket of all keys (equal, or sorted
+     * from 0: one top digit) past 4096 must send the sort to sort-first */
+    const char *plan = getenv("GPK_MPI_DEVICE_PLAN");
+    if (s == GPK_OK && at.device && nranks > 1 && plan && !strcmp(plan, "part") && !strncmp(tm.exchange, "cuda-ipc", 8)) {
+        if (d == D_RANDOM && N > 0)
+            CHECK(!strcmp(tm.exchange, "cuda-ipc-part"), "%s: exchange %s, the part plan expected", label, tm.exchange);
+        if ((d == D_EQUAL || d == D_SORTED) && N > 4096)
+            CHECK(strcmp(tm.exchange, "cuda-ipc-part") != 0, "%s: the part plan ran on one bucket of %" PRIu64 " keys",
+                  label, N);
+    }
     if (s != GPK_OK) n_out = 0;
 #ifdef GPK_HAVE_CUDA
     if (at.device) {
@@ -477,6 +491,12 @@ int main(int argc, char **argv)
             where dev = { ctx, 1 };
             suite(dev, "device");
             repeated_calls(dev, "device");
+            /* the part plan (partition first), which takes large 4-byte keys
+             * by default, forced on every size and width */
+            setenv("GPK_MPI_DEVICE_PLAN", "part", 1);
+            suite(dev, "device part");
+            repeated_calls(dev, "device part");
+            unsetenv("GPK_MPI_DEVICE_PLAN");
         }
     }
 #endif

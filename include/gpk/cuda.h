@@ -43,6 +43,25 @@ GPK_API gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_
                                        size_t n, const gpk_radix_opts *opts,
                                        unsigned flags, cudaStream_t stream);
 
+/* Sorts by the bits [begin_bit, end_bit) of the mapped key only (gpk/sort.h,
+ * "mapped key"; CUB's begin_bit / end_bit), stably: the key's other bits
+ * take no part, so keys equal in these bits keep their input order. For
+ * sorting in steps, e.g. a partition by the top bits and then each part
+ * by the bits below. 0 <= begin_bit < end_bit <= the key's bits. Always
+ * the separate launches of the Onesweep passes, never the single-launch
+ * path for small inputs: several calls may run side by side on different
+ * streams of one device (each with its own d_temp). Temp as above. */
+GPK_API gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                           gpk_type key_type, const void *d_keys_in,
+                                           void *d_keys_out, size_t n, unsigned begin_bit,
+                                           unsigned end_bit, cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                            gpk_type key_type, const void *d_keys_in,
+                                            void *d_keys_out, size_t value_width,
+                                            const void *d_values_in, void *d_values_out,
+                                            size_t n, unsigned begin_bit, unsigned end_bit,
+                                            cudaStream_t stream);
+
 /* Octree partitioning of particles already in device memory (gpk/octree.h
  * describes the tree; the result is the one gpk_octree_build gives, in
  * device memory). d_xyz: 3n floats on ctx's device. Every scheme runs on

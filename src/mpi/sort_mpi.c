@@ -622,6 +622,7 @@ typedef struct sort_keep {
     kept dtemp;       /* the local sort's temporary */
     kept drk, drv;    /* the runs received, or the merge's scratch */
     kept dwork;       /* split counts and the merge's tile bounds */
+    kept dpart;       /* the part plan: the bucket sorts' temps, the straddling buckets sorted aside */
     uint64_t gen;     /* of dk / dv: a new value with every new allocation of either */
     void **retired;   /* earlier dk / dv allocations: freed once no rank maps them */
     int n_retired, cap_retired;
@@ -675,6 +676,7 @@ static void keep_free_device(sort_keep *k, int exported)
     if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
     else prev = -1;
     kept_cuda_free(&k->dtemp), kept_cuda_free(&k->drk), kept_cuda_free(&k->drv), kept_cuda_free(&k->dwork);
+    kept_cuda_free(&k->dpart);
     if (exported) {
         kept_cuda_free(&k->dk), kept_cuda_free(&k->dv);
         for (int i = 0; i < k->n_retired; i++) (void)cudaFree(k->retired[i]);
@@ -1241,6 +1243,260 @@ static gpk_status ipc_copy(const sort_call *c, void *const *base_k, void *const 
 }
 #endif
 
+#ifdef GPK_HAVE_CUDA
+/* Collective where the ranks' (node, GPU) list changed since the last
+ * call (the same on every rank): whether CUDA IPC holds between every pair. */
+static void ipc_check(sort_call *c, const int64_t *all)
+{
+    uint64_t sig = 1469598103934665603ull;
+    for (int p = 0; p < c->P; p++)
+        for (int f = R_GPU; f <= R_NODE; f++) sig = (sig ^ (uint64_t)all[(size_t)p * R_FIELDS + f]) * 1099511628211ull;
+    if (c->keep->ipc_sig != sig) {
+        c->keep->ipc_ok = c->keep->one_node && ipc_usable(c->comm, c->ctx);
+        c->keep->ipc_sig = sig;
+    }
+}
+
+/* ---- the part plan: partition first, device shards of ranks of one node ------------------
+ *
+ * Every rank partitions its shard by the top 8 bits of the mapped key into
+ * its exported buffer dk (one Onesweep pass); the ranks gather the 256
+ * digit counts of every rank, which fix every bucket's global place; each
+ * rank copies the pieces of the buckets that overlap its output range from
+ * every rank's dk (CUDA IPC, the copy engines, in rank order: stable), and
+ * sorts each bucket by the bits below as soon as its pieces are in, on 8
+ * streams, straight into its output. A bucket that straddles two ranks'
+ * ranges is copied and sorted by both, each keeping its part: no rank waits
+ * on another after the counts. So the exchange runs under the bucket sorts,
+ * where the sort-first plan puts it after the local sort (docs/perf/scale.md,
+ * "MPI: the part plan"). Buckets larger than part_cap of a rank's share
+ * (skewed or narrow keys) send every rank to the sort-first plan before any
+ * key moves. */
+#define PART_BITS 8
+#define PART_DIGITS (1u << PART_BITS)
+#define PART_SORT_STREAMS 8 /* as the in-process plan's (its run 10: 8 streams 19.8 ms, 4: 20.8, 1: 27.7) */
+#define PART_COPY_STREAMS 8
+
+static size_t part_cap(uint64_t m)
+{
+    return m / 16 > 4096 ? (size_t)(m / 16) : 4096;
+}
+
+/* GPK_MPI_DEVICE_PLAN=part|merge chooses; by default part for 4-byte keys
+ * (8-byte bucket sorts side by side collapse: docs/perf/scale.md) from
+ * GPK_MPI_PART_MIN keys a rank on average (default PART_MIN_PER_RANK:
+ * below it the issue of a rank's bucket sorts costs more host time than
+ * the exchange it hides: 2 x H200, u32, run 17: 2^29 a rank part 8.45 ms,
+ * merge 8.87; 2^28 part 9.22, merge 4.62). The same on every rank (one
+ * environment, the same N). */
+#define PART_MIN_PER_RANK ((uint64_t)1 << 29)
+static int part_wanted(const sort_call *c, uint64_t N)
+{
+    const char *env = getenv("GPK_MPI_DEVICE_PLAN");
+    if (N == 0 || c->P < 2) return 0;
+    if (env && !strcmp(env, "part")) return 1;
+    if (env && !strcmp(env, "merge")) return 0;
+    const char *min = getenv("GPK_MPI_PART_MIN");
+    uint64_t least = min && *min ? strtoull(min, NULL, 0) : PART_MIN_PER_RANK;
+    return c->kw == 4 && N / (uint64_t)c->P >= least;
+}
+
+static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const void *ki, void *ko, const void *vi,
+                            void *vo, size_t n, unsigned begin, unsigned end, cudaStream_t st)
+{
+    return c->vw ? gpk_cuda_sort_pairs_bits(c->ctx, temp, tb, c->type, ki, ko, c->vw, vi, vo, n, begin, end, st)
+                 : gpk_cuda_sort_keys_bits(c->ctx, temp, tb, c->type, ki, ko, n, begin, end, st);
+}
+
+static size_t align256(size_t b)
+{
+    return (b + 255) / 256 * 256;
+}
+
+/* Collective. *declined (the same on every rank): a bucket is too large or
+ * a mapping failed; nothing moved, the sort-first plan goes on. */
+static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *keys_in, const void *values_in,
+                            size_t n_in, void *keys_out, void *values_out, gpk_mpi_sort_times *times, double *t_phase,
+                            int *declined)
+{
+    sort_keep *k = c->keep;
+    const char *what = c->what;
+    const int P = c->P, me = c->rank;
+    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - PART_BITS, D = PART_DIGITS;
+    const uint64_t lo_mine = start[me], hi_mine = start[me + 1];
+    const size_t kw = c->kw, vw = c->vw;
+    uint64_t *cnt = calloc((size_t)P * D, sizeof *cnt), *first = calloc((size_t)P * D, sizeof *first);
+    uint64_t *G = calloc(D + 1, sizeof *G), *q = calloc(D, sizeof *q), *below = calloc(D + 1, sizeof *below);
+    uint64_t *mine = calloc(D, sizeof *mine), *need = calloc((size_t)P, sizeof *need);
+    ipc_record *records = malloc(sizeof *records * (size_t)P);
+    void **base_k = calloc((size_t)P, sizeof *base_k), **base_v = calloc((size_t)P, sizeof *base_v);
+    cudaStream_t ss[PART_SORT_STREAMS] = { 0 }, cs[PART_COPY_STREAMS] = { 0 };
+    cudaEvent_t ev[PART_COPY_STREAMS] = { 0 };
+    const int ncs = P < PART_COPY_STREAMS ? P : PART_COPY_STREAMS;
+    int made = 0; /* streams and events made */
+    *declined = 0;
+    gpk_status s = GPK_OK;
+    if (!cnt || !first || !G || !q || !below || !mine || !need || !records || !base_k || !base_v)
+        s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
+
+    /* 1. the partition into dk / dv, and its digit counts */
+    size_t tb = 0;
+    if (s == GPK_OK) s = dev_grow(c, &k->dk, n_in * kw, 1);
+    if (s == GPK_OK && vw) s = dev_grow(c, &k->dv, n_in * vw, 1);
+    if (s == GPK_OK) s = part_bits(c, NULL, &tb, keys_in, k->dk.p, values_in, k->dv.p, n_in, shift, bits, 0);
+    if (s == GPK_OK) s = dev_grow(c, &k->dtemp, tb, 0);
+    if (s == GPK_OK) s = dev_grow(c, &k->dwork, gpk__mpi_cuda_work_bytes(0, D), 0);
+    if (s == GPK_OK && n_in) {
+        tb = k->dtemp.bytes;
+        s = part_bits(c, k->dtemp.p, &tb, keys_in, k->dk.p, values_in, k->dv.p, n_in, shift, bits, 0);
+        /* the keys below digit x, x = 1 .. D - 1 (the count waits for the partition: one stream) */
+        for (unsigned x = 1; x < D; x++) q[x - 1] = (uint64_t)x << shift;
+        if (s == GPK_OK) s = gpk__mpi_cuda_count(c->ctx, (int)c->type, k->dk.p, n_in, q, D - 1, 0, below + 1, k->dwork.p);
+    }
+    if (s == GPK_OK) {
+        below[0] = 0, below[D] = n_in;
+        for (unsigned x = 0; x < D; x++) mine[x] = below[x + 1] - below[x];
+    }
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    times->sort_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
+    if (s != GPK_OK) goto out;
+
+    /* 2. every rank's counts: each bucket's global place, each piece's place in its rank's dk */
+    s = gpk__mpi_check(c->ctx, MPI_Allgather(mine, (int)D, MPI_UINT64_T, cnt, (int)D, MPI_UINT64_T, c->comm), what);
+    if (s != GPK_OK) goto out;
+    for (unsigned x = 0; x < D; x++) {
+        uint64_t t = 0;
+        for (int p = 0; p < P; p++) t += cnt[(size_t)p * D + x];
+        G[x + 1] = G[x] + t;
+    }
+    for (int p = 0; p < P; p++)
+        for (unsigned x = 1; x < D; x++)
+            first[(size_t)p * D + x] = first[(size_t)p * D + x - 1] + cnt[(size_t)p * D + x - 1];
+    for (int r = 0; r < P && !*declined; r++) {
+        const size_t cap = part_cap(start[r + 1] - start[r]);
+        for (unsigned x = 0; x < D; x++)
+            if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap) *declined = 1;
+    }
+    if (*declined) goto out;
+    /* this rank's buckets: those that overlap [lo_mine, hi_mine) */
+    unsigned xa = D, xb = 0;
+    for (unsigned x = 0; x < D; x++)
+        if (G[x + 1] > G[x] && G[x] < hi_mine && G[x + 1] > lo_mine) {
+            if (xa == D) xa = x;
+            xb = x + 1;
+            for (int p = 0; p < P; p++) need[p] += cnt[(size_t)p * D + x];
+        }
+
+    /* 3. the other ranks' dk / dv mapped */
+    s = ipc_sync(c, records);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) goto out;
+    if (!ipc_open(c, records, need, base_k, base_v)) { /* agreed inside */
+        *declined = 1;
+        goto out;
+    }
+
+    /* 4. W (drk / drv: the buckets' pieces, bucket after bucket), the bucket
+     * sorts' temps, the straddling buckets' sorted copies (at most two).
+     * Sized by the bounds (every bucket at most cap, the straddling ones
+     * add at most 2 cap to the share), not by this call's keys, so that a
+     * later call of the same sizes finds them large enough. */
+    const size_t m = (size_t)(hi_mine - lo_mine), cap = part_cap(m);
+    size_t aside[2] = { 0, 0 };
+    for (unsigned x = xa; x < xb; x++) {
+        if (G[x] < lo_mine) aside[0] = (size_t)(G[x + 1] - G[x]);
+        else if (G[x + 1] > hi_mine) aside[1] = (size_t)(G[x + 1] - G[x]);
+    }
+    tb = 0;
+    s = dev_grow(c, &k->drk, (m + 2 * cap) * kw, 0);
+    if (s == GPK_OK && vw) s = dev_grow(c, &k->drv, (m + 2 * cap) * vw, 0);
+    if (s == GPK_OK) s = part_bits(c, NULL, &tb, k->drk.p, keys_out, k->drv.p, values_out, cap, 0, shift, 0);
+    tb = align256(tb);
+    const size_t aside_k = align256(2 * cap * kw), aside_v = align256(2 * cap * vw);
+    if (s == GPK_OK) s = dev_grow(c, &k->dpart, PART_SORT_STREAMS * tb + aside_k + aside_v, 0);
+    for (int i = 0; i < PART_SORT_STREAMS && s == GPK_OK; i++) {
+        cudaError_t e = cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking);
+        if (e == cudaSuccess && i < ncs) e = cudaStreamCreateWithFlags(&cs[i], cudaStreamNonBlocking);
+        if (e == cudaSuccess && i < ncs) e = cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
+        if (e != cudaSuccess) s = cuda_fail(c->ctx, e, "distributed sort: the part plan's streams");
+        made = i + 1;
+    }
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    times->exchange = "cuda-ipc-part";
+    times->split_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
+    if (s != GPK_OK) goto out;
+
+    /* 5. per bucket: its pieces copied in rank order (rank p's on copy
+     * stream p), then its sort on the next sort stream once they are in */
+    char *W = k->drk.p, *Wv = k->drv.p, *part = k->dpart.p;
+    char *aside_keys = part + PART_SORT_STREAMS * tb, *aside_vals = aside_keys + aside_k;
+    size_t at = 0;
+    int next = 0;
+    cudaError_t e = cudaSuccess;
+    for (unsigned x = xa; x < xb && e == cudaSuccess && s == GPK_OK; x++) {
+        const size_t t = (size_t)(G[x + 1] - G[x]);
+        if (!t) continue;
+        size_t got = 0;
+        unsigned used = 0;
+        for (int p = 0; p < P && e == cudaSuccess; p++) {
+            const size_t n_p = (size_t)cnt[(size_t)p * D + x], from = (size_t)first[(size_t)p * D + x];
+            if (!n_p) continue;
+            const int j = p % ncs;
+            e = cudaMemcpyAsync(W + (at + got) * kw, (const char *)base_k[p] + from * kw, n_p * kw, cudaMemcpyDefault,
+                                cs[j]);
+            if (e == cudaSuccess && vw)
+                e = cudaMemcpyAsync(Wv + (at + got) * vw, (const char *)base_v[p] + from * vw, n_p * vw,
+                                    cudaMemcpyDefault, cs[j]);
+            used |= 1u << j;
+            got += n_p;
+        }
+        const int qi = next++ % PART_SORT_STREAMS;
+        for (int j = 0; j < ncs && e == cudaSuccess; j++)
+            if (used & (1u << j)) {
+                /* the wait takes the event as recorded now: it may be recorded again for the next bucket */
+                e = cudaEventRecord(ev[j], cs[j]);
+                if (e == cudaSuccess) e = cudaStreamWaitEvent(ss[qi], ev[j], 0);
+            }
+        if (e != cudaSuccess) break;
+        const uint64_t lo = (G[x] > lo_mine ? G[x] : lo_mine) - G[x], hi = (G[x + 1] < hi_mine ? G[x + 1] : hi_mine) - G[x];
+        const int whole = lo == 0 && hi == t;
+        const size_t slot = G[x] < lo_mine ? 0 : aside[0];
+        char *to_k = whole ? (char *)keys_out + (size_t)(G[x] - lo_mine) * kw : aside_keys + slot * kw;
+        char *to_v = !vw ? NULL : whole ? (char *)values_out + (size_t)(G[x] - lo_mine) * vw : aside_vals + slot * vw;
+        size_t tq = tb;
+        s = part_bits(c, part + (size_t)qi * tb, &tq, W + at * kw, to_k, vw ? Wv + at * vw : NULL, to_v, t, 0, shift,
+                      ss[qi]);
+        if (s == GPK_OK && !whole) {
+            const size_t out_at = (size_t)(G[x] + lo - lo_mine), len = (size_t)(hi - lo);
+            e = cudaMemcpyAsync((char *)keys_out + out_at * kw, to_k + lo * kw, len * kw, cudaMemcpyDeviceToDevice,
+                                ss[qi]);
+            if (e == cudaSuccess && vw)
+                e = cudaMemcpyAsync((char *)values_out + out_at * vw, to_v + lo * vw, len * vw,
+                                    cudaMemcpyDeviceToDevice, ss[qi]);
+        }
+        at += t;
+    }
+    if (e != cudaSuccess && s == GPK_OK) s = cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
+    /* everything issued ends before the streams go (after a failure too) */
+    for (int i = 0; i < made; i++) {
+        cudaError_t w = cudaStreamSynchronize(ss[i]);
+        if (i < ncs && w == cudaSuccess) w = cudaStreamSynchronize(cs[i]);
+        if (w != cudaSuccess && s == GPK_OK) s = cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
+    }
+    times->merge_ms = (MPI_Wtime() - *t_phase) * 1e3;
+out:
+    for (int i = 0; i < made; i++) {
+        if (ss[i]) (void)cudaStreamDestroy(ss[i]);
+        if (i < ncs && cs[i]) (void)cudaStreamDestroy(cs[i]);
+        if (i < ncs && ev[i]) (void)cudaEventDestroy(ev[i]);
+    }
+    (void)cudaGetLastError();
+    free(cnt), free(first), free(G), free(q), free(below), free(mine), free(need);
+    free(records), free(base_k), free(base_v);
+    return s;
+}
+#endif /* GPK_HAVE_CUDA */
+
 static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
                             gpk_type vtype, const void *values_in, size_t n_in, void *keys_out, void *values_out,
                             size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts, const char *what)
@@ -1357,6 +1613,20 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         goto done;
     }
 
+#ifdef GPK_HAVE_CUDA
+    /* device shards of one node, peers: the part plan where it is wanted
+     * and the keys allow it (else the sort-first plan below) */
+    if (c.device && (how == DX_IPC || how == DX_COPY) && part_wanted(&c, N)) {
+        ipc_check(&c, all);
+        if (c.keep->ipc_ok) {
+            int declined = 0;
+            s = part_sort(&c, start, keys_in, values_in, n_in, keys_out, values_out, &times, &t_phase, &declined);
+            if (s != GPK_OK || !declined) goto finish;
+            t_phase = MPI_Wtime(); /* the sort-first plan's phases from here */
+        }
+    }
+#endif
+
     /* 3. the local sort into the kept buffers (host shards of one node:
      * into the shared window) */
 #ifdef GPK_HAVE_CUDA
@@ -1425,14 +1695,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         if (s == GPK_OK) s = ipc_sync(&c, records);
         s = gpk__mpi_agree(comm, ctx, s, what); /* before the collectives of the mapping */
         if (s == GPK_OK && (how == DX_IPC || how == DX_COPY)) {
-            uint64_t sig = 1469598103934665603ull;
-            for (int p = 0; p < c.P; p++)
-                for (int f = R_GPU; f <= R_NODE; f++)
-                    sig = (sig ^ (uint64_t)all[(size_t)p * R_FIELDS + f]) * 1099511628211ull;
-            if (c.keep->ipc_sig != sig) { /* the same on every rank: the same records */
-                c.keep->ipc_ok = c.keep->one_node && ipc_usable(comm, ctx);
-                c.keep->ipc_sig = sig;
-            }
+            ipc_check(&c, all);
             if (c.keep->ipc_ok) ipc_mapped = ipc_open(&c, records, recv, base_k, base_v);
             if (!ipc_mapped) how = device_exchange_after_ipc();
         }
@@ -1557,6 +1820,9 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     free(run_k), free(run_v), free(run_len);
     times.merge_ms = (MPI_Wtime() - t_phase) * 1e3;
+#ifdef GPK_HAVE_CUDA
+finish:
+#endif
     /* after this agreement no rank reads another's shard any more, and
      * every rank has closed its mappings of buffers that were let go */
     s = gpk__mpi_agree(comm, ctx, s, what);

@@ -160,21 +160,35 @@ done:
     return s;
 }
 
-int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp)
+size_t gpk__multi_part_min(const gpk_ctx *ctx)
 {
-    /* part by default for 4-byte keys on the shard API: 1.72x one GPU for
-     * 2^31 u32 keys on 2 x H200 against merge's 1.47x, pairs 1.64x against
-     * 1.35x (docs/perf/scale.md, run 12); merge for 8-byte keys, whose
-     * bucket sorts side by side on several streams ran 5x slower (the
-     * Onesweep passes of 8-byte keys do not share a GPU well, run 10), and
-     * for the host API (its output lives in the temp merge sizes). lsd
-     * only when asked for: on 2 x H200 its peer stores made every pass
-     * 2.4x slower than a local one (0.82x one GPU, run 2). */
+    const char *v = getenv("GPK_MULTI_PART_MIN");
+    if (v && *v) return (size_t)strtoull(v, NULL, 0);
+    return ctx->backend == GPK_BACKEND_CUDA ? GPK_MULTI_PART_MIN_CUDA : 0;
+}
+
+int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total)
+{
+    /* part by default for 4-byte keys on the shard API from
+     * gpk__multi_part_min keys a device: 1.72x one GPU for 2^31 u32 keys on 2 x
+     * H200 against merge's 1.47x, pairs 1.64x against 1.35x
+     * (docs/perf/scale.md, run 12), but below it the host's issue of the
+     * bucket sorts (256 sorts of a few launches each, about 50 us of host
+     * time a sort) costs more than the exchange it hides (runs 16, 17); merge for 8-byte keys, whose bucket
+     * sorts side by side on several streams ran 5x slower (the Onesweep
+     * passes of 8-byte keys do not share a GPU well, run 10), and for the
+     * host API (its output lives in the temp merge sizes). lsd only when
+     * asked for: on 2 x H200 its peer stores made every pass 2.4x slower
+     * than a local one (0.82x one GPU, run 2). */
     const char *v = getenv("GPK_MULTI_PLAN");
     const int part_fits = !out_in_temp || ctx->backend != GPK_BACKEND_CUDA;
     if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
     if (v && !strcmp(v, "part")) return part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
-    if (!v || strcmp(v, "lsd")) return key_width == 4 && part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
+    if (!v || strcmp(v, "lsd"))
+        return key_width == 4 && part_fits && total / (size_t)(ctx->n_devices > 0 ? ctx->n_devices : 1) >=
+                                                  gpk__multi_part_min(ctx)
+                   ? GPK_MULTI_PLAN_PART
+                   : GPK_MULTI_PLAN_MERGE;
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     if (ctx->backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)
@@ -260,11 +274,11 @@ static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
     const unsigned shift = bits - GPK_MULTI_PART_BITS, D = 1u << GPK_MULTI_PART_BITS;
     uint64_t *own = calloc((size_t)k * D * 3, sizeof *own);
     if (!own) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
-    uint64_t *cnt = d->part_counts ? d->part_counts : own;
-    uint64_t *total = own + (size_t)k * D, *at = total + D; /* at[i * D + x]: digit x's first key in X_i */
+    uint64_t *at = d->part_starts ? d->part_starts : own; /* at[i * D + x]: digit x's first key in X_i */
+    uint64_t *cnt = own + (size_t)k * D, *total = cnt + (size_t)k * D;
     const double t0 = now_ms();
     gpk_status s = GPK_OK;
-    for (int i = 0; i < k && s == GPK_OK; i++) s = d->part_partition(d, i, shift, D, cnt + (size_t)i * D);
+    for (int i = 0; i < k && s == GPK_OK; i++) s = d->part_partition(d, i, shift, D, at + (size_t)i * D);
     gpk_status w = d->wait(d);
     if (s == GPK_OK) s = w;
     const double t1 = now_ms();
@@ -273,19 +287,18 @@ static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
     /* the buckets: global start P, owner, and what each owner holds */
     size_t P[1u << GPK_MULTI_PART_BITS], work[GPK_MAX_DEVICES] = {0}, wlo[GPK_MAX_DEVICES];
     int owner[1u << GPK_MULTI_PART_BITS];
-    for (int i = 0; i < k; i++) {
-        uint64_t run = 0;
+    for (int i = 0; i < k; i++)
         for (unsigned x = 0; x < D; x++) {
-            at[(size_t)i * D + x] = run;
-            run += cnt[(size_t)i * D + x];
-            total[x] += cnt[(size_t)i * D + x];
+            const uint64_t a = at[(size_t)i * D + x], b = x + 1 < D ? at[(size_t)i * D + x + 1] : d->shards[i].n;
+            if (a > b || b > d->shards[i].n) {
+                s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d's digit %u starts at %llu, the "
+                                                   "next at %llu, of %zu keys", i, x, (unsigned long long)a,
+                              (unsigned long long)b, d->shards[i].n);
+                goto done;
+            }
+            cnt[(size_t)i * D + x] = b - a;
+            total[x] += b - a;
         }
-        if (run != d->shards[i].n) {
-            s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d counted %llu keys of %zu", i,
-                          (unsigned long long)run, d->shards[i].n);
-            goto done;
-        }
-    }
     size_t p = 0;
     int o = 0;
     for (unsigned x = 0; x < D; x++) {
@@ -528,16 +541,19 @@ typedef struct cpu_part {
     void *x[GPK_MAX_DEVICES], *xv[GPK_MAX_DEVICES], *w[GPK_MAX_DEVICES], *wv[GPK_MAX_DEVICES];
 } cpu_part;
 
-static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts)
+static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts)
 {
     const cpu_part *cp = (const cpu_part *)d->impl;
     const gpk_shard *sh = &d->shards[i];
     const size_t kw = d->key_width, vw = d->value_width;
-    uint64_t *at = calloc(D, sizeof *at);
+    uint64_t *at = calloc(D, sizeof *at); /* counts, then the next free place of each digit */
     if (!at) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
-    memset(counts, 0, D * sizeof *counts);
-    for (size_t t = 0; t < sh->n; t++) counts[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) >> shift]++;
-    for (unsigned x = 1; x < D; x++) at[x] = at[x - 1] + counts[x - 1];
+    for (size_t t = 0; t < sh->n; t++) at[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) >> shift]++;
+    for (uint64_t x = 0, run = 0; x < D; x++) {
+        const uint64_t c = at[x];
+        starts[x] = at[x] = run;
+        run += c;
+    }
     for (size_t t = 0; t < sh->n; t++) {
         const uint64_t pos = at[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) >> shift]++;
         memcpy((char *)cp->x[i] + pos * kw, (const char *)sh->keys + t * kw, kw);
@@ -634,7 +650,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         if (ctx->backend == GPK_BACKEND_CUDA)
             need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
                                            (unsigned)value_width, &o, out_in_temp,
-                                           gpk__multi_plan(ctx, (unsigned)kw, out_in_temp));
+                                           gpk__multi_plan(ctx, (unsigned)kw, out_in_temp, total));
 #endif
     }
     if (!shards[0].temp) {
@@ -668,7 +684,7 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
     d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
-    d.plan = gpk__multi_plan(ctx, (unsigned)kw, out_in_temp);
+    d.plan = gpk__multi_plan(ctx, (unsigned)kw, out_in_temp, total);
     gpk_status s;
 #ifdef GPK_HAVE_CUDA
     if (ctx->backend == GPK_BACKEND_CUDA) {

@@ -215,7 +215,8 @@ struct Layout {
     /* part (from region, over merge's scratch: a fallback to merge starts
      * after the partition, which leaves the shards as they were): X, W,
      * the partition's temp, the bucket sorts' temps, the straddling
-     * bucket's buffer; the digit counts (D words) in the splitters' below */
+     * bucket's buffer; the digits' probes and starts where the splitters'
+     * go */
     size_t px, pxv, pw, pwv, pt, pt_bytes, ps, ps_bytes, pst, pstv;
     unsigned part_shift; /* 0: no part plan */
 };
@@ -315,7 +316,7 @@ struct Impl {
     cudaEvent_t moved[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS], part_done[GPK_MAX_DEVICES];
     bool moved_flag[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS];
     int next_sort[GPK_MAX_DEVICES];
-    uint64_t *part_pinned; /* k x D counts */
+    uint64_t *part_pinned; /* k x D digit starts */
 };
 
 gpk_ctx *part_of(gpk_multi_dev *d, int i) { return d->ctx->part[i]; }
@@ -561,30 +562,24 @@ gpk_status cuda_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64_t *ba
     return GPK_OK;
 }
 
-/* counts[x] = the keys of digit x in X, sorted by that digit (one
- * thread a digit: two binary searches). */
-template <typename K>
-__global__ void digit_counts(const K *x, size_t n, int type, uint64_t mask, unsigned shift, unsigned D,
-                             unsigned long long *counts)
-{
-    const unsigned d = blockIdx.x * blockDim.x + threadIdx.x;
-    if (d >= D) return;
-    size_t first[2];
-    for (int q = 0; q < 2; q++) {
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            const size_t mid = lo + (hi - lo) / 2;
-            if (((map_key(type, x[mid]) & mask) >> shift) < d + q) lo = mid + 1;
-            else hi = mid;
-        }
-        first[q] = lo;
-    }
-    counts[d] = first[1] - first[0];
-}
-
 char *temp_at(gpk_multi_dev *d, int i, size_t off) { return (char *)d->shards[i].temp + off; }
 
-gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts)
+/* count keys (and values) from device `from` to device `to`: a copy
+ * within a GPU, a peer copy between two */
+cudaError_t copy_elems(gpk_multi_dev *d, int to, char *keys_to, char *vals_to, int from, const char *keys_from,
+                       const char *vals_from, size_t count, cudaStream_t st)
+{
+    const int dt = part_of(d, to)->device, df = part_of(d, from)->device;
+    const size_t kw = d->key_width, vw = d->value_width;
+    cudaError_t e = dt == df ? cudaMemcpyAsync(keys_to, keys_from, count * kw, cudaMemcpyDeviceToDevice, st)
+                             : cudaMemcpyPeerAsync(keys_to, dt, keys_from, df, count * kw, st);
+    if (e == cudaSuccess && vw)
+        e = dt == df ? cudaMemcpyAsync(vals_to, vals_from, count * vw, cudaMemcpyDeviceToDevice, st)
+                     : cudaMemcpyPeerAsync(vals_to, dt, vals_from, df, count * vw, st);
+    return e;
+}
+
+gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts)
 {
     Impl *im = (Impl *)d->impl;
     const Layout &L = im->L[i];
@@ -597,23 +592,31 @@ gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned
                                                 "laid out for digit shift %u, not %u", i, L.part_shift, shift);
     for (unsigned x = 0; x < D; x++) im->moved_flag[i][x] = false;
     im->next_sort[i] = 0;
+    /* where each digit starts: X_i's keys below x << shift, found by the
+     * splitters' binary searches (X_i is sorted by the digit). The probes
+     * go first: a copy from pageable memory waits for the stream's work. */
+    uint64_t probes[1u << GPK_MULTI_PART_BITS];
+    for (unsigned x = 0; x < D; x++) probes[x] = (uint64_t)x << shift;
+    uint64_t *d_probes = (uint64_t *)temp_at(d, i, L.probes);
+    unsigned long long *d_starts = (unsigned long long *)temp_at(d, i, L.below);
+    cudaError_t e = cudaMemcpyAsync(d_probes, probes, D * sizeof(uint64_t), cudaMemcpyHostToDevice, st);
+    if (e != cudaSuccess) return fail(d, i, e, "digit probes to the device");
     size_t bytes = L.pt_bytes;
     const unsigned bits = shift + GPK_MULTI_PART_BITS;
     gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, i, L.pt), &bytes, d->key_type, sh->keys,
                                              temp_at(d, i, L.px), vw, vw ? sh->values : NULL,
                                              vw ? temp_at(d, i, L.pxv) : NULL, sh->n, shift, bits, st);
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
-    unsigned long long *d_counts = (unsigned long long *)temp_at(d, i, L.below);
     if (d->key_width == 4)
-        digit_counts<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n,
-                                                      (int)d->key_type, d->mask, shift, D, d_counts);
+        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n, d_probes, (int)D,
+                                                     (int)d->key_type, d->mask, d_starts, NULL);
     else
-        digit_counts<<<(D + 127) / 128, 128, 0, st>>>((const uint64_t *)temp_at(d, i, L.px), sh->n,
-                                                      (int)d->key_type, d->mask, shift, D, d_counts);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return fail(d, i, e, "digit counts launch");
-    e = cudaMemcpyAsync(counts, d_counts, D * sizeof(uint64_t), cudaMemcpyDeviceToHost, st);
-    if (e != cudaSuccess) return fail(d, i, e, "digit counts to the host");
+        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint64_t *)temp_at(d, i, L.px), sh->n, d_probes, (int)D,
+                                                     (int)d->key_type, d->mask, d_starts, NULL);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return fail(d, i, e, "digit starts launch");
+    e = cudaMemcpyAsync(starts, d_starts, D * sizeof(uint64_t), cudaMemcpyDeviceToHost, st);
+    if (e != cudaSuccess) return fail(d, i, e, "digit starts to the host");
     e = cudaEventRecord(im->part_done[i], st);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(im->copy_local[i], im->part_done[i], 0);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(im->copy_peer[i], im->part_done[i], 0);
@@ -626,18 +629,10 @@ gpk_status cuda_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int 
     Impl *im = (Impl *)d->impl;
     const size_t kw = d->key_width, vw = d->value_width;
     GPK_CHECK(enter(d, i));
-    const int di = part_of(d, i)->device, dout = part_of(d, o)->device;
     cudaStream_t st = o == i ? im->copy_local[i] : im->copy_peer[i];
-    const char *src = temp_at(d, i, im->L[i].px) + from * kw;
-    char *dst = temp_at(d, o, im->L[o].pw) + to * kw;
-    cudaError_t e = o == i ? cudaMemcpyAsync(dst, src, count * kw, cudaMemcpyDeviceToDevice, st)
-                           : cudaMemcpyPeerAsync(dst, dout, src, di, count * kw, st);
-    if (e == cudaSuccess && vw) {
-        const char *vsrc = temp_at(d, i, im->L[i].pxv) + from * vw;
-        char *vdst = temp_at(d, o, im->L[o].pwv) + to * vw;
-        e = o == i ? cudaMemcpyAsync(vdst, vsrc, count * vw, cudaMemcpyDeviceToDevice, st)
-                   : cudaMemcpyPeerAsync(vdst, dout, vsrc, di, count * vw, st);
-    }
+    cudaError_t e = copy_elems(d, o, temp_at(d, o, im->L[o].pw) + to * kw, temp_at(d, o, im->L[o].pwv) + to * vw, i,
+                               temp_at(d, i, im->L[i].px) + from * kw, temp_at(d, i, im->L[i].pxv) + from * vw,
+                               count, st);
     if (e == cudaSuccess) e = cudaEventRecord(im->moved[i][x], st);
     if (e != cudaSuccess) return fail(d, i, e, "moving a bucket");
     im->moved_flag[i][x] = true;
@@ -669,16 +664,11 @@ gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t
     if (whole) return GPK_OK;
     /* the bucket that straddles the end of output o: its head ends output
      * o, its tail starts output o + 1 */
-    const int dnext = part_of(d, o + 1)->device, dme = part_of(d, o)->device;
-    e = cudaMemcpyAsync((char *)d->shards[o].keys_out + out_at * kw, keys_to, split * kw, cudaMemcpyDeviceToDevice, st);
+    e = copy_elems(d, o, (char *)d->shards[o].keys_out + out_at * kw,
+                   vw ? (char *)d->shards[o].values_out + out_at * vw : NULL, o, keys_to, vals_to, split, st);
     if (e == cudaSuccess)
-        e = cudaMemcpyPeerAsync(d->shards[o + 1].keys_out, dnext, keys_to + split * kw, dme, (count - split) * kw, st);
-    if (e == cudaSuccess && vw)
-        e = cudaMemcpyAsync((char *)d->shards[o].values_out + out_at * vw, vals_to, split * vw,
-                            cudaMemcpyDeviceToDevice, st);
-    if (e == cudaSuccess && vw)
-        e = cudaMemcpyPeerAsync(d->shards[o + 1].values_out, dnext, vals_to + split * vw, dme, (count - split) * vw,
-                                st);
+        e = copy_elems(d, o + 1, (char *)d->shards[o + 1].keys_out, (char *)d->shards[o + 1].values_out, o,
+                       keys_to + split * kw, vw ? vals_to + split * vw : NULL, count - split, st);
     if (e != cudaSuccess) return fail(d, o, e, "the straddling bucket's copies");
     return GPK_OK;
 }
@@ -767,7 +757,7 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
             im->part_pinned = NULL;
             return gpk__cuda_fail(d->ctx, e, "multi-device sort: cudaMallocHost of the digit counts");
         }
-        d->part_counts = im->part_pinned;
+        d->part_starts = im->part_pinned;
         for (int i = 0; i < d->k; i++) {
             GPK_CHECK(enter(d, i));
             e = cudaStreamCreateWithFlags(&im->copy_local[i], cudaStreamNonBlocking);
@@ -976,7 +966,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         bytes[GPK_CUDA_KEYS_A] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
         bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
-                                                    gpk__multi_plan(ctx, (unsigned)kw, 1));
+                                                    gpk__multi_plan(ctx, (unsigned)kw, 1, n));
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
         if (ctx->device_budget && need > ctx->device_budget) {

@@ -94,10 +94,11 @@ typedef struct gpk_multi_dev {
      * the bits below the digit into the outputs. Each backend sizes W_o and
      * the bucket sorts by gpk__multi_part_cap of output o's share; past it
      * the sort takes the merge plan (the shards untouched). */
-    uint64_t *part_counts; /* k x 2^GPK_MULTI_PART_BITS for part_partition (CUDA: pinned), else NULL */
+    uint64_t *part_starts; /* k x 2^GPK_MULTI_PART_BITS for part_partition (CUDA: pinned), else NULL */
     /* shard i -> X_i, stable by digit (mapped key & mask) >> shift, D
-     * digits; counts[x] = its keys of digit x, there after wait() */
-    gpk_status (*part_partition)(struct gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *counts);
+     * digits; starts[x] = X_i's keys of digits below x (its first key of
+     * digit x), x < D, there after wait() */
+    gpk_status (*part_partition)(struct gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts);
     /* X_i[from, from + count) (digit x) -> W_o[to, to + count) */
     gpk_status (*part_move)(struct gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to,
                             size_t count);
@@ -115,12 +116,24 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 /* Runs the plan on d (argument checks done, outputs sized). */
 gpk_status gpk__multi_run(gpk_multi_dev *d);
 
-/* The plan a sort on ctx takes: GPK_MULTI_PLAN=merge|part|lsd when set
- * (lsd only where every device can write every other's memory: CUDA peer
- * access, always on the CPU's virtual devices; part not for the CUDA host
- * API, out_in_temp); else part for 4-byte keys (falling back to merge for
- * skewed keys) and merge for 8-byte keys and the CUDA host API. */
-int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp);
+/* The plan a sort of total keys on ctx takes: GPK_MULTI_PLAN=merge|part|lsd
+ * when set (lsd only where every device can write every other's memory:
+ * CUDA peer access, always on the CPU's virtual devices; part not for the
+ * CUDA host API, out_in_temp); else part for 4-byte keys from
+ * gpk__multi_part_min keys a device (falling back to merge for skewed
+ * keys), and merge below it, for 8-byte keys and for the CUDA host API. */
+int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total);
+
+/* Where the part plan starts to pay on CUDA, in keys a device (2 x H200,
+ * u32, run 17: 2^29 a device part 16.75 ms, merge 17.03; 2^28 part 12.87,
+ * merge 4.64; 2^30 part 29.04, merge 33.64): below it the host's issue of
+ * the bucket sorts costs more than the exchange it hides. */
+#define GPK_MULTI_PART_MIN_CUDA ((size_t)1 << 29)
+/* The fewest keys a device (total / devices) that take the part plan by
+ * default: GPK_MULTI_PART_MIN (a count) when set, else
+ * GPK_MULTI_PART_MIN_CUDA on CUDA and 0 on the CPU's virtual devices (they
+ * are for tests). */
+size_t gpk__multi_part_min(const gpk_ctx *ctx);
 
 /* The smallest host-API sort that a context of several devices spreads
  * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a

@@ -37,6 +37,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 
 #include "gpk/cuda.h"
 #include "radix_internal.h"
@@ -1293,6 +1294,52 @@ static bool dist_persistent(bool has_values)
     return !has_values;
 }
 
+/* A kernel's launch set-up, remembered per device: the shared-memory
+ * attribute and the occupancy query cost more host time than a small
+ * launch (the partition-first plans issue hundreds of bucket sorts of a
+ * few passes each: run 16 measured about 60 us of host time a bucket
+ * sort with them asked every launch). The attribute is only ever raised,
+ * under one lock, so that it never falls below what a remembered size
+ * needs; the occupancy is kept for the last size asked. Devices from
+ * kSetupDevices on ask every time, and every device with
+ * GPK_RADIX_CUDA_LAUNCH_MEMO=0. */
+constexpr int kSetupDevices = 64;
+struct LaunchSetup {
+    std::atomic<uint32_t> smem_set[kSetupDevices];  /* the attribute's value on the device (0: not set) */
+    std::atomic<uint64_t> occupancy[kSetupDevices]; /* (shared memory << 32) | blocks per SM + 1; 0: none */
+};
+static std::mutex launch_setup_lock;
+
+static cudaError_t launch_setup(LaunchSetup &memo, const void *kernel, int threads, size_t smem, int *per_sm)
+{
+    int device = -1;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e != cudaSuccess) return e;
+    /* GPK_RADIX_CUDA_LAUNCH_MEMO=0 asks every launch (the benchmark's A/B) */
+    static const bool memo_on = gpk__env_int("GPK_RADIX_CUDA_LAUNCH_MEMO", 1) != 0;
+    if (!memo_on || device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        return e == cudaSuccess ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem) : e;
+    }
+    if (memo.smem_set[device].load(std::memory_order_acquire) < smem) {
+        std::lock_guard<std::mutex> hold(launch_setup_lock);
+        if (memo.smem_set[device].load(std::memory_order_relaxed) < smem) {
+            e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e != cudaSuccess) return e;
+            memo.smem_set[device].store((uint32_t)smem, std::memory_order_release);
+        }
+    }
+    const uint64_t known = memo.occupancy[device].load(std::memory_order_relaxed);
+    if (known && (known >> 32) == smem) {
+        *per_sm = (int)(uint32_t)known - 1;
+        return cudaSuccess;
+    }
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem);
+    if (e == cudaSuccess && *per_sm >= 0)
+        memo.occupancy[device].store(((uint64_t)smem << 32) | (uint32_t)(*per_sm + 1), std::memory_order_relaxed);
+    return e;
+}
+
 template <int RB, class K, class V, int VM, class O, bool SC>
 static cudaError_t launch_pass(const PassArgs<K, V, O> &a, const typename ScatterOf<SC, K, V, O>::type &sc,
                                int sm_count, cudaStream_t stream)
@@ -1301,10 +1348,9 @@ static cudaError_t launch_pass(const PassArgs<K, V, O> &a, const typename Scatte
     auto kernel = onesweep_kernel<RB, K, V, VM, O, SC>;
     size_t smem = S::SMEM;
     if constexpr (SC) smem = S::SMEM_SCATTER + (sc.next_counts && sc.next_shared ? sc.k * sc.next_digits * 4 : 0);
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
+    static LaunchSetup memo;
     int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, smem);
+    cudaError_t e = launch_setup(memo, (const void *)kernel, S::T, smem, &per_sm);
     if (e != cudaSuccess) return e;
     /* Persistent: as many blocks as run at once, each looping over tiles
      * handed out by an atomic counter and loading the next tile's keys
@@ -1447,11 +1493,10 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     const Twiddle<K> map = twiddle_map<K>(job.type);
     const Twiddle<K> none = {0, 0, 0, 0};
     const size_t smem = row * sizeof(uint32_t);
-    e = cudaFuncSetAttribute(histogram_kernel<K, DETECT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
+    static LaunchSetup memo;
     int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, histogram_kernel<K, DETECT>, 256, smem);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram occupancy");
+    e = launch_setup(memo, (const void *)histogram_kernel<K, DETECT>, 256, smem, &per_sm);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
     for (uint32_t q = 0; q < portions; q++) {
         const uint32_t pn = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
         const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
@@ -2521,20 +2566,57 @@ extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *te
                        d_values_out, n, opts, flags, stream, "gpk_cuda_sort_pairs");
 }
 
-/* For the multi-GPU sort's partition-first plan (multi_cuda.cu): the
- * device-pointer sort by the bits [begin, end) of the mapped key only
- * (begin < end <= the key's bits), out of place or in place, stable, always
- * the separate Onesweep launches (no hybrid, no single-launch path), so that
- * several run side by side on different streams. */
+/* The device-pointer sort by the bits [begin, end) of the mapped key only
+ * (gpk/cuda.h's _bits calls; the multi-GPU and MPI sorts' partition-first
+ * plans): always the separate Onesweep launches (no hybrid, no
+ * single-launch path), so that several run side by side on different
+ * streams. */
+static gpk_status sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                            const void *d_keys_in, void *d_keys_out, size_t value_width, const void *d_values_in,
+                            void *d_values_out, size_t n, unsigned begin, unsigned end, cudaStream_t stream,
+                            const char *fn)
+{
+    const size_t kb = gpk_type_size(key_type);
+    if (ctx && kb && !(begin < end && end <= 8 * kb)) {
+        gpk__clear_error(ctx);
+        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are not a range within the %u bits of %s", fn, begin,
+                         end, (unsigned)(8 * kb), gpk_type_name(key_type));
+    }
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.key_bits = end;
+    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
+                       d_values_out, n, &o, 0, stream, fn, begin, true);
+}
+
 extern "C" gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
                                                 const void *d_keys_in, void *d_keys_out, size_t value_width,
                                                 const void *d_values_in, void *d_values_out, size_t n,
                                                 unsigned begin, unsigned end, void *stream)
 {
-    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-    o.key_bits = end;
-    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
-                       d_values_out, n, &o, 0, (cudaStream_t)stream, "multi-device sort (bucket)", begin, true);
+    return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
+                     d_values_out, n, begin, end, (cudaStream_t)stream, "multi-device sort (bucket)");
+}
+
+extern "C" gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                              const void *d_keys_in, void *d_keys_out, size_t n, unsigned begin_bit,
+                                              unsigned end_bit, cudaStream_t stream)
+{
+    return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n, begin_bit, end_bit,
+                     stream, "gpk_cuda_sort_keys_bits");
+}
+
+extern "C" gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                               const void *d_keys_in, void *d_keys_out, size_t value_width,
+                                               const void *d_values_in, void *d_values_out, size_t n,
+                                               unsigned begin_bit, unsigned end_bit, cudaStream_t stream)
+{
+    if (ctx && value_width != 4 && value_width != 8) {
+        gpk__clear_error(ctx);
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_cuda_sort_pairs_bits: value_width must be 4 or 8, not %zu",
+                         value_width);
+    }
+    return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
+                     d_values_out, n, begin_bit, end_bit, stream, "gpk_cuda_sort_pairs_bits");
 }
 
 /* For the CUDA quicksort's records (quick_cuda.cu): a stable sort of n
