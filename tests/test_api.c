@@ -26,6 +26,14 @@ static void test_names(void)
     for (int s = GPK_OK; s <= GPK_EFULL; s++)
         TU_CHECK(strlen(gpk_status_string((gpk_status)s)) > 0, "status string %d", s);
     TU_CHECK(gpk_backend_available(GPK_BACKEND_CPU), "cpu always available");
+    /* device counts agree with availability */
+    TU_CHECK(gpk_device_count(GPK_BACKEND_CPU) == 1, "CPU device count %d", gpk_device_count(GPK_BACKEND_CPU));
+    TU_CHECK(gpk_device_count(GPK_BACKEND_AUTO) >= 1, "AUTO device count %d", gpk_device_count(GPK_BACKEND_AUTO));
+    for (int b = GPK_BACKEND_CUDA; b <= GPK_BACKEND_OPENCL; b++)
+        TU_CHECK((gpk_device_count((gpk_backend)b) > 0) == (gpk_backend_available((gpk_backend)b) != 0),
+                 "%s: %d devices, available %d", gpk_backend_name((gpk_backend)b), gpk_device_count((gpk_backend)b),
+                 gpk_backend_available((gpk_backend)b));
+    TU_CHECK(gpk_device_count((gpk_backend)42) == 0, "an unknown backend has devices");
 }
 
 static void test_ctx(void)

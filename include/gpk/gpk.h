@@ -105,6 +105,12 @@ GPK_API gpk_status gpk_type_parse(const char *name, gpk_type *out);
 
 /* Non-zero when this build contains the backend and a device for it is usable now. */
 GPK_API int gpk_backend_available(gpk_backend b);
+/* How many devices of backend b this build can use now: CUDA GPUs, OpenCL
+ * devices of the chosen platform, 1 for the CPU and for AUTO without a GPU
+ * (AUTO: the CUDA count where CUDA is usable); 0 where the backend is not
+ * built or has no device. For spreading ranks or threads over the GPUs of
+ * a node (device = local rank % count). */
+GPK_API int gpk_device_count(gpk_backend b);
 
 GPK_API gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend);
 GPK_API gpk_status gpk_ctx_create_ex(gpk_ctx **ctx, const gpk_ctx_opts *opts);

@@ -73,7 +73,13 @@ extern "C" {
  * CUDA-aware MPI when MPI says it is, else through host memory). One GPU
  * per rank: give each rank's context its own device.
  *
- * How: each rank sorts its shard (gpk's radix sort), the ranks agree on
+ * How (device shards of ranks of one node with peer GPUs, 4-byte keys,
+ * from 2^29 keys a rank: the part plan; GPK_MPI_DEVICE_PLAN=part|merge
+ * forces one): each rank partitions its shard by the top 8 bits, the ranks
+ * gather the digit counts, and each rank copies its buckets' pieces from
+ * every rank (CUDA IPC) and sorts each bucket by the bits below as its
+ * pieces arrive; skewed keys fall back to the plan below. Otherwise:
+ * each rank sorts its shard (gpk's radix sort), the ranks agree on
  * the exact split keys by a digit-by-digit search (one MPI_Allreduce of
  * counts per 8 bits of key), ties at a split are divided by (rank, index),
  * the pieces move with MPI_Alltoallv (chunked point-to-point messages where
@@ -116,7 +122,9 @@ GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_
  * and the whole call; and how the pieces moved: "local" (one rank),
  * "shared-memory" (host shards read in place in an MPI shared-memory
  * window), "mpi" (MPI_Alltoallv or its chunks), "cuda-ipc" (the merge
- * kernel reads the peers' shards over the link), "cuda-ipc-copy" (copy
+ * kernel reads the peers' shards over the link), "cuda-ipc-part" (the part
+ * plan: sort = the partition, merge = the bucket copies and sorts),
+ * "cuda-ipc-copy" (copy
  * engines move the pieces from the mapped peers' shards, then a local
  * merge), "nccl", "cuda-aware-mpi", "host-staged". setup_ms: of the
  * phases above, the time spent making what is kept between calls (buffers

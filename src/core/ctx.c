@@ -90,6 +90,30 @@ int gpk_backend_available(gpk_backend b)
     return 0;
 }
 
+int gpk_device_count(gpk_backend b)
+{
+    int n = 0;
+    switch (b) {
+    case GPK_BACKEND_AUTO:
+#ifdef GPK_HAVE_CUDA
+        n = gpk__cuda_device_count();
+#endif
+        return n > 0 ? n : 1;
+    case GPK_BACKEND_CPU: return 1;
+    case GPK_BACKEND_CUDA:
+#ifdef GPK_HAVE_CUDA
+        n = gpk__cuda_device_count();
+#endif
+        return n > 0 ? n : 0;
+    case GPK_BACKEND_OPENCL:
+#ifdef GPK_HAVE_OPENCL
+        n = gpk__opencl_device_count();
+#endif
+        return n > 0 ? n : 0;
+    }
+    return 0;
+}
+
 static void *probe_thread(void *arg) { return arg; }
 
 /* The stack size libgomp gives its threads: OMP_STACKSIZE / GOMP_STACKSIZE

@@ -1286,9 +1286,9 @@ static size_t part_cap(uint64_t m)
  * (8-byte bucket sorts side by side collapse: docs/perf/scale.md) from
  * GPK_MPI_PART_MIN keys a rank on average (default PART_MIN_PER_RANK:
  * below it the issue of a rank's bucket sorts costs more host time than
- * the exchange it hides: 2 x H200, u32, run 17: 2^29 a rank part 8.45 ms,
- * merge 8.87; 2^28 part 9.22, merge 4.62). The same on every rank (one
- * environment, the same N). */
+ * the exchange it hides: 2 x H200, u32, run 17: 2^29 a rank part 15.35
+ * ms, merge 17.31; 2^28 part 8.45, merge 8.87; 2^27 part 9.22, merge
+ * 4.62). The same on every rank (one environment, the same N). */
 #define PART_MIN_PER_RANK ((uint64_t)1 << 29)
 static int part_wanted(const sort_call *c, uint64_t N)
 {

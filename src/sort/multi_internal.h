@@ -125,8 +125,8 @@ gpk_status gpk__multi_run(gpk_multi_dev *d);
 int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total);
 
 /* Where the part plan starts to pay on CUDA, in keys a device (2 x H200,
- * u32, run 17: 2^29 a device part 16.75 ms, merge 17.03; 2^28 part 12.87,
- * merge 4.64; 2^30 part 29.04, merge 33.64): below it the host's issue of
+ * u32, run 17: 2^29 a device part 16.75 ms, merge 17.03; 2^28 part 14.05,
+ * merge 8.77; 2^30 part 29.04, merge 33.64): below it the host's issue of
  * the bucket sorts costs more than the exchange it hides. */
 #define GPK_MULTI_PART_MIN_CUDA ((size_t)1 << 29)
 /* The fewest keys a device (total / devices) that take the part plan by

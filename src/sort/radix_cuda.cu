@@ -2542,6 +2542,14 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
 
 } // namespace
 
+/* The pairs calls take 4- or 8-byte values (device_sort also takes 0: keys). */
+static gpk_status pairs_width(gpk_ctx *ctx, size_t value_width, const char *fn)
+{
+    if (!ctx || value_width == 4 || value_width == 8) return GPK_OK;
+    gpk__clear_error(ctx);
+    return gpk__fail(ctx, GPK_EINVAL, "%s: value_width must be 4 or 8, not %zu", fn, value_width);
+}
+
 extern "C" gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
                                          gpk_type key_type, const void *d_keys_in, void *d_keys_out,
                                          size_t n, const gpk_radix_opts *opts, unsigned flags,
@@ -2557,11 +2565,7 @@ extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *te
                                           void *d_values_out, size_t n, const gpk_radix_opts *opts,
                                           unsigned flags, cudaStream_t stream)
 {
-    if (ctx && value_width != 4 && value_width != 8) {
-        gpk__clear_error(ctx);
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_cuda_sort_pairs: value_width must be 4 or 8, not %zu",
-                         value_width);
-    }
+    GPK_CHECK(pairs_width(ctx, value_width, "gpk_cuda_sort_pairs"));
     return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
                        d_values_out, n, opts, flags, stream, "gpk_cuda_sort_pairs");
 }
@@ -2610,11 +2614,7 @@ extern "C" gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_
                                                const void *d_values_in, void *d_values_out, size_t n,
                                                unsigned begin_bit, unsigned end_bit, cudaStream_t stream)
 {
-    if (ctx && value_width != 4 && value_width != 8) {
-        gpk__clear_error(ctx);
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_cuda_sort_pairs_bits: value_width must be 4 or 8, not %zu",
-                         value_width);
-    }
+    GPK_CHECK(pairs_width(ctx, value_width, "gpk_cuda_sort_pairs_bits"));
     return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
                      d_values_out, n, begin_bit, end_bit, stream, "gpk_cuda_sort_pairs_bits");
 }

@@ -1151,7 +1151,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         for (int g = 0; made && g < per_rank; g++) {
             gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
             co.backend = use_gpu ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
-            co.device = use_gpu ? mpi_run->local_rank * per_rank + g : -1;
+            /* round robin over the node's GPUs where its ranks need more */
+            const int gpus = use_gpu ? gpk_device_count(GPK_BACKEND_CUDA) : 0;
+            co.device = use_gpu ? (mpi_run->local_rank * per_rank + g) % (gpus > 0 ? gpus : 1 << 30) : -1;
             co.threads = use_gpu ? a.threads : per_rank > 1 ? 1 : threads;
             gpk_status cs = gpk_ctx_create_ex(&gctx[g], &co);
             if (cs != GPK_OK) {

@@ -252,14 +252,16 @@ int cmd_sort_mpi(int argc, char **argv)
         o.threads = a.threads;
         o.device = a.device;
         if (a.device < 0) {
-            /* one GPU per rank of a node: the rank among those of its node */
+            /* one GPU per rank of a node: the rank among those of its node,
+             * round robin where a node has more ranks than GPUs */
             MPI_Comm node;
             int local = 0;
             if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
                 MPI_Comm_rank(node, &local);
                 MPI_Comm_free(&node);
             }
-            o.device = getenv("GPK_DEVICE") ? -1 : local;
+            const int count = gpk_device_count(a.backend);
+            o.device = getenv("GPK_DEVICE") ? -1 : count > 0 ? local % count : local;
         }
         if (gpk_ctx_create_ex(&ctx, &o) != GPK_OK) {
             snprintf(msg, sizeof msg, "cannot create a %s context: %s", gpk_backend_name(a.backend), gpk_last_error(NULL));
