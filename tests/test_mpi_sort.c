@@ -411,6 +411,10 @@ static void suite(where at, const char *what)
     /* a larger balanced case per width, and the chunked exchange */
     run_case(at, GPK_U32, 4, D_RANDOM, big + (size_t)rank * 1009, 0, 0, "large u32/u32");
     run_case(at, GPK_F64, 8, D_FEW, big / 2 + (size_t)rank, 0, 0, "large f64/u64 few");
+    /* kept sizes with rank 1 empty: on 3 ranks or more an empty range
+     * inside the order, where a bucket of past 4096 keys straddles it (the
+     * part plan must not count that bucket as rank 1's) */
+    run_case(at, GPK_U32, 0, D_RANDOM, rank == 1 ? 0 : 700001, 1, 0, "large keep, rank 1 empty");
     /* host shards through MPI_Alltoallv instead of the shared window, then
      * in chunks of 1000 bytes (the path of counts past INT_MAX) */
     setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);

@@ -48,7 +48,8 @@ extern "C" {
  * input itself (in place) when it holds out_capacity keys, and must not
  * overlap it otherwise. Besides the output the call needs about twice the
  * shard (its sorted copy, the local sort's temporary) and once the output
- * (the runs received), in host or device memory, where the shard is.
+ * (the runs received), in host or device memory, where the shard is; the
+ * part plan of device shards (below) about 2.9 times the shard.
  * These buffers are KEPT with the communicator between calls, grow-only
  * (a call with more keys than any before on a rank frees and allocates the
  * larger size; smaller calls reuse them), with what goes with them: the

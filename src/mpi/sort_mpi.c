@@ -1373,6 +1373,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         for (unsigned x = 1; x < D; x++)
             first[(size_t)p * D + x] = first[(size_t)p * D + x - 1] + cnt[(size_t)p * D + x - 1];
     for (int r = 0; r < P && !*declined; r++) {
+        if (start[r + 1] == start[r]) continue; /* no keys for rank r (keep_sizes): no buckets */
         const size_t cap = part_cap(start[r + 1] - start[r]);
         for (unsigned x = 0; x < D; x++)
             if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap) *declined = 1;
@@ -1380,7 +1381,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     if (*declined) goto out;
     /* this rank's buckets: those that overlap [lo_mine, hi_mine) */
     unsigned xa = D, xb = 0;
-    for (unsigned x = 0; x < D; x++)
+    for (unsigned x = 0; x < D && hi_mine > lo_mine; x++)
         if (G[x + 1] > G[x] && G[x] < hi_mine && G[x + 1] > lo_mine) {
             if (xa == D) xa = x;
             xb = x + 1;
