@@ -137,7 +137,13 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * opts: key_bits (0 = all bits of the type, as in gpk/cuda.h: no
  * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
- * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=lsd|merge picks):
+ * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=part|merge|lsd
+ * picks; by default part for 4-byte keys from 2^29 keys a device on CUDA,
+ * GPK_MULTI_PART_MIN, else merge): part: every device partitions its shard
+ * by the top 8 bits into its temp (the inputs are only read), the buckets'
+ * pieces move to the device that owns each bucket's first position, and
+ * each bucket is sorted there by the bits below as its pieces arrive
+ * (skewed keys fall back to merge before anything moves).
  * lsd (only with GPK_MULTI_PLAN=lsd, where every device can reach every
  * other's memory; slower than merge as measured, docs/perf/scale.md):
  * every radix pass is a stable counting sort of the whole sequence (shard
@@ -158,7 +164,8 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * itself (values moved with their keys); the outputs are then undefined.
  * CUDA: the other devices reach each device's buffers where they lie (peer
  * access, enabled by the context; lsd writes the outputs and the temp,
- * merge reads the inputs): memory from cudaMalloc is reachable so; memory
+ * merge reads the inputs, part copies between the temps and writes the
+ * next device's output): memory from cudaMalloc is reachable so; memory
  * from a stream-ordered pool (cudaMallocAsync) only where the pool grants
  * the other devices access (cudaMemPoolSetAccess). */
 typedef struct gpk_shard {
