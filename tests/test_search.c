@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static gpk_rng rng;
@@ -919,6 +920,18 @@ static void tsp_fixed_edges_tests(void)
                  bad[k].edges, coords);
         tsp_expect_error(buf, "badfixed", bad[k].line, bad[k].needle);
     }
+    /* A DIMENSION far beyond the file with fixed edges before the data (the
+     * fuzzer's case, DIMENSION 1844674404 asked for 7 GB): the edges are
+     * checked in memory of their own size, the truncated coordinates fail.
+     * 400 million cities would have taken 2 GB of union-find. */
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    const char *huge = "NAME: h\nDIMENSION: 400000000\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n"
+                       "1 400000000\n2 399999999\n400000000 2\n-1\nNODE_COORD_SECTION\n1 0 0\n";
+    tsp_expect_error(huge, "hugefixed", 9, "truncated");
+    getrusage(RUSAGE_SELF, &after);
+    TU_CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "fixed edges of a DIMENSION 400000000 file: peak memory "
+             "grew by %ld KB", after.ru_maxrss - before.ru_maxrss);
 }
 
 static void tsp_tests(const char *data_dir)
