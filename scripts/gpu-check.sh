@@ -106,6 +106,21 @@ if has test; then
   note "tests: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -n 1) ($(( $(date +%s) - t0 )) s)"
   grep -E '^\s*[0-9]+/[0-9]+ Test' "$out/ctest.log" | sed 's/^ *//' >>"$summary"
   grep -h '^backend ' "$build"/Testing/Temporary/LastTest.log 2>/dev/null | sort -u | sed 's/^/  /' >>"$summary"
+  # ctest runs the MPI tests on 1 and 2 ranks (and multi_cuda over every
+  # GPU); with more GPUs, one rank per GPU as well
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "$ngpu" -gt 2 ] && command -v mpiexec >/dev/null 2>&1; then
+    for tp in test_mpi_sort test_mpi_search; do
+      [ -x "$build/tests/$tp" ] || continue
+      args="cuda"
+      [ $tp = test_mpi_search ] && args="cuda $(sed -n "s/^GPK_DATA_DIR:PATH=//p" "$build/CMakeCache.txt")"
+      # shellcheck disable=SC2086
+      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GPK_REQUIRE_CUDA=1 GPK_TEST_SMALL=1 \
+        timeout 600 mpiexec --oversubscribe --bind-to none -n "$ngpu" "$build/tests/$tp" $args \
+        >"$out/$tp-np$ngpu.log" 2>&1 || fail=1
+      note "$tp cuda on $ngpu ranks: $(grep -E '^passed|^FAILED|checks, [0-9]+ failed' "$out/$tp-np$ngpu.log" | tail -n 1)"
+    done
+  fi
   # The CUDA hybrid radix sort forced on every size and call: few-key
   # buckets (every bucket through the finish), default buckets (skewed and
   # few-bit inputs take the big-bucket fallbacks and the skew check).
