@@ -172,6 +172,7 @@ static void bits_cases(gpk_rng *rng)
                 unsigned char *keys, *got;
                 uint32_t *vals, *vgot;
                 void *d_in, *d_out, *dv_in, *dv_out, *temp;
+                size_t temp_bytes;
             } c[2];
             char what[2][160];
             for (int j = 0; j < 2; j++) {
@@ -201,27 +202,24 @@ static void bits_cases(gpk_rng *rng)
                 o->dv_out = o->vw ? (o->in_place ? o->dv_in : dev_alloc(o->n * 4)) : NULL;
                 CUDA_OK(cudaMemcpy(o->d_in, o->keys, o->n * kw, cudaMemcpyHostToDevice));
                 if (o->vw) CUDA_OK(cudaMemcpy(o->dv_in, o->vals, o->n * 4, cudaMemcpyHostToDevice));
-                size_t tb = 0;
-                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
-                                                                o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
-                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, o->n,
-                                                               o->begin, o->end, j ? s2 : stream);
+                o->temp_bytes = 0;
+                /* the query (temp NULL), then the sort below */
+                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
+                                                                4, o->dv_in, o->dv_out, o->n, o->begin, o->end,
+                                                                j ? s2 : stream)
+                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
+                                                               o->n, o->begin, o->end, j ? s2 : stream);
                 TU_CHECK(s == GPK_OK, "%s: temp query: %s", what[j], gpk_last_error(ctx));
-                o->temp = dev_alloc(tb);
+                o->temp = dev_alloc(o->temp_bytes);
             }
             CUDA_OK(cudaDeviceSynchronize()); /* the copies in; then both sorts at once */
             for (int j = 0; j < 2; j++) {
                 struct one *o = &c[j];
-                size_t tb = 0;
-                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
-                                                                o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
-                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &tb, (gpk_type)t, o->d_in, o->d_out, o->n,
-                                                               o->begin, o->end, j ? s2 : stream);
-                if (s == GPK_OK)
-                    s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, o->temp, &tb, (gpk_type)t, o->d_in, o->d_out, 4, o->dv_in,
-                                                         o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
-                              : gpk_cuda_sort_keys_bits(ctx, o->temp, &tb, (gpk_type)t, o->d_in, o->d_out, o->n, o->begin,
-                                                        o->end, j ? s2 : stream);
+                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in,
+                                                                o->d_out, 4, o->dv_in, o->dv_out, o->n, o->begin, o->end,
+                                                                j ? s2 : stream)
+                                     : gpk_cuda_sort_keys_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in,
+                                                               o->d_out, o->n, o->begin, o->end, j ? s2 : stream);
                 TU_CHECK(s == GPK_OK, "%s: sort: %s", what[j], gpk_last_error(ctx));
             }
             CUDA_OK(cudaDeviceSynchronize());

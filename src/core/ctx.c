@@ -69,27 +69,6 @@ gpk_status gpk_type_parse(const char *name, gpk_type *out)
     return GPK_EINVAL;
 }
 
-int gpk_backend_available(gpk_backend b)
-{
-    switch (b) {
-    case GPK_BACKEND_AUTO:
-    case GPK_BACKEND_CPU: return 1;
-    case GPK_BACKEND_CUDA:
-#ifdef GPK_HAVE_CUDA
-        return gpk__cuda_device_count() > 0;
-#else
-        return 0;
-#endif
-    case GPK_BACKEND_OPENCL:
-#ifdef GPK_HAVE_OPENCL
-        return gpk__opencl_device_count() > 0;
-#else
-        return 0;
-#endif
-    }
-    return 0;
-}
-
 int gpk_device_count(gpk_backend b)
 {
     int n = 0;
@@ -112,6 +91,12 @@ int gpk_device_count(gpk_backend b)
         return n > 0 ? n : 0;
     }
     return 0;
+}
+
+int gpk_backend_available(gpk_backend b)
+{
+    /* AUTO is always available (the CPU stands in) without asking CUDA */
+    return b == GPK_BACKEND_AUTO || gpk_device_count(b) > 0;
 }
 
 static void *probe_thread(void *arg) { return arg; }

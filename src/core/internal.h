@@ -22,6 +22,9 @@ static inline uint64_t gpk__splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* x rounded up to a multiple of a (a > 0): buffer offsets and sizes. */
+static inline size_t gpk__align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
 struct gpk_ctx {
     gpk_backend backend;
     int device;

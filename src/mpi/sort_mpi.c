@@ -12,6 +12,7 @@
  * sizes hold for all-equal keys as for distinct ones. */
 #include "mpi_internal.h"
 #include "sort_mpi_internal.h"
+#include "sort/multi_internal.h" /* the part plan's digit, bucket cap and streams */
 
 #include <limits.h>
 #include <stdlib.h>
@@ -1269,18 +1270,10 @@ static void ipc_check(sort_call *c, const int64_t *all)
  * ranges is copied and sorted by both, each keeping its part: no rank waits
  * on another after the counts. So the exchange runs under the bucket sorts,
  * where the sort-first plan puts it after the local sort (docs/perf/scale.md,
- * "MPI: the part plan"). Buckets larger than part_cap of a rank's share
+ * "MPI: the part plan"). Buckets larger than gpk__multi_part_cap of a rank's share
  * (skewed or narrow keys) send every rank to the sort-first plan before any
  * key moves. */
-#define PART_BITS 8
-#define PART_DIGITS (1u << PART_BITS)
-#define PART_SORT_STREAMS 8 /* as the in-process plan's (its run 10: 8 streams 19.8 ms, 4: 20.8, 1: 27.7) */
 #define PART_COPY_STREAMS 8
-
-static size_t part_cap(uint64_t m)
-{
-    return m / 16 > 4096 ? (size_t)(m / 16) : 4096;
-}
 
 /* GPK_MPI_DEVICE_PLAN=part|merge chooses; by default part for 4-byte keys
  * (8-byte bucket sorts side by side collapse: docs/perf/scale.md) from
@@ -1308,11 +1301,6 @@ static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const vo
                  : gpk_cuda_sort_keys_bits(c->ctx, temp, tb, c->type, ki, ko, n, begin, end, st);
 }
 
-static size_t align256(size_t b)
-{
-    return (b + 255) / 256 * 256;
-}
-
 /* Collective. *declined (the same on every rank): a bucket is too large or
  * a mapping failed; nothing moved, the sort-first plan goes on. */
 static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *keys_in, const void *values_in,
@@ -1322,7 +1310,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     sort_keep *k = c->keep;
     const char *what = c->what;
     const int P = c->P, me = c->rank;
-    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - PART_BITS, D = PART_DIGITS;
+    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - GPK_MULTI_PART_BITS, D = 1u << GPK_MULTI_PART_BITS;
     const uint64_t lo_mine = start[me], hi_mine = start[me + 1];
     const size_t kw = c->kw, vw = c->vw;
     uint64_t *cnt = calloc((size_t)P * D, sizeof *cnt), *first = calloc((size_t)P * D, sizeof *first);
@@ -1330,7 +1318,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     uint64_t *mine = calloc(D, sizeof *mine), *need = calloc((size_t)P, sizeof *need);
     ipc_record *records = malloc(sizeof *records * (size_t)P);
     void **base_k = calloc((size_t)P, sizeof *base_k), **base_v = calloc((size_t)P, sizeof *base_v);
-    cudaStream_t ss[PART_SORT_STREAMS] = { 0 }, cs[PART_COPY_STREAMS] = { 0 };
+    cudaStream_t ss[GPK_MULTI_PART_STREAMS] = { 0 }, cs[PART_COPY_STREAMS] = { 0 };
     cudaEvent_t ev[PART_COPY_STREAMS] = { 0 };
     const int ncs = P < PART_COPY_STREAMS ? P : PART_COPY_STREAMS;
     int made = 0; /* streams and events made */
@@ -1374,7 +1362,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
             first[(size_t)p * D + x] = first[(size_t)p * D + x - 1] + cnt[(size_t)p * D + x - 1];
     for (int r = 0; r < P && !*declined; r++) {
         if (start[r + 1] == start[r]) continue; /* no keys for rank r (keep_sizes): no buckets */
-        const size_t cap = part_cap(start[r + 1] - start[r]);
+        const size_t cap = gpk__multi_part_cap((size_t)(start[r + 1] - start[r]));
         for (unsigned x = 0; x < D; x++)
             if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap) *declined = 1;
     }
@@ -1402,7 +1390,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
      * Sized by the bounds (every bucket at most cap, the straddling ones
      * add at most 2 cap to the share), not by this call's keys, so that a
      * later call of the same sizes finds them large enough. */
-    const size_t m = (size_t)(hi_mine - lo_mine), cap = part_cap(m);
+    const size_t m = (size_t)(hi_mine - lo_mine), cap = gpk__multi_part_cap(m);
     size_t aside[2] = { 0, 0 };
     for (unsigned x = xa; x < xb; x++) {
         if (G[x] < lo_mine) aside[0] = (size_t)(G[x + 1] - G[x]);
@@ -1412,10 +1400,10 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     s = dev_grow(c, &k->drk, (m + 2 * cap) * kw, 0);
     if (s == GPK_OK && vw) s = dev_grow(c, &k->drv, (m + 2 * cap) * vw, 0);
     if (s == GPK_OK) s = part_bits(c, NULL, &tb, k->drk.p, keys_out, k->drv.p, values_out, cap, 0, shift, 0);
-    tb = align256(tb);
-    const size_t aside_k = align256(2 * cap * kw), aside_v = align256(2 * cap * vw);
-    if (s == GPK_OK) s = dev_grow(c, &k->dpart, PART_SORT_STREAMS * tb + aside_k + aside_v, 0);
-    for (int i = 0; i < PART_SORT_STREAMS && s == GPK_OK; i++) {
+    tb = gpk__align_up(tb, 256);
+    const size_t aside_k = gpk__align_up(2 * cap * kw, 256), aside_v = gpk__align_up(2 * cap * vw, 256);
+    if (s == GPK_OK) s = dev_grow(c, &k->dpart, GPK_MULTI_PART_STREAMS * tb + aside_k + aside_v, 0);
+    for (int i = 0; i < GPK_MULTI_PART_STREAMS && s == GPK_OK; i++) {
         cudaError_t e = cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking);
         if (e == cudaSuccess && i < ncs) e = cudaStreamCreateWithFlags(&cs[i], cudaStreamNonBlocking);
         if (e == cudaSuccess && i < ncs) e = cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
@@ -1430,7 +1418,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     /* 5. per bucket: its pieces copied in rank order (rank p's on copy
      * stream p), then its sort on the next sort stream once they are in */
     char *W = k->drk.p, *Wv = k->drv.p, *part = k->dpart.p;
-    char *aside_keys = part + PART_SORT_STREAMS * tb, *aside_vals = aside_keys + aside_k;
+    char *aside_keys = part + GPK_MULTI_PART_STREAMS * tb, *aside_vals = aside_keys + aside_k;
     size_t at = 0;
     int next = 0;
     cudaError_t e = cudaSuccess;
@@ -1451,7 +1439,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
             used |= 1u << j;
             got += n_p;
         }
-        const int qi = next++ % PART_SORT_STREAMS;
+        const int qi = next++ % GPK_MULTI_PART_STREAMS;
         for (int j = 0; j < ncs && e == cudaSuccess; j++)
             if (used & (1u << j)) {
                 /* the wait takes the event as recorded now: it may be recorded again for the next bucket */

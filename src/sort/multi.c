@@ -170,26 +170,25 @@ size_t gpk__multi_part_min(const gpk_ctx *ctx)
 int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total)
 {
     /* part by default for 4-byte keys on the shard API from
-     * gpk__multi_part_min keys a device: 1.72x one GPU for 2^31 u32 keys on 2 x
-     * H200 against merge's 1.47x, pairs 1.64x against 1.35x
+     * gpk__multi_part_min keys a device: 1.72x one GPU for 2^31 u32 keys
+     * on 2 x H200 against merge's 1.47x, pairs 1.64x against 1.35x
      * (docs/perf/scale.md, run 12), but below it the host's issue of the
      * bucket sorts (256 sorts of a few launches each, about 50 us of host
-     * time a sort) costs more than the exchange it hides (runs 16, 17); merge for 8-byte keys, whose bucket
-     * sorts side by side on several streams ran 5x slower (the Onesweep
-     * passes of 8-byte keys do not share a GPU well, run 10), and for the
-     * host API (its output lives in the temp merge sizes). lsd only when
-     * asked for: on 2 x H200 its peer stores made every pass 2.4x slower
-     * than a local one (0.82x one GPU, run 2). */
+     * time a sort) costs more than the exchange it hides (runs 16, 17);
+     * merge for 8-byte keys, whose bucket sorts side by side on several
+     * streams ran 5x slower (the Onesweep passes of 8-byte keys do not
+     * share a GPU well, run 10), and for the host API (its output lives in
+     * the temp merge sizes). lsd only when asked for: on 2 x H200 its peer
+     * stores made every pass 2.4x slower than a local one (0.82x one GPU,
+     * run 2). */
     const char *v = getenv("GPK_MULTI_PLAN");
+    const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     const int part_fits = !out_in_temp || ctx->backend != GPK_BACKEND_CUDA;
     if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
     if (v && !strcmp(v, "part")) return part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
     if (!v || strcmp(v, "lsd"))
-        return key_width == 4 && part_fits && total / (size_t)(ctx->n_devices > 0 ? ctx->n_devices : 1) >=
-                                                  gpk__multi_part_min(ctx)
-                   ? GPK_MULTI_PLAN_PART
-                   : GPK_MULTI_PLAN_MERGE;
-    const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
+        return key_width == 4 && part_fits && total / (size_t)k >= gpk__multi_part_min(ctx) ? GPK_MULTI_PLAN_PART
+                                                                                             : GPK_MULTI_PLAN_MERGE;
     if (ctx->backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)
             for (int j = 0; j < k; j++)

@@ -38,8 +38,6 @@ constexpr int kItems = 8;
 constexpr int kTile = kThreads * kItems; /* output elements a block merges */
 constexpr int kProbes = GPK_MULTI_PROBES;
 
-size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 __device__ __forceinline__ uint64_t map_key(int type, uint32_t x)
 {
     switch (type) {
@@ -221,8 +219,6 @@ struct Layout {
     unsigned part_shift; /* 0: no part plan */
 };
 
-constexpr int kPartStreams = 8; /* bucket sorts side by side (run 10: 8 streams 19.8 ms, 4: 20.8, 1: 27.7) */
-
 /* Temp of shard i in the lsd plan: [output (out_in_temp only) | the
  * passes' spare and tables]. */
 Layout lsd_layout(int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, int out_in_temp)
@@ -230,7 +226,7 @@ Layout lsd_layout(int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, int o
     Layout L;
     memset(&L, 0, sizeof L);
     L.out = 0;
-    L.dist = out_in_temp ? align_up(m_i * kw, 256) + align_up(m_i * vw, 256) : 0;
+    L.dist = out_in_temp ? gpk__align_up(m_i * kw, 256) + gpk__align_up(m_i * vw, 256) : 0;
     L.total = L.dist + gpk__radix_cuda_dist_temp(n_i, m_i, kw, vw, k);
     return L;
 }
@@ -243,10 +239,10 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     memset(&L, 0, sizeof L);
     const size_t most = (size_t)(k > 1 ? k - 1 : 1) * kProbes;
     L.probes = 0;
-    L.below = align_up(most * 8, 256);
-    L.le = L.below + align_up(most * 8, 256);
-    L.splits = L.le + align_up(most * 8, 256);
-    L.region = L.splits + align_up((m_i / kTile + 2) * sizeof(size_t), 256);
+    L.below = gpk__align_up(most * 8, 256);
+    L.le = L.below + gpk__align_up(most * 8, 256);
+    L.splits = L.le + gpk__align_up(most * 8, 256);
+    L.region = L.splits + gpk__align_up((m_i / kTile + 2) * sizeof(size_t), 256);
     gpk_ctx *part = ctx->part[i];
     void *dummy = (void *)(uintptr_t)256; /* in place: the same pointer twice; not touched by the query */
     L.sort_bytes = 0;
@@ -255,7 +251,7 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
                       : gpk_cuda_sort_keys(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
                                            dummy, n_i, o, 0, 0);
     if (s != GPK_OK) L.sort_bytes = 0; /* the sort itself reports it */
-    const size_t copy = align_up(m_i * kw, 256) + align_up(m_i * vw, 256);
+    const size_t copy = gpk__align_up(m_i * kw, 256) + gpk__align_up(m_i * vw, 256);
     L.tree = k > 2 ? copy : 0;
     int gather = 0;
     for (int j = 0; j < k; j++) gather |= !loads_from(ctx, i, j);
@@ -278,17 +274,17 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
             L.part_shift = 0; /* the plan falls back to merge */
             return L;
         }
-        L.pt_bytes = align_up(L.pt_bytes, 256);
-        L.ps_bytes = align_up(L.ps_bytes, 256);
+        L.pt_bytes = gpk__align_up(L.pt_bytes, 256);
+        L.ps_bytes = gpk__align_up(L.ps_bytes, 256);
         L.px = L.region;
-        L.pxv = L.px + align_up(n_i * kw, 256);
-        L.pw = L.pxv + align_up(n_i * vw, 256);
-        L.pwv = L.pw + align_up(work * kw, 256);
-        L.pt = L.pwv + align_up(work * vw, 256);
+        L.pxv = L.px + gpk__align_up(n_i * kw, 256);
+        L.pw = L.pxv + gpk__align_up(n_i * vw, 256);
+        L.pwv = L.pw + gpk__align_up(work * kw, 256);
+        L.pt = L.pwv + gpk__align_up(work * vw, 256);
         L.ps = L.pt + L.pt_bytes;
-        L.pst = L.ps + kPartStreams * L.ps_bytes;
-        L.pstv = L.pst + align_up(cap * kw, 256);
-        const size_t end = L.pstv + align_up(cap * vw, 256);
+        L.pst = L.ps + GPK_MULTI_PART_STREAMS * L.ps_bytes;
+        L.pstv = L.pst + gpk__align_up(cap * kw, 256);
+        const size_t end = L.pstv + gpk__align_up(cap * vw, 256);
         if (end > L.total) L.total = end;
     }
     return L;
@@ -312,7 +308,7 @@ struct Impl {
      * partition's end; which digits it moved; the next sort stream */
     bool part_ready;
     cudaStream_t copy_local[GPK_MAX_DEVICES], copy_peer[GPK_MAX_DEVICES];
-    cudaStream_t sort_st[GPK_MAX_DEVICES][kPartStreams];
+    cudaStream_t sort_st[GPK_MAX_DEVICES][GPK_MULTI_PART_STREAMS];
     cudaEvent_t moved[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS], part_done[GPK_MAX_DEVICES];
     bool moved_flag[GPK_MAX_DEVICES][1u << GPK_MULTI_PART_BITS];
     int next_sort[GPK_MAX_DEVICES];
@@ -445,8 +441,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
     cudaStream_t st = stream_of(d, j);
     char *t = (char *)out->temp;
     size_t *splits = (size_t *)(t + L.splits);
-    char *tree_k = t + L.merge, *tree_v = tree_k + align_up(m * kw, 256);
-    char *gather_k = t + L.merge + L.tree, *gather_v = gather_k + align_up(m * kw, 256);
+    char *tree_k = t + L.merge, *tree_v = tree_k + gpk__align_up(m * kw, 256);
+    char *gather_k = t + L.merge + L.tree, *gather_v = gather_k + gpk__align_up(m * kw, 256);
     Run runs[GPK_MAX_DEVICES];
     int r = 0;
     size_t gathered = 0;
@@ -647,7 +643,7 @@ gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t
     const size_t kw = d->key_width, vw = d->value_width;
     GPK_CHECK(enter(d, o));
     gpk_ctx *part = part_of(d, o);
-    const int q = im->next_sort[o]++ % kPartStreams;
+    const int q = im->next_sort[o]++ % GPK_MULTI_PART_STREAMS;
     cudaStream_t st = im->sort_st[o][q];
     cudaError_t e = cudaSuccess;
     for (int i = 0; i < d->k && e == cudaSuccess; i++)
@@ -683,7 +679,8 @@ gpk_status cuda_wait(gpk_multi_dev *d)
         if (im->part_ready) {
             if (e == cudaSuccess) e = cudaStreamSynchronize(im->copy_local[i]);
             if (e == cudaSuccess) e = cudaStreamSynchronize(im->copy_peer[i]);
-            for (int q = 0; q < kPartStreams && e == cudaSuccess; q++) e = cudaStreamSynchronize(im->sort_st[i][q]);
+            for (int q = 0; q < GPK_MULTI_PART_STREAMS && e == cudaSuccess; q++)
+                e = cudaStreamSynchronize(im->sort_st[i][q]);
         }
         if (e != cudaSuccess && s == GPK_OK) s = fail(d, i, e, "waiting for the device");
     }
@@ -720,7 +717,7 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
              * done; lsd: it has its own place */
             char *t = (char *)d->shards[i].temp + im->L[i].out;
             d->shards[i].keys_out = t;
-            d->shards[i].values_out = d->value_width ? t + align_up(m * d->key_width, 256) : NULL;
+            d->shards[i].values_out = d->value_width ? t + gpk__align_up(m * d->key_width, 256) : NULL;
         }
     }
     for (int i = 0; i < d->k; i++) {
@@ -762,7 +759,7 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
             GPK_CHECK(enter(d, i));
             e = cudaStreamCreateWithFlags(&im->copy_local[i], cudaStreamNonBlocking);
             if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&im->copy_peer[i], cudaStreamNonBlocking);
-            for (int q = 0; q < kPartStreams && e == cudaSuccess; q++)
+            for (int q = 0; q < GPK_MULTI_PART_STREAMS && e == cudaSuccess; q++)
                 e = cudaStreamCreateWithFlags(&im->sort_st[i][q], cudaStreamNonBlocking);
             if (e == cudaSuccess) e = cudaEventCreateWithFlags(&im->part_done[i], cudaEventDisableTiming);
             for (unsigned x = 0; x < D && e == cudaSuccess; x++)
@@ -866,7 +863,7 @@ extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
         if (cudaSetDevice(part_of(d, i)->device) != cudaSuccess) continue;
         if (im->copy_local[i]) (void)cudaStreamDestroy(im->copy_local[i]);
         if (im->copy_peer[i]) (void)cudaStreamDestroy(im->copy_peer[i]);
-        for (int q = 0; q < kPartStreams; q++)
+        for (int q = 0; q < GPK_MULTI_PART_STREAMS; q++)
             if (im->sort_st[i][q]) (void)cudaStreamDestroy(im->sort_st[i][q]);
         if (im->part_done[i]) (void)cudaEventDestroy(im->part_done[i]);
         for (unsigned x = 0; x < (1u << GPK_MULTI_PART_BITS); x++)

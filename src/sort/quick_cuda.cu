@@ -1295,8 +1295,6 @@ __global__ void __launch_bounds__(256) gather_kernel(const Wd *in, Wd *out, cons
 /* ------------------------------------------------------------------------
  * Host side
  * ------------------------------------------------------------------------ */
-static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 /* Tuning knobs for experiments (bench/quick_experiments.sh): an
  * environment variable within [lo, hi], else the default. */
 static int experiment_knob(const char *name, int def, int lo, int hi)
@@ -1378,10 +1376,10 @@ static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursiv
     c->tiles = n / tile + 2 * c->big + 2; /* one more per segment when tiles are aligned */
     c->pool = recursive ? (size_t)kCdpDepthMax * c->big : 0;
     c->items = 3 * c->big * kBatchMax + 16 + 3 * c->pool + front_items;
-    return 2 * align_up(c->big * sizeof(Seg<K>), 256) + 2 * align_up(c->big * sizeof(Part<K>), 256) +
-           2 * align_up(c->tiles * sizeof(uint32_t), 256) + 2 * align_up(c->items * sizeof(Item<K>), 256) +
-           2 * align_up(c->items * sizeof(uint32_t), 256) + align_up(sizeof(Ctl), 256) + 256 +
-           align_up(c->pool * sizeof(Seg<K>), 256) + align_up(c->pool * sizeof(Part<K>), 256) + 256;
+    return 2 * gpk__align_up(c->big * sizeof(Seg<K>), 256) + 2 * gpk__align_up(c->big * sizeof(Part<K>), 256) +
+           2 * gpk__align_up(c->tiles * sizeof(uint32_t), 256) + 2 * gpk__align_up(c->items * sizeof(Item<K>), 256) +
+           2 * gpk__align_up(c->items * sizeof(uint32_t), 256) + gpk__align_up(sizeof(Ctl), 256) + 256 +
+           gpk__align_up(c->pool * sizeof(Seg<K>), 256) + gpk__align_up(c->pool * sizeof(Part<K>), 256) + 256;
 }
 
 template <class K>
@@ -1397,28 +1395,28 @@ static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile,
     char *p = (char *)base;
     for (int i = 0; i < 2; i++) {
         l.segs[i] = (Seg<K> *)p;
-        p += align_up(c.big * sizeof(Seg<K>), 256);
+        p += gpk__align_up(c.big * sizeof(Seg<K>), 256);
         l.parts[i] = (Part<K> *)p;
-        p += align_up(c.big * sizeof(Part<K>), 256);
+        p += gpk__align_up(c.big * sizeof(Part<K>), 256);
         l.tile_seg[i] = (uint32_t *)p;
-        p += align_up(c.tiles * sizeof(uint32_t), 256);
+        p += gpk__align_up(c.tiles * sizeof(uint32_t), 256);
     }
     l.items = (Item<K> *)p;
-    p += align_up(c.items * sizeof(Item<K>), 256);
+    p += gpk__align_up(c.items * sizeof(Item<K>), 256);
     l.sorts = (Item<K> *)p;
-    p += align_up(c.items * sizeof(Item<K>), 256);
+    p += gpk__align_up(c.items * sizeof(Item<K>), 256);
     l.fallback = (uint32_t *)p;
-    p += align_up(c.items * sizeof(uint32_t), 256);
+    p += gpk__align_up(c.items * sizeof(uint32_t), 256);
     l.nfallback = (uint32_t *)p;
     p += 256;
     l.item_blocks = (uint32_t *)p;
-    p += align_up(c.items * sizeof(uint32_t), 256);
+    p += gpk__align_up(c.items * sizeof(uint32_t), 256);
     l.ctl = (Ctl *)p;
-    p += align_up(sizeof(Ctl), 256);
+    p += gpk__align_up(sizeof(Ctl), 256);
     l.pool_seg = (Seg<K> *)p;
-    p += align_up(c.pool * sizeof(Seg<K>), 256);
+    p += gpk__align_up(c.pool * sizeof(Seg<K>), 256);
     l.pool_part = (Part<K> *)p;
-    p += align_up(c.pool * sizeof(Part<K>), 256);
+    p += gpk__align_up(c.pool * sizeof(Part<K>), 256);
     l.pool_ctr = (uint32_t *)p;
     return l;
 }
@@ -1706,8 +1704,8 @@ static size_t front_bytes(size_t n, int kb, FrontMem *m, char *base)
 {
     const int w = front_max_bits(n);
     if (w == 0) return 0;
-    const size_t radix = align_up(gpk__radix_cuda_window_temp(n, kb), 256),
-                 bounds = align_up(sizeof(uint32_t) << w, 256);
+    const size_t radix = gpk__align_up(gpk__radix_cuda_window_temp(n, kb), 256),
+                 bounds = gpk__align_up(sizeof(uint32_t) << w, 256);
     if (m) {
         m->radix = base;
         m->starts = (uint32_t *)(base + radix);
@@ -1756,7 +1754,7 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
         bytes[GPK_CUDA_VALUES_C] = p->val_bytes;
     }
     const size_t fitems = p->records ? front_items(job->n) : 0;
-    bytes[GPK_CUDA_TEMP] = align_up(temp_bytes_for(job->n, p->kb, p->vb != 0, fitems), 256) +
+    bytes[GPK_CUDA_TEMP] = gpk__align_up(temp_bytes_for(job->n, p->kb, p->vb != 0, fitems), 256) +
                            (p->records ? front_bytes(job->n, p->kb, nullptr, nullptr) : 0);
     return gpk__cuda_reserve(ctx, bytes, what);
 }
@@ -1801,7 +1799,7 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         const int wmax = front_max_bits(n);
         const size_t fitems = front_items(n);
         if (wmax)
-            (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + align_up(temp_bytes_k<K>(n, true, fitems), 256));
+            (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + gpk__align_up(temp_bytes_k<K>(n, true, fitems), 256));
         cudaError_t e = cudaSuccess;
         if (wmax) {
             e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);

@@ -1168,7 +1168,6 @@ __global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
 /* ------------------------------------------------------------------------
  * Host side
  * ------------------------------------------------------------------------ */
-static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 static uint32_t div_up(size_t a, size_t b) { return (uint32_t)((a + b - 1) / b); }
 
 /* Which passes sort [begin, end) with r-bit digits (r = 0: the table's choice). */
@@ -1233,18 +1232,18 @@ struct Temp {
     size_t status_bytes;
 };
 
-static size_t hybrid_table_bytes() { return align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
+static size_t hybrid_table_bytes() { return gpk__align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
 
 static size_t table_bytes(size_t portions)
 {
-    return align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
+    return gpk__align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
 }
 
 static size_t temp_bytes(size_t n, int kb, int vb)
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
-    return table_bytes(1) + table_bytes(portions) + align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
-           align_up(status_bytes_max(n, kb, vb), 256) + 256 + hybrid_table_bytes() + 256;
+    return table_bytes(1) + table_bytes(portions) + gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
+           gpk__align_up(status_bytes_max(n, kb, vb), 256) + 256 + hybrid_table_bytes() + 256;
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
@@ -1258,8 +1257,8 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
     t.bases = p;
     p += table_bytes(portions);
     t.counters = (uint32_t *)p;
-    p += align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
-    t.status_bytes = align_up(status_bytes_max(n, kb, vb), 256);
+    p += gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
+    t.status_bytes = gpk__align_up(status_bytes_max(n, kb, vb), 256);
     t.status = (uint32_t *)p;
     p += t.status_bytes;
     t.and_or = (unsigned long long *)p;
@@ -1534,7 +1533,6 @@ namespace cg = cooperative_groups;
 /* histogram entries (passes x digits) of every plan whose digits have at
  * most 8 bits: 8 x 256 for 64-bit keys */
 constexpr uint32_t kSmallTable = 2048;
-constexpr int kSmallDevices = 64; /* occupancy remembered per device ordinal below this */
 
 template <class K> struct SmallArgs {
     Route route; /* pass p reads route.*[p] and writes route.*[p + 1] */
@@ -1637,23 +1635,18 @@ __global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V
 
 /* cudaErrorNotSupported: this kernel cannot be resident on the device. */
 template <class K, class V, int VM0, int VM>
-static cudaError_t launch_small(const SmallArgs<K> &a, int device, int sm_count, cudaStream_t stream)
+static cudaError_t launch_small(const SmallArgs<K> &a, int sm_count, cudaStream_t stream)
 {
     using S = Shape<8, K, V, VM, uint32_t>;
     auto kernel = small_sort_kernel<K, V, VM0, VM>;
     constexpr size_t smem = SmallSmem<S>::BYTES;
-    /* blocks per SM, asked once per device (0: not yet): the attribute and
-     * the occupancy query cost more host time than this whole sort */
-    static std::atomic<int> resident[kSmallDevices];
-    const bool keep = device >= 0 && device < kSmallDevices;
-    int per_sm = keep ? resident[device].load(std::memory_order_relaxed) : 0;
-    if (per_sm == 0) {
-        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::T, smem);
-        if (e != cudaSuccess) return e;
-        if (per_sm < 1) return cudaErrorNotSupported;
-        if (keep) resident[device].store(per_sm, std::memory_order_relaxed);
-    }
+    /* asked once per device: the attribute and the occupancy query cost
+     * more host time than this whole sort */
+    static LaunchSetup memo;
+    int per_sm = 0;
+    cudaError_t e = launch_setup(memo, (const void *)kernel, S::T, smem, &per_sm);
+    if (e != cudaSuccess) return e;
+    if (per_sm < 1) return cudaErrorNotSupported;
     const uint32_t tiles = div_up(a.n, S::TILE);
     const uint32_t blocks = std::min<uint32_t>(tiles, (uint32_t)per_sm * (uint32_t)sm_count);
     void *args[] = {const_cast<SmallArgs<K> *>(&a)};
@@ -1700,12 +1693,12 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     a.region = (uint32_t)region;
     cudaError_t e;
     if constexpr (sizeof(V) == 4) {
-        if (job.vmode == V_NONE) e = launch_small<K, V, V_NONE, V_NONE>(a, ctx->device, st->sm_count, stream);
-        else if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, ctx->device, st->sm_count, stream);
-        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, ctx->device, st->sm_count, stream);
+        if (job.vmode == V_NONE) e = launch_small<K, V, V_NONE, V_NONE>(a, st->sm_count, stream);
+        else if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, st->sm_count, stream);
+        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, st->sm_count, stream);
     } else {
-        if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, ctx->device, st->sm_count, stream);
-        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, ctx->device, st->sm_count, stream);
+        if (job.vmode == V_IOTA) e = launch_small<K, V, V_IOTA, V_LOAD>(a, st->sm_count, stream);
+        else e = launch_small<K, V, V_LOAD, V_LOAD>(a, st->sm_count, stream);
     }
     if (e == cudaErrorCooperativeLaunchTooLarge || e == cudaErrorNotSupported) {
         (void)cudaGetLastError();
@@ -2461,7 +2454,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are empty", fn, begin_bit, most_bits);
     PassList worst;
     make_plan(begin_bit, most_bits, o.radix_bits, (unsigned)kb, &worst);
-    const size_t key_spare = align_up(n * kb, 256), val_spare = align_up(n * (size_t)vb, 256);
+    const size_t key_spare = gpk__align_up(n * kb, 256), val_spare = gpk__align_up(n * (size_t)vb, 256);
     /* In place, an odd pass count of 3 or more takes the detour spare; the
      * count is that of `worst` unless the bit range is detected (any count
      * up to it then). One spare less is 2^33 u32 keys on an 80 GB card. */
@@ -2687,12 +2680,12 @@ struct DistBuffers {
 static DistBuffers dist_buffers(const gpk_radix_dist *j)
 {
     const size_t m = dist_share(j), most = std::max(j->n, m);
-    char *p = (char *)j->temp + align_up(m * j->key_width, 256) + align_up(m * j->value_width, 256);
+    char *p = (char *)j->temp + gpk__align_up(m * j->key_width, 256) + gpk__align_up(m * j->value_width, 256);
     DistBuffers b;
     b.t = carve_temp(p, most, (int)j->key_width, (int)j->value_width);
     p += temp_bytes(most, (int)j->key_width, (int)j->value_width);
     b.next_copies = (uint32_t *)p;
-    p += align_up(dist_next_words(j->k) * sizeof(uint32_t), 256);
+    p += gpk__align_up(dist_next_words(j->k) * sizeof(uint32_t), 256);
     b.next_sums = (unsigned long long *)p;
     return b;
 }
@@ -2726,15 +2719,15 @@ extern "C" unsigned gpk__radix_cuda_dist_plan(const gpk_radix_dist *j, unsigned 
 extern "C" size_t gpk__radix_cuda_dist_temp(size_t n, size_t m, unsigned key_width, unsigned value_width, int k)
 {
     const size_t most = std::max(n, m);
-    return align_up(m * key_width, 256) + align_up(m * value_width, 256) +
-           temp_bytes(most, (int)key_width, (int)value_width) + align_up(dist_next_words(k) * sizeof(uint32_t), 256) +
-           align_up(((size_t)k << kMaxDigitBits) * sizeof(unsigned long long), 256);
+    return gpk__align_up(m * key_width, 256) + gpk__align_up(m * value_width, 256) +
+           temp_bytes(most, (int)key_width, (int)value_width) + gpk__align_up(dist_next_words(k) * sizeof(uint32_t), 256) +
+           gpk__align_up(((size_t)k << kMaxDigitBits) * sizeof(unsigned long long), 256);
 }
 
 extern "C" void gpk__radix_cuda_dist_spare(void *temp, size_t m, unsigned key_width, void **keys, void **values)
 {
     *keys = temp;
-    *values = (char *)temp + align_up(m * key_width, 256);
+    *values = (char *)temp + gpk__align_up(m * key_width, 256);
 }
 
 extern "C" gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned long long *counts)
