@@ -109,7 +109,9 @@ void cmd_bench_help(FILE *f)
             "\n"
             "Times gpk's radix sort per backend x type x n x mode against the peers measured in\n"
             "the same run, on the same data: CUDA vs cub::DeviceRadixSort (same begin/end bits,\n"
-            "both device-resident), OpenCL vs gpk's CUDA backend (both device-resident), CPU vs\n"
+            "both device-resident; every call a user can make, 32- and 64-bit num_items, in/out\n"
+            "arrays and DoubleBuffer, interleaved, the fastest reported and named in the row,\n"
+            "all of them in the JSON note), OpenCL vs gpk's CUDA backend (both device-resident), CPU vs\n"
             "qsort, std::sort and __gnu_parallel::sort (host-to-host). Every result, peers\n"
             "included, is checked against the expected stable order (gpk_sort_reference below\n"
             "2^22 keys; above, the CPU backend's result proven stable-sorted in O(n)); a\n"
@@ -562,7 +564,11 @@ static void finish_peer(const block *b, bench_row *r, int rc, const gpk_peer_res
         snprintf(r->note, sizeof r->note, "%s", err);
         return;
     }
-    if (pr->name[0]) snprintf(r->impl, sizeof r->impl, "%s", pr->name);
+    if (pr->name[0] && pr->form[0])
+        snprintf(r->impl, sizeof r->impl, "%s (%s)", pr->name, pr->form);
+    else if (pr->name[0])
+        snprintf(r->impl, sizeof r->impl, "%s", pr->name);
+    if (pr->forms[0]) snprintf(r->note, sizeof r->note, "fastest of: %s", pr->forms);
     r->ms = pr->ms;
     r->gkeys = pr->ms > 0 ? (double)b->n / (pr->ms * 1e6) : 0;
     char why[200];

@@ -17,6 +17,8 @@ extern "C" {
 typedef struct gpk_peer_result {
     double ms;          /* median over reps */
     char name[64];      /* e.g. "cub::DeviceRadixSort" */
+    char form[48];      /* the call that was fastest, e.g. "64-bit n, DoubleBuffer"; "" for peers of one form */
+    char forms[256];    /* every form tried with its median, "" for peers of one form */
 } gpk_peer_result;
 
 /* CPU peers. threads = 0: all cores. */
@@ -37,7 +39,10 @@ int gpk_peer_gnu_parallel_sort_pairs(gpk_type t, const void *keys, const void *v
 
 /* CUDA peer: cub::DeviceRadixSort on device-resident data, bits
  * [begin_bit, end_bit) of the key as CUB defines them (for signed and float
- * keys CUB's own order-preserving twiddle applies). Time excludes uploads. */
+ * keys CUB's own order-preserving twiddle applies). Time excludes uploads.
+ * Every call a user could make is timed (32-bit num_items where n allows,
+ * 64-bit; in/out arrays and DoubleBuffer), interleaved, and the fastest
+ * form's median is the result (r->form names it, r->forms lists all). */
 int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void *keys_out,
                        size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
                        gpk_peer_result *r, char *err, size_t errlen);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <cub/device/device_merge_sort.cuh>
@@ -29,6 +30,7 @@ namespace {
 
 struct Buffers {
     void *keys_in = nullptr, *keys_out = nullptr, *vals_in = nullptr, *vals_out = nullptr, *temp = nullptr;
+    void *keys_alt = nullptr, *vals_alt = nullptr; /* DoubleBuffer's second buffers */
     void *rec_in = nullptr, *rec_out = nullptr; /* record peers */
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Buffers()
@@ -39,6 +41,8 @@ struct Buffers {
         cudaFree(keys_out);
         cudaFree(vals_in);
         cudaFree(vals_out);
+        cudaFree(keys_alt);
+        cudaFree(vals_alt);
         cudaFree(temp);
         if (start) cudaEventDestroy(start);
         if (stop) cudaEventDestroy(stop);
@@ -52,17 +56,47 @@ template <class V> __global__ void iota_kernel(V *v, size_t n)
         v[i] = (V)i;
 }
 
-/* One CUB call: keys only (V = void) or pairs. */
+/* CUB's radix sort as a user can call it: 32- or 64-bit num_items (CUB
+ * picks its offset type, and with it its tile shapes, from that type), and
+ * either const input / separate output arrays or DoubleBuffer (CUB then
+ * ping-pongs between the two buffers it is given and needs less temporary
+ * storage). The peer times every form the size allows, interleaved rep by
+ * rep on the same data, and reports the fastest: what a user who tried them
+ * all would keep. */
+enum CubForm { FORM_INOUT, FORM_DOUBLE };
+
 template <class K, class V, class N>
-cudaError_t cub_sort(void *temp, size_t &temp_bytes, const Buffers &b, N n, int begin_bit, int end_bit)
+cudaError_t cub_sort(CubForm form, void *temp, size_t &temp_bytes, const Buffers &b, N n, int begin_bit,
+                     int end_bit, int *selector)
 {
-    if constexpr (std::is_void_v<V>)
-        return cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, n,
-                                              begin_bit, end_bit);
-    else
-        return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
-                                               (const V *)b.vals_in, (V *)b.vals_out, n, begin_bit, end_bit);
+    if (form == FORM_INOUT) {
+        if constexpr (std::is_void_v<V>)
+            return cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, n,
+                                                  begin_bit, end_bit);
+        else
+            return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
+                                                   (const V *)b.vals_in, (V *)b.vals_out, n, begin_bit, end_bit);
+    }
+    /* DoubleBuffer over keys_out (current, holding a fresh copy of the
+     * input) and keys_alt */
+    cub::DoubleBuffer<K> dk((K *)b.keys_out, (K *)b.keys_alt);
+    cudaError_t e;
+    if constexpr (std::is_void_v<V>) {
+        e = cub::DeviceRadixSort::SortKeys(temp, temp_bytes, dk, n, begin_bit, end_bit);
+    } else {
+        cub::DoubleBuffer<V> dv((V *)b.vals_out, (V *)b.vals_alt);
+        e = cub::DeviceRadixSort::SortPairs(temp, temp_bytes, dk, dv, n, begin_bit, end_bit);
+    }
+    *selector = dk.selector;
+    return e;
 }
+
+struct FormTimes {
+    CubForm form;
+    bool wide; /* 64-bit num_items */
+    std::vector<float> ms;
+    int selector; /* DoubleBuffer: where the last sort left the keys */
+};
 
 #define PEER_CHECK(call, what)                                                                    \
     do {                                                                                          \
@@ -74,41 +108,107 @@ cudaError_t cub_sort(void *temp, size_t &temp_bytes, const Buffers &b, N n, int 
         }                                                                                         \
     } while (0)
 
-template <class K, class V, class N>
+static float median_of(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size();
+    return m % 2 ? v[m / 2] : 0.5f * (v[m / 2 - 1] + v[m / 2]);
+}
+
+static const char *form_name(const FormTimes &f)
+{
+    if (f.form == FORM_INOUT) return f.wide ? "64-bit n, in/out" : "32-bit n, in/out";
+    return f.wide ? "64-bit n, DoubleBuffer" : "32-bit n, DoubleBuffer";
+}
+
+template <class K, class V>
+cudaError_t sort_form(FormTimes &f, void *temp, size_t &temp_bytes, const Buffers &b, size_t n, int begin_bit,
+                      int end_bit)
+{
+    if (f.wide) return cub_sort<K, V, long long>(f.form, temp, temp_bytes, b, (long long)n, begin_bit, end_bit,
+                                                 &f.selector);
+    return cub_sort<K, V, int>(f.form, temp, temp_bytes, b, (int)n, begin_bit, end_bit, &f.selector);
+}
+
+template <class K, class V>
 int run(const void *keys, void *keys_out, size_t n, int begin_bit, int end_bit, int reps, gpk_peer_result *r,
         char *err, size_t errlen)
 {
     Buffers b;
     const size_t kbytes = n * sizeof(K);
+    constexpr bool pairs = !std::is_void_v<V>;
     PEER_CHECK(cudaMalloc(&b.keys_in, kbytes), "cudaMalloc");
     PEER_CHECK(cudaMalloc(&b.keys_out, kbytes), "cudaMalloc");
+    PEER_CHECK(cudaMalloc(&b.keys_alt, kbytes), "cudaMalloc");
     PEER_CHECK(cudaMemcpy(b.keys_in, keys, kbytes, cudaMemcpyHostToDevice), "copy to device");
-    if constexpr (!std::is_void_v<V>) {
-        PEER_CHECK(cudaMalloc(&b.vals_in, n * sizeof(V)), "cudaMalloc");
-        PEER_CHECK(cudaMalloc(&b.vals_out, n * sizeof(V)), "cudaMalloc");
+    size_t vbytes = 0;
+    if constexpr (pairs) {
+        vbytes = n * sizeof(V);
+        PEER_CHECK(cudaMalloc(&b.vals_in, vbytes), "cudaMalloc");
+        PEER_CHECK(cudaMalloc(&b.vals_out, vbytes), "cudaMalloc");
+        PEER_CHECK(cudaMalloc(&b.vals_alt, vbytes), "cudaMalloc");
         iota_kernel<V><<<1024, 256>>>((V *)b.vals_in, n);
         PEER_CHECK(cudaGetLastError(), "iota kernel");
     }
-    size_t temp_bytes = 0;
-    PEER_CHECK((cub_sort<K, V, N>(nullptr, temp_bytes, b, (N)n, begin_bit, end_bit)), "temp query");
-    PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_bytes, 1)), "cudaMalloc");
+    std::vector<FormTimes> forms;
+    for (int wide = 0; wide < 2; wide++) {
+        if (!wide && n > (size_t)INT_MAX) continue;
+        forms.push_back(FormTimes{FORM_INOUT, wide != 0, {}, 0});
+        forms.push_back(FormTimes{FORM_DOUBLE, wide != 0, {}, 0});
+    }
+    size_t temp_max = 0;
+    for (FormTimes &f : forms) {
+        size_t tb = 0;
+        PEER_CHECK((sort_form<K, V>(f, nullptr, tb, b, n, begin_bit, end_bit)), "temp query");
+        temp_max = std::max(temp_max, tb);
+    }
+    PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_max, 1)), "cudaMalloc");
     PEER_CHECK(cudaEventCreate(&b.start), "cudaEventCreate");
     PEER_CHECK(cudaEventCreate(&b.stop), "cudaEventCreate");
-    std::vector<float> times;
-    for (int rep = 0; rep < reps; rep++) {
-        PEER_CHECK(cudaEventRecord(b.start), "cudaEventRecord");
-        PEER_CHECK((cub_sort<K, V, N>(b.temp, temp_bytes, b, (N)n, begin_bit, end_bit)), "SortKeys/SortPairs");
-        PEER_CHECK(cudaEventRecord(b.stop), "cudaEventRecord");
-        PEER_CHECK(cudaEventSynchronize(b.stop), "sort");
-        float ms = 0;
-        PEER_CHECK(cudaEventElapsedTime(&ms, b.start, b.stop), "cudaEventElapsedTime");
-        times.push_back(ms);
+    /* one untimed warm-up call per form, then the forms in turn, rep by rep */
+    for (int rep = -1; rep < reps; rep++) {
+        for (FormTimes &f : forms) {
+            if (f.form == FORM_DOUBLE) { /* DoubleBuffer sorts its buffers: a fresh input each time, untimed */
+                PEER_CHECK(cudaMemcpy(b.keys_out, b.keys_in, kbytes, cudaMemcpyDeviceToDevice), "input copy");
+                if (pairs)
+                    PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice), "input copy");
+            }
+            size_t tb = temp_max;
+            PEER_CHECK(cudaEventRecord(b.start), "cudaEventRecord");
+            PEER_CHECK((sort_form<K, V>(f, b.temp, tb, b, n, begin_bit, end_bit)), "SortKeys/SortPairs");
+            PEER_CHECK(cudaEventRecord(b.stop), "cudaEventRecord");
+            PEER_CHECK(cudaEventSynchronize(b.stop), "sort");
+            float ms = 0;
+            PEER_CHECK(cudaEventElapsedTime(&ms, b.start, b.stop), "cudaEventElapsedTime");
+            if (rep >= 0) f.ms.push_back(ms);
+        }
     }
-    std::sort(times.begin(), times.end());
-    const size_t m = times.size();
-    r->ms = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+    size_t best = 0;
+    std::vector<float> med(forms.size());
+    for (size_t i = 0; i < forms.size(); i++) {
+        med[i] = median_of(forms[i].ms);
+        if (med[i] < med[best]) best = i;
+    }
+    r->ms = med[best];
     snprintf(r->name, sizeof r->name, "cub::DeviceRadixSort");
-    if (keys_out) PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    snprintf(r->form, sizeof r->form, "%s", form_name(forms[best]));
+    size_t at = 0;
+    r->forms[0] = '\0';
+    for (size_t i = 0; i < forms.size() && at < sizeof r->forms; i++)
+        at += (size_t)snprintf(r->forms + at, sizeof r->forms - at, "%s%s %.4f ms", i ? "; " : "",
+                               form_name(forms[i]), med[i]);
+    if (keys_out) { /* the best form once more: the forms share the output buffers */
+        FormTimes &f = forms[best];
+        if (f.form == FORM_DOUBLE) {
+            PEER_CHECK(cudaMemcpy(b.keys_out, b.keys_in, kbytes, cudaMemcpyDeviceToDevice), "input copy");
+            if (pairs) PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice), "input copy");
+        }
+        size_t tb = temp_max;
+        PEER_CHECK((sort_form<K, V>(f, b.temp, tb, b, n, begin_bit, end_bit)), "SortKeys/SortPairs");
+        PEER_CHECK(cudaDeviceSynchronize(), "sort");
+        const void *src = f.form == FORM_DOUBLE && f.selector != 0 ? b.keys_alt : b.keys_out;
+        PEER_CHECK(cudaMemcpy(keys_out, src, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    }
     return 0;
 }
 
@@ -116,14 +216,9 @@ template <class K>
 int run_k(const void *keys, void *keys_out, size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
           gpk_peer_result *r, char *err, size_t errlen)
 {
-    /* int item counts, as most CUB users call it */
-    if (n > (size_t)INT_MAX) {
-        snprintf(err, errlen, "cub peer: n = %zu is beyond the int item count this peer uses", n);
-        return 1;
-    }
-    if (value_width == 4) return run<K, uint32_t, int>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
-    if (value_width == 8) return run<K, uint64_t, int>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
-    return run<K, void, int>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
+    if (value_width == 4) return run<K, uint32_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
+    if (value_width == 8) return run<K, uint64_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
+    return run<K, void>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
 }
 
 struct DeviceGuard {
