@@ -48,6 +48,12 @@ static int crowd_input;
  * key below 2^20 keys) an infinity, NaN, signed zero, huge, tiny or a
  * neighbour of [1, 2): outside the sampled plan's prefix (first_plan). */
 static int outlier_input;
+/* When set, passes with one digit: 1: an interior byte is one constant
+ * in every key (bits 8-15 of 4-byte keys, 16-23 and 40-47 of 8-byte ones),
+ * so a pass (or two) has a single digit, which the CUDA backend copies or
+ * drops; 2: the top byte is constant over runs of 2^14 keys, so whole tiles
+ * of the last pass share their digit (the CUDA pass skips their ranking). */
+static int hole_input;
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -111,6 +117,17 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
             *k = (*k & low) | ((0x0A5C3E1D2B4F6071ull | top) & ~low);
         }
     }
+    for (size_t i = 0; hole_input && i < n; i++) {
+        if (kw == 4) {
+            uint32_t *k = (uint32_t *)in + i;
+            if (hole_input == 1) *k = (*k & ~0x0000FF00u) | 0x00005A00u;
+            else *k = (*k & 0x00FFFFFFu) | (uint32_t)((i >> 14) * 37 & 0xFF) << 24;
+        } else {
+            uint64_t *k = (uint64_t *)in + i;
+            if (hole_input == 1) *k = (*k & ~0x0000FF0000FF0000ull) | 0x00003C0000A50000ull;
+            else *k = (*k & 0x00FFFFFFFFFFFFFFull) | (uint64_t)((i >> 14) * 37 & 0xFF) << 56;
+        }
+    }
     for (size_t i = 0; crowd_input && kw == 8 && i < n; i++) {
         uint64_t *k = (uint64_t *)in + i, low = 0xFFFFFull | 1ull << 50;
         if (crowd_input == 1 || i % 64 == 0) low |= 1ull << 38;
@@ -161,7 +178,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     char what[160];
     const char *path = getenv("GPK_CPU_RADIX");
     snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : outlier_input ? " outliers" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
+             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : outlier_input ? " outliers" : hole_input == 1 ? " one-digit pass" : hole_input == 2 ? " one-digit tiles" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
              path ? " GPK_CPU_RADIX=" : "", path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
@@ -257,6 +274,24 @@ int main(int argc, char **argv)
                              : (m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM);
                 run_case(br[i].t, d, br_sizes[si], (mode)m, br[i].b, br[i].r, br[i].gen_bits);
             }
+
+    /* 2b. Passes and tiles of one digit (hole_input), every type and mode,
+     * from one tile to past the CUDA small path and (not quick) past the
+     * CUDA range detection's threshold, where such passes are dropped. */
+    {
+        size_t hsizes[] = {4095, 6145, 100003, ((size_t)1 << 20) + 3, ((size_t)1 << 23) + 5};
+        /* 2^23 + 5 only where it means something: the CUDA detection */
+        const int nh = quick ? 3 : be == GPK_BACKEND_CUDA ? 5 : 4;
+        for (hole_input = 1; hole_input <= 2; hole_input++)
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (int si = 0; si < nh; si++)
+                    for (int m = 0; m < MODE_COUNT; m++) {
+                        if (si >= 3 && (t + m + si + hole_input) % 4) continue;
+                        run_case((gpk_type)t, (m + si) % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM, hsizes[si],
+                                 (mode)m, 0, 0, 0);
+                    }
+        hole_input = 0;
+    }
 
     /* 3. Large inputs: 2^20 + 1 of every type, 2^24 of u32 (keys and pairs). */
     if (!quick) {
@@ -525,9 +560,15 @@ int main(int argc, char **argv)
             const int hybrid_ran = hybrid_on && strncmp(gpk_last_sort_path(ctx), "radix-hybrid", 12) == 0;
             if (small_on && !hybrid_ran &&
                 n <= ((size_t)1 << (m == MODE_KEYS || m == MODE_KEYS_TO ? max_log : max_log_values)))
-                TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-small") == 0,
+                TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-small") == 0 ||
+                             (n <= 4096 && strcmp(gpk_last_sort_path(ctx), "radix-tile") == 0),
                          "%s n=%zu %s b=%u r=%u: the small path is on, but the sort ran %s",
                          gpk_type_name(t), n, mode_name[m], b, r, gpk_last_sort_path(ctx));
+            /* up to 4096 keys (b and r left to gpk) one block sorts them in one launch */
+            if (small_on && !hybrid_ran && n <= 4096 && b == 0 && r == 0)
+                TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-tile") == 0,
+                         "%s n=%zu %s b=%u r=%u: one tile, but the sort ran %s", gpk_type_name(t), n,
+                         mode_name[m], b, r, gpk_last_sort_path(ctx));
         }
         force_algo = GPK_SORT_AUTO;
     }

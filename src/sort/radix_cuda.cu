@@ -112,6 +112,8 @@ constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
  * smallest that holds it. */
 constexpr unsigned kMaxDigitBits = 11;
 static unsigned kernel_bits_for(unsigned width) { return width <= 8 ? 8 : width <= 10 ? 10 : 11; }
+/* The single-launch path's largest n (GPK_RADIX_CUDA_SMALL_MAX_LOG is at most 24). */
+constexpr unsigned kSmallMaxLog = 24;
 
 #ifdef GPK_RADIX_CUDA_PORTION /* tests build small portions to exercise the portion logic */
 constexpr uint32_t kPortion = GPK_RADIX_CUDA_PORTION;
@@ -135,6 +137,7 @@ static_assert(kWideFrom == 0, "GPK_RADIX_CUDA_POS_OFFSET needs GPK_RADIX_CUDA_WI
 constexpr uint64_t kPosOffset = 0;
 #endif
 constexpr uint32_t kFlagAggregate = 1u << 30;
+constexpr uint32_t kNoDigit = 0xffffffffu; /* never a digit (at most 11 bits) */
 constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
 constexpr int kMaxPasses = 64;
@@ -481,6 +484,10 @@ template <class K, class V, class O> struct PassArgs {
     Twiddle<K> map_in, map_out;
     bool map_in_on, map_out_on; /* false: identity, skipped */
     bool persistent;            /* blocks loop over tiles (see launch_pass) */
+    /* this pass's digit counts over all total keys (every portion), or
+     * NULL: a pass with one digit is then a copy (onesweep_kernel) */
+    const unsigned long long *hist_row;
+    unsigned long long total;
 };
 
 /* A distributed pass of the multi-GPU sort (multi_cuda.cu): the digit
@@ -721,11 +728,38 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
                 if (lane_pos + i * 32 >= valid) key[i] = (K)~(K)0;
         }
 
+        /* A full tile whose keys all share one digit (constant, few-bit and
+         * narrow keys, the top digits of sorted ones) keeps its input order:
+         * its ranks are its positions and its one digit counts the whole
+         * tile, so the warp-level matching is skipped. Every warp posts its
+         * digit, or kNoDigit where its lanes differ, before the barrier; the
+         * tile is uniform when the warps post one digit (the same answer in
+         * every thread, so the branch below is block-uniform). */
+        bool uniform = false;
+        if (full) {
+            const uint32_t d0 = digit_of(key[0], shift, dmask);
+            bool same = true;
+#pragma unroll
+            for (int i = 1; i < I; i++) same = same && digit_of(key[i], shift, dmask) == d0;
+            const uint32_t dw = __shfl_sync(0xffffffffu, d0, 0);
+            const bool warp_same = __all_sync(0xffffffffu, same && d0 == dw);
+            if (lane == 0) s_misc[warp] = warp_same ? dw : kNoDigit;
+            __syncthreads();
+            uniform = s_misc[0] != kNoDigit;
+#pragma unroll
+            for (int w = 1; w < W; w++) uniform = uniform && s_misc[w] == s_misc[0];
+        }
+
         /* Rank inside the warp, item by item in lane order = input order
          * (stability): the lanes sharing a digit agree on the highest of
          * them, which advances the warp's counter for that digit. */
         uint32_t rank[I];
-        {
+        if (uniform) {
+            /* item i of lane l is the warp's (32 i + l)-th key */
+#pragma unroll
+            for (int i = 0; i < I; i++) rank[i] = (uint32_t)(i * 32 + lane);
+            if (lane == 0) counters[warp * D + digit_of(key[0], shift, dmask)] = (uint16_t)(32 * I);
+        } else {
             uint16_t *wcount = counters + warp * D;
             const uint32_t lt = lanemask_lt();
 #pragma unroll
@@ -978,11 +1012,63 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
 #endif
 }
 
+/* Does one digit hold every key of the pass (its histogram row shows the
+ * whole count in one entry)? The same answer in every block. */
+__device__ __forceinline__ bool one_digit_pass(const unsigned long long *row, uint32_t digits,
+                                               unsigned long long total)
+{
+    bool hit = false;
+    for (uint32_t d = threadIdx.x; d < digits; d += blockDim.x) hit = hit || row[d] == total;
+    return __syncthreads_or(hit) != 0;
+}
+
+/* A pass whose keys all have one digit moves every key to its own index:
+ * a copy (with the first pass's key map and the last pass's inverse), no
+ * ranking, no look-back. The pass kernel's shared memory keeps few blocks
+ * resident, so each thread has U loads in flight before it stores: enough
+ * bytes in flight to run at copy speed. */
+template <class K, class V, int VM, class O>
+__device__ __forceinline__ void copy_pass(const PassArgs<K, V, O> &a)
+{
+    constexpr int U = 64 / (int)sizeof(K);
+    const size_t chunk = (size_t)blockDim.x * U;
+    const size_t step = (size_t)gridDim.x * chunk;
+    const size_t out0 = (size_t)kPosOffset + (size_t)a.iota_base;
+    for (size_t base = (size_t)blockIdx.x * chunk + threadIdx.x; base < a.n; base += step) {
+        K k[U];
+        V v[VM == V_LOAD ? U : 1];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const size_t i = base + (size_t)u * blockDim.x;
+            if (i < a.n) {
+                k[u] = a.keys_in[i];
+                if constexpr (VM == V_LOAD) v[u] = a.vals_in[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const size_t i = base + (size_t)u * blockDim.x;
+            if (i < a.n) {
+                K x = a.map_in_on ? twiddle(a.map_in, k[u]) : k[u];
+                a.keys_out[out0 + i] = a.map_out_on ? twiddle(a.map_out, x) : x;
+                if constexpr (VM == V_LOAD) a.vals_out[out0 + i] = v[u];
+                else if constexpr (VM == V_IOTA) a.vals_out[out0 + i] = (V)(a.iota_base + i);
+            }
+        }
+    }
+}
+
 template <int RB, class K, class V, int VM, class O, bool SC>
 __global__ void __launch_bounds__(Shape<RB, K, V, VM, O>::T, Shape<RB, K, V, VM, O>::MIN_BLOCKS)
     onesweep_kernel(PassArgs<K, V, O> a, typename ScatterOf<SC, K, V, O>::type sc)
 {
     extern __shared__ __align__(16) unsigned char smem[];
+    if constexpr (!SC) {
+        if (a.hist_row && one_digit_pass(a.hist_row, 1u << a.width, a.total)) {
+            copy_pass<K, V, VM, O>(a);
+            return;
+        }
+    }
     onesweep_tiles<RB, K, V, VM, O, SC>(a, sc, smem);
 }
 
@@ -1209,14 +1295,18 @@ static void make_plan(unsigned begin, unsigned end, unsigned radix_bits, unsigne
 
 /* Status words needed by the largest look-back table of any pass kernel for
  * these key/value widths, for one portion of min(n, kPortion) keys. */
-static size_t status_bytes_max(size_t n, int kb, int vb)
+static size_t status_bytes_max(size_t n, int kb, int vb, unsigned max_bits)
 {
     const size_t pn = std::min(n, (size_t)kPortion);
     size_t most = 0;
     for (const PassShape &s : kPassShapes) {
         if (s.key_bytes != kb || s.value_bytes != vb) continue;
+        if ((unsigned)s.radix_bits > kernel_bits_for(max_bits)) continue; /* no pass of this call uses it */
         const size_t tiles = (pn + (size_t)s.threads * s.items - 1) / ((size_t)s.threads * s.items);
-        most = std::max(most, tiles * ((size_t)1 << s.radix_bits) * sizeof(uint32_t));
+        size_t bytes = tiles * ((size_t)1 << s.radix_bits) * sizeof(uint32_t);
+        /* the single-launch path (8-bit digits) alternates two tables */
+        if (s.radix_bits == 8 && n <= ((size_t)1 << kSmallMaxLog)) bytes *= 2;
+        most = std::max(most, bytes);
     }
     return most;
 }
@@ -1239,15 +1329,17 @@ static size_t table_bytes(size_t portions)
     return gpk__align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
 }
 
-static size_t temp_bytes(size_t n, int kb, int vb)
+/* max_bits: the widest digit any pass of the call may have (the look-back
+ * table grows with it: 8 times larger for 11-bit digits than for 8-bit). */
+static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     return table_bytes(1) + table_bytes(portions) + gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
-           gpk__align_up(status_bytes_max(n, kb, vb), 256) + 256 + hybrid_table_bytes() + 256;
+           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + hybrid_table_bytes() + 256;
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
-static Temp carve_temp(void *base, size_t n, int kb, int vb)
+static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     char *p = (char *)base;
@@ -1258,7 +1350,7 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb)
     p += table_bytes(portions);
     t.counters = (uint32_t *)p;
     p += gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
-    t.status_bytes = gpk__align_up(status_bytes_max(n, kb, vb), 256);
+    t.status_bytes = gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256);
     t.status = (uint32_t *)p;
     p += t.status_bytes;
     t.and_or = (unsigned long long *)p;
@@ -1445,7 +1537,8 @@ static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int
 /* The bit range [begin, end) where the mapped keys differ, from the AND and
  * OR in t.and_or (waits for the stream). */
 template <class K>
-static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigned *begin, unsigned *end)
+static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigned *begin, unsigned *end,
+                             unsigned long long *varying = NULL)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
@@ -1457,12 +1550,14 @@ static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigne
         or_all &= 0xffffffffull;
     }
     gpk__radix_range_from_masks(and_all, or_all, begin, end);
+    if (varying) *varying = and_all ^ or_all;
     return GPK_OK;
 }
 
 template <class K>
 static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
-                               cudaStream_t stream, unsigned *begin, unsigned *end)
+                               cudaStream_t stream, unsigned *begin, unsigned *end,
+                               unsigned long long *varying = NULL)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
@@ -1472,7 +1567,7 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
-    return read_range<K>(ctx, t, stream, begin, end);
+    return read_range<K>(ctx, t, stream, begin, end, varying);
 }
 
 /* The digit histograms of every pass in one read of keys, and the first
@@ -1510,6 +1605,189 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     else bases_kernel<uint32_t><<<pl.count, 1024, 0, stream>>>(t.hist, (uint32_t *)t.bases, pl, 0);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
+    return GPK_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * One tile in one block: inputs of at most one pass tile (a few thousand
+ * keys) are sorted by a single block of one launch, the keys in registers
+ * and shared memory through every pass: no histogram, no look-back, no
+ * grid barrier, no table to clear. Each pass ranks the keys as
+ * onesweep_tiles does (warp-level matching, per-warp counters), stages them
+ * in shared memory in sorted order and reads them back in the load layout,
+ * which is then the next pass's input order. Padding keys take the largest
+ * digit of every pass, so they stay behind every real key.
+ * ------------------------------------------------------------------------ */
+template <class K> struct TileArgs {
+    const K *keys_in;
+    K *keys_out;
+    const void *vals_in; /* V_LOAD */
+    void *vals_out;
+    uint32_t n;
+    PassList pl;
+    Twiddle<K> map_in, map_out;
+    bool map_in_on, map_out_on;
+};
+
+/* 1024 threads of 4 keys: each pass ranks 4 keys a thread one after the
+ * other, where a pass tile's shape would rank 12 to 24; a tiny sort is
+ * latency, not bandwidth. */
+constexpr int kTileSortThreads = 1024, kTileSortKeys = 4096;
+template <class K, class V, int VM> struct TileSmem {
+    static constexpr int T = kTileSortThreads, I = kTileSortKeys / T, W = T / 32, TILE = T * I;
+    static constexpr size_t COUNTERS = ((size_t)W * 256 * sizeof(uint16_t) + 15) / 16 * 16;
+    static constexpr size_t KEYS = ((size_t)TILE * sizeof(K) + 15) / 16 * 16;
+    static constexpr size_t VALS = VM == V_NONE ? 0 : ((size_t)TILE * sizeof(V) + 15) / 16 * 16;
+    static constexpr size_t BYTES = COUNTERS + KEYS + VALS + (size_t)W * sizeof(uint32_t);
+};
+
+template <class K, class V, int VM>
+__global__ void __launch_bounds__(kTileSortThreads) tile_sort_kernel(TileArgs<K> a)
+{
+    using M = TileSmem<K, V, VM>;
+    constexpr int T = M::T, I = M::I, W = M::W, D = 256;
+    constexpr bool HAS_V = VM != V_NONE;
+    static_assert(T >= D, "a thread per digit");
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
+    K *sk = reinterpret_cast<K *>(smem + M::COUNTERS);
+    V *sv = reinterpret_cast<V *>(smem + M::COUNTERS + M::KEYS);
+    uint32_t *s_warp = reinterpret_cast<uint32_t *>(smem + M::COUNTERS + M::KEYS + M::VALS);
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const uint32_t lane_pos = (uint32_t)warp * 32 * I + lane;
+    K key[I];
+    V val[HAS_V ? I : 1];
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const uint32_t idx = lane_pos + i * 32;
+        if (idx < a.n) {
+            const K k = a.keys_in[idx];
+            key[i] = a.map_in_on ? twiddle(a.map_in, k) : k;
+        } else {
+            key[i] = (K)~(K)0;
+        }
+        if constexpr (VM == V_LOAD) val[i] = idx < a.n ? static_cast<const V *>(a.vals_in)[idx] : (V)0;
+        else if constexpr (VM == V_IOTA) val[i] = (V)idx;
+    }
+    for (int c = tid; c < W * D / 2; c += T) reinterpret_cast<uint32_t *>(counters)[c] = 0;
+    __syncthreads();
+
+    for (uint32_t p = 0; p < a.pl.count; p++) {
+        const uint32_t shift = a.pl.shift[p], dmask = (1u << a.pl.width[p]) - 1;
+        uint32_t rank[I];
+        {
+            uint16_t *wcount = counters + warp * D;
+            const uint32_t lt = lanemask_lt();
+#pragma unroll
+            for (int i = 0; i < I; i++) {
+                const uint32_t d = digit_of(key[i], shift, dmask);
+                rank[i] = rank_among_peers(match_digit<8>(d), wcount, d, lane, lt);
+                __syncwarp();
+            }
+        }
+        __syncthreads();
+        /* thread t: digit t's count over the warps, then its first position */
+        uint32_t total = 0;
+        if (tid < D)
+            for (int w = 0; w < W; w++) total += counters[w * D + tid];
+        const uint32_t incl = warp_inclusive_sum(total, lane);
+        if (lane == 31) s_warp[warp] = incl;
+        __syncthreads();
+        uint32_t run = incl - total;
+        for (int w = 0; w < warp; w++) run += s_warp[w];
+        if (tid < D)
+            for (int w = 0; w < W; w++) {
+                const uint32_t c = counters[w * D + tid];
+                counters[w * D + tid] = (uint16_t)run;
+                run += c;
+            }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < I; i++) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
+        __syncthreads();
+        if (tid < D)
+            for (int w = 0; w < W; w++) counters[w * D + tid] = 0;
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            sk[rank[i]] = key[i];
+            if constexpr (HAS_V) sv[rank[i]] = val[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            key[i] = sk[lane_pos + i * 32];
+            if constexpr (HAS_V) val[i] = sv[lane_pos + i * 32];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const uint32_t idx = lane_pos + i * 32;
+        if (idx < a.n) {
+            a.keys_out[idx] = a.map_out_on ? twiddle(a.map_out, key[i]) : key[i];
+            if constexpr (HAS_V) static_cast<V *>(a.vals_out)[idx] = val[i];
+        }
+    }
+}
+
+template <class K, class V, int VM>
+static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
+{
+    using M = TileSmem<K, V, VM>;
+    auto kernel = tile_sort_kernel<K, V, VM>;
+    static LaunchSetup memo;
+    int per_sm = 0;
+    cudaError_t e = launch_setup(memo, (const void *)kernel, M::T, M::BYTES, &per_sm);
+    if (e != cudaSuccess) return e;
+    if (per_sm < 1) return cudaErrorNotSupported;
+    kernel<<<1, M::T, M::BYTES, stream>>>(a);
+    return cudaGetLastError();
+}
+
+/* The whole sort of run_passes_o as one block, where n fits its tile (4096
+ * keys) and every digit has at most 8 bits; *ran says whether
+ * it did. Off with the small path (GPK_RADIX_CUDA_SMALL=0), so that the
+ * separate launches stay testable at every size. */
+template <class K, class V>
+static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                           cudaStream_t stream, bool *ran)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    *ran = false;
+    const int vm = job.vmode;
+    if (job.no_small || st->small_sort_max_log <= 0 || job.n == 0 || job.n > (size_t)kTileSortKeys || pl.count == 0 ||
+        pl.stride > 256 || kPosOffset != 0 || job.positions > job.n)
+        return GPK_OK;
+    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
+    TileArgs<K> a;
+    memset(&a, 0, sizeof a);
+    a.keys_in = (const K *)route.keys[0];
+    a.keys_out = (K *)const_cast<void *>(route.keys[pl.count]);
+    a.vals_in = route.vals[0];
+    a.vals_out = const_cast<void *>(route.vals[pl.count]);
+    a.n = (uint32_t)job.n;
+    a.pl = pl;
+    a.map_in = twiddle_map<K>(job.type);
+    a.map_out = twiddle_unmap<K>(job.type);
+    a.map_in_on = !plain && job.map_in;
+    a.map_out_on = !plain && job.map_out;
+    cudaError_t e;
+    if constexpr (sizeof(V) == 4) {
+        if (vm == V_NONE) e = launch_tile<K, V, V_NONE>(a, stream);
+        else if (vm == V_IOTA) e = launch_tile<K, V, V_IOTA>(a, stream);
+        else e = launch_tile<K, V, V_LOAD>(a, stream);
+    } else {
+        if (vm == V_IOTA) e = launch_tile<K, V, V_IOTA>(a, stream);
+        else e = launch_tile<K, V, V_LOAD>(a, stream);
+    }
+    if (e == cudaErrorNotSupported) {
+        (void)cudaGetLastError();
+        return GPK_OK;
+    }
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: one-tile launch");
+    *ran = true;
+    ctx->last_sort_path = "radix-tile";
     return GPK_OK;
 }
 
@@ -1624,6 +1902,8 @@ __global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V
         pa.map_in_on = a.map_in_on && p == 0;
         pa.map_out_on = a.map_out_on && p + 1 == passes;
         pa.persistent = tiles > gridDim.x;
+        pa.hist_row = NULL;
+        pa.total = a.n;
         if constexpr (VM0 == VM) {
             onesweep_tiles<8, K, V, VM, uint32_t, false>(pa, NoScatter(), smem);
         } else {
@@ -1737,7 +2017,8 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
     if constexpr (sizeof(O) == 4) {
         if (!dist && first == 0 && (end == 0 || end == pl.count)) {
             bool ran = false;
-            const gpk_status s = run_small<K, V>(ctx, job, pl, route, t, stream, &ran);
+            gpk_status s = run_tile<K, V>(ctx, job, pl, route, stream, &ran);
+            if (s == GPK_OK && !ran) s = run_small<K, V>(ctx, job, pl, route, t, stream, &ran);
             if (s != GPK_OK || ran) return s;
         }
     }
@@ -1767,6 +2048,9 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
             a.tile_counter = t.counters + q * pl.count + p;
             a.shift = pl.shift[p];
             a.width = pl.width[p];
+            /* the counts are known here when run_histogram counted this plan */
+            a.hist_row = have_bases || dist ? NULL : t.hist + (size_t)p * pl.stride;
+            a.total = n;
             const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
             a.map_in = p == 0 ? map : none;
             a.map_out = p + 1 == pl.count ? unmap : none;
@@ -1890,6 +2174,23 @@ static bool plan_on_rows(const PassList &full, unsigned begin, unsigned end, uns
     return true;
 }
 
+/* A pass whose digit bits are the same in every key (no bit of it in
+ * varying, the XOR of the keys' AND and OR) leaves the order as it is:
+ * dropped from the plan. Interior digits only; the range already excludes
+ * the constant bits at both ends. */
+static void drop_constant_passes(PassList *pl, unsigned long long varying)
+{
+    uint32_t kept = 0;
+    for (uint32_t p = 0; p < pl->count; p++) {
+        const unsigned long long digit = (pl->width[p] >= 64 ? ~0ull : ((1ull << pl->width[p]) - 1)) << pl->shift[p];
+        if ((varying & digit) == 0) continue;
+        pl->shift[kept] = pl->shift[p];
+        pl->width[kept] = pl->width[p];
+        kept++;
+    }
+    pl->count = kept;
+}
+
 /* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
  * detection first reads a sample of the first kRangeSample keys. */
 constexpr size_t kRangeSample = (size_t)1 << 16;
@@ -1946,12 +2247,15 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
         fuse = plan_on_rows(full, sb, se, radix_bits, (unsigned)sizeof(K), &sp);
     }
     gpk_status s = fuse ? run_histogram<K, true>(ctx, job, full, keys, t, stream) : GPK_OK;
+    unsigned long long varying = ~0ull;
     if (s == GPK_OK)
-        s = fuse ? read_range<K>(ctx, t, stream, begin, end) : detect_range<K>(ctx, job, keys, t, stream, begin, end);
+        s = fuse ? read_range<K>(ctx, t, stream, begin, end, &varying)
+                 : detect_range<K>(ctx, job, keys, t, stream, begin, end, &varying);
     if (s != GPK_OK) return s;
     *end = std::min(*end, most_bits);
     if (*begin >= *end) *begin = *end = 0;
     const bool on_rows = plan_on_rows(full, *begin, *end, radix_bits, (unsigned)sizeof(K), pl);
+    drop_constant_passes(pl, varying);
     if (fuse && on_rows && plan_rows_of(full, *pl, &k0)) {
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
@@ -2461,7 +2765,14 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     const bool may_detour = (flags & GPK_CUDA_DETECT_BITS) ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
     const int key_spares = n < 2 ? 0 : (keys_in_place && may_detour) ? 2 : 1;
     const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && may_detour) ? 2 : 1;
-    const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb);
+    /* the look-back tables for the widest digit a pass can have: the
+     * default plan's (8 bits) unless the range is detected (its plan may
+     * take up to 11) or the opt-in hybrid may run (its fallbacks too) */
+    unsigned widest = 0;
+    for (uint32_t p = 0; p < worst.count; p++) widest = std::max(widest, (unsigned)worst.width[p]);
+    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) != 0))
+        widest = kMaxDigitBits;
+    const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb, widest);
     if (!d_temp) {
         *temp_size = need;
         return GPK_OK;
@@ -2484,7 +2795,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     void *valt1 = val_spares >= 1 ? p : NULL;
     void *valt2 = val_spares >= 2 ? p + val_spare : NULL;
     p += val_spares * val_spare;
-    Temp t = carve_temp(p, n, (int)kb, vb);
+    Temp t = carve_temp(p, n, (int)kb, vb, widest);
 
     DeviceJob job;
     job.type = key_type;
