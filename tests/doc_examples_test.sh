@@ -17,11 +17,12 @@
 # tour) must be lines that the commands printed, numbers and device names
 # masked as in doc_samples_test.sh; skipped when a CUDA device is present
 # (AUTO then picks it and the lines name cuda).
-#   usage: doc_examples_test.sh BUILD_DIR SOURCE_DIR
+#   usage: doc_examples_test.sh BUILD_DIR SOURCE_DIR [CC]
 set -u
 BUILD=${1:?usage: doc_examples_test.sh BUILD_DIR SOURCE_DIR}
 SRC=${2:?usage: doc_examples_test.sh BUILD_DIR SOURCE_DIR}
 PYTHON=${PYTHON:-python3}
+CC=${3:-${CC:-cc}}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpk_doc_examples.XXXXXX") || exit 1
 trap 'rm -rf "$WORK"' EXIT
 fails=0 ran=0 skipped=0
@@ -55,10 +56,12 @@ extract() {
             if (!inblock) {
                 inblock = 1; lang = substr($0, 4)
                 if (lang == "python") { npy++; pyfile = dir "/" tag "-" npy ".py"; printf "" > pyfile }
+                if (lang == "c") { nc++; cfile = dir "/" tag "-" nc ".frag"; printf "" > cfile }
                 next
             }
             inblock = 0
             if (lang == "python") { close(pyfile); print "P\t" pyfile }
+            if (lang == "c") { close(cfile); print "C\t" cfile }
             next
         }
         !inblock && /^#+ / { print "H\t" $0; next }
@@ -71,8 +74,43 @@ extract() {
             print "S\t" line; next
         }
         lang == "python" { print >> pyfile; next }
+        lang == "c" { print >> cfile; next }
         lang == "" { print "O\t" $0 }
     ' "$1"
+}
+
+# A C fragment as the body of a function; its #include lines go first.
+compile_fragment() {
+    cc=$CC
+    if grep -q 'cuda[A-Z]' "$2"; then
+        echo "  skip (calls the CUDA runtime): C block $(basename "$2")"; skipped=$((skipped + 1)); return
+    fi
+    if grep -q '<gpk/mpi.h>' "$2"; then
+        if ! command -v mpicc >/dev/null 2>&1; then
+            echo "  skip (no mpicc): C block $(basename "$2")"; skipped=$((skipped + 1)); return
+        fi
+        cc=mpicc
+    fi
+    {
+        printf '#include <signal.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n'
+        printf '#include <gpk/gpk.h>\n#include <gpk/sort.h>\n#include <gpk/search.h>\n'
+        grep '^#include' "$2"
+        printf 'volatile sig_atomic_t stop_flag;\n'
+        printf 'void example(int argc, char **argv, uint32_t *keys, uint32_t *sigma, size_t n, size_t n_local);\n'
+        printf 'void example(int argc, char **argv, uint32_t *keys, uint32_t *sigma, size_t n, size_t n_local)\n{\n'
+        printf '(void)argc; (void)argv; (void)keys; (void)sigma; (void)n; (void)n_local;\n'
+        grep -v '^#include' "$2"
+        printf '}\n'
+    } >"$2.c"
+    ran=$((ran + 1))
+    if "$cc" -std=c11 -Wall -Wextra -Werror -Wno-unused-variable -Wno-unused-but-set-variable \
+            -fsyntax-only -I"$SRC/include" "$2.c" >"$WORK/cc.out" 2>&1; then
+        echo "  ok: C block $(basename "$2") compiles"
+    else
+        fail "$doc: a C block does not compile:"
+        sed 's/^/    /' "$2" >&2
+        head -20 "$WORK/cc.out" | sed 's/^/    /' >&2
+    fi
 }
 
 run_doc() {
@@ -87,6 +125,7 @@ run_doc() {
         case $kind in
         H) skip_section=""; section_skipped=0; continue ;;
         O) [ $section_skipped = 0 ] && printf '%s\n' "$text" >>"$WORK/$tag.samples"; continue ;;
+        C) compile_fragment "$doc" "$text"; continue ;;
         P)
             if [ $have_python = 0 ]; then
                 echo "  skip ($doc: Python without numpy and gpk): python block $(basename "$text")"
