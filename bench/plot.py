@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Draws the charts of docs/perf/radix.md, search.md and scale.md as SVG
-files from the benchmark records under bench/results.
+files from the benchmark records under bench/results, and the tutorial's
+pictures with the CLI.
 
 usage: bench/plot.py radix|search|scale|all [--out DIR]
+       bench/plot.py tutorial [--gpk build/gpk] [--out docs/img]
 
   radix   radix-sizes.svg: u32/i32 keys per second against n on one H200,
           gpk and CUB (bench/results/2026-11-26-h200-fused/g-small.json,
@@ -20,9 +22,13 @@ usage: bench/plot.py radix|search|scale|all [--out DIR]
           size (the multi-*.json inside bench/results/2026-11-26-h200x2-
           run14-17/run16-logs.tgz and run17-logs.tgz)
 
+  tutorial  tutorial-ch150.svg and tutorial-tube.svg: the commands of
+          docs/tutorial.md sections 4 and 5 (gpk tsp --svg, gpk octree --svg),
+          which draw them themselves
+
 Every row drawn is one the benchmark checked ("check": "ok" or "ok": true);
 a file that is missing is an error, not an empty chart. Only the Python
-standard library: the SVG is written by hand. DIR defaults to docs/perf.
+standard library: the SVG is written by hand.
 """
 import argparse
 import json
@@ -247,6 +253,19 @@ def scale(out):
         [(e, "2^%d" % e) for e in range(24, 32)], ymax=2.0, hline=1.0))
 
 
+def tutorial(out, gpk):
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, args in (("tutorial-ch150.svg", ["tsp", os.path.join(ROOT, "data", "tsplib", "ch150.tsp"),
+                                                    "--nb", "or2opt", "--time-limit", "2"]),
+                           ("tutorial-tube.svg", ["octree", "--dist", "tube", "--n", "20000"])):
+            svg = os.path.join(tmp, name)
+            subprocess.run([gpk] + args + ["--svg", svg], check=True)
+            with open(svg) as f:
+                write(out, name, f.read())
+
+
 def write(out, name, svg):
     path = os.path.join(out, name)
     tmp = path + ".tmp"
@@ -258,9 +277,14 @@ def write(out, name, svg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("chart", choices=["radix", "search", "scale", "all"])
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "perf"))
+    ap.add_argument("chart", choices=["radix", "search", "scale", "all", "tutorial"])
+    ap.add_argument("--out", default=None, help="default docs/perf, for tutorial docs/img")
+    ap.add_argument("--gpk", default=os.path.join(ROOT, "build", "gpk"), help="the CLI (tutorial)")
     a = ap.parse_args()
+    if a.chart == "tutorial":
+        tutorial(a.out or os.path.join(ROOT, "docs", "img"), a.gpk)
+        return 0
+    a.out = a.out or os.path.join(ROOT, "docs", "perf")
     for name, fn in (("radix", radix), ("search", search), ("scale", scale)):
         if a.chart in (name, "all"):
             fn(a.out)
