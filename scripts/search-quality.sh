@@ -40,7 +40,7 @@
 set -u
 I18Q_T0=${I18Q_T0:-$(date +%s)}
 export I18Q_T0
-part=${1:?usage: issue18-quality.sh tsp|qap}
+part=${1:?usage: search-quality.sh tsp|qap}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 out=${OUT:-/tmp/out}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Per-kernel device times of one quicksort (Nsight Compute, gpu__time_duration),
 # summed by kernel name: where the time of gpk bench quicksort goes.
-#   scripts/qprof.sh GPK TYPE N DIST [IMPL]   (IMPL: quick (default) or quick-recursive)
+#   bench/qprof.sh GPK TYPE N DIST [IMPL]   (IMPL: quick (default) or quick-recursive)
 #   TYPE records:P: records of a u64 key and a P-byte payload instead of keys
 # QPROF_EACH=1 also lists every launch in order (the partition levels one by one).
 set -u
