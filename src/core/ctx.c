@@ -362,7 +362,9 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     case GPK_BACKEND_CUDA:
 #ifdef GPK_HAVE_CUDA
         if (gpk__cuda_device_count() <= 0) {
-            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device");
+            const char *why = gpk__cuda_unavailable_reason();
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device (%s)",
+                          why ? why : "the devices went away");
             break;
         }
         s = gpk__cuda_ctx_init(ctx);

@@ -125,6 +125,7 @@ int gpk__env_int(const char *name, int fallback);
  * The CPU backend is always built. */
 #ifdef GPK_HAVE_CUDA
 int gpk__cuda_device_count(void);                 /* 0 when no usable device */
+const char *gpk__cuda_unavailable_reason(void);   /* why no device is usable; NULL when one is */
 gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);      /* fills ctx->info, ctx->cuda */
 void gpk__cuda_ctx_release(gpk_ctx *ctx);
 /* Enables peer access between the devices of ctx->part[] where the
