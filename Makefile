@@ -1,7 +1,8 @@
 # Thin wrapper over CMake. `make`, `make demo`, `make check`, `make bench`,
 # `make gpu-check`, `make install PREFIX=/opt/gpk`, `make tsan-check`,
 # `make python-check` (pip-installs ./python into $(PYTHON) and runs pytest),
-# `make asan-check`, `make fuzz-check` (the last two are CI tiers: .ci/run).
+# `make asan-check`, `make fuzz-check` (the last two are CI tiers: .ci/run),
+# `make format-check` (changed lines against .clang-format).
 BUILD ?= build
 TSAN_BUILD ?= $(BUILD)-tsan
 ASAN_BUILD ?= $(BUILD)-asan
@@ -13,7 +14,7 @@ PYTHON ?= python3
 # e.g. PIP_FLAGS="-C cmake.define.GPK_WITH_CUDA=OFF --no-build-isolation"
 PIP_FLAGS ?=
 
-.PHONY: all demo check tsan-check python-check asan-check fuzz-check bench gpu-check install clean
+.PHONY: all demo check tsan-check python-check asan-check fuzz-check bench gpu-check install clean format-check
 
 all: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -81,3 +82,14 @@ install: all
 
 clean:
 	rm -rf $(BUILD) $(TSAN_BUILD) $(ASAN_BUILD)
+
+# The C, C++ and CUDA lines changed since FORMAT_BASE (default: where this
+# branch left main) against .clang-format: prints what clang-format would
+# change and fails if anything. Only changed lines are checked, so a branch
+# is held to the style without reformatting the files it touches.
+FORMAT_BASE ?= $(shell git merge-base HEAD main 2>/dev/null || echo HEAD)
+CLANG_FORMAT ?= $(shell command -v clang-format-14 || command -v clang-format || echo clang-format)
+format-check:
+	@out=$$(git clang-format --binary $(CLANG_FORMAT) --diff --extensions c,h,cu,cuh,cpp $(FORMAT_BASE) --) || exit 1; \
+	printf '%s\n' "$$out"; \
+	case "$$out" in *"diff --git"*) echo "format-check: to apply: git clang-format $(FORMAT_BASE)"; exit 1 ;; esac

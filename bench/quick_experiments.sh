@@ -5,7 +5,7 @@
 # and the recursive variant's device-side depth.
 #   bench/quick_experiments.sh [BUILD] [N] [PARTS]   (default build-gpu, 2^25,
 #                                                     "prof knobs records cdp")
-# BUILD must hold a CUDA build (scripts/gpu-check.sh build, or scripts/gpu-quick.sh).
+# BUILD must hold a CUDA build (scripts/gpu-check.sh build, or scripts/gpu-stages.sh quick).
 # Knobs read by the library (environment, for experiments only):
 #   GPK_QUICK_BIN_LIMIT  largest bin the bucket finish takes (default 32;
 #                        0: the radix-sort finish for every segment)
@@ -37,7 +37,7 @@ if has prof; then
   for t in u32 f64; do
     for d in uniform gaussian; do
       echo "-- $t $d"
-      bash "$root/scripts/qprof.sh" "$build/gpk" $t "$n" $d quick
+      bash "$root/bench/qprof.sh" "$build/gpk" $t "$n" $d quick
     done
   done
 fi

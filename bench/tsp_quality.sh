@@ -6,7 +6,7 @@
 #   usage: bench/tsp_quality.sh GPK OUT.json [LIMIT_S] [THREADS] [SEEDS] [MIN] [MAX]
 # The goal (issue 18): LIMIT_S 10, THREADS 16, SEEDS 5, 100..1000: every
 # instance's mean gap at most 1%.
-# Serially that is 39 x 5 x 10 s = 33 min; scripts/issue18-quality.sh tsp
+# Serially that is 39 x 5 x 10 s = 33 min; scripts/search-quality.sh tsp
 # shows the goal in about 9 min (a 1 s screen, 10 s reruns of the pairs not
 # optimal at 1 s; docs/perf/search.md says why the screen's figures hold).
 set -u

@@ -4,6 +4,7 @@
 # benchmarks, and print a short table last.
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
 #                        [qsanitize] [qbench] [octree] [python] [wide]
+#                        [quick] [search] [multi] [mpi] [mpi-search] [ooc] [ocl]
 #   (default: all but sanitize, qsanitize, octree and wide)
 # wide (issue 16, about 5 min on an 80 GB H100; run it as a call of its own
 # after `build`): sorts past 2^31 and 2^32
@@ -17,10 +18,12 @@
 # with and without 20000-key portions), and gpk bench sort at 2^28
 # beside GPK_MAIN_BUILD's gpk when that is set (main's build dir). Cases
 # that do not fit the free device memory print SKIP.
-# octree runs scripts/gpu-octree.sh on the same build (the CUDA pools and
+# octree runs scripts/gpu-stages.sh octree on the same build (the CUDA pools and
 # octree builders: tests, memcheck, benches against the 16-core CPU, the
-# threads x blocks grid); scripts/gpu-search.sh benchmarks the GPU local
-# search, scripts/gpu-final.sh runs the closing checks of both.
+# threads x blocks grid). The other stages of scripts/gpu-stages.sh (quick,
+# search, multi, mpi, mpi-search, ooc, ocl), named here, run there on the
+# same build with their outputs in $OUT/STAGE; each is a device call of its
+# own (several minutes).
 # python builds the extension gpk._gpk on the same build (plain CMake: the
 # GPU host has no PyPI; GPK_PY_PIP=1 runs `pip install --no-build-isolation
 # ./python` instead), runs python/tests with GPK_REQUIRE_CUDA=1 (CuPy and
@@ -298,11 +301,21 @@ fi
 # --- the CUDA octree builders and pools ------------------------------------------------
 if has octree; then
   GPK_GPU_BUILD=$build OUT=$out/octree GPK_OCTREE_STAGES="${GPK_OCTREE_STAGES:-memcheck final grid}" \
-    bash "$root/scripts/gpu-octree.sh" >"$out/octree.log" 2>&1
+    bash "$root/scripts/gpu-stages.sh" octree >"$out/octree.log" 2>&1
   rc=$?
   [ $rc = 0 ] || fail=1
-  note "octree (scripts/gpu-octree.sh): exit $rc; $(grep -c -E 'FAIL|ERROR' "$out/octree.log") FAIL/ERROR lines"
+  note "octree (scripts/gpu-stages.sh octree): exit $rc; $(grep -c -E 'FAIL|ERROR' "$out/octree.log") FAIL/ERROR lines"
 fi
+
+# --- the other stages of scripts/gpu-stages.sh, on this build --------------------------------
+for st in quick search multi mpi mpi-search ooc ocl; do
+  has $st || continue
+  case $st in multi | mpi | mpi-search | ocl) args=$build ;; *) args= ;; esac
+  GPK_GPU_BUILD=$build OUT=$out/$st bash "$root/scripts/gpu-stages.sh" $st $args >"$out/$st.log" 2>&1
+  rc=$?
+  [ $rc = 0 ] || fail=1
+  note "$st (scripts/gpu-stages.sh $st): exit $rc"
+done
 
 # --- Python: gpk over numpy, CuPy and PyTorch (python/) ------------------------------------
 if has python; then

@@ -331,7 +331,7 @@ template <class Task> struct Pool {
     __device__ bool push_n(Worker &ws, const Task *tasks, unsigned k) const
     {
         using namespace detail;
-#ifdef GPK_POOL_PUSH_N_AS_PUSHES /* the A/B control of scripts/gpu-pool-ab.sh */
+#ifdef GPK_POOL_PUSH_N_AS_PUSHES /* the A/B control of bench/results/archive.tar.xz:scripts/gpu-pool-ab.sh */
         constexpr bool one_by_one = true;
 #else
         constexpr bool one_by_one = false;
@@ -519,7 +519,7 @@ template <class Task> struct Pool {
         using namespace detail;
         unsigned idle = 0, misses = 0;
         const unsigned me = block_id(), nb = cfg.blocks;
-#ifdef GPK_POOL_CHECK_EVERY_PROBE /* the A/B control of scripts/gpu-pool-ab.sh */
+#ifdef GPK_POOL_CHECK_EVERY_PROBE /* the A/B control of bench/results/archive.tar.xz:scripts/gpu-pool-ab.sh */
         constexpr unsigned kProbes = 1;
 #else
         constexpr unsigned kProbes = 8;

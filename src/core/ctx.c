@@ -362,7 +362,9 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     case GPK_BACKEND_CUDA:
 #ifdef GPK_HAVE_CUDA
         if (gpk__cuda_device_count() <= 0) {
-            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device");
+            const char *why = gpk__cuda_unavailable_reason();
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device (%s)",
+                          why ? why : "the devices went away");
             break;
         }
         s = gpk__cuda_ctx_init(ctx);
@@ -407,10 +409,9 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
 void gpk_ctx_destroy(gpk_ctx *ctx)
 {
     if (!ctx) return;
-    if (ctx->mpi_release) ctx->mpi_release(ctx);
+    for (int i = ctx->n_hooks - 1; i >= 0; i--) ctx->hook[i].release(ctx);
     for (int i = 1; i < GPK_MAX_DEVICES; i++)
         if (ctx->part[i] && ctx->part[i] != ctx) gpk_ctx_destroy(ctx->part[i]);
-    gpk__ooc_release(ctx);
 #ifdef GPK_HAVE_CUDA
     if (ctx->cuda) gpk__cuda_ctx_release(ctx);
 #endif
@@ -489,5 +490,7 @@ gpk_status gpk_host_unlock(gpk_ctx *ctx, void *p)
 
 void gpk_ctx_trim(gpk_ctx *ctx)
 {
-    if (ctx) gpk__ooc_release(ctx);
+    if (!ctx) return;
+    for (int i = ctx->n_hooks - 1; i >= 0; i--)
+        if (ctx->hook[i].trim) ctx->hook[i].release(ctx);
 }

@@ -1,5 +1,6 @@
 /* CUDA contexts: device detection, device information, the backend state
  * (a stream, pinned read-back words, grow-only device buffers). */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,21 @@ extern "C" int gpk__cuda_device_count(void)
         return 0;
     }
     return n;
+}
+
+extern "C" const char *gpk__cuda_unavailable_reason(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess) return n > 0 ? NULL : "no CUDA device";
+    (void)cudaGetLastError();
+    /* The runtime is linked in statically and opens the driver itself: when
+     * it could not, the driver library is not loaded now, and the runtime's
+     * own words ("driver version is insufficient") would mislead. */
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!driver) return "no CUDA driver (libcuda.so.1 not found)";
+    dlclose(driver);
+    return cudaGetErrorString(e);
 }
 
 /* The kernel driver's version ("580.159.04") from /proc, when readable: the

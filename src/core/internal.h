@@ -25,6 +25,19 @@ static inline uint64_t gpk__splitmix64(uint64_t x)
 /* x rounded up to a multiple of a (a > 0): buffer offsets and sizes. */
 static inline size_t gpk__align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
+/* A family that keeps state on a context between calls (buffers kept for
+ * speed, per-context bookkeeping) registers a release hook on it and keeps
+ * its state in the hook's slot: gpk_ctx_destroy calls every hook, newest
+ * first, before the devices go; gpk_ctx_trim those registered with trim.
+ * The core knows no family. */
+typedef void (*gpk__ctx_release_fn)(gpk_ctx *ctx);
+struct gpk_ctx_hook {
+    gpk__ctx_release_fn release; /* frees what the family keeps on ctx; may be called again */
+    int trim;                    /* also called by gpk_ctx_trim */
+    void *state;                 /* the family's, NULL until it sets it */
+};
+#define GPK_CTX_HOOKS 8 /* at least one per family that registers (two do: out-of-core, MPI) */
+
 struct gpk_ctx {
     gpk_backend backend;
     int device;
@@ -52,7 +65,6 @@ struct gpk_ctx {
         int caller_pinned;  /* the caller's arrays came page-locked: no staging (CUDA) */
         size_t kept_runs;   /* runs kept on the device for the merge */
     } ooc;
-    void *ooc_keep;        /* the out-of-core extra buffer kept between calls, ooc.c */
     gpk_progress_fn progress;
     void *progress_user;
     /* Several devices (gpk_ctx_opts.devices): n_devices >= 1, the indices in
@@ -78,19 +90,40 @@ struct gpk_ctx {
         double hist_ms, pass_sum_ms, last_ms;
         int passes;
     } multi;
-    /* Set by gpk::mpi (libgpk_mpi) where it keeps device buffers made for
-     * this context between calls: gpk_ctx_destroy calls it first. */
-    void (*mpi_release)(gpk_ctx *ctx);
+    /* What the families keep on this context between calls (gpk__ctx_hook). */
+    struct gpk_ctx_hook hook[GPK_CTX_HOOKS];
+    int n_hooks;
 };
+
+/* The state slot of the family whose release hook is `release`, the hook
+ * registered on ctx first where it is not yet (trim: gpk_ctx_trim calls it
+ * too). NULL when ctx has no free hook. Inline: libgpk_mpi registers its
+ * hook too, and libgpk's internal functions are hidden from it. */
+static inline void **gpk__ctx_hook(gpk_ctx *ctx, gpk__ctx_release_fn release, int trim)
+{
+    for (int i = 0; i < ctx->n_hooks; i++)
+        if (ctx->hook[i].release == release) return &ctx->hook[i].state;
+    if (ctx->n_hooks == GPK_CTX_HOOKS) return NULL;
+    struct gpk_ctx_hook *h = &ctx->hook[ctx->n_hooks++];
+    h->release = release;
+    h->trim = trim;
+    h->state = NULL;
+    return &h->state;
+}
+
+/* The state slot of release's hook on ctx; NULL when it is not registered. */
+static inline void **gpk__ctx_hook_state(gpk_ctx *ctx, gpk__ctx_release_fn release)
+{
+    for (int i = 0; i < ctx->n_hooks; i++)
+        if (ctx->hook[i].release == release) return &ctx->hook[i].state;
+    return NULL;
+}
 
 #ifdef GPK_HAVE_CUDA
 /* gpk_host_lock / gpk_host_unlock on a CUDA context (cuda_staging.c) */
 gpk_status gpk__cuda_host_lock(gpk_ctx *ctx, void *p, size_t bytes);
 gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p);
 #endif
-
-/* Frees what the out-of-core sort keeps in ctx (src/sort/ooc.c). */
-void gpk__ooc_release(gpk_ctx *ctx);
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
  * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */
@@ -125,6 +158,7 @@ int gpk__env_int(const char *name, int fallback);
  * The CPU backend is always built. */
 #ifdef GPK_HAVE_CUDA
 int gpk__cuda_device_count(void);                 /* 0 when no usable device */
+const char *gpk__cuda_unavailable_reason(void);   /* why no device is usable; NULL when one is */
 gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);      /* fills ctx->info, ctx->cuda */
 void gpk__cuda_ctx_release(gpk_ctx *ctx);
 /* Enables peer access between the devices of ctx->part[] where the

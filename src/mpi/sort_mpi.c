@@ -891,7 +891,6 @@ static void keep_adopt(sort_call *c)
     keep_retire_shard(k);
     keep_free_device(k, 0);
     k->owner = c->ctx, k->device = c->ctx->device;
-    c->ctx->mpi_release = keep_ctx_destroyed;
 }
 
 /* Collective, every call with device shards: every rank states its dk /
@@ -1586,7 +1585,12 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
 #endif
 
-    /* what this communicator keeps between calls */
+    /* what this communicator keeps between calls; the context's release
+     * hook frees the device buffers kept for it (keep_adopt) */
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && c.device && !gpk__ctx_hook(ctx, keep_ctx_destroyed, 0))
+        s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: no free release hook on the context", what);
+#endif
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s == GPK_OK) s = keep_get(&c, &c.keep);
     if (s != GPK_OK) goto done;

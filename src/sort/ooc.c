@@ -65,9 +65,12 @@ static void keep_drop(gpk_ctx *ctx, ooc_keep *k, int i)
     k->locked[i] = 0;
 }
 
-void gpk__ooc_release(gpk_ctx *ctx)
+/* The context's release hook (gpk_ctx_destroy, gpk_ctx_trim): frees the
+ * kept buffers; the next out-of-core sort allocates them again. */
+static void ooc_release(gpk_ctx *ctx)
 {
-    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    void **slot = gpk__ctx_hook_state(ctx, ooc_release);
+    ooc_keep *k = slot ? (ooc_keep *)*slot : NULL;
     if (!k) return;
     keep_drop(ctx, k, 0);
     keep_drop(ctx, k, 1);
@@ -75,14 +78,23 @@ void gpk__ooc_release(gpk_ctx *ctx)
     if (k->stage) gpk__ooc_cuda_free_pinned(ctx, k->stage);
 #endif
     free(k);
-    ctx->ooc_keep = NULL;
+    *slot = NULL;
+}
+
+/* What ctx keeps for the out-of-core sort, created (with the context's
+ * release hook) on first use; NULL when out of memory or hooks. */
+static ooc_keep *kept(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook(ctx, ooc_release, 1);
+    if (!slot) return NULL;
+    if (!*slot) *slot = calloc(1, sizeof(ooc_keep));
+    return (ooc_keep *)*slot;
 }
 
 static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
 {
     if (!keep) return gpk__host_alloc_large(bytes);
-    if (!ctx->ooc_keep) ctx->ooc_keep = calloc(1, sizeof(ooc_keep));
-    ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+    ooc_keep *k = kept(ctx);
     if (!k) return NULL;
     if (k->bytes[i] >= bytes && k->buf[i]) return k->buf[i];
     keep_drop(ctx, k, i);
@@ -427,7 +439,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          n, extra / 1073741824.0, host / 1073741824.0);
     const char *keep_env = getenv("GPK_OOC_KEEP");
     const int keep = !(keep_env && !strcmp(keep_env, "0"));
-    if (!keep) gpk__ooc_release(ctx); /* nor one kept from before */
+    if (!keep) ooc_release(ctx); /* nor one kept from before */
     unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
     unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
     if (!b_keys || (vw && !b_vals)) {
@@ -455,7 +467,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     } else if (ctx->backend == GPK_BACKEND_CUDA) {
         gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}, NULL, NULL};
         if (keep) {
-            ooc_keep *k = (ooc_keep *)ctx->ooc_keep;
+            ooc_keep *k = kept(ctx); /* extra_buffer made it */
             h.b_locked = k->locked;
             h.b_bytes[0] = k->bytes[0];
             h.b_bytes[1] = vw ? k->bytes[1] : 0;

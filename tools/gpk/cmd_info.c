@@ -16,6 +16,20 @@ void cmd_info_help(FILE *f)
             "  --json       print JSON on stdout\n");
 }
 
+/* Why backend b cannot be used: the library's message on creating its
+ * context ("not built", "no CUDA driver", "no OpenCL platform"). */
+static const char *unavailable_reason(gpk_backend b)
+{
+    gpk_ctx *ctx = NULL;
+    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
+    o.backend = b;
+    if (gpk_ctx_create_ex(&ctx, &o) == GPK_OK) {
+        gpk_ctx_destroy(ctx); /* it became usable since the check */
+        return "no device when asked";
+    }
+    return gpk_last_error(NULL);
+}
+
 int cmd_info(int argc, char **argv)
 {
     const char *cmd = "info";
@@ -59,7 +73,7 @@ int cmd_info(int argc, char **argv)
         /* Without --backend, a backend that is not usable is listed as such;
          * asked for by name, it is an error. */
         if (!only && !gpk_backend_available(b)) {
-            if (!json) printf("%-7s not available\n", gpk_backend_name(b));
+            if (!json) printf("%-7s not available: %s\n", gpk_backend_name(b), unavailable_reason(b));
             continue;
         }
         gpk_ctx *ctx = NULL;
