@@ -67,7 +67,7 @@ typedef struct bench_row {
     unsigned bit_begin, bit_end;
     int is_gpk;
     int reps;
-    char impl[64];
+    char impl[128]; /* the peer and, for CUB, its fastest form */
     double ms, gkeys;
     char vs[64];   /* the peer (gpk rows) or the gpk row (peer rows) */
     double ratio;  /* peer ms / gpk ms, 0 when there is none */
