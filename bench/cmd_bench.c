@@ -69,7 +69,7 @@ typedef struct bench_row {
     int reps;
     char impl[128]; /* the peer and, for CUB, its fastest form */
     double ms, gkeys;
-    char vs[64];   /* the peer (gpk rows) or the gpk row (peer rows) */
+    char vs[128];  /* the peer (gpk rows) or the gpk row (peer rows) */
     double ratio;  /* peer ms / gpk ms, 0 when there is none */
     const char *status; /* "ok", "FAIL", "ERROR", "skipped" */
     char note[300];
@@ -381,7 +381,7 @@ static void print_header(void)
 
 static void print_row(const bench_row *r)
 {
-    char nbuf[32], bits[16], sp[80] = "";
+    char nbuf[32], bits[16], sp[160] = "";
     cli_size_str(r->n, nbuf, sizeof nbuf);
     snprintf(bits, sizeof bits, "%u", r->bit_end - r->bit_begin);
     const char *mode = r->mode == MODE_PAIRS ? (r->vtype == GPK_U32 || r->vtype == GPK_I32 ||
