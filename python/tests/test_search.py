@@ -178,6 +178,13 @@ def test_defaults_are_the_cli_s(rng):
     q = gpk.ppp(21, 21, 3, seed=5, iters=50, algo="its")
     assert p.cost == q.cost and p.iterations == q.iterations
     assert "or2opt" in gpk.tsp.__doc__
+    # the paper's reproduction, one flag away
+    pp = gpk.tsp(coords=c, seed=4, paper=True)
+    ex = gpk.tsp(coords=c, seed=4, algo="its", nb="2opt", iters=1000, global_iters=10)
+    assert pp.cost == ex.cost and np.array_equal(pp.solution, ex.solution) and pp.iterations == 10000
+    with pytest.raises(ValueError, match="paper"):
+        gpk.tsp(coords=c, paper=True, nb="swap")
+    assert gpk.qap(a=a, b=b, seed=3, paper=True).iterations == 10 * 1000
 
 
 @pytest.mark.parametrize("kw", ["iters", "global_iters", "tenure", "starts", "seed"])

@@ -672,9 +672,16 @@ def _search(kind: str, src: dict, table: Optional[tuple], best_known: Optional[i
 
 
 def _options(algo: str, nb: str, iters: int, global_iters: int, tenure: int, starts: int, seed: int,
-             start: Any, eval: str, time_limit: Optional[float]) -> dict:
+             start: Any, eval: str, time_limit: Optional[float], paper: bool = False,
+             paper_nb: str = "default") -> dict:
     # counts are checked by the extension (0 .. 2^32 - 1 or 2^64 - 1; a
     # negative one is a ValueError, never a huge unsigned value)
+    if paper:  # the paper's reproduction, as gpk qap|tsp|ppp --paper
+        if algo != "auto" or nb != "default":
+            raise ValueError("paper=True sets algo its and the paper's neighbourhood: drop algo / nb")
+        algo, nb = "its", paper_nb
+        global_iters = global_iters or 10
+        iters = iters or 1000
     return dict(algo=algo, nb=nb, iters=iters, global_iters=global_iters, tenure=tenure, starts=starts,
                 seed=seed, start=None if start is None else _start(start), eval=eval, time_limit=time_limit)
 
@@ -709,7 +716,7 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
         seed: int = 1, start: Any = None, eval: str = "ours", qap_delta: str = "table",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
         backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
-        gpus: Optional[int] = None) -> SearchResult:
+        gpus: Optional[int] = None, paper: bool = False) -> SearchResult:
     """Quadratic assignment: a QAPLIB .dat file, or the flow and distance
     matrices a and b (integers, n x n). The options and their defaults are
     the CLI's (gpk qap --help): algo auto (the default: the iterated tabu
@@ -717,8 +724,8 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     multistart; iters, global_iters, tenure, starts, seed (counts from 0,
     0 meaning the default), start (a permutation), eval (ours, paper: CUDA),
     qap_delta (table, formula). time_limit in seconds is a budget: with no
-    count given the search uses all of it. The paper's reproduction is
-    algo="its", global_iters=10. Ctrl-C stops the search and raises
+    count given the search uses all of it. paper=True is the paper's
+    reproduction (the CLI's --paper: its, 10 x 1000). Ctrl-C stops the search and raises
     KeyboardInterrupt. The gap is against
     best_known, else best-known.csv next to the file. contexts (distinct
     Contexts) or gpus=N (this thread's CUDA contexts on devices 0..N-1, the
@@ -731,7 +738,7 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     >>> r.cost, sorted(r.solution.tolist())
     (12, [0, 1])
     """
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper)
     opts["qap_delta"] = qap_delta
     ctx = _search_ctx(backend, contexts, gpus)
     if instance is not None:
@@ -757,7 +764,7 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
         tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None, eval: str = "ours",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
         backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
-        gpus: Optional[int] = None) -> SearchResult:
+        gpus: Optional[int] = None, paper: bool = False) -> SearchResult:
     """Symmetric TSP: a TSPLIB file, coordinates (n x 2), or a full integer
     distance matrix. Coordinates: weight "EUC" (the default) is the true
     Euclidean distance: the cost is the tour's real length (a float), the
@@ -767,8 +774,8 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
     nb: or2opt (the default: 2-opt and Or-opt over neighbour lists), 2opt
     (the paper's, the whole neighbourhood), swap. algo auto (the default)
     runs a multistart over the threads for 10 s unless time_limit, iters or
-    global_iters is given; the paper's reproduction is algo="its",
-    nb="2opt", global_iters=10. Other options as for qap. The gap is against
+    global_iters is given; paper=True is the paper's reproduction (its, nb
+    2opt, 10 x 1000). Other options as for qap. The gap is against
     best_known, else bestSolutions.txt next to the file.
 
     >>> import gpk
@@ -776,7 +783,7 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
     >>> r.cost
     14.0
     """
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper, "2opt")
     ctx = _search_ctx(backend, contexts, gpus)
     given = sum(x is not None for x in (instance, coords, dist))
     if given != 1:
@@ -818,10 +825,12 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
 def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "auto", nb: str = "default", iters: int = 0,
         global_iters: int = 0, tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None,
         eval: str = "ours", time_limit: Optional[float] = None, backend: Union[None, str, Context] = None,
-        contexts: Optional[Sequence[Context]] = None, gpus: Optional[int] = None) -> SearchResult:
+        contexts: Optional[Sequence[Context]] = None, gpus: Optional[int] = None,
+        paper: bool = False) -> SearchResult:
     """The permuted perceptron problem "m-n-instance_seed" (n odd), the
     same instance on every machine (m >= 1, n odd). algo auto (the
-    default) is the iterated tabu search; nb: flip1 (default) or flip2;
+    default) is the iterated tabu search (paper=True: the paper's 10 x
+    1000); nb: flip1 (default) or flip2;
     start: a +-1 vector; other options as for qap. The solution is a +-1
     int8 vector; fitness 0 solves it (gap is then 0.0; None while unsolved).
 
@@ -835,7 +844,7 @@ def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "auto", nb: str =
         if not np.isin(s, (-1, 1)).all():
             raise ValueError("start must hold -1 and +1")
         start = (s > 0).astype(np.uint32)
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper)
     return _search("ppp", {"m": m, "n": n, "instance_seed": instance_seed}, None, None, opts,
                    _search_ctx(backend, contexts, gpus))
 
