@@ -602,6 +602,7 @@ typedef struct search_args {
     int have_best_known;
     gpk_search_opts so;
     int algo_set, nb_set, quiet, json, threads, paper;
+    int default_limit; /* the time limit is the default's (auto on a TSP), not --time-limit */
     uint64_t iters, global, tenure, starts, seed, search_seed, m, n;
     int have_iters, have_global, have_tenure, have_starts, have_search_seed, have_m, have_n;
     uint64_t gpus;
@@ -824,6 +825,7 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     a->so.global_iters = (uint32_t)a->global;
     a->so.time_limit = a->time_limit;
     gpk_search_opts_resolve(kind, &a->so);
+    a->default_limit = a->time_limit == 0 && a->so.time_limit > 0;
     a->time_limit = a->so.time_limit;
     /* Refused rather than ignored: a run asked for K GPUs must not quietly
      * measure the CPU. */
@@ -1341,7 +1343,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                     mpi_runs ? mpi_runs[res.best_run].rank : 0);
 #endif
         if (res.stopped == GPK_SEARCH_TIME_LIMIT)
-            fprintf(stderr, "gpk %s: stopped at the time limit (%g s)\n", cmd, a.time_limit);
+            fprintf(stderr, "gpk %s: stopped at the time limit (%g s%s)\n", cmd, a.time_limit,
+                    a.default_limit ? ", the default: --time-limit sets another" : "");
         else if (res.stopped == GPK_SEARCH_CANCELLED)
             fprintf(stderr, "gpk %s: stopped by %s\n", cmd, stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
     }
