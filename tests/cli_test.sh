@@ -634,6 +634,55 @@ fi
 expect_err 2 "search --tenure with hc" "tenure is for" -- "$GPK" ppp --m 21 --n 21 --algo hc --tenure 5
 expect_err 2 "search --starts without multistart" "starts is for" -- "$GPK" qap mini.dat --starts 4
 expect_err 1 "qap missing file" "nosuch.dat: cannot open" -- "$GPK" qap nosuch.dat
+# The defaults (what a user meets first): TSP multistart over or2opt for
+# 10 s (stopped here by SIGINT after 1 s: the JSON still says what ran),
+# --paper the paper's its / 2opt 10 x 1000, and a given --time-limit used
+# to its end when no count is given (its 2opt on 8 cities took ms before).
+"$GPK" tsp mini.tsp -q --json >out.txt 2>err.txt &
+dpid=$!
+sleep 1
+kill -INT $dpid
+wait $dpid
+grep -q '"algo": "multistart", "nb": "or2opt"' out.txt && grep -q '"time_limit": 10,' out.txt ||
+    fail "tsp default: not multistart/or2opt for 10 s: $(cat out.txt)"
+expect 0 "tsp --paper" -- "$GPK" tsp mini.tsp --paper -q --json
+grep -q '"algo": "its", "nb": "2opt", "seed": 1, "iters": 1000, "global": 10' out.txt ||
+    fail "tsp --paper: not its/2opt 10 x 1000: $(cat out.txt)"
+expect_err 2 "tsp --paper --nb" "drop --nb" -- "$GPK" tsp mini.tsp --paper --nb swap
+expect 0 "qap default" -- "$GPK" qap mini.dat -q --json
+grep -q '"algo": "its", "nb": "swap"' out.txt && grep -q '"time_limit": null' out.txt ||
+    fail "qap default: not its/swap without a limit: $(cat out.txt)"
+expect 0 "tsp its 2opt --time-limit is a budget" -- "$GPK" tsp mini.tsp --algo its --nb 2opt --time-limit 0.5 -q --json
+grep -q '"stopped": "time-limit"' out.txt || fail "tsp its 2opt --time-limit 0.5: ended before the limit: $(cat out.txt)"
+# Files beside the instance that the user never named: /dev/zero, a FIFO,
+# a directory are passed over with a word (they hung or spun before); a
+# value out of range, or one the result disproves, gives no gap.
+mkdir -p beside
+cp mini.tsp beside/
+ln -sf /dev/zero beside/bestSolutions.txt
+ln -sf /dev/zero beside/mini.opt.tour
+expect_err 0 "tsp beside /dev/zero" "bestSolutions.txt: not a regular file: ignored" -- timeout 60 "$GPK" tsp beside/mini.tsp --algo hc
+rm -f beside/bestSolutions.txt beside/mini.opt.tour
+if mkfifo beside/bestSolutions.txt 2>/dev/null; then
+    expect_err 0 "tsp beside a FIFO" "not a regular file: ignored" -- timeout 60 "$GPK" tsp beside/mini.tsp --algo hc
+    rm -f beside/bestSolutions.txt
+fi
+mkdir -p beside/mini.opt.tour
+expect_err 0 "tsp beside a directory" "mini.opt.tour: a directory: ignored" -- timeout 60 "$GPK" tsp beside/mini.tsp --algo hc
+rmdir beside/mini.opt.tour
+printf 'mini : 99999999999999999999\n' >beside/bestSolutions.txt
+expect_err 0 "tsp best known out of range" "out of range: ignored" -- "$GPK" tsp beside/mini.tsp --algo hc --json
+grep -q '"best_known": null' out.txt || fail "tsp best known out of range: used: $(cat out.txt)"
+printf 'mini : 9000000000000\n' >beside/bestSolutions.txt
+expect_err 0 "tsp best known disproved" "cannot be mini's optimum" -- "$GPK" tsp beside/mini.tsp --algo hc --json
+grep -q '"gap_percent": null' out.txt || fail "tsp best known 9e12: a gap was given: $(cat out.txt)"
+grep -q "gap -" err.txt && fail "tsp best known 9e12: a negative gap printed: $(cat err.txt)"
+# The duration warning measures the kicks' pace, not the first descent's
+# (which predicted 2069 s for this 0.8 s run).
+expect 0 "tsp its or2opt duration estimate" -- "$GPK" tsp --random 50000 --nb or2opt --algo its --iters 3000 --global 1
+grep -q "predicted" err.txt && fail "tsp its or2opt 3000 kicks: $(grep predicted err.txt)"
+mkdir -p adir
+expect_err 1 "tsp of a directory" "adir: read error: Is a directory" -- "$GPK" tsp adir
 expect 0 "bench search file + ppp" -- "$GPK" bench search --instances mini.dat,mini.tsp:swap,21-21:flip2 --iters 10 --reps 1
 grep -q "FAIL\|ERROR" out.txt && fail "bench search (files, ppp) printed a FAIL row"
 expect_err 2 "bench search bad option" "unknown option" -- "$GPK" bench search --frobnicate

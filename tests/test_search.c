@@ -628,6 +628,13 @@ static void tsp_check_on_the_fly(const char *text, size_t len, const char *name)
 
 /* A parse that must fail with GPK_EFORMAT and a message naming the buffer
  * and the line. */
+/* A random GEO coordinate DDD.MM within +-limit degrees (minutes 0..59). */
+static double tsp_geo_value(uint32_t limit)
+{
+    const double v = (double)tsp_below(limit) + (double)tsp_below(60) / 100;
+    return tsp_below(2) ? -v : v;
+}
+
 static void tsp_expect_error(const char *text, const char *label, int line, const char *needle)
 {
     gpk_tsp t;
@@ -724,8 +731,8 @@ static void tsp_memory_tests(void)
         int k = snprintf(buf, cap, "NAME: r\nDIMENSION: %u\nEDGE_WEIGHT_TYPE: %s\nNODE_COORD_SECTION\n", n, types[ty]);
         for (uint32_t i = 0; i < n; i++)
             k += snprintf(buf + k, cap - (size_t)k, "%u %.2f %.2f\n", i + 1,
-                          ty == 3 ? (double)tsp_below(18000) / 100 - 90 : (double)tsp_below(1000000) / 100,
-                          ty == 3 ? (double)tsp_below(36000) / 100 - 180 : (double)tsp_below(1000000) / 100);
+                          ty == 3 ? tsp_geo_value(90) : (double)tsp_below(1000000) / 100,
+                          ty == 3 ? tsp_geo_value(180) : (double)tsp_below(1000000) / 100);
         char label[32];
         snprintf(label, sizeof label, "random-%s", types[ty]);
         tsp_check_on_the_fly(buf, (size_t)k, label);
@@ -755,6 +762,22 @@ static void tsp_memory_tests(void)
     tsp_expect_error(buf, "nan", 8, "nan");
     tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_3D\nNODE_COORD_SECTION\n", "unknown-type", 3,
                      "EUC_3D");
+    /* GEO positions out of range: a latitude beyond 90, a longitude beyond
+     * 180, 60 minutes; also when EDGE_WEIGHT_TYPE follows the section (then
+     * the last line is named). The edges stay inside. */
+    const char *geo_head = "NAME: g\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: GEO\nNODE_COORD_SECTION\n";
+    snprintf(buf, sizeof buf, "%s1 10 10\n2 91.00 0\n3 0 0\n4 1 1\nEOF\n", geo_head);
+    tsp_expect_error(buf, "geo-lat", 6, "node 2: GEO latitude 91");
+    snprintf(buf, sizeof buf, "%s1 10 10\n2 -10 -180.01\n3 0 0\n4 1 1\nEOF\n", geo_head);
+    tsp_expect_error(buf, "geo-lon", 6, "GEO longitude -180.01");
+    snprintf(buf, sizeof buf, "%s1 10 10\n2 0 0\n3 45.60 0\n4 1 1\nEOF\n", geo_head);
+    tsp_expect_error(buf, "geo-minutes", 7, "latitude 45.6");
+    tsp_expect_error("NAME: g\nDIMENSION: 4\nNODE_COORD_SECTION\n1 10 10\n2 0 0\n3 0 0\n4 1 1000\n"
+                     "EDGE_WEIGHT_TYPE: GEO\nEOF\n", "geo-late", 9, "node 4: GEO longitude 1000");
+    snprintf(buf, sizeof buf, "%s1 90.00 180.00\n2 -90.00 -180.00\n3 0.59 -0.59\n4 1 1\nEOF\n", geo_head);
+    TU_CHECK(gpk_tsp_parse(buf, strlen(buf), "geo-edges", &t) == GPK_OK, "GEO at the edges: %s",
+             gpk_last_error(NULL));
+    gpk_tsp_free(&t);
     tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: LOWER_SQUARE\n",
                      "unknown-format", 4, "LOWER_SQUARE");
     tsp_expect_error("NAME: x\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\n",

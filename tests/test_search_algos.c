@@ -377,6 +377,109 @@ static void on_progress(const gpk_search_progress *p, void *user)
     progress_last = p->iteration;
 }
 
+/* The defaults (issue "what a user meets first"): GPK_SEARCH_OPTS_INIT is
+ * the best real-use search, a time limit is a budget used to its end, and
+ * a multistart's reports count every run. */
+static uint64_t tally_last;
+static void on_tally(const gpk_search_progress *p, void *user)
+{
+    (void)user;
+    tally_last = p->iteration;
+}
+
+static void default_checks(void)
+{
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    TU_CHECK(o.algo == GPK_SEARCH_AUTO && o.nb == GPK_NB_DEFAULT, "OPTS_INIT: algo %d, nb %d", (int)o.algo, (int)o.nb);
+    gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
+    TU_CHECK(o.algo == GPK_SEARCH_MULTISTART && o.nb == GPK_NB_OR_OPT && o.time_limit == GPK_SEARCH_TSP_DEFAULT_SECONDS,
+             "TSP default: %s/%s %g s", gpk_search_algo_name(o.algo), gpk_neighbourhood_name(o.nb), o.time_limit);
+    o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+    o.iters = 50;
+    gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
+    TU_CHECK(o.algo == GPK_SEARCH_MULTISTART && o.time_limit == 0, "TSP with iters: %g s", o.time_limit);
+    o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+    o.nb = GPK_NB_TWO_OPT;
+    gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
+    TU_CHECK(o.algo == GPK_SEARCH_ITS && o.nb == GPK_NB_TWO_OPT, "TSP 2opt default: %s", gpk_search_algo_name(o.algo));
+    for (int k = 0; k < 3; k += 2) {
+        o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+        gpk_search_opts_resolve((gpk_problem_kind)k, &o);
+        TU_CHECK(o.algo == GPK_SEARCH_ITS && o.nb == (k ? GPK_NB_FLIP1 : GPK_NB_SWAP) && o.time_limit == 0,
+                 "%s default: %s/%s %g s", k ? "PPP" : "QAP", gpk_search_algo_name(o.algo),
+                 gpk_neighbourhood_name(o.nb), o.time_limit);
+    }
+    gpk_search_algo a;
+    TU_CHECK(gpk_search_algo_parse("auto", &a) == GPK_OK && a == GPK_SEARCH_AUTO &&
+                 strcmp(gpk_search_algo_name(GPK_SEARCH_AUTO), "auto") == 0, "the name auto");
+
+    gpk_tsp t;
+    random_tsp(40, &t);
+    gpk_search_problem pb = {GPK_PROBLEM_TSP, NULL, &t, NULL};
+    /* OPTS_INIT on a TSP, bounded by a short limit: or2opt multistart, a tour */
+    gpk_search_result r;
+    o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+    o.time_limit = 0.2;
+    if (run(&pb, o, ctx_threads, &r) == GPK_OK) {
+        TU_CHECK(is_solution(&pb, &r) && r.stopped == GPK_SEARCH_TIME_LIMIT && r.runs == 1,
+                 "OPTS_INIT on a TSP under 0.2 s: stopped %d", (int)r.stopped);
+        gpk_search_result_free(&r);
+    }
+    /* A limit is a budget: tabu, its and multistart with the full 2-opt
+     * neighbourhood and no count search until it (on 12 cities their
+     * default budgets, 10 000 iterations each, took milliseconds before). */
+    gpk_tsp t12;
+    random_tsp(12, &t12);
+    gpk_search_problem pb12 = {GPK_PROBLEM_TSP, NULL, &t12, NULL};
+    for (int algo = GPK_SEARCH_TABU; algo <= GPK_SEARCH_MULTISTART; algo++) {
+        o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+        o.algo = (gpk_search_algo)algo;
+        o.nb = GPK_NB_TWO_OPT;
+        o.time_limit = 0.4;
+        o.starts = 2;
+        if (run(&pb12, o, ctx_threads, &r) == GPK_OK) {
+            TU_CHECK(r.stopped == GPK_SEARCH_TIME_LIMIT && r.ms >= 380,
+                     "%s 2opt, 0.4 s and no count: stopped %d after %llu iterations, %.0f ms",
+                     gpk_search_algo_name(o.algo), (int)r.stopped, (unsigned long long)r.iterations, r.ms);
+            gpk_search_result_free(&r);
+        }
+    }
+    gpk_tsp_free(&t12);
+    /* ... but a count given is the budget */
+    o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_ITS;
+    o.nb = GPK_NB_TWO_OPT;
+    o.time_limit = 30;
+    o.global_iters = 2;
+    o.iters = 100;
+    if (run(&pb, o, ctx_threads, &r) == GPK_OK) {
+        TU_CHECK(r.stopped == GPK_SEARCH_DONE && r.iterations == 200, "its 2 x 100 under 30 s: stopped %d after %llu",
+                 (int)r.stopped, (unsigned long long)r.iterations);
+        gpk_search_result_free(&r);
+    }
+    /* Multistart reports the totals of its runs: on one thread the runs
+     * follow each other, and the last report (run 1's last iteration)
+     * counts run 0's iterations too. Full neighbourhood and or2opt. */
+    for (int k = 0; k < 2; k++) {
+        o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
+        o.algo = GPK_SEARCH_MULTISTART;
+        o.nb = k ? GPK_NB_OR_OPT : GPK_NB_TWO_OPT;
+        o.starts = 2;
+        o.iters = 100;
+        o.global_iters = 2;
+        o.progress = on_tally;
+        o.progress_every = 1;
+        tally_last = 0;
+        if (run(&pb, o, 1, &r) == GPK_OK) {
+            TU_CHECK(tally_last == r.iterations && r.iterations == 400,
+                     "multistart %s: the last report counts %llu of %llu iterations", gpk_neighbourhood_name(o.nb),
+                     (unsigned long long)tally_last, (unsigned long long)r.iterations);
+            gpk_search_result_free(&r);
+        }
+    }
+    gpk_tsp_free(&t);
+}
+
 static void misc_checks(void)
 {
     gpk_qap q;
@@ -611,6 +714,8 @@ int main(int argc, char **argv)
     if (data_dir && (stat(data_dir, &st) != 0 || !S_ISDIR(st.st_mode))) data_dir = NULL;
     if (!data_dir) printf("data directory not found: the instance-file parts are skipped\n");
 
+    printf("defaults:\n");
+    default_checks();
     printf("hill climbing (local optima checked by brute force):\n");
     {
         gpk_qap q;

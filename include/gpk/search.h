@@ -131,7 +131,8 @@ GPK_API void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_
 typedef enum gpk_problem_kind { GPK_PROBLEM_QAP = 0, GPK_PROBLEM_TSP = 1, GPK_PROBLEM_PPP = 2 } gpk_problem_kind;
 
 typedef enum gpk_neighbourhood {
-    GPK_NB_DEFAULT = 0,  /* QAP: swap; TSP: 2-opt; PPP: 1-flip */
+    GPK_NB_DEFAULT = 0,  /* the best real-use one (gpk_search_default_nb): QAP swap, TSP or2opt, PPP
+                            1-flip; the paper's TSP neighbourhood is GPK_NB_TWO_OPT */
     GPK_NB_SWAP = 1,     /* permutation 2-exchange, n(n-1)/2 neighbours (QAP, TSP) */
     GPK_NB_TWO_OPT = 2,  /* TSP: reverse tour[i+1..j], 0 <= i < j < n (n(n-1)/2 index pairs) */
     GPK_NB_FLIP1 = 3,    /* binary, Hamming distance 1: n neighbours (PPP) */
@@ -149,8 +150,15 @@ typedef enum gpk_search_algo {
     GPK_SEARCH_HC_FIRST = 1,  /* hill climbing, first improvement (scan order from a random start) */
     GPK_SEARCH_TABU = 2,      /* tabu search: tenure, aspiration (a tabu move that beats the best is allowed) */
     GPK_SEARCH_ITS = 3,       /* iterated tabu search: global_iters x iters of tabu, perturbation between */
-    GPK_SEARCH_MULTISTART = 4 /* `starts` independent iterated tabu searches from random starts, best kept */
+    GPK_SEARCH_MULTISTART = 4,/* `starts` independent iterated tabu searches from random starts, best kept */
+    GPK_SEARCH_AUTO = 5       /* the default: the best real-use search for the problem
+                                 (gpk_search_opts_resolve): TSP multistart over the threads (or2opt:
+                                 for GPK_SEARCH_TSP_DEFAULT_SECONDS unless a time limit or an
+                                 iteration count is given), QAP and PPP the iterated tabu search */
 } gpk_search_algo;
+/* How long GPK_SEARCH_AUTO searches a TSP when neither opts.time_limit nor
+ * an iteration count (iters, global_iters) is given. */
+#define GPK_SEARCH_TSP_DEFAULT_SECONDS 10.0
 
 /* How a CUDA context chooses the move (docs/search.md, "On CUDA"). */
 typedef enum gpk_search_eval {
@@ -199,13 +207,16 @@ typedef struct gpk_search_opts {
     gpk_search_eval eval;    /* CUDA context: ours (default) or the paper's mode; ignored on the CPU */
     gpk_qap_delta qap_delta; /* QAP on the CPU scan: Taillard's table (default) or the O(n) formula;
                                 a CUDA context evaluates with the formula on the GPU either way */
-    double time_limit;       /* seconds from the call (0: none); the search stops at the limit,
-                                mid-scan when one scan is long, and returns the best so far */
+    double time_limit;       /* seconds from the call (0: none, but see GPK_SEARCH_AUTO); the search
+                                stops at the limit, mid-scan when one scan is long, and returns the
+                                best so far. A limit is a budget: tabu, its and multistart given one
+                                and no iteration count (iters 0; its, multistart: global_iters 0)
+                                search until it (a PPP until solved) */
     volatile sig_atomic_t *cancel; /* optional: the search stops soon after *cancel becomes
                                 non-zero; a signal handler may set it. NULL: no flag */
 } gpk_search_opts;
 #define GPK_SEARCH_OPTS_INIT                                                                          \
-    { GPK_SEARCH_TABU, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
+    { GPK_SEARCH_AUTO, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
       GPK_QAP_DELTA_TABLE, 0.0, NULL }
 
 /* Why a search returned (gpk_search_result.stopped). A stopped search is
@@ -256,7 +267,16 @@ GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out)
 /* The global iterations an ITS or multistart run makes when opts.global_iters is 0:
  * 10 (the paper's 10 x 1000), except a QAP ITS of n >= 20, 100 (docs/search.md). */
 GPK_API uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n);
-/* "hc", "hc-first", "tabu", "its", "multistart"; "swap", "2opt", "flip1", "flip2", "or2opt" */
+/* The neighbourhood GPK_NB_DEFAULT stands for: QAP swap, TSP or2opt, PPP flip1. */
+GPK_API gpk_neighbourhood gpk_search_default_nb(gpk_problem_kind kind);
+/* Replaces what the defaults stand for in *opts, as gpk_search_run does:
+ * GPK_NB_DEFAULT (gpk_search_default_nb), GPK_SEARCH_AUTO (TSP with or2opt:
+ * multistart; other TSP neighbourhoods, QAP, PPP: its) and, for AUTO on a
+ * TSP with no time limit and no iteration count, time_limit =
+ * GPK_SEARCH_TSP_DEFAULT_SECONDS. Other fields are left as they are. */
+GPK_API void gpk_search_opts_resolve(gpk_problem_kind kind, gpk_search_opts *opts);
+/* "hc", "hc-first", "tabu", "its", "multistart", "auto"; "default", "swap", "2opt", "flip1", "flip2",
+ * "or2opt" */
 GPK_API const char *gpk_search_algo_name(gpk_search_algo a);
 GPK_API gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out);
 GPK_API const char *gpk_neighbourhood_name(gpk_neighbourhood nb);

@@ -603,6 +603,67 @@ static const char *stop_name(const gpk_search_result *r)
 #endif
 }
 
+/* A count argument: a Python int (or an object with __index__) in
+ * 0 .. max; negative numbers and numbers beyond max are errors (the "k" and
+ * "K" formats would wrap them silently: iters=-1 ran for ever, iters=2**64
+ * became the default). */
+static int count_arg(PyObject *o, const char *what, unsigned long long max, unsigned long long *out)
+{
+    PyObject *i = PyNumber_Index(o);
+    if (!i) {
+        PyErr_Format(PyExc_TypeError, "%s must be an integer, not %.60s", what, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(i, &overflow);
+    unsigned long long u = 0;
+    int bad = overflow < 0 || (!overflow && v < 0);
+    if (!bad && overflow > 0) {
+        u = PyLong_AsUnsignedLongLong(i);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            bad = 1;
+        }
+    } else if (!bad) {
+        if (v == -1 && PyErr_Occurred()) {
+            Py_DECREF(i);
+            return -1;
+        }
+        u = (unsigned long long)v;
+    }
+    Py_DECREF(i);
+    if (bad || u > max) {
+        PyErr_Format(PyExc_ValueError, "%s must be in 0 .. %llu", what, max);
+        return -1;
+    }
+    *out = u;
+    return 0;
+}
+
+/* Ctrl-C during a search: the search runs with the GIL released; its
+ * progress callback, called from this (the calling) thread, takes the GIL
+ * every 50 ms to let Python look at its signals. A KeyboardInterrupt (or
+ * any exception a signal handler raises) sets the search's cancel flag and
+ * is raised when the search has returned. */
+typedef struct py_stop {
+    volatile sig_atomic_t cancel;
+    double next_ms;
+    PyObject *type, *value, *tb;
+} py_stop;
+
+static void py_search_progress(const gpk_search_progress *p, void *user)
+{
+    py_stop *st = user;
+    if (p->ms < st->next_ms || st->cancel) return;
+    st->next_ms = p->ms + 50.0;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (PyErr_CheckSignals() != 0) {
+        PyErr_Fetch(&st->type, &st->value, &st->tb);
+        st->cancel = 1;
+    }
+    PyGILState_Release(g);
+}
+
 /* search(ctx, kind, **options) -> (solution bytearray of uint32, name, best,
  * iterations, evaluated, gpu_evaluated, ms, local_optimum, stopped).
  * ctx: a Context, or a list of distinct Contexts for gpk_search_run_multi.
@@ -614,15 +675,26 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
                             "iters", "global_iters", "tenure", "starts", "seed", "start", "eval", "qap_delta",
                             "time_limit", NULL};
     PyObject *co, *start_o = Py_None, *limit_o = Py_None;
-    const char *kind_s, *path = NULL, *name = "instance", *algo = "tabu", *nb = "default", *eval = "ours",
+    PyObject *m_o = NULL, *n_o = NULL, *inst_seed_o = NULL, *iters_o = NULL, *global_o = NULL, *tenure_o = NULL,
+             *starts_o = NULL, *seed_o = NULL;
+    const char *kind_s, *path = NULL, *name = "instance", *algo = "auto", *nb = "default", *eval = "ours",
                         *qd = "table";
     const char *text = NULL;
     Py_ssize_t text_len = 0;
-    unsigned long m_rows = 0, n_cols = 0, global = 0, tenure = 0, starts = 0;
+    unsigned long long m_rows = 0, n_cols = 0, global = 0, tenure = 0, starts = 0;
     unsigned long long inst_seed = 1, iters = 0, seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zz#skkKssKkkkKOssO:search", names, &co, &kind_s, &path, &text,
-                                     &text_len, &name, &m_rows, &n_cols, &inst_seed, &algo, &nb, &iters, &global,
-                                     &tenure, &starts, &seed, &start_o, &eval, &qd, &limit_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zz#sOOOssOOOOOOssO:search", names, &co, &kind_s, &path, &text,
+                                     &text_len, &name, &m_o, &n_o, &inst_seed_o, &algo, &nb, &iters_o, &global_o,
+                                     &tenure_o, &starts_o, &seed_o, &start_o, &eval, &qd, &limit_o))
+        return NULL;
+    const unsigned long long U32 = UINT32_MAX, U64 = UINT64_MAX;
+    if ((m_o && count_arg(m_o, "m", U32, &m_rows) != 0) || (n_o && count_arg(n_o, "n", U32, &n_cols) != 0) ||
+        (inst_seed_o && count_arg(inst_seed_o, "instance_seed", U64, &inst_seed) != 0) ||
+        (iters_o && count_arg(iters_o, "iters", U64, &iters) != 0) ||
+        (global_o && count_arg(global_o, "global_iters", U32, &global) != 0) ||
+        (tenure_o && count_arg(tenure_o, "tenure", U32, &tenure) != 0) ||
+        (starts_o && count_arg(starts_o, "starts", U32, &starts) != 0) ||
+        (seed_o && count_arg(seed_o, "seed", U64, &seed) != 0))
         return NULL;
     gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
     gpk_search_problem prob = {GPK_PROBLEM_QAP, NULL, NULL, NULL};
@@ -633,12 +705,16 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "unknown problem '%s'", kind_s);
         return NULL;
     }
+    if (prob.kind == GPK_PROBLEM_PPP && (m_rows < 1 || n_cols < 1)) {
+        PyErr_Format(PyExc_ValueError, "ppp needs m >= 1 and n >= 1 (got m = %llu, n = %llu)", m_rows, n_cols);
+        return NULL;
+    }
     if (gpk_search_algo_parse(algo, &o.algo) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown algo '%s' (hc, hc-first, tabu, its, multistart)", algo);
+        PyErr_Format(PyExc_ValueError, "unknown algo '%s' (auto, hc, hc-first, tabu, its, multistart)", algo);
         return NULL;
     }
     if (gpk_neighbourhood_parse(nb, &o.nb) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown nb '%s' (default, swap, 2opt, flip1, flip2)", nb);
+        PyErr_Format(PyExc_ValueError, "unknown nb '%s' (default, swap, 2opt, or2opt, flip1, flip2)", nb);
         return NULL;
     }
     if (gpk_search_eval_parse(eval, &o.eval) != GPK_OK) {
@@ -654,8 +730,8 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     if (limit_o != Py_None) {
         double lim = PyFloat_AsDouble(limit_o);
         if (lim == -1.0 && PyErr_Occurred()) return NULL;
-        if (!(lim > 0)) {
-            PyErr_SetString(PyExc_ValueError, "time_limit must be > 0 seconds (or None)");
+        if (!(lim > 0) || lim > 1e9) {
+            PyErr_SetString(PyExc_ValueError, "time_limit must be > 0 seconds, at most 1e9 (or None)");
             return NULL;
         }
 #ifdef GPK_PY_HAVE_TIME_LIMIT
@@ -671,6 +747,11 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     o.tenure = (uint32_t)tenure;
     o.starts = (uint32_t)starts;
     o.seed = seed;
+    py_stop stop = {0, 0.0, NULL, NULL, NULL};
+    o.cancel = &stop.cancel;
+    o.progress = py_search_progress;
+    o.user = &stop;
+    o.progress_every = 1;
 
     Py_buffer sb = {0};
     int have_start = 0;
@@ -735,7 +816,7 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         break;
     case GPK_PROBLEM_PPP:
         ls = gpk_ppp_generate((uint32_t)m_rows, (uint32_t)n_cols, inst_seed, &ppp);
-        if (ls == GPK_OK) prob.ppp = &ppp, snprintf(inst, sizeof inst, "%lu-%lu-%llu", m_rows, n_cols, inst_seed);
+        if (ls == GPK_OK) prob.ppp = &ppp, snprintf(inst, sizeof inst, "%llu-%llu-%llu", m_rows, n_cols, inst_seed);
         break;
     }
     if (ls != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(NULL));
@@ -762,6 +843,11 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     for (int j = 0; j < count; j++) cs[j]->busy = 0;
     if (have_start) PyBuffer_Release(&sb);
+    if (stop.type) { /* interrupted: the signal's exception, not a result */
+        gpk_search_result_free(&res);
+        PyErr_Restore(stop.type, stop.value, stop.tb);
+        return NULL;
+    }
     if (ls != GPK_OK) return raise_status(ls, msg);
     if (s != GPK_OK) {
         if (bad_start) {

@@ -151,3 +151,34 @@ def test_context_closed_and_threads():
         gpk.sort_inplace(a, backend=c)
     with pytest.raises(ValueError):
         gpk.Context("cpu", threads=-2)
+
+
+def test_refused_with_the_cause():
+    """Masked arrays lost their mask, None and datetimes gave misleading
+    messages."""
+    m = np.ma.array(np.array([3, 1, 2], dtype=np.int64), mask=[0, 1, 0])
+    for f in (gpk.sort, gpk.sort_inplace, gpk.argsort):
+        with pytest.raises(TypeError, match="masked"):
+            f(m)
+    assert m.data.tolist() == [3, 1, 2]
+    with pytest.raises(TypeError, match="None"):
+        gpk.sort(None)
+    d = np.array(["2020-01-02", "2019-01-01"], dtype="datetime64[D]")
+    with pytest.raises(TypeError, match="int64"):
+        gpk.sort(d)
+    with pytest.raises(TypeError, match="int64"):
+        gpk.argsort(np.array([2, 1], dtype="timedelta64[s]"))
+
+
+def test_overlapping_keys_and_values():
+    """sort_by_key_inplace(z[:-1], z[1:]) returned success and corrupted z."""
+    z = np.arange(10, dtype=np.uint32)[::-1].copy()
+    before = z.copy()
+    with pytest.raises(ValueError, match="overlap"):
+        gpk.sort_by_key_inplace(z[:-1], z[1:])
+    with pytest.raises(ValueError, match="overlap"):
+        gpk.sort_by_key_inplace(z, z)
+    assert np.array_equal(z, before)
+    k, v = z[:5].copy(), z[5:]  # disjoint parts of one buffer are fine
+    gpk.sort_by_key_inplace(z[:5], v)
+    assert z[:5].tolist() == sorted(k.tolist())

@@ -65,10 +65,10 @@ def test_tsp_coords(rng):
     n = 8
     c = np.round(rng.random((n, 2)) * 1000, 3)
     best = min(tsp_len(c, np.array((0,) + q)) for q in itertools.permutations(range(1, n)))
-    r = gpk.tsp(coords=c, iters=200, seed=2)
+    r = gpk.tsp(coords=c, weight="EUC_2D", iters=200, seed=2)
     assert sorted(r.solution.tolist()) == list(range(n))
     assert r.cost == tsp_len(c, r.solution) and r.cost >= best
-    r = gpk.tsp(coords=c, algo="its", iters=100, global_iters=5, best_known=best)
+    r = gpk.tsp(coords=c, weight="EUC_2D", algo="its", iters=100, global_iters=5, best_known=best)
     assert r.cost == tsp_len(c, r.solution) and r.gap == pytest.approx(100.0 * (r.cost - best) / best)
 
 
@@ -152,3 +152,97 @@ def test_multi_contexts(rng):
         gpk.qap(a=a, b=b, contexts=cs[:1], backend="cpu")
     for c in cs:
         c.close()
+
+
+# ---- what a user meets first: the defaults, bad counts, Ctrl-C, real coordinates ----
+
+
+def euclid_len(c, tour):
+    p = c[np.asarray(tour, dtype=np.int64)]
+    return float(np.sqrt(((p - np.roll(p, -1, axis=0)) ** 2).sum(1)).sum())
+
+
+def test_defaults_are_the_cli_s(rng):
+    """The CLI's defaults (it was tabu here): QAP its, 100 x 1000 from n =
+    25; TSP multistart over or2opt; PPP its."""
+    n = 25
+    a = rng.integers(0, 20, (n, n))
+    b = rng.integers(0, 20, (n, n))
+    r = gpk.qap(a=a, b=b, seed=3)
+    assert r.iterations == 100 * 1000, "the default QAP search is its, 100 x 1000"
+    c = np.round(rng.random((40, 2)) * 1000)
+    d = gpk.tsp(coords=c, iters=20, seed=4)
+    m = gpk.tsp(coords=c, iters=20, seed=4, algo="multistart", nb="or2opt")
+    assert d.cost == m.cost and np.array_equal(d.solution, m.solution) and d.iterations == m.iterations
+    p = gpk.ppp(21, 21, 3, seed=5, iters=50)
+    q = gpk.ppp(21, 21, 3, seed=5, iters=50, algo="its")
+    assert p.cost == q.cost and p.iterations == q.iterations
+    assert "or2opt" in gpk.tsp.__doc__
+    # the paper's reproduction, one flag away
+    pp = gpk.tsp(coords=c, seed=4, paper=True)
+    ex = gpk.tsp(coords=c, seed=4, algo="its", nb="2opt", iters=1000, global_iters=10)
+    assert pp.cost == ex.cost and np.array_equal(pp.solution, ex.solution) and pp.iterations == 10000
+    with pytest.raises(ValueError, match="paper"):
+        gpk.tsp(coords=c, paper=True, nb="swap")
+    assert gpk.qap(a=a, b=b, seed=3, paper=True).iterations == 10 * 1000
+
+
+@pytest.mark.parametrize("kw", ["iters", "global_iters", "tenure", "starts", "seed"])
+def test_negative_counts_refused(kw):
+    """A negative count wrapped to a huge unsigned one (iters=-1 ran for
+    ever); the time limit bounds a search that would start anyway."""
+    a = np.ones((6, 6), dtype=np.int64)
+    with pytest.raises(ValueError, match=kw):
+        gpk.qap(a=a, b=a, time_limit=2, **{kw: -1})
+    with pytest.raises(ValueError, match=kw):
+        gpk.qap(a=a, b=a, time_limit=2, **{kw: 2**64})
+    if kw in ("global_iters", "tenure", "starts"):
+        with pytest.raises(ValueError, match=kw):
+            gpk.qap(a=a, b=a, time_limit=2, **{kw: 2**32})
+    with pytest.raises(TypeError, match=kw):
+        gpk.qap(a=a, b=a, time_limit=2, **{kw: 1.5})
+
+
+def test_ppp_bad_sizes():
+    for m, n in ((-1, 5), (5, -1), (0, 5), (2**32, 5)):
+        with pytest.raises(ValueError):
+            gpk.ppp(m, n, time_limit=2)
+    with pytest.raises(ValueError, match="instance_seed"):
+        gpk.ppp(5, 5, -3, time_limit=2)
+
+
+def test_ctrl_c_stops_a_search(rng):
+    """Ctrl-C (SIGINT, here _thread.interrupt_main) stops a running search
+    and raises KeyboardInterrupt at once (it ran to its end before)."""
+    import _thread
+    import threading
+    import time
+    n = 30
+    a = rng.integers(0, 20, (n, n))
+    b = rng.integers(0, 20, (n, n))
+    for call in (lambda: gpk.qap(a=a, b=b, iters=10**12, time_limit=60),
+                 lambda: gpk.tsp(coords=rng.random((300, 2)), time_limit=60)):
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        t0 = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            call()
+        timer.join()
+        assert time.monotonic() - t0 < 20, "the search went on after Ctrl-C"
+
+
+def test_tsp_float_coords(rng):
+    """Points in [0, 1): TSPLIB's rounding made every distance 0 or 1 (cost
+    0, a near-random tour); the default weight is the true distance."""
+    c = rng.random((200, 2))
+    r = gpk.tsp(coords=c, time_limit=1)
+    assert sorted(r.solution.tolist()) == list(range(200))
+    assert isinstance(r.cost, float) and r.cost == pytest.approx(euclid_len(c, r.solution))
+    # the optimum is about 0.7124 sqrt(n A) = 10.1 (a random tour: about 104)
+    assert 9.0 < r.cost < 12.5, r.cost
+    shifted = gpk.tsp(coords=c * 1e-6 + 5e3, time_limit=0.5)  # tiny and far from 0: the grid follows the points
+    assert shifted.cost == pytest.approx(euclid_len(c * 1e-6 + 5e3, shifted.solution)) and shifted.cost < 12.5e-6
+    with pytest.raises(ValueError):
+        gpk.tsp(coords=[[0, 0], [np.nan, 1], [1, 1]], algo="hc")
+    with pytest.raises(TypeError, match="masked"):
+        gpk.tsp(coords=np.ma.array(c, mask=np.zeros_like(c)), algo="hc")

@@ -23,6 +23,7 @@
  * decides whether to go on, so that a failed allocation is a verdict too. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 #include "mpi_internal.h"
+#include "../search/search_run.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -257,15 +258,8 @@ static void *worker_main(void *arg)
     shared *sh = w->sh;
     const gpk_search_opts *opts = sh->opts;
     for (uint32_t r = w->first; r < sh->runs; r += w->step) {
-        gpk_search_opts o = *opts;
-        if (o.algo == GPK_SEARCH_MULTISTART) { /* each run an ITS with a multistart run's budget */
-            if (!o.global_iters)
-                o.global_iters = gpk_search_default_global_iters(sh->problem->kind, GPK_SEARCH_MULTISTART, 0);
-            o.algo = GPK_SEARCH_ITS;
-        }
-        o.seed = gpk__splitmix64(opts->seed + r); /* as gpk_search_run_multi seeds run r */
-        o.start = r == 0 ? opts->start : NULL;
-        o.starts = 0;
+        gpk_search_opts o;
+        gpk__search_multi_run_opts(sh->problem->kind, opts, r, &o); /* as gpk_search_run_multi's run r */
         o.cancel = &sh->stop;
         if (!w->reports) o.progress = NULL;
         if (sh->deadline > 0) {
@@ -378,6 +372,13 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     if (!inited || finalized)
         return gpk__mpi_fail(c0, GPK_EINVAL, FN ": MPI is %s", finalized ? "finalised" : "not initialised");
     if (comm == MPI_COMM_NULL) return gpk__mpi_fail(c0, GPK_EINVAL, FN ": comm is MPI_COMM_NULL");
+    /* the defaults resolved once, as gpk_search_run_multi does */
+    gpk_search_opts resolved;
+    if (problem && opts) {
+        resolved = *opts;
+        gpk_search_opts_resolve(problem->kind, &resolved);
+        opts = &resolved;
+    }
 
     const double t0 = now_s();
     gpk_status st = GPK_OK;

@@ -469,12 +469,17 @@ typedef struct {
     int report;     /* this thread calls the progress callback */
     double t0;
     int64_t best;   /* for the report */
+    gpk__tally *tally; /* multistart: every run's counts (NULL: one run) */
+    uint32_t run;
 } reporter;
 
 static void report(reporter *rp, const state *s, int64_t best)
 {
-    if (!rp->report || !rp->cfg->progress || s->iteration % rp->cfg->progress_every) return;
+    if (!rp->cfg->progress) return;
+    gpk__tally_put(rp->tally, rp->run, s->iteration, s->evaluated, best);
+    if (!rp->report || s->iteration % rp->cfg->progress_every) return;
     gpk_search_progress p = {s->iteration, s->cost, best, s->evaluated, (omp_get_wtime() - rp->t0) * 1e3};
+    gpk__tally_sum(rp->tally, &p);
     rp->cfg->progress(&p, rp->cfg->user);
 }
 
@@ -688,13 +693,20 @@ static gpk_status multistart(gpk_ctx *ctx, const gpk__search_cfg *c, reporter *r
     for (uint32_t k = 0; k < starts; k++) o[k].sol = sols + (size_t)k * n;
     int threads = c->threads < (int)starts ? c->threads : (int)starts;
     const int64_t nstarts = starts;
+    gpk__tally tally;
+    memset(&tally, 0, sizeof tally);
+    const int tallied = c->progress && gpk__tally_init(&tally, starts) == 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int64_t k = 0; k < nstarts; k++) {
-        /* Only the calling thread (the team's master) reports, on its own runs. */
+        /* Only the calling thread (the team's master) reports, with the
+         * totals of every run. */
         reporter mine = *rp;
         mine.report = omp_get_thread_num() == 0;
+        mine.tally = tallied ? &tally : NULL;
+        mine.run = (uint32_t)k;
         multistart_run(c, (uint32_t)k, &mine, &o[k]);
     }
+    gpk__tally_free(&tally);
     gpk_status st = GPK_OK;
     uint32_t best = 0;
     for (uint32_t k = 0; k < starts; k++) {
@@ -739,7 +751,7 @@ static int64_t full_cost(const gpk__search_cfg *c, const uint32_t *sol, int *ok)
 
 gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result *r)
 {
-    reporter rp = {c, 1, omp_get_wtime(), 0};
+    reporter rp = {c, 1, omp_get_wtime(), 0, NULL, 0};
     memset(r, 0, sizeof *r);
     r->n = c->n;
     r->solution = malloc((size_t)c->n * sizeof *r->solution);

@@ -7,6 +7,9 @@
 #include "../core/internal.h"
 #include "gpk/search.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 typedef struct gpk__search_cfg {
     gpk_problem_kind kind;
     const gpk_qap *qap;
@@ -39,6 +42,77 @@ typedef struct gpk__search_cfg {
  * has passed. Cheap (a clock read), but callers still space the calls out
  * in tight loops. */
 int gpk__search_should_stop(const gpk__search_cfg *c);
+
+/* Multistart progress: every run publishes its counts here and the
+ * reporting thread sums them, so that a report counts all the runs, as the
+ * result does (not the reporting thread's own runs alone). Runs not
+ * started yet hold best = INT64_MAX. */
+typedef struct gpk__tally {
+    uint32_t runs;
+    uint64_t *iters, *evaluated;
+    int64_t *best;
+} gpk__tally;
+static inline int gpk__tally_init(gpk__tally *t, uint32_t runs)
+{
+    t->runs = runs;
+    t->iters = calloc(runs, sizeof *t->iters);
+    t->evaluated = calloc(runs, sizeof *t->evaluated);
+    t->best = malloc(runs * sizeof *t->best);
+    if (!t->iters || !t->evaluated || !t->best) return -1;
+    for (uint32_t r = 0; r < runs; r++) t->best[r] = INT64_MAX;
+    return 0;
+}
+static inline void gpk__tally_free(gpk__tally *t)
+{
+    free(t->iters);
+    free(t->evaluated);
+    free(t->best);
+    memset(t, 0, sizeof *t);
+}
+static inline void gpk__tally_put(gpk__tally *t, uint32_t r, uint64_t iters, uint64_t evaluated, int64_t best)
+{
+    if (!t) return;
+    __atomic_store_n(&t->iters[r], iters, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->evaluated[r], evaluated, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->best[r], best, __ATOMIC_RELAXED);
+}
+/* p's iteration, evaluated and best become the totals over the runs. */
+static inline void gpk__tally_sum(gpk__tally *t, gpk_search_progress *p)
+{
+    if (!t) return;
+    uint64_t it = 0, ev = 0;
+    int64_t best = INT64_MAX;
+    for (uint32_t r = 0; r < t->runs; r++) {
+        const int64_t c = __atomic_load_n(&t->best[r], __ATOMIC_RELAXED);
+        it += __atomic_load_n(&t->iters[r], __ATOMIC_RELAXED);
+        ev += __atomic_load_n(&t->evaluated[r], __ATOMIC_RELAXED);
+        if (c < best) best = c;
+    }
+    p->iteration = it;
+    p->evaluated = ev;
+    if (best < p->best) p->best = best;
+}
+
+/* The options of run r of a multistart spread over contexts
+ * (gpk_search_run_multi, the MPI multistart), from resolved options
+ * (gpk_search_opts_resolve): a multistart becomes one ITS run with a
+ * multistart run's budget, seeded splitmix64(seed + r), run 0 from the
+ * start solution. */
+static inline void gpk__search_multi_run_opts(gpk_problem_kind kind, const gpk_search_opts *resolved, uint32_t r,
+                                              gpk_search_opts *o)
+{
+    *o = *resolved;
+    if (o->algo == GPK_SEARCH_MULTISTART) {
+        /* a multistart run's budget (its, not the single ITS's); with a
+         * time limit and no counts, rounds until the limit */
+        if (!o->global_iters && !(o->time_limit > 0 && !o->iters))
+            o->global_iters = gpk_search_default_global_iters(kind, GPK_SEARCH_MULTISTART, 0);
+        o->algo = GPK_SEARCH_ITS;
+    }
+    o->seed = gpk__splitmix64(resolved->seed + r); /* as search_cpu.c seeds multistart run r */
+    o->start = r == 0 ? resolved->start : NULL;
+    o->starts = 0;
+}
 
 /* ---- TSP local search with neighbour lists (src/search/tsp_ls.c) ---- */
 #define GPK__TSP_LS_K 10u /* neighbours per city */

@@ -249,15 +249,17 @@ gpk_status gpk__read_file(const char *path, char **text, size_t *len)
             buf = nb;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0) break;
     }
-    int err = ferror(f);
+    const int err = ferror(f), why = errno;
     fclose(f);
     if (err) {
         free(buf);
-        return gpk__fail(NULL, GPK_EIO, "%s: read error", path);
+        /* the cause, e.g. "Is a directory" for a directory named as the instance */
+        return gpk__fail(NULL, GPK_EIO, "%s: read error: %s", path, why ? strerror(why) : "unknown cause");
     }
     *text = buf;
     *len = n;

@@ -49,6 +49,24 @@ static double geo_radians(double v)
     return PI * (deg + 5.0 * min / 3.0) / 180.0;
 }
 
+/* A GEO coordinate DDD.MM within +-limit degrees, its minutes below 60. */
+static int geo_in_range(double v, double limit)
+{
+    const double deg = trunc(v), min = fabs(v - deg);
+    return fabs(v) <= limit && min < 0.6;
+}
+
+/* 1 (and what is wrong) when (lat, lon) is no GEO position: a latitude
+ * beyond +-90 degrees, a longitude beyond +-180, 60 minutes or more. */
+static int geo_bad(double lat, double lon, char *what, size_t len)
+{
+    const int bad_lat = !geo_in_range(lat, 90.0);
+    if (!bad_lat && geo_in_range(lon, 180.0)) return 0;
+    snprintf(what, len, "GEO %s %.10g is not DDD.MM within -%d .. %d degrees (minutes below 60)",
+             bad_lat ? "latitude" : "longitude", bad_lat ? lat : lon, bad_lat ? 90 : 180, bad_lat ? 90 : 180);
+    return 1;
+}
+
 static int32_t coord_dist(const gpk_tsp *t, uint32_t i, uint32_t j)
 {
     /* The formulas are not meant for i == j (GEO would give 1). */
@@ -194,7 +212,7 @@ static gpk_status expect_coord(gpk__text *t, const char *section, double *v)
 
 /* "id x y" lines, n of them, every id in 1..n once. x, y NULL: validate and
  * skip (DISPLAY_DATA_SECTION). */
-static gpk_status read_nodes(gpk__text *t, uint32_t n, const char *section, double *x, double *y)
+static gpk_status read_nodes(gpk__text *t, uint32_t n, const char *section, int geo, double *x, double *y)
 {
     if (!room_for(t, 3 * (uint64_t)n))
         return gpk__text_fail(t, GPK_EFORMAT, "%s: truncated, DIMENSION %u needs %llu numbers", section, n,
@@ -213,6 +231,11 @@ static gpk_status read_nodes(gpk__text *t, uint32_t n, const char *section, doub
         seen[id - 1] = 1;
         if ((st = expect_coord(t, section, &cx)) != GPK_OK) break;
         if ((st = expect_coord(t, section, &cy)) != GPK_OK) break;
+        char what[160];
+        if (geo && geo_bad(cx, cy, what, sizeof what)) {
+            st = gpk__text_fail(t, GPK_EFORMAT, "%s: node %lld: %s", section, (long long)id, what);
+            break;
+        }
         if (x) {
             x[id - 1] = cx;
             y[id - 1] = cy;
@@ -484,7 +507,7 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
                     st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for %u cities", label, n);
                     goto fail;
                 }
-                if ((st = read_nodes(&t, n, "NODE_COORD_SECTION", out->x, out->y)) != GPK_OK) goto fail;
+                if ((st = read_nodes(&t, n, "NODE_COORD_SECTION", have_type && out->weight == GPK_TSP_GEO, out->x, out->y)) != GPK_OK) goto fail;
                 have_coords = 1;
             } else if (key[0] == 'E') {
                 if (have_weights) {
@@ -522,7 +545,7 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
                     st = gpk__text_fail(&t, GPK_EFORMAT, "DISPLAY_DATA_SECTION given twice");
                     goto fail;
                 }
-                if ((st = read_nodes(&t, n, "DISPLAY_DATA_SECTION", NULL, NULL)) != GPK_OK) goto fail;
+                if ((st = read_nodes(&t, n, "DISPLAY_DATA_SECTION", 0, NULL, NULL)) != GPK_OK) goto fail;
                 have_display = 1;
             } else {
                 if (have_fixed) {
@@ -564,6 +587,16 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
     if (!have_coords) {
         st = gpk__text_fail(&t, GPK_EFORMAT, "no NODE_COORD_SECTION");
         goto fail;
+    }
+    /* GEO given after the section (the section checked them otherwise) */
+    if (out->weight == GPK_TSP_GEO) {
+        for (uint32_t i = 0; i < n; i++) {
+            char what[160];
+            if (geo_bad(out->x[i], out->y[i], what, sizeof what)) {
+                st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION: node %u: %s", i + 1, what);
+                goto fail;
+            }
+        }
     }
     if (n <= matrix_max) {
         size_t nn = (size_t)n * n;

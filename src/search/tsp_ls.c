@@ -372,6 +372,8 @@ typedef struct {
     gpk__tsp_ls_cuda *gpu;   /* batch 1 */
     uint64_t gpu_evaluated;
     gpk_status gpu_status;   /* a failed GPU call: the descent went on on the CPU */
+    gpk__tally *tally;       /* multistart: every run's counts for the reports (or NULL) */
+    uint32_t run;
 } ls;
 
 static inline int32_t D(const ls *L, uint32_t a, uint32_t b) { return gpk_tsp_dist(L->tsp, a, b); }
@@ -970,10 +972,12 @@ static int ls_init(ls *L, const gpk__search_cfg *c, const uint32_t *nb, const in
 static void report(ls *L, int64_t best, double t0, int me)
 {
     const gpk__search_cfg *c = L->cfg;
-    if (!me || !c->progress) return;
+    if (!c->progress) return;
     const uint64_t it = L->kicks ? L->kicks : L->moves;
-    if (it % c->progress_every) return;
+    gpk__tally_put(L->tally, L->run, it, L->evaluated, best);
+    if (!me || it % c->progress_every) return;
     gpk_search_progress p = {it, L->cost, best, L->evaluated, (omp_get_wtime() - t0) * 1e3};
+    gpk__tally_sum(L->tally, &p);
     c->progress(&p, c->user);
 }
 
@@ -1038,7 +1042,7 @@ typedef struct {
 
 static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k, uint64_t seed,
                    const uint32_t *start, double t0, int me, uint32_t *sol, int64_t *best, uint64_t *moves,
-                   uint64_t *evaluated, int *stopped, int *local_opt, batching *bt)
+                   uint64_t *evaluated, int *stopped, int *local_opt, batching *bt, gpk__tally *tally, uint32_t run)
 {
     const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
     ls L;
@@ -1047,6 +1051,8 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
         return -1;
     }
     L.stopped = *stopped; /* set: the lists are unfinished, no move may use them */
+    L.tally = tally;
+    L.run = run;
     if (bt) {
         L.batch = bt->batch;
         L.gpu = bt->gpu;
@@ -1144,6 +1150,9 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     batching bt = {0, NULL, 0, GPK_OK};
     if (runs == 1 && !stopped_early) open_batching(ctx, c, nb, nd, k, &bt);
     const int threads = runs == 1 ? 1 : c->threads < (int)runs ? c->threads : (int)runs;
+    gpk__tally tally;
+    memset(&tally, 0, sizeof tally);
+    const int tallied = runs > 1 && c->progress && gpk__tally_init(&tally, runs) == 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
     for (int64_t s = 0; s < (int64_t)runs; s++) {
         /* multistart run s as every multistart seeds it (also with one start,
@@ -1153,8 +1162,9 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
         stops[s] = stopped_early;
         bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
                          sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s],
-                         runs == 1 ? &bt : NULL);
+                         runs == 1 ? &bt : NULL, tallied ? &tally : NULL, (uint32_t)s);
     }
+    gpk__tally_free(&tally);
 #ifdef GPK_HAVE_CUDA_SEARCH
     gpk__tsp_ls_cuda_close(bt.gpu);
 #endif

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets of the readers (QAPLIB, TSPLIB95, QAPLIB
-# .sln, TSPLIB .tour, and the CLI's .npy / raw array reader) with clang,
+# .sln, TSPLIB .tour, the CLI's .npy / raw array reader and its best-known
+# tables) with clang,
 # AddressSanitizer and UBSan, and runs each for SECONDS (60) from a seed
 # corpus of small files copied out of DATA (../shared/data) into /tmp: the
 # data is read in place and never copied into the tree. Without DATA the
@@ -13,7 +14,7 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${2:-$root/../shared/data}
 build=${GPK_FUZZ_BUILD:-$root/build-fuzz} # in the tree: a shared /tmp folder holds another checkout's cache
-targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy"
+targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy fuzz_best_known"
 # GPK_FUZZ instruments the library too (fuzzer-no-link): otherwise the
 # fuzzer sees no coverage inside the readers and ASan checks none of their
 # accesses.
@@ -33,6 +34,12 @@ for f in burma14 ulysses16 att48 bays29 bayg29 fri26 eil51 gr17 gr21 dantzig42; 
 done
 printf '3\n\n0 1 2\n1 0 1\n2 1 0\n\n0 5 2\n5 0 3\n2 3 0\n' >"$corp/fuzz_qaplib/tiny.dat"
 printf '3 24\n2 3 1\n' >"$corp/fuzz_sln/tiny.sln"
+# best-known seeds: the selector byte (bit 0: ':' else ','; the rest: the
+# name, see fuzz_best_known.c), then the head of each table
+{ printf '\003'; head -c 2000 "$data/qaplib/best-known.csv" 2>/dev/null; printf 'tai12a,224416,OPT\n'; } \
+  >"$corp/fuzz_best_known/csv"
+{ printf '\001'; head -c 2000 "$data/tsplib/bestSolutions.txt" 2>/dev/null; printf 'a280 : 2579\n'; } \
+  >"$corp/fuzz_best_known/txt"
 printf 'NAME : sq\nTYPE : TSP\nDIMENSION : 4\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 0 10\n3 10 10\n4 10 0\nEOF\n' \
   >"$corp/fuzz_tsplib/sq.tsp"
 printf 'NAME : sq.tour\nTYPE : TOUR\nDIMENSION : 4\nTOUR_SECTION\n1\n3\n2\n4\n-1\nEOF\n' >"$corp/fuzz_tour/sq.tour"

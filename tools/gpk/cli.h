@@ -62,6 +62,9 @@ typedef struct cli_best_known {
     int have;
     int64_t value;
     char kind[8]; /* OPT or BKS */
+    char source[160]; /* "TABLE:LINE" the value came from, or "" */
+    char note[224];   /* why a table beside the instance was passed over (not a regular file, a value
+                         out of range), or "" (tools/gpk/best_known.h) */
 } cli_best_known;
 cli_best_known cli_find_best_known(const char *path, const char *table, char sep, const char *name,
                                    const char *default_kind);

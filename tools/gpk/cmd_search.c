@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "best_known.h"
 #include "cli.h"
 #include "gpk/gen.h"
 #include "gpk/search.h"
@@ -25,8 +26,12 @@
 static void common_help(FILE *f)
 {
     fprintf(f,
-            "  --algo A       its (default: iterated tabu search, the paper's), tabu, hc (best\n"
-            "                 improvement), hc-first (first improvement), multistart\n"
+            "  --algo A       auto (default: the best real-use search: tsp multistart over\n"
+            "                 --nb or2opt for 10 s; qap, ppp its), its (iterated tabu search),\n"
+            "                 tabu, hc (best improvement), hc-first (first improvement),\n"
+            "                 multistart (one its per thread, the best kept)\n"
+            "  --paper        the paper's reproduction (Luong, Melab & Talbi 2009): its, 10 x\n"
+            "                 1000 tabu iterations, the whole neighbourhood (tsp: 2opt)\n"
             "  --iters N      hc: most moves (default: until a local optimum); tabu: iterations\n"
             "                 (default 10000); its, multistart: tabu iterations per global\n"
             "                 iteration (default 1000)\n"
@@ -57,6 +62,8 @@ static void common_help(FILE *f)
             "                 T one-thread searches. --starts works with every --algo. Rank 0\n"
             "                 prints and writes --out; a signal to any rank stops all\n"
             "  --time-limit S stop after S seconds (decimals allowed) with the best so far;\n"
+            "                 a budget: without --iters / --global, tabu, its and multistart\n"
+            "                 search until it (hc stops at its local optimum);\n"
             "                 SIGINT / SIGTERM also stop the search: the summary is printed,\n"
             "                 --out written, and the exit status is 130 / 143\n"
             "  --best-known V the reference value for the gap (default: the table beside the\n"
@@ -91,7 +98,7 @@ void cmd_qap_help(FILE *f)
 void cmd_tsp_help(FILE *f)
 {
     fprintf(f,
-            "usage: gpk tsp FILE.tsp [--algo A] [--nb 2opt|swap|or2opt] [--seed S] [--out FILE.tour]\n"
+            "usage: gpk tsp FILE.tsp [--algo A] [--nb or2opt|2opt|swap] [--seed S] [--out FILE.tour]\n"
             "               [--svg FILE.svg] [options]\n"
             "\n"
             "Symmetric travelling salesman (TSPLIB95): minimises the closed tour length by\n"
@@ -99,13 +106,13 @@ void cmd_tsp_help(FILE *f)
             "gap is given against bestSolutions.txt in FILE's directory when it names the\n"
             "instance, else against NAME.opt.tour beside it.\n"
             "\n"
-            "  --nb NB        2opt (default: reverse a segment, whole neighbourhood), swap\n"
-            "                 (exchange two cities), or2opt (for real and large instances:\n"
-            "                 2-opt and Or-opt over the 10 nearest neighbours, don't-look bits,\n"
-            "                 O(n) memory; hc descends, tabu and its run an iterated local\n"
-            "                 search with double-bridge kicks, multistart one per thread;\n"
-            "                 from 20000 cities with a CUDA device the descent's moves are\n"
-            "                 evaluated on the GPU, many applied per batch)\n"
+            "  --nb NB        or2opt (default: 2-opt and Or-opt over the 10 nearest neighbours,\n"
+            "                 don't-look bits, O(n) memory; hc descends, tabu and its run an\n"
+            "                 iterated local search with double-bridge kicks, multistart one\n"
+            "                 per thread; from 20000 cities with a CUDA device the descent's\n"
+            "                 moves are evaluated on the GPU, many applied per batch), 2opt\n"
+            "                 (the paper's: reverse a segment, whole neighbourhood), swap\n"
+            "                 (exchange two cities)\n"
             "  --seed S       start tour and random choices (default 1)\n"
             "  --init FILE    start from the tour of a TSPLIB .tour file\n"
             "  --eval FILE    print the length of the .tour (no search); --eval ours or\n"
@@ -137,80 +144,12 @@ void cmd_ppp_help(FILE *f)
 
 /* ---- best-known values ------------------------------------------------------------- */
 
-static int same_name(const char *a, const char *b, size_t blen, int fold)
-{
-    if (strlen(a) != blen) return 0;
-    for (size_t i = 0; i < blen; i++) {
-        char x = a[i], y = b[i];
-        if (fold) {
-            if (x >= 'A' && x <= 'Z') x = (char)(x - 'A' + 'a');
-            if (y >= 'A' && y <= 'Z') y = (char)(y - 'A' + 'a');
-        }
-        if (x != y) return 0;
-    }
-    return 1;
-}
-
-/* Looks `name` up in the table `table` in the directory of `path`. Lines
- * are "name SEP value [SEP kind]" with SEP ',' (best-known.csv) or ':'
- * (bestSolutions.txt), blanks allowed around each field; anything else (the
- * csv header, comments) is skipped. An exact match wins over one that
- * differs in case only. A missing table is no error: there is just no gap. */
-cli_best_known cli_find_best_known(const char *path, const char *table, char sep, const char *name,
-                                  const char *default_kind)
-{
-    cli_best_known bk = {0, 0, ""};
-    if (!name || !*name) return bk;
-    const char *slash = strrchr(path, '/');
-    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
-    char *file = malloc(dlen + strlen(table) + 1);
-    if (!file) return bk;
-    memcpy(file, path, dlen);
-    strcpy(file + dlen, table);
-    FILE *f = fopen(file, "r");
-    free(file);
-    if (!f) return bk;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        char *k = p;
-        while (*p && *p != sep && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') p++;
-        size_t klen = (size_t)(p - k);
-        while (*p == ' ' || *p == '\t') p++;
-        if (klen == 0 || *p != sep) continue;
-        p++;
-        char *end;
-        long long v = strtoll(p, &end, 10);
-        if (end == p) continue;
-        p = end;
-        while (*p == ' ' || *p == '\t') p++;
-        char kind[8] = "";
-        if (*p == sep) {
-            p++;
-            while (*p == ' ' || *p == '\t') p++;
-            size_t n = 0;
-            while (p[n] && p[n] != '\r' && p[n] != '\n' && p[n] != ' ' && n + 1 < sizeof kind) n++;
-            memcpy(kind, p, n);
-            kind[n] = '\0';
-        }
-        int exact = same_name(name, k, klen, 0);
-        if (exact || (!bk.have && same_name(name, k, klen, 1))) {
-            bk.have = 1;
-            bk.value = v;
-            snprintf(bk.kind, sizeof bk.kind, "%s", *kind ? kind : default_kind);
-            if (exact) break;
-        }
-    }
-    fclose(f);
-    return bk;
-}
-
 /* The gap in percent, when it means something (a positive best known, or
- * the best known reached). */
+ * the best known reached; never against a reference the result shows to
+ * be wrong: below an optimum, or more than twice the result). */
 static int gap_of(const cli_best_known *bk, int64_t best, double *gap)
 {
-    if (!bk->have) return 0;
+    if (!bk->have || !cli_reference_plausible(bk, best)) return 0;
     if (bk->value > 0) {
         *gap = 100.0 * (double)(best - bk->value) / (double)bk->value;
         return 1;
@@ -237,6 +176,9 @@ typedef struct progress_state {
     int warned;
     int64_t shift;     /* added to the search's costs: the true tour length (FIXED_EDGES_SECTION) */
     int64_t ref_shift; /* taken from the length for the gap: the fixed edges */
+    uint64_t pace_it;  /* the first report past iteration 0, where the pace is measured from */
+    double pace_ms;
+    double predicted;  /* the duration predicted (s), 0: none */
 } progress_state;
 
 /* Ends a rewritten progress line before anything else goes to stderr. */
@@ -253,17 +195,27 @@ static void progress_end(progress_state *st)
 static void on_progress(const gpk_search_progress *p, void *user)
 {
     progress_state *st = user;
-    /* The budget's duration, from the pace of the first tenth of a second:
-     * a run the user did not mean to last long is worth a word early. */
-    if (!st->warned && st->budget > 0 && p->iteration > 0 && p->ms >= 100.0) {
-        st->warned = 1;
-        const double predicted = p->ms * 1e-3 / (double)p->iteration * st->budget * st->runs;
-        if (predicted > 60.0 && (st->limit_s == 0 || st->limit_s > 60.0)) {
-            progress_end(st);
-            fprintf(stderr, "gpk %s: warning: this budget is predicted to take about %.0f s%s (--time-limit "
-                            "bounds it; Ctrl-C stops with the best so far)\n",
-                    st->cmd, predicted,
-                    predicted > 86400 ? " (days)" : predicted > 3600 ? " (hours)" : "");
+    /* The budget's duration, from the pace of a tenth of a second after
+     * the first iteration (which can take long: the first descent of an
+     * or2opt search, a table set-up, while the kicks after it take
+     * microseconds): a run the user did not mean to last long is worth a
+     * word early. With a time limit the limit bounds it: no word. */
+    if (!st->warned && st->budget > 0 && st->limit_s == 0 && p->iteration > 0) {
+        if (st->pace_it == 0) {
+            st->pace_it = p->iteration;
+            st->pace_ms = p->ms;
+        } else if (p->iteration > st->pace_it && p->ms - st->pace_ms >= 100.0) {
+            st->warned = 1;
+            const double per = (p->ms - st->pace_ms) / (double)(p->iteration - st->pace_it);
+            const double total = st->budget * st->runs;
+            const double predicted = (p->ms + per * (total > (double)p->iteration ? total - (double)p->iteration : 0)) * 1e-3;
+            st->predicted = predicted;
+            if (predicted > 60.0) {
+                progress_end(st);
+                fprintf(stderr, "gpk %s: warning: this budget is predicted to take about %.0f s%s (--time-limit "
+                                "bounds it; Ctrl-C stops with the best so far)\n",
+                        st->cmd, predicted, predicted > 86400 ? " (days)" : predicted > 3600 ? " (hours)" : "");
+            }
         }
     }
     if (p->ms - st->last_ms < 1000.0) return;
@@ -649,7 +601,8 @@ typedef struct search_args {
     int64_t best_known;
     int have_best_known;
     gpk_search_opts so;
-    int algo_set, nb_set, quiet, json, threads;
+    int algo_set, nb_set, quiet, json, threads, paper;
+    int default_limit; /* the time limit is the default's (auto on a TSP), not --time-limit */
     uint64_t iters, global, tenure, starts, seed, search_seed, m, n;
     int have_iters, have_global, have_tenure, have_starts, have_search_seed, have_m, have_n;
     uint64_t gpus;
@@ -682,6 +635,8 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         }
         if (cli_flag(arg, NULL, "--json")) {
             a->json = 1;
+        } else if (cli_flag(arg, NULL, "--paper")) {
+            a->paper = 1;
         } else if (cli_flag(arg, NULL, "--mpi")) {
 #ifndef GPK_HAVE_MPI
             cli_error(cmd, "--mpi: this gpk was built without MPI (gpk-mpi is built beside gpk when MPI is "
@@ -694,7 +649,7 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             if (gpk_search_algo_parse(val, &a->so.algo) != GPK_OK) {
-                cli_error(cmd, "unknown --algo '%s' (hc, hc-first, tabu, its, multistart)", val);
+                cli_error(cmd, "unknown --algo '%s' (auto, hc, hc-first, tabu, its, multistart)", val);
                 return CLI_USAGE;
             }
             a->algo_set = 1;
@@ -850,6 +805,28 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         cli_error(cmd, "the instance needs --m and --n (e.g. --m 73 --n 73)");
         return CLI_USAGE;
     }
+    /* --paper: the paper's reproduction (Luong, Melab & Talbi 2009): its,
+     * 10 x 1000 tabu iterations, the full neighbourhood (TSP: 2-opt). */
+    if (a->paper) {
+        if (a->algo_set || a->nb_set) {
+            cli_error(cmd, "--paper sets --algo its and the paper's neighbourhood: drop --%s",
+                      a->algo_set ? "algo" : "nb");
+            return CLI_USAGE;
+        }
+        a->so.algo = GPK_SEARCH_ITS;
+        a->so.nb = kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT : gpk_search_default_nb(kind);
+        if (!a->have_global) a->global = 10;
+        if (!a->have_iters) a->iters = 1000;
+    }
+    /* The defaults resolved here as the library resolves them, so that what
+     * is checked and reported is what runs (auto: TSP multistart over
+     * or2opt for 10 s, QAP and PPP its). */
+    a->so.iters = a->iters;
+    a->so.global_iters = (uint32_t)a->global;
+    a->so.time_limit = a->time_limit;
+    gpk_search_opts_resolve(kind, &a->so);
+    a->default_limit = a->time_limit == 0 && a->so.time_limit > 0;
+    a->time_limit = a->so.time_limit;
     /* Refused rather than ignored: a run asked for K GPUs must not quietly
      * measure the CPU. */
     if (a->have_gpus && a->backend == GPK_BACKEND_CPU) {
@@ -917,9 +894,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";
     search_args a;
     memset(&a, 0, sizeof a);
-    gpk_search_opts init = GPK_SEARCH_OPTS_INIT;
+    gpk_search_opts init = GPK_SEARCH_OPTS_INIT; /* auto: the best real-use search (--paper: the paper's) */
     a.so = init;
-    a.so.algo = GPK_SEARCH_ITS; /* the paper's search, for every problem */
     a.seed = 1;
     a.backend = GPK_BACKEND_AUTO;
 #ifdef GPK_HAVE_MPI
@@ -948,7 +924,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     pb.kind = kind;
     char instance[96];
     uint32_t n = 0;
-    cli_best_known bk = {0, 0, ""};
+    cli_best_known bk;
+    memset(&bk, 0, sizeof bk);
     gpk_status s;
     switch (kind) {
     case GPK_PROBLEM_QAP:
@@ -1012,12 +989,15 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     /* The reference: --best-known, else the table, else the optimal tour /
      * the solution file beside the instance (evaluated here, not trusted). */
     if (a.have_best_known) {
+        memset(&bk, 0, sizeof bk);
         bk.have = 1;
         bk.value = a.best_known;
         snprintf(bk.kind, sizeof bk.kind, "given");
     } else if (!bk.have && kind != GPK_PROBLEM_PPP) {
         char *f = beside(a.file, instance, kind == GPK_PROBLEM_TSP ? ".opt.tour" : ".sln");
-        FILE *probe = f ? fopen(f, "r") : NULL;
+        char why[sizeof bk.note] = "";
+        FILE *probe = f ? cli_open_beside(f, why, sizeof why) : NULL;
+        if (!probe && *why && !*bk.note) snprintf(bk.note, sizeof bk.note, "%s", why);
         if (probe) {
             fclose(probe);
             uint32_t *sol = load_solution(cmd, &pb, f, n, 1);
@@ -1029,6 +1009,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         }
         free(f);
     }
+    if (*bk.note && !a.quiet && this_rank() == 0) fprintf(stderr, "gpk %s: warning: %s\n", cmd, bk.note);
     uint32_t *init_sol = NULL;
     if (a.eval_file) {
         uint32_t *sol = load_solution(cmd, &pb, a.eval_file, n, 0);
@@ -1106,7 +1087,7 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     gpk_mpi_search_run *mpi_runs = NULL; /* --mpi: every run's record */
 #endif
     char tag[160];
-    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0, 0, 0};
+    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0, 0, 0, 0, 0.0, 0.0};
     ps.shift = fixed_shift;
     ps.ref_shift = tsp.nfixed ? fixed_length(&tsp) : 0;
     rc = CLI_OK;
@@ -1252,7 +1233,9 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         a.so.user = &ps;
         a.so.progress_every = 1; /* on_progress keeps time */
         /* What the reports count to, for the duration warning: tabu
-         * iterations (or ILS kicks) of the runs the calling thread does. */
+         * iterations (or ILS kicks) of the runs the calling thread reports
+         * on. A multistart on the CPU reports the totals of all its runs;
+         * over GPUs and ranks, the runs of the first context. */
         const double it = a.iters ? (double)a.iters : a.so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
         const double gl = a.global ? (double)a.global : (double)gpk_search_default_global_iters(kind, a.so.algo, n);
         if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
@@ -1261,12 +1244,14 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
             /* rank 0's first context runs run 0, run C, run 2C ... */
             const double starts = a.starts ? (double)a.starts : mpi_contexts;
             ps.runs = ceil(starts / (mpi_contexts < 1 ? 1 : mpi_contexts));
-        } else if (a.so.algo == GPK_SEARCH_MULTISTART && !multi) {
-            const double starts = a.starts ? (double)a.starts : info.threads;
-            ps.runs = ceil(starts / (info.threads < 1 ? 1 : info.threads));
-            if (a.so.nb == GPK_NB_OR_OPT) ps.runs = 1; /* or2opt reports from one run while all run at once */
+        } else if (multi) {
+            const double starts = a.starts ? (double)a.starts : ngpu;
+            ps.runs = ceil(starts / (ngpu < 1 ? 1 : ngpu));
+        } else if (a.so.algo == GPK_SEARCH_MULTISTART) {
+            ps.budget *= a.starts ? (double)a.starts : (double)info.threads;
         }
-        if (a.so.nb == GPK_NB_OR_OPT && a.time_limit > 0 && !a.iters) ps.budget = 0; /* kicks until the limit */
+        /* a time limit and no count: the search runs until the limit */
+        if (a.time_limit > 0 && !a.iters && (a.so.algo == GPK_SEARCH_TABU || !a.global)) ps.budget = 0;
     }
     stop_signal = 0;
     catch_stop_signals(1);
@@ -1326,6 +1311,11 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
     const int have_gap = reference_value(kind == GPK_PROBLEM_TSP ? &tsp : NULL, res.solution, res.best, &ref_best) &&
                          gap_of(&bk, ref_best, &gap);
     const double rate = res.ms > 0 ? (double)res.evaluated / (res.ms * 1e-3) : 0.0;
+    if (!a.quiet && !bad && bk.have && !have_gap && kind != GPK_PROBLEM_PPP && !cli_reference_plausible(&bk, ref_best))
+        fprintf(stderr, "gpk %s: warning: the reference %lld (%s%s%s) cannot be %s's %s: %s %lld; no gap given\n",
+                cmd, (long long)bk.value, bk.kind, *bk.source ? ", " : "", bk.source, instance,
+                strcmp(bk.kind, "OPT") == 0 ? "optimum" : "best known",
+                ref_best < bk.value ? "the search found" : "more than twice", (long long)ref_best);
 
     if (!a.quiet) {
         char gaps[96] = "";
@@ -1353,7 +1343,8 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
                     mpi_runs ? mpi_runs[res.best_run].rank : 0);
 #endif
         if (res.stopped == GPK_SEARCH_TIME_LIMIT)
-            fprintf(stderr, "gpk %s: stopped at the time limit (%g s)\n", cmd, a.time_limit);
+            fprintf(stderr, "gpk %s: stopped at the time limit (%g s%s)\n", cmd, a.time_limit,
+                    a.default_limit ? ", the default: --time-limit sets another" : "");
         else if (res.stopped == GPK_SEARCH_CANCELLED)
             fprintf(stderr, "gpk %s: stopped by %s\n", cmd, stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
     }

@@ -168,7 +168,17 @@ def _view(a: Any) -> Any:
     objects as they are; an object that only speaks DLPack (a PyTorch CPU
     tensor, for example) as a zero-copy view of the same memory: numpy for
     host memory, CuPy (else PyTorch) for CUDA memory. A read-only export
-    gives a read-only view, which the in-place calls refuse."""
+    gives a read-only view, which the in-place calls refuse. Arrays whose
+    meaning a sort would lose are refused here, with what to do instead."""
+    if a is None:
+        raise TypeError("expected an array, got None")
+    if isinstance(a, np.ma.MaskedArray):
+        raise TypeError("masked arrays are not supported (the mask would be lost): sort a.compressed(), or "
+                        "a.filled(value)")
+    dt = getattr(a, "dtype", None)
+    if isinstance(dt, np.dtype) and dt.kind in "mM":
+        raise TypeError(f"{dt} arrays are not supported: sort a.view(np.int64), which has the same order "
+                        "(NaT, the smallest int64, first)")
     if type(a) is np.ndarray or hasattr(a, "__cuda_array_interface__") or not hasattr(a, "__dlpack__"):
         return a
     try:
@@ -318,9 +328,17 @@ def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = Non
         dv = _Device(values, "values", writable=True, typed=False)
         if dv.n != dk.n:
             raise ValueError(f"keys and values differ in length ({dk.n}, {dv.n})")
+        if dk.ptr < dv.ptr + dv.n * dv.itemsize and dv.ptr < dk.ptr + dk.n * dk.itemsize and dk.n:
+            raise ValueError("keys and values overlap in memory: the sort would corrupt both (copy one)")
         _cuda_sort(_device_ctx(backend, dk), dk, dk.ptr, dv.ptr, dv.ptr, key_bits, rb, algorithm,
                    width=dv.itemsize)
         return ko, vo
+    try:
+        overlap = np.shares_memory(np.asarray(keys), np.asarray(values))
+    except (TypeError, ValueError):  # not arrays: the extension refuses them below
+        overlap = False
+    if overlap:
+        raise ValueError("keys and values overlap in memory: the sort would corrupt both (copy one)")
     _gpk.sort_pairs(_host_ctx(backend), keys, values, kb, rb, algorithm)
     return ko, vo
 
@@ -578,11 +596,12 @@ def octree(points: Any, leaf_size: int = 20, scheme: str = "steal", *,
 
 class SearchResult(NamedTuple):
     """solution: QAP p[facility] = location, TSP the tour (uint32), PPP the
-    vector as int8 +-1; cost: its cost / tour length / fitness; gap: percent
-    above best_known when that is known (None otherwise); stopped: "done",
-    or "time_limit" when the time limit ended the search."""
+    vector as int8 +-1; cost: its cost / tour length / fitness (a float for
+    TSP coordinates with weight "EUC"); gap: percent above best_known when
+    that is known (None otherwise); stopped: "done", or "time_limit" when
+    the time limit ended the search."""
     solution: np.ndarray
-    cost: int
+    cost: Union[int, float]
     gap: Optional[float]
     best_known: Optional[int]
     name: str
@@ -653,10 +672,27 @@ def _search(kind: str, src: dict, table: Optional[tuple], best_known: Optional[i
 
 
 def _options(algo: str, nb: str, iters: int, global_iters: int, tenure: int, starts: int, seed: int,
-             start: Any, eval: str, time_limit: Optional[float]) -> dict:
+             start: Any, eval: str, time_limit: Optional[float], paper: bool = False,
+             paper_nb: str = "default") -> dict:
+    # counts are checked by the extension (0 .. 2^32 - 1 or 2^64 - 1; a
+    # negative one is a ValueError, never a huge unsigned value)
+    if paper:  # the paper's reproduction, as gpk qap|tsp|ppp --paper
+        if algo != "auto" or nb != "default":
+            raise ValueError("paper=True sets algo its and the paper's neighbourhood: drop algo / nb")
+        algo, nb = "its", paper_nb
+        global_iters = global_iters or 10
+        iters = iters or 1000
     return dict(algo=algo, nb=nb, iters=iters, global_iters=global_iters, tenure=tenure, starts=starts,
-                seed=seed, start=None if start is None else np.ascontiguousarray(start, dtype=np.uint32),
-                eval=eval, time_limit=time_limit)
+                seed=seed, start=None if start is None else _start(start), eval=eval, time_limit=time_limit)
+
+
+def _start(start: Any) -> np.ndarray:
+    s = np.asarray(start)
+    if isinstance(start, np.ma.MaskedArray):
+        raise TypeError("start: masked arrays are not supported")
+    if s.dtype.kind not in "iub" or (s.size and s.min() < 0):
+        raise ValueError("start must hold non-negative integers")
+    return np.ascontiguousarray(s, dtype=np.uint32)
 
 
 def _matrix_text(*mats: np.ndarray) -> list:
@@ -675,18 +711,22 @@ def _int_matrix(m: Any, n: Optional[int], what: str) -> np.ndarray:
     return a.astype(np.int64)
 
 
-def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = None, *, algo: str = "tabu",
+def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = None, *, algo: str = "auto",
         nb: str = "default", iters: int = 0, global_iters: int = 0, tenure: int = 0, starts: int = 0,
         seed: int = 1, start: Any = None, eval: str = "ours", qap_delta: str = "table",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
         backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
-        gpus: Optional[int] = None) -> SearchResult:
+        gpus: Optional[int] = None, paper: bool = False) -> SearchResult:
     """Quadratic assignment: a QAPLIB .dat file, or the flow and distance
-    matrices a and b (integers, n x n). The options are the CLI's (gpk qap
-    --help): algo hc, hc-first, tabu, its, multistart; iters, global_iters,
-    tenure, starts, seed, start (a permutation), eval (ours, paper: CUDA),
-    qap_delta (table, formula). time_limit in seconds needs a libgpk whose
-    search has one (NotImplementedError otherwise). The gap is against
+    matrices a and b (integers, n x n). The options and their defaults are
+    the CLI's (gpk qap --help): algo auto (the default: the iterated tabu
+    search, 100 x 1000 tabu iterations from n = 20), its, hc, hc-first, tabu,
+    multistart; iters, global_iters, tenure, starts, seed (counts from 0,
+    0 meaning the default), start (a permutation), eval (ours, paper: CUDA),
+    qap_delta (table, formula). time_limit in seconds is a budget: with no
+    count given the search uses all of it. paper=True is the paper's
+    reproduction (the CLI's --paper: its, 10 x 1000). Ctrl-C stops the search and raises
+    KeyboardInterrupt. The gap is against
     best_known, else best-known.csv next to the file. contexts (distinct
     Contexts) or gpus=N (this thread's CUDA contexts on devices 0..N-1, the
     CLI's --gpus) run `starts` searches over them, one host thread per
@@ -698,7 +738,7 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     >>> r.cost, sorted(r.solution.tolist())
     (12, [0, 1])
     """
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper)
     opts["qap_delta"] = qap_delta
     ctx = _search_ctx(backend, contexts, gpus)
     if instance is not None:
@@ -713,23 +753,37 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     return _search("qap", {"text": text.encode(), "name": "matrices"}, None, best_known, opts, ctx)
 
 
+# Real Euclidean coordinates are searched on an integer grid this wide (the
+# span of the points): TSPLIB's EUC_2D rounding on it errs by at most
+# span / 2e7 per edge, where on points in [0, 1) it made every distance 0 or 1.
+_EUC_GRID = 1e7
+
+
 def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist: Any = None, *,
-        weight: str = "EUC_2D", algo: str = "tabu", nb: str = "default", iters: int = 0, global_iters: int = 0,
+        weight: str = "EUC", algo: str = "auto", nb: str = "default", iters: int = 0, global_iters: int = 0,
         tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None, eval: str = "ours",
         time_limit: Optional[float] = None, best_known: Optional[int] = None,
         backend: Union[None, str, Context] = None, contexts: Optional[Sequence[Context]] = None,
-        gpus: Optional[int] = None) -> SearchResult:
-    """Symmetric TSP: a TSPLIB file, coordinates (n x 2, distances by the
-    TSPLIB rule `weight`: EUC_2D, CEIL_2D, ATT, GEO), or a full integer
-    distance matrix. nb: 2opt (default) or swap; other options as for qap.
-    The gap is against best_known, else bestSolutions.txt next to the file.
+        gpus: Optional[int] = None, paper: bool = False) -> SearchResult:
+    """Symmetric TSP: a TSPLIB file, coordinates (n x 2), or a full integer
+    distance matrix. Coordinates: weight "EUC" (the default) is the true
+    Euclidean distance: the cost is the tour's real length (a float), the
+    search running on the points scaled to an integer grid 10^7 wide;
+    "EUC_2D", "CEIL_2D", "ATT", "GEO" are TSPLIB's integer rules (EUC_2D
+    rounds each distance: on points in [0, 1) every distance is 0 or 1).
+    nb: or2opt (the default: 2-opt and Or-opt over neighbour lists), 2opt
+    (the paper's, the whole neighbourhood), swap. algo auto (the default)
+    runs a multistart over the threads for 10 s unless time_limit, iters or
+    global_iters is given; paper=True is the paper's reproduction (its, nb
+    2opt, 10 x 1000). Other options as for qap. The gap is against
+    best_known, else bestSolutions.txt next to the file.
 
     >>> import gpk
     >>> r = gpk.tsp(coords=[[0, 0], [0, 3], [4, 3], [4, 0]], algo="hc")
     >>> r.cost
-    14
+    14.0
     """
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper, "2opt")
     ctx = _search_ctx(backend, contexts, gpus)
     given = sum(x is not None for x in (instance, coords, dist))
     if given != 1:
@@ -738,30 +792,47 @@ def tsp(instance: Union[str, os.PathLike, None] = None, coords: Any = None, dist
         return _search("tsp", {"path": os.fspath(instance)}, ("bestSolutions.txt", ":"), best_known, opts,
                        ctx)
     if coords is not None:
+        if isinstance(coords, np.ma.MaskedArray):
+            raise TypeError("coords: masked arrays are not supported (the mask would be lost)")
         c = np.asarray(coords, dtype=np.float64)
         if c.ndim != 2 or c.shape[1] != 2:
             raise ValueError("coords must have shape (n, 2)")
-        if weight not in ("EUC_2D", "CEIL_2D", "ATT", "GEO"):
-            raise ValueError(f"unknown weight {weight!r} (EUC_2D, CEIL_2D, ATT, GEO)")
-        body = "\n".join(f"{i + 1} {x!r} {y!r}" for i, (x, y) in enumerate(c.tolist()))
-        text = (f"NAME: coords\nTYPE: TSP\nDIMENSION: {c.shape[0]}\nEDGE_WEIGHT_TYPE: {weight}\n"
-                f"NODE_COORD_SECTION\n{body}\nEOF\n")
-    else:
-        d = _int_matrix(dist, None, "dist")
-        text = (f"NAME: matrix\nTYPE: TSP\nDIMENSION: {d.shape[0]}\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
-                f"EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n{_matrix_text(d)[0]}\nEOF\n")
-    return _search("tsp", {"text": text.encode(), "name": "coords" if coords is not None else "matrix"}, None,
-                   best_known, opts, ctx)
+        if not np.all(np.isfinite(c)):
+            raise ValueError("coords must be finite")
+        if weight not in ("EUC", "EUC_2D", "CEIL_2D", "ATT", "GEO"):
+            raise ValueError(f"unknown weight {weight!r} (EUC, EUC_2D, CEIL_2D, ATT, GEO)")
+        real = weight == "EUC"
+        g = c
+        if real:
+            lo = c.min(axis=0) if c.size else np.zeros(2)
+            span = float(np.max(c.max(axis=0) - lo)) if c.size else 0.0
+            g = (c - lo) * (_EUC_GRID / span if span > 0 else 1.0)
+        body = "\n".join(f"{i + 1} {x!r} {y!r}" for i, (x, y) in enumerate(g.tolist()))
+        text = (f"NAME: coords\nTYPE: TSP\nDIMENSION: {c.shape[0]}\n"
+                f"EDGE_WEIGHT_TYPE: {'EUC_2D' if real else weight}\nNODE_COORD_SECTION\n{body}\nEOF\n")
+        r = _search("tsp", {"text": text.encode(), "name": "coords"}, None, best_known, opts, ctx)
+        if real:  # the tour's true length, and the gap of that
+            p = c[r.solution.astype(np.int64)]
+            length = float(np.sqrt(((p - np.roll(p, -1, axis=0)) ** 2).sum(axis=1)).sum())
+            r = r._replace(cost=length, gap=_gap(length, best_known))
+        return r
+    d = _int_matrix(dist, None, "dist")
+    text = (f"NAME: matrix\nTYPE: TSP\nDIMENSION: {d.shape[0]}\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
+            f"EDGE_WEIGHT_FORMAT: FULL_MATRIX\nEDGE_WEIGHT_SECTION\n{_matrix_text(d)[0]}\nEOF\n")
+    return _search("tsp", {"text": text.encode(), "name": "matrix"}, None, best_known, opts, ctx)
 
 
-def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "tabu", nb: str = "default", iters: int = 0,
+def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "auto", nb: str = "default", iters: int = 0,
         global_iters: int = 0, tenure: int = 0, starts: int = 0, seed: int = 1, start: Any = None,
         eval: str = "ours", time_limit: Optional[float] = None, backend: Union[None, str, Context] = None,
-        contexts: Optional[Sequence[Context]] = None, gpus: Optional[int] = None) -> SearchResult:
+        contexts: Optional[Sequence[Context]] = None, gpus: Optional[int] = None,
+        paper: bool = False) -> SearchResult:
     """The permuted perceptron problem "m-n-instance_seed" (n odd), the
-    same instance on every machine. nb: flip1 (default) or flip2; start:
-    a +-1 vector. The solution is a +-1 int8 vector; fitness 0 solves it
-    (gap is then 0.0; None while unsolved).
+    same instance on every machine (m >= 1, n odd). algo auto (the
+    default) is the iterated tabu search (paper=True: the paper's 10 x
+    1000); nb: flip1 (default) or flip2;
+    start: a +-1 vector; other options as for qap. The solution is a +-1
+    int8 vector; fitness 0 solves it (gap is then 0.0; None while unsolved).
 
     >>> import gpk
     >>> r = gpk.ppp(21, 21, algo="tabu", iters=200)
@@ -773,7 +844,7 @@ def ppp(m: int, n: int, instance_seed: int = 1, *, algo: str = "tabu", nb: str =
         if not np.isin(s, (-1, 1)).all():
             raise ValueError("start must hold -1 and +1")
         start = (s > 0).astype(np.uint32)
-    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit)
+    opts = _options(algo, nb, iters, global_iters, tenure, starts, seed, start, eval, time_limit, paper)
     return _search("ppp", {"m": m, "n": n, "instance_seed": instance_seed}, None, None, opts,
                    _search_ctx(backend, contexts, gpus))
 
