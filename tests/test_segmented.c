@@ -320,6 +320,136 @@ static void invalid_calls(void)
              "touching segments: wrong result");
 }
 
+#ifdef GPK_HAVE_CUDA
+/* The device API out of place (the host API sorts in place): the input
+ * must stay as it was, the output outside every segment unwritten, the
+ * sorted segments as the reference's; rows and offsets, every kind of
+ * segment (thresholds moved so that each path runs). */
+static void device_case(gpk_type t, size_t vw, int desc, shape sh, size_t n, size_t len,
+                        const gpk_segmented_opts *tune)
+{
+    const size_t kw = gpk_type_size(t);
+    seglist L;
+    if (!make_segments(&L, sh, n, len)) {
+        TU_CHECK(0, "out of memory");
+        return;
+    }
+    const uint64_t seed = gpk_rng_next(&rng);
+    unsigned char *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8), *got = malloc(n * kw + 8);
+    unsigned char *vals = malloc(n * 8 + 8), *rvals = malloc(n * 8 + 8), *gotv = malloc(n * 8 + 8);
+    void *d_kin = NULL, *d_kout = NULL, *d_vin = NULL, *d_vout = NULL, *d_temp = NULL;
+    uint64_t *d_off = NULL;
+    char what[200];
+    snprintf(what, sizeof what, "device %s vw=%zu %s %s n=%zu len=%zu seed=%llu", gpk_type_name(t), vw,
+             desc ? "desc" : "asc", shape_name[sh], n, len, (unsigned long long)seed);
+    if (!keys || !ref || !got || !vals || !rvals || !gotv) {
+        TU_CHECK(0, "out of memory");
+        goto done;
+    }
+    make_keys(t, keys, n, (int)(seed % 3), seed);
+    memcpy(ref, keys, n * kw);
+    for (size_t i = 0; i < n * 8; i++) vals[i] = (unsigned char)(i * 13 + 1);
+    memcpy(rvals, vals, n * 8);
+    TU_CHECK(gpk_sort_segmented_reference(t, ref, vw, vw ? rvals : NULL, NULL, n, &L.s, desc) == GPK_OK,
+             "%s: reference failed", what);
+    int ok = cudaMalloc(&d_kin, n * kw + 8) == cudaSuccess && cudaMalloc(&d_kout, n * kw + 8) == cudaSuccess &&
+             cudaMalloc(&d_vin, n * 8 + 8) == cudaSuccess && cudaMalloc(&d_vout, n * 8 + 8) == cudaSuccess &&
+             cudaMalloc((void **)&d_off, 2 * L.s.count * 8 + 8) == cudaSuccess;
+    ok = ok && cudaMemcpy(d_kin, keys, n * kw, cudaMemcpyHostToDevice) == cudaSuccess &&
+         cudaMemcpy(d_vin, vals, n * 8, cudaMemcpyHostToDevice) == cudaSuccess &&
+         cudaMemset(d_kout, 0xA5, n * kw + 8) == cudaSuccess && cudaMemset(d_vout, 0xA5, n * 8 + 8) == cudaSuccess;
+    gpk_segments ds = L.s;
+    if (ok && L.s.begin) {
+        ok = cudaMemcpy(d_off, L.s.begin, L.s.count * 8, cudaMemcpyHostToDevice) == cudaSuccess &&
+             cudaMemcpy(d_off + L.s.count, L.s.end, L.s.count * 8, cudaMemcpyHostToDevice) == cudaSuccess;
+        ds.begin = d_off;
+        ds.end = d_off + L.s.count;
+    }
+    TU_CHECK(ok, "%s: cuda setup failed", what);
+    if (!ok) goto done;
+    gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
+    if (tune) o = *tune;
+    o.descending = desc;
+    size_t bytes = 0;
+    gpk_status s = vw ? gpk_cuda_sort_segmented_pairs(ctx, NULL, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds, &o, 0)
+                      : gpk_cuda_sort_segmented_keys(ctx, NULL, &bytes, t, d_kin, d_kout, n, &ds, &o, 0);
+    TU_CHECK(s == GPK_OK && bytes > 0, "%s: temp query: %s", what, gpk_last_error(ctx));
+    if (s != GPK_OK || cudaMalloc(&d_temp, bytes) != cudaSuccess) goto done;
+    s = vw ? gpk_cuda_sort_segmented_pairs(ctx, d_temp, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds, &o, 0)
+           : gpk_cuda_sort_segmented_keys(ctx, d_temp, &bytes, t, d_kin, d_kout, n, &ds, &o, 0);
+    TU_CHECK(s == GPK_OK, "%s: %s", what, gpk_last_error(ctx));
+    ok = cudaDeviceSynchronize() == cudaSuccess && cudaMemcpy(got, d_kout, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+         cudaMemcpy(gotv, d_vout, n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
+    TU_CHECK(ok, "%s: cuda read-back failed", what);
+    if (!ok || s != GPK_OK) goto done;
+    /* inside segments: the reference; outside: the poison */
+    unsigned char *inside = calloc(n + 1, 1);
+    if (!inside) goto done;
+    for (size_t i = 0; i < L.s.count; i++) {
+        uint64_t b, e;
+        if (L.s.begin) b = L.s.begin[i], e = L.s.end[i];
+        else b = i * L.s.length, e = b + L.s.length;
+        memset(inside + b, 1, e - b);
+    }
+    size_t bad_k = n, bad_v = n, bad_out = n;
+    for (size_t i = 0; i < n; i++) {
+        if (inside[i]) {
+            if (bad_k == n && memcmp(got + i * kw, ref + i * kw, kw)) bad_k = i;
+            if (vw && bad_v == n && memcmp(gotv + i * vw, rvals + i * vw, vw)) bad_v = i;
+        } else {
+            for (size_t j = 0; j < kw; j++)
+                if (got[i * kw + j] != 0xA5 && bad_out == n) bad_out = i;
+        }
+    }
+    free(inside);
+    TU_CHECK(bad_k == n, "%s: keys differ from the reference at %zu", what, bad_k);
+    TU_CHECK(bad_v == n, "%s: values differ from the reference at %zu", what, bad_v);
+    TU_CHECK(bad_out == n, "%s: key %zu outside the segments was written", what, bad_out);
+    /* the input as it was */
+    ok = cudaMemcpy(got, d_kin, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess && memcmp(got, keys, n * kw) == 0;
+    TU_CHECK(ok, "%s: the input keys changed", what);
+done:
+    cudaFree(d_kin);
+    cudaFree(d_kout);
+    cudaFree(d_vin);
+    cudaFree(d_vout);
+    cudaFree(d_off);
+    cudaFree(d_temp);
+    free_segments(&L);
+    free(keys);
+    free(ref);
+    free(got);
+    free(vals);
+    free(rvals);
+    free(gotv);
+}
+
+static void device_cases(void)
+{
+    gpk_segmented_opts all_large = GPK_SEGMENTED_OPTS_INIT, all_medium = GPK_SEGMENTED_OPTS_INIT;
+    all_large.large_min = 2;
+    all_medium.small_max = 1;
+    all_medium.large_min = (size_t)1 << 40;
+    for (size_t ti = 0; ti < 6; ti++)
+        for (int desc = 0; desc < 2; desc++) {
+            const gpk_type t = types[ti];
+            const size_t vw = (size_t)(rnd(3) * 4);
+            device_case(t, vw, desc, SHAPE_ROWS, 1000 * 100, 100, NULL);
+            device_case(t, vw, desc, SHAPE_ROWS, 50 * 3000, 3000, NULL);
+            device_case(t, vw, desc, SHAPE_ROWS, 20 * 9000, 9000, NULL);
+            device_case(t, vw, desc, SHAPE_ROWS, 3 * 300000, 300000, NULL);
+            device_case(t, vw, desc, SHAPE_ONES, 5000, 1, NULL);
+            device_case(t, vw, desc, SHAPE_EMPTY, 20000, 300, NULL);
+            device_case(t, vw, desc, SHAPE_SHUFFLED, 400000, 0, NULL);
+            device_case(t, vw, desc, SHAPE_HUGE, 600000, 0, NULL);
+            device_case(t, vw, desc, SHAPE_RAGGED, 100000, 0, &all_medium);
+            device_case(t, vw, desc, SHAPE_ROWS, 40 * 5000, 5000, &all_medium);
+            device_case(t, vw, desc, SHAPE_SHUFFLED, 30000, 0, &all_large);
+            device_case(t, vw, desc, SHAPE_NONE, 100, 0, NULL);
+        }
+}
+#endif
+
 int main(int argc, char **argv)
 {
     const int rc = tu_open_backend("test_segmented", argc, argv, &ctx, &backend);
@@ -364,5 +494,8 @@ int main(int argc, char **argv)
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 40 * 300, 300, 1, &all_large);
         }
     }
+#ifdef GPK_HAVE_CUDA
+    if (backend == GPK_BACKEND_CUDA) device_cases();
+#endif
     return tu_finish("test_segmented");
 }
