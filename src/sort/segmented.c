@@ -293,6 +293,8 @@ gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job)
                     : share > SEG_LARGE_MIN_HI ? SEG_LARGE_MIN_HI : (size_t)share;
     }
     if (large_min < 2) large_min = 2;
+    /* a thread's buffers index a segment with u32 */
+    if (large_min > UINT32_MAX) large_min = UINT32_MAX;
     /* The longest segment a thread sorts alone, for the buffers' size. */
     uint64_t cap = 0;
     size_t n_large = 0, n_medium = 0;
@@ -312,7 +314,6 @@ gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job)
             if (len > SEG_MEDIUM_MIN) n_medium++;
         }
     }
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
     const size_t per_thread = gpk__align_up(seg_buf_bytes(job, (size_t)cap), 64);
     char *bufs = NULL;
     size_t *order = NULL;

@@ -661,6 +661,8 @@ static gpk_status device_segmented(gpk_ctx *ctx, void *d_temp, size_t *temp_byte
     c.desc = o.descending;
     c.L.small_max = o.small_max == 0 || o.small_max > kSmallCap ? kSmallCap : (unsigned)o.small_max;
     c.L.large_min = o.large_min == 0 ? kLargeMinDefault : o.large_min < 2 ? 2 : (uint64_t)o.large_min;
+    /* one block's passes count a segment's keys in 32 bits */
+    if (c.L.large_min > UINT32_MAX) c.L.large_min = UINT32_MAX;
     c.stream = stream;
     c.fn = fn;
 
