@@ -36,20 +36,20 @@ namespace {
 template <typename K> struct SortKey;
 
 template <> struct SortKey<uint32_t> {
-    static __device__ __forceinline__ uint32_t order(uint32_t m, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint32_t order(uint32_t m, gpk_type t, int desc)
     {
         if (!desc) return m;
         if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
         return ~m;
     }
-    static __device__ __forceinline__ uint32_t to_sort(uint32_t x, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint32_t to_sort(uint32_t x, gpk_type t, int desc)
     {
         uint32_t m = x;
         if (t == GPK_I32) m = x ^ 0x80000000u;
         else if (t == GPK_F32) m = (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
         return order(m, t, desc);
     }
-    static __device__ __forceinline__ uint32_t from_sort(uint32_t s, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint32_t from_sort(uint32_t s, gpk_type t, int desc)
     {
         const uint32_t m = order(s, t, desc);
         if (t == GPK_I32) return m ^ 0x80000000u;
@@ -62,13 +62,13 @@ template <> struct SortKey<uint32_t> {
 };
 
 template <> struct SortKey<uint64_t> {
-    static __device__ __forceinline__ uint64_t order(uint64_t m, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint64_t order(uint64_t m, gpk_type t, int desc)
     {
         if (!desc) return m;
         if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
         return ~m;
     }
-    static __device__ __forceinline__ uint64_t to_sort(uint64_t x, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint64_t to_sort(uint64_t x, gpk_type t, int desc)
     {
         uint64_t m = x;
         if (t == GPK_I64) m = x ^ 0x8000000000000000ull;
@@ -76,7 +76,7 @@ template <> struct SortKey<uint64_t> {
             m = (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
         return order(m, t, desc);
     }
-    static __device__ __forceinline__ uint64_t from_sort(uint64_t s, gpk_type t, int desc)
+    static __host__ __device__ __forceinline__ uint64_t from_sort(uint64_t s, gpk_type t, int desc)
     {
         const uint64_t m = order(s, t, desc);
         if (t == GPK_I64) return m ^ 0x8000000000000000ull;
