@@ -15,6 +15,9 @@
 /* bench/cmd_bench_multi.c: the multi-GPU sort (issue 17) */
 int cmd_bench_multi(int argc, char **argv);
 void cmd_bench_multi_help(FILE *f);
+/* bench/cmd_bench_segmented.c: segmented and batched sorts */
+int cmd_bench_segmented(int argc, char **argv);
+void cmd_bench_segmented_help(FILE *f);
 
 static void bench_help(FILE *f)
 {
@@ -27,6 +30,8 @@ static void bench_help(FILE *f)
     cmd_bench_search_help(f);
     fputc('\n', f);
     cmd_bench_multi_help(f);
+    fputc('\n', f);
+    cmd_bench_segmented_help(f);
 }
 
 static int bench_dispatch(int argc, char **argv)
@@ -35,13 +40,14 @@ static int bench_dispatch(int argc, char **argv)
     if (argc >= 2 && strcmp(argv[1], "octree") == 0) return cmd_bench_octree(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "search") == 0) return cmd_bench_search(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "multi") == 0) return cmd_bench_multi(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "segmented") == 0) return cmd_bench_segmented(argc, argv);
     if (argc >= 2 && cli_is_help(argv[1])) {
         bench_help(stdout);
         return CLI_OK;
     }
     if (argc < 2 || strcmp(argv[1], "sort") != 0) {
         cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree, "
-                  "gpk bench search, gpk bench multi)",
+                  "gpk bench search, gpk bench multi, gpk bench segmented)",
                   argc < 2 ? "" : argv[1]);
         return CLI_USAGE;
     }

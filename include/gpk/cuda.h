@@ -88,6 +88,30 @@ GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_
                                          cudaStream_t stream);
 GPK_API void gpk_cuda_octree_free(gpk_cuda_octree *tree);
 
+/* Segmented sorts of device arrays (gpk/sort.h, "Segmented and batched
+ * sorts": the same order, stability and options). segs->begin and
+ * segs->end, when set, point to device memory on ctx's device (count u64
+ * offsets each); they are not checked here: they must satisfy begin[i] <=
+ * end[i] <= n, and segments must not overlap. Rows (begin NULL) are checked
+ * against n. d_keys_in may equal d_keys_out (in place); elements of
+ * d_keys_out outside every segment are not written. Values likewise
+ * (4 or 8 bytes wide). Temp CUB-style, as above; its size depends on n,
+ * the segments' count (offsets) or length (rows), the widths and opts.
+ * With offsets the call reads the number of segments of each size class
+ * back (one synchronisation of the stream) and, for segments of at least
+ * opts->large_min keys, their bounds (a second one); rows run without
+ * synchronising. */
+GPK_API gpk_status gpk_cuda_sort_segmented_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                                gpk_type key_type, const void *d_keys_in,
+                                                void *d_keys_out, size_t n, const gpk_segments *segs,
+                                                const gpk_segmented_opts *opts, cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_segmented_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                                 gpk_type key_type, const void *d_keys_in,
+                                                 void *d_keys_out, size_t value_width,
+                                                 const void *d_values_in, void *d_values_out, size_t n,
+                                                 const gpk_segments *segs,
+                                                 const gpk_segmented_opts *opts, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -188,6 +188,67 @@ GPK_API gpk_status gpk_sort_shards_keys(gpk_ctx *ctx, gpk_type key_type, gpk_sha
 GPK_API gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
                                          gpk_shard *shards, const gpk_sort_opts *opts);
 
+/* ---- Segmented and batched sorts ----------------------------------------
+ *
+ * Many independent sorts in one call: each segment of the array is sorted
+ * on its own, stably, in the key order of gpk_sort_keys (or its reverse,
+ * below). Segments are either
+ *   rows: begin == NULL, segment i = [i * length, (i + 1) * length) for
+ *         i < count (count * length <= n), as numpy's sort(axis=-1) of a
+ *         count x length matrix; or
+ *   offsets: segment i = [begin[i], end[i]) (CUB's convention), 64-bit
+ *         offsets into the n elements; empty segments are allowed, the
+ *         segments need not be in order nor cover the array, but must not
+ *         overlap. Elements outside every segment are left alone.
+ * The host API checks begin[i] <= end[i] <= n and that no two segments
+ * overlap (GPK_EINVAL otherwise) before touching anything. */
+typedef struct gpk_segments {
+    size_t count;          /* number of segments (0 allowed) */
+    const uint64_t *begin; /* count begin offsets, or NULL for rows */
+    const uint64_t *end;   /* count end offsets (with begin) */
+    uint64_t length;       /* rows: the length of each (begin == NULL) */
+} gpk_segments;
+
+/* descending: reverse order, still stable (equal keys keep their input
+ * order). Floats: every NaN comes last in either order (as numpy puts
+ * them); the other keys come in exactly the reverse of the ascending
+ * order, so +0.0 comes before -0.0.
+ * small_max and large_min tune how segments are spread (0 = tuned for the
+ * backend): segments of at least large_min keys each get the backend's
+ * full radix sort (every thread, or the whole device); the others are
+ * sorted whole by one thread each (CPU), or on CUDA in on-chip memory by
+ * one block (up to small_max keys) or by one block's passes over global
+ * memory (between small_max and large_min). */
+typedef struct gpk_segmented_opts {
+    int descending;
+    size_t small_max;
+    size_t large_min;
+} gpk_segmented_opts;
+#define GPK_SEGMENTED_OPTS_INIT { 0, 0u, 0u }
+
+/* Sorts the keys of every segment in place. opts may be NULL (defaults).
+ * Backends: CPU and CUDA (host arrays); GPK_EUNSUPPORTED on the others.
+ * On failure the keys (values, sigma) are unchanged. */
+GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
+                                           const gpk_segments *segs, const gpk_segmented_opts *opts);
+/* Moves values (any 4- or 8-byte type) with their keys. */
+GPK_API gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
+                                            gpk_type value_type, void *values, size_t n,
+                                            const gpk_segments *segs, const gpk_segmented_opts *opts);
+/* Sorts the keys and writes each segment's permutation, relative to the
+ * segment (numpy's argsort(axis=-1)): for segment [b, e) and b <= j < e,
+ * keys_out[j] = keys_in[b + sigma[j]]. Each segment must hold at most
+ * UINT32_MAX keys. */
+GPK_API gpk_status gpk_sort_segmented_perm(gpk_ctx *ctx, gpk_type key_type, void *keys,
+                                           uint32_t *sigma, size_t n, const gpk_segments *segs,
+                                           const gpk_segmented_opts *opts);
+/* The sequential reference of the three (values of width 0, 4 or 8 and
+ * sigma may be NULL): each segment by a plain stable merge sort; it
+ * validates the segments as the host API does. Needs no context. */
+GPK_API gpk_status gpk_sort_segmented_reference(gpk_type key_type, void *keys, size_t value_width,
+                                                void *values, uint32_t *sigma, size_t n,
+                                                const gpk_segments *segs, int descending);
+
 #ifdef __cplusplus
 }
 #endif

@@ -407,6 +407,50 @@ static PyObject *py_sort_perm(PyObject *m, PyObject *args)
     return r;
 }
 
+/* sort_segmented(ctx, keys, sigma, rows, length, descending): the rows of a
+ * (rows x length) matrix stored in the 1-D keys, each sorted on its own
+ * (gpk_sort_segmented_keys), or with sigma (uint32, one per key) the
+ * per-row permutation too (gpk_sort_segmented_perm). */
+static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
+{
+    PyObject *co, *ko, *so;
+    unsigned long long rows, length;
+    int desc;
+    if (!PyArg_ParseTuple(args, "OOOKKp:sort_segmented", &co, &ko, &so, &rows, &length, &desc)) return NULL;
+    Py_buffer k, sg;
+    gpk_type t, st = GPK_U32;
+    if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
+    const int with_sigma = so != Py_None;
+    if (with_sigma && get_array(so, &sg, "sigma", NEED_TYPE | NEED_WRITABLE, &st) != 0) {
+        PyBuffer_Release(&k);
+        return NULL;
+    }
+    PyObject *r = NULL;
+    if (length != 0 && rows > (unsigned long long)k.shape[0] / length)
+        PyErr_SetString(PyExc_ValueError, "the rows do not fit the keys");
+    else if (with_sigma && (st != GPK_U32 || sg.shape[0] != k.shape[0]))
+        PyErr_SetString(PyExc_ValueError, "sigma must be uint32 with one entry per key");
+    else {
+        CtxObject *c = ctx_enter(co);
+        if (c) {
+            gpk_segments segs = {(size_t)rows, NULL, NULL, (uint64_t)length};
+            gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
+            o.descending = desc;
+            gpk_status s;
+            Py_BEGIN_ALLOW_THREADS
+            if (with_sigma)
+                s = gpk_sort_segmented_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &segs, &o);
+            else
+                s = gpk_sort_segmented_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &segs, &o);
+            Py_END_ALLOW_THREADS
+            r = sort_done(c, s);
+        }
+    }
+    PyBuffer_Release(&k);
+    if (with_sigma) PyBuffer_Release(&sg);
+    return r;
+}
+
 /* sort_pairs(ctx, keys, values, key_bits, radix_bits, algorithm): values of
  * any 4- or 8-byte item type move with their keys. */
 static PyObject *py_sort_pairs(PyObject *m, PyObject *args)
@@ -986,6 +1030,8 @@ static PyMethodDef methods[] = {
     {"sort_to", py_sort_to, METH_VARARGS, "sort_to(ctx, keys, out, key_bits, radix_bits, algorithm): keys sorted into out."},
     {"sort_perm", py_sort_perm, METH_VARARGS, "sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm)."},
     {"sort_pairs", py_sort_pairs, METH_VARARGS, "sort_pairs(ctx, keys, values, key_bits, radix_bits, algorithm)."},
+    {"sort_segmented", py_sort_segmented, METH_VARARGS,
+     "sort_segmented(ctx, keys, sigma, rows, length, descending): each row sorted on its own."},
     {"sort_records", py_sort_records, METH_VARARGS,
      "sort_records(ctx, records, key_offset, key_type, key_bits, radix_bits, algorithm)."},
     {"c_sort_seconds", py_c_sort_seconds, METH_VARARGS, "Seconds per gpk_sort_keys call, timed in C."},

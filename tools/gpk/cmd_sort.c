@@ -10,6 +10,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "io.h"
+#include "sort_segments.h"
 
 void cmd_sort_help(FILE *f)
 {
@@ -73,6 +74,9 @@ void cmd_sort_help(FILE *f)
             "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
             "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");
+    fputs("segmented sorts (many sorts at once; sort_segments.c):\n", f);
+    sort_seg_help(f);
+    fputc('\n', f);
     cmd_sort_records_help(f);
 }
 
@@ -88,6 +92,7 @@ typedef struct sort_args {
     int json, check, quiet;
     int have_format;
     io_format format; /* --format: the output format, overriding the name rule */
+    sort_seg_args seg; /* --rows, --segments, --descending */
 } sort_args;
 
 /* Parses one numeric option into *dst. Returns 1 when argv[*i] was `name`,
@@ -131,6 +136,11 @@ static int parse_args(int argc, char **argv, sort_args *a)
         if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
         if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
         if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        /* the segmented sort's options (sort_segments.c) */
+        if ((m = sort_seg_parse(cmd, argc, argv, &i, &a->seg)) != 0) {
+            if (m < 0) return -1;
+            continue;
+        }
 
 #define STR_OPT(shortname, name, field)                                          \
     if ((m = cli_opt_value(cmd, argc, argv, &i, shortname, name, &val)) != 0) { \
@@ -643,6 +653,9 @@ int cmd_sort(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;
     if (pr < 0) return CLI_USAGE;
+    if (sort_seg_check_opts(cmd, &a.seg, &a.ro, a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
+                                                    a.ro.scan_split) != 0)
+        return CLI_USAGE;
 
     int rc = CLI_FAIL;
     char err[600];
@@ -711,6 +724,11 @@ int cmd_sort(int argc, char **argv)
         goto done;
     }
 
+    if (a.seg.on && sort_seg_prepare(cmd, &a.seg, n) != 0) {
+        rc = CLI_USAGE;
+        goto done;
+    }
+
     /* Values. */
     size_t vw = 0;
     if (a.values) {
@@ -762,7 +780,7 @@ int cmd_sort(int argc, char **argv)
         if (vw) memcpy(orig_vals, vals.data, n * vw);
     }
     /* past 2^32 - 1 keys sigma is u64 (gpk_sort_perm64); the reference's is u32 */
-    const int sigma64 = a.perm && n > UINT32_MAX;
+    const int sigma64 = a.perm && n > UINT32_MAX && !a.seg.on; /* segmented: per-segment u32 */
     if (sigma64 && a.check) {
         cli_error(cmd, "--check with --perm takes fewer than 2^32 keys (the reference's sigma is u32)");
         rc = CLI_USAGE;
@@ -793,7 +811,9 @@ int cmd_sort(int argc, char **argv)
         gpk_status s;
         if (!a.quiet) cli_progress(cmd, "%s", sorting);
         double t0 = cli_now_ms();
-        if (vw)
+        if (a.seg.on)
+            s = sort_seg_run(ctx, &a.seg, t, keys.data, vals.type, vw ? vals.data : NULL, sigma, n);
+        else if (vw)
             s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
         else if (sigma64)
             s = gpk_sort_perm64(ctx, t, keys.data, (uint64_t *)(void *)sigma, n, &a.ro);
@@ -816,8 +836,10 @@ int cmd_sort(int argc, char **argv)
 
     if (a.check) {
         if (!a.quiet) cli_progress(cmd, "checking against the reference");
-        if (check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
-                         sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
+        if (a.seg.on ? sort_seg_verify(&a.seg, t, orig_keys, keys.data, vw, orig_vals, vw ? vals.data : NULL,
+                                       sigma, n, why, sizeof why)
+                     : check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
+                                    sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
             check_state = "ok";
         } else {
             check_state = "FAILED";
@@ -918,6 +940,7 @@ done:
     free(orig_vals);
     free(sigma);
     free(times);
+    sort_seg_free(&a.seg);
     gpk_ctx_destroy(ctx);
     return rc;
 }

@@ -24,6 +24,7 @@ static const char bench_list[] =
     "  octree     octree builds through the task pools, Cederman & Tsigas (2008) figures 2-5\n"
     "  search     local search, Luong et al. (2009) tables 1-5\n"
     "  multi      the multi-GPU sort: the same keys on 1 GPU and spread over K (CUDA)\n"
+    "  segmented  segmented sorts: many sorts at once against a loop of sorts (CPU) or CUB (CUDA)\n"
     "\n"
     "gpk bench --help prints every option of every benchmark.\n";
 

@@ -242,8 +242,52 @@ def sort_inplace(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional
     return a
 
 
+def _along_axis(a: Any, axis: Optional[int], descending: bool) -> bool:
+    """Whether sort / argsort take the segmented path: descending order, or
+    a host array of more than one dimension (or axis=None, numpy's
+    flattening)."""
+    if descending:
+        return True
+    v = _view(a)
+    if _is_device(v):
+        return False
+    return np.ndim(v) != 1 or axis not in (None, 0, -1)
+
+
+def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[None, str, Context],
+                perm: bool, tuned: bool) -> np.ndarray:
+    """Each 1-D slice of the host array ``a`` along ``axis`` sorted on its
+    own (gpk_sort_segmented_keys / _perm over the rows of a contiguous
+    copy with that axis last); ``a`` is not changed."""
+    if tuned:
+        raise ValueError("key_bits, radix_bits and algorithm do not apply along an axis or in descending order "
+                         "(the segmented sort chooses its own)")
+    v = _view(a)
+    if _is_device(v):
+        raise ValueError("descending order and axis= take host arrays (numpy or anything with the buffer "
+                         "protocol); a device array sorts in ascending order along its one axis")
+    x = np.asarray(v)
+    if axis is None:
+        x = x.reshape(-1)
+        axis = -1
+    if x.ndim == 0:
+        raise ValueError("cannot sort a 0-d array")
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis {axis!r} is out of range for an array of {x.ndim} dimensions")
+    ax = int(axis) % x.ndim
+    rows = np.array(np.moveaxis(x, ax, -1), order="C", copy=True)
+    length = rows.shape[-1]
+    count = rows.size // length if length else 0
+    flat = rows.reshape(-1)
+    sigma = np.empty(flat.size, dtype=np.uint32) if perm else None
+    _gpk.sort_segmented(_host_ctx(backend), flat, sigma, count, length, bool(descending))
+    out = (sigma if perm else flat).reshape(rows.shape)
+    return out if ax == x.ndim - 1 else np.ascontiguousarray(np.moveaxis(out, -1, ax))
+
+
 def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
-         algorithm: str = "auto", backend: Union[None, str, Context] = None) -> Any:
+         algorithm: str = "auto", backend: Union[None, str, Context] = None,
+         axis: Optional[int] = -1, descending: bool = False) -> Any:
     """A sorted copy of the 1-D array ``a`` (numpy.sort's order, but -0.0
     before +0.0); ``a`` is not changed, and may be read-only or strided.
     Options as for sort_inplace. A device array gives a device array of
@@ -254,7 +298,20 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
     array([-2. ,  1. ,  3.5], dtype=float32)
     >>> gpk.sort(np.arange(6, dtype=np.uint64)[::-2])
     array([1, 3, 5], dtype=uint64)
+
+    ``axis`` and ``descending`` as numpy.sort and torch.sort have them: a
+    host array of any number of dimensions is sorted along ``axis`` (-1:
+    each row; None: flattened), every slice on its own in one call
+    (gpk_sort_segmented_keys); descending=True sorts in reverse, stably,
+    with NaNs last as in ascending order.
+
+    >>> gpk.sort(np.array([[3, 1, 2], [9, 7, 8]], dtype=np.int32), descending=True)
+    array([[3, 2, 1],
+           [9, 8, 7]], dtype=int32)
     """
+    if _along_axis(a, axis, descending):
+        return _sort_along(a, axis, descending, backend, False,
+                           key_bits is not None or radix_bits is not None or algorithm != "auto")
     kb, rb = _bits(key_bits, radix_bits, algorithm)
     a = _view(a)
     if _is_device(a):
@@ -279,7 +336,8 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
 
 
 def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
-            backend: Union[None, str, Context] = None) -> Any:
+            backend: Union[None, str, Context] = None, axis: Optional[int] = -1,
+            descending: bool = False) -> Any:
     """The stable sorting permutation of ``a`` as uint32 indices, uint64 from
     2^32 keys on (the radix sort, always stable): ``a[argsort(a)]`` is
     ``sort(a)``, and equal keys keep their order, as
@@ -290,7 +348,16 @@ def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int]
     >>> import numpy as np, gpk
     >>> gpk.argsort(np.array([2.0, 1.0, 2.0, 0.5]))
     array([3, 1, 0, 2], dtype=uint32)
+
+    ``axis`` and ``descending`` as for sort: along an axis of a host array
+    the indices count within each slice (numpy.argsort(axis=...)), uint32.
+
+    >>> gpk.argsort(np.array([[2.0, 1.0, 2.0], [0.5, 0.5, 1.0]]), descending=True)
+    array([[0, 2, 1],
+           [2, 0, 1]], dtype=uint32)
     """
+    if _along_axis(a, axis, descending):
+        return _sort_along(a, axis, descending, backend, True, key_bits is not None or radix_bits is not None)
     kb, rb = _bits(key_bits, radix_bits, "radix")
     a = _view(a)
     if _is_device(a):
