@@ -55,9 +55,10 @@ typedef struct gpk__tally {
 static inline int gpk__tally_init(gpk__tally *t, uint32_t runs)
 {
     t->runs = runs;
-    t->iters = calloc(runs, sizeof *t->iters);
-    t->evaluated = calloc(runs, sizeof *t->evaluated);
-    t->best = malloc(runs * sizeof *t->best);
+    /* casts: the header is included from CUDA (C++) sources too */
+    t->iters = (uint64_t *)calloc(runs, sizeof *t->iters);
+    t->evaluated = (uint64_t *)calloc(runs, sizeof *t->evaluated);
+    t->best = (int64_t *)malloc(runs * sizeof *t->best);
     if (!t->iters || !t->evaluated || !t->best) return -1;
     for (uint32_t r = 0; r < runs; r++) t->best[r] = INT64_MAX;
     return 0;
