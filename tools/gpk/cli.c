@@ -249,3 +249,14 @@ int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend 
     }
     return 1;
 }
+
+void cli_check_stdout_at_exit(void)
+{
+    const int had_error = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0 || had_error) {
+        const int saved = errno;
+        fprintf(stderr, "gpk: cannot write to stdout: %s\n", saved ? strerror(saved) : "write error");
+        _exit(CLI_FAIL);
+    }
+}

@@ -127,6 +127,11 @@ void cli_progress(const char *cmd, const char *fmt, ...)
 #endif
     ;
 void cli_progress_end(void);
+
+/* For atexit in main: when what was printed on stdout (--json, --help,
+ * gpk info) could not all be written (a full disk, a closed pipe), says so
+ * on stderr and ends the process with CLI_FAIL instead of success. */
+void cli_check_stdout_at_exit(void);
 int cli_stderr_is_tty(void);
 
 /* Writes one backend's gpk_ctx_info as a JSON object. */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -583,13 +584,18 @@ static int read_keys_mapped(const sort_args *a, io_array *keys, io_out *out, io_
     return m > 0 ? 1 : -1;
 }
 
-/* 1 when path is a readable file without the .npy magic: raw data, whose
- * type must then be given (a usage error when it is not). stdin and
- * unreadable files are left to io_read and its messages. */
+/* 1 when path is a readable regular file without the .npy magic: raw
+ * data, whose type must then be given (a usage error when it is not).
+ * Only a regular file is looked into: a pipe, a FIFO, /dev/stdin or a
+ * <(...) can be read once, and opening a FIFO waits for its writer, so
+ * those (and stdin, and unreadable files) are left to io_read, which
+ * opens them once and tells .npy from raw by the bytes it reads. */
 static int is_raw_file(const char *path)
 {
     size_t len = strlen(path);
+    struct stat st;
     if (strcmp(path, "-") == 0 || (len >= 4 && strcmp(path + len - 4, ".npy") == 0)) return 0;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     unsigned char head[6] = {0};

@@ -280,7 +280,7 @@ int cmd_sort_mpi(int argc, char **argv)
     if (rc == CLI_OK && rank_ == 0 && a.out) {
         io_map map;
         io_format fmt = io_output_format(a.out, arr.format);
-        if (io_out_open(&out, a.out, err, sizeof err) != 0) {
+        if (io_out_open_named(&out, a.out, err, sizeof err) != 0) {
             snprintf(msg, sizeof msg, "%s", err);
             rc = CLI_FAIL;
         } else if (!out.tmp) {

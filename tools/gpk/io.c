@@ -1,7 +1,7 @@
 /* Raw and .npy array files (see io.h). Every fopen, fread, fwrite and
  * fclose is checked; large transfers go in chunks so that a failure is
  * reported with the byte offset where it happened. */
-#define _XOPEN_SOURCE 700 /* mkstemp, realpath, fsync, fileno */
+#define _GNU_SOURCE /* O_TMPFILE, linkat, fallocate; mkstemp, realpath, fsync, fileno */
 #include "io.h"
 
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define IO_CHUNK ((size_t)64 << 20)     /* bytes per fread / fwrite call */
 #define NPY_MAX_HEADER ((size_t)1 << 20) /* refuse absurd header lengths from bad files */
@@ -629,7 +630,92 @@ static void out_clear(io_out *o)
     memset(o, 0, sizeof *o);
 }
 
-int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+/* The name of the temporary file beside target (a path): ".BASE.gpk-"
+ * and six characters to fill, in target's directory, the base cut so that
+ * the name fits NAME_MAX whatever the length of the target's. malloc'd. */
+static char *temp_name(const char *target)
+{
+    char *dir = dir_of(target);
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    size_t blen = strlen(base);
+    const size_t room = NAME_MAX - strlen("..gpk-XXXXXX");
+    if (blen > room) blen = room;
+    char *t = dir ? malloc(strlen(dir) + blen + 16) : NULL;
+    if (t) sprintf(t, "%s/.%.*s.gpk-XXXXXX", dir, (int)blen, base);
+    free(dir);
+    return t;
+}
+
+/* Fills the XXXXXX at the end of name with fresh characters. */
+static void temp_fill(char *name)
+{
+    static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long long state;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    state ^= (unsigned long long)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (unsigned long long)getpid() << 32;
+    char *x = name + strlen(name) - 6;
+    for (int i = 0; i < 6; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = set[(state >> 33) % (sizeof set - 1)];
+    }
+}
+
+/* A file with no name in dir (O_TMPFILE), that io_out_commit can give a
+ * name (linkat through /proc/self/fd): a run killed by any signal, even
+ * SIGKILL, then leaves nothing behind. -1 where the file system or the
+ * kernel has no O_TMPFILE, or /proc is missing. */
+static int open_anonymous(const char *dir, mode_t mode)
+{
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode); /* read too: io_out_map maps it shared */
+    if (fd < 0) return -1;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (access(proc, F_OK) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+#else
+    (void)dir;
+    (void)mode;
+    return -1;
+#endif
+}
+
+/* Gives the anonymous file of o a temporary name (o->tmp) beside its
+ * target, to be renamed over it. */
+static int name_anonymous(io_out *o)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        temp_fill(o->tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0) {
+            o->anon = 0;
+            temp_register(o->tmp);
+            return 0;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+/* The checks of io_out_open that do not depend on the file's kind: a name
+ * that cannot be (ELOOP, ENAMETOOLONG, EACCES on the way) fails here. */
+static int stat_output(const char *path, struct stat *st, int *exists, char *err, size_t errlen)
+{
+    *exists = stat(path, st) == 0; /* follows a symlink to what it names */
+    if (!*exists && errno != ENOENT) {
+        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int out_open(io_out *o, const char *path, int named, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     if (is_stdio(path)) {
@@ -639,7 +725,8 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
     }
     o->name = path;
     struct stat st;
-    const int exists = stat(path, &st) == 0; /* follows a symlink to what it names */
+    int exists;
+    if (stat_output(path, &st, &exists, err, errlen) != 0) return -1;
     if (exists && S_ISDIR(st.st_mode)) {
         set_err(err, errlen, "cannot write %s: it is a directory", path);
         return -1;
@@ -668,27 +755,16 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
     } else {
         o->target = dup_str(path);
     }
+    o->tmp = o->target ? temp_name(o->target) : NULL;
     char *dir = o->target ? dir_of(o->target) : NULL;
-    const char *base = o->target ? strrchr(o->target, '/') : NULL;
-    base = base ? base + 1 : o->target;
-    o->tmp = dir && base ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
-    if (!o->tmp) {
+    if (!o->tmp || !dir) {
         free(dir);
         out_clear(o);
         set_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    sprintf(o->tmp, "%s/.%s.gpk-XXXXXX", dir, base);
-    free(dir);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
-        out_clear(o);
-        return -1;
-    }
-    temp_register(o->tmp);
-    /* mkstemp makes 0600; the result gets the mode an existing file had,
-     * else what creating it would have given. */
+    /* The result gets the mode (and owner) an existing file had, else what
+     * creating it would have given. */
     mode_t mode;
     if (exists) {
         mode = st.st_mode & 07777;
@@ -697,21 +773,51 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         umask(mask);
         mode = 0666 & ~mask;
     }
+    int fd = named ? -1 : open_anonymous(dir, 0600);
+    free(dir);
+    if (fd >= 0) {
+        o->anon = 1;
+    } else {
+        fd = mkstemp(o->tmp);
+        if (fd < 0) {
+            set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+            out_clear(o);
+            return -1;
+        }
+        temp_register(o->tmp);
+    }
+    /* The owner before the mode: a change of owner clears set-id bits.
+     * Only the superuser may give the file to another user; a group the
+     * user is in is kept too, and failing both is no error (the file is
+     * the user's, as a new one would be). */
+    if (exists && fchown(fd, st.st_uid, st.st_gid) != 0 && fchown(fd, (uid_t)-1, st.st_gid) != 0) {
+        /* kept as the user's own */
+    }
     if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "wb"))) {
-        set_err(err, errlen, "cannot write %s: %s", o->tmp, strerror(errno));
+        set_err(err, errlen, "cannot write %s: %s", o->anon ? path : o->tmp, strerror(errno));
         close(fd);
-        unlink(o->tmp);
+        if (!o->anon) unlink(o->tmp);
         out_clear(o);
         return -1;
     }
     return 0;
 }
 
+int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+{
+    return out_open(o, path, 0, err, errlen);
+}
+
+int io_out_open_named(io_out *o, const char *path, char *err, size_t errlen)
+{
+    return out_open(o, path, 1, err, errlen);
+}
+
 void io_out_abort(io_out *o)
 {
     if (o->f && o->f != stdout) fclose(o->f);
     if (o->f && o->f == stdout) fflush(stdout);
-    if (o->tmp) unlink(o->tmp);
+    if (o->tmp && !o->anon) unlink(o->tmp);
     out_clear(o);
 }
 
@@ -727,6 +833,10 @@ int io_out_commit(io_out *o, char *err, size_t errlen)
     /* A regular file must be on disk before it replaces the old one; pipes
      * and terminals cannot be synced (EINVAL), which is no error. */
     if (ok && o->tmp && fsync(fileno(o->f)) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (ok && o->anon && name_anonymous(o) != 0) {
         ok = 0;
         saved = errno;
     }
@@ -791,6 +901,51 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
+/* The file a dangling symbolic link names (writing through the link
+ * creates it), malloc'd; NULL when path is no such link. */
+static char *link_target(const char *path)
+{
+    struct stat lst;
+    char buf[PATH_MAX];
+    if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)) return NULL;
+    const ssize_t l = readlink(path, buf, sizeof buf - 1);
+    if (l <= 0) return NULL;
+    buf[l] = '\0';
+    if (buf[0] == '/') return dup_str(buf);
+    char *dir = dir_of(path);
+    char *t = dir ? malloc(strlen(dir) + (size_t)l + 2) : NULL;
+    if (t) sprintf(t, "%s/%s", dir, buf);
+    free(dir);
+    return t;
+}
+
+/* 0 when a file can be created beside target now: a temporary file is
+ * made (nameless where the file system allows) and removed again, so that
+ * a directory that refuses files (/proc, a read-only mount, a full inode
+ * table) or a name too long for its temporary is found before any work. */
+static int probe_create(const char *target, const char *dir)
+{
+    int fd = open_anonymous(dir, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    char *tmp = temp_name(target);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    fd = mkstemp(tmp);
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    const int saved = errno;
+    free(tmp);
+    errno = saved;
+    return fd >= 0 ? 0 : -1;
+}
+
 static int check_writable(const char *path, const char *role, char *err, size_t errlen)
 {
     if (is_stdio(path)) return 0;
@@ -810,14 +965,33 @@ static int check_writable(const char *path, const char *role, char *err, size_t 
             set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
             return -1;
         }
+        if (S_ISCHR(st.st_mode)) {
+            /* A device is written in place: one that refuses every write
+             * (/dev/full) refuses an empty one too. */
+            const int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            const int bad = fd < 0 || write(fd, "", 0) < 0;
+            const int saved = errno;
+            if (fd >= 0) close(fd);
+            if (bad) {
+                set_err(err, errlen, "%s %s: cannot write: %s", role, path, strerror(saved));
+                return -1;
+            }
+        }
         if (!S_ISREG(st.st_mode)) return 0;
+    } else if (errno != ENOENT) {
+        /* a loop of links, a name too long, a component that is no directory */
+        set_err(err, errlen, "%s %s: %s", role, path, strerror(errno));
+        return -1;
     }
     /* A regular file is replaced through a temporary file in its
-     * directory (a symlink's target's), which must exist and be writable. */
-    char *real = realpath(path, NULL);
-    char *dir = dir_of(real ? real : path);
-    free(real);
+     * directory (a symlink's target's), which must exist and be writable;
+     * a dangling link's target is created in its directory. */
+    char *target = realpath(path, NULL);
+    if (!target) target = link_target(path);
+    if (!target) target = dup_str(path);
+    char *dir = target ? dir_of(target) : NULL;
     if (!dir) {
+        free(target);
         set_err(err, errlen, "%s %s: out of memory", role, path);
         return -1;
     }
@@ -825,11 +999,12 @@ static int check_writable(const char *path, const char *role, char *err, size_t 
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         set_err(err, errlen, "%s %s: the directory %s does not exist", role, path, dir);
         rc = -1;
-    } else if (access(dir, W_OK | X_OK) != 0) {
+    } else if (access(dir, W_OK | X_OK) != 0 || probe_create(target, dir) != 0) {
         set_err(err, errlen, "%s %s: cannot create files in %s: %s", role, path, dir, strerror(errno));
         rc = -1;
     }
     free(dir);
+    free(target);
     return rc;
 }
 
@@ -1022,8 +1197,12 @@ int io_read_into(const char *path, long long offset, void *dst, size_t len, char
     }
     close(fd);
     if (bad_at >= 0) {
-        set_err(err, errlen, "%s: read error at byte %lld: %s", path, offset + bad_at,
-                bad_errno ? strerror(bad_errno) : "the file is shorter than it was");
+        if (bad_errno == EFAULT) /* the destination, not the file: a mapped output without room */
+            set_err(err, errlen, "cannot fill the output at byte %lld of the data read from %s: its "
+                    "pages cannot be written (a full disk?)", bad_at, path);
+        else
+            set_err(err, errlen, "%s: read error at byte %lld: %s", path, offset + bad_at,
+                    bad_errno ? strerror(bad_errno) : "the file is shorter than it was");
         return -1;
     }
     return 0;
@@ -1041,6 +1220,14 @@ int io_out_map(io_out *o, io_format fmt, gpk_type t, size_t n, io_map *m, char *
     const size_t len = (size_t)hdr + n * gpk_type_size(t);
     const int fd = fileno(o->f);
     if (hdr < 0 || ftruncate(fd, (off_t)len) != 0) {
+        set_err(err, errlen, "cannot write %s (%zu bytes): %s", o->name, len, strerror(errno));
+        return -1;
+    }
+    /* The blocks are taken now: a mapping of a sparse file on a full disk
+     * fails only when a page is first written (a read into it says "Bad
+     * address", a store kills the process). A file system without
+     * fallocate keeps the sparse file. */
+    if (fallocate(fd, 0, 0, (off_t)len) != 0 && errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
         set_err(err, errlen, "cannot write %s (%zu bytes): %s", o->name, len, strerror(errno));
         return -1;
     }

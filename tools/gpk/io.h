@@ -55,8 +55,13 @@ void io_array_free(io_array *a);
  * temporary file in the same directory, then fsync'ed and renamed over the
  * target by io_out_commit, so a failed or killed run leaves the old file
  * intact; a symbolic link is followed and its target replaced, the link
- * kept. "-" (stdout), pipes and devices are written in place. Only the
- * temporary file is ever removed: never a path the user named.
+ * kept. The temporary file has no name until io_out_commit gives it one
+ * just before the rename (O_TMPFILE, where the file system has it), so
+ * that even SIGKILL leaves nothing; elsewhere it is ".NAME.gpk-XXXXXX"
+ * from the start. A replaced file's mode, owner and group are kept (the
+ * owner where the user may give it: the superuser). "-" (stdout), pipes
+ * and devices are written in place. Only the temporary file is ever
+ * removed: never a path the user named.
  *
  *   io_out o;
  *   if (io_out_open(&o, path, err, len) != 0) ... fail;
@@ -67,11 +72,15 @@ typedef struct io_out {
     FILE *f;          /* write here between open and commit / abort */
     const char *name; /* the path as named, or "<stdout>", for messages */
     char *target;     /* the file renamed over (a symlink's target); NULL when direct */
-    char *tmp;        /* the temporary file; NULL when direct */
+    char *tmp;        /* the temporary file's name; NULL when direct */
+    int anon;         /* the temporary file has no name yet (tmp is the one it will get) */
 } io_out;
 
 /* On failure *o is empty (o->f == NULL) and err says why. */
 int io_out_open(io_out *o, const char *path, char *err, size_t errlen);
+/* As io_out_open, with a temporary file that has its name (o->tmp) from the
+ * start, for other processes to open (gpk sort --mpi's ranks). */
+int io_out_open_named(io_out *o, const char *path, char *err, size_t errlen);
 /* Flushes, syncs, closes and renames; on any failure removes the temporary
  * file and fills err. *o is empty afterwards either way. */
 int io_out_commit(io_out *o, char *err, size_t errlen);

@@ -1,0 +1,140 @@
+#!/bin/sh
+# What a user meets first: inputs that are not plain files, outputs that
+# cannot be written found before the work, nothing left behind by a signal,
+# stdout that fails, memory limits, and the messages of small mishaps.
+#   usage: cli_io_test.sh PATH/TO/gpk
+# Exits non-zero on any failure and keeps its work directory then.
+set -u
+GPK=${1:?usage: cli_io_test.sh PATH/TO/gpk}
+case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
+. "$(dirname "$0")/cli_lib.sh"
+cli_workdir gpk_io_test
+
+# run RC DESCRIPTION PATTERN -- command...: exit RC and PATTERN (may be
+# empty) on stderr. Each command gets 60 s: a hang is a failure.
+run() {
+    want=$1 what=$2 pattern=$3
+    shift 4
+    timeout 60 "$@" >out.txt 2>err.txt
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, expected $want: $*"
+        sed 's/^/    stderr: /' err.txt >&2
+    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" err.txt; then
+        fail "$what: stderr lacks '$pattern':"
+        sed 's/^/    stderr: /' err.txt >&2
+    else
+        pass
+    fi
+}
+no_temps() {
+    if ls -A | grep -q '\.gpk-'; then fail "$1: a temporary file was left: $(ls -A | grep '\.gpk-')"; else pass; fi
+}
+# wait_writing PID: until PID has an output's temporary file open (named,
+# or without a name: O_TMPFILE shows as "#NNN (deleted)"), at most 10 s.
+wait_writing() {
+    i=0
+    while [ $i -lt 100 ]; do
+        ls -A | grep -q '\.gpk-' && return 0
+        ls -l "/proc/$1/fd" 2>/dev/null | grep -q "$WORK/#.*(deleted)" && return 0
+        sleep 0.1
+        i=$((i + 1))
+    done
+    return 1
+}
+
+SEED=${GPK_TEST_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "cli_io_test: seed $SEED"
+"$GPK" sort --gen uniform --n 5000 --seed "$SEED" --format npy -o sorted.npy -q || fail "setup"
+head -c 20000 /dev/urandom >keys.bin
+"$GPK" sort keys.bin --type u32 -o keys_sorted.npy -q || fail "setup: sort keys.bin"
+# keys.npy: the raw keys behind a .npy header (the sorted file's, same n)
+{ head -c 128 keys_sorted.npy; cat keys.bin; } >keys.npy
+
+# -- inputs that are not plain files: opened once, .npy told from raw by content --
+mkfifo kf
+(cat keys.npy >kf &)
+run 0 ".npy from a FIFO" "" -- "$GPK" sort kf -o from_fifo.npy -q
+cmp -s from_fifo.npy keys_sorted.npy && pass || fail ".npy from a FIFO: not the sorted keys"
+(cat keys.bin >kf &)
+run 0 "raw from a FIFO" "" -- "$GPK" sort kf --type u32 -o from_fifo.bin -q
+[ "$(tail -c 20000 keys_sorted.npy | cksum)" = "$(cksum <from_fifo.bin)" ] && pass || fail "raw from a FIFO: not the sorted keys"
+(cat keys.npy >kf &)
+run 0 ".npy from a FIFO with --type" "" -- "$GPK" sort kf --type u32 -o from_fifo2.npy -q
+cmp -s from_fifo2.npy keys_sorted.npy && pass || fail ".npy from a FIFO with --type: not the sorted keys"
+run 0 ".npy from /dev/stdin" "" -- sh -c 'cat keys.npy | "$0" sort /dev/stdin -o from_stdin.npy -q' "$GPK"
+cmp -s from_stdin.npy keys_sorted.npy && pass || fail ".npy from /dev/stdin: not the sorted keys"
+(cat keys.npy >kf &)
+run 0 "--values from a FIFO" "" -- "$GPK" sort keys.npy --values kf --values-out v.npy -o k2.npy -q
+cmp -s k2.npy keys_sorted.npy && pass || fail "--values from a FIFO: keys not sorted"
+rm -f kf
+
+# -- outputs that cannot be written are found before the work (exit 2) ----------
+run 2 "-o /proc/x" "cannot create files" -- "$GPK" sort --gen uniform --n 1000 -o /proc/x
+run 2 "-o /dev/full" "No space left" -- "$GPK" sort --gen uniform --n 1000 -o /dev/full
+ln -s selfloop selfloop
+run 2 "-o a self-referencing symlink" "symbolic links" -- "$GPK" sort --gen uniform --n 1000 -o selfloop
+[ -L selfloop ] && pass || fail "-o selfloop: the link is gone"
+printf 'NAME : sq\nTYPE : TSP\nDIMENSION : 4\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 0 10\n3 10 10\n4 10 0\nEOF\n' >sq.tsp
+run 2 "tsp --out /dev/full" "No space left" -- "$GPK" tsp sq.tsp --out /dev/full --iters 10
+run 2 "octree --svg /proc/x" "cannot create files" -- "$GPK" octree --n 1000 --svg /proc/x
+# A 254-character name is a valid name: its temporary file must fit NAME_MAX too.
+LONG=$(printf '%0250d' 0).npy
+run 0 "-o a 254-character name" "" -- "$GPK" sort --gen uniform --n 5000 --seed "$SEED" -o "$LONG" -q
+cmp -s "$LONG" sorted.npy && pass || fail "-o a 254-character name: not written"
+rm -f "$LONG"
+no_temps "outputs"
+
+# -- stdout that cannot be written is a failure ------------------------------------
+if [ -w /dev/full ]; then
+    run 1 "--json to a full stdout" "stdout" -- sh -c '"$0" sort --gen uniform --n 100 --json -q >/dev/full' "$GPK"
+    run 1 "info --json to a full stdout" "stdout" -- sh -c '"$0" info --json >/dev/full' "$GPK"
+    run 1 "--help to a full stdout" "stdout" -- sh -c '"$0" --help >/dev/full' "$GPK"
+    run 1 "sort --help to a full stdout" "stdout" -- sh -c '"$0" sort --help >/dev/full' "$GPK"
+fi
+
+# -- a replaced file keeps its owner, group and mode -------------------------------
+if [ "$(id -u)" = 0 ]; then
+    cp sorted.npy owned.npy && chown 1234:2345 owned.npy && chmod 640 owned.npy
+    run 0 "root replacing a user's file" "" -- "$GPK" sort keys.npy -o owned.npy -q
+    [ "$(stat -c '%u:%g %a' owned.npy)" = "1234:2345 640" ] && pass ||
+        fail "root replacing a user's file: owned.npy is now $(stat -c '%u:%g %a' owned.npy)"
+else
+    echo "cli_io_test: not root, the owner check skipped"
+fi
+
+# -- killed by any signal: nothing left beside the output --------------------------
+# --perm's FIFO, with no reader, holds the run while -o's temporary file is open.
+# (a background job of sh ignores SIGINT and SIGQUIT: those are not sent)
+for sig in KILL USR1 TERM HUP; do
+    cp sorted.npy victim.npy
+    mkfifo stall
+    "$GPK" sort --gen uniform --n 100000 -o victim.npy --perm stall -q 2>/dev/null &
+    pid=$!
+    wait_writing $pid || fail "SIG$sig: the output was never opened"
+    kill -$sig $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    rm -f stall
+    cmp -s victim.npy sorted.npy && pass || fail "SIG$sig mid-write: victim.npy changed"
+    no_temps "SIG$sig mid-write"
+done
+
+# -- the mapped output (from 64 MiB of keys) on a full disk: said before the sort --
+mkdir small
+if mount -t tmpfs -o size=16M tmpfs small 2>/dev/null; then
+    head -c 80000000 /dev/urandom >big.bin
+    run 1 "a mapped output on a full disk" "cannot write small/o.bin.*No space left" -- \
+        "$GPK" sort big.bin --type u32 -o small/o.bin -q
+    grep -q "Bad address" err.txt && fail "a mapped output on a full disk: blamed on the input" || pass
+    umount small
+    rm -f big.bin
+else
+    echo "cli_io_test: cannot mount a tmpfs (not root?): the full-disk check skipped"
+fi
+
+echo "cli_io_test: $TESTS passed, $FAILS failed"
+if [ "$FAILS" -ne 0 ]; then
+    echo "work directory kept: $WORK" >&2
+    exit 1
+fi
+cd / && rm -rf "$WORK"
