@@ -25,6 +25,14 @@ static inline uint64_t gpk__splitmix64(uint64_t x)
 /* x rounded up to a multiple of a (a > 0): buffer offsets and sizes. */
 static inline size_t gpk__align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
+/* 1 when the byte ranges [a, a + an) and [b, b + bn) share a byte (empty
+ * ranges share none): the sorts' arguments that must not alias. */
+static inline int gpk__overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && a && b && x < y + bn && y < x + an;
+}
+
 struct gpk_ctx {
     gpk_backend backend;
     int device;
