@@ -69,6 +69,34 @@ run 0 "--values from a FIFO" "" -- "$GPK" sort keys.npy --values kf --values-out
 cmp -s k2.npy keys_sorted.npy && pass || fail "--values from a FIFO: keys not sorted"
 rm -f kf
 
+# -- readers: headers that cannot be right are refused ------------------------------
+# mkhdr DICT: a .npy v1.0 header holding DICT (a printf format: \000 is a NUL).
+mkhdr() {
+    printf "$1" >hdr.bin
+    l=$(wc -c <hdr.bin)
+    pad=$(((64 - (10 + l + 1) % 64) % 64))
+    total=$((l + pad + 1))
+    printf '\223NUMPY\001\000'
+    printf "\\$(printf %03o $((total % 256)))\\$(printf %03o $((total / 256)))"
+    cat hdr.bin
+    head -c $pad /dev/zero | tr '\0' ' '
+    printf '\n'
+}
+{ mkhdr "{'descr': '<u4\\000junk', 'fortran_order': False, 'shape': (3,), }"; head -c 12 /dev/urandom; } >nul.npy
+run 1 "a .npy descr with a NUL" "malformed" -- "$GPK" sort nul.npy -o x.npy
+# the subarray's shape multiplies to 2^64, which wraps to a field of 0 bytes
+{ mkhdr "{'descr': [('a', '<u4'), ('b', '<u4', (65536, 65536, 65536, 65536))], 'fortran_order': False, 'shape': (3,), }"
+  head -c 12 /dev/urandom; } >wrap.npy
+run 1 "records: a field shape past 2^64" "malformed" -- "$GPK" sort wrap.npy --key a -o x.npy
+{ mkhdr "{'descr': [('a', '<u4'), ('a', '<u4')], 'fortran_order': False, 'shape': (3,), }"; head -c 24 /dev/urandom; } >dup.npy
+run 1 "records: a field named twice" "twice" -- "$GPK" sort dup.npy --key a -o x.npy
+{ mkhdr "{'descr': [('a', '<u4\\000x'), ('b', '<u4')], 'fortran_order': False, 'shape': (3,), }"; head -c 24 /dev/urandom; } >recnul.npy
+run 1 "records: a field dtype with a NUL" "malformed" -- "$GPK" sort recnul.npy --key b -o x.npy
+{ mkhdr "{'descr': [('', '|V4'), ('k', '<u4'), ('', '|V4')], 'fortran_order': False, 'shape': (3,), }"; head -c 36 /dev/urandom; } >pad.npy
+run 0 "records: padding fields ('') may repeat" "" -- "$GPK" sort pad.npy --key k -o x.npy -q
+[ -e x.npy ] && [ "$(wc -c <x.npy)" = "$(wc -c <pad.npy)" ] && pass || fail "records with padding: not written"
+rm -f x.npy
+
 # -- outputs that cannot be written are found before the work (exit 2) ----------
 run 2 "-o /proc/x" "cannot create files" -- "$GPK" sort --gen uniform --n 1000 -o /proc/x
 run 2 "-o /dev/full" "No space left" -- "$GPK" sort --gen uniform --n 1000 -o /dev/full

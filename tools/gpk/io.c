@@ -110,7 +110,8 @@ static int parse_pystr(cursor *c, char *buf, size_t len)
     char q = *c->p++;
     size_t k = 0;
     while (c->p < c->end && *c->p != q) {
-        if (*c->p == '\\' || k + 1 >= len) return -1;
+        /* no escapes, and no NUL: '<u4\0junk' must not read as <u4 */
+        if (*c->p == '\\' || *c->p == '\0' || k + 1 >= len) return -1;
         buf[k++] = *c->p++;
     }
     if (c->p >= c->end) return -1;
@@ -548,6 +549,206 @@ unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t er
     buf[n] = 0;
     *len = n;
     return buf;
+}
+
+/* ---- the structured .npy header ------------------------------------------------
+ * NumPy writes {'descr': [('a', '<u4'), ('b', '<f8', (3,))], 'fortran_order':
+ * False, 'shape': (n,), }. Fields are packed in order (padding shows as
+ * fields named ''), so the record size is the sum of the field sizes. */
+
+/* 1 when the text at p (ending at e) starts with w */
+static int rec_at(const char *p, const char *e, const char *w)
+{
+    size_t l = strlen(w);
+    return (size_t)(e - p) >= l && memcmp(p, w, l) == 0;
+}
+
+static const char *rec_skip(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n')) p++;
+    return p;
+}
+
+/* A quoted string into buf; returns the position after it or NULL. */
+static const char *rec_pystr(const char *p, const char *e, char *buf, size_t len)
+{
+    p = rec_skip(p, e);
+    if (p >= e || (*p != '\'' && *p != '"')) return NULL;
+    char q = *p++;
+    size_t k = 0;
+    while (p < e && *p != q) {
+        /* no NUL (a C string would end early: '<u4\0junk' read as <u4) */
+        if (k + 1 >= len || *p == '\0') return NULL;
+        buf[k++] = *p++;
+    }
+    buf[k] = '\0';
+    return p < e ? p + 1 : NULL;
+}
+
+/* Size in bytes of a scalar dtype string such as '<u4', '|V8', 'S10', '<f8'. */
+static int dtype_size(const char *d, uint64_t *size)
+{
+    if (*d == '<' || *d == '>' || *d == '|' || *d == '=') d++;
+    char kind = *d++;
+    if (!strchr("biufcVSUmM?", kind)) return -1;
+    uint64_t s = 0;
+    if (kind == '?' && *d == '\0') s = 1;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9' || s > 1000000) return -1;
+        s = s * 10 + (uint64_t)(*d - '0');
+    }
+    if (kind == 'U') s *= 4;
+    if (s == 0) return -1;
+    *size = s;
+    return 0;
+}
+
+int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
+                         io_npy_records *r, char *err, size_t errlen)
+{
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+        snprintf(err, errlen, "%s: --key needs a structured .npy (no \\x93NUMPY magic)", name);
+        return -1;
+    }
+    size_t lb = buf[6] == 1 ? 2 : 4, hl = buf[8] | (size_t)buf[9] << 8;
+    if (lb == 4) hl = len < 12 ? SIZE_MAX : hl | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    if (hl > len - 8 - lb) {
+        snprintf(err, errlen, "%s: truncated .npy header", name);
+        return -1;
+    }
+    r->header = 8 + lb + hl;
+    const char *p = (const char *)buf + 8 + lb, *e = (const char *)buf + r->header;
+    const char *d = NULL, *s = NULL, *o = NULL;
+    for (const char *c = p; c < e; c++) {
+        /* descr comes first and shape last: a field may be named 'shape' */
+        if (!d && rec_at(c, e, "'descr'")) d = c + 7;
+        if (rec_at(c, e, "'shape'")) s = c + 7;
+        if (rec_at(c, e, "'fortran_order'")) o = c + 15;
+    }
+    if (!d || !s || !o) {
+        snprintf(err, errlen, "%s: malformed .npy header (expected descr, fortran_order and shape)", name);
+        return -1;
+    }
+    o = rec_skip(o, e);
+    if (o < e && *o == ':') o = rec_skip(o + 1, e);
+    if (!rec_at(o, e, "False")) {
+        snprintf(err, errlen, "%s: Fortran-ordered .npy arrays are not supported", name);
+        return -1;
+    }
+    s = rec_skip(s, e);
+    if (s < e && *s == ':') s = rec_skip(s + 1, e);
+    char *end;
+    if (s >= e || *s != '(') goto bad_shape;
+    s = rec_skip(s + 1, e);
+    errno = 0;
+    r->n = strtoull(s, &end, 10);
+    if (errno || end == s) goto bad_shape;
+    s = rec_skip(end, e);
+    if (s < e && *s == ',') s = rec_skip(s + 1, e);
+    if (s >= e || *s != ')') goto bad_shape;
+
+    d = rec_skip(d, e);
+    if (d < e && *d == ':') d = rec_skip(d + 1, e);
+    if (d >= e || *d != '[') {
+        snprintf(err, errlen, "%s: not a structured .npy (its dtype has no fields); --key names a field", name);
+        return -1;
+    }
+    d++;
+    uint64_t at = 0;
+    int found = 0;
+    char fname[128], ftype[32], known[400] = "";
+    char names[256][128]; /* more named fields than a 256-byte record has bytes: refused */
+    int nnames = 0;
+    for (;;) {
+        d = rec_skip(d, e);
+        if (d < e && *d == ']') break;
+        if (d >= e || *d != '(') goto bad_descr;
+        if (!(d = rec_pystr(d + 1, e, fname, sizeof fname))) goto bad_descr;
+        /* names are unique (NumPy refuses the dtype otherwise); '' marks
+         * padding and may repeat */
+        if (fname[0]) {
+            if (nnames == sizeof names / sizeof names[0]) goto bad_descr;
+            for (int i = 0; i < nnames; i++)
+                if (strcmp(names[i], fname) == 0) {
+                    snprintf(err, errlen, "%s: the structured dtype names field '%s' twice", name, fname);
+                    return -1;
+                }
+            memcpy(names[nnames++], fname, sizeof fname);
+        }
+        d = rec_skip(d, e);
+        if (d >= e || *d != ',') goto bad_descr;
+        d = rec_skip(d + 1, e);
+        if (d < e && *d == '[') {
+            snprintf(err, errlen, "%s: field '%s' is itself structured; gpk sorts by a scalar field", name, fname);
+            return -1;
+        }
+        if (!(d = rec_pystr(d, e, ftype, sizeof ftype))) goto bad_descr;
+        uint64_t fsize, count = 1;
+        if (dtype_size(ftype, &fsize) != 0) goto bad_descr;
+        d = rec_skip(d, e);
+        if (d < e && *d == ',') { /* a subarray shape, (3,) or (2, 4) */
+            d = rec_skip(d + 1, e);
+            if (d >= e || *d != '(') goto bad_descr;
+            d++;
+            for (;;) {
+                d = rec_skip(d, e);
+                if (d < e && *d == ')') break;
+                errno = 0;
+                uint64_t k = strtoull(d, &end, 10);
+                /* the product, not only each factor, is held to the
+                 * record size: factors of 2^32 multiply past 2^64 to 0 */
+                if (errno || end == d || k > 1000000 || (k && count > ((uint64_t)1 << 20) / k)) goto bad_descr;
+                count *= k;
+                d = rec_skip(end, e);
+                if (d < e && *d == ',') d++;
+            }
+            d = rec_skip(d + 1, e);
+        }
+        if (d >= e || *d != ')') goto bad_descr;
+        d = rec_skip(d + 1, e);
+        if (d < e && *d == ',') d++;
+        if (strcmp(fname, key) == 0) {
+            gpk_type t;
+            const char *tn = strcmp(ftype, "<u4") == 0 ? "u32" : strcmp(ftype, "<i4") == 0 ? "i32"
+                           : strcmp(ftype, "<f4") == 0 ? "f32" : strcmp(ftype, "<u8") == 0 ? "u64"
+                           : strcmp(ftype, "<i8") == 0 ? "i64" : strcmp(ftype, "<f8") == 0 ? "f64" : NULL;
+            if (!tn || count != 1 || gpk_type_parse(tn, &t) != GPK_OK) {
+                snprintf(err, errlen, "%s: field '%s' has dtype '%s'%s; gpk sorts by <u4 <i4 <f4 <u8 <i8 <f8",
+                         name, fname, ftype, count != 1 ? " with a shape" : "");
+                return -1;
+            }
+            r->ktype = t;
+            r->offset = at;
+            found = 1;
+        } else if (fname[0] && strlen(known) + strlen(fname) + 3 < sizeof known) {
+            strcat(known, known[0] ? ", " : "");
+            strcat(known, fname);
+        }
+        at += fsize * count;
+        if (at > 1u << 20) goto bad_descr;
+    }
+    if (!found) {
+        snprintf(err, errlen, "%s: no field '%s' (fields: %s)", name, key, known);
+        return -1;
+    }
+    if (at > 256) {
+        snprintf(err, errlen, "%s: records of %llu bytes; gpk sorts records of up to 256 bytes", name,
+                 (unsigned long long)at);
+        return -1;
+    }
+    r->size = at;
+    if (r->n > (len - r->header) / r->size || (len - r->header) != r->n * r->size) {
+        snprintf(err, errlen, "%s: the header declares %llu records of %llu bytes but %zu data bytes follow",
+                 name, (unsigned long long)r->n, (unsigned long long)r->size, len - r->header);
+        return -1;
+    }
+    return 0;
+bad_shape:
+    snprintf(err, errlen, "%s: the array is not 1-D; gpk sorts a 1-D array of records", name);
+    return -1;
+bad_descr:
+    snprintf(err, errlen, "%s: malformed or unsupported structured dtype in the .npy header", name);
+    return -1;
 }
 
 /* ---- safe output files ------------------------------------------------------------- */

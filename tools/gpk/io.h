@@ -9,6 +9,7 @@
 #define GPK_CLI_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gpk/gpk.h"
@@ -39,6 +40,19 @@ int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type
  * GPK_MAX_INPUT (default: the machine's memory). NULL with err set on
  * failure. */
 unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen);
+
+/* A structured .npy (records) in memory: buf holds len bytes of the file.
+ * io_parse_npy_records finds the field `key` in the header's dtype and
+ * fills *r (header, n, size, offset, ktype: the key is one of the six
+ * scalar types), holding the shape to the data that follows; on failure
+ * returns non-zero with err naming `name`. For gpk sort --key and fuzzing. */
+typedef struct io_npy_records {
+    size_t header; /* bytes before the data */
+    uint64_t n, size, offset;
+    gpk_type ktype;
+} io_npy_records;
+int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
+                         io_npy_records *r, char *err, size_t errlen);
 
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
