@@ -160,6 +160,69 @@ else
     echo "cli_io_test: cannot mount a tmpfs (not root?): the full-disk check skipped"
 fi
 
+# -- --check: bounded memory, and it finds what a faulty sort would do --------------
+# GPK_TEST_CORRUPT_SORT spoils the output between the sort and the check.
+"$GPK" sort --gen few-bits --param 6 --n 10000 --seed "$SEED" -o fb.bin -q
+head -c 40000 /dev/urandom >fbv.bin
+for algo in radix quick; do
+    run 0 "--check $algo passes" "check ok" -- "$GPK" sort fb.bin --type u32 --perm p.bin --check --algo $algo
+    run 0 "--check $algo pairs passes" "check ok" -- "$GPK" sort fb.bin --type u32 --values fbv.bin --value-type u32 --check --algo $algo
+    run 1 "--check $algo: keys out of order" "out of order" -- env GPK_TEST_CORRUPT_SORT=order "$GPK" sort fb.bin --type u32 --check --algo $algo
+    run 1 "--check $algo: a key replaced" "not a permutation" -- env GPK_TEST_CORRUPT_SORT=key "$GPK" sort fb.bin --type u32 --check --algo $algo
+    run 1 "--check $algo: values swapped" "pairs are not those" -- \
+        env GPK_TEST_CORRUPT_SORT=value "$GPK" sort fb.bin --type u32 --values fbv.bin --value-type u32 --check --algo $algo
+done
+run 1 "--check quick: sigma wrong" "sigma is not a permutation" -- \
+    env GPK_TEST_CORRUPT_SORT=sigma "$GPK" sort fb.bin --type u32 --perm p.bin --check --algo quick
+run 1 "--check radix: sigma not stable" "not stable" -- \
+    env GPK_TEST_CORRUPT_SORT=stable "$GPK" sort fb.bin --type u32 --perm p.bin --check --algo radix
+run 0 "--check quick: equal keys in any order" "check ok" -- \
+    env GPK_TEST_CORRUPT_SORT=stable "$GPK" sort fb.bin --type u32 --perm p.bin --check --algo quick
+for T in i32 f32 i64 f64; do
+    run 0 "--check $T float-specials" "check ok" -- "$GPK" sort --gen float-specials --type $T --n 5000 --seed "$SEED" --perm p.bin --check
+done
+# --check holds no copy of the input: its peak memory is the sort's (2^22 keys:
+# 16 MiB each; the reference check took about 3.5x).
+if [ -x /usr/bin/time ] && [ -z "${GPK_TEST_SANITIZER:-}" ]; then
+    /usr/bin/time -f %M -o rss1.txt "$GPK" sort --gen uniform --n 2^22 --perm p.bin -q
+    /usr/bin/time -f %M -o rss2.txt "$GPK" sort --gen uniform --n 2^22 --perm p.bin --check -q
+    a=$(tail -1 rss1.txt) b=$(tail -1 rss2.txt)
+    [ "$b" -le $((a + a / 8)) ] && pass || fail "--check: peak $b KB against the sort's $a KB"
+fi
+
+# -- memory limits: the control group's, not the machine's ---------------------------
+# A child control group of this process's own, with a 600 MiB limit (v1 or
+# v2); without one (not root, no cgroup file system) the checks are skipped.
+CG=
+cg_line=$(grep -E '^[0-9]+:([^:]*,)?memory(,[^:]*)?:' /proc/self/cgroup | head -1)
+if [ -n "$cg_line" ]; then
+    ctl=$(echo "$cg_line" | cut -d: -f2) dir=$(echo "$cg_line" | cut -d: -f3-)
+    for base in "/sys/fs/cgroup/$ctl$dir" "/sys/fs/cgroup/$ctl"; do
+        if mkdir "$base/gpk_io_test.$$" 2>/dev/null; then
+            CG="$base/gpk_io_test.$$"
+            echo 600M >"$CG/memory.limit_in_bytes" 2>/dev/null || { rmdir "$CG"; CG=; }
+            break
+        fi
+    done
+elif grep -q '^0::' /proc/self/cgroup; then
+    dir=$(grep '^0::' /proc/self/cgroup | cut -d: -f3-)
+    if mkdir "/sys/fs/cgroup$dir/gpk_io_test.$$" 2>/dev/null; then
+        CG="/sys/fs/cgroup$dir/gpk_io_test.$$"
+        echo 600M >"$CG/memory.max" 2>/dev/null || { rmdir "$CG"; CG=; }
+    fi
+fi
+# sh -c "$IN_CG" "$CG" COMMAND...: runs it inside the 600 MiB group
+IN_CG='echo $$ >"$0/cgroup.procs" && exec "$@"'
+if [ -n "$CG" ] && [ -z "${GPK_TEST_SANITIZER:-}" ]; then
+    run 1 "/dev/zero in a 600 MiB group" "more than 314572800 bytes" -- sh -c "$IN_CG" "$CG" "$GPK" sort /dev/zero --type u32
+    run 1 "--gen 1G keys in a 600 MiB group" "nothing generated" -- sh -c "$IN_CG" "$CG" "$GPK" sort --gen uniform --n 1G
+    run 1 "octree of 256M particles in a 600 MiB group" "control group" -- sh -c "$IN_CG" "$CG" "$GPK" octree --n 256M
+    run 0 "a sort that fits the group" "" -- sh -c "$IN_CG" "$CG" "$GPK" sort --gen uniform --n 1M --check -q
+    rmdir "$CG" 2>/dev/null
+else
+    echo "cli_io_test: no control group of our own (not root, or a sanitizer build): memory-limit checks skipped"
+fi
+
 echo "cli_io_test: $TESTS passed, $FAILS failed"
 if [ "$FAILS" -ne 0 ]; then
     echo "work directory kept: $WORK" >&2

@@ -37,7 +37,7 @@ int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type
 
 /* The whole of path ("-": stdin) as bytes, malloc'd, with a zero byte
  * after the *len bytes of data; a pipe or a device is read up to
- * GPK_MAX_INPUT (default: the machine's memory). NULL with err set on
+ * GPK_MAX_INPUT (default: half of io_memory_limit). NULL with err set on
  * failure. */
 unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen);
 
@@ -53,6 +53,12 @@ typedef struct io_npy_records {
 } io_npy_records;
 int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
                          io_npy_records *r, char *err, size_t errlen);
+
+/* The bytes of memory this process may use: the machine's, or less where
+ * its control group (cgroup v2 memory.max, v1 memory.limit_in_bytes, of
+ * its group and every ancestor) sets a limit. *what (may be NULL) names
+ * the one that applies, for messages. */
+uint64_t io_memory_limit(const char **what);
 
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
