@@ -160,6 +160,32 @@ else
     echo "cli_io_test: cannot mount a tmpfs (not root?): the full-disk check skipped"
 fi
 
+# -- small things: what a run says -------------------------------------------------
+run 0 "sort without -o" "nothing written" -- "$GPK" sort keys.npy
+run 0 "sort -o says nothing of that" "" -- "$GPK" sort keys.npy -o x.npy
+grep -q "nothing written" err.txt && fail "sort -o: says nothing was written" || pass
+run 0 "a thread count cut to 4 a core" "threads 100000 is more than" -- "$GPK" sort --gen uniform --n 1000 --threads 100000 -q
+run 0 "GPK_THREADS cut to 4 a core" "GPK_THREADS 100000 is more than" -- env GPK_THREADS=100000 "$GPK" sort --gen uniform --n 1000 -q
+"$GPK" info >info.txt 2>&1
+if grep -q "not available" info.txt; then
+    grep "not available" info.txt | grep -vq "not available: ." && fail "gpk info: a backend missing without a reason: $(cat info.txt)" || pass
+fi
+if ! "$GPK" info | head -1 | grep -q cuda; then
+    run 1 "info --backend cuda, not built" "cuda backend: " -- "$GPK" info --backend cuda
+    grep -qi "cuda backend: cuda backend" err.txt && fail "gpk info --backend cuda: the prefix said twice: $(cat err.txt)" || pass
+fi
+# a signal says the run was stopped (the --perm FIFO holds it while writing)
+mkfifo stall
+"$GPK" sort --gen uniform --n 1000 -o stopped.npy --perm stall 2>stop_err.txt &
+pid=$!
+wait_writing $pid || fail "stopped run: the output was never opened"
+kill -TERM $pid
+wait $pid
+rc=$?
+rm -f stall
+[ $rc = 143 ] && grep -q "stopped by SIGTERM" stop_err.txt && pass || fail "SIGTERM: exit $rc, stderr: $(cat stop_err.txt)"
+[ -e stopped.npy ] && fail "SIGTERM: stopped.npy was written" || pass
+
 # -- --check: bounded memory, and it finds what a faulty sort would do --------------
 # GPK_TEST_CORRUPT_SORT spoils the output between the sort and the check.
 "$GPK" sort --gen few-bits --param 6 --n 10000 --seed "$SEED" -o fb.bin -q

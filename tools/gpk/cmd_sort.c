@@ -922,6 +922,10 @@ int cmd_sort(int argc, char **argv)
                 vw ? gpk_type_name(vals.type) : "", ms, a.reps > 1 ? " median" : "", mkeys);
         if (a.check) fprintf(stderr, ", check %s", check_state);
         fputc('\n', stderr);
+        /* the sorted keys went nowhere: said, unless only the check or the
+         * JSON was wanted */
+        if (!a.out && !a.perm && !a.values_out && !a.check && !a.json)
+            fprintf(stderr, "gpk sort: nothing written (-o OUT writes the sorted keys)\n");
     }
     if (a.json) {
         printf("{\"command\": \"sort\", \"gpk_version\": ");

@@ -872,15 +872,29 @@ void io_out_remove_temps(void)
     }
 }
 
+static int stderr_tty; /* a progress line may be there to clear */
+
 static void on_fatal_signal(int sig)
 {
     io_out_remove_temps();
+    /* Said, so that a stopped run is not taken for a finished one (the
+     * exit status says it too); not for SIGPIPE, whose reader is gone. */
+    if (sig != SIGPIPE) {
+        const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+        const char *clear = stderr_tty ? "\r\033[K" : "";
+        ssize_t w = write(2, clear, strlen(clear));
+        w = write(2, "gpk: stopped by ", 16);
+        w = write(2, name, strlen(name));
+        w = write(2, "\n", 1);
+        (void)w;
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 void io_out_cleanup_on_signals(void)
 {
+    stderr_tty = isatty(2);
     signal(SIGXFSZ, SIG_IGN);
     static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
