@@ -186,6 +186,22 @@ rm -f stall
 [ $rc = 143 ] && grep -q "stopped by SIGTERM" stop_err.txt && pass || fail "SIGTERM: exit $rc, stderr: $(cat stop_err.txt)"
 [ -e stopped.npy ] && fail "SIGTERM: stopped.npy was written" || pass
 
+# The search's own stop handler gives the previous ones back when the search
+# ends: a signal while --svg waits for its FIFO's reader is then main's
+# (which says so and removes temporary files), not the default's silence.
+mkfifo svg_stall
+"$GPK" tsp sq.tsp --iters 10 -q --out after.tour --svg svg_stall 2>search_err.txt &
+pid=$!
+i=0
+while [ $i -lt 100 ] && ! [ -s after.tour ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.2
+kill -TERM $pid
+wait $pid
+rc=$?
+rm -f svg_stall
+[ $rc = 143 ] && grep -q "stopped by SIGTERM" search_err.txt && pass ||
+    fail "tsp: SIGTERM after the search: exit $rc, stderr: $(cat search_err.txt)"
+
 # -- --check: bounded memory, and it finds what a faulty sort would do --------------
 # GPK_TEST_CORRUPT_SORT spoils the output between the sort and the check.
 "$GPK" sort --gen few-bits --param 6 --n 10000 --seed "$SEED" -o fb.bin -q
