@@ -147,6 +147,22 @@ for sig in KILL USR1 TERM HUP; do
     no_temps "SIG$sig mid-write"
 done
 
+# Where the file system has no O_TMPFILE the temporary file has a name from
+# the start: every signal that ends gpk and can be caught removes it.
+for sig in USR1 USR2 ALRM TERM HUP; do
+    cp sorted.npy victim.npy
+    mkfifo stall
+    GPK_TEST_NAMED_TEMP=1 "$GPK" sort --gen uniform --n 100000 -o victim.npy --perm stall -q 2>/dev/null &
+    pid=$!
+    wait_writing $pid || fail "named, SIG$sig: the output was never opened"
+    ls -A | grep -q '\.victim\.npy\.gpk-' && pass || fail "named, SIG$sig: no named temporary file"
+    kill -$sig $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    rm -f stall
+    cmp -s victim.npy sorted.npy && pass || fail "named, SIG$sig mid-write: victim.npy changed"
+    no_temps "named, SIG$sig mid-write"
+done
+
 # -- the mapped output (from 64 MiB of keys) on a full disk: said before the sort --
 mkdir small
 if mount -t tmpfs -o size=16M tmpfs small 2>/dev/null; then

@@ -880,7 +880,9 @@ static void on_fatal_signal(int sig)
     /* Said, so that a stopped run is not taken for a finished one (the
      * exit status says it too); not for SIGPIPE, whose reader is gone. */
     if (sig != SIGPIPE) {
-        const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+        const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                           : sig == SIGQUIT ? "SIGQUIT" : sig == SIGUSR1 ? "SIGUSR1" : sig == SIGUSR2 ? "SIGUSR2"
+                           : sig == SIGALRM ? "SIGALRM" : "a signal";
         const char *clear = stderr_tty ? "\r\033[K" : "";
         ssize_t w = write(2, clear, strlen(clear));
         w = write(2, "gpk: stopped by ", 16);
@@ -896,7 +898,9 @@ void io_out_cleanup_on_signals(void)
 {
     stderr_tty = isatty(2);
     signal(SIGXFSZ, SIG_IGN);
-    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    /* every signal whose default ends the process: where the temporary
+     * file has a name (no O_TMPFILE), it is removed first */
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
         struct sigaction sa, old;
         memset(&sa, 0, sizeof sa);
@@ -1057,7 +1061,9 @@ static int out_open(io_out *o, const char *path, int named, char *err, size_t er
         umask(mask);
         mode = 0666 & ~mask;
     }
-    int fd = named ? -1 : open_anonymous(dir, 0600);
+    /* GPK_TEST_NAMED_TEMP: the named file as where there is no O_TMPFILE,
+     * for the tests of that path */
+    int fd = named || getenv("GPK_TEST_NAMED_TEMP") ? -1 : open_anonymous(dir, 0600);
     free(dir);
     if (fd >= 0) {
         o->anon = 1;

@@ -115,8 +115,9 @@ void io_out_remove_temps(void);
 
 /* For a program's main: SIGXFSZ ignored (past ulimit -f a write fails
  * with EFBIG and the temporary file goes, instead of a kill leaving it),
- * and SIGINT, SIGTERM, SIGHUP, SIGPIPE (unless ignored) remove the
- * temporary files, then end the process as they would have. */
+ * and SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2 and
+ * SIGALRM (unless ignored) remove the temporary files, say which signal
+ * stopped gpk (not SIGPIPE), then end the process as they would have. */
 void io_out_cleanup_on_signals(void);
 
 /* Writes the array (with a .npy header when fmt says so) to an open
