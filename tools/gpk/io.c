@@ -654,6 +654,23 @@ static const char *rec_pystr(const char *p, const char *e, char *buf, size_t len
     return p < e ? p + 1 : NULL;
 }
 
+/* Decimal digits at p (before e) into *v: the position after them, or
+ * NULL when there are none or they pass 2^64. Bounded by e, unlike
+ * strtoull, which reads on to the first non-digit past the header. */
+static const char *rec_uint(const char *p, const char *e, uint64_t *v)
+{
+    const char *start = p;
+    uint64_t x = 0;
+    for (; p < e && *p >= '0' && *p <= '9'; p++) {
+        const unsigned d = (unsigned)(*p - '0');
+        if (x > (UINT64_MAX - d) / 10) return NULL;
+        x = x * 10 + d;
+    }
+    if (p == start) return NULL;
+    *v = x;
+    return p;
+}
+
 /* Size in bytes of a scalar dtype string such as '<u4', '|V8', 'S10', '<f8'. */
 static int dtype_size(const char *d, uint64_t *size)
 {
@@ -706,12 +723,10 @@ int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name,
     }
     s = rec_skip(s, e);
     if (s < e && *s == ':') s = rec_skip(s + 1, e);
-    char *end;
+    const char *end;
     if (s >= e || *s != '(') goto bad_shape;
     s = rec_skip(s + 1, e);
-    errno = 0;
-    r->n = strtoull(s, &end, 10);
-    if (errno || end == s) goto bad_shape;
+    if (!(end = rec_uint(s, e, &r->n))) goto bad_shape;
     s = rec_skip(end, e);
     if (s < e && *s == ',') s = rec_skip(s + 1, e);
     if (s >= e || *s != ')') goto bad_shape;
@@ -762,11 +777,11 @@ int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name,
             for (;;) {
                 d = rec_skip(d, e);
                 if (d < e && *d == ')') break;
-                errno = 0;
-                uint64_t k = strtoull(d, &end, 10);
+                uint64_t k;
                 /* the product, not only each factor, is held to the
-                 * record size: factors of 2^32 multiply past 2^64 to 0 */
-                if (errno || end == d || k > 1000000 || (k && count > ((uint64_t)1 << 20) / k)) goto bad_descr;
+                 * record size: factors of 2^16 multiply to 2^64, which is 0 */
+                if (!(end = rec_uint(d, e, &k)) || k > 1000000 || (k && count > ((uint64_t)1 << 20) / k))
+                    goto bad_descr;
                 count *= k;
                 d = rec_skip(end, e);
                 if (d < e && *d == ',') d++;
