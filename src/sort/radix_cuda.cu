@@ -2472,9 +2472,10 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     if (n > 0 && (!d_keys_in || !d_keys_out)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
     if (n > 0 && vb && (!d_values_in || !d_values_out))
         return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
-    {
+    if (!internal) {
         /* in == out sorts in place; any other sharing of memory between the
-         * arrays and the temp corrupts them */
+         * caller's arrays and the temp corrupts them (the library's own
+         * callers lay out their buffers themselves) */
         const size_t kn = n * kb, vn = n * (size_t)vb;
         const struct {
             const void *p;
