@@ -72,9 +72,9 @@ rm -f dangling.npy new-target.npy
 
 # A device that fails every write (a copy of /dev/full) is not removed.
 if mknod full c 1 7 2>/dev/null; then
-    run 1 "-o a full device" "No space left" -- "$GPK" sort --gen uniform --n 100000 -o full -q
+    run 2 "-o a full device (found before the work)" "No space left" -- "$GPK" sort --gen uniform --n 100000 -o full -q
     [ -c full ] && pass || fail "-o full: the device node was removed"
-    run 1 "--out a full device" "" -- "$GPK" octree --n 1000 --svg full
+    run 2 "--out a full device (found before the work)" "No space left" -- "$GPK" octree --n 1000 --svg full
     [ -c full ] && pass || fail "--svg full: the device node was removed"
 else
     echo "cli_reliability_test: mknod not permitted, device checks skipped"
@@ -86,7 +86,9 @@ mkfifo stall
 "$GPK" sort --gen uniform --n 100000 -o old.npy --perm stall -q 2>/dev/null &
 pid=$!
 i=0
-while [ $i -lt 100 ] && ! ls -A | grep -q '^\.old\.npy\.gpk-'; do sleep 0.1; i=$((i + 1)); done
+# (the temporary file may have no name yet: O_TMPFILE shows as "#NNN (deleted)")
+while [ $i -lt 100 ] && ! ls -A | grep -q '^\.old\.npy\.gpk-' &&
+    ! ls -l "/proc/$pid/fd" 2>/dev/null | grep -q "$WORK/#.*(deleted)"; do sleep 0.1; i=$((i + 1)); done
 kill -TERM $pid 2>/dev/null
 wait $pid 2>/dev/null
 same old.npy "$OLD" "SIGTERM mid-write"
@@ -210,7 +212,7 @@ if [ "$(id -u)" != 0 ]; then
     rm -f ro.bin
 fi
 if mknod full c 1 7 2>/dev/null || [ -c full ]; then
-    run 1 "records -o a full device" "No space left" -- "$GPK" sort rec_big.bin --record-size 12 --key-type u32 -o full -q
+    run 2 "records -o a full device (found before the work)" "No space left" -- "$GPK" sort rec_big.bin --record-size 12 --key-type u32 -o full -q
     [ -c full ] && pass || fail "records -o full: the device node was removed"
 fi
 run 1 "records from /dev/zero" "more than 1000000 bytes" -- \

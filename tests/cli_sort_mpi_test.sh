@@ -61,6 +61,20 @@ rcs=$($MPIEXEC -n 2 sh -c 'r=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}; [ "$r" = 1
 [ "$(cat keep.npy)" = precious ] || fail "a rank's write fails: keep.npy was changed"
 ls -a | grep -q 'gpk-' && fail "a temporary file was left: $(ls -a | grep gpk-)"
 # usage errors
+# MPMD: ranks given different options fail on every rank, before any work,
+# with a message each (a different -o wrote rank 0's file alone, --check
+# on one rank waited forever in its collectives)
+rm -f a.npy b.npy
+rcs=$(timeout 120 $MPIEXEC -n 1 sh -c '"$0" sort --mpi in.npy -o a.npy -q 2>mpmd_a.txt; echo "rc=$?"' "$GPK" : \
+      -n 1 sh -c '"$0" sort --mpi in.npy -o b.npy -q 2>mpmd_b.txt; echo "rc=$?"' "$GPK")
+[ "$(echo "$rcs" | grep -c 'rc=2')" = 2 ] || fail "MPMD -o a / -o b: exits $rcs"
+[ -e a.npy ] || [ -e b.npy ] && fail "MPMD -o a / -o b: a file was written"
+grep -q "rank 0: another rank was given other" mpmd_a.txt && grep -q "rank 1: .*rank 0 has IN in.npy, -o a.npy" mpmd_b.txt ||
+    fail "MPMD -o a / -o b: messages: $(cat mpmd_a.txt mpmd_b.txt)"
+rcs=$(timeout 120 $MPIEXEC -n 1 sh -c '"$0" sort --mpi in.npy -o a.npy --check -q 2>/dev/null; echo "rc=$?"' "$GPK" : \
+      -n 2 sh -c '"$0" sort --mpi in.npy -o a.npy -q 2>/dev/null; echo "rc=$?"' "$GPK")
+[ "$(echo "$rcs" | grep -c 'rc=2')" = 3 ] || fail "MPMD --check on one rank: exits $rcs (124: it hung)"
+[ -e a.npy ] && fail "MPMD --check on one rank: a.npy was written"
 "$GPK" sort --mpi - -o x.npy 2>/dev/null; [ $? = 2 ] || fail "--mpi with stdin: not a usage error"
 "$GPK" sort --mpi in.npy --perm p.bin 2>/dev/null; [ $? = 2 ] || fail "--mpi with --perm: not a usage error"
 [ -e x.npy ] && fail "x.npy was created"

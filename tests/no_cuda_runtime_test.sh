@@ -107,7 +107,7 @@ if [ $hidden -ge 1 ]; then
         if run "$GPK" info --backend cuda; then
             fail "gpk info --backend cuda succeeds without the CUDA libraries"
         else
-            grep -q 'CUDA backend: no usable CUDA device' err.txt || fail "gpk info --backend cuda: no reason given"
+            grep -qi 'cuda backend: no usable CUDA device' err.txt || fail "gpk info --backend cuda: no reason given"
             sed 's/^/    gpk info --backend cuda: /' err.txt
         fi
         if run "$GPK" sort --gen uniform --n 1000 --backend cuda; then

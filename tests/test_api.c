@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_names(void)
@@ -179,8 +180,11 @@ static void test_bad_input(gpk_backend be)
     TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "gpk_sort_perm64"),
              "perm of 2^32 keys cannot have a u32 sigma: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
     uint64_t sigma64[8] = {0};
+    /* 2^40 keys and 2^40 sigma entries from two stack arrays would share
+     * memory: refused as overlapping before any size is considered */
     s = gpk_sort_perm64(ctx, GPK_U32, keys, sigma64, huge, NULL);
-    TU_CHECK(s == GPK_ENOMEM, "perm64 of 2^40 keys: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "overlap"), "perm64 of 2^40 keys: %s (%s)",
+             gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, NULL, 8, NULL) == GPK_EINVAL, "NULL sigma64");
     s = gpk_sort_keys(ctx, GPK_U32, keys, huge, NULL);
     TU_CHECK(s == GPK_ENOMEM && strlen(gpk_last_error(ctx)) > 0, "2^40 keys: %s (%s)",
@@ -199,6 +203,79 @@ static void test_bad_input(gpk_backend be)
     gpk_ctx_destroy(ctx);
 }
 
+/* Arrays that share memory are refused (GPK_EINVAL, a message naming
+ * them) and left as they were: the sorts would corrupt them. in == out of
+ * gpk_sort_keys_to is the one sharing allowed. */
+static void test_overlap(gpk_backend be, uint64_t seed)
+{
+    gpk_ctx *ctx;
+    if (gpk_ctx_create(&ctx, be) != GPK_OK) {
+        printf("overlap tests: backend %s unavailable, skipped\n", gpk_backend_name(be));
+        return;
+    }
+    enum { N = 1000 };
+    uint64_t z[N + 1], copy[N + 1];
+    gpk_rng r;
+    gpk_rng_seed(&r, seed);
+    for (size_t i = 0; i <= N; i++) z[i] = gpk_rng_next(&r);
+    memcpy(copy, z, sizeof z);
+    uint32_t *z32 = (uint32_t *)(void *)z;
+    gpk_status s;
+#define REFUSED(call, what)                                                                                   \
+    s = (call);                                                                                               \
+    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "overlap"), "%s: %s (%s)", what,                   \
+             gpk_status_string(s), gpk_last_error(ctx));                                                      \
+    TU_CHECK(memcmp(z, copy, sizeof z) == 0, "%s: the arrays were changed", what);                            \
+    memcpy(z, copy, sizeof z)
+    REFUSED(gpk_sort_pairs(ctx, GPK_U32, z32, GPK_U32, z32 + 1, N - 1, NULL), "pairs, values = keys + 1");
+    REFUSED(gpk_sort_pairs(ctx, GPK_U32, z32 + 1, GPK_U32, z32, N - 1, NULL), "pairs, keys = values + 1");
+    REFUSED(gpk_sort_pairs(ctx, GPK_U64, z, GPK_U64, z, N, NULL), "pairs, values = keys");
+    REFUSED(gpk_sort_pairs(ctx, GPK_U64, z, GPK_U32, z32 + 3, 2, NULL), "pairs, values on the last key's bytes");
+    REFUSED(gpk_sort_perm(ctx, GPK_U32, z32, z32, N, NULL), "perm, sigma = keys");
+    REFUSED(gpk_sort_perm(ctx, GPK_U64, z, z32 + 1, N / 2, NULL), "perm, sigma inside the keys");
+    REFUSED(gpk_sort_perm64(ctx, GPK_U64, z, z + 1, N, NULL), "perm64, sigma = keys + 1");
+    REFUSED(gpk_sort_perm64(ctx, GPK_U32, z32 + 1, z, N, NULL), "perm64, keys inside sigma");
+    REFUSED(gpk_sort_keys_to(ctx, GPK_U64, z, z + 1, N, NULL), "keys_to, out = in + 1");
+    {
+        /* the one shard of a CPU context: its keys_out inside its keys */
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        gpk_ctx *cpu = NULL;
+        if (be == GPK_BACKEND_CPU && gpk_ctx_create_ex(&cpu, &co) == GPK_OK) {
+            gpk_shard sh;
+            memset(&sh, 0, sizeof sh);
+            sh.keys = z;
+            sh.n = N / 2;
+            TU_CHECK(gpk_sort_shards_keys(cpu, GPK_U64, &sh, NULL) == GPK_OK, "shards: temp query: %s",
+                     gpk_last_error(cpu));
+            unsigned char *temp = malloc(sh.temp_bytes);
+            sh.temp = temp;
+            sh.keys_out = z + N / 4;
+            s = gpk_sort_shards_keys(cpu, GPK_U64, &sh, NULL);
+            TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(cpu), "overlap"), "shards, keys_out inside keys: %s (%s)",
+                     gpk_status_string(s), gpk_last_error(cpu));
+            TU_CHECK(memcmp(z, copy, sizeof z) == 0, "shards: the arrays were changed");
+            sh.keys_out = z + N / 2; /* adjacent, not overlapping: sorts */
+            s = gpk_sort_shards_keys(cpu, GPK_U64, &sh, NULL);
+            TU_CHECK(s == GPK_OK, "shards, adjacent buffers: %s (%s)", gpk_status_string(s), gpk_last_error(cpu));
+            free(temp);
+            memcpy(z, copy, sizeof z);
+        }
+        gpk_ctx_destroy(cpu);
+    }
+#undef REFUSED
+    /* Adjacent arrays are fine, and sorted. */
+    s = gpk_sort_pairs(ctx, GPK_U32, z32, GPK_U32, z32 + N, N, NULL);
+    int ok = s == GPK_OK;
+    for (size_t i = 1; ok && i < N; i++) ok = z32[i - 1] <= z32[i];
+    TU_CHECK(ok, "pairs in adjacent halves: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    memcpy(z, copy, sizeof z);
+    s = gpk_sort_perm(ctx, GPK_U32, z32, z32 + N, N, NULL);
+    ok = s == GPK_OK;
+    for (size_t j = 0; ok && j < N; j++) ok = z32[N + j] < N && z32[j] == ((const uint32_t *)(const void *)copy)[z32[N + j]];
+    TU_CHECK(ok, "perm in adjacent halves: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
+    gpk_ctx_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     gpk_backend be = GPK_BACKEND_CPU;
@@ -209,5 +286,6 @@ int main(int argc, char **argv)
     test_generator(seed);
     test_mapping(seed);
     test_bad_input(be);
+    test_overlap(be, seed);
     return tu_finish("test_api");
 }

@@ -305,6 +305,26 @@ static void errors(void)
              "too small temp area accepted");
     TU_CHECK(gpk_cuda_sort_keys(ctx, t, &tb, GPK_U32, NULL, d, 256, &o, 0, stream) == GPK_EINVAL,
              "NULL keys accepted");
+    /* arrays that share memory (other than in == out) are refused before
+     * the device touches them */
+    char *dc = (char *)d;
+    TU_CHECK(gpk_cuda_sort_keys(ctx, t, &tb, GPK_U32, d, dc + 4, 128, &o, 0, stream) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "overlap"),
+             "keys out one key past keys in accepted: %s", gpk_last_error(ctx));
+    TU_CHECK(gpk_cuda_sort_keys(ctx, d, &tb, GPK_U32, d, d, 256, &o, 0, stream) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "overlap"),
+             "temp on the keys accepted: %s", gpk_last_error(ctx));
+    size_t tbp = 0;
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, NULL, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) == GPK_OK,
+             "pairs query");
+    void *tp = dev_alloc(tbp);
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 4, dc + 4, 64, &o, 0, stream) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "overlap"),
+             "values on the keys accepted: %s", gpk_last_error(ctx));
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) == GPK_OK,
+             "adjacent keys and values refused: %s", gpk_last_error(ctx));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    cudaFree(tp);
     /* a CPU context is not a CUDA context */
     gpk_ctx *cpu = NULL;
     if (gpk_ctx_create(&cpu, GPK_BACKEND_CPU) == GPK_OK) {

@@ -38,6 +38,14 @@ struct gpk_ctx_hook {
 };
 #define GPK_CTX_HOOKS 8 /* at least one per family that registers (two do: out-of-core, MPI) */
 
+/* 1 when the byte ranges [a, a + an) and [b, b + bn) share a byte (empty
+ * ranges share none): the sorts' arguments that must not alias. */
+static inline int gpk__overlap(const void *a, size_t an, const void *b, size_t bn)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return an && bn && a && b && x < y + bn && y < x + an;
+}
+
 struct gpk_ctx {
     gpk_backend backend;
     int device;

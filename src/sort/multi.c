@@ -669,6 +669,30 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
             return gpk__fail(ctx, GPK_EINVAL, "%s: output %d gets %zu keys but its %s pointer is NULL", fn, i, m,
                              sh->keys_out ? "values_out" : "keys_out");
     }
+    /* Every buffer of every shard is read or written while the others
+     * are: none may share memory with another (the callers' own buffers;
+     * the internal callers place outputs in the temp themselves). */
+    if (!out_in_temp) {
+        static const char *const what[5] = {"keys", "values", "keys_out", "values_out", "temp"};
+        for (int i = 0; i < 5 * k; i++)
+            for (int j = i + 1; j < 5 * k; j++) {
+                const void *p[2];
+                size_t len[2];
+                for (int e = 0; e < 2; e++) {
+                    const int id = e ? j : i, s5 = id / 5, f = id % 5;
+                    const gpk_shard *sh = &shards[s5];
+                    const size_t m = gpk_shard_share(total, k, s5);
+                    p[e] = f == 0 ? sh->keys : f == 1 ? sh->values : f == 2 ? sh->keys_out : f == 3 ? sh->values_out
+                                                                                                       : sh->temp;
+                    len[e] = f == 0 ? sh->n * kw : f == 1 ? sh->n * value_width : f == 2 ? m * kw
+                             : f == 3                      ? m * value_width
+                                                           : sh->temp_bytes;
+                }
+                if (gpk__overlap(p[0], len[0], p[1], len[1]))
+                    return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d's %s and shard %d's %s overlap", fn, i / 5,
+                                     what[i % 5], j / 5, what[j % 5]);
+            }
+    }
     gpk_multi_dev d;
     memset(&d, 0, sizeof d);
     d.ctx = ctx;

@@ -54,6 +54,15 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
                          o.radix_bits);
     if (n > ((size_t)-1) / 16)
         return gpk__fail(ctx, GPK_EINVAL, "sort: n = %zu is too large to address", n);
+    /* The keys, the values and sigma are written in passes that read the
+     * others: arrays that share memory would be corrupted, not sorted. */
+    const size_t kbytes = n * kw, vbytes = value_width ? n * value_width : 0, sbytes = sigma ? n * sigma_width : 0;
+    if (gpk__overlap(keys, kbytes, value_width ? values : NULL, vbytes))
+        return gpk__fail(ctx, GPK_EINVAL, "sort: keys and values overlap");
+    if (gpk__overlap(keys, kbytes, sigma, sbytes))
+        return gpk__fail(ctx, GPK_EINVAL, "sort: keys and sigma overlap");
+    if (gpk__overlap(value_width ? values : NULL, vbytes, sigma, sbytes))
+        return gpk__fail(ctx, GPK_EINVAL, "sort: values and sigma overlap");
     memset(job, 0, sizeof *job);
     job->key_type = key_type;
     job->key_width = (unsigned)kw;

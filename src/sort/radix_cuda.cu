@@ -2783,6 +2783,25 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     if (n > 0 && (!d_keys_in || !d_keys_out)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
     if (n > 0 && vb && (!d_values_in || !d_values_out))
         return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
+    if (!internal) {
+        /* in == out sorts in place; any other sharing of memory between the
+         * caller's arrays and the temp corrupts them (the library's own
+         * callers lay out their buffers themselves) */
+        const size_t kn = n * kb, vn = n * (size_t)vb;
+        const struct {
+            const void *p;
+            size_t len;
+            const char *name;
+        } buf[5] = {{d_keys_in, kn, "d_keys_in"},
+                    {keys_in_place ? NULL : d_keys_out, kn, "d_keys_out"},
+                    {vb ? d_values_in : NULL, vn, "d_values_in"},
+                    {vb && !vals_in_place ? d_values_out : NULL, vn, "d_values_out"},
+                    {d_temp, need, "d_temp"}};
+        for (int i = 0; i < 5; i++)
+            for (int j = i + 1; j < 5; j++)
+                if (gpk__overlap(buf[i].p, buf[i].len, buf[j].p, buf[j].len))
+                    return gpk__fail(ctx, GPK_EINVAL, "%s: %s and %s overlap", fn, buf[i].name, buf[j].name);
+    }
 
     DeviceGuard guard;
     cudaError_t e = guard.enter(ctx->device);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets of the readers (QAPLIB, TSPLIB95, QAPLIB
-# .sln, TSPLIB .tour, the CLI's .npy / raw array reader and its best-known
-# tables) with clang,
+# .sln, TSPLIB .tour, the CLI's .npy / raw array reader, its structured
+# .npy header parser and its best-known tables) with clang,
 # AddressSanitizer and UBSan, and runs each for SECONDS (60) from a seed
 # corpus of small files copied out of DATA (../shared/data) into /tmp: the
 # data is read in place and never copied into the tree. Without DATA the
@@ -14,7 +14,7 @@ secs=${1:-60}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${2:-$root/../shared/data}
 build=${GPK_FUZZ_BUILD:-$root/build-fuzz} # in the tree: a shared /tmp folder holds another checkout's cache
-targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy fuzz_best_known"
+targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy fuzz_npy_records fuzz_best_known"
 # GPK_FUZZ instruments the library too (fuzzer-no-link): otherwise the
 # fuzzer sees no coverage inside the readers and ASan checks none of their
 # accesses.
@@ -55,6 +55,15 @@ npy 6 '<u4' 5 4 >"$corp/fuzz_npy/u4.npy"
 npy 14 '<f8' 3 8 >"$corp/fuzz_npy/f8-stream.npy"
 npy 22 '<i8' 0 8 >"$corp/fuzz_npy/empty.npy"
 { printf '\001'; head -c 64 /dev/urandom; } >"$corp/fuzz_npy/raw-i32"
+# structured .npy seeds: the key name, a NUL, then the file
+rec() { # KEY DESCR COUNT RECORD-BYTES
+  hdr="{'descr': $2, 'fortran_order': False, 'shape': ($3,), }"
+  pad=$((117 - ${#hdr}))
+  { printf '%s\000' "$1"; printf '\223NUMPY\001\000v\000%s' "$hdr"
+    head -c $pad /dev/zero | tr '\0' ' '; printf '\n'; head -c $(($3 * $4)) /dev/urandom; }
+}
+rec a "[('a', '<u4'), ('b', '<f8')]" 3 12 >"$corp/fuzz_npy_records/two.npy"
+rec k "[('', '|V4'), ('k', '<i8'), ('v', '<f4', (2,))]" 2 20 >"$corp/fuzz_npy_records/pad-sub.npy"
 cd "$build"
 # -rss_limit_mb: a reader that trusts a size from the input runs into it.
 for t in $targets; do

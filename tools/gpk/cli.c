@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -168,9 +169,34 @@ gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int dev
                              eb != GPK_BACKEND_AUTO;
         cli_error(cmd, "cannot use the %s backend%s%s%s: %s", gpk_backend_name(from_env ? eb : b),
                   from_env ? " (GPK_BACKEND=" : "", from_env ? env : "", from_env ? ")" : "",
-                  *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(s));
+                  cli_backend_reason(gpk_backend_name(from_env ? eb : b),
+                                     *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(s)));
+        return s;
     }
+    /* More threads than the library takes (4 a core) are cut: said, so
+     * that a sweep over --threads does not measure the same count twice
+     * unknowingly. */
+    long asked = threads;
+    const char *src = "--threads";
+    if (asked <= 0 && getenv("GPK_THREADS") && *getenv("GPK_THREADS")) {
+        asked = strtol(getenv("GPK_THREADS"), NULL, 10);
+        src = "GPK_THREADS";
+    }
+    gpk_ctx_info info;
+    if (asked > 0 && gpk_ctx_info_get(*ctx, &info) == GPK_OK && info.threads > 0 && (unsigned long)asked > info.threads)
+        fprintf(stderr, "gpk %s: %s %ld is more than %u cores take (4 threads a core): %u threads\n", cmd, src, asked,
+                info.threads / 4 ? info.threads / 4 : 1, info.threads);
     return s;
+}
+
+const char *cli_backend_reason(const char *backend, const char *msg)
+{
+    /* the library's message may start with the backend's name already
+     * ("CUDA backend: not built in ..."): not said twice */
+    const size_t l = strlen(backend);
+    if (strncasecmp(msg, backend, l) == 0 && strncmp(msg + l, " backend: ", 10) == 0) return msg + l + 10;
+    if (strncasecmp(msg, backend, l) == 0 && strncmp(msg + l, ": ", 2) == 0) return msg + l + 2;
+    return msg;
 }
 
 int cli_stderr_is_tty(void)
@@ -248,4 +274,15 @@ int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend 
         return -1;
     }
     return 1;
+}
+
+void cli_check_stdout_at_exit(void)
+{
+    const int had_error = ferror(stdout);
+    errno = 0;
+    if (fflush(stdout) != 0 || had_error) {
+        const int saved = errno;
+        fprintf(stderr, "gpk: cannot write to stdout: %s\n", saved ? strerror(saved) : "write error");
+        _exit(CLI_FAIL);
+    }
 }

@@ -130,6 +130,15 @@ void cli_progress(const char *cmd, const char *fmt, ...)
 #endif
     ;
 void cli_progress_end(void);
+
+/* For atexit in main: when what was printed on stdout (--json, --help,
+ * gpk info) could not all be written (a full disk, a closed pipe), says so
+ * on stderr and ends the process with CLI_FAIL instead of success. */
+void cli_check_stdout_at_exit(void);
+
+/* msg, a library error about backend (a name such as "cuda"), without the
+ * backend's name in front when it has one: for messages that name it. */
+const char *cli_backend_reason(const char *backend, const char *msg);
 int cli_stderr_is_tty(void);
 
 /* Writes one backend's gpk_ctx_info as a JSON object. */

@@ -16,20 +16,6 @@ void cmd_info_help(FILE *f)
             "  --json       print JSON on stdout\n");
 }
 
-/* Why backend b cannot be used: the library's message on creating its
- * context ("not built", "no CUDA driver", "no OpenCL platform"). */
-static const char *unavailable_reason(gpk_backend b)
-{
-    gpk_ctx *ctx = NULL;
-    gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
-    o.backend = b;
-    if (gpk_ctx_create_ex(&ctx, &o) == GPK_OK) {
-        gpk_ctx_destroy(ctx); /* it became usable since the check */
-        return "no device when asked";
-    }
-    return gpk_last_error(NULL);
-}
-
 int cmd_info(int argc, char **argv)
 {
     const char *cmd = "info";
@@ -72,17 +58,24 @@ int cmd_info(int argc, char **argv)
         gpk_backend b = list[k];
         /* Without --backend, a backend that is not usable is listed as such;
          * asked for by name, it is an error. */
-        if (!only && !gpk_backend_available(b)) {
-            if (!json) printf("%-7s not available: %s\n", gpk_backend_name(b), unavailable_reason(b));
-            continue;
-        }
         gpk_ctx *ctx = NULL;
         gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
         o.backend = b;
+        const int available = only || gpk_backend_available(b);
         gpk_status s = gpk_ctx_create_ex(&ctx, &o);
-        if (s != GPK_OK) {
-            cli_error(cmd, "%s backend: %s", gpk_backend_name(b), gpk_last_error(NULL));
-            failures++;
+        const char *why = s != GPK_OK ? cli_backend_reason(gpk_backend_name(b), *gpk_last_error(NULL)
+                                                                                    ? gpk_last_error(NULL)
+                                                                                    : gpk_status_string(s))
+                                      : "no device found";
+        if (!available || s != GPK_OK) {
+            if (!only) {
+                /* listed with the reason (not built in, no driver, no device) */
+                if (!json) printf("%-7s not available: %s\n", gpk_backend_name(b), why);
+            } else {
+                cli_error(cmd, "%s backend: %s", gpk_backend_name(b), why);
+                failures++;
+            }
+            gpk_ctx_destroy(ctx);
             continue;
         }
         gpk_ctx_info info;

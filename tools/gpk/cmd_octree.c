@@ -9,6 +9,8 @@
 #include "gpk/octree.h"
 #include "io.h"
 
+#define OCTREE_BYTES_PER_PARTICLE 72.0 /* the host memory of a build and its check, with a margin */
+
 void cmd_octree_help(FILE *f)
 {
     fprintf(f,
@@ -318,6 +320,21 @@ int cmd_octree(int argc, char **argv)
     oo.threads = (unsigned)block_threads;
     oo.grid_split = (unsigned)grid_split;
 #endif
+    {
+        /* Measured on the CPU: 4M particles peak at 66 bytes each (the
+         * coordinates, the tree, the check; a GPU holds the tree itself,
+         * the host at least the coordinates); refused before the first
+         * page, not by the out-of-memory killer halfway. */
+        const char *what;
+        const uint64_t limit = io_memory_limit(&what);
+        const double need = (double)n * (info.backend == GPK_BACKEND_CPU ? OCTREE_BYTES_PER_PARTICLE : 12.0);
+        if (need > (double)limit) {
+            cli_error(cmd, "%llu particles need about %.2f GiB; the process may use %.2f GiB (%s)",
+                      (unsigned long long)n, need / 1073741824.0, (double)limit / 1073741824.0, what);
+            gpk_ctx_destroy(ctx);
+            return CLI_FAIL;
+        }
+    }
     float *xyz = malloc((size_t)(n ? n : 1) * 3 * sizeof *xyz);
     double *times = malloc((size_t)reps * sizeof *times);
     if (!xyz || !times) {

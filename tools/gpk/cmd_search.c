@@ -239,14 +239,26 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
+/* on: the search's handler; off: the handlers that were there before
+ * (main's, which removes the temporary files of an output being written
+ * when a second signal comes). */
 static void catch_stop_signals(int on)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on ? on_stop_signal : SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    static struct sigaction saved[2];
+    static int have_saved;
+    static const int sigs[2] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        if (on) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_stop_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[k], &sa, &saved[k]);
+        } else if (have_saved) {
+            sigaction(sigs[k], &saved[k], NULL);
+        }
+    }
+    have_saved = on;
 }
 
 /* ---- output files ---------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -58,9 +59,10 @@ void cmd_sort_help(FILE *f)
             "  --items I, --groups G, --scan-split s   the paper's tunables (0: tuned)\n"
             "  --reps R            sort R times from the same input, report the median (default 1)\n"
             "reporting:\n"
-            "  --check             verify against gpk_sort_reference (order, permutation, and\n"
-            "                      stability when the radix sort ran; after quicksort, equal\n"
-            "                      keys may hold their values or indices in any order)\n"
+            "  --check             verify the result in bounded memory: the order, the keys\n"
+            "                      (and values) those of the input by a hash of the multiset,\n"
+            "                      sigma a permutation naming each key, stable after the radix\n"
+            "                      sort (after quicksort equal keys' indices in any order)\n"
             "  --json              print a JSON result on stdout\n"
             "  -q, --quiet         no summary line on stderr\n"
             "\n"
@@ -356,127 +358,145 @@ static int parse_args(int argc, char **argv, sort_args *a)
     return 0;
 }
 
-/* Index of the first differing element of two arrays of width w, or n. */
-static size_t first_diff(const void *a, const void *b, size_t n, size_t w)
+/* --check in bounded memory: no copy of the input and no reference sort
+ * (a 2^28-key check took 5x the sort's memory and 12x its time so). Before
+ * the sort, order-independent hashes of the input: of the multiset of
+ * (key, value) and of (index, key). After it, one pass checks the order of
+ * the mapped keys (gpk/sort.h; key_bits as the radix sort took them), the
+ * same multiset of (key, value) (so each value moved with its key), and for
+ * sigma the multiset of (sigma[j], out[j]), which equals that of
+ * (i, in[i]) exactly when sigma is a permutation with out[j] =
+ * in[sigma[j]]; after the stable radix sort, equal keys' sigma rises. A
+ * corrupted output matches the 128-bit hashes by chance with probability
+ * about 2^-128. The values of equal keys are held to their multiset only. */
+#define CHECK_BYTES_PER_KEY 0.0
+
+typedef struct check_sums {
+    uint64_t kv[2], ik[2]; /* the (key, value) and (index, key) multisets */
+} check_sums;
+
+static uint64_t mix64(uint64_t x)
 {
-    const unsigned char *x = a, *y = b;
-    for (size_t i = 0; i < n; i++)
-        if (memcmp(x + i * w, y + i * w, w) != 0) return i;
-    return n;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
 }
 
-static int cmp_bytes4(const void *x, const void *y) { return memcmp(x, y, 4); }
-static int cmp_bytes8(const void *x, const void *y) { return memcmp(x, y, 8); }
-
-/* After an unstable sort the values of equal keys may come in any order, so
- * each run of equal keys must hold the same multiset of values as the
- * stable reference's run: both runs sorted bytewise, then compared. */
-static int same_value_runs(const void *keys, size_t kw, size_t n, const void *vals,
-                           const void *orig_vals, size_t vw, const uint32_t *rsig, char *why,
-                           size_t whylen)
+static uint64_t load_word(const void *p, size_t i, size_t w)
 {
-    const unsigned char *k = keys, *v = vals, *ov = orig_vals;
-    unsigned char *got = malloc(n * vw), *want = malloc(n * vw);
-    int ok = 0;
-    if (!got || !want) {
-        snprintf(why, whylen, "out of memory for the value check");
-        goto done;
+    if (w == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)p + 4 * i, 4);
+        return x;
     }
-    for (size_t s = 0, e; s < n; s = e) {
-        for (e = s + 1; e < n && memcmp(k + e * kw, k + s * kw, kw) == 0; e++) {}
-        for (size_t j = s; j < e; j++) {
-            memcpy(got + (j - s) * vw, v + j * vw, vw);
-            memcpy(want + (j - s) * vw, ov + (size_t)rsig[j] * vw, vw);
-        }
-        if (e - s > 1) {
-            qsort(got, e - s, vw, vw == 4 ? cmp_bytes4 : cmp_bytes8);
-            qsort(want, e - s, vw, vw == 4 ? cmp_bytes4 : cmp_bytes8);
-        }
-        if (memcmp(got, want, (e - s) * vw) != 0) {
-            snprintf(why, whylen, "the values of the equal keys at %zu..%zu are not those of "
-                     "the input", s, e - 1);
-            goto done;
-        }
-    }
-    ok = 1;
-done:
-    free(got);
-    free(want);
-    return ok;
+    uint64_t x;
+    memcpy(&x, (const char *)p + 8 * i, 8);
+    return x;
 }
 
-/* Holds the sorted output to the reference. orig_* are the unsorted input.
- * stable: the radix sort ran, so sigma and the values are unique; after
- * quicksort only the keys are, and sigma and the values are checked to be
- * a permutation that fits them. */
-static int check_result(const sort_args *a, gpk_type t, const void *orig_keys, const void *keys,
-                        size_t n, size_t vw, const void *orig_vals, const void *vals,
-                        const uint32_t *sigma, int stable, char *why, size_t whylen)
+/* The mapped key of gpk/sort.h: signed flip the sign bit; floats flip all
+ * bits of negatives and the sign bit of the others, minus 2^23-1 / 2^52-1. */
+static uint64_t mapped_key(gpk_type t, uint64_t x)
 {
-    size_t w = gpk_type_size(t), nb = n ? n : 1;
-    void *ref = malloc(nb * w);
-    uint32_t *rsig = malloc(nb * sizeof *rsig);
-    int ok = 0;
-    if (!ref || !rsig) {
-        snprintf(why, whylen, "out of memory for the reference sort");
-        goto done;
+    switch (t) {
+    case GPK_I32: return x ^ 0x80000000u;
+    case GPK_I64: return x ^ 0x8000000000000000ull;
+    case GPK_F32: return (uint32_t)((uint32_t)(x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu);
+    case GPK_F64: return (x ^ ((x >> 63) ? ~0ull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
+    default: return x;
     }
-    memcpy(ref, orig_keys, n * w);
-    /* Quicksort ignores key_bits (gpk/sort.h): it sorts whole keys. */
-    gpk_status s = gpk_sort_reference(t, ref, 0, NULL, rsig, n, stable ? a->ro.key_bits : 0);
-    if (s != GPK_OK) {
-        snprintf(why, whylen, "the reference sort failed: %s", gpk_status_string(s));
-        goto done;
+}
+
+static void check_progress(int quiet, const char *what, size_t i, size_t n)
+{
+    if (!quiet && (i & ((1u << 22) - 1)) == 0 && n > ((size_t)1 << 22))
+        cli_progress("sort", "%s %3.0f%%", what, 100.0 * (double)i / (double)n);
+}
+
+/* The sums of n keys (and values, vw > 0), with indices sigma[j] (sw
+ * bytes each) or, sigma NULL, j. */
+static void check_sums_of(const void *keys, size_t kw, const void *vals, size_t vw, const void *sigma, size_t sw,
+                          size_t n, int quiet, const char *what, check_sums *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t j = 0; j < n; j++) {
+        check_progress(quiet, what, j, n);
+        const uint64_t k = load_word(keys, j, kw), v = vw ? load_word(vals, j, vw) : 0;
+        const uint64_t idx = sigma ? load_word(sigma, j, sw) : j;
+        const uint64_t a = mix64(k ^ mix64(v + 0x9E3779B97F4A7C15ull)), b = mix64(k + mix64(idx ^ 0xD1B54A32D192ED03ull));
+        c->kv[0] += a;
+        c->kv[1] += mix64(a + 0x632BE59BD9B4E019ull);
+        c->ik[0] += b;
+        c->ik[1] += mix64(b ^ 0x8CB92BA72F3D8DD7ull);
     }
-    size_t d = first_diff(keys, ref, n, w);
-    if (d < n) {
-        snprintf(why, whylen, "keys differ from the reference from index %zu on", d);
-        goto done;
-    }
-    if (sigma && !stable) {
-        /* A permutation (each index once) whose keys are the output keys. */
-        unsigned char *seen = calloc(n / 8 + 1, 1);
-        if (!seen) {
-            snprintf(why, whylen, "out of memory for the permutation check");
-            goto done;
+}
+
+/* Holds the sorted output to the input's sums (check_sums_of before the
+ * sort). stable: the radix sort ran (key_bits as given; quicksort sorts
+ * whole keys and keeps no order among equal ones). */
+static int check_result(const sort_args *a, gpk_type t, const check_sums *in, const void *keys, size_t n, size_t vw,
+                        const void *vals, const void *sigma, size_t sw, int stable, char *why, size_t whylen)
+{
+    const size_t kw = gpk_type_size(t);
+    const unsigned bits = stable && a->ro.key_bits ? a->ro.key_bits : (unsigned)(8 * kw);
+    const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+    uint64_t prev = 0, prev_idx = 0;
+    for (size_t j = 0; j < n; j++) {
+        check_progress(a->quiet, "checking the order", j, n);
+        const uint64_t m = mapped_key(t, load_word(keys, j, kw)) & mask;
+        const uint64_t idx = sigma ? load_word(sigma, j, sw) : 0;
+        if (j > 0 && m < prev) {
+            snprintf(why, whylen, "keys %zu and %zu are out of order", j - 1, j);
+            return 0;
         }
-        for (size_t j = 0; j < n; j++) {
-            size_t i = sigma[j];
-            if (i >= n || (seen[i / 8] >> (i % 8)) & 1u ||
-                memcmp((const char *)orig_keys + i * w, (const char *)keys + j * w, w) != 0) {
-                snprintf(why, whylen, "sigma[%zu] = %zu is out of range, repeated, or names "
-                         "another key", j, i);
-                free(seen);
-                goto done;
-            }
-            seen[i / 8] |= (unsigned char)(1u << (i % 8));
+        if (j > 0 && sigma && stable && m == prev && idx <= prev_idx) {
+            snprintf(why, whylen, "sigma[%zu] = %llu does not follow sigma[%zu] = %llu for equal keys: not stable", j,
+                     (unsigned long long)idx, j - 1, (unsigned long long)prev_idx);
+            return 0;
         }
-        free(seen);
-    } else if (sigma) {
-        for (size_t j = 0; j < n; j++)
-            if (sigma[j] != rsig[j]) {
-                int valid = sigma[j] < n && memcmp((const char *)orig_keys + (size_t)sigma[j] * w,
-                                                   (const char *)keys + j * w, w) == 0;
-                snprintf(why, whylen, "sigma[%zu] = %u, the reference has %u (%s)", j, sigma[j],
-                         rsig[j], valid ? "a valid but unstable order" : "wrong key");
-                goto done;
-            }
+        prev = m;
+        prev_idx = idx;
     }
-    if (vals && !stable) {
-        if (!same_value_runs(keys, w, n, vals, orig_vals, vw, rsig, why, whylen)) goto done;
-    } else if (vals) {
-        const unsigned char *ov = orig_vals, *sv = vals;
-        for (size_t j = 0; j < n; j++)
-            if (memcmp(sv + j * vw, ov + (size_t)rsig[j] * vw, vw) != 0) {
-                snprintf(why, whylen, "value %zu is not the value of its key in a stable sort", j);
-                goto done;
-            }
+    check_sums out;
+    check_sums_of(keys, kw, vals, vw, sigma, sw, n, a->quiet, "checking the contents", &out);
+    if (out.kv[0] != in->kv[0] || out.kv[1] != in->kv[1]) {
+        snprintf(why, whylen, vw ? "the (key, value) pairs are not those of the input"
+                                 : "the keys are not a permutation of the input's");
+        return 0;
     }
-    ok = 1;
-done:
-    free(ref);
-    free(rsig);
-    return ok;
+    if (sigma && (out.ik[0] != in->ik[0] || out.ik[1] != in->ik[1])) {
+        snprintf(why, whylen, "sigma is not a permutation with out[j] = in[sigma[j]]");
+        return 0;
+    }
+    return 1;
+}
+
+/* For the tests of --check alone (GPK_TEST_CORRUPT_SORT): spoils the
+ * sorted output the way a faulty sort could, between the sort and the
+ * check. order: the first and last keys swapped; key: a key replaced by
+ * its neighbour; value: the values of two different keys swapped; sigma:
+ * two entries of sigma for different keys swapped; stable: two entries of
+ * sigma for equal keys swapped. */
+static void corrupt_for_test(const char *how, gpk_type t, void *keys, size_t n, size_t vw, void *vals, void *sigma,
+                             size_t sw)
+{
+    const size_t kw = gpk_type_size(t);
+    char *k = keys, *v = vals, *g = sigma, tmp[8];
+    if (n < 2) return;
+    /* j, j+1: the first adjacent pair of different (or, for stable, equal) keys */
+    const int want_equal = strcmp(how, "stable") == 0;
+    size_t j = 0;
+    while (j + 1 < n && (memcmp(k + j * kw, k + (j + 1) * kw, kw) == 0) != want_equal) j++;
+    if (j + 1 >= n) return;
+#define SWAP(base, w, x, y) (memcpy(tmp, (base) + (x) * (w), (w)), memcpy((base) + (x) * (w), (base) + (y) * (w), (w)), \
+                             memcpy((base) + (y) * (w), tmp, (w)))
+    if (strcmp(how, "order") == 0) SWAP(k, kw, j, j + 1);
+    else if (strcmp(how, "key") == 0) memcpy(k + j * kw, k + (j + 1) * kw, kw);
+    else if (strcmp(how, "value") == 0 && v) SWAP(v, vw, j, j + 1);
+    else if ((strcmp(how, "sigma") == 0 || want_equal) && g) SWAP(g, sw, j, j + 1);
+#undef SWAP
 }
 
 /* The progress line of a sort that lasts more than a second gets a bar:
@@ -560,7 +580,7 @@ static void bar_stop(sort_bar *b, gpk_ctx *ctx)
 }
 
 /* Large keys from a regular file to a regular -o, nothing else asked that
- * needs a copy (--check, --reps, --values): the output file is mapped and
+ * needs a copy (--reps, --values): the output file is mapped and
  * the input read straight into it, and the sort runs there, so the keys
  * are held once (in the page cache, which the system may write back)
  * instead of in memory and again in the output. From 64 MiB of keys. */
@@ -569,7 +589,7 @@ static void bar_stop(sort_bar *b, gpk_ctx *ctx)
 static int mappable(const sort_args *a)
 {
     return !a->gen && a->in && strcmp(a->in, "-") != 0 && a->out && strcmp(a->out, "-") != 0 && !a->values &&
-           !a->check && a->reps == 1;
+           a->reps == 1;
 }
 
 /* 0: keys->data is the mapped output, filled with the input; 1: not
@@ -593,13 +613,18 @@ static int read_keys_mapped(const sort_args *a, io_array *keys, io_out *out, io_
     return m > 0 ? 1 : -1;
 }
 
-/* 1 when path is a readable file without the .npy magic: raw data, whose
- * type must then be given (a usage error when it is not). stdin and
- * unreadable files are left to io_read and its messages. */
+/* 1 when path is a readable regular file without the .npy magic: raw
+ * data, whose type must then be given (a usage error when it is not).
+ * Only a regular file is looked into: a pipe, a FIFO, /dev/stdin or a
+ * <(...) can be read once, and opening a FIFO waits for its writer, so
+ * those (and stdin, and unreadable files) are left to io_read, which
+ * opens them once and tells .npy from raw by the bytes it reads. */
 static int is_raw_file(const char *path)
 {
     size_t len = strlen(path);
+    struct stat st;
     if (strcmp(path, "-") == 0 || (len >= 4 && strcmp(path + len - 4, ".npy") == 0)) return 0;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
     unsigned char head[6] = {0};
@@ -686,8 +711,6 @@ int cmd_sort(int argc, char **argv)
     /* Keys. */
     if (!a.gen && !a.quiet) cli_progress(cmd, "reading %s", a.in);
     if (a.gen) {
-        gpk_dist d;
-        gpk_dist_parse(a.gen, &d);
         size_t w = gpk_type_size(a.type);
         if (a.n > SIZE_MAX / w) {
             cli_error(cmd, "--n %llu is too large", (unsigned long long)a.n);
@@ -696,17 +719,8 @@ int cmd_sort(int argc, char **argv)
         keys.type = a.type;
         keys.n = (size_t)a.n;
         keys.format = IO_RAW;
-        if (!a.quiet) cli_progress(cmd, "generating %zu %s keys (%s)", keys.n, gpk_type_name(a.type), a.gen);
-        keys.data = malloc(keys.n ? keys.n * w : 1);
-        if (!keys.data) {
-            cli_error(cmd, "out of memory for %zu keys", keys.n);
-            goto done;
-        }
-        gpk_status s = gpk_generate(a.type, d, keys.data, keys.n, a.seed, (unsigned)a.param);
-        if (s != GPK_OK) {
-            cli_error(cmd, "cannot generate %s data: %s", a.gen, gpk_status_string(s));
-            goto done;
-        }
+        /* generated once the context is known: what the sort will need is
+         * checked before any key is made */
     } else {
         const int m = read_keys_mapped(&a, &keys, &mapped_out, &map, err, sizeof err);
         mapped = m == 0;
@@ -767,9 +781,51 @@ int cmd_sort(int argc, char **argv)
         rc = CLI_USAGE;
         goto done;
     }
+    /* Memory, before anything large is made: the keys (generated; read
+     * keys are here already, mapped ones in the output file), sigma or the
+     * values, the CPU sort's scratch copy of them all (gpk__sort_mem_check's
+     * rule; a GPU sorts in its own memory or out of core), and the copy
+     * --reps keeps. --check needs only a few bytes a key (check_prepare). */
+    {
+        const char *what;
+        const uint64_t limit = io_memory_limit(&what);
+        const double sw = a.perm ? (n > UINT32_MAX ? 8.0 : 4.0) : 0.0, elem = (double)kw + (double)vw + sw;
+        double need = (double)n * elem * (info.backend == GPK_BACKEND_CPU ? 1.0 : 0.0);
+        need += (double)n * ((a.gen ? (double)kw : 0.0) + sw);
+        if (a.reps > 1) need += (double)n * ((double)kw + (double)vw);
+        if (a.check) need += (double)n * CHECK_BYTES_PER_KEY;
+        if (need > (double)limit) {
+            cli_error(cmd, "%zu %s keys%s need about %.2f GiB more memory%s; the process may use %.2f GiB (%s)%s", n,
+                      gpk_type_name(t), vw ? " and values" : sw > 0 ? " and sigma" : "", need / 1073741824.0,
+                      a.gen ? " (the keys, the sort's scratch)" : " (the sort's scratch)", (double)limit / 1073741824.0,
+                      what, a.gen ? ": nothing generated" : "");
+            goto done;
+        }
+    }
+    if (a.gen) {
+        gpk_dist d;
+        gpk_dist_parse(a.gen, &d);
+        if (!a.quiet) cli_progress(cmd, "generating %zu %s keys (%s)", keys.n, gpk_type_name(a.type), a.gen);
+        keys.data = malloc(nb * kw);
+        if (!keys.data) {
+            cli_error(cmd, "out of memory for %zu keys", keys.n);
+            goto done;
+        }
+        gpk_status s = gpk_generate(a.type, d, keys.data, keys.n, a.seed, (unsigned)a.param);
+        if (s != GPK_OK) {
+            cli_error(cmd, "cannot generate %s data: %s", a.gen, gpk_status_string(s));
+            goto done;
+        }
+    }
 
-    /* Keep the input when it is needed again: for --check and for reps. */
-    if (a.check || a.reps > 1) {
+    /* Keep the input when it is needed again: for reps, and for the
+     * segmented sort's check (against its reference). */
+    check_sums in_sums;
+    if (a.check) {
+        if (!a.quiet) cli_progress(cmd, "hashing the input for --check");
+        check_sums_of(keys.data, kw, vals.data, vw, NULL, 0, n, a.quiet, "hashing the input for --check", &in_sums);
+    }
+    if (a.reps > 1 || (a.check && a.seg.on)) {
         orig_keys = malloc(nb * kw);
         orig_vals = vw ? malloc(nb * vw) : NULL;
         if (!orig_keys || (vw && !orig_vals)) {
@@ -781,11 +837,6 @@ int cmd_sort(int argc, char **argv)
     }
     /* past 2^32 - 1 keys sigma is u64 (gpk_sort_perm64); the reference's is u32 */
     const int sigma64 = a.perm && n > UINT32_MAX && !a.seg.on; /* segmented: per-segment u32 */
-    if (sigma64 && a.check) {
-        cli_error(cmd, "--check with --perm takes fewer than 2^32 keys (the reference's sigma is u32)");
-        rc = CLI_USAGE;
-        goto done;
-    }
     if (a.perm) {
         sigma = malloc(nb * (sigma64 ? 8 : 4));
         if (!sigma) {
@@ -834,12 +885,13 @@ int cmd_sort(int argc, char **argv)
     const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
     double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
 
+    if (a.check && getenv("GPK_TEST_CORRUPT_SORT")) corrupt_for_test(getenv("GPK_TEST_CORRUPT_SORT"), t, keys.data, n, vw, vals.data, sigma, sigma64 ? 8 : 4);
     if (a.check) {
-        if (!a.quiet) cli_progress(cmd, "checking against the reference");
+        if (!a.quiet) cli_progress(cmd, "checking the result");
         if (a.seg.on ? sort_seg_verify(&a.seg, t, orig_keys, keys.data, vw, orig_vals, vw ? vals.data : NULL,
                                        sigma, n, why, sizeof why)
-                     : check_result(&a, t, orig_keys, keys.data, n, vw, orig_vals, vw ? vals.data : NULL,
-                                    sigma, ran == GPK_SORT_RADIX, why, sizeof why)) {
+                     : check_result(&a, t, &in_sums, keys.data, n, vw, vw ? vals.data : NULL, sigma,
+                                    sigma64 ? 8 : 4, ran == GPK_SORT_RADIX, why, sizeof why)) {
             check_state = "ok";
         } else {
             check_state = "FAILED";
@@ -893,6 +945,10 @@ int cmd_sort(int argc, char **argv)
                 vw ? gpk_type_name(vals.type) : "", ms, a.reps > 1 ? " median" : "", mkeys);
         if (a.check) fprintf(stderr, ", check %s", check_state);
         fputc('\n', stderr);
+        /* the sorted keys went nowhere: said, unless only the check or the
+         * JSON was wanted */
+        if (!a.out && !a.perm && !a.values_out && !a.check && !a.json)
+            fprintf(stderr, "gpk sort: nothing written (-o OUT writes the sorted keys)\n");
     }
     if (a.json) {
         printf("{\"command\": \"sort\", \"gpk_version\": ");

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,30 @@ int cmd_sort_mpi(int argc, char **argv)
     double ms = 0;
     const char *check_state = "not run";
 
+    /* 0. the ranks agree on what they do: an MPMD run (mpiexec A : B) may
+     * give them different options, and a rank alone with --check would
+     * wait forever in the check's collectives, one with another -o would
+     * have its file never written. Rank 0's options go to all; a rank
+     * whose own differ says how, the others that some rank differs. */
+    {
+        char mine[3 * PATH_MAX];
+        snprintf(mine, sizeof mine, "IN %s, -o %s, --type %s, --check %s, --json %s", a.in, a.out ? a.out : "(none)",
+                 a.have_type ? gpk_type_name(a.type) : "(from the file)", a.check ? "on" : "off", a.json ? "on" : "off");
+        char root[sizeof mine];
+        memcpy(root, mine, sizeof mine);
+        MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, MPI_COMM_WORLD);
+        const int differs = strcmp(root, mine) != 0;
+        if (agree(differs ? CLI_USAGE : CLI_OK) != CLI_OK) {
+            if (differs)
+                cli_error("sort", "rank %d: the ranks must be given the same IN, -o, --type, --check and --json: this "
+                          "rank has %s; rank 0 has %s", rank_, mine, root);
+            else
+                cli_error("sort", "rank %d: another rank was given other IN, -o, --type, --check or --json (it says "
+                          "which); nothing done", rank_);
+            MPI_Finalize();
+            return CLI_USAGE;
+        }
+    }
     /* 1. the outputs checked and the temporary file made by rank 0, before any work */
     if (rank_ == 0 && a.out) {
         const char *outs[1] = { a.out }, *roles[1] = { "-o" }, *ins[1] = { a.in }, *in_roles[1] = { "IN" };
@@ -280,7 +305,7 @@ int cmd_sort_mpi(int argc, char **argv)
     if (rc == CLI_OK && rank_ == 0 && a.out) {
         io_map map;
         io_format fmt = io_output_format(a.out, arr.format);
-        if (io_out_open(&out, a.out, err, sizeof err) != 0) {
+        if (io_out_open_named(&out, a.out, err, sizeof err) != 0) {
             snprintf(msg, sizeof msg, "%s", err);
             rc = CLI_FAIL;
         } else if (!out.tmp) {

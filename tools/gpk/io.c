@@ -1,7 +1,7 @@
 /* Raw and .npy array files (see io.h). Every fopen, fread, fwrite and
  * fclose is checked; large transfers go in chunks so that a failure is
  * reported with the byte offset where it happened. */
-#define _XOPEN_SOURCE 700 /* mkstemp, realpath, fsync, fileno */
+#define _GNU_SOURCE /* O_TMPFILE, linkat, fallocate; mkstemp, realpath, fsync, fileno */
 #include "io.h"
 
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define IO_CHUNK ((size_t)64 << 20)     /* bytes per fread / fwrite call */
 #define NPY_MAX_HEADER ((size_t)1 << 20) /* refuse absurd header lengths from bad files */
@@ -109,7 +110,8 @@ static int parse_pystr(cursor *c, char *buf, size_t len)
     char q = *c->p++;
     size_t k = 0;
     while (c->p < c->end && *c->p != q) {
-        if (*c->p == '\\' || k + 1 >= len) return -1;
+        /* no escapes, and no NUL: '<u4\0junk' must not read as <u4 */
+        if (*c->p == '\\' || *c->p == '\0' || k + 1 >= len) return -1;
         buf[k++] = *c->p++;
     }
     if (c->p >= c->end) return -1;
@@ -285,10 +287,80 @@ truncated:
 
 /* ---- reading ------------------------------------------------------------------ */
 
+/* The smallest memory limit of the control groups from dir up to root
+ * (the limits of every ancestor apply), read from `file` in each; 0 when
+ * none is set. "max" (v2) and v1's huge "unlimited" are no limit. */
+static uint64_t cgroup_chain_limit(const char *root, const char *dir, const char *file)
+{
+    char path[PATH_MAX];
+    uint64_t best = 0;
+    snprintf(path, sizeof path, "%s%s", root, strcmp(dir, "/") == 0 ? "" : dir);
+    const size_t rootlen = strlen(root);
+    for (;;) {
+        char fpath[PATH_MAX + 64];
+        snprintf(fpath, sizeof fpath, "%s/%s", path, file);
+        FILE *f = fopen(fpath, "r");
+        if (f) {
+            char line[64];
+            if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9') {
+                const unsigned long long v = strtoull(line, NULL, 10);
+                if (v > 0 && v < ((uint64_t)1 << 60) && (best == 0 || v < best)) best = v;
+            }
+            fclose(f);
+        }
+        char *slash = strrchr(path, '/');
+        if (strlen(path) <= rootlen || !slash || (size_t)(slash - path) < rootlen) break;
+        *slash = '\0';
+    }
+    return best;
+}
+
+uint64_t io_memory_limit(const char **what)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    uint64_t limit = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    if (what) *what = "the machine's memory";
+    /* The container's limit, not the machine's: a process of a cgroup
+     * that passes it is killed without a word. v2: "0::/path", the limit
+     * in memory.max; v1: "N:memory:/path" (or with other controllers), in
+     * memory.limit_in_bytes. A path that is not under the mount point seen
+     * here (another namespace) still finds the limits from where it is. */
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[PATH_MAX + 64];
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2 || c2[1] != '/') continue;
+        *c2 = '\0';
+        const char *controllers = c1 + 1, *dir = c2 + 1;
+        uint64_t v = 0;
+        if (strcmp(line, "0") == 0 && *controllers == '\0') {
+            v = cgroup_chain_limit("/sys/fs/cgroup", dir, "memory.max");
+        } else {
+            /* v1: the memory controller, alone or among others */
+            const char *m = strstr(controllers, "memory");
+            if (m && (m == controllers || m[-1] == ',') && (m[6] == '\0' || m[6] == ',')) {
+                char root[PATH_MAX];
+                snprintf(root, sizeof root, "/sys/fs/cgroup/%s", controllers);
+                v = cgroup_chain_limit(root, dir, "memory.limit_in_bytes");
+                if (!v) v = cgroup_chain_limit("/sys/fs/cgroup/memory", dir, "memory.limit_in_bytes");
+            }
+        }
+        if (v && v < limit) {
+            limit = v;
+            if (what) *what = "the memory limit of its control group";
+        }
+    }
+    if (f) fclose(f);
+    return limit;
+}
+
 /* The most bytes read from a pipe or device (and from a regular file that
- * reports no size, as /proc files do): GPK_MAX_INPUT when set, else the
- * machine's memory, so that an endless source (/dev/zero, a producer that
- * never stops) ends in a message instead of the out-of-memory killer. */
+ * reports no size, as /proc files do): GPK_MAX_INPUT when set, else half
+ * the memory the process may use (io_memory_limit: the machine's, or its
+ * control group's), room for the data and the sort's copy of it, so that
+ * an endless source (/dev/zero, a producer that never stops) ends in a
+ * message instead of the out-of-memory killer. */
 static size_t stream_limit(void)
 {
     const char *env = getenv("GPK_MAX_INPUT");
@@ -298,9 +370,8 @@ static size_t stream_limit(void)
         unsigned long long v = strtoull(env, &end, 10);
         if (errno == 0 && *end == '\0' && env[0] != '-') return v < SIZE_MAX ? (size_t)v : SIZE_MAX;
     }
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0 && (uint64_t)pages <= SIZE_MAX / (uint64_t)page) return (size_t)pages * (size_t)page;
-    return SIZE_MAX;
+    const uint64_t half = io_memory_limit(NULL) / 2;
+    return half < SIZE_MAX ? (size_t)half : SIZE_MAX;
 }
 
 /* Bytes left in a regular file from the stream's position; -1 when f is a
@@ -549,6 +620,221 @@ unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t er
     return buf;
 }
 
+/* ---- the structured .npy header ------------------------------------------------
+ * NumPy writes {'descr': [('a', '<u4'), ('b', '<f8', (3,))], 'fortran_order':
+ * False, 'shape': (n,), }. Fields are packed in order (padding shows as
+ * fields named ''), so the record size is the sum of the field sizes. */
+
+/* 1 when the text at p (ending at e) starts with w */
+static int rec_at(const char *p, const char *e, const char *w)
+{
+    size_t l = strlen(w);
+    return (size_t)(e - p) >= l && memcmp(p, w, l) == 0;
+}
+
+static const char *rec_skip(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n')) p++;
+    return p;
+}
+
+/* A quoted string into buf; returns the position after it or NULL. */
+static const char *rec_pystr(const char *p, const char *e, char *buf, size_t len)
+{
+    p = rec_skip(p, e);
+    if (p >= e || (*p != '\'' && *p != '"')) return NULL;
+    char q = *p++;
+    size_t k = 0;
+    while (p < e && *p != q) {
+        /* no NUL (a C string would end early: '<u4\0junk' read as <u4) */
+        if (k + 1 >= len || *p == '\0') return NULL;
+        buf[k++] = *p++;
+    }
+    buf[k] = '\0';
+    return p < e ? p + 1 : NULL;
+}
+
+/* Decimal digits at p (before e) into *v: the position after them, or
+ * NULL when there are none or they pass 2^64. Bounded by e, unlike
+ * strtoull, which reads on to the first non-digit past the header. */
+static const char *rec_uint(const char *p, const char *e, uint64_t *v)
+{
+    const char *start = p;
+    uint64_t x = 0;
+    for (; p < e && *p >= '0' && *p <= '9'; p++) {
+        const unsigned d = (unsigned)(*p - '0');
+        if (x > (UINT64_MAX - d) / 10) return NULL;
+        x = x * 10 + d;
+    }
+    if (p == start) return NULL;
+    *v = x;
+    return p;
+}
+
+/* Size in bytes of a scalar dtype string such as '<u4', '|V8', 'S10', '<f8'. */
+static int dtype_size(const char *d, uint64_t *size)
+{
+    if (*d == '<' || *d == '>' || *d == '|' || *d == '=') d++;
+    char kind = *d++;
+    if (!strchr("biufcVSUmM?", kind)) return -1;
+    uint64_t s = 0;
+    if (kind == '?' && *d == '\0') s = 1;
+    for (; *d; d++) {
+        if (*d < '0' || *d > '9' || s > 1000000) return -1;
+        s = s * 10 + (uint64_t)(*d - '0');
+    }
+    if (kind == 'U') s *= 4;
+    if (s == 0) return -1;
+    *size = s;
+    return 0;
+}
+
+int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
+                         io_npy_records *r, char *err, size_t errlen)
+{
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+        snprintf(err, errlen, "%s: --key needs a structured .npy (no \\x93NUMPY magic)", name);
+        return -1;
+    }
+    size_t lb = buf[6] == 1 ? 2 : 4, hl = buf[8] | (size_t)buf[9] << 8;
+    if (lb == 4) hl = len < 12 ? SIZE_MAX : hl | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
+    if (hl > len - 8 - lb) {
+        snprintf(err, errlen, "%s: truncated .npy header", name);
+        return -1;
+    }
+    r->header = 8 + lb + hl;
+    const char *p = (const char *)buf + 8 + lb, *e = (const char *)buf + r->header;
+    const char *d = NULL, *s = NULL, *o = NULL;
+    for (const char *c = p; c < e; c++) {
+        /* descr comes first and shape last: a field may be named 'shape' */
+        if (!d && rec_at(c, e, "'descr'")) d = c + 7;
+        if (rec_at(c, e, "'shape'")) s = c + 7;
+        if (rec_at(c, e, "'fortran_order'")) o = c + 15;
+    }
+    if (!d || !s || !o) {
+        snprintf(err, errlen, "%s: malformed .npy header (expected descr, fortran_order and shape)", name);
+        return -1;
+    }
+    o = rec_skip(o, e);
+    if (o < e && *o == ':') o = rec_skip(o + 1, e);
+    if (!rec_at(o, e, "False")) {
+        snprintf(err, errlen, "%s: Fortran-ordered .npy arrays are not supported", name);
+        return -1;
+    }
+    s = rec_skip(s, e);
+    if (s < e && *s == ':') s = rec_skip(s + 1, e);
+    const char *end;
+    if (s >= e || *s != '(') goto bad_shape;
+    s = rec_skip(s + 1, e);
+    if (!(end = rec_uint(s, e, &r->n))) goto bad_shape;
+    s = rec_skip(end, e);
+    if (s < e && *s == ',') s = rec_skip(s + 1, e);
+    if (s >= e || *s != ')') goto bad_shape;
+
+    d = rec_skip(d, e);
+    if (d < e && *d == ':') d = rec_skip(d + 1, e);
+    if (d >= e || *d != '[') {
+        snprintf(err, errlen, "%s: not a structured .npy (its dtype has no fields); --key names a field", name);
+        return -1;
+    }
+    d++;
+    uint64_t at = 0;
+    int found = 0;
+    char fname[128], ftype[32], known[400] = "";
+    char names[256][128]; /* more named fields than a 256-byte record has bytes: refused */
+    int nnames = 0;
+    for (;;) {
+        d = rec_skip(d, e);
+        if (d < e && *d == ']') break;
+        if (d >= e || *d != '(') goto bad_descr;
+        if (!(d = rec_pystr(d + 1, e, fname, sizeof fname))) goto bad_descr;
+        /* names are unique (NumPy refuses the dtype otherwise); '' marks
+         * padding and may repeat */
+        if (fname[0]) {
+            if (nnames == sizeof names / sizeof names[0]) goto bad_descr;
+            for (int i = 0; i < nnames; i++)
+                if (strcmp(names[i], fname) == 0) {
+                    snprintf(err, errlen, "%s: the structured dtype names field '%s' twice", name, fname);
+                    return -1;
+                }
+            memcpy(names[nnames++], fname, sizeof fname);
+        }
+        d = rec_skip(d, e);
+        if (d >= e || *d != ',') goto bad_descr;
+        d = rec_skip(d + 1, e);
+        if (d < e && *d == '[') {
+            snprintf(err, errlen, "%s: field '%s' is itself structured; gpk sorts by a scalar field", name, fname);
+            return -1;
+        }
+        if (!(d = rec_pystr(d, e, ftype, sizeof ftype))) goto bad_descr;
+        uint64_t fsize, count = 1;
+        if (dtype_size(ftype, &fsize) != 0) goto bad_descr;
+        d = rec_skip(d, e);
+        if (d < e && *d == ',') { /* a subarray shape, (3,) or (2, 4) */
+            d = rec_skip(d + 1, e);
+            if (d >= e || *d != '(') goto bad_descr;
+            d++;
+            for (;;) {
+                d = rec_skip(d, e);
+                if (d < e && *d == ')') break;
+                uint64_t k;
+                /* the product, not only each factor, is held to the
+                 * record size: factors of 2^16 multiply to 2^64, which is 0 */
+                if (!(end = rec_uint(d, e, &k)) || k > 1000000 || (k && count > ((uint64_t)1 << 20) / k))
+                    goto bad_descr;
+                count *= k;
+                d = rec_skip(end, e);
+                if (d < e && *d == ',') d++;
+            }
+            d = rec_skip(d + 1, e);
+        }
+        if (d >= e || *d != ')') goto bad_descr;
+        d = rec_skip(d + 1, e);
+        if (d < e && *d == ',') d++;
+        if (strcmp(fname, key) == 0) {
+            gpk_type t;
+            const char *tn = strcmp(ftype, "<u4") == 0 ? "u32" : strcmp(ftype, "<i4") == 0 ? "i32"
+                           : strcmp(ftype, "<f4") == 0 ? "f32" : strcmp(ftype, "<u8") == 0 ? "u64"
+                           : strcmp(ftype, "<i8") == 0 ? "i64" : strcmp(ftype, "<f8") == 0 ? "f64" : NULL;
+            if (!tn || count != 1 || gpk_type_parse(tn, &t) != GPK_OK) {
+                snprintf(err, errlen, "%s: field '%s' has dtype '%s'%s; gpk sorts by <u4 <i4 <f4 <u8 <i8 <f8",
+                         name, fname, ftype, count != 1 ? " with a shape" : "");
+                return -1;
+            }
+            r->ktype = t;
+            r->offset = at;
+            found = 1;
+        } else if (fname[0] && strlen(known) + strlen(fname) + 3 < sizeof known) {
+            strcat(known, known[0] ? ", " : "");
+            strcat(known, fname);
+        }
+        at += fsize * count;
+        if (at > 1u << 20) goto bad_descr;
+    }
+    if (!found) {
+        snprintf(err, errlen, "%s: no field '%s' (fields: %s)", name, key, known);
+        return -1;
+    }
+    if (at > 256) {
+        snprintf(err, errlen, "%s: records of %llu bytes; gpk sorts records of up to 256 bytes", name,
+                 (unsigned long long)at);
+        return -1;
+    }
+    r->size = at;
+    if (r->n > (len - r->header) / r->size || (len - r->header) != r->n * r->size) {
+        snprintf(err, errlen, "%s: the header declares %llu records of %llu bytes but %zu data bytes follow",
+                 name, (unsigned long long)r->n, (unsigned long long)r->size, len - r->header);
+        return -1;
+    }
+    return 0;
+bad_shape:
+    snprintf(err, errlen, "%s: the array is not 1-D; gpk sorts a 1-D array of records", name);
+    return -1;
+bad_descr:
+    snprintf(err, errlen, "%s: malformed or unsupported structured dtype in the .npy header", name);
+    return -1;
+}
+
 /* ---- safe output files ------------------------------------------------------------- */
 
 static char *dup_str(const char *s)
@@ -601,17 +887,35 @@ void io_out_remove_temps(void)
     }
 }
 
+static int stderr_tty; /* a progress line may be there to clear */
+
 static void on_fatal_signal(int sig)
 {
     io_out_remove_temps();
+    /* Said, so that a stopped run is not taken for a finished one (the
+     * exit status says it too); not for SIGPIPE, whose reader is gone. */
+    if (sig != SIGPIPE) {
+        const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
+                           : sig == SIGQUIT ? "SIGQUIT" : sig == SIGUSR1 ? "SIGUSR1" : sig == SIGUSR2 ? "SIGUSR2"
+                           : sig == SIGALRM ? "SIGALRM" : "a signal";
+        const char *clear = stderr_tty ? "\r\033[K" : "";
+        ssize_t w = write(2, clear, strlen(clear));
+        w = write(2, "gpk: stopped by ", 16);
+        w = write(2, name, strlen(name));
+        w = write(2, "\n", 1);
+        (void)w;
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
 void io_out_cleanup_on_signals(void)
 {
+    stderr_tty = isatty(2);
     signal(SIGXFSZ, SIG_IGN);
-    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    /* every signal whose default ends the process: where the temporary
+     * file has a name (no O_TMPFILE), it is removed first */
+    static const int fatal[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) {
         struct sigaction sa, old;
         memset(&sa, 0, sizeof sa);
@@ -629,7 +933,92 @@ static void out_clear(io_out *o)
     memset(o, 0, sizeof *o);
 }
 
-int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+/* The name of the temporary file beside target (a path): ".BASE.gpk-"
+ * and six characters to fill, in target's directory, the base cut so that
+ * the name fits NAME_MAX whatever the length of the target's. malloc'd. */
+static char *temp_name(const char *target)
+{
+    char *dir = dir_of(target);
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    size_t blen = strlen(base);
+    const size_t room = NAME_MAX - strlen("..gpk-XXXXXX");
+    if (blen > room) blen = room;
+    char *t = dir ? malloc(strlen(dir) + blen + 16) : NULL;
+    if (t) sprintf(t, "%s/.%.*s.gpk-XXXXXX", dir, (int)blen, base);
+    free(dir);
+    return t;
+}
+
+/* Fills the XXXXXX at the end of name with fresh characters. */
+static void temp_fill(char *name)
+{
+    static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned long long state;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    state ^= (unsigned long long)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (unsigned long long)getpid() << 32;
+    char *x = name + strlen(name) - 6;
+    for (int i = 0; i < 6; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = set[(state >> 33) % (sizeof set - 1)];
+    }
+}
+
+/* A file with no name in dir (O_TMPFILE), that io_out_commit can give a
+ * name (linkat through /proc/self/fd): a run killed by any signal, even
+ * SIGKILL, then leaves nothing behind. -1 where the file system or the
+ * kernel has no O_TMPFILE, or /proc is missing. */
+static int open_anonymous(const char *dir, mode_t mode)
+{
+#ifdef O_TMPFILE
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, mode); /* read too: io_out_map maps it shared */
+    if (fd < 0) return -1;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (access(proc, F_OK) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+#else
+    (void)dir;
+    (void)mode;
+    return -1;
+#endif
+}
+
+/* Gives the anonymous file of o a temporary name (o->tmp) beside its
+ * target, to be renamed over it. */
+static int name_anonymous(io_out *o)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fileno(o->f));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        temp_fill(o->tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, o->tmp, AT_SYMLINK_FOLLOW) == 0) {
+            o->anon = 0;
+            temp_register(o->tmp);
+            return 0;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+/* The checks of io_out_open that do not depend on the file's kind: a name
+ * that cannot be (ELOOP, ENAMETOOLONG, EACCES on the way) fails here. */
+static int stat_output(const char *path, struct stat *st, int *exists, char *err, size_t errlen)
+{
+    *exists = stat(path, st) == 0; /* follows a symlink to what it names */
+    if (!*exists && errno != ENOENT) {
+        set_err(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int out_open(io_out *o, const char *path, int named, char *err, size_t errlen)
 {
     memset(o, 0, sizeof *o);
     if (is_stdio(path)) {
@@ -639,7 +1028,8 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
     }
     o->name = path;
     struct stat st;
-    const int exists = stat(path, &st) == 0; /* follows a symlink to what it names */
+    int exists;
+    if (stat_output(path, &st, &exists, err, errlen) != 0) return -1;
     if (exists && S_ISDIR(st.st_mode)) {
         set_err(err, errlen, "cannot write %s: it is a directory", path);
         return -1;
@@ -668,27 +1058,16 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
     } else {
         o->target = dup_str(path);
     }
+    o->tmp = o->target ? temp_name(o->target) : NULL;
     char *dir = o->target ? dir_of(o->target) : NULL;
-    const char *base = o->target ? strrchr(o->target, '/') : NULL;
-    base = base ? base + 1 : o->target;
-    o->tmp = dir && base ? malloc(strlen(dir) + strlen(base) + 16) : NULL;
-    if (!o->tmp) {
+    if (!o->tmp || !dir) {
         free(dir);
         out_clear(o);
         set_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    sprintf(o->tmp, "%s/.%s.gpk-XXXXXX", dir, base);
-    free(dir);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0) {
-        set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
-        out_clear(o);
-        return -1;
-    }
-    temp_register(o->tmp);
-    /* mkstemp makes 0600; the result gets the mode an existing file had,
-     * else what creating it would have given. */
+    /* The result gets the mode (and owner) an existing file had, else what
+     * creating it would have given. */
     mode_t mode;
     if (exists) {
         mode = st.st_mode & 07777;
@@ -697,21 +1076,53 @@ int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
         umask(mask);
         mode = 0666 & ~mask;
     }
+    /* GPK_TEST_NAMED_TEMP: the named file as where there is no O_TMPFILE,
+     * for the tests of that path */
+    int fd = named || getenv("GPK_TEST_NAMED_TEMP") ? -1 : open_anonymous(dir, 0600);
+    free(dir);
+    if (fd >= 0) {
+        o->anon = 1;
+    } else {
+        fd = mkstemp(o->tmp);
+        if (fd < 0) {
+            set_err(err, errlen, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+            out_clear(o);
+            return -1;
+        }
+        temp_register(o->tmp);
+    }
+    /* The owner before the mode: a change of owner clears set-id bits.
+     * Only the superuser may give the file to another user; a group the
+     * user is in is kept too, and failing both is no error (the file is
+     * the user's, as a new one would be). */
+    if (exists && fchown(fd, st.st_uid, st.st_gid) != 0 && fchown(fd, (uid_t)-1, st.st_gid) != 0) {
+        /* kept as the user's own */
+    }
     if (fchmod(fd, mode) != 0 || !(o->f = fdopen(fd, "wb"))) {
-        set_err(err, errlen, "cannot write %s: %s", o->tmp, strerror(errno));
+        set_err(err, errlen, "cannot write %s: %s", o->anon ? path : o->tmp, strerror(errno));
         close(fd);
-        unlink(o->tmp);
+        if (!o->anon) unlink(o->tmp);
         out_clear(o);
         return -1;
     }
     return 0;
 }
 
+int io_out_open(io_out *o, const char *path, char *err, size_t errlen)
+{
+    return out_open(o, path, 0, err, errlen);
+}
+
+int io_out_open_named(io_out *o, const char *path, char *err, size_t errlen)
+{
+    return out_open(o, path, 1, err, errlen);
+}
+
 void io_out_abort(io_out *o)
 {
     if (o->f && o->f != stdout) fclose(o->f);
     if (o->f && o->f == stdout) fflush(stdout);
-    if (o->tmp) unlink(o->tmp);
+    if (o->tmp && !o->anon) unlink(o->tmp);
     out_clear(o);
 }
 
@@ -727,6 +1138,10 @@ int io_out_commit(io_out *o, char *err, size_t errlen)
     /* A regular file must be on disk before it replaces the old one; pipes
      * and terminals cannot be synced (EINVAL), which is no error. */
     if (ok && o->tmp && fsync(fileno(o->f)) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (ok && o->anon && name_anonymous(o) != 0) {
         ok = 0;
         saved = errno;
     }
@@ -791,6 +1206,51 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
+/* The file a dangling symbolic link names (writing through the link
+ * creates it), malloc'd; NULL when path is no such link. */
+static char *link_target(const char *path)
+{
+    struct stat lst;
+    char buf[PATH_MAX];
+    if (lstat(path, &lst) != 0 || !S_ISLNK(lst.st_mode)) return NULL;
+    const ssize_t l = readlink(path, buf, sizeof buf - 1);
+    if (l <= 0) return NULL;
+    buf[l] = '\0';
+    if (buf[0] == '/') return dup_str(buf);
+    char *dir = dir_of(path);
+    char *t = dir ? malloc(strlen(dir) + (size_t)l + 2) : NULL;
+    if (t) sprintf(t, "%s/%s", dir, buf);
+    free(dir);
+    return t;
+}
+
+/* 0 when a file can be created beside target now: a temporary file is
+ * made (nameless where the file system allows) and removed again, so that
+ * a directory that refuses files (/proc, a read-only mount, a full inode
+ * table) or a name too long for its temporary is found before any work. */
+static int probe_create(const char *target, const char *dir)
+{
+    int fd = open_anonymous(dir, 0600);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    char *tmp = temp_name(target);
+    if (!tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    fd = mkstemp(tmp);
+    if (fd >= 0) {
+        close(fd);
+        unlink(tmp);
+    }
+    const int saved = errno;
+    free(tmp);
+    errno = saved;
+    return fd >= 0 ? 0 : -1;
+}
+
 static int check_writable(const char *path, const char *role, char *err, size_t errlen)
 {
     if (is_stdio(path)) return 0;
@@ -810,14 +1270,33 @@ static int check_writable(const char *path, const char *role, char *err, size_t 
             set_err(err, errlen, "%s %s: not writable: %s", role, path, strerror(errno));
             return -1;
         }
+        if (S_ISCHR(st.st_mode)) {
+            /* A device is written in place: one that refuses every write
+             * (/dev/full) refuses an empty one too. */
+            const int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            const int bad = fd < 0 || write(fd, "", 0) < 0;
+            const int saved = errno;
+            if (fd >= 0) close(fd);
+            if (bad) {
+                set_err(err, errlen, "%s %s: cannot write: %s", role, path, strerror(saved));
+                return -1;
+            }
+        }
         if (!S_ISREG(st.st_mode)) return 0;
+    } else if (errno != ENOENT) {
+        /* a loop of links, a name too long, a component that is no directory */
+        set_err(err, errlen, "%s %s: %s", role, path, strerror(errno));
+        return -1;
     }
     /* A regular file is replaced through a temporary file in its
-     * directory (a symlink's target's), which must exist and be writable. */
-    char *real = realpath(path, NULL);
-    char *dir = dir_of(real ? real : path);
-    free(real);
+     * directory (a symlink's target's), which must exist and be writable;
+     * a dangling link's target is created in its directory. */
+    char *target = realpath(path, NULL);
+    if (!target) target = link_target(path);
+    if (!target) target = dup_str(path);
+    char *dir = target ? dir_of(target) : NULL;
     if (!dir) {
+        free(target);
         set_err(err, errlen, "%s %s: out of memory", role, path);
         return -1;
     }
@@ -825,11 +1304,12 @@ static int check_writable(const char *path, const char *role, char *err, size_t 
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         set_err(err, errlen, "%s %s: the directory %s does not exist", role, path, dir);
         rc = -1;
-    } else if (access(dir, W_OK | X_OK) != 0) {
+    } else if (access(dir, W_OK | X_OK) != 0 || probe_create(target, dir) != 0) {
         set_err(err, errlen, "%s %s: cannot create files in %s: %s", role, path, dir, strerror(errno));
         rc = -1;
     }
     free(dir);
+    free(target);
     return rc;
 }
 
@@ -1022,8 +1502,12 @@ int io_read_into(const char *path, long long offset, void *dst, size_t len, char
     }
     close(fd);
     if (bad_at >= 0) {
-        set_err(err, errlen, "%s: read error at byte %lld: %s", path, offset + bad_at,
-                bad_errno ? strerror(bad_errno) : "the file is shorter than it was");
+        if (bad_errno == EFAULT) /* the destination, not the file: a mapped output without room */
+            set_err(err, errlen, "cannot fill the output at byte %lld of the data read from %s: its "
+                    "pages cannot be written (a full disk?)", bad_at, path);
+        else
+            set_err(err, errlen, "%s: read error at byte %lld: %s", path, offset + bad_at,
+                    bad_errno ? strerror(bad_errno) : "the file is shorter than it was");
         return -1;
     }
     return 0;
@@ -1041,6 +1525,14 @@ int io_out_map(io_out *o, io_format fmt, gpk_type t, size_t n, io_map *m, char *
     const size_t len = (size_t)hdr + n * gpk_type_size(t);
     const int fd = fileno(o->f);
     if (hdr < 0 || ftruncate(fd, (off_t)len) != 0) {
+        set_err(err, errlen, "cannot write %s (%zu bytes): %s", o->name, len, strerror(errno));
+        return -1;
+    }
+    /* The blocks are taken now: a mapping of a sparse file on a full disk
+     * fails only when a page is first written (a read into it says "Bad
+     * address", a store kills the process). A file system without
+     * fallocate keeps the sparse file. */
+    if (fallocate(fd, 0, 0, (off_t)len) != 0 && errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
         set_err(err, errlen, "cannot write %s (%zu bytes): %s", o->name, len, strerror(errno));
         return -1;
     }

@@ -9,6 +9,7 @@
 #define GPK_CLI_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "gpk/gpk.h"
@@ -36,9 +37,28 @@ int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type
 
 /* The whole of path ("-": stdin) as bytes, malloc'd, with a zero byte
  * after the *len bytes of data; a pipe or a device is read up to
- * GPK_MAX_INPUT (default: the machine's memory). NULL with err set on
+ * GPK_MAX_INPUT (default: half of io_memory_limit). NULL with err set on
  * failure. */
 unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t errlen);
+
+/* A structured .npy (records) in memory: buf holds len bytes of the file.
+ * io_parse_npy_records finds the field `key` in the header's dtype and
+ * fills *r (header, n, size, offset, ktype: the key is one of the six
+ * scalar types), holding the shape to the data that follows; on failure
+ * returns non-zero with err naming `name`. For gpk sort --key and fuzzing. */
+typedef struct io_npy_records {
+    size_t header; /* bytes before the data */
+    uint64_t n, size, offset;
+    gpk_type ktype;
+} io_npy_records;
+int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name, const char *key,
+                         io_npy_records *r, char *err, size_t errlen);
+
+/* The bytes of memory this process may use: the machine's, or less where
+ * its control group (cgroup v2 memory.max, v1 memory.limit_in_bytes, of
+ * its group and every ancestor) sets a limit. *what (may be NULL) names
+ * the one that applies, for messages. */
+uint64_t io_memory_limit(const char **what);
 
 /* Writes n elements of type t to path in format fmt through io_out_open /
  * io_out_commit: on failure returns non-zero, fills err, and the file the
@@ -55,8 +75,13 @@ void io_array_free(io_array *a);
  * temporary file in the same directory, then fsync'ed and renamed over the
  * target by io_out_commit, so a failed or killed run leaves the old file
  * intact; a symbolic link is followed and its target replaced, the link
- * kept. "-" (stdout), pipes and devices are written in place. Only the
- * temporary file is ever removed: never a path the user named.
+ * kept. The temporary file has no name until io_out_commit gives it one
+ * just before the rename (O_TMPFILE, where the file system has it), so
+ * that even SIGKILL leaves nothing; elsewhere it is ".NAME.gpk-XXXXXX"
+ * from the start. A replaced file's mode, owner and group are kept (the
+ * owner where the user may give it: the superuser). "-" (stdout), pipes
+ * and devices are written in place. Only the temporary file is ever
+ * removed: never a path the user named.
  *
  *   io_out o;
  *   if (io_out_open(&o, path, err, len) != 0) ... fail;
@@ -67,11 +92,15 @@ typedef struct io_out {
     FILE *f;          /* write here between open and commit / abort */
     const char *name; /* the path as named, or "<stdout>", for messages */
     char *target;     /* the file renamed over (a symlink's target); NULL when direct */
-    char *tmp;        /* the temporary file; NULL when direct */
+    char *tmp;        /* the temporary file's name; NULL when direct */
+    int anon;         /* the temporary file has no name yet (tmp is the one it will get) */
 } io_out;
 
 /* On failure *o is empty (o->f == NULL) and err says why. */
 int io_out_open(io_out *o, const char *path, char *err, size_t errlen);
+/* As io_out_open, with a temporary file that has its name (o->tmp) from the
+ * start, for other processes to open (gpk sort --mpi's ranks). */
+int io_out_open_named(io_out *o, const char *path, char *err, size_t errlen);
 /* Flushes, syncs, closes and renames; on any failure removes the temporary
  * file and fills err. *o is empty afterwards either way. */
 int io_out_commit(io_out *o, char *err, size_t errlen);
@@ -86,8 +115,9 @@ void io_out_remove_temps(void);
 
 /* For a program's main: SIGXFSZ ignored (past ulimit -f a write fails
  * with EFBIG and the temporary file goes, instead of a kill leaving it),
- * and SIGINT, SIGTERM, SIGHUP, SIGPIPE (unless ignored) remove the
- * temporary files, then end the process as they would have. */
+ * and SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2 and
+ * SIGALRM (unless ignored) remove the temporary files, say which signal
+ * stopped gpk (not SIGPIPE), then end the process as they would have. */
 void io_out_cleanup_on_signals(void);
 
 /* Writes the array (with a .npy header when fmt says so) to an open

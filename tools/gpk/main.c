@@ -121,6 +121,7 @@ static void version(void)
 int main(int argc, char **argv)
 {
     io_out_cleanup_on_signals();
+    atexit(cli_check_stdout_at_exit);
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;
