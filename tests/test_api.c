@@ -239,6 +239,7 @@ static void test_overlap(gpk_backend be, uint64_t seed)
     {
         /* the one shard of a CPU context: its keys_out inside its keys */
         gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = GPK_BACKEND_CPU; /* host shards: AUTO would take a GPU where there is one */
         gpk_ctx *cpu = NULL;
         if (be == GPK_BACKEND_CPU && gpk_ctx_create_ex(&cpu, &co) == GPK_OK) {
             gpk_shard sh;
