@@ -10,23 +10,8 @@ case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
 . "$(dirname "$0")/cli_lib.sh"
 cli_workdir gpk_io_test
 
-# run RC DESCRIPTION PATTERN -- command...: exit RC and PATTERN (may be
-# empty) on stderr. Each command gets 60 s: a hang is a failure.
-run() {
-    want=$1 what=$2 pattern=$3
-    shift 4
-    timeout 60 "$@" >out.txt 2>err.txt
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit $got, expected $want: $*"
-        sed 's/^/    stderr: /' err.txt >&2
-    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" err.txt; then
-        fail "$what: stderr lacks '$pattern':"
-        sed 's/^/    stderr: /' err.txt >&2
-    else
-        pass
-    fi
-}
+# each command gets 60 s (run, cli_lib.sh): a hang is a failure
+CLI_RUN_TIMEOUT=60
 no_temps() {
     if ls -A | grep -q '\.gpk-'; then fail "$1: a temporary file was left: $(ls -A | grep '\.gpk-')"; else pass; fi
 }

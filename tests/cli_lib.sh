@@ -12,3 +12,26 @@ fail() {
     echo "FAIL: $*" >&2
 }
 pass() { TESTS=$((TESTS + 1)); }
+# run RC DESCRIPTION PATTERN -- command...: the command must exit RC with
+# PATTERN (may be empty) on stderr; its output is left in out.txt and
+# err.txt. With CLI_RUN_TIMEOUT set (seconds), a command still running
+# then is killed and fails: a hang is a failure.
+run() {
+    want=$1 what=$2 pattern=$3
+    shift 4
+    if [ -n "${CLI_RUN_TIMEOUT:-}" ]; then
+        timeout "$CLI_RUN_TIMEOUT" "$@" >out.txt 2>err.txt
+    else
+        "$@" >out.txt 2>err.txt
+    fi
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, expected $want: $*"
+        sed 's/^/    stderr: /' err.txt >&2
+    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" err.txt; then
+        fail "$what: stderr lacks '$pattern':"
+        sed 's/^/    stderr: /' err.txt >&2
+    else
+        pass
+    fi
+}

@@ -12,23 +12,6 @@ case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
 . "$(dirname "$0")/cli_lib.sh"
 cli_workdir gpk_rel_test
 
-# run RC DESCRIPTION PATTERN -- command...: exit RC and PATTERN (may be
-# empty) on stderr.
-run() {
-    want=$1 what=$2 pattern=$3
-    shift 4
-    "$@" >out.txt 2>err.txt
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit $got, expected $want: $*"
-        sed 's/^/    stderr: /' err.txt >&2
-    elif [ -n "$pattern" ] && ! grep -q -- "$pattern" err.txt; then
-        fail "$what: stderr lacks '$pattern':"
-        sed 's/^/    stderr: /' err.txt >&2
-    else
-        pass
-    fi
-}
 # same FILE SUM DESCRIPTION: FILE still has checksum SUM.
 same() {
     if [ "$(cksum <"$1" 2>/dev/null)" = "$2" ]; then pass; else fail "$3: $1 changed or vanished"; fi
