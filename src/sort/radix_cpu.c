@@ -38,8 +38,13 @@
 
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
-#ifndef MIN_KEYS_PER_THREAD
-#define MIN_KEYS_PER_THREAD ((size_t)1 << 16) /* a thread more per this many keys */
+/* A thread more per this many bytes of keys and values. A team costs its
+ * start, its end and a barrier per pass; on a busy machine each of those
+ * waits for a thread to get a core back (milliseconds), so a second thread
+ * pays off only for sorts of tens of milliseconds (docs/perf/radix.md:
+ * u64 2^18 on two threads was 6x slower than on one at load 7). */
+#ifndef MIN_BYTES_PER_THREAD
+#define MIN_BYTES_PER_THREAD ((size_t)8 << 20)
 #endif
 #define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
 #define MIN_BLOCK_KEYS ((size_t)1 << 14)
@@ -1388,7 +1393,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                            n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
-    size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
+    size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
