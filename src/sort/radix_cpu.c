@@ -1344,7 +1344,10 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 {
     const size_t n = job->n;
     const unsigned kw = job->key_width;
-    const size_t region = (n * (kw + vw) + 63) & ~(size_t)63;
+    /* Each of the two regions: keys, then values on their own line (8-byte
+     * values after an odd count of 4-byte keys must stay aligned). */
+    const size_t kbytes = (n * kw + 63) & ~(size_t)63;
+    const size_t region = kbytes + ((n * vw + 63) & ~(size_t)63);
     const size_t work_bytes = REC_DEPTH * REC_SLAB * sizeof(size_t);
     unsigned char *scratch = gpk__host_scratch(ctx, 2 * region + work_bytes + 64);
     if (!scratch)
@@ -1359,8 +1362,8 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
     map_and_reduce(job->key_type, kw, input, job->keys, 0, n, &a, &o);
     const void *from = needs_mapping(job->key_type) ? job->keys : input;
     span src = {(char *)from, (char *)vals}, out = {job->keys, (char *)vals};
-    span t0 = {(char *)scratch, vw ? (char *)scratch + n * kw : NULL};
-    span t1 = {(char *)scratch + region, vw ? (char *)scratch + region + n * kw : NULL};
+    span t0 = {(char *)scratch, vw ? (char *)scratch + kbytes : NULL};
+    span t1 = {(char *)scratch + region, vw ? (char *)scratch + region + kbytes : NULL};
     sort_rec(kw, vw, src, t0, t1, out, n, (size_t *)(scratch + 2 * region), 0);
     if (needs_mapping(job->key_type)) unmap_copy(job->key_type, kw, job->keys, job->keys, 0, n);
     return GPK_OK;
