@@ -2,7 +2,8 @@
  * measured in the same run on the same data, every result checked.
  *
  * Peers:
- *   cpu    -> qsort, std::sort, __gnu_parallel::sort (host-to-host sorts;
+ *   cpu    -> qsort, std::sort, Highway's vqsort (where found), and
+ *             __gnu_parallel::sort (host-to-host sorts;
  *             gpk's CPU time is the host gpk_sort_* call as well)
  *   cuda   -> cub::DeviceRadixSort with the same begin/end bits; both
  *             device-resident (gpk__radix_bench_cuda, gpk_peer_cub_radix)
@@ -29,7 +30,8 @@
 #include "sort/radix_internal.h"
 
 enum { MODE_KEYS = 1, MODE_PAIRS = 2, MODE_PERM = 4 };
-enum { PEER_QSORT = 1, PEER_STD = 2, PEER_GNU = 4, PEER_CUB = 8, PEER_CUDA = 16, PEER_ALL = 31 };
+enum { PEER_QSORT = 1, PEER_STD = 2, PEER_GNU = 4, PEER_CUB = 8, PEER_CUDA = 16, PEER_VQSORT = 32,
+       PEER_ALL = 63 };
 
 /* Above this n, qsort and std::sort run once: at 2^28 one qsort takes
  * about a minute, and the comparison still holds with one sample. */
@@ -112,7 +114,8 @@ void cmd_bench_help(FILE *f)
             "both device-resident; every call a user can make, 32- and 64-bit num_items, in/out\n"
             "arrays and DoubleBuffer, interleaved, the fastest reported and named in the row,\n"
             "all of them in the JSON note), OpenCL vs gpk's CUDA backend (both device-resident), CPU vs\n"
-            "qsort, std::sort and __gnu_parallel::sort (host-to-host). Every result, peers\n"
+            "qsort, std::sort, Highway's vqsort (one thread, where found when gpk was\n"
+            "configured) and __gnu_parallel::sort (host-to-host). Every result, peers\n"
             "included, is checked against the expected stable order (gpk_sort_reference below\n"
             "2^22 keys; above, the CPU backend's result proven stable-sorted in O(n)); a\n"
             "mismatch prints a FAIL row and\n"
@@ -135,7 +138,8 @@ void cmd_bench_help(FILE *f)
             "                    qsort and std::sort run once when n >= 2^26)\n"
             "  --threads T       CPU threads for gpk and __gnu_parallel::sort (default: all)\n"
             "  --device D        CUDA / OpenCL device index\n"
-            "  --peers LIST      all (default), none, or qsort,std-sort,gnu-parallel,cub,cuda\n"
+            "  --peers LIST      all (default), none, or qsort,std-sort,vqsort,gnu-parallel,\n"
+            "                    cub,cuda\n"
             "  --json FILE       write machine info, the configuration and every row\n"
             "  -q, --quiet       no progress lines on stderr\n"
             "\n"
@@ -187,7 +191,7 @@ static int add_peer(const char *s, void *arg)
         int bit;
     } names[] = {{"all", PEER_ALL}, {"none", 0}, {"qsort", PEER_QSORT},
                  {"std-sort", PEER_STD}, {"std::sort", PEER_STD}, {"gnu-parallel", PEER_GNU},
-                 {"cub", PEER_CUB}, {"cuda", PEER_CUDA}};
+                 {"cub", PEER_CUB}, {"cuda", PEER_CUDA}, {"vqsort", PEER_VQSORT}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) {
             c->peers |= names[i].bit;
@@ -237,8 +241,8 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
             if (m < 0) return -1;
             peers_given = 1;
             if (bench_for_each_item(val, add_peer, c) != 0) {
-                cli_error(cmd, "bad --peers '%s' (all, none, or qsort,std-sort,gnu-parallel,"
-                          "cub,cuda)", val);
+                cli_error(cmd, "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
+                          "gnu-parallel,cub,cuda)", val);
                 return -1;
             }
             continue;
@@ -638,10 +642,12 @@ static void run_mode(bench_state *st, block *b, int mode)
                 const char *name;
                 cpu_peer_fn fn;
             } peers[] = {{PEER_QSORT, "qsort", gpk_peer_qsort},
-                         {PEER_STD, "std::sort", gpk_peer_std_sort}};
-            for (size_t q = 0; q < 2; q++) {
+                         {PEER_STD, "std::sort", gpk_peer_std_sort},
+                         {PEER_VQSORT, "vqsort", gpk_peer_vqsort}};
+            for (size_t q = 0; q < sizeof peers / sizeof peers[0]; q++) {
                 if (!(c->peers & peers[q].bit)) continue;
-                int reps = b->n >= SLOW_PEER_N ? 1 : c->reps_cpu;
+                /* vqsort is as fast as gpk: its reps stay at every size */
+                int reps = b->n >= SLOW_PEER_N && peers[q].bit != PEER_VQSORT ? 1 : c->reps_cpu;
                 progress(st, "cpu %s n=%s keys: %s (%d rep%s)", gpk_type_name(b->type), nbuf,
                          peers[q].name, reps, reps > 1 ? "s" : "");
                 bench_row *p = new_row(st, b, be, mode, peers[q].name, 0);

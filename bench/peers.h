@@ -26,6 +26,10 @@ int gpk_peer_qsort(gpk_type t, const void *keys, void *keys_out, size_t n, int r
                    gpk_peer_result *r, char *err, size_t errlen);
 int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
                       gpk_peer_result *r, char *err, size_t errlen);
+/* Highway's vqsort (vectorised quicksort, one thread), when CMake found
+ * libhwy-dev; -1 when not built in. */
+int gpk_peer_vqsort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                    gpk_peer_result *r, char *err, size_t errlen);
 /* libstdc++ parallel mode (__gnu_parallel::sort, multiway mergesort on OpenMP). */
 int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
                                int threads, int reps, gpk_peer_result *r, char *err,

@@ -1,4 +1,6 @@
-// CPU peers for `gpk bench sort`: qsort, std::sort and __gnu_parallel::sort.
+// CPU peers for `gpk bench sort`: qsort, std::sort, __gnu_parallel::sort
+// and, where CMake found Highway (GPK_HAVE_HWY), its vectorised quicksort
+// vqsort, the kind of sort numpy.sort runs since numpy 2 (x86-simd-sort).
 //
 // Order: integers sort with their natural order (std::less on the natural
 // type, a three-way C comparator for qsort). Floats cannot use operator<
@@ -24,6 +26,9 @@
 
 #include <omp.h>
 #include <parallel/algorithm>
+#ifdef GPK_HAVE_HWY
+#include <hwy/contrib/sort/vqsort.h>
+#endif
 
 namespace {
 
@@ -257,6 +262,88 @@ extern "C" int gpk_peer_gnu_parallel_sort_pairs(gpk_type t, const void *keys, co
     std::snprintf(r->name, sizeof r->name, "__gnu_parallel::sort(%d thr)", nt);
     return 0;
 }
+
+#ifdef GPK_HAVE_HWY
+namespace {
+
+// Whether floats can go to vqsort as floats and come out byte-identical to
+// gpk's total order: no NaNs (unordered) and no -0.0 (equal to +0.0).
+template <typename U> bool plain_floats(const U *k, size_t n, U sign, U exp_mask, U frac_mask)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] == sign) return false;                                 // -0.0
+        if ((k[i] & exp_mask) == exp_mask && (k[i] & frac_mask)) return false; // NaN
+    }
+    return true;
+}
+
+} // namespace
+
+extern "C" int gpk_peer_vqsort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                               gpk_peer_result *r, char *err, size_t errlen)
+{
+    // Floats sort as floats (what numpy users get) when that order is
+    // gpk's; with NaNs or -0.0 in the input, their order-preserving
+    // unsigned images sort instead, the mapping timed with the sort.
+    bool native = true;
+    if (t == GPK_F32)
+        native = plain_floats<uint32_t>(static_cast<const uint32_t *>(keys), n, 0x80000000u,
+                                        0x7F800000u, 0x007FFFFFu);
+    if (t == GPK_F64)
+        native = plain_floats<uint64_t>(static_cast<const uint64_t *>(keys), n,
+                                        0x8000000000000000ull, 0x7FF0000000000000ull,
+                                        0x000FFFFFFFFFFFFFull);
+    try {
+        hwy::Sorter sorter; // its buffer is allocated here, outside the timing
+        const hwy::SortAscending up;
+        int rc = run_timed(native ? "vqsort" : "vqsort (mapped floats)", t, keys, keys_out, n,
+                           reps, r, err, errlen, [&](void *p, size_t m) {
+            switch (t) {
+            case GPK_U32: sorter(static_cast<uint32_t *>(p), m, up); break;
+            case GPK_I32: sorter(static_cast<int32_t *>(p), m, up); break;
+            case GPK_U64: sorter(static_cast<uint64_t *>(p), m, up); break;
+            case GPK_I64: sorter(static_cast<int64_t *>(p), m, up); break;
+            case GPK_F32:
+                if (native) sorter(static_cast<float *>(p), m, up);
+                else {
+                    uint32_t *u = static_cast<uint32_t *>(p);
+                    for (size_t i = 0; i < m; i++) u[i] = f32_order(u[i]);
+                    sorter(u, m, up);
+                    for (size_t i = 0; i < m; i++) { // f32_order's inverse
+                        uint32_t y = u[i] + 0x007FFFFFu;
+                        u[i] = y ^ ((y >> 31) ? 0x80000000u : 0xFFFFFFFFu);
+                    }
+                }
+                break;
+            case GPK_F64:
+                if (native) sorter(static_cast<double *>(p), m, up);
+                else {
+                    uint64_t *u = static_cast<uint64_t *>(p);
+                    for (size_t i = 0; i < m; i++) u[i] = f64_order(u[i]);
+                    sorter(u, m, up);
+                    for (size_t i = 0; i < m; i++) {
+                        uint64_t y = u[i] + 0x000FFFFFFFFFFFFFull;
+                        u[i] = y ^ ((y >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull);
+                    }
+                }
+                break;
+            }
+        });
+        if (rc == 0) std::snprintf(r->name, sizeof r->name, "%s (1 thr)", native ? "vqsort" : "vqsort mapped");
+        return rc;
+    } catch (const std::bad_alloc &) {
+        std::snprintf(err, errlen, "vqsort: out of memory");
+        return 1;
+    }
+}
+#else
+extern "C" int gpk_peer_vqsort(gpk_type, const void *, void *, size_t, int, gpk_peer_result *,
+                               char *err, size_t errlen)
+{
+    std::snprintf(err, errlen, "vqsort: Highway (libhwy-dev) was not found when gpk was configured");
+    return -1;
+}
+#endif
 
 #ifndef GPK_HAVE_CUDA
 // Without CUDA there is no bench/peers_cub.cu: the CUB peer reports "not

@@ -301,15 +301,16 @@ int main(int argc, char **argv)
         run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
     }
 
-    /* 4. The CPU backend's two paths, each forced over the size ladder (the
-     * hybrid normally starts at 2^18 keys), and AUTO about and above the threshold:
+    /* 4. The CPU backend's three paths (hybrid, LSD, in cache), each forced
+     * over the size ladder (the hybrid normally starts at 2^18 keys, the
+     * in-cache sort ends at 1 MiB), and AUTO about and above the threshold:
      * every type and mode, skewed inputs whose big bucket the team sorts,
      * all-equal keys. */
     if (be == GPK_BACKEND_CPU) {
-        const char *paths[] = {"hybrid", "lsd"};
+        const char *paths[] = {"hybrid", "lsd", "cache"};
         gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE,
                            GPK_DIST_FLOAT_SPECIALS};
-        for (int pi = 0; pi < 2; pi++) {
+        for (int pi = 0; pi < 3; pi++) {
             setenv("GPK_CPU_RADIX", paths[pi], 1);
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (size_t di = 0; di < sizeof some / sizeof some[0]; di++)
@@ -388,13 +389,13 @@ int main(int argc, char **argv)
                 run_case(GPK_F32, GPK_DIST_UNIFORM, (size_t)1 << 18, (mode)m, 0, 0, 0);
                 run_case(GPK_I64, GPK_DIST_RANDOM_BITS, ((size_t)1 << 18) + 1, (mode)m, 0, 0, 0);
             }
-            /* AUTO: 8-byte keys alone go to the radix sort from 2^20 on
-             * (the hybrid beats the quicksort there), to quicksort below. */
+            /* AUTO: 8-byte keys alone go to the radix sort at every size
+             * (its in-cache path and the hybrid beat the quicksort). */
             run_case(GPK_F64, GPK_DIST_UNIFORM, (size_t)1 << 20, MODE_KEYS, 0, 0, 0);
             TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_RADIX, "AUTO, f64 keys 2^20: ran %s",
                      gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
             run_case(GPK_U64, GPK_DIST_UNIFORM, ((size_t)1 << 20) - 1, MODE_KEYS, 0, 0, 0);
-            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_QUICK, "AUTO, u64 keys 2^20 - 1: ran %s",
+            TU_CHECK(gpk_last_sort_algo(ctx) == GPK_SORT_RADIX, "AUTO, u64 keys 2^20 - 1: ran %s",
                      gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             /* The sampled first level of f64 / i64 keys (first_plan) under

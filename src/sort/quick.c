@@ -66,12 +66,12 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  *
  * CPU rows: 2-core container (AMD EPYC), uniform keys, best of 2..20 runs,
  * n = 2^10..2^24 (figures in docs/guide.md, "Quicksort and records"):
- *  - 8-byte keys alone: quicksort 1.1-2.3x faster below 2^20 (the LSD
- *    radix sort needs 8 passes over 64-bit keys that differ in every
- *    bit); from 2^20 on the CPU radix sort's hybrid path (one MSD pass,
- *    buckets finished in cache, radix_cpu.c) wins: one thread, u64 / f64
- *    keys, 2^20: 17.0 / 23.7 ms against 22.0 / 25.3; 2^22: 71 / 94 against
- *    95 / 109; 2^24: 297 / 382 against 400 / 450 (docs/perf/radix.md);
+ *  - 8-byte keys alone: the radix sort at every size since its in-cache
+ *    path (radix_cpu.c's cache_sort, up to 1 MiB): one thread, CPU time,
+ *    u64 uniform / f64 normal(0, 1), 2^12: 2.9 / 4.2 ns per key against
+ *    7.0 / 12.9 for quicksort; 2^16: 2.8 / 12.5 against 21 / 19.5; 2^18:
+ *    8.1 / 10.7 against 23.6 / 28.9; ties from 2^4 to 2^8 (docs/perf/radix.md,
+ *    CPU section); from 2^20 on the hybrid path won before;
  *  - 8-byte pairs: the radix sort, 1.1-2x (quicksort moves 16-byte
  *    structs per swap);
  *  - 4-byte keys and pairs: the radix sort, 1.3-2x from 2^12 on;
@@ -99,7 +99,6 @@ typedef struct {
 } auto_row;
 
 static const auto_row auto_table[] = {
-    {GPK_BACKEND_CPU, 8, KIND_KEYS, 0, ((size_t)1 << 20) - 1},
     {GPK_BACKEND_CPU, 4, KIND_RECORDS, 0, 1024},
     {GPK_BACKEND_CPU, 8, KIND_RECORDS, 0, 1024},
     {GPK_BACKEND_CUDA, 4, KIND_RECORDS, 1024, SIZE_MAX},

@@ -17,19 +17,37 @@
  * region with barriers, which is exactly what `omp parallel` + `omp
  * barrier` express, with no thread-pool code of our own to get wrong.
  */
+#define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
 
 #include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#else
+#include <sched.h>
+#endif
 
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
-#define MIN_KEYS_PER_THREAD 65536
+/* A thread more per this many bytes of keys and values. A team costs its
+ * start, its end and a barrier per pass; on a busy machine each of those
+ * waits for a thread to get a core back (milliseconds), so a second thread
+ * pays off only for sorts of tens of milliseconds (docs/perf/radix.md:
+ * u64 2^18 on two threads was 6x slower than on one at load 7). */
+#ifndef MIN_BYTES_PER_THREAD
+#define MIN_BYTES_PER_THREAD ((size_t)8 << 20)
+#endif
+#define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
+#define MIN_BLOCK_KEYS ((size_t)1 << 14)
 #define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
 
 typedef struct {
@@ -453,9 +471,9 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 #define BUCKET_DIGIT_BITS 11
 #endif
 
-enum { PATH_AUTO, PATH_LSD, PATH_HYBRID };
+enum { PATH_AUTO, PATH_LSD, PATH_HYBRID, PATH_CACHE };
 
-/* GPK_CPU_RADIX=lsd|hybrid forces a path (for measuring and testing both);
+/* GPK_CPU_RADIX=lsd|hybrid|cache forces a path (for measuring and testing each);
  * anything else, or unset, lets the size and bit range decide. */
 static int path_from_env(void)
 {
@@ -463,6 +481,7 @@ static int path_from_env(void)
     if (!e) return PATH_AUTO;
     if (strcmp(e, "lsd") == 0) return PATH_LSD;
     if (strcmp(e, "hybrid") == 0) return PATH_HYBRID;
+    if (strcmp(e, "cache") == 0) return PATH_CACHE;
     return PATH_AUTO;
 }
 
@@ -505,6 +524,49 @@ static size_t hyb_bucket_cap(size_t n, size_t width, unsigned d)
     return cap > 4 * avg ? cap : 4 * avg;
 }
 
+/* The team's barrier. OpenMP's own barriers spin for milliseconds before
+ * they sleep (libgomp, unless OMP_WAIT_POLICY says otherwise), so on a
+ * machine where another process holds a core, the thread that waits burns
+ * the time slice that the thread it waits for needs. This one spins a few
+ * microseconds, then sleeps (a futex on Linux, sched_yield elsewhere).
+ * Sense by generation: the last thread in resets the count, then bumps
+ * the generation (release) that the others wait on (acquire). */
+#define TEAM_SPINS 2000
+typedef struct {
+    atomic_uint arrived, generation;
+    atomic_uint threads; /* the team's size: each thread stores it on entry
+                            (the same value), as OpenMP may give fewer
+                            threads than asked (nested in a parallel region) */
+} team_barrier;
+
+static void team_wait(team_barrier *b)
+{
+    const unsigned threads = atomic_load_explicit(&b->threads, memory_order_relaxed);
+    if (threads < 2) return;
+    const unsigned gen = atomic_load_explicit(&b->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) + 1 == threads) {
+        atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+#ifdef __linux__
+        syscall(SYS_futex, (unsigned *)&b->generation, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+#endif
+        return;
+    }
+    for (int i = 0; i < TEAM_SPINS; i++) {
+        if (atomic_load_explicit(&b->generation, memory_order_acquire) != gen) return;
+#ifdef __SSE2__
+        _mm_pause();
+#endif
+    }
+    while (atomic_load_explicit(&b->generation, memory_order_acquire) == gen) {
+#ifdef __linux__
+        syscall(SYS_futex, (unsigned *)&b->generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+#else
+        sched_yield();
+#endif
+    }
+}
+
 /* Shared state of one sort, as every thread of the team sees it. */
 typedef struct {
     gpk_type type;
@@ -512,11 +574,38 @@ typedef struct {
     size_t n;
     void *keys, *vals;           /* the caller's arrays (vals: values or sigma) */
     void *alt_keys, *alt_vals;   /* scratch of n keys and n values */
-    size_t *hist;                /* threads x radix_stride counters */
+    size_t *hist;                /* blocks x radix_stride counters */
+    size_t blocks;               /* a team pass's work units (see block_lo) */
+    team_barrier *bar;           /* every barrier inside the team's region */
     unsigned radix_stride;
     size_t wc_bytes;
     unsigned char *wc;           /* per-thread write-combining buffers, or NULL */
 } sort_state;
+
+/* A team pass over m keys is cut into S->blocks blocks, handed out one at
+ * a time (schedule(dynamic, 1)), each with its own row of counters: a
+ * thread that another process keeps off its core delays only the block it
+ * holds, and the others take the rest, where fixed shares per thread
+ * would make the whole team wait for the slowest share. Equal digits keep
+ * their order across blocks (digit-major, block-minor offsets), whichever
+ * thread scatters a block. */
+static inline size_t block_lo(size_t m, size_t j, size_t blocks) { return m * j / blocks; }
+
+/* Turns the blocks' counts of digits 0..digits-1 into their scatter
+ * offsets (from base) and returns the total. */
+static size_t scan_blocks(const sort_state *S, unsigned digits, size_t base, size_t *bounds)
+{
+    size_t sum = base;
+    for (unsigned d = 0; d < digits; d++) {
+        if (bounds) bounds[d] = sum;
+        for (size_t j = 0; j < S->blocks; j++) {
+            size_t c = S->hist[j * S->radix_stride + d];
+            S->hist[j * S->radix_stride + d] = sum;
+            sum += c;
+        }
+    }
+    return sum;
+}
 
 /* LSD passes over m keys at ka (values at va) with kb / vb as the other
  * buffer, run by every thread of the team (it holds barriers). The result
@@ -527,51 +616,52 @@ typedef struct {
 static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, void *va,
                     void *vb, size_t m, const pass_plan *plan, unsigned passes, int iota)
 {
-    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
-    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
-    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
+    const int tid = omp_get_thread_num();
+    const size_t B = S->blocks;
     unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
     void *src = (void *)first, *dst = kb, *vsrc = va, *vdst = vb;
     for (unsigned q = 0; q < passes; q++) {
         const unsigned shift = plan[q].shift, digits = 1u << plan[q].bits;
         const uint64_t mask = digits - 1;
-        memset(my_hist, 0, digits * sizeof *my_hist);
-        if (S->kw == 4) count32(src, lo, hi, shift, (uint32_t)mask, my_hist);
-        else count64(src, lo, hi, shift, mask, my_hist);
-#pragma omp barrier
-#pragma omp single
-        {
-            size_t sum = 0;
-            for (unsigned d = 0; d < digits; d++)
-                for (int t = 0; t < T; t++) {
-                    size_t c = S->hist[(size_t)t * S->radix_stride + d];
-                    S->hist[(size_t)t * S->radix_stride + d] = sum;
-                    sum += c;
-                }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++) {
+            size_t *h = S->hist + j * S->radix_stride;
+            memset(h, 0, digits * sizeof *h);
+            if (S->kw == 4) count32(src, block_lo(m, j, B), block_lo(m, j + 1, B), shift, (uint32_t)mask, h);
+            else count64(src, block_lo(m, j, B), block_lo(m, j + 1, B), shift, mask, h);
         }
-        scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, lo, hi, shift, mask, my_hist, my_wc,
-                      digits, iota && q == 0, NULL);
-#pragma omp barrier
+        team_wait(S->bar);
+#pragma omp single nowait
+        scan_blocks(S, digits, 0, NULL);
+        team_wait(S->bar);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++)
+            scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, block_lo(m, j, B), block_lo(m, j + 1, B),
+                          shift, mask, S->hist + j * S->radix_stride, my_wc, digits, iota && q == 0, NULL);
+        team_wait(S->bar);
         void *t1 = src; src = dst; dst = q == 0 ? ka : t1;
         void *t2 = vsrc; vsrc = vdst; vdst = t2;
     }
     return passes > 0 && src != ka;
 }
 
-/* Brings this thread's share of [off, off + m) home from `from` (keys) and
- * `vfrom` (values; either may already be the caller's array) and undoes the
- * key mapping. */
+/* Brings [off, off + m) home from `from` (keys) and `vfrom` (values;
+ * either may already be the caller's array) and undoes the key mapping,
+ * block by block over the team (no barrier after it). */
 static void finish_share(const sort_state *S, const void *from, const void *vfrom, size_t off,
                          size_t m)
 {
-    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
-    const size_t lo = off + m * (size_t)tid / (size_t)T, hi = off + m * (size_t)(tid + 1) / (size_t)T;
     const unsigned kw = S->kw, vw = S->vw;
-    if (needs_mapping(S->type)) unmap_copy(S->type, kw, from, S->keys, lo, hi);
-    else if (from != S->keys)
-        memcpy((char *)S->keys + lo * kw, (const char *)from + lo * kw, (hi - lo) * kw);
-    if (vw && vfrom != S->vals)
-        memcpy((char *)S->vals + lo * vw, (const char *)vfrom + lo * vw, (hi - lo) * vw);
+    const size_t B = S->blocks;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (size_t j = 0; j < B; j++) {
+        const size_t lo = off + block_lo(m, j, B), hi = off + block_lo(m, j + 1, B);
+        if (needs_mapping(S->type)) unmap_copy(S->type, kw, from, S->keys, lo, hi);
+        else if (from != S->keys)
+            memcpy((char *)S->keys + lo * kw, (const char *)from + lo * kw, (hi - lo) * kw);
+        if (vw && vfrom != S->vals)
+            memcpy((char *)S->vals + lo * vw, (const char *)vfrom + lo * vw, (hi - lo) * vw);
+    }
 }
 
 #define DEFINE_REDUCE(NAME, KT)                                                                \
@@ -601,6 +691,20 @@ DEFINE_REDUCE(reduce64, uint64_t)
                 KT k = src[i];                                                                 \
                 hist[(k >> s0) & m0]++;                                                        \
                 h1[(k >> s1) & m1]++;                                                          \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        if (passes == 3) { /* 32-bit keys in three digits, 64-bit keys in a deep bucket */     \
+            const unsigned s0 = plan[0].shift, s1 = plan[1].shift, s2 = plan[2].shift;         \
+            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;      \
+            const KT m2 = ((KT)1 << plan[2].bits) - 1;                                         \
+            size_t *restrict h1 = hist + ((size_t)1 << BUCKET_DIGIT_BITS);                     \
+            size_t *restrict h2 = hist + ((size_t)2 << BUCKET_DIGIT_BITS);                     \
+            for (size_t i = 0; i < m; i++) {                                                   \
+                KT k = src[i];                                                                 \
+                hist[(k >> s0) & m0]++;                                                        \
+                h1[(k >> s1) & m1]++;                                                          \
+                h2[(k >> s2) & m2]++;                                                          \
             }                                                                                  \
             return;                                                                            \
         }                                                                                      \
@@ -842,7 +946,7 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
 typedef struct {
     size_t cap;                 /* largest bucket one thread sorts */
     size_t *bounds;             /* HYB_LEVELS x (2^HYB_MAX_BITS + 1) bucket starts */
-    uint64_t *ands, *ors;       /* a cache line apart per thread */
+    uint64_t *ands, *ors;       /* a cache line apart per block */
     unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
     size_t lhist_bytes, tmp_bytes;
     split_entry tab[(size_t)1 << HYB_MAX_BITS]; /* the split of the level being scattered */
@@ -980,7 +1084,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
                       const void *src0)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
-    const size_t lo = m * (size_t)tid / (size_t)T, hi = m * (size_t)(tid + 1) / (size_t)T;
+    const size_t B = S->blocks;
     const unsigned kw = S->kw, vw = S->vw;
     /* src0: the copying sort's input, which level 0 reads in place of the
      * caller's (output) array. */
@@ -990,16 +1094,20 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
 
     if (level > 0) {
-        if (kw == 4) reduce32((const uint32_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
-        else reduce64((const uint64_t *)cur + lo, hi - lo, &H->ands[8 * tid], &H->ors[8 * tid]);
-#pragma omp barrier
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++) {
+            const size_t lo = block_lo(m, j, B), hi = block_lo(m, j + 1, B);
+            if (kw == 4) reduce32((const uint32_t *)cur + lo, hi - lo, &H->ands[8 * j], &H->ors[8 * j]);
+            else reduce64((const uint64_t *)cur + lo, hi - lo, &H->ands[8 * j], &H->ors[8 * j]);
+        }
+        team_wait(S->bar);
     }
-#pragma omp single
+#pragma omp single nowait
     {
         unsigned b = begin, e = end;
         if (level > 0) {
             uint64_t a = ~0ull, o = 0;
-            for (int t = 0; t < T; t++) { a &= H->ands[8 * t]; o |= H->ors[8 * t]; }
+            for (size_t j = 0; j < B; j++) { a &= H->ands[8 * j]; o |= H->ors[8 * j]; }
             gpk__radix_range_from_masks(a, o, &b, &e);
         }
         H->lv[level].begin = b;
@@ -1012,7 +1120,8 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             d = d < e - b ? d : e - b;
             H->lv[level].digit_bits = hyb_widen(d, e - b, m);
         }
-    } /* implicit barrier */
+    }
+    team_wait(S->bar);
     begin = H->lv[level].begin;
     end = H->lv[level].end;
 
@@ -1028,9 +1137,10 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     unsigned digits = 1u << d, shift = end - d;
     uint64_t mask = digits - 1;
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
-    size_t *my_hist = S->hist + (size_t)tid * S->radix_stride;
     const split_entry *tab = NULL;
     const int planned = level == 0 && H->first;
+#define ROW(j) (S->hist + (j) * S->radix_stride)
+#define BLOCK_LO(j) block_lo(m, (j), B)
     if (planned) {
         digits = H->first_buckets;
     } else if (end - begin > HYB_MAX_BITS) {
@@ -1038,18 +1148,21 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
          * see whether d-bit buckets would be too skewed. */
         const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
         if (!counted) {
-            memset(my_hist, 0, G * sizeof *my_hist);
-            if (kw == 4) count32((const uint32_t *)cur, lo, hi, top, G - 1, my_hist);
-            else count64((const uint64_t *)cur, lo, hi, top, G - 1, my_hist);
+#pragma omp for schedule(dynamic, 1) nowait
+            for (size_t j = 0; j < B; j++) {
+                memset(ROW(j), 0, G * sizeof *ROW(j));
+                if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
+                else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
+            }
         }
         counted = 1;
-#pragma omp barrier
-#pragma omp single
+        team_wait(S->bar);
+#pragma omp single nowait
         {
             size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
             for (unsigned g = 0; g < G; g++) {
                 h[g] = 0;
-                for (int t = 0; t < T; t++) h[g] += S->hist[(size_t)t * S->radix_stride + g];
+                for (size_t j = 0; j < B; j++) h[g] += ROW(j)[g];
                 run += h[g];
                 if ((g + 1) % (G >> d) == 0) {
                     biggest = run > biggest ? run : biggest;
@@ -1060,55 +1173,62 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
                 biggest > H->cap
                     ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
                     : 0;
-        } /* implicit barrier */
+        }
+        team_wait(S->bar);
         if (H->lv[level].buckets) {
             tab = H->tab;
             digits = H->lv[level].buckets;
             shift = top;
             mask = G - 1;
-            memset(my_hist, 0, digits * sizeof *my_hist);
-            if (kw == 4) count32_tab((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist, tab);
-            else count64_tab((const uint64_t *)cur, lo, hi, shift, mask, my_hist, tab);
+#pragma omp for schedule(dynamic, 1) nowait
+            for (size_t j = 0; j < B; j++) {
+                memset(ROW(j), 0, digits * sizeof *ROW(j));
+                if (kw == 4)
+                    count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask, ROW(j), tab);
+                else count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j), tab);
+            }
         }
     }
     if (tab || planned) {
         /* counted by the split above, or by the detection */
     } else if (counted) {
-        /* my_hist holds the top HYB_MAX_BITS bits of the range: fold them
+        /* The rows hold the top HYB_MAX_BITS bits of the range: fold them
          * down to d (in place: group g is read before slot g is written). */
         const unsigned k = 1u << (HYB_MAX_BITS - d);
-        for (unsigned g = 0; g < digits; g++) {
-            size_t c = 0;
-            for (unsigned j = 0; j < k; j++) c += my_hist[g * k + j];
-            my_hist[g] = c;
-        }
-    } else {
-        memset(my_hist, 0, digits * sizeof *my_hist);
-        if (kw == 4) count32((const uint32_t *)cur, lo, hi, shift, (uint32_t)mask, my_hist);
-        else count64((const uint64_t *)cur, lo, hi, shift, mask, my_hist);
-    }
-#pragma omp barrier
-#pragma omp single
-    {
-        size_t sum = 0;
-        for (unsigned g = 0; g < digits; g++) {
-            bounds[g] = sum;
-            for (int t = 0; t < T; t++) {
-                size_t c = S->hist[(size_t)t * S->radix_stride + g];
-                S->hist[(size_t)t * S->radix_stride + g] = sum;
-                sum += c;
+#pragma omp for schedule(static) nowait
+        for (size_t j = 0; j < B; j++) {
+            size_t *h = ROW(j);
+            for (unsigned g = 0; g < digits; g++) {
+                size_t c = 0;
+                for (unsigned i = 0; i < k; i++) c += h[g * k + i];
+                h[g] = c;
             }
         }
-        bounds[digits] = sum;
+    } else {
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++) {
+            memset(ROW(j), 0, digits * sizeof *ROW(j));
+            if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask, ROW(j));
+            else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j));
+        }
     }
-    if (planned)
-        scatter_first(vw, cur, oth, vcur, voth, lo, hi, my_hist,
-                      S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, H->first,
-                      H->first_clamp);
-    else
-        scatter_chunk(kw, vw, cur, oth, vcur, voth, lo, hi, shift, mask, my_hist,
-                      S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL, digits, iota, tab);
-#pragma omp barrier
+    team_wait(S->bar);
+#pragma omp single nowait
+    bounds[digits] = scan_blocks(S, digits, 0, bounds);
+    team_wait(S->bar);
+    unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (size_t j = 0; j < B; j++) {
+        if (planned)
+            scatter_first(vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), ROW(j), my_wc, digits,
+                          iota, H->first, H->first_clamp);
+        else
+            scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
+                          my_wc, digits, iota, tab);
+    }
+    team_wait(S->bar);
+#undef ROW
+#undef BLOCK_LO
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
     /* A bucket goes to one thread when it fits its buffers, or when it is
@@ -1201,8 +1321,58 @@ static int plan_first_level(first_plan *P, uint64_t *sample, size_t m, size_t n,
     return 1;
 }
 
+/* Sorts that fit the caches: one thread, no team (a second thread costs
+ * more to start and to wait for than it would save: under a millisecond
+ * of work, while a thread that another process holds off its core
+ * stalls the team for its time slice), the keys mapped in one read and
+ * sorted by sort_rec as a hybrid bucket is. */
+#ifndef CACHE_SORT_BYTES
+#define CACHE_SORT_BYTES ((size_t)1 << 20) /* keys + values: an L2 */
+#endif
+
+static int cache_sort_fits(const gpk_radix_job *job, unsigned vw)
+{
+    /* The detection here sees every bit: a key_bits sort (bits above b
+     * ignored) and an explicit r take the LSD passes. */
+    if (job->radix_bits || job->key_bits) return 0;
+    const int path = path_from_env();
+    return path == PATH_CACHE ||
+           (path == PATH_AUTO && job->n * (job->key_width + vw) <= CACHE_SORT_BYTES);
+}
+
+static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw)
+{
+    const size_t n = job->n;
+    const unsigned kw = job->key_width;
+    /* Each of the two regions: keys, then values on their own line (8-byte
+     * values after an odd count of 4-byte keys must stay aligned). */
+    const size_t kbytes = (n * kw + 63) & ~(size_t)63;
+    const size_t region = kbytes + ((n * vw + 63) & ~(size_t)63);
+    const size_t work_bytes = REC_DEPTH * REC_SLAB * sizeof(size_t);
+    unsigned char *scratch = gpk__host_scratch(ctx, 2 * region + work_bytes + 64);
+    if (!scratch)
+        return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
+                         2 * region + work_bytes);
+    scratch += (64 - (uintptr_t)scratch % 64) % 64;
+    void *vals = job->sigma ? job->sigma : job->values;
+    if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, n);
+    const void *input = job->src ? job->src : job->keys;
+    uint64_t a, o;
+    /* Mapped keys go to the caller's array; unmapped ones are read where they are. */
+    map_and_reduce(job->key_type, kw, input, job->keys, 0, n, &a, &o);
+    const void *from = needs_mapping(job->key_type) ? job->keys : input;
+    span src = {(char *)from, (char *)vals}, out = {job->keys, (char *)vals};
+    span t0 = {(char *)scratch, vw ? (char *)scratch + kbytes : NULL};
+    span t1 = {(char *)scratch + region, vw ? (char *)scratch + region + kbytes : NULL};
+    sort_rec(kw, vw, src, t0, t1, out, n, (size_t *)(scratch + 2 * region), 0);
+    if (needs_mapping(job->key_type)) unmap_copy(job->key_type, kw, job->keys, job->keys, 0, n);
+    return GPK_OK;
+}
+
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
+    if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
+        return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     const size_t n = job->n;
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
@@ -1226,16 +1396,19 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                            n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
-    size_t want = (n + MIN_KEYS_PER_THREAD - 1) / MIN_KEYS_PER_THREAD;
+    size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
+    size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
+    if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
+    if (blocks < (size_t)threads) blocks = (size_t)threads;
 
     /* Everything is allocated before the caller's data is touched, so a
      * failure leaves it as it was. The scratch stays with the context. */
     /* Per digit: a line of keys, the matching values (up to twice as wide
      * when 4-byte keys carry 8-byte values), and the fill count. */
     size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + 2 * sizeof(unsigned)) : 0;
-    size_t hist_bytes = (size_t)threads * radix * sizeof(size_t);
+    size_t hist_bytes = blocks * radix * sizeof(size_t);
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
     /* Hybrid: bucket bounds per level, per-thread pass histograms and two
      * private buffers of cap keys and cap values each. */
@@ -1243,7 +1416,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t lhist_bytes = may_hybrid ? (REC_DEPTH * REC_SLAB + SOLO_DEPTH * SOLO_SLAB) * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     /* + 64: the scratch is aligned to a line so that the scatter can stream. */
-    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * (size_t)threads +
+    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * blocks +
                    (size_t)threads * wc_bytes + bounds_bytes +
                    (size_t)threads * (lhist_bytes + 2 * tmp_bytes) + 2 * samples * sizeof(uint64_t);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
@@ -1263,13 +1436,19 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     S.alt_vals = vw ? scratch + keys_bytes : NULL;
     S.hist = (size_t *)(scratch + keys_bytes + vals_bytes);
     S.radix_stride = radix;
+    S.blocks = blocks;
+    team_barrier bar;
+    atomic_init(&bar.arrived, 0);
+    atomic_init(&bar.generation, 0);
+    atomic_init(&bar.threads, 0);
+    S.bar = &bar;
     S.wc_bytes = wc_bytes;
     uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
-    uint64_t *ors = ands + 8 * (size_t)threads;  /* a cache line apart per thread */
-    S.wc = use_wc ? (unsigned char *)(ors + 8 * (size_t)threads) : NULL;
+    uint64_t *ors = ands + 8 * blocks;  /* a cache line apart per block */
+    S.wc = use_wc ? (unsigned char *)(ors + 8 * blocks) : NULL;
     hyb_state H;
     H.cap = cap;
-    H.bounds = (size_t *)((unsigned char *)(ors + 8 * (size_t)threads) + (size_t)threads * wc_bytes);
+    H.bounds = (size_t *)((unsigned char *)(ors + 8 * blocks) + (size_t)threads * wc_bytes);
     H.per_thread = (unsigned char *)H.bounds + bounds_bytes;
     H.ands = ands;
     H.ors = ors;
@@ -1308,34 +1487,40 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     {
         const int T = omp_get_num_threads();
         const int tid = omp_get_thread_num();
+        atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
 
         if (plan_first) {
             for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T; j++)
                 sample[j] = first_map(&P, ((const uint64_t *)input)[j * (n / samples)]);
-#pragma omp barrier
-#pragma omp single
+            team_wait(&bar);
+#pragma omp single nowait
             planned = plan_first_level(&P, sample, samples, n, kw + vw, radix, H.bounds);
+            team_wait(&bar);
         }
-        if (planned) {
-            size_t *my = S.hist + (size_t)tid * radix;
-            memset(my, 0, (P.over + 1) * sizeof *my);
-            reduce_count_first(&P, input, lo, hi, &ands[8 * tid], &ors[8 * tid], my);
-        } else if (top_shift >= 0) {
-            size_t *top = S.hist + (size_t)tid * radix;
-            memset(top, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *top);
-            map_reduce_count(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid],
-                             top, (unsigned)top_shift);
-        } else {
-            map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &ands[8 * tid], &ors[8 * tid]);
+        /* The detection read, block by block (see block_lo). */
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < blocks; j++) {
+            const size_t blo = block_lo(n, j, blocks), bhi = block_lo(n, j + 1, blocks);
+            size_t *row = S.hist + j * radix;
+            if (planned) {
+                memset(row, 0, (P.over + 1) * sizeof *row);
+                reduce_count_first(&P, input, blo, bhi, &ands[8 * j], &ors[8 * j], row);
+            } else if (top_shift >= 0) {
+                memset(row, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *row);
+                map_reduce_count(job->key_type, kw, input, job->keys, blo, bhi, &ands[8 * j], &ors[8 * j],
+                                 row, (unsigned)top_shift);
+            } else {
+                map_and_reduce(job->key_type, kw, input, job->keys, blo, bhi, &ands[8 * j], &ors[8 * j]);
+            }
         }
-#pragma omp barrier
-#pragma omp single
+        team_wait(&bar);
+#pragma omp single nowait
         {
             unsigned begin = 0, end = job->key_bits;
             if (job->key_bits == 0) {
                 uint64_t a = ~0ull, o = 0;
-                for (int t = 0; t < T; t++) { a &= ands[8 * t]; o |= ors[8 * t]; }
+                for (size_t j = 0; j < blocks; j++) { a &= ands[8 * j]; o |= ors[8 * j]; }
                 gpk__radix_range_from_masks(a, o, &begin, &end);
             }
             range_begin = begin;
@@ -1347,15 +1532,16 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                 H.first = &P;
                 H.first_buckets = P.over + 1;
                 H.first_clamp = 0;
-                for (int t = 0; t < T; t++)
-                    H.first_clamp |= S.hist[(size_t)t * radix] || S.hist[(size_t)t * radix + P.over];
+                for (size_t j = 0; j < blocks; j++)
+                    H.first_clamp |= S.hist[j * radix] || S.hist[j * radix + P.over];
             }
-        } /* implicit barrier */
+        }
+        team_wait(&bar);
 
         if (planned && !hybrid) { /* too few bits after all: the LSD passes need the keys mapped */
             uint64_t a, o;
             map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &a, &o);
-#pragma omp barrier
+            team_wait(&bar);
         }
         if (hybrid) {
             hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
