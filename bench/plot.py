@@ -258,7 +258,7 @@ def tutorial(out, gpk):
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         for name, args in (("tutorial-ch150.svg", ["tsp", os.path.join(ROOT, "data", "tsplib", "ch150.tsp"),
-                                                    "--nb", "or2opt", "--time-limit", "2"]),
+                                                    "--time-limit", "2"]),
                            ("tutorial-tube.svg", ["octree", "--dist", "tube", "--n", "20000"])):
             svg = os.path.join(tmp, name)
             subprocess.run([gpk] + args + ["--svg", svg], check=True)
