@@ -87,5 +87,27 @@ gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, 
 
 #ifdef __cplusplus
 }
+
+/* CUDA sources: makes ctx's device current for a call and gives the
+ * caller's back on scope exit (enter's error, if any, is the caller's to
+ * report; the restore is best effort). */
+struct DeviceGuard {
+    int previous = -1;
+    bool changed = false;
+    cudaError_t enter(int device)
+    {
+        cudaError_t e = cudaGetDevice(&previous);
+        if (e != cudaSuccess) return e;
+        if (previous != device) {
+            changed = true;
+            return cudaSetDevice(device);
+        }
+        return cudaSuccess;
+    }
+    ~DeviceGuard()
+    {
+        if (changed) (void)cudaSetDevice(previous);
+    }
+};
 #endif
 #endif

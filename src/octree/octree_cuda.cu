@@ -39,25 +39,6 @@ namespace {
 
 const unsigned kThreads = 256;
 
-struct DeviceGuard {
-    int previous = -1;
-    bool changed = false;
-    cudaError_t enter(int device)
-    {
-        cudaError_t e = cudaGetDevice(&previous);
-        if (e != cudaSuccess) return e;
-        if (previous != device) {
-            changed = true;
-            return cudaSetDevice(device);
-        }
-        return cudaSuccess;
-    }
-    ~DeviceGuard()
-    {
-        if (changed) (void)cudaSetDevice(previous);
-    }
-};
-
 unsigned grid_for(size_t work)
 {
     size_t b = (work + kThreads - 1) / kThreads;

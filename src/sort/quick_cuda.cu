@@ -1303,27 +1303,6 @@ static int experiment_knob(const char *name, int def, int lo, int hi)
     return x >= lo && x <= hi ? x : def;
 }
 
-
-/* Keeps the caller's current device and restores it on scope exit. */
-struct DeviceGuard {
-    int previous = -1;
-    bool changed = false;
-    cudaError_t enter(int device)
-    {
-        cudaError_t e = cudaGetDevice(&previous);
-        if (e != cudaSuccess) return e;
-        if (previous != device) {
-            changed = true;
-            return cudaSetDevice(device);
-        }
-        return cudaSuccess;
-    }
-    ~DeviceGuard()
-    {
-        if (changed) (void)cudaSetDevice(previous);
-    }
-};
-
 /* Capacities. Big segments of one depth are disjoint and longer than
  * SMALL (the root aside), so a list holds at most n / (SMALL + 1) + 1 and
  * a level launches at most n / TILE + (segments) blocks. A level appends

@@ -2475,26 +2475,6 @@ static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const Hybr
 }
 
 
-/* Keeps the caller's current device and restores it on scope exit. */
-struct DeviceGuard {
-    int previous = -1;
-    bool changed = false;
-    cudaError_t enter(int device)
-    {
-        cudaError_t e = cudaGetDevice(&previous);
-        if (e != cudaSuccess) return e;
-        if (previous != device) {
-            changed = true;
-            return cudaSetDevice(device);
-        }
-        return cudaSuccess;
-    }
-    ~DeviceGuard()
-    {
-        if (changed) (void)cudaSetDevice(previous);
-    }
-};
-
 /* ------------------------------------------------------------------------
  * Host-pointer API: upload, sort, download. The caller's arrays are only
  * written after every kernel has finished without error.

@@ -359,25 +359,6 @@ __global__ void order_kernel(const K *src, K *dst, size_t n, gpk_type t, int des
         dst[i] = to ? SortKey<K>::to_sort(src[i], t, desc) : SortKey<K>::from_sort(src[i], t, desc);
 }
 
-struct DeviceGuard {
-    int previous = -1;
-    bool changed = false;
-    cudaError_t enter(int device)
-    {
-        cudaError_t e = cudaGetDevice(&previous);
-        if (e != cudaSuccess) return e;
-        if (previous != device) {
-            changed = true;
-            return cudaSetDevice(device);
-        }
-        return cudaSuccess;
-    }
-    ~DeviceGuard()
-    {
-        if (changed) (void)cudaSetDevice(previous);
-    }
-};
-
 /* One validated device call. */
 struct Call {
     gpk_ctx *ctx;
