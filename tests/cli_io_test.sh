@@ -140,6 +140,10 @@ for sig in USR1 USR2 ALRM TERM HUP; do
     GPK_TEST_NAMED_TEMP=1 "$GPK" sort --gen uniform --n 100000 -o victim.npy --perm stall -q 2>/dev/null &
     pid=$!
     wait_writing $pid || fail "named, SIG$sig: the output was never opened"
+    # the check of the output before the work makes and removes a probe
+    # file that wait_writing may have seen: wait for the real one
+    i=0
+    while [ $i -lt 100 ] && ! ls -A | grep -q '\.victim\.npy\.gpk-'; do sleep 0.1; i=$((i + 1)); done
     ls -A | grep -q '\.victim\.npy\.gpk-' && pass || fail "named, SIG$sig: no named temporary file"
     kill -$sig $pid 2>/dev/null
     wait $pid 2>/dev/null
