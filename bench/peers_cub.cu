@@ -108,11 +108,11 @@ struct FormTimes {
         }                                                                                         \
     } while (0)
 
-static float median_of(std::vector<float> v)
+static double median_of(std::vector<float> v)
 {
     std::sort(v.begin(), v.end());
     const size_t m = v.size();
-    return m % 2 ? v[m / 2] : 0.5f * (v[m / 2 - 1] + v[m / 2]);
+    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 static const char *form_name(const FormTimes &f)
@@ -184,7 +184,7 @@ int run(const void *keys, void *keys_out, size_t n, int begin_bit, int end_bit, 
         }
     }
     size_t best = 0;
-    std::vector<float> med(forms.size());
+    std::vector<double> med(forms.size());
     for (size_t i = 0; i < forms.size(); i++) {
         med[i] = median_of(forms[i].ms);
         if (med[i] < med[best]) best = i;
@@ -298,9 +298,7 @@ int time_reps(Buffers &b, int reps, Prep prep, Sort sort, gpk_peer_result *r, co
         PEER_CHECK(cudaEventElapsedTime(&ms, b.start, b.stop), "cudaEventElapsedTime");
         times.push_back(ms);
     }
-    std::sort(times.begin(), times.end());
-    const size_t m = times.size();
-    r->ms = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+    r->ms = median_of(times);
     snprintf(r->name, sizeof r->name, "%s", name);
     return 0;
 }
