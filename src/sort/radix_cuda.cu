@@ -46,10 +46,10 @@
 namespace {
 
 /* ------------------------------------------------------------------------
- * Tuning: the one table. Kernel shapes per (digit table bits, key bytes,
- * value bytes): threads per block and keys per thread. Chosen on an H100 /
- * H200 (sm_90) by measurement, see docs/perf/radix.md. A tuning driver can
- * substitute its own table with -DGPK_RADIX_CUDA_TUNING='"file.h"'.
+ * Tuning: kernel shapes per (digit table bits, key bytes, value bytes) and
+ * the default digit widths, as data in radix_cuda_tuning.h. A tuning
+ * driver substitutes its own table with -DGPK_RADIX_CUDA_TUNING='"file.h"'
+ * (bench/tuning/variant.py writes one).
  * ------------------------------------------------------------------------ */
 struct PassShape {
     int radix_bits, key_bytes, value_bytes; /* what it is for */
@@ -69,35 +69,7 @@ struct DefaultDigits {
 #ifdef GPK_RADIX_CUDA_TUNING
 #include GPK_RADIX_CUDA_TUNING
 #else
-constexpr PassShape kPassShapes[] = {
-    /* bits key val  threads items blocks/SM */
-    {8, 4, 0, 256, 24, 3},
-    {8, 4, 4, 256, 24, 2}, /* H100 sweep (docs/perf/radix.md): 9.70 ms, 384 x 20 11.59 */
-    {8, 4, 8, 384, 12, 2},
-    {8, 8, 0, 384, 14, 2},
-    {8, 8, 4, 384, 12, 2},
-    {8, 8, 8, 256, 16, 2}, /* the same sweep: 33.56 ms, 384 x 10 36.23 */
-    {10, 4, 0, 512, 16, 2},
-    {10, 4, 4, 512, 12, 2},
-    {10, 4, 8, 512, 10, 2},
-    {10, 8, 0, 512, 12, 2},
-    {10, 8, 4, 512, 10, 2},
-    {10, 8, 8, 512, 8, 2},
-    {11, 4, 0, 512, 16, 2},
-    {11, 4, 4, 512, 12, 2},
-    {11, 4, 8, 512, 10, 2},
-    {11, 8, 0, 512, 12, 2},
-    {11, 8, 4, 512, 10, 2},
-    {11, 8, 8, 512, 8, 2},
-};
-
-constexpr DefaultDigits kDefaultDigits[] = {
-    /* key bytes, range up to (bits), widest digit */
-    {4, 11, 11}, /* one pass: a 10-bit PIC cell key is read and written once */
-    {4, 32, 8},
-    {8, 11, 11},
-    {8, 64, 8},
-};
+#include "radix_cuda_tuning.h"
 #endif
 
 constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
@@ -1324,40 +1296,51 @@ struct Temp {
 
 static size_t hybrid_table_bytes() { return gpk__align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
 
-static size_t table_bytes(size_t portions)
+/* The tables' extent: passes x 2^bits digits. A plan's tables are indexed
+ * [pass][stride] with stride = 2^(its widest digit), so a plan fits tables
+ * of at least its passes and its widest digit. The defaults fit every plan
+ * (the detected ones and the hybrid's included). */
+struct TableSize {
+    size_t passes = kMaxPasses;
+    unsigned bits = kMaxDigitBits;
+    bool hybrid = true; /* the hybrid's bucket table too */
+};
+
+static size_t table_bytes(size_t portions, const TableSize &ts)
 {
-    return gpk__align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
+    return gpk__align_up(portions * ts.passes * ((size_t)1 << ts.bits) * sizeof(uint64_t), 256);
 }
 
 /* max_bits: the widest digit any pass of the call may have (the look-back
  * table grows with it: 8 times larger for 11-bit digits than for 8-bit). */
-static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
+static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits, const TableSize &ts = TableSize())
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
-    return table_bytes(1) + table_bytes(portions) + gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
-           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + hybrid_table_bytes() + 256;
+    return table_bytes(1, ts) + table_bytes(portions, ts) + gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256) +
+           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + (ts.hybrid ? hybrid_table_bytes() + 256 : 0);
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
-static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
+static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits,
+                       const TableSize &ts = TableSize())
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     char *p = (char *)base;
     Temp t;
     t.hist = (unsigned long long *)p;
-    p += table_bytes(1);
+    p += table_bytes(1, ts);
     t.bases = p;
-    p += table_bytes(portions);
+    p += table_bytes(portions, ts);
     t.counters = (uint32_t *)p;
-    p += gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
+    p += gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256);
     t.status_bytes = gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256);
     t.status = (uint32_t *)p;
     p += t.status_bytes;
     t.and_or = (unsigned long long *)p;
     p += 256;
-    t.bucket_start = (uint32_t *)p;
-    p += hybrid_table_bytes();
-    t.big = (uint32_t *)p;
+    t.bucket_start = ts.hybrid ? (uint32_t *)p : NULL;
+    p += ts.hybrid ? hybrid_table_bytes() : 0;
+    t.big = ts.hybrid ? (uint32_t *)p : NULL;
     return t;
 }
 
@@ -1743,6 +1726,36 @@ static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
     if (per_sm < 1) return cudaErrorNotSupported;
     kernel<<<1, M::T, M::BYTES, stream>>>(a);
     return cudaGetLastError();
+}
+
+/* Does the one-block sort take a whole call of n keys of kb bytes (values
+ * of vb bytes, 0 for none) with this plan? The tests of run_tile, made
+ * before any temp is asked for: where it does, the call needs no temp (and
+ * asks for 1 byte, as CUB's single-tile path). The caller has set the
+ * device. */
+template <class K, class V, int VM> static bool tile_kernel_fits()
+{
+    using M = TileSmem<K, V, VM>;
+    static LaunchSetup memo;
+    int per_sm = 0;
+    const cudaError_t e = launch_setup(memo, (const void *)tile_sort_kernel<K, V, VM>, M::T, M::BYTES, &per_sm);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && per_sm >= 1;
+}
+
+static bool tile_takes(const gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
+{
+    const gpk_cuda_state *st = (const gpk_cuda_state *)ctx->cuda;
+    if (st->small_sort_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 ||
+        kPosOffset != 0)
+        return false;
+    if (kb == 4)
+        return vb == 0 ? tile_kernel_fits<uint32_t, uint32_t, V_NONE>()
+               : vb == 4 ? tile_kernel_fits<uint32_t, uint32_t, V_LOAD>()
+                         : tile_kernel_fits<uint32_t, uint64_t, V_LOAD>();
+    return vb == 0 ? tile_kernel_fits<uint64_t, uint32_t, V_NONE>()
+           : vb == 4 ? tile_kernel_fits<uint64_t, uint32_t, V_LOAD>()
+                     : tile_kernel_fits<uint64_t, uint64_t, V_LOAD>();
 }
 
 /* The whole sort of run_passes_o as one block, where n fits its tile (4096
@@ -2750,9 +2763,26 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
      * take up to 11) or the opt-in hybrid may run (its fallbacks too) */
     unsigned widest = 0;
     for (uint32_t p = 0; p < worst.count; p++) widest = std::max(widest, (unsigned)worst.width[p]);
-    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) != 0))
+    /* the histogram, bases and counters tables: the fixed ones where the
+     * plan is only known on the device (detected range, the hybrid), else
+     * the plan's own passes x digits */
+    TableSize ts;
+    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) != 0)) {
         widest = kMaxDigitBits;
-    const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb, widest);
+    } else {
+        ts.passes = std::max<uint32_t>(1, worst.count);
+        ts.bits = std::max(1u, widest);
+        ts.hybrid = false;
+    }
+    /* one block sorts it all, in registers and shared memory: no temp */
+    bool tile_only = false;
+    if (!internal && !(flags & GPK_CUDA_DETECT_BITS) && !ts.hybrid && n <= (size_t)kTileSortKeys) {
+        DeviceGuard probe;
+        if (probe.enter(ctx->device) == cudaSuccess) tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
+    }
+    const size_t need = tile_only ? 1
+                                  : key_spares * key_spare + val_spares * val_spare +
+                                        temp_bytes(n, (int)kb, vb, widest, ts);
     if (!d_temp) {
         *temp_size = need;
         return GPK_OK;
@@ -2794,7 +2824,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     void *valt1 = val_spares >= 1 ? p : NULL;
     void *valt2 = val_spares >= 2 ? p + val_spare : NULL;
     p += val_spares * val_spare;
-    Temp t = carve_temp(p, n, (int)kb, vb, widest);
+    Temp t = tile_only ? Temp() : carve_temp(p, n, (int)kb, vb, widest, ts);
 
     DeviceJob job;
     job.type = key_type;
@@ -2823,7 +2853,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return GPK_OK;
     }
     HybridPlan hy;
-    if (!internal && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+    if (!internal && ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
         bool declined = false;
         gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
                                        vb ? d_values_out : NULL, valt1, t, stream, &declined);
@@ -2832,6 +2862,25 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     ctx->last_sort_path = "radix-onesweep";
     Route route;
     const void *key_copy = NULL, *val_copy = NULL;
+    if (tile_only) {
+        /* in to out in one launch (in place too: the block reads every key
+         * before it writes one); tile_takes made run_tile's tests */
+        for (uint32_t i = 0; i <= pl.count; i++) {
+            route.keys[i] = i == 0 ? d_keys_in : d_keys_out;
+            route.vals[i] = !vb ? NULL : i == 0 ? d_values_in : d_values_out;
+        }
+        bool ran = false;
+        gpk_status s = GPK_OK;
+        if (kb == 8)
+            s = vb == 8 ? run_tile<uint64_t, uint64_t>(ctx, job, pl, route, stream, &ran)
+                        : run_tile<uint64_t, uint32_t>(ctx, job, pl, route, stream, &ran);
+        else
+            s = vb == 8 ? run_tile<uint32_t, uint64_t>(ctx, job, pl, route, stream, &ran)
+                        : run_tile<uint32_t, uint32_t>(ctx, job, pl, route, stream, &ran);
+        if (s == GPK_OK && !ran)
+            return gpk__fail(ctx, GPK_EDEVICE, "radix sort: the one-block sort declined a call sized for it");
+        return s;
+    }
     route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
     if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
     gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream, have_bases);
