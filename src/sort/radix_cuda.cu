@@ -2776,7 +2776,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     }
     /* one block sorts it all, in registers and shared memory: no temp */
     bool tile_only = false;
-    if (!internal && !(flags & GPK_CUDA_DETECT_BITS) && !ts.hybrid && n <= (size_t)kTileSortKeys) {
+    if (!internal && !(flags & GPK_CUDA_DETECT_BITS) && n <= (size_t)kTileSortKeys) {
         DeviceGuard probe;
         if (probe.enter(ctx->device) == cudaSuccess) tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
     }
@@ -2852,17 +2852,8 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
         return GPK_OK;
     }
-    HybridPlan hy;
-    if (!internal && ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
-        bool declined = false;
-        gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
-                                       vb ? d_values_out : NULL, valt1, t, stream, &declined);
-        if (s != GPK_OK || !declined) return s;
-    }
-    ctx->last_sort_path = "radix-onesweep";
-    Route route;
-    const void *key_copy = NULL, *val_copy = NULL;
     if (tile_only) {
+        Route route;
         /* in to out in one launch (in place too: the block reads every key
          * before it writes one); tile_takes made run_tile's tests */
         for (uint32_t i = 0; i <= pl.count; i++) {
@@ -2881,6 +2872,16 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
             return gpk__fail(ctx, GPK_EDEVICE, "radix sort: the one-block sort declined a call sized for it");
         return s;
     }
+    HybridPlan hy;
+    if (!internal && ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+        bool declined = false;
+        gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
+                                       vb ? d_values_out : NULL, valt1, t, stream, &declined);
+        if (s != GPK_OK || !declined) return s;
+    }
+    ctx->last_sort_path = "radix-onesweep";
+    Route route;
+    const void *key_copy = NULL, *val_copy = NULL;
     route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
     if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
     gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream, have_bases);
