@@ -15,7 +15,10 @@
  *  3. the end of the stop messages: an MPI_Ibarrier (still watching, so a
  *     rank done early still passes a stop on), then an MPI_Allreduce of how
  *     many ranks sent stops, so that each rank receives every stop sent to
- *     it and no message is left in flight;
+ *     it and no message is left in flight; while watching, every rank sends
+ *     the others a heartbeat every quarter of the communicator's timeout,
+ *     so a rank done early tells a rank still running from a silent one
+ *     (include/gpk/mpi.h, "bounded waits"), and every later wait is bounded;
  *  4. the results: an MPI_Allgather of each rank's verdict, an
  *     MPI_Allgatherv of the per-run records, and the best run's solution
  *     broadcast by the rank that found it.
@@ -34,6 +37,7 @@
 
 #define FN "gpk_mpi_search_multistart"
 #define TAG_STOP 1717
+#define TAG_BEAT 1718 /* "still here": a rank's runs may outlast the communicator's timeout */
 #define MSG_LEN 448
 /* The watcher's pause between two looks at the flags and the messages: a
  * stop reaches the other ranks' runs within a few of these. */
@@ -307,11 +311,46 @@ typedef struct stopper {
     MPI_Request rreq;
     int sent, code_out;
     MPI_Request *sreqs;  /* size entries */
+    double limit;        /* the communicator's timeout (0: none) */
+    double beat_at;      /* when this rank next says it is still here */
+    int beats, beats_in; /* sent to each other rank; received from all */
+    double *heard;       /* size entries: when each rank was last heard from */
 } stopper;
+
+/* Sends this rank's heartbeat when due and takes the others' in. */
+static int beat(stopper *sp)
+{
+    static const int here = 1;
+    if (sp->limit <= 0 || !sp->heard) return MPI_SUCCESS;
+    const double t = now_s();
+    if (t >= sp->beat_at) {
+        for (int r = 0; r < sp->size; r++) {
+            MPI_Request q;
+            if (r == sp->rank) continue;
+            const int e = MPI_Isend(&here, 1, MPI_INT, r, TAG_BEAT, sp->comm, &q);
+            if (e != MPI_SUCCESS) return e;
+            MPI_Request_free(&q);
+        }
+        sp->beats++;
+        sp->beat_at = t + sp->limit / 4;
+    }
+    for (;;) {
+        int flag = 0, token;
+        MPI_Status status;
+        int e = MPI_Iprobe(MPI_ANY_SOURCE, TAG_BEAT, sp->comm, &flag, &status);
+        if (e != MPI_SUCCESS || !flag) return e;
+        e = MPI_Recv(&token, 1, MPI_INT, status.MPI_SOURCE, TAG_BEAT, sp->comm, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS) return e;
+        sp->heard[status.MPI_SOURCE] = t;
+        sp->beats_in++;
+    }
+}
 
 /* One look: passes a local stop on, takes a remote one in. */
 static int watch(stopper *sp, shared *sh, const volatile sig_atomic_t *cancel)
 {
+    const int b = beat(sp);
+    if (b != MPI_SUCCESS) return b;
     const int cancelled = cancel && *cancel;
     const int failed = atomic_load(&sh->failed);
     if (cancelled || failed) sh->stop = 1;
@@ -356,6 +395,16 @@ static gpk_status mpi_fail(char *msg, size_t len, const char *call, int code)
             st = mpi_fail(msg, sizeof msg, name, e_);        \
             goto out;                                        \
         }                                                    \
+    } while (0)
+
+/* A nonblocking collective `start` (its request: rq_), then its wait
+ * within the communicator's timeout. */
+#define MPI_BOUNDED(start, name)                                                         \
+    do {                                                                                 \
+        MPI_Request rq_ = MPI_REQUEST_NULL;                                              \
+        MPI_CK(start, name);                                                             \
+        st = gpk__mpi_wait_msg(cm, 1, &rq_, NULL, FN ": " name, msg, sizeof msg);        \
+        if (st != GPK_OK) goto out;                                                      \
     } while (0)
 
 gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int count,
@@ -427,14 +476,15 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     }
     all = malloc((size_t)size * sizeof *all);
     int have_all = all != NULL, all_have = 0;
-    MPI_CK(MPI_Allreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm), "MPI_Allreduce");
+    MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm, &rq_), "MPI_Allreduce");
     if (!all_have) {
         st = GPK_ENOMEM;
         snprintf(msg, sizeof msg, FN ": out of host memory for %d ranks' records on %s", size,
                  have_all ? "another rank" : "this rank");
         goto out;
     }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
+                "MPI_Allgather");
     st = agree(all, size, msg, sizeof msg);
     if (st != GPK_OK) goto out;
 
@@ -466,12 +516,15 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     tids = calloc((size_t)count, sizeof *tids);
     recs = calloc(runs / total + 1, (size_t)count * sizeof *recs);
     sp.sreqs = malloc((size_t)size * sizeof *sp.sreqs);
+    sp.heard = malloc((size_t)size * sizeof *sp.heard);
+    sp.limit = gpk_mpi_timeout(cm);
+    for (int r = 0; sp.heard && r < size; r++) sp.heard[r] = now_s(); /* all here at the agreement */
     sol = malloc((size_t)n * sizeof *sol);
     runs_arr = runs_out ? malloc((size_t)(runs ? runs : 1) * sizeof *runs_arr) : NULL;
     allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *allrecs);
     rcounts = malloc((size_t)size * sizeof *rcounts);
     rdispls = malloc((size_t)size * sizeof *rdispls);
-    int local_ok = ws && tids && recs && sp.sreqs && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
+    int local_ok = ws && tids && recs && sp.sreqs && sp.heard && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
     if (!local_ok) {
         me.status = GPK_ENOMEM;
         snprintf(me.msg, sizeof me.msg, "out of host memory for %u runs (n = %u)", runs, n);
@@ -528,23 +581,50 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
             MPI_CK(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
             if (flag) break;
             MPI_CK(watch(&sp, &sh, opts->cancel), "a stop message");
+            /* the ranks still running say so; one heard from for no
+             * timeout is stopped or hung */
+            const double t = now_s();
+            for (int r = 0; sp.limit > 0 && sp.heard && r < size; r++)
+                if (r != rank && t - sp.heard[r] >= sp.limit) {
+                    st = GPK_EIO; /* bar stays pending (a collective cannot be cancelled) */
+                    snprintf(msg, sizeof msg, FN ": no sign of life from rank %d for %g s (stopped or hung; the "
+                             "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
+                             r, sp.limit);
+                    goto out;
+                }
             pause_watch();
         }
-        int senders = 0;
-        MPI_CK(MPI_Allreduce(&sp.sent, &senders, 1, MPI_INT, MPI_SUM, cm), "MPI_Allreduce");
-        int expect = senders - sp.sent;
+        int sums[2] = { sp.sent, sp.beats }, all_sums[2] = { 0, 0 };
+        MPI_BOUNDED(MPI_Iallreduce(sums, all_sums, 2, MPI_INT, MPI_SUM, cm, &rq_), "MPI_Allreduce");
+        int expect = all_sums[0] - sp.sent;
         if (expect == 0) {
             MPI_CK(MPI_Cancel(&sp.rreq), "MPI_Cancel");
             MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
         } else {
-            if (!sp.got) MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-            for (int k = 1; k < expect; k++)
-                MPI_CK(MPI_Recv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, MPI_STATUS_IGNORE),
-                       "MPI_Recv");
+            if (!sp.got) {
+                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
+                if (st != GPK_OK) goto out;
+            }
+            for (int k = 1; k < expect; k++) {
+                MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq), "MPI_Irecv");
+                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
+                if (st != GPK_OK) goto out;
+            }
         }
         sp.rreq = MPI_REQUEST_NULL;
-        if (sp.sent) MPI_CK(MPI_Waitall(size - 1, sp.sreqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        if (sp.sent) {
+            st = gpk__mpi_wait_msg(cm, size - 1, sp.sreqs, NULL, FN ": a stop message", msg, sizeof msg);
+            if (st != GPK_OK) goto out;
+        }
         sp.sent = 0;
+        /* the heartbeats still in flight: each other rank sent `beats` to this one */
+        int beat_token;
+        for (int k = sp.beats_in; k < all_sums[1] - sp.beats; k++) {
+            MPI_Request q = MPI_REQUEST_NULL;
+            MPI_CK(MPI_Irecv(&beat_token, 1, MPI_INT, MPI_ANY_SOURCE, TAG_BEAT, cm, &q), "MPI_Irecv");
+            st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": a heartbeat", msg, sizeof msg);
+            if (st != GPK_OK) goto out;
+        }
     }
 
     /* ---- 4. the results ---- */
@@ -562,7 +642,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
                             (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
             best_w = g;
     }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
+                "MPI_Allgather");
     for (int r = 0; r < size; r++)
         if (all[r].status != GPK_OK) {
             st = (gpk_status)all[r].status;
@@ -571,7 +652,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     /* Every rank ran all its runs (none failed): the counts are known. */
     int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
-    MPI_CK(MPI_Allgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm, &rq_), "MPI_Allgather");
     for (int r = 0; r < size; r++) {
         rdispls[r] = off;
         off += rcounts[r];
@@ -584,7 +665,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     /* This rank's records, packed (each worker's are in order). */
     for (int g = 0, k = 0; g < count; g++)
         for (uint32_t i = 0; i < ws[g].nrec; i++) recs[k++] = ws[g].recs[i];
-    MPI_CK(MPI_Allgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm), "MPI_Allgatherv");
+    MPI_BOUNDED(MPI_Iallgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm, &rq_),
+                "MPI_Allgatherv");
     int owner = -1;
     uint32_t best_run = 0;
     int64_t best = 0;
@@ -613,7 +695,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     }
     if (owner == rank) memcpy(sol, ws[best_w].best_sol, (size_t)n * sizeof *sol);
-    MPI_CK(MPI_Bcast(sol, (int)n, MPI_UINT32_T, owner, cm), "MPI_Bcast");
+    MPI_BOUNDED(MPI_Ibcast(sol, (int)n, MPI_UINT32_T, owner, cm, &rq_), "MPI_Bcast");
     result->best = best;
     result->n = n;
     result->solution = sol;
@@ -640,6 +722,7 @@ out:
     free(rcounts);
     free(rdispls);
     free(sp.sreqs);
+    free(sp.heard);
     free(sol);
     free(runs_arr);
     free(all);
