@@ -222,7 +222,10 @@ GPK_API int gpk_mpi_have_nccl(void);
  * run, MPI_THREAD_SINGLE (the runs run on threads of their own; the calling
  * thread alone calls MPI, so MPI_THREAD_FUNNELED is enough). comm must be a
  * valid communicator on every rank. opts->progress is called on each rank
- * that gives it, from the thread running its ctxs[0]'s runs. */
+ * that gives it, from the thread running its ctxs[0]'s runs; its counts
+ * (iteration, evaluated, best) are totals over the runs of every rank on
+ * rank 0 (the other ranks' as they sent them, a quarter of a second ago at
+ * most), over this rank's runs on the others. */
 typedef struct gpk_mpi_search_run {
     int64_t best;            /* the run's best cost */
     uint64_t iterations, evaluated, gpu_evaluated;
