@@ -394,7 +394,6 @@ static int send_beat(stopper *sp, const shared *sh, int r)
 
 static int beat(stopper *sp, shared *sh)
 {
-    if (!sp->heard) return MPI_SUCCESS;
     const double t = now_s();
     const int all = sp->limit > 0 && t >= sp->beat_at;
     const int counts = sp->rank != 0 && t >= sp->count_at;
@@ -548,7 +547,20 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     }
     all = malloc((size_t)size * sizeof *all);
-    int have_all = all != NULL, all_have = 0;
+    /* the heartbeats' records too: every rank takes part in their end (step 3) */
+    sp.heard = malloc((size_t)size * sizeof *sp.heard);
+    sp.out = malloc((size_t)size * sizeof *sp.out);
+    sp.breqs = malloc((size_t)size * sizeof *sp.breqs);
+    sp.sent_to = calloc((size_t)size, sizeof *sp.sent_to);
+    sp.got_from = calloc((size_t)size, sizeof *sp.got_from);
+    sh.remote = malloc((size_t)size * 3 * sizeof *sh.remote);
+    int have_all = all && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from && sh.remote, all_have = 0;
+    for (int r = 0; have_all && r < size; r++) {
+        sp.breqs[r] = MPI_REQUEST_NULL;
+        atomic_init(&sh.remote[3 * r], 0);
+        atomic_init(&sh.remote[3 * r + 1], 0);
+        atomic_init(&sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
+    }
     MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm, &rq_), "MPI_Allreduce");
     if (!all_have) {
         st = GPK_ENOMEM;
@@ -589,21 +601,9 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     tids = calloc((size_t)count, sizeof *tids);
     recs = calloc(runs / total + 1, (size_t)count * sizeof *recs);
     sp.sreqs = malloc((size_t)size * sizeof *sp.sreqs);
-    sp.heard = malloc((size_t)size * sizeof *sp.heard);
-    sp.out = malloc((size_t)size * sizeof *sp.out);
-    sp.breqs = malloc((size_t)size * sizeof *sp.breqs);
-    sp.sent_to = calloc((size_t)size, sizeof *sp.sent_to);
-    sp.got_from = calloc((size_t)size, sizeof *sp.got_from);
-    sh.remote = malloc((size_t)size * 3 * sizeof *sh.remote);
     sp.limit = gpk_mpi_timeout(cm);
-    for (int r = 0; sp.heard && r < size; r++) sp.heard[r] = now_s(); /* all here at the agreement */
-    for (int r = 0; sp.breqs && r < size; r++) sp.breqs[r] = MPI_REQUEST_NULL;
-    for (int r = 0; sh.remote && r < size; r++) {
-        atomic_init(&sh.remote[3 * r], 0);
-        atomic_init(&sh.remote[3 * r + 1], 0);
-        atomic_init(&sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
-    }
-    sh.ws = ws, sh.nw = count, sh.nranks = size;
+    for (int r = 0; r < size; r++) sp.heard[r] = now_s(); /* all here at the agreement */
+    sh.ws = ws, sh.nw = ws ? count : 0, sh.nranks = size;
     for (int g = 0; ws && g < count; g++) {
         atomic_init(&ws[g].done_it, 0), atomic_init(&ws[g].done_ev, 0);
         atomic_init(&ws[g].live_it, 0), atomic_init(&ws[g].live_ev, 0);
@@ -614,8 +614,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *allrecs);
     rcounts = malloc((size_t)size * sizeof *rcounts);
     rdispls = malloc((size_t)size * sizeof *rdispls);
-    int local_ok = ws && tids && recs && sp.sreqs && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from &&
-                   sh.remote && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
+    int local_ok = ws && tids && recs && sp.sreqs && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
     if (!local_ok) {
         me.status = GPK_ENOMEM;
         snprintf(me.msg, sizeof me.msg, "out of host memory for %u runs (n = %u)", runs, n);
@@ -709,7 +708,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
         sp.sent = 0;
         /* the heartbeats still in flight: how many each rank sent to each */
-        if (sp.heard) {
+        {
             int *sent_me = sp.sent_to; /* reused: sent_to[r] becomes what r sent here */
             int *mine = malloc((size_t)size * sizeof *mine);
             if (!mine) {
