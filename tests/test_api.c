@@ -321,11 +321,12 @@ static void test_host_memory(void)
         /* larger than the machine: the machine's */
         {"0::/big\n", "sys/big/memory.max", "68719476736\n", "sys/none", "", ram},
         /* v1: the memory controller alone, among others, and "unlimited" */
-        {"5:cpu,cpuacct:/x\n4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "2147483648\n", "sys/none",
-         "", 2 * G},
+        {"5:cpu,cpuacct:/x\n4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "2147483648\n",
+         "sys/none", "", 2 * G},
         {"3:cpuset,memory:/g\n", "sys/cpuset,memory/g/memory.limit_in_bytes", "1610612736\n", "sys/none", "",
          3 * G / 2},
-        {"4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "9223372036854771712\n", "sys/none", "", ram},
+        {"4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "9223372036854771712\n", "sys/none", "",
+         ram},
         /* no control group file at all */
         {NULL, "sys/none", "", "sys/none", "", ram},
     };

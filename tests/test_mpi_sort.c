@@ -452,7 +452,8 @@ static int silent_rank(gpk_ctx *ctx)
           "a negative or NaN timeout refused");
     MPI_Comm dup2;
     MPI_Comm_dup(comm, &dup2);
-    CHECK(fabs(gpk_mpi_timeout(dup2) - 1.0) < 1e-9, "the timeout goes with MPI_Comm_dup: %g", gpk_mpi_timeout(dup2));
+    CHECK(fabs(gpk_mpi_timeout(dup2) - 1.0) < 1e-9, "the timeout goes with MPI_Comm_dup: %g",
+          gpk_mpi_timeout(dup2));
     MPI_Comm_free(&dup2);
     int pid = (int)getpid(), *pids = malloc(sizeof *pids * (size_t)nranks);
     MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
@@ -469,8 +470,8 @@ static int silent_rank(gpk_ctx *ctx)
         const double t = MPI_Wtime() - t0;
         char want[32];
         snprintf(want, sizeof want, "rank %d did not answer", last);
-        CHECK(s == GPK_EIO && strstr(gpk_last_error(ctx), want) != NULL, "sort with rank %d stopped: %s (%s)", last,
-              gpk_status_string(s), gpk_last_error(ctx));
+        CHECK(s == GPK_EIO && strstr(gpk_last_error(ctx), want) != NULL, "sort with rank %d stopped: %s (%s)",
+              last, gpk_status_string(s), gpk_last_error(ctx));
         CHECK(t >= 0.9 && t < 10, "sort with rank %d stopped: returned after %.2f s (timeout 1 s)", last, t);
         printf("rank %d: after %.2f s: %s\n", rank, t, gpk_last_error(ctx));
         fflush(stdout);

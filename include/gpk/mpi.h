@@ -58,8 +58,8 @@ GPK_API double gpk_mpi_timeout(MPI_Comm comm);
  * message, beginning with `what`, goes to msg (len bytes; msg may be
  * NULL). For programs that use the calls above and wait for their ranks
  * themselves too (their own collectives: MPI_Iallreduce, then this). */
-GPK_API gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, const int *peers, const char *what,
-                                char *msg, size_t len);
+GPK_API gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, const int *peers,
+                                const char *what, char *msg, size_t len);
 
 /* ---- distributed sort ----------------------------------------------------------
  *

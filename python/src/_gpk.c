@@ -735,23 +735,22 @@ static void py_run_interruptible(void (*run)(void *arg), void *arg, py_stop *st)
         started = 0;
     }
     if (!started) {
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
         run(arg);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
         return;
     }
     for (;;) {
-        int done;
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread(); /* the GIL released while waiting */
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 50000000L;
         if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
         pthread_mutex_lock(&j.lock);
         if (!j.done) pthread_cond_timedwait(&j.cond, &j.lock, &until);
-        done = j.done;
+        const int done = j.done;
         pthread_mutex_unlock(&j.lock);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
         if (done) break;
         if (!st->cancel && PyErr_CheckSignals() != 0) {
             PyErr_Fetch(&st->type, &st->value, &st->tb);
@@ -810,7 +809,9 @@ static void search_job_run(void *arg)
         return;
     }
     loaded = 1;
-    const uint32_t n = J->prob.kind == GPK_PROBLEM_QAP ? qap.n : J->prob.kind == GPK_PROBLEM_TSP ? tsp.n : ppp.n;
+    const uint32_t n = J->prob.kind == GPK_PROBLEM_QAP ? qap.n
+        : J->prob.kind == GPK_PROBLEM_TSP              ? tsp.n
+                                                       : ppp.n;
     if (J->have_start && J->start_len != (Py_ssize_t)n) {
         J->s = GPK_EINVAL, J->bad_start = 1;
         snprintf(J->msg, sizeof J->msg, "start has %zd entries, the instance has %u", J->start_len, n);

@@ -69,7 +69,8 @@ gpk_status gpk_mpi_set_timeout(MPI_Comm comm, double seconds)
 {
     if (!(seconds >= 0 && seconds <= 1e6)) return GPK_EINVAL;
     if (timeout_keyval == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &timeout_keyval, NULL) != MPI_SUCCESS)
+        MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &timeout_keyval, NULL) !=
+            MPI_SUCCESS)
         return GPK_EDEVICE;
     const intptr_t ms = (intptr_t)(seconds * 1e3 + 0.5);
     return MPI_Comm_set_attr(comm, timeout_keyval, (void *)ms) == MPI_SUCCESS ? GPK_OK : GPK_EDEVICE;
@@ -79,8 +80,8 @@ double gpk_mpi_timeout(MPI_Comm comm)
 {
     void *v = NULL;
     int found = 0;
-    if (timeout_keyval == MPI_KEYVAL_INVALID || MPI_Comm_get_attr(comm, timeout_keyval, &v, &found) != MPI_SUCCESS ||
-        !found)
+    if (timeout_keyval == MPI_KEYVAL_INVALID ||
+        MPI_Comm_get_attr(comm, timeout_keyval, &v, &found) != MPI_SUCCESS || !found)
         return GPK_MPI_TIMEOUT_DEFAULT;
     return (double)(intptr_t)v * 1e-3;
 }
@@ -93,9 +94,11 @@ static void answer_roll_calls(MPI_Comm comm)
         int flag = 0, token;
         MPI_Status st;
         if (MPI_Iprobe(MPI_ANY_SOURCE, ROLL_TAG, comm, &flag, &st) != MPI_SUCCESS || !flag) return;
-        if (MPI_Recv(&token, 1, MPI_INT, st.MPI_SOURCE, ROLL_TAG, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+        if (MPI_Recv(&token, 1, MPI_INT, st.MPI_SOURCE, ROLL_TAG, comm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return;
         MPI_Request r;
-        if (MPI_Isend(&here, 1, MPI_INT, st.MPI_SOURCE, ROLL_ACK_TAG, comm, &r) == MPI_SUCCESS) MPI_Request_free(&r);
+        if (MPI_Isend(&here, 1, MPI_INT, st.MPI_SOURCE, ROLL_ACK_TAG, comm, &r) == MPI_SUCCESS)
+            MPI_Request_free(&r);
     }
 }
 
@@ -138,7 +141,8 @@ static void silent_ranks(MPI_Comm comm, int count, const MPI_Request *reqs, cons
     static const int ask = 1;
     for (int r = 0; r < P; r++) {
         MPI_Request q;
-        if (r != me && MPI_Isend(&ask, 1, MPI_INT, r, ROLL_TAG, comm, &q) == MPI_SUCCESS) MPI_Request_free(&q);
+        if (r != me && MPI_Isend(&ask, 1, MPI_INT, r, ROLL_TAG, comm, &q) == MPI_SUCCESS)
+            MPI_Request_free(&q);
     }
     seen[me] = 1;
     const double until = MPI_Wtime() + grace;
@@ -149,8 +153,7 @@ static void silent_ranks(MPI_Comm comm, int count, const MPI_Request *reqs, cons
         if (MPI_Iprobe(MPI_ANY_SOURCE, ROLL_ACK_TAG, comm, &flag, &st) == MPI_SUCCESS && flag &&
             MPI_Recv(&token, 1, MPI_INT, st.MPI_SOURCE, ROLL_ACK_TAG, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS)
             seen[st.MPI_SOURCE] = 1;
-        else
-            pause_poll();
+        else pause_poll();
     }
     for (int r = 0; r < P; r++)
         if (!seen[r]) list_rank(buf, len, listed, r);
@@ -171,7 +174,8 @@ gpk_status gpk__mpi_wait_msg(MPI_Comm comm, int count, MPI_Request *reqs, const 
             if (rc != MPI_SUCCESS) {
                 char text[MPI_MAX_ERROR_STRING];
                 int tl = 0;
-                if (MPI_Error_string(rc, text, &tl) != MPI_SUCCESS) snprintf(text, sizeof text, "error %d", rc);
+                if (MPI_Error_string(rc, text, &tl) != MPI_SUCCESS)
+                    snprintf(text, sizeof text, "error %d", rc);
                 if (msg) snprintf(msg, len, "%s: MPI failed: %s", what, text);
                 return GPK_EDEVICE;
             }
@@ -188,12 +192,16 @@ gpk_status gpk__mpi_wait_msg(MPI_Comm comm, int count, MPI_Request *reqs, const 
             silent_ranks(comm, count, reqs, peers, limit < 2.0 ? limit : 2.0, ranks, sizeof ranks, &listed);
             if (msg) {
                 if (listed)
-                    snprintf(msg, len, "%s: no progress for %g s: rank%s %s did not answer (stopped, hung or far "
+                    snprintf(msg, len,
+                             "%s: no progress for %g s: rank%s %s did not answer (stopped, hung or far "
                              "behind); the job cannot go on (the bound is the communicator's timeout, "
-                             "gpk_mpi_set_timeout)", what, limit, listed > 1 ? "s" : "", ranks);
+                             "gpk_mpi_set_timeout)",
+                             what, limit, listed > 1 ? "s" : "", ranks);
                 else
-                    snprintf(msg, len, "%s: no progress for %g s, though every rank answers: the ranks wait in "
-                             "different calls; the job cannot go on", what, limit);
+                    snprintf(msg, len,
+                             "%s: no progress for %g s, though every rank answers: the ranks wait in "
+                             "different calls; the job cannot go on",
+                             what, limit);
             }
             return GPK_EIO;
         }
@@ -201,8 +209,8 @@ gpk_status gpk__mpi_wait_msg(MPI_Comm comm, int count, MPI_Request *reqs, const 
     }
 }
 
-gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, const int *peers, const char *what, char *msg,
-                        size_t len)
+gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, const int *peers, const char *what,
+                        char *msg, size_t len)
 {
     if (count < 0 || (count && !reqs)) {
         if (msg && len) snprintf(msg, len, "gpk_mpi_wait: bad requests");

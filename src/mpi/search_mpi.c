@@ -471,12 +471,12 @@ static gpk_status mpi_fail(char *msg, size_t len, const char *call, int code)
 
 /* A nonblocking collective `start` (its request: rq_), then its wait
  * within the communicator's timeout. */
-#define MPI_BOUNDED(start, name)                                                         \
-    do {                                                                                 \
-        MPI_Request rq_ = MPI_REQUEST_NULL;                                              \
-        MPI_CK(start, name);                                                             \
-        st = gpk__mpi_wait_msg(cm, 1, &rq_, NULL, FN ": " name, msg, sizeof msg);        \
-        if (st != GPK_OK) goto out;                                                      \
+#define MPI_BOUNDED(start, name)                                                  \
+    do {                                                                          \
+        MPI_Request rq_ = MPI_REQUEST_NULL;                                       \
+        MPI_CK(start, name);                                                      \
+        st = gpk__mpi_wait_msg(cm, 1, &rq_, NULL, FN ": " name, msg, sizeof msg); \
+        if (st != GPK_OK) goto out;                                               \
     } while (0)
 
 gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int count,
@@ -554,7 +554,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     sp.sent_to = calloc((size_t)size, sizeof *sp.sent_to);
     sp.got_from = calloc((size_t)size, sizeof *sp.got_from);
     sh.remote = malloc((size_t)size * 3 * sizeof *sh.remote);
-    int have_all = all && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from && sh.remote, all_have = 0;
+    int have_all = all && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from && sh.remote,
+        all_have = 0;
     for (int r = 0; have_all && r < size; r++) {
         sp.breqs[r] = MPI_REQUEST_NULL;
         atomic_init(&sh.remote[3 * r], 0);
@@ -677,9 +678,11 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
             for (int r = 0; sp.limit > 0 && sp.heard && r < size; r++)
                 if (r != rank && t - sp.heard[r] >= sp.limit) {
                     st = GPK_EIO; /* bar stays pending (a collective cannot be cancelled) */
-                    snprintf(msg, sizeof msg, FN ": no sign of life from rank %d for %g s (stopped or hung; the "
-                             "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
-                             r, sp.limit);
+                    snprintf(
+                        msg, sizeof msg,
+                        FN ": no sign of life from rank %d for %g s (stopped or hung; the "
+                           "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
+                        r, sp.limit);
                     goto out;
                 }
             pause_watch();
@@ -696,7 +699,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
                 if (st != GPK_OK) goto out;
             }
             for (int k = 1; k < expect; k++) {
-                MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq), "MPI_Irecv");
+                MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq),
+                       "MPI_Irecv");
                 st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
                 if (st != GPK_OK) goto out;
             }
@@ -719,7 +723,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
             memcpy(mine, sp.sent_to, (size_t)size * sizeof *mine);
             MPI_Request q = MPI_REQUEST_NULL;
             int e = MPI_Ialltoall(mine, 1, MPI_INT, sent_me, 1, MPI_INT, cm, &q);
-            if (e == MPI_SUCCESS) st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": MPI_Alltoall", msg, sizeof msg);
+            if (e == MPI_SUCCESS)
+                st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": MPI_Alltoall", msg, sizeof msg);
             free(mine);
             if (e != MPI_SUCCESS) {
                 st = mpi_fail(msg, sizeof msg, "MPI_Alltoall", e);

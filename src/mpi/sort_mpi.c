@@ -275,7 +275,8 @@ static size_t chunk_bytes(int *forced)
  * chunks of at most `chunk` bytes (sends, or receives), into req[*r...]
  * and their peers into peer[*r...]. */
 static gpk_status post_chunks(MPI_Comm comm, gpk_ctx *ctx, char *buf, const uint64_t *count, size_t width,
-                              size_t chunk, int sending, MPI_Request *req, int *peer, size_t *r, const char *what)
+                              size_t chunk, int sending, MPI_Request *req, int *peer, size_t *r,
+                              const char *what)
 {
     int P, rank;
     MPI_Comm_size(comm, &P);
@@ -320,7 +321,7 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
     int *ints = malloc(sizeof(int) * 4 * (size_t)P);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (nreq ? nreq : 1));
     int *peer = malloc(sizeof(int) * (nreq ? nreq : 1));
-    int flags[2] = { !ints || !req || !peer, !fits }, any[2] = { 1, 1 };
+    int flags[2] = {!ints || !req || !peer, !fits}, any[2] = {1, 1};
     gpk_status s = gpk__mpi_allreduce(comm, ctx, flags, any, 2, MPI_INT, MPI_MAX, what);
     if (s == GPK_OK && flags[0]) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory for %zu requests", what, nreq);
     else if (s == GPK_OK && any[0]) s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: another rank failed", what);
@@ -561,7 +562,8 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     free(all);
     /* a rank gone silent: no IPC; the next collective says who */
     if (gs != GPK_OK) return 0;
-    if (gpk__mpi_allreduce(comm, NULL, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "distributed sort") != GPK_OK) return 0;
+    if (gpk__mpi_allreduce(comm, NULL, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "distributed sort") != GPK_OK)
+        return 0;
     return all_ok;
 }
 
@@ -1088,7 +1090,8 @@ gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_
     int P, rank;
     if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return GPK_EDEVICE;
     uint64_t mine = n_local, N = 0;
-    const gpk_status s = gpk__mpi_allreduce(comm, NULL, &mine, &N, 1, MPI_UINT64_T, MPI_SUM, "gpk_mpi_sort_count");
+    const gpk_status s =
+        gpk__mpi_allreduce(comm, NULL, &mine, &N, 1, MPI_UINT64_T, MPI_SUM, "gpk_mpi_sort_count");
     if (s != GPK_OK) return s;
     *n_out = (size_t)(balanced_start(N, P, rank + 1) - balanced_start(N, P, rank));
     return GPK_OK;

@@ -108,10 +108,7 @@ static void extra_free(int keep, void *p)
     if (!keep) free(p);
 }
 
-static double host_memory_bytes(void)
-{
-    return (double)gpk__host_memory_bytes();
-}
+static double host_memory_bytes(void) { return (double)gpk__host_memory_bytes(); }
 
 static unsigned value_width_of(const gpk_radix_job *job)
 {

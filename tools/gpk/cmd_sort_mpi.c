@@ -100,8 +100,10 @@ static int parse(int argc, char **argv, mpi_args *a)
             continue;
         }
         if (arg[0] == '-' && arg[1] != '\0') {
-            cli_error(cmd, "'%s' does not go with --mpi (it takes IN, -o, --type, --check, --json, -q, "
-                      "--backend, --device, --threads, --mpi-timeout)", arg);
+            cli_error(cmd,
+                      "'%s' does not go with --mpi (it takes IN, -o, --type, --check, --json, -q, "
+                      "--backend, --device, --threads, --mpi-timeout)",
+                      arg);
             return -1;
         }
         if (a->in) {
