@@ -13,6 +13,10 @@
  *                                without a GPU); device shards by the
  *                                default plans, then with the part plan
  *                                forced (GPK_MPI_DEVICE_PLAN=part)
+ *   test_mpi_sort silent         the last rank stops itself (SIGSTOP) before
+ *                                a sort: the others return GPK_EIO within
+ *                                the communicator's timeout (1 s), naming
+ *                                it, instead of waiting forever
  * GPK_TEST_SEED replays a run (rank 0 prints the seed). */
 #define _POSIX_C_SOURCE 200809L
 #include <gpk/mpi.h>
@@ -22,6 +26,8 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +436,53 @@ static void suite(where at, const char *what)
     unsetenv("GPK_MPI_HOST_EXCHANGE");
 }
 
+/* A rank stopped with SIGSTOP: every other rank's sort returns GPK_EIO
+ * within the timeout plus the roll call (at most 1 s more), naming the
+ * stopped rank; then rank 0 wakes it and the ranks meet on WORLD, which
+ * the failed sort's communicator (a duplicate) leaves usable. */
+static int silent_rank(gpk_ctx *ctx)
+{
+    const int last = nranks - 1;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    CHECK(gpk_mpi_set_timeout(comm, 1.0) == GPK_OK && fabs(gpk_mpi_timeout(comm) - 1.0) < 1e-9, "%s",
+          "gpk_mpi_set_timeout(comm, 1)");
+    CHECK(gpk_mpi_set_timeout(comm, -1) == GPK_EINVAL && gpk_mpi_set_timeout(comm, NAN) == GPK_EINVAL, "%s",
+          "a negative or NaN timeout refused");
+    MPI_Comm dup2;
+    MPI_Comm_dup(comm, &dup2);
+    CHECK(fabs(gpk_mpi_timeout(dup2) - 1.0) < 1e-9, "the timeout goes with MPI_Comm_dup: %g",
+          gpk_mpi_timeout(dup2));
+    MPI_Comm_free(&dup2);
+    int pid = (int)getpid(), *pids = malloc(sizeof *pids * (size_t)nranks);
+    MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Barrier(comm);
+    if (rank == last) {
+        raise(SIGSTOP); /* until rank 0's SIGCONT below */
+    } else {
+        enum { N = 1000 };
+        uint32_t keys[N], out[N + 8];
+        for (int i = 0; i < N; i++) keys[i] = (uint32_t)(i * 2654435761u);
+        size_t n_out = 0;
+        const double t0 = MPI_Wtime();
+        const gpk_status s = gpk_mpi_sort_keys(comm, ctx, GPK_U32, keys, N, out, N + 8, &n_out, NULL);
+        const double t = MPI_Wtime() - t0;
+        char want[32];
+        snprintf(want, sizeof want, "rank %d did not answer", last);
+        CHECK(s == GPK_EIO && strstr(gpk_last_error(ctx), want) != NULL, "sort with rank %d stopped: %s (%s)",
+              last, gpk_status_string(s), gpk_last_error(ctx));
+        CHECK(t >= 0.9 && t < 10, "sort with rank %d stopped: returned after %.2f s (timeout 1 s)", last, t);
+        printf("rank %d: after %.2f s: %s\n", rank, t, gpk_last_error(ctx));
+        fflush(stdout);
+    }
+    if (rank == 0) kill((pid_t)pids[last], SIGCONT);
+    free(pids);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* comm keeps the failed sort's requests: it is not freed */
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -471,6 +524,16 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
+    if (!strcmp(backend, "silent")) {
+        if (nranks < 2) {
+            if (rank == 0) printf("silent: needs 2 ranks or more: skipped\n");
+            gpk_ctx_destroy(ctx);
+            MPI_Finalize();
+            return 77;
+        }
+        silent_rank(ctx);
+        goto end;
+    }
     where host = { ctx, 0 };
     suite(host, "host");
     repeated_calls(host, "host");
@@ -506,6 +569,7 @@ int main(int argc, char **argv)
 #endif
     bad_inputs(ctx);
     other_comms(ctx);
+end:
     gpk_ctx_destroy(ctx);
     int total_fail = 0, total_checks = 0;
     MPI_Allreduce(&tu_failures, &total_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

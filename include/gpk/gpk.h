@@ -87,7 +87,8 @@ typedef struct gpk_ctx_info {
     char device_name[256];  /* GPU name, OpenCL device name, or CPU model */
     char platform[128];     /* "CUDA 13.0", OpenCL platform name, or "CPU (OpenMP)" */
     unsigned compute_units; /* multiprocessors, OpenCL compute units, or CPU threads */
-    uint64_t memory_bytes;  /* device global memory; host memory for the CPU backend */
+    uint64_t memory_bytes;  /* device global memory; for the CPU backend the host memory the
+                               process may use (its control group's limit where smaller) */
     unsigned threads;       /* CPU threads this context uses */
     unsigned n_devices;     /* devices the context spans (1 unless opened with several) */
     int devices[GPK_MAX_DEVICES]; /* their indices; devices[0] is the one described above */

@@ -20,6 +20,7 @@
 #include <gpk/cuda.h>
 #endif
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -684,28 +685,146 @@ static int count_arg(PyObject *o, const char *what, unsigned long long max, unsi
     return 0;
 }
 
-/* Ctrl-C during a search: the search runs with the GIL released; its
- * progress callback, called from this (the calling) thread, takes the GIL
- * every 50 ms to let Python look at its signals. A KeyboardInterrupt (or
- * any exception a signal handler raises) sets the search's cancel flag and
- * is raised when the search has returned. */
+/* Ctrl-C during a search: the search (with the instance's loading) runs on
+ * a thread of its own, while the calling thread, which alone runs Python's
+ * signal handlers, waits with the GIL released and looks at its signals
+ * every 50 ms. A KeyboardInterrupt (or any exception a signal handler
+ * raises) sets the search's cancel flag, which every phase of the search
+ * polls (the neighbour lists too), and is raised when the search has
+ * returned. */
 typedef struct py_stop {
     volatile sig_atomic_t cancel;
-    double next_ms;
     PyObject *type, *value, *tb;
 } py_stop;
 
-static void py_search_progress(const gpk_search_progress *p, void *user)
+typedef struct py_job {
+    void (*run)(void *arg);
+    void *arg;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+} py_job;
+
+static void *py_job_main(void *p)
 {
-    py_stop *st = user;
-    if (p->ms < st->next_ms || st->cancel) return;
-    st->next_ms = p->ms + 50.0;
-    PyGILState_STATE g = PyGILState_Ensure();
-    if (PyErr_CheckSignals() != 0) {
-        PyErr_Fetch(&st->type, &st->value, &st->tb);
-        st->cancel = 1;
+    py_job *j = p;
+    j->run(j->arg);
+    pthread_mutex_lock(&j->lock);
+    j->done = 1;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+    return NULL;
+}
+
+/* Runs run(arg) to its end, with the GIL released; a signal's exception
+ * sets st->cancel (run must stop soon after) and is kept in st. Without a
+ * thread (none could be started) it runs here, as before: uninterruptible. */
+static void py_run_interruptible(void (*run)(void *arg), void *arg, py_stop *st)
+{
+    py_job j;
+    j.run = run, j.arg = arg, j.done = 0;
+    pthread_t tid;
+    int started = pthread_mutex_init(&j.lock, NULL) == 0;
+    if (started && pthread_cond_init(&j.cond, NULL) != 0) {
+        pthread_mutex_destroy(&j.lock);
+        started = 0;
     }
-    PyGILState_Release(g);
+    if (started && pthread_create(&tid, NULL, py_job_main, &j) != 0) {
+        pthread_cond_destroy(&j.cond);
+        pthread_mutex_destroy(&j.lock);
+        started = 0;
+    }
+    if (!started) {
+        PyThreadState *ts = PyEval_SaveThread();
+        run(arg);
+        PyEval_RestoreThread(ts);
+        return;
+    }
+    for (;;) {
+        PyThreadState *ts = PyEval_SaveThread(); /* the GIL released while waiting */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_mutex_lock(&j.lock);
+        if (!j.done) pthread_cond_timedwait(&j.cond, &j.lock, &until);
+        const int done = j.done;
+        pthread_mutex_unlock(&j.lock);
+        PyEval_RestoreThread(ts);
+        if (done) break;
+        if (!st->cancel && PyErr_CheckSignals() != 0) {
+            PyErr_Fetch(&st->type, &st->value, &st->tb);
+            st->cancel = 1;
+        }
+    }
+    pthread_join(tid, NULL);
+    pthread_cond_destroy(&j.cond);
+    pthread_mutex_destroy(&j.lock);
+}
+
+/* One search with its instance, as py_search runs it off the calling
+ * thread (py_run_interruptible). */
+typedef struct search_job {
+    gpk_search_problem prob;
+    gpk_search_opts o;
+    const char *path, *text, *name;
+    Py_ssize_t text_len, start_len;
+    unsigned long long m_rows, n_cols, inst_seed;
+    int have_start, multi, count;
+    gpk_ctx **ctxs;
+    gpk_search_result res;
+    gpk_status s, ls;
+    int bad_start;
+    char msg[512], inst[64];
+} search_job;
+
+static void search_job_run(void *arg)
+{
+    search_job *J = arg;
+    gpk_qap qap;
+    gpk_tsp tsp;
+    gpk_ppp ppp;
+    int loaded = 0;
+    J->s = J->ls = GPK_OK;
+    switch (J->prob.kind) {
+    case GPK_PROBLEM_QAP:
+        J->ls = J->path ? gpk_qap_load(J->path, &qap)
+                        : gpk_qap_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &qap);
+        if (J->ls == GPK_OK) J->prob.qap = &qap, snprintf(J->inst, sizeof J->inst, "%s", qap.name);
+        break;
+    case GPK_PROBLEM_TSP:
+        J->ls = J->path ? gpk_tsp_load(J->path, &tsp)
+                        : gpk_tsp_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &tsp);
+        if (J->ls == GPK_OK) J->prob.tsp = &tsp, snprintf(J->inst, sizeof J->inst, "%s", tsp.name);
+        break;
+    case GPK_PROBLEM_PPP:
+        J->ls = gpk_ppp_generate((uint32_t)J->m_rows, (uint32_t)J->n_cols, J->inst_seed, &ppp);
+        if (J->ls == GPK_OK)
+            J->prob.ppp = &ppp,
+            snprintf(J->inst, sizeof J->inst, "%llu-%llu-%llu", J->m_rows, J->n_cols, J->inst_seed);
+        break;
+    }
+    if (J->ls != GPK_OK) {
+        snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(NULL)); /* this thread's message */
+        return;
+    }
+    loaded = 1;
+    const uint32_t n = J->prob.kind == GPK_PROBLEM_QAP ? qap.n
+        : J->prob.kind == GPK_PROBLEM_TSP              ? tsp.n
+                                                       : ppp.n;
+    if (J->have_start && J->start_len != (Py_ssize_t)n) {
+        J->s = GPK_EINVAL, J->bad_start = 1;
+        snprintf(J->msg, sizeof J->msg, "start has %zd entries, the instance has %u", J->start_len, n);
+    } else {
+        J->s = J->multi ? gpk_search_run_multi(J->ctxs, J->count, &J->prob, &J->o, &J->res)
+                        : gpk_search_run(J->ctxs[0], &J->prob, &J->o, &J->res);
+        if (J->s != GPK_OK) snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(J->ctxs[0]));
+    }
+    if (loaded) {
+        if (J->prob.kind == GPK_PROBLEM_QAP) gpk_qap_free(&qap);
+        else if (J->prob.kind == GPK_PROBLEM_TSP) gpk_tsp_free(&tsp);
+        else gpk_ppp_free(&ppp);
+    }
 }
 
 /* search(ctx, kind, **options) -> (solution bytearray of uint32, name, best,
@@ -791,11 +910,8 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     o.tenure = (uint32_t)tenure;
     o.starts = (uint32_t)starts;
     o.seed = seed;
-    py_stop stop = {0, 0.0, NULL, NULL, NULL};
+    py_stop stop = {0, NULL, NULL, NULL};
     o.cancel = &stop.cancel;
-    o.progress = py_search_progress;
-    o.user = &stop;
-    o.progress_every = 1;
 
     Py_buffer sb = {0};
     int have_start = 0;
@@ -839,52 +955,18 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         if (have_start) PyBuffer_Release(&sb);
         return NULL;
     }
-    gpk_qap qap;
-    gpk_tsp tsp;
-    gpk_ppp ppp;
-    gpk_search_result res;
-    memset(&res, 0, sizeof res);
-    gpk_status s = GPK_OK, ls = GPK_OK;
-    int loaded = 0, bad_start = 0;
-    char msg[512] = "";
-    char inst[64] = "";
-    Py_BEGIN_ALLOW_THREADS
-    switch (prob.kind) {
-    case GPK_PROBLEM_QAP:
-        ls = path ? gpk_qap_load(path, &qap) : gpk_qap_parse(text ? text : "", (size_t)text_len, name, &qap);
-        if (ls == GPK_OK) prob.qap = &qap, snprintf(inst, sizeof inst, "%s", qap.name);
-        break;
-    case GPK_PROBLEM_TSP:
-        ls = path ? gpk_tsp_load(path, &tsp) : gpk_tsp_parse(text ? text : "", (size_t)text_len, name, &tsp);
-        if (ls == GPK_OK) prob.tsp = &tsp, snprintf(inst, sizeof inst, "%s", tsp.name);
-        break;
-    case GPK_PROBLEM_PPP:
-        ls = gpk_ppp_generate((uint32_t)m_rows, (uint32_t)n_cols, inst_seed, &ppp);
-        if (ls == GPK_OK) prob.ppp = &ppp, snprintf(inst, sizeof inst, "%llu-%llu-%llu", m_rows, n_cols, inst_seed);
-        break;
-    }
-    if (ls != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(NULL));
-    else {
-        loaded = 1;
-        if (have_start && sb.shape[0] != (Py_ssize_t)(prob.kind == GPK_PROBLEM_QAP   ? qap.n
-                                                      : prob.kind == GPK_PROBLEM_TSP ? tsp.n
-                                                                                     : ppp.n))
-            s = GPK_EINVAL, bad_start = 1, snprintf(msg, sizeof msg, "start has %zd entries, the instance has %u", sb.shape[0],
-                                     prob.kind == GPK_PROBLEM_QAP   ? qap.n
-                                     : prob.kind == GPK_PROBLEM_TSP ? tsp.n
-                                                                    : ppp.n);
-        else {
-            s = multi ? gpk_search_run_multi(ctxs, count, &prob, &o, &res)
-                      : gpk_search_run(ctxs[0], &prob, &o, &res);
-            if (s != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(ctxs[0]));
-        }
-    }
-    if (loaded) {
-        if (prob.kind == GPK_PROBLEM_QAP) gpk_qap_free(&qap);
-        else if (prob.kind == GPK_PROBLEM_TSP) gpk_tsp_free(&tsp);
-        else gpk_ppp_free(&ppp);
-    }
-    Py_END_ALLOW_THREADS
+    search_job J;
+    memset(&J, 0, sizeof J);
+    J.prob = prob, J.o = o, J.path = path, J.text = text, J.text_len = text_len, J.name = name;
+    J.m_rows = m_rows, J.n_cols = n_cols, J.inst_seed = inst_seed;
+    J.have_start = have_start, J.start_len = have_start ? sb.shape[0] : 0;
+    J.multi = multi, J.ctxs = ctxs, J.count = count;
+    J.o.cancel = &stop.cancel;
+    py_run_interruptible(search_job_run, &J, &stop);
+    gpk_search_result res = J.res;
+    const gpk_status s = J.s, ls = J.ls;
+    const int bad_start = J.bad_start;
+    const char *msg = J.msg, *inst = J.inst;
     for (int j = 0; j < count; j++) cs[j]->busy = 0;
     if (have_start) PyBuffer_Release(&sb);
     if (stop.type) { /* interrupted: the signal's exception, not a result */

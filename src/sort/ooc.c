@@ -108,11 +108,7 @@ static void extra_free(int keep, void *p)
     if (!keep) free(p);
 }
 
-static double host_memory_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
-}
+static double host_memory_bytes(void) { return (double)gpk__host_memory_bytes(); }
 
 static unsigned value_width_of(const gpk_radix_job *job)
 {

@@ -280,8 +280,8 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     if (s != GPK_OK && ctx->backend == GPK_BACKEND_CUDA &&
         (algo == GPK_SORT_RADIX || !opts || opts->algorithm == GPK_SORT_AUTO)) {
         const double need = (double)n * ((double)record_size + 2.0 * ((double)kw + 8.0));
-        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0 && need > (double)pages * (double)page) return s;
+        const uint64_t host = gpk__host_memory_bytes();
+        if (host && need > (double)host) return s;
         gpk__clear_error(ctx);
         algo = GPK_SORT_RADIX;
         s = GPK_OK;

@@ -72,7 +72,8 @@ void cmd_sort_help(FILE *f)
             "                      ends with keys [r N/P, (r+1) N/P) of the order), each writes its\n"
             "                      slice of OUT; --check verifies the order across ranks. Takes\n"
             "                      --backend, --device (default: the rank on its node), --threads,\n"
-            "                      --json, -q\n"
+            "                      --json, -q, --mpi-timeout S (a rank waiting S seconds,\n"
+            "                      default 300, for a silent rank names it and ends the job)\n"
             "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
             "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");

@@ -7,7 +7,10 @@
  * checks it before any work, creates the temporary file beside it (header
  * and size), every rank writes and syncs its slice there, and rank 0
  * renames it over OUT only after every rank succeeded; otherwise rank 0
- * removes it and OUT is as it was. Every rank exits with the same status. */
+ * removes it and OUT is as it was. Every rank exits with the same status,
+ * except where a rank goes silent (stopped, hung): every wait for the
+ * ranks is bounded by --mpi-timeout, and a rank that times out names the
+ * silent one and ends the job (cli_mpi_lost). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +23,12 @@
 #include "cli.h"
 #include "gpk/mpi.h"
 #include "io.h"
+#include "mpi_cli.h"
 
 typedef struct mpi_args {
     const char *in, *out;
     int have_type, check, json, quiet, threads, device;
+    double timeout; /* --mpi-timeout */
     gpk_type type;
     gpk_backend backend;
 } mpi_args;
@@ -59,6 +64,7 @@ static int parse(int argc, char **argv, mpi_args *a)
     memset(a, 0, sizeof *a);
     a->backend = GPK_BACKEND_AUTO;
     a->device = -1;
+    a->timeout = GPK_MPI_TIMEOUT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         int m;
@@ -80,14 +86,24 @@ static int parse(int argc, char **argv, mpi_args *a)
             if (m < 0) return -1;
             continue;
         }
+        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--mpi-timeout", &val)) != 0) {
+            if (m < 0) return -1;
+            if (cli_mpi_timeout_value(val, &a->timeout) != 0) {
+                cli_error(cmd, "bad value '%s' for --mpi-timeout (seconds, 0 to 1e6; 0: no bound)", val);
+                return -1;
+            }
+            continue;
+        }
         if ((m = opt_count(cmd, argc, argv, &i, "--threads", &a->threads)) != 0 ||
             (m = opt_count(cmd, argc, argv, &i, "--device", &a->device)) != 0) {
             if (m < 0) return -1;
             continue;
         }
         if (arg[0] == '-' && arg[1] != '\0') {
-            cli_error(cmd, "'%s' does not go with --mpi (it takes IN, -o, --type, --check, --json, -q, "
-                      "--backend, --device, --threads)", arg);
+            cli_error(cmd,
+                      "'%s' does not go with --mpi (it takes IN, -o, --type, --check, --json, -q, "
+                      "--backend, --device, --threads, --mpi-timeout)",
+                      arg);
             return -1;
         }
         if (a->in) {
@@ -105,6 +121,36 @@ static int parse(int argc, char **argv, mpi_args *a)
         return -1;
     }
     return 0;
+}
+
+/* MPI's collectives on MPI_COMM_WORLD, bounded by the timeout: a rank
+ * that times out ends the job with the message (cli_mpi_wait). */
+static void all_reduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op, const char *what)
+{
+    MPI_Request r;
+    MPI_Iallreduce(in, out, n, t, op, MPI_COMM_WORLD, &r);
+    cli_mpi_wait("sort", &r, what);
+}
+
+static void all_gather(const void *in, int n, MPI_Datatype t, void *out, const char *what)
+{
+    MPI_Request r;
+    MPI_Iallgather(in, n, t, out, n, t, MPI_COMM_WORLD, &r);
+    cli_mpi_wait("sort", &r, what);
+}
+
+static void bcast(void *buf, int n, MPI_Datatype t, const char *what)
+{
+    MPI_Request r;
+    MPI_Ibcast(buf, n, t, 0, MPI_COMM_WORLD, &r);
+    cli_mpi_wait("sort", &r, what);
+}
+
+static void barrier(const char *what)
+{
+    MPI_Request r;
+    MPI_Ibarrier(MPI_COMM_WORLD, &r);
+    cli_mpi_wait("sort", &r, what);
 }
 
 /* The order-preserving unsigned form of a key (gpk/sort.h), for --check. */
@@ -149,11 +195,11 @@ static const char *check_global(gpk_type t, const void *in, size_t n_in, const v
     uint64_t dig[4], sum[4];
     digest(t, in, n_in, dig);
     digest(t, out, n_out, dig + 2);
-    MPI_Allreduce(dig, sum, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    all_reduce(dig, sum, 4, MPI_UINT64_T, MPI_SUM, "--check");
     uint64_t edge[3] = { n_out > 0, n_out ? mapped_key(t, out, 0) : 0, n_out ? mapped_key(t, out, n_out - 1) : 0 };
     uint64_t *edges = malloc(sizeof edge * (size_t)size_);
     if (!edges) return "out of memory";
-    MPI_Allgather(edge, 3, MPI_UINT64_T, edges, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+    all_gather(edge, 3, MPI_UINT64_T, edges, "--check");
     int across_ok = 1, across_at = -1;
     int have_last = 0;
     uint64_t last = 0;
@@ -168,7 +214,7 @@ static const char *check_global(gpk_type t, const void *in, size_t n_in, const v
                   N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
     int sizes_ok = n_out == hi - lo;
     int oks[2] = { local_ok && sizes_ok, 0 }, all[2];
-    MPI_Allreduce(oks, all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    all_reduce(oks, all, 1, MPI_INT, MPI_MIN, "--check");
     if (!local_ok) snprintf(why, len, "rank %d: keys %zu and %zu are out of order", rank_, bad_at - 1, bad_at);
     else if (!sizes_ok) snprintf(why, len, "rank %d holds %zu keys, not %llu", rank_, n_out, (unsigned long long)(hi - lo));
     else if (!all[0]) snprintf(why, len, "another rank's keys are out of order or unbalanced");
@@ -182,7 +228,7 @@ static const char *check_global(gpk_type t, const void *in, size_t n_in, const v
 static int agree(int rc)
 {
     int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    all_reduce(&rc, &all, 1, MPI_INT, MPI_MAX, "the ranks' statuses");
     return all;
 }
 
@@ -197,6 +243,7 @@ int cmd_sort_mpi(int argc, char **argv)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    gpk_mpi_set_timeout(MPI_COMM_WORLD, a.timeout);
     char msg[700] = "", err[600] = "";
     int rc = CLI_OK;
     gpk_ctx *ctx = NULL;
@@ -221,7 +268,7 @@ int cmd_sort_mpi(int argc, char **argv)
                  a.have_type ? gpk_type_name(a.type) : "(from the file)", a.check ? "on" : "off", a.json ? "on" : "off");
         char root[sizeof mine];
         memcpy(root, mine, sizeof mine);
-        MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, MPI_COMM_WORLD);
+        bcast(root, (int)sizeof root, MPI_CHAR, "the options");
         const int differs = strcmp(root, mine) != 0;
         if (agree(differs ? CLI_USAGE : CLI_OK) != CLI_OK) {
             if (differs)
@@ -281,6 +328,7 @@ int cmd_sort_mpi(int argc, char **argv)
              * round robin where a node has more ranks than GPUs */
             MPI_Comm node;
             int local = 0;
+            barrier("the ranks of each node"); /* the split waits without bound */
             if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
                 MPI_Comm_rank(node, &local);
                 MPI_Comm_free(&node);
@@ -297,6 +345,7 @@ int cmd_sort_mpi(int argc, char **argv)
          * failed take part in it too */
         if (a.device < 0) {
             MPI_Comm node;
+            barrier("the ranks of each node");
             if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS)
                 MPI_Comm_free(&node);
         }
@@ -338,12 +387,16 @@ int cmd_sort_mpi(int argc, char **argv)
 
     /* 3. the sort */
     if (rc == CLI_OK) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        barrier("the start of the sort");
         double t0 = MPI_Wtime();
         gpk_status s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, arr.type, keys, (size_t)(hi - lo), sorted,
                                          (size_t)(hi - lo + 1), &n_out, NULL);
         double t = (MPI_Wtime() - t0) * 1e3;
-        MPI_Allreduce(&t, &ms, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (s == GPK_EIO) { /* a rank went silent: no agreeing any more */
+            snprintf(msg, sizeof msg, "sort failed: %s", gpk_last_error(ctx));
+            cli_mpi_lost("sort", msg);
+        }
+        all_reduce(&t, &ms, 1, MPI_DOUBLE, MPI_MAX, "the sort's time");
         if (s != GPK_OK) {
             snprintf(msg, sizeof msg, "sort failed: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
             mpi_error(msg);
@@ -364,11 +417,11 @@ int cmd_sort_mpi(int argc, char **argv)
         int len = 0;
         char *tmp = NULL;
         if (rank_ == 0) len = (int)strlen(out.tmp) + 1;
-        MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        MPI_Bcast(&out_offset, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+        bcast(&len, 1, MPI_INT, "the output's name");
+        bcast(&out_offset, 1, MPI_LONG_LONG, "the output's offset");
         tmp = malloc((size_t)len);
         if (tmp && rank_ == 0) memcpy(tmp, out.tmp, (size_t)len);
-        MPI_Bcast(tmp ? tmp : msg, tmp ? len : 0, MPI_CHAR, 0, MPI_COMM_WORLD);
+        bcast(tmp ? tmp : msg, tmp ? len : 0, MPI_CHAR, "the output's name");
         int wrc = CLI_OK;
         if (!tmp) {
             snprintf(msg, sizeof msg, "out of memory");
