@@ -18,7 +18,7 @@
  * synchronisation of the stream) to size the launches. Rows need neither.
  * Keys are sorted as unsigned sort keys: the order-preserving map of
  * gpk/sort.h, reversed for descending order except that NaNs stay last
- * (segmented_internal.h, gpk__seg_order32/64; the device twins are here). */
+ * (descending.h, shared with the host). */
 #include <cub/block/block_radix_sort.cuh>
 
 #include <stdlib.h>
@@ -38,9 +38,7 @@ template <typename K> struct SortKey;
 template <> struct SortKey<uint32_t> {
     static __host__ __device__ __forceinline__ uint32_t order(uint32_t m, gpk_type t, int desc)
     {
-        if (!desc) return m;
-        if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
-        return ~m;
+        return desc ? gpk__desc_key32(t, 0, m) : m;
     }
     static __host__ __device__ __forceinline__ uint32_t to_sort(uint32_t x, gpk_type t, int desc)
     {
@@ -64,9 +62,7 @@ template <> struct SortKey<uint32_t> {
 template <> struct SortKey<uint64_t> {
     static __host__ __device__ __forceinline__ uint64_t order(uint64_t m, gpk_type t, int desc)
     {
-        if (!desc) return m;
-        if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
-        return ~m;
+        return desc ? gpk__desc_key64(t, 0, m) : m;
     }
     static __host__ __device__ __forceinline__ uint64_t to_sort(uint64_t x, gpk_type t, int desc)
     {
