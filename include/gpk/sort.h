@@ -241,7 +241,8 @@ typedef struct gpk_segmented_opts {
 #define GPK_SEGMENTED_OPTS_INIT { 0, 0u, 0u }
 
 /* Sorts the keys of every segment in place. opts may be NULL (defaults).
- * Backends: CPU and CUDA (host arrays); GPK_EUNSUPPORTED on the others.
+ * Backends: CPU, CUDA and OpenCL (host arrays; OpenCL: two stable radix
+ * sorts of all the covered elements, by key and then by segment).
  * On failure the keys (values, sigma) are unchanged. */
 GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                            const gpk_segments *segs, const gpk_segmented_opts *opts);

@@ -61,6 +61,9 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
 
 /* Backends. */
 gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job);
+/* Any backend, through two stable plain sorts of all the covered elements
+ * (segmented_opencl.c): the OpenCL backend's. */
+gpk_status gpk__seg_sort_by_two_sorts(gpk_ctx *ctx, const gpk_seg_job *job);
 #ifdef GPK_HAVE_CUDA
 gpk_status gpk__seg_sort_cuda(gpk_ctx *ctx, const gpk_seg_job *job);
 #endif
