@@ -11,6 +11,14 @@
  *   -inf < ... < -denormals < -0.0 < +0.0 < ... < +inf < +NaNs < -NaNs:
  * -0.0 comes before +0.0 and every NaN comes last.
  *
+ * descending = 1 in the options sorts in the reverse order, still stably
+ * (equal keys keep their input order), in every sort call (keys, the
+ * copying sort, pairs, permutations, records; the CUDA device calls of
+ * gpk/cuda.h too; not the shard sorts): the keys come in exactly the
+ * reverse of the ascending order (+0.0 before -0.0), except that every
+ * float NaN still comes last, as numpy puts them. With key_bits b, the
+ * order of the low b bits is reversed.
+ *
  * key_bits (b) and radix_bits (r) refer to the mapped key. With b > 0,
  * bits [0, b) are sorted and keys must be < 2^b in mapped form (higher bits
  * do not take part in the order). With b = 0 the library reduces the keys
@@ -51,8 +59,9 @@ typedef struct gpk_radix_opts {
     unsigned groups;     /* G, number of groups: 0 = tuned */
     unsigned scan_split; /* s, local scans before the global scan (OpenCL): 0 = tuned */
     gpk_sort_algo algorithm; /* GPK_SORT_AUTO (0) by default */
+    int descending;      /* 0: ascending (default); 1: descending, below */
 } gpk_radix_opts;
-#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO }
+#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO, 0 }
 /* The same options under the name that fits every sort. */
 typedef gpk_radix_opts gpk_sort_opts;
 #define GPK_SORT_OPTS_INIT GPK_RADIX_OPTS_INIT
@@ -122,6 +131,11 @@ GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
 GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width,
                                       void *values, uint32_t *sigma, size_t n,
                                       unsigned key_bits);
+/* The same in either order: descending 0 or 1 (the order of
+ * gpk_radix_opts.descending). */
+GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t value_width,
+                                              void *values, uint32_t *sigma, size_t n,
+                                              unsigned key_bits, int descending);
 
 /* ---- Sorting data spread over the devices of a context (shards) ---------
  *
@@ -227,7 +241,8 @@ typedef struct gpk_segmented_opts {
 #define GPK_SEGMENTED_OPTS_INIT { 0, 0u, 0u }
 
 /* Sorts the keys of every segment in place. opts may be NULL (defaults).
- * Backends: CPU and CUDA (host arrays); GPK_EUNSUPPORTED on the others.
+ * Backends: CPU, CUDA and OpenCL (host arrays; OpenCL: two stable radix
+ * sorts of all the covered elements, by key and then by segment).
  * On failure the keys (values, sigma) are unchanged. */
 GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                            const gpk_segments *segs, const gpk_segmented_opts *opts);

@@ -308,11 +308,12 @@ static PyObject *sort_done(CtxObject *c, gpk_status s)
 static PyObject *py_sort(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOiis:sort", &co, &ko, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOiis|p:sort", &co, &ko, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k;
     gpk_type t;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -334,11 +335,12 @@ static PyObject *py_sort(PyObject *m, PyObject *args)
 static PyObject *py_sort_to(PyObject *m, PyObject *args)
 {
     PyObject *co, *so, *dO;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_to", &co, &so, &dO, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_to", &co, &so, &dO, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer sb, db;
     gpk_type st, dt;
     if (get_array(so, &sb, "keys", NEED_TYPE, &st) != 0) return NULL;
@@ -373,11 +375,12 @@ static PyObject *py_sort_to(PyObject *m, PyObject *args)
 static PyObject *py_sort_perm(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko, *so;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_perm", &co, &ko, &so, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_perm", &co, &ko, &so, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k, sg;
     gpk_type t, st;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -457,11 +460,12 @@ static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
 static PyObject *py_sort_pairs(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko, *vo;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_pairs", &co, &ko, &vo, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_pairs", &co, &ko, &vo, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k, v;
     gpk_type t;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -497,10 +501,11 @@ static PyObject *py_sort_records(PyObject *m, PyObject *args)
     PyObject *co, *ro;
     Py_ssize_t off;
     const char *tname, *algo;
-    int kb, rb;
-    if (!PyArg_ParseTuple(args, "OOnsiis:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo)) return NULL;
+    int kb, rb, desc = 0;
+    if (!PyArg_ParseTuple(args, "OOnsiis|p:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
         PyErr_Format(PyExc_TypeError, "unsupported key type '%s'", tname);
@@ -1036,9 +1041,9 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     const char *tname, *algo;
     unsigned long long kin, kout, vin, vout, stream, temp, temp_bytes;
     Py_ssize_t vw, n;
-    int kb, rb, query;
-    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n, &kb,
-                          &rb, &algo, &stream, &temp, &temp_bytes, &query))
+    int kb, rb, query, desc = 0;
+    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp|p:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n, &kb,
+                          &rb, &algo, &stream, &temp, &temp_bytes, &query, &desc))
         return NULL;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
@@ -1051,6 +1056,7 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     }
     gpk_radix_opts o;
     if (sort_opts(kb < 0 ? 0 : kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     const unsigned flags = kb == 0 ? GPK_CUDA_DETECT_BITS : 0u;
     CtxObject *c = ctx_enter(co);
     if (!c) return NULL;
@@ -1103,6 +1109,64 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     if (query) return PyLong_FromSize_t(bytes);
     Py_RETURN_NONE;
 }
+
+/* cuda_sort_segmented(ctx, key_type, keys_in, keys_out, value_width,
+ * values_in, values_out, rows, length, descending, stream, temp,
+ * temp_bytes, query): the rows of a (rows x length) matrix on the device,
+ * each sorted on its own (gpk_cuda_sort_segmented_keys / _pairs). query:
+ * returns the temporary bytes needed and runs nothing; else temp (temp_bytes
+ * of device memory, from the caller's stream-ordered pool) is used. */
+static PyObject *py_cuda_sort_segmented(PyObject *m, PyObject *args)
+{
+    PyObject *co;
+    const char *tname;
+    unsigned long long kin, kout, vin, vout, rows, length, stream, temp, temp_bytes;
+    Py_ssize_t vw;
+    int desc, query;
+    if (!PyArg_ParseTuple(args, "OsKKnKKKKpKKKp:cuda_sort_segmented", &co, &tname, &kin, &kout, &vw, &vin, &vout,
+                          &rows, &length, &desc, &stream, &temp, &temp_bytes, &query))
+        return NULL;
+    gpk_type t;
+    if (gpk_type_parse(tname, &t) != GPK_OK) {
+        PyErr_Format(PyExc_TypeError, "unsupported key type '%s'", tname);
+        return NULL;
+    }
+    if (vw != 0 && vw != 4 && vw != 8) {
+        PyErr_SetString(PyExc_ValueError, "bad value width");
+        return NULL;
+    }
+    if (length && rows > UINT64_MAX / length) {
+        PyErr_SetString(PyExc_ValueError, "too many keys");
+        return NULL;
+    }
+    CtxObject *c = ctx_enter(co);
+    if (!c) return NULL;
+    if (gpk_ctx_backend(c->ctx) != GPK_BACKEND_CUDA) {
+        c->busy = 0;
+        PyErr_Format(PyExc_ValueError, "a CUDA array needs a CUDA context (this one is %s)",
+                     gpk_backend_name(gpk_ctx_backend(c->ctx)));
+        return NULL;
+    }
+    gpk_segments segs = {(size_t)rows, NULL, NULL, (uint64_t)length};
+    gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
+    o.descending = desc;
+    const size_t n = (size_t)(rows * length);
+    cudaStream_t st = (cudaStream_t)(uintptr_t)stream;
+    void *d_temp = query ? NULL : (void *)(uintptr_t)temp;
+    size_t bytes = query ? 0 : (size_t)temp_bytes;
+    gpk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = vw ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                           (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
+                                           (void *)(uintptr_t)vout, n, &segs, &o, st)
+           : gpk_cuda_sort_segmented_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                          (void *)(uintptr_t)kout, n, &segs, &o, st);
+    Py_END_ALLOW_THREADS
+    c->busy = 0;
+    if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
+    if (query) return PyLong_FromSize_t(bytes);
+    Py_RETURN_NONE;
+}
 #endif
 
 /* ---- module ------------------------------------------------------------------------ */
@@ -1123,6 +1187,8 @@ static PyMethodDef methods[] = {
 #ifdef GPK_HAVE_CUDA
     {"cuda_pointer_device", py_cuda_pointer_device, METH_O, "The CUDA device of a device pointer."},
     {"cuda_sort", py_cuda_sort, METH_VARARGS, "The device-pointer sort (gpk/cuda.h) on a stream."},
+    {"cuda_sort_segmented", py_cuda_sort_segmented, METH_VARARGS,
+     "The device-pointer segmented sort of rows (gpk/cuda.h) on a stream."},
 #endif
     {NULL, NULL, 0, NULL}};
 

@@ -3,6 +3,7 @@
  * points live in radix.c's dispatch, which asks gpk__sort_pick which sort
  * runs and hands quicksort jobs to gpk__quick_run. */
 #include "quick_internal.h"
+#include "descending.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,15 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0,
                                        NULL, NULL, 0, n, opts);
     if (s != GPK_OK) return s;
+    if (opts && opts->descending && n >= 2) {
+        /* the ascending sort of the descending sort keys (descending.h) */
+        gpk_sort_opts asc = *opts;
+        asc.descending = 0;
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 0);
+        s = gpk_sort_records(ctx, records, n, record_size, key_offset, gpk__desc_sort_type(key_type), &asc);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 1);
+        return s;
+    }
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, KIND_RECORDS, &algo);
     if (s != GPK_OK) return s;

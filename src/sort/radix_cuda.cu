@@ -41,6 +41,7 @@
 
 #include "gpk/cuda.h"
 #include "radix_internal.h"
+#include "descending.h"
 #include "../core/cuda_internal.h"
 
 namespace {
@@ -2739,6 +2740,39 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
     if (flags & ~GPK_CUDA_DETECT_BITS)
         return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
+    if (o.descending != 0 && o.descending != 1)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: descending must be 0 or 1, not %d", fn, o.descending);
+    if (o.descending) {
+        /* The ascending sort, in place in the output, of the descending
+         * sort keys (descending.h), mapped back whatever the sort returns;
+         * the temp is that of the in-place sort. */
+        gpk_radix_opts asc = o;
+        asc.descending = 0;
+        const gpk_type st = gpk__desc_sort_type(key_type);
+        if (d_temp && n > 0) {
+            if (!d_keys_in || !d_keys_out || (value_width && (!d_values_in || !d_values_out)))
+                return gpk__fail(ctx, GPK_EINVAL, "%s: a NULL key or value array", fn);
+            DeviceGuard g;
+            cudaError_t e = g.enter(ctx->device);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+            GPK_CHECK(gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_in, d_keys_out, n, 0, stream));
+            if (value_width && d_values_in != d_values_out) {
+                e = cudaMemcpyAsync(d_values_out, d_values_in, n * value_width, cudaMemcpyDeviceToDevice, stream);
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+            }
+        }
+        gpk_status s = device_sort(ctx, d_temp, temp_size, st, d_keys_out, d_keys_out, value_width, d_values_out,
+                                   d_values_out, n, &asc, flags, stream, fn, begin_bit, internal);
+        if (d_temp && n > 0) {
+            DeviceGuard g;
+            if (g.enter(ctx->device) == cudaSuccess) {
+                const gpk_status back = gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_out, d_keys_out, n, 1,
+                                                             stream);
+                if (s == GPK_OK) s = back;
+            }
+        }
+        return s;
+    }
 
     const int vb = (int)value_width;
     const bool keys_in_place = d_keys_in == d_keys_out;

@@ -444,11 +444,16 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
     const unsigned bits = stable && a->ro.key_bits ? a->ro.key_bits : (unsigned)(8 * kw);
     const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     uint64_t prev = 0, prev_idx = 0;
+    int prev_nan = 0;
     for (size_t j = 0; j < n; j++) {
         check_progress(a->quiet, "checking the order", j, n);
-        const uint64_t m = mapped_key(t, load_word(keys, j, kw)) & mask;
+        const uint64_t x = load_word(keys, j, kw), m = mapped_key(t, x) & mask;
         const uint64_t idx = sigma ? load_word(sigma, j, sw) : 0;
-        if (j > 0 && m < prev) {
+        /* descending: the reverse order, but NaNs last (ascending among themselves) */
+        const int nan = bits == 8 * kw && ((t == GPK_F32 && (x & 0x7FFFFFFFu) > 0x7F800000u) ||
+                                           (t == GPK_F64 && (x & ~(1ull << 63)) > 0x7FF0000000000000ull));
+        const int wrong = !a->ro.descending ? m < prev : prev_nan != nan ? prev_nan : nan ? m < prev : m > prev;
+        if (j > 0 && wrong) {
             snprintf(why, whylen, "keys %zu and %zu are out of order", j - 1, j);
             return 0;
         }
@@ -459,6 +464,7 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
         }
         prev = m;
         prev_idx = idx;
+        prev_nan = nan;
     }
     check_sums out;
     check_sums_of(keys, kw, vals, vw, sigma, sw, n, a->quiet, "checking the contents", &out);
@@ -679,6 +685,8 @@ int cmd_sort(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;
     if (pr < 0) return CLI_USAGE;
+    /* --descending alone: the plain sort in descending order */
+    a.ro.descending = a.seg.descending;
     if (sort_seg_check_opts(cmd, &a.seg, &a.ro, a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
                                                     a.ro.scan_split) != 0)
         return CLI_USAGE;
