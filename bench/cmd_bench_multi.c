@@ -470,7 +470,7 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
                 r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms, r->merge_ms,
                 r->copy_ms, r->search_ms, r->tiles_ms, r->plan, r->count_ms, r->passes_ms, r->hist_ms,
                 r->pass_sum_ms, r->last_ms, r->passes,
-                getenv("GPK_MULTI_EXCHANGE") && !strcmp(getenv("GPK_MULTI_EXCHANGE"), "copy") ? "copy" : "load",
+                "load",
                 r->ok ? "true" : "false", r->why, device);
         fflush(json);
     }

@@ -46,10 +46,10 @@ typedef struct gpk_cuda_state {
     int small_sort_values_max_log; /* the same for pairs and permutations */
 } gpk_cuda_state;
 
-/* The largest sizes measured faster in one launch on an H100 (runs 8 and
- * 9): 2^22 keys of every width (2^23: slower, the resident blocks loop
- * over too many tiles), 2^20 pairs (2^22 pairs: 2 to 3 % slower). An
- * explicit GPK_RADIX_CUDA_SMALL_MAX_LOG sets both. */
+/* The largest sizes measured faster in one launch (docs/perf/radix.md,
+ * "Small sorts"): 2^22 keys of every width (2^23: slower, the resident
+ * blocks loop over too many tiles), 2^20 pairs. GPK_RADIX_CUDA_SMALL_MAX_LOG
+ * (or a test's gpk__test.radix_cuda_small_max_log) sets both. */
 #define GPK_RADIX_CUDA_SMALL_DEFAULT_LOG 22
 #define GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG 20
 
