@@ -2,7 +2,7 @@
  *
  * The CPU only controls the iterations (paper, Box 4.1): one launch of
  * partition_kernel per level of the recursion, the levels sent in batches
- * of GPK_QUICK_BATCH between two reads of the counters (each launch's
+ * of kBatch between two reads of the counters (each launch's
  * grid a bound on its tiles; the blocks past the real count leave). The partition kernel runs one block per tile of TILE elements of
  * every segment still to split (the tile size is fixed, the number of
  * blocks follows the segment sizes: paper 4.1). A block

@@ -1736,7 +1736,7 @@ static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
 
 /* The whole sort of run_passes_o as one block, where n fits its tile (4096
  * keys) and every digit has at most 8 bits; *ran says whether
- * it did. Off with the small path (GPK_RADIX_CUDA_SMALL=0), so that the
+ * it did. Off with the small path (test hook radix_cuda_small=0), so that the
  * separate launches stay testable at every size. */
 template <class K, class V>
 static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
@@ -1781,7 +1781,7 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
 }
 
 /* ------------------------------------------------------------------------
- * Small inputs in one launch (GPK_RADIX_CUDA_SMALL; docs/perf/radix.md,
+ * Small inputs in one launch (GPK_RADIX_CUDA_SMALL_MAX_LOG; docs/perf/radix.md,
  * "CUDA backend: small sizes in one launch"). Below about 2^20 keys a sort
  * costs what its stream operations cost, not what it moves: histogram,
  * bases, and per pass a look-back memset and a pass kernel (12 for u32
@@ -2180,10 +2180,10 @@ static void drop_constant_passes(PassList *pl, unsigned long long varying)
     pl->count = kept;
 }
 
-/* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
+/* From 2^25 keys (tests lower it: radix_cuda_sample_from_log) the
  * detection first reads a sample of the first kRangeSample keys. */
 constexpr size_t kRangeSample = (size_t)1 << 16;
-/* Below 2^23 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+/* Below 2^23 keys (tests move it: radix_cuda_detect_from_log) no detection: the passes
  * over every bit cost less than the detection's round trip to the host
  * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
 static size_t detect_from()
@@ -2205,7 +2205,7 @@ static size_t range_sample_from()
  * once less than with a separate detection. Otherwise (narrow keys) the
  * passes count their own histogram. From range_sample_from() keys the range of
  * a sample of the first keys picks the way first, so narrow keys do not pay
- * a histogram they cannot use. GPK_RADIX_CUDA_FUSED_DETECT=0: separate
+ * a histogram they cannot use. The test hook radix_cuda_fused_detect=0: separate
  * detection, as before (for the benchmark's comparison). */
 template <class K>
 static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
@@ -2278,10 +2278,10 @@ struct HybridPlan {
     PassList window;  /* its two passes */
 };
 
-/* The hybrid path (opt-in: GPK_RADIX_CUDA_HYBRID=-1 for pairs and sigma, 1
+/* The hybrid path (opt-in, test hook radix_cuda_hybrid: -1 for pairs and sigma, 1
  * for keys too) applies to 4-byte keys, r left to the library, from
- * 2^GPK_RADIX_CUDA_HYBRID_MIN_LOG keys, when the range leaves bits for the
- * finish and 2^16 buckets hold n at GPK_RADIX_CUDA_HYBRID_FILL keys each on
+ * 2^radix_cuda_hybrid_min_log keys, when the range leaves bits for the
+ * finish and 2^16 buckets hold n at radix_cuda_hybrid_fill keys each on
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
