@@ -224,7 +224,8 @@ static int bo_parse(const char *cmd, int argc, char **argv, bo_config *c)
                          strcmp(tok, "pool") == 0 ? "4294967295" : tok);
             if (bo_list_sizes(cmd, list, c->grid_split, &c->ngrid_split, 1, UINT32_MAX) != 0) return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
-            if (m < 0 || bo_list_sizes(cmd, val, c->block_threads, &c->nblock_threads, 1, 1024) != 0) return -1;
+            if (m < 0 || bo_list_sizes(cmd, val, c->block_threads, &c->nblock_threads, 1, 1024) != 0)
+                return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dists", &val)) != 0) {
             if (m < 0) return -1;
             char buf[256];
@@ -299,7 +300,8 @@ static int bo_parse(const char *cmd, int argc, char **argv, bo_config *c)
  * times, interleaved, each row printed and written to jf. The rows that
  * failed. */
 static int bo_point(const char *cmd, const bo_config *c, gpk_ctx *ctx, const gpk_ctx_info *info, int grid,
-                    const float *xyz, size_t n, int d, int t, const gpk_octree *ref, int have_ref, FILE *jf, int *rows)
+                    const float *xyz, size_t n, int d, int t, const gpk_octree *ref, int have_ref, FILE *jf,
+                    int *rows)
 {
     int fails = 0;
     if (c->threads[t]) gpk_ctx_set_threads(ctx, (int)c->threads[t]);
@@ -392,10 +394,11 @@ static int bo_point(const char *cmd, const bo_config *c, gpk_ctx *ctx, const gpk
                *u->why ? ": " : "", u->why, where);
         fflush(stdout);
         if (jf) {
-            fprintf(jf, "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
-                        "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
-                        "\"ms\": %.6f, \"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, "
-                        "\"leaves\": %zu, \"nodes\": %zu, \"check\": \"%s\"}",
+            fprintf(jf,
+                    "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
+                    "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
+                    "\"ms\": %.6f, \"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, "
+                    "\"leaves\": %zu, \"nodes\": %zu, \"check\": \"%s\"}",
                     *rows ? "," : "", gpk_particle_dist_name(c->dist[d]), n,
                     gpk_octree_scheme_name(u->scheme), ti.threads, u->opts.blocks, u->opts.threads,
                     u->opts.grid_split, ms, dev_ms, pool_ms, (unsigned long long)u->tasks, u->depth,
@@ -416,7 +419,8 @@ static int bo_pools(const bo_config *c, gpk_ctx *ctx, FILE *jf)
     /* 2^22 - 1 tasks: a complete binary tree of depth 21 */
     const uint32_t depth = 21;
     const uint64_t expect = (1ull << (depth + 1)) - 1;
-    printf("\n%-9s %-7s %12s %11s %14s %10s  %s\n", "pool", "workers", "tasks", "ms", "tasks/s", "steals", "check");
+    printf("\n%-9s %-7s %12s %11s %14s %10s  %s\n", "pool", "workers", "tasks", "ms", "tasks/s", "steals",
+           "check");
     for (int t = 0; t < c->nthreads; t++) {
         if (c->threads[t]) gpk_ctx_set_threads(ctx, (int)c->threads[t]);
         for (int p = 0; p < GPK_POOL_SCHEMES; p++) {
@@ -432,13 +436,15 @@ static int bo_pools(const bo_config *c, gpk_ctx *ctx, FILE *jf)
             if (!ok) fails++;
             printf("%-9s %7u %12llu %11.3f %14.0f %10llu  %s%s%s\n", gpk_pool_scheme_name((gpk_pool_scheme)p),
                    st.workers, (unsigned long long)st.tasks, st.ms, st.ms > 0 ? st.tasks / st.ms * 1e3 : 0.0,
-                   (unsigned long long)st.steals, ok ? "ok" : "FAIL",
-                   s != GPK_OK ? ": " : "", s != GPK_OK ? gpk_last_error(ctx) : "");
+                   (unsigned long long)st.steals, ok ? "ok" : "FAIL", s != GPK_OK ? ": " : "",
+                   s != GPK_OK ? gpk_last_error(ctx) : "");
             if (jf)
-                fprintf(jf, "%s\n {\"pool\": \"%s\", \"workers\": %u, \"tasks\": %llu, \"ms\": %.6f, "
-                            "\"steals\": %llu, \"check\": \"%s\"}",
+                fprintf(jf,
+                        "%s\n {\"pool\": \"%s\", \"workers\": %u, \"tasks\": %llu, \"ms\": %.6f, "
+                        "\"steals\": %llu, \"check\": \"%s\"}",
                         (t || p) ? "," : "", gpk_pool_scheme_name((gpk_pool_scheme)p), st.workers,
-                        (unsigned long long)st.tasks, st.ms, (unsigned long long)st.steals, ok ? "ok" : "FAIL");
+                        (unsigned long long)st.tasks, st.ms, (unsigned long long)st.steals,
+                        ok ? "ok" : "FAIL");
         }
     }
     return fails;

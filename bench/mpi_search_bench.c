@@ -229,11 +229,11 @@ static int parse_options(int argc, char **argv, bench_opts *o)
                 bad = 1;
         } else {
             uint64_t *dst = strcmp(a, "--searches") == 0 ? &o->searches
-                            : strcmp(a, "--iters") == 0  ? &o->iters
-                            : strcmp(a, "--seed") == 0   ? &o->seed
-                            : strcmp(a, "--reps") == 0   ? &o->reps
-                            : strcmp(a, "--threads") == 0 ? &o->threads
-                                                          : NULL;
+                : strcmp(a, "--iters") == 0              ? &o->iters
+                : strcmp(a, "--seed") == 0               ? &o->seed
+                : strcmp(a, "--reps") == 0               ? &o->reps
+                : strcmp(a, "--threads") == 0            ? &o->threads
+                                                         : NULL;
             if (!dst || cli_parse_uint(v, strcmp(a, "--seed") == 0 ? 0 : 1, UINT32_MAX, dst) != 0) bad = 1;
         }
         i++;
@@ -252,7 +252,8 @@ static int parse_options(int argc, char **argv, bench_opts *o)
 }
 
 /* Rank 0's JSON record of the rows; 1 when it cannot be written. */
-static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *mine, const row *rows, int nrows)
+static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *mine, const row *rows,
+                      int nrows)
 {
     const uint64_t searches = o->searches, iters = o->iters, seed = o->seed, reps = o->reps;
     const gpk_backend backend = o->backend;
@@ -260,8 +261,9 @@ static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *
     gpk_ctx_info_get(mine, &info);
     fprintf(jo->f, "{\"bench\": \"mpi_search\", \"instance\": ");
     cli_json_str(jo->f, in->label);
-    fprintf(jo->f, ", \"searches\": %llu, \"iters\": %llu, \"seed\": %llu, \"reps\": %llu, \"backend\": \"%s\", "
-                  "\"device\": ",
+    fprintf(jo->f,
+            ", \"searches\": %llu, \"iters\": %llu, \"seed\": %llu, \"reps\": %llu, \"backend\": \"%s\", "
+            "\"device\": ",
             (unsigned long long)searches, (unsigned long long)iters, (unsigned long long)seed,
             (unsigned long long)reps, gpk_backend_name(backend));
     cli_json_str(jo->f, info.device_name);
@@ -272,8 +274,9 @@ static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *
         cli_json_str(jo->f, rw->name);
         fprintf(jo->f, ", \"ranks\": %d, \"contexts\": %d", rw->ranks, rw->ranks * rw->gpus);
         if (rw->ran)
-            fprintf(jo->f, ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
-                          "\"best_run\": %u, \"evaluated\": %llu",
+            fprintf(jo->f,
+                    ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
+                    "\"best_run\": %u, \"evaluated\": %llu",
                     rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0,
                     (long long)rw->best, rw->best_run, (unsigned long long)rw->evaluated);
         fprintf(jo->f, ", \"check\": ");
@@ -307,7 +310,8 @@ int main(int argc, char **argv)
         return 0;
     }
     const char *name = opt.name, *json = opt.json, *data = opt.data;
-    const uint64_t searches = opt.searches, iters = opt.iters, seed = opt.seed, reps = opt.reps, threads = opt.threads;
+    const uint64_t searches = opt.searches, iters = opt.iters, seed = opt.seed, reps = opt.reps,
+                   threads = opt.threads;
     const gpk_backend backend = opt.backend;
     const int *gpus = opt.gpus, ngpus = opt.ngpus, max_gpus = opt.max_gpus;
     if (bad) {

@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct { const char *name; size_t len; const char *value; } hook_given[16];
+static struct {
+    const char *name;
+    size_t len;
+    const char *value;
+} hook_given[16];
 static int hook_count;
 
 /* Exits 2 on an unknown hook or value. */

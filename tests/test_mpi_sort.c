@@ -168,7 +168,10 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     gpk_mpi_sort_times tm;
     gpk_mpi_last_sort_times(&tm);
     last_tm = tm;
-    const char *want = nranks == 1 ? "local" : at.device ? NULL : hooks.host_exchange_mpi ? "mpi" : "shared-memory";
+    const char *want = nranks == 1 ? "local"
+        : at.device                ? NULL
+        : hooks.host_exchange_mpi  ? "mpi"
+                                   : "shared-memory";
     if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
     if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
         printf("device shards moved by: %s\n", tm.exchange);

@@ -317,7 +317,8 @@ int main(int argc, char **argv)
             set_slot(cap, 8);
             for (k = 1; check_fault(ctx, GPK_U32, n, runs, k, (int)(k % 2)); k++) {
             }
-            TU_CHECK(k > (long)(2 * runs) + 5, "ooc_resident %s: %ld transfers failed in turn", limits[li], k - 1);
+            TU_CHECK(k > (long)(2 * runs) + 5, "ooc_resident %s: %ld transfers failed in turn", limits[li],
+                     k - 1);
         }
         gpk__test_set("ooc_resident", NULL);
     }

@@ -179,9 +179,15 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
 
     char what[160];
     const char *path = cpu_path;
-    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : outlier_input ? " outliers" : hole_input == 1 ? " one-digit pass" : hole_input == 2 ? " one-digit tiles" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
-             path ? " cpu_radix_path=" : "", path ? path : "");
+    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t), gpk_dist_name(d),
+             skew_input            ? " skewed"
+                 : crowd_input     ? " crowded"
+                 : outlier_input   ? " outliers"
+                 : hole_input == 1 ? " one-digit pass"
+                 : hole_input == 2 ? " one-digit tiles"
+                                   : "",
+             shape_input ? " shaped" : "", n, mode_name[m], b, r, path ? " cpu_radix_path=" : "",
+             path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
@@ -515,7 +521,8 @@ int main(int argc, char **argv)
      * per item: it fits PoCL's local memory, not a GPU's 48 KiB, where the
      * fast kernels run instead. It runs in the 32-bit build only: not
      * under opencl_wide_from. */
-    if (be == GPK_BACKEND_OPENCL && !hook_arg("opencl_wide_from") && (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
+    if (be == GPK_BACKEND_OPENCL && !hook_arg("opencl_wide_from") &&
+        (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
         run_case(GPK_U32, GPK_DIST_UNIFORM, 100003, MODE_PAIRS32, 0, 0, 0);
         gpk_ctx_info info;
         gpk_ctx_info_get(ctx, &info);
@@ -537,7 +544,8 @@ int main(int argc, char **argv)
     if (!quick) {
         const char *small_env = hook_arg("radix_cuda_small");
         const int small_on = be == GPK_BACKEND_CUDA && !(small_env && atoi(small_env) == 0);
-        const char *max_env = hook_arg("radix_cuda_small_max_log") ? hook_arg("radix_cuda_small_max_log") : getenv("GPK_RADIX_CUDA_SMALL_MAX_LOG");
+        const char *max_env = hook_arg("radix_cuda_small_max_log") ? hook_arg("radix_cuda_small_max_log")
+                                                                   : getenv("GPK_RADIX_CUDA_SMALL_MAX_LOG");
         const int max_set = max_env && atoi(max_env) >= 1 && atoi(max_env) <= 24;
         const int max_log = max_set ? atoi(max_env) : 22, max_log_values = max_set ? max_log : 20;
         const char *hybrid_env = hook_arg("radix_cuda_hybrid");

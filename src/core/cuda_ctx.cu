@@ -94,7 +94,8 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     if (prop.cooperativeLaunch && gpk__hook(gpk__test.radix_cuda_small, 1) != 0) {
         /* GPK_RADIX_CUDA_SMALL_MAX_LOG: programs that sort many arrays on
          * several streams at once lower it (one launch fills the device) */
-        const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log, gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
+        const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log,
+                                      gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
         if (lg >= 1 && lg <= 24) {
             st->small_sort_max_log = st->small_sort_values_max_log = lg;
         } else {

@@ -61,7 +61,7 @@ typedef struct gpk_ocl_kernels {
     /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
      * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
     unsigned os_warp;
-    int os_emulated;          /* the emulated vendor ranking (a test hook) */
+    int os_emulated; /* the emulated vendor ranking (a test hook) */
 } gpk_ocl_kernels;
 
 /* Cached device buffers, grow-only. */

@@ -9,7 +9,8 @@
 
 typedef struct gpk_mpi_test_hooks {
     int host_exchange_mpi; /* 1: host shards through MPI_Alltoallv, not the node's shared window */
-    size_t chunk_bytes;    /* > 0: point-to-point messages of this many bytes (the path of counts past INT_MAX) */
+    size_t
+        chunk_bytes; /* > 0: point-to-point messages of this many bytes (the path of counts past INT_MAX) */
 } gpk_mpi_test_hooks;
 
 /* Sets the hooks (NULL: all back to zero). */

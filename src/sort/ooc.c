@@ -365,7 +365,8 @@ typedef struct xfer {
 
 static gpk_status injected(xfer *x)
 {
-    return gpk__fail(x->d->ctx, GPK_EDEVICE, "sort: out-of-core transfer %ld failed (injected by a test)", x->count);
+    return gpk__fail(x->d->ctx, GPK_EDEVICE, "sort: out-of-core transfer %ld failed (injected by a test)",
+                     x->count);
 }
 
 static gpk_status x_load(xfer *x, int slot, size_t at, const void *keys, const void *vals, size_t n)

@@ -88,10 +88,7 @@ static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
     return count;
 }
 
-static int pin_threads(const cuda_dev *c)
-{
-    return c->threads;
-}
+static int pin_threads(const cuda_dev *c) { return c->threads; }
 
 /* Locks pieces[idx[0..n)]; 1 when every one is locked (by this call or
  * already by the caller). */
@@ -450,7 +447,6 @@ static void dev_close(gpk_ooc_dev *d)
     d->impl = NULL;
 }
 
-
 /* The slots that the in-memory sort keeps between calls give their memory
  * back (they are grow-only caches), and the temporaries' pool too. */
 static cudaError_t release_cached(gpk_cuda_state *st)
@@ -509,7 +505,8 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
 
     const size_t per = d->key_width + d->value_width;
     size_t cap = limit / ((SLOTS + 2) * per);
-    const size_t slot_max = (gpk__test.ooc_slot_bytes > 0 ? (size_t)gpk__test.ooc_slot_bytes : SLOT_BYTES_DEFAULT) / per;
+    const size_t slot_max =
+        (gpk__test.ooc_slot_bytes > 0 ? (size_t)gpk__test.ooc_slot_bytes : SLOT_BYTES_DEFAULT) / per;
     if (cap > slot_max) cap = slot_max;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;

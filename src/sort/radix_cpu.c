@@ -484,10 +484,7 @@ static int path_forced(void)
 /* A test may make 8-byte keys that need mapping take the counted first
  * level (mapped keys written by the detection, counted again when skewed)
  * instead of the sampled plan (first_plan). */
-static int sampled_first_allowed(void)
-{
-    return gpk__hook(gpk__test.cpu_radix_first_count, 0) != 1;
-}
+static int sampled_first_allowed(void) { return gpk__hook(gpk__test.cpu_radix_first_count, 0) != 1; }
 
 /* MSD digit width for n keys of `width` bytes (keys + values): the smallest
  * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */

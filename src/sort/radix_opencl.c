@@ -235,7 +235,8 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
     const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
     if (mode == 2 && !nvidia) {
         free(src);
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "OpenCL: the vendor path was required but there is none for %s (%s)", st->name,
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "OpenCL: the vendor path was required but there is none for %s (%s)", st->name,
                          st->vendor);
     }
     /* Keys per item are compile-time (they size private arrays); the rest
@@ -251,11 +252,15 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
             free(src);
             return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
         }
-        snprintf(opts, sizeof opts,
-                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
-                 "-DGPK_OS_BPT=%u%s%s",
-                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
-                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "");
+        snprintf(
+            opts, sizeof opts,
+            "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
+            "-DGPK_OS_BPT=%u%s%s",
+            st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
+            wide ? " -DGPK_POS64" : "",
+            ptx             ? " -DGPK_NV_PTX"
+                : mode == 3 ? " -DGPK_EMU_WARP"
+                            : "");
         e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
         if (e == CL_SUCCESS) {
             ks->os_warp = ptx || mode == 3 ? 32 : 1;
@@ -985,7 +990,8 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
     if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
     const gpk_opencl_tune *tu = &R->st->tune;
-    R->pref = variant_or(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP : tu->variant);
+    R->pref = variant_or(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP
+                                                                                   : tu->variant);
     R->r = job->radix_bits ? job->radix_bits
                            : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;

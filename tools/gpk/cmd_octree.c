@@ -161,8 +161,9 @@ typedef struct octree_args {
 /* 0; 1 after --help; -1 on a usage error (said). */
 static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args *o)
 {
-    const octree_args defaults = {GPK_PARTICLES_UNIFORM, 500000, 20, 1, 1, 0, 0, 0, GPK_OCTREE_STEAL,
-                                  GPK_OCTREE_OPTS_INIT, GPK_BACKEND_AUTO, -1, 0, 0, 0, NULL};
+    const octree_args defaults = {
+        GPK_PARTICLES_UNIFORM, 500000,           20, 1, 1, 0, 0,   0, GPK_OCTREE_STEAL,
+        GPK_OCTREE_OPTS_INIT,  GPK_BACKEND_AUTO, -1, 0, 0, 0, NULL};
     *o = defaults;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
@@ -318,18 +319,18 @@ static void octree_report(const octree_args *o, const gpk_ctx_info *info, const 
     char parts[96] = "";
     const int on_device = info->backend == GPK_BACKEND_CUDA, pooled = o->scheme != GPK_OCTREE_MORTON;
     if (on_device && pooled)
-        snprintf(parts, sizeof parts, " (%.3f ms on the device, %.3f ms in the pool)", tree->device_ms, tree->pool_ms);
-    else if (on_device)
-        snprintf(parts, sizeof parts, " (%.3f ms on the device)", tree->device_ms);
-    else if (pooled)
-        snprintf(parts, sizeof parts, " (%.3f ms in the pool)", tree->pool_ms);
+        snprintf(parts, sizeof parts, " (%.3f ms on the device, %.3f ms in the pool)", tree->device_ms,
+                 tree->pool_ms);
+    else if (on_device) snprintf(parts, sizeof parts, " (%.3f ms on the device)", tree->device_ms);
+    else if (pooled) snprintf(parts, sizeof parts, " (%.3f ms in the pool)", tree->pool_ms);
     cli_progress_end();
     fprintf(stderr,
             "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms%s, %llu tasks, depth %u, "
             "%zu leaves, %zu nodes; check %s\n",
             gpk_backend_name(info->backend), info->device_name, gpk_particle_dist_name(o->dist),
-            (unsigned long long)o->n, (unsigned long long)o->threshold, gpk_octree_scheme_name(o->scheme), ms, parts,
-            (unsigned long long)tree->tasks, tree->depth, tree->leaves, tree->n_nodes, bad ? "FAILED" : "ok");
+            (unsigned long long)o->n, (unsigned long long)o->threshold, gpk_octree_scheme_name(o->scheme), ms,
+            parts, (unsigned long long)tree->tasks, tree->depth, tree->leaves, tree->n_nodes,
+            bad ? "FAILED" : "ok");
     if (o->json) {
         printf("{\"command\": \"octree\", \"gpk_version\": ");
         cli_json_str(stdout, gpk_version());
@@ -340,10 +341,12 @@ static void octree_report(const octree_args *o, const gpk_ctx_info *info, const 
         printf(", \"scheme\": ");
         cli_json_str(stdout, gpk_octree_scheme_name(o->scheme));
         printf(", \"n\": %llu, \"threshold\": %llu, \"seed\": %llu, \"reps\": %llu, \"ms\": %.6f, "
-               "\"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, \"check\": %s}\n",
+               "\"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, "
+               "\"nodes\": %zu, \"check\": %s}\n",
                (unsigned long long)o->n, (unsigned long long)o->threshold, (unsigned long long)o->seed,
-               (unsigned long long)o->reps, ms, tree->device_ms, tree->pool_ms, (unsigned long long)tree->tasks, tree->depth, tree->leaves,
-               tree->n_nodes, bad ? "\"failed\"" : "\"ok\"");
+               (unsigned long long)o->reps, ms, tree->device_ms, tree->pool_ms,
+               (unsigned long long)tree->tasks, tree->depth, tree->leaves, tree->n_nodes,
+               bad ? "\"failed\"" : "\"ok\"");
     }
 }
 
@@ -364,7 +367,8 @@ int cmd_octree(int argc, char **argv)
         return CLI_USAGE;
     }
 #ifdef GPK_HAVE_CUDA_OCTREE
-    if ((o.blocks || o.block_threads || o.grid_split) && (info.backend != GPK_BACKEND_CUDA || o.scheme == GPK_OCTREE_MORTON)) {
+    if ((o.blocks || o.block_threads || o.grid_split) &&
+        (info.backend != GPK_BACKEND_CUDA || o.scheme == GPK_OCTREE_MORTON)) {
         cli_error(cmd, "--blocks, --block-threads, --grid-split: only for the pool schemes on the cuda backend "
                        "(not the %s backend, not morton)", gpk_backend_name(info.backend));
         gpk_ctx_destroy(ctx);
@@ -381,7 +385,8 @@ int cmd_octree(int argc, char **argv)
          * page, not by the out-of-memory killer halfway. */
         const char *what;
         const uint64_t limit = io_memory_limit(&what);
-        const double need = (double)o.n * (info.backend == GPK_BACKEND_CPU ? OCTREE_BYTES_PER_PARTICLE : 12.0);
+        const double need =
+            (double)o.n * (info.backend == GPK_BACKEND_CPU ? OCTREE_BYTES_PER_PARTICLE : 12.0);
         if (need > (double)limit) {
             cli_error(cmd, "%llu particles need about %.2f GiB; the process may use %.2f GiB (%s)",
                       (unsigned long long)o.n, need / 1073741824.0, (double)limit / 1073741824.0, what);

@@ -97,6 +97,99 @@ typedef struct sort_args {
     sort_seg_args seg; /* --rows, --segments, --descending */
 } sort_args;
 
+/* The options' combinations, after parsing: 0, or -1 (said). */
+static int check_combinations(const char *cmd, sort_args *a)
+{
+    if (a->in && a->gen) {
+        cli_error(cmd, "give an input file or --gen, not both");
+        return -1;
+    }
+    if (!a->in && !a->gen) {
+        cli_error(cmd, "no input: give a file (raw with --type, or .npy) or --gen DIST --n N");
+        return -1;
+    }
+    if (a->gen && !a->have_n) {
+        cli_error(cmd, "--gen needs --n N");
+        return -1;
+    }
+    if (!a->gen && (a->have_n || a->have_seed || a->have_param)) {
+        cli_error(cmd, "--n, --seed and --param go with --gen");
+        return -1;
+    }
+    if (a->values && a->gen) {
+        cli_error(cmd, "--values needs an input key file (not --gen)");
+        return -1;
+    }
+    if (!a->values && (a->have_vtype || a->values_out)) {
+        cli_error(cmd, "--value-type and --values-out go with --values");
+        return -1;
+    }
+    if (a->values && a->perm) {
+        cli_error(cmd,
+                  "--perm and --values cannot be combined: sigma already orders the "
+                  "values (values_out[j] = values[sigma[j]])");
+        return -1;
+    }
+    if (a->json &&
+        ((a->out && strcmp(a->out, "-") == 0) || (a->perm && strcmp(a->perm, "-") == 0) ||
+         (a->values_out && strcmp(a->values_out, "-") == 0))) {
+        cli_error(cmd, "--json and an output to '-' would both write to stdout");
+        return -1;
+    }
+    if (a->in && a->values && strcmp(a->in, "-") == 0 && strcmp(a->values, "-") == 0) {
+        cli_error(cmd, "keys and values cannot both come from stdin");
+        return -1;
+    }
+    if (!a->have_type && a->gen) a->type = GPK_U32;
+    if (a->have_param) {
+        gpk_dist d;
+        gpk_dist_parse(a->gen, &d);
+        const uint64_t bits = 8 * gpk_type_size(a->type);
+        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
+            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
+                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
+            return -1;
+        }
+        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
+            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
+            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
+            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
+            return -1;
+        }
+    }
+    /* The quicksort sorts whole keys in one way: the radix tunables would be
+     * ignored, so they are refused. */
+    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
+        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
+        cli_error(cmd,
+                  "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
+                  "not to --algo %s",
+                  gpk_sort_algo_name(a->ro.algorithm));
+        return -1;
+    }
+    /* All outputs are checked before the sort, so that none is written
+     * when another cannot be, and none overwrites an input. */
+    const char *outs[3] = {a->out, a->perm, a->values_out};
+    const char *out_roles[3] = {"-o", "--perm", "--values-out"};
+    const char *ins[2] = {a->in, a->values};
+    const char *in_roles[2] = {"(keys)", "--values"};
+    const int own[3] = {0, -1, 1}; /* sorting a file in place is fine */
+    char err[600];
+    if (io_check_outputs(outs, out_roles, own, 3, ins, in_roles, 2, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* Parses one numeric option into *dst. Returns 1 when argv[*i] was `name`,
  * 0 when not, -1 on a usage error (already reported). */
 static int opt_uint(const char *cmd, int argc, char **argv, int *i, const char *name,
@@ -271,91 +364,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
         a->in = arg;
     }
 
-    /* Combinations. */
-    if (a->in && a->gen) {
-        cli_error(cmd, "give an input file or --gen, not both");
-        return -1;
-    }
-    if (!a->in && !a->gen) {
-        cli_error(cmd, "no input: give a file (raw with --type, or .npy) or --gen DIST --n N");
-        return -1;
-    }
-    if (a->gen && !a->have_n) {
-        cli_error(cmd, "--gen needs --n N");
-        return -1;
-    }
-    if (!a->gen && (a->have_n || a->have_seed || a->have_param)) {
-        cli_error(cmd, "--n, --seed and --param go with --gen");
-        return -1;
-    }
-    if (a->values && a->gen) {
-        cli_error(cmd, "--values needs an input key file (not --gen)");
-        return -1;
-    }
-    if (!a->values && (a->have_vtype || a->values_out)) {
-        cli_error(cmd, "--value-type and --values-out go with --values");
-        return -1;
-    }
-    if (a->values && a->perm) {
-        cli_error(cmd, "--perm and --values cannot be combined: sigma already orders the "
-                  "values (values_out[j] = values[sigma[j]])");
-        return -1;
-    }
-    if (a->json && ((a->out && strcmp(a->out, "-") == 0) || (a->perm && strcmp(a->perm, "-") == 0) ||
-                    (a->values_out && strcmp(a->values_out, "-") == 0))) {
-        cli_error(cmd, "--json and an output to '-' would both write to stdout");
-        return -1;
-    }
-    if (a->in && a->values && strcmp(a->in, "-") == 0 && strcmp(a->values, "-") == 0) {
-        cli_error(cmd, "keys and values cannot both come from stdin");
-        return -1;
-    }
-    if (!a->have_type && a->gen) a->type = GPK_U32;
-    if (a->have_param) {
-        gpk_dist d;
-        gpk_dist_parse(a->gen, &d);
-        const uint64_t bits = 8 * gpk_type_size(a->type);
-        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
-            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
-                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
-            return -1;
-        }
-        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
-            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
-                      (unsigned long long)a->param);
-            return -1;
-        }
-        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
-            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
-                      (unsigned long long)a->param);
-            return -1;
-        }
-        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
-            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
-            return -1;
-        }
-    }
-    /* The quicksort sorts whole keys in one way: the radix tunables would be
-     * ignored, so they are refused. */
-    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
-        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
-        cli_error(cmd, "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
-                  "not to --algo %s", gpk_sort_algo_name(a->ro.algorithm));
-        return -1;
-    }
-    /* All outputs are checked before the sort, so that none is written
-     * when another cannot be, and none overwrites an input. */
-    const char *outs[3] = {a->out, a->perm, a->values_out};
-    const char *out_roles[3] = {"-o", "--perm", "--values-out"};
-    const char *ins[2] = {a->in, a->values};
-    const char *in_roles[2] = {"(keys)", "--values"};
-    const int own[3] = {0, -1, 1}; /* sorting a file in place is fine */
-    char err[600];
-    if (io_check_outputs(outs, out_roles, own, 3, ins, in_roles, 2, err, sizeof err) != 0) {
-        cli_error(cmd, "%s", err);
-        return -1;
-    }
-    return 0;
+    return check_combinations(cmd, a);
 }
 
 /* --check in bounded memory: no copy of the input and no reference sort
@@ -691,8 +700,10 @@ static int load_inputs(const char *cmd, sort_args *a, sort_run *r)
         return CLI_USAGE;
     }
     if (a->values && !a->have_vtype && is_raw_file(a->values)) {
-        cli_error(cmd, "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
-                  "or a .npy", a->values);
+        cli_error(cmd,
+                  "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
+                  "or a .npy",
+                  a->values);
         return CLI_USAGE;
     }
     if (!a->gen && !a->quiet) cli_progress(cmd, "reading %s", a->in);
@@ -710,7 +721,8 @@ static int load_inputs(const char *cmd, sort_args *a, sort_run *r)
     } else {
         const int m = read_keys_mapped(a, &r->keys, &r->mapped_out, &r->map, r->err, sizeof r->err);
         r->mapped = m == 0;
-        if (m < 0 || (m > 0 && io_read(a->in, a->have_type ? &a->type : NULL, &r->keys, r->err, sizeof r->err) != 0)) {
+        if (m < 0 ||
+            (m > 0 && io_read(a->in, a->have_type ? &a->type : NULL, &r->keys, r->err, sizeof r->err) != 0)) {
             cli_error(cmd, "%s", r->err);
             return CLI_FAIL;
         }
@@ -720,8 +732,8 @@ static int load_inputs(const char *cmd, sort_args *a, sort_run *r)
     r->kw = gpk_type_size(r->t);
     r->nb = r->n ? r->n : 1;
     if (a->ro.key_bits > 8 * r->kw) {
-        cli_error(cmd, "--key-bits %u is larger than the %u bits of %s", a->ro.key_bits, (unsigned)(8 * r->kw),
-                  gpk_type_name(r->t));
+        cli_error(cmd, "--key-bits %u is larger than the %u bits of %s", a->ro.key_bits,
+                  (unsigned)(8 * r->kw), gpk_type_name(r->t));
         return CLI_USAGE;
     }
     if (a->seg.on && sort_seg_prepare(cmd, &a->seg, r->n) != 0) return CLI_USAGE;
@@ -782,9 +794,12 @@ static int check_memory(const char *cmd, const sort_args *a, const sort_run *r)
     if (a->check) need += (double)n * CHECK_BYTES_PER_KEY;
     if (need <= (double)limit) return 0;
     cli_error(cmd, "%zu %s keys%s need about %.2f GiB more memory%s; the process may use %.2f GiB (%s)%s", n,
-              gpk_type_name(r->t), r->vw ? " and values" : sw > 0 ? " and sigma" : "", need / 1073741824.0,
-              a->gen ? " (the keys, the sort's scratch)" : " (the sort's scratch)", (double)limit / 1073741824.0, what,
-              a->gen ? ": nothing generated" : "");
+              gpk_type_name(r->t),
+              r->vw        ? " and values"
+                  : sw > 0 ? " and sigma"
+                           : "",
+              need / 1073741824.0, a->gen ? " (the keys, the sort's scratch)" : " (the sort's scratch)",
+              (double)limit / 1073741824.0, what, a->gen ? ": nothing generated" : "");
     return CLI_FAIL;
 }
 
@@ -792,7 +807,8 @@ static int generate_keys(const char *cmd, const sort_args *a, sort_run *r)
 {
     gpk_dist d;
     gpk_dist_parse(a->gen, &d);
-    if (!a->quiet) cli_progress(cmd, "generating %zu %s keys (%s)", r->keys.n, gpk_type_name(a->type), a->gen);
+    if (!a->quiet)
+        cli_progress(cmd, "generating %zu %s keys (%s)", r->keys.n, gpk_type_name(a->type), a->gen);
     r->keys.data = malloc(r->nb * r->kw);
     if (!r->keys.data) {
         cli_error(cmd, "out of memory for %zu keys", r->keys.n);
@@ -813,8 +829,8 @@ static int prepare_buffers(const char *cmd, const sort_args *a, sort_run *r)
     const size_t n = r->n, kw = r->kw, vw = r->vw;
     if (a->check) {
         if (!a->quiet) cli_progress(cmd, "hashing the input for --check");
-        check_sums_of(r->keys.data, kw, r->vals.data, vw, NULL, 0, n, a->quiet, "hashing the input for --check",
-                      &r->in_sums);
+        check_sums_of(r->keys.data, kw, r->vals.data, vw, NULL, 0, n, a->quiet,
+                      "hashing the input for --check", &r->in_sums);
     }
     if (a->reps > 1 || (a->check && a->seg.on)) {
         r->orig_keys = malloc(r->nb * kw);
@@ -860,15 +876,13 @@ static int run_sorts(const char *cmd, const sort_args *a, sort_run *r)
         if (!a->quiet) cli_progress(cmd, "%s", sorting);
         double t0 = cli_now_ms();
         if (a->seg.on)
-            s = sort_seg_run(r->ctx, &a->seg, r->t, r->keys.data, r->vals.type, vw ? r->vals.data : NULL, r->sigma, n);
-        else if (vw)
-            s = gpk_sort_pairs(r->ctx, r->t, r->keys.data, r->vals.type, r->vals.data, n, &a->ro);
+            s = sort_seg_run(r->ctx, &a->seg, r->t, r->keys.data, r->vals.type, vw ? r->vals.data : NULL,
+                             r->sigma, n);
+        else if (vw) s = gpk_sort_pairs(r->ctx, r->t, r->keys.data, r->vals.type, r->vals.data, n, &a->ro);
         else if (r->sigma64)
             s = gpk_sort_perm64(r->ctx, r->t, r->keys.data, (uint64_t *)(void *)r->sigma, n, &a->ro);
-        else if (r->sigma)
-            s = gpk_sort_perm(r->ctx, r->t, r->keys.data, r->sigma, n, &a->ro);
-        else
-            s = gpk_sort_keys(r->ctx, r->t, r->keys.data, n, &a->ro);
+        else if (r->sigma) s = gpk_sort_perm(r->ctx, r->t, r->keys.data, r->sigma, n, &a->ro);
+        else s = gpk_sort_keys(r->ctx, r->t, r->keys.data, n, &a->ro);
         r->times[rep] = cli_now_ms() - t0;
         if (s != GPK_OK) {
             bar_stop(&r->bar, r->ctx);
@@ -887,14 +901,16 @@ static int run_sorts(const char *cmd, const sort_args *a, sort_run *r)
 static void verify(const char *cmd, const sort_args *a, sort_run *r)
 {
     const size_t vw = r->vw;
-    const char *corrupt = getenv("GPK_TEST_CORRUPT_SORT"); /* the CLI's own test hook (tests/cli_io_test.sh) */
-    if (corrupt) corrupt_for_test(corrupt, r->t, r->keys.data, r->n, vw, r->vals.data, r->sigma, r->sigma64 ? 8 : 4);
+    const char *corrupt =
+        getenv("GPK_TEST_CORRUPT_SORT"); /* the CLI's own test hook (tests/cli_io_test.sh) */
+    if (corrupt)
+        corrupt_for_test(corrupt, r->t, r->keys.data, r->n, vw, r->vals.data, r->sigma, r->sigma64 ? 8 : 4);
     if (!a->quiet) cli_progress(cmd, "checking the result");
-    const int ok = a->seg.on ? sort_seg_verify(&a->seg, r->t, r->orig_keys, r->keys.data, vw, r->orig_vals,
-                                               vw ? r->vals.data : NULL, r->sigma, r->n, r->why, sizeof r->why)
-                             : check_result(a, r->t, &r->in_sums, r->keys.data, r->n, vw, vw ? r->vals.data : NULL,
-                                            r->sigma, r->sigma64 ? 8 : 4, r->ran == GPK_SORT_RADIX, r->why,
-                                            sizeof r->why);
+    const int ok = a->seg.on
+        ? sort_seg_verify(&a->seg, r->t, r->orig_keys, r->keys.data, vw, r->orig_vals,
+                          vw ? r->vals.data : NULL, r->sigma, r->n, r->why, sizeof r->why)
+        : check_result(a, r->t, &r->in_sums, r->keys.data, r->n, vw, vw ? r->vals.data : NULL, r->sigma,
+                       r->sigma64 ? 8 : 4, r->ran == GPK_SORT_RADIX, r->why, sizeof r->why);
     r->check_state = ok ? "ok" : "FAILED";
 }
 
@@ -905,7 +921,8 @@ static int write_outputs(const char *cmd, const sort_args *a, sort_run *r)
     /* Output format: --format, else .npy by name, else the input's. */
     io_format kf = a->have_format ? a->format : io_output_format(a->out ? a->out : "", r->keys.format);
     io_format pf = a->have_format ? a->format : io_output_format(a->perm ? a->perm : "", r->keys.format);
-    io_format vf = a->have_format ? a->format : io_output_format(a->values_out ? a->values_out : "", r->vals.format);
+    io_format vf =
+        a->have_format ? a->format : io_output_format(a->values_out ? a->values_out : "", r->vals.format);
     if (!a->quiet && (a->out || a->perm || a->values_out)) cli_progress(cmd, "writing the output");
     const char *paths[3] = {a->out, a->perm, a->values_out};
     const io_format fmts[3] = {kf, pf, vf};
@@ -924,7 +941,7 @@ static int write_outputs(const char *cmd, const sort_args *a, sort_run *r)
     for (int k = r->mapped ? 1 : 0; k < 3 && ok; k++)
         if (paths[k])
             ok = io_out_open(&outs[k], paths[k], r->err, sizeof r->err) == 0 &&
-                 io_write_array(&outs[k], fmts[k], types[k], datas[k], r->n, r->err, sizeof r->err) == 0;
+                io_write_array(&outs[k], fmts[k], types[k], datas[k], r->n, r->err, sizeof r->err) == 0;
     for (int k = 0; k < 3 && ok; k++)
         if (outs[k].f) ok = io_out_commit(&outs[k], r->err, sizeof r->err) == 0;
     for (int k = 0; k < 3; k++) io_out_abort(&outs[k]);
@@ -942,7 +959,10 @@ static void report(const sort_args *a, const sort_run *r)
     if (!a->quiet) {
         fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
                 gpk_backend_name(r->info.backend), r->info.device_name, gpk_sort_algo_name(r->ran), n,
-                gpk_type_name(r->t), vw ? " + values " : a->perm ? " + permutation" : "",
+                gpk_type_name(r->t),
+                vw            ? " + values "
+                    : a->perm ? " + permutation"
+                              : "",
                 vw ? gpk_type_name(r->vals.type) : "", r->ms, a->reps > 1 ? " median" : "", mkeys);
         if (a->check) fprintf(stderr, ", check %s", r->check_state);
         fputc('\n', stderr);
@@ -960,17 +980,19 @@ static void report(const sort_args *a, const sort_run *r)
     cli_json_str(stdout, a->in ? a->in : a->gen);
     printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"", a->gen ? "true" : "false",
            gpk_type_name(r->t), n, mode);
-    printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ", gpk_sort_algo_name(a->ro.algorithm),
-           gpk_sort_algo_name(r->ran));
+    printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ",
+           gpk_sort_algo_name(a->ro.algorithm), gpk_sort_algo_name(r->ran));
     cli_json_str(stdout, gpk_last_sort_path(r->ctx));
     printf(", \"devices\": %u", r->info.n_devices);
     if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(r->vals.type));
-    if (a->gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a->seed, (unsigned long long)a->param);
+    if (a->gen)
+        printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a->seed,
+               (unsigned long long)a->param);
     printf(", \"key_bits\": %u, \"radix_bits\": %u, \"items\": %u, \"groups\": %u, "
            "\"scan_split\": %u, \"reps\": %d, \"ms\": %.6f, \"mkeys_per_s\": %.4f, "
            "\"check\": \"%s\"",
-           a->ro.key_bits, a->ro.radix_bits, a->ro.items, a->ro.groups, a->ro.scan_split, a->reps, r->ms, mkeys,
-           r->check_state);
+           a->ro.key_bits, a->ro.radix_bits, a->ro.items, a->ro.groups, a->ro.scan_split, a->reps, r->ms,
+           mkeys, r->check_state);
     if (r->why[0]) {
         printf(", \"check_error\": ");
         cli_json_str(stdout, r->why);
@@ -1026,7 +1048,8 @@ int cmd_sort(int argc, char **argv)
         int cli_mpi_forward(const char *cmd, char **argv);
         return cli_mpi_forward(cmd, argv - 1); /* gpk's own argv, as main passed argv + 1 */
 #else
-        cli_error(cmd, "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
+        cli_error(cmd,
+                  "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
         return CLI_USAGE;
 #endif
     }
@@ -1035,8 +1058,9 @@ int cmd_sort(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;
     if (pr < 0) return CLI_USAGE;
-    if (sort_seg_check_opts(cmd, &a.seg, &a.ro, a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
-                                                    a.ro.scan_split) != 0)
+    if (sort_seg_check_opts(cmd, &a.seg, &a.ro,
+                            a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
+                                a.ro.scan_split) != 0)
         return CLI_USAGE;
     sort_run r;
     memset(&r, 0, sizeof r);

@@ -195,19 +195,24 @@ static int options_agree(const mpi_args *ap)
 {
     const mpi_args a = *ap;
     char mine[3 * PATH_MAX];
-    snprintf(mine, sizeof mine, "IN %s, -o %s, --type %s, --check %s, --json %s", a.in, a.out ? a.out : "(none)",
-             a.have_type ? gpk_type_name(a.type) : "(from the file)", a.check ? "on" : "off", a.json ? "on" : "off");
+    snprintf(mine, sizeof mine, "IN %s, -o %s, --type %s, --check %s, --json %s", a.in,
+             a.out ? a.out : "(none)", a.have_type ? gpk_type_name(a.type) : "(from the file)",
+             a.check ? "on" : "off", a.json ? "on" : "off");
     char root[sizeof mine];
     memcpy(root, mine, sizeof mine);
     MPI_Bcast(root, (int)sizeof root, MPI_CHAR, 0, MPI_COMM_WORLD);
     const int differs = strcmp(root, mine) != 0;
     if (agree(differs ? CLI_USAGE : CLI_OK) == CLI_OK) return CLI_OK;
     if (differs)
-        cli_error("sort", "rank %d: the ranks must be given the same IN, -o, --type, --check and --json: this "
-                  "rank has %s; rank 0 has %s", rank_, mine, root);
+        cli_error("sort",
+                  "rank %d: the ranks must be given the same IN, -o, --type, --check and --json: this "
+                  "rank has %s; rank 0 has %s",
+                  rank_, mine, root);
     else
-        cli_error("sort", "rank %d: another rank was given other IN, -o, --type, --check or --json (it says "
-                  "which); nothing done", rank_);
+        cli_error("sort",
+                  "rank %d: another rank was given other IN, -o, --type, --check or --json (it says "
+                  "which); nothing done",
+                  rank_);
     return CLI_USAGE;
 }
 
@@ -220,7 +225,8 @@ static int rank_context(const mpi_args *a, int ok, gpk_ctx **ctx, char *msg, siz
     int local = 0;
     if (a->device < 0) {
         MPI_Comm node;
-        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+            MPI_SUCCESS) {
             MPI_Comm_rank(node, &local);
             MPI_Comm_free(&node);
         }
@@ -235,13 +241,15 @@ static int rank_context(const mpi_args *a, int ok, gpk_ctx **ctx, char *msg, siz
         o.device = getenv("GPK_DEVICE") ? -1 : count > 0 ? local % count : local;
     }
     if (gpk_ctx_create_ex(ctx, &o) == GPK_OK) return CLI_OK;
-    snprintf(msg, msglen, "cannot create a %s context: %s", gpk_backend_name(a->backend), gpk_last_error(NULL));
+    snprintf(msg, msglen, "cannot create a %s context: %s", gpk_backend_name(a->backend),
+             gpk_last_error(NULL));
     return CLI_FAIL;
 }
 
 /* Rank 0's output file: the header and the size, so every rank can write
  * its slice at *offset. */
-static int open_output(const char *path, const io_array *arr, io_out *out, long long *offset, char *msg, size_t msglen)
+static int open_output(const char *path, const io_array *arr, io_out *out, long long *offset, char *msg,
+                       size_t msglen)
 {
     char err[600];
     io_map map;
@@ -269,8 +277,8 @@ static int open_output(const char *path, const io_array *arr, io_out *out, long 
 
 /* Every rank writes its n sorted keys (w bytes each, from global index lo)
  * into rank 0's temporary file out, at offset. Collective. */
-static int write_slice(const char *path, const io_out *out, long long offset, const void *sorted, size_t n, size_t w,
-                       uint64_t lo)
+static int write_slice(const char *path, const io_out *out, long long offset, const void *sorted, size_t n,
+                       size_t w, uint64_t lo)
 {
     char msg[700];
     int len = 0;
@@ -377,7 +385,8 @@ int cmd_sort_mpi(int argc, char **argv)
     }
     if (rank_context(&a, rc == CLI_OK, &ctx, msg, sizeof msg) != CLI_OK) rc = CLI_FAIL;
     /* rank 0's output file: the header and the size, so every rank can write its slice */
-    if (rc == CLI_OK && rank_ == 0 && a.out && open_output(a.out, &arr, &out, &out_offset, msg, sizeof msg) != CLI_OK)
+    if (rc == CLI_OK && rank_ == 0 && a.out &&
+        open_output(a.out, &arr, &out, &out_offset, msg, sizeof msg) != CLI_OK)
         rc = CLI_FAIL;
     if (msg[0]) mpi_error(msg);
     rc = agree(rc);
