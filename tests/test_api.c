@@ -7,6 +7,7 @@
 #include "gpk/sort.h"
 #include "sort/radix_internal.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -362,6 +363,7 @@ static void test_host_memory(void)
 
 int main(int argc, char **argv)
 {
+    hook_args(&argc, argv); /* e.g. multi_min=0 (scripts/gpu-stages.sh multi) */
     gpk_backend be = GPK_BACKEND_CPU;
     if (argc > 1 && gpk_backend_parse(argv[1], &be) != GPK_OK) return 2;
     uint64_t seed = tu_seed();

@@ -15,6 +15,7 @@
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 static gpk_ctx *ctx;
 static cudaStream_t stream;
@@ -349,8 +350,9 @@ static void errors(void)
     cudaFree(d);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    hook_args(&argc, argv); /* e.g. radix_cuda_hybrid=1 (scripts/gpu-check.sh) */
     if (gpk_ctx_create(&ctx, GPK_BACKEND_CUDA) != GPK_OK) {
         printf("test_cuda_api: skipped: %s\n", gpk_last_error(NULL));
         return TU_SKIP;

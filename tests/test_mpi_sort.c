@@ -23,6 +23,7 @@
 #include <gpk/sort.h>
 
 #include "testutil.h"
+#include "mpi/mpi_test_hooks.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -43,6 +44,7 @@ static uint64_t seed;
  * same ranks in the same order), and what its last sort reported */
 static MPI_Comm sort_comm;
 static gpk_mpi_sort_times last_tm;
+static gpk_mpi_test_hooks hooks; /* the paths forced, the same on every rank */
 
 /* testutil.h's check, its message prefixed with the rank */
 #define CHECK(cond, fmt, ...) TU_CHECK(cond, "rank %d: " fmt, rank, __VA_ARGS__)
@@ -172,8 +174,10 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     gpk_mpi_sort_times tm;
     gpk_mpi_last_sort_times(&tm);
     last_tm = tm;
-    const char *hx = getenv("GPK_MPI_HOST_EXCHANGE");
-    const char *want = nranks == 1 ? "local" : at.device ? NULL : hx && !strcmp(hx, "mpi") ? "mpi" : "shared-memory";
+    const char *want = nranks == 1 ? "local"
+        : at.device                ? NULL
+        : hooks.host_exchange_mpi  ? "mpi"
+                                   : "shared-memory";
     if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
     if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
         printf("device shards moved by: %s\n", tm.exchange);
@@ -423,17 +427,20 @@ static void suite(where at, const char *what)
     run_case(at, GPK_U32, 0, D_RANDOM, rank == 1 ? 0 : 700001, 1, 0, "large keep, rank 1 empty");
     /* host shards through MPI_Alltoallv instead of the shared window, then
      * in chunks of 1000 bytes (the path of counts past INT_MAX) */
-    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    hooks.host_exchange_mpi = 1;
+    gpk__mpi_test_hooks_set(&hooks);
     snprintf(label, sizeof label, "%s exchange by MPI", what);
     run_case(at, GPK_F32, 4, D_SPECIAL, 3000 + (size_t)rank * 7, 0, 0, label);
     run_case(at, GPK_U64, 0, D_RANDOM, rank == 0 ? 9000 : 0, 0, 0, label);
     run_case(at, GPK_I32, 8, D_FEW, 2000 + (size_t)rank, 1, 0, label);
-    setenv("GPK_MPI_CHUNK_BYTES", "1000", 1);
+    hooks.chunk_bytes = 1000;
+    gpk__mpi_test_hooks_set(&hooks);
     snprintf(label, sizeof label, "%s chunked exchange", what);
     run_case(at, GPK_I64, 4, D_RANDOM, 5000 + (size_t)rank * 11, 0, 0, label);
     run_case(at, GPK_U32, 8, D_EQUAL, 3001, 0, 0, label);
-    unsetenv("GPK_MPI_CHUNK_BYTES");
-    unsetenv("GPK_MPI_HOST_EXCHANGE");
+    hooks.chunk_bytes = 0;
+    hooks.host_exchange_mpi = 0;
+    gpk__mpi_test_hooks_set(&hooks);
 }
 
 /* A rank stopped with SIGSTOP: every other rank's sort returns GPK_EIO
@@ -537,9 +544,11 @@ int main(int argc, char **argv)
     where host = { ctx, 0 };
     suite(host, "host");
     repeated_calls(host, "host");
-    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    hooks.host_exchange_mpi = 1;
+    gpk__mpi_test_hooks_set(&hooks);
     repeated_calls(host, "host (exchange by MPI)");
-    unsetenv("GPK_MPI_HOST_EXCHANGE");
+    hooks.host_exchange_mpi = 0;
+    gpk__mpi_test_hooks_set(&hooks);
 #ifdef GPK_HAVE_CUDA
     if (!strcmp(backend, "cuda")) {
         /* NCCL refuses two ranks on one GPU */

@@ -110,8 +110,8 @@ GPK_API gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, con
  * per rank: give each rank's context its own device.
  *
  * How (device shards of ranks of one node with peer GPUs, 4-byte keys,
- * from 2^29 keys a rank: the part plan; GPK_MPI_DEVICE_PLAN=part|merge
- * forces one): each rank partitions its shard by the top 8 bits, the ranks
+ * large shards, from the size in docs/perf/scale.md: the part plan;
+ * GPK_MPI_DEVICE_PLAN=part|merge forces one): each rank partitions its shard by the top 8 bits, the ranks
  * gather the digit counts, and each rank copies its buckets' pieces from
  * every rank (CUDA IPC) and sorts each bucket by the bits below as its
  * pieces arrive; skewed keys fall back to the plan below. Otherwise:

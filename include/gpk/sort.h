@@ -24,8 +24,8 @@
  * do not take part in the order). With b = 0 the library reduces the keys
  * once (AND and OR of all mapped keys) and sorts only the bit range where
  * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
- * (on the CUDA backend from 2^23 keys: below, sorting every bit costs less
- * than the detection's wait for the device).
+ * (on the CUDA backend only for large inputs, where sorting every bit
+ * costs more than the detection's wait for the device: docs/guide.md).
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
  */
@@ -117,8 +117,8 @@ GPK_API gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_
 GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
 /* The variant the last successful sort on ctx ran, for reports: on CUDA
  * "radix-onesweep" (LSD passes), "radix-small" (the same passes in one
- * launch, up to 2^22 keys or 2^20 pairs unless GPK_RADIX_CUDA_SMALL=0), "radix-hybrid" (MSD window + on-chip
- * bucket sorts, when GPK_RADIX_CUDA_HYBRID enables it) or "radix-hybrid+lsd" (skewed keys:
+ * launch, for small inputs: docs/guide.md), "radix-hybrid" (MSD window + on-chip
+ * bucket sorts, where a test enables it) or "radix-hybrid+lsd" (skewed keys:
  * some buckets sorted by LSD passes); elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
 GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
@@ -152,8 +152,8 @@ GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, siz
  * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
  * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=part|merge|lsd
- * picks; by default part for 4-byte keys from 2^29 keys a device on CUDA,
- * GPK_MULTI_PART_MIN, else merge): part: every device partitions its shard
+ * picks; by default part for 4-byte keys of large shards on CUDA, from the
+ * size in docs/guide.md, else merge): part: every device partitions its shard
  * by the top 8 bits into its temp (the inputs are only read), the buckets'
  * pieces move to the device that owns each bucket's first position, and
  * each bucket is sorted there by the bits below as its pieces arrive

@@ -4,6 +4,7 @@
 
 #include "gpk/gpk.h"
 #include <stdarg.h>
+#include "test_hooks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,7 +160,7 @@ void gpk__clear_error(gpk_ctx *ctx);
 /* Host scratch memory of at least `bytes`, owned by ctx (NULL when out of memory). */
 void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes);
 
-/* Environment helpers. */
+/* An integer environment variable (one of the table in docs/guide.md). */
 int gpk__env_int(const char *name, int fallback);
 
 /* Backend hooks: each backend built into the library defines these.

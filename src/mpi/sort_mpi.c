@@ -12,6 +12,7 @@
  * sizes hold for all-equal keys as for distinct ones. */
 #include "mpi_internal.h"
 #include "sort_mpi_internal.h"
+#include "mpi_test_hooks.h"
 #include "sort/multi_internal.h" /* the part plan's digit, bucket cap and streams */
 
 #include <limits.h>
@@ -253,21 +254,21 @@ static gpk_status copy_host(gpk_ctx *ctx, void *dst, const void *src, size_t byt
     return GPK_OK;
 }
 
-/* Bytes per point-to-point message where counts do not fit MPI's int:
- * GPK_MPI_CHUNK_BYTES sets it and forces that path (for tests). */
+static gpk_mpi_test_hooks test_hooks;
+
+void gpk__mpi_test_hooks_set(const gpk_mpi_test_hooks *hooks)
+{
+    static const gpk_mpi_test_hooks none;
+    test_hooks = hooks ? *hooks : none;
+}
+
+/* Bytes per point-to-point message where counts do not fit MPI's int; a
+ * test's chunk_bytes sets it and forces that path. */
 static size_t chunk_bytes(int *forced)
 {
-    const char *env = getenv("GPK_MPI_CHUNK_BYTES");
-    *forced = 0;
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (*end == '\0' && v > 0 && v <= (1ull << 30)) {
-            *forced = 1;
-            return (size_t)v;
-        }
-    }
-    return (size_t)1 << 30;
+    const size_t v = test_hooks.chunk_bytes;
+    *forced = v > 0 && v <= ((size_t)1 << 30);
+    return *forced ? v : (size_t)1 << 30;
 }
 
 /* Posts the point-to-point messages of one side of the exchange: for each
@@ -985,8 +986,8 @@ static int ipc_open(sort_call *c, const ipc_record *all, const uint64_t *recv, v
 
 /* ---- host shards of ranks on one node: a shared-memory window ----------------------- */
 
-/* Where every rank of comm is on one node (and GPK_MPI_HOST_EXCHANGE is not
- * "mpi"), the sorted shards live in one MPI shared-memory window and each
+/* Where every rank of comm is on one node (and no test forces MPI's
+ * exchange), the sorted shards live in one MPI shared-memory window and each
  * rank's merge reads its pieces from the others' shards in place, on all
  * its threads: no copy through MPI. The window is kept between calls and
  * made again (collectively) only when a rank's shard outgrows its part. */
@@ -1003,8 +1004,7 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
 {
     sort_keep *k = c->keep;
     *keys = *values = NULL;
-    const char *env = getenv("GPK_MPI_HOST_EXCHANGE");
-    if ((env && !strcmp(env, "mpi")) || !k->one_node) return 0; /* the same on every rank */
+    if (test_hooks.host_exchange_mpi || !k->one_node) return 0; /* the same on every rank */
     int grow = k->win == MPI_WIN_NULL;
     for (int p = 0; p < c->P; p++) {
         size_t n = (size_t)n_of[(size_t)p * stride];
@@ -1298,11 +1298,9 @@ static void ipc_check(sort_call *c, const int64_t *all)
 
 /* GPK_MPI_DEVICE_PLAN=part|merge chooses; by default part for 4-byte keys
  * (8-byte bucket sorts side by side collapse: docs/perf/scale.md) from
- * GPK_MPI_PART_MIN keys a rank on average (default PART_MIN_PER_RANK:
- * below it the issue of a rank's bucket sorts costs more host time than
- * the exchange it hides: 2 x H200, u32, run 17: 2^29 a rank part 15.35
- * ms, merge 17.31; 2^28 part 8.45, merge 8.87; 2^27 part 9.22, merge
- * 4.62). The same on every rank (one environment, the same N). */
+ * PART_MIN_PER_RANK keys a rank on average: below it the issue of a rank's
+ * bucket sorts costs more host time than the exchange it hides
+ * (docs/perf/scale.md). The same on every rank (one environment, the same N). */
 #define PART_MIN_PER_RANK ((uint64_t)1 << 29)
 static int part_wanted(const sort_call *c, uint64_t N)
 {
@@ -1310,9 +1308,7 @@ static int part_wanted(const sort_call *c, uint64_t N)
     if (N == 0 || c->P < 2) return 0;
     if (env && !strcmp(env, "part")) return 1;
     if (env && !strcmp(env, "merge")) return 0;
-    const char *min = getenv("GPK_MPI_PART_MIN");
-    uint64_t least = min && *min ? strtoull(min, NULL, 0) : PART_MIN_PER_RANK;
-    return c->kw == 4 && N / (uint64_t)c->P >= least;
+    return c->kw == 4 && N / (uint64_t)c->P >= PART_MIN_PER_RANK;
 }
 
 static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const void *ki, void *ko, const void *vi,

@@ -1345,13 +1345,9 @@ static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits =
     return t;
 }
 
-/* Grid form of the pass kernel: GPK_RADIX_CUDA_GRID=resident|tiles
- * overrides the default for experiments. */
+/* Grid form of the pass kernel. */
 static bool use_persistent(int key_bytes, bool has_values)
 {
-    const char *g = getenv("GPK_RADIX_CUDA_GRID");
-    if (g && !strcmp(g, "resident")) return true;
-    if (g && !strcmp(g, "tiles")) return false;
     return persistent_default(key_bytes, has_values);
 }
 
@@ -1359,13 +1355,9 @@ static bool use_persistent(int key_bytes, bool has_values)
  * without values, so that the next-digit counters go to device memory once
  * per resident block, not once per tile (per tile, a pass over 2^30 u32
  * keys would add 2^30 / 6144 tiles x 512 counters = 9e7 atomics; the
- * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %).
- * GPK_RADIX_CUDA_DIST_GRID=resident|tiles overrides, for measuring. */
+ * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %). */
 static bool dist_persistent(bool has_values)
 {
-    const char *g = getenv("GPK_RADIX_CUDA_DIST_GRID");
-    if (g && !strcmp(g, "resident")) return true;
-    if (g && !strcmp(g, "tiles")) return false;
     return !has_values;
 }
 
@@ -1376,8 +1368,7 @@ static bool dist_persistent(bool has_values)
  * sort with them asked every launch). The attribute is only ever raised,
  * under one lock, so that it never falls below what a remembered size
  * needs; the occupancy is kept for the last size asked. Devices from
- * kSetupDevices on ask every time, and every device with
- * GPK_RADIX_CUDA_LAUNCH_MEMO=0. */
+ * kSetupDevices on ask every time. */
 constexpr int kSetupDevices = 64;
 struct LaunchSetup {
     std::atomic<uint32_t> smem_set[kSetupDevices];  /* the attribute's value on the device (0: not set) */
@@ -1390,9 +1381,7 @@ static cudaError_t launch_setup(LaunchSetup &memo, const void *kernel, int threa
     int device = -1;
     cudaError_t e = cudaGetDevice(&device);
     if (e != cudaSuccess) return e;
-    /* GPK_RADIX_CUDA_LAUNCH_MEMO=0 asks every launch (the benchmark's A/B) */
-    static const bool memo_on = gpk__env_int("GPK_RADIX_CUDA_LAUNCH_MEMO", 1) != 0;
-    if (!memo_on || device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
+    if (device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         return e == cudaSuccess ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem) : e;
     }
@@ -1761,7 +1750,7 @@ static bool tile_takes(const gpk_ctx *ctx, size_t n, int kb, int vb, const PassL
 
 /* The whole sort of run_passes_o as one block, where n fits its tile (4096
  * keys) and every digit has at most 8 bits; *ran says whether
- * it did. Off with the small path (GPK_RADIX_CUDA_SMALL=0), so that the
+ * it did. Off with the small path (test hook radix_cuda_small=0), so that the
  * separate launches stay testable at every size. */
 template <class K, class V>
 static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
@@ -1806,7 +1795,7 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
 }
 
 /* ------------------------------------------------------------------------
- * Small inputs in one launch (GPK_RADIX_CUDA_SMALL; docs/perf/radix.md,
+ * Small inputs in one launch (GPK_RADIX_CUDA_SMALL_MAX_LOG; docs/perf/radix.md,
  * "CUDA backend: small sizes in one launch"). Below about 2^20 keys a sort
  * costs what its stream operations cost, not what it moves: histogram,
  * bases, and per pass a look-back memset and a pass kernel (12 for u32
@@ -2205,20 +2194,20 @@ static void drop_constant_passes(PassList *pl, unsigned long long varying)
     pl->count = kept;
 }
 
-/* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
+/* From 2^25 keys (tests lower it: radix_cuda_sample_from_log) the
  * detection first reads a sample of the first kRangeSample keys. */
 constexpr size_t kRangeSample = (size_t)1 << 16;
-/* Below 2^23 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+/* Below 2^23 keys (tests move it: radix_cuda_detect_from_log) no detection: the passes
  * over every bit cost less than the detection's round trip to the host
  * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
 static size_t detect_from()
 {
-    const int lg = gpk__env_int("GPK_RADIX_CUDA_DETECT_FROM_LOG", 23);
+    const int lg = (int)gpk__hook(gpk__test.radix_cuda_detect_from_log, 23);
     return lg < 0 || lg > 62 ? ((size_t)1 << 23) : (size_t)1 << lg;
 }
 static size_t range_sample_from()
 {
-    const int lg = gpk__env_int("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", 25);
+    const int lg = (int)gpk__hook(gpk__test.radix_cuda_sample_from_log, 25);
     return lg < 0 || lg > 62 ? ((size_t)1 << 25) : (size_t)1 << lg;
 }
 
@@ -2230,7 +2219,7 @@ static size_t range_sample_from()
  * once less than with a separate detection. Otherwise (narrow keys) the
  * passes count their own histogram. From range_sample_from() keys the range of
  * a sample of the first keys picks the way first, so narrow keys do not pay
- * a histogram they cannot use. GPK_RADIX_CUDA_FUSED_DETECT=0: separate
+ * a histogram they cannot use. The test hook radix_cuda_fused_detect=0: separate
  * detection, as before (for the benchmark's comparison). */
 template <class K>
 static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
@@ -2247,8 +2236,8 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
         return GPK_OK;
     }
     uint32_t k0 = 0;
-    bool fuse = full.count > 0 && gpk__env_int("GPK_RADIX_CUDA_FUSED_DETECT", 1) != 0 &&
-                gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) == 0; /* the hybrid counts its own digits */
+    bool fuse = full.count > 0 && gpk__hook(gpk__test.radix_cuda_fused_detect, 1) != 0 &&
+                gpk__hook(gpk__test.radix_cuda_hybrid, 0) == 0; /* the hybrid counts its own digits */
     if (fuse && job.n >= range_sample_from()) {
         DeviceJob sample = job;
         sample.n = std::min(job.n, kRangeSample);
@@ -2303,10 +2292,10 @@ struct HybridPlan {
     PassList window;  /* its two passes */
 };
 
-/* The hybrid path (opt-in: GPK_RADIX_CUDA_HYBRID=-1 for pairs and sigma, 1
+/* The hybrid path (opt-in, test hook radix_cuda_hybrid: -1 for pairs and sigma, 1
  * for keys too) applies to 4-byte keys, r left to the library, from
- * 2^GPK_RADIX_CUDA_HYBRID_MIN_LOG keys, when the range leaves bits for the
- * finish and 2^16 buckets hold n at GPK_RADIX_CUDA_HYBRID_FILL keys each on
+ * 2^radix_cuda_hybrid_min_log keys, when the range leaves bits for the
+ * finish and 2^16 buckets hold n at radix_cuda_hybrid_fill keys each on
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
@@ -2316,11 +2305,11 @@ static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsi
     /* 0 (default): never, since it won only on uniform pairs and sigma at
      * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
      * -1: pairs and sigma; 1: keys too */
-    const int mode = gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0);
+    const int mode = (int)gpk__hook(gpk__test.radix_cuda_hybrid, 0);
     if (mode == 0 || (mode < 0 && job.vb == 0)) return false;
-    const int min_log = gpk__env_int("GPK_RADIX_CUDA_HYBRID_MIN_LOG", 24);
+    const int min_log = (int)gpk__hook(gpk__test.radix_cuda_hybrid_min_log, 24);
     if (min_log < 0 || min_log > 40 || job.n < ((size_t)1 << min_log)) return false;
-    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, gpk__env_int("GPK_RADIX_CUDA_HYBRID_FILL", 4096)));
+    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, (int)gpk__hook(gpk__test.radix_cuda_hybrid_fill, 4096)));
     const unsigned bits = end - begin;
     unsigned w = 2;
     while (w < kHybridMaxW && (job.n >> w) > fill) w++;
@@ -2519,11 +2508,10 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
 /* Host arrays from 64 MiB up pass through the context's pinned staging,
  * copied on all threads (src/core/cuda_staging.c): a pageable cudaMemcpy
  * moved about 14 GB/s each way on the H200 host, against 55 GB/s for
- * pinned memory. GPK_CUDA_HOST_STAGING=0 keeps the plain copies. */
+ * pinned memory. */
 static bool staged_copy(size_t bytes)
 {
-    const char *v = getenv("GPK_CUDA_HOST_STAGING");
-    return bytes >= ((size_t)64 << 20) && !(v && !strcmp(v, "0"));
+    return bytes >= ((size_t)64 << 20);
 }
 
 static gpk_status upload(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream)
@@ -2801,7 +2789,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
      * plan is only known on the device (detected range, the hybrid), else
      * the plan's own passes x digits */
     TableSize ts;
-    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) != 0)) {
+    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__hook(gpk__test.radix_cuda_hybrid, 0) != 0)) {
         widest = kMaxDigitBits;
     } else {
         ts.passes = std::max<uint32_t>(1, worst.count);
