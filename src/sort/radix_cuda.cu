@@ -2740,6 +2740,8 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         if (d_temp && n > 0) {
             if (!d_keys_in || !d_keys_out || (value_width && (!d_values_in || !d_values_out)))
                 return gpk__fail(ctx, GPK_EINVAL, "%s: a NULL key or value array", fn);
+            if (d_keys_in != d_keys_out && gpk__overlap(d_keys_in, n * kb, d_keys_out, n * kb))
+                return gpk__fail(ctx, GPK_EINVAL, "%s: d_keys_in and d_keys_out overlap", fn);
             DeviceGuard g;
             cudaError_t e = g.enter(ctx->device);
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");

@@ -248,9 +248,8 @@ def _along_axis(a: Any, axis: Optional[int]) -> bool:
     """Whether sort / argsort take the segmented path: an array of more
     than one dimension (or, on the host, axis=None: numpy's flattening)."""
     v = _view(a)
-    if _is_device(v):
-        return len(v.__cuda_array_interface__["shape"]) != 1
-    return np.ndim(v) != 1 or axis not in (None, 0, -1)
+    ndim = len(v.__cuda_array_interface__["shape"]) if _is_device(v) else np.ndim(v)
+    return ndim != 1 or axis not in (None, 0, -1)
 
 
 def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[None, str, Context],
