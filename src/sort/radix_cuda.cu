@@ -115,8 +115,8 @@ constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
 constexpr int kMaxPasses = 64;
 /* Persistent pass kernels (see launch_pass) only for 8-byte keys without
- * values: the one case where the prefetch beat one block per tile on an
- * H200 (docs/perf/radix.md, version 4). */
+ * values: the one case where the prefetch beat one block per tile
+ * (docs/perf/radix.md, CUDA versions). */
 static bool persistent_default(int key_bytes, bool has_values) { return key_bytes == 8 && !has_values; }
 
 enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
@@ -1364,8 +1364,8 @@ static bool dist_persistent(bool has_values)
 /* A kernel's launch set-up, remembered per device: the shared-memory
  * attribute and the occupancy query cost more host time than a small
  * launch (the partition-first plans issue hundreds of bucket sorts of a
- * few passes each: run 16 measured about 60 us of host time a bucket
- * sort with them asked every launch). The attribute is only ever raised,
+ * few passes each, and asking every launch cost tens of microseconds of
+ * host time a bucket sort: docs/perf/radix.md). The attribute is only ever raised,
  * under one lock, so that it never falls below what a remembered size
  * needs; the occupancy is kept for the last size asked. Devices from
  * kSetupDevices on ask every time. */
@@ -2199,7 +2199,7 @@ static void drop_constant_passes(PassList *pl, unsigned long long varying)
 constexpr size_t kRangeSample = (size_t)1 << 16;
 /* Below 2^23 keys (tests move it: radix_cuda_detect_from_log) no detection: the passes
  * over every bit cost less than the detection's round trip to the host
- * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
+ * (docs/perf/radix.md, "detection in the histogram's read"). */
 static size_t detect_from()
 {
     const int lg = (int)gpk__hook(gpk__test.radix_cuda_detect_from_log, 23);
@@ -2507,8 +2507,7 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
 
 /* Host arrays from 64 MiB up pass through the context's pinned staging,
  * copied on all threads (src/core/cuda_staging.c): a pageable cudaMemcpy
- * moved about 14 GB/s each way on the H200 host, against 55 GB/s for
- * pinned memory. */
+ * moves a fraction of what pinned memory does (docs/perf/radix.md). */
 static bool staged_copy(size_t bytes)
 {
     return bytes >= ((size_t)64 << 20);
