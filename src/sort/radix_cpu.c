@@ -381,6 +381,20 @@ static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst
     }
 }
 
+/* Runs BODY with TT, a constant copy of the key type t, so that the map
+ * functions' switch on the type folds away inside BODY's loop and the
+ * loop vectorises (with t itself the switch stays in the loop). */
+#define WITH_TYPE_CONST(t, TT, BODY)                                                           \
+    do {                                                                                       \
+        switch (t) {                                                                           \
+        case GPK_I32: { const gpk_type TT = GPK_I32; BODY } break;                             \
+        case GPK_F32: { const gpk_type TT = GPK_F32; BODY } break;                             \
+        case GPK_I64: { const gpk_type TT = GPK_I64; BODY } break;                             \
+        case GPK_F64: { const gpk_type TT = GPK_F64; BODY } break;                             \
+        default: { const gpk_type TT = (t); BODY } break;                                      \
+        }                                                                                      \
+    } while (0)
+
 /* Maps keys from src to dst (unmapped types: only reads src) and reduces
  * AND/OR over [lo, hi). */
 static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
@@ -394,12 +408,12 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         if (t == GPK_U32) {
             for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
         } else {
-            for (size_t i = lo; i < hi; i++) {
-                uint32_t m = gpk__map_u32(t, k[i]);
+            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
+                uint32_t m = gpk__map_u32(tc, k[i]);
                 out[i] = m;
                 a32 &= m;
                 o32 |= m;
-            }
+            });
         }
         a = a32;
         o = o32;
@@ -409,12 +423,12 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         if (t == GPK_U64) {
             for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
         } else {
-            for (size_t i = lo; i < hi; i++) {
-                uint64_t m = gpk__map_u64(t, k[i]);
+            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
+                uint64_t m = gpk__map_u64(tc, k[i]);
                 out[i] = m;
                 a &= m;
                 o |= m;
-            }
+            });
         }
     }
     *and_out = a;
@@ -427,11 +441,11 @@ static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size
     if (kw == 4) {
         const uint32_t *s = src;
         uint32_t *d = dst;
-        for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u32(t, s[i]);
+        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u32(tc, s[i]););
     } else {
         const uint64_t *s = src;
         uint64_t *d = dst;
-        for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u64(t, s[i]);
+        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u64(tc, s[i]););
     }
 }
 
