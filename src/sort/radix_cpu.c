@@ -826,6 +826,24 @@ static int nearly_sorted_finish(unsigned vw, span s, size_t m, size_t budget)
     return nearly64_v64((uint64_t *)s.k, (uint64_t *)s.v, m, budget);
 }
 
+/* Whether the insertion sort after LSD passes by two digits (counts h0,
+ * lower, and h1, upper, of `digits` values each over m keys) would likely
+ * give up. Were the digits independent, keys sharing both digits would
+ * form about m^2 * sum(p0^2) * sum(p1^2) / 2 pairs, half of them out of
+ * order, each one move. Normal(0, 1) doubles at 2^16 keys predict about
+ * 0.8 m moves (and take more: the digits are not independent), uniform
+ * 64-bit keys 0.004 m. */
+static int crowded_top(const size_t *h0, const size_t *h1, unsigned digits, size_t m)
+{
+    double s0 = 0, s1 = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        s0 += (double)h0[g] * (double)h0[g];
+        s1 += (double)h1[g] * (double)h1[g];
+    }
+    const double dm = (double)m;
+    return s0 * s1 / (4 * dm * dm) > 0.25 * dm; /* predicted moves > m / 4 */
+}
+
 static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
 {
     if (dst.k != src.k) memcpy(dst.k, src.k, m * kw);
@@ -890,26 +908,29 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
      * by its top two digits leave the keys sorted but for the few that
      * share both (when the keys spread over the range), and an insertion
      * sort finishes, within m moves. Keys that crowd below the top digits
-     * take the MSD way from where it gave up. */
+     * take the MSD way from where it gave up, or at once where the two
+     * digits' counts predict more moves than that (crowded_top). */
     if (kw == 8 && m >= NEARLY_MIN_KEYS) {
         pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
         hists64((const uint64_t *)src.k, m, top, 2, work);
-        for (unsigned q = 0; q < 2; q++) {
-            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-            for (unsigned g = 0; g < (1u << width); g++) {
-                size_t c = h[g];
-                h[g] = sum;
-                sum += c;
+        if (!crowded_top(work, work + ((size_t)1 << BUCKET_DIGIT_BITS), 1u << width, m)) {
+            for (unsigned q = 0; q < 2; q++) {
+                size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+                for (unsigned g = 0; g < (1u << width); g++) {
+                    size_t c = h[g];
+                    h[g] = sum;
+                    sum += c;
+                }
             }
+            scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
+                          work, NULL, 1u << width, 0, NULL);
+            scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
+                          work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
+            if (nearly_sorted_finish(vw, out, m, m)) return;
+            src = out;
+            X = t0;
+            Y = t1;
         }
-        scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
-                      work, NULL, 1u << width, 0, NULL);
-        scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
-                      work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
-        if (nearly_sorted_finish(vw, out, m, m)) return;
-        src = out;
-        X = t0;
-        Y = t1;
     }
     /* One MSD pass by the top d bits into X, then every sub-bucket. */
     unsigned d = 1;
