@@ -19,10 +19,12 @@
  */
 #define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
+#include "radix_cpu_hooks.h"
 
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -30,6 +32,7 @@
 #endif
 #ifdef __linux__
 #include <linux/futex.h>
+#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #else
@@ -46,6 +49,68 @@
 #ifndef MIN_BYTES_PER_THREAD
 #define MIN_BYTES_PER_THREAD ((size_t)8 << 20)
 #endif
+
+static atomic_int ignore_load;
+
+void gpk__radix_cpu_ignore_load(int on) { atomic_store_explicit(&ignore_load, on != 0, memory_order_relaxed); }
+
+#ifdef __linux__
+/* Runnable threads of this process (state R in each thread's
+ * /proc/self/task/TID/stat), the caller's included; 0 if unknown. */
+static long own_runnable(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    long n = 0;
+    struct dirent *e;
+    char path[64], buf[512];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = 0;
+        const char *r = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+        if (r && r[1] == ' ' && r[2] == 'R') n++;
+    }
+    closedir(d);
+    return n;
+}
+#endif
+
+/* The team no larger than the cores that no other process's runnable
+ * thread holds now: the online CPUs less the machine's runnable threads
+ * (Linux: /proc/loadavg's fourth field, "runnable/total") that are not
+ * this process's (an OpenMP pool thread still spinning after an earlier
+ * region is ours, and the team reuses it). A thread without a core of its
+ * own holds every barrier and the team's end for the time slices it
+ * waits: on two cores with one busy, two threads were slower than one
+ * (docs/perf/radix.md, v13). A few small reads, for sorts of milliseconds. */
+static int cap_by_free_cores(int threads)
+{
+#ifdef __linux__
+    if (threads < 2 || atomic_load_explicit(&ignore_load, memory_order_relaxed)) return threads;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return threads;
+    double l1, l5, l15;
+    long runnable = 0, total = 0;
+    const int got = fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &runnable, &total);
+    fclose(f);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long own = own_runnable();
+    if (got != 5 || online < 1) return threads;
+    if (own < 1) own = 1; /* the caller */
+    const long others = runnable > own ? runnable - own : 0;
+    const long free_cores = online - others;
+    if (free_cores < 1) return 1;
+    return free_cores < threads ? (int)free_cores : threads;
+#else
+    return threads;
+#endif
+}
+
 #define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
 #define MIN_BLOCK_KEYS ((size_t)1 << 14)
 #define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
@@ -1434,6 +1499,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
+    threads = cap_by_free_cores(threads);
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;
