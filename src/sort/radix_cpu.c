@@ -19,7 +19,6 @@
  */
 #define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
-#include "radix_cpu_simd.h"
 #include "radix_cpu_hooks.h"
 
 #include <omp.h>
@@ -813,10 +812,6 @@ DEFINE_HISTS(hists64, uint64_t)
 /* Per-thread counters per depth: an MSD level's offsets and bounds, or the
  * LSD passes' histograms (up to 6 passes of 11 bits for 64-bit keys). */
 #define REC_SLAB ((size_t)6 << BUCKET_DIGIT_BITS)
-/* MSD digits above vector leaves: 2^12 offsets and bounds fit a slab. */
-#ifndef LEAF_MSD_BITS
-#define LEAF_MSD_BITS 12
-#endif
 
 typedef struct {
     char *k, *v; /* keys and values of one region (v NULL without values) */
@@ -926,16 +921,6 @@ static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
 static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span out, size_t m,
                      size_t *work, unsigned depth)
 {
-    /* Keys alone (no order among equal keys to keep) end in vector small
-     * sorts where the CPU has them: MSD passes down to buckets of about
-     * half a leaf, instead of LSD passes over the whole bucket. */
-    const int isa = vw ? GPK_CPU_ISA_PORTABLE : gpk__cpu_isa();
-    const size_t leaf = gpk__cpu_leaf_keys(isa, kw);
-    if (m <= leaf) {
-        if (kw == 4) gpk__cpu_leaf_sort32(isa, (uint32_t *)out.k, (const uint32_t *)src.k, m);
-        else gpk__cpu_leaf_sort64(isa, (uint64_t *)out.k, (const uint64_t *)src.k, m);
-        return;
-    }
     if (m <= SMALL_SORT) {
         copy_span(out, src, m, kw, vw);
         insertion(kw, vw, out, m);
@@ -959,8 +944,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     /* MSD where LSD would take four or more passes (64-bit keys): its digit
      * shrinks with the bucket, so a sub-bucket just above SMALL_SORT costs
      * one small pass, not six. */
-    /* One pass is a whole counting sort, cheaper than MSD and leaves. */
-    if ((passes <= 3 && (!leaf || passes == 1)) || depth + 1 >= REC_DEPTH) {
+    if (passes <= 3 || depth + 1 >= REC_DEPTH) {
         if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
         else hists64((const uint64_t *)src.k, m, plan, passes, work);
         for (unsigned q = 0; q < passes; q++) {
@@ -991,7 +975,7 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
      * sort finishes, within m moves. Keys that crowd below the top digits
      * take the MSD way from where it gave up, or at once where the two
      * digits' counts predict more moves than that (crowded_top). */
-    if (kw == 8 && m >= NEARLY_MIN_KEYS && !leaf) {
+    if (kw == 8 && m >= NEARLY_MIN_KEYS) {
         pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
         hists64((const uint64_t *)src.k, m, top, 2, work);
         if (!crowded_top(work, work + ((size_t)1 << BUCKET_DIGIT_BITS), 1u << width, m)) {
@@ -1014,10 +998,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         }
     }
     /* One MSD pass by the top d bits into X, then every sub-bucket. */
-    const size_t mean = leaf ? leaf / 2 : SMALL_SORT / 2;
-    const unsigned dmax = leaf ? LEAF_MSD_BITS : BUCKET_DIGIT_BITS;
     unsigned d = 1;
-    while (d < dmax && d < end - begin && (m >> d) > mean) d++;
+    while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
     const unsigned digits = 1u << d, shift = end - d;
     size_t *off = work, *bounds = work + digits;
     memset(off, 0, digits * sizeof *off);
@@ -1034,11 +1016,6 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm == 0) continue;
-        if (mm <= leaf) { /* most buckets: sorted here, without a call's set-up */
-            if (kw == 4) gpk__cpu_leaf_sort32(isa, (uint32_t *)out.k + b0, (const uint32_t *)X.k + b0, mm);
-            else gpk__cpu_leaf_sort64(isa, (uint64_t *)out.k + b0, (const uint64_t *)X.k + b0, mm);
-            continue;
-        }
         span xs = span_at(X, b0, kw, vw);
         sort_rec(kw, vw, xs, xs, span_at(Y, b0, kw, vw), span_at(out, b0, kw, vw), mm,
                  work + REC_SLAB, depth + 1);
