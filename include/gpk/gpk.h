@@ -113,6 +113,13 @@ GPK_API int gpk_backend_available(gpk_backend b);
  * a node (device = local rank % count). */
 GPK_API int gpk_device_count(gpk_backend b);
 
+/* The bytes of host memory this process may use: the machine's memory or,
+ * where smaller, the limit of its control group (v1 or v2, every ancestor
+ * group included), so that a program in a container sizes its buffers by
+ * what the container allows. *from_cgroup (may be NULL) is set to 1 when
+ * the control group's limit is the smaller. */
+GPK_API uint64_t gpk_host_memory_limit(int *from_cgroup);
+
 GPK_API gpk_status gpk_ctx_create(gpk_ctx **ctx, gpk_backend backend);
 GPK_API gpk_status gpk_ctx_create_ex(gpk_ctx **ctx, const gpk_ctx_opts *opts);
 GPK_API void gpk_ctx_destroy(gpk_ctx *ctx);

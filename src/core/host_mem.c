@@ -75,12 +75,16 @@ uint64_t gpk__host_memory_limit_at(const char *proc_cgroup, const char *sys_cgro
     return limit;
 }
 
-uint64_t gpk__host_memory_bytes(void)
+uint64_t gpk_host_memory_limit(int *from_cgroup)
 {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     const uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
-    return gpk__host_memory_limit_at("/proc/self/cgroup", "/sys/fs/cgroup", ram);
+    const uint64_t limit = gpk__host_memory_limit_at("/proc/self/cgroup", "/sys/fs/cgroup", ram);
+    if (from_cgroup) *from_cgroup = limit != ram;
+    return limit;
 }
+
+uint64_t gpk__host_memory_bytes(void) { return gpk_host_memory_limit(NULL); }
 
 void *gpk__host_alloc_large(size_t bytes)
 {

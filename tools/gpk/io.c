@@ -287,72 +287,14 @@ truncated:
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* The smallest memory limit of the control groups from dir up to root
- * (the limits of every ancestor apply), read from `file` in each; 0 when
- * none is set. "max" (v2) and v1's huge "unlimited" are no limit. */
-static uint64_t cgroup_chain_limit(const char *root, const char *dir, const char *file)
-{
-    char path[PATH_MAX];
-    uint64_t best = 0;
-    snprintf(path, sizeof path, "%s%s", root, strcmp(dir, "/") == 0 ? "" : dir);
-    const size_t rootlen = strlen(root);
-    for (;;) {
-        char fpath[PATH_MAX + 64];
-        snprintf(fpath, sizeof fpath, "%s/%s", path, file);
-        FILE *f = fopen(fpath, "r");
-        if (f) {
-            char line[64];
-            if (fgets(line, sizeof line, f) && line[0] >= '0' && line[0] <= '9') {
-                const unsigned long long v = strtoull(line, NULL, 10);
-                if (v > 0 && v < ((uint64_t)1 << 60) && (best == 0 || v < best)) best = v;
-            }
-            fclose(f);
-        }
-        char *slash = strrchr(path, '/');
-        if (strlen(path) <= rootlen || !slash || (size_t)(slash - path) < rootlen) break;
-        *slash = '\0';
-    }
-    return best;
-}
-
 uint64_t io_memory_limit(const char **what)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    uint64_t limit = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
-    if (what) *what = "the machine's memory";
-    /* The container's limit, not the machine's: a process of a cgroup
-     * that passes it is killed without a word. v2: "0::/path", the limit
-     * in memory.max; v1: "N:memory:/path" (or with other controllers), in
-     * memory.limit_in_bytes. A path that is not under the mount point seen
-     * here (another namespace) still finds the limits from where it is. */
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    char line[PATH_MAX + 64];
-    while (f && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = '\0';
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2 || c2[1] != '/') continue;
-        *c1 = '\0', *c2 = '\0'; /* line: the hierarchy's number */
-        const char *controllers = c1 + 1, *dir = c2 + 1;
-        uint64_t v = 0;
-        if (strcmp(line, "0") == 0 && *controllers == '\0') {
-            v = cgroup_chain_limit("/sys/fs/cgroup", dir, "memory.max");
-        } else {
-            /* v1: the memory controller, alone or among others */
-            const char *m = strstr(controllers, "memory");
-            if (m && (m == controllers || m[-1] == ',') && (m[6] == '\0' || m[6] == ',')) {
-                char root[PATH_MAX];
-                snprintf(root, sizeof root, "/sys/fs/cgroup/%s", controllers);
-                v = cgroup_chain_limit(root, dir, "memory.limit_in_bytes");
-                if (!v) v = cgroup_chain_limit("/sys/fs/cgroup/memory", dir, "memory.limit_in_bytes");
-            }
-        }
-        if (v && v < limit) {
-            limit = v;
-            if (what) *what = "the memory limit of its control group";
-        }
-    }
-    if (f) fclose(f);
-    return limit;
+    /* the container's limit, not the machine's: a process of a control
+     * group that passes it is killed without a word */
+    int from_cgroup = 0;
+    const uint64_t limit = gpk_host_memory_limit(&from_cgroup);
+    if (what) *what = from_cgroup ? "the memory limit of its control group" : "the machine's memory";
+    return limit ? limit : UINT64_MAX;
 }
 
 /* The most bytes read from a pipe or device (and from a regular file that
