@@ -39,25 +39,17 @@ static inline void gpk__seg_bounds(const gpk_segments *s, size_t i, uint64_t *b,
     }
 }
 
-/* The mapped form (gpk__map_u32/_u64) of +inf: every NaN maps above it. */
-#define GPK__F32_INF_MAPPED 0xFF000001u
-#define GPK__F64_INF_MAPPED 0xFFE0000000000001ull
-
-/* The sort key of mapped key m: ascending, m itself; descending, a key
- * whose ascending order is the reverse of m's except that floats' NaNs
- * stay at the top in their ascending order (NaN last either way). Each map
- * is its own inverse, so it also takes a sort key back to m. */
-static inline uint32_t gpk__seg_order32(gpk_type t, int descending, uint32_t m)
+/* The sort key of mapped key m: ascending, m itself; descending,
+ * gpk_key_descending32/64 (the reverse order, NaNs still last). Each map
+ * is its own inverse, so it also takes a sort key back to m. Host and
+ * device. */
+GPK_KEY_FN uint32_t gpk__seg_order32(gpk_type t, int descending, uint32_t m)
 {
-    if (!descending) return m;
-    if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
-    return ~m;
+    return descending ? gpk__descending_u32(t, m) : m;
 }
-static inline uint64_t gpk__seg_order64(gpk_type t, int descending, uint64_t m)
+GPK_KEY_FN uint64_t gpk__seg_order64(gpk_type t, int descending, uint64_t m)
 {
-    if (!descending) return m;
-    if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
-    return ~m;
+    return descending ? gpk__descending_u64(t, m) : m;
 }
 
 /* Checks segs against n elements (begin <= end <= n, rows fit, no two
