@@ -2679,6 +2679,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
+    o.key_bits = gpk__key_bits(o.key_bits, kb);
     if (o.key_bits > 8 * kb)
         return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn,
                          o.key_bits, (unsigned)(8 * kb), gpk_type_name(key_type));

@@ -132,8 +132,16 @@ gpk_status gpk__radix_cuda_dist_pass(gpk_ctx *ctx, const gpk_radix_dist *j, unsi
                                      const unsigned long long *bases, unsigned long long *next);
 #endif
 
+/* key_bits of the options with GPK_KEY_BITS_ALL resolved to the bits of a
+ * key_width-byte key; the other values stay as they are. */
+static inline unsigned gpk__key_bits(unsigned key_bits, size_t key_width)
+{
+    return key_bits == GPK_KEY_BITS_ALL ? (unsigned)(8 * key_width) : key_bits;
+}
+
 /* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
- * detects the bit range on its own copy of the data). Shared by the
+ * detects the bit range on its own copy of the data; GPK_KEY_BITS_ALL
+ * becomes the key's bits). Shared by the
  * dispatch and the bench. Defined in radix.c. */
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, void *sigma, unsigned sigma_width,
