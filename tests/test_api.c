@@ -361,6 +361,42 @@ static void test_host_memory(void)
     }
 }
 
+/* key_bits = GPK_KEY_BITS_ALL: every bit, in the host API (radix and AUTO)
+ * and the reference, the same order as the default detection; few-bit keys
+ * too (where detection would sort fewer bits). */
+static void test_key_bits_all(gpk_backend be, uint64_t seed)
+{
+    gpk_ctx *ctx;
+    if (gpk_ctx_create(&ctx, be) != GPK_OK) return;
+    const gpk_type types[] = {GPK_U32, GPK_F32, GPK_I64, GPK_F64};
+    const gpk_dist dists[] = {GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS};
+    const size_t n = 5000;
+    uint64_t *a = malloc(8 * n), *b = malloc(8 * n), *ref = malloc(8 * n);
+    for (size_t ti = 0; ti < 4 && a && b && ref; ti++)
+        for (size_t di = 0; di < 2; di++) {
+            const gpk_type t = types[ti];
+            const size_t bytes = n * gpk_type_size(t);
+            TU_CHECK(gpk_generate(t, dists[di], ref, n, seed + ti, 0) == GPK_OK, "generate");
+            memcpy(a, ref, bytes);
+            memcpy(b, ref, bytes);
+            TU_CHECK(gpk_sort_reference(t, ref, 0, NULL, NULL, n, GPK_KEY_BITS_ALL) == GPK_OK, "reference, ALL");
+            gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+            o.key_bits = GPK_KEY_BITS_ALL;
+            o.algorithm = GPK_SORT_RADIX;
+            gpk_status s = gpk_sort_keys(ctx, t, a, n, &o);
+            TU_CHECK(s == GPK_OK && memcmp(a, ref, bytes) == 0, "%s dist %d, radix with key_bits ALL: %s",
+                     gpk_type_name(t), (int)dists[di], gpk_last_error(ctx));
+            o.algorithm = GPK_SORT_AUTO;
+            s = gpk_sort_keys(ctx, t, b, n, &o);
+            TU_CHECK(s == GPK_OK && memcmp(b, ref, bytes) == 0, "%s dist %d, AUTO with key_bits ALL: %s",
+                     gpk_type_name(t), (int)dists[di], gpk_last_error(ctx));
+        }
+    free(a);
+    free(b);
+    free(ref);
+    gpk_ctx_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     hook_args(&argc, argv); /* e.g. multi_min=0 (scripts/gpu-stages.sh multi) */
@@ -374,5 +410,6 @@ int main(int argc, char **argv)
     test_host_memory();
     test_bad_input(be);
     test_overlap(be, seed);
+    test_key_bits_all(be, seed);
     return tu_finish("test_api");
 }

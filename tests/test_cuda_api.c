@@ -300,7 +300,15 @@ static void errors(void)
     o.key_bits = 33;
     TU_CHECK(gpk_cuda_sort_keys(ctx, NULL, &tb, GPK_U32, d, d, 16, &o, 0, stream) == GPK_EINVAL,
              "key_bits 33 on u32 accepted");
+    /* GPK_KEY_BITS_ALL: every bit, as 0 is here (the same temp) */
+    size_t tb_all = 0, tb_zero = 0;
+    o.key_bits = GPK_KEY_BITS_ALL;
+    TU_CHECK(gpk_cuda_sort_keys(ctx, NULL, &tb_all, GPK_U32, d, d, 16, &o, 0, stream) == GPK_OK,
+             "key_bits ALL refused: %s", gpk_last_error(ctx));
     o.key_bits = 0;
+    TU_CHECK(gpk_cuda_sort_keys(ctx, NULL, &tb_zero, GPK_U32, d, d, 16, &o, 0, stream) == GPK_OK &&
+                 tb_all == tb_zero,
+             "key_bits ALL: temp %zu, key_bits 0: %zu", tb_all, tb_zero);
     TU_CHECK(gpk_cuda_sort_keys(ctx, NULL, NULL, GPK_U32, d, d, 16, &o, 0, stream) == GPK_EINVAL,
              "NULL temp_bytes accepted");
     TU_CHECK(gpk_cuda_sort_keys(ctx, NULL, &tb, (gpk_type)99, d, d, 16, &o, 0, stream) == GPK_EINVAL,

@@ -511,6 +511,9 @@ static void error_suite(const int *devices, int k)
     so = (gpk_sort_opts)GPK_SORT_OPTS_INIT;
     so.key_bits = 33;
     TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, &so) == GPK_EINVAL, "key_bits 33: EINVAL expected");
+    so.key_bits = GPK_KEY_BITS_ALL;
+    TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, &so) == GPK_OK && sh[0].temp_bytes > 0,
+             "key_bits ALL: temp query failed: %s", gpk_last_error(ctx));
     TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, NULL) == GPK_OK && sh[0].temp_bytes > 0, "temp query");
     for (int i = 0; i < k; i++) sh[i].temp = dev_alloc(info.devices[i], sh[i].temp_bytes);
     TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, NULL) == GPK_EINVAL && *gpk_last_error(ctx),

@@ -11,9 +11,10 @@
  * sort whose pass count may be odd and 3 or more (GPK_CUDA_DETECT_BITS, or
  * such a key_bits / radix_bits), plus a few MB of tables.
  *
- * key_bits = 0 here means "all bits of the type" unless
- * GPK_CUDA_DETECT_BITS is set in flags, in which case one AND/OR reduction
- * runs and the stream is synchronized once to read it back.
+ * key_bits = 0 (GPK_KEY_BITS_DETECT) here means "all bits of the type"
+ * unless GPK_CUDA_DETECT_BITS is set in flags, in which case one AND/OR
+ * reduction runs and the stream is synchronized once to read it back.
+ * GPK_KEY_BITS_ALL: all bits, whatever the flags (gpk/sort.h).
  */
 #ifndef GPK_CUDA_H
 #define GPK_CUDA_H

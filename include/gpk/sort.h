@@ -19,13 +19,16 @@
  * float NaN still comes last, as numpy puts them. With key_bits b, the
  * order of the low b bits is reversed.
  *
- * key_bits (b) and radix_bits (r) refer to the mapped key. With b > 0,
- * bits [0, b) are sorted and keys must be < 2^b in mapped form (higher bits
- * do not take part in the order). With b = 0 the library reduces the keys
- * once (AND and OR of all mapped keys) and sorts only the bit range where
- * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
- * (on the CUDA backend only for large inputs, where sorting every bit
- * costs more than the detection's wait for the device: docs/guide.md).
+ * key_bits (b) and radix_bits (r) refer to the mapped key. With 0 < b <=
+ * the key's bits, bits [0, b) are sorted and keys must be < 2^b in mapped
+ * form (higher bits do not take part in the order). With
+ * b = GPK_KEY_BITS_DETECT (0, the default) the host API (gpk_sort_keys,
+ * _to, _perm, _perm64, _pairs, _records) reduces the keys once (AND and OR
+ * of all mapped keys) and sorts only the bit range where keys differ, so
+ * 10-bit cell keys stored in u32 cost 10 bits of passes (on the CUDA
+ * backend only for large inputs, where sorting every bit costs more than
+ * the detection's wait for the device: docs/guide.md). With b = GPK_KEY_BITS_ALL every bit of
+ * the key type is sorted, with no detection, in every API.
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
  */
@@ -52,8 +55,17 @@ typedef enum gpk_sort_algo {
     GPK_SORT_QUICK_RECURSIVE = 3
 } gpk_sort_algo;
 
+/* Named values of gpk_radix_opts.key_bits (b above). DETECT is 0, the
+ * default: the host API detects the bit range; the device-pointer API
+ * (gpk/cuda.h, where GPK_CUDA_DETECT_BITS asks for detection), the shard
+ * sorts and gpk_sort_reference read 0 as every bit. Either way the order
+ * is the same: detection only saves passes. ALL: every bit of the key
+ * type, never a detection pass, in every API. */
+#define GPK_KEY_BITS_DETECT 0u
+#define GPK_KEY_BITS_ALL 0xFFFFFFFFu
+
 typedef struct gpk_radix_opts {
-    unsigned key_bits;   /* b: 0 = detect from the data */
+    unsigned key_bits;   /* b: GPK_KEY_BITS_DETECT (0), 1..the key's bits, or GPK_KEY_BITS_ALL */
     unsigned radix_bits; /* r in 1..16: 0 = tuned per backend and device */
     unsigned items;      /* I, work-items per group (OpenCL): 0 = tuned */
     unsigned groups;     /* G, number of groups: 0 = tuned */
@@ -126,7 +138,8 @@ GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
 
 /* The plain sequential reference: a stable merge sort on mapped keys, as
  * simple as can be, that shares no code with the backends. values (width
- * 0, 4 or 8) and sigma may be NULL. key_bits = 0 means all bits. Needs no
+ * 0, 4 or 8) and sigma may be NULL. key_bits 0 (or GPK_KEY_BITS_ALL)
+ * means all bits. Needs no
  * context; the tests hold every backend to its answer. */
 GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width,
                                       void *values, uint32_t *sigma, size_t n,
@@ -148,8 +161,9 @@ GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, siz
  * (n the total; the first n mod K outputs hold one more), whatever the
  * keys (all-equal keys included). Stable: equal keys keep the order
  * (shard, index in shard). The order of keys is that of gpk_sort_keys;
- * opts: key_bits (0 = all bits of the type, as in gpk/cuda.h: no
- * detection pass), radix_bits; algorithm must be AUTO or RADIX.
+ * opts: key_bits (0 or GPK_KEY_BITS_ALL = all bits of the type, as in
+ * gpk/cuda.h: no detection pass), radix_bits; algorithm must be AUTO or
+ * RADIX.
  *
  * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=part|merge|lsd
  * picks; by default part for 4-byte keys of large shards on CUDA, from the

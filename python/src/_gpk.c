@@ -235,15 +235,14 @@ static int type_of_format(const char *fmt, Py_ssize_t itemsize, gpk_type *out)
     }
     const char c = fmt[0];
     if (c == '\0' || fmt[1] != '\0') return -1;
-    int kind;
-    if (strchr("BHILQN", c)) kind = 0;
-    else if (strchr("bhilqn", c)) kind = 1;
-    else if (c == 'f' || c == 'd') kind = 2;
+    char kind; /* the first letter of the gpk type's name (gpk_type_name) */
+    if (strchr("BHILQN", c)) kind = 'u';
+    else if (strchr("bhilqn", c)) kind = 'i';
+    else if (c == 'f' || c == 'd') kind = 'f';
     else return -1;
-    static const gpk_type by_width[2][3] = {{GPK_U32, GPK_I32, GPK_F32}, {GPK_U64, GPK_I64, GPK_F64}};
-    if (itemsize != 4 && itemsize != 8) return -1;
-    *out = by_width[itemsize == 8][kind];
-    return 0;
+    char name[16];
+    snprintf(name, sizeof name, "%c%d", kind, (int)(8 * itemsize));
+    return gpk_type_parse(name, out) == GPK_OK && (Py_ssize_t)gpk_type_size(*out) == itemsize ? 0 : -1;
 }
 
 enum { NEED_TYPE = 1, NEED_WRITABLE = 2 };

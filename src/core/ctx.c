@@ -1,5 +1,6 @@
 /* Contexts: backend selection, thread count, device information. */
 #include "internal.h"
+#include "key_traits.h"
 
 #include <errno.h>
 #include <omp.h>
@@ -36,34 +37,26 @@ gpk_status gpk_backend_parse(const char *name, gpk_backend *out)
     return GPK_EINVAL;
 }
 
-size_t gpk_type_size(gpk_type t)
-{
-    switch (t) {
-    case GPK_U32: case GPK_I32: case GPK_F32: return 4;
-    case GPK_U64: case GPK_I64: case GPK_F64: return 8;
-    }
-    return 0;
-}
+size_t gpk_type_size(gpk_type t) { return gpk_key_bytes(t); }
 
 const char *gpk_type_name(gpk_type t)
 {
-    switch (t) {
-    case GPK_U32: return "u32";
-    case GPK_I32: return "i32";
-    case GPK_F32: return "f32";
-    case GPK_U64: return "u64";
-    case GPK_I64: return "i64";
-    case GPK_F64: return "f64";
-    }
+#define TYPE_NAME(T, N, B, U, C, K) \
+    case T: return #N;
+    switch (t) { GPK_KEY_TYPES(TYPE_NAME) }
+#undef TYPE_NAME
     return "unknown";
 }
 
 gpk_status gpk_type_parse(const char *name, gpk_type *out)
 {
+#define TYPE_ENTRY(T, N, B, U, C, K) T,
+    static const gpk_type all[] = {GPK_KEY_TYPES(TYPE_ENTRY)};
+#undef TYPE_ENTRY
     if (!name || !out) return GPK_EINVAL;
-    for (int t = GPK_U32; t <= GPK_F64; t++)
-        if (strcasecmp(name, gpk_type_name((gpk_type)t)) == 0) {
-            *out = (gpk_type)t;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcasecmp(name, gpk_type_name(all[i])) == 0) {
+            *out = all[i];
             return GPK_OK;
         }
     return GPK_EINVAL;

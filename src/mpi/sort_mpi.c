@@ -124,43 +124,32 @@ typedef struct sort_call {
         }                                                                                           \
     }
 
-#define MAP_U32(x) ((uint64_t)(x))
-#define MAP_I32(x) ((uint64_t)gpk__mpi_map32(GPK_I32, (x)))
-#define MAP_F32(x) ((uint64_t)gpk__mpi_map32(GPK_F32, (x)))
-#define MAP_U64(x) ((uint64_t)(x))
-#define MAP_I64(x) gpk__mpi_map64(GPK_I64, (x))
-#define MAP_F64(x) gpk__mpi_map64(GPK_F64, (x))
-DEFINE_HOST_TYPE(u32, uint32_t, MAP_U32)
-DEFINE_HOST_TYPE(i32, uint32_t, MAP_I32)
-DEFINE_HOST_TYPE(f32, uint32_t, MAP_F32)
-DEFINE_HOST_TYPE(u64, uint64_t, MAP_U64)
-DEFINE_HOST_TYPE(i64, uint64_t, MAP_I64)
-DEFINE_HOST_TYPE(f64, uint64_t, MAP_F64)
+/* count_NAME, corank_NAME and merge_NAME for every key type; map_NAME its
+ * mapped key, widened to 64 bits. */
+#define MAP_BYTES4(T, x) ((uint64_t)gpk__map_u32((T), (x)))
+#define MAP_BYTES8(T, x) gpk__map_u64((T), (x))
+#define KEY_MAP(T, N, B, U, C, K) \
+    static inline uint64_t map_##N(U x) { return MAP_BYTES##B(T, x); }
+#define KEY_DEFINE(T, N, B, U, C, K) DEFINE_HOST_TYPE(N, U, map_##N)
+GPK_KEY_TYPES(KEY_MAP)
+GPK_KEY_TYPES(KEY_DEFINE)
 
 static size_t host_count(gpk_type t, const void *k, size_t n, uint64_t q, int or_equal)
 {
-    switch (t) {
-    case GPK_U32: return count_u32(k, n, q, or_equal);
-    case GPK_I32: return count_i32(k, n, q, or_equal);
-    case GPK_F32: return count_f32(k, n, q, or_equal);
-    case GPK_U64: return count_u64(k, n, q, or_equal);
-    case GPK_I64: return count_i64(k, n, q, or_equal);
-    case GPK_F64: return count_f64(k, n, q, or_equal);
-    }
+#define KEY_CASE(T, N, B, U, C, K) \
+    case T: return count_##N(k, n, q, or_equal);
+    switch (t) { GPK_KEY_TYPES(KEY_CASE) }
+#undef KEY_CASE
     return 0;
 }
 
 static void host_merge2(gpk_type t, const void *a, const void *va, size_t na, const void *b, const void *vb,
                         size_t nb, void *out, void *vout, size_t vw, int threads)
 {
-    switch (t) {
-    case GPK_U32: merge_u32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    case GPK_I32: merge_i32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    case GPK_F32: merge_f32(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    case GPK_U64: merge_u64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    case GPK_I64: merge_i64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    case GPK_F64: merge_f64(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    }
+#define KEY_CASE(T, N, B, U, C, K) \
+    case T: merge_##N(a, va, na, b, vb, nb, out, vout, vw, threads); break;
+    switch (t) { GPK_KEY_TYPES(KEY_CASE) }
+#undef KEY_CASE
 }
 
 /* Merges the runs [off[i], off[i+1]) of (keys, values) pairwise, round by
@@ -374,16 +363,10 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
 /* ---- device shards (CUDA context) ------------------------------------------------ */
 
 #ifdef GPK_HAVE_CUDA
-static gpk_status cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
-{
-    return gpk__mpi_fail(ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE, "%s: %s", what,
-                         cudaGetErrorString(e));
-}
-
 static gpk_status copy_device(gpk_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
     cudaError_t e = bytes ? cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice) : cudaSuccess;
-    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: copy on the device");
+    return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(ctx, e, "distributed sort: copy on the device");
 }
 
 #ifdef GPK_HAVE_NCCL
@@ -488,7 +471,7 @@ static gpk_status exchange_nccl(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t nc, cons
     if (r == ncclSuccess) r = g;
     if (r != ncclSuccess) return nccl_fail(ctx, r, "distributed sort: exchange");
     cudaError_t e = cudaStreamSynchronize(0);
-    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: exchange");
+    return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(ctx, e, "distributed sort: exchange");
 }
 #endif /* GPK_HAVE_NCCL */
 
@@ -583,11 +566,11 @@ static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange h
     if (!hs || !hr) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for staging", what);
     cudaError_t e = cudaSuccess;
     if (s == GPK_OK && n_send) e = cudaMemcpy(hs, sendbuf, n_send * width, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) s = cuda_fail(ctx, e, what);
+    if (e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, what);
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s == GPK_OK) s = exchange(comm, ctx, hs, send, hr, recv, width, copy_host, what);
     if (s == GPK_OK && n_recv) e = cudaMemcpy(recvbuf, hr, n_recv * width, cudaMemcpyHostToDevice);
-    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(ctx, e, what);
+    if (s == GPK_OK && e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, what);
     free(hs);
     free(hr);
     return s;
@@ -1220,7 +1203,7 @@ static gpk_status local_sort(sort_call *c, const void *keys, const void *values,
         s = c->vw ? gpk_cuda_sort_pairs(c->ctx, temp, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
                   : gpk_cuda_sort_keys(c->ctx, temp, &tb, c->type, keys, sk, n, &o, 0, 0);
         cudaError_t e = cudaStreamSynchronize(0);
-        if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(c->ctx, e, "distributed sort: local sort");
+        if (s == GPK_OK && e != cudaSuccess) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: local sort");
         return s;
     }
 #endif
@@ -1261,7 +1244,7 @@ static gpk_status ipc_copy(const sort_call *c, void *const *base_k, void *const 
     }
     cudaError_t w = cudaStreamSynchronize(0); /* after a failure too: nothing may still run */
     if (e == cudaSuccess) e = w;
-    return e == cudaSuccess ? GPK_OK : cuda_fail(c->ctx, e, "distributed sort: copy from a peer");
+    return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: copy from a peer");
 }
 #endif
 
@@ -1424,7 +1407,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         cudaError_t e = cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking);
         if (e == cudaSuccess && i < ncs) e = cudaStreamCreateWithFlags(&cs[i], cudaStreamNonBlocking);
         if (e == cudaSuccess && i < ncs) e = cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
-        if (e != cudaSuccess) s = cuda_fail(c->ctx, e, "distributed sort: the part plan's streams");
+        if (e != cudaSuccess) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's streams");
         made = i + 1;
     }
     s = gpk__mpi_agree(c->comm, c->ctx, s, what);
@@ -1482,12 +1465,12 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         }
         at += t;
     }
-    if (e != cudaSuccess && s == GPK_OK) s = cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
+    if (e != cudaSuccess && s == GPK_OK) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
     /* everything issued ends before the streams go (after a failure too) */
     for (int i = 0; i < made; i++) {
         cudaError_t w = cudaStreamSynchronize(ss[i]);
         if (i < ncs && w == cudaSuccess) w = cudaStreamSynchronize(cs[i]);
-        if (w != cudaSuccess && s == GPK_OK) s = cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
+        if (w != cudaSuccess && s == GPK_OK) s = gpk__mpi_cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
     }
     times->merge_ms = (MPI_Wtime() - *t_phase) * 1e3;
 out:
@@ -1599,7 +1582,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
             e = cudaSetDevice(ctx->device);
             if (e == cudaSuccess) prev_device = current;
         }
-        if (e != cudaSuccess) s = cuda_fail(ctx, e, what);
+        if (e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, what);
     }
 #endif
 

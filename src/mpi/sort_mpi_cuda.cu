@@ -14,11 +14,11 @@ constexpr int TILE = THREADS * ITEMS;
 
 template <int TYPE> __device__ __forceinline__ uint64_t mapped(uint32_t x)
 {
-    return gpk__mpi_map32(TYPE, x);
+    return gpk__map_u32((gpk_type)TYPE, x);
 }
 template <int TYPE> __device__ __forceinline__ uint64_t mapped(uint64_t x)
 {
-    return gpk__mpi_map64(TYPE, x);
+    return gpk__map_u64((gpk_type)TYPE, x);
 }
 
 template <typename K, int TYPE>
@@ -109,12 +109,6 @@ __global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, c
     }
 }
 
-gpk_status cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
-{
-    return gpk__mpi_fail(ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE, "%s: %s", what,
-                         cudaGetErrorString(e));
-}
-
 template <typename K, int TYPE>
 gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_t *queries, size_t nq, int or_equal,
                        uint64_t *counts, void *d_work)
@@ -127,7 +121,7 @@ gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(counts, dq + nq, nq * sizeof(uint64_t), cudaMemcpyDeviceToHost);
-    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, what);
+    return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(ctx, e, what);
 }
 
 struct NoValue {
@@ -179,7 +173,7 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
         if (e == cudaSuccess && vw) e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(0);
-    return e == cudaSuccess ? GPK_OK : cuda_fail(ctx, e, "distributed sort: merge on the device");
+    return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
 }
 
 /* The runs at run_k[i] (run_len[i] keys, values at run_v[i]) anywhere on
@@ -217,7 +211,7 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     }
     off[next] = n;
     gpk_status s = GPK_OK;
-    if (e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
+    if (e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
     else if (rounds > 1) {
         /* the rest in place of merge_typed's rounds: from dst to the other buffer */
         void *src_k = dst_k, *src_v = dst_v;
@@ -226,7 +220,7 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     }
     free(off);
     e = cudaStreamSynchronize(0); /* after a failure too: nothing may still run on the buffers */
-    if (s == GPK_OK && e != cudaSuccess) s = cuda_fail(ctx, e, "distributed sort: merge on the device");
+    if (s == GPK_OK && e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
     return s;
 }
 
@@ -254,46 +248,43 @@ extern "C" gpk_status gpk__mpi_cuda_count(gpk_ctx *ctx, int type, const void *d_
                                           void *d_work)
 {
     if (nq == 0) return GPK_OK;
-    switch (type) {
-    case GPK_U32: return count_typed<uint32_t, GPK_U32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    case GPK_I32: return count_typed<uint32_t, GPK_I32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    case GPK_F32: return count_typed<uint32_t, GPK_F32>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    case GPK_U64: return count_typed<uint64_t, GPK_U64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    case GPK_I64: return count_typed<uint64_t, GPK_I64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    default: return count_typed<uint64_t, GPK_F64>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    }
+#define KEY_CASE(T, N, B, U, C, K) \
+    case T: return count_typed<U, T>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
+    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+#undef KEY_CASE
+    return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }
 
 extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, void *d_values, size_t value_width,
                                           size_t *off, int runs, void *d_keys_out, void *d_values_out,
                                           size_t *d_bounds)
 {
-    switch (type) {
-    case GPK_U32: return merge_width<uint32_t, GPK_U32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    case GPK_I32: return merge_width<uint32_t, GPK_I32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    case GPK_F32: return merge_width<uint32_t, GPK_F32>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    case GPK_U64: return merge_width<uint64_t, GPK_U64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    case GPK_I64: return merge_width<uint64_t, GPK_I64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    default: return merge_width<uint64_t, GPK_F64>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    }
+#define KEY_CASE(T, N, B, U, C, K) \
+    case T: return merge_width<U, T>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
+    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+#undef KEY_CASE
+    return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }
 
 extern "C" gpk_status gpk__mpi_cuda_merge_runs(gpk_ctx *ctx, int type, const void *const *run_k, const void *const *run_v,
                                                size_t value_width, const size_t *run_len, int runs, void *scratch_k,
                                                void *scratch_v, void *out_k, void *out_v, size_t *d_bounds)
 {
-    switch (type) {
-    case GPK_U32: return merge_ptr_width<uint32_t, GPK_U32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    case GPK_I32: return merge_ptr_width<uint32_t, GPK_I32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    case GPK_F32: return merge_ptr_width<uint32_t, GPK_F32>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    case GPK_U64: return merge_ptr_width<uint64_t, GPK_U64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    case GPK_I64: return merge_ptr_width<uint64_t, GPK_I64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    default: return merge_ptr_width<uint64_t, GPK_F64>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    }
+#define KEY_CASE(T, N, B, U, C, K) \
+    case T: return merge_ptr_width<U, T>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
+    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+#undef KEY_CASE
+    return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }
 
 extern "C" size_t gpk__mpi_cuda_work_bytes(size_t n, size_t nq)
 {
     size_t bounds = (n / TILE + 2) * sizeof(size_t), queries = 2 * nq * sizeof(uint64_t);
     return bounds > queries ? bounds : queries;
+}
+
+extern "C" gpk_status gpk__mpi_cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *what)
+{
+    return gpk__mpi_fail(ctx, e == cudaErrorMemoryAllocation ? GPK_ENOMEM : GPK_EDEVICE, "%s: %s", what,
+                         cudaGetErrorString(e));
 }

@@ -6,36 +6,22 @@
 #include <stdint.h>
 #include "gpk/gpk.h"
 
-#if defined(__CUDACC__)
-#define GPK_MPI_HD __host__ __device__ __forceinline__
-#else
-#define GPK_MPI_HD static inline
-#endif
-
-/* The order-preserving unsigned form of a key (gpk/sort.h, "mapped key"):
- * the distributed sort compares keys by it, so it puts them in the order
- * gpk_sort_keys does, floats and their NaNs included. */
-GPK_MPI_HD uint32_t gpk__mpi_map32(int type, uint32_t u)
-{
-    if (type == GPK_I32) return u ^ 0x80000000u;
-    if (type == GPK_F32) return ((u & 0x80000000u) ? ~u : (u ^ 0x80000000u)) - 0x7FFFFFu;
-    return u;
-}
-GPK_MPI_HD uint64_t gpk__mpi_map64(int type, uint64_t u)
-{
-    if (type == GPK_I64) return u ^ 0x8000000000000000ull;
-    if (type == GPK_F64)
-        return ((u & 0x8000000000000000ull) ? ~u : (u ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
-    return u;
-}
+/* The distributed sort compares keys by their mapped form (gpk/sort.h,
+ * core/key_traits.h), so it puts them in the order gpk_sort_keys does,
+ * floats and their NaNs included. */
+#include "../core/key_traits.h"
 
 #ifdef GPK_HAVE_CUDA
+#include <cuda_runtime_api.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
 struct gpk_ctx;
 /* as in mpi_internal.h (which needs mpi.h; the .cu does not include it) */
 gpk_status gpk__mpi_fail(struct gpk_ctx *ctx, gpk_status s, const char *fmt, ...);
+/* Records "what: cudaGetErrorString(e)" on ctx (gpk__mpi_fail): GPK_ENOMEM
+ * for allocation failures, GPK_EDEVICE otherwise (sort_mpi_cuda.cu). */
+gpk_status gpk__mpi_cuda_fail(struct gpk_ctx *ctx, cudaError_t e, const char *what);
 /* Device halves of the distributed sort (sort_mpi_cuda.cu); d_ pointers
  * are device memory of ctx's device, the calls synchronize before they
  * return. On failure ctx holds the message. */

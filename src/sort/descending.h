@@ -15,6 +15,7 @@
 #define GPK_DESCENDING_H
 
 #include "gpk/gpk.h"
+#include "../core/key_traits.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,21 +30,17 @@
 extern "C" {
 #endif
 
-/* The mapped form of +inf: every NaN maps above it. */
-#define GPK__F32_INF_MAPPED 0xFF000001u
-#define GPK__F64_INF_MAPPED 0xFFE0000000000001ull
-
+/* The full-width maps are key_traits.h's (gpk__descending_u32/64); with
+ * key_bits b, only the low b bits are reversed. */
 GPK__DESC_FN uint32_t gpk__desc_key32(gpk_type t, unsigned key_bits, uint32_t m)
 {
     if (key_bits > 0 && key_bits < 32) return m ^ ((1u << key_bits) - 1u);
-    if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
-    return ~m;
+    return gpk__descending_u32(t, m);
 }
 GPK__DESC_FN uint64_t gpk__desc_key64(gpk_type t, unsigned key_bits, uint64_t m)
 {
     if (key_bits > 0 && key_bits < 64) return m ^ ((1ull << key_bits) - 1ull);
-    if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
-    return ~m;
+    return gpk__descending_u64(t, m);
 }
 
 /* The type the descending sort keys are sorted as: the unsigned type of

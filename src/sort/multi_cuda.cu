@@ -38,23 +38,9 @@ constexpr int kItems = 8;
 constexpr int kTile = kThreads * kItems; /* output elements a block merges */
 constexpr int kProbes = GPK_MULTI_PROBES;
 
-__device__ __forceinline__ uint64_t map_key(int type, uint32_t x)
-{
-    switch (type) {
-    case GPK_I32: return x ^ 0x80000000u;
-    case GPK_F32: return (uint32_t)((x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu);
-    default: return x;
-    }
-}
-
-__device__ __forceinline__ uint64_t map_key(int type, uint64_t x)
-{
-    switch (type) {
-    case GPK_I64: return x ^ 0x8000000000000000ull;
-    case GPK_F64: return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
-    default: return x;
-    }
-}
+/* The mapped key (core/key_traits.h), widened to 64 bits. */
+__device__ __forceinline__ uint64_t map_key(int type, uint32_t x) { return gpk__map_u32((gpk_type)type, x); }
+__device__ __forceinline__ uint64_t map_key(int type, uint64_t x) { return gpk__map_u64((gpk_type)type, x); }
 
 /* below[c] / le[c]: keys of the sorted shard < / <= probes[c]. */
 template <typename K>

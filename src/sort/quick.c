@@ -143,8 +143,8 @@ gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key
         return GPK_OK;
     case GPK_SORT_AUTO:
         /* b or r only mean something to the radix sort: asking for them is
-         * asking for it. */
-        if (o.key_bits || o.radix_bits || ctx->backend == GPK_BACKEND_OPENCL)
+         * asking for it (every bit is what every sort sorts). */
+        if ((o.key_bits && o.key_bits != GPK_KEY_BITS_ALL) || o.radix_bits || ctx->backend == GPK_BACKEND_OPENCL)
             *out = GPK_SORT_RADIX;
         else
             *out = cuda_quick_reach(ctx, n,

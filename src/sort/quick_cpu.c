@@ -553,7 +553,7 @@ gpk_status gpk__quick_sort_cpu(gpk_ctx *ctx, const gpk_quick_job *job)
     const unsigned vw = records ? (idx64 ? 8u : 4u) : job->value_width;
     const shape *sh = shape_of(kw, vw);
     const int in_place = !records && vw == 0; /* bare keys are sorted where they are */
-    const int mapped = t != GPK_U32 && t != GPK_U64; /* unsigned keys need no pass in or out */
+    const int mapped = gpk_key_kind(t) != GPK_KEY_UNSIGNED; /* unsigned keys need no pass in or out */
     int threads = ctx->threads;
     if (n < 65536) threads = 1;
 

@@ -162,50 +162,11 @@ template <class K, class V, bool HAS_V> struct QShape {
 };
 
 
-/* Key map: the same one-formula twiddle as the radix sort (see
- * gpk__map_u32 / gpk__map_u64 in radix_internal.h). */
-template <class K> struct Twiddle {
-    K pre, if_clear, if_set, post;
-};
-
-template <class K> __host__ __device__ __forceinline__ K twiddle(const Twiddle<K> &t, K x)
-{
-    K y = x + t.pre;
-    K top = y >> (sizeof(K) * 8 - 1);
-    return (y ^ (top ? t.if_set : t.if_clear)) + t.post;
-}
-
-template <class K> static Twiddle<K> twiddle_map(gpk_type type)
-{
-    const K sign = (K)1 << (sizeof(K) * 8 - 1);
-    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (type == GPK_I32 || type == GPK_I64) {
-        t.if_clear = sign;
-        t.if_set = sign;
-    } else if (type == GPK_F32 || type == GPK_F64) {
-        t.if_clear = sign;
-        t.if_set = (K)~(K)0;
-        t.post = (K)(0 - bias);
-    }
-    return t;
-}
-
-template <class K> static Twiddle<K> twiddle_unmap(gpk_type type)
-{
-    const K sign = (K)1 << (sizeof(K) * 8 - 1);
-    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (type == GPK_I32 || type == GPK_I64) {
-        t.if_clear = sign;
-        t.if_set = sign;
-    } else if (type == GPK_F32 || type == GPK_F64) {
-        t.pre = bias;
-        t.if_clear = (K)~(K)0;
-        t.if_set = sign;
-    }
-    return t;
-}
+/* Key map: the maps as data of core/key_traits.h, as in the radix sort. */
+using gpk_key::Twiddle;
+using gpk_key::twiddle;
+using gpk_key::twiddle_map;
+using gpk_key::twiddle_unmap;
 
 /* Pivot choice. fbytes: 4 or 8 for floating-point keys, else 0. */
 template <class K> struct PivotMap {
@@ -1651,7 +1612,7 @@ template <class K> static PivotMap<K> pivot_map(gpk_type type)
     PivotMap<K> pm;
     pm.map = twiddle_map<K>(type);
     pm.unmap = twiddle_unmap<K>(type);
-    pm.fbytes = type == GPK_F32 ? 4 : type == GPK_F64 ? 8 : 0;
+    pm.fbytes = gpk_key_kind(type) == GPK_KEY_FLOAT ? (int)gpk_key_bytes(type) : 0;
     return pm;
 }
 
@@ -1756,7 +1717,7 @@ static DevSort<K, V> caller_sort(const gpk_cuda_state *st, const gpk_quick_job *
     d.in_is_a = kin == st->buf[GPK_CUDA_KEYS_A];
     d.map = twiddle_map<K>(job->key_type);
     d.unmap = twiddle_unmap<K>(job->key_type);
-    d.need_unmap = !(job->key_type == GPK_U32 || job->key_type == GPK_U64);
+    d.need_unmap = gpk_key_kind(job->key_type) != GPK_KEY_UNSIGNED;
     d.pm = pivot_map<K>(job->key_type);
     return d;
 }

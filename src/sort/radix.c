@@ -47,6 +47,7 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
                          "sort: gpk_sort_perm writes a u32 sigma, which cannot index %zu keys (at most "
                          "2^32-1 = %u); use gpk_sort_perm64",
                          n, UINT32_MAX);
+    o.key_bits = gpk__key_bits(o.key_bits, kw);
     if (o.key_bits > 8 * kw)
         return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
                          o.key_bits, (unsigned)(8 * kw), gpk_type_name(key_type));

@@ -32,10 +32,11 @@
  * Layout of this file: common helpers and type-independent kernels, then,
  * after the line holding the marker GPK_TEMPLATE, a template written once in
  * terms of GPK_KW (key bytes: 4 or 8) and GPK_VW (payload bytes: 0, 4 or 8).
- * The host (src/core/opencl_ctx.c) builds one program from the common part
- * followed by the template six times, once per (GPK_KW, GPK_VW); kernel names
- * carry the widths: fast_reorder_k4_v8, fast_count_k8, ... Compiled as it
- * stands, the file is the common part plus the (4, 0) instance.
+ * The host (src/sort/radix_opencl.c) builds one program from the key maps
+ * (src/core/key_traits.h), the common part and the template six times, once
+ * per (GPK_KW, GPK_VW); kernel names carry the widths: fast_reorder_k4_v8,
+ * fast_count_k8, ... Compiled after key_traits.h, the file as it stands is
+ * the common part plus the (4, 0) instance.
  *
  * Build-time parameters (-D): GPK_KPT4 / GPK_KPT8 keys per item in the fast
  * kernels for 4 / 8-byte keys, GPK_RANK_BITS bits per local ranking round,
@@ -74,42 +75,9 @@ typedef uint pos_t;
  * blocked (p = t*KPT + m). */
 #define PADK(p) ((p) + ((p) >> 5))
 
-/* ---- key maps (the same bijections as src/sort/radix_internal.h) ---- */
-
-uint gpk_map32(uint x, int kind)
-{
-    if (kind == 1) return x ^ 0x80000000u;
-    if (kind == 2) return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
-    return x;
-}
-
-uint gpk_unmap32(uint m, int kind)
-{
-    if (kind == 1) return m ^ 0x80000000u;
-    if (kind == 2) {
-        uint s = m + 0x007FFFFFu;
-        return s ^ ((s >> 31) ? 0x80000000u : 0xFFFFFFFFu);
-    }
-    return m;
-}
-
-ulong gpk_map64(ulong x, int kind)
-{
-    if (kind == 1) return x ^ 0x8000000000000000UL;
-    if (kind == 2)
-        return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFUL : 0x8000000000000000UL)) - 0x000FFFFFFFFFFFFFUL;
-    return x;
-}
-
-ulong gpk_unmap64(ulong m, int kind)
-{
-    if (kind == 1) return m ^ 0x8000000000000000UL;
-    if (kind == 2) {
-        ulong s = m + 0x000FFFFFFFFFFFFFUL;
-        return s ^ ((s >> 63) ? 0x8000000000000000UL : 0xFFFFFFFFFFFFFFFFUL);
-    }
-    return m;
-}
+/* ---- key maps: gpk_key_map32/64 and gpk_key_unmap32/64 (kind 0
+ * unsigned, 1 signed, 2 float) of src/core/key_traits.h, which the host
+ * puts in front of this file ---- */
 
 /* ---- work-group helpers ---- */
 
@@ -192,8 +160,8 @@ __kernel void transpose_w4(__global const uint *in, __global uint *out, uint row
     const uint r = r0 + ly, c = c0 + lx;
     if (r < rows && c < cols) {
         uint v = in[(pos_t)r * cols + c];
-        if (kmap > 0) v = gpk_map32(v, kmap);
-        else if (kmap < 0) v = gpk_unmap32(v, -kmap);
+        if (kmap > 0) v = gpk_key_map32(kmap, v);
+        else if (kmap < 0) v = gpk_key_unmap32(-kmap, v);
         tile[ly * (GPK_TD + 1) + lx] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -209,8 +177,8 @@ __kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint r
     const uint r = r0 + ly, c = c0 + lx;
     if (r < rows && c < cols) {
         ulong v = in[(pos_t)r * cols + c];
-        if (kmap > 0) v = gpk_map64(v, kmap);
-        else if (kmap < 0) v = gpk_unmap64(v, -kmap);
+        if (kmap > 0) v = gpk_key_map64(kmap, v);
+        else if (kmap < 0) v = gpk_key_unmap64(-kmap, v);
         tile[ly * (GPK_TD + 1) + lx] = v;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -334,8 +302,8 @@ void gpk_store_status(__global uint *p, uint v) { *(volatile __global uint *)p =
 #if GPK_KW == 4
 #define KEY_T uint
 #define KEY_MAX 0xFFFFFFFFu
-#define KMAP(k, kind) gpk_map32((k), (kind))
-#define KUNMAP(k, kind) gpk_unmap32((k), (kind))
+#define KMAP(k, kind) gpk_key_map32((kind), (k))
+#define KUNMAP(k, kind) gpk_key_unmap32((kind), (k))
 #define KPT GPK_KPT4
 #define OSKPT GPK_OS_KPT4
 #define KEY_VEC uint4
@@ -344,8 +312,8 @@ void gpk_store_status(__global uint *p, uint v) { *(volatile __global uint *)p =
 #else
 #define KEY_T ulong
 #define KEY_MAX 0xFFFFFFFFFFFFFFFFUL
-#define KMAP(k, kind) gpk_map64((k), (kind))
-#define KUNMAP(k, kind) gpk_unmap64((k), (kind))
+#define KMAP(k, kind) gpk_key_map64((kind), (k))
+#define KUNMAP(k, kind) gpk_key_unmap64((kind), (k))
 #define KPT GPK_KPT8
 #define OSKPT GPK_OS_KPT8
 #define KEY_VEC ulong2

@@ -470,7 +470,7 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         const uint32_t *k = src;
         uint32_t *out = dst;
         uint32_t a32 = ~0u, o32 = 0;
-        if (t == GPK_U32) {
+        if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
             for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
         } else {
             WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
@@ -485,7 +485,7 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
     } else {
         const uint64_t *k = src;
         uint64_t *out = dst;
-        if (t == GPK_U64) {
+        if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
             for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
         } else {
             WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
@@ -514,7 +514,7 @@ static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size
     }
 }
 
-static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
+static int needs_mapping(gpk_type t) { return gpk_key_kind(t) != GPK_KEY_UNSIGNED; }
 
 /* ---- The hybrid path: one MSD pass through memory, then every bucket
  * sorted in cache.
@@ -1552,10 +1552,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     uint64_t *sample = (uint64_t *)(H.per_thread + (size_t)threads * (lhist_bytes + 2 * tmp_bytes));
     first_plan P;
     if (plan_first) {
-        const int is_float = job->key_type == GPK_F64;
-        P.flip = 0x8000000000000000ull;
-        P.neg = is_float ? 0x7FFFFFFFFFFFFFFFull : 0;
-        P.sub = is_float ? 0x000FFFFFFFFFFFFFull : 0;
+        const int is_float = gpk_key_kind(job->key_type) == GPK_KEY_FLOAT;
+        P.flip = GPK_KEY_SIGN64;
+        P.neg = is_float ? ~GPK_KEY_SIGN64 : 0;
+        P.sub = is_float ? GPK_KEY_ROT64 : 0;
     }
 
     /* The hybrid's first digit is the top of the detected range; guessing

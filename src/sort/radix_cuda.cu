@@ -121,52 +121,12 @@ static bool persistent_default(int key_bytes, bool has_values) { return key_byte
 
 enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
 
-/* Order-preserving key map as one formula, so kernels need no switch on the
- * type: f(x) = ((x + pre) ^ (top bit of (x + pre) ? if_set : if_clear)) + post.
- * Identity, signed and float maps and their inverses are all of this form
- * (see gpk__map_u32 / gpk__unmap_u32 in radix_internal.h). */
-template <class K> struct Twiddle {
-    K pre, if_clear, if_set, post;
-};
-
-template <class K> __host__ __device__ __forceinline__ K twiddle(const Twiddle<K> &t, K x)
-{
-    K y = x + t.pre;
-    K top = y >> (sizeof(K) * 8 - 1);
-    return (y ^ (top ? t.if_set : t.if_clear)) + t.post;
-}
-
-template <class K> static Twiddle<K> twiddle_map(gpk_type type)
-{
-    const K sign = (K)1 << (sizeof(K) * 8 - 1);
-    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (type == GPK_I32 || type == GPK_I64) {
-        t.if_clear = sign;
-        t.if_set = sign;
-    } else if (type == GPK_F32 || type == GPK_F64) {
-        t.if_clear = sign;
-        t.if_set = (K)~(K)0;
-        t.post = (K)(0 - bias);
-    }
-    return t;
-}
-
-template <class K> static Twiddle<K> twiddle_unmap(gpk_type type)
-{
-    const K sign = (K)1 << (sizeof(K) * 8 - 1);
-    const K bias = sizeof(K) == 4 ? (K)0x007FFFFFu : (K)0x000FFFFFFFFFFFFFull;
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (type == GPK_I32 || type == GPK_I64) {
-        t.if_clear = sign;
-        t.if_set = sign;
-    } else if (type == GPK_F32 || type == GPK_F64) {
-        t.pre = bias;
-        t.if_clear = (K)~(K)0;
-        t.if_set = sign;
-    }
-    return t;
-}
+/* The key maps as data (core/key_traits.h), so kernels need no switch on
+ * the type. */
+using gpk_key::Twiddle;
+using gpk_key::twiddle;
+using gpk_key::twiddle_map;
+using gpk_key::twiddle_unmap;
 
 /* The passes of one sort: pass p sorts bits [shift[p], shift[p] + width[p]). */
 struct PassList {
@@ -2720,6 +2680,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
+    o.key_bits = gpk__key_bits(o.key_bits, kb);
     if (o.key_bits > 8 * kb)
         return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn,
                          o.key_bits, (unsigned)(8 * kb), gpk_type_name(key_type));

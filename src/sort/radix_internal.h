@@ -1,5 +1,5 @@
-/* Radix sort internals: the job every backend receives and the key mapping
- * every backend must apply (see include/gpk/sort.h for the contract). */
+/* Radix sort internals: the job every backend receives; the key maps every
+ * backend must apply are in core/key_traits.h (the contract: gpk/sort.h). */
 #ifndef GPK_RADIX_INTERNAL_H
 #define GPK_RADIX_INTERNAL_H
 
@@ -7,6 +7,7 @@
 
 #include <string.h>
 #include "../core/internal.h"
+#include "../core/key_traits.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,44 +46,10 @@ static inline void gpk__radix_range_from_masks(uint64_t and_all, uint64_t or_all
     *end = e;
 }
 
-/* Order-preserving maps (bijections) to unsigned keys; see sort.h. */
-static inline uint32_t gpk__map_u32(gpk_type t, uint32_t x)
-{
-    switch (t) {
-    case GPK_I32: return x ^ 0x80000000u;
-    case GPK_F32: return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
-    default: return x;
-    }
-}
-static inline uint32_t gpk__unmap_u32(gpk_type t, uint32_t m)
-{
-    switch (t) {
-    case GPK_I32: return m ^ 0x80000000u;
-    case GPK_F32: { uint32_t s = m + 0x007FFFFFu; return s ^ ((s >> 31) ? 0x80000000u : 0xFFFFFFFFu); }
-    default: return m;
-    }
-}
-static inline uint64_t gpk__map_u64(gpk_type t, uint64_t x)
-{
-    switch (t) {
-    case GPK_I64: return x ^ 0x8000000000000000ull;
-    case GPK_F64: return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
-    default: return x;
-    }
-}
-static inline uint64_t gpk__unmap_u64(gpk_type t, uint64_t m)
-{
-    switch (t) {
-    case GPK_I64: return m ^ 0x8000000000000000ull;
-    case GPK_F64: { uint64_t s = m + 0x000FFFFFFFFFFFFFull; return s ^ ((s >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull); }
-    default: return m;
-    }
-}
-
 /* Mapped key i of an array of keys of type t (4 or 8 bytes wide), masked. */
 static inline uint64_t gpk__mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
 {
-    if (gpk_type_size(t) == 4) {
+    if (gpk_key_bytes(t) == 4) {
         uint32_t x;
         memcpy(&x, (const char *)keys + 4 * i, 4);
         return gpk__map_u32(t, x) & mask;
@@ -165,8 +132,16 @@ gpk_status gpk__radix_cuda_dist_pass(gpk_ctx *ctx, const gpk_radix_dist *j, unsi
                                      const unsigned long long *bases, unsigned long long *next);
 #endif
 
+/* key_bits of the options with GPK_KEY_BITS_ALL resolved to the bits of a
+ * key_width-byte key; the other values stay as they are. */
+static inline unsigned gpk__key_bits(unsigned key_bits, size_t key_width)
+{
+    return key_bits == GPK_KEY_BITS_ALL ? (unsigned)(8 * key_width) : key_bits;
+}
+
 /* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
- * detects the bit range on its own copy of the data). Shared by the
+ * detects the bit range on its own copy of the data; GPK_KEY_BITS_ALL
+ * becomes the key's bits). Shared by the
  * dispatch and the bench. Defined in radix.c. */
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, void *sigma, unsigned sigma_width,

@@ -33,6 +33,7 @@
 #include "radix_internal.h"
 #include "../core/opencl_internal.h"
 #include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
+#include "key_traits_cl.h" /* gpk_key_traits_cl_source[], generated from src/core/key_traits.h */
 
 #include <ctype.h>
 #include <stdio.h>
@@ -136,24 +137,32 @@ typedef struct run {
 /* ---- programs: the 32-bit one built when a context is created
  * (gpk__radix_opencl_family), the 64-bit one on first use ---- */
 
-/* The program source: the common part of radix.cl followed by its template
- * part once per (key width, payload width); see the head of radix.cl. */
+/* The program source: the key maps (core/key_traits.h), the common part of
+ * radix.cl, then its template part once per (key width, payload width); see
+ * the head of radix.cl. #line keeps the compiler's line numbers radix.cl's. */
 static char *program_source(void)
 {
     static const char marker[] = "/*@@GPK_TEMPLATE@@";
+    static const char line1[] = "\n#line 1\n";
     static const int kw[2] = {4, 8}, vw[3] = {0, 4, 8};
+    const char *maps = gpk_key_traits_cl_source;
     const char *src = gpk_radix_cl_source;
     const char *tpl = strstr(src, marker);
     if (!tpl) return NULL;
-    const size_t common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
+    const size_t maps_len = strlen(maps), common_len = (size_t)(tpl - src), tpl_len = strlen(tpl);
     int tpl_line = 1;
     for (const char *c = src; c < tpl; c++)
         if (*c == '\n') tpl_line++;
-    const size_t total = common_len + 6 * (tpl_len + 128) + 1;
+    const size_t total = maps_len + sizeof line1 + common_len + 6 * (tpl_len + 128) + 1;
     char *out = malloc(total);
     if (!out) return NULL;
-    memcpy(out, src, common_len);
-    size_t len = common_len;
+    size_t len = 0;
+    memcpy(out, maps, maps_len);
+    len += maps_len;
+    memcpy(out + len, line1, sizeof line1 - 1);
+    len += sizeof line1 - 1;
+    memcpy(out + len, src, common_len);
+    len += common_len;
     for (int k = 0; k < 2; k++)
         for (int v = 0; v < 3; v++) {
             len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
@@ -978,11 +987,7 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     R->kw = job->key_width;
     if (R->kw != 4 && R->kw != 8) return gpk__fail(ctx, GPK_EINVAL, "key width %u", R->kw);
     R->kwi = R->kw == 8;
-    switch (job->key_type) {
-    case GPK_I32: case GPK_I64: R->kind = 1; break;
-    case GPK_F32: case GPK_F64: R->kind = 2; break;
-    default: R->kind = 0; break;
-    }
+    R->kind = gpk_key_kind(job->key_type); /* as the kernels take it (key_traits.h) */
     R->sigma = job->sigma != NULL && job->values == NULL;
     R->vw = job->values ? job->value_width : (R->sigma ? job->sigma_width : 0);
     if (R->vw != 0 && R->vw != 4 && R->vw != 8) return gpk__fail(ctx, GPK_EINVAL, "value width %u", R->vw);

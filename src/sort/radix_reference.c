@@ -53,6 +53,7 @@ gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t valu
     size_t kw = gpk_type_size(key_type);
     if (kw == 0) return GPK_EINVAL;
     if (value_width != 0 && value_width != 4 && value_width != 8) return GPK_EINVAL;
+    key_bits = gpk__key_bits(key_bits, kw);
     if (key_bits > 8 * kw) return GPK_EINVAL;
     if (descending != 0 && descending != 1) return GPK_EINVAL;
     if (n == 0) return GPK_OK;

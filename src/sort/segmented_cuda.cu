@@ -22,7 +22,7 @@
  * synchronisation of the stream) to size the launches. Rows need neither.
  * Keys are sorted as unsigned sort keys: the order-preserving map of
  * gpk/sort.h, reversed for descending order except that NaNs stay last
- * (descending.h, shared with the host). */
+ * (segmented_internal.h, gpk__seg_order32/64, host and device). */
 #include <cub/block/block_radix_sort.cuh>
 
 #include <stdlib.h>
@@ -35,56 +35,29 @@
 
 namespace {
 
-/* ---- sort keys on the device (the twins of radix_internal.h's maps) ---- */
+/* ---- sort keys on the device (segmented_internal.h, core/key_traits.h) ---- */
 
 template <typename K> struct SortKey;
 
 template <> struct SortKey<uint32_t> {
-    static __host__ __device__ __forceinline__ uint32_t order(uint32_t m, gpk_type t, int desc)
-    {
-        return desc ? gpk__desc_key32(t, 0, m) : m;
-    }
     static __host__ __device__ __forceinline__ uint32_t to_sort(uint32_t x, gpk_type t, int desc)
     {
-        uint32_t m = x;
-        if (t == GPK_I32) m = x ^ 0x80000000u;
-        else if (t == GPK_F32) m = (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
-        return order(m, t, desc);
+        return gpk__seg_order32(t, desc, gpk__map_u32(t, x));
     }
     static __host__ __device__ __forceinline__ uint32_t from_sort(uint32_t s, gpk_type t, int desc)
     {
-        const uint32_t m = order(s, t, desc);
-        if (t == GPK_I32) return m ^ 0x80000000u;
-        if (t == GPK_F32) {
-            const uint32_t u = m + 0x007FFFFFu;
-            return u ^ ((u >> 31) ? 0x80000000u : 0xFFFFFFFFu);
-        }
-        return m;
+        return gpk__unmap_u32(t, gpk__seg_order32(t, desc, s));
     }
 };
 
 template <> struct SortKey<uint64_t> {
-    static __host__ __device__ __forceinline__ uint64_t order(uint64_t m, gpk_type t, int desc)
-    {
-        return desc ? gpk__desc_key64(t, 0, m) : m;
-    }
     static __host__ __device__ __forceinline__ uint64_t to_sort(uint64_t x, gpk_type t, int desc)
     {
-        uint64_t m = x;
-        if (t == GPK_I64) m = x ^ 0x8000000000000000ull;
-        else if (t == GPK_F64)
-            m = (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
-        return order(m, t, desc);
+        return gpk__seg_order64(t, desc, gpk__map_u64(t, x));
     }
     static __host__ __device__ __forceinline__ uint64_t from_sort(uint64_t s, gpk_type t, int desc)
     {
-        const uint64_t m = order(s, t, desc);
-        if (t == GPK_I64) return m ^ 0x8000000000000000ull;
-        if (t == GPK_F64) {
-            const uint64_t u = m + 0x000FFFFFFFFFFFFFull;
-            return u ^ ((u >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull);
-        }
-        return m;
+        return gpk__unmap_u64(t, gpk__seg_order64(t, desc, s));
     }
 };
 

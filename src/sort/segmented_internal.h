@@ -40,15 +40,17 @@ static inline void gpk__seg_bounds(const gpk_segments *s, size_t i, uint64_t *b,
     }
 }
 
-/* The sort key of mapped key m: ascending, m itself; descending, its
- * descending sort key (descending.h). Each map is its own inverse. */
-static inline uint32_t gpk__seg_order32(gpk_type t, int descending, uint32_t m)
+/* The sort key of mapped key m: ascending, m itself; descending,
+ * gpk_key_descending32/64 (the reverse order, NaNs still last). Each map
+ * is its own inverse, so it also takes a sort key back to m. Host and
+ * device. */
+GPK_KEY_FN uint32_t gpk__seg_order32(gpk_type t, int descending, uint32_t m)
 {
-    return descending ? gpk__desc_key32(t, 0, m) : m;
+    return descending ? gpk__descending_u32(t, m) : m;
 }
-static inline uint64_t gpk__seg_order64(gpk_type t, int descending, uint64_t m)
+GPK_KEY_FN uint64_t gpk__seg_order64(gpk_type t, int descending, uint64_t m)
 {
-    return descending ? gpk__desc_key64(t, 0, m) : m;
+    return descending ? gpk__descending_u64(t, m) : m;
 }
 
 /* Checks segs against n elements (begin <= end <= n, rows fit, no two

@@ -157,32 +157,21 @@ static int parse_shape(cursor *c, uint64_t *dims, int maxdims, int *ndims)
     }
 }
 
+/* NumPy's little-endian descr of a key type, "<u4" for u32: the kind is
+ * the first letter of gpk_type_name, then the bytes. */
 static int descr_to_type(const char *d, gpk_type *t)
 {
-    static const struct {
-        const char *descr;
-        gpk_type type;
-    } map[] = {{"<u4", GPK_U32}, {"<i4", GPK_I32}, {"<f4", GPK_F32},
-               {"<u8", GPK_U64}, {"<i8", GPK_I64}, {"<f8", GPK_F64}};
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(d, map[i].descr) == 0) {
-            *t = map[i].type;
-            return 0;
-        }
-    return -1;
+    if (d[0] != '<' || !strchr("uif", d[1]) || d[1] == '\0' || !strchr("48", d[2]) || d[2] == '\0' ||
+        d[3] != '\0')
+        return -1;
+    char name[8];
+    snprintf(name, sizeof name, "%c%d", d[1], 8 * (d[2] - '0'));
+    return gpk_type_parse(name, t) == GPK_OK ? 0 : -1;
 }
 
-static const char *type_to_descr(gpk_type t)
+static void type_to_descr(gpk_type t, char descr[8])
 {
-    switch (t) {
-    case GPK_U32: return "<u4";
-    case GPK_I32: return "<i4";
-    case GPK_F32: return "<f4";
-    case GPK_U64: return "<u8";
-    case GPK_I64: return "<i8";
-    case GPK_F64: return "<f8";
-    }
-    return "?";
+    snprintf(descr, 8, "<%c%zu", gpk_type_name(t)[0], gpk_type_size(t));
 }
 
 /* Parses the header dict; the file position is at the header length field. */
@@ -1315,9 +1304,10 @@ static int write_header(FILE *f, io_format fmt, gpk_type t, size_t n)
     if (fmt == IO_NPY) {
         /* Version 1.0 header, padded with spaces so the data starts on a
          * 64-byte boundary, as NumPy writes it. */
-        char dict[160];
+        char dict[160], descr[8];
+        type_to_descr(t, descr);
         int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, "
-                          "'shape': (%zu,), }", type_to_descr(t), n);
+                          "'shape': (%zu,), }", descr, n);
         size_t total = 10 + (size_t)dl + 1;
         size_t pad = (64 - total % 64) % 64;
         size_t hlen = (size_t)dl + pad + 1;

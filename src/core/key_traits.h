@@ -1,0 +1,239 @@
+/* The key types in one place: the list of the six types and the
+ * order-preserving maps of their keys to unsigned bits ("mapped keys",
+ * include/gpk/sort.h), the one definition every backend uses.
+ *
+ * Valid as C11, as CUDA C++ (every function is __host__ __device__) and as
+ * OpenCL C: the OpenCL backend puts this file in front of radix.cl when it
+ * builds its program (the build embeds both as strings), so the kernels'
+ * maps are these. Under OpenCL only the maps by kind are defined (no
+ * gpk_type there).
+ *
+ * A new key type: a value in gpk_type (include/gpk/gpk.h), one X line
+ * below, and a kind of map here if it is none of the three. */
+#ifndef GPK_KEY_TRAITS_H
+#define GPK_KEY_TRAITS_H
+
+#ifdef __OPENCL_VERSION__
+typedef uint gpk_ukey32;
+typedef ulong gpk_ukey64;
+#define GPK_KEY_FN
+#else
+#include <stdint.h>
+#include "gpk/gpk.h"
+typedef uint32_t gpk_ukey32;
+typedef uint64_t gpk_ukey64;
+#ifdef __CUDACC__
+#define GPK_KEY_FN static __host__ __device__ __forceinline__
+#else
+#define GPK_KEY_FN static inline
+#endif
+#endif
+
+/* The kinds of map: unsigned keys are their own mapped form; signed keys
+ * flip the sign bit; floats flip every bit of negative values and the sign
+ * bit of the others, then subtract 2^23-1 (f32) or 2^52-1 (f64) modulo
+ * 2^32 / 2^64, a rotation that moves the NaNs with the sign bit set from
+ * the bottom to the top, so every NaN sorts last. */
+#define GPK_KEY_UNSIGNED 0
+#define GPK_KEY_SIGNED 1
+#define GPK_KEY_FLOAT 2
+
+#define GPK_KEY_SIGN32 ((gpk_ukey32)1 << 31)
+#define GPK_KEY_SIGN64 ((gpk_ukey64)1 << 63)
+#define GPK_KEY_ROT32 (((gpk_ukey32)1 << 23) - 1)
+#define GPK_KEY_ROT64 (((gpk_ukey64)1 << 52) - 1)
+/* The mapped form of +inf (sign clear, exponent all ones): every NaN maps
+ * above it, every other float below. */
+#define GPK_KEY_INF_MAPPED32 ((gpk_ukey32)(GPK_KEY_SIGN32 | ((gpk_ukey32)0xFF << 23)) - GPK_KEY_ROT32)
+#define GPK_KEY_INF_MAPPED64 ((gpk_ukey64)(GPK_KEY_SIGN64 | ((gpk_ukey64)0x7FF << 52)) - GPK_KEY_ROT64)
+
+GPK_KEY_FN gpk_ukey32 gpk_key_map32(int kind, gpk_ukey32 x)
+{
+    if (kind == GPK_KEY_SIGNED) return x ^ GPK_KEY_SIGN32;
+    if (kind == GPK_KEY_FLOAT) return (x ^ ((x >> 31) ? ~(gpk_ukey32)0 : GPK_KEY_SIGN32)) - GPK_KEY_ROT32;
+    return x;
+}
+GPK_KEY_FN gpk_ukey32 gpk_key_unmap32(int kind, gpk_ukey32 m)
+{
+    if (kind == GPK_KEY_SIGNED) return m ^ GPK_KEY_SIGN32;
+    if (kind == GPK_KEY_FLOAT) {
+        const gpk_ukey32 s = m + GPK_KEY_ROT32;
+        return s ^ ((s >> 31) ? GPK_KEY_SIGN32 : ~(gpk_ukey32)0);
+    }
+    return m;
+}
+GPK_KEY_FN gpk_ukey64 gpk_key_map64(int kind, gpk_ukey64 x)
+{
+    if (kind == GPK_KEY_SIGNED) return x ^ GPK_KEY_SIGN64;
+    if (kind == GPK_KEY_FLOAT) return (x ^ ((x >> 63) ? ~(gpk_ukey64)0 : GPK_KEY_SIGN64)) - GPK_KEY_ROT64;
+    return x;
+}
+GPK_KEY_FN gpk_ukey64 gpk_key_unmap64(int kind, gpk_ukey64 m)
+{
+    if (kind == GPK_KEY_SIGNED) return m ^ GPK_KEY_SIGN64;
+    if (kind == GPK_KEY_FLOAT) {
+        const gpk_ukey64 s = m + GPK_KEY_ROT64;
+        return s ^ ((s >> 63) ? GPK_KEY_SIGN64 : ~(gpk_ukey64)0);
+    }
+    return m;
+}
+
+/* The sort key of mapped key m for the descending order: a key whose
+ * ascending order is the reverse of m's, except that floats' NaNs stay at
+ * the top in their ascending order (NaN last either way). Its own inverse. */
+GPK_KEY_FN gpk_ukey32 gpk_key_descending32(int kind, gpk_ukey32 m)
+{
+    if (kind == GPK_KEY_FLOAT) return m <= GPK_KEY_INF_MAPPED32 ? GPK_KEY_INF_MAPPED32 - m : m;
+    return ~m;
+}
+GPK_KEY_FN gpk_ukey64 gpk_key_descending64(int kind, gpk_ukey64 m)
+{
+    if (kind == GPK_KEY_FLOAT) return m <= GPK_KEY_INF_MAPPED64 ? GPK_KEY_INF_MAPPED64 - m : m;
+    return ~m;
+}
+
+#ifndef __OPENCL_VERSION__
+
+/* X(type, name, bytes, bits type, C type, kind) for each key type, in the
+ * order of gpk_type: dispatch on the type is generated from this list. */
+#define GPK_KEY_TYPES(X)                                        \
+    X(GPK_U32, u32, 4, uint32_t, uint32_t, GPK_KEY_UNSIGNED)    \
+    X(GPK_I32, i32, 4, uint32_t, int32_t, GPK_KEY_SIGNED)       \
+    X(GPK_F32, f32, 4, uint32_t, float, GPK_KEY_FLOAT)          \
+    X(GPK_U64, u64, 8, uint64_t, uint64_t, GPK_KEY_UNSIGNED)    \
+    X(GPK_I64, i64, 8, uint64_t, int64_t, GPK_KEY_SIGNED)       \
+    X(GPK_F64, f64, 8, uint64_t, double, GPK_KEY_FLOAT)
+
+/* The kind of map of type t (unknown types: unsigned). */
+GPK_KEY_FN int gpk_key_kind(gpk_type t)
+{
+#define GPK_KEY_KIND_CASE_(T, N, B, U, C, K) \
+    case T: return K;
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_KIND_CASE_) }
+#undef GPK_KEY_KIND_CASE_
+    return GPK_KEY_UNSIGNED;
+}
+/* Bytes of a key of type t (unknown types: 0). */
+GPK_KEY_FN unsigned gpk_key_bytes(gpk_type t)
+{
+#define GPK_KEY_BYTES_CASE_(T, N, B, U, C, K) \
+    case T: return B;
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_BYTES_CASE_) }
+#undef GPK_KEY_BYTES_CASE_
+    return 0;
+}
+
+/* The maps by type, for code that holds a gpk_type: one case per type
+ * with its kind a constant (a switch on the type in a loop then compiles
+ * as one loop per type; a kind looked up first does not), identity for
+ * types of the other width. */
+#define GPK_KEY_BY_TYPE_(FN, W, T, B, K, v) \
+    case T: return B == W ? FN(K, v) : v;
+#define GPK_KEY_MAP32_(T, N, B, U, C, K) GPK_KEY_BY_TYPE_(gpk_key_map32, 4, T, B, K, x)
+#define GPK_KEY_UNMAP32_(T, N, B, U, C, K) GPK_KEY_BY_TYPE_(gpk_key_unmap32, 4, T, B, K, m)
+#define GPK_KEY_MAP64_(T, N, B, U, C, K) GPK_KEY_BY_TYPE_(gpk_key_map64, 8, T, B, K, x)
+#define GPK_KEY_UNMAP64_(T, N, B, U, C, K) GPK_KEY_BY_TYPE_(gpk_key_unmap64, 8, T, B, K, m)
+#define GPK_KEY_DESC32_(T, N, B, U, C, K) \
+    case T: return B == 4 ? gpk_key_descending32(K, m) : ~m;
+#define GPK_KEY_DESC64_(T, N, B, U, C, K) \
+    case T: return B == 8 ? gpk_key_descending64(K, m) : ~m;
+GPK_KEY_FN uint32_t gpk__map_u32(gpk_type t, uint32_t x)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_MAP32_) }
+    return x;
+}
+GPK_KEY_FN uint32_t gpk__unmap_u32(gpk_type t, uint32_t m)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_UNMAP32_) }
+    return m;
+}
+GPK_KEY_FN uint64_t gpk__map_u64(gpk_type t, uint64_t x)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_MAP64_) }
+    return x;
+}
+GPK_KEY_FN uint64_t gpk__unmap_u64(gpk_type t, uint64_t m)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_UNMAP64_) }
+    return m;
+}
+/* gpk_key_descending32/64 by type (types of the other width: ~m). */
+GPK_KEY_FN uint32_t gpk__descending_u32(gpk_type t, uint32_t m)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_DESC32_) }
+    return ~m;
+}
+GPK_KEY_FN uint64_t gpk__descending_u64(gpk_type t, uint64_t m)
+{
+    switch (t) { GPK_KEY_TYPES(GPK_KEY_DESC64_) }
+    return ~m;
+}
+#undef GPK_KEY_BY_TYPE_
+#undef GPK_KEY_DESC32_
+#undef GPK_KEY_DESC64_
+#undef GPK_KEY_MAP32_
+#undef GPK_KEY_UNMAP32_
+#undef GPK_KEY_MAP64_
+#undef GPK_KEY_UNMAP64_
+
+#ifdef __cplusplus
+/* The maps as data, for kernels that take the map as an argument instead
+ * of switching on the type: f(x) = ((x + pre) ^ (the top bit of x + pre ?
+ * if_set : if_clear)) + post, K the bits type (uint32_t or uint64_t). Each
+ * map above and its inverse is of this form. */
+namespace gpk_key {
+
+template <class K> struct Twiddle {
+    K pre, if_clear, if_set, post;
+};
+
+template <class K> GPK_KEY_FN K twiddle(const Twiddle<K> &t, K x)
+{
+    const K y = x + t.pre;
+    const K top = y >> (sizeof(K) * 8 - 1);
+    return (y ^ (top ? t.if_set : t.if_clear)) + t.post;
+}
+
+template <class K> GPK_KEY_FN K twiddle_sign() { return (K)1 << (sizeof(K) * 8 - 1); }
+template <class K> GPK_KEY_FN K twiddle_rot()
+{
+    return sizeof(K) == 4 ? (K)GPK_KEY_ROT32 : (K)GPK_KEY_ROT64;
+}
+
+/* gpk_key_map32/64 of type's kind as a Twiddle. */
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
+{
+    const int kind = gpk_key_kind(type);
+    Twiddle<K> t = {0, 0, 0, 0};
+    if (kind == GPK_KEY_SIGNED) {
+        t.if_clear = twiddle_sign<K>();
+        t.if_set = twiddle_sign<K>();
+    } else if (kind == GPK_KEY_FLOAT) {
+        t.if_clear = twiddle_sign<K>();
+        t.if_set = (K)~(K)0;
+        t.post = (K)(0 - twiddle_rot<K>());
+    }
+    return t;
+}
+
+/* gpk_key_unmap32/64 of type's kind as a Twiddle. */
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type)
+{
+    const int kind = gpk_key_kind(type);
+    Twiddle<K> t = {0, 0, 0, 0};
+    if (kind == GPK_KEY_SIGNED) {
+        t.if_clear = twiddle_sign<K>();
+        t.if_set = twiddle_sign<K>();
+    } else if (kind == GPK_KEY_FLOAT) {
+        t.pre = twiddle_rot<K>();
+        t.if_clear = (K)~(K)0;
+        t.if_set = twiddle_sign<K>();
+    }
+    return t;
+}
+
+} // namespace gpk_key
+#endif /* __cplusplus */
+
+#endif /* !__OPENCL_VERSION__ */
+#endif
