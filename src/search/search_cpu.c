@@ -483,7 +483,7 @@ static void report(reporter *rp, const state *s, int64_t best)
     rp->cfg->progress(&p, rp->cfg->user);
 }
 
-/* Oversubscribed cores (issue 19): an iteration is one or two short
+/* Oversubscribed cores: an iteration is one or two short
  * parallel regions, and when other processes hold the cores a team member
  * that is descheduled holds up the region's barrier for a time slice, so
  * an iteration with 2 threads took 40 times as long as with 1 on a loaded

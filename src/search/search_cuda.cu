@@ -2,7 +2,7 @@
  * 2009, Algorithm 1: the CPU drives the search, the GPU evaluates the whole
  * neighbourhood, one thread per neighbour). Built with GPK_WITH_CUDA_SEARCH
  * (ON by default with CUDA; tests/test_search_cuda.c compares every choice
- * with the CPU scan's and passed on an H100).
+ * with the CPU scan's; docs/perf/search.md records the GPUs it passed on).
  *
  * State kept on the device between iterations: the solution (QAP p / TSP
  * tour) and the tabu list. The host keeps a shadow of what it uploaded;
@@ -73,8 +73,9 @@
 #define SC_BLOCK 256
 #define SC_WARPS (SC_BLOCK / 32)
 /* 2-opt tiled kernel: rows per block = columns per tile. 256-wide tiles
- * evaluated pla33810 37 % faster on an H200 (2.9e11 against 2.1e11 per s),
- * 128-wide ones were 10 to 20 % faster below 6000 cities. */
+ * evaluated pla33810 37 % faster on the GPUs measured (2.9e11 against
+ * 2.1e11 per s), 128-wide ones were 10 to 20 % faster below 6000 cities
+ * (docs/perf/search.md). */
 #define SC_TILE_SMALL 128
 #define SC_TILE_BIG 256
 #define SC_TILE_BIG_N 16384           /* cities from which the big tiles run */
