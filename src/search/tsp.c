@@ -8,6 +8,7 @@
  * coordinate instances keep only the coordinates and compute each distance
  * on demand with the very same function that fills the matrix, so both
  * paths give identical values. */
+#include "problem.h"
 #include "search_internal.h"
 
 #include <math.h>
@@ -768,3 +769,75 @@ gpk_status gpk_tsp_load_tour(const char *path, uint32_t *n, uint32_t **tour)
     free(text);
     return st;
 }
+
+/* ---- the problem contract (problem.h) ---- */
+
+static gpk_status tsp_describe(const gpk_search_problem *pb, gpk_search_problem_info *info,
+                               uint64_t *fingerprint, const char **why)
+{
+    const gpk_tsp *t = pb->tsp;
+    if (!t) return *why = "TSP problem with a NULL tsp instance", GPK_EINVAL;
+    if (!t->matrix && (!t->x || !t->y))
+        return *why = "TSP instance without coordinates or matrix", GPK_EINVAL;
+    info->n = t->n;
+    snprintf(info->name, sizeof info->name, "%s", t->name);
+    if (!fingerprint) return GPK_OK;
+    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)GPK_PROBLEM_TSP;
+    h ^= (uint64_t)t->weight << 40;
+    if (t->x && t->y) {
+        h = gpk__fingerprint(h, t->x, (size_t)t->n * sizeof *t->x);
+        h = gpk__fingerprint(h, t->y, (size_t)t->n * sizeof *t->y);
+    } else {
+        h = gpk__fingerprint(h, t->matrix, (size_t)t->n * t->n * sizeof *t->matrix);
+    }
+    *fingerprint = h;
+    return GPK_OK;
+}
+
+static gpk_status tsp_cost(const gpk_search_problem *pb, const uint32_t *solution, int64_t *cost)
+{
+    *cost = gpk_tsp_tour_length(pb->tsp, solution);
+    return GPK_OK;
+}
+
+/* or2opt: a multistart of iterated local searches over the threads; the
+ * other neighbourhoods: the iterated tabu search. */
+static gpk_search_algo tsp_auto_algo(gpk_neighbourhood nb)
+{
+    return nb == GPK_NB_OR_OPT ? GPK_SEARCH_MULTISTART : GPK_SEARCH_ITS;
+}
+
+/* 2-opt: n / 2 (at least 5) on the (i, j) pair; swap: 2n (search.c,
+ * default_tenure, says why). */
+static uint32_t tsp_default_tenure(gpk_neighbourhood nb, uint32_t n)
+{
+    const uint32_t t = nb == GPK_NB_TWO_OPT ? (n / 2 < 5 ? 5 : n / 2) : 2 * n;
+    return t < 2 ? 2 : t;
+}
+
+static uint32_t tsp_default_global_iters(gpk_search_algo algo, uint32_t n)
+{
+    (void)algo;
+    (void)n;
+    return 10; /* the paper's 10 x 1000 */
+}
+
+const gpk__problem_ops gpk__tsp_ops = {
+    .kind = GPK_PROBLEM_TSP,
+    .name = "TSP",
+    .command = "tsp",
+    .n_min = 3, /* a tour; below 4 cities every tour has the same length, the search just stops */
+    .binary = 0,
+    .zero_solves = 0,
+    .default_nb = GPK_NB_OR_OPT,
+    .paper_nb = GPK_NB_TWO_OPT,
+    .nbs = GPK__NB_BIT(GPK_NB_SWAP) | GPK__NB_BIT(GPK_NB_TWO_OPT) | GPK__NB_BIT(GPK_NB_OR_OPT),
+    .nb_list = "swap, 2opt or or2opt",
+    .auto_seconds = GPK_SEARCH_TSP_DEFAULT_SECONDS,
+    .auto_algo = tsp_auto_algo,
+    .describe = tsp_describe,
+    .cost = tsp_cost,
+    .default_tenure = tsp_default_tenure,
+    .default_global_iters = tsp_default_global_iters,
+    .tenure_draw = NULL,
+};
