@@ -83,10 +83,7 @@ typedef struct agree_rec {
     char msg[MSG_LEN];
 } agree_rec;
 
-static const char *kind_name(int32_t k)
-{
-    return k == GPK_PROBLEM_QAP ? "QAP" : k == GPK_PROBLEM_TSP ? "TSP" : k == GPK_PROBLEM_PPP ? "PPP" : "?";
-}
+static const char *kind_name(int32_t k) { return gpk_problem_name((gpk_problem_kind)k); }
 
 /* Fills a (status and message on a bad argument) from this rank's view. */
 static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_search_problem *pb,
@@ -108,43 +105,13 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
     }
     if (!pb || !o || !result) BAD("NULL %s", !pb ? "problem" : !o ? "opts" : "result");
     a->kind = (int32_t)pb->kind;
-    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)pb->kind;
-    switch (pb->kind) {
-    case GPK_PROBLEM_QAP:
-        if (!pb->qap || !pb->qap->a || !pb->qap->b) BAD("QAP problem without its instance or matrices");
-        a->n = pb->qap->n;
-        snprintf(a->name, sizeof a->name, "%s", pb->qap->name);
-        h = hash_bytes(h, pb->qap->a, (size_t)a->n * a->n * sizeof *pb->qap->a);
-        h = hash_bytes(h, pb->qap->b, (size_t)a->n * a->n * sizeof *pb->qap->b);
-        break;
-    case GPK_PROBLEM_TSP: {
-        const gpk_tsp *t = pb->tsp;
-        if (!t || (!t->matrix && (!t->x || !t->y))) BAD("TSP problem without its instance");
-        a->n = t->n;
-        snprintf(a->name, sizeof a->name, "%s", t->name);
-        h ^= (uint64_t)t->weight << 40;
-        if (t->x && t->y) {
-            h = hash_bytes(h, t->x, (size_t)t->n * sizeof *t->x);
-            h = hash_bytes(h, t->y, (size_t)t->n * sizeof *t->y);
-        } else {
-            h = hash_bytes(h, t->matrix, (size_t)t->n * t->n * sizeof *t->matrix);
-        }
-        break;
-    }
-    case GPK_PROBLEM_PPP: {
-        const gpk_ppp *p = pb->ppp;
-        if (!p || !p->a) BAD("PPP problem without its instance (not generated)");
-        a->n = p->n;
-        snprintf(a->name, sizeof a->name, "%u-%u-%llu", p->m, p->n, (unsigned long long)p->seed);
-        h ^= (uint64_t)p->m << 32;
-        h = hash_bytes(h, p->a, (size_t)p->m * p->n);
-        if (p->hist) h = hash_bytes(h, p->hist, ((size_t)p->n + 1) * sizeof *p->hist);
-        break;
-    }
-    default: BAD("unknown problem kind %d", (int)pb->kind);
-    }
+    gpk_search_problem_info info;
+    if (gpk_search_problem_describe(pb, &info) != GPK_OK ||
+        gpk_search_problem_fingerprint(pb, &a->data_hash) != GPK_OK)
+        BAD("%s", gpk_last_error(NULL));
+    a->n = info.n;
+    snprintf(a->name, sizeof a->name, "%s", info.name);
 #undef BAD
-    a->data_hash = h;
     a->algo = (int32_t)o->algo;
     a->nb = (int32_t)o->nb;
     a->eval = (int32_t)o->eval;
@@ -349,14 +316,342 @@ static gpk_status mpi_fail(char *msg, size_t len, const char *call, int code)
     return GPK_EDEVICE;
 }
 
-#define MPI_CK(call, name)                                   \
-    do {                                                     \
-        const int e_ = (call);                               \
-        if (e_ != MPI_SUCCESS) {                             \
-            st = mpi_fail(msg, sizeof msg, name, e_);        \
-            goto out;                                        \
-        }                                                    \
+/* One call's state: what its steps share and the end releases. */
+typedef struct mcall {
+    MPI_Comm cm;
+    int rank, size;
+    agree_rec me, *all;
+    uint64_t total, offset; /* the contexts of all ranks; this rank's first one's number */
+    uint32_t runs, n;
+    int local_ok; /* this rank has the memory for the runs */
+    worker *ws;
+    pthread_t *tids;
+    int nthreads;
+    run_rec *recs, *allrecs;
+    int *rcounts, *rdispls;
+    uint32_t *sol;
+    gpk_mpi_search_run *runs_arr;
+    stopper sp;
+    shared sh;
+    char msg[GPK_ERRLEN];
+} mcall;
+
+/* An MPI call inside a step: its failure ends the step with a message. */
+#define MPI_RET(call, name)                                                        \
+    do {                                                                           \
+        const int e_ = (call);                                                     \
+        if (e_ != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, name, e_); \
     } while (0)
+
+/* This rank's verdict on being called: MPI's thread level. */
+static void check_threading(agree_rec *me)
+{
+    int level = MPI_THREAD_SINGLE, is_main = 0;
+    MPI_Query_thread(&level);
+    MPI_Is_thread_main(&is_main);
+    if (level < MPI_THREAD_FUNNELED) {
+        me->status = GPK_EINVAL;
+        snprintf(me->msg, sizeof me->msg,
+                 "MPI was initialised with MPI_THREAD_SINGLE; the runs need threads "
+                 "(MPI_Init_thread with MPI_THREAD_FUNNELED or more)");
+    } else if (level < MPI_THREAD_SERIALIZED && !is_main) {
+        me->status = GPK_EINVAL;
+        snprintf(me->msg, sizeof me->msg,
+                 "called from a thread other than MPI's main thread under "
+                 "MPI_THREAD_FUNNELED");
+    }
+}
+
+/* ---- 1. agreement: every rank's arguments, and the runs ---- */
+static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                             const gpk_search_opts *opts, const gpk_search_result *result)
+{
+    describe(&mc->me, ctxs, count, problem, opts, result);
+    if (mc->me.status == GPK_OK) check_threading(&mc->me);
+    mc->all = malloc((size_t)mc->size * sizeof *mc->all);
+    int have_all = mc->all != NULL, all_have = 0;
+    MPI_RET(MPI_Allreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, mc->cm), "MPI_Allreduce");
+    if (!all_have) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory for %d ranks' records on %s", mc->size,
+                 have_all ? "another rank" : "this rank");
+        return GPK_ENOMEM;
+    }
+    MPI_RET(
+        MPI_Allgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE, mc->cm),
+        "MPI_Allgather");
+    const gpk_status st = agree(mc->all, mc->size, mc->msg, sizeof mc->msg);
+    if (st != GPK_OK) return st;
+    /* Contexts of all ranks numbered in rank order; run r on number r mod T. */
+    for (int r = 0; r < mc->size; r++) {
+        if (r == mc->rank) mc->offset = mc->total;
+        mc->total += (uint64_t)mc->all[r].count;
+    }
+    const uint64_t runs64 = opts->starts ? opts->starts : mc->total;
+    if (mc->total > UINT32_MAX || runs64 > (uint64_t)INT32_MAX / sizeof(run_rec)) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": %llu runs on %llu contexts: at most %llu runs",
+                 (unsigned long long)runs64, (unsigned long long)mc->total,
+                 (unsigned long long)((uint64_t)INT32_MAX / sizeof(run_rec)));
+        return GPK_EINVAL;
+    }
+    mc->runs = (uint32_t)runs64;
+    mc->n = mc->me.n;
+    return GPK_OK;
+}
+
+/* The memory of the runs and the results; a shortage is this rank's
+ * verdict, told to the others in step 4. */
+static void alloc_runs(mcall *mc, int count, int want_runs)
+{
+    const uint32_t runs = mc->runs;
+    mc->ws = calloc((size_t)count, sizeof *mc->ws);
+    mc->tids = calloc((size_t)count, sizeof *mc->tids);
+    mc->recs = calloc(runs / mc->total + 1, (size_t)count * sizeof *mc->recs);
+    mc->sp.sreqs = malloc((size_t)mc->size * sizeof *mc->sp.sreqs);
+    mc->sol = malloc((size_t)mc->n * sizeof *mc->sol);
+    mc->runs_arr = want_runs ? malloc((size_t)(runs ? runs : 1) * sizeof *mc->runs_arr) : NULL;
+    mc->allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *mc->allrecs);
+    mc->rcounts = malloc((size_t)mc->size * sizeof *mc->rcounts);
+    mc->rdispls = malloc((size_t)mc->size * sizeof *mc->rdispls);
+    mc->local_ok = mc->ws && mc->tids && mc->recs && mc->sp.sreqs && mc->sol &&
+        (!want_runs || mc->runs_arr) && mc->allrecs && mc->rcounts && mc->rdispls;
+    if (!mc->local_ok) {
+        mc->me.status = GPK_ENOMEM;
+        snprintf(mc->me.msg, sizeof mc->me.msg, "out of host memory for %u runs (n = %u)", runs, mc->n);
+    }
+    if (mc->sp.sreqs)
+        for (int r = 0; r < mc->size; r++) mc->sp.sreqs[r] = MPI_REQUEST_NULL;
+}
+
+/* One worker thread per context with runs; the number expected to finish. */
+static int start_workers(mcall *mc, gpk_ctx *const *ctxs, int count)
+{
+    shared *sh = &mc->sh;
+    const uint32_t runs = mc->runs;
+    uint32_t used = 0;
+    for (int g = 0; g < count; g++) {
+        worker *w = &mc->ws[g];
+        w->sh = sh;
+        w->ctx = ctxs[g];
+        w->reports = g == 0;
+        w->first = (uint32_t)(mc->offset + (uint64_t)g);
+        w->step = (uint32_t)mc->total;
+        w->recs = mc->recs + used;
+        w->st = GPK_OK;
+        if (w->first >= runs) continue;
+        used += (runs - 1 - w->first) / w->step + 1;
+        if (pthread_create(&mc->tids[mc->nthreads], NULL, worker_main, w) != 0) {
+            w->st = GPK_ENOMEM;
+            snprintf(w->msg, sizeof w->msg, "cannot start a thread for context %d", g);
+            atomic_store(&sh->failed, 1);
+            atomic_fetch_add(&sh->done, 1);
+            continue;
+        }
+        mc->nthreads++;
+    }
+    /* nthreads counts started threads; `done` counts every worker that
+     * had runs, started or not. */
+    int expected = 0;
+    for (int g = 0; g < count; g++)
+        if (mc->ws[g].first < runs) expected++;
+    return expected;
+}
+
+/* ---- 2. the runs, this rank's on its threads, watched for stops ---- */
+static gpk_status step_runs(mcall *mc, gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                            const gpk_search_opts *opts, double t0, int want_runs)
+{
+    shared *sh = &mc->sh;
+    sh->problem = problem;
+    sh->opts = opts;
+    sh->rank = mc->rank;
+    sh->runs = mc->runs;
+    atomic_init(&sh->failed, 0);
+    atomic_init(&sh->done, 0);
+    if (opts->time_limit > 0) sh->deadline = t0 + opts->time_limit;
+    alloc_runs(mc, count, want_runs);
+    MPI_RET(MPI_Irecv(&mc->sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, &mc->sp.rreq),
+            "MPI_Irecv");
+    if (!mc->local_ok) return GPK_OK;
+    const int expected = start_workers(mc, ctxs, count);
+    int e = MPI_SUCCESS;
+    while (atomic_load(&sh->done) < expected) {
+        if (e == MPI_SUCCESS) e = watch(&mc->sp, sh, opts->cancel);
+        if (e != MPI_SUCCESS) sh->stop = 1; /* stop the runs, report after the join */
+        pause_watch();
+    }
+    for (int t = 0; t < mc->nthreads; t++) pthread_join(mc->tids[t], NULL);
+    if (e != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, "a stop message", e);
+    return GPK_OK;
+}
+
+/* ---- 3. the end of the stop messages: every one sent is received ---- */
+static gpk_status step_drain(mcall *mc, const gpk_search_opts *opts)
+{
+    stopper *sp = &mc->sp;
+    MPI_Request bar;
+    MPI_RET(MPI_Ibarrier(mc->cm, &bar), "MPI_Ibarrier");
+    for (;;) {
+        int flag = 0;
+        MPI_RET(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        if (flag) break;
+        MPI_RET(watch(sp, &mc->sh, opts->cancel), "a stop message");
+        pause_watch();
+    }
+    int senders = 0;
+    MPI_RET(MPI_Allreduce(&sp->sent, &senders, 1, MPI_INT, MPI_SUM, mc->cm), "MPI_Allreduce");
+    int expect = senders - sp->sent;
+    if (expect == 0) {
+        MPI_RET(MPI_Cancel(&sp->rreq), "MPI_Cancel");
+        MPI_RET(MPI_Wait(&sp->rreq, MPI_STATUS_IGNORE), "MPI_Wait");
+    } else {
+        if (!sp->got) MPI_RET(MPI_Wait(&sp->rreq, MPI_STATUS_IGNORE), "MPI_Wait");
+        for (int k = 1; k < expect; k++)
+            MPI_RET(MPI_Recv(&sp->code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, MPI_STATUS_IGNORE),
+                    "MPI_Recv");
+    }
+    sp->rreq = MPI_REQUEST_NULL;
+    if (sp->sent) MPI_RET(MPI_Waitall(mc->size - 1, sp->sreqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    sp->sent = 0;
+    return GPK_OK;
+}
+
+/* The totals and the best run over every run's record (ties: the lowest
+ * run); the rank that holds it. */
+static int sum_records(mcall *mc, gpk_search_result *result, uint32_t *best_run, int64_t *best)
+{
+    int owner = -1;
+    for (uint32_t k = 0; k < mc->runs; k++) {
+        const run_rec *rc = &mc->allrecs[k];
+        result->iterations += rc->iterations;
+        result->evaluated += rc->evaluated;
+        result->gpu_evaluated += rc->gpu_evaluated;
+        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
+        if (owner < 0 || rc->best < *best || (rc->best == *best && rc->run < *best_run)) {
+            owner = rc->rank;
+            *best = rc->best;
+            *best_run = rc->run;
+            result->local_optimum = rc->local_optimum;
+        }
+        if (mc->runs_arr) {
+            gpk_mpi_search_run *o = &mc->runs_arr[rc->run];
+            o->best = rc->best;
+            o->iterations = rc->iterations;
+            o->evaluated = rc->evaluated;
+            o->gpu_evaluated = rc->gpu_evaluated;
+            o->ms = rc->ms;
+            o->rank = rc->rank;
+            o->local_optimum = rc->local_optimum;
+            o->stopped = (gpk_search_stop)rc->stopped;
+        }
+    }
+    return owner;
+}
+
+/* ---- 4. the results: every rank's verdict, every run's record, the best
+ * solution from the rank that holds it ---- */
+static gpk_status step_results(mcall *mc, int count, gpk_search_result *result, double t0,
+                               gpk_mpi_search_run **runs_out)
+{
+    uint32_t nrec = 0;
+    int best_w = -1;
+    worker *ws = mc->ws;
+    for (int g = 0; mc->local_ok && g < count; g++) {
+        worker *w = &ws[g];
+        if (w->st != GPK_OK && mc->me.status == GPK_OK) {
+            mc->me.status = w->st;
+            snprintf(mc->me.msg, sizeof mc->me.msg, "%s", w->msg);
+        }
+        nrec += w->nrec;
+        if (w->best_sol &&
+            (best_w < 0 || w->best < ws[best_w].best ||
+             (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
+            best_w = g;
+    }
+    MPI_RET(
+        MPI_Allgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE, mc->cm),
+        "MPI_Allgather");
+    for (int r = 0; r < mc->size; r++)
+        if (mc->all[r].status != GPK_OK) {
+            snprintf(mc->msg, sizeof mc->msg, FN ": rank %d: %s", r, mc->all[r].msg);
+            return (gpk_status)mc->all[r].status;
+        }
+    /* Every rank ran all its runs (none failed): the counts are known. */
+    int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
+    MPI_RET(MPI_Allgather(&nbytes, 1, MPI_INT, mc->rcounts, 1, MPI_INT, mc->cm), "MPI_Allgather");
+    for (int r = 0; r < mc->size; r++) {
+        mc->rdispls[r] = off;
+        off += mc->rcounts[r];
+    }
+    if ((uint64_t)off != (uint64_t)mc->runs * sizeof(run_rec)) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": internal error: %d bytes of run records for %u runs", off,
+                 mc->runs);
+        return GPK_EINVAL;
+    }
+    /* This rank's records, packed (each worker's are in order). */
+    for (int g = 0, k = 0; g < count; g++)
+        for (uint32_t i = 0; i < ws[g].nrec; i++) mc->recs[k++] = ws[g].recs[i];
+    MPI_RET(
+        MPI_Allgatherv(mc->recs, nbytes, MPI_BYTE, mc->allrecs, mc->rcounts, mc->rdispls, MPI_BYTE, mc->cm),
+        "MPI_Allgatherv");
+    uint32_t best_run = 0;
+    int64_t best = 0;
+    const int owner = sum_records(mc, result, &best_run, &best);
+    if (owner == mc->rank) memcpy(mc->sol, ws[best_w].best_sol, (size_t)mc->n * sizeof *mc->sol);
+    MPI_RET(MPI_Bcast(mc->sol, (int)mc->n, MPI_UINT32_T, owner, mc->cm), "MPI_Bcast");
+    result->best = best;
+    result->n = mc->n;
+    result->solution = mc->sol;
+    mc->sol = NULL;
+    result->runs = mc->runs;
+    result->best_run = best_run;
+    result->ms = (now_s() - t0) * 1e3;
+    if (runs_out) {
+        *runs_out = mc->runs_arr;
+        mc->runs_arr = NULL;
+    }
+    return GPK_OK;
+}
+
+static void mcall_free(mcall *mc, int count)
+{
+    if (mc->sp.rreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&mc->sp.rreq);
+        MPI_Wait(&mc->sp.rreq, MPI_STATUS_IGNORE);
+    }
+    if (mc->ws)
+        for (int g = 0; g < count; g++) free(mc->ws[g].best_sol);
+    free(mc->ws);
+    free(mc->tids);
+    free(mc->recs);
+    free(mc->allrecs);
+    free(mc->rcounts);
+    free(mc->rdispls);
+    free(mc->sp.sreqs);
+    free(mc->sol);
+    free(mc->runs_arr);
+    free(mc->all);
+    if (mc->cm != MPI_COMM_NULL) MPI_Comm_free(&mc->cm);
+}
+
+/* The steps over a private communicator: the stop messages meet no message
+ * of the caller's, and MPI failures come back as codes. */
+static gpk_status run_steps(mcall *mc, MPI_Comm comm, gpk_ctx *const *ctxs, int count,
+                            const gpk_search_problem *problem, const gpk_search_opts *opts,
+                            gpk_search_result *result, gpk_mpi_search_run **runs_out, double t0)
+{
+    MPI_RET(MPI_Comm_dup(comm, &mc->cm), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(mc->cm, MPI_ERRORS_RETURN);
+    MPI_RET(MPI_Comm_rank(mc->cm, &mc->rank), "MPI_Comm_rank");
+    MPI_RET(MPI_Comm_size(mc->cm, &mc->size), "MPI_Comm_size");
+    mc->sp.comm = mc->cm;
+    mc->sp.rank = mc->rank;
+    mc->sp.size = mc->size;
+    gpk_status st = step_agree(mc, ctxs, count, problem, opts, result);
+    if (st == GPK_OK) st = step_runs(mc, ctxs, count, problem, opts, t0, runs_out != NULL);
+    if (st == GPK_OK) st = step_drain(mc, opts);
+    if (st == GPK_OK) st = step_results(mc, count, result, t0, runs_out);
+    return st;
+}
 
 gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int count,
                                      const gpk_search_problem *problem, const gpk_search_opts *opts,
@@ -379,274 +674,16 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         gpk_search_opts_resolve(problem->kind, &resolved);
         opts = &resolved;
     }
-
     const double t0 = now_s();
-    gpk_status st = GPK_OK;
-    char msg[GPK_ERRLEN] = "";
-    MPI_Comm cm = MPI_COMM_NULL;
-    agree_rec me, *all = NULL;
-    worker *ws = NULL;
-    pthread_t *tids = NULL;
-    int nthreads = 0;
-    run_rec *recs = NULL, *allrecs = NULL;
-    int *rcounts = NULL, *rdispls = NULL;
-    uint32_t *sol = NULL;
-    gpk_mpi_search_run *runs_arr = NULL;
-    stopper sp;
-    memset(&sp, 0, sizeof sp);
-    sp.rreq = MPI_REQUEST_NULL;
-    shared sh;
-    memset(&sh, 0, sizeof sh);
-
-    /* A private communicator: the stop messages meet no message of the
-     * caller's, and MPI failures come back as codes. */
-    MPI_CK(MPI_Comm_dup(comm, &cm), "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(cm, MPI_ERRORS_RETURN);
-    int rank, size;
-    MPI_CK(MPI_Comm_rank(cm, &rank), "MPI_Comm_rank");
-    MPI_CK(MPI_Comm_size(cm, &size), "MPI_Comm_size");
-    sp.comm = cm;
-    sp.rank = rank;
-    sp.size = size;
-
-    /* ---- 1. agreement ---- */
-    describe(&me, ctxs, count, problem, opts, result);
-    if (me.status == GPK_OK) {
-        int level = MPI_THREAD_SINGLE, is_main = 0;
-        MPI_Query_thread(&level);
-        MPI_Is_thread_main(&is_main);
-        if (level < MPI_THREAD_FUNNELED) {
-            me.status = GPK_EINVAL;
-            snprintf(me.msg, sizeof me.msg, "MPI was initialised with MPI_THREAD_SINGLE; the runs need threads "
-                                            "(MPI_Init_thread with MPI_THREAD_FUNNELED or more)");
-        } else if (level < MPI_THREAD_SERIALIZED && !is_main) {
-            me.status = GPK_EINVAL;
-            snprintf(me.msg, sizeof me.msg, "called from a thread other than MPI's main thread under "
-                                            "MPI_THREAD_FUNNELED");
-        }
-    }
-    all = malloc((size_t)size * sizeof *all);
-    int have_all = all != NULL, all_have = 0;
-    MPI_CK(MPI_Allreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm), "MPI_Allreduce");
-    if (!all_have) {
-        st = GPK_ENOMEM;
-        snprintf(msg, sizeof msg, FN ": out of host memory for %d ranks' records on %s", size,
-                 have_all ? "another rank" : "this rank");
-        goto out;
-    }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
-    st = agree(all, size, msg, sizeof msg);
-    if (st != GPK_OK) goto out;
-
-    /* Contexts of all ranks numbered in rank order; run r on number r mod T. */
-    uint64_t total = 0, offset = 0;
-    for (int r = 0; r < size; r++) {
-        if (r == rank) offset = total;
-        total += (uint64_t)all[r].count;
-    }
-    const uint64_t runs64 = opts->starts ? opts->starts : total;
-    if (total > UINT32_MAX || runs64 > (uint64_t)INT32_MAX / sizeof(run_rec)) {
-        st = GPK_EINVAL;
-        snprintf(msg, sizeof msg, FN ": %llu runs on %llu contexts: at most %llu runs", (unsigned long long)runs64,
-                 (unsigned long long)total, (unsigned long long)((uint64_t)INT32_MAX / sizeof(run_rec)));
-        goto out;
-    }
-    const uint32_t runs = (uint32_t)runs64;
-    const uint32_t n = me.n;
-
-    /* ---- 2. the runs ---- */
-    sh.problem = problem;
-    sh.opts = opts;
-    sh.rank = rank;
-    sh.runs = runs;
-    atomic_init(&sh.failed, 0);
-    atomic_init(&sh.done, 0);
-    if (opts->time_limit > 0) sh.deadline = t0 + opts->time_limit;
-    ws = calloc((size_t)count, sizeof *ws);
-    tids = calloc((size_t)count, sizeof *tids);
-    recs = calloc(runs / total + 1, (size_t)count * sizeof *recs);
-    sp.sreqs = malloc((size_t)size * sizeof *sp.sreqs);
-    sol = malloc((size_t)n * sizeof *sol);
-    runs_arr = runs_out ? malloc((size_t)(runs ? runs : 1) * sizeof *runs_arr) : NULL;
-    allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *allrecs);
-    rcounts = malloc((size_t)size * sizeof *rcounts);
-    rdispls = malloc((size_t)size * sizeof *rdispls);
-    int local_ok = ws && tids && recs && sp.sreqs && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
-    if (!local_ok) {
-        me.status = GPK_ENOMEM;
-        snprintf(me.msg, sizeof me.msg, "out of host memory for %u runs (n = %u)", runs, n);
-    }
-    if (sp.sreqs)
-        for (int r = 0; r < size; r++) sp.sreqs[r] = MPI_REQUEST_NULL;
-    MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq), "MPI_Irecv");
-    if (local_ok) {
-        uint32_t used = 0;
-        for (int g = 0; g < count; g++) {
-            worker *w = &ws[g];
-            w->sh = &sh;
-            w->ctx = ctxs[g];
-            w->reports = g == 0;
-            w->first = (uint32_t)(offset + (uint64_t)g);
-            w->step = (uint32_t)total;
-            w->recs = recs + used;
-            w->st = GPK_OK;
-            if (w->first >= runs) continue;
-            used += (runs - 1 - w->first) / w->step + 1;
-            if (pthread_create(&tids[nthreads], NULL, worker_main, w) != 0) {
-                w->st = GPK_ENOMEM;
-                snprintf(w->msg, sizeof w->msg, "cannot start a thread for context %d", g);
-                atomic_store(&sh.failed, 1);
-                atomic_fetch_add(&sh.done, 1);
-                continue;
-            }
-            nthreads++;
-        }
-        /* nthreads counts started threads; `done` counts every worker that
-         * had runs, started or not. */
-        int expected = 0;
-        for (int g = 0; g < count; g++)
-            if (ws[g].first < runs) expected++;
-        int e = MPI_SUCCESS;
-        while (atomic_load(&sh.done) < expected) {
-            if (e == MPI_SUCCESS) e = watch(&sp, &sh, opts->cancel);
-            if (e != MPI_SUCCESS) sh.stop = 1; /* stop the runs, report after the join */
-            pause_watch();
-        }
-        for (int t = 0; t < nthreads; t++) pthread_join(tids[t], NULL);
-        if (e != MPI_SUCCESS) {
-            st = mpi_fail(msg, sizeof msg, "a stop message", e);
-            goto out;
-        }
-    }
-
-    /* ---- 3. the end of the stop messages ---- */
-    {
-        MPI_Request bar;
-        MPI_CK(MPI_Ibarrier(cm, &bar), "MPI_Ibarrier");
-        for (;;) {
-            int flag = 0;
-            MPI_CK(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-            if (flag) break;
-            MPI_CK(watch(&sp, &sh, opts->cancel), "a stop message");
-            pause_watch();
-        }
-        int senders = 0;
-        MPI_CK(MPI_Allreduce(&sp.sent, &senders, 1, MPI_INT, MPI_SUM, cm), "MPI_Allreduce");
-        int expect = senders - sp.sent;
-        if (expect == 0) {
-            MPI_CK(MPI_Cancel(&sp.rreq), "MPI_Cancel");
-            MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-        } else {
-            if (!sp.got) MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-            for (int k = 1; k < expect; k++)
-                MPI_CK(MPI_Recv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, MPI_STATUS_IGNORE),
-                       "MPI_Recv");
-        }
-        sp.rreq = MPI_REQUEST_NULL;
-        if (sp.sent) MPI_CK(MPI_Waitall(size - 1, sp.sreqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
-        sp.sent = 0;
-    }
-
-    /* ---- 4. the results ---- */
-    /* This rank's verdict and best, then every run's record. */
-    uint32_t nrec = 0;
-    int best_w = -1;
-    for (int g = 0; local_ok && g < count; g++) {
-        worker *w = &ws[g];
-        if (w->st != GPK_OK && me.status == GPK_OK) {
-            me.status = w->st;
-            snprintf(me.msg, sizeof me.msg, "%s", w->msg);
-        }
-        nrec += w->nrec;
-        if (w->best_sol && (best_w < 0 || w->best < ws[best_w].best ||
-                            (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
-            best_w = g;
-    }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
-    for (int r = 0; r < size; r++)
-        if (all[r].status != GPK_OK) {
-            st = (gpk_status)all[r].status;
-            snprintf(msg, sizeof msg, FN ": rank %d: %s", r, all[r].msg);
-            goto out;
-        }
-    /* Every rank ran all its runs (none failed): the counts are known. */
-    int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
-    MPI_CK(MPI_Allgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm), "MPI_Allgather");
-    for (int r = 0; r < size; r++) {
-        rdispls[r] = off;
-        off += rcounts[r];
-    }
-    if ((uint64_t)off != (uint64_t)runs * sizeof(run_rec)) {
-        st = GPK_EINVAL;
-        snprintf(msg, sizeof msg, FN ": internal error: %d bytes of run records for %u runs", off, runs);
-        goto out;
-    }
-    /* This rank's records, packed (each worker's are in order). */
-    for (int g = 0, k = 0; g < count; g++)
-        for (uint32_t i = 0; i < ws[g].nrec; i++) recs[k++] = ws[g].recs[i];
-    MPI_CK(MPI_Allgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm), "MPI_Allgatherv");
-    int owner = -1;
-    uint32_t best_run = 0;
-    int64_t best = 0;
-    for (uint32_t k = 0; k < runs; k++) {
-        const run_rec *rc = &allrecs[k];
-        result->iterations += rc->iterations;
-        result->evaluated += rc->evaluated;
-        result->gpu_evaluated += rc->gpu_evaluated;
-        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
-        if (owner < 0 || rc->best < best || (rc->best == best && rc->run < best_run)) {
-            owner = rc->rank;
-            best = rc->best;
-            best_run = rc->run;
-            result->local_optimum = rc->local_optimum;
-        }
-        if (runs_arr) {
-            gpk_mpi_search_run *o = &runs_arr[rc->run];
-            o->best = rc->best;
-            o->iterations = rc->iterations;
-            o->evaluated = rc->evaluated;
-            o->gpu_evaluated = rc->gpu_evaluated;
-            o->ms = rc->ms;
-            o->rank = rc->rank;
-            o->local_optimum = rc->local_optimum;
-            o->stopped = (gpk_search_stop)rc->stopped;
-        }
-    }
-    if (owner == rank) memcpy(sol, ws[best_w].best_sol, (size_t)n * sizeof *sol);
-    MPI_CK(MPI_Bcast(sol, (int)n, MPI_UINT32_T, owner, cm), "MPI_Bcast");
-    result->best = best;
-    result->n = n;
-    result->solution = sol;
-    sol = NULL;
-    result->runs = runs;
-    result->best_run = best_run;
-    result->ms = (now_s() - t0) * 1e3;
-    if (runs_out) {
-        *runs_out = runs_arr;
-        runs_arr = NULL;
-    }
-
-out:
-    if (sp.rreq != MPI_REQUEST_NULL) {
-        MPI_Cancel(&sp.rreq);
-        MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE);
-    }
-    if (ws)
-        for (int g = 0; g < count; g++) free(ws[g].best_sol);
-    free(ws);
-    free(tids);
-    free(recs);
-    free(allrecs);
-    free(rcounts);
-    free(rdispls);
-    free(sp.sreqs);
-    free(sol);
-    free(runs_arr);
-    free(all);
-    if (cm != MPI_COMM_NULL) MPI_Comm_free(&cm);
+    mcall mc;
+    memset(&mc, 0, sizeof mc);
+    mc.cm = MPI_COMM_NULL;
+    mc.sp.rreq = MPI_REQUEST_NULL;
+    const gpk_status st = run_steps(&mc, comm, ctxs, count, problem, opts, result, runs_out, t0);
+    mcall_free(&mc, count);
     if (st != GPK_OK) {
         if (result) gpk_search_result_free(result);
-        return gpk__mpi_fail(c0, st, "%s", msg);
+        return gpk__mpi_fail(c0, st, "%s", mc.msg);
     }
     return GPK_OK;
 }
