@@ -78,15 +78,22 @@ static int load(const char *name, const char *data, inst *in)
         fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s: %s\n", rank, name, gpk_last_error(NULL));
         return -1;
     }
-    if (in->pb.kind == GPK_PROBLEM_QAP) in->pb.qap = &in->qap;
-    else in->pb.tsp = &in->tsp;
-    snprintf(in->label, sizeof in->label, "%s", in->pb.kind == GPK_PROBLEM_QAP ? in->qap.name : in->tsp.name);
+    in->pb.qap = &in->qap; /* the one of pb.kind is read */
+    in->pb.tsp = &in->tsp;
+    gpk_search_problem_info info;
+    if (gpk_search_problem_describe(&in->pb, &info) != GPK_OK) {
+        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s: %s\n", rank, name, gpk_last_error(NULL));
+        return -1;
+    }
+    snprintf(in->label, sizeof in->label, "%s", info.name);
     return 0;
 }
 
 static int64_t full_cost(const gpk_search_problem *pb, const uint32_t *sol)
 {
-    return pb->kind == GPK_PROBLEM_QAP ? gpk_qap_cost(pb->qap, sol) : gpk_tsp_tour_length(pb->tsp, sol);
+    int64_t cost = 0;
+    gpk_search_problem_cost(pb, sol, &cost); /* a permutation: no memory needed */
+    return cost;
 }
 
 static int cmp_double(const void *a, const void *b)
