@@ -90,9 +90,12 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     st->sm_count = prop.multiProcessorCount;
     st->smem_optin = prop.sharedMemPerBlockOptin;
     /* on by default: faster than the separate launches from 2^16 to 2^22
-     * keys and to 2^20 pairs on an H100 (docs/perf/radix.md, runs 8 and 9) */
-    if (prop.cooperativeLaunch && gpk__env_int("GPK_RADIX_CUDA_SMALL", 1) != 0) {
-        const int lg = gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0);
+     * keys and to 2^20 pairs (docs/perf/radix.md) */
+    if (prop.cooperativeLaunch && gpk__hook(gpk__test.radix_cuda_small, 1) != 0) {
+        /* GPK_RADIX_CUDA_SMALL_MAX_LOG: programs that sort many arrays on
+         * several streams at once lower it (one launch fills the device) */
+        const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log,
+                                      gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
         if (lg >= 1 && lg <= 24) {
             st->small_sort_max_log = st->small_sort_values_max_log = lg;
         } else {
@@ -111,7 +114,7 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     int pools = 0;
     e = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ctx->device);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaDeviceGetAttribute (memory pools)");
-    if (pools && gpk__env_int("GPK_CUDA_TEMP_POOL", 1) != 0) {
+    if (pools) {
         cudaMemPoolProps props;
         memset(&props, 0, sizeof props);
         props.allocType = cudaMemAllocationTypePinned;

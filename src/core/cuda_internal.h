@@ -39,17 +39,16 @@ typedef struct gpk_cuda_state {
     /* The radix sort's single-launch path for small inputs (radix_cuda.cu,
      * run_small): up to 2^small_sort_max_log keys (sorts with values:
      * 2^small_sort_values_max_log), 0 = off. Read once, at
-     * creation, from GPK_RADIX_CUDA_SMALL and GPK_RADIX_CUDA_SMALL_MAX_LOG;
-     * on (GPK_RADIX_CUDA_SMALL=0: off) only where the device runs
-     * cooperative launches. */
+     * creation (GPK_RADIX_CUDA_SMALL_MAX_LOG; a test hook turns it off);
+     * on only where the device runs cooperative launches. */
     int small_sort_max_log;
     int small_sort_values_max_log; /* the same for pairs and permutations */
 } gpk_cuda_state;
 
-/* The largest sizes measured faster in one launch on an H100 (runs 8 and
- * 9): 2^22 keys of every width (2^23: slower, the resident blocks loop
- * over too many tiles), 2^20 pairs (2^22 pairs: 2 to 3 % slower). An
- * explicit GPK_RADIX_CUDA_SMALL_MAX_LOG sets both. */
+/* The largest sizes measured faster in one launch (docs/perf/radix.md,
+ * "Small sorts"): 2^22 keys of every width (2^23: slower, the resident
+ * blocks loop over too many tiles), 2^20 pairs. GPK_RADIX_CUDA_SMALL_MAX_LOG
+ * (or a test's gpk__test.radix_cuda_small_max_log) sets both. */
 #define GPK_RADIX_CUDA_SMALL_DEFAULT_LOG 22
 #define GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG 20
 
@@ -63,8 +62,7 @@ gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS], c
  * the context), so that a call made every time step pays no cudaMalloc or
  * cudaFree (each costs tens of microseconds and cudaFree waits for the
  * device). Free with gpk__cuda_temp_free on the same stream; never hand
- * such an array to the caller. On a device without memory pools (or with
- * GPK_CUDA_TEMP_POOL=0) they are plain cudaMalloc / cudaFree. An allocation
+ * such an array to the caller. On a device without memory pools they are plain cudaMalloc / cudaFree. An allocation
  * that fails first gives the pool's unused memory back and tries again. */
 gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes, cudaStream_t stream, const char *what);
 cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t stream);

@@ -349,10 +349,7 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
         goto fail;
     }
 
-    {
-        const char *prof = getenv("GPK_OPENCL_PROFILE");
-        st->profile = prof && *prof && strcmp(prof, "0") != 0;
-    }
+    st->profile = gpk__hook(gpk__test.opencl_profile, 0) != 0;
     for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++)
         if ((s = (*f)->init(ctx, st)) != GPK_OK) goto fail;
     return GPK_OK;

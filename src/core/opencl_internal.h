@@ -61,7 +61,7 @@ typedef struct gpk_ocl_kernels {
     /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
      * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
     unsigned os_warp;
-    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate */
+    int os_emulated; /* the emulated vendor ranking (a test hook) */
 } gpk_ocl_kernels;
 
 /* Cached device buffers, grow-only. */
@@ -90,7 +90,7 @@ typedef struct gpk_opencl {
     gpk_ocl_kernels ks[2];
 
     /* The vendor build (inline PTX) is tried on NVIDIA GPUs unless
-     * GPK_OPENCL_VENDOR=0; GPK_OPENCL_VENDOR=2 makes its failure an error
+     * a test turns it off (gpk__test.opencl_vendor 0); 2 makes its failure an error
      * (with the build log) instead of a fallback. vendor_log keeps the start
      * of a failed vendor build's log. */
     unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
@@ -98,7 +98,7 @@ typedef struct gpk_opencl {
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
 
-    /* Per-phase kernel times, only when GPK_OPENCL_PROFILE is set at context
+    /* Per-phase kernel times, only when gpk__test.opencl_profile is set at context
      * creation (for docs/perf and tuning; the paper reports the same split):
      * events of the current sort, then their sums in ms since the last reset. */
     int profile;

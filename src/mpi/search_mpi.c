@@ -15,7 +15,10 @@
  *  3. the end of the stop messages: an MPI_Ibarrier (still watching, so a
  *     rank done early still passes a stop on), then an MPI_Allreduce of how
  *     many ranks sent stops, so that each rank receives every stop sent to
- *     it and no message is left in flight;
+ *     it and no message is left in flight; while watching, every rank sends
+ *     the others a heartbeat every quarter of the communicator's timeout,
+ *     so a rank done early tells a rank still running from a silent one
+ *     (include/gpk/mpi.h, "bounded waits"), and every later wait is bounded;
  *  4. the results: an MPI_Allgather of each rank's verdict, an
  *     MPI_Allgatherv of the per-run records, and the best run's solution
  *     broadcast by the rank that found it.
@@ -34,6 +37,7 @@
 
 #define FN "gpk_mpi_search_multistart"
 #define TAG_STOP 1717
+#define TAG_BEAT 1718 /* "still here": a rank's runs may outlast the communicator's timeout */
 #define MSG_LEN 448
 /* The watcher's pause between two looks at the flags and the messages: a
  * stop reaches the other ranks' runs within a few of these. */
@@ -203,6 +207,11 @@ typedef struct shared {
     atomic_int done;             /* workers finished */
     int rank;
     uint32_t runs;
+    /* the progress reports' totals: this rank's workers, and (rank 0) the
+     * other ranks' counts as their last heartbeats said */
+    struct worker *ws;
+    int nw, nranks;
+    _Atomic uint64_t *remote; /* 3 per rank: iterations, evaluated, best (int64 bits) */
 } shared;
 
 typedef struct worker {
@@ -217,7 +226,46 @@ typedef struct worker {
     int64_t best;        /* this worker's best run (ties: the lowest r, the first met) */
     uint32_t best_run;
     uint32_t *best_sol;  /* NULL until a run succeeded */
+    /* counts for the progress reports: finished runs, the running one */
+    _Atomic uint64_t done_it, done_ev, live_it, live_ev;
+    _Atomic int64_t best_seen;
 } worker;
+
+/* This rank's counts so far (with rank 0's view of the others' when all). */
+static void totals(const shared *sh, int all, uint64_t *it, uint64_t *ev, int64_t *best)
+{
+    *it = *ev = 0;
+    *best = INT64_MAX;
+    for (int g = 0; g < sh->nw; g++) {
+        worker *w = &sh->ws[g];
+        *it += atomic_load(&w->done_it) + atomic_load(&w->live_it);
+        *ev += atomic_load(&w->done_ev) + atomic_load(&w->live_ev);
+        const int64_t b = atomic_load(&w->best_seen);
+        if (b < *best) *best = b;
+    }
+    for (int r = 0; all && sh->remote && r < sh->nranks; r++) {
+        if (r == sh->rank) continue;
+        *it += atomic_load(&sh->remote[3 * r]);
+        *ev += atomic_load(&sh->remote[3 * r + 1]);
+        const int64_t b = (int64_t)atomic_load(&sh->remote[3 * r + 2]);
+        if (b < *best) *best = b;
+    }
+}
+
+/* Every run's progress: kept for the totals; ctxs[0]'s runs report the
+ * totals of every run of every rank to the caller (on rank 0; the other
+ * ranks' reports count their own runs). */
+static void worker_progress(const gpk_search_progress *p, void *user)
+{
+    worker *w = user;
+    atomic_store(&w->live_it, p->iteration);
+    atomic_store(&w->live_ev, p->evaluated);
+    if (p->best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, p->best);
+    if (!w->reports || !w->sh->opts->progress) return;
+    gpk_search_progress t = *p;
+    totals(w->sh, 1, &t.iteration, &t.evaluated, &t.best);
+    w->sh->opts->progress(&t, w->sh->opts->user);
+}
 
 static void *worker_main(void *arg)
 {
@@ -228,7 +276,7 @@ static void *worker_main(void *arg)
         gpk_search_opts o;
         gpk__search_multi_run_opts(sh->problem->kind, opts, r, &o); /* as gpk_search_run_multi's run r */
         o.cancel = &sh->stop;
-        if (!w->reports) o.progress = NULL;
+        o.progress = worker_progress, o.user = w; /* the counts for every rank's reports */
         if (sh->deadline > 0) {
             /* the limit counts from the call for every run */
             const double left = sh->deadline - now_s();
@@ -242,6 +290,11 @@ static void *worker_main(void *arg)
             atomic_store(&sh->failed, 1);
             break;
         }
+        atomic_fetch_add(&w->done_it, res.iterations);
+        atomic_fetch_add(&w->done_ev, res.evaluated);
+        atomic_store(&w->live_it, 0);
+        atomic_store(&w->live_ev, 0);
+        if (res.best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, res.best);
         run_rec *rc = &w->recs[w->nrec++];
         rc->run = r;
         rc->rank = sh->rank;
@@ -274,11 +327,69 @@ typedef struct stopper {
     MPI_Request rreq;
     int sent, code_out;
     MPI_Request *sreqs;  /* size entries */
+    double limit;        /* the communicator's timeout (0: none) */
+    double beat_at;      /* when this rank next says it is still here, to all */
+    double count_at;     /* when this rank next sends rank 0 its counts */
+    double *heard;       /* size entries: when each rank was last heard from */
+    uint64_t (*out)[3];  /* size entries: the heartbeat in flight to each rank */
+    MPI_Request *breqs;  /* size entries: its request */
+    int *sent_to, *got_from; /* size entries: heartbeats sent to, received from each rank */
+    uint64_t in[3];
 } stopper;
+
+/* The heartbeats: every rank sends every other one its counts (this rank's
+ * iterations, evaluated, best) every quarter of the timeout, so a rank
+ * whose runs ended tells a rank still running from a silent one; and every
+ * rank but 0 sends them to rank 0 every REPORT_S, so that rank 0's progress
+ * reports count every rank's runs. A heartbeat whose predecessor to the
+ * same rank is still in flight waits for the next turn. */
+#define REPORT_S 0.25
+static int send_beat(stopper *sp, const shared *sh, int r)
+{
+    if (sp->breqs[r] != MPI_REQUEST_NULL) {
+        int flag = 0;
+        const int e = MPI_Test(&sp->breqs[r], &flag, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS || !flag) return e;
+    }
+    int64_t best;
+    totals(sh, 0, &sp->out[r][0], &sp->out[r][1], &best);
+    sp->out[r][2] = (uint64_t)best;
+    const int e = MPI_Isend(sp->out[r], 3, MPI_UINT64_T, r, TAG_BEAT, sp->comm, &sp->breqs[r]);
+    if (e == MPI_SUCCESS) sp->sent_to[r]++;
+    return e;
+}
+
+static int beat(stopper *sp, shared *sh)
+{
+    const double t = now_s();
+    const int all = sp->limit > 0 && t >= sp->beat_at;
+    const int counts = sp->rank != 0 && t >= sp->count_at;
+    for (int r = 0; (all || counts) && r < sp->size; r++) {
+        if (r == sp->rank || (!all && r != 0)) continue;
+        const int e = send_beat(sp, sh, r);
+        if (e != MPI_SUCCESS) return e;
+    }
+    if (all) sp->beat_at = t + sp->limit / 4;
+    if (counts) sp->count_at = t + REPORT_S;
+    for (;;) {
+        int flag = 0;
+        MPI_Status status;
+        int e = MPI_Iprobe(MPI_ANY_SOURCE, TAG_BEAT, sp->comm, &flag, &status);
+        if (e != MPI_SUCCESS || !flag) return e;
+        const int src = status.MPI_SOURCE;
+        e = MPI_Recv(sp->in, 3, MPI_UINT64_T, src, TAG_BEAT, sp->comm, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS) return e;
+        sp->heard[src] = t;
+        sp->got_from[src]++;
+        for (int i = 0; sh->remote && i < 3; i++) atomic_store(&sh->remote[3 * src + i], sp->in[i]);
+    }
+}
 
 /* One look: passes a local stop on, takes a remote one in. */
 static int watch(stopper *sp, shared *sh, const volatile sig_atomic_t *cancel)
 {
+    const int b = beat(sp, sh);
+    if (b != MPI_SUCCESS) return b;
     const int cancelled = cancel && *cancel;
     const int failed = atomic_load(&sh->failed);
     if (cancelled || failed) sh->stop = 1;
@@ -343,6 +454,23 @@ typedef struct mcall {
         if (e_ != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, name, e_); \
     } while (0)
 
+/* Requests' wait within the communicator's timeout (GPK_EIO naming a
+ * silent rank), its message in mc->msg. */
+static gpk_status wait_bounded(mcall *mc, int count, MPI_Request *reqs, const char *what)
+{
+    return gpk__mpi_wait_msg(mc->cm, count, reqs, NULL, what, mc->msg, sizeof mc->msg);
+}
+
+/* A nonblocking collective `start` (its request: rq_), then its wait
+ * within the communicator's timeout; a failure ends the step. */
+#define MPI_BOUNDED(start, name)                                       \
+    do {                                                               \
+        MPI_Request rq_ = MPI_REQUEST_NULL;                            \
+        MPI_RET(start, name);                                          \
+        const gpk_status s_ = wait_bounded(mc, 1, &rq_, FN ": " name); \
+        if (s_ != GPK_OK) return s_;                                   \
+    } while (0)
+
 /* This rank's verdict on being called: MPI's thread level. */
 static void check_threading(agree_rec *me)
 {
@@ -362,6 +490,28 @@ static void check_threading(agree_rec *me)
     }
 }
 
+/* The heartbeats' records (1 when allocated): every rank takes part in
+ * their end (step 3), so they are allocated before the agreement. */
+static int alloc_beats(mcall *mc)
+{
+    stopper *sp = &mc->sp;
+    const size_t size = (size_t)mc->size;
+    sp->heard = malloc(size * sizeof *sp->heard);
+    sp->out = malloc(size * sizeof *sp->out);
+    sp->breqs = malloc(size * sizeof *sp->breqs);
+    sp->sent_to = calloc(size, sizeof *sp->sent_to);
+    sp->got_from = calloc(size, sizeof *sp->got_from);
+    mc->sh.remote = malloc(size * 3 * sizeof *mc->sh.remote);
+    if (!sp->heard || !sp->out || !sp->breqs || !sp->sent_to || !sp->got_from || !mc->sh.remote) return 0;
+    for (size_t r = 0; r < size; r++) {
+        sp->breqs[r] = MPI_REQUEST_NULL;
+        atomic_init(&mc->sh.remote[3 * r], 0);
+        atomic_init(&mc->sh.remote[3 * r + 1], 0);
+        atomic_init(&mc->sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
+    }
+    return 1;
+}
+
 /* ---- 1. agreement: every rank's arguments, and the runs ---- */
 static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
                              const gpk_search_opts *opts, const gpk_search_result *result)
@@ -369,16 +519,16 @@ static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const g
     describe(&mc->me, ctxs, count, problem, opts, result);
     if (mc->me.status == GPK_OK) check_threading(&mc->me);
     mc->all = malloc((size_t)mc->size * sizeof *mc->all);
-    int have_all = mc->all != NULL, all_have = 0;
-    MPI_RET(MPI_Allreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, mc->cm), "MPI_Allreduce");
+    int have_all = mc->all != NULL && alloc_beats(mc), all_have = 0;
+    MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, mc->cm, &rq_), "MPI_Allreduce");
     if (!all_have) {
         snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory for %d ranks' records on %s", mc->size,
                  have_all ? "another rank" : "this rank");
         return GPK_ENOMEM;
     }
-    MPI_RET(
-        MPI_Allgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE, mc->cm),
-        "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE,
+                               mc->cm, &rq_),
+                "MPI_Allgather");
     const gpk_status st = agree(mc->all, mc->size, mc->msg, sizeof mc->msg);
     if (st != GPK_OK) return st;
     /* Contexts of all ranks numbered in rank order; run r on number r mod T. */
@@ -420,6 +570,15 @@ static void alloc_runs(mcall *mc, int count, int want_runs)
     }
     if (mc->sp.sreqs)
         for (int r = 0; r < mc->size; r++) mc->sp.sreqs[r] = MPI_REQUEST_NULL;
+    mc->sp.limit = gpk_mpi_timeout(mc->cm);
+    for (int r = 0; r < mc->size; r++) mc->sp.heard[r] = now_s(); /* all here at the agreement */
+    mc->sh.ws = mc->ws, mc->sh.nw = mc->ws ? count : 0, mc->sh.nranks = mc->size;
+    for (int g = 0; mc->ws && g < count; g++) {
+        worker *w = &mc->ws[g];
+        atomic_init(&w->done_it, 0), atomic_init(&w->done_ev, 0);
+        atomic_init(&w->live_it, 0), atomic_init(&w->live_ev, 0);
+        atomic_init(&w->best_seen, INT64_MAX);
+    }
 }
 
 /* One worker thread per context with runs; the number expected to finish. */
@@ -484,6 +643,34 @@ static gpk_status step_runs(mcall *mc, gpk_ctx *const *ctxs, int count, const gp
     return GPK_OK;
 }
 
+/* The heartbeats still in flight (step 3's end): how many each rank sent
+ * to each, then every one received and every send completed. */
+static gpk_status drain_beats(mcall *mc)
+{
+    stopper *sp = &mc->sp;
+    int *sent_me = sp->sent_to; /* reused: sent_to[r] becomes what r sent here */
+    int *mine = malloc((size_t)mc->size * sizeof *mine);
+    if (!mine) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory");
+        return GPK_ENOMEM;
+    }
+    memcpy(mine, sp->sent_to, (size_t)mc->size * sizeof *mine);
+    MPI_Request q = MPI_REQUEST_NULL;
+    gpk_status st = GPK_OK;
+    const int e = MPI_Ialltoall(mine, 1, MPI_INT, sent_me, 1, MPI_INT, mc->cm, &q);
+    if (e == MPI_SUCCESS) st = wait_bounded(mc, 1, &q, FN ": MPI_Alltoall");
+    free(mine);
+    if (e != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, "MPI_Alltoall", e);
+    if (st != GPK_OK) return st;
+    for (int r = 0; r < mc->size; r++)
+        for (int k = sp->got_from[r]; k < sent_me[r]; k++) {
+            MPI_RET(MPI_Irecv(sp->in, 3, MPI_UINT64_T, r, TAG_BEAT, mc->cm, &q), "MPI_Irecv");
+            st = wait_bounded(mc, 1, &q, FN ": a heartbeat");
+            if (st != GPK_OK) return st;
+        }
+    return wait_bounded(mc, mc->size, sp->breqs, FN ": a heartbeat");
+}
+
 /* ---- 3. the end of the stop messages: every one sent is received ---- */
 static gpk_status step_drain(mcall *mc, const gpk_search_opts *opts)
 {
@@ -495,24 +682,43 @@ static gpk_status step_drain(mcall *mc, const gpk_search_opts *opts)
         MPI_RET(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
         if (flag) break;
         MPI_RET(watch(sp, &mc->sh, opts->cancel), "a stop message");
+        /* the ranks still running say so; one heard from for no timeout
+         * is stopped or hung */
+        const double t = now_s();
+        for (int r = 0; sp->limit > 0 && r < mc->size; r++)
+            if (r != mc->rank && t - sp->heard[r] >= sp->limit) {
+                /* bar stays pending (a collective cannot be cancelled) */
+                snprintf(mc->msg, sizeof mc->msg,
+                         FN ": no sign of life from rank %d for %g s (stopped or hung; the "
+                            "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
+                         r, sp->limit);
+                return GPK_EIO;
+            }
         pause_watch();
     }
     int senders = 0;
-    MPI_RET(MPI_Allreduce(&sp->sent, &senders, 1, MPI_INT, MPI_SUM, mc->cm), "MPI_Allreduce");
+    MPI_BOUNDED(MPI_Iallreduce(&sp->sent, &senders, 1, MPI_INT, MPI_SUM, mc->cm, &rq_), "MPI_Allreduce");
     int expect = senders - sp->sent;
+    gpk_status st = GPK_OK;
     if (expect == 0) {
         MPI_RET(MPI_Cancel(&sp->rreq), "MPI_Cancel");
         MPI_RET(MPI_Wait(&sp->rreq, MPI_STATUS_IGNORE), "MPI_Wait");
     } else {
-        if (!sp->got) MPI_RET(MPI_Wait(&sp->rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-        for (int k = 1; k < expect; k++)
-            MPI_RET(MPI_Recv(&sp->code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, MPI_STATUS_IGNORE),
-                    "MPI_Recv");
+        if (!sp->got) st = wait_bounded(mc, 1, &sp->rreq, FN ": a stop message");
+        for (int k = 1; st == GPK_OK && k < expect; k++) {
+            MPI_RET(MPI_Irecv(&sp->code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, &sp->rreq),
+                    "MPI_Irecv");
+            st = wait_bounded(mc, 1, &sp->rreq, FN ": a stop message");
+        }
+        if (st != GPK_OK) return st;
     }
     sp->rreq = MPI_REQUEST_NULL;
-    if (sp->sent) MPI_RET(MPI_Waitall(mc->size - 1, sp->sreqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    if (sp->sent) {
+        st = wait_bounded(mc, mc->size - 1, sp->sreqs, FN ": a stop message");
+        if (st != GPK_OK) return st;
+    }
     sp->sent = 0;
-    return GPK_OK;
+    return drain_beats(mc);
 }
 
 /* The totals and the best run over every run's record (ties: the lowest
@@ -567,9 +773,9 @@ static gpk_status step_results(mcall *mc, int count, gpk_search_result *result, 
              (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
             best_w = g;
     }
-    MPI_RET(
-        MPI_Allgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE, mc->cm),
-        "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE,
+                               mc->cm, &rq_),
+                "MPI_Allgather");
     for (int r = 0; r < mc->size; r++)
         if (mc->all[r].status != GPK_OK) {
             snprintf(mc->msg, sizeof mc->msg, FN ": rank %d: %s", r, mc->all[r].msg);
@@ -577,7 +783,7 @@ static gpk_status step_results(mcall *mc, int count, gpk_search_result *result, 
         }
     /* Every rank ran all its runs (none failed): the counts are known. */
     int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
-    MPI_RET(MPI_Allgather(&nbytes, 1, MPI_INT, mc->rcounts, 1, MPI_INT, mc->cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&nbytes, 1, MPI_INT, mc->rcounts, 1, MPI_INT, mc->cm, &rq_), "MPI_Allgather");
     for (int r = 0; r < mc->size; r++) {
         mc->rdispls[r] = off;
         off += mc->rcounts[r];
@@ -590,14 +796,14 @@ static gpk_status step_results(mcall *mc, int count, gpk_search_result *result, 
     /* This rank's records, packed (each worker's are in order). */
     for (int g = 0, k = 0; g < count; g++)
         for (uint32_t i = 0; i < ws[g].nrec; i++) mc->recs[k++] = ws[g].recs[i];
-    MPI_RET(
-        MPI_Allgatherv(mc->recs, nbytes, MPI_BYTE, mc->allrecs, mc->rcounts, mc->rdispls, MPI_BYTE, mc->cm),
-        "MPI_Allgatherv");
+    MPI_BOUNDED(MPI_Iallgatherv(mc->recs, nbytes, MPI_BYTE, mc->allrecs, mc->rcounts, mc->rdispls, MPI_BYTE,
+                                mc->cm, &rq_),
+                "MPI_Allgatherv");
     uint32_t best_run = 0;
     int64_t best = 0;
     const int owner = sum_records(mc, result, &best_run, &best);
     if (owner == mc->rank) memcpy(mc->sol, ws[best_w].best_sol, (size_t)mc->n * sizeof *mc->sol);
-    MPI_RET(MPI_Bcast(mc->sol, (int)mc->n, MPI_UINT32_T, owner, mc->cm), "MPI_Bcast");
+    MPI_BOUNDED(MPI_Ibcast(mc->sol, (int)mc->n, MPI_UINT32_T, owner, mc->cm, &rq_), "MPI_Bcast");
     result->best = best;
     result->n = mc->n;
     result->solution = mc->sol;
@@ -627,6 +833,12 @@ static void mcall_free(mcall *mc, int count)
     free(mc->rcounts);
     free(mc->rdispls);
     free(mc->sp.sreqs);
+    free(mc->sp.heard);
+    free(mc->sp.out);
+    free(mc->sp.breqs);
+    free(mc->sp.sent_to);
+    free(mc->sp.got_from);
+    free(mc->sh.remote);
     free(mc->sol);
     free(mc->runs_arr);
     free(mc->all);

@@ -1,4 +1,4 @@
-/* Out-of-core sort (issue 16): the driver in ooc.c sorts host arrays larger
+/* Out-of-core sort: the driver in ooc.c sorts host arrays larger
  * than the device budget as sorted runs, then merges them partition by
  * partition. It talks to a "device" through this table: the CUDA backend
  * (ooc_cuda.c) or the CPU fake in ooc.c, which runs the same driver with
@@ -73,7 +73,7 @@ typedef struct gpk_ooc_host {
 
 /* How many runs of cap elements (per bytes each) a device keeps in
  * bytes_left of its memory: as many as fit, at most all of the n elements'
- * runs and at most GPK_OOC_RESIDENT=N. */
+ * runs and at most a test's gpk__test.ooc_resident. */
 size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left);
 
 /* Whether the host-API sort of job must go out of core on ctx (device

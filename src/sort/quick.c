@@ -3,6 +3,7 @@
  * points live in radix.c's dispatch, which asks gpk__sort_pick which sort
  * runs and hands quicksort jobs to gpk__quick_run. */
 #include "quick_internal.h"
+#include "descending.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,17 +80,13 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  *    quicksort 1.4-2x up to 2^10.
  * Keys with few distinct bits sort faster by radix (it skips equal bits),
  * but AUTO looks at type and size only.
- * CUDA: records from 2^10 on. `gpk bench quicksort` on an H100
- * (docs/perf/quicksort.md, 2026-11-24) found the radix sort faster for
- * every key type, size (2^20 .. 2^28) and distribution measured for keys,
- * zero entropy included (0.10 ms against 0.20 at 2^25). Records through
- * the host API (32-byte payload, uniform and gaussian, 2^10 .. 2^22,
- * u32 and u64 keys, impl quick-host against radix): quicksort, whose
- * gather is on the device, faster in 26 of 28 cells (1.1-2.6x); slower
- * in two, within 13 % (u32 2^18 uniform 2.14 against 1.97 ms; u64 2^20
- * uniform 12.7 against 11.3, where an earlier run had 13.4 against 33.3:
- * host-to-host times carry the host's page-fault noise). The radix
- * record path gathers on the host. Below 2^10 records: not measured, the
+ * CUDA: records from 2^10 on. `gpk bench quicksort` (docs/perf/quicksort.md)
+ * found the radix sort faster for every key type, size (2^20 .. 2^28) and
+ * distribution measured for keys, zero entropy included. Records through
+ * the host API (32-byte payload, uniform and gaussian, 2^10 .. 2^22, u32
+ * and u64 keys): quicksort, whose gather is on the device, faster in 26 of
+ * 28 cells; slower in two, within host-to-host noise. The radix record
+ * path gathers on the host. Below 2^10 records: not measured, the
  * radix sort stays. OpenCL: no quicksort, so never. */
 typedef struct {
     gpk_backend backend;
@@ -264,6 +261,15 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0,
                                        NULL, NULL, 0, n, opts);
     if (s != GPK_OK) return s;
+    if (opts && opts->descending && n >= 2) {
+        /* the ascending sort of the descending sort keys (descending.h) */
+        gpk_sort_opts asc = *opts;
+        asc.descending = 0;
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 0);
+        s = gpk_sort_records(ctx, records, n, record_size, key_offset, gpk__desc_sort_type(key_type), &asc);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 1);
+        return s;
+    }
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, KIND_RECORDS, &algo);
     if (s != GPK_OK) return s;
@@ -280,8 +286,8 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     if (s != GPK_OK && ctx->backend == GPK_BACKEND_CUDA &&
         (algo == GPK_SORT_RADIX || !opts || opts->algorithm == GPK_SORT_AUTO)) {
         const double need = (double)n * ((double)record_size + 2.0 * ((double)kw + 8.0));
-        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0 && need > (double)pages * (double)page) return s;
+        const uint64_t host = gpk__host_memory_bytes();
+        if (host && need > (double)host) return s;
         gpk__clear_error(ctx);
         algo = GPK_SORT_RADIX;
         s = GPK_OK;

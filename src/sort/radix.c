@@ -3,6 +3,7 @@
 #include "quick_internal.h"
 #include "ooc_internal.h"
 #include "multi_internal.h"
+#include "descending.h"
 
 #include <string.h>
 
@@ -49,6 +50,8 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     if (o.key_bits > 8 * kw)
         return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
                          o.key_bits, (unsigned)(8 * kw), gpk_type_name(key_type));
+    if (o.descending != 0 && o.descending != 1)
+        return gpk__fail(ctx, GPK_EINVAL, "sort: descending must be 0 or 1, not %d", o.descending);
     if (o.radix_bits > 16)
         return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)",
                          o.radix_bits);
@@ -107,6 +110,18 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width,
                                        n, opts);
     if (s != GPK_OK) return s;
+    if (opts && opts->descending && n >= 2) {
+        /* The ascending sort of the descending sort keys (descending.h),
+         * mapped back whatever the sort returns: a failed sort leaves a
+         * permutation of the keys as the ascending sort does. */
+        gpk_radix_opts asc = *opts;
+        asc.descending = 0;
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, src, keys, n, job.key_width, 0);
+        s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma, sigma_width,
+                          n, &asc);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, keys, n, job.key_width, 1);
+        return s;
+    }
     /* The choice comes before the n < 2 shortcut so that an unsupported
      * request (QUICK on OpenCL) fails the same way whatever n is. */
     gpk_sort_algo algo;

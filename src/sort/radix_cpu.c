@@ -473,26 +473,18 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 
 enum { PATH_AUTO, PATH_LSD, PATH_HYBRID, PATH_CACHE };
 
-/* GPK_CPU_RADIX=lsd|hybrid|cache forces a path (for measuring and testing each);
- * anything else, or unset, lets the size and bit range decide. */
-static int path_from_env(void)
+/* A test or a measurement may force a path (gpk__test.cpu_radix_path:
+ * PATH_LSD, PATH_HYBRID, PATH_CACHE); else the size and bit range decide. */
+static int path_forced(void)
 {
-    const char *e = getenv("GPK_CPU_RADIX");
-    if (!e) return PATH_AUTO;
-    if (strcmp(e, "lsd") == 0) return PATH_LSD;
-    if (strcmp(e, "hybrid") == 0) return PATH_HYBRID;
-    if (strcmp(e, "cache") == 0) return PATH_CACHE;
-    return PATH_AUTO;
+    const int p = (int)gpk__hook(gpk__test.cpu_radix_path, PATH_AUTO);
+    return p == PATH_LSD || p == PATH_HYBRID || p == PATH_CACHE ? p : PATH_AUTO;
 }
 
-/* GPK_CPU_RADIX_FIRST=count: 8-byte keys that need mapping take the
- * counted first level (mapped keys written by the detection, counted again
- * when skewed) instead of the sampled plan (first_plan), for measuring. */
-static int sampled_first_allowed(void)
-{
-    const char *e = getenv("GPK_CPU_RADIX_FIRST");
-    return !(e && strcmp(e, "count") == 0);
-}
+/* A test may make 8-byte keys that need mapping take the counted first
+ * level (mapped keys written by the detection, counted again when skewed)
+ * instead of the sampled plan (first_plan). */
+static int sampled_first_allowed(void) { return gpk__hook(gpk__test.cpu_radix_first_count, 0) != 1; }
 
 /* MSD digit width for n keys of `width` bytes (keys + values): the smallest
  * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */
@@ -1335,7 +1327,7 @@ static int cache_sort_fits(const gpk_radix_job *job, unsigned vw)
     /* The detection here sees every bit: a key_bits sort (bits above b
      * ignored) and an explicit r take the LSD passes. */
     if (job->radix_bits || job->key_bits) return 0;
-    const int path = path_from_env();
+    const int path = path_forced();
     return path == PATH_CACHE ||
            (path == PATH_AUTO && job->n * (job->key_width + vw) <= CACHE_SORT_BYTES);
 }
@@ -1377,7 +1369,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
     const unsigned vw = with_sigma ? job->sigma_width : job->value_width;
-    const int forced = path_from_env();
+    const int forced = path_forced();
     /* The hybrid chooses its own digits, so an explicit r keeps the LSD
      * passes the caller asked for. */
     const int may_hybrid = job->radix_bits == 0 && forced != PATH_LSD &&

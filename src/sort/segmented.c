@@ -428,6 +428,9 @@ static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size
 #ifdef GPK_HAVE_CUDA
     case GPK_BACKEND_CUDA: s = gpk__seg_sort_cuda(ctx, &job); break;
 #endif
+#ifdef GPK_HAVE_OPENCL
+    case GPK_BACKEND_OPENCL: s = gpk__seg_sort_by_two_sorts(ctx, &job); break;
+#endif
     default:
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "segmented sort: not implemented on the %s backend",
                          gpk_backend_name(ctx->backend));
