@@ -181,20 +181,13 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
     }
     /* a neighbourhood the problem does not have is a usage error, as in gpk qap/tsp/ppp */
     const gpk_neighbourhood nb = in->nb;
-    int ok = 1;
-    if (nb != GPK_NB_DEFAULT) {
-        if (kind == GPK_PROBLEM_QAP) ok = nb == GPK_NB_SWAP;
-        else if (kind == GPK_PROBLEM_TSP) ok = nb == GPK_NB_SWAP || nb == GPK_NB_TWO_OPT;
-        else ok = nb == GPK_NB_FLIP1 || nb == GPK_NB_FLIP2;
-    }
-    if (!ok) {
+    /* or2opt has no neighbourhood to time move by move */
+    if (!gpk_search_nb_applies(kind, nb) || nb == GPK_NB_OR_OPT) {
         cli_error(cmd, "'%s': not a neighbourhood of this problem", token);
         return CLI_USAGE;
     }
-    in->nb = nb != GPK_NB_DEFAULT ? nb
-             : kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP
-             : kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT
-                                       : GPK_NB_FLIP1;
+    const gpk_neighbourhood dflt = gpk_search_paper_nb(kind); /* the paper's tables */
+    in->nb = nb != GPK_NB_DEFAULT ? nb : dflt;
     in->pb.kind = kind;
     gpk_status s;
     if (kind == GPK_PROBLEM_QAP) {
@@ -229,9 +222,6 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
         bs_inst_free(in);
         return CLI_FAIL;
     }
-    const gpk_neighbourhood dflt = kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP
-                                   : kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT
-                                                             : GPK_NB_FLIP1;
     char name[sizeof in->name]; /* a copy, for -Wrestrict as in bs_copy */
     memcpy(name, in->name, sizeof name);
     if (in->nb == dflt) snprintf(in->label, sizeof in->label, "%s", name);
@@ -441,16 +431,79 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
 }
 #endif
 
-int cmd_bench_search(int argc, char **argv)
+/* ---- the command ---- */
+
+/* The options of gpk bench search. */
+typedef struct {
+    const char *instances, *json, *gpus_list, *multi_name, *eval_list, *data;
+    uint64_t threads, iters, reps, seeds, its_iters, global, multi_iters, eval_seconds;
+    int quality, no_gpu;
+    int gpus[16], ngpus, max_gpus; /* --gpus LIST */
+} bs_opts;
+
+/* What the tables share: the contexts, the JSON file, the failures. */
+typedef struct {
+    const char *cmd;
+    const bs_opts *op;
+    gpk_ctx *ctx, *gctx; /* the CPU; the GPU (NULL: none) */
+    gpk_ctx_info info, ginfo;
+    int all; /* the CPU context's threads */
+    const char *no_gpu_why;
+    FILE *jf;      /* --json (NULL: none) */
+    double *times; /* reps entries */
+    int fails;
+} bs_env;
+
+/* --gpus LIST into op; 0, or CLI_USAGE after a message. */
+static int bs_parse_gpus(const char *cmd, bs_opts *op)
 {
-    const char *cmd = "bench search";
-    const char *instances = bs_default_instances, *json = NULL, *gpus_list = NULL, *multi_name = "tai256c",
-               *eval_list = NULL;
-    const char *data = getenv("GPK_DATA");
-    if (!data || !*data) data = "../shared/data";
-    uint64_t threads = 0, iters = 100, reps = 3, seeds = 10, its_iters = 1000, global = 10, multi_iters = 1000,
-             eval_seconds = 1;
-    int quality = 0, no_gpu = 0;
+    char gl[256];
+    snprintf(gl, sizeof gl, "%s", op->gpus_list);
+    for (char *tok = strtok(gl, ","); tok; tok = strtok(NULL, ",")) {
+        uint64_t v;
+        if (op->ngpus == 16 || cli_parse_uint(tok, 1, 1024, &v) != 0) {
+            cli_error(cmd, "bad --gpus '%s' (up to 16 counts, each 1 or more: 1,2,4)", op->gpus_list);
+            return CLI_USAGE;
+        }
+        op->gpus[op->ngpus++] = (int)v;
+        if ((int)v > op->max_gpus) op->max_gpus = (int)v;
+    }
+    if (op->ngpus == 0) {
+        cli_error(cmd, "--gpus: an empty list");
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
+/* The numeric options: name, target, lo, hi. 1 taken, 0 not one of them,
+ * -1 after a message. */
+static int bs_parse_number(const char *cmd, int argc, char **argv, int *i, bs_opts *op)
+{
+    static const char *const names[] = {"--threads",   "--iters",  "--reps",        "--seeds",
+                                        "--its-iters", "--global", "--multi-iters", "--eval-seconds"};
+    uint64_t *const targets[] = {&op->threads,   &op->iters,  &op->reps,        &op->seeds,
+                                 &op->its_iters, &op->global, &op->multi_iters, &op->eval_seconds};
+    const uint64_t lo[] = {1, 1, 1, 1, 1, 1, 1, 1};
+    const uint64_t hi[] = {1 << 16, UINT64_MAX, 1000, 100000, UINT64_MAX, UINT32_MAX, UINT64_MAX, 3600};
+    const int nopts = (int)(sizeof names / sizeof *names);
+    const char *val = NULL;
+    int k = 0;
+    for (; k < nopts; k++) {
+        const int m = cli_opt_value(cmd, argc, argv, i, NULL, names[k], &val);
+        if (m < 0) return -1;
+        if (m > 0) break;
+    }
+    if (k == nopts) return 0;
+    if (cli_parse_uint(val, lo[k], hi[k], targets[k]) != 0) {
+        cli_error(cmd, "bad %s '%s' (an integer, 1 or more)", names[k], val);
+        return -1;
+    }
+    return 1;
+}
+
+/* -1 to go on, else the exit status. */
+static int bs_parse_args(const char *cmd, int argc, char **argv, bs_opts *op)
+{
     /* argv[0] is "bench", argv[1] "search" */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
@@ -460,537 +513,613 @@ int cmd_bench_search(int argc, char **argv)
             return CLI_OK;
         }
         if (cli_flag(a, NULL, "--quality")) {
-            quality = 1;
+            op->quality = 1;
         } else if (cli_flag(a, NULL, "--no-gpu")) {
-            no_gpu = 1;
+            op->no_gpu = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--instances", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             if (!*val) {
                 cli_error(cmd, "--instances: an empty list");
                 return CLI_USAGE;
             }
-            instances = val;
+            op->instances = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--data", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            data = val;
+            op->data = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--json", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            json = val;
+            op->json = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gpus", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            gpus_list = val;
+            op->gpus_list = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--multi", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            multi_name = val;
+            op->multi_name = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--eval-rate", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
-            eval_list = val;
+            op->eval_list = val;
         } else {
-            /* the numeric options: name, target, lo, hi */
-            static const char *const names[] = {"--threads", "--iters",       "--reps",        "--seeds",
-                                                "--its-iters", "--global",    "--multi-iters", "--eval-seconds"};
-            uint64_t *const targets[] = {&threads, &iters, &reps, &seeds, &its_iters, &global, &multi_iters,
-                                         &eval_seconds};
-            const uint64_t lo[] = {1, 1, 1, 1, 1, 1, 1, 1};
-            const uint64_t hi[] = {1 << 16, UINT64_MAX, 1000, 100000, UINT64_MAX, UINT32_MAX, UINT64_MAX, 3600};
-            const int nopts = (int)(sizeof names / sizeof *names);
-            int k = 0;
-            for (; k < nopts; k++) {
-                m = cli_opt_value(cmd, argc, argv, &i, NULL, names[k], &val);
-                if (m < 0) return CLI_USAGE;
-                if (m > 0) break;
-            }
-            if (k == nopts) {
+            const int r = bs_parse_number(cmd, argc, argv, &i, op);
+            if (r < 0) return CLI_USAGE;
+            if (r == 0) {
                 cli_error(cmd, "unknown option '%s' (see gpk bench search --help)", a);
                 return CLI_USAGE;
             }
-            if (cli_parse_uint(val, lo[k], hi[k], targets[k]) != 0) {
-                cli_error(cmd, "bad %s '%s' (an integer, 1 or more)", names[k], val);
-                return CLI_USAGE;
-            }
         }
     }
-    /* --gpus LIST */
-    int gpus[16], ngpus = 0, max_gpus = 0;
-    if (gpus_list) {
-        char gl[256];
-        snprintf(gl, sizeof gl, "%s", gpus_list);
-        for (char *tok = strtok(gl, ","); tok; tok = strtok(NULL, ",")) {
-            uint64_t v;
-            if (ngpus == 16 || cli_parse_uint(tok, 1, 1024, &v) != 0) {
-                cli_error(cmd, "bad --gpus '%s' (up to 16 counts, each 1 or more: 1,2,4)", gpus_list);
-                return CLI_USAGE;
-            }
-            gpus[ngpus++] = (int)v;
-            if ((int)v > max_gpus) max_gpus = (int)v;
-        }
-        if (ngpus == 0) {
-            cli_error(cmd, "--gpus: an empty list");
-            return CLI_USAGE;
-        }
-    }
+    if (op->gpus_list && bs_parse_gpus(cmd, op) != 0) return CLI_USAGE;
+    return -1;
+}
 
-    /* Load every instance first: a bad token is reported before any timing. */
-    static bs_inst inst[BS_MAX_INST];
-    int ninst = 0, rc = CLI_OK;
+/* Loads every instance first: a bad token is reported before any timing.
+ * CLI_OK, or the exit status after a message (none left loaded). */
+static int bs_load_all(const char *cmd, const bs_opts *op, bs_inst *inst, int *ninst)
+{
+    int rc = CLI_OK;
     char list[4096];
-    snprintf(list, sizeof list, "%s", instances);
+    snprintf(list, sizeof list, "%s", op->instances);
+    *ninst = 0;
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        if (ninst >= BS_MAX_INST) {
+        if (*ninst >= BS_MAX_INST) {
             cli_error(cmd, "--instances: more than %d", BS_MAX_INST);
             rc = CLI_USAGE;
             break;
         }
-        const int r = bs_load(cmd, tok, data, &inst[ninst]);
-        if (r == 0) ninst++;
+        const int r = bs_load(cmd, tok, op->data, &inst[*ninst]);
+        if (r == 0) (*ninst)++;
         else if (r != 1) {
             rc = r;
             break;
         }
     }
-    if (rc == CLI_OK && ninst == 0) {
-        cli_error(cmd, "no instance found (--data %s; or give files with --instances)", data);
+    if (rc == CLI_OK && *ninst == 0) {
+        cli_error(cmd, "no instance found (--data %s; or give files with --instances)", op->data);
         rc = CLI_FAIL;
     }
     if (rc != CLI_OK) {
-        for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
-        return rc;
+        for (int k = 0; k < *ninst; k++) bs_inst_free(&inst[k]);
+        *ninst = 0;
     }
+    return rc;
+}
 
-    gpk_ctx *ctx = NULL;
-    if (cli_ctx_create(cmd, &ctx, GPK_BACKEND_CPU, -1, (int)threads) != GPK_OK) {
-        for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
-        return CLI_FAIL;
-    }
-    gpk_ctx_info info;
-    gpk_ctx_info_get(ctx, &info);
-    const int all = (int)info.threads;
-    /* The GPU: this build's GPU search and a usable device. */
-    gpk_ctx *gctx = NULL;
-    gpk_ctx_info ginfo;
-    memset(&ginfo, 0, sizeof ginfo);
-    const char *no_gpu_why = "--no-gpu";
+/* The GPU: this build's GPU search and a usable device. */
+static void bs_open_gpu(bs_env *e)
+{
+    memset(&e->ginfo, 0, sizeof e->ginfo);
+    e->no_gpu_why = "--no-gpu";
 #ifdef GPK_HAVE_CUDA_SEARCH
-    if (!no_gpu) {
-        no_gpu_why = "no CUDA device";
+    if (!e->op->no_gpu) {
+        e->no_gpu_why = "no CUDA device";
         if (gpk_backend_available(GPK_BACKEND_CUDA)) {
             gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
             co.backend = GPK_BACKEND_CUDA;
             co.threads = 1; /* the host side of a GPU search is sequential */
-            if (gpk_ctx_create_ex(&gctx, &co) == GPK_OK) gpk_ctx_info_get(gctx, &ginfo);
-            else gctx = NULL, no_gpu_why = "the CUDA context failed";
+            if (gpk_ctx_create_ex(&e->gctx, &co) == GPK_OK) gpk_ctx_info_get(e->gctx, &e->ginfo);
+            else e->gctx = NULL, e->no_gpu_why = "the CUDA context failed";
         }
     }
 #else
-    if (!no_gpu) no_gpu_why = "not in this build";
+    if (!e->op->no_gpu) e->no_gpu_why = "not in this build";
 #endif
-    if (gctx) printf("GPU: %s (%u SMs)\n", ginfo.device_name, ginfo.compute_units);
-    else printf("GPU columns: n/a (%s)\n", no_gpu_why);
-    FILE *jf = NULL;
-    io_out jout;
-    char jerr[600];
-    if (json) {
-        jf = io_out_open(&jout, json, jerr, sizeof jerr) == 0 ? jout.f : NULL;
-        if (!jf) {
-            cli_error(cmd, "%s", jerr);
-            if (gctx) gpk_ctx_destroy(gctx);
-            gpk_ctx_destroy(ctx);
-            for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
-            return CLI_FAIL;
-        }
-        fprintf(jf, "{\"command\": \"bench search\", \"gpk_version\": ");
-        cli_json_str(jf, gpk_version());
-        fprintf(jf, ", \"backend\": ");
-        cli_json_ctx_info(jf, &info);
-        fprintf(jf, ", \"threads\": %d, \"iters\": %llu, \"reps\": %llu, \"gpu\": ", all, (unsigned long long)iters,
-                (unsigned long long)reps);
-        if (gctx) cli_json_ctx_info(jf, &ginfo);
-        else fprintf(jf, "null");
-        fprintf(jf, ", \"speed\": [");
-    }
-    int fails = 0;
-    double *times = malloc((size_t)reps * sizeof *times);
-    if (!times) {
-        cli_error(cmd, "out of host memory");
-        fails++;
-    }
+    if (e->gctx) printf("GPU: %s (%u SMs)\n", e->ginfo.device_name, e->ginfo.compute_units);
+    else printf("GPU columns: n/a (%s)\n", e->no_gpu_why);
+}
 
-    /* ---- speed: Tables 1-4 ---- */
-    printf("Speed: %llu tabu iterations (seed 1), ms per run (set-up included), median of %llu runs; CPU-1 = 1\n"
-           "thread, CPU-%d = %d threads (QAP: Taillard's O(1) delta table), CPU-1f = 1 thread with the GPU's O(n)\n"
-           "QAP swap delta; GPU-paper: every delta to the host, GPU-ours: the move chosen on the GPU. Moves/s and\n"
-           "accelerations from the cost of an iteration (a run less a 1-iteration run): GPU-ours over CPU-1 with\n"
-           "the same formula (QAP: CPU-1f), over CPU-%d, and GPU-paper over CPU-1 with the same formula.\n",
-           (unsigned long long)iters, (unsigned long long)reps, all, all, all);
+/* Opens --json and writes its head; 0, or -1 after a message. */
+static int bs_json_open(bs_env *e, io_out *jout)
+{
+    char jerr[600];
+    e->jf = io_out_open(jout, e->op->json, jerr, sizeof jerr) == 0 ? jout->f : NULL;
+    if (!e->jf) {
+        cli_error(e->cmd, "%s", jerr);
+        return -1;
+    }
+    FILE *jf = e->jf;
+    fprintf(jf, "{\"command\": \"bench search\", \"gpk_version\": ");
+    cli_json_str(jf, gpk_version());
+    fprintf(jf, ", \"backend\": ");
+    cli_json_ctx_info(jf, &e->info);
+    fprintf(jf, ", \"threads\": %d, \"iters\": %llu, \"reps\": %llu, \"gpu\": ", e->all,
+            (unsigned long long)e->op->iters, (unsigned long long)e->op->reps);
+    if (e->gctx) cli_json_ctx_info(jf, &e->ginfo);
+    else fprintf(jf, "null");
+    fprintf(jf, ", \"speed\": [");
+    return 0;
+}
+
+/* ---- speed: Tables 1-4 ---- */
+
+/* Every column of a row: the same result. "ok", or the verdict with why. */
+static const char *bs_same_columns(const bs_inst *in, const bs_col *col, char *why, size_t len)
+{
+    for (int c = 0; c < 5; c++) {
+        if (!col[c].ran) continue;
+        if (strcmp(col[c].verdict, "ok") != 0) {
+            snprintf(why, len, "column %d: %s", c, col[c].why);
+            return col[c].verdict;
+        }
+        if (col[c].best != col[0].best || col[c].evaluated != col[0].evaluated ||
+            (col[c].sol && col[0].sol && memcmp(col[c].sol, col[0].sol, in->n * sizeof *col[0].sol) != 0)) {
+            snprintf(why, len, "column %d found %lld, CPU-1 %lld (the search is deterministic)", c,
+                     (long long)col[c].best, (long long)col[0].best);
+            return "FAIL";
+        }
+    }
+    return "ok";
+}
+
+/* The JSON record of one speed row. */
+static void bs_speed_json(const bs_env *e, const bs_inst *in, const bs_col *col, const double *rate,
+                          uint64_t nsize, uint64_t evaluated, int same, const double *acc,
+                          const char *verdict, int rows)
+{
+    FILE *jf = e->jf;
+    fprintf(jf, "%s\n {\"instance\": ", rows ? "," : "");
+    cli_json_str(jf, in->label);
+    fprintf(jf, ", \"n\": %u, \"nb\": \"%s\", \"neighbours\": %llu, \"evaluated\": %llu", in->n,
+            gpk_neighbourhood_name(in->nb), (unsigned long long)nsize, (unsigned long long)evaluated);
+    static const char *const keys[5] = {"cpu1", "cpu1_formula", "cpu_all", "gpu_paper", "gpu_ours"};
+    for (int c = 0; c < 5; c++) {
+        char key[48];
+        const int have = col[c].ran && strcmp(col[c].verdict, "ok") == 0;
+        snprintf(key, sizeof key, "%s_ms", keys[c]);
+        bs_json_num(jf, key, have, col[c].ms);
+        snprintf(key, sizeof key, "%s_ms_per_iter", keys[c]);
+        bs_json_num(jf, key, have, col[c].ms_iter);
+        snprintf(key, sizeof key, "%s_moves_per_s", keys[c]);
+        bs_json_num(jf, key, have && rate[c] > 0, rate[c] * 1e6);
+    }
+    fprintf(jf, ", \"cpu_all_threads\": %d, \"same_formula_column\": \"%s\"", e->all,
+            same ? "cpu1_formula" : "cpu1");
+    bs_json_num(jf, "accel_ours_vs_cpu1_same_formula", acc[0] > 0, acc[0]);
+    bs_json_num(jf, "accel_ours_vs_cpu_all", acc[1] > 0, acc[1]);
+    bs_json_num(jf, "accel_paper_vs_cpu1_same_formula", acc[2] > 0, acc[2]);
+    bs_json_num(jf, "accel_ours_vs_cpu1_default", acc[0] > 0,
+                col[4].ms_iter > 0 ? col[0].ms_iter / col[4].ms_iter : 0);
+    fprintf(jf, ", \"acceleration\": %.6f, \"best\": %lld, \"check\": \"%s\"}",
+            col[2].ms > 0 ? col[0].ms / col[2].ms : 0.0, (long long)col[0].best, verdict);
+}
+
+/* One instance's row of the speed table. */
+static void bs_speed_row(bs_env *e, const bs_inst *in, int rows)
+{
+    const uint64_t iters = e->op->iters;
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_TABU;
+    o.nb = in->nb;
+    o.iters = iters;
+    o.seed = 1;
+    /* columns: 0 CPU-1, 1 CPU-1f (QAP), 2 CPU-all, 3 GPU paper, 4 GPU ours */
+    bs_col col[5];
+    memset(col, 0, sizeof col);
+    const int qap = in->pb.kind == GPK_PROBLEM_QAP; /* the only problem with a second CPU formula */
+    for (int c = 0; c < 5; c++) {
+        gpk_search_opts oc = o;
+        if (c == 1 && !qap) continue;
+        if (c >= 3 && !e->gctx) continue;
+        if (c == 1) oc.qap_delta = GPK_QAP_DELTA_FORMULA;
+        if (c == 3) oc.eval = GPK_SEARCH_EVAL_PAPER;
+        if (c < 3) gpk_ctx_set_threads(e->ctx, c == 2 ? e->all : 1);
+        bs_time_col(c >= 3 ? e->gctx : e->ctx, in, &oc, e->op->reps, e->times, c >= 3, &col[c]);
+    }
+    char why[300] = "";
+    const char *verdict = bs_same_columns(in, col, why, sizeof why);
+    if (strcmp(verdict, "ok") != 0) e->fails++;
+    const uint64_t evaluated = col[0].evaluated;
+    /* the neighbourhood's size: moves evaluated per iteration */
+    const uint64_t nsize = iters ? evaluated / iters : 0;
+    const int same = qap ? 1 : 0; /* the same-formula 1-thread column */
+    /* rates and accelerations from the steady-state cost of an iteration */
+    double rate[5], acc[3] = {0, 0, 0}; /* ours / CPU-1 same formula, ours / CPU-all, paper / CPU-1 */
+    for (int c = 0; c < 5; c++)
+        rate[c] = col[c].ran && col[c].ms_iter > 0 ? (double)nsize / col[c].ms_iter / 1e3 : 0.0;
+    if (col[4].ran && col[4].ms_iter > 0) {
+        acc[0] = col[same].ms_iter / col[4].ms_iter;
+        acc[1] = col[2].ms_iter / col[4].ms_iter;
+    }
+    if (col[3].ran && col[3].ms_iter > 0) acc[2] = col[same].ms_iter / col[3].ms_iter;
+    char cs[5][16];
+    for (int c = 0; c < 5; c++) {
+        if (col[c].ran && strcmp(col[c].verdict, "ok") == 0) snprintf(cs[c], sizeof cs[c], "%.3f", col[c].ms);
+        else snprintf(cs[c], sizeof cs[c], "%s", col[c].ran ? "-" : "n/a");
+    }
+    char g1[16] = "n/a", g2[16] = "n/a", g3[16] = "n/a", rg[16] = "n/a";
+    if (acc[0] > 0) snprintf(g1, sizeof g1, "%.1fx", acc[0]);
+    if (acc[1] > 0) snprintf(g2, sizeof g2, "%.1fx", acc[1]);
+    if (acc[2] > 0) snprintf(g3, sizeof g3, "%.1fx", acc[2]);
+    if (rate[4] > 0) snprintf(rg, sizeof rg, "%.1f", rate[4]);
+    printf("%-16s %6u %-6s %11llu %10s %10s %10s %10s %10s %9.2f %9.2f %9s %8s %8s %8s  %s%s%s\n", in->label,
+           in->n, gpk_neighbourhood_name(in->nb), (unsigned long long)nsize, cs[0], cs[1], cs[2], cs[3],
+           cs[4], rate[0], rate[2], rg, g1, g2, g3, verdict, *why ? ": " : "", why);
+    fflush(stdout);
+    if (e->jf) bs_speed_json(e, in, col, rate, nsize, evaluated, same, acc, verdict, rows);
+    for (int c = 0; c < 5; c++) free(col[c].sol);
+}
+
+static void bs_speed_table(bs_env *e, const bs_inst *inst, int ninst)
+{
+    const int all = e->all;
+    printf(
+        "Speed: %llu tabu iterations (seed 1), ms per run (set-up included), median of %llu runs; CPU-1 = 1\n"
+        "thread, CPU-%d = %d threads (QAP: Taillard's O(1) delta table), CPU-1f = 1 thread with the GPU's "
+        "O(n)\n"
+        "QAP swap delta; GPU-paper: every delta to the host, GPU-ours: the move chosen on the GPU. Moves/s "
+        "and\n"
+        "accelerations from the cost of an iteration (a run less a 1-iteration run): GPU-ours over CPU-1 "
+        "with\n"
+        "the same formula (QAP: CPU-1f), over CPU-%d, and GPU-paper over CPU-1 with the same formula.\n",
+        (unsigned long long)e->op->iters, (unsigned long long)e->op->reps, all, all, all);
     char hcpu[32], hx[32];
     snprintf(hcpu, sizeof hcpu, "CPU-%d", all);
     snprintf(hx, sizeof hx, "x/CPU-%d", all);
     printf("%-16s %6s %-6s %11s %10s %10s %10s %10s %10s %9s %9s %9s %8s %8s %8s  %s\n", "instance", "n", "nb",
            "neighbours", "CPU-1", "CPU-1f", hcpu, "GPU-paper", "GPU-ours", "Mm/s 1", "Mm/s all", "Mm/s GPU",
            "x/CPU-1", hx, "paper x", "check");
-    int rows = 0;
-    for (int k = 0; k < ninst && !fails; k++) {
-        const bs_inst *in = &inst[k];
-        gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-        o.algo = GPK_SEARCH_TABU;
-        o.nb = in->nb;
-        o.iters = iters;
-        o.seed = 1;
-        /* columns: 0 CPU-1, 1 CPU-1f (QAP), 2 CPU-all, 3 GPU paper, 4 GPU ours */
-        bs_col col[5];
-        memset(col, 0, sizeof col);
-        const int qap = in->pb.kind == GPK_PROBLEM_QAP;
-        for (int c = 0; c < 5; c++) {
-            gpk_search_opts oc = o;
-            if (c == 1 && !qap) continue;
-            if (c >= 3 && !gctx) continue;
-            if (c == 1) oc.qap_delta = GPK_QAP_DELTA_FORMULA;
-            if (c == 3) oc.eval = GPK_SEARCH_EVAL_PAPER;
-            if (c < 3) gpk_ctx_set_threads(ctx, c == 2 ? all : 1);
-            bs_time_col(c >= 3 ? gctx : ctx, in, &oc, reps, times, c >= 3, &col[c]);
-        }
-        /* every column: the same result */
-        const char *verdict = "ok";
-        char why[300] = "";
-        for (int c = 0; c < 5; c++) {
-            if (!col[c].ran) continue;
-            if (strcmp(col[c].verdict, "ok") != 0) {
-                verdict = col[c].verdict;
-                snprintf(why, sizeof why, "column %d: %s", c, col[c].why);
-                break;
-            }
-            if (col[c].best != col[0].best || col[c].evaluated != col[0].evaluated ||
-                (col[c].sol && col[0].sol && memcmp(col[c].sol, col[0].sol, in->n * sizeof *col[0].sol) != 0)) {
-                snprintf(why, sizeof why, "column %d found %lld, CPU-1 %lld (the search is deterministic)", c,
-                         (long long)col[c].best, (long long)col[0].best);
-                verdict = "FAIL";
-                break;
-            }
-        }
-        if (strcmp(verdict, "ok") != 0) fails++;
-        const uint64_t evaluated = col[0].evaluated;
-        /* the neighbourhood's size: moves evaluated per iteration */
-        const uint64_t nsize = iters ? evaluated / iters : 0;
-        const int same = qap ? 1 : 0; /* the same-formula 1-thread column */
-        /* rates and accelerations from the steady-state cost of an iteration */
-        double rate[5], acc1 = 0, accall = 0, accp = 0;
-        for (int c = 0; c < 5; c++)
-            rate[c] = col[c].ran && col[c].ms_iter > 0 ? (double)nsize / col[c].ms_iter / 1e3 : 0.0;
-        if (col[4].ran && col[4].ms_iter > 0) {
-            acc1 = col[same].ms_iter / col[4].ms_iter;
-            accall = col[2].ms_iter / col[4].ms_iter;
-        }
-        if (col[3].ran && col[3].ms_iter > 0) accp = col[same].ms_iter / col[3].ms_iter;
-        char cs[5][16];
-        for (int c = 0; c < 5; c++) {
-            if (col[c].ran && strcmp(col[c].verdict, "ok") == 0) snprintf(cs[c], sizeof cs[c], "%.3f", col[c].ms);
-            else snprintf(cs[c], sizeof cs[c], "%s", col[c].ran ? "-" : "n/a");
-        }
-        char g1[16] = "n/a", g2[16] = "n/a", g3[16] = "n/a", rg[16] = "n/a";
-        if (acc1 > 0) snprintf(g1, sizeof g1, "%.1fx", acc1);
-        if (accall > 0) snprintf(g2, sizeof g2, "%.1fx", accall);
-        if (accp > 0) snprintf(g3, sizeof g3, "%.1fx", accp);
-        if (rate[4] > 0) snprintf(rg, sizeof rg, "%.1f", rate[4]);
-        printf("%-16s %6u %-6s %11llu %10s %10s %10s %10s %10s %9.2f %9.2f %9s %8s %8s %8s  %s%s%s\n", in->label,
-               in->n, gpk_neighbourhood_name(in->nb), (unsigned long long)nsize, cs[0], cs[1], cs[2], cs[3], cs[4],
-               rate[0], rate[2], rg, g1, g2, g3, verdict, *why ? ": " : "", why);
-        fflush(stdout);
-        if (jf) {
-            fprintf(jf, "%s\n {\"instance\": ", rows ? "," : "");
-            cli_json_str(jf, in->label);
-            fprintf(jf, ", \"n\": %u, \"nb\": \"%s\", \"neighbours\": %llu, \"evaluated\": %llu", in->n,
-                    gpk_neighbourhood_name(in->nb), (unsigned long long)nsize, (unsigned long long)evaluated);
-            static const char *const keys[5] = {"cpu1", "cpu1_formula", "cpu_all", "gpu_paper", "gpu_ours"};
-            for (int c = 0; c < 5; c++) {
-                char key[48];
-                const int have = col[c].ran && strcmp(col[c].verdict, "ok") == 0;
-                snprintf(key, sizeof key, "%s_ms", keys[c]);
-                bs_json_num(jf, key, have, col[c].ms);
-                snprintf(key, sizeof key, "%s_ms_per_iter", keys[c]);
-                bs_json_num(jf, key, have, col[c].ms_iter);
-                snprintf(key, sizeof key, "%s_moves_per_s", keys[c]);
-                bs_json_num(jf, key, have && rate[c] > 0, rate[c] * 1e6);
-            }
-            fprintf(jf, ", \"cpu_all_threads\": %d, \"same_formula_column\": \"%s\"", all, same ? "cpu1_formula" : "cpu1");
-            bs_json_num(jf, "accel_ours_vs_cpu1_same_formula", acc1 > 0, acc1);
-            bs_json_num(jf, "accel_ours_vs_cpu_all", accall > 0, accall);
-            bs_json_num(jf, "accel_paper_vs_cpu1_same_formula", accp > 0, accp);
-            bs_json_num(jf, "accel_ours_vs_cpu1_default", acc1 > 0, col[4].ms_iter > 0 ? col[0].ms_iter / col[4].ms_iter : 0);
-            fprintf(jf, ", \"acceleration\": %.6f, \"best\": %lld, \"check\": \"%s\"}",
-                    col[2].ms > 0 ? col[0].ms / col[2].ms : 0.0, (long long)col[0].best, verdict);
-        }
-        for (int c = 0; c < 5; c++) free(col[c].sol);
-        rows++;
-    }
-    gpk_ctx_set_threads(ctx, all);
-    if (jf) fprintf(jf, "\n]");
+    for (int k = 0, rows = 0; k < ninst && !e->fails; k++, rows++) bs_speed_row(e, &inst[k], rows);
+    gpk_ctx_set_threads(e->ctx, all);
+    if (e->jf) fprintf(e->jf, "\n]");
+}
 
-    /* ---- multistart on 1, 2, 4 ... GPUs (the paper's Table 5) ---- */
+/* ---- multistart on 1, 2, 4 ... GPUs (the paper's Table 5) ---- */
+
+/* The row of K GPUs; *ms1, *best1, *have1: the 1-GPU reference. */
+static void bs_multi_row(bs_env *e, const bs_inst *mi, gpk_ctx **mctx, int K, double *ms1, int64_t *best1,
+                         int *have1, int *mrows)
+{
+    const bs_opts *op = e->op;
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_TABU;
+    o.nb = mi->nb;
+    o.iters = op->multi_iters;
+    o.seed = 1;
+    o.starts = (uint32_t)op->max_gpus;
+    gpk_search_result res;
+    memset(&res, 0, sizeof res);
+    char why[256] = "";
+    const char *verdict = "ok";
+    const double t0 = cli_now_ms();
+    const gpk_status st = gpk_search_run_multi(mctx, K, &mi->pb, &o, &res);
+    const double ms = cli_now_ms() - t0;
+    if (st != GPK_OK) {
+        snprintf(why, sizeof why, "%s", gpk_last_error(mctx[0]));
+        verdict = "ERROR";
+    } else {
+        const char *bad = bs_check(mi, &res, why, sizeof why);
+        if (bad) {
+            if (bad != why) snprintf(why, sizeof why, "%s", bad);
+            verdict = "FAIL";
+        } else if (res.gpu_evaluated != res.evaluated) {
+            snprintf(why, sizeof why, "not every neighbour on the GPU");
+            verdict = "FAIL";
+        } else if (*have1 && res.best != *best1) {
+            snprintf(why, sizeof why, "best %lld, on 1 GPU %lld (the runs are the same)", (long long)res.best,
+                     (long long)*best1);
+            verdict = "FAIL";
+        }
+    }
+    if (strcmp(verdict, "ok") != 0) e->fails++;
+    else if (!*have1 || K == 1) {
+        if (K == 1) *ms1 = ms;
+        *best1 = res.best;
+        *have1 = 1;
+    }
+    char sp[16] = "-";
+    if (*ms1 > 0 && strcmp(verdict, "ok") == 0) snprintf(sp, sizeof sp, "%.2fx", *ms1 / ms);
+    printf("%-8d %12.1f %10s %9d %14lld %5u  %s%s%s\n", K, ms, sp, op->max_gpus, (long long)res.best,
+           res.best_run, verdict, *why ? ": " : "", why);
+    fflush(stdout);
+    if (e->jf) {
+        fprintf(e->jf, "%s\n {\"gpus\": %d, \"ms\": %.6f", (*mrows)++ ? "," : "", K, ms);
+        bs_json_num(e->jf, "speedup_vs_1gpu", *ms1 > 0 && strcmp(verdict, "ok") == 0, *ms1 / ms);
+        fprintf(e->jf, ", \"best\": %lld, \"best_run\": %u, \"evaluated\": %llu, \"check\": \"%s\"}",
+                (long long)res.best, res.best_run, (unsigned long long)res.evaluated, verdict);
+    }
+    gpk_search_result_free(&res);
+}
+
+static void bs_multi_table(bs_env *e)
+{
+    const bs_opts *op = e->op;
+    FILE *jf = e->jf;
     if (jf) fprintf(jf, ", \"multistart\": ");
-    if (ngpus && !fails) {
-        bs_inst mi;
-        const int lr = bs_load(cmd, multi_name, data, &mi);
-        printf("\nMultistart: %d tabu searches of %llu iterations on %s, one host thread per GPU (Algorithm 2)\n",
-               max_gpus, (unsigned long long)multi_iters, multi_name);
-        if (lr != 0) {
-            printf("  skipped: %s not loaded\n", multi_name);
-            if (jf) fprintf(jf, "null");
-            if (lr != 1) fails++;
-        } else {
-            gpk_ctx *mctx[1024];
-            int have = 0;
+    if (!op->ngpus || e->fails) {
+        if (jf) fprintf(jf, "null");
+        return;
+    }
+    bs_inst mi;
+    const int lr = bs_load(e->cmd, op->multi_name, op->data, &mi);
+    printf("\nMultistart: %d tabu searches of %llu iterations on %s, one host thread per GPU (Algorithm 2)\n",
+           op->max_gpus, (unsigned long long)op->multi_iters, op->multi_name);
+    if (lr != 0) {
+        printf("  skipped: %s not loaded\n", op->multi_name);
+        if (jf) fprintf(jf, "null");
+        if (lr != 1) e->fails++;
+        return;
+    }
+    gpk_ctx *mctx[1024];
+    int have = 0;
 #ifdef GPK_HAVE_CUDA_SEARCH
-            for (; !no_gpu && have < max_gpus; have++) {
-                gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
-                co.backend = GPK_BACKEND_CUDA;
-                co.device = have;
-                co.threads = 1;
-                if (gpk_ctx_create_ex(&mctx[have], &co) != GPK_OK) break;
-            }
-#endif
-            printf("%-8s %12s %10s %9s %14s %5s  %s\n", "GPUs", "ms", "speed-up", "searches", "best", "run",
-                   "check");
-            if (jf) fprintf(jf, "{\"instance\": \"%s\", \"searches\": %d, \"iters\": %llu, \"devices\": %d, \"rows\": [",
-                            mi.label, max_gpus, (unsigned long long)multi_iters, have);
-            double ms1 = 0;
-            int64_t best1 = 0;
-            int have1 = 0, mrows = 0;
-            for (int q = 0; q < ngpus; q++) {
-                const int K = gpus[q];
-                if (K > have) {
-                    printf("%-8d %12s %10s %9d %14s %5s  skipped: %d GPU%s present\n", K, "-", "-", max_gpus, "-",
-                           "-", have, have == 1 ? "" : "s");
-                    if (jf) fprintf(jf, "%s\n {\"gpus\": %d, \"skipped\": \"%d GPUs present\"}", mrows++ ? "," : "", K, have);
-                    continue;
-                }
-                gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-                o.algo = GPK_SEARCH_TABU;
-                o.nb = mi.nb;
-                o.iters = multi_iters;
-                o.seed = 1;
-                o.starts = (uint32_t)max_gpus;
-                gpk_search_result res;
-                memset(&res, 0, sizeof res);
-                char why[256] = "";
-                const char *verdict = "ok";
-                const double t0 = cli_now_ms();
-                const gpk_status st = gpk_search_run_multi(mctx, K, &mi.pb, &o, &res);
-                const double ms = cli_now_ms() - t0;
-                if (st != GPK_OK) {
-                    snprintf(why, sizeof why, "%s", gpk_last_error(mctx[0]));
-                    verdict = "ERROR";
-                } else {
-                    const char *bad = bs_check(&mi, &res, why, sizeof why);
-                    if (bad) {
-                        if (bad != why) snprintf(why, sizeof why, "%s", bad);
-                        verdict = "FAIL";
-                    } else if (res.gpu_evaluated != res.evaluated) {
-                        snprintf(why, sizeof why, "not every neighbour on the GPU");
-                        verdict = "FAIL";
-                    } else if (have1 && res.best != best1) {
-                        snprintf(why, sizeof why, "best %lld, on 1 GPU %lld (the runs are the same)",
-                                 (long long)res.best, (long long)best1);
-                        verdict = "FAIL";
-                    }
-                }
-                if (strcmp(verdict, "ok") != 0) fails++;
-                else if (!have1 || K == 1) {
-                    if (K == 1) ms1 = ms;
-                    best1 = res.best;
-                    have1 = 1;
-                }
-                char sp[16] = "-";
-                if (ms1 > 0 && strcmp(verdict, "ok") == 0) snprintf(sp, sizeof sp, "%.2fx", ms1 / ms);
-                printf("%-8d %12.1f %10s %9d %14lld %5u  %s%s%s\n", K, ms, sp, max_gpus, (long long)res.best,
-                       res.best_run, verdict, *why ? ": " : "", why);
-                fflush(stdout);
-                if (jf) {
-                    fprintf(jf, "%s\n {\"gpus\": %d, \"ms\": %.6f", mrows++ ? "," : "", K, ms);
-                    bs_json_num(jf, "speedup_vs_1gpu", ms1 > 0 && strcmp(verdict, "ok") == 0, ms1 / ms);
-                    fprintf(jf, ", \"best\": %lld, \"best_run\": %u, \"evaluated\": %llu, \"check\": \"%s\"}",
-                            (long long)res.best, res.best_run, (unsigned long long)res.evaluated, verdict);
-                }
-                gpk_search_result_free(&res);
-            }
-            if (have < max_gpus)
-                printf("  note: %d CUDA device%s usable: rows with more GPUs are skipped\n", have,
-                       have == 1 ? "" : "s");
-            if (jf) fprintf(jf, "\n]}");
-            for (int g = 0; g < have; g++) gpk_ctx_destroy(mctx[g]);
-            bs_inst_free(&mi);
-        }
-    } else if (jf) {
-        fprintf(jf, "null");
+    for (; !op->no_gpu && have < op->max_gpus; have++) {
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = GPK_BACKEND_CUDA;
+        co.device = have;
+        co.threads = 1;
+        if (gpk_ctx_create_ex(&mctx[have], &co) != GPK_OK) break;
     }
+#endif
+    printf("%-8s %12s %10s %9s %14s %5s  %s\n", "GPUs", "ms", "speed-up", "searches", "best", "run", "check");
+    if (jf)
+        fprintf(jf, "{\"instance\": \"%s\", \"searches\": %d, \"iters\": %llu, \"devices\": %d, \"rows\": [",
+                mi.label, op->max_gpus, (unsigned long long)op->multi_iters, have);
+    double ms1 = 0;
+    int64_t best1 = 0;
+    int have1 = 0, mrows = 0;
+    for (int q = 0; q < op->ngpus; q++) {
+        const int K = op->gpus[q];
+        if (K > have) {
+            printf("%-8d %12s %10s %9d %14s %5s  skipped: %d GPU%s present\n", K, "-", "-", op->max_gpus, "-",
+                   "-", have, have == 1 ? "" : "s");
+            if (jf)
+                fprintf(jf, "%s\n {\"gpus\": %d, \"skipped\": \"%d GPUs present\"}", mrows++ ? "," : "", K,
+                        have);
+            continue;
+        }
+        bs_multi_row(e, &mi, mctx, K, &ms1, &best1, &have1, &mrows);
+    }
+    if (have < op->max_gpus)
+        printf("  note: %d CUDA device%s usable: rows with more GPUs are skipped\n", have,
+               have == 1 ? "" : "s");
+    if (jf) fprintf(jf, "\n]}");
+    for (int g = 0; g < have; g++) gpk_ctx_destroy(mctx[g]);
+    bs_inst_free(&mi);
+}
 
-    /* ---- the GPU's 2-opt evaluation rate ---- */
-    if (jf) fprintf(jf, ", \"eval_rate\": ");
-    if (eval_list && !fails) {
-        printf("\n2-opt evaluation rate on the GPU (ours: whole neighbourhood, move reduced on the GPU), %llu s per "
-               "instance, 3 random tours, each move checked against a CPU scan\n",
-               (unsigned long long)eval_seconds);
-        printf("%-16s %7s %14s %-22s %12s %12s %14s  %s\n", "instance", "n", "neighbours", "distances", "evals",
-               "ms/eval", "evals/s", "check");
-        if (jf) fprintf(jf, "[");
-        char el[1024];
-        snprintf(el, sizeof el, "%s", eval_list);
-        int erows = 0;
-        for (char *tok = strtok(el, ","); tok; tok = strtok(NULL, ",")) {
-            bs_inst ei;
-            const int lr = bs_load(cmd, tok, data, &ei);
-            if (lr != 0) {
-                if (lr != 1) fails++;
-                continue;
-            }
-            if (ei.pb.kind != GPK_PROBLEM_TSP) {
-                printf("%-16s skipped: not a TSP instance\n", ei.label);
-                bs_inst_free(&ei);
-                continue;
-            }
-            const uint64_t size = (uint64_t)ei.n * (ei.n - 1) / 2;
-            if (!gctx) {
-                printf("%-16s %7u %14llu %-22s %12s %12s %14s  n/a (%s)\n", ei.label, ei.n, (unsigned long long)size,
-                       "-", "-", "-", "-", no_gpu_why);
-                if (jf) {
-                    fprintf(jf, "%s\n {\"instance\": ", erows++ ? "," : "");
-                    cli_json_str(jf, ei.label);
-                    fprintf(jf, ", \"n\": %u, \"skipped\": ", ei.n);
-                    cli_json_str(jf, no_gpu_why);
-                    fprintf(jf, "}");
-                }
-                bs_inst_free(&ei);
-                continue;
-            }
+/* ---- the GPU's 2-opt evaluation rate ---- */
+
+/* One instance's row; erows counts the JSON records. */
+static void bs_eval_row(bs_env *e, const char *tok, int *erows)
+{
+    FILE *jf = e->jf;
+    bs_inst ei;
+    const int lr = bs_load(e->cmd, tok, e->op->data, &ei);
+    if (lr != 0) {
+        if (lr != 1) e->fails++;
+        return;
+    }
+    if (ei.pb.kind != GPK_PROBLEM_TSP) { /* the table measures the 2-opt kernel */
+        printf("%-16s skipped: not a TSP instance\n", ei.label);
+        bs_inst_free(&ei);
+        return;
+    }
+    const uint64_t size = (uint64_t)ei.n * (ei.n - 1) / 2;
+    if (!e->gctx) {
+        printf("%-16s %7u %14llu %-22s %12s %12s %14s  n/a (%s)\n", ei.label, ei.n, (unsigned long long)size,
+               "-", "-", "-", "-", e->no_gpu_why);
+        if (jf) {
+            fprintf(jf, "%s\n {\"instance\": ", (*erows)++ ? "," : "");
+            cli_json_str(jf, ei.label);
+            fprintf(jf, ", \"n\": %u, \"skipped\": ", ei.n);
+            cli_json_str(jf, e->no_gpu_why);
+            fprintf(jf, "}");
+        }
+        bs_inst_free(&ei);
+        return;
+    }
 #ifdef GPK_HAVE_CUDA_SEARCH
-            char why[256] = "";
-            uint64_t evals = 0;
-            double ms = 0;
-            int path = 0;
-            const char *verdict = bs_eval_rate(gctx, &ei.tsp, (double)eval_seconds, &path, &evals, &ms, why, sizeof why);
-            if (strcmp(verdict, "ok") != 0) fails++;
-            const double rate = ms > 0 ? (double)evals / (ms * 1e-3) : 0.0;
-            const char *how = path == 2 ? "float+guard, tiled" : ei.tsp.matrix ? "matrix" : "double, on the fly";
-            printf("%-16s %7u %14llu %-22s %12llu %12.4f %14.4g  %s%s%s\n", ei.label, ei.n, (unsigned long long)size,
-                   how, (unsigned long long)evals, evals ? ms / ((double)evals / (double)size) : 0.0, rate, verdict,
-                   *why ? ": " : "", why);
-            fflush(stdout);
-            if (jf) {
-                fprintf(jf, "%s\n {\"instance\": ", erows++ ? "," : "");
-                cli_json_str(jf, ei.label);
-                fprintf(jf, ", \"n\": %u, \"neighbours\": %llu, \"path\": \"%s\", \"evaluations\": %llu, \"ms\": %.6f, "
-                            "\"evals_per_s\": %.6g, \"check\": \"%s\"}",
-                        ei.n, (unsigned long long)size, how, (unsigned long long)evals, ms, rate, verdict);
-            }
-#endif
-            bs_inst_free(&ei);
-        }
-        if (jf) fprintf(jf, "\n]");
-    } else if (jf) {
-        fprintf(jf, "null");
-    }
-
-    /* ---- quality: the paper's ITS budget over seeds ---- */
-    if (jf) fprintf(jf, ", \"quality\": ");
-    if (quality && !fails) {
-        if (jf)
-            fprintf(jf, "{\"seeds\": %llu, \"iters\": %llu, \"global\": %llu, \"rows\": [",
-                    (unsigned long long)seeds, (unsigned long long)its_iters, (unsigned long long)global);
-        /* on the GPU when there is one: the same moves as the CPU's (tested), sooner */
-        gpk_ctx *qctx = gctx ? gctx : ctx;
-        if (gctx)
-            printf("\nQuality: iterated tabu search %llu x %llu, seeds 1..%llu, on the GPU (ours)\n",
-                   (unsigned long long)global, (unsigned long long)its_iters, (unsigned long long)seeds);
-        else
-            printf("\nQuality: iterated tabu search %llu x %llu, seeds 1..%llu, %d threads\n",
-                   (unsigned long long)global, (unsigned long long)its_iters, (unsigned long long)seeds, all);
-        printf("%-16s %6s %-6s %12s %-4s %12s %14s %9s %9s %6s %9s  %s\n", "instance", "n", "nb", "best-known", "",
-               "best", "mean", "gap best", "gap mean", "hits", "s/run", "check");
-        int qrows = 0;
-        for (int k = 0; k < ninst; k++) {
-            const bs_inst *in = &inst[k];
-            gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-            o.algo = GPK_SEARCH_ITS;
-            o.nb = in->nb;
-            o.iters = its_iters;
-            o.global_iters = (uint32_t)global;
-            int64_t best = INT64_MAX;
-            double sum = 0, ms = 0;
-            uint64_t hits = 0, done = 0;
-            const char *verdict = "ok";
-            char why[256] = "";
-            for (uint64_t sd = 1; sd <= seeds; sd++) {
-                o.seed = sd;
-                gpk_search_result res;
-                double wall;
-                verdict = bs_run(qctx, in, &o, &res, &wall, why, sizeof why);
-                if (strcmp(verdict, "ok") == 0) {
-                    if (res.best < best) best = res.best;
-                    sum += (double)res.best;
-                    ms += wall;
-                    done++;
-                    if (in->bk.have && res.best <= in->bk.value) hits++;
-                    if (in->bk.have && res.best < in->bk.value && in->pb.kind != GPK_PROBLEM_PPP) {
-                        /* below a proven optimum: the check or the table is wrong */
-                        if (strcmp(in->bk.kind, "OPT") == 0) {
-                            snprintf(why, sizeof why, "seed %llu: %lld below the optimum %lld",
-                                     (unsigned long long)sd, (long long)res.best, (long long)in->bk.value);
-                            verdict = "FAIL";
-                        }
-                    }
-                }
-                gpk_search_result_free(&res);
-                if (strcmp(verdict, "ok") != 0) break;
-            }
-            if (strcmp(verdict, "ok") != 0) fails++;
-            const double mean = done ? sum / (double)done : 0.0;
-            const int gaps = in->bk.have && in->bk.value > 0 && done;
-            char bks[24] = "-", gb[16] = "-", gm[16] = "-";
-            if (in->bk.have) snprintf(bks, sizeof bks, "%lld", (long long)in->bk.value);
-            if (gaps) {
-                snprintf(gb, sizeof gb, "%.3f%%", bs_gap(&in->bk, best));
-                snprintf(gm, sizeof gm, "%.3f%%", 100.0 * (mean - (double)in->bk.value) / (double)in->bk.value);
-            }
-            printf("%-16s %6u %-6s %12s %-4s %12lld %14.1f %9s %9s %3llu/%-2llu %9.3f  %s%s%s\n", in->label, in->n,
-                   gpk_neighbourhood_name(in->nb), bks, in->bk.have ? in->bk.kind : "", done ? (long long)best : 0,
-                   mean, gb, gm, (unsigned long long)hits, (unsigned long long)seeds,
-                   done ? ms / (double)done * 1e-3 : 0.0, verdict, *why ? ": " : "", why);
-            fflush(stdout);
-            if (jf) {
-                fprintf(jf, "%s\n {\"instance\": ", qrows ? "," : "");
-                cli_json_str(jf, in->label);
-                fprintf(jf, ", \"n\": %u, \"nb\": \"%s\", \"runs\": %llu, \"best\": %lld, \"mean\": %.6f",
-                        in->n, gpk_neighbourhood_name(in->nb), (unsigned long long)done,
-                        done ? (long long)best : 0, mean);
-                if (in->bk.have) {
-                    fprintf(jf, ", \"best_known\": %lld, \"best_known_kind\": ", (long long)in->bk.value);
-                    cli_json_str(jf, in->bk.kind);
-                } else {
-                    fprintf(jf, ", \"best_known\": null, \"best_known_kind\": null");
-                }
-                if (gaps)
-                    fprintf(jf, ", \"gap_best_percent\": %.6f, \"gap_mean_percent\": %.6f", bs_gap(&in->bk, best),
-                            100.0 * (mean - (double)in->bk.value) / (double)in->bk.value);
-                else
-                    fprintf(jf, ", \"gap_best_percent\": null, \"gap_mean_percent\": null");
-                fprintf(jf, ", \"hits\": %llu, \"ms_per_run\": %.6f, \"check\": \"%s\"}", (unsigned long long)hits,
-                        done ? ms / (double)done : 0.0, verdict);
-            }
-            qrows++;
-        }
-        if (jf) fprintf(jf, "\n]}");
-    } else if (jf) {
-        fprintf(jf, "null");
-    }
+    char why[256] = "";
+    uint64_t evals = 0;
+    double ms = 0;
+    int path = 0;
+    const char *verdict =
+        bs_eval_rate(e->gctx, &ei.tsp, (double)e->op->eval_seconds, &path, &evals, &ms, why, sizeof why);
+    if (strcmp(verdict, "ok") != 0) e->fails++;
+    const double rate = ms > 0 ? (double)evals / (ms * 1e-3) : 0.0;
+    const char *how = path == 2 ? "float+guard, tiled" : ei.tsp.matrix ? "matrix" : "double, on the fly";
+    printf("%-16s %7u %14llu %-22s %12llu %12.4f %14.4g  %s%s%s\n", ei.label, ei.n, (unsigned long long)size,
+           how, (unsigned long long)evals, evals ? ms / ((double)evals / (double)size) : 0.0, rate, verdict,
+           *why ? ": " : "", why);
+    fflush(stdout);
     if (jf) {
-        fprintf(jf, "}\n");
+        fprintf(jf, "%s\n {\"instance\": ", (*erows)++ ? "," : "");
+        cli_json_str(jf, ei.label);
+        fprintf(jf,
+                ", \"n\": %u, \"neighbours\": %llu, \"path\": \"%s\", \"evaluations\": %llu, \"ms\": %.6f, "
+                "\"evals_per_s\": %.6g, \"check\": \"%s\"}",
+                ei.n, (unsigned long long)size, how, (unsigned long long)evals, ms, rate, verdict);
+    }
+#endif
+    bs_inst_free(&ei);
+}
+
+static void bs_eval_table(bs_env *e)
+{
+    const bs_opts *op = e->op;
+    FILE *jf = e->jf;
+    if (jf) fprintf(jf, ", \"eval_rate\": ");
+    if (!op->eval_list || e->fails) {
+        if (jf) fprintf(jf, "null");
+        return;
+    }
+    printf(
+        "\n2-opt evaluation rate on the GPU (ours: whole neighbourhood, move reduced on the GPU), %llu s per "
+        "instance, 3 random tours, each move checked against a CPU scan\n",
+        (unsigned long long)op->eval_seconds);
+    printf("%-16s %7s %14s %-22s %12s %12s %14s  %s\n", "instance", "n", "neighbours", "distances", "evals",
+           "ms/eval", "evals/s", "check");
+    if (jf) fprintf(jf, "[");
+    char el[1024];
+    snprintf(el, sizeof el, "%s", op->eval_list);
+    int erows = 0;
+    for (char *tok = strtok(el, ","); tok; tok = strtok(NULL, ",")) bs_eval_row(e, tok, &erows);
+    if (jf) fprintf(jf, "\n]");
+}
+
+/* ---- quality: the paper's ITS budget over seeds ---- */
+
+static void bs_quality_row(bs_env *e, gpk_ctx *qctx, const bs_inst *in, int qrows)
+{
+    const bs_opts *op = e->op;
+    FILE *jf = e->jf;
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_ITS;
+    o.nb = in->nb;
+    o.iters = op->its_iters;
+    o.global_iters = (uint32_t)op->global;
+    int64_t best = INT64_MAX;
+    double sum = 0, ms = 0;
+    uint64_t hits = 0, done = 0;
+    const char *verdict = "ok";
+    char why[256] = "";
+    for (uint64_t sd = 1; sd <= op->seeds; sd++) {
+        o.seed = sd;
+        gpk_search_result res;
+        double wall;
+        verdict = bs_run(qctx, in, &o, &res, &wall, why, sizeof why);
+        if (strcmp(verdict, "ok") == 0) {
+            if (res.best < best) best = res.best;
+            sum += (double)res.best;
+            ms += wall;
+            done++;
+            if (in->bk.have && res.best <= in->bk.value) hits++;
+            /* below a proven optimum: the check or the table is wrong */
+            if (in->bk.have && res.best < in->bk.value && strcmp(in->bk.kind, "OPT") == 0) {
+                snprintf(why, sizeof why, "seed %llu: %lld below the optimum %lld", (unsigned long long)sd,
+                         (long long)res.best, (long long)in->bk.value);
+                verdict = "FAIL";
+            }
+        }
+        gpk_search_result_free(&res);
+        if (strcmp(verdict, "ok") != 0) break;
+    }
+    if (strcmp(verdict, "ok") != 0) e->fails++;
+    const double mean = done ? sum / (double)done : 0.0;
+    const int gaps = in->bk.have && in->bk.value > 0 && done;
+    char bks[24] = "-", gb[16] = "-", gm[16] = "-";
+    if (in->bk.have) snprintf(bks, sizeof bks, "%lld", (long long)in->bk.value);
+    if (gaps) {
+        snprintf(gb, sizeof gb, "%.3f%%", bs_gap(&in->bk, best));
+        snprintf(gm, sizeof gm, "%.3f%%", 100.0 * (mean - (double)in->bk.value) / (double)in->bk.value);
+    }
+    printf("%-16s %6u %-6s %12s %-4s %12lld %14.1f %9s %9s %3llu/%-2llu %9.3f  %s%s%s\n", in->label, in->n,
+           gpk_neighbourhood_name(in->nb), bks, in->bk.have ? in->bk.kind : "", done ? (long long)best : 0,
+           mean, gb, gm, (unsigned long long)hits, (unsigned long long)op->seeds,
+           done ? ms / (double)done * 1e-3 : 0.0, verdict, *why ? ": " : "", why);
+    fflush(stdout);
+    if (!jf) return;
+    fprintf(jf, "%s\n {\"instance\": ", qrows ? "," : "");
+    cli_json_str(jf, in->label);
+    fprintf(jf, ", \"n\": %u, \"nb\": \"%s\", \"runs\": %llu, \"best\": %lld, \"mean\": %.6f", in->n,
+            gpk_neighbourhood_name(in->nb), (unsigned long long)done, done ? (long long)best : 0, mean);
+    if (in->bk.have) {
+        fprintf(jf, ", \"best_known\": %lld, \"best_known_kind\": ", (long long)in->bk.value);
+        cli_json_str(jf, in->bk.kind);
+    } else {
+        fprintf(jf, ", \"best_known\": null, \"best_known_kind\": null");
+    }
+    if (gaps)
+        fprintf(jf, ", \"gap_best_percent\": %.6f, \"gap_mean_percent\": %.6f", bs_gap(&in->bk, best),
+                100.0 * (mean - (double)in->bk.value) / (double)in->bk.value);
+    else fprintf(jf, ", \"gap_best_percent\": null, \"gap_mean_percent\": null");
+    fprintf(jf, ", \"hits\": %llu, \"ms_per_run\": %.6f, \"check\": \"%s\"}", (unsigned long long)hits,
+            done ? ms / (double)done : 0.0, verdict);
+}
+
+static void bs_quality_table(bs_env *e, const bs_inst *inst, int ninst)
+{
+    const bs_opts *op = e->op;
+    FILE *jf = e->jf;
+    if (jf) fprintf(jf, ", \"quality\": ");
+    if (!op->quality || e->fails) {
+        if (jf) fprintf(jf, "null");
+        return;
+    }
+    if (jf)
+        fprintf(jf, "{\"seeds\": %llu, \"iters\": %llu, \"global\": %llu, \"rows\": [",
+                (unsigned long long)op->seeds, (unsigned long long)op->its_iters,
+                (unsigned long long)op->global);
+    /* on the GPU when there is one: the same moves as the CPU's (tested), sooner */
+    gpk_ctx *qctx = e->gctx ? e->gctx : e->ctx;
+    if (e->gctx)
+        printf("\nQuality: iterated tabu search %llu x %llu, seeds 1..%llu, on the GPU (ours)\n",
+               (unsigned long long)op->global, (unsigned long long)op->its_iters,
+               (unsigned long long)op->seeds);
+    else
+        printf("\nQuality: iterated tabu search %llu x %llu, seeds 1..%llu, %d threads\n",
+               (unsigned long long)op->global, (unsigned long long)op->its_iters,
+               (unsigned long long)op->seeds, e->all);
+    printf("%-16s %6s %-6s %12s %-4s %12s %14s %9s %9s %6s %9s  %s\n", "instance", "n", "nb", "best-known",
+           "", "best", "mean", "gap best", "gap mean", "hits", "s/run", "check");
+    for (int k = 0; k < ninst; k++) bs_quality_row(e, qctx, &inst[k], k);
+    if (jf) fprintf(jf, "\n]}");
+}
+
+int cmd_bench_search(int argc, char **argv)
+{
+    bs_opts op = {bs_default_instances,
+                  NULL,
+                  NULL,
+                  "tai256c",
+                  NULL,
+                  getenv("GPK_DATA"),
+                  0,
+                  100,
+                  3,
+                  10,
+                  1000,
+                  10,
+                  1000,
+                  1,
+                  0,
+                  0,
+                  {0},
+                  0,
+                  0};
+    if (!op.data || !*op.data) op.data = "../shared/data";
+    bs_env e;
+    memset(&e, 0, sizeof e);
+    e.cmd = "bench search";
+    e.op = &op;
+    int rc = bs_parse_args(e.cmd, argc, argv, &op);
+    if (rc >= 0) return rc;
+    static bs_inst inst[BS_MAX_INST];
+    int ninst = 0;
+    rc = bs_load_all(e.cmd, &op, inst, &ninst);
+    if (rc != CLI_OK) return rc;
+    if (cli_ctx_create(e.cmd, &e.ctx, GPK_BACKEND_CPU, -1, (int)op.threads) != GPK_OK) {
+        for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
+        return CLI_FAIL;
+    }
+    gpk_ctx_info_get(e.ctx, &e.info);
+    e.all = (int)e.info.threads;
+    bs_open_gpu(&e);
+    io_out jout;
+    if (op.json && bs_json_open(&e, &jout) != 0) {
+        if (e.gctx) gpk_ctx_destroy(e.gctx);
+        gpk_ctx_destroy(e.ctx);
+        for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
+        return CLI_FAIL;
+    }
+    e.times = malloc((size_t)op.reps * sizeof *e.times);
+    if (!e.times) {
+        cli_error(e.cmd, "out of host memory");
+        e.fails++;
+    }
+    bs_speed_table(&e, inst, ninst);
+    bs_multi_table(&e);
+    bs_eval_table(&e);
+    bs_quality_table(&e, inst, ninst);
+    if (e.jf) {
+        char jerr[600];
+        fprintf(e.jf, "}\n");
         if (io_out_commit(&jout, jerr, sizeof jerr) != 0) {
-            cli_error(cmd, "%s", jerr);
-            fails++;
+            cli_error(e.cmd, "%s", jerr);
+            e.fails++;
         }
     }
-    free(times);
-    if (gctx) gpk_ctx_destroy(gctx);
-    gpk_ctx_destroy(ctx);
+    free(e.times);
+    if (e.gctx) gpk_ctx_destroy(e.gctx);
+    gpk_ctx_destroy(e.ctx);
     for (int k = 0; k < ninst; k++) bs_inst_free(&inst[k]);
-    return fails ? CLI_FAIL : CLI_OK;
+    return e.fails ? CLI_FAIL : CLI_OK;
 }

@@ -78,15 +78,22 @@ static int load(const char *name, const char *data, inst *in)
         fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s: %s\n", rank, name, gpk_last_error(NULL));
         return -1;
     }
-    if (in->pb.kind == GPK_PROBLEM_QAP) in->pb.qap = &in->qap;
-    else in->pb.tsp = &in->tsp;
-    snprintf(in->label, sizeof in->label, "%s", in->pb.kind == GPK_PROBLEM_QAP ? in->qap.name : in->tsp.name);
+    in->pb.qap = &in->qap; /* the one of pb.kind is read */
+    in->pb.tsp = &in->tsp;
+    gpk_search_problem_info info;
+    if (gpk_search_problem_describe(&in->pb, &info) != GPK_OK) {
+        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s: %s\n", rank, name, gpk_last_error(NULL));
+        return -1;
+    }
+    snprintf(in->label, sizeof in->label, "%s", info.name);
     return 0;
 }
 
 static int64_t full_cost(const gpk_search_problem *pb, const uint32_t *sol)
 {
-    return pb->kind == GPK_PROBLEM_QAP ? gpk_qap_cost(pb->qap, sol) : gpk_tsp_tour_length(pb->tsp, sol);
+    int64_t cost = 0;
+    gpk_search_problem_cost(pb, sol, &cost); /* a permutation: no memory needed */
+    return cost;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -190,73 +197,132 @@ static int run_call(void *arg, gpk_search_result *res, const char **err)
 }
 
 /* The options. */
-typedef struct bench_opts {
+typedef struct mb_opts {
     const char *name, *json, *gpus_list, *data;
     uint64_t searches, iters, seed, reps, threads;
     gpk_backend backend;
     int gpus[16], ngpus, max_gpus;
-} bench_opts;
+} mb_opts;
 
-/* 0; 1 for --help; 2 for a bad option. */
-static int parse_options(int argc, char **argv, bench_opts *o)
+/* 0, 1 on a bad argument, 2 for --help. */
+static int parse_args(int argc, char **argv, mb_opts *op)
 {
-    memset(o, 0, sizeof *o);
-    o->name = "tai256c";
-    o->gpus_list = "1,2";
-    o->data = getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data";
-    o->searches = 2, o->iters = 3000, o->seed = 1, o->reps = 3, o->threads = 1;
-    o->backend = GPK_BACKEND_CUDA;
-    o->max_gpus = 1;
     int bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            return 1;
-        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 2;
         if (!v) {
             bad = 1;
         } else if (strcmp(a, "--instance") == 0) {
-            o->name = v;
+            op->name = v;
         } else if (strcmp(a, "--data") == 0) {
-            o->data = v;
+            op->data = v;
         } else if (strcmp(a, "--json") == 0) {
-            o->json = v;
+            op->json = v;
         } else if (strcmp(a, "--gpus") == 0) {
-            o->gpus_list = v;
+            op->gpus_list = v;
         } else if (strcmp(a, "--backend") == 0) {
-            if (gpk_backend_parse(v, &o->backend) != GPK_OK ||
-                (o->backend != GPK_BACKEND_CUDA && o->backend != GPK_BACKEND_CPU))
+            if (gpk_backend_parse(v, &op->backend) != GPK_OK ||
+                (op->backend != GPK_BACKEND_CUDA && op->backend != GPK_BACKEND_CPU))
                 bad = 1;
         } else {
-            uint64_t *dst = strcmp(a, "--searches") == 0 ? &o->searches
-                : strcmp(a, "--iters") == 0              ? &o->iters
-                : strcmp(a, "--seed") == 0               ? &o->seed
-                : strcmp(a, "--reps") == 0               ? &o->reps
-                : strcmp(a, "--threads") == 0            ? &o->threads
-                                                         : NULL;
+            uint64_t *dst = strcmp(a, "--searches") == 0  ? &op->searches
+                            : strcmp(a, "--iters") == 0   ? &op->iters
+                            : strcmp(a, "--seed") == 0    ? &op->seed
+                            : strcmp(a, "--reps") == 0    ? &op->reps
+                            : strcmp(a, "--threads") == 0 ? &op->threads
+                                                          : NULL;
             if (!dst || cli_parse_uint(v, strcmp(a, "--seed") == 0 ? 0 : 1, UINT32_MAX, dst) != 0) bad = 1;
         }
         i++;
     }
     if (!bad) {
         char gl[128];
-        snprintf(gl, sizeof gl, "%s", o->gpus_list);
+        snprintf(gl, sizeof gl, "%s", op->gpus_list);
         for (char *tok = strtok(gl, ","); tok && !bad; tok = strtok(NULL, ",")) {
             uint64_t v;
-            if (o->ngpus == 16 || cli_parse_uint(tok, 1, 64, &v) != 0) bad = 1;
-            else o->gpus[o->ngpus++] = (int)v;
-            if (!bad && (int)v > o->max_gpus) o->max_gpus = (int)v;
+            if (op->ngpus == 16 || cli_parse_uint(tok, 1, 64, &v) != 0) bad = 1;
+            else op->gpus[op->ngpus++] = (int)v;
+            if (!bad && (int)v > op->max_gpus) op->max_gpus = (int)v;
         }
     }
-    return bad ? 2 : 0;
+    return bad;
 }
 
-/* Rank 0's JSON record of the rows; 1 when it cannot be written. */
-static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *mine, const row *rows,
-                      int nrows)
+/* The rows: one process with K contexts, MPI on rank 0 alone, MPI on every
+ * rank. Returns the row count. */
+static int measure_rows(const mb_opts *op, inst *in, gpk_ctx **mine, gpk_ctx **multi, int have, row *rows)
 {
-    const uint64_t searches = o->searches, iters = o->iters, seed = o->seed, reps = o->reps;
-    const gpk_backend backend = o->backend;
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    o.algo = GPK_SEARCH_TABU;
+    o.iters = op->iters;
+    o.seed = op->seed;
+    o.starts = (uint32_t)op->searches;
+    const int on_gpu = op->backend == GPK_BACKEND_CUDA;
+    const int reps = (int)op->reps;
+    int nrows = 0;
+    /* one process, K contexts */
+    for (int q = 0; q < op->ngpus; q++) {
+        row *rw = &rows[nrows++];
+        const int k = op->gpus[q];
+        snprintf(rw->name, sizeof rw->name, "1 process, %d %s", k,
+                 on_gpu ? (k > 1 ? "GPUs" : "GPU") : (k > 1 ? "contexts" : "context"));
+        rw->ranks = 1;
+        rw->gpus = k;
+        int present = rank == 0 ? have : 0;
+        MPI_Bcast(&present, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (k > present) {
+            if (rank == 0) snprintf(rw->verdict, sizeof rw->verdict, "skipped: %d present", present);
+            continue;
+        }
+        call c = {multi, k, MPI_COMM_NULL, 0, &in->pb, &o};
+        measure(rw, reps, run_call, &c, rank == 0, &in->pb, on_gpu, &rows[0]);
+    }
+    /* MPI, rank 0 alone */
+    {
+        row *rw = &rows[nrows++];
+        snprintf(rw->name, sizeof rw->name, "MPI, 1 rank");
+        rw->ranks = 1;
+        rw->gpus = 1;
+        call c = {mine, 1, MPI_COMM_SELF, 1, &in->pb, &o};
+        measure(rw, reps, run_call, &c, rank == 0, &in->pb, on_gpu, &rows[0]);
+    }
+    /* MPI, every rank */
+    if (size > 1) {
+        row *rw = &rows[nrows++];
+        snprintf(rw->name, sizeof rw->name, "MPI, %d ranks", size);
+        rw->ranks = size;
+        rw->gpus = 1;
+        call c = {mine, 1, MPI_COMM_WORLD, 1, &in->pb, &o};
+        measure(rw, reps, run_call, &c, 1, &in->pb, on_gpu, &rows[0]);
+    }
+    return nrows;
+}
+
+/* Rank 0: the table; the failed rows. */
+static int print_rows(const row *rows, int nrows)
+{
+    int fails = 0;
+    const double base = rows[0].ran ? rows[0].ms : 0;
+    for (int k = 0; k < nrows; k++) {
+        const row *rw = &rows[k];
+        char sp[16] = "-", ms[16] = "-", best[24] = "-", run[12] = "-";
+        if (rw->ran) {
+            snprintf(ms, sizeof ms, "%.1f", rw->ms);
+            if (base > 0) snprintf(sp, sizeof sp, "%.2fx", base / rw->ms);
+            snprintf(best, sizeof best, "%lld", (long long)rw->best);
+            snprintf(run, sizeof run, "%u", rw->best_run);
+        }
+        if (strcmp(rw->verdict, "ok") != 0 && strncmp(rw->verdict, "skipped", 7) != 0) fails++;
+        printf("%-26s %6d %11d %9s %9s %14s %5s  %s\n", rw->name, rw->ranks, rw->ranks * rw->gpus, ms, sp, best, run,
+               rw->verdict);
+    }
+    return fails;
+}
+
+/* Rank 0: the JSON record; 0, or 1 when it cannot be written. */
+static int write_json(io_out *jo, const mb_opts *op, const inst *in, gpk_ctx *mine, const row *rows, int nrows)
+{
     gpk_ctx_info info;
     gpk_ctx_info_get(mine, &info);
     fprintf(jo->f, "{\"bench\": \"mpi_search\", \"instance\": ");
@@ -264,8 +330,8 @@ static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *
     fprintf(jo->f,
             ", \"searches\": %llu, \"iters\": %llu, \"seed\": %llu, \"reps\": %llu, \"backend\": \"%s\", "
             "\"device\": ",
-            (unsigned long long)searches, (unsigned long long)iters, (unsigned long long)seed,
-            (unsigned long long)reps, gpk_backend_name(backend));
+            (unsigned long long)op->searches, (unsigned long long)op->iters, (unsigned long long)op->seed,
+            (unsigned long long)op->reps, gpk_backend_name(op->backend));
     cli_json_str(jo->f, info.device_name);
     fprintf(jo->f, ", \"ranks\": %d, \"rows\": [", size);
     for (int k = 0; k < nrows; k++) {
@@ -277,17 +343,19 @@ static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *
             fprintf(jo->f,
                     ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
                     "\"best_run\": %u, \"evaluated\": %llu",
-                    rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0,
-                    (long long)rw->best, rw->best_run, (unsigned long long)rw->evaluated);
+                    rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0, (long long)rw->best,
+                    rw->best_run, (unsigned long long)rw->evaluated);
         fprintf(jo->f, ", \"check\": ");
         cli_json_str(jo->f, rw->verdict);
         fprintf(jo->f, "}");
     }
     fprintf(jo->f, "\n]}\n");
     char err[600];
-    if (io_out_commit(jo, err, sizeof err) == 0) return 0;
-    fprintf(stderr, "gpk_mpi_search_bench: %s\n", err);
-    return 1;
+    if (io_out_commit(jo, err, sizeof err) != 0) {
+        fprintf(stderr, "gpk_mpi_search_bench: %s\n", err);
+        return 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -301,50 +369,41 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
 
-    bench_opts opt;
-    const int pr = parse_options(argc, argv, &opt);
-    if (pr == 1 && rank == 0) usage(stdout);
-    const int bad = pr == 2;
-    if (pr == 1) {
+    mb_opts op = {"tai256c", NULL, "1,2",
+                  getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data",
+                  2, 3000, 1, 3, 1, GPK_BACKEND_CUDA, {0}, 0, 1};
+    const int parsed = parse_args(argc, argv, &op);
+    if (parsed) {
+        if (rank == 0) usage(parsed == 2 ? stdout : stderr);
         MPI_Finalize();
-        return 0;
-    }
-    const char *name = opt.name, *json = opt.json, *data = opt.data;
-    const uint64_t searches = opt.searches, iters = opt.iters, seed = opt.seed, reps = opt.reps,
-                   threads = opt.threads;
-    const gpk_backend backend = opt.backend;
-    const int *gpus = opt.gpus, ngpus = opt.ngpus, max_gpus = opt.max_gpus;
-    if (bad) {
-        if (rank == 0) usage(stderr);
-        MPI_Finalize();
-        return 2;
+        return parsed == 2 ? 0 : 2;
     }
     /* rank 0 checks the JSON output before any work */
     io_out jo;
     memset(&jo, 0, sizeof jo);
     char err[600];
     int ok = 1;
-    if (rank == 0 && json && io_out_open(&jo, json, err, sizeof err) != 0) {
+    if (rank == 0 && op.json && io_out_open(&jo, op.json, err, sizeof err) != 0) {
         fprintf(stderr, "gpk_mpi_search_bench: %s\n", err);
         ok = 0;
     }
     inst in;
-    ok &= load(name, data, &in) == 0;
+    ok &= load(op.name, op.data, &in) == 0;
     /* rank 0: max_gpus contexts (devices 0..); every rank: its own (device local rank) */
     gpk_ctx *mine = NULL, *multi[64] = {NULL};
     gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
-    co.backend = backend;
-    co.threads = (int)threads;
-    co.device = backend == GPK_BACKEND_CUDA ? local_rank : -1;
+    co.backend = op.backend;
+    co.threads = (int)op.threads;
+    co.device = op.backend == GPK_BACKEND_CUDA ? local_rank : -1;
     if (ok && gpk_ctx_create_ex(&mine, &co) != GPK_OK) {
-        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s device %d: %s\n", rank, gpk_backend_name(backend),
+        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s device %d: %s\n", rank, gpk_backend_name(op.backend),
                 co.device, gpk_last_error(NULL));
         ok = 0;
     }
     int have = 0; /* rank 0's usable contexts for the one-process rows */
     if (ok && rank == 0) {
-        for (; have < max_gpus; have++) {
-            co.device = backend == GPK_BACKEND_CUDA ? have : -1;
+        for (; have < op.max_gpus; have++) {
+            co.device = op.backend == GPK_BACKEND_CUDA ? have : -1;
             if (gpk_ctx_create_ex(&multi[have], &co) != GPK_OK) break;
         }
     }
@@ -356,77 +415,22 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-    o.algo = GPK_SEARCH_TABU;
-    o.iters = iters;
-    o.seed = seed;
-    o.starts = (uint32_t)searches;
-    const int on_gpu = backend == GPK_BACKEND_CUDA;
-
-    row rows[20];
-    int nrows = 0;
-    memset(rows, 0, sizeof rows);
     if (rank == 0) {
         gpk_ctx_info info;
         gpk_ctx_info_get(mine, &info);
         printf("Multistart: %llu tabu searches of %llu iterations on %s (seed %llu), %s: %s; %d rank%s\n",
-               (unsigned long long)searches, (unsigned long long)iters, in.label, (unsigned long long)seed,
-               gpk_backend_name(backend), info.device_name, size, size > 1 ? "s" : "");
+               (unsigned long long)op.searches, (unsigned long long)op.iters, in.label, (unsigned long long)op.seed,
+               gpk_backend_name(op.backend), info.device_name, size, size > 1 ? "s" : "");
         printf("%-26s %6s %11s %9s %9s %14s %5s  %s\n", "", "ranks", "contexts", "ms", "speed-up", "best", "run",
                "check");
     }
-    /* one process, K contexts */
-    for (int q = 0; q < ngpus; q++) {
-        row *rw = &rows[nrows++];
-        snprintf(rw->name, sizeof rw->name, "1 process, %d %s", gpus[q],
-                 on_gpu ? (gpus[q] > 1 ? "GPUs" : "GPU") : (gpus[q] > 1 ? "contexts" : "context"));
-        rw->ranks = 1;
-        rw->gpus = gpus[q];
-        int present = rank == 0 ? have : 0;
-        MPI_Bcast(&present, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (gpus[q] > present) {
-            if (rank == 0) snprintf(rw->verdict, sizeof rw->verdict, "skipped: %d present", present);
-            continue;
-        }
-        call c = {multi, gpus[q], MPI_COMM_NULL, 0, &in.pb, &o};
-        measure(rw, (int)reps, run_call, &c, rank == 0, &in.pb, on_gpu, &rows[0]);
-    }
-    /* MPI, rank 0 alone */
-    {
-        row *rw = &rows[nrows++];
-        snprintf(rw->name, sizeof rw->name, "MPI, 1 rank");
-        rw->ranks = 1;
-        rw->gpus = 1;
-        call c = {&mine, 1, MPI_COMM_SELF, 1, &in.pb, &o};
-        measure(rw, (int)reps, run_call, &c, rank == 0, &in.pb, on_gpu, &rows[0]);
-    }
-    /* MPI, every rank */
-    if (size > 1) {
-        row *rw = &rows[nrows++];
-        snprintf(rw->name, sizeof rw->name, "MPI, %d ranks", size);
-        rw->ranks = size;
-        rw->gpus = 1;
-        call c = {&mine, 1, MPI_COMM_WORLD, 1, &in.pb, &o};
-        measure(rw, (int)reps, run_call, &c, 1, &in.pb, on_gpu, &rows[0]);
-    }
-
+    row rows[20];
+    memset(rows, 0, sizeof rows);
+    const int nrows = measure_rows(&op, &in, &mine, multi, have, rows);
     int fails = 0;
     if (rank == 0) {
-        const double base = rows[0].ran ? rows[0].ms : 0;
-        for (int k = 0; k < nrows; k++) {
-            row *rw = &rows[k];
-            char sp[16] = "-", ms[16] = "-", best[24] = "-", run[12] = "-";
-            if (rw->ran) {
-                snprintf(ms, sizeof ms, "%.1f", rw->ms);
-                if (base > 0) snprintf(sp, sizeof sp, "%.2fx", base / rw->ms);
-                snprintf(best, sizeof best, "%lld", (long long)rw->best);
-                snprintf(run, sizeof run, "%u", rw->best_run);
-            }
-            if (strcmp(rw->verdict, "ok") != 0 && strncmp(rw->verdict, "skipped", 7) != 0) fails++;
-            printf("%-26s %6d %11d %9s %9s %14s %5s  %s\n", rw->name, rw->ranks, rw->ranks * rw->gpus, ms, sp, best,
-                   run, rw->verdict);
-        }
-        if (jo.f) fails += write_json(&jo, &opt, &in, mine, rows, nrows);
+        fails = print_rows(rows, nrows);
+        if (jo.f) fails += write_json(&jo, &op, &in, mine, rows, nrows);
     }
     MPI_Bcast(&fails, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (int g = 0; g < have; g++) gpk_ctx_destroy(multi[g]);

@@ -587,6 +587,104 @@ static void misc_checks(void)
     gpk_qap_free(&q);
 }
 
+/* The problem table: every kind named, parsed back and described; a kind
+ * with no problem is GPK_EINVAL everywhere, never taken for another one. */
+static void problem_table_checks(void)
+{
+    static const char *const names[] = {"qap", "tsp", "ppp"};
+    for (int k = 0; k < 3; k++) {
+        gpk_problem_kind x;
+        TU_CHECK(strcmp(gpk_problem_name((gpk_problem_kind)k), names[k]) == 0, "problem %d named '%s'", k,
+                 gpk_problem_name((gpk_problem_kind)k));
+        TU_CHECK(gpk_problem_parse(names[k], &x) == GPK_OK && (int)x == k, "problem '%s' parsed", names[k]);
+        TU_CHECK(gpk_search_nb_applies((gpk_problem_kind)k, gpk_search_default_nb((gpk_problem_kind)k)) &&
+                     gpk_search_nb_applies((gpk_problem_kind)k, gpk_search_paper_nb((gpk_problem_kind)k)),
+                 "problem '%s': its default or paper neighbourhood does not apply", names[k]);
+    }
+    gpk_problem_kind x;
+    TU_CHECK(gpk_problem_parse("vrp", &x) == GPK_EINVAL, "unknown problem 'vrp' parsed");
+    TU_CHECK(gpk_search_nb_applies(GPK_PROBLEM_QAP, GPK_NB_SWAP) &&
+                 !gpk_search_nb_applies(GPK_PROBLEM_QAP, GPK_NB_TWO_OPT) &&
+                 gpk_search_nb_applies(GPK_PROBLEM_TSP, GPK_NB_OR_OPT) &&
+                 !gpk_search_nb_applies(GPK_PROBLEM_PPP, GPK_NB_SWAP) &&
+                 !gpk_search_nb_applies(GPK_PROBLEM_PPP, (gpk_neighbourhood)99),
+             "gpk_search_nb_applies");
+    TU_CHECK(gpk_search_paper_nb(GPK_PROBLEM_TSP) == GPK_NB_TWO_OPT &&
+                 gpk_search_default_nb(GPK_PROBLEM_TSP) == GPK_NB_OR_OPT,
+             "TSP: paper %d, default %d", (int)gpk_search_paper_nb(GPK_PROBLEM_TSP),
+             (int)gpk_search_default_nb(GPK_PROBLEM_TSP));
+
+    /* description, check and cost of each problem */
+    gpk_qap q;
+    random_qap(9, &q);
+    gpk_tsp t;
+    random_tsp(12, &t);
+    gpk_ppp pp;
+    TU_CHECK(gpk_ppp_generate(7, 5, 3, &pp) == GPK_OK, "ppp 7-5-3: %s", gpk_last_error(NULL));
+    const gpk_search_problem pbs[3] = {{GPK_PROBLEM_QAP, &q, NULL, NULL},
+                                       {GPK_PROBLEM_TSP, NULL, &t, NULL},
+                                       {GPK_PROBLEM_PPP, NULL, NULL, &pp}};
+    uint32_t sol[12];
+    for (int k = 0; k < 3; k++) {
+        gpk_search_problem_info info;
+        TU_CHECK(gpk_search_problem_describe(&pbs[k], &info) == GPK_OK, "describe %s: %s", names[k],
+                 gpk_last_error(NULL));
+        const uint32_t n = k == 0 ? q.n : k == 1 ? t.n : pp.n;
+        TU_CHECK(info.n == n, "describe %s: n = %u, not %u", names[k], info.n, n);
+        uint64_t f0 = 0, f1 = 1;
+        TU_CHECK(gpk_search_problem_fingerprint(&pbs[k], &f0) == GPK_OK &&
+                     gpk_search_problem_fingerprint(&pbs[k], &f1) == GPK_OK && f0 == f1,
+                 "fingerprint %s: not the same twice", names[k]);
+        for (uint32_t i = 0; i < n; i++) sol[i] = k == 2 ? i % 2 : n - 1 - i;
+        int64_t cost = -1;
+        TU_CHECK(gpk_search_problem_check_solution(&pbs[k], sol) == GPK_OK, "check %s: %s", names[k],
+                 gpk_last_error(NULL));
+        TU_CHECK(gpk_search_problem_cost(&pbs[k], sol, &cost) == GPK_OK, "cost %s", names[k]);
+        int64_t want = 0;
+        if (k == 0) want = gpk_qap_cost(&q, sol);
+        if (k == 1) want = gpk_tsp_tour_length(&t, sol);
+        if (k == 2) {
+            int8_t v[5];
+            int32_t y[7];
+            for (uint32_t i = 0; i < n; i++) v[i] = sol[i] ? 1 : -1;
+            gpk_ppp_product(&pp, v, y);
+            want = gpk_ppp_fitness(&pp, y);
+        }
+        TU_CHECK(cost == want, "cost %s: %lld, not %lld", names[k], (long long)cost, (long long)want);
+        sol[1] = k == 2 ? 2 : sol[0];
+        TU_CHECK(gpk_search_problem_check_solution(&pbs[k], sol) == GPK_EINVAL,
+                 "check %s: a bad solution passed", names[k]);
+        printf("  %s %s n=%u: rejected: %s\n", names[k], info.name, info.n, gpk_last_error(NULL));
+    }
+    uint64_t f0, f1;
+    gpk_search_problem_fingerprint(&pbs[0], &f0);
+    q.a[1] += 1;
+    gpk_search_problem_fingerprint(&pbs[0], &f1);
+    TU_CHECK(f0 != f1, "fingerprint: another matrix, the same fingerprint");
+
+    /* a fourth kind: rejected by every call, never run as another problem */
+    const gpk_problem_kind fourth = (gpk_problem_kind)3;
+    gpk_search_problem bad = {fourth, &q, &t, &pp};
+    gpk_search_problem_info info;
+    int64_t cost;
+    TU_CHECK(strcmp(gpk_problem_name(fourth), "unknown") == 0, "kind 3 named '%s'", gpk_problem_name(fourth));
+    TU_CHECK(!gpk_search_nb_applies(fourth, GPK_NB_FLIP1), "kind 3: flip1 applies");
+    TU_CHECK(gpk_search_default_nb(fourth) == GPK_NB_DEFAULT, "kind 3 has a default neighbourhood");
+    TU_CHECK(gpk_search_problem_describe(&bad, &info) == GPK_EINVAL, "kind 3 described");
+    TU_CHECK(gpk_search_problem_fingerprint(&bad, &f0) == GPK_EINVAL, "kind 3 fingerprinted");
+    TU_CHECK(gpk_search_problem_cost(&bad, sol, &cost) == GPK_EINVAL, "kind 3 evaluated");
+    TU_CHECK(gpk_search_problem_check_solution(&bad, sol) == GPK_EINVAL, "kind 3 checked");
+    gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
+    gpk_search_result r;
+    TU_CHECK(gpk_search_run(ctx, &bad, &o, &r) == GPK_EINVAL, "kind 3 searched");
+    printf("  rejected: %s\n", gpk_last_error(ctx));
+    gpk_ctx *one[1] = {ctx};
+    TU_CHECK(gpk_search_run_multi(one, 1, &bad, &o, &r) == GPK_EINVAL, "kind 3 searched by run_multi");
+    gpk_qap_free(&q);
+    gpk_tsp_free(&t);
+    gpk_ppp_free(&pp);
+}
+
 /* Neighbourhoods large enough for the parallel scan (small ones are
  * scanned on one thread): the same result with 1, 2 and 3 threads. */
 static void parallel_determinism(void)
@@ -601,6 +699,9 @@ static void parallel_determinism(void)
             if (algo == GPK_SEARCH_HC_FIRST) continue; /* sequential by nature */
             gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
             o.algo = (gpk_search_algo)algo;
+            /* the full scan's neighbourhoods (the TSP default, or2opt, scans
+             * neighbour lists: not a 2-opt local optimum over every pair) */
+            o.nb = p ? GPK_NB_TWO_OPT : GPK_NB_SWAP;
             o.seed = gpk_rng_next(&rng);
             o.iters = algo == GPK_SEARCH_HC_BEST ? 0 : 60;
             o.global_iters = 2;
@@ -731,6 +832,8 @@ int main(int argc, char **argv)
 
     printf("defaults:\n");
     default_checks();
+    printf("the problem table:\n");
+    problem_table_checks();
     printf("hill climbing (local optima checked by brute force):\n");
     {
         gpk_qap q;

@@ -261,6 +261,37 @@ GPK_API void gpk_search_result_free(gpk_search_result *r);
  * when any run stopped early. */
 GPK_API gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
                                         const gpk_search_opts *opts, gpk_search_result *result);
+/* ---- the problems by kind (one table per problem, src/search/problem.h) ----
+ * Every call below answers GPK_EINVAL (or "unknown", 0) for a kind no
+ * problem has: a kind is never taken for another problem. */
+/* "qap", "tsp", "ppp" (the CLI's commands); "unknown" for no problem. */
+GPK_API const char *gpk_problem_name(gpk_problem_kind kind);
+GPK_API gpk_status gpk_problem_parse(const char *name, gpk_problem_kind *out);
+/* 1 when the neighbourhood nb applies to kind (GPK_NB_DEFAULT: always), else 0. */
+GPK_API int gpk_search_nb_applies(gpk_problem_kind kind, gpk_neighbourhood nb);
+typedef struct gpk_search_problem_info {
+    uint32_t n;    /* solution length */
+    char name[64]; /* the instance's name ("m-n-seed" for a PPP) */
+} gpk_search_problem_info;
+/* Checks that problem carries its kind's instance (GPK_EINVAL with the
+ * message in gpk_last_error(NULL) otherwise) and describes it. */
+GPK_API gpk_status gpk_search_problem_describe(const gpk_search_problem *problem,
+                                               gpk_search_problem_info *info);
+/* A hash of the instance's data (equal data, equal fingerprints), read in
+ * full: O(n^2) for a QAP or an EXPLICIT TSP. GPK_EINVAL as describe. */
+GPK_API gpk_status gpk_search_problem_fingerprint(const gpk_search_problem *problem, uint64_t *fingerprint);
+/* The full evaluation of a solution in the result's format (the cost, tour
+ * length or fitness), as gpk_qap_cost, gpk_tsp_tour_length or
+ * gpk_ppp_fitness give it. The solution is not checked. */
+GPK_API gpk_status gpk_search_problem_cost(const gpk_search_problem *problem, const uint32_t *solution,
+                                           int64_t *cost);
+/* Checks that solution (n entries, the result's format) is one of the
+ * problem's: 0/1 bits for a PPP, else a permutation of 0..n-1. GPK_EINVAL
+ * with the message in gpk_last_error(NULL) ("solution: bit 3 is 2, not 0
+ * or 1", "solution is not a permutation of 0..9: entry 4 is 7 (repeated)"),
+ * GPK_ENOMEM. */
+GPK_API gpk_status gpk_search_problem_check_solution(const gpk_search_problem *problem,
+                                                     const uint32_t *solution);
 /* "ours", "paper" */
 GPK_API const char *gpk_search_eval_name(gpk_search_eval e);
 GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out);
@@ -269,6 +300,9 @@ GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out)
 GPK_API uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n);
 /* The neighbourhood GPK_NB_DEFAULT stands for: QAP swap, TSP or2opt, PPP flip1. */
 GPK_API gpk_neighbourhood gpk_search_default_nb(gpk_problem_kind kind);
+/* The paper's neighbourhood (its reproduction, gpk --paper): QAP swap, TSP 2opt, PPP flip1;
+ * GPK_NB_DEFAULT for an unknown kind. */
+GPK_API gpk_neighbourhood gpk_search_paper_nb(gpk_problem_kind kind);
 /* Replaces what the defaults stand for in *opts, as gpk_search_run does:
  * GPK_NB_DEFAULT (gpk_search_default_nb), GPK_SEARCH_AUTO (TSP with or2opt:
  * multistart; other TSP neighbourhoods, QAP, PPP: its) and, for AUTO on a

@@ -766,6 +766,47 @@ static void py_run_interruptible(void (*run)(void *arg), void *arg, py_stop *st)
     pthread_mutex_destroy(&j.lock);
 }
 
+/* The instances a search may hold, zeroed, so that all three can be freed. */
+typedef struct py_instances {
+    gpk_qap qap;
+    gpk_tsp tsp;
+    gpk_ppp ppp;
+} py_instances;
+
+/* Reads (path, or text labelled by name) or generates (PPP: m, n, seed)
+ * the instance of prob->kind into in and prob (without the GIL). */
+static gpk_status py_load_instance(gpk_search_problem *prob, py_instances *in, const char *path,
+                                   const char *text, Py_ssize_t text_len, const char *name,
+                                   unsigned long long m_rows, unsigned long long n_cols,
+                                   unsigned long long inst_seed)
+{
+    gpk_status ls = GPK_EINVAL;
+    switch (prob->kind) {
+    case GPK_PROBLEM_QAP:
+        ls = path ? gpk_qap_load(path, &in->qap)
+                  : gpk_qap_parse(text ? text : "", (size_t)text_len, name, &in->qap);
+        if (ls == GPK_OK) prob->qap = &in->qap;
+        break;
+    case GPK_PROBLEM_TSP:
+        ls = path ? gpk_tsp_load(path, &in->tsp)
+                  : gpk_tsp_parse(text ? text : "", (size_t)text_len, name, &in->tsp);
+        if (ls == GPK_OK) prob->tsp = &in->tsp;
+        break;
+    case GPK_PROBLEM_PPP:
+        ls = gpk_ppp_generate((uint32_t)m_rows, (uint32_t)n_cols, inst_seed, &in->ppp);
+        if (ls == GPK_OK) prob->ppp = &in->ppp;
+        break;
+    }
+    return ls;
+}
+
+static void py_free_instances(py_instances *in)
+{
+    gpk_qap_free(&in->qap);
+    gpk_tsp_free(&in->tsp);
+    gpk_ppp_free(&in->ppp);
+}
+
 /* One search with its instance, as py_search runs it off the calling
  * thread (py_run_interruptible). */
 typedef struct search_job {
@@ -777,58 +818,108 @@ typedef struct search_job {
     int have_start, multi, count;
     gpk_ctx **ctxs;
     gpk_search_result res;
+    gpk_search_problem_info info;
     gpk_status s, ls;
     int bad_start;
-    char msg[512], inst[64];
+    char msg[512];
 } search_job;
 
 static void search_job_run(void *arg)
 {
     search_job *J = arg;
-    gpk_qap qap;
-    gpk_tsp tsp;
-    gpk_ppp ppp;
-    int loaded = 0;
-    J->s = J->ls = GPK_OK;
-    switch (J->prob.kind) {
-    case GPK_PROBLEM_QAP:
-        J->ls = J->path ? gpk_qap_load(J->path, &qap)
-                        : gpk_qap_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &qap);
-        if (J->ls == GPK_OK) J->prob.qap = &qap, snprintf(J->inst, sizeof J->inst, "%s", qap.name);
-        break;
-    case GPK_PROBLEM_TSP:
-        J->ls = J->path ? gpk_tsp_load(J->path, &tsp)
-                        : gpk_tsp_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &tsp);
-        if (J->ls == GPK_OK) J->prob.tsp = &tsp, snprintf(J->inst, sizeof J->inst, "%s", tsp.name);
-        break;
-    case GPK_PROBLEM_PPP:
-        J->ls = gpk_ppp_generate((uint32_t)J->m_rows, (uint32_t)J->n_cols, J->inst_seed, &ppp);
-        if (J->ls == GPK_OK)
-            J->prob.ppp = &ppp,
-            snprintf(J->inst, sizeof J->inst, "%llu-%llu-%llu", J->m_rows, J->n_cols, J->inst_seed);
-        break;
-    }
+    py_instances in;
+    memset(&in, 0, sizeof in);
+    J->s = GPK_OK;
+    J->ls = py_load_instance(&J->prob, &in, J->path, J->text, J->text_len, J->name, J->m_rows, J->n_cols,
+                             J->inst_seed);
+    if (J->ls == GPK_OK) J->ls = gpk_search_problem_describe(&J->prob, &J->info);
     if (J->ls != GPK_OK) {
         snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(NULL)); /* this thread's message */
-        return;
-    }
-    loaded = 1;
-    const uint32_t n = J->prob.kind == GPK_PROBLEM_QAP ? qap.n
-        : J->prob.kind == GPK_PROBLEM_TSP              ? tsp.n
-                                                       : ppp.n;
-    if (J->have_start && J->start_len != (Py_ssize_t)n) {
+    } else if (J->have_start && J->start_len != (Py_ssize_t)J->info.n) {
         J->s = GPK_EINVAL, J->bad_start = 1;
-        snprintf(J->msg, sizeof J->msg, "start has %zd entries, the instance has %u", J->start_len, n);
+        snprintf(J->msg, sizeof J->msg, "start has %zd entries, the instance has %u", J->start_len,
+                 J->info.n);
     } else {
         J->s = J->multi ? gpk_search_run_multi(J->ctxs, J->count, &J->prob, &J->o, &J->res)
                         : gpk_search_run(J->ctxs[0], &J->prob, &J->o, &J->res);
         if (J->s != GPK_OK) snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(J->ctxs[0]));
     }
-    if (loaded) {
-        if (J->prob.kind == GPK_PROBLEM_QAP) gpk_qap_free(&qap);
-        else if (J->prob.kind == GPK_PROBLEM_TSP) gpk_tsp_free(&tsp);
-        else gpk_ppp_free(&ppp);
+    py_free_instances(&in);
+}
+
+/* The search's names and limits into o; -1 with the exception set. */
+static int py_search_opts(gpk_search_opts *o, const char *algo, const char *nb, const char *eval,
+                          const char *qd, PyObject *limit_o)
+{
+    if (gpk_search_algo_parse(algo, &o->algo) != GPK_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown algo '%s' (auto, hc, hc-first, tabu, its, multistart)", algo);
+        return -1;
     }
+    if (gpk_neighbourhood_parse(nb, &o->nb) != GPK_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown nb '%s' (default, swap, 2opt, or2opt, flip1, flip2)", nb);
+        return -1;
+    }
+    if (gpk_search_eval_parse(eval, &o->eval) != GPK_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown eval '%s' (ours, paper)", eval);
+        return -1;
+    }
+    if (strcmp(qd, "table") == 0) o->qap_delta = GPK_QAP_DELTA_TABLE;
+    else if (strcmp(qd, "formula") == 0) o->qap_delta = GPK_QAP_DELTA_FORMULA;
+    else {
+        PyErr_Format(PyExc_ValueError, "unknown qap_delta '%s' (table, formula)", qd);
+        return -1;
+    }
+    if (limit_o != Py_None) {
+        double lim = PyFloat_AsDouble(limit_o);
+        if (lim == -1.0 && PyErr_Occurred()) return -1;
+        if (!(lim > 0) || lim > 1e9) {
+            PyErr_SetString(PyExc_ValueError, "time_limit must be > 0 seconds, at most 1e9 (or None)");
+            return -1;
+        }
+#ifdef GPK_PY_HAVE_TIME_LIMIT
+        o->time_limit = lim;
+#else
+        PyErr_SetString(PyExc_NotImplementedError,
+                        "time_limit: this libgpk's search options have no time limit yet");
+        return -1;
+#endif
+    }
+    return 0;
+}
+
+enum { PY_MAX_CTX = 64 };
+
+/* One context, or several (a list): gpk_search_run_multi, one host thread
+ * per context. Marks them busy; the count, or -1 with the exception set
+ * (none left busy). */
+static int py_search_contexts(PyObject *co, CtxObject **cs, gpk_ctx **ctxs, int *multi)
+{
+    int count = 0;
+    *multi = PyList_Check(co) || PyTuple_Check(co);
+    if (*multi) {
+        const Py_ssize_t k = PySequence_Fast_GET_SIZE(co);
+        if (k < 1 || k > PY_MAX_CTX)
+            PyErr_Format(PyExc_ValueError, "between 1 and %d contexts", (int)PY_MAX_CTX);
+        for (Py_ssize_t i = 0; i < k && !PyErr_Occurred(); i++) {
+            PyObject *it = PySequence_Fast_GET_ITEM(co, i);
+            for (int j = 0; j < count; j++)
+                if ((PyObject *)cs[j] == it)
+                    PyErr_SetString(PyExc_ValueError, "the contexts must be distinct");
+            if (PyErr_Occurred()) break;
+            CtxObject *c1 = ctx_enter(it);
+            if (!c1) break;
+            cs[count] = c1;
+            ctxs[count++] = c1->ctx;
+        }
+    } else if ((cs[0] = ctx_enter(co)) != NULL) {
+        ctxs[0] = cs[0]->ctx;
+        count = 1;
+    }
+    if (PyErr_Occurred()) {
+        for (int j = 0; j < count; j++) cs[j]->busy = 0;
+        return -1;
+    }
+    return count;
 }
 
 /* search(ctx, kind, **options) -> (solution bytearray of uint32, name, best,
@@ -865,10 +956,7 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         return NULL;
     gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
     gpk_search_problem prob = {GPK_PROBLEM_QAP, NULL, NULL, NULL};
-    if (strcmp(kind_s, "qap") == 0) prob.kind = GPK_PROBLEM_QAP;
-    else if (strcmp(kind_s, "tsp") == 0) prob.kind = GPK_PROBLEM_TSP;
-    else if (strcmp(kind_s, "ppp") == 0) prob.kind = GPK_PROBLEM_PPP;
-    else {
+    if (gpk_problem_parse(kind_s, &prob.kind) != GPK_OK) {
         PyErr_Format(PyExc_ValueError, "unknown problem '%s'", kind_s);
         return NULL;
     }
@@ -876,39 +964,7 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_ValueError, "ppp needs m >= 1 and n >= 1 (got m = %llu, n = %llu)", m_rows, n_cols);
         return NULL;
     }
-    if (gpk_search_algo_parse(algo, &o.algo) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown algo '%s' (auto, hc, hc-first, tabu, its, multistart)", algo);
-        return NULL;
-    }
-    if (gpk_neighbourhood_parse(nb, &o.nb) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown nb '%s' (default, swap, 2opt, or2opt, flip1, flip2)", nb);
-        return NULL;
-    }
-    if (gpk_search_eval_parse(eval, &o.eval) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown eval '%s' (ours, paper)", eval);
-        return NULL;
-    }
-    if (strcmp(qd, "table") == 0) o.qap_delta = GPK_QAP_DELTA_TABLE;
-    else if (strcmp(qd, "formula") == 0) o.qap_delta = GPK_QAP_DELTA_FORMULA;
-    else {
-        PyErr_Format(PyExc_ValueError, "unknown qap_delta '%s' (table, formula)", qd);
-        return NULL;
-    }
-    if (limit_o != Py_None) {
-        double lim = PyFloat_AsDouble(limit_o);
-        if (lim == -1.0 && PyErr_Occurred()) return NULL;
-        if (!(lim > 0) || lim > 1e9) {
-            PyErr_SetString(PyExc_ValueError, "time_limit must be > 0 seconds, at most 1e9 (or None)");
-            return NULL;
-        }
-#ifdef GPK_PY_HAVE_TIME_LIMIT
-        o.time_limit = lim;
-#else
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "time_limit: this libgpk's search options have no time limit yet");
-        return NULL;
-#endif
-    }
+    if (py_search_opts(&o, algo, nb, eval, qd, limit_o) != 0) return NULL;
     o.iters = iters;
     o.global_iters = (uint32_t)global;
     o.tenure = (uint32_t)tenure;
@@ -930,32 +986,11 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         }
         o.start = (const uint32_t *)sb.buf;
     }
-    /* one context, or several (a list): gpk_search_run_multi, one host
-     * thread per context */
-    enum { MAX_CTX = 64 };
-    CtxObject *cs[MAX_CTX];
-    gpk_ctx *ctxs[MAX_CTX];
-    int count = 0;
-    const int multi = PyList_Check(co) || PyTuple_Check(co);
-    if (multi) {
-        const Py_ssize_t k = PySequence_Fast_GET_SIZE(co);
-        if (k < 1 || k > MAX_CTX) PyErr_Format(PyExc_ValueError, "between 1 and %d contexts", (int)MAX_CTX);
-        for (Py_ssize_t i = 0; i < k && !PyErr_Occurred(); i++) {
-            PyObject *it = PySequence_Fast_GET_ITEM(co, i);
-            for (int j = 0; j < count; j++)
-                if ((PyObject *)cs[j] == it) PyErr_SetString(PyExc_ValueError, "the contexts must be distinct");
-            if (PyErr_Occurred()) break;
-            CtxObject *c1 = ctx_enter(it);
-            if (!c1) break;
-            cs[count] = c1;
-            ctxs[count++] = c1->ctx;
-        }
-    } else if ((cs[0] = ctx_enter(co)) != NULL) {
-        ctxs[0] = cs[0]->ctx;
-        count = 1;
-    }
-    if (PyErr_Occurred()) {
-        for (int j = 0; j < count; j++) cs[j]->busy = 0;
+    CtxObject *cs[PY_MAX_CTX];
+    gpk_ctx *ctxs[PY_MAX_CTX];
+    int multi;
+    const int count = py_search_contexts(co, cs, ctxs, &multi);
+    if (count < 0) {
         if (have_start) PyBuffer_Release(&sb);
         return NULL;
     }
@@ -970,7 +1005,8 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     gpk_search_result res = J.res;
     const gpk_status s = J.s, ls = J.ls;
     const int bad_start = J.bad_start;
-    const char *msg = J.msg, *inst = J.inst;
+    const char *msg = J.msg;
+    const gpk_search_problem_info info = J.info;
     for (int j = 0; j < count; j++) cs[j]->busy = 0;
     if (have_start) PyBuffer_Release(&sb);
     if (stop.type) { /* interrupted: the signal's exception, not a result */
@@ -986,12 +1022,13 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         }
         return raise_status(s, msg);
     }
-    PyObject *r = Py_BuildValue("(NsLKKKdOs)",
-                                PyByteArray_FromStringAndSize((const char *)res.solution,
-                                                              (Py_ssize_t)res.n * (Py_ssize_t)sizeof(uint32_t)),
-                                inst, (long long)res.best, (unsigned long long)res.iterations,
-                                (unsigned long long)res.evaluated, (unsigned long long)res.gpu_evaluated, res.ms,
-                                res.local_optimum ? Py_True : Py_False, stop_name(&res));
+    PyObject *r =
+        Py_BuildValue("(NsLKKKdOs)",
+                      PyByteArray_FromStringAndSize((const char *)res.solution,
+                                                    (Py_ssize_t)res.n * (Py_ssize_t)sizeof(uint32_t)),
+                      info.name, (long long)res.best, (unsigned long long)res.iterations,
+                      (unsigned long long)res.evaluated, (unsigned long long)res.gpu_evaluated, res.ms,
+                      res.local_optimum ? Py_True : Py_False, stop_name(&res));
     gpk_search_result_free(&res);
     return r;
 }

@@ -87,10 +87,7 @@ typedef struct agree_rec {
     char msg[MSG_LEN];
 } agree_rec;
 
-static const char *kind_name(int32_t k)
-{
-    return k == GPK_PROBLEM_QAP ? "QAP" : k == GPK_PROBLEM_TSP ? "TSP" : k == GPK_PROBLEM_PPP ? "PPP" : "?";
-}
+static const char *kind_name(int32_t k) { return gpk_problem_name((gpk_problem_kind)k); }
 
 /* Fills a (status and message on a bad argument) from this rank's view. */
 static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_search_problem *pb,
@@ -112,43 +109,13 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
     }
     if (!pb || !o || !result) BAD("NULL %s", !pb ? "problem" : !o ? "opts" : "result");
     a->kind = (int32_t)pb->kind;
-    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)pb->kind;
-    switch (pb->kind) {
-    case GPK_PROBLEM_QAP:
-        if (!pb->qap || !pb->qap->a || !pb->qap->b) BAD("QAP problem without its instance or matrices");
-        a->n = pb->qap->n;
-        snprintf(a->name, sizeof a->name, "%s", pb->qap->name);
-        h = hash_bytes(h, pb->qap->a, (size_t)a->n * a->n * sizeof *pb->qap->a);
-        h = hash_bytes(h, pb->qap->b, (size_t)a->n * a->n * sizeof *pb->qap->b);
-        break;
-    case GPK_PROBLEM_TSP: {
-        const gpk_tsp *t = pb->tsp;
-        if (!t || (!t->matrix && (!t->x || !t->y))) BAD("TSP problem without its instance");
-        a->n = t->n;
-        snprintf(a->name, sizeof a->name, "%s", t->name);
-        h ^= (uint64_t)t->weight << 40;
-        if (t->x && t->y) {
-            h = hash_bytes(h, t->x, (size_t)t->n * sizeof *t->x);
-            h = hash_bytes(h, t->y, (size_t)t->n * sizeof *t->y);
-        } else {
-            h = hash_bytes(h, t->matrix, (size_t)t->n * t->n * sizeof *t->matrix);
-        }
-        break;
-    }
-    case GPK_PROBLEM_PPP: {
-        const gpk_ppp *p = pb->ppp;
-        if (!p || !p->a) BAD("PPP problem without its instance (not generated)");
-        a->n = p->n;
-        snprintf(a->name, sizeof a->name, "%u-%u-%llu", p->m, p->n, (unsigned long long)p->seed);
-        h ^= (uint64_t)p->m << 32;
-        h = hash_bytes(h, p->a, (size_t)p->m * p->n);
-        if (p->hist) h = hash_bytes(h, p->hist, ((size_t)p->n + 1) * sizeof *p->hist);
-        break;
-    }
-    default: BAD("unknown problem kind %d", (int)pb->kind);
-    }
+    gpk_search_problem_info info;
+    if (gpk_search_problem_describe(pb, &info) != GPK_OK ||
+        gpk_search_problem_fingerprint(pb, &a->data_hash) != GPK_OK)
+        BAD("%s", gpk_last_error(NULL));
+    a->n = info.n;
+    snprintf(a->name, sizeof a->name, "%s", info.name);
 #undef BAD
-    a->data_hash = h;
     a->algo = (int32_t)o->algo;
     a->nb = (int32_t)o->nb;
     a->eval = (int32_t)o->eval;
@@ -460,24 +427,443 @@ static gpk_status mpi_fail(char *msg, size_t len, const char *call, int code)
     return GPK_EDEVICE;
 }
 
-#define MPI_CK(call, name)                                   \
-    do {                                                     \
-        const int e_ = (call);                               \
-        if (e_ != MPI_SUCCESS) {                             \
-            st = mpi_fail(msg, sizeof msg, name, e_);        \
-            goto out;                                        \
-        }                                                    \
+/* One call's state: what its steps share and the end releases. */
+typedef struct mcall {
+    MPI_Comm cm;
+    int rank, size;
+    agree_rec me, *all;
+    uint64_t total, offset; /* the contexts of all ranks; this rank's first one's number */
+    uint32_t runs, n;
+    int local_ok; /* this rank has the memory for the runs */
+    worker *ws;
+    pthread_t *tids;
+    int nthreads;
+    run_rec *recs, *allrecs;
+    int *rcounts, *rdispls;
+    uint32_t *sol;
+    gpk_mpi_search_run *runs_arr;
+    stopper sp;
+    shared sh;
+    char msg[GPK_ERRLEN];
+} mcall;
+
+/* An MPI call inside a step: its failure ends the step with a message. */
+#define MPI_RET(call, name)                                                        \
+    do {                                                                           \
+        const int e_ = (call);                                                     \
+        if (e_ != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, name, e_); \
     } while (0)
 
+/* Requests' wait within the communicator's timeout (GPK_EIO naming a
+ * silent rank), its message in mc->msg. */
+static gpk_status wait_bounded(mcall *mc, int count, MPI_Request *reqs, const char *what)
+{
+    return gpk__mpi_wait_msg(mc->cm, count, reqs, NULL, what, mc->msg, sizeof mc->msg);
+}
+
 /* A nonblocking collective `start` (its request: rq_), then its wait
- * within the communicator's timeout. */
-#define MPI_BOUNDED(start, name)                                                  \
-    do {                                                                          \
-        MPI_Request rq_ = MPI_REQUEST_NULL;                                       \
-        MPI_CK(start, name);                                                      \
-        st = gpk__mpi_wait_msg(cm, 1, &rq_, NULL, FN ": " name, msg, sizeof msg); \
-        if (st != GPK_OK) goto out;                                               \
+ * within the communicator's timeout; a failure ends the step. */
+#define MPI_BOUNDED(start, name)                                       \
+    do {                                                               \
+        MPI_Request rq_ = MPI_REQUEST_NULL;                            \
+        MPI_RET(start, name);                                          \
+        const gpk_status s_ = wait_bounded(mc, 1, &rq_, FN ": " name); \
+        if (s_ != GPK_OK) return s_;                                   \
     } while (0)
+
+/* This rank's verdict on being called: MPI's thread level. */
+static void check_threading(agree_rec *me)
+{
+    int level = MPI_THREAD_SINGLE, is_main = 0;
+    MPI_Query_thread(&level);
+    MPI_Is_thread_main(&is_main);
+    if (level < MPI_THREAD_FUNNELED) {
+        me->status = GPK_EINVAL;
+        snprintf(me->msg, sizeof me->msg,
+                 "MPI was initialised with MPI_THREAD_SINGLE; the runs need threads "
+                 "(MPI_Init_thread with MPI_THREAD_FUNNELED or more)");
+    } else if (level < MPI_THREAD_SERIALIZED && !is_main) {
+        me->status = GPK_EINVAL;
+        snprintf(me->msg, sizeof me->msg,
+                 "called from a thread other than MPI's main thread under "
+                 "MPI_THREAD_FUNNELED");
+    }
+}
+
+/* The heartbeats' records (1 when allocated): every rank takes part in
+ * their end (step 3), so they are allocated before the agreement. */
+static int alloc_beats(mcall *mc)
+{
+    stopper *sp = &mc->sp;
+    const size_t size = (size_t)mc->size;
+    sp->heard = malloc(size * sizeof *sp->heard);
+    sp->out = malloc(size * sizeof *sp->out);
+    sp->breqs = malloc(size * sizeof *sp->breqs);
+    sp->sent_to = calloc(size, sizeof *sp->sent_to);
+    sp->got_from = calloc(size, sizeof *sp->got_from);
+    mc->sh.remote = malloc(size * 3 * sizeof *mc->sh.remote);
+    if (!sp->heard || !sp->out || !sp->breqs || !sp->sent_to || !sp->got_from || !mc->sh.remote) return 0;
+    for (size_t r = 0; r < size; r++) {
+        sp->breqs[r] = MPI_REQUEST_NULL;
+        atomic_init(&mc->sh.remote[3 * r], 0);
+        atomic_init(&mc->sh.remote[3 * r + 1], 0);
+        atomic_init(&mc->sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
+    }
+    return 1;
+}
+
+/* ---- 1. agreement: every rank's arguments, and the runs ---- */
+static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                             const gpk_search_opts *opts, const gpk_search_result *result)
+{
+    describe(&mc->me, ctxs, count, problem, opts, result);
+    if (mc->me.status == GPK_OK) check_threading(&mc->me);
+    mc->all = malloc((size_t)mc->size * sizeof *mc->all);
+    int have_all = mc->all != NULL && alloc_beats(mc), all_have = 0;
+    MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, mc->cm, &rq_), "MPI_Allreduce");
+    if (!all_have) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory for %d ranks' records on %s", mc->size,
+                 have_all ? "another rank" : "this rank");
+        return GPK_ENOMEM;
+    }
+    MPI_BOUNDED(MPI_Iallgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE,
+                               mc->cm, &rq_),
+                "MPI_Allgather");
+    const gpk_status st = agree(mc->all, mc->size, mc->msg, sizeof mc->msg);
+    if (st != GPK_OK) return st;
+    /* Contexts of all ranks numbered in rank order; run r on number r mod T. */
+    for (int r = 0; r < mc->size; r++) {
+        if (r == mc->rank) mc->offset = mc->total;
+        mc->total += (uint64_t)mc->all[r].count;
+    }
+    const uint64_t runs64 = opts->starts ? opts->starts : mc->total;
+    if (mc->total > UINT32_MAX || runs64 > (uint64_t)INT32_MAX / sizeof(run_rec)) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": %llu runs on %llu contexts: at most %llu runs",
+                 (unsigned long long)runs64, (unsigned long long)mc->total,
+                 (unsigned long long)((uint64_t)INT32_MAX / sizeof(run_rec)));
+        return GPK_EINVAL;
+    }
+    mc->runs = (uint32_t)runs64;
+    mc->n = mc->me.n;
+    return GPK_OK;
+}
+
+/* The memory of the runs and the results; a shortage is this rank's
+ * verdict, told to the others in step 4. */
+static void alloc_runs(mcall *mc, int count, int want_runs)
+{
+    const uint32_t runs = mc->runs;
+    mc->ws = calloc((size_t)count, sizeof *mc->ws);
+    mc->tids = calloc((size_t)count, sizeof *mc->tids);
+    mc->recs = calloc(runs / mc->total + 1, (size_t)count * sizeof *mc->recs);
+    mc->sp.sreqs = malloc((size_t)mc->size * sizeof *mc->sp.sreqs);
+    mc->sol = malloc((size_t)mc->n * sizeof *mc->sol);
+    mc->runs_arr = want_runs ? malloc((size_t)(runs ? runs : 1) * sizeof *mc->runs_arr) : NULL;
+    mc->allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *mc->allrecs);
+    mc->rcounts = malloc((size_t)mc->size * sizeof *mc->rcounts);
+    mc->rdispls = malloc((size_t)mc->size * sizeof *mc->rdispls);
+    mc->local_ok = mc->ws && mc->tids && mc->recs && mc->sp.sreqs && mc->sol &&
+        (!want_runs || mc->runs_arr) && mc->allrecs && mc->rcounts && mc->rdispls;
+    if (!mc->local_ok) {
+        mc->me.status = GPK_ENOMEM;
+        snprintf(mc->me.msg, sizeof mc->me.msg, "out of host memory for %u runs (n = %u)", runs, mc->n);
+    }
+    if (mc->sp.sreqs)
+        for (int r = 0; r < mc->size; r++) mc->sp.sreqs[r] = MPI_REQUEST_NULL;
+    mc->sp.limit = gpk_mpi_timeout(mc->cm);
+    for (int r = 0; r < mc->size; r++) mc->sp.heard[r] = now_s(); /* all here at the agreement */
+    mc->sh.ws = mc->ws, mc->sh.nw = mc->ws ? count : 0, mc->sh.nranks = mc->size;
+    for (int g = 0; mc->ws && g < count; g++) {
+        worker *w = &mc->ws[g];
+        atomic_init(&w->done_it, 0), atomic_init(&w->done_ev, 0);
+        atomic_init(&w->live_it, 0), atomic_init(&w->live_ev, 0);
+        atomic_init(&w->best_seen, INT64_MAX);
+    }
+}
+
+/* One worker thread per context with runs; the number expected to finish. */
+static int start_workers(mcall *mc, gpk_ctx *const *ctxs, int count)
+{
+    shared *sh = &mc->sh;
+    const uint32_t runs = mc->runs;
+    uint32_t used = 0;
+    for (int g = 0; g < count; g++) {
+        worker *w = &mc->ws[g];
+        w->sh = sh;
+        w->ctx = ctxs[g];
+        w->reports = g == 0;
+        w->first = (uint32_t)(mc->offset + (uint64_t)g);
+        w->step = (uint32_t)mc->total;
+        w->recs = mc->recs + used;
+        w->st = GPK_OK;
+        if (w->first >= runs) continue;
+        used += (runs - 1 - w->first) / w->step + 1;
+        if (pthread_create(&mc->tids[mc->nthreads], NULL, worker_main, w) != 0) {
+            w->st = GPK_ENOMEM;
+            snprintf(w->msg, sizeof w->msg, "cannot start a thread for context %d", g);
+            atomic_store(&sh->failed, 1);
+            atomic_fetch_add(&sh->done, 1);
+            continue;
+        }
+        mc->nthreads++;
+    }
+    /* nthreads counts started threads; `done` counts every worker that
+     * had runs, started or not. */
+    int expected = 0;
+    for (int g = 0; g < count; g++)
+        if (mc->ws[g].first < runs) expected++;
+    return expected;
+}
+
+/* ---- 2. the runs, this rank's on its threads, watched for stops ---- */
+static gpk_status step_runs(mcall *mc, gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
+                            const gpk_search_opts *opts, double t0, int want_runs)
+{
+    shared *sh = &mc->sh;
+    sh->problem = problem;
+    sh->opts = opts;
+    sh->rank = mc->rank;
+    sh->runs = mc->runs;
+    atomic_init(&sh->failed, 0);
+    atomic_init(&sh->done, 0);
+    if (opts->time_limit > 0) sh->deadline = t0 + opts->time_limit;
+    alloc_runs(mc, count, want_runs);
+    MPI_RET(MPI_Irecv(&mc->sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, &mc->sp.rreq),
+            "MPI_Irecv");
+    if (!mc->local_ok) return GPK_OK;
+    const int expected = start_workers(mc, ctxs, count);
+    int e = MPI_SUCCESS;
+    while (atomic_load(&sh->done) < expected) {
+        if (e == MPI_SUCCESS) e = watch(&mc->sp, sh, opts->cancel);
+        if (e != MPI_SUCCESS) sh->stop = 1; /* stop the runs, report after the join */
+        pause_watch();
+    }
+    for (int t = 0; t < mc->nthreads; t++) pthread_join(mc->tids[t], NULL);
+    if (e != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, "a stop message", e);
+    return GPK_OK;
+}
+
+/* The heartbeats still in flight (step 3's end): how many each rank sent
+ * to each, then every one received and every send completed. */
+static gpk_status drain_beats(mcall *mc)
+{
+    stopper *sp = &mc->sp;
+    int *sent_me = sp->sent_to; /* reused: sent_to[r] becomes what r sent here */
+    int *mine = malloc((size_t)mc->size * sizeof *mine);
+    if (!mine) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory");
+        return GPK_ENOMEM;
+    }
+    memcpy(mine, sp->sent_to, (size_t)mc->size * sizeof *mine);
+    MPI_Request q = MPI_REQUEST_NULL;
+    gpk_status st = GPK_OK;
+    const int e = MPI_Ialltoall(mine, 1, MPI_INT, sent_me, 1, MPI_INT, mc->cm, &q);
+    if (e == MPI_SUCCESS) st = wait_bounded(mc, 1, &q, FN ": MPI_Alltoall");
+    free(mine);
+    if (e != MPI_SUCCESS) return mpi_fail(mc->msg, sizeof mc->msg, "MPI_Alltoall", e);
+    if (st != GPK_OK) return st;
+    for (int r = 0; r < mc->size; r++)
+        for (int k = sp->got_from[r]; k < sent_me[r]; k++) {
+            MPI_RET(MPI_Irecv(sp->in, 3, MPI_UINT64_T, r, TAG_BEAT, mc->cm, &q), "MPI_Irecv");
+            st = wait_bounded(mc, 1, &q, FN ": a heartbeat");
+            if (st != GPK_OK) return st;
+        }
+    return wait_bounded(mc, mc->size, sp->breqs, FN ": a heartbeat");
+}
+
+/* ---- 3. the end of the stop messages: every one sent is received ---- */
+static gpk_status step_drain(mcall *mc, const gpk_search_opts *opts)
+{
+    stopper *sp = &mc->sp;
+    MPI_Request bar;
+    MPI_RET(MPI_Ibarrier(mc->cm, &bar), "MPI_Ibarrier");
+    for (;;) {
+        int flag = 0;
+        MPI_RET(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        if (flag) break;
+        MPI_RET(watch(sp, &mc->sh, opts->cancel), "a stop message");
+        /* the ranks still running say so; one heard from for no timeout
+         * is stopped or hung */
+        const double t = now_s();
+        for (int r = 0; sp->limit > 0 && r < mc->size; r++)
+            if (r != mc->rank && t - sp->heard[r] >= sp->limit) {
+                /* bar stays pending (a collective cannot be cancelled) */
+                snprintf(mc->msg, sizeof mc->msg,
+                         FN ": no sign of life from rank %d for %g s (stopped or hung; the "
+                            "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
+                         r, sp->limit);
+                return GPK_EIO;
+            }
+        pause_watch();
+    }
+    int senders = 0;
+    MPI_BOUNDED(MPI_Iallreduce(&sp->sent, &senders, 1, MPI_INT, MPI_SUM, mc->cm, &rq_), "MPI_Allreduce");
+    int expect = senders - sp->sent;
+    gpk_status st = GPK_OK;
+    if (expect == 0) {
+        MPI_RET(MPI_Cancel(&sp->rreq), "MPI_Cancel");
+        MPI_RET(MPI_Wait(&sp->rreq, MPI_STATUS_IGNORE), "MPI_Wait");
+    } else {
+        if (!sp->got) st = wait_bounded(mc, 1, &sp->rreq, FN ": a stop message");
+        for (int k = 1; st == GPK_OK && k < expect; k++) {
+            MPI_RET(MPI_Irecv(&sp->code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, mc->cm, &sp->rreq),
+                    "MPI_Irecv");
+            st = wait_bounded(mc, 1, &sp->rreq, FN ": a stop message");
+        }
+        if (st != GPK_OK) return st;
+    }
+    sp->rreq = MPI_REQUEST_NULL;
+    if (sp->sent) {
+        st = wait_bounded(mc, mc->size - 1, sp->sreqs, FN ": a stop message");
+        if (st != GPK_OK) return st;
+    }
+    sp->sent = 0;
+    return drain_beats(mc);
+}
+
+/* The totals and the best run over every run's record (ties: the lowest
+ * run); the rank that holds it. */
+static int sum_records(mcall *mc, gpk_search_result *result, uint32_t *best_run, int64_t *best)
+{
+    int owner = -1;
+    for (uint32_t k = 0; k < mc->runs; k++) {
+        const run_rec *rc = &mc->allrecs[k];
+        result->iterations += rc->iterations;
+        result->evaluated += rc->evaluated;
+        result->gpu_evaluated += rc->gpu_evaluated;
+        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
+        if (owner < 0 || rc->best < *best || (rc->best == *best && rc->run < *best_run)) {
+            owner = rc->rank;
+            *best = rc->best;
+            *best_run = rc->run;
+            result->local_optimum = rc->local_optimum;
+        }
+        if (mc->runs_arr) {
+            gpk_mpi_search_run *o = &mc->runs_arr[rc->run];
+            o->best = rc->best;
+            o->iterations = rc->iterations;
+            o->evaluated = rc->evaluated;
+            o->gpu_evaluated = rc->gpu_evaluated;
+            o->ms = rc->ms;
+            o->rank = rc->rank;
+            o->local_optimum = rc->local_optimum;
+            o->stopped = (gpk_search_stop)rc->stopped;
+        }
+    }
+    return owner;
+}
+
+/* ---- 4. the results: every rank's verdict, every run's record, the best
+ * solution from the rank that holds it ---- */
+static gpk_status step_results(mcall *mc, int count, gpk_search_result *result, double t0,
+                               gpk_mpi_search_run **runs_out)
+{
+    uint32_t nrec = 0;
+    int best_w = -1;
+    worker *ws = mc->ws;
+    for (int g = 0; mc->local_ok && g < count; g++) {
+        worker *w = &ws[g];
+        if (w->st != GPK_OK && mc->me.status == GPK_OK) {
+            mc->me.status = w->st;
+            snprintf(mc->me.msg, sizeof mc->me.msg, "%s", w->msg);
+        }
+        nrec += w->nrec;
+        if (w->best_sol &&
+            (best_w < 0 || w->best < ws[best_w].best ||
+             (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
+            best_w = g;
+    }
+    MPI_BOUNDED(MPI_Iallgather(&mc->me, (int)sizeof mc->me, MPI_BYTE, mc->all, (int)sizeof mc->me, MPI_BYTE,
+                               mc->cm, &rq_),
+                "MPI_Allgather");
+    for (int r = 0; r < mc->size; r++)
+        if (mc->all[r].status != GPK_OK) {
+            snprintf(mc->msg, sizeof mc->msg, FN ": rank %d: %s", r, mc->all[r].msg);
+            return (gpk_status)mc->all[r].status;
+        }
+    /* Every rank ran all its runs (none failed): the counts are known. */
+    int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
+    MPI_BOUNDED(MPI_Iallgather(&nbytes, 1, MPI_INT, mc->rcounts, 1, MPI_INT, mc->cm, &rq_), "MPI_Allgather");
+    for (int r = 0; r < mc->size; r++) {
+        mc->rdispls[r] = off;
+        off += mc->rcounts[r];
+    }
+    if ((uint64_t)off != (uint64_t)mc->runs * sizeof(run_rec)) {
+        snprintf(mc->msg, sizeof mc->msg, FN ": internal error: %d bytes of run records for %u runs", off,
+                 mc->runs);
+        return GPK_EINVAL;
+    }
+    /* This rank's records, packed (each worker's are in order). */
+    for (int g = 0, k = 0; g < count; g++)
+        for (uint32_t i = 0; i < ws[g].nrec; i++) mc->recs[k++] = ws[g].recs[i];
+    MPI_BOUNDED(MPI_Iallgatherv(mc->recs, nbytes, MPI_BYTE, mc->allrecs, mc->rcounts, mc->rdispls, MPI_BYTE,
+                                mc->cm, &rq_),
+                "MPI_Allgatherv");
+    uint32_t best_run = 0;
+    int64_t best = 0;
+    const int owner = sum_records(mc, result, &best_run, &best);
+    if (owner == mc->rank) memcpy(mc->sol, ws[best_w].best_sol, (size_t)mc->n * sizeof *mc->sol);
+    MPI_BOUNDED(MPI_Ibcast(mc->sol, (int)mc->n, MPI_UINT32_T, owner, mc->cm, &rq_), "MPI_Bcast");
+    result->best = best;
+    result->n = mc->n;
+    result->solution = mc->sol;
+    mc->sol = NULL;
+    result->runs = mc->runs;
+    result->best_run = best_run;
+    result->ms = (now_s() - t0) * 1e3;
+    if (runs_out) {
+        *runs_out = mc->runs_arr;
+        mc->runs_arr = NULL;
+    }
+    return GPK_OK;
+}
+
+static void mcall_free(mcall *mc, int count)
+{
+    if (mc->sp.rreq != MPI_REQUEST_NULL) {
+        MPI_Cancel(&mc->sp.rreq);
+        MPI_Wait(&mc->sp.rreq, MPI_STATUS_IGNORE);
+    }
+    if (mc->ws)
+        for (int g = 0; g < count; g++) free(mc->ws[g].best_sol);
+    free(mc->ws);
+    free(mc->tids);
+    free(mc->recs);
+    free(mc->allrecs);
+    free(mc->rcounts);
+    free(mc->rdispls);
+    free(mc->sp.sreqs);
+    free(mc->sp.heard);
+    free(mc->sp.out);
+    free(mc->sp.breqs);
+    free(mc->sp.sent_to);
+    free(mc->sp.got_from);
+    free(mc->sh.remote);
+    free(mc->sol);
+    free(mc->runs_arr);
+    free(mc->all);
+    if (mc->cm != MPI_COMM_NULL) MPI_Comm_free(&mc->cm);
+}
+
+/* The steps over a private communicator: the stop messages meet no message
+ * of the caller's, and MPI failures come back as codes. */
+static gpk_status run_steps(mcall *mc, MPI_Comm comm, gpk_ctx *const *ctxs, int count,
+                            const gpk_search_problem *problem, const gpk_search_opts *opts,
+                            gpk_search_result *result, gpk_mpi_search_run **runs_out, double t0)
+{
+    MPI_RET(MPI_Comm_dup(comm, &mc->cm), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(mc->cm, MPI_ERRORS_RETURN);
+    MPI_RET(MPI_Comm_rank(mc->cm, &mc->rank), "MPI_Comm_rank");
+    MPI_RET(MPI_Comm_size(mc->cm, &mc->size), "MPI_Comm_size");
+    mc->sp.comm = mc->cm;
+    mc->sp.rank = mc->rank;
+    mc->sp.size = mc->size;
+    gpk_status st = step_agree(mc, ctxs, count, problem, opts, result);
+    if (st == GPK_OK) st = step_runs(mc, ctxs, count, problem, opts, t0, runs_out != NULL);
+    if (st == GPK_OK) st = step_drain(mc, opts);
+    if (st == GPK_OK) st = step_results(mc, count, result, t0, runs_out);
+    return st;
+}
 
 gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int count,
                                      const gpk_search_problem *problem, const gpk_search_opts *opts,
@@ -500,356 +886,16 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         gpk_search_opts_resolve(problem->kind, &resolved);
         opts = &resolved;
     }
-
     const double t0 = now_s();
-    gpk_status st = GPK_OK;
-    char msg[GPK_ERRLEN] = "";
-    MPI_Comm cm = MPI_COMM_NULL;
-    agree_rec me, *all = NULL;
-    worker *ws = NULL;
-    pthread_t *tids = NULL;
-    int nthreads = 0;
-    run_rec *recs = NULL, *allrecs = NULL;
-    int *rcounts = NULL, *rdispls = NULL;
-    uint32_t *sol = NULL;
-    gpk_mpi_search_run *runs_arr = NULL;
-    stopper sp;
-    memset(&sp, 0, sizeof sp);
-    sp.rreq = MPI_REQUEST_NULL;
-    shared sh;
-    memset(&sh, 0, sizeof sh);
-
-    /* A private communicator: the stop messages meet no message of the
-     * caller's, and MPI failures come back as codes. */
-    MPI_CK(MPI_Comm_dup(comm, &cm), "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(cm, MPI_ERRORS_RETURN);
-    int rank, size;
-    MPI_CK(MPI_Comm_rank(cm, &rank), "MPI_Comm_rank");
-    MPI_CK(MPI_Comm_size(cm, &size), "MPI_Comm_size");
-    sp.comm = cm;
-    sp.rank = rank;
-    sp.size = size;
-
-    /* ---- 1. agreement ---- */
-    describe(&me, ctxs, count, problem, opts, result);
-    if (me.status == GPK_OK) {
-        int level = MPI_THREAD_SINGLE, is_main = 0;
-        MPI_Query_thread(&level);
-        MPI_Is_thread_main(&is_main);
-        if (level < MPI_THREAD_FUNNELED) {
-            me.status = GPK_EINVAL;
-            snprintf(me.msg, sizeof me.msg, "MPI was initialised with MPI_THREAD_SINGLE; the runs need threads "
-                                            "(MPI_Init_thread with MPI_THREAD_FUNNELED or more)");
-        } else if (level < MPI_THREAD_SERIALIZED && !is_main) {
-            me.status = GPK_EINVAL;
-            snprintf(me.msg, sizeof me.msg, "called from a thread other than MPI's main thread under "
-                                            "MPI_THREAD_FUNNELED");
-        }
-    }
-    all = malloc((size_t)size * sizeof *all);
-    /* the heartbeats' records too: every rank takes part in their end (step 3) */
-    sp.heard = malloc((size_t)size * sizeof *sp.heard);
-    sp.out = malloc((size_t)size * sizeof *sp.out);
-    sp.breqs = malloc((size_t)size * sizeof *sp.breqs);
-    sp.sent_to = calloc((size_t)size, sizeof *sp.sent_to);
-    sp.got_from = calloc((size_t)size, sizeof *sp.got_from);
-    sh.remote = malloc((size_t)size * 3 * sizeof *sh.remote);
-    int have_all = all && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from && sh.remote,
-        all_have = 0;
-    for (int r = 0; have_all && r < size; r++) {
-        sp.breqs[r] = MPI_REQUEST_NULL;
-        atomic_init(&sh.remote[3 * r], 0);
-        atomic_init(&sh.remote[3 * r + 1], 0);
-        atomic_init(&sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
-    }
-    MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm, &rq_), "MPI_Allreduce");
-    if (!all_have) {
-        st = GPK_ENOMEM;
-        snprintf(msg, sizeof msg, FN ": out of host memory for %d ranks' records on %s", size,
-                 have_all ? "another rank" : "this rank");
-        goto out;
-    }
-    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
-                "MPI_Allgather");
-    st = agree(all, size, msg, sizeof msg);
-    if (st != GPK_OK) goto out;
-
-    /* Contexts of all ranks numbered in rank order; run r on number r mod T. */
-    uint64_t total = 0, offset = 0;
-    for (int r = 0; r < size; r++) {
-        if (r == rank) offset = total;
-        total += (uint64_t)all[r].count;
-    }
-    const uint64_t runs64 = opts->starts ? opts->starts : total;
-    if (total > UINT32_MAX || runs64 > (uint64_t)INT32_MAX / sizeof(run_rec)) {
-        st = GPK_EINVAL;
-        snprintf(msg, sizeof msg, FN ": %llu runs on %llu contexts: at most %llu runs", (unsigned long long)runs64,
-                 (unsigned long long)total, (unsigned long long)((uint64_t)INT32_MAX / sizeof(run_rec)));
-        goto out;
-    }
-    const uint32_t runs = (uint32_t)runs64;
-    const uint32_t n = me.n;
-
-    /* ---- 2. the runs ---- */
-    sh.problem = problem;
-    sh.opts = opts;
-    sh.rank = rank;
-    sh.runs = runs;
-    atomic_init(&sh.failed, 0);
-    atomic_init(&sh.done, 0);
-    if (opts->time_limit > 0) sh.deadline = t0 + opts->time_limit;
-    ws = calloc((size_t)count, sizeof *ws);
-    tids = calloc((size_t)count, sizeof *tids);
-    recs = calloc(runs / total + 1, (size_t)count * sizeof *recs);
-    sp.sreqs = malloc((size_t)size * sizeof *sp.sreqs);
-    sp.limit = gpk_mpi_timeout(cm);
-    for (int r = 0; r < size; r++) sp.heard[r] = now_s(); /* all here at the agreement */
-    sh.ws = ws, sh.nw = ws ? count : 0, sh.nranks = size;
-    for (int g = 0; ws && g < count; g++) {
-        atomic_init(&ws[g].done_it, 0), atomic_init(&ws[g].done_ev, 0);
-        atomic_init(&ws[g].live_it, 0), atomic_init(&ws[g].live_ev, 0);
-        atomic_init(&ws[g].best_seen, INT64_MAX);
-    }
-    sol = malloc((size_t)n * sizeof *sol);
-    runs_arr = runs_out ? malloc((size_t)(runs ? runs : 1) * sizeof *runs_arr) : NULL;
-    allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *allrecs);
-    rcounts = malloc((size_t)size * sizeof *rcounts);
-    rdispls = malloc((size_t)size * sizeof *rdispls);
-    int local_ok = ws && tids && recs && sp.sreqs && sol && (!runs_out || runs_arr) && allrecs && rcounts && rdispls;
-    if (!local_ok) {
-        me.status = GPK_ENOMEM;
-        snprintf(me.msg, sizeof me.msg, "out of host memory for %u runs (n = %u)", runs, n);
-    }
-    if (sp.sreqs)
-        for (int r = 0; r < size; r++) sp.sreqs[r] = MPI_REQUEST_NULL;
-    MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq), "MPI_Irecv");
-    if (local_ok) {
-        uint32_t used = 0;
-        for (int g = 0; g < count; g++) {
-            worker *w = &ws[g];
-            w->sh = &sh;
-            w->ctx = ctxs[g];
-            w->reports = g == 0;
-            w->first = (uint32_t)(offset + (uint64_t)g);
-            w->step = (uint32_t)total;
-            w->recs = recs + used;
-            w->st = GPK_OK;
-            if (w->first >= runs) continue;
-            used += (runs - 1 - w->first) / w->step + 1;
-            if (pthread_create(&tids[nthreads], NULL, worker_main, w) != 0) {
-                w->st = GPK_ENOMEM;
-                snprintf(w->msg, sizeof w->msg, "cannot start a thread for context %d", g);
-                atomic_store(&sh.failed, 1);
-                atomic_fetch_add(&sh.done, 1);
-                continue;
-            }
-            nthreads++;
-        }
-        /* nthreads counts started threads; `done` counts every worker that
-         * had runs, started or not. */
-        int expected = 0;
-        for (int g = 0; g < count; g++)
-            if (ws[g].first < runs) expected++;
-        int e = MPI_SUCCESS;
-        while (atomic_load(&sh.done) < expected) {
-            if (e == MPI_SUCCESS) e = watch(&sp, &sh, opts->cancel);
-            if (e != MPI_SUCCESS) sh.stop = 1; /* stop the runs, report after the join */
-            pause_watch();
-        }
-        for (int t = 0; t < nthreads; t++) pthread_join(tids[t], NULL);
-        if (e != MPI_SUCCESS) {
-            st = mpi_fail(msg, sizeof msg, "a stop message", e);
-            goto out;
-        }
-    }
-
-    /* ---- 3. the end of the stop messages ---- */
-    {
-        MPI_Request bar;
-        MPI_CK(MPI_Ibarrier(cm, &bar), "MPI_Ibarrier");
-        for (;;) {
-            int flag = 0;
-            MPI_CK(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-            if (flag) break;
-            MPI_CK(watch(&sp, &sh, opts->cancel), "a stop message");
-            /* the ranks still running say so; one heard from for no
-             * timeout is stopped or hung */
-            const double t = now_s();
-            for (int r = 0; sp.limit > 0 && sp.heard && r < size; r++)
-                if (r != rank && t - sp.heard[r] >= sp.limit) {
-                    st = GPK_EIO; /* bar stays pending (a collective cannot be cancelled) */
-                    snprintf(
-                        msg, sizeof msg,
-                        FN ": no sign of life from rank %d for %g s (stopped or hung; the "
-                           "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
-                        r, sp.limit);
-                    goto out;
-                }
-            pause_watch();
-        }
-        int senders = 0;
-        MPI_BOUNDED(MPI_Iallreduce(&sp.sent, &senders, 1, MPI_INT, MPI_SUM, cm, &rq_), "MPI_Allreduce");
-        int expect = senders - sp.sent;
-        if (expect == 0) {
-            MPI_CK(MPI_Cancel(&sp.rreq), "MPI_Cancel");
-            MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-        } else {
-            if (!sp.got) {
-                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
-                if (st != GPK_OK) goto out;
-            }
-            for (int k = 1; k < expect; k++) {
-                MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq),
-                       "MPI_Irecv");
-                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
-                if (st != GPK_OK) goto out;
-            }
-        }
-        sp.rreq = MPI_REQUEST_NULL;
-        if (sp.sent) {
-            st = gpk__mpi_wait_msg(cm, size - 1, sp.sreqs, NULL, FN ": a stop message", msg, sizeof msg);
-            if (st != GPK_OK) goto out;
-        }
-        sp.sent = 0;
-        /* the heartbeats still in flight: how many each rank sent to each */
-        {
-            int *sent_me = sp.sent_to; /* reused: sent_to[r] becomes what r sent here */
-            int *mine = malloc((size_t)size * sizeof *mine);
-            if (!mine) {
-                st = GPK_ENOMEM;
-                snprintf(msg, sizeof msg, FN ": out of host memory");
-                goto out;
-            }
-            memcpy(mine, sp.sent_to, (size_t)size * sizeof *mine);
-            MPI_Request q = MPI_REQUEST_NULL;
-            int e = MPI_Ialltoall(mine, 1, MPI_INT, sent_me, 1, MPI_INT, cm, &q);
-            if (e == MPI_SUCCESS)
-                st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": MPI_Alltoall", msg, sizeof msg);
-            free(mine);
-            if (e != MPI_SUCCESS) {
-                st = mpi_fail(msg, sizeof msg, "MPI_Alltoall", e);
-                goto out;
-            }
-            if (st != GPK_OK) goto out;
-            for (int r = 0; r < size; r++)
-                for (int k = sp.got_from[r]; k < sent_me[r]; k++) {
-                    MPI_CK(MPI_Irecv(sp.in, 3, MPI_UINT64_T, r, TAG_BEAT, cm, &q), "MPI_Irecv");
-                    st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": a heartbeat", msg, sizeof msg);
-                    if (st != GPK_OK) goto out;
-                }
-            st = gpk__mpi_wait_msg(cm, size, sp.breqs, NULL, FN ": a heartbeat", msg, sizeof msg);
-            if (st != GPK_OK) goto out;
-        }
-    }
-
-    /* ---- 4. the results ---- */
-    /* This rank's verdict and best, then every run's record. */
-    uint32_t nrec = 0;
-    int best_w = -1;
-    for (int g = 0; local_ok && g < count; g++) {
-        worker *w = &ws[g];
-        if (w->st != GPK_OK && me.status == GPK_OK) {
-            me.status = w->st;
-            snprintf(me.msg, sizeof me.msg, "%s", w->msg);
-        }
-        nrec += w->nrec;
-        if (w->best_sol && (best_w < 0 || w->best < ws[best_w].best ||
-                            (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
-            best_w = g;
-    }
-    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
-                "MPI_Allgather");
-    for (int r = 0; r < size; r++)
-        if (all[r].status != GPK_OK) {
-            st = (gpk_status)all[r].status;
-            snprintf(msg, sizeof msg, FN ": rank %d: %s", r, all[r].msg);
-            goto out;
-        }
-    /* Every rank ran all its runs (none failed): the counts are known. */
-    int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
-    MPI_BOUNDED(MPI_Iallgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm, &rq_), "MPI_Allgather");
-    for (int r = 0; r < size; r++) {
-        rdispls[r] = off;
-        off += rcounts[r];
-    }
-    if ((uint64_t)off != (uint64_t)runs * sizeof(run_rec)) {
-        st = GPK_EINVAL;
-        snprintf(msg, sizeof msg, FN ": internal error: %d bytes of run records for %u runs", off, runs);
-        goto out;
-    }
-    /* This rank's records, packed (each worker's are in order). */
-    for (int g = 0, k = 0; g < count; g++)
-        for (uint32_t i = 0; i < ws[g].nrec; i++) recs[k++] = ws[g].recs[i];
-    MPI_BOUNDED(MPI_Iallgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm, &rq_),
-                "MPI_Allgatherv");
-    int owner = -1;
-    uint32_t best_run = 0;
-    int64_t best = 0;
-    for (uint32_t k = 0; k < runs; k++) {
-        const run_rec *rc = &allrecs[k];
-        result->iterations += rc->iterations;
-        result->evaluated += rc->evaluated;
-        result->gpu_evaluated += rc->gpu_evaluated;
-        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
-        if (owner < 0 || rc->best < best || (rc->best == best && rc->run < best_run)) {
-            owner = rc->rank;
-            best = rc->best;
-            best_run = rc->run;
-            result->local_optimum = rc->local_optimum;
-        }
-        if (runs_arr) {
-            gpk_mpi_search_run *o = &runs_arr[rc->run];
-            o->best = rc->best;
-            o->iterations = rc->iterations;
-            o->evaluated = rc->evaluated;
-            o->gpu_evaluated = rc->gpu_evaluated;
-            o->ms = rc->ms;
-            o->rank = rc->rank;
-            o->local_optimum = rc->local_optimum;
-            o->stopped = (gpk_search_stop)rc->stopped;
-        }
-    }
-    if (owner == rank) memcpy(sol, ws[best_w].best_sol, (size_t)n * sizeof *sol);
-    MPI_BOUNDED(MPI_Ibcast(sol, (int)n, MPI_UINT32_T, owner, cm, &rq_), "MPI_Bcast");
-    result->best = best;
-    result->n = n;
-    result->solution = sol;
-    sol = NULL;
-    result->runs = runs;
-    result->best_run = best_run;
-    result->ms = (now_s() - t0) * 1e3;
-    if (runs_out) {
-        *runs_out = runs_arr;
-        runs_arr = NULL;
-    }
-
-out:
-    if (sp.rreq != MPI_REQUEST_NULL) {
-        MPI_Cancel(&sp.rreq);
-        MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE);
-    }
-    if (ws)
-        for (int g = 0; g < count; g++) free(ws[g].best_sol);
-    free(ws);
-    free(tids);
-    free(recs);
-    free(allrecs);
-    free(rcounts);
-    free(rdispls);
-    free(sp.sreqs);
-    free(sp.heard);
-    free(sp.out);
-    free(sp.breqs);
-    free(sp.sent_to);
-    free(sp.got_from);
-    free(sh.remote);
-    free(sol);
-    free(runs_arr);
-    free(all);
-    if (cm != MPI_COMM_NULL) MPI_Comm_free(&cm);
+    mcall mc;
+    memset(&mc, 0, sizeof mc);
+    mc.cm = MPI_COMM_NULL;
+    mc.sp.rreq = MPI_REQUEST_NULL;
+    const gpk_status st = run_steps(&mc, comm, ctxs, count, problem, opts, result, runs_out, t0);
+    mcall_free(&mc, count);
     if (st != GPK_OK) {
         if (result) gpk_search_result_free(result);
-        return gpk__mpi_fail(c0, st, "%s", msg);
+        return gpk__mpi_fail(c0, st, "%s", mc.msg);
     }
     return GPK_OK;
 }

@@ -14,7 +14,9 @@
 #include "../core/internal.h"
 #include "gpk/gen.h"
 #include "gpk/search.h"
+#include "problem.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,3 +184,80 @@ void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_t j)
     for (size_t i = 0; i < p->m; i++) y[i] -= 2 * p->a[i * n + j] * vj;
     v[j] = (int8_t)-vj;
 }
+
+/* ---- the problem contract (problem.h) ---- */
+
+static gpk_status ppp_describe(const gpk_search_problem *pb, gpk_search_problem_info *info,
+                               uint64_t *fingerprint, const char **why)
+{
+    const gpk_ppp *p = pb->ppp;
+    if (!p) return *why = "PPP problem with a NULL ppp instance", GPK_EINVAL;
+    if (!p->a || !p->hist || p->m == 0) return *why = "PPP instance not generated (no matrix)", GPK_EINVAL;
+    info->n = p->n;
+    snprintf(info->name, sizeof info->name, "%u-%u-%llu", p->m, p->n, (unsigned long long)p->seed);
+    if (!fingerprint) return GPK_OK;
+    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)GPK_PROBLEM_PPP;
+    h ^= (uint64_t)p->m << 32;
+    h = gpk__fingerprint(h, p->a, (size_t)p->m * p->n);
+    *fingerprint = gpk__fingerprint(h, p->hist, ((size_t)p->n + 1) * sizeof *p->hist);
+    return GPK_OK;
+}
+
+/* The fitness of v given as 0 (-1) / 1 (+1) bits. */
+static gpk_status ppp_cost(const gpk_search_problem *pb, const uint32_t *solution, int64_t *cost)
+{
+    const gpk_ppp *p = pb->ppp;
+    int8_t *v = malloc(p->n);
+    int32_t *y = malloc((size_t)p->m * sizeof *y);
+    gpk_status st = GPK_ENOMEM;
+    if (v && y) {
+        for (uint32_t i = 0; i < p->n; i++) v[i] = solution[i] ? 1 : -1;
+        gpk_ppp_product(p, v, y);
+        *cost = gpk_ppp_fitness(p, y);
+        st = GPK_OK;
+    }
+    free(v);
+    free(y);
+    return st;
+}
+
+static gpk_search_algo ppp_auto_algo(gpk_neighbourhood nb)
+{
+    (void)nb;
+    return GPK_SEARCH_ITS;
+}
+
+/* 1-flip: n / 4, 2-flip: n / 10, at least 2 (search.c, default_tenure,
+ * says why). */
+static uint32_t ppp_default_tenure(gpk_neighbourhood nb, uint32_t n)
+{
+    const uint32_t t = nb == GPK_NB_FLIP1 ? n / 4 : n / 10;
+    return t < 2 ? 2 : t;
+}
+
+static uint32_t ppp_default_global_iters(gpk_search_algo algo, uint32_t n)
+{
+    (void)algo;
+    (void)n;
+    return 10; /* the paper's 10 x 1000 */
+}
+
+const gpk__problem_ops gpk__ppp_ops = {
+    .kind = GPK_PROBLEM_PPP,
+    .name = "PPP",
+    .command = "ppp",
+    .n_min = 2,
+    .binary = 1,
+    .zero_solves = 1, /* the fitness is >= 0 and 0 solves the instance */
+    .default_nb = GPK_NB_FLIP1,
+    .paper_nb = GPK_NB_FLIP1,
+    .nbs = GPK__NB_BIT(GPK_NB_FLIP1) | GPK__NB_BIT(GPK_NB_FLIP2),
+    .nb_list = "flip1 or flip2",
+    .auto_seconds = 0.0,
+    .auto_algo = ppp_auto_algo,
+    .describe = ppp_describe,
+    .cost = ppp_cost,
+    .default_tenure = ppp_default_tenure,
+    .default_global_iters = ppp_default_global_iters,
+    .tenure_draw = NULL,
+};

@@ -6,8 +6,10 @@
  * most that product, a swap delta at most twice it, and Taillard's update
  * adds terms of at most 32 max|A| max|B| to a delta, so no intermediate
  * value of this file can overflow for an accepted instance. */
+#include "problem.h"
 #include "search_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,3 +317,82 @@ done:
     free(text);
     return s;
 }
+
+/* ---- the problem contract (problem.h) ---- */
+
+/* From this n the QAP ITS runs 100 rounds by default and draws its tenure
+ * from n/2 + 6n u^3 (below: the paper's 10 rounds, 2n +- 10 %). */
+#define QAP_LONG_N 20u
+
+static gpk_status qap_describe(const gpk_search_problem *pb, gpk_search_problem_info *info,
+                               uint64_t *fingerprint, const char **why)
+{
+    const gpk_qap *q = pb->qap;
+    if (!q) return *why = "QAP problem with a NULL qap instance", GPK_EINVAL;
+    if (!q->a || !q->b) return *why = "QAP instance without matrices", GPK_EINVAL;
+    info->n = q->n;
+    snprintf(info->name, sizeof info->name, "%s", q->name);
+    if (!fingerprint) return GPK_OK;
+    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)GPK_PROBLEM_QAP;
+    h = gpk__fingerprint(h, q->a, (size_t)q->n * q->n * sizeof *q->a);
+    *fingerprint = gpk__fingerprint(h, q->b, (size_t)q->n * q->n * sizeof *q->b);
+    return GPK_OK;
+}
+
+static gpk_status qap_cost(const gpk_search_problem *pb, const uint32_t *solution, int64_t *cost)
+{
+    *cost = gpk_qap_cost(pb->qap, solution);
+    return GPK_OK;
+}
+
+static gpk_search_algo qap_auto_algo(gpk_neighbourhood nb)
+{
+    (void)nb;
+    return GPK_SEARCH_ITS;
+}
+
+/* 2n: the centre or mean of the draw (qap_tenure_draw). */
+static uint32_t qap_default_tenure(gpk_neighbourhood nb, uint32_t n)
+{
+    (void)nb;
+    return 2 * n < 2 ? 2 : 2 * n;
+}
+
+/* The paper's 10 x 1000, but 100 rounds for the ITS from n = 20 (search.c,
+ * gpk_search_default_global_iters, says why). */
+static uint32_t qap_default_global_iters(gpk_search_algo algo, uint32_t n)
+{
+    return algo == GPK_SEARCH_ITS && n >= QAP_LONG_N ? 100 : 10;
+}
+
+/* Each move draws its tenure (search.c, default_tenure, says why): from
+ * n = 20 n/2 + 6n u^3, below 2n +- 10 %. */
+static void qap_tenure_draw(uint32_t n, uint32_t *tenure, uint32_t *spread, uint32_t *cube)
+{
+    if (n >= QAP_LONG_N) {
+        *tenure = n / 2;
+        *cube = 6 * n;
+    } else {
+        *spread = *tenure / 10;
+    }
+}
+
+const gpk__problem_ops gpk__qap_ops = {
+    .kind = GPK_PROBLEM_QAP,
+    .name = "QAP",
+    .command = "qap",
+    .n_min = 2,
+    .binary = 0,
+    .zero_solves = 0,
+    .default_nb = GPK_NB_SWAP,
+    .paper_nb = GPK_NB_SWAP,
+    .nbs = GPK__NB_BIT(GPK_NB_SWAP),
+    .nb_list = "swap",
+    .auto_seconds = 0.0,
+    .auto_algo = qap_auto_algo,
+    .describe = qap_describe,
+    .cost = qap_cost,
+    .default_tenure = qap_default_tenure,
+    .default_global_iters = qap_default_global_iters,
+    .tenure_draw = qap_tenure_draw,
+};

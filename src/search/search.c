@@ -10,6 +10,7 @@
  *
  * The library never prints or exits: failures return a status with the
  * message in gpk_last_error(ctx). */
+#include "problem.h"
 #include "search_run.h"
 
 #include <omp.h>
@@ -91,17 +92,103 @@ void gpk_search_result_free(gpk_search_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static const char *kind_name(gpk_problem_kind k)
+/* ---- the problems (problem.h): one table per problem, by kind ----
+ * A new problem: its file defines its table; here one declaration and
+ * one entry. */
+extern const gpk__problem_ops gpk__qap_ops, gpk__tsp_ops, gpk__ppp_ops;
+static const gpk__problem_ops *const problems[] = {&gpk__qap_ops, &gpk__tsp_ops, &gpk__ppp_ops};
+
+const gpk__problem_ops *gpk__problem(gpk_problem_kind kind)
 {
-    return k == GPK_PROBLEM_QAP ? "QAP" : k == GPK_PROBLEM_TSP ? "TSP" : "PPP";
+    for (size_t i = 0; i < sizeof problems / sizeof *problems; i++)
+        if (problems[i]->kind == kind) return problems[i];
+    return NULL;
 }
 
-/* From this n the QAP ITS runs 100 rounds by default and draws its tenure
- * from n/2 + 6n u^3 (below: the paper's 10 rounds, 2n +- 10 %). */
-#define GPK__QAP_LONG_N 20u
+uint64_t gpk__fingerprint(uint64_t h, const void *data, size_t bytes)
+{
+    const unsigned char *b = data;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b + i, bytes - i);
+    return gpk__splitmix64(h ^ w ^ (uint64_t)bytes);
+}
+
+const char *gpk_problem_name(gpk_problem_kind kind)
+{
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    return ops ? ops->command : "unknown";
+}
+
+gpk_status gpk_problem_parse(const char *name, gpk_problem_kind *out)
+{
+    if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_problem_parse: NULL argument");
+    for (size_t i = 0; i < sizeof problems / sizeof *problems; i++)
+        if (strcmp(name, problems[i]->command) == 0) {
+            *out = problems[i]->kind;
+            return GPK_OK;
+        }
+    return gpk__fail(NULL, GPK_EINVAL, "unknown problem '%.40s' (qap, tsp, ppp)", name);
+}
+
+int gpk_search_nb_applies(gpk_problem_kind kind, gpk_neighbourhood nb)
+{
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    if (!ops) return 0;
+    return nb == GPK_NB_DEFAULT || ((unsigned)nb < 32 && (ops->nbs & GPK__NB_BIT(nb)));
+}
+
+/* The instance of pb checked and described (fingerprint: NULL, or see
+ * problem.h); the table, or NULL after a message (gpk_last_error(NULL)). */
+static const gpk__problem_ops *describe(const char *fn, const gpk_search_problem *pb,
+                                        gpk_search_problem_info *info, uint64_t *fingerprint)
+{
+    const gpk__problem_ops *ops = gpk__problem(pb->kind);
+    if (!ops) {
+        gpk__fail(NULL, GPK_EINVAL, "%s: unknown problem kind %d", fn, (int)pb->kind);
+        return NULL;
+    }
+    memset(info, 0, sizeof *info);
+    const char *why = "";
+    if (ops->describe(pb, info, fingerprint, &why) == GPK_OK) return ops;
+    gpk__fail(NULL, GPK_EINVAL, "%s: %s", fn, why);
+    return NULL;
+}
+
+gpk_status gpk_search_problem_describe(const gpk_search_problem *pb, gpk_search_problem_info *info)
+{
+    if (!pb || !info) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_problem_describe: NULL argument");
+    return describe("gpk_search_problem_describe", pb, info, NULL) ? GPK_OK : GPK_EINVAL;
+}
+
+gpk_status gpk_search_problem_fingerprint(const gpk_search_problem *pb, uint64_t *fingerprint)
+{
+    if (!pb || !fingerprint)
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_search_problem_fingerprint: NULL argument");
+    gpk_search_problem_info info;
+    return describe("gpk_search_problem_fingerprint", pb, &info, fingerprint) ? GPK_OK : GPK_EINVAL;
+}
+
+gpk_status gpk_search_problem_cost(const gpk_search_problem *pb, const uint32_t *solution, int64_t *cost)
+{
+    if (!pb || !solution || !cost)
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_search_problem_cost: NULL argument");
+    gpk_search_problem_info info;
+    const gpk__problem_ops *ops = describe("gpk_search_problem_cost", pb, &info, NULL);
+    if (!ops) return GPK_EINVAL;
+    const gpk_status st = ops->cost(pb, solution, cost);
+    return st == GPK_OK ? st : gpk__fail(NULL, st, "gpk_search_problem_cost: out of memory (n = %u)", info.n);
+}
 
 /* Default tabu tenures (iterations a move stays tabu), chosen per problem
- * and attribute (src/search/search_cpu.c says which attribute):
+ * and attribute (each problem's default_tenure; src/search/search_cpu.c
+ * says which attribute):
  *  - QAP swap: each move draws its tenure, so that no fixed length can
  *    cycle (Taillard's robust tabu search: uniformly in 0.9 t .. 1.1 t in
  *    1991, 8n u^3 with mean 2n in his 2006 code). Below n = 20: uniform in
@@ -126,14 +213,6 @@ static const char *kind_name(gpk_problem_kind k)
  *    n / 4 solved the most generated instances m = n = 21, 31, 51 within
  *    10 x 1000 ITS); PPP 2-flip: n / 10 (at least 2) on each of the two
  *    bits (tabu when either is, so each move freezes two bits). */
-static uint32_t default_tenure(gpk_problem_kind kind, gpk_neighbourhood nb, uint32_t n)
-{
-    uint32_t t;
-    if (kind == GPK_PROBLEM_PPP) t = nb == GPK_NB_FLIP1 ? n / 4 : n / 10;
-    else if (nb == GPK_NB_TWO_OPT) t = n / 2 < 5 ? 5 : n / 2;
-    else t = 2 * n; /* QAP: the centre or mean of the draw (search_run_until) */
-    return t < 2 ? 2 : t;
-}
 
 /* The paper's 10 x 1000 everywhere, except the QAP ITS from n = 20: there
  * 10 000 tabu iterations leave the robust tabu search 0.2 to 1.5 % above
@@ -142,15 +221,25 @@ static uint32_t default_tenure(gpk_problem_kind kind, gpk_neighbourhood nb, uint
  * 0.5 % (docs/perf/search.md). On the GPU an iteration costs about 20 us
  * at n = 20 to 55 us at n = 100 (a launch and one 32-byte copy), so a run
  * takes 2 to 5.5 s; below n = 20 ten rounds already reach the optimum of
- * every tai*a instance. */
+ * every tai*a instance. An unknown kind: the paper's 10. */
 uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n)
 {
-    return kind == GPK_PROBLEM_QAP && algo == GPK_SEARCH_ITS && n >= GPK__QAP_LONG_N ? 100 : 10;
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    return ops ? ops->default_global_iters(algo, n) : 10;
 }
 
+/* An unknown kind: GPK_NB_DEFAULT (which gpk_search_run then rejects with
+ * the kind). */
 gpk_neighbourhood gpk_search_default_nb(gpk_problem_kind kind)
 {
-    return kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP : kind == GPK_PROBLEM_TSP ? GPK_NB_OR_OPT : GPK_NB_FLIP1;
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    return ops ? ops->default_nb : GPK_NB_DEFAULT;
+}
+
+gpk_neighbourhood gpk_search_paper_nb(gpk_problem_kind kind)
+{
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    return ops ? ops->paper_nb : GPK_NB_DEFAULT;
 }
 
 /* The defaults are the best real-use configurations measured
@@ -159,15 +248,17 @@ gpk_neighbourhood gpk_search_default_nb(gpk_problem_kind kind)
  * (every TSPLIB instance of 100 to 1000 cities within 0.5 % on 2 cores);
  * for QAP the robust iterated tabu search (100 x 1000 from n = 20); for
  * PPP the iterated tabu search. The paper's reproduction is its with the
- * 2-opt (TSP) neighbourhood and 10 x 1000 iterations. */
+ * 2-opt (TSP) neighbourhood and 10 x 1000 iterations. An unknown kind is
+ * left as it is (gpk_search_run rejects it). */
 void gpk_search_opts_resolve(gpk_problem_kind kind, gpk_search_opts *o)
 {
-    if (!o) return;
+    const gpk__problem_ops *ops = gpk__problem(kind);
+    if (!o || !ops) return;
     const int auto_algo = o->algo == GPK_SEARCH_AUTO;
-    if (o->nb == GPK_NB_DEFAULT) o->nb = gpk_search_default_nb(kind);
-    if (auto_algo) o->algo = kind == GPK_PROBLEM_TSP && o->nb == GPK_NB_OR_OPT ? GPK_SEARCH_MULTISTART : GPK_SEARCH_ITS;
-    if (auto_algo && kind == GPK_PROBLEM_TSP && o->time_limit == 0.0 && o->iters == 0 && o->global_iters == 0)
-        o->time_limit = GPK_SEARCH_TSP_DEFAULT_SECONDS;
+    if (o->nb == GPK_NB_DEFAULT) o->nb = ops->default_nb;
+    if (auto_algo) o->algo = ops->auto_algo(o->nb);
+    if (auto_algo && ops->auto_seconds > 0 && o->time_limit == 0.0 && o->iters == 0 && o->global_iters == 0)
+        o->time_limit = ops->auto_seconds;
 }
 
 int gpk__search_should_stop(const gpk__search_cfg *c)
@@ -176,146 +267,168 @@ int gpk__search_should_stop(const gpk__search_cfg *c)
     return c->deadline > 0 && omp_get_wtime() >= c->deadline;
 }
 
+/* The problem's table and instance into c (kind, the instance pointers, n). */
+static gpk_status bind_problem(gpk_ctx *ctx, const gpk_search_problem *problem, gpk__search_cfg *c,
+                               const gpk__problem_ops **out)
+{
+    const gpk__problem_ops *ops = gpk__problem(problem->kind);
+    if (!ops)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown problem kind %d", (int)problem->kind);
+    gpk_search_problem_info info;
+    const char *why = "";
+    memset(&info, 0, sizeof info);
+    if (ops->describe(problem, &info, NULL, &why) != GPK_OK)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: %s", why);
+    c->kind = problem->kind;
+    c->ops = ops;
+    c->qap = problem->qap;
+    c->tsp = problem->tsp;
+    c->ppp = problem->ppp;
+    c->n = info.n;
+    if (c->n < ops->n_min)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: %s with n = %u: at least %u needed", ops->name,
+                         c->n, ops->n_min);
+    *out = ops;
+    return GPK_OK;
+}
+
+/* The neighbourhood, algorithm and evaluation choices of opts into c. */
+static gpk_status bind_choices(gpk_ctx *ctx, const gpk__problem_ops *ops, const gpk_search_opts *opts,
+                               const gpk_search_opts *given, gpk__search_cfg *c)
+{
+    c->nb = opts->nb;
+    if ((unsigned)c->nb >= 32 || !(ops->nbs & GPK__NB_BIT(c->nb)))
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: neighbourhood '%s' does not apply to %s (%s)",
+                         gpk_neighbourhood_name(c->nb), ops->name, ops->nb_list);
+    c->algo = opts->algo;
+    if ((unsigned)c->algo > GPK_SEARCH_MULTISTART)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown algorithm %d", (int)given->algo);
+    if ((unsigned)opts->eval > GPK_SEARCH_EVAL_PAPER)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown evaluation mode %d", (int)opts->eval);
+    if ((unsigned)opts->qap_delta > GPK_QAP_DELTA_FORMULA)
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown qap_delta %d", (int)opts->qap_delta);
+    c->eval = opts->eval;
+    c->qap_delta = opts->qap_delta;
+    c->cancel = opts->cancel;
+    return GPK_OK;
+}
+
+/* The budget: iterations, rounds, or2opt kicks and tabu tenures, resolved
+ * per algorithm and problem. */
+static void resolve_budget(const gpk__problem_ops *ops, const gpk_search_opts *opts, double deadline,
+                           gpk__search_cfg *c)
+{
+    switch (c->algo) {
+    case GPK_SEARCH_HC_BEST:
+    case GPK_SEARCH_HC_FIRST: c->iters = opts->iters; break; /* 0: until a local optimum */
+    case GPK_SEARCH_TABU: c->iters = opts->iters ? opts->iters : 10000; break;
+    default: c->iters = opts->iters ? opts->iters : 1000; break; /* the paper's 10 x 1000 */
+    }
+    c->global_iters = opts->global_iters ? opts->global_iters : ops->default_global_iters(c->algo, c->n);
+    /* A time limit is a budget the caller granted: with no iteration count
+     * a search that has not converged (hc converges at its local optimum,
+     * a PPP when solved) keeps going until it. */
+    const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
+    const int until_limit =
+        deadline > 0 && !hc && opts->iters == 0 && (c->algo == GPK_SEARCH_TABU || opts->global_iters == 0);
+    if (until_limit && c->algo == GPK_SEARCH_TABU) c->iters = UINT64_MAX;
+    else if (until_limit) c->global_iters = UINT32_MAX;
+    /* or2opt: the ILS kicks per run: tabu `iters`, its and multistart
+     * global_iters x iters, with the same defaults; with a time limit and
+     * no iteration count, as many as the time allows. */
+    if (c->nb == GPK_NB_OR_OPT && !hc) {
+        if (until_limit || (opts->iters == 0 && deadline > 0)) c->kicks = 0;
+        else if (c->algo == GPK_SEARCH_TABU) c->kicks = c->iters;
+        else c->kicks = c->iters * c->global_iters;
+    }
+    c->tenure = opts->tenure ? opts->tenure : ops->default_tenure(c->nb, c->n);
+    /* By default some problems draw each move's tenure (default_tenure above). */
+    if (!opts->tenure && ops->tenure_draw)
+        ops->tenure_draw(c->n, &c->tenure, &c->tenure_spread, &c->tenure_cube);
+    /* ITS perturbation: enough random moves to leave the basin of the best
+     * solution, few enough to keep most of its structure. Measured on QAPLIB
+     * (50 seeds each): 5 moves took chr12a from 38/50 optimal runs (3 moves)
+     * to 50/50 and had12 from 35 to 47, with no loss on nug30, tai30a. */
+    c->perturb = c->n / 6 < 5 ? 5 : c->n / 6;
+}
+
+/* The solution format check of gpk_search_problem_check_solution, the
+ * message without a prefix. */
+static gpk_status check_solution(gpk_ctx *ctx, const gpk__problem_ops *ops, const uint32_t *s, uint32_t n)
+{
+    if (ops->binary) {
+        for (uint32_t i = 0; i < n; i++)
+            if (s[i] > 1) return gpk__fail(ctx, GPK_EINVAL, "solution: bit %u is %u, not 0 or 1", i, s[i]);
+        return GPK_OK;
+    }
+    unsigned char *seen = calloc(n, 1);
+    if (!seen) return gpk__fail(ctx, GPK_ENOMEM, "out of memory (n = %u)", n);
+    gpk_status st = GPK_OK;
+    for (uint32_t i = 0; i < n && st == GPK_OK; i++) {
+        if (s[i] >= n || seen[s[i]])
+            st = gpk__fail(ctx, GPK_EINVAL, "solution is not a permutation of 0..%u: entry %u is %u (%s)",
+                           n - 1, i, s[i], s[i] >= n ? "out of range" : "repeated");
+        else seen[s[i]] = 1;
+    }
+    free(seen);
+    return st;
+}
+
+gpk_status gpk_search_problem_check_solution(const gpk_search_problem *pb, const uint32_t *solution)
+{
+    if (!pb || !solution)
+        return gpk__fail(NULL, GPK_EINVAL, "gpk_search_problem_check_solution: NULL argument");
+    gpk_search_problem_info info;
+    const gpk__problem_ops *ops = describe("gpk_search_problem_check_solution", pb, &info, NULL);
+    return ops ? check_solution(NULL, ops, solution, info.n) : GPK_EINVAL;
+}
+
+/* A start solution must be in the problem's format. */
+static gpk_status check_start(gpk_ctx *ctx, const gpk__problem_ops *ops, const uint32_t *s, uint32_t n)
+{
+    const gpk_status st = check_solution(ctx, ops, s, n);
+    if (st == GPK_OK) return st;
+    char msg[GPK_ERRLEN];
+    snprintf(msg, sizeof msg, "%s", gpk_last_error(ctx));
+    return gpk__fail(ctx, st, "gpk_search_run: %s%s", st == GPK_ENOMEM ? "" : "start ", msg);
+}
+
 /* gpk_search_run with the deadline already fixed (0: none), so that the
  * runs of gpk_search_run_multi share one. */
-static gpk_status search_run_until(gpk_ctx *ctx, const gpk_search_problem *problem, const gpk_search_opts *given,
-                                   double deadline, gpk_search_result *result)
+static gpk_status search_run_until(gpk_ctx *ctx, const gpk_search_problem *problem,
+                                   const gpk_search_opts *given, double deadline, gpk_search_result *result)
 {
     if (!ctx) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_run: ctx is NULL");
     if (!problem || !given || !result)
         return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: NULL %s",
-                         !problem ? "problem" : !given ? "opts" : "result");
+                         !problem     ? "problem"
+                             : !given ? "opts"
+                                      : "result");
     gpk_search_opts resolved = *given;
     gpk_search_opts_resolve(problem->kind, &resolved);
     const gpk_search_opts *opts = &resolved;
     memset(result, 0, sizeof *result);
     gpk__search_cfg c;
     memset(&c, 0, sizeof c);
-    c.kind = problem->kind;
-    uint32_t n_min;
-    switch (problem->kind) {
-    case GPK_PROBLEM_QAP:
-        if (!problem->qap) return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: QAP problem with a NULL qap instance");
-        c.qap = problem->qap;
-        c.n = c.qap->n;
-        if (!c.qap->a || !c.qap->b) return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: QAP instance without matrices");
-        n_min = 2;
-        break;
-    case GPK_PROBLEM_TSP:
-        if (!problem->tsp) return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: TSP problem with a NULL tsp instance");
-        c.tsp = problem->tsp;
-        c.n = c.tsp->n;
-        n_min = 3; /* a tour; below 4 cities every tour has the same length, the search just stops */
-        break;
-    case GPK_PROBLEM_PPP:
-        if (!problem->ppp) return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: PPP problem with a NULL ppp instance");
-        c.ppp = problem->ppp;
-        c.n = c.ppp->n;
-        if (!c.ppp->a || !c.ppp->hist || c.ppp->m == 0)
-            return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: PPP instance not generated (no matrix)");
-        n_min = 2;
-        break;
-    default:
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown problem kind %d", (int)problem->kind);
-    }
-    if (c.n < n_min)
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: %s with n = %u: at least %u needed", kind_name(c.kind), c.n,
-                         n_min);
-
-    c.nb = opts->nb;
-    int nb_ok = c.kind == GPK_PROBLEM_QAP   ? c.nb == GPK_NB_SWAP
-                : c.kind == GPK_PROBLEM_TSP ? (c.nb == GPK_NB_SWAP || c.nb == GPK_NB_TWO_OPT || c.nb == GPK_NB_OR_OPT)
-                                            : (c.nb == GPK_NB_FLIP1 || c.nb == GPK_NB_FLIP2);
-    if (!nb_ok)
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: neighbourhood '%s' does not apply to %s (%s)",
-                         gpk_neighbourhood_name(c.nb), kind_name(c.kind),
-                         c.kind == GPK_PROBLEM_QAP   ? "swap"
-                         : c.kind == GPK_PROBLEM_TSP ? "swap, 2opt or or2opt"
-                                                     : "flip1 or flip2");
-
-    c.algo = opts->algo;
-    if ((unsigned)c.algo > GPK_SEARCH_MULTISTART)
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown algorithm %d", (int)given->algo);
-    if ((unsigned)opts->eval > GPK_SEARCH_EVAL_PAPER)
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown evaluation mode %d", (int)opts->eval);
-    if ((unsigned)opts->qap_delta > GPK_QAP_DELTA_FORMULA)
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: unknown qap_delta %d", (int)opts->qap_delta);
-    c.eval = opts->eval;
-    c.qap_delta = opts->qap_delta;
+    const gpk__problem_ops *ops = NULL;
+    gpk_status st = bind_problem(ctx, problem, &c, &ops);
+    if (st == GPK_OK) st = bind_choices(ctx, ops, opts, given, &c);
+    if (st != GPK_OK) return st;
     c.deadline = deadline;
-    c.cancel = opts->cancel;
-    switch (c.algo) {
-    case GPK_SEARCH_HC_BEST:
-    case GPK_SEARCH_HC_FIRST: c.iters = opts->iters; break; /* 0: until a local optimum */
-    case GPK_SEARCH_TABU: c.iters = opts->iters ? opts->iters : 10000; break;
-    default: c.iters = opts->iters ? opts->iters : 1000; break; /* the paper's 10 x 1000 */
-    }
-    c.global_iters = opts->global_iters ? opts->global_iters : gpk_search_default_global_iters(c.kind, c.algo, c.n);
-    /* A time limit is a budget the caller granted: with no iteration count
-     * a search that has not converged (hc converges at its local optimum,
-     * a PPP when solved) keeps going until it. */
-    const int hc = c.algo == GPK_SEARCH_HC_BEST || c.algo == GPK_SEARCH_HC_FIRST;
-    const int until_limit = deadline > 0 && !hc && opts->iters == 0 &&
-                            (c.algo == GPK_SEARCH_TABU || opts->global_iters == 0);
-    if (until_limit && c.algo == GPK_SEARCH_TABU) c.iters = UINT64_MAX;
-    else if (until_limit) c.global_iters = UINT32_MAX;
-    /* or2opt: the ILS kicks per run: tabu `iters`, its and multistart
-     * global_iters x iters, with the same defaults; with a time limit and
-     * no iteration count, as many as the time allows. */
-    if (c.nb == GPK_NB_OR_OPT && !hc) {
-        if (until_limit || (opts->iters == 0 && deadline > 0)) c.kicks = 0;
-        else if (c.algo == GPK_SEARCH_TABU) c.kicks = c.iters;
-        else c.kicks = c.iters * c.global_iters;
-    }
-    c.tenure = opts->tenure ? opts->tenure : default_tenure(c.kind, c.nb, c.n);
-    /* QAP by default: each move draws its tenure, see default_tenure. */
-    if (!opts->tenure && c.kind == GPK_PROBLEM_QAP) {
-        if (c.n >= GPK__QAP_LONG_N) {
-            c.tenure = c.n / 2;
-            c.tenure_cube = 6 * c.n;
-        } else {
-            c.tenure_spread = c.tenure / 10;
-        }
-    }
+    resolve_budget(ops, opts, deadline, &c);
     c.threads = ctx->threads >= 1 ? ctx->threads : 1;
     c.starts = opts->starts ? opts->starts : (uint32_t)c.threads;
-    /* ITS perturbation: enough random moves to leave the basin of the best
-     * solution, few enough to keep most of its structure. Measured on QAPLIB
-     * (50 seeds each): 5 moves took chr12a from 38/50 optimal runs (3 moves)
-     * to 50/50 and had12 from 35 to 47, with no loss on nug30, tai30a. */
-    c.perturb = c.n / 6 < 5 ? 5 : c.n / 6;
     c.seed = opts->seed;
     c.progress = opts->progress;
     c.user = opts->user;
     c.progress_every = opts->progress_every ? opts->progress_every : 1000;
-
     if (opts->start) {
-        const uint32_t *s = opts->start;
-        if (c.kind == GPK_PROBLEM_PPP) {
-            for (uint32_t i = 0; i < c.n; i++)
-                if (s[i] > 1)
-                    return gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: start solution: bit %u is %u, not 0 or 1", i,
-                                     s[i]);
-        } else {
-            unsigned char *seen = calloc(c.n, 1);
-            if (!seen) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory (n = %u)", c.n);
-            for (uint32_t i = 0; i < c.n; i++) {
-                if (s[i] >= c.n || seen[s[i]]) {
-                    gpk_status st =
-                        gpk__fail(ctx, GPK_EINVAL, "gpk_search_run: start solution is not a permutation of 0..%u: "
-                                                   "entry %u is %u (%s)",
-                                  c.n - 1, i, s[i], s[i] >= c.n ? "out of range" : "repeated");
-                    free(seen);
-                    return st;
-                }
-                seen[s[i]] = 1;
-            }
-            free(seen);
-        }
-        c.start = s;
+        st = check_start(ctx, ops, opts->start, c.n);
+        if (st != GPK_OK) return st;
+        c.start = opts->start;
     }
     /* Every backend: the CPU driver; on a CUDA context it evaluates on the GPU. */
-    gpk_status st = gpk__search_cpu(ctx, &c, result);
+    st = gpk__search_cpu(ctx, &c, result);
     if (st == GPK_OK) result->runs = 1;
     return st;
 }

@@ -49,6 +49,7 @@
  * sequentially (the paper's algorithm-level model); the best result is kept,
  * ties to the lowest run, so the result does not depend on the thread
  * count either. */
+#include "problem.h"
 #include "search_run.h"
 
 #include "gpk/gen.h"
@@ -213,7 +214,7 @@ static void state_save(const state *s, uint32_t *out)
 static void random_solution(state *s, uint32_t *out)
 {
     const uint32_t n = s->n;
-    if (s->cfg->kind == GPK_PROBLEM_PPP) {
+    if (s->cfg->ops->binary) {
         for (uint32_t i = 0; i < n; i++) out[i] = (uint32_t)(gpk_rng_next(&s->rng) >> 63);
         return;
     }
@@ -483,7 +484,7 @@ static void report(reporter *rp, const state *s, int64_t best)
     rp->cfg->progress(&p, rp->cfg->user);
 }
 
-/* Oversubscribed cores (issue 19): an iteration is one or two short
+/* Oversubscribed cores: an iteration is one or two short
  * parallel regions, and when other processes hold the cores a team member
  * that is descheduled holds up the region's barrier for a time slice, so
  * an iteration with 2 threads took 40 times as long as with 1 on a loaded
@@ -621,7 +622,7 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
             state_save(s, best_sol);
         }
         report(rp, s, *best);
-        if (*best == 0 && s->cfg->kind == GPK_PROBLEM_PPP) return; /* solved: fitness is >= 0 */
+        if (*best == 0 && s->cfg->ops->zero_solves) return; /* solved: the cost is >= 0 */
     }
 }
 
@@ -648,7 +649,7 @@ static void iterated_tabu(state *s, int threads, int64_t *best, uint32_t *best_s
             perturb(s, c->perturb, use);
         }
         tabu_search(s, threads, c->iters, best, best_sol, rp);
-        if (s->stopped || (*best == 0 && c->kind == GPK_PROBLEM_PPP)) return;
+        if (s->stopped || (*best == 0 && c->ops->zero_solves)) return;
     }
 }
 
@@ -731,21 +732,9 @@ static gpk_status multistart(gpk_ctx *ctx, const gpk__search_cfg *c, reporter *r
 /* The full evaluation of a result solution (the final check). */
 static int64_t full_cost(const gpk__search_cfg *c, const uint32_t *sol, int *ok)
 {
-    *ok = 1;
-    if (c->kind == GPK_PROBLEM_QAP) return gpk_qap_cost(c->qap, sol);
-    if (c->kind == GPK_PROBLEM_TSP) return gpk_tsp_tour_length(c->tsp, sol);
-    int8_t *v = malloc(c->n);
-    int32_t *y = malloc((size_t)c->ppp->m * sizeof *y);
+    const gpk_search_problem pb = {c->kind, c->qap, c->tsp, c->ppp};
     int64_t f = 0;
-    if (!v || !y) {
-        *ok = 0;
-    } else {
-        for (uint32_t i = 0; i < c->n; i++) v[i] = sol[i] ? 1 : -1;
-        gpk_ppp_product(c->ppp, v, y);
-        f = gpk_ppp_fitness(c->ppp, y);
-    }
-    free(v);
-    free(y);
+    *ok = c->ops->cost(&pb, sol, &f) == GPK_OK;
     return f;
 }
 

@@ -2,7 +2,7 @@
  * 2009, Algorithm 1: the CPU drives the search, the GPU evaluates the whole
  * neighbourhood, one thread per neighbour). Built with GPK_WITH_CUDA_SEARCH
  * (ON by default with CUDA; tests/test_search_cuda.c compares every choice
- * with the CPU scan's and passed on an H100).
+ * with the CPU scan's; docs/perf/search.md records the GPUs it passed on).
  *
  * State kept on the device between iterations: the solution (QAP p / TSP
  * tour) and the tabu list. The host keeps a shadow of what it uploaded;
@@ -73,8 +73,9 @@
 #define SC_BLOCK 256
 #define SC_WARPS (SC_BLOCK / 32)
 /* 2-opt tiled kernel: rows per block = columns per tile. 256-wide tiles
- * evaluated pla33810 37 % faster on an H200 (2.9e11 against 2.1e11 per s),
- * 128-wide ones were 10 to 20 % faster below 6000 cities. */
+ * evaluated pla33810 37 % faster on the GPUs measured (2.9e11 against
+ * 2.1e11 per s), 128-wide ones were 10 to 20 % faster below 6000 cities
+ * (docs/perf/search.md). */
 #define SC_TILE_SMALL 128
 #define SC_TILE_BIG 256
 #define SC_TILE_BIG_N 16384           /* cities from which the big tiles run */
@@ -763,6 +764,255 @@ static unsigned int sc_grid(uint64_t threads)
     return b < 1 ? 1u : b > 4096 ? 4096u : (unsigned int)b;
 }
 
+/* The device data of a QAP: A and B (int32 with A^T for the fast path, else
+ * int64). *cost: a neighbour's evaluation; *pin: the read-back buffer. */
+static gpk_status sc_open_qap(gpk__search_cuda *g, const gpk__search_cfg *cfg, int fast, uint64_t *cost,
+                              uint64_t *pin)
+{
+    const gpk_qap *q = cfg->qap;
+    const uint64_t n = cfg->n;
+    const size_t nn = (size_t)n * n;
+    gpk_status st = GPK_OK;
+    *cost = n + 1;
+    int64_t amax = 0, bmax = 0;
+    for (size_t t = 0; t < nn; t++) {
+        const int64_t a = q->a[t] < 0 ? -q->a[t] : q->a[t], b = q->b[t] < 0 ? -q->b[t] : q->b[t];
+        if (a > amax) amax = a;
+        if (b > bmax) bmax = b;
+    }
+    if (fast && amax < (1 << 30) && bmax < (1 << 30)) {
+        /* int32 A, A^T, B on the device; Bp, Bp^T built from p there. */
+        g->nbk = NB_QAP32;
+        int32_t *h = (int32_t *)malloc(nn * 4);
+        if (!h) return gpk__fail(g->ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+        if ((st = sc_alloc(g, (void **)&g->d_a32, nn * 4, "cudaMalloc (QAP A)")) == GPK_OK &&
+            (st = sc_alloc(g, (void **)&g->d_at32, nn * 4, "cudaMalloc (QAP A^T)")) == GPK_OK &&
+            (st = sc_alloc(g, (void **)&g->d_b32, nn * 4, "cudaMalloc (QAP B)")) == GPK_OK &&
+            (st = sc_alloc(g, (void **)&g->d_bp, nn * 4, "cudaMalloc (QAP Bp)")) == GPK_OK &&
+            (st = sc_alloc(g, (void **)&g->d_bpt, nn * 4, "cudaMalloc (QAP Bp^T)")) == GPK_OK) {
+            for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->a[t];
+            st = sc_upload_sync(g, g->d_a32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A)");
+            if (st == GPK_OK) {
+                for (size_t x = 0; x < n; x++)
+                    for (size_t y = 0; y < n; y++) h[y * n + x] = (int32_t)q->a[x * n + y];
+                st = sc_upload_sync(g, g->d_at32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A^T)");
+            }
+            if (st == GPK_OK) {
+                for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->b[t];
+                st = sc_upload_sync(g, g->d_b32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP B)");
+            }
+        }
+        free(h);
+        if (st != GPK_OK) return st;
+    } else {
+        long long *ha = (long long *)q->a, *hb = (long long *)q->b; /* int64_t == long long on the targets */
+        if ((st = sc_alloc(g, (void **)&g->d_a, nn * 8, "cudaMalloc (QAP A)")) != GPK_OK ||
+            (st = sc_alloc(g, (void **)&g->d_b, nn * 8, "cudaMalloc (QAP B)")) != GPK_OK ||
+            (st = sc_upload(g, g->d_a, ha, nn * 8, "upload (QAP A)")) != GPK_OK ||
+            (st = sc_upload(g, g->d_b, hb, nn * 8, "upload (QAP B)")) != GPK_OK)
+            return st;
+    }
+    g->tabu_len = nn;
+    *pin = n * 4 + 64;
+    return GPK_OK;
+}
+
+/* The 2-opt float path's data: float hi + lo per city relative to the
+ * centroid; the exact doubles stay for the guard's recomputation. */
+static gpk_status sc_open_tsp_float(gpk__search_cuda *g, const gpk_tsp *t, uint64_t n, uint64_t *cost)
+{
+    g->nbk = NB_TSP_2OPT_F;
+    g->tiled = 1;
+    double cx = 0, cy = 0, mx = 0;
+    for (uint64_t c = 0; c < n; c++) cx += t->x[c], cy += t->y[c];
+    /* an integer centroid: integer coordinates below 2^24 from it
+     * are exact floats, every lo part is 0 (the cheaper kernel) */
+    cx = nearbyint(cx / (double)n);
+    cy = nearbyint(cy / (double)n);
+    g->P.lo_zero = 1;
+    float4 *h = (float4 *)malloc(n * sizeof(float4));
+    if (!h) return gpk__fail(g->ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+    for (uint64_t c = 0; c < n; c++) {
+        const double dx = t->x[c] - cx, dy = t->y[c] - cy;
+        const float hx = (float)dx, hy = (float)dy;
+        h[c] = make_float4(hx, hy, (float)(dx - (double)hx), (float)(dy - (double)hy));
+        if (h[c].z != 0.f || h[c].w != 0.f) g->P.lo_zero = 0;
+        if (fabs(dx) > mx) mx = fabs(dx);
+        if (fabs(dy) > mx) mx = fabs(dy);
+    }
+    const double u = 1.0 / 16777216.0;
+    g->P.tol = (float)(16.0 * u + 8.0 * u * u * mx);
+    *cost = 16;
+    gpk_status st;
+    if ((st = sc_alloc(g, (void **)&g->d_c4, n * sizeof(float4), "cudaMalloc (TSP coordinates)")) == GPK_OK &&
+        (st = sc_alloc(g, (void **)&g->d_pos, (n + 1) * sizeof(float4), "cudaMalloc (TSP tour coordinates)")) ==
+            GPK_OK &&
+        (st = sc_alloc(g, (void **)&g->d_edge, n * 4, "cudaMalloc (TSP tour edges)")) == GPK_OK &&
+        (st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) == GPK_OK &&
+        (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) == GPK_OK &&
+        (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) == GPK_OK &&
+        (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) == GPK_OK)
+        st = sc_upload_sync(g, g->d_c4, h, n * sizeof(float4), "gpk_search_run (CUDA): upload (TSP coordinates)");
+    free(h);
+    if (st != GPK_OK) return st;
+    /* The tiled kernel's blocks: every (row tile, column tile). */
+    const uint64_t tiles = (n + SC_TILE_SMALL - 1) / SC_TILE_SMALL; /* the most blocks */
+    if (tiles * tiles > g->blocks_cap) g->blocks_cap = tiles * tiles;
+    g->tile = n >= SC_TILE_BIG_N ? SC_TILE_BIG : SC_TILE_SMALL;
+    return GPK_OK;
+}
+
+/* The device data of a TSP: the float path's, the matrix, or the
+ * coordinates (exact doubles). */
+static gpk_status sc_open_tsp(gpk__search_cuda *g, const gpk__search_cfg *cfg, int fast, uint64_t *cost,
+                              uint64_t *pin)
+{
+    const gpk_tsp *t = cfg->tsp;
+    const uint64_t n = cfg->n;
+    gpk_status st = GPK_OK;
+    g->P.weight = (int)t->weight;
+    *pin = n * 4 + 64;
+    if (fast && cfg->nb == GPK_NB_TWO_OPT && n >= 8 && t->x && t->y &&
+        (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D)) {
+        if ((st = sc_open_tsp_float(g, t, n, cost)) != GPK_OK) return st;
+    } else if (t->matrix) {
+        const size_t nn = (size_t)n * n;
+        if ((st = sc_alloc(g, (void **)&g->d_mat, nn * 4, "cudaMalloc (TSP matrix)")) != GPK_OK ||
+            (st = sc_upload(g, g->d_mat, t->matrix, nn * 4, "upload (TSP matrix)")) != GPK_OK)
+            return st;
+    } else {
+        *cost = 16;
+        if ((st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) != GPK_OK ||
+            (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) != GPK_OK ||
+            (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) != GPK_OK ||
+            (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) != GPK_OK)
+            return st;
+    }
+    g->P.tabu_city = gpk__tabu_by_city(cfg);
+    g->tabu_len = g->P.tabu_city ? n : cfg->nb == GPK_NB_TWO_OPT ? g->size : (uint64_t)n * n;
+    return GPK_OK;
+}
+
+/* The device data of a PPP: A, the state (gap, y, v) and the scratch of
+ * the histograms. */
+static gpk_status sc_open_ppp(gpk__search_cuda *g, const gpk__search_cfg *cfg, uint64_t *cost, uint64_t *pin)
+{
+    const gpk_ppp *p = cfg->ppp;
+    const uint64_t n = cfg->n;
+    gpk_status st = GPK_OK;
+    g->ppp = p;
+    g->m = p->m;
+    g->P.m = p->m;
+    *cost = 2ull * p->m + 1;
+    const size_t bins = 2 * (size_t)n + 1;
+    /* The scratch holds (2n + 1) ints per thread of a launch: the grid
+     * is fixed by it. */
+    uint64_t threads = SC_PPP_SCRATCH_BYTES / (bins * 4);
+    threads = threads / SC_BLOCK * SC_BLOCK;
+    if (threads < SC_BLOCK) threads = SC_BLOCK;
+    if (threads > (uint64_t)g->grid_max * SC_BLOCK) threads = (uint64_t)g->grid_max * SC_BLOCK;
+    g->grid_max = (unsigned int)(threads / SC_BLOCK);
+    g->h_gap = (int32_t *)malloc(bins * sizeof(int32_t));
+    if (!g->h_gap) return gpk__fail(g->ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+    /* gap (2n + 1 int32), y (m int32), v (n bytes): one buffer, one upload */
+    const size_t pbytes = bins * 4 + (size_t)p->m * 4 + n;
+    *pin = pbytes + 64;
+    if ((st = sc_alloc(g, (void **)&g->d_pa, (size_t)p->m * n, "cudaMalloc (PPP A)")) != GPK_OK ||
+        (st = sc_alloc(g, &g->d_pstate, pbytes, "cudaMalloc (PPP state)")) != GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_scratch, bins * 4 * threads, "cudaMalloc (PPP scratch)")) != GPK_OK ||
+        (st = sc_upload(g, g->d_pa, p->a, (size_t)p->m * n, "upload (PPP A)")) != GPK_OK)
+        return st;
+    g->d_gap = (int32_t *)g->d_pstate;
+    g->d_y = g->d_gap + bins;
+    g->d_v = (int8_t *)(g->d_y + p->m);
+    const cudaError_t e = cudaMemsetAsync(g->d_scratch, 0, bins * 4 * threads, g->stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(g->ctx, e, "gpk_search_run (CUDA): cudaMemsetAsync (PPP scratch)");
+    g->tabu_len = n;
+    return GPK_OK;
+}
+
+/* What every session holds: the solution (permutations), the read-back
+ * buffers, the deltas of one chunk of neighbours, the reduction's blocks,
+ * the tabu mirror; then the kernels' parameters and a zeroed tabu list. */
+static gpk_status sc_open_common(gpk__search_cuda *g, const gpk__search_cfg *cfg, uint64_t cost, uint64_t pin)
+{
+    gpk_ctx *ctx = g->ctx;
+    const uint64_t n = cfg->n;
+    gpk_status st;
+    if (g->kind != GPK_PROBLEM_PPP) {
+        g->h_perm = (uint32_t *)malloc(n * 4);
+        if (!g->h_perm) return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
+        if ((st = sc_alloc(g, (void **)&g->d_perm, n * 4, "cudaMalloc (solution)")) != GPK_OK) return st;
+    }
+    /* Neighbours per launch: bounded work per launch; the buffers hold one
+     * chunk (set_chunk only shrinks it). */
+    uint64_t chunk = SC_WORK_PER_LAUNCH / cost;
+    if (chunk > SC_CHUNK_MAX) chunk = SC_CHUNK_MAX;
+    if (chunk < 1024) chunk = 1024;
+    if (chunk > g->size) chunk = g->size ? g->size : 1;
+    cudaError_t e = cudaMallocHost((void **)&g->h_deltas, chunk * sizeof(long long));
+    if (e == cudaSuccess) e = cudaMallocHost((void **)&g->h_pin, pin);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMallocHost (read-back buffers)");
+    g->pin_bytes = pin;
+    /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
+     * not 8 bytes per 2-opt move of a large TSP. */
+    if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) {
+        g->tabu_len = 1;
+        g->no_tabu = 1;
+    }
+    if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
+            GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_acc, 2 * sizeof(dmove), "cudaMalloc (result)")) != GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_count, sizeof(unsigned int), "cudaMalloc (counter)")) != GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_tabu, g->tabu_len * 8, "cudaMalloc (tabu list)")) != GPK_OK)
+        return st;
+    g->chunk_limit = g->chunk_cap = chunk; /* the default; the buffers' size */
+    g->P.a = g->d_a;
+    g->P.b = g->d_b;
+    g->P.a32 = g->d_a32;
+    g->P.at32 = g->d_at32;
+    g->P.bp = g->d_bp;
+    g->P.bpt = g->d_bpt;
+    g->P.mat = g->d_mat;
+    g->P.x = g->d_x;
+    g->P.y = g->d_yc;
+    g->P.pos = g->d_pos;
+    g->P.edge = g->d_edge;
+    g->P.pa = g->d_pa;
+    g->P.gap = g->d_gap;
+    g->P.scratch = g->d_scratch;
+    g->P.perm = g->d_perm;
+    g->P.v = g->d_v;
+    g->P.py = g->d_y;
+    g->P.tabu = g->d_tabu;
+    e = cudaMemsetAsync(g->d_tabu, 0, g->tabu_len * 8, g->stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(g->d_count, 0, sizeof(unsigned int), g->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): setting up the device data");
+    return GPK_OK;
+}
+
+/* The kernel family of the problem's neighbourhood, or GPK_EUNSUPPORTED
+ * when the device cannot evaluate this configuration bit-identically. */
+static gpk_status sc_choose_kernels(gpk__search_cuda *g, const gpk__search_cfg *cfg)
+{
+    gpk_ctx *ctx = g->ctx;
+    if (cfg->kind == GPK_PROBLEM_QAP && cfg->nb == GPK_NB_SWAP) g->nbk = NB_QAP_SWAP;
+    else if (cfg->kind == GPK_PROBLEM_TSP && cfg->nb == GPK_NB_SWAP) g->nbk = NB_TSP_SWAP;
+    else if (cfg->kind == GPK_PROBLEM_TSP && cfg->nb == GPK_NB_TWO_OPT) g->nbk = NB_TSP_2OPT;
+    else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP1) g->nbk = NB_PPP_FLIP1;
+    else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP2) g->nbk = NB_PPP_FLIP2;
+    else return gpk__fail(ctx, GPK_EUNSUPPORTED, "gpk_search_run (CUDA): neighbourhood not supported for this problem");
+    if (cfg->kind == GPK_PROBLEM_TSP && !cfg->tsp->matrix &&
+        (cfg->tsp->weight == GPK_TSP_GEO || cfg->tsp->weight == GPK_TSP_EXPLICIT))
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "gpk_search_run (CUDA): GEO distances without a matrix (n = %u) are not bit-identical on the "
+                         "device",
+                         cfg->n);
+    return GPK_OK;
+}
+
 extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_cfg *cfg, int flags,
                                                gpk__search_cuda **out)
 {
@@ -782,19 +1032,7 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
     g->size = cfg->nb == GPK_NB_FLIP1 ? n : n * (n - 1) / 2;
     g->P.n = cfg->n;
     g->P.size = g->size;
-    gpk_status st = GPK_OK;
-    if (cfg->kind == GPK_PROBLEM_QAP && cfg->nb == GPK_NB_SWAP) g->nbk = NB_QAP_SWAP;
-    else if (cfg->kind == GPK_PROBLEM_TSP && cfg->nb == GPK_NB_SWAP) g->nbk = NB_TSP_SWAP;
-    else if (cfg->kind == GPK_PROBLEM_TSP && cfg->nb == GPK_NB_TWO_OPT) g->nbk = NB_TSP_2OPT;
-    else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP1) g->nbk = NB_PPP_FLIP1;
-    else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP2) g->nbk = NB_PPP_FLIP2;
-    else st = gpk__fail(ctx, GPK_EUNSUPPORTED, "gpk_search_run (CUDA): neighbourhood not supported for this problem");
-    if (st == GPK_OK && cfg->kind == GPK_PROBLEM_TSP && !cfg->tsp->matrix &&
-        (cfg->tsp->weight == GPK_TSP_GEO || cfg->tsp->weight == GPK_TSP_EXPLICIT))
-        st = gpk__fail(ctx, GPK_EUNSUPPORTED,
-                       "gpk_search_run (CUDA): GEO distances without a matrix (n = %u) are not bit-identical on the "
-                       "device",
-                       cfg->n);
+    gpk_status st = sc_choose_kernels(g, cfg);
     if (st != GPK_OK) {
         free(g);
         return st;
@@ -805,227 +1043,20 @@ extern "C" gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_c
         return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaSetDevice");
     }
     /* Per-neighbour cost for the chunk size. */
-    uint64_t cost = 4, chunk = 1, pin = 64;
+    uint64_t cost = 4, pin = 64;
     const int sm = cs->sm_count > 0 ? cs->sm_count : 1;
     g->grid_max = (unsigned int)sm * 8u;
     g->blocks_cap = g->grid_max;
-    if (g->kind == GPK_PROBLEM_QAP) {
-        const gpk_qap *q = cfg->qap;
-        const size_t nn = (size_t)n * n;
-        cost = n + 1;
-        int64_t amax = 0, bmax = 0;
-        for (size_t t = 0; t < nn; t++) {
-            const int64_t a = q->a[t] < 0 ? -q->a[t] : q->a[t], b = q->b[t] < 0 ? -q->b[t] : q->b[t];
-            if (a > amax) amax = a;
-            if (b > bmax) bmax = b;
-        }
-        if (fast && amax < (1 << 30) && bmax < (1 << 30)) {
-            /* int32 A, A^T, B on the device; Bp, Bp^T built from p there. */
-            g->nbk = NB_QAP32;
-            int32_t *h = (int32_t *)malloc(nn * 4);
-            if (!h) {
-                st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
-                goto fail;
-            }
-            if ((st = sc_alloc(g, (void **)&g->d_a32, nn * 4, "cudaMalloc (QAP A)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_at32, nn * 4, "cudaMalloc (QAP A^T)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_b32, nn * 4, "cudaMalloc (QAP B)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_bp, nn * 4, "cudaMalloc (QAP Bp)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_bpt, nn * 4, "cudaMalloc (QAP Bp^T)")) == GPK_OK) {
-                for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->a[t];
-                st = sc_upload_sync(g, g->d_a32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A)");
-                if (st == GPK_OK) {
-                    for (size_t x = 0; x < n; x++)
-                        for (size_t y = 0; y < n; y++) h[y * n + x] = (int32_t)q->a[x * n + y];
-                    st = sc_upload_sync(g, g->d_at32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP A^T)");
-                }
-                if (st == GPK_OK) {
-                    for (size_t t = 0; t < nn; t++) h[t] = (int32_t)q->b[t];
-                    st = sc_upload_sync(g, g->d_b32, h, nn * 4, "gpk_search_run (CUDA): upload (QAP B)");
-                }
-            }
-            free(h);
-            if (st != GPK_OK) goto fail;
-        } else {
-            long long *ha = (long long *)q->a, *hb = (long long *)q->b; /* int64_t == long long on the targets */
-            if ((st = sc_alloc(g, (void **)&g->d_a, nn * 8, "cudaMalloc (QAP A)")) != GPK_OK ||
-                (st = sc_alloc(g, (void **)&g->d_b, nn * 8, "cudaMalloc (QAP B)")) != GPK_OK ||
-                (st = sc_upload(g, g->d_a, ha, nn * 8, "upload (QAP A)")) != GPK_OK ||
-                (st = sc_upload(g, g->d_b, hb, nn * 8, "upload (QAP B)")) != GPK_OK)
-                goto fail;
-        }
-        g->tabu_len = nn;
-        pin = n * 4 + 64;
-    } else if (g->kind == GPK_PROBLEM_TSP) {
-        const gpk_tsp *t = cfg->tsp;
-        g->P.weight = (int)t->weight;
-        pin = n * 4 + 64;
-        if (fast && cfg->nb == GPK_NB_TWO_OPT && n >= 8 && t->x && t->y &&
-            (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D)) {
-            /* float hi + lo per city relative to the centroid; the exact
-             * doubles stay for the guard's recomputation. */
-            g->nbk = NB_TSP_2OPT_F;
-            g->tiled = 1;
-            double cx = 0, cy = 0, mx = 0;
-            for (uint64_t c = 0; c < n; c++) cx += t->x[c], cy += t->y[c];
-            /* an integer centroid: integer coordinates below 2^24 from it
-             * are exact floats, every lo part is 0 (the cheaper kernel) */
-            cx = nearbyint(cx / (double)n);
-            cy = nearbyint(cy / (double)n);
-            g->P.lo_zero = 1;
-            float4 *h = (float4 *)malloc(n * sizeof(float4));
-            if (!h) {
-                st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
-                goto fail;
-            }
-            for (uint64_t c = 0; c < n; c++) {
-                const double dx = t->x[c] - cx, dy = t->y[c] - cy;
-                const float hx = (float)dx, hy = (float)dy;
-                h[c] = make_float4(hx, hy, (float)(dx - (double)hx), (float)(dy - (double)hy));
-                if (h[c].z != 0.f || h[c].w != 0.f) g->P.lo_zero = 0;
-                if (fabs(dx) > mx) mx = fabs(dx);
-                if (fabs(dy) > mx) mx = fabs(dy);
-            }
-            const double u = 1.0 / 16777216.0;
-            g->P.tol = (float)(16.0 * u + 8.0 * u * u * mx);
-            cost = 16;
-            if ((st = sc_alloc(g, (void **)&g->d_c4, n * sizeof(float4), "cudaMalloc (TSP coordinates)")) ==
-                    GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_pos, (n + 1) * sizeof(float4), "cudaMalloc (TSP tour coordinates)")) ==
-                    GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_edge, n * 4, "cudaMalloc (TSP tour edges)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) == GPK_OK &&
-                (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) == GPK_OK &&
-                (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) == GPK_OK &&
-                (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) == GPK_OK)
-                st = sc_upload_sync(g, g->d_c4, h, n * sizeof(float4), "gpk_search_run (CUDA): upload (TSP coordinates)");
-            free(h);
-            if (st != GPK_OK) goto fail;
-            /* The tiled kernel's blocks: every (row tile, column tile). */
-            const uint64_t tiles = (n + SC_TILE_SMALL - 1) / SC_TILE_SMALL; /* the most blocks */
-            if (tiles * tiles > g->blocks_cap) g->blocks_cap = tiles * tiles;
-            g->tile = n >= SC_TILE_BIG_N ? SC_TILE_BIG : SC_TILE_SMALL;
-        } else if (t->matrix) {
-            const size_t nn = (size_t)n * n;
-            if ((st = sc_alloc(g, (void **)&g->d_mat, nn * 4, "cudaMalloc (TSP matrix)")) != GPK_OK ||
-                (st = sc_upload(g, g->d_mat, t->matrix, nn * 4, "upload (TSP matrix)")) != GPK_OK)
-                goto fail;
-        } else {
-            cost = 16;
-            if ((st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) != GPK_OK ||
-                (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) != GPK_OK ||
-                (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) != GPK_OK ||
-                (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) != GPK_OK)
-                goto fail;
-        }
-        g->P.tabu_city = gpk__tabu_by_city(cfg);
-        g->tabu_len = g->P.tabu_city ? n : cfg->nb == GPK_NB_TWO_OPT ? g->size : (uint64_t)n * n;
-    } else {
-        const gpk_ppp *p = cfg->ppp;
-        g->ppp = p;
-        g->m = p->m;
-        g->P.m = p->m;
-        cost = 2ull * p->m + 1;
-        const size_t bins = 2 * (size_t)n + 1;
-        /* The scratch holds (2n + 1) ints per thread of a launch: the grid
-         * is fixed by it. */
-        uint64_t threads = SC_PPP_SCRATCH_BYTES / (bins * 4);
-        threads = threads / SC_BLOCK * SC_BLOCK;
-        if (threads < SC_BLOCK) threads = SC_BLOCK;
-        if (threads > (uint64_t)g->grid_max * SC_BLOCK) threads = (uint64_t)g->grid_max * SC_BLOCK;
-        g->grid_max = (unsigned int)(threads / SC_BLOCK);
-        g->h_gap = (int32_t *)malloc(bins * sizeof(int32_t));
-        if (!g->h_gap) {
-            st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
-            goto fail;
-        }
-        /* gap (2n + 1 int32), y (m int32), v (n bytes): one buffer, one upload */
-        const size_t pbytes = bins * 4 + (size_t)p->m * 4 + n;
-        pin = pbytes + 64;
-        if ((st = sc_alloc(g, (void **)&g->d_pa, (size_t)p->m * n, "cudaMalloc (PPP A)")) != GPK_OK ||
-            (st = sc_alloc(g, &g->d_pstate, pbytes, "cudaMalloc (PPP state)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_scratch, bins * 4 * threads, "cudaMalloc (PPP scratch)")) != GPK_OK ||
-            (st = sc_upload(g, g->d_pa, p->a, (size_t)p->m * n, "upload (PPP A)")) != GPK_OK)
-            goto fail;
-        g->d_gap = (int32_t *)g->d_pstate;
-        g->d_y = g->d_gap + bins;
-        g->d_v = (int8_t *)(g->d_y + p->m);
-        e = cudaMemsetAsync(g->d_scratch, 0, bins * 4 * threads, g->stream);
-        if (e != cudaSuccess) {
-            st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMemsetAsync (PPP scratch)");
-            goto fail;
-        }
-        g->tabu_len = n;
-    }
-    if (g->kind != GPK_PROBLEM_PPP) {
-        g->h_perm = (uint32_t *)malloc(n * 4);
-        if (!g->h_perm) {
-            st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run (CUDA): out of host memory");
-            goto fail;
-        }
-        if ((st = sc_alloc(g, (void **)&g->d_perm, n * 4, "cudaMalloc (solution)")) != GPK_OK) goto fail;
-    }
-    /* Neighbours per launch: bounded work per launch; the buffers hold one
-     * chunk (set_chunk only shrinks it). */
-    chunk = SC_WORK_PER_LAUNCH / cost;
-    if (chunk > SC_CHUNK_MAX) chunk = SC_CHUNK_MAX;
-    if (chunk < 1024) chunk = 1024;
-    if (chunk > g->size) chunk = g->size ? g->size : 1;
-    {
-        e = cudaMallocHost((void **)&g->h_deltas, chunk * sizeof(long long));
-        if (e == cudaSuccess) e = cudaMallocHost((void **)&g->h_pin, pin);
-        if (e != cudaSuccess) {
-            st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMallocHost (read-back buffers)");
-            goto fail;
-        }
-        g->pin_bytes = pin;
-        /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
-         * not 8 bytes per 2-opt move of a large TSP. */
-        if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) {
-            g->tabu_len = 1;
-            g->no_tabu = 1;
-        }
-        if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
-                GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_acc, 2 * sizeof(dmove), "cudaMalloc (result)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_count, sizeof(unsigned int), "cudaMalloc (counter)")) != GPK_OK ||
-            (st = sc_alloc(g, (void **)&g->d_tabu, g->tabu_len * 8, "cudaMalloc (tabu list)")) != GPK_OK)
-            goto fail;
-        g->chunk_limit = g->chunk_cap = chunk; /* the default; the buffers' size */
-        g->P.a = g->d_a;
-        g->P.b = g->d_b;
-        g->P.a32 = g->d_a32;
-        g->P.at32 = g->d_at32;
-        g->P.bp = g->d_bp;
-        g->P.bpt = g->d_bpt;
-        g->P.mat = g->d_mat;
-        g->P.x = g->d_x;
-        g->P.y = g->d_yc;
-        g->P.pos = g->d_pos;
-        g->P.edge = g->d_edge;
-        g->P.pa = g->d_pa;
-        g->P.gap = g->d_gap;
-        g->P.scratch = g->d_scratch;
-        g->P.perm = g->d_perm;
-        g->P.v = g->d_v;
-        g->P.py = g->d_y;
-        g->P.tabu = g->d_tabu;
-    }
-    {
-        e = cudaMemsetAsync(g->d_tabu, 0, g->tabu_len * 8, g->stream);
-        if (e == cudaSuccess) e = cudaMemsetAsync(g->d_count, 0, sizeof(unsigned int), g->stream);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(g->stream);
-        if (e != cudaSuccess) {
-            st = gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): setting up the device data");
-            goto fail;
-        }
+    if (g->kind == GPK_PROBLEM_QAP) st = sc_open_qap(g, cfg, fast, &cost, &pin);
+    else if (g->kind == GPK_PROBLEM_TSP) st = sc_open_tsp(g, cfg, fast, &cost, &pin);
+    else st = sc_open_ppp(g, cfg, &cost, &pin);
+    if (st == GPK_OK) st = sc_open_common(g, cfg, cost, pin);
+    if (st != GPK_OK) {
+        gpk__search_cuda_close(g);
+        return st;
     }
     *out = g;
     return GPK_OK;
-fail:
-    gpk__search_cuda_close(g);
-    return st;
 }
 
 extern "C" gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out)

@@ -12,6 +12,7 @@
 
 typedef struct gpk__search_cfg {
     gpk_problem_kind kind;
+    const struct gpk__problem_ops *ops; /* kind's table (problem.h), never NULL */
     const gpk_qap *qap;
     const gpk_tsp *tsp;
     const gpk_ppp *ppp;

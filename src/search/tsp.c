@@ -8,6 +8,7 @@
  * coordinate instances keep only the coordinates and compute each distance
  * on demand with the very same function that fills the matrix, so both
  * paths give identical values. */
+#include "problem.h"
 #include "search_internal.h"
 
 #include <math.h>
@@ -391,6 +392,209 @@ static int value_is(const char *v, size_t len, const char *word)
     return gpk__tok_is(v, len, word);
 }
 
+/* What the reader has seen of an instance so far. */
+typedef struct tsp_seen {
+    uint32_t n; /* DIMENSION (0: not yet) */
+    int type, coords, weights, display, fixed;
+    weight_format fmt;
+} tsp_seen;
+
+/* DIMENSION's value. */
+static gpk_status read_dimension(gpk__text *t, const char *val, size_t vlen, tsp_seen *s)
+{
+    char show[40];
+    int64_t v;
+    if (s->n) return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION given twice");
+    if (gpk__tok_i64(val, vlen, 0, UINT32_MAX, &v) != 0)
+        return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION '%s' is not a count", gpk__tok_show(val, vlen, show));
+    if (v < 4) return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION %lld: a TSP needs at least 4 cities", (long long)v);
+    s->n = (uint32_t)v;
+    return GPK_OK;
+}
+
+/* EDGE_WEIGHT_TYPE's value. */
+static gpk_status read_weight_type(gpk__text *t, const char *val, size_t vlen, tsp_seen *s, gpk_tsp *out)
+{
+    char show[40];
+    if (s->type) return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_TYPE given twice");
+    if (value_is(val, vlen, "EUC_2D")) out->weight = GPK_TSP_EUC_2D;
+    else if (value_is(val, vlen, "CEIL_2D")) out->weight = GPK_TSP_CEIL_2D;
+    else if (value_is(val, vlen, "ATT")) out->weight = GPK_TSP_ATT;
+    else if (value_is(val, vlen, "GEO")) out->weight = GPK_TSP_GEO;
+    else if (value_is(val, vlen, "EXPLICIT")) out->weight = GPK_TSP_EXPLICIT;
+    else
+        return gpk__text_fail(t, GPK_EFORMAT,
+                              "EDGE_WEIGHT_TYPE '%s' not supported (EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT)",
+                              gpk__tok_show(val, vlen, show));
+    s->type = 1;
+    return GPK_OK;
+}
+
+/* EDGE_WEIGHT_FORMAT's value. */
+static gpk_status read_weight_format(gpk__text *t, const char *val, size_t vlen, tsp_seen *s)
+{
+    char show[40];
+    if (s->fmt != FMT_NONE) return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT given twice");
+    if (value_is(val, vlen, "FUNCTION")) s->fmt = FMT_FUNCTION;
+    else if (value_is(val, vlen, "FULL_MATRIX")) s->fmt = FMT_FULL_MATRIX;
+    else if (value_is(val, vlen, "UPPER_ROW") || value_is(val, vlen, "LOWER_COL")) s->fmt = FMT_UPPER_ROW;
+    else if (value_is(val, vlen, "LOWER_ROW") || value_is(val, vlen, "UPPER_COL")) s->fmt = FMT_LOWER_ROW;
+    else if (value_is(val, vlen, "UPPER_DIAG_ROW") || value_is(val, vlen, "LOWER_DIAG_COL"))
+        s->fmt = FMT_UPPER_DIAG_ROW;
+    else if (value_is(val, vlen, "LOWER_DIAG_ROW") || value_is(val, vlen, "UPPER_DIAG_COL"))
+        s->fmt = FMT_LOWER_DIAG_ROW;
+    else
+        return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT '%s' not supported",
+                              gpk__tok_show(val, vlen, show));
+    return GPK_OK;
+}
+
+/* A "KEY : VALUE" line: its status; NOT_HEADER when key is no header
+ * keyword. */
+#define NOT_HEADER ((gpk_status)-101)
+static gpk_status read_header(gpk__text *t, const char *key, size_t klen, tsp_seen *s, gpk_tsp *out)
+{
+    const char *val;
+    size_t vlen;
+    char show[40];
+    if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") || gpk__tok_is(key, klen, "CAPACITY") ||
+        gpk__tok_is(key, klen, "DISPLAY_DATA_TYPE") || gpk__tok_is(key, klen, "EDGE_DATA_FORMAT")) {
+        gpk__text_value(t, &val, &vlen);
+        return GPK_OK;
+    }
+    if (gpk__tok_is(key, klen, "TYPE")) {
+        gpk__text_value(t, &val, &vlen);
+        /* si1032 writes "TSP (M.~Hofmeister)": the first word decides. */
+        if (vlen < 3 || memcmp(val, "TSP", 3) != 0 || (vlen > 3 && val[3] != ' ' && val[3] != '\t'))
+            return gpk__text_fail(t, GPK_EFORMAT, "TYPE '%s' is not TSP", gpk__tok_show(val, vlen, show));
+        return GPK_OK;
+    }
+    if (gpk__tok_is(key, klen, "DIMENSION")) {
+        gpk__text_value(t, &val, &vlen);
+        return read_dimension(t, val, vlen, s);
+    }
+    if (gpk__tok_is(key, klen, "EDGE_WEIGHT_TYPE")) {
+        gpk__text_value(t, &val, &vlen);
+        return read_weight_type(t, val, vlen, s, out);
+    }
+    if (gpk__tok_is(key, klen, "EDGE_WEIGHT_FORMAT")) {
+        gpk__text_value(t, &val, &vlen);
+        return read_weight_format(t, val, vlen, s);
+    }
+    if (gpk__tok_is(key, klen, "NODE_COORD_TYPE")) {
+        gpk__text_value(t, &val, &vlen);
+        if (!value_is(val, vlen, "TWOD_COORDS") && !value_is(val, vlen, "NO_COORDS"))
+            return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_TYPE '%s' not supported (2D only)",
+                                  gpk__tok_show(val, vlen, show));
+        return GPK_OK;
+    }
+    return NOT_HEADER;
+}
+
+/* NODE_COORD_SECTION. */
+static gpk_status read_coord_section(gpk__text *t, const char *label, tsp_seen *s, gpk_tsp *out)
+{
+    const uint32_t n = s->n;
+    if (s->coords) return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_SECTION given twice");
+    /* Room first: a lying DIMENSION must not size the arrays. */
+    if (!room_for(t, 3 * (uint64_t)n))
+        return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_SECTION: truncated, DIMENSION %u needs %llu numbers", n,
+                              3ull * n);
+    out->x = malloc((size_t)n * sizeof *out->x);
+    out->y = malloc((size_t)n * sizeof *out->y);
+    if (!out->x || !out->y) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for %u cities", label, n);
+    const gpk_status st =
+        read_nodes(t, n, "NODE_COORD_SECTION", s->type && out->weight == GPK_TSP_GEO, out->x, out->y);
+    s->coords = st == GPK_OK;
+    return st;
+}
+
+/* EDGE_WEIGHT_SECTION. */
+static gpk_status read_weight_section(gpk__text *t, const char *label, tsp_seen *s, gpk_tsp *out)
+{
+    const uint32_t n = s->n;
+    if (s->weights) return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION given twice");
+    if (!s->type || out->weight != GPK_TSP_EXPLICIT)
+        return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without EDGE_WEIGHT_TYPE EXPLICIT");
+    if (s->fmt == FMT_NONE || s->fmt == FMT_FUNCTION)
+        return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without a matrix EDGE_WEIGHT_FORMAT");
+    /* Check the room first so that a huge DIMENSION fails as a
+     * truncated file, not as an n x n allocation. */
+    uint64_t nn = n;
+    if (!room_for(t, s->fmt == FMT_FULL_MATRIX ? nn * nn : nn * (nn - 1) / 2))
+        return gpk__text_fail(t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION: truncated for DIMENSION %u", n);
+    if (nn * nn > SIZE_MAX / sizeof *out->matrix)
+        return gpk__fail(NULL, GPK_ENOMEM, "%s: %u x %u matrix too large", label, n, n);
+    out->matrix = calloc((size_t)nn * nn, sizeof *out->matrix);
+    if (!out->matrix) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+    const gpk_status st = read_weights(t, n, s->fmt, out->matrix);
+    s->weights = st == GPK_OK;
+    return st;
+}
+
+/* One of the four sections, after its keyword. */
+static gpk_status read_section(gpk__text *t, const char *key, size_t klen, const char *label, tsp_seen *s,
+                               gpk_tsp *out)
+{
+    gpk__text_skip_colon(t);
+    if (!s->n) return gpk__text_fail(t, GPK_EFORMAT, "%.*s before DIMENSION", (int)klen, key);
+    if (key[0] == 'N') return read_coord_section(t, label, s, out);
+    if (key[0] == 'E') return read_weight_section(t, label, s, out);
+    gpk_status st;
+    if (key[0] == 'D') {
+        if (s->display) return gpk__text_fail(t, GPK_EFORMAT, "DISPLAY_DATA_SECTION given twice");
+        st = read_nodes(t, s->n, "DISPLAY_DATA_SECTION", 0, NULL, NULL);
+        s->display = st == GPK_OK;
+        return st;
+    }
+    if (s->fixed) return gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION given twice");
+    st = read_fixed_edges(t, s->n, out);
+    s->fixed = st == GPK_OK;
+    return st;
+}
+
+/* After the last keyword: missing pieces (reported at the end of the
+ * file), late GEO checks and the distance matrix. */
+static gpk_status finish_instance(gpk__text *t, const char *label, uint32_t matrix_max, const tsp_seen *s,
+                                  gpk_tsp *out)
+{
+    const uint32_t n = s->n;
+    t->tline = t->line;
+    if (!n) return gpk__text_fail(t, GPK_EFORMAT, "no DIMENSION");
+    if (!s->type) return gpk__text_fail(t, GPK_EFORMAT, "no EDGE_WEIGHT_TYPE");
+    out->n = n;
+    if (out->weight == GPK_TSP_EXPLICIT) {
+        if (!s->weights) return gpk__text_fail(t, GPK_EFORMAT, "no EDGE_WEIGHT_SECTION");
+        /* Coordinates of an EXPLICIT instance only serve display. */
+        free(out->x);
+        free(out->y);
+        out->x = out->y = NULL;
+        return GPK_OK;
+    }
+    if (!s->coords) return gpk__text_fail(t, GPK_EFORMAT, "no NODE_COORD_SECTION");
+    /* GEO given after the section (the section checked them otherwise) */
+    if (out->weight == GPK_TSP_GEO) {
+        for (uint32_t i = 0; i < n; i++) {
+            char what[160];
+            if (geo_bad(out->x[i], out->y[i], what, sizeof what))
+                return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_SECTION: node %u: %s", i + 1, what);
+        }
+    }
+    if (n > matrix_max) return GPK_OK;
+    size_t nn = (size_t)n * n;
+    out->matrix = malloc(nn * sizeof *out->matrix);
+    if (!out->matrix) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+    for (uint32_t i = 0; i < n; i++) {
+        out->matrix[(size_t)i * n + i] = 0;
+        for (uint32_t j = i + 1; j < n; j++) {
+            int32_t d = coord_dist(out, i, j);
+            out->matrix[(size_t)i * n + j] = d;
+            out->matrix[(size_t)j * n + i] = d;
+        }
+    }
+    return GPK_OK;
+}
+
 static gpk_status parse_core(const char *text, size_t len, const char *label, const char *name,
                              uint32_t matrix_max, gpk_tsp *out)
 {
@@ -398,226 +602,26 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
     snprintf(out->name, sizeof out->name, "%s", name ? name : "");
     gpk__text t;
     gpk__text_init(&t, text, len, label);
-    uint32_t n = 0;
-    int have_type = 0, have_coords = 0, have_weights = 0, have_display = 0, have_fixed = 0;
-    weight_format fmt = FMT_NONE;
+    tsp_seen s;
+    memset(&s, 0, sizeof s);
+    s.fmt = FMT_NONE;
     gpk_status st = GPK_OK;
-    const char *key, *val;
-    size_t klen, vlen;
+    const char *key;
+    size_t klen;
     char show[40];
-
-    while (gpk__text_key(&t, &key, &klen)) {
+    while (st == GPK_OK && gpk__text_key(&t, &key, &klen)) {
         if (gpk__tok_is(key, klen, "EOF")) break;
-        if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") ||
-            gpk__tok_is(key, klen, "CAPACITY") || gpk__tok_is(key, klen, "DISPLAY_DATA_TYPE") ||
-            gpk__tok_is(key, klen, "EDGE_DATA_FORMAT")) {
-            gpk__text_value(&t, &val, &vlen);
-        } else if (gpk__tok_is(key, klen, "TYPE")) {
-            gpk__text_value(&t, &val, &vlen);
-            /* si1032 writes "TSP (M.~Hofmeister)": the first word decides. */
-            if (vlen < 3 || memcmp(val, "TSP", 3) != 0 || (vlen > 3 && val[3] != ' ' && val[3] != '\t')) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "TYPE '%s' is not TSP", gpk__tok_show(val, vlen, show));
-                goto fail;
-            }
-        } else if (gpk__tok_is(key, klen, "DIMENSION")) {
-            gpk__text_value(&t, &val, &vlen);
-            int64_t v;
-            if (n) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION given twice");
-                goto fail;
-            }
-            int r = gpk__tok_i64(val, vlen, 0, UINT32_MAX, &v);
-            if (r != 0) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION '%s' is not a count",
-                                    gpk__tok_show(val, vlen, show));
-                goto fail;
-            }
-            if (v < 4) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "DIMENSION %lld: a TSP needs at least 4 cities",
-                                    (long long)v);
-                goto fail;
-            }
-            n = (uint32_t)v;
-        } else if (gpk__tok_is(key, klen, "EDGE_WEIGHT_TYPE")) {
-            gpk__text_value(&t, &val, &vlen);
-            if (have_type) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_TYPE given twice");
-                goto fail;
-            }
-            if (value_is(val, vlen, "EUC_2D")) out->weight = GPK_TSP_EUC_2D;
-            else if (value_is(val, vlen, "CEIL_2D")) out->weight = GPK_TSP_CEIL_2D;
-            else if (value_is(val, vlen, "ATT")) out->weight = GPK_TSP_ATT;
-            else if (value_is(val, vlen, "GEO")) out->weight = GPK_TSP_GEO;
-            else if (value_is(val, vlen, "EXPLICIT")) out->weight = GPK_TSP_EXPLICIT;
-            else {
-                st = gpk__text_fail(&t, GPK_EFORMAT,
-                                    "EDGE_WEIGHT_TYPE '%s' not supported (EUC_2D, CEIL_2D, ATT, GEO, EXPLICIT)",
-                                    gpk__tok_show(val, vlen, show));
-                goto fail;
-            }
-            have_type = 1;
-        } else if (gpk__tok_is(key, klen, "EDGE_WEIGHT_FORMAT")) {
-            gpk__text_value(&t, &val, &vlen);
-            if (fmt != FMT_NONE) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT given twice");
-                goto fail;
-            }
-            if (value_is(val, vlen, "FUNCTION")) fmt = FMT_FUNCTION;
-            else if (value_is(val, vlen, "FULL_MATRIX")) fmt = FMT_FULL_MATRIX;
-            else if (value_is(val, vlen, "UPPER_ROW") || value_is(val, vlen, "LOWER_COL")) fmt = FMT_UPPER_ROW;
-            else if (value_is(val, vlen, "LOWER_ROW") || value_is(val, vlen, "UPPER_COL")) fmt = FMT_LOWER_ROW;
-            else if (value_is(val, vlen, "UPPER_DIAG_ROW") || value_is(val, vlen, "LOWER_DIAG_COL"))
-                fmt = FMT_UPPER_DIAG_ROW;
-            else if (value_is(val, vlen, "LOWER_DIAG_ROW") || value_is(val, vlen, "UPPER_DIAG_COL"))
-                fmt = FMT_LOWER_DIAG_ROW;
-            else {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_FORMAT '%s' not supported",
-                                    gpk__tok_show(val, vlen, show));
-                goto fail;
-            }
-        } else if (gpk__tok_is(key, klen, "NODE_COORD_TYPE")) {
-            gpk__text_value(&t, &val, &vlen);
-            if (!value_is(val, vlen, "TWOD_COORDS") && !value_is(val, vlen, "NO_COORDS")) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_TYPE '%s' not supported (2D only)",
-                                    gpk__tok_show(val, vlen, show));
-                goto fail;
-            }
-        } else if (gpk__tok_is(key, klen, "NODE_COORD_SECTION") || gpk__tok_is(key, klen, "EDGE_WEIGHT_SECTION") ||
-                   gpk__tok_is(key, klen, "DISPLAY_DATA_SECTION") ||
-                   gpk__tok_is(key, klen, "FIXED_EDGES_SECTION")) {
-            gpk__text_skip_colon(&t);
-            if (!n) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "%.*s before DIMENSION", (int)klen, key);
-                goto fail;
-            }
-            if (key[0] == 'N') {
-                if (have_coords) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION given twice");
-                    goto fail;
-                }
-                /* Room first: a lying DIMENSION must not size the arrays. */
-                if (!room_for(&t, 3 * (uint64_t)n)) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION: truncated, DIMENSION %u needs %llu numbers",
-                                        n, 3ull * n);
-                    goto fail;
-                }
-                out->x = malloc((size_t)n * sizeof *out->x);
-                out->y = malloc((size_t)n * sizeof *out->y);
-                if (!out->x || !out->y) {
-                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for %u cities", label, n);
-                    goto fail;
-                }
-                if ((st = read_nodes(&t, n, "NODE_COORD_SECTION", have_type && out->weight == GPK_TSP_GEO, out->x, out->y)) != GPK_OK) goto fail;
-                have_coords = 1;
-            } else if (key[0] == 'E') {
-                if (have_weights) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION given twice");
-                    goto fail;
-                }
-                if (!have_type || out->weight != GPK_TSP_EXPLICIT) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without EDGE_WEIGHT_TYPE EXPLICIT");
-                    goto fail;
-                }
-                if (fmt == FMT_NONE || fmt == FMT_FUNCTION) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION without a matrix EDGE_WEIGHT_FORMAT");
-                    goto fail;
-                }
-                /* Check the room first so that a huge DIMENSION fails as a
-                 * truncated file, not as an n x n allocation. */
-                uint64_t nn = n;
-                if (!room_for(&t, fmt == FMT_FULL_MATRIX ? nn * nn : nn * (nn - 1) / 2)) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "EDGE_WEIGHT_SECTION: truncated for DIMENSION %u", n);
-                    goto fail;
-                }
-                if (nn * nn > SIZE_MAX / sizeof *out->matrix) {
-                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: %u x %u matrix too large", label, n, n);
-                    goto fail;
-                }
-                out->matrix = calloc((size_t)nn * nn, sizeof *out->matrix);
-                if (!out->matrix) {
-                    st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
-                    goto fail;
-                }
-                if ((st = read_weights(&t, n, fmt, out->matrix)) != GPK_OK) goto fail;
-                have_weights = 1;
-            } else if (key[0] == 'D') {
-                if (have_display) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "DISPLAY_DATA_SECTION given twice");
-                    goto fail;
-                }
-                if ((st = read_nodes(&t, n, "DISPLAY_DATA_SECTION", 0, NULL, NULL)) != GPK_OK) goto fail;
-                have_display = 1;
-            } else {
-                if (have_fixed) {
-                    st = gpk__text_fail(&t, GPK_EFORMAT, "FIXED_EDGES_SECTION given twice");
-                    goto fail;
-                }
-                if ((st = read_fixed_edges(&t, n, out)) != GPK_OK) goto fail;
-                have_fixed = 1;
-            }
-        } else {
+        st = read_header(&t, key, klen, &s, out);
+        if (st != NOT_HEADER) continue;
+        if (gpk__tok_is(key, klen, "NODE_COORD_SECTION") || gpk__tok_is(key, klen, "EDGE_WEIGHT_SECTION") ||
+            gpk__tok_is(key, klen, "DISPLAY_DATA_SECTION") || gpk__tok_is(key, klen, "FIXED_EDGES_SECTION"))
+            st = read_section(&t, key, klen, label, &s, out);
+        else
             st = gpk__text_fail(&t, GPK_EFORMAT, "unknown keyword '%s'%s", gpk__tok_show(key, klen, show),
                                 key[0] >= '0' && key[0] <= '9' ? " (more data than DIMENSION?)" : "");
-            goto fail;
-        }
     }
-
-    /* Missing pieces are reported at the end of the file. */
-    t.tline = t.line;
-    if (!n) {
-        st = gpk__text_fail(&t, GPK_EFORMAT, "no DIMENSION");
-        goto fail;
-    }
-    if (!have_type) {
-        st = gpk__text_fail(&t, GPK_EFORMAT, "no EDGE_WEIGHT_TYPE");
-        goto fail;
-    }
-    out->n = n;
-    if (out->weight == GPK_TSP_EXPLICIT) {
-        if (!have_weights) {
-            st = gpk__text_fail(&t, GPK_EFORMAT, "no EDGE_WEIGHT_SECTION");
-            goto fail;
-        }
-        /* Coordinates of an EXPLICIT instance only serve display. */
-        free(out->x);
-        free(out->y);
-        out->x = out->y = NULL;
-        return GPK_OK;
-    }
-    if (!have_coords) {
-        st = gpk__text_fail(&t, GPK_EFORMAT, "no NODE_COORD_SECTION");
-        goto fail;
-    }
-    /* GEO given after the section (the section checked them otherwise) */
-    if (out->weight == GPK_TSP_GEO) {
-        for (uint32_t i = 0; i < n; i++) {
-            char what[160];
-            if (geo_bad(out->x[i], out->y[i], what, sizeof what)) {
-                st = gpk__text_fail(&t, GPK_EFORMAT, "NODE_COORD_SECTION: node %u: %s", i + 1, what);
-                goto fail;
-            }
-        }
-    }
-    if (n <= matrix_max) {
-        size_t nn = (size_t)n * n;
-        out->matrix = malloc(nn * sizeof *out->matrix);
-        if (!out->matrix) {
-            st = gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
-            goto fail;
-        }
-        for (uint32_t i = 0; i < n; i++) {
-            out->matrix[(size_t)i * n + i] = 0;
-            for (uint32_t j = i + 1; j < n; j++) {
-                int32_t d = coord_dist(out, i, j);
-                out->matrix[(size_t)i * n + j] = d;
-                out->matrix[(size_t)j * n + i] = d;
-            }
-        }
-    }
-    return GPK_OK;
-
-fail:
-    gpk_tsp_free(out);
+    if (st == GPK_OK) st = finish_instance(&t, label, matrix_max, &s, out);
+    if (st != GPK_OK) gpk_tsp_free(out);
     return st;
 }
 
@@ -768,3 +772,75 @@ gpk_status gpk_tsp_load_tour(const char *path, uint32_t *n, uint32_t **tour)
     free(text);
     return st;
 }
+
+/* ---- the problem contract (problem.h) ---- */
+
+static gpk_status tsp_describe(const gpk_search_problem *pb, gpk_search_problem_info *info,
+                               uint64_t *fingerprint, const char **why)
+{
+    const gpk_tsp *t = pb->tsp;
+    if (!t) return *why = "TSP problem with a NULL tsp instance", GPK_EINVAL;
+    if (!t->matrix && (!t->x || !t->y))
+        return *why = "TSP instance without coordinates or matrix", GPK_EINVAL;
+    info->n = t->n;
+    snprintf(info->name, sizeof info->name, "%s", t->name);
+    if (!fingerprint) return GPK_OK;
+    uint64_t h = 0x6a09e667f3bcc908ull ^ (uint64_t)GPK_PROBLEM_TSP;
+    h ^= (uint64_t)t->weight << 40;
+    if (t->x && t->y) {
+        h = gpk__fingerprint(h, t->x, (size_t)t->n * sizeof *t->x);
+        h = gpk__fingerprint(h, t->y, (size_t)t->n * sizeof *t->y);
+    } else {
+        h = gpk__fingerprint(h, t->matrix, (size_t)t->n * t->n * sizeof *t->matrix);
+    }
+    *fingerprint = h;
+    return GPK_OK;
+}
+
+static gpk_status tsp_cost(const gpk_search_problem *pb, const uint32_t *solution, int64_t *cost)
+{
+    *cost = gpk_tsp_tour_length(pb->tsp, solution);
+    return GPK_OK;
+}
+
+/* or2opt: a multistart of iterated local searches over the threads; the
+ * other neighbourhoods: the iterated tabu search. */
+static gpk_search_algo tsp_auto_algo(gpk_neighbourhood nb)
+{
+    return nb == GPK_NB_OR_OPT ? GPK_SEARCH_MULTISTART : GPK_SEARCH_ITS;
+}
+
+/* 2-opt: n / 2 (at least 5) on the (i, j) pair; swap: 2n (search.c,
+ * default_tenure, says why). */
+static uint32_t tsp_default_tenure(gpk_neighbourhood nb, uint32_t n)
+{
+    const uint32_t t = nb == GPK_NB_TWO_OPT ? (n / 2 < 5 ? 5 : n / 2) : 2 * n;
+    return t < 2 ? 2 : t;
+}
+
+static uint32_t tsp_default_global_iters(gpk_search_algo algo, uint32_t n)
+{
+    (void)algo;
+    (void)n;
+    return 10; /* the paper's 10 x 1000 */
+}
+
+const gpk__problem_ops gpk__tsp_ops = {
+    .kind = GPK_PROBLEM_TSP,
+    .name = "TSP",
+    .command = "tsp",
+    .n_min = 3, /* a tour; below 4 cities every tour has the same length, the search just stops */
+    .binary = 0,
+    .zero_solves = 0,
+    .default_nb = GPK_NB_OR_OPT,
+    .paper_nb = GPK_NB_TWO_OPT,
+    .nbs = GPK__NB_BIT(GPK_NB_SWAP) | GPK__NB_BIT(GPK_NB_TWO_OPT) | GPK__NB_BIT(GPK_NB_OR_OPT),
+    .nb_list = "swap, 2opt or or2opt",
+    .auto_seconds = GPK_SEARCH_TSP_DEFAULT_SECONDS,
+    .auto_algo = tsp_auto_algo,
+    .describe = tsp_describe,
+    .cost = tsp_cost,
+    .default_tenure = tsp_default_tenure,
+    .default_global_iters = tsp_default_global_iters,
+    .tenure_draw = NULL,
+};

@@ -1,4 +1,4 @@
-/* TSP local search at scale (neighbourhood "or2opt", issue 18): 2-opt and
+/* TSP local search at scale (neighbourhood "or2opt"): 2-opt and
  * Or-opt (segments of 1 to 3 cities) over the K nearest neighbours of each
  * city, with don't-look bits, on an array tour; an iterated local search
  * (ILS) with segment-swap ("double-bridge") kicks on top.

@@ -380,34 +380,14 @@ const char *cli_check_search_result(const gpk_search_problem *pb, const gpk_sear
                                 size_t len)
 {
     if (r->n != n || !r->solution) return "the result has the wrong size";
-    int64_t value;
-    if (pb->kind == GPK_PROBLEM_PPP) {
-        const gpk_ppp *p = pb->ppp;
-        int8_t *v = malloc(n);
-        int32_t *y = malloc((size_t)(p->m ? p->m : 1) * sizeof *y);
-        if (!v || !y) {
-            free(v);
-            free(y);
-            return "out of host memory for the check";
-        }
-        for (uint32_t j = 0; j < n; j++) v[j] = r->solution[j] ? 1 : -1;
-        gpk_ppp_product(p, v, y);
-        value = gpk_ppp_fitness(p, y);
-        free(v);
-        free(y);
-    } else {
-        unsigned char *seen = calloc(n, 1);
-        if (!seen) return "out of host memory for the check";
-        for (uint32_t i = 0; i < n; i++) {
-            if (r->solution[i] >= n || seen[r->solution[i]]++) {
-                free(seen);
-                return "the result is not a permutation";
-            }
-        }
-        free(seen);
-        value = pb->kind == GPK_PROBLEM_QAP ? gpk_qap_cost(pb->qap, r->solution)
-                                            : gpk_tsp_tour_length(pb->tsp, r->solution);
+    const gpk_status cs = gpk_search_problem_check_solution(pb, r->solution);
+    if (cs == GPK_ENOMEM) return "out of host memory for the check";
+    if (cs != GPK_OK) {
+        snprintf(buf, len, "the result: %s", gpk_last_error(NULL));
+        return buf;
     }
+    int64_t value;
+    if (gpk_search_problem_cost(pb, r->solution, &value) != GPK_OK) return "out of host memory for the check";
     if (value != r->best) {
         snprintf(buf, len, "the search reports %lld, the solution evaluates to %lld", (long long)r->best,
                  (long long)value);
@@ -431,48 +411,66 @@ static char *beside(const char *path, const char *name, const char *ext)
     return f;
 }
 
-/* Reads a tour (TSP) or permutation (QAP) for an instance of n; NULL after
- * a message when the file is unreadable or of another size. Some published
- * .sln files (nug12 .. nug25) list the inverse permutation, location ->
- * facility: when the file's cost is that of the inverse and not of the
- * permutation as read, the inverse is taken (and said). */
-static uint32_t *load_solution(const char *cmd, const gpk_search_problem *pb, const char *path, uint32_t n,
-                               int quiet)
+/* A problem's solution file: *m entries in *sol (0-based, malloc'd). */
+typedef gpk_status (*solution_reader)(const char *cmd, const gpk_search_problem *pb, const char *path,
+                                      uint32_t n, int quiet, uint32_t *m, uint32_t **sol);
+
+static gpk_status tsp_read_solution(const char *cmd, const gpk_search_problem *pb, const char *path,
+                                    uint32_t n, int quiet, uint32_t *m, uint32_t **sol)
 {
-    const gpk_problem_kind kind = pb->kind;
-    uint32_t m = 0, *sol = NULL;
+    (void)cmd, (void)pb, (void)n, (void)quiet;
+    return gpk_tsp_load_tour(path, m, sol);
+}
+
+/* Some published .sln files (nug12 .. nug25) list the inverse permutation,
+ * location -> facility: when the file's cost is that of the inverse and
+ * not of the permutation as read, the inverse is taken (and said). */
+static gpk_status qap_read_solution(const char *cmd, const gpk_search_problem *pb, const char *path,
+                                    uint32_t n, int quiet, uint32_t *m, uint32_t **sol)
+{
     int64_t cost;
-    gpk_status s = kind == GPK_PROBLEM_TSP ? gpk_tsp_load_tour(path, &m, &sol)
-                                           : gpk_qap_load_solution(path, &m, &cost, &sol);
+    gpk_status s = gpk_qap_load_solution(path, m, &cost, sol);
+    if (s != GPK_OK || *m != n || gpk_qap_cost(pb->qap, *sol) == cost) return s;
+    uint32_t *inv = malloc((size_t)n * sizeof *inv);
+    if (!inv) return GPK_OK;
+    for (uint32_t i = 0; i < n; i++) inv[(*sol)[i]] = i;
+    if (gpk_qap_cost(pb->qap, inv) != cost) {
+        free(inv);
+        return GPK_OK;
+    }
+    if (!quiet)
+        fprintf(stderr, "gpk %s: %s lists location -> facility (its cost is the inverse's): inverted\n", cmd,
+                path);
+    free(*sol);
+    *sol = inv;
+    return GPK_OK;
+}
+
+/* Reads a solution of the problem (a tour, a permutation) for an instance
+ * of n `noun`; NULL after a message when the file is unreadable or of
+ * another size. */
+static uint32_t *load_solution(const char *cmd, const gpk_search_problem *pb, solution_reader read,
+                               const char *noun, const char *path, uint32_t n, int quiet)
+{
+    uint32_t m = 0, *sol = NULL;
+    gpk_status s = read(cmd, pb, path, n, quiet, &m, &sol);
     if (s != GPK_OK) {
         if (!quiet) cli_error(cmd, "%s", gpk_last_error(NULL));
         return NULL;
     }
     if (m != n) {
-        if (!quiet) cli_error(cmd, "%s: %u %s, the instance has %u", path, m, kind == GPK_PROBLEM_TSP ? "cities" : "facilities", n);
+        if (!quiet) cli_error(cmd, "%s: %u %s, the instance has %u", path, m, noun, n);
         free(sol);
         return NULL;
-    }
-    if (kind == GPK_PROBLEM_QAP && gpk_qap_cost(pb->qap, sol) != cost) {
-        uint32_t *inv = malloc((size_t)n * sizeof *inv);
-        if (inv) {
-            for (uint32_t i = 0; i < n; i++) inv[sol[i]] = i;
-            if (gpk_qap_cost(pb->qap, inv) == cost) {
-                if (!quiet)
-                    fprintf(stderr, "gpk %s: %s lists location -> facility (its cost is the inverse's): inverted\n",
-                            cmd, path);
-                free(sol);
-                return inv;
-            }
-            free(inv);
-        }
     }
     return sol;
 }
 
 static int64_t solution_cost(const gpk_search_problem *pb, const uint32_t *sol)
 {
-    return pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, sol) : gpk_qap_cost(pb->qap, sol);
+    int64_t cost = 0;
+    gpk_search_problem_cost(pb, sol, &cost); /* a tour or permutation: no memory needed */
+    return cost;
 }
 
 /* ---- FIXED_EDGES_SECTION (TSPLIB's linhp318) ---------------------------------------------
@@ -607,7 +605,36 @@ static int ranks_agree(const char *cmd, int ok, const char *what)
     return ok;
 }
 
-/* ---- the command ------------------------------------------------------------------------- */
+/* ---- the problems the commands know ---------------------------------------------------
+ * The library's table (src/search/problem.h) answers the name, the
+ * neighbourhoods, the check and the evaluation; what only the command
+ * knows of a problem is here: its help, its options, its solution files
+ * and its output. */
+
+enum {
+    CLI_OPT_FILE = 1,      /* an instance file; --init, --eval FILE, --best-known */
+    CLI_OPT_GENERATED = 2, /* a generated instance: --m, --n, --search-seed */
+    CLI_OPT_RANDOM = 4,    /* --random N */
+    CLI_OPT_QAP_DELTA = 8, /* --qap-delta */
+    CLI_OPT_SVG = 16       /* --svg */
+};
+
+typedef struct search_state search_state;
+
+typedef struct cli_problem {
+    gpk_problem_kind kind;
+    void (*help)(FILE *f);
+    unsigned opts;           /* CLI_OPT_* */
+    const char *nb_allowed;  /* --nb's message */
+    int solved_at_zero;      /* cost 0 solves it: "solved", no reference check */
+    const char *value_word;  /* --eval's report: "cost", "length" */
+    const char *noun;        /* what n counts: "facilities", "cities" */
+    const char *beside_ext;  /* the reference solution beside the instance (NULL: none) */
+    const char *beside_kind; /* and its kind: "BKS", "OPT" */
+    solution_reader read_solution;
+    int (*load)(search_state *st);  /* the instance into st: 0, or the exit status after a message */
+    int (*write)(search_state *st); /* --out: 0, or -1 after a message */
+} cli_problem;
 
 typedef struct search_args {
     const char *file, *out, *svg, *init, *eval_file;
@@ -626,6 +653,36 @@ typedef struct search_args {
     gpk_backend backend;
 } search_args;
 
+/* One run of a command: the arguments, the instance, the contexts, the
+ * result. Zeroed at the start; search_free releases what is set. */
+struct search_state {
+    const char *cmd;
+    const cli_problem *prob;
+    search_args a;
+    gpk_qap qap;
+    gpk_tsp tsp, tsp_search; /* tsp_search: the FIXED_EDGES_SECTION copy the search runs on */
+    gpk_ppp ppp;
+    int64_t fixed_shift;
+    int fixed_enforced;
+    gpk_search_problem pb;
+    char instance[96];
+    uint32_t n;
+    cli_best_known bk;
+    uint32_t *init_sol;
+    gpk_ctx *ctx;
+    gpk_ctx **gctx; /* --gpus / multistart on CUDA / --mpi: one context per GPU or start */
+    int ngpu;
+    int use_gpu, multi;
+    int mpi_contexts; /* --mpi: the contexts of all ranks */
+    gpk_ctx_info info;
+    gpk_search_result res;
+#ifdef GPK_HAVE_MPI
+    gpk_mpi_search_run *mpi_runs; /* --mpi: every run's record */
+#endif
+    char tag[160];
+    progress_state ps;
+};
+
 static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out,
                      const char *what)
 {
@@ -636,183 +693,193 @@ static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t
     return 0;
 }
 
-/* Returns -1 to go on, else the exit status. */
-static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **argv, search_args *a)
+/* What the option parsers return besides an exit status. */
+#define ARG_TAKEN (-1) /* the argument was the parser's: go on */
+#define ARG_OTHER (-2) /* not the parser's */
+
+/* The search's options, the same for every problem. */
+static int parse_search_option(const char *cmd, const cli_problem *pr, int argc, char **argv, int *i,
+                               search_args *a)
 {
-    void (*help)(FILE *) = kind == GPK_PROBLEM_QAP ? cmd_qap_help : kind == GPK_PROBLEM_TSP ? cmd_tsp_help
-                                                                                              : cmd_ppp_help;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
-        int m;
-        if (cli_is_help(arg)) {
-            if (this_rank() == 0) help(stdout);
-            return CLI_OK;
-        }
-        if (cli_flag(arg, NULL, "--json")) {
-            a->json = 1;
-        } else if (cli_flag(arg, NULL, "--paper")) {
-            a->paper = 1;
-        } else if (cli_flag(arg, NULL, "--mpi")) {
+    const char *arg = argv[*i], *val = NULL;
+    int m;
+    if (cli_flag(arg, NULL, "--json")) {
+        a->json = 1;
+    } else if (cli_flag(arg, NULL, "--paper")) {
+        a->paper = 1;
+    } else if (cli_flag(arg, NULL, "--mpi")) {
 #ifndef GPK_HAVE_MPI
-            cli_error(cmd, "--mpi: this gpk was built without MPI (gpk-mpi is built beside gpk when MPI is "
-                           "found at build time: GPK_WITH_MPI)");
-            return CLI_USAGE;
+        cli_error(cmd,
+                  "--mpi: this gpk was built without MPI (gpk-mpi is built beside gpk when MPI is "
+                  "found at build time: GPK_WITH_MPI)");
+        return CLI_USAGE;
 #endif
-            a->mpi = 1;
+        a->mpi = 1;
 #ifdef GPK_HAVE_MPI
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--mpi-timeout", &val)) != 0) {
-            double t; /* set at MPI's start (cli_mpi_init), checked here */
-            if (m < 0) return CLI_USAGE;
-            if (cli_mpi_timeout_value(val, &t) != 0) {
-                cli_error(cmd, "bad value '%s' for --mpi-timeout (seconds, 0 to 1e6; 0: no bound)", val);
-                return CLI_USAGE;
-            }
-#endif
-        } else if (cli_flag(arg, "-q", "--quiet")) {
-            a->quiet = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (gpk_search_algo_parse(val, &a->so.algo) != GPK_OK) {
-                cli_error(cmd, "unknown --algo '%s' (auto, hc, hc-first, tabu, its, multistart)", val);
-                return CLI_USAGE;
-            }
-            a->algo_set = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--nb", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            gpk_neighbourhood nb;
-            const char *allowed = kind == GPK_PROBLEM_QAP   ? "swap"
-                                  : kind == GPK_PROBLEM_TSP ? "2opt, swap, or2opt"
-                                                            : "flip1, flip2";
-            int ok = gpk_neighbourhood_parse(val, &nb) == GPK_OK;
-            if (ok) {
-                switch (kind) {
-                case GPK_PROBLEM_QAP: ok = nb == GPK_NB_SWAP; break;
-                case GPK_PROBLEM_TSP: ok = nb == GPK_NB_SWAP || nb == GPK_NB_TWO_OPT || nb == GPK_NB_OR_OPT; break;
-                default: ok = nb == GPK_NB_FLIP1 || nb == GPK_NB_FLIP2; break;
-                }
-            }
-            if (!ok) {
-                cli_error(cmd, "--nb '%s' is not a neighbourhood of gpk %s (%s)", val, cmd, allowed);
-                return CLI_USAGE;
-            }
-            a->so.nb = nb;
-            a->nb_set = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--iters", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--iters", val, 0, UINT64_MAX, &a->iters, "a count, 0 for the default") != 0)
-                return CLI_USAGE;
-            a->have_iters = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--global", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--global", val, 1, UINT32_MAX, &a->global, "1 or more") != 0)
-                return CLI_USAGE;
-            a->have_global = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--tenure", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--tenure", val, 1, UINT32_MAX, &a->tenure, "1 or more") != 0)
-                return CLI_USAGE;
-            a->have_tenure = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--starts", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--starts", val, 1, UINT32_MAX, &a->starts, "1 or more") != 0)
-                return CLI_USAGE;
-            a->have_starts = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--seed", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--seed", val, 0, UINT64_MAX, &a->seed, "an unsigned integer") != 0)
-                return CLI_USAGE;
-        } else if (kind == GPK_PROBLEM_PPP &&
-                   (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--search-seed", &val)) != 0) {
-            if (m < 0 ||
-                parse_u64(cmd, "--search-seed", val, 0, UINT64_MAX, &a->search_seed, "an unsigned integer") != 0)
-                return CLI_USAGE;
-            a->have_search_seed = 1;
-        } else if (kind == GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--m", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--m", val, 1, UINT32_MAX, &a->m, "rows, 1 or more") != 0)
-                return CLI_USAGE;
-            a->have_m = 1;
-        } else if (kind == GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--n", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--n", val, 1, UINT32_MAX, &a->n, "columns, odd") != 0) return CLI_USAGE;
-            if (a->n % 2 == 0) {
-                cli_error(cmd, "bad --n '%s': n must be odd (no (A V)_i may be 0)", val);
-                return CLI_USAGE;
-            }
-            a->have_n = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &a->backend) != GPK_OK || a->backend == GPK_BACKEND_OPENCL) {
-                cli_error(cmd, "%s backend '%s' for the search (auto, cpu, cuda)",
-                          a->backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
-                return CLI_USAGE;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--eval", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            /* ours / paper: the CUDA mode; anything else a solution to evaluate. */
-            FILE *probe = NULL;
-            if (gpk_search_eval_parse(val, &a->so.eval) == GPK_OK) {
-                a->have_eval = 1;
-            } else if (kind != GPK_PROBLEM_PPP && (probe = fopen(val, "r")) != NULL) {
-                fclose(probe);
-                a->eval_file = val;
-            } else {
-                cli_error(cmd, "unknown --eval '%s' (ours, paper%s)", val,
-                          kind == GPK_PROBLEM_PPP ? "" : ", or a solution file to evaluate");
-                return CLI_USAGE;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--time-limit", &val)) != 0) {
-            char *end;
-            if (m < 0) return CLI_USAGE;
-            a->time_limit = strtod(val, &end);
-            if (end == val || *end || !(a->time_limit > 0) || a->time_limit > 1e9) {
-                cli_error(cmd, "bad --time-limit '%s' (seconds, more than 0)", val);
-                return CLI_USAGE;
-            }
-        } else if (kind == GPK_PROBLEM_TSP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--random", &val)) != 0) {
-            if (m < 0 || cli_parse_size(val, &a->random_n) != 0 || a->random_n < 4 || a->random_n > (1u << 26)) {
-                cli_error(cmd, "bad --random '%s' (cities, 4 .. 2^26)", val);
-                return CLI_USAGE;
-            }
-        } else if (kind != GPK_PROBLEM_PPP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--init", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            a->init = val;
-        } else if (kind != GPK_PROBLEM_PPP &&
-                   (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--best-known", &val)) != 0) {
-            char *end;
-            if (m < 0) return CLI_USAGE;
-            long long v = strtoll(val, &end, 10);
-            if (end == val || *end) {
-                cli_error(cmd, "bad --best-known '%s' (an integer cost)", val);
-                return CLI_USAGE;
-            }
-            a->best_known = v;
-            a->have_best_known = 1;
-        } else if (kind == GPK_PROBLEM_QAP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--qap-delta", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (strcmp(val, "table") == 0) a->so.qap_delta = GPK_QAP_DELTA_TABLE;
-            else if (strcmp(val, "formula") == 0) a->so.qap_delta = GPK_QAP_DELTA_FORMULA;
-            else {
-                cli_error(cmd, "unknown --qap-delta '%s' (table, formula)", val);
-                return CLI_USAGE;
-            }
-            a->have_qap_delta = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
-            uint64_t v;
-            if (m < 0 || parse_u64(cmd, "--threads", val, 0, 1 << 16, &v, "0 for all cores") != 0) return CLI_USAGE;
-            a->threads = (int)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gpus", &val)) != 0) {
-            if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &a->gpus, "1 or more") != 0) return CLI_USAGE;
-            a->have_gpus = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--out", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            a->out = val;
-        } else if (kind == GPK_PROBLEM_TSP && (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--svg", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            a->svg = val;
-        } else if (kind != GPK_PROBLEM_PPP && arg[0] != '-' && !a->file) {
-            a->file = arg;
-        } else if (kind != GPK_PROBLEM_PPP && arg[0] != '-') {
-            cli_error(cmd, "one instance file only: '%s' and '%s'", a->file, arg);
-            return CLI_USAGE;
-        } else {
-            cli_error(cmd, "unknown option or argument '%s' (see gpk %s --help)", arg, cmd);
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--mpi-timeout", &val)) != 0) {
+        double t; /* set at MPI's start (cli_mpi_init), checked here */
+        if (m < 0) return CLI_USAGE;
+        if (cli_mpi_timeout_value(val, &t) != 0) {
+            cli_error(cmd, "bad value '%s' for --mpi-timeout (seconds, 0 to 1e6; 0: no bound)", val);
             return CLI_USAGE;
         }
+#endif
+    } else if (cli_flag(arg, "-q", "--quiet")) {
+        a->quiet = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--algo", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        if (gpk_search_algo_parse(val, &a->so.algo) != GPK_OK) {
+            cli_error(cmd, "unknown --algo '%s' (auto, hc, hc-first, tabu, its, multistart)", val);
+            return CLI_USAGE;
+        }
+        a->algo_set = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--nb", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        gpk_neighbourhood nb;
+        if (gpk_neighbourhood_parse(val, &nb) != GPK_OK || nb == GPK_NB_DEFAULT ||
+            !gpk_search_nb_applies(pr->kind, nb)) {
+            cli_error(cmd, "--nb '%s' is not a neighbourhood of gpk %s (%s)", val, cmd, pr->nb_allowed);
+            return CLI_USAGE;
+        }
+        a->so.nb = nb;
+        a->nb_set = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--iters", &val)) != 0) {
+        if (m < 0 ||
+            parse_u64(cmd, "--iters", val, 0, UINT64_MAX, &a->iters, "a count, 0 for the default") != 0)
+            return CLI_USAGE;
+        a->have_iters = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--global", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--global", val, 1, UINT32_MAX, &a->global, "1 or more") != 0)
+            return CLI_USAGE;
+        a->have_global = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--tenure", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--tenure", val, 1, UINT32_MAX, &a->tenure, "1 or more") != 0)
+            return CLI_USAGE;
+        a->have_tenure = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--starts", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--starts", val, 1, UINT32_MAX, &a->starts, "1 or more") != 0)
+            return CLI_USAGE;
+        a->have_starts = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--seed", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--seed", val, 0, UINT64_MAX, &a->seed, "an unsigned integer") != 0)
+            return CLI_USAGE;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--backend", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        if (gpk_backend_parse(val, &a->backend) != GPK_OK || a->backend == GPK_BACKEND_OPENCL) {
+            cli_error(cmd, "%s backend '%s' for the search (auto, cpu, cuda)",
+                      a->backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
+            return CLI_USAGE;
+        }
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--eval", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        /* ours / paper: the CUDA mode; anything else a solution to evaluate. */
+        FILE *probe = NULL;
+        if (gpk_search_eval_parse(val, &a->so.eval) == GPK_OK) {
+            a->have_eval = 1;
+        } else if ((pr->opts & CLI_OPT_FILE) && (probe = fopen(val, "r")) != NULL) {
+            fclose(probe);
+            a->eval_file = val;
+        } else {
+            cli_error(cmd, "unknown --eval '%s' (ours, paper%s)", val,
+                      pr->opts & CLI_OPT_FILE ? ", or a solution file to evaluate" : "");
+            return CLI_USAGE;
+        }
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--time-limit", &val)) != 0) {
+        char *end;
+        if (m < 0) return CLI_USAGE;
+        a->time_limit = strtod(val, &end);
+        if (end == val || *end || !(a->time_limit > 0) || a->time_limit > 1e9) {
+            cli_error(cmd, "bad --time-limit '%s' (seconds, more than 0)", val);
+            return CLI_USAGE;
+        }
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--threads", &val)) != 0) {
+        uint64_t v;
+        if (m < 0 || parse_u64(cmd, "--threads", val, 0, 1 << 16, &v, "0 for all cores") != 0)
+            return CLI_USAGE;
+        a->threads = (int)v;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--gpus", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &a->gpus, "1 or more") != 0) return CLI_USAGE;
+        a->have_gpus = 1;
+    } else if ((m = cli_opt_value(cmd, argc, argv, i, "-o", "--out", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        a->out = val;
+    } else {
+        return ARG_OTHER;
     }
+    return ARG_TAKEN;
+}
+
+/* The options and the instance argument of some problems only (cli_problem.opts). */
+static int parse_problem_option(const char *cmd, const cli_problem *pr, int argc, char **argv, int *i,
+                                search_args *a)
+{
+    const char *arg = argv[*i], *val = NULL;
+    const unsigned o = pr->opts;
+    int m;
+    if ((o & CLI_OPT_GENERATED) &&
+        (m = cli_opt_value(cmd, argc, argv, i, NULL, "--search-seed", &val)) != 0) {
+        if (m < 0 ||
+            parse_u64(cmd, "--search-seed", val, 0, UINT64_MAX, &a->search_seed, "an unsigned integer") != 0)
+            return CLI_USAGE;
+        a->have_search_seed = 1;
+    } else if ((o & CLI_OPT_GENERATED) && (m = cli_opt_value(cmd, argc, argv, i, NULL, "--m", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--m", val, 1, UINT32_MAX, &a->m, "rows, 1 or more") != 0)
+            return CLI_USAGE;
+        a->have_m = 1;
+    } else if ((o & CLI_OPT_GENERATED) && (m = cli_opt_value(cmd, argc, argv, i, NULL, "--n", &val)) != 0) {
+        if (m < 0 || parse_u64(cmd, "--n", val, 1, UINT32_MAX, &a->n, "columns, odd") != 0) return CLI_USAGE;
+        if (a->n % 2 == 0) {
+            cli_error(cmd, "bad --n '%s': n must be odd (no (A V)_i may be 0)", val);
+            return CLI_USAGE;
+        }
+        a->have_n = 1;
+    } else if ((o & CLI_OPT_RANDOM) && (m = cli_opt_value(cmd, argc, argv, i, NULL, "--random", &val)) != 0) {
+        if (m < 0 || cli_parse_size(val, &a->random_n) != 0 || a->random_n < 4 || a->random_n > (1u << 26)) {
+            cli_error(cmd, "bad --random '%s' (cities, 4 .. 2^26)", val);
+            return CLI_USAGE;
+        }
+    } else if ((o & CLI_OPT_FILE) && (m = cli_opt_value(cmd, argc, argv, i, NULL, "--init", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        a->init = val;
+    } else if ((o & CLI_OPT_FILE) &&
+               (m = cli_opt_value(cmd, argc, argv, i, NULL, "--best-known", &val)) != 0) {
+        char *end;
+        if (m < 0) return CLI_USAGE;
+        long long v = strtoll(val, &end, 10);
+        if (end == val || *end) {
+            cli_error(cmd, "bad --best-known '%s' (an integer cost)", val);
+            return CLI_USAGE;
+        }
+        a->best_known = v;
+        a->have_best_known = 1;
+    } else if ((o & CLI_OPT_QAP_DELTA) &&
+               (m = cli_opt_value(cmd, argc, argv, i, NULL, "--qap-delta", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        if (strcmp(val, "table") == 0) a->so.qap_delta = GPK_QAP_DELTA_TABLE;
+        else if (strcmp(val, "formula") == 0) a->so.qap_delta = GPK_QAP_DELTA_FORMULA;
+        else {
+            cli_error(cmd, "unknown --qap-delta '%s' (table, formula)", val);
+            return CLI_USAGE;
+        }
+        a->have_qap_delta = 1;
+    } else if ((o & CLI_OPT_SVG) && (m = cli_opt_value(cmd, argc, argv, i, NULL, "--svg", &val)) != 0) {
+        if (m < 0) return CLI_USAGE;
+        a->svg = val;
+    } else if ((o & CLI_OPT_FILE) && arg[0] != '-' && !a->file) {
+        a->file = arg;
+    } else if ((o & CLI_OPT_FILE) && arg[0] != '-') {
+        cli_error(cmd, "one instance file only: '%s' and '%s'", a->file, arg);
+        return CLI_USAGE;
+    } else {
+        return ARG_OTHER;
+    }
+    return ARG_TAKEN;
+}
+
+/* The instance arguments, --paper, and the defaults resolved as the
+ * library resolves them. -1 to go on, else the exit status. */
+static int resolve_args(const char *cmd, const cli_problem *pr, search_args *a)
+{
     if (a->random_n && a->file) {
         cli_error(cmd, "--random generates the instance: no instance file ('%s')", a->file);
         return CLI_USAGE;
@@ -821,11 +888,11 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         cli_error(cmd, "--init and --eval need an instance file, not --random");
         return CLI_USAGE;
     }
-    if (kind != GPK_PROBLEM_PPP && !a->file && !a->random_n) {
+    if ((pr->opts & CLI_OPT_FILE) && !a->file && !a->random_n) {
         cli_error(cmd, "no instance file (gpk %s FILE; see gpk %s --help)", cmd, cmd);
         return CLI_USAGE;
     }
-    if (kind == GPK_PROBLEM_PPP && (!a->have_m || !a->have_n)) {
+    if ((pr->opts & CLI_OPT_GENERATED) && (!a->have_m || !a->have_n)) {
         cli_error(cmd, "the instance needs --m and --n (e.g. --m 73 --n 73)");
         return CLI_USAGE;
     }
@@ -838,7 +905,7 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             return CLI_USAGE;
         }
         a->so.algo = GPK_SEARCH_ITS;
-        a->so.nb = kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT : gpk_search_default_nb(kind);
+        a->so.nb = gpk_search_paper_nb(pr->kind);
         if (!a->have_global) a->global = 10;
         if (!a->have_iters) a->iters = 1000;
     }
@@ -848,9 +915,17 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     a->so.iters = a->iters;
     a->so.global_iters = (uint32_t)a->global;
     a->so.time_limit = a->time_limit;
-    gpk_search_opts_resolve(kind, &a->so);
+    gpk_search_opts_resolve(pr->kind, &a->so);
     a->default_limit = a->time_limit == 0 && a->so.time_limit > 0;
     a->time_limit = a->so.time_limit;
+    return -1;
+}
+
+/* Options the chosen backend and algorithm would not read are refused:
+ * an ignored --tenure would make a parameter sweep measure nothing. -1 to
+ * go on, else the exit status. */
+static int check_args(const char *cmd, search_args *a)
+{
     /* Refused rather than ignored: a run asked for K GPUs must not quietly
      * measure the CPU. */
     if (a->have_gpus && a->backend == GPK_BACKEND_CPU) {
@@ -866,8 +941,6 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
         return CLI_USAGE;
     }
 #endif
-    /* Options the chosen algorithm would not read are refused: an ignored
-     * --tenure would make a parameter sweep measure nothing. */
     const gpk_search_algo al = a->so.algo;
     if (a->backend == GPK_BACKEND_CUDA && al == GPK_SEARCH_HC_FIRST && a->so.nb != GPK_NB_OR_OPT) {
         cli_error(cmd, "--algo hc-first scans one neighbour at a time: it runs on the CPU (--backend cpu)");
@@ -913,575 +986,712 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
     return -1;
 }
 
-static int search_main(gpk_problem_kind kind, int argc, char **argv)
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(const char *cmd, const cli_problem *pr, int argc, char **argv, search_args *a)
 {
-    const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";
-    search_args a;
-    memset(&a, 0, sizeof a);
-    gpk_search_opts init = GPK_SEARCH_OPTS_INIT; /* auto: the best real-use search (--paper: the paper's) */
-    a.so = init;
-    a.seed = 1;
-    a.backend = GPK_BACKEND_AUTO;
-#ifdef GPK_HAVE_MPI
-    if (mpi_run) cli_mpi_mute(mpi_run, 1); /* the ranks parse alike: rank 0 tells */
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) {
+            if (this_rank() == 0) pr->help(stdout);
+            return CLI_OK;
+        }
+        int rc = parse_search_option(cmd, pr, argc, argv, &i, a);
+        if (rc == ARG_OTHER) rc = parse_problem_option(cmd, pr, argc, argv, &i, a);
+        if (rc == ARG_OTHER) {
+            cli_error(cmd, "unknown option or argument '%s' (see gpk %s --help)", argv[i], cmd);
+            return CLI_USAGE;
+        }
+        if (rc != ARG_TAKEN) return rc;
+    }
+    const int rc = resolve_args(cmd, pr, a);
+    return rc >= 0 ? rc : check_args(cmd, a);
+}
+
+/* ---- the instance -------------------------------------------------------------------------- */
+
+/* A reader's failure: said, and the ranks told. */
+static int load_failed(search_state *st)
+{
+    cli_error(st->cmd, "%s", gpk_last_error(NULL));
+    ranks_agree(st->cmd, 0, "reading the instance");
+    return CLI_FAIL;
+}
+
+static int qap_load(search_state *st)
+{
+    if (gpk_qap_load(st->a.file, &st->qap) != GPK_OK) return load_failed(st);
+    st->pb.qap = &st->qap;
+    st->n = st->qap.n;
+    snprintf(st->instance, sizeof st->instance, "%s", st->qap.name);
+    st->bk = cli_find_best_known(st->a.file, "best-known.csv", ',', st->qap.name, "BKS");
+    return 0;
+}
+
+static int tsp_load(search_state *st)
+{
+    const search_args *a = &st->a;
+    gpk_tsp *tsp = &st->tsp;
+    const gpk_status s =
+        a->random_n ? random_tsp((uint32_t)a->random_n, a->seed, tsp) : gpk_tsp_load(a->file, tsp);
+    if (s != GPK_OK) return load_failed(st);
+    if (a->svg && (!tsp->x || !tsp->y)) {
+        cli_error(st->cmd, "--svg: %s has EXPLICIT distances and no coordinates to draw", a->file);
+        ranks_agree(st->cmd, 0, "reading the instance");
+        return CLI_USAGE;
+    }
+    st->pb.tsp = tsp;
+    st->n = tsp->n;
+    snprintf(st->instance, sizeof st->instance, "%s", tsp->name);
+    if (a->random_n) {
+        /* Beardwood-Halton-Hammersley: the optimal tour of n uniform
+         * cities in area A tends to 0.7124 sqrt(n A) (kind EST: the gap
+         * is to an estimate, and can go negative). */
+        st->bk.have = 1;
+        st->bk.value = (int64_t)llround(0.7124 * sqrt((double)st->n * RANDOM_SIDE * RANDOM_SIDE));
+        snprintf(st->bk.kind, sizeof st->bk.kind, "EST");
+        return 0;
+    }
+    /* bestSolutions.txt holds optimal tour lengths. */
+    st->bk = cli_find_best_known(a->file, "bestSolutions.txt", ':', tsp->name, "OPT");
+    return 0;
+}
+
+static int ppp_load(search_state *st)
+{
+    const search_args *a = &st->a;
+    if (gpk_ppp_generate((uint32_t)a->m, (uint32_t)a->n, a->seed, &st->ppp) != GPK_OK) return load_failed(st);
+    st->pb.ppp = &st->ppp;
+    st->n = st->ppp.n;
+    snprintf(st->instance, sizeof st->instance, "%llu-%llu-%llu", (unsigned long long)a->m,
+             (unsigned long long)a->n, (unsigned long long)a->seed);
+    /* Fitness 0 solves every instance: the secret V reaches it. */
+    st->bk.have = 1;
+    st->bk.value = 0;
+    snprintf(st->bk.kind, sizeof st->bk.kind, "OPT");
+    return 0;
+}
+
+/* ---- the solution written (--out) ---------------------------------------------------------- */
+
+static int qap_write(search_state *st) { return write_sln(st->cmd, st->a.out, &st->res); }
+
+static int tsp_write(search_state *st)
+{
+    char how[96];
+    snprintf(how, sizeof how, "gpk tsp %s/%s seed %llu", gpk_search_algo_name(st->a.so.algo),
+             gpk_neighbourhood_name(st->a.so.nb), (unsigned long long)st->a.so.seed);
+    return write_tour(st->cmd, st->a.out, &st->tsp, &st->res, how);
+}
+
+static int ppp_write(search_state *st) { return write_bits(st->cmd, st->a.out, &st->res); }
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static const cli_problem cli_problems[] = {
+    {GPK_PROBLEM_QAP, cmd_qap_help, CLI_OPT_FILE | CLI_OPT_QAP_DELTA, "swap", 0, "cost", "facilities", ".sln",
+     "BKS", qap_read_solution, qap_load, qap_write},
+    {GPK_PROBLEM_TSP, cmd_tsp_help, CLI_OPT_FILE | CLI_OPT_RANDOM | CLI_OPT_SVG, "2opt, swap, or2opt", 0,
+     "length", "cities", ".opt.tour", "OPT", tsp_read_solution, tsp_load, tsp_write},
+    {GPK_PROBLEM_PPP, cmd_ppp_help, CLI_OPT_GENERATED, "flip1, flip2", 1, NULL, NULL, NULL, NULL, NULL,
+     ppp_load, ppp_write},
+};
+
+static const cli_problem *cli_problem_of(gpk_problem_kind kind)
+{
+    for (size_t i = 0; i < sizeof cli_problems / sizeof *cli_problems; i++)
+        if (cli_problems[i].kind == kind) return &cli_problems[i];
+    return NULL;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static uint32_t *load_solution_of(const search_state *st, const char *path, int quiet)
+{
+    return load_solution(st->cmd, &st->pb, st->prob->read_solution, st->prob->noun, path, st->n, quiet);
+}
+
+/* The reference: --best-known, else the table, else the optimal tour /
+ * the solution file beside the instance (evaluated here, not trusted). */
+static void find_reference(search_state *st)
+{
+    cli_best_known *bk = &st->bk;
+    if (st->a.have_best_known) {
+        memset(bk, 0, sizeof *bk);
+        bk->have = 1;
+        bk->value = st->a.best_known;
+        snprintf(bk->kind, sizeof bk->kind, "given");
+    } else if (!bk->have && st->prob->beside_ext) {
+        char *f = beside(st->a.file, st->instance, st->prob->beside_ext);
+        char why[sizeof bk->note] = "";
+        FILE *probe = f ? cli_open_beside(f, why, sizeof why) : NULL;
+        if (!probe && *why && !*bk->note) snprintf(bk->note, sizeof bk->note, "%s", why);
+        if (probe) {
+            fclose(probe);
+            uint32_t *sol = load_solution_of(st, f, 1);
+            if (sol && reference_value(st->pb.tsp, sol, solution_cost(&st->pb, sol), &bk->value)) {
+                bk->have = 1;
+                snprintf(bk->kind, sizeof bk->kind, "%s", st->prob->beside_kind);
+                free(sol);
+            }
+        }
+        free(f);
+    }
+    if (*bk->note && !st->a.quiet && this_rank() == 0)
+        fprintf(stderr, "gpk %s: warning: %s\n", st->cmd, bk->note);
+}
+
+/* --eval FILE: the solution's value and gap, no search. */
+static int eval_solution_file(search_state *st)
+{
+    const search_args *a = &st->a;
+    const cli_best_known *bk = &st->bk;
+    const gpk_tsp *tsp = &st->tsp;
+    uint32_t *sol = load_solution_of(st, a->eval_file, 0);
+    if (!sol) return CLI_FAIL;
+    const int64_t cost = solution_cost(&st->pb, sol);
+    double g = 0.0;
+    int64_t ref_cost;
+    const int all_fixed = reference_value(st->pb.tsp, sol, cost, &ref_cost);
+    const int hg = all_fixed && gap_of(bk, ref_cost, &g);
+    if (a->json) {
+        printf("{\"command\": \"%s\", \"instance\": ", st->cmd);
+        cli_json_str(stdout, st->instance);
+        printf(", \"n\": %u, \"solution\": ", st->n);
+        cli_json_str(stdout, a->eval_file);
+        printf(", \"cost\": %lld", (long long)cost);
+        if (bk->have) printf(", \"best_known\": %lld", (long long)bk->value);
+        else printf(", \"best_known\": null");
+        if (hg) printf(", \"gap_percent\": %.6f}\n", g);
+        else printf(", \"gap_percent\": null}\n");
+    } else {
+        printf("%s %s: %s %lld", st->instance, a->eval_file, st->prob->value_word, (long long)cost);
+        if (hg && tsp->nfixed)
+            printf(" (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)", tsp->nfixed,
+                   tsp->nfixed > 1 ? "s" : "", (long long)ref_cost, bk->kind, (long long)bk->value, g);
+        else if (hg) printf(" (%s %lld, gap %.3f%%)", bk->kind, (long long)bk->value, g);
+        else if (!all_fixed) printf(" (the tour lacks FIXED_EDGES_SECTION edges: no gap)");
+        printf("\n");
+    }
+    free(sol);
+    return CLI_OK;
+}
+
+/* FIXED_EDGES_SECTION: the search runs on the copy that enforces them. */
+static void enforce_fixed_edges(search_state *st)
+{
+    if (!st->tsp.nfixed) return;
+    st->fixed_enforced = fixed_search_copy(&st->tsp, &st->tsp_search, &st->fixed_shift);
+    if (st->fixed_enforced) st->pb.tsp = &st->tsp_search;
+    else if (!st->a.quiet && this_rank() == 0)
+        fprintf(stderr,
+                "gpk %s: warning: %s: the %u FIXED_EDGES_SECTION edges are not enforced (no distance "
+                "matrix above %u cities); no gap unless the tour holds them\n",
+                st->cmd, st->instance, st->tsp.nfixed, GPK_TSP_MATRIX_MAX);
+}
+
+/* The backend: cuda when asked (--backend cuda, --gpus), or for auto when
+ * this build has the GPU search and a device is usable; else the CPU
+ * (GPK_BACKEND=cuda in the environment does not turn a search with no
+ * usable GPU into an error). */
+static void choose_backend(search_state *st)
+{
+    const search_args *a = &st->a;
+    st->use_gpu = a->backend == GPK_BACKEND_CUDA;
+#ifdef GPK_HAVE_CUDA_SEARCH
+    if (a->backend == GPK_BACKEND_AUTO && a->so.algo != GPK_SEARCH_HC_FIRST && a->so.nb != GPK_NB_OR_OPT &&
+        gpk_backend_available(GPK_BACKEND_CUDA))
+        st->use_gpu = 1;
+    /* or2opt: the GPU evaluates the descent's moves of one run from
+     * GPK_TSP_OR_OPT_GPU_MIN cities; multistart runs on the CPU threads. */
+    if (a->backend == GPK_BACKEND_AUTO && a->so.nb == GPK_NB_OR_OPT && a->so.algo != GPK_SEARCH_MULTISTART &&
+        st->pb.tsp && st->pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN && gpk_backend_available(GPK_BACKEND_CUDA))
+        st->use_gpu = 1;
 #endif
-    int rc = parse_args(cmd, kind, argc, argv, &a);
+    st->multi = !a->mpi && st->use_gpu &&
+        (a->have_gpus || (a->so.algo == GPK_SEARCH_MULTISTART && a->so.nb != GPK_NB_OR_OPT));
+}
+
+#ifdef GPK_HAVE_MPI
+/* --mpi: this rank's contexts: K GPUs from device local-rank x K, or the
+ * CPU: T one-thread contexts for multistart (its starts run side by side,
+ * as on one host), else one of T threads. */
+static int open_mpi_contexts(search_state *st)
+{
+    const search_args *a = &st->a;
+    const char *cmd = st->cmd;
+    int per_rank, threads = a->threads;
+    if (st->use_gpu) {
+        per_rank = a->have_gpus ? (int)a->gpus : 1;
+    } else {
+        if (!threads) {
+            const char *env = getenv("GPK_THREADS");
+            const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+            threads = env && *env && atoi(env) > 0 ? atoi(env)
+                : cores / mpi_run->local_size > 1  ? (int)(cores / mpi_run->local_size)
+                                                   : 1;
+        }
+        per_rank = a->so.algo == GPK_SEARCH_MULTISTART ? threads : 1;
+    }
+    st->gctx = calloc((size_t)per_rank, sizeof *st->gctx);
+    int made = st->gctx != NULL;
+    if (!st->gctx) cli_error(cmd, "out of host memory");
+    for (int g = 0; made && g < per_rank; g++) {
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = st->use_gpu ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
+        /* round robin over the node's GPUs where its ranks need more */
+        const int gpus = st->use_gpu ? gpk_device_count(GPK_BACKEND_CUDA) : 0;
+        co.device = st->use_gpu ? (mpi_run->local_rank * per_rank + g) % (gpus > 0 ? gpus : 1 << 30) : -1;
+        co.threads = st->use_gpu ? a->threads : per_rank > 1 ? 1 : threads;
+        gpk_status cs = gpk_ctx_create_ex(&st->gctx[g], &co);
+        if (cs != GPK_OK) {
+            st->gctx[g] = NULL;
+            const char *why = *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs);
+            if (st->use_gpu)
+                cli_error(cmd, "rank %d (local rank %d of %d, %d GPU%s each): cannot use CUDA device %d: %s",
+                          mpi_run->rank, mpi_run->local_rank, mpi_run->local_size, per_rank,
+                          per_rank > 1 ? "s" : "", co.device, why);
+            else cli_error(cmd, "rank %d: cannot create a CPU context: %s", mpi_run->rank, why);
+            made = 0;
+        }
+        st->ngpu = g + 1;
+    }
+    if (!ranks_agree(cmd, made, "creating its contexts")) return CLI_FAIL;
+    st->ngpu = per_rank;
+    st->ctx = st->gctx[0];
+    st->mpi_contexts = cli_mpi_sum(per_rank);
+    return CLI_OK;
+}
+#endif
+
+/* --gpus / a multistart on CUDA: one context per GPU. */
+static int open_gpu_contexts(search_state *st)
+{
+    const search_args *a = &st->a;
+    st->ngpu = a->have_gpus ? (int)a->gpus : 1;
+    st->gctx = calloc((size_t)st->ngpu, sizeof *st->gctx);
+    if (!st->gctx) {
+        cli_error(st->cmd, "out of host memory");
+        return CLI_FAIL;
+    }
+    for (int g = 0; g < st->ngpu; g++) {
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = GPK_BACKEND_CUDA;
+        co.device = g;
+        co.threads = a->threads;
+        gpk_status cs = gpk_ctx_create_ex(&st->gctx[g], &co);
+        if (cs != GPK_OK) {
+            st->gctx[g] = NULL;
+            if (a->have_gpus)
+                cli_error(st->cmd, "--gpus %d: cannot use CUDA device %d: %s", st->ngpu, g,
+                          *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+            else
+                cli_error(st->cmd, "cannot use the cuda backend: %s",
+                          *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+            return CLI_FAIL;
+        }
+    }
+    st->ctx = st->gctx[0];
+    return CLI_OK;
+}
+
+/* The contexts the search runs on, and the tag its reports carry. */
+static int open_contexts(search_state *st)
+{
+    const search_args *a = &st->a;
+    int rc = CLI_OK;
+#ifdef GPK_HAVE_MPI
+    if (a->mpi) rc = open_mpi_contexts(st);
+    else
+#endif
+        if (st->multi)
+        rc = open_gpu_contexts(st);
+    else if (st->use_gpu) {
+        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
+        co.backend = GPK_BACKEND_CUDA;
+        co.threads = a->threads;
+        gpk_status cs = gpk_ctx_create_ex(&st->ctx, &co);
+        if (cs != GPK_OK) {
+            st->ctx = NULL;
+            if (a->backend == GPK_BACKEND_CUDA) {
+                cli_error(st->cmd, "cannot use the cuda backend: %s",
+                          *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
+                return CLI_FAIL;
+            }
+            st->use_gpu = 0; /* auto: the CPU */
+        }
+    }
+    if (rc != CLI_OK) return rc;
+    if (!st->ctx && cli_ctx_create(st->cmd, &st->ctx, GPK_BACKEND_CPU, -1, a->threads) != GPK_OK)
+        return CLI_FAIL;
+    gpk_ctx_info_get(st->ctx, &st->info);
+    const char *formula = a->so.qap_delta == GPK_QAP_DELTA_FORMULA ? " formula" : "";
+    if (a->mpi && st->use_gpu)
+        snprintf(st->tag, sizeof st->tag, "cuda %s, %d ranks, %d GPU%s in all",
+                 gpk_search_eval_name(a->so.eval), rank_count(), st->mpi_contexts,
+                 st->mpi_contexts > 1 ? "s" : "");
+    else if (a->mpi)
+        snprintf(st->tag, sizeof st->tag, "cpu%s, %d ranks x %u threads", formula, rank_count(),
+                 st->ngpu > 1 ? (unsigned)st->ngpu : st->info.threads);
+    else if (st->use_gpu)
+        snprintf(st->tag, sizeof st->tag, "cuda %s, %d GPU%s", gpk_search_eval_name(a->so.eval),
+                 st->multi ? st->ngpu : 1, st->multi && st->ngpu > 1 ? "s" : "");
+    else snprintf(st->tag, sizeof st->tag, "cpu%s, %u threads", formula, st->info.threads);
+    return CLI_OK;
+}
+
+/* The options the library gets, and what the progress reports count to. */
+static void set_search_opts(search_state *st)
+{
+    search_args *a = &st->a;
+    progress_state *ps = &st->ps;
+    a->so.iters = a->iters;
+    a->so.global_iters = (uint32_t)a->global;
+    a->so.tenure = (uint32_t)a->tenure;
+    a->so.starts = (uint32_t)a->starts;
+    a->so.seed = a->have_search_seed ? a->search_seed : a->seed;
+    a->so.time_limit = a->time_limit;
+    a->so.cancel = &stop_signal;
+    if (a->quiet || this_rank() != 0) return;
+    a->so.progress = on_progress;
+    a->so.user = ps;
+    a->so.progress_every = 1; /* on_progress keeps time */
+    /* What the reports count to, for the duration warning: tabu
+     * iterations (or ILS kicks) of the runs the calling thread reports
+     * on. A multistart on the CPU reports the totals of all its runs;
+     * over GPUs and ranks, the runs of the first context. */
+    const double it = a->iters ? (double)a->iters : a->so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
+    const double gl = a->global ? (double)a->global
+                                : (double)gpk_search_default_global_iters(st->prob->kind, a->so.algo, st->n);
+    if (a->so.algo == GPK_SEARCH_TABU) ps->budget = it;
+    else if (a->so.algo == GPK_SEARCH_ITS || a->so.algo == GPK_SEARCH_MULTISTART) ps->budget = it * gl;
+    if (a->mpi) {
+        /* rank 0's first context runs run 0, run C, run 2C ... */
+        const double starts = a->starts ? (double)a->starts : st->mpi_contexts;
+        ps->runs = ceil(starts / (st->mpi_contexts < 1 ? 1 : st->mpi_contexts));
+    } else if (st->multi) {
+        const double starts = a->starts ? (double)a->starts : st->ngpu;
+        ps->runs = ceil(starts / (st->ngpu < 1 ? 1 : st->ngpu));
+    } else if (a->so.algo == GPK_SEARCH_MULTISTART) {
+        ps->budget *= a->starts ? (double)a->starts : (double)st->info.threads;
+    }
+    /* a time limit and no count: the search runs until the limit */
+    if (a->time_limit > 0 && !a->iters && (a->so.algo == GPK_SEARCH_TABU || !a->global)) ps->budget = 0;
+}
+
+/* The search itself, on one context, several, or over the ranks. */
+static int run_search(search_state *st)
+{
+    gpk_status s;
+    stop_signal = 0;
+    catch_stop_signals(1);
+#ifdef GPK_HAVE_MPI
+    if (st->a.mpi)
+        s = gpk_mpi_search_multistart(MPI_COMM_WORLD, st->gctx, st->ngpu, &st->pb, &st->a.so, &st->res,
+                                      &st->mpi_runs);
+    else
+#endif
+        s = st->multi ? gpk_search_run_multi(st->gctx, st->ngpu, &st->pb, &st->a.so, &st->res)
+                      : gpk_search_run(st->ctx, &st->pb, &st->a.so, &st->res);
+    catch_stop_signals(0);
+    progress_end(&st->ps);
+#ifdef GPK_HAVE_MPI
+    if (st->a.mpi && s == GPK_EIO) { /* a rank went silent: no agreeing any more */
+        char lost[700];
+        snprintf(lost, sizeof lost, "%s: %s", st->instance, gpk_last_error(st->ctx));
+        cli_mpi_lost(st->cmd, lost);
+    }
+#endif
+    if (s != GPK_OK) {
+        /* --mpi: every rank has the same message, naming the rank at fault */
+        if (this_rank() == 0)
+            cli_error(st->cmd, "%s: %s", st->instance,
+                      *gpk_last_error(st->ctx) ? gpk_last_error(st->ctx) : gpk_status_string(s));
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* What report_text and report_json print besides the result. */
+typedef struct search_outcome {
+    const char *bad; /* the check's failure, or NULL */
+    uint32_t fixed_have;
+    int64_t ref_best; /* the value the gap compares (reference_value) */
+    int have_gap;
+    double gap, rate;
+} search_outcome;
+
+static void report_text(const search_state *st, const search_outcome *o)
+{
+    const search_args *a = &st->a;
+    const char *cmd = st->cmd;
+    const gpk_search_result *res = &st->res;
+    const cli_best_known *bk = &st->bk;
+    char gaps[96] = "";
+    const int64_t ref_best = o->ref_best;
+    if (st->prob->solved_at_zero) snprintf(gaps, sizeof gaps, res->best == 0 ? " (solved)" : " (not solved)");
+    else if (o->have_gap && st->tsp.nfixed)
+        snprintf(gaps, sizeof gaps, " (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)",
+                 st->tsp.nfixed, st->tsp.nfixed > 1 ? "s" : "", (long long)ref_best, bk->kind,
+                 (long long)bk->value, o->gap);
+    else if (o->have_gap)
+        snprintf(gaps, sizeof gaps, " (%s %lld, gap %.3f%%)", bk->kind, (long long)bk->value, o->gap);
+    fprintf(stderr,
+            "gpk %s: %s n=%u, %s/%s, seed %llu: best %lld%s; %llu iterations, %llu moves evaluated in "
+            "%.1f ms (%.3g moves/s), %s (%s); check %s\n",
+            cmd, st->instance, st->n, gpk_search_algo_name(a->so.algo), gpk_neighbourhood_name(a->so.nb),
+            (unsigned long long)a->so.seed, (long long)res->best, gaps, (unsigned long long)res->iterations,
+            (unsigned long long)res->evaluated, res->ms, o->rate, st->tag, st->info.device_name,
+            o->bad ? "FAILED" : "ok");
+    if (st->multi)
+        fprintf(stderr, "gpk %s: %u runs on %d GPU%s, the best from run %u\n", cmd, res->runs, st->ngpu,
+                st->ngpu > 1 ? "s" : "", res->best_run);
+#ifdef GPK_HAVE_MPI
+    if (a->mpi)
+        fprintf(stderr, "gpk %s: %u runs on %d rank%s, %d %s, the best from run %u on rank %d\n", cmd,
+                res->runs, rank_count(), rank_count() > 1 ? "s" : "", st->mpi_contexts,
+                st->use_gpu ? (st->mpi_contexts > 1 ? "GPUs" : "GPU") : "at a time", res->best_run,
+                st->mpi_runs ? st->mpi_runs[res->best_run].rank : 0);
+#endif
+    if (res->stopped == GPK_SEARCH_TIME_LIMIT)
+        fprintf(stderr, "gpk %s: stopped at the time limit (%g s%s)\n", cmd, a->time_limit,
+                a->default_limit ? ", the default: --time-limit sets another" : "");
+    else if (res->stopped == GPK_SEARCH_CANCELLED)
+        fprintf(stderr, "gpk %s: stopped by %s\n", cmd, stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+static void report_json(const search_state *st, const search_outcome *o)
+{
+    const search_args *a = &st->a;
+    const gpk_search_result *res = &st->res;
+    const cli_best_known *bk = &st->bk;
+    const int use_gpu = st->use_gpu;
+    printf("{\"command\": \"%s\", \"gpk_version\": ", st->cmd);
+    cli_json_str(stdout, gpk_version());
+    printf(", \"backend\": ");
+    cli_json_ctx_info(stdout, &st->info);
+    printf(", \"instance\": ");
+    cli_json_str(stdout, st->instance);
+    if (a->file) {
+        printf(", \"file\": ");
+        cli_json_str(stdout, a->file);
+    }
+    if (st->prob->opts & CLI_OPT_GENERATED)
+        printf(", \"m\": %llu, \"instance_seed\": %llu", (unsigned long long)a->m,
+               (unsigned long long)a->seed);
+    printf(", \"n\": %u, \"algo\": \"%s\", \"nb\": \"%s\", \"seed\": %llu, \"iters\": %llu, \"global\": %u, "
+           "\"tenure\": %u, \"starts\": %u, \"best\": %lld",
+           st->n, gpk_search_algo_name(a->so.algo), gpk_neighbourhood_name(a->so.nb),
+           (unsigned long long)a->so.seed, (unsigned long long)a->so.iters, a->so.global_iters, a->so.tenure,
+           a->so.starts, (long long)res->best);
+    if (bk->have) {
+        printf(", \"best_known\": %lld, \"best_known_kind\": ", (long long)bk->value);
+        cli_json_str(stdout, bk->kind);
+    } else {
+        printf(", \"best_known\": null, \"best_known_kind\": null");
+    }
+    if (o->have_gap) printf(", \"gap_percent\": %.6f", o->gap);
+    else printf(", \"gap_percent\": null");
+    if (st->prob->solved_at_zero) printf(", \"solved\": %s", res->best == 0 ? "true" : "false");
+    if (st->tsp.nfixed)
+        printf(", \"fixed_edges\": %u, \"fixed_edges_in_tour\": %u, \"fixed_edges_length\": %lld, "
+               "\"fixed_edges_enforced\": %s",
+               st->tsp.nfixed, o->fixed_have, (long long)fixed_length(&st->tsp),
+               st->fixed_enforced ? "true" : "false");
+    printf(", \"iterations\": %llu, \"evaluated\": %llu, \"ms\": %.6f, \"moves_per_s\": %.6g",
+           (unsigned long long)res->iterations, (unsigned long long)res->evaluated, res->ms, o->rate);
+    printf(", \"search_backend\": \"%s\", \"eval\": %s%s%s, \"gpus\": %d, \"qap_delta\": %s, "
+           "\"gpu_evaluated\": %llu, \"runs\": %u, \"best_run\": %u",
+           use_gpu ? "cuda" : "cpu", use_gpu ? "\"" : "", use_gpu ? gpk_search_eval_name(a->so.eval) : "null",
+           use_gpu ? "\"" : "",
+           use_gpu ? (a->mpi          ? st->mpi_contexts
+                          : st->multi ? st->ngpu
+                                      : 1)
+                   : 0,
+           !(st->prob->opts & CLI_OPT_QAP_DELTA)          ? "null"
+               : use_gpu                                  ? "\"formula\""
+               : a->so.qap_delta == GPK_QAP_DELTA_FORMULA ? "\"formula\""
+                                                          : "\"table\"",
+           (unsigned long long)res->gpu_evaluated, res->runs, res->best_run);
+    if (a->so.algo == GPK_SEARCH_HC_BEST || a->so.algo == GPK_SEARCH_HC_FIRST)
+        printf(", \"local_optimum\": %s", res->local_optimum ? "true" : "false");
+#ifdef GPK_HAVE_MPI
+    if (a->mpi)
+        printf(", \"mpi_ranks\": %d, \"contexts\": %d, \"best_rank\": %d", rank_count(), st->mpi_contexts,
+               st->mpi_runs ? st->mpi_runs[res->best_run].rank : 0);
+#endif
+    printf(", \"time_limit\": ");
+    if (a->time_limit > 0) printf("%g", a->time_limit);
+    else printf("null");
+    printf(", \"stopped\": %s",
+           res->stopped == GPK_SEARCH_TIME_LIMIT      ? "\"time-limit\""
+               : res->stopped == GPK_SEARCH_CANCELLED ? "\"signal\""
+                                                      : "null");
+    printf(", \"check\": %s}\n", o->bad ? "\"failed\"" : "\"ok\"");
+}
+
+/* Rank 0 after a search: the check, the reports and the files. */
+static int finish_search(search_state *st)
+{
+    const search_args *a = &st->a;
+    const char *cmd = st->cmd;
+    gpk_search_result *res = &st->res;
+    int rc = CLI_OK;
+    /* A CUDA failure mid-run sends the search back to the CPU scan (same
+     * result, another speed): said, and an error when cuda was asked for.
+     * or2opt: the GPU evaluates the descents' batches of one run from
+     * GPK_TSP_OR_OPT_GPU_MIN cities, the CPU the rest by design: short when
+     * it evaluated nothing there. */
+    const int or_gpu = a->so.nb == GPK_NB_OR_OPT && a->so.algo != GPK_SEARCH_MULTISTART && !st->multi &&
+        st->pb.tsp && st->pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN;
+    const int gpu_short = st->use_gpu &&
+        (a->so.nb == GPK_NB_OR_OPT ? or_gpu && res->gpu_evaluated == 0 : res->gpu_evaluated < res->evaluated);
+    if (gpu_short) {
+        cli_error(cmd, "%s: the GPU evaluated %llu of the %llu neighbours, the CPU the rest: %s",
+                  st->instance, (unsigned long long)res->gpu_evaluated, (unsigned long long)res->evaluated,
+                  *gpk_last_error(st->ctx) ? gpk_last_error(st->ctx) : "(no message)");
+        if (a->backend == GPK_BACKEND_CUDA) rc = CLI_FAIL;
+    }
+    search_outcome o = {NULL, 0, 0, 0, 0.0, 0.0};
+    char why[160];
+    o.bad = cli_check_search_result(&st->pb, res, st->n, why, sizeof why);
+    /* FIXED_EDGES_SECTION: the true length, and the gap of the path the
+     * reference counts (see reference_value) */
+    if (st->tsp.nfixed) {
+        if (!o.bad) res->best = gpk_tsp_tour_length(&st->tsp, res->solution);
+        o.fixed_have = fixed_in_tour(&st->tsp, res->solution);
+        if (o.fixed_have != st->tsp.nfixed && !a->quiet)
+            fprintf(stderr, "gpk %s: %s: the tour holds %u of the %u FIXED_EDGES_SECTION edges: no gap\n",
+                    cmd, st->instance, o.fixed_have, st->tsp.nfixed);
+    }
+    o.have_gap = reference_value(&st->tsp, res->solution, res->best, &o.ref_best) &&
+        gap_of(&st->bk, o.ref_best, &o.gap);
+    const int64_t ref_best = o.ref_best;
+    o.rate = res->ms > 0 ? (double)res->evaluated / (res->ms * 1e-3) : 0.0;
+    const cli_best_known *bk = &st->bk;
+    if (!a->quiet && !o.bad && bk->have && !o.have_gap && !st->prob->solved_at_zero &&
+        !cli_reference_plausible(bk, ref_best))
+        fprintf(stderr,
+                "gpk %s: warning: the reference %lld (%s%s%s) cannot be %s's %s: %s %lld; no gap given\n",
+                cmd, (long long)bk->value, bk->kind, *bk->source ? ", " : "", bk->source, st->instance,
+                strcmp(bk->kind, "OPT") == 0 ? "optimum" : "best known",
+                ref_best < bk->value ? "the search found" : "more than twice", (long long)ref_best);
+    if (!a->quiet) report_text(st, &o);
+    if (a->json) report_json(st, &o);
+    if (o.bad) {
+        cli_error(cmd, "check FAILED: %s", o.bad);
+        return CLI_FAIL;
+    }
+    if (a->out && st->prob->write(st) != 0) rc = CLI_FAIL;
+    /* Interrupted: the best so far was reported and written; the status
+     * says how it ended, as a shell expects of a signalled program. */
+    if (rc == CLI_OK && res->stopped == GPK_SEARCH_CANCELLED)
+        rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+    if (a->svg && (rc == CLI_OK || res->stopped == GPK_SEARCH_CANCELLED)) {
+        char title[192];
+        snprintf(title, sizeof title, "gpk tsp: %s, %u cities, length %lld, %s/%s seed %llu", st->instance,
+                 st->n, (long long)res->best, gpk_search_algo_name(a->so.algo),
+                 gpk_neighbourhood_name(a->so.nb), (unsigned long long)a->so.seed);
+        if (write_tour_svg(cmd, a->svg, &st->tsp, res, title) != 0) rc = CLI_FAIL;
+    }
+    return rc;
+}
+
+static void search_free(search_state *st)
+{
+#ifdef GPK_HAVE_MPI
+    free(st->mpi_runs);
+#endif
+    free(st->init_sol);
+    gpk_search_result_free(&st->res);
+    if (st->gctx) {
+        for (int g = 0; g < st->ngpu; g++)
+            if (st->gctx[g]) gpk_ctx_destroy(st->gctx[g]);
+        free(st->gctx);
+    } else if (st->ctx) {
+        gpk_ctx_destroy(st->ctx);
+    }
+    gpk_qap_free(&st->qap);
+    gpk_tsp_free(&st->tsp);
+    gpk_tsp_free(&st->tsp_search);
+    gpk_ppp_free(&st->ppp);
+}
+
+/* The arguments (the ranks parse alike: rank 0 tells); -1 to go on, else
+ * the exit status. */
+static int search_parse(search_state *st, int argc, char **argv)
+{
+    search_args *a = &st->a;
+    gpk_search_opts init = GPK_SEARCH_OPTS_INIT; /* auto: the best real-use search (--paper: the paper's) */
+    a->so = init;
+    a->seed = 1;
+    a->backend = GPK_BACKEND_AUTO;
+#ifdef GPK_HAVE_MPI
+    if (mpi_run) cli_mpi_mute(mpi_run, 1);
+#endif
+    int rc = parse_args(st->cmd, st->prob, argc, argv, a);
 #ifdef GPK_HAVE_MPI
     if (mpi_run) {
         cli_mpi_mute(mpi_run, 0);
         rc = cli_mpi_max(rc); /* only rank 0 checks the outputs */
     }
 #endif
-    if (rc >= 0) return rc;
+    return rc;
+}
 
-    gpk_qap qap;
-    gpk_tsp tsp, tsp_search; /* tsp_search: the FIXED_EDGES_SECTION copy the search runs on */
-    gpk_ppp ppp;
-    memset(&qap, 0, sizeof qap);
-    memset(&tsp, 0, sizeof tsp);
-    memset(&tsp_search, 0, sizeof tsp_search);
-    int64_t fixed_shift = 0;
-    int fixed_enforced = 0;
-    memset(&ppp, 0, sizeof ppp);
-    gpk_search_problem pb;
-    memset(&pb, 0, sizeof pb);
-    pb.kind = kind;
-    char instance[96];
-    uint32_t n = 0;
-    cli_best_known bk;
-    memset(&bk, 0, sizeof bk);
-    gpk_status s;
-    switch (kind) {
-    case GPK_PROBLEM_QAP:
-        s = gpk_qap_load(a.file, &qap);
-        if (s != GPK_OK) {
-            cli_error(cmd, "%s", gpk_last_error(NULL));
-            ranks_agree(cmd, 0, "reading the instance");
+/* The instance, its reference, --eval or --init; -1 to go on, else the
+ * exit status. */
+static int search_prepare(search_state *st)
+{
+    st->pb.kind = st->prob->kind;
+    int rc = st->prob->load(st);
+    if (rc != 0) return rc;
+    find_reference(st);
+    if (st->a.eval_file) return eval_solution_file(st);
+    if (st->a.init) {
+        st->init_sol = load_solution_of(st, st->a.init, 0);
+        if (!st->init_sol) {
+            ranks_agree(st->cmd, 0, "reading the instance");
             return CLI_FAIL;
         }
-        pb.qap = &qap;
-        n = qap.n;
-        snprintf(instance, sizeof instance, "%s", qap.name);
-        bk = cli_find_best_known(a.file, "best-known.csv", ',', qap.name, "BKS");
-        break;
-    case GPK_PROBLEM_TSP:
-        s = a.random_n ? random_tsp((uint32_t)a.random_n, a.seed, &tsp) : gpk_tsp_load(a.file, &tsp);
-        if (s != GPK_OK) {
-            cli_error(cmd, "%s", gpk_last_error(NULL));
-            ranks_agree(cmd, 0, "reading the instance");
-            return CLI_FAIL;
-        }
-        if (a.svg && (!tsp.x || !tsp.y)) {
-            cli_error(cmd, "--svg: %s has EXPLICIT distances and no coordinates to draw", a.file);
-            gpk_tsp_free(&tsp);
-            ranks_agree(cmd, 0, "reading the instance");
-            return CLI_USAGE;
-        }
-        pb.tsp = &tsp;
-        n = tsp.n;
-        snprintf(instance, sizeof instance, "%s", tsp.name);
-        if (a.random_n) {
-            /* Beardwood-Halton-Hammersley: the optimal tour of n uniform
-             * cities in area A tends to 0.7124 sqrt(n A) (kind EST: the gap
-             * is to an estimate, and can go negative). */
-            bk.have = 1;
-            bk.value = (int64_t)llround(0.7124 * sqrt((double)n * RANDOM_SIDE * RANDOM_SIDE));
-            snprintf(bk.kind, sizeof bk.kind, "EST");
-            break;
-        }
-        /* bestSolutions.txt holds optimal tour lengths. */
-        bk = cli_find_best_known(a.file, "bestSolutions.txt", ':', tsp.name, "OPT");
-        break;
-    default:
-        s = gpk_ppp_generate((uint32_t)a.m, (uint32_t)a.n, a.seed, &ppp);
-        if (s != GPK_OK) {
-            cli_error(cmd, "%s", gpk_last_error(NULL));
-            ranks_agree(cmd, 0, "reading the instance");
-            return CLI_FAIL;
-        }
-        pb.ppp = &ppp;
-        n = ppp.n;
-        snprintf(instance, sizeof instance, "%llu-%llu-%llu", (unsigned long long)a.m, (unsigned long long)a.n,
-                 (unsigned long long)a.seed);
-        /* Fitness 0 solves every instance: the secret V reaches it. */
-        bk.have = 1;
-        bk.value = 0;
-        snprintf(bk.kind, sizeof bk.kind, "OPT");
-        break;
+        st->a.so.start = st->init_sol;
     }
+    if (!ranks_agree(st->cmd, 1, "reading the instance")) return CLI_FAIL;
+    enforce_fixed_edges(st);
+    return -1;
+}
 
-    /* The reference: --best-known, else the table, else the optimal tour /
-     * the solution file beside the instance (evaluated here, not trusted). */
-    if (a.have_best_known) {
-        memset(&bk, 0, sizeof bk);
-        bk.have = 1;
-        bk.value = a.best_known;
-        snprintf(bk.kind, sizeof bk.kind, "given");
-    } else if (!bk.have && kind != GPK_PROBLEM_PPP) {
-        char *f = beside(a.file, instance, kind == GPK_PROBLEM_TSP ? ".opt.tour" : ".sln");
-        char why[sizeof bk.note] = "";
-        FILE *probe = f ? cli_open_beside(f, why, sizeof why) : NULL;
-        if (!probe && *why && !*bk.note) snprintf(bk.note, sizeof bk.note, "%s", why);
-        if (probe) {
-            fclose(probe);
-            uint32_t *sol = load_solution(cmd, &pb, f, n, 1);
-            if (sol && reference_value(pb.tsp, sol, solution_cost(&pb, sol), &bk.value)) {
-                bk.have = 1;
-                snprintf(bk.kind, sizeof bk.kind, kind == GPK_PROBLEM_TSP ? "OPT" : "BKS");
-                free(sol);
-            }
-        }
-        free(f);
-    }
-    if (*bk.note && !a.quiet && this_rank() == 0) fprintf(stderr, "gpk %s: warning: %s\n", cmd, bk.note);
-    uint32_t *init_sol = NULL;
-    if (a.eval_file) {
-        uint32_t *sol = load_solution(cmd, &pb, a.eval_file, n, 0);
-        if (!sol) {
-            gpk_qap_free(&qap);
-            gpk_tsp_free(&tsp);
-            return CLI_FAIL;
-        }
-        const int64_t cost = solution_cost(&pb, sol);
-        double g = 0.0;
-        int64_t ref_cost;
-        const int all_fixed = reference_value(pb.tsp, sol, cost, &ref_cost);
-        const int hg = all_fixed && gap_of(&bk, ref_cost, &g);
-        if (a.json) {
-            printf("{\"command\": \"%s\", \"instance\": ", cmd);
-            cli_json_str(stdout, instance);
-            printf(", \"n\": %u, \"solution\": ", n);
-            cli_json_str(stdout, a.eval_file);
-            printf(", \"cost\": %lld", (long long)cost);
-            if (bk.have) printf(", \"best_known\": %lld", (long long)bk.value);
-            else printf(", \"best_known\": null");
-            if (hg) printf(", \"gap_percent\": %.6f}\n", g);
-            else printf(", \"gap_percent\": null}\n");
-        } else {
-            printf("%s %s: %s %lld", instance, a.eval_file, kind == GPK_PROBLEM_TSP ? "length" : "cost",
-                   (long long)cost);
-            if (hg && tsp.nfixed)
-                printf(" (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)", tsp.nfixed,
-                       tsp.nfixed > 1 ? "s" : "", (long long)ref_cost, bk.kind, (long long)bk.value, g);
-            else if (hg)
-                printf(" (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, g);
-            else if (!all_fixed)
-                printf(" (the tour lacks FIXED_EDGES_SECTION edges: no gap)");
-            printf("\n");
-        }
-        free(sol);
-        gpk_qap_free(&qap);
-        gpk_tsp_free(&tsp);
-        return CLI_OK;
-    }
-    if (a.init) {
-        init_sol = load_solution(cmd, &pb, a.init, n, 0);
-        if (!init_sol) {
-            gpk_qap_free(&qap);
-            gpk_tsp_free(&tsp);
-            ranks_agree(cmd, 0, "reading the instance");
-            return CLI_FAIL;
-        }
-        a.so.start = init_sol;
-    }
-    if (!ranks_agree(cmd, 1, "reading the instance")) {
-        free(init_sol);
-        gpk_qap_free(&qap);
-        gpk_tsp_free(&tsp);
-        gpk_ppp_free(&ppp);
+static int search_main(gpk_problem_kind kind, int argc, char **argv)
+{
+    search_state *st = calloc(1, sizeof *st);
+    const cli_problem *prob = cli_problem_of(kind);
+    if (!st || !prob) {
+        free(st);
+        cli_error(gpk_problem_name(kind), !st ? "out of host memory" : "no command for this problem");
         return CLI_FAIL;
     }
-
-    if (kind == GPK_PROBLEM_TSP && tsp.nfixed) {
-        fixed_enforced = fixed_search_copy(&tsp, &tsp_search, &fixed_shift);
-        if (fixed_enforced) pb.tsp = &tsp_search;
-        else if (!a.quiet && this_rank() == 0)
-            fprintf(stderr, "gpk %s: warning: %s: the %u FIXED_EDGES_SECTION edges are not enforced (no distance "
-                            "matrix above %u cities); no gap unless the tour holds them\n",
-                    cmd, instance, tsp.nfixed, GPK_TSP_MATRIX_MAX);
-    }
-
-#define CLI_MAX_GPUS 1024
-    gpk_ctx *ctx = NULL;
-    gpk_ctx **gctx = NULL; /* --gpus / multistart on CUDA: one context per GPU */
-    int ngpu = 0;
-    gpk_search_result res;
-    memset(&res, 0, sizeof res);
-#ifdef GPK_HAVE_MPI
-    gpk_mpi_search_run *mpi_runs = NULL; /* --mpi: every run's record */
-#endif
-    char tag[160];
-    progress_state ps = {cmd, &bk, 0.0, tag, isatty(fileno(stderr)), 0, 0.0, 1.0, a.time_limit, 0, 0, 0, 0, 0.0, 0.0};
-    ps.shift = fixed_shift;
-    ps.ref_shift = tsp.nfixed ? fixed_length(&tsp) : 0;
-    rc = CLI_OK;
-    /* The backend: cuda when asked (--backend cuda, --gpus), or for auto
-     * when this build has the GPU search and a device is usable; else the
-     * CPU (GPK_BACKEND=cuda in the environment does not turn a search with
-     * no usable GPU into an error). */
-    int use_gpu = a.backend == GPK_BACKEND_CUDA;
-#ifdef GPK_HAVE_CUDA_SEARCH
-    if (a.backend == GPK_BACKEND_AUTO && a.so.algo != GPK_SEARCH_HC_FIRST && a.so.nb != GPK_NB_OR_OPT &&
-        gpk_backend_available(GPK_BACKEND_CUDA))
-        use_gpu = 1;
-    /* or2opt: the GPU evaluates the descent's moves of one run from
-     * GPK_TSP_OR_OPT_GPU_MIN cities; multistart runs on the CPU threads. */
-    if (a.backend == GPK_BACKEND_AUTO && a.so.nb == GPK_NB_OR_OPT && a.so.algo != GPK_SEARCH_MULTISTART &&
-        pb.tsp && pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN && gpk_backend_available(GPK_BACKEND_CUDA))
-        use_gpu = 1;
-#endif
-    const int multi =
-        !a.mpi && use_gpu && (a.have_gpus || (a.so.algo == GPK_SEARCH_MULTISTART && a.so.nb != GPK_NB_OR_OPT));
-    int mpi_contexts = 0; /* --mpi: the contexts of all ranks */
-#ifdef GPK_HAVE_MPI
-    if (a.mpi) {
-        /* This rank's contexts: K GPUs from device local-rank x K, or the
-         * CPU: T one-thread contexts for multistart (its starts run side by
-         * side, as on one host), else one of T threads. */
-        int per_rank, threads = a.threads;
-        if (use_gpu) {
-            per_rank = a.have_gpus ? (int)a.gpus : 1;
-        } else {
-            if (!threads) {
-                const char *env = getenv("GPK_THREADS");
-                const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-                threads = env && *env && atoi(env) > 0 ? atoi(env)
-                          : cores / mpi_run->local_size > 1 ? (int)(cores / mpi_run->local_size) : 1;
-            }
-            per_rank = a.so.algo == GPK_SEARCH_MULTISTART ? threads : 1;
+    st->cmd = gpk_problem_name(kind);
+    st->prob = prob;
+    int rc = search_parse(st, argc, argv);
+    if (rc < 0) rc = search_prepare(st);
+    if (rc < 0) {
+        progress_state ps = {
+            st->cmd, &st->bk, 0.0, st->tag, isatty(fileno(stderr)), 0, 0.0, 1.0, st->a.time_limit, 0, 0,
+            0,       0,       0.0, 0.0};
+        ps.shift = st->fixed_shift;
+        ps.ref_shift = st->tsp.nfixed ? fixed_length(&st->tsp) : 0;
+        st->ps = ps;
+        choose_backend(st);
+        rc = open_contexts(st);
+        if (rc == CLI_OK) {
+            set_search_opts(st);
+            rc = run_search(st);
         }
-        gctx = calloc((size_t)per_rank, sizeof *gctx);
-        int made = gctx != NULL;
-        if (!gctx) cli_error(cmd, "out of host memory");
-        for (int g = 0; made && g < per_rank; g++) {
-            gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
-            co.backend = use_gpu ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
-            /* round robin over the node's GPUs where its ranks need more */
-            const int gpus = use_gpu ? gpk_device_count(GPK_BACKEND_CUDA) : 0;
-            co.device = use_gpu ? (mpi_run->local_rank * per_rank + g) % (gpus > 0 ? gpus : 1 << 30) : -1;
-            co.threads = use_gpu ? a.threads : per_rank > 1 ? 1 : threads;
-            gpk_status cs = gpk_ctx_create_ex(&gctx[g], &co);
-            if (cs != GPK_OK) {
-                gctx[g] = NULL;
-                const char *why = *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs);
-                if (use_gpu)
-                    cli_error(cmd, "rank %d (local rank %d of %d, %d GPU%s each): cannot use CUDA device %d: %s",
-                              mpi_run->rank, mpi_run->local_rank, mpi_run->local_size, per_rank,
-                              per_rank > 1 ? "s" : "", co.device, why);
-                else
-                    cli_error(cmd, "rank %d: cannot create a CPU context: %s", mpi_run->rank, why);
-                made = 0;
-            }
-            ngpu = g + 1;
-        }
-        if (!ranks_agree(cmd, made, "creating its contexts")) {
-            rc = CLI_FAIL;
-            goto done;
-        }
-        ngpu = per_rank;
-        ctx = gctx[0];
-        mpi_contexts = cli_mpi_sum(per_rank);
-    } else
-#endif
-    if (multi) {
-        ngpu = a.have_gpus ? (int)a.gpus : 1;
-        gctx = calloc((size_t)ngpu, sizeof *gctx);
-        if (!gctx) {
-            cli_error(cmd, "out of host memory");
-            rc = CLI_FAIL;
-            goto done;
-        }
-        for (int g = 0; g < ngpu; g++) {
-            gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
-            co.backend = GPK_BACKEND_CUDA;
-            co.device = g;
-            co.threads = a.threads;
-            gpk_status cs = gpk_ctx_create_ex(&gctx[g], &co);
-            if (cs != GPK_OK) {
-                gctx[g] = NULL;
-                if (a.have_gpus)
-                    cli_error(cmd, "--gpus %d: cannot use CUDA device %d: %s", ngpu, g,
-                              *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
-                else
-                    cli_error(cmd, "cannot use the cuda backend: %s",
-                              *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
-                rc = CLI_FAIL;
-                goto done;
-            }
-        }
-        ctx = gctx[0];
-    } else if (use_gpu) {
-        gpk_ctx_opts co = GPK_CTX_OPTS_INIT;
-        co.backend = GPK_BACKEND_CUDA;
-        co.threads = a.threads;
-        gpk_status cs = gpk_ctx_create_ex(&ctx, &co);
-        if (cs != GPK_OK) {
-            ctx = NULL;
-            if (a.backend == GPK_BACKEND_CUDA) {
-                cli_error(cmd, "cannot use the cuda backend: %s",
-                          *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(cs));
-                rc = CLI_FAIL;
-                goto done;
-            }
-            use_gpu = 0; /* auto: the CPU */
-        }
-    }
-    if (!ctx && cli_ctx_create(cmd, &ctx, GPK_BACKEND_CPU, -1, a.threads) != GPK_OK) {
-        rc = CLI_FAIL;
-        goto done;
-    }
-    gpk_ctx_info info;
-    gpk_ctx_info_get(ctx, &info);
-    if (a.mpi && use_gpu)
-        snprintf(tag, sizeof tag, "cuda %s, %d ranks, %d GPU%s in all", gpk_search_eval_name(a.so.eval),
-                 rank_count(), mpi_contexts, mpi_contexts > 1 ? "s" : "");
-    else if (a.mpi)
-        snprintf(tag, sizeof tag, "cpu%s, %d ranks x %u threads",
-                 kind == GPK_PROBLEM_QAP && a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? " formula" : "",
-                 rank_count(), ngpu > 1 ? (unsigned)ngpu : info.threads);
-    else if (use_gpu)
-        snprintf(tag, sizeof tag, "cuda %s, %d GPU%s", gpk_search_eval_name(a.so.eval), multi ? ngpu : 1,
-                 multi && ngpu > 1 ? "s" : "");
-    else
-        snprintf(tag, sizeof tag, "cpu%s, %u threads",
-                 kind == GPK_PROBLEM_QAP && a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? " formula" : "", info.threads);
-    a.so.iters = a.iters;
-    a.so.global_iters = (uint32_t)a.global;
-    a.so.tenure = (uint32_t)a.tenure;
-    a.so.starts = (uint32_t)a.starts;
-    a.so.seed = a.have_search_seed ? a.search_seed : a.seed;
-    a.so.time_limit = a.time_limit;
-    a.so.cancel = &stop_signal;
-    if (!a.quiet && this_rank() == 0) {
-        a.so.progress = on_progress;
-        a.so.user = &ps;
-        a.so.progress_every = 1; /* on_progress keeps time */
-        /* What the reports count to, for the duration warning: tabu
-         * iterations (or ILS kicks) of the runs the calling thread reports
-         * on. A multistart on the CPU reports the totals of all its runs;
-         * over GPUs and ranks, the runs of the first context. */
-        const double it = a.iters ? (double)a.iters : a.so.algo == GPK_SEARCH_TABU ? 10000.0 : 1000.0;
-        const double gl = a.global ? (double)a.global : (double)gpk_search_default_global_iters(kind, a.so.algo, n);
-        if (a.so.algo == GPK_SEARCH_TABU) ps.budget = it;
-        else if (a.so.algo == GPK_SEARCH_ITS || a.so.algo == GPK_SEARCH_MULTISTART) ps.budget = it * gl;
-        if (a.mpi) {
-            /* rank 0's first context runs run 0, run C, run 2C ... */
-            const double starts = a.starts ? (double)a.starts : mpi_contexts;
-            ps.runs = ceil(starts / (mpi_contexts < 1 ? 1 : mpi_contexts));
-        } else if (multi) {
-            const double starts = a.starts ? (double)a.starts : ngpu;
-            ps.runs = ceil(starts / (ngpu < 1 ? 1 : ngpu));
-        } else if (a.so.algo == GPK_SEARCH_MULTISTART) {
-            ps.budget *= a.starts ? (double)a.starts : (double)info.threads;
-        }
-        /* a time limit and no count: the search runs until the limit */
-        if (a.time_limit > 0 && !a.iters && (a.so.algo == GPK_SEARCH_TABU || !a.global)) ps.budget = 0;
-    }
-    stop_signal = 0;
-    catch_stop_signals(1);
-#ifdef GPK_HAVE_MPI
-    if (a.mpi)
-        s = gpk_mpi_search_multistart(MPI_COMM_WORLD, gctx, ngpu, &pb, &a.so, &res, &mpi_runs);
-    else
-#endif
-        s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
-    catch_stop_signals(0);
-    progress_end(&ps);
-#ifdef GPK_HAVE_MPI
-    if (a.mpi && s == GPK_EIO) { /* a rank went silent: no agreeing any more */
-        char lost[700];
-        snprintf(lost, sizeof lost, "%s: %s", instance, gpk_last_error(ctx));
-        cli_mpi_lost(cmd, lost);
-    }
-#endif
-    if (s != GPK_OK) {
-        /* --mpi: every rank has the same message, naming the rank at fault */
-        if (this_rank() == 0)
-            cli_error(cmd, "%s: %s", instance, *gpk_last_error(ctx) ? gpk_last_error(ctx) : gpk_status_string(s));
-        rc = CLI_FAIL;
-        goto done;
-    }
-    if (this_rank() != 0) {
         /* rank 0 reports and writes; the others end as it does */
-        if (res.stopped == GPK_SEARCH_CANCELLED) rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-        goto done;
+        if (rc == CLI_OK && this_rank() != 0 && st->res.stopped == GPK_SEARCH_CANCELLED)
+            rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+        else if (rc == CLI_OK && this_rank() == 0) rc = finish_search(st);
     }
-    /* A CUDA failure mid-run sends the search back to the CPU scan (same
-     * result, another speed): said, and an error when cuda was asked for. */
-    /* or2opt: the GPU evaluates the descents' batches of one run from
-     * GPK_TSP_OR_OPT_GPU_MIN cities, the CPU the rest by design: short when
-     * it evaluated nothing there. */
-    const int or_gpu = a.so.nb == GPK_NB_OR_OPT && a.so.algo != GPK_SEARCH_MULTISTART && !multi &&
-                       pb.tsp && pb.tsp->n >= GPK_TSP_OR_OPT_GPU_MIN;
-    const int gpu_short = use_gpu && (a.so.nb == GPK_NB_OR_OPT ? or_gpu && res.gpu_evaluated == 0
-                                                               : res.gpu_evaluated < res.evaluated);
-    if (gpu_short) {
-        cli_error(cmd, "%s: the GPU evaluated %llu of the %llu neighbours, the CPU the rest: %s", instance,
-                  (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,
-                  *gpk_last_error(ctx) ? gpk_last_error(ctx) : "(no message)");
-        if (a.backend == GPK_BACKEND_CUDA) rc = CLI_FAIL;
-    }
-    const gpk_neighbourhood nb = a.so.nb != GPK_NB_DEFAULT ? a.so.nb
-                                 : kind == GPK_PROBLEM_QAP ? GPK_NB_SWAP
-                                 : kind == GPK_PROBLEM_TSP ? GPK_NB_TWO_OPT
-                                                           : GPK_NB_FLIP1;
-    char why[160];
-    const char *bad = cli_check_search_result(&pb, &res, n, why, sizeof why);
-    /* FIXED_EDGES_SECTION: the true length, and the gap of the path the
-     * reference counts (see reference_value) */
-    uint32_t fixed_have = 0;
-    if (kind == GPK_PROBLEM_TSP && tsp.nfixed) {
-        if (!bad) res.best = gpk_tsp_tour_length(&tsp, res.solution);
-        fixed_have = fixed_in_tour(&tsp, res.solution);
-        if (fixed_have != tsp.nfixed && !a.quiet)
-            fprintf(stderr, "gpk %s: %s: the tour holds %u of the %u FIXED_EDGES_SECTION edges: no gap\n", cmd,
-                    instance, fixed_have, tsp.nfixed);
-    }
-    double gap = 0.0;
-    int64_t ref_best;
-    const int have_gap = reference_value(kind == GPK_PROBLEM_TSP ? &tsp : NULL, res.solution, res.best, &ref_best) &&
-                         gap_of(&bk, ref_best, &gap);
-    const double rate = res.ms > 0 ? (double)res.evaluated / (res.ms * 1e-3) : 0.0;
-    if (!a.quiet && !bad && bk.have && !have_gap && kind != GPK_PROBLEM_PPP && !cli_reference_plausible(&bk, ref_best))
-        fprintf(stderr, "gpk %s: warning: the reference %lld (%s%s%s) cannot be %s's %s: %s %lld; no gap given\n",
-                cmd, (long long)bk.value, bk.kind, *bk.source ? ", " : "", bk.source, instance,
-                strcmp(bk.kind, "OPT") == 0 ? "optimum" : "best known",
-                ref_best < bk.value ? "the search found" : "more than twice", (long long)ref_best);
-
-    if (!a.quiet) {
-        char gaps[96] = "";
-        if (kind == GPK_PROBLEM_PPP)
-            snprintf(gaps, sizeof gaps, res.best == 0 ? " (solved)" : " (not solved)");
-        else if (have_gap && tsp.nfixed)
-            snprintf(gaps, sizeof gaps, " (path without the %u fixed edge%s %lld: %s %lld, gap %.3f%%)", tsp.nfixed,
-                     tsp.nfixed > 1 ? "s" : "", (long long)ref_best, bk.kind, (long long)bk.value, gap);
-        else if (have_gap)
-            snprintf(gaps, sizeof gaps, " (%s %lld, gap %.3f%%)", bk.kind, (long long)bk.value, gap);
-        fprintf(stderr,
-                "gpk %s: %s n=%u, %s/%s, seed %llu: best %lld%s; %llu iterations, %llu moves evaluated in "
-                "%.1f ms (%.3g moves/s), %s (%s); check %s\n",
-                cmd, instance, n, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
-                (unsigned long long)a.so.seed, (long long)res.best, gaps, (unsigned long long)res.iterations,
-                (unsigned long long)res.evaluated, res.ms, rate, tag, info.device_name, bad ? "FAILED" : "ok");
-        if (multi)
-            fprintf(stderr, "gpk %s: %u runs on %d GPU%s, the best from run %u\n", cmd, res.runs, ngpu,
-                    ngpu > 1 ? "s" : "", res.best_run);
-#ifdef GPK_HAVE_MPI
-        if (a.mpi)
-            fprintf(stderr, "gpk %s: %u runs on %d rank%s, %d %s, the best from run %u on rank %d\n", cmd,
-                    res.runs, rank_count(), rank_count() > 1 ? "s" : "", mpi_contexts,
-                    use_gpu ? (mpi_contexts > 1 ? "GPUs" : "GPU") : "at a time", res.best_run,
-                    mpi_runs ? mpi_runs[res.best_run].rank : 0);
-#endif
-        if (res.stopped == GPK_SEARCH_TIME_LIMIT)
-            fprintf(stderr, "gpk %s: stopped at the time limit (%g s%s)\n", cmd, a.time_limit,
-                    a.default_limit ? ", the default: --time-limit sets another" : "");
-        else if (res.stopped == GPK_SEARCH_CANCELLED)
-            fprintf(stderr, "gpk %s: stopped by %s\n", cmd, stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
-    }
-    if (a.json) {
-        printf("{\"command\": \"%s\", \"gpk_version\": ", cmd);
-        cli_json_str(stdout, gpk_version());
-        printf(", \"backend\": ");
-        cli_json_ctx_info(stdout, &info);
-        printf(", \"instance\": ");
-        cli_json_str(stdout, instance);
-        if (a.file) {
-            printf(", \"file\": ");
-            cli_json_str(stdout, a.file);
-        }
-        if (kind == GPK_PROBLEM_PPP)
-            printf(", \"m\": %llu, \"instance_seed\": %llu", (unsigned long long)a.m, (unsigned long long)a.seed);
-        printf(", \"n\": %u, \"algo\": \"%s\", \"nb\": \"%s\", \"seed\": %llu, \"iters\": %llu, \"global\": %u, "
-               "\"tenure\": %u, \"starts\": %u, \"best\": %lld",
-               n, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb), (unsigned long long)a.so.seed,
-               (unsigned long long)a.so.iters, a.so.global_iters, a.so.tenure, a.so.starts, (long long)res.best);
-        if (bk.have) {
-            printf(", \"best_known\": %lld, \"best_known_kind\": ", (long long)bk.value);
-            cli_json_str(stdout, bk.kind);
-        } else {
-            printf(", \"best_known\": null, \"best_known_kind\": null");
-        }
-        if (have_gap) printf(", \"gap_percent\": %.6f", gap);
-        else printf(", \"gap_percent\": null");
-        if (kind == GPK_PROBLEM_PPP) printf(", \"solved\": %s", res.best == 0 ? "true" : "false");
-        if (kind == GPK_PROBLEM_TSP && tsp.nfixed)
-            printf(", \"fixed_edges\": %u, \"fixed_edges_in_tour\": %u, \"fixed_edges_length\": %lld, "
-                   "\"fixed_edges_enforced\": %s",
-                   tsp.nfixed, fixed_have, (long long)fixed_length(&tsp), fixed_enforced ? "true" : "false");
-        printf(", \"iterations\": %llu, \"evaluated\": %llu, \"ms\": %.6f, \"moves_per_s\": %.6g",
-               (unsigned long long)res.iterations, (unsigned long long)res.evaluated, res.ms, rate);
-        printf(", \"search_backend\": \"%s\", \"eval\": %s%s%s, \"gpus\": %d, \"qap_delta\": %s, "
-               "\"gpu_evaluated\": %llu, \"runs\": %u, \"best_run\": %u",
-               use_gpu ? "cuda" : "cpu", use_gpu ? "\"" : "", use_gpu ? gpk_search_eval_name(a.so.eval) : "null",
-               use_gpu ? "\"" : "", use_gpu ? (a.mpi ? mpi_contexts : multi ? ngpu : 1) : 0,
-               kind != GPK_PROBLEM_QAP ? "null"
-               : use_gpu              ? "\"formula\""
-               : a.so.qap_delta == GPK_QAP_DELTA_FORMULA ? "\"formula\""
-                                                          : "\"table\"",
-               (unsigned long long)res.gpu_evaluated, res.runs, res.best_run);
-        if (a.so.algo == GPK_SEARCH_HC_BEST || a.so.algo == GPK_SEARCH_HC_FIRST)
-            printf(", \"local_optimum\": %s", res.local_optimum ? "true" : "false");
-#ifdef GPK_HAVE_MPI
-        if (a.mpi)
-            printf(", \"mpi_ranks\": %d, \"contexts\": %d, \"best_rank\": %d", rank_count(), mpi_contexts,
-                   mpi_runs ? mpi_runs[res.best_run].rank : 0);
-#endif
-        printf(", \"time_limit\": ");
-        if (a.time_limit > 0) printf("%g", a.time_limit);
-        else printf("null");
-        printf(", \"stopped\": %s", res.stopped == GPK_SEARCH_TIME_LIMIT ? "\"time-limit\""
-                                     : res.stopped == GPK_SEARCH_CANCELLED ? "\"signal\""
-                                                                           : "null");
-        printf(", \"check\": %s}\n", bad ? "\"failed\"" : "\"ok\"");
-    }
-    if (bad) {
-        cli_error(cmd, "check FAILED: %s", bad);
-        rc = CLI_FAIL;
-        goto done;
-    }
-    if (a.out) {
-        int w;
-        if (kind == GPK_PROBLEM_QAP) {
-            w = write_sln(cmd, a.out, &res);
-        } else if (kind == GPK_PROBLEM_TSP) {
-            char how[96];
-            snprintf(how, sizeof how, "gpk tsp %s/%s seed %llu", gpk_search_algo_name(a.so.algo),
-                     gpk_neighbourhood_name(nb), (unsigned long long)a.so.seed);
-            w = write_tour(cmd, a.out, &tsp, &res, how);
-        } else {
-            w = write_bits(cmd, a.out, &res);
-        }
-        if (w != 0) rc = CLI_FAIL;
-    }
-    /* Interrupted: the best so far was reported and written; the status
-     * says how it ended, as a shell expects of a signalled program. */
-    if (rc == CLI_OK && res.stopped == GPK_SEARCH_CANCELLED) rc = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-    if (a.svg && (rc == CLI_OK || res.stopped == GPK_SEARCH_CANCELLED)) {
-        char title[192];
-        snprintf(title, sizeof title, "gpk tsp: %s, %u cities, length %lld, %s/%s seed %llu", instance, n,
-                 (long long)res.best, gpk_search_algo_name(a.so.algo), gpk_neighbourhood_name(nb),
-                 (unsigned long long)a.so.seed);
-        if (write_tour_svg(cmd, a.svg, &tsp, &res, title) != 0) rc = CLI_FAIL;
-    }
-
-done:
-#ifdef GPK_HAVE_MPI
-    free(mpi_runs);
-#endif
-    free(init_sol);
-    gpk_search_result_free(&res);
-    if (gctx) {
-        for (int g = 0; g < ngpu; g++)
-            if (gctx[g]) gpk_ctx_destroy(gctx[g]);
-        free(gctx);
-    } else if (ctx) {
-        gpk_ctx_destroy(ctx);
-    }
-    gpk_qap_free(&qap);
-    gpk_tsp_free(&tsp);
-    gpk_tsp_free(&tsp_search);
-    gpk_ppp_free(&ppp);
+    search_free(st);
+    free(st);
     return rc;
 }
 
@@ -1491,14 +1701,13 @@ static int search_entry(gpk_problem_kind kind, int argc, char **argv)
 {
 #if defined(GPK_MPI_PROGRAM) && !defined(GPK_HAVE_MPI)
     if (cli_mpi_requested(argc, argv))
-        return cli_mpi_forward(kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp",
+        return cli_mpi_forward(gpk_problem_name(kind),
                                argv - 1); /* gpk's own argv, as main passed argv + 1 */
 #endif
 #ifdef GPK_HAVE_MPI
     if (cli_mpi_requested(argc, argv)) {
-        const char *cmd = kind == GPK_PROBLEM_QAP ? "qap" : kind == GPK_PROBLEM_TSP ? "tsp" : "ppp";
         cli_mpi mp;
-        if (cli_mpi_init(cmd, &argc, &argv, &mp) != 0) return CLI_FAIL;
+        if (cli_mpi_init(gpk_problem_name(kind), &argc, &argv, &mp) != 0) return CLI_FAIL;
         mpi_run = &mp;
         const int rc = search_main(kind, argc, argv);
         mpi_run = NULL;
