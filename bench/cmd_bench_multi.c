@@ -460,19 +460,20 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
            r->ok ? "ok" : "FAILED", r->why);
     fflush(stdout);
     if (json) {
-        fprintf(json,
-                "{\"bench\": \"multi\", \"mode\": \"%s\", \"type\": \"%s\", \"values\": %u, \"n\": %zu, \"gpus\": %d, "
-                "\"ms\": %.3f, \"min_ms\": %.3f, \"gkeys_per_s\": %.4f, \"speedup_vs_1\": %.3f, \"sort_ms\": %.3f, "
-                "\"split_ms\": %.3f, \"merge_ms\": %.3f, \"merge_copy_ms\": %.3f, \"merge_search_ms\": %.3f, "
-                "\"merge_tiles_ms\": %.3f, \"plan\": \"%s\", \"lsd_count_ms\": %.3f, \"lsd_passes_ms\": %.3f, "
-                "\"lsd_hist_ms\": %.3f, \"lsd_pass_sum_ms\": %.3f, \"lsd_last_ms\": %.3f, \"lsd_passes\": %d, "
-                "\"exchange\": \"%s\", \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
-                r->mode, gpk_type_name(in->type), in->vw, in->n, r->gpus, r->ms, r->min_ms,
-                r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms, r->merge_ms,
-                r->copy_ms, r->search_ms, r->tiles_ms, r->plan, r->count_ms, r->passes_ms, r->hist_ms,
-                r->pass_sum_ms, r->last_ms, r->passes,
-                getenv("GPK_MULTI_EXCHANGE") && !strcmp(getenv("GPK_MULTI_EXCHANGE"), "copy") ? "copy" : "load",
-                r->ok ? "true" : "false", r->why, device);
+        fprintf(
+            json,
+            "{\"bench\": \"multi\", \"mode\": \"%s\", \"type\": \"%s\", \"values\": %u, \"n\": %zu, "
+            "\"gpus\": %d, "
+            "\"ms\": %.3f, \"min_ms\": %.3f, \"gkeys_per_s\": %.4f, \"speedup_vs_1\": %.3f, \"sort_ms\": "
+            "%.3f, "
+            "\"split_ms\": %.3f, \"merge_ms\": %.3f, \"merge_copy_ms\": %.3f, \"merge_search_ms\": %.3f, "
+            "\"merge_tiles_ms\": %.3f, \"plan\": \"%s\", \"lsd_count_ms\": %.3f, \"lsd_passes_ms\": %.3f, "
+            "\"lsd_hist_ms\": %.3f, \"lsd_pass_sum_ms\": %.3f, \"lsd_last_ms\": %.3f, \"lsd_passes\": %d, "
+            "\"exchange\": \"%s\", \"ok\": %s, \"note\": \"%s\", \"device\": \"%s\"}\n",
+            r->mode, gpk_type_name(in->type), in->vw, in->n, r->gpus, r->ms, r->min_ms,
+            r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, r->sort_ms, r->split_ms, r->merge_ms,
+            r->copy_ms, r->search_ms, r->tiles_ms, r->plan, r->count_ms, r->passes_ms, r->hist_ms,
+            r->pass_sum_ms, r->last_ms, r->passes, "load", r->ok ? "true" : "false", r->why, device);
         fflush(json);
     }
 }

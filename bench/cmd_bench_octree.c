@@ -170,130 +170,293 @@ static int bo_compare(const gpk_octree *a, const gpk_octree *b, char *why, size_
     return ok;
 }
 
-int cmd_bench_octree(int argc, char **argv)
+/* The configuration: 0; 1 after --help; -1 on a usage error (said). */
+static int bo_parse(const char *cmd, int argc, char **argv, bo_config *c)
 {
-    const char *cmd = "bench octree";
-    bo_config c;
-    memset(&c, 0, sizeof c);
+    memset(c, 0, sizeof *c);
     const uint64_t default_n[] = {100000, 200000, 500000, 1u << 20, 2u << 20, 4u << 20, 8u << 20, 16u << 20};
-    memcpy(c.n, default_n, sizeof default_n);
-    c.nn = 8;
-    c.dist[0] = GPK_PARTICLES_UNIFORM;
-    c.dist[1] = GPK_PARTICLES_TUBE;
-    c.ndist = 2;
+    memcpy(c->n, default_n, sizeof default_n);
+    c->nn = 8;
+    c->dist[0] = GPK_PARTICLES_UNIFORM;
+    c->dist[1] = GPK_PARTICLES_TUBE;
+    c->ndist = 2;
     const gpk_octree_scheme all[] = {GPK_OCTREE_STATIC, GPK_OCTREE_BLOCKING, GPK_OCTREE_LOCKFREE, GPK_OCTREE_STEAL,
                                      GPK_OCTREE_MORTON};
-    memcpy(c.scheme, all, sizeof all);
-    c.nscheme = 5;
-    c.threads[0] = 0;
-    c.nthreads = 1;
-    c.blocks[0] = 0;
-    c.nblocks = 1;
-    c.block_threads[0] = 0;
-    c.nblock_threads = 1;
-    c.grid_split[0] = 0;
-    c.ngrid_split = 1;
-    c.threshold = 20;
-    c.seed = 1;
-    c.reps = 3;
-    c.victim = GPK_POOL_VICTIM_RANDOM;
-    c.backend = GPK_BACKEND_CPU;
-    c.device = -1;
+    memcpy(c->scheme, all, sizeof all);
+    c->nscheme = 5;
+    c->threads[0] = 0;
+    c->nthreads = 1;
+    c->blocks[0] = 0;
+    c->nblocks = 1;
+    c->block_threads[0] = 0;
+    c->nblock_threads = 1;
+    c->grid_split[0] = 0;
+    c->ngrid_split = 1;
+    c->threshold = 20;
+    c->seed = 1;
+    c->reps = 3;
+    c->victim = GPK_POOL_VICTIM_RANDOM;
+    c->backend = GPK_BACKEND_CPU;
+    c->device = -1;
     /* argv[0] is "bench", argv[1] "octree" */
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int m;
         if (cli_is_help(a)) {
             cmd_bench_octree_help(stdout);
-            return CLI_OK;
+            return 1;
         }
         if (cli_flag(a, NULL, "--pools")) {
-            c.pools = 1;
+            c->pools = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--n", &val)) != 0) {
-            if (m < 0 || bo_list_sizes(cmd, val, c.n, &c.nn, 1, UINT32_MAX) != 0) return CLI_USAGE;
+            if (m < 0 || bo_list_sizes(cmd, val, c->n, &c->nn, 1, UINT32_MAX) != 0) return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
-            if (m < 0 || bo_list_sizes(cmd, val, c.threads, &c.nthreads, 1, 1 << 16) != 0) return CLI_USAGE;
+            if (m < 0 || bo_list_sizes(cmd, val, c->threads, &c->nthreads, 1, 1 << 16) != 0) return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--blocks", &val)) != 0) {
-            if (m < 0 || bo_list_sizes(cmd, val, c.blocks, &c.nblocks, 1, 1 << 20) != 0) return CLI_USAGE;
+            if (m < 0 || bo_list_sizes(cmd, val, c->blocks, &c->nblocks, 1, 1 << 20) != 0) return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--grid-split", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             char buf[1024], list[1024] = "";
             snprintf(buf, sizeof buf, "%s", val);
             /* 'pool' stands for UINT32_MAX: no task is split by the grid */
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? "," : "",
                          strcmp(tok, "pool") == 0 ? "4294967295" : tok);
-            if (bo_list_sizes(cmd, list, c.grid_split, &c.ngrid_split, 1, UINT32_MAX) != 0) return CLI_USAGE;
+            if (bo_list_sizes(cmd, list, c->grid_split, &c->ngrid_split, 1, UINT32_MAX) != 0) return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
-            if (m < 0 || bo_list_sizes(cmd, val, c.block_threads, &c.nblock_threads, 1, 1024) != 0) return CLI_USAGE;
+            if (m < 0 || bo_list_sizes(cmd, val, c->block_threads, &c->nblock_threads, 1, 1024) != 0)
+                return -1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dists", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             char buf[256];
             snprintf(buf, sizeof buf, "%s", val);
-            c.ndist = 0;
+            c->ndist = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (c.ndist >= 4 || gpk_particle_dist_parse(tok, &c.dist[c.ndist]) != GPK_OK) {
+                if (c->ndist >= 4 || gpk_particle_dist_parse(tok, &c->dist[c->ndist]) != GPK_OK) {
                     cli_error(cmd, "unknown distribution '%s' (uniform, tube, plummer)", tok);
-                    return CLI_USAGE;
+                    return -1;
                 }
-                c.ndist++;
+                c->ndist++;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--schemes", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             char buf[256];
             snprintf(buf, sizeof buf, "%s", val);
-            c.nscheme = 0;
+            c->nscheme = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (c.nscheme >= 6 || gpk_octree_scheme_parse(tok, &c.scheme[c.nscheme]) != GPK_OK) {
+                if (c->nscheme >= 6 || gpk_octree_scheme_parse(tok, &c->scheme[c->nscheme]) != GPK_OK) {
                     cli_error(cmd, "unknown scheme '%s' (static, queue, lockfree, steal, morton)", tok);
-                    return CLI_USAGE;
+                    return -1;
                 }
-                c.nscheme++;
+                c->nscheme++;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threshold", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(val, 1, UINT32_MAX, &c.threshold) != 0) {
+            if (m < 0 || cli_parse_uint(val, 1, UINT32_MAX, &c->threshold) != 0) {
                 cli_error(cmd, "bad --threshold");
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--victim", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (strcmp(val, "rr") == 0) c.victim = GPK_POOL_VICTIM_ROUND_ROBIN;
-            else if (strcmp(val, "random") == 0) c.victim = GPK_POOL_VICTIM_RANDOM;
+            if (m < 0) return -1;
+            if (strcmp(val, "rr") == 0) c->victim = GPK_POOL_VICTIM_ROUND_ROBIN;
+            else if (strcmp(val, "random") == 0) c->victim = GPK_POOL_VICTIM_RANDOM;
             else {
                 cli_error(cmd, "unknown --victim '%s' (rr, random)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--reps", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(val, 1, 1000, &c.reps) != 0) {
+            if (m < 0 || cli_parse_uint(val, 1, 1000, &c->reps) != 0) {
                 cli_error(cmd, "bad --reps");
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--seed", &val)) != 0) {
-            if (m < 0 || cli_parse_uint(val, 0, UINT64_MAX, &c.seed) != 0) {
+            if (m < 0 || cli_parse_uint(val, 0, UINT64_MAX, &c->seed) != 0) {
                 cli_error(cmd, "bad --seed");
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
-            if (m < 0 || gpk_backend_parse(val, &c.backend) != GPK_OK) {
+            if (m < 0 || gpk_backend_parse(val, &c->backend) != GPK_OK) {
                 cli_error(cmd, "unknown backend");
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
             uint64_t v;
             if (m < 0 || cli_parse_uint(val, 0, 1 << 20, &v) != 0) {
                 cli_error(cmd, "bad --device");
-                return CLI_USAGE;
+                return -1;
             }
-            c.device = (int)v;
+            c->device = (int)v;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--json", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            c.json = val;
+            if (m < 0) return -1;
+            c->json = val;
         } else {
             cli_error(cmd, "unknown option '%s' (see gpk bench octree --help)", a);
-            return CLI_USAGE;
+            return -1;
         }
     }
+    return 0;
+}
 
+/* One point (distribution, size, workers): every configuration c->reps
+ * times, interleaved, each row printed and written to jf. The rows that
+ * failed. */
+static int bo_point(const char *cmd, const bo_config *c, gpk_ctx *ctx, const gpk_ctx_info *info, int grid,
+                    const float *xyz, size_t n, int d, int t, const gpk_octree *ref, int have_ref, FILE *jf,
+                    int *rows)
+{
+    int fails = 0;
+    if (c->threads[t]) gpk_ctx_set_threads(ctx, (int)c->threads[t]);
+    gpk_ctx_info ti;
+    gpk_ctx_info_get(ctx, &ti);
+    /* every scheme, and for the pool schemes every (block threads, blocks, grid split) */
+    const int per_scheme = c->nblock_threads * c->nblocks * c->ngrid_split;
+    const int nconf = c->nscheme * per_scheme;
+    bo_run *runs = calloc((size_t)nconf, sizeof *runs);
+    double *all = malloc((size_t)nconf * 3 * (size_t)c->reps * sizeof *all);
+    if (!runs || !all) {
+        cli_error(cmd, "out of host memory");
+        free(runs);
+        free(all);
+        return 1;
+    }
+    for (int it = 0; it < nconf; it++) {
+        bo_run *u = &runs[it];
+        const int sc = it / per_scheme;
+        const int bt = it % per_scheme / (c->nblocks * c->ngrid_split);
+        const int bl = it % (c->nblocks * c->ngrid_split) / c->ngrid_split, gs = it % c->ngrid_split;
+        u->skip = c->scheme[sc] == GPK_OCTREE_MORTON && (bt || bl || gs); /* no blocks to vary */
+        u->scheme = c->scheme[sc];
+        u->opts = (gpk_octree_opts)GPK_OCTREE_OPTS_INIT;
+        u->opts.pool.victim = c->victim;
+        u->opts.pool.seed = c->seed;
+        if (c->scheme[sc] != GPK_OCTREE_MORTON) {
+            u->opts.blocks = (unsigned)c->blocks[bl];
+            u->opts.threads = (unsigned)c->block_threads[bt];
+            u->opts.grid_split = (unsigned)c->grid_split[gs];
+        }
+        u->times = all + (size_t)it * 3 * c->reps;
+        u->dev_times = u->times + c->reps;
+        u->pool_times = u->dev_times + c->reps;
+    }
+    /* Repetitions interleaved (every configuration once, then again), so that a
+     * drift of the machine over the run touches every configuration alike. The
+     * first build of each is checked; every build must succeed. */
+    for (uint64_t r = 0; r < c->reps; r++) {
+        for (int it = 0; it < nconf; it++) {
+            bo_run *u = &runs[it];
+            if (u->skip || u->status != GPK_OK) continue;
+            gpk_octree tree;
+            memset(&tree, 0, sizeof tree);
+            const double t0 = cli_now_ms();
+            u->status = gpk_octree_build(ctx, xyz, n, (unsigned)c->threshold, u->scheme, &u->opts, &tree);
+            u->times[r] = cli_now_ms() - t0;
+            u->dev_times[r] = tree.device_ms;
+            u->pool_times[r] = tree.pool_ms;
+            if (u->status != GPK_OK) {
+                snprintf(u->why, sizeof u->why, "%s", gpk_last_error(ctx));
+            } else if (r == 0) {
+                const char *bad = cli_octree_check(&tree, (unsigned)c->threshold, u->why, sizeof u->why);
+                if (bad) u->verdict = "FAIL";
+                else if (!have_ref) {
+                    snprintf(u->why, sizeof u->why, "no Morton tree to compare with");
+                    u->verdict = "FAIL";
+                } else if (!bo_compare(&tree, ref, u->why, sizeof u->why)) {
+                    u->verdict = "FAIL";
+                }
+                u->tasks = tree.tasks;
+                u->depth = tree.depth;
+                u->leaves = tree.leaves;
+                u->nodes = tree.n_nodes;
+            }
+            gpk_octree_free(&tree);
+        }
+    }
+    for (int it = 0; it < nconf; it++) {
+        bo_run *u = &runs[it];
+        if (u->skip) continue;
+        const char *verdict = u->verdict ? u->verdict : "ok";
+        double ms = 0, dev_ms = 0, pool_ms = 0;
+        if (u->status != GPK_OK) {
+            verdict = "ERROR";
+        } else {
+            ms = cli_median(u->times, (size_t)c->reps);
+            dev_ms = cli_median(u->dev_times, (size_t)c->reps);
+            pool_ms = cli_median(u->pool_times, (size_t)c->reps);
+        }
+        if (strcmp(verdict, "ok") != 0) fails++;
+        char where[64] = "";
+        if (grid && u->scheme != GPK_OCTREE_MORTON)
+            snprintf(where, sizeof where, " [blocks %u, threads %u, grid split %u]", u->opts.blocks,
+                     u->opts.threads, u->opts.grid_split);
+        printf("%-7s %-8s %10zu %-9s %7u %11.3f %9.3f %9.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
+               gpk_backend_name(info->backend), gpk_particle_dist_name(c->dist[d]), n,
+               gpk_octree_scheme_name(u->scheme), ti.threads, ms, dev_ms, pool_ms,
+               (unsigned long long)u->tasks, u->depth, u->leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict,
+               *u->why ? ": " : "", u->why, where);
+        fflush(stdout);
+        if (jf) {
+            fprintf(jf,
+                    "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
+                    "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
+                    "\"ms\": %.6f, \"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, "
+                    "\"leaves\": %zu, \"nodes\": %zu, \"check\": \"%s\"}",
+                    *rows ? "," : "", gpk_particle_dist_name(c->dist[d]), n,
+                    gpk_octree_scheme_name(u->scheme), ti.threads, u->opts.blocks, u->opts.threads,
+                    u->opts.grid_split, ms, dev_ms, pool_ms, (unsigned long long)u->tasks, u->depth,
+                    u->leaves, u->nodes, verdict);
+        }
+        (*rows)++;
+    }
+    free(runs);
+    free(all);
+    return fails;
+}
+
+/* --pools: each pool's task rate on a complete binary tree of 2^22 - 1
+ * tasks, printed and written to jf. The rows that failed. */
+static int bo_pools(const bo_config *c, gpk_ctx *ctx, FILE *jf)
+{
+    int fails = 0;
+    /* 2^22 - 1 tasks: a complete binary tree of depth 21 */
+    const uint32_t depth = 21;
+    const uint64_t expect = (1ull << (depth + 1)) - 1;
+    printf("\n%-9s %-7s %12s %11s %14s %10s  %s\n", "pool", "workers", "tasks", "ms", "tasks/s", "steals",
+           "check");
+    for (int t = 0; t < c->nthreads; t++) {
+        if (c->threads[t]) gpk_ctx_set_threads(ctx, (int)c->threads[t]);
+        for (int p = 0; p < GPK_POOL_SCHEMES; p++) {
+            gpk_pool_opts po = GPK_POOL_OPTS_INIT;
+            po.victim = c->victim;
+            po.capacity = (size_t)1 << 23;
+            gpk_pool_stats st;
+            memset(&st, 0, sizeof st);
+            const bo_task root = {0, 1};
+            gpk_status s = gpk_pool_run(ctx, (gpk_pool_scheme)p, &root, 1, sizeof root, bo_spawn,
+                                        (void *)&depth, &po, &st);
+            const int ok = s == GPK_OK && st.tasks == expect;
+            if (!ok) fails++;
+            printf("%-9s %7u %12llu %11.3f %14.0f %10llu  %s%s%s\n", gpk_pool_scheme_name((gpk_pool_scheme)p),
+                   st.workers, (unsigned long long)st.tasks, st.ms, st.ms > 0 ? st.tasks / st.ms * 1e3 : 0.0,
+                   (unsigned long long)st.steals, ok ? "ok" : "FAIL", s != GPK_OK ? ": " : "",
+                   s != GPK_OK ? gpk_last_error(ctx) : "");
+            if (jf)
+                fprintf(jf,
+                        "%s\n {\"pool\": \"%s\", \"workers\": %u, \"tasks\": %llu, \"ms\": %.6f, "
+                        "\"steals\": %llu, \"check\": \"%s\"}",
+                        (t || p) ? "," : "", gpk_pool_scheme_name((gpk_pool_scheme)p), st.workers,
+                        (unsigned long long)st.tasks, st.ms, (unsigned long long)st.steals,
+                        ok ? "ok" : "FAIL");
+        }
+    }
+    return fails;
+}
+
+int cmd_bench_octree(int argc, char **argv)
+{
+    const char *cmd = "bench octree";
+    bo_config c;
+    const int pr = bo_parse(cmd, argc, argv, &c);
+    if (pr > 0) return CLI_OK;
+    if (pr < 0) return CLI_USAGE;
     if (c.device >= 0 && c.backend == GPK_BACKEND_CPU) {
         cli_error(cmd, "--device selects a CUDA device; the cpu backend has none");
         return CLI_USAGE;
@@ -361,146 +524,13 @@ int cmd_bench_octree(int argc, char **argv)
             memset(&ref, 0, sizeof ref);
             int have_ref = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, GPK_OCTREE_MORTON, NULL, &ref) ==
                            GPK_OK;
-            for (int t = 0; t < c.nthreads; t++) {
-                if (c.threads[t]) gpk_ctx_set_threads(ctx, (int)c.threads[t]);
-                gpk_ctx_info ti;
-                gpk_ctx_info_get(ctx, &ti);
-                /* every scheme, and for the pool schemes every (block threads, blocks, grid split) */
-                const int per_scheme = c.nblock_threads * c.nblocks * c.ngrid_split;
-                const int nconf = c.nscheme * per_scheme;
-                bo_run *runs = calloc((size_t)nconf, sizeof *runs);
-                double *all = malloc((size_t)nconf * 3 * (size_t)c.reps * sizeof *all);
-                if (!runs || !all) {
-                    cli_error(cmd, "out of host memory");
-                    free(runs);
-                    free(all);
-                    fails++;
-                    break;
-                }
-                for (int it = 0; it < nconf; it++) {
-                    bo_run *u = &runs[it];
-                    const int sc = it / per_scheme;
-                    const int bt = it % per_scheme / (c.nblocks * c.ngrid_split);
-                    const int bl = it % (c.nblocks * c.ngrid_split) / c.ngrid_split, gs = it % c.ngrid_split;
-                    u->skip = c.scheme[sc] == GPK_OCTREE_MORTON && (bt || bl || gs); /* no blocks to vary */
-                    u->scheme = c.scheme[sc];
-                    u->opts = (gpk_octree_opts)GPK_OCTREE_OPTS_INIT;
-                    u->opts.pool.victim = c.victim;
-                    u->opts.pool.seed = c.seed;
-                    if (c.scheme[sc] != GPK_OCTREE_MORTON) {
-                        u->opts.blocks = (unsigned)c.blocks[bl];
-                        u->opts.threads = (unsigned)c.block_threads[bt];
-                        u->opts.grid_split = (unsigned)c.grid_split[gs];
-                    }
-                    u->times = all + (size_t)it * 3 * c.reps;
-                    u->dev_times = u->times + c.reps;
-                    u->pool_times = u->dev_times + c.reps;
-                }
-                /* Repetitions interleaved (every configuration once, then again), so that a
-                 * drift of the machine over the run touches every configuration alike. The
-                 * first build of each is checked; every build must succeed. */
-                for (uint64_t r = 0; r < c.reps; r++) {
-                    for (int it = 0; it < nconf; it++) {
-                        bo_run *u = &runs[it];
-                        if (u->skip || u->status != GPK_OK) continue;
-                        gpk_octree tree;
-                        memset(&tree, 0, sizeof tree);
-                        const double t0 = cli_now_ms();
-                        u->status = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, u->scheme, &u->opts, &tree);
-                        u->times[r] = cli_now_ms() - t0;
-                        u->dev_times[r] = tree.device_ms;
-                        u->pool_times[r] = tree.pool_ms;
-                        if (u->status != GPK_OK) {
-                            snprintf(u->why, sizeof u->why, "%s", gpk_last_error(ctx));
-                        } else if (r == 0) {
-                            const char *bad = cli_octree_check(&tree, (unsigned)c.threshold, u->why, sizeof u->why);
-                            if (bad) u->verdict = "FAIL";
-                            else if (!have_ref) {
-                                snprintf(u->why, sizeof u->why, "no Morton tree to compare with");
-                                u->verdict = "FAIL";
-                            } else if (!bo_compare(&tree, &ref, u->why, sizeof u->why)) {
-                                u->verdict = "FAIL";
-                            }
-                            u->tasks = tree.tasks;
-                            u->depth = tree.depth;
-                            u->leaves = tree.leaves;
-                            u->nodes = tree.n_nodes;
-                        }
-                        gpk_octree_free(&tree);
-                    }
-                }
-                for (int it = 0; it < nconf; it++) {
-                    bo_run *u = &runs[it];
-                    if (u->skip) continue;
-                    const char *verdict = u->verdict ? u->verdict : "ok";
-                    double ms = 0, dev_ms = 0, pool_ms = 0;
-                    if (u->status != GPK_OK) {
-                        verdict = "ERROR";
-                    } else {
-                        ms = cli_median(u->times, (size_t)c.reps);
-                        dev_ms = cli_median(u->dev_times, (size_t)c.reps);
-                        pool_ms = cli_median(u->pool_times, (size_t)c.reps);
-                    }
-                    if (strcmp(verdict, "ok") != 0) fails++;
-                    char where[64] = "";
-                    if (grid && u->scheme != GPK_OCTREE_MORTON)
-                        snprintf(where, sizeof where, " [blocks %u, threads %u, grid split %u]", u->opts.blocks,
-                                 u->opts.threads, u->opts.grid_split);
-                    printf("%-7s %-8s %10zu %-9s %7u %11.3f %9.3f %9.3f %9llu %6u %9zu %8.2f  %s%s%s%s\n",
-                           gpk_backend_name(info.backend), gpk_particle_dist_name(c.dist[d]), n,
-                           gpk_octree_scheme_name(u->scheme), ti.threads, ms, dev_ms, pool_ms,
-                           (unsigned long long)u->tasks, u->depth, u->leaves, ms > 0 ? n / ms / 1e3 : 0.0, verdict,
-                           *u->why ? ": " : "", u->why, where);
-                    fflush(stdout);
-                    if (jf) {
-                        fprintf(jf, "%s\n {\"dist\": \"%s\", \"n\": %zu, \"scheme\": \"%s\", \"workers\": %u, "
-                                    "\"blocks\": %u, \"block_threads\": %u, \"grid_split\": %u, "
-                                    "\"ms\": %.6f, \"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, "
-                                    "\"leaves\": %zu, \"nodes\": %zu, \"check\": \"%s\"}",
-                                rows ? "," : "", gpk_particle_dist_name(c.dist[d]), n,
-                                gpk_octree_scheme_name(u->scheme), ti.threads, u->opts.blocks, u->opts.threads,
-                                u->opts.grid_split, ms, dev_ms, pool_ms, (unsigned long long)u->tasks, u->depth,
-                                u->leaves, u->nodes, verdict);
-                    }
-                    rows++;
-                }
-                free(runs);
-                free(all);
-            }
+            for (int t = 0; t < c.nthreads; t++)
+                fails += bo_point(cmd, &c, ctx, &info, grid, xyz, n, d, t, &ref, have_ref, jf, &rows);
             gpk_octree_free(&ref);
         }
     }
     if (jf) fprintf(jf, "\n], \"pools\": [");
-    if (c.pools && !fails) {
-        /* 2^22 - 1 tasks: a complete binary tree of depth 21 */
-        const uint32_t depth = 21;
-        const uint64_t expect = (1ull << (depth + 1)) - 1;
-        printf("\n%-9s %-7s %12s %11s %14s %10s  %s\n", "pool", "workers", "tasks", "ms", "tasks/s", "steals", "check");
-        for (int t = 0; t < c.nthreads; t++) {
-            if (c.threads[t]) gpk_ctx_set_threads(ctx, (int)c.threads[t]);
-            for (int p = 0; p < GPK_POOL_SCHEMES; p++) {
-                gpk_pool_opts po = GPK_POOL_OPTS_INIT;
-                po.victim = c.victim;
-                po.capacity = (size_t)1 << 23;
-                gpk_pool_stats st;
-                memset(&st, 0, sizeof st);
-                const bo_task root = {0, 1};
-                gpk_status s = gpk_pool_run(ctx, (gpk_pool_scheme)p, &root, 1, sizeof root, bo_spawn,
-                                            (void *)&depth, &po, &st);
-                const int ok = s == GPK_OK && st.tasks == expect;
-                if (!ok) fails++;
-                printf("%-9s %7u %12llu %11.3f %14.0f %10llu  %s%s%s\n", gpk_pool_scheme_name((gpk_pool_scheme)p),
-                       st.workers, (unsigned long long)st.tasks, st.ms, st.ms > 0 ? st.tasks / st.ms * 1e3 : 0.0,
-                       (unsigned long long)st.steals, ok ? "ok" : "FAIL",
-                       s != GPK_OK ? ": " : "", s != GPK_OK ? gpk_last_error(ctx) : "");
-                if (jf)
-                    fprintf(jf, "%s\n {\"pool\": \"%s\", \"workers\": %u, \"tasks\": %llu, \"ms\": %.6f, "
-                                "\"steals\": %llu, \"check\": \"%s\"}",
-                            (t || p) ? "," : "", gpk_pool_scheme_name((gpk_pool_scheme)p), st.workers,
-                            (unsigned long long)st.tasks, st.ms, (unsigned long long)st.steals, ok ? "ok" : "FAIL");
-            }
-        }
-    }
+    if (c.pools && !fails) fails += bo_pools(&c, ctx, jf);
     if (jf) {
         fprintf(jf, "\n]}\n");
         if (io_out_commit(&jout, jerr, sizeof jerr) != 0) {

@@ -36,6 +36,10 @@ void cmd_bench_segmented_help(FILE *f)
           "  --type T            key type (default u32)\n"
           "  --pairs             u32 values with the keys\n"
           "  --descending        descending order\n"
+          "  --cases LIST        several runs in one process, each T[-pairs][-desc] (e.g.\n"
+          "                      u32,u32-desc,f32-pairs); 'goals' = u32,u32-desc,f32,f32-desc,\n"
+          "                      u32-pairs,u32-pairs-desc, the cases of docs/perf/segmented.md; a\n"
+          "                      descending case after its ascending twin prints desc / asc\n"
           "  --n N               keys in all (default 2^28)\n"
           "  --shapes LIST       row lengths and/or 'ragged' (power-law lengths: Pareto, alpha 1.1,\n"
           "                      at least 16, at most 2^22) (default 256,4096,2^20,ragged)\n"
@@ -140,7 +144,7 @@ static void print_peer(const char *name, double ms, double gpk_ms)
     printf("    %-36s %10.3f ms  gpk %.2fx\n", name, ms, ms / gpk_ms);
 }
 
-static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals)
+static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals, double *gpk_ms)
 {
     const size_t kw = gpk_type_size(c->type), n = s->used;
     void *work = malloc(n * kw), *peer = malloc(n * kw);
@@ -165,6 +169,7 @@ static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const
     }
     const double gms = median(t, c->reps);
     printf("  %-18s %9zu segs  gpk %10.3f ms  %7.3f Gkey/s\n", s->name, s->count, gms, (double)n / gms / 1e6);
+    *gpk_ms = gms;
     double ms;
     if (gpk_peer_segments_std_sort(c->type, keys, peer, n, s->count, s->begin, s->end, 0, c->reps, &ms, err,
                                    sizeof err) == 0)
@@ -177,12 +182,13 @@ static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const
         print_peer(name, ms, gms);
     }
     if (c->loop && !c->pairs) {
-        /* one gpk_sort_keys call per segment (ascending: the plain sort
-         * has no descending order) */
+        /* one gpk_sort_keys call per segment, in the same order */
         memcpy(peer, keys, n * kw);
+        gpk_radix_opts po = GPK_RADIX_OPTS_INIT;
+        po.descending = c->desc;
         const double a = cli_now_ms();
         for (size_t i = 0; i < s->count; i++)
-            if (gpk_sort_keys(c->ctx, c->type, (char *)peer + s->begin[i] * kw, s->end[i] - s->begin[i], NULL) !=
+            if (gpk_sort_keys(c->ctx, c->type, (char *)peer + s->begin[i] * kw, s->end[i] - s->begin[i], &po) !=
                 GPK_OK) {
                 fprintf(stderr, "gpk bench segmented: %s\n", gpk_last_error(c->ctx));
                 goto done;
@@ -212,7 +218,7 @@ done:
         }                                                                                              \
     } while (0)
 
-static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals)
+static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals, double *gpk_ms)
 {
     const size_t kw = gpk_type_size(c->type), n = s->used;
     void *d_kin = NULL, *d_kout = NULL, *d_vin = NULL, *d_vout = NULL, *d_temp = NULL;
@@ -273,6 +279,7 @@ static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, cons
     CU(cudaMemcpy(got, d_kout, n * kw, cudaMemcpyDeviceToHost));
     const double gms = median(t, c->reps);
     printf("  %-18s %9zu segs  gpk %10.3f ms  %7.3f Gkey/s\n", s->name, s->count, gms, (double)n / gms / 1e6);
+    *gpk_ms = gms;
     int have_peer = 0;
     for (int which = 0; which < 3; which++) {
         double ms;
@@ -308,6 +315,33 @@ done:
 }
 #endif
 
+/* One run of --cases: "u32", "f32-pairs", "u64-pairs-desc", ... */
+typedef struct bench_case {
+    gpk_type type;
+    int pairs, desc;
+} bench_case;
+
+static int parse_case(const char *spec, bench_case *bc)
+{
+    char t[32];
+    const char *dash = strchr(spec, '-');
+    const size_t len = dash ? (size_t)(dash - spec) : strlen(spec);
+    if (len == 0 || len >= sizeof t) return -1;
+    memcpy(t, spec, len);
+    t[len] = 0;
+    if (gpk_type_parse(t, &bc->type) != GPK_OK) return -1;
+    bc->pairs = bc->desc = 0;
+    for (const char *p = dash; p && *p;) {
+        const char *next = strchr(p + 1, '-');
+        const size_t l = next ? (size_t)(next - p) : strlen(p);
+        if (l == 6 && !strncmp(p, "-pairs", 6)) bc->pairs = 1;
+        else if (l == 5 && !strncmp(p, "-desc", 5)) bc->desc = 1;
+        else return -1;
+        p = next;
+    }
+    return 0;
+}
+
 int cmd_bench_segmented(int argc, char **argv)
 {
     bench_cfg c;
@@ -318,7 +352,7 @@ int cmd_bench_segmented(int argc, char **argv)
     c.loop = 1;
     gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
     uint64_t n = (uint64_t)1 << 28, seed = (uint64_t)time(NULL) * 2654435761u, v;
-    const char *shapes = "256,4096,2^20,ragged";
+    const char *shapes = "256,4096,2^20,ragged", *cases = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int m;
@@ -339,6 +373,9 @@ int cmd_bench_segmented(int argc, char **argv)
                 cli_error("bench segmented", "bad --n");
                 return CLI_USAGE;
             }
+        } else if ((m = cli_opt_value("bench segmented", argc, argv, &i, NULL, "--cases", &val)) != 0) {
+            if (m < 0) return CLI_USAGE;
+            cases = !strcmp(val, "goals") ? "u32,u32-desc,f32,f32-desc,u32-pairs,u32-pairs-desc" : val;
         } else if ((m = cli_opt_value("bench segmented", argc, argv, &i, NULL, "--shapes", &val)) != 0) {
             if (m < 0) return CLI_USAGE;
             shapes = val;
@@ -363,54 +400,94 @@ int cmd_bench_segmented(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    c.desc = o.descending;
-    c.opts = o;
     if (c.backend != GPK_BACKEND_CPU && c.backend != GPK_BACKEND_CUDA) {
         cli_error("bench segmented", "--backend must be cpu or cuda");
         return CLI_USAGE;
+    }
+    /* the cases: --cases, or the one of --type / --pairs / --descending */
+    enum { MAX_CASES = 16, MAX_SHAPES = 16 };
+    bench_case cs[MAX_CASES];
+    int n_cases = 0;
+    if (cases) {
+        char clist[512];
+        snprintf(clist, sizeof clist, "%s", cases);
+        for (char *cp = strtok(clist, ","); cp; cp = strtok(NULL, ",")) {
+            if (n_cases == MAX_CASES || parse_case(cp, &cs[n_cases]) != 0) {
+                cli_error("bench segmented", "bad case '%s' (T[-pairs][-desc], at most %d cases)", cp, MAX_CASES);
+                return CLI_USAGE;
+            }
+            n_cases++;
+        }
+    } else {
+        cs[0].type = c.type;
+        cs[0].pairs = c.pairs;
+        cs[0].desc = o.descending;
+        n_cases = 1;
     }
     if (cli_ctx_create("bench segmented", &c.ctx, c.backend, -1, c.threads) != GPK_OK) return CLI_FAIL;
     gpk_ctx_info info;
     gpk_ctx_info_get(c.ctx, &info);
     c.threads = (int)info.threads;
-    const size_t kw = gpk_type_size(c.type);
-    void *keys = malloc((size_t)n * kw);
-    uint32_t *vals = c.pairs ? malloc((size_t)n * 4) : NULL;
-    if (!keys || (c.pairs && !vals)) {
-        cli_error("bench segmented", "no memory for %" PRIu64 " keys", n);
-        return CLI_FAIL;
-    }
-    gpk_generate(c.type, GPK_DIST_UNIFORM, keys, (size_t)n, seed, 0);
-    for (size_t i = 0; c.pairs && i < n; i++) vals[i] = (uint32_t)i;
-    char nb[32];
-    printf("gpk bench segmented: %s / %s, %u threads, %s%s %s, n %s, seed %" PRIu64 ", median of %d\n",
-           info.device_name, gpk_backend_name(c.backend), info.threads, gpk_type_name(c.type),
-           c.pairs ? "/u32" : "", c.desc ? "descending" : "ascending", cli_size_str(n, nb, sizeof nb), seed, c.reps);
     int failures = 0;
-    char list[512];
-    snprintf(list, sizeof list, "%s", shapes);
-    for (char *sp = strtok(list, ","); sp; sp = strtok(NULL, ",")) {
-        shape s;
-        if (make_shape(sp, (size_t)n, seed, &s) != 0) {
-            cli_error("bench segmented", "bad shape '%s' (a row length up to n, or ragged)", sp);
+    double gms[MAX_CASES][MAX_SHAPES] = {{0}};
+    for (int k = 0; k < n_cases; k++) {
+        c.type = cs[k].type;
+        c.pairs = cs[k].pairs;
+        c.desc = o.descending = cs[k].desc;
+        c.opts = o;
+        const size_t kw = gpk_type_size(c.type);
+        void *keys = malloc((size_t)n * kw);
+        uint32_t *vals = c.pairs ? malloc((size_t)n * 4) : NULL;
+        if (!keys || (c.pairs && !vals)) {
+            cli_error("bench segmented", "no memory for %" PRIu64 " keys", n);
+            free(keys);
+            free(vals);
+            gpk_ctx_destroy(c.ctx);
+            return CLI_FAIL;
+        }
+        gpk_generate(c.type, GPK_DIST_UNIFORM, keys, (size_t)n, seed, 0);
+        for (size_t i = 0; c.pairs && i < n; i++) vals[i] = (uint32_t)i;
+        char nb[32];
+        printf("gpk bench segmented: %s / %s, %u threads, %s%s %s, n %s, seed %" PRIu64 ", median of %d\n",
+               info.device_name, gpk_backend_name(c.backend), info.threads, gpk_type_name(c.type),
+               c.pairs ? "/u32" : "", c.desc ? "descending" : "ascending", cli_size_str(n, nb, sizeof nb), seed,
+               c.reps);
+        /* the ascending twin of a descending case, run before it */
+        int twin = -1;
+        for (int j = 0; j < k; j++)
+            if (cs[k].desc && !cs[j].desc && cs[j].type == cs[k].type && cs[j].pairs == cs[k].pairs) twin = j;
+        char list[512];
+        snprintf(list, sizeof list, "%s", shapes);
+        int q = 0;
+        for (char *sp = strtok(list, ","); sp; sp = strtok(NULL, ","), q++) {
+            shape s;
+            double ms = 0;
+            if (make_shape(sp, (size_t)n, seed, &s) != 0) {
+                cli_error("bench segmented", "bad shape '%s' (a row length up to n, or ragged)", sp);
+                free(s.begin);
+                free(s.end);
+                failures++;
+                continue;
+            }
+            int rc;
+#ifdef GPK_HAVE_CUDA
+            if (c.backend == GPK_BACKEND_CUDA) rc = bench_cuda(&c, &s, keys, vals, &ms);
+            else
+#endif
+                rc = bench_cpu(&c, &s, keys, vals, &ms);
+            failures += rc != 0;
+            if (q < MAX_SHAPES) {
+                gms[k][q] = rc == 0 ? ms : 0;
+                if (twin >= 0 && ms > 0 && gms[twin][q] > 0)
+                    printf("    descending / ascending (gpk)          %10.3f\n", ms / gms[twin][q]);
+            }
             free(s.begin);
             free(s.end);
-            failures++;
-            continue;
+            fflush(stdout);
         }
-        int rc;
-#ifdef GPK_HAVE_CUDA
-        if (c.backend == GPK_BACKEND_CUDA) rc = bench_cuda(&c, &s, keys, vals);
-        else
-#endif
-            rc = bench_cpu(&c, &s, keys, vals);
-        failures += rc != 0;
-        free(s.begin);
-        free(s.end);
-        fflush(stdout);
+        free(keys);
+        free(vals);
     }
-    free(keys);
-    free(vals);
     gpk_ctx_destroy(c.ctx);
     return failures ? CLI_FAIL : CLI_OK;
 }

@@ -6,8 +6,8 @@
  * normal: normal(0, 1) (python/bench/bench.py's data); uniform: [0, 1) for
  * floats, every bit random for integers. to: gpk_sort_keys_to into a fresh
  * array; copy: memcpy into a fresh array, then gpk_sort_keys (the old
- * gpk.sort). Prints the best wall and process CPU time of REPS and checks
- * the order of in-place f64 results. */
+ * gpk.sort). Prints the median and best wall and process CPU time of REPS
+ * and checks the order of in-place results. */
 #define _POSIX_C_SOURCE 200809L
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
@@ -17,6 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 
 static double seconds(clockid_t clock)
 {
@@ -60,7 +66,9 @@ int main(int argc, char **argv)
     }
     gpk_ctx *ctx;
     if (gpk_ctx_create(&ctx, GPK_BACKEND_CPU) != GPK_OK) return 1;
-    double best_wall = 1e30, best_cpu = 1e30;
+    double best_wall = 1e30, best_cpu = 1e30, *walls = malloc(sizeof(double) * (reps + 1)),
+           *cpus = malloc(sizeof(double) * (reps + 1));
+    if (!walls || !cpus) return 1;
     for (int r = 0; r < reps; r++) {
         memcpy(work, input, n * width);
         unsigned char *fresh = strcmp(mode, "inplace") ? malloc(n * width) : NULL;
@@ -78,17 +86,29 @@ int main(int argc, char **argv)
             fprintf(stderr, "sort failed: %s\n", gpk_last_error(ctx));
             return 1;
         }
-        if (type == GPK_F64 && !strcmp(mode, "inplace"))
-            for (size_t i = 1; i < n; i++)
-                if (((double *)work)[i - 1] > ((double *)work)[i]) {
+        if (!strcmp(mode, "inplace"))
+            for (size_t i = 1; i < n; i++) {
+                int bad = type == GPK_F64   ? ((double *)work)[i - 1] > ((double *)work)[i]
+                          : type == GPK_F32 ? ((float *)work)[i - 1] > ((float *)work)[i]
+                          : width == 8      ? ((uint64_t *)work)[i - 1] > ((uint64_t *)work)[i]
+                                            : ((uint32_t *)work)[i - 1] > ((uint32_t *)work)[i];
+                if (bad) {
                     fprintf(stderr, "not sorted at %zu\n", i);
                     return 1;
                 }
+            }
+        walls[r] = w1 - w0;
+        cpus[r] = c1 - c0;
         if (w1 - w0 < best_wall) best_wall = w1 - w0;
         if (c1 - c0 < best_cpu) best_cpu = c1 - c0;
     }
-    printf("n=2^%s %s %s %s: wall %.1f ms, cpu %.1f ms (best of %d)\n", argv[1], argv[2], mode, type_name,
+    qsort(walls, (size_t)reps, sizeof *walls, cmp_double);
+    qsort(cpus, (size_t)reps, sizeof *cpus, cmp_double);
+    printf("n=2^%s %s %s %s: median wall %.3f ms, cpu %.3f ms; best wall %.3f, cpu %.3f (of %d)\n",
+           argv[1], argv[2], mode, type_name, walls[reps / 2] * 1e3, cpus[reps / 2] * 1e3,
            best_wall * 1e3, best_cpu * 1e3, reps);
+    free(walls);
+    free(cpus);
     gpk_ctx_destroy(ctx);
     free(input);
     free(work);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "core/test_hooks.h"
 #include "io.h"
 
 /* Each benchmark is one file and parses only its own options:
@@ -54,9 +55,38 @@ static int bench_dispatch(int argc, char **argv)
     return cmd_bench(argc, argv);
 }
 
+/* --hook NAME=VALUE, anywhere on the line and repeatable, forces a path of
+ * the library for a measurement (a test hook of src/core/test_hooks.h, e.g.
+ * --hook opencl_vendor=0); the options are taken out of argv. */
+static int take_hooks(int *argc, char **argv)
+{
+    int out = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (strcmp(argv[i], "--hook") != 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        char *arg = i + 1 < *argc ? argv[++i] : NULL, *eq = arg ? strchr(arg, '=') : NULL;
+        if (!eq) {
+            cli_error("bench", "--hook takes NAME=VALUE");
+            return CLI_USAGE;
+        }
+        *eq = '\0';
+        if (gpk__test_set(arg, eq + 1) != 0) {
+            cli_error("bench", "--hook %s=%s: no such hook or value (src/core/test_hooks.h)", arg, eq + 1);
+            return CLI_USAGE;
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return CLI_OK;
+}
+
 int main(int argc, char **argv)
 {
     io_out_cleanup_on_signals(); /* the --json files' temporaries */
+    const int hooks = take_hooks(&argc, argv);
+    if (hooks != CLI_OK) return hooks;
     if (argc >= 2 && strcmp(argv[1], "bench") == 0) return bench_dispatch(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "pic") == 0) return cmd_pic(argc - 1, argv + 1);
     fprintf(stderr, "usage: gpk-bench bench BENCHMARK [OPTIONS] | gpk-bench pic [OPTIONS]\n"

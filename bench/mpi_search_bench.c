@@ -189,6 +189,107 @@ static int run_call(void *arg, gpk_search_result *res, const char **err)
     return st == GPK_OK;
 }
 
+/* The options. */
+typedef struct bench_opts {
+    const char *name, *json, *gpus_list, *data;
+    uint64_t searches, iters, seed, reps, threads;
+    gpk_backend backend;
+    int gpus[16], ngpus, max_gpus;
+} bench_opts;
+
+/* 0; 1 for --help; 2 for a bad option. */
+static int parse_options(int argc, char **argv, bench_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->name = "tai256c";
+    o->gpus_list = "1,2";
+    o->data = getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data";
+    o->searches = 2, o->iters = 3000, o->seed = 1, o->reps = 3, o->threads = 1;
+    o->backend = GPK_BACKEND_CUDA;
+    o->max_gpus = 1;
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            return 1;
+        }
+        if (!v) {
+            bad = 1;
+        } else if (strcmp(a, "--instance") == 0) {
+            o->name = v;
+        } else if (strcmp(a, "--data") == 0) {
+            o->data = v;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = v;
+        } else if (strcmp(a, "--gpus") == 0) {
+            o->gpus_list = v;
+        } else if (strcmp(a, "--backend") == 0) {
+            if (gpk_backend_parse(v, &o->backend) != GPK_OK ||
+                (o->backend != GPK_BACKEND_CUDA && o->backend != GPK_BACKEND_CPU))
+                bad = 1;
+        } else {
+            uint64_t *dst = strcmp(a, "--searches") == 0 ? &o->searches
+                : strcmp(a, "--iters") == 0              ? &o->iters
+                : strcmp(a, "--seed") == 0               ? &o->seed
+                : strcmp(a, "--reps") == 0               ? &o->reps
+                : strcmp(a, "--threads") == 0            ? &o->threads
+                                                         : NULL;
+            if (!dst || cli_parse_uint(v, strcmp(a, "--seed") == 0 ? 0 : 1, UINT32_MAX, dst) != 0) bad = 1;
+        }
+        i++;
+    }
+    if (!bad) {
+        char gl[128];
+        snprintf(gl, sizeof gl, "%s", o->gpus_list);
+        for (char *tok = strtok(gl, ","); tok && !bad; tok = strtok(NULL, ",")) {
+            uint64_t v;
+            if (o->ngpus == 16 || cli_parse_uint(tok, 1, 64, &v) != 0) bad = 1;
+            else o->gpus[o->ngpus++] = (int)v;
+            if (!bad && (int)v > o->max_gpus) o->max_gpus = (int)v;
+        }
+    }
+    return bad ? 2 : 0;
+}
+
+/* Rank 0's JSON record of the rows; 1 when it cannot be written. */
+static int write_json(io_out *jo, const bench_opts *o, const inst *in, gpk_ctx *mine, const row *rows,
+                      int nrows)
+{
+    const uint64_t searches = o->searches, iters = o->iters, seed = o->seed, reps = o->reps;
+    const gpk_backend backend = o->backend;
+    gpk_ctx_info info;
+    gpk_ctx_info_get(mine, &info);
+    fprintf(jo->f, "{\"bench\": \"mpi_search\", \"instance\": ");
+    cli_json_str(jo->f, in->label);
+    fprintf(jo->f,
+            ", \"searches\": %llu, \"iters\": %llu, \"seed\": %llu, \"reps\": %llu, \"backend\": \"%s\", "
+            "\"device\": ",
+            (unsigned long long)searches, (unsigned long long)iters, (unsigned long long)seed,
+            (unsigned long long)reps, gpk_backend_name(backend));
+    cli_json_str(jo->f, info.device_name);
+    fprintf(jo->f, ", \"ranks\": %d, \"rows\": [", size);
+    for (int k = 0; k < nrows; k++) {
+        const row *rw = &rows[k];
+        fprintf(jo->f, "%s\n {\"row\": ", k ? "," : "");
+        cli_json_str(jo->f, rw->name);
+        fprintf(jo->f, ", \"ranks\": %d, \"contexts\": %d", rw->ranks, rw->ranks * rw->gpus);
+        if (rw->ran)
+            fprintf(jo->f,
+                    ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
+                    "\"best_run\": %u, \"evaluated\": %llu",
+                    rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0,
+                    (long long)rw->best, rw->best_run, (unsigned long long)rw->evaluated);
+        fprintf(jo->f, ", \"check\": ");
+        cli_json_str(jo->f, rw->verdict);
+        fprintf(jo->f, "}");
+    }
+    fprintf(jo->f, "\n]}\n");
+    char err[600];
+    if (io_out_commit(jo, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "gpk_mpi_search_bench: %s\n", err);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0;
@@ -200,54 +301,19 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
 
-    const char *name = "tai256c", *json = NULL, *gpus_list = "1,2";
-    const char *data = getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data";
-    uint64_t searches = 2, iters = 3000, seed = 1, reps = 3, threads = 1;
-    gpk_backend backend = GPK_BACKEND_CUDA;
-    int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            if (rank == 0) usage(stdout);
-            MPI_Finalize();
-            return 0;
-        }
-        if (!v) {
-            bad = 1;
-        } else if (strcmp(a, "--instance") == 0) {
-            name = v;
-        } else if (strcmp(a, "--data") == 0) {
-            data = v;
-        } else if (strcmp(a, "--json") == 0) {
-            json = v;
-        } else if (strcmp(a, "--gpus") == 0) {
-            gpus_list = v;
-        } else if (strcmp(a, "--backend") == 0) {
-            if (gpk_backend_parse(v, &backend) != GPK_OK ||
-                (backend != GPK_BACKEND_CUDA && backend != GPK_BACKEND_CPU))
-                bad = 1;
-        } else {
-            uint64_t *dst = strcmp(a, "--searches") == 0 ? &searches
-                            : strcmp(a, "--iters") == 0  ? &iters
-                            : strcmp(a, "--seed") == 0   ? &seed
-                            : strcmp(a, "--reps") == 0   ? &reps
-                            : strcmp(a, "--threads") == 0 ? &threads
-                                                          : NULL;
-            if (!dst || cli_parse_uint(v, strcmp(a, "--seed") == 0 ? 0 : 1, UINT32_MAX, dst) != 0) bad = 1;
-        }
-        i++;
+    bench_opts opt;
+    const int pr = parse_options(argc, argv, &opt);
+    if (pr == 1 && rank == 0) usage(stdout);
+    const int bad = pr == 2;
+    if (pr == 1) {
+        MPI_Finalize();
+        return 0;
     }
-    int gpus[16], ngpus = 0, max_gpus = 1;
-    if (!bad) {
-        char gl[128];
-        snprintf(gl, sizeof gl, "%s", gpus_list);
-        for (char *tok = strtok(gl, ","); tok && !bad; tok = strtok(NULL, ",")) {
-            uint64_t v;
-            if (ngpus == 16 || cli_parse_uint(tok, 1, 64, &v) != 0) bad = 1;
-            else gpus[ngpus++] = (int)v;
-            if (!bad && (int)v > max_gpus) max_gpus = (int)v;
-        }
-    }
+    const char *name = opt.name, *json = opt.json, *data = opt.data;
+    const uint64_t searches = opt.searches, iters = opt.iters, seed = opt.seed, reps = opt.reps,
+                   threads = opt.threads;
+    const gpk_backend backend = opt.backend;
+    const int *gpus = opt.gpus, ngpus = opt.ngpus, max_gpus = opt.max_gpus;
     if (bad) {
         if (rank == 0) usage(stderr);
         MPI_Finalize();
@@ -360,37 +426,7 @@ int main(int argc, char **argv)
             printf("%-26s %6d %11d %9s %9s %14s %5s  %s\n", rw->name, rw->ranks, rw->ranks * rw->gpus, ms, sp, best,
                    run, rw->verdict);
         }
-        if (jo.f) {
-            gpk_ctx_info info;
-            gpk_ctx_info_get(mine, &info);
-            fprintf(jo.f, "{\"bench\": \"mpi_search\", \"instance\": ");
-            cli_json_str(jo.f, in.label);
-            fprintf(jo.f, ", \"searches\": %llu, \"iters\": %llu, \"seed\": %llu, \"reps\": %llu, \"backend\": \"%s\", "
-                          "\"device\": ",
-                    (unsigned long long)searches, (unsigned long long)iters, (unsigned long long)seed,
-                    (unsigned long long)reps, gpk_backend_name(backend));
-            cli_json_str(jo.f, info.device_name);
-            fprintf(jo.f, ", \"ranks\": %d, \"rows\": [", size);
-            for (int k = 0; k < nrows; k++) {
-                const row *rw = &rows[k];
-                fprintf(jo.f, "%s\n {\"row\": ", k ? "," : "");
-                cli_json_str(jo.f, rw->name);
-                fprintf(jo.f, ", \"ranks\": %d, \"contexts\": %d", rw->ranks, rw->ranks * rw->gpus);
-                if (rw->ran)
-                    fprintf(jo.f, ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
-                                  "\"best_run\": %u, \"evaluated\": %llu",
-                            rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0,
-                            (long long)rw->best, rw->best_run, (unsigned long long)rw->evaluated);
-                fprintf(jo.f, ", \"check\": ");
-                cli_json_str(jo.f, rw->verdict);
-                fprintf(jo.f, "}");
-            }
-            fprintf(jo.f, "\n]}\n");
-            if (io_out_commit(&jo, err, sizeof err) != 0) {
-                fprintf(stderr, "gpk_mpi_search_bench: %s\n", err);
-                fails++;
-            }
-        }
+        if (jo.f) fails += write_json(&jo, &opt, &in, mine, rows, nrows);
     }
     MPI_Bcast(&fails, 1, MPI_INT, 0, MPI_COMM_WORLD);
     for (int g = 0; g < have; g++) gpk_ctx_destroy(multi[g]);

@@ -103,39 +103,111 @@ static const char *check(const void *in, size_t n_in, const void *out, size_t n_
     return "passed";
 }
 
-int main(int argc, char **argv)
+/* The options (MPI_Abort on a bad one). */
+typedef struct bench_opts {
+    const char *mode, *label;
+    gpk_type type;
+    size_t vw, n, single;
+    int reps, threads;
+} bench_opts;
+
+static void parse_options(int argc, char **argv, bench_opts *o)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *mode = "host", *label = "";
-    gpk_type type = GPK_U32;
-    size_t vw = 0, n = (size_t)1 << 20, single = 0;
-    int reps = 3, threads = 0;
+    const bench_opts defaults = {"host", "", GPK_U32, 0, (size_t)1 << 20, 0, 3, 0};
+    *o = defaults;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--mode")) mode = v, i++;
+        if (!strcmp(a, "--mode")) o->mode = v, i++;
         else if (!strcmp(a, "--type")) {
-            if (gpk_type_parse(v, &type) != GPK_OK || (type != GPK_U32 && type != GPK_U64)) {
+            if (gpk_type_parse(v, &o->type) != GPK_OK || (o->type != GPK_U32 && o->type != GPK_U64)) {
                 fprintf(stderr, "--type: u32 or u64\n");
                 MPI_Abort(MPI_COMM_WORLD, 2);
             }
             i++;
-        } else if (!strcmp(a, "--values")) vw = strtoull(v, NULL, 0), i++;
-        else if (!strcmp(a, "--n-per-rank")) n = strtoull(v, NULL, 0), i++;
-        else if (!strcmp(a, "--single")) single = strtoull(v, NULL, 0), i++;
-        else if (!strcmp(a, "--reps")) reps = atoi(v), i++;
-        else if (!strcmp(a, "--threads")) threads = atoi(v), i++;
-        else if (!strcmp(a, "--label")) label = v, i++;
+        } else if (!strcmp(a, "--values")) o->vw = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--n-per-rank")) o->n = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--single")) o->single = strtoull(v, NULL, 0), i++;
+        else if (!strcmp(a, "--reps")) o->reps = atoi(v), i++;
+        else if (!strcmp(a, "--threads")) o->threads = atoi(v), i++;
+        else if (!strcmp(a, "--label")) o->label = v, i++;
         else {
             if (rank == 0) fprintf(stderr, "unknown option %s (see the comment at the top of bench/mpi_sort_bench.c)\n", a);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    if (reps < 1 || reps > 100 || (vw != 0 && vw != 4 && vw != 8) || (single && nranks != 1)) {
+    if (o->reps < 1 || o->reps > 100 || (o->vw != 0 && o->vw != 4 && o->vw != 8) ||
+        (o->single && nranks != 1)) {
         if (rank == 0) fprintf(stderr, "bad --reps, --values, or --single with more than one rank\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+/* The median, best and first calls and their phases (each the slowest
+ * rank's), one JSON line on rank 0. Collective. */
+static void report(const bench_opts *o, const gpk_ctx_info *info, size_t n, double *ms,
+                   const gpk_mpi_sort_times *ph, const char *verdict)
+{
+    const int reps = o->reps;
+    const size_t single = o->single, vw = o->vw;
+    const char *mode = o->mode, *label = o->label;
+    const gpk_type type = o->type;
+    /* the phases of the rank whose total is the median one's (rank 0's view of the slowest) */
+    double med = median(ms + 1, reps), best = ms[1];
+    for (int r = 2; r <= reps; r++) best = ms[r] < best ? ms[r] : best;
+    gpk_mpi_sort_times sum = {0, 0, 0, 0, 0, "", 0, 0}, mx, ph_first = {0, 0, 0, 0, 0, "", 0, 0};
+    int later_setups = 0;
+    for (int r = 1; r <= reps && !single; r++) {
+        sum.sort_ms += ph[r].sort_ms / reps, sum.split_ms += ph[r].split_ms / reps;
+        sum.exchange_ms += ph[r].exchange_ms / reps, sum.merge_ms += ph[r].merge_ms / reps;
+        sum.total_ms += ph[r].total_ms / reps, sum.setup_ms += ph[r].setup_ms / reps;
+        later_setups += ph[r].setups;
+    }
+    if (!single) ph_first = ph[0];
+    double sums[12] = {sum.sort_ms,          sum.split_ms,      sum.exchange_ms,   sum.merge_ms,
+                       sum.total_ms,         sum.setup_ms,      ph_first.sort_ms,  ph_first.split_ms,
+                       ph_first.exchange_ms, ph_first.merge_ms, ph_first.total_ms, ph_first.setup_ms},
+           mxs[12];
+    MPI_Reduce(sums, mxs, 12, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    mx.sort_ms = mxs[0], mx.split_ms = mxs[1], mx.exchange_ms = mxs[2], mx.merge_ms = mxs[3],
+    mx.total_ms = mxs[4];
+    mx.setup_ms = mxs[5];
+    int setups_sum[2] = {later_setups, ph_first.setups}, setups_all[2] = {0, 0};
+    MPI_Reduce(setups_sum, setups_all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    const char *how = single ? "none" : reps >= 1 && ph[reps].exchange ? ph[reps].exchange : "";
+    uint64_t N = (uint64_t)n * (uint64_t)nranks;
+    if (rank == 0) {
+        printf(
+            "{\"bench\": \"mpi-sort\", \"label\": \"%s\", \"mode\": \"%s\", \"peer\": %s, \"ranks\": %d, "
+            "\"device\": \"%s\", \"threads\": %u, \"type\": \"%s\", \"value_bytes\": %zu, \"n_per_rank\": "
+            "%zu, "
+            "\"n_total\": %" PRIu64 ", \"reps\": %d, \"ms_median\": %.3f, \"ms_min\": %.3f, "
+            "\"gkeys_per_s\": %.3f, \"phases_ms_max_over_ranks\": {\"sort\": %.3f, \"split\": %.3f, "
+            "\"exchange\": %.3f, \"merge\": %.3f, \"total\": %.3f, \"setup\": %.3f}, \"setups_later\": %d, "
+            "\"ms_first\": %.3f, \"phases_first_ms\": {\"sort\": %.3f, \"split\": %.3f, \"exchange\": %.3f, "
+            "\"merge\": %.3f, \"total\": %.3f, \"setup\": %.3f}, \"setups_first\": %d, "
+            "\"nccl\": %s, \"exchange_env\": \"%s\", "
+            "\"exchange_path\": \"%s\", \"check\": \"%s\"}\n",
+            label, mode, single ? "true" : "false", nranks, info->device_name, info->threads,
+            gpk_type_name(type), vw, n, N, reps, med, best, med > 0 ? N / (med * 1e6) : 0.0, mx.sort_ms,
+            mx.split_ms, mx.exchange_ms, mx.merge_ms, mx.total_ms, mx.setup_ms, setups_all[0], ms[0], mxs[6],
+            mxs[7], mxs[8], mxs[9], mxs[10], mxs[11], setups_all[1], gpk_mpi_have_nccl() ? "true" : "false",
+            getenv("GPK_MPI_DEVICE_EXCHANGE") ? getenv("GPK_MPI_DEVICE_EXCHANGE") : "", how, verdict);
+        fflush(stdout);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    bench_opts o;
+    parse_options(argc, argv, &o);
+    const char *mode = o.mode;
+    const gpk_type type = o.type;
+    const size_t vw = o.vw, single = o.single;
+    size_t n = o.n;
+    const int reps = o.reps, threads = o.threads;
     int device = !strcmp(mode, "device");
     if (single) n = single;
     size_t kw = gpk_type_size(type);
@@ -244,46 +316,7 @@ int main(int argc, char **argv)
 #endif
         verdict = check(keys, n, out, n_out, kw);
     }
-    /* the phases of the rank whose total is the median one's (rank 0's view of the slowest) */
-    double med = median(ms + 1, reps), best = ms[1];
-    for (int r = 2; r <= reps; r++) best = ms[r] < best ? ms[r] : best;
-    gpk_mpi_sort_times sum = { 0, 0, 0, 0, 0, "", 0, 0 }, mx, ph_first = { 0, 0, 0, 0, 0, "", 0, 0 };
-    int later_setups = 0;
-    for (int r = 1; r <= reps && !single; r++) {
-        sum.sort_ms += ph[r].sort_ms / reps, sum.split_ms += ph[r].split_ms / reps;
-        sum.exchange_ms += ph[r].exchange_ms / reps, sum.merge_ms += ph[r].merge_ms / reps;
-        sum.total_ms += ph[r].total_ms / reps, sum.setup_ms += ph[r].setup_ms / reps;
-        later_setups += ph[r].setups;
-    }
-    if (!single) ph_first = ph[0];
-    double sums[12] = { sum.sort_ms, sum.split_ms, sum.exchange_ms, sum.merge_ms, sum.total_ms, sum.setup_ms,
-                        ph_first.sort_ms, ph_first.split_ms, ph_first.exchange_ms, ph_first.merge_ms, ph_first.total_ms,
-                        ph_first.setup_ms },
-           mxs[12];
-    MPI_Reduce(sums, mxs, 12, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    mx.sort_ms = mxs[0], mx.split_ms = mxs[1], mx.exchange_ms = mxs[2], mx.merge_ms = mxs[3], mx.total_ms = mxs[4];
-    mx.setup_ms = mxs[5];
-    int setups_sum[2] = { later_setups, ph_first.setups }, setups_all[2] = { 0, 0 };
-    MPI_Reduce(setups_sum, setups_all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    const char *how = single ? "none" : reps >= 1 && ph[reps].exchange ? ph[reps].exchange : "";
-    uint64_t N = (uint64_t)n * (uint64_t)nranks;
-    if (rank == 0) {
-        printf("{\"bench\": \"mpi-sort\", \"label\": \"%s\", \"mode\": \"%s\", \"peer\": %s, \"ranks\": %d, "
-               "\"device\": \"%s\", \"threads\": %u, \"type\": \"%s\", \"value_bytes\": %zu, \"n_per_rank\": %zu, "
-               "\"n_total\": %" PRIu64 ", \"reps\": %d, \"ms_median\": %.3f, \"ms_min\": %.3f, "
-               "\"gkeys_per_s\": %.3f, \"phases_ms_max_over_ranks\": {\"sort\": %.3f, \"split\": %.3f, "
-               "\"exchange\": %.3f, \"merge\": %.3f, \"total\": %.3f, \"setup\": %.3f}, \"setups_later\": %d, "
-               "\"ms_first\": %.3f, \"phases_first_ms\": {\"sort\": %.3f, \"split\": %.3f, \"exchange\": %.3f, "
-               "\"merge\": %.3f, \"total\": %.3f, \"setup\": %.3f}, \"setups_first\": %d, "
-               "\"nccl\": %s, \"exchange_env\": \"%s\", "
-               "\"exchange_path\": \"%s\", \"check\": \"%s\"}\n",
-               label, mode, single ? "true" : "false", nranks, info.device_name, info.threads, gpk_type_name(type), vw,
-               n, N, reps, med, best, med > 0 ? N / (med * 1e6) : 0.0, mx.sort_ms, mx.split_ms, mx.exchange_ms,
-               mx.merge_ms, mx.total_ms, mx.setup_ms, setups_all[0], ms[0], mxs[6], mxs[7], mxs[8], mxs[9], mxs[10],
-               mxs[11], setups_all[1], gpk_mpi_have_nccl() ? "true" : "false",
-               getenv("GPK_MPI_DEVICE_EXCHANGE") ? getenv("GPK_MPI_DEVICE_EXCHANGE") : "", how, verdict);
-        fflush(stdout);
-    }
+    report(&o, &info, n, ms, ph, verdict);
 #ifdef GPK_HAVE_CUDA
     if (device) {
         cudaFree(d_in), cudaFree(d_out), cudaFree(d_temp);

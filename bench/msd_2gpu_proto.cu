@@ -13,8 +13,8 @@
 // Buckets hold keys whose top byte is the bucket's (GPU 0: 0..127, GPU 1:
 // 128..255), so the outputs must be sorted and in order across the GPUs:
 // checked. The one-GPU sort of the same 2^31 keys runs on GPU 0 first.
-// Build: CMake target gpk_msd_2gpu_proto (CUDA builds); run with
-// GPK_RADIX_CUDA_SMALL=0 on a host with 2 GPUs and peer access.
+// Build: CMake target gpk_msd_2gpu_proto (CUDA builds); run on a host with
+// 2 GPUs and peer access.
 #include <gpk/cuda.h>
 #include <chrono>
 #include <cstdio>

@@ -7,7 +7,7 @@
 // The buckets are generated already in place (bucket k: top digit k, random
 // low bits), so the result can be checked; the pass's time stands in for
 // partitioning them. Run: build/gpk_msd_buckets_proto (about 15 s on an H100;
-// GPK_RADIX_CUDA_SMALL=0 keeps 2^22-key buckets off the one-launch path).
+// its figures predate the one-launch path, which now takes 2^22-key buckets).
 #include <gpk/cuda.h>
 #include <cstdio>
 #include <cstdlib>

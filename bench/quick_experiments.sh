@@ -1,22 +1,13 @@
 #!/usr/bin/env bash
 # The CUDA quicksort's experiments (docs/perf/quicksort.md) in one call on the
-# GPU machine: per-kernel device times of one sort, the library's knobs side
-# by side with CUB's merge sort, records against the index-permutation peers,
-# and the recursive variant's device-side depth.
+# GPU machine: per-kernel device times of one sort, the default side by side
+# with CUB's merge sort, records against the index-permutation peers, and
+# the recursive variant against the iterative one. The tuning constants
+# (bin limit, batch, sampling, recursion depth) are compile-time constants
+# of src/sort/quick_cuda.cu; the "variant" part builds other values.
 #   bench/quick_experiments.sh [BUILD] [N] [PARTS]   (default build-gpu, 2^25,
 #                                                     "prof knobs records cdp")
 # BUILD must hold a CUDA build (scripts/gpu-check.sh build, or scripts/gpu-stages.sh quick).
-# Knobs read by the library (environment, for experiments only):
-#   GPK_QUICK_BIN_LIMIT  largest bin the bucket finish takes (default 32;
-#                        0: the radix-sort finish for every segment)
-#   GPK_QUICK_BATCH      levels launched between two reads of the counters
-#                        (1..8, default 4)
-#   GPK_QUICK_CDP_DEPTH  depth down to which the recursive variant launches
-#                        from the device (1..22, default 15)
-#   GPK_QUICK_SAMPLE_DEPTH  segments above this depth may take a sample's
-#                        median as pivot (0..24, default 24; 0: midpoints only)
-#   GPK_QUICK_SAMPLE_BAND   ... when the midpoint leaves more than 50 + band %
-#                        of the sample on one side (0..50, default 10)
 set -u
 build=${1:-build-gpu}
 n=${2:-2^25}
@@ -55,11 +46,7 @@ if has ncu; then
   done
 fi
 if has knobs; then
-  echo "== knobs (the check column last: ok or FAIL)"
-  for k in ${GPK_QUICK_KNOBS:-"BIN_LIMIT=0" "BATCH=1" "BATCH=8" "BIN_LIMIT=16" "BIN_LIMIT=64"}; do
-    env "GPK_QUICK_$k" bash -c "$(declare -f rows); rows '$k' '$build/gpk' bench quicksort -q --n '$n' \
-      --types u32,f64 --dists uniform,gaussian --impls quick --reps 10"
-  done
+  echo "== the default against CUB's merge sort (the check column last: ok or FAIL)"
   rows default "$build/gpk" bench quicksort -q --n "$n" --types u32,f64 --dists paper \
     --impls quick,cub-merge --reps 10
 fi
@@ -75,7 +62,7 @@ if has variant; then
     ( cmake -S "$root" -B "$build-$name" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DGPK_WITH_OPENCL=OFF -DGPK_WITH_CDP=OFF -DGPK_BUILD_TESTS=OFF -DGPK_WITH_CUDA_SEARCH=OFF \
         -DGPK_WITH_CUDA_OCTREE=OFF "-DCMAKE_CUDA_FLAGS=$vflags" >"$build-$name.log" 2>&1 &&
-      cmake --build "$build-$name" -j $jobs --target gpk_cli >>"$build-$name.log" 2>&1 ||
+      cmake --build "$build-$name" -j $jobs --target gpk_cli gpk_bench >>"$build-$name.log" 2>&1 ||
       echo "variant $name: build FAILED (see $build-$name.log)" ) &
   done
   wait
@@ -92,9 +79,6 @@ if has records; then
     --impls quick,cub-index,thrust-index --reps 5
 fi
 if has cdp; then
-  echo "== recursive: device-side launch depth"
-  for d in 2 4 8 15; do
-    GPK_QUICK_CDP_DEPTH=$d rows "cdp=$d" "$build/gpk" bench quicksort -q --n "$n" --types u32 \
-      --dists uniform --impls quick,quick-recursive --reps 5
-  done
+  echo "== recursive against iterative"
+  rows cdp "$build/gpk" bench quicksort -q --n "$n" --types u32 --dists uniform --impls quick,quick-recursive --reps 5
 fi

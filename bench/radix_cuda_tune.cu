@@ -359,14 +359,22 @@ static double copy_bandwidth()
     return 2.0 * bytes / (t[t.size() / 2] * 1e-3) / 1e9; /* read + write, GB/s */
 }
 
+/* sorted: ascending keys spread over the whole range (each step random in
+ * [0, 2 * range / n)), built directly rather than sorted on the host */
 static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsigned few_bits, unsigned b, unsigned r,
-                     int mode, int cub_end_bit, int reps, double floor_bpk)
+                     int mode, int cub_end_bit, int reps, double floor_bpk, bool sorted)
 {
     const size_t kw = tsize(t), vw = mode == 1 ? 4 : mode == 2 ? 8 : 0;
     std::vector<char> keys(n * kw), orig;
+    const uint64_t step = (kw == 4 ? (1ull << 32) : ~0ull / 2) / (n ? n : 1) * 2;
+    uint64_t acc = 0;
     for (size_t i = 0; i < n; i++) {
         uint64_t x = rnd();
         if (few_bits) x &= (1ull << few_bits) - 1;
+        if (sorted) {
+            acc += step ? x % step : 0;
+            x = acc;
+        }
         put(t, keys.data(), i, x);
     }
     orig = keys;
@@ -488,6 +496,7 @@ int main(int argc, char **argv)
             unsigned few, b, r;
             int mode, end_bit;
             double floor;
+            bool sorted;
         } cases[] = {
             {"u32", "u32 keys b=32", GPK_U32, 0, 32, 0, 0, 32, 4 + 4 * 8},
             {"u64", "u64 keys b=64", GPK_U64, 0, 64, 0, 0, 64, 8 + 8 * 16},
@@ -500,11 +509,13 @@ int main(int argc, char **argv)
             {"u64r11", "u64 keys b=64 r=11", GPK_U64, 0, 64, 11, 0, 64, 8 + 6 * 16},
             {"pairs64", "u64/u64 pairs b=64", GPK_U64, 0, 64, 0, 2, 64, 8 + 8 * 32},
             {"f32", "f32 keys", GPK_F32, 0, 32, 0, 0, 32, 4 + 4 * 8},
+            {"u32sorted", "u32 keys sorted", GPK_U32, 0, 32, 0, 0, 32, 4 + 4 * 8, true},
+            {"pairssorted", "u32/u32 pairs sorted", GPK_U32, 0, 32, 0, 1, 32, 4 + 4 * 16, true},
         };
         std::vector<Row> rows;
         for (const P &c : cases) {
             if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + c.key + ",").c_str())) continue;
-            rows.push_back(perf_case(ctx, c.name, c.t, n, c.few, c.b, c.r, c.mode, c.end_bit, reps, c.floor));
+            rows.push_back(perf_case(ctx, c.name, c.t, n, c.few, c.b, c.r, c.mode, c.end_bit, reps, c.floor, c.sorted));
         }
         printf("\n[%s] n = %zu, copy %.0f GB/s; floor = bytes/key moved at copy bandwidth\n", label, n, bw);
         printf("%-28s %9s %8s %9s %8s %6s %9s %5s\n", "case", "ours ms", "Gkeys/s", "cub ms", "Gkeys/s", "x cub",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The tuning runs behind docs/perf/radix.md (GPU machine, after
-# scripts/gpu-check.sh build): CUDA pass-kernel grid forms and shape tables
-# against CUB, and the OpenCL keys-per-item sweep, all at n = 2^28.
+# scripts/gpu-check.sh build): CUDA shape tables against CUB at n = 2^28
+# (the OpenCL keys per item are the tuning table's, src/sort/radix_opencl.c).
 #   bash bench/radix_gpu_experiments.sh   (writes under $OUT or ./experiments-out)
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,8 +12,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 log=$out/experiments.txt
 : >"$log"
 
-# CUDA: shipped table and three shape tables (bench/tuning/README.md), each
-# with both grid forms.
+# CUDA: shipped table and three shape tables (bench/tuning/README.md).
 variants=(default)
 mkdir -p "$out/tuning"
 while read -r name rows; do
@@ -28,16 +27,8 @@ sh "$root/bench/radix_cuda_tune.sh" "$build/exp" "${variants[@]}" >"$out/exp-bui
   { tail -n 30 "$out/exp-build.log"; exit 1; }
 for bin in "$build"/exp/radix_cuda_tune_*; do
   v=${bin##*_tune_}
-  for grid in resident tiles; do
-    GPK_RADIX_CUDA_GRID=$grid timeout 150 "$bin" --perf --reps 10 --only u32,pairs,u64,pic,picperm \
-      --label "$v/$grid" 2>&1 | sed -n '/^\[.*floor/,$p' | tail -n +3 | sed "s|^|$v/$grid  |" | tee -a "$log"
-  done
-done
-
-# OpenCL on the NVIDIA GPU: keys per item (4-byte, 8-byte keys) of the fast kernels.
-for kpt in 8,4 4,2 12,6 16,8; do
-  GPK_OPENCL_KPT=$kpt timeout 120 "$build/gpk" bench sort --backends opencl --types u32,u64 --n 2^28 --pairs \
-    --reps 10 -q 2>&1 | grep -E '^opencl' | sed "s|^|kpt=$kpt  |" | tee -a "$log"
+  timeout 150 "$bin" --perf --reps 10 --only u32,pairs,u64,pic,picperm \
+    --label "$v" 2>&1 | sed -n '/^\[.*floor/,$p' | tail -n +3 | sed "s|^|$v  |" | tee -a "$log"
 done
 echo "==== experiments"
 cat "$log"

@@ -127,9 +127,10 @@ if has test; then
   # The CUDA hybrid radix sort forced on every size and call: few-key
   # buckets (every bucket through the finish), default buckets (skewed and
   # few-bit inputs take the big-bucket fallbacks and the skew check).
-  for hv in "GPK_RADIX_CUDA_HYBRID_FILL=64" "GPK_RADIX_CUDA_HYBRID_FILL=4096"; do
+  # (test hooks given as arguments, src/core/test_hooks.h)
+  for hv in "radix_cuda_hybrid_fill=64" "radix_cuda_hybrid_fill=4096"; do
     for tp in "tests/test_radix cuda" "tests/test_cuda_api"; do
-      env GPK_REQUIRE_CUDA=1 GPK_RADIX_CUDA_HYBRID=1 GPK_RADIX_CUDA_HYBRID_MIN_LOG=0 $hv "$build"/$tp \
+      env GPK_REQUIRE_CUDA=1 "$build"/$tp radix_cuda_hybrid=1 radix_cuda_hybrid_min_log=0 $hv \
         >"$out/hybrid-test.log" 2>&1 || fail=1
       note "hybrid forced ($hv) $tp: $(tail -n 1 "$out/hybrid-test.log")"
     done
@@ -194,7 +195,7 @@ if has wide; then
   # the usual sizes through the changed code first: CUDA radix (host API
   # quick ladder, device API), the small wide cases, the OpenCL 64-bit build
   for tp in "tests/test_radix cuda quick" "tests/test_cuda_api" "tests/test_cuda_wide" \
-            "env GPK_OPENCL_WIDE_FROM=0 $build/tests/test_radix opencl quick"; do
+            "env $build/tests/test_radix opencl quick opencl_wide_from=0"; do
     case "$tp" in env*) cmd=$tp ;; *) cmd="$build/$tp" ;; esac
     k=$(( ${k:-0} + 1 ))
     GPK_REQUIRE_CUDA=1 GPK_REQUIRE_OPENCL=1 timeout 120 $cmd >"$out/wide-small-$k.log" 2>&1 || fail=1

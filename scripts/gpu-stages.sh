@@ -25,7 +25,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 stage_octree() (
 set -u
 . "$here/gpu-lib.sh"
-gpu_build gpk_cli test_octree test_pool_cuda
+gpu_build gpk_cli gpk_bench test_octree test_pool_cuda
 run octree_cuda 240 $b/tests/test_octree cuda
 TAILN=9 run pool_cuda 120 $b/tests/test_pool_cuda
 for s in ${GPK_OCTREE_STAGES:-memcheck final grid}; do case $s in
@@ -51,11 +51,10 @@ split) # stealing against the static list under two grid splits
      for v in rr random; do
        TAILN=45 run split-$v 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
          --schemes static,steal --victim $v --grid-split 16384,65536 --reps 3 --json "$out/split-$v.json"; done ;;
-phases) # static / steal / Morton interleaved: device time and the pool kernel's part, per round, keep_first
-     # setting ("default": the environment left alone) and victim choice
-     for r in ${GPK_OCTREE_ROUNDS:-1 2}; do for k in ${GPK_OCTREE_KEEPS:-default}; do for v in ${GPK_OCTREE_VICTIMS:-random rr}; do
-       ( [ "$k" = default ] || export GPK_POOL_KEEP_FIRST=$k
-         TAILN=0 run phases-k$k-$v-r$r 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
+phases) # static / steal / Morton interleaved: device time and the pool kernel's part, per round
+     # and victim choice
+     for r in ${GPK_OCTREE_ROUNDS:-1 2}; do for k in default; do for v in ${GPK_OCTREE_VICTIMS:-random rr}; do
+       ( TAILN=0 run phases-k$k-$v-r$r 200 $b/gpk bench octree --backend cuda --n 1M,2M,4M,8M,16M --dists uniform,tube \
            --schemes static,steal,morton --victim $v --reps ${GPK_OCTREE_REPS:-9} --json "$out/phases-k$k-$v-r$r.json" )
      done; done; done
      python3 bench/octree_ratio_table.py "$out"/phases-*.json ;;
@@ -89,7 +88,7 @@ stage_quick() (
 set -u
 . "$here/gpu-lib.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-gpu_build gpk_cli test_quick test_cuda_api
+gpu_build gpk_cli gpk_bench test_quick test_cuda_api
 [ -n "${GPK_QUICK_NOTEST:-}" ] || run test_quick 300 $b/tests/test_quick cuda
 for s in ${GPK_QUICK_STAGES:-exp}; do case $s in
 exp) TAILN=200 run experiments 400 bash "$root/bench/quick_experiments.sh" $b "${GPK_QUICK_N:-2^25}" \
@@ -188,7 +187,7 @@ if [ "${GPK_SEARCH_SKIP_BUILD:-0}" = 1 ]; then
 elif cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGPK_WITH_CUDA_SEARCH=ON \
      -DGPK_WITH_CUDA_OCTREE=OFF -DGPK_WITH_OPENCL=OFF -DGPK_WITH_CDP=OFF -DGPK_DATA_DIR="$data" \
      >"$logs/cmake.log" 2>&1 &&
-   cmake --build "$build" -j 16 --target gpk_cli test_search_cuda test_search_algos >"$logs/build.log" 2>&1; then
+   cmake --build "$build" -j 16 --target gpk_cli gpk_bench test_search_cuda test_search_algos >"$logs/build.log" 2>&1; then
   note "build: ok in $(( $(date +%s) - t0 )) s"
 else
   fail=1
@@ -296,11 +295,8 @@ finish
 #           the same run, every result verified, one step per key type: u32
 #           keys (the goal: 1.7x), u64 keys, u32/u32 pairs.
 # extra:    what the deadline leaves room for: test_multi on the same GPU
-#           twice (0,0), u32 with the merge plan's GPK_MULTI_EXCHANGE=copy,
-#           the host API (2^31 u32 keys, 1 vs 2 GPUs, both plans), gpk sort
-#           --devices end to end, u32 lsd with its passes one block per tile
-#           (GPK_RADIX_CUDA_DIST_GRID=tiles; default: persistent blocks for
-#           keys without values).
+#           twice (0,0), the host API (2^31 u32 keys, 1 vs 2 GPUs, both
+#           plans), gpk sort --devices end to end.
 # Stages not in the default list: build (configure and build BUILD_DIR),
 # full (test_multi at every size and GPUs reversed), memcheck
 # (compute-sanitizer on test_multi), suites (test_radix and test_api through
@@ -387,30 +383,24 @@ if has goal; then
 fi
 if has extra; then
   GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_same_gpu 20 "$build/tests/test_multi" cuda 0,0
-  GPK_MULTI_EXCHANGE=copy runlog bench_copy 25 "$bench" bench multi --gpus 1,2 --devices "$all" --n 2G --reps 3 \
-    --configs u32 --plans merge --json "$json"
   runlog bench_host 40 "$bench" bench multi --gpus 1,2 --devices "$all" --n 2G --reps 1 --configs "" --host \
     --plans lsd,merge --json "$json"
   runlog cli_devices 20 "$build/gpk" sort --gen uniform --n 16M --type u32 --devices "$all" --backend cuda \
     --check --json
   grep -o "\"path\": \"[a-z-]*\", \"devices\": [0-9]*" "$logs/cli_devices.log" | head -n 1 | tee -a "$summary"
-  GPK_RADIX_CUDA_DIST_GRID=tiles runlog bench_dist_tiles 30 "$bench" bench multi --gpus 1,2 --devices "$all" \
-    --n 2G --reps 3 --configs u32 --plans lsd --json "$json"
 fi
 if has full; then
   runlog test_multi_full 90 "$build/tests/test_multi" cuda "$all"
   GPK_MULTI_PLAN=merge runlog test_multi_full_merge 90 "$build/tests/test_multi" cuda "$all"
   GPK_TEST_SMALL=1 runlog test_multi_reversed 45 "$build/tests/test_multi" cuda "$rev"
-  GPK_MULTI_EXCHANGE=copy GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog test_multi_copy 30 \
-    "$build/tests/test_multi" cuda "$all"
 fi
 if has memcheck; then
   GPK_TEST_MULTI_QUICK=1 GPK_TEST_SMALL=1 runlog memcheck_multi 90 \
     compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$build/tests/test_multi" cuda "$all"
 fi
 if has suites; then
-  GPK_DEVICES=$all GPK_MULTI_MIN=0 GPK_TEST_SMALL=1 runlog test_radix_multi 90 "$build/tests/test_radix" cuda
-  GPK_DEVICES=$all GPK_MULTI_MIN=0 runlog test_api_multi 20 "$build/tests/test_api" cuda
+  GPK_DEVICES=$all GPK_TEST_SMALL=1 runlog test_radix_multi 90 "$build/tests/test_radix" cuda multi_min=0
+  GPK_DEVICES=$all runlog test_api_multi 20 "$build/tests/test_api" cuda multi_min=0
 fi
 if has small; then
   runlog bench_256m 30 "$bench" bench multi --gpus 1,2 --devices "$all" --n 256M --reps 9 --configs u32 \
@@ -710,8 +700,7 @@ cat "$summary"
 #        times in one context (the first call allocates and locks the extra
 #        buffer, the context keeps it for the next two), 3 times with the
 #        input page-locked by the caller (--pin: no staging), twice each of
-#        those with GPK_OOC_RESIDENT=0 (no run kept on the device: run 5's
-#        plan), and later the same input (same seed) on the CPU backend (16
+#        and later the same input (same seed) on the CPU backend (16
 #        threads) once, in its own process.
 # more:  skewed u32 keys (90% one value, 48 GiB), u64 keys and u32/u32
 #        pairs of the same 48 GiB, twice each (first call, then kept
@@ -803,18 +792,13 @@ fi
 if has goal; then
   # rep 0 is a first call (allocates and locks the extra buffer); reps 1, 2
   # reuse the buffer the context keeps (the default); every run the device
-  # memory holds stays there for the merge (GPK_OOC_RESIDENT)
+  # memory holds stays there for the merge
   runlog goal_u32 120 "$bench" --n 12G --reps 3 --seed "$seed" --json "$json"
   grep -E "rep|out of core" "$out/logs/goal_u32.log" | tee -a "$summary"
   # the caller's arrays page-locked by the caller (cudaHostRegister, once,
   # outside the timed calls): no staging copy
   runlog goal_u32_pinned 120 "$bench" --n 12G --reps 3 --seed "$seed" --pin --json "$json.pinned"
   grep -E "pin:|rep|out of core" "$out/logs/goal_u32_pinned.log" | tee -a "$summary"
-  # no run kept on the device (run 5's plan: the merge loads every slice from B)
-  GPK_OOC_RESIDENT=0 runlog goal_u32_nokept 60 "$bench" --n 12G --reps 2 --seed "$seed" --json "$json.nokept"
-  grep -E "rep|out of core" "$out/logs/goal_u32_nokept.log" | tee -a "$summary"
-  GPK_OOC_RESIDENT=0 runlog goal_u32_pinned_nokept 60 "$bench" --n 12G --reps 2 --seed "$seed" --pin --json "$json.pinnednokept"
-  grep -E "rep|out of core" "$out/logs/goal_u32_pinned_nokept.log" | tee -a "$summary"
 fi
 if has more; then
   runlog skew_u32 75 "$bench" --dist skew90 --n 12G --reps 2 --json "$json"
@@ -884,18 +868,17 @@ EOF
 # Builds nothing: the build dir must hold gpk and tests/test_radix built with
 # CUDA (sm_90) and OpenCL. Stages, about 4 minutes in all:
 #   1. the OpenCL program on the NVIDIA device with the vendor path required
-#      (GPK_OPENCL_VENDOR=2: a failed inline-PTX build is an error that
+#      (the test hook opencl_vendor=2: a failed inline-PTX build is an error that
 #      carries the build log, printed here);
 #   2. test_radix opencl: vendor path (onesweep + PTX, the default), the
-#      portable default (GPK_OPENCL_VENDOR=0: the fast kernels), the
-#      portable onesweep (GPK_OPENCL_VENDOR=0 GPK_OPENCL_VARIANT=onesweep:
+#      portable default (opencl_vendor=0: the fast kernels), the
+#      portable onesweep (opencl_vendor=0 opencl_variant=onesweep:
 #      the fast kernels where its counter rows do not fit local memory) and
-#      the emulated warp ranking (GPK_OPENCL_VENDOR=emulate);
+#      the emulated warp ranking (opencl_vendor=emulate);
 #   3. gpk bench sort, u32 and u64 keys and pairs at 2^26, cuda and opencl in
 #      one run (the OpenCL rows' peer is the CUDA backend), vendor path and
-#      GPK_OPENCL_VENDOR=0 on the same machine;
-#   4. shapes of the onesweep pass (register cap, keys per item, the general
-#      group scan instead of the warp-shuffle one) between two default rows;
+#      opencl_vendor=0 on the same machine;
+#   4. the default onesweep pass twice (keys only, OpenCL only);
 # then a table: OpenCL ms, CUDA ms, CUDA/OpenCL (the goal: >= 0.6).
 # Logs and JSON go to $OUT (or ./gpu-ocl-out): summary.txt, ocl.tar.gz.
 # GPK_OCL_N=2^16 (with GPK_OPENCL_DEVICE=...) smoke-tests the script elsewhere.
@@ -944,7 +927,7 @@ export GPK_OPENCL_DEVICE=${GPK_OPENCL_DEVICE:-NVIDIA}
 # --- 1. the vendor build, required: its log if it fails -------------------------
 # A look-back that never ends would hang every later vendor stage: a timeout
 # here skips them.
-GPK_OPENCL_VENDOR=2 timeout 90 "$gpk" bench sort --backends opencl --types u32,u64 --n 2^16,2^22 --pairs --reps 3 \
+timeout 90 "$gpk" bench sort --hook opencl_vendor=2 --backends opencl --types u32,u64 --n 2^16,2^22 --pairs --reps 3 \
   --json "$logs/vendor-build.json" >"$logs/vendor-build.txt" 2>&1
 vrc=$?
 vendor_ok=1
@@ -958,55 +941,46 @@ fi
 
 # --- 2. correctness -----------------------------------------------------------------
 t0=$(date +%s)
-run_test() { # name, env..., then the test arguments after --
+run_test() { # name, then the test arguments (hooks as NAME=VALUE)
   local name=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  env "${envs[@]}" timeout 100 "$build/tests/test_radix" "$@" >"$logs/test-$name.txt" 2>&1
+  GPK_REQUIRE_OPENCL=1 timeout 100 "$build/tests/test_radix" "$@" >"$logs/test-$name.txt" 2>&1
   local rc=$?
   note "test_radix opencl [$name]: rc $rc: $(grep -E 'checks|^backend' "$logs/test-$name.txt" | tr '\n' ' ' | cut -c1-220)"
   [ $rc -eq 0 ] || grep -m 20 -E 'FAIL|error|Error' "$logs/test-$name.txt" | tee -a "$summary"
 }
-[ $vendor_ok -eq 1 ] && run_test vendor GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=2 -- opencl
-run_test portable-fast GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=0 -- opencl quick
-run_test portable-onesweep GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=0 GPK_OPENCL_VARIANT=onesweep -- opencl quick
-run_test emulated GPK_REQUIRE_OPENCL=1 GPK_OPENCL_VENDOR=emulate GPK_OPENCL_VARIANT=onesweep -- opencl quick
+[ $vendor_ok -eq 1 ] && run_test vendor opencl opencl_vendor=2
+run_test portable-fast opencl quick opencl_vendor=0
+run_test portable-onesweep opencl quick opencl_vendor=0 opencl_variant=onesweep
+run_test emulated opencl quick opencl_vendor=emulate opencl_variant=onesweep
 if [ $vendor_ok -eq 1 ] && [ -x "$build/tests/test_radix_opencl_extra" ]; then
-  GPK_OPENCL_VENDOR=2 timeout 90 "$build/tests/test_radix_opencl_extra" --quick >"$logs/test-extra.txt" 2>&1
+  timeout 90 "$build/tests/test_radix_opencl_extra" --quick opencl_vendor=2 >"$logs/test-extra.txt" 2>&1
   note "test_radix_opencl_extra --quick (vendor): rc $?: $(tail -n 2 "$logs/test-extra.txt" | tr '\n' ' ' | cut -c1-200)"
 fi
 note "tests: $(( $(date +%s) - t0 )) s"
 
 # --- 3. the goal: CUDA vs OpenCL at 2^26, same run ---------------------------------------
-bench() { # name, env...
+bench() { # name, hooks (--hook NAME=VALUE)...
   local name=$1; shift
-  env "$@" timeout 100 "$gpk" bench sort --backends cuda,opencl --types u32,u64 --n "$n" --pairs --reps 20 \
+  timeout 100 "$gpk" bench sort "$@" --backends cuda,opencl --types u32,u64 --n "$n" --pairs --reps 20 \
     --peers cuda --json "$logs/bench-$name.json" >"$logs/bench-$name.txt" 2>&1
   local rc=$?
   note "bench [$name]: rc $rc"
   [ $rc -eq 0 ] || grep -v '^gpk bench \[' "$logs/bench-$name.txt" | tail -n 8 | tee -a "$summary"
 }
-[ $vendor_ok -eq 1 ] && bench vendor GPK_OPENCL_VENDOR=1
-bench portable GPK_OPENCL_VENDOR=0
+[ $vendor_ok -eq 1 ] && bench vendor
+bench portable --hook opencl_vendor=0
 
 # --- 4. shapes of the onesweep pass (keys only, OpenCL only) -------------------------
-shape() { # name, env...
+shape() { # name
   local name=$1; shift
-  env "$@" timeout 60 "$gpk" bench sort --backends opencl --types u32,u64 --n "$n" --pairs --reps 10 --peers none \
+  timeout 60 "$gpk" bench sort --backends opencl --types u32,u64 --n "$n" --pairs --reps 10 --peers none \
     --json "$logs/shape-$name.json" >"$logs/shape-$name.txt" 2>&1
   local rc=$?
   note "shape [$name]: rc $rc"
   [ $rc -eq 0 ] || grep -v '^gpk bench \[' "$logs/shape-$name.txt" | tail -n 4 | tee -a "$summary"
 }
-# same sequence, keys and pairs: the default first, for comparison (run 1
-# had no default row: its shapes ran minutes after the bench)
-[ $vendor_ok -eq 1 ] && shape default GPK_OPENCL_VENDOR=1
-[ $vendor_ok -eq 1 ] && shape maxrreg64 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=64
-[ $vendor_ok -eq 1 ] && shape maxrreg56 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=56
-[ $vendor_ok -eq 1 ] && shape maxrreg64-kpt20-10 GPK_OPENCL_BUILD_OPTIONS=-cl-nv-maxrregcount=64 GPK_OPENCL_OS_KPT=20,10
-[ $vendor_ok -eq 1 ] && shape plainscan GPK_OPENCL_BUILD_OPTIONS=-DGPK_OS_PLAIN_SCAN
-[ $vendor_ok -eq 1 ] && shape default-again GPK_OPENCL_VENDOR=1
+[ $vendor_ok -eq 1 ] && shape default
+[ $vendor_ok -eq 1 ] && shape default-again
 
 tar -czf "$out/ocl.tar.gz" -C "$out" ocl-logs 2>/dev/null
 

@@ -29,6 +29,19 @@
 #   qap  (~2 min) QAP: tai*a up to n = 100, iterated tabu search at the
 #        default budget (docs/search.md) on the GPU, 5 seeds, and the
 #        same on the CPU for tai10a..tai40a (the same solutions).
+#   large [LIMIT_S [N]]  (~3 min) issue 30's goal "gpk tsp on 85 900 cities
+#        with no options: under 2 % in 60 s on 16 cores": `gpk tsp` with no
+#        search option (the defaults: multistart over all cores, or2opt,
+#        10 s) and with --time-limit LIMIT_S alone (default 60), on
+#        tsplib/pla33810 (gap against its optimum) and on `--random N`
+#        (default 85 900) cities uniform over [0, 10^6)^2, whose length is
+#        set against the Beardwood-Halton-Hammersley estimate
+#        0.7124 sqrt(N A): an asymptotic ESTIMATE of the optimum, not a
+#        bound (a finite instance's optimum lies somewhat above it, by the
+#        boundary's effect, so the gap against it is pessimistic). The
+#        wall time of each run (reading, neighbour lists, search) is
+#        printed beside the search's own time. Check it on a small machine
+#        with `search-quality.sh large 5 5000`.
 #
 #   GPK       the gpk binary (default: build-issue18/gpk, built here with
 #             CUDA for sm_90 when missing)
@@ -40,7 +53,7 @@
 set -u
 I18Q_T0=${I18Q_T0:-$(date +%s)}
 export I18Q_T0
-part=${1:?usage: search-quality.sh tsp|qap}
+part=${1:?usage: search-quality.sh tsp|qap|large [LIMIT_S [N]]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
 out=${OUT:-/tmp/out}
@@ -177,8 +190,55 @@ print("CPU and the run above agree on %d of %d runs (the CPU check: tai*a to n =
 PY
     cat "$out/qap-$be.txt"
     ;;
+large)
+    python3 - "$gpk" "$data/tsplib" "$out/large.json" "${2:-60}" "${3:-85900}" <<'PY'
+import json, math, os, subprocess, sys, time
+gpk, tsplib, out, limit, n_random = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5])
+area = 1e12  # gpk tsp --random: uniform over [0, 10^6)^2
+bhh = 0.7124 * math.sqrt(n_random * area)
+cases = []
+pla = os.path.join(tsplib, "pla33810.tsp")
+if os.path.exists(pla):
+    cases.append(("pla33810", [pla]))
+else:
+    print("note: %s not found: pla33810 skipped" % pla, file=sys.stderr)
+cases.append(("random-%d" % n_random, ["--random", str(n_random)]))
+rows = []
+for name, inst in cases:
+    for opts in ([], ["--time-limit", "%g" % limit]):
+        cmd = [gpk, "tsp"] + inst + opts + ["--json", "-q"]
+        t = time.time()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.time() - t
+        try:
+            r = json.loads(p.stdout)
+        except ValueError:
+            r = {"error": (p.stderr or "no output")[-400:]}
+        r["instance_name"], r["options"], r["wall_s"], r["rc"] = name, " ".join(opts) or "(none)", wall, p.returncode
+        if name.startswith("random") and r.get("best"):
+            r["bhh_estimate"] = bhh
+            r["gap_vs_estimate_percent"] = 100.0 * (r["best"] / bhh - 1.0)
+        rows.append(r)
+        print("ran: %s %s: rc %d, %.1f s" % (name, r["options"], p.returncode, wall), file=sys.stderr, flush=True)
+json.dump({"goal": "gpk tsp on 85 900 cities with no options: under 2% in 60 s on 16 cores",
+           "bhh": "0.7124 sqrt(N A), A = 1e12: an asymptotic estimate of the optimum, not a bound",
+           "threads": os.cpu_count(), "runs": rows}, open(out, "w"), indent=1)
+print("gpk tsp, large instances, %d cores (%s)" % (os.cpu_count(), gpk))
+print("%-14s %-18s %12s %12s %9s %8s %8s %9s  %s" % ("instance", "options", "length", "reference", "gap",
+      "search s", "wall s", "iters", "stopped"))
+for r in rows:
+    ref, gap = r.get("best_known"), r.get("gap_percent")
+    if "bhh_estimate" in r:
+        ref, gap = r["bhh_estimate"], r["gap_vs_estimate_percent"]
+    print("%-14s %-18s %12s %12s %9s %8.1f %8.1f %9s  %s" % (
+        r["instance_name"], r["options"], r.get("best", "-"), "%.0f%s" % (ref, " (BHH)" if "bhh_estimate" in r else "")
+        if ref else "-", "%.3f%%" % gap if gap is not None else "-", r.get("ms", 0) / 1e3, r["wall_s"],
+        r.get("iterations", "-"), r.get("stopped", r.get("error", "?"))))
+print("random: the gap is against the BHH estimate 0.7124 sqrt(N A) = %.0f (an estimate, not the optimum)" % bhh)
+PY
+    ;;
 *)
-    echo "unknown part $part (tsp or qap)" >&2
+    echo "unknown part $part (tsp, qap or large)" >&2
     exit 2
     ;;
 esac

@@ -48,7 +48,11 @@ static const gpk__sort_backend sort_cuda = {
 };
 #endif
 #ifdef GPK_HAVE_OPENCL
-static const gpk__sort_backend sort_opencl = {gpk__radix_sort_opencl, 0, NULL, 0, NULL, NULL, NULL, 0};
+/* segmented sorts: two stable sorts of the covered elements through the
+ * radix sort (segmented_opencl.c) */
+static const gpk__sort_backend sort_opencl = {
+    gpk__radix_sort_opencl, 0, NULL, 0, gpk__seg_sort_by_two_sorts, NULL, NULL, 0,
+};
 #endif
 
 const gpk__sort_backend *gpk__sort_backend_of(gpk_backend b)

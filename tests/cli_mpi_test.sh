@@ -131,6 +131,48 @@ check test $rc -eq 0 -a $((T1 - T0)) -lt 30 -a "$(grep -c '"stopped": "time-limi
 what="--time-limit 0.5 on 2 ranks: --out holds the best"
 check test "$(head -1 tl.sln)" = "12 $(field tl.json best)"
 
+# The progress lines count every rank's runs, as the summary does (they
+# counted rank 0's alone: a third of the summary's rate on 3 ranks).
+mpi 3 tsp "$T/burma14.tsp" --mpi --algo tabu --iters 1000000000 --starts 3 --threads 1 --time-limit 3 \
+    >pr.out 2>pr.err
+rc=$?
+tr '\r' '\n' <pr.err | sed -n 's/.*iteration \([0-9]*\):.*, \([0-9.]*\) s$/\1 \2/p' | tail -1 >pr.last
+sed -n 's/.*; \([0-9]*\) iterations, [0-9]* moves evaluated in \([0-9.]*\) ms.*/\1 \2/p' pr.err >pr.sum
+ratio=$(awk 'NR == FNR { it = $1; t = $2; next } { if (t > 0 && $1 > 0) printf "%.2f", (it / t) / ($1 / ($2 / 1000)) }' \
+    pr.last pr.sum)
+what="progress lines on 3 ranks: rc $rc, last line $(cat pr.last), summary $(cat pr.sum): rate ratio '$ratio' \
+(the totals: about 1)"
+near=no
+[ -n "$ratio" ] && awk -v r="$ratio" 'BEGIN { exit !(r > 0.7 && r < 1.4) }' && near=yes
+check test $rc -eq 0 -a $near = yes
+
+# A rank stopped (SIGSTOP) mid-search: the other gives up after --mpi-timeout
+# seconds without a sign of life, names it, and the job ends (no hang).
+rank_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p;s/^PMI_RANK=//p' | head -1; }
+T0=$(date +%s)
+timeout -s KILL 90 "$MPIEXEC" -n 2 $EXTRA "$GPK" tsp "$T/burma14.tsp" --mpi --algo tabu --iters 1000000000 \
+    --time-limit 3 --threads 1 --mpi-timeout 2 >stop.out 2>stop.err &
+TO=$!
+STOPPED=
+for _ in $(seq 300); do # the first progress line: both ranks are in the search
+    grep -q iteration stop.err && break
+    sleep 0.1
+done
+for p in $(pgrep -P "$(pgrep -P $TO | head -1)"); do
+    if [ "$(rank_of "$p")" = 1 ]; then STOPPED=$p; kill -STOP "$p"; fi
+done
+wait $TO
+rc=$?
+T1=$(date +%s)
+[ -n "$STOPPED" ] && kill -KILL "$STOPPED" 2>/dev/null
+what="rank 1 stopped: rc $rc after $((T1 - T0)) s (bound: 3 s search + 2 s timeout + start), message \
+($(grep 'gpk tsp' stop.err | head -2))"
+check test -n "$STOPPED" -a $rc -ne 0 -a $rc -ne 137 -a $((T1 - T0)) -lt 40 \
+    -a "$(grep -c 'rank 0: .*no sign of life from rank 1 for 2 s' stop.err)" -eq 1
+what="--mpi-timeout x: a usage error"
+mpi 1 qap "$Q/tai12a.dat" --mpi --mpi-timeout x >bt.out 2>bt.err
+check test $? -eq 2 -a "$(grep -c 'bad value .x. for --mpi-timeout' bt.err)" -eq 1
+
 echo "cli_mpi_test: $TESTS passed, $FAILS failed"
 if [ $FAILS -eq 0 ]; then
     cd / && rm -rf "$WORK"

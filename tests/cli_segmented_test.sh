@@ -37,7 +37,10 @@ for t in u32 i32 f32 u64 i64 f64; do
     expect 0 "$t rows" -- "$GPK" sort --gen uniform --n 6000 --type $t --rows 40 --check -o rows.bin
     expect 0 "$t rows desc perm" -- "$GPK" sort --gen float-specials --n 6000 --type $t --rows 3 --descending --perm p.bin --check
     expect 0 "$t desc alone" -- "$GPK" sort --gen few-bits --n 5000 --type $t --descending --check
+    expect 0 "$t desc perm" -- "$GPK" sort --gen float-specials --n 5000 --type $t --descending --perm p.bin --check
+    expect 0 "$t desc quick" -- "$GPK" sort --gen random-bits --n 5000 --type $t --descending --algo quick --check
 done
+
 offsets off.bin 0 10 10 500 1000
 expect 0 "segments file" -- "$GPK" sort --gen uniform --n 1000 --type u32 --segments off.bin --perm p.bin --check
 
@@ -46,6 +49,10 @@ printf '\003\000\000\000\001\000\000\000\002\000\000\000\007\000\000\000\007\000
 expect 0 "small" -- "$GPK" sort small.bin --type u32 --rows 3 --descending --perm sp.bin -o so.bin
 [ "$(u32s so.bin | tr '\n' ' ')" = "3 2 1 9 7 7 6 5 4 " ] && pass || fail "small: keys $(u32s so.bin | tr '\n' ' ')"
 [ "$(u32s sp.bin | tr '\n' ' ')" = "0 2 1 2 0 1 2 0 1 " ] && pass || fail "small: sigma $(u32s sp.bin | tr '\n' ' ')"
+# the plain sort, descending, with its permutation (stable: the 7 at 3 before the one at 4)
+expect 0 "small plain" -- "$GPK" sort small.bin --type u32 --descending --perm pp.bin -o sd.bin
+[ "$(u32s sd.bin | tr '\n' ' ')" = "9 7 7 6 5 4 3 2 1 " ] && pass || fail "small plain: keys $(u32s sd.bin | tr '\n' ' ')"
+[ "$(u32s pp.bin | tr '\n' ' ')" = "5 3 4 8 6 7 0 2 1 " ] && pass || fail "small plain: sigma $(u32s pp.bin | tr '\n' ' ')"
 
 # bad offsets: usage errors, no output written
 offsets bad1.bin 0 600 500 1000

@@ -75,6 +75,30 @@ rcs=$(timeout 120 $MPIEXEC -n 1 sh -c '"$0" sort --mpi in.npy -o a.npy --check -
       -n 2 sh -c '"$0" sort --mpi in.npy -o a.npy -q 2>/dev/null; echo "rc=$?"' "$GPK")
 [ "$(echo "$rcs" | grep -c 'rc=2')" = 3 ] || fail "MPMD --check on one rank: exits $rcs (124: it hung)"
 [ -e a.npy ] && fail "MPMD --check on one rank: a.npy was written"
+# A rank stopped (SIGSTOP) once the ranks have started: the other waits at
+# most --mpi-timeout seconds for it, names it and ends the job; keep.npy is
+# as it was and no temporary file is left. Rank 1 is stopped as soon as rank
+# 0 has made the temporary file (every rank is past MPI_Init then, and the
+# sort of 4M keys is still to come).
+timeout -s KILL 120 $MPIEXEC -n 2 "$GPK" sort --mpi big.npy -o keep.npy --mpi-timeout 2 -q >stop.out 2>stop.err &
+job=$!
+t0=$(date +%s)
+while ! ls -a | grep -q '^\.keep\.npy\.gpk-' && kill -0 $job 2>/dev/null; do :; done
+stopped=
+for p in $(pgrep -f "sort --mpi big.npy -o keep.npy --mpi-timeout 2"); do
+    r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p;s/^PMI_RANK=//p')
+    [ "$r" = 1 ] && stopped=$p && kill -STOP "$p"
+done
+wait $job
+rc=$?
+t1=$(date +%s)
+[ -n "$stopped" ] && kill -KILL "$stopped" 2>/dev/null
+[ -n "$stopped" ] || fail "rank 1 stopped: rank 1 not found (the job ended first, rc $rc)"
+[ $rc -ne 0 ] && [ $rc -ne 137 ] && [ $((t1 - t0)) -lt 60 ] ||
+    fail "rank 1 stopped: rc $rc after $((t1 - t0)) s (137: it hung)"
+grep -q "rank 0: .*rank 1 did not answer" stop.err || fail "rank 1 stopped: no message naming it: $(head -c 600 stop.err)"
+[ "$(cat keep.npy)" = precious ] || fail "rank 1 stopped: keep.npy was changed"
+ls -a | grep -q 'gpk-' && fail "rank 1 stopped: a temporary file was left: $(ls -a | grep gpk-)"
 "$GPK" sort --mpi - -o x.npy 2>/dev/null; [ $? = 2 ] || fail "--mpi with stdin: not a usage error"
 "$GPK" sort --mpi in.npy --perm p.bin 2>/dev/null; [ $? = 2 ] || fail "--mpi with --perm: not a usage error"
 [ -e x.npy ] && fail "x.npy was created"

@@ -1,15 +1,20 @@
 #define _POSIX_C_SOURCE 200809L
-/* Contexts, names, generators, the key mapping, and bad input: every error
+/* Contexts, names, generators, the key mapping, the host memory limit
+ * (fake control groups), and bad input: every error
  * gives its status and a message and leaves the caller's arrays untouched.
  * Usage: test_api BACKEND (the bad-input part runs on that backend). */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "sort/radix_internal.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void test_names(void)
 {
@@ -277,8 +282,88 @@ static void test_overlap(gpk_backend be, uint64_t seed)
     gpk_ctx_destroy(ctx);
 }
 
+/* Writes text to dir/rel, making the directories on the way. */
+static void put(const char *dir, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        mkdir(path, 0700);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    TU_CHECK(f != NULL, "cannot write %s", path);
+    if (f) fputs(text, f), fclose(f);
+}
+
+/* The host memory limit is the smaller of the machine's and the control
+ * group's (v2 memory.max, v1 memory.limit_in_bytes, ancestors included),
+ * read from fake /proc/self/cgroup and /sys/fs/cgroup trees. */
+static void test_host_memory(void)
+{
+    char dir[] = "/tmp/gpk_test_cgroup.XXXXXX";
+    if (!mkdtemp(dir)) {
+        TU_CHECK(0, "%s", "mkdtemp");
+        return;
+    }
+    char proc[600], sys[600];
+    snprintf(proc, sizeof proc, "%s/cgroup", dir);
+    snprintf(sys, sizeof sys, "%s/sys", dir);
+    const uint64_t G = 1ull << 30, ram = 16 * G;
+    struct {
+        const char *proc, *file1, *text1, *file2, *text2;
+        uint64_t want;
+    } cases[] = {
+        /* v2: the group's own limit, then an ancestor's smaller one, "max" */
+        {"0::/user/job\n", "sys/user/memory.max", "max\n", "sys/user/job/memory.max", "3221225472\n", 3 * G},
+        {"0::/user/job\n", "sys/user/memory.max", "1073741824\n", "sys/user/job/memory.max", "max\n", G},
+        {"0::/user/job\n", "sys/user/memory.max", "max\n", "sys/user/job/memory.max", "max\n", ram},
+        /* larger than the machine: the machine's */
+        {"0::/big\n", "sys/big/memory.max", "68719476736\n", "sys/none", "", ram},
+        /* v1: the memory controller alone, among others, and "unlimited" */
+        {"5:cpu,cpuacct:/x\n4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "2147483648\n",
+         "sys/none", "", 2 * G},
+        {"3:cpuset,memory:/g\n", "sys/cpuset,memory/g/memory.limit_in_bytes", "1610612736\n", "sys/none", "",
+         3 * G / 2},
+        {"4:memory:/grp\n", "sys/memory/grp/memory.limit_in_bytes", "9223372036854771712\n", "sys/none", "",
+         ram},
+        /* no control group file at all */
+        {NULL, "sys/none", "", "sys/none", "", ram},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/sys' '%s'", dir, proc);
+        TU_CHECK(system(cmd) == 0, "%s", cmd);
+        if (cases[i].proc) put(dir, "cgroup", cases[i].proc);
+        put(dir, cases[i].file1, cases[i].text1);
+        put(dir, cases[i].file2, cases[i].text2);
+        const uint64_t got = gpk__host_memory_limit_at(proc, sys, ram);
+        TU_CHECK(got == cases[i].want, "host memory, case %zu (%s): %llu bytes, want %llu", i,
+                 cases[i].proc ? cases[i].proc : "no cgroup file", (unsigned long long)got,
+                 (unsigned long long)cases[i].want);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    TU_CHECK(system(cmd) == 0, "%s", cmd);
+    /* this process: at most the machine's memory, and what a CPU context says */
+    const uint64_t here = gpk__host_memory_bytes();
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    TU_CHECK(here > 0 && here <= (uint64_t)pages * (uint64_t)page, "host memory %llu of %llu",
+             (unsigned long long)here, (unsigned long long)pages * (unsigned long long)page);
+    gpk_ctx *ctx = NULL;
+    if (gpk_ctx_create(&ctx, GPK_BACKEND_CPU) == GPK_OK) {
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        TU_CHECK(info.memory_bytes == here, "a CPU context's memory_bytes %llu, the limit %llu",
+                 (unsigned long long)info.memory_bytes, (unsigned long long)here);
+        gpk_ctx_destroy(ctx);
+    }
+}
+
 int main(int argc, char **argv)
 {
+    hook_args(&argc, argv); /* e.g. multi_min=0 (scripts/gpu-stages.sh multi) */
     gpk_backend be = GPK_BACKEND_CPU;
     if (argc > 1 && gpk_backend_parse(argv[1], &be) != GPK_OK) return 2;
     uint64_t seed = tu_seed();
@@ -286,6 +371,7 @@ int main(int argc, char **argv)
     test_ctx();
     test_generator(seed);
     test_mapping(seed);
+    test_host_memory();
     test_bad_input(be);
     test_overlap(be, seed);
     return tu_finish("test_api");

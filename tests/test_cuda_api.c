@@ -15,6 +15,7 @@
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 static gpk_ctx *ctx;
 static cudaStream_t stream;
@@ -102,6 +103,17 @@ static void run(const tcase *c, uint64_t seed)
                                  &o, flags, stream)
            : gpk_cuda_sort_keys(ctx, temp, &temp_bytes, c->type, d_in, d_out, n, &o, flags, stream);
     TU_CHECK(s == GPK_OK, "%s: sort: %s", what, gpk_last_error(ctx));
+    {
+        /* a call the one-block sort takes whole asks for 1 byte (no work
+         * tables, no spare), and only such a call does */
+        const char *path = gpk_last_sort_path(ctx);
+        const int tile = path && strcmp(path, "radix-tile") == 0;
+        if (temp_bytes == 1)
+            TU_CHECK(tile || n < 2, "%s: 1 byte of temp, but the path was %s", what, path ? path : "(none)");
+        if (tile && !c->detect)
+            TU_CHECK(temp_bytes == 1, "%s: the one-block sort ran, but the call asked for %zu bytes", what,
+                     temp_bytes);
+    }
     CUDA_OK(cudaStreamSynchronize(stream));
     CUDA_OK(cudaMemcpy(got, d_out, n * kw, cudaMemcpyDeviceToHost));
     if (vw) CUDA_OK(cudaMemcpy(vgot, dv_out, n * vw, cudaMemcpyDeviceToHost));
@@ -338,8 +350,9 @@ static void errors(void)
     cudaFree(d);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    hook_args(&argc, argv); /* e.g. radix_cuda_hybrid=1 (scripts/gpu-check.sh) */
     if (gpk_ctx_create(&ctx, GPK_BACKEND_CUDA) != GPK_OK) {
         printf("test_cuda_api: skipped: %s\n", gpk_last_error(NULL));
         return TU_SKIP;

@@ -13,15 +13,22 @@
  *                                without a GPU); device shards by the
  *                                default plans, then with the part plan
  *                                forced (GPK_MPI_DEVICE_PLAN=part)
+ *   test_mpi_sort silent         the last rank stops itself (SIGSTOP) before
+ *                                a sort: the others return GPK_EIO within
+ *                                the communicator's timeout (1 s), naming
+ *                                it, instead of waiting forever
  * GPK_TEST_SEED replays a run (rank 0 prints the seed). */
 #define _POSIX_C_SOURCE 200809L
 #include <gpk/mpi.h>
 #include <gpk/sort.h>
 
 #include "testutil.h"
+#include "mpi/mpi_test_hooks.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +44,7 @@ static uint64_t seed;
  * same ranks in the same order), and what its last sort reported */
 static MPI_Comm sort_comm;
 static gpk_mpi_sort_times last_tm;
+static gpk_mpi_test_hooks hooks; /* the paths forced, the same on every rank */
 
 /* testutil.h's check, its message prefixed with the rank */
 #define CHECK(cond, fmt, ...) TU_CHECK(cond, "rank %d: " fmt, rank, __VA_ARGS__)
@@ -166,8 +174,10 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     gpk_mpi_sort_times tm;
     gpk_mpi_last_sort_times(&tm);
     last_tm = tm;
-    const char *hx = getenv("GPK_MPI_HOST_EXCHANGE");
-    const char *want = nranks == 1 ? "local" : at.device ? NULL : hx && !strcmp(hx, "mpi") ? "mpi" : "shared-memory";
+    const char *want = nranks == 1 ? "local"
+        : at.device                ? NULL
+        : hooks.host_exchange_mpi  ? "mpi"
+                                   : "shared-memory";
     if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
     if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
         printf("device shards moved by: %s\n", tm.exchange);
@@ -417,17 +427,67 @@ static void suite(where at, const char *what)
     run_case(at, GPK_U32, 0, D_RANDOM, rank == 1 ? 0 : 700001, 1, 0, "large keep, rank 1 empty");
     /* host shards through MPI_Alltoallv instead of the shared window, then
      * in chunks of 1000 bytes (the path of counts past INT_MAX) */
-    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    hooks.host_exchange_mpi = 1;
+    gpk__mpi_test_hooks_set(&hooks);
     snprintf(label, sizeof label, "%s exchange by MPI", what);
     run_case(at, GPK_F32, 4, D_SPECIAL, 3000 + (size_t)rank * 7, 0, 0, label);
     run_case(at, GPK_U64, 0, D_RANDOM, rank == 0 ? 9000 : 0, 0, 0, label);
     run_case(at, GPK_I32, 8, D_FEW, 2000 + (size_t)rank, 1, 0, label);
-    setenv("GPK_MPI_CHUNK_BYTES", "1000", 1);
+    hooks.chunk_bytes = 1000;
+    gpk__mpi_test_hooks_set(&hooks);
     snprintf(label, sizeof label, "%s chunked exchange", what);
     run_case(at, GPK_I64, 4, D_RANDOM, 5000 + (size_t)rank * 11, 0, 0, label);
     run_case(at, GPK_U32, 8, D_EQUAL, 3001, 0, 0, label);
-    unsetenv("GPK_MPI_CHUNK_BYTES");
-    unsetenv("GPK_MPI_HOST_EXCHANGE");
+    hooks.chunk_bytes = 0;
+    hooks.host_exchange_mpi = 0;
+    gpk__mpi_test_hooks_set(&hooks);
+}
+
+/* A rank stopped with SIGSTOP: every other rank's sort returns GPK_EIO
+ * within the timeout plus the roll call (at most 1 s more), naming the
+ * stopped rank; then rank 0 wakes it and the ranks meet on WORLD, which
+ * the failed sort's communicator (a duplicate) leaves usable. */
+static int silent_rank(gpk_ctx *ctx)
+{
+    const int last = nranks - 1;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    CHECK(gpk_mpi_set_timeout(comm, 1.0) == GPK_OK && fabs(gpk_mpi_timeout(comm) - 1.0) < 1e-9, "%s",
+          "gpk_mpi_set_timeout(comm, 1)");
+    CHECK(gpk_mpi_set_timeout(comm, -1) == GPK_EINVAL && gpk_mpi_set_timeout(comm, NAN) == GPK_EINVAL, "%s",
+          "a negative or NaN timeout refused");
+    MPI_Comm dup2;
+    MPI_Comm_dup(comm, &dup2);
+    CHECK(fabs(gpk_mpi_timeout(dup2) - 1.0) < 1e-9, "the timeout goes with MPI_Comm_dup: %g",
+          gpk_mpi_timeout(dup2));
+    MPI_Comm_free(&dup2);
+    int pid = (int)getpid(), *pids = malloc(sizeof *pids * (size_t)nranks);
+    MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Barrier(comm);
+    if (rank == last) {
+        raise(SIGSTOP); /* until rank 0's SIGCONT below */
+    } else {
+        enum { N = 1000 };
+        uint32_t keys[N], out[N + 8];
+        for (int i = 0; i < N; i++) keys[i] = (uint32_t)(i * 2654435761u);
+        size_t n_out = 0;
+        const double t0 = MPI_Wtime();
+        const gpk_status s = gpk_mpi_sort_keys(comm, ctx, GPK_U32, keys, N, out, N + 8, &n_out, NULL);
+        const double t = MPI_Wtime() - t0;
+        char want[32];
+        snprintf(want, sizeof want, "rank %d did not answer", last);
+        CHECK(s == GPK_EIO && strstr(gpk_last_error(ctx), want) != NULL, "sort with rank %d stopped: %s (%s)",
+              last, gpk_status_string(s), gpk_last_error(ctx));
+        CHECK(t >= 0.9 && t < 10, "sort with rank %d stopped: returned after %.2f s (timeout 1 s)", last, t);
+        printf("rank %d: after %.2f s: %s\n", rank, t, gpk_last_error(ctx));
+        fflush(stdout);
+    }
+    if (rank == 0) kill((pid_t)pids[last], SIGCONT);
+    free(pids);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* comm keeps the failed sort's requests: it is not freed */
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -471,12 +531,24 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 77;
     }
+    if (!strcmp(backend, "silent")) {
+        if (nranks < 2) {
+            if (rank == 0) printf("silent: needs 2 ranks or more: skipped\n");
+            gpk_ctx_destroy(ctx);
+            MPI_Finalize();
+            return 77;
+        }
+        silent_rank(ctx);
+        goto end;
+    }
     where host = { ctx, 0 };
     suite(host, "host");
     repeated_calls(host, "host");
-    setenv("GPK_MPI_HOST_EXCHANGE", "mpi", 1);
+    hooks.host_exchange_mpi = 1;
+    gpk__mpi_test_hooks_set(&hooks);
     repeated_calls(host, "host (exchange by MPI)");
-    unsetenv("GPK_MPI_HOST_EXCHANGE");
+    hooks.host_exchange_mpi = 0;
+    gpk__mpi_test_hooks_set(&hooks);
 #ifdef GPK_HAVE_CUDA
     if (!strcmp(backend, "cuda")) {
         /* NCCL refuses two ranks on one GPU */
@@ -506,6 +578,7 @@ int main(int argc, char **argv)
 #endif
     bad_inputs(ctx);
     other_comms(ctx);
+end:
     gpk_ctx_destroy(ctx);
     int total_fail = 0, total_checks = 0;
     MPI_Allreduce(&tu_failures, &total_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

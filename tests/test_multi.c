@@ -25,6 +25,7 @@
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 static gpk_backend backend;
 static uint64_t seed_base;
@@ -139,16 +140,16 @@ static void shard_sizes(int pattern, size_t n, int k, size_t *sz)
 /* The plan a sort must take (the path names it): GPK_MULTI_PLAN=merge:
  * merge; =part: part (merge for the CUDA host API, host_api); =lsd: lsd
  * where every CUDA device reaches every other's memory, else merge; unset:
- * part for 4-byte keys from GPK_MULTI_PART_MIN keys a device (default 2^29
+ * part for 4-byte keys from multi_part_min keys a device (a hook argument; default 2^29
  * on CUDA, 0 on the CPU's virtual devices; not for the CUDA host API), merge for
  * 8-byte ones.
  * Part itself falls back to merge for skewed keys (run_case says when). */
 static int part_due; /* sorts that the default rule sends to part */
 static const char *expected_path(const int *devices, int k, size_t kw, int host_api, size_t n)
 {
-    const char *v = getenv("GPK_MULTI_PLAN"), *min = getenv("GPK_MULTI_PART_MIN");
+    const char *v = getenv("GPK_MULTI_PLAN"), *min = hook_arg("multi_part_min");
     const int part_fits = !(host_api && backend == GPK_BACKEND_CUDA);
-    /* part by default from 2^29 keys a device on CUDA (GPK_MULTI_PART_MIN), always on the CPU's devices */
+    /* part by default from 2^29 keys a device on CUDA (multi_part_min), always on the CPU's devices */
     const size_t part_min = min && *min ? (size_t)strtoull(min, NULL, 0)
                             : backend == GPK_BACKEND_CUDA ? (size_t)1 << 29 : 0;
     if (v && !strcmp(v, "merge")) return "radix-multi";
@@ -547,6 +548,7 @@ static int parse_list(const char *s, int *out)
 
 int main(int argc, char **argv)
 {
+    hook_args(&argc, argv);
     if (argc < 2 || gpk_backend_parse(argv[1], &backend) != GPK_OK ||
         (backend != GPK_BACKEND_CPU && backend != GPK_BACKEND_CUDA)) {
         fprintf(stderr, "usage: test_multi cpu|cuda [device list such as 0,1]\n");
@@ -554,7 +556,7 @@ int main(int argc, char **argv)
     }
     /* the host API spreads every size over the devices (the CPU's virtual
      * devices only when asked to) */
-    setenv("GPK_MULTI_MIN", "0", 1);
+    gpk__test_set("multi_min", "0");
     seed_base = tu_seed();
     gpk_rng_seed(&rng, seed_base);
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';

@@ -1,14 +1,14 @@
-/* Out-of-core sorts (issue 16) against gpk_sort_reference, with a device
+/* Out-of-core sorts against gpk_sort_reference, with a device
  * budget small enough that every call runs the run + merge driver.
  *
  * Usage: test_ooc cpu|cuda. On the CPU the driver runs with the CPU sort
  * as its device (the CI fake); on CUDA with the real device. The slot
- * (run) length is set with GPK_OOC_SLOT_BYTES and GPK_OOC_FORCE=1 sends
+ * (run) length is set with the ooc_slot_bytes hook and ooc_force sends
  * even sizes of one slot out of core, so the sizes hit run boundaries.
  * Covers every key type, pairs (4/8-byte values), perm, records; uniform,
  * few distinct, all equal, 90% one value, sorted, reversed keys; the
  * budget-too-small error, the GPK_DEVICE_BUDGET parse, and failures
- * injected at a transfer of either phase (GPK_OOC_FAIL_AT). GPK_TEST_SMALL=1
+ * injected at a transfer of either phase (ooc_fail_at). GPK_TEST_SMALL=1
  * runs fewer sizes. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
@@ -67,7 +67,7 @@ static void set_slot(size_t cap, unsigned per)
 {
     char v[64];
     snprintf(v, sizeof v, "%zu", cap * per);
-    setenv("GPK_OOC_SLOT_BYTES", v, 1);
+    gpk__test_set("ooc_slot_bytes", v);
 }
 
 /* kind: 0 keys, 4/8 pairs with values of that width, 1 perm, 2 perm64 */
@@ -162,10 +162,10 @@ static int check_fault(gpk_ctx *ctx, gpk_type t, size_t n, size_t runs, long k, 
     for (size_t i = 0; i < n; i++) idx[i] = (uint32_t)i;
     char v[32];
     snprintf(v, sizeof v, "%ld", k);
-    setenv("GPK_OOC_FAIL_AT", v, 1);
+    gpk__test_set("ooc_fail_at", v);
     gpk_status s = perm ? gpk_sort_perm(ctx, t, keys, idx, n, NULL)
                         : gpk_sort_pairs(ctx, t, keys, GPK_U32, idx, n, NULL);
-    unsetenv("GPK_OOC_FAIL_AT");
+    gpk__test_set("ooc_fail_at", NULL);
     int ok = 1;
     for (size_t i = 0; i < n && ok; i++) {
         ok = idx[i] < n && !seen[idx[i]] && memcmp(keys + i * kw, in + (size_t)idx[i] * kw, kw) == 0;
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     rng_state = tu_seed();
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
     const size_t cap = be == GPK_BACKEND_CUDA ? (small ? 4099 : 40009) : (small ? 61 : 257);
-    setenv("GPK_OOC_FORCE", "1", 1);
+    gpk__test_set("ooc_force", "1");
     gpk_ctx_set_device_budget(ctx, be == GPK_BACKEND_CUDA ? (size_t)256 << 20 : (size_t)64 << 20);
 
     const size_t sizes[] = {0, 1, 2, 3, 5, 97, cap - 1, cap, cap + 1, 2 * cap - 1, 2 * cap, 2 * cap + 1,
@@ -280,7 +280,7 @@ int main(int argc, char **argv)
         const char *limits[] = {"0", "2", "1000000"};
         const size_t ns[] = {2 * cap + 1, 5 * cap - 1, 9 * cap + 4};
         for (int li = 0; li < 3; li++) {
-            setenv("GPK_OOC_RESIDENT", limits[li], 1);
+            gpk__test_set("ooc_resident", limits[li]);
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (int ki = 0; ki < 3; ki++) {
                     const int kind = ki == 0 ? 0 : ki == 1 ? 4 : 2;
@@ -292,12 +292,12 @@ int main(int argc, char **argv)
                         const size_t runs = (ns[ni] + cap - 1) / cap;
                         const size_t want = li == 0 ? 0 : li == 1 ? 2 : runs;
                         TU_CHECK(gpk__ooc_stats(ctx).runs == runs && gpk__ooc_stats(ctx).kept_runs == want,
-                                 "GPK_OOC_RESIDENT=%s, %zu runs: %zu kept, want %zu", limits[li], gpk__ooc_stats(ctx).runs,
+                                 "ooc_resident %s, %zu runs: %zu kept, want %zu", limits[li], gpk__ooc_stats(ctx).runs,
                                  gpk__ooc_stats(ctx).kept_runs, want);
                     }
                 }
         }
-        unsetenv("GPK_OOC_RESIDENT");
+        gpk__test_set("ooc_resident", NULL);
     }
 
     /* failures midway: every transfer of a 5-run pairs sort in turn */
@@ -314,19 +314,20 @@ int main(int argc, char **argv)
         /* the same with no run kept and with two kept */
         const char *limits[] = {"0", "2"};
         for (int li = 0; li < 2; li++) {
-            setenv("GPK_OOC_RESIDENT", limits[li], 1);
+            gpk__test_set("ooc_resident", limits[li]);
             set_slot(cap, 8);
             for (k = 1; check_fault(ctx, GPK_U32, n, runs, k, (int)(k % 2)); k++) {
             }
-            TU_CHECK(k > (long)(2 * runs) + 5, "GPK_OOC_RESIDENT=%s: %ld transfers failed in turn", limits[li], k - 1);
+            TU_CHECK(k > (long)(2 * runs) + 5, "ooc_resident %s: %ld transfers failed in turn", limits[li],
+                     k - 1);
         }
-        unsetenv("GPK_OOC_RESIDENT");
+        gpk__test_set("ooc_resident", NULL);
     }
 
     /* the extra buffer stays with the context (locked on CUDA; the
-     * default, GPK_OOC_KEEP=1), grows, is reused, goes with gpk_ctx_trim */
+     * default, ooc_keep unset), grows, is reused, goes with gpk_ctx_trim */
     {
-        setenv("GPK_OOC_KEEP", "1", 1);
+        gpk__test_set("ooc_keep", "1");
         set_slot(cap, 12);
         const size_t ns[] = {3 * cap + 1, 9 * cap + 2, 2 * cap + 7, 9 * cap + 2};
         for (int i = 0; i < 4; i++) {
@@ -337,11 +338,11 @@ int main(int argc, char **argv)
         gpk_ctx_trim(ctx);
         TU_CHECK(kept_states(ctx) == 0, "gpk_ctx_trim gives the kept buffer back");
         check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
-        setenv("GPK_OOC_KEEP", "0", 1); /* a buffer for each call */
+        gpk__test_set("ooc_keep", "0"); /* a buffer for each call */
         check_case(ctx, GPK_U64, 4, 5 * cap + 3, D_FEW);
-        TU_CHECK(kept_states(ctx) == 0, "GPK_OOC_KEEP=0 keeps no buffer");
+        TU_CHECK(kept_states(ctx) == 0, "ooc_keep 0 keeps no buffer");
         check_case(ctx, GPK_F64, 0, 4 * cap + 1, D_SKEW90);
-        unsetenv("GPK_OOC_KEEP");
+        gpk__test_set("ooc_keep", NULL);
     }
 
     /* progress: rising, ending at 1 */
@@ -392,7 +393,7 @@ int main(int argc, char **argv)
 
     /* a budget too small to make progress: a clear error, nothing touched */
     {
-        unsetenv("GPK_OOC_SLOT_BYTES");
+        gpk__test_set("ooc_slot_bytes", NULL);
         uint32_t keys[1000], copy[1000], sigma[1000];
         for (int i = 0; i < 1000; i++) keys[i] = (uint32_t)rnd();
         memcpy(copy, keys, sizeof keys);
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
                  gpk_status_string(s), gpk_last_error(ctx));
         TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
         /* without the force hook a budget that fits sorts in memory */
-        unsetenv("GPK_OOC_FORCE");
+        gpk__test_set("ooc_force", NULL);
         gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);
         s = gpk_sort_keys(ctx, GPK_U32, keys, 1000, NULL);
         TU_CHECK(s == GPK_OK && strcmp(gpk_last_sort_path(ctx), "radix-out-of-core") != 0,

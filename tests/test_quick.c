@@ -8,6 +8,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "testutil.h"
+#include "core/test_hooks.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -477,17 +478,17 @@ int main(int argc, char **argv)
     if (backend == GPK_BACKEND_CUDA) {
         const struct { const char *bucket_log; size_t n; } fe[] = {
             {"4", 1000}, {"4", 70001}, {"14", 70001}, {"11", 5003}};
-        setenv("GPK_QUICK_FRONT_MIN_LOG", "4", 1);
+        gpk__test_set("quick_front_min_log", "4");
         for (size_t i = 0; i < sizeof fe / sizeof fe[0]; i++) {
-            setenv("GPK_QUICK_FRONT_BUCKET_LOG", fe[i].bucket_log, 1);
+            gpk__test_set("quick_front_bucket_log", fe[i].bucket_log);
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (int d = 0; d < GPK_DIST_COUNT_; d++) {
                     const int wide = gpk_type_size((gpk_type)t) == 8;
                     run_records((gpk_type)t, (gpk_dist)d, fe[i].n, wide ? 40 : 12, wide ? 3 : 5, GPK_SORT_QUICK);
                 }
         }
-        unsetenv("GPK_QUICK_FRONT_MIN_LOG");
-        unsetenv("GPK_QUICK_FRONT_BUCKET_LOG");
+        gpk__test_set("quick_front_min_log", NULL);
+        gpk__test_set("quick_front_bucket_log", NULL);
     }
     if (small) goto end;
     /* A large one of each algorithm: 2^20 + 3 records of 32 bytes, u64 keys at offset 8. */

@@ -3,10 +3,12 @@
  * several (b, r).
  * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
-#define _POSIX_C_SOURCE 200809L /* setenv: the CPU backend's path switch */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
+#include "sort/radix_cpu_hooks.h"
 #include "testutil.h"
+#include "hookargs.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -19,6 +21,7 @@ static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "per
 
 static gpk_ctx *ctx;
 static uint64_t seed_base;
+static const char *cpu_path; /* the CPU path forced (cpu_radix_path), for the messages */
 /* When set, about 9 in 10 keys get fixed top bits (the rest keep theirs),
  * so MSD buckets of the CPU hybrid are larger than one thread's buffers.
  * 1: one top-12-bit value: one bucket holds most keys and takes a second,
@@ -176,10 +179,16 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     gpk_status rs = gpk_sort_reference(t, want, vw, vwant, perm ? sw : NULL, n, b);
 
     char what[160];
-    const char *path = getenv("GPK_CPU_RADIX");
-    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t),
-             gpk_dist_name(d), skew_input ? " skewed" : crowd_input ? " crowded" : outlier_input ? " outliers" : hole_input == 1 ? " one-digit pass" : hole_input == 2 ? " one-digit tiles" : "", shape_input ? " shaped" : "", n, mode_name[m], b, r,
-             path ? " GPK_CPU_RADIX=" : "", path ? path : "");
+    const char *path = cpu_path;
+    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t), gpk_dist_name(d),
+             skew_input            ? " skewed"
+                 : crowd_input     ? " crowded"
+                 : outlier_input   ? " outliers"
+                 : hole_input == 1 ? " one-digit pass"
+                 : hole_input == 2 ? " one-digit tiles"
+                                   : "",
+             shape_input ? " shaped" : "", n, mode_name[m], b, r, path ? " cpu_radix_path=" : "",
+             path ? path : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
@@ -223,9 +232,10 @@ static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_
 
 int main(int argc, char **argv)
 {
+    hook_args(&argc, argv);
     const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
     gpk_backend be;
-    const char *ocl_vendor = getenv("GPK_OPENCL_VENDOR"), *ocl_variant = getenv("GPK_OPENCL_VARIANT");
+    const char *ocl_vendor = hook_arg("opencl_vendor"), *ocl_variant = hook_arg("opencl_variant");
     const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
     const int ocl_ptx = ocl_vendor && !strcmp(ocl_vendor, "2");
     /* a vendor path asked for must run, not skip */
@@ -234,6 +244,9 @@ int main(int argc, char **argv)
         setenv("GPK_REQUIRE_OPENCL", "1", 1);
     const int rc = tu_open_backend("test_radix", argc, argv, &ctx, &be);
     if (rc >= 0) return rc;
+    /* The CPU team as large as GPK_THREADS asks, however busy the machine:
+     * the team's passes are what the thread counts test. */
+    if (be == GPK_BACKEND_CPU) gpk__radix_cpu_ignore_load(1);
     seed_base = tu_seed();
 
     /* 1. Every type x distribution x mode over the size ladder. */
@@ -311,7 +324,8 @@ int main(int argc, char **argv)
         gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE,
                            GPK_DIST_FLOAT_SPECIALS};
         for (int pi = 0; pi < 3; pi++) {
-            setenv("GPK_CPU_RADIX", paths[pi], 1);
+            gpk__test_set("cpu_radix_path", paths[pi]);
+            cpu_path = paths[pi];
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (size_t di = 0; di < sizeof some / sizeof some[0]; di++)
                     for (int si = 0; si < ns; si++) {
@@ -357,7 +371,8 @@ int main(int argc, char **argv)
                     run_case(GPK_U64, GPK_DIST_FEW_BITS, bsizes[si], (mode)m, 40, 0, 40);
                     run_case(GPK_I32, GPK_DIST_UNIFORM, bsizes[si], (mode)m, 32, 0, 32);
                 }
-            unsetenv("GPK_CPU_RADIX");
+            gpk__test_set("cpu_radix_path", NULL);
+            cpu_path = NULL;
         }
         if (!quick) {
             size_t big[] = {((size_t)1 << 20) + 1, ((size_t)1 << 21) - 1, (size_t)1 << 22};
@@ -399,13 +414,13 @@ int main(int argc, char **argv)
                      gpk_sort_algo_name(gpk_last_sort_algo(ctx)));
             run_case(GPK_U64, GPK_DIST_FEW_BITS, ((size_t)1 << 21) + 1, MODE_PAIRS64, 0, 0, 20);
             /* The sampled first level of f64 / i64 keys (first_plan) under
-             * AUTO, with and without it (GPK_CPU_RADIX_FIRST=count): keys
+             * AUTO, with and without it (cpu_radix_first=count): keys
              * outside the sample's prefix, a sample of one value (no plan),
              * and a sample wide enough to plan by over a range too narrow
              * for the hybrid (14 bits: the LSD passes, keys mapped then). */
             force_algo = GPK_SORT_RADIX;
             for (int counted = 0; counted <= 1; counted++) {
-                if (counted) setenv("GPK_CPU_RADIX_FIRST", "count", 1);
+                if (counted) gpk__test_set("cpu_radix_first", "count");
                 for (int t = GPK_I64; t <= GPK_F64; t++)
                     for (int m = 0; m < MODE_COUNT; m++) {
                         const size_t sz = m == MODE_KEYS || m == MODE_PAIRS64 ? ((size_t)1 << 20) + 3
@@ -417,7 +432,7 @@ int main(int argc, char **argv)
                         run_case((gpk_type)t, GPK_DIST_FLOAT_SPECIALS, sz, (mode)m, 0, 0, 0);
                         run_case((gpk_type)t, GPK_DIST_EQUAL, sz, (mode)m, 0, 0, 0);
                     }
-                unsetenv("GPK_CPU_RADIX_FIRST");
+                gpk__test_set("cpu_radix_first", NULL);
             }
             force_algo = GPK_SORT_AUTO;
             run_case(GPK_I32, GPK_DIST_SORTED, ((size_t)1 << 20) + 1, MODE_PAIRS32, 0, 0, 0);
@@ -430,10 +445,10 @@ int main(int argc, char **argv)
      * separate detection for comparison. */
     {
         size_t fsizes[] = {4099, 65537, 70001, ((size_t)1 << 18) + 3};
-        setenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", "12", 1);
-        setenv("GPK_RADIX_CUDA_DETECT_FROM_LOG", "0", 1);
+        gpk__test_set("radix_cuda_sample_from_log", "12");
+        gpk__test_set("radix_cuda_detect_from_log", "0");
         for (int fused = 1; fused >= 0; fused--) {
-            setenv("GPK_RADIX_CUDA_FUSED_DETECT", fused ? "1" : "0", 1);
+            gpk__test_set("radix_cuda_fused_detect", fused ? "1" : "0");
             for (shape_input = 0; shape_input <= 3; shape_input++)
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t si = 0; si < sizeof fsizes / sizeof fsizes[0]; si++) {
@@ -444,9 +459,9 @@ int main(int argc, char **argv)
                     }
             shape_input = 0;
         }
-        unsetenv("GPK_RADIX_CUDA_FUSED_DETECT");
-        unsetenv("GPK_RADIX_CUDA_SAMPLE_FROM_LOG");
-        unsetenv("GPK_RADIX_CUDA_DETECT_FROM_LOG");
+        gpk__test_set("radix_cuda_fused_detect", NULL);
+        gpk__test_set("radix_cuda_sample_from_log", NULL);
+        gpk__test_set("radix_cuda_detect_from_log", NULL);
     }
 
     /* 6. gpk_sort_keys_to (every section above runs it as a mode too):
@@ -505,12 +520,13 @@ int main(int argc, char **argv)
     }
 
     /* 7. OpenCL: the onesweep pass ran where it was asked for (the NVIDIA
-     * default with the vendor path, GPK_OPENCL_VARIANT=onesweep), with the
+     * default with the vendor path, opencl_variant=onesweep), with the
      * warp primitives asked for. The portable form keeps a 1 KiB counter row
      * per item: it fits PoCL's local memory, not a GPU's 48 KiB, where the
      * fast kernels run instead. It runs in the 32-bit build only: not
-     * under GPK_OPENCL_WIDE_FROM. */
-    if (be == GPK_BACKEND_OPENCL && !getenv("GPK_OPENCL_WIDE_FROM") && (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
+     * under opencl_wide_from. */
+    if (be == GPK_BACKEND_OPENCL && !hook_arg("opencl_wide_from") &&
+        (ocl_emulate || ocl_ptx || (ocl_variant && !strcmp(ocl_variant, "onesweep")))) {
         run_case(GPK_U32, GPK_DIST_UNIFORM, 100003, MODE_PAIRS32, 0, 0, 0);
         gpk_ctx_info info;
         gpk_ctx_info_get(ctx, &info);
@@ -522,20 +538,21 @@ int main(int argc, char **argv)
     }
 
     /* 8. Sizes up to 2^20 and about 2^22 (the range of the CUDA small
-     * path, GPK_RADIX_CUDA_SMALL: one launch for the whole sort; on the
+     * path, radix_cuda_small: one launch for the whole sort; on the
      * other backends the same inputs): every type, primes, powers of two
      * and their neighbours, tile edges, explicit (b, r) with digits of up
-     * to 8 bits (1 bit: 32 passes). On CUDA, unless GPK_RADIX_CUDA_SMALL=0
+     * to 8 bits (1 bit: 32 passes). On CUDA, unless radix_cuda_small=0
      * (ctest radix_cuda_onesweep), each case up to
-     * 2^GPK_RADIX_CUDA_SMALL_MAX_LOG keys (default 22, with values 20) must
+     * 2^radix_cuda_small_max_log keys (default 22, with values 20) must
      * have run that path, unless the hybrid, forced on, took it. */
     if (!quick) {
-        const char *small_env = getenv("GPK_RADIX_CUDA_SMALL");
+        const char *small_env = hook_arg("radix_cuda_small");
         const int small_on = be == GPK_BACKEND_CUDA && !(small_env && atoi(small_env) == 0);
-        const char *max_env = getenv("GPK_RADIX_CUDA_SMALL_MAX_LOG");
+        const char *max_env = hook_arg("radix_cuda_small_max_log") ? hook_arg("radix_cuda_small_max_log")
+                                                                   : getenv("GPK_RADIX_CUDA_SMALL_MAX_LOG");
         const int max_set = max_env && atoi(max_env) >= 1 && atoi(max_env) <= 24;
         const int max_log = max_set ? atoi(max_env) : 22, max_log_values = max_set ? max_log : 20;
-        const char *hybrid_env = getenv("GPK_RADIX_CUDA_HYBRID");
+        const char *hybrid_env = hook_arg("radix_cuda_hybrid");
         const int hybrid_on = hybrid_env && atoi(hybrid_env) != 0;
         size_t lsizes[] = {2, 3, 6143, 6144, 6145, 65536, 131071, 131072, 131073, 262143, 262144,
                            262147, 524287, 524288, 524289, 786433, 1048575, 1048576,
@@ -557,7 +574,7 @@ int main(int argc, char **argv)
             const unsigned b = is_br ? lbr[k - 6 * nl].b : 0, r = is_br ? lbr[k - 6 * nl].r : 0;
             const unsigned gen = is_br ? lbr[k - 6 * nl].gen_bits : 0;
             if (!run_case(t, is_br && gen < 8 * gpk_type_size(t) ? GPK_DIST_FEW_BITS : d, n, m, b, r, gen)) continue;
-            /* the hybrid, where forced on (GPK_RADIX_CUDA_HYBRID), comes first where it takes the sort */
+            /* the hybrid, where forced on (radix_cuda_hybrid), comes first where it takes the sort */
             const int hybrid_ran = hybrid_on && strncmp(gpk_last_sort_path(ctx), "radix-hybrid", 12) == 0;
             if (small_on && !hybrid_ran &&
                 n <= ((size_t)1 << (m == MODE_KEYS || m == MODE_KEYS_TO ? max_log : max_log_values)))

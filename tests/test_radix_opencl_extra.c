@@ -5,8 +5,8 @@
  * b = 0 detection and fixed b, every key type, 4- and 8-byte values, sigma,
  * and the float specials. Exits 77 (skipped) without an OpenCL device.
  *
- * The variant is chosen with GPK_OPENCL_VARIANT / GPK_OPENCL_TRANSPOSE,
- * which the backend reads at every sort.
+ * The variant is forced with the test hooks opencl_variant and
+ * opencl_transpose (src/core/test_hooks.h), read at every sort.
  *
  * Usage: test_radix_opencl_extra [--quick] [--bench]
  *   --quick  fewer sizes (about a third of the cases)
@@ -16,6 +16,7 @@
 
 #include <gpk/gpk.h>
 #include <gpk/sort.h>
+#include "hookargs.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -119,8 +120,8 @@ static void check(gpk_ctx *ctx, const char *variant, gpk_type t, int pay, size_t
     memcpy(orig, keys, n * kw);
     gpk_sort_reference(t, ref, vw, vw ? refv : NULL, pay == P_SIGMA ? refs : NULL, n, b);
 
-    setenv("GPK_OPENCL_VARIANT", !strncmp(variant, "paper", 5) ? "paper" : variant, 1);
-    setenv("GPK_OPENCL_TRANSPOSE", !strcmp(variant, "paper-t") ? "1" : "0", 1);
+    gpk__test_set("opencl_variant", !strncmp(variant, "paper", 5) ? "paper" : variant);
+    gpk__test_set("opencl_transpose", !strcmp(variant, "paper-t") ? "1" : "0");
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = b;
     o.radix_bits = r;
@@ -184,6 +185,7 @@ static double now_ms(void)
 int main(int argc, char **argv)
 {
     int quick = 0, bench = 0;
+    hook_args(&argc, argv); /* e.g. opencl_vendor=2 (scripts/gpu-stages.sh ocl) */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--bench")) bench = 1;
@@ -272,7 +274,7 @@ int main(int argc, char **argv)
         uint32_t k[4] = {4, 3, 2, 1}, v[4] = {0, 1, 2, 3};
         gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
         o.items = 1u << 30;
-        setenv("GPK_OPENCL_VARIANT", "fast", 1);
+        gpk__test_set("opencl_variant", "fast");
         const gpk_status s = gpk_sort_pairs(ctx, GPK_U32, k, GPK_U32, v, 4, &o);
         if (s != GPK_EINVAL || k[0] != 4 || k[3] != 1 || v[0] != 0 || v[3] != 3) {
             failures++;
@@ -284,8 +286,8 @@ int main(int argc, char **argv)
 
     if (bench) {
         for (int v = 0; v < 3; v++) {
-            setenv("GPK_OPENCL_VARIANT", variants[v], 1);
-            setenv("GPK_OPENCL_TRANSPOSE", "0", 1);
+            gpk__test_set("opencl_variant", variants[v]);
+            gpk__test_set("opencl_transpose", "0");
             for (size_t n = 1u << 16; n <= (1u << 24); n <<= 4) {
                 uint32_t *k = malloc(n * 4);
                 double best = 1e30;

@@ -680,6 +680,21 @@ static void delta_formula_and_multi(void)
                    (long long)r[0].best, r[0].best_run);
             for (int k = 0; k < 3; k++) gpk_search_result_free(&r[k]);
         }
+        /* the reports count every run of every context: context 0's last
+         * report, in its second run, counts its first run's 100 iterations
+         * too (it counted its own run's alone) */
+        o.starts = 4;
+        o.progress = on_tally;
+        o.progress_every = 1;
+        tally_last = 0;
+        gpk_search_result rp;
+        if (gpk_search_run_multi(cs, 2, &pb, &o, &rp) == GPK_OK) {
+            TU_CHECK(tally_last > 150 && tally_last <= rp.iterations && rp.iterations == 400,
+                     "multi: the last report counts %llu of %llu iterations (runs of 100)",
+                     (unsigned long long)tally_last, (unsigned long long)rp.iterations);
+            gpk_search_result_free(&rp);
+        }
+        o.progress = NULL;
         gpk_search_result r2;
         gpk_ctx *twice[2] = {ctx, ctx};
         TU_CHECK(gpk_search_run_multi(twice, 2, &pb, &o, &r2) == GPK_EINVAL, "multi: a repeated context accepted");

@@ -432,24 +432,36 @@ static void test_search(gpk_ctx *c1, gpk_ctx *c2, uint32_t n, uint64_t seed)
 
 /* A search with a time limit must stop within 10% of it (plus a few
  * milliseconds of set-up on this shared machine), and return a valid
- * solution whose cost is its reported best. */
+ * solution whose cost is its reported best. A loaded machine can hold the
+ * searching threads off the cores past the limit, which says nothing of
+ * the search: an overshoot is run again, up to three runs in all, and the
+ * check fails when every run overshoots (a search that ignores its limit
+ * does so every time). */
 static void test_time_limit(gpk_ctx *c, const char *what, const gpk_search_problem *pb, gpk_search_opts o,
                             double limit)
 {
     o.time_limit = limit;
-    gpk_search_result r;
-    const double t0 = omp_get_wtime();
-    gpk_status s = gpk_search_run(c, pb, &o, &r);
-    const double el = omp_get_wtime() - t0;
-    TU_CHECK(s == GPK_OK, "%s: %s", what, gpk_last_error(c));
-    if (s != GPK_OK) return;
-    printf("  %s: limit %.2f s, returned after %.3f s, stopped %d\n", what, limit, el, (int)r.stopped);
-    TU_CHECK(r.stopped == GPK_SEARCH_TIME_LIMIT, "%s: stopped = %d", what, (int)r.stopped);
     /* Under a sanitizer (make asan-check sets GPK_TEST_SANITIZER) the clock
      * measures the instrumentation: only the lower bound holds there. */
     const int sanitized = getenv("GPK_TEST_SANITIZER") != NULL;
+    gpk_search_result r;
+    double el = 0;
+    gpk_status s = GPK_OK;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        const double t0 = omp_get_wtime();
+        s = gpk_search_run(c, pb, &o, &r);
+        el = omp_get_wtime() - t0;
+        if (s != GPK_OK) break;
+        printf("  %s: limit %.2f s, returned after %.3f s, stopped %d (run %d)\n", what, limit, el, (int)r.stopped,
+               attempt);
+        if (sanitized || el <= limit * 1.10 + 0.01 || attempt == 3) break;
+        gpk_search_result_free(&r);
+    }
+    TU_CHECK(s == GPK_OK, "%s: %s", what, gpk_last_error(c));
+    if (s != GPK_OK) return;
+    TU_CHECK(r.stopped == GPK_SEARCH_TIME_LIMIT, "%s: stopped = %d", what, (int)r.stopped);
     TU_CHECK(el >= limit * 0.999 && (sanitized || el <= limit * 1.10 + 0.01),
-             "%s: returned after %.3f s for a %.2f s limit", what, el, limit);
+             "%s: returned after %.3f s for a %.2f s limit, three runs in a row", what, el, limit);
     const uint32_t n = pb->kind == GPK_PROBLEM_TSP ? pb->tsp->n : pb->qap->n;
     TU_CHECK(is_perm(r.solution, n), "%s: not a permutation", what);
     const int64_t full =

@@ -430,6 +430,8 @@ static void device_cases(void)
     all_large.large_min = 2;
     all_medium.small_max = 1;
     all_medium.large_min = (size_t)1 << 40;
+    gpk_segmented_opts many_large = GPK_SEGMENTED_OPTS_INIT;
+    many_large.large_min = 20000;
     for (size_t ti = 0; ti < 6; ti++)
         for (int desc = 0; desc < 2; desc++) {
             const gpk_type t = types[ti];
@@ -446,6 +448,12 @@ static void device_cases(void)
             device_case(t, vw, desc, SHAPE_ROWS, 40 * 5000, 5000, &all_medium);
             device_case(t, vw, desc, SHAPE_SHUFFLED, 30000, 0, &all_large);
             device_case(t, vw, desc, SHAPE_NONE, 100, 0, NULL);
+            /* many large segments: sorted side by side on the side streams,
+             * more segments than streams (slices reused), ragged lengths
+             * (slices sized by the longest) */
+            device_case(t, vw, desc, SHAPE_ROWS, 20 * 70001, 70001, &many_large);
+            device_case(t, (size_t)(rnd(3) * 4), desc, SHAPE_RAGGED, 1000000, 0, &many_large);
+            device_case(t, (size_t)(rnd(3) * 4), desc, SHAPE_SHUFFLED, 1000000, 0, &many_large);
         }
 }
 #endif
@@ -483,6 +491,10 @@ int main(int argc, char **argv)
     all_large.small_max = 1;
     all_small.large_min = (size_t)1 << 40;
     all_small.small_max = (size_t)1 << 40;
+    /* many segments from large_min: every thread on each (CPU), side by
+     * side on several streams (CUDA) */
+    gpk_segmented_opts many_large = GPK_SEGMENTED_OPTS_INIT;
+    many_large.large_min = 5000;
     for (size_t ti = 0; ti < 6; ti++) {
         const gpk_type t = types[ti];
         for (int desc = 0; desc < 2; desc++) {
@@ -494,6 +506,8 @@ int main(int argc, char **argv)
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_RAGGED, 200000 / big, 0, (int)rnd(3), NULL);
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_SHUFFLED, 20000, 0, (int)rnd(3), &all_large);
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 40 * 300, 300, 1, &all_large);
+            run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 12 * 30000 / big, 30000 / big, (int)rnd(3), &many_large);
+            run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_RAGGED, 400000 / big, 0, (int)rnd(3), &many_large);
         }
     }
 #ifdef GPK_HAVE_CUDA

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes a tuning table for src/sort/radix_cuda.cu: the shipped table with
+"""Writes a tuning table for src/sort/radix_cuda.cu: the shipped table
+(src/sort/radix_cuda_tuning.h) with
 some kPassShapes rows replaced, for bench/radix_cuda_tune.sh's
 -DGPK_RADIX_CUDA_TUNING. A row is given as its first three fields (digit
 bits, key bytes, value bytes) and its new shape:
@@ -16,11 +17,11 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-    src = open(os.path.join(root, "src", "sort", "radix_cuda.cu")).read()
-    m = re.search(r"#else\n(constexpr PassShape kPassShapes\[\] = \{.*?\n\};\n\n"
-                  r"constexpr DefaultDigits kDefaultDigits\[\] = \{.*?\n\};\n)#endif", src, re.S)
+    src = open(os.path.join(root, "src", "sort", "radix_cuda_tuning.h")).read()
+    m = re.search(r"(constexpr PassShape kPassShapes\[\] = \{.*?\n\};\n\n"
+                  r"constexpr DefaultDigits kDefaultDigits\[\] = \{.*?\n\};\n)", src, re.S)
     if not m:
-        sys.exit("variant.py: the shipped table was not found in radix_cuda.cu")
+        sys.exit("variant.py: the shipped table was not found in radix_cuda_tuning.h")
     table = m.group(1)
     for arg in sys.argv[2:]:
         key, shape = arg.split("=")

@@ -87,7 +87,8 @@ typedef struct gpk_ctx_info {
     char device_name[256];  /* GPU name, OpenCL device name, or CPU model */
     char platform[128];     /* "CUDA 13.0", OpenCL platform name, or "CPU (OpenMP)" */
     unsigned compute_units; /* multiprocessors, OpenCL compute units, or CPU threads */
-    uint64_t memory_bytes;  /* device global memory; host memory for the CPU backend */
+    uint64_t memory_bytes;  /* device global memory; for the CPU backend the host memory the
+                               process may use (its control group's limit where smaller) */
     unsigned threads;       /* CPU threads this context uses */
     unsigned n_devices;     /* devices the context spans (1 unless opened with several) */
     int devices[GPK_MAX_DEVICES]; /* their indices; devices[0] is the one described above */
@@ -138,9 +139,8 @@ GPK_API void gpk_ctx_trim(gpk_ctx *ctx);
 /* Page-locks the caller's host memory [p, p + bytes) for the transfers of
  * the host-API sorts (CUDA: cudaHostRegister, portable to every device),
  * so that they move it by DMA instead of copying it through staging
- * buffers: a 48 GiB out-of-core sort took 2.2 s against 2.9 s on an H100
- * host (docs/perf/radix.md). Locking costs about 1 s per 50 GB, once, and
- * locked memory stays resident; unlock it with gpk_host_unlock(ctx, p)
+ * buffers, which made large out-of-core sorts faster (docs/perf/radix.md).
+ * Locking costs time once, and locked memory stays resident; unlock it with gpk_host_unlock(ctx, p)
  * before freeing it. On backends without such transfers (CPU, OpenCL) both
  * calls do nothing and return GPK_OK. */
 GPK_API gpk_status gpk_host_lock(gpk_ctx *ctx, void *p, size_t bytes);

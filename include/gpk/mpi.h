@@ -26,6 +26,41 @@
 extern "C" {
 #endif
 
+/* ---- bounded waits ---------------------------------------------------------------
+ *
+ * Every wait of these calls for other ranks (collectives, the exchange of
+ * the sort, the end of a multistart) is bounded: where the ranks waited for
+ * make no progress for the communicator's timeout (by default
+ * GPK_MPI_TIMEOUT_DEFAULT seconds), the call returns GPK_EIO with a message
+ * naming the ranks that did not answer (a rank stopped, hung or far behind)
+ * instead of waiting forever. A multistart's ranks that still run their
+ * searches keep answering, so long runs never count as silence; the local
+ * work of a sort between two of its waits (a rank's own sort of its shard)
+ * must take less than the timeout. After GPK_EIO the communicator has
+ * operations in flight that never end: the job cannot go on (MPI_Abort).
+ * The timeout goes with MPI_Comm_dup. */
+#define GPK_MPI_TIMEOUT_DEFAULT 300.0
+
+/* Sets comm's timeout in seconds (0: wait forever, as MPI does). Local:
+ * each rank sets its own bound. GPK_EINVAL for a negative, NaN or larger
+ * than 10^6 value. */
+GPK_API gpk_status gpk_mpi_set_timeout(MPI_Comm comm, double seconds);
+/* comm's timeout in seconds (0: none). */
+GPK_API double gpk_mpi_timeout(MPI_Comm comm);
+
+/* Waits for the count requests of comm (MPI_REQUEST_NULL entries are
+ * skipped; completed ones become MPI_REQUEST_NULL) within comm's timeout,
+ * as the calls above wait: GPK_OK; GPK_EIO when no request completed for
+ * the timeout, naming the ranks that did not answer; GPK_EDEVICE when MPI
+ * failed. peers (may be NULL) gives the rank each request waits for
+ * (point-to-point); without it the silent ranks are found by asking every
+ * rank (ranks waiting in gpk_mpi_wait on comm answer). On failure the
+ * message, beginning with `what`, goes to msg (len bytes; msg may be
+ * NULL). For programs that use the calls above and wait for their ranks
+ * themselves too (their own collectives: MPI_Iallreduce, then this). */
+GPK_API gpk_status gpk_mpi_wait(MPI_Comm comm, int count, MPI_Request *reqs, const int *peers,
+                                const char *what, char *msg, size_t len);
+
 /* ---- distributed sort ----------------------------------------------------------
  *
  * Every rank holds a shard of keys (and values); afterwards the shards are
@@ -75,8 +110,8 @@ extern "C" {
  * per rank: give each rank's context its own device.
  *
  * How (device shards of ranks of one node with peer GPUs, 4-byte keys,
- * from 2^29 keys a rank: the part plan; GPK_MPI_DEVICE_PLAN=part|merge
- * forces one): each rank partitions its shard by the top 8 bits, the ranks
+ * large shards, from the size in docs/perf/scale.md: the part plan;
+ * GPK_MPI_DEVICE_PLAN=part|merge forces one): each rank partitions its shard by the top 8 bits, the ranks
  * gather the digit counts, and each rank copies its buckets' pieces from
  * every rank (CUDA IPC) and sorts each bucket by the bits below as its
  * pieces arrive; skewed keys fall back to the plan below. Otherwise:
@@ -187,7 +222,10 @@ GPK_API int gpk_mpi_have_nccl(void);
  * run, MPI_THREAD_SINGLE (the runs run on threads of their own; the calling
  * thread alone calls MPI, so MPI_THREAD_FUNNELED is enough). comm must be a
  * valid communicator on every rank. opts->progress is called on each rank
- * that gives it, from the thread running its ctxs[0]'s runs. */
+ * that gives it, from the thread running its ctxs[0]'s runs; its counts
+ * (iteration, evaluated, best) are totals over the runs of every rank on
+ * rank 0 (the other ranks' as they sent them, a quarter of a second ago at
+ * most), over this rank's runs on the others. */
 typedef struct gpk_mpi_search_run {
     int64_t best;            /* the run's best cost */
     uint64_t iterations, evaluated, gpu_evaluated;

@@ -25,7 +25,7 @@
  * capacity: nothing is lost or overwritten silently.
  *
  * Backends: the CPU backend runs pools on its threads. CUDA kernels use the
- * device-side pools of gpk/pool_cuda.cuh (tested on H100 and H200); gpk_pool_run on a
+ * device-side pools of gpk/pool_cuda.cuh; gpk_pool_run on a
  * CUDA or OpenCL context runs on the host threads all the same (work
  * functions are host functions). */
 #ifndef GPK_POOL_H

@@ -11,13 +11,21 @@
  *   -inf < ... < -denormals < -0.0 < +0.0 < ... < +inf < +NaNs < -NaNs:
  * -0.0 comes before +0.0 and every NaN comes last.
  *
+ * descending = 1 in the options sorts in the reverse order, still stably
+ * (equal keys keep their input order), in every sort call (keys, the
+ * copying sort, pairs, permutations, records; the CUDA device calls of
+ * gpk/cuda.h too; not the shard sorts): the keys come in exactly the
+ * reverse of the ascending order (+0.0 before -0.0), except that every
+ * float NaN still comes last, as numpy puts them. With key_bits b, the
+ * order of the low b bits is reversed.
+ *
  * key_bits (b) and radix_bits (r) refer to the mapped key. With b > 0,
  * bits [0, b) are sorted and keys must be < 2^b in mapped form (higher bits
  * do not take part in the order). With b = 0 the library reduces the keys
  * once (AND and OR of all mapped keys) and sorts only the bit range where
  * keys differ, so 10-bit cell keys stored in u32 cost 10 bits of passes
- * (on the CUDA backend from 2^23 keys: below, sorting every bit costs less
- * than the detection's wait for the device).
+ * (on the CUDA backend only for large inputs, where sorting every bit
+ * costs more than the detection's wait for the device: docs/guide.md).
  * A pass sorts r bits; b need not be a multiple of r (the last pass is
  * narrower).
  */
@@ -51,8 +59,9 @@ typedef struct gpk_radix_opts {
     unsigned groups;     /* G, number of groups: 0 = tuned */
     unsigned scan_split; /* s, local scans before the global scan (OpenCL): 0 = tuned */
     gpk_sort_algo algorithm; /* GPK_SORT_AUTO (0) by default */
+    int descending;      /* 0: ascending (default); 1: descending, below */
 } gpk_radix_opts;
-#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO }
+#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO, 0 }
 /* The same options under the name that fits every sort. */
 typedef gpk_radix_opts gpk_sort_opts;
 #define GPK_SORT_OPTS_INIT GPK_RADIX_OPTS_INIT
@@ -108,8 +117,8 @@ GPK_API gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_
 GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
 /* The variant the last successful sort on ctx ran, for reports: on CUDA
  * "radix-onesweep" (LSD passes), "radix-small" (the same passes in one
- * launch, up to 2^22 keys or 2^20 pairs unless GPK_RADIX_CUDA_SMALL=0), "radix-hybrid" (MSD window + on-chip
- * bucket sorts, when GPK_RADIX_CUDA_HYBRID enables it) or "radix-hybrid+lsd" (skewed keys:
+ * launch, for small inputs: docs/guide.md), "radix-hybrid" (MSD window + on-chip
+ * bucket sorts, where a test enables it) or "radix-hybrid+lsd" (skewed keys:
  * some buckets sorted by LSD passes); elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
 GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
@@ -122,6 +131,11 @@ GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
 GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width,
                                       void *values, uint32_t *sigma, size_t n,
                                       unsigned key_bits);
+/* The same in either order: descending 0 or 1 (the order of
+ * gpk_radix_opts.descending). */
+GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t value_width,
+                                              void *values, uint32_t *sigma, size_t n,
+                                              unsigned key_bits, int descending);
 
 /* ---- Sorting data spread over the devices of a context (shards) ---------
  *
@@ -138,8 +152,8 @@ GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t valu
  * detection pass), radix_bits; algorithm must be AUTO or RADIX.
  *
  * Plans (docs/guide.md, "Several GPUs"; GPK_MULTI_PLAN=part|merge|lsd
- * picks; by default part for 4-byte keys from 2^29 keys a device on CUDA,
- * GPK_MULTI_PART_MIN, else merge): part: every device partitions its shard
+ * picks; by default part for 4-byte keys of large shards on CUDA, from the
+ * size in docs/guide.md, else merge): part: every device partitions its shard
  * by the top 8 bits into its temp (the inputs are only read), the buckets'
  * pieces move to the device that owns each bucket's first position, and
  * each bucket is sorted there by the bits below as its pieces arrive
@@ -227,7 +241,8 @@ typedef struct gpk_segmented_opts {
 #define GPK_SEGMENTED_OPTS_INIT { 0, 0u, 0u }
 
 /* Sorts the keys of every segment in place. opts may be NULL (defaults).
- * Backends: CPU and CUDA (host arrays); GPK_EUNSUPPORTED on the others.
+ * Backends: CPU, CUDA and OpenCL (host arrays; OpenCL: two stable radix
+ * sorts of all the covered elements, by key and then by segment).
  * On failure the keys (values, sigma) are unchanged. */
 GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                            const gpk_segments *segs, const gpk_segmented_opts *opts);

@@ -20,6 +20,7 @@
 #include <gpk/cuda.h>
 #endif
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,11 +308,12 @@ static PyObject *sort_done(CtxObject *c, gpk_status s)
 static PyObject *py_sort(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOiis:sort", &co, &ko, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOiis|p:sort", &co, &ko, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k;
     gpk_type t;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -333,11 +335,12 @@ static PyObject *py_sort(PyObject *m, PyObject *args)
 static PyObject *py_sort_to(PyObject *m, PyObject *args)
 {
     PyObject *co, *so, *dO;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_to", &co, &so, &dO, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_to", &co, &so, &dO, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer sb, db;
     gpk_type st, dt;
     if (get_array(so, &sb, "keys", NEED_TYPE, &st) != 0) return NULL;
@@ -372,11 +375,12 @@ static PyObject *py_sort_to(PyObject *m, PyObject *args)
 static PyObject *py_sort_perm(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko, *so;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_perm", &co, &ko, &so, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_perm", &co, &ko, &so, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k, sg;
     gpk_type t, st;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -456,11 +460,12 @@ static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
 static PyObject *py_sort_pairs(PyObject *m, PyObject *args)
 {
     PyObject *co, *ko, *vo;
-    int kb, rb;
+    int kb, rb, desc = 0;
     const char *algo;
-    if (!PyArg_ParseTuple(args, "OOOiis:sort_pairs", &co, &ko, &vo, &kb, &rb, &algo)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOiis|p:sort_pairs", &co, &ko, &vo, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     Py_buffer k, v;
     gpk_type t;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
@@ -496,10 +501,11 @@ static PyObject *py_sort_records(PyObject *m, PyObject *args)
     PyObject *co, *ro;
     Py_ssize_t off;
     const char *tname, *algo;
-    int kb, rb;
-    if (!PyArg_ParseTuple(args, "OOnsiis:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo)) return NULL;
+    int kb, rb, desc = 0;
+    if (!PyArg_ParseTuple(args, "OOnsiis|p:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo, &desc)) return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
         PyErr_Format(PyExc_TypeError, "unsupported key type '%s'", tname);
@@ -684,28 +690,146 @@ static int count_arg(PyObject *o, const char *what, unsigned long long max, unsi
     return 0;
 }
 
-/* Ctrl-C during a search: the search runs with the GIL released; its
- * progress callback, called from this (the calling) thread, takes the GIL
- * every 50 ms to let Python look at its signals. A KeyboardInterrupt (or
- * any exception a signal handler raises) sets the search's cancel flag and
- * is raised when the search has returned. */
+/* Ctrl-C during a search: the search (with the instance's loading) runs on
+ * a thread of its own, while the calling thread, which alone runs Python's
+ * signal handlers, waits with the GIL released and looks at its signals
+ * every 50 ms. A KeyboardInterrupt (or any exception a signal handler
+ * raises) sets the search's cancel flag, which every phase of the search
+ * polls (the neighbour lists too), and is raised when the search has
+ * returned. */
 typedef struct py_stop {
     volatile sig_atomic_t cancel;
-    double next_ms;
     PyObject *type, *value, *tb;
 } py_stop;
 
-static void py_search_progress(const gpk_search_progress *p, void *user)
+typedef struct py_job {
+    void (*run)(void *arg);
+    void *arg;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+} py_job;
+
+static void *py_job_main(void *p)
 {
-    py_stop *st = user;
-    if (p->ms < st->next_ms || st->cancel) return;
-    st->next_ms = p->ms + 50.0;
-    PyGILState_STATE g = PyGILState_Ensure();
-    if (PyErr_CheckSignals() != 0) {
-        PyErr_Fetch(&st->type, &st->value, &st->tb);
-        st->cancel = 1;
+    py_job *j = p;
+    j->run(j->arg);
+    pthread_mutex_lock(&j->lock);
+    j->done = 1;
+    pthread_cond_signal(&j->cond);
+    pthread_mutex_unlock(&j->lock);
+    return NULL;
+}
+
+/* Runs run(arg) to its end, with the GIL released; a signal's exception
+ * sets st->cancel (run must stop soon after) and is kept in st. Without a
+ * thread (none could be started) it runs here, as before: uninterruptible. */
+static void py_run_interruptible(void (*run)(void *arg), void *arg, py_stop *st)
+{
+    py_job j;
+    j.run = run, j.arg = arg, j.done = 0;
+    pthread_t tid;
+    int started = pthread_mutex_init(&j.lock, NULL) == 0;
+    if (started && pthread_cond_init(&j.cond, NULL) != 0) {
+        pthread_mutex_destroy(&j.lock);
+        started = 0;
     }
-    PyGILState_Release(g);
+    if (started && pthread_create(&tid, NULL, py_job_main, &j) != 0) {
+        pthread_cond_destroy(&j.cond);
+        pthread_mutex_destroy(&j.lock);
+        started = 0;
+    }
+    if (!started) {
+        PyThreadState *ts = PyEval_SaveThread();
+        run(arg);
+        PyEval_RestoreThread(ts);
+        return;
+    }
+    for (;;) {
+        PyThreadState *ts = PyEval_SaveThread(); /* the GIL released while waiting */
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_mutex_lock(&j.lock);
+        if (!j.done) pthread_cond_timedwait(&j.cond, &j.lock, &until);
+        const int done = j.done;
+        pthread_mutex_unlock(&j.lock);
+        PyEval_RestoreThread(ts);
+        if (done) break;
+        if (!st->cancel && PyErr_CheckSignals() != 0) {
+            PyErr_Fetch(&st->type, &st->value, &st->tb);
+            st->cancel = 1;
+        }
+    }
+    pthread_join(tid, NULL);
+    pthread_cond_destroy(&j.cond);
+    pthread_mutex_destroy(&j.lock);
+}
+
+/* One search with its instance, as py_search runs it off the calling
+ * thread (py_run_interruptible). */
+typedef struct search_job {
+    gpk_search_problem prob;
+    gpk_search_opts o;
+    const char *path, *text, *name;
+    Py_ssize_t text_len, start_len;
+    unsigned long long m_rows, n_cols, inst_seed;
+    int have_start, multi, count;
+    gpk_ctx **ctxs;
+    gpk_search_result res;
+    gpk_status s, ls;
+    int bad_start;
+    char msg[512], inst[64];
+} search_job;
+
+static void search_job_run(void *arg)
+{
+    search_job *J = arg;
+    gpk_qap qap;
+    gpk_tsp tsp;
+    gpk_ppp ppp;
+    int loaded = 0;
+    J->s = J->ls = GPK_OK;
+    switch (J->prob.kind) {
+    case GPK_PROBLEM_QAP:
+        J->ls = J->path ? gpk_qap_load(J->path, &qap)
+                        : gpk_qap_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &qap);
+        if (J->ls == GPK_OK) J->prob.qap = &qap, snprintf(J->inst, sizeof J->inst, "%s", qap.name);
+        break;
+    case GPK_PROBLEM_TSP:
+        J->ls = J->path ? gpk_tsp_load(J->path, &tsp)
+                        : gpk_tsp_parse(J->text ? J->text : "", (size_t)J->text_len, J->name, &tsp);
+        if (J->ls == GPK_OK) J->prob.tsp = &tsp, snprintf(J->inst, sizeof J->inst, "%s", tsp.name);
+        break;
+    case GPK_PROBLEM_PPP:
+        J->ls = gpk_ppp_generate((uint32_t)J->m_rows, (uint32_t)J->n_cols, J->inst_seed, &ppp);
+        if (J->ls == GPK_OK)
+            J->prob.ppp = &ppp,
+            snprintf(J->inst, sizeof J->inst, "%llu-%llu-%llu", J->m_rows, J->n_cols, J->inst_seed);
+        break;
+    }
+    if (J->ls != GPK_OK) {
+        snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(NULL)); /* this thread's message */
+        return;
+    }
+    loaded = 1;
+    const uint32_t n = J->prob.kind == GPK_PROBLEM_QAP ? qap.n
+        : J->prob.kind == GPK_PROBLEM_TSP              ? tsp.n
+                                                       : ppp.n;
+    if (J->have_start && J->start_len != (Py_ssize_t)n) {
+        J->s = GPK_EINVAL, J->bad_start = 1;
+        snprintf(J->msg, sizeof J->msg, "start has %zd entries, the instance has %u", J->start_len, n);
+    } else {
+        J->s = J->multi ? gpk_search_run_multi(J->ctxs, J->count, &J->prob, &J->o, &J->res)
+                        : gpk_search_run(J->ctxs[0], &J->prob, &J->o, &J->res);
+        if (J->s != GPK_OK) snprintf(J->msg, sizeof J->msg, "%s", gpk_last_error(J->ctxs[0]));
+    }
+    if (loaded) {
+        if (J->prob.kind == GPK_PROBLEM_QAP) gpk_qap_free(&qap);
+        else if (J->prob.kind == GPK_PROBLEM_TSP) gpk_tsp_free(&tsp);
+        else gpk_ppp_free(&ppp);
+    }
 }
 
 /* search(ctx, kind, **options) -> (solution bytearray of uint32, name, best,
@@ -791,11 +915,8 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
     o.tenure = (uint32_t)tenure;
     o.starts = (uint32_t)starts;
     o.seed = seed;
-    py_stop stop = {0, 0.0, NULL, NULL, NULL};
+    py_stop stop = {0, NULL, NULL, NULL};
     o.cancel = &stop.cancel;
-    o.progress = py_search_progress;
-    o.user = &stop;
-    o.progress_every = 1;
 
     Py_buffer sb = {0};
     int have_start = 0;
@@ -839,52 +960,18 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         if (have_start) PyBuffer_Release(&sb);
         return NULL;
     }
-    gpk_qap qap;
-    gpk_tsp tsp;
-    gpk_ppp ppp;
-    gpk_search_result res;
-    memset(&res, 0, sizeof res);
-    gpk_status s = GPK_OK, ls = GPK_OK;
-    int loaded = 0, bad_start = 0;
-    char msg[512] = "";
-    char inst[64] = "";
-    Py_BEGIN_ALLOW_THREADS
-    switch (prob.kind) {
-    case GPK_PROBLEM_QAP:
-        ls = path ? gpk_qap_load(path, &qap) : gpk_qap_parse(text ? text : "", (size_t)text_len, name, &qap);
-        if (ls == GPK_OK) prob.qap = &qap, snprintf(inst, sizeof inst, "%s", qap.name);
-        break;
-    case GPK_PROBLEM_TSP:
-        ls = path ? gpk_tsp_load(path, &tsp) : gpk_tsp_parse(text ? text : "", (size_t)text_len, name, &tsp);
-        if (ls == GPK_OK) prob.tsp = &tsp, snprintf(inst, sizeof inst, "%s", tsp.name);
-        break;
-    case GPK_PROBLEM_PPP:
-        ls = gpk_ppp_generate((uint32_t)m_rows, (uint32_t)n_cols, inst_seed, &ppp);
-        if (ls == GPK_OK) prob.ppp = &ppp, snprintf(inst, sizeof inst, "%llu-%llu-%llu", m_rows, n_cols, inst_seed);
-        break;
-    }
-    if (ls != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(NULL));
-    else {
-        loaded = 1;
-        if (have_start && sb.shape[0] != (Py_ssize_t)(prob.kind == GPK_PROBLEM_QAP   ? qap.n
-                                                      : prob.kind == GPK_PROBLEM_TSP ? tsp.n
-                                                                                     : ppp.n))
-            s = GPK_EINVAL, bad_start = 1, snprintf(msg, sizeof msg, "start has %zd entries, the instance has %u", sb.shape[0],
-                                     prob.kind == GPK_PROBLEM_QAP   ? qap.n
-                                     : prob.kind == GPK_PROBLEM_TSP ? tsp.n
-                                                                    : ppp.n);
-        else {
-            s = multi ? gpk_search_run_multi(ctxs, count, &prob, &o, &res)
-                      : gpk_search_run(ctxs[0], &prob, &o, &res);
-            if (s != GPK_OK) snprintf(msg, sizeof msg, "%s", gpk_last_error(ctxs[0]));
-        }
-    }
-    if (loaded) {
-        if (prob.kind == GPK_PROBLEM_QAP) gpk_qap_free(&qap);
-        else if (prob.kind == GPK_PROBLEM_TSP) gpk_tsp_free(&tsp);
-        else gpk_ppp_free(&ppp);
-    }
-    Py_END_ALLOW_THREADS
+    search_job J;
+    memset(&J, 0, sizeof J);
+    J.prob = prob, J.o = o, J.path = path, J.text = text, J.text_len = text_len, J.name = name;
+    J.m_rows = m_rows, J.n_cols = n_cols, J.inst_seed = inst_seed;
+    J.have_start = have_start, J.start_len = have_start ? sb.shape[0] : 0;
+    J.multi = multi, J.ctxs = ctxs, J.count = count;
+    J.o.cancel = &stop.cancel;
+    py_run_interruptible(search_job_run, &J, &stop);
+    gpk_search_result res = J.res;
+    const gpk_status s = J.s, ls = J.ls;
+    const int bad_start = J.bad_start;
+    const char *msg = J.msg, *inst = J.inst;
     for (int j = 0; j < count; j++) cs[j]->busy = 0;
     if (have_start) PyBuffer_Release(&sb);
     if (stop.type) { /* interrupted: the signal's exception, not a result */
@@ -954,9 +1041,9 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     const char *tname, *algo;
     unsigned long long kin, kout, vin, vout, stream, temp, temp_bytes;
     Py_ssize_t vw, n;
-    int kb, rb, query;
-    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n, &kb,
-                          &rb, &algo, &stream, &temp, &temp_bytes, &query))
+    int kb, rb, query, desc = 0;
+    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp|p:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n, &kb,
+                          &rb, &algo, &stream, &temp, &temp_bytes, &query, &desc))
         return NULL;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
@@ -969,6 +1056,7 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     }
     gpk_radix_opts o;
     if (sort_opts(kb < 0 ? 0 : kb, rb, algo, &o) != 0) return NULL;
+    o.descending = desc;
     const unsigned flags = kb == 0 ? GPK_CUDA_DETECT_BITS : 0u;
     CtxObject *c = ctx_enter(co);
     if (!c) return NULL;
@@ -1021,6 +1109,64 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     if (query) return PyLong_FromSize_t(bytes);
     Py_RETURN_NONE;
 }
+
+/* cuda_sort_segmented(ctx, key_type, keys_in, keys_out, value_width,
+ * values_in, values_out, rows, length, descending, stream, temp,
+ * temp_bytes, query): the rows of a (rows x length) matrix on the device,
+ * each sorted on its own (gpk_cuda_sort_segmented_keys / _pairs). query:
+ * returns the temporary bytes needed and runs nothing; else temp (temp_bytes
+ * of device memory, from the caller's stream-ordered pool) is used. */
+static PyObject *py_cuda_sort_segmented(PyObject *m, PyObject *args)
+{
+    PyObject *co;
+    const char *tname;
+    unsigned long long kin, kout, vin, vout, rows, length, stream, temp, temp_bytes;
+    Py_ssize_t vw;
+    int desc, query;
+    if (!PyArg_ParseTuple(args, "OsKKnKKKKpKKKp:cuda_sort_segmented", &co, &tname, &kin, &kout, &vw, &vin, &vout,
+                          &rows, &length, &desc, &stream, &temp, &temp_bytes, &query))
+        return NULL;
+    gpk_type t;
+    if (gpk_type_parse(tname, &t) != GPK_OK) {
+        PyErr_Format(PyExc_TypeError, "unsupported key type '%s'", tname);
+        return NULL;
+    }
+    if (vw != 0 && vw != 4 && vw != 8) {
+        PyErr_SetString(PyExc_ValueError, "bad value width");
+        return NULL;
+    }
+    if (length && rows > UINT64_MAX / length) {
+        PyErr_SetString(PyExc_ValueError, "too many keys");
+        return NULL;
+    }
+    CtxObject *c = ctx_enter(co);
+    if (!c) return NULL;
+    if (gpk_ctx_backend(c->ctx) != GPK_BACKEND_CUDA) {
+        c->busy = 0;
+        PyErr_Format(PyExc_ValueError, "a CUDA array needs a CUDA context (this one is %s)",
+                     gpk_backend_name(gpk_ctx_backend(c->ctx)));
+        return NULL;
+    }
+    gpk_segments segs = {(size_t)rows, NULL, NULL, (uint64_t)length};
+    gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
+    o.descending = desc;
+    const size_t n = (size_t)(rows * length);
+    cudaStream_t st = (cudaStream_t)(uintptr_t)stream;
+    void *d_temp = query ? NULL : (void *)(uintptr_t)temp;
+    size_t bytes = query ? 0 : (size_t)temp_bytes;
+    gpk_status s;
+    Py_BEGIN_ALLOW_THREADS
+    s = vw ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                           (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
+                                           (void *)(uintptr_t)vout, n, &segs, &o, st)
+           : gpk_cuda_sort_segmented_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                          (void *)(uintptr_t)kout, n, &segs, &o, st);
+    Py_END_ALLOW_THREADS
+    c->busy = 0;
+    if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
+    if (query) return PyLong_FromSize_t(bytes);
+    Py_RETURN_NONE;
+}
 #endif
 
 /* ---- module ------------------------------------------------------------------------ */
@@ -1041,6 +1187,8 @@ static PyMethodDef methods[] = {
 #ifdef GPK_HAVE_CUDA
     {"cuda_pointer_device", py_cuda_pointer_device, METH_O, "The CUDA device of a device pointer."},
     {"cuda_sort", py_cuda_sort, METH_VARARGS, "The device-pointer sort (gpk/cuda.h) on a stream."},
+    {"cuda_sort_segmented", py_cuda_sort_segmented, METH_VARARGS,
+     "The device-pointer segmented sort of rows (gpk/cuda.h) on a stream."},
 #endif
     {NULL, NULL, 0, NULL}};
 

@@ -231,6 +231,32 @@ def test_ctrl_c_stops_a_search(rng):
         assert time.monotonic() - t0 < 20, "the search went on after Ctrl-C"
 
 
+def test_ctrl_c_during_the_neighbour_lists(rng):
+    """A SIGINT while a large GEO instance's neighbour lists are built (all
+    pairs: about 3 minutes on 2 cores) raises KeyboardInterrupt within
+    seconds: the search is interruptible before its first move too (the
+    signals were looked at from its progress reports only)."""
+    import os
+    import signal
+    import threading
+    import time
+    n = 40000
+
+    def ddmm(top):  # TSPLIB's GEO: DDD.MM, minutes below 60
+        return rng.choice([-1, 1], n) * (rng.integers(0, top, n) + rng.integers(0, 60, n) / 100)
+
+    c = np.column_stack([ddmm(80), ddmm(170)])
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt) as err:
+        gpk.tsp(coords=c, weight="GEO", time_limit=600)
+    elapsed = time.monotonic() - t0
+    timer.join()
+    assert err.traceback[-1].name == "_search", "the signal came before the search began"
+    assert elapsed < 12, f"KeyboardInterrupt {elapsed:.1f} s after the start (the signal at 2 s)"
+
+
 def test_tsp_float_coords(rng):
     """Points in [0, 1): TSPLIB's rounding made every distance 0 or 1 (cost
     0, a near-random tour); the default weight is the true distance."""

@@ -77,3 +77,79 @@ def test_errors():
         gpk.sort(np.zeros((2, 2), dtype=np.int16))
     # the 1-D ascending calls are the plain sort, as before
     assert np.array_equal(gpk.sort(np.array([3, 1, 2], dtype=np.uint32)), [1, 2, 3])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 5, 1000, 70001])
+def test_descending_1d_plain(dtype, n):
+    """1-D descending: the plain sort (gpk_radix_opts.descending), with its
+    options, the copying and in-place sorts, argsort and sort_by_key."""
+    rng = np.random.default_rng(n * 7 + np.dtype(dtype).itemsize)
+    x = _keys(rng, n, dtype, n % 2 == 1)
+    want = _desc_argsort(x, -1)
+    assert np.array_equal(gpk.sort(x, descending=True), x[want])
+    assert np.array_equal(gpk.sort(x[::-1], descending=True), x[::-1][_desc_argsort(x[::-1], -1)])  # strided
+    assert np.array_equal(gpk.sort(x, descending=True, algorithm="radix", radix_bits=4), x[want])
+    assert np.array_equal(gpk.sort(x, descending=True, algorithm="quick"), x[want])
+    got = gpk.argsort(x, descending=True)
+    assert np.array_equal(got, want)
+    y = x.copy()
+    assert gpk.sort_inplace(y, descending=True) is y and np.array_equal(y, x[want])
+    v = np.arange(n, dtype=np.uint64)
+    k2, v2 = gpk.sort_by_key(x, v, descending=True)
+    assert np.array_equal(k2, x[want]) and np.array_equal(v2, want)
+    k3, v3 = x.copy(), v.copy()
+    gpk.sort_by_key_inplace(k3, v3, descending=True)
+    assert np.array_equal(k3, x[want]) and np.array_equal(v3, want)
+
+
+def test_descending_records():
+    r = np.array([(3, 1.5), (1, 2.5), (3, 0.5), (7, 9.0)], dtype=[("id", "u4"), ("x", "f8")])
+    gpk.sort_records_inplace(r, "id", algorithm="radix", descending=True)
+    assert list(r["id"]) == [7, 3, 3, 1] and list(r["x"]) == [9.0, 1.5, 0.5, 2.5]
+
+
+def _device_frameworks():
+    fws = []
+    try:
+        import cupy
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            fws.append("cupy")
+    except Exception:  # noqa: BLE001 - absent or no device
+        pass
+    try:
+        import torch
+        if torch.cuda.is_available():
+            fws.append("torch")
+    except Exception:  # noqa: BLE001
+        pass
+    return fws
+
+
+@pytest.mark.parametrize("fw", ["cupy", "torch"])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.int64, np.float64, np.uint32])
+@pytest.mark.parametrize("shape,axis", [((64, 37), -1), ((7, 3000), 1), ((50, 9), 0), ((3, 4, 33), 1),
+                                        ((1, 5), -1), ((0, 5), -1), ((2, 3, 4), None), ((1000,), -1)])
+def test_device_axis(fw, dtype, shape, axis):
+    """2-D (and n-D) CuPy arrays and PyTorch CUDA tensors along an axis,
+    both orders, against numpy; skipped without the framework and a GPU."""
+    if fw not in _device_frameworks():
+        pytest.skip(f"{fw} with a CUDA device is not available")
+    if fw == "torch" and dtype == np.uint32:
+        pytest.skip("PyTorch has few uint32 operations")
+    rng = np.random.default_rng(abs(hash((str(dtype), shape, axis))) % 2**32)
+    x = _keys(rng, shape, dtype, True)
+    if fw == "cupy":
+        import cupy
+        d, back = cupy.asarray(x), cupy.asnumpy
+    else:
+        import torch
+        d, back = torch.from_numpy(x.copy()).cuda(), (lambda t: t.cpu().numpy())
+    ax = -1 if axis is None else axis
+    xx = x.reshape(-1) if axis is None else x
+    assert np.array_equal(back(gpk.sort(d, axis=axis)), np.sort(x, axis=axis, kind="stable"))
+    assert np.array_equal(back(gpk.argsort(d, axis=axis)).astype(np.int64),
+                          np.argsort(x, axis=axis, kind="stable"))
+    want = _desc_argsort(xx, ax)
+    assert np.array_equal(back(gpk.argsort(d, axis=axis, descending=True)).astype(np.int64), want)
+    assert np.array_equal(back(gpk.sort(d, axis=axis, descending=True)), np.take_along_axis(xx, want, axis=ax))

@@ -200,8 +200,7 @@ static void cpu_info(gpk_ctx *ctx)
     }
     snprintf(info->platform, sizeof info->platform, "CPU (OpenMP)");
     info->compute_units = (unsigned)ctx->threads;
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    info->memory_bytes = (pages > 0 && page > 0) ? (uint64_t)pages * (uint64_t)page : 0;
+    info->memory_bytes = gpk__host_memory_bytes(); /* the container's limit where smaller */
 }
 
 /* GPK_DEVICE_BUDGET: a byte count with an optional K, M or G (powers of

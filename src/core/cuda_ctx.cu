@@ -100,7 +100,7 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     int pools = 0;
     e = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ctx->device);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaDeviceGetAttribute (memory pools)");
-    if (pools && gpk__env_int("GPK_CUDA_TEMP_POOL", 1) != 0) {
+    if (pools) {
         cudaMemPoolProps props;
         memset(&props, 0, sizeof props);
         props.allocType = cudaMemAllocationTypePinned;

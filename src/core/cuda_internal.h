@@ -59,8 +59,7 @@ gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS], c
  * the context), so that a call made every time step pays no cudaMalloc or
  * cudaFree (each costs tens of microseconds and cudaFree waits for the
  * device). Free with gpk__cuda_temp_free on the same stream; never hand
- * such an array to the caller. On a device without memory pools (or with
- * GPK_CUDA_TEMP_POOL=0) they are plain cudaMalloc / cudaFree. An allocation
+ * such an array to the caller. On a device without memory pools they are plain cudaMalloc / cudaFree. An allocation
  * that fails first gives the pool's unused memory back and tries again. */
 gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes, cudaStream_t stream, const char *what);
 cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t stream);

@@ -4,6 +4,7 @@
 
 #include "gpk/gpk.h"
 #include <stdarg.h>
+#include "test_hooks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -130,7 +131,7 @@ void gpk__clear_error(gpk_ctx *ctx);
 /* Host scratch memory of at least `bytes`, owned by ctx (NULL when out of memory). */
 void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes);
 
-/* Environment helpers. */
+/* An integer environment variable (one of the table in docs/guide.md). */
 int gpk__env_int(const char *name, int fallback);
 
 /* The device side of a backend: one table each (the CPU has none), which
@@ -174,6 +175,16 @@ const gpk__device_backend *gpk__device_backend_of(gpk_backend b, const char **no
  * first-touch faults). gpk__host_copy: memcpy on `threads` threads. */
 void *gpk__host_alloc_large(size_t bytes);
 void gpk__host_copy(void *dst, const void *src, size_t bytes, int threads);
+/* The host memory this process may use, in bytes: the smaller of the
+ * machine's memory and the memory limit of its control group (v2
+ * memory.max, v1 memory.limit_in_bytes, of its group and every ancestor):
+ * a process of a container that passes it is killed without a word. 0
+ * when neither is known. Every host-memory check of the library uses it. */
+uint64_t gpk__host_memory_bytes(void);
+/* The same from the files at proc_cgroup (/proc/self/cgroup) and under
+ * sys_cgroup (/sys/fs/cgroup), given the machine's memory (0: unknown):
+ * for tests, with fake control groups. */
+uint64_t gpk__host_memory_limit_at(const char *proc_cgroup, const char *sys_cgroup, uint64_t ram);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,10 @@
  *  3. the end of the stop messages: an MPI_Ibarrier (still watching, so a
  *     rank done early still passes a stop on), then an MPI_Allreduce of how
  *     many ranks sent stops, so that each rank receives every stop sent to
- *     it and no message is left in flight;
+ *     it and no message is left in flight; while watching, every rank sends
+ *     the others a heartbeat every quarter of the communicator's timeout,
+ *     so a rank done early tells a rank still running from a silent one
+ *     (include/gpk/mpi.h, "bounded waits"), and every later wait is bounded;
  *  4. the results: an MPI_Allgather of each rank's verdict, an
  *     MPI_Allgatherv of the per-run records, and the best run's solution
  *     broadcast by the rank that found it.
@@ -34,6 +37,7 @@
 
 #define FN "gpk_mpi_search_multistart"
 #define TAG_STOP 1717
+#define TAG_BEAT 1718 /* "still here": a rank's runs may outlast the communicator's timeout */
 #define MSG_LEN 448
 /* The watcher's pause between two looks at the flags and the messages: a
  * stop reaches the other ranks' runs within a few of these. */
@@ -236,6 +240,11 @@ typedef struct shared {
     atomic_int done;             /* workers finished */
     int rank;
     uint32_t runs;
+    /* the progress reports' totals: this rank's workers, and (rank 0) the
+     * other ranks' counts as their last heartbeats said */
+    struct worker *ws;
+    int nw, nranks;
+    _Atomic uint64_t *remote; /* 3 per rank: iterations, evaluated, best (int64 bits) */
 } shared;
 
 typedef struct worker {
@@ -250,7 +259,46 @@ typedef struct worker {
     int64_t best;        /* this worker's best run (ties: the lowest r, the first met) */
     uint32_t best_run;
     uint32_t *best_sol;  /* NULL until a run succeeded */
+    /* counts for the progress reports: finished runs, the running one */
+    _Atomic uint64_t done_it, done_ev, live_it, live_ev;
+    _Atomic int64_t best_seen;
 } worker;
+
+/* This rank's counts so far (with rank 0's view of the others' when all). */
+static void totals(const shared *sh, int all, uint64_t *it, uint64_t *ev, int64_t *best)
+{
+    *it = *ev = 0;
+    *best = INT64_MAX;
+    for (int g = 0; g < sh->nw; g++) {
+        worker *w = &sh->ws[g];
+        *it += atomic_load(&w->done_it) + atomic_load(&w->live_it);
+        *ev += atomic_load(&w->done_ev) + atomic_load(&w->live_ev);
+        const int64_t b = atomic_load(&w->best_seen);
+        if (b < *best) *best = b;
+    }
+    for (int r = 0; all && sh->remote && r < sh->nranks; r++) {
+        if (r == sh->rank) continue;
+        *it += atomic_load(&sh->remote[3 * r]);
+        *ev += atomic_load(&sh->remote[3 * r + 1]);
+        const int64_t b = (int64_t)atomic_load(&sh->remote[3 * r + 2]);
+        if (b < *best) *best = b;
+    }
+}
+
+/* Every run's progress: kept for the totals; ctxs[0]'s runs report the
+ * totals of every run of every rank to the caller (on rank 0; the other
+ * ranks' reports count their own runs). */
+static void worker_progress(const gpk_search_progress *p, void *user)
+{
+    worker *w = user;
+    atomic_store(&w->live_it, p->iteration);
+    atomic_store(&w->live_ev, p->evaluated);
+    if (p->best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, p->best);
+    if (!w->reports || !w->sh->opts->progress) return;
+    gpk_search_progress t = *p;
+    totals(w->sh, 1, &t.iteration, &t.evaluated, &t.best);
+    w->sh->opts->progress(&t, w->sh->opts->user);
+}
 
 static void *worker_main(void *arg)
 {
@@ -261,7 +309,7 @@ static void *worker_main(void *arg)
         gpk_search_opts o;
         gpk__search_multi_run_opts(sh->problem->kind, opts, r, &o); /* as gpk_search_run_multi's run r */
         o.cancel = &sh->stop;
-        if (!w->reports) o.progress = NULL;
+        o.progress = worker_progress, o.user = w; /* the counts for every rank's reports */
         if (sh->deadline > 0) {
             /* the limit counts from the call for every run */
             const double left = sh->deadline - now_s();
@@ -275,6 +323,11 @@ static void *worker_main(void *arg)
             atomic_store(&sh->failed, 1);
             break;
         }
+        atomic_fetch_add(&w->done_it, res.iterations);
+        atomic_fetch_add(&w->done_ev, res.evaluated);
+        atomic_store(&w->live_it, 0);
+        atomic_store(&w->live_ev, 0);
+        if (res.best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, res.best);
         run_rec *rc = &w->recs[w->nrec++];
         rc->run = r;
         rc->rank = sh->rank;
@@ -307,11 +360,69 @@ typedef struct stopper {
     MPI_Request rreq;
     int sent, code_out;
     MPI_Request *sreqs;  /* size entries */
+    double limit;        /* the communicator's timeout (0: none) */
+    double beat_at;      /* when this rank next says it is still here, to all */
+    double count_at;     /* when this rank next sends rank 0 its counts */
+    double *heard;       /* size entries: when each rank was last heard from */
+    uint64_t (*out)[3];  /* size entries: the heartbeat in flight to each rank */
+    MPI_Request *breqs;  /* size entries: its request */
+    int *sent_to, *got_from; /* size entries: heartbeats sent to, received from each rank */
+    uint64_t in[3];
 } stopper;
+
+/* The heartbeats: every rank sends every other one its counts (this rank's
+ * iterations, evaluated, best) every quarter of the timeout, so a rank
+ * whose runs ended tells a rank still running from a silent one; and every
+ * rank but 0 sends them to rank 0 every REPORT_S, so that rank 0's progress
+ * reports count every rank's runs. A heartbeat whose predecessor to the
+ * same rank is still in flight waits for the next turn. */
+#define REPORT_S 0.25
+static int send_beat(stopper *sp, const shared *sh, int r)
+{
+    if (sp->breqs[r] != MPI_REQUEST_NULL) {
+        int flag = 0;
+        const int e = MPI_Test(&sp->breqs[r], &flag, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS || !flag) return e;
+    }
+    int64_t best;
+    totals(sh, 0, &sp->out[r][0], &sp->out[r][1], &best);
+    sp->out[r][2] = (uint64_t)best;
+    const int e = MPI_Isend(sp->out[r], 3, MPI_UINT64_T, r, TAG_BEAT, sp->comm, &sp->breqs[r]);
+    if (e == MPI_SUCCESS) sp->sent_to[r]++;
+    return e;
+}
+
+static int beat(stopper *sp, shared *sh)
+{
+    const double t = now_s();
+    const int all = sp->limit > 0 && t >= sp->beat_at;
+    const int counts = sp->rank != 0 && t >= sp->count_at;
+    for (int r = 0; (all || counts) && r < sp->size; r++) {
+        if (r == sp->rank || (!all && r != 0)) continue;
+        const int e = send_beat(sp, sh, r);
+        if (e != MPI_SUCCESS) return e;
+    }
+    if (all) sp->beat_at = t + sp->limit / 4;
+    if (counts) sp->count_at = t + REPORT_S;
+    for (;;) {
+        int flag = 0;
+        MPI_Status status;
+        int e = MPI_Iprobe(MPI_ANY_SOURCE, TAG_BEAT, sp->comm, &flag, &status);
+        if (e != MPI_SUCCESS || !flag) return e;
+        const int src = status.MPI_SOURCE;
+        e = MPI_Recv(sp->in, 3, MPI_UINT64_T, src, TAG_BEAT, sp->comm, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS) return e;
+        sp->heard[src] = t;
+        sp->got_from[src]++;
+        for (int i = 0; sh->remote && i < 3; i++) atomic_store(&sh->remote[3 * src + i], sp->in[i]);
+    }
+}
 
 /* One look: passes a local stop on, takes a remote one in. */
 static int watch(stopper *sp, shared *sh, const volatile sig_atomic_t *cancel)
 {
+    const int b = beat(sp, sh);
+    if (b != MPI_SUCCESS) return b;
     const int cancelled = cancel && *cancel;
     const int failed = atomic_load(&sh->failed);
     if (cancelled || failed) sh->stop = 1;
@@ -356,6 +467,16 @@ static gpk_status mpi_fail(char *msg, size_t len, const char *call, int code)
             st = mpi_fail(msg, sizeof msg, name, e_);        \
             goto out;                                        \
         }                                                    \
+    } while (0)
+
+/* A nonblocking collective `start` (its request: rq_), then its wait
+ * within the communicator's timeout. */
+#define MPI_BOUNDED(start, name)                                                  \
+    do {                                                                          \
+        MPI_Request rq_ = MPI_REQUEST_NULL;                                       \
+        MPI_CK(start, name);                                                      \
+        st = gpk__mpi_wait_msg(cm, 1, &rq_, NULL, FN ": " name, msg, sizeof msg); \
+        if (st != GPK_OK) goto out;                                               \
     } while (0)
 
 gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int count,
@@ -426,15 +547,30 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     }
     all = malloc((size_t)size * sizeof *all);
-    int have_all = all != NULL, all_have = 0;
-    MPI_CK(MPI_Allreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm), "MPI_Allreduce");
+    /* the heartbeats' records too: every rank takes part in their end (step 3) */
+    sp.heard = malloc((size_t)size * sizeof *sp.heard);
+    sp.out = malloc((size_t)size * sizeof *sp.out);
+    sp.breqs = malloc((size_t)size * sizeof *sp.breqs);
+    sp.sent_to = calloc((size_t)size, sizeof *sp.sent_to);
+    sp.got_from = calloc((size_t)size, sizeof *sp.got_from);
+    sh.remote = malloc((size_t)size * 3 * sizeof *sh.remote);
+    int have_all = all && sp.heard && sp.out && sp.breqs && sp.sent_to && sp.got_from && sh.remote,
+        all_have = 0;
+    for (int r = 0; have_all && r < size; r++) {
+        sp.breqs[r] = MPI_REQUEST_NULL;
+        atomic_init(&sh.remote[3 * r], 0);
+        atomic_init(&sh.remote[3 * r + 1], 0);
+        atomic_init(&sh.remote[3 * r + 2], (uint64_t)INT64_MAX);
+    }
+    MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, cm, &rq_), "MPI_Allreduce");
     if (!all_have) {
         st = GPK_ENOMEM;
         snprintf(msg, sizeof msg, FN ": out of host memory for %d ranks' records on %s", size,
                  have_all ? "another rank" : "this rank");
         goto out;
     }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
+                "MPI_Allgather");
     st = agree(all, size, msg, sizeof msg);
     if (st != GPK_OK) goto out;
 
@@ -466,6 +602,14 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     tids = calloc((size_t)count, sizeof *tids);
     recs = calloc(runs / total + 1, (size_t)count * sizeof *recs);
     sp.sreqs = malloc((size_t)size * sizeof *sp.sreqs);
+    sp.limit = gpk_mpi_timeout(cm);
+    for (int r = 0; r < size; r++) sp.heard[r] = now_s(); /* all here at the agreement */
+    sh.ws = ws, sh.nw = ws ? count : 0, sh.nranks = size;
+    for (int g = 0; ws && g < count; g++) {
+        atomic_init(&ws[g].done_it, 0), atomic_init(&ws[g].done_ev, 0);
+        atomic_init(&ws[g].live_it, 0), atomic_init(&ws[g].live_ev, 0);
+        atomic_init(&ws[g].best_seen, INT64_MAX);
+    }
     sol = malloc((size_t)n * sizeof *sol);
     runs_arr = runs_out ? malloc((size_t)(runs ? runs : 1) * sizeof *runs_arr) : NULL;
     allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *allrecs);
@@ -528,23 +672,74 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
             MPI_CK(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE), "MPI_Test");
             if (flag) break;
             MPI_CK(watch(&sp, &sh, opts->cancel), "a stop message");
+            /* the ranks still running say so; one heard from for no
+             * timeout is stopped or hung */
+            const double t = now_s();
+            for (int r = 0; sp.limit > 0 && sp.heard && r < size; r++)
+                if (r != rank && t - sp.heard[r] >= sp.limit) {
+                    st = GPK_EIO; /* bar stays pending (a collective cannot be cancelled) */
+                    snprintf(
+                        msg, sizeof msg,
+                        FN ": no sign of life from rank %d for %g s (stopped or hung; the "
+                           "bound is the communicator's timeout, gpk_mpi_set_timeout): the job cannot go on",
+                        r, sp.limit);
+                    goto out;
+                }
             pause_watch();
         }
         int senders = 0;
-        MPI_CK(MPI_Allreduce(&sp.sent, &senders, 1, MPI_INT, MPI_SUM, cm), "MPI_Allreduce");
+        MPI_BOUNDED(MPI_Iallreduce(&sp.sent, &senders, 1, MPI_INT, MPI_SUM, cm, &rq_), "MPI_Allreduce");
         int expect = senders - sp.sent;
         if (expect == 0) {
             MPI_CK(MPI_Cancel(&sp.rreq), "MPI_Cancel");
             MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
         } else {
-            if (!sp.got) MPI_CK(MPI_Wait(&sp.rreq, MPI_STATUS_IGNORE), "MPI_Wait");
-            for (int k = 1; k < expect; k++)
-                MPI_CK(MPI_Recv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, MPI_STATUS_IGNORE),
-                       "MPI_Recv");
+            if (!sp.got) {
+                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
+                if (st != GPK_OK) goto out;
+            }
+            for (int k = 1; k < expect; k++) {
+                MPI_CK(MPI_Irecv(&sp.code_in, 1, MPI_INT, MPI_ANY_SOURCE, TAG_STOP, cm, &sp.rreq),
+                       "MPI_Irecv");
+                st = gpk__mpi_wait_msg(cm, 1, &sp.rreq, NULL, FN ": a stop message", msg, sizeof msg);
+                if (st != GPK_OK) goto out;
+            }
         }
         sp.rreq = MPI_REQUEST_NULL;
-        if (sp.sent) MPI_CK(MPI_Waitall(size - 1, sp.sreqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
+        if (sp.sent) {
+            st = gpk__mpi_wait_msg(cm, size - 1, sp.sreqs, NULL, FN ": a stop message", msg, sizeof msg);
+            if (st != GPK_OK) goto out;
+        }
         sp.sent = 0;
+        /* the heartbeats still in flight: how many each rank sent to each */
+        {
+            int *sent_me = sp.sent_to; /* reused: sent_to[r] becomes what r sent here */
+            int *mine = malloc((size_t)size * sizeof *mine);
+            if (!mine) {
+                st = GPK_ENOMEM;
+                snprintf(msg, sizeof msg, FN ": out of host memory");
+                goto out;
+            }
+            memcpy(mine, sp.sent_to, (size_t)size * sizeof *mine);
+            MPI_Request q = MPI_REQUEST_NULL;
+            int e = MPI_Ialltoall(mine, 1, MPI_INT, sent_me, 1, MPI_INT, cm, &q);
+            if (e == MPI_SUCCESS)
+                st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": MPI_Alltoall", msg, sizeof msg);
+            free(mine);
+            if (e != MPI_SUCCESS) {
+                st = mpi_fail(msg, sizeof msg, "MPI_Alltoall", e);
+                goto out;
+            }
+            if (st != GPK_OK) goto out;
+            for (int r = 0; r < size; r++)
+                for (int k = sp.got_from[r]; k < sent_me[r]; k++) {
+                    MPI_CK(MPI_Irecv(sp.in, 3, MPI_UINT64_T, r, TAG_BEAT, cm, &q), "MPI_Irecv");
+                    st = gpk__mpi_wait_msg(cm, 1, &q, NULL, FN ": a heartbeat", msg, sizeof msg);
+                    if (st != GPK_OK) goto out;
+                }
+            st = gpk__mpi_wait_msg(cm, size, sp.breqs, NULL, FN ": a heartbeat", msg, sizeof msg);
+            if (st != GPK_OK) goto out;
+        }
     }
 
     /* ---- 4. the results ---- */
@@ -562,7 +757,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
                             (w->best == ws[best_w].best && w->best_run < ws[best_w].best_run)))
             best_w = g;
     }
-    MPI_CK(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, cm, &rq_),
+                "MPI_Allgather");
     for (int r = 0; r < size; r++)
         if (all[r].status != GPK_OK) {
             st = (gpk_status)all[r].status;
@@ -571,7 +767,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     /* Every rank ran all its runs (none failed): the counts are known. */
     int nbytes = (int)(nrec * sizeof(run_rec)), off = 0;
-    MPI_CK(MPI_Allgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm), "MPI_Allgather");
+    MPI_BOUNDED(MPI_Iallgather(&nbytes, 1, MPI_INT, rcounts, 1, MPI_INT, cm, &rq_), "MPI_Allgather");
     for (int r = 0; r < size; r++) {
         rdispls[r] = off;
         off += rcounts[r];
@@ -584,7 +780,8 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
     /* This rank's records, packed (each worker's are in order). */
     for (int g = 0, k = 0; g < count; g++)
         for (uint32_t i = 0; i < ws[g].nrec; i++) recs[k++] = ws[g].recs[i];
-    MPI_CK(MPI_Allgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm), "MPI_Allgatherv");
+    MPI_BOUNDED(MPI_Iallgatherv(recs, nbytes, MPI_BYTE, allrecs, rcounts, rdispls, MPI_BYTE, cm, &rq_),
+                "MPI_Allgatherv");
     int owner = -1;
     uint32_t best_run = 0;
     int64_t best = 0;
@@ -613,7 +810,7 @@ gpk_status gpk_mpi_search_multistart(MPI_Comm comm, gpk_ctx *const *ctxs, int co
         }
     }
     if (owner == rank) memcpy(sol, ws[best_w].best_sol, (size_t)n * sizeof *sol);
-    MPI_CK(MPI_Bcast(sol, (int)n, MPI_UINT32_T, owner, cm), "MPI_Bcast");
+    MPI_BOUNDED(MPI_Ibcast(sol, (int)n, MPI_UINT32_T, owner, cm, &rq_), "MPI_Bcast");
     result->best = best;
     result->n = n;
     result->solution = sol;
@@ -640,6 +837,12 @@ out:
     free(rcounts);
     free(rdispls);
     free(sp.sreqs);
+    free(sp.heard);
+    free(sp.out);
+    free(sp.breqs);
+    free(sp.sent_to);
+    free(sp.got_from);
+    free(sh.remote);
     free(sol);
     free(runs_arr);
     free(all);

@@ -12,6 +12,7 @@
  * sizes hold for all-equal keys as for distinct ones. */
 #include "mpi_internal.h"
 #include "sort_mpi_internal.h"
+#include "mpi_test_hooks.h"
 #include "sort/multi_internal.h" /* the part plan's digit, bucket cap and streams */
 
 #include <limits.h>
@@ -253,28 +254,30 @@ static gpk_status copy_host(gpk_ctx *ctx, void *dst, const void *src, size_t byt
     return GPK_OK;
 }
 
-/* Bytes per point-to-point message where counts do not fit MPI's int:
- * GPK_MPI_CHUNK_BYTES sets it and forces that path (for tests). */
+static gpk_mpi_test_hooks test_hooks;
+
+void gpk__mpi_test_hooks_set(const gpk_mpi_test_hooks *hooks)
+{
+    static const gpk_mpi_test_hooks none;
+    test_hooks = hooks ? *hooks : none;
+}
+
+/* Bytes per point-to-point message where counts do not fit MPI's int; a
+ * test's chunk_bytes sets it and forces that path. */
 static size_t chunk_bytes(int *forced)
 {
-    const char *env = getenv("GPK_MPI_CHUNK_BYTES");
-    *forced = 0;
-    if (env && *env) {
-        char *end;
-        unsigned long long v = strtoull(env, &end, 10);
-        if (*end == '\0' && v > 0 && v <= (1ull << 30)) {
-            *forced = 1;
-            return (size_t)v;
-        }
-    }
-    return (size_t)1 << 30;
+    const size_t v = test_hooks.chunk_bytes;
+    *forced = v > 0 && v <= ((size_t)1 << 30);
+    return *forced ? v : (size_t)1 << 30;
 }
 
 /* Posts the point-to-point messages of one side of the exchange: for each
  * other rank p, count[p] elements of `width` bytes at its place in buf, in
- * chunks of at most `chunk` bytes (sends, or receives), into req[*r...]. */
+ * chunks of at most `chunk` bytes (sends, or receives), into req[*r...]
+ * and their peers into peer[*r...]. */
 static gpk_status post_chunks(MPI_Comm comm, gpk_ctx *ctx, char *buf, const uint64_t *count, size_t width,
-                              size_t chunk, int sending, MPI_Request *req, size_t *r, const char *what)
+                              size_t chunk, int sending, MPI_Request *req, int *peer, size_t *r,
+                              const char *what)
 {
     int P, rank;
     MPI_Comm_size(comm, &P);
@@ -285,6 +288,7 @@ static gpk_status post_chunks(MPI_Comm comm, gpk_ctx *ctx, char *buf, const uint
         size_t bytes = (size_t)count[p] * width;
         for (size_t o = 0; p != rank && o < bytes && s == GPK_OK; o += chunk) {
             int len = (int)(bytes - o < chunk ? bytes - o : chunk);
+            peer[*r] = p;
             int rc = sending ? MPI_Isend(buf + at + o, len, MPI_BYTE, p, P2P_TAG, comm, &req[(*r)++])
                              : MPI_Irecv(buf + at + o, len, MPI_BYTE, p, P2P_TAG, comm, &req[(*r)++]);
             s = gpk__mpi_check(ctx, rc, what);
@@ -317,8 +321,9 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
      * one reduction of (failure, does not fit) before either. */
     int *ints = malloc(sizeof(int) * 4 * (size_t)P);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (nreq ? nreq : 1));
-    int flags[2] = { !ints || !req, !fits }, any[2] = { 1, 1 };
-    gpk_status s = gpk__mpi_check(ctx, MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm), what);
+    int *peer = malloc(sizeof(int) * (nreq ? nreq : 1));
+    int flags[2] = {!ints || !req || !peer, !fits}, any[2] = {1, 1};
+    gpk_status s = gpk__mpi_allreduce(comm, ctx, flags, any, 2, MPI_INT, MPI_MAX, what);
     if (s == GPK_OK && flags[0]) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory for %zu requests", what, nreq);
     else if (s == GPK_OK && any[0]) s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: another rank failed", what);
     if (s == GPK_OK && !any[1]) {
@@ -333,13 +338,14 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
         if (s == GPK_OK) {
             s = gpk__mpi_check(ctx, MPI_Type_commit(&elem), what);
             if (s == GPK_OK)
-                s = gpk__mpi_check(ctx, MPI_Alltoallv(sendbuf, sc, sd, elem, recvbuf, rc, rd, elem, comm), what);
+                s = gpk__mpi_alltoallv(comm, ctx, sendbuf, sc, sd, elem, recvbuf, rc, rd, elem, what);
             MPI_Type_free(&elem);
         }
     }
     if (s != GPK_OK || !any[1]) {
         free(ints);
         free(req);
+        free(peer);
         return s;
     }
     free(ints);
@@ -348,17 +354,20 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
     size_t r = 0;
     const char *sb = sendbuf;
     char *rb = recvbuf;
-    s = post_chunks(comm, ctx, rb, recv, width, chunk, 0, req, &r, what);
-    if (s == GPK_OK) s = post_chunks(comm, ctx, (char *)sb, send, width, chunk, 1, req, &r, what);
+    s = post_chunks(comm, ctx, rb, recv, width, chunk, 0, req, peer, &r, what);
+    if (s == GPK_OK) s = post_chunks(comm, ctx, (char *)sb, send, width, chunk, 1, req, peer, &r, what);
     if (s == GPK_OK) {
         size_t sself = 0, rself = 0;
         for (int p = 0; p < rank; p++) sself += (size_t)send[p] * width, rself += (size_t)recv[p] * width;
         s = copy(ctx, rb + rself, sb + sself, (size_t)send[rank] * width);
     }
-    /* wait for what was posted even after a failure: the buffers must outlive it */
-    int wrc = r ? MPI_Waitall((int)r, req, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
-    if (s == GPK_OK) s = gpk__mpi_check(ctx, wrc, what);
+    /* wait for what was posted even after a failure: the buffers must
+     * outlive it (bounded: after GPK_EIO the job cannot go on anyway) */
+    char msg[GPK_ERRLEN];
+    const gpk_status ws = gpk__mpi_wait_msg(comm, (int)r, req, peer, what, msg, sizeof msg);
+    if (s == GPK_OK && ws != GPK_OK) s = gpk__mpi_fail(ctx, ws, "%s", msg);
     free(req);
+    free(peer);
     return s;
 }
 
@@ -415,7 +424,7 @@ static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
     int usable = s == GPK_OK && found && c->device == ctx->device, all_usable = 0;
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) return s;
-    s = gpk__mpi_check(ctx, MPI_Allreduce(&usable, &all_usable, 1, MPI_INT, MPI_MIN, comm), what);
+    s = gpk__mpi_allreduce(comm, ctx, &usable, &all_usable, 1, MPI_INT, MPI_MIN, what);
     if (s != GPK_OK) return s;
     if (all_usable) {
         *out = c->comm;
@@ -431,7 +440,7 @@ static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
     if (r != ncclSuccess) s = nccl_fail(ctx, r, what);
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) return s;
-    s = gpk__mpi_check(ctx, MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm), what);
+    s = gpk__mpi_bcast(comm, ctx, &id, (int)sizeof id, MPI_BYTE, 0, what);
     if (s != GPK_OK) return s;
     c = malloc(sizeof *c);
     if (!c) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
@@ -540,8 +549,9 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     uint64_t *all = malloc(sizeof mine * (size_t)P);
     int ok = all != NULL, all_ok = 0;
     uint64_t dummy[2];
-    int rc = MPI_Allgather(mine, 2, MPI_UINT64_T, all ? (void *)all : (void *)dummy, all ? 2 : 0, MPI_UINT64_T, comm);
-    ok = ok && rc == MPI_SUCCESS;
+    gpk_status gs = gpk__mpi_allgather(comm, NULL, mine, 2, MPI_UINT64_T, all ? (void *)all : (void *)dummy,
+                                       all ? 2 : 0, MPI_UINT64_T, "distributed sort");
+    ok = ok && gs == GPK_OK;
     for (int p = 0; p < P && ok; p++) {
         if (all[2 * p] != mine[0]) ok = 0;
         else if (p != rank && (int)all[2 * p + 1] != ctx->device) {
@@ -551,7 +561,10 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     }
     (void)cudaGetLastError();
     free(all);
-    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return 0;
+    /* a rank gone silent: no IPC; the next collective says who */
+    if (gs != GPK_OK) return 0;
+    if (gpk__mpi_allreduce(comm, NULL, &ok, &all_ok, 1, MPI_INT, MPI_MIN, "distributed sort") != GPK_OK)
+        return 0;
     return all_ok;
 }
 
@@ -783,7 +796,7 @@ static gpk_status keep_get(sort_call *c, sort_keep **out)
     if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_get_attr(c->comm, keep_keyval, &k, &found), what);
     s = gpk__mpi_agree(c->comm, c->ctx, s, what);
     if (s != GPK_OK) return s;
-    s = gpk__mpi_check(c->ctx, MPI_Allreduce(&found, &any_found, 1, MPI_INT, MPI_MIN, c->comm), what);
+    s = gpk__mpi_allreduce(c->comm, c->ctx, &found, &any_found, 1, MPI_INT, MPI_MIN, what);
     if (s != GPK_OK) return s;
     if (any_found) {
         *out = k;
@@ -810,6 +823,11 @@ static gpk_status keep_get(sort_call *c, sort_keep **out)
         return s;
     }
     int node_size = 0, one = 0;
+    s = gpk__mpi_barrier(c->comm, c->ctx, what); /* the split below waits without bound */
+    if (s != GPK_OK) {
+        keep_delete(c->comm, keep_keyval, k, NULL);
+        return s;
+    }
     int rc = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &k->node);
     if (rc == MPI_SUCCESS) {
         MPI_Comm_set_errhandler(k->node, MPI_ERRORS_RETURN);
@@ -817,7 +835,7 @@ static gpk_status keep_get(sort_call *c, sort_keep **out)
     } else
         k->node = MPI_COMM_NULL;
     one = node_size == c->P;
-    s = gpk__mpi_check(c->ctx, MPI_Allreduce(&one, &k->one_node, 1, MPI_INT, MPI_MIN, c->comm), what);
+    s = gpk__mpi_allreduce(c->comm, c->ctx, &one, &k->one_node, 1, MPI_INT, MPI_MIN, what);
     if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(c->comm, keep_keyval, k), what);
     int set = s == GPK_OK;
     s = gpk__mpi_agree(c->comm, c->ctx, s, what);
@@ -911,8 +929,8 @@ static gpk_status ipc_sync(sort_call *c, ipc_record *all)
         }
         /* gen 0 (no handles) tells the others not to map this rank's buffers */
     }
-    s = gpk__mpi_check(c->ctx, MPI_Allgather(&k->mine, (int)sizeof k->mine, MPI_BYTE, all, (int)sizeof k->mine,
-                                             MPI_BYTE, c->comm), c->what);
+    s = gpk__mpi_allgather(c->comm, c->ctx, &k->mine, (int)sizeof k->mine, MPI_BYTE, all, (int)sizeof k->mine,
+                           MPI_BYTE, c->what);
     if (s != GPK_OK) return s;
     for (int p = 0; p < c->P; p++) {
         if (p == c->rank || k->peer_gen[p] == all[p].gen) continue;
@@ -961,15 +979,15 @@ static int ipc_open(sort_call *c, const ipc_record *all, const uint64_t *recv, v
     (void)cudaGetLastError();
     if (opened) c->setups += opened, c->setup_ms += (MPI_Wtime() - t) * 1e3;
     /* a mapping that failed is not tried again this call: the next exchange stands in */
-    if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) return 0;
+    if (gpk__mpi_allreduce(c->comm, NULL, &ok, &all_ok, 1, MPI_INT, MPI_MIN, c->what) != GPK_OK) return 0;
     return all_ok;
 }
 #endif /* GPK_HAVE_CUDA */
 
 /* ---- host shards of ranks on one node: a shared-memory window ----------------------- */
 
-/* Where every rank of comm is on one node (and GPK_MPI_HOST_EXCHANGE is not
- * "mpi"), the sorted shards live in one MPI shared-memory window and each
+/* Where every rank of comm is on one node (and no test forces MPI's
+ * exchange), the sorted shards live in one MPI shared-memory window and each
  * rank's merge reads its pieces from the others' shards in place, on all
  * its threads: no copy through MPI. The window is kept between calls and
  * made again (collectively) only when a rank's shard outgrows its part. */
@@ -986,8 +1004,7 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
 {
     sort_keep *k = c->keep;
     *keys = *values = NULL;
-    const char *env = getenv("GPK_MPI_HOST_EXCHANGE");
-    if ((env && !strcmp(env, "mpi")) || !k->one_node) return 0; /* the same on every rank */
+    if (test_hooks.host_exchange_mpi || !k->one_node) return 0; /* the same on every rank */
     int grow = k->win == MPI_WIN_NULL;
     for (int p = 0; p < c->P; p++) {
         size_t n = (size_t)n_of[(size_t)p * stride];
@@ -995,6 +1012,9 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
     }
     if (grow) {
         double t = MPI_Wtime();
+        /* the window calls below wait without bound: every rank is here
+         * (a rank gone silent: no window; the next collective says who) */
+        if (gpk__mpi_barrier(c->comm, NULL, c->what) != GPK_OK) return 0;
         if (k->win != MPI_WIN_NULL) {
             if (k->win_locked) MPI_Win_unlock_all(k->win);
             MPI_Win_free(&k->win);
@@ -1014,7 +1034,7 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
         int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes[c->rank] : 64), 1, info, k->node, &base, &win);
         MPI_Info_free(&info);
         int failed = rc != MPI_SUCCESS || !bytes, any = 1;
-        MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, c->comm);
+        if (gpk__mpi_allreduce(c->comm, NULL, &failed, &any, 1, MPI_INT, MPI_MAX, c->what) != GPK_OK) any = 1;
         if (any) {
             /* a window made on every rank goes; one that failed somewhere
              * cannot be freed collectively and is left to MPI_Finalize */
@@ -1036,7 +1056,7 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
     char *base = NULL;
     if (MPI_Win_shared_query(k->win, c->rank, &size, &unit, &base) != MPI_SUCCESS) base = NULL;
     int ok = base != NULL || k->win_bytes[c->rank] == 0, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm);
+    if (gpk__mpi_allreduce(c->comm, NULL, &ok, &all_ok, 1, MPI_INT, MPI_MIN, c->what) != GPK_OK) all_ok = 0;
     if (!all_ok) return 0;
     size_t n = (size_t)n_of[(size_t)c->rank * stride];
     *keys = base;
@@ -1070,7 +1090,9 @@ gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_
     int P, rank;
     if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return GPK_EDEVICE;
     uint64_t mine = n_local, N = 0;
-    if (MPI_Allreduce(&mine, &N, 1, MPI_UINT64_T, MPI_SUM, comm) != MPI_SUCCESS) return GPK_EDEVICE;
+    const gpk_status s =
+        gpk__mpi_allreduce(comm, NULL, &mine, &N, 1, MPI_UINT64_T, MPI_SUM, "gpk_mpi_sort_count");
+    if (s != GPK_OK) return s;
     *n_out = (size_t)(balanced_start(N, P, rank + 1) - balanced_start(N, P, rank));
     return GPK_OK;
 }
@@ -1134,8 +1156,8 @@ static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, 
             for (unsigned d = 0; d < DIGITS; d++) q[j * DIGITS + d] = prefix[j] | ((uint64_t)d << shift);
         s = shard_count(c, sorted, n, q, nq, 0, local);
         local[nq] = s != GPK_OK;
-        gpk_status m = gpk__mpi_check(c->ctx, MPI_Allreduce(local, global, (int)nq + 1, MPI_UINT64_T, MPI_SUM,
-                                                            c->comm), c->what);
+        gpk_status m =
+            gpk__mpi_allreduce(c->comm, c->ctx, local, global, (int)nq + 1, MPI_UINT64_T, MPI_SUM, c->what);
         if (s != GPK_OK) goto done;
         if (m != GPK_OK) { s = m; goto done; }
         if (global[nq]) {
@@ -1156,7 +1178,7 @@ static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, 
     if (s != GPK_OK) goto done;
     for (j = 0; j < nb; j++) eq[j] = ub[j] - lb[j];
     if (nb) {
-        s = gpk__mpi_check(c->ctx, MPI_Exscan(eq, eq_before, (int)nb, MPI_UINT64_T, MPI_SUM, c->comm), c->what);
+        s = gpk__mpi_exscan(c->comm, c->ctx, eq, eq_before, (int)nb, MPI_UINT64_T, MPI_SUM, c->what);
         if (c->rank == 0) memset(eq_before, 0, nb * sizeof *eq_before);
         s = gpk__mpi_agree(c->comm, c->ctx, s, c->what);
         if (s != GPK_OK) goto done;
@@ -1276,11 +1298,9 @@ static void ipc_check(sort_call *c, const int64_t *all)
 
 /* GPK_MPI_DEVICE_PLAN=part|merge chooses; by default part for 4-byte keys
  * (8-byte bucket sorts side by side collapse: docs/perf/scale.md) from
- * GPK_MPI_PART_MIN keys a rank on average (default PART_MIN_PER_RANK:
- * below it the issue of a rank's bucket sorts costs more host time than
- * the exchange it hides: 2 x H200, u32, run 17: 2^29 a rank part 15.35
- * ms, merge 17.31; 2^28 part 8.45, merge 8.87; 2^27 part 9.22, merge
- * 4.62). The same on every rank (one environment, the same N). */
+ * PART_MIN_PER_RANK keys a rank on average: below it the issue of a rank's
+ * bucket sorts costs more host time than the exchange it hides
+ * (docs/perf/scale.md). The same on every rank (one environment, the same N). */
 #define PART_MIN_PER_RANK ((uint64_t)1 << 29)
 static int part_wanted(const sort_call *c, uint64_t N)
 {
@@ -1288,9 +1308,7 @@ static int part_wanted(const sort_call *c, uint64_t N)
     if (N == 0 || c->P < 2) return 0;
     if (env && !strcmp(env, "part")) return 1;
     if (env && !strcmp(env, "merge")) return 0;
-    const char *min = getenv("GPK_MPI_PART_MIN");
-    uint64_t least = min && *min ? strtoull(min, NULL, 0) : PART_MIN_PER_RANK;
-    return c->kw == 4 && N / (uint64_t)c->P >= least;
+    return c->kw == 4 && N / (uint64_t)c->P >= PART_MIN_PER_RANK;
 }
 
 static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const void *ki, void *ko, const void *vi,
@@ -1349,7 +1367,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     if (s != GPK_OK) goto out;
 
     /* 2. every rank's counts: each bucket's global place, each piece's place in its rank's dk */
-    s = gpk__mpi_check(c->ctx, MPI_Allgather(mine, (int)D, MPI_UINT64_T, cnt, (int)D, MPI_UINT64_T, c->comm), what);
+    s = gpk__mpi_allgather(c->comm, c->ctx, mine, (int)D, MPI_UINT64_T, cnt, (int)D, MPI_UINT64_T, what);
     if (s != GPK_OK) goto out;
     for (unsigned x = 0; x < D; x++) {
         uint64_t t = 0;
@@ -1536,7 +1554,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     if (s != GPK_OK) goto done;
     int64_t mine[R_FIELDS] = { type, (int64_t)c.vw, o.keep_sizes != 0, c.device, (int64_t)n_in,
                                c.device ? ctx->device : -1, (int64_t)node_hash() };
-    s = gpk__mpi_check(ctx, MPI_Allgather(mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, comm), what);
+    s = gpk__mpi_allgather(comm, ctx, mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, what);
     if (s != GPK_OK) goto done;
     for (int p = 1; p < c.P && s == GPK_OK; p++) {
         const int64_t *a = all + (size_t)p * R_FIELDS, *z = all;
@@ -1654,7 +1672,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     times.split_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
     if (s != GPK_OK) goto done;
     for (int p = 0; p < c.P; p++) send[p] = split[p + 1] - split[p];
-    s = gpk__mpi_check(ctx, MPI_Alltoall(send, 1, MPI_UINT64_T, recv, 1, MPI_UINT64_T, comm), what);
+    s = gpk__mpi_alltoall(comm, ctx, send, 1, MPI_UINT64_T, recv, 1, MPI_UINT64_T, what);
     if (s == GPK_OK) {
         uint64_t got = 0;
         off[0] = 0;
@@ -1672,7 +1690,7 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     if (read_in_place) {
         /* each rank takes its pieces where they lie: it needs where its
          * piece starts in every other rank's sorted shard */
-        s = gpk__mpi_check(ctx, MPI_Alltoall(split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, comm), what);
+        s = gpk__mpi_alltoall(comm, ctx, split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, what);
         s = gpk__mpi_agree(comm, ctx, s, what);
         if (s != GPK_OK) goto done;
         if (in_shm) MPI_Win_sync(c.keep->win);
@@ -1865,7 +1883,7 @@ gpk_status gpk_mpi_release(MPI_Comm comm, gpk_ctx *ctx)
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) return s;
     /* kept on every rank or on none (made and freed collectively) */
-    s = gpk__mpi_check(ctx, MPI_Allreduce(&found, &any, 1, MPI_INT, MPI_MAX, comm), what);
+    s = gpk__mpi_allreduce(comm, ctx, &found, &any, 1, MPI_INT, MPI_MAX, what);
     if (s != GPK_OK || !any) return s;
     return gpk__mpi_check(ctx, MPI_Comm_delete_attr(comm, keep_keyval), what);
 }

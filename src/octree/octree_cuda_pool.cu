@@ -15,7 +15,7 @@
  * Big tasks first. In the paper every task is one block's, so the root's n
  * particles pass through one block, its 8 children through 8 blocks, and
  * so on: the top levels run at a few blocks' bandwidth (16M uniform
- * particles: 1.2 s on an H100, against 0.45 s for the whole Morton build).
+ * particles took longer than the whole Morton build, docs/perf/octree.md).
  * Here the tasks above opts.grid_split particles (default
  * GPK_OCTREE_GRID_SPLIT) are split by the whole grid
  * instead, one level per round of two launches (count by tile, scatter by
@@ -61,10 +61,9 @@ struct Build {
 
 constexpr unsigned ERR_NODES = cp::ERR_USER + 1; /* node array full (info: nodes wanted) */
 /* Stealing pool, work first (cp::Config::keep_first): a task's first child
- * is its block's next task, with no deque operation or fence. On by default
- * since v10 (docs/perf/octree.md: with random victims it put stealing at or
- * ahead of the static list at every N from 1M to 16M, where without it 4M
- * trailed by 1-3 %); GPK_POOL_KEEP_FIRST=0 turns it off. */
+ * is its block's next task, with no deque operation or fence (docs/perf/octree.md:
+ * with random victims it put stealing at or ahead of the static list at
+ * every N from 1M to 16M, where without it 4M trailed by 1-3 %). */
 constexpr bool kKeepFirstDefault = true;
 
 /* Warp-aggregated octant counts of [begin, end) into cnt[8] (shared).
@@ -528,8 +527,7 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         c.holders = blocks * threads;
         c.victim = o->pool.victim == GPK_POOL_VICTIM_RANDOM ? cp::RANDOM : cp::ROUND_ROBIN;
         c.seed = o->pool.seed;
-        /* A/B knob: GPK_POOL_KEEP_FIRST=0/1 (stealing only) */
-        c.keep_first = gpk__env_int("GPK_POOL_KEEP_FIRST", kKeepFirstDefault) != 0;
+        c.keep_first = kKeepFirstDefault; /* stealing only */
         size_t cap = o->pool.capacity;
         if (cap == 0) {
             if (c.scheme == cp::STEAL) {

@@ -344,6 +344,25 @@ gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const
     return search_run_until(ctx, problem, &resolved, deadline, result);
 }
 
+/* gpk_search_run_multi's progress: every run's counts go to the tally;
+ * context 0's runs report the totals of all runs, as the result counts. */
+typedef struct multi_report {
+    gpk__tally *tally;
+    uint32_t run;
+    int reports;
+    const gpk_search_opts *opts;
+} multi_report;
+
+static void multi_progress(const gpk_search_progress *p, void *user)
+{
+    const multi_report *m = user;
+    gpk__tally_put(m->tally, m->run, p->iteration, p->evaluated, p->best);
+    if (!m->reports) return;
+    gpk_search_progress t = *p;
+    gpk__tally_sum(m->tally, &t);
+    m->opts->progress(&t, m->opts->user);
+}
+
 gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_search_problem *problem,
                                 const gpk_search_opts *opts, gpk_search_result *result)
 {
@@ -381,6 +400,9 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
         return GPK_EINVAL;
     }
     const double t0 = omp_get_wtime();
+    gpk__tally tally;
+    memset(&tally, 0, sizeof tally);
+    const int tallied = opts->progress && gpk__tally_init(&tally, runs) == 0;
     const int threads = (uint32_t)count < runs ? count : (int)runs;
     /* One host thread per context (Algorithm 2); thread g runs g, g + count, ... */
 #pragma omp parallel for num_threads(threads) schedule(static, 1) if (threads > 1)
@@ -388,9 +410,12 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
         for (uint32_t r = (uint32_t)g; r < runs; r += (uint32_t)count) {
             gpk_search_opts o;
             gpk__search_multi_run_opts(problem->kind, opts, r, &o);
-            if (g != 0) o.progress = NULL; /* the calling thread reports, on its own runs */
+            multi_report mr = {&tally, r, g == 0, opts};
+            if (tallied) o.progress = multi_progress, o.user = &mr; /* the calling thread reports */
+            else if (g != 0) o.progress = NULL;
             sts[r] = search_run_until(ctxs[g], problem, &o, deadline, &rs[r]);
             if (sts[r] != GPK_OK) break;
+            if (tallied) gpk__tally_put(&tally, r, rs[r].iterations, rs[r].evaluated, rs[r].best);
         }
     }
     gpk_status st = GPK_OK;
@@ -421,6 +446,7 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
         result->ms = (omp_get_wtime() - t0) * 1e3;
     }
     for (uint32_t r = 0; r < runs; r++) gpk_search_result_free(&rs[r]);
+    gpk__tally_free(&tally);
     free(rs);
     free(sts);
     return st;

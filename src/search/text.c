@@ -210,10 +210,10 @@ gpk_status gpk__read_file(const char *path, char **text, size_t *len)
     if (!f) return gpk__fail(NULL, GPK_EIO, "%s: cannot open: %s", path, strerror(errno));
     /* Grow by doubling rather than trusting ftell: pipes and special files
      * have no size. An endless one (/dev/zero, a producer that never stops)
-     * ends at GPK_MAX_INPUT bytes (default: the machine's memory) with a
+     * ends at GPK_MAX_INPUT bytes (default: the memory the process may use) with a
      * message, instead of in the out-of-memory killer. */
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t limit = pages > 0 && page > 0 ? (size_t)pages * (size_t)page : SIZE_MAX;
+    const uint64_t host = gpk__host_memory_bytes(); /* the container's limit where smaller */
+    size_t limit = host && host < SIZE_MAX ? (size_t)host : SIZE_MAX;
     const char *env = getenv("GPK_MAX_INPUT");
     if (env && *env && env[0] != '-') {
         char *end;

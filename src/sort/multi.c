@@ -1,4 +1,4 @@
-/* Multi-device sort driver (issue 17) and the CPU's virtual devices.
+/* Multi-device sort driver and the CPU's virtual devices.
  *
  * Plan lsd (the default): distributed LSD passes. The keys of all devices
  * form one sequence (shard 0, then shard 1, ...); output j owns the
@@ -168,8 +168,8 @@ static const gpk__multi_backend *multi_of(const gpk_ctx *ctx)
 
 size_t gpk__multi_part_min(const gpk_ctx *ctx)
 {
-    const char *v = getenv("GPK_MULTI_PART_MIN");
-    if (v && *v) return (size_t)strtoull(v, NULL, 0);
+    const long long forced = gpk__hook(gpk__test.multi_part_min, -1);
+    if (forced >= 0) return (size_t)forced;
     const gpk__multi_backend *mb = multi_of(ctx);
     return mb ? mb->part_min : 0;
 }
@@ -177,17 +177,14 @@ size_t gpk__multi_part_min(const gpk_ctx *ctx)
 int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total)
 {
     /* part by default for 4-byte keys on the shard API from
-     * gpk__multi_part_min keys a device: 1.72x one GPU for 2^31 u32 keys
-     * on 2 x H200 against merge's 1.47x, pairs 1.64x against 1.35x
-     * (docs/perf/scale.md, run 12), but below it the host's issue of the
-     * bucket sorts (256 sorts of a few launches each, about 50 us of host
-     * time a sort) costs more than the exchange it hides (runs 16, 17);
-     * merge for 8-byte keys, whose bucket sorts side by side on several
-     * streams ran 5x slower (the Onesweep passes of 8-byte keys do not
-     * share a GPU well, run 10), and for the host API (its output lives in
-     * the temp merge sizes). lsd only when asked for: on 2 x H200 its peer
-     * stores made every pass 2.4x slower than a local one (0.82x one GPU,
-     * run 2). */
+     * gpk__multi_part_min keys a device, where it beat merge on two GPUs
+     * (keys and pairs), but below it the host's issue of the bucket sorts
+     * (256 sorts of a few launches each) costs more than the exchange it
+     * hides; merge for 8-byte keys, whose bucket sorts side by side on
+     * several streams ran 5x slower (the Onesweep passes of 8-byte keys do
+     * not share a GPU well), and for the host API (its output lives in the
+     * temp merge sizes). lsd only when asked for: its peer stores made
+     * every pass 2.4x slower than a local one. Figures: docs/perf/scale.md. */
     const char *v = getenv("GPK_MULTI_PLAN");
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     const gpk__multi_backend *mb = multi_of(ctx);
@@ -724,6 +721,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     if (o.algorithm != GPK_SORT_AUTO && o.algorithm != GPK_SORT_RADIX)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: only the radix sort sorts shards (algorithm %s asked for)", fn,
                          gpk_sort_algo_name(o.algorithm));
+    if (o.descending)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: shards are sorted in ascending order only", fn);
     if (o.key_bits > 8 * kw)
         return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
                          (unsigned)(8 * kw), gpk_type_name(key_type));
@@ -835,12 +834,8 @@ gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_w
 
 size_t gpk__multi_min(const gpk_ctx *ctx)
 {
-    const char *v = getenv("GPK_MULTI_MIN");
-    if (v && *v) {
-        char *end;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (end != v && *end == '\0') return (size_t)x;
-    }
+    const long long forced = gpk__hook(gpk__test.multi_min, -1);
+    if (forced >= 0) return (size_t)forced;
     /* the CPU's virtual devices exist for tests: their merge is one thread */
     const gpk__multi_backend *mb = multi_of(ctx);
     return mb ? mb->host_min : (size_t)-1;

@@ -192,15 +192,12 @@ __global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, c
     }
 }
 
-/* Whether device j's merge reads shard i where it lies (peer loads), or
- * copies it over first: GPK_MULTI_EXCHANGE=copy forces the copies (bulk
- * DMA at the link's full rate, then a merge of local data), to measure the
- * two against each other (docs/perf/scale.md). */
+/* Whether device j's merge reads shard i where it lies (peer loads, which
+ * measured ahead of bulk copies then a local merge: docs/perf/scale.md), or
+ * copies it over first (devices that are not peers). */
 bool loads_from(const gpk_ctx *ctx, int j, int i)
 {
-    if (i == j) return true;
-    const char *x = getenv("GPK_MULTI_EXCHANGE");
-    return ctx->peer[j][i] && !(x && !strcmp(x, "copy"));
+    return i == j || ctx->peer[j][i];
 }
 
 /* Temp of shard i: [probes | below | le | splits] then a region that the

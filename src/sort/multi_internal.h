@@ -1,4 +1,4 @@
-/* Multi-device sort (issue 17): the driver in multi.c sorts shards spread
+/* Multi-device sort: the driver in multi.c sorts shards spread
  * over the devices of a context (gpk_sort_shards_*) by one of two plans:
  *  lsd    distributed LSD passes: in every pass, every device writes each
  *         of its keys to its global position in the stable counting sort
@@ -47,8 +47,9 @@ enum { GPK_MULTI_PLAN_LSD = 0, GPK_MULTI_PLAN_MERGE = 1, GPK_MULTI_PLAN_PART = 2
  * rank's buckets by the same rule. */
 static inline size_t gpk__multi_part_cap(size_t m) { return m / 16 > 4096 ? m / 16 : 4096; }
 
-/* The part plan's bucket sorts side by side on each device (run 10, one
- * H100: 8 streams 19.8 ms, 4: 20.8, 1: 27.7); the MPI part plan's too. */
+/* The part plan's bucket sorts side by side on each device (8 streams
+ * measured fastest against 4 and 1, docs/perf/scale.md); the MPI part
+ * plan's too. */
 #define GPK_MULTI_PART_STREAMS 8
 
 /* The last multi-device sort's phases (host clock), for gpk bench. */
@@ -151,22 +152,21 @@ gpk_status gpk__multi_run(gpk_multi_dev *d);
  * keys), and merge below it, for 8-byte keys and for the CUDA host API. */
 int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total);
 
-/* Where the part plan starts to pay on CUDA, in keys a device (2 x H200,
- * u32, run 17: 2^29 a device part 16.75 ms, merge 17.03; 2^28 part 14.05,
- * merge 8.77; 2^30 part 29.04, merge 33.64): below it the host's issue of
- * the bucket sorts costs more than the exchange it hides. */
+/* Where the part plan starts to pay on CUDA, in keys a device (measured on
+ * two GPUs, docs/perf/scale.md): below it the host's issue of the bucket
+ * sorts costs more than the exchange it hides. */
 #define GPK_MULTI_PART_MIN_CUDA ((size_t)1 << 29)
 /* The fewest keys a device (total / devices) that take the part plan by
- * default: GPK_MULTI_PART_MIN (a count) when set, else
+ * default: a test's gpk__test.multi_part_min when set, else
  * GPK_MULTI_PART_MIN_CUDA on CUDA and 0 on the CPU's virtual devices (they
  * are for tests). */
 size_t gpk__multi_part_min(const gpk_ctx *ctx);
 
 /* The smallest host-API sort that a context of several devices spreads
- * over them: GPK_MULTI_MIN (a count) when set, else 2^22 keys on CUDA (a
+ * over them: a test's gpk__test.multi_min when set, else 2^22 keys on CUDA (a
  * few splitter rounds cost a fraction of a millisecond; docs/perf/scale.md
  * measures 2^22), never on the CPU's virtual devices (they are for tests,
- * which set GPK_MULTI_MIN). */
+ * which set gpk__test.multi_min). */
 size_t gpk__multi_min(const gpk_ctx *ctx);
 
 /* Host-API sort of job on a context of several devices (radix.c calls it
@@ -177,8 +177,8 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
 /* A backend's devices for the multi-device sort: the front end (multi.c)
  * plans, the backend runs the plan's steps on its devices. */
 typedef struct gpk__multi_backend {
-    size_t part_min;     /* gpk__multi_part_min without GPK_MULTI_PART_MIN */
-    size_t host_min;     /* gpk__multi_min without GPK_MULTI_MIN */
+    size_t part_min;     /* gpk__multi_part_min without a test's override */
+    size_t host_min;     /* gpk__multi_min without a test's override */
     /* 1: devices with memory of their own: the host API's outputs go into
      * each shard's scratch (out_in_temp), where the part plan does not fit,
      * and the lsd plan needs peer access between every two devices */

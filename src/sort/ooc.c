@@ -1,4 +1,4 @@
-/* Out-of-core sort driver (issue 16) and the CPU fake of a device.
+/* Out-of-core sort driver and the CPU fake of a device.
  *
  * Plan: sorted runs, then a merge by output partitions.
  *  1. Runs: the input (the caller's array A) is cut into runs of one slot
@@ -45,7 +45,7 @@
 /* The extra buffer stays with the context (page-locked on CUDA) for the
  * next call, so that a code which sorts large inputs again and again pays
  * its page faults and locking once; gpk_ctx_trim and gpk_ctx_destroy give
- * it back, GPK_OOC_KEEP=0 frees it after every call. */
+ * it back (a test's gpk__test.ooc_keep 0 frees it after every call). */
 typedef struct ooc_keep {
     unsigned char *buf[2]; /* keys, values */
     size_t bytes[2];
@@ -139,11 +139,7 @@ static void extra_free(int keep, void *p)
     if (!keep) free(p);
 }
 
-static double host_memory_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
-}
+static double host_memory_bytes(void) { return (double)gpk__host_memory_bytes(); }
 
 static unsigned value_width_of(const gpk_radix_job *job)
 {
@@ -153,11 +149,10 @@ static unsigned value_width_of(const gpk_radix_job *job)
 int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const unsigned vw = value_width_of(job);
-    /* Test hook: with a budget set, GPK_OOC_FORCE=1 sends every sort out of
-     * core, so that the tests reach sizes around one slot (which would
+    /* Test hook: with a budget set, gpk__test.ooc_force sends every sort out
+     * of core, so that the tests reach sizes around one slot (which would
      * otherwise fit the budget in memory). */
-    const char *force = getenv("GPK_OOC_FORCE");
-    if (ctx->device_budget && force && !strcmp(force, "1")) return 1;
+    if (ctx->device_budget && gpk__hook(gpk__test.ooc_force, 0) == 1) return 1;
     const gpk__ooc_backend *ob = ooc_of(ctx);
     return ob && ob->too_large(ctx, job, vw);
 }
@@ -247,10 +242,9 @@ static gpk_status cpu_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget)
     const size_t per = d->key_width + d->value_width;
     d->slots = OOC_SLOTS;
     d->cap = budget / ((OOC_SLOTS + 2) * per);
-    /* as on CUDA: GPK_OOC_SLOT_BYTES caps a slot (tests choose the run length with it) */
-    const char *sb = getenv("GPK_OOC_SLOT_BYTES");
-    if (sb && *sb && strtoull(sb, NULL, 10) > 0 && strtoull(sb, NULL, 10) / per < d->cap)
-        d->cap = strtoull(sb, NULL, 10) / per;
+    /* as on CUDA: tests choose the run length with a cap on a slot */
+    const long long sb = gpk__hook(gpk__test.ooc_slot_bytes, 0);
+    if (sb > 0 && (size_t)sb / per < d->cap) d->cap = (size_t)sb / per;
     if (d->cap < OOC_MIN_CAP)
         return gpk__fail(ctx, GPK_EINVAL,
                          "sort: a device budget of %zu bytes is too small for an out-of-core sort of "
@@ -360,7 +354,7 @@ static void co_rank(const runs_view *v, size_t k, size_t *split)
 
 /* ---- the driver --------------------------------------------------------------- */
 
-/* Test hook: GPK_OOC_FAIL_AT=k makes the k-th transfer (load or store,
+/* Test hook: gpk__test.ooc_fail_at = k makes the k-th transfer (load or store,
  * counted from 1 over both phases) fail as a device transfer would. */
 typedef struct xfer {
     gpk_ooc_dev *d;
@@ -369,7 +363,8 @@ typedef struct xfer {
 
 static gpk_status injected(xfer *x)
 {
-    return gpk__fail(x->d->ctx, GPK_EDEVICE, "sort: out-of-core transfer %ld failed (GPK_OOC_FAIL_AT)", x->count);
+    return gpk__fail(x->d->ctx, GPK_EDEVICE, "sort: out-of-core transfer %ld failed (injected by a test)",
+                     x->count);
 }
 
 static gpk_status x_load(xfer *x, int slot, size_t at, const void *keys, const void *vals, size_t n)
@@ -451,8 +446,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "sort: an out-of-core sort of %zu elements needs %.2f GiB of host memory beside the "
                          "input; the host has %.2f GiB in all",
                          n, extra / 1073741824.0, host / 1073741824.0);
-    const char *keep_env = getenv("GPK_OOC_KEEP");
-    const int keep = !(keep_env && !strcmp(keep_env, "0"));
+    const int keep = gpk__hook(gpk__test.ooc_keep, 1) != 0; /* tests: 0 keeps no buffer */
     if (!keep) ooc_release(ctx); /* nor one kept from before */
     unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
     unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
@@ -527,10 +521,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         }
     }
     xfer x = {&dev, 0, 0};
-    {
-        const char *f = getenv("GPK_OOC_FAIL_AT");
-        if (f && *f) x.fail_at = strtol(f, NULL, 10);
-    }
+    x.fail_at = (long)gpk__hook(gpk__test.ooc_fail_at, 0); /* tests: the k-th transfer fails */
 
     /* 1. runs: A -> B */
     for (size_t r = 0; r < runs && s == GPK_OK; r++) {

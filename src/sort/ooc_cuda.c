@@ -9,13 +9,9 @@
  * through pinned staging, one part a slot, while the link moves the slot
  * before, unless the caller has locked them (gpk_host_lock): then they go
  * by DMA directly. Locking them instead costs what the copies cost, and does not
- * overlap the transfers: on an H100 host cudaHostRegister and
- * cudaHostUnregister ran at 54 and 67 GB/s, but locking run by run beside
- * the transfers made a 48 GiB sort 4.5 s against 2.3 s of transfers, and
- * unlocking partition by partition slowed the merge 2.5x (docs/perf/radix.md).
- * GPK_OOC_LOCK=ahead or =run keep those two ways for measurement; where
- * locking fails (or GPK_OOC_PIN=0) the transfers still work, through the
- * driver's own staging, slower. The sort is the device-pointer API's (in
+ * overlap the transfers (docs/perf/radix.md, "Out of core"). Where staging
+ * memory cannot be had, the arrays are locked run by run; where locking
+ * fails the transfers still work, through the driver's own staging, slower. The sort is the device-pointer API's (in
  * place, stable), on one temporary sized for a full slot. */
 #include "ooc_internal.h"
 
@@ -31,7 +27,7 @@
 #define MIN_CAP 8
 /* Default slot size: small enough that filling the first slot and
  * emptying the last (the pipeline's ramp) are short, large enough that
- * the device sort runs at full speed. GPK_OOC_SLOT_BYTES overrides it. */
+ * the device sort runs at full speed. Tests cap it (gpk__test.ooc_slot_bytes). */
 #define SLOT_BYTES_DEFAULT ((size_t)2 << 30)
 
 typedef struct cuda_dev {
@@ -52,7 +48,7 @@ typedef struct cuda_dev {
     size_t *todo; /* scratch: the pieces one prepare locks */
     int *b_locked; /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
     size_t n;      /* elements of the sort */
-    int ahead;     /* GPK_OOC_LOCK=ahead: lock all at open, unlock all at close */
+    int ahead;     /* lock all at open, unlock all at close */
     /* staging of the caller's arrays (the default) */
     int stage_a;
     char *stage;     /* SLOTS parts of cap * (key_width + value_width) bytes, pinned */
@@ -92,12 +88,7 @@ static size_t cut_pieces(void *base, size_t bytes, struct lock_piece *out)
     return count;
 }
 
-static int pin_threads(const cuda_dev *c)
-{
-    const char *v = getenv("GPK_OOC_PIN_THREADS");
-    const int t = v && *v ? atoi(v) : 0;
-    return t > 0 ? t : c->threads;
-}
+static int pin_threads(const cuda_dev *c) { return c->threads; }
 
 /* Locks pieces[idx[0..n)]; 1 when every one is locked (by this call or
  * already by the caller). */
@@ -109,8 +100,8 @@ static int lock_pieces(cuda_dev *c, const size_t *idx, size_t count)
     for (long long i = 0; i < n; i++) {
         struct lock_piece *q = &c->pieces[idx[i]];
         /* Fresh scratch pages (B's first call) are faulted in by these
-         * threads first: cudaHostRegister of untouched memory ran at
-         * about 8 GB/s on an H100 host, against 54 GB/s for touched memory. */
+         * threads first: cudaHostRegister of untouched memory ran several
+         * times slower than of touched memory (docs/perf/radix.md). */
         if (q->scratch)
             for (size_t at = 0; at < q->bytes; at += 4096) ((volatile char *)q->p)[at] = 0;
         cudaError_t e = cudaSetDevice(c->device);
@@ -201,9 +192,8 @@ static gpk_status fail(gpk_ooc_dev *d, cudaError_t e, const char *what)
 
 /* ---- staging of the caller's arrays ---- */
 
-/* Pinned memory, faulted in by all threads and then locked: cudaHostAlloc
- * of 6 GiB took 2-3 s on an H100 host, locking touched memory runs at
- * about 54 GB/s. */
+/* Pinned memory, faulted in by all threads and then locked: faster than
+ * cudaHostAlloc of the same size (docs/perf/radix.md, "Out of core"). */
 static void *alloc_pinned(size_t bytes, int threads)
 {
     const size_t huge = (size_t)2 << 20;
@@ -457,15 +447,6 @@ static void dev_close(gpk_ooc_dev *d)
     d->impl = NULL;
 }
 
-static size_t env_size(const char *name, size_t fallback)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return fallback;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    return end != v && *end == '\0' && x > 0 ? (size_t)x : fallback;
-}
-
 /* The slots that the in-memory sort keeps between calls give their memory
  * back (they are grow-only caches), and the temporaries' pool too. */
 static cudaError_t release_cached(gpk_cuda_state *st)
@@ -527,7 +508,8 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
 
     const size_t per = d->key_width + d->value_width;
     size_t cap = limit / ((SLOTS + 2) * per);
-    const size_t slot_max = env_size("GPK_OOC_SLOT_BYTES", SLOT_BYTES_DEFAULT) / per;
+    const size_t slot_max =
+        (gpk__test.ooc_slot_bytes > 0 ? (size_t)gpk__test.ooc_slot_bytes : SLOT_BYTES_DEFAULT) / per;
     if (cap > slot_max) cap = slot_max;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
@@ -617,21 +599,17 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
     }
 
     /* The default: B locked whole before the first transfer (unless the
-     * context kept it locked), the caller's arrays staged. GPK_OOC_LOCK=run:
-     * the host arrays locked run by run (dev_prepare), the caller's
+     * context kept it locked), the caller's arrays staged. Without staging
+     * memory: the host arrays locked run by run (dev_prepare), the caller's
      * unlocked as the merge finishes with them (dev_release) and B at the
      * end, unless B is the context's kept buffer: that one stays locked.
-     * GPK_OOC_LOCK=ahead: all locked at open. What the caller has
-     * registered already stays as it is. */
+     * What the caller has registered already stays as it is. */
     d->stats->pinned = 0;
     /* the caller's arrays came page-locked (gpk_host_lock): no staging */
     const int a_locked = gpk__cuda_host_locked(h->a_keys, h->n * d->key_width) &&
                          gpk__cuda_host_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
     d->stats->caller_pinned = a_locked;
-    const char *pin = getenv("GPK_OOC_PIN");
-    const char *lock = getenv("GPK_OOC_LOCK");
-    const int lock_run = lock && !strcmp(lock, "run"), lock_ahead = lock && !strcmp(lock, "ahead");
-    if (!(pin && !strcmp(pin, "0")) && !lock_run && !lock_ahead && !a_locked) {
+    if (!a_locked) {
         const size_t need = SLOTS * cap * per;
         if (h->stage && *h->stage && *h->stage_bytes >= need) {
             c->stage = (char *)*h->stage;
@@ -659,7 +637,7 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
             c->a_hi = (uintptr_t)h->a_keys + h->n * d->key_width;
         }
     }
-    if (!(pin && !strcmp(pin, "0"))) {
+    {
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
         const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
         size_t bytes[4];
@@ -685,10 +663,10 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
                     c->width[i] = width[i];
                 }
             }
-            /* Staging, and the measured alternative (run 1): what is to
-             * be locked is locked before the first transfer, unlocked
-             * after the last. */
-            if (c->stage_a || lock_ahead || a_locked) {
+            /* with staging or the caller's own locking: what is to be
+             * locked is locked before the first transfer, unlocked after
+             * the last */
+            if (c->stage_a || a_locked) {
                 (void)dev_prepare(d, 0, h->n);
                 c->ahead = 1;
             }

@@ -1,4 +1,4 @@
-/* Out-of-core sort (issue 16): the driver in ooc.c sorts host arrays larger
+/* Out-of-core sort: the driver in ooc.c sorts host arrays larger
  * than the device budget as sorted runs, then merges them partition by
  * partition. It talks to a "device" through this table: the CUDA backend
  * (ooc_cuda.c) or the CPU fake in ooc.c, which runs the same driver with
@@ -92,19 +92,15 @@ typedef struct gpk_ooc_host {
 
 /* How many runs of cap elements (per bytes each) a device keeps in
  * bytes_left of its memory: as many as fit, at most all of the n elements'
- * runs and at most GPK_OOC_RESIDENT=N. Inline: the devices call it, and a
- * backend never calls its front end. */
+ * runs and at most a test's gpk__test.ooc_resident. Inline: the devices
+ * call it, and a backend never calls its front end. */
 static inline size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left)
 {
     const size_t runs = (n + cap - 1) / cap;
     size_t kept = bytes_left / (cap * per);
     if (kept > runs) kept = runs;
-    const char *v = getenv("GPK_OOC_RESIDENT");
-    if (v && *v) {
-        char *end;
-        const unsigned long long most = strtoull(v, &end, 10);
-        if (end != v && *end == '\0' && most < kept) kept = (size_t)most;
-    }
+    const long long most = gpk__hook(gpk__test.ooc_resident, -1); /* a test's limit */
+    if (most >= 0 && (unsigned long long)most < kept) kept = (size_t)most;
     return kept;
 }
 

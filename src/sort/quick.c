@@ -4,6 +4,7 @@
  * hands quicksort jobs to gpk__quick_run. */
 #include "sort_backend.h"
 #include "sort_common.h"
+#include "descending.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,15 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0,
                                        NULL, NULL, 0, n, opts);
     if (s != GPK_OK) return s;
+    if (opts && opts->descending && n >= 2) {
+        /* the ascending sort of the descending sort keys (descending.h) */
+        gpk_sort_opts asc = *opts;
+        asc.descending = 0;
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 0);
+        s = gpk_sort_records(ctx, records, n, record_size, key_offset, gpk__desc_sort_type(key_type), &asc);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 1);
+        return s;
+    }
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, GPK_SORT_KIND_RECORDS, &algo);
     if (s != GPK_OK) return s;
@@ -124,8 +134,8 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     if (s != GPK_OK && be && be->enomem_goes_ooc &&
         (algo == GPK_SORT_RADIX || !opts || opts->algorithm == GPK_SORT_AUTO)) {
         const double need = (double)n * ((double)record_size + 2.0 * ((double)kw + 8.0));
-        const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-        if (pages > 0 && page > 0 && need > (double)pages * (double)page) return s;
+        const uint64_t host = gpk__host_memory_bytes();
+        if (host && need > (double)host) return s;
         gpk__clear_error(ctx);
         algo = GPK_SORT_RADIX;
         s = GPK_OK;

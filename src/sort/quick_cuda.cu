@@ -2,7 +2,7 @@
  *
  * The CPU only controls the iterations (paper, Box 4.1): one launch of
  * partition_kernel per level of the recursion, the levels sent in batches
- * of GPK_QUICK_BATCH between two reads of the counters (each launch's
+ * of kBatch between two reads of the counters (each launch's
  * grid a bound on its tiles; the blocks past the real count leave). The partition kernel runs one block per tile of TILE elements of
  * every segment still to split (the tile size is fixed, the number of
  * blocks follows the segment sizes: paper 4.1). A block
@@ -101,15 +101,16 @@ constexpr bool kRecursive = false;
 /* Recursive variant: segments of depth < cdp_depth are partitioned by
  * device-side launches (each level nests one launch deeper; CUDA allows
  * 24); those of depth cdp_depth go to list cdp_depth & 1 for the host
- * loop. GPK_QUICK_CDP_DEPTH (1 .. kCdpDepthMax) overrides the default. */
+ * loop (cdp_depth, 1 .. kCdpDepthMax). */
 constexpr int kCdpDepthDefault = 15;
 constexpr int kCdpDepthMax = 22;
 /* Segments of depth below this choose their pivot with a sample
- * (sample_pivot): by default every level (u32 gaussian 2^25, H100: depth 3
- * 1.672 ms, 8 1.678, 24 1.648; uniform 1.589, 1.590, 1.607);
- * GPK_QUICK_SAMPLE_DEPTH (0: never) overrides it. */
+ * (sample_pivot): every level, which measured no slower than depths 3
+ * or 8 on gaussian and uniform keys (docs/perf/quicksort.md). */
 constexpr int kSampleDepthMax = 24;
 constexpr int kSampleDepthDefault = kSampleDepthMax;
+/* sample_band: the percentage past 50 at which a midpoint pivot gives way to a sample's */
+constexpr int kSampleBand = 10;
 
 /* ------------------------------------------------------------------------
  * Shapes
@@ -950,7 +951,7 @@ template <class K, class V> struct FinishArgs {
     K *kA;
     V *vA;
     Twiddle<K> map, unmap;
-    uint32_t bin_limit; /* kBinLimit, or GPK_QUICK_BIN_LIMIT (0: radix sort only) */
+    uint32_t bin_limit; /* kBinLimit (0 would mean: radix sort only) */
 };
 
 constexpr int kFinishRadixBits = GPK_QUICK_FINISH_RB;
@@ -1295,11 +1296,10 @@ __global__ void __launch_bounds__(256) gather_kernel(const Wd *in, Wd *out, cons
 /* ------------------------------------------------------------------------
  * Host side
  * ------------------------------------------------------------------------ */
-/* Tuning knobs for experiments (bench/quick_experiments.sh): an
- * environment variable within [lo, hi], else the default. */
-static int experiment_knob(const char *name, int def, int lo, int hi)
+/* A test's override within [lo, hi], else the default. */
+static int forced_within(int forced, int def, int lo, int hi)
 {
-    const int x = gpk__env_int(name, def);
+    const int x = (int)gpk__hook(forced, def);
     return x >= lo && x <= hi ? x : def;
 }
 
@@ -1310,15 +1310,15 @@ static int experiment_knob(const char *name, int def, int lo, int hi)
  * batch of kBatchMax levels could overflow them. The recursive variant does not flush while
  * it recurses: 3 items per segment of depth < cdp_depth, at most
  * kCdpDepthMax * cap_big such segments (one pool slot each). */
-/* Levels launched between two reads of the counters (GPK_QUICK_BATCH,
- * 1 .. kBatchMax). Every read waits for the GPU to drain and costs a
+/* Levels launched between two reads of the counters (kBatch, at most
+ * kBatchMax). Every read waits for the GPU to drain and costs a
  * launch latency after it; a level past the last one is an empty launch
  * whose blocks leave at once. */
 constexpr int kBatchMax = 8;
-constexpr int kBatchDefault = 4;
+constexpr int kBatch = 4;
 
-/* Records front end (FrontPlan): from 2^GPK_QUICK_FRONT_MIN_LOG records
- * (0: never), buckets of ~2^GPK_QUICK_FRONT_BUCKET_LOG keys. The window
+/* Records front end (FrontPlan): from 2^kFrontMinLog records, buckets of
+ * ~2^kFrontBucketLog keys (tests move both: gpk__test.quick_front_*). The window
  * has at most 22 bits: two radix passes of up to 11. */
 constexpr int kFrontMinLog = 16;
 constexpr int kFrontBucketLog = 11;
@@ -1328,8 +1328,8 @@ constexpr int kFrontMaxBits = 22;
 static int front_max_bits(size_t n)
 {
     if (kRecursive) return 0;
-    const int min_log = experiment_knob("GPK_QUICK_FRONT_MIN_LOG", kFrontMinLog, 0, 32);
-    const int bucket_log = experiment_knob("GPK_QUICK_FRONT_BUCKET_LOG", kFrontBucketLog, 4, 16);
+    const int min_log = forced_within(gpk__test.quick_front_min_log, kFrontMinLog, 0, 32);
+    const int bucket_log = forced_within(gpk__test.quick_front_bucket_log, kFrontBucketLog, 4, 16);
     if (min_log == 0 || n < 2 || (n >> min_log) == 0) return 0;
     int lg = 0;
     while ((n >> (lg + 1)) != 0) lg++;
@@ -1441,7 +1441,7 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.vA = d.vA;
     f.map = d.map;
     f.unmap = d.unmap;
-    f.bin_limit = (uint32_t)experiment_knob("GPK_QUICK_BIN_LIMIT", (int)kBinLimit, 0, 65535);
+    f.bin_limit = kBinLimit;
     f.fallback = l.fallback;
     f.nfallback = l.nfallback;
     const size_t fsmem = sizeof(BucketSmem<K, V, HAS_V>),
@@ -1529,9 +1529,9 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
     a.need_unmap = d.need_unmap;
     a.pm = d.pm;
     a.l = l;
-    a.cdp_depth = experiment_knob("GPK_QUICK_CDP_DEPTH", kCdpDepthDefault, 1, kCdpDepthMax);
-    a.sample_depth = experiment_knob("GPK_QUICK_SAMPLE_DEPTH", kSampleDepthDefault, 0, kSampleDepthMax);
-    a.sample_band = experiment_knob("GPK_QUICK_SAMPLE_BAND", 10, 0, 50);
+    a.cdp_depth = kCdpDepthDefault;
+    a.sample_depth = kSampleDepthDefault;
+    a.sample_band = kSampleBand;
     if (front) {
         bucket_plan_kernel<K, V, HAS_V, EQB><<<front->buckets, kThreads, 0, stream>>>(a, *front);
         e = cudaGetLastError();
@@ -1563,7 +1563,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
          * at most one tile more than it, two with aligned tiles, and are at
          * most two), and the blocks past the level's real count leave at
          * once. */
-        const int batch = experiment_knob("GPK_QUICK_BATCH", kBatchDefault, 1, kBatchMax);
+        const int batch = kBatch;
         uint64_t bound_tiles = ((u64)d.n + S::TILE - 1) / S::TILE, bound_segs = 1;
         int depth = 0;
         a.grid_bound = true;

@@ -2,6 +2,7 @@
  * then the context's backend through its table (sort_backend.h). */
 #include "sort_backend.h"
 #include "sort_common.h"
+#include "descending.h"
 
 #include <string.h>
 
@@ -32,6 +33,18 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width,
                                        n, opts);
     if (s != GPK_OK) return s;
+    if (opts && opts->descending && n >= 2) {
+        /* The ascending sort of the descending sort keys (descending.h),
+         * mapped back whatever the sort returns: a failed sort leaves a
+         * permutation of the keys as the ascending sort does. */
+        gpk_radix_opts asc = *opts;
+        asc.descending = 0;
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, src, keys, n, job.key_width, 0);
+        s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma, sigma_width,
+                          n, &asc);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, keys, n, job.key_width, 1);
+        return s;
+    }
     /* The choice comes before the n < 2 shortcut so that an unsupported
      * request (QUICK on OpenCL) fails the same way whatever n is. */
     gpk_sort_algo algo;

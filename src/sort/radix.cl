@@ -265,7 +265,7 @@ uint gpk_shfl_up(uint v, uint delta)
 #define GPK_SHFL_UP(v, delta) gpk_shfl_up((v), (delta))
 
 #elif defined(GPK_EMU_WARP)
-/* For tests on any device (GPK_OPENCL_VENDOR=emulate): the vendor path's
+/* For tests on any device (a test hook: gpk__test.opencl_vendor 3): the vendor path's
  * 32-lane ranking with the ballot and the shuffle emulated in local memory
  * with group barriers (every item of the group runs the ranking loop). */
 #define GPK_WARP 32

@@ -19,10 +19,12 @@
  */
 #define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
+#include "radix_cpu_hooks.h"
 
 #include <omp.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -30,6 +32,7 @@
 #endif
 #ifdef __linux__
 #include <linux/futex.h>
+#include <dirent.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #else
@@ -46,6 +49,68 @@
 #ifndef MIN_BYTES_PER_THREAD
 #define MIN_BYTES_PER_THREAD ((size_t)8 << 20)
 #endif
+
+static atomic_int ignore_load;
+
+void gpk__radix_cpu_ignore_load(int on) { atomic_store_explicit(&ignore_load, on != 0, memory_order_relaxed); }
+
+#ifdef __linux__
+/* Runnable threads of this process (state R in each thread's
+ * /proc/self/task/TID/stat), the caller's included; 0 if unknown. */
+static long own_runnable(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    long n = 0;
+    struct dirent *e;
+    char path[64], buf[512];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = 0;
+        const char *r = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+        if (r && r[1] == ' ' && r[2] == 'R') n++;
+    }
+    closedir(d);
+    return n;
+}
+#endif
+
+/* The team no larger than the cores that no other process's runnable
+ * thread holds now: the online CPUs less the machine's runnable threads
+ * (Linux: /proc/loadavg's fourth field, "runnable/total") that are not
+ * this process's (an OpenMP pool thread still spinning after an earlier
+ * region is ours, and the team reuses it). A thread without a core of its
+ * own holds every barrier and the team's end for the time slices it
+ * waits: on two cores with one busy, two threads were slower than one
+ * (docs/perf/radix.md, v13). A few small reads, for sorts of milliseconds. */
+static int cap_by_free_cores(int threads)
+{
+#ifdef __linux__
+    if (threads < 2 || atomic_load_explicit(&ignore_load, memory_order_relaxed)) return threads;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return threads;
+    double l1, l5, l15;
+    long runnable = 0, total = 0;
+    const int got = fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &runnable, &total);
+    fclose(f);
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long own = own_runnable();
+    if (got != 5 || online < 1) return threads;
+    if (own < 1) own = 1; /* the caller */
+    const long others = runnable > own ? runnable - own : 0;
+    const long free_cores = online - others;
+    if (free_cores < 1) return 1;
+    return free_cores < threads ? (int)free_cores : threads;
+#else
+    return threads;
+#endif
+}
+
 #define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
 #define MIN_BLOCK_KEYS ((size_t)1 << 14)
 #define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
@@ -381,6 +446,20 @@ static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst
     }
 }
 
+/* Runs BODY with TT, a constant copy of the key type t, so that the map
+ * functions' switch on the type folds away inside BODY's loop and the
+ * loop vectorises (with t itself the switch stays in the loop). */
+#define WITH_TYPE_CONST(t, TT, BODY)                                                           \
+    do {                                                                                       \
+        switch (t) {                                                                           \
+        case GPK_I32: { const gpk_type TT = GPK_I32; BODY } break;                             \
+        case GPK_F32: { const gpk_type TT = GPK_F32; BODY } break;                             \
+        case GPK_I64: { const gpk_type TT = GPK_I64; BODY } break;                             \
+        case GPK_F64: { const gpk_type TT = GPK_F64; BODY } break;                             \
+        default: { const gpk_type TT = (t); BODY } break;                                      \
+        }                                                                                      \
+    } while (0)
+
 /* Maps keys from src to dst (unmapped types: only reads src) and reduces
  * AND/OR over [lo, hi). */
 static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
@@ -394,12 +473,12 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         if (t == GPK_U32) {
             for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
         } else {
-            for (size_t i = lo; i < hi; i++) {
-                uint32_t m = gpk__map_u32(t, k[i]);
+            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
+                uint32_t m = gpk__map_u32(tc, k[i]);
                 out[i] = m;
                 a32 &= m;
                 o32 |= m;
-            }
+            });
         }
         a = a32;
         o = o32;
@@ -409,12 +488,12 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         if (t == GPK_U64) {
             for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
         } else {
-            for (size_t i = lo; i < hi; i++) {
-                uint64_t m = gpk__map_u64(t, k[i]);
+            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
+                uint64_t m = gpk__map_u64(tc, k[i]);
                 out[i] = m;
                 a &= m;
                 o |= m;
-            }
+            });
         }
     }
     *and_out = a;
@@ -427,11 +506,11 @@ static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size
     if (kw == 4) {
         const uint32_t *s = src;
         uint32_t *d = dst;
-        for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u32(t, s[i]);
+        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u32(tc, s[i]););
     } else {
         const uint64_t *s = src;
         uint64_t *d = dst;
-        for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u64(t, s[i]);
+        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u64(tc, s[i]););
     }
 }
 
@@ -473,26 +552,18 @@ static int needs_mapping(gpk_type t) { return t != GPK_U32 && t != GPK_U64; }
 
 enum { PATH_AUTO, PATH_LSD, PATH_HYBRID, PATH_CACHE };
 
-/* GPK_CPU_RADIX=lsd|hybrid|cache forces a path (for measuring and testing each);
- * anything else, or unset, lets the size and bit range decide. */
-static int path_from_env(void)
+/* A test or a measurement may force a path (gpk__test.cpu_radix_path:
+ * PATH_LSD, PATH_HYBRID, PATH_CACHE); else the size and bit range decide. */
+static int path_forced(void)
 {
-    const char *e = getenv("GPK_CPU_RADIX");
-    if (!e) return PATH_AUTO;
-    if (strcmp(e, "lsd") == 0) return PATH_LSD;
-    if (strcmp(e, "hybrid") == 0) return PATH_HYBRID;
-    if (strcmp(e, "cache") == 0) return PATH_CACHE;
-    return PATH_AUTO;
+    const int p = (int)gpk__hook(gpk__test.cpu_radix_path, PATH_AUTO);
+    return p == PATH_LSD || p == PATH_HYBRID || p == PATH_CACHE ? p : PATH_AUTO;
 }
 
-/* GPK_CPU_RADIX_FIRST=count: 8-byte keys that need mapping take the
- * counted first level (mapped keys written by the detection, counted again
- * when skewed) instead of the sampled plan (first_plan), for measuring. */
-static int sampled_first_allowed(void)
-{
-    const char *e = getenv("GPK_CPU_RADIX_FIRST");
-    return !(e && strcmp(e, "count") == 0);
-}
+/* A test may make 8-byte keys that need mapping take the counted first
+ * level (mapped keys written by the detection, counted again when skewed)
+ * instead of the sampled plan (first_plan). */
+static int sampled_first_allowed(void) { return gpk__hook(gpk__test.cpu_radix_first_count, 0) != 1; }
 
 /* MSD digit width for n keys of `width` bytes (keys + values): the smallest
  * d that brings the average bucket under the target, within 1..HYB_MAX_BITS. */
@@ -812,6 +883,24 @@ static int nearly_sorted_finish(unsigned vw, span s, size_t m, size_t budget)
     return nearly64_v64((uint64_t *)s.k, (uint64_t *)s.v, m, budget);
 }
 
+/* Whether the insertion sort after LSD passes by two digits (counts h0,
+ * lower, and h1, upper, of `digits` values each over m keys) would likely
+ * give up. Were the digits independent, keys sharing both digits would
+ * form about m^2 * sum(p0^2) * sum(p1^2) / 2 pairs, half of them out of
+ * order, each one move. Normal(0, 1) doubles at 2^16 keys predict about
+ * 0.8 m moves (and take more: the digits are not independent), uniform
+ * 64-bit keys 0.004 m. */
+static int crowded_top(const size_t *h0, const size_t *h1, unsigned digits, size_t m)
+{
+    double s0 = 0, s1 = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        s0 += (double)h0[g] * (double)h0[g];
+        s1 += (double)h1[g] * (double)h1[g];
+    }
+    const double dm = (double)m;
+    return s0 * s1 / (4 * dm * dm) > 0.25 * dm; /* predicted moves > m / 4 */
+}
+
 static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
 {
     if (dst.k != src.k) memcpy(dst.k, src.k, m * kw);
@@ -876,26 +965,29 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
      * by its top two digits leave the keys sorted but for the few that
      * share both (when the keys spread over the range), and an insertion
      * sort finishes, within m moves. Keys that crowd below the top digits
-     * take the MSD way from where it gave up. */
+     * take the MSD way from where it gave up, or at once where the two
+     * digits' counts predict more moves than that (crowded_top). */
     if (kw == 8 && m >= NEARLY_MIN_KEYS) {
         pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
         hists64((const uint64_t *)src.k, m, top, 2, work);
-        for (unsigned q = 0; q < 2; q++) {
-            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-            for (unsigned g = 0; g < (1u << width); g++) {
-                size_t c = h[g];
-                h[g] = sum;
-                sum += c;
+        if (!crowded_top(work, work + ((size_t)1 << BUCKET_DIGIT_BITS), 1u << width, m)) {
+            for (unsigned q = 0; q < 2; q++) {
+                size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
+                for (unsigned g = 0; g < (1u << width); g++) {
+                    size_t c = h[g];
+                    h[g] = sum;
+                    sum += c;
+                }
             }
+            scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
+                          work, NULL, 1u << width, 0, NULL);
+            scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
+                          work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
+            if (nearly_sorted_finish(vw, out, m, m)) return;
+            src = out;
+            X = t0;
+            Y = t1;
         }
-        scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
-                      work, NULL, 1u << width, 0, NULL);
-        scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
-                      work + ((size_t)1 << BUCKET_DIGIT_BITS), NULL, 1u << width, 0, NULL);
-        if (nearly_sorted_finish(vw, out, m, m)) return;
-        src = out;
-        X = t0;
-        Y = t1;
     }
     /* One MSD pass by the top d bits into X, then every sub-bucket. */
     unsigned d = 1;
@@ -1335,7 +1427,7 @@ static int cache_sort_fits(const gpk_radix_job *job, unsigned vw)
     /* The detection here sees every bit: a key_bits sort (bits above b
      * ignored) and an explicit r take the LSD passes. */
     if (job->radix_bits || job->key_bits) return 0;
-    const int path = path_from_env();
+    const int path = path_forced();
     return path == PATH_CACHE ||
            (path == PATH_AUTO && job->n * (job->key_width + vw) <= CACHE_SORT_BYTES);
 }
@@ -1377,7 +1469,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
     const unsigned vw = with_sigma ? job->sigma_width : job->value_width;
-    const int forced = path_from_env();
+    const int forced = path_forced();
     /* The hybrid chooses its own digits, so an explicit r keeps the LSD
      * passes the caller asked for. */
     const int may_hybrid = job->radix_bits == 0 && forced != PATH_LSD &&
@@ -1399,6 +1491,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
+    threads = cap_by_free_cores(threads);
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;

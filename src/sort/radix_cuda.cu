@@ -41,16 +41,17 @@
 
 #include "gpk/cuda.h"
 #include "radix_internal.h"
+#include "descending.h"
 #include "../core/cuda_internal.h"
 #include "radix_cuda_limits.h"
 
 namespace {
 
 /* ------------------------------------------------------------------------
- * Tuning: the one table. Kernel shapes per (digit table bits, key bytes,
- * value bytes): threads per block and keys per thread. Chosen on an H100 /
- * H200 (sm_90) by measurement, see docs/perf/radix.md. A tuning driver can
- * substitute its own table with -DGPK_RADIX_CUDA_TUNING='"file.h"'.
+ * Tuning: kernel shapes per (digit table bits, key bytes, value bytes) and
+ * the default digit widths, as data in radix_cuda_tuning.h. A tuning
+ * driver substitutes its own table with -DGPK_RADIX_CUDA_TUNING='"file.h"'
+ * (bench/tuning/variant.py writes one).
  * ------------------------------------------------------------------------ */
 struct PassShape {
     int radix_bits, key_bytes, value_bytes; /* what it is for */
@@ -70,35 +71,7 @@ struct DefaultDigits {
 #ifdef GPK_RADIX_CUDA_TUNING
 #include GPK_RADIX_CUDA_TUNING
 #else
-constexpr PassShape kPassShapes[] = {
-    /* bits key val  threads items blocks/SM */
-    {8, 4, 0, 256, 24, 3},
-    {8, 4, 4, 256, 24, 2}, /* H100 sweep (docs/perf/radix.md): 9.70 ms, 384 x 20 11.59 */
-    {8, 4, 8, 384, 12, 2},
-    {8, 8, 0, 384, 14, 2},
-    {8, 8, 4, 384, 12, 2},
-    {8, 8, 8, 256, 16, 2}, /* the same sweep: 33.56 ms, 384 x 10 36.23 */
-    {10, 4, 0, 512, 16, 2},
-    {10, 4, 4, 512, 12, 2},
-    {10, 4, 8, 512, 10, 2},
-    {10, 8, 0, 512, 12, 2},
-    {10, 8, 4, 512, 10, 2},
-    {10, 8, 8, 512, 8, 2},
-    {11, 4, 0, 512, 16, 2},
-    {11, 4, 4, 512, 12, 2},
-    {11, 4, 8, 512, 10, 2},
-    {11, 8, 0, 512, 12, 2},
-    {11, 8, 4, 512, 10, 2},
-    {11, 8, 8, 512, 8, 2},
-};
-
-constexpr DefaultDigits kDefaultDigits[] = {
-    /* key bytes, range up to (bits), widest digit */
-    {4, 11, 11}, /* one pass: a 10-bit PIC cell key is read and written once */
-    {4, 32, 8},
-    {8, 11, 11},
-    {8, 64, 8},
-};
+#include "radix_cuda_tuning.h"
 #endif
 
 constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
@@ -143,8 +116,8 @@ constexpr uint32_t kFlagInclusive = 2u << 30;
 constexpr uint32_t kCountMask = (1u << 30) - 1;
 constexpr int kMaxPasses = 64;
 /* Persistent pass kernels (see launch_pass) only for 8-byte keys without
- * values: the one case where the prefetch beat one block per tile on an
- * H200 (docs/perf/radix.md, version 4). */
+ * values: the one case where the prefetch beat one block per tile
+ * (docs/perf/radix.md, CUDA versions). */
 static bool persistent_default(int key_bytes, bool has_values) { return key_bytes == 8 && !has_values; }
 
 enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
@@ -1325,50 +1298,57 @@ struct Temp {
 
 static size_t hybrid_table_bytes() { return gpk__align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
 
-static size_t table_bytes(size_t portions)
+/* The tables' extent: passes x 2^bits digits. A plan's tables are indexed
+ * [pass][stride] with stride = 2^(its widest digit), so a plan fits tables
+ * of at least its passes and its widest digit. The defaults fit every plan
+ * (the detected ones and the hybrid's included). */
+struct TableSize {
+    size_t passes = kMaxPasses;
+    unsigned bits = kMaxDigitBits;
+    bool hybrid = true; /* the hybrid's bucket table too */
+};
+
+static size_t table_bytes(size_t portions, const TableSize &ts)
 {
-    return gpk__align_up(portions * kMaxPasses * ((size_t)1 << kMaxDigitBits) * sizeof(uint64_t), 256);
+    return gpk__align_up(portions * ts.passes * ((size_t)1 << ts.bits) * sizeof(uint64_t), 256);
 }
 
 /* max_bits: the widest digit any pass of the call may have (the look-back
  * table grows with it: 8 times larger for 11-bit digits than for 8-bit). */
-static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
+static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits, const TableSize &ts = TableSize())
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
-    return table_bytes(1) + table_bytes(portions) + gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256) +
-           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + hybrid_table_bytes() + 256;
+    return table_bytes(1, ts) + table_bytes(portions, ts) + gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256) +
+           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + (ts.hybrid ? hybrid_table_bytes() + 256 : 0);
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
-static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits)
+static Temp carve_temp(void *base, size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits,
+                       const TableSize &ts = TableSize())
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
     char *p = (char *)base;
     Temp t;
     t.hist = (unsigned long long *)p;
-    p += table_bytes(1);
+    p += table_bytes(1, ts);
     t.bases = p;
-    p += table_bytes(portions);
+    p += table_bytes(portions, ts);
     t.counters = (uint32_t *)p;
-    p += gpk__align_up(portions * kMaxPasses * sizeof(uint32_t), 256);
+    p += gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256);
     t.status_bytes = gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256);
     t.status = (uint32_t *)p;
     p += t.status_bytes;
     t.and_or = (unsigned long long *)p;
     p += 256;
-    t.bucket_start = (uint32_t *)p;
-    p += hybrid_table_bytes();
-    t.big = (uint32_t *)p;
+    t.bucket_start = ts.hybrid ? (uint32_t *)p : NULL;
+    p += ts.hybrid ? hybrid_table_bytes() : 0;
+    t.big = ts.hybrid ? (uint32_t *)p : NULL;
     return t;
 }
 
-/* Grid form of the pass kernel: GPK_RADIX_CUDA_GRID=resident|tiles
- * overrides the default for experiments. */
+/* Grid form of the pass kernel. */
 static bool use_persistent(int key_bytes, bool has_values)
 {
-    const char *g = getenv("GPK_RADIX_CUDA_GRID");
-    if (g && !strcmp(g, "resident")) return true;
-    if (g && !strcmp(g, "tiles")) return false;
     return persistent_default(key_bytes, has_values);
 }
 
@@ -1376,25 +1356,20 @@ static bool use_persistent(int key_bytes, bool has_values)
  * without values, so that the next-digit counters go to device memory once
  * per resident block, not once per tile (per tile, a pass over 2^30 u32
  * keys would add 2^30 / 6144 tiles x 512 counters = 9e7 atomics; the
- * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %).
- * GPK_RADIX_CUDA_DIST_GRID=resident|tiles overrides, for measuring. */
+ * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %). */
 static bool dist_persistent(bool has_values)
 {
-    const char *g = getenv("GPK_RADIX_CUDA_DIST_GRID");
-    if (g && !strcmp(g, "resident")) return true;
-    if (g && !strcmp(g, "tiles")) return false;
     return !has_values;
 }
 
 /* A kernel's launch set-up, remembered per device: the shared-memory
  * attribute and the occupancy query cost more host time than a small
  * launch (the partition-first plans issue hundreds of bucket sorts of a
- * few passes each: run 16 measured about 60 us of host time a bucket
- * sort with them asked every launch). The attribute is only ever raised,
+ * few passes each, and asking every launch cost tens of microseconds of
+ * host time a bucket sort: docs/perf/radix.md). The attribute is only ever raised,
  * under one lock, so that it never falls below what a remembered size
  * needs; the occupancy is kept for the last size asked. Devices from
- * kSetupDevices on ask every time, and every device with
- * GPK_RADIX_CUDA_LAUNCH_MEMO=0. */
+ * kSetupDevices on ask every time. */
 constexpr int kSetupDevices = 64;
 struct LaunchSetup {
     std::atomic<uint32_t> smem_set[kSetupDevices];  /* the attribute's value on the device (0: not set) */
@@ -1407,9 +1382,7 @@ static cudaError_t launch_setup(LaunchSetup &memo, const void *kernel, int threa
     int device = -1;
     cudaError_t e = cudaGetDevice(&device);
     if (e != cudaSuccess) return e;
-    /* GPK_RADIX_CUDA_LAUNCH_MEMO=0 asks every launch (the benchmark's A/B) */
-    static const bool memo_on = gpk__env_int("GPK_RADIX_CUDA_LAUNCH_MEMO", 1) != 0;
-    if (!memo_on || device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
+    if (device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         return e == cudaSuccess ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem) : e;
     }
@@ -1746,9 +1719,38 @@ static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
     return cudaGetLastError();
 }
 
+/* Does the one-block sort take a whole call of n keys of kb bytes (values
+ * of vb bytes, 0 for none) with this plan? The tests of run_tile, made
+ * before any temp is asked for: where it does, the call needs no temp (and
+ * asks for 1 byte, as CUB's single-tile path). The caller has set the
+ * device. */
+template <class K, class V, int VM> static bool tile_kernel_fits()
+{
+    using M = TileSmem<K, V, VM>;
+    static LaunchSetup memo;
+    int per_sm = 0;
+    const cudaError_t e = launch_setup(memo, (const void *)tile_sort_kernel<K, V, VM>, M::T, M::BYTES, &per_sm);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && per_sm >= 1;
+}
+
+static bool tile_takes(gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
+{
+    if (gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 ||
+        kPosOffset != 0)
+        return false;
+    if (kb == 4)
+        return vb == 0 ? tile_kernel_fits<uint32_t, uint32_t, V_NONE>()
+               : vb == 4 ? tile_kernel_fits<uint32_t, uint32_t, V_LOAD>()
+                         : tile_kernel_fits<uint32_t, uint64_t, V_LOAD>();
+    return vb == 0 ? tile_kernel_fits<uint64_t, uint32_t, V_NONE>()
+           : vb == 4 ? tile_kernel_fits<uint64_t, uint32_t, V_LOAD>()
+                     : tile_kernel_fits<uint64_t, uint64_t, V_LOAD>();
+}
+
 /* The whole sort of run_passes_o as one block, where n fits its tile (4096
  * keys) and every digit has at most 8 bits; *ran says whether
- * it did. Off with the small path (GPK_RADIX_CUDA_SMALL=0), so that the
+ * it did. Off with the small path (test hook radix_cuda_small=0), so that the
  * separate launches stay testable at every size. */
 template <class K, class V>
 static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
@@ -1756,8 +1758,9 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
 {
     *ran = false;
     const int vm = job.vmode;
-    if (job.no_small || gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || job.n == 0 || job.n > (size_t)kTileSortKeys || pl.count == 0 ||
-        pl.stride > 256 || kPosOffset != 0 || job.positions > job.n)
+    if (job.no_small || gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || job.n == 0 ||
+        job.n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 || kPosOffset != 0 ||
+        job.positions > job.n)
         return GPK_OK;
     const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
     TileArgs<K> a;
@@ -1792,7 +1795,7 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
 }
 
 /* ------------------------------------------------------------------------
- * Small inputs in one launch (GPK_RADIX_CUDA_SMALL; docs/perf/radix.md,
+ * Small inputs in one launch (GPK_RADIX_CUDA_SMALL_MAX_LOG; docs/perf/radix.md,
  * "CUDA backend: small sizes in one launch"). Below about 2^20 keys a sort
  * costs what its stream operations cost, not what it moves: histogram,
  * bases, and per pass a look-back memset and a pass kernel (12 for u32
@@ -2192,20 +2195,20 @@ static void drop_constant_passes(PassList *pl, unsigned long long varying)
     pl->count = kept;
 }
 
-/* From 2^25 keys (GPK_RADIX_CUDA_SAMPLE_FROM_LOG: tests lower it) the
+/* From 2^25 keys (tests lower it: radix_cuda_sample_from_log) the
  * detection first reads a sample of the first kRangeSample keys. */
 constexpr size_t kRangeSample = (size_t)1 << 16;
-/* Below 2^23 keys (GPK_RADIX_CUDA_DETECT_FROM_LOG) no detection: the passes
+/* Below 2^23 keys (tests move it: radix_cuda_detect_from_log) no detection: the passes
  * over every bit cost less than the detection's round trip to the host
- * (H200: u32 keys at 2^22 0.21 ms with it, CUB 0.17 without). */
+ * (docs/perf/radix.md, "detection in the histogram's read"). */
 static size_t detect_from()
 {
-    const int lg = gpk__env_int("GPK_RADIX_CUDA_DETECT_FROM_LOG", 23);
+    const int lg = (int)gpk__hook(gpk__test.radix_cuda_detect_from_log, 23);
     return lg < 0 || lg > 62 ? ((size_t)1 << 23) : (size_t)1 << lg;
 }
 static size_t range_sample_from()
 {
-    const int lg = gpk__env_int("GPK_RADIX_CUDA_SAMPLE_FROM_LOG", 25);
+    const int lg = (int)gpk__hook(gpk__test.radix_cuda_sample_from_log, 25);
     return lg < 0 || lg > 62 ? ((size_t)1 << 25) : (size_t)1 << lg;
 }
 
@@ -2217,7 +2220,7 @@ static size_t range_sample_from()
  * once less than with a separate detection. Otherwise (narrow keys) the
  * passes count their own histogram. From range_sample_from() keys the range of
  * a sample of the first keys picks the way first, so narrow keys do not pay
- * a histogram they cannot use. GPK_RADIX_CUDA_FUSED_DETECT=0: separate
+ * a histogram they cannot use. The test hook radix_cuda_fused_detect=0: separate
  * detection, as before (for the benchmark's comparison). */
 template <class K>
 static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
@@ -2234,8 +2237,8 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
         return GPK_OK;
     }
     uint32_t k0 = 0;
-    bool fuse = full.count > 0 && gpk__env_int("GPK_RADIX_CUDA_FUSED_DETECT", 1) != 0 &&
-                gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) == 0; /* the hybrid counts its own digits */
+    bool fuse = full.count > 0 && gpk__hook(gpk__test.radix_cuda_fused_detect, 1) != 0 &&
+                gpk__hook(gpk__test.radix_cuda_hybrid, 0) == 0; /* the hybrid counts its own digits */
     if (fuse && job.n >= range_sample_from()) {
         DeviceJob sample = job;
         sample.n = std::min(job.n, kRangeSample);
@@ -2290,10 +2293,10 @@ struct HybridPlan {
     PassList window;  /* its two passes */
 };
 
-/* The hybrid path (opt-in: GPK_RADIX_CUDA_HYBRID=-1 for pairs and sigma, 1
+/* The hybrid path (opt-in, test hook radix_cuda_hybrid: -1 for pairs and sigma, 1
  * for keys too) applies to 4-byte keys, r left to the library, from
- * 2^GPK_RADIX_CUDA_HYBRID_MIN_LOG keys, when the range leaves bits for the
- * finish and 2^16 buckets hold n at GPK_RADIX_CUDA_HYBRID_FILL keys each on
+ * 2^radix_cuda_hybrid_min_log keys, when the range leaves bits for the
+ * finish and 2^16 buckets hold n at radix_cuda_hybrid_fill keys each on
  * average. */
 static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
 {
@@ -2303,11 +2306,11 @@ static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsi
     /* 0 (default): never, since it won only on uniform pairs and sigma at
      * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
      * -1: pairs and sigma; 1: keys too */
-    const int mode = gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0);
+    const int mode = (int)gpk__hook(gpk__test.radix_cuda_hybrid, 0);
     if (mode == 0 || (mode < 0 && job.vb == 0)) return false;
-    const int min_log = gpk__env_int("GPK_RADIX_CUDA_HYBRID_MIN_LOG", 24);
+    const int min_log = (int)gpk__hook(gpk__test.radix_cuda_hybrid_min_log, 24);
     if (min_log < 0 || min_log > 40 || job.n < ((size_t)1 << min_log)) return false;
-    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, gpk__env_int("GPK_RADIX_CUDA_HYBRID_FILL", 4096)));
+    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, (int)gpk__hook(gpk__test.radix_cuda_hybrid_fill, 4096)));
     const unsigned bits = end - begin;
     unsigned w = 2;
     while (w < kHybridMaxW && (job.n >> w) > fill) w++;
@@ -2505,12 +2508,10 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
 
 /* Host arrays from 64 MiB up pass through the context's pinned staging,
  * copied on all threads (src/core/cuda_staging.c): a pageable cudaMemcpy
- * moved about 14 GB/s each way on the H200 host, against 55 GB/s for
- * pinned memory. GPK_CUDA_HOST_STAGING=0 keeps the plain copies. */
+ * moves a fraction of what pinned memory does (docs/perf/radix.md). */
 static bool staged_copy(size_t bytes)
 {
-    const char *v = getenv("GPK_CUDA_HOST_STAGING");
-    return bytes >= ((size_t)64 << 20) && !(v && !strcmp(v, "0"));
+    return bytes >= ((size_t)64 << 20);
 }
 
 static gpk_status upload(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream)
@@ -2727,6 +2728,41 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
     if (flags & ~GPK_CUDA_DETECT_BITS)
         return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
+    if (o.descending != 0 && o.descending != 1)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: descending must be 0 or 1, not %d", fn, o.descending);
+    if (o.descending) {
+        /* The ascending sort, in place in the output, of the descending
+         * sort keys (descending.h), mapped back whatever the sort returns;
+         * the temp is that of the in-place sort. */
+        gpk_radix_opts asc = o;
+        asc.descending = 0;
+        const gpk_type st = gpk__desc_sort_type(key_type);
+        if (d_temp && n > 0) {
+            if (!d_keys_in || !d_keys_out || (value_width && (!d_values_in || !d_values_out)))
+                return gpk__fail(ctx, GPK_EINVAL, "%s: a NULL key or value array", fn);
+            if (d_keys_in != d_keys_out && gpk__overlap(d_keys_in, n * kb, d_keys_out, n * kb))
+                return gpk__fail(ctx, GPK_EINVAL, "%s: d_keys_in and d_keys_out overlap", fn);
+            DeviceGuard g;
+            cudaError_t e = g.enter(ctx->device);
+            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+            GPK_CHECK(gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_in, d_keys_out, n, 0, stream));
+            if (value_width && d_values_in != d_values_out) {
+                e = cudaMemcpyAsync(d_values_out, d_values_in, n * value_width, cudaMemcpyDeviceToDevice, stream);
+                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+            }
+        }
+        gpk_status s = device_sort(ctx, d_temp, temp_size, st, d_keys_out, d_keys_out, value_width, d_values_out,
+                                   d_values_out, n, &asc, flags, stream, fn, begin_bit, internal);
+        if (d_temp && n > 0) {
+            DeviceGuard g;
+            if (g.enter(ctx->device) == cudaSuccess) {
+                const gpk_status back = gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_out, d_keys_out, n, 1,
+                                                             stream);
+                if (s == GPK_OK) s = back;
+            }
+        }
+        return s;
+    }
 
     const int vb = (int)value_width;
     const bool keys_in_place = d_keys_in == d_keys_out;
@@ -2751,9 +2787,26 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
      * take up to 11) or the opt-in hybrid may run (its fallbacks too) */
     unsigned widest = 0;
     for (uint32_t p = 0; p < worst.count; p++) widest = std::max(widest, (unsigned)worst.width[p]);
-    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__env_int("GPK_RADIX_CUDA_HYBRID", 0) != 0))
+    /* the histogram, bases and counters tables: the fixed ones where the
+     * plan is only known on the device (detected range, the hybrid), else
+     * the plan's own passes x digits */
+    TableSize ts;
+    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__hook(gpk__test.radix_cuda_hybrid, 0) != 0)) {
         widest = kMaxDigitBits;
-    const size_t need = key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb, widest);
+    } else {
+        ts.passes = std::max<uint32_t>(1, worst.count);
+        ts.bits = std::max(1u, widest);
+        ts.hybrid = false;
+    }
+    /* one block sorts it all, in registers and shared memory: no temp */
+    bool tile_only = false;
+    if (!internal && !(flags & GPK_CUDA_DETECT_BITS) && n <= (size_t)kTileSortKeys) {
+        DeviceGuard probe;
+        if (probe.enter(ctx->device) == cudaSuccess) tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
+    }
+    const size_t need = tile_only ? 1
+                                  : key_spares * key_spare + val_spares * val_spare +
+                                        temp_bytes(n, (int)kb, vb, widest, ts);
     if (!d_temp) {
         *temp_size = need;
         return GPK_OK;
@@ -2795,7 +2848,7 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     void *valt1 = val_spares >= 1 ? p : NULL;
     void *valt2 = val_spares >= 2 ? p + val_spare : NULL;
     p += val_spares * val_spare;
-    Temp t = carve_temp(p, n, (int)kb, vb, widest);
+    Temp t = tile_only ? Temp() : carve_temp(p, n, (int)kb, vb, widest, ts);
 
     DeviceJob job;
     job.type = key_type;
@@ -2823,8 +2876,28 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
         return GPK_OK;
     }
+    if (tile_only) {
+        Route route;
+        /* in to out in one launch (in place too: the block reads every key
+         * before it writes one); tile_takes made run_tile's tests */
+        for (uint32_t i = 0; i <= pl.count; i++) {
+            route.keys[i] = i == 0 ? d_keys_in : d_keys_out;
+            route.vals[i] = !vb ? NULL : i == 0 ? d_values_in : d_values_out;
+        }
+        bool ran = false;
+        gpk_status s = GPK_OK;
+        if (kb == 8)
+            s = vb == 8 ? run_tile<uint64_t, uint64_t>(ctx, job, pl, route, stream, &ran)
+                        : run_tile<uint64_t, uint32_t>(ctx, job, pl, route, stream, &ran);
+        else
+            s = vb == 8 ? run_tile<uint32_t, uint64_t>(ctx, job, pl, route, stream, &ran)
+                        : run_tile<uint32_t, uint32_t>(ctx, job, pl, route, stream, &ran);
+        if (s == GPK_OK && !ran)
+            return gpk__fail(ctx, GPK_EDEVICE, "radix sort: the one-block sort declined a call sized for it");
+        return s;
+    }
     HybridPlan hy;
-    if (!internal && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+    if (!internal && ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
         bool declined = false;
         gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
                                        vb ? d_values_out : NULL, valt1, t, stream, &declined);

@@ -7,10 +7,10 @@
 
 #include <cuda_runtime_api.h>
 
-/* The largest sizes measured faster in one launch (docs/perf/radix.md):
- * 2^22 keys of every width (2^23: slower, the resident blocks loop over
- * too many tiles), 2^20 pairs (2^22 pairs: 2 to 3 % slower). An explicit
- * GPK_RADIX_CUDA_SMALL_MAX_LOG sets both. */
+/* The largest sizes measured faster in one launch (docs/perf/radix.md,
+ * "Small sorts"): 2^22 keys of every width (2^23: slower, the resident
+ * blocks loop over too many tiles), 2^20 pairs. GPK_RADIX_CUDA_SMALL_MAX_LOG
+ * (or a test's gpk__test.radix_cuda_small_max_log) sets both. */
 #define SMALL_KEYS_DEFAULT_LOG 22
 #define SMALL_VALUES_DEFAULT_LOG 20
 
@@ -22,8 +22,9 @@ static void limits_release(gpk_ctx *ctx)
     *slot = NULL;
 }
 
-/* On (GPK_RADIX_CUDA_SMALL=0: off) only where the device runs cooperative
- * launches. */
+/* On by default (faster than the separate launches from 2^16 to 2^22 keys
+ * and to 2^20 pairs, docs/perf/radix.md; a test's gpk__test.radix_cuda_small
+ * 0 turns it off), only where the device runs cooperative launches. */
 static gpk_radix_cuda_limits read_limits(const gpk_ctx *ctx)
 {
     gpk_radix_cuda_limits l = {0, 0};
@@ -32,8 +33,11 @@ static gpk_radix_cuda_limits read_limits(const gpk_ctx *ctx)
         (void)cudaGetLastError(); /* not sticky: the path stays off, the sort reports its own errors */
         return l;
     }
-    if (!coop || gpk__env_int("GPK_RADIX_CUDA_SMALL", 1) == 0) return l;
-    const int lg = gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0);
+    if (!coop || gpk__hook(gpk__test.radix_cuda_small, 1) == 0) return l;
+    /* GPK_RADIX_CUDA_SMALL_MAX_LOG: programs that sort many arrays on
+     * several streams at once lower it (one launch fills the device) */
+    const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log,
+                                  gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
     if (lg >= 1 && lg <= 24) {
         l.small_max_log = l.small_values_max_log = lg;
     } else {

@@ -11,9 +11,11 @@ extern "C" {
 
 /* The single-launch path for small inputs (radix_cuda.cu, run_small and
  * run_tile): up to 2^small_max_log keys (with values or a permutation:
- * 2^small_values_max_log); 0 = off. Read at the context's first sort from
- * GPK_RADIX_CUDA_SMALL (0: off) and GPK_RADIX_CUDA_SMALL_MAX_LOG (1 to 24:
- * one limit for both); off where the device runs no cooperative launches. */
+ * 2^small_values_max_log); 0 = off. Read at the context's first sort:
+ * GPK_RADIX_CUDA_SMALL_MAX_LOG (1 to 24: one limit for both; a test's
+ * gpk__test.radix_cuda_small_max_log before it), a test's
+ * gpk__test.radix_cuda_small (0: off); off where the device runs no
+ * cooperative launches. */
 typedef struct gpk_radix_cuda_limits {
     int small_max_log;
     int small_values_max_log;

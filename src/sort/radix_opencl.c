@@ -11,28 +11,22 @@
  *   fast   work-group counting and local ranking: the GPU default;
  *   paper  per-item histograms H(c, g, i) in local memory, optional
  *          transposition: the CPU default, and the paper-faithful version
- *          on GPUs (GPK_OPENCL_VARIANT=paper);
+ *          on GPUs (forced by tests);
  *   onesweep  one read for the digit counts of all passes, then per pass
  *          one kernel that ranks a tile, finds its digits' offsets by
  *          decoupled look-back and writes the tile coalesced (the CUDA
  *          backend's design): the default on NVIDIA GPUs when the program
  *          built with the inline-PTX warp primitives; portable otherwise
- *          (GPK_OPENCL_VARIANT=onesweep), for testing the design on PoCL;
+ *          (forced by tests), for testing the design on PoCL;
  *   global per-item histograms in global memory: used when the 2^r * I
  *          counters of the paper variant do not fit in local memory
- *          (large r on GPUs), or forced with GPK_OPENCL_VARIANT=global.
+ *          (large r on GPUs), or forced by tests.
  * A variant that does not fit the device for the requested r falls back to
  * the next one, so every r in 1..16 works.
  *
- * Environment knobs (for experiments and tests; the options and the tuning
- * table are the normal way): GPK_OPENCL_VARIANT=fast|paper|global|onesweep,
- * GPK_OPENCL_TRANSPOSE=0|1 (paper variants); read when the context is
- * created: GPK_OPENCL_KPT=k4[,k8] (keys per item of the fast kernels),
- * GPK_OPENCL_BUILD_OPTIONS (appended to the build options),
- * GPK_OPENCL_PROFILE=1 (per-phase kernel times in the state, for tools),
- * GPK_OPENCL_OS_KPT=k4[,k8] (keys per item of the onesweep pass),
- * GPK_OPENCL_VENDOR=0|2|emulate (no vendor kernels / vendor kernels or an
- * error / the vendor ranking with emulated warp primitives, for tests).
+ * The tuning table below is the one place for per-device choices; tests
+ * force a variant, the transposition, the vendor path, the 64-bit build or
+ * the profile through gpk__test (src/core/test_hooks.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -93,7 +87,7 @@ typedef struct gpk_ocl_kernels {
     /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
      * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
     unsigned os_warp;
-    int os_emulated;          /* GPK_OPENCL_VENDOR=emulate */
+    int os_emulated; /* the emulated vendor ranking (a test hook) */
 } gpk_ocl_kernels;
 
 /* Cached device buffers, grow-only. */
@@ -113,7 +107,7 @@ typedef struct radix_cl {
     gpk_ocl_kernels ks[2];
 
     /* The vendor build (inline PTX) is tried on NVIDIA GPUs unless
-     * GPK_OPENCL_VENDOR=0; GPK_OPENCL_VENDOR=2 makes its failure an error
+     * a test turns it off (gpk__test.opencl_vendor 0); 2 makes its failure an error
      * (with the build log) instead of a fallback. vendor_log keeps the start
      * of a failed vendor build's log. */
     unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
@@ -121,7 +115,7 @@ typedef struct radix_cl {
 
     struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
 
-    /* Per-phase kernel times, only when GPK_OPENCL_PROFILE is set at context
+    /* Per-phase kernel times, only when gpk__test.opencl_profile is set at context
      * creation (for docs/perf and tuning; the paper reports the same split):
      * events of the current sort, then their sums in ms since the last reset. */
     int profile;
@@ -205,7 +199,7 @@ static int contains_ci(const char *hay, const char *needle)
 }
 
 /* Chooses the tuning row for the device described in *st (type, vendor,
- * compute units) and applies the GPK_OPENCL_KPT override. */
+ * compute units). */
 static void gpk__radix_opencl_tune(const radix_cl *st, gpk_opencl_tune *out)
 {
     const size_t rows = sizeof tune_table / sizeof tune_table[0];
@@ -216,20 +210,6 @@ static void gpk__radix_opencl_tune(const radix_cl *st, gpk_opencl_tune *out)
         if (row->vendor && !contains_ci(st->dev->vendor, row->vendor)) continue;
         *out = row->t;
         break;
-    }
-    const char *kpt = getenv("GPK_OPENCL_KPT");
-    if (kpt && *kpt) {
-        unsigned a = 0, b = 0;
-        const int got = sscanf(kpt, "%u,%u", &a, &b);
-        if (got >= 1 && a >= 1 && a <= 32) out->kpt4 = a;
-        if (got == 2 && b >= 1 && b <= 32) out->kpt8 = b;
-    }
-    const char *okpt = getenv("GPK_OPENCL_OS_KPT");
-    if (okpt && *okpt) {
-        unsigned a = 0, b = 0;
-        const int got = sscanf(okpt, "%u,%u", &a, &b);
-        if (got >= 1 && a >= 1 && a <= 32) out->os_kpt4 = a;
-        if (got == 2 && b >= 1 && b <= 32) out->os_kpt8 = b;
     }
 }
 
@@ -258,7 +238,7 @@ typedef struct run {
     radix_cl *st;
     const gpk_radix_job *job;
     size_t n;
-    int wide;           /* 64-bit positions (past 2^32 keys, or GPK_OPENCL_WIDE_FROM) */
+    int wide;           /* 64-bit positions (past 2^32 keys, or gpk__test.opencl_wide_from) */
     unsigned pw;        /* bytes of a position / histogram entry: 4 or 8 */
     const gpk_ocl_kernels *k; /* the build for pw */
     int kind;           /* key map: 0 unsigned, 1 signed, 2 float */
@@ -350,16 +330,13 @@ static void build_log(radix_cl *st, cl_program prog, char *log, size_t len)
     free(full);
 }
 
-/* GPK_OPENCL_VENDOR: 0 portable kernels only, 2 the vendor path or an
- * error, "emulate" the vendor path's 32-lane ranking with emulated warp
- * primitives on any device (3, for tests), anything else (default) the
- * vendor path where it builds. */
+/* The vendor path where it builds (1, the default); tests force 0 (portable
+ * kernels only), 2 (the vendor path or an error) or 3 (the vendor path's
+ * 32-lane ranking with emulated warp primitives on any device). */
 static int vendor_mode(void)
 {
-    const char *v = getenv("GPK_OPENCL_VENDOR");
-    if (!v || !*v) return 1;
-    if (!strcmp(v, "emulate")) return 3;
-    return atoi(v) == 0 ? 0 : atoi(v) == 2 ? 2 : 1;
+    const int v = (int)gpk__hook(gpk__test.opencl_vendor, 1);
+    return v == 0 || v == 2 || v == 3 ? v : 1;
 }
 
 /* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
@@ -378,7 +355,8 @@ static gpk_status build_program(gpk_ctx *ctx, radix_cl *st, int wide)
     const int nvidia = (st->dev->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->dev->vendor, "NVIDIA");
     if (mode == 2 && !nvidia) {
         free(src);
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "GPK_OPENCL_VENDOR=2: no vendor path for %s (%s)", st->dev->name,
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "OpenCL: the vendor path was required but there is none for %s (%s)", st->dev->name,
                          st->dev->vendor);
     }
     /* Keys per item are compile-time (they size private arrays); the rest
@@ -386,7 +364,6 @@ static gpk_status build_program(gpk_ctx *ctx, radix_cl *st, int wide)
     st->os_bpt = 2u * ((256u + st->tune.os_items - 1u) / st->tune.os_items); /* half the items still work */
     if (st->os_bpt > 8) st->os_bpt = 8;
     char opts[640];
-    const char *extra = getenv("GPK_OPENCL_BUILD_OPTIONS"); /* for experiments, e.g. -cl-nv-verbose */
     for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
         const char *srcs[1] = {src};
         ks->program = clCreateProgramWithSource(st->dev->context, 1, srcs, NULL, &e);
@@ -395,12 +372,15 @@ static gpk_status build_program(gpk_ctx *ctx, radix_cl *st, int wide)
             free(src);
             return gpk__cl_fail(ctx, e, "clCreateProgramWithSource");
         }
-        snprintf(opts, sizeof opts,
-                 "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
-                 "-DGPK_OS_BPT=%u%s%s %.300s",
-                 st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
-                 wide ? " -DGPK_POS64" : "", ptx ? " -DGPK_NV_PTX" : mode == 3 ? " -DGPK_EMU_WARP" : "",
-                 extra ? extra : "");
+        snprintf(
+            opts, sizeof opts,
+            "-cl-std=CL1.2 -DGPK_KPT4=%u -DGPK_KPT8=%u -DGPK_RANK_BITS=4 -DGPK_OS_KPT4=%u -DGPK_OS_KPT8=%u "
+            "-DGPK_OS_BPT=%u%s%s",
+            st->tune.kpt4, st->tune.kpt8, st->tune.os_kpt4, st->tune.os_kpt8, st->os_bpt,
+            wide ? " -DGPK_POS64" : "",
+            ptx             ? " -DGPK_NV_PTX"
+                : mode == 3 ? " -DGPK_EMU_WARP"
+                            : "");
         e = clBuildProgram(ks->program, 1, &st->dev->device, opts, NULL, NULL);
         if (e == CL_SUCCESS) {
             ks->os_warp = ptx || mode == 3 ? 32 : 1;
@@ -523,8 +503,7 @@ static gpk_status radix_opencl_init(gpk_ctx *ctx, gpk_opencl *dev)
     if (!st) return gpk__fail(ctx, GPK_ENOMEM, "out of host memory for the OpenCL radix sort's state");
     *slot = st;
     st->dev = dev;
-    const char *prof = getenv("GPK_OPENCL_PROFILE");
-    st->profile = prof && *prof && strcmp(prof, "0") != 0;
+    st->profile = gpk__hook(gpk__test.opencl_profile, 0) != 0;
     gpk__radix_opencl_tune(st, &st->tune);
     return build_program(ctx, st, 0);
 }
@@ -534,15 +513,11 @@ const gpk_opencl_family gpk__radix_opencl_family = {"radix sort", radix_opencl_i
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
-static int env_variant(int fallback)
+/* The variant a test forces, else the tuning's. */
+static int variant_or(int fallback)
 {
-    const char *v = getenv("GPK_OPENCL_VARIANT");
-    if (!v || !*v) return fallback;
-    if (!strcmp(v, "fast")) return GPK_OCL_FAST;
-    if (!strcmp(v, "paper")) return GPK_OCL_PAPER;
-    if (!strcmp(v, "global")) return GPK_OCL_GLOBAL;
-    if (!strcmp(v, "onesweep")) return GPK_OCL_ONESWEEP;
-    return fallback;
+    const int v = (int)gpk__hook(gpk__test.opencl_variant, fallback);
+    return v >= GPK_OCL_FAST && v <= GPK_OCL_ONESWEEP ? v : fallback;
 }
 
 static unsigned kpt_of(const run *R) { return R->kw == 4 ? R->st->tune.kpt4 : R->st->tune.kpt8; }
@@ -708,8 +683,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     p->hist_len = R_ * GI;
     p->aux_len = min_sz(p->s, p->hist_len);
     {
-        const char *tr = getenv("GPK_OPENCL_TRANSPOSE");
-        p->transpose = (tr && *tr) ? atoi(tr) != 0 : tu->paper_transpose;
+        p->transpose = (int)gpk__hook(gpk__test.opencl_transpose, tu->paper_transpose) != 0;
         const size_t tlim = wg_limit(R, &R->k->transpose[0], &R->k->transpose[1]);
         if (tlim < TD * TD) p->transpose = 0;
     }
@@ -1135,9 +1109,9 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
     if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
     R->n = job->n;
-    /* GPK_OPENCL_WIDE_FROM (tests): the 64-bit build from that many keys on */
-    const char *wf = getenv("GPK_OPENCL_WIDE_FROM");
-    const size_t wide_from = wf && *wf ? (size_t)strtoull(wf, NULL, 10) : 0xFFFFFFFFu;
+    /* the 64-bit build past 2^32 keys (tests move the limit) */
+    const long long wf = gpk__hook(gpk__test.opencl_wide_from, 0xFFFFFFFFll);
+    const size_t wide_from = wf >= 0 ? (size_t)wf : 0xFFFFFFFFu;
     gpk_status s = use_width(R, R->n > wide_from);
     if (s != GPK_OK) return s;
     R->kw = job->key_width;
@@ -1155,7 +1129,8 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     if (job->key_bits > R->kw * 8) return gpk__fail(ctx, GPK_EINVAL, "key_bits = %u", job->key_bits);
     if (job->radix_bits > 16) return gpk__fail(ctx, GPK_EINVAL, "radix_bits = %u (1..16)", job->radix_bits);
     const gpk_opencl_tune *tu = &R->st->tune;
-    R->pref = env_variant(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP : tu->variant);
+    R->pref = variant_or(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP
+                                                                                   : tu->variant);
     R->r = job->radix_bits ? job->radix_bits
                            : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;

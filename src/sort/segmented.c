@@ -247,35 +247,14 @@ static gpk_status sort_segment_parallel(gpk_ctx *ctx, const gpk_seg_job *job, ui
     const unsigned kw = job->key_width;
     const int desc = job->descending;
     void *keys = (char *)job->keys + b * kw;
-    gpk_type sort_type = desc ? (kw == 4 ? GPK_U32 : GPK_U64) : t;
-    const ptrdiff_t m = (ptrdiff_t)len;
-    if (desc) {
-        if (kw == 4) {
-            uint32_t *k = keys;
-#pragma omp parallel for num_threads(ctx->threads) schedule(static)
-            for (ptrdiff_t j = 0; j < m; j++) k[j] = gpk__seg_order32(t, 1, gpk__map_u32(t, k[j]));
-        } else {
-            uint64_t *k = keys;
-#pragma omp parallel for num_threads(ctx->threads) schedule(static)
-            for (ptrdiff_t j = 0; j < m; j++) k[j] = gpk__seg_order64(t, 1, gpk__map_u64(t, k[j]));
-        }
-    }
+    const gpk_type sort_type = desc ? gpk__desc_sort_type(t) : t;
+    if (desc) gpk__desc_apply_host(ctx, t, 0, NULL, keys, len, kw, 0);
     gpk_radix_job rj;
     gpk_status s = gpk__radix_job_init(ctx, &rj, sort_type, keys, job->value_width,
                                        job->values ? (char *)job->values + b * job->value_width : NULL,
                                        job->sigma ? job->sigma + b : NULL, 4, len, NULL);
     if (s == GPK_OK) s = gpk__radix_sort_cpu(ctx, &rj);
-    if (desc) {
-        if (kw == 4) {
-            uint32_t *k = keys;
-#pragma omp parallel for num_threads(ctx->threads) schedule(static)
-            for (ptrdiff_t j = 0; j < m; j++) k[j] = gpk__unmap_u32(t, gpk__seg_order32(t, 1, k[j]));
-        } else {
-            uint64_t *k = keys;
-#pragma omp parallel for num_threads(ctx->threads) schedule(static)
-            for (ptrdiff_t j = 0; j < m; j++) k[j] = gpk__unmap_u64(t, gpk__seg_order64(t, 1, k[j]));
-        }
-    }
+    if (desc) gpk__desc_apply_host(ctx, t, 0, NULL, keys, len, kw, 1);
     return s;
 }
 

@@ -12,13 +12,17 @@
  *     keys do not all share (tiles ranked by a block radix sort of the
  *     digit), ping-ponging with a spare in d_temp;
  *   len >= large_min: the device radix sort of radix_cuda.cu on the
- *     segment alone, one after the other on the stream.
+ *     segment alone; several such segments side by side on up to
+ *     kLargeStreams streams forked from the caller's (the Onesweep
+ *     launches, each with its own slice of d_temp), since one segment's
+ *     sort of a few million keys is a chain of short launches that leaves
+ *     most of the device idle.
  * With offsets a first kernel deals the segments into one list per kind
  * (warp-aggregated atomics); the call then reads the list sizes back (one
  * synchronisation of the stream) to size the launches. Rows need neither.
  * Keys are sorted as unsigned sort keys: the order-preserving map of
  * gpk/sort.h, reversed for descending order except that NaNs stay last
- * (segmented_internal.h, gpk__seg_order32/64; the device twins are here). */
+ * (descending.h, shared with the host). */
 #include <cub/block/block_radix_sort.cuh>
 
 #include <stdlib.h>
@@ -38,9 +42,7 @@ template <typename K> struct SortKey;
 template <> struct SortKey<uint32_t> {
     static __host__ __device__ __forceinline__ uint32_t order(uint32_t m, gpk_type t, int desc)
     {
-        if (!desc) return m;
-        if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
-        return ~m;
+        return desc ? gpk__desc_key32(t, 0, m) : m;
     }
     static __host__ __device__ __forceinline__ uint32_t to_sort(uint32_t x, gpk_type t, int desc)
     {
@@ -64,9 +66,7 @@ template <> struct SortKey<uint32_t> {
 template <> struct SortKey<uint64_t> {
     static __host__ __device__ __forceinline__ uint64_t order(uint64_t m, gpk_type t, int desc)
     {
-        if (!desc) return m;
-        if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
-        return ~m;
+        return desc ? gpk__desc_key64(t, 0, m) : m;
     }
     static __host__ __device__ __forceinline__ uint64_t to_sort(uint64_t x, gpk_type t, int desc)
     {
@@ -103,6 +103,13 @@ constexpr int kMediumThreads = 256, kMediumItems = 8;
  * measured (docs/perf/segmented.md); gpk bench segmented --large-min
  * sweeps it. */
 constexpr uint64_t kLargeMinDefault = (uint64_t)1 << 18;
+/* Most large segments sorted at once. A sort of 2^20 keys launches about
+ * 300 blocks a pass, a few waves' worth of one wave of a large device;
+ * eight of them side by side fill it while each waits on its launch chain.
+ * The bytes moved are those of the one-by-one sorts (the keys, and values,
+ * read and written once a pass, plus one read for the histograms): only
+ * the idle time between dependent launches goes. */
+constexpr int kLargeStreams = 8;
 /* Most blocks one launch is given (grid.x allows 2^31 - 1). */
 constexpr size_t kMaxGrid = (size_t)1 << 30;
 
@@ -377,8 +384,11 @@ struct Call {
 };
 
 /* Temp layout (offsets): counts, the lists, the large segments' bounds,
- * the spare for medium segments, the device sort's temp. Rows take only
- * what their one kind needs. */
+ * the spare for medium segments, the large segments' sorts (sort_bytes
+ * from sort on: offsets, the temp of one sort of all n keys, which the
+ * call cuts into slices for as many streams as the longest large segment
+ * allows; rows, one slice a stream). Rows take only what their one kind
+ * needs. */
 struct Layout {
     size_t counts, lists, large_bounds, kalt, valt, sort, total;
     size_t sort_bytes;
@@ -386,7 +396,9 @@ struct Layout {
 
 static size_t al(size_t x) { return gpk__align_up(x, 256); }
 
-/* The device sort's temp for up to m keys sorted in place or out of place. */
+/* The temp (a multiple of 256 bytes) of one large segment's sort of up to
+ * m keys, whichever way it runs: the device sort alone on the stream or
+ * the Onesweep launches beside others, in place or copying. */
 static gpk_status large_sort_temp(const Call &c, size_t m, size_t *bytes)
 {
     *bytes = 0;
@@ -394,14 +406,33 @@ static gpk_status large_sort_temp(const Call &c, size_t m, size_t *bytes)
     const gpk_type st = c.desc ? (c.kw == 4 ? GPK_U32 : GPK_U64) : c.type;
     /* the query reads no memory; it tells in-place from copying calls by the pointers */
     void *a = (void *)(uintptr_t)256, *b2 = (void *)(uintptr_t)512;
-    size_t in_place = 0, copying = 0;
-    gpk_status s = c.vw ? gpk_cuda_sort_pairs(c.ctx, NULL, &in_place, st, a, a, c.vw, a, a, m, NULL, 0, c.stream)
-                        : gpk_cuda_sort_keys(c.ctx, NULL, &in_place, st, a, a, m, NULL, 0, c.stream);
-    if (s == GPK_OK)
-        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, NULL, &copying, st, a, b2, c.vw, a, b2, m, NULL, 0, c.stream)
-                 : gpk_cuda_sort_keys(c.ctx, NULL, &copying, st, a, b2, m, NULL, 0, c.stream);
-    *bytes = in_place > copying ? in_place : copying;
-    return s;
+    size_t most = 0;
+    for (int way = 0; way < 4; way++) {
+        void *out = way & 1 ? b2 : a;
+        size_t need = 0;
+        gpk_status s;
+        if (way < 2)
+            s = c.vw ? gpk_cuda_sort_pairs(c.ctx, NULL, &need, st, a, out, c.vw, a, out, m, NULL, 0, c.stream)
+                     : gpk_cuda_sort_keys(c.ctx, NULL, &need, st, a, out, m, NULL, 0, c.stream);
+        else
+            s = gpk__radix_cuda_sort_bits(c.ctx, NULL, &need, st, a, out, c.vw, c.vw ? a : NULL, c.vw ? out : NULL, m,
+                                          0, 8 * c.kw, c.stream);
+        if (s != GPK_OK) return s;
+        if (need > most) most = need;
+    }
+    *bytes = al(most);
+    return GPK_OK;
+}
+
+/* How many streams sort the large segments: at most kLargeStreams and
+ * n_large, and as many slices of slice bytes as the area holds (at least
+ * one: the area holds the sort of the longest). */
+static int large_streams(size_t n_large, size_t slice, size_t area)
+{
+    size_t k = slice ? area / slice : (size_t)kLargeStreams;
+    if (k > (size_t)kLargeStreams) k = kLargeStreams;
+    if (k > n_large) k = n_large;
+    return k < 1 ? 1 : (int)k;
 }
 
 static gpk_status plan_layout(const Call &c, Layout *lay)
@@ -432,7 +463,9 @@ static gpk_status plan_layout(const Call &c, Layout *lay)
             lay->valt = at;
             at += al(c.n * c.vw);
         } else if (kind == kLarge) {
-            GPK_CHECK(large_sort_temp(c, (size_t)c.segs.length, &lay->sort_bytes));
+            size_t slice;
+            GPK_CHECK(large_sort_temp(c, (size_t)c.segs.length, &slice));
+            lay->sort_bytes = slice * (size_t)large_streams(count, slice, (size_t)-1);
         }
     }
     lay->sort = at;
@@ -487,9 +520,10 @@ static gpk_status launch_medium(const Call &c, const SegSrc &S, size_t blocks, v
     return GPK_OK;
 }
 
-/* One large segment [b, e) with the device sort. */
+/* One large segment [b, e) with the device sort on c.stream; beside:
+ * with the Onesweep launches, which may run beside other sorts. */
 template <typename K>
-static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_temp, size_t sort_bytes)
+static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_temp, size_t sort_bytes, bool beside)
 {
     const size_t m = (size_t)(e - b);
     const K *kin = (const K *)c.kin + b;
@@ -499,6 +533,9 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
     size_t bytes = sort_bytes;
     gpk_status s;
     if (!c.desc) {
+        if (beside)
+            return gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, 0,
+                                             8 * c.kw, c.stream);
         s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, NULL, 0,
                                        c.stream)
                  : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, c.type, kin, kout, m, NULL, 0, c.stream);
@@ -514,11 +551,74 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
         if (e2 != cudaSuccess) return gpk__cuda_fail(c.ctx, e2, "segmented sort: cudaMemcpyAsync");
     }
     const gpk_type st = c.kw == 4 ? GPK_U32 : GPK_U64;
-    s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, NULL, 0, c.stream)
-             : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, st, kout, kout, m, NULL, 0, c.stream);
+    if (beside)
+        s = gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, 0, 8 * c.kw,
+                                      c.stream);
+    else
+        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, NULL, 0,
+                                       c.stream)
+                 : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, st, kout, kout, m, NULL, 0, c.stream);
     if (s != GPK_OK) return s;
     order_kernel<K><<<grid, 256, 0, c.stream>>>(kout, kout, m, c.type, 1, 0);
     return launch_check(c, "segmented sort: key map kernel");
+}
+
+/* The n_large large segments (bounds: 2 per segment on the host, or NULL
+ * for rows of c.segs.length), in the area of area bytes of d_temp: one
+ * after the other on c.stream where the area holds one sort, else dealt
+ * round-robin to side streams forked from c.stream and joined back to it
+ * (events), each with its own slice of the area. */
+template <typename K>
+static gpk_status sort_large_all(const Call &c, const uint64_t *bounds, size_t n_large, char *area, size_t area_bytes)
+{
+    uint64_t longest = c.segs.length;
+    if (bounds) {
+        longest = 0;
+        for (size_t q = 0; q < n_large; q++)
+            if (bounds[2 * q + 1] - bounds[2 * q] > longest) longest = bounds[2 * q + 1] - bounds[2 * q];
+    }
+    size_t slice;
+    GPK_CHECK(large_sort_temp(c, (size_t)longest, &slice));
+    const int k = large_streams(n_large, slice, area_bytes);
+    if (k == 1) {
+        for (size_t q = 0; q < n_large; q++) {
+            const uint64_t b = bounds ? bounds[2 * q] : (uint64_t)q * longest;
+            const uint64_t e = bounds ? bounds[2 * q + 1] : b + longest;
+            GPK_CHECK(sort_large<K>(c, b, e, area, area_bytes, false));
+        }
+        return GPK_OK;
+    }
+    cudaStream_t side[kLargeStreams] = {};
+    cudaEvent_t ev[kLargeStreams + 1] = {};
+    cudaError_t e = cudaSuccess;
+    int made = 0, events = 0;
+    for (; events <= k && e == cudaSuccess; events++) e = cudaEventCreateWithFlags(&ev[events], cudaEventDisableTiming);
+    if (e != cudaSuccess) events--;
+    for (; made < k && e == cudaSuccess; made++) e = cudaStreamCreateWithFlags(&side[made], cudaStreamNonBlocking);
+    if (e != cudaSuccess) made--;
+    /* fork: every side stream starts after the caller's work so far */
+    if (e == cudaSuccess) e = cudaEventRecord(ev[k], c.stream);
+    for (int i = 0; i < k && e == cudaSuccess; i++) e = cudaStreamWaitEvent(side[i], ev[k], 0);
+    gpk_status s = e == cudaSuccess ? GPK_OK : gpk__cuda_fail(c.ctx, e, "segmented sort: side streams");
+    const bool forked = e == cudaSuccess;
+    for (size_t q = 0; q < n_large && s == GPK_OK; q++) {
+        Call ci = c;
+        ci.stream = side[q % (size_t)k];
+        const uint64_t b = bounds ? bounds[2 * q] : (uint64_t)q * longest;
+        const uint64_t end = bounds ? bounds[2 * q + 1] : b + longest;
+        s = sort_large<K>(ci, b, end, area + (q % (size_t)k) * slice, slice, true);
+    }
+    /* join, whatever happened: the caller's stream waits for every side stream */
+    if (forked)
+        for (int i = 0; i < k; i++) {
+            cudaError_t j = cudaEventRecord(ev[i], side[i]);
+            if (j == cudaSuccess) j = cudaStreamWaitEvent(c.stream, ev[i], 0);
+            if (j != cudaSuccess && s == GPK_OK) s = gpk__cuda_fail(c.ctx, j, "segmented sort: joining the side streams");
+        }
+    /* released once their work is done */
+    for (int i = 0; i < made; i++) cudaStreamDestroy(side[i]);
+    for (int i = 0; i < events; i++) cudaEventDestroy(ev[i]);
+    return s;
 }
 
 template <typename K, typename V, bool HAS_V>
@@ -544,9 +644,7 @@ static gpk_status run(const Call &c, char *temp, const Layout &lay)
         const int kind = kind_of(len, c.L);
         if (kind < kTiers) return launch_small<K, V, HAS_V>(c, S, kind, count);
         if (kind == kMedium) return launch_medium<K, V, HAS_V>(c, S, count, kalt, valt);
-        for (size_t i = 0; i < count; i++)
-            GPK_CHECK(sort_large<K>(c, (uint64_t)i * len, (uint64_t)(i + 1) * len, sort_temp, lay.sort_bytes));
-        return GPK_OK;
+        return sort_large_all<K>(c, NULL, count, (char *)sort_temp, lay.sort_bytes);
     }
     if (count == 0) return GPK_OK;
     unsigned long long *d_counts = (unsigned long long *)(temp + lay.counts);
@@ -580,8 +678,7 @@ static gpk_status run(const Call &c, char *temp, const Layout &lay)
         e = cudaMemcpyAsync(h_large, d_large, 2 * n_large * sizeof(uint64_t), cudaMemcpyDeviceToHost, c.stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(c.stream);
         gpk_status s = e == cudaSuccess ? GPK_OK : gpk__cuda_fail(c.ctx, e, "segmented sort: reading the large segments");
-        for (size_t q = 0; q < n_large && s == GPK_OK; q++)
-            s = sort_large<K>(c, h_large[2 * q], h_large[2 * q + 1], sort_temp, lay.sort_bytes);
+        if (s == GPK_OK) s = sort_large_all<K>(c, h_large, n_large, (char *)sort_temp, lay.sort_bytes);
         free(h_large);
         return s;
     }

@@ -5,6 +5,7 @@
 #define GPK_SEGMENTED_INTERNAL_H
 
 #include "radix_internal.h"
+#include "descending.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,25 +40,15 @@ static inline void gpk__seg_bounds(const gpk_segments *s, size_t i, uint64_t *b,
     }
 }
 
-/* The mapped form (gpk__map_u32/_u64) of +inf: every NaN maps above it. */
-#define GPK__F32_INF_MAPPED 0xFF000001u
-#define GPK__F64_INF_MAPPED 0xFFE0000000000001ull
-
-/* The sort key of mapped key m: ascending, m itself; descending, a key
- * whose ascending order is the reverse of m's except that floats' NaNs
- * stay at the top in their ascending order (NaN last either way). Each map
- * is its own inverse, so it also takes a sort key back to m. */
+/* The sort key of mapped key m: ascending, m itself; descending, its
+ * descending sort key (descending.h). Each map is its own inverse. */
 static inline uint32_t gpk__seg_order32(gpk_type t, int descending, uint32_t m)
 {
-    if (!descending) return m;
-    if (t == GPK_F32) return m <= GPK__F32_INF_MAPPED ? GPK__F32_INF_MAPPED - m : m;
-    return ~m;
+    return descending ? gpk__desc_key32(t, 0, m) : m;
 }
 static inline uint64_t gpk__seg_order64(gpk_type t, int descending, uint64_t m)
 {
-    if (!descending) return m;
-    if (t == GPK_F64) return m <= GPK__F64_INF_MAPPED ? GPK__F64_INF_MAPPED - m : m;
-    return ~m;
+    return descending ? gpk__desc_key64(t, 0, m) : m;
 }
 
 /* Checks segs against n elements (begin <= end <= n, rows fit, no two
@@ -70,6 +61,9 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
 
 /* Backends. */
 gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job);
+/* Any backend, through two stable plain sorts of all the covered elements
+ * (segmented_opencl.c): the OpenCL backend's. */
+gpk_status gpk__seg_sort_by_two_sorts(gpk_ctx *ctx, const gpk_seg_job *job);
 #ifdef GPK_HAVE_CUDA
 gpk_status gpk__seg_sort_cuda(gpk_ctx *ctx, const gpk_seg_job *job);
 #endif

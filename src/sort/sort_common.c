@@ -45,6 +45,8 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     if (o.key_bits > 8 * kw)
         return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
                          o.key_bits, (unsigned)(8 * kw), gpk_type_name(key_type));
+    if (o.descending != 0 && o.descending != 1)
+        return gpk__fail(ctx, GPK_EINVAL, "sort: descending must be 0 or 1, not %d", o.descending);
     if (o.radix_bits > 16)
         return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)",
                          o.radix_bits);
@@ -138,17 +140,13 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  *    quicksort 1.4-2x up to 2^10.
  * Keys with few distinct bits sort faster by radix (it skips equal bits),
  * but AUTO looks at type and size only.
- * CUDA: records from 2^10 on. `gpk bench quicksort` on an H100
- * (docs/perf/quicksort.md, 2026-11-24) found the radix sort faster for
- * every key type, size (2^20 .. 2^28) and distribution measured for keys,
- * zero entropy included (0.10 ms against 0.20 at 2^25). Records through
- * the host API (32-byte payload, uniform and gaussian, 2^10 .. 2^22,
- * u32 and u64 keys, impl quick-host against radix): quicksort, whose
- * gather is on the device, faster in 26 of 28 cells (1.1-2.6x); slower
- * in two, within 13 % (u32 2^18 uniform 2.14 against 1.97 ms; u64 2^20
- * uniform 12.7 against 11.3, where an earlier run had 13.4 against 33.3:
- * host-to-host times carry the host's page-fault noise). The radix
- * record path gathers on the host. Below 2^10 records: not measured, the
+ * CUDA: records from 2^10 on. `gpk bench quicksort` (docs/perf/quicksort.md)
+ * found the radix sort faster for every key type, size (2^20 .. 2^28) and
+ * distribution measured for keys, zero entropy included. Records through
+ * the host API (32-byte payload, uniform and gaussian, 2^10 .. 2^22, u32
+ * and u64 keys): quicksort, whose gather is on the device, faster in 26 of
+ * 28 cells; slower in two, within host-to-host noise. The radix record
+ * path gathers on the host. Below 2^10 records: not measured, the
  * radix sort stays. OpenCL: no quicksort, so never. */
 typedef struct {
     gpk_backend backend;

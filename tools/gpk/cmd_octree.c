@@ -147,178 +147,236 @@ static int octree_svg(const char *path, const gpk_octree *t, char *err, size_t l
     return io_out_commit(&out, err, len);
 }
 
-int cmd_octree(int argc, char **argv)
+/* gpk octree's options. */
+typedef struct octree_args {
+    gpk_particle_dist dist;
+    uint64_t n, threshold, seed, reps, blocks, block_threads, grid_split;
+    gpk_octree_scheme scheme;
+    gpk_octree_opts oo;
+    gpk_backend backend;
+    int device, threads, json, have_victim;
+    const char *svg;
+} octree_args;
+
+/* 0; 1 after --help; -1 on a usage error (said). */
+static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args *o)
 {
-    const char *cmd = "octree";
-    gpk_particle_dist dist = GPK_PARTICLES_UNIFORM;
-    uint64_t n = 500000, threshold = 20, seed = 1, reps = 1, blocks = 0, block_threads = 0, grid_split = 0;
-    gpk_octree_scheme scheme = GPK_OCTREE_STEAL;
-    gpk_octree_opts oo = GPK_OCTREE_OPTS_INIT;
-    gpk_backend backend = GPK_BACKEND_AUTO;
-    int device = -1, threads = 0, json = 0, have_victim = 0;
-    const char *svg = NULL;
+    const octree_args defaults = {
+        GPK_PARTICLES_UNIFORM, 500000,           20, 1, 1, 0, 0,   0, GPK_OCTREE_STEAL,
+        GPK_OCTREE_OPTS_INIT,  GPK_BACKEND_AUTO, -1, 0, 0, 0, NULL};
+    *o = defaults;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int m;
         if (cli_is_help(a)) {
             cmd_octree_help(stdout);
-            return CLI_OK;
+            return 1;
         }
         if (cli_flag(a, NULL, "--json")) {
-            json = 1;
+            o->json = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dist", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (gpk_particle_dist_parse(val, &dist) != GPK_OK) {
+            if (m < 0) return -1;
+            if (gpk_particle_dist_parse(val, &o->dist) != GPK_OK) {
                 cli_error(cmd, "unknown --dist '%s' (uniform, tube, plummer)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--n", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_size(val, &n) != 0 || n > UINT32_MAX) {
+            if (m < 0) return -1;
+            if (cli_parse_size(val, &o->n) != 0 || o->n > UINT32_MAX) {
                 cli_error(cmd, "bad --n '%s' (a count below 2^32, e.g. 500000, 1M, 2^24)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threshold", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_uint(val, 1, UINT32_MAX, &threshold) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 1, UINT32_MAX, &o->threshold) != 0) {
                 cli_error(cmd, "bad --threshold '%s' (1 or more)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--scheme", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (gpk_octree_scheme_parse(val, &scheme) != GPK_OK) {
+            if (m < 0) return -1;
+            if (gpk_octree_scheme_parse(val, &o->scheme) != GPK_OK) {
                 cli_error(cmd, "unknown --scheme '%s' (steal, static, queue, lockfree, morton)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--victim", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            have_victim = 1;
+            if (m < 0) return -1;
+            o->have_victim = 1;
             if (strcmp(val, "rr") == 0 || strcmp(val, "round-robin") == 0) {
-                oo.pool.victim = GPK_POOL_VICTIM_ROUND_ROBIN;
+                o->oo.pool.victim = GPK_POOL_VICTIM_ROUND_ROBIN;
             } else if (strcmp(val, "random") == 0) {
-                oo.pool.victim = GPK_POOL_VICTIM_RANDOM;
+                o->oo.pool.victim = GPK_POOL_VICTIM_RANDOM;
             } else {
                 cli_error(cmd, "unknown --victim '%s' (rr, random)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--capacity", &val)) != 0) {
             uint64_t v;
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             if (cli_parse_size(val, &v) != 0 || v == 0) {
                 cli_error(cmd, "bad --capacity '%s' (1 or more tasks)", val);
-                return CLI_USAGE;
+                return -1;
             }
-            oo.pool.capacity = (size_t)v;
+            o->oo.pool.capacity = (size_t)v;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
             uint64_t v;
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             if (cli_parse_uint(val, 0, 1 << 16, &v) != 0) {
                 cli_error(cmd, "bad --threads '%s'", val);
-                return CLI_USAGE;
+                return -1;
             }
-            threads = (int)v;
+            o->threads = (int)v;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--blocks", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_uint(val, 1, 1 << 20, &blocks) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 1, 1 << 20, &o->blocks) != 0) {
                 cli_error(cmd, "bad --blocks '%s'", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--grid-split", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (strcmp(val, "pool") == 0) grid_split = UINT32_MAX;
-            else if (cli_parse_uint(val, 1, UINT32_MAX, &grid_split) != 0) {
+            if (m < 0) return -1;
+            if (strcmp(val, "pool") == 0) o->grid_split = UINT32_MAX;
+            else if (cli_parse_uint(val, 1, UINT32_MAX, &o->grid_split) != 0) {
                 cli_error(cmd, "bad --grid-split '%s' (a particle count, or pool)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_uint(val, 1, 1024, &block_threads) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 1, 1024, &o->block_threads) != 0) {
                 cli_error(cmd, "bad --block-threads '%s' (1 to 1024)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (gpk_backend_parse(val, &backend) != GPK_OK || backend == GPK_BACKEND_OPENCL) {
+            if (m < 0) return -1;
+            if (gpk_backend_parse(val, &o->backend) != GPK_OK || o->backend == GPK_BACKEND_OPENCL) {
                 /* an OpenCL context would build on CPU threads: refused, not ignored */
                 cli_error(cmd, "%s backend '%s' for the octree (auto, cpu, cuda)",
-                          backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
-                return CLI_USAGE;
+                          o->backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
             uint64_t v;
-            if (m < 0) return CLI_USAGE;
+            if (m < 0) return -1;
             if (cli_parse_uint(val, 0, 1 << 20, &v) != 0) {
                 cli_error(cmd, "bad --device '%s'", val);
-                return CLI_USAGE;
+                return -1;
             }
-            device = (int)v;
+            o->device = (int)v;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--seed", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_uint(val, 0, UINT64_MAX, &seed) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 0, UINT64_MAX, &o->seed) != 0) {
                 cli_error(cmd, "bad --seed '%s'", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--reps", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            if (cli_parse_uint(val, 1, 1000, &reps) != 0) {
+            if (m < 0) return -1;
+            if (cli_parse_uint(val, 1, 1000, &o->reps) != 0) {
                 cli_error(cmd, "bad --reps '%s' (1 to 1000)", val);
-                return CLI_USAGE;
+                return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--svg", &val)) != 0) {
-            if (m < 0) return CLI_USAGE;
-            svg = val;
+            if (m < 0) return -1;
+            o->svg = val;
         } else {
             cli_error(cmd, "unknown option or argument '%s' (see gpk octree --help)", a);
-            return CLI_USAGE;
+            return -1;
         }
     }
-    if (svg) {
+    if (o->svg) {
         /* Checked before the build, not after it. */
-        const char *outs[1] = {svg}, *roles[1] = {"--svg"};
+        const char *outs[1] = {o->svg}, *roles[1] = {"--svg"};
         char err[600];
         if (io_check_outputs(outs, roles, NULL, 1, NULL, NULL, 0, err, sizeof err) != 0) {
             cli_error(cmd, "%s", err);
-            return CLI_USAGE;
+            return -1;
         }
     }
-    if (have_victim && scheme != GPK_OCTREE_STEAL) {
+    if (o->have_victim && o->scheme != GPK_OCTREE_STEAL) {
         cli_error(cmd, "--victim chooses whom a thief robs: only for --scheme steal, not %s",
-                  gpk_octree_scheme_name(scheme));
-        return CLI_USAGE;
+                  gpk_octree_scheme_name(o->scheme));
+        return -1;
     }
-    if (oo.pool.capacity && scheme == GPK_OCTREE_MORTON) {
+    if (o->oo.pool.capacity && o->scheme == GPK_OCTREE_MORTON) {
         cli_error(cmd, "--capacity sizes the task pool's queues: --scheme morton has no pool");
-        return CLI_USAGE;
+        return -1;
     }
 #ifndef GPK_HAVE_CUDA_OCTREE
-    if (blocks || block_threads || grid_split) {
+    if (o->blocks || o->block_threads || o->grid_split) {
         /* The pools run on host threads in this build; a silently ignored
          * --blocks would make a sweep measure nothing. */
         cli_error(cmd, "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure "
                        "with -DGPK_WITH_CUDA_OCTREE=ON); the pools run on CPU threads (--threads)");
-        return CLI_USAGE;
+        return -1;
     }
 #endif
 
+    return 0;
+}
+
+/* The summary line on stderr and, with --json, the JSON record. */
+static void octree_report(const octree_args *o, const gpk_ctx_info *info, const gpk_octree *tree, double ms,
+                          const char *bad)
+{
+    /* the device time exists on CUDA only, the pool's on the pool schemes only */
+    char parts[96] = "";
+    const int on_device = info->backend == GPK_BACKEND_CUDA, pooled = o->scheme != GPK_OCTREE_MORTON;
+    if (on_device && pooled)
+        snprintf(parts, sizeof parts, " (%.3f ms on the device, %.3f ms in the pool)", tree->device_ms,
+                 tree->pool_ms);
+    else if (on_device) snprintf(parts, sizeof parts, " (%.3f ms on the device)", tree->device_ms);
+    else if (pooled) snprintf(parts, sizeof parts, " (%.3f ms in the pool)", tree->pool_ms);
+    cli_progress_end();
+    fprintf(stderr,
+            "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms%s, %llu tasks, depth %u, "
+            "%zu leaves, %zu nodes; check %s\n",
+            gpk_backend_name(info->backend), info->device_name, gpk_particle_dist_name(o->dist),
+            (unsigned long long)o->n, (unsigned long long)o->threshold, gpk_octree_scheme_name(o->scheme), ms,
+            parts, (unsigned long long)tree->tasks, tree->depth, tree->leaves, tree->n_nodes,
+            bad ? "FAILED" : "ok");
+    if (o->json) {
+        printf("{\"command\": \"octree\", \"gpk_version\": ");
+        cli_json_str(stdout, gpk_version());
+        printf(", \"backend\": ");
+        cli_json_ctx_info(stdout, info);
+        printf(", \"dist\": ");
+        cli_json_str(stdout, gpk_particle_dist_name(o->dist));
+        printf(", \"scheme\": ");
+        cli_json_str(stdout, gpk_octree_scheme_name(o->scheme));
+        printf(", \"n\": %llu, \"threshold\": %llu, \"seed\": %llu, \"reps\": %llu, \"ms\": %.6f, "
+               "\"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, "
+               "\"nodes\": %zu, \"check\": %s}\n",
+               (unsigned long long)o->n, (unsigned long long)o->threshold, (unsigned long long)o->seed,
+               (unsigned long long)o->reps, ms, tree->device_ms, tree->pool_ms,
+               (unsigned long long)tree->tasks, tree->depth, tree->leaves, tree->n_nodes,
+               bad ? "\"failed\"" : "\"ok\"");
+    }
+}
+
+int cmd_octree(int argc, char **argv)
+{
+    const char *cmd = "octree";
+    octree_args o;
+    const int pr = parse_octree_args(cmd, argc, argv, &o);
+    if (pr > 0) return CLI_OK;
+    if (pr < 0) return CLI_USAGE;
     gpk_ctx *ctx = NULL;
-    if (cli_ctx_create(cmd, &ctx, backend, device, threads) != GPK_OK) return CLI_FAIL;
+    if (cli_ctx_create(cmd, &ctx, o.backend, o.device, o.threads) != GPK_OK) return CLI_FAIL;
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
-    if (info.backend == GPK_BACKEND_CPU && device >= 0) {
+    if (info.backend == GPK_BACKEND_CPU && o.device >= 0) {
         cli_error(cmd, "--device selects a CUDA device; the cpu backend has none");
         gpk_ctx_destroy(ctx);
         return CLI_USAGE;
     }
 #ifdef GPK_HAVE_CUDA_OCTREE
-    if ((blocks || block_threads || grid_split) && (info.backend != GPK_BACKEND_CUDA || scheme == GPK_OCTREE_MORTON)) {
+    if ((o.blocks || o.block_threads || o.grid_split) &&
+        (info.backend != GPK_BACKEND_CUDA || o.scheme == GPK_OCTREE_MORTON)) {
         cli_error(cmd, "--blocks, --block-threads, --grid-split: only for the pool schemes on the cuda backend "
                        "(not the %s backend, not morton)", gpk_backend_name(info.backend));
         gpk_ctx_destroy(ctx);
         return CLI_USAGE;
     }
-    oo.blocks = (unsigned)blocks;
-    oo.threads = (unsigned)block_threads;
-    oo.grid_split = (unsigned)grid_split;
+    o.oo.blocks = (unsigned)o.blocks;
+    o.oo.threads = (unsigned)o.block_threads;
+    o.oo.grid_split = (unsigned)o.grid_split;
 #endif
     {
         /* Measured on the CPU: 4M particles peak at 66 bytes each (the
@@ -327,38 +385,39 @@ int cmd_octree(int argc, char **argv)
          * page, not by the out-of-memory killer halfway. */
         const char *what;
         const uint64_t limit = io_memory_limit(&what);
-        const double need = (double)n * (info.backend == GPK_BACKEND_CPU ? OCTREE_BYTES_PER_PARTICLE : 12.0);
+        const double need =
+            (double)o.n * (info.backend == GPK_BACKEND_CPU ? OCTREE_BYTES_PER_PARTICLE : 12.0);
         if (need > (double)limit) {
             cli_error(cmd, "%llu particles need about %.2f GiB; the process may use %.2f GiB (%s)",
-                      (unsigned long long)n, need / 1073741824.0, (double)limit / 1073741824.0, what);
+                      (unsigned long long)o.n, need / 1073741824.0, (double)limit / 1073741824.0, what);
             gpk_ctx_destroy(ctx);
             return CLI_FAIL;
         }
     }
-    float *xyz = malloc((size_t)(n ? n : 1) * 3 * sizeof *xyz);
-    double *times = malloc((size_t)reps * sizeof *times);
+    float *xyz = malloc((size_t)(o.n ? o.n : 1) * 3 * sizeof *xyz);
+    double *times = malloc((size_t)o.reps * sizeof *times);
     if (!xyz || !times) {
-        cli_error(cmd, "out of host memory for %llu particles", (unsigned long long)n);
+        cli_error(cmd, "out of host memory for %llu particles", (unsigned long long)o.n);
         free(xyz);
         free(times);
         gpk_ctx_destroy(ctx);
         return CLI_FAIL;
     }
     int rc = CLI_OK;
-    gpk_status s = gpk_particles_generate(dist, xyz, (size_t)n, seed);
+    gpk_status s = gpk_particles_generate(o.dist, xyz, (size_t)o.n, o.seed);
     if (s != GPK_OK) {
         cli_error(cmd, "particle generator: %s", gpk_status_string(s));
         rc = CLI_FAIL;
     }
     gpk_octree tree;
     memset(&tree, 0, sizeof tree);
-    for (uint64_t r = 0; r < reps && rc == CLI_OK; r++) {
+    for (uint64_t r = 0; r < o.reps && rc == CLI_OK; r++) {
         if (r) gpk_octree_free(&tree);
         memset(&tree, 0, sizeof tree);
-        cli_progress(cmd, "building the octree of %llu particles (%llu of %llu)", (unsigned long long)n,
-                     (unsigned long long)r + 1, (unsigned long long)reps);
+        cli_progress(cmd, "building the octree of %llu particles (%llu of %llu)", (unsigned long long)o.n,
+                     (unsigned long long)r + 1, (unsigned long long)o.reps);
         const double t0 = cli_now_ms();
-        s = gpk_octree_build(ctx, xyz, (size_t)n, (unsigned)threshold, scheme, &oo, &tree);
+        s = gpk_octree_build(ctx, xyz, (size_t)o.n, (unsigned)o.threshold, o.scheme, &o.oo, &tree);
         times[r] = cli_now_ms() - t0;
         if (s != GPK_OK) {
             cli_error(cmd, "%s", gpk_last_error(ctx));
@@ -368,45 +427,15 @@ int cmd_octree(int argc, char **argv)
     char why[256];
     const char *bad = NULL;
     if (rc == CLI_OK) {
-        const double ms = cli_median(times, (size_t)reps);
-        bad = cli_octree_check(&tree, (unsigned)threshold, why, sizeof why);
-        /* the device time exists on CUDA only, the pool's on the pool schemes only */
-        char parts[96] = "";
-        const int on_device = info.backend == GPK_BACKEND_CUDA, pooled = scheme != GPK_OCTREE_MORTON;
-        if (on_device && pooled)
-            snprintf(parts, sizeof parts, " (%.3f ms on the device, %.3f ms in the pool)", tree.device_ms, tree.pool_ms);
-        else if (on_device)
-            snprintf(parts, sizeof parts, " (%.3f ms on the device)", tree.device_ms);
-        else if (pooled)
-            snprintf(parts, sizeof parts, " (%.3f ms in the pool)", tree.pool_ms);
-        cli_progress_end();
-        fprintf(stderr,
-                "gpk octree: %s (%s), %s, n=%llu, threshold %llu, scheme %s: %.3f ms%s, %llu tasks, depth %u, "
-                "%zu leaves, %zu nodes; check %s\n",
-                gpk_backend_name(info.backend), info.device_name, gpk_particle_dist_name(dist),
-                (unsigned long long)n, (unsigned long long)threshold, gpk_octree_scheme_name(scheme), ms, parts,
-                (unsigned long long)tree.tasks, tree.depth, tree.leaves, tree.n_nodes, bad ? "FAILED" : "ok");
-        if (json) {
-            printf("{\"command\": \"octree\", \"gpk_version\": ");
-            cli_json_str(stdout, gpk_version());
-            printf(", \"backend\": ");
-            cli_json_ctx_info(stdout, &info);
-            printf(", \"dist\": ");
-            cli_json_str(stdout, gpk_particle_dist_name(dist));
-            printf(", \"scheme\": ");
-            cli_json_str(stdout, gpk_octree_scheme_name(scheme));
-            printf(", \"n\": %llu, \"threshold\": %llu, \"seed\": %llu, \"reps\": %llu, \"ms\": %.6f, "
-                   "\"device_ms\": %.6f, \"pool_ms\": %.6f, \"tasks\": %llu, \"depth\": %u, \"leaves\": %zu, \"nodes\": %zu, \"check\": %s}\n",
-                   (unsigned long long)n, (unsigned long long)threshold, (unsigned long long)seed,
-                   (unsigned long long)reps, ms, tree.device_ms, tree.pool_ms, (unsigned long long)tree.tasks, tree.depth, tree.leaves,
-                   tree.n_nodes, bad ? "\"failed\"" : "\"ok\"");
-        }
+        const double ms = cli_median(times, (size_t)o.reps);
+        bad = cli_octree_check(&tree, (unsigned)o.threshold, why, sizeof why);
+        octree_report(&o, &info, &tree, ms, bad);
         if (bad) {
             cli_error(cmd, "check FAILED: %s", bad);
             rc = CLI_FAIL;
         }
         char err[600];
-        if (rc == CLI_OK && svg && octree_svg(svg, &tree, err, sizeof err) != 0) {
+        if (rc == CLI_OK && o.svg && octree_svg(o.svg, &tree, err, sizeof err) != 0) {
             cli_error(cmd, "%s", err);
             rc = CLI_FAIL;
         }

@@ -61,6 +61,9 @@ static void common_help(FILE *f)
             "                 (default: the cores over the ranks of the node), multistart as\n"
             "                 T one-thread searches. --starts works with every --algo. Rank 0\n"
             "                 prints and writes --out; a signal to any rank stops all\n"
+            "  --mpi-timeout S  with --mpi: a rank that waits S seconds (default 300) for a\n"
+            "                 silent rank (stopped, hung) names it and ends the job; 0: wait\n"
+            "                 forever. Ranks still searching are never silent\n"
             "  --time-limit S stop after S seconds (decimals allowed) with the best so far;\n"
             "                 a budget: without --iters / --global, tabu, its and multistart\n"
             "                 search until it (hc stops at its local optimum);\n"
@@ -656,6 +659,15 @@ static int parse_args(const char *cmd, gpk_problem_kind kind, int argc, char **a
             return CLI_USAGE;
 #endif
             a->mpi = 1;
+#ifdef GPK_HAVE_MPI
+        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--mpi-timeout", &val)) != 0) {
+            double t; /* set at MPI's start (cli_mpi_init), checked here */
+            if (m < 0) return CLI_USAGE;
+            if (cli_mpi_timeout_value(val, &t) != 0) {
+                cli_error(cmd, "bad value '%s' for --mpi-timeout (seconds, 0 to 1e6; 0: no bound)", val);
+                return CLI_USAGE;
+            }
+#endif
         } else if (cli_flag(arg, "-q", "--quiet")) {
             a->quiet = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
@@ -1275,6 +1287,13 @@ static int search_main(gpk_problem_kind kind, int argc, char **argv)
         s = multi ? gpk_search_run_multi(gctx, ngpu, &pb, &a.so, &res) : gpk_search_run(ctx, &pb, &a.so, &res);
     catch_stop_signals(0);
     progress_end(&ps);
+#ifdef GPK_HAVE_MPI
+    if (a.mpi && s == GPK_EIO) { /* a rank went silent: no agreeing any more */
+        char lost[700];
+        snprintf(lost, sizeof lost, "%s: %s", instance, gpk_last_error(ctx));
+        cli_mpi_lost(cmd, lost);
+    }
+#endif
     if (s != GPK_OK) {
         /* --mpi: every rank has the same message, naming the rank at fault */
         if (this_rank() == 0)

@@ -52,7 +52,7 @@ void cmd_sort_help(FILE *f)
             "  --backend B         auto (default; GPK_BACKEND overrides), cpu, cuda, opencl\n"
             "  --device D          CUDA / OpenCL device index\n"
             "  --devices LIST      several GPUs, such as 0,1: the radix sort spread over them\n"
-            "                      (as GPK_DEVICES; from 2^22 keys, GPK_MULTI_MIN)\n"
+            "                      (as GPK_DEVICES; from 2^22 keys)\n"
             "  --threads T         CPU threads (default: all cores)\n"
             "  --key-bits b        radix: sort bits [0, b) of the mapped key (default 0: detect)\n"
             "  --radix-bits r      bits per pass, 1..16 (default 0: tuned)\n"
@@ -72,7 +72,8 @@ void cmd_sort_help(FILE *f)
             "                      ends with keys [r N/P, (r+1) N/P) of the order), each writes its\n"
             "                      slice of OUT; --check verifies the order across ranks. Takes\n"
             "                      --backend, --device (default: the rank on its node), --threads,\n"
-            "                      --json, -q\n"
+            "                      --json, -q, --mpi-timeout S (a rank waiting S seconds,\n"
+            "                      default 300, for a silent rank names it and ends the job)\n"
             "\n"
             "The time is the host-to-host gpk_sort_* call (on a GPU it includes transfers).\n"
             "Floats sort as -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (see gpk(1)).\n\n");
@@ -96,6 +97,99 @@ typedef struct sort_args {
     io_format format; /* --format: the output format, overriding the name rule */
     sort_seg_args seg; /* --rows, --segments, --descending */
 } sort_args;
+
+/* The options' combinations, after parsing: 0, or -1 (said). */
+static int check_combinations(const char *cmd, sort_args *a)
+{
+    if (a->in && a->gen) {
+        cli_error(cmd, "give an input file or --gen, not both");
+        return -1;
+    }
+    if (!a->in && !a->gen) {
+        cli_error(cmd, "no input: give a file (raw with --type, or .npy) or --gen DIST --n N");
+        return -1;
+    }
+    if (a->gen && !a->have_n) {
+        cli_error(cmd, "--gen needs --n N");
+        return -1;
+    }
+    if (!a->gen && (a->have_n || a->have_seed || a->have_param)) {
+        cli_error(cmd, "--n, --seed and --param go with --gen");
+        return -1;
+    }
+    if (a->values && a->gen) {
+        cli_error(cmd, "--values needs an input key file (not --gen)");
+        return -1;
+    }
+    if (!a->values && (a->have_vtype || a->values_out)) {
+        cli_error(cmd, "--value-type and --values-out go with --values");
+        return -1;
+    }
+    if (a->values && a->perm) {
+        cli_error(cmd,
+                  "--perm and --values cannot be combined: sigma already orders the "
+                  "values (values_out[j] = values[sigma[j]])");
+        return -1;
+    }
+    if (a->json &&
+        ((a->out && strcmp(a->out, "-") == 0) || (a->perm && strcmp(a->perm, "-") == 0) ||
+         (a->values_out && strcmp(a->values_out, "-") == 0))) {
+        cli_error(cmd, "--json and an output to '-' would both write to stdout");
+        return -1;
+    }
+    if (a->in && a->values && strcmp(a->in, "-") == 0 && strcmp(a->values, "-") == 0) {
+        cli_error(cmd, "keys and values cannot both come from stdin");
+        return -1;
+    }
+    if (!a->have_type && a->gen) a->type = GPK_U32;
+    if (a->have_param) {
+        gpk_dist d;
+        gpk_dist_parse(a->gen, &d);
+        const uint64_t bits = 8 * gpk_type_size(a->type);
+        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
+            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
+                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
+            return -1;
+        }
+        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
+            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
+            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
+                      (unsigned long long)a->param);
+            return -1;
+        }
+        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
+            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
+            return -1;
+        }
+    }
+    /* The quicksort sorts whole keys in one way: the radix tunables would be
+     * ignored, so they are refused. */
+    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
+        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
+        cli_error(cmd,
+                  "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
+                  "not to --algo %s",
+                  gpk_sort_algo_name(a->ro.algorithm));
+        return -1;
+    }
+    /* All outputs are checked before the sort, so that none is written
+     * when another cannot be, and none overwrites an input. */
+    const char *outs[3] = {a->out, a->perm, a->values_out};
+    const char *out_roles[3] = {"-o", "--perm", "--values-out"};
+    const char *ins[2] = {a->in, a->values};
+    const char *in_roles[2] = {"(keys)", "--values"};
+    const int own[3] = {0, -1, 1}; /* sorting a file in place is fine */
+    char err[600];
+    if (io_check_outputs(outs, out_roles, own, 3, ins, in_roles, 2, err, sizeof err) != 0) {
+        cli_error(cmd, "%s", err);
+        return -1;
+    }
+    return 0;
+}
 
 /* Parses one numeric option into *dst. Returns 1 when argv[*i] was `name`,
  * 0 when not, -1 on a usage error (already reported). */
@@ -271,91 +365,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
         a->in = arg;
     }
 
-    /* Combinations. */
-    if (a->in && a->gen) {
-        cli_error(cmd, "give an input file or --gen, not both");
-        return -1;
-    }
-    if (!a->in && !a->gen) {
-        cli_error(cmd, "no input: give a file (raw with --type, or .npy) or --gen DIST --n N");
-        return -1;
-    }
-    if (a->gen && !a->have_n) {
-        cli_error(cmd, "--gen needs --n N");
-        return -1;
-    }
-    if (!a->gen && (a->have_n || a->have_seed || a->have_param)) {
-        cli_error(cmd, "--n, --seed and --param go with --gen");
-        return -1;
-    }
-    if (a->values && a->gen) {
-        cli_error(cmd, "--values needs an input key file (not --gen)");
-        return -1;
-    }
-    if (!a->values && (a->have_vtype || a->values_out)) {
-        cli_error(cmd, "--value-type and --values-out go with --values");
-        return -1;
-    }
-    if (a->values && a->perm) {
-        cli_error(cmd, "--perm and --values cannot be combined: sigma already orders the "
-                  "values (values_out[j] = values[sigma[j]])");
-        return -1;
-    }
-    if (a->json && ((a->out && strcmp(a->out, "-") == 0) || (a->perm && strcmp(a->perm, "-") == 0) ||
-                    (a->values_out && strcmp(a->values_out, "-") == 0))) {
-        cli_error(cmd, "--json and an output to '-' would both write to stdout");
-        return -1;
-    }
-    if (a->in && a->values && strcmp(a->in, "-") == 0 && strcmp(a->values, "-") == 0) {
-        cli_error(cmd, "keys and values cannot both come from stdin");
-        return -1;
-    }
-    if (!a->have_type && a->gen) a->type = GPK_U32;
-    if (a->have_param) {
-        gpk_dist d;
-        gpk_dist_parse(a->gen, &d);
-        const uint64_t bits = 8 * gpk_type_size(a->type);
-        if (d == GPK_DIST_FEW_BITS && (a->param < 1 || a->param > bits)) {
-            cli_error(cmd, "--param %llu is out of range for few-bits with %s keys: 1..%llu random bits",
-                      (unsigned long long)a->param, gpk_type_name(a->type), (unsigned long long)bits);
-            return -1;
-        }
-        if (d == GPK_DIST_BUCKET && (a->param < 1 || a->param > 65536)) {
-            cli_error(cmd, "--param %llu is out of range for bucket: 1..65536 buckets",
-                      (unsigned long long)a->param);
-            return -1;
-        }
-        if (d == GPK_DIST_STAGGERED && (a->param < 2 || a->param > 65536 || a->param % 2)) {
-            cli_error(cmd, "--param %llu is out of range for staggered: an even 2..65536 blocks",
-                      (unsigned long long)a->param);
-            return -1;
-        }
-        if (d != GPK_DIST_FEW_BITS && d != GPK_DIST_BUCKET && d != GPK_DIST_STAGGERED) {
-            cli_error(cmd, "--param does not apply to %s (only to few-bits, bucket and staggered)", a->gen);
-            return -1;
-        }
-    }
-    /* The quicksort sorts whole keys in one way: the radix tunables would be
-     * ignored, so they are refused. */
-    if ((a->ro.algorithm == GPK_SORT_QUICK || a->ro.algorithm == GPK_SORT_QUICK_RECURSIVE) &&
-        (a->ro.key_bits || a->ro.radix_bits || a->ro.items || a->ro.groups || a->ro.scan_split)) {
-        cli_error(cmd, "--key-bits, --radix-bits, --items, --groups and --scan-split apply to the radix sort, "
-                  "not to --algo %s", gpk_sort_algo_name(a->ro.algorithm));
-        return -1;
-    }
-    /* All outputs are checked before the sort, so that none is written
-     * when another cannot be, and none overwrites an input. */
-    const char *outs[3] = {a->out, a->perm, a->values_out};
-    const char *out_roles[3] = {"-o", "--perm", "--values-out"};
-    const char *ins[2] = {a->in, a->values};
-    const char *in_roles[2] = {"(keys)", "--values"};
-    const int own[3] = {0, -1, 1}; /* sorting a file in place is fine */
-    char err[600];
-    if (io_check_outputs(outs, out_roles, own, 3, ins, in_roles, 2, err, sizeof err) != 0) {
-        cli_error(cmd, "%s", err);
-        return -1;
-    }
-    return 0;
+    return check_combinations(cmd, a);
 }
 
 /* --check in bounded memory: no copy of the input and no reference sort
@@ -443,11 +453,16 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
     const unsigned bits = stable && a->ro.key_bits ? a->ro.key_bits : (unsigned)(8 * kw);
     const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     uint64_t prev = 0, prev_idx = 0;
+    int prev_nan = 0;
     for (size_t j = 0; j < n; j++) {
         check_progress(a->quiet, "checking the order", j, n);
-        const uint64_t m = mapped_key(t, load_word(keys, j, kw)) & mask;
+        const uint64_t x = load_word(keys, j, kw), m = mapped_key(t, x) & mask;
         const uint64_t idx = sigma ? load_word(sigma, j, sw) : 0;
-        if (j > 0 && m < prev) {
+        /* descending: the reverse order, but NaNs last (ascending among themselves) */
+        const int nan = bits == 8 * kw && ((t == GPK_F32 && (x & 0x7FFFFFFFu) > 0x7F800000u) ||
+                                           (t == GPK_F64 && (x & ~(1ull << 63)) > 0x7FF0000000000000ull));
+        const int wrong = !a->ro.descending ? m < prev : prev_nan != nan ? prev_nan : nan ? m < prev : m > prev;
+        if (j > 0 && wrong) {
             snprintf(why, whylen, "keys %zu and %zu are out of order", j - 1, j);
             return 0;
         }
@@ -458,6 +473,7 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
         }
         prev = m;
         prev_idx = idx;
+        prev_nan = nan;
     }
     check_sums out;
     check_sums_of(keys, kw, vals, vw, sigma, sw, n, a->quiet, "checking the contents", &out);
@@ -658,6 +674,376 @@ static int wants_mpi(int argc, char **argv)
     return mpi;
 }
 
+/* One gpk sort call's state, from the inputs to the report. */
+typedef struct sort_run {
+    char err[600];
+    io_array keys, vals;
+    void *orig_keys, *orig_vals; /* the input again, for --reps and the segmented check */
+    uint32_t *sigma;
+    double *times;
+    gpk_ctx *ctx;
+    gpk_ctx_info info;
+    io_out mapped_out; /* the output file the keys were read into (mapped) */
+    io_map map;
+    int mapped;
+    sort_bar bar;
+    check_sums in_sums;
+    const char *check_state;
+    char why[300];
+    gpk_type t;
+    size_t n, kw, vw, nb;
+    int sigma64; /* sigma is u64: past 2^32 - 1 keys, not segmented */
+    double ms;
+    gpk_sort_algo ran;
+} sort_run;
+
+/* The keys (read, mapped into the output, or generated later) and the
+ * values. 0, or the exit code. */
+static int load_inputs(const char *cmd, sort_args *a, sort_run *r)
+{
+    if (a->in && !a->have_type && is_raw_file(a->in)) {
+        cli_error(cmd, "%s is raw binary: give its key type with --type (u32 i32 f32 u64 i64 f64), or a .npy",
+                  a->in);
+        return CLI_USAGE;
+    }
+    if (a->values && !a->have_vtype && is_raw_file(a->values)) {
+        cli_error(cmd,
+                  "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
+                  "or a .npy",
+                  a->values);
+        return CLI_USAGE;
+    }
+    if (!a->gen && !a->quiet) cli_progress(cmd, "reading %s", a->in);
+    if (a->gen) {
+        size_t w = gpk_type_size(a->type);
+        if (a->n > SIZE_MAX / w) {
+            cli_error(cmd, "--n %llu is too large", (unsigned long long)a->n);
+            return CLI_USAGE;
+        }
+        r->keys.type = a->type;
+        r->keys.n = (size_t)a->n;
+        r->keys.format = IO_RAW;
+        /* generated once the context is known: what the sort will need is
+         * checked before any key is made */
+    } else {
+        const int m = read_keys_mapped(a, &r->keys, &r->mapped_out, &r->map, r->err, sizeof r->err);
+        r->mapped = m == 0;
+        if (m < 0 ||
+            (m > 0 && io_read(a->in, a->have_type ? &a->type : NULL, &r->keys, r->err, sizeof r->err) != 0)) {
+            cli_error(cmd, "%s", r->err);
+            return CLI_FAIL;
+        }
+    }
+    r->t = r->keys.type;
+    r->n = r->keys.n;
+    r->kw = gpk_type_size(r->t);
+    r->nb = r->n ? r->n : 1;
+    if (a->ro.key_bits > 8 * r->kw) {
+        cli_error(cmd, "--key-bits %u is larger than the %u bits of %s", a->ro.key_bits,
+                  (unsigned)(8 * r->kw), gpk_type_name(r->t));
+        return CLI_USAGE;
+    }
+    if (a->seg.on && sort_seg_prepare(cmd, &a->seg, r->n) != 0) return CLI_USAGE;
+    if (a->values) {
+        if (io_read(a->values, a->have_vtype ? &a->vtype : NULL, &r->vals, r->err, sizeof r->err) != 0) {
+            cli_error(cmd, "%s", r->err);
+            return CLI_FAIL;
+        }
+        if (r->vals.n != r->n) {
+            cli_error(cmd, "%s holds %zu values but the keys number %zu", a->values, r->vals.n, r->n);
+            return CLI_FAIL;
+        }
+        r->vw = gpk_type_size(r->vals.type);
+    }
+    return 0;
+}
+
+/* The context, and the options that depend on its backend. */
+static int open_context(const char *cmd, const sort_args *a, sort_run *r)
+{
+    if (a->devices && a->device >= 0) {
+        cli_error(cmd, "--device and --devices: give one of them");
+        return CLI_USAGE;
+    }
+    /* the context reads the list where GPK_DEVICES is read (no --device) */
+    if (a->devices && setenv("GPK_DEVICES", a->devices, 1) != 0) {
+        cli_error(cmd, "--devices %s: cannot set GPK_DEVICES", a->devices);
+        return CLI_FAIL;
+    }
+    if (cli_ctx_create(cmd, &r->ctx, a->backend, a->device, a->threads) != GPK_OK) return CLI_FAIL;
+    gpk_ctx_info_get(r->ctx, &r->info);
+    if (r->info.backend != GPK_BACKEND_OPENCL && (a->ro.items || a->ro.groups || a->ro.scan_split)) {
+        cli_error(cmd, "--items, --groups and --scan-split tune the OpenCL radix sort, not the %s backend",
+                  gpk_backend_name(r->info.backend));
+        return CLI_USAGE;
+    }
+    if (r->info.backend == GPK_BACKEND_CPU && a->device >= 0) {
+        cli_error(cmd, "--device selects a CUDA or OpenCL device; the cpu backend has none");
+        return CLI_USAGE;
+    }
+    return 0;
+}
+
+/* Memory, before anything large is made: the keys (generated; read keys
+ * are here already, mapped ones in the output file), sigma or the values,
+ * the CPU sort's scratch copy of them all (gpk__sort_mem_check's rule; a
+ * GPU sorts in its own memory or out of core), and the copy --reps keeps.
+ * --check needs only a few bytes a key (check_prepare). */
+static int check_memory(const char *cmd, const sort_args *a, const sort_run *r)
+{
+    const char *what;
+    const uint64_t limit = io_memory_limit(&what);
+    const size_t n = r->n;
+    const double sw = a->perm ? (n > UINT32_MAX ? 8.0 : 4.0) : 0.0, elem = (double)r->kw + (double)r->vw + sw;
+    double need = (double)n * elem * (r->info.backend == GPK_BACKEND_CPU ? 1.0 : 0.0);
+    need += (double)n * ((a->gen ? (double)r->kw : 0.0) + sw);
+    if (a->reps > 1) need += (double)n * ((double)r->kw + (double)r->vw);
+    if (a->check) need += (double)n * CHECK_BYTES_PER_KEY;
+    if (need <= (double)limit) return 0;
+    cli_error(cmd, "%zu %s keys%s need about %.2f GiB more memory%s; the process may use %.2f GiB (%s)%s", n,
+              gpk_type_name(r->t),
+              r->vw        ? " and values"
+                  : sw > 0 ? " and sigma"
+                           : "",
+              need / 1073741824.0, a->gen ? " (the keys, the sort's scratch)" : " (the sort's scratch)",
+              (double)limit / 1073741824.0, what, a->gen ? ": nothing generated" : "");
+    return CLI_FAIL;
+}
+
+static int generate_keys(const char *cmd, const sort_args *a, sort_run *r)
+{
+    gpk_dist d;
+    gpk_dist_parse(a->gen, &d);
+    if (!a->quiet)
+        cli_progress(cmd, "generating %zu %s keys (%s)", r->keys.n, gpk_type_name(a->type), a->gen);
+    r->keys.data = malloc(r->nb * r->kw);
+    if (!r->keys.data) {
+        cli_error(cmd, "out of memory for %zu keys", r->keys.n);
+        return CLI_FAIL;
+    }
+    gpk_status s = gpk_generate(a->type, d, r->keys.data, r->keys.n, a->seed, (unsigned)a->param);
+    if (s != GPK_OK) {
+        cli_error(cmd, "cannot generate %s data: %s", a->gen, gpk_status_string(s));
+        return CLI_FAIL;
+    }
+    return 0;
+}
+
+/* The input's sums for --check, its copy where it is needed again (--reps,
+ * the segmented sort's check against its reference), sigma and the times. */
+static int prepare_buffers(const char *cmd, const sort_args *a, sort_run *r)
+{
+    const size_t n = r->n, kw = r->kw, vw = r->vw;
+    if (a->check) {
+        if (!a->quiet) cli_progress(cmd, "hashing the input for --check");
+        check_sums_of(r->keys.data, kw, r->vals.data, vw, NULL, 0, n, a->quiet,
+                      "hashing the input for --check", &r->in_sums);
+    }
+    if (a->reps > 1 || (a->check && a->seg.on)) {
+        r->orig_keys = malloc(r->nb * kw);
+        r->orig_vals = vw ? malloc(r->nb * vw) : NULL;
+        if (!r->orig_keys || (vw && !r->orig_vals)) {
+            cli_error(cmd, "out of memory for a copy of the input (--check / --reps)");
+            return CLI_FAIL;
+        }
+        memcpy(r->orig_keys, r->keys.data, n * kw);
+        if (vw) memcpy(r->orig_vals, r->vals.data, n * vw);
+    }
+    /* past 2^32 - 1 keys sigma is u64 (gpk_sort_perm64); the reference's is u32 */
+    r->sigma64 = a->perm && n > UINT32_MAX && !a->seg.on; /* segmented: per-segment u32 */
+    if (a->perm) {
+        r->sigma = malloc(r->nb * (r->sigma64 ? 8 : 4));
+        if (!r->sigma) {
+            cli_error(cmd, "out of memory for the permutation");
+            return CLI_FAIL;
+        }
+    }
+    r->times = malloc((size_t)a->reps * sizeof *r->times);
+    if (!r->times) {
+        cli_error(cmd, "out of memory");
+        return CLI_FAIL;
+    }
+    return 0;
+}
+
+/* The sort, a->reps times from the same input; the median time. */
+static int run_sorts(const char *cmd, const sort_args *a, sort_run *r)
+{
+    const size_t n = r->n, kw = r->kw, vw = r->vw;
+    char sorting[160];
+    snprintf(sorting, sizeof sorting, "sorting %zu %s keys on %s%s", n, gpk_type_name(r->t),
+             gpk_backend_name(r->info.backend), a->reps > 1 ? " (repetitions)" : "");
+    bar_start(&r->bar, r->ctx, !a->quiet, sorting);
+    for (int rep = 0; rep < a->reps; rep++) {
+        if (rep > 0) {
+            memcpy(r->keys.data, r->orig_keys, n * kw);
+            if (vw) memcpy(r->vals.data, r->orig_vals, n * vw);
+        }
+        gpk_status s;
+        if (!a->quiet) cli_progress(cmd, "%s", sorting);
+        double t0 = cli_now_ms();
+        if (a->seg.on)
+            s = sort_seg_run(r->ctx, &a->seg, r->t, r->keys.data, r->vals.type, vw ? r->vals.data : NULL,
+                             r->sigma, n);
+        else if (vw) s = gpk_sort_pairs(r->ctx, r->t, r->keys.data, r->vals.type, r->vals.data, n, &a->ro);
+        else if (r->sigma64)
+            s = gpk_sort_perm64(r->ctx, r->t, r->keys.data, (uint64_t *)(void *)r->sigma, n, &a->ro);
+        else if (r->sigma) s = gpk_sort_perm(r->ctx, r->t, r->keys.data, r->sigma, n, &a->ro);
+        else s = gpk_sort_keys(r->ctx, r->t, r->keys.data, n, &a->ro);
+        r->times[rep] = cli_now_ms() - t0;
+        if (s != GPK_OK) {
+            bar_stop(&r->bar, r->ctx);
+            cli_error(cmd, "sorting %zu %s keys on %s failed: %s", n, gpk_type_name(r->t),
+                      gpk_backend_name(r->info.backend), gpk_last_error(r->ctx));
+            return CLI_FAIL;
+        }
+    }
+    bar_stop(&r->bar, r->ctx);
+    r->ms = cli_median(r->times, (size_t)a->reps);
+    r->ran = gpk_last_sort_algo(r->ctx);
+    return 0;
+}
+
+/* --check: r->check_state "ok" or "FAILED" (r->why says why). */
+static void verify(const char *cmd, const sort_args *a, sort_run *r)
+{
+    const size_t vw = r->vw;
+    const char *corrupt =
+        getenv("GPK_TEST_CORRUPT_SORT"); /* the CLI's own test hook (tests/cli_io_test.sh) */
+    if (corrupt)
+        corrupt_for_test(corrupt, r->t, r->keys.data, r->n, vw, r->vals.data, r->sigma, r->sigma64 ? 8 : 4);
+    if (!a->quiet) cli_progress(cmd, "checking the result");
+    const int ok = a->seg.on
+        ? sort_seg_verify(&a->seg, r->t, r->orig_keys, r->keys.data, vw, r->orig_vals,
+                          vw ? r->vals.data : NULL, r->sigma, r->n, r->why, sizeof r->why)
+        : check_result(a, r->t, &r->in_sums, r->keys.data, r->n, vw, vw ? r->vals.data : NULL, r->sigma,
+                       r->sigma64 ? 8 : 4, r->ran == GPK_SORT_RADIX, r->why, sizeof r->why);
+    r->check_state = ok ? "ok" : "FAILED";
+}
+
+/* The outputs: each written to its temporary file before any replaces its
+ * target, so that one failing leaves all as they were. */
+static int write_outputs(const char *cmd, const sort_args *a, sort_run *r)
+{
+    /* Output format: --format, else .npy by name, else the input's. */
+    io_format kf = a->have_format ? a->format : io_output_format(a->out ? a->out : "", r->keys.format);
+    io_format pf = a->have_format ? a->format : io_output_format(a->perm ? a->perm : "", r->keys.format);
+    io_format vf =
+        a->have_format ? a->format : io_output_format(a->values_out ? a->values_out : "", r->vals.format);
+    if (!a->quiet && (a->out || a->perm || a->values_out)) cli_progress(cmd, "writing the output");
+    const char *paths[3] = {a->out, a->perm, a->values_out};
+    const io_format fmts[3] = {kf, pf, vf};
+    const gpk_type types[3] = {r->t, r->sigma64 ? GPK_U64 : GPK_U32, r->vals.type};
+    const void *datas[3] = {r->keys.data, r->sigma, r->vals.data};
+    io_out outs[3];
+    memset(outs, 0, sizeof outs);
+    int ok = 1;
+    /* mapped keys are in their output already */
+    if (r->mapped) {
+        ok = io_out_unmap(&r->map, r->err, sizeof r->err) == 0;
+        outs[0] = r->mapped_out;
+        memset(&r->mapped_out, 0, sizeof r->mapped_out);
+        r->keys.data = NULL;
+    }
+    for (int k = r->mapped ? 1 : 0; k < 3 && ok; k++)
+        if (paths[k])
+            ok = io_out_open(&outs[k], paths[k], r->err, sizeof r->err) == 0 &&
+                io_write_array(&outs[k], fmts[k], types[k], datas[k], r->n, r->err, sizeof r->err) == 0;
+    for (int k = 0; k < 3 && ok; k++)
+        if (outs[k].f) ok = io_out_commit(&outs[k], r->err, sizeof r->err) == 0;
+    for (int k = 0; k < 3; k++) io_out_abort(&outs[k]);
+    if (ok) return 0;
+    cli_error(cmd, "%s", r->err);
+    return CLI_FAIL;
+}
+
+/* The summary line on stderr and, with --json, the JSON record. */
+static void report(const sort_args *a, const sort_run *r)
+{
+    const size_t n = r->n, vw = r->vw;
+    const double mkeys = r->ms > 0 ? (double)n / (r->ms * 1e3) : 0.0;
+    const char *mode = vw ? "pairs" : a->perm ? "perm" : "keys";
+    if (!a->quiet) {
+        fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
+                gpk_backend_name(r->info.backend), r->info.device_name, gpk_sort_algo_name(r->ran), n,
+                gpk_type_name(r->t),
+                vw            ? " + values "
+                    : a->perm ? " + permutation"
+                              : "",
+                vw ? gpk_type_name(r->vals.type) : "", r->ms, a->reps > 1 ? " median" : "", mkeys);
+        if (a->check) fprintf(stderr, ", check %s", r->check_state);
+        fputc('\n', stderr);
+        /* the sorted keys went nowhere: said, unless only the check or the
+         * JSON was wanted */
+        if (!a->out && !a->perm && !a->values_out && !a->check && !a->json)
+            fprintf(stderr, "gpk sort: nothing written (-o OUT writes the sorted keys)\n");
+    }
+    if (!a->json) return;
+    printf("{\"command\": \"sort\", \"gpk_version\": ");
+    cli_json_str(stdout, gpk_version());
+    printf(", \"backend\": ");
+    cli_json_ctx_info(stdout, &r->info);
+    printf(", \"input\": ");
+    cli_json_str(stdout, a->in ? a->in : a->gen);
+    printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"", a->gen ? "true" : "false",
+           gpk_type_name(r->t), n, mode);
+    printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ",
+           gpk_sort_algo_name(a->ro.algorithm), gpk_sort_algo_name(r->ran));
+    cli_json_str(stdout, gpk_last_sort_path(r->ctx));
+    printf(", \"devices\": %u", r->info.n_devices);
+    if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(r->vals.type));
+    if (a->gen)
+        printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a->seed,
+               (unsigned long long)a->param);
+    printf(", \"key_bits\": %u, \"radix_bits\": %u, \"items\": %u, \"groups\": %u, "
+           "\"scan_split\": %u, \"reps\": %d, \"ms\": %.6f, \"mkeys_per_s\": %.4f, "
+           "\"check\": \"%s\"",
+           a->ro.key_bits, a->ro.radix_bits, a->ro.items, a->ro.groups, a->ro.scan_split, a->reps, r->ms,
+           mkeys, r->check_state);
+    if (r->why[0]) {
+        printf(", \"check_error\": ");
+        cli_json_str(stdout, r->why);
+    }
+    printf("}\n");
+}
+
+static void sort_run_free(sort_args *a, sort_run *r)
+{
+    bar_stop(&r->bar, r->ctx);
+    if (r->mapped) {
+        io_out_unmap(&r->map, r->err, sizeof r->err);
+        io_out_abort(&r->mapped_out); /* not committed: the named file stays as it was */
+        r->keys.data = NULL;
+    }
+    io_array_free(&r->keys);
+    io_array_free(&r->vals);
+    free(r->orig_keys);
+    free(r->orig_vals);
+    free(r->sigma);
+    free(r->times);
+    sort_seg_free(&a->seg);
+    gpk_ctx_destroy(r->ctx);
+}
+
+/* The steps of a sort, each returning 0 or the exit code. */
+static int sort_steps(const char *cmd, sort_args *a, sort_run *r)
+{
+    int rc;
+    if ((rc = load_inputs(cmd, a, r)) != 0 || (rc = open_context(cmd, a, r)) != 0 ||
+        (rc = check_memory(cmd, a, r)) != 0 || (a->gen && (rc = generate_keys(cmd, a, r)) != 0) ||
+        (rc = prepare_buffers(cmd, a, r)) != 0 || (rc = run_sorts(cmd, a, r)) != 0)
+        return rc;
+    if (a->check) verify(cmd, a, r);
+    /* only a result that passed its check (if asked) is written */
+    const int failed = strcmp(r->check_state, "FAILED") == 0;
+    if (!failed && (rc = write_outputs(cmd, a, r)) != 0) return rc;
+    cli_progress_end();
+    report(a, r);
+    if (!failed) return 0;
+    cli_error(cmd, "check FAILED: %s", r->why);
+    return CLI_FAIL;
+}
+
 int cmd_sort(int argc, char **argv)
 {
     const char *cmd = "sort";
@@ -669,7 +1055,8 @@ int cmd_sort(int argc, char **argv)
         int cli_mpi_forward(const char *cmd, char **argv);
         return cli_mpi_forward(cmd, argv - 1); /* gpk's own argv, as main passed argv + 1 */
 #else
-        cli_error(cmd, "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
+        cli_error(cmd,
+                  "--mpi: this gpk was built without MPI (configure with MPI installed, GPK_WITH_MPI=ON)");
         return CLI_USAGE;
 #endif
     }
@@ -678,325 +1065,16 @@ int cmd_sort(int argc, char **argv)
     int pr = parse_args(argc, argv, &a);
     if (pr > 0) return CLI_OK;
     if (pr < 0) return CLI_USAGE;
-    if (sort_seg_check_opts(cmd, &a.seg, &a.ro, a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
-                                                    a.ro.scan_split) != 0)
+    /* --descending alone: the plain sort in descending order */
+    a.ro.descending = a.seg.descending;
+    if (sort_seg_check_opts(cmd, &a.seg, &a.ro,
+                            a.ro.key_bits || a.ro.radix_bits || a.ro.items || a.ro.groups ||
+                                a.ro.scan_split) != 0)
         return CLI_USAGE;
-
-    int rc = CLI_FAIL;
-    char err[600];
-    io_array keys = {0}, vals = {0};
-    void *orig_keys = NULL, *orig_vals = NULL;
-    uint32_t *sigma = NULL;
-    double *times = NULL;
-    gpk_ctx *ctx = NULL;
-    const char *check_state = "not run";
-    char why[300] = "";
-    io_out mapped_out;
-    io_map map = {0};
-    memset(&mapped_out, 0, sizeof mapped_out);
-    sort_bar bar = {0};
-    int mapped = 0;
-
-    if (a.in && !a.have_type && is_raw_file(a.in)) {
-        cli_error(cmd, "%s is raw binary: give its key type with --type (u32 i32 f32 u64 i64 f64), or a .npy",
-                  a.in);
-        return CLI_USAGE;
-    }
-    if (a.values && !a.have_vtype && is_raw_file(a.values)) {
-        cli_error(cmd, "--values %s is raw binary: give its type with --value-type (any 4- or 8-byte type), "
-                  "or a .npy", a.values);
-        return CLI_USAGE;
-    }
-
-    /* Keys. */
-    if (!a.gen && !a.quiet) cli_progress(cmd, "reading %s", a.in);
-    if (a.gen) {
-        size_t w = gpk_type_size(a.type);
-        if (a.n > SIZE_MAX / w) {
-            cli_error(cmd, "--n %llu is too large", (unsigned long long)a.n);
-            return CLI_USAGE;
-        }
-        keys.type = a.type;
-        keys.n = (size_t)a.n;
-        keys.format = IO_RAW;
-        /* generated once the context is known: what the sort will need is
-         * checked before any key is made */
-    } else {
-        const int m = read_keys_mapped(&a, &keys, &mapped_out, &map, err, sizeof err);
-        mapped = m == 0;
-        if (m < 0 || (m > 0 && io_read(a.in, a.have_type ? &a.type : NULL, &keys, err, sizeof err) != 0)) {
-            cli_error(cmd, "%s", err);
-            goto done;
-        }
-    }
-    gpk_type t = keys.type;
-    size_t n = keys.n, kw = gpk_type_size(t), nb = n ? n : 1;
-    if (a.ro.key_bits > 8 * kw) {
-        cli_error(cmd, "--key-bits %u is larger than the %u bits of %s", a.ro.key_bits,
-                  (unsigned)(8 * kw), gpk_type_name(t));
-        rc = CLI_USAGE;
-        goto done;
-    }
-
-    if (a.seg.on && sort_seg_prepare(cmd, &a.seg, n) != 0) {
-        rc = CLI_USAGE;
-        goto done;
-    }
-
-    /* Values. */
-    size_t vw = 0;
-    if (a.values) {
-        if (io_read(a.values, a.have_vtype ? &a.vtype : NULL, &vals, err, sizeof err) != 0) {
-            cli_error(cmd, "%s", err);
-            goto done;
-        }
-        if (vals.n != n) {
-            cli_error(cmd, "%s holds %zu values but the keys number %zu", a.values, vals.n, n);
-            goto done;
-        }
-        vw = gpk_type_size(vals.type);
-    }
-
-    if (a.devices && a.device >= 0) {
-        cli_error(cmd, "--device and --devices: give one of them");
-        rc = CLI_USAGE;
-        goto done;
-    }
-    /* the context reads the list where GPK_DEVICES is read (no --device) */
-    if (a.devices && setenv("GPK_DEVICES", a.devices, 1) != 0) {
-        cli_error(cmd, "--devices %s: cannot set GPK_DEVICES", a.devices);
-        goto done;
-    }
-    if (cli_ctx_create(cmd, &ctx, a.backend, a.device, a.threads) != GPK_OK) goto done;
-    gpk_ctx_info info;
-    gpk_ctx_info_get(ctx, &info);
-    if (info.backend != GPK_BACKEND_OPENCL && (a.ro.items || a.ro.groups || a.ro.scan_split)) {
-        cli_error(cmd, "--items, --groups and --scan-split tune the OpenCL radix sort, not the %s backend",
-                  gpk_backend_name(info.backend));
-        rc = CLI_USAGE;
-        goto done;
-    }
-    if (info.backend == GPK_BACKEND_CPU && a.device >= 0) {
-        cli_error(cmd, "--device selects a CUDA or OpenCL device; the cpu backend has none");
-        rc = CLI_USAGE;
-        goto done;
-    }
-    /* Memory, before anything large is made: the keys (generated; read
-     * keys are here already, mapped ones in the output file), sigma or the
-     * values, the CPU sort's scratch copy of them all (gpk__sort_mem_check's
-     * rule; a GPU sorts in its own memory or out of core), and the copy
-     * --reps keeps. --check needs only a few bytes a key (check_prepare). */
-    {
-        const char *what;
-        const uint64_t limit = io_memory_limit(&what);
-        const double sw = a.perm ? (n > UINT32_MAX ? 8.0 : 4.0) : 0.0, elem = (double)kw + (double)vw + sw;
-        double need = (double)n * elem * (info.backend == GPK_BACKEND_CPU ? 1.0 : 0.0);
-        need += (double)n * ((a.gen ? (double)kw : 0.0) + sw);
-        if (a.reps > 1) need += (double)n * ((double)kw + (double)vw);
-        if (a.check) need += (double)n * CHECK_BYTES_PER_KEY;
-        if (need > (double)limit) {
-            cli_error(cmd, "%zu %s keys%s need about %.2f GiB more memory%s; the process may use %.2f GiB (%s)%s", n,
-                      gpk_type_name(t), vw ? " and values" : sw > 0 ? " and sigma" : "", need / 1073741824.0,
-                      a.gen ? " (the keys, the sort's scratch)" : " (the sort's scratch)", (double)limit / 1073741824.0,
-                      what, a.gen ? ": nothing generated" : "");
-            goto done;
-        }
-    }
-    if (a.gen) {
-        gpk_dist d;
-        gpk_dist_parse(a.gen, &d);
-        if (!a.quiet) cli_progress(cmd, "generating %zu %s keys (%s)", keys.n, gpk_type_name(a.type), a.gen);
-        keys.data = malloc(nb * kw);
-        if (!keys.data) {
-            cli_error(cmd, "out of memory for %zu keys", keys.n);
-            goto done;
-        }
-        gpk_status s = gpk_generate(a.type, d, keys.data, keys.n, a.seed, (unsigned)a.param);
-        if (s != GPK_OK) {
-            cli_error(cmd, "cannot generate %s data: %s", a.gen, gpk_status_string(s));
-            goto done;
-        }
-    }
-
-    /* Keep the input when it is needed again: for reps, and for the
-     * segmented sort's check (against its reference). */
-    check_sums in_sums;
-    if (a.check) {
-        if (!a.quiet) cli_progress(cmd, "hashing the input for --check");
-        check_sums_of(keys.data, kw, vals.data, vw, NULL, 0, n, a.quiet, "hashing the input for --check", &in_sums);
-    }
-    if (a.reps > 1 || (a.check && a.seg.on)) {
-        orig_keys = malloc(nb * kw);
-        orig_vals = vw ? malloc(nb * vw) : NULL;
-        if (!orig_keys || (vw && !orig_vals)) {
-            cli_error(cmd, "out of memory for a copy of the input (--check / --reps)");
-            goto done;
-        }
-        memcpy(orig_keys, keys.data, n * kw);
-        if (vw) memcpy(orig_vals, vals.data, n * vw);
-    }
-    /* past 2^32 - 1 keys sigma is u64 (gpk_sort_perm64); the reference's is u32 */
-    const int sigma64 = a.perm && n > UINT32_MAX && !a.seg.on; /* segmented: per-segment u32 */
-    if (a.perm) {
-        sigma = malloc(nb * (sigma64 ? 8 : 4));
-        if (!sigma) {
-            cli_error(cmd, "out of memory for the permutation");
-            goto done;
-        }
-    }
-    times = malloc((size_t)a.reps * sizeof *times);
-    if (!times) {
-        cli_error(cmd, "out of memory");
-        goto done;
-    }
-
-    char sorting[160];
-    snprintf(sorting, sizeof sorting, "sorting %zu %s keys on %s%s", n, gpk_type_name(t),
-             gpk_backend_name(info.backend), a.reps > 1 ? " (repetitions)" : "");
-    bar_start(&bar, ctx, !a.quiet, sorting);
-    for (int r = 0; r < a.reps; r++) {
-        if (r > 0) {
-            memcpy(keys.data, orig_keys, n * kw);
-            if (vw) memcpy(vals.data, orig_vals, n * vw);
-        }
-        gpk_status s;
-        if (!a.quiet) cli_progress(cmd, "%s", sorting);
-        double t0 = cli_now_ms();
-        if (a.seg.on)
-            s = sort_seg_run(ctx, &a.seg, t, keys.data, vals.type, vw ? vals.data : NULL, sigma, n);
-        else if (vw)
-            s = gpk_sort_pairs(ctx, t, keys.data, vals.type, vals.data, n, &a.ro);
-        else if (sigma64)
-            s = gpk_sort_perm64(ctx, t, keys.data, (uint64_t *)(void *)sigma, n, &a.ro);
-        else if (sigma)
-            s = gpk_sort_perm(ctx, t, keys.data, sigma, n, &a.ro);
-        else
-            s = gpk_sort_keys(ctx, t, keys.data, n, &a.ro);
-        times[r] = cli_now_ms() - t0;
-        if (s != GPK_OK) {
-            bar_stop(&bar, ctx);
-            cli_error(cmd, "sorting %zu %s keys on %s failed: %s", n, gpk_type_name(t),
-                      gpk_backend_name(info.backend), gpk_last_error(ctx));
-            goto done;
-        }
-    }
-    bar_stop(&bar, ctx);
-    double ms = cli_median(times, (size_t)a.reps);
-    const gpk_sort_algo ran = gpk_last_sort_algo(ctx);
-    double mkeys = ms > 0 ? (double)n / (ms * 1e3) : 0.0;
-
-    if (a.check && getenv("GPK_TEST_CORRUPT_SORT")) corrupt_for_test(getenv("GPK_TEST_CORRUPT_SORT"), t, keys.data, n, vw, vals.data, sigma, sigma64 ? 8 : 4);
-    if (a.check) {
-        if (!a.quiet) cli_progress(cmd, "checking the result");
-        if (a.seg.on ? sort_seg_verify(&a.seg, t, orig_keys, keys.data, vw, orig_vals, vw ? vals.data : NULL,
-                                       sigma, n, why, sizeof why)
-                     : check_result(&a, t, &in_sums, keys.data, n, vw, vw ? vals.data : NULL, sigma,
-                                    sigma64 ? 8 : 4, ran == GPK_SORT_RADIX, why, sizeof why)) {
-            check_state = "ok";
-        } else {
-            check_state = "FAILED";
-        }
-    }
-
-    /* Outputs: only a result that passed its check (if asked) is written. */
-    if (strcmp(check_state, "FAILED") != 0) {
-        /* Output format: --format, else .npy by name, else the input's. */
-        io_format kf = a.have_format ? a.format : io_output_format(a.out ? a.out : "", keys.format);
-        io_format pf = a.have_format ? a.format : io_output_format(a.perm ? a.perm : "", keys.format);
-        io_format vf = a.have_format ? a.format
-                                     : io_output_format(a.values_out ? a.values_out : "", vals.format);
-        if (!a.quiet && (a.out || a.perm || a.values_out)) cli_progress(cmd, "writing the output");
-        /* Every output is written to its temporary file before any
-         * replaces its target, so that one failing leaves all as they were. */
-        const char *paths[3] = {a.out, a.perm, a.values_out};
-        const io_format fmts[3] = {kf, pf, vf};
-        const gpk_type types[3] = {t, sigma64 ? GPK_U64 : GPK_U32, vals.type};
-        const void *datas[3] = {keys.data, sigma, vals.data};
-        io_out outs[3];
-        memset(outs, 0, sizeof outs);
-        int ok = 1;
-        /* mapped keys are in their output already */
-        if (mapped) {
-            ok = io_out_unmap(&map, err, sizeof err) == 0;
-            outs[0] = mapped_out;
-            memset(&mapped_out, 0, sizeof mapped_out);
-            keys.data = NULL;
-        }
-        for (int k = mapped ? 1 : 0; k < 3 && ok; k++)
-            if (paths[k])
-                ok = io_out_open(&outs[k], paths[k], err, sizeof err) == 0 &&
-                     io_write_array(&outs[k], fmts[k], types[k], datas[k], n, err, sizeof err) == 0;
-        for (int k = 0; k < 3 && ok; k++)
-            if (outs[k].f) ok = io_out_commit(&outs[k], err, sizeof err) == 0;
-        for (int k = 0; k < 3; k++) io_out_abort(&outs[k]);
-        if (!ok) {
-            cli_error(cmd, "%s", err);
-            goto done;
-        }
-    }
-
-    cli_progress_end();
-    const char *mode = vw ? "pairs" : a.perm ? "perm" : "keys";
-    if (!a.quiet) {
-        fprintf(stderr, "gpk sort: %s (%s), %s: %zu %s keys%s%s in %.3f ms%s (%.2f Mkeys/s)",
-                gpk_backend_name(info.backend), info.device_name, gpk_sort_algo_name(ran), n,
-                gpk_type_name(t),
-                vw ? " + values " : a.perm ? " + permutation" : "",
-                vw ? gpk_type_name(vals.type) : "", ms, a.reps > 1 ? " median" : "", mkeys);
-        if (a.check) fprintf(stderr, ", check %s", check_state);
-        fputc('\n', stderr);
-        /* the sorted keys went nowhere: said, unless only the check or the
-         * JSON was wanted */
-        if (!a.out && !a.perm && !a.values_out && !a.check && !a.json)
-            fprintf(stderr, "gpk sort: nothing written (-o OUT writes the sorted keys)\n");
-    }
-    if (a.json) {
-        printf("{\"command\": \"sort\", \"gpk_version\": ");
-        cli_json_str(stdout, gpk_version());
-        printf(", \"backend\": ");
-        cli_json_ctx_info(stdout, &info);
-        printf(", \"input\": ");
-        cli_json_str(stdout, a.in ? a.in : a.gen);
-        printf(", \"generated\": %s, \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
-               a.gen ? "true" : "false", gpk_type_name(t), n, mode);
-        printf(", \"algorithm_asked\": \"%s\", \"algorithm\": \"%s\", \"path\": ",
-               gpk_sort_algo_name(a.ro.algorithm), gpk_sort_algo_name(ran));
-        cli_json_str(stdout, gpk_last_sort_path(ctx));
-        printf(", \"devices\": %u", info.n_devices);
-        if (vw) printf(", \"value_type\": \"%s\"", gpk_type_name(vals.type));
-        if (a.gen) printf(", \"seed\": %llu, \"param\": %llu", (unsigned long long)a.seed,
-                          (unsigned long long)a.param);
-        printf(", \"key_bits\": %u, \"radix_bits\": %u, \"items\": %u, \"groups\": %u, "
-               "\"scan_split\": %u, \"reps\": %d, \"ms\": %.6f, \"mkeys_per_s\": %.4f, "
-               "\"check\": \"%s\"",
-               a.ro.key_bits, a.ro.radix_bits, a.ro.items, a.ro.groups, a.ro.scan_split, a.reps,
-               ms, mkeys, check_state);
-        if (why[0]) {
-            printf(", \"check_error\": ");
-            cli_json_str(stdout, why);
-        }
-        printf("}\n");
-    }
-    if (strcmp(check_state, "FAILED") == 0) {
-        cli_error(cmd, "check FAILED: %s", why);
-        goto done;
-    }
-    rc = CLI_OK;
-
-done:
-    bar_stop(&bar, ctx);
-    if (mapped) {
-        io_out_unmap(&map, err, sizeof err);
-        io_out_abort(&mapped_out); /* not committed: the named file stays as it was */
-        keys.data = NULL;
-    }
-    io_array_free(&keys);
-    io_array_free(&vals);
-    free(orig_keys);
-    free(orig_vals);
-    free(sigma);
-    free(times);
-    sort_seg_free(&a.seg);
-    gpk_ctx_destroy(ctx);
-    return rc;
+    sort_run r;
+    memset(&r, 0, sizeof r);
+    r.check_state = "not run";
+    const int rc = sort_steps(cmd, &a, &r);
+    sort_run_free(&a, &r);
+    return rc ? rc : CLI_OK;
 }

@@ -331,7 +331,7 @@ uint64_t io_memory_limit(const char **what)
         line[strcspn(line, "\n")] = '\0';
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2 || c2[1] != '/') continue;
-        *c2 = '\0';
+        *c1 = '\0', *c2 = '\0'; /* line: the hierarchy's number */
         const char *controllers = c1 + 1, *dir = c2 + 1;
         uint64_t v = 0;
         if (strcmp(line, "0") == 0 && *controllers == '\0') {

@@ -5,9 +5,49 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "gpk/mpi.h"
+#include "io.h"
+
+int cli_mpi_timeout_value(const char *text, double *seconds)
+{
+    char *end = NULL;
+    const double v = text ? strtod(text, &end) : -1;
+    if (!text || end == text || *end || !(v >= 0 && v <= 1e6)) return -1;
+    *seconds = v;
+    return 0;
+}
+
+void cli_mpi_set_timeout(int argc, char **argv)
+{
+    double t = GPK_MPI_TIMEOUT_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--mpi-timeout") == 0 && i + 1 < argc) cli_mpi_timeout_value(argv[i + 1], &t);
+        else if (strncmp(argv[i], "--mpi-timeout=", 14) == 0) cli_mpi_timeout_value(argv[i] + 14, &t);
+    }
+    gpk_mpi_set_timeout(MPI_COMM_WORLD, t);
+}
+
+void cli_mpi_lost(const char *cmd, const char *msg)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    cli_error(cmd, "rank %d: %s", rank, msg);
+    fflush(NULL);
+    io_out_remove_temps();
+    MPI_Abort(MPI_COMM_WORLD, CLI_FAIL);
+    _exit(CLI_FAIL); /* MPI_Abort does not return */
+}
+
+void cli_mpi_wait(const char *cmd, MPI_Request *req, const char *what)
+{
+    char msg[512];
+    if (gpk_mpi_wait(MPI_COMM_WORLD, 1, req, NULL, what, msg, sizeof msg) != GPK_OK) cli_mpi_lost(cmd, msg);
+}
 
 int cli_mpi_init(const char *cmd, int *argc, char ***argv, cli_mpi *mp)
 {
@@ -18,6 +58,7 @@ int cli_mpi_init(const char *cmd, int *argc, char ***argv, cli_mpi *mp)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &mp->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &mp->size);
+    cli_mpi_set_timeout(*argc, *argv);
     MPI_Comm node;
     mp->local_rank = 0;
     mp->local_size = 1;
@@ -49,7 +90,9 @@ int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
         int bad, rank;
     } in = {!ok, mp->rank}, out = {0, 0};
     /* MAXLOC: the lowest rank among those that failed */
-    MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &req);
+    cli_mpi_wait(cmd, &req, what);
     if (!out.bad) return 1;
     if (mp->rank == 0 && out.rank != 0) cli_error(cmd, "rank %d failed %s (its message above)", out.rank, what);
     return 0;
@@ -58,14 +101,18 @@ int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
 int cli_mpi_max(int v)
 {
     int r = v;
-    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    cli_mpi_wait("gpk", &req, "the ranks' exit statuses");
     return r;
 }
 
 int cli_mpi_sum(int v)
 {
     int r = v;
-    MPI_Allreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Request req;
+    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    cli_mpi_wait("gpk", &req, "the ranks' counts");
     return r;
 }
 

@@ -25,13 +25,17 @@ static inline int cli_mpi_requested(int argc, char **argv)
 int cli_mpi_forward(const char *cmd, char **argv);
 
 #ifdef GPK_HAVE_MPI
+#include <mpi.h>
+
 typedef struct cli_mpi {
     int rank, size;             /* in MPI_COMM_WORLD */
     int local_rank, local_size; /* among the ranks of this node (MPI_COMM_TYPE_SHARED) */
 } cli_mpi;
 
-/* MPI_Init_thread (MPI_THREAD_FUNNELED: gpk's threads make no MPI call)
- * and the ranks; 0, or -1 after a message. */
+/* MPI_Init_thread (MPI_THREAD_FUNNELED: gpk's threads make no MPI call),
+ * the ranks, and MPI_COMM_WORLD's timeout from --mpi-timeout (read here,
+ * before any collective; the command's parser checks the value); 0, or -1
+ * after a message. */
 int cli_mpi_init(const char *cmd, int *argc, char ***argv, cli_mpi *mp);
 /* MPI_Finalize; returns rc. */
 int cli_mpi_finalize(int rc);
@@ -43,6 +47,22 @@ int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
 int cli_mpi_max(int v);
 /* The sum of every rank's value. */
 int cli_mpi_sum(int v);
+/* --mpi-timeout SECONDS: every wait for other ranks (the CLI's and
+ * gpk::mpi's) gives up after that long without progress, naming the
+ * silent ranks (gpk_mpi_set_timeout). The value: 0 on success (0 to 10^6
+ * seconds, 0: no bound), -1 when bad. */
+int cli_mpi_timeout_value(const char *text, double *seconds);
+/* Sets MPI_COMM_WORLD's timeout from argv's --mpi-timeout (the default
+ * without one). */
+void cli_mpi_set_timeout(int argc, char **argv);
+/* Waits for req (a collective of MPI_COMM_WORLD) within the timeout; a
+ * rank that times out says why and ends the job (cli_mpi_lost). */
+void cli_mpi_wait(const char *cmd, MPI_Request *req, const char *what);
+/* Another rank went silent: msg (after this rank's number), the temporary
+ * outputs removed, and the whole job ended (MPI_Abort): the ranks cannot
+ * agree any more, and MPI_Finalize would wait for the silent rank. Does
+ * not return. */
+void cli_mpi_lost(const char *cmd, const char *msg);
 /* Ranks other than 0 keep stderr quiet while on (arguments every rank
  * parses alike: rank 0 says what is wrong once). */
 void cli_mpi_mute(const cli_mpi *mp, int on);

@@ -15,8 +15,8 @@ void sort_seg_help(FILE *f)
           "                      .npy of any integer type), 0 first and n last, never decreasing;\n"
           "                      segment i is [off[i], off[i+1]). --perm writes each segment's own\n"
           "                      permutation (argsort along the rows)\n"
-          "  --descending        descending order (stable; NaNs last), alone or with --rows or\n"
-          "                      --segments (alone: the whole input is one segment)\n",
+          "  --descending        descending order (stable; NaNs last), of the plain sort (any\n"
+          "                      --algo) or with --rows or --segments of the segmented one\n",
           f);
 }
 
@@ -26,7 +26,6 @@ int sort_seg_parse(const char *cmd, int argc, char **argv, int *i, sort_seg_args
     int m;
     if (cli_flag(argv[*i], NULL, "--descending")) {
         s->descending = 1;
-        s->on = 1;
         return 1;
     }
     if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--rows", &val)) != 0) {
@@ -55,7 +54,7 @@ int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix
         return -1;
     }
     if (have_ro_tunables || (ro->algorithm != GPK_SORT_AUTO && ro->algorithm != GPK_SORT_RADIX)) {
-        cli_error(cmd, "--rows, --segments and --descending run the segmented sort, which takes no --algo, "
+        cli_error(cmd, "--rows and --segments run the segmented sort, which takes no --algo, "
                   "--key-bits, --radix-bits, --items, --groups or --scan-split");
         return -1;
     }
@@ -72,12 +71,6 @@ int sort_seg_prepare(const char *cmd, sort_seg_args *s, size_t n)
         }
         s->segs.count = (size_t)s->rows;
         s->segs.length = n / s->rows;
-        return 0;
-    }
-    if (!s->file) {
-        /* --descending alone: one segment of everything */
-        s->segs.count = n ? 1 : 0;
-        s->segs.length = n;
         return 0;
     }
     io_array off = {0};

@@ -11,7 +11,7 @@
 #include "gpk/sort.h"
 
 typedef struct sort_seg_args {
-    int on;              /* --rows, --segments or --descending given */
+    int on;              /* --rows or --segments given */
     uint64_t rows;       /* --rows N: N rows of n / N keys (0: not given) */
     const char *file;    /* --segments FILE: S + 1 offsets (u64 raw, or .npy of an integer type) */
     int descending;      /* --descending */

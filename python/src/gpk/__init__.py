@@ -212,7 +212,8 @@ def _host_copy(a: Any) -> np.ndarray:
 
 
 def sort_inplace(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
-                 algorithm: str = "auto", backend: Union[None, str, Context] = None) -> Any:
+                 algorithm: str = "auto", backend: Union[None, str, Context] = None,
+                 descending: bool = False) -> Any:
     """Sorts ``a`` in place and returns it.
 
     ``a``: a writable 1-D C-contiguous array of uint32, int32, float32,
@@ -224,8 +225,9 @@ def sort_inplace(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional
     0 asks the device for the detection, which synchronizes the stream
     once). algorithm: "auto", "radix", "quick" or "quick-recursive".
     backend: None (the current context), "cpu", "cuda", "opencl" or a
-    Context. Bad input raises TypeError / ValueError before anything is
-    touched; a library failure raises gpk.Error.
+    Context. descending: the reverse order, stable, NaNs still last. Bad
+    input raises TypeError / ValueError before anything is touched; a
+    library failure raises gpk.Error.
 
     >>> import numpy as np, gpk
     >>> a = np.array([5, -1, 3], dtype=np.int64)
@@ -236,22 +238,18 @@ def sort_inplace(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional
     v = _view(a)
     if _is_device(v):
         d = _Device(v, "keys", writable=True)
-        _cuda_sort(_device_ctx(backend, d), d, d.ptr, None, None, key_bits, rb, algorithm)
+        _cuda_sort(_device_ctx(backend, d), d, d.ptr, None, None, key_bits, rb, algorithm, descending=descending)
         return a
-    _gpk.sort(_host_ctx(backend), v, kb, rb, algorithm)
+    _gpk.sort(_host_ctx(backend), v, kb, rb, algorithm, bool(descending))
     return a
 
 
-def _along_axis(a: Any, axis: Optional[int], descending: bool) -> bool:
-    """Whether sort / argsort take the segmented path: descending order, or
-    a host array of more than one dimension (or axis=None, numpy's
-    flattening)."""
-    if descending:
-        return True
+def _along_axis(a: Any, axis: Optional[int]) -> bool:
+    """Whether sort / argsort take the segmented path: an array of more
+    than one dimension (or, on the host, axis=None: numpy's flattening)."""
     v = _view(a)
-    if _is_device(v):
-        return False
-    return np.ndim(v) != 1 or axis not in (None, 0, -1)
+    ndim = len(v.__cuda_array_interface__["shape"]) if _is_device(v) else np.ndim(v)
+    return ndim != 1 or axis not in (None, 0, -1)
 
 
 def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[None, str, Context],
@@ -260,12 +258,11 @@ def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[No
     own (gpk_sort_segmented_keys / _perm over the rows of a contiguous
     copy with that axis last); ``a`` is not changed."""
     if tuned:
-        raise ValueError("key_bits, radix_bits and algorithm do not apply along an axis or in descending order "
+        raise ValueError("key_bits, radix_bits and algorithm do not apply along an axis "
                          "(the segmented sort chooses its own)")
     v = _view(a)
     if _is_device(v):
-        raise ValueError("descending order and axis= take host arrays (numpy or anything with the buffer "
-                         "protocol); a device array sorts in ascending order along its one axis")
+        return _device_sort_along(v, axis, descending, backend, perm)
     x = np.asarray(v)
     if axis is None:
         x = x.reshape(-1)
@@ -283,6 +280,55 @@ def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[No
     _gpk.sort_segmented(_host_ctx(backend), flat, sigma, count, length, bool(descending))
     out = (sigma if perm else flat).reshape(rows.shape)
     return out if ax == x.ndim - 1 else np.ascontiguousarray(np.moveaxis(out, -1, ax))
+
+
+def _device_sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[None, str, Context],
+                       perm: bool) -> Any:
+    """_sort_along for a CuPy array or a PyTorch CUDA tensor: a contiguous
+    copy with ``axis`` last, whose rows gpk_cuda_sort_segmented_* sorts on
+    the array's stream into a fresh array of the same library (argsort:
+    the pairs sort of the keys with each row's indices 0..length-1,
+    uint32, int32 for PyTorch)."""
+    fw = _framework(a)
+    if not fw:
+        raise TypeError(f"sorting {type(a).__name__} device arrays along an axis needs CuPy or PyTorch")
+    ndim = len(a.__cuda_array_interface__["shape"])
+    if axis is None:
+        a, axis, ndim = a.reshape(-1), -1, 1
+    if ndim == 0:
+        raise ValueError("cannot sort a 0-d array")
+    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis!r} is out of range for an array of {ndim} dimensions")
+    ax = int(axis) % ndim
+    if fw == "cupy":
+        import cupy
+        rows = cupy.ascontiguousarray(cupy.moveaxis(a, ax, -1))
+    else:
+        rows = a.movedim(ax, -1).contiguous()
+    shape = tuple(rows.shape)
+    length = shape[-1]
+    count = (int(np.prod(shape)) // length) if length else 0
+    flat = rows.reshape(-1)
+    d = _Device(flat, "keys", writable=False)
+    ctx = _device_ctx(backend, d)
+    keys_out = _device_empty(flat, d.n, d.dtype)
+    vin = vout = None
+    if perm:
+        vin = _device_arange(flat, d.n) % max(length, 1)
+        vout = _device_empty(flat, d.n, "uint32")
+    args = (ctx, d.type, d.ptr, _ptr(keys_out), 4 if perm else 0, _ptr(vin) if perm else 0,
+            _ptr(vout) if perm else 0, count, length, bool(descending), d.stream)
+    nbytes = _gpk.cuda_sort_segmented(*args, 0, 0, True)
+    temp = _device_empty(flat, max(nbytes, 1), "uint8")
+    _gpk.cuda_sort_segmented(*args, _ptr(temp), nbytes, False)
+    del temp
+    out = (vout if perm else keys_out).reshape(shape)
+    if ax == ndim - 1:
+        return out
+    if fw == "cupy":
+        import cupy
+        return cupy.ascontiguousarray(cupy.moveaxis(out, -1, ax))
+    return out.movedim(-1, ax).contiguous()
 
 
 def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
@@ -309,7 +355,7 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
     array([[3, 2, 1],
            [9, 8, 7]], dtype=int32)
     """
-    if _along_axis(a, axis, descending):
+    if _along_axis(a, axis):
         return _sort_along(a, axis, descending, backend, False,
                            key_bits is not None or radix_bits is not None or algorithm != "auto")
     kb, rb = _bits(key_bits, radix_bits, algorithm)
@@ -318,20 +364,20 @@ def sort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = 
         d = _Device(a, "keys", writable=False)
         ctx = _device_ctx(backend, d)
         out = _device_empty(a, d.n, d.dtype)
-        _cuda_sort(ctx, d, _ptr(out), None, None, key_bits, rb, algorithm)
+        _cuda_sort(ctx, d, _ptr(out), None, None, key_bits, rb, algorithm, descending=descending)
         return out
     a = np.asarray(a)
     if a.ndim != 1:
         raise ValueError(f"expected a 1-D array (got {a.ndim} dimensions)")
     if not a.flags.c_contiguous:  # strided: the contiguous copy is sorted in place
         out = np.array(a, order="C", copy=True)
-        _gpk.sort(_host_ctx(backend), out, kb, rb, algorithm)
+        _gpk.sort(_host_ctx(backend), out, kb, rb, algorithm, bool(descending))
         return out
     # gpk_sort_keys_to: on the CPU the sort's first pass reads a itself and
     # the sorting threads are the first to touch out's pages, so the copy
     # costs next to nothing over the in-place sort.
     out = np.empty(a.shape[0], dtype=a.dtype)
-    _gpk.sort_to(_host_ctx(backend), a, out, kb, rb, algorithm)
+    _gpk.sort_to(_host_ctx(backend), a, out, kb, rb, algorithm, bool(descending))
     return out
 
 
@@ -356,7 +402,7 @@ def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int]
     array([[0, 2, 1],
            [2, 0, 1]], dtype=uint32)
     """
-    if _along_axis(a, axis, descending):
+    if _along_axis(a, axis):
         return _sort_along(a, axis, descending, backend, True, key_bits is not None or radix_bits is not None)
     kb, rb = _bits(key_bits, radix_bits, "radix")
     a = _view(a)
@@ -367,17 +413,18 @@ def argsort(a: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int]
         wide = d.n > 0xFFFFFFFF
         idx = _device_arange(a, d.n, wide)
         perm = _device_empty(a, d.n, "uint64" if wide else "uint32")
-        _cuda_sort(ctx, d, _ptr(keys_out), _ptr(idx), _ptr(perm), key_bits, rb, "radix", width=8 if wide else 4)
+        _cuda_sort(ctx, d, _ptr(keys_out), _ptr(idx), _ptr(perm), key_bits, rb, "radix", width=8 if wide else 4,
+                   descending=descending)
         return perm
     keys = _host_copy(a)
     perm = np.empty(keys.size, dtype=np.uint64 if keys.size > 0xFFFFFFFF else np.uint32)
-    _gpk.sort_perm(_host_ctx(backend), keys, perm, kb, rb, "radix")
+    _gpk.sort_perm(_host_ctx(backend), keys, perm, kb, rb, "radix", bool(descending))
     return perm
 
 
 def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = None,
                         radix_bits: Optional[int] = None, algorithm: str = "auto",
-                        backend: Union[None, str, Context] = None) -> tuple:
+                        backend: Union[None, str, Context] = None, descending: bool = False) -> tuple:
     """Sorts ``keys`` in place and moves ``values`` (any 4- or 8-byte items,
     the same length) with them; stable with the radix sort (auto picks it
     for pairs). Returns (keys, values).
@@ -398,7 +445,7 @@ def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = Non
         if dk.ptr < dv.ptr + dv.n * dv.itemsize and dv.ptr < dk.ptr + dk.n * dk.itemsize and dk.n:
             raise ValueError("keys and values overlap in memory: the sort would corrupt both (copy one)")
         _cuda_sort(_device_ctx(backend, dk), dk, dk.ptr, dv.ptr, dv.ptr, key_bits, rb, algorithm,
-                   width=dv.itemsize)
+                   width=dv.itemsize, descending=descending)
         return ko, vo
     try:
         overlap = np.shares_memory(np.asarray(keys), np.asarray(values))
@@ -406,12 +453,13 @@ def sort_by_key_inplace(keys: Any, values: Any, *, key_bits: Optional[int] = Non
         overlap = False
     if overlap:
         raise ValueError("keys and values overlap in memory: the sort would corrupt both (copy one)")
-    _gpk.sort_pairs(_host_ctx(backend), keys, values, kb, rb, algorithm)
+    _gpk.sort_pairs(_host_ctx(backend), keys, values, kb, rb, algorithm, bool(descending))
     return ko, vo
 
 
 def sort_by_key(keys: Any, values: Any, *, key_bits: Optional[int] = None, radix_bits: Optional[int] = None,
-                algorithm: str = "auto", backend: Union[None, str, Context] = None) -> tuple:
+                algorithm: str = "auto", backend: Union[None, str, Context] = None,
+                descending: bool = False) -> tuple:
     """Sorted copies (keys, values) of two 1-D arrays of one length; the
     inputs are not changed. Options as for sort_by_key_inplace.
 
@@ -429,11 +477,12 @@ def sort_by_key(keys: Any, values: Any, *, key_bits: Optional[int] = None, radix
         ctx = _device_ctx(backend, dk)
         ko = _device_empty(keys, dk.n, dk.dtype)
         vo = _device_empty(values, dv.n, dv.dtype)
-        _cuda_sort(ctx, dk, _ptr(ko), dv.ptr, _ptr(vo), key_bits, rb, algorithm, width=dv.itemsize)
+        _cuda_sort(ctx, dk, _ptr(ko), dv.ptr, _ptr(vo), key_bits, rb, algorithm, width=dv.itemsize,
+                   descending=descending)
         return ko, vo
     k, v = _host_copy(keys), _host_copy(values)
     return sort_by_key_inplace(k, v, key_bits=key_bits, radix_bits=radix_bits, algorithm=algorithm,
-                               backend=backend)
+                               backend=backend, descending=descending)
 
 
 def _record_key(dtype: np.dtype, field: str) -> tuple:
@@ -451,10 +500,11 @@ def _record_key(dtype: np.dtype, field: str) -> tuple:
 
 
 def sort_records_inplace(records: np.ndarray, field: str, *, algorithm: str = "auto",
-                         backend: Union[None, str, Context] = None) -> np.ndarray:
+                         backend: Union[None, str, Context] = None, descending: bool = False) -> np.ndarray:
     """Sorts a 1-D structured array in place by one numeric field; records
     of 1..256 bytes. "radix" is stable; "auto" may pick the quicksort
-    (not stable) where it was measured faster. Returns ``records``.
+    (not stable) where it was measured faster. descending: the reverse
+    order (NaNs still last). Returns ``records``.
 
     >>> import numpy as np, gpk
     >>> r = np.array([(3, 1.5), (1, 2.5)], dtype=[("id", "u4"), ("x", "f8")])
@@ -465,12 +515,12 @@ def sort_records_inplace(records: np.ndarray, field: str, *, algorithm: str = "a
     if not isinstance(records, np.ndarray):
         raise TypeError("expected a numpy structured array")
     off, kt = _record_key(records.dtype, field)
-    _gpk.sort_records(_host_ctx(backend), records, off, kt, 0, 0, algorithm)
+    _gpk.sort_records(_host_ctx(backend), records, off, kt, 0, 0, algorithm, bool(descending))
     return records
 
 
 def sort_records(records: np.ndarray, field: str, *, algorithm: str = "auto",
-                 backend: Union[None, str, Context] = None) -> np.ndarray:
+                 backend: Union[None, str, Context] = None, descending: bool = False) -> np.ndarray:
     """A copy of a 1-D structured array sorted by one field; see
     sort_records_inplace.
 
@@ -485,7 +535,7 @@ def sort_records(records: np.ndarray, field: str, *, algorithm: str = "auto",
     if records.ndim != 1:
         raise ValueError(f"expected a 1-D array (got {records.ndim} dimensions)")
     return sort_records_inplace(np.array(records, order="C", copy=True), field, algorithm=algorithm,
-                                backend=backend)
+                                backend=backend, descending=descending)
 
 
 # ---- device arrays (__cuda_array_interface__) ------------------------------------
@@ -595,7 +645,8 @@ def _ptr(a: Any) -> int:
 
 
 def _cuda_sort(ctx: Context, d: _Device, keys_out: int, values_in: Optional[int], values_out: Optional[int],
-               key_bits: Optional[int], radix_bits: int, algorithm: str, width: int = 0) -> None:
+               key_bits: Optional[int], radix_bits: int, algorithm: str, width: int = 0,
+               descending: bool = False) -> None:
     kb = -1 if key_bits is None else key_bits
     args = (ctx, d.type, d.ptr, keys_out, width, values_in or 0, values_out or 0, d.n, kb, radix_bits,
             algorithm, d.stream)
@@ -605,10 +656,10 @@ def _cuda_sort(ctx: Context, d: _Device, keys_out: int, values_in: Optional[int]
         # Temporary storage from the array's own stream-ordered pool
         # (CuPy's memory pool, PyTorch's caching allocator): reused only by
         # later work on the stream, so dropping it after the launch is safe.
-        nbytes = _gpk.cuda_sort(*args, 0, 0, True)
+        nbytes = _gpk.cuda_sort(*args, 0, 0, True, bool(descending))
         temp = _device_empty(d.obj, max(nbytes, 1), "uint8")
         ptr = _ptr(temp)
-    _gpk.cuda_sort(*args, ptr, nbytes, False)
+    _gpk.cuda_sort(*args, ptr, nbytes, False, bool(descending))
     del temp
 
 

@@ -1,0 +1,10 @@
+/* Internal hooks of the CPU radix sort for the tests. */
+#ifndef GPK_RADIX_CPU_HOOKS_H
+#define GPK_RADIX_CPU_HOOKS_H
+
+/* on != 0: the sort's team takes the context's threads whatever the
+ * machine's load (the tests force team sizes); 0: the default, a team no
+ * larger than the cores free now (radix_cpu.c, free_cores). */
+void gpk__radix_cpu_ignore_load(int on);
+
+#endif
