@@ -36,6 +36,7 @@
 #include "core/internal.h"
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
+#include "sort/multi_internal.h"
 #include "sort/radix_internal.h"
 #ifdef GPK_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -333,7 +334,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
             const double t0 = now_ms();
             s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
             if (rep >= 0) {
-                const struct gpk_multi_stats *m = &ctx->multi;
+                const gpk_multi_stats ms = gpk__multi_stats(ctx), *m = &ms;
                 const double v[PHASES] = {m->sort_ms, m->split_ms, m->merge_ms, m->copy_ms, m->search_ms,
                                           m->tiles_ms, m->count_ms, m->passes_ms, m->hist_ms, m->pass_sum_ms,
                                           m->last_ms, (double)m->passes};
@@ -341,7 +342,7 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
                 memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
             }
         }
-        snprintf(r.plan, sizeof r.plan, "%s%s%s", ctx->multi.plan ? ctx->multi.plan : "?", colon ? ":" : "",
+        snprintf(r.plan, sizeof r.plan, "%s%s%s", gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?", colon ? ":" : "",
                  colon ? colon + 1 : "");
         if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
         off = 0;
@@ -433,7 +434,7 @@ static row run_host(const input *in, const int *devices, int k, int reps, const 
         r.ms = t[reps / 2];
         r.min_ms = t[0];
         r.ok = verify(in, keys, vals, r.why, sizeof r.why);
-        if (k > 1) snprintf(r.plan, sizeof r.plan, "%s", ctx->multi.plan ? ctx->multi.plan : "?");
+        if (k > 1) snprintf(r.plan, sizeof r.plan, "%s", gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?");
         snprintf(r.why + strlen(r.why), sizeof r.why - strlen(r.why), "%s%s", r.ok ? "path " : "",
                  r.ok ? gpk_last_sort_path(ctx) : "");
     }

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "core/internal.h"
+#include "sort/ooc_internal.h"
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 #include "sort/radix_internal.h"
@@ -240,14 +241,15 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
                ok ? "verified" : "FAILED", s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), path,
                gen_s);
         const int ooc = !strcmp(path, "radix-out-of-core");
+        const gpk_ooc_stats os = gpk__ooc_stats(ctx);
         if (ooc)
             printf("  out of core: slot %zu elements, %zu runs, %zu kept on the device; extra buffer %.0f ms, open "
                    "%.0f ms, runs %.0f ms, merge %.0f ms, close %.0f ms; locking %.0f ms, unlocking %.0f ms in all "
                    "(%s%s)\n",
-                   ctx->ooc.cap, ctx->ooc.runs, ctx->ooc.kept_runs, ctx->ooc.alloc_ms, ctx->ooc.pin_ms, ctx->ooc.runs_ms,
-                   ctx->ooc.merge_ms, ctx->ooc.unpin_ms, ctx->ooc.lock_ms, ctx->ooc.unlock_ms,
-                   ctx->ooc.pinned ? "page-locked" : "NOT page-locked",
-                   ctx->ooc.caller_pinned ? "; the caller's arrays came page-locked" : "");
+                   os.cap, os.runs, os.kept_runs, os.alloc_ms, os.pin_ms, os.runs_ms,
+                   os.merge_ms, os.unpin_ms, os.lock_ms, os.unlock_ms,
+                   os.pinned ? "page-locked" : "NOT page-locked",
+                   os.caller_pinned ? "; the caller's arrays came page-locked" : "");
         if (json)
             fprintf(json,
                     "{\"what\":\"sort\",\"label\":\"%s\",\"backend\":\"%s\",\"type\":\"%s\",\"value_bytes\":%u,"
@@ -256,10 +258,10 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
                     "\"unpin_ms\":%.1f,\"lock_ms\":%.1f,\"unlock_ms\":%.1f,\"pinned\":%d,\"caller_pinned\":%d,"
                     "\"kept_runs\":%zu,\"threads\":%u}\n",
                     label, gpk_backend_name(be), gpk_type_name(in->type), in->vw, in->n, in->skew ? "skew90" : "uniform",
-                    rep, sec, ok, path, ooc ? ctx->ooc.cap : 0, ooc ? ctx->ooc.runs : 0, ooc ? ctx->ooc.alloc_ms : 0,
-                    ooc ? ctx->ooc.pin_ms : 0, ooc ? ctx->ooc.runs_ms : 0, ooc ? ctx->ooc.merge_ms : 0,
-                    ooc ? ctx->ooc.unpin_ms : 0, ooc ? ctx->ooc.lock_ms : 0, ooc ? ctx->ooc.unlock_ms : 0,
-                    ooc ? ctx->ooc.pinned : 0, ooc ? ctx->ooc.caller_pinned : 0, ooc ? ctx->ooc.kept_runs : 0,
+                    rep, sec, ok, path, ooc ? os.cap : 0, ooc ? os.runs : 0, ooc ? os.alloc_ms : 0,
+                    ooc ? os.pin_ms : 0, ooc ? os.runs_ms : 0, ooc ? os.merge_ms : 0,
+                    ooc ? os.unpin_ms : 0, ooc ? os.lock_ms : 0, ooc ? os.unlock_ms : 0,
+                    ooc ? os.pinned : 0, ooc ? os.caller_pinned : 0, ooc ? os.kept_runs : 0,
                     (unsigned)ctx->threads);
         if (json) fflush(json);
         fflush(stdout);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "sort/ooc_internal.h"
 #include "gpk/sort.h"
 
 static uint64_t rng_state;
@@ -231,7 +232,7 @@ int main(int argc, char **argv)
                     if (small && si % 3 && d != D_UNIFORM && d != D_SKEW90) continue;
                     check_case(ctx, (gpk_type)t, kind, sizes[si], d);
                     if (sizes[si] >= 2 * cap + 1)
-                        TU_CHECK(ctx->ooc.cap == cap, "slot of %zu elements, not %zu", ctx->ooc.cap, cap);
+                        TU_CHECK(gpk__ooc_stats(ctx).cap == cap, "slot of %zu elements, not %zu", gpk__ooc_stats(ctx).cap, cap);
                 }
         }
 
@@ -290,9 +291,9 @@ int main(int argc, char **argv)
                         check_case(ctx, (gpk_type)t, kind, ns[ni], d);
                         const size_t runs = (ns[ni] + cap - 1) / cap;
                         const size_t want = li == 0 ? 0 : li == 1 ? 2 : runs;
-                        TU_CHECK(ctx->ooc.runs == runs && ctx->ooc.kept_runs == want,
-                                 "ooc_resident %s, %zu runs: %zu kept, want %zu", limits[li], ctx->ooc.runs,
-                                 ctx->ooc.kept_runs, want);
+                        TU_CHECK(gpk__ooc_stats(ctx).runs == runs && gpk__ooc_stats(ctx).kept_runs == want,
+                                 "ooc_resident %s, %zu runs: %zu kept, want %zu", limits[li], gpk__ooc_stats(ctx).runs,
+                                 gpk__ooc_stats(ctx).kept_runs, want);
                     }
                 }
         }
@@ -372,15 +373,15 @@ int main(int argc, char **argv)
         gpk_sort_reference(GPK_U32, rk, 4, rv, NULL, n, 0);
         TU_CHECK(s == GPK_OK && !memcmp(k, rk, n * 4) && !memcmp(v, rv, n * 4),
                  "locked arrays: %s, differ from the reference", gpk_status_string(s));
-        TU_CHECK(ctx->ooc.caller_pinned == (be == GPK_BACKEND_CUDA), "locked arrays: caller_pinned %d on %s",
-                 ctx->ooc.caller_pinned, gpk_backend_name(be));
+        TU_CHECK(gpk__ooc_stats(ctx).caller_pinned == (be == GPK_BACKEND_CUDA), "locked arrays: caller_pinned %d on %s",
+                 gpk__ooc_stats(ctx).caller_pinned, gpk_backend_name(be));
         TU_CHECK(gpk_host_unlock(ctx, k) == GPK_OK && gpk_host_unlock(ctx, v) == GPK_OK, "gpk_host_unlock (%s)",
                  gpk_last_error(ctx));
         /* unlocked again: staged as before */
         fill_keys(k, n, 4, D_FEW);
         s = gpk_sort_keys(ctx, GPK_U32, k, n, NULL);
-        TU_CHECK(s == GPK_OK && ctx->ooc.caller_pinned == 0, "after gpk_host_unlock: %s, caller_pinned %d",
-                 gpk_status_string(s), ctx->ooc.caller_pinned);
+        TU_CHECK(s == GPK_OK && gpk__ooc_stats(ctx).caller_pinned == 0, "after gpk_host_unlock: %s, caller_pinned %d",
+                 gpk_status_string(s), gpk__ooc_stats(ctx).caller_pinned);
         TU_CHECK(gpk_host_lock(ctx, NULL, 64) == GPK_EINVAL && gpk_host_lock(NULL, k, 64) == GPK_EINVAL &&
                      gpk_host_lock(ctx, k, 0) == GPK_OK,
                  "gpk_host_lock: bad arguments");

@@ -13,25 +13,31 @@
 
 const char *gpk_version(void) { return GPK_VERSION_STRING; }
 
+/* gpk__backends' row of b; NULL for AUTO and unknown values. */
+static const gpk__backend_row *backend_row(gpk_backend b)
+{
+    for (const gpk__backend_row *r = gpk__backends; r->name; r++)
+        if (r->id == b) return r;
+    return NULL;
+}
+
 const char *gpk_backend_name(gpk_backend b)
 {
-    switch (b) {
-    case GPK_BACKEND_AUTO: return "auto";
-    case GPK_BACKEND_CPU: return "cpu";
-    case GPK_BACKEND_CUDA: return "cuda";
-    case GPK_BACKEND_OPENCL: return "opencl";
-    }
-    return "unknown";
+    if (b == GPK_BACKEND_AUTO) return "auto";
+    const gpk__backend_row *r = backend_row(b);
+    return r ? r->name : "unknown";
 }
 
 gpk_status gpk_backend_parse(const char *name, gpk_backend *out)
 {
-    static const gpk_backend all[] = {GPK_BACKEND_AUTO, GPK_BACKEND_CPU, GPK_BACKEND_CUDA,
-                                      GPK_BACKEND_OPENCL};
     if (!name || !out) return GPK_EINVAL;
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcasecmp(name, gpk_backend_name(all[i])) == 0) {
-            *out = all[i];
+    if (strcasecmp(name, "auto") == 0) {
+        *out = GPK_BACKEND_AUTO;
+        return GPK_OK;
+    }
+    for (const gpk__backend_row *r = gpk__backends; r->name; r++)
+        if (strcasecmp(name, r->name) == 0) {
+            *out = r->id;
             return GPK_OK;
         }
     return GPK_EINVAL;
@@ -62,28 +68,21 @@ gpk_status gpk_type_parse(const char *name, gpk_type *out)
     return GPK_EINVAL;
 }
 
+const gpk__device_backend *gpk__device_backend_of(gpk_backend b, const char **not_built)
+{
+    const gpk__backend_row *r = backend_row(b);
+    if (not_built) *not_built = r ? r->not_built : NULL;
+    return r ? r->device : NULL;
+}
+
 int gpk_device_count(gpk_backend b)
 {
-    int n = 0;
-    switch (b) {
-    case GPK_BACKEND_AUTO:
-#ifdef GPK_HAVE_CUDA
-        n = gpk__cuda_device_count();
-#endif
-        return n > 0 ? n : 1;
-    case GPK_BACKEND_CPU: return 1;
-    case GPK_BACKEND_CUDA:
-#ifdef GPK_HAVE_CUDA
-        n = gpk__cuda_device_count();
-#endif
-        return n > 0 ? n : 0;
-    case GPK_BACKEND_OPENCL:
-#ifdef GPK_HAVE_OPENCL
-        n = gpk__opencl_device_count();
-#endif
-        return n > 0 ? n : 0;
-    }
-    return 0;
+    if (b == GPK_BACKEND_CPU) return 1;
+    /* AUTO: CUDA's devices, else the CPU */
+    const gpk__device_backend *dev = gpk__device_backend_of(b == GPK_BACKEND_AUTO ? GPK_BACKEND_CUDA : b, NULL);
+    const int n = dev ? dev->device_count() : 0;
+    if (b == GPK_BACKEND_AUTO) return n > 0 ? n : 1;
+    return n > 0 ? n : 0;
 }
 
 int gpk_backend_available(gpk_backend b)
@@ -271,12 +270,12 @@ static gpk_status open_parts(gpk_ctx *ctx, const int *list, int count)
 {
     ctx->part[0] = ctx;
     for (int i = 1; i < count; i++) {
-        if (ctx->backend != GPK_BACKEND_CUDA) {
-            ctx->part[i] = ctx;
+        if (ctx->backend == GPK_BACKEND_CPU) {
+            ctx->part[i] = ctx; /* the CPU's virtual devices */
             continue;
         }
         gpk_ctx_opts po = GPK_CTX_OPTS_INIT;
-        po.backend = GPK_BACKEND_CUDA;
+        po.backend = ctx->backend;
         po.device = list[i];
         po.threads = ctx->threads / count > 0 ? ctx->threads / count : 1;
         po.n_devices = 1;
@@ -289,9 +288,8 @@ static gpk_status open_parts(gpk_ctx *ctx, const int *list, int count)
         }
         ctx->part[i]->device_budget = ctx->device_budget;
     }
-#ifdef GPK_HAVE_CUDA
-    if (ctx->backend == GPK_BACKEND_CUDA && count > 1) return gpk__cuda_enable_peers(ctx);
-#endif
+    const gpk__device_backend *dev = gpk__device_backend_of(ctx->backend, NULL);
+    if (dev && dev->enable_peers && count > 1) return dev->enable_peers(ctx);
     return GPK_OK;
 }
 
@@ -318,15 +316,18 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
             return gpk__fail(NULL, GPK_EINVAL,
                              "GPK_BACKEND=%s: expected auto, cpu, cuda or opencl", env);
     }
-    if (backend < GPK_BACKEND_AUTO || backend > GPK_BACKEND_OPENCL)
+    if (backend != GPK_BACKEND_AUTO && !backend_row(backend))
         return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: unknown backend %d", (int)backend);
     if (backend == GPK_BACKEND_AUTO)
         backend = gpk_backend_available(GPK_BACKEND_CUDA) ? GPK_BACKEND_CUDA : GPK_BACKEND_CPU;
 
     int devices[GPK_MAX_DEVICES], n_devices = 0;
     GPK_CHECK(device_list(&o, devices, &n_devices));
-    if (backend == GPK_BACKEND_OPENCL && n_devices > 1)
-        return gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: one device per context (%d asked for)", n_devices);
+    const char *not_built = NULL;
+    const gpk__device_backend *dev = gpk__device_backend_of(backend, &not_built);
+    if (dev && !dev->enable_peers && n_devices > 1)
+        return gpk__fail(NULL, GPK_EUNSUPPORTED, "%s backend: one device per context (%d asked for)", dev->label,
+                         n_devices);
     size_t budget;
     GPK_CHECK(env_device_budget(&budget));
     gpk_ctx *ctx = calloc(1, sizeof *ctx);
@@ -347,38 +348,21 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     ctx->info.threads = (unsigned)ctx->threads;
 
     gpk_status s = GPK_OK;
-    switch (backend) {
-    case GPK_BACKEND_CPU:
+    if (backend == GPK_BACKEND_CPU) {
         cpu_info(ctx);
-        break;
-    case GPK_BACKEND_CUDA:
-#ifdef GPK_HAVE_CUDA
-        if (gpk__cuda_device_count() <= 0) {
-            const char *why = gpk__cuda_unavailable_reason();
-            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: no usable CUDA device (%s)",
+    } else if (!dev) {
+        s = gpk__fail(NULL, GPK_EUNSUPPORTED, "%s", not_built ? not_built : "backend not built in");
+    } else if (dev->device_count() <= 0) {
+        if (dev->unavailable_reason) {
+            const char *why = dev->unavailable_reason();
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "%s backend: %s (%s)", dev->label, dev->no_device,
                           why ? why : "the devices went away");
-            break;
+        } else {
+            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "%s backend: %s", dev->label, dev->no_device);
         }
-        s = gpk__cuda_ctx_init(ctx);
+    } else {
+        s = dev->ctx_init(ctx);
         if (s != GPK_OK) gpk__fail(NULL, s, "%s", ctx->err);
-#else
-        s = gpk__fail(NULL, GPK_EUNSUPPORTED, "CUDA backend: not built into this gpk (nvcc was not found at build time)");
-#endif
-        break;
-    case GPK_BACKEND_OPENCL:
-#ifdef GPK_HAVE_OPENCL
-        if (gpk__opencl_device_count() <= 0) {
-            s = gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: no OpenCL platform or device found");
-            break;
-        }
-        s = gpk__opencl_ctx_init(ctx);
-        if (s != GPK_OK) gpk__fail(NULL, s, "%s", ctx->err);
-#else
-        s = gpk__fail(NULL, GPK_EUNSUPPORTED, "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)");
-#endif
-        break;
-    default:
-        break;
     }
     ctx->n_devices = 1;
     if (s == GPK_OK && n_devices > 1) {
@@ -404,12 +388,8 @@ void gpk_ctx_destroy(gpk_ctx *ctx)
     for (int i = ctx->n_hooks - 1; i >= 0; i--) ctx->hook[i].release(ctx);
     for (int i = 1; i < GPK_MAX_DEVICES; i++)
         if (ctx->part[i] && ctx->part[i] != ctx) gpk_ctx_destroy(ctx->part[i]);
-#ifdef GPK_HAVE_CUDA
-    if (ctx->cuda) gpk__cuda_ctx_release(ctx);
-#endif
-#ifdef GPK_HAVE_OPENCL
-    if (ctx->opencl) gpk__opencl_ctx_release(ctx);
-#endif
+    const gpk__device_backend *dev = gpk__device_backend_of(ctx->backend, NULL);
+    if (dev) dev->ctx_release(ctx);
     free(ctx->host_scratch);
     free(ctx);
 }
@@ -464,20 +444,16 @@ gpk_status gpk_host_lock(gpk_ctx *ctx, void *p, size_t bytes)
     if (!ctx) return GPK_EINVAL;
     if (!p && bytes) return gpk__fail(ctx, GPK_EINVAL, "gpk_host_lock: NULL memory of %zu bytes", bytes);
     if (!bytes) return GPK_OK;
-#ifdef GPK_HAVE_CUDA
-    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__cuda_host_lock(ctx, p, bytes);
-#endif
-    return GPK_OK;
+    const gpk__device_backend *dev = gpk__device_backend_of(ctx->backend, NULL);
+    return dev && dev->host_lock ? dev->host_lock(ctx, p, bytes) : GPK_OK;
 }
 
 gpk_status gpk_host_unlock(gpk_ctx *ctx, void *p)
 {
     if (!ctx) return GPK_EINVAL;
     if (!p) return GPK_OK;
-#ifdef GPK_HAVE_CUDA
-    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__cuda_host_unlock(ctx, p);
-#endif
-    return GPK_OK;
+    const gpk__device_backend *dev = gpk__device_backend_of(ctx->backend, NULL);
+    return dev && dev->host_unlock ? dev->host_unlock(ctx, p) : GPK_OK;
 }
 
 void gpk_ctx_trim(gpk_ctx *ctx)

@@ -89,20 +89,6 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     ctx->cuda = st;
     st->sm_count = prop.multiProcessorCount;
     st->smem_optin = prop.sharedMemPerBlockOptin;
-    /* on by default: faster than the separate launches from 2^16 to 2^22
-     * keys and to 2^20 pairs (docs/perf/radix.md) */
-    if (prop.cooperativeLaunch && gpk__hook(gpk__test.radix_cuda_small, 1) != 0) {
-        /* GPK_RADIX_CUDA_SMALL_MAX_LOG: programs that sort many arrays on
-         * several streams at once lower it (one launch fills the device) */
-        const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log,
-                                      gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
-        if (lg >= 1 && lg <= 24) {
-            st->small_sort_max_log = st->small_sort_values_max_log = lg;
-        } else {
-            st->small_sort_max_log = GPK_RADIX_CUDA_SMALL_DEFAULT_LOG;
-            st->small_sort_values_max_log = GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG;
-        }
-    }
 
     e = cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaStreamCreate");
@@ -315,3 +301,8 @@ done:
     if (e != cudaSuccess && s == GPK_OK) s = gpk__cuda_fail(ctx, e, "cudaSetDevice");
     return s;
 }
+
+extern "C" const gpk__device_backend gpk__cuda_device = {
+    "CUDA", "no usable CUDA device", gpk__cuda_device_count, gpk__cuda_unavailable_reason, gpk__cuda_ctx_init,
+    gpk__cuda_ctx_release, gpk__cuda_enable_peers, gpk__cuda_host_lock, gpk__cuda_host_unlock,
+};

@@ -36,21 +36,18 @@ typedef struct gpk_cuda_state {
     void *staging;              /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
     cudaEvent_t staging_ev[2];
     cudaMemPool_t temp_pool;    /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
-    /* The radix sort's single-launch path for small inputs (radix_cuda.cu,
-     * run_small): up to 2^small_sort_max_log keys (sorts with values:
-     * 2^small_sort_values_max_log), 0 = off. Read once, at
-     * creation (GPK_RADIX_CUDA_SMALL_MAX_LOG; a test hook turns it off);
-     * on only where the device runs cooperative launches. */
-    int small_sort_max_log;
-    int small_sort_values_max_log; /* the same for pairs and permutations */
 } gpk_cuda_state;
 
-/* The largest sizes measured faster in one launch (docs/perf/radix.md,
- * "Small sorts"): 2^22 keys of every width (2^23: slower, the resident
- * blocks loop over too many tiles), 2^20 pairs. GPK_RADIX_CUDA_SMALL_MAX_LOG
- * (or a test's gpk__test.radix_cuda_small_max_log) sets both. */
-#define GPK_RADIX_CUDA_SMALL_DEFAULT_LOG 22
-#define GPK_RADIX_CUDA_SMALL_VALUES_DEFAULT_LOG 20
+/* The CUDA device backend (cuda_ctx.cu) and its entries. */
+extern const gpk__device_backend gpk__cuda_device;
+int gpk__cuda_device_count(void);
+const char *gpk__cuda_unavailable_reason(void);
+gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);
+void gpk__cuda_ctx_release(gpk_ctx *ctx);
+gpk_status gpk__cuda_enable_peers(gpk_ctx *ctx);
+/* gpk_host_lock / gpk_host_unlock on a CUDA context (cuda_staging.c) */
+gpk_status gpk__cuda_host_lock(gpk_ctx *ctx, void *p, size_t bytes);
+gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p);
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).
  * Checks free device memory first: GPK_ENOMEM with a message when the

@@ -37,7 +37,8 @@ struct gpk_ctx_hook {
     int trim;                    /* also called by gpk_ctx_trim */
     void *state;                 /* the family's, NULL until it sets it */
 };
-#define GPK_CTX_HOOKS 8 /* at least one per family that registers (two do: out-of-core, MPI) */
+#define GPK_CTX_HOOKS 12 /* at least one per family that registers (out-of-core: two, multi-device,
+                            the radix sort on CUDA and on OpenCL, MPI) */
 
 /* 1 when the byte ranges [a, a + an) and [b, b + bn) share a byte (empty
  * ranges share none): the sorts' arguments that must not alias. */
@@ -65,15 +66,6 @@ struct gpk_ctx {
                               limit (CUDA: what is free). On the CPU backend a non-zero
                               budget makes the out-of-core driver run with the CPU sort
                               as its device (src/sort/ooc.c) */
-    struct gpk_ooc_stats {  /* the last out-of-core sort, for gpk bench sort */
-        double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
-        double lock_ms;     /* page-locking, summed (most of it overlaps the runs) */
-        double unlock_ms;   /* unlocking, summed (most of it overlaps the merge) */
-        size_t runs, parts, cap;
-        int pinned;         /* the host arrays were page-locked (CUDA) */
-        int caller_pinned;  /* the caller's arrays came page-locked: no staging (CUDA) */
-        size_t kept_runs;   /* runs kept on the device for the merge */
-    } ooc;
     gpk_progress_fn progress;
     void *progress_user;
     /* Several devices (gpk_ctx_opts.devices): n_devices >= 1, the indices in
@@ -84,21 +76,6 @@ struct gpk_ctx {
     int n_devices;
     gpk_ctx *part[GPK_MAX_DEVICES];
     unsigned char peer[GPK_MAX_DEVICES][GPK_MAX_DEVICES];
-    struct gpk_multi_stats { /* the last multi-device sort's phases (host clock), for gpk bench */
-        const char *plan; /* "lsd" (distributed last pass) or "merge" (sort first, then merge) */
-        double sort_ms, split_ms, merge_ms;
-        /* CUDA, inside the merge (events; the slowest device): copies of the
-         * pieces, the tile searches of the first round, the rest */
-        double copy_ms, search_ms, tiles_ms;
-        /* lsd, host clock: until every device's first digit counts are
-         * in, then the passes (each followed by the exchange of counts) */
-        double count_ms, passes_ms;
-        /* lsd, CUDA events: the histogram (the slowest device), the
-         * passes (the sum over passes of the slowest device's time), the
-         * last pass (the slowest device) */
-        double hist_ms, pass_sum_ms, last_ms;
-        int passes;
-    } multi;
     /* What the families keep on this context between calls (gpk__ctx_hook). */
     struct gpk_ctx_hook hook[GPK_CTX_HOOKS];
     int n_hooks;
@@ -127,12 +104,6 @@ static inline void **gpk__ctx_hook_state(gpk_ctx *ctx, gpk__ctx_release_fn relea
         if (ctx->hook[i].release == release) return &ctx->hook[i].state;
     return NULL;
 }
-
-#ifdef GPK_HAVE_CUDA
-/* gpk_host_lock / gpk_host_unlock on a CUDA context (cuda_staging.c) */
-gpk_status gpk__cuda_host_lock(gpk_ctx *ctx, void *p, size_t bytes);
-gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p);
-#endif
 
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
  * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */
@@ -163,22 +134,40 @@ void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes);
 /* An integer environment variable (one of the table in docs/guide.md). */
 int gpk__env_int(const char *name, int fallback);
 
-/* Backend hooks: each backend built into the library defines these.
- * The CPU backend is always built. */
-#ifdef GPK_HAVE_CUDA
-int gpk__cuda_device_count(void);                 /* 0 when no usable device */
-const char *gpk__cuda_unavailable_reason(void);   /* why no device is usable; NULL when one is */
-gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx);      /* fills ctx->info, ctx->cuda */
-void gpk__cuda_ctx_release(gpk_ctx *ctx);
-/* Enables peer access between the devices of ctx->part[] where the
- * hardware allows it and fills ctx->peer. */
-gpk_status gpk__cuda_enable_peers(gpk_ctx *ctx);
-#endif
-#ifdef GPK_HAVE_OPENCL
-int gpk__opencl_device_count(void);
-gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx);
-void gpk__opencl_ctx_release(gpk_ctx *ctx);
-#endif
+/* The device side of a backend: one table each (the CPU has none), which
+ * ctx.c reaches through gpk__device_backend_of; the families reach their
+ * own tables the same way (src/sort/sort_backend.h, src/octree). */
+typedef struct gpk__device_backend {
+    const char *label;     /* in messages: "CUDA backend: ..." */
+    const char *no_device; /* why there is none, when unavailable_reason gives no more */
+    int (*device_count)(void);                /* 0 when no usable device */
+    const char *(*unavailable_reason)(void);  /* why no device is usable (NULL entry: no_device says it) */
+    gpk_status (*ctx_init)(gpk_ctx *ctx);     /* fills ctx->info and the backend's state */
+    void (*ctx_release)(gpk_ctx *ctx);        /* also after a partial init */
+    /* enables peer access between the devices of ctx->part[] where the
+     * hardware allows it and fills ctx->peer; NULL: one device a context */
+    gpk_status (*enable_peers)(gpk_ctx *ctx);
+    /* gpk_host_lock / gpk_host_unlock; NULL: nothing to do */
+    gpk_status (*host_lock)(gpk_ctx *ctx, void *p, size_t bytes);
+    gpk_status (*host_unlock)(gpk_ctx *ctx, void *p);
+} gpk__device_backend;
+
+/* One row per backend gpk knows (src/backends.c, the one list of what
+ * this build has; a row with name NULL ends it): its name (gpk_backend_name),
+ * its device table (NULL for the CPU and for a backend not built in) and,
+ * when not built in, why. */
+typedef struct gpk__backend_row {
+    gpk_backend id;
+    const char *name;
+    const gpk__device_backend *device;
+    const char *not_built;
+} gpk__backend_row;
+extern const gpk__backend_row gpk__backends[];
+
+/* The device table of backend b (ctx.c, from gpk__backends); NULL for the
+ * CPU and for a backend not built in, *not_built (when not NULL) then
+ * saying why (NULL for the CPU and AUTO). */
+const gpk__device_backend *gpk__device_backend_of(gpk_backend b, const char **not_built);
 
 /* Large host arrays (host_mem.c). gpk__host_alloc_large: malloc for
  * arrays the library fills and the caller frees with free(): 2 MiB aligned

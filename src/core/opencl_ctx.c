@@ -146,7 +146,11 @@ static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
 static dev_entry *discovered;
 static int discovered_n;
 
-static void discover_once(void) { discovered_n = discover_devices(&discovered); }
+static void discover_once(void)
+{
+    /* without the ICD loader there is nothing to list */
+    discovered_n = gpk__cl_load() ? 0 : discover_devices(&discovered);
+}
 
 /* A copy of the process's device list; the count (0 when there is none or
  * on out of memory). */
@@ -161,10 +165,17 @@ static int list_devices(dev_entry **out)
     return discovered_n;
 }
 
-int gpk__opencl_device_count(void)
+static int opencl_device_count(void)
 {
     pthread_once(&discovery_once, discover_once);
     return discovered_n;
+}
+
+static const char *opencl_unavailable_reason(void)
+{
+    const char *why = gpk__cl_load();
+    if (why) return why;
+    return opencl_device_count() > 0 ? NULL : "no OpenCL platform or device found";
 }
 
 /* Case-insensitive substring test. */
@@ -277,7 +288,9 @@ static gpk_status choose_device(gpk_ctx *ctx, const dev_entry *devs, int n, int 
         }                                                                         \
     } while (0)
 
-gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
+static void opencl_ctx_release(gpk_ctx *ctx);
+
+static gpk_status opencl_ctx_init(gpk_ctx *ctx)
 {
     gpk_status s = GPK_OK;
     dev_entry *devs = NULL;
@@ -349,50 +362,28 @@ gpk_status gpk__opencl_ctx_init(gpk_ctx *ctx)
         goto fail;
     }
 
-    st->profile = gpk__hook(gpk__test.opencl_profile, 0) != 0;
     for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++)
         if ((s = (*f)->init(ctx, st)) != GPK_OK) goto fail;
     return GPK_OK;
 
 fail:
-    gpk__opencl_ctx_release(ctx);
+    opencl_ctx_release(ctx);
     return s;
 }
 
-void gpk__opencl_release_buffers(gpk_opencl *st)
-{
-    for (int i = 0; i < GPK_OCL_NBUF; i++) {
-        if (st->buf[i].mem) clReleaseMemObject(st->buf[i].mem);
-        st->buf[i].mem = NULL;
-        st->buf[i].bytes = 0;
-    }
-}
-
-void gpk__opencl_profile_collect(gpk_opencl *st)
-{
-    for (size_t i = 0; i < st->prof_n; i++) {
-        cl_ulong t0 = 0, t1 = 0;
-        if (clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
-            clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
-            t1 >= t0)
-            st->prof_ms[st->prof_phase[i]] += (double)(t1 - t0) * 1e-6;
-        clReleaseEvent(st->prof_ev[i]);
-    }
-    st->prof_n = 0;
-}
-
-void gpk__opencl_ctx_release(gpk_ctx *ctx)
+static void opencl_ctx_release(gpk_ctx *ctx)
 {
     gpk_opencl *st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
     if (!st) return;
     if (st->queue) clFinish(st->queue);
-    gpk__opencl_profile_collect(st);
-    free(st->prof_ev);
-    free(st->prof_phase);
-    gpk__opencl_release_buffers(st);
-    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++) (*f)->release(st);
+    for (const gpk_opencl_family *const *f = gpk__opencl_families; *f; f++) (*f)->release(ctx);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
     free(st);
     ctx->opencl = NULL;
 }
+
+const gpk__device_backend gpk__opencl_device = {
+    "OpenCL",           "no usable OpenCL device", opencl_device_count, opencl_unavailable_reason, opencl_ctx_init,
+    opencl_ctx_release, NULL,                      NULL,                NULL,
+};

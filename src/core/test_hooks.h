@@ -38,7 +38,7 @@ typedef struct gpk_test_hooks {
     int opencl_variant;             /* a gpk_ocl_variant */
     int opencl_transpose;           /* 1: the paper variant's transposition */
     long long opencl_wide_from;     /* 64-bit positions from this many keys on */
-    int opencl_profile;             /* 1: time every launch (gpk__opencl_profile_collect) */
+    int opencl_profile;             /* 1: time every launch (radix_opencl.c's profile) */
     /* several devices */
     long long multi_part_min;       /* the part plan from this many keys a device */
     long long multi_min;            /* the host API spreads sorts from this many keys */

@@ -126,8 +126,21 @@ typedef struct octree_job {
 gpk_status gpk__octree_check_args(gpk_ctx *ctx, const void *xyz, const char *xyz_name, size_t n,
                                   unsigned leaf_threshold, gpk_octree_scheme scheme, const void *tree);
 
+/* The CPU builders: the Morton scheme, and the pool schemes. */
 gpk_status gpk__octree_build_morton(const octree_job *job, gpk_octree *tree);
 gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree);
+
+/* A backend's octree builder: build runs every scheme (NULL: the CPU
+ * builders, by scheme); own_root: it finds the root cube itself (job->root
+ * is not read) and counts the leaves and the depth. */
+typedef struct gpk__octree_backend {
+    gpk_status (*build)(const octree_job *job, gpk_octree *tree);
+    int own_root;
+} gpk__octree_backend;
+
+/* The builder of backend b (src/backends.c); NULL: the backend builds no
+ * octree of its own (the CPU builders run). */
+const gpk__octree_backend *gpk__octree_backend_of(gpk_backend b);
 
 /* Gathers xyz into tree order: out[i] = xyz[perm[i]] (OpenMP parallel). */
 void gpk__octree_gather(const float *xyz, const uint32_t *perm, size_t n, float *out, int threads);

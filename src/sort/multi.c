@@ -38,8 +38,7 @@
  *     other devices' pieces where they lie (CUDA: peer loads over NVLink).
  * The exchange is the merge's reads: no copy of its own. */
 #define _POSIX_C_SOURCE 200809L
-#include "multi_internal.h"
-#include "quick_internal.h"
+#include "sort_backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -160,11 +159,19 @@ done:
     return s;
 }
 
+/* The multi-device parts of ctx's backend (NULL: one device a context). */
+static const gpk__multi_backend *multi_of(const gpk_ctx *ctx)
+{
+    const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend);
+    return be ? be->multi : NULL;
+}
+
 size_t gpk__multi_part_min(const gpk_ctx *ctx)
 {
     const long long forced = gpk__hook(gpk__test.multi_part_min, -1);
     if (forced >= 0) return (size_t)forced;
-    return ctx->backend == GPK_BACKEND_CUDA ? GPK_MULTI_PART_MIN_CUDA : 0;
+    const gpk__multi_backend *mb = multi_of(ctx);
+    return mb ? mb->part_min : 0;
 }
 
 int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total)
@@ -180,13 +187,15 @@ int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, siz
      * every pass 2.4x slower than a local one. Figures: docs/perf/scale.md. */
     const char *v = getenv("GPK_MULTI_PLAN");
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
-    const int part_fits = !out_in_temp || ctx->backend != GPK_BACKEND_CUDA;
+    const gpk__multi_backend *mb = multi_of(ctx);
+    const int own_memory = mb && mb->own_memory;
+    const int part_fits = !out_in_temp || !own_memory;
     if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
     if (v && !strcmp(v, "part")) return part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
     if (!v || strcmp(v, "lsd"))
         return key_width == 4 && part_fits && total / (size_t)k >= gpk__multi_part_min(ctx) ? GPK_MULTI_PLAN_PART
                                                                                              : GPK_MULTI_PLAN_MERGE;
-    if (ctx->backend == GPK_BACKEND_CUDA)
+    if (own_memory)
         for (int i = 0; i < k; i++)
             for (int j = 0; j < k; j++)
                 if (!ctx->peer[i][j]) return GPK_MULTI_PLAN_MERGE;
@@ -209,7 +218,7 @@ static uint64_t global_bases(const gpk_multi_dev *d, unsigned D, const uint64_t 
 static gpk_status run_lsd(gpk_multi_dev *d)
 {
     const int k = d->k;
-    struct gpk_multi_stats *st = &d->ctx->multi;
+    gpk_multi_stats *st = d->stats;
     unsigned digits[64];
     const unsigned passes = d->lsd_plan(d, digits);
     if (passes == 0 || passes > 64) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: a plan of %u passes", passes);
@@ -263,7 +272,7 @@ static gpk_status run_lsd(gpk_multi_dev *d)
 static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
 {
     const int k = d->k;
-    struct gpk_multi_stats *st = &d->ctx->multi;
+    gpk_multi_stats *st = d->stats;
     const unsigned bits = d->key_bits ? d->key_bits : 8 * d->key_width;
     *fell_back = 1;
     if (bits <= GPK_MULTI_PART_BITS) return GPK_OK;
@@ -345,10 +354,34 @@ done:
     return s;
 }
 
+static void stats_release(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook_state(ctx, stats_release);
+    if (!slot) return;
+    free(*slot);
+    *slot = NULL;
+}
+
+static gpk_multi_stats *stats_slot(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook(ctx, stats_release, 0);
+    if (!slot) return NULL;
+    if (!*slot) *slot = calloc(1, sizeof(gpk_multi_stats));
+    return (gpk_multi_stats *)*slot;
+}
+
+gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx)
+{
+    gpk_multi_stats none;
+    memset(&none, 0, sizeof none);
+    void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL;
+    return slot && *slot ? *(const gpk_multi_stats *)*slot : none;
+}
+
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
     const int k = d->k;
-    struct gpk_multi_stats *st = &d->ctx->multi;
+    gpk_multi_stats *st = d->stats;
     memset(st, 0, sizeof *st);
     size_t at = 0;
     for (int j = 0; j < k; j++) {
@@ -458,6 +491,19 @@ static gpk_status cpu_merge(gpk_multi_dev *d, int j, const size_t *lo, const siz
     return GPK_OK;
 }
 
+/* The part plan on the virtual devices: X_i and W_j in host memory (the
+ * same caps as on CUDA, so that the same inputs take the same plan). */
+typedef struct cpu_part {
+    void *x[GPK_MAX_DEVICES], *xv[GPK_MAX_DEVICES], *w[GPK_MAX_DEVICES], *wv[GPK_MAX_DEVICES];
+} cpu_part;
+
+/* The virtual devices' buffers (d->impl): the part plan's, or the lsd
+ * plan's spares of the outputs (k pointers for keys, then k for values). */
+typedef struct cpu_multi {
+    cpu_part cp;
+    void *spare[2 * GPK_MAX_DEVICES];
+} cpu_multi;
+
 /* The lsd plan on the virtual devices, pass for pass as on CUDA: digits of
  * r bits (radix_bits, else 8; at most 11, as on CUDA) from bit 0 up, the
  * last one narrower; every output's spare in d->impl (k pointers for keys,
@@ -494,7 +540,7 @@ static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64
     unsigned digits[64];
     const unsigned passes = cpu_lsd_plan(d, digits);
     const unsigned shift = cpu_digit_shift(d, p), D = digits[p];
-    void **spare = (void **)d->impl;
+    void **spare = ((cpu_multi *)d->impl)->spare;
     /* pass p writes the outputs where an even number of passes follow it,
      * else the spares; it reads the shard (p = 0) or what p - 1 wrote */
     const int to_out = (passes - 1 - p) % 2 == 0;
@@ -531,15 +577,10 @@ static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64
     return GPK_OK;
 }
 
-/* The part plan on the virtual devices: X_i and W_j in host memory (the
- * same caps as on CUDA, so that the same inputs take the same plan). */
-typedef struct cpu_part {
-    void *x[GPK_MAX_DEVICES], *xv[GPK_MAX_DEVICES], *w[GPK_MAX_DEVICES], *wv[GPK_MAX_DEVICES];
-} cpu_part;
 
 static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts)
 {
-    const cpu_part *cp = (const cpu_part *)d->impl;
+    const cpu_part *cp = &((const cpu_multi *)d->impl)->cp;
     const gpk_shard *sh = &d->shards[i];
     const size_t kw = d->key_width, vw = d->value_width;
     uint64_t *at = calloc(D, sizeof *at); /* counts, then the next free place of each digit */
@@ -562,7 +603,7 @@ static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, un
 static gpk_status cpu_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to, size_t count)
 {
     (void)x;
-    const cpu_part *cp = (const cpu_part *)d->impl;
+    const cpu_part *cp = &((const cpu_multi *)d->impl)->cp;
     const size_t kw = d->key_width, vw = d->value_width;
     memcpy((char *)cp->w[o] + to * kw, (const char *)cp->x[i] + from * kw, count * kw);
     if (vw) memcpy((char *)cp->wv[o] + to * vw, (const char *)cp->xv[i] + from * vw, count * vw);
@@ -573,7 +614,7 @@ static gpk_status cpu_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, 
                                 size_t split, unsigned shift)
 {
     (void)x;
-    const cpu_part *cp = (const cpu_part *)d->impl;
+    const cpu_part *cp = &((const cpu_multi *)d->impl)->cp;
     const size_t kw = d->key_width, vw = d->value_width;
     char *keys = (char *)cp->w[o] + at * kw, *vals = vw ? (char *)cp->wv[o] + at * vw : NULL;
     if (count > 1) {
@@ -597,6 +638,62 @@ static gpk_status cpu_wait(gpk_multi_dev *d)
 {
     (void)d;
     return GPK_OK;
+}
+
+/* The virtual devices of the CPU backend (d->ctx->part[i] == ctx): their
+ * operations and buffers. */
+static gpk_status cpu_open(gpk_multi_dev *d)
+{
+    const int k = d->k;
+    const size_t kw = d->key_width, vw = d->value_width;
+    d->probes = 255;
+    d->sort = cpu_sort;
+    d->rank = cpu_rank;
+    d->merge = cpu_merge;
+    d->wait = cpu_wait;
+    d->lsd_plan = cpu_lsd_plan;
+    d->lsd_count = cpu_lsd_count;
+    d->lsd_pass = cpu_lsd_pass;
+    d->part_partition = cpu_part_partition;
+    d->part_move = cpu_part_move;
+    d->part_sort = cpu_part_sort;
+    cpu_multi *m = calloc(1, sizeof *m);
+    d->impl = m;
+    /* counts, bases, next; the spares of the outputs */
+    d->lsd_counts = malloc((size_t)k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)k) * sizeof *d->lsd_counts);
+    if (!m || !d->lsd_counts) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    int short_of_memory = 0;
+    for (int j = 0; j < k && d->plan == GPK_MULTI_PLAN_LSD; j++) {
+        const size_t share = gpk_shard_share(d->total, k, j);
+        m->spare[j] = malloc(share * kw + 1);
+        m->spare[k + j] = malloc(share * vw + 1);
+        short_of_memory |= !m->spare[j] || !m->spare[k + j];
+    }
+    for (int j = 0; j < k && d->plan == GPK_MULTI_PLAN_PART; j++) {
+        const size_t share = gpk_shard_share(d->total, k, j), work = share + gpk__multi_part_cap(share);
+        m->cp.x[j] = malloc(d->shards[j].n * kw + 1);
+        m->cp.xv[j] = malloc(d->shards[j].n * vw + 1);
+        m->cp.w[j] = malloc(work * kw + 1);
+        m->cp.wv[j] = malloc(work * vw + 1);
+        short_of_memory |= !m->cp.x[j] || !m->cp.xv[j] || !m->cp.w[j] || !m->cp.wv[j];
+    }
+    if (short_of_memory) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
+    d->lsd_bases = d->lsd_counts + (size_t)k * GPK_MULTI_MAX_DIGITS;
+    d->lsd_next = d->lsd_bases + (size_t)k * GPK_MULTI_MAX_DIGITS;
+    return GPK_OK;
+}
+
+static void cpu_close(gpk_multi_dev *d)
+{
+    cpu_multi *m = (cpu_multi *)d->impl;
+    if (m) {
+        for (int j = 0; j < d->k; j++) free(m->cp.x[j]), free(m->cp.xv[j]), free(m->cp.w[j]), free(m->cp.wv[j]);
+        for (int j = 0; j < 2 * d->k; j++) free(m->spare[j]);
+        free(m);
+    }
+    free(d->lsd_counts);
+    d->impl = NULL;
+    d->lsd_counts = NULL;
 }
 
 /* ---- the public entry points ------------------------------------------------ */
@@ -632,7 +729,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
                          (unsigned)(8 * kw), gpk_type_name(key_type));
     if (o.radix_bits > 16)
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
-    if (ctx->backend != GPK_BACKEND_CPU && ctx->backend != GPK_BACKEND_CUDA)
+    const gpk__multi_backend *mb = multi_of(ctx);
+    if (!mb)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)", fn,
                          gpk_backend_name(ctx->backend));
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
@@ -644,13 +742,10 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     }
     size_t need[GPK_MAX_DEVICES];
     for (int i = 0; i < k; i++) {
-        need[i] = CPU_TEMP_BYTES;
-#ifdef GPK_HAVE_CUDA
-        if (ctx->backend == GPK_BACKEND_CUDA)
-            need[i] = gpk__multi_cuda_temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
-                                           (unsigned)value_width, &o, out_in_temp,
-                                           gpk__multi_plan(ctx, (unsigned)kw, out_in_temp, total));
-#endif
+        need[i] = mb->temp ? mb->temp(ctx, i, k, shards[i].n, gpk_shard_share(total, k, i), (unsigned)kw,
+                                      (unsigned)value_width, &o, out_in_temp,
+                                      gpk__multi_plan(ctx, (unsigned)kw, out_in_temp, total))
+                           : CPU_TEMP_BYTES;
     }
     if (!shards[0].temp) {
         for (int i = 0; i < k; i++) shards[i].temp_bytes = need[i];
@@ -696,6 +791,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     gpk_multi_dev d;
     memset(&d, 0, sizeof d);
     d.ctx = ctx;
+    d.stats = stats_slot(ctx);
+    if (!d.stats) return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory (or context hooks) for the statistics", fn);
     d.k = k;
     d.shards = shards;
     d.total = total;
@@ -706,66 +803,12 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     d.radix_bits = o.radix_bits;
     const unsigned bits = o.key_bits ? o.key_bits : (unsigned)(8 * kw);
     d.mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
-    d.out_in_temp = out_in_temp && ctx->backend == GPK_BACKEND_CUDA;
+    d.out_in_temp = out_in_temp && mb->own_memory;
     d.plan = gpk__multi_plan(ctx, (unsigned)kw, out_in_temp, total);
     gpk_status s;
-#ifdef GPK_HAVE_CUDA
-    if (ctx->backend == GPK_BACKEND_CUDA) {
-        s = gpk__multi_cuda_open(&d);
-        if (s == GPK_OK) s = gpk__multi_run(&d);
-        gpk__multi_cuda_close(&d);
-        if (s == GPK_OK) {
-            gpk__set_last_algo(ctx, GPK_SORT_RADIX);
-            ctx->last_sort_path = multi_path(d.plan);
-        }
-        return s;
-    }
-#endif
-    d.probes = 255;
-    d.sort = cpu_sort;
-    d.rank = cpu_rank;
-    d.merge = cpu_merge;
-    d.wait = cpu_wait;
-    d.lsd_plan = cpu_lsd_plan;
-    d.lsd_count = cpu_lsd_count;
-    d.lsd_pass = cpu_lsd_pass;
-    d.part_partition = cpu_part_partition;
-    d.part_move = cpu_part_move;
-    d.part_sort = cpu_part_sort;
-    cpu_part cp;
-    memset(&cp, 0, sizeof cp);
-    /* counts, bases, next; the spares of the outputs */
-    d.lsd_counts = malloc((size_t)k * GPK_MULTI_MAX_DIGITS * (2 + (size_t)k) * sizeof *d.lsd_counts);
-    void *spare[2 * GPK_MAX_DEVICES];
-    memset(spare, 0, sizeof spare);
-    int short_of_memory = !d.lsd_counts;
-    for (int j = 0; j < k && d.plan == GPK_MULTI_PLAN_LSD; j++) {
-        const size_t m = gpk_shard_share(total, k, j);
-        spare[j] = malloc(m * kw + 1);
-        spare[k + j] = malloc(m * value_width + 1);
-        short_of_memory |= !spare[j] || !spare[k + j];
-    }
-    for (int j = 0; j < k && d.plan == GPK_MULTI_PLAN_PART; j++) {
-        const size_t m = gpk_shard_share(total, k, j), work = m + gpk__multi_part_cap(m);
-        cp.x[j] = malloc(shards[j].n * kw + 1);
-        cp.xv[j] = malloc(shards[j].n * value_width + 1);
-        cp.w[j] = malloc(work * kw + 1);
-        cp.wv[j] = malloc(work * value_width + 1);
-        short_of_memory |= !cp.x[j] || !cp.xv[j] || !cp.w[j] || !cp.wv[j];
-    }
-    if (short_of_memory) {
-        for (int j = 0; j < k; j++) free(cp.x[j]), free(cp.xv[j]), free(cp.w[j]), free(cp.wv[j]);
-        for (int j = 0; j < 2 * k; j++) free(spare[j]);
-        free(d.lsd_counts);
-        return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory", fn);
-    }
-    d.lsd_bases = d.lsd_counts + (size_t)k * GPK_MULTI_MAX_DIGITS;
-    d.lsd_next = d.lsd_bases + (size_t)k * GPK_MULTI_MAX_DIGITS;
-    d.impl = d.plan == GPK_MULTI_PLAN_PART ? (void *)&cp : (void *)spare;
-    s = gpk__multi_run(&d);
-    for (int j = 0; j < k; j++) free(cp.x[j]), free(cp.xv[j]), free(cp.w[j]), free(cp.wv[j]);
-    for (int j = 0; j < 2 * k; j++) free(spare[j]);
-    free(d.lsd_counts);
+    s = mb->open(&d);
+    if (s == GPK_OK) s = gpk__multi_run(&d);
+    if (mb->close) mb->close(&d);
     if (s == GPK_OK) {
         gpk__set_last_algo(ctx, GPK_SORT_RADIX);
         ctx->last_sort_path = multi_path(d.plan);
@@ -795,7 +838,8 @@ size_t gpk__multi_min(const gpk_ctx *ctx)
     const long long forced = gpk__hook(gpk__test.multi_min, -1);
     if (forced >= 0) return (size_t)forced;
     /* the CPU's virtual devices exist for tests: their merge is one thread */
-    return ctx->backend == GPK_BACKEND_CUDA ? (size_t)1 << 22 : (size_t)-1;
+    const gpk__multi_backend *mb = multi_of(ctx);
+    return mb ? mb->host_min : (size_t)-1;
 }
 
 gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
@@ -805,9 +849,8 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
     const size_t n = job->n, kw = job->key_width;
     void *values = job->sigma ? job->sigma : job->values;
     const size_t vw = job->sigma ? job->sigma_width : job->value_width;
-#ifdef GPK_HAVE_CUDA
-    if (ctx->backend == GPK_BACKEND_CUDA) return gpk__multi_sort_host_cuda(ctx, job, declined);
-#endif
+    const gpk__multi_backend *mb = multi_of(ctx);
+    if (mb && mb->sort_host) return mb->sort_host(ctx, job, declined);
     /* a device budget that one device's share (with its output) exceeds:
      * the out-of-core sort of the first device takes it */
     const size_t per = gpk_shard_share(n, k, 0);
@@ -855,3 +898,5 @@ done:
     free(out_vals);
     return s;
 }
+
+const gpk__multi_backend gpk__multi_cpu = {0, (size_t)-1, 0, NULL, cpu_open, cpu_close, NULL};

@@ -672,13 +672,13 @@ gpk_status cuda_wait(gpk_multi_dev *d)
 
 } // namespace
 
-extern "C" size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
+static size_t multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
                                        unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan)
 {
     return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp, plan).total;
 }
 
-extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
+static gpk_status multi_cuda_open(gpk_multi_dev *d)
 {
     Impl *im = (Impl *)calloc(1, sizeof(Impl));
     if (!im) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
@@ -805,13 +805,13 @@ extern "C" gpk_status gpk__multi_cuda_open(gpk_multi_dev *d)
     return GPK_OK;
 }
 
-extern "C" void gpk__multi_cuda_close(gpk_multi_dev *d)
+static void multi_cuda_close(gpk_multi_dev *d)
 {
     Impl *im = (Impl *)d->impl;
     if (!im) return;
     /* the phases, from the events of a completed sort: the slowest device
      * (merge: copies, searches, tiles; lsd: the histogram; the passes) */
-    auto *ms = &d->ctx->multi;
+    gpk_multi_stats *ms = d->stats;
     ms->copy_ms = ms->search_ms = ms->tiles_ms = 0;
     ms->hist_ms = ms->pass_sum_ms = ms->last_ms = 0;
     const unsigned passes = ms->passes > 0 && ms->passes <= 64 ? (unsigned)ms->passes : 0;
@@ -914,7 +914,7 @@ gpk_status copy_all(gpk_ctx *ctx, HostCopy *c, int k)
 
 static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
 
-extern "C" gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
+static gpk_status multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined)
 {
     int caller = ctx->device;
     if (cudaGetDevice(&caller) != cudaSuccess) (void)cudaGetLastError();
@@ -945,7 +945,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
          * local sort: two copies of the slice (and tables), as on one GPU */
         bytes[GPK_CUDA_KEYS_A] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
-        bytes[GPK_CUDA_TEMP] = gpk__multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
+        bytes[GPK_CUDA_TEMP] = multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
                                                     gpk__multi_plan(ctx, (unsigned)kw, 1, n));
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
@@ -994,3 +994,6 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
     GPK_CHECK(copy_all(ctx, c, k));
     return GPK_OK; /* last_sort_path: gpk__sort_shards's, which names the plan */
 }
+
+extern "C" const gpk__multi_backend gpk__multi_cuda = {GPK_MULTI_PART_MIN_CUDA, (size_t)1 << 22, 1, multi_cuda_temp,
+                                                       multi_cuda_open, multi_cuda_close, multi_sort_host_cuda};

@@ -52,8 +52,30 @@ static inline size_t gpk__multi_part_cap(size_t m) { return m / 16 > 4096 ? m / 
  * plan's too. */
 #define GPK_MULTI_PART_STREAMS 8
 
+/* The last multi-device sort's phases (host clock), for gpk bench. */
+typedef struct gpk_multi_stats {
+    const char *plan; /* "lsd" (distributed last pass) or "merge" (sort first, then merge) */
+    double sort_ms, split_ms, merge_ms;
+    /* CUDA, inside the merge (events; the slowest device): copies of the
+     * pieces, the tile searches of the first round, the rest */
+    double copy_ms, search_ms, tiles_ms;
+    /* lsd, host clock: until every device's first digit counts are
+     * in, then the passes (each followed by the exchange of counts) */
+    double count_ms, passes_ms;
+    /* lsd, CUDA events: the histogram (the slowest device), the
+     * passes (the sum over passes of the slowest device's time), the
+     * last pass (the slowest device) */
+    double hist_ms, pass_sum_ms, last_ms;
+    int passes;
+} gpk_multi_stats;
+
+/* The phases of ctx's last multi-device sort (all zero before the first).
+ * Kept in the multi-device sort's own hook slot on ctx. */
+gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx);
+
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;
+    gpk_multi_stats *stats;    /* this sort's phases, which the backend adds to */
     int k;                     /* shards = devices */
     gpk_shard *shards;         /* k of them, validated */
     size_t total;              /* sum of shards[i].n */
@@ -152,13 +174,30 @@ size_t gpk__multi_min(const gpk_ctx *ctx);
  * (nothing touched; the caller sorts it another way). */
 gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
 
+/* A backend's devices for the multi-device sort: the front end (multi.c)
+ * plans, the backend runs the plan's steps on its devices. */
+typedef struct gpk__multi_backend {
+    size_t part_min;     /* gpk__multi_part_min without a test's override */
+    size_t host_min;     /* gpk__multi_min without a test's override */
+    /* 1: devices with memory of their own: the host API's outputs go into
+     * each shard's scratch (out_in_temp), where the part plan does not fit,
+     * and the lsd plan needs peer access between every two devices */
+    int own_memory;
+    /* temp bytes shard i needs; NULL: a small constant (the CPU's) */
+    size_t (*temp)(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width, unsigned value_width,
+                   const gpk_radix_opts *o, int out_in_temp, int plan);
+    /* fills d's operations and buffers; close frees them (also after a
+     * failed open) */
+    gpk_status (*open)(gpk_multi_dev *d);
+    void (*close)(gpk_multi_dev *d);
+    /* the host API's sort over the devices; NULL: the front end's (host
+     * arrays as shards) */
+    gpk_status (*sort_host)(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+} gpk__multi_backend;
+
+extern const gpk__multi_backend gpk__multi_cpu; /* multi.c: the CPU's virtual devices */
 #ifdef GPK_HAVE_CUDA
-/* The CUDA devices of d->ctx: temp bytes shard i needs, and the ops. */
-size_t gpk__multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                            unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan);
-gpk_status gpk__multi_cuda_open(gpk_multi_dev *d);
-void gpk__multi_cuda_close(gpk_multi_dev *d);
-gpk_status gpk__multi_sort_host_cuda(gpk_ctx *ctx, const gpk_radix_job *job, int *declined);
+extern const gpk__multi_backend gpk__multi_cuda; /* multi_cuda.cu */
 #endif
 
 #ifdef __cplusplus

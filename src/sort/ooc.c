@@ -25,7 +25,7 @@
  * other direction, which the loads leave idle: the co-ranks read them there
  * and a failed merge hands them to the caller. */
 #define _GNU_SOURCE
-#include "ooc_internal.h"
+#include "sort_backend.h"
 
 #include <omp.h>
 #include <stdint.h>
@@ -54,11 +54,17 @@ typedef struct ooc_keep {
     size_t stage_bytes;
 } ooc_keep;
 
+/* The out-of-core device of ctx's backend (NULL: none). */
+static const gpk__ooc_backend *ooc_of(const gpk_ctx *ctx)
+{
+    const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend);
+    return be ? be->ooc : NULL;
+}
+
 static void keep_drop(gpk_ctx *ctx, ooc_keep *k, int i)
 {
-#ifdef GPK_HAVE_CUDA
-    if (k->locked[i]) gpk__ooc_cuda_unlock(ctx, k->buf[i], k->bytes[i]);
-#endif
+    const gpk__ooc_backend *ob = ooc_of(ctx);
+    if (k->locked[i] && ob && ob->unlock) ob->unlock(ctx, k->buf[i], k->bytes[i]);
     free(k->buf[i]);
     k->buf[i] = NULL;
     k->bytes[i] = 0;
@@ -74,9 +80,8 @@ static void ooc_release(gpk_ctx *ctx)
     if (!k) return;
     keep_drop(ctx, k, 0);
     keep_drop(ctx, k, 1);
-#ifdef GPK_HAVE_CUDA
-    if (k->stage) gpk__ooc_cuda_free_pinned(ctx, k->stage);
-#endif
+    const gpk__ooc_backend *ob = ooc_of(ctx);
+    if (k->stage && ob && ob->free_pinned) ob->free_pinned(ctx, k->stage);
     free(k);
     *slot = NULL;
 }
@@ -89,6 +94,32 @@ static ooc_keep *kept(gpk_ctx *ctx)
     if (!slot) return NULL;
     if (!*slot) *slot = calloc(1, sizeof(ooc_keep));
     return (ooc_keep *)*slot;
+}
+
+/* The statistics live in a hook of their own, which gpk_ctx_trim leaves
+ * alone (the kept buffers' hook is trimmed). */
+static void stats_release(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook_state(ctx, stats_release);
+    if (!slot) return;
+    free(*slot);
+    *slot = NULL;
+}
+
+static gpk_ooc_stats *stats_slot(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook(ctx, stats_release, 0);
+    if (!slot) return NULL;
+    if (!*slot) *slot = calloc(1, sizeof(gpk_ooc_stats));
+    return (gpk_ooc_stats *)*slot;
+}
+
+gpk_ooc_stats gpk__ooc_stats(gpk_ctx *ctx)
+{
+    gpk_ooc_stats none;
+    memset(&none, 0, sizeof none);
+    void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL;
+    return slot && *slot ? *(const gpk_ooc_stats *)*slot : none;
 }
 
 static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
@@ -122,27 +153,8 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job)
      * of core, so that the tests reach sizes around one slot (which would
      * otherwise fit the budget in memory). */
     if (ctx->device_budget && gpk__hook(gpk__test.ooc_force, 0) == 1) return 1;
-    switch (ctx->backend) {
-    case GPK_BACKEND_CPU:
-        /* the in-memory CPU sort: the arrays and their scratch */
-        return ctx->device_budget && 2.0 * (double)job->n * (job->key_width + vw) > (double)ctx->device_budget;
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: {
-        /* small sorts (a time step's) skip the device query */
-        const double guess = 2.2 * (double)job->n * (job->key_width + vw);
-        if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
-        size_t need = 0, avail = 0;
-        if (gpk__ooc_cuda_fit(ctx, job->n, job->key_width, vw, &need, &avail) != GPK_OK) {
-            gpk__clear_error(ctx); /* the in-memory path reports the device's failure */
-            return 0;
-        }
-        const size_t limit = ctx->device_budget && ctx->device_budget < avail ? ctx->device_budget : avail;
-        return need > limit;
-    }
-#endif
-    default:
-        return 0;
-    }
+    const gpk__ooc_backend *ob = ooc_of(ctx);
+    return ob && ob->too_large(ctx, job, vw);
 }
 
 /* ---- the CPU fake of a device ------------------------------------------------ */
@@ -153,16 +165,6 @@ typedef struct cpu_dev {
 } cpu_dev;
 
 static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
-
-size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left)
-{
-    const size_t runs = (n + cap - 1) / cap;
-    size_t kept = bytes_left / (cap * per);
-    if (kept > runs) kept = runs;
-    const long long most = gpk__hook(gpk__test.ooc_resident, -1); /* a test's limit */
-    if (most >= 0 && (unsigned long long)most < kept) kept = (size_t)most;
-    return kept;
-}
 
 static gpk_status cpu_stash(gpk_ooc_dev *d, int slot, size_t run, size_t n)
 {
@@ -410,10 +412,26 @@ static void report(gpk_ctx *ctx, size_t done, size_t total)
     if (ctx->progress) ctx->progress(ctx->progress_user, (double)done / (double)total);
 }
 
+/* The in-memory CPU sort: the arrays and their scratch. */
+static int cpu_too_large(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw)
+{
+    return ctx->device_budget && 2.0 * (double)job->n * (job->key_width + vw) > (double)ctx->device_budget;
+}
+
+static gpk_status cpu_open_host(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+{
+    (void)h; /* host buffers need no locking */
+    return cpu_open(ctx, d, budget);
+}
+
+const gpk__ooc_backend gpk__ooc_cpu = {cpu_too_large, cpu_open_host, NULL, NULL};
+
 gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const double t0 = omp_get_wtime();
-    memset(&ctx->ooc, 0, sizeof ctx->ooc);
+    gpk_ooc_stats *st = stats_slot(ctx);
+    if (!st) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory (or context hooks) for the out-of-core statistics");
+    memset(st, 0, sizeof *st);
     const size_t n = job->n;
     const unsigned kw = job->key_width, vw = value_width_of(job);
     unsigned char *a_keys = (unsigned char *)job->keys;
@@ -439,11 +457,12 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "sort of %zu elements needs beside the input", extra / 1073741824.0, n);
     }
     const double t1 = omp_get_wtime();
-    ctx->ooc.alloc_ms = 1e3 * (t1 - t0);
+    st->alloc_ms = 1e3 * (t1 - t0);
 
     gpk_ooc_dev dev;
     memset(&dev, 0, sizeof dev);
     dev.ctx = ctx;
+    dev.stats = st;
     dev.key_type = job->key_type;
     dev.key_width = kw;
     dev.value_width = vw;
@@ -451,10 +470,8 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     dev.radix_bits = job->radix_bits;
     dev.n = n;
     gpk_status s;
-    if (ctx->backend == GPK_BACKEND_CPU) {
-        s = cpu_open(ctx, &dev, ctx->device_budget);
-#ifdef GPK_HAVE_CUDA
-    } else if (ctx->backend == GPK_BACKEND_CUDA) {
+    const gpk__ooc_backend *ob = ooc_of(ctx);
+    if (ob) {
         gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}, NULL, NULL};
         if (keep) {
             ooc_keep *k = kept(ctx); /* extra_buffer made it */
@@ -464,8 +481,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
             h.stage = &k->stage;
             h.stage_bytes = &k->stage_bytes;
         }
-        s = gpk__ooc_cuda_open(ctx, &dev, ctx->device_budget, &h);
-#endif
+        s = ob->open(ctx, &dev, ctx->device_budget, &h);
     } else {
         s = gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: no out-of-core sort on the %s backend",
                       gpk_backend_name(ctx->backend));
@@ -476,7 +492,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         return s;
     }
     const double t2 = omp_get_wtime();
-    ctx->ooc.pin_ms = 1e3 * (t2 - t1);
+    st->pin_ms = 1e3 * (t2 - t1);
     const size_t cap = dev.cap;
     const size_t runs = (n + cap - 1) / cap;
     size_t *split = NULL;
@@ -492,10 +508,10 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         s = gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory for the co-ranks");
         goto out;
     }
-    ctx->ooc.cap = cap;
-    ctx->ooc.runs = runs;
-    ctx->ooc.kept_runs = dev.kept_runs;
-    ctx->ooc.parts = runs;
+    st->cap = cap;
+    st->runs = runs;
+    st->kept_runs = dev.kept_runs;
+    st->parts = runs;
     /* sigma is output only: the identity goes in as the values */
     if (job->sigma) {
 #pragma omp parallel num_threads(threads) if (n > 65536)
@@ -522,7 +538,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     if (s != GPK_OK) goto out; /* A was only read */
     report(ctx, runs, 2 * runs);
     const double t3 = omp_get_wtime();
-    ctx->ooc.runs_ms = 1e3 * (t3 - t2);
+    st->runs_ms = 1e3 * (t3 - t2);
 
     /* 2. merge: B -> A, partition p = output [p * cap, (p + 1) * cap) */
     {
@@ -564,7 +580,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
             strcat(ctx->err, " (the array holds its keys as sorted runs: a permutation of the input)");
         goto out;
     }
-    ctx->ooc.merge_ms = 1e3 * (omp_get_wtime() - t3);
+    st->merge_ms = 1e3 * (omp_get_wtime() - t3);
     report(ctx, 2 * runs, 2 * runs);
     ctx->last_sort_path = "radix-out-of-core";
 
@@ -572,11 +588,11 @@ out:
     {
         const double t4 = omp_get_wtime();
         dev.close(&dev); /* CUDA: unlocks the host arrays */
-        ctx->ooc.unpin_ms = 1e3 * (omp_get_wtime() - t4);
+        st->unpin_ms = 1e3 * (omp_get_wtime() - t4);
     }
     free(split);
     extra_free(keep, b_keys);
     extra_free(keep, b_vals);
-    ctx->ooc.total_ms = 1e3 * (omp_get_wtime() - t0);
+    st->total_ms = 1e3 * (omp_get_wtime() - t0);
     return s;
 }

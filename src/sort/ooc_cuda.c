@@ -155,8 +155,8 @@ static gpk_status dev_prepare(gpk_ooc_dev *d, size_t from, size_t n)
         const uintptr_t upto = from + n >= c->n ? UINTPTR_MAX : (uintptr_t)c->base[i] + (from + n) * c->width[i];
         while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto) c->todo[count++] = c->next[i]++;
     }
-    if (count && !lock_pieces(c, c->todo, count)) d->ctx->ooc.pinned = 0;
-    d->ctx->ooc.lock_ms += 1e3 * (omp_get_wtime() - t0);
+    if (count && !lock_pieces(c, c->todo, count)) d->stats->pinned = 0;
+    d->stats->lock_ms += 1e3 * (omp_get_wtime() - t0);
     return GPK_OK;
 }
 
@@ -181,7 +181,7 @@ static gpk_status dev_release(gpk_ooc_dev *d, size_t upto)
         c->unlocked[i] = q;
     }
     if (count) unlock_pieces(c, c->todo, count);
-    d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
+    d->stats->unlock_ms += 1e3 * (omp_get_wtime() - t0);
     return GPK_OK;
 }
 
@@ -423,7 +423,7 @@ static void dev_close(gpk_ooc_dev *d)
     if (c->pieces) {
         const double t0 = omp_get_wtime();
         unlock_all(c);
-        d->ctx->ooc.unlock_ms += 1e3 * (omp_get_wtime() - t0);
+        d->stats->unlock_ms += 1e3 * (omp_get_wtime() - t0);
     }
     free(c->todo);
     for (int i = 0; i < SLOTS; i++) {
@@ -462,8 +462,11 @@ static cudaError_t release_cached(gpk_cuda_state *st)
     return e;
 }
 
-gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
-                             size_t *avail)
+/* Bytes the in-memory CUDA sort of n elements of this width would need
+ * and the device memory free for it now (slots of earlier calls count as
+ * free). */
+static gpk_status cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
+                           size_t *avail)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
@@ -483,7 +486,7 @@ gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigne
     return GPK_OK;
 }
 
-gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
@@ -601,11 +604,11 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
      * unlocked as the merge finishes with them (dev_release) and B at the
      * end, unless B is the context's kept buffer: that one stays locked.
      * What the caller has registered already stays as it is. */
-    ctx->ooc.pinned = 0;
+    d->stats->pinned = 0;
     /* the caller's arrays came page-locked (gpk_host_lock): no staging */
     const int a_locked = gpk__cuda_host_locked(h->a_keys, h->n * d->key_width) &&
                          gpk__cuda_host_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
-    ctx->ooc.caller_pinned = a_locked;
+    d->stats->caller_pinned = a_locked;
     if (!a_locked) {
         const size_t need = SLOTS * cap * per;
         if (h->stage && *h->stage && *h->stage_bytes >= need) {
@@ -645,7 +648,7 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
         c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
         c->todo = calloc(count ? count : 1, sizeof *c->todo);
         if (c->pieces && c->todo) {
-            ctx->ooc.pinned = 1;
+            d->stats->pinned = 1;
             c->b_locked = h->b_locked;
             c->n = h->n;
             c->npieces = 0;
@@ -675,13 +678,13 @@ gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const
     return GPK_OK;
 }
 
-void gpk__ooc_cuda_free_pinned(gpk_ctx *ctx, void *p)
+static void cuda_free_pinned(gpk_ctx *ctx, void *p)
 {
     (void)ctx;
     free_pinned(p);
 }
 
-void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
+static void cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
 {
     /* the pieces were locked portable: any device's thread may unlock them */
     cuda_dev c;
@@ -698,3 +701,19 @@ void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes)
     unlock_all(&c);
     (void)cudaSetDevice(caller);
 }
+
+/* Small sorts (a time step's) skip the device query. */
+static int cuda_too_large(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw)
+{
+    const double guess = 2.2 * (double)job->n * (job->key_width + vw);
+    if (!ctx->device_budget && guess * 4.0 < (double)ctx->info.memory_bytes) return 0;
+    size_t need = 0, avail = 0;
+    if (cuda_fit(ctx, job->n, job->key_width, vw, &need, &avail) != GPK_OK) {
+        gpk__clear_error(ctx); /* the in-memory path reports the device's failure */
+        return 0;
+    }
+    const size_t limit = ctx->device_budget && ctx->device_budget < avail ? ctx->device_budget : avail;
+    return need > limit;
+}
+
+const gpk__ooc_backend gpk__ooc_cuda = {cuda_too_large, cuda_open, cuda_unlock, cuda_free_pinned};

@@ -15,12 +15,31 @@
 
 #include "radix_internal.h"
 
+#include <stdlib.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* The last out-of-core sort on a context, for gpk bench sort and the
+ * tests (gpk__ooc_stats). */
+typedef struct gpk_ooc_stats {
+    double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
+    double lock_ms;     /* page-locking, summed (most of it overlaps the runs) */
+    double unlock_ms;   /* unlocking, summed (most of it overlaps the merge) */
+    size_t runs, parts, cap;
+    int pinned;         /* the host arrays were page-locked (CUDA) */
+    int caller_pinned;  /* the caller's arrays came page-locked: no staging (CUDA) */
+    size_t kept_runs;   /* runs kept on the device for the merge */
+} gpk_ooc_stats;
+
+/* The statistics of ctx's last out-of-core sort (all zero before the
+ * first). Kept in the out-of-core sort's own hook slot on ctx. */
+gpk_ooc_stats gpk__ooc_stats(gpk_ctx *ctx);
+
 typedef struct gpk_ooc_dev {
     gpk_ctx *ctx;
+    gpk_ooc_stats *stats;    /* the sort's statistics, which the device adds to */
     size_t cap;              /* elements a slot holds */
     int slots;
     size_t n;                /* elements of the sort (set before open) */
@@ -73,8 +92,37 @@ typedef struct gpk_ooc_host {
 
 /* How many runs of cap elements (per bytes each) a device keeps in
  * bytes_left of its memory: as many as fit, at most all of the n elements'
- * runs and at most a test's gpk__test.ooc_resident. */
-size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left);
+ * runs and at most a test's gpk__test.ooc_resident. Inline: the devices
+ * call it, and a backend never calls its front end. */
+static inline size_t gpk__ooc_kept_runs(size_t n, size_t cap, size_t per, size_t bytes_left)
+{
+    const size_t runs = (n + cap - 1) / cap;
+    size_t kept = bytes_left / (cap * per);
+    if (kept > runs) kept = runs;
+    const long long most = gpk__hook(gpk__test.ooc_resident, -1); /* a test's limit */
+    if (most >= 0 && (unsigned long long)most < kept) kept = (size_t)most;
+    return kept;
+}
+
+/* A backend's device for the out-of-core driver (ooc.c). */
+typedef struct gpk__ooc_backend {
+    /* whether the in-memory sort of job (values of value_width bytes)
+     * would not fit (the device budget; the device's free memory) */
+    int (*too_large)(gpk_ctx *ctx, const gpk_radix_job *job, unsigned value_width);
+    /* fills d (cap, slots, ops) within budget bytes of device memory (0:
+     * what is free), page-locking the host arrays of h where it can;
+     * GPK_EINVAL when the budget is too small */
+    gpk_status (*open)(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h);
+    /* unlocks a kept buffer that open locked; frees a kept staging buffer
+     * that open made (NULL where open does neither) */
+    void (*unlock)(gpk_ctx *ctx, void *p, size_t bytes);
+    void (*free_pinned)(gpk_ctx *ctx, void *p);
+} gpk__ooc_backend;
+
+extern const gpk__ooc_backend gpk__ooc_cpu; /* ooc.c: host buffers and the CPU sort */
+#ifdef GPK_HAVE_CUDA
+extern const gpk__ooc_backend gpk__ooc_cuda; /* ooc_cuda.c */
+#endif
 
 /* Whether the host-API sort of job must go out of core on ctx (device
  * budget, or for CUDA the free device memory or n >= 2^32). */
@@ -86,22 +134,6 @@ int gpk__ooc_wanted(gpk_ctx *ctx, const gpk_radix_job *job);
  * the merge leaves a permutation of the input (sorted runs), pairs and
  * sigma kept consistent with their keys. */
 gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job);
-
-#ifdef GPK_HAVE_CUDA
-/* Opens the CUDA device of the driver: fills d (cap, slots, ops) within
- * budget bytes of device memory (0: what is free), page-locks the host
- * arrays of h where it can. GPK_EINVAL when the budget is too small. */
-gpk_status gpk__ooc_cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h);
-/* Bytes the in-memory CUDA sort of n elements of this width would need
- * and the device memory free for it now (slots of earlier calls count as
- * free). */
-gpk_status gpk__ooc_cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned value_width, size_t *need,
-                             size_t *avail);
-/* Unlocks a kept buffer that gpk__ooc_cuda_open locked. */
-void gpk__ooc_cuda_unlock(gpk_ctx *ctx, void *p, size_t bytes);
-/* Frees a kept staging buffer that gpk__ooc_cuda_open made. */
-void gpk__ooc_cuda_free_pinned(gpk_ctx *ctx, void *p);
-#endif
 
 #ifdef __cplusplus
 }

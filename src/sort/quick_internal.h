@@ -47,7 +47,12 @@ gpk_status gpk__radix_cuda_window_sort(gpk_ctx *ctx, void *temp, size_t n, int k
                                        unsigned end, cudaStream_t stream);
 #endif
 
-/* Records the algorithm that ran on ctx (for gpk_last_sort_algo). */
+/* Runs job on the quicksort of ctx's backend (quick.c); GPK_EUNSUPPORTED
+ * where it has none. */
+gpk_status gpk__quick_run(gpk_ctx *ctx, const gpk_quick_job *job);
+
+/* Records the algorithm that ran on ctx (for gpk_last_sort_algo;
+ * sort_common.c). */
 void gpk__set_last_algo(gpk_ctx *ctx, gpk_sort_algo a);
 
 #ifdef __cplusplus

@@ -1,88 +1,10 @@
-/* Sort dispatch: argument checks, the algorithm choice (quick.c), then the
- * context's backend. */
-#include "quick_internal.h"
-#include "ooc_internal.h"
-#include "multi_internal.h"
+/* Sort dispatch: argument checks and the algorithm choice (sort_common.c),
+ * then the context's backend through its table (sort_backend.h). */
+#include "sort_backend.h"
+#include "sort_common.h"
 #include "descending.h"
 
 #include <string.h>
-
-/* Defined in quick.c, used only here and there; kept out of the shared
- * headers because they are private to the two dispatch files. */
-gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key_type, size_t n,
-                          int kind, gpk_sort_algo *out);
-gpk_status gpk__quick_run(gpk_ctx *ctx, const gpk_quick_job *job);
-gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem);
-
-/* Whether the arrays and their sorted copy fit the backend's memory. Checked
- * before any backend limit such as a 32-bit index range, so an input larger
- * than the device is always ENOMEM, and before an overcommitting host
- * allocator says yes to pages that do not exist. */
-gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
-{
-    const double need = 2.0 * (double)n * bytes_per_elem;
-    if (ctx->info.memory_bytes && need > (double)ctx->info.memory_bytes)
-        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu elements need %.2f GiB, %s has %.2f GiB", n,
-                         need / 1073741824.0, ctx->info.device_name,
-                         (double)ctx->info.memory_bytes / 1073741824.0);
-    return GPK_OK;
-}
-
-gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
-                               size_t value_width, void *values, void *sigma, unsigned sigma_width,
-                               size_t n, const gpk_radix_opts *opts)
-{
-    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-    if (opts) o = *opts;
-    size_t kw = gpk_type_size(key_type);
-    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "sort: unknown key type %d", (int)key_type);
-    if (n > 0 && !keys) return gpk__fail(ctx, GPK_EINVAL, "sort: keys is NULL");
-    if (value_width != 0 && value_width != 4 && value_width != 8)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: values must be 4 or 8 bytes wide, not %zu", value_width);
-    if (n > 0 && value_width && !values) return gpk__fail(ctx, GPK_EINVAL, "sort: values is NULL");
-    if (sigma && sigma_width != 4 && sigma_width != 8)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: sigma entries are 4 or 8 bytes, not %u", sigma_width);
-    if (sigma && sigma_width == 4 && n > UINT32_MAX)
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "sort: gpk_sort_perm writes a u32 sigma, which cannot index %zu keys (at most "
-                         "2^32-1 = %u); use gpk_sort_perm64",
-                         n, UINT32_MAX);
-    o.key_bits = gpk__key_bits(o.key_bits, kw);
-    if (o.key_bits > 8 * kw)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
-                         o.key_bits, (unsigned)(8 * kw), gpk_type_name(key_type));
-    if (o.descending != 0 && o.descending != 1)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: descending must be 0 or 1, not %d", o.descending);
-    if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)",
-                         o.radix_bits);
-    if (n > ((size_t)-1) / 16)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: n = %zu is too large to address", n);
-    /* The keys, the values and sigma are written in passes that read the
-     * others: arrays that share memory would be corrupted, not sorted. */
-    const size_t kbytes = n * kw, vbytes = value_width ? n * value_width : 0, sbytes = sigma ? n * sigma_width : 0;
-    if (gpk__overlap(keys, kbytes, value_width ? values : NULL, vbytes))
-        return gpk__fail(ctx, GPK_EINVAL, "sort: keys and values overlap");
-    if (gpk__overlap(keys, kbytes, sigma, sbytes))
-        return gpk__fail(ctx, GPK_EINVAL, "sort: keys and sigma overlap");
-    if (gpk__overlap(value_width ? values : NULL, vbytes, sigma, sbytes))
-        return gpk__fail(ctx, GPK_EINVAL, "sort: values and sigma overlap");
-    memset(job, 0, sizeof *job);
-    job->key_type = key_type;
-    job->key_width = (unsigned)kw;
-    job->keys = keys;
-    job->values = value_width ? values : NULL;
-    job->value_width = (unsigned)value_width;
-    job->sigma = sigma;
-    job->sigma_width = sigma ? sigma_width : 0;
-    job->n = n;
-    job->key_bits = o.key_bits;
-    job->radix_bits = o.radix_bits;
-    job->items = o.items;
-    job->groups = o.groups;
-    job->scan_split = o.scan_split;
-    return GPK_OK;
-}
 
 /* The copying sort's copy where the backend cannot read the input itself:
  * in slices over the context's threads, so that the output's fresh pages
@@ -126,8 +48,10 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     /* The choice comes before the n < 2 shortcut so that an unsupported
      * request (QUICK on OpenCL) fails the same way whatever n is. */
     gpk_sort_algo algo;
-    s = gpk__sort_pick(ctx, opts, key_type, n, (value_width || sigma) ? 1 : 0, &algo);
+    s = gpk__sort_pick(ctx, opts, key_type, n, (value_width || sigma) ? GPK_SORT_KIND_PAIRS : GPK_SORT_KIND_KEYS,
+                       &algo);
     if (s != GPK_OK) return s;
+    const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend); /* there: the pick checked */
     ctx->last_sort_path = NULL;
     if (n < 2) {
         if (src) memcpy(keys, src, n * job.key_width);
@@ -142,8 +66,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
      * (below, the first device alone is faster), unless the input does not
      * fit them (then out of core on the first one, below). A quicksort,
      * asked for or picked, runs on the first device. */
-    if (algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) &&
-        (ctx->backend == GPK_BACKEND_CPU || ctx->backend == GPK_BACKEND_CUDA)) {
+    if (algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) && be->multi) {
         if (src) copy_keys(ctx, keys, src, n * job.key_width);
         job.src = NULL;
         src = NULL;
@@ -164,7 +87,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     s = gpk__sort_mem_check(ctx, n, per_key);
     if (s != GPK_OK) return s;
     if (src) {
-        if (ctx->backend == GPK_BACKEND_CPU && algo == GPK_SORT_RADIX) job.src = src;
+        if (be->radix_reads_src && algo == GPK_SORT_RADIX) job.src = src;
         else copy_keys(ctx, keys, src, n * job.key_width);
     }
 
@@ -185,26 +108,12 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
         if (sigma) gpk__sigma_iota(sigma, sigma_width, 0, n);
         s = gpk__quick_run(ctx, &q);
     } else {
-        switch (ctx->backend) {
-        case GPK_BACKEND_CPU: s = gpk__radix_sort_cpu(ctx, &job); break;
-#ifdef GPK_HAVE_CUDA
-        case GPK_BACKEND_CUDA:
-            s = gpk__radix_sort_cuda(ctx, &job);
-            /* the estimate of gpk__ooc_wanted was short: the in-memory sort
-             * failed before touching anything, so out of core it goes */
-            if (s == GPK_ENOMEM) {
-                gpk__clear_error(ctx);
-                s = gpk__sort_ooc(ctx, &job);
-                if (s == GPK_OK) algo = GPK_SORT_RADIX;
-            }
-            break;
-#endif
-#ifdef GPK_HAVE_OPENCL
-        case GPK_BACKEND_OPENCL: s = gpk__radix_sort_opencl(ctx, &job); break;
-#endif
-        default:
-            return gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: backend %s is not built in",
-                             gpk_backend_name(ctx->backend));
+        s = be->radix(ctx, &job);
+        /* the estimate of gpk__ooc_wanted was short: the in-memory sort
+         * failed before touching anything, so out of core it goes */
+        if (s == GPK_ENOMEM && be->enomem_goes_ooc) {
+            gpk__clear_error(ctx);
+            s = gpk__sort_ooc(ctx, &job);
         }
     }
     if (s == GPK_OK) gpk__set_last_algo(ctx, algo);

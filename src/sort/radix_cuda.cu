@@ -43,6 +43,7 @@
 #include "radix_internal.h"
 #include "descending.h"
 #include "../core/cuda_internal.h"
+#include "radix_cuda_limits.h"
 
 namespace {
 
@@ -1693,10 +1694,9 @@ template <class K, class V, int VM> static bool tile_kernel_fits()
     return e == cudaSuccess && per_sm >= 1;
 }
 
-static bool tile_takes(const gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
+static bool tile_takes(gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
 {
-    const gpk_cuda_state *st = (const gpk_cuda_state *)ctx->cuda;
-    if (st->small_sort_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 ||
+    if (gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 ||
         kPosOffset != 0)
         return false;
     if (kb == 4)
@@ -1716,11 +1716,11 @@ template <class K, class V>
 static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
                            cudaStream_t stream, bool *ran)
 {
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     *ran = false;
     const int vm = job.vmode;
-    if (job.no_small || st->small_sort_max_log <= 0 || job.n == 0 || job.n > (size_t)kTileSortKeys || pl.count == 0 ||
-        pl.stride > 256 || kPosOffset != 0 || job.positions > job.n)
+    if (job.no_small || gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || job.n == 0 ||
+        job.n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 || kPosOffset != 0 ||
+        job.positions > job.n)
         return GPK_OK;
     const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
     TileArgs<K> a;
@@ -1907,7 +1907,8 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     *ran = false;
     const size_t n = job.n;
     if (job.no_small) return GPK_OK;
-    const int max_log = job.vmode == V_NONE ? st->small_sort_max_log : st->small_sort_values_max_log;
+    const gpk_radix_cuda_limits *lim = gpk__radix_cuda_limits(ctx);
+    const int max_log = job.vmode == V_NONE ? lim->small_max_log : lim->small_values_max_log;
     if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion ||
         wide_positions(job) || kPosOffset != 0 || pl.count == 0 || pl.stride > 256 ||
         (size_t)pl.count * pl.stride > kSmallTable)

@@ -142,7 +142,7 @@ static inline unsigned gpk__key_bits(unsigned key_bits, size_t key_width)
 /* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
  * detects the bit range on its own copy of the data; GPK_KEY_BITS_ALL
  * becomes the key's bits). Shared by the
- * dispatch and the bench. Defined in radix.c. */
+ * dispatch and the bench. Defined in sort_common.c. */
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, void *sigma, unsigned sigma_width,
                                size_t n, const gpk_radix_opts *opts);

@@ -41,6 +41,126 @@
 #include <string.h>
 #include <time.h>
 
+/* ---- state ---------------------------------------------------------------- */
+
+/* Radix sort variants (see src/sort/radix.cl). */
+enum {
+    GPK_OCL_FAST = 0,   /* work-group counting and local ranking (GPUs) */
+    GPK_OCL_PAPER = 1,  /* per-item histograms in local memory, as in the paper */
+    GPK_OCL_GLOBAL = 2, /* per-item histograms in global memory (large r) */
+    GPK_OCL_ONESWEEP = 3 /* one histogram read, then one pass kernel per digit (look-back) */
+};
+
+/* One row of the tuning table (src/sort/radix_opencl.c). G is given per
+ * compute unit so that one row fits a family of devices. */
+typedef struct gpk_opencl_tune {
+    const char *name;
+    int variant;              /* preferred variant */
+    unsigned fast_r, fast_items, fast_groups_per_cu, fast_split;
+    unsigned kpt4, kpt8;      /* keys per item of the fast kernels (build time) */
+    unsigned paper_r, paper_items, paper_groups_per_cu, paper_split;
+    int paper_transpose;
+    unsigned os_items, os_kpt4, os_kpt8; /* onesweep: items per group, keys per item (build time) */
+    int os_default;           /* 1: onesweep is the default where the vendor warp path built */
+} gpk_opencl_tune;
+
+/* Phases of a sort, for the optional profile. */
+enum {
+    GPK_OCL_PH_DETECT = 0, GPK_OCL_PH_TRANSPOSE, GPK_OCL_PH_HISTOGRAM, GPK_OCL_PH_SCAN,
+    GPK_OCL_PH_REORDER, GPK_OCL_NPHASE
+};
+
+typedef struct gpk_ocl_kernel {
+    cl_kernel k;
+    size_t wg;      /* CL_KERNEL_WORK_GROUP_SIZE */
+    char name[32];
+    int phase;      /* GPK_OCL_PH_* */
+} gpk_ocl_kernel;
+
+/* One build of src/sort/radix.cl and its kernels. [w]: key (or element)
+ * width 4 -> 0, 8 -> 1; [v]: payload 0, 4, 8 -> 0, 1, 2. */
+typedef struct gpk_ocl_kernels {
+    cl_program program;
+    gpk_ocl_kernel scan_parts, scan_add, transpose[2];
+    gpk_ocl_kernel reduce[2], fast_count[2], paper_hist[2];
+    gpk_ocl_kernel fast_reorder[2][3], paper_reorder[2][3];
+    gpk_ocl_kernel os_hist[2], os_pass[2][3];
+    /* the onesweep kernels' warp: 32 when built with the NVIDIA inline-PTX
+     * primitives (GPK_NV_PTX) or their emulation (GPK_EMU_WARP), else 1 */
+    unsigned os_warp;
+    int os_emulated; /* the emulated vendor ranking (a test hook) */
+} gpk_ocl_kernels;
+
+/* Cached device buffers, grow-only. */
+enum {
+    GPK_OCL_KEYS0 = 0, GPK_OCL_KEYS1, GPK_OCL_VALS0, GPK_OCL_VALS1,
+    GPK_OCL_HIST, GPK_OCL_AUX, GPK_OCL_RED, GPK_OCL_STATUS, GPK_OCL_NBUF
+};
+
+/* What the radix sort keeps on an OpenCL context, in its hook slot (the
+ * core's gpk_opencl holds the device, context and queue only). */
+typedef struct radix_cl {
+    gpk_opencl *dev;
+    gpk_opencl_tune tune;
+
+    /* [0]: 32-bit positions, built with the context; [1]: 64-bit positions
+     * (GPK_POS64), built by the first sort past 2^32 keys */
+    gpk_ocl_kernels ks[2];
+
+    /* The vendor build (inline PTX) is tried on NVIDIA GPUs unless
+     * a test turns it off (gpk__test.opencl_vendor 0); 2 makes its failure an error
+     * (with the build log) instead of a fallback. vendor_log keeps the start
+     * of a failed vendor build's log. */
+    unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
+    char vendor_log[1024];
+
+    struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
+
+    /* Per-phase kernel times, only when gpk__test.opencl_profile is set at context
+     * creation (for docs/perf and tuning; the paper reports the same split):
+     * events of the current sort, then their sums in ms since the last reset. */
+    int profile;
+    cl_event *prof_ev;
+    int *prof_phase;
+    size_t prof_n, prof_cap;
+    double prof_ms[GPK_OCL_NPHASE];
+} radix_cl;
+
+static void radix_opencl_release(gpk_ctx *ctx);
+
+/* ctx's radix state; NULL when ctx is not an OpenCL context. */
+static radix_cl *state_of(gpk_ctx *ctx)
+{
+    void **slot = gpk__ctx_hook_state(ctx, radix_opencl_release);
+    return slot ? (radix_cl *)*slot : NULL;
+}
+
+/* Releases the cached buffers (after an allocation failure, so that a
+ * retry starts from nothing). */
+static void release_buffers(radix_cl *st)
+{
+    for (int i = 0; i < GPK_OCL_NBUF; i++) {
+        if (st->buf[i].mem) clReleaseMemObject(st->buf[i].mem);
+        st->buf[i].mem = NULL;
+        st->buf[i].bytes = 0;
+    }
+}
+
+/* Adds the times of the recorded events to prof_ms and releases them
+ * (call after clFinish). */
+static void profile_collect(radix_cl *st)
+{
+    for (size_t i = 0; i < st->prof_n; i++) {
+        cl_ulong t0 = 0, t1 = 0;
+        if (clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+            t1 >= t0)
+            st->prof_ms[st->prof_phase[i]] += (double)(t1 - t0) * 1e-6;
+        clReleaseEvent(st->prof_ev[i]);
+    }
+    st->prof_n = 0;
+}
+
 /* ---- tuning ---------------------------------------------------------------
  * One table, first matching row wins (type 0 and vendor NULL match any).
  * GPU rows: the fast variant with r = 8 (4 passes for 32-bit keys) and tiles
@@ -81,14 +201,14 @@ static int contains_ci(const char *hay, const char *needle)
 
 /* Chooses the tuning row for the device described in *st (type, vendor,
  * compute units). */
-static void gpk__radix_opencl_tune(const gpk_opencl *st, gpk_opencl_tune *out)
+static void gpk__radix_opencl_tune(const radix_cl *st, gpk_opencl_tune *out)
 {
     const size_t rows = sizeof tune_table / sizeof tune_table[0];
     *out = tune_table[rows - 1].t;
     for (size_t i = 0; i < rows; i++) {
         const struct tune_row *row = &tune_table[i];
-        if (row->type && !(st->type & row->type)) continue;
-        if (row->vendor && !contains_ci(st->vendor, row->vendor)) continue;
+        if (row->type && !(st->dev->type & row->type)) continue;
+        if (row->vendor && !contains_ci(st->dev->vendor, row->vendor)) continue;
         *out = row->t;
         break;
     }
@@ -116,7 +236,7 @@ typedef struct plan {
 
 typedef struct run {
     gpk_ctx *ctx;
-    gpk_opencl *st;
+    radix_cl *st;
     const gpk_radix_job *job;
     size_t n;
     int wide;           /* 64-bit positions (past 2^32 keys, or gpk__test.opencl_wide_from) */
@@ -175,7 +295,7 @@ static char *program_source(void)
     return out;
 }
 
-static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, gpk_ocl_kernel *k,
+static gpk_status make_kernel(gpk_ctx *ctx, radix_cl *st, cl_program program, gpk_ocl_kernel *k,
                               const char *name)
 {
     cl_int e;
@@ -192,7 +312,7 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
         snprintf(what, sizeof what, "clCreateKernel(%s)", name);
         return gpk__cl_fail(ctx, e, what);
     }
-    e = clGetKernelWorkGroupInfo(k->k, st->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
+    e = clGetKernelWorkGroupInfo(k->k, st->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
@@ -202,14 +322,14 @@ static gpk_status make_kernel(gpk_ctx *ctx, gpk_opencl *st, cl_program program, 
 }
 
 /* The start of the program's build log on one line ("" when none). */
-static void build_log(gpk_opencl *st, cl_program prog, char *log, size_t len)
+static void build_log(radix_cl *st, cl_program prog, char *log, size_t len)
 {
     log[0] = '\0';
     size_t need = 0;
-    if (clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
+    if (clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
         return;
     char *full = malloc(need + 1);
-    if (full && clGetProgramBuildInfo(prog, st->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
+    if (full && clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
         full[need] = '\0';
         snprintf(log, len, "%s", full);
         for (char *c = log; *c; c++)
@@ -231,7 +351,7 @@ static int vendor_mode(void)
 /* wide: positions, counts and sizes in 64 bits (GPK_POS64), for sorts past
  * 2^32 keys; the 32-bit build keeps the common sizes' local memory and
  * arithmetic as they were. */
-static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
+static gpk_status build_program(gpk_ctx *ctx, radix_cl *st, int wide)
 {
     cl_int e;
     gpk_ocl_kernels *ks = &st->ks[wide];
@@ -241,12 +361,12 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
      * device is NVIDIA's and the program builds with them; otherwise, or
      * when that build fails, the portable program. */
     const int mode = vendor_mode();
-    const int nvidia = (st->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->vendor, "NVIDIA");
+    const int nvidia = (st->dev->type & CL_DEVICE_TYPE_GPU) && contains_ci(st->dev->vendor, "NVIDIA");
     if (mode == 2 && !nvidia) {
         free(src);
         return gpk__fail(ctx, GPK_EUNSUPPORTED,
-                         "OpenCL: the vendor path was required but there is none for %s (%s)", st->name,
-                         st->vendor);
+                         "OpenCL: the vendor path was required but there is none for %s (%s)", st->dev->name,
+                         st->dev->vendor);
     }
     /* Keys per item are compile-time (they size private arrays); the rest
      * of the tuning is chosen per call. */
@@ -255,7 +375,7 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
     char opts[640];
     for (int ptx = mode != 0 && nvidia && mode != 3; ptx >= 0; ptx--) {
         const char *srcs[1] = {src};
-        ks->program = clCreateProgramWithSource(st->context, 1, srcs, NULL, &e);
+        ks->program = clCreateProgramWithSource(st->dev->context, 1, srcs, NULL, &e);
         if (e != CL_SUCCESS) {
             ks->program = NULL;
             free(src);
@@ -270,7 +390,7 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
             ptx             ? " -DGPK_NV_PTX"
                 : mode == 3 ? " -DGPK_EMU_WARP"
                             : "");
-        e = clBuildProgram(ks->program, 1, &st->device, opts, NULL, NULL);
+        e = clBuildProgram(ks->program, 1, &st->dev->device, opts, NULL, NULL);
         if (e == CL_SUCCESS) {
             ks->os_warp = ptx || mode == 3 ? 32 : 1;
             ks->os_emulated = mode == 3;
@@ -286,12 +406,12 @@ static gpk_status build_program(gpk_ctx *ctx, gpk_opencl *st, int wide)
             if (mode == 2) {
                 free(src);
                 return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
-                                 st->name, st->vendor_log);
+                                 st->dev->name, st->vendor_log);
             }
             continue;
         }
         free(src);
-        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->name,
+        return gpk__fail(ctx, GPK_EDEVICE, "OpenCL clBuildProgram failed on %s: %s (%d): %s", st->dev->name,
                          gpk__cl_error_name(e), (int)e, log[0] ? log : "(no build log)");
     }
     free(src);
@@ -351,7 +471,7 @@ static void release_kernels(gpk_ocl_kernels *ks)
     ks->program = NULL;
 }
 
-gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk_ocl_kernels **out)
+static gpk_status kernels_of(gpk_ctx *ctx, radix_cl *st, int wide, const gpk_ocl_kernels **out)
 {
     wide = wide != 0;
     if (!st->ks[wide].program) {
@@ -365,15 +485,34 @@ gpk_status gpk__opencl_kernels(gpk_ctx *ctx, gpk_opencl *st, int wide, const gpk
     return GPK_OK;
 }
 
-static void radix_opencl_release(gpk_opencl *st)
+/* The context's hook: frees what the radix sort keeps on it (the device
+ * work is done: the core finishes the queue first, or nothing ran). */
+static void radix_opencl_release(gpk_ctx *ctx)
 {
+    void **slot = gpk__ctx_hook_state(ctx, radix_opencl_release);
+    radix_cl *st = slot ? (radix_cl *)*slot : NULL;
+    if (!st) return;
+    if (st->dev->queue) clFinish(st->dev->queue);
+    profile_collect(st);
+    free(st->prof_ev);
+    free(st->prof_phase);
+    release_buffers(st);
     release_kernels(&st->ks[0]);
     release_kernels(&st->ks[1]);
+    free(st);
+    *slot = NULL;
 }
 
 /* The tuning comes first: the keys per item are compile-time. */
-static gpk_status radix_opencl_init(gpk_ctx *ctx, gpk_opencl *st)
+static gpk_status radix_opencl_init(gpk_ctx *ctx, gpk_opencl *dev)
 {
+    void **slot = gpk__ctx_hook(ctx, radix_opencl_release, 0);
+    if (!slot) return gpk__fail(ctx, GPK_ENOMEM, "OpenCL radix sort: no free context hook");
+    radix_cl *st = calloc(1, sizeof *st);
+    if (!st) return gpk__fail(ctx, GPK_ENOMEM, "out of host memory for the OpenCL radix sort's state");
+    *slot = st;
+    st->dev = dev;
+    st->profile = gpk__hook(gpk__test.opencl_profile, 0) != 0;
     gpk__radix_opencl_tune(st, &st->tune);
     return build_program(ctx, st, 0);
 }
@@ -417,7 +556,7 @@ static gpk_status use_width(run *R, int wide)
 {
     R->wide = wide;
     R->pw = wide ? 8u : 4u;
-    return gpk__opencl_kernels(R->ctx, R->st, wide, &R->k);
+    return kernels_of(R->ctx, R->st, wide, &R->k);
 }
 
 /* Local memory of the fast reorder for I items and passes of w bits. */
@@ -446,7 +585,7 @@ static unsigned fast_nrep(unsigned bits)
 
 static size_t wg_limit(const run *R, const gpk_ocl_kernel *a, const gpk_ocl_kernel *b)
 {
-    size_t m = R->st->max_wg;
+    size_t m = R->st->dev->max_wg;
     if (a->wg && a->wg < m) m = a->wg;
     if (b->wg && b->wg < m) m = b->wg;
     return m;
@@ -458,11 +597,11 @@ static size_t wg_limit(const run *R, const gpk_ocl_kernel *a, const gpk_ocl_kern
 static gpk_status make_plan(run *R, unsigned w, plan *p)
 {
     gpk_ctx *ctx = R->ctx;
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const gpk_opencl_tune *tu = &st->tune;
     const gpk_radix_job *job = R->job;
     const size_t n = R->n;
-    const cl_ulong lm = st->local_mem > 256 ? st->local_mem - 256 : st->local_mem; /* implementations keep a little */
+    const cl_ulong lm = st->dev->local_mem > 256 ? st->dev->local_mem - 256 : st->dev->local_mem; /* implementations keep a little */
     memset(p, 0, sizeof *p);
     p->w = w;
     int variant = R->pref;
@@ -471,7 +610,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         const size_t lim = wg_limit(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi]);
         unsigned I = job->items ? job->items : tu->os_items;
         if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
         if (!job->items)
             while (I > lim) I /= 2;
         while (!job->items && I > 32 && os_local(R, I, w) > lm) I /= 2;
@@ -499,7 +638,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
         unsigned I = job->items ? job->items : tu->fast_items;
         if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
         if (!job->items)
             while (I > lim) I /= 2;
         while (!job->items && I > 32 && fast_local(R, I, w) > lm) I /= 2;
@@ -509,7 +648,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
             p->I = I;
             p->T = (unsigned)T;
             p->tiles = (unsigned)ceil_div(n, T);
-            const size_t G = job->groups ? job->groups : (size_t)tu->fast_groups_per_cu * st->compute_units;
+            const size_t G = job->groups ? job->groups : (size_t)tu->fast_groups_per_cu * st->dev->compute_units;
             p->tpg = (unsigned)ceil_div(p->tiles, G);
             p->G = (unsigned)ceil_div(p->tiles, p->tpg);
             p->s = job->scan_split ? job->scan_split : tu->fast_split;
@@ -524,7 +663,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     const size_t lim = wg_limit(R, &R->k->paper_reorder[R->kwi][R->vi], &R->k->paper_hist[R->kwi]);
     unsigned I = job->items ? job->items : tu->paper_items;
     if (job->items && I > lim)
-        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->name);
+        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
     if (!job->items)
         while (I > lim) I /= 2;
     const size_t R_ = (size_t)1 << w;
@@ -533,7 +672,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         while (!job->items && I > 1 && R_ * I * R->pw > lm) I /= 2;
         if (R_ * I * R->pw > lm) variant = GPK_OCL_GLOBAL;
     }
-    size_t G = job->groups ? job->groups : (size_t)tu->paper_groups_per_cu * st->compute_units;
+    size_t G = job->groups ? job->groups : (size_t)tu->paper_groups_per_cu * st->dev->compute_units;
     if (variant == GPK_OCL_GLOBAL && !job->items && !job->groups) {
         /* H = 2^r * G * I counters in global memory: keep it near 16 Mi
          * counters (64 MB) so that the scan stays cheap. */
@@ -583,7 +722,7 @@ typedef struct karg {
 
 /* Room for more profiling events; 0 when the host is out of memory (the
  * launch then goes unprofiled). */
-static int grow_profile(gpk_opencl *st)
+static int grow_profile(radix_cl *st)
 {
     const size_t cap = st->prof_cap ? 2 * st->prof_cap : 64;
     cl_event *ev = realloc(st->prof_ev, cap * sizeof *ev);
@@ -607,10 +746,10 @@ static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na,
             return gpk__cl_fail(R->ctx, e, what);
         }
     }
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     cl_event ev = NULL;
     const int prof = st->profile && (st->prof_n < st->prof_cap || grow_profile(st));
-    const cl_int e = clEnqueueNDRangeKernel(st->queue, k->k, dim, NULL, gws, lws, 0, NULL, prof ? &ev : NULL);
+    const cl_int e = clEnqueueNDRangeKernel(st->dev->queue, k->k, dim, NULL, gws, lws, 0, NULL, prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
         return gpk__cl_fail(R->ctx, e, what);
@@ -627,21 +766,21 @@ static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na,
  * allocation failure releases every cached buffer. */
 static gpk_status ensure_buf(run *R, int slot, size_t bytes, size_t preserve)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     if (bytes == 0) bytes = 4;
     if (st->buf[slot].mem && st->buf[slot].bytes >= bytes) return GPK_OK;
     cl_int e;
-    cl_mem m = clCreateBuffer(st->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    cl_mem m = clCreateBuffer(st->dev->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
     if (e != CL_SUCCESS) {
-        gpk__opencl_release_buffers(st);
+        release_buffers(st);
         if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE ||
             e == CL_OUT_OF_RESOURCES)
             return gpk__fail(R->ctx, GPK_ENOMEM, "OpenCL clCreateBuffer(%zu bytes) failed on %s: %s (%d)", bytes,
-                             st->name, gpk__cl_error_name(e), (int)e);
+                             st->dev->name, gpk__cl_error_name(e), (int)e);
         return gpk__cl_fail(R->ctx, e, "clCreateBuffer");
     }
     if (preserve && st->buf[slot].mem) {
-        e = clEnqueueCopyBuffer(st->queue, st->buf[slot].mem, m, 0, 0, preserve, 0, NULL, NULL);
+        e = clEnqueueCopyBuffer(st->dev->queue, st->buf[slot].mem, m, 0, 0, preserve, 0, NULL, NULL);
         if (e != CL_SUCCESS) {
             clReleaseMemObject(m);
             return gpk__cl_fail(R->ctx, e, "clEnqueueCopyBuffer");
@@ -657,19 +796,19 @@ static gpk_status ensure_buf(run *R, int slot, size_t bytes, size_t preserve)
  * fit. extra: bytes held besides (the bench's copy of the input). */
 static gpk_status check_memory(run *R, const plan *p, size_t extra)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const size_t kb = p->npad * R->kw, vb = p->npad * R->vw, hb = p->hist_len * R->pw;
     const size_t biggest = kb > vb ? (kb > hb ? kb : hb) : (vb > hb ? vb : hb);
-    if (biggest > st->max_alloc)
+    if (biggest > st->dev->max_alloc)
         return gpk__fail(R->ctx, GPK_ENOMEM,
                          "sorting %zu keys on %s needs a %zu-byte buffer, more than its largest allocation "
                          "(%llu bytes)",
-                         R->n, st->name, biggest, (unsigned long long)st->max_alloc);
+                         R->n, st->dev->name, biggest, (unsigned long long)st->dev->max_alloc);
     const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + 4.0 * p->status_len + extra;
-    if (total > (double)st->global_mem)
+    if (total > (double)st->dev->global_mem)
         return gpk__fail(R->ctx, GPK_ENOMEM,
-                         "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->name,
-                         total / 1073741824.0, (double)st->global_mem / 1073741824.0);
+                         "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->dev->name,
+                         total / 1073741824.0, (double)st->dev->global_mem / 1073741824.0);
     return GPK_OK;
 }
 
@@ -678,12 +817,12 @@ static gpk_status check_memory(run *R, const plan *p, size_t extra)
 /* b = 0: [begin, end) from the AND and OR of the mapped keys. */
 static gpk_status detect_range(run *R)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const gpk_ocl_kernel *k = &R->k->reduce[R->kwi];
     /* CPUs: one item per group sweeps a contiguous chunk; GPUs: 256 */
-    size_t I = (st->type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
-    while (I > 1 && (I > k->wg || I > st->max_wg)) I /= 2;
-    size_t G = min_sz((size_t)st->compute_units * ((st->type & CL_DEVICE_TYPE_CPU) ? 4 : 16), ceil_div(R->n, I));
+    size_t I = (st->dev->type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
+    while (I > 1 && (I > k->wg || I > st->dev->max_wg)) I /= 2;
+    size_t G = min_sz((size_t)st->dev->compute_units * ((st->dev->type & CL_DEVICE_TYPE_CPU) ? 4 : 16), ceil_div(R->n, I));
     if (G < 1) G = 1;
     const size_t chunk = ceil_div(R->n, G);
     gpk_status s = ensure_buf(R, GPK_OCL_RED, 2 * G * R->kw, 0);
@@ -697,7 +836,7 @@ static gpk_status detect_range(run *R)
     }
     void *host = malloc(2 * G * R->kw);
     if (!host) return gpk__fail(R->ctx, GPK_ENOMEM, "out of host memory");
-    const cl_int e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_RED].mem, CL_TRUE, 0, 2 * G * R->kw, host, 0,
+    const cl_int e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_RED].mem, CL_TRUE, 0, 2 * G * R->kw, host, 0,
                                          NULL, NULL);
     if (e != CL_SUCCESS) {
         free(host);
@@ -729,11 +868,11 @@ static gpk_status detect_range(run *R)
 /* Exclusive scan of H[0..len) in place, split in s parts (paper 3.2.2). */
 static gpk_status scan_hist(run *R, size_t len)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     gpk_status s;
     size_t SW = 256;
     const gpk_ocl_kernels *ks = R->k;
-    while (SW > 1 && (SW > ks->scan_parts.wg || SW > ks->scan_add.wg || SW > st->max_wg)) SW /= 2;
+    while (SW > 1 && (SW > ks->scan_parts.wg || SW > ks->scan_add.wg || SW > st->dev->max_wg)) SW /= 2;
     const size_t part = ceil_div(len, R->p.s ? R->p.s : 1);
     const size_t nparts = ceil_div(len, part);
     cl_mem h = st->buf[GPK_OCL_HIST].mem, aux = st->buf[GPK_OCL_AUX].mem;
@@ -754,7 +893,7 @@ static gpk_status scan_hist(run *R, size_t len)
 
 static gpk_status run_fast(run *R)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const plan *p = &R->p;
     gpk_status s;
     int src = 0;
@@ -796,20 +935,20 @@ static gpk_status run_fast(run *R)
  * one os_pass launch per pass, one group per tile. */
 static gpk_status run_onesweep(run *R)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const plan *p = &R->p;
     gpk_status s;
     cl_int e;
     const cl_uint zero = 0;
     const size_t stride = (size_t)1 << p->w, I = p->I;
     cl_mem h = st->buf[GPK_OCL_HIST].mem, status = st->buf[GPK_OCL_STATUS].mem;
-    e = clEnqueueFillBuffer(st->queue, h, &zero, sizeof zero, 0, R->passes * stride * 4, 0, NULL, NULL);
+    e = clEnqueueFillBuffer(st->dev->queue, h, &zero, sizeof zero, 0, R->passes * stride * 4, 0, NULL, NULL);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histograms)");
     {
         const gpk_ocl_kernel *k = &R->k->os_hist[R->kwi];
         size_t HI = 256;
-        while (HI > 1 && (HI > k->wg || HI > st->max_wg)) HI /= 2;
-        size_t G = min_sz((size_t)st->compute_units * 8, ceil_div(R->n, HI));
+        while (HI > 1 && (HI > k->wg || HI > st->dev->max_wg)) HI /= 2;
+        size_t G = min_sz((size_t)st->dev->compute_units * 8, ceil_div(R->n, HI));
         if (G < 1) G = 1;
         const size_t gws = G * HI;
         karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_MEM(h), A_U(R->n), A_I(R->kind), A_U(R->begin), A_U(R->r),
@@ -818,7 +957,7 @@ static gpk_status run_onesweep(run *R)
     }
     {
         size_t SW = 256;
-        while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->max_wg)) SW /= 2;
+        while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->dev->max_wg)) SW /= 2;
         const size_t gws = R->passes * SW;
         karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * R->pw)};
         if ((s = launch(R, &R->k->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
@@ -834,7 +973,7 @@ static gpk_status run_onesweep(run *R)
         cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
         cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
         /* the pass's look-back words and, after them, its tile counter */
-        e = clEnqueueFillBuffer(st->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4, 0, NULL,
+        e = clEnqueueFillBuffer(st->dev->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4, 0, NULL,
                                 NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
         const size_t gws = (size_t)p->tiles * I;
@@ -859,7 +998,7 @@ static gpk_status transpose(run *R, cl_mem in, cl_mem out, unsigned width, size_
 
 static gpk_status run_paper(run *R)
 {
-    gpk_opencl *st = R->st;
+    radix_cl *st = R->st;
     const plan *p = &R->p;
     gpk_status s;
     cl_int e;
@@ -872,7 +1011,7 @@ static gpk_status run_paper(run *R)
         const uint32_t pad32 = gpk__unmap_u32(R->job->key_type, 0xFFFFFFFFu);
         const uint64_t pad64 = gpk__unmap_u64(R->job->key_type, ~(uint64_t)0);
         const void *pat = R->kw == 4 ? (const void *)&pad32 : (const void *)&pad64;
-        e = clEnqueueFillBuffer(st->queue, st->buf[GPK_OCL_KEYS0].mem, pat, R->kw, R->n * R->kw,
+        e = clEnqueueFillBuffer(st->dev->queue, st->buf[GPK_OCL_KEYS0].mem, pat, R->kw, R->n * R->kw,
                                 (p->npad - R->n) * R->kw, 0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(padding)");
     }
@@ -900,7 +1039,7 @@ static gpk_status run_paper(run *R)
         const size_t lbytes = ghist ? 4 : Rq * I * R->pw;
         if (ghist) {
             const cl_ulong zero = 0;
-            e = clEnqueueFillBuffer(st->queue, h, &zero, R->pw, 0, Rq * GI * R->pw, 0, NULL, NULL);
+            e = clEnqueueFillBuffer(st->dev->queue, h, &zero, R->pw, 0, Rq * GI * R->pw, 0, NULL, NULL);
             if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histogram)");
         }
         {
@@ -975,7 +1114,7 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     memset(R, 0, sizeof *R);
     R->ctx = ctx;
     R->job = job;
-    R->st = ctx ? (gpk_opencl *)ctx->opencl : NULL;
+    R->st = ctx ? state_of(ctx) : NULL;
     if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
     if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
     R->n = job->n;
@@ -1015,10 +1154,10 @@ static gpk_status precheck(run *R, size_t extra)
 static gpk_status upload(run *R, cl_mem keys, cl_mem vals)
 {
     const gpk_radix_job *job = R->job;
-    cl_int e = clEnqueueWriteBuffer(R->st->queue, keys, CL_FALSE, 0, R->n * R->kw, job->keys, 0, NULL, NULL);
+    cl_int e = clEnqueueWriteBuffer(R->st->dev->queue, keys, CL_FALSE, 0, R->n * R->kw, job->keys, 0, NULL, NULL);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(keys)");
     if (job->values) {
-        e = clEnqueueWriteBuffer(R->st->queue, vals, CL_FALSE, 0, R->n * R->vw, job->values, 0, NULL, NULL);
+        e = clEnqueueWriteBuffer(R->st->dev->queue, vals, CL_FALSE, 0, R->n * R->vw, job->values, 0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(values)");
     }
     return GPK_OK;
@@ -1029,21 +1168,21 @@ static gpk_status upload(run *R, cl_mem keys, cl_mem vals)
 static gpk_status download(run *R)
 {
     const gpk_radix_job *job = R->job;
-    gpk_opencl *st = R->st;
-    cl_int e = clFinish(st->queue);
+    radix_cl *st = R->st;
+    cl_int e = clFinish(st->dev->queue);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clFinish");
-    gpk__opencl_profile_collect(st);
+    profile_collect(st);
     if (R->passes == 0) {
         /* keys already in order: they stay as they are */
         if (R->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, R->n);
         return GPK_OK;
     }
-    e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,
+    e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,
                             NULL, NULL);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(keys)");
     if (R->vw) {
         void *dst = R->sigma ? (void *)job->sigma : job->values;
-        e = clEnqueueReadBuffer(st->queue, st->buf[GPK_OCL_VALS0 + R->res].mem, CL_TRUE, 0, R->n * R->vw, dst, 0,
+        e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_VALS0 + R->res].mem, CL_TRUE, 0, R->n * R->vw, dst, 0,
                                 NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(values)");
     }
@@ -1063,8 +1202,8 @@ gpk_status gpk__radix_sort_opencl(gpk_ctx *ctx, const gpk_radix_job *job)
     if (s == GPK_OK) s = download(&R);
     /* on failure, wait for what was queued: the uploads read the caller's arrays */
     if (s != GPK_OK) {
-        clFinish(R.st->queue);
-        gpk__opencl_profile_collect(R.st);
+        clFinish(R.st->dev->queue);
+        profile_collect(R.st);
     }
     return s;
 }
@@ -1088,21 +1227,21 @@ gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int r
     gpk_status s = run_init(&R, ctx, job);
     if (s != GPK_OK) return s;
     if (reps < 1 || !ms) return gpk__fail(ctx, GPK_EINVAL, "bench: reps = %d", reps);
-    gpk_opencl *st = R.st;
+    radix_cl *st = R.st;
     const size_t kb = R.n * R.kw, vb = job->values ? R.n * R.vw : 0;
     if ((s = precheck(&R, kb + vb)) != GPK_OK) return s;
     double *times = malloc((size_t)reps * sizeof *times);
     if (!times) return gpk__fail(ctx, GPK_ENOMEM, "out of host memory");
     cl_mem orig_k = NULL, orig_v = NULL;
     cl_int e;
-    orig_k = clCreateBuffer(st->context, CL_MEM_READ_ONLY, kb, NULL, &e);
+    orig_k = clCreateBuffer(st->dev->context, CL_MEM_READ_ONLY, kb, NULL, &e);
     if (e != CL_SUCCESS) {
         orig_k = NULL;
         s = gpk__cl_fail(ctx, e, "clCreateBuffer(bench keys)");
         goto done;
     }
     if (vb) {
-        orig_v = clCreateBuffer(st->context, CL_MEM_READ_ONLY, vb, NULL, &e);
+        orig_v = clCreateBuffer(st->dev->context, CL_MEM_READ_ONLY, vb, NULL, &e);
         if (e != CL_SUCCESS) {
             orig_v = NULL;
             s = gpk__cl_fail(ctx, e, "clCreateBuffer(bench values)");
@@ -1114,32 +1253,32 @@ gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int r
         /* every rep sorts the same unsorted input; the copy is not timed */
         if ((s = ensure_buf(&R, GPK_OCL_KEYS0, kb, 0)) != GPK_OK) goto done;
         if (vb && (s = ensure_buf(&R, GPK_OCL_VALS0, vb, 0)) != GPK_OK) goto done;
-        e = clEnqueueCopyBuffer(st->queue, orig_k, st->buf[GPK_OCL_KEYS0].mem, 0, 0, kb, 0, NULL, NULL);
+        e = clEnqueueCopyBuffer(st->dev->queue, orig_k, st->buf[GPK_OCL_KEYS0].mem, 0, 0, kb, 0, NULL, NULL);
         if (e == CL_SUCCESS && vb)
-            e = clEnqueueCopyBuffer(st->queue, orig_v, st->buf[GPK_OCL_VALS0].mem, 0, 0, vb, 0, NULL, NULL);
+            e = clEnqueueCopyBuffer(st->dev->queue, orig_v, st->buf[GPK_OCL_VALS0].mem, 0, 0, vb, 0, NULL, NULL);
         if (e != CL_SUCCESS) {
             s = gpk__cl_fail(ctx, e, "clEnqueueCopyBuffer(bench input)");
             goto done;
         }
-        if ((e = clFinish(st->queue)) != CL_SUCCESS) {
+        if ((e = clFinish(st->dev->queue)) != CL_SUCCESS) {
             s = gpk__cl_fail(ctx, e, "clFinish");
             goto done;
         }
         const double t0 = now_ms();
         if ((s = sort_device(&R)) != GPK_OK) goto done;
-        if ((e = clFinish(st->queue)) != CL_SUCCESS) {
+        if ((e = clFinish(st->dev->queue)) != CL_SUCCESS) {
             s = gpk__cl_fail(ctx, e, "clFinish");
             goto done;
         }
         times[rep] = now_ms() - t0;
-        gpk__opencl_profile_collect(st);
+        profile_collect(st);
     }
     qsort(times, (size_t)reps, sizeof *times, cmp_double);
     *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
     s = download(&R);
 done:
-    clFinish(st->queue);
-    gpk__opencl_profile_collect(st);
+    clFinish(st->dev->queue);
+    profile_collect(st);
     if (orig_k) clReleaseMemObject(orig_k);
     if (orig_v) clReleaseMemObject(orig_v);
     free(times);

@@ -12,7 +12,7 @@
  * large_min's default gives a segment every thread only when it holds a
  * large share of the work: with fewer threads than segments, sorting
  * whole segments side by side needs no synchronisation at all. */
-#include "segmented_internal.h"
+#include "sort_backend.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -402,18 +402,11 @@ static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size
     job.large_min = o.large_min;
     ctx->last_sort_path = NULL;
     gpk_status s;
-    switch (ctx->backend) {
-    case GPK_BACKEND_CPU: s = gpk__seg_sort_cpu(ctx, &job); break;
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: s = gpk__seg_sort_cuda(ctx, &job); break;
-#endif
-#ifdef GPK_HAVE_OPENCL
-    case GPK_BACKEND_OPENCL: s = gpk__seg_sort_by_two_sorts(ctx, &job); break;
-#endif
-    default:
+    const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend);
+    if (!be || !be->segmented)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "segmented sort: not implemented on the %s backend",
                          gpk_backend_name(ctx->backend));
-    }
+    s = be->segmented(ctx, &job);
     if (s == GPK_OK) {
         ctx->last_sort_algo = GPK_SORT_RADIX;
         ctx->last_sort_path = "segmented";
