@@ -30,8 +30,15 @@
 #include "sort/radix_internal.h"
 
 enum { MODE_KEYS = 1, MODE_PAIRS = 2, MODE_PERM = 4 };
-enum { PEER_QSORT = 1, PEER_STD = 2, PEER_GNU = 4, PEER_CUB = 8, PEER_CUDA = 16, PEER_VQSORT = 32,
-       PEER_ALL = 63 };
+enum {
+    PEER_QSORT = 1,
+    PEER_STD = 2,
+    PEER_GNU = 4,
+    PEER_CUB = 8,
+    PEER_CUDA = 16,
+    PEER_VQSORT = 32,
+    PEER_ALL = 63
+};
 
 /* Above this n, qsort and std::sort run once: at 2^28 one qsort takes
  * about a minute, and the comparison still holds with one sample. */
@@ -71,8 +78,8 @@ typedef struct bench_row {
     int reps;
     char impl[128]; /* the peer and, for CUB, its fastest form */
     double ms, gkeys;
-    char vs[128];  /* the peer (gpk rows) or the gpk row (peer rows) */
-    double ratio;  /* peer ms / gpk ms, 0 when there is none */
+    char vs[128];       /* the peer (gpk rows) or the gpk row (peer rows) */
+    double ratio;       /* peer ms / gpk ms, 0 when there is none */
     const char *status; /* "ok", "FAIL", "ERROR", "skipped" */
     char note[300];
 } bench_row;
@@ -99,10 +106,7 @@ typedef struct block {
     void *cub_ref; /* floats: the order CUB gives (see block_init); NULL: ref */
 } block;
 
-static const char *mode_name(int m)
-{
-    return m == MODE_KEYS ? "keys" : m == MODE_PAIRS ? "pairs" : "perm";
-}
+static const char *mode_name(int m) { return m == MODE_KEYS ? "keys" : m == MODE_PAIRS ? "pairs" : "perm"; }
 
 void cmd_bench_help(FILE *f)
 {
@@ -189,9 +193,11 @@ static int add_peer(const char *s, void *arg)
     static const struct {
         const char *name;
         int bit;
-    } names[] = {{"all", PEER_ALL}, {"none", 0}, {"qsort", PEER_QSORT},
-                 {"std-sort", PEER_STD}, {"std::sort", PEER_STD}, {"gnu-parallel", PEER_GNU},
-                 {"cub", PEER_CUB}, {"cuda", PEER_CUDA}, {"vqsort", PEER_VQSORT}};
+    } names[] = {{"all", PEER_ALL},       {"none", 0},
+                 {"qsort", PEER_QSORT},   {"std-sort", PEER_STD},
+                 {"std::sort", PEER_STD}, {"gnu-parallel", PEER_GNU},
+                 {"cub", PEER_CUB},       {"cuda", PEER_CUDA},
+                 {"vqsort", PEER_VQSORT}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) {
             c->peers |= names[i].bit;
@@ -219,20 +225,35 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
             cmd_bench_help(stdout);
             return 1;
         }
-        if (cli_flag(a, NULL, "--pairs")) { c->modes |= MODE_PAIRS; continue; }
-        if (cli_flag(a, NULL, "--perm")) { c->modes |= MODE_PERM; continue; }
-        if (cli_flag(a, NULL, "--keys-only")) { want_keys = 1; continue; }
-        if (cli_flag(a, NULL, "--no-keys")) { want_keys = 0; continue; }
-        if (cli_flag(a, "-q", "--quiet")) { c->quiet = 1; continue; }
+        if (cli_flag(a, NULL, "--pairs")) {
+            c->modes |= MODE_PAIRS;
+            continue;
+        }
+        if (cli_flag(a, NULL, "--perm")) {
+            c->modes |= MODE_PERM;
+            continue;
+        }
+        if (cli_flag(a, NULL, "--keys-only")) {
+            want_keys = 1;
+            continue;
+        }
+        if (cli_flag(a, NULL, "--no-keys")) {
+            want_keys = 0;
+            continue;
+        }
+        if (cli_flag(a, "-q", "--quiet")) {
+            c->quiet = 1;
+            continue;
+        }
 
-#define LIST_OPT(name, fn, what)                                                   \
-    if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {        \
-        if (m < 0) return -1;                                                     \
-        if (bench_for_each_item(val, fn, c) != 0) {                                     \
-            cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what);    \
-            return -1;                                                            \
-        }                                                                         \
-        continue;                                                                 \
+#define LIST_OPT(name, fn, what)                                               \
+    if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {     \
+        if (m < 0) return -1;                                                  \
+        if (bench_for_each_item(val, fn, c) != 0) {                            \
+            cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what); \
+            return -1;                                                         \
+        }                                                                      \
+        continue;                                                              \
     }
         LIST_OPT("--backends", add_backend, "cpu,cuda,opencl")
         LIST_OPT("--types", add_type, "u32,i32,f32,u64,i64,f64")
@@ -241,8 +262,10 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
             if (m < 0) return -1;
             peers_given = 1;
             if (bench_for_each_item(val, add_peer, c) != 0) {
-                cli_error(cmd, "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
-                          "gnu-parallel,cub,cuda)", val);
+                cli_error(cmd,
+                          "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
+                          "gnu-parallel,cub,cuda)",
+                          val);
                 return -1;
             }
             continue;
@@ -273,8 +296,8 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
         struct {
             const char *name;
             uint64_t lo, hi;
-        } nums[] = {{"--key-bits", 0, 64}, {"--radix-bits", 0, 16}, {"--param", 0, 64},
-                    {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000}, {"--threads", 0, 1 << 20},
+        } nums[] = {{"--key-bits", 0, 64},     {"--radix-bits", 0, 16}, {"--param", 0, 64},
+                    {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000},   {"--threads", 0, 1 << 20},
                     {"--device", 0, 1 << 20}};
         int matched = 0;
         for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
@@ -331,9 +354,11 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
         for (int k = 0; k < c->ntypes; k++) {
             gpk_type t = c->types[k];
             if (t == GPK_F32 || t == GPK_F64) {
-                cli_error(cmd, "--key-bits with %s: CUB and gpk map floats differently below "
+                cli_error(cmd,
+                          "--key-bits with %s: CUB and gpk map floats differently below "
                           "the full width, so the runs would not sort the same bits; use "
-                          "integer types", gpk_type_name(t));
+                          "integer types",
+                          gpk_type_name(t));
                 return -1;
             }
             if (c->key_bits > 8 * gpk_type_size(t)) {
@@ -352,8 +377,8 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
 
 /* ---- rows ------------------------------------------------------------------------------ */
 
-static bench_row *new_row(bench_state *st, const block *b, gpk_backend be, int mode,
-                          const char *impl, int is_gpk)
+static bench_row *new_row(bench_state *st, const block *b, gpk_backend be, int mode, const char *impl,
+                          int is_gpk)
 {
     if (st->nrows == st->caprows) {
         size_t cap = st->caprows ? st->caprows * 2 : 64;
@@ -379,8 +404,8 @@ static bench_row *new_row(bench_state *st, const block *b, gpk_backend be, int m
 
 static void print_header(void)
 {
-    printf("%-7s %-4s %-6s %-6s %-4s %-28s %10s %8s  %-38s %s\n", "backend", "type", "n", "mode",
-           "bits", "impl", "ms", "Gkeys/s", "speedup (peer ms / gpk ms)", "check");
+    printf("%-7s %-4s %-6s %-6s %-4s %-28s %10s %8s  %-38s %s\n", "backend", "type", "n", "mode", "bits",
+           "impl", "ms", "Gkeys/s", "speedup (peer ms / gpk ms)", "check");
 }
 
 static void print_row(const bench_row *r)
@@ -388,21 +413,19 @@ static void print_row(const bench_row *r)
     char nbuf[32], bits[16], sp[160] = "";
     cli_size_str(r->n, nbuf, sizeof nbuf);
     snprintf(bits, sizeof bits, "%u", r->bit_end - r->bit_begin);
-    const char *mode = r->mode == MODE_PAIRS ? (r->vtype == GPK_U32 || r->vtype == GPK_I32 ||
-                                                r->vtype == GPK_F32 ? "pairs" : "pairs8")
-                                             : mode_name(r->mode);
+    const char *mode = r->mode == MODE_PAIRS
+        ? (r->vtype == GPK_U32 || r->vtype == GPK_I32 || r->vtype == GPK_F32 ? "pairs" : "pairs8")
+        : mode_name(r->mode);
     if (r->ratio > 0) {
         if (r->is_gpk) snprintf(sp, sizeof sp, "%.2fx vs %s", r->ratio, r->vs);
         else snprintf(sp, sizeof sp, "gpk %.2fx", r->ratio);
     }
     if (strcmp(r->status, "ok") == 0 || strcmp(r->status, "FAIL") == 0)
-        printf("%-7s %-4s %-6s %-6s %-4s %-28s %10.3f %8.3f  %-38s %s\n",
-               gpk_backend_name(r->backend), gpk_type_name(r->type), nbuf, mode, bits, r->impl,
-               r->ms, r->gkeys, sp, r->status);
+        printf("%-7s %-4s %-6s %-6s %-4s %-28s %10.3f %8.3f  %-38s %s\n", gpk_backend_name(r->backend),
+               gpk_type_name(r->type), nbuf, mode, bits, r->impl, r->ms, r->gkeys, sp, r->status);
     else
-        printf("%-7s %-4s %-6s %-6s %-4s %-28s %10s %8s  %-38s %s\n",
-               gpk_backend_name(r->backend), gpk_type_name(r->type), nbuf, mode, bits, r->impl,
-               "-", "-", "", r->status);
+        printf("%-7s %-4s %-6s %-6s %-4s %-28s %10s %8s  %-38s %s\n", gpk_backend_name(r->backend),
+               gpk_type_name(r->type), nbuf, mode, bits, r->impl, "-", "-", "", r->status);
     if (r->note[0] && strcmp(r->status, "ok") != 0) printf("        %s: %s\n", r->status, r->note);
     fflush(stdout);
 }
@@ -454,8 +477,7 @@ static int check_gpk(const block *b, int mode, char *why, size_t len)
     if (mode == MODE_PERM) {
         for (size_t j = 0; j < b->n; j++)
             if (b->ws[j] != b->rsig[j]) {
-                snprintf(why, len, "sigma[%zu] = %u, the reference has %u", j, b->ws[j],
-                         b->rsig[j]);
+                snprintf(why, len, "sigma[%zu] = %u, the reference has %u", j, b->ws[j], b->rsig[j]);
                 return 0;
             }
     }
@@ -503,12 +525,9 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
         for (int k = 0; k < reps && s == GPK_OK; k++) {
             restore(b, mode);
             double t0 = cli_now_ms();
-            if (mode == MODE_PAIRS)
-                s = gpk_sort_pairs(ctx, b->type, b->wk, st->cfg.vtype, b->wv, b->n, &o);
-            else if (mode == MODE_PERM)
-                s = gpk_sort_perm(ctx, b->type, b->wk, sig, b->n, &o);
-            else
-                s = gpk_sort_keys(ctx, b->type, b->wk, b->n, &o);
+            if (mode == MODE_PAIRS) s = gpk_sort_pairs(ctx, b->type, b->wk, st->cfg.vtype, b->wv, b->n, &o);
+            else if (mode == MODE_PERM) s = gpk_sort_perm(ctx, b->type, b->wk, sig, b->n, &o);
+            else s = gpk_sort_keys(ctx, b->type, b->wk, b->n, &o);
             t[k] = cli_now_ms() - t0;
         }
         if (s == GPK_OK) ms = cli_median(t, (size_t)reps);
@@ -551,12 +570,11 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
     return ms;
 }
 
-typedef int (*cpu_peer_fn)(gpk_type, const void *, void *, size_t, int, gpk_peer_result *,
-                           char *, size_t);
+typedef int (*cpu_peer_fn)(gpk_type, const void *, void *, size_t, int, gpk_peer_result *, char *, size_t);
 
 /* Fills a peer row from a peer call's return code and result. */
-static void finish_peer(const block *b, bench_row *r, int rc, const gpk_peer_result *pr,
-                        const char *err, const void *expect)
+static void finish_peer(const block *b, bench_row *r, int rc, const gpk_peer_result *pr, const char *err,
+                        const void *expect)
 {
     if (rc == -1) {
         r->status = "skipped";
@@ -568,10 +586,8 @@ static void finish_peer(const block *b, bench_row *r, int rc, const gpk_peer_res
         snprintf(r->note, sizeof r->note, "%s", err);
         return;
     }
-    if (pr->name[0] && pr->form[0])
-        snprintf(r->impl, sizeof r->impl, "%s (%s)", pr->name, pr->form);
-    else if (pr->name[0])
-        snprintf(r->impl, sizeof r->impl, "%s", pr->name);
+    if (pr->name[0] && pr->form[0]) snprintf(r->impl, sizeof r->impl, "%s (%s)", pr->name, pr->form);
+    else if (pr->name[0]) snprintf(r->impl, sizeof r->impl, "%s", pr->name);
     if (pr->forms[0]) snprintf(r->note, sizeof r->note, "fastest of: %s", pr->forms);
     r->ms = pr->ms;
     r->gkeys = pr->ms > 0 ? (double)b->n / (pr->ms * 1e6) : 0;
@@ -589,9 +605,9 @@ static void note_failures(bench_state *st, size_t from)
         if (strcmp(r->status, "FAIL") == 0 || strcmp(r->status, "ERROR") == 0) {
             char nbuf[32];
             st->failures++;
-            fprintf(stderr, "gpk bench: %s: %s %s n=%s %s %s: %s\n", r->status,
-                    gpk_backend_name(r->backend), gpk_type_name(r->type),
-                    cli_size_str(r->n, nbuf, sizeof nbuf), mode_name(r->mode), r->impl, r->note);
+            fprintf(stderr, "gpk bench: %s: %s %s n=%s %s %s: %s\n", r->status, gpk_backend_name(r->backend),
+                    gpk_type_name(r->type), cli_size_str(r->n, nbuf, sizeof nbuf), mode_name(r->mode),
+                    r->impl, r->note);
         }
     }
 }
@@ -648,8 +664,8 @@ static void run_mode(bench_state *st, block *b, int mode)
                 if (!(c->peers & peers[q].bit)) continue;
                 /* vqsort is as fast as gpk: its reps stay at every size */
                 int reps = b->n >= SLOW_PEER_N && peers[q].bit != PEER_VQSORT ? 1 : c->reps_cpu;
-                progress(st, "cpu %s n=%s keys: %s (%d rep%s)", gpk_type_name(b->type), nbuf,
-                         peers[q].name, reps, reps > 1 ? "s" : "");
+                progress(st, "cpu %s n=%s keys: %s (%d rep%s)", gpk_type_name(b->type), nbuf, peers[q].name,
+                         reps, reps > 1 ? "s" : "");
                 bench_row *p = new_row(st, b, be, mode, peers[q].name, 0);
                 if (!p) return;
                 gpk_peer_result pr = {0};
@@ -659,14 +675,13 @@ static void run_mode(bench_state *st, block *b, int mode)
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }
             if (c->peers & PEER_GNU) {
-                progress(st, "cpu %s n=%s keys: __gnu_parallel::sort", gpk_type_name(b->type),
-                         nbuf);
+                progress(st, "cpu %s n=%s keys: __gnu_parallel::sort", gpk_type_name(b->type), nbuf);
                 bench_row *p = new_row(st, b, be, mode, "__gnu_parallel::sort", 0);
                 if (!p) return;
                 gpk_peer_result pr = {0};
                 err[0] = '\0';
-                int rc = gpk_peer_gnu_parallel_sort(b->type, b->input, b->pk, b->n, c->threads,
-                                                    c->reps_cpu, &pr, err, sizeof err);
+                int rc = gpk_peer_gnu_parallel_sort(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu,
+                                                    &pr, err, sizeof err);
                 p->reps = c->reps_cpu;
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }
@@ -688,15 +703,15 @@ static void run_mode(bench_state *st, block *b, int mode)
             cuda_row = g;
             if (c->peers & PEER_CUB) {
                 size_t vw = mode == MODE_PAIRS ? b->vw : mode == MODE_PERM ? 4 : 0;
-                progress(st, "cuda %s n=%s %s: cub::DeviceRadixSort bits [%u, %u)",
-                         gpk_type_name(b->type), nbuf, mode_name(mode), b->bit_begin, b->bit_end);
+                progress(st, "cuda %s n=%s %s: cub::DeviceRadixSort bits [%u, %u)", gpk_type_name(b->type),
+                         nbuf, mode_name(mode), b->bit_begin, b->bit_end);
                 bench_row *p = new_row(st, b, be, mode, "cub::DeviceRadixSort", 0);
                 if (!p) return;
                 gpk_peer_result pr = {0};
                 err[0] = '\0';
-                int rc = gpk_peer_cub_radix(ctx->device, b->type, b->input, b->pk, vw, b->n,
-                                            (int)b->bit_begin, (int)b->bit_end, c->reps_gpu, &pr,
-                                            err, sizeof err);
+                int rc =
+                    gpk_peer_cub_radix(ctx->device, b->type, b->input, b->pk, vw, b->n, (int)b->bit_begin,
+                                       (int)b->bit_end, c->reps_gpu, &pr, err, sizeof err);
                 p->reps = c->reps_gpu;
                 finish_peer(b, p, rc, &pr, err, b->cub_ref ? b->cub_ref : b->ref);
             }
@@ -704,8 +719,8 @@ static void run_mode(bench_state *st, block *b, int mode)
         if (be == GPK_BACKEND_OPENCL && (c->peers & PEER_CUDA)) {
             if (cuda_ms < 0 && cuda_row == (size_t)-1 && st->ctx[GPK_BACKEND_CUDA]) {
                 /* CUDA not in --backends but present: measure it as the peer. */
-                progress(st, "cuda %s n=%s %s: gpk (as the OpenCL peer)",
-                         gpk_type_name(b->type), nbuf, mode_name(mode));
+                progress(st, "cuda %s n=%s %s: gpk (as the OpenCL peer)", gpk_type_name(b->type), nbuf,
+                         mode_name(mode));
                 bench_row *p = new_row(st, b, GPK_BACKEND_CUDA, mode, "gpk", 0);
                 if (!p) return;
                 p->reps = c->reps_gpu;
@@ -714,8 +729,7 @@ static void run_mode(bench_state *st, block *b, int mode)
             } else if (cuda_row != (size_t)-1) {
                 /* The CUDA row of this block is the peer: link it directly. */
                 bench_row *gr = &st->rows[g], *cr = &st->rows[cuda_row];
-                if (strcmp(gr->status, "ok") == 0 && strcmp(cr->status, "ok") == 0 && ms > 0 &&
-                    cuda_ms > 0) {
+                if (strcmp(gr->status, "ok") == 0 && strcmp(cr->status, "ok") == 0 && ms > 0 && cuda_ms > 0) {
                     gr->ratio = cuda_ms / ms;
                     snprintf(gr->vs, sizeof gr->vs, "gpk cuda");
                 }
@@ -823,7 +837,8 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
             snprintf(why, len, "expected order: key %zu is not input key sigma[%zu]", j, j);
             ok = 0;
         } else if (j > 0) {
-            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask), c = gpk__mapped_key_at(t, out, j, mask);
+            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask),
+                           c = gpk__mapped_key_at(t, out, j, mask);
             if (c < a || (c == a && rsig[j] < rsig[j - 1])) {
                 snprintf(why, len, "expected order: keys %zu and %zu are out of (stable) order", j - 1, j);
                 ok = 0;
@@ -902,10 +917,10 @@ static int block_init(bench_state *st, block *b, gpk_type t, size_t n, char *why
         /* Keys that differ only below bit b sort the same by bits [0, b) as
          * by the whole key, so the full-key CPU peers stay comparable. */
         if (c->key_bits < 64 && ((and_all ^ or_all) >> c->key_bits) != 0) {
-            snprintf(why, len, "the %s %s data differs above bit %u, so sorting bits [0, %u) "
+            snprintf(why, len,
+                     "the %s %s data differs above bit %u, so sorting bits [0, %u) "
                      "would not sort it (use --dist few-bits --param %u)",
-                     gpk_dist_name(c->dist), gpk_type_name(t), c->key_bits, c->key_bits,
-                     c->key_bits);
+                     gpk_dist_name(c->dist), gpk_type_name(t), c->key_bits, c->key_bits, c->key_bits);
             return -2;
         }
         b->bit_begin = 0;
@@ -918,9 +933,10 @@ static int block_init(bench_state *st, block *b, gpk_type t, size_t n, char *why
     }
 
     char nbuf[32];
-    progress(st, n < GPK_BENCH_REF_FAST ? "%s n=%s: reference sort (sequential merge sort)"
-                           : "%s n=%s: expected order (CPU backend, checked in O(n))", gpk_type_name(t),
-             cli_size_str(n, nbuf, sizeof nbuf));
+    progress(st,
+             n < GPK_BENCH_REF_FAST ? "%s n=%s: reference sort (sequential merge sort)"
+                                    : "%s n=%s: expected order (CPU backend, checked in O(n))",
+             gpk_type_name(t), cli_size_str(n, nbuf, sizeof nbuf));
     if (!expected_order(t, b->input, b->ref, b->rsig, n, c->key_bits, why, len)) return -1;
     /* CUB orders floats its own way: -0.0 and +0.0 are equal keys (so the
      * zeros keep their input order: the sort is stable), and negative NaNs
@@ -994,20 +1010,21 @@ static int write_json(const bench_state *st, int argc, char **argv, const char *
     }
     fprintf(f, "\n  ],\n  \"config\": {\"dist\": ");
     cli_json_str(f, gpk_dist_name(c->dist));
-    fprintf(f, ", \"param\": %u, \"seed\": %llu, \"key_bits\": %u, \"radix_bits\": %u, "
+    fprintf(f,
+            ", \"param\": %u, \"seed\": %llu, \"key_bits\": %u, \"radix_bits\": %u, "
             "\"reps_cpu\": %d, \"reps_gpu\": %d, \"slow_peer_reps_1_from_n\": %zu, "
             "\"threads\": %d, \"value_type\": \"%s\"},\n",
-            c->param, (unsigned long long)c->seed, c->key_bits, c->radix_bits, c->reps_cpu,
-            c->reps_gpu, SLOW_PEER_N, c->threads, gpk_type_name(c->vtype));
-    fprintf(f, "  \"timing\": \"cpu rows: host-to-host sort calls; cuda and opencl rows: "
+            c->param, (unsigned long long)c->seed, c->key_bits, c->radix_bits, c->reps_cpu, c->reps_gpu,
+            SLOW_PEER_N, c->threads, gpk_type_name(c->vtype));
+    fprintf(f,
+            "  \"timing\": \"cpu rows: host-to-host sort calls; cuda and opencl rows: "
             "device-resident sorts (uploads excluded); median over reps; speedup = peer ms / "
             "gpk ms\",\n");
     fprintf(f, "  \"rows\": [");
     for (size_t i = 0; i < st->nrows; i++) {
         const bench_row *r = &st->rows[i];
         fprintf(f, "%s\n    {\"backend\": \"%s\", \"type\": \"%s\", \"n\": %zu, \"mode\": \"%s\"",
-                i ? "," : "", gpk_backend_name(r->backend), gpk_type_name(r->type), r->n,
-                mode_name(r->mode));
+                i ? "," : "", gpk_backend_name(r->backend), gpk_type_name(r->type), r->n, mode_name(r->mode));
         if (r->mode == MODE_PAIRS) fprintf(f, ", \"value_type\": \"%s\"", gpk_type_name(r->vtype));
         fprintf(f, ", \"begin_bit\": %u, \"end_bit\": %u, \"impl\": ", r->bit_begin, r->bit_end);
         cli_json_str(f, r->impl);
@@ -1066,8 +1083,7 @@ int cmd_bench(int argc, char **argv)
         if (gpk_backend_available(GPK_BACKEND_CUDA)) c->backends[c->nbackends++] = GPK_BACKEND_CUDA;
 #endif
 #ifdef GPK_HAVE_OPENCL
-        if (gpk_backend_available(GPK_BACKEND_OPENCL))
-            c->backends[c->nbackends++] = GPK_BACKEND_OPENCL;
+        if (gpk_backend_available(GPK_BACKEND_OPENCL)) c->backends[c->nbackends++] = GPK_BACKEND_OPENCL;
 #endif
     } else {
         /* Run in the order cpu, cuda, opencl so OpenCL can use the CUDA time. */
@@ -1090,13 +1106,13 @@ int cmd_bench(int argc, char **argv)
 #endif
 #ifndef GPK_HAVE_OPENCL
         if (b == GPK_BACKEND_OPENCL) {
-            cli_error(cmd, "the OpenCL backend is not built into this gpk (or the CLI was "
+            cli_error(cmd,
+                      "the OpenCL backend is not built into this gpk (or the CLI was "
                       "compiled without GPK_HAVE_OPENCL)");
             goto done;
         }
 #endif
-        if (cli_ctx_create(cmd, &st.ctx[b], b, c->device, b == GPK_BACKEND_CPU ? c->threads : 0) !=
-            GPK_OK)
+        if (cli_ctx_create(cmd, &st.ctx[b], b, c->device, b == GPK_BACKEND_CPU ? c->threads : 0) != GPK_OK)
             goto done;
     }
     /* The OpenCL peer is the CUDA backend, when there is one. */
@@ -1110,8 +1126,8 @@ int cmd_bench(int argc, char **argv)
         if (st.ctx[k]) {
             gpk_ctx_info info;
             gpk_ctx_info_get(st.ctx[k], &info);
-            progress(&st, "%s: %s (%s, %u compute units)", gpk_backend_name(info.backend),
-                     info.device_name, info.platform, info.compute_units);
+            progress(&st, "%s: %s (%s, %u compute units)", gpk_backend_name(info.backend), info.device_name,
+                     info.platform, info.compute_units);
         }
 
     print_header();

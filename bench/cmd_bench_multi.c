@@ -94,9 +94,12 @@ static size_t parse_count(const char *s)
         x = r;
     }
     switch (*end) {
-    case 'k': case 'K': x *= 1024; break;
-    case 'm': case 'M': x *= 1024 * 1024; break;
-    case 'g': case 'G': x *= 1024.0 * 1024 * 1024; break;
+    case 'k':
+    case 'K': x *= 1024; break;
+    case 'm':
+    case 'M': x *= 1024 * 1024; break;
+    case 'g':
+    case 'G': x *= 1024.0 * 1024 * 1024; break;
     default: break;
     }
     return (size_t)x;
@@ -116,13 +119,13 @@ static int parse_ints(const char *s, int *out, int most)
     return k;
 }
 
-#define CUDA_TRY(call)                                                                         \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "gpk bench multi: %s: %s\n", #call, cudaGetErrorString(e_));       \
-            exit(1);                                                                           \
-        }                                                                                      \
+#define CUDA_TRY(call)                                                                   \
+    do {                                                                                 \
+        cudaError_t e_ = (call);                                                         \
+        if (e_ != cudaSuccess) {                                                         \
+            fprintf(stderr, "gpk bench multi: %s: %s\n", #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                     \
+        }                                                                                \
     } while (0)
 
 typedef struct input {
@@ -235,8 +238,8 @@ static gpk_ctx *open_ctx(const int *devices, int k)
 #define PHASES 12
 /* got, got_v: host arrays for the result (the caller's, reused from row to
  * row: first-touching 8-16 GiB costs seconds per row) */
-static row run_device(const input *in, const int *devices, int k, int reps, const char *plan, unsigned char *got,
-                      unsigned char *got_v)
+static row run_device(const input *in, const int *devices, int k, int reps, const char *plan,
+                      unsigned char *got, unsigned char *got_v)
 {
     row r;
     memset(&r, 0, sizeof r);
@@ -272,8 +275,9 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
         CUDA_TRY(cudaMemcpy(ki, in->keys, in->n * kw, cudaMemcpyHostToDevice));
         if (vw) CUDA_TRY(cudaMemcpy(vi, in->vals, in->n * vw, cudaMemcpyHostToDevice));
         size_t tb = 0;
-        gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
-                          : gpk_cuda_sort_keys(ctx, NULL, &tb, in->type, ki, ko, in->n, NULL, 0, st);
+        gpk_status s = vw
+            ? gpk_cuda_sort_pairs(ctx, NULL, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
+            : gpk_cuda_sort_keys(ctx, NULL, &tb, in->type, ki, ko, in->n, NULL, 0, st);
         if (s != GPK_OK) exit(1);
         CUDA_TRY(cudaMalloc(&temp, tb));
         for (int rep = -1; rep < reps && s == GPK_OK; rep++) {
@@ -318,7 +322,8 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
             }
             off += m;
         }
-        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
+        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts)
+                          : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
         if (s != GPK_OK) exit(1);
         for (int i = 0; i < k; i++) {
             CUDA_TRY(cudaSetDevice(devices[i]));
@@ -332,17 +337,19 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
                 CUDA_TRY(cudaDeviceSynchronize());
             }
             const double t0 = now_ms();
-            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts) : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
+            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts)
+                   : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
             if (rep >= 0) {
                 const gpk_multi_stats ms = gpk__multi_stats(ctx), *m = &ms;
-                const double v[PHASES] = {m->sort_ms, m->split_ms, m->merge_ms, m->copy_ms, m->search_ms,
-                                          m->tiles_ms, m->count_ms, m->passes_ms, m->hist_ms, m->pass_sum_ms,
-                                          m->last_ms, (double)m->passes};
+                const double v[PHASES] = {m->sort_ms,   m->split_ms,    m->merge_ms, m->copy_ms,
+                                          m->search_ms, m->tiles_ms,    m->count_ms, m->passes_ms,
+                                          m->hist_ms,   m->pass_sum_ms, m->last_ms,  (double)m->passes};
                 t[rep] = now_ms() - t0;
                 memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
             }
         }
-        snprintf(r.plan, sizeof r.plan, "%s%s%s", gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?", colon ? ":" : "",
+        snprintf(r.plan, sizeof r.plan, "%s%s%s",
+                 gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?", colon ? ":" : "",
                  colon ? colon + 1 : "");
         if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
         off = 0;
@@ -390,11 +397,11 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
         free(sorted);
         r.ok = verify(in, got, got_v, r.why, sizeof r.why);
         if (r.ok && k > 1 && !strncmp(r.plan, "lsd", 3))
-            snprintf(r.why, sizeof r.why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms", r.hist_ms,
-                     r.passes, r.pass_sum_ms, r.last_ms);
+            snprintf(r.why, sizeof r.why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms",
+                     r.hist_ms, r.passes, r.pass_sum_ms, r.last_ms);
         else if (r.ok && k > 1)
-            snprintf(r.why, sizeof r.why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r.copy_ms, r.search_ms,
-                     r.tiles_ms);
+            snprintf(r.why, sizeof r.why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r.copy_ms,
+                     r.search_ms, r.tiles_ms);
     }
     free(t);
     free(ph);
@@ -434,7 +441,9 @@ static row run_host(const input *in, const int *devices, int k, int reps, const 
         r.ms = t[reps / 2];
         r.min_ms = t[0];
         r.ok = verify(in, keys, vals, r.why, sizeof r.why);
-        if (k > 1) snprintf(r.plan, sizeof r.plan, "%s", gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?");
+        if (k > 1)
+            snprintf(r.plan, sizeof r.plan, "%s",
+                     gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?");
         snprintf(r.why + strlen(r.why), sizeof r.why - strlen(r.why), "%s%s", r.ok ? "path " : "",
                  r.ok ? gpk_last_sort_path(ctx) : "");
     }
@@ -450,14 +459,16 @@ static void report(FILE *json, const input *in, const row *r, double base_ms, co
     const double speedup = base_ms > 0 && r->ms > 0 ? base_ms / r->ms : 0;
     char label[32];
     snprintf(label, sizeof label, "%s%s%s", gpk_type_name(in->type), in->vw ? "/" : "",
-             in->vw == 4 ? "u32" : in->vw == 8 ? "u64" : "");
+             in->vw == 4       ? "u32"
+                 : in->vw == 8 ? "u64"
+                               : "");
     /* lsd: the phase columns are the host's: counts in, passes (with the
      * exchanges); merge: local sorts, splitters, merge */
     const int lsd = !strncmp(r->plan, "lsd", 3);
-    printf("%-7s %-8s %12zu %4d %-6s %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label, in->n,
-           r->gpus, r->plan[0] ? r->plan : "-", r->ms, r->min_ms, r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup,
-           lsd ? r->count_ms : r->sort_ms, lsd ? 0.0 : r->split_ms, lsd ? r->passes_ms : r->merge_ms,
-           r->ok ? "ok" : "FAILED", r->why);
+    printf("%-7s %-8s %12zu %4d %-6s %10.2f %10.2f %7.3f %8.2fx %9.2f %9.2f %9.2f  %s %s\n", r->mode, label,
+           in->n, r->gpus, r->plan[0] ? r->plan : "-", r->ms, r->min_ms,
+           r->ms > 0 ? (double)in->n / r->ms / 1e6 : 0, speedup, lsd ? r->count_ms : r->sort_ms,
+           lsd ? 0.0 : r->split_ms, lsd ? r->passes_ms : r->merge_ms, r->ok ? "ok" : "FAILED", r->why);
     fflush(stdout);
     if (json) {
         fprintf(
@@ -507,18 +518,21 @@ static void link_rate(const int *devices, FILE *json, const char *device)
             for (int g = 0; g < 2; g++) {
                 if (mode != 2 && mode != g) continue;
                 /* g's stream pulls the other device's buffer into its own */
-                CUDA_TRY(cudaMemcpyPeerAsync(buf[g][0], devices[g], buf[1 - g][1], devices[1 - g], bytes, st[g]));
+                CUDA_TRY(
+                    cudaMemcpyPeerAsync(buf[g][0], devices[g], buf[1 - g][1], devices[1 - g], bytes, st[g]));
             }
             for (int g = 0; g < 2; g++) CUDA_TRY(cudaStreamSynchronize(st[g]));
             const double ms = now_ms() - t0;
             if (ms < best[mode]) best[mode] = ms;
         }
     const double gb = (double)bytes / 1e9;
-    printf("link: device %d <- %d %.1f GB/s, %d <- %d %.1f GB/s, both at once %.1f GB/s each way\n", devices[0],
-           devices[1], gb / best[0] * 1e3, devices[1], devices[0], gb / best[1] * 1e3, gb / best[2] * 1e3);
+    printf("link: device %d <- %d %.1f GB/s, %d <- %d %.1f GB/s, both at once %.1f GB/s each way\n",
+           devices[0], devices[1], gb / best[0] * 1e3, devices[1], devices[0], gb / best[1] * 1e3,
+           gb / best[2] * 1e3);
     if (json)
-        fprintf(json, "{\"bench\": \"multi\", \"mode\": \"link\", \"gb_per_s_0\": %.2f, \"gb_per_s_1\": %.2f, "
-                      "\"gb_per_s_both\": %.2f, \"device\": \"%s\"}\n",
+        fprintf(json,
+                "{\"bench\": \"multi\", \"mode\": \"link\", \"gb_per_s_0\": %.2f, \"gb_per_s_1\": %.2f, "
+                "\"gb_per_s_both\": %.2f, \"device\": \"%s\"}\n",
                 gb / best[0] * 1e3, gb / best[1] * 1e3, gb / best[2] * 1e3, device);
     for (int g = 0; g < 2; g++) {
         CUDA_TRY(cudaSetDevice(devices[g]));
@@ -565,7 +579,8 @@ int cmd_bench_multi(int argc, char **argv)
     int most = 1;
     for (int g = 0; g < n_gpus; g++) most = gpus[g] > most ? gpus[g] : most;
     if (n_devices == 0)
-        for (; n_devices < most && n_devices < GPK_MAX_DEVICES; n_devices++) devices[n_devices] = n_devices % count;
+        for (; n_devices < most && n_devices < GPK_MAX_DEVICES; n_devices++)
+            devices[n_devices] = n_devices % count;
     if (reps < 1 || n_gpus < 1 || most > n_devices) {
         fprintf(stderr, "gpk bench multi: --gpus asks for %d GPUs, --devices lists %d\n", most, n_devices);
         return 2;
@@ -584,9 +599,10 @@ int cmd_bench_multi(int argc, char **argv)
     for (int i = 0; i < n_devices; i++) printf("%s%d", i ? "," : " ", devices[i]);
     printf(", seed %" PRIu64 ", median of %d\n", seed, reps);
     if (most >= 2 && devices[0] != devices[1]) link_rate(devices, json, device);
-    printf("%-7s %-8s %12s %4s %-6s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "plan", "ms",
-           "min_ms", "Gkey/s", "speedup", "sort_ms", "split_ms", "merge_ms");
-    printf("(lsd rows: sort_ms = until the first digit counts are in, merge_ms = the passes with their exchanges)\n");
+    printf("%-7s %-8s %12s %4s %-6s %10s %10s %7s %9s %9s %9s %9s\n", "mode", "type", "n", "gpus", "plan",
+           "ms", "min_ms", "Gkey/s", "speedup", "sort_ms", "split_ms", "merge_ms");
+    printf("(lsd rows: sort_ms = until the first digit counts are in, merge_ms = the passes with their "
+           "exchanges)\n");
     int failures = 0;
     char list[256];
     snprintf(list, sizeof list, "%s", configs);

@@ -21,17 +21,17 @@ typedef struct {
     int nscheme;
     uint64_t threads[BO_MAX_LIST];
     int nthreads;
-    uint64_t blocks[BO_MAX_LIST];       /* CUDA pool schemes: blocks (0: resident maximum) */
+    uint64_t blocks[BO_MAX_LIST]; /* CUDA pool schemes: blocks (0: resident maximum) */
     int nblocks;
     uint64_t block_threads[BO_MAX_LIST]; /* CUDA pool schemes: threads per block (0: 64) */
     int nblock_threads;
-    uint64_t grid_split[BO_MAX_LIST];   /* CUDA pool schemes: opts.grid_split (0: default) */
+    uint64_t grid_split[BO_MAX_LIST]; /* CUDA pool schemes: opts.grid_split (0: default) */
     int ngrid_split;
     uint64_t threshold, seed, reps;
     gpk_pool_victim victim;
     gpk_backend backend;
     int device;
-    int pools;      /* also the pools' task rate */
+    int pools; /* also the pools' task rate */
     const char *json;
 } bo_config;
 
@@ -40,9 +40,9 @@ typedef struct {
 typedef struct {
     gpk_octree_scheme scheme;
     gpk_octree_opts opts;
-    int skip;               /* a repeat of Morton under another grid */
+    int skip; /* a repeat of Morton under another grid */
     gpk_status status;
-    const char *verdict;    /* NULL: ok */
+    const char *verdict; /* NULL: ok */
     char why[256];
     double *times, *dev_times, *pool_times; /* per repetition */
     uint64_t tasks;
@@ -180,8 +180,8 @@ static int bo_parse(const char *cmd, int argc, char **argv, bo_config *c)
     c->dist[0] = GPK_PARTICLES_UNIFORM;
     c->dist[1] = GPK_PARTICLES_TUBE;
     c->ndist = 2;
-    const gpk_octree_scheme all[] = {GPK_OCTREE_STATIC, GPK_OCTREE_BLOCKING, GPK_OCTREE_LOCKFREE, GPK_OCTREE_STEAL,
-                                     GPK_OCTREE_MORTON};
+    const gpk_octree_scheme all[] = {GPK_OCTREE_STATIC, GPK_OCTREE_BLOCKING, GPK_OCTREE_LOCKFREE,
+                                     GPK_OCTREE_STEAL, GPK_OCTREE_MORTON};
     memcpy(c->scheme, all, sizeof all);
     c->nscheme = 5;
     c->threads[0] = 0;
@@ -462,12 +462,14 @@ int cmd_bench_octree(int argc, char **argv)
         return CLI_USAGE;
     }
     /* a threads x blocks grid of the CUDA pools */
-    const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0] || c.ngrid_split > 1 ||
-                     c.grid_split[0];
+    const int grid = c.nblocks > 1 || c.blocks[0] || c.nblock_threads > 1 || c.block_threads[0] ||
+        c.ngrid_split > 1 || c.grid_split[0];
 #ifndef GPK_HAVE_CUDA_OCTREE
     if (grid) {
-        cli_error(cmd, "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure with "
-                       "-DGPK_WITH_CUDA_OCTREE=ON)");
+        cli_error(
+            cmd,
+            "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure with "
+            "-DGPK_WITH_CUDA_OCTREE=ON)");
         return CLI_USAGE;
     }
 #endif
@@ -502,8 +504,8 @@ int cmd_bench_octree(int argc, char **argv)
     /* dev_ms: CUDA, the build on the device alone (gpk_octree.device_ms: what
      * gpk_cuda_octree_build takes on device-resident particles) */
     /* pool_ms: the pool's run alone (gpk_octree.pool_ms), a part of dev_ms on CUDA */
-    printf("%-7s %-8s %10s %-9s %7s %11s %9s %9s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme", "workers",
-           "ms", "dev_ms", "pool_ms", "tasks", "depth", "leaves", "Mpart/s", "check");
+    printf("%-7s %-8s %10s %-9s %7s %11s %9s %9s %9s %6s %9s %8s  %s\n", "backend", "dist", "n", "scheme",
+           "workers", "ms", "dev_ms", "pool_ms", "tasks", "depth", "leaves", "Mpart/s", "check");
     uint64_t max_n = 0;
     for (int k = 0; k < c.nn; k++)
         if (c.n[k] > max_n) max_n = c.n[k];
@@ -522,8 +524,8 @@ int cmd_bench_octree(int argc, char **argv)
             }
             gpk_octree ref;
             memset(&ref, 0, sizeof ref);
-            int have_ref = gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, GPK_OCTREE_MORTON, NULL, &ref) ==
-                           GPK_OK;
+            int have_ref =
+                gpk_octree_build(ctx, xyz, n, (unsigned)c.threshold, GPK_OCTREE_MORTON, NULL, &ref) == GPK_OK;
             for (int t = 0; t < c.nthreads; t++)
                 fails += bo_point(cmd, &c, ctx, &info, grid, xyz, n, d, t, &ref, have_ref, jf, &rows);
             gpk_octree_free(&ref);

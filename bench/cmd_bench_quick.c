@@ -43,19 +43,19 @@
 
 /* Implementations, in the column order of the paper's figures. */
 enum impl_id {
-    I_QUICK = 0,    /* gpk quicksort (iterative) */
-    I_QUICK_REC,    /* gpk quicksort, recursive (CUDA dynamic parallelism) */
-    I_RADIX,        /* gpk radix sort */
-    I_CUB_MERGE,    /* cub::DeviceMergeSort */
-    I_THRUST,       /* thrust::sort */
-    I_CUB_RADIX,    /* cub::DeviceRadixSort */
-    I_QSORT,        /* C qsort */
-    I_STD_SORT,     /* std::sort */
-    I_GNU,          /* __gnu_parallel::sort */
-    I_REC_CUB,      /* records: cub::DeviceRadixSort of (key, index) + gather */
-    I_REC_THRUST,   /* records: thrust::sort_by_key of (key, index) + gather */
-    I_REC_QSORT,    /* records: qsort of the records */
-    I_QUICK_HOST,   /* records on CUDA: gpk quicksort through gpk_sort_records, host to host */
+    I_QUICK = 0,  /* gpk quicksort (iterative) */
+    I_QUICK_REC,  /* gpk quicksort, recursive (CUDA dynamic parallelism) */
+    I_RADIX,      /* gpk radix sort */
+    I_CUB_MERGE,  /* cub::DeviceMergeSort */
+    I_THRUST,     /* thrust::sort */
+    I_CUB_RADIX,  /* cub::DeviceRadixSort */
+    I_QSORT,      /* C qsort */
+    I_STD_SORT,   /* std::sort */
+    I_GNU,        /* __gnu_parallel::sort */
+    I_REC_CUB,    /* records: cub::DeviceRadixSort of (key, index) + gather */
+    I_REC_THRUST, /* records: thrust::sort_by_key of (key, index) + gather */
+    I_REC_QSORT,  /* records: qsort of the records */
+    I_QUICK_HOST, /* records on CUDA: gpk quicksort through gpk_sort_records, host to host */
     I_COUNT_
 };
 
@@ -79,9 +79,8 @@ static const struct {
 };
 
 /* The paper's six distributions, in the order of Figures 13 and 14. */
-static const gpk_dist paper_dists[6] = {GPK_DIST_UNIFORM,      GPK_DIST_GAUSSIAN,
-                                        GPK_DIST_SORTED,       GPK_DIST_ZERO_ENTROPY,
-                                        GPK_DIST_BUCKET,       GPK_DIST_STAGGERED};
+static const gpk_dist paper_dists[6] = {GPK_DIST_UNIFORM,      GPK_DIST_GAUSSIAN, GPK_DIST_SORTED,
+                                        GPK_DIST_ZERO_ENTROPY, GPK_DIST_BUCKET,   GPK_DIST_STAGGERED};
 
 /* From this n on qsort and std::sort run once: a qsort of 2^25 keys takes
  * seconds, and one sample still places it. */
@@ -135,8 +134,8 @@ typedef struct qb_row {
 
 typedef struct qb_state {
     qb_cfg cfg;
-    gpk_ctx *ctx;  /* the benchmarked backend */
-    gpk_ctx *cpu;  /* the CPU backend: the expected order for large n */
+    gpk_ctx *ctx; /* the benchmarked backend */
+    gpk_ctx *cpu; /* the CPU backend: the expected order for large n */
     qb_row *rows;
     size_t nrows, caprows;
     int failures;
@@ -277,35 +276,49 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
             cmd_bench_quick_help(stdout);
             return 1;
         }
-        if (cli_flag(a, NULL, "--records")) { c->records = 1; continue; }
-        if (cli_flag(a, NULL, "--records-only")) { c->records = 1; c->keys = 0; continue; }
-        if (cli_flag(a, "-q", "--quiet")) { c->quiet = 1; continue; }
+        if (cli_flag(a, NULL, "--records")) {
+            c->records = 1;
+            continue;
+        }
+        if (cli_flag(a, NULL, "--records-only")) {
+            c->records = 1;
+            c->keys = 0;
+            continue;
+        }
+        if (cli_flag(a, "-q", "--quiet")) {
+            c->quiet = 1;
+            continue;
+        }
 
-#define QB_LIST(name, fn, what)                                                  \
-    if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {      \
-        if (m < 0) return -1;                                                   \
-        if (bench_for_each_item(val, fn, c) != 0) {                                     \
-            cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what);  \
-            return -1;                                                          \
-        }                                                                       \
-        continue;                                                               \
+#define QB_LIST(name, fn, what)                                                \
+    if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {     \
+        if (m < 0) return -1;                                                  \
+        if (bench_for_each_item(val, fn, c) != 0) {                            \
+            cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what); \
+            return -1;                                                         \
+        }                                                                      \
+        continue;                                                              \
     }
         QB_LIST("--types", qb_add_type, "u32,i32,f32,u64,i64,f64")
-        QB_LIST("--dists", qb_add_dist, "paper, or uniform,gaussian,sorted,zero-entropy,bucket,"
-                                        "staggered,organ-pipe,mo3-killer,...")
+        QB_LIST("--dists", qb_add_dist,
+                "paper, or uniform,gaussian,sorted,zero-entropy,bucket,"
+                "staggered,organ-pipe,mo3-killer,...")
         QB_LIST("--n", qb_add_n, "sizes such as 2^20,32M,1000")
         QB_LIST("--payloads", qb_add_payload, "payload bytes 8..248 such as 16,32,64")
-        QB_LIST("--impls", qb_add_impl, "all, or quick,quick-recursive,radix,cub-merge,thrust,"
-                                        "cub-radix,qsort,std-sort,gnu-parallel,cub-index,"
-                                        "thrust-index,qsort-records,quick-host")
+        QB_LIST("--impls", qb_add_impl,
+                "all, or quick,quick-recursive,radix,cub-merge,thrust,"
+                "cub-radix,qsort,std-sort,gnu-parallel,cub-index,"
+                "thrust-index,qsort-records,quick-host")
 #undef QB_LIST
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backends", &val)) != 0 ||
             (m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
             if (m < 0) return -1;
             if (gpk_backend_parse(val, &c->backend) != GPK_OK ||
                 (c->backend != GPK_BACKEND_CPU && c->backend != GPK_BACKEND_CUDA)) {
-                cli_error(cmd, "bad --backends '%s' (cuda or cpu: the quicksort has no OpenCL "
-                          "backend; run one backend per call)", val);
+                cli_error(cmd,
+                          "bad --backends '%s' (cuda or cpu: the quicksort has no OpenCL "
+                          "backend; run one backend per call)",
+                          val);
                 return -1;
             }
             c->have_backend = 1;
@@ -327,8 +340,11 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
         struct {
             const char *name;
             uint64_t lo, hi;
-        } nums[] = {{"--param", 0, 65536}, {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000},
-                    {"--threads", 0, 1 << 20}, {"--device", 0, 1 << 20}};
+        } nums[] = {{"--param", 0, 65536},
+                    {"--seed", 0, UINT64_MAX},
+                    {"--reps", 1, 100000},
+                    {"--threads", 0, 1 << 20},
+                    {"--device", 0, 1 << 20}};
         int matched = 0;
         for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
             m = cli_opt_value(cmd, argc, argv, &i, NULL, nums[k].name, &val);
@@ -343,7 +359,10 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
             switch (k) {
             case 0: c->param = (unsigned)v; break;
             case 1: c->seed = v; break;
-            case 2: c->reps = (int)v; c->have_reps = 1; break;
+            case 2:
+                c->reps = (int)v;
+                c->have_reps = 1;
+                break;
             case 3: c->threads = (int)v; break;
             case 4: c->device = (int)v; break;
             }
@@ -373,8 +392,7 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
     for (int k = 0; k < c->nns; k++)
         if (c->ns[k] < 2 || c->ns[k] > UINT32_MAX) {
             /* The CUDA peers index with u32 (bench/peers.h), so do the checks. */
-            cli_error(cmd, "--n %llu: the bench takes 2 <= n <= 2^32-1",
-                      (unsigned long long)c->ns[k]);
+            cli_error(cmd, "--n %llu: the bench takes 2 <= n <= 2^32-1", (unsigned long long)c->ns[k]);
             return -1;
         }
     return 0;
@@ -382,8 +400,7 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
 
 /* ---- rows ------------------------------------------------------------------------- */
 
-static qb_row *qb_new_row(qb_state *st, gpk_type t, gpk_dist d, size_t n, size_t rs, int impl,
-                          int is_gpk)
+static qb_row *qb_new_row(qb_state *st, gpk_type t, gpk_dist d, size_t n, size_t rs, int impl, int is_gpk)
 {
     if (st->nrows == st->caprows) {
         size_t cap = st->caprows ? st->caprows * 2 : 128;
@@ -408,8 +425,8 @@ static qb_row *qb_new_row(qb_state *st, gpk_type t, gpk_dist d, size_t n, size_t
 
 static void qb_header(void)
 {
-    printf("%-7s %-4s %-12s %-6s %-7s %-30s %10s %8s  %-34s %s\n", "backend", "type", "dist", "n",
-           "kind", "impl", "ms", "Gkeys/s", "speedup", "check");
+    printf("%-7s %-4s %-12s %-6s %-7s %-30s %10s %8s  %-34s %s\n", "backend", "type", "dist", "n", "kind",
+           "impl", "ms", "Gkeys/s", "speedup", "check");
 }
 
 static void qb_print(const qb_row *r)
@@ -423,13 +440,12 @@ static void qb_print(const qb_row *r)
         else snprintf(sp, sizeof sp, "gpk quick %.2fx", r->speedup);
     }
     if (strcmp(r->status, "ok") == 0 || strcmp(r->status, "FAIL") == 0)
-        printf("%-7s %-4s %-12s %-6s %-7s %-30s %10.3f %8.3f  %-34s %s%s\n",
-               gpk_backend_name(r->backend), gpk_type_name(r->type), gpk_dist_name(r->dist), nb,
-               kind, r->label, r->ms, r->gkeys, sp, r->status, r->host_timed ? " (host-to-host)" : "");
+        printf("%-7s %-4s %-12s %-6s %-7s %-30s %10.3f %8.3f  %-34s %s%s\n", gpk_backend_name(r->backend),
+               gpk_type_name(r->type), gpk_dist_name(r->dist), nb, kind, r->label, r->ms, r->gkeys, sp,
+               r->status, r->host_timed ? " (host-to-host)" : "");
     else
-        printf("%-7s %-4s %-12s %-6s %-7s %-30s %10s %8s  %-34s %s\n",
-               gpk_backend_name(r->backend), gpk_type_name(r->type), gpk_dist_name(r->dist), nb,
-               kind, r->label, "-", "-", "", r->status);
+        printf("%-7s %-4s %-12s %-6s %-7s %-30s %10s %8s  %-34s %s\n", gpk_backend_name(r->backend),
+               gpk_type_name(r->type), gpk_dist_name(r->dist), nb, kind, r->label, "-", "-", "", r->status);
     if (r->note[0] && strcmp(r->status, "ok") != 0) printf("        %s: %s\n", r->status, r->note);
     fflush(stdout);
 }
@@ -521,10 +537,7 @@ static int qb_peer_status(qb_row *r, int rc, const gpk_peer_result *pr, const ch
     return 1;
 }
 
-static void qb_set_rate(qb_row *r, size_t n)
-{
-    r->gkeys = r->ms > 0 ? (double)n / (r->ms * 1e6) : 0;
-}
+static void qb_set_rate(qb_row *r, size_t n) { r->gkeys = r->ms > 0 ? (double)n / (r->ms * 1e6) : 0; }
 
 /* ---- keys: expected order and checks ----------------------------------------------- */
 
@@ -535,12 +548,42 @@ static int qb_less_natural(gpk_type t, const void *p, size_t i, const void *q, s
 {
     const char *a = (const char *)p, *b = (const char *)q;
     switch (t) {
-    case GPK_U32: { uint32_t x, y; memcpy(&x, a + 4 * i, 4); memcpy(&y, b + 4 * j, 4); return x < y; }
-    case GPK_I32: { int32_t x, y; memcpy(&x, a + 4 * i, 4); memcpy(&y, b + 4 * j, 4); return x < y; }
-    case GPK_F32: { float x, y; memcpy(&x, a + 4 * i, 4); memcpy(&y, b + 4 * j, 4); return x < y; }
-    case GPK_U64: { uint64_t x, y; memcpy(&x, a + 8 * i, 8); memcpy(&y, b + 8 * j, 8); return x < y; }
-    case GPK_I64: { int64_t x, y; memcpy(&x, a + 8 * i, 8); memcpy(&y, b + 8 * j, 8); return x < y; }
-    case GPK_F64: { double x, y; memcpy(&x, a + 8 * i, 8); memcpy(&y, b + 8 * j, 8); return x < y; }
+    case GPK_U32: {
+        uint32_t x, y;
+        memcpy(&x, a + 4 * i, 4);
+        memcpy(&y, b + 4 * j, 4);
+        return x < y;
+    }
+    case GPK_I32: {
+        int32_t x, y;
+        memcpy(&x, a + 4 * i, 4);
+        memcpy(&y, b + 4 * j, 4);
+        return x < y;
+    }
+    case GPK_F32: {
+        float x, y;
+        memcpy(&x, a + 4 * i, 4);
+        memcpy(&y, b + 4 * j, 4);
+        return x < y;
+    }
+    case GPK_U64: {
+        uint64_t x, y;
+        memcpy(&x, a + 8 * i, 8);
+        memcpy(&y, b + 8 * j, 8);
+        return x < y;
+    }
+    case GPK_I64: {
+        int64_t x, y;
+        memcpy(&x, a + 8 * i, 8);
+        memcpy(&y, b + 8 * j, 8);
+        return x < y;
+    }
+    case GPK_F64: {
+        double x, y;
+        memcpy(&x, a + 8 * i, 8);
+        memcpy(&y, b + 8 * j, 8);
+        return x < y;
+    }
     }
     return 0;
 }
@@ -550,8 +593,8 @@ static int qb_less_natural(gpk_type t, const void *p, size_t i, const void *q, s
  * radix sort with sigma, proven in O(n): sigma is a permutation, each key is
  * the input key sigma names, mapped keys never decrease. That is the unique
  * sorted permutation, so the proof is as strict as the reference. */
-static int qb_expected(qb_state *st, gpk_type t, const void *input, void *ref, size_t n,
-                       char *why, size_t len)
+static int qb_expected(qb_state *st, gpk_type t, const void *input, void *ref, size_t n, char *why,
+                       size_t len)
 {
     const size_t w = gpk_type_size(t);
     memcpy(ref, input, n * w);
@@ -578,8 +621,10 @@ static int qb_expected(qb_state *st, gpk_type t, const void *input, void *ref, s
     for (size_t j = 0; j < n; j++) {
         const size_t i = sig[j];
         if (i >= n || ((seen[i / 8] >> (i % 8)) & 1u) || memcmp(out + j * w, in + i * w, w) != 0) {
-            snprintf(why, len, "expected order: sigma[%zu] = %zu is repeated, out of range or "
-                     "names another key", j, i);
+            snprintf(why, len,
+                     "expected order: sigma[%zu] = %zu is repeated, out of range or "
+                     "names another key",
+                     j, i);
             goto done;
         }
         seen[i / 8] |= (unsigned char)(1u << (i % 8));
@@ -599,8 +644,8 @@ done:
  * float keys may differ only where operator< cannot tell (-0.0 and +0.0,
  * NaNs): then the output must be in operator< order and, sorted the gpk
  * way, equal the expected keys (the same multiset). */
-static int qb_check_keys(gpk_type t, const void *out, const void *ref, size_t n, int lenient,
-                         char *why, size_t len)
+static int qb_check_keys(gpk_type t, const void *out, const void *ref, size_t n, int lenient, char *why,
+                         size_t len)
 {
     const size_t w = gpk_type_size(t);
     if (memcmp(out, ref, n * w) == 0) return 1;
@@ -621,11 +666,13 @@ static int qb_check_keys(gpk_type t, const void *out, const void *ref, size_t n,
         return 0;
     }
     memcpy(copy, out, n * w);
-    int ok = gpk_sort_reference(t, copy, 0, NULL, NULL, n, 0) == GPK_OK &&
-             memcmp(copy, ref, n * w) == 0;
+    int ok = gpk_sort_reference(t, copy, 0, NULL, NULL, n, 0) == GPK_OK && memcmp(copy, ref, n * w) == 0;
     free(copy);
-    if (!ok) snprintf(why, len, "the keys are not a permutation of the input (first "
-                      "difference from the expected order at %zu)", d);
+    if (!ok)
+        snprintf(why, len,
+                 "the keys are not a permutation of the input (first "
+                 "difference from the expected order at %zu)",
+                 d);
     return ok;
 }
 
@@ -671,7 +718,8 @@ static void qb_run_gpk_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
     } else {
         gpk_sort_opts o = GPK_SORT_OPTS_INIT;
         o.algorithm = impl == I_RADIX ? GPK_SORT_RADIX
-                      : impl == I_QUICK_REC ? GPK_SORT_QUICK_RECURSIVE : GPK_SORT_QUICK;
+            : impl == I_QUICK_REC     ? GPK_SORT_QUICK_RECURSIVE
+                                      : GPK_SORT_QUICK;
         double *t = malloc((size_t)c->reps * sizeof *t);
         if (!t) {
             r->status = "ERROR";
@@ -700,8 +748,7 @@ static void qb_run_gpk_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
     }
 }
 
-typedef int (*qb_cpu_peer)(gpk_type, const void *, void *, size_t, int, gpk_peer_result *, char *,
-                           size_t);
+typedef int (*qb_cpu_peer)(gpk_type, const void *, void *, size_t, int, gpk_peer_result *, char *, size_t);
 
 static void qb_run_peer_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
 {
@@ -715,20 +762,18 @@ static void qb_run_peer_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
         qb_cpu_peer fn = impl == I_QSORT ? gpk_peer_qsort : gpk_peer_std_sort;
         rc = fn(b->t, b->input, b->work, b->n, reps, &pr, err, sizeof err);
     } else if (impl == I_GNU) {
-        rc = gpk_peer_gnu_parallel_sort(b->t, b->input, b->work, b->n, c->threads, reps, &pr, err,
-                                        sizeof err);
+        rc =
+            gpk_peer_gnu_parallel_sort(b->t, b->input, b->work, b->n, c->threads, reps, &pr, err, sizeof err);
     } else {
 #ifdef GPK_HAVE_CUDA
         int dev = st->ctx->device;
         if (impl == I_CUB_MERGE)
-            rc = gpk_peer_cub_merge_sort(dev, b->t, b->input, b->work, b->n, reps, &pr, err,
-                                         sizeof err);
+            rc = gpk_peer_cub_merge_sort(dev, b->t, b->input, b->work, b->n, reps, &pr, err, sizeof err);
         else if (impl == I_THRUST)
-            rc = gpk_peer_thrust_sort(dev, b->t, b->input, b->work, b->n, reps, &pr, err,
-                                      sizeof err);
+            rc = gpk_peer_thrust_sort(dev, b->t, b->input, b->work, b->n, reps, &pr, err, sizeof err);
         else
-            rc = gpk_peer_cub_radix(dev, b->t, b->input, b->work, 0, b->n, 0,
-                                    (int)(8 * b->w), reps, &pr, err, sizeof err);
+            rc = gpk_peer_cub_radix(dev, b->t, b->input, b->work, 0, b->n, 0, (int)(8 * b->w), reps, &pr, err,
+                                    sizeof err);
 #else
         snprintf(err, sizeof err, "CUDA is not built in");
 #endif
@@ -766,8 +811,8 @@ static void qb_keys_block(qb_state *st, gpk_type t, gpk_dist d, size_t n)
         snprintf(why, sizeof why, "out of host memory for n = %s %s", nb, gpk_type_name(t));
         setup = why;
     } else if ((s = gpk_generate(t, d, b.input, n, c->seed, c->param)) != GPK_OK) {
-        snprintf(why, sizeof why, "gpk_generate(%s, %s, param %u): %s", gpk_type_name(t),
-                 gpk_dist_name(d), c->param, gpk_status_string(s));
+        snprintf(why, sizeof why, "gpk_generate(%s, %s, param %u): %s", gpk_type_name(t), gpk_dist_name(d),
+                 c->param, gpk_status_string(s));
         setup = why;
     } else {
         qb_progress(st, "%s %s n=%s: expected order", gpk_type_name(t), gpk_dist_name(d), nb);
@@ -818,8 +863,8 @@ static uint64_t qb_mix(uint64_t x)
 /* Every output record names an input record (its index at byte 8), each
  * once, is byte-identical to it, and keys are in order: gpk's mapped order
  * (peers: operator<, which may not separate -0.0 and +0.0 or place NaNs). */
-static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned char *out,
-                            size_t n, size_t rs, int natural, char *why, size_t len)
+static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned char *out, size_t n,
+                            size_t rs, int natural, char *why, size_t len)
 {
     unsigned char *seen = calloc(n / 8 + 1, 1);
     if (!seen) {
@@ -837,9 +882,9 @@ static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned
         }
         seen[i / 8] |= (unsigned char)(1u << (i % 8));
         if (j > 0) {
-            int bad = natural ? qb_less_natural(kt, o, 0, o - rs, 0)
-                              : gpk__mapped_key_at(kt, o, 0, ~0ull) <
-                                    gpk__mapped_key_at(kt, o - rs, 0, ~0ull);
+            int bad = natural
+                ? qb_less_natural(kt, o, 0, o - rs, 0)
+                : gpk__mapped_key_at(kt, o, 0, ~0ull) < gpk__mapped_key_at(kt, o - rs, 0, ~0ull);
             if (bad) {
                 snprintf(why, len, "records %zu and %zu are out of key order", j - 1, j);
                 goto done;
@@ -934,7 +979,8 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
                  * marked host-to-host. */
                 gpk_sort_opts o = GPK_SORT_OPTS_INIT;
                 o.algorithm = impl == I_RADIX ? GPK_SORT_RADIX
-                              : impl == I_QUICK_REC ? GPK_SORT_QUICK_RECURSIVE : GPK_SORT_QUICK;
+                    : impl == I_QUICK_REC     ? GPK_SORT_QUICK_RECURSIVE
+                                              : GPK_SORT_QUICK;
                 r->host_timed = c->backend == GPK_BACKEND_CUDA;
                 /* Host-to-host records move n * rs bytes each way per rep:
                  * at 2^24 and above three samples place it well enough. */
@@ -979,11 +1025,11 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
                 int rc = -1;
 #ifdef GPK_HAVE_CUDA
                 if (impl == I_REC_CUB)
-                    rc = gpk_peer_records_cub_index(st->ctx->device, kt, in, work, n, rs, 0,
-                                                    c->reps, &pr, err, sizeof err);
+                    rc = gpk_peer_records_cub_index(st->ctx->device, kt, in, work, n, rs, 0, c->reps, &pr,
+                                                    err, sizeof err);
                 else
-                    rc = gpk_peer_records_thrust(st->ctx->device, kt, in, work, n, rs, 0, c->reps,
-                                                 &pr, err, sizeof err);
+                    rc = gpk_peer_records_thrust(st->ctx->device, kt, in, work, n, rs, 0, c->reps, &pr, err,
+                                                 sizeof err);
 #else
                 snprintf(err, sizeof err, "CUDA is not built in");
 #endif
@@ -1052,8 +1098,7 @@ static int qb_write_json(const qb_state *st, int argc, char **argv, const char *
         fprintf(f, ",\n    ");
         cli_json_ctx_info(f, &info);
     }
-    fprintf(f, "\n  ],\n  \"config\": {\"backend\": \"%s\", \"types\": [",
-            gpk_backend_name(c->backend));
+    fprintf(f, "\n  ],\n  \"config\": {\"backend\": \"%s\", \"types\": [", gpk_backend_name(c->backend));
     for (int i = 0; i < c->ntypes; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", gpk_type_name(c->types[i]));
     fprintf(f, "], \"dists\": [");
     for (int i = 0; i < c->ndists; i++) fprintf(f, "%s\"%s\"", i ? ", " : "", gpk_dist_name(c->dists[i]));
@@ -1062,21 +1107,24 @@ static int qb_write_json(const qb_state *st, int argc, char **argv, const char *
     fprintf(f, "], \"keys\": %s, \"records\": %s, \"record_key_type\": \"%s\", \"payloads\": [",
             c->keys ? "true" : "false", c->records ? "true" : "false", gpk_type_name(c->record_key));
     for (int i = 0; i < c->npayloads; i++) fprintf(f, "%s%u", i ? ", " : "", c->payloads[i]);
-    fprintf(f, "], \"param\": %u, \"seed\": %llu, \"reps\": %d, \"slow_peer_reps_1_from_n\": %zu, "
-            "\"threads\": %d},\n", c->param, (unsigned long long)c->seed, c->reps, QB_SLOW_PEER_N,
-            c->threads);
-    fprintf(f, "  \"timing\": \"cuda rows: device-resident sorts, uploads excluded, except rows "
+    fprintf(f,
+            "], \"param\": %u, \"seed\": %llu, \"reps\": %d, \"slow_peer_reps_1_from_n\": %zu, "
+            "\"threads\": %d},\n",
+            c->param, (unsigned long long)c->seed, c->reps, QB_SLOW_PEER_N, c->threads);
+    fprintf(f,
+            "  \"timing\": \"cuda rows: device-resident sorts, uploads excluded, except rows "
             "with \\\"host_to_host\\\": true; cpu rows: host sort calls; median over reps; "
             "gkeys_per_s counts keys or records; speedup on gpk rows = fastest peer ms / gpk ms, "
             "on peer rows = peer ms / gpk quick ms\",\n");
     fprintf(f, "  \"rows\": [");
     for (size_t i = 0; i < st->nrows; i++) {
         const qb_row *r = &st->rows[i];
-        fprintf(f, "%s\n    {\"backend\": \"%s\", \"type\": \"%s\", \"dist\": \"%s\", \"n\": %zu, "
+        fprintf(f,
+                "%s\n    {\"backend\": \"%s\", \"type\": \"%s\", \"dist\": \"%s\", \"n\": %zu, "
                 "\"kind\": \"%s\", \"record_size\": %zu, \"payload_bytes\": %zu, \"impl_id\": \"%s\", "
                 "\"impl\": ",
-                i ? "," : "", gpk_backend_name(r->backend), gpk_type_name(r->type),
-                gpk_dist_name(r->dist), r->n, r->record_size ? "records" : "keys", r->record_size,
+                i ? "," : "", gpk_backend_name(r->backend), gpk_type_name(r->type), gpk_dist_name(r->dist),
+                r->n, r->record_size ? "records" : "keys", r->record_size,
                 r->record_size ? r->record_size - 8 : 0, impls[r->impl].id);
         cli_json_str(f, r->label);
         fprintf(f, ", \"is_gpk\": %s, \"reps\": %d, \"host_to_host\": %s", r->is_gpk ? "true" : "false",
@@ -1138,8 +1186,8 @@ int cmd_bench_quick(int argc, char **argv)
     {
         gpk_ctx_info info;
         gpk_ctx_info_get(st.ctx, &info);
-        qb_progress(&st, "%s: %s (%s, %u compute units)", gpk_backend_name(info.backend),
-                    info.device_name, info.platform, info.compute_units);
+        qb_progress(&st, "%s: %s (%s, %u compute units)", gpk_backend_name(info.backend), info.device_name,
+                    info.platform, info.compute_units);
     }
     qb_header();
     if (c->keys)

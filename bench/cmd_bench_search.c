@@ -93,7 +93,7 @@ void cmd_bench_search_help(FILE *f)
 /* ---- instances ---- */
 
 typedef struct {
-    char label[96];  /* as printed: name, with ":nb" when not the default */
+    char label[96]; /* as printed: name, with ":nb" when not the default */
     char name[64];
     gpk_search_problem pb;
     gpk_qap qap;
@@ -174,8 +174,8 @@ static int bs_load(const char *cmd, const char *token, const char *data, bs_inst
             kind = GPK_PROBLEM_TSP;
         }
         if (!bs_exists(path)) {
-            fprintf(stderr, "gpk %s: note: '%s' is in neither %s/qaplib nor %s/tsplib: skipped\n", cmd, spec, data,
-                    data);
+            fprintf(stderr, "gpk %s: note: '%s' is in neither %s/qaplib nor %s/tsplib: skipped\n", cmd, spec,
+                    data, data);
             return 1;
         }
     }
@@ -261,18 +261,18 @@ static double bs_gap(const cli_best_known *bk, int64_t v)
 
 /* One timed column of the speed table. */
 typedef struct {
-    double ms;            /* median */
-    double ms_iter;       /* steady state: (median - a 1-iteration run) / (iters - 1) */
+    double ms;      /* median */
+    double ms_iter; /* steady state: (median - a 1-iteration run) / (iters - 1) */
     int64_t best;
     uint64_t evaluated, gpu_evaluated;
-    int ran;              /* 0: n/a */
-    const char *verdict;  /* "ok", "FAIL", "ERROR" */
+    int ran;             /* 0: n/a */
+    const char *verdict; /* "ok", "FAIL", "ERROR" */
     char why[256];
-    uint32_t *sol;        /* the first run's solution (compared across columns) */
+    uint32_t *sol; /* the first run's solution (compared across columns) */
 } bs_col;
 
-static void bs_time_col(gpk_ctx *ctx, const bs_inst *in, const gpk_search_opts *o, uint64_t reps, double *times,
-                        int gpu, bs_col *c)
+static void bs_time_col(gpk_ctx *ctx, const bs_inst *in, const gpk_search_opts *o, uint64_t reps,
+                        double *times, int gpu, bs_col *c)
 {
     c->ran = 1;
     c->verdict = "ok";
@@ -399,8 +399,8 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
             if (bd < cd || (bd == cd && bk < ck)) cd = bd, ck = bk;
         }
         if (a.d != cd || a.k != ck) {
-            snprintf(why, len, "tour %d: the GPU's best move (%lld, %llu), the CPU's (%lld, %llu)", tr, (long long)a.d,
-                     (unsigned long long)a.k, (long long)cd, (unsigned long long)ck);
+            snprintf(why, len, "tour %d: the GPU's best move (%lld, %llu), the CPU's (%lld, %llu)", tr,
+                     (long long)a.d, (unsigned long long)a.k, (long long)cd, (unsigned long long)ck);
             verdict = "FAIL";
             break;
         }
@@ -753,9 +753,9 @@ static void bs_speed_table(bs_env *e, const bs_inst *inst, int ninst)
     char hcpu[32], hx[32];
     snprintf(hcpu, sizeof hcpu, "CPU-%d", all);
     snprintf(hx, sizeof hx, "x/CPU-%d", all);
-    printf("%-16s %6s %-6s %11s %10s %10s %10s %10s %10s %9s %9s %9s %8s %8s %8s  %s\n", "instance", "n", "nb",
-           "neighbours", "CPU-1", "CPU-1f", hcpu, "GPU-paper", "GPU-ours", "Mm/s 1", "Mm/s all", "Mm/s GPU",
-           "x/CPU-1", hx, "paper x", "check");
+    printf("%-16s %6s %-6s %11s %10s %10s %10s %10s %10s %9s %9s %9s %8s %8s %8s  %s\n", "instance", "n",
+           "nb", "neighbours", "CPU-1", "CPU-1f", hcpu, "GPU-paper", "GPU-ours", "Mm/s 1", "Mm/s all",
+           "Mm/s GPU", "x/CPU-1", hx, "paper x", "check");
     for (int k = 0, rows = 0; k < ninst && !e->fails; k++, rows++) bs_speed_row(e, &inst[k], rows);
     gpk_ctx_set_threads(e->ctx, all);
     if (e->jf) fprintf(e->jf, "\n]");

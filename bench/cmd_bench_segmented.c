@@ -54,7 +54,7 @@ void cmd_bench_segmented_help(FILE *f)
 typedef struct shape {
     char name[32];
     size_t count, used; /* segments, keys in them */
-    uint64_t length;     /* rows: the length; 0: ragged */
+    uint64_t length;    /* rows: the length; 0: ragged */
     uint64_t *begin, *end;
 } shape;
 
@@ -125,7 +125,8 @@ static const char *check(gpk_type t, const shape *s, const void *got, const void
     for (size_t i = 0; i < s->count; i++)
         for (uint64_t j = s->begin[i]; j + 1 < s->end[i]; j++)
             if (!in_order(t, got, j, desc)) return "a segment out of order";
-    if (peer && !desc && memcmp(got, peer, s->used * gpk_type_size(t)) != 0) return "keys differ from the peer's";
+    if (peer && !desc && memcmp(got, peer, s->used * gpk_type_size(t)) != 0)
+        return "keys differ from the peer's";
     return NULL;
 }
 
@@ -144,7 +145,8 @@ static void print_peer(const char *name, double ms, double gpk_ms)
     printf("    %-36s %10.3f ms  gpk %.2fx\n", name, ms, ms / gpk_ms);
 }
 
-static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals, double *gpk_ms)
+static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals,
+                     double *gpk_ms)
 {
     const size_t kw = gpk_type_size(c->type), n = s->used;
     void *work = malloc(n * kw), *peer = malloc(n * kw);
@@ -158,8 +160,9 @@ static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const
         memcpy(work, keys, n * kw);
         if (wv) memcpy(wv, vals, n * 4);
         const double a = cli_now_ms();
-        gpk_status st = c->pairs ? gpk_sort_segmented_pairs(c->ctx, c->type, work, GPK_U32, wv, n, &seg, &c->opts)
-                                 : gpk_sort_segmented_keys(c->ctx, c->type, work, n, &seg, &c->opts);
+        gpk_status st = c->pairs
+            ? gpk_sort_segmented_pairs(c->ctx, c->type, work, GPK_U32, wv, n, &seg, &c->opts)
+            : gpk_sort_segmented_keys(c->ctx, c->type, work, n, &seg, &c->opts);
         const double b = cli_now_ms();
         if (st != GPK_OK) {
             fprintf(stderr, "gpk bench segmented: %s\n", gpk_last_error(c->ctx));
@@ -175,8 +178,8 @@ static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const
                                    sizeof err) == 0)
         print_peer("std::sort loop, 1 thread", ms, gms);
     const char *bad = check(c->type, s, work, c->pairs ? NULL : peer, c->desc);
-    if (gpk_peer_segments_std_sort(c->type, keys, peer, n, s->count, s->begin, s->end, c->threads, c->reps, &ms,
-                                   err, sizeof err) == 0) {
+    if (gpk_peer_segments_std_sort(c->type, keys, peer, n, s->count, s->begin, s->end, c->threads, c->reps,
+                                   &ms, err, sizeof err) == 0) {
         char name[64];
         snprintf(name, sizeof name, "std::sort loop, %d threads", c->threads);
         print_peer(name, ms, gms);
@@ -188,8 +191,8 @@ static int bench_cpu(const bench_cfg *c, const shape *s, const void *keys, const
         po.descending = c->desc;
         const double a = cli_now_ms();
         for (size_t i = 0; i < s->count; i++)
-            if (gpk_sort_keys(c->ctx, c->type, (char *)peer + s->begin[i] * kw, s->end[i] - s->begin[i], &po) !=
-                GPK_OK) {
+            if (gpk_sort_keys(c->ctx, c->type, (char *)peer + s->begin[i] * kw, s->end[i] - s->begin[i],
+                              &po) != GPK_OK) {
                 fprintf(stderr, "gpk bench segmented: %s\n", gpk_last_error(c->ctx));
                 goto done;
             }
@@ -209,16 +212,17 @@ done:
 }
 
 #ifdef GPK_HAVE_CUDA
-#define CU(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "gpk bench segmented: %s: %s\n", #x, cudaGetErrorString(e_));              \
-            goto done;                                                                                 \
-        }                                                                                              \
+#define CU(x)                                                                             \
+    do {                                                                                  \
+        cudaError_t e_ = (x);                                                             \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "gpk bench segmented: %s: %s\n", #x, cudaGetErrorString(e_)); \
+            goto done;                                                                    \
+        }                                                                                 \
     } while (0)
 
-static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals, double *gpk_ms)
+static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, const uint32_t *vals,
+                      double *gpk_ms)
 {
     const size_t kw = gpk_type_size(c->type), n = s->used;
     void *d_kin = NULL, *d_kout = NULL, *d_vin = NULL, *d_vout = NULL, *d_temp = NULL;
@@ -251,10 +255,10 @@ static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, cons
         seg.end = d_off + s->count;
     }
     size_t bytes = 0;
-    gpk_status st = c->pairs ? gpk_cuda_sort_segmented_pairs(c->ctx, NULL, &bytes, c->type, d_kin, d_kout, 4, d_vin,
-                                                             d_vout, n, &seg, &c->opts, 0)
-                             : gpk_cuda_sort_segmented_keys(c->ctx, NULL, &bytes, c->type, d_kin, d_kout, n, &seg,
-                                                            &c->opts, 0);
+    gpk_status st = c->pairs
+        ? gpk_cuda_sort_segmented_pairs(c->ctx, NULL, &bytes, c->type, d_kin, d_kout, 4, d_vin, d_vout, n,
+                                        &seg, &c->opts, 0)
+        : gpk_cuda_sort_segmented_keys(c->ctx, NULL, &bytes, c->type, d_kin, d_kout, n, &seg, &c->opts, 0);
     if (st != GPK_OK) {
         fprintf(stderr, "gpk bench segmented: %s\n", gpk_last_error(c->ctx));
         goto done;
@@ -262,8 +266,8 @@ static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, cons
     CU(cudaMalloc(&d_temp, bytes));
     for (int r = 0; r <= c->reps; r++) {
         CU(cudaEventRecord(ea, 0));
-        st = c->pairs ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, c->type, d_kin, d_kout, 4, d_vin,
-                                                      d_vout, n, &seg, &c->opts, 0)
+        st = c->pairs ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, c->type, d_kin, d_kout, 4,
+                                                      d_vin, d_vout, n, &seg, &c->opts, 0)
                       : gpk_cuda_sort_segmented_keys(c->ctx, d_temp, &bytes, c->type, d_kin, d_kout, n, &seg,
                                                      &c->opts, 0);
         if (st != GPK_OK) {
@@ -284,8 +288,8 @@ static int bench_cuda(const bench_cfg *c, const shape *s, const void *keys, cons
     for (int which = 0; which < 3; which++) {
         double ms;
         const int prc = gpk_peer_cub_segmented(info.devices[0], which, c->type, keys, c->pairs ? vals : NULL,
-                                               have_peer ? NULL : peer, n, s->count, s->begin, s->end, c->desc,
-                                               c->reps, &ms, err, sizeof err);
+                                               have_peer ? NULL : peer, n, s->count, s->begin, s->end,
+                                               c->desc, c->reps, &ms, err, sizeof err);
         if (prc == 0) {
             print_peer(gpk_peer_cub_segmented_name(which), ms, gms);
             have_peer = 1;
@@ -366,7 +370,8 @@ int cmd_bench_segmented(int argc, char **argv)
         else if (!strcmp(a, "--no-loop")) c.loop = 0;
         else if ((m = cli_opt_backend("bench segmented", argc, argv, &i, &c.backend)) != 0) {
             if (m < 0) return CLI_USAGE;
-        } else if ((m = cli_opt_type("bench segmented", argc, argv, &i, "--type", "key type", &c.type)) != 0) {
+        } else if ((m = cli_opt_type("bench segmented", argc, argv, &i, "--type", "key type", &c.type)) !=
+                   0) {
             if (m < 0) return CLI_USAGE;
         } else if ((m = cli_opt_value("bench segmented", argc, argv, &i, NULL, "--n", &val)) != 0) {
             if (m < 0 || cli_parse_size(val, &n) != 0 || n < 1) {
@@ -413,7 +418,8 @@ int cmd_bench_segmented(int argc, char **argv)
         snprintf(clist, sizeof clist, "%s", cases);
         for (char *cp = strtok(clist, ","); cp; cp = strtok(NULL, ",")) {
             if (n_cases == MAX_CASES || parse_case(cp, &cs[n_cases]) != 0) {
-                cli_error("bench segmented", "bad case '%s' (T[-pairs][-desc], at most %d cases)", cp, MAX_CASES);
+                cli_error("bench segmented", "bad case '%s' (T[-pairs][-desc], at most %d cases)", cp,
+                          MAX_CASES);
                 return CLI_USAGE;
             }
             n_cases++;
@@ -450,8 +456,8 @@ int cmd_bench_segmented(int argc, char **argv)
         char nb[32];
         printf("gpk bench segmented: %s / %s, %u threads, %s%s %s, n %s, seed %" PRIu64 ", median of %d\n",
                info.device_name, gpk_backend_name(c.backend), info.threads, gpk_type_name(c.type),
-               c.pairs ? "/u32" : "", c.desc ? "descending" : "ascending", cli_size_str(n, nb, sizeof nb), seed,
-               c.reps);
+               c.pairs ? "/u32" : "", c.desc ? "descending" : "ascending", cli_size_str(n, nb, sizeof nb),
+               seed, c.reps);
         /* the ascending twin of a descending case, run before it */
         int twin = -1;
         for (int j = 0; j < k; j++)

@@ -9,9 +9,8 @@
 
 /* Device-resident timing for GPU backends through the bench hooks: upload
  * once, time the sorts alone. The CPU has no transfers to leave out. */
-static gpk_status pic_device_timer(gpk_ctx *ctx, const uint32_t *keys, uint32_t *work,
-                                   uint32_t *sigma, size_t n, unsigned key_bits,
-                                   unsigned radix_bits, int reps, double *ms)
+static gpk_status pic_device_timer(gpk_ctx *ctx, const uint32_t *keys, uint32_t *work, uint32_t *sigma,
+                                   size_t n, unsigned key_bits, unsigned radix_bits, int reps, double *ms)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = key_bits;
@@ -122,11 +121,15 @@ int cmd_pic(int argc, char **argv)
     }
     fprintf(stderr, "gpk pic: %s (%s) N=%zu, %.1f%% of particles moved cell\n",
             gpk_backend_name(r.info.backend), r.info.device_name, r.n, 100.0 * r.moved);
-    fprintf(stderr, "gpk pic: second sort, host-to-host:    p=6 %9.3f ms, p=2 %9.3f ms, "
-            "speedup %.2fx\n", r.ms_p6, r.ms_p2, r.speedup);
+    fprintf(stderr,
+            "gpk pic: second sort, host-to-host:    p=6 %9.3f ms, p=2 %9.3f ms, "
+            "speedup %.2fx\n",
+            r.ms_p6, r.ms_p2, r.speedup);
     if (r.have_dev)
-        fprintf(stderr, "gpk pic: second sort, device-resident: p=6 %9.3f ms, p=2 %9.3f ms, "
-                "speedup %.2fx\n", r.dev_ms_p6, r.dev_ms_p2, r.dev_speedup);
+        fprintf(stderr,
+                "gpk pic: second sort, device-resident: p=6 %9.3f ms, p=2 %9.3f ms, "
+                "speedup %.2fx\n",
+                r.dev_ms_p6, r.dev_ms_p2, r.dev_speedup);
     fprintf(stderr, "gpk pic: check %s\n", rc == 0 ? "ok" : "FAILED");
     if (json) {
         printf("{\"command\": \"pic\", \"gpk_version\": ");
@@ -139,8 +142,8 @@ int cmd_pic(int argc, char **argv)
                r.n, o.reps, r.ms_p6, r.ms_p2, r.speedup, r.moved, r.unsorted,
                rc == 0 ? "\"ok\"" : "\"failed\"");
         if (r.have_dev)
-            printf(", \"device_ms_p6\": %.6f, \"device_ms_p2\": %.6f, \"device_speedup\": %.4f",
-                   r.dev_ms_p6, r.dev_ms_p2, r.dev_speedup);
+            printf(", \"device_ms_p6\": %.6f, \"device_ms_p2\": %.6f, \"device_speedup\": %.4f", r.dev_ms_p6,
+                   r.dev_ms_p2, r.dev_speedup);
         if (rc != 0) {
             printf(", \"error\": ");
             cli_json_str(stdout, r.msg);

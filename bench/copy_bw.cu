@@ -9,13 +9,13 @@
 #include <cstdlib>
 #include <vector>
 
-#define CU(x)                                                                                    \
-    do {                                                                                         \
-        cudaError_t e_ = (x);                                                                    \
-        if (e_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                             \
-            return 1;                                                                            \
-        }                                                                                        \
+#define CU(x)                                                        \
+    do {                                                             \
+        cudaError_t e_ = (x);                                        \
+        if (e_ != cudaSuccess) {                                     \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
+            return 1;                                                \
+        }                                                            \
     } while (0)
 
 __global__ void copy16(const uint4 *in, uint4 *out, size_t n)

@@ -57,7 +57,12 @@ int main(int argc, char **argv)
     unsigned char *input = malloc(n * width), *work = malloc(n * width);
     if (!input || !work) return 1;
     for (size_t i = 0; i < n; i++) {
-        union { double f64; float f32; uint64_t u64; uint32_t u32; } v;
+        union {
+            double f64;
+            float f32;
+            uint64_t u64;
+            uint32_t u32;
+        } v;
         if (type == GPK_F64) v.f64 = is_normal ? normal() : unit();
         else if (type == GPK_F32) v.f32 = (float)(is_normal ? normal() : unit());
         else if (width == 8) v.u64 = next_bits();
@@ -88,10 +93,10 @@ int main(int argc, char **argv)
         }
         if (!strcmp(mode, "inplace"))
             for (size_t i = 1; i < n; i++) {
-                int bad = type == GPK_F64   ? ((double *)work)[i - 1] > ((double *)work)[i]
-                          : type == GPK_F32 ? ((float *)work)[i - 1] > ((float *)work)[i]
-                          : width == 8      ? ((uint64_t *)work)[i - 1] > ((uint64_t *)work)[i]
-                                            : ((uint32_t *)work)[i - 1] > ((uint32_t *)work)[i];
+                int bad = type == GPK_F64 ? ((double *)work)[i - 1] > ((double *)work)[i]
+                    : type == GPK_F32     ? ((float *)work)[i - 1] > ((float *)work)[i]
+                    : width == 8          ? ((uint64_t *)work)[i - 1] > ((uint64_t *)work)[i]
+                                          : ((uint32_t *)work)[i - 1] > ((uint32_t *)work)[i];
                 if (bad) {
                     fprintf(stderr, "not sorted at %zu\n", i);
                     return 1;
@@ -104,9 +109,9 @@ int main(int argc, char **argv)
     }
     qsort(walls, (size_t)reps, sizeof *walls, cmp_double);
     qsort(cpus, (size_t)reps, sizeof *cpus, cmp_double);
-    printf("n=2^%s %s %s %s: median wall %.3f ms, cpu %.3f ms; best wall %.3f, cpu %.3f (of %d)\n",
-           argv[1], argv[2], mode, type_name, walls[reps / 2] * 1e3, cpus[reps / 2] * 1e3,
-           best_wall * 1e3, best_cpu * 1e3, reps);
+    printf("n=2^%s %s %s %s: median wall %.3f ms, cpu %.3f ms; best wall %.3f, cpu %.3f (of %d)\n", argv[1],
+           argv[2], mode, type_name, walls[reps / 2] * 1e3, cpus[reps / 2] * 1e3, best_wall * 1e3,
+           best_cpu * 1e3, reps);
     free(walls);
     free(cpus);
     gpk_ctx_destroy(ctx);

@@ -31,13 +31,13 @@
 #include "gpk/cuda.h"
 #include "gpk/gpk.h"
 
-#define CHECK(call)                                                                                   \
-    do {                                                                                              \
-        cudaError_t e_ = (call);                                                                      \
-        if (e_ != cudaSuccess) {                                                                      \
-            fprintf(stderr, "gpk-cub-alone: %s: %s\n", #call, cudaGetErrorString(e_));                \
-            exit(1);                                                                                  \
-        }                                                                                             \
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "gpk-cub-alone: %s: %s\n", #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                   \
+        }                                                                              \
     } while (0)
 
 static uint64_t mix(uint64_t &s)
@@ -79,7 +79,8 @@ template <class K> static std::vector<K> make_keys(size_t n, const std::string &
                 const uint64_t jitter = step > 1 ? mix(s) % (uint64_t)step : 0;
                 h[i] = (K)(uint64_t)((unsigned __int128)j * step + jitter);
                 /* signed: the same steps from the most negative value up */
-                if constexpr (std::is_signed_v<K>) h[i] = (K)((uint64_t)h[i] ^ ((uint64_t)1 << (8 * sizeof(K) - 1)));
+                if constexpr (std::is_signed_v<K>)
+                    h[i] = (K)((uint64_t)h[i] ^ ((uint64_t)1 << (8 * sizeof(K) - 1)));
             }
         }
     }
@@ -88,7 +89,11 @@ template <class K> static std::vector<K> make_keys(size_t n, const std::string &
 
 struct Timer {
     cudaEvent_t a, b;
-    Timer() { CHECK(cudaEventCreate(&a)); CHECK(cudaEventCreate(&b)); }
+    Timer()
+    {
+        CHECK(cudaEventCreate(&a));
+        CHECK(cudaEventCreate(&b));
+    }
     void start() { CHECK(cudaEventRecord(a)); }
     float stop()
     {
@@ -133,7 +138,8 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
         const bool wide = form >= 2, dbl = form % 2 == 1;
         if (!dbl) {
             if constexpr (pairs) {
-                if (wide) return cub::DeviceRadixSort::SortPairs(temp, tb, kin, kout, vin, vout, (long long)n);
+                if (wide)
+                    return cub::DeviceRadixSort::SortPairs(temp, tb, kin, kout, vin, vout, (long long)n);
                 return cub::DeviceRadixSort::SortPairs(temp, tb, kin, kout, vin, vout, (int)n);
             } else {
                 if (wide) return cub::DeviceRadixSort::SortKeys(temp, tb, kin, kout, (long long)n);
@@ -164,9 +170,9 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
         return 1;
     }
     size_t gtb = 0;
-    gpk_status gs = pairs ? gpk_cuda_sort_pairs(ctx, nullptr, &gtb, type, kin, kout, sizeof(VV), vin, vout, n,
-                                                nullptr, 0, 0)
-                          : gpk_cuda_sort_keys(ctx, nullptr, &gtb, type, kin, kout, n, nullptr, 0, 0);
+    gpk_status gs = pairs
+        ? gpk_cuda_sort_pairs(ctx, nullptr, &gtb, type, kin, kout, sizeof(VV), vin, vout, n, nullptr, 0, 0)
+        : gpk_cuda_sort_keys(ctx, nullptr, &gtb, type, kin, kout, n, nullptr, 0, 0);
     if (gs != GPK_OK) {
         fprintf(stderr, "gpk-cub-alone: gpk temp query: %s\n", gpk_last_error(ctx));
         return 1;
@@ -187,12 +193,14 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
             CHECK(call(f, temp, tb));
             const float ms = timer.stop();
             if (rep >= 0) t[f].push_back(ms);
-            if (rep == reps - 1 && f == 2) CHECK(cudaMemcpy(cub_out.data(), kout, kb, cudaMemcpyDeviceToHost));
+            if (rep == reps - 1 && f == 2)
+                CHECK(cudaMemcpy(cub_out.data(), kout, kb, cudaMemcpyDeviceToHost));
         }
         size_t tb = gtb;
         timer.start();
-        gs = pairs ? gpk_cuda_sort_pairs(ctx, temp, &tb, type, kin, kout, sizeof(VV), vin, vout, n, nullptr, 0, 0)
-                   : gpk_cuda_sort_keys(ctx, temp, &tb, type, kin, kout, n, nullptr, 0, 0);
+        gs = pairs
+            ? gpk_cuda_sort_pairs(ctx, temp, &tb, type, kin, kout, sizeof(VV), vin, vout, n, nullptr, 0, 0)
+            : gpk_cuda_sort_keys(ctx, temp, &tb, type, kin, kout, n, nullptr, 0, 0);
         const float ms = timer.stop();
         if (gs != GPK_OK) {
             fprintf(stderr, "gpk-cub-alone: gpk sort: %s\n", gpk_last_error(ctx));

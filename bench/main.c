@@ -47,7 +47,8 @@ static int bench_dispatch(int argc, char **argv)
         return CLI_OK;
     }
     if (argc < 2 || strcmp(argv[1], "sort") != 0) {
-        cli_error("bench", "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree, "
+        cli_error("bench",
+                  "unknown benchmark '%s' (gpk bench sort, gpk bench quicksort, gpk bench octree, "
                   "gpk bench search, gpk bench multi, gpk bench segmented)",
                   argc < 2 ? "" : argv[1]);
         return CLI_USAGE;
@@ -89,7 +90,8 @@ int main(int argc, char **argv)
     if (hooks != CLI_OK) return hooks;
     if (argc >= 2 && strcmp(argv[1], "bench") == 0) return bench_dispatch(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "pic") == 0) return cmd_pic(argc - 1, argv + 1);
-    fprintf(stderr, "usage: gpk-bench bench BENCHMARK [OPTIONS] | gpk-bench pic [OPTIONS]\n"
-                    "(the benchmark program behind gpk bench and gpk pic; see gpk bench --help)\n");
+    fprintf(stderr,
+            "usage: gpk-bench bench BENCHMARK [OPTIONS] | gpk-bench pic [OPTIONS]\n"
+            "(the benchmark program behind gpk bench and gpk pic; see gpk bench --help)\n");
     return CLI_USAGE;
 }

@@ -31,18 +31,19 @@ static int rank, size, local_rank;
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mpirun -np P gpk_mpi_search_bench [options]\n"
-               "  --instance NAME   a QAPLIB or TSPLIB file, or a name in --data (default tai256c)\n"
-               "  --data DIR        the instances (DIR/qaplib, DIR/tsplib; default $GPK_DATA, else\n"
-               "                    ../shared/data)\n"
-               "  --searches S      independent tabu searches (default 2)\n"
-               "  --iters N         tabu iterations per search (default 3000)\n"
-               "  --seed S          (default 1)\n"
-               "  --gpus LIST       the one-process rows: K GPUs for each K (default 1,2)\n"
-               "  --reps R          timed runs per row, the median reported (default 3)\n"
-               "  --backend B       cuda (default) or cpu\n"
-               "  --threads T       CPU threads per context (default 1)\n"
-               "  --json FILE       the rows as JSON (rank 0 writes it)\n");
+    fprintf(f,
+            "usage: mpirun -np P gpk_mpi_search_bench [options]\n"
+            "  --instance NAME   a QAPLIB or TSPLIB file, or a name in --data (default tai256c)\n"
+            "  --data DIR        the instances (DIR/qaplib, DIR/tsplib; default $GPK_DATA, else\n"
+            "                    ../shared/data)\n"
+            "  --searches S      independent tabu searches (default 2)\n"
+            "  --iters N         tabu iterations per search (default 3000)\n"
+            "  --seed S          (default 1)\n"
+            "  --gpus LIST       the one-process rows: K GPUs for each K (default 1,2)\n"
+            "  --reps R          timed runs per row, the median reported (default 3)\n"
+            "  --backend B       cuda (default) or cpu\n"
+            "  --threads T       CPU threads per context (default 1)\n"
+            "  --json FILE       the rows as JSON (rank 0 writes it)\n");
 }
 
 typedef struct inst {
@@ -190,8 +191,9 @@ typedef struct call {
 static int run_call(void *arg, gpk_search_result *res, const char **err)
 {
     call *c = arg;
-    const gpk_status st = c->mpi ? gpk_mpi_search_multistart(c->comm, c->ctxs, c->count, c->pb, c->o, res, NULL)
-                                 : gpk_search_run_multi(c->ctxs, c->count, c->pb, c->o, res);
+    const gpk_status st = c->mpi
+        ? gpk_mpi_search_multistart(c->comm, c->ctxs, c->count, c->pb, c->o, res, NULL)
+        : gpk_search_run_multi(c->ctxs, c->count, c->pb, c->o, res);
     if (st != GPK_OK) *err = gpk_last_error(c->ctxs[0]);
     return st == GPK_OK;
 }
@@ -226,12 +228,12 @@ static int parse_args(int argc, char **argv, mb_opts *op)
                 (op->backend != GPK_BACKEND_CUDA && op->backend != GPK_BACKEND_CPU))
                 bad = 1;
         } else {
-            uint64_t *dst = strcmp(a, "--searches") == 0  ? &op->searches
-                            : strcmp(a, "--iters") == 0   ? &op->iters
-                            : strcmp(a, "--seed") == 0    ? &op->seed
-                            : strcmp(a, "--reps") == 0    ? &op->reps
-                            : strcmp(a, "--threads") == 0 ? &op->threads
-                                                          : NULL;
+            uint64_t *dst = strcmp(a, "--searches") == 0 ? &op->searches
+                : strcmp(a, "--iters") == 0              ? &op->iters
+                : strcmp(a, "--seed") == 0               ? &op->seed
+                : strcmp(a, "--reps") == 0               ? &op->reps
+                : strcmp(a, "--threads") == 0            ? &op->threads
+                                                         : NULL;
             if (!dst || cli_parse_uint(v, strcmp(a, "--seed") == 0 ? 0 : 1, UINT32_MAX, dst) != 0) bad = 1;
         }
         i++;
@@ -314,14 +316,15 @@ static int print_rows(const row *rows, int nrows)
             snprintf(run, sizeof run, "%u", rw->best_run);
         }
         if (strcmp(rw->verdict, "ok") != 0 && strncmp(rw->verdict, "skipped", 7) != 0) fails++;
-        printf("%-26s %6d %11d %9s %9s %14s %5s  %s\n", rw->name, rw->ranks, rw->ranks * rw->gpus, ms, sp, best, run,
-               rw->verdict);
+        printf("%-26s %6d %11d %9s %9s %14s %5s  %s\n", rw->name, rw->ranks, rw->ranks * rw->gpus, ms, sp,
+               best, run, rw->verdict);
     }
     return fails;
 }
 
 /* Rank 0: the JSON record; 0, or 1 when it cannot be written. */
-static int write_json(io_out *jo, const mb_opts *op, const inst *in, gpk_ctx *mine, const row *rows, int nrows)
+static int write_json(io_out *jo, const mb_opts *op, const inst *in, gpk_ctx *mine, const row *rows,
+                      int nrows)
 {
     gpk_ctx_info info;
     gpk_ctx_info_get(mine, &info);
@@ -343,8 +346,8 @@ static int write_json(io_out *jo, const mb_opts *op, const inst *in, gpk_ctx *mi
             fprintf(jo->f,
                     ", \"ms\": %.6f, \"ms_min\": %.6f, \"ms_max\": %.6f, \"speedup\": %.6f, \"best\": %lld, "
                     "\"best_run\": %u, \"evaluated\": %llu",
-                    rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0, (long long)rw->best,
-                    rw->best_run, (unsigned long long)rw->evaluated);
+                    rw->ms, rw->ms_min, rw->ms_max, rows[0].ran ? rows[0].ms / rw->ms : 0.0,
+                    (long long)rw->best, rw->best_run, (unsigned long long)rw->evaluated);
         fprintf(jo->f, ", \"check\": ");
         cli_json_str(jo->f, rw->verdict);
         fprintf(jo->f, "}");
@@ -369,9 +372,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(node, &local_rank);
     MPI_Comm_free(&node);
 
-    mb_opts op = {"tai256c", NULL, "1,2",
-                  getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data",
-                  2, 3000, 1, 3, 1, GPK_BACKEND_CUDA, {0}, 0, 1};
+    mb_opts op = {
+        "tai256c", NULL,
+        "1,2",     getenv("GPK_DATA") && *getenv("GPK_DATA") ? getenv("GPK_DATA") : "../shared/data",
+        2,         3000,
+        1,         3,
+        1,         GPK_BACKEND_CUDA,
+        {0},       0,
+        1};
     const int parsed = parse_args(argc, argv, &op);
     if (parsed) {
         if (rank == 0) usage(parsed == 2 ? stdout : stderr);
@@ -396,8 +404,8 @@ int main(int argc, char **argv)
     co.threads = (int)op.threads;
     co.device = op.backend == GPK_BACKEND_CUDA ? local_rank : -1;
     if (ok && gpk_ctx_create_ex(&mine, &co) != GPK_OK) {
-        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s device %d: %s\n", rank, gpk_backend_name(op.backend),
-                co.device, gpk_last_error(NULL));
+        fprintf(stderr, "gpk_mpi_search_bench: rank %d: %s device %d: %s\n", rank,
+                gpk_backend_name(op.backend), co.device, gpk_last_error(NULL));
         ok = 0;
     }
     int have = 0; /* rank 0's usable contexts for the one-process rows */
@@ -419,10 +427,11 @@ int main(int argc, char **argv)
         gpk_ctx_info info;
         gpk_ctx_info_get(mine, &info);
         printf("Multistart: %llu tabu searches of %llu iterations on %s (seed %llu), %s: %s; %d rank%s\n",
-               (unsigned long long)op.searches, (unsigned long long)op.iters, in.label, (unsigned long long)op.seed,
-               gpk_backend_name(op.backend), info.device_name, size, size > 1 ? "s" : "");
-        printf("%-26s %6s %11s %9s %9s %14s %5s  %s\n", "", "ranks", "contexts", "ms", "speed-up", "best", "run",
-               "check");
+               (unsigned long long)op.searches, (unsigned long long)op.iters, in.label,
+               (unsigned long long)op.seed, gpk_backend_name(op.backend), info.device_name, size,
+               size > 1 ? "s" : "");
+        printf("%-26s %6s %11s %9s %9s %14s %5s  %s\n", "", "ranks", "contexts", "ms", "speed-up", "best",
+               "run", "check");
     }
     row rows[20];
     memset(rows, 0, sizeof rows);

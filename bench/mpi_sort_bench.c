@@ -45,7 +45,7 @@ static uint64_t mix(uint64_t x)
 
 static void generate(void *keys, void *vals, size_t kw, size_t vw, size_t n, uint64_t seed, uint64_t first)
 {
-    #pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         uint64_t x = mix(seed ^ mix(first + i));
         if (kw == 4) ((uint32_t *)keys)[i] = (uint32_t)x;
@@ -77,15 +77,15 @@ static const char *check(const void *in, size_t n_in, const void *out, size_t n_
 {
     int ok = 1;
     uint64_t d0 = 0, d1 = 0, d[2], sum[2];
-    #pragma omp parallel for schedule(static) reduction(&& : ok)
+#pragma omp parallel for schedule(static) reduction(&& : ok)
     for (size_t i = 1; i < n_out; i++) ok = ok && key_at(out, kw, i - 1) <= key_at(out, kw, i);
-    #pragma omp parallel for schedule(static) reduction(+ : d0)
+#pragma omp parallel for schedule(static) reduction(+ : d0)
     for (size_t i = 0; i < n_in; i++) d0 += mix(key_at(in, kw, i));
-    #pragma omp parallel for schedule(static) reduction(+ : d1)
+#pragma omp parallel for schedule(static) reduction(+ : d1)
     for (size_t i = 0; i < n_out; i++) d1 += mix(key_at(out, kw, i));
     d[0] = d0, d[1] = d1;
     MPI_Allreduce(d, sum, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    uint64_t edge[3] = { n_out > 0, n_out ? key_at(out, kw, 0) : 0, n_out ? key_at(out, kw, n_out - 1) : 0 };
+    uint64_t edge[3] = {n_out > 0, n_out ? key_at(out, kw, 0) : 0, n_out ? key_at(out, kw, n_out - 1) : 0};
     uint64_t *all = malloc(sizeof edge * (size_t)nranks);
     MPI_Allgather(edge, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
     int have = 0;
@@ -131,7 +131,9 @@ static void parse_options(int argc, char **argv, bench_opts *o)
         else if (!strcmp(a, "--threads")) o->threads = atoi(v), i++;
         else if (!strcmp(a, "--label")) o->label = v, i++;
         else {
-            if (rank == 0) fprintf(stderr, "unknown option %s (see the comment at the top of bench/mpi_sort_bench.c)\n", a);
+            if (rank == 0)
+                fprintf(stderr, "unknown option %s (see the comment at the top of bench/mpi_sort_bench.c)\n",
+                        a);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -246,19 +248,24 @@ int main(int argc, char **argv)
     size_t temp_bytes = 0;
     if (device) {
         cudaSetDevice(local);
-        int e = cudaMalloc(&d_in, n * kw + 1) != cudaSuccess || cudaMalloc(&d_out, cap * kw + 1) != cudaSuccess;
-        if (vw) e |= cudaMalloc(&d_in_v, n * vw + 1) != cudaSuccess || cudaMalloc(&d_out_v, cap * vw + 1) != cudaSuccess;
+        int e =
+            cudaMalloc(&d_in, n * kw + 1) != cudaSuccess || cudaMalloc(&d_out, cap * kw + 1) != cudaSuccess;
+        if (vw)
+            e |= cudaMalloc(&d_in_v, n * vw + 1) != cudaSuccess ||
+                cudaMalloc(&d_out_v, cap * vw + 1) != cudaSuccess;
         if (!e) e = cudaMemcpy(d_in, keys, n * kw, cudaMemcpyHostToDevice) != cudaSuccess;
         if (!e && vw) e = cudaMemcpy(d_in_v, vals, n * vw, cudaMemcpyHostToDevice) != cudaSuccess;
         if (!e && single) {
             gpk_sort_opts so = GPK_SORT_OPTS_INIT;
             so.algorithm = GPK_SORT_RADIX;
-            gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &temp_bytes, type, d_in, d_out, vw, d_in_v, d_out_v, n, &so, 0, 0)
+            gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &temp_bytes, type, d_in, d_out, vw, d_in_v,
+                                                    d_out_v, n, &so, 0, 0)
                               : gpk_cuda_sort_keys(ctx, NULL, &temp_bytes, type, d_in, d_out, n, &so, 0, 0);
             e = s != GPK_OK || cudaMalloc(&d_temp, temp_bytes + 1) != cudaSuccess;
         }
         if (e) {
-            fprintf(stderr, "rank %d: device memory for %zu keys: %s\n", rank, n, cudaGetErrorString(cudaGetLastError()));
+            fprintf(stderr, "rank %d: device memory for %zu keys: %s\n", rank, n,
+                    cudaGetErrorString(cudaGetLastError()));
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
@@ -282,7 +289,8 @@ int main(int argc, char **argv)
             so.algorithm = GPK_SORT_RADIX;
 #ifdef GPK_HAVE_CUDA
             if (device) {
-                s = vw ? gpk_cuda_sort_pairs(ctx, d_temp, &temp_bytes, type, d_in, d_out, vw, d_in_v, d_out_v, n, &so, 0, 0)
+                s = vw ? gpk_cuda_sort_pairs(ctx, d_temp, &temp_bytes, type, d_in, d_out, vw, d_in_v, d_out_v,
+                                             n, &so, 0, 0)
                        : gpk_cuda_sort_keys(ctx, d_temp, &temp_bytes, type, d_in, d_out, n, &so, 0, 0);
                 if (cudaStreamSynchronize(0) != cudaSuccess) s = GPK_EDEVICE;
             } else
@@ -298,7 +306,8 @@ int main(int argc, char **argv)
             }
             n_out = n;
         } else {
-            s = vw ? gpk_mpi_sort_pairs(MPI_COMM_WORLD, ctx, type, d_in, vtype, d_in_v, n, d_out, d_out_v, cap, &n_out, &mo)
+            s = vw ? gpk_mpi_sort_pairs(MPI_COMM_WORLD, ctx, type, d_in, vtype, d_in_v, n, d_out, d_out_v,
+                                        cap, &n_out, &mo)
                    : gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, type, d_in, n, d_out, cap, &n_out, &mo);
             gpk_mpi_last_sort_times(&ph[r]);
         }
@@ -325,7 +334,9 @@ int main(int argc, char **argv)
 #endif
     free(keys), free(vals), free(out), free(out_v), free(ms), free(ph);
     gpk_status rs = gpk_mpi_release(MPI_COMM_WORLD, ctx); /* collective: before the context goes */
-    if (rs != GPK_OK) fprintf(stderr, "rank %d: gpk_mpi_release: %s (%s)\n", rank, gpk_status_string(rs), gpk_last_error(ctx));
+    if (rs != GPK_OK)
+        fprintf(stderr, "rank %d: gpk_mpi_release: %s (%s)\n", rank, gpk_status_string(rs),
+                gpk_last_error(ctx));
     gpk_ctx_destroy(ctx);
     int rc = s == GPK_OK && !strcmp(verdict, "passed") ? 0 : 1;
     MPI_Finalize();

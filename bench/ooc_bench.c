@@ -72,7 +72,8 @@ static uint64_t checksum(const input *in)
     const ptrdiff_t n = (ptrdiff_t)in->n;
 #pragma omp parallel for schedule(static) reduction(+ : sum)
     for (ptrdiff_t i = 0; i < n; i++)
-        sum += gpk__splitmix64(key_at(in, (size_t)i) * 0x100000001B3ull ^ gpk__splitmix64(val_at(in, (size_t)i)));
+        sum += gpk__splitmix64(key_at(in, (size_t)i) * 0x100000001B3ull ^
+                               gpk__splitmix64(val_at(in, (size_t)i)));
     return sum;
 }
 
@@ -112,13 +113,13 @@ static size_t parse_count(const char *s)
 }
 
 #ifdef GPK_HAVE_CUDA
-#define CK(x)                                                                               \
-    do {                                                                                    \
-        cudaError_t e_ = (x);                                                               \
-        if (e_ != cudaSuccess) {                                                            \
-            printf("link: %s: %s\n", #x, cudaGetErrorString(e_));                            \
-            return;                                                                         \
-        }                                                                                   \
+#define CK(x)                                                     \
+    do {                                                          \
+        cudaError_t e_ = (x);                                     \
+        if (e_ != cudaSuccess) {                                  \
+            printf("link: %s: %s\n", #x, cudaGetErrorString(e_)); \
+            return;                                               \
+        }                                                         \
     } while (0)
 
 static void link_speed(FILE *json)
@@ -172,7 +173,8 @@ static void link_speed(FILE *json)
         t = omp_get_wtime();
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : bad)
         for (long long p = 0; p < pieces; p++)
-            bad += cudaHostRegister(pageable + ((size_t)p << 28), (size_t)1 << 28, cudaHostRegisterPortable) != cudaSuccess;
+            bad += cudaHostRegister(pageable + ((size_t)p << 28), (size_t)1 << 28,
+                                    cudaHostRegisterPortable) != cudaSuccess;
         preg_gbs = pb / (omp_get_wtime() - t) / 1e9;
         t = omp_get_wtime();
 #pragma omp parallel for schedule(dynamic, 1)
@@ -186,23 +188,26 @@ static void link_speed(FILE *json)
                 const long long pieces = (long long)(bytes >> 20);
 #pragma omp parallel for schedule(static)
                 for (long long p = 0; p < pieces; p++)
-                    memcpy((char *)h1 + ((size_t)p << 20), pageable + off + ((size_t)p << 20), (size_t)1 << 20);
+                    memcpy((char *)h1 + ((size_t)p << 20), pageable + off + ((size_t)p << 20),
+                           (size_t)1 << 20);
             }
             copy_gbs = pb / (omp_get_wtime() - t) / 1e9;
         }
         free(pageable);
     }
-    printf("link: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s in all (pinned, 1 GiB copies)\n", h2d, d2h,
-           both);
-    printf("link: cudaHostRegister %.1f GB/s, cudaHostUnregister %.1f GB/s (one thread); in 256 MiB pieces on %d "
+    printf("link: H2D %.1f GB/s, D2H %.1f GB/s, both at once %.1f GB/s in all (pinned, 1 GiB copies)\n", h2d,
+           d2h, both);
+    printf("link: cudaHostRegister %.1f GB/s, cudaHostUnregister %.1f GB/s (one thread); in 256 MiB pieces "
+           "on %d "
            "threads %.1f / %.1f GB/s; %d-thread copy pageable->pinned %.1f GB/s (4 GiB)\n",
            reg_gbs, unreg_gbs, omp_get_max_threads(), preg_gbs, punreg_gbs, omp_get_max_threads(), copy_gbs);
     if (json)
-        fprintf(json,
-                "{\"what\":\"link\",\"h2d_gbs\":%.2f,\"d2h_gbs\":%.2f,\"both_gbs\":%.2f,\"register_gbs\":%.2f,"
-                "\"unregister_gbs\":%.2f,\"par_register_gbs\":%.2f,\"par_unregister_gbs\":%.2f,"
-                "\"staging_copy_gbs\":%.2f,\"threads\":%d}\n",
-                h2d, d2h, both, reg_gbs, unreg_gbs, preg_gbs, punreg_gbs, copy_gbs, omp_get_max_threads());
+        fprintf(
+            json,
+            "{\"what\":\"link\",\"h2d_gbs\":%.2f,\"d2h_gbs\":%.2f,\"both_gbs\":%.2f,\"register_gbs\":%.2f,"
+            "\"unregister_gbs\":%.2f,\"par_register_gbs\":%.2f,\"par_unregister_gbs\":%.2f,"
+            "\"staging_copy_gbs\":%.2f,\"threads\":%d}\n",
+            h2d, d2h, both, reg_gbs, unreg_gbs, preg_gbs, punreg_gbs, copy_gbs, omp_get_max_threads());
     cudaFreeHost(h1);
     cudaFreeHost(h2);
     cudaFree(d1);
@@ -228,41 +233,42 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
         const double gen_s = omp_get_wtime() - t;
         const uint64_t before = checksum(in);
         t = omp_get_wtime();
-        gpk_status s = in->vw ? gpk_sort_pairs(ctx, in->type, in->keys, in->vw == 4 ? GPK_U32 : GPK_U64, in->vals,
-                                               in->n, NULL)
-                              : gpk_sort_keys(ctx, in->type, in->keys, in->n, NULL);
+        gpk_status s = in->vw
+            ? gpk_sort_pairs(ctx, in->type, in->keys, in->vw == 4 ? GPK_U32 : GPK_U64, in->vals, in->n, NULL)
+            : gpk_sort_keys(ctx, in->type, in->keys, in->n, NULL);
         const double sec = omp_get_wtime() - t;
         const int ok = s == GPK_OK && verify(in) && checksum(in) == before;
         failures += !ok;
         const char *path = gpk_last_sort_path(ctx) ? gpk_last_sort_path(ctx) : "?";
-        printf("%s rep %d: %s %s%s n=%zu (%.2f GiB) %s: %.3f s, %.2f GB/s, %s%s%s, path %s [gen %.1f s]\n", label,
-               rep, gpk_backend_name(be), gpk_type_name(in->type), in->vw ? (in->vw == 4 ? "/u32" : "/u64") : "",
-               in->n, gib, in->skew ? "skew90" : "uniform", sec, (double)in->n * (in->kw + in->vw) / sec / 1e9,
-               ok ? "verified" : "FAILED", s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), path,
-               gen_s);
+        printf("%s rep %d: %s %s%s n=%zu (%.2f GiB) %s: %.3f s, %.2f GB/s, %s%s%s, path %s [gen %.1f s]\n",
+               label, rep, gpk_backend_name(be), gpk_type_name(in->type),
+               in->vw ? (in->vw == 4 ? "/u32" : "/u64") : "", in->n, gib, in->skew ? "skew90" : "uniform",
+               sec, (double)in->n * (in->kw + in->vw) / sec / 1e9, ok ? "verified" : "FAILED",
+               s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), path, gen_s);
         const int ooc = !strcmp(path, "radix-out-of-core");
         const gpk_ooc_stats os = gpk__ooc_stats(ctx);
         if (ooc)
-            printf("  out of core: slot %zu elements, %zu runs, %zu kept on the device; extra buffer %.0f ms, open "
-                   "%.0f ms, runs %.0f ms, merge %.0f ms, close %.0f ms; locking %.0f ms, unlocking %.0f ms in all "
+            printf("  out of core: slot %zu elements, %zu runs, %zu kept on the device; extra buffer %.0f "
+                   "ms, open "
+                   "%.0f ms, runs %.0f ms, merge %.0f ms, close %.0f ms; locking %.0f ms, unlocking %.0f ms "
+                   "in all "
                    "(%s%s)\n",
-                   os.cap, os.runs, os.kept_runs, os.alloc_ms, os.pin_ms, os.runs_ms,
-                   os.merge_ms, os.unpin_ms, os.lock_ms, os.unlock_ms,
-                   os.pinned ? "page-locked" : "NOT page-locked",
+                   os.cap, os.runs, os.kept_runs, os.alloc_ms, os.pin_ms, os.runs_ms, os.merge_ms,
+                   os.unpin_ms, os.lock_ms, os.unlock_ms, os.pinned ? "page-locked" : "NOT page-locked",
                    os.caller_pinned ? "; the caller's arrays came page-locked" : "");
         if (json)
-            fprintf(json,
-                    "{\"what\":\"sort\",\"label\":\"%s\",\"backend\":\"%s\",\"type\":\"%s\",\"value_bytes\":%u,"
-                    "\"n\":%zu,\"dist\":\"%s\",\"rep\":%d,\"s\":%.4f,\"ok\":%d,\"path\":\"%s\",\"slot\":%zu,"
-                    "\"runs\":%zu,\"alloc_ms\":%.1f,\"pin_ms\":%.1f,\"runs_ms\":%.1f,\"merge_ms\":%.1f,"
-                    "\"unpin_ms\":%.1f,\"lock_ms\":%.1f,\"unlock_ms\":%.1f,\"pinned\":%d,\"caller_pinned\":%d,"
-                    "\"kept_runs\":%zu,\"threads\":%u}\n",
-                    label, gpk_backend_name(be), gpk_type_name(in->type), in->vw, in->n, in->skew ? "skew90" : "uniform",
-                    rep, sec, ok, path, ooc ? os.cap : 0, ooc ? os.runs : 0, ooc ? os.alloc_ms : 0,
-                    ooc ? os.pin_ms : 0, ooc ? os.runs_ms : 0, ooc ? os.merge_ms : 0,
-                    ooc ? os.unpin_ms : 0, ooc ? os.lock_ms : 0, ooc ? os.unlock_ms : 0,
-                    ooc ? os.pinned : 0, ooc ? os.caller_pinned : 0, ooc ? os.kept_runs : 0,
-                    (unsigned)ctx->threads);
+            fprintf(
+                json,
+                "{\"what\":\"sort\",\"label\":\"%s\",\"backend\":\"%s\",\"type\":\"%s\",\"value_bytes\":%u,"
+                "\"n\":%zu,\"dist\":\"%s\",\"rep\":%d,\"s\":%.4f,\"ok\":%d,\"path\":\"%s\",\"slot\":%zu,"
+                "\"runs\":%zu,\"alloc_ms\":%.1f,\"pin_ms\":%.1f,\"runs_ms\":%.1f,\"merge_ms\":%.1f,"
+                "\"unpin_ms\":%.1f,\"lock_ms\":%.1f,\"unlock_ms\":%.1f,\"pinned\":%d,\"caller_pinned\":%d,"
+                "\"kept_runs\":%zu,\"threads\":%u}\n",
+                label, gpk_backend_name(be), gpk_type_name(in->type), in->vw, in->n,
+                in->skew ? "skew90" : "uniform", rep, sec, ok, path, ooc ? os.cap : 0, ooc ? os.runs : 0,
+                ooc ? os.alloc_ms : 0, ooc ? os.pin_ms : 0, ooc ? os.runs_ms : 0, ooc ? os.merge_ms : 0,
+                ooc ? os.unpin_ms : 0, ooc ? os.lock_ms : 0, ooc ? os.unlock_ms : 0, ooc ? os.pinned : 0,
+                ooc ? os.caller_pinned : 0, ooc ? os.kept_runs : 0, (unsigned)ctx->threads);
         if (json) fflush(json);
         fflush(stdout);
     }
@@ -322,8 +328,8 @@ int main(int argc, char **argv)
         const double t1 = omp_get_wtime();
         cudaError_t e = cudaHostRegister(in.keys, in.n * in.kw, cudaHostRegisterPortable);
         if (e == cudaSuccess && in.vw) e = cudaHostRegister(in.vals, in.n * in.vw, cudaHostRegisterPortable);
-        printf("pin: the input page-locked in %.0f ms (faulted in %.0f ms before): %s\n", 1e3 * (omp_get_wtime() - t1),
-               1e3 * (t1 - t), cudaGetErrorString(e));
+        printf("pin: the input page-locked in %.0f ms (faulted in %.0f ms before): %s\n",
+               1e3 * (omp_get_wtime() - t1), 1e3 * (t1 - t), cudaGetErrorString(e));
         if (e != cudaSuccess) return 1;
     }
 #else

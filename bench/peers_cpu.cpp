@@ -34,14 +34,10 @@ namespace {
 
 // Order-preserving unsigned image of a float bit pattern: sign-magnitude to
 // offset binary, then a rotation that moves negative NaNs above +NaN.
-inline uint32_t f32_order(uint32_t x)
-{
-    return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu;
-}
+inline uint32_t f32_order(uint32_t x) { return (x ^ ((x >> 31) ? 0xFFFFFFFFu : 0x80000000u)) - 0x007FFFFFu; }
 inline uint64_t f64_order(uint64_t x)
 {
-    return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) -
-           0x000FFFFFFFFFFFFFull;
+    return (x ^ ((x >> 63) ? 0xFFFFFFFFFFFFFFFFull : 0x8000000000000000ull)) - 0x000FFFFFFFFFFFFFull;
 }
 
 // Floats are handled as their bit patterns (uint32_t / uint64_t) with these
@@ -160,34 +156,29 @@ extern "C" int gpk_peer_qsort(gpk_type t, const void *keys, void *keys_out, size
                      [&](void *p, size_t m) { std::qsort(p, m, w, cmp); });
 }
 
-extern "C" int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
-                                 int reps, gpk_peer_result *r, char *err, size_t errlen)
+extern "C" int gpk_peer_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
+                                 gpk_peer_result *r, char *err, size_t errlen)
 {
-    return run_timed("std::sort", t, keys, keys_out, n, reps, r, err, errlen,
-                     [&](void *p, size_t m) {
-                         with_type(t, p, m, [](auto *a, size_t k, auto less) {
-                             std::sort(a, a + k, less);
-                         });
-                     });
+    return run_timed("std::sort", t, keys, keys_out, n, reps, r, err, errlen, [&](void *p, size_t m) {
+        with_type(t, p, m, [](auto *a, size_t k, auto less) { std::sort(a, a + k, less); });
+    });
 }
 
-extern "C" int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out,
-                                          size_t n, int threads, int reps, gpk_peer_result *r,
-                                          char *err, size_t errlen)
+extern "C" int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out, size_t n, int threads,
+                                          int reps, gpk_peer_result *r, char *err, size_t errlen)
 {
     // Thread count through the tag, not omp_set_num_threads, so the rest of
     // the process (gpk's own OpenMP CPU backend) keeps its setting.
     int nt = threads > 0 ? threads : omp_get_num_procs();
-    int rc = run_timed("__gnu_parallel::sort", t, keys, keys_out, n, reps, r, err, errlen,
-                       [&](void *p, size_t m) {
-                           with_type(t, p, m, [nt](auto *a, size_t k, auto less) {
-                               __gnu_parallel::sort(a, a + k, less,
-                                                    __gnu_parallel::default_parallel_tag(
-                                                        static_cast<__gnu_parallel::_ThreadIndex>(nt)));
-                           });
-                       });
-    if (rc == 0)
-        std::snprintf(r->name, sizeof r->name, "__gnu_parallel::sort(%d thr)", nt);
+    int rc =
+        run_timed("__gnu_parallel::sort", t, keys, keys_out, n, reps, r, err, errlen, [&](void *p, size_t m) {
+            with_type(t, p, m, [nt](auto *a, size_t k, auto less) {
+                __gnu_parallel::sort(
+                    a, a + k, less,
+                    __gnu_parallel::default_parallel_tag(static_cast<__gnu_parallel::_ThreadIndex>(nt)));
+            });
+        });
+    if (rc == 0) std::snprintf(r->name, sizeof r->name, "__gnu_parallel::sort(%d thr)", nt);
     return rc;
 }
 
@@ -201,8 +192,8 @@ template <typename K, typename V> struct kv {
 // Fills the records from keys and values before each repetition (not
 // timed), sorts them by key, and leaves the sorted keys in keys_out.
 template <typename K, typename V, typename Less>
-void pairs_timed(const void *keys, const void *values, void *keys_out, size_t n, int nt,
-                 int reps, std::vector<double> &times, Less less)
+void pairs_timed(const void *keys, const void *values, void *keys_out, size_t n, int nt, int reps,
+                 std::vector<double> &times, Less less)
 {
     std::vector<kv<K, V>> a(n);
     const K *ks = static_cast<const K *>(keys);
@@ -210,10 +201,9 @@ void pairs_timed(const void *keys, const void *values, void *keys_out, size_t n,
     for (int rep = 0; rep < reps; rep++) {
         for (size_t i = 0; i < n; i++) a[i] = kv<K, V>{ks[i], vs[i]};
         auto t0 = std::chrono::steady_clock::now();
-        __gnu_parallel::sort(a.begin(), a.end(),
-                             [&](const kv<K, V> &x, const kv<K, V> &y) { return less(x.k, y.k); },
-                             __gnu_parallel::default_parallel_tag(
-                                 static_cast<__gnu_parallel::_ThreadIndex>(nt)));
+        __gnu_parallel::sort(
+            a.begin(), a.end(), [&](const kv<K, V> &x, const kv<K, V> &y) { return less(x.k, y.k); },
+            __gnu_parallel::default_parallel_tag(static_cast<__gnu_parallel::_ThreadIndex>(nt)));
         auto t1 = std::chrono::steady_clock::now();
         times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
@@ -222,15 +212,23 @@ void pairs_timed(const void *keys, const void *values, void *keys_out, size_t n,
 }
 
 template <typename V>
-void pairs_by_type(gpk_type t, const void *keys, const void *values, void *keys_out, size_t n,
-                   int nt, int reps, std::vector<double> &times)
+void pairs_by_type(gpk_type t, const void *keys, const void *values, void *keys_out, size_t n, int nt,
+                   int reps, std::vector<double> &times)
 {
     switch (t) {
-    case GPK_U32: pairs_timed<uint32_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<uint32_t>()); break;
-    case GPK_I32: pairs_timed<int32_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<int32_t>()); break;
+    case GPK_U32:
+        pairs_timed<uint32_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<uint32_t>());
+        break;
+    case GPK_I32:
+        pairs_timed<int32_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<int32_t>());
+        break;
     case GPK_F32: pairs_timed<uint32_t, V>(keys, values, keys_out, n, nt, reps, times, less_f32()); break;
-    case GPK_U64: pairs_timed<uint64_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<uint64_t>()); break;
-    case GPK_I64: pairs_timed<int64_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<int64_t>()); break;
+    case GPK_U64:
+        pairs_timed<uint64_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<uint64_t>());
+        break;
+    case GPK_I64:
+        pairs_timed<int64_t, V>(keys, values, keys_out, n, nt, reps, times, std::less<int64_t>());
+        break;
     case GPK_F64: pairs_timed<uint64_t, V>(keys, values, keys_out, n, nt, reps, times, less_f64()); break;
     }
 }
@@ -238,21 +236,20 @@ void pairs_by_type(gpk_type t, const void *keys, const void *values, void *keys_
 } // namespace
 
 extern "C" int gpk_peer_gnu_parallel_sort_pairs(gpk_type t, const void *keys, const void *values,
-                                                size_t value_width, void *keys_out, size_t n,
-                                                int threads, int reps, gpk_peer_result *r,
-                                                char *err, size_t errlen)
+                                                size_t value_width, void *keys_out, size_t n, int threads,
+                                                int reps, gpk_peer_result *r, char *err, size_t errlen)
 {
     const char *name = "__gnu_parallel::sort";
     if (gpk_type_size(t) == 0 || (value_width != 4 && value_width != 8)) {
-        std::snprintf(err, errlen, "%s pairs: key type %d, value width %zu", name, (int)t,
-                      value_width);
+        std::snprintf(err, errlen, "%s pairs: key type %d, value width %zu", name, (int)t, value_width);
         return 1;
     }
     int nt = threads > 0 ? threads : omp_get_num_procs();
     std::vector<double> times;
     try {
         times.reserve(static_cast<size_t>(reps > 1 ? reps : 1));
-        if (value_width == 4) pairs_by_type<uint32_t>(t, keys, values, keys_out, n, nt, reps > 1 ? reps : 1, times);
+        if (value_width == 4)
+            pairs_by_type<uint32_t>(t, keys, values, keys_out, n, nt, reps > 1 ? reps : 1, times);
         else pairs_by_type<uint64_t>(t, keys, values, keys_out, n, nt, reps > 1 ? reps : 1, times);
     } catch (const std::bad_alloc &) {
         std::snprintf(err, errlen, "%s pairs: out of memory for %zu records", name, n);
@@ -271,7 +268,7 @@ namespace {
 template <typename U> bool plain_floats(const U *k, size_t n, U sign, U exp_mask, U frac_mask)
 {
     for (size_t i = 0; i < n; i++) {
-        if (k[i] == sign) return false;                                 // -0.0
+        if (k[i] == sign) return false;                                        // -0.0
         if ((k[i] & exp_mask) == exp_mask && (k[i] & frac_mask)) return false; // NaN
     }
     return true;
@@ -287,49 +284,50 @@ extern "C" int gpk_peer_vqsort(gpk_type t, const void *keys, void *keys_out, siz
     // unsigned images sort instead, the mapping timed with the sort.
     bool native = true;
     if (t == GPK_F32)
-        native = plain_floats<uint32_t>(static_cast<const uint32_t *>(keys), n, 0x80000000u,
-                                        0x7F800000u, 0x007FFFFFu);
+        native = plain_floats<uint32_t>(static_cast<const uint32_t *>(keys), n, 0x80000000u, 0x7F800000u,
+                                        0x007FFFFFu);
     if (t == GPK_F64)
-        native = plain_floats<uint64_t>(static_cast<const uint64_t *>(keys), n,
-                                        0x8000000000000000ull, 0x7FF0000000000000ull,
-                                        0x000FFFFFFFFFFFFFull);
+        native = plain_floats<uint64_t>(static_cast<const uint64_t *>(keys), n, 0x8000000000000000ull,
+                                        0x7FF0000000000000ull, 0x000FFFFFFFFFFFFFull);
     try {
         hwy::Sorter sorter; // its buffer is allocated here, outside the timing
         const hwy::SortAscending up;
-        int rc = run_timed(native ? "vqsort" : "vqsort (mapped floats)", t, keys, keys_out, n,
-                           reps, r, err, errlen, [&](void *p, size_t m) {
-            switch (t) {
-            case GPK_U32: sorter(static_cast<uint32_t *>(p), m, up); break;
-            case GPK_I32: sorter(static_cast<int32_t *>(p), m, up); break;
-            case GPK_U64: sorter(static_cast<uint64_t *>(p), m, up); break;
-            case GPK_I64: sorter(static_cast<int64_t *>(p), m, up); break;
-            case GPK_F32:
-                if (native) sorter(static_cast<float *>(p), m, up);
-                else {
-                    uint32_t *u = static_cast<uint32_t *>(p);
-                    for (size_t i = 0; i < m; i++) u[i] = f32_order(u[i]);
-                    sorter(u, m, up);
-                    for (size_t i = 0; i < m; i++) { // f32_order's inverse
-                        uint32_t y = u[i] + 0x007FFFFFu;
-                        u[i] = y ^ ((y >> 31) ? 0x80000000u : 0xFFFFFFFFu);
-                    }
-                }
-                break;
-            case GPK_F64:
-                if (native) sorter(static_cast<double *>(p), m, up);
-                else {
-                    uint64_t *u = static_cast<uint64_t *>(p);
-                    for (size_t i = 0; i < m; i++) u[i] = f64_order(u[i]);
-                    sorter(u, m, up);
-                    for (size_t i = 0; i < m; i++) {
-                        uint64_t y = u[i] + 0x000FFFFFFFFFFFFFull;
-                        u[i] = y ^ ((y >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull);
-                    }
-                }
-                break;
-            }
-        });
-        if (rc == 0) std::snprintf(r->name, sizeof r->name, "%s (1 thr)", native ? "vqsort" : "vqsort mapped");
+        int rc =
+            run_timed(native ? "vqsort" : "vqsort (mapped floats)", t, keys, keys_out, n, reps, r, err,
+                      errlen, [&](void *p, size_t m) {
+                          switch (t) {
+                          case GPK_U32: sorter(static_cast<uint32_t *>(p), m, up); break;
+                          case GPK_I32: sorter(static_cast<int32_t *>(p), m, up); break;
+                          case GPK_U64: sorter(static_cast<uint64_t *>(p), m, up); break;
+                          case GPK_I64: sorter(static_cast<int64_t *>(p), m, up); break;
+                          case GPK_F32:
+                              if (native) sorter(static_cast<float *>(p), m, up);
+                              else {
+                                  uint32_t *u = static_cast<uint32_t *>(p);
+                                  for (size_t i = 0; i < m; i++) u[i] = f32_order(u[i]);
+                                  sorter(u, m, up);
+                                  for (size_t i = 0; i < m; i++) { // f32_order's inverse
+                                      uint32_t y = u[i] + 0x007FFFFFu;
+                                      u[i] = y ^ ((y >> 31) ? 0x80000000u : 0xFFFFFFFFu);
+                                  }
+                              }
+                              break;
+                          case GPK_F64:
+                              if (native) sorter(static_cast<double *>(p), m, up);
+                              else {
+                                  uint64_t *u = static_cast<uint64_t *>(p);
+                                  for (size_t i = 0; i < m; i++) u[i] = f64_order(u[i]);
+                                  sorter(u, m, up);
+                                  for (size_t i = 0; i < m; i++) {
+                                      uint64_t y = u[i] + 0x000FFFFFFFFFFFFFull;
+                                      u[i] = y ^ ((y >> 63) ? 0x8000000000000000ull : 0xFFFFFFFFFFFFFFFFull);
+                                  }
+                              }
+                              break;
+                          }
+                      });
+        if (rc == 0)
+            std::snprintf(r->name, sizeof r->name, "%s (1 thr)", native ? "vqsort" : "vqsort mapped");
         return rc;
     } catch (const std::bad_alloc &) {
         std::snprintf(err, errlen, "vqsort: out of memory");
@@ -337,8 +335,8 @@ extern "C" int gpk_peer_vqsort(gpk_type t, const void *keys, void *keys_out, siz
     }
 }
 #else
-extern "C" int gpk_peer_vqsort(gpk_type, const void *, void *, size_t, int, gpk_peer_result *,
-                               char *err, size_t errlen)
+extern "C" int gpk_peer_vqsort(gpk_type, const void *, void *, size_t, int, gpk_peer_result *, char *err,
+                               size_t errlen)
 {
     std::snprintf(err, errlen, "vqsort: Highway (libhwy-dev) was not found when gpk was configured");
     return -1;
@@ -348,8 +346,8 @@ extern "C" int gpk_peer_vqsort(gpk_type, const void *, void *, size_t, int, gpk_
 #ifndef GPK_HAVE_CUDA
 // Without CUDA there is no bench/peers_cub.cu: the CUB peer reports "not
 // built in" (-1), as peers.h specifies, so callers link either way.
-extern "C" int gpk_peer_cub_radix(int, gpk_type, const void *, void *, size_t, size_t, int, int,
-                                  int, gpk_peer_result *, char *err, size_t errlen)
+extern "C" int gpk_peer_cub_radix(int, gpk_type, const void *, void *, size_t, size_t, int, int, int,
+                                  gpk_peer_result *, char *err, size_t errlen)
 {
     std::snprintf(err, errlen, "cub::DeviceRadixSort: CUDA is not built into this gpk");
     return -1;

@@ -31,7 +31,7 @@ namespace {
 struct Buffers {
     void *keys_in = nullptr, *keys_out = nullptr, *vals_in = nullptr, *vals_out = nullptr, *temp = nullptr;
     void *keys_alt = nullptr, *vals_alt = nullptr; /* DoubleBuffer's second buffers */
-    void *rec_in = nullptr, *rec_out = nullptr; /* record peers */
+    void *rec_in = nullptr, *rec_out = nullptr;    /* record peers */
     cudaEvent_t start = nullptr, stop = nullptr;
     ~Buffers()
     {
@@ -75,7 +75,8 @@ cudaError_t cub_sort(CubForm form, void *temp, size_t &temp_bytes, const Buffers
                                                   begin_bit, end_bit);
         else
             return cub::DeviceRadixSort::SortPairs(temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
-                                                   (const V *)b.vals_in, (V *)b.vals_out, n, begin_bit, end_bit);
+                                                   (const V *)b.vals_in, (V *)b.vals_out, n, begin_bit,
+                                                   end_bit);
     }
     /* DoubleBuffer over keys_out (current, holding a fresh copy of the
      * input) and keys_alt */
@@ -98,14 +99,14 @@ struct FormTimes {
     int selector; /* DoubleBuffer: where the last sort left the keys */
 };
 
-#define PEER_CHECK(call, what)                                                                    \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            snprintf(err, errlen, "cub peer: %s: %s", what, cudaGetErrorString(e_));              \
-            (void)cudaGetLastError();                                                             \
-            return 1;                                                                             \
-        }                                                                                         \
+#define PEER_CHECK(call, what)                                                       \
+    do {                                                                             \
+        cudaError_t e_ = (call);                                                     \
+        if (e_ != cudaSuccess) {                                                     \
+            snprintf(err, errlen, "cub peer: %s: %s", what, cudaGetErrorString(e_)); \
+            (void)cudaGetLastError();                                                \
+            return 1;                                                                \
+        }                                                                            \
     } while (0)
 
 static double median_of(std::vector<float> v)
@@ -125,8 +126,9 @@ template <class K, class V>
 cudaError_t sort_form(FormTimes &f, void *temp, size_t &temp_bytes, const Buffers &b, size_t n, int begin_bit,
                       int end_bit)
 {
-    if (f.wide) return cub_sort<K, V, long long>(f.form, temp, temp_bytes, b, (long long)n, begin_bit, end_bit,
-                                                 &f.selector);
+    if (f.wide)
+        return cub_sort<K, V, long long>(f.form, temp, temp_bytes, b, (long long)n, begin_bit, end_bit,
+                                         &f.selector);
     return cub_sort<K, V, int>(f.form, temp, temp_bytes, b, (int)n, begin_bit, end_bit, &f.selector);
 }
 
@@ -168,10 +170,12 @@ int run(const void *keys, void *keys_out, size_t n, int begin_bit, int end_bit, 
     /* one untimed warm-up call per form, then the forms in turn, rep by rep */
     for (int rep = -1; rep < reps; rep++) {
         for (FormTimes &f : forms) {
-            if (f.form == FORM_DOUBLE) { /* DoubleBuffer sorts its buffers: a fresh input each time, untimed */
+            if (f.form ==
+                FORM_DOUBLE) { /* DoubleBuffer sorts its buffers: a fresh input each time, untimed */
                 PEER_CHECK(cudaMemcpy(b.keys_out, b.keys_in, kbytes, cudaMemcpyDeviceToDevice), "input copy");
                 if (pairs)
-                    PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice), "input copy");
+                    PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice),
+                               "input copy");
             }
             size_t tb = temp_max;
             PEER_CHECK(cudaEventRecord(b.start), "cudaEventRecord");
@@ -201,7 +205,8 @@ int run(const void *keys, void *keys_out, size_t n, int begin_bit, int end_bit, 
         FormTimes &f = forms[best];
         if (f.form == FORM_DOUBLE) {
             PEER_CHECK(cudaMemcpy(b.keys_out, b.keys_in, kbytes, cudaMemcpyDeviceToDevice), "input copy");
-            if (pairs) PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice), "input copy");
+            if (pairs)
+                PEER_CHECK(cudaMemcpy(b.vals_out, b.vals_in, vbytes, cudaMemcpyDeviceToDevice), "input copy");
         }
         size_t tb = temp_max;
         PEER_CHECK((sort_form<K, V>(f, b.temp, tb, b, n, begin_bit, end_bit)), "SortKeys/SortPairs");
@@ -213,11 +218,13 @@ int run(const void *keys, void *keys_out, size_t n, int begin_bit, int end_bit, 
 }
 
 template <class K>
-int run_k(const void *keys, void *keys_out, size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
-          gpk_peer_result *r, char *err, size_t errlen)
+int run_k(const void *keys, void *keys_out, size_t value_width, size_t n, int begin_bit, int end_bit,
+          int reps, gpk_peer_result *r, char *err, size_t errlen)
 {
-    if (value_width == 4) return run<K, uint32_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
-    if (value_width == 8) return run<K, uint64_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
+    if (value_width == 4)
+        return run<K, uint32_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
+    if (value_width == 8)
+        return run<K, uint64_t>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
     return run<K, void>(keys, keys_out, n, begin_bit, end_bit, reps, r, err, errlen);
 }
 
@@ -231,9 +238,9 @@ struct DeviceGuard {
 
 } // namespace
 
-extern "C" int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void *keys_out, size_t value_width,
-                                  size_t n, int begin_bit, int end_bit, int reps, gpk_peer_result *r, char *err,
-                                  size_t errlen)
+extern "C" int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void *keys_out,
+                                  size_t value_width, size_t n, int begin_bit, int end_bit, int reps,
+                                  gpk_peer_result *r, char *err, size_t errlen)
 {
     if (!r || !err || errlen == 0) return 1;
     err[0] = '\0';
@@ -243,7 +250,8 @@ extern "C" int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void
     }
     const int key_bits = (t == GPK_U32 || t == GPK_I32 || t == GPK_F32) ? 32 : 64;
     if (begin_bit < 0 || end_bit > key_bits || begin_bit > end_bit) {
-        snprintf(err, errlen, "cub peer: bit range [%d, %d) outside the %d-bit key", begin_bit, end_bit, key_bits);
+        snprintf(err, errlen, "cub peer: bit range [%d, %d) outside the %d-bit key", begin_bit, end_bit,
+                 key_bits);
         return 1;
     }
     if (n == 0) {
@@ -259,12 +267,18 @@ extern "C" int gpk_peer_cub_radix(int device, gpk_type t, const void *keys, void
         guard.previous = previous;
     }
     switch (t) {
-    case GPK_U32: return run_k<uint32_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
-    case GPK_I32: return run_k<int32_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
-    case GPK_F32: return run_k<float>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
-    case GPK_U64: return run_k<uint64_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
-    case GPK_I64: return run_k<int64_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
-    case GPK_F64: return run_k<double>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_U32:
+        return run_k<uint32_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_I32:
+        return run_k<int32_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_F32:
+        return run_k<float>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_U64:
+        return run_k<uint64_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_I64:
+        return run_k<int64_t>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
+    case GPK_F64:
+        return run_k<double>(keys, keys_out, value_width, n, begin_bit, end_bit, reps, r, err, errlen);
     }
     snprintf(err, errlen, "cub peer: unknown key type %d", (int)t);
     return 1;
@@ -304,7 +318,8 @@ int time_reps(Buffers &b, int reps, Prep prep, Sort sort, gpk_peer_result *r, co
 }
 
 template <class K>
-int merge_sort_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err, size_t errlen)
+int merge_sort_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err,
+                   size_t errlen)
 {
     Buffers b;
     const size_t kbytes = n * sizeof(K);
@@ -312,24 +327,26 @@ int merge_sort_run(const void *keys, void *keys_out, size_t n, int reps, gpk_pee
     PEER_CHECK(cudaMalloc(&b.keys_out, kbytes), "cudaMalloc");
     PEER_CHECK(cudaMemcpy(b.keys_in, keys, kbytes, cudaMemcpyHostToDevice), "copy to device");
     size_t temp_bytes = 0;
-    PEER_CHECK(cub::DeviceMergeSort::SortKeysCopy(nullptr, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, (int)n,
-                                                  Less()),
+    PEER_CHECK(cub::DeviceMergeSort::SortKeysCopy(nullptr, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
+                                                  (int)n, Less()),
                "temp query");
     PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_bytes, 1)), "cudaMalloc");
     auto prep = [] { return cudaSuccess; };
     auto sort = [&] {
-        return cub::DeviceMergeSort::SortKeysCopy(b.temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out, (int)n,
-                                                  Less());
+        return cub::DeviceMergeSort::SortKeysCopy(b.temp, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
+                                                  (int)n, Less());
     };
     if (time_reps(b, reps, prep, sort, r, "cub::DeviceMergeSort", err, errlen)) return 1;
-    if (keys_out) PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    if (keys_out)
+        PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
     return 0;
 }
 
 /* thrust::sort as its users call it (thrust::device policy: it allocates its
  * own temporary storage on every call, inside the timing). */
 template <class K>
-int thrust_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err, size_t errlen)
+int thrust_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_result *r, char *err,
+               size_t errlen)
 {
     Buffers b;
     const size_t kbytes = n * sizeof(K);
@@ -349,16 +366,18 @@ int thrust_run(const void *keys, void *keys_out, size_t n, int reps, gpk_peer_re
         (void)cudaGetLastError();
         return 1;
     }
-    if (keys_out) PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
+    if (keys_out)
+        PEER_CHECK(cudaMemcpy(keys_out, b.keys_out, kbytes, cudaMemcpyDeviceToHost), "copy to host");
     return 0;
 }
 
 /* Record i's key (any alignment) and its index. */
 template <class K>
-__global__ void rec_extract_kernel(const unsigned char *rec, size_t n, size_t stride, size_t key_offset, K *keys,
-                                   uint32_t *idx)
+__global__ void rec_extract_kernel(const unsigned char *rec, size_t n, size_t stride, size_t key_offset,
+                                   K *keys, uint32_t *idx)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         K k;
         memcpy(&k, rec + i * stride + key_offset, sizeof(K));
         keys[i] = k;
@@ -377,10 +396,10 @@ struct GatherMap {
     }
 };
 
-template <class Wd>
-__global__ void rec_gather_kernel(const Wd *in, Wd *out, GatherMap map, size_t words)
+template <class Wd> __global__ void rec_gather_kernel(const Wd *in, Wd *out, GatherMap map, size_t words)
 {
-    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words; w += (size_t)gridDim.x * blockDim.x)
+    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words;
+         w += (size_t)gridDim.x * blockDim.x)
         out[w] = in[map(w)];
 }
 
@@ -409,7 +428,8 @@ int records_run_w(RecPeer which, const void *records, void *records_out, size_t 
     size_t temp_bytes = 0;
     if (which == REC_CUB_INDEX) {
         PEER_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, (const K *)b.keys_in, (K *)b.keys_out,
-                                                   (const uint32_t *)b.vals_in, (uint32_t *)b.vals_out, (int)n),
+                                                   (const uint32_t *)b.vals_in, (uint32_t *)b.vals_out,
+                                                   (int)n),
                    "temp query");
         PEER_CHECK(cudaMalloc(&b.temp, std::max<size_t>(temp_bytes, 1)), "cudaMalloc");
     }
@@ -444,7 +464,8 @@ int records_run_w(RecPeer which, const void *records, void *records_out, size_t 
         (void)cudaGetLastError();
         return 1;
     }
-    if (records_out) PEER_CHECK(cudaMemcpy(records_out, b.rec_out, rbytes, cudaMemcpyDeviceToHost), "copy to host");
+    if (records_out)
+        PEER_CHECK(cudaMemcpy(records_out, b.rec_out, rbytes, cudaMemcpyDeviceToHost), "copy to host");
     return 0;
 }
 
@@ -454,11 +475,13 @@ int records_run(RecPeer which, const void *records, void *records_out, size_t n,
 {
     /* the widest word that divides the record size (cudaMalloc aligns to 256) */
     if (record_size % 8 == 0)
-        return records_run_w<K, uint64_t>(which, records, records_out, n, record_size, key_offset, reps, r, err, errlen);
+        return records_run_w<K, uint64_t>(which, records, records_out, n, record_size, key_offset, reps, r,
+                                          err, errlen);
     if (record_size % 4 == 0)
-        return records_run_w<K, uint32_t>(which, records, records_out, n, record_size, key_offset, reps, r, err, errlen);
-    return records_run_w<K, unsigned char>(which, records, records_out, n, record_size, key_offset, reps, r, err,
-                                           errlen);
+        return records_run_w<K, uint32_t>(which, records, records_out, n, record_size, key_offset, reps, r,
+                                          err, errlen);
+    return records_run_w<K, unsigned char>(which, records, records_out, n, record_size, key_offset, reps, r,
+                                           err, errlen);
 }
 
 /* Common checks and the device switch of the keys peers; calls run<K>. */
@@ -492,18 +515,36 @@ int check_keys_args(const char *who, const void *keys, size_t n, int reps, gpk_p
 
 } // namespace
 
-#define PEER_TYPE_SWITCH(t, CALL)                                             \
-    switch (t) {                                                              \
-    case GPK_U32: { typedef uint32_t K; return CALL; }                        \
-    case GPK_I32: { typedef int32_t K; return CALL; }                         \
-    case GPK_F32: { typedef float K; return CALL; }                           \
-    case GPK_U64: { typedef uint64_t K; return CALL; }                        \
-    case GPK_I64: { typedef int64_t K; return CALL; }                         \
-    case GPK_F64: { typedef double K; return CALL; }                          \
+#define PEER_TYPE_SWITCH(t, CALL) \
+    switch (t) {                  \
+    case GPK_U32: {               \
+        typedef uint32_t K;       \
+        return CALL;              \
+    }                             \
+    case GPK_I32: {               \
+        typedef int32_t K;        \
+        return CALL;              \
+    }                             \
+    case GPK_F32: {               \
+        typedef float K;          \
+        return CALL;              \
+    }                             \
+    case GPK_U64: {               \
+        typedef uint64_t K;       \
+        return CALL;              \
+    }                             \
+    case GPK_I64: {               \
+        typedef int64_t K;        \
+        return CALL;              \
+    }                             \
+    case GPK_F64: {               \
+        typedef double K;         \
+        return CALL;              \
+    }                             \
     }
 
-extern "C" int gpk_peer_cub_merge_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
-                                       gpk_peer_result *r, char *err, size_t errlen)
+extern "C" int gpk_peer_cub_merge_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n,
+                                       int reps, gpk_peer_result *r, char *err, size_t errlen)
 {
     if (check_keys_args("cub merge sort", keys, n, reps, r, err, errlen)) return 1;
     if (n == 0) {
@@ -518,8 +559,8 @@ extern "C" int gpk_peer_cub_merge_sort(int device, gpk_type t, const void *keys,
     });
 }
 
-extern "C" int gpk_peer_thrust_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n, int reps,
-                                    gpk_peer_result *r, char *err, size_t errlen)
+extern "C" int gpk_peer_thrust_sort(int device, gpk_type t, const void *keys, void *keys_out, size_t n,
+                                    int reps, gpk_peer_result *r, char *err, size_t errlen)
 {
     if (check_keys_args("thrust", keys, n, reps, r, err, errlen)) return 1;
     if (n == 0) {
@@ -534,14 +575,15 @@ extern "C" int gpk_peer_thrust_sort(int device, gpk_type t, const void *keys, vo
     });
 }
 
-static int records_peer(RecPeer which, int device, gpk_type t, const void *records, void *records_out, size_t n,
-                        size_t record_size, size_t key_offset, int reps, gpk_peer_result *r, char *err,
-                        size_t errlen)
+static int records_peer(RecPeer which, int device, gpk_type t, const void *records, void *records_out,
+                        size_t n, size_t record_size, size_t key_offset, int reps, gpk_peer_result *r,
+                        char *err, size_t errlen)
 {
     if (!r || !err || errlen == 0) return 1;
     err[0] = '\0';
     const size_t kw = (t == GPK_U32 || t == GPK_I32 || t == GPK_F32) ? 4 : 8;
-    if (reps < 1 || (n > 0 && !records) || record_size == 0 || record_size > 256 || key_offset + kw > record_size) {
+    if (reps < 1 || (n > 0 && !records) || record_size == 0 || record_size > 256 ||
+        key_offset + kw > record_size) {
         snprintf(err, errlen, "records peer: bad arguments");
         return 1;
     }
@@ -557,24 +599,24 @@ static int records_peer(RecPeer which, int device, gpk_type t, const void *recor
         return 0;
     }
     return with_device(device, err, errlen, [&]() -> int {
-        PEER_TYPE_SWITCH(t, records_run<K>(which, records, records_out, n, record_size, key_offset, reps, r, err,
-                                           errlen))
+        PEER_TYPE_SWITCH(
+            t, records_run<K>(which, records, records_out, n, record_size, key_offset, reps, r, err, errlen))
         snprintf(err, errlen, "records peer: unknown key type %d", (int)t);
         return 1;
     });
 }
 
-extern "C" int gpk_peer_records_cub_index(int device, gpk_type t, const void *records, void *records_out, size_t n,
-                                          size_t record_size, size_t key_offset, int reps, gpk_peer_result *r,
-                                          char *err, size_t errlen)
+extern "C" int gpk_peer_records_cub_index(int device, gpk_type t, const void *records, void *records_out,
+                                          size_t n, size_t record_size, size_t key_offset, int reps,
+                                          gpk_peer_result *r, char *err, size_t errlen)
 {
-    return records_peer(REC_CUB_INDEX, device, t, records, records_out, n, record_size, key_offset, reps, r, err,
-                        errlen);
+    return records_peer(REC_CUB_INDEX, device, t, records, records_out, n, record_size, key_offset, reps, r,
+                        err, errlen);
 }
 
-extern "C" int gpk_peer_records_thrust(int device, gpk_type t, const void *records, void *records_out, size_t n,
-                                       size_t record_size, size_t key_offset, int reps, gpk_peer_result *r,
-                                       char *err, size_t errlen)
+extern "C" int gpk_peer_records_thrust(int device, gpk_type t, const void *records, void *records_out,
+                                       size_t n, size_t record_size, size_t key_offset, int reps,
+                                       gpk_peer_result *r, char *err, size_t errlen)
 {
     return records_peer(REC_THRUST, device, t, records, records_out, n, record_size, key_offset, reps, r, err,
                         errlen);

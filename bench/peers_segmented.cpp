@@ -45,9 +45,9 @@ int run(const void *keys, void *keys_out, size_t n, size_t count, const uint64_t
 
 } // namespace
 
-extern "C" int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, size_t count,
-                                          const uint64_t *begin, const uint64_t *end, int threads, int reps,
-                                          double *ms, char *err, size_t errlen)
+extern "C" int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n,
+                                          size_t count, const uint64_t *begin, const uint64_t *end,
+                                          int threads, int reps, double *ms, char *err, size_t errlen)
 {
     if (reps < 1) reps = 1;
     try {
@@ -68,16 +68,17 @@ extern "C" int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *ke
 }
 
 #ifndef GPK_HAVE_CUDA
-extern "C" int gpk_peer_cub_segmented(int, int, gpk_type, const void *, const uint32_t *, void *, size_t, size_t,
-                                      const uint64_t *, const uint64_t *, int, int, double *, char *err,
-                                      size_t errlen)
+extern "C" int gpk_peer_cub_segmented(int, int, gpk_type, const void *, const uint32_t *, void *, size_t,
+                                      size_t, const uint64_t *, const uint64_t *, int, int, double *,
+                                      char *err, size_t errlen)
 {
     std::snprintf(err, errlen, "CUB is not built in");
     return -1;
 }
 extern "C" const char *gpk_peer_cub_segmented_name(int which)
 {
-    return which == 0 ? "cub::DeviceSegmentedSort" : which == 1 ? "cub::DeviceSegmentedSort(stable)"
-                                                                : "cub::DeviceSegmentedRadixSort";
+    return which == 0 ? "cub::DeviceSegmentedSort"
+        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
+                      : "cub::DeviceSegmentedRadixSort";
 }
 #endif

@@ -19,8 +19,8 @@ extern "C" {
  * numpy.sort over the rows does), or with threads > 0 the segments spread
  * over that many OpenMP threads (dynamic schedule). Keys only. */
 int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *keys_out, size_t n, size_t count,
-                               const uint64_t *begin, const uint64_t *end, int threads, int reps,
-                               double *ms, char *err, size_t errlen);
+                               const uint64_t *begin, const uint64_t *end, int threads, int reps, double *ms,
+                               char *err, size_t errlen);
 
 /* On device-resident copies (uploads not timed): which = 0
  * cub::DeviceSegmentedSort::SortKeys/SortPairs, 1 its StableSort, 2

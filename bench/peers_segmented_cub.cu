@@ -18,9 +18,9 @@ struct Fail {
     const char *what;
     cudaError_t e;
 };
-#define CK(x)                                  \
-    do {                                       \
-        cudaError_t e_ = (x);                  \
+#define CK(x)                                      \
+    do {                                           \
+        cudaError_t e_ = (x);                      \
         if (e_ != cudaSuccess) throw Fail{#x, e_}; \
     } while (0)
 
@@ -31,22 +31,30 @@ cudaError_t call(int which, int desc, void *temp, size_t &bytes, cub::DoubleBuff
 {
     const int64_t ni = (int64_t)n, nc = (int64_t)count;
     if (which == 0) {
-        if (v) return desc ? cub::DeviceSegmentedSort::SortPairsDescending(temp, bytes, k, *v, ni, nc, b, e, s)
-                           : cub::DeviceSegmentedSort::SortPairs(temp, bytes, k, *v, ni, nc, b, e, s);
+        if (v)
+            return desc ? cub::DeviceSegmentedSort::SortPairsDescending(temp, bytes, k, *v, ni, nc, b, e, s)
+                        : cub::DeviceSegmentedSort::SortPairs(temp, bytes, k, *v, ni, nc, b, e, s);
         return desc ? cub::DeviceSegmentedSort::SortKeysDescending(temp, bytes, k, ni, nc, b, e, s)
                     : cub::DeviceSegmentedSort::SortKeys(temp, bytes, k, ni, nc, b, e, s);
     }
     if (which == 1) {
-        if (v) return desc ? cub::DeviceSegmentedSort::StableSortPairsDescending(temp, bytes, k, *v, ni, nc, b, e, s)
-                           : cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, k, *v, ni, nc, b, e, s);
+        if (v)
+            return desc
+                ? cub::DeviceSegmentedSort::StableSortPairsDescending(temp, bytes, k, *v, ni, nc, b, e, s)
+                : cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, k, *v, ni, nc, b, e, s);
         return desc ? cub::DeviceSegmentedSort::StableSortKeysDescending(temp, bytes, k, ni, nc, b, e, s)
                     : cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, k, ni, nc, b, e, s);
     }
     const int bits = (int)(8 * sizeof(K));
-    if (v) return desc ? cub::DeviceSegmentedRadixSort::SortPairsDescending(temp, bytes, k, *v, (int)n, (int)count, b, e, 0, bits, s)
-                       : cub::DeviceSegmentedRadixSort::SortPairs(temp, bytes, k, *v, (int)n, (int)count, b, e, 0, bits, s);
-    return desc ? cub::DeviceSegmentedRadixSort::SortKeysDescending(temp, bytes, k, (int)n, (int)count, b, e, 0, bits, s)
-                : cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, k, (int)n, (int)count, b, e, 0, bits, s);
+    if (v)
+        return desc ? cub::DeviceSegmentedRadixSort::SortPairsDescending(temp, bytes, k, *v, (int)n,
+                                                                         (int)count, b, e, 0, bits, s)
+                    : cub::DeviceSegmentedRadixSort::SortPairs(temp, bytes, k, *v, (int)n, (int)count, b, e,
+                                                               0, bits, s);
+    return desc
+        ? cub::DeviceSegmentedRadixSort::SortKeysDescending(temp, bytes, k, (int)n, (int)count, b, e, 0, bits,
+                                                            s)
+        : cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, k, (int)n, (int)count, b, e, 0, bits, s);
 }
 
 template <typename K>
@@ -86,7 +94,8 @@ void run(int which, const void *keys, const uint32_t *values, void *keys_out, si
         cub::DoubleBuffer<K> kb(d_k[0], d_k[1]);
         cub::DoubleBuffer<uint32_t> vb(d_v[0], d_v[1]);
         size_t bytes = 0;
-        CK(call<K>(which, desc, nullptr, bytes, kb, values ? &vb : nullptr, n, count, d_off, d_off + count, s));
+        CK(call<K>(which, desc, nullptr, bytes, kb, values ? &vb : nullptr, n, count, d_off, d_off + count,
+                   s));
         CK(cudaMalloc(&temp, bytes + 8));
         std::vector<double> t;
         for (int r = 0; r < reps + 1; r++) { // the first run warms up
@@ -95,7 +104,8 @@ void run(int which, const void *keys, const uint32_t *values, void *keys_out, si
             CK(cudaMemcpyAsync(d_k[0], d_k[2], n * sizeof(K), cudaMemcpyDeviceToDevice, s));
             if (values) CK(cudaMemcpyAsync(d_v[0], d_v[2], n * 4, cudaMemcpyDeviceToDevice, s));
             CK(cudaEventRecord(a, s));
-            CK(call<K>(which, desc, temp, bytes, kb, values ? &vb : nullptr, n, count, d_off, d_off + count, s));
+            CK(call<K>(which, desc, temp, bytes, kb, values ? &vb : nullptr, n, count, d_off, d_off + count,
+                       s));
             CK(cudaEventRecord(b, s));
             CK(cudaEventSynchronize(b));
             float x = 0;
@@ -116,14 +126,15 @@ void run(int which, const void *keys, const uint32_t *values, void *keys_out, si
 
 extern "C" const char *gpk_peer_cub_segmented_name(int which)
 {
-    return which == 0 ? "cub::DeviceSegmentedSort" : which == 1 ? "cub::DeviceSegmentedSort(stable)"
-                                                                : "cub::DeviceSegmentedRadixSort";
+    return which == 0 ? "cub::DeviceSegmentedSort"
+        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
+                      : "cub::DeviceSegmentedRadixSort";
 }
 
-extern "C" int gpk_peer_cub_segmented(int device, int which, gpk_type t, const void *keys, const uint32_t *values,
-                                      void *keys_out, size_t n, size_t count, const uint64_t *begin,
-                                      const uint64_t *end, int descending, int reps, double *ms, char *err,
-                                      size_t errlen)
+extern "C" int gpk_peer_cub_segmented(int device, int which, gpk_type t, const void *keys,
+                                      const uint32_t *values, void *keys_out, size_t n, size_t count,
+                                      const uint64_t *begin, const uint64_t *end, int descending, int reps,
+                                      double *ms, char *err, size_t errlen)
 {
     if (reps < 1) reps = 1;
     try {
@@ -131,11 +142,13 @@ extern "C" int gpk_peer_cub_segmented(int device, int which, gpk_type t, const v
         switch (t) {
         /* the key types of the goals only: each type instantiates twelve
          * CUB sorts, minutes of compile time */
-        case GPK_U32: run<uint32_t>(which, keys, values, keys_out, n, count, begin, end, descending, reps, ms); break;
-        case GPK_F32: run<float>(which, keys, values, keys_out, n, count, begin, end, descending, reps, ms); break;
-        default:
-            std::snprintf(err, errlen, "the CUB peer is built for u32 and f32 keys only");
-            return -1;
+        case GPK_U32:
+            run<uint32_t>(which, keys, values, keys_out, n, count, begin, end, descending, reps, ms);
+            break;
+        case GPK_F32:
+            run<float>(which, keys, values, keys_out, n, count, begin, end, descending, reps, ms);
+            break;
+        default: std::snprintf(err, errlen, "the CUB peer is built for u32 and f32 keys only"); return -1;
         }
     } catch (const Fail &f) {
         std::snprintf(err, errlen, "%s: %s", f.what, cudaGetErrorString(f.e));

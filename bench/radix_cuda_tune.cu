@@ -49,29 +49,43 @@ static const char *tname(gpk_type t)
     return n[t];
 }
 
-static uint64_t mapped(gpk_type t, const void *keys, size_t i) { return gpk__mapped_key_at(t, keys, i, ~0ull); }
+static uint64_t mapped(gpk_type t, const void *keys, size_t i)
+{
+    return gpk__mapped_key_at(t, keys, i, ~0ull);
+}
 
 static void put(gpk_type t, void *keys, size_t i, uint64_t raw)
 {
     if (tsize(t) == 4) {
         uint32_t x = (uint32_t)raw;
         memcpy((char *)keys + 4 * i, &x, 4);
-    } else
-        memcpy((char *)keys + 8 * i, &raw, 8);
+    } else memcpy((char *)keys + 8 * i, &raw, 8);
 }
 
 static uint64_t special(gpk_type t)
 {
-    static const uint32_t f32[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u, 0x00000000u, 0x80000000u,
-                                   0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu,
+    static const uint32_t f32[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff812345u,
+                                   0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                   0x00000001u, 0x80000001u, 0x007fffffu, 0x807fffffu,
                                    0x7f7fffffu, 0xff7fffffu, 0x3f800000u, 0xbf800000u};
-    static const uint64_t f64[] = {0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000001ull,
-                                   0xfff0000000000123ull, 0ull, 0x8000000000000000ull, 0x7ff0000000000000ull,
-                                   0xfff0000000000000ull, 1ull, 0x8000000000000001ull, 0x000fffffffffffffull,
-                                   0x800fffffffffffffull, 0x7fefffffffffffffull, 0xffefffffffffffffull,
-                                   0x3ff0000000000000ull, 0xbff0000000000000ull};
-    static const uint64_t ints[] = {0, 1, ~0ull, 0x80000000ull, 0x7fffffffull, 0x8000000000000000ull,
-                                    0x7fffffffffffffffull, 2};
+    static const uint64_t f64[] = {0x7ff8000000000000ull,
+                                   0xfff8000000000000ull,
+                                   0x7ff0000000000001ull,
+                                   0xfff0000000000123ull,
+                                   0ull,
+                                   0x8000000000000000ull,
+                                   0x7ff0000000000000ull,
+                                   0xfff0000000000000ull,
+                                   1ull,
+                                   0x8000000000000001ull,
+                                   0x000fffffffffffffull,
+                                   0x800fffffffffffffull,
+                                   0x7fefffffffffffffull,
+                                   0xffefffffffffffffull,
+                                   0x3ff0000000000000ull,
+                                   0xbff0000000000000ull};
+    static const uint64_t ints[] = {
+        0, 1, ~0ull, 0x80000000ull, 0x7fffffffull, 0x8000000000000000ull, 0x7fffffffffffffffull, 2};
     if (t == GPK_F32) return f32[rnd() % 16];
     if (t == GPK_F64) return f64[rnd() % 16];
     return ints[rnd() % 8];
@@ -85,7 +99,9 @@ static void generate(gpk_type t, Dist d, void *keys, size_t n, unsigned few_bits
         switch (d) {
         case FEW_BITS: x &= (1ull << few_bits) - 1; break;
         case EQUAL: x = same; break;
-        case SPECIALS: if (rnd() % 2) x = special(t); break;
+        case SPECIALS:
+            if (rnd() % 2) x = special(t);
+            break;
         default: break;
         }
         put(t, keys, i, x);
@@ -94,17 +110,22 @@ static void generate(gpk_type t, Dist d, void *keys, size_t n, unsigned few_bits
         /* sort by mapped key with a stable sort of indices */
         std::vector<size_t> idx(n);
         for (size_t i = 0; i < n; i++) idx[i] = i;
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return mapped(t, keys, a) < mapped(t, keys, b); });
+        std::stable_sort(idx.begin(), idx.end(),
+                         [&](size_t a, size_t b) { return mapped(t, keys, a) < mapped(t, keys, b); });
         if (d == REVERSE) std::reverse(idx.begin(), idx.end());
         std::vector<char> copy((char *)keys, (char *)keys + n * tsize(t));
-        for (size_t j = 0; j < n; j++) memcpy((char *)keys + j * tsize(t), copy.data() + idx[j] * tsize(t), tsize(t));
+        for (size_t j = 0; j < n; j++)
+            memcpy((char *)keys + j * tsize(t), copy.data() + idx[j] * tsize(t), tsize(t));
     }
 }
 
 /* ---- shims for the two library helpers the CUDA files use (the driver
  * does not link the lead's ctx.c, which needs OpenMP) --------------------- */
 extern "C" size_t gpk_type_size(gpk_type t) { return (t >= GPK_U32 && t <= GPK_F64) ? tsize(t) : 0; }
-extern "C" const char *gpk_type_name(gpk_type t) { return (t >= GPK_U32 && t <= GPK_F64) ? tname(t) : "unknown"; }
+extern "C" const char *gpk_type_name(gpk_type t)
+{
+    return (t >= GPK_U32 && t <= GPK_F64) ? tname(t) : "unknown";
+}
 
 static gpk_ctx *make_ctx()
 {
@@ -120,25 +141,25 @@ static gpk_ctx *make_ctx()
 }
 
 static int failures = 0, checks = 0;
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        checks++;                                           \
-        if (!(cond)) {                                      \
-            if (++failures <= 40) {                         \
-                fprintf(stderr, "FAIL %d: ", __LINE__);     \
-                fprintf(stderr, __VA_ARGS__);               \
-                fprintf(stderr, "\n");                      \
-            }                                               \
-        }                                                   \
+#define CHECK(cond, ...)                                \
+    do {                                                \
+        checks++;                                       \
+        if (!(cond)) {                                  \
+            if (++failures <= 40) {                     \
+                fprintf(stderr, "FAIL %d: ", __LINE__); \
+                fprintf(stderr, __VA_ARGS__);           \
+                fprintf(stderr, "\n");                  \
+            }                                           \
+        }                                               \
     } while (0)
 
-#define CU(call)                                                                          \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess) {                                                          \
+#define CU(call)                                                                                  \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
             fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(3);                                                                      \
-        }                                                                                 \
+            exit(3);                                                                              \
+        }                                                                                         \
     } while (0)
 
 /* ---- check ---------------------------------------------------------------- */
@@ -169,8 +190,8 @@ static void run_case(gpk_ctx *ctx, const Case &c)
     gpk_sort_reference(c.t, ref.data(), vw, vref.data(), c.mode >= 3 ? sref.data() : NULL, n, ref_bits);
 
     char what[200];
-    snprintf(what, sizeof what, "api %d %s n=%zu %s b=%u r=%u mode=%d", c.api, tname(c.t), n, dist_name[c.d], c.b,
-             c.r, c.mode);
+    snprintf(what, sizeof what, "api %d %s n=%zu %s b=%u r=%u mode=%d", c.api, tname(c.t), n, dist_name[c.d],
+             c.b, c.r, c.mode);
     gpk_status s = GPK_OK;
     if (c.api <= 1) {
         gpk_radix_job job;
@@ -187,8 +208,7 @@ static void run_case(gpk_ctx *ctx, const Case &c)
         job.radix_bits = c.r;
         if (n < 2) {
             if (n == 1 && job.sigma) sigma[0] = 0, sigma64[0] = 0;
-        } else if (c.api == 0)
-            s = gpk__radix_sort_cuda(ctx, &job);
+        } else if (c.api == 0) s = gpk__radix_sort_cuda(ctx, &job);
         else {
             double ms;
             s = gpk__radix_bench_cuda(ctx, &job, 2, &ms);
@@ -251,10 +271,9 @@ static void run_case(gpk_ctx *ctx, const Case &c)
     if (!ok) {
         size_t i = 0;
         while (i < n && memcmp(keys.data() + i * kw, ref.data() + i * kw, kw) == 0) i++;
-        CHECK(ok, "%s: keys differ at %zu (got %016" PRIx64 " want %016" PRIx64 ")", what, i, mapped(c.t, keys.data(), i),
-              mapped(c.t, ref.data(), i));
-    } else
-        CHECK(ok, "%s", what);
+        CHECK(ok, "%s: keys differ at %zu (got %016" PRIx64 " want %016" PRIx64 ")", what, i,
+              mapped(c.t, keys.data(), i), mapped(c.t, ref.data(), i));
+    } else CHECK(ok, "%s", what);
     if (vw) CHECK(memcmp(vals.data(), vref.data(), n * vw) == 0, "%s: values differ", what);
     if (c.mode == 3) CHECK(memcmp(sigma.data(), sref.data(), n * 4) == 0, "%s: sigma differs", what);
     if (c.mode == 4) {
@@ -266,10 +285,12 @@ static void run_case(gpk_ctx *ctx, const Case &c)
 
 static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
 {
-    const size_t sizes[] = {0, 1, 2, 3, 5, 31, 32, 33, 127, 255, 256, 257, 1000, 4093, 4095, 4096, 4097, 7681,
-                            8191, 8192, 8193, 65521, 65535, 65536, 65537, 131071, 1000003, 1048575, 1048577};
-    const unsigned br[][2] = {{0, 0}, {0, 0}, {0, 8}, {0, 5}, {0, 11}, {0, 16}, {0, 3}, {10, 0}, {10, 5},
-                              {10, 10}, {13, 4}, {13, 0}, {17, 6}, {20, 0}, {24, 9}, {0, 12}, {0, 7}};
+    const size_t sizes[] = {0,    1,     2,     3,     5,     31,     32,      33,      127,    255,
+                            256,  257,   1000,  4093,  4095,  4096,   4097,    7681,    8191,   8192,
+                            8193, 65521, 65535, 65536, 65537, 131071, 1000003, 1048575, 1048577};
+    const unsigned br[][2] = {{0, 0},  {0, 0},  {0, 8},  {0, 5},   {0, 11}, {0, 16},
+                              {0, 3},  {10, 0}, {10, 5}, {10, 10}, {13, 4}, {13, 0},
+                              {17, 6}, {20, 0}, {24, 9}, {0, 12},  {0, 7}};
     int count = 0;
     for (int ti = 0; ti < 6; ti++) {
         gpk_type t = (gpk_type)ti;
@@ -308,12 +329,12 @@ static void check_suite(gpk_ctx *ctx, bool quick, bool small, size_t max_n)
         return;
     }
     const Case big[] = {
-        {GPK_U32, (1u << 22) + 3, UNIFORM, 0, 0, 0, 0}, {GPK_U32, (1u << 22) + 3, FEW_BITS, 10, 0, 3, 0},
+        {GPK_U32, (1u << 22) + 3, UNIFORM, 0, 0, 0, 0},  {GPK_U32, (1u << 22) + 3, FEW_BITS, 10, 0, 3, 0},
         {GPK_F32, (1u << 21) - 1, SPECIALS, 0, 0, 1, 2}, {GPK_U64, (1u << 21) + 1, UNIFORM, 0, 0, 2, 3},
         {GPK_I64, (1u << 21) + 7, UNIFORM, 0, 11, 1, 1}, {GPK_F64, 3000017, SPECIALS, 0, 0, 0, 4},
-        {GPK_U32, 3000017, SORTED, 0, 0, 3, 0}, {GPK_I32, 3000017, REVERSE, 0, 0, 1, 3},
-        {GPK_U32, 5000011, FEW_BITS, 0, 0, 3, 1}, {GPK_U32, 5000011, EQUAL, 0, 0, 3, 0},
-        {GPK_U32, 5000011, UNIFORM, 0, 0, 4, 0}, {GPK_F64, 3000017, FEW_BITS, 0, 0, 4, 1},
+        {GPK_U32, 3000017, SORTED, 0, 0, 3, 0},          {GPK_I32, 3000017, REVERSE, 0, 0, 1, 3},
+        {GPK_U32, 5000011, FEW_BITS, 0, 0, 3, 1},        {GPK_U32, 5000011, EQUAL, 0, 0, 3, 0},
+        {GPK_U32, 5000011, UNIFORM, 0, 0, 4, 0},         {GPK_F64, 3000017, FEW_BITS, 0, 0, 4, 1},
     };
     for (const Case &c : big) {
         run_case(ctx, c);
@@ -361,8 +382,8 @@ static double copy_bandwidth()
 
 /* sorted: ascending keys spread over the whole range (each step random in
  * [0, 2 * range / n)), built directly rather than sorted on the host */
-static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsigned few_bits, unsigned b, unsigned r,
-                     int mode, int cub_end_bit, int reps, double floor_bpk, bool sorted)
+static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsigned few_bits, unsigned b,
+                     unsigned r, int mode, int cub_end_bit, int reps, double floor_bpk, bool sorted)
 {
     const size_t kw = tsize(t), vw = mode == 1 ? 4 : mode == 2 ? 8 : 0;
     std::vector<char> keys(n * kw), orig;
@@ -409,7 +430,8 @@ static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsig
     char err[256];
     std::vector<char> cub_keys(n * kw);
     int cub_vw = mode == 3 ? 4 : (int)vw;
-    if (gpk_peer_cub_radix(0, t, orig.data(), cub_keys.data(), cub_vw, n, 0, cub_end_bit, reps, &pr, err, sizeof err) != 0) {
+    if (gpk_peer_cub_radix(0, t, orig.data(), cub_keys.data(), cub_vw, n, 0, cub_end_bit, reps, &pr, err,
+                           sizeof err) != 0) {
         printf("%s: cub failed: %s\n", name, err);
         row.ok = false;
         return row;
@@ -429,10 +451,14 @@ static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsig
     /* values / sigma: keys[j] == orig[v[j]] and stable (v increasing among equal keys) */
     if (vw || mode == 3) {
         for (size_t j = 0; j < n && ok; j++) {
-            uint64_t v = vw == 8 ? ((uint64_t *)vals.data())[j] : vw == 4 ? ((uint32_t *)vals.data())[j] : sigma[j];
+            uint64_t v = vw == 8 ? ((uint64_t *)vals.data())[j]
+                : vw == 4        ? ((uint32_t *)vals.data())[j]
+                                 : sigma[j];
             if (v >= n || memcmp(orig.data() + v * kw, keys.data() + j * kw, kw) != 0) ok = false;
             if (j > 0 && memcmp(keys.data() + j * kw, keys.data() + (j - 1) * kw, kw) == 0) {
-                uint64_t u = vw == 8 ? ((uint64_t *)vals.data())[j - 1] : vw == 4 ? ((uint32_t *)vals.data())[j - 1] : sigma[j - 1];
+                uint64_t u = vw == 8 ? ((uint64_t *)vals.data())[j - 1]
+                    : vw == 4        ? ((uint32_t *)vals.data())[j - 1]
+                                     : sigma[j - 1];
                 if (u >= v) ok = false;
             }
             if (!ok) printf("%s: value/sigma wrong at %zu\n", name, j);
@@ -442,8 +468,8 @@ static Row perf_case(gpk_ctx *ctx, const char *name, gpk_type t, size_t n, unsig
     if (gpk__radix_cuda_profile) {
         unsigned long long ph[8];
         if (gpk__radix_cuda_profile(ph) == 0 && ph[7] > 0) {
-            static const char *names[] = {"first load", "rank", "counts+scan", "rank add+stage", "look-back",
-                                          "stage values", "write-out"};
+            static const char *names[] = {"first load", "rank",         "counts+scan", "rank add+stage",
+                                          "look-back",  "stage values", "write-out"};
             double sum = 0;
             for (int k = 0; k < 7; k++) sum += (double)ph[k];
             printf("  phases (%% of pass-kernel block time, %llu blocks):", ph[7]);
@@ -476,7 +502,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--label") && i + 1 < argc) label = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--check [--quick] [--small] [--max-n N]] [--perf [--n N] [--reps R] [--only a,b]] [--label L]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--check [--quick] [--small] [--max-n N]] [--perf [--n N] [--reps R] [--only "
+                    "a,b]] [--label L]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -514,12 +543,15 @@ int main(int argc, char **argv)
         };
         std::vector<Row> rows;
         for (const P &c : cases) {
-            if (only && !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + c.key + ",").c_str())) continue;
-            rows.push_back(perf_case(ctx, c.name, c.t, n, c.few, c.b, c.r, c.mode, c.end_bit, reps, c.floor, c.sorted));
+            if (only &&
+                !strstr((std::string(",") + only + ",").c_str(), (std::string(",") + c.key + ",").c_str()))
+                continue;
+            rows.push_back(
+                perf_case(ctx, c.name, c.t, n, c.few, c.b, c.r, c.mode, c.end_bit, reps, c.floor, c.sorted));
         }
         printf("\n[%s] n = %zu, copy %.0f GB/s; floor = bytes/key moved at copy bandwidth\n", label, n, bw);
-        printf("%-28s %9s %8s %9s %8s %6s %9s %5s\n", "case", "ours ms", "Gkeys/s", "cub ms", "Gkeys/s", "x cub",
-               "floor ms", "ok");
+        printf("%-28s %9s %8s %9s %8s %6s %9s %5s\n", "case", "ours ms", "Gkeys/s", "cub ms", "Gkeys/s",
+               "x cub", "floor ms", "ok");
         for (const Row &r : rows) {
             const double floor_ms = r.floor_bytes_per_key * r.n / (bw * 1e9) * 1e3;
             printf("%-28s %9.3f %8.2f %9.3f %8.2f %6.2f %9.3f %5s\n", r.name.c_str(), r.ours_ms,

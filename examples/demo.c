@@ -55,7 +55,7 @@ static int run(gpk_ctx *ctx, const demo_case *c, size_t n)
     }
     gpk_sort_reference(c->type, want, 0, NULL, c->with_perm ? want_sigma : NULL, n, c->key_bits);
     ok = memcmp(keys, want, n * w) == 0 &&
-         (!c->with_perm || memcmp(sigma, want_sigma, n * sizeof *sigma) == 0);
+        (!c->with_perm || memcmp(sigma, want_sigma, n * sizeof *sigma) == 0);
     printf("  %-34s %4s  n = %9zu  %8.2f ms  %8.1f Mkeys/s  %s\n", c->what, gpk_type_name(c->type), n,
            (t1 - t0) * 1e3, (double)n / (t1 - t0) / 1e6, ok ? "correct" : "WRONG");
 out:

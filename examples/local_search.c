@@ -19,8 +19,10 @@ int main(int argc, char **argv)
     char *text = malloc(cap);
     if (!text) return 1;
     srand(seed);
-    len += (size_t)snprintf(text + len, cap - len, "NAME: random%u\nTYPE: TSP\nDIMENSION: %u\n"
-                            "EDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n", n, n);
+    len += (size_t)snprintf(text + len, cap - len,
+                            "NAME: random%u\nTYPE: TSP\nDIMENSION: %u\n"
+                            "EDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n",
+                            n, n);
     for (unsigned i = 1; i <= n; i++)
         len += (size_t)snprintf(text + len, cap - len, "%u %d %d\n", i, rand() % 1000, rand() % 1000);
     len += (size_t)snprintf(text + len, cap - len, "EOF\n");

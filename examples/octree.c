@@ -30,8 +30,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "octree: %s\n", gpk_last_error(ctx));
         return 1;
     }
-    printf("octree: %zu nodes, %zu leaves, depth %u, %llu tasks, %.1f ms on %s\n", t.n_nodes, t.leaves, t.depth,
-           (unsigned long long)t.tasks, t.ms, gpk_backend_name(gpk_ctx_backend(ctx)));
+    printf("octree: %zu nodes, %zu leaves, depth %u, %llu tasks, %.1f ms on %s\n", t.n_nodes, t.leaves,
+           t.depth, (unsigned long long)t.tasks, t.ms, gpk_backend_name(gpk_ctx_backend(ctx)));
     size_t bad = 0, in_leaves = 0;
     for (size_t k = 0; k < t.n_nodes; k++) {
         const gpk_octree_node *nd = &t.nodes[k];

@@ -74,8 +74,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* out[j] = in[sigma[j]] for each particle array, through one scratch array. */
-static void apply_perm(double **arrays, int count, double *scratch, const uint32_t *sigma,
-                       size_t n)
+static void apply_perm(double **arrays, int count, double *scratch, const uint32_t *sigma, size_t n)
 {
     for (int a = 0; a < count; a++) {
         double *in = arrays[a];
@@ -86,8 +85,8 @@ static void apply_perm(double **arrays, int count, double *scratch, const uint32
 
 /* Times gpk_sort_perm on a fresh copy of keys `reps` times; leaves the last
  * sorted keys in `work` and its permutation in `sigma`. */
-static gpk_status timed_sort(gpk_ctx *ctx, const uint32_t *keys, uint32_t *work, uint32_t *sigma,
-                             size_t n, unsigned key_bits, int reps, double *times, double *ms)
+static gpk_status timed_sort(gpk_ctx *ctx, const uint32_t *keys, uint32_t *work, uint32_t *sigma, size_t n,
+                             unsigned key_bits, int reps, double *times, double *ms)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = key_bits;
@@ -112,8 +111,7 @@ int pic_run(const pic_opts *opts, pic_result *r)
     r->n = o.n;
     if (o.reps < 1) o.reps = 1;
     if (o.n > UINT32_MAX) {
-        snprintf(r->msg, sizeof r->msg, "n = %zu: the permutation is u32, so n <= %u", o.n,
-                 UINT32_MAX);
+        snprintf(r->msg, sizeof r->msg, "n = %zu: the permutation is u32, so n <= %u", o.n, UINT32_MAX);
         return 2;
     }
     size_t n = o.n;
@@ -128,8 +126,8 @@ int pic_run(const pic_opts *opts, pic_result *r)
         /* GPK_BACKEND replaces auto: name what was asked for */
         const char *env = getenv("GPK_BACKEND");
         const int from_env = o.backend == GPK_BACKEND_AUTO && env && *env;
-        snprintf(r->msg, sizeof r->msg, "cannot create a %s context: %s", from_env ? env : gpk_backend_name(o.backend),
-                 gpk_last_error(NULL));
+        snprintf(r->msg, sizeof r->msg, "cannot create a %s context: %s",
+                 from_env ? env : gpk_backend_name(o.backend), gpk_last_error(NULL));
         return 2;
     }
     gpk_ctx_info_get(ctx, &r->info);
@@ -143,8 +141,7 @@ int pic_run(const pic_opts *opts, pic_result *r)
     uint32_t *dwork = NULL, *dsigma = NULL; /* for o.device_timer */
     unsigned char *seen = calloc(nb, 1);
     double *times = malloc((size_t)o.reps * sizeof *times);
-    if (!x || !y || !u || !v || !scratch || !keys || !work || !sigma || !sigma6 || !seen ||
-        !times) {
+    if (!x || !y || !u || !v || !scratch || !keys || !work || !sigma || !sigma6 || !seen || !times) {
         snprintf(r->msg, sizeof r->msg, "out of host memory for %zu particles", n);
         goto done;
     }
@@ -207,10 +204,9 @@ int pic_run(const pic_opts *opts, pic_result *r)
             rc = 1;
             goto done;
         }
-        if (s == GPK_OK)
-            s = o.device_timer(ctx, keys, dwork, dsigma, n, 10, 5, o.reps, &r->dev_ms_p2);
-        if (s == GPK_OK && (memcmp(dsigma, sigma, n * sizeof *dsigma) != 0 ||
-                            memcmp(dwork, work, n * sizeof *dwork) != 0)) {
+        if (s == GPK_OK) s = o.device_timer(ctx, keys, dwork, dsigma, n, 10, 5, o.reps, &r->dev_ms_p2);
+        if (s == GPK_OK &&
+            (memcmp(dsigma, sigma, n * sizeof *dsigma) != 0 || memcmp(dwork, work, n * sizeof *dwork) != 0)) {
             snprintf(r->msg, sizeof r->msg, "the device-resident p = 2 sort disagrees with the host one");
             rc = 1;
             goto done;
@@ -234,8 +230,7 @@ int pic_run(const pic_opts *opts, pic_result *r)
     }
     for (size_t j = 0; j < n; j++) {
         if (sigma[j] >= n || seen[sigma[j]]) {
-            snprintf(r->msg, sizeof r->msg, "sigma is not a permutation (sigma[%zu] = %u)", j,
-                     sigma[j]);
+            snprintf(r->msg, sizeof r->msg, "sigma is not a permutation (sigma[%zu] = %u)", j, sigma[j]);
             goto done;
         }
         seen[sigma[j]] = 1;
@@ -244,16 +239,17 @@ int pic_run(const pic_opts *opts, pic_result *r)
             goto done;
         }
         if (j > 0 && work[j - 1] > work[j]) {
-            snprintf(r->msg, sizeof r->msg, "keys not sorted at %zu: %u > %u", j, work[j - 1],
-                     work[j]);
+            snprintf(r->msg, sizeof r->msg, "keys not sorted at %zu: %u > %u", j, work[j - 1], work[j]);
             goto done;
         }
     }
     apply_perm(particles, 4, scratch, sigma, n);
     for (size_t j = 0; j < n; j++)
         if (cell_of(x[j], y[j]) != work[j]) {
-            snprintf(r->msg, sizeof r->msg, "particle %zu at (%g, %g) is in cell %u, its key "
-                     "says %u", j, x[j], y[j], cell_of(x[j], y[j]), work[j]);
+            snprintf(r->msg, sizeof r->msg,
+                     "particle %zu at (%g, %g) is in cell %u, its key "
+                     "says %u",
+                     j, x[j], y[j], cell_of(x[j], y[j]), work[j]);
             goto done;
         }
     rc = 0;
@@ -280,10 +276,11 @@ done:
 
 static void pic_usage(FILE *f)
 {
-    fprintf(f, "usage: pic [--n N] [--backend auto|cpu|cuda|opencl] [--reps R]\n"
-               "  --n N        particles (default 8M = 8388608; suffixes k, M, G = 2^10, 2^20, 2^30)\n"
-               "  --backend B  gpk backend (default auto: CUDA when present, else CPU)\n"
-               "  --reps R     timed repetitions of each second sort, median kept (default 5)\n");
+    fprintf(f,
+            "usage: pic [--n N] [--backend auto|cpu|cuda|opencl] [--reps R]\n"
+            "  --n N        particles (default 8M = 8388608; suffixes k, M, G = 2^10, 2^20, 2^30)\n"
+            "  --backend B  gpk backend (default auto: CUDA when present, else CPU)\n"
+            "  --reps R     timed repetitions of each second sort, median kept (default 5)\n");
 }
 
 /* N with an optional binary suffix: 1048576, 1024k, 8M. */
@@ -343,12 +340,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "pic: %s\n", r.msg);
         return 1;
     }
-    printf("pic: backend %s (%s), N = %zu particles, 32x32 cells\n",
-           gpk_backend_name(r.info.backend), r.info.device_name, r.n);
+    printf("pic: backend %s (%s), N = %zu particles, 32x32 cells\n", gpk_backend_name(r.info.backend),
+           r.info.device_name, r.n);
     printf("pic: after the move %.1f%% of particles changed cell, %.2f%% of neighbours out of order\n",
            100.0 * r.moved, 100.0 * r.unsorted);
     printf("pic: second sort with permutation: p = 6 (b = 30, r = 5): %.3f ms, "
-           "p = 2 (b = 10, r = 5): %.3f ms, speedup %.2fx\n", r.ms_p6, r.ms_p2, r.speedup);
+           "p = 2 (b = 10, r = 5): %.3f ms, speedup %.2fx\n",
+           r.ms_p6, r.ms_p2, r.speedup);
     if (rc != 0) {
         fprintf(stderr, "pic: check FAILED: %s\n", r.msg);
         return 1;

@@ -50,8 +50,9 @@ int main(int argc, char **argv)
             continue;
         }
         const unsigned long long got = atomic_load(&c.visited);
-        printf("pool %-8s: %llu tasks on %u workers in %.2f ms (%s)\n", gpk_pool_scheme_name((gpk_pool_scheme)sc),
-               got, st.workers, st.ms, got == want && st.tasks == want ? "ok" : "WRONG COUNT");
+        printf("pool %-8s: %llu tasks on %u workers in %.2f ms (%s)\n",
+               gpk_pool_scheme_name((gpk_pool_scheme)sc), got, st.workers, st.ms,
+               got == want && st.tasks == want ? "ok" : "WRONG COUNT");
         ok &= got == want && st.tasks == want;
     }
     gpk_ctx_destroy(ctx);

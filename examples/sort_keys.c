@@ -17,7 +17,8 @@ int main(int argc, char **argv)
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : (uint64_t)time(NULL);
     printf("sort_keys: n = %zu, seed %llu\n", n, (unsigned long long)seed);
     float *keys = malloc((n ? n : 1) * sizeof *keys), *ref = malloc((n ? n : 1) * sizeof *ref);
-    uint32_t *sigma = malloc((n ? n : 1) * sizeof *sigma), *ref_sigma = malloc((n ? n : 1) * sizeof *ref_sigma);
+    uint32_t *sigma = malloc((n ? n : 1) * sizeof *sigma),
+             *ref_sigma = malloc((n ? n : 1) * sizeof *ref_sigma);
     if (!keys || !ref || !sigma || !ref_sigma) return 1;
     gpk_generate(GPK_F32, GPK_DIST_FLOAT_SPECIALS, keys, n, seed, 0); /* NaNs, infinities, -0.0 */
     memcpy(ref, keys, n * sizeof *keys);

@@ -12,8 +12,8 @@
 
 typedef struct particle {
     float x, y, vx, vy;
-    uint32_t id;   /* input position, to see the order of equal keys */
-    int32_t cell;  /* the key */
+    uint32_t id;  /* input position, to see the order of equal keys */
+    int32_t cell; /* the key */
 } particle;
 
 int main(int argc, char **argv)

@@ -25,12 +25,14 @@ const gpk__backend_row gpk__backends[] = {
 #ifdef GPK_HAVE_CUDA
     {GPK_BACKEND_CUDA, "cuda", &gpk__cuda_device, NULL},
 #else
-    {GPK_BACKEND_CUDA, "cuda", NULL, "CUDA backend: not built into this gpk (nvcc was not found at build time)"},
+    {GPK_BACKEND_CUDA, "cuda", NULL,
+     "CUDA backend: not built into this gpk (nvcc was not found at build time)"},
 #endif
 #ifdef GPK_HAVE_OPENCL
     {GPK_BACKEND_OPENCL, "opencl", &gpk__opencl_device, NULL},
 #else
-    {GPK_BACKEND_OPENCL, "opencl", NULL, "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)"},
+    {GPK_BACKEND_OPENCL, "opencl", NULL,
+     "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)"},
 #endif
     {GPK_BACKEND_AUTO, NULL, NULL, NULL},
 };
@@ -38,13 +40,15 @@ const gpk__backend_row gpk__backends[] = {
 /* ---- the sort family --------------------------------------------------------- */
 
 static const gpk__sort_backend sort_cpu = {
-    gpk__radix_sort_cpu, 1, gpk__quick_sort_cpu, SIZE_MAX, gpk__seg_sort_cpu, &gpk__multi_cpu, &gpk__ooc_cpu, 0,
+    gpk__radix_sort_cpu, 1, gpk__quick_sort_cpu, SIZE_MAX, gpk__seg_sort_cpu, &gpk__multi_cpu,
+    &gpk__ooc_cpu,       0,
 };
 #ifdef GPK_HAVE_CUDA
 /* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
  * packed counters). */
 static const gpk__sort_backend sort_cuda = {
-    gpk__radix_sort_cuda, 0, gpk__quick_sort_cuda, UINT32_MAX, gpk__seg_sort_cuda, &gpk__multi_cuda, &gpk__ooc_cuda, 1,
+    gpk__radix_sort_cuda, 0, gpk__quick_sort_cuda, UINT32_MAX, gpk__seg_sort_cuda, &gpk__multi_cuda,
+    &gpk__ooc_cuda,       1,
 };
 #endif
 #ifdef GPK_HAVE_OPENCL

@@ -33,12 +33,14 @@ static void test_names(void)
         TU_CHECK(strlen(gpk_status_string((gpk_status)s)) > 0, "status string %d", s);
     TU_CHECK(gpk_backend_available(GPK_BACKEND_CPU), "cpu always available");
     /* device counts agree with availability */
-    TU_CHECK(gpk_device_count(GPK_BACKEND_CPU) == 1, "CPU device count %d", gpk_device_count(GPK_BACKEND_CPU));
-    TU_CHECK(gpk_device_count(GPK_BACKEND_AUTO) >= 1, "AUTO device count %d", gpk_device_count(GPK_BACKEND_AUTO));
+    TU_CHECK(gpk_device_count(GPK_BACKEND_CPU) == 1, "CPU device count %d",
+             gpk_device_count(GPK_BACKEND_CPU));
+    TU_CHECK(gpk_device_count(GPK_BACKEND_AUTO) >= 1, "AUTO device count %d",
+             gpk_device_count(GPK_BACKEND_AUTO));
     for (int b = GPK_BACKEND_CUDA; b <= GPK_BACKEND_OPENCL; b++)
         TU_CHECK((gpk_device_count((gpk_backend)b) > 0) == (gpk_backend_available((gpk_backend)b) != 0),
-                 "%s: %d devices, available %d", gpk_backend_name((gpk_backend)b), gpk_device_count((gpk_backend)b),
-                 gpk_backend_available((gpk_backend)b));
+                 "%s: %d devices, available %d", gpk_backend_name((gpk_backend)b),
+                 gpk_device_count((gpk_backend)b), gpk_backend_available((gpk_backend)b));
     TU_CHECK(gpk_device_count((gpk_backend)42) == 0, "an unknown backend has devices");
 }
 
@@ -107,8 +109,8 @@ static void test_generator(uint64_t seed)
 /* The mapping must be monotone in the documented total order and a bijection. */
 static void test_mapping(uint64_t seed)
 {
-    const float fs[] = {-INFINITY, -1e30f, -1.0f, -1e-40f, -0.0f, 0.0f, 1e-45f, 1e-40f, 1.0f,
-                        3.4e38f, INFINITY, NAN};
+    const float fs[] = {-INFINITY, -1e30f, -1.0f, -1e-40f, -0.0f,    0.0f,
+                        1e-45f,    1e-40f, 1.0f,  3.4e38f, INFINITY, NAN};
     for (size_t i = 0; i + 1 < sizeof fs / sizeof fs[0]; i++) {
         uint32_t x, y;
         memcpy(&x, &fs[i], 4);
@@ -135,8 +137,7 @@ static void test_mapping(uint64_t seed)
         for (int t = GPK_U32; t <= GPK_F64; t++) {
             if (gpk_type_size((gpk_type)t) == 4)
                 round &= gpk__unmap_u32((gpk_type)t, gpk__map_u32((gpk_type)t, (uint32_t)v)) == (uint32_t)v;
-            else
-                round &= gpk__unmap_u64((gpk_type)t, gpk__map_u64((gpk_type)t, v)) == v;
+            else round &= gpk__unmap_u64((gpk_type)t, gpk__map_u64((gpk_type)t, v)) == v;
         }
     }
     TU_CHECK(round, "map/unmap round trip");
@@ -165,13 +166,15 @@ static void test_bad_input(gpk_backend be)
     TU_CHECK(gpk_sort_perm(ctx, GPK_U32, keys, NULL, 8, NULL) == GPK_EINVAL, "NULL sigma");
     TU_CHECK(gpk_sort_pairs(ctx, GPK_U32, keys, GPK_U32, NULL, 8, NULL) == GPK_EINVAL, "NULL values");
     o.key_bits = 33;
-    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL && strstr(gpk_last_error(ctx), "key_bits"),
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "key_bits"),
              "key_bits > 32: %s", gpk_last_error(ctx));
     o.key_bits = 65;
     TU_CHECK(gpk_sort_keys(ctx, GPK_U64, keys, 4, &o) == GPK_EINVAL, "key_bits > 64");
     o.key_bits = 0;
     o.radix_bits = 17;
-    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL && strstr(gpk_last_error(ctx), "radix_bits"),
+    TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, &o) == GPK_EINVAL &&
+                 strstr(gpk_last_error(ctx), "radix_bits"),
              "radix_bits 17: %s", gpk_last_error(ctx));
     TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after errors");
 
@@ -192,15 +195,16 @@ static void test_bad_input(gpk_backend be)
              gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, NULL, 8, NULL) == GPK_EINVAL, "NULL sigma64");
     s = gpk_sort_keys(ctx, GPK_U32, keys, huge, NULL);
-    TU_CHECK(s == GPK_ENOMEM && strlen(gpk_last_error(ctx)) > 0, "2^40 keys: %s (%s)",
-             gpk_status_string(s), gpk_last_error(ctx));
+    TU_CHECK(s == GPK_ENOMEM && strlen(gpk_last_error(ctx)) > 0, "2^40 keys: %s (%s)", gpk_status_string(s),
+             gpk_last_error(ctx));
     TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
 
     /* n = 1 and n = 0 work and set sigma. */
     sigma[0] = 99;
     TU_CHECK(gpk_sort_perm(ctx, GPK_U32, keys, sigma, 1, NULL) == GPK_OK && sigma[0] == 0, "n = 1 sigma");
     sigma64[0] = 99;
-    TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, sigma64, 1, NULL) == GPK_OK && sigma64[0] == 0, "n = 1 sigma64");
+    TU_CHECK(gpk_sort_perm64(ctx, GPK_U32, keys, sigma64, 1, NULL) == GPK_OK && sigma64[0] == 0,
+             "n = 1 sigma64");
     TU_CHECK(gpk_sort_keys(ctx, GPK_F64, keys, 0, NULL) == GPK_OK, "n = 0");
     TU_CHECK(gpk_sort_keys(ctx, GPK_U32, keys, 8, NULL) == GPK_OK && keys[0] == 1 && keys[7] == 9,
              "and a good call still works afterwards");
@@ -226,16 +230,17 @@ static void test_overlap(gpk_backend be, uint64_t seed)
     memcpy(copy, z, sizeof z);
     uint32_t *z32 = (uint32_t *)(void *)z;
     gpk_status s;
-#define REFUSED(call, what)                                                                                   \
-    s = (call);                                                                                               \
-    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "overlap"), "%s: %s (%s)", what,                   \
-             gpk_status_string(s), gpk_last_error(ctx));                                                      \
-    TU_CHECK(memcmp(z, copy, sizeof z) == 0, "%s: the arrays were changed", what);                            \
+#define REFUSED(call, what)                                                                  \
+    s = (call);                                                                              \
+    TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "overlap"), "%s: %s (%s)", what, \
+             gpk_status_string(s), gpk_last_error(ctx));                                     \
+    TU_CHECK(memcmp(z, copy, sizeof z) == 0, "%s: the arrays were changed", what);           \
     memcpy(z, copy, sizeof z)
     REFUSED(gpk_sort_pairs(ctx, GPK_U32, z32, GPK_U32, z32 + 1, N - 1, NULL), "pairs, values = keys + 1");
     REFUSED(gpk_sort_pairs(ctx, GPK_U32, z32 + 1, GPK_U32, z32, N - 1, NULL), "pairs, keys = values + 1");
     REFUSED(gpk_sort_pairs(ctx, GPK_U64, z, GPK_U64, z, N, NULL), "pairs, values = keys");
-    REFUSED(gpk_sort_pairs(ctx, GPK_U64, z, GPK_U32, z32 + 3, 2, NULL), "pairs, values on the last key's bytes");
+    REFUSED(gpk_sort_pairs(ctx, GPK_U64, z, GPK_U32, z32 + 3, 2, NULL),
+            "pairs, values on the last key's bytes");
     REFUSED(gpk_sort_perm(ctx, GPK_U32, z32, z32, N, NULL), "perm, sigma = keys");
     REFUSED(gpk_sort_perm(ctx, GPK_U64, z, z32 + 1, N / 2, NULL), "perm, sigma inside the keys");
     REFUSED(gpk_sort_perm64(ctx, GPK_U64, z, z + 1, N, NULL), "perm64, sigma = keys + 1");
@@ -257,12 +262,13 @@ static void test_overlap(gpk_backend be, uint64_t seed)
             sh.temp = temp;
             sh.keys_out = z + N / 4;
             s = gpk_sort_shards_keys(cpu, GPK_U64, &sh, NULL);
-            TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(cpu), "overlap"), "shards, keys_out inside keys: %s (%s)",
-                     gpk_status_string(s), gpk_last_error(cpu));
+            TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(cpu), "overlap"),
+                     "shards, keys_out inside keys: %s (%s)", gpk_status_string(s), gpk_last_error(cpu));
             TU_CHECK(memcmp(z, copy, sizeof z) == 0, "shards: the arrays were changed");
             sh.keys_out = z + N / 2; /* adjacent, not overlapping: sorts */
             s = gpk_sort_shards_keys(cpu, GPK_U64, &sh, NULL);
-            TU_CHECK(s == GPK_OK, "shards, adjacent buffers: %s (%s)", gpk_status_string(s), gpk_last_error(cpu));
+            TU_CHECK(s == GPK_OK, "shards, adjacent buffers: %s (%s)", gpk_status_string(s),
+                     gpk_last_error(cpu));
             free(temp);
             memcpy(z, copy, sizeof z);
         }
@@ -277,7 +283,8 @@ static void test_overlap(gpk_backend be, uint64_t seed)
     memcpy(z, copy, sizeof z);
     s = gpk_sort_perm(ctx, GPK_U32, z32, z32 + N, N, NULL);
     ok = s == GPK_OK;
-    for (size_t j = 0; ok && j < N; j++) ok = z32[N + j] < N && z32[j] == ((const uint32_t *)(const void *)copy)[z32[N + j]];
+    for (size_t j = 0; ok && j < N; j++)
+        ok = z32[N + j] < N && z32[j] == ((const uint32_t *)(const void *)copy)[z32[N + j]];
     TU_CHECK(ok, "perm in adjacent halves: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
     gpk_ctx_destroy(ctx);
 }
@@ -379,7 +386,8 @@ static void test_key_bits_all(gpk_backend be, uint64_t seed)
             TU_CHECK(gpk_generate(t, dists[di], ref, n, seed + ti, 0) == GPK_OK, "generate");
             memcpy(a, ref, bytes);
             memcpy(b, ref, bytes);
-            TU_CHECK(gpk_sort_reference(t, ref, 0, NULL, NULL, n, GPK_KEY_BITS_ALL) == GPK_OK, "reference, ALL");
+            TU_CHECK(gpk_sort_reference(t, ref, 0, NULL, NULL, n, GPK_KEY_BITS_ALL) == GPK_OK,
+                     "reference, ALL");
             gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
             o.key_bits = GPK_KEY_BITS_ALL;
             o.algorithm = GPK_SORT_RADIX;

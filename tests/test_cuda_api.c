@@ -20,14 +20,13 @@
 static gpk_ctx *ctx;
 static cudaStream_t stream;
 
-#define CUDA_OK(call)                                                                   \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,               \
-                    cudaGetErrorString(e_));                                            \
-            exit(1);                                                                    \
-        }                                                                               \
+#define CUDA_OK(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static void *dev_alloc(size_t bytes)
@@ -75,8 +74,8 @@ static void run(const tcase *c, uint64_t seed)
     memcpy(ref, keys, n * kw);
     memcpy(vref, vals, n * vw);
     /* detection sorts the bits where keys differ, the same order as all bits */
-    TU_CHECK(gpk_sort_reference(c->type, ref, vw, vref, NULL, n, c->key_bits) == GPK_OK,
-             "%s: reference", what);
+    TU_CHECK(gpk_sort_reference(c->type, ref, vw, vref, NULL, n, c->key_bits) == GPK_OK, "%s: reference",
+             what);
 
     void *d_in = dev_alloc(n * kw), *d_out = c->in_place ? d_in : dev_alloc(n * kw);
     void *dv_in = vw ? dev_alloc(n * vw) : NULL;
@@ -93,14 +92,14 @@ static void run(const tcase *c, uint64_t seed)
     o.radix_bits = c->radix_bits;
     const unsigned flags = c->detect ? GPK_CUDA_DETECT_BITS : 0;
     size_t temp_bytes = 0;
-    gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &temp_bytes, c->type, d_in, d_out, vw, dv_in,
-                                            dv_out, n, &o, flags, stream)
-                      : gpk_cuda_sort_keys(ctx, NULL, &temp_bytes, c->type, d_in, d_out, n, &o, flags,
-                                           stream);
+    gpk_status s = vw
+        ? gpk_cuda_sort_pairs(ctx, NULL, &temp_bytes, c->type, d_in, d_out, vw, dv_in, dv_out, n, &o, flags,
+                              stream)
+        : gpk_cuda_sort_keys(ctx, NULL, &temp_bytes, c->type, d_in, d_out, n, &o, flags, stream);
     TU_CHECK(s == GPK_OK && temp_bytes > 0, "%s: temp query: %s", what, gpk_last_error(ctx));
     void *temp = dev_alloc(temp_bytes);
-    s = vw ? gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, c->type, d_in, d_out, vw, dv_in, dv_out, n,
-                                 &o, flags, stream)
+    s = vw ? gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, c->type, d_in, d_out, vw, dv_in, dv_out, n, &o,
+                                 flags, stream)
            : gpk_cuda_sort_keys(ctx, temp, &temp_bytes, c->type, d_in, d_out, n, &o, flags, stream);
     TU_CHECK(s == GPK_OK, "%s: sort: %s", what, gpk_last_error(ctx));
     {
@@ -192,22 +191,28 @@ static void bits_cases(gpk_rng *rng)
                 o->n = j == 0 ? sizes[si] : sizes[(si * 7 + 3) % (sizeof sizes / sizeof sizes[0])];
                 const unsigned pick = (unsigned)(gpk_rng_next(rng) % 4);
                 /* the top byte (a partition), all but it (the parts), a middle range, a random one */
-                o->begin = pick == 0 ? (unsigned)bits - 8 : pick == 1 ? 0 : pick == 2 ? 5 : (unsigned)(gpk_rng_next(rng) % bits);
-                o->end = pick == 0 ? (unsigned)bits : pick == 1 ? (unsigned)bits - 8 : pick == 2 ? 19
-                         : o->begin + 1 + (unsigned)(gpk_rng_next(rng) % (bits - o->begin));
+                o->begin = pick == 0 ? (unsigned)bits - 8
+                    : pick == 1      ? 0
+                    : pick == 2      ? 5
+                                     : (unsigned)(gpk_rng_next(rng) % bits);
+                o->end = pick == 0 ? (unsigned)bits
+                    : pick == 1    ? (unsigned)bits - 8
+                    : pick == 2    ? 19
+                                   : o->begin + 1 + (unsigned)(gpk_rng_next(rng) % (bits - o->begin));
                 o->vw = (gpk_rng_next(rng) % 2) ? 4 : 0;
                 o->in_place = (int)(gpk_rng_next(rng) % 2);
                 const gpk_dist dist = (gpk_dist)(gpk_rng_next(rng) % GPK_DIST_COUNT_);
-                snprintf(what[j], sizeof what[j], "bits %s n=%zu %s [%u, %u) values=%zu %s", gpk_type_name((gpk_type)t),
-                         o->n, gpk_dist_name(dist), o->begin, o->end, o->vw, o->in_place ? "in-place" : "out-of-place");
+                snprintf(what[j], sizeof what[j], "bits %s n=%zu %s [%u, %u) values=%zu %s",
+                         gpk_type_name((gpk_type)t), o->n, gpk_dist_name(dist), o->begin, o->end, o->vw,
+                         o->in_place ? "in-place" : "out-of-place");
                 o->keys = malloc(o->n * kw + 1), o->got = malloc(o->n * kw + 1);
                 o->vals = malloc(o->n * 4 + 4), o->vgot = malloc(o->n * 4 + 4);
                 if (!o->keys || !o->got || !o->vals || !o->vgot) {
                     fprintf(stderr, "out of host memory\n");
                     exit(1);
                 }
-                TU_CHECK(gpk_generate((gpk_type)t, dist, o->keys, o->n, gpk_rng_next(rng), 0) == GPK_OK, "%s: generate",
-                         what[j]);
+                TU_CHECK(gpk_generate((gpk_type)t, dist, o->keys, o->n, gpk_rng_next(rng), 0) == GPK_OK,
+                         "%s: generate", what[j]);
                 for (size_t i = 0; i < o->n; i++) o->vals[i] = (uint32_t)i;
                 o->d_in = dev_alloc(o->n * kw), o->d_out = o->in_place ? o->d_in : dev_alloc(o->n * kw);
                 o->dv_in = o->vw ? dev_alloc(o->n * 4) : NULL;
@@ -216,22 +221,23 @@ static void bits_cases(gpk_rng *rng)
                 if (o->vw) CUDA_OK(cudaMemcpy(o->dv_in, o->vals, o->n * 4, cudaMemcpyHostToDevice));
                 o->temp_bytes = 0;
                 /* the query (temp NULL), then the sort below */
-                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
-                                                                4, o->dv_in, o->dv_out, o->n, o->begin, o->end,
-                                                                j ? s2 : stream)
-                                     : gpk_cuda_sort_keys_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
-                                                               o->n, o->begin, o->end, j ? s2 : stream);
+                gpk_status s = o->vw
+                    ? gpk_cuda_sort_pairs_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out, 4,
+                                               o->dv_in, o->dv_out, o->n, o->begin, o->end, j ? s2 : stream)
+                    : gpk_cuda_sort_keys_bits(ctx, NULL, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out, o->n,
+                                              o->begin, o->end, j ? s2 : stream);
                 TU_CHECK(s == GPK_OK, "%s: temp query: %s", what[j], gpk_last_error(ctx));
                 o->temp = dev_alloc(o->temp_bytes);
             }
             CUDA_OK(cudaDeviceSynchronize()); /* the copies in; then both sorts at once */
             for (int j = 0; j < 2; j++) {
                 struct one *o = &c[j];
-                gpk_status s = o->vw ? gpk_cuda_sort_pairs_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in,
-                                                                o->d_out, 4, o->dv_in, o->dv_out, o->n, o->begin, o->end,
-                                                                j ? s2 : stream)
-                                     : gpk_cuda_sort_keys_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in,
-                                                               o->d_out, o->n, o->begin, o->end, j ? s2 : stream);
+                gpk_status s = o->vw
+                    ? gpk_cuda_sort_pairs_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
+                                               4, o->dv_in, o->dv_out, o->n, o->begin, o->end,
+                                               j ? s2 : stream)
+                    : gpk_cuda_sort_keys_bits(ctx, o->temp, &o->temp_bytes, (gpk_type)t, o->d_in, o->d_out,
+                                              o->n, o->begin, o->end, j ? s2 : stream);
                 TU_CHECK(s == GPK_OK, "%s: sort: %s", what[j], gpk_last_error(ctx));
             }
             CUDA_OK(cudaDeviceSynchronize());
@@ -248,7 +254,8 @@ static void bits_cases(gpk_rng *rng)
                     digit[i] = w >= 64 ? m : m & ((1ull << w) - 1);
                     pos[i] = (uint32_t)i;
                 }
-                TU_CHECK(gpk_sort_reference(GPK_U64, digit, 4, pos, NULL, o->n, 0) == GPK_OK, "%s: reference", what[j]);
+                TU_CHECK(gpk_sort_reference(GPK_U64, digit, 4, pos, NULL, o->n, 0) == GPK_OK, "%s: reference",
+                         what[j]);
                 size_t bad = o->n;
                 for (size_t i = 0; i < o->n && bad == o->n; i++) {
                     if (memcmp(o->got + i * kw, o->keys + (size_t)pos[i] * kw, kw)) bad = i;
@@ -335,13 +342,16 @@ static void errors(void)
                  strstr(gpk_last_error(ctx), "overlap"),
              "temp on the keys accepted: %s", gpk_last_error(ctx));
     size_t tbp = 0;
-    TU_CHECK(gpk_cuda_sort_pairs(ctx, NULL, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) == GPK_OK,
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, NULL, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) ==
+                 GPK_OK,
              "pairs query");
     void *tp = dev_alloc(tbp);
-    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 4, dc + 4, 64, &o, 0, stream) == GPK_EINVAL &&
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 4, dc + 4, 64, &o, 0, stream) ==
+                     GPK_EINVAL &&
                  strstr(gpk_last_error(ctx), "overlap"),
              "values on the keys accepted: %s", gpk_last_error(ctx));
-    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) == GPK_OK,
+    TU_CHECK(gpk_cuda_sort_pairs(ctx, tp, &tbp, GPK_U32, d, d, 4, dc + 512, dc + 512, 64, &o, 0, stream) ==
+                 GPK_OK,
              "adjacent keys and values refused: %s", gpk_last_error(ctx));
     CUDA_OK(cudaStreamSynchronize(stream));
     cudaFree(tp);
@@ -371,10 +381,11 @@ int main(int argc, char **argv)
     uint64_t seed = tu_seed();
     CUDA_OK(cudaStreamCreate(&stream));
 
-    static const size_t sizes[] = {0, 1, 2, 3, 7, 31, 32, 33, 255, 256, 257, 4093, 4095, 4096, 4097,
-                                   8191, 8193, 65521, 65535, 65537, 131071, 1000003, 1048575, 1048577};
-    static const unsigned br[][2] = {{0, 0}, {0, 8}, {0, 5}, {0, 11}, {0, 16}, {10, 0}, {10, 5},
-                                     {10, 3}, {13, 4}, {20, 0}, {0, 1}, {0, 12}};
+    static const size_t sizes[] = {0,    1,     2,     3,     7,      31,      32,      33,
+                                   255,  256,   257,   4093,  4095,   4096,    4097,    8191,
+                                   8193, 65521, 65535, 65537, 131071, 1000003, 1048575, 1048577};
+    static const unsigned br[][2] = {{0, 0},  {0, 8},  {0, 5},  {0, 11}, {0, 16}, {10, 0},
+                                     {10, 5}, {10, 3}, {13, 4}, {20, 0}, {0, 1},  {0, 12}};
     gpk_rng rng;
     gpk_rng_seed(&rng, seed);
     int cases = 0;

@@ -35,13 +35,13 @@
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 
-#define CUDA_OK(call)                                                                                     \
-    do {                                                                                                  \
-        cudaError_t e_ = (call);                                                                          \
-        if (e_ != cudaSuccess) {                                                                          \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));        \
-            exit(1);                                                                                      \
-        }                                                                                                 \
+#define CUDA_OK(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef unsigned long long u64;
@@ -57,7 +57,8 @@ __host__ __device__ static inline u64 mix64(u64 x)
 
 __global__ void gen_kernel(uint32_t *keys, uint32_t *vals, size_t n, u64 seed, uint32_t mask)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         const u64 h = mix64(seed + i);
         keys[i] = (uint32_t)h & mask;
         if (vals) vals[i] = (uint32_t)(h >> 32);
@@ -68,7 +69,8 @@ __global__ void gen_kernel(uint32_t *keys, uint32_t *vals, size_t n, u64 seed, u
 __global__ void hash_kernel(const uint32_t *keys, const uint32_t *vals, size_t n, u64 *out)
 {
     u64 a = 0, b = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         const u64 x = (u64)keys[i] | (vals ? (u64)vals[i] << 32 : 0ull);
         a += mix64(x);
         b ^= mix64(x + 0x9e3779b97f4a7c15ull) + 0x632be59bd9b4e019ull * (x | 1);
@@ -87,18 +89,20 @@ __global__ void hash_kernel(const uint32_t *keys, const uint32_t *vals, size_t n
 __global__ void order_kernel(const uint32_t *keys, size_t n, u64 *out)
 {
     u64 bad = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i + 1 < n; i += (size_t)gridDim.x * blockDim.x)
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i + 1 < n;
+         i += (size_t)gridDim.x * blockDim.x)
         bad += keys[i] > keys[i + 1];
     if (bad) atomicAdd(&out[0], bad);
 }
 
 /* out[0] sigma out of range or repeated, out[1] keys_out[j] != keys_in[sigma[j]],
  * out[2] equal keys out of input order. seen: n bits, zeroed. */
-__global__ void perm_kernel(const uint32_t *keys_in, const uint32_t *keys_out, const uint64_t *sigma, size_t n,
-                            unsigned *seen, u64 *out)
+__global__ void perm_kernel(const uint32_t *keys_in, const uint32_t *keys_out, const uint64_t *sigma,
+                            size_t n, unsigned *seen, u64 *out)
 {
     u64 bad[3] = {0, 0, 0};
-    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (size_t)gridDim.x * blockDim.x) {
+    for (size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x; j < n;
+         j += (size_t)gridDim.x * blockDim.x) {
         const uint64_t s = sigma[j];
         if (s >= n) {
             bad[0]++;
@@ -118,7 +122,10 @@ static cudaStream_t stream;
 static u64 *d_scratch; /* 4 words for the check kernels */
 static int failures, skipped;
 
-static int grid_for(size_t n) { return (int)std::max<size_t>(1, std::min<size_t>(132 * 16, (n + 255) / 256)); }
+static int grid_for(size_t n)
+{
+    return (int)std::max<size_t>(1, std::min<size_t>(132 * 16, (n + 255) / 256));
+}
 
 static void gen(uint32_t *k, uint32_t *v, size_t n, u64 seed, uint32_t mask)
 {
@@ -162,10 +169,9 @@ static void report(const char *what, bool ok, const char *detail, double ms, siz
 {
     if (!ok) failures++;
     if (reps > 1)
-        printf("%s %s: %s; median %.3f ms over %d reps, %.3f Gkeys/s\n", ok ? "ok" : "FAIL", what, detail, ms, reps,
-               n / ms / 1e6);
-    else
-        printf("%s %s: %s (%.3f ms)\n", ok ? "ok" : "FAIL", what, detail, ms);
+        printf("%s %s: %s; median %.3f ms over %d reps, %.3f Gkeys/s\n", ok ? "ok" : "FAIL", what, detail, ms,
+               reps, n / ms / 1e6);
+    else printf("%s %s: %s (%.3f ms)\n", ok ? "ok" : "FAIL", what, detail, ms);
     fflush(stdout);
 }
 
@@ -174,8 +180,9 @@ static void run_device(const char *what, bool pairs, size_t n, uint32_t mask, in
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     size_t temp = 0;
-    gpk_status s = pairs ? gpk_cuda_sort_pairs(ctx, NULL, &temp, GPK_U32, NULL, NULL, 4, NULL, NULL, n, &o, 0, stream)
-                         : gpk_cuda_sort_keys(ctx, NULL, &temp, GPK_U32, NULL, NULL, n, &o, 0, stream);
+    gpk_status s = pairs
+        ? gpk_cuda_sort_pairs(ctx, NULL, &temp, GPK_U32, NULL, NULL, 4, NULL, NULL, n, &o, 0, stream)
+        : gpk_cuda_sort_keys(ctx, NULL, &temp, GPK_U32, NULL, NULL, n, &o, 0, stream);
     if (s != GPK_OK) {
         printf("FAIL %s: temp size query: %s\n", what, gpk_last_error(ctx));
         failures++;
@@ -219,7 +226,8 @@ static void run_device(const char *what, bool pairs, size_t n, uint32_t mask, in
         snprintf(detail, sizeof detail, "%llu out of order, %s multiset, path %s", bad,
                  same ? "same" : "DIFFERENT", gpk_last_sort_path(ctx));
         std::sort(ms.begin(), ms.end());
-        const double med = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+        const double med =
+            ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
         report(what, bad == 0 && same, detail, med, n, reps);
     }
     CUDA_OK(cudaEventDestroy(e0));
@@ -272,7 +280,8 @@ static void run_host(const char *what, gpk_backend be, gpk_sort_algo algo, bool 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     gpk_sort_opts o = GPK_SORT_OPTS_INIT;
     o.algorithm = algo;
-    if (s == GPK_OK) s = perm ? gpk_sort_perm64(hctx, GPK_U32, hk, hs, n, &o) : gpk_sort_keys(hctx, GPK_U32, hk, n, &o);
+    if (s == GPK_OK)
+        s = perm ? gpk_sort_perm64(hctx, GPK_U32, hk, hs, n, &o) : gpk_sort_keys(hctx, GPK_U32, hk, n, &o);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
     if (s != GPK_OK) {
@@ -281,7 +290,8 @@ static void run_host(const char *what, gpk_backend be, gpk_sort_algo algo, bool 
     }
     char path[64] = "-";
     if (s == GPK_OK)
-        snprintf(path, sizeof path, "%s (%s)", gpk_last_sort_path(hctx), gpk_sort_algo_name(gpk_last_sort_algo(hctx)));
+        snprintf(path, sizeof path, "%s (%s)", gpk_last_sort_path(hctx),
+                 gpk_sort_algo_name(gpk_last_sort_algo(hctx)));
     gpk_ctx_destroy(hctx);
     if (s != GPK_OK) {
         free(hk);
@@ -316,10 +326,11 @@ static void run_host(const char *what, gpk_backend be, gpk_sort_algo algo, bool 
     CUDA_OK(cudaFree(dout));
     const bool same = before[0] == after[0] && before[1] == after[1];
     char detail[240];
-    snprintf(detail, sizeof detail,
-             "%llu out of order, %s multiset, sigma: %llu bad/repeated, %llu wrong key, %llu unstable; path %s; "
-             "host call with transfers",
-             bad, same ? "same" : "DIFFERENT", pbad[0], pbad[1], pbad[2], path);
+    snprintf(
+        detail, sizeof detail,
+        "%llu out of order, %s multiset, sigma: %llu bad/repeated, %llu wrong key, %llu unstable; path %s; "
+        "host call with transfers",
+        bad, same ? "same" : "DIFFERENT", pbad[0], pbad[1], pbad[2], path);
     report(what, bad == 0 && same && pbad[0] == 0 && pbad[1] == 0 && pbad[2] == 0, detail, ms, n, 1);
     free(hk);
     free(hin);
@@ -350,7 +361,8 @@ static void run_case(const char *spec, u64 seed)
 {
     char buf[128];
     snprintf(buf, sizeof buf, "%s", spec);
-    char *kind = strtok(buf, ":"), *ns = strtok(NULL, ":"), *dist = strtok(NULL, ":"), *rs = strtok(NULL, ":");
+    char *kind = strtok(buf, ":"), *ns = strtok(NULL, ":"), *dist = strtok(NULL, ":"),
+         *rs = strtok(NULL, ":");
     size_t n = 0;
     if (!kind || !ns || !parse_n(ns, &n) || n < 2) {
         printf("FAIL bad case '%s'\n", spec);
@@ -373,7 +385,8 @@ static void run_case(const char *spec, u64 seed)
     else if (!strcmp(kind, "ocl")) run_host(what, GPK_BACKEND_OPENCL, GPK_SORT_AUTO, false, n, mask, seed);
     else if (!strcmp(kind, "cpu")) run_host(what, GPK_BACKEND_CPU, GPK_SORT_AUTO, false, n, mask, seed);
     else if (!strcmp(kind, "cpuquick")) run_host(what, GPK_BACKEND_CPU, GPK_SORT_QUICK, false, n, mask, seed);
-    else if (!strcmp(kind, "cudaquick")) run_host(what, GPK_BACKEND_CUDA, GPK_SORT_QUICK, false, n, mask, seed);
+    else if (!strcmp(kind, "cudaquick"))
+        run_host(what, GPK_BACKEND_CUDA, GPK_SORT_QUICK, false, n, mask, seed);
     else if (!strcmp(kind, "perm64")) run_host(what, GPK_BACKEND_CUDA, GPK_SORT_AUTO, true, n, mask, seed);
     else {
         printf("FAIL unknown kind in '%s'\n", spec);
@@ -396,9 +409,10 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamCreate(&stream));
     CUDA_OK(cudaMalloc(&d_scratch, 4 * sizeof(u64)));
     printf("test_cuda_wide: seed %llu\n", seed);
-    static const char *small[] = {"keys:2", "keys:1000003", "keys:2^20+1:low12", "pairs:65537", "pairs:2^20-1:low12",
-                                  "host:100003", "perm64:2^18+3", "perm64:300007:low12", "ocl:100003",
-                                  "cpu:100003", "cpuquick:65537", "cudaquick:65537"};
+    static const char *small[] = {"keys:2",        "keys:1000003",        "keys:2^20+1:low12",
+                                  "pairs:65537",   "pairs:2^20-1:low12",  "host:100003",
+                                  "perm64:2^18+3", "perm64:300007:low12", "ocl:100003",
+                                  "cpu:100003",    "cpuquick:65537",      "cudaquick:65537"};
     if (first >= argc)
         for (const char *c : small) run_case(c, seed++);
     for (int i = first; i < argc; i++) run_case(argv[i], seed++);

@@ -19,7 +19,16 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_KEYS_TO, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM, MODE_PERM64, MODE_RECORDS, MODE_COUNT } mode;
+typedef enum {
+    MODE_KEYS,
+    MODE_KEYS_TO,
+    MODE_PAIRS32,
+    MODE_PAIRS64,
+    MODE_PERM,
+    MODE_PERM64,
+    MODE_RECORDS,
+    MODE_COUNT
+} mode;
 static const char *mode_name[] = {"keys", "keys-to", "pairs-u32", "pairs-u64", "perm", "perm64", "records"};
 static const gpk_type types[] = {GPK_U32, GPK_I32, GPK_F32, GPK_U64, GPK_I64, GPK_F64};
 
@@ -35,7 +44,8 @@ static int desc_ok(gpk_type t, const void *a, const void *b)
     case GPK_I32: return *(const int32_t *)a >= *(const int32_t *)b;
     case GPK_U64: return *(const uint64_t *)a >= *(const uint64_t *)b;
     case GPK_I64: return *(const int64_t *)a >= *(const int64_t *)b;
-    case GPK_F32: case GPK_F64: {
+    case GPK_F32:
+    case GPK_F64: {
         const double x = t == GPK_F32 ? *(const float *)a : *(const double *)a;
         const double y = t == GPK_F32 ? *(const float *)b : *(const double *)b;
         if (isnan(y)) return 1;
@@ -49,7 +59,9 @@ static int desc_ok(gpk_type t, const void *a, const void *b)
 
 static void make_keys(gpk_type t, void *keys, size_t n, int kind, uint64_t seed)
 {
-    const gpk_dist d = kind == 0 ? GPK_DIST_RANDOM_BITS : kind == 1 ? GPK_DIST_FEW_BITS : GPK_DIST_FLOAT_SPECIALS;
+    const gpk_dist d = kind == 0 ? GPK_DIST_RANDOM_BITS
+        : kind == 1              ? GPK_DIST_FEW_BITS
+                                 : GPK_DIST_FLOAT_SPECIALS;
     gpk_generate(t, d, keys, n, seed, kind == 1 ? 3 : 0);
     if (kind == 1 && (t == GPK_I32 || t == GPK_I64 || t == GPK_F32 || t == GPK_F64)) {
         /* few values of both signs */
@@ -72,8 +84,8 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
     uint32_t *rsigma = malloc(n * 4 + 4);
     unsigned char *rec = malloc(n * REC + 1);
     char what[256];
-    snprintf(what, sizeof what, "%s %s n=%zu kind=%d %s key_bits=%u seed=%llu", gpk_type_name(t), mode_name[m], n,
-             kind, gpk_sort_algo_name(algo), key_bits, (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s %s n=%zu kind=%d %s key_bits=%u seed=%llu", gpk_type_name(t),
+             mode_name[m], n, kind, gpk_sort_algo_name(algo), key_bits, (unsigned long long)seed);
     if (!keys || !ref || !orig || !vals || !rvals || !sigma || !rsigma || !rec) {
         TU_CHECK(0, "%s: out of memory", what);
         goto done;
@@ -101,14 +113,16 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
     case MODE_KEYS: s = gpk_sort_keys(ctx, t, keys, n, &o); break;
     case MODE_KEYS_TO:
         out = malloc(n * kw + 8);
-        if (!out) { TU_CHECK(0, "%s: out of memory", what); goto done; }
+        if (!out) {
+            TU_CHECK(0, "%s: out of memory", what);
+            goto done;
+        }
         memset(out, 0xA5, n * kw);
         s = gpk_sort_keys_to(ctx, t, keys, out, n, &o);
         TU_CHECK(memcmp(keys, orig, n * kw) == 0, "%s: the input changed", what);
         break;
-    case MODE_PAIRS32: case MODE_PAIRS64:
-        s = gpk_sort_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, &o);
-        break;
+    case MODE_PAIRS32:
+    case MODE_PAIRS64: s = gpk_sort_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, &o); break;
     case MODE_PERM: s = gpk_sort_perm(ctx, t, keys, (uint32_t *)sigma, n, &o); break;
     case MODE_PERM64: s = gpk_sort_perm64(ctx, t, keys, sigma, n, &o); break;
     case MODE_RECORDS:
@@ -133,7 +147,8 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
         for (size_t i = 0; i < n && bad == n; i++)
             if (memcmp((char *)out + i * kw, (char *)ref + i * kw, kw) != 0) bad = i;
         TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
-        if (stable && vw) TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s: values differ from the reference", what);
+        if (stable && vw)
+            TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s: values differ from the reference", what);
         if (m == MODE_PERM || m == MODE_PERM64 || m == MODE_RECORDS) {
             bad = n;
             for (size_t i = 0; i < n && bad == n; i++) {
@@ -145,7 +160,8 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
                 if (stable ? sg != rsigma[i]
                            : sg >= n || memcmp((char *)orig + sg * kw, (char *)out + i * kw, kw) != 0)
                     bad = i;
-                if (m == MODE_RECORDS && bad == n && sg < n && rec[i * REC] != (unsigned char)(sg & 0xFF)) bad = i;
+                if (m == MODE_RECORDS && bad == n && sg < n && rec[i * REC] != (unsigned char)(sg & 0xFF))
+                    bad = i;
             }
             TU_CHECK(bad == n, "%s: sigma (or record) differs at %zu", what, bad);
         }
@@ -204,7 +220,8 @@ static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned 
     char what[160];
     snprintf(what, sizeof what, "device %s n=%zu vw=%zu %s flags=%u seed=%llu", gpk_type_name(t), n, vw,
              in_place ? "in place" : "out of place", flags, (unsigned long long)seed);
-    void *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8), *vals = malloc(n * 8 + 8), *rvals = malloc(n * 8 + 8);
+    void *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8), *vals = malloc(n * 8 + 8),
+         *rvals = malloc(n * 8 + 8);
     void *dk_in = NULL, *dk_out = NULL, *dv_in = NULL, *dv_out = NULL, *temp = NULL;
     if (!keys || !ref || !vals || !rvals) goto done;
     make_keys(t, keys, n, (int)(seed % 3), seed);
@@ -214,19 +231,22 @@ static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned 
         else ((uint32_t *)vals)[i] = (uint32_t)i;
     }
     memcpy(rvals, vals, n * 8);
-    TU_CHECK(gpk_sort_reference_ordered(t, ref, vw, vw ? rvals : NULL, NULL, n, 0, 1) == GPK_OK, "%s: reference", what);
+    TU_CHECK(gpk_sort_reference_ordered(t, ref, vw, vw ? rvals : NULL, NULL, n, 0, 1) == GPK_OK,
+             "%s: reference", what);
     int ok = cudaMalloc(&dk_in, n * kw + 8) == cudaSuccess && cudaMalloc(&dv_in, n * 8 + 8) == cudaSuccess;
-    if (ok && !in_place) ok = cudaMalloc(&dk_out, n * kw + 8) == cudaSuccess && cudaMalloc(&dv_out, n * 8 + 8) == cudaSuccess;
+    if (ok && !in_place)
+        ok = cudaMalloc(&dk_out, n * kw + 8) == cudaSuccess && cudaMalloc(&dv_out, n * 8 + 8) == cudaSuccess;
     if (in_place) dk_out = dk_in, dv_out = dv_in;
     ok = ok && cudaMemcpy(dk_in, keys, n * kw, cudaMemcpyHostToDevice) == cudaSuccess &&
-         cudaMemcpy(dv_in, vals, n * 8, cudaMemcpyHostToDevice) == cudaSuccess;
+        cudaMemcpy(dv_in, vals, n * 8, cudaMemcpyHostToDevice) == cudaSuccess;
     TU_CHECK(ok, "%s: device memory", what);
     if (!ok) goto done;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.descending = 1;
     size_t bytes = 0;
-    gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &bytes, t, dk_in, dk_out, vw, dv_in, dv_out, n, &o, flags, 0)
-                      : gpk_cuda_sort_keys(ctx, NULL, &bytes, t, dk_in, dk_out, n, &o, flags, 0);
+    gpk_status s = vw
+        ? gpk_cuda_sort_pairs(ctx, NULL, &bytes, t, dk_in, dk_out, vw, dv_in, dv_out, n, &o, flags, 0)
+        : gpk_cuda_sort_keys(ctx, NULL, &bytes, t, dk_in, dk_out, n, &o, flags, 0);
     if (s == GPK_OK && cudaMalloc(&temp, bytes ? bytes : 1) != cudaSuccess) s = GPK_ENOMEM;
     if (s == GPK_OK)
         s = vw ? gpk_cuda_sort_pairs(ctx, temp, &bytes, t, dk_in, dk_out, vw, dv_in, dv_out, n, &o, flags, 0)
@@ -234,7 +254,7 @@ static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned 
     TU_CHECK(s == GPK_OK, "%s: %s (%s)", what, gpk_status_string(s), gpk_last_error(ctx));
     if (s != GPK_OK) goto done;
     ok = cudaMemcpy(keys, dk_out, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess &&
-         cudaMemcpy(vals, dv_out, n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
+        cudaMemcpy(vals, dv_out, n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
     TU_CHECK(ok, "%s: copy back", what);
     TU_CHECK(ok && memcmp(keys, ref, n * kw) == 0, "%s: keys differ from the reference", what);
     if (vw) TU_CHECK(ok && memcmp(vals, rvals, n * vw) == 0, "%s: values differ from the reference", what);

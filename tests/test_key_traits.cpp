@@ -29,12 +29,31 @@ static uint64_t doc_map64(gpk_type t, uint64_t x)
  * constant, infinities and NaNs, then random ones. */
 static uint64_t sample(gpk_rng *r, int i)
 {
-    static const uint64_t edge[] = {0, 1, 0x7FFFFFull, 0x800000ull, 0x7F800000ull, 0x7F800001ull, 0x7FC00000ull,
-                                    0x7FFFFFFFull, 0x80000000ull, 0x80000001ull, 0xFF800000ull, 0xFF800001ull,
-                                    0xFFC00000ull, 0xFFFFFFFFull, 0x000FFFFFFFFFFFFFull, 0x0010000000000000ull,
-                                    0x7FF0000000000000ull, 0x7FF0000000000001ull, 0x7FF8000000000000ull,
-                                    0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull, 0x8000000000000001ull,
-                                    0xFFF0000000000000ull, 0xFFF0000000000001ull, 0xFFF8000000000000ull,
+    static const uint64_t edge[] = {0,
+                                    1,
+                                    0x7FFFFFull,
+                                    0x800000ull,
+                                    0x7F800000ull,
+                                    0x7F800001ull,
+                                    0x7FC00000ull,
+                                    0x7FFFFFFFull,
+                                    0x80000000ull,
+                                    0x80000001ull,
+                                    0xFF800000ull,
+                                    0xFF800001ull,
+                                    0xFFC00000ull,
+                                    0xFFFFFFFFull,
+                                    0x000FFFFFFFFFFFFFull,
+                                    0x0010000000000000ull,
+                                    0x7FF0000000000000ull,
+                                    0x7FF0000000000001ull,
+                                    0x7FF8000000000000ull,
+                                    0x7FFFFFFFFFFFFFFFull,
+                                    0x8000000000000000ull,
+                                    0x8000000000000001ull,
+                                    0xFFF0000000000000ull,
+                                    0xFFF0000000000001ull,
+                                    0xFFF8000000000000ull,
                                     0xFFFFFFFFFFFFFFFFull};
     const int ne = (int)(sizeof edge / sizeof edge[0]);
     return i < ne ? edge[i] : gpk_rng_next(r);
@@ -49,12 +68,12 @@ int main(void)
     /* The list: in gpk_type order, names and sizes as the API gives them,
      * the bits type as wide as the C type. */
     int at = 0;
-#define CHECK_ENTRY(T, N, B, U, C, K)                                                                 \
-    TU_CHECK((int)T == at, #N " at %d", at);                                                          \
-    TU_CHECK(gpk_type_size(T) == B && gpk_key_bytes(T) == B && sizeof(U) == B && sizeof(C) == B,     \
-             #N " width");                                                                            \
-    TU_CHECK(strcmp(gpk_type_name(T), #N) == 0, #N " name %s", gpk_type_name(T));                     \
-    TU_CHECK(gpk_key_kind(T) == K, #N " kind");                                                       \
+#define CHECK_ENTRY(T, N, B, U, C, K)                                                            \
+    TU_CHECK((int)T == at, #N " at %d", at);                                                     \
+    TU_CHECK(gpk_type_size(T) == B && gpk_key_bytes(T) == B && sizeof(U) == B && sizeof(C) == B, \
+             #N " width");                                                                       \
+    TU_CHECK(strcmp(gpk_type_name(T), #N) == 0, #N " name %s", gpk_type_name(T));                \
+    TU_CHECK(gpk_key_kind(T) == K, #N " kind");                                                  \
     at++;
     GPK_KEY_TYPES(CHECK_ENTRY)
 #undef CHECK_ENTRY
@@ -74,7 +93,7 @@ int main(void)
                 bad_map += m != doc_map32(t, x) || m != gpk_key_map32(kind, x);
                 bad_unmap += gpk__unmap_u32(t, m) != x;
                 bad_twiddle += gpk_key::twiddle(gpk_key::twiddle_map<uint32_t>(t), x) != m ||
-                               gpk_key::twiddle(gpk_key::twiddle_unmap<uint32_t>(t), m) != x;
+                    gpk_key::twiddle(gpk_key::twiddle_unmap<uint32_t>(t), m) != x;
                 const uint32_t n = gpk__map_u32(t, y), dm = gpk_key_descending32(kind, m),
                                dn = gpk_key_descending32(kind, n);
                 const bool nan_m = kind == GPK_KEY_FLOAT && m > GPK_KEY_INF_MAPPED32;
@@ -87,7 +106,7 @@ int main(void)
                 bad_map += m != doc_map64(t, v) || m != gpk_key_map64(kind, v);
                 bad_unmap += gpk__unmap_u64(t, m) != v;
                 bad_twiddle += gpk_key::twiddle(gpk_key::twiddle_map<uint64_t>(t), v) != m ||
-                               gpk_key::twiddle(gpk_key::twiddle_unmap<uint64_t>(t), m) != v;
+                    gpk_key::twiddle(gpk_key::twiddle_unmap<uint64_t>(t), m) != v;
                 const uint64_t dm = gpk_key_descending64(kind, m), dn = gpk_key_descending64(kind, n);
                 const bool nan_m = kind == GPK_KEY_FLOAT && m > GPK_KEY_INF_MAPPED64;
                 const bool nan_n = kind == GPK_KEY_FLOAT && n > GPK_KEY_INF_MAPPED64;

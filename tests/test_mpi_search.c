@@ -75,7 +75,7 @@ static void free_ctxs(gpk_ctx **cs, int count)
 static int same_solution(const gpk_search_result *a, const gpk_search_result *b)
 {
     return a->n == b->n && a->best == b->best && a->solution && b->solution &&
-           memcmp(a->solution, b->solution, a->n * sizeof *a->solution) == 0;
+        memcmp(a->solution, b->solution, a->n * sizeof *a->solution) == 0;
 }
 
 /* 1 when every rank says 1. */
@@ -107,26 +107,28 @@ static void check_equal(const char *label, const gpk_search_problem *pb, gpk_sea
         const uint32_t total = o.starts;
         TU_CHECK(same_solution(&res, &ref) && res.best_run == ref.best_run && res.runs == ref.runs &&
                      res.evaluated == ref.evaluated && res.iterations == ref.iterations,
-                 "rank %d of %d: %s: best %lld run %u (%llu evaluated), one process %lld run %u (%llu)", rank, size,
-                 label, (long long)res.best, res.best_run, (unsigned long long)res.evaluated, (long long)ref.best,
-                 ref.best_run, (unsigned long long)ref.evaluated);
-        TU_CHECK(full_cost(pb, res.solution) == res.best, "rank %d: %s: the solution does not evaluate to the best",
-                 rank, label);
+                 "rank %d of %d: %s: best %lld run %u (%llu evaluated), one process %lld run %u (%llu)", rank,
+                 size, label, (long long)res.best, res.best_run, (unsigned long long)res.evaluated,
+                 (long long)ref.best, ref.best_run, (unsigned long long)ref.evaluated);
+        TU_CHECK(full_cost(pb, res.solution) == res.best,
+                 "rank %d: %s: the solution does not evaluate to the best", rank, label);
         if (backend == GPK_BACKEND_CUDA)
-            TU_CHECK(res.gpu_evaluated == res.evaluated, "rank %d: %s: %llu of %llu neighbours on a GPU (%s)", rank,
-                     label, (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,
+            TU_CHECK(res.gpu_evaluated == res.evaluated, "rank %d: %s: %llu of %llu neighbours on a GPU (%s)",
+                     rank, label, (unsigned long long)res.gpu_evaluated, (unsigned long long)res.evaluated,
                      gpk_last_error(cs[0]));
-        TU_CHECK(res.runs == total && runs != NULL, "rank %d: %s: %u runs, asked %u", rank, label, res.runs, total);
+        TU_CHECK(res.runs == total && runs != NULL, "rank %d: %s: %u runs, asked %u", rank, label, res.runs,
+                 total);
         /* Each run's record: the run alone (two of them, to keep it quick),
          * and the rank that ran it. */
         uint64_t evaluated = 0;
         for (uint32_t r = 0; runs && r < res.runs; r++) {
             evaluated += runs[r].evaluated;
             TU_CHECK(runs[r].best >= res.best, "rank %d: %s: run %u better than the best", rank, label, r);
-            TU_CHECK(runs[r].rank >= 0 && runs[r].rank < size, "rank %d: %s: run %u on rank %d", rank, label, r,
-                     runs[r].rank);
+            TU_CHECK(runs[r].rank >= 0 && runs[r].rank < size, "rank %d: %s: run %u on rank %d", rank, label,
+                     r, runs[r].rank);
         }
-        TU_CHECK(!runs || evaluated == res.evaluated, "rank %d: %s: runs' evaluated sum differs", rank, label);
+        TU_CHECK(!runs || evaluated == res.evaluated, "rank %d: %s: runs' evaluated sum differs", rank,
+                 label);
         const uint32_t probe[2] = {res.best_run, res.runs - 1};
         for (int k = 0; runs && k < 2; k++) {
             const uint32_t r = probe[k];
@@ -137,8 +139,8 @@ static void check_equal(const char *label, const gpk_search_problem *pb, gpk_sea
             a.starts = 0;
             if (gpk_search_run(ref_ctx, pb, &a, &one) == GPK_OK) {
                 TU_CHECK(one.best == runs[r].best && one.evaluated == runs[r].evaluated,
-                         "rank %d: %s: run %u recorded %lld, alone %lld", rank, label, r, (long long)runs[r].best,
-                         (long long)one.best);
+                         "rank %d: %s: run %u recorded %lld, alone %lld", rank, label, r,
+                         (long long)runs[r].best, (long long)one.best);
                 gpk_search_result_free(&one);
             } else {
                 TU_CHECK(0, "rank %d: %s: run %u alone: %s", rank, label, r, gpk_last_error(ref_ctx));
@@ -148,16 +150,17 @@ static void check_equal(const char *label, const gpk_search_problem *pb, gpk_sea
             /* the one-process multistart: starts over the threads */
             gpk_ctx_set_threads(ref_ctx, 2);
             if (gpk_search_run(ref_ctx, pb, &o, &one) == GPK_OK) {
-                TU_CHECK(same_solution(&res, &one), "rank %d: %s: gpk_search_run multistart found %lld, MPI %lld",
-                         rank, label, (long long)one.best, (long long)res.best);
+                TU_CHECK(same_solution(&res, &one),
+                         "rank %d: %s: gpk_search_run multistart found %lld, MPI %lld", rank, label,
+                         (long long)one.best, (long long)res.best);
                 gpk_search_result_free(&one);
             } else {
                 TU_CHECK(0, "rank %d: %s: one-process multistart: %s", rank, label, gpk_last_error(ref_ctx));
             }
         }
         if (rank == 0)
-            printf("  %-40s %u starts, %d ranks x %d: best %lld (run %u), %.1f ms\n", label, total, size, count,
-                   (long long)res.best, res.best_run, ms);
+            printf("  %-40s %u starts, %d ranks x %d: best %lld (run %u), %.1f ms\n", label, total, size,
+                   count, (long long)res.best, res.best_run, ms);
     }
     free(runs);
     gpk_search_result_free(&res);
@@ -167,7 +170,8 @@ static void check_equal(const char *label, const gpk_search_problem *pb, gpk_sea
 }
 
 /* Every rank must return `want` with `needle` in its message. */
-static void check_refused(const char *label, gpk_status want, const char *needle, gpk_status st, const char *msg)
+static void check_refused(const char *label, gpk_status want, const char *needle, gpk_status st,
+                          const char *msg)
 {
     TU_CHECK(st == want, "rank %d: %s: status %d (%s), expected %d", rank, label, (int)st, msg, (int)want);
     TU_CHECK(strstr(msg, needle) != NULL, "rank %d: %s: message '%s' lacks '%s'", rank, label, msg, needle);
@@ -208,14 +212,13 @@ static void bad_input(const gpk_search_problem *pb, const gpk_search_problem *ot
         check_refused("other iters on the last rank", GPK_EINVAL, "iters", st, gpk_last_error(cs[0]));
     }
     /* no contexts on the last rank (which has no context for a message) */
-    st = gpk_mpi_search_multistart(MPI_COMM_WORLD, rank == last ? NULL : cs, rank == last ? 0 : 1, pb, &o, &res,
-                                   NULL);
+    st = gpk_mpi_search_multistart(MPI_COMM_WORLD, rank == last ? NULL : cs, rank == last ? 0 : 1, pb, &o,
+                                   &res, NULL);
     char needle[64];
     snprintf(needle, sizeof needle, "rank %d: no contexts", last);
     if (rank == last) /* no context to hold a message: the status alone */
         TU_CHECK(st == GPK_EINVAL, "rank %d: no contexts: status %d", rank, (int)st);
-    else
-        check_refused("no contexts on the last rank", GPK_EINVAL, needle, st, gpk_last_error(cs[0]));
+    else check_refused("no contexts on the last rank", GPK_EINVAL, needle, st, gpk_last_error(cs[0]));
     /* a NULL problem on rank 0 */
     st = gpk_mpi_search_multistart(MPI_COMM_WORLD, cs, 1, rank == 0 ? NULL : pb, &o, &res, NULL);
     check_refused("a NULL problem on rank 0", GPK_EINVAL, "rank 0: NULL problem", st, gpk_last_error(cs[0]));
@@ -224,25 +227,27 @@ static void bad_input(const gpk_search_problem *pb, const gpk_search_problem *ot
     p.nb = pb->kind == GPK_PROBLEM_PPP ? GPK_NB_SWAP : GPK_NB_FLIP1;
     p.starts = 1;
     st = gpk_mpi_search_multistart(MPI_COMM_WORLD, cs, 1, pb, &p, &res, NULL);
-    check_refused("a failing run on rank 0 alone", GPK_EINVAL, "rank 0: run 0: gpk_search_run: neighbourhood", st,
-                  gpk_last_error(cs[0]));
+    check_refused("a failing run on rank 0 alone", GPK_EINVAL, "rank 0: run 0: gpk_search_run: neighbourhood",
+                  st, gpk_last_error(cs[0]));
     /* the same calls still work after the refusals (nothing left in flight) */
     st = gpk_mpi_search_multistart(MPI_COMM_WORLD, cs, 1, pb, &o, &res, NULL);
-    TU_CHECK(st == GPK_OK && full_cost(pb, res.solution) == res.best, "rank %d: a good call after the refusals: %s",
-             rank, gpk_last_error(cs[0]));
+    TU_CHECK(st == GPK_OK && full_cost(pb, res.solution) == res.best,
+             "rank %d: a good call after the refusals: %s", rank, gpk_last_error(cs[0]));
     gpk_search_result_free(&res);
     /* MPI_COMM_NULL: refused on the spot (no collective) */
     st = gpk_mpi_search_multistart(MPI_COMM_NULL, cs, 1, pb, &o, &res, NULL);
-    TU_CHECK(st == GPK_EINVAL && strstr(gpk_last_error(cs[0]), "MPI_COMM_NULL"), "rank %d: MPI_COMM_NULL: %d %s",
-             rank, (int)st, gpk_last_error(cs[0]));
+    TU_CHECK(st == GPK_EINVAL && strstr(gpk_last_error(cs[0]), "MPI_COMM_NULL"),
+             "rank %d: MPI_COMM_NULL: %d %s", rank, (int)st, gpk_last_error(cs[0]));
     /* a communicator of one rank: all the runs here, the same result */
     gpk_search_result one;
     st = gpk_mpi_search_multistart(MPI_COMM_SELF, cs, 1, pb, &o, &one, NULL);
     TU_CHECK(st == GPK_OK, "rank %d: MPI_COMM_SELF: %s", rank, gpk_last_error(cs[0]));
     gpk_status sw = gpk_mpi_search_multistart(MPI_COMM_WORLD, cs, 1, pb, &o, &res, NULL);
     TU_CHECK(sw == GPK_OK && st == GPK_OK && same_solution(&one, &res) && one.best_run == res.best_run,
-             "rank %d: MPI_COMM_SELF found %lld, MPI_COMM_WORLD %lld", rank, (long long)one.best, (long long)res.best);
-    if (rank == 0 && st == GPK_OK) printf("  %-40s best %lld, as on all ranks\n", "MPI_COMM_SELF", (long long)one.best);
+             "rank %d: MPI_COMM_SELF found %lld, MPI_COMM_WORLD %lld", rank, (long long)one.best,
+             (long long)res.best);
+    if (rank == 0 && st == GPK_OK)
+        printf("  %-40s best %lld, as on all ranks\n", "MPI_COMM_SELF", (long long)one.best);
     gpk_search_result_free(&one);
     gpk_search_result_free(&res);
     free_ctxs(cs, 1);
@@ -281,7 +286,7 @@ static void stops(const gpk_search_problem *pb)
     volatile sig_atomic_t flag = 0;
     o.cancel = &flag;
     gpk_search_result res;
-    for (int who = 0; who < size; who += size > 1 ? size - 1 : 1) {
+    for (int who = 0; who<size; who += size> 1 ? size - 1 : 1) {
         /* rank `who` is interrupted after 0.2 s */
         flag = 0;
         pthread_t th;
@@ -294,14 +299,14 @@ static void stops(const gpk_search_problem *pb)
         if (mine) pthread_join(th, NULL);
         TU_CHECK(st == GPK_OK, "rank %d: cancel on rank %d: %s", rank, who, gpk_last_error(cs[0]));
         if (st == GPK_OK) {
-            TU_CHECK(res.stopped == GPK_SEARCH_CANCELLED, "rank %d: cancel on rank %d: stopped = %d", rank, who,
-                     (int)res.stopped);
+            TU_CHECK(res.stopped == GPK_SEARCH_CANCELLED, "rank %d: cancel on rank %d: stopped = %d", rank,
+                     who, (int)res.stopped);
             TU_CHECK(full_cost(pb, res.solution) == res.best && res.runs == o.starts,
                      "rank %d: cancel on rank %d: no valid best", rank, who);
             /* the lower bound on the interrupted rank alone: the others may
              * have entered the call a little later */
-            TU_CHECK((!mine || s >= 0.2) && s < 30.0, "rank %d: cancel on rank %d: returned after %.2f s", rank,
-                     who, s);
+            TU_CHECK((!mine || s >= 0.2) && s < 30.0, "rank %d: cancel on rank %d: returned after %.2f s",
+                     rank, who, s);
             if (rank == 0)
                 printf("  %-40s every rank returned best %lld after %.2f s\n",
                        who == 0 ? "SIGINT flag on rank 0 at 0.2 s" : "SIGINT flag on the last rank at 0.2 s",
@@ -327,8 +332,9 @@ static void stops(const gpk_search_problem *pb)
         TU_CHECK(res.stopped == GPK_SEARCH_TIME_LIMIT && full_cost(pb, res.solution) == res.best,
                  "rank %d: time limit: stopped %d", rank, (int)res.stopped);
         TU_CHECK(s >= 0.3 && s < 30.0, "rank %d: time limit 0.3 s: returned after %.2f s", rank, s);
-        if (rank == 0) printf("  %-40s every rank returned best %lld after %.2f s\n", "time limit 0.3 s",
-                              (long long)res.best, s);
+        if (rank == 0)
+            printf("  %-40s every rank returned best %lld after %.2f s\n", "time limit 0.3 s",
+                   (long long)res.best, s);
     }
     gpk_search_result_free(&res);
     free_ctxs(cs, 2);
@@ -495,8 +501,7 @@ int main(int argc, char **argv)
     MPI_Allreduce(&fails, &all_fails, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int checks = tu_checks, all_checks = 0;
     MPI_Allreduce(&checks, &all_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("test_mpi_search (%d ranks): %d checks, %d failed\n", size, all_checks, all_fails);
+    if (rank == 0) printf("test_mpi_search (%d ranks): %d checks, %d failed\n", size, all_checks, all_fails);
     MPI_Finalize();
     return all_fails ? 1 : 0;
 }

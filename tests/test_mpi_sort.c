@@ -58,7 +58,7 @@ static uint64_t splitmix(uint64_t *s)
 }
 
 enum dist { D_RANDOM, D_FEW, D_EQUAL, D_SORTED, D_SPECIAL, D_COUNT };
-static const char *dist_name[] = { "random", "few", "equal", "sorted", "special" };
+static const char *dist_name[] = {"random", "few", "equal", "sorted", "special"};
 
 static void fill_keys(gpk_type t, enum dist d, void *keys, size_t n, uint64_t *rng, uint64_t base)
 {
@@ -72,17 +72,17 @@ static void fill_keys(gpk_type t, enum dist d, void *keys, size_t n, uint64_t *r
         case D_SORTED: x = base + i; break;
         case D_SPECIAL:
             if (t == GPK_F32) {
-                const float v[] = { -0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1.5f, -1.5f, 1e-40f };
+                const float v[] = {-0.0f, 0.0f, NAN, -NAN, INFINITY, -INFINITY, 1.5f, -1.5f, 1e-40f};
                 float f = v[x % 9];
                 uint32_t u;
                 memcpy(&u, &f, 4);
                 x = u;
             } else if (t == GPK_F64) {
-                const double v[] = { -0.0, 0.0, NAN, -NAN, INFINITY, -INFINITY, 1.5, -1.5, 1e-310 };
+                const double v[] = {-0.0, 0.0, NAN, -NAN, INFINITY, -INFINITY, 1.5, -1.5, 1e-310};
                 double f = v[x % 9];
                 memcpy(&x, &f, 8);
             } else {
-                const uint64_t v[] = { 0, 1, UINT64_MAX, UINT64_MAX / 2, UINT64_MAX / 2 + 1 };
+                const uint64_t v[] = {0, 1, UINT64_MAX, UINT64_MAX / 2, UINT64_MAX / 2 + 1};
                 x = v[x % 5];
             }
             break;
@@ -112,7 +112,7 @@ static char *gather(const void *buf, size_t bytes, size_t *total)
 
 typedef struct where {
     gpk_ctx *ctx;
-    int device;    /* shards in device memory */
+    int device; /* shards in device memory */
 } where;
 
 /* One sort: n_in keys on this rank; checked on rank 0 against the reference. */
@@ -120,7 +120,8 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
                      const char *label)
 {
     size_t kw = gpk_type_size(t);
-    uint64_t rng = seed ^ (0x51ED27u * (uint64_t)(rank + 1)) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^ n_in;
+    uint64_t rng =
+        seed ^ (0x51ED27u * (uint64_t)(rank + 1)) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^ n_in;
     uint64_t offset = 0, mine = n_in, N = 0;
     MPI_Exscan(&mine, &offset, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) offset = 0;
@@ -131,10 +132,12 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     size_t expect = 0;
     gpk_status s = gpk_mpi_sort_count(sort_comm, n_in, &o, &expect);
     CHECK(s == GPK_OK, "%s: gpk_mpi_sort_count: %s", label, gpk_status_string(s));
-    uint64_t lo = N / (uint64_t)nranks * (uint64_t)rank + N % (uint64_t)nranks * (uint64_t)rank / (uint64_t)nranks;
+    uint64_t lo =
+        N / (uint64_t)nranks * (uint64_t)rank + N % (uint64_t)nranks * (uint64_t)rank / (uint64_t)nranks;
     uint64_t hi = N / (uint64_t)nranks * (uint64_t)(rank + 1) +
-                  N % (uint64_t)nranks * (uint64_t)(rank + 1) / (uint64_t)nranks;
-    CHECK(expect == (keep ? n_in : (size_t)(hi - lo)), "%s: count %zu, balanced %" PRIu64, label, expect, hi - lo);
+        N % (uint64_t)nranks * (uint64_t)(rank + 1) / (uint64_t)nranks;
+    CHECK(expect == (keep ? n_in : (size_t)(hi - lo)), "%s: count %zu, balanced %" PRIu64, label, expect,
+          hi - lo);
 
     size_t cap = in_place ? (expect > n_in ? expect : n_in) : expect;
     size_t held = cap > n_in ? cap : n_in;
@@ -148,7 +151,8 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
     char *all_in = gather(keys, n_in * kw, &in_bytes_total);
     char *all_in_v = vwidth ? gather(vals, n_in * (size_t)vwidth, &in_v_bytes) : NULL;
 
-    void *out = in_place ? keys : malloc(cap * kw + 1), *out_v = in_place ? vals : (vwidth ? malloc(cap * (size_t)vwidth + 1) : NULL);
+    void *out = in_place ? keys : malloc(cap * kw + 1),
+         *out_v = in_place ? vals : (vwidth ? malloc(cap * (size_t)vwidth + 1) : NULL);
     void *d_in = keys, *d_in_v = vals, *d_out = out, *d_out_v = out_v;
 #ifdef GPK_HAVE_CUDA
     if (at.device) {
@@ -178,7 +182,9 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
         : at.device                ? NULL
         : hooks.host_exchange_mpi  ? "mpi"
                                    : "shared-memory";
-    if (want) CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange, want);
+    if (want)
+        CHECK(s != GPK_OK || !strcmp(tm.exchange, want), "%s: exchange %s, expected %s", label, tm.exchange,
+              want);
     if (at.device && rank == 0 && t == GPK_U32 && d == D_RANDOM && vwidth == 0 && n_in == 1)
         printf("device shards moved by: %s\n", tm.exchange);
     /* the part plan forced, where the ranks read each other over CUDA IPC:
@@ -186,12 +192,14 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
      * least 4096), so it must run; one bucket of all keys (equal, or sorted
      * from 0: one top digit) past 4096 must send the sort to sort-first */
     const char *plan = getenv("GPK_MPI_DEVICE_PLAN");
-    if (s == GPK_OK && at.device && nranks > 1 && plan && !strcmp(plan, "part") && !strncmp(tm.exchange, "cuda-ipc", 8)) {
+    if (s == GPK_OK && at.device && nranks > 1 && plan && !strcmp(plan, "part") &&
+        !strncmp(tm.exchange, "cuda-ipc", 8)) {
         if (d == D_RANDOM && N > 0)
-            CHECK(!strcmp(tm.exchange, "cuda-ipc-part"), "%s: exchange %s, the part plan expected", label, tm.exchange);
+            CHECK(!strcmp(tm.exchange, "cuda-ipc-part"), "%s: exchange %s, the part plan expected", label,
+                  tm.exchange);
         if ((d == D_EQUAL || d == D_SORTED) && N > 4096)
-            CHECK(strcmp(tm.exchange, "cuda-ipc-part") != 0, "%s: the part plan ran on one bucket of %" PRIu64 " keys",
-                  label, N);
+            CHECK(strcmp(tm.exchange, "cuda-ipc-part") != 0,
+                  "%s: the part plan ran on one bucket of %" PRIu64 " keys", label, N);
     }
     if (s != GPK_OK) n_out = 0;
 #ifdef GPK_HAVE_CUDA
@@ -217,7 +225,10 @@ static void run_case(where at, gpk_type t, int vwidth, enum dist d, size_t n_in,
         else if (memcmp(all_in, all_out, n * kw)) bad = 2;
         else if (vwidth && memcmp(all_in_v, all_out_v, n * (size_t)vwidth)) bad = 3;
         CHECK(!bad, "%s: %s (N = %" PRIu64 ")", label,
-              bad == 1 ? "sizes differ" : bad == 2 ? "keys differ from the reference" : "values differ (not stable)", N);
+              bad == 1       ? "sizes differ"
+                  : bad == 2 ? "keys differ from the reference"
+                             : "values differ (not stable)",
+              N);
     }
     free(all_in), free(all_in_v), free(all_out), free(all_out_v);
     if (!in_place) free(out), free(out_v);
@@ -242,16 +253,22 @@ static void repeated_calls(where at, const char *what)
     struct step {
         gpk_type t;
         int vw;
-        size_t n; /* per rank, plus rank * 13 */
-        int none; /* rank 1 holds nothing */
+        size_t n;  /* per rank, plus rank * 13 */
+        int none;  /* rank 1 holds nothing */
         int reuse; /* needs no more than an earlier step: nothing made */
     } steps[] = {
-        { GPK_U32, 0, 3000, 0, 0 },  { GPK_U64, 8, 20000, 0, 0 }, { GPK_F32, 4, 5000, 0, 1 },
+        {GPK_U32, 0, 3000, 0, 0},
+        {GPK_U64, 8, 20000, 0, 0},
+        {GPK_F32, 4, 5000, 0, 1},
         /* step 4 grows rank 0's shard buffer by 4 bytes (a new generation:
          * the others drop their mappings of it) and moves no values, so step
          * 5 maps rank 0's values afresh on device shards: not a reuse */
-        { GPK_U64, 8, 20000, 0, 1 }, { GPK_I32, 0, 40001, 0, 0 }, { GPK_F64, 4, 7, 1, 0 },
-        { GPK_I64, 8, 1, 0, 1 },     { GPK_U32, 4, 60013, 1, 0 }, { GPK_I32, 4, 60013, 1, 1 },
+        {GPK_U64, 8, 20000, 0, 1},
+        {GPK_I32, 0, 40001, 0, 0},
+        {GPK_F64, 4, 7, 1, 0},
+        {GPK_I64, 8, 1, 0, 1},
+        {GPK_U32, 4, 60013, 1, 0},
+        {GPK_I32, 4, 60013, 1, 1},
     };
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
@@ -261,7 +278,8 @@ static void repeated_calls(where at, const char *what)
                      gpk_type_name(st->t), st->vw);
             run_case(at, st->t, st->vw, D_RANDOM, n, 0, 0, label);
             if (st->reuse)
-                CHECK(last_tm.setups == 0, "%s: %d buffers made where the kept ones suffice", label, last_tm.setups);
+                CHECK(last_tm.setups == 0, "%s: %d buffers made where the kept ones suffice", label,
+                      last_tm.setups);
             if (i == 0)
                 CHECK(last_tm.setups > 0, "%s: nothing made on the first call after a release", label);
         }
@@ -284,7 +302,7 @@ static void repeated_calls(where at, const char *what)
     MPI_Allreduce(&made, &all_made, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     CHECK(all_made, "%s: a second context: %s", what, gpk_last_error(NULL));
     if (all_made) {
-        where second = { other, at.device };
+        where second = {other, at.device};
         snprintf(label, sizeof label, "%s first context, then a second", what);
         run_case(at, GPK_F32, 0, D_RANDOM, 9000 + (size_t)rank * 3, 0, 0, label);
         run_case(second, GPK_F32, 0, D_RANDOM, 9000 + (size_t)rank * 3, 0, 0, label);
@@ -293,8 +311,7 @@ static void repeated_calls(where at, const char *what)
         snprintf(label, sizeof label, "%s after the second context's destroy", what);
         run_case(at, GPK_I64, 8, D_RANDOM, 7000 + (size_t)rank, 0, 0, label);
         run_case(at, GPK_U32, 0, D_EQUAL, 3000, 0, 0, label);
-    } else if (other)
-        gpk_ctx_destroy(other);
+    } else if (other) gpk_ctx_destroy(other);
     s = gpk_mpi_release(MPI_COMM_WORLD, at.ctx);
     CHECK(s == GPK_OK, "%s: release of WORLD: %s", what, gpk_status_string(s));
     snprintf(label, sizeof label, "%s after releasing WORLD", what);
@@ -305,21 +322,22 @@ static void repeated_calls(where at, const char *what)
 /* Bad input on some ranks: every rank must return an error, none may hang. */
 static void bad_inputs(gpk_ctx *ctx)
 {
-    uint32_t k[8] = { 5, 3, 1, 7, 2, 2, 9, 0 }, out[64];
-    uint64_t v[8] = { 0 }, vout[64];
+    uint32_t k[8] = {5, 3, 1, 7, 2, 2, 9, 0}, out[64];
+    uint64_t v[8] = {0}, vout[64];
     size_t n_out;
     gpk_status s;
     char label[64];
     if (nranks > 1) {
         /* key types differ */
-        s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, rank == nranks - 1 ? GPK_I32 : GPK_U32, k, 8, out, 64, &n_out, NULL);
+        s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, rank == nranks - 1 ? GPK_I32 : GPK_U32, k, 8, out, 64,
+                              &n_out, NULL);
         CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "key types differ"), "mismatched types: %s (%s)",
               gpk_status_string(s), gpk_last_error(ctx));
         /* value widths differ */
-        s = gpk_mpi_sort_pairs(MPI_COMM_WORLD, ctx, GPK_U32, k, rank == 0 ? GPK_U64 : GPK_U32, v, 8, out, vout, 64,
-                               &n_out, NULL);
-        CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "value widths differ"), "mismatched widths: %s (%s)",
-              gpk_status_string(s), gpk_last_error(ctx));
+        s = gpk_mpi_sort_pairs(MPI_COMM_WORLD, ctx, GPK_U32, k, rank == 0 ? GPK_U64 : GPK_U32, v, 8, out,
+                               vout, 64, &n_out, NULL);
+        CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "value widths differ"),
+              "mismatched widths: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
         /* keep_sizes on one rank only */
         gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
         o.keep_sizes = rank == 0;
@@ -327,17 +345,20 @@ static void bad_inputs(gpk_ctx *ctx)
         CHECK(s == GPK_EINVAL, "keep_sizes on one rank: %s", gpk_status_string(s));
     }
     /* a NULL shard with n > 0 on the last rank */
-    s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, GPK_U32, rank == nranks - 1 ? NULL : k, 8, out, 64, &n_out, NULL);
+    s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, GPK_U32, rank == nranks - 1 ? NULL : k, 8, out, 64, &n_out,
+                          NULL);
     snprintf(label, sizeof label, "rank %d failed", nranks - 1);
-    CHECK(s == GPK_EINVAL && (rank == nranks - 1 ? strstr(gpk_last_error(ctx), "NULL") != NULL
-                                                   : strstr(gpk_last_error(ctx), label) != NULL),
+    CHECK(s == GPK_EINVAL &&
+              (rank == nranks - 1 ? strstr(gpk_last_error(ctx), "NULL") != NULL
+                                  : strstr(gpk_last_error(ctx), label) != NULL),
           "NULL shard: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
     /* an output too small on rank 0 only */
     s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, GPK_U32, k, 8, out, rank == 0 ? 3 : 64, &n_out, NULL);
-    CHECK(s == GPK_EINVAL && (rank != 0 || strstr(gpk_last_error(ctx), "out_capacity")), "small output: %s (%s)",
-          gpk_status_string(s), gpk_last_error(ctx));
+    CHECK(s == GPK_EINVAL && (rank != 0 || strstr(gpk_last_error(ctx), "out_capacity")),
+          "small output: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
     /* an unknown key type on rank 0 */
-    s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, rank == 0 ? (gpk_type)17 : GPK_U32, k, 8, out, 64, &n_out, NULL);
+    s = gpk_mpi_sort_keys(MPI_COMM_WORLD, ctx, rank == 0 ? (gpk_type)17 : GPK_U32, k, 8, out, 64, &n_out,
+                          NULL);
     CHECK(s == GPK_EINVAL, "unknown type: %s", gpk_status_string(s));
     /* device memory on a CPU context */
     if (gpk_ctx_backend(ctx) == GPK_BACKEND_CPU) {
@@ -365,8 +386,8 @@ static void other_comms(gpk_ctx *ctx)
     memcpy(ref, k, n * 8);
     gpk_sort_reference(GPK_I64, ref, 0, NULL, NULL, n, 0);
     gpk_status s = gpk_mpi_sort_keys(MPI_COMM_SELF, ctx, GPK_I64, k, n, out, n, &n_out, NULL);
-    CHECK(s == GPK_OK && n_out == n && !memcmp(out, ref, n * 8), "MPI_COMM_SELF: %s (%s)", gpk_status_string(s),
-          gpk_last_error(ctx));
+    CHECK(s == GPK_OK && n_out == n && !memcmp(out, ref, n * 8), "MPI_COMM_SELF: %s (%s)",
+          gpk_status_string(s), gpk_last_error(ctx));
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     int hs, hr;
@@ -381,7 +402,7 @@ static void other_comms(gpk_ctx *ctx)
     /* sorted within the rank and across neighbours of the half */
     int ok = 1;
     for (size_t i = 1; i < n_out; i++) ok &= (int64_t)hout[i - 1] <= (int64_t)hout[i];
-    int64_t edge[2] = { n_out ? (int64_t)hout[0] : INT64_MAX, n_out ? (int64_t)hout[n_out - 1] : INT64_MIN };
+    int64_t edge[2] = {n_out ? (int64_t)hout[0] : INT64_MAX, n_out ? (int64_t)hout[n_out - 1] : INT64_MIN};
     int64_t *edges = malloc(sizeof edge * (size_t)hs);
     MPI_Allgather(edge, 2, MPI_INT64_T, edges, 2, MPI_INT64_T, half);
     int64_t last = INT64_MIN;
@@ -399,22 +420,26 @@ static void other_comms(gpk_ctx *ctx)
 
 static void suite(where at, const char *what)
 {
-    const gpk_type types[] = { GPK_U32, GPK_I32, GPK_F32, GPK_U64, GPK_I64, GPK_F64 };
+    const gpk_type types[] = {GPK_U32, GPK_I32, GPK_F32, GPK_U64, GPK_I64, GPK_F64};
     char label[256];
     /* sizes per rank: r is the rank; "one" = one rank holds everything */
     const size_t big = getenv("GPK_TEST_SMALL") ? 20011 : 100003;
     for (int ti = 0; ti < 6; ti++)
         for (int d = 0; d < D_COUNT; d++) {
             gpk_type t = types[ti];
-            size_t sizes[] = { 0, 1, 7 + (size_t)rank * 3, 1000 + (size_t)rank * 131, rank == 0 ? big : 0,
-                               rank == nranks - 1 ? 4099 : 2 };
+            size_t sizes[] = {0,
+                              1,
+                              7 + (size_t)rank * 3,
+                              1000 + (size_t)rank * 131,
+                              rank == 0 ? big : 0,
+                              rank == nranks - 1 ? 4099 : 2};
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
                 if (d != D_RANDOM && si == 0) continue;
                 int vw = (si + (size_t)d) % 3 == 0 ? 0 : (si + (size_t)d) % 3 == 1 ? 4 : 8;
                 int keep = si == 3 && d == D_FEW;
                 int in_place = si == 2;
-                snprintf(label, sizeof label, "%s %s %s size#%zu vw %d%s%s", what, gpk_type_name(t), dist_name[d], si,
-                         vw, keep ? " keep" : "", in_place ? " in-place" : "");
+                snprintf(label, sizeof label, "%s %s %s size#%zu vw %d%s%s", what, gpk_type_name(t),
+                         dist_name[d], si, vw, keep ? " keep" : "", in_place ? " in-place" : "");
                 run_case(at, t, vw, (enum dist)d, sizes[si], keep, in_place, label);
             }
         }
@@ -498,7 +523,8 @@ int main(int argc, char **argv)
     const char *backend = argc > 1 ? argv[1] : "cpu";
     if (rank == 0) {
         const char *env = getenv("GPK_TEST_SEED");
-        seed = env && *env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)clock();
+        seed =
+            env && *env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)clock();
         printf("seed %" PRIu64 " (replay with GPK_TEST_SEED=%" PRIu64 "), %d ranks, %s\n", seed, seed, nranks,
                backend);
     }
@@ -541,7 +567,7 @@ int main(int argc, char **argv)
         silent_rank(ctx);
         goto end;
     }
-    where host = { ctx, 0 };
+    where host = {ctx, 0};
     suite(host, "host");
     repeated_calls(host, "host");
     hooks.host_exchange_mpi = 1;
@@ -562,9 +588,11 @@ int main(int argc, char **argv)
         MPI_Comm_free(&node);
         shared = local_size > gpus && x && !strcmp(x, "nccl");
         if (shared) {
-            if (rank == 0) printf("device shards skipped: %d ranks share %d GPU(s) and NCCL refuses that\n", local_size, gpus);
+            if (rank == 0)
+                printf("device shards skipped: %d ranks share %d GPU(s) and NCCL refuses that\n", local_size,
+                       gpus);
         } else {
-            where dev = { ctx, 1 };
+            where dev = {ctx, 1};
             suite(dev, "device");
             repeated_calls(dev, "device");
             /* the part plan (partition first), which takes large 4-byte keys
@@ -583,7 +611,9 @@ end:
     int total_fail = 0, total_checks = 0;
     MPI_Allreduce(&tu_failures, &total_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&tu_checks, &total_checks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("%s: %d checks on %d ranks, %d failed\n", total_fail ? "FAILED" : "passed", total_checks, nranks, total_fail);
+    if (rank == 0)
+        printf("%s: %d checks on %d ranks, %d failed\n", total_fail ? "FAILED" : "passed", total_checks,
+               nranks, total_fail);
     MPI_Finalize();
     return total_fail ? 1 : 0;
 }

@@ -45,7 +45,8 @@ static void *dev_alloc(int device, size_t bytes)
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA) {
         void *p = NULL;
-        if (cudaSetDevice(device) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess) die("cudaMalloc failed");
+        if (cudaSetDevice(device) != cudaSuccess || cudaMalloc(&p, bytes) != cudaSuccess)
+            die("cudaMalloc failed");
         return p;
     }
 #endif
@@ -71,7 +72,8 @@ static void dev_put(void *dst, const void *src, size_t bytes)
     if (!bytes) return;
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA) {
-        if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess) die("cudaMemcpy to device failed");
+        if (cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice) != cudaSuccess)
+            die("cudaMemcpy to device failed");
         return;
     }
 #endif
@@ -83,7 +85,8 @@ static void dev_get(void *dst, const void *src, size_t bytes)
     if (!bytes) return;
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA) {
-        if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) die("cudaMemcpy to host failed");
+        if (cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost) != cudaSuccess)
+            die("cudaMemcpy to host failed");
         return;
     }
 #endif
@@ -107,7 +110,8 @@ static gpk_ctx *open_ctx(const int *devices, int k)
     return ctx;
 }
 
-static const char *pattern_name[] = {"balanced", "random", "all-in-first", "all-in-last", "every-other-empty"};
+static const char *pattern_name[] = {"balanced", "random", "all-in-first", "all-in-last",
+                                     "every-other-empty"};
 #define PATTERNS 5
 
 static void shard_sizes(int pattern, size_t n, int k, size_t *sz)
@@ -151,16 +155,19 @@ static const char *expected_path(const int *devices, int k, size_t kw, int host_
     const int part_fits = !(host_api && backend == GPK_BACKEND_CUDA);
     /* part by default from 2^29 keys a device on CUDA (multi_part_min), always on the CPU's devices */
     const size_t part_min = min && *min ? (size_t)strtoull(min, NULL, 0)
-                            : backend == GPK_BACKEND_CUDA ? (size_t)1 << 29 : 0;
+        : backend == GPK_BACKEND_CUDA   ? (size_t)1 << 29
+                                        : 0;
     if (v && !strcmp(v, "merge")) return "radix-multi";
     if (v && !strcmp(v, "part")) return part_fits ? "radix-multi-part" : "radix-multi";
-    if (!v || strcmp(v, "lsd")) return kw == 4 && part_fits && n / (size_t)k >= part_min ? "radix-multi-part" : "radix-multi";
+    if (!v || strcmp(v, "lsd"))
+        return kw == 4 && part_fits && n / (size_t)k >= part_min ? "radix-multi-part" : "radix-multi";
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA)
         for (int i = 0; i < k; i++)
             for (int j = 0; j < k; j++) {
                 int can = 1;
-                if (devices[i] != devices[j] && cudaDeviceCanAccessPeer(&can, devices[i], devices[j]) != cudaSuccess)
+                if (devices[i] != devices[j] &&
+                    cudaDeviceCanAccessPeer(&can, devices[i], devices[j]) != cudaSuccess)
                     can = 0;
                 if (!can) return "radix-multi";
             }
@@ -181,7 +188,8 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     unsigned char *keys = malloc(n * kw + 1), *ref = malloc(n * kw + 1), *got = malloc(n * kw + 1);
     unsigned char *vals = malloc(n * 8 + 1), *ref_vals = malloc(n * 8 + 1), *got_vals = malloc(n * 8 + 1);
     if (!keys || !ref || !got || !vals || !ref_vals || !got_vals) die("out of host memory");
-    if (gpk_generate(t, dist, keys, n, seed, dist == GPK_DIST_FEW_BITS ? 2 : 0) != GPK_OK) die("gpk_generate");
+    if (gpk_generate(t, dist, keys, n, seed, dist == GPK_DIST_FEW_BITS ? 2 : 0) != GPK_OK)
+        die("gpk_generate");
     if (key_bits) {
         /* keys below 2^b in mapped form: mask u32 / u64 keys */
         for (size_t i = 0; i < n; i++) {
@@ -195,7 +203,8 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     }
     memcpy(ref, keys, n * kw);
     memcpy(ref_vals, vals, n * 8);
-    if (gpk_sort_reference(t, ref, vw, vw ? ref_vals : NULL, NULL, n, key_bits) != GPK_OK) die("reference sort");
+    if (gpk_sort_reference(t, ref, vw, vw ? ref_vals : NULL, NULL, n, key_bits) != GPK_OK)
+        die("reference sort");
 
     size_t sz[GPK_MAX_DEVICES];
     shard_sizes(pattern, n, k, sz);
@@ -224,19 +233,21 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     TU_CHECK(s == GPK_OK, "temp query: %s", gpk_last_error(ctx));
     for (int i = 0; i < k; i++) sh[i].temp = dev_alloc(info.devices[i], sh[i].temp_bytes);
     s = vw ? gpk_sort_shards_pairs(ctx, t, vw, sh, &o) : gpk_sort_shards_keys(ctx, t, sh, &o);
-    TU_CHECK(s == GPK_OK, "K=%d %s %s n=%zu %s %s bits=%u r=%u: %s", k, gpk_type_name(t), vw ? "pairs" : "keys", n,
-             gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits, gpk_last_error(ctx));
+    TU_CHECK(s == GPK_OK, "K=%d %s %s n=%zu %s %s bits=%u r=%u: %s", k, gpk_type_name(t),
+             vw ? "pairs" : "keys", n, gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits,
+             gpk_last_error(ctx));
     if (s == GPK_OK) {
         const char *want = expected_path(info.devices, k, kw, 0, n), *ran = gpk_last_sort_path(ctx);
         /* part: skewed keys (a top-digit bucket past m / 16 keys, at least
          * 4096, or reaching past the next output) and keys of 8 bits or
          * fewer take merge; uniform keys over every bit must not */
         const int part = !strcmp(want, "radix-multi-part");
-        const int may_merge = part && (dist != GPK_DIST_UNIFORM || (key_bits > 0 && key_bits <= 8) || t == GPK_F32 ||
-                                       t == GPK_F64 || n <= 4096 * (size_t)k);
+        const int may_merge = part &&
+            (dist != GPK_DIST_UNIFORM || (key_bits > 0 && key_bits <= 8) || t == GPK_F32 || t == GPK_F64 ||
+             n <= 4096 * (size_t)k);
         if (part) part_runs += !strcmp(ran, want), part_due++;
-        TU_CHECK(!strcmp(ran, want) || (may_merge && !strcmp(ran, "radix-multi")), "K=%d n=%zu ran %s, not %s", k, n,
-                 ran, want);
+        TU_CHECK(!strcmp(ran, want) || (may_merge && !strcmp(ran, "radix-multi")),
+                 "K=%d n=%zu ran %s, not %s", k, n, ran, want);
     }
     off = 0;
     for (int i = 0; i < k; i++) {
@@ -248,10 +259,12 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     if (s == GPK_OK) {
         size_t bad = n;
         for (size_t i = 0; i < n && bad == n; i++)
-            if (memcmp(got + i * kw, ref + i * kw, kw) || (vw && memcmp(got_vals + i * vw, ref_vals + i * vw, vw)))
+            if (memcmp(got + i * kw, ref + i * kw, kw) ||
+                (vw && memcmp(got_vals + i * vw, ref_vals + i * vw, vw)))
                 bad = i;
-        TU_CHECK(bad == n, "K=%d %s %s n=%zu %s %s bits=%u r=%u: first difference at %zu", k, gpk_type_name(t),
-                 vw ? "pairs" : "keys", n, gpk_dist_name(dist), pattern_name[pattern], key_bits, radix_bits, bad);
+        TU_CHECK(bad == n, "K=%d %s %s n=%zu %s %s bits=%u r=%u: first difference at %zu", k,
+                 gpk_type_name(t), vw ? "pairs" : "keys", n, gpk_dist_name(dist), pattern_name[pattern],
+                 key_bits, radix_bits, bad);
     }
     for (int i = 0; i < k; i++) {
         dev_free(sh[i].keys);
@@ -270,27 +283,30 @@ static void run_case(gpk_ctx *ctx, int k, gpk_type t, size_t vw, size_t n, gpk_d
     free(got_vals);
 }
 
-static const gpk_dist dists[] = {GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS, GPK_DIST_EQUAL, GPK_DIST_SORTED,
-                                 GPK_DIST_REVERSE, GPK_DIST_FLOAT_SPECIALS, GPK_DIST_UNIFORM};
+static const gpk_dist dists[] = {GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS, GPK_DIST_EQUAL,
+                                 GPK_DIST_SORTED,      GPK_DIST_REVERSE,  GPK_DIST_FLOAT_SPECIALS,
+                                 GPK_DIST_UNIFORM};
 #define DISTS (sizeof dists / sizeof dists[0])
 
 static void shards_suite(const int *devices, int k, int small)
 {
-    static const size_t all_sizes[] = {0, 1, 2, 3, 5, 17, 31, 127, 128, 129, 255, 256, 257, 1021, 1024, 1025,
-                                       4093, 65535, 65536, 65537};
+    static const size_t all_sizes[] = {0,   1,   2,   3,    5,    17,   31,   127,   128,   129,
+                                       255, 256, 257, 1021, 1024, 1025, 4093, 65535, 65536, 65537};
     static const size_t quick_sizes[] = {0, 1, 3, 257, 4093, 65537};
     /* GPK_TEST_MULTI_QUICK=1: a few sizes, for compute-sanitizer; the same
      * under the CI's ASan tier (GPK_TEST_SANITIZER=1) */
     const int quick = (getenv("GPK_TEST_MULTI_QUICK") && *getenv("GPK_TEST_MULTI_QUICK") == '1') ||
-                      (getenv("GPK_TEST_SANITIZER") && *getenv("GPK_TEST_SANITIZER") == '1');
+        (getenv("GPK_TEST_SANITIZER") && *getenv("GPK_TEST_SANITIZER") == '1');
     const size_t *sizes = quick ? quick_sizes : all_sizes;
-    const size_t n_sizes = quick ? sizeof quick_sizes / sizeof quick_sizes[0] : sizeof all_sizes / sizeof all_sizes[0];
+    const size_t n_sizes =
+        quick ? sizeof quick_sizes / sizeof quick_sizes[0] : sizeof all_sizes / sizeof all_sizes[0];
     gpk_ctx *ctx = open_ctx(devices, k);
     gpk_ctx_info info;
     gpk_ctx_info_get(ctx, &info);
     TU_CHECK(info.n_devices == (unsigned)k, "info.n_devices %u, expected %d", info.n_devices, k);
     for (int i = 0; i < k; i++)
-        TU_CHECK(info.devices[i] == devices[i], "info.devices[%d] = %d, expected %d", i, info.devices[i], devices[i]);
+        TU_CHECK(info.devices[i] == devices[i], "info.devices[%d] = %d, expected %d", i, info.devices[i],
+                 devices[i]);
     unsigned counter = 0;
     const int fails_before = tu_failures;
     for (int t = GPK_U32; t <= GPK_F64; t++)
@@ -302,8 +318,10 @@ static void shards_suite(const int *devices, int k, int small)
                     run_case(ctx, k, (gpk_type)t, vw, sizes[si], d, p, 0, 0);
                 }
             /* every distribution at one size that K does not divide */
-            for (size_t di = 0; di < DISTS && !quick; di++) run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0, 0);
-            if (!small) run_case(ctx, k, (gpk_type)t, vw, ((size_t)1 << 20) + 3, dists[counter++ % DISTS], 0, 0, 0);
+            for (size_t di = 0; di < DISTS && !quick; di++)
+                run_case(ctx, k, (gpk_type)t, vw, 3001, dists[di], 1, 0, 0);
+            if (!small)
+                run_case(ctx, k, (gpk_type)t, vw, ((size_t)1 << 20) + 3, dists[counter++ % DISTS], 0, 0, 0);
         }
     /* key_bits: the order of the low bits only */
     run_case(ctx, k, GPK_U32, 4, 10007, GPK_DIST_RANDOM_BITS, 1, 12, 0);
@@ -347,8 +365,8 @@ static void host_suite(const int *devices, int k, int small)
             gpk_sort_reference(ty, r, 4, rv, NULL, n, 0);
             /* keys */
             gpk_status s = gpk_sort_keys(ctx, ty, b, n, &radix);
-            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw), "host keys K=%d %s n=%zu %s: %s", k, gpk_type_name(ty), n,
-                     gpk_dist_name(d), gpk_last_error(ctx));
+            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw), "host keys K=%d %s n=%zu %s: %s", k,
+                     gpk_type_name(ty), n, gpk_dist_name(d), gpk_last_error(ctx));
             if (n >= 2)
                 TU_CHECK(!strcmp(gpk_last_sort_path(ctx), expected_path(devices, k, kw, 1, n)) ||
                              (!strcmp(expected_path(devices, k, kw, 1, n), "radix-multi-part") &&
@@ -358,8 +376,8 @@ static void host_suite(const int *devices, int k, int small)
             /* pairs */
             memcpy(b, a, n * kw);
             s = gpk_sort_pairs(ctx, ty, b, GPK_U32, v, n, &radix);
-            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw) && !memcmp(v, rv, n * 4), "host pairs K=%d %s n=%zu: %s", k,
-                     gpk_type_name(ty), n, gpk_last_error(ctx));
+            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * kw) && !memcmp(v, rv, n * 4),
+                     "host pairs K=%d %s n=%zu: %s", k, gpk_type_name(ty), n, gpk_last_error(ctx));
             /* perm: keys_out[j] = keys_in[sigma[j]], stable (sigma increasing on ties) */
             memcpy(b, a, n * kw);
             s = gpk_sort_perm(ctx, ty, b, sig, n, &radix);
@@ -374,8 +392,8 @@ static void host_suite(const int *devices, int k, int small)
             unsigned char *c = malloc(n * kw + 1);
             if (!c) die("out of host memory");
             s = gpk_sort_keys_to(ctx, ty, b, c, n, &radix);
-            TU_CHECK(s == GPK_OK && !memcmp(c, r, n * kw) && !memcmp(b, a, n * kw), "host keys_to K=%d %s n=%zu: %s",
-                     k, gpk_type_name(ty), n, gpk_last_error(ctx));
+            TU_CHECK(s == GPK_OK && !memcmp(c, r, n * kw) && !memcmp(b, a, n * kw),
+                     "host keys_to K=%d %s n=%zu: %s", k, gpk_type_name(ty), n, gpk_last_error(ctx));
             free(c);
             free(a);
             free(r);
@@ -402,10 +420,10 @@ static void host_suite(const int *devices, int k, int small)
             memcpy(b, a, n * 4);
             gpk_ctx_set_device_budget(ctx, fits ? 2 * share * 4 + 64 : share * 4);
             gpk_status s = gpk_sort_keys(ctx, GPK_U32, b, n, NULL);
-            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * 4), "K=%d budget (%s): %s", k, fits ? "share fits" : "too small",
-                     gpk_last_error(ctx));
-            TU_CHECK(!strncmp(gpk_last_sort_path(ctx), "radix-multi", 11) == fits, "K=%d budget (%s): ran %s", k,
-                     fits ? "share fits" : "too small", gpk_last_sort_path(ctx));
+            TU_CHECK(s == GPK_OK && !memcmp(b, r, n * 4), "K=%d budget (%s): %s", k,
+                     fits ? "share fits" : "too small", gpk_last_error(ctx));
+            TU_CHECK(!strncmp(gpk_last_sort_path(ctx), "radix-multi", 11) == fits, "K=%d budget (%s): ran %s",
+                     k, fits ? "share fits" : "too small", gpk_last_sort_path(ctx));
             free(b);
         }
         gpk_ctx_set_device_budget(ctx, 0);
@@ -504,10 +522,12 @@ static void error_suite(const int *devices, int k)
     for (int i = 0; i < k; i++) sh[i].n = 10;
     TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, NULL, NULL) == GPK_EINVAL, "shards NULL: EINVAL expected");
     TU_CHECK(gpk_sort_shards_keys(ctx, (gpk_type)17, sh, NULL) == GPK_EINVAL, "bad type: EINVAL expected");
-    TU_CHECK(gpk_sort_shards_pairs(ctx, GPK_U32, 3, sh, NULL) == GPK_EINVAL, "value width 3: EINVAL expected");
+    TU_CHECK(gpk_sort_shards_pairs(ctx, GPK_U32, 3, sh, NULL) == GPK_EINVAL,
+             "value width 3: EINVAL expected");
     gpk_sort_opts so = GPK_SORT_OPTS_INIT;
     so.algorithm = GPK_SORT_QUICK;
-    TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, &so) == GPK_EUNSUPPORTED, "quicksort: EUNSUPPORTED expected");
+    TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, &so) == GPK_EUNSUPPORTED,
+             "quicksort: EUNSUPPORTED expected");
     so = (gpk_sort_opts)GPK_SORT_OPTS_INIT;
     so.key_bits = 33;
     TU_CHECK(gpk_sort_shards_keys(ctx, GPK_U32, sh, &so) == GPK_EINVAL, "key_bits 33: EINVAL expected");
@@ -568,7 +588,8 @@ int main(int argc, char **argv)
         for (int k = 1; k <= 4; k++) shards_suite(virt, k, small);
         for (int k = 2; k <= 3; k++) host_suite(virt, k, small);
         error_suite(virt, 3);
-        if (part_due) TU_CHECK(part_runs > 0, "the part plan was due %d times, but no sort took it", part_due);
+        if (part_due)
+            TU_CHECK(part_runs > 0, "the part plan was due %d times, but no sort took it", part_due);
         if (part_runs) printf("the part plan ran %d sorts (the others fell back to merge)\n", part_runs);
         return tu_finish("test_multi cpu");
     }

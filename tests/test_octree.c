@@ -21,9 +21,8 @@ static uint64_t seed_base;
 
 #define QCELLS 2097152u /* 2^21 */
 #define N_SCHEMES 5
-static const gpk_octree_scheme schemes[N_SCHEMES] = {GPK_OCTREE_MORTON, GPK_OCTREE_STATIC,
-                                                     GPK_OCTREE_BLOCKING, GPK_OCTREE_LOCKFREE,
-                                                     GPK_OCTREE_STEAL};
+static const gpk_octree_scheme schemes[N_SCHEMES] = {
+    GPK_OCTREE_MORTON, GPK_OCTREE_STATIC, GPK_OCTREE_BLOCKING, GPK_OCTREE_LOCKFREE, GPK_OCTREE_STEAL};
 
 /* ---- the definition, written out independently of the library ---------------- */
 
@@ -74,14 +73,13 @@ typedef struct walk_item {
 
 /* Checks everything octree.h promises about one tree. Returns 1 when the
  * tree holds (so that comparisons between schemes are meaningful). */
-static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned t,
-                      gpk_octree_scheme sc, const char *label)
+static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned t, gpk_octree_scheme sc,
+                      const char *label)
 {
     const int before = tu_failures;
     TU_CHECK(tr->n == n, "%s: n %zu, expected %zu", label, tr->n, n);
     if (n == 0) {
-        TU_CHECK(tr->n_nodes == 0 && tr->nodes == NULL && tr->leaves == 0, "%s: empty tree has nodes",
-                 label);
+        TU_CHECK(tr->n_nodes == 0 && tr->nodes == NULL && tr->leaves == 0, "%s: empty tree has nodes", label);
         return tu_failures == before;
     }
     if (!tr->nodes || !tr->xyz || !tr->perm || tr->n_nodes == 0) {
@@ -90,7 +88,7 @@ static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned
     }
     /* perm is a permutation and xyz follows it bit for bit */
     unsigned char *seen = calloc(n, 1);
-    uint32_t (*q)[3] = malloc(n * sizeof *q);
+    uint32_t(*q)[3] = malloc(n * sizeof *q);
     walk_item *stack = malloc((tr->n_nodes + 1) * sizeof *stack);
     unsigned char *visited = calloc(tr->n_nodes, 1);
     if (!seen || !q || !stack || !visited) {
@@ -143,14 +141,13 @@ static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned
         box_of(&r, it.corner, d, lo, hi);
         if (memcmp(lo, nd->lo, sizeof lo) != 0 || memcmp(hi, nd->hi, sizeof hi) != 0) {
             TU_CHECK(0, "%s: node %d box (%g %g %g)-(%g %g %g), expected (%g %g %g)-(%g %g %g)", label,
-                     (int)it.node, nd->lo[0], nd->lo[1], nd->lo[2], nd->hi[0], nd->hi[1], nd->hi[2],
-                     lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+                     (int)it.node, nd->lo[0], nd->lo[1], nd->lo[2], nd->hi[0], nd->hi[1], nd->hi[2], lo[0],
+                     lo[1], lo[2], hi[0], hi[1], hi[2]);
             ok = 0;
         }
         int n_children = 0;
         for (int o = 0; o < 8; o++) n_children += nd->child[o] >= 0;
-        if ((n_children == 0) != (nd->leaf == 1) || nd->count == 0 ||
-            (size_t)nd->first + nd->count > n) {
+        if ((n_children == 0) != (nd->leaf == 1) || nd->count == 0 || (size_t)nd->first + nd->count > n) {
             TU_CHECK(0, "%s: node %d leaf flag %u with %d children, range %u+%u", label, (int)it.node,
                      nd->leaf, n_children, nd->first, nd->count);
             ok = 0;
@@ -177,8 +174,10 @@ static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned
                     const unsigned sh = GPK_OCTREE_MAX_DEPTH - d; /* the bits below the node */
                     const float x = tr->xyz[3 * i + a];
                     if ((q[i][a] >> sh) != (it.corner[a] >> sh) || x < lo[a] - tol || x > hi[a] + tol) {
-                        TU_CHECK(0, "%s: particle %zu (axis %d: %.9g, cell %u) outside leaf %d [%.9g, %.9g] depth %u",
-                                 label, i, a, x, q[i][a], (int)it.node, lo[a], hi[a], d);
+                        TU_CHECK(
+                            0,
+                            "%s: particle %zu (axis %d: %.9g, cell %u) outside leaf %d [%.9g, %.9g] depth %u",
+                            label, i, a, x, q[i][a], (int)it.node, lo[a], hi[a], d);
                         ok = 0;
                         break;
                     }
@@ -198,7 +197,8 @@ static int check_tree(const gpk_octree *tr, const float *xyz, size_t n, unsigned
                 }
                 const gpk_octree_node *c = &tr->nodes[nd->child[o]];
                 if (c->first != at || c->depth != d + 1) {
-                    TU_CHECK(0, "%s: node %d octant %d: child range %u+%u depth %u, expected start %zu depth %u",
+                    TU_CHECK(0,
+                             "%s: node %d octant %d: child range %u+%u depth %u, expected start %zu depth %u",
                              label, (int)it.node, o, c->first, c->count, c->depth, at, d + 1);
                     ok = 0;
                 }
@@ -302,9 +302,8 @@ static void canon_free(canon *c)
 
 static int canon_equal(const canon *a, const canon *b, size_t n)
 {
-    return a->n_leaves == b->n_leaves &&
-           memcmp(a->leaves, b->leaves, a->n_leaves * sizeof *a->leaves) == 0 &&
-           memcmp(a->members, b->members, n * sizeof *a->members) == 0;
+    return a->n_leaves == b->n_leaves && memcmp(a->leaves, b->leaves, a->n_leaves * sizeof *a->leaves) == 0 &&
+        memcmp(a->members, b->members, n * sizeof *a->members) == 0;
 }
 
 /* ---- the matrix ------------------------------------------------------------------ */
@@ -413,7 +412,8 @@ static void one_point(void)
     /* one particle: a single leaf root of side 1 */
     gpk_octree tr;
     TU_CHECK(gpk_octree_build(ctx, xyz, 1, 1, GPK_OCTREE_STEAL, NULL, &tr) == GPK_OK, "one particle");
-    TU_CHECK(tr.n_nodes == 1 && tr.leaves == 1 && tr.depth == 0 && tr.tasks == 0 && tr.nodes[0].hi[0] == 1.25f,
+    TU_CHECK(tr.n_nodes == 1 && tr.leaves == 1 && tr.depth == 0 && tr.tasks == 0 &&
+                 tr.nodes[0].hi[0] == 1.25f,
              "one particle: %zu nodes", tr.n_nodes);
     gpk_octree_free(&tr);
 }
@@ -558,7 +558,9 @@ static void generators(void)
             const double dx = x - 0.5, dy = y - 0.5, dz = z - 0.5;
             const double eps = 1e-6; /* float rounding of 0.5 + offset */
             switch (d) {
-            case GPK_PARTICLES_UNIFORM: in_shape = x >= 0 && x < 1 && y >= 0 && y < 1 && z >= 0 && z < 1; break;
+            case GPK_PARTICLES_UNIFORM:
+                in_shape = x >= 0 && x < 1 && y >= 0 && y < 1 && z >= 0 && z < 1;
+                break;
             case GPK_PARTICLES_TUBE: {
                 const double rr = sqrt(dx * dx + dy * dy);
                 in_shape = rr >= 0.45 - eps && rr <= 0.5 + eps && z >= 0 && z < 1;
@@ -628,12 +630,13 @@ static void device_api(void)
             if (n > top_n) continue;
             const uint64_t seed = seed_base ^ (n * 0xD1B54A32D192ED03ull) ^ ((uint64_t)d << 48);
             TU_CHECK(gpk_particles_generate((gpk_particle_dist)d, xyz, n, seed) == GPK_OK, "generate");
-            TU_CHECK(cudaMemcpy(d_xyz, xyz, 3 * n * sizeof *xyz, cudaMemcpyHostToDevice) == cudaSuccess, "upload");
+            TU_CHECK(cudaMemcpy(d_xyz, xyz, 3 * n * sizeof *xyz, cudaMemcpyHostToDevice) == cudaSuccess,
+                     "upload");
             for (int sci = 0; sci < N_SCHEMES; sci++) {
                 const gpk_octree_scheme sc = schemes[sci];
                 char label[160];
-                snprintf(label, sizeof label, "device api %s n=%zu t=20 %s", gpk_particle_dist_name((gpk_particle_dist)d),
-                         n, gpk_octree_scheme_name(sc));
+                snprintf(label, sizeof label, "device api %s n=%zu t=20 %s",
+                         gpk_particle_dist_name((gpk_particle_dist)d), n, gpk_octree_scheme_name(sc));
                 gpk_cuda_octree dt;
                 gpk_status s = gpk_cuda_octree_build(ctx, d_xyz, n, 20, sc, NULL, &dt, 0);
                 TU_CHECK(s == GPK_OK, "%s: %s: %s", label, gpk_status_string(s), gpk_last_error(ctx));
@@ -650,14 +653,17 @@ static void device_api(void)
                     h.xyz = malloc(3 * n * sizeof *h.xyz);
                     h.perm = malloc(n * sizeof *h.perm);
                     TU_CHECK(h.nodes && h.xyz && h.perm, "host memory");
-                    TU_CHECK(cudaMemcpy(h.nodes, dt.nodes, dt.n_nodes * sizeof *h.nodes, cudaMemcpyDeviceToHost) ==
+                    TU_CHECK(cudaMemcpy(h.nodes, dt.nodes, dt.n_nodes * sizeof *h.nodes,
+                                        cudaMemcpyDeviceToHost) == cudaSuccess &&
+                                 cudaMemcpy(h.xyz, dt.xyz, 3 * n * sizeof *h.xyz, cudaMemcpyDeviceToHost) ==
                                      cudaSuccess &&
-                                 cudaMemcpy(h.xyz, dt.xyz, 3 * n * sizeof *h.xyz, cudaMemcpyDeviceToHost) == cudaSuccess &&
-                                 cudaMemcpy(h.perm, dt.perm, n * sizeof *h.perm, cudaMemcpyDeviceToHost) == cudaSuccess,
+                                 cudaMemcpy(h.perm, dt.perm, n * sizeof *h.perm, cudaMemcpyDeviceToHost) ==
+                                     cudaSuccess,
                              "%s: download", label);
                 }
                 gpk_cuda_octree_free(&dt);
-                TU_CHECK(dt.nodes == NULL && dt.xyz == NULL && dt.perm == NULL, "%s: free clears the tree", label);
+                TU_CHECK(dt.nodes == NULL && dt.xyz == NULL && dt.perm == NULL, "%s: free clears the tree",
+                         label);
                 if (check_tree(&h, xyz, n, 20, sc, label)) {
                     gpk_octree ht;
                     s = gpk_octree_build(ctx, xyz, n, 20, sc, NULL, &ht);
@@ -665,8 +671,8 @@ static void device_api(void)
                     if (s == GPK_OK) {
                         TU_CHECK(ht.n_nodes == h.n_nodes && ht.leaves == h.leaves && ht.depth == h.depth &&
                                      (n == 0 || memcmp(ht.nodes, h.nodes, h.n_nodes * sizeof *h.nodes) == 0),
-                                 "%s: node array differs from gpk_octree_build's (%zu vs %zu nodes)", label, h.n_nodes,
-                                 ht.n_nodes);
+                                 "%s: node array differs from gpk_octree_build's (%zu vs %zu nodes)", label,
+                                 h.n_nodes, ht.n_nodes);
                         TU_CHECK(ht.device_ms > 0.0 || n == 0, "%s: device_ms %g", label, ht.device_ms);
                         gpk_octree_free(&ht);
                     }
@@ -687,9 +693,12 @@ static void device_api(void)
                  "device api %s NaN: %s: %s", gpk_octree_scheme_name(schemes[sci]), gpk_status_string(s),
                  gpk_last_error(ctx));
         TU_CHECK(memcmp(&dt, &untouched, sizeof dt) == 0, "device api: tree written on failure");
-        TU_CHECK(gpk_cuda_octree_build(ctx, NULL, 10, 1, schemes[sci], NULL, &dt, 0) == GPK_EINVAL, "NULL d_xyz");
-        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 0, schemes[sci], NULL, &dt, 0) == GPK_EINVAL, "threshold 0");
-        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 1, schemes[sci], NULL, NULL, 0) == GPK_EINVAL, "NULL tree");
+        TU_CHECK(gpk_cuda_octree_build(ctx, NULL, 10, 1, schemes[sci], NULL, &dt, 0) == GPK_EINVAL,
+                 "NULL d_xyz");
+        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 0, schemes[sci], NULL, &dt, 0) == GPK_EINVAL,
+                 "threshold 0");
+        TU_CHECK(gpk_cuda_octree_build(ctx, d_xyz, 10, 1, schemes[sci], NULL, NULL, 0) == GPK_EINVAL,
+                 "NULL tree");
     }
     cudaFree(d_xyz);
     free(xyz);

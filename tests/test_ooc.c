@@ -85,9 +85,11 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
     memcpy(rvals, vals, n * (vw ? vw : 4));
     gpk_status s, rs;
     if (kind == 1 || kind == 2) {
-        s = kind == 1 ? gpk_sort_perm(ctx, t, keys, sigma, n, NULL) : gpk_sort_perm64(ctx, t, keys, sigma64, n, NULL);
+        s = kind == 1 ? gpk_sort_perm(ctx, t, keys, sigma, n, NULL)
+                      : gpk_sort_perm64(ctx, t, keys, sigma64, n, NULL);
         if (kind == 2)
-            for (size_t i = 0; i < n; i++) sigma[i] = sigma64[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)sigma64[i];
+            for (size_t i = 0; i < n; i++)
+                sigma[i] = sigma64[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)sigma64[i];
         rs = gpk_sort_reference(t, ref, 0, NULL, rsigma, n, 0);
     } else if (vw) {
         s = gpk_sort_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, NULL);
@@ -96,9 +98,13 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
         s = gpk_sort_keys(ctx, t, keys, n, NULL);
         rs = gpk_sort_reference(t, ref, 0, NULL, NULL, n, 0);
     }
-    const char *what = kind == 1 ? "perm" : kind == 2 ? "perm64" : vw == 4 ? "pairs4" : vw == 8 ? "pairs8" : "keys";
-    TU_CHECK(s == GPK_OK && rs == GPK_OK, "%s %s n=%zu %s: %s (%s)", what, gpk_type_name(t), n, dist_name[dist],
-             gpk_status_string(s), gpk_last_error(ctx));
+    const char *what = kind == 1 ? "perm"
+        : kind == 2              ? "perm64"
+        : vw == 4                ? "pairs4"
+        : vw == 8                ? "pairs8"
+                                 : "keys";
+    TU_CHECK(s == GPK_OK && rs == GPK_OK, "%s %s n=%zu %s: %s (%s)", what, gpk_type_name(t), n,
+             dist_name[dist], gpk_status_string(s), gpk_last_error(ctx));
     if (s == GPK_OK) {
         TU_CHECK(memcmp(keys, ref, n * kw) == 0, "%s %s n=%zu %s: keys differ from the reference", what,
                  gpk_type_name(t), n, dist_name[dist]);
@@ -106,11 +112,12 @@ static void check_case(gpk_ctx *ctx, gpk_type t, int kind, size_t n, int dist)
             TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s %s n=%zu %s: values differ (stability)", what,
                      gpk_type_name(t), n, dist_name[dist]);
         if (kind == 1 || kind == 2)
-            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "%s %s n=%zu %s: sigma differs", what, gpk_type_name(t), n,
-                     dist_name[dist]);
+            TU_CHECK(memcmp(sigma, rsigma, n * 4) == 0, "%s %s n=%zu %s: sigma differs", what,
+                     gpk_type_name(t), n, dist_name[dist]);
         if (n >= 2)
             TU_CHECK(gpk_last_sort_path(ctx) && !strcmp(gpk_last_sort_path(ctx), "radix-out-of-core"),
-                     "%s %s n=%zu: ran %s, not out of core", what, gpk_type_name(t), n, gpk_last_sort_path(ctx));
+                     "%s %s n=%zu: ran %s, not out of core", what, gpk_type_name(t), n,
+                     gpk_last_sort_path(ctx));
     }
     free(keys);
     free(ref);
@@ -137,9 +144,10 @@ static void check_records(gpk_ctx *ctx, gpk_type t, size_t n, size_t size, size_
              gpk_last_error(ctx));
     gpk_sort_reference(t, keys, 0, NULL, sigma, n, 0);
     int same = 1;
-    for (size_t j = 0; j < n && same; j++) same = memcmp(rec + j * size, orig + (size_t)sigma[j] * size, size) == 0;
-    TU_CHECK(s != GPK_OK || same, "records %s n=%zu size %zu: differ from the reference order", gpk_type_name(t), n,
-             size);
+    for (size_t j = 0; j < n && same; j++)
+        same = memcmp(rec + j * size, orig + (size_t)sigma[j] * size, size) == 0;
+    TU_CHECK(s != GPK_OK || same, "records %s n=%zu size %zu: differ from the reference order",
+             gpk_type_name(t), n, size);
     free(rec);
     free(orig);
     free(keys);
@@ -218,21 +226,25 @@ int main(int argc, char **argv)
     gpk__test_set("ooc_force", "1");
     gpk_ctx_set_device_budget(ctx, be == GPK_BACKEND_CUDA ? (size_t)256 << 20 : (size_t)64 << 20);
 
-    const size_t sizes[] = {0, 1, 2, 3, 5, 97, cap - 1, cap, cap + 1, 2 * cap - 1, 2 * cap, 2 * cap + 1,
-                            3 * cap + 1, 7919, 37 * cap + 11};
+    const size_t sizes[] = {0,       1,           2,       3,           5,           97,   cap - 1,      cap,
+                            cap + 1, 2 * cap - 1, 2 * cap, 2 * cap + 1, 3 * cap + 1, 7919, 37 * cap + 11};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
     const int kinds[] = {0, 4, 8, 1, 2};
     for (int t = GPK_U32; t <= GPK_F64; t++)
         for (int ki = 0; ki < 5; ki++) {
             const int kind = kinds[ki];
-            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) + (kind == 1 ? 4 : kind == 2 ? 8 : kind);
+            const unsigned per = (unsigned)gpk_type_size((gpk_type)t) +
+                (kind == 1       ? 4
+                     : kind == 2 ? 8
+                                 : kind);
             set_slot(cap, per);
             for (size_t si = 0; si < nsizes; si++)
                 for (int d = 0; d < D_COUNT; d++) {
                     if (small && si % 3 && d != D_UNIFORM && d != D_SKEW90) continue;
                     check_case(ctx, (gpk_type)t, kind, sizes[si], d);
                     if (sizes[si] >= 2 * cap + 1)
-                        TU_CHECK(gpk__ooc_stats(ctx).cap == cap, "slot of %zu elements, not %zu", gpk__ooc_stats(ctx).cap, cap);
+                        TU_CHECK(gpk__ooc_stats(ctx).cap == cap, "slot of %zu elements, not %zu",
+                                 gpk__ooc_stats(ctx).cap, cap);
                 }
         }
 
@@ -292,8 +304,8 @@ int main(int argc, char **argv)
                         const size_t runs = (ns[ni] + cap - 1) / cap;
                         const size_t want = li == 0 ? 0 : li == 1 ? 2 : runs;
                         TU_CHECK(gpk__ooc_stats(ctx).runs == runs && gpk__ooc_stats(ctx).kept_runs == want,
-                                 "ooc_resident %s, %zu runs: %zu kept, want %zu", limits[li], gpk__ooc_stats(ctx).runs,
-                                 gpk__ooc_stats(ctx).kept_runs, want);
+                                 "ooc_resident %s, %zu runs: %zu kept, want %zu", limits[li],
+                                 gpk__ooc_stats(ctx).runs, gpk__ooc_stats(ctx).kept_runs, want);
                     }
                 }
         }
@@ -316,8 +328,7 @@ int main(int argc, char **argv)
         for (int li = 0; li < 2; li++) {
             gpk__test_set("ooc_resident", limits[li]);
             set_slot(cap, 8);
-            for (k = 1; check_fault(ctx, GPK_U32, n, runs, k, (int)(k % 2)); k++) {
-            }
+            for (k = 1; check_fault(ctx, GPK_U32, n, runs, k, (int)(k % 2)); k++) {}
             TU_CHECK(k > (long)(2 * runs) + 5, "ooc_resident %s: %ld transfers failed in turn", limits[li],
                      k - 1);
         }
@@ -373,15 +384,17 @@ int main(int argc, char **argv)
         gpk_sort_reference(GPK_U32, rk, 4, rv, NULL, n, 0);
         TU_CHECK(s == GPK_OK && !memcmp(k, rk, n * 4) && !memcmp(v, rv, n * 4),
                  "locked arrays: %s, differ from the reference", gpk_status_string(s));
-        TU_CHECK(gpk__ooc_stats(ctx).caller_pinned == (be == GPK_BACKEND_CUDA), "locked arrays: caller_pinned %d on %s",
-                 gpk__ooc_stats(ctx).caller_pinned, gpk_backend_name(be));
-        TU_CHECK(gpk_host_unlock(ctx, k) == GPK_OK && gpk_host_unlock(ctx, v) == GPK_OK, "gpk_host_unlock (%s)",
-                 gpk_last_error(ctx));
+        TU_CHECK(gpk__ooc_stats(ctx).caller_pinned == (be == GPK_BACKEND_CUDA),
+                 "locked arrays: caller_pinned %d on %s", gpk__ooc_stats(ctx).caller_pinned,
+                 gpk_backend_name(be));
+        TU_CHECK(gpk_host_unlock(ctx, k) == GPK_OK && gpk_host_unlock(ctx, v) == GPK_OK,
+                 "gpk_host_unlock (%s)", gpk_last_error(ctx));
         /* unlocked again: staged as before */
         fill_keys(k, n, 4, D_FEW);
         s = gpk_sort_keys(ctx, GPK_U32, k, n, NULL);
-        TU_CHECK(s == GPK_OK && gpk__ooc_stats(ctx).caller_pinned == 0, "after gpk_host_unlock: %s, caller_pinned %d",
-                 gpk_status_string(s), gpk__ooc_stats(ctx).caller_pinned);
+        TU_CHECK(s == GPK_OK && gpk__ooc_stats(ctx).caller_pinned == 0,
+                 "after gpk_host_unlock: %s, caller_pinned %d", gpk_status_string(s),
+                 gpk__ooc_stats(ctx).caller_pinned);
         TU_CHECK(gpk_host_lock(ctx, NULL, 64) == GPK_EINVAL && gpk_host_lock(NULL, k, 64) == GPK_EINVAL &&
                      gpk_host_lock(ctx, k, 0) == GPK_OK,
                  "gpk_host_lock: bad arguments");
@@ -405,8 +418,8 @@ int main(int argc, char **argv)
         /* more than the host can hold beside the input: ENOMEM, nothing touched */
         gpk_ctx_set_device_budget(ctx, (size_t)1 << 30);
         s = gpk_sort_keys(ctx, GPK_U32, keys, (size_t)1 << 40, NULL);
-        TU_CHECK(s == GPK_ENOMEM && strstr(gpk_last_error(ctx), "host memory"), "2^40 keys out of core: %s (%s)",
-                 gpk_status_string(s), gpk_last_error(ctx));
+        TU_CHECK(s == GPK_ENOMEM && strstr(gpk_last_error(ctx), "host memory"),
+                 "2^40 keys out of core: %s (%s)", gpk_status_string(s), gpk_last_error(ctx));
         TU_CHECK(memcmp(keys, copy, sizeof keys) == 0, "keys untouched after ENOMEM");
         /* without the force hook a budget that fits sorts in memory */
         gpk__test_set("ooc_force", NULL);
@@ -423,7 +436,8 @@ int main(int argc, char **argv)
         gpk_sort_reference(GPK_U32, ref, 0, NULL, NULL, nb, 0);
         TU_CHECK(s == GPK_OK && !strcmp(gpk_last_sort_path(ctx), "radix-out-of-core") &&
                      !memcmp(big, ref, nb * 4),
-                 "a budget that does not fit: out of core (%s, %s)", gpk_status_string(s), gpk_last_sort_path(ctx));
+                 "a budget that does not fit: out of core (%s, %s)", gpk_status_string(s),
+                 gpk_last_sort_path(ctx));
         free(big);
         free(ref);
         gpk_ctx_set_device_budget(ctx, 0);
@@ -434,8 +448,8 @@ int main(int argc, char **argv)
         gpk_ctx *c2 = NULL;
         setenv("GPK_DEVICE_BUDGET", "12x", 1);
         gpk_status s = gpk_ctx_create(&c2, be);
-        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(NULL), "GPK_DEVICE_BUDGET"), "GPK_DEVICE_BUDGET=12x: %s",
-                 gpk_last_error(NULL));
+        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(NULL), "GPK_DEVICE_BUDGET"),
+                 "GPK_DEVICE_BUDGET=12x: %s", gpk_last_error(NULL));
         if (s == GPK_OK) gpk_ctx_destroy(c2);
         setenv("GPK_DEVICE_BUDGET", "3M", 1);
         s = gpk_ctx_create(&c2, be);

@@ -28,10 +28,10 @@ static uint64_t tasks_checked; /* tasks consumed in exactly-once checks, for the
 /* ---- the task tree ---------------------------------------------------------------- */
 
 typedef struct tree {
-    size_t n0;        /* roots */
-    unsigned k;       /* children per task above the last level */
-    unsigned depth;   /* deepest level */
-    size_t task_size; /* 1, 8, 24, 256, ... */
+    size_t n0;                           /* roots */
+    unsigned k;                          /* children per task above the last level */
+    unsigned depth;                      /* deepest level */
+    size_t task_size;                    /* 1, 8, 24, 256, ... */
     uint64_t level_start[MAX_DEPTH + 2]; /* id of a level's first task; [depth+1] = total */
 } tree;
 
@@ -271,14 +271,12 @@ static void run_tree(gpk_pool_scheme scheme, gpk_pool_victim victim, unsigned wo
     if (scheme == GPK_POOL_STATIC)
         TU_CHECK(st.rounds == t->depth + 1, "%s %s: %llu rounds, expected %u", name, what,
                  (unsigned long long)st.rounds, t->depth + 1);
-    else
-        TU_CHECK(st.rounds == 0, "%s: rounds %llu", name, (unsigned long long)st.rounds);
+    else TU_CHECK(st.rounds == 0, "%s: rounds %llu", name, (unsigned long long)st.rounds);
     if (scheme == GPK_POOL_STEAL)
         TU_CHECK(st.steals <= st.steal_attempts && (workers != 1 || st.steal_attempts == 0),
                  "%s: steals %llu of %llu attempts", name, (unsigned long long)st.steals,
                  (unsigned long long)st.steal_attempts);
-    else
-        TU_CHECK(st.steals == 0 && st.steal_attempts == 0, "%s: steal stats not 0", name);
+    else TU_CHECK(st.steals == 0 && st.steal_attempts == 0, "%s: steal stats not 0", name);
     if (c->bitmap) {
         uint64_t set = 0;
         for (uint64_t wd = 0; wd < (total + 63) / 64; wd++)
@@ -292,8 +290,8 @@ static void run_tree(gpk_pool_scheme scheme, gpk_pool_victim victim, unsigned wo
     free(roots);
 }
 
-static const gpk_pool_scheme schemes[] = {GPK_POOL_STATIC, GPK_POOL_BLOCKING, GPK_POOL_LOCKFREE, GPK_POOL_STEAL,
-                                          GPK_POOL_STEAL};
+static const gpk_pool_scheme schemes[] = {GPK_POOL_STATIC, GPK_POOL_BLOCKING, GPK_POOL_LOCKFREE,
+                                          GPK_POOL_STEAL, GPK_POOL_STEAL};
 static const gpk_pool_victim victims[] = {GPK_POOL_VICTIM_ROUND_ROBIN, GPK_POOL_VICTIM_ROUND_ROBIN,
                                           GPK_POOL_VICTIM_ROUND_ROBIN, GPK_POOL_VICTIM_ROUND_ROBIN,
                                           GPK_POOL_VICTIM_RANDOM};
@@ -332,7 +330,8 @@ static void test_wraparound(void)
         for (int v = 0; v < VARIANTS; v++)
             for (size_t wi = 0; wi < sizeof worker_counts / sizeof worker_counts[0]; wi++) {
                 /* STATIC pays two barriers per level, so its chains are shorter */
-                unsigned len = schemes[v] == GPK_POOL_STATIC ? (small_mode ? 40 : 300) : (small_mode ? 200 : 3000);
+                unsigned len =
+                    schemes[v] == GPK_POOL_STATIC ? (small_mode ? 40 : 300) : (small_mode ? 200 : 3000);
                 tree t;
                 tree_init(&t, caps[ci], 1, len - 1, 24);
                 run_tree(schemes[v], victims[v], worker_counts[wi], &t, caps[ci], "wrap-around");
@@ -384,13 +383,14 @@ static void test_full(void)
             gpk_pool_stats st;
             gpk_status s = gpk_pool_run(ctx, schemes[v], root, 1, sizeof root, fanout_work, &f, &o, &st);
             const char *msg = gpk_last_error(ctx);
-            TU_CHECK(s == GPK_EFULL && f.root_saw == GPK_EFULL, "%s w=%u: overflow gave %s (push saw %s)", name,
-                     workers, gpk_status_string(s), gpk_status_string(f.root_saw));
+            TU_CHECK(s == GPK_EFULL && f.root_saw == GPK_EFULL, "%s w=%u: overflow gave %s (push saw %s)",
+                     name, workers, gpk_status_string(s), gpk_status_string(f.root_saw));
             TU_CHECK(msg && strstr(msg, "full") && strstr(msg, "16"), "%s: EFULL message \"%s\"", name,
                      msg ? msg : "(null)");
             /* the run stopped: every worker ran at most one child */
             TU_CHECK(st.tasks == atomic_load(&f.ran) && st.tasks <= workers,
-                     "%s w=%u: %llu tasks ran after the overflow", name, workers, (unsigned long long)st.tasks);
+                     "%s w=%u: %llu tasks ran after the overflow", name, workers,
+                     (unsigned long long)st.tasks);
         }
 }
 
@@ -442,8 +442,8 @@ static void test_arguments(void)
     TU_CHECK(gpk_last_error(ctx)[0] != '\0', "no message for a bad scheme");
     TU_CHECK(gpk_pool_run(ctx, GPK_POOL_STATIC, tasks, 1, 0, noop_work, NULL, NULL, NULL) == GPK_EINVAL,
              "task_size 0");
-    TU_CHECK(gpk_pool_run(ctx, GPK_POOL_STATIC, tasks, 1, GPK_POOL_MAX_TASK + 1, noop_work, NULL, NULL, NULL) ==
-                 GPK_EINVAL,
+    TU_CHECK(gpk_pool_run(ctx, GPK_POOL_STATIC, tasks, 1, GPK_POOL_MAX_TASK + 1, noop_work, NULL, NULL,
+                          NULL) == GPK_EINVAL,
              "task_size too large");
     TU_CHECK(gpk_pool_run(ctx, GPK_POOL_BLOCKING, tasks, 1, 8, NULL, NULL, NULL, NULL) == GPK_EINVAL,
              "NULL work");
@@ -467,16 +467,19 @@ static void test_arguments(void)
     static const struct {
         const char *name;
         gpk_pool_scheme s;
-    } names[] = {{"static", GPK_POOL_STATIC},     {"blocking", GPK_POOL_BLOCKING}, {"queue", GPK_POOL_BLOCKING},
-                 {"lockfree", GPK_POOL_LOCKFREE}, {"lock-free", GPK_POOL_LOCKFREE}, {"steal", GPK_POOL_STEAL},
+    } names[] = {{"static", GPK_POOL_STATIC},      {"blocking", GPK_POOL_BLOCKING},
+                 {"queue", GPK_POOL_BLOCKING},     {"lockfree", GPK_POOL_LOCKFREE},
+                 {"lock-free", GPK_POOL_LOCKFREE}, {"steal", GPK_POOL_STEAL},
                  {"stealing", GPK_POOL_STEAL}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         gpk_pool_scheme s = (gpk_pool_scheme)99;
-        TU_CHECK(gpk_pool_scheme_parse(names[i].name, &s) == GPK_OK && s == names[i].s, "parse %s", names[i].name);
+        TU_CHECK(gpk_pool_scheme_parse(names[i].name, &s) == GPK_OK && s == names[i].s, "parse %s",
+                 names[i].name);
     }
     for (int s = 0; s < GPK_POOL_SCHEMES; s++) {
         gpk_pool_scheme back;
-        TU_CHECK(gpk_pool_scheme_parse(gpk_pool_scheme_name((gpk_pool_scheme)s), &back) == GPK_OK && (int)back == s,
+        TU_CHECK(gpk_pool_scheme_parse(gpk_pool_scheme_name((gpk_pool_scheme)s), &back) == GPK_OK &&
+                     (int)back == s,
                  "name round trip %d", s);
     }
     gpk_pool_scheme s;

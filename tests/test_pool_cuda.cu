@@ -156,13 +156,13 @@ static std::vector<TTask> make_roots(unsigned n_ids, unsigned n_roots)
     return r;
 }
 
-#define CU_CHECK(call)                                                                          \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
+#define CU_CHECK(call)                                                                                  \
+    do {                                                                                                \
+        cudaError_t e_ = (call);                                                                        \
+        if (e_ != cudaSuccess) {                                                                        \
             fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
+            exit(1);                                                                                    \
+        }                                                                                               \
     } while (0)
 
 struct RunResult {
@@ -174,8 +174,8 @@ struct RunResult {
 
 /* One run: a pool of Config c over the tree, grid = c.blocks (or `grid` if
  * nonzero); init reads the roots from device memory when roots_on_device. */
-static RunResult run_pool(cp::Config c, unsigned n_ids, const std::vector<TTask> &roots, unsigned long long salt,
-                          int threads, unsigned grid, bool roots_on_device = false)
+static RunResult run_pool(cp::Config c, unsigned n_ids, const std::vector<TTask> &roots,
+                          unsigned long long salt, int threads, unsigned grid, bool roots_on_device = false)
 {
     RunResult r;
     void *mem = nullptr;
@@ -247,8 +247,8 @@ int main(void)
     TU_CHECK(resident > 0, "no resident blocks");
     if (resident <= 0) return tu_finish("pool_cuda");
     const unsigned blocks = quick && resident > 64 ? 64u : (unsigned)resident;
-    printf("grid %u blocks x %d threads (%d resident at most), %u task ids%s\n", blocks, threads, resident, n_ids,
-           quick ? " (GPK_TEST_SMALL)" : "");
+    printf("grid %u blocks x %d threads (%d resident at most), %u task ids%s\n", blocks, threads, resident,
+           n_ids, quick ? " (GPK_TEST_SMALL)" : "");
 
     const std::vector<TTask> roots = make_roots(n_ids, 5);
     const HostSum want = enumerate(roots, salt);
@@ -259,12 +259,9 @@ int main(void)
         cp::Scheme scheme;
         cp::Victim victim;
         bool keep_first;
-    } cases[] = {{cp::STATIC, cp::ROUND_ROBIN, false},
-                 {cp::BLOCKING, cp::ROUND_ROBIN, false},
-                 {cp::LOCKFREE, cp::ROUND_ROBIN, false},
-                 {cp::STEAL, cp::ROUND_ROBIN, false},
-                 {cp::STEAL, cp::RANDOM, false},
-                 {cp::STEAL, cp::ROUND_ROBIN, true},
+    } cases[] = {{cp::STATIC, cp::ROUND_ROBIN, false},   {cp::BLOCKING, cp::ROUND_ROBIN, false},
+                 {cp::LOCKFREE, cp::ROUND_ROBIN, false}, {cp::STEAL, cp::ROUND_ROBIN, false},
+                 {cp::STEAL, cp::RANDOM, false},         {cp::STEAL, cp::ROUND_ROBIN, true},
                  {cp::STEAL, cp::RANDOM, true}};
 
     for (const Case &k : cases) {
@@ -279,34 +276,36 @@ int main(void)
          * depth-first descent plus the initial tasks; queues: the frontier <= ids */
         c.capacity = k.scheme == cp::STEAL ? 4096u : n_ids;
         const char *name = k.scheme != cp::STEAL ? cp::scheme_name(k.scheme)
-                           : k.keep_first ? (k.victim == cp::RANDOM ? "steal/random/keep" : "steal/rr/keep")
-                                          : (k.victim == cp::RANDOM ? "steal/random" : "steal/round-robin");
+            : k.keep_first ? (k.victim == cp::RANDOM ? "steal/random/keep" : "steal/rr/keep")
+                           : (k.victim == cp::RANDOM ? "steal/random" : "steal/round-robin");
         /* every other case hands init its roots in device memory */
         const bool on_device = (&k - cases) % 2 == 1;
         RunResult r = run_pool(c, n_ids, roots, salt, threads, 0, on_device);
         unsigned long long set = 0;
-        for (size_t i = 0; i < r.bitmap.size(); i++) set += (unsigned long long)__builtin_popcount(r.bitmap[i]);
-        printf("%-18s %8.2f ms  %10.3g tasks/s  tasks %llu pushed %llu rounds %llu steals %llu/%llu%s\n", name, r.ms,
-               r.ms > 0 ? (double)r.st.tasks / r.ms * 1e3 : 0.0, r.st.tasks, r.st.pushed, r.st.rounds, r.st.steals,
-               r.st.steal_attempts, on_device ? " (roots from device memory)" : "");
+        for (size_t i = 0; i < r.bitmap.size(); i++)
+            set += (unsigned long long)__builtin_popcount(r.bitmap[i]);
+        printf("%-18s %8.2f ms  %10.3g tasks/s  tasks %llu pushed %llu rounds %llu steals %llu/%llu%s\n",
+               name, r.ms, r.ms > 0 ? (double)r.st.tasks / r.ms * 1e3 : 0.0, r.st.tasks, r.st.pushed,
+               r.st.rounds, r.st.steals, r.st.steal_attempts, on_device ? " (roots from device memory)" : "");
         TU_CHECK(r.st.error == cp::ERR_NONE, "%s: error word %u (%s), info %llu", name, r.st.error,
                  cp::error_string(r.st.error), r.st.info);
-        TU_CHECK(r.rec.count == want.count, "%s: %llu tasks consumed, want %llu", name, r.rec.count, want.count);
+        TU_CHECK(r.rec.count == want.count, "%s: %llu tasks consumed, want %llu", name, r.rec.count,
+                 want.count);
         TU_CHECK(r.rec.dups == 0, "%s: %llu duplicates", name, r.rec.dups);
         TU_CHECK(r.rec.bad == 0, "%s: %llu malformed tasks", name, r.rec.bad);
         TU_CHECK(set == n_ids, "%s: %llu ids seen, want %u", name, set, n_ids);
         TU_CHECK(r.rec.sum == want.sum, "%s: checksum sum %llx, want %llx", name, r.rec.sum, want.sum);
         TU_CHECK(r.rec.xr == want.xr, "%s: checksum xor %llx, want %llx", name, r.rec.xr, want.xr);
-        TU_CHECK(r.st.tasks == want.count, "%s: pool counted %llu tasks, want %llu", name, r.st.tasks, want.count);
+        TU_CHECK(r.st.tasks == want.count, "%s: pool counted %llu tasks, want %llu", name, r.st.tasks,
+                 want.count);
         TU_CHECK(r.st.pushed == want.count - roots.size(), "%s: pool counted %llu pushes, want %llu", name,
                  r.st.pushed, want.count - (unsigned long long)roots.size());
         if (k.scheme != cp::STATIC)
             TU_CHECK(r.st.pending == 0, "%s: pending %lld at the end", name, r.st.pending);
         else
-            TU_CHECK(r.st.rounds == want.max_depth + 1, "%s: %llu rounds, want depth + 1 = %u", name, r.st.rounds,
-                     want.max_depth + 1);
-        if (k.scheme == cp::STEAL && blocks > 1)
-            TU_CHECK(r.st.steals > 0, "%s: no steals at all", name);
+            TU_CHECK(r.st.rounds == want.max_depth + 1, "%s: %llu rounds, want depth + 1 = %u", name,
+                     r.st.rounds, want.max_depth + 1);
+        if (k.scheme == cp::STEAL && blocks > 1) TU_CHECK(r.st.steals > 0, "%s: no steals at all", name);
     }
 
     /* Small capacities: the error word must say "full", and the kernel end.
@@ -331,8 +330,8 @@ int main(void)
         TU_CHECK(r.st.error == cp::ERR_FULL, "%s capacity %u: error word %u, want ERR_FULL", name, c.capacity,
                  r.st.error);
         TU_CHECK(r.st.info == c.capacity, "%s: info %llu, want the capacity %u", name, r.st.info, c.capacity);
-        TU_CHECK(r.rec.dups == 0 && r.rec.bad == 0, "%s (full): %llu duplicates, %llu malformed", name, r.rec.dups,
-                 r.rec.bad);
+        TU_CHECK(r.rec.dups == 0 && r.rec.bad == 0, "%s (full): %llu duplicates, %llu malformed", name,
+                 r.rec.dups, r.rec.bad);
         TU_CHECK(r.rec.count < small_ids, "%s (full): all %llu tasks ran although the pool was full", name,
                  r.rec.count);
     }

@@ -14,7 +14,15 @@
 #include <math.h>
 #include <string.h>
 
-typedef enum { MODE_KEYS, MODE_KEYS_REC, MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64, MODE_COUNT } mode;
+typedef enum {
+    MODE_KEYS,
+    MODE_KEYS_REC,
+    MODE_PERM,
+    MODE_PAIRS32,
+    MODE_PAIRS64,
+    MODE_PERM64,
+    MODE_COUNT
+} mode;
 static const char *mode_name[] = {"keys", "keys-recursive", "perm", "pairs-u32", "pairs-u64", "perm64"};
 
 static gpk_ctx *ctx;
@@ -32,14 +40,16 @@ static void spread_duplicates(gpk_type t, char *keys, size_t n)
     for (size_t i = 0; i < n; i++) {
         char *p = keys + i * gpk_type_size(t);
         switch (t) {
-        case GPK_U32: case GPK_I32: {
+        case GPK_U32:
+        case GPK_I32: {
             uint32_t k;
             memcpy(&k, p, 4);
             k = (uint32_t)(k % wide_dups * (0xFFFFFFFFull / wide_dups));
             memcpy(p, &k, 4);
             break;
         }
-        case GPK_U64: case GPK_I64: {
+        case GPK_U64:
+        case GPK_I64: {
             uint64_t k;
             memcpy(&k, p, 8);
             k = k % wide_dups * (UINT64_MAX / wide_dups);
@@ -68,10 +78,30 @@ static void spread_duplicates(gpk_type t, char *keys, size_t n)
 static int nat_le(gpk_type t, const void *a, const void *b)
 {
     switch (t) {
-    case GPK_U32: { uint32_t x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); return x <= y; }
-    case GPK_I32: { int32_t x, y; memcpy(&x, a, 4); memcpy(&y, b, 4); return x <= y; }
-    case GPK_U64: { uint64_t x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); return x <= y; }
-    case GPK_I64: { int64_t x, y; memcpy(&x, a, 8); memcpy(&y, b, 8); return x <= y; }
+    case GPK_U32: {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return x <= y;
+    }
+    case GPK_I32: {
+        int32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return x <= y;
+    }
+    case GPK_U64: {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return x <= y;
+    }
+    case GPK_I64: {
+        int64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return x <= y;
+    }
     case GPK_F32: {
         float x, y;
         memcpy(&x, a, 4);
@@ -97,18 +127,16 @@ static int nat_le(gpk_type t, const void *a, const void *b)
 static uint64_t case_seed(gpk_type t, int d, size_t n, int m, unsigned extra)
 {
     return seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^
-           ((uint64_t)m << 56) ^ (extra * 0x2545F4914F6CDD1Dull);
+        ((uint64_t)m << 56) ^ (extra * 0x2545F4914F6CDD1Dull);
 }
 
 /* A quicksort call that may be refused: QUICK_RECURSIVE on CUDA may say it
  * is unsupported (no dynamic parallelism), but only with that reason. */
 static int refused_recursive(gpk_sort_algo a, gpk_status s)
 {
-    if (a != GPK_SORT_QUICK_RECURSIVE || s != GPK_EUNSUPPORTED || backend != GPK_BACKEND_CUDA)
-        return 0;
+    if (a != GPK_SORT_QUICK_RECURSIVE || s != GPK_EUNSUPPORTED || backend != GPK_BACKEND_CUDA) return 0;
     const char *msg = gpk_last_error(ctx);
-    TU_CHECK(strstr(msg, "recursive") != NULL,
-             "recursive refused without saying why: \"%s\"", msg);
+    TU_CHECK(strstr(msg, "recursive") != NULL, "recursive refused without saying why: \"%s\"", msg);
     return 1;
 }
 
@@ -142,8 +170,14 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     if (gs != GPK_OK) goto out;
     if (wide_dups) spread_duplicates(t, in, n);
     for (size_t i = 0; i < n; i++) {
-        if (vw == 4) { uint32_t v = v32_of(i); memcpy(vgot + 4 * i, &v, 4); }
-        if (vw == 8) { uint64_t v = v64_of(i); memcpy(vgot + 8 * i, &v, 8); }
+        if (vw == 4) {
+            uint32_t v = v32_of(i);
+            memcpy(vgot + 4 * i, &v, 4);
+        }
+        if (vw == 8) {
+            uint64_t v = v64_of(i);
+            memcpy(vgot + 8 * i, &v, 8);
+        }
     }
     memcpy(got, in, n * kw);
     memcpy(want, in, n * kw);
@@ -168,8 +202,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     if (a == GPK_SORT_AUTO)
         TU_CHECK(ran == GPK_SORT_RADIX || ran == GPK_SORT_QUICK, "%s: AUTO ran %s", what,
                  gpk_sort_algo_name(ran));
-    else
-        TU_CHECK(ran == a, "%s: last algorithm %s", what, gpk_sort_algo_name(ran));
+    else TU_CHECK(ran == a, "%s: last algorithm %s", what, gpk_sort_algo_name(ran));
     TU_CHECK(gpk_sort_reference(t, want, 0, NULL, NULL, n, 0) == GPK_OK, "%s: reference", what);
 
     size_t bad = n;
@@ -188,8 +221,15 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
             size_t i;
             if (m == MODE_PERM) i = sg[j];
             else if (m == MODE_PERM64) i = sg64[j] < n ? (size_t)sg64[j] : n;
-            else if (vw == 4) { uint32_t v; memcpy(&v, vgot + 4 * j, 4); i = i_of_v32(v); }
-            else { uint64_t v; memcpy(&v, vgot + 8 * j, 8); i = i_of_v64(v); }
+            else if (vw == 4) {
+                uint32_t v;
+                memcpy(&v, vgot + 4 * j, 4);
+                i = i_of_v32(v);
+            } else {
+                uint64_t v;
+                memcpy(&v, vgot + 8 * j, 8);
+                i = i_of_v64(v);
+            }
             if (i >= n || seen[i] || memcmp(got + j * kw, in + i * kw, kw)) bad = j;
             else seen[i] = 1;
         }
@@ -197,7 +237,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vgot); free(sg); free(sg64); free(seen);
+    free(in);
+    free(got);
+    free(want);
+    free(vgot);
+    free(sg);
+    free(sg64);
+    free(seen);
     return ok;
 }
 
@@ -264,7 +310,12 @@ static void run_records(gpk_type t, gpk_dist d, size_t n, size_t rs, size_t off,
     }
     TU_CHECK(memcmp(a1, a2, n * rs) == 0, "%s: records are not a permutation of the input", what);
 out:
-    free(in); free(got); free(keys); free(a1); free(a2); free(sigma);
+    free(in);
+    free(got);
+    free(keys);
+    free(a1);
+    free(a2);
+    free(sigma);
 }
 
 /* ---- OpenCL: no quicksort ---- */
@@ -274,7 +325,10 @@ static void opencl_refuses(void)
     size_t n = 1000;
     uint32_t *k = malloc(n * 4), *k0 = malloc(n * 4), *v = malloc(n * 4), *v0 = malloc(n * 4);
     unsigned char *r = malloc(n * 16), *r0 = malloc(n * 16);
-    if (!k || !k0 || !v || !v0 || !r || !r0) { TU_CHECK(0, "out of host memory"); goto out; }
+    if (!k || !k0 || !v || !v0 || !r || !r0) {
+        TU_CHECK(0, "out of host memory");
+        goto out;
+    }
     gpk_generate(GPK_U32, GPK_DIST_UNIFORM, k0, n, seed_base, 0);
     for (size_t i = 0; i < n; i++) v0[i] = (uint32_t)i;
     for (size_t i = 0; i < n * 16; i++) r0[i] = (unsigned char)(i * 131 + 7);
@@ -282,10 +336,12 @@ static void opencl_refuses(void)
         gpk_sort_opts o = GPK_SORT_OPTS_INIT;
         o.algorithm = (gpk_sort_algo)a;
         for (int call = 0; call < 4; call++) {
-            memcpy(k, k0, n * 4); memcpy(v, v0, n * 4); memcpy(r, r0, n * 16);
+            memcpy(k, k0, n * 4);
+            memcpy(v, v0, n * 4);
+            memcpy(r, r0, n * 16);
             gpk_status s = call == 0 ? gpk_sort_keys(ctx, GPK_U32, k, n, &o)
-                         : call == 1 ? gpk_sort_pairs(ctx, GPK_U32, k, GPK_U32, v, n, &o)
-                         : call == 2 ? gpk_sort_perm(ctx, GPK_U32, k, v, n, &o)
+                : call == 1          ? gpk_sort_pairs(ctx, GPK_U32, k, GPK_U32, v, n, &o)
+                : call == 2          ? gpk_sort_perm(ctx, GPK_U32, k, v, n, &o)
                                      : gpk_sort_records(ctx, r, n, 16, 3, GPK_U32, &o);
             TU_CHECK(s == GPK_EUNSUPPORTED, "opencl %s call %d: status %s", gpk_sort_algo_name(o.algorithm),
                      call, gpk_status_string(s));
@@ -298,7 +354,12 @@ static void opencl_refuses(void)
         TU_CHECK(gpk_sort_keys(ctx, GPK_U32, k, 1, &o) == GPK_EUNSUPPORTED, "opencl quick n=1");
     }
 out:
-    free(k); free(k0); free(v); free(v0); free(r); free(r0);
+    free(k);
+    free(k0);
+    free(v);
+    free(v0);
+    free(r);
+    free(r0);
 }
 
 /* ---- bad input ---- */
@@ -323,11 +384,11 @@ static void bad_input(void)
         o.algorithm = algos[ai];
         const char *an = gpk_sort_algo_name(algos[ai]);
         gpk_status s = gpk_sort_records(ctx, rec, 64, 0, 0, GPK_U32, &o);
-        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "size"),
-                 "%s record size 0: %s \"%s\"", an, gpk_status_string(s), gpk_last_error(ctx));
+        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "size"), "%s record size 0: %s \"%s\"", an,
+                 gpk_status_string(s), gpk_last_error(ctx));
         s = gpk_sort_records(ctx, rec, 64, 257, 0, GPK_U32, &o);
-        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "257"),
-                 "%s record size 257: %s \"%s\"", an, gpk_status_string(s), gpk_last_error(ctx));
+        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "257"), "%s record size 257: %s \"%s\"", an,
+                 gpk_status_string(s), gpk_last_error(ctx));
         for (size_t rs = 1; rs < 8; rs++) {
             s = gpk_sort_records(ctx, rec, 64, rs, 0, GPK_U64, &o);
             TU_CHECK(s == GPK_EINVAL, "%s u64 key in %zu-byte record: %s", an, rs, gpk_status_string(s));
@@ -342,8 +403,8 @@ static void bad_input(void)
         s = gpk_sort_records(ctx, rec, 64, 16, 0, (gpk_type)17, &o);
         TU_CHECK(s == GPK_EINVAL, "%s unknown key type: %s", an, gpk_status_string(s));
         s = gpk_sort_records(ctx, NULL, 64, 16, 0, GPK_U32, &o);
-        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "NULL"), "%s NULL records: %s",
-                 an, gpk_status_string(s));
+        TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "NULL"), "%s NULL records: %s", an,
+                 gpk_status_string(s));
         s = gpk_sort_records(NULL, rec, 64, 16, 0, GPK_U32, &o);
         TU_CHECK(s == GPK_EINVAL, "%s NULL ctx: %s", an, gpk_status_string(s));
         s = gpk_sort_keys(ctx, GPK_U32, NULL, 64, &o);
@@ -354,10 +415,10 @@ static void bad_input(void)
         TU_CHECK(s == GPK_EINVAL, "%s NULL sigma: %s", an, gpk_status_string(s));
         /* n = 0 with NULL is nothing to do; n = 0 and 1 succeed. */
         if (!(backend == GPK_BACKEND_OPENCL && algos[ai] == GPK_SORT_QUICK)) {
-            TU_CHECK(gpk_sort_records(ctx, NULL, 0, 16, 0, GPK_U32, &o) == GPK_OK, "%s records n=0: %s",
-                     an, gpk_last_error(ctx));
-            TU_CHECK(gpk_sort_records(ctx, rec, 1, 16, 12, GPK_F32, &o) == GPK_OK, "%s records n=1: %s",
-                     an, gpk_last_error(ctx));
+            TU_CHECK(gpk_sort_records(ctx, NULL, 0, 16, 0, GPK_U32, &o) == GPK_OK, "%s records n=0: %s", an,
+                     gpk_last_error(ctx));
+            TU_CHECK(gpk_sort_records(ctx, rec, 1, 16, 12, GPK_F32, &o) == GPK_OK, "%s records n=1: %s", an,
+                     gpk_last_error(ctx));
             TU_CHECK(gpk_sort_keys(ctx, GPK_F64, NULL, 0, &o) == GPK_OK, "%s keys n=0", an);
             TU_CHECK(gpk_sort_keys(ctx, GPK_F64, rec, 1, &o) == GPK_OK, "%s keys n=1", an);
             uint32_t sg = 99;
@@ -374,7 +435,8 @@ static void bad_input(void)
     gpk_status s = gpk_sort_keys(ctx, GPK_U32, rec, 64, &o);
     TU_CHECK(s == GPK_EINVAL && strstr(gpk_last_error(ctx), "algorithm"), "algorithm 7 keys: %s \"%s\"",
              gpk_status_string(s), gpk_last_error(ctx));
-    TU_CHECK(gpk_sort_pairs(ctx, GPK_U32, rec, GPK_U32, rec + 256, 64, &o) == GPK_EINVAL, "algorithm 7 pairs");
+    TU_CHECK(gpk_sort_pairs(ctx, GPK_U32, rec, GPK_U32, rec + 256, 64, &o) == GPK_EINVAL,
+             "algorithm 7 pairs");
     TU_CHECK(gpk_sort_records(ctx, rec, 64, 16, 0, GPK_U32, &o) == GPK_EINVAL, "algorithm 7 records");
     TU_CHECK(gpk_sort_keys(ctx, GPK_U32, rec, 0, &o) == GPK_EINVAL, "algorithm 7 n=0");
     o.algorithm = (gpk_sort_algo)-1;
@@ -450,7 +512,8 @@ int main(int argc, char **argv)
 
     /* 2. Records: sizes 4..256 (odd ones too), aligned and unaligned key
      * offsets, every key type, RADIX / QUICK / AUTO. */
-    size_t rsizes[] = {4, 5, 7, 8, 9, 12, 13, 16, 17, 24, 31, 32, 33, 48, 64, 100, 127, 128, 129, 200, 255, 256};
+    size_t rsizes[] = {4,  5,  7,  8,  9,   12,  13,  16,  17,  24,  31,
+                       32, 33, 48, 64, 100, 127, 128, 129, 200, 255, 256};
     size_t rns[] = {0, 1, 2, 3, 17, 1000, 4099};
     int rc = 0;
     for (size_t ri = 0; ri < sizeof rsizes / sizeof rsizes[0]; ri++)
@@ -476,15 +539,18 @@ int main(int argc, char **argv)
      * distribution, forced on from 16 records: small buckets (sort items
      * only) and a few big ones (partitioned further). */
     if (backend == GPK_BACKEND_CUDA) {
-        const struct { const char *bucket_log; size_t n; } fe[] = {
-            {"4", 1000}, {"4", 70001}, {"14", 70001}, {"11", 5003}};
+        const struct {
+            const char *bucket_log;
+            size_t n;
+        } fe[] = {{"4", 1000}, {"4", 70001}, {"14", 70001}, {"11", 5003}};
         gpk__test_set("quick_front_min_log", "4");
         for (size_t i = 0; i < sizeof fe / sizeof fe[0]; i++) {
             gpk__test_set("quick_front_bucket_log", fe[i].bucket_log);
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (int d = 0; d < GPK_DIST_COUNT_; d++) {
                     const int wide = gpk_type_size((gpk_type)t) == 8;
-                    run_records((gpk_type)t, (gpk_dist)d, fe[i].n, wide ? 40 : 12, wide ? 3 : 5, GPK_SORT_QUICK);
+                    run_records((gpk_type)t, (gpk_dist)d, fe[i].n, wide ? 40 : 12, wide ? 3 : 5,
+                                GPK_SORT_QUICK);
                 }
         }
         gpk__test_set("quick_front_min_log", NULL);
@@ -500,18 +566,25 @@ int main(int argc, char **argv)
 
     /* 3. Large: 2^22 once (u32, quick or AUTO), and the adversarial
      * patterns at 2^20 with QUICK on both widths. */
-    run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 22, MODE_KEYS, has_quick ? GPK_SORT_QUICK : GPK_SORT_AUTO);
+    run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 22, MODE_KEYS,
+             has_quick ? GPK_SORT_QUICK : GPK_SORT_AUTO);
     if (has_quick) {
-        gpk_dist adv[] = {GPK_DIST_ZERO_ENTROPY, GPK_DIST_SORTED, GPK_DIST_REVERSE, GPK_DIST_ORGAN_PIPE,
-                          GPK_DIST_MO3_KILLER, GPK_DIST_FEW_BITS};
+        gpk_dist adv[] = {GPK_DIST_ZERO_ENTROPY, GPK_DIST_SORTED,     GPK_DIST_REVERSE,
+                          GPK_DIST_ORGAN_PIPE,   GPK_DIST_MO3_KILLER, GPK_DIST_FEW_BITS};
         for (size_t i = 0; i < sizeof adv / sizeof adv[0]; i++) {
             run_case(GPK_U32, adv[i], (size_t)1 << 20, MODE_KEYS, GPK_SORT_QUICK);
             run_case(GPK_F64, adv[i], (size_t)1 << 20, MODE_PAIRS32, GPK_SORT_QUICK);
         }
         /* Few values far apart, many copies each: bins too full for the
          * CUDA finish's bucket pass (radix sort), and just full enough. */
-        const struct { size_t n; uint32_t values; } wd[] = {
-            {8191, 4096}, {8191, 300}, {65537, 3000}, {(size_t)1 << 18, 1024}, {((size_t)1 << 20) + 1, 16384}};
+        const struct {
+            size_t n;
+            uint32_t values;
+        } wd[] = {{8191, 4096},
+                  {8191, 300},
+                  {65537, 3000},
+                  {(size_t)1 << 18, 1024},
+                  {((size_t)1 << 20) + 1, 16384}};
         for (size_t i = 0; i < sizeof wd / sizeof wd[0]; i++) {
             wide_dups = wd[i].values;
             const gpk_type wt[] = {GPK_U32, GPK_F64, GPK_U64, GPK_I32, GPK_F32};

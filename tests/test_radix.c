@@ -86,11 +86,11 @@ static int nat_le(gpk_type t, const void *a, const void *b)
     return 0;
 }
 
-static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r,
-                    unsigned gen_param)
+static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r, unsigned gen_param)
 {
     size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS64 ? 8 : (m == MODE_PAIRS32 ? 4 : 0);
-    uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^ ((uint64_t)m << 56) ^ (b * 131u + r);
+    uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^
+        ((uint64_t)m << 56) ^ (b * 131u + r);
     char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *want = malloc(n * kw + 1);
     char *vin = malloc(n * 8 + 1), *vgot = malloc(n * 8 + 1), *vwant = malloc(n * 8 + 1);
     uint32_t *sg = malloc(n * 4 + 4), *sw = malloc(n * 4 + 4);
@@ -137,7 +137,8 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
         *k = (*k & low) | 0x3FF0000000000000ull;
     }
     for (size_t i = 0; outlier_input && kw == 8 && i < n; i++) {
-        static const double odd[] = {-INFINITY, INFINITY, NAN, -NAN, -0.0, 0.0, 1e300, -1e-300, 3.0, 0.5, -1.5};
+        static const double odd[] = {-INFINITY, INFINITY, NAN, -NAN, -0.0, 0.0,
+                                     1e300,     -1e-300,  3.0, 0.5,  -1.5};
         uint64_t *k = (uint64_t *)in + i;
         if (i % 64 == 33) memcpy(k, &odd[(i / 64) % (sizeof odd / sizeof odd[0])], 8);
         else *k = (outlier_input == 1 ? *k & 0x000FFFFFFFFFFFFFull : 0) | 0x3FF0000000000000ull;
@@ -148,12 +149,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     for (size_t i = 0; shape_input && i < n; i++) {
         const uint64_t keep = shape_input == 1 ? ~(uint64_t)0xFF
-                              : shape_input == 2 ? (kw == 4 ? 0x00FFFFFFull : 0x00FFFFFFFFFFFFFFull)
-                              : i < 70000 ? 0x3FFull : ~(uint64_t)0;
+            : shape_input == 2                 ? (kw == 4 ? 0x00FFFFFFull : 0x00FFFFFFFFFFFFFFull)
+            : i < 70000                        ? 0x3FFull
+                                               : ~(uint64_t)0;
         if (kw == 4) ((uint32_t *)in)[i] &= (uint32_t)keep;
         else ((uint64_t *)in)[i] &= keep;
     }
-    for (size_t i = 0; i < n; i++) {  /* values that identify their origin */
+    for (size_t i = 0; i < n; i++) { /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
         if (vw == 8) ((uint64_t *)vin)[i] = i * 0x9E3779B97F4A7C15ull + 7;
     }
@@ -197,8 +199,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     for (size_t i = 0; i < n && bad == n; i++)
         if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
-    if (m == MODE_KEYS_TO)
-        TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
+    if (m == MODE_KEYS_TO) TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
     if (vw) {
         bad = n;
         for (size_t i = 0; i < n && bad == n; i++)
@@ -221,13 +222,21 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     }
     ok = 1;
 out:
-    free(in); free(got); free(want); free(vin); free(vgot); free(vwant); free(sg); free(sw); free(sg64); free(orig);
+    free(in);
+    free(got);
+    free(want);
+    free(vin);
+    free(vgot);
+    free(vwant);
+    free(sg);
+    free(sw);
+    free(sg64);
+    free(orig);
     return ok;
 }
 
-static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS,
-                               GPK_DIST_EQUAL, GPK_DIST_SORTED, GPK_DIST_REVERSE,
-                               GPK_DIST_FLOAT_SPECIALS};
+static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS,      GPK_DIST_EQUAL,
+                               GPK_DIST_SORTED,  GPK_DIST_REVERSE,     GPK_DIST_FLOAT_SPECIALS};
 #define NDISTS (sizeof all_dists / sizeof all_dists[0])
 
 int main(int argc, char **argv)
@@ -270,21 +279,24 @@ int main(int argc, char **argv)
             }
 
     /* 2. Explicit (b, r), including r not dividing b, r = 1 and r = 16. */
-    struct { gpk_type t; unsigned b, r, gen_bits; } br[] = {
-        {GPK_U32, 10, 5, 10}, {GPK_U32, 10, 3, 10}, {GPK_U32, 10, 0, 10}, {GPK_U32, 30, 5, 30},
-        {GPK_U32, 32, 8, 32}, {GPK_U32, 32, 7, 32}, {GPK_U32, 13, 1, 13}, {GPK_U32, 32, 16, 32},
-        {GPK_U32, 20, 11, 20}, {GPK_U32, 12, 5, 16}, {GPK_U32, 0, 1, 6},  {GPK_U32, 0, 16, 32},
-        {GPK_U32, 0, 9, 32},  {GPK_U64, 64, 8, 64}, {GPK_U64, 40, 6, 40}, {GPK_U64, 64, 16, 64},
-        {GPK_U64, 0, 11, 64}, {GPK_U64, 17, 4, 20}, {GPK_I32, 32, 5, 32}, {GPK_I32, 0, 3, 32},
-        {GPK_F32, 0, 7, 32},  {GPK_F32, 32, 12, 32}, {GPK_I64, 0, 13, 64}, {GPK_F64, 0, 6, 64},
-        {GPK_F64, 64, 10, 64}};
+    struct {
+        gpk_type t;
+        unsigned b, r, gen_bits;
+    } br[] = {{GPK_U32, 10, 5, 10},  {GPK_U32, 10, 3, 10},  {GPK_U32, 10, 0, 10}, {GPK_U32, 30, 5, 30},
+              {GPK_U32, 32, 8, 32},  {GPK_U32, 32, 7, 32},  {GPK_U32, 13, 1, 13}, {GPK_U32, 32, 16, 32},
+              {GPK_U32, 20, 11, 20}, {GPK_U32, 12, 5, 16},  {GPK_U32, 0, 1, 6},   {GPK_U32, 0, 16, 32},
+              {GPK_U32, 0, 9, 32},   {GPK_U64, 64, 8, 64},  {GPK_U64, 40, 6, 40}, {GPK_U64, 64, 16, 64},
+              {GPK_U64, 0, 11, 64},  {GPK_U64, 17, 4, 20},  {GPK_I32, 32, 5, 32}, {GPK_I32, 0, 3, 32},
+              {GPK_F32, 0, 7, 32},   {GPK_F32, 32, 12, 32}, {GPK_I64, 0, 13, 64}, {GPK_F64, 0, 6, 64},
+              {GPK_F64, 64, 10, 64}};
     size_t br_sizes[] = {1, 2, 127, 1000, 4096, 100003};
     for (size_t i = 0; i < sizeof br / sizeof br[0]; i++)
         for (size_t si = 0; si < sizeof br_sizes / sizeof br_sizes[0]; si++)
             for (int m = 0; m < MODE_COUNT; m++) {
                 if (quick && (si + m) % 2) continue;
-                gpk_dist d = br[i].gen_bits < 8 * gpk_type_size(br[i].t) ? GPK_DIST_FEW_BITS
-                             : (m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM);
+                gpk_dist d = br[i].gen_bits < 8 * gpk_type_size(br[i].t)
+                    ? GPK_DIST_FEW_BITS
+                    : (m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM);
                 run_case(br[i].t, d, br_sizes[si], (mode)m, br[i].b, br[i].r, br[i].gen_bits);
             }
 
@@ -300,8 +312,8 @@ int main(int argc, char **argv)
                 for (int si = 0; si < nh; si++)
                     for (int m = 0; m < MODE_COUNT; m++) {
                         if (si >= 3 && (t + m + si + hole_input) % 4) continue;
-                        run_case((gpk_type)t, (m + si) % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM, hsizes[si],
-                                 (mode)m, 0, 0, 0);
+                        run_case((gpk_type)t, (m + si) % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM,
+                                 hsizes[si], (mode)m, 0, 0, 0);
                     }
         hole_input = 0;
     }
@@ -309,7 +321,8 @@ int main(int argc, char **argv)
     /* 3. Large inputs: 2^20 + 1 of every type, 2^24 of u32 (keys and pairs). */
     if (!quick) {
         for (int t = GPK_U32; t <= GPK_F64; t++)
-            run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1, t % 2 ? MODE_PERM64 : MODE_PERM, 0, 0, 0);
+            run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, ((size_t)1 << 20) + 1,
+                     t % 2 ? MODE_PERM64 : MODE_PERM, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_UNIFORM, (size_t)1 << 24, MODE_KEYS, 0, 0, 0);
         run_case(GPK_U32, GPK_DIST_FEW_BITS, (size_t)1 << 24, MODE_PAIRS32, 0, 0, 10);
     }
@@ -321,8 +334,7 @@ int main(int argc, char **argv)
      * all-equal keys. */
     if (be == GPK_BACKEND_CPU) {
         const char *paths[] = {"hybrid", "lsd", "cache"};
-        gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE,
-                           GPK_DIST_FLOAT_SPECIALS};
+        gpk_dist some[] = {GPK_DIST_UNIFORM, GPK_DIST_FEW_BITS, GPK_DIST_REVERSE, GPK_DIST_FLOAT_SPECIALS};
         for (int pi = 0; pi < 3; pi++) {
             gpk__test_set("cpu_radix_path", paths[pi]);
             cpu_path = paths[pi];
@@ -350,7 +362,8 @@ int main(int argc, char **argv)
                     for (size_t si = 0; si < sizeof crowd_sizes / sizeof crowd_sizes[0]; si++)
                         for (int m = 0; m < MODE_COUNT; m++)
                             if ((!quick && pi == 0) || (t + m + (int)si + crowd_input) % 3 == 0)
-                                run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, crowd_sizes[si], (mode)m, 0, 0, 0);
+                                run_case((gpk_type)t, GPK_DIST_RANDOM_BITS, crowd_sizes[si], (mode)m, 0, 0,
+                                         0);
             crowd_input = 0;
             /* 8-byte keys outside the sample's prefix, about FIRST_MIN_KEYS
              * (64) where the hybrid's sampled first level starts. */
@@ -378,8 +391,8 @@ int main(int argc, char **argv)
             size_t big[] = {((size_t)1 << 20) + 1, ((size_t)1 << 21) - 1, (size_t)1 << 22};
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (int m = 0; m < MODE_COUNT; m++)
-                    run_case((gpk_type)t, m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM,
-                             big[(t + m) % 3], (mode)m, 0, 0, 0);
+                    run_case((gpk_type)t, m % 2 ? GPK_DIST_RANDOM_BITS : GPK_DIST_UNIFORM, big[(t + m) % 3],
+                             (mode)m, 0, 0, 0);
             for (skew_input = 1; skew_input <= 4; skew_input++)
                 for (int m = 0; m < MODE_COUNT; m++) {
                     run_case(GPK_U32, GPK_DIST_UNIFORM, ((size_t)1 << 21) + 3, (mode)m, 0, 0, 0);
@@ -495,12 +508,10 @@ int main(int argc, char **argv)
             memcpy(keep, a, n * 8);
             gpk_status s = gpk_sort_keys_to(ctx, GPK_U64, a, a, n, NULL);
             gpk_sort_reference(GPK_U64, w, 0, NULL, NULL, n, 0);
-            TU_CHECK(s == GPK_OK && memcmp(a, w, n * 8) == 0, "keys_to, in == out: %s",
-                     gpk_status_string(s));
+            TU_CHECK(s == GPK_OK && memcmp(a, w, n * 8) == 0, "keys_to, in == out: %s", gpk_status_string(s));
             memcpy(a, keep, n * 8);
             s = gpk_sort_keys_to(ctx, GPK_U64, a, a + 1, n - 1, NULL);
-            TU_CHECK(s == GPK_EINVAL, "keys_to, out one key after in: %s, not EINVAL",
-                     gpk_status_string(s));
+            TU_CHECK(s == GPK_EINVAL, "keys_to, out one key after in: %s, not EINVAL", gpk_status_string(s));
             s = gpk_sort_keys_to(ctx, GPK_U32, (uint32_t *)a + n - 3, a, n, NULL);
             TU_CHECK(s == GPK_EINVAL, "keys_to, in's first keys over out's last: %s, not EINVAL",
                      gpk_status_string(s));
@@ -516,7 +527,9 @@ int main(int argc, char **argv)
             s = gpk_sort_keys_to(ctx, (gpk_type)99, a, w, n, NULL);
             TU_CHECK(s == GPK_EINVAL, "keys_to, unknown type: %s, not EINVAL", gpk_status_string(s));
         }
-        free(a); free(w); free(keep);
+        free(a);
+        free(w);
+        free(keep);
     }
 
     /* 7. OpenCL: the onesweep pass ran where it was asked for (the NVIDIA
@@ -531,9 +544,12 @@ int main(int argc, char **argv)
         gpk_ctx_info info;
         gpk_ctx_info_get(ctx, &info);
         const int portable_fits = strstr(info.platform, "Portable Computing Language") != NULL;
-        const char *want = ocl_emulate ? "opencl-onesweep-emu" : ocl_ptx ? "opencl-onesweep-ptx" : "opencl-onesweep";
+        const char *want = ocl_emulate ? "opencl-onesweep-emu"
+            : ocl_ptx                  ? "opencl-onesweep-ptx"
+                                       : "opencl-onesweep";
         const char *ran = gpk_last_sort_path(ctx);
-        TU_CHECK(strstr(ran, want) != NULL || (!ocl_emulate && !ocl_ptx && !portable_fits && !strcmp(ran, "opencl-fast")),
+        TU_CHECK(strstr(ran, want) != NULL ||
+                     (!ocl_emulate && !ocl_ptx && !portable_fits && !strcmp(ran, "opencl-fast")),
                  "OpenCL u32 pairs 100003: ran %s, not %s", ran, want);
     }
 
@@ -554,14 +570,34 @@ int main(int argc, char **argv)
         const int max_log = max_set ? atoi(max_env) : 22, max_log_values = max_set ? max_log : 20;
         const char *hybrid_env = hook_arg("radix_cuda_hybrid");
         const int hybrid_on = hybrid_env && atoi(hybrid_env) != 0;
-        size_t lsizes[] = {2, 3, 6143, 6144, 6145, 65536, 131071, 131072, 131073, 262143, 262144,
-                           262147, 524287, 524288, 524289, 786433, 1048575, 1048576,
-                           ((size_t)1 << 22) - 3, (size_t)1 << 22};
+        size_t lsizes[] = {2,
+                           3,
+                           6143,
+                           6144,
+                           6145,
+                           65536,
+                           131071,
+                           131072,
+                           131073,
+                           262143,
+                           262144,
+                           262147,
+                           524287,
+                           524288,
+                           524289,
+                           786433,
+                           1048575,
+                           1048576,
+                           ((size_t)1 << 22) - 3,
+                           (size_t)1 << 22};
         const int nl = (int)(sizeof lsizes / sizeof lsizes[0]);
-        struct { gpk_type t; unsigned b, r, gen_bits; size_t n; } lbr[] = {
-            {GPK_U32, 16, 0, 16, 100003},     {GPK_U32, 0, 4, 32, 262147}, {GPK_U32, 0, 1, 32, 100003},
-            {GPK_U64, 40, 5, 40, 131071},     {GPK_I64, 0, 8, 64, 524287}, {GPK_F32, 0, 6, 32, 70001},
-            {GPK_F64, 64, 7, 64, 131073},     {GPK_I32, 20, 8, 20, 1048575}};
+        struct {
+            gpk_type t;
+            unsigned b, r, gen_bits;
+            size_t n;
+        } lbr[] = {{GPK_U32, 16, 0, 16, 100003}, {GPK_U32, 0, 4, 32, 262147},  {GPK_U32, 0, 1, 32, 100003},
+                   {GPK_U64, 40, 5, 40, 131071}, {GPK_I64, 0, 8, 64, 524287},  {GPK_F32, 0, 6, 32, 70001},
+                   {GPK_F64, 64, 7, 64, 131073}, {GPK_I32, 20, 8, 20, 1048575}};
         const int nb = (int)(sizeof lbr / sizeof lbr[0]);
         force_algo = GPK_SORT_RADIX;
         for (int k = 0; k < 6 * nl + nb; k++) {
@@ -573,15 +609,16 @@ int main(int argc, char **argv)
             const gpk_dist d = all_dists[(k / 6 + 2 * k) % NDISTS];
             const unsigned b = is_br ? lbr[k - 6 * nl].b : 0, r = is_br ? lbr[k - 6 * nl].r : 0;
             const unsigned gen = is_br ? lbr[k - 6 * nl].gen_bits : 0;
-            if (!run_case(t, is_br && gen < 8 * gpk_type_size(t) ? GPK_DIST_FEW_BITS : d, n, m, b, r, gen)) continue;
+            if (!run_case(t, is_br && gen < 8 * gpk_type_size(t) ? GPK_DIST_FEW_BITS : d, n, m, b, r, gen))
+                continue;
             /* the hybrid, where forced on (radix_cuda_hybrid), comes first where it takes the sort */
             const int hybrid_ran = hybrid_on && strncmp(gpk_last_sort_path(ctx), "radix-hybrid", 12) == 0;
             if (small_on && !hybrid_ran &&
                 n <= ((size_t)1 << (m == MODE_KEYS || m == MODE_KEYS_TO ? max_log : max_log_values)))
                 TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-small") == 0 ||
                              (n <= 4096 && strcmp(gpk_last_sort_path(ctx), "radix-tile") == 0),
-                         "%s n=%zu %s b=%u r=%u: the small path is on, but the sort ran %s",
-                         gpk_type_name(t), n, mode_name[m], b, r, gpk_last_sort_path(ctx));
+                         "%s n=%zu %s b=%u r=%u: the small path is on, but the sort ran %s", gpk_type_name(t),
+                         n, mode_name[m], b, r, gpk_last_sort_path(ctx));
             /* up to 4096 keys (b and r left to gpk) one block sorts them in one launch */
             if (small_on && !hybrid_ran && n <= 4096 && b == 0 && r == 0)
                 TU_CHECK(strcmp(gpk_last_sort_path(ctx), "radix-tile") == 0,

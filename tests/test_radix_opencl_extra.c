@@ -42,17 +42,16 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static const uint32_t spec32[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FFFFFFFu, 0xFFFFFFFFu,
-                                  0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x00000001u, 0x80000001u,
-                                  0x007FFFFFu, 0x807FFFFFu, 0x00800000u, 0x80800000u, 0x7F7FFFFFu, 0xFF7FFFFFu,
-                                  0x3F800000u, 0xBF800000u};
-static const uint64_t spec64[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull,
-                                  0xFFF0000000000001ull, 0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull,
-                                  0x0000000000000000ull, 0x8000000000000000ull, 0x7FF0000000000000ull,
-                                  0xFFF0000000000000ull, 0x0000000000000001ull, 0x8000000000000001ull,
-                                  0x000FFFFFFFFFFFFFull, 0x800FFFFFFFFFFFFFull, 0x0010000000000000ull,
-                                  0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull, 0x3FF0000000000000ull,
-                                  0xBFF0000000000000ull};
+static const uint32_t spec32[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FFFFFFFu,
+                                  0xFFFFFFFFu, 0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
+                                  0x00000001u, 0x80000001u, 0x007FFFFFu, 0x807FFFFFu, 0x00800000u,
+                                  0x80800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u};
+static const uint64_t spec64[] = {
+    0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull, 0xFFF0000000000001ull,
+    0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull, 0x0000000000000000ull, 0x8000000000000000ull,
+    0x7FF0000000000000ull, 0xFFF0000000000000ull, 0x0000000000000001ull, 0x8000000000000001ull,
+    0x000FFFFFFFFFFFFFull, 0x800FFFFFFFFFFFFFull, 0x0010000000000000ull, 0x7FEFFFFFFFFFFFFFull,
+    0xFFEFFFFFFFFFFFFFull, 0x3FF0000000000000ull, 0xBFF0000000000000ull};
 
 /* Keys of type t (given by width) following dist. */
 static void gen_keys(gpk_type t, int dist, void *out, size_t n, uint64_t seed)
@@ -63,10 +62,11 @@ static void gen_keys(gpk_type t, int dist, void *out, size_t n, uint64_t seed)
     for (size_t i = 0; i < n; i++) {
         uint64_t v = splitmix(&s);
         switch (dist) {
-        case D_FEW: v &= 0x3FFu; break;               /* 10 low bits */
+        case D_FEW: v &= 0x3FFu; break; /* 10 low bits */
         case D_EQUAL: v = eq; break;
         case D_SPECIAL:
-            if (v % 3 == 0) v = w == 4 ? spec32[(v >> 8) % (sizeof spec32 / 4)] : spec64[(v >> 8) % (sizeof spec64 / 8)];
+            if (v % 3 == 0)
+                v = w == 4 ? spec32[(v >> 8) % (sizeof spec32 / 4)] : spec64[(v >> 8) % (sizeof spec64 / 8)];
             else if (v % 3 == 1) v &= 0xFF; /* small integers, denormals */
             break;
         default: break;
@@ -90,8 +90,8 @@ static void gen_keys(gpk_type t, int dist, void *out, size_t n, uint64_t seed)
 
 /* One sort against the reference. variant: "fast", "paper", "paper-t"
  * (transposed), "global". */
-static void check(gpk_ctx *ctx, const char *variant, gpk_type t, int pay, size_t n, int dist, unsigned b, unsigned r,
-                  unsigned I, unsigned G, unsigned s, uint64_t seed)
+static void check(gpk_ctx *ctx, const char *variant, gpk_type t, int pay, size_t n, int dist, unsigned b,
+                  unsigned r, unsigned I, unsigned G, unsigned s, uint64_t seed)
 {
     cases++;
     const size_t kw = gpk_type_size(t);
@@ -154,16 +154,15 @@ static void check(gpk_ctx *ctx, const char *variant, gpk_type t, int pay, size_t
     }
     /* the onesweep variant must run where its constraints hold (default
      * items, digits of at most 8 bits) rather than fall back */
-    if (!what && stt == GPK_OK && !strcmp(variant, "onesweep") && I == 0 && r <= 8 && n >= 16 && dist != D_EQUAL &&
-        !strstr(gpk_last_sort_path(ctx), "onesweep")) {
+    if (!what && stt == GPK_OK && !strcmp(variant, "onesweep") && I == 0 && r <= 8 && n >= 16 &&
+        dist != D_EQUAL && !strstr(gpk_last_sort_path(ctx), "onesweep")) {
         what = "variant";
         fprintf(stderr, "  ran %s\n", gpk_last_sort_path(ctx));
     }
     if (what) {
         failures++;
-        fprintf(stderr,
-                "FAIL %s: %s %s %s n=%zu b=%u r=%u I=%u G=%u s=%u: wrong %s at %zu (%s: %s)\n", variant,
-                gpk_type_name(t), pay_name[pay], dist_name[dist], n, b, r, I, G, s, what, at,
+        fprintf(stderr, "FAIL %s: %s %s %s n=%zu b=%u r=%u I=%u G=%u s=%u: wrong %s at %zu (%s: %s)\n",
+                variant, gpk_type_name(t), pay_name[pay], dist_name[dist], n, b, r, I, G, s, what, at,
                 gpk_status_string(stt), stt ? gpk_last_error(ctx) : "");
     }
     free(keys);
@@ -203,15 +202,15 @@ int main(int argc, char **argv)
     gpk_ctx_info_get(ctx, &info);
     printf("OpenCL device: %s [%s], %u compute units\n", info.device_name, info.platform, info.compute_units);
     const int nvidia = strstr(info.device_name, "NVIDIA") || strstr(info.device_name, "H100") ||
-                    strstr(info.device_name, "H200") || strstr(info.platform, "NVIDIA");
+        strstr(info.device_name, "H200") || strstr(info.platform, "NVIDIA");
 
     /* onesweep: the inline-PTX kernels on NVIDIA GPUs, the portable ones
      * (one-item warps, slow) elsewhere; where its constraints fail (r > 8,
      * items not whole warps) the fast variant runs instead. */
     static const char *variants[] = {"fast", "paper", "paper-t", "global", "onesweep"};
     enum { NVAR = 5 };
-    const size_t sizes_full[] = {2, 3, 5, 31, 32, 33, 127, 255, 256, 257, 1000, 4095, 4096, 4097, 65535, 65537,
-                                 100003, (1u << 20) + 1};
+    const size_t sizes_full[] = {2,   3,    5,    31,   32,   33,    127,   255,    256,
+                                 257, 1000, 4095, 4096, 4097, 65535, 65537, 100003, (1u << 20) + 1};
     const size_t sizes_quick[] = {2, 3, 33, 257, 4097, 65537};
     const size_t *sizes = quick ? sizes_quick : sizes_full;
     const int nsizes = quick ? 6 : (int)(sizeof sizes_full / sizeof sizes_full[0]);
@@ -224,7 +223,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < nsizes; k++) {
                 const int pay = (ti + k + v) % P_COUNT;
                 int dist = (ti * 7 + k + v) % D_COUNT;
-                if ((!strcmp(variants[v], "global") || (!strcmp(variants[v], "onesweep") && !nvidia)) && sizes[k] > 70000)
+                if ((!strcmp(variants[v], "global") || (!strcmp(variants[v], "onesweep") && !nvidia)) &&
+                    sizes[k] > 70000)
                     continue; /* slow paths, keep them short */
                 check(ctx, variants[v], all_types[ti], pay, sizes[k], dist, 0, 0, 0, 0, 0, seed++);
             }
@@ -247,19 +247,22 @@ int main(int argc, char **argv)
 
     /* 3. the paper's tunables I, G, s (any values; the paper variants pad
      * N to a multiple of G*I). */
-    static const unsigned tun_paper[][3] = {{1, 1, 1}, {1, 4, 8}, {3, 5, 7}, {16, 16, 512}, {128, 2, 3}, {64, 33, 1000}};
-    static const unsigned tun_fast[][3] = {{32, 1, 1}, {64, 3, 5}, {256, 0, 0}, {96, 7, 2}, {1024, 2, 64}, {1, 5, 3}};
+    static const unsigned tun_paper[][3] = {{1, 1, 1},     {1, 4, 8},   {3, 5, 7},
+                                            {16, 16, 512}, {128, 2, 3}, {64, 33, 1000}};
+    static const unsigned tun_fast[][3] = {{32, 1, 1}, {64, 3, 5},    {256, 0, 0},
+                                           {96, 7, 2}, {1024, 2, 64}, {1, 5, 3}};
     for (int v = 0; v < NVAR; v++)
         for (int k = 0; k < 6; k++) {
             const unsigned *tu = v == 0 || v == 4 ? tun_fast[k] : tun_paper[k];
             for (int ti = 0; ti < 6; ti += quick ? 3 : 1) {
                 const size_t n = (size_t)(quick ? 5003 : 30011) + (size_t)k * 17;
-                check(ctx, variants[v], all_types[ti], (ti + k) % P_COUNT, n, (ti + k) % D_COUNT, 0, 0, tu[0], tu[1],
-                      tu[2], seed++);
+                check(ctx, variants[v], all_types[ti], (ti + k) % P_COUNT, n, (ti + k) % D_COUNT, 0, 0, tu[0],
+                      tu[1], tu[2], seed++);
             }
             check(ctx, variants[v], GPK_U32, P_SIGMA, 2, D_UNIFORM, 0, 0, tu[0], tu[1], tu[2], seed++);
         }
-    printf("tunables: %d cases, %d failures, %d refused cleanly (work-group limit)\n", cases, failures, rejected);
+    printf("tunables: %d cases, %d failures, %d refused cleanly (work-group limit)\n", cases, failures,
+           rejected);
 
     /* 4. the PIC case (b = 10, r = 5), and equal keys (no pass at all). */
     for (int v = 0; v < NVAR; v++) {
@@ -278,8 +281,8 @@ int main(int argc, char **argv)
         const gpk_status s = gpk_sort_pairs(ctx, GPK_U32, k, GPK_U32, v, 4, &o);
         if (s != GPK_EINVAL || k[0] != 4 || k[3] != 1 || v[0] != 0 || v[3] != 3) {
             failures++;
-            fprintf(stderr, "FAIL: items = 2^30 gave %s (%s), arrays %s\n", gpk_status_string(s), gpk_last_error(ctx),
-                    k[0] == 4 ? "untouched" : "changed");
+            fprintf(stderr, "FAIL: items = 2^30 gave %s (%s), arrays %s\n", gpk_status_string(s),
+                    gpk_last_error(ctx), k[0] == 4 ? "untouched" : "changed");
         }
     }
     printf("total: %d cases, %d failures\n", cases, failures);
@@ -299,8 +302,8 @@ int main(int argc, char **argv)
                     if (s != GPK_OK) fprintf(stderr, "bench: %s\n", gpk_last_error(ctx));
                     if (t < best) best = t;
                 }
-                printf("bench %-6s u32 n=%-9zu %9.2f ms %8.1f Mkeys/s (host API, transfers included)\n", variants[v],
-                       n, best, n / best / 1e3);
+                printf("bench %-6s u32 n=%-9zu %9.2f ms %8.1f Mkeys/s (host API, transfers included)\n",
+                       variants[v], n, best, n / best / 1e3);
                 free(k);
             }
         }

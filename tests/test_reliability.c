@@ -48,7 +48,7 @@ static int sort_matches(gpk_ctx *ctx, size_t n, uint64_t s)
     for (size_t i = 0; i < n; i++) a[i] = b[i] = (uint32_t)next(&s);
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     int ok = gpk_sort_keys(ctx, GPK_U32, a, n, &o) == GPK_OK &&
-             gpk_sort_reference(GPK_U32, b, 0, NULL, NULL, n, 0) == GPK_OK && memcmp(a, b, n * sizeof *a) == 0;
+        gpk_sort_reference(GPK_U32, b, 0, NULL, NULL, n, 0) == GPK_OK && memcmp(a, b, n * sizeof *a) == 0;
     free(a);
     free(b);
     return ok;
@@ -97,17 +97,21 @@ static void test_threads(void)
         gpk_status s = create_cpu(&ctx, 0);
         TU_CHECK(s == GPK_EINVAL && !ctx, "GPK_THREADS='%s': status %s, expected invalid argument", bad[i],
                  gpk_status_string(s));
-        TU_CHECK(strstr(gpk_last_error(NULL), "GPK_THREADS") != NULL, "GPK_THREADS='%s': message '%s'", bad[i],
-                 gpk_last_error(NULL));
+        TU_CHECK(strstr(gpk_last_error(NULL), "GPK_THREADS") != NULL, "GPK_THREADS='%s': message '%s'",
+                 bad[i], gpk_last_error(NULL));
         gpk_ctx_destroy(ctx);
         ctx = NULL;
     }
     /* An explicit count does not read the environment. */
-    TU_CHECK(create_cpu(&ctx, 1) == GPK_OK, "threads 1 with GPK_THREADS=%s: %s", bad[0], gpk_last_error(NULL));
+    TU_CHECK(create_cpu(&ctx, 1) == GPK_OK, "threads 1 with GPK_THREADS=%s: %s", bad[0],
+             gpk_last_error(NULL));
     gpk_ctx_destroy(ctx);
     ctx = NULL;
     /* Valid values, and the clamp. */
-    static const struct { const char *env; int want; } good[] = {{"1", 1}, {"2", 2}, {"0", -1}, {"", -1}};
+    static const struct {
+        const char *env;
+        int want;
+    } good[] = {{"1", 1}, {"2", 2}, {"0", -1}, {"", -1}};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         setenv("GPK_THREADS", good[i].env, 1);
         TU_CHECK(create_cpu(&ctx, 0) == GPK_OK, "GPK_THREADS='%s': %s", good[i].env, gpk_last_error(NULL));
@@ -220,8 +224,8 @@ static int test_opencl(void)
         for (int i = 0; i < OCL_THREADS; i++) {
             TU_CHECK(jobs[i].create == GPK_OK, "round %d thread %d: gpk_ctx_create(opencl): %s: %s", round, i,
                      gpk_status_string(jobs[i].create), jobs[i].msg);
-            TU_CHECK(jobs[i].create != GPK_OK || jobs[i].sorted, "round %d thread %d: the sort differs", round,
-                     i);
+            TU_CHECK(jobs[i].create != GPK_OK || jobs[i].sorted, "round %d thread %d: the sort differs",
+                     round, i);
         }
     }
     /* Only now, after the race, is the device list asked for on this
@@ -313,9 +317,11 @@ static void test_oversubscribed(void)
         t1 = t1 < t1b ? t1 : t1b;
         t2 = t2 < t2b ? t2 : t2b;
         printf("oversubscribed: %llu tabu iterations, n = 80, one core shared with a busy process: "
-               "1 thread %.1f ms, 2 threads %.1f ms\n", (unsigned long long)iters, t1, t2);
+               "1 thread %.1f ms, 2 threads %.1f ms\n",
+               (unsigned long long)iters, t1, t2);
         TU_CHECK(b1 == b2, "1 and 2 threads found different bests: %lld, %lld", (long long)b1, (long long)b2);
-        TU_CHECK(t2 <= 3.0 * t1 + 100.0, "2 threads took %.1f ms, 1 thread %.1f ms: more than 3 times", t2, t1);
+        TU_CHECK(t2 <= 3.0 * t1 + 100.0, "2 threads took %.1f ms, 1 thread %.1f ms: more than 3 times", t2,
+                 t1);
     }
     if (busy > 0) {
         kill(busy, SIGKILL);

@@ -39,14 +39,14 @@ static void bijection_tests(void)
             uint32_t i, j;
             gpk_swap_index_to_pair(n, k, &i, &j);
             if (i != ei || j != ej) {
-                if (bad_pair++ < 5) TU_CHECK(0, "n %llu k %llu -> (%u,%u), expected (%u,%u)",
-                                             (unsigned long long)n, (unsigned long long)k, i, j, ei, ej);
+                if (bad_pair++ < 5)
+                    TU_CHECK(0, "n %llu k %llu -> (%u,%u), expected (%u,%u)", (unsigned long long)n,
+                             (unsigned long long)k, i, j, ei, ej);
             }
             if (gpk_swap_pair_to_index(n, ei, ej) != k) {
-                if (bad_index++ < 5) TU_CHECK(0, "n %llu (%u,%u) -> %llu, expected %llu",
-                                              (unsigned long long)n, ei, ej,
-                                              (unsigned long long)gpk_swap_pair_to_index(n, ei, ej),
-                                              (unsigned long long)k);
+                if (bad_index++ < 5)
+                    TU_CHECK(0, "n %llu (%u,%u) -> %llu, expected %llu", (unsigned long long)n, ei, ej,
+                             (unsigned long long)gpk_swap_pair_to_index(n, ei, ej), (unsigned long long)k);
             }
             if (++ej == n) {
                 ei++;
@@ -66,8 +66,8 @@ static void bijection_tests(void)
     TU_CHECK(gpk_swap_pair_to_index(6, 3, 2) == 9, "unordered pair");
 
     /* Near 2^32: m close to 2^63, where 8X + 1 and floating point fail. */
-    const uint64_t big[] = {4294967295ull, 4294967294ull, 4294967291ull, 3037000500ull, 2147483648ull,
-                            65537ull, 92682ull};
+    const uint64_t big[] = {4294967295ull, 4294967294ull, 4294967291ull, 3037000500ull,
+                            2147483648ull, 65537ull,      92682ull};
     for (size_t b = 0; b < sizeof big / sizeof big[0]; b++) {
         uint64_t n = big[b], m = n * (n - 1) / 2;
         uint64_t ks[40];
@@ -180,8 +180,8 @@ static void qap_check_delta_update(const gpk_qap *q, int moves)
             for (uint32_t v = u + 1; v < n; v++) {
                 int64_t want = gpk_qap_swap_delta(q, p, u, v);
                 if (delta[u * n + v] != want && bad++ < 3)
-                    TU_CHECK(0, "%s: move %d (%u,%u): table (%u,%u) = %lld, fresh %lld", q->name, t, r, s, u, v,
-                             (long long)delta[u * n + v], (long long)want);
+                    TU_CHECK(0, "%s: move %d (%u,%u): table (%u,%u) = %lld, fresh %lld", q->name, t, r, s, u,
+                             v, (long long)delta[u * n + v], (long long)want);
             }
     }
     TU_CHECK(bad == 0, "%s: %ld wrong table entries after updates", q->name, bad);
@@ -245,8 +245,7 @@ static void qap_instance_tests(const char *data_dir)
     char *names[1024];
     size_t count = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && count < 1024)
-        /* NAME.dat_p.dat files are AMPL data, not QAPLIB's format. */
+    while ((e = readdir(d)) && count < 1024) /* NAME.dat_p.dat files are AMPL data, not QAPLIB's format. */
         if (ends_with(e->d_name, ".dat") && !strstr(e->d_name, ".dat_p")) {
             if (!(names[count] = copy_str(e->d_name))) break;
             count++;
@@ -254,7 +253,8 @@ static void qap_instance_tests(const char *data_dir)
     closedir(d);
     qsort(names, count, sizeof names[0], cmp_str);
 
-    int loaded = 0, rejected = 0, sln_inverse = 0, with_sln = 0, sln_bad = 0, asym_deltas = 0, sym_updates = 0, asym_updates = 0;
+    int loaded = 0, rejected = 0, sln_inverse = 0, with_sln = 0, sln_bad = 0, asym_deltas = 0,
+        sym_updates = 0, asym_updates = 0;
     for (size_t f = 0; f < count; f++) {
         gpk_qap q;
         snprintf(path, sizeof path, "%s/%s", dir, names[f]);
@@ -301,7 +301,8 @@ static void qap_instance_tests(const char *data_dir)
                     if (inv) {
                         for (uint32_t i = 0; i < n; i++) inv[p[i]] = i;
                         int64_t ic = gpk_qap_cost(&q, inv);
-                        TU_CHECK(ic == cost, "%s: cost of the .sln permutation %lld (inverse %lld), file says %lld",
+                        TU_CHECK(ic == cost,
+                                 "%s: cost of the .sln permutation %lld (inverse %lld), file says %lld",
                                  q.name, (long long)gpk_qap_cost(&q, p), (long long)ic, (long long)cost);
                         if (ic == cost) {
                             printf("  %s.sln lists the inverse permutation (QAPLIB data quirk)\n", q.name);
@@ -319,18 +320,18 @@ static void qap_instance_tests(const char *data_dir)
         /* Taillard's table on a few of each kind (O(moves n^3) to check). */
         if (q.n <= 40 && (sym ? sym_updates < 3 : asym_updates < 4)) {
             qap_check_delta_update(&q, 30);
-            if (sym)
-                sym_updates++;
-            else
-                asym_updates++;
+            if (sym) sym_updates++;
+            else asym_updates++;
         }
         gpk_qap_free(&q);
     }
     for (size_t f = 0; f < count; f++) free(names[f]);
-    printf("qaplib: %d instances loaded, %d refused, %d solutions checked (%d inverse), %d .sln unusable; deltas on %d asymmetric; "
+    printf("qaplib: %d instances loaded, %d refused, %d solutions checked (%d inverse), %d .sln unusable; "
+           "deltas on %d asymmetric; "
            "Taillard table on %d symmetric + %d asymmetric\n",
            loaded, rejected, with_sln, sln_inverse, sln_bad, asym_deltas, sym_updates, asym_updates);
-    TU_CHECK(loaded > 0 && with_sln > sln_bad && with_sln - sln_inverse > sln_inverse, "too few instances checked");
+    TU_CHECK(loaded > 0 && with_sln > sln_bad && with_sln - sln_inverse > sln_inverse,
+             "too few instances checked");
 }
 
 static void qap_tests(const char *data_dir)
@@ -360,7 +361,8 @@ static void qap_tests(const char *data_dir)
     }
 
     /* Errors: name and line in the message. */
-    qap_parse_error("3\n1 2 3\n4 5 6\n7 8 9\n1 2\n", "trunc.dat", "trunc.dat:6:", "truncated"); /* the line where the text ends */
+    qap_parse_error("3\n1 2 3\n4 5 6\n7 8 9\n1 2\n", "trunc.dat",
+                    "trunc.dat:6:", "truncated"); /* the line where the text ends */
     qap_parse_error("2\n1 2\n3 x4\n", "nonnum.dat", "nonnum.dat:3:", "not an integer");
     qap_parse_error("2\n1 2\n3 4\n5 6\n7 8.5\n", "float.dat", "float.dat:5:", "not an integer");
     qap_parse_error("1\n5\n5\n", "one.dat", "one.dat:1:", "at least 2");
@@ -478,8 +480,8 @@ static void ppp_tests(void)
                 gpk_ppp_apply_flip(&a, y, v, k);
                 f2 = ppp_eval(&a, v, y2);
                 if ((f2 - f != d || memcmp(y, y2, m * sizeof *y) != 0) && bad++ < 3)
-                    TU_CHECK(0, "%u-%u flip (%u,%u): delta %lld, re-evaluation %lld", m, n, j, k, (long long)d,
-                             (long long)(f2 - f));
+                    TU_CHECK(0, "%u-%u flip (%u,%u): delta %lld, re-evaluation %lld", m, n, j, k,
+                             (long long)d, (long long)(f2 - f));
                 f = f2;
             }
         }
@@ -506,7 +508,6 @@ static void ppp_tests(void)
 
 /* gpk__tsp_parse_ex: the on-the-fly path on instances below the matrix limit. */
 #include "search/search_internal.h"
-
 
 /* xorshift64*: the tests' own generator, seeded by tu_seed. */
 static uint64_t tsp_rng_state = 88172645463325252ull;
@@ -560,12 +561,22 @@ static void tsp_check_deltas(const gpk_tsp *t, int moves)
     for (int m = 0; m < moves; m++) {
         uint32_t i, j;
         switch (m % 5) {
-        case 0: i = 0; j = n - 1; break;                        /* wrap-around */
-        case 1: i = tsp_below(n - 1); j = i + 1; break;          /* adjacent */
-        case 2: i = tsp_below(n - 2); j = i + 2; break;          /* one apart */
+        case 0:
+            i = 0;
+            j = n - 1;
+            break; /* wrap-around */
+        case 1:
+            i = tsp_below(n - 1);
+            j = i + 1;
+            break; /* adjacent */
+        case 2:
+            i = tsp_below(n - 2);
+            j = i + 2;
+            break; /* one apart */
         default:
             i = tsp_below(n);
-            do j = tsp_below(n); while (j == i);
+            do j = tsp_below(n);
+            while (j == i);
         }
         if (m & 1) { /* swap, in either argument order */
             int64_t d = gpk_tsp_swap_delta(t, tour, i, j);
@@ -619,8 +630,7 @@ static void tsp_check_on_the_fly(const char *text, size_t len, const char *name)
         for (uint32_t j = 0; j < a.n; j++) diff += gpk_tsp_dist(&a, i, j) != gpk_tsp_dist(&b, i, j);
     TU_CHECK(diff == 0, "%s: %llu distances differ between matrix and on-the-fly", name,
              (unsigned long long)diff);
-    printf("  on-the-fly == matrix on %s (n = %u, %llu pairs)\n", name, a.n,
-           (unsigned long long)a.n * a.n);
+    printf("  on-the-fly == matrix on %s (n = %u, %llu pairs)\n", name, a.n, (unsigned long long)a.n * a.n);
     tsp_check_deltas(&b, 2000);
     gpk_tsp_free(&a);
     gpk_tsp_free(&b);
@@ -691,24 +701,26 @@ static void tsp_memory_tests(void)
         m[i][i] = 0;
         for (int j = i + 1; j < N; j++) m[i][j] = m[j][i] = (int32_t)tsp_below(1000);
     }
-    const char *fmts[] = {"FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW",
-                          "LOWER_COL", "UPPER_DIAG_COL"};
+    const char *fmts[] = {"FULL_MATRIX",    "UPPER_ROW", "LOWER_ROW",     "UPPER_DIAG_ROW",
+                          "LOWER_DIAG_ROW", "LOWER_COL", "UPPER_DIAG_COL"};
     for (int f = 0; f < 7; f++) {
         char buf[4096];
-        int k = snprintf(buf, sizeof buf,
-                         "NAME: e\nTYPE: TSP\nDIMENSION: %d\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: %s\n"
-                         "EDGE_WEIGHT_SECTION\n",
-                         N, fmts[f]);
+        int k =
+            snprintf(buf, sizeof buf,
+                     "NAME: e\nTYPE: TSP\nDIMENSION: %d\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: %s\n"
+                     "EDGE_WEIGHT_SECTION\n",
+                     N, fmts[f]);
         for (int i = 0; i < N; i++) {
             for (int j = 0; j < N; j++) {
                 int keep = f == 0 || ((f == 1 || f == 5) && j > i) || (f == 2 && j < i) ||
-                           (f == 3 && j >= i) || ((f == 4 || f == 6) && j <= i);
+                    (f == 3 && j >= i) || ((f == 4 || f == 6) && j <= i);
                 if (keep) k += snprintf(buf + k, sizeof buf - (size_t)k, " %d", m[i][j]);
             }
             k += snprintf(buf + k, sizeof buf - (size_t)k, "\n");
         }
-        snprintf(buf + k, sizeof buf - (size_t)k, "DISPLAY_DATA_SECTION\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n5 5 5\n"
-                                                  "6 6 6\n7 7 7\nEOF\n");
+        snprintf(buf + k, sizeof buf - (size_t)k,
+                 "DISPLAY_DATA_SECTION\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n5 5 5\n"
+                 "6 6 6\n7 7 7\nEOF\n");
         gpk_status s = gpk_tsp_parse(buf, strlen(buf), fmts[f], &t);
         TU_CHECK(s == GPK_OK, "%s: %s", fmts[f], gpk_last_error(NULL));
         if (s != GPK_OK) continue;
@@ -728,7 +740,8 @@ static void tsp_memory_tests(void)
         char *buf = malloc(cap);
         if (!buf) continue;
         uint32_t n = 4 + tsp_below(150);
-        int k = snprintf(buf, cap, "NAME: r\nDIMENSION: %u\nEDGE_WEIGHT_TYPE: %s\nNODE_COORD_SECTION\n", n, types[ty]);
+        int k = snprintf(buf, cap, "NAME: r\nDIMENSION: %u\nEDGE_WEIGHT_TYPE: %s\nNODE_COORD_SECTION\n", n,
+                         types[ty]);
         for (uint32_t i = 0; i < n; i++)
             k += snprintf(buf + k, cap - (size_t)k, "%u %.2f %.2f\n", i + 1,
                           ty == 3 ? tsp_geo_value(90) : (double)tsp_below(1000000) / 100,
@@ -760,8 +773,8 @@ static void tsp_memory_tests(void)
     tsp_expect_error(buf, "duplicate", 9, "twice");
     snprintf(buf, sizeof buf, "%s1 0 0\n2 1 1\n3 2 nan\n4 3 3\n5 4 4\nEOF\n", head);
     tsp_expect_error(buf, "nan", 8, "nan");
-    tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_3D\nNODE_COORD_SECTION\n", "unknown-type", 3,
-                     "EUC_3D");
+    tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_3D\nNODE_COORD_SECTION\n", "unknown-type",
+                     3, "EUC_3D");
     /* GEO positions out of range: a latitude beyond 90, a longitude beyond
      * 180, 60 minutes; also when EDGE_WEIGHT_TYPE follows the section (then
      * the last line is named). The edges stay inside. */
@@ -773,17 +786,21 @@ static void tsp_memory_tests(void)
     snprintf(buf, sizeof buf, "%s1 10 10\n2 0 0\n3 45.60 0\n4 1 1\nEOF\n", geo_head);
     tsp_expect_error(buf, "geo-minutes", 7, "latitude 45.6");
     tsp_expect_error("NAME: g\nDIMENSION: 4\nNODE_COORD_SECTION\n1 10 10\n2 0 0\n3 0 0\n4 1 1000\n"
-                     "EDGE_WEIGHT_TYPE: GEO\nEOF\n", "geo-late", 9, "node 4: GEO longitude 1000");
+                     "EDGE_WEIGHT_TYPE: GEO\nEOF\n",
+                     "geo-late", 9, "node 4: GEO longitude 1000");
     snprintf(buf, sizeof buf, "%s1 90.00 180.00\n2 -90.00 -180.00\n3 0.59 -0.59\n4 1 1\nEOF\n", geo_head);
     TU_CHECK(gpk_tsp_parse(buf, strlen(buf), "geo-edges", &t) == GPK_OK, "GEO at the edges: %s",
              gpk_last_error(NULL));
     gpk_tsp_free(&t);
     tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: LOWER_SQUARE\n",
                      "unknown-format", 4, "LOWER_SQUARE");
-    tsp_expect_error("NAME: x\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\n",
-                     "three", 2, "at least 4");
-    tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nEOF\n", "no-coords", 4, "NODE_COORD_SECTION");
-    tsp_expect_error("NAME: x\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n", "no-dim", 3, "DIMENSION");
+    tsp_expect_error(
+        "NAME: x\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\n", "three",
+        2, "at least 4");
+    tsp_expect_error("NAME: x\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nEOF\n", "no-coords", 4,
+                     "NODE_COORD_SECTION");
+    tsp_expect_error("NAME: x\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n", "no-dim", 3,
+                     "DIMENSION");
     tsp_expect_error("NAME: x\nTYPE: ATSP\nDIMENSION: 5\n", "atsp", 2, "ATSP");
     tsp_expect_error("NAME: x\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: FULL_MATRIX\n"
                      "EDGE_WEIGHT_SECTION\n0 1 2 3\n1 0 2 3\n2 2 0 3\n3 3 4 0\nEOF\n",
@@ -791,9 +808,10 @@ static void tsp_memory_tests(void)
     tsp_expect_error("NAME: x\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\n"
                      "EDGE_WEIGHT_SECTION\n1 2 3\n4 5\n",
                      "explicit-truncated", 8, "ends early");
-    tsp_expect_error("NAME: x\nDIMENSION: 4000000000\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\n"
-                     "EDGE_WEIGHT_SECTION\n1 2 3\n4 5\n6\n",
-                     "huge", 5, "truncated");
+    tsp_expect_error(
+        "NAME: x\nDIMENSION: 4000000000\nEDGE_WEIGHT_TYPE: EXPLICIT\nEDGE_WEIGHT_FORMAT: UPPER_ROW\n"
+        "EDGE_WEIGHT_SECTION\n1 2 3\n4 5\n6\n",
+        "huge", 5, "truncated");
     TU_CHECK(gpk_tsp_load("/nonexistent/dir/x.tsp", &t) == GPK_EIO, "missing file: GPK_EIO");
     uint32_t tn, *tour;
     TU_CHECK(gpk_tsp_load_tour("/nonexistent/dir/x.tour", &tn, &tour) == GPK_EIO, "missing tour: GPK_EIO");
@@ -885,7 +903,8 @@ static void tsp_data_tests(const char *dir)
         }
     }
     closedir(d);
-    printf("  %d .tsp files loaded (%d failed, %d with n > %u on the fly), %d optimal tours == bestSolutions.txt\n",
+    printf("  %d .tsp files loaded (%d failed, %d with n > %u on the fly), %d optimal tours == "
+           "bestSolutions.txt\n",
            loaded, failed, big, GPK_TSP_MATRIX_MAX, tours);
     for (int ty = 0; ty < 5; ty++) TU_CHECK(done_type[ty] > 0, "no instance of weight type %d checked", ty);
 
@@ -909,12 +928,14 @@ static void tsp_fixed_edges_tests(void)
     const char *coords = "NODE_COORD_SECTION\n1 0 0\n2 10 0\n3 20 0\n4 20 10\n5 10 10\n6 0 10\nEOF\n";
     char buf[512];
     gpk_tsp t;
-    snprintf(buf, sizeof buf, "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 4\n5 2\n-1\n%s",
+    snprintf(buf, sizeof buf,
+             "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 4\n5 2\n-1\n%s",
              coords);
     gpk_status s = gpk_tsp_parse(buf, strlen(buf), "fixed", &t);
     TU_CHECK(s == GPK_OK, "fixed edges: %s", gpk_last_error(NULL));
     if (s == GPK_OK) {
-        TU_CHECK(t.nfixed == 2 && t.fixed && t.fixed[0] == 0 && t.fixed[1] == 3 && t.fixed[2] == 4 && t.fixed[3] == 1,
+        TU_CHECK(t.nfixed == 2 && t.fixed && t.fixed[0] == 0 && t.fixed[1] == 3 && t.fixed[2] == 4 &&
+                     t.fixed[3] == 1,
                  "fixed edges: nfixed %u, read wrong", t.nfixed);
         gpk_tsp_free(&t);
         TU_CHECK(t.fixed == NULL && t.nfixed == 0, "gpk_tsp_free leaves the fixed edges");
@@ -925,10 +946,12 @@ static void tsp_fixed_edges_tests(void)
     gpk_tsp_free(&t);
     /* the six edges of the tour 1 2 3 4 5 6: accepted */
     snprintf(buf, sizeof buf,
-             "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 2\n2 3\n3 4\n4 5\n5 6\n6 1\n-1\n%s",
+             "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n1 2\n2 3\n3 4\n4 5\n5 "
+             "6\n6 1\n-1\n%s",
              coords);
     s = gpk_tsp_parse(buf, strlen(buf), "fulltour", &t);
-    TU_CHECK(s == GPK_OK && t.nfixed == 6, "fixed edges forming the whole tour: status %d, nfixed %u", (int)s, t.nfixed);
+    TU_CHECK(s == GPK_OK && t.nfixed == 6, "fixed edges forming the whole tour: status %d, nfixed %u", (int)s,
+             t.nfixed);
     gpk_tsp_free(&t);
     const struct {
         const char *edges;
@@ -939,7 +962,8 @@ static void tsp_fixed_edges_tests(void)
                {"1 2\n2 3\n3 1\n", 7, "closes a cycle"},
                {"1 7\n", 5, "out of range"}};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        snprintf(buf, sizeof buf, "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n%s-1\n%s",
+        snprintf(buf, sizeof buf,
+                 "NAME: f\nDIMENSION: 6\nEDGE_WEIGHT_TYPE: EUC_2D\nFIXED_EDGES_SECTION\n%s-1\n%s",
                  bad[k].edges, coords);
         tsp_expect_error(buf, "badfixed", bad[k].line, bad[k].needle);
     }
@@ -953,8 +977,10 @@ static void tsp_fixed_edges_tests(void)
                        "1 400000000\n2 399999999\n400000000 2\n-1\nNODE_COORD_SECTION\n1 0 0\n";
     tsp_expect_error(huge, "hugefixed", 9, "truncated");
     getrusage(RUSAGE_SELF, &after);
-    TU_CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "fixed edges of a DIMENSION 400000000 file: peak memory "
-             "grew by %ld KB", after.ru_maxrss - before.ru_maxrss);
+    TU_CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024,
+             "fixed edges of a DIMENSION 400000000 file: peak memory "
+             "grew by %ld KB",
+             after.ru_maxrss - before.ru_maxrss);
 }
 
 static void tsp_tests(const char *data_dir)

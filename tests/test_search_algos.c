@@ -85,7 +85,7 @@ static gpk_status run(const gpk_search_problem *pb, gpk_search_opts o, int threa
 static int same_result(const gpk_search_result *a, const gpk_search_result *b)
 {
     return a->best == b->best && a->n == b->n && a->iterations == b->iterations &&
-           memcmp(a->solution, b->solution, a->n * sizeof *a->solution) == 0;
+        memcmp(a->solution, b->solution, a->n * sizeof *a->solution) == 0;
 }
 
 /* ------------------------------------------------------------ instances */
@@ -106,7 +106,8 @@ static void random_tsp(uint32_t n, gpk_tsp *tsp)
 {
     size_t cap = 256 + (size_t)n * 40;
     char *t = malloc(cap), *p = t;
-    p += sprintf(p, "NAME: random\nTYPE: TSP\nDIMENSION: %u\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n", n);
+    p += sprintf(p, "NAME: random\nTYPE: TSP\nDIMENSION: %u\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n",
+                 n);
     for (uint32_t i = 0; i < n; i++)
         p += sprintf(p, "%u %u %u\n", i + 1, (unsigned)(gpk_rng_next(&rng) % 1000),
                      (unsigned)(gpk_rng_next(&rng) % 1000));
@@ -179,8 +180,8 @@ static void hc_checks(const char *label, const gpk_search_problem *pb, gpk_neigh
         TU_CHECK(r.local_optimum == 1, "%s %s: local_optimum = %d", label, gpk_search_algo_name(o.algo),
                  r.local_optimum);
         int64_t full = full_cost(pb, r.solution);
-        TU_CHECK(full == r.best, "%s %s: reported %lld, full evaluation %lld", label, gpk_search_algo_name(o.algo),
-                 (long long)r.best, (long long)full);
+        TU_CHECK(full == r.best, "%s %s: reported %lld, full evaluation %lld", label,
+                 gpk_search_algo_name(o.algo), (long long)r.best, (long long)full);
         uint64_t better = improving_neighbours(pb, nb, r.solution, full);
         TU_CHECK(better == 0, "%s %s: %llu improving neighbours left", label, gpk_search_algo_name(o.algo),
                  (unsigned long long)better);
@@ -217,7 +218,8 @@ static void tabu_checks(const char *label, const gpk_search_problem *pb, gpk_nei
 {
     const uint32_t n = sol_len(pb);
     uint32_t *start = malloc(n * sizeof *start);
-    for (uint32_t i = 0; i < n; i++) start[i] = pb->kind == GPK_PROBLEM_PPP ? (uint32_t)(gpk_rng_next(&rng) & 1) : i;
+    for (uint32_t i = 0; i < n; i++)
+        start[i] = pb->kind == GPK_PROBLEM_PPP ? (uint32_t)(gpk_rng_next(&rng) & 1) : i;
     if (pb->kind != GPK_PROBLEM_PPP)
         for (uint32_t i = n; i > 1; i--) {
             uint32_t k = (uint32_t)(gpk_rng_next(&rng) % i), t = start[i - 1];
@@ -250,9 +252,9 @@ static void tabu_checks(const char *label, const gpk_search_problem *pb, gpk_nei
         TU_CHECK(run(pb, o, 2, &r1) == GPK_OK && same_result(&r, &r1), "%s %s: 2 threads differ", label,
                  gpk_search_algo_name(o.algo));
         gpk_search_result_free(&r1);
-        printf("  %-14s %-5s %-5s start %lld -> %lld (%llu iterations)\n", label, gpk_search_algo_name(o.algo),
-               gpk_neighbourhood_name(nb), (long long)start_cost, (long long)r.best,
-               (unsigned long long)r.iterations);
+        printf("  %-14s %-5s %-5s start %lld -> %lld (%llu iterations)\n", label,
+               gpk_search_algo_name(o.algo), gpk_neighbourhood_name(nb), (long long)start_cost,
+               (long long)r.best, (unsigned long long)r.iterations);
         gpk_search_result_free(&r);
     }
     free(start);
@@ -281,9 +283,10 @@ static void its_quality(const char *name, double bound_pct)
                  (unsigned long long)r.iterations, rounds);
         if (bk > 0) {
             double gap = 100.0 * (double)(r.best - bk) / (double)bk;
-            printf("  %-8s its %ux1000: %lld, best known %lld, gap %.2f %%, %.1f ms, %.2fM neighbours/s\n", name,
-                   rounds, (long long)r.best, (long long)bk, gap, r.ms, r.evaluated / (r.ms * 1e3));
-            TU_CHECK(r.best >= bk, "%s: %lld below the best known %lld", name, (long long)r.best, (long long)bk);
+            printf("  %-8s its %ux1000: %lld, best known %lld, gap %.2f %%, %.1f ms, %.2fM neighbours/s\n",
+                   name, rounds, (long long)r.best, (long long)bk, gap, r.ms, r.evaluated / (r.ms * 1e3));
+            TU_CHECK(r.best >= bk, "%s: %lld below the best known %lld", name, (long long)r.best,
+                     (long long)bk);
             TU_CHECK(gap <= bound_pct, "%s: gap %.2f %% above %.1f %%", name, gap, bound_pct);
         } else {
             printf("  %-8s its: %lld (no best-known value)\n", name, (long long)r.best);
@@ -358,8 +361,8 @@ static void ppp_solved(uint32_t m, uint32_t n, uint64_t inst_seed, gpk_search_al
         printf("  ppp %u-%u-%llu %-5s %-5s: fitness %lld after %llu iterations, %.1f ms\n", m, n,
                (unsigned long long)inst_seed, gpk_search_algo_name(algo), gpk_neighbourhood_name(nb),
                (long long)r.best, (unsigned long long)r.iterations, r.ms);
-        TU_CHECK(r.best == 0, "ppp %u-%u-%llu %s: fitness %lld, not solved", m, n, (unsigned long long)inst_seed,
-                 gpk_search_algo_name(algo), (long long)r.best);
+        TU_CHECK(r.best == 0, "ppp %u-%u-%llu %s: fitness %lld, not solved", m, n,
+                 (unsigned long long)inst_seed, gpk_search_algo_name(algo), (long long)r.best);
         TU_CHECK(full_cost(&pb, r.solution) == r.best, "ppp: reported fitness is not the solution's");
         gpk_search_result_free(&r);
     }
@@ -390,10 +393,13 @@ static void on_tally(const gpk_search_progress *p, void *user)
 static void default_checks(void)
 {
     gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
-    TU_CHECK(o.algo == GPK_SEARCH_AUTO && o.nb == GPK_NB_DEFAULT, "OPTS_INIT: algo %d, nb %d", (int)o.algo, (int)o.nb);
+    TU_CHECK(o.algo == GPK_SEARCH_AUTO && o.nb == GPK_NB_DEFAULT, "OPTS_INIT: algo %d, nb %d", (int)o.algo,
+             (int)o.nb);
     gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
-    TU_CHECK(o.algo == GPK_SEARCH_MULTISTART && o.nb == GPK_NB_OR_OPT && o.time_limit == GPK_SEARCH_TSP_DEFAULT_SECONDS,
-             "TSP default: %s/%s %g s", gpk_search_algo_name(o.algo), gpk_neighbourhood_name(o.nb), o.time_limit);
+    TU_CHECK(o.algo == GPK_SEARCH_MULTISTART && o.nb == GPK_NB_OR_OPT &&
+                 o.time_limit == GPK_SEARCH_TSP_DEFAULT_SECONDS,
+             "TSP default: %s/%s %g s", gpk_search_algo_name(o.algo), gpk_neighbourhood_name(o.nb),
+             o.time_limit);
     o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
     o.iters = 50;
     gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
@@ -401,7 +407,8 @@ static void default_checks(void)
     o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
     o.nb = GPK_NB_TWO_OPT;
     gpk_search_opts_resolve(GPK_PROBLEM_TSP, &o);
-    TU_CHECK(o.algo == GPK_SEARCH_ITS && o.nb == GPK_NB_TWO_OPT, "TSP 2opt default: %s", gpk_search_algo_name(o.algo));
+    TU_CHECK(o.algo == GPK_SEARCH_ITS && o.nb == GPK_NB_TWO_OPT, "TSP 2opt default: %s",
+             gpk_search_algo_name(o.algo));
     for (int k = 0; k < 3; k += 2) {
         o = (gpk_search_opts)GPK_SEARCH_OPTS_INIT;
         gpk_search_opts_resolve((gpk_problem_kind)k, &o);
@@ -411,7 +418,8 @@ static void default_checks(void)
     }
     gpk_search_algo a;
     TU_CHECK(gpk_search_algo_parse("auto", &a) == GPK_OK && a == GPK_SEARCH_AUTO &&
-                 strcmp(gpk_search_algo_name(GPK_SEARCH_AUTO), "auto") == 0, "the name auto");
+                 strcmp(gpk_search_algo_name(GPK_SEARCH_AUTO), "auto") == 0,
+             "the name auto");
 
     gpk_tsp t;
     random_tsp(40, &t);
@@ -453,8 +461,9 @@ static void default_checks(void)
     o.global_iters = 2;
     o.iters = 100;
     if (run(&pb, o, ctx_threads, &r) == GPK_OK) {
-        TU_CHECK(r.stopped == GPK_SEARCH_DONE && r.iterations == 200, "its 2 x 100 under 30 s: stopped %d after %llu",
-                 (int)r.stopped, (unsigned long long)r.iterations);
+        TU_CHECK(r.stopped == GPK_SEARCH_DONE && r.iterations == 200,
+                 "its 2 x 100 under 30 s: stopped %d after %llu", (int)r.stopped,
+                 (unsigned long long)r.iterations);
         gpk_search_result_free(&r);
     }
     /* Multistart reports the totals of its runs: on one thread the runs
@@ -472,8 +481,9 @@ static void default_checks(void)
         tally_last = 0;
         if (run(&pb, o, 1, &r) == GPK_OK) {
             TU_CHECK(tally_last == r.iterations && r.iterations == 400,
-                     "multistart %s: the last report counts %llu of %llu iterations", gpk_neighbourhood_name(o.nb),
-                     (unsigned long long)tally_last, (unsigned long long)r.iterations);
+                     "multistart %s: the last report counts %llu of %llu iterations",
+                     gpk_neighbourhood_name(o.nb), (unsigned long long)tally_last,
+                     (unsigned long long)r.iterations);
             gpk_search_result_free(&r);
         }
     }
@@ -579,7 +589,8 @@ static void misc_checks(void)
     }
     for (int b = 0; b <= GPK_NB_FLIP2; b++) {
         gpk_neighbourhood x;
-        TU_CHECK(gpk_neighbourhood_parse(gpk_neighbourhood_name((gpk_neighbourhood)b), &x) == GPK_OK && (int)x == b,
+        TU_CHECK(gpk_neighbourhood_parse(gpk_neighbourhood_name((gpk_neighbourhood)b), &x) == GPK_OK &&
+                     (int)x == b,
                  "neighbourhood name %d", b);
     }
     gpk_search_algo xa;
@@ -719,8 +730,9 @@ static void parallel_determinism(void)
                 TU_CHECK(improving_neighbours(&pbs[p], p ? GPK_NB_TWO_OPT : GPK_NB_SWAP, r[0].solution,
                                               r[0].best) == 0,
                          "parallel hc: not a local optimum");
-            printf("  %s n=%u %-5s best %lld, %llu iterations, %.1f ms (3 threads)\n", p ? "tsp" : "qap", r[0].n,
-                   gpk_search_algo_name(o.algo), (long long)r[2].best, (unsigned long long)r[2].iterations, r[2].ms);
+            printf("  %s n=%u %-5s best %lld, %llu iterations, %.1f ms (3 threads)\n", p ? "tsp" : "qap",
+                   r[0].n, gpk_search_algo_name(o.algo), (long long)r[2].best,
+                   (unsigned long long)r[2].iterations, r[2].ms);
             for (int th = 0; th < 3; th++) gpk_search_result_free(&r[th]);
         }
     gpk_qap_free(&q);
@@ -746,10 +758,12 @@ static void delta_formula_and_multi(void)
         gpk_search_opts of = o;
         of.qap_delta = GPK_QAP_DELTA_FORMULA;
         of.eval = GPK_SEARCH_EVAL_PAPER;
-        int ok = run(&pb, o, 1, &a) == GPK_OK && run(&pb, of, 1, &b) == GPK_OK && run(&pb, of, 3, &c) == GPK_OK;
+        int ok =
+            run(&pb, o, 1, &a) == GPK_OK && run(&pb, of, 1, &b) == GPK_OK && run(&pb, of, 3, &c) == GPK_OK;
         TU_CHECK(ok, "formula %s: %s", gpk_search_algo_name(o.algo), gpk_last_error(ctx));
         if (!ok) continue;
-        TU_CHECK(same_result(&a, &b) && same_result(&a, &c) && a.evaluated == b.evaluated && b.gpu_evaluated == 0,
+        TU_CHECK(same_result(&a, &b) && same_result(&a, &c) && a.evaluated == b.evaluated &&
+                     b.gpu_evaluated == 0,
                  "qap n=70 %s: the O(n) formula (1 and 3 threads) differs from Taillard's table",
                  gpk_search_algo_name(o.algo));
         gpk_search_result_free(&a);
@@ -757,7 +771,8 @@ static void delta_formula_and_multi(void)
         gpk_search_result_free(&c);
     }
     gpk_ctx *cs[3] = {ctx, NULL, NULL};
-    int made = gpk_ctx_create(&cs[1], GPK_BACKEND_CPU) == GPK_OK && gpk_ctx_create(&cs[2], GPK_BACKEND_CPU) == GPK_OK;
+    int made = gpk_ctx_create(&cs[1], GPK_BACKEND_CPU) == GPK_OK &&
+        gpk_ctx_create(&cs[2], GPK_BACKEND_CPU) == GPK_OK;
     TU_CHECK(made, "contexts: %s", gpk_last_error(NULL));
     if (made) {
         gpk_search_opts o = GPK_SEARCH_OPTS_INIT;
@@ -774,8 +789,8 @@ static void delta_formula_and_multi(void)
             for (int k = 1; k < 3; k++)
                 TU_CHECK(same_result(&r[0], &r[k]) && r[k].best_run == r[0].best_run && r[k].runs == 5 &&
                              r[k].evaluated == r[0].evaluated,
-                         "multi: %d contexts found %lld (run %u), 1 context %lld (run %u)", k + 1, (long long)r[k].best,
-                         r[k].best_run, (long long)r[0].best, r[0].best_run);
+                         "multi: %d contexts found %lld (run %u), 1 context %lld (run %u)", k + 1,
+                         (long long)r[k].best, r[k].best_run, (long long)r[0].best, r[0].best_run);
             TU_CHECK(full_cost(&pb, r[0].solution) == r[0].best, "multi: reported cost wrong");
             printf("  qap n=70 multi: 5 runs, best %lld from run %u, 1 / 2 / 3 contexts agree\n",
                    (long long)r[0].best, r[0].best_run);
@@ -798,7 +813,8 @@ static void delta_formula_and_multi(void)
         o.progress = NULL;
         gpk_search_result r2;
         gpk_ctx *twice[2] = {ctx, ctx};
-        TU_CHECK(gpk_search_run_multi(twice, 2, &pb, &o, &r2) == GPK_EINVAL, "multi: a repeated context accepted");
+        TU_CHECK(gpk_search_run_multi(twice, 2, &pb, &o, &r2) == GPK_EINVAL,
+                 "multi: a repeated context accepted");
         TU_CHECK(gpk_search_run_multi(cs, 0, &pb, &o, &r2) == GPK_EINVAL, "multi: count 0 accepted");
     }
     if (cs[1]) gpk_ctx_destroy(cs[1]);

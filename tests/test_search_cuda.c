@@ -32,10 +32,7 @@
 
 static gpk_rng rng;
 
-static uint64_t below(uint64_t b)
-{
-    return gpk_rng_next(&rng) % b;
-}
+static uint64_t below(uint64_t b) { return gpk_rng_next(&rng) % b; }
 
 typedef struct {
     const gpk__search_cfg *c;
@@ -63,7 +60,8 @@ static int64_t ref_delta(const ref_state *s, uint32_t i, uint32_t j)
 static int ref_tabu(const ref_state *s, uint64_t it, uint64_t k, uint32_t i, uint32_t j)
 {
     switch (s->c->nb) {
-    case GPK_NB_SWAP: return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
+    case GPK_NB_SWAP:
+        return s->tabu[(size_t)i * s->n + s->perm[j]] > it && s->tabu[(size_t)j * s->n + s->perm[i]] > it;
     case GPK_NB_TWO_OPT: return s->tabu[k] > it;
     case GPK_NB_FLIP1: return s->tabu[i] > it;
     default: return s->tabu[i] > it || s->tabu[j] > it;
@@ -86,14 +84,16 @@ static void ref_scan(const ref_state *s, const gpk__search_cuda_in *in, gpk__sea
         else gpk_swap_index_to_pair(s->n, k, &i, &j);
         const int64_t d = ref_delta(s, i, j);
         if (mless(d, k, any)) any->d = d, any->k = k;
-        if (mless(d, k, adm) && (!in->use_tabu || in->cost + d < in->best || !ref_tabu(s, in->iteration, k, i, j)))
+        if (mless(d, k, adm) &&
+            (!in->use_tabu || in->cost + d < in->best || !ref_tabu(s, in->iteration, k, i, j)))
             adm->d = d, adm->k = k;
     }
 }
 
 /* Random states of one configuration; every choice compared. want_fast:
  * the path the session must take (-1: not checked). */
-static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label0, int flags, int want_fast)
+static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label0, int flags,
+                            int want_fast)
 {
     gpk__search_cuda *g = NULL;
     char label[160];
@@ -102,8 +102,8 @@ static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *
     TU_CHECK(st == GPK_OK, "%s: open: %s", label, gpk_last_error(ctx));
     if (st != GPK_OK) return;
     if (want_fast >= 0)
-        TU_CHECK(gpk__search_cuda_fast(g) == want_fast, "%s: path %d, expected %d", label, gpk__search_cuda_fast(g),
-                 want_fast);
+        TU_CHECK(gpk__search_cuda_fast(g) == want_fast, "%s: path %d, expected %d", label,
+                 gpk__search_cuda_fast(g), want_fast);
     ref_state s = {c, c->n, 0, 0, NULL, NULL, NULL, NULL};
     const uint32_t n = c->n;
     s.size = c->nb == GPK_NB_FLIP1 ? n : (uint64_t)n * (n - 1) / 2;
@@ -142,7 +142,9 @@ static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *
         for (int variant = 0; variant < 4; variant++) {
             in.use_tabu = variant > 0;
             /* best: none aspirated / some aspirated / every improving one */
-            in.best = variant == 1 ? INT64_MIN / 4 : variant == 2 ? in.cost + ra.d + 1 + (int64_t)below(3) : in.cost;
+            in.best = variant == 1 ? INT64_MIN / 4
+                : variant == 2     ? in.cost + ra.d + 1 + (int64_t)below(3)
+                                   : in.cost;
             ref_scan(&s, &in, &ra, &rb);
             for (int ch = 0; ch < 3; ch++) {
                 gpk__search_cuda_set_chunk(g, chunks[ch]);
@@ -151,18 +153,20 @@ static void check_config_ex(gpk_ctx *ctx, const gpk__search_cfg *c, const char *
                 gpk__search_cuda_set_tile(g, tile);
                 for (int mode = 0; mode < 2; mode++) {
                     gpk__search_cuda_move ga, gb;
-                    st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga,
-                                                    &gb);
+                    st = gpk__search_cuda_best_move(
+                        g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga, &gb);
                     TU_CHECK(st == GPK_OK, "%s: best_move: %s", label, gpk_last_error(ctx));
                     if (st != GPK_OK) continue;
                     TU_CHECK(ga.d == ra.d && ga.k == ra.k,
                              "%s rep %d variant %d chunk %" PRIu64 " tile %u %s: best (%" PRId64 ", %" PRIu64
                              "), CPU (%" PRId64 ", %" PRIu64 ")",
-                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", ga.d, ga.k, ra.d, ra.k);
+                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", ga.d, ga.k, ra.d,
+                             ra.k);
                     TU_CHECK(gb.d == rb.d && gb.k == rb.k,
-                             "%s rep %d variant %d chunk %" PRIu64 " tile %u %s: admissible (%" PRId64 ", %" PRIu64
-                             "), CPU (%" PRId64 ", %" PRIu64 ")",
-                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", gb.d, gb.k, rb.d, rb.k);
+                             "%s rep %d variant %d chunk %" PRIu64 " tile %u %s: admissible (%" PRId64
+                             ", %" PRIu64 "), CPU (%" PRId64 ", %" PRIu64 ")",
+                             label, rep, variant, chunks[ch], tile, mode ? "ours" : "paper", gb.d, gb.k, rb.d,
+                             rb.k);
                 }
             }
         }
@@ -188,7 +192,8 @@ static void check_walk(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label
 {
     gpk__search_cuda *g = NULL;
     char label[160];
-    snprintf(label, sizeof label, "%s walk [%s]", label0, flags & GPK__SEARCH_CUDA_NO_FAST ? "generic" : "fast");
+    snprintf(label, sizeof label, "%s walk [%s]", label0,
+             flags & GPK__SEARCH_CUDA_NO_FAST ? "generic" : "fast");
     gpk_status st = gpk__search_cuda_open_ex(ctx, c, flags, &g);
     TU_CHECK(st == GPK_OK, "%s: open: %s", label, gpk_last_error(ctx));
     if (st != GPK_OK) return;
@@ -208,10 +213,11 @@ static void check_walk(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label
         ref_scan(&s, &in, &ra, &rb);
         for (int mode = 0; mode < 2; mode++) {
             gpk__search_cuda_move ga, gb;
-            st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER, &ga, &gb);
+            st = gpk__search_cuda_best_move(g, &in, mode ? GPK__SEARCH_CUDA_OURS : GPK__SEARCH_CUDA_PAPER,
+                                            &ga, &gb);
             TU_CHECK(st == GPK_OK && ga.d == ra.d && ga.k == ra.k && gb.d == rb.d && gb.k == rb.k,
-                     "%s it %" PRIu64 " %s: (%" PRId64 ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64 "), CPU (%" PRId64
-                     ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64 ")",
+                     "%s it %" PRIu64 " %s: (%" PRId64 ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64
+                     "), CPU (%" PRId64 ", %" PRIu64 ") / (%" PRId64 ", %" PRIu64 ")",
                      label, it, mode ? "ours" : "paper", ga.d, ga.k, gb.d, gb.k, ra.d, ra.k, rb.d, rb.k);
         }
         /* the move: the admissible one, or a random one every third step */
@@ -220,7 +226,8 @@ static void check_walk(gpk_ctx *ctx, const gpk__search_cfg *c, const char *label
         const uint64_t k = gpk_swap_pair_to_index(n, i, j), until = it + 1 + below(6);
         int writes = 1 + (int)below(3);
         for (int w = 0; w < writes; w++) {
-            const uint64_t at = w == 0 ? (c->nb == GPK_NB_TWO_OPT ? k : (uint64_t)i * n + s.perm[i]) : below(s.tabu_len);
+            const uint64_t at =
+                w == 0 ? (c->nb == GPK_NB_TWO_OPT ? k : (uint64_t)i * n + s.perm[i]) : below(s.tabu_len);
             s.tabu[at] = until;
             TU_CHECK(gpk__search_cuda_tabu_set(g, at, until) == GPK_OK, "%s: tabu set", label);
         }
@@ -264,7 +271,7 @@ static void test_qap(gpk_ctx *ctx, uint32_t n, int big)
     for (size_t t = 0; t < (size_t)n * n; t++) {
         q.a[t] = (int64_t)below(10);
         q.b[t] = (int64_t)below(100) - 20; /* asymmetric, some negative */
-        if (big) q.b[t] *= 20000000; /* beyond 2^30: the int64 kernel */
+        if (big) q.b[t] *= 20000000;       /* beyond 2^30: the int64 kernel */
     }
     if (!big && n > 3) { /* the int32 path's limits: |entries| = 2^30 - 1 */
         q.a[1] = (1 << 30) - 1;
@@ -309,7 +316,8 @@ static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix
     if (with_matrix) {
         int32_t *m = malloc((size_t)n * n * sizeof *m);
         for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = 0; j < n; j++) m[(size_t)i * n + j] = gpk_tsp_dist(&t, i, j); /* the coordinates' path */
+            for (uint32_t j = 0; j < n; j++)
+                m[(size_t)i * n + j] = gpk_tsp_dist(&t, i, j); /* the coordinates' path */
         t.matrix = m;
     }
     static const char *wn[] = {"euc2d", "ceil2d", "att", "geo", "explicit"};
@@ -317,8 +325,8 @@ static void test_tsp(gpk_ctx *ctx, uint32_t n, gpk_tsp_weight w, int with_matrix
         gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, nb ? GPK_NB_SWAP : GPK_NB_TWO_OPT, n);
         c.tsp = &t;
         char label[96];
-        snprintf(label, sizeof label, "tsp n=%u %s %s grid%d %s", n, wn[w], with_matrix ? "matrix" : "coords", grid,
-                 nb ? "swap" : "2opt");
+        snprintf(label, sizeof label, "tsp n=%u %s %s grid%d %s", n, wn[w], with_matrix ? "matrix" : "coords",
+                 grid, nb ? "swap" : "2opt");
         const int fast = !nb && n >= 8 && (w == GPK_TSP_EUC_2D || w == GPK_TSP_CEIL_2D) ? 2 : 0;
         check_config(ctx, &c, label, fast);
         if (n >= 8 && n <= 300 && (grid >= 2 || n % 2)) {
@@ -362,7 +370,8 @@ static void test_run(gpk_ctx *cuda, gpk_ctx *cpu, const gpk_search_problem *pr, 
     gpk_status sb = gpk_search_run(cpu, pr, &o, &b);
     TU_CHECK(sb == GPK_OK, "%s: CPU run: %s", label, gpk_last_error(cpu));
     if (sb != GPK_OK) return;
-    TU_CHECK(b.gpu_evaluated == 0 && b.runs == 1, "%s: CPU run: gpu_evaluated %" PRIu64, label, b.gpu_evaluated);
+    TU_CHECK(b.gpu_evaluated == 0 && b.runs == 1, "%s: CPU run: gpu_evaluated %" PRIu64, label,
+             b.gpu_evaluated);
     for (int v = 0; v < 3; v++) {
         /* v = 0, 1: CUDA paper / ours; v = 2: the CPU with the O(n) QAP formula */
         gpk_search_opts oa = o;
@@ -374,13 +383,13 @@ static void test_run(gpk_ctx *cuda, gpk_ctx *cpu, const gpk_search_problem *pr, 
         const char *what = v == 0 ? "cuda paper" : v == 1 ? "cuda ours" : "cpu formula";
         TU_CHECK(sa == GPK_OK, "%s (%s): run: %s", label, what, gpk_last_error(cx));
         if (sa != GPK_OK) continue;
-        TU_CHECK(a.best == b.best && a.iterations == b.iterations && a.evaluated == b.evaluated && a.n == b.n &&
-                     memcmp(a.solution, b.solution, a.n * sizeof *a.solution) == 0,
-                 "%s (%s): best %" PRId64 " after %" PRIu64 ", CPU %" PRId64 " after %" PRIu64, label, what, a.best,
-                 a.iterations, b.best, b.iterations);
+        TU_CHECK(a.best == b.best && a.iterations == b.iterations && a.evaluated == b.evaluated &&
+                     a.n == b.n && memcmp(a.solution, b.solution, a.n * sizeof *a.solution) == 0,
+                 "%s (%s): best %" PRId64 " after %" PRIu64 ", CPU %" PRId64 " after %" PRIu64, label, what,
+                 a.best, a.iterations, b.best, b.iterations);
         if (v < 2)
-            TU_CHECK(a.gpu_evaluated == a.evaluated, "%s (%s): %" PRIu64 " of %" PRIu64 " on the GPU (%s)", label,
-                     what, a.gpu_evaluated, a.evaluated, gpk_last_error(cuda));
+            TU_CHECK(a.gpu_evaluated == a.evaluated, "%s (%s): %" PRIu64 " of %" PRIu64 " on the GPU (%s)",
+                     label, what, a.gpu_evaluated, a.evaluated, gpk_last_error(cuda));
         gpk_search_result_free(&a);
     }
     gpk_search_result_free(&b);
@@ -410,17 +419,20 @@ static void test_multi(gpk_ctx *const *cudas, int ncuda, gpk_ctx *const *cpus, c
                  gpk_last_error(cx[0]));
         if (st != GPK_OK) continue;
         TU_CHECK(r.best == ref.best && r.best_run == ref.best_run && r.iterations == ref.iterations &&
-                     r.evaluated == ref.evaluated && memcmp(r.solution, ref.solution, r.n * sizeof *r.solution) == 0,
-                 "%s: multi on %d %s contexts: best %" PRId64 " (run %u), 1 CPU context %" PRId64 " (run %u)", label,
-                 count, v ? "CUDA" : "CPU", r.best, r.best_run, ref.best, ref.best_run);
-        if (v) TU_CHECK(r.gpu_evaluated == r.evaluated, "%s: multi on %d CUDA contexts: not all on the GPU", label, count);
+                     r.evaluated == ref.evaluated &&
+                     memcmp(r.solution, ref.solution, r.n * sizeof *r.solution) == 0,
+                 "%s: multi on %d %s contexts: best %" PRId64 " (run %u), 1 CPU context %" PRId64 " (run %u)",
+                 label, count, v ? "CUDA" : "CPU", r.best, r.best_run, ref.best, ref.best_run);
+        if (v)
+            TU_CHECK(r.gpu_evaluated == r.evaluated, "%s: multi on %d CUDA contexts: not all on the GPU",
+                     label, count);
         gpk_search_result_free(&r);
     }
     /* the same context twice is refused */
     gpk_ctx *twice[2] = {cpus[0], cpus[0]};
     gpk_search_result r;
-    TU_CHECK(gpk_search_run_multi(twice, 2, pr, &o, &r) == GPK_EINVAL, "%s: multi with a repeated context accepted",
-             label);
+    TU_CHECK(gpk_search_run_multi(twice, 2, pr, &o, &r) == GPK_EINVAL,
+             "%s: multi with a repeated context accepted", label);
     gpk_search_result_free(&ref);
 }
 
@@ -444,7 +456,8 @@ static int strip_cmp(const void *x, const void *y)
  * random subset (repeats allowed). coords: 0 fractional, 1 a half-integer
  * grid (ties, rounding boundaries), 2 far from the origin; EXPLICIT: the
  * matrix only. */
-static void test_ls_batch(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_tsp_weight w, int coords, uint32_t subset)
+static void test_ls_batch(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_tsp_weight w, int coords,
+                          uint32_t subset)
 {
     gpk_tsp t;
     memset(&t, 0, sizeof t);
@@ -473,7 +486,8 @@ static void test_ls_batch(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_tsp_weight
     char label[96];
     snprintf(label, sizeof label, "or2opt batch n=%u %s coords%d", n, wn[w], coords);
     const uint32_t k = n - 1 < GPK__TSP_LS_K ? n - 1 : GPK__TSP_LS_K;
-    uint32_t *nb = malloc((size_t)n * k * sizeof *nb), *tour = malloc(n * sizeof *tour), *pos = malloc(n * sizeof *pos);
+    uint32_t *nb = malloc((size_t)n * k * sizeof *nb), *tour = malloc(n * sizeof *tour),
+             *pos = malloc(n * sizeof *pos);
     int32_t *nd = malloc((size_t)n * k * sizeof *nd);
     uint32_t *cities = malloc(n * sizeof *cities);
     gpk__ls_move *got = malloc(n * sizeof *got);
@@ -529,22 +543,23 @@ static void test_ls_batch(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_tsp_weight
         for (uint32_t i = 0; i < n; i++) pos[tour[i]] = i;
         const uint32_t count = subset >= n ? n : subset;
         for (uint32_t i = 0; i < count; i++) cities[i] = subset >= n ? i : (uint32_t)below(n);
-        TU_CHECK(gpk__tsp_ls_cuda_eval(g, tour, cities, count, got) == GPK_OK, "%s form %d: eval: %s", label, form,
-                 gpk_last_error(ctx));
+        TU_CHECK(gpk__tsp_ls_cuda_eval(g, tour, cities, count, got) == GPK_OK, "%s form %d: eval: %s", label,
+                 form, gpk_last_error(ctx));
         for (uint32_t i = 0; i < count; i++) {
             const gpk__ls_move want = gpk__tsp_ls_best_move(&t, nb, nd, k, tour, pos, cities[i]);
             if (want.d != got[i].d || want.code != got[i].code || want.evaluated != got[i].evaluated) {
                 if (++bad <= 3)
-                    fprintf(stderr, "  %s form %d city %u: GPU (%lld, %u, %u), host (%lld, %u, %u)\n", label, form,
-                            cities[i], (long long)got[i].d, got[i].code, got[i].evaluated, (long long)want.d,
-                            want.code, want.evaluated);
+                    fprintf(stderr, "  %s form %d city %u: GPU (%lld, %u, %u), host (%lld, %u, %u)\n", label,
+                            form, cities[i], (long long)got[i].d, got[i].code, got[i].evaluated,
+                            (long long)want.d, want.code, want.evaluated);
             }
             improving += want.d < 0;
             evaluated += want.evaluated > 0;
         }
     }
     TU_CHECK(bad == 0, "%s: %d GPU answers differ from the host's", label, bad);
-    TU_CHECK(n < 100 || (improving > 0 && evaluated > 0), "%s: nothing to compare (%d improving)", label, improving);
+    TU_CHECK(n < 100 || (improving > 0 && evaluated > 0), "%s: nothing to compare (%d improving)", label,
+             improving);
     gpk__tsp_ls_cuda_close(g);
     free(nb);
     free(nd);
@@ -589,8 +604,8 @@ static void test_ls_run(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_search_algo 
     setenv("GPK_TSP_LS_BATCH", "host", 1);
     const gpk_status sh = gpk_search_run(cpu, &pb, &o, &rh);
     unsetenv("GPK_TSP_LS_BATCH");
-    TU_CHECK(sg == GPK_OK && sh == GPK_OK, "or2opt run n=%u algo %d: %s / %s", n, (int)algo, gpk_last_error(ctx),
-             gpk_last_error(cpu));
+    TU_CHECK(sg == GPK_OK && sh == GPK_OK, "or2opt run n=%u algo %d: %s / %s", n, (int)algo,
+             gpk_last_error(ctx), gpk_last_error(cpu));
     if (sg == GPK_OK && sh == GPK_OK) {
         int perm = 1;
         unsigned char *seen = calloc(n, 1);
@@ -599,14 +614,16 @@ static void test_ls_run(gpk_ctx *ctx, gpk_ctx *cpu, uint32_t n, gpk_search_algo 
             else seen[rg.solution[i]] = 1;
         }
         free(seen);
-        TU_CHECK(perm && gpk_tsp_tour_length(&t, rg.solution) == rg.best, "or2opt run n=%u: invalid GPU result", n);
+        TU_CHECK(perm && gpk_tsp_tour_length(&t, rg.solution) == rg.best,
+                 "or2opt run n=%u: invalid GPU result", n);
         TU_CHECK(rg.best == rh.best && memcmp(rg.solution, rh.solution, n * sizeof *rg.solution) == 0,
                  "or2opt run n=%u algo %d: GPU %lld, host batches %lld", n, (int)algo, (long long)rg.best,
                  (long long)rh.best);
-        TU_CHECK(rg.gpu_evaluated > 0 && rh.gpu_evaluated == 0, "or2opt run n=%u: gpu_evaluated %llu / %llu", n,
-                 (unsigned long long)rg.gpu_evaluated, (unsigned long long)rh.gpu_evaluated);
-        printf("  or2opt %s n=%u: %lld, %llu moves evaluated on the GPU\n", algo == GPK_SEARCH_ITS ? "its" : "hc", n,
-               (long long)rg.best, (unsigned long long)rg.gpu_evaluated);
+        TU_CHECK(rg.gpu_evaluated > 0 && rh.gpu_evaluated == 0, "or2opt run n=%u: gpu_evaluated %llu / %llu",
+                 n, (unsigned long long)rg.gpu_evaluated, (unsigned long long)rh.gpu_evaluated);
+        printf("  or2opt %s n=%u: %lld, %llu moves evaluated on the GPU\n",
+               algo == GPK_SEARCH_ITS ? "its" : "hc", n, (long long)rg.best,
+               (unsigned long long)rg.gpu_evaluated);
     }
     gpk_search_result_free(&rg);
     gpk_search_result_free(&rh);
@@ -641,13 +658,15 @@ int main(void)
         const uint32_t tn[] = {3, 4, 5, 8, 11, 57, 300};
         for (size_t q = 0; q < sizeof tn / sizeof *tn; q++)
             for (int w = 0; w < 3; w++)
-                for (int mat = 0; mat < 2; mat++) test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
+                for (int mat = 0; mat < 2; mat++)
+                    test_tsp(ctx, tn[q], (gpk_tsp_weight)w, mat, tn[q] < 100 && w == 0);
         test_tsp(ctx, 800, GPK_TSP_EUC_2D, 0, 0);
         /* the float path's guard and the tiles: sizes around the tile width (128) */
         const uint32_t gn[] = {9, 31, 127, 128, 129, 255, 257, 390};
         for (size_t q = 0; q < sizeof gn / sizeof *gn; q++)
             for (int w = 0; w < 2; w++)
-                for (int grid = 2; grid <= 3; grid++) test_tsp(ctx, gn[q], (gpk_tsp_weight)w, gn[q] % 2, grid);
+                for (int grid = 2; grid <= 3; grid++)
+                    test_tsp(ctx, gn[q], (gpk_tsp_weight)w, gn[q] % 2, grid);
         test_tsp(ctx, 1100, GPK_TSP_CEIL_2D, 0, 2);
         const uint32_t pm[][2] = {{9, 9}, {31, 31}, {73, 73}, {101, 117}};
         for (size_t q = 0; q < sizeof pm / sizeof *pm; q++) test_ppp(ctx, pm[q][0], pm[q][1]);
@@ -682,7 +701,8 @@ int main(void)
         gpk__search_cfg c = base_cfg(GPK_PROBLEM_TSP, GPK_NB_TWO_OPT, 4);
         c.tsp = &t;
         gpk__search_cuda *g = NULL;
-        TU_CHECK(gpk__search_cuda_open(ctx, &c, &g) == GPK_EUNSUPPORTED && g == NULL, "geo without a matrix refused");
+        TU_CHECK(gpk__search_cuda_open(ctx, &c, &g) == GPK_EUNSUPPORTED && g == NULL,
+                 "geo without a matrix refused");
     }
     /* A hill-climbing session keeps no tabu list: a tabu scan is refused,
      * not run against a one-entry array. */
@@ -743,7 +763,8 @@ int main(void)
         t.weight = GPK_TSP_EUC_2D;
         t.x = malloc(60 * sizeof *t.x);
         t.y = malloc(60 * sizeof *t.y);
-        for (int i = 0; i < 60; i++) t.x[i] = (double)below(100000) / 3.0, t.y[i] = (double)below(100000) / 7.0;
+        for (int i = 0; i < 60; i++)
+            t.x[i] = (double)below(100000) / 3.0, t.y[i] = (double)below(100000) / 7.0;
         gpk_search_problem pt = {GPK_PROBLEM_TSP, NULL, &t, NULL};
         test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_TWO_OPT, "run tsp 2opt tabu");
         test_run(ctx, cpu, &pt, GPK_SEARCH_TABU, GPK_NB_SWAP, "run tsp swap tabu");

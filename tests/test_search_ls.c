@@ -94,9 +94,11 @@ static void test_neighbours(uint32_t n, gpk_tsp_weight w, double side)
                 uint32_t inq = 0;
                 for (uint32_t i = 0; i < m && inq < 2; i++) {
                     const double dx = t.x[all[i].c] - t.x[a], dy = t.y[all[i].c] - t.y[a];
-                    const int qd = dx > 0 && dy >= 0 ? 0 : dx <= 0 && dy > 0 ? 1 : dx < 0 && dy <= 0 ? 2
-                                   : dx >= 0 && dy < 0                        ? 3
-                                                                              : 0;
+                    const int qd = dx > 0 && dy >= 0 ? 0
+                        : dx <= 0 && dy > 0          ? 1
+                        : dx < 0 && dy <= 0          ? 2
+                        : dx >= 0 && dy < 0          ? 3
+                                                     : 0;
                     if (qd == q) {
                         want[nw++] = all[i].c;
                         inq++;
@@ -150,11 +152,11 @@ static void test_moves(uint32_t n, int moves)
             const uint32_t d = back ? gpk__tour_prev(&T, c) : gpk__tour_next(&T, c);
             if (c == a || c == b || d == a) continue;
             const int64_t delta = (int64_t)gpk_tsp_dist(&t, a, c) + gpk_tsp_dist(&t, b, d) -
-                                  gpk_tsp_dist(&t, a, b) - gpk_tsp_dist(&t, c, d);
+                gpk_tsp_dist(&t, a, b) - gpk_tsp_dist(&t, c, d);
             if (back) gpk__tour_move2(&T, b, a, d, c);
             else gpk__tour_move2(&T, a, b, c, d);
             const int adj = (gpk__tour_next(&T, a) == c || gpk__tour_prev(&T, a) == c) &&
-                            (gpk__tour_next(&T, b) == d || gpk__tour_prev(&T, b) == d);
+                (gpk__tour_next(&T, b) == d || gpk__tour_prev(&T, b) == d);
             if (!adj) bad_edges++;
             const int64_t now = gpk_tsp_tour_length(&t, T.t);
             if (now - len != delta) bad_delta++;
@@ -189,12 +191,12 @@ static void test_moves(uint32_t n, int moves)
             break;
         }
     }
-    TU_CHECK(bad_delta == 0, "n=%u: %d of %d 2-opt + %d Or-opt deltas differ from the full evaluation", n, bad_delta,
-             done2, doneor);
+    TU_CHECK(bad_delta == 0, "n=%u: %d of %d 2-opt + %d Or-opt deltas differ from the full evaluation", n,
+             bad_delta, done2, doneor);
     TU_CHECK(bad_edges == 0, "n=%u: %d moves did not make the edges they promise", n, bad_edges);
     TU_CHECK(bad_tour == 0, "n=%u: the tour is no longer a permutation with its inverse", n);
-    TU_CHECK(n < 8 || (done2 > moves / 4 && doneor > moves / 8), "n=%u: too few moves tried (%d, %d)", n, done2,
-             doneor);
+    TU_CHECK(n < 8 || (done2 > moves / 4 && doneor > moves / 8), "n=%u: too few moves tried (%d, %d)", n,
+             done2, doneor);
     free(T.t);
     free(T.pos);
     gpk_tsp_free(&t);
@@ -310,15 +312,17 @@ static void test_best_moves(uint32_t n, gpk_tsp_weight w, double side, uint32_t 
             apply_code(&T, nb, k, a, m.code);
             if (m.d >= 0 || !tour_ok(&T) || gpk_tsp_tour_length(&t, T.t) - len0 != m.d) {
                 if (++bad <= 3)
-                    fprintf(stderr, "  n=%u form %d city %u code %u: delta %lld, the move changes the length by "
-                                    "%lld\n",
-                            n, form, a, m.code, (long long)m.d, (long long)(gpk_tsp_tour_length(&t, T.t) - len0));
+                    fprintf(stderr,
+                            "  n=%u form %d city %u code %u: delta %lld, the move changes the length by "
+                            "%lld\n",
+                            n, form, a, m.code, (long long)m.d,
+                            (long long)(gpk_tsp_tour_length(&t, T.t) - len0));
             }
         }
     }
     TU_CHECK(bad == 0, "best moves n=%u: %d of %d wrong", n, bad, tried);
-    TU_CHECK(n < 100 || (improving > 0 && none > 0), "best moves n=%u: %d improving, %d none: not both seen", n,
-             improving, none);
+    TU_CHECK(n < 100 || (improving > 0 && none > 0), "best moves n=%u: %d improving, %d none: not both seen",
+             n, improving, none);
     free(kc);
     free(t0);
     free(p0);
@@ -360,7 +364,8 @@ static void test_batched(gpk_ctx *c1, gpk_ctx *c2, uint32_t n)
              "batched hc n=%u: not a checked local optimum", n);
     TU_CHECK(r1.best == r2.best && memcmp(r1.solution, r2.solution, n * sizeof *r1.solution) == 0,
              "batched hc n=%u: 1 thread %lld, 2 threads %lld", n, (long long)r1.best, (long long)r2.best);
-    TU_CHECK(is_perm(its.solution, n) && gpk_tsp_tour_length(&t, its.solution) == its.best && its.best <= r1.best,
+    TU_CHECK(is_perm(its.solution, n) && gpk_tsp_tour_length(&t, its.solution) == its.best &&
+                 its.best <= r1.best,
              "batched its n=%u: %lld, its descent %lld", n, (long long)its.best, (long long)r1.best);
     const uint32_t k = GPK__TSP_LS_K;
     uint32_t *nb = malloc((size_t)n * k * sizeof *nb), *pos = malloc(n * sizeof *pos);
@@ -376,8 +381,8 @@ static void test_batched(gpk_ctx *c1, gpk_ctx *c2, uint32_t n)
     printf("  n=%u: cities left with an improving move: batched %u, sequential %u\n", n, left, left_plain);
     TU_CHECK(left == 0, "batched hc n=%u: %u cities still have an improving move", n, left);
     const double est = 0.7124 * sqrt((double)n * 1e12);
-    printf("  batched hc n=%u: %.2f%% above the estimate (sequential descent %.2f%%), its 300 kicks %.2f%%\n", n,
-           100.0 * ((double)r1.best / est - 1.0), 100.0 * ((double)plain.best / est - 1.0),
+    printf("  batched hc n=%u: %.2f%% above the estimate (sequential descent %.2f%%), its 300 kicks %.2f%%\n",
+           n, 100.0 * ((double)r1.best / est - 1.0), 100.0 * ((double)plain.best / est - 1.0),
            100.0 * ((double)its.best / est - 1.0));
     free(nb);
     free(nd);
@@ -405,14 +410,15 @@ static void test_search(gpk_ctx *c1, gpk_ctx *c2, uint32_t n, uint64_t seed)
     o.algo = GPK_SEARCH_HC_FIRST;
     gpk_search_result hc, its, m1, m2;
     TU_CHECK(gpk_search_run(c1, &pb, &o, &hc) == GPK_OK, "hc n=%u: %s", n, gpk_last_error(c1));
-    TU_CHECK(hc.local_optimum == 1 && is_perm(hc.solution, n) && gpk_tsp_tour_length(&t, hc.solution) == hc.best,
+    TU_CHECK(hc.local_optimum == 1 && is_perm(hc.solution, n) &&
+                 gpk_tsp_tour_length(&t, hc.solution) == hc.best,
              "hc n=%u: not a checked local optimum", n);
     o.algo = GPK_SEARCH_ITS;
     o.iters = 200;
     o.global_iters = 1;
     TU_CHECK(gpk_search_run(c1, &pb, &o, &its) == GPK_OK, "its n=%u", n);
-    TU_CHECK(is_perm(its.solution, n) && gpk_tsp_tour_length(&t, its.solution) == its.best && its.best <= hc.best &&
-                 its.iterations == 200,
+    TU_CHECK(is_perm(its.solution, n) && gpk_tsp_tour_length(&t, its.solution) == its.best &&
+                 its.best <= hc.best && its.iterations == 200,
              "its n=%u: best %lld (hc %lld), %llu kicks", n, (long long)its.best, (long long)hc.best,
              (unsigned long long)its.iterations);
     o.algo = GPK_SEARCH_MULTISTART;
@@ -452,8 +458,8 @@ static void test_time_limit(gpk_ctx *c, const char *what, const gpk_search_probl
         s = gpk_search_run(c, pb, &o, &r);
         el = omp_get_wtime() - t0;
         if (s != GPK_OK) break;
-        printf("  %s: limit %.2f s, returned after %.3f s, stopped %d (run %d)\n", what, limit, el, (int)r.stopped,
-               attempt);
+        printf("  %s: limit %.2f s, returned after %.3f s, stopped %d (run %d)\n", what, limit, el,
+               (int)r.stopped, attempt);
         if (sanitized || el <= limit * 1.10 + 0.01 || attempt == 3) break;
         gpk_search_result_free(&r);
     }
@@ -464,8 +470,8 @@ static void test_time_limit(gpk_ctx *c, const char *what, const gpk_search_probl
              "%s: returned after %.3f s for a %.2f s limit, three runs in a row", what, el, limit);
     const uint32_t n = pb->kind == GPK_PROBLEM_TSP ? pb->tsp->n : pb->qap->n;
     TU_CHECK(is_perm(r.solution, n), "%s: not a permutation", what);
-    const int64_t full =
-        pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, r.solution) : gpk_qap_cost(pb->qap, r.solution);
+    const int64_t full = pb->kind == GPK_PROBLEM_TSP ? gpk_tsp_tour_length(pb->tsp, r.solution)
+                                                     : gpk_qap_cost(pb->qap, r.solution);
     TU_CHECK(full == r.best, "%s: best %lld, evaluates to %lld", what, (long long)r.best, (long long)full);
     gpk_search_result_free(&r);
 }
@@ -543,9 +549,12 @@ static void test_memory(gpk_ctx *c)
     TU_CHECK(gpk_search_run(c, &pb, &o, &r) == GPK_OK, "100k or2opt hc: %s", gpk_last_error(c));
     const double el = omp_get_wtime() - t0;
     const double est = 0.7124 * sqrt((double)n * 1e12);
-    printf("  100k or2opt hc: %llu moves in %.2f s, length %lld (%.1f%% above 0.7124 sqrt(n A)), peak RSS %ld MB\n",
-           (unsigned long long)r.iterations, el, (long long)r.best, 100.0 * ((double)r.best / est - 1.0), peak_rss_mb());
-    TU_CHECK(is_perm(r.solution, n) && gpk_tsp_tour_length(&t, r.solution) == r.best, "100k or2opt: bad result");
+    printf("  100k or2opt hc: %llu moves in %.2f s, length %lld (%.1f%% above 0.7124 sqrt(n A)), peak RSS "
+           "%ld MB\n",
+           (unsigned long long)r.iterations, el, (long long)r.best, 100.0 * ((double)r.best / est - 1.0),
+           peak_rss_mb());
+    TU_CHECK(is_perm(r.solution, n) && gpk_tsp_tour_length(&t, r.solution) == r.best,
+             "100k or2opt: bad result");
     TU_CHECK((double)r.best < 1.25 * est, "100k or2opt: length %lld, more than 25%% above the estimate %.0f",
              (long long)r.best, est);
     gpk_search_result_free(&r);
@@ -602,7 +611,8 @@ int main(int argc, char **argv)
 {
     const uint64_t seed = tu_seed();
     gpk_rng_seed(&rng, seed);
-    static const uint32_t sizes[] = {4, 5, 6, 7, 8, 11, 16, 17, 31, 32, 33, 64, 97, 127, 128, 129, 500, 1024, 2003};
+    static const uint32_t sizes[] = {4,  5,  6,  7,   8,   11,  16,  17,   31,  32,
+                                     33, 64, 97, 127, 128, 129, 500, 1024, 2003};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         const uint32_t n = sizes[i];
         test_neighbours(n, GPK_TSP_EUC_2D, n < 100 ? 20 : 100000);
@@ -626,7 +636,7 @@ int main(int argc, char **argv)
         test_best_moves(bsizes[i], GPK_TSP_EUC_2D, bsizes[i] < 100 ? 30 : 100000, 4000);
         test_best_moves(bsizes[i], GPK_TSP_ATT, 3000, 4000);
     }
-    test_best_moves(1500, GPK_TSP_CEIL_2D, 40, 1500); /* ties and equal points */
+    test_best_moves(1500, GPK_TSP_CEIL_2D, 40, 1500);     /* ties and equal points */
     test_best_moves(110000, GPK_TSP_EUC_2D, 1000000, 60); /* the reversal bound */
     test_batched(c1, c2, 3000);
     test_batched(c1, c2, 20011);

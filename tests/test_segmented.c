@@ -35,7 +35,8 @@ static int nat_le(gpk_type t, const void *a, const void *b)
     case GPK_I32: return *(const int32_t *)a <= *(const int32_t *)b;
     case GPK_U64: return *(const uint64_t *)a <= *(const uint64_t *)b;
     case GPK_I64: return *(const int64_t *)a <= *(const int64_t *)b;
-    case GPK_F32: case GPK_F64: {
+    case GPK_F32:
+    case GPK_F64: {
         const double x = t == GPK_F32 ? *(const float *)a : *(const double *)a;
         const double y = t == GPK_F32 ? *(const float *)b : *(const double *)b;
         if (isnan(y)) return 1;
@@ -63,13 +64,13 @@ static int same_key(size_t kw, const void *a, const void *b) { return memcmp(a, 
 
 /* Segment shapes. */
 typedef enum {
-    SHAPE_NONE,       /* count 0 */
-    SHAPE_ROWS,       /* rows x len */
-    SHAPE_ONES,       /* 2^k rows of 1 */
-    SHAPE_EMPTY,      /* offsets, half of them empty */
-    SHAPE_HUGE,       /* offsets: one segment over nearly all, with a gap before and after */
-    SHAPE_RAGGED,     /* offsets: power-law lengths, in order, with gaps */
-    SHAPE_SHUFFLED,   /* offsets: power-law lengths, listed out of order */
+    SHAPE_NONE,     /* count 0 */
+    SHAPE_ROWS,     /* rows x len */
+    SHAPE_ONES,     /* 2^k rows of 1 */
+    SHAPE_EMPTY,    /* offsets, half of them empty */
+    SHAPE_HUGE,     /* offsets: one segment over nearly all, with a gap before and after */
+    SHAPE_RAGGED,   /* offsets: power-law lengths, in order, with gaps */
+    SHAPE_SHUFFLED, /* offsets: power-law lengths, listed out of order */
     SHAPE_COUNT
 } shape;
 static const char *shape_name[] = {"none", "rows", "ones", "empty", "huge", "ragged", "shuffled"};
@@ -150,7 +151,9 @@ static void free_segments(seglist *L)
  * with uniform values. */
 static void make_keys(gpk_type t, void *keys, size_t n, int kind, uint64_t seed)
 {
-    const gpk_dist d = kind == 0 ? GPK_DIST_RANDOM_BITS : kind == 1 ? GPK_DIST_FEW_BITS : GPK_DIST_FLOAT_SPECIALS;
+    const gpk_dist d = kind == 0 ? GPK_DIST_RANDOM_BITS
+        : kind == 1              ? GPK_DIST_FEW_BITS
+                                 : GPK_DIST_FLOAT_SPECIALS;
     gpk_generate(t, d, keys, n, seed, kind == 1 ? 3 : 0);
     if (kind == 1 && (t == GPK_I32 || t == GPK_I64 || t == GPK_F32 || t == GPK_F64)) {
         /* few values of both signs: flip the top bit of every other key */
@@ -192,8 +195,8 @@ static int run_case(gpk_type t, mode m, int desc, shape sh, size_t n, size_t len
     if (m == MODE_KEYS) s = gpk_sort_segmented_keys(ctx, t, keys, n, &L.s, &o);
     else if (m == MODE_PERM) s = gpk_sort_segmented_perm(ctx, t, keys, sigma, n, &L.s, &o);
     else s = gpk_sort_segmented_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, &L.s, &o);
-    const gpk_status rs = gpk_sort_segmented_reference(t, ref, vw, vw ? rvals : NULL, m == MODE_PERM ? rsigma : NULL,
-                                                       n, &L.s, desc);
+    const gpk_status rs = gpk_sort_segmented_reference(t, ref, vw, vw ? rvals : NULL,
+                                                       m == MODE_PERM ? rsigma : NULL, n, &L.s, desc);
     char what[256];
     snprintf(what, sizeof what, "%s %s %s %s n=%zu len=%zu kind=%d seed=%llu", gpk_type_name(t), mode_name[m],
              desc ? "desc" : "asc", shape_name[sh], n, len, kind, (unsigned long long)seed);
@@ -223,11 +226,13 @@ static int run_case(gpk_type t, mode m, int desc, shape sh, size_t n, size_t len
         for (uint64_t j = b; j + 1 < e; j++) {
             const char *x = (char *)ref + j * kw, *y = x + kw;
             if (!(desc ? nat_desc_ok(t, x, y) : nat_le(t, x, y))) order_ok = 0;
-            if (vw == 4 && same_key(kw, x, y) && ((uint32_t *)rvals)[j] >= ((uint32_t *)rvals)[j + 1]) stable_ok = 0;
+            if (vw == 4 && same_key(kw, x, y) && ((uint32_t *)rvals)[j] >= ((uint32_t *)rvals)[j + 1])
+                stable_ok = 0;
         }
         if (m == MODE_PERM)
             for (uint64_t j = b; j < e; j++)
-                if (rsigma[j] >= e - b || !same_key(kw, (char *)ref + j * kw, (char *)orig + (b + rsigma[j]) * kw))
+                if (rsigma[j] >= e - b ||
+                    !same_key(kw, (char *)ref + j * kw, (char *)orig + (b + rsigma[j]) * kw))
                     perm_ok = 0;
     }
     TU_CHECK(order_ok, "%s: the reference's segments are out of order", what);
@@ -267,8 +272,8 @@ static void float_specials(void)
     for (size_t i = 0; i < 9; i++) ok &= v[i] == want_idx[i];
     ok &= isnan(k[9]) && isnan(k[10]);
     ok &= v[9] == 1 && v[10] == 6; /* +NaN before -NaN, as in ascending order */
-    TU_CHECK(ok, "float specials, descending: wrong order (got indices %u %u %u %u %u %u %u %u %u %u %u)", v[0],
-             v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+    TU_CHECK(ok, "float specials, descending: wrong order (got indices %u %u %u %u %u %u %u %u %u %u %u)",
+             v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
     /* ascending too: -inf, -2.5, -0 (4), -0 (10), +0 (3), +0 (9), 1, 3, inf, NaN, NaN */
     memcpy(k, in, sizeof k);
     for (size_t i = 0; i < n; i++) v[i] = (uint32_t)i;
@@ -286,7 +291,10 @@ static void invalid_calls(void)
     uint32_t k[8] = {5, 4, 3, 2, 1, 0, 9, 8}, k0[8];
     memcpy(k0, k, sizeof k);
     uint32_t sigma[8];
-    struct { uint64_t b[2], e[2]; const char *what; } bad[] = {
+    struct {
+        uint64_t b[2], e[2];
+        const char *what;
+    } bad[] = {
         {{0, 3}, {2, 2}, "begin > end"},
         {{0, 4}, {2, 9}, "end > n"},
         {{0, 2}, {5, 8}, "overlap in order"},
@@ -301,14 +309,18 @@ static void invalid_calls(void)
                  "reference accepts %s", bad[i].what);
     }
     gpk_segments rows = {3, NULL, NULL, 3};
-    TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, &rows, NULL) == GPK_EINVAL, "3 rows of 3 in 8 accepted");
+    TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, &rows, NULL) == GPK_EINVAL,
+             "3 rows of 3 in 8 accepted");
     gpk_segments ok_rows = {2, NULL, NULL, 4};
-    TU_CHECK(gpk_sort_segmented_perm(ctx, GPK_U32, k, NULL, 8, &ok_rows, NULL) == GPK_EINVAL, "NULL sigma accepted");
+    TU_CHECK(gpk_sort_segmented_perm(ctx, GPK_U32, k, NULL, 8, &ok_rows, NULL) == GPK_EINVAL,
+             "NULL sigma accepted");
     TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, NULL, NULL) == GPK_EINVAL, "NULL segments accepted");
     gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
     o.descending = 2;
-    TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, &ok_rows, &o) == GPK_EINVAL, "descending = 2 accepted");
-    TU_CHECK(gpk_sort_segmented_keys(ctx, (gpk_type)17, k, 8, &ok_rows, NULL) == GPK_EINVAL, "type 17 accepted");
+    TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, &ok_rows, &o) == GPK_EINVAL,
+             "descending = 2 accepted");
+    TU_CHECK(gpk_sort_segmented_keys(ctx, (gpk_type)17, k, 8, &ok_rows, NULL) == GPK_EINVAL,
+             "type 17 accepted");
     TU_CHECK(memcmp(k, k0, sizeof k) == 0, "keys touched by a failed call");
     /* touching segments (end == next begin) and rows are fine */
     uint64_t b[2] = {4, 0}, e[2] = {8, 4};
@@ -352,16 +364,18 @@ static void device_case(gpk_type t, size_t vw, int desc, shape sh, size_t n, siz
     memcpy(rvals, vals, n * 8);
     TU_CHECK(gpk_sort_segmented_reference(t, ref, vw, vw ? rvals : NULL, NULL, n, &L.s, desc) == GPK_OK,
              "%s: reference failed", what);
-    int ok = cudaMalloc(&d_kin, n * kw + 8) == cudaSuccess && cudaMalloc(&d_kout, n * kw + 8) == cudaSuccess &&
-             cudaMalloc(&d_vin, n * 8 + 8) == cudaSuccess && cudaMalloc(&d_vout, n * 8 + 8) == cudaSuccess &&
-             cudaMalloc((void **)&d_off, 2 * L.s.count * 8 + 8) == cudaSuccess;
+    int ok = cudaMalloc(&d_kin, n * kw + 8) == cudaSuccess &&
+        cudaMalloc(&d_kout, n * kw + 8) == cudaSuccess && cudaMalloc(&d_vin, n * 8 + 8) == cudaSuccess &&
+        cudaMalloc(&d_vout, n * 8 + 8) == cudaSuccess &&
+        cudaMalloc((void **)&d_off, 2 * L.s.count * 8 + 8) == cudaSuccess;
     ok = ok && cudaMemcpy(d_kin, keys, n * kw, cudaMemcpyHostToDevice) == cudaSuccess &&
-         cudaMemcpy(d_vin, vals, n * 8, cudaMemcpyHostToDevice) == cudaSuccess &&
-         cudaMemset(d_kout, 0xA5, n * kw + 8) == cudaSuccess && cudaMemset(d_vout, 0xA5, n * 8 + 8) == cudaSuccess;
+        cudaMemcpy(d_vin, vals, n * 8, cudaMemcpyHostToDevice) == cudaSuccess &&
+        cudaMemset(d_kout, 0xA5, n * kw + 8) == cudaSuccess &&
+        cudaMemset(d_vout, 0xA5, n * 8 + 8) == cudaSuccess;
     gpk_segments ds = L.s;
     if (ok && L.s.begin) {
         ok = cudaMemcpy(d_off, L.s.begin, L.s.count * 8, cudaMemcpyHostToDevice) == cudaSuccess &&
-             cudaMemcpy(d_off + L.s.count, L.s.end, L.s.count * 8, cudaMemcpyHostToDevice) == cudaSuccess;
+            cudaMemcpy(d_off + L.s.count, L.s.end, L.s.count * 8, cudaMemcpyHostToDevice) == cudaSuccess;
         ds.begin = d_off;
         ds.end = d_off + L.s.count;
     }
@@ -371,15 +385,18 @@ static void device_case(gpk_type t, size_t vw, int desc, shape sh, size_t n, siz
     if (tune) o = *tune;
     o.descending = desc;
     size_t bytes = 0;
-    gpk_status s = vw ? gpk_cuda_sort_segmented_pairs(ctx, NULL, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds, &o, 0)
-                      : gpk_cuda_sort_segmented_keys(ctx, NULL, &bytes, t, d_kin, d_kout, n, &ds, &o, 0);
+    gpk_status s = vw
+        ? gpk_cuda_sort_segmented_pairs(ctx, NULL, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds, &o, 0)
+        : gpk_cuda_sort_segmented_keys(ctx, NULL, &bytes, t, d_kin, d_kout, n, &ds, &o, 0);
     TU_CHECK(s == GPK_OK && bytes > 0, "%s: temp query: %s", what, gpk_last_error(ctx));
     if (s != GPK_OK || cudaMalloc(&d_temp, bytes) != cudaSuccess) goto done;
-    s = vw ? gpk_cuda_sort_segmented_pairs(ctx, d_temp, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds, &o, 0)
+    s = vw ? gpk_cuda_sort_segmented_pairs(ctx, d_temp, &bytes, t, d_kin, d_kout, vw, d_vin, d_vout, n, &ds,
+                                           &o, 0)
            : gpk_cuda_sort_segmented_keys(ctx, d_temp, &bytes, t, d_kin, d_kout, n, &ds, &o, 0);
     TU_CHECK(s == GPK_OK, "%s: %s", what, gpk_last_error(ctx));
-    ok = cudaDeviceSynchronize() == cudaSuccess && cudaMemcpy(got, d_kout, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess &&
-         cudaMemcpy(gotv, d_vout, n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
+    ok = cudaDeviceSynchronize() == cudaSuccess &&
+        cudaMemcpy(got, d_kout, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(gotv, d_vout, n * 8, cudaMemcpyDeviceToHost) == cudaSuccess;
     TU_CHECK(ok, "%s: cuda read-back failed", what);
     if (!ok || s != GPK_OK) goto done;
     /* inside segments: the reference; outside: the poison */
@@ -406,7 +423,8 @@ static void device_case(gpk_type t, size_t vw, int desc, shape sh, size_t n, siz
     TU_CHECK(bad_v == n, "%s: values differ from the reference at %zu", what, bad_v);
     TU_CHECK(bad_out == n, "%s: key %zu outside the segments was written", what, bad_out);
     /* the input as it was */
-    ok = cudaMemcpy(got, d_kin, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess && memcmp(got, keys, n * kw) == 0;
+    ok = cudaMemcpy(got, d_kin, n * kw, cudaMemcpyDeviceToHost) == cudaSuccess &&
+        memcmp(got, keys, n * kw) == 0;
     TU_CHECK(ok, "%s: the input keys changed", what);
 done:
     cudaFree(d_kin);
@@ -506,7 +524,8 @@ int main(int argc, char **argv)
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_RAGGED, 200000 / big, 0, (int)rnd(3), NULL);
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_SHUFFLED, 20000, 0, (int)rnd(3), &all_large);
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 40 * 300, 300, 1, &all_large);
-            run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 12 * 30000 / big, 30000 / big, (int)rnd(3), &many_large);
+            run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_ROWS, 12 * 30000 / big, 30000 / big, (int)rnd(3),
+                     &many_large);
             run_case(t, (mode)rnd(MODE_COUNT), desc, SHAPE_RAGGED, 400000 / big, 0, (int)rnd(3), &many_large);
         }
     }

@@ -13,24 +13,24 @@
 
 static int tu_failures, tu_checks;
 
-#define TU_CHECK(cond, ...)                                                   \
-    do {                                                                      \
-        tu_checks++;                                                          \
-        if (!(cond)) {                                                        \
-            tu_failures++;                                                    \
-            if (tu_failures <= 30) {                                          \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);          \
-                fprintf(stderr, __VA_ARGS__);                                 \
-                fprintf(stderr, "\n");                                        \
-            }                                                                 \
-        }                                                                     \
+#define TU_CHECK(cond, ...)                                          \
+    do {                                                             \
+        tu_checks++;                                                 \
+        if (!(cond)) {                                               \
+            tu_failures++;                                           \
+            if (tu_failures <= 30) {                                 \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);                        \
+                fprintf(stderr, "\n");                               \
+            }                                                        \
+        }                                                            \
     } while (0)
 
 static uint64_t tu_seed(void)
 {
     const char *env = getenv("GPK_TEST_SEED");
-    uint64_t seed = env && *env ? strtoull(env, NULL, 0)
-                                : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)clock();
+    uint64_t seed =
+        env && *env ? strtoull(env, NULL, 0) : ((uint64_t)time(NULL) * 2654435761u) ^ (uint64_t)clock();
     printf("seed %" PRIu64 " (replay with GPK_TEST_SEED=%" PRIu64 ")\n", seed, seed);
     return seed;
 }
@@ -75,8 +75,7 @@ static int tu_open_backend(const char *prog, int argc, char **argv, gpk_ctx **ct
 
 static int tu_finish(const char *name)
 {
-    printf("%s: %d checks, %d passed, %d failed\n", name, tu_checks, tu_checks - tu_failures,
-           tu_failures);
+    printf("%s: %d checks, %d passed, %d failed\n", name, tu_checks, tu_checks - tu_failures, tu_failures);
     return tu_failures ? 1 : 0;
 }
 

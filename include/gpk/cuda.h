@@ -30,19 +30,15 @@ extern "C" {
 
 #define GPK_CUDA_DETECT_BITS 1u
 
-GPK_API gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                      gpk_type key_type, const void *d_keys_in,
-                                      void *d_keys_out, size_t n,
-                                      const gpk_radix_opts *opts, unsigned flags,
-                                      cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                      const void *d_keys_in, void *d_keys_out, size_t n,
+                                      const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream);
 
 /* value_width is 4 or 8 bytes. */
-GPK_API gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                       gpk_type key_type, const void *d_keys_in,
-                                       void *d_keys_out, size_t value_width,
-                                       const void *d_values_in, void *d_values_out,
-                                       size_t n, const gpk_radix_opts *opts,
-                                       unsigned flags, cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                       const void *d_keys_in, void *d_keys_out, size_t value_width,
+                                       const void *d_values_in, void *d_values_out, size_t n,
+                                       const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream);
 
 /* Sorts by the bits [begin_bit, end_bit) of the mapped key only (gpk/sort.h,
  * "mapped key"; CUB's begin_bit / end_bit), stably: the key's other bits
@@ -52,16 +48,13 @@ GPK_API gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_
  * the separate launches of the Onesweep passes, never the single-launch
  * path for small inputs: several calls may run side by side on different
  * streams of one device (each with its own d_temp). Temp as above. */
-GPK_API gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                           gpk_type key_type, const void *d_keys_in,
-                                           void *d_keys_out, size_t n, unsigned begin_bit,
-                                           unsigned end_bit, cudaStream_t stream);
-GPK_API gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                            gpk_type key_type, const void *d_keys_in,
-                                            void *d_keys_out, size_t value_width,
-                                            const void *d_values_in, void *d_values_out,
-                                            size_t n, unsigned begin_bit, unsigned end_bit,
-                                            cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                           const void *d_keys_in, void *d_keys_out, size_t n,
+                                           unsigned begin_bit, unsigned end_bit, cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                            const void *d_keys_in, void *d_keys_out, size_t value_width,
+                                            const void *d_values_in, void *d_values_out, size_t n,
+                                            unsigned begin_bit, unsigned end_bit, cudaStream_t stream);
 
 /* Octree partitioning of particles already in device memory (gpk/octree.h
  * describes the tree; the result is the one gpk_octree_build gives, in
@@ -74,19 +67,18 @@ typedef struct gpk_cuda_octree {
     gpk_octree_node *nodes; /* device memory: n_nodes nodes, nodes[0] the root */
     size_t n_nodes;
     size_t n;
-    float *xyz;             /* device memory: 3n floats, the particles in tree order */
-    uint32_t *perm;         /* device memory: n, perm[i] = input index of particle i */
-    uint64_t tasks;         /* as gpk_octree's */
-    unsigned depth;         /* deepest leaf */
+    float *xyz;     /* device memory: 3n floats, the particles in tree order */
+    uint32_t *perm; /* device memory: n, perm[i] = input index of particle i */
+    uint64_t tasks; /* as gpk_octree's */
+    unsigned depth; /* deepest leaf */
     size_t leaves;
-    double ms;              /* wall time of the call (host clock) */
-    double pool_ms;         /* as gpk_octree's: the pool kernel alone (CUDA events) */
+    double ms;      /* wall time of the call (host clock) */
+    double pool_ms; /* as gpk_octree's: the pool kernel alone (CUDA events) */
 } gpk_cuda_octree;
 
-GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n,
-                                         unsigned leaf_threshold, gpk_octree_scheme scheme,
-                                         const gpk_octree_opts *opts, gpk_cuda_octree *tree,
-                                         cudaStream_t stream);
+GPK_API gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n, unsigned leaf_threshold,
+                                         gpk_octree_scheme scheme, const gpk_octree_opts *opts,
+                                         gpk_cuda_octree *tree, cudaStream_t stream);
 GPK_API void gpk_cuda_octree_free(gpk_cuda_octree *tree);
 
 /* Segmented sorts of device arrays (gpk/sort.h, "Segmented and batched
@@ -103,14 +95,13 @@ GPK_API void gpk_cuda_octree_free(gpk_cuda_octree *tree);
  * opts->large_min keys, their bounds (a second one); rows run without
  * synchronising. */
 GPK_API gpk_status gpk_cuda_sort_segmented_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                                gpk_type key_type, const void *d_keys_in,
-                                                void *d_keys_out, size_t n, const gpk_segments *segs,
+                                                gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                                size_t n, const gpk_segments *segs,
                                                 const gpk_segmented_opts *opts, cudaStream_t stream);
 GPK_API gpk_status gpk_cuda_sort_segmented_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                                 gpk_type key_type, const void *d_keys_in,
-                                                 void *d_keys_out, size_t value_width,
-                                                 const void *d_values_in, void *d_values_out, size_t n,
-                                                 const gpk_segments *segs,
+                                                 gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                                 size_t value_width, const void *d_values_in,
+                                                 void *d_values_out, size_t n, const gpk_segments *segs,
                                                  const gpk_segmented_opts *opts, cudaStream_t stream);
 
 #ifdef __cplusplus

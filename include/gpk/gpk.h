@@ -32,17 +32,17 @@ extern "C" {
 
 typedef enum gpk_status {
     GPK_OK = 0,
-    GPK_EINVAL = 1,        /* bad argument: NULL pointer, value out of range */
-    GPK_ENOMEM = 2,        /* host or device memory exhausted, or input too large for it */
-    GPK_EDEVICE = 3,       /* a CUDA or OpenCL call failed */
-    GPK_EUNSUPPORTED = 4,  /* backend or type not available in this build or on this device */
-    GPK_EFORMAT = 5,       /* malformed input file */
-    GPK_EIO = 6,           /* file could not be read or written */
-    GPK_EFULL = 7          /* a bounded task queue or deque is full: raise its capacity */
+    GPK_EINVAL = 1,       /* bad argument: NULL pointer, value out of range */
+    GPK_ENOMEM = 2,       /* host or device memory exhausted, or input too large for it */
+    GPK_EDEVICE = 3,      /* a CUDA or OpenCL call failed */
+    GPK_EUNSUPPORTED = 4, /* backend or type not available in this build or on this device */
+    GPK_EFORMAT = 5,      /* malformed input file */
+    GPK_EIO = 6,          /* file could not be read or written */
+    GPK_EFULL = 7         /* a bounded task queue or deque is full: raise its capacity */
 } gpk_status;
 
 typedef enum gpk_backend {
-    GPK_BACKEND_AUTO = 0,   /* CUDA if a device is usable, else CPU; GPK_BACKEND env overrides */
+    GPK_BACKEND_AUTO = 0, /* CUDA if a device is usable, else CPU; GPK_BACKEND env overrides */
     GPK_BACKEND_CPU = 1,
     GPK_BACKEND_CUDA = 2,
     GPK_BACKEND_OPENCL = 3
@@ -64,9 +64,9 @@ typedef struct gpk_ctx gpk_ctx;
 #define GPK_MAX_DEVICES 16
 
 typedef struct gpk_ctx_opts {
-    gpk_backend backend;  /* GPK_BACKEND_AUTO: see above */
-    int device;           /* CUDA device or OpenCL device index; -1: GPK_DEVICE env, else 0 */
-    int threads;          /* CPU threads; 0: GPK_THREADS env (a count, else EINVAL), else all
+    gpk_backend backend; /* GPK_BACKEND_AUTO: see above */
+    int device;          /* CUDA device or OpenCL device index; -1: GPK_DEVICE env, else 0 */
+    int threads;         /* CPU threads; 0: GPK_THREADS env (a count, else EINVAL), else all
                              cores; at most 4 per core; ENOMEM when they cannot be created */
     /* Several devices (multi-GPU sorts, gpk_sort_shards_*): n_devices
      * indices in devices[], 1..GPK_MAX_DEVICES of them; a device may repeat
@@ -80,17 +80,20 @@ typedef struct gpk_ctx_opts {
     int n_devices;
     const int *devices;
 } gpk_ctx_opts;
-#define GPK_CTX_OPTS_INIT { GPK_BACKEND_AUTO, -1, 0, 0, NULL }
+#define GPK_CTX_OPTS_INIT                \
+    {                                    \
+        GPK_BACKEND_AUTO, -1, 0, 0, NULL \
+    }
 
 typedef struct gpk_ctx_info {
     gpk_backend backend;
-    char device_name[256];  /* GPU name, OpenCL device name, or CPU model */
-    char platform[128];     /* "CUDA 13.0", OpenCL platform name, or "CPU (OpenMP)" */
-    unsigned compute_units; /* multiprocessors, OpenCL compute units, or CPU threads */
-    uint64_t memory_bytes;  /* device global memory; for the CPU backend the host memory the
+    char device_name[256];        /* GPU name, OpenCL device name, or CPU model */
+    char platform[128];           /* "CUDA 13.0", OpenCL platform name, or "CPU (OpenMP)" */
+    unsigned compute_units;       /* multiprocessors, OpenCL compute units, or CPU threads */
+    uint64_t memory_bytes;        /* device global memory; for the CPU backend the host memory the
                                process may use (its control group's limit where smaller) */
-    unsigned threads;       /* CPU threads this context uses */
-    unsigned n_devices;     /* devices the context spans (1 unless opened with several) */
+    unsigned threads;             /* CPU threads this context uses */
+    unsigned n_devices;           /* devices the context spans (1 unless opened with several) */
     int devices[GPK_MAX_DEVICES]; /* their indices; devices[0] is the one described above */
 } gpk_ctx_info;
 

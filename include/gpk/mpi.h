@@ -127,7 +127,10 @@ typedef struct gpk_mpi_sort_opts {
     int keep_sizes;    /* non-zero: every rank ends with as many keys as it gave */
     int device_memory; /* non-zero: the shard and output are device memory (CUDA context) */
 } gpk_mpi_sort_opts;
-#define GPK_MPI_SORT_OPTS_INIT { 0, 0 }
+#define GPK_MPI_SORT_OPTS_INIT \
+    {                          \
+        0, 0                   \
+    }
 
 /* Collective: *n_out = the number of keys this rank holds after a sort of
  * n_local keys per rank with these options (opts may be NULL). */
@@ -145,10 +148,9 @@ GPK_API gpk_status gpk_mpi_sort_keys(MPI_Comm comm, gpk_ctx *ctx, gpk_type type,
 
 /* gpk_mpi_sort_keys with values moving with their keys, stably. value_type
  * gives the width only (4 or 8 bytes, the same on every rank). */
-GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type,
-                                      const void *keys_in, gpk_type value_type, const void *values_in,
-                                      size_t n_in, void *keys_out, void *values_out,
-                                      size_t out_capacity, size_t *n_out,
+GPK_API gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type, const void *keys_in,
+                                      gpk_type value_type, const void *values_in, size_t n_in, void *keys_out,
+                                      void *values_out, size_t out_capacity, size_t *n_out,
                                       const gpk_mpi_sort_opts *opts);
 
 /* Where the time of this thread's last gpk_mpi_sort_keys / _pairs call
@@ -227,11 +229,11 @@ GPK_API int gpk_mpi_have_nccl(void);
  * rank 0 (the other ranks' as they sent them, a quarter of a second ago at
  * most), over this rank's runs on the others. */
 typedef struct gpk_mpi_search_run {
-    int64_t best;            /* the run's best cost */
+    int64_t best; /* the run's best cost */
     uint64_t iterations, evaluated, gpu_evaluated;
-    double ms;               /* the run's own time */
-    int rank;                /* the rank that ran it */
-    int local_optimum;       /* HC: no improving neighbour left */
+    double ms;         /* the run's own time */
+    int rank;          /* the rank that ran it */
+    int local_optimum; /* HC: no improving neighbour left */
     gpk_search_stop stopped;
 } gpk_mpi_search_run;
 

@@ -44,30 +44,30 @@ typedef enum gpk_octree_scheme {
 } gpk_octree_scheme;
 
 typedef struct gpk_octree_node {
-    float lo[3], hi[3];  /* the node's box */
-    int32_t child[8];    /* node index per octant, -1 if empty (all -1: a leaf) */
-    uint32_t first;      /* particle range in the reordered arrays */
+    float lo[3], hi[3]; /* the node's box */
+    int32_t child[8];   /* node index per octant, -1 if empty (all -1: a leaf) */
+    uint32_t first;     /* particle range in the reordered arrays */
     uint32_t count;
-    uint32_t depth;      /* root: 0 */
-    uint32_t leaf;       /* 1 for a leaf */
+    uint32_t depth; /* root: 0 */
+    uint32_t leaf;  /* 1 for a leaf */
 } gpk_octree_node;
 
 typedef struct gpk_octree {
     gpk_octree_node *nodes;
     size_t n_nodes;
-    size_t n;            /* particles */
-    float *xyz;          /* 3n floats: the particles reordered, leaves contiguous */
-    uint32_t *perm;      /* n: perm[i] = input index of reordered particle i */
-    uint64_t tasks;      /* pool schemes: the tasks the pool ran, one per node that
+    size_t n;       /* particles */
+    float *xyz;     /* 3n floats: the particles reordered, leaves contiguous */
+    uint32_t *perm; /* n: perm[i] = input index of reordered particle i */
+    uint64_t tasks; /* pool schemes: the tasks the pool ran, one per node that
                             split (root included; leaves are not tasks); Morton: nodes */
-    unsigned depth;      /* deepest leaf */
+    unsigned depth; /* deepest leaf */
     size_t leaves;
-    double ms;           /* wall time of the build (host clock, includes transfers) */
-    double device_ms;    /* CUDA: the build on the device, from the particles in device
+    double ms;        /* wall time of the build (host clock, includes transfers) */
+    double device_ms; /* CUDA: the build on the device, from the particles in device
                             memory to the nodes and reordered particles there (CUDA
                             events; gpk_cuda_octree_build takes this plus the cudaMalloc
                             of its three output arrays); 0 elsewhere */
-    double pool_ms;      /* pool schemes: the pool's run alone, a part of the build (CUDA:
+    double pool_ms;   /* pool schemes: the pool's run alone, a part of the build (CUDA:
                             the persistent kernel, CUDA events; CPU: gpk_pool_run's wall
                             time); 0 for Morton */
 } gpk_octree;
@@ -87,7 +87,10 @@ typedef struct gpk_octree_opts {
                             UINT_MAX: every task in the pool, as in the paper */
 } gpk_octree_opts;
 #define GPK_OCTREE_GRID_SPLIT 65536u
-#define GPK_OCTREE_OPTS_INIT { GPK_POOL_OPTS_INIT, 0u, 0u, 0u }
+#define GPK_OCTREE_OPTS_INIT           \
+    {                                  \
+        GPK_POOL_OPTS_INIT, 0u, 0u, 0u \
+    }
 
 /* xyz: n particles as x0 y0 z0 x1 y1 z1 ... (finite floats). n = 0 gives
  * an empty tree (no nodes). leaf_threshold >= 1. NaN or infinite

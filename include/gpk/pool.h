@@ -55,14 +55,17 @@ typedef enum gpk_pool_victim {
 } gpk_pool_victim;
 
 typedef struct gpk_pool_opts {
-    unsigned workers;        /* 0: the context's CPU threads */
-    size_t capacity;         /* tasks one queue holds: STATIC each array, BLOCKING and
+    unsigned workers;       /* 0: the context's CPU threads */
+    size_t capacity;        /* tasks one queue holds: STATIC each array, BLOCKING and
                                 LOCKFREE the queue, STEAL each deque; 0: default (2^20,
                                 and at least 2 x the initial tasks) */
-    gpk_pool_victim victim;  /* STEAL only (GPK_POOL_OPTS_INIT: random) */
-    uint64_t seed;           /* random victims */
+    gpk_pool_victim victim; /* STEAL only (GPK_POOL_OPTS_INIT: random) */
+    uint64_t seed;          /* random victims */
 } gpk_pool_opts;
-#define GPK_POOL_OPTS_INIT { 0u, 0u, GPK_POOL_VICTIM_RANDOM, 1u }
+#define GPK_POOL_OPTS_INIT                 \
+    {                                      \
+        0u, 0u, GPK_POOL_VICTIM_RANDOM, 1u \
+    }
 
 typedef struct gpk_pool_stats {
     uint64_t tasks;          /* tasks run: initial + pushed */

@@ -132,7 +132,7 @@ struct Config {
                                  1 .. 2^30 */
     unsigned blocks = 1;      /* the grid of the persistent kernel (gridDim.x, exactly) */
     unsigned holders = 1;     /* LOCKFREE: threads that may push or pop at once (blocks x threads) */
-    Victim victim = RANDOM; /* round robin: the paper's; random: faster on a full grid (docs/pool.md) */
+    Victim victim = RANDOM;   /* round robin: the paper's; random: faster on a full grid (docs/pool.md) */
     unsigned long long seed = 1;
     /* STEAL, work first: a task's first push goes to a slot of its block's
      * own, not to the deque, and is the block's next task (no deque
@@ -170,9 +170,9 @@ struct Worker {
     unsigned long long tasks, pushed, steals, steal_attempts;
     unsigned long long rng;
     unsigned last_victim;
-    int has_task;   /* a task taken by the last block_next is still running */
-    int got;        /* block_next's broadcast */
-    int has_kept;   /* keep_first: the block's own slot holds its next task */
+    int has_task; /* a task taken by the last block_next is still running */
+    int got;      /* block_next's broadcast */
+    int has_kept; /* keep_first: the block's own slot holds its next task */
 };
 
 struct Status {
@@ -271,7 +271,8 @@ __device__ inline void block_release()
 
 template <class Task> struct Pool {
     static_assert(std::is_trivially_copyable<Task>::value, "tasks must be trivially copyable");
-    static_assert(sizeof(Task) % 4 == 0 && alignof(Task) >= 4, "task size must be a multiple of 4 bytes, 4-aligned");
+    static_assert(sizeof(Task) % 4 == 0 && alignof(Task) >= 4,
+                  "task size must be a multiple of 4 bytes, 4-aligned");
 
     Config cfg;
     Header *hdr;
@@ -287,8 +288,8 @@ template <class Task> struct Pool {
     {
         unsigned expected = 0;
         /* first failure wins; info is written after the claim, read by the host after the kernel */
-        if (detail::ref<unsigned>(hdr->error).compare_exchange_strong(expected, code, detail::acq_rel,
-                                                                       detail::relaxed))
+        if (detail::ref<unsigned>(hdr->error)
+                .compare_exchange_strong(expected, code, detail::acq_rel, detail::relaxed))
             detail::ref<unsigned long long>(hdr->info).store(info, detail::relaxed);
     }
     __device__ bool failed() const { return detail::ref<unsigned>(hdr->error).load(detail::acquire) != 0; }
@@ -454,7 +455,8 @@ template <class Task> struct Pool {
     }
     __device__ Task *out_array() const
     {
-        return data + (size_t)((detail::ref<unsigned>(hdr->round).load(detail::relaxed) + 1u) & 1u) * cfg.capacity;
+        return data +
+            (size_t)((detail::ref<unsigned>(hdr->round).load(detail::relaxed) + 1u) & 1u) * cfg.capacity;
     }
 
     /* STATIC: lead thread only. hdr->round, in_count and done change only
@@ -483,8 +485,8 @@ template <class Task> struct Pool {
                     ref<unsigned>(hdr->done).store(1, relaxed);
                 } else {
                     /* (produced > capacity only after a failed push, which set the error word) */
-                    ref<unsigned long long>(hdr->in_count).store(produced < cfg.capacity ? produced : cfg.capacity,
-                                                                 relaxed);
+                    ref<unsigned long long>(hdr->in_count)
+                        .store(produced < cfg.capacity ? produced : cfg.capacity, relaxed);
                     ref<unsigned long long>(hdr->in_head).store(0, relaxed);
                     ref<unsigned long long>(hdr->out_tail).store(0, relaxed);
                     ref<unsigned>(hdr->round).fetch_add(1, relaxed);
@@ -651,9 +653,11 @@ template <class Task> struct Pool {
         } while (!top_ref.compare_exchange_weak(top, want, release, relaxed));
     }
 
-    __device__ static void advance_hint(unsigned long long *hint, unsigned long long seen, unsigned long long to)
+    __device__ static void advance_hint(unsigned long long *hint, unsigned long long seen,
+                                        unsigned long long to)
     {
-        detail::ref<unsigned long long>(*hint).compare_exchange_strong(seen, to, detail::release, detail::relaxed);
+        detail::ref<unsigned long long>(*hint).compare_exchange_strong(seen, to, detail::release,
+                                                                       detail::relaxed);
     }
 
     __device__ bool lockfree_push(const Task &t) const
@@ -671,7 +675,8 @@ template <class Task> struct Pool {
                 unsigned long long s = slot.load(acquire);
                 const int d = lap_diff(s, p, cap);
                 if (d == 0 && (unsigned)s == 0) {
-                    const unsigned long long want = ((unsigned long long)(unsigned)(p / cap) << 32) | (h + 1ull);
+                    const unsigned long long want =
+                        ((unsigned long long)(unsigned)(p / cap) << 32) | (h + 1ull);
                     /* release: the payload before the task is visible */
                     if (slot.compare_exchange_strong(s, want, release, relaxed)) {
                         if (p & 1) advance_hint(&hdr->tail_hint, start, p + 1);
@@ -792,7 +797,8 @@ template <class Task> struct Pool {
 #ifndef GPK_POOL_NO_EMPTY_CHECK
         /* a victim that looks empty is skipped without the fence: a wrong
          * "empty" only sends the thief on to its next victim */
-        if (ref<long long>(ends[d].top).load(relaxed) >= ref<long long>(ends[d].bottom).load(relaxed)) return 0;
+        if (ref<long long>(ends[d].top).load(relaxed) >= ref<long long>(ends[d].bottom).load(relaxed))
+            return 0;
 #endif
         long long t = ref<long long>(ends[d].top).load(acquire);
         /* top before bottom (see take) */
@@ -889,7 +895,8 @@ inline cudaError_t check_config(const Config &c, unsigned long long n_initial)
 /* Resets the pool and puts n_initial tasks in (initial: host or device
  * memory; cudaMemcpyDefault infers which). Asynchronous on stream. */
 template <class Task>
-inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long long n_initial, cudaStream_t stream)
+inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long long n_initial,
+                        cudaStream_t stream)
 {
     cudaError_t e = check_config(p.cfg, n_initial);
     if (e != cudaSuccess) return e;
@@ -915,7 +922,8 @@ inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long 
             }
             if (e == cudaSuccess) {
                 const unsigned long long grid = (n_initial + 255) / 256;
-                detail::deal_kernel<Task><<<grid < 1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(p, src, n_initial);
+                detail::deal_kernel<Task> < <<grid<1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(
+                                                p, src, n_initial);
                 e = cudaGetLastError();
             }
             if (staged) {

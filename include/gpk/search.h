@@ -36,8 +36,8 @@ GPK_API uint64_t gpk_swap_pair_to_index(uint64_t n, uint32_t i, uint32_t j);
 /* ---- QAP (QAPLIB .dat: n, matrix A, matrix B; free-form whitespace) ---- */
 typedef struct gpk_qap {
     uint32_t n;
-    int64_t *a, *b;   /* n x n, row-major */
-    char name[64];    /* file name without directory and extension */
+    int64_t *a, *b; /* n x n, row-major */
+    char name[64];  /* file name without directory and extension */
 } gpk_qap;
 
 GPK_API gpk_status gpk_qap_load(const char *path, gpk_qap *out);
@@ -67,14 +67,14 @@ typedef enum gpk_tsp_weight {
     GPK_TSP_CEIL_2D = 1,
     GPK_TSP_ATT = 2,
     GPK_TSP_GEO = 3,
-    GPK_TSP_EXPLICIT = 4  /* FULL_MATRIX, UPPER_ROW, LOWER_DIAG_ROW, UPPER_DIAG_ROW */
+    GPK_TSP_EXPLICIT = 4 /* FULL_MATRIX, UPPER_ROW, LOWER_DIAG_ROW, UPPER_DIAG_ROW */
 } gpk_tsp_weight;
 
 typedef struct gpk_tsp {
     uint32_t n;
     gpk_tsp_weight weight;
-    double *x, *y;        /* coordinates (NULL for EXPLICIT) */
-    int32_t *matrix;      /* n x n distances: EXPLICIT always; others when n is small
+    double *x, *y;   /* coordinates (NULL for EXPLICIT) */
+    int32_t *matrix; /* n x n distances: EXPLICIT always; others when n is small
                              enough (GPK_TSP_MATRIX_MAX), else NULL: computed on the fly */
     char name[64];
     /* FIXED_EDGES_SECTION: nfixed edges (fixed[2e], fixed[2e + 1], 0-based)
@@ -101,11 +101,11 @@ GPK_API gpk_status gpk_tsp_load_tour(const char *path, uint32_t *n, uint32_t **t
 
 /* ---- PPP: the permuted perceptron problem (data README) ---- */
 typedef struct gpk_ppp {
-    uint32_t m, n;        /* n odd */
+    uint32_t m, n; /* n odd */
     uint64_t seed;
-    int8_t *a;            /* m x n, +-1, row-major; rows negated so that A V >= 0 */
-    int8_t *secret;       /* V, n entries +-1 */
-    uint32_t *hist;       /* H: hist[v] = rows with (A V)_i = v, v = 0 .. n */
+    int8_t *a;      /* m x n, +-1, row-major; rows negated so that A V >= 0 */
+    int8_t *secret; /* V, n entries +-1 */
+    uint32_t *hist; /* H: hist[v] = rows with (A V)_i = v, v = 0 .. n */
 } gpk_ppp;
 
 /* The instance named "m-n-seed": the same on every machine. n odd, m >= 1. */
@@ -119,7 +119,8 @@ GPK_API int64_t gpk_ppp_fitness(const gpk_ppp *p, const int32_t *y);
 /* Fitness change of flipping v[j] (1-flip), and v[j], v[k] (2-flip, j != k),
  * given y = A v; O(m). */
 GPK_API int64_t gpk_ppp_flip_delta(const gpk_ppp *p, const int32_t *y, const int8_t *v, uint32_t j);
-GPK_API int64_t gpk_ppp_flip2_delta(const gpk_ppp *p, const int32_t *y, const int8_t *v, uint32_t j, uint32_t k);
+GPK_API int64_t gpk_ppp_flip2_delta(const gpk_ppp *p, const int32_t *y, const int8_t *v, uint32_t j,
+                                    uint32_t k);
 /* Applies the flip of v[j] to v and y in O(m). */
 GPK_API void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_t j);
 
@@ -128,16 +129,20 @@ GPK_API void gpk_ppp_apply_flip(const gpk_ppp *p, int32_t *y, int8_t *v, uint32_
  * neighbourhood in parallel (the CPU backend: the context's threads; a
  * CUDA context: one GPU thread per neighbour) and applies the best
  * admissible move. */
-typedef enum gpk_problem_kind { GPK_PROBLEM_QAP = 0, GPK_PROBLEM_TSP = 1, GPK_PROBLEM_PPP = 2 } gpk_problem_kind;
+typedef enum gpk_problem_kind {
+    GPK_PROBLEM_QAP = 0,
+    GPK_PROBLEM_TSP = 1,
+    GPK_PROBLEM_PPP = 2
+} gpk_problem_kind;
 
 typedef enum gpk_neighbourhood {
-    GPK_NB_DEFAULT = 0,  /* the best real-use one (gpk_search_default_nb): QAP swap, TSP or2opt, PPP
+    GPK_NB_DEFAULT = 0, /* the best real-use one (gpk_search_default_nb): QAP swap, TSP or2opt, PPP
                             1-flip; the paper's TSP neighbourhood is GPK_NB_TWO_OPT */
-    GPK_NB_SWAP = 1,     /* permutation 2-exchange, n(n-1)/2 neighbours (QAP, TSP) */
-    GPK_NB_TWO_OPT = 2,  /* TSP: reverse tour[i+1..j], 0 <= i < j < n (n(n-1)/2 index pairs) */
-    GPK_NB_FLIP1 = 3,    /* binary, Hamming distance 1: n neighbours (PPP) */
-    GPK_NB_FLIP2 = 4,    /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
-    GPK_NB_OR_OPT = 5    /* TSP at scale: 2-opt and Or-opt (segments of 1..3 cities) over the 10
+    GPK_NB_SWAP = 1,    /* permutation 2-exchange, n(n-1)/2 neighbours (QAP, TSP) */
+    GPK_NB_TWO_OPT = 2, /* TSP: reverse tour[i+1..j], 0 <= i < j < n (n(n-1)/2 index pairs) */
+    GPK_NB_FLIP1 = 3,   /* binary, Hamming distance 1: n neighbours (PPP) */
+    GPK_NB_FLIP2 = 4,   /* binary, Hamming distance 2: n(n-1)/2 neighbours (PPP) */
+    GPK_NB_OR_OPT = 5   /* TSP at scale: 2-opt and Or-opt (segments of 1..3 cities) over the 10
                             nearest neighbours of each city, don't-look bits, first improvement;
                             memory O(n K), no matrix needed (docs/search.md, "or2opt"). On a CUDA
                             context from GPK_TSP_OR_OPT_GPU_MIN cities, the descent of hc, hc-first,
@@ -146,12 +151,12 @@ typedef enum gpk_neighbourhood {
 #define GPK_TSP_OR_OPT_GPU_MIN 20000u
 
 typedef enum gpk_search_algo {
-    GPK_SEARCH_HC_BEST = 0,   /* hill climbing, best improvement, until a local optimum or iters */
-    GPK_SEARCH_HC_FIRST = 1,  /* hill climbing, first improvement (scan order from a random start) */
-    GPK_SEARCH_TABU = 2,      /* tabu search: tenure, aspiration (a tabu move that beats the best is allowed) */
-    GPK_SEARCH_ITS = 3,       /* iterated tabu search: global_iters x iters of tabu, perturbation between */
-    GPK_SEARCH_MULTISTART = 4,/* `starts` independent iterated tabu searches from random starts, best kept */
-    GPK_SEARCH_AUTO = 5       /* the default: the best real-use search for the problem
+    GPK_SEARCH_HC_BEST = 0,  /* hill climbing, best improvement, until a local optimum or iters */
+    GPK_SEARCH_HC_FIRST = 1, /* hill climbing, first improvement (scan order from a random start) */
+    GPK_SEARCH_TABU = 2, /* tabu search: tenure, aspiration (a tabu move that beats the best is allowed) */
+    GPK_SEARCH_ITS = 3,  /* iterated tabu search: global_iters x iters of tabu, perturbation between */
+    GPK_SEARCH_MULTISTART = 4, /* `starts` independent iterated tabu searches from random starts, best kept */
+    GPK_SEARCH_AUTO = 5        /* the default: the best real-use search for the problem
                                  (gpk_search_opts_resolve): TSP multistart over the threads (or2opt:
                                  for GPK_SEARCH_TSP_DEFAULT_SECONDS unless a time limit or an
                                  iteration count is given), QAP and PPP the iterated tabu search */
@@ -162,20 +167,20 @@ typedef enum gpk_search_algo {
 
 /* How a CUDA context chooses the move (docs/search.md, "On CUDA"). */
 typedef enum gpk_search_eval {
-    GPK_SEARCH_EVAL_OURS = 0,  /* the best admissible move reduced on the GPU, one move copied back */
-    GPK_SEARCH_EVAL_PAPER = 1  /* the paper's: every delta copied to the host, chosen there */
+    GPK_SEARCH_EVAL_OURS = 0, /* the best admissible move reduced on the GPU, one move copied back */
+    GPK_SEARCH_EVAL_PAPER = 1 /* the paper's: every delta copied to the host, chosen there */
 } gpk_search_eval;
 
 /* How the CPU scan evaluates a QAP swap. Both give the same exact deltas,
  * so the same result; only the speed differs. */
 typedef enum gpk_qap_delta {
-    GPK_QAP_DELTA_TABLE = 0,   /* Taillard's delta table: O(1) per neighbour, O(n^2) update per move */
-    GPK_QAP_DELTA_FORMULA = 1  /* the O(n) swap delta per neighbour, no table (the GPU's formula) */
+    GPK_QAP_DELTA_TABLE = 0,  /* Taillard's delta table: O(1) per neighbour, O(n^2) update per move */
+    GPK_QAP_DELTA_FORMULA = 1 /* the O(n) swap delta per neighbour, no table (the GPU's formula) */
 } gpk_qap_delta;
 
 typedef struct gpk_search_problem {
     gpk_problem_kind kind;
-    const gpk_qap *qap;  /* the one matching kind */
+    const gpk_qap *qap; /* the one matching kind */
     const gpk_tsp *tsp;
     const gpk_ppp *ppp;
 } gpk_search_problem;
@@ -183,31 +188,31 @@ typedef struct gpk_search_problem {
 typedef struct gpk_search_progress {
     uint64_t iteration;
     int64_t current, best;
-    uint64_t evaluated;  /* neighbours evaluated so far */
-    double ms;           /* since the start */
+    uint64_t evaluated; /* neighbours evaluated so far */
+    double ms;          /* since the start */
 } gpk_search_progress;
 
 typedef struct gpk_search_opts {
     gpk_search_algo algo;
     gpk_neighbourhood nb;
-    uint64_t iters;         /* HC: most moves (0: until a local optimum); TABU: iterations
+    uint64_t iters;        /* HC: most moves (0: until a local optimum); TABU: iterations
                                (0: 10000); ITS / MULTISTART: tabu iterations per global
                                iteration (0: 1000, the paper's) */
-    uint32_t global_iters;  /* ITS / MULTISTART: (0: gpk_search_default_global_iters: 10, the
+    uint32_t global_iters; /* ITS / MULTISTART: (0: gpk_search_default_global_iters: 10, the
                                paper's, but 100 for a QAP ITS from n = 20) */
-    uint32_t tenure;        /* TABU / ITS: iterations a move stays tabu (0: a default per problem, documented) */
-    uint32_t starts;        /* MULTISTART: searches (0: the context's threads) */
-    uint64_t seed;          /* the start solution and every random choice: same seed,
+    uint32_t tenure; /* TABU / ITS: iterations a move stays tabu (0: a default per problem, documented) */
+    uint32_t starts; /* MULTISTART: searches (0: the context's threads) */
+    uint64_t seed;   /* the start solution and every random choice: same seed,
                                same result on the same backend */
-    const uint32_t *start;  /* optional start solution (permutation, or 0/1 bits for PPP as
+    const uint32_t *start; /* optional start solution (permutation, or 0/1 bits for PPP as
                                uint32_t values); NULL: random from the seed */
     void (*progress)(const gpk_search_progress *p, void *user); /* optional, from the calling thread */
     void *user;
-    uint64_t progress_every; /* iterations between progress calls (0: 1000) */
-    gpk_search_eval eval;    /* CUDA context: ours (default) or the paper's mode; ignored on the CPU */
-    gpk_qap_delta qap_delta; /* QAP on the CPU scan: Taillard's table (default) or the O(n) formula;
+    uint64_t progress_every;       /* iterations between progress calls (0: 1000) */
+    gpk_search_eval eval;          /* CUDA context: ours (default) or the paper's mode; ignored on the CPU */
+    gpk_qap_delta qap_delta;       /* QAP on the CPU scan: Taillard's table (default) or the O(n) formula;
                                 a CUDA context evaluates with the formula on the GPU either way */
-    double time_limit;       /* seconds from the call (0: none, but see GPK_SEARCH_AUTO); the search
+    double time_limit;             /* seconds from the call (0: none, but see GPK_SEARCH_AUTO); the search
                                 stops at the limit, mid-scan when one scan is long, and returns the
                                 best so far. A limit is a budget: tabu, its and multistart given one
                                 and no iteration count (iters 0; its, multistart: global_iters 0)
@@ -215,37 +220,39 @@ typedef struct gpk_search_opts {
     volatile sig_atomic_t *cancel; /* optional: the search stops soon after *cancel becomes
                                 non-zero; a signal handler may set it. NULL: no flag */
 } gpk_search_opts;
-#define GPK_SEARCH_OPTS_INIT                                                                          \
-    { GPK_SEARCH_AUTO, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
-      GPK_QAP_DELTA_TABLE, 0.0, NULL }
+#define GPK_SEARCH_OPTS_INIT                                                                             \
+    {                                                                                                    \
+        GPK_SEARCH_AUTO, GPK_NB_DEFAULT, 0u, 0u, 0u, 0u, 1u, NULL, NULL, NULL, 0u, GPK_SEARCH_EVAL_OURS, \
+            GPK_QAP_DELTA_TABLE, 0.0, NULL                                                               \
+    }
 
 /* Why a search returned (gpk_search_result.stopped). A stopped search is
  * no error: the result holds the best solution found before the stop. */
 typedef enum gpk_search_stop {
-    GPK_SEARCH_DONE = 0,      /* the budget (iterations) ran out, or a local optimum */
-    GPK_SEARCH_TIME_LIMIT = 1,/* opts.time_limit */
-    GPK_SEARCH_CANCELLED = 2  /* *opts.cancel */
+    GPK_SEARCH_DONE = 0,       /* the budget (iterations) ran out, or a local optimum */
+    GPK_SEARCH_TIME_LIMIT = 1, /* opts.time_limit */
+    GPK_SEARCH_CANCELLED = 2   /* *opts.cancel */
 } gpk_search_stop;
 
 typedef struct gpk_search_result {
-    int64_t best;           /* cost / tour length / fitness of `solution` */
+    int64_t best; /* cost / tour length / fitness of `solution` */
     uint32_t n;
-    uint32_t *solution;     /* n entries: permutation (QAP: p[facility] = location; TSP: tour),
+    uint32_t *solution;  /* n entries: permutation (QAP: p[facility] = location; TSP: tour),
                                PPP: v as 0 (-1) / 1 (+1); free with gpk_search_result_free */
-    uint64_t iterations;    /* moves applied (HC) / iterations run */
-    uint64_t evaluated;     /* neighbours evaluated */
+    uint64_t iterations; /* moves applied (HC) / iterations run */
+    uint64_t evaluated;  /* neighbours evaluated */
     double ms;
-    int local_optimum;      /* HC: 1 when no improving neighbour is left */
-    uint64_t gpu_evaluated; /* of `evaluated`, the neighbours evaluated on a GPU (0 on the CPU
+    int local_optimum;       /* HC: 1 when no improving neighbour is left */
+    uint64_t gpu_evaluated;  /* of `evaluated`, the neighbours evaluated on a GPU (0 on the CPU
                                backend; below `evaluated` when a CUDA failure sent the search
                                back to the CPU scan, the message then in gpk_last_error(ctx)) */
-    uint32_t runs;          /* gpk_search_run_multi: searches run (else 1) */
-    uint32_t best_run;      /* gpk_search_run_multi: the run that found `best` */
+    uint32_t runs;           /* gpk_search_run_multi: searches run (else 1) */
+    uint32_t best_run;       /* gpk_search_run_multi: the run that found `best` */
     gpk_search_stop stopped; /* DONE, or why the search stopped before its budget */
 } gpk_search_result;
 
-GPK_API gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem, const gpk_search_opts *opts,
-                                  gpk_search_result *result);
+GPK_API gpk_status gpk_search_run(gpk_ctx *ctx, const gpk_search_problem *problem,
+                                  const gpk_search_opts *opts, gpk_search_result *result);
 GPK_API void gpk_search_result_free(gpk_search_result *r);
 /* Multistart over several contexts (the paper's Section 6, Algorithm 2: one
  * CPU thread per GPU, each driving its own device): `opts->starts` runs

@@ -65,15 +65,18 @@ typedef enum gpk_sort_algo {
 #define GPK_KEY_BITS_ALL 0xFFFFFFFFu
 
 typedef struct gpk_radix_opts {
-    unsigned key_bits;   /* b: GPK_KEY_BITS_DETECT (0), 1..the key's bits, or GPK_KEY_BITS_ALL */
-    unsigned radix_bits; /* r in 1..16: 0 = tuned per backend and device */
-    unsigned items;      /* I, work-items per group (OpenCL): 0 = tuned */
-    unsigned groups;     /* G, number of groups: 0 = tuned */
-    unsigned scan_split; /* s, local scans before the global scan (OpenCL): 0 = tuned */
+    unsigned key_bits;       /* b: GPK_KEY_BITS_DETECT (0), 1..the key's bits, or GPK_KEY_BITS_ALL */
+    unsigned radix_bits;     /* r in 1..16: 0 = tuned per backend and device */
+    unsigned items;          /* I, work-items per group (OpenCL): 0 = tuned */
+    unsigned groups;         /* G, number of groups: 0 = tuned */
+    unsigned scan_split;     /* s, local scans before the global scan (OpenCL): 0 = tuned */
     gpk_sort_algo algorithm; /* GPK_SORT_AUTO (0) by default */
-    int descending;      /* 0: ascending (default); 1: descending, below */
+    int descending;          /* 0: ascending (default); 1: descending, below */
 } gpk_radix_opts;
-#define GPK_RADIX_OPTS_INIT { 0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO, 0 }
+#define GPK_RADIX_OPTS_INIT                  \
+    {                                        \
+        0u, 0u, 0u, 0u, 0u, GPK_SORT_AUTO, 0 \
+    }
 /* The same options under the name that fits every sort. */
 typedef gpk_radix_opts gpk_sort_opts;
 #define GPK_SORT_OPTS_INIT GPK_RADIX_OPTS_INIT
@@ -94,26 +97,25 @@ GPK_API gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t
  * the copy costs no pass of its own and `out`'s pages are first touched by
  * the sorting threads; other backends and quicksort copy `in` to `out` and
  * sort there. On failure `in` is unchanged and `out` is undefined. */
-GPK_API gpk_status gpk_sort_keys_to(gpk_ctx *ctx, gpk_type type, const void *in, void *out,
-                                    size_t n, const gpk_radix_opts *opts);
+GPK_API gpk_status gpk_sort_keys_to(gpk_ctx *ctx, gpk_type type, const void *in, void *out, size_t n,
+                                    const gpk_radix_opts *opts);
 
 /* Sorts keys in place and writes sigma: keys_out[j] = keys_in[sigma[j]].
  * sigma is u32: n must be <= UINT32_MAX (2^32 - 1), else GPK_EINVAL; use
  * gpk_sort_perm64 beyond. */
-GPK_API gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32_t *sigma,
-                                 size_t n, const gpk_radix_opts *opts);
+GPK_API gpk_status gpk_sort_perm(gpk_ctx *ctx, gpk_type type, void *keys, uint32_t *sigma, size_t n,
+                                 const gpk_radix_opts *opts);
 
 /* gpk_sort_perm with a u64 sigma, for any n. The same sort and the same
  * sigma; the 32-bit one moves half the sigma bytes, so it is the faster
  * choice below 2^32 keys. */
-GPK_API gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *sigma,
-                                   size_t n, const gpk_radix_opts *opts);
+GPK_API gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *sigma, size_t n,
+                                   const gpk_radix_opts *opts);
 
 /* Sorts keys and moves values with them, stably. value_type gives only the
  * width: any 4-byte (u32, i32, f32) or 8-byte (u64, i64, f64) type. */
-GPK_API gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
-                                  gpk_type value_type, void *values, size_t n,
-                                  const gpk_radix_opts *opts);
+GPK_API gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
+                                  void *values, size_t n, const gpk_radix_opts *opts);
 
 /* Sorts n records of record_size bytes (1..256) in place by the key of
  * type key_type stored at byte offset key_offset of each record (any
@@ -141,14 +143,12 @@ GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
  * 0, 4 or 8) and sigma may be NULL. key_bits 0 (or GPK_KEY_BITS_ALL)
  * means all bits. Needs no
  * context; the tests hold every backend to its answer. */
-GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width,
-                                      void *values, uint32_t *sigma, size_t n,
-                                      unsigned key_bits);
+GPK_API gpk_status gpk_sort_reference(gpk_type key_type, void *keys, size_t value_width, void *values,
+                                      uint32_t *sigma, size_t n, unsigned key_bits);
 /* The same in either order: descending 0 or 1 (the order of
  * gpk_radix_opts.descending). */
-GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t value_width,
-                                              void *values, uint32_t *sigma, size_t n,
-                                              unsigned key_bits, int descending);
+GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t value_width, void *values,
+                                              uint32_t *sigma, size_t n, unsigned key_bits, int descending);
 
 /* ---- Sorting data spread over the devices of a context (shards) ---------
  *
@@ -197,12 +197,12 @@ GPK_API gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, siz
  * from a stream-ordered pool (cudaMallocAsync) only where the pool grants
  * the other devices access (cudaMemPoolSetAccess). */
 typedef struct gpk_shard {
-    void *keys;        /* n keys: scratch (merge: sorted in place) */
-    void *values;      /* NULL (keys only), or n values moved with them */
-    size_t n;          /* may be 0 */
-    void *keys_out;    /* gpk_shard_share(total, K, i) keys */
-    void *values_out;  /* as many values (pairs only) */
-    void *temp;        /* temp_bytes of scratch in the same memory */
+    void *keys;       /* n keys: scratch (merge: sorted in place) */
+    void *values;     /* NULL (keys only), or n values moved with them */
+    size_t n;         /* may be 0 */
+    void *keys_out;   /* gpk_shard_share(total, K, i) keys */
+    void *values_out; /* as many values (pairs only) */
+    void *temp;       /* temp_bytes of scratch in the same memory */
     size_t temp_bytes;
 } gpk_shard;
 
@@ -252,7 +252,10 @@ typedef struct gpk_segmented_opts {
     size_t small_max;
     size_t large_min;
 } gpk_segmented_opts;
-#define GPK_SEGMENTED_OPTS_INIT { 0, 0u, 0u }
+#define GPK_SEGMENTED_OPTS_INIT \
+    {                           \
+        0, 0u, 0u               \
+    }
 
 /* Sorts the keys of every segment in place. opts may be NULL (defaults).
  * Backends: CPU, CUDA and OpenCL (host arrays; OpenCL: two stable radix
@@ -261,15 +264,15 @@ typedef struct gpk_segmented_opts {
 GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                            const gpk_segments *segs, const gpk_segmented_opts *opts);
 /* Moves values (any 4- or 8-byte type) with their keys. */
-GPK_API gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
-                                            gpk_type value_type, void *values, size_t n,
-                                            const gpk_segments *segs, const gpk_segmented_opts *opts);
+GPK_API gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
+                                            void *values, size_t n, const gpk_segments *segs,
+                                            const gpk_segmented_opts *opts);
 /* Sorts the keys and writes each segment's permutation, relative to the
  * segment (numpy's argsort(axis=-1)): for segment [b, e) and b <= j < e,
  * keys_out[j] = keys_in[b + sigma[j]]. Each segment must hold at most
  * UINT32_MAX keys. */
-GPK_API gpk_status gpk_sort_segmented_perm(gpk_ctx *ctx, gpk_type key_type, void *keys,
-                                           uint32_t *sigma, size_t n, const gpk_segments *segs,
+GPK_API gpk_status gpk_sort_segmented_perm(gpk_ctx *ctx, gpk_type key_type, void *keys, uint32_t *sigma,
+                                           size_t n, const gpk_segments *segs,
                                            const gpk_segmented_opts *opts);
 /* The sequential reference of the three (values of width 0, 4 or 8 and
  * sigma may be NULL): each segment by a plain stable merge sort; it

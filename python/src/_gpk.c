@@ -52,8 +52,7 @@ static PyObject *raise_status(gpk_status s, const char *msg)
 /* ---- Context ---------------------------------------------------------------------- */
 
 typedef struct {
-    PyObject_HEAD
-    gpk_ctx *ctx;
+    PyObject_HEAD gpk_ctx *ctx;
     int busy; /* a call runs on it with the GIL released; read and set under the GIL */
 } CtxObject;
 
@@ -82,10 +81,9 @@ static int Ctx_init(CtxObject *self, PyObject *args, PyObject *kw)
     o.threads = threads;
     gpk_ctx *ctx = NULL;
     gpk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = gpk_ctx_create_ex(&ctx, &o);
-    Py_END_ALLOW_THREADS
-    if (s != GPK_OK) {
+    Py_BEGIN_ALLOW_THREADS s = gpk_ctx_create_ex(&ctx, &o);
+    Py_END_ALLOW_THREADS if (s != GPK_OK)
+    {
         raise_status(s, gpk_last_error(NULL));
         return -1;
     }
@@ -264,7 +262,8 @@ static int get_array(PyObject *obj, Py_buffer *v, const char *what, int flags, g
         kind = PyExc_TypeError;
         why = "unsupported dtype (uint32, int32, float32, uint64, int64, float64 in native byte order)";
     } else if (v->ndim != 1) why = "must be 1-D";
-    else if (!PyBuffer_IsContiguous(v, 'C')) why = "must be contiguous (use numpy.ascontiguousarray or the copying variant)";
+    else if (!PyBuffer_IsContiguous(v, 'C'))
+        why = "must be contiguous (use numpy.ascontiguousarray or the copying variant)";
     else if ((flags & NEED_WRITABLE) && v->readonly) why = "is read-only (use the copying variant)";
     if (why) {
         PyErr_Format(kind, "%s %s (got format '%s', %d dimension(s))", what, why, v->format ? v->format : "B",
@@ -284,7 +283,8 @@ static int sort_opts(int key_bits, int radix_bits, const char *algo, gpk_radix_o
         return -1;
     }
     if (radix_bits < 0 || radix_bits > 16) {
-        PyErr_Format(PyExc_ValueError, "radix_bits must be in 1..16, or 0 for the tuned value (got %d)", radix_bits);
+        PyErr_Format(PyExc_ValueError, "radix_bits must be in 1..16, or 0 for the tuned value (got %d)",
+                     radix_bits);
         return -1;
     }
     if (gpk_sort_algo_parse(algo, &o->algorithm) != GPK_OK) {
@@ -322,10 +322,8 @@ static PyObject *py_sort(PyObject *m, PyObject *args)
         return NULL;
     }
     gpk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = gpk_sort_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &o);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&k);
+    Py_BEGIN_ALLOW_THREADS s = gpk_sort_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &o);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&k);
     return sort_done(c, s);
 }
 
@@ -361,10 +359,8 @@ static PyObject *py_sort_to(PyObject *m, PyObject *args)
         return NULL;
     }
     gpk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = gpk_sort_keys_to(c->ctx, st, sb.buf, db.buf, (size_t)sb.shape[0], &o);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&sb);
+    Py_BEGIN_ALLOW_THREADS s = gpk_sort_keys_to(c->ctx, st, sb.buf, db.buf, (size_t)sb.shape[0], &o);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&sb);
     PyBuffer_Release(&db);
     return sort_done(c, s);
 }
@@ -396,13 +392,10 @@ static PyObject *py_sort_perm(PyObject *m, PyObject *args)
         CtxObject *c = ctx_enter(co);
         if (c) {
             gpk_status s;
-            Py_BEGIN_ALLOW_THREADS
-            if (st == GPK_U64)
-                s = gpk_sort_perm64(c->ctx, t, k.buf, (uint64_t *)sg.buf, (size_t)k.shape[0], &o);
-            else
-                s = gpk_sort_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &o);
-            Py_END_ALLOW_THREADS
-            r = sort_done(c, s);
+            Py_BEGIN_ALLOW_THREADS if (st == GPK_U64) s =
+                gpk_sort_perm64(c->ctx, t, k.buf, (uint64_t *)sg.buf, (size_t)k.shape[0], &o);
+            else s = gpk_sort_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &o);
+            Py_END_ALLOW_THREADS r = sort_done(c, s);
         }
     }
     PyBuffer_Release(&k);
@@ -440,13 +433,10 @@ static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
             gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
             o.descending = desc;
             gpk_status s;
-            Py_BEGIN_ALLOW_THREADS
-            if (with_sigma)
-                s = gpk_sort_segmented_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &segs, &o);
-            else
-                s = gpk_sort_segmented_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &segs, &o);
-            Py_END_ALLOW_THREADS
-            r = sort_done(c, s);
+            Py_BEGIN_ALLOW_THREADS if (with_sigma) s =
+                gpk_sort_segmented_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &segs, &o);
+            else s = gpk_sort_segmented_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &segs, &o);
+            Py_END_ALLOW_THREADS r = sort_done(c, s);
         }
     }
     PyBuffer_Release(&k);
@@ -481,11 +471,9 @@ static PyObject *py_sort_pairs(PyObject *m, PyObject *args)
         CtxObject *c = ctx_enter(co);
         if (c) {
             gpk_status s;
-            Py_BEGIN_ALLOW_THREADS
-            s = gpk_sort_pairs(c->ctx, t, k.buf, v.itemsize == 4 ? GPK_U32 : GPK_U64, v.buf, (size_t)k.shape[0],
-                               &o);
-            Py_END_ALLOW_THREADS
-            r = sort_done(c, s);
+            Py_BEGIN_ALLOW_THREADS s = gpk_sort_pairs(c->ctx, t, k.buf, v.itemsize == 4 ? GPK_U32 : GPK_U64,
+                                                      v.buf, (size_t)k.shape[0], &o);
+            Py_END_ALLOW_THREADS r = sort_done(c, s);
         }
     }
     PyBuffer_Release(&k);
@@ -501,7 +489,8 @@ static PyObject *py_sort_records(PyObject *m, PyObject *args)
     Py_ssize_t off;
     const char *tname, *algo;
     int kb, rb, desc = 0;
-    if (!PyArg_ParseTuple(args, "OOnsiis|p:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo, &desc)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOnsiis|p:sort_records", &co, &ro, &off, &tname, &kb, &rb, &algo, &desc))
+        return NULL;
     gpk_radix_opts o;
     if (sort_opts(kb, rb, algo, &o) != 0) return NULL;
     o.descending = desc;
@@ -516,15 +505,15 @@ static PyObject *py_sort_records(PyObject *m, PyObject *args)
     if (r.itemsize < 1 || r.itemsize > 256)
         PyErr_Format(PyExc_ValueError, "records must be 1..256 bytes each (got %zd)", r.itemsize);
     else if (off < 0 || (size_t)off + gpk_type_size(t) > (size_t)r.itemsize)
-        PyErr_Format(PyExc_ValueError, "the key field (offset %zd) does not fit a %zd-byte record", off, r.itemsize);
+        PyErr_Format(PyExc_ValueError, "the key field (offset %zd) does not fit a %zd-byte record", off,
+                     r.itemsize);
     else {
         CtxObject *c = ctx_enter(co);
         if (c) {
             gpk_status s;
-            Py_BEGIN_ALLOW_THREADS
-            s = gpk_sort_records(c->ctx, r.buf, (size_t)r.shape[0], (size_t)r.itemsize, (size_t)off, t, &o);
-            Py_END_ALLOW_THREADS
-            res = sort_done(c, s);
+            Py_BEGIN_ALLOW_THREADS s =
+                gpk_sort_records(c->ctx, r.buf, (size_t)r.shape[0], (size_t)r.itemsize, (size_t)off, t, &o);
+            Py_END_ALLOW_THREADS res = sort_done(c, s);
         }
     }
     PyBuffer_Release(&r);
@@ -559,12 +548,11 @@ static PyObject *py_c_sort_seconds(PyObject *m, PyObject *args)
     }
     gpk_status s = GPK_OK;
     double t0 = 0, t1 = 0;
-    Py_BEGIN_ALLOW_THREADS
-    t0 = now_s();
-    for (long i = 0; i < calls && s == GPK_OK; i++) s = gpk_sort_keys(c->ctx, t, k.buf, (size_t)k.shape[0], NULL);
+    Py_BEGIN_ALLOW_THREADS t0 = now_s();
+    for (long i = 0; i < calls && s == GPK_OK; i++)
+        s = gpk_sort_keys(c->ctx, t, k.buf, (size_t)k.shape[0], NULL);
     t1 = now_s();
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&k);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&k);
     c->busy = 0;
     if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
     return PyFloat_FromDouble((t1 - t0) / (double)calls);
@@ -602,7 +590,8 @@ static PyObject *py_octree(PyObject *m, PyObject *args)
     gpk_type t;
     const char *why = NULL;
     PyObject *kind = PyExc_ValueError;
-    if (type_of_format(p.format, p.itemsize, &t) != 0 || t != GPK_F32) why = "must be float32", kind = PyExc_TypeError;
+    if (type_of_format(p.format, p.itemsize, &t) != 0 || t != GPK_F32)
+        why = "must be float32", kind = PyExc_TypeError;
     else if (p.ndim != 2 || p.shape[1] != 3) why = "must have shape (n, 3)";
     else if (!PyBuffer_IsContiguous(&p, 'C')) why = "must be C-contiguous";
     if (why) {
@@ -617,21 +606,18 @@ static PyObject *py_octree(PyObject *m, PyObject *args)
     }
     gpk_octree tree;
     gpk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = gpk_octree_build(c->ctx, (const float *)p.buf, (size_t)p.shape[0], (unsigned)leaf, scheme, NULL, &tree);
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&p);
+    Py_BEGIN_ALLOW_THREADS s = gpk_octree_build(c->ctx, (const float *)p.buf, (size_t)p.shape[0],
+                                                (unsigned)leaf, scheme, NULL, &tree);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&p);
     c->busy = 0;
     if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
-    PyObject *r = Py_BuildValue("(NNNKIndd)",
-                                PyByteArray_FromStringAndSize((const char *)tree.nodes,
-                                                              (Py_ssize_t)(tree.n_nodes * sizeof *tree.nodes)),
-                                PyByteArray_FromStringAndSize((const char *)tree.xyz,
-                                                              (Py_ssize_t)(tree.n * 3 * sizeof(float))),
-                                PyByteArray_FromStringAndSize((const char *)tree.perm,
-                                                              (Py_ssize_t)(tree.n * sizeof(uint32_t))),
-                                (unsigned long long)tree.tasks, tree.depth, (Py_ssize_t)tree.leaves, tree.ms,
-                                tree.pool_ms);
+    PyObject *r = Py_BuildValue(
+        "(NNNKIndd)",
+        PyByteArray_FromStringAndSize((const char *)tree.nodes,
+                                      (Py_ssize_t)(tree.n_nodes * sizeof *tree.nodes)),
+        PyByteArray_FromStringAndSize((const char *)tree.xyz, (Py_ssize_t)(tree.n * 3 * sizeof(float))),
+        PyByteArray_FromStringAndSize((const char *)tree.perm, (Py_ssize_t)(tree.n * sizeof(uint32_t))),
+        (unsigned long long)tree.tasks, tree.depth, (Py_ssize_t)tree.leaves, tree.ms, tree.pool_ms);
     gpk_octree_free(&tree);
     return r;
 }
@@ -929,21 +915,22 @@ static int py_search_contexts(PyObject *co, CtxObject **cs, gpk_ctx **ctxs, int 
  * memory, labelled by name), or for PPP m, n and instance_seed. */
 static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"ctx", "kind", "path", "text", "name", "m", "n", "instance_seed", "algo", "nb",
-                            "iters", "global_iters", "tenure", "starts", "seed", "start", "eval", "qap_delta",
-                            "time_limit", NULL};
+    static char *names[] = {"ctx",           "kind",  "path", "text",      "name",         "m",      "n",
+                            "instance_seed", "algo",  "nb",   "iters",     "global_iters", "tenure", "starts",
+                            "seed",          "start", "eval", "qap_delta", "time_limit",   NULL};
     PyObject *co, *start_o = Py_None, *limit_o = Py_None;
-    PyObject *m_o = NULL, *n_o = NULL, *inst_seed_o = NULL, *iters_o = NULL, *global_o = NULL, *tenure_o = NULL,
-             *starts_o = NULL, *seed_o = NULL;
+    PyObject *m_o = NULL, *n_o = NULL, *inst_seed_o = NULL, *iters_o = NULL, *global_o = NULL,
+             *tenure_o = NULL, *starts_o = NULL, *seed_o = NULL;
     const char *kind_s, *path = NULL, *name = "instance", *algo = "auto", *nb = "default", *eval = "ours",
                         *qd = "table";
     const char *text = NULL;
     Py_ssize_t text_len = 0;
     unsigned long long m_rows = 0, n_cols = 0, global = 0, tenure = 0, starts = 0;
     unsigned long long inst_seed = 1, iters = 0, seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zz#sOOOssOOOOOOssO:search", names, &co, &kind_s, &path, &text,
-                                     &text_len, &name, &m_o, &n_o, &inst_seed_o, &algo, &nb, &iters_o, &global_o,
-                                     &tenure_o, &starts_o, &seed_o, &start_o, &eval, &qd, &limit_o))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Os|zz#sOOOssOOOOOOssO:search", names, &co, &kind_s, &path,
+                                     &text, &text_len, &name, &m_o, &n_o, &inst_seed_o, &algo, &nb, &iters_o,
+                                     &global_o, &tenure_o, &starts_o, &seed_o, &start_o, &eval, &qd,
+                                     &limit_o))
         return NULL;
     const unsigned long long U32 = UINT32_MAX, U64 = UINT64_MAX;
     if ((m_o && count_arg(m_o, "m", U32, &m_rows) != 0) || (n_o && count_arg(n_o, "n", U32, &n_cols) != 0) ||
@@ -961,7 +948,8 @@ static PyObject *py_search(PyObject *m, PyObject *args, PyObject *kw)
         return NULL;
     }
     if (prob.kind == GPK_PROBLEM_PPP && (m_rows < 1 || n_cols < 1)) {
-        PyErr_Format(PyExc_ValueError, "ppp needs m >= 1 and n >= 1 (got m = %llu, n = %llu)", m_rows, n_cols);
+        PyErr_Format(PyExc_ValueError, "ppp needs m >= 1 and n >= 1 (got m = %llu, n = %llu)", m_rows,
+                     n_cols);
         return NULL;
     }
     if (py_search_opts(&o, algo, nb, eval, qd, limit_o) != 0) return NULL;
@@ -1078,8 +1066,8 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     unsigned long long kin, kout, vin, vout, stream, temp, temp_bytes;
     Py_ssize_t vw, n;
     int kb, rb, query, desc = 0;
-    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp|p:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n, &kb,
-                          &rb, &algo, &stream, &temp, &temp_bytes, &query, &desc))
+    if (!PyArg_ParseTuple(args, "OsKKnKKniisKKKp|p:cuda_sort", &co, &tname, &kin, &kout, &vw, &vin, &vout, &n,
+                          &kb, &rb, &algo, &stream, &temp, &temp_bytes, &query, &desc))
         return NULL;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
@@ -1107,14 +1095,13 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
     size_t bytes = query ? 0 : (size_t)temp_bytes;
     gpk_status s = GPK_OK;
     char msg[256] = "";
-    Py_BEGIN_ALLOW_THREADS
-    int own = 0, switched = 0, prev_dev = 0;
+    Py_BEGIN_ALLOW_THREADS int own = 0, switched = 0, prev_dev = 0;
     if (!query && !d_temp) {
-        s = vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
-                                     (size_t)vw, (const void *)(uintptr_t)vin, (void *)(uintptr_t)vout, (size_t)n,
-                                     &o, flags, st)
-               : gpk_cuda_sort_keys(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
-                                    (size_t)n, &o, flags, st);
+        s = vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin,
+                                     (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
+                                     (void *)(uintptr_t)vout, (size_t)n, &o, flags, st)
+               : gpk_cuda_sort_keys(c->ctx, NULL, &bytes, t, (const void *)(uintptr_t)kin,
+                                    (void *)(uintptr_t)kout, (size_t)n, &o, flags, st);
         if (s == GPK_OK) {
             /* on the keys' device, which need not be the thread's current one */
             struct cudaPointerAttributes at;
@@ -1126,21 +1113,21 @@ static PyObject *py_cuda_sort(PyObject *m, PyObject *args)
             cudaError_t e = cudaMallocAsync(&d_temp, bytes ? bytes : 1, st);
             if (e != cudaSuccess) {
                 s = GPK_ENOMEM;
-                snprintf(msg, sizeof msg, "cudaMallocAsync of %zu temporary bytes: %s", bytes, cudaGetErrorString(e));
+                snprintf(msg, sizeof msg, "cudaMallocAsync of %zu temporary bytes: %s", bytes,
+                         cudaGetErrorString(e));
             } else own = 1;
         }
     }
     if (s == GPK_OK)
-        s = vw ? gpk_cuda_sort_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
-                                     (size_t)vw, (const void *)(uintptr_t)vin, (void *)(uintptr_t)vout, (size_t)n,
-                                     &o, flags, st)
-               : gpk_cuda_sort_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin, (void *)(uintptr_t)kout,
-                                    (size_t)n, &o, flags, st);
+        s = vw ? gpk_cuda_sort_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                     (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
+                                     (void *)(uintptr_t)vout, (size_t)n, &o, flags, st)
+               : gpk_cuda_sort_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                    (void *)(uintptr_t)kout, (size_t)n, &o, flags, st);
     if (s != GPK_OK && !*msg) snprintf(msg, sizeof msg, "%s", gpk_last_error(c->ctx));
     if (own) cudaFreeAsync(d_temp, st);
     if (switched) cudaSetDevice(prev_dev);
-    Py_END_ALLOW_THREADS
-    c->busy = 0;
+    Py_END_ALLOW_THREADS c->busy = 0;
     if (s != GPK_OK) return raise_status(s, msg);
     if (query) return PyLong_FromSize_t(bytes);
     Py_RETURN_NONE;
@@ -1159,8 +1146,8 @@ static PyObject *py_cuda_sort_segmented(PyObject *m, PyObject *args)
     unsigned long long kin, kout, vin, vout, rows, length, stream, temp, temp_bytes;
     Py_ssize_t vw;
     int desc, query;
-    if (!PyArg_ParseTuple(args, "OsKKnKKKKpKKKp:cuda_sort_segmented", &co, &tname, &kin, &kout, &vw, &vin, &vout,
-                          &rows, &length, &desc, &stream, &temp, &temp_bytes, &query))
+    if (!PyArg_ParseTuple(args, "OsKKnKKKKpKKKp:cuda_sort_segmented", &co, &tname, &kin, &kout, &vw, &vin,
+                          &vout, &rows, &length, &desc, &stream, &temp, &temp_bytes, &query))
         return NULL;
     gpk_type t;
     if (gpk_type_parse(tname, &t) != GPK_OK) {
@@ -1191,14 +1178,13 @@ static PyObject *py_cuda_sort_segmented(PyObject *m, PyObject *args)
     void *d_temp = query ? NULL : (void *)(uintptr_t)temp;
     size_t bytes = query ? 0 : (size_t)temp_bytes;
     gpk_status s;
-    Py_BEGIN_ALLOW_THREADS
-    s = vw ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
-                                           (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
-                                           (void *)(uintptr_t)vout, n, &segs, &o, st)
-           : gpk_cuda_sort_segmented_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
-                                          (void *)(uintptr_t)kout, n, &segs, &o, st);
-    Py_END_ALLOW_THREADS
-    c->busy = 0;
+    Py_BEGIN_ALLOW_THREADS s = vw
+        ? gpk_cuda_sort_segmented_pairs(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                        (void *)(uintptr_t)kout, (size_t)vw, (const void *)(uintptr_t)vin,
+                                        (void *)(uintptr_t)vout, n, &segs, &o, st)
+        : gpk_cuda_sort_segmented_keys(c->ctx, d_temp, &bytes, t, (const void *)(uintptr_t)kin,
+                                       (void *)(uintptr_t)kout, n, &segs, &o, st);
+    Py_END_ALLOW_THREADS c->busy = 0;
     if (s != GPK_OK) return raise_status(s, gpk_last_error(c->ctx));
     if (query) return PyLong_FromSize_t(bytes);
     Py_RETURN_NONE;
@@ -1209,16 +1195,20 @@ static PyObject *py_cuda_sort_segmented(PyObject *m, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"sort", py_sort, METH_VARARGS, "sort(ctx, keys, key_bits, radix_bits, algorithm): keys in place."},
-    {"sort_to", py_sort_to, METH_VARARGS, "sort_to(ctx, keys, out, key_bits, radix_bits, algorithm): keys sorted into out."},
-    {"sort_perm", py_sort_perm, METH_VARARGS, "sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm)."},
-    {"sort_pairs", py_sort_pairs, METH_VARARGS, "sort_pairs(ctx, keys, values, key_bits, radix_bits, algorithm)."},
+    {"sort_to", py_sort_to, METH_VARARGS,
+     "sort_to(ctx, keys, out, key_bits, radix_bits, algorithm): keys sorted into out."},
+    {"sort_perm", py_sort_perm, METH_VARARGS,
+     "sort_perm(ctx, keys, sigma, key_bits, radix_bits, algorithm)."},
+    {"sort_pairs", py_sort_pairs, METH_VARARGS,
+     "sort_pairs(ctx, keys, values, key_bits, radix_bits, algorithm)."},
     {"sort_segmented", py_sort_segmented, METH_VARARGS,
      "sort_segmented(ctx, keys, sigma, rows, length, descending): each row sorted on its own."},
     {"sort_records", py_sort_records, METH_VARARGS,
      "sort_records(ctx, records, key_offset, key_type, key_bits, radix_bits, algorithm)."},
     {"c_sort_seconds", py_c_sort_seconds, METH_VARARGS, "Seconds per gpk_sort_keys call, timed in C."},
     {"octree", py_octree, METH_VARARGS, "octree(ctx, points, leaf_size, scheme)."},
-    {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS, "search(ctx, kind, **options)."},
+    {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
+     "search(ctx, kind, **options)."},
     {"backend_available", py_backend_available, METH_O, "True when the backend is built and has a device."},
 #ifdef GPK_HAVE_CUDA
     {"cuda_pointer_device", py_cuda_pointer_device, METH_O, "The CUDA device of a device pointer."},
@@ -1228,7 +1218,8 @@ static PyMethodDef methods[] = {
 #endif
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpk._gpk", "The C extension over libgpk.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "gpk._gpk", "The C extension over libgpk.", -1,
+                                    methods};
 
 PyMODINIT_FUNC PyInit__gpk(void)
 {

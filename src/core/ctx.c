@@ -49,7 +49,9 @@ const char *gpk_type_name(gpk_type t)
 {
 #define TYPE_NAME(T, N, B, U, C, K) \
     case T: return #N;
-    switch (t) { GPK_KEY_TYPES(TYPE_NAME) }
+    switch (t) {
+        GPK_KEY_TYPES(TYPE_NAME)
+    }
 #undef TYPE_NAME
     return "unknown";
 }
@@ -79,7 +81,8 @@ int gpk_device_count(gpk_backend b)
 {
     if (b == GPK_BACKEND_CPU) return 1;
     /* AUTO: CUDA's devices, else the CPU */
-    const gpk__device_backend *dev = gpk__device_backend_of(b == GPK_BACKEND_AUTO ? GPK_BACKEND_CUDA : b, NULL);
+    const gpk__device_backend *dev =
+        gpk__device_backend_of(b == GPK_BACKEND_AUTO ? GPK_BACKEND_CUDA : b, NULL);
     const int n = dev ? dev->device_count() : 0;
     if (b == GPK_BACKEND_AUTO) return n > 0 ? n : 1;
     return n > 0 ? n : 0;
@@ -105,10 +108,14 @@ static size_t omp_stack_bytes(void)
     while (*end == ' ') end++;
     unsigned shift = 10;
     switch (*end) {
-    case 'b': case 'B': shift = 0; break;
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
+    case 'b':
+    case 'B': shift = 0; break;
+    case 'k':
+    case 'K': shift = 10; break;
+    case 'm':
+    case 'M': shift = 20; break;
+    case 'g':
+    case 'G': shift = 30; break;
     case '\0': break;
     default: return 0;
     }
@@ -139,8 +146,10 @@ static gpk_status probe_threads(gpk_ctx *ctx, int threads)
     if (have_attr) pthread_attr_destroy(&attr);
     free(t);
     if (started < threads - 1)
-        return gpk__fail(ctx, GPK_ENOMEM, "cannot create %d CPU threads (%d were possible: %s); "
-                         "ask for fewer with --threads or GPK_THREADS", threads, started + 1, strerror(e));
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "cannot create %d CPU threads (%d were possible: %s); "
+                         "ask for fewer with --threads or GPK_THREADS",
+                         threads, started + 1, strerror(e));
     return GPK_OK;
 }
 
@@ -209,9 +218,12 @@ static gpk_status env_device_budget(size_t *out)
     unsigned shift = 0;
     if (end != v && *end) {
         switch (*end) {
-        case 'k': case 'K': shift = 10; break;
-        case 'm': case 'M': shift = 20; break;
-        case 'g': case 'G': shift = 30; break;
+        case 'k':
+        case 'K': shift = 10; break;
+        case 'm':
+        case 'M': shift = 20; break;
+        case 'g':
+        case 'G': shift = 30; break;
         default: shift = 99;
         }
         end++;
@@ -231,11 +243,13 @@ static gpk_status device_list(const gpk_ctx_opts *o, int list[GPK_MAX_DEVICES], 
         return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: n_devices = %d, expected 0..%d", o->n_devices,
                          GPK_MAX_DEVICES);
     if (o->n_devices > 0) {
-        if (!o->devices) return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: n_devices = %d but devices is NULL",
-                                          o->n_devices);
+        if (!o->devices)
+            return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: n_devices = %d but devices is NULL",
+                             o->n_devices);
         for (int i = 0; i < o->n_devices; i++) {
             if (o->devices[i] < 0)
-                return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: devices[%d] = %d is negative", i, o->devices[i]);
+                return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: devices[%d] = %d is negative", i,
+                                 o->devices[i]);
             list[i] = o->devices[i];
         }
         *count = o->n_devices;
@@ -249,10 +263,12 @@ static gpk_status device_list(const gpk_ctx_opts *o, int list[GPK_MAX_DEVICES], 
             char *end;
             errno = 0;
             long d = strtol(p, &end, 10);
-            if (errno || end == p || d < 0 || d > 65535 || k == GPK_MAX_DEVICES || (*end != ',' && *end != '\0'))
-                return gpk__fail(NULL, GPK_EINVAL,
-                                 "GPK_DEVICES=%s: expected 1 to %d device indices separated by commas, such as 0,1",
-                                 env, GPK_MAX_DEVICES);
+            if (errno || end == p || d < 0 || d > 65535 || k == GPK_MAX_DEVICES ||
+                (*end != ',' && *end != '\0'))
+                return gpk__fail(
+                    NULL, GPK_EINVAL,
+                    "GPK_DEVICES=%s: expected 1 to %d device indices separated by commas, such as 0,1", env,
+                    GPK_MAX_DEVICES);
             list[k++] = (int)d;
             if (*end == '\0') break;
             p = end + 1;
@@ -283,8 +299,8 @@ static gpk_status open_parts(gpk_ctx *ctx, const int *list, int count)
         gpk_status s = gpk_ctx_create_ex(&ctx->part[i], &po);
         if (s != GPK_OK) {
             ctx->part[i] = NULL;
-            return gpk__fail(ctx, s, "device %d of %d (GPK_DEVICES / devices[%d] = %d): %s", i + 1, count, i, list[i],
-                             gpk_last_error(NULL));
+            return gpk__fail(ctx, s, "device %d of %d (GPK_DEVICES / devices[%d] = %d): %s", i + 1, count, i,
+                             list[i], gpk_last_error(NULL));
         }
         ctx->part[i]->device_budget = ctx->device_budget;
     }
@@ -313,8 +329,7 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     const char *env = getenv("GPK_BACKEND");
     if (backend == GPK_BACKEND_AUTO && env && *env) {
         if (gpk_backend_parse(env, &backend) != GPK_OK)
-            return gpk__fail(NULL, GPK_EINVAL,
-                             "GPK_BACKEND=%s: expected auto, cpu, cuda or opencl", env);
+            return gpk__fail(NULL, GPK_EINVAL, "GPK_BACKEND=%s: expected auto, cpu, cuda or opencl", env);
     }
     if (backend != GPK_BACKEND_AUTO && !backend_row(backend))
         return gpk__fail(NULL, GPK_EINVAL, "gpk_ctx_create: unknown backend %d", (int)backend);
@@ -326,8 +341,8 @@ gpk_status gpk_ctx_create_ex(gpk_ctx **out, const gpk_ctx_opts *opts)
     const char *not_built = NULL;
     const gpk__device_backend *dev = gpk__device_backend_of(backend, &not_built);
     if (dev && !dev->enable_peers && n_devices > 1)
-        return gpk__fail(NULL, GPK_EUNSUPPORTED, "%s backend: one device per context (%d asked for)", dev->label,
-                         n_devices);
+        return gpk__fail(NULL, GPK_EUNSUPPORTED, "%s backend: one device per context (%d asked for)",
+                         dev->label, n_devices);
     size_t budget;
     GPK_CHECK(env_device_budget(&budget));
     gpk_ctx *ctx = calloc(1, sizeof *ctx);

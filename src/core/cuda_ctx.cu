@@ -76,8 +76,8 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
 {
     int count = gpk__cuda_device_count();
     if (ctx->device >= count)
-        return gpk__fail(ctx, GPK_EINVAL, "CUDA: device %d requested, but %d device%s present",
-                         ctx->device, count, count == 1 ? " is" : "s are");
+        return gpk__fail(ctx, GPK_EINVAL, "CUDA: device %d requested, but %d device%s present", ctx->device,
+                         count, count == 1 ? " is" : "s are");
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     cudaDeviceProp prop;
@@ -127,9 +127,8 @@ extern "C" gpk_status gpk__cuda_ctx_init(gpk_ctx *ctx)
     else {
         int driver_api = 0;
         (void)cudaDriverGetVersion(&driver_api);
-        snprintf(info->platform, sizeof info->platform, "CUDA %d.%d (driver API %d.%d)",
-                 runtime / 1000, (runtime % 1000) / 10, driver_api / 1000,
-                 (driver_api % 1000) / 10);
+        snprintf(info->platform, sizeof info->platform, "CUDA %d.%d (driver API %d.%d)", runtime / 1000,
+                 (runtime % 1000) / 10, driver_api / 1000, (driver_api % 1000) / 10);
     }
     info->compute_units = (unsigned)prop.multiProcessorCount;
     info->memory_bytes = (uint64_t)prop.totalGlobalMem;
@@ -172,7 +171,8 @@ extern "C" gpk_status gpk__cuda_temp_alloc(gpk_ctx *ctx, void **p, size_t bytes,
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     if (bytes == 0) bytes = 1;
-    cudaError_t e = st->temp_pool ? cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream) : cudaMalloc(p, bytes);
+    cudaError_t e =
+        st->temp_pool ? cudaMallocFromPoolAsync(p, bytes, st->temp_pool, stream) : cudaMalloc(p, bytes);
     if (e == cudaErrorMemoryAllocation && st->temp_pool) {
         /* what the pool keeps may be what is missing: give it back, once */
         (void)cudaGetLastError();
@@ -195,8 +195,7 @@ extern "C" cudaError_t gpk__cuda_temp_free(gpk_ctx *ctx, void *p, cudaStream_t s
 
 static double mib(size_t b) { return (double)b / (1024.0 * 1024.0); }
 
-extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS],
-                                        const char *what)
+extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUDA_SLOTS], const char *what)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     size_t wanted = 0, grow = 0, kept = 0;
@@ -241,8 +240,8 @@ extern "C" gpk_status gpk__cuda_reserve(gpk_ctx *ctx, const size_t bytes[GPK_CUD
         if (e != cudaSuccess) {
             st->buf[i] = NULL;
             (void)cudaGetLastError();
-            return gpk__fail(ctx, GPK_ENOMEM, "CUDA: %s: cudaMalloc of %.1f MiB failed: %s",
-                             what, mib(bytes[i]), cudaGetErrorString(e));
+            return gpk__fail(ctx, GPK_ENOMEM, "CUDA: %s: cudaMalloc of %.1f MiB failed: %s", what,
+                             mib(bytes[i]), cudaGetErrorString(e));
         }
         st->buf_bytes[i] = bytes[i];
     }
@@ -303,6 +302,13 @@ done:
 }
 
 extern "C" const gpk__device_backend gpk__cuda_device = {
-    "CUDA", "no usable CUDA device", gpk__cuda_device_count, gpk__cuda_unavailable_reason, gpk__cuda_ctx_init,
-    gpk__cuda_ctx_release, gpk__cuda_enable_peers, gpk__cuda_host_lock, gpk__cuda_host_unlock,
+    "CUDA",
+    "no usable CUDA device",
+    gpk__cuda_device_count,
+    gpk__cuda_unavailable_reason,
+    gpk__cuda_ctx_init,
+    gpk__cuda_ctx_release,
+    gpk__cuda_enable_peers,
+    gpk__cuda_host_lock,
+    gpk__cuda_host_unlock,
 };

@@ -26,16 +26,16 @@ typedef enum gpk_cuda_slot {
 } gpk_cuda_slot;
 
 typedef struct gpk_cuda_state {
-    cudaStream_t stream;        /* the host-pointer API's work runs here */
-    int sm_count;               /* multiprocessors */
-    size_t smem_optin;          /* largest dynamic shared memory a block may ask for */
+    cudaStream_t stream; /* the host-pointer API's work runs here */
+    int sm_count;        /* multiprocessors */
+    size_t smem_optin;   /* largest dynamic shared memory a block may ask for */
     void *buf[GPK_CUDA_SLOTS];
     size_t buf_bytes[GPK_CUDA_SLOTS];
     unsigned long long *pinned; /* 4 words of pinned host memory for small read-backs */
     cudaEvent_t ev_start, ev_stop;
-    void *staging;              /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
+    void *staging; /* pinned: two chunks for gpk__cuda_copy_to_host/_device */
     cudaEvent_t staging_ev[2];
-    cudaMemPool_t temp_pool;    /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
+    cudaMemPool_t temp_pool; /* gpk__cuda_temp_alloc's (NULL: plain cudaMalloc) */
 } gpk_cuda_state;
 
 /* The CUDA device backend (cuda_ctx.cu) and its entries. */
@@ -77,8 +77,10 @@ int gpk__cuda_host_locked(const void *p, size_t bytes);
  * (allocated on first use), the DMA of one overlapping the host copy of the
  * other, which runs on the context's threads (so that first-touch faults of
  * a fresh host array spread over the cores). */
-gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes, cudaStream_t stream);
-gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream);
+gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes,
+                                  cudaStream_t stream);
+gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes,
+                                    cudaStream_t stream);
 
 #ifdef __cplusplus
 }

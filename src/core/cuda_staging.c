@@ -67,7 +67,8 @@ static size_t chunk_len(size_t bytes, size_t k)
     return bytes - off < STAGE_CHUNK ? bytes - off : STAGE_CHUNK;
 }
 
-gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes, cudaStream_t stream)
+gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, size_t bytes,
+                                  cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e;
@@ -87,12 +88,13 @@ gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, si
         if (k + 1 < chunks) {
             /* chunk k + 1 goes where chunk k - 1 was, which the host has copied */
             const int b = (int)((k + 1) & 1);
-            e = cudaMemcpyAsync(stage[b], (const char *)d_src + (k + 1) * STAGE_CHUNK, chunk_len(bytes, k + 1),
-                                cudaMemcpyDeviceToHost, stream);
+            e = cudaMemcpyAsync(stage[b], (const char *)d_src + (k + 1) * STAGE_CHUNK,
+                                chunk_len(bytes, k + 1), cudaMemcpyDeviceToHost, stream);
             if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
         }
         if (e == cudaSuccess) e = cudaEventSynchronize(st->staging_ev[k & 1]);
-        if (e == cudaSuccess) gpk__host_copy((char *)dst + k * STAGE_CHUNK, stage[k & 1], chunk_len(bytes, k), threads);
+        if (e == cudaSuccess)
+            gpk__host_copy((char *)dst + k * STAGE_CHUNK, stage[k & 1], chunk_len(bytes, k), threads);
     }
     if (e != cudaSuccess) {
         (void)cudaStreamSynchronize(stream); /* nothing may still write the staging buffers */
@@ -101,7 +103,8 @@ gpk_status gpk__cuda_copy_to_host(gpk_ctx *ctx, void *dst, const void *d_src, si
     return GPK_OK;
 }
 
-gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream)
+gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes,
+                                    cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e = cudaSuccess;
@@ -121,8 +124,8 @@ gpk_status gpk__cuda_copy_to_device(gpk_ctx *ctx, void *d_dst, const void *src, 
         if (k >= 2) e = cudaEventSynchronize(st->staging_ev[b]);
         if (e != cudaSuccess) break;
         gpk__host_copy(stage[b], (const char *)src + k * STAGE_CHUNK, chunk_len(bytes, k), threads);
-        e = cudaMemcpyAsync((char *)d_dst + k * STAGE_CHUNK, stage[b], chunk_len(bytes, k), cudaMemcpyHostToDevice,
-                            stream);
+        e = cudaMemcpyAsync((char *)d_dst + k * STAGE_CHUNK, stage[b], chunk_len(bytes, k),
+                            cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess) e = cudaEventRecord(st->staging_ev[b], stream);
     }
     /* the next call may reuse both buffers at once */

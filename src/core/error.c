@@ -40,10 +40,7 @@ void gpk__clear_error(gpk_ctx *ctx)
     else creation_error[0] = '\0';
 }
 
-const char *gpk_last_error(const gpk_ctx *ctx)
-{
-    return ctx ? ctx->err : creation_error;
-}
+const char *gpk_last_error(const gpk_ctx *ctx) { return ctx ? ctx->err : creation_error; }
 
 int gpk__env_int(const char *name, int fallback)
 {

@@ -7,17 +7,13 @@
 
 /* Indexed by gpk_dist; the static assertion below keeps the table and the
  * enum the same length, so a new distribution cannot read past its end. */
-static const char *const dist_names[] = {
-    "uniform",   "random-bits",  "few-bits",   "equal",     "sorted",
-    "reverse",   "float-specials", "gaussian", "bucket",    "staggered",
-    "zero-entropy", "organ-pipe", "mo3-killer"};
+static const char *const dist_names[] = {"uniform",      "random-bits",    "few-bits",  "equal",  "sorted",
+                                         "reverse",      "float-specials", "gaussian",  "bucket", "staggered",
+                                         "zero-entropy", "organ-pipe",     "mo3-killer"};
 _Static_assert(sizeof dist_names / sizeof dist_names[0] == GPK_DIST_COUNT_,
                "dist_names must name every gpk_dist");
 
-const char *gpk_dist_name(gpk_dist d)
-{
-    return (d >= 0 && d < GPK_DIST_COUNT_) ? dist_names[d] : "unknown";
-}
+const char *gpk_dist_name(gpk_dist d) { return (d >= 0 && d < GPK_DIST_COUNT_) ? dist_names[d] : "unknown"; }
 
 gpk_status gpk_dist_parse(const char *name, gpk_dist *out)
 {
@@ -87,12 +83,36 @@ static void fill_monotone(gpk_type t, void *out, size_t n, int descending)
         double frac = n > 1 ? (double)k / (double)(n - 1) : 0.0;
         char *dst = (char *)out + w * i;
         switch (t) {
-        case GPK_U32: { uint32_t v = (uint32_t)(frac * 4294967040.0); memcpy(dst, &v, 4); break; }
-        case GPK_I32: { int32_t v = (int32_t)(frac * 4294967040.0 - 2147483520.0); memcpy(dst, &v, 4); break; }
-        case GPK_F32: { float v = (float)(frac * 2.0 - 1.0); memcpy(dst, &v, 4); break; }
-        case GPK_U64: { uint64_t v = (uint64_t)(frac * 18446744073709549568.0); memcpy(dst, &v, 8); break; }
-        case GPK_I64: { int64_t v = (int64_t)(frac * 18446744073709549568.0 - 9223372036854774784.0); memcpy(dst, &v, 8); break; }
-        case GPK_F64: { double v = frac * 2.0 - 1.0; memcpy(dst, &v, 8); break; }
+        case GPK_U32: {
+            uint32_t v = (uint32_t)(frac * 4294967040.0);
+            memcpy(dst, &v, 4);
+            break;
+        }
+        case GPK_I32: {
+            int32_t v = (int32_t)(frac * 4294967040.0 - 2147483520.0);
+            memcpy(dst, &v, 4);
+            break;
+        }
+        case GPK_F32: {
+            float v = (float)(frac * 2.0 - 1.0);
+            memcpy(dst, &v, 4);
+            break;
+        }
+        case GPK_U64: {
+            uint64_t v = (uint64_t)(frac * 18446744073709549568.0);
+            memcpy(dst, &v, 8);
+            break;
+        }
+        case GPK_I64: {
+            int64_t v = (int64_t)(frac * 18446744073709549568.0 - 9223372036854774784.0);
+            memcpy(dst, &v, 8);
+            break;
+        }
+        case GPK_F64: {
+            double v = frac * 2.0 - 1.0;
+            memcpy(dst, &v, 8);
+            break;
+        }
         }
     }
 }
@@ -101,11 +121,14 @@ static void put_special(gpk_type t, void *out, size_t i, gpk_rng *rng)
 {
     uint64_t r = gpk_rng_next(rng);
     unsigned pick = (unsigned)(r % 16);
-    if (pick >= 10) { put_uniform(t, out, i, rng); return; }
+    if (pick >= 10) {
+        put_uniform(t, out, i, rng);
+        return;
+    }
     if (t == GPK_F32) {
-        static const uint32_t specials[10] = {
-            0x7FC00000u, 0xFFC00000u, 0x00000000u, 0x80000000u, 0x7F800000u,
-            0xFF800000u, 0x00000001u, 0x807FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu};
+        static const uint32_t specials[10] = {0x7FC00000u, 0xFFC00000u, 0x00000000u, 0x80000000u,
+                                              0x7F800000u, 0xFF800000u, 0x00000001u, 0x807FFFFFu,
+                                              0x7F7FFFFFu, 0xFF7FFFFFu};
         put_bits(t, out, i, specials[pick]);
     } else if (t == GPK_F64) {
         static const uint64_t specials[10] = {
@@ -114,9 +137,16 @@ static void put_special(gpk_type t, void *out, size_t i, gpk_rng *rng)
             0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull};
         put_bits(t, out, i, specials[pick]);
     } else {
-        static const uint64_t specials[10] = {0, 1, ~0ull, 0x7FFFFFFFFFFFFFFFull,
-                                              0x8000000000000000ull, 0x7FFFFFFFull,
-                                              0x80000000ull, 0xFFFFFFFFull, 2, ~1ull};
+        static const uint64_t specials[10] = {0,
+                                              1,
+                                              ~0ull,
+                                              0x7FFFFFFFFFFFFFFFull,
+                                              0x8000000000000000ull,
+                                              0x7FFFFFFFull,
+                                              0x80000000ull,
+                                              0xFFFFFFFFull,
+                                              2,
+                                              ~1ull};
         put_bits(t, out, i, specials[pick]);
     }
 }
@@ -130,7 +160,8 @@ static void put_special(gpk_type t, void *out, size_t i, gpk_rng *rng)
 static unsigned paper_bits(gpk_type t)
 {
     switch (t) {
-    case GPK_U32: case GPK_I32: return 31;
+    case GPK_U32:
+    case GPK_I32: return 31;
     case GPK_F32: return 24;
     case GPK_F64: return 53;
     default: return 63;
@@ -226,8 +257,7 @@ static void fill_mo3_killer(gpk_type t, void *out, size_t n)
     for (uint64_t i = m; i < n; i++) put_count(t, out, (size_t)i, i);
 }
 
-gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t seed,
-                        unsigned param)
+gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t seed, unsigned param)
 {
     if (gpk_type_size(t) == 0 || d < 0 || d >= GPK_DIST_COUNT_) return GPK_EINVAL;
     if (n == 0) return GPK_OK;
@@ -256,9 +286,7 @@ gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t se
         break;
     }
     case GPK_DIST_SORTED:
-    case GPK_DIST_REVERSE:
-        fill_monotone(t, out, n, d == GPK_DIST_REVERSE);
-        break;
+    case GPK_DIST_REVERSE: fill_monotone(t, out, n, d == GPK_DIST_REVERSE); break;
     case GPK_DIST_FLOAT_SPECIALS:
         for (size_t i = 0; i < n; i++) put_special(t, out, i, &rng);
         break;
@@ -298,11 +326,8 @@ gpk_status gpk_generate(gpk_type t, gpk_dist d, void *out, size_t n, uint64_t se
         /* 0, 1, 2, ..., top, ..., 2, 1, 0: each value twice but the middle. */
         for (size_t i = 0; i < n; i++) put_count(t, out, i, i < n - 1 - i ? i : n - 1 - i);
         break;
-    case GPK_DIST_MO3_KILLER:
-        fill_mo3_killer(t, out, n);
-        break;
-    default:
-        return GPK_EINVAL;
+    case GPK_DIST_MO3_KILLER: fill_mo3_killer(t, out, n); break;
+    default: return GPK_EINVAL;
     }
     return GPK_OK;
 }

@@ -37,7 +37,8 @@ struct gpk_ctx_hook {
     int trim;                    /* also called by gpk_ctx_trim */
     void *state;                 /* the family's, NULL until it sets it */
 };
-#define GPK_CTX_HOOKS 12 /* at least one per family that registers (out-of-core: two, multi-device,
+#define GPK_CTX_HOOKS \
+    12 /* at least one per family that registers (out-of-core: two, multi-device,
                             the radix sort on CUDA and on OpenCL, MPI) */
 
 /* 1 when the byte ranges [a, a + an) and [b, b + bn) share a byte (empty
@@ -51,18 +52,18 @@ static inline int gpk__overlap(const void *a, size_t an, const void *b, size_t b
 struct gpk_ctx {
     gpk_backend backend;
     int device;
-    int threads;           /* resolved CPU thread count, >= 1 */
+    int threads; /* resolved CPU thread count, >= 1 */
     gpk_ctx_info info;
     char err[GPK_ERRLEN];
-    void *host_scratch;    /* grow-only CPU scratch, kept so that repeated sorts
+    void *host_scratch; /* grow-only CPU scratch, kept so that repeated sorts
                               (a PIC code sorts every step) skip page faults */
     size_t host_scratch_bytes;
-    void *cuda;            /* backend state owned by radix_cuda / cuda_ctx */
-    void *opencl;          /* backend state owned by the OpenCL backend */
-    int last_sort_algo;    /* gpk_sort_algo of the last successful sort */
+    void *cuda;                 /* backend state owned by radix_cuda / cuda_ctx */
+    void *opencl;               /* backend state owned by the OpenCL backend */
+    int last_sort_algo;         /* gpk_sort_algo of the last successful sort */
     const char *last_sort_path; /* the variant it ran (static string), set by
                                    the backend or, when it sets none, the algorithm */
-    size_t device_budget;  /* bytes of device memory a host-API sort may use; 0 = no
+    size_t device_budget;       /* bytes of device memory a host-API sort may use; 0 = no
                               limit (CUDA: what is free). On the CPU backend a non-zero
                               budget makes the out-of-core driver run with the CPU sort
                               as its device (src/sort/ooc.c) */
@@ -138,12 +139,12 @@ int gpk__env_int(const char *name, int fallback);
  * ctx.c reaches through gpk__device_backend_of; the families reach their
  * own tables the same way (src/sort/sort_backend.h, src/octree). */
 typedef struct gpk__device_backend {
-    const char *label;     /* in messages: "CUDA backend: ..." */
-    const char *no_device; /* why there is none, when unavailable_reason gives no more */
-    int (*device_count)(void);                /* 0 when no usable device */
-    const char *(*unavailable_reason)(void);  /* why no device is usable (NULL entry: no_device says it) */
-    gpk_status (*ctx_init)(gpk_ctx *ctx);     /* fills ctx->info and the backend's state */
-    void (*ctx_release)(gpk_ctx *ctx);        /* also after a partial init */
+    const char *label;                       /* in messages: "CUDA backend: ..." */
+    const char *no_device;                   /* why there is none, when unavailable_reason gives no more */
+    int (*device_count)(void);               /* 0 when no usable device */
+    const char *(*unavailable_reason)(void); /* why no device is usable (NULL entry: no_device says it) */
+    gpk_status (*ctx_init)(gpk_ctx *ctx);    /* fills ctx->info and the backend's state */
+    void (*ctx_release)(gpk_ctx *ctx);       /* also after a partial init */
     /* enables peer access between the devices of ctx->part[] where the
      * hardware allows it and fills ctx->peer; NULL: one device a context */
     gpk_status (*enable_peers)(gpk_ctx *ctx);

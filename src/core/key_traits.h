@@ -94,6 +94,8 @@ GPK_KEY_FN gpk_ukey64 gpk_key_descending64(int kind, gpk_ukey64 m)
 
 #ifndef __OPENCL_VERSION__
 
+/* The tables below are macros of one case a line: kept as written. */
+// clang-format off
 /* X(type, name, bytes, bits type, C type, kind) for each key type, in the
  * order of gpk_type: dispatch on the type is generated from this list. */
 #define GPK_KEY_TYPES(X)                                        \
@@ -171,6 +173,7 @@ GPK_KEY_FN uint64_t gpk__descending_u64(gpk_type t, uint64_t m)
 #undef GPK_KEY_BY_TYPE_
 #undef GPK_KEY_DESC32_
 #undef GPK_KEY_DESC64_
+// clang-format on
 #undef GPK_KEY_MAP32_
 #undef GPK_KEY_UNMAP32_
 #undef GPK_KEY_MAP64_
@@ -195,10 +198,7 @@ template <class K> GPK_KEY_FN K twiddle(const Twiddle<K> &t, K x)
 }
 
 template <class K> GPK_KEY_FN K twiddle_sign() { return (K)1 << (sizeof(K) * 8 - 1); }
-template <class K> GPK_KEY_FN K twiddle_rot()
-{
-    return sizeof(K) == 4 ? (K)GPK_KEY_ROT32 : (K)GPK_KEY_ROT64;
-}
+template <class K> GPK_KEY_FN K twiddle_rot() { return sizeof(K) == 4 ? (K)GPK_KEY_ROT32 : (K)GPK_KEY_ROT64; }
 
 /* gpk_key_map32/64 of type's kind as a Twiddle. */
 template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
@@ -210,7 +210,7 @@ template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
         t.if_set = twiddle_sign<K>();
     } else if (kind == GPK_KEY_FLOAT) {
         t.if_clear = twiddle_sign<K>();
-        t.if_set = (K)~(K)0;
+        t.if_set = (K) ~(K)0;
         t.post = (K)(0 - twiddle_rot<K>());
     }
     return t;
@@ -226,7 +226,7 @@ template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type)
         t.if_set = twiddle_sign<K>();
     } else if (kind == GPK_KEY_FLOAT) {
         t.pre = twiddle_rot<K>();
-        t.if_clear = (K)~(K)0;
+        t.if_clear = (K) ~(K)0;
         t.if_set = twiddle_sign<K>();
     }
     return t;

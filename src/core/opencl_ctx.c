@@ -13,66 +13,67 @@
 const char *gpk__cl_error_name(cl_int e)
 {
     switch (e) {
-#define GPK_CL_ERR(x) case x: return #x;
-    GPK_CL_ERR(CL_SUCCESS)
-    GPK_CL_ERR(CL_DEVICE_NOT_FOUND)
-    GPK_CL_ERR(CL_DEVICE_NOT_AVAILABLE)
-    GPK_CL_ERR(CL_COMPILER_NOT_AVAILABLE)
-    GPK_CL_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
-    GPK_CL_ERR(CL_OUT_OF_RESOURCES)
-    GPK_CL_ERR(CL_OUT_OF_HOST_MEMORY)
-    GPK_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE)
-    GPK_CL_ERR(CL_MEM_COPY_OVERLAP)
-    GPK_CL_ERR(CL_IMAGE_FORMAT_MISMATCH)
-    GPK_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
-    GPK_CL_ERR(CL_BUILD_PROGRAM_FAILURE)
-    GPK_CL_ERR(CL_MAP_FAILURE)
-    GPK_CL_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
-    GPK_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-    GPK_CL_ERR(CL_COMPILE_PROGRAM_FAILURE)
-    GPK_CL_ERR(CL_LINKER_NOT_AVAILABLE)
-    GPK_CL_ERR(CL_LINK_PROGRAM_FAILURE)
-    GPK_CL_ERR(CL_DEVICE_PARTITION_FAILED)
-    GPK_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
-    GPK_CL_ERR(CL_INVALID_VALUE)
-    GPK_CL_ERR(CL_INVALID_DEVICE_TYPE)
-    GPK_CL_ERR(CL_INVALID_PLATFORM)
-    GPK_CL_ERR(CL_INVALID_DEVICE)
-    GPK_CL_ERR(CL_INVALID_CONTEXT)
-    GPK_CL_ERR(CL_INVALID_QUEUE_PROPERTIES)
-    GPK_CL_ERR(CL_INVALID_COMMAND_QUEUE)
-    GPK_CL_ERR(CL_INVALID_HOST_PTR)
-    GPK_CL_ERR(CL_INVALID_MEM_OBJECT)
-    GPK_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
-    GPK_CL_ERR(CL_INVALID_IMAGE_SIZE)
-    GPK_CL_ERR(CL_INVALID_SAMPLER)
-    GPK_CL_ERR(CL_INVALID_BINARY)
-    GPK_CL_ERR(CL_INVALID_BUILD_OPTIONS)
-    GPK_CL_ERR(CL_INVALID_PROGRAM)
-    GPK_CL_ERR(CL_INVALID_PROGRAM_EXECUTABLE)
-    GPK_CL_ERR(CL_INVALID_KERNEL_NAME)
-    GPK_CL_ERR(CL_INVALID_KERNEL_DEFINITION)
-    GPK_CL_ERR(CL_INVALID_KERNEL)
-    GPK_CL_ERR(CL_INVALID_ARG_INDEX)
-    GPK_CL_ERR(CL_INVALID_ARG_VALUE)
-    GPK_CL_ERR(CL_INVALID_ARG_SIZE)
-    GPK_CL_ERR(CL_INVALID_KERNEL_ARGS)
-    GPK_CL_ERR(CL_INVALID_WORK_DIMENSION)
-    GPK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE)
-    GPK_CL_ERR(CL_INVALID_WORK_ITEM_SIZE)
-    GPK_CL_ERR(CL_INVALID_GLOBAL_OFFSET)
-    GPK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST)
-    GPK_CL_ERR(CL_INVALID_EVENT)
-    GPK_CL_ERR(CL_INVALID_OPERATION)
-    GPK_CL_ERR(CL_INVALID_GL_OBJECT)
-    GPK_CL_ERR(CL_INVALID_BUFFER_SIZE)
-    GPK_CL_ERR(CL_INVALID_MIP_LEVEL)
-    GPK_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
-    GPK_CL_ERR(CL_INVALID_PROPERTY)
-    GPK_CL_ERR(CL_INVALID_IMAGE_DESCRIPTOR)
-    GPK_CL_ERR(CL_INVALID_COMPILER_OPTIONS)
-    GPK_CL_ERR(CL_INVALID_LINKER_OPTIONS)
-    GPK_CL_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
+#define GPK_CL_ERR(x) \
+    case x: return #x;
+        GPK_CL_ERR(CL_SUCCESS)
+        GPK_CL_ERR(CL_DEVICE_NOT_FOUND)
+        GPK_CL_ERR(CL_DEVICE_NOT_AVAILABLE)
+        GPK_CL_ERR(CL_COMPILER_NOT_AVAILABLE)
+        GPK_CL_ERR(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        GPK_CL_ERR(CL_OUT_OF_RESOURCES)
+        GPK_CL_ERR(CL_OUT_OF_HOST_MEMORY)
+        GPK_CL_ERR(CL_PROFILING_INFO_NOT_AVAILABLE)
+        GPK_CL_ERR(CL_MEM_COPY_OVERLAP)
+        GPK_CL_ERR(CL_IMAGE_FORMAT_MISMATCH)
+        GPK_CL_ERR(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        GPK_CL_ERR(CL_BUILD_PROGRAM_FAILURE)
+        GPK_CL_ERR(CL_MAP_FAILURE)
+        GPK_CL_ERR(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        GPK_CL_ERR(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        GPK_CL_ERR(CL_COMPILE_PROGRAM_FAILURE)
+        GPK_CL_ERR(CL_LINKER_NOT_AVAILABLE)
+        GPK_CL_ERR(CL_LINK_PROGRAM_FAILURE)
+        GPK_CL_ERR(CL_DEVICE_PARTITION_FAILED)
+        GPK_CL_ERR(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        GPK_CL_ERR(CL_INVALID_VALUE)
+        GPK_CL_ERR(CL_INVALID_DEVICE_TYPE)
+        GPK_CL_ERR(CL_INVALID_PLATFORM)
+        GPK_CL_ERR(CL_INVALID_DEVICE)
+        GPK_CL_ERR(CL_INVALID_CONTEXT)
+        GPK_CL_ERR(CL_INVALID_QUEUE_PROPERTIES)
+        GPK_CL_ERR(CL_INVALID_COMMAND_QUEUE)
+        GPK_CL_ERR(CL_INVALID_HOST_PTR)
+        GPK_CL_ERR(CL_INVALID_MEM_OBJECT)
+        GPK_CL_ERR(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        GPK_CL_ERR(CL_INVALID_IMAGE_SIZE)
+        GPK_CL_ERR(CL_INVALID_SAMPLER)
+        GPK_CL_ERR(CL_INVALID_BINARY)
+        GPK_CL_ERR(CL_INVALID_BUILD_OPTIONS)
+        GPK_CL_ERR(CL_INVALID_PROGRAM)
+        GPK_CL_ERR(CL_INVALID_PROGRAM_EXECUTABLE)
+        GPK_CL_ERR(CL_INVALID_KERNEL_NAME)
+        GPK_CL_ERR(CL_INVALID_KERNEL_DEFINITION)
+        GPK_CL_ERR(CL_INVALID_KERNEL)
+        GPK_CL_ERR(CL_INVALID_ARG_INDEX)
+        GPK_CL_ERR(CL_INVALID_ARG_VALUE)
+        GPK_CL_ERR(CL_INVALID_ARG_SIZE)
+        GPK_CL_ERR(CL_INVALID_KERNEL_ARGS)
+        GPK_CL_ERR(CL_INVALID_WORK_DIMENSION)
+        GPK_CL_ERR(CL_INVALID_WORK_GROUP_SIZE)
+        GPK_CL_ERR(CL_INVALID_WORK_ITEM_SIZE)
+        GPK_CL_ERR(CL_INVALID_GLOBAL_OFFSET)
+        GPK_CL_ERR(CL_INVALID_EVENT_WAIT_LIST)
+        GPK_CL_ERR(CL_INVALID_EVENT)
+        GPK_CL_ERR(CL_INVALID_OPERATION)
+        GPK_CL_ERR(CL_INVALID_GL_OBJECT)
+        GPK_CL_ERR(CL_INVALID_BUFFER_SIZE)
+        GPK_CL_ERR(CL_INVALID_MIP_LEVEL)
+        GPK_CL_ERR(CL_INVALID_GLOBAL_WORK_SIZE)
+        GPK_CL_ERR(CL_INVALID_PROPERTY)
+        GPK_CL_ERR(CL_INVALID_IMAGE_DESCRIPTOR)
+        GPK_CL_ERR(CL_INVALID_COMPILER_OPTIONS)
+        GPK_CL_ERR(CL_INVALID_LINKER_OPTIONS)
+        GPK_CL_ERR(CL_INVALID_DEVICE_PARTITION_COUNT)
 #undef GPK_CL_ERR
     case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
     default: return "unknown OpenCL error";
@@ -279,13 +280,13 @@ static gpk_status choose_device(gpk_ctx *ctx, const dev_entry *devs, int n, int 
 
 /* ---- context ---- */
 
-#define GPK_DEVINFO(param, var)                                                   \
-    do {                                                                          \
+#define GPK_DEVINFO(param, var)                                                    \
+    do {                                                                           \
         cl_int e_ = clGetDeviceInfo(st->device, param, sizeof(var), &(var), NULL); \
-        if (e_ != CL_SUCCESS) {                                                   \
-            s = gpk__cl_fail(ctx, e_, "clGetDeviceInfo(" #param ")");             \
-            goto fail;                                                            \
-        }                                                                         \
+        if (e_ != CL_SUCCESS) {                                                    \
+            s = gpk__cl_fail(ctx, e_, "clGetDeviceInfo(" #param ")");              \
+            goto fail;                                                             \
+        }                                                                          \
     } while (0)
 
 static void opencl_ctx_release(gpk_ctx *ctx);
@@ -384,6 +385,13 @@ static void opencl_ctx_release(gpk_ctx *ctx)
 }
 
 const gpk__device_backend gpk__opencl_device = {
-    "OpenCL",           "no usable OpenCL device", opencl_device_count, opencl_unavailable_reason, opencl_ctx_init,
-    opencl_ctx_release, NULL,                      NULL,                NULL,
+    "OpenCL",
+    "no usable OpenCL device",
+    opencl_device_count,
+    opencl_unavailable_reason,
+    opencl_ctx_init,
+    opencl_ctx_release,
+    NULL,
+    NULL,
+    NULL,
 };

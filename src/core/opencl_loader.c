@@ -24,13 +24,13 @@ static void load(void)
         return;
     }
     gpk_cl_api api;
-#define GPK_CL_LOAD(f)                                                                      \
-    *(void **)&api.f = dlsym(lib, #f);                                                      \
-    if (!api.f) {                                                                           \
-        snprintf(load_message, sizeof load_message, "the OpenCL loader has no %s", #f);     \
-        load_error = load_message;                                                          \
-        dlclose(lib);                                                                       \
-        return;                                                                             \
+#define GPK_CL_LOAD(f)                                                                  \
+    *(void **)&api.f = dlsym(lib, #f);                                                  \
+    if (!api.f) {                                                                       \
+        snprintf(load_message, sizeof load_message, "the OpenCL loader has no %s", #f); \
+        load_error = load_message;                                                      \
+        dlclose(lib);                                                                   \
+        return;                                                                         \
     }
     GPK_CL_FUNCTIONS(GPK_CL_LOAD)
 #undef GPK_CL_LOAD

@@ -11,32 +11,32 @@ extern "C" {
 #endif
 
 /* Every OpenCL function the library calls; a new call adds its name here. */
-#define GPK_CL_FUNCTIONS(X) \
-    X(clBuildProgram) \
-    X(clCreateBuffer) \
-    X(clCreateCommandQueue) \
-    X(clCreateContext) \
-    X(clCreateKernel) \
+#define GPK_CL_FUNCTIONS(X)      \
+    X(clBuildProgram)            \
+    X(clCreateBuffer)            \
+    X(clCreateCommandQueue)      \
+    X(clCreateContext)           \
+    X(clCreateKernel)            \
     X(clCreateProgramWithSource) \
-    X(clEnqueueCopyBuffer) \
-    X(clEnqueueFillBuffer) \
-    X(clEnqueueNDRangeKernel) \
-    X(clEnqueueReadBuffer) \
-    X(clEnqueueWriteBuffer) \
-    X(clFinish) \
-    X(clGetDeviceIDs) \
-    X(clGetDeviceInfo) \
-    X(clGetEventProfilingInfo) \
-    X(clGetKernelWorkGroupInfo) \
-    X(clGetPlatformIDs) \
-    X(clGetPlatformInfo) \
-    X(clGetProgramBuildInfo) \
-    X(clReleaseCommandQueue) \
-    X(clReleaseContext) \
-    X(clReleaseEvent) \
-    X(clReleaseKernel) \
-    X(clReleaseMemObject) \
-    X(clReleaseProgram) \
+    X(clEnqueueCopyBuffer)       \
+    X(clEnqueueFillBuffer)       \
+    X(clEnqueueNDRangeKernel)    \
+    X(clEnqueueReadBuffer)       \
+    X(clEnqueueWriteBuffer)      \
+    X(clFinish)                  \
+    X(clGetDeviceIDs)            \
+    X(clGetDeviceInfo)           \
+    X(clGetEventProfilingInfo)   \
+    X(clGetKernelWorkGroupInfo)  \
+    X(clGetPlatformIDs)          \
+    X(clGetPlatformInfo)         \
+    X(clGetProgramBuildInfo)     \
+    X(clReleaseCommandQueue)     \
+    X(clReleaseContext)          \
+    X(clReleaseEvent)            \
+    X(clReleaseKernel)           \
+    X(clReleaseMemObject)        \
+    X(clReleaseProgram)          \
     X(clSetKernelArg)
 
 typedef struct gpk_cl_api {

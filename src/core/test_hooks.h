@@ -20,7 +20,7 @@ typedef struct gpk_test_hooks {
     /* CPU radix sort: 1 makes 8-byte keys that need mapping take the
      * counted first level instead of the sampled plan */
     int cpu_radix_first_count;
-    int cpu_radix_path;             /* 1 lsd, 2 hybrid, 3 cache: that path for every size */
+    int cpu_radix_path; /* 1 lsd, 2 hybrid, 3 cache: that path for every size */
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -31,31 +31,31 @@ typedef struct gpk_test_hooks {
     int radix_cuda_hybrid_min_log;  /* the hybrid from 2^x keys */
     int radix_cuda_hybrid_fill;     /* the hybrid's keys per bucket */
     /* CUDA quicksort's records front end */
-    int quick_front_min_log;        /* from 2^x records (0: never) */
-    int quick_front_bucket_log;     /* buckets of about 2^x keys */
+    int quick_front_min_log;    /* from 2^x records (0: never) */
+    int quick_front_bucket_log; /* buckets of about 2^x keys */
     /* OpenCL radix sort */
-    int opencl_vendor;              /* 0: never the vendor kernels, 2: a failed build is an error, 3: emulate */
-    int opencl_variant;             /* a gpk_ocl_variant */
-    int opencl_transpose;           /* 1: the paper variant's transposition */
-    long long opencl_wide_from;     /* 64-bit positions from this many keys on */
-    int opencl_profile;             /* 1: time every launch (radix_opencl.c's profile) */
+    int opencl_vendor;          /* 0: never the vendor kernels, 2: a failed build is an error, 3: emulate */
+    int opencl_variant;         /* a gpk_ocl_variant */
+    int opencl_transpose;       /* 1: the paper variant's transposition */
+    long long opencl_wide_from; /* 64-bit positions from this many keys on */
+    int opencl_profile;         /* 1: time every launch (radix_opencl.c's profile) */
     /* several devices */
-    long long multi_part_min;       /* the part plan from this many keys a device */
-    long long multi_min;            /* the host API spreads sorts from this many keys */
+    long long multi_part_min; /* the part plan from this many keys a device */
+    long long multi_min;      /* the host API spreads sorts from this many keys */
     /* out of core */
-    int ooc_force;                  /* 1: with a budget, every sort goes out of core */
-    long long ooc_fail_at;          /* the k-th transfer fails (k >= 1) */
-    long long ooc_slot_bytes;       /* a cap on a slot's bytes (the run length) */
-    long long ooc_resident;         /* at most this many runs stay on the device */
-    int ooc_keep;                   /* 0: no host buffer kept between calls */
+    int ooc_force;            /* 1: with a budget, every sort goes out of core */
+    long long ooc_fail_at;    /* the k-th transfer fails (k >= 1) */
+    long long ooc_slot_bytes; /* a cap on a slot's bytes (the run length) */
+    long long ooc_resident;   /* at most this many runs stay on the device */
+    int ooc_keep;             /* 0: no host buffer kept between calls */
 } gpk_test_hooks;
 
-#define GPK_TEST_HOOKS_INIT                                                                                      \
-    {                                                                                                            \
-        GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET,          \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET,      \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET,      \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET       \
+#define GPK_TEST_HOOKS_INIT                                                                                 \
+    {                                                                                                       \
+        GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET,     \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET  \
     }
 
 extern gpk_test_hooks gpk__test;

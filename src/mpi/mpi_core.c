@@ -40,7 +40,9 @@ gpk_status gpk__mpi_agree(MPI_Comm comm, gpk_ctx *ctx, gpk_status mine, const ch
 {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
-    struct { int status, rank; } in = { (int)mine, rank }, worst;
+    struct {
+        int status, rank;
+    } in = {(int)mine, rank}, worst;
     gpk_status s = gpk__mpi_allreduce(comm, ctx, &in, &worst, 1, MPI_2INT, MPI_MAXLOC, what);
     if (s != GPK_OK) return s;
     if (worst.status == GPK_OK || mine != GPK_OK) return mine;

@@ -77,8 +77,8 @@ static uint64_t hash_bytes(uint64_t h, const void *data, size_t bytes)
 /* What each rank tells the others before any run. Exchanged as bytes: the
  * ranks are one program on one kind of machine. */
 typedef struct agree_rec {
-    int32_t status;   /* this rank's own verdict on its arguments */
-    int32_t count;    /* its contexts */
+    int32_t status; /* this rank's own verdict on its arguments */
+    int32_t count;  /* its contexts */
     int32_t kind, algo, nb, eval, qap_delta, have_start;
     uint32_t n, global_iters, tenure, starts;
     uint64_t iters, seed, data_hash, start_hash;
@@ -95,11 +95,11 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
 {
     memset(a, 0, sizeof *a);
     a->count = count;
-#define BAD(...)                                          \
-    do {                                                  \
-        a->status = GPK_EINVAL;                           \
-        snprintf(a->msg, sizeof a->msg, __VA_ARGS__);     \
-        return;                                           \
+#define BAD(...)                                      \
+    do {                                              \
+        a->status = GPK_EINVAL;                       \
+        snprintf(a->msg, sizeof a->msg, __VA_ARGS__); \
+        return;                                       \
     } while (0)
     if (!ctxs || count < 1) BAD("no contexts (count %d)", count);
     for (int g = 0; g < count; g++) {
@@ -133,10 +133,10 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
 /* The first option in which b differs from a, or NULL. */
 static const char *opts_differ(const agree_rec *a, const agree_rec *b, char *buf, size_t len)
 {
-#define CMP(field, what, fmt, cast)                                                                     \
-    if (a->field != b->field) {                                                                         \
-        snprintf(buf, len, "%s " fmt ", rank 0's " fmt, what, (cast)b->field, (cast)a->field);         \
-        return buf;                                                                                     \
+#define CMP(field, what, fmt, cast)                                                            \
+    if (a->field != b->field) {                                                                \
+        snprintf(buf, len, "%s " fmt ", rank 0's " fmt, what, (cast)b->field, (cast)a->field); \
+        return buf;                                                                            \
     }
     CMP(algo, "algo", "%d", int)
     CMP(nb, "neighbourhood", "%d", int)
@@ -171,16 +171,18 @@ static gpk_status agree(const agree_rec *all, int size, char *msg, size_t len)
         const agree_rec *b = &all[r];
         if (b->kind != a->kind || b->n != a->n || b->data_hash != a->data_hash) {
             snprintf(msg, len,
-                     FN ": rank %d's problem differs from rank 0's: %s '%s' n=%u (data hash %016llx), rank 0 %s "
-                        "'%s' n=%u (%016llx); every rank must read the same instance",
-                     r, kind_name(b->kind), b->name, b->n, (unsigned long long)b->data_hash, kind_name(a->kind),
-                     a->name, a->n, (unsigned long long)a->data_hash);
+                     FN
+                     ": rank %d's problem differs from rank 0's: %s '%s' n=%u (data hash %016llx), rank 0 %s "
+                     "'%s' n=%u (%016llx); every rank must read the same instance",
+                     r, kind_name(b->kind), b->name, b->n, (unsigned long long)b->data_hash,
+                     kind_name(a->kind), a->name, a->n, (unsigned long long)a->data_hash);
             return GPK_EINVAL;
         }
         char why[200];
         if (opts_differ(a, b, why, sizeof why)) {
-            snprintf(msg, len, FN ": rank %d's options differ from rank 0's: %s; every rank must pass the same",
-                     r, why);
+            snprintf(msg, len,
+                     FN ": rank %d's options differ from rank 0's: %s; every rank must pass the same", r,
+                     why);
             return GPK_EINVAL;
         }
     }
@@ -201,10 +203,10 @@ typedef struct run_rec {
 typedef struct shared {
     const gpk_search_problem *problem;
     const gpk_search_opts *opts;
-    double deadline;             /* now_s() at the time limit; 0: none */
-    volatile sig_atomic_t stop;  /* the runs' cancel flag: set by the watcher */
-    atomic_int failed;           /* a run failed on this rank */
-    atomic_int done;             /* workers finished */
+    double deadline;            /* now_s() at the time limit; 0: none */
+    volatile sig_atomic_t stop; /* the runs' cancel flag: set by the watcher */
+    atomic_int failed;          /* a run failed on this rank */
+    atomic_int done;            /* workers finished */
     int rank;
     uint32_t runs;
     /* the progress reports' totals: this rank's workers, and (rank 0) the
@@ -217,15 +219,15 @@ typedef struct shared {
 typedef struct worker {
     shared *sh;
     gpk_ctx *ctx;
-    int reports;         /* passes opts->progress on (ctxs[0]'s runs) */
+    int reports; /* passes opts->progress on (ctxs[0]'s runs) */
     uint32_t first, step;
-    run_rec *recs;       /* one per run of this worker, in run order */
+    run_rec *recs; /* one per run of this worker, in run order */
     uint32_t nrec;
     gpk_status st;
     char msg[MSG_LEN];
-    int64_t best;        /* this worker's best run (ties: the lowest r, the first met) */
+    int64_t best; /* this worker's best run (ties: the lowest r, the first met) */
     uint32_t best_run;
-    uint32_t *best_sol;  /* NULL until a run succeeded */
+    uint32_t *best_sol; /* NULL until a run succeeded */
     /* counts for the progress reports: finished runs, the running one */
     _Atomic uint64_t done_it, done_ev, live_it, live_ev;
     _Atomic int64_t best_seen;
@@ -323,16 +325,16 @@ static void *worker_main(void *arg)
 typedef struct stopper {
     MPI_Comm comm;
     int rank, size;
-    int code_in, got;    /* the one receive kept posted */
+    int code_in, got; /* the one receive kept posted */
     MPI_Request rreq;
     int sent, code_out;
-    MPI_Request *sreqs;  /* size entries */
-    double limit;        /* the communicator's timeout (0: none) */
-    double beat_at;      /* when this rank next says it is still here, to all */
-    double count_at;     /* when this rank next sends rank 0 its counts */
-    double *heard;       /* size entries: when each rank was last heard from */
-    uint64_t (*out)[3];  /* size entries: the heartbeat in flight to each rank */
-    MPI_Request *breqs;  /* size entries: its request */
+    MPI_Request *sreqs;      /* size entries */
+    double limit;            /* the communicator's timeout (0: none) */
+    double beat_at;          /* when this rank next says it is still here, to all */
+    double count_at;         /* when this rank next sends rank 0 its counts */
+    double *heard;           /* size entries: when each rank was last heard from */
+    uint64_t (*out)[3];      /* size entries: the heartbeat in flight to each rank */
+    MPI_Request *breqs;      /* size entries: its request */
     int *sent_to, *got_from; /* size entries: heartbeats sent to, received from each rank */
     uint64_t in[3];
 } stopper;

@@ -39,9 +39,9 @@ typedef struct sort_call {
     MPI_Comm comm;
     gpk_ctx *ctx;
     gpk_type type;
-    size_t kw, vw;          /* key and value widths (vw 0: keys only) */
+    size_t kw, vw; /* key and value widths (vw 0: keys only) */
     gpk_type vtype;
-    int device;             /* shards in device memory */
+    int device; /* shards in device memory */
     int P, rank, threads;
     const char *what;
     struct sort_keep *keep; /* what comm keeps between calls */
@@ -52,76 +52,74 @@ typedef struct sort_call {
 /* ---- host kernels: counts and merges on mapped keys -------------------------- */
 
 /* the merge loop of merge_NAME with values of type VT beside the keys */
-#define MERGE_STEPS(KT, MAP, VT)                                                                        \
-    {                                                                                               \
-        const VT *pa = va, *pb = vb;                                                                \
-        VT *po = vout;                                                                              \
-        while (i < i1 && j < j1) {                                                                  \
-            KT x = a[i], y = b[j];                                                                  \
-            int tb = MAP(y) < MAP(x);                                                               \
-            out[o] = tb ? y : x;                                                                    \
-            po[o++] = tb ? pb[j] : pa[i];                                                           \
-            i += !tb, j += tb;                                                                      \
-        }                                                                                           \
+#define MERGE_STEPS(KT, MAP, VT)          \
+    {                                     \
+        const VT *pa = va, *pb = vb;      \
+        VT *po = vout;                    \
+        while (i < i1 && j < j1) {        \
+            KT x = a[i], y = b[j];        \
+            int tb = MAP(y) < MAP(x);     \
+            out[o] = tb ? y : x;          \
+            po[o++] = tb ? pb[j] : pa[i]; \
+            i += !tb, j += tb;            \
+        }                                 \
     }
 
-#define DEFINE_HOST_TYPE(NAME, KT, MAP)                                                              \
-    static size_t count_##NAME(const KT *k, size_t n, uint64_t q, int or_equal)                     \
-    {                                                                                               \
-        size_t lo = 0, hi = n;                                                                      \
-        while (lo < hi) {                                                                           \
-            size_t mid = lo + (hi - lo) / 2;                                                        \
-            uint64_t m = MAP(k[mid]);                                                               \
-            if (m < q || (or_equal && m == q)) lo = mid + 1;                                        \
-            else hi = mid;                                                                          \
-        }                                                                                           \
-        return lo;                                                                                  \
-    }                                                                                               \
-    /* how many of the first k outputs of the stable merge of a and b come from a */                \
-    static size_t corank_##NAME(const KT *a, size_t na, const KT *b, size_t nb, size_t k)           \
-    {                                                                                               \
-        size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                      \
-        while (lo < hi) {                                                                           \
-            size_t mid = lo + (hi - lo) / 2;                                                        \
-            if (MAP(a[mid]) <= MAP(b[k - mid - 1])) lo = mid + 1;                                   \
-            else hi = mid;                                                                          \
-        }                                                                                           \
-        return lo;                                                                                  \
-    }                                                                                               \
-    static void merge_##NAME(const KT *a, const void *va, size_t na, const KT *b, const void *vb,   \
-                             size_t nb, KT *out, void *vout, size_t vw, int threads)                \
-    {                                                                                               \
-        size_t n = na + nb;                                                                         \
-        int parts = n < 2048 ? 1 : threads;                                                         \
-        _Pragma("omp parallel for num_threads(parts) schedule(static, 1)")                          \
-        for (int t = 0; t < parts; t++) {                                                           \
-            size_t k0 = n / (size_t)parts * (size_t)t + n % (size_t)parts * (size_t)t / (size_t)parts; \
-            size_t k1 = n / (size_t)parts * (size_t)(t + 1) +                                       \
-                        n % (size_t)parts * (size_t)(t + 1) / (size_t)parts;                        \
-            size_t i = corank_##NAME(a, na, b, nb, k0), i1 = corank_##NAME(a, na, b, nb, k1);       \
-            size_t j = k0 - i, j1 = k1 - i1, o = k0;                                                \
+#define DEFINE_HOST_TYPE(NAME, KT, MAP)                                                                      \
+    static size_t count_##NAME(const KT *k, size_t n, uint64_t q, int or_equal)                              \
+    {                                                                                                        \
+        size_t lo = 0, hi = n;                                                                               \
+        while (lo < hi) {                                                                                    \
+            size_t mid = lo + (hi - lo) / 2;                                                                 \
+            uint64_t m = MAP(k[mid]);                                                                        \
+            if (m < q || (or_equal && m == q)) lo = mid + 1;                                                 \
+            else hi = mid;                                                                                   \
+        }                                                                                                    \
+        return lo;                                                                                           \
+    }                                                                                                        \
+    /* how many of the first k outputs of the stable merge of a and b come from a */                         \
+    static size_t corank_##NAME(const KT *a, size_t na, const KT *b, size_t nb, size_t k)                    \
+    {                                                                                                        \
+        size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                               \
+        while (lo < hi) {                                                                                    \
+            size_t mid = lo + (hi - lo) / 2;                                                                 \
+            if (MAP(a[mid]) <= MAP(b[k - mid - 1])) lo = mid + 1;                                            \
+            else hi = mid;                                                                                   \
+        }                                                                                                    \
+        return lo;                                                                                           \
+    }                                                                                                        \
+    static void merge_##NAME(const KT *a, const void *va, size_t na, const KT *b, const void *vb, size_t nb, \
+                             KT *out, void *vout, size_t vw, int threads)                                    \
+    {                                                                                                        \
+        size_t n = na + nb;                                                                                  \
+        int parts = n < 2048 ? 1 : threads;                                                                  \
+        _Pragma("omp parallel for num_threads(parts) schedule(static, 1)") for (int t = 0; t < parts; t++)   \
+        {                                                                                                    \
+            size_t k0 = n / (size_t)parts * (size_t)t + n % (size_t)parts * (size_t)t / (size_t)parts;       \
+            size_t k1 =                                                                                      \
+                n / (size_t)parts * (size_t)(t + 1) + n % (size_t)parts * (size_t)(t + 1) / (size_t)parts;   \
+            size_t i = corank_##NAME(a, na, b, nb, k0), i1 = corank_##NAME(a, na, b, nb, k1);                \
+            size_t j = k0 - i, j1 = k1 - i1, o = k0;                                                         \
             /* branch-free while both runs last (a branch per key mispredicts half the time on     \
-             * random keys, most of the merge's time); ties from a, the earlier run */               \
-            if (vw == 4)                                                                            \
-                MERGE_STEPS(KT, MAP, uint32_t)                                                          \
-            else if (vw == 8)                                                                       \
-                MERGE_STEPS(KT, MAP, uint64_t)                                                          \
-            else                                                                                    \
-                while (i < i1 && j < j1) {                                                          \
-                    KT x = a[i], y = b[j];                                                          \
-                    int tb = MAP(y) < MAP(x);                                                       \
-                    out[o++] = tb ? y : x;                                                          \
-                    i += !tb, j += tb;                                                              \
-                }                                                                                   \
-            /* the rest of the one run left (an empty run may be NULL) */                          \
-            if (i < i1) {                                                                           \
-                memcpy(out + o, a + i, (i1 - i) * sizeof(KT));                                      \
-                if (vw) memcpy((char *)vout + o * vw, (const char *)va + i * vw, (i1 - i) * vw);    \
-            } else if (j < j1) {                                                                    \
-                memcpy(out + o, b + j, (j1 - j) * sizeof(KT));                                      \
-                if (vw) memcpy((char *)vout + o * vw, (const char *)vb + j * vw, (j1 - j) * vw);    \
-            }                                                                                       \
-        }                                                                                           \
+             * random keys, most of the merge's time); ties from a, the earlier run */         \
+            if (vw == 4) MERGE_STEPS(KT, MAP, uint32_t)                                                      \
+            else if (vw == 8) MERGE_STEPS(KT, MAP, uint64_t)                                                 \
+            else                                                                                             \
+                while (i < i1 && j < j1) {                                                                   \
+                    KT x = a[i], y = b[j];                                                                   \
+                    int tb = MAP(y) < MAP(x);                                                                \
+                    out[o++] = tb ? y : x;                                                                   \
+                    i += !tb, j += tb;                                                                       \
+                }                                                                                            \
+            /* the rest of the one run left (an empty run may be NULL) */                                    \
+            if (i < i1) {                                                                                    \
+                memcpy(out + o, a + i, (i1 - i) * sizeof(KT));                                               \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)va + i * vw, (i1 - i) * vw);             \
+            } else if (j < j1) {                                                                             \
+                memcpy(out + o, b + j, (j1 - j) * sizeof(KT));                                               \
+                if (vw) memcpy((char *)vout + o * vw, (const char *)vb + j * vw, (j1 - j) * vw);             \
+            }                                                                                                \
+        }                                                                                                    \
     }
 
 /* count_NAME, corank_NAME and merge_NAME for every key type; map_NAME its
@@ -138,7 +136,9 @@ static size_t host_count(gpk_type t, const void *k, size_t n, uint64_t q, int or
 {
 #define KEY_CASE(T, N, B, U, C, K) \
     case T: return count_##N(k, n, q, or_equal);
-    switch (t) { GPK_KEY_TYPES(KEY_CASE) }
+    switch (t) {
+        GPK_KEY_TYPES(KEY_CASE)
+    }
 #undef KEY_CASE
     return 0;
 }
@@ -148,7 +148,9 @@ static void host_merge2(gpk_type t, const void *a, const void *va, size_t na, co
 {
 #define KEY_CASE(T, N, B, U, C, K) \
     case T: merge_##N(a, va, na, b, vb, nb, out, vout, vw, threads); break;
-    switch (t) { GPK_KEY_TYPES(KEY_CASE) }
+    switch (t) {
+        GPK_KEY_TYPES(KEY_CASE)
+    }
 #undef KEY_CASE
 }
 
@@ -167,8 +169,8 @@ static void host_merge_runs(gpk_type t, size_t kw, size_t vw, void *keys, void *
             size_t a0 = off[i], a1 = off[i + 1];
             size_t b1 = i + 1 < runs ? off[i + 2] : a1;
             host_merge2(t, src_k + a0 * kw, vw ? src_v + a0 * vw : NULL, a1 - a0, src_k + a1 * kw,
-                        vw ? src_v + a1 * vw : NULL, b1 - a1, dst_k + a0 * kw, vw ? dst_v + a0 * vw : NULL, vw,
-                        threads);
+                        vw ? src_v + a1 * vw : NULL, b1 - a1, dst_k + a0 * kw, vw ? dst_v + a0 * vw : NULL,
+                        vw, threads);
             off[next++] = a0;
         }
         off[next] = n;
@@ -188,7 +190,7 @@ static void copy_threads(void *dst, const void *src, size_t bytes, int threads)
 {
     const size_t chunk = (size_t)1 << 22;
     size_t parts = (bytes + chunk - 1) / chunk;
-    #pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
+#pragma omp parallel for num_threads(threads) schedule(static) if (parts > 1)
     for (size_t i = 0; i < parts; i++) {
         size_t len = bytes - i * chunk < chunk ? bytes - i * chunk : chunk;
         memcpy((char *)dst + i * chunk, (const char *)src + i * chunk, len);
@@ -200,8 +202,8 @@ static void copy_threads(void *dst, const void *src, size_t bytes, int threads)
  * later rounds ping-pong between scratch and out so the last writes out.
  * off holds runs + 1 entries of scratch. */
 static void host_merge_ptr(gpk_type t, size_t kw, size_t vw, const void *const *rk, const void *const *rv,
-                           const size_t *len, int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v,
-                           size_t *off, int threads)
+                           const size_t *len, int runs, void *scratch_k, void *scratch_v, void *out_k,
+                           void *out_v, size_t *off, int threads)
 {
     size_t n = 0;
     int rounds = 0;
@@ -219,8 +221,8 @@ static void host_merge_ptr(gpk_type t, size_t kw, size_t vw, const void *const *
     for (int i = 0; i < runs; i += 2) {
         size_t na = len[i], nb = i + 1 < runs ? len[i + 1] : 0;
         host_merge2(t, rk[i], vw ? rv[i] : NULL, na, i + 1 < runs ? rk[i + 1] : rk[i],
-                    vw && i + 1 < runs ? rv[i + 1] : NULL, nb, dst_k + at * kw, vw ? dst_v + at * vw : NULL, vw,
-                    threads);
+                    vw && i + 1 < runs ? rv[i + 1] : NULL, nb, dst_k + at * kw, vw ? dst_v + at * vw : NULL,
+                    vw, threads);
         off[next++] = at;
         at += na + nb;
     }
@@ -228,7 +230,8 @@ static void host_merge_ptr(gpk_type t, size_t kw, size_t vw, const void *const *
     if (rounds > 1) {
         /* from dst to the other buffer; when dst is out, the rounds left are
          * even and end there (host_merge_runs then copies it to scratch too) */
-        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k, *other_v = dst_k == (char *)out_k ? scratch_v : out_v;
+        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k,
+             *other_v = dst_k == (char *)out_k ? scratch_v : out_v;
         host_merge_runs(t, kw, vw, dst_k, dst_v, off, next, other_k, other_v, threads);
     }
 }
@@ -289,8 +292,8 @@ static gpk_status post_chunks(MPI_Comm comm, gpk_ctx *ctx, char *buf, const uint
 
 /* send[d] elements of `width` bytes go to rank d, in rank order from
  * sendbuf; recv[s] arrive from rank s, in rank order into recvbuf. */
-static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, const uint64_t *send, void *recvbuf,
-                           const uint64_t *recv, size_t width, copy_fn copy, const char *what)
+static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, const uint64_t *send,
+                           void *recvbuf, const uint64_t *recv, size_t width, copy_fn copy, const char *what)
 {
     int P, rank;
     MPI_Comm_size(comm, &P);
@@ -313,7 +316,8 @@ static gpk_status exchange(MPI_Comm comm, gpk_ctx *ctx, const void *sendbuf, con
     int *peer = malloc(sizeof(int) * (nreq ? nreq : 1));
     int flags[2] = {!ints || !req || !peer, !fits}, any[2] = {1, 1};
     gpk_status s = gpk__mpi_allreduce(comm, ctx, flags, any, 2, MPI_INT, MPI_MAX, what);
-    if (s == GPK_OK && flags[0]) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory for %zu requests", what, nreq);
+    if (s == GPK_OK && flags[0])
+        s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory for %zu requests", what, nreq);
     else if (s == GPK_OK && any[0]) s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: another rank failed", what);
     if (s == GPK_OK && !any[1]) {
         int *sc = ints, *sd = ints + P, *rc = ints + 2 * P, *rd = ints + 3 * P;
@@ -399,8 +403,8 @@ static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
     const char *what = "distributed sort: NCCL communicator";
     gpk_status s = GPK_OK;
     if (nccl_keyval == MPI_KEYVAL_INVALID)
-        s = gpk__mpi_check(ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, nccl_cache_delete, &nccl_keyval, NULL),
-                           what);
+        s = gpk__mpi_check(
+            ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, nccl_cache_delete, &nccl_keyval, NULL), what);
     nccl_cache *c = NULL;
     int found = 0;
     if (s == GPK_OK) s = gpk__mpi_check(ctx, MPI_Comm_get_attr(comm, nccl_keyval, &c, &found), what);
@@ -453,8 +457,8 @@ static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
     return GPK_OK;
 }
 
-static gpk_status exchange_nccl(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t nc, const void *sendbuf, const uint64_t *send,
-                                void *recvbuf, const uint64_t *recv, size_t width)
+static gpk_status exchange_nccl(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t nc, const void *sendbuf,
+                                const uint64_t *send, void *recvbuf, const uint64_t *recv, size_t width)
 {
     int P;
     MPI_Comm_size(comm, &P);
@@ -527,7 +531,7 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
     int len = 0;
     MPI_Get_processor_name(name, &len);
-    uint64_t mine[2] = { 1469598103934665603ull, (uint64_t)ctx->device };
+    uint64_t mine[2] = {1469598103934665603ull, (uint64_t)ctx->device};
     for (int i = 0; i < len; i++) mine[0] = (mine[0] ^ (unsigned char)name[i]) * 1099511628211ull;
     uint64_t *all = malloc(sizeof mine * (size_t)P);
     int ok = all != NULL, all_ok = 0;
@@ -539,7 +543,8 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
         if (all[2 * p] != mine[0]) ok = 0;
         else if (p != rank && (int)all[2 * p + 1] != ctx->device) {
             int can = 0;
-            if (cudaDeviceCanAccessPeer(&can, ctx->device, (int)all[2 * p + 1]) != cudaSuccess || !can) ok = 0;
+            if (cudaDeviceCanAccessPeer(&can, ctx->device, (int)all[2 * p + 1]) != cudaSuccess || !can)
+                ok = 0;
         }
     }
     (void)cudaGetLastError();
@@ -551,13 +556,14 @@ static int ipc_usable(MPI_Comm comm, gpk_ctx *ctx)
     return all_ok;
 }
 
-static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange how, void *nccl, const void *sendbuf,
-                                  size_t n_send, const uint64_t *send, void *recvbuf, size_t n_recv,
-                                  const uint64_t *recv, size_t width)
+static gpk_status exchange_device(MPI_Comm comm, gpk_ctx *ctx, device_exchange how, void *nccl,
+                                  const void *sendbuf, size_t n_send, const uint64_t *send, void *recvbuf,
+                                  size_t n_recv, const uint64_t *recv, size_t width)
 {
     const char *what = "distributed sort: exchange";
 #ifdef GPK_HAVE_NCCL
-    if (how == DX_NCCL) return exchange_nccl(comm, ctx, (ncclComm_t)nccl, sendbuf, send, recvbuf, recv, width);
+    if (how == DX_NCCL)
+        return exchange_nccl(comm, ctx, (ncclComm_t)nccl, sendbuf, send, recvbuf, recv, width);
 #endif
     if (how == DX_MPI) return exchange(comm, ctx, sendbuf, send, recvbuf, recv, width, copy_device, what);
     /* through host memory */
@@ -603,30 +609,30 @@ typedef struct ipc_record {
  * the sizes all ranks state at the start of each call. */
 typedef struct sort_keep {
     int P;
-    int ready;        /* made on every rank (the collective steps of freeing it may run) */
-    MPI_Comm node;    /* comm's ranks that share memory with this one, errors returned */
-    int one_node;     /* every rank of comm is in node */
+    int ready;     /* made on every rank (the collective steps of freeing it may run) */
+    MPI_Comm node; /* comm's ranks that share memory with this one, errors returned */
+    int one_node;  /* every rank of comm is in node */
     /* host memory */
-    kept hk, hv;      /* the sorted shard where it is not in the window */
-    kept hrk, hrv;    /* the runs received, or the merge's scratch */
-    MPI_Win win;      /* the sorted shards of one node, read in place; MPI_WIN_NULL: none */
+    kept hk, hv;       /* the sorted shard where it is not in the window */
+    kept hrk, hrv;     /* the runs received, or the merge's scratch */
+    MPI_Win win;       /* the sorted shards of one node, read in place; MPI_WIN_NULL: none */
     size_t *win_bytes; /* each rank's part of win */
     int win_locked;
 #ifdef GPK_HAVE_CUDA
-    gpk_ctx *owner;   /* the context whose GPU holds the device buffers; NULL: none held */
+    gpk_ctx *owner; /* the context whose GPU holds the device buffers; NULL: none held */
     int device;
-    kept dk, dv;      /* the sorted shard: the other ranks map these (CUDA IPC) */
-    kept dtemp;       /* the local sort's temporary */
-    kept drk, drv;    /* the runs received, or the merge's scratch */
-    kept dwork;       /* split counts and the merge's tile bounds */
-    kept dpart;       /* the part plan: the bucket sorts' temps, the straddling buckets sorted aside */
-    uint64_t gen;     /* of dk / dv: a new value with every new allocation of either */
-    void **retired;   /* earlier dk / dv allocations: freed once no rank maps them */
+    kept dk, dv;    /* the sorted shard: the other ranks map these (CUDA IPC) */
+    kept dtemp;     /* the local sort's temporary */
+    kept drk, drv;  /* the runs received, or the merge's scratch */
+    kept dwork;     /* split counts and the merge's tile bounds */
+    kept dpart;     /* the part plan: the bucket sorts' temps, the straddling buckets sorted aside */
+    uint64_t gen;   /* of dk / dv: a new value with every new allocation of either */
+    void **retired; /* earlier dk / dv allocations: freed once no rank maps them */
     int n_retired, cap_retired;
-    ipc_record mine;  /* dk / dv's handles, for generation mine.gen */
+    ipc_record mine;         /* dk / dv's handles, for generation mine.gen */
     void **peer_k, **peer_v; /* this rank's mappings of every other rank's dk / dv */
     uint64_t *peer_gen;      /* the generation each mapping is of */
-    uint64_t ipc_sig; /* the ranks' (node, GPU) list that ipc_ok holds for; 0: not found yet */
+    uint64_t ipc_sig;        /* the ranks' (node, GPU) list that ipc_ok holds for; 0: not found yet */
     int ipc_ok;
 #endif
     struct sort_keep *next; /* every keep of the process (gpk_ctx_destroy looks for its own) */
@@ -670,7 +676,8 @@ static void keep_free_device(sort_keep *k, int exported)
 {
     if (k->device < 0) return; /* host shards only: no CUDA call at all */
     int prev = -1;
-    if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device) (void)cudaSetDevice(k->device);
+    if (k->device >= 0 && cudaGetDevice(&prev) == cudaSuccess && prev != k->device)
+        (void)cudaSetDevice(k->device);
     else prev = -1;
     kept_cuda_free(&k->dtemp), kept_cuda_free(&k->drk), kept_cuda_free(&k->drv), kept_cuda_free(&k->dwork);
     kept_cuda_free(&k->dpart);
@@ -688,7 +695,7 @@ static void keep_free_device(sort_keep *k, int exported)
  * rank completes (by then no rank maps them), or when the keep goes. */
 static void keep_retire_shard(sort_keep *k)
 {
-    kept *exp[2] = { &k->dk, &k->dv };
+    kept *exp[2] = {&k->dk, &k->dv};
     for (int i = 0; i < 2; i++) {
         if (!exp[i]->p) continue;
         void **r = realloc(k->retired, sizeof *r * (size_t)(k->n_retired + 1));
@@ -767,12 +774,14 @@ static gpk_status keep_get(sort_call *c, sort_keep **out)
     double t = MPI_Wtime();
     *out = NULL;
     if (keep_keyval == MPI_KEYVAL_INVALID) {
-        s = gpk__mpi_check(c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, keep_delete, &keep_keyval, NULL),
-                           what);
+        s = gpk__mpi_check(
+            c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, keep_delete, &keep_keyval, NULL), what);
         if (s == GPK_OK)
-            s = gpk__mpi_check(c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval,
-                                                              NULL), what);
-        if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL), what);
+            s = gpk__mpi_check(
+                c->ctx, MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &finalize_keyval, NULL),
+                what);
+        if (s == GPK_OK)
+            s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL), what);
     }
     sort_keep *k = NULL;
     int found = 0, any_found = 0;
@@ -815,8 +824,7 @@ static gpk_status keep_get(sort_call *c, sort_keep **out)
     if (rc == MPI_SUCCESS) {
         MPI_Comm_set_errhandler(k->node, MPI_ERRORS_RETURN);
         MPI_Comm_size(k->node, &node_size);
-    } else
-        k->node = MPI_COMM_NULL;
+    } else k->node = MPI_COMM_NULL;
     one = node_size == c->P;
     s = gpk__mpi_allreduce(c->comm, c->ctx, &one, &k->one_node, 1, MPI_INT, MPI_MIN, what);
     if (s == GPK_OK) s = gpk__mpi_check(c->ctx, MPI_Comm_set_attr(c->comm, keep_keyval, k), what);
@@ -974,10 +982,7 @@ static int ipc_open(sort_call *c, const ipc_record *all, const uint64_t *recv, v
  * rank's merge reads its pieces from the others' shards in place, on all
  * its threads: no copy through MPI. The window is kept between calls and
  * made again (collectively) only when a rank's shard outgrows its part. */
-static size_t shm_values_at(size_t n, size_t kw)
-{
-    return (n * kw + 63) / 64 * 64;
-}
+static size_t shm_values_at(size_t n, size_t kw) { return (n * kw + 63) / 64 * 64; }
 
 /* Collective: non-zero on every rank where the sorted shards go to the
  * window, with this rank's part for its shard (keys, then values); zero on
@@ -1014,7 +1019,8 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
         MPI_Info_set(info, "alloc_shared_noncontig", "true"); /* each rank's part near its own threads */
         void *base = NULL;
         MPI_Win win = MPI_WIN_NULL;
-        int rc = MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes[c->rank] : 64), 1, info, k->node, &base, &win);
+        int rc =
+            MPI_Win_allocate_shared((MPI_Aint)(bytes ? bytes[c->rank] : 64), 1, info, k->node, &base, &win);
         MPI_Info_free(&info);
         int failed = rc != MPI_SUCCESS || !bytes, any = 1;
         if (gpk__mpi_allreduce(c->comm, NULL, &failed, &any, 1, MPI_INT, MPI_MAX, c->what) != GPK_OK) any = 1;
@@ -1049,7 +1055,10 @@ static int shm_prepare(sort_call *c, const int64_t *n_of, size_t stride, void **
 
 /* ---- the sort --------------------------------------------------------------------- */
 
-#define GPK_MPI_SORT_TIMES_ZERO { 0, 0, 0, 0, 0, "", 0, 0 }
+#define GPK_MPI_SORT_TIMES_ZERO \
+    {                           \
+        0, 0, 0, 0, 0, "", 0, 0 \
+    }
 static _Thread_local gpk_mpi_sort_times last_times = GPK_MPI_SORT_TIMES_ZERO;
 
 void gpk_mpi_last_sort_times(gpk_mpi_sort_times *times)
@@ -1071,7 +1080,8 @@ gpk_status gpk_mpi_sort_count(MPI_Comm comm, size_t n_local, const gpk_mpi_sort_
         return GPK_OK;
     }
     int P, rank;
-    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return GPK_EDEVICE;
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return GPK_EDEVICE;
     uint64_t mine = n_local, N = 0;
     const gpk_status s =
         gpk__mpi_allreduce(comm, NULL, &mine, &N, 1, MPI_UINT64_T, MPI_SUM, "gpk_mpi_sort_count");
@@ -1094,7 +1104,6 @@ static uint64_t node_hash(void)
     return h;
 }
 
-
 /* Local counts of keys < q (or <= q) in the sorted shard, for nq queries. */
 static gpk_status shard_count(const sort_call *c, const void *keys, size_t n, const uint64_t *q, size_t nq,
                               int or_equal, uint64_t *counts)
@@ -1103,15 +1112,15 @@ static gpk_status shard_count(const sort_call *c, const void *keys, size_t n, co
     if (c->device)
         return gpk__mpi_cuda_count(c->ctx, (int)c->type, keys, n, q, nq, or_equal, counts, c->keep->dwork.p);
 #endif
-    #pragma omp parallel for num_threads(c->threads) schedule(static) if (nq > 64)
+#pragma omp parallel for num_threads(c->threads) schedule(static) if (nq > 64)
     for (size_t i = 0; i < nq; i++) counts[i] = host_count(c->type, keys, n, q[i], or_equal);
     return GPK_OK;
 }
 
 /* Split positions: split[r] = how many keys of this rank's sorted shard
  * belong to ranks < r (split[0] = 0, split[P] = n), from the global starts. */
-static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, uint64_t N, const uint64_t *start,
-                              uint64_t *split)
+static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, uint64_t N,
+                              const uint64_t *start, uint64_t *split)
 {
     int P = c->P;
     /* the starts strictly inside (0, N) need a split key */
@@ -1142,7 +1151,10 @@ static gpk_status find_splits(const sort_call *c, const void *sorted, size_t n, 
         gpk_status m =
             gpk__mpi_allreduce(c->comm, c->ctx, local, global, (int)nq + 1, MPI_UINT64_T, MPI_SUM, c->what);
         if (s != GPK_OK) goto done;
-        if (m != GPK_OK) { s = m; goto done; }
+        if (m != GPK_OK) {
+            s = m;
+            goto done;
+        }
         if (global[nq]) {
             s = gpk__mpi_fail(c->ctx, GPK_EDEVICE, "%s: another rank failed while splitting", c->what);
             goto done;
@@ -1194,8 +1206,9 @@ static gpk_status local_sort(sort_call *c, const void *keys, const void *values,
 #ifdef GPK_HAVE_CUDA
     if (c->device) {
         size_t tb = 0;
-        gpk_status s = c->vw ? gpk_cuda_sort_pairs(c->ctx, NULL, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
-                             : gpk_cuda_sort_keys(c->ctx, NULL, &tb, c->type, keys, sk, n, &o, 0, 0);
+        gpk_status s = c->vw
+            ? gpk_cuda_sort_pairs(c->ctx, NULL, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
+            : gpk_cuda_sort_keys(c->ctx, NULL, &tb, c->type, keys, sk, n, &o, 0, 0);
         if (s == GPK_OK) s = dev_grow(c, &c->keep->dtemp, tb, 0);
         if (s != GPK_OK) return s;
         tb = c->keep->dtemp.bytes;
@@ -1203,7 +1216,8 @@ static gpk_status local_sort(sort_call *c, const void *keys, const void *values,
         s = c->vw ? gpk_cuda_sort_pairs(c->ctx, temp, &tb, c->type, keys, sk, c->vw, values, sv, n, &o, 0, 0)
                   : gpk_cuda_sort_keys(c->ctx, temp, &tb, c->type, keys, sk, n, &o, 0, 0);
         cudaError_t e = cudaStreamSynchronize(0);
-        if (s == GPK_OK && e != cudaSuccess) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: local sort");
+        if (s == GPK_OK && e != cudaSuccess)
+            s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: local sort");
         return s;
     }
 #endif
@@ -1215,7 +1229,8 @@ static gpk_status local_sort(sort_call *c, const void *keys, const void *values,
     return gpk_sort_pairs(c->ctx, c->type, sk, c->vtype, sv, n, &o);
 }
 
-static gpk_status merge_runs(const sort_call *c, void *rk, void *rv, size_t *off, int runs, void *ok, void *ov)
+static gpk_status merge_runs(const sort_call *c, void *rk, void *rv, size_t *off, int runs, void *ok,
+                             void *ov)
 {
 #ifdef GPK_HAVE_CUDA
     if (c->device)
@@ -1230,8 +1245,9 @@ static gpk_status merge_runs(const sort_call *c, void *rk, void *rv, size_t *off
  * rk at their offsets, by the copy engines (cudaMemcpyAsync over the peer
  * mapping): the link at the copy engines' rate, then a merge from local
  * memory. own: this rank's piece too (where the merge takes the runs from rk). */
-static gpk_status ipc_copy(const sort_call *c, void *const *base_k, void *const *base_v, const uint64_t *at_sender,
-                           const uint64_t *recv, const size_t *off, void *rk, void *rv, int own)
+static gpk_status ipc_copy(const sort_call *c, void *const *base_k, void *const *base_v,
+                           const uint64_t *at_sender, const uint64_t *recv, const size_t *off, void *rk,
+                           void *rv, int own)
 {
     cudaError_t e = cudaSuccess;
     for (int p = 0; p < c->P && e == cudaSuccess; p++) {
@@ -1255,7 +1271,8 @@ static void ipc_check(sort_call *c, const int64_t *all)
 {
     uint64_t sig = 1469598103934665603ull;
     for (int p = 0; p < c->P; p++)
-        for (int f = R_GPU; f <= R_NODE; f++) sig = (sig ^ (uint64_t)all[(size_t)p * R_FIELDS + f]) * 1099511628211ull;
+        for (int f = R_GPU; f <= R_NODE; f++)
+            sig = (sig ^ (uint64_t)all[(size_t)p * R_FIELDS + f]) * 1099511628211ull;
     if (c->keep->ipc_sig != sig) {
         c->keep->ipc_ok = c->keep->one_node && ipc_usable(c->comm, c->ctx);
         c->keep->ipc_sig = sig;
@@ -1294,23 +1311,25 @@ static int part_wanted(const sort_call *c, uint64_t N)
     return c->kw == 4 && N / (uint64_t)c->P >= PART_MIN_PER_RANK;
 }
 
-static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const void *ki, void *ko, const void *vi,
-                            void *vo, size_t n, unsigned begin, unsigned end, cudaStream_t st)
+static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const void *ki, void *ko,
+                            const void *vi, void *vo, size_t n, unsigned begin, unsigned end, cudaStream_t st)
 {
-    return c->vw ? gpk_cuda_sort_pairs_bits(c->ctx, temp, tb, c->type, ki, ko, c->vw, vi, vo, n, begin, end, st)
-                 : gpk_cuda_sort_keys_bits(c->ctx, temp, tb, c->type, ki, ko, n, begin, end, st);
+    return c->vw
+        ? gpk_cuda_sort_pairs_bits(c->ctx, temp, tb, c->type, ki, ko, c->vw, vi, vo, n, begin, end, st)
+        : gpk_cuda_sort_keys_bits(c->ctx, temp, tb, c->type, ki, ko, n, begin, end, st);
 }
 
 /* Collective. *declined (the same on every rank): a bucket is too large or
  * a mapping failed; nothing moved, the sort-first plan goes on. */
 static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *keys_in, const void *values_in,
-                            size_t n_in, void *keys_out, void *values_out, gpk_mpi_sort_times *times, double *t_phase,
-                            int *declined)
+                            size_t n_in, void *keys_out, void *values_out, gpk_mpi_sort_times *times,
+                            double *t_phase, int *declined)
 {
     sort_keep *k = c->keep;
     const char *what = c->what;
     const int P = c->P, me = c->rank;
-    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - GPK_MULTI_PART_BITS, D = 1u << GPK_MULTI_PART_BITS;
+    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - GPK_MULTI_PART_BITS,
+                   D = 1u << GPK_MULTI_PART_BITS;
     const uint64_t lo_mine = start[me], hi_mine = start[me + 1];
     const size_t kw = c->kw, vw = c->vw;
     uint64_t *cnt = calloc((size_t)P * D, sizeof *cnt), *first = calloc((size_t)P * D, sizeof *first);
@@ -1318,8 +1337,8 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     uint64_t *mine = calloc(D, sizeof *mine), *need = calloc((size_t)P, sizeof *need);
     ipc_record *records = malloc(sizeof *records * (size_t)P);
     void **base_k = calloc((size_t)P, sizeof *base_k), **base_v = calloc((size_t)P, sizeof *base_v);
-    cudaStream_t ss[GPK_MULTI_PART_STREAMS] = { 0 }, cs[PART_COPY_STREAMS] = { 0 };
-    cudaEvent_t ev[PART_COPY_STREAMS] = { 0 };
+    cudaStream_t ss[GPK_MULTI_PART_STREAMS] = {0}, cs[PART_COPY_STREAMS] = {0};
+    cudaEvent_t ev[PART_COPY_STREAMS] = {0};
     const int ncs = P < PART_COPY_STREAMS ? P : PART_COPY_STREAMS;
     int made = 0; /* streams and events made */
     *declined = 0;
@@ -1339,7 +1358,8 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         s = part_bits(c, k->dtemp.p, &tb, keys_in, k->dk.p, values_in, k->dv.p, n_in, shift, bits, 0);
         /* the keys below digit x, x = 1 .. D - 1 (the count waits for the partition: one stream) */
         for (unsigned x = 1; x < D; x++) q[x - 1] = (uint64_t)x << shift;
-        if (s == GPK_OK) s = gpk__mpi_cuda_count(c->ctx, (int)c->type, k->dk.p, n_in, q, D - 1, 0, below + 1, k->dwork.p);
+        if (s == GPK_OK)
+            s = gpk__mpi_cuda_count(c->ctx, (int)c->type, k->dk.p, n_in, q, D - 1, 0, below + 1, k->dwork.p);
     }
     if (s == GPK_OK) {
         below[0] = 0, below[D] = n_in;
@@ -1364,7 +1384,8 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         if (start[r + 1] == start[r]) continue; /* no keys for rank r (keep_sizes): no buckets */
         const size_t cap = gpk__multi_part_cap((size_t)(start[r + 1] - start[r]));
         for (unsigned x = 0; x < D; x++)
-            if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap) *declined = 1;
+            if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap)
+                *declined = 1;
     }
     if (*declined) goto out;
     /* this rank's buckets: those that overlap [lo_mine, hi_mine) */
@@ -1391,7 +1412,7 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
      * add at most 2 cap to the share), not by this call's keys, so that a
      * later call of the same sizes finds them large enough. */
     const size_t m = (size_t)(hi_mine - lo_mine), cap = gpk__multi_part_cap(m);
-    size_t aside[2] = { 0, 0 };
+    size_t aside[2] = {0, 0};
     for (unsigned x = xa; x < xb; x++) {
         if (G[x] < lo_mine) aside[0] = (size_t)(G[x + 1] - G[x]);
         else if (G[x + 1] > hi_mine) aside[1] = (size_t)(G[x + 1] - G[x]);
@@ -1431,8 +1452,8 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
             const size_t n_p = (size_t)cnt[(size_t)p * D + x], from = (size_t)first[(size_t)p * D + x];
             if (!n_p) continue;
             const int j = p % ncs;
-            e = cudaMemcpyAsync(W + (at + got) * kw, (const char *)base_k[p] + from * kw, n_p * kw, cudaMemcpyDefault,
-                                cs[j]);
+            e = cudaMemcpyAsync(W + (at + got) * kw, (const char *)base_k[p] + from * kw, n_p * kw,
+                                cudaMemcpyDefault, cs[j]);
             if (e == cudaSuccess && vw)
                 e = cudaMemcpyAsync(Wv + (at + got) * vw, (const char *)base_v[p] + from * vw, n_p * vw,
                                     cudaMemcpyDefault, cs[j]);
@@ -1447,30 +1468,35 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
                 if (e == cudaSuccess) e = cudaStreamWaitEvent(ss[qi], ev[j], 0);
             }
         if (e != cudaSuccess) break;
-        const uint64_t lo = (G[x] > lo_mine ? G[x] : lo_mine) - G[x], hi = (G[x + 1] < hi_mine ? G[x + 1] : hi_mine) - G[x];
+        const uint64_t lo = (G[x] > lo_mine ? G[x] : lo_mine) - G[x],
+                       hi = (G[x + 1] < hi_mine ? G[x + 1] : hi_mine) - G[x];
         const int whole = lo == 0 && hi == t;
         const size_t slot = G[x] < lo_mine ? 0 : aside[0];
         char *to_k = whole ? (char *)keys_out + (size_t)(G[x] - lo_mine) * kw : aside_keys + slot * kw;
-        char *to_v = !vw ? NULL : whole ? (char *)values_out + (size_t)(G[x] - lo_mine) * vw : aside_vals + slot * vw;
+        char *to_v = !vw ? NULL
+            : whole      ? (char *)values_out + (size_t)(G[x] - lo_mine) * vw
+                         : aside_vals + slot * vw;
         size_t tq = tb;
-        s = part_bits(c, part + (size_t)qi * tb, &tq, W + at * kw, to_k, vw ? Wv + at * vw : NULL, to_v, t, 0, shift,
-                      ss[qi]);
+        s = part_bits(c, part + (size_t)qi * tb, &tq, W + at * kw, to_k, vw ? Wv + at * vw : NULL, to_v, t, 0,
+                      shift, ss[qi]);
         if (s == GPK_OK && !whole) {
             const size_t out_at = (size_t)(G[x] + lo - lo_mine), len = (size_t)(hi - lo);
-            e = cudaMemcpyAsync((char *)keys_out + out_at * kw, to_k + lo * kw, len * kw, cudaMemcpyDeviceToDevice,
-                                ss[qi]);
+            e = cudaMemcpyAsync((char *)keys_out + out_at * kw, to_k + lo * kw, len * kw,
+                                cudaMemcpyDeviceToDevice, ss[qi]);
             if (e == cudaSuccess && vw)
                 e = cudaMemcpyAsync((char *)values_out + out_at * vw, to_v + lo * vw, len * vw,
                                     cudaMemcpyDeviceToDevice, ss[qi]);
         }
         at += t;
     }
-    if (e != cudaSuccess && s == GPK_OK) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
+    if (e != cudaSuccess && s == GPK_OK)
+        s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
     /* everything issued ends before the streams go (after a failure too) */
     for (int i = 0; i < made; i++) {
         cudaError_t w = cudaStreamSynchronize(ss[i]);
         if (i < ncs && w == cudaSuccess) w = cudaStreamSynchronize(cs[i]);
-        if (w != cudaSuccess && s == GPK_OK) s = gpk__mpi_cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
+        if (w != cudaSuccess && s == GPK_OK)
+            s = gpk__mpi_cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
     }
     times->merge_ms = (MPI_Wtime() - *t_phase) * 1e3;
 out:
@@ -1487,14 +1513,15 @@ out:
 #endif /* GPK_HAVE_CUDA */
 
 static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
-                            gpk_type vtype, const void *values_in, size_t n_in, void *keys_out, void *values_out,
-                            size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts, const char *what)
+                            gpk_type vtype, const void *values_in, size_t n_in, void *keys_out,
+                            void *values_out, size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts,
+                            const char *what)
 {
     gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
     if (opts) o = *opts;
     gpk_mpi_sort_times times = GPK_MPI_SORT_TIMES_ZERO;
     double t_start = MPI_Wtime(), t_phase = t_start;
-    sort_call c = { comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what, NULL, 0, 0 };
+    sort_call c = {comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what, NULL, 0, 0};
     if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
         return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
     int64_t *all = NULL;
@@ -1514,7 +1541,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     gpk_status s = GPK_OK;
     if (!ctx) s = GPK_EINVAL; /* nowhere to say why: the status tells */
     else if (!n_out) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: n_out is NULL", what);
-    else if ((unsigned)type > GPK_F64) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown key type %d", what, (int)type);
+    else if ((unsigned)type > GPK_F64)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown key type %d", what, (int)type);
     else if (with_values && (unsigned)vtype > GPK_F64)
         s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown value type %d", what, (int)vtype);
     else if (n_in && (!keys_in || (with_values && !values_in)))
@@ -1535,24 +1563,31 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
-    int64_t mine[R_FIELDS] = { type, (int64_t)c.vw, o.keep_sizes != 0, c.device, (int64_t)n_in,
-                               c.device ? ctx->device : -1, (int64_t)node_hash() };
+    int64_t mine[R_FIELDS] = {type,
+                              (int64_t)c.vw,
+                              o.keep_sizes != 0,
+                              c.device,
+                              (int64_t)n_in,
+                              c.device ? ctx->device : -1,
+                              (int64_t)node_hash()};
     s = gpk__mpi_allgather(comm, ctx, mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, what);
     if (s != GPK_OK) goto done;
     for (int p = 1; p < c.P && s == GPK_OK; p++) {
         const int64_t *a = all + (size_t)p * R_FIELDS, *z = all;
         if (a[R_TYPE] != z[R_TYPE])
-            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: key types differ across ranks (rank 0 %s, rank %d %s)", what,
-                              gpk_type_name((gpk_type)z[R_TYPE]), p, gpk_type_name((gpk_type)a[R_TYPE]));
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: key types differ across ranks (rank 0 %s, rank %d %s)",
+                              what, gpk_type_name((gpk_type)z[R_TYPE]), p,
+                              gpk_type_name((gpk_type)a[R_TYPE]));
         else if (a[R_VWIDTH] != z[R_VWIDTH])
             s = gpk__mpi_fail(ctx, GPK_EINVAL,
-                              "%s: value widths differ across ranks (rank 0 %d bytes, rank %d %d bytes)", what,
-                              (int)z[R_VWIDTH], p, (int)a[R_VWIDTH]);
+                              "%s: value widths differ across ranks (rank 0 %d bytes, rank %d %d bytes)",
+                              what, (int)z[R_VWIDTH], p, (int)a[R_VWIDTH]);
         else if (a[R_KEEP] != z[R_KEEP])
-            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: keep_sizes differs across ranks (rank 0 and rank %d)", what, p);
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: keep_sizes differs across ranks (rank 0 and rank %d)",
+                              what, p);
         else if (a[R_DEVICE] != z[R_DEVICE])
-            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory differs across ranks (rank 0 and rank %d)", what,
-                              p);
+            s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory differs across ranks (rank 0 and rank %d)",
+                              what, p);
     }
     if (s != GPK_OK) goto done; /* every rank saw the same records: no agreement needed */
 #ifndef GPK_HAVE_CUDA
@@ -1572,8 +1607,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     n_mine = (size_t)(start[c.rank + 1] - start[c.rank]);
     *n_out = n_mine;
     if (cap < n_mine)
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: out_capacity %zu is below the %zu keys this rank receives", what,
-                          cap, n_mine);
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: out_capacity %zu is below the %zu keys this rank receives",
+                          what, cap, n_mine);
 #ifdef GPK_HAVE_CUDA
     if (s == GPK_OK && c.device) {
         int current = -1;
@@ -1614,7 +1649,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         ipc_check(&c, all);
         if (c.keep->ipc_ok) {
             int declined = 0;
-            s = part_sort(&c, start, keys_in, values_in, n_in, keys_out, values_out, &times, &t_phase, &declined);
+            s = part_sort(&c, start, keys_in, values_in, n_in, keys_out, values_out, &times, &t_phase,
+                          &declined);
             if (s != GPK_OK || !declined) goto finish;
             t_phase = MPI_Wtime(); /* the sort-first plan's phases from here */
         }
@@ -1645,9 +1681,10 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime(); /* the slowest rank's sort */
     if (s != GPK_OK) goto done;
 
-    /* 4. split positions, counts to and from every rank */
+        /* 4. split positions, counts to and from every rank */
 #ifdef GPK_HAVE_CUDA
-    if (c.device) s = dev_grow(&c, &c.keep->dwork, gpk__mpi_cuda_work_bytes(n_mine, (size_t)(c.P - 1) * DIGITS), 0);
+    if (c.device)
+        s = dev_grow(&c, &c.keep->dwork, gpk__mpi_cuda_work_bytes(n_mine, (size_t)(c.P - 1) * DIGITS), 0);
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
 #endif
@@ -1661,8 +1698,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         off[0] = 0;
         for (int p = 0; p < c.P; p++) got += recv[p], off[p + 1] = (size_t)got;
         if (got != n_mine)
-            s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: internal error: %llu keys would arrive for %zu places", what,
-                              (unsigned long long)got, n_mine);
+            s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: internal error: %llu keys would arrive for %zu places",
+                              what, (unsigned long long)got, n_mine);
     }
     s = gpk__mpi_agree(comm, ctx, s, what);
     if (s != GPK_OK) goto done;
@@ -1738,9 +1775,11 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 #ifdef GPK_HAVE_CUDA
     if (c.device)
         times.exchange = ipc_mapped ? (how == DX_COPY ? "cuda-ipc-copy" : "cuda-ipc")
-                         : how == DX_NCCL ? "nccl" : how == DX_MPI ? "cuda-aware-mpi" : "host-staged";
+            : how == DX_NCCL        ? "nccl"
+            : how == DX_MPI         ? "cuda-aware-mpi"
+                                    : "host-staged";
 #endif
-    /* 5. exchange (each call agrees on failures before it moves data) */
+        /* 5. exchange (each call agrees on failures before it moves data) */
 #ifdef GPK_HAVE_CUDA
     if (c.device && ipc_mapped && how == DX_IPC) {
         /* nothing moves yet: the merge reads the pieces over the links */
@@ -1750,11 +1789,12 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         s = exchange_device(comm, ctx, how, nccl, sk, n_in, send, rk, n_mine, recv, c.kw);
         if (c.vw) {
             s = gpk__mpi_agree(comm, ctx, s, what);
-            if (s == GPK_OK) s = exchange_device(comm, ctx, how, nccl, sv, n_in, send, rv, n_mine, recv, c.vw);
+            if (s == GPK_OK)
+                s = exchange_device(comm, ctx, how, nccl, sv, n_in, send, rv, n_mine, recv, c.vw);
         }
     } else
 #endif
-    if (in_shm) {
+        if (in_shm) {
         /* nothing moves yet: the merge reads the pieces in the window */
     } else {
         s = exchange(comm, ctx, sk, send, rk, recv, c.kw, copy_host, what);
@@ -1769,7 +1809,8 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
     const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
     size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
-    if (s == GPK_OK && (!run_k || !run_v || !run_len)) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    if (s == GPK_OK && (!run_k || !run_v || !run_len))
+        s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
     int runs = 0;
 #ifdef GPK_HAVE_CUDA
     if (s == GPK_OK && ipc_mapped && !copy_own) {
@@ -1778,17 +1819,18 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
         for (int p = 0; p < c.P; p++) {
             if (!recv[p]) continue;
             int there = how == DX_IPC || p == c.rank;
-            run_k[runs] = there ? (const char *)base_k[p] + at_sender[p] * c.kw : (const char *)rk + off[p] * c.kw;
+            run_k[runs] =
+                there ? (const char *)base_k[p] + at_sender[p] * c.kw : (const char *)rk + off[p] * c.kw;
             run_v[runs] = !c.vw ? NULL
-                          : there ? (const char *)base_v[p] + at_sender[p] * c.vw
-                                  : (const char *)rv + off[p] * c.vw;
+                : there         ? (const char *)base_v[p] + at_sender[p] * c.vw
+                                : (const char *)rv + off[p] * c.vw;
             run_len[runs++] = (size_t)recv[p];
         }
         s = gpk__mpi_cuda_merge_runs(ctx, (int)c.type, run_k, run_v, c.vw, run_len, runs, rk, rv, keys_out,
                                      values_out, c.keep->dwork.p);
     } else
 #endif
-    if (s == GPK_OK && in_shm) {
+        if (s == GPK_OK && in_shm) {
         for (int p = 0; p < c.P && s == GPK_OK; p++) {
             if (!recv[p]) continue;
             MPI_Aint size;
@@ -1839,15 +1881,17 @@ done:
 }
 
 gpk_status gpk_mpi_sort_keys(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, size_t n_in,
-                             void *keys_out, size_t out_capacity, size_t *n_out, const gpk_mpi_sort_opts *opts)
+                             void *keys_out, size_t out_capacity, size_t *n_out,
+                             const gpk_mpi_sort_opts *opts)
 {
-    return sort_impl(comm, ctx, type, keys_in, 0, GPK_U32, NULL, n_in, keys_out, NULL, out_capacity, n_out, opts,
-                     "gpk_mpi_sort_keys");
+    return sort_impl(comm, ctx, type, keys_in, 0, GPK_U32, NULL, n_in, keys_out, NULL, out_capacity, n_out,
+                     opts, "gpk_mpi_sort_keys");
 }
 
 gpk_status gpk_mpi_sort_pairs(MPI_Comm comm, gpk_ctx *ctx, gpk_type key_type, const void *keys_in,
                               gpk_type value_type, const void *values_in, size_t n_in, void *keys_out,
-                              void *values_out, size_t out_capacity, size_t *n_out, const gpk_mpi_sort_opts *opts)
+                              void *values_out, size_t out_capacity, size_t *n_out,
+                              const gpk_mpi_sort_opts *opts)
 {
     return sort_impl(comm, ctx, key_type, keys_in, 1, value_type, values_in, n_in, keys_out, values_out,
                      out_capacity, n_out, opts, "gpk_mpi_sort_pairs");
@@ -1857,7 +1901,8 @@ gpk_status gpk_mpi_release(MPI_Comm comm, gpk_ctx *ctx)
 {
     const char *what = "gpk_mpi_release";
     int P = 0;
-    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS) return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
+    if (MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
     sort_keep *k = NULL;
     int found = 0, any = 0;
     gpk_status s = GPK_OK;

@@ -22,7 +22,8 @@ template <int TYPE> __device__ __forceinline__ uint64_t mapped(uint64_t x)
 }
 
 template <typename K, int TYPE>
-__global__ void count_kernel(const K *keys, size_t n, const uint64_t *q, size_t nq, int or_equal, uint64_t *out)
+__global__ void count_kernel(const K *keys, size_t n, const uint64_t *q, size_t nq, int or_equal,
+                             uint64_t *out)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= nq) return;
@@ -68,8 +69,8 @@ __global__ void partition_kernel(const K *a, size_t na, const K *b, size_t nb, s
 }
 
 template <typename K, typename V, int TYPE>
-__global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, const K *b, size_t nb, K *out,
-                                                        Values<V> vals, const size_t *bounds)
+__global__ void __launch_bounds__(THREADS)
+    merge_kernel(const K *a, size_t na, const K *b, size_t nb, K *out, Values<V> vals, const size_t *bounds)
 {
     __shared__ K tile[TILE];
     __shared__ K merged[TILE];
@@ -110,14 +111,15 @@ __global__ void __launch_bounds__(THREADS) merge_kernel(const K *a, size_t na, c
 }
 
 template <typename K, int TYPE>
-gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_t *queries, size_t nq, int or_equal,
-                       uint64_t *counts, void *d_work)
+gpk_status count_typed(gpk_ctx *ctx, const void *d_keys, size_t n, const uint64_t *queries, size_t nq,
+                       int or_equal, uint64_t *counts, void *d_work)
 {
     const char *what = "distributed sort: split counts on the device";
     uint64_t *dq = (uint64_t *)d_work;
     cudaError_t e = cudaMemcpy(dq, queries, nq * sizeof(uint64_t), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) {
-        count_kernel<K, TYPE><<<(unsigned)((nq + 255) / 256), 256>>>((const K *)d_keys, n, dq, nq, or_equal, dq + nq);
+        count_kernel<K, TYPE>
+            <<<(unsigned)((nq + 255) / 256), 256>>>((const K *)d_keys, n, dq, nq, or_equal, dq + nq);
         e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaMemcpy(counts, dq + nq, nq * sizeof(uint64_t), cudaMemcpyDeviceToHost);
@@ -130,7 +132,8 @@ struct NoValue {
 
 /* One stable merge of a (earlier) and b into out: the partition, then the tiles. */
 template <typename K, typename V, int TYPE>
-cudaError_t launch_merge(const K *a, size_t na, const K *b, size_t nb, K *out, Values<V> vals, size_t *d_bounds)
+cudaError_t launch_merge(const K *a, size_t na, const K *b, size_t nb, K *out, Values<V> vals,
+                         size_t *d_bounds)
 {
     size_t n = na + nb, tiles = (n + TILE - 1) / TILE;
     if (n == 0) return cudaSuccess;
@@ -146,7 +149,8 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
                        void *d_values_out, size_t *d_bounds)
 {
     size_t n = off[runs];
-    char *src_k = (char *)d_keys, *src_v = (char *)d_values, *dst_k = (char *)d_keys_out, *dst_v = (char *)d_values_out;
+    char *src_k = (char *)d_keys, *src_v = (char *)d_values, *dst_k = (char *)d_keys_out,
+         *dst_v = (char *)d_values_out;
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
     cudaError_t e = cudaSuccess;
     while (runs > 1 && e == cudaSuccess) {
@@ -154,8 +158,9 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
         for (int i = 0; i < runs && e == cudaSuccess; i += 2) {
             size_t a0 = off[i], a1 = off[i + 1], b1 = i + 1 < runs ? off[i + 2] : a1;
             size_t len = b1 - a0;
-            Values<V> vals = { vw ? (const V *)(src_v + a0 * vw) : nullptr, vw ? (const V *)(src_v + a1 * vw) : nullptr,
-                               vw ? (V *)(dst_v + a0 * vw) : nullptr };
+            Values<V> vals = {vw ? (const V *)(src_v + a0 * vw) : nullptr,
+                              vw ? (const V *)(src_v + a1 * vw) : nullptr,
+                              vw ? (V *)(dst_v + a0 * vw) : nullptr};
             if (len)
                 e = launch_merge<K, V, TYPE>((const K *)(src_k + a0 * sizeof(K)), a1 - a0,
                                              (const K *)(src_k + a1 * sizeof(K)), b1 - a1,
@@ -170,7 +175,8 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
     }
     if (e == cudaSuccess && src_k != (char *)d_keys_out && n) {
         e = cudaMemcpyAsync(d_keys_out, src_k, n * sizeof(K), cudaMemcpyDeviceToDevice, 0);
-        if (e == cudaSuccess && vw) e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
+        if (e == cudaSuccess && vw)
+            e = cudaMemcpyAsync(d_values_out, src_v, n * vw, cudaMemcpyDeviceToDevice, 0);
     }
     if (e == cudaSuccess) e = cudaStreamSynchronize(0);
     return e == cudaSuccess ? GPK_OK : gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
@@ -181,8 +187,9 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
  * there, later rounds ping-pong between scratch and out so that the last
  * one writes out. */
 template <typename K, typename V, int TYPE>
-gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *const *run_v, const size_t *run_len,
-                           int runs, void *scratch_k, void *scratch_v, void *out_k, void *out_v, size_t *d_bounds)
+gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *const *run_v,
+                           const size_t *run_len, int runs, void *scratch_k, void *scratch_v, void *out_k,
+                           void *out_v, size_t *d_bounds)
 {
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
     size_t n = 0;
@@ -203,8 +210,9 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     for (int i = 0; i < runs && rounds && e == cudaSuccess; i += 2) {
         size_t na = run_len[i], nb = i + 1 < runs ? run_len[i + 1] : 0;
         const K *a = (const K *)run_k[i], *b = i + 1 < runs ? (const K *)run_k[i + 1] : a;
-        Values<V> vals = { vw ? (const V *)run_v[i] : nullptr, vw && i + 1 < runs ? (const V *)run_v[i + 1] : nullptr,
-                           vw ? (V *)(dst_v + at * vw) : nullptr };
+        Values<V> vals = {vw ? (const V *)run_v[i] : nullptr,
+                          vw && i + 1 < runs ? (const V *)run_v[i + 1] : nullptr,
+                          vw ? (V *)(dst_v + at * vw) : nullptr};
         e = launch_merge<K, V, TYPE>(a, na, b, nb, (K *)(dst_k + at * sizeof(K)), vals, d_bounds);
         off[next++] = at;
         at += na + nb;
@@ -215,18 +223,20 @@ gpk_status merge_ptr_typed(gpk_ctx *ctx, const void *const *run_k, const void *c
     else if (rounds > 1) {
         /* the rest in place of merge_typed's rounds: from dst to the other buffer */
         void *src_k = dst_k, *src_v = dst_v;
-        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k, *other_v = dst_v == (char *)out_v ? scratch_v : out_v;
+        void *other_k = dst_k == (char *)out_k ? scratch_k : out_k,
+             *other_v = dst_v == (char *)out_v ? scratch_v : out_v;
         s = merge_typed<K, V, TYPE>(ctx, src_k, src_v, off, next, other_k, other_v, d_bounds);
     }
     free(off);
     e = cudaStreamSynchronize(0); /* after a failure too: nothing may still run on the buffers */
-    if (s == GPK_OK && e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
+    if (s == GPK_OK && e != cudaSuccess)
+        s = gpk__mpi_cuda_fail(ctx, e, "distributed sort: merge on the device");
     return s;
 }
 
 template <typename K, int TYPE>
-gpk_status merge_ptr_width(gpk_ctx *ctx, const void *const *rk, const void *const *rv, size_t vw, const size_t *len,
-                           int runs, void *sk, void *sv, void *ok, void *ov, size_t *b)
+gpk_status merge_ptr_width(gpk_ctx *ctx, const void *const *rk, const void *const *rv, size_t vw,
+                           const size_t *len, int runs, void *sk, void *sv, void *ok, void *ov, size_t *b)
 {
     if (vw == 4) return merge_ptr_typed<K, uint32_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov, b);
     if (vw == 8) return merge_ptr_typed<K, uint64_t, TYPE>(ctx, rk, rv, len, runs, sk, sv, ok, ov, b);
@@ -234,7 +244,8 @@ gpk_status merge_ptr_width(gpk_ctx *ctx, const void *const *rk, const void *cons
 }
 
 template <typename K, int TYPE>
-gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo, size_t *b)
+gpk_status merge_width(gpk_ctx *ctx, void *k, void *v, size_t vw, size_t *off, int runs, void *ko, void *vo,
+                       size_t *b)
 {
     if (vw == 4) return merge_typed<K, uint32_t, TYPE>(ctx, k, v, off, runs, ko, vo, b);
     if (vw == 8) return merge_typed<K, uint64_t, TYPE>(ctx, k, v, off, runs, ko, vo, b);
@@ -250,29 +261,40 @@ extern "C" gpk_status gpk__mpi_cuda_count(gpk_ctx *ctx, int type, const void *d_
     if (nq == 0) return GPK_OK;
 #define KEY_CASE(T, N, B, U, C, K) \
     case T: return count_typed<U, T>(ctx, d_keys, n, queries, nq, or_equal, counts, d_work);
-    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+    switch (type) {
+        GPK_KEY_TYPES(KEY_CASE)
+    }
 #undef KEY_CASE
     return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }
 
-extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, void *d_values, size_t value_width,
-                                          size_t *off, int runs, void *d_keys_out, void *d_values_out,
-                                          size_t *d_bounds)
+extern "C" gpk_status gpk__mpi_cuda_merge(gpk_ctx *ctx, int type, void *d_keys, void *d_values,
+                                          size_t value_width, size_t *off, int runs, void *d_keys_out,
+                                          void *d_values_out, size_t *d_bounds)
 {
-#define KEY_CASE(T, N, B, U, C, K) \
-    case T: return merge_width<U, T>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, d_bounds);
-    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+#define KEY_CASE(T, N, B, U, C, K)                                                                        \
+    case T:                                                                                               \
+        return merge_width<U, T>(ctx, d_keys, d_values, value_width, off, runs, d_keys_out, d_values_out, \
+                                 d_bounds);
+    switch (type) {
+        GPK_KEY_TYPES(KEY_CASE)
+    }
 #undef KEY_CASE
     return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }
 
-extern "C" gpk_status gpk__mpi_cuda_merge_runs(gpk_ctx *ctx, int type, const void *const *run_k, const void *const *run_v,
-                                               size_t value_width, const size_t *run_len, int runs, void *scratch_k,
+extern "C" gpk_status gpk__mpi_cuda_merge_runs(gpk_ctx *ctx, int type, const void *const *run_k,
+                                               const void *const *run_v, size_t value_width,
+                                               const size_t *run_len, int runs, void *scratch_k,
                                                void *scratch_v, void *out_k, void *out_v, size_t *d_bounds)
 {
-#define KEY_CASE(T, N, B, U, C, K) \
-    case T: return merge_ptr_width<U, T>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, out_k, out_v, d_bounds);
-    switch (type) { GPK_KEY_TYPES(KEY_CASE) }
+#define KEY_CASE(T, N, B, U, C, K)                                                                        \
+    case T:                                                                                               \
+        return merge_ptr_width<U, T>(ctx, run_k, run_v, value_width, run_len, runs, scratch_k, scratch_v, \
+                                     out_k, out_v, d_bounds);
+    switch (type) {
+        GPK_KEY_TYPES(KEY_CASE)
+    }
 #undef KEY_CASE
     return gpk__mpi_fail(ctx, GPK_EINVAL, "unknown key type %d", type);
 }

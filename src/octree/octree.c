@@ -68,13 +68,12 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
         /* one pass finds the root cube and whether every coordinate is finite */
         if (!own_root && !gpk__octree_root(xyz, n, &job.root, ctx->threads)) {
             const size_t bad = first_nonfinite(xyz, n, ctx->threads);
-            return gpk__fail(ctx, GPK_EINVAL,
-                             "octree: particle %zu has a non-finite coordinate (%g, %g, %g)", bad,
-                             (double)xyz[3 * bad], (double)xyz[3 * bad + 1], (double)xyz[3 * bad + 2]);
+            return gpk__fail(ctx, GPK_EINVAL, "octree: particle %zu has a non-finite coordinate (%g, %g, %g)",
+                             bad, (double)xyz[3 * bad], (double)xyz[3 * bad + 1], (double)xyz[3 * bad + 2]);
         }
-        const gpk_status s = be && be->build                ? be->build(&job, &built)
-                             : scheme == GPK_OCTREE_MORTON ? gpk__octree_build_morton(&job, &built)
-                                                           : gpk__octree_build_pool(&job, &built);
+        const gpk_status s = be && be->build ? be->build(&job, &built)
+            : scheme == GPK_OCTREE_MORTON    ? gpk__octree_build_morton(&job, &built)
+                                             : gpk__octree_build_pool(&job, &built);
         if (s != GPK_OK) {
             gpk_octree_free(&built);
             return s;
@@ -111,9 +110,8 @@ static const struct {
     gpk_octree_scheme scheme;
 } scheme_names[] = {
     /* the canonical name of each scheme first: gpk_octree_scheme_name returns it */
-    {"static", GPK_OCTREE_STATIC},     {"blocking", GPK_OCTREE_BLOCKING},
-    {"lockfree", GPK_OCTREE_LOCKFREE}, {"steal", GPK_OCTREE_STEAL},
-    {"morton", GPK_OCTREE_MORTON},     {"queue", GPK_OCTREE_BLOCKING},
+    {"static", GPK_OCTREE_STATIC},      {"blocking", GPK_OCTREE_BLOCKING}, {"lockfree", GPK_OCTREE_LOCKFREE},
+    {"steal", GPK_OCTREE_STEAL},        {"morton", GPK_OCTREE_MORTON},     {"queue", GPK_OCTREE_BLOCKING},
     {"lock-free", GPK_OCTREE_LOCKFREE}, {"stealing", GPK_OCTREE_STEAL},
 };
 

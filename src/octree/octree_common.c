@@ -62,8 +62,7 @@ static uint32_t quantize(float x, double lo, double side)
     return (uint32_t)t;
 }
 
-void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes,
-                       int threads)
+void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes, int threads)
 {
     const long long nn = (long long)n;
 #pragma omp parallel for schedule(static) if (n > 65536) num_threads(threads)
@@ -76,20 +75,20 @@ void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint
     }
 }
 
-void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned depth, float lo[3],
-                          float hi[3])
+void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned depth, float lo[3], float hi[3])
 {
-    const double cell = 0x1p-21; /* one deepest cell, as a fraction of the side */
+    const double cell = 0x1p-21;                    /* one deepest cell, as a fraction of the side */
     const uint32_t extent = OCTREE_QCELLS >> depth; /* the node's side in deepest cells */
-    const uint32_t corner[3] = {octree_compact3(prefix >> 2), octree_compact3(prefix >> 1), octree_compact3(prefix)};
+    const uint32_t corner[3] = {octree_compact3(prefix >> 2), octree_compact3(prefix >> 1),
+                                octree_compact3(prefix)};
     for (int a = 0; a < 3; a++) {
         lo[a] = (float)(root->lo[a] + root->side * ((double)corner[a] * cell));
         hi[a] = (float)(root->lo[a] + root->side * ((double)(corner[a] + extent) * cell));
     }
 }
 
-void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint64_t prefix,
-                           unsigned depth, uint32_t first, uint32_t count, int leaf)
+void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint64_t prefix, unsigned depth,
+                           uint32_t first, uint32_t count, int leaf)
 {
     gpk__octree_node_box(root, prefix, depth, node->lo, node->hi);
     for (int o = 0; o < 8; o++) node->child[o] = -1;

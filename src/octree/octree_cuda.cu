@@ -147,8 +147,8 @@ __global__ void gather_kernel(const float *__restrict__ xyz, const unsigned *__r
 
 /* First index in [lo, hi) whose octant (bits shift+2..shift) is >= octant;
  * the octants in the range are non-decreasing. */
-__device__ __forceinline__ unsigned octant_lower(const uint64_t *__restrict__ codes, unsigned lo,
-                                                 unsigned hi, unsigned shift, unsigned octant)
+__device__ __forceinline__ unsigned octant_lower(const uint64_t *__restrict__ codes, unsigned lo, unsigned hi,
+                                                 unsigned shift, unsigned octant)
 {
     while (lo < hi) {
         const unsigned mid = lo + (hi - lo) / 2;
@@ -201,17 +201,18 @@ __global__ void depth_keys_kernel(const octree_dnode *__restrict__ rec, size_t m
     }
 }
 
-__global__ void prefix_keys_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ slots, size_t m,
-                                   uint64_t *__restrict__ keys)
+__global__ void prefix_keys_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ slots,
+                                   size_t m, uint64_t *__restrict__ keys)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride) keys[i] = rec[slots[i]].prefix;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += stride)
+        keys[i] = rec[slots[i]].prefix;
 }
 
 /* stats[0]: leaves, stats[1]: deepest leaf, stats[2]: malformed records */
-__global__ void fill_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ order, size_t m,
-                            double lx, double ly, double lz, double side, gpk_octree_node *__restrict__ out,
-                            unsigned *__restrict__ rank, unsigned *stats)
+__global__ void fill_kernel(const octree_dnode *__restrict__ rec, const unsigned *__restrict__ order,
+                            size_t m, double lx, double ly, double lz, double side,
+                            gpk_octree_node *__restrict__ out, unsigned *__restrict__ rank, unsigned *stats)
 {
     const double cell = 0x1p-21;
     const double lo_axis[3] = {lx, ly, lz};
@@ -228,8 +229,8 @@ __global__ void fill_kernel(const octree_dnode *__restrict__ rec, const unsigned
 #pragma unroll
         for (int a = 0; a < 3; a++) {
             nd.lo[a] = __double2float_rn(__dadd_rn(lo_axis[a], __dmul_rn(side, (double)corner[a] * cell)));
-            nd.hi[a] =
-                __double2float_rn(__dadd_rn(lo_axis[a], __dmul_rn(side, (double)(corner[a] + extent) * cell)));
+            nd.hi[a] = __double2float_rn(
+                __dadd_rn(lo_axis[a], __dmul_rn(side, (double)(corner[a] + extent) * cell)));
         }
 #pragma unroll
         for (int o = 0; o < 8; o++) nd.child[o] = -1;
@@ -295,7 +296,9 @@ struct Scratch {
     void *p[40] = {};
     bool plain[40] = {};
     int count = 0;
-    Scratch(gpk_ctx *c, cudaStream_t s, bool outputs_temporary) : ctx(c), stream(s), out_temp(outputs_temporary) {}
+    Scratch(gpk_ctx *c, cudaStream_t s, bool outputs_temporary)
+        : ctx(c), stream(s), out_temp(outputs_temporary)
+    {}
     template <class T> gpk_status get(T **out, size_t count_of, const char *what)
     {
         void *q = nullptr;
@@ -356,16 +359,19 @@ struct Scratch {
     }
 };
 
-gpk_status sort_pairs(gpk_ctx *ctx, Scratch &sc, gpk_type type, const void *k_in, void *k_out, const unsigned *v_in,
-                      unsigned *v_out, size_t m, unsigned key_bits, cudaStream_t stream, const char *what)
+gpk_status sort_pairs(gpk_ctx *ctx, Scratch &sc, gpk_type type, const void *k_in, void *k_out,
+                      const unsigned *v_in, unsigned *v_out, size_t m, unsigned key_bits, cudaStream_t stream,
+                      const char *what)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = key_bits;
     size_t temp_bytes = 0;
     void *temp = nullptr;
-    gpk_status s = gpk_cuda_sort_pairs(ctx, nullptr, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
+    gpk_status s =
+        gpk_cuda_sort_pairs(ctx, nullptr, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
     if (s == GPK_OK) s = sc.get((unsigned char **)&temp, temp_bytes, what);
-    if (s == GPK_OK) s = gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
+    if (s == GPK_OK)
+        s = gpk_cuda_sort_pairs(ctx, temp, &temp_bytes, type, k_in, k_out, 4, v_in, v_out, m, &o, 0, stream);
     if (s != GPK_OK) {
         char msg[GPK_ERRLEN];
         memcpy(msg, ctx->err, sizeof msg);
@@ -377,8 +383,8 @@ gpk_status sort_pairs(gpk_ctx *ctx, Scratch &sc, gpk_type type, const void *k_in
 
 /* The Morton builder's device half: the (code, index) pairs sorted into
  * codes_out / idx_out, the records in *d_rec (a Scratch allocation). */
-gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *codes, unsigned *idx, uint64_t *codes_out,
-                          unsigned *idx_out, octree_dnode **d_rec, size_t *n_rec)
+gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *codes, unsigned *idx,
+                          uint64_t *codes_out, unsigned *idx_out, octree_dnode **d_rec, size_t *n_rec)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
@@ -393,7 +399,8 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     const size_t split_cap = n / ((size_t)t + 1) + 1;
     octree_dnode *nodes = nullptr;
     unsigned *cur = nullptr, *next = nullptr, *counters = nullptr;
-    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&nodes, cap * sizeof *nodes, stream, "octree cuda morton: node array"));
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&nodes, cap * sizeof *nodes, stream,
+                                   "octree cuda morton: node array"));
     /* nodes is a temporary until the scratch adopts it */
     auto drop = [&](void *q) { (void)gpk__cuda_temp_free(ctx, q, stream); };
     gpk_status s = sc.get(&cur, split_cap, "octree cuda morton: cudaMalloc (levels)");
@@ -410,7 +417,8 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
     const unsigned zero = 0u;
     cudaError_t e = cudaMemcpyAsync(nodes, &root, sizeof root, cudaMemcpyHostToDevice, stream);
     if (e == cudaSuccess) e = cudaMemcpyAsync(cur, &zero, sizeof zero, cudaMemcpyHostToDevice, stream);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(counters, host_counters, sizeof host_counters, cudaMemcpyHostToDevice, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the sources are on the stack */
     if (e != cudaSuccess) {
         drop(nodes);
@@ -422,10 +430,12 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         if (used + most > cap) {
             size_t c = 2 * cap > used + most ? 2 * cap : used + most;
             octree_dnode *bigger = nullptr;
-            s = gpk__cuda_temp_alloc(ctx, (void **)&bigger, c * sizeof *bigger, stream, "octree cuda morton: node array");
+            s = gpk__cuda_temp_alloc(ctx, (void **)&bigger, c * sizeof *bigger, stream,
+                                     "octree cuda morton: node array");
             if (s == GPK_OK) {
                 e = cudaMemcpyAsync(bigger, nodes, used * sizeof *nodes, cudaMemcpyDeviceToDevice, stream);
-                if (e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "octree cuda morton: growing the node array");
+                if (e != cudaSuccess)
+                    s = gpk__cuda_fail(ctx, e, "octree cuda morton: growing the node array");
             }
             if (s != GPK_OK) {
                 drop(bigger);
@@ -438,12 +448,13 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         }
         e = cudaMemsetAsync(counters + 1, 0, sizeof(unsigned), stream);
         if (e == cudaSuccess) {
-            level_kernel<<<grid_for(8 * n_split), kThreads, 0, stream>>>(codes_out, nodes, cur, (unsigned)n_split,
-                                                                         depth, t, counters, next);
+            level_kernel<<<grid_for(8 * n_split), kThreads, 0, stream>>>(
+                codes_out, nodes, cur, (unsigned)n_split, depth, t, counters, next);
             e = cudaGetLastError();
         }
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(host_counters, counters, sizeof host_counters, cudaMemcpyDeviceToHost, stream);
+            e = cudaMemcpyAsync(host_counters, counters, sizeof host_counters, cudaMemcpyDeviceToHost,
+                                stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         if (e != cudaSuccess) {
             drop(nodes);
@@ -451,8 +462,9 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
         }
         if (host_counters[0] < used || host_counters[0] > used + most || host_counters[1] > split_cap) {
             drop(nodes);
-            return gpk__fail(ctx, GPK_EDEVICE, "octree cuda morton: internal error at depth %u (%u nodes, %u to split)",
-                             depth, host_counters[0], host_counters[1]);
+            return gpk__fail(ctx, GPK_EDEVICE,
+                             "octree cuda morton: internal error at depth %u (%u nodes, %u to split)", depth,
+                             host_counters[0], host_counters[1]);
         }
         used = host_counters[0];
         n_split = host_counters[1];
@@ -476,8 +488,8 @@ gpk_status morton_records(const octree_cuda_job *job, Scratch &sc, uint64_t *cod
  * gpk__cuda_temp_free on job->stream; ms is not set). host_xyz,
  * if not NULL, is the same data on the host (for the error message).
  * Synchronous. */
-gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz, gpk_cuda_octree *out,
-                        bool outputs_temporary)
+gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const float *host_xyz,
+                        gpk_cuda_octree *out, bool outputs_temporary)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
@@ -504,8 +516,8 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
         if (host_xyz) memcpy(p, host_xyz + 3 * hb.bad, sizeof p);
         else if ((e = cudaMemcpy(p, d_xyz + 3 * hb.bad, sizeof p, cudaMemcpyDeviceToHost)) != cudaSuccess)
             return gpk__cuda_fail(ctx, e, "octree cuda: reading a particle");
-        return gpk__fail(ctx, GPK_EINVAL, "octree: particle %llu has a non-finite coordinate (%g, %g, %g)", hb.bad,
-                         (double)p[0], (double)p[1], (double)p[2]);
+        return gpk__fail(ctx, GPK_EINVAL, "octree: particle %llu has a non-finite coordinate (%g, %g, %g)",
+                         hb.bad, (double)p[0], (double)p[1], (double)p[2]);
     }
     float blo[3], bhi[3];
     for (int a = 0; a < 3; a++) {
@@ -540,7 +552,8 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
         order_idx = idx_tmp;
         out->tasks = m;
     } else {
-        GPK_CHECK(gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks, &out->pool_ms));
+        GPK_CHECK(
+            gpk__octree_cuda_pool(job, codes, idx, codes_tmp, idx_tmp, &rec, &m, &out->tasks, &out->pool_ms));
         const gpk_status s = sc.adopt(rec, false);
         if (s != GPK_OK) {
             (void)gpk__cuda_temp_free(ctx, rec, stream);
@@ -549,7 +562,8 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
         order_idx = idx;
     }
     if (m < 1 || m > (size_t)INT32_MAX)
-        return gpk__fail(ctx, m ? GPK_ENOMEM : GPK_EDEVICE, "octree cuda: %zu nodes (1 to 2^31 - 1 can be linked)", m);
+        return gpk__fail(ctx, m ? GPK_ENOMEM : GPK_EDEVICE,
+                         "octree cuda: %zu nodes (1 to 2^31 - 1 can be linked)", m);
 
     /* 4. finish: preorder = records sorted by (prefix, depth), stably */
     unsigned *keys32 = nullptr, *slots_a = nullptr, *slots_b = nullptr, *rank = nullptr, *stats = nullptr;
@@ -571,13 +585,13 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
                              "octree cuda: ordering the nodes by depth"));
         prefix_keys_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, slots_b, m, keys64_a);
         GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
-        GPK_CHECK(sort_pairs(ctx, sc, GPK_U64, keys64_a, keys64_b, slots_b, slots_a, m, 3u * OCTREE_QBITS, stream,
-                             "octree cuda: ordering the nodes by prefix"));
+        GPK_CHECK(sort_pairs(ctx, sc, GPK_U64, keys64_a, keys64_b, slots_b, slots_a, m, 3u * OCTREE_QBITS,
+                             stream, "octree cuda: ordering the nodes by prefix"));
     }
     e = cudaMemsetAsync(stats, 0, 3 * sizeof *stats, stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree cuda: cudaMemsetAsync");
-    fill_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, order, m, root.lo[0], root.lo[1], root.lo[2], root.side,
-                                                      nodes, rank, stats);
+    fill_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, order, m, root.lo[0], root.lo[1], root.lo[2],
+                                                      root.side, nodes, rank, stats);
     GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
     link_kernel<<<grid_for(m), kThreads, 0, stream>>>(rec, order, rank, m, nodes, stats);
     GPK_CHECK(check_launch(ctx, "octree cuda: finish kernel launch"));
@@ -612,8 +626,8 @@ gpk_status device_build(const octree_cuda_job *job, const float *d_xyz, const fl
 gpk_status gpk__octree_cuda_codes(const octree_cuda_job *job, uint64_t *codes, uint32_t *idx)
 {
     const octree_root &r = job->root;
-    codes_kernel<<<grid_for(job->n), kThreads, 0, job->stream>>>(job->d_xyz, job->n, r.lo[0], r.lo[1], r.lo[2], r.side,
-                                                                 codes, idx);
+    codes_kernel<<<grid_for(job->n), kThreads, 0, job->stream>>>(job->d_xyz, job->n, r.lo[0], r.lo[1],
+                                                                 r.lo[2], r.side, codes, idx);
     return check_launch(job->ctx, "octree cuda: codes kernel launch");
 }
 
@@ -654,7 +668,8 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
     const octree_cuda_job dj = cuda_job(ctx, stream, n, job->leaf_threshold, job->scheme, job->opts);
 
     float *d_xyz = nullptr;
-    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), stream, "octree cuda: particles"));
+    GPK_CHECK(
+        gpk__cuda_temp_alloc(ctx, (void **)&d_xyz, 3 * n * sizeof(float), stream, "octree cuda: particles"));
     cudaEvent_t ev[2] = {nullptr, nullptr};
     gpk_status s = gpk__cuda_copy_to_device(ctx, d_xyz, job->xyz, 3 * n * sizeof(float), stream);
     cudaError_t e = cudaSuccess;
@@ -678,7 +693,8 @@ extern "C" gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *
         tree->xyz = (float *)gpk__host_alloc_large(3 * n * sizeof *tree->xyz);
         tree->perm = (uint32_t *)gpk__host_alloc_large(n * sizeof *tree->perm);
         if (!tree->nodes || !tree->xyz || !tree->perm)
-            s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda: out of host memory for %zu particles, %zu nodes", n, dt.n_nodes);
+            s = gpk__fail(ctx, GPK_ENOMEM, "octree cuda: out of host memory for %zu particles, %zu nodes", n,
+                          dt.n_nodes);
     }
     if (s == GPK_OK) {
         s = gpk__cuda_copy_to_host(ctx, tree->nodes, dt.nodes, dt.n_nodes * sizeof *tree->nodes, stream);

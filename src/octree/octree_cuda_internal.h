@@ -24,7 +24,7 @@ gpk_status gpk__octree_build_cuda(const octree_job *job, gpk_octree *tree);
 
 /* A node as the device builders record it (24 bytes). */
 typedef struct octree_dnode {
-    uint64_t prefix;     /* the node's Morton prefix (octree.h) */
+    uint64_t prefix; /* the node's Morton prefix (octree.h) */
     uint32_t first, count;
     uint32_t parent;     /* record index of the parent; UINT32_MAX for the root */
     uint32_t depth_leaf; /* depth | leaf << 8 */

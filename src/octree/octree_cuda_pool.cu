@@ -69,8 +69,9 @@ constexpr bool kKeepFirstDefault = true;
 /* Warp-aggregated octant counts of [begin, end) into cnt[8] (shared).
  * blockDim.x is a multiple of 32 and every warp runs the same number of
  * iterations, so the full-mask warp intrinsics are safe. */
-__device__ __forceinline__ void tile_count(const unsigned long long *__restrict__ codes, unsigned long long begin,
-                                           unsigned long long end, unsigned shift, unsigned *cnt)
+__device__ __forceinline__ void tile_count(const unsigned long long *__restrict__ codes,
+                                           unsigned long long begin, unsigned long long end, unsigned shift,
+                                           unsigned *cnt)
 {
     const unsigned lane = threadIdx.x & 31u;
     for (unsigned long long base = begin; base < end; base += blockDim.x) {
@@ -223,7 +224,7 @@ __global__ void __launch_bounds__(1024, 1) split_kernel(cp::Pool<OTask> pool, Bu
 
 /* ---- big tasks: split by the whole grid ------------------------------------------ */
 
-constexpr unsigned kWideTile = 1u << 12;  /* particles per block and launch */
+constexpr unsigned kWideTile = 1u << 12; /* particles per block and launch */
 constexpr unsigned kWideThreads = 256;
 
 struct WideTile {
@@ -232,10 +233,9 @@ struct WideTile {
 
 /* tile_counts[tile * 8 + o]: the tile's octant counts; counts[task * 8 + o]:
  * its task's, summed over the task's tiles. */
-__global__ void __launch_bounds__(kWideThreads) wide_count(const unsigned long long *__restrict__ codes,
-                                                           const WideTile *__restrict__ tiles, unsigned shift,
-                                                           unsigned *__restrict__ tile_counts,
-                                                           unsigned *__restrict__ counts)
+__global__ void __launch_bounds__(kWideThreads)
+    wide_count(const unsigned long long *__restrict__ codes, const WideTile *__restrict__ tiles,
+               unsigned shift, unsigned *__restrict__ tile_counts, unsigned *__restrict__ counts)
 {
     __shared__ unsigned cnt[8];
     const WideTile w = tiles[blockIdx.x];
@@ -251,15 +251,12 @@ __global__ void __launch_bounds__(kWideThreads) wide_count(const unsigned long l
 
 /* firsts[task]: the task's first particle; tile_counts, counts: from
  * wide_count; cursor[task * 8 + o]: particles of octant o placed so far. */
-__global__ void __launch_bounds__(kWideThreads) wide_scatter(const unsigned long long *__restrict__ codes,
-                                                             const unsigned *__restrict__ idx,
-                                                             const WideTile *__restrict__ tiles, unsigned shift,
-                                                             const unsigned *__restrict__ firsts,
-                                                             const unsigned *__restrict__ tile_counts,
-                                                             const unsigned *__restrict__ counts,
-                                                             unsigned *__restrict__ cursor,
-                                                             unsigned long long *__restrict__ codes_out,
-                                                             unsigned *__restrict__ idx_out)
+__global__ void __launch_bounds__(kWideThreads)
+    wide_scatter(const unsigned long long *__restrict__ codes, const unsigned *__restrict__ idx,
+                 const WideTile *__restrict__ tiles, unsigned shift, const unsigned *__restrict__ firsts,
+                 const unsigned *__restrict__ tile_counts, const unsigned *__restrict__ counts,
+                 unsigned *__restrict__ cursor, unsigned long long *__restrict__ codes_out,
+                 unsigned *__restrict__ idx_out)
 {
     __shared__ unsigned at[8];
     const WideTile w = tiles[blockIdx.x];
@@ -275,9 +272,9 @@ __global__ void __launch_bounds__(kWideThreads) wide_scatter(const unsigned long
 
 /* The indices of leaves the big tasks left in the scratch arrays go home
  * (their codes are not read again). */
-__global__ void __launch_bounds__(kWideThreads) leaves_home(const WideTile *__restrict__ tiles,
-                                                            const unsigned *__restrict__ idx_tmp,
-                                                            unsigned *__restrict__ idx)
+__global__ void __launch_bounds__(kWideThreads)
+    leaves_home(const WideTile *__restrict__ tiles, const unsigned *__restrict__ idx_tmp,
+                unsigned *__restrict__ idx)
 {
     const WideTile w = tiles[blockIdx.x];
     for (unsigned i = w.begin + threadIdx.x; i < w.end; i += blockDim.x) idx[i] = idx_tmp[i];
@@ -348,24 +345,31 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
         for (unsigned k = 0; k < level.size(); k++) {
             firsts.push_back(level[k].first);
             for (unsigned a = 0; a < level[k].count; a += kWideTile)
-                tiles.push_back(WideTile{k, level[k].first + a,
-                                         level[k].first + (level[k].count - a < kWideTile ? level[k].count : a + kWideTile)});
+                tiles.push_back(WideTile{
+                    k, level[k].first + a,
+                    level[k].first + (level[k].count - a < kWideTile ? level[k].count : a + kWideTile)});
         }
         const size_t nt = level.size();
         if (nt > max_tasks || tiles.size() > max_tiles)
             return gpk__fail(ctx, GPK_EDEVICE, "octree (cuda pool): internal error (%zu big tasks)", nt);
-        e = cudaMemcpyAsync(d_tiles, tiles.data(), tiles.size() * sizeof(WideTile), cudaMemcpyHostToDevice, stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(d_firsts, firsts.data(), nt * sizeof(unsigned), cudaMemcpyHostToDevice, stream);
+        e = cudaMemcpyAsync(d_tiles, tiles.data(), tiles.size() * sizeof(WideTile), cudaMemcpyHostToDevice,
+                            stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(d_firsts, firsts.data(), nt * sizeof(unsigned), cudaMemcpyHostToDevice,
+                                stream);
         if (e == cudaSuccess) e = cudaMemsetAsync(d_counts, 0, 16 * max_tasks * sizeof(unsigned), stream);
         if (e == cudaSuccess) {
             const unsigned grid = (unsigned)tiles.size();
             wide_count<<<grid, kWideThreads, 0, stream>>>(src_codes, d_tiles, shift, d_tile_counts, d_counts);
-            wide_scatter<<<grid, kWideThreads, 0, stream>>>(src_codes, src_idx, d_tiles, shift, d_firsts, d_tile_counts,
-                                                            d_counts, d_cursor, dst_codes, dst_idx);
+            wide_scatter<<<grid, kWideThreads, 0, stream>>>(src_codes, src_idx, d_tiles, shift, d_firsts,
+                                                            d_tile_counts, d_counts, d_cursor, dst_codes,
+                                                            dst_idx);
             e = cudaGetLastError();
         }
         counts.resize(8 * nt);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(counts.data(), d_counts, 8 * nt * sizeof(unsigned), cudaMemcpyDeviceToHost, stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(counts.data(), d_counts, 8 * nt * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream); /* the host vectors are read and reused */
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): splitting big tasks");
         next.clear();
@@ -377,8 +381,9 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
             unsigned long long total = 0;
             for (unsigned o = 0; o < 8; o++) total += counts[8 * k + o];
             if (total != t.count)
-                return gpk__fail(ctx, GPK_EDEVICE, "octree (cuda pool): internal error (a big task counted %llu of %u)",
-                                 total, t.count);
+                return gpk__fail(ctx, GPK_EDEVICE,
+                                 "octree (cuda pool): internal error (a big task counted %llu of %u)", total,
+                                 t.count);
             for (unsigned o = 0; o < 8; o++) {
                 const unsigned c = counts[8 * k + o];
                 if (!c) continue;
@@ -389,7 +394,8 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
                 if (splits) (c > wide_min ? next : cand).push_back(OTask{prefix, node, start, c, d});
                 else if (!src_tmp) /* written to the scratch arrays */
                     for (unsigned a = 0; a < c; a += kWideTile)
-                        home.push_back(WideTile{0u, start + a, start + (c - a < kWideTile ? c : a + kWideTile)});
+                        home.push_back(
+                            WideTile{0u, start + a, start + (c - a < kWideTile ? c : a + kWideTile)});
                 start += c;
             }
         }
@@ -422,8 +428,8 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
 } // namespace
 
 gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, uint32_t *d_idx,
-                                            uint64_t *d_codes_tmp, uint32_t *d_idx_tmp, octree_dnode **d_nodes,
-                                            size_t *n_nodes, uint64_t *tasks, double *pool_ms)
+                                 uint64_t *d_codes_tmp, uint32_t *d_idx_tmp, octree_dnode **d_nodes,
+                                 size_t *n_nodes, uint64_t *tasks, double *pool_ms)
 {
     gpk_ctx *ctx = job->ctx;
     cudaStream_t stream = job->stream;
@@ -442,14 +448,15 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     cudaError_t e;
 
     if ((int)job->scheme < GPK_OCTREE_STATIC || (int)job->scheme > GPK_OCTREE_STEAL)
-        return gpk__fail(ctx, GPK_EINVAL, "octree (cuda pool): scheme %d is not a pool scheme", (int)job->scheme);
+        return gpk__fail(ctx, GPK_EINVAL, "octree (cuda pool): scheme %d is not a pool scheme",
+                         (int)job->scheme);
     if (n > (size_t)UINT32_MAX)
         return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): %zu particles, at most %u", name, n, UINT32_MAX);
     const unsigned threads = o->threads ? o->threads : 64u;
     if (threads % 32u != 0 || threads > 1024u)
         return gpk__fail(ctx, GPK_EINVAL,
-                         "octree %s (cuda): %u threads per block; use a multiple of 32 up to 1024 (0: 64)", name,
-                         threads);
+                         "octree %s (cuda): %u threads per block; use a multiple of 32 up to 1024 (0: 64)",
+                         name, threads);
 
     /* The grid: every block resident at once (the pools spin). */
     int resident = 0;
@@ -460,15 +467,19 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
                          threads);
     const unsigned blocks = o->blocks ? o->blocks : (unsigned)resident;
     if (blocks > (unsigned)resident)
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "octree %s (cuda): %u blocks requested, but only %d blocks of %u threads are resident at "
-                         "once; the persistent kernel spins on its pool, so every block must be resident (0: %d)",
-                         name, blocks, resident, threads, resident);
+        return gpk__fail(
+            ctx, GPK_EINVAL,
+            "octree %s (cuda): %u blocks requested, but only %d blocks of %u threads are resident at "
+            "once; the persistent kernel spins on its pool, so every block must be resident (0: %d)",
+            name, blocks, resident, threads, resident);
 
     const unsigned wide_min = o->grid_split ? o->grid_split : GPK_OCTREE_GRID_SPLIT;
     /* UINT_MAX: the paper's pure pool, no frontier rule either */
-    const unsigned frontier_min = wide_min == UINT32_MAX ? UINT32_MAX : wide_min / 16u > 0 ? wide_min / 16u : 1u;
-    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_next, sizeof *r.d_next, stream, "octree (cuda pool): counter"));
+    const unsigned frontier_min = wide_min == UINT32_MAX ? UINT32_MAX
+        : wide_min / 16u > 0                             ? wide_min / 16u
+                                                         : 1u;
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_next, sizeof *r.d_next, stream,
+                                   "octree (cuda pool): counter"));
 
     /* Records: an estimate first, then the bound. */
     size_t bound = octree_node_bound(n, t);
@@ -498,7 +509,8 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         wide_tasks = 0;
         if (root_splits) {
             if (n > wide_min || (blocks > 1 && n > frontier_min)) {
-                gpk_status s = split_wide(ctx, stream, r, b, n, wide_min, frontier_min, blocks, recs, initial, &wide_tasks);
+                gpk_status s = split_wide(ctx, stream, r, b, n, wide_min, frontier_min, blocks, recs, initial,
+                                          &wide_tasks);
                 if (s != GPK_OK) return s;
             } else {
                 initial.push_back(OTask{0ull, 0u, 0u, (unsigned)n, 0u});
@@ -511,8 +523,10 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_nodes, node_cap * sizeof(DNode), stream,
                                        "octree (cuda pool): node array"));
         used_up = recs.size();
-        e = cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice, stream);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(r.d_next, &used_up, sizeof used_up, cudaMemcpyHostToDevice, stream);
+        e = cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice,
+                            stream);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(r.d_next, &used_up, sizeof used_up, cudaMemcpyHostToDevice, stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): records upload");
         if (initial.empty()) break;
 
@@ -541,15 +555,16 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         if (cap > ((size_t)1 << 30))
             return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu above 2^30", name, cap);
         if ((unsigned long long)c.holders + cap > 0xFFFFFFFEull)
-            return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu too large for %u threads", name,
-                             cap, c.holders);
+            return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu too large for %u threads",
+                             name, cap, c.holders);
         c.capacity = pool_cap = (unsigned)cap;
         if (cp::check_config(c, initial.size()) != cudaSuccess)
-            return gpk__fail(ctx, GPK_EFULL,
-                             "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity), fewer than the %zu "
-                             "first tasks need; give a larger capacity or 0 for the default",
-                             name, c.scheme == cp::STEAL ? "a block's work-stealing deque" : "the pool", c.capacity,
-                             initial.size());
+            return gpk__fail(
+                ctx, GPK_EFULL,
+                "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity), fewer than the %zu "
+                "first tasks need; give a larger capacity or 0 for the default",
+                name, c.scheme == cp::STEAL ? "a block's work-stealing deque" : "the pool", c.capacity,
+                initial.size());
         r.drop(r.pool_mem);
         r.pool_mem = nullptr;
         /* the pool, then room for the initial tasks: init deals them from device memory */
@@ -558,7 +573,8 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
                                        "octree (cuda pool): pool allocation"));
         const cp::Pool<OTask> pool = cp::make_pool<OTask>(c, r.pool_mem);
         OTask *d_initial = (OTask *)((unsigned char *)r.pool_mem + pool_bytes);
-        e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask), cudaMemcpyHostToDevice, stream);
+        e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask), cudaMemcpyHostToDevice,
+                            stream);
         if (e == cudaSuccess) e = cp::init(pool, d_initial, initial.size(), stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool init");
         b.nodes = r.d_nodes;
@@ -571,8 +587,10 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel launch");
         e = cudaEventRecord(st->ev_stop, stream);
         /* the node count rides on read_status's wait */
-        if (e == cudaSuccess) e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
-        if (e == cudaSuccess) e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
+        if (e == cudaSuccess)
+            e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
         have_used = e == cudaSuccess;
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel");
         float kernel_ms = 0.f;
@@ -595,14 +613,17 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
                          pool_cap);
     if (status.error == ERR_NODES) {
         if (node_cap >= (size_t)INT32_MAX)
-            return gpk__fail(ctx, GPK_ENOMEM, "octree %s (cuda): more nodes (%llu) than int32 child links can name",
-                             name, status.info);
-        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): node count %llu above its proven bound %zu, an internal error",
+            return gpk__fail(ctx, GPK_ENOMEM,
+                             "octree %s (cuda): more nodes (%llu) than int32 child links can name", name,
+                             status.info);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): node count %llu above its proven bound %zu, an internal error",
                          name, status.info, node_cap);
     }
     if (status.error != cp::ERR_NONE)
-        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): device pool error %u (%s), info %llu, an internal error",
-                         name, status.error, cp::error_string(status.error), status.info);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): device pool error %u (%s), info %llu, an internal error", name,
+                         status.error, cp::error_string(status.error), status.info);
 
     if (!have_used) { /* no pool run: the records are the big tasks' */
         e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
@@ -610,8 +631,9 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node count read-back");
     }
     if (used == 0 || used > node_cap)
-        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): %llu nodes in an array of %zu, an internal error", name,
-                         used, node_cap);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): %llu nodes in an array of %zu, an internal error", name, used,
+                         node_cap);
     *d_nodes = r.d_nodes;
     r.d_nodes = nullptr;
     *n_nodes = (size_t)used;

@@ -18,8 +18,8 @@
 extern "C" { /* the CUDA builders (octree_cuda*.cu) call these */
 #endif
 
-#define OCTREE_QBITS 21u                        /* bits per axis = GPK_OCTREE_MAX_DEPTH */
-#define OCTREE_QCELLS (1u << OCTREE_QBITS)      /* 2^21 cells per axis at the deepest level */
+#define OCTREE_QBITS 21u                   /* bits per axis = GPK_OCTREE_MAX_DEPTH */
+#define OCTREE_QCELLS (1u << OCTREE_QBITS) /* 2^21 cells per axis at the deepest level */
 
 /* The root cube: minimum corner and side (in double; see octree.h). */
 typedef struct octree_root {
@@ -79,17 +79,15 @@ int gpk__octree_root(const float *xyz, size_t n, octree_root *root, int threads)
 void gpk__octree_root_from_bounds(const float lo[3], const float hi[3], octree_root *root);
 
 /* Morton codes of all particles (OpenMP parallel). */
-void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes,
-                       int threads);
+void gpk__octree_codes(const float *xyz, size_t n, const octree_root *root, uint64_t *codes, int threads);
 
 /* The box of the node at `depth` whose codes share `prefix` (lower bits zero). */
-void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned depth, float lo[3],
-                          float hi[3]);
+void gpk__octree_node_box(const octree_root *root, uint64_t prefix, unsigned depth, float lo[3], float hi[3]);
 
 /* A node with every field set: box from (prefix, depth), no children, leaf
  * flag as given. */
-void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint64_t prefix,
-                           unsigned depth, uint32_t first, uint32_t count, int leaf);
+void gpk__octree_node_init(gpk_octree_node *node, const octree_root *root, uint64_t prefix, unsigned depth,
+                           uint32_t first, uint32_t count, int leaf);
 
 /* Whether a node of `count` particles at `depth` splits. */
 /* The most nodes a tree of n particles can have: the inner nodes of one
@@ -114,7 +112,7 @@ static inline int octree_splits(uint32_t count, unsigned depth, unsigned leaf_th
 typedef struct octree_job {
     gpk_ctx *ctx;
     const float *xyz;
-    size_t n;             /* >= 1 */
+    size_t n; /* >= 1 */
     unsigned leaf_threshold;
     octree_root root;
     gpk_octree_scheme scheme;

@@ -14,8 +14,7 @@
 
 /* First index in [lo, hi) whose octant at `depth` is > octant, given that
  * the octants in the range are non-decreasing. */
-static size_t octant_end(const uint64_t *codes, size_t lo, size_t hi, unsigned depth,
-                         unsigned octant)
+static size_t octant_end(const uint64_t *codes, size_t lo, size_t hi, unsigned depth, unsigned octant)
 {
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -40,13 +39,13 @@ static gpk_status sort_codes(gpk_ctx *ctx, uint64_t *codes, uint32_t *perm, size
         gpk_ctx *cpu = NULL;
         s = gpk_ctx_create_ex(&cpu, &co);
         if (s != GPK_OK)
-            return gpk__fail(ctx, s, "octree morton: the %s backend cannot sort u64 permutations "
-                                     "and no CPU context could be made: %s",
+            return gpk__fail(ctx, s,
+                             "octree morton: the %s backend cannot sort u64 permutations "
+                             "and no CPU context could be made: %s",
                              gpk_backend_name(ctx->backend), gpk_last_error(NULL));
         s = gpk_sort_perm(cpu, GPK_U64, codes, perm, n, &o);
         if (s != GPK_OK) {
-            gpk__fail(ctx, s, "octree morton: sorting codes on the CPU fallback: %s",
-                      gpk_last_error(cpu));
+            gpk__fail(ctx, s, "octree morton: sorting codes on the CPU fallback: %s", gpk_last_error(cpu));
             gpk_ctx_destroy(cpu);
             return s;
         }
@@ -124,8 +123,7 @@ static gpk_status build_nodes(const octree_job *job, const uint64_t *codes, node
             if (end[o] == begin[o]) continue;
             const uint32_t count = (uint32_t)(end[o] - begin[o]);
             const int splits = octree_splits(count, d + 1, t);
-            gpk__octree_node_init(&nv->v[child], &job->root,
-                                  prefix | (uint64_t)o << octree_shift(d), d + 1,
+            gpk__octree_node_init(&nv->v[child], &job->root, prefix | (uint64_t)o << octree_shift(d), d + 1,
                                   (uint32_t)begin[o], count, !splits);
             nv->v[ni].child[o] = (int32_t)child;
             if (splits) {

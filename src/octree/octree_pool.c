@@ -42,10 +42,10 @@ typedef struct pool_build {
     uint64_t *codes, *codes_tmp; /* moved together with idx */
     uint32_t *idx, *idx_tmp;     /* idx[i]: input index of the particle at i */
     _Atomic(gpk_octree_node *) *chunks;
-    size_t n_chunks;             /* table size: from the node bound */
+    size_t n_chunks; /* table size: from the node bound */
     size_t node_bound;
     atomic_size_t next_node;
-    atomic_int failed;           /* the first failing worker writes message */
+    atomic_int failed; /* the first failing worker writes message */
     char message[GPK_ERRLEN];
 } pool_build;
 
@@ -53,8 +53,8 @@ typedef struct pool_build {
 static gpk_status worker_fail(pool_build *b, gpk_status s, const char *msg, size_t value)
 {
     if (atomic_exchange(&b->failed, 1) == 0)
-        snprintf(b->message, sizeof b->message, "octree %s: %s (%zu)",
-                 gpk_octree_scheme_name(b->job->scheme), msg, value);
+        snprintf(b->message, sizeof b->message, "octree %s: %s (%zu)", gpk_octree_scheme_name(b->job->scheme),
+                 msg, value);
     return s;
 }
 
@@ -67,8 +67,8 @@ static gpk_octree_node *node_at(pool_build *b, size_t i)
         gpk_octree_node *fresh = malloc(CHUNK_NODES * sizeof *fresh);
         if (!fresh) return NULL;
         gpk_octree_node *expected = NULL;
-        if (atomic_compare_exchange_strong_explicit(&b->chunks[c], &expected, fresh,
-                                                    memory_order_acq_rel, memory_order_acquire)) {
+        if (atomic_compare_exchange_strong_explicit(&b->chunks[c], &expected, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire)) {
             chunk = fresh;
         } else {
             free(fresh); /* another worker published this chunk first */
@@ -109,8 +109,7 @@ static gpk_status split_node(gpk_pool_worker *w, const void *task_bytes, void *u
     /* The children take k consecutive node indices. */
     const size_t base = atomic_fetch_add_explicit(&b->next_node, k, memory_order_relaxed);
     if (base + k > b->node_bound)
-        return worker_fail(b, GPK_EINVAL, "node count above its proven bound, an internal error",
-                           base + k);
+        return worker_fail(b, GPK_EINVAL, "node count above its proven bound, an internal error", base + k);
     if (base + k > (size_t)INT32_MAX)
         return worker_fail(b, GPK_ENOMEM, "more nodes than int32 child links can name", base + k);
     gpk_octree_node *parent = node_at(b, t.node);
@@ -187,8 +186,8 @@ gpk_status gpk__octree_build_pool(const octree_job *job, gpk_octree *tree)
         }
         const octree_task first_task = {0, 0, 0, (uint32_t)n, 0};
         gpk_pool_stats stats;
-        s = gpk_pool_run(ctx, (gpk_pool_scheme)job->scheme, &first_task, 1, sizeof first_task,
-                         split_node, &b, &po, &stats);
+        s = gpk_pool_run(ctx, (gpk_pool_scheme)job->scheme, &first_task, 1, sizeof first_task, split_node, &b,
+                         &po, &stats);
         if (s != GPK_OK) {
             if (atomic_load(&b.failed)) gpk__fail(ctx, s, "%s", b.message);
             goto done;

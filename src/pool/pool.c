@@ -19,7 +19,7 @@ gpk_status gpk_pool_scheme_parse(const char *name, gpk_pool_scheme *out)
         const char *name;
         gpk_pool_scheme scheme;
     } names[] = {
-        {"static", GPK_POOL_STATIC},     {"blocking", GPK_POOL_BLOCKING}, {"queue", GPK_POOL_BLOCKING},
+        {"static", GPK_POOL_STATIC},     {"blocking", GPK_POOL_BLOCKING},  {"queue", GPK_POOL_BLOCKING},
         {"lockfree", GPK_POOL_LOCKFREE}, {"lock-free", GPK_POOL_LOCKFREE}, {"steal", GPK_POOL_STEAL},
         {"stealing", GPK_POOL_STEAL},
     };
@@ -31,8 +31,8 @@ gpk_status gpk_pool_scheme_parse(const char *name, gpk_pool_scheme *out)
             return GPK_OK;
         }
     }
-    return gpk__fail(NULL, GPK_EINVAL,
-                     "unknown pool scheme \"%s\" (static, blocking, lockfree, steal)", name);
+    return gpk__fail(NULL, GPK_EINVAL, "unknown pool scheme \"%s\" (static, blocking, lockfree, steal)",
+                     name);
 }
 
 gpk_status gpk_pool_run(gpk_ctx *ctx, gpk_pool_scheme scheme, const void *initial_tasks, size_t n_initial,
@@ -77,8 +77,8 @@ gpk_status gpk_pool_run(gpk_ctx *ctx, gpk_pool_scheme scheme, const void *initia
     }
     if (n_initial == 0) return GPK_OK; /* nothing to run: stats stay zero */
 
-    gpk_pool_config cfg = {scheme, initial_tasks, n_initial, task_size, work, user,
-                           workers, capacity, o->victim, o->seed};
+    gpk_pool_config cfg = {scheme, initial_tasks, n_initial, task_size, work,
+                           user,   workers,       capacity,  o->victim, o->seed};
     /* Work functions are host functions, so every backend (CPU, CUDA,
      * OpenCL) runs the pool on the host threads. */
     return gpk__pool_run_cpu(ctx, &cfg, stats);

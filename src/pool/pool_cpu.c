@@ -67,7 +67,7 @@ typedef struct static_list {
     uint64_t rounds;
     int done;
     pthread_barrier_t barrier;
-    alignas(CACHE_LINE) atomic_size_t in_head; /* next task of `in` to take */
+    alignas(CACHE_LINE) atomic_size_t in_head;  /* next task of `in` to take */
     alignas(CACHE_LINE) atomic_size_t out_tail; /* next free place in `out` */
 } static_list;
 
@@ -522,10 +522,8 @@ gpk_status gpk_pool_push(gpk_pool_worker *w, const void *task)
         return s;
     case GPK_POOL_BLOCKING:
     case GPK_POOL_LOCKFREE:
-    case GPK_POOL_STEAL:
-        break;
-    default:
-        return GPK_EINVAL;
+    case GPK_POOL_STEAL: break;
+    default: return GPK_EINVAL;
     }
     /* counted before it can be seen, so that `pending` never reaches 0
      * while a task is queued (see the top of the file) */
@@ -680,8 +678,7 @@ static gpk_status run_setup(gpk_ctx *ctx, pool_run *run)
         if (!q->slots || !q->free_next || !q->payload) break;
         /* positions 0 .. n-1 hold the initial tasks under handles 0 .. n-1;
          * every other slot is empty for lap 0 */
-        for (size_t i = 0; i < cap; i++)
-            atomic_init(&q->slots[i], i < n ? (uint64_t)i + 1 : 0);
+        for (size_t i = 0; i < cap; i++) atomic_init(&q->slots[i], i < n ? (uint64_t)i + 1 : 0);
         memcpy(q->payload, c->initial_tasks, n * ts);
         for (uint32_t h = (uint32_t)n; h < q->handles; h++)
             atomic_init(&q->free_next[h], h + 1 < q->handles ? h + 2 : 0);
@@ -705,15 +702,16 @@ static gpk_status run_setup(gpk_ctx *ctx, pool_run *run)
         for (size_t i = 0; i < n; i++) {
             steal_deque *dq = &run->deques[i % c->workers];
             int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed);
-            words_store(dq->words + (size_t)b * run->task_words, (const unsigned char *)c->initial_tasks + i * ts,
-                        ts);
+            words_store(dq->words + (size_t)b * run->task_words,
+                        (const unsigned char *)c->initial_tasks + i * ts, ts);
             atomic_store_explicit(&dq->bottom, b + 1, memory_order_relaxed);
         }
         return GPK_OK;
     }
     }
 nomem:
-    return gpk__fail(ctx, GPK_ENOMEM, "gpk_pool_run: out of memory for the %s pool (capacity %zu, task_size %zu, %u workers)",
+    return gpk__fail(ctx, GPK_ENOMEM,
+                     "gpk_pool_run: out of memory for the %s pool (capacity %zu, task_size %zu, %u workers)",
                      name, cap, ts, c->workers);
 }
 

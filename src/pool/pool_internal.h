@@ -17,12 +17,12 @@
 typedef struct gpk_pool_config {
     gpk_pool_scheme scheme;
     const void *initial_tasks;
-    size_t n_initial;        /* >= 1 */
-    size_t task_size;        /* 1 .. GPK_POOL_MAX_TASK */
+    size_t n_initial; /* >= 1 */
+    size_t task_size; /* 1 .. GPK_POOL_MAX_TASK */
     gpk_pool_work_fn work;
     void *user;
-    unsigned workers;        /* >= 1 */
-    size_t capacity;         /* >= n_initial, <= GPK_POOL_CAPACITY_MAX */
+    unsigned workers; /* >= 1 */
+    size_t capacity;  /* >= n_initial, <= GPK_POOL_CAPACITY_MAX */
     gpk_pool_victim victim;
     uint64_t seed;
 } gpk_pool_config;

@@ -41,7 +41,7 @@ static inline SEARCH_HD void search_index_to_pair(uint64_t n, uint64_t k, uint32
     /* 2x < 2^64 since m < 2^63, and s < 2^32 so s (s + 1) < 2^64. */
     uint64_t s = search_isqrt64(2 * x);
     uint64_t t = (s * (s + 1) / 2 <= x) ? s : s - 1; /* equations (4)-(5) */
-    uint64_t ii = n - 2 - t;                          /* equation (2) */
+    uint64_t ii = n - 2 - t;                         /* equation (2) */
     /* Equation (6); the intermediate values wrap harmlessly modulo 2^64
      * because the result is small. */
     uint64_t jj = k - ii * (n - 1) + ii * (ii + 1) / 2 + 1;

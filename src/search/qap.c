@@ -34,9 +34,8 @@ static gpk_status read_matrix(gpk__text *t, int64_t *m, uint64_t count, uint32_t
         const char *tok;
         size_t len;
         if (!gpk__text_next(t, &tok, &len))
-            return gpk__text_fail(t, GPK_EFORMAT,
-                                  "truncated: matrix %s has %llu of its %u x %u entries", which,
-                                  (unsigned long long)k, n, n);
+            return gpk__text_fail(t, GPK_EFORMAT, "truncated: matrix %s has %llu of its %u x %u entries",
+                                  which, (unsigned long long)k, n, n);
         int64_t v;
         int r = gpk__tok_i64(tok, len, -(int64_t)QAP_VALUE_MAX, QAP_VALUE_MAX, &v);
         if (r < 0)
@@ -72,8 +71,7 @@ gpk_status gpk_qap_parse(const char *text, size_t len, const char *name, gpk_qap
                               gpk__tok_show(tok, tlen, show));
     if (n64 < 2) return gpk__text_fail(&t, GPK_EFORMAT, "n = %lld: at least 2 needed", (long long)n64);
     if (n64 > (int64_t)QAP_MAX_N)
-        return gpk__text_fail(&t, GPK_EFORMAT, "n = %lld: too large (at most %u)", (long long)n64,
-                              QAP_MAX_N);
+        return gpk__text_fail(&t, GPK_EFORMAT, "n = %lld: too large (at most %u)", (long long)n64, QAP_MAX_N);
     uint32_t n = (uint32_t)n64;
     uint64_t nn = (uint64_t)n * n;
     /* Every number takes a digit and a separator: a text too short for the
@@ -83,8 +81,8 @@ gpk_status gpk_qap_parse(const char *text, size_t len, const char *name, gpk_qap
     size_t rest = (size_t)(t.end - t.p);
     if (n > 256 && (uint64_t)rest + 1 < 4 * nn)
         return gpk__text_fail(&t, GPK_EFORMAT,
-                              "truncated: n = %u needs 2 x %u x %u numbers, only %zu bytes follow", n, n,
-                              n, rest);
+                              "truncated: n = %u needs 2 x %u x %u numbers, only %zu bytes follow", n, n, n,
+                              rest);
 
     gpk_qap q;
     memset(&q, 0, sizeof q);
@@ -111,8 +109,7 @@ gpk_status gpk_qap_parse(const char *text, size_t len, const char *name, gpk_qap
                            more == nn ? " (a third n x n matrix? linear terms are not supported)" : "");
     }
     /* Overflow guard (see the top of the file), exact: max_a * max_b < 2^62. */
-    if (s == GPK_OK && max_a && max_b &&
-        nn > ((uint64_t)1 << 60) / ((uint64_t)max_a * (uint64_t)max_b))
+    if (s == GPK_OK && max_a && max_b && nn > ((uint64_t)1 << 60) / ((uint64_t)max_a * (uint64_t)max_b))
         s = gpk__text_fail(&t, GPK_EFORMAT,
                            "entries too large: n^2 max|A| max|B| = %u^2 x %lld x %lld exceeds 2^60, "
                            "costs could overflow 64 bits",
@@ -186,8 +183,7 @@ int64_t gpk_qap_swap_delta(const gpk_qap *q, const uint32_t *p, uint32_t r, uint
  * the first product from the (a_ku - a_kv) terms and the second from the
  * (a_uk - a_vk) ones. It holds for asymmetric A and B; the tests hold it
  * against fresh deltas. Pairs touching r or s are recomputed in O(n). */
-void gpk_qap_delta_update(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r,
-                          uint32_t s)
+void gpk_qap_delta_update(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r, uint32_t s)
 {
     const size_t n = q->n;
     const int64_t *a = q->a, *b = q->b;
@@ -212,7 +208,7 @@ void gpk_qap_delta_update(const gpk_qap *q, const uint32_t *p_after, int64_t *de
             const size_t vp = p_after[v];
             const int64_t *av = a + v * n, *bvp = b + vp * n;
             du[v] += (ar[u] - ar[v] + as[v] - as[u]) * (bsp[up] - bsp[vp] + brp[vp] - brp[up]) +
-                     (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
+                (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
         }
     }
 }
@@ -285,8 +281,7 @@ gpk_status gpk_qap_load_solution(const char *path, uint32_t *n_out, int64_t *cos
     for (uint32_t i = 0; i < n; i++) {
         int64_t x;
         if (!gpk__text_next(&t, &tok, &tlen)) {
-            s = gpk__text_fail(&t, GPK_EFORMAT, "truncated: the permutation has %u of its %u entries", i,
-                               n);
+            s = gpk__text_fail(&t, GPK_EFORMAT, "truncated: the permutation has %u of its %u entries", i, n);
             goto done;
         }
         int r = gpk__tok_i64(tok, tlen, 1, n, &x);

@@ -42,8 +42,8 @@ gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out)
         *out = (gpk_search_algo)i;
         return GPK_OK;
     }
-    return gpk__fail(NULL, GPK_EINVAL, "unknown search algorithm '%.40s' (hc, hc-first, tabu, its, multistart, auto)",
-                     name);
+    return gpk__fail(NULL, GPK_EINVAL,
+                     "unknown search algorithm '%.40s' (hc, hc-first, tabu, its, multistart, auto)", name);
 }
 
 const char *gpk_neighbourhood_name(gpk_neighbourhood nb)
@@ -63,8 +63,8 @@ gpk_status gpk_neighbourhood_parse(const char *name, gpk_neighbourhood *out)
         *out = GPK_NB_TWO_OPT;
         return GPK_OK;
     }
-    return gpk__fail(NULL, GPK_EINVAL, "unknown neighbourhood '%.40s' (default, swap, 2opt, flip1, flip2, or2opt)",
-                     name);
+    return gpk__fail(NULL, GPK_EINVAL,
+                     "unknown neighbourhood '%.40s' (default, swap, 2opt, flip1, flip2, or2opt)", name);
 }
 
 static const char *const eval_names[] = {"ours", "paper"};
@@ -485,13 +485,17 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
     gpk_ctx *c0 = ctxs[0];
     if (!problem || !opts || !result)
         return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: NULL %s",
-                         !problem ? "problem" : !opts ? "opts" : "result");
+                         !problem    ? "problem"
+                             : !opts ? "opts"
+                                     : "result");
     for (int g = 0; g < count; g++) {
         if (!ctxs[g]) return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: context %d is NULL", g);
         for (int h = 0; h < g; h++)
             if (ctxs[h] == ctxs[g])
-                return gpk__fail(c0, GPK_EINVAL, "gpk_search_run_multi: contexts %d and %d are the same (one per "
-                                                 "thread)", h, g);
+                return gpk__fail(c0, GPK_EINVAL,
+                                 "gpk_search_run_multi: contexts %d and %d are the same (one per "
+                                 "thread)",
+                                 h, g);
     }
     memset(result, 0, sizeof *result);
     gpk_search_opts resolved = *opts;
@@ -538,8 +542,8 @@ gpk_status gpk_search_run_multi(gpk_ctx *const *ctxs, int count, const gpk_searc
             gpk_ctx *bad = ctxs[r % (uint32_t)count];
             char msg[GPK_ERRLEN];
             snprintf(msg, sizeof msg, "%s", gpk_last_error(bad));
-            st = gpk__fail(c0, sts[r], "gpk_search_run_multi: run %u (context %u): %s", r, r % (uint32_t)count,
-                           msg);
+            st = gpk__fail(c0, sts[r], "gpk_search_run_multi: run %u (context %u): %s", r,
+                           r % (uint32_t)count, msg);
             break;
         }
         result->iterations += rs[r].iterations;

@@ -69,14 +69,14 @@
 typedef struct {
     const gpk__search_cfg *cfg;
     uint32_t n;
-    uint64_t size;      /* neighbours */
-    uint64_t work;      /* size x the cost of one evaluation (for PAR_MIN_WORK) */
-    uint32_t *perm;     /* QAP p, TSP tour */
-    int8_t *v;          /* PPP v (+-1) */
-    int32_t *y;         /* PPP y = A v */
-    int64_t *dt;        /* QAP delta table (when `table`) */
-    int table;          /* QAP: Taillard's table kept (else the O(n) formula per neighbour) */
-    uint64_t *tabu;     /* iteration until which an attribute is tabu (0: never) */
+    uint64_t size;  /* neighbours */
+    uint64_t work;  /* size x the cost of one evaluation (for PAR_MIN_WORK) */
+    uint32_t *perm; /* QAP p, TSP tour */
+    int8_t *v;      /* PPP v (+-1) */
+    int32_t *y;     /* PPP y = A v */
+    int64_t *dt;    /* QAP delta table (when `table`) */
+    int table;      /* QAP: Taillard's table kept (else the O(n) formula per neighbour) */
+    uint64_t *tabu; /* iteration until which an attribute is tabu (0: never) */
     size_t tabu_len;
     int64_t cost;
     gpk_rng rng;
@@ -102,10 +102,7 @@ typedef struct {
     uint32_t i, j;
 } move;
 
-static int move_less(const move *a, const move *b)
-{
-    return a->d < b->d || (a->d == b->d && a->k < b->k);
-}
+static int move_less(const move *a, const move *b) { return a->d < b->d || (a->d == b->d && a->k < b->k); }
 
 /* Looks at the deadline and the cancel flag; once either says stop, the
  * run stays stopped. */
@@ -200,15 +197,15 @@ static void state_load(state *s, const uint32_t *sol, int threads)
     const gpk_qap *q = c->qap;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 4) if (threads > 1 && n >= 64)
     for (int64_t u = 0; u < nn; u++)
-        for (int64_t v = u + 1; v < nn; v++) dt[u * nn + v] = gpk_qap_swap_delta(q, p, (uint32_t)u, (uint32_t)v);
+        for (int64_t v = u + 1; v < nn; v++)
+            dt[u * nn + v] = gpk_qap_swap_delta(q, p, (uint32_t)u, (uint32_t)v);
 }
 
 static void state_save(const state *s, uint32_t *out)
 {
     if (s->v)
         for (uint32_t i = 0; i < s->n; i++) out[i] = s->v[i] > 0;
-    else
-        memcpy(out, s->perm, s->n * sizeof *out);
+    else memcpy(out, s->perm, s->n * sizeof *out);
 }
 
 static void random_solution(state *s, uint32_t *out)
@@ -269,7 +266,8 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
         s->tabu[(size_t)j * s->n + s->perm[j]] = until;
         break;
     case GPK_NB_TWO_OPT:
-        if (gpk__tabu_by_city(s->cfg)) s->tabu[s->perm[i]] = s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] = until;
+        if (gpk__tabu_by_city(s->cfg))
+            s->tabu[s->perm[i]] = s->tabu[s->perm[j + 1 == s->n ? 0 : j + 1]] = until;
         else s->tabu[k] = until;
         break;
     case GPK_NB_FLIP1: s->tabu[i] = until; break;
@@ -346,7 +344,7 @@ static void qap_table_update(state *st, uint32_t r, uint32_t s, int threads)
             const int64_t vp = p[v];
             const int64_t *av = a + v * n, *bvp = b + vp * n;
             du[v] += (ar[u] - ar[v] + as[v] - as[u]) * (bsp[up] - bsp[vp] + brp[vp] - brp[up]) +
-                     (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
+                (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
         }
     }
 }
@@ -412,7 +410,8 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
      * CUDA failure the session is dropped and the CPU scan takes over (the
      * error stays recorded on the context). */
     if (s->gpu) {
-        const gpk__search_cuda_in in = {s->perm, s->v, s->y, s->tabu, s->iteration, s->cost, best_cost, use_tabu};
+        const gpk__search_cuda_in in = {s->perm,      s->v,    s->y,      s->tabu,
+                                        s->iteration, s->cost, best_cost, use_tabu};
         gpk__search_cuda_move ga, gb;
         if (gpk__search_cuda_best_move(s->gpu, &in, s->gpu_mode, &ga, &gb) == GPK_OK) {
             s->gpu_evaluated += s->size;
@@ -467,9 +466,9 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
 
 typedef struct {
     const gpk__search_cfg *cfg;
-    int report;     /* this thread calls the progress callback */
+    int report; /* this thread calls the progress callback */
     double t0;
-    int64_t best;   /* for the report */
+    int64_t best;      /* for the report */
     gpk__tally *tally; /* multistart: every run's counts (NULL: one run) */
     uint32_t run;
 } reporter;
@@ -587,7 +586,8 @@ static int hill_climb_first(state *s, reporter *rp)
 
 /* `iters` tabu iterations from the current solution; *best / best_sol hold
  * the best solution so far and are updated. */
-static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, uint32_t *best_sol, reporter *rp)
+static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, uint32_t *best_sol,
+                        reporter *rp)
 {
     const uint32_t tenure = s->cfg->tenure;
     memset(s->tabu, 0, s->tabu_len * sizeof *s->tabu);
@@ -609,7 +609,8 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
         const move m = adm.d != INT64_MAX ? adm : any;
         const uint32_t sp = s->cfg->tenure_spread;
         uint32_t ten = sp ? tenure - sp + (uint32_t)rng_below(&s->rng, 2 * (uint64_t)sp + 1) : tenure;
-        if (s->cfg->tenure_cube) { /* u = r / 1024 uniform in [0, 1): the tenure plus tenure_cube u^3, in integers */
+        if (s->cfg
+                ->tenure_cube) { /* u = r / 1024 uniform in [0, 1): the tenure plus tenure_cube u^3, in integers */
             const uint64_t r = rng_below(&s->rng, 1024);
             ten += (uint32_t)((r * r * r * s->cfg->tenure_cube) >> 30);
         }
@@ -718,7 +719,7 @@ static gpk_status multistart(gpk_ctx *ctx, const gpk__search_cfg *c, reporter *r
         r->iterations += o[k].iterations;
         r->evaluated += o[k].evaluated;
         if (o[k].stopped) r->stopped = GPK_SEARCH_TIME_LIMIT; /* the reason is set by the caller */
-        if (o[k].best < o[best].best) best = k; /* ties: the lowest run */
+        if (o[k].best < o[best].best) best = k;               /* ties: the lowest run */
     }
     if (st == GPK_OK) {
         r->best = o[best].best;
@@ -766,8 +767,8 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
          * update per move would cost more than the GPU's scan). When the
          * device cannot take this configuration the CPU scan runs (the
          * message stays on the context; result.gpu_evaluated tells). */
-        if (ctx->backend == GPK_BACKEND_CUDA && (c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_TABU ||
-                                                 c->algo == GPK_SEARCH_ITS)) {
+        if (ctx->backend == GPK_BACKEND_CUDA &&
+            (c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_TABU || c->algo == GPK_SEARCH_ITS)) {
             s.gpu_mode = c->eval == GPK_SEARCH_EVAL_PAPER ? GPK__SEARCH_CUDA_PAPER : GPK__SEARCH_CUDA_OURS;
             if (gpk__search_cuda_open(ctx, c, &s.gpu) != GPK_OK) s.gpu = NULL;
             if (s.gpu && s.table) {
@@ -814,10 +815,11 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
     if (full != r->best) {
         const int64_t b = r->best;
         gpk_search_result_free(r);
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "gpk_search_run: internal error: incremental best %lld differs from the full evaluation "
-                         "%lld of the returned solution",
-                         (long long)b, (long long)full);
+        return gpk__fail(
+            ctx, GPK_EINVAL,
+            "gpk_search_run: internal error: incremental best %lld differs from the full evaluation "
+            "%lld of the returned solution",
+            (long long)b, (long long)full);
     }
     return GPK_OK;
 }

@@ -78,16 +78,16 @@
  * (docs/perf/search.md). */
 #define SC_TILE_SMALL 128
 #define SC_TILE_BIG 256
-#define SC_TILE_BIG_N 16384           /* cities from which the big tiles run */
-#define SC_PATCH 16                  /* changed positions / tabu writes sent as kernel arguments */
-#define SC_CHUNK_MAX (1ull << 24)    /* neighbours per launch at most (PAPER: 128 MiB of deltas) */
+#define SC_TILE_BIG_N 16384             /* cities from which the big tiles run */
+#define SC_PATCH 16                     /* changed positions / tabu writes sent as kernel arguments */
+#define SC_CHUNK_MAX (1ull << 24)       /* neighbours per launch at most (PAPER: 128 MiB of deltas) */
 #define SC_WORK_PER_LAUNCH (1ull << 32) /* neighbours x per-neighbour cost per launch */
 #define SC_PPP_SCRATCH_BYTES (256ull << 20)
 
 enum {
-    NB_QAP_SWAP = 0,  /* QAP, int64 matrices, the O(n) formula through p */
+    NB_QAP_SWAP = 0, /* QAP, int64 matrices, the O(n) formula through p */
     NB_TSP_SWAP = 1,
-    NB_TSP_2OPT = 2,  /* matrix or exact double distances */
+    NB_TSP_2OPT = 2, /* matrix or exact double distances */
     NB_PPP_FLIP1 = 3,
     NB_PPP_FLIP2 = 4,
     NB_QAP32 = 5,     /* QAP fast path: int32 A, A^T, Bp, Bp^T */
@@ -103,27 +103,27 @@ struct dmove {
 struct dev_problem {
     uint32_t n, m;
     uint64_t size;
-    const long long *a, *b;       /* QAP */
-    const int32_t *a32, *at32;    /* QAP fast: A, A^T */
-    const int32_t *bp, *bpt;      /* QAP fast: Bp[x][y] = B[p[x]][p[y]], and its transpose */
-    const int32_t *mat;           /* TSP matrix or NULL */
-    const double *x, *y;          /* TSP coordinates */
-    const float4 *pos;            /* TSP fast: tour position q -> (hi x, hi y, lo x, lo y), n + 1 entries */
-    const int32_t *edge;          /* TSP fast: exact d(t[q], t[q + 1 mod n]) */
-    float tol;                    /* TSP fast: absolute part of the guard's bound */
-    int lo_zero;                  /* TSP fast: every lo part is 0 (integer coordinates) */
-    int weight;                   /* gpk_tsp_weight */
-    const int8_t *pa;             /* PPP A, m x n */
-    const int32_t *gap;           /* PPP H' - H for the current y, 2n + 1 */
-    int32_t *scratch;             /* PPP per-thread bin changes, (2n + 1) x threads, zero */
-    const uint32_t *perm;         /* QAP p / TSP tour */
-    const int8_t *v;              /* PPP v */
-    const int32_t *py;            /* PPP y */
+    const long long *a, *b;    /* QAP */
+    const int32_t *a32, *at32; /* QAP fast: A, A^T */
+    const int32_t *bp, *bpt;   /* QAP fast: Bp[x][y] = B[p[x]][p[y]], and its transpose */
+    const int32_t *mat;        /* TSP matrix or NULL */
+    const double *x, *y;       /* TSP coordinates */
+    const float4 *pos;         /* TSP fast: tour position q -> (hi x, hi y, lo x, lo y), n + 1 entries */
+    const int32_t *edge;       /* TSP fast: exact d(t[q], t[q + 1 mod n]) */
+    float tol;                 /* TSP fast: absolute part of the guard's bound */
+    int lo_zero;               /* TSP fast: every lo part is 0 (integer coordinates) */
+    int weight;                /* gpk_tsp_weight */
+    const int8_t *pa;          /* PPP A, m x n */
+    const int32_t *gap;        /* PPP H' - H for the current y, 2n + 1 */
+    int32_t *scratch;          /* PPP per-thread bin changes, (2n + 1) x threads, zero */
+    const uint32_t *perm;      /* QAP p / TSP tour */
+    const int8_t *v;           /* PPP v */
+    const int32_t *py;         /* PPP y */
     const unsigned long long *tabu;
     unsigned long long iteration;
     long long cost, best;
     int use_tabu;
-    int tabu_city;                /* TSP 2-opt: tabu keyed by city (search_run.h, gpk__tabu_by_city) */
+    int tabu_city; /* TSP 2-opt: tabu keyed by city (search_run.h, gpk__tabu_by_city) */
 };
 
 /* Changed solution positions and tabu writes, sent by value. */
@@ -136,16 +136,16 @@ struct sc_patch {
 struct gpk__search_cuda {
     gpk_ctx *ctx;
     cudaStream_t stream;
-    int nbk;                       /* NB_* */
+    int nbk; /* NB_* */
     gpk_problem_kind kind;
     gpk_neighbourhood nb;
     uint32_t n, m;
     uint64_t size, tabu_len, chunk_limit, chunk_cap; /* chunk_cap: the buffers' size */
-    int chunk_user;                /* set_chunk asked for a limit */
-    int tiled;                     /* TSP 2-opt fast path: OURS runs the tiled kernel */
-    uint32_t tile;                 /* its width: SC_TILE_SMALL or SC_TILE_BIG */
+    int chunk_user;                                  /* set_chunk asked for a limit */
+    int tiled;                                       /* TSP 2-opt fast path: OURS runs the tiled kernel */
+    uint32_t tile;                                   /* its width: SC_TILE_SMALL or SC_TILE_BIG */
     const gpk_ppp *ppp;
-    dev_problem P;                 /* device pointers; per-call fields set in best_move */
+    dev_problem P; /* device pointers; per-call fields set in best_move */
     long long *d_a, *d_b;
     int32_t *d_a32, *d_at32, *d_b32, *d_bp, *d_bpt;
     int32_t *d_mat, *d_gap, *d_scratch, *d_y;
@@ -153,23 +153,23 @@ struct gpk__search_cuda {
     float4 *d_c4, *d_pos;
     int32_t *d_edge;
     int8_t *d_pa, *d_v;
-    void *d_pstate;                /* PPP: gap, y, v in one buffer (one upload) */
+    void *d_pstate; /* PPP: gap, y, v in one buffer (one upload) */
     uint32_t *d_perm;
     unsigned long long *d_tabu;
-    long long *d_deltas;           /* PAPER: one chunk */
-    dmove *d_blocks;               /* OURS: 2 per block */
-    dmove *d_acc;                  /* OURS: any, adm */
-    unsigned int *d_count;         /* OURS: blocks done (the last one folds) */
-    uint64_t blocks_cap;           /* d_blocks holds 2 x blocks_cap moves */
-    unsigned int grid_max;         /* blocks per launch (PPP: fixed, the scratch's threads) */
-    long long *h_deltas;           /* PAPER: one chunk on the host (pinned) */
-    unsigned char *h_pin;          /* pinned staging: uploads, the move read back */
+    long long *d_deltas;   /* PAPER: one chunk */
+    dmove *d_blocks;       /* OURS: 2 per block */
+    dmove *d_acc;          /* OURS: any, adm */
+    unsigned int *d_count; /* OURS: blocks done (the last one folds) */
+    uint64_t blocks_cap;   /* d_blocks holds 2 x blocks_cap moves */
+    unsigned int grid_max; /* blocks per launch (PPP: fixed, the scratch's threads) */
+    long long *h_deltas;   /* PAPER: one chunk on the host (pinned) */
+    unsigned char *h_pin;  /* pinned staging: uploads, the move read back */
     size_t pin_bytes;
-    int32_t *h_gap;                /* PPP: 2n + 1 */
-    uint32_t *h_perm;              /* the solution the device holds (valid when perm_valid) */
+    int32_t *h_gap;   /* PPP: 2n + 1 */
+    uint32_t *h_perm; /* the solution the device holds (valid when perm_valid) */
     int perm_valid;
-    int no_tabu;                   /* hill climbing: tabu_len 1, use_tabu refused */
-    sc_patch pend;                 /* tabu writes not yet sent (np unused) */
+    int no_tabu;   /* hill climbing: tabu_len 1, use_tabu refused */
+    sc_patch pend; /* tabu writes not yet sent (np unused) */
 };
 
 /* ---- device helpers ---- */
@@ -215,7 +215,7 @@ __device__ long long d_qap32(const dev_problem &P, uint32_t r, uint32_t s)
                                 *__restrict__ BT = P.bpt;
     const size_t rn = (size_t)r * n, sn = (size_t)s * n;
     long long d = (long long)(A[rn + r] - A[sn + s]) * (Bp[sn + s] - Bp[rn + r]) +
-                  (long long)(A[rn + s] - A[sn + r]) * (Bp[sn + r] - Bp[rn + s]);
+        (long long)(A[rn + s] - A[sn + r]) * (Bp[sn + r] - Bp[rn + s]);
     long long acc = 0;
 #pragma unroll 4
     for (uint32_t k = 0; k < (uint32_t)n; k++) {
@@ -296,7 +296,8 @@ __device__ __forceinline__ int32_t d_fround_lo(const dev_problem &P, const float
     return euc ? (int32_t)floorf(lo) : (int32_t)ceilf(lo);
 }
 
-__device__ __forceinline__ int32_t d_fdist_lo(const dev_problem &P, const float4 pa, const float4 pb, int &unc)
+__device__ __forceinline__ int32_t d_fdist_lo(const dev_problem &P, const float4 pa, const float4 pb,
+                                              int &unc)
 {
     return d_fround_lo(P, d_froot(pa, pb), unc);
 }
@@ -310,8 +311,8 @@ __device__ __forceinline__ int32_t d_dist_pos(const dev_problem &P, uint32_t qa,
 
 /* The exact distance on the fast path: the float value, or the double one
  * when the float one is uncertain. */
-__device__ __forceinline__ int32_t d_fdist(const dev_problem &P, const float4 pa, const float4 pb, uint32_t qa,
-                                           uint32_t qb)
+__device__ __forceinline__ int32_t d_fdist(const dev_problem &P, const float4 pa, const float4 pb,
+                                           uint32_t qa, uint32_t qb)
 {
     int unc;
     const int32_t d = d_fdist_lo(P, pa, pb, unc);
@@ -348,22 +349,17 @@ __device__ long long d_tsp_swap(const dev_problem &P, uint32_t i, uint32_t j)
     if (i == 0 && j == n - 1)
         return (long long)d_dist(P, pj, ci) + d_dist(P, cj, ni) - d_dist(P, pj, cj) - d_dist(P, ci, ni);
     return (long long)d_dist(P, pi, cj) + d_dist(P, cj, ni) + d_dist(P, pj, ci) + d_dist(P, ci, nj) -
-           d_dist(P, pi, ci) - d_dist(P, ci, ni) - d_dist(P, pj, cj) - d_dist(P, cj, nj);
+        d_dist(P, pi, ci) - d_dist(P, ci, ni) - d_dist(P, pj, cj) - d_dist(P, cj, nj);
 }
 
-__device__ __forceinline__ long long d_pen(int32_t y)
-{
-    return y < 0 ? -60 * (long long)y : 0;
-}
+__device__ __forceinline__ long long d_pen(int32_t y) { return y < 0 ? -60 * (long long)y : 0; }
 
-__device__ __forceinline__ long long d_abs(long long x)
-{
-    return x < 0 ? -x : x;
-}
+__device__ __forceinline__ long long d_abs(long long x) { return x < 0 ? -x : x; }
 
 /* gpk_ppp_flip_delta (two = 0, k unused) / gpk_ppp_flip2_delta. dc: this
  * thread's scratch slice (stride T), all zero on entry and on exit. */
-__device__ long long d_ppp_delta(const dev_problem &P, uint32_t j, uint32_t k, bool two, int32_t *dc, uint64_t T)
+__device__ long long d_ppp_delta(const dev_problem &P, uint32_t j, uint32_t k, bool two, int32_t *dc,
+                                 uint64_t T)
 {
     const int32_t n = (int32_t)P.n;
     const int32_t vj = P.v[j], vk = two ? P.v[k] : 0;
@@ -397,8 +393,8 @@ __device__ long long d_ppp_delta(const dev_problem &P, uint32_t j, uint32_t k, b
 }
 
 template <int NB>
-__device__ __forceinline__ long long d_eval(const dev_problem &P, uint64_t k, uint32_t &i, uint32_t &j, int32_t *dc,
-                                            uint64_t T)
+__device__ __forceinline__ long long d_eval(const dev_problem &P, uint64_t k, uint32_t &i, uint32_t &j,
+                                            int32_t *dc, uint64_t T)
 {
     if (NB == NB_PPP_FLIP1) {
         i = (uint32_t)k;
@@ -494,7 +490,8 @@ __device__ __forceinline__ dmove d_load_cg(const dmove *p)
  * block to finish folds every block's pair into acc (merged with acc's
  * previous value unless first) and resets the counter: one launch per
  * chunk, no separate reduction kernel. */
-__device__ __forceinline__ void d_finish(dmove a, dmove b, dmove *blocks, dmove *acc, unsigned int *count, int first)
+__device__ __forceinline__ void d_finish(dmove a, dmove b, dmove *blocks, dmove *acc, unsigned int *count,
+                                         int first)
 {
     __shared__ int last;
     d_block_min(a, b);
@@ -531,8 +528,8 @@ __device__ __forceinline__ void d_finish(dmove a, dmove b, dmove *blocks, dmove 
 /* OURS: best of all and best admissible over [k0, k1), one neighbour per
  * thread in a grid-stride loop. */
 template <int NB>
-__global__ void __launch_bounds__(SC_BLOCK) k_best(dev_problem P, uint64_t k0, uint64_t k1, dmove *blocks, dmove *acc,
-                                                   unsigned int *count, int first)
+__global__ void __launch_bounds__(SC_BLOCK)
+    k_best(dev_problem P, uint64_t k0, uint64_t k1, dmove *blocks, dmove *acc, unsigned int *count, int first)
 {
     const uint64_t T = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int32_t *dc = P.scratch ? P.scratch + t : nullptr;
@@ -552,8 +549,9 @@ __global__ void __launch_bounds__(SC_BLOCK) k_best(dev_problem P, uint64_t k0, u
  * the same column at a time (a broadcast). Only pairs i < j with index k in
  * [k0, k1) count; tiles below the diagonal have none. */
 template <bool HI_ONLY, int SC_TILE>
-__global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t k0, uint64_t k1, uint32_t row_tile0,
-                                                         dmove *blocks, dmove *acc, unsigned int *count, int first)
+__global__ void __launch_bounds__(SC_TILE)
+    k_2opt_tiled(dev_problem P, uint64_t k0, uint64_t k1, uint32_t row_tile0, dmove *blocks, dmove *acc,
+                 unsigned int *count, int first)
 {
     __shared__ float4 sp[SC_TILE + 1];
     __shared__ int32_t se[SC_TILE];
@@ -612,7 +610,8 @@ __global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t 
             const float r2 = HI_ONLY ? d_froot_hi(pi1, pn) : d_froot(pi1, pn);
             pc = pn;
             const float S = __fadd_rn(r1, r2), ej = sef[c];
-            const float margin = __fmaf_rn(__fadd_rn(__fadd_rn(S, fabsf(ej)), fabsf(tf)), 1.52587890625e-05f, c0);
+            const float margin =
+                __fmaf_rn(__fadd_rn(__fadd_rn(S, fabsf(ej)), fabsf(tf)), 1.52587890625e-05f, c0);
             if (__fsub_rn(S, ej) >= __fadd_rn(tf, margin)) continue;
             int u1, u2;
             const int32_t d1 = d_fround_lo(P, r1, u1), d2 = d_fround_lo(P, r2, u2);
@@ -621,8 +620,8 @@ __global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t 
              * not below b.d (>= a.d) can change neither minimum. */
             if (d < b.d) {
                 if (u1 | u2) { /* rare: the exact delta, with the host's double formula */
-                    d = (long long)(u1 ? d_dist_pos(P, i, j) : d1) + (u2 ? d_dist_pos(P, i + 1, j + 1) : d2) - ei -
-                        se[c];
+                    d = (long long)(u1 ? d_dist_pos(P, i, j) : d1) + (u2 ? d_dist_pos(P, i + 1, j + 1) : d2) -
+                        ei - se[c];
                     if (d >= b.d) continue;
                 }
                 const dmove m = {d, rs + (j - i - 1)};
@@ -641,8 +640,8 @@ __global__ void __launch_bounds__(SC_TILE) k_2opt_tiled(dev_problem P, uint64_t 
  * path: rows and columns x of Bp and Bp^T for each changed position x, from
  * the new p (the positions being written are read through the patch, the
  * others from perm: no race). */
-__global__ void k_patch(sc_patch pt, uint32_t *perm, unsigned long long *tabu, const int32_t *b32, int32_t *bp,
-                        int32_t *bpt, uint32_t n)
+__global__ void k_patch(sc_patch pt, uint32_t *perm, unsigned long long *tabu, const int32_t *b32,
+                        int32_t *bp, int32_t *bpt, uint32_t n)
 {
     const uint64_t T = (uint64_t)gridDim.x * blockDim.x, t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < pt.nt) tabu[pt.ti[t]] = pt.tu[t];
@@ -689,9 +688,9 @@ __global__ void k_tsp_prep(dev_problem P, const float4 *c4, float4 *pos, int32_t
 
 /* ---- host side ---- */
 
-#define SC_CK(call, what)                                                                       \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
+#define SC_CK(call, what)                                                                         \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
         if (e_ != cudaSuccess) return gpk__cuda_fail(g->ctx, e_, "gpk_search_run (CUDA): " what); \
     } while (0)
 
@@ -713,7 +712,8 @@ static gpk_status sc_upload(gpk__search_cuda *g, void *dst, const void *src, siz
 }
 
 /* A synchronous upload from a temporary host array (setup only). */
-static gpk_status sc_upload_sync(gpk__search_cuda *g, void *dst, const void *src, size_t bytes, const char *what)
+static gpk_status sc_upload_sync(gpk__search_cuda *g, void *dst, const void *src, size_t bytes,
+                                 const char *what)
 {
     gpk_status st = sc_upload(g, dst, src, bytes, what);
     if (st != GPK_OK) return st;
@@ -724,10 +724,10 @@ static gpk_status sc_upload_sync(gpk__search_cuda *g, void *dst, const void *src
 extern "C" void gpk__search_cuda_close(gpk__search_cuda *g)
 {
     if (!g) return;
-    void *d[] = {g->d_a,    g->d_b,    g->d_a32,  g->d_at32,    g->d_b32,   g->d_bp,     g->d_bpt,
-                 g->d_mat,  g->d_scratch, g->d_x, g->d_yc,      g->d_c4,    g->d_pos,    g->d_edge,
-                 g->d_pa,   g->d_pstate, g->d_perm, g->d_tabu,  g->d_deltas, g->d_blocks, g->d_acc,
-                 g->d_count};
+    void *d[] = {g->d_a,      g->d_b,      g->d_a32,     g->d_at32,   g->d_b32,  g->d_bp,
+                 g->d_bpt,    g->d_mat,    g->d_scratch, g->d_x,      g->d_yc,   g->d_c4,
+                 g->d_pos,    g->d_edge,   g->d_pa,      g->d_pstate, g->d_perm, g->d_tabu,
+                 g->d_deltas, g->d_blocks, g->d_acc,     g->d_count};
     if (g->stream) (void)cudaStreamSynchronize(g->stream);
     for (size_t q = 0; q < sizeof d / sizeof *d; q++)
         if (d[q]) (void)cudaFree(d[q]);
@@ -750,7 +750,9 @@ extern "C" void gpk__search_cuda_set_tile(gpk__search_cuda *g, unsigned tile)
 {
     if (!g || !g->tiled) return;
     const uint32_t n = g->P.n;
-    g->tile = tile == SC_TILE_SMALL || tile == SC_TILE_BIG ? tile : n >= SC_TILE_BIG_N ? SC_TILE_BIG : SC_TILE_SMALL;
+    g->tile = tile == SC_TILE_SMALL || tile == SC_TILE_BIG ? tile
+        : n >= SC_TILE_BIG_N                               ? SC_TILE_BIG
+                                                           : SC_TILE_SMALL;
 }
 
 extern "C" int gpk__search_cuda_fast(const gpk__search_cuda *g)
@@ -845,14 +847,15 @@ static gpk_status sc_open_tsp_float(gpk__search_cuda *g, const gpk_tsp *t, uint6
     *cost = 16;
     gpk_status st;
     if ((st = sc_alloc(g, (void **)&g->d_c4, n * sizeof(float4), "cudaMalloc (TSP coordinates)")) == GPK_OK &&
-        (st = sc_alloc(g, (void **)&g->d_pos, (n + 1) * sizeof(float4), "cudaMalloc (TSP tour coordinates)")) ==
-            GPK_OK &&
+        (st = sc_alloc(g, (void **)&g->d_pos, (n + 1) * sizeof(float4),
+                       "cudaMalloc (TSP tour coordinates)")) == GPK_OK &&
         (st = sc_alloc(g, (void **)&g->d_edge, n * 4, "cudaMalloc (TSP tour edges)")) == GPK_OK &&
         (st = sc_alloc(g, (void **)&g->d_x, n * 8, "cudaMalloc (TSP x)")) == GPK_OK &&
         (st = sc_alloc(g, (void **)&g->d_yc, n * 8, "cudaMalloc (TSP y)")) == GPK_OK &&
         (st = sc_upload(g, g->d_x, t->x, n * 8, "upload (TSP x)")) == GPK_OK &&
         (st = sc_upload(g, g->d_yc, t->y, n * 8, "upload (TSP y)")) == GPK_OK)
-        st = sc_upload_sync(g, g->d_c4, h, n * sizeof(float4), "gpk_search_run (CUDA): upload (TSP coordinates)");
+        st = sc_upload_sync(g, g->d_c4, h, n * sizeof(float4),
+                            "gpk_search_run (CUDA): upload (TSP coordinates)");
     free(h);
     if (st != GPK_OK) return st;
     /* The tiled kernel's blocks: every (row tile, column tile). */
@@ -919,14 +922,16 @@ static gpk_status sc_open_ppp(gpk__search_cuda *g, const gpk__search_cfg *cfg, u
     *pin = pbytes + 64;
     if ((st = sc_alloc(g, (void **)&g->d_pa, (size_t)p->m * n, "cudaMalloc (PPP A)")) != GPK_OK ||
         (st = sc_alloc(g, &g->d_pstate, pbytes, "cudaMalloc (PPP state)")) != GPK_OK ||
-        (st = sc_alloc(g, (void **)&g->d_scratch, bins * 4 * threads, "cudaMalloc (PPP scratch)")) != GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_scratch, bins * 4 * threads, "cudaMalloc (PPP scratch)")) !=
+            GPK_OK ||
         (st = sc_upload(g, g->d_pa, p->a, (size_t)p->m * n, "upload (PPP A)")) != GPK_OK)
         return st;
     g->d_gap = (int32_t *)g->d_pstate;
     g->d_y = g->d_gap + bins;
     g->d_v = (int8_t *)(g->d_y + p->m);
     const cudaError_t e = cudaMemsetAsync(g->d_scratch, 0, bins * 4 * threads, g->stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(g->ctx, e, "gpk_search_run (CUDA): cudaMemsetAsync (PPP scratch)");
+    if (e != cudaSuccess)
+        return gpk__cuda_fail(g->ctx, e, "gpk_search_run (CUDA): cudaMemsetAsync (PPP scratch)");
     g->tabu_len = n;
     return GPK_OK;
 }
@@ -952,7 +957,8 @@ static gpk_status sc_open_common(gpk__search_cuda *g, const gpk__search_cfg *cfg
     if (chunk > g->size) chunk = g->size ? g->size : 1;
     cudaError_t e = cudaMallocHost((void **)&g->h_deltas, chunk * sizeof(long long));
     if (e == cudaSuccess) e = cudaMallocHost((void **)&g->h_pin, pin);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMallocHost (read-back buffers)");
+    if (e != cudaSuccess)
+        return gpk__cuda_fail(ctx, e, "gpk_search_run (CUDA): cudaMallocHost (read-back buffers)");
     g->pin_bytes = pin;
     /* Hill climbing never reads the tabu list (use_tabu = 0): one entry,
      * not 8 bytes per 2-opt move of a large TSP. */
@@ -961,8 +967,8 @@ static gpk_status sc_open_common(gpk__search_cuda *g, const gpk__search_cfg *cfg
         g->no_tabu = 1;
     }
     if ((st = sc_alloc(g, (void **)&g->d_deltas, chunk * 8, "cudaMalloc (deltas)")) != GPK_OK ||
-        (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove), "cudaMalloc (blocks)")) !=
-            GPK_OK ||
+        (st = sc_alloc(g, (void **)&g->d_blocks, (size_t)g->blocks_cap * 2 * sizeof(dmove),
+                       "cudaMalloc (blocks)")) != GPK_OK ||
         (st = sc_alloc(g, (void **)&g->d_acc, 2 * sizeof(dmove), "cudaMalloc (result)")) != GPK_OK ||
         (st = sc_alloc(g, (void **)&g->d_count, sizeof(unsigned int), "cudaMalloc (counter)")) != GPK_OK ||
         (st = sc_alloc(g, (void **)&g->d_tabu, g->tabu_len * 8, "cudaMalloc (tabu list)")) != GPK_OK)
@@ -1003,13 +1009,16 @@ static gpk_status sc_choose_kernels(gpk__search_cuda *g, const gpk__search_cfg *
     else if (cfg->kind == GPK_PROBLEM_TSP && cfg->nb == GPK_NB_TWO_OPT) g->nbk = NB_TSP_2OPT;
     else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP1) g->nbk = NB_PPP_FLIP1;
     else if (cfg->kind == GPK_PROBLEM_PPP && cfg->nb == GPK_NB_FLIP2) g->nbk = NB_PPP_FLIP2;
-    else return gpk__fail(ctx, GPK_EUNSUPPORTED, "gpk_search_run (CUDA): neighbourhood not supported for this problem");
+    else
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "gpk_search_run (CUDA): neighbourhood not supported for this problem");
     if (cfg->kind == GPK_PROBLEM_TSP && !cfg->tsp->matrix &&
         (cfg->tsp->weight == GPK_TSP_GEO || cfg->tsp->weight == GPK_TSP_EXPLICIT))
-        return gpk__fail(ctx, GPK_EUNSUPPORTED,
-                         "gpk_search_run (CUDA): GEO distances without a matrix (n = %u) are not bit-identical on the "
-                         "device",
-                         cfg->n);
+        return gpk__fail(
+            ctx, GPK_EUNSUPPORTED,
+            "gpk_search_run (CUDA): GEO distances without a matrix (n = %u) are not bit-identical on the "
+            "device",
+            cfg->n);
     return GPK_OK;
 }
 
@@ -1089,7 +1098,8 @@ extern "C" gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const ui
 
 extern "C" gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until)
 {
-    if (index >= g->tabu_len) return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): tabu index out of range");
+    if (index >= g->tabu_len)
+        return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): tabu index out of range");
     /* Kept and sent with the next evaluation (kernel arguments: no copy). */
     if (g->pend.nt == SC_PATCH) {
         sc_patch pt = g->pend;
@@ -1105,7 +1115,8 @@ extern "C" gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t in
 }
 
 /* The host's tabu rule (search_cpu.c's is_tabu) for PAPER mode. */
-static int sc_host_tabu(const gpk__search_cuda *g, const gpk__search_cuda_in *in, uint64_t k, uint32_t i, uint32_t j)
+static int sc_host_tabu(const gpk__search_cuda *g, const gpk__search_cuda_in *in, uint64_t k, uint32_t i,
+                        uint32_t j)
 {
     const uint64_t it = in->iteration;
     const uint64_t *tb = in->tabu;
@@ -1159,9 +1170,10 @@ static gpk_status sc_sync_solution(gpk__search_cuda *g, const uint32_t *perm)
     gpk_status st;
     if (full) {
         pt.np = 0;
-        memcpy(g->h_pin, perm, (size_t)n * 4); /* pinned: the previous call's copies are done (it synchronised) */
-        if ((st = sc_upload(g, g->d_perm, g->h_pin, (size_t)n * 4, "gpk_search_run (CUDA): upload (solution)")) !=
-            GPK_OK)
+        memcpy(g->h_pin, perm,
+               (size_t)n * 4); /* pinned: the previous call's copies are done (it synchronised) */
+        if ((st = sc_upload(g, g->d_perm, g->h_pin, (size_t)n * 4,
+                            "gpk_search_run (CUDA): upload (solution)")) != GPK_OK)
             return st;
         changed = 1;
     } else {
@@ -1171,7 +1183,8 @@ static gpk_status sc_sync_solution(gpk__search_cuda *g, const uint32_t *perm)
     if (changed) memcpy(g->h_perm, perm, (size_t)n * 4);
     g->perm_valid = 1;
     if (full && g->nbk == NB_QAP32) {
-        k_qap_build<<<sc_grid((uint64_t)n * n), SC_BLOCK, 0, g->stream>>>(g->d_perm, g->d_b32, g->d_bp, g->d_bpt, n);
+        k_qap_build<<<sc_grid((uint64_t)n * n), SC_BLOCK, 0, g->stream>>>(g->d_perm, g->d_b32, g->d_bp,
+                                                                          g->d_bpt, n);
         SC_CK(cudaGetLastError(), "launching the permuted matrix build");
     }
     if (changed && g->nbk == NB_TSP_2OPT_F) {
@@ -1191,7 +1204,8 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
     if (mode == GPK__SEARCH_CUDA_PAPER && in->use_tabu && !in->tabu)
         return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): PAPER mode needs the host tabu list");
     if (in->use_tabu && g->no_tabu)
-        return gpk__fail(g->ctx, GPK_EINVAL, "gpk_search_run (CUDA): a hill-climbing session has no tabu list");
+        return gpk__fail(g->ctx, GPK_EINVAL,
+                         "gpk_search_run (CUDA): a hill-climbing session has no tabu list");
     SC_CK(cudaSetDevice(g->ctx->device), "cudaSetDevice");
     const uint32_t n = g->n;
     gpk_status st;
@@ -1240,17 +1254,17 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
             const uint32_t t0 = ia / tile, t1 = ib / tile;
             const dim3 grid((n + tile - 1) / tile, t1 - t0 + 1);
             if (tile == SC_TILE_BIG && g->P.lo_zero)
-                k_2opt_tiled<true, SC_TILE_BIG><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks, g->d_acc,
-                                                                             g->d_count, first);
+                k_2opt_tiled<true, SC_TILE_BIG><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks,
+                                                                              g->d_acc, g->d_count, first);
             else if (tile == SC_TILE_BIG)
-                k_2opt_tiled<false, SC_TILE_BIG><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks, g->d_acc,
-                                                                              g->d_count, first);
+                k_2opt_tiled<false, SC_TILE_BIG><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks,
+                                                                               g->d_acc, g->d_count, first);
             else if (g->P.lo_zero)
-                k_2opt_tiled<true, SC_TILE_SMALL><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks, g->d_acc,
-                                                                               g->d_count, first);
-            else
-                k_2opt_tiled<false, SC_TILE_SMALL><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks,
+                k_2opt_tiled<true, SC_TILE_SMALL><<<grid, tile, 0, g->stream>>>(g->P, k0, k1, t0, g->d_blocks,
                                                                                 g->d_acc, g->d_count, first);
+            else
+                k_2opt_tiled<false, SC_TILE_SMALL><<<grid, tile, 0, g->stream>>>(
+                    g->P, k0, k1, t0, g->d_blocks, g->d_acc, g->d_count, first);
             SC_CK(cudaGetLastError(), "launching the tiled 2-opt evaluation");
             first = 0;
             continue;
@@ -1306,7 +1320,8 @@ extern "C" gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk_
         return GPK_OK;
     }
     dmove *h = (dmove *)g->h_pin;
-    SC_CK(cudaMemcpyAsync(h, g->d_acc, 2 * sizeof(dmove), cudaMemcpyDeviceToHost, g->stream), "copying the move back");
+    SC_CK(cudaMemcpyAsync(h, g->d_acc, 2 * sizeof(dmove), cudaMemcpyDeviceToHost, g->stream),
+          "copying the move back");
     SC_CK(cudaStreamSynchronize(g->stream), "neighbourhood evaluation");
     any->d = h[0].d;
     any->k = h[0].k;
@@ -1364,12 +1379,13 @@ __device__ __forceinline__ void d_ls_keep(gpk__ls_move &m, long long d, uint32_t
 
 __global__ void k_ls_pos(const uint32_t *t, uint32_t *pos, uint32_t n)
 {
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) pos[t[i]] = i;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        pos[t[i]] = i;
 }
 
-__global__ void __launch_bounds__(SC_BLOCK) k_ls_best(dev_problem P, const uint32_t *nbs, const int32_t *nds,
-                                                      uint32_t k, const uint32_t *t, const uint32_t *pos,
-                                                      const uint32_t *cities, uint32_t count, gpk__ls_move *out)
+__global__ void __launch_bounds__(SC_BLOCK)
+    k_ls_best(dev_problem P, const uint32_t *nbs, const int32_t *nds, uint32_t k, const uint32_t *t,
+              const uint32_t *pos, const uint32_t *cities, uint32_t count, gpk__ls_move *out)
 {
     const uint32_t n = P.n;
     const bool bound = n > 2 * GPK__TSP_LS_MAX_REVERSAL;
@@ -1415,7 +1431,8 @@ __global__ void __launch_bounds__(SC_BLOCK) k_ls_best(dev_problem P, const uint3
                     for (uint32_t side = 0; side < 2; side++) {
                         const uint32_t x = side ? d_ls_prev(t, pos, n, c) : c,
                                        y = side ? c : d_ls_next(t, pos, n, c);
-                        if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p) continue;
+                        if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p)
+                            continue;
                         const long long dxy = d_dist(P, x, y);
                         for (uint32_t rev = 0; rev < 2; rev++) {
                             m.evaluated++;
@@ -1433,9 +1450,9 @@ __global__ void __launch_bounds__(SC_BLOCK) k_ls_best(dev_problem P, const uint3
     }
 }
 
-#define LS_CK(call, what)                                                                         \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
+#define LS_CK(call, what)                                                                                \
+    do {                                                                                                 \
+        cudaError_t e_ = (call);                                                                         \
         if (e_ != cudaSuccess) return gpk__cuda_fail(g->ctx, e_, "gpk_search_run (CUDA or2opt): " what); \
     } while (0)
 
@@ -1462,8 +1479,10 @@ static gpk_status ls_cuda_setup(gpk__tsp_ls_cuda *g, const gpk_tsp *t, const uin
     LS_CK(cudaMalloc((void **)&g->d_cities, n * 4), "cudaMalloc (cities)");
     LS_CK(cudaMalloc((void **)&g->d_moves, n * sizeof(gpk__ls_move)), "cudaMalloc (moves)");
     LS_CK(cudaMallocHost((void **)&g->h_pin, n * (8 + sizeof(gpk__ls_move))), "cudaMallocHost (staging)");
-    LS_CK(cudaMemcpyAsync(g->d_nb, nb, nk * 4, cudaMemcpyHostToDevice, g->stream), "upload (neighbour lists)");
-    LS_CK(cudaMemcpyAsync(g->d_nd, nd, nk * 4, cudaMemcpyHostToDevice, g->stream), "upload (neighbour distances)");
+    LS_CK(cudaMemcpyAsync(g->d_nb, nb, nk * 4, cudaMemcpyHostToDevice, g->stream),
+          "upload (neighbour lists)");
+    LS_CK(cudaMemcpyAsync(g->d_nd, nd, nk * 4, cudaMemcpyHostToDevice, g->stream),
+          "upload (neighbour distances)");
     /* Coordinates when the kind has them (the matrix, up to 1.6 GB, is not
      * needed for 26 K distances per city); else the matrix. */
     if (t->x && t->weight != GPK_TSP_GEO && t->weight != GPK_TSP_EXPLICIT) {
@@ -1485,12 +1504,13 @@ static gpk_status ls_cuda_setup(gpk__tsp_ls_cuda *g, const gpk_tsp *t, const uin
     return GPK_OK;
 }
 
-extern "C" gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *t, const uint32_t *nb, const int32_t *nd,
-                                            uint32_t k, gpk__tsp_ls_cuda **out)
+extern "C" gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *t, const uint32_t *nb,
+                                            const int32_t *nd, uint32_t k, gpk__tsp_ls_cuda **out)
 {
     *out = NULL;
     if (!ctx || ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "gpk_search_run (CUDA or2opt): the context is not a CUDA context");
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "gpk_search_run (CUDA or2opt): the context is not a CUDA context");
     const int coords = t->x && t->weight != GPK_TSP_GEO && t->weight != GPK_TSP_EXPLICIT;
     if (!coords && !t->matrix)
         return gpk__fail(ctx, GPK_EUNSUPPORTED,
@@ -1523,16 +1543,18 @@ extern "C" gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t 
     gpk__ls_move *h_moves = (gpk__ls_move *)(h_cities + n);
     memcpy(h_tour, tour, (size_t)n * 4);
     memcpy(h_cities, cities, (size_t)count * 4);
-    LS_CK(cudaMemcpyAsync(g->d_tour, h_tour, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream), "upload (tour)");
+    LS_CK(cudaMemcpyAsync(g->d_tour, h_tour, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream),
+          "upload (tour)");
     LS_CK(cudaMemcpyAsync(g->d_cities, h_cities, (size_t)count * 4, cudaMemcpyHostToDevice, g->stream),
           "upload (cities)");
     k_ls_pos<<<sc_grid(n), SC_BLOCK, 0, g->stream>>>(g->d_tour, g->d_pos, n);
     LS_CK(cudaGetLastError(), "launch (positions)");
     const unsigned int blocks = (count + SC_BLOCK - 1) / SC_BLOCK;
-    k_ls_best<<<blocks, SC_BLOCK, 0, g->stream>>>(g->P, g->d_nb, g->d_nd, g->k, g->d_tour, g->d_pos, g->d_cities,
-                                                  count, g->d_moves);
+    k_ls_best<<<blocks, SC_BLOCK, 0, g->stream>>>(g->P, g->d_nb, g->d_nd, g->k, g->d_tour, g->d_pos,
+                                                  g->d_cities, count, g->d_moves);
     LS_CK(cudaGetLastError(), "launch (neighbour-list moves)");
-    LS_CK(cudaMemcpyAsync(h_moves, g->d_moves, (size_t)count * sizeof *h_moves, cudaMemcpyDeviceToHost, g->stream),
+    LS_CK(cudaMemcpyAsync(h_moves, g->d_moves, (size_t)count * sizeof *h_moves, cudaMemcpyDeviceToHost,
+                          g->stream),
           "read-back (moves)");
     LS_CK(cudaStreamSynchronize(g->stream), "neighbour-list moves");
     memcpy(moves, h_moves, (size_t)count * sizeof *moves);

@@ -18,9 +18,9 @@ extern "C" {
  * whitespace is ' ', '\t', '\r', '\v', '\f' and '\n', which counts lines. */
 typedef struct gpk__text {
     const char *p, *end;
-    const char *name;     /* labels the messages: "NAME:LINE: what" */
-    unsigned long line;   /* line of p, 1-based */
-    unsigned long tline;  /* line of the last token returned */
+    const char *name;    /* labels the messages: "NAME:LINE: what" */
+    unsigned long line;  /* line of p, 1-based */
+    unsigned long tline; /* line of the last token returned */
 } gpk__text;
 
 void gpk__text_init(gpk__text *t, const char *text, size_t len, const char *name);

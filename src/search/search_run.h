@@ -16,7 +16,7 @@ typedef struct gpk__search_cfg {
     const gpk_qap *qap;
     const gpk_tsp *tsp;
     const gpk_ppp *ppp;
-    gpk_neighbourhood nb;   /* resolved: never GPK_NB_DEFAULT */
+    gpk_neighbourhood nb; /* resolved: never GPK_NB_DEFAULT */
     gpk_search_algo algo;
     uint32_t n;             /* solution length */
     uint64_t iters;         /* resolved per algo (HC: 0 = unlimited) */
@@ -27,15 +27,15 @@ typedef struct gpk__search_cfg {
     uint32_t starts;        /* MULTISTART, resolved */
     uint32_t perturb;       /* ITS: random moves between rounds */
     uint64_t seed;
-    const uint32_t *start;  /* validated, or NULL */
+    const uint32_t *start; /* validated, or NULL */
     void (*progress)(const gpk_search_progress *p, void *user);
     void *user;
-    uint64_t progress_every; /* resolved, >= 1 */
-    int threads;             /* the context's CPU threads, >= 1 */
-    gpk_search_eval eval;    /* CUDA context: PAPER or OURS */
-    gpk_qap_delta qap_delta; /* QAP CPU scan: table or formula */
-    uint64_t kicks;          /* or2opt ILS (tabu, its, multistart): kicks per run, 0: until stopped */
-    double deadline;         /* omp_get_wtime() at which to stop; 0: none */
+    uint64_t progress_every;       /* resolved, >= 1 */
+    int threads;                   /* the context's CPU threads, >= 1 */
+    gpk_search_eval eval;          /* CUDA context: PAPER or OURS */
+    gpk_qap_delta qap_delta;       /* QAP CPU scan: table or formula */
+    uint64_t kicks;                /* or2opt ILS (tabu, its, multistart): kicks per run, 0: until stopped */
+    double deadline;               /* omp_get_wtime() at which to stop; 0: none */
     volatile sig_atomic_t *cancel; /* or NULL */
 } gpk__search_cfg;
 
@@ -100,8 +100,8 @@ static inline void gpk__tally_sum(gpk__tally *t, gpk_search_progress *p)
  * (gpk_search_opts_resolve): a multistart becomes one ITS run with a
  * multistart run's budget, seeded splitmix64(seed + r), run 0 from the
  * start solution. */
-static inline void gpk__search_multi_run_opts(gpk_problem_kind kind, const gpk_search_opts *resolved, uint32_t r,
-                                              gpk_search_opts *o)
+static inline void gpk__search_multi_run_opts(gpk_problem_kind kind, const gpk_search_opts *resolved,
+                                              uint32_t r, gpk_search_opts *o)
 {
     *o = *resolved;
     if (o->algo == GPK_SEARCH_MULTISTART) {
@@ -141,8 +141,8 @@ void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t 
 /* Or-opt: the path s1 .. s2 (reading forward) moves between x and y = the
  * city after x (neither in the path, y not the city before s1): x s1..s2 y,
  * or x s2..s1 y when rev. The length change before the move: */
-int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y,
-                           int rev);
+int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x,
+                           uint32_t y, int rev);
 void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev);
 uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c);
 uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
@@ -219,18 +219,18 @@ typedef struct gpk__search_cuda gpk__search_cuda;
 typedef enum { GPK__SEARCH_CUDA_PAPER = 0, GPK__SEARCH_CUDA_OURS = 1 } gpk__search_cuda_mode;
 
 typedef struct gpk__search_cuda_in {
-    const uint32_t *perm;   /* QAP p / TSP tour, n entries */
-    const int8_t *v;        /* PPP v (+-1), n entries */
-    const int32_t *y;       /* PPP y = A v, m entries */
-    const uint64_t *tabu;   /* the host tabu array (PAPER: the host's choice reads it) */
-    uint64_t iteration;     /* an attribute is tabu while tabu[.] > iteration */
-    int64_t cost, best;     /* aspiration: cost + d < best */
+    const uint32_t *perm; /* QAP p / TSP tour, n entries */
+    const int8_t *v;      /* PPP v (+-1), n entries */
+    const int32_t *y;     /* PPP y = A v, m entries */
+    const uint64_t *tabu; /* the host tabu array (PAPER: the host's choice reads it) */
+    uint64_t iteration;   /* an attribute is tabu while tabu[.] > iteration */
+    int64_t cost, best;   /* aspiration: cost + d < best */
     int use_tabu;
 } gpk__search_cuda_in;
 
 typedef struct gpk__search_cuda_move {
-    int64_t d;   /* INT64_MAX: none */
-    uint64_t k;  /* neighbour index (k -> (i, j) with gpk_swap_index_to_pair; 1-flip: the bit) */
+    int64_t d;  /* INT64_MAX: none */
+    uint64_t k; /* neighbour index (k -> (i, j) with gpk_swap_index_to_pair; 1-flip: the bit) */
 } gpk__search_cuda_move;
 
 /* GPK_EUNSUPPORTED (with a message) when the device cannot evaluate this
@@ -242,7 +242,8 @@ gpk_status gpk__search_cuda_open(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__
  * through p, exact double TSP distances), which the tests hold against the
  * fast paths. */
 #define GPK__SEARCH_CUDA_NO_FAST 1
-gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_cfg *cfg, int flags, gpk__search_cuda **out);
+gpk_status gpk__search_cuda_open_ex(gpk_ctx *ctx, const gpk__search_cfg *cfg, int flags,
+                                    gpk__search_cuda **out);
 /* 1: the QAP int32 fast path; 2: the TSP 2-opt float path (tiled in OURS); 0: generic. */
 int gpk__search_cuda_fast(const gpk__search_cuda *g);
 void gpk__search_cuda_close(gpk__search_cuda *g);
@@ -255,8 +256,9 @@ void gpk__search_cuda_set_tile(gpk__search_cuda *g, unsigned tile);
 /* The whole tabu array (tabu_len entries as in the CPU search; NULL: all 0). */
 gpk_status gpk__search_cuda_tabu_upload(gpk__search_cuda *g, const uint64_t *tabu);
 gpk_status gpk__search_cuda_tabu_set(gpk__search_cuda *g, uint64_t index, uint64_t until);
-gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk__search_cuda_in *in, gpk__search_cuda_mode mode,
-                                      gpk__search_cuda_move *any, gpk__search_cuda_move *adm);
+gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk__search_cuda_in *in,
+                                      gpk__search_cuda_mode mode, gpk__search_cuda_move *any,
+                                      gpk__search_cuda_move *adm);
 /* The or2opt batch evaluation on the GPU: the session holds the distances
  * (matrix or coordinates), the neighbour lists and the tour; each call
  * uploads the tour and the cities to evaluate and returns, for each city,
@@ -264,8 +266,8 @@ gpk_status gpk__search_cuda_best_move(gpk__search_cuda *g, const gpk__search_cud
 typedef struct gpk__tsp_ls_cuda gpk__tsp_ls_cuda;
 gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *tsp, const uint32_t *nb, const int32_t *nd,
                                  uint32_t k, gpk__tsp_ls_cuda **out);
-gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities, uint32_t count,
-                                 gpk__ls_move *moves);
+gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities,
+                                 uint32_t count, gpk__ls_move *moves);
 void gpk__tsp_ls_cuda_close(gpk__tsp_ls_cuda *g);
 #ifdef __cplusplus
 }

@@ -67,7 +67,7 @@ void gpk__text_rest_of_line(gpk__text *t, const char **s, size_t *len)
     const char *b = t->p;
     while (t->p < t->end && *t->p != '\n') t->p++;
     const char *e = t->p;
-    if (t->p < t->end) {  /* consume the '\n' */
+    if (t->p < t->end) { /* consume the '\n' */
         t->p++;
         t->line++;
     }
@@ -85,7 +85,7 @@ int gpk__text_key(gpk__text *t, const char **key, size_t *len)
     const char *colon = memchr(tok, ':', n);
     if (colon && colon != tok) {
         n = (size_t)(colon - tok);
-        t->p = colon;  /* same line: the token holds no newline */
+        t->p = colon; /* same line: the token holds no newline */
     }
     *key = tok;
     *len = n;
@@ -231,8 +231,10 @@ gpk_status gpk__read_file(const char *path, char **text, size_t *len)
         if (n >= limit) {
             free(buf);
             fclose(f);
-            return gpk__fail(NULL, GPK_EIO, "%s: more than %zu bytes, the input limit (GPK_MAX_INPUT; an endless "
-                             "source such as /dev/zero?)", path, limit);
+            return gpk__fail(NULL, GPK_EIO,
+                             "%s: more than %zu bytes, the input limit (GPK_MAX_INPUT; an endless "
+                             "source such as /dev/zero?)",
+                             path, limit);
         }
         if (n == cap) {
             if (cap > SIZE_MAX / 2) {

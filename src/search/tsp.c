@@ -25,17 +25,14 @@ typedef enum {
     FMT_NONE,
     FMT_FUNCTION,
     FMT_FULL_MATRIX,
-    FMT_UPPER_ROW,       /* == LOWER_COL for a symmetric matrix */
-    FMT_LOWER_ROW,       /* == UPPER_COL */
-    FMT_UPPER_DIAG_ROW,  /* == LOWER_DIAG_COL */
-    FMT_LOWER_DIAG_ROW   /* == UPPER_DIAG_COL */
+    FMT_UPPER_ROW,      /* == LOWER_COL for a symmetric matrix */
+    FMT_LOWER_ROW,      /* == UPPER_COL */
+    FMT_UPPER_DIAG_ROW, /* == LOWER_DIAG_COL */
+    FMT_LOWER_DIAG_ROW  /* == UPPER_DIAG_COL */
 } weight_format;
 
 /* TSPLIB95's nint: round half up, as its reference code ((int)(x + 0.5)). */
-static int32_t nint(double x)
-{
-    return (int32_t)(x + 0.5);
-}
+static int32_t nint(double x) { return (int32_t)(x + 0.5); }
 
 /* The GEO conversion of "DDD.MM" (degrees, then minutes as the fraction)
  * to radians. TSPLIB95 writes deg = nint(x), but its FAQ and every solver
@@ -98,7 +95,7 @@ static int32_t coord_dist(const gpk_tsp *t, uint32_t i, uint32_t j)
     }
     case GPK_TSP_EXPLICIT: break;
     }
-    return 0;  /* EXPLICIT always has its matrix */
+    return 0; /* EXPLICIT always has its matrix */
 }
 
 int32_t gpk_tsp_dist(const gpk_tsp *t, uint32_t i, uint32_t j)
@@ -121,10 +118,10 @@ int64_t gpk_tsp_two_opt_delta(const gpk_tsp *t, const uint32_t *tour, uint32_t i
      * for j == i + 1 (nothing changes) and for i == 0, j == n - 1 (d == a:
      * the same cycle backwards), both giving 0 by symmetry. */
     uint32_t n = t->n;
-    if (n < 4) return 0;  /* every tour of <= 3 cities has the same length */
+    if (n < 4) return 0; /* every tour of <= 3 cities has the same length */
     uint32_t a = tour[i], b = tour[i + 1], c = tour[j], d = tour[j + 1 == n ? 0 : j + 1];
     return (int64_t)gpk_tsp_dist(t, a, c) + gpk_tsp_dist(t, b, d) - gpk_tsp_dist(t, a, b) -
-           gpk_tsp_dist(t, c, d);
+        gpk_tsp_dist(t, c, d);
 }
 
 int64_t gpk_tsp_swap_delta(const gpk_tsp *t, const uint32_t *tour, uint32_t i, uint32_t j)
@@ -141,18 +138,18 @@ int64_t gpk_tsp_swap_delta(const gpk_tsp *t, const uint32_t *tour, uint32_t i, u
     if (j == i + 1) {
         /* pi ci cj nj -> pi cj ci nj: the middle edge stays. */
         return (int64_t)gpk_tsp_dist(t, pi, cj) + gpk_tsp_dist(t, ci, nj) - gpk_tsp_dist(t, pi, ci) -
-               gpk_tsp_dist(t, cj, nj);
+            gpk_tsp_dist(t, cj, nj);
     }
     if (i == 0 && j == n - 1) {
         /* Neighbours across the wrap: pj cj ci ni -> pj ci cj ni. */
         return (int64_t)gpk_tsp_dist(t, pj, ci) + gpk_tsp_dist(t, cj, ni) - gpk_tsp_dist(t, pj, cj) -
-               gpk_tsp_dist(t, ci, ni);
+            gpk_tsp_dist(t, ci, ni);
     }
     /* Apart: four edges change. When j == i + 2 (ni == pj) the edges
      * through the shared neighbour cancel by symmetry, as they should. */
     return (int64_t)gpk_tsp_dist(t, pi, cj) + gpk_tsp_dist(t, cj, ni) + gpk_tsp_dist(t, pj, ci) +
-           gpk_tsp_dist(t, ci, nj) - gpk_tsp_dist(t, pi, ci) - gpk_tsp_dist(t, ci, ni) -
-           gpk_tsp_dist(t, pj, cj) - gpk_tsp_dist(t, cj, nj);
+        gpk_tsp_dist(t, ci, nj) - gpk_tsp_dist(t, pi, ci) - gpk_tsp_dist(t, ci, ni) -
+        gpk_tsp_dist(t, pj, cj) - gpk_tsp_dist(t, cj, nj);
 }
 
 void gpk_tsp_free(gpk_tsp *t)
@@ -250,14 +247,14 @@ static gpk_status read_weights(gpk__text *t, uint32_t n, weight_format fmt, int3
 {
     const char *sec = "EDGE_WEIGHT_SECTION";
     uint64_t nn = (uint64_t)n;
-    uint64_t need = fmt == FMT_FULL_MATRIX                                  ? nn * nn
-                    : fmt == FMT_UPPER_ROW || fmt == FMT_LOWER_ROW          ? nn * (nn - 1) / 2
-                                                                            : nn * (nn + 1) / 2;
+    uint64_t need = fmt == FMT_FULL_MATRIX             ? nn * nn
+        : fmt == FMT_UPPER_ROW || fmt == FMT_LOWER_ROW ? nn * (nn - 1) / 2
+                                                       : nn * (nn + 1) / 2;
     if (!room_for(t, need))
         return gpk__text_fail(t, GPK_EFORMAT, "%s: truncated, DIMENSION %u needs %llu numbers", sec, n,
                               (unsigned long long)need);
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t lo = 0, hi = n;  /* columns j of row i, [lo, hi) */
+        uint32_t lo = 0, hi = n; /* columns j of row i, [lo, hi) */
         switch (fmt) {
         case FMT_UPPER_ROW: lo = i + 1; break;
         case FMT_LOWER_ROW: hi = i; break;
@@ -294,7 +291,7 @@ static gpk_status read_weights(gpk__text *t, uint32_t n, weight_format fmt, int3
 typedef struct fixed_cities {
     uint32_t *key, *num; /* hash slots: city (UINT32_MAX: empty) and its number */
     size_t slots, count;
-    uint32_t *root;      /* by number */
+    uint32_t *root; /* by number */
     unsigned char *deg;
 } fixed_cities;
 
@@ -339,7 +336,7 @@ static int fixed_city(fixed_cities *c, uint32_t city, uint32_t *id)
 static gpk_status read_fixed_edges(gpk__text *t, uint32_t n, gpk_tsp *out)
 {
     size_t cap = 0;
-    fixed_cities cities = { NULL, NULL, 0, 0, NULL, NULL };
+    fixed_cities cities = {NULL, NULL, 0, 0, NULL, NULL};
     gpk_status st = GPK_OK;
     for (;;) {
         int64_t a, b;
@@ -377,7 +374,8 @@ static gpk_status read_fixed_edges(gpk__text *t, uint32_t n, gpk_tsp *out)
         while (root[u] != u) u = root[u] = root[root[u]];
         while (root[v] != v) v = root[v] = root[root[v]];
         if (u == v && out->nfixed != n) {
-            st = gpk__text_fail(t, GPK_EFORMAT, "FIXED_EDGES_SECTION: edge %lld %lld closes a cycle of fewer than %u cities",
+            st = gpk__text_fail(t, GPK_EFORMAT,
+                                "FIXED_EDGES_SECTION: edge %lld %lld closes a cycle of fewer than %u cities",
                                 (long long)a, (long long)b, n);
             break;
         }
@@ -387,10 +385,7 @@ static gpk_status read_fixed_edges(gpk__text *t, uint32_t n, gpk_tsp *out)
     return st;
 }
 
-static int value_is(const char *v, size_t len, const char *word)
-{
-    return gpk__tok_is(v, len, word);
-}
+static int value_is(const char *v, size_t len, const char *word) { return gpk__tok_is(v, len, word); }
 
 /* What the reader has seen of an instance so far. */
 typedef struct tsp_seen {
@@ -406,8 +401,10 @@ static gpk_status read_dimension(gpk__text *t, const char *val, size_t vlen, tsp
     int64_t v;
     if (s->n) return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION given twice");
     if (gpk__tok_i64(val, vlen, 0, UINT32_MAX, &v) != 0)
-        return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION '%s' is not a count", gpk__tok_show(val, vlen, show));
-    if (v < 4) return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION %lld: a TSP needs at least 4 cities", (long long)v);
+        return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION '%s' is not a count",
+                              gpk__tok_show(val, vlen, show));
+    if (v < 4)
+        return gpk__text_fail(t, GPK_EFORMAT, "DIMENSION %lld: a TSP needs at least 4 cities", (long long)v);
     s->n = (uint32_t)v;
     return GPK_OK;
 }
@@ -457,8 +454,9 @@ static gpk_status read_header(gpk__text *t, const char *key, size_t klen, tsp_se
     const char *val;
     size_t vlen;
     char show[40];
-    if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") || gpk__tok_is(key, klen, "CAPACITY") ||
-        gpk__tok_is(key, klen, "DISPLAY_DATA_TYPE") || gpk__tok_is(key, klen, "EDGE_DATA_FORMAT")) {
+    if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") ||
+        gpk__tok_is(key, klen, "CAPACITY") || gpk__tok_is(key, klen, "DISPLAY_DATA_TYPE") ||
+        gpk__tok_is(key, klen, "EDGE_DATA_FORMAT")) {
         gpk__text_value(t, &val, &vlen);
         return GPK_OK;
     }
@@ -498,8 +496,8 @@ static gpk_status read_coord_section(gpk__text *t, const char *label, tsp_seen *
     if (s->coords) return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_SECTION given twice");
     /* Room first: a lying DIMENSION must not size the arrays. */
     if (!room_for(t, 3 * (uint64_t)n))
-        return gpk__text_fail(t, GPK_EFORMAT, "NODE_COORD_SECTION: truncated, DIMENSION %u needs %llu numbers", n,
-                              3ull * n);
+        return gpk__text_fail(t, GPK_EFORMAT,
+                              "NODE_COORD_SECTION: truncated, DIMENSION %u needs %llu numbers", n, 3ull * n);
     out->x = malloc((size_t)n * sizeof *out->x);
     out->y = malloc((size_t)n * sizeof *out->y);
     if (!out->x || !out->y) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for %u cities", label, n);
@@ -526,7 +524,8 @@ static gpk_status read_weight_section(gpk__text *t, const char *label, tsp_seen 
     if (nn * nn > SIZE_MAX / sizeof *out->matrix)
         return gpk__fail(NULL, GPK_ENOMEM, "%s: %u x %u matrix too large", label, n, n);
     out->matrix = calloc((size_t)nn * nn, sizeof *out->matrix);
-    if (!out->matrix) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+    if (!out->matrix)
+        return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
     const gpk_status st = read_weights(t, n, s->fmt, out->matrix);
     s->weights = st == GPK_OK;
     return st;
@@ -583,7 +582,8 @@ static gpk_status finish_instance(gpk__text *t, const char *label, uint32_t matr
     if (n > matrix_max) return GPK_OK;
     size_t nn = (size_t)n * n;
     out->matrix = malloc(nn * sizeof *out->matrix);
-    if (!out->matrix) return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
+    if (!out->matrix)
+        return gpk__fail(NULL, GPK_ENOMEM, "%s: out of memory for a %u x %u matrix", label, n, n);
     for (uint32_t i = 0; i < n; i++) {
         out->matrix[(size_t)i * n + i] = 0;
         for (uint32_t j = i + 1; j < n; j++) {
@@ -625,7 +625,8 @@ static gpk_status parse_core(const char *text, size_t len, const char *label, co
     return st;
 }
 
-gpk_status gpk__tsp_parse_ex(const char *text, size_t len, const char *name, uint32_t matrix_max, gpk_tsp *out)
+gpk_status gpk__tsp_parse_ex(const char *text, size_t len, const char *name, uint32_t matrix_max,
+                             gpk_tsp *out)
 {
     if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_parse: out is NULL");
     if (!text && len) {
@@ -658,7 +659,8 @@ gpk_status gpk_tsp_load(const char *path, gpk_tsp *out)
 
 /* ---- tours ---- */
 
-static gpk_status parse_tour(const char *text, size_t len, const char *label, uint32_t *n_out, uint32_t **tour_out)
+static gpk_status parse_tour(const char *text, size_t len, const char *label, uint32_t *n_out,
+                             uint32_t **tour_out)
 {
     gpk__text t;
     gpk__text_init(&t, text, len, label);
@@ -673,7 +675,8 @@ static gpk_status parse_tour(const char *text, size_t len, const char *label, ui
 
     while (!have_section && gpk__text_key(&t, &key, &klen)) {
         if (gpk__tok_is(key, klen, "EOF")) break;
-        if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") || gpk__tok_is(key, klen, "TYPE")) {
+        if (gpk__tok_is(key, klen, "NAME") || gpk__tok_is(key, klen, "COMMENT") ||
+            gpk__tok_is(key, klen, "TYPE")) {
             gpk__text_value(&t, &val, &vlen);
         } else if (gpk__tok_is(key, klen, "DIMENSION")) {
             gpk__text_value(&t, &val, &vlen);

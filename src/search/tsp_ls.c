@@ -103,7 +103,8 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
     volatile int halt = 0; /* the stop came: the lists are left unfinished */
     const uint32_t n = t->n;
     if (k == 0 || k >= n) return GPK_EINVAL;
-    const int grid = t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
+    const int grid =
+        t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
     if (!grid) {
         int ok = 1;
 #pragma omp parallel num_threads(threads) if (threads > 1 && n >= 256)
@@ -119,7 +120,8 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
                 if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
                 uint32_t cnt = 0;
                 for (uint32_t c = 0; c < n; c++)
-                    if (c != (uint32_t)a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
+                    if (c != (uint32_t)a)
+                        cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
                 for (uint32_t i = 0; i < k; i++) nb[(size_t)a * k + i] = best[i].c;
                 sort_by_dist(t, (uint32_t)a, nb + (size_t)a * k, nd + (size_t)a * k, k);
             }
@@ -322,19 +324,19 @@ void gpk__tour_move2(gpk__tour *T, uint32_t a, uint32_t b, uint32_t c, uint32_t 
 void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev)
 {
     const uint32_t p = prv(T, s1), q = nxt(T, s2);
-    gpk__tour_move2(T, p, s1, x, y); /* p x .. q s2 .. s1 y */
-    gpk__tour_move2(T, p, x, q, s2); /* p q .. x s2 .. s1 y */
+    gpk__tour_move2(T, p, s1, x, y);            /* p x .. q s2 .. s1 y */
+    gpk__tour_move2(T, p, x, q, s2);            /* p q .. x s2 .. s1 y */
     if (!rev) gpk__tour_move2(T, x, s2, s1, y); /* p q .. x s1 .. s2 y */
 }
 
-int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y,
-                           int rev)
+int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x,
+                           uint32_t y, int rev)
 {
     const uint32_t p = prv(T, s1), q = nxt(T, s2);
     const int64_t removed = (int64_t)gpk_tsp_dist(t, p, s1) + gpk_tsp_dist(t, s2, q) + gpk_tsp_dist(t, x, y);
     const int64_t added = (int64_t)gpk_tsp_dist(t, p, q) +
-                          (rev ? (int64_t)gpk_tsp_dist(t, x, s2) + gpk_tsp_dist(t, s1, y)
-                               : (int64_t)gpk_tsp_dist(t, x, s1) + gpk_tsp_dist(t, s2, y));
+        (rev ? (int64_t)gpk_tsp_dist(t, x, s2) + gpk_tsp_dist(t, s1, y)
+             : (int64_t)gpk_tsp_dist(t, x, s1) + gpk_tsp_dist(t, s2, y));
     return added - removed;
 }
 
@@ -360,19 +362,19 @@ typedef struct {
     const uint32_t *nb; /* n x k, nearest first */
     const int32_t *nd;  /* their distances */
     gpk__tour T;
-    uint32_t *best;     /* the best tour (ILS) */
-    uint32_t *queue;    /* FIFO of cities whose don't-look bit is off */
+    uint32_t *best;  /* the best tour (ILS) */
+    uint32_t *queue; /* FIFO of cities whose don't-look bit is off */
     uint8_t *inq;
     uint32_t qhead, qlen;
     int64_t cost;
     uint64_t moves, evaluated, kicks;
     gpk_rng rng;
     int stopped;
-    int batch;               /* the first descent batched: 1 on the GPU, 2 on the host (tests) */
-    gpk__tsp_ls_cuda *gpu;   /* batch 1 */
+    int batch;             /* the first descent batched: 1 on the GPU, 2 on the host (tests) */
+    gpk__tsp_ls_cuda *gpu; /* batch 1 */
     uint64_t gpu_evaluated;
-    gpk_status gpu_status;   /* a failed GPU call: the descent went on on the CPU */
-    gpk__tally *tally;       /* multistart: every run's counts for the reports (or NULL) */
+    gpk_status gpu_status; /* a failed GPU call: the descent went on on the CPU */
+    gpk__tally *tally;     /* multistart: every run's counts for the reports (or NULL) */
     uint32_t run;
 } ls;
 
@@ -460,8 +462,8 @@ static int try_or_opt(ls *L, uint32_t a)
                     const int64_t dxy = D(L, x, y);
                     for (int rev = 0; rev < 2; rev++) {
                         L->evaluated++;
-                        const int64_t add = rev ? (int64_t)D(L, x, s2) + D(L, s1, y)
-                                                : (int64_t)D(L, x, s1) + D(L, s2, y);
+                        const int64_t add =
+                            rev ? (int64_t)D(L, x, s2) + D(L, s1, y) : (int64_t)D(L, x, s1) + D(L, s2, y);
                         const int64_t delta = add - dxy - g0;
                         if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(T, s1, x) <= MAX_REVERSAL)) {
                             gpk__tour_or_move(T, s1, s2, x, y, rev);
@@ -539,7 +541,8 @@ gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nbs, cons
             if (c == b || d == a) continue;
             m.evaluated++;
             const int64_t delta = (int64_t)nd[i] + gpk_tsp_dist(tsp, b, d) - dab - gpk_tsp_dist(tsp, c, d);
-            if (delta < 0 && (!bound || a_span(pos, n, b, c) <= MAX_REVERSAL)) keep_best(&m, delta, dir * k + i);
+            if (delta < 0 && (!bound || a_span(pos, n, b, c) <= MAX_REVERSAL))
+                keep_best(&m, delta, dir * k + i);
         }
     }
     for (uint32_t len = 1; len <= 3 && n >= len + 3; len++) {
@@ -566,8 +569,9 @@ gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nbs, cons
                     const int64_t dxy = gpk_tsp_dist(tsp, x, y);
                     for (uint32_t rev = 0; rev < 2; rev++) {
                         m.evaluated++;
-                        const int64_t add = rev ? (int64_t)gpk_tsp_dist(tsp, x, s2) + gpk_tsp_dist(tsp, s1, y)
-                                                : (int64_t)gpk_tsp_dist(tsp, x, s1) + gpk_tsp_dist(tsp, s2, y);
+                        const int64_t add = rev
+                            ? (int64_t)gpk_tsp_dist(tsp, x, s2) + gpk_tsp_dist(tsp, s1, y)
+                            : (int64_t)gpk_tsp_dist(tsp, x, s1) + gpk_tsp_dist(tsp, s2, y);
                         const int64_t delta = add - dxy - g0;
                         if (delta < 0 && (!bound || a_span(pos, n, s1, x) <= MAX_REVERSAL))
                             keep_best(&m, delta, 2 * k + ((seg * k + i) * 2 + side) * 2 + rev);
@@ -1042,7 +1046,8 @@ typedef struct {
 
 static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k, uint64_t seed,
                    const uint32_t *start, double t0, int me, uint32_t *sol, int64_t *best, uint64_t *moves,
-                   uint64_t *evaluated, int *stopped, int *local_opt, batching *bt, gpk__tally *tally, uint32_t run)
+                   uint64_t *evaluated, int *stopped, int *local_opt, batching *bt, gpk__tally *tally,
+                   uint32_t run)
 {
     const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
     ls L;
@@ -1081,8 +1086,8 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
 /* GPK_TSP_LS_BATCH: "gpu" (from any size on a CUDA context), "host", "off";
  * unset: the GPU on a CUDA context from GPK__TSP_LS_GPU_MIN cities. When the
  * GPU session cannot open (its message stays on the context) the CPU runs. */
-static void open_batching(gpk_ctx *ctx, const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k,
-                          batching *bt)
+static void open_batching(gpk_ctx *ctx, const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd,
+                          uint32_t k, batching *bt)
 {
     const char *env = getenv("GPK_TSP_LS_BATCH");
     const int forced_gpu = env && !strcmp(env, "gpu");
@@ -1127,7 +1132,8 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
         free(curve);
         free(nb);
         free(nd);
-        return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the neighbour lists (n = %u)", n);
+        return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for the neighbour lists (n = %u)",
+                         n);
     }
     /* Stopped while building the lists (a short limit on millions of
      * cities): the start tour is the result, no move is made. */
@@ -1139,7 +1145,8 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     uint32_t *sols = malloc((size_t)runs * n * sizeof *sols);
     int64_t *bests = malloc(runs * sizeof *bests);
     uint64_t *moves = calloc(runs, sizeof *moves), *evals = calloc(runs, sizeof *evals);
-    int *stops = calloc(runs, sizeof *stops), *lopt = calloc(runs, sizeof *lopt), *bad = calloc(runs, sizeof *bad);
+    int *stops = calloc(runs, sizeof *stops), *lopt = calloc(runs, sizeof *lopt),
+        *bad = calloc(runs, sizeof *bad);
     gpk_status st = GPK_OK;
     if (!sols || !bests || !moves || !evals || !stops || !lopt || !bad) {
         st = gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory for %u runs (n = %u)", runs, n);
@@ -1160,9 +1167,9 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
         const uint64_t seed =
             c->algo == GPK_SEARCH_MULTISTART ? gpk__splitmix64(c->seed + (uint64_t)s) : c->seed;
         stops[s] = stopped_early;
-        bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0, omp_get_thread_num() == 0,
-                         sols + (size_t)s * n, &bests[s], &moves[s], &evals[s], &stops[s], &lopt[s],
-                         runs == 1 ? &bt : NULL, tallied ? &tally : NULL, (uint32_t)s);
+        bad[s] = one_run(c, nb, nd, k, seed, s == 0 && c->start ? c->start : curve, t0,
+                         omp_get_thread_num() == 0, sols + (size_t)s * n, &bests[s], &moves[s], &evals[s],
+                         &stops[s], &lopt[s], runs == 1 ? &bt : NULL, tallied ? &tally : NULL, (uint32_t)s);
     }
     gpk__tally_free(&tally);
 #ifdef GPK_HAVE_CUDA_SEARCH

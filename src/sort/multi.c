@@ -59,7 +59,6 @@ size_t gpk_shard_share(size_t n, int k, int i)
 
 /* ---- the driver ------------------------------------------------------------ */
 
-
 /* At most np probes splitting (lo, hi] into equal steps; returns their count. */
 static size_t fill_probes(uint64_t lo, uint64_t hi, uint64_t np, uint64_t *p)
 {
@@ -147,8 +146,10 @@ static gpk_status find_cuts(gpk_multi_dev *d, size_t *cut)
             left -= take;
         }
         if (left != 0) {
-            s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: the splitter search lost %zu keys of rank %zu "
-                                               "(a shard was not sorted)", left, rank_of[b]);
+            s = gpk__fail(d->ctx, GPK_EDEVICE,
+                          "multi-device sort: the splitter search lost %zu keys of rank %zu "
+                          "(a shard was not sorted)",
+                          left, rank_of[b]);
             goto done;
         }
     }
@@ -193,8 +194,9 @@ int gpk__multi_plan(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, siz
     if (v && !strcmp(v, "merge")) return GPK_MULTI_PLAN_MERGE;
     if (v && !strcmp(v, "part")) return part_fits ? GPK_MULTI_PLAN_PART : GPK_MULTI_PLAN_MERGE;
     if (!v || strcmp(v, "lsd"))
-        return key_width == 4 && part_fits && total / (size_t)k >= gpk__multi_part_min(ctx) ? GPK_MULTI_PLAN_PART
-                                                                                             : GPK_MULTI_PLAN_MERGE;
+        return key_width == 4 && part_fits && total / (size_t)k >= gpk__multi_part_min(ctx)
+            ? GPK_MULTI_PLAN_PART
+            : GPK_MULTI_PLAN_MERGE;
     if (own_memory)
         for (int i = 0; i < k; i++)
             for (int j = 0; j < k; j++)
@@ -221,7 +223,8 @@ static gpk_status run_lsd(gpk_multi_dev *d)
     gpk_multi_stats *st = d->stats;
     unsigned digits[64];
     const unsigned passes = d->lsd_plan(d, digits);
-    if (passes == 0 || passes > 64) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: a plan of %u passes", passes);
+    if (passes == 0 || passes > 64)
+        return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: a plan of %u passes", passes);
     for (unsigned p = 0; p < passes; p++)
         if (digits[p] == 0 || digits[p] > GPK_MULTI_MAX_DIGITS)
             return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u has %u digits", p, digits[p]);
@@ -238,8 +241,10 @@ static gpk_status run_lsd(gpk_multi_dev *d)
     for (unsigned p = 0; p < passes && s == GPK_OK; p++) {
         const uint64_t sum = global_bases(d, digits[p], cnt, base);
         if (sum != d->total)
-            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u's digit counts add up to %llu keys, "
-                                                  "not %zu", p, (unsigned long long)sum, d->total);
+            return gpk__fail(d->ctx, GPK_EDEVICE,
+                             "multi-device sort: pass %u's digit counts add up to %llu keys, "
+                             "not %zu",
+                             p, (unsigned long long)sum, d->total);
         const int last = p + 1 == passes;
         for (int i = 0; i < k && s == GPK_OK; i++)
             s = d->lsd_pass(d, i, p, base + (size_t)i * row, last ? NULL : next + (size_t)i * k * row);
@@ -257,9 +262,10 @@ static gpk_status run_lsd(gpk_multi_dev *d)
                 got += c;
             }
             if (got != d->bounds[o + 1] - d->bounds[o])
-                return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: pass %u sent %llu keys to device %d, "
-                                                      "not %zu", p, (unsigned long long)got, o,
-                                 d->bounds[o + 1] - d->bounds[o]);
+                return gpk__fail(d->ctx, GPK_EDEVICE,
+                                 "multi-device sort: pass %u sent %llu keys to device %d, "
+                                 "not %zu",
+                                 p, (unsigned long long)got, o, d->bounds[o + 1] - d->bounds[o]);
         }
     }
     st->passes_ms = now_ms() - t1;
@@ -294,11 +300,13 @@ static gpk_status run_part(gpk_multi_dev *d, int *fell_back)
     int owner[1u << GPK_MULTI_PART_BITS];
     for (int i = 0; i < k; i++)
         for (unsigned x = 0; x < D; x++) {
-            const uint64_t a = at[(size_t)i * D + x], b = x + 1 < D ? at[(size_t)i * D + x + 1] : d->shards[i].n;
+            const uint64_t a = at[(size_t)i * D + x],
+                           b = x + 1 < D ? at[(size_t)i * D + x + 1] : d->shards[i].n;
             if (a > b || b > d->shards[i].n) {
-                s = gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d's digit %u starts at %llu, the "
-                                                   "next at %llu, of %zu keys", i, x, (unsigned long long)a,
-                              (unsigned long long)b, d->shards[i].n);
+                s = gpk__fail(d->ctx, GPK_EDEVICE,
+                              "multi-device sort: device %d's digit %u starts at %llu, the "
+                              "next at %llu, of %zu keys",
+                              i, x, (unsigned long long)a, (unsigned long long)b, d->shards[i].n);
                 goto done;
             }
             cnt[(size_t)i * D + x] = b - a;
@@ -415,7 +423,8 @@ gpk_status gpk__multi_run(gpk_multi_dev *d)
     s = find_cuts(d, cut);
     t0 = now_ms();
     st->split_ms = t0 - t1;
-    for (int j = 0; j < k && s == GPK_OK; j++) s = d->merge(d, j, cut + (size_t)j * k, cut + (size_t)(j + 1) * k);
+    for (int j = 0; j < k && s == GPK_OK; j++)
+        s = d->merge(d, j, cut + (size_t)j * k, cut + (size_t)(j + 1) * k);
     w = d->wait(d);
     if (s == GPK_OK) s = w;
     st->merge_ms = now_ms() - t0;
@@ -433,8 +442,8 @@ static gpk_status cpu_sort(gpk_multi_dev *d, int i)
     o.key_bits = d->key_bits;
     o.radix_bits = d->radix_bits;
     gpk_radix_job job;
-    GPK_CHECK(gpk__radix_job_init(d->ctx, &job, d->key_type, sh->keys, d->value_width, sh->values, NULL, 0, sh->n,
-                                  &o));
+    GPK_CHECK(gpk__radix_job_init(d->ctx, &job, d->key_type, sh->keys, d->value_width, sh->values, NULL, 0,
+                                  sh->n, &o));
     return gpk__radix_sort_cpu(d->ctx, &job);
 }
 
@@ -481,13 +490,17 @@ static gpk_status cpu_merge(gpk_multi_dev *d, int j, const size_t *lo, const siz
                 best_key = y;
             }
         }
-        if (best < 0) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d ran out of pieces", j);
+        if (best < 0)
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d ran out of pieces", j);
         memcpy((char *)out->keys_out + o * kw, (const char *)d->shards[best].keys + at[best] * kw, kw);
-        if (vw) memcpy((char *)out->values_out + o * vw, (const char *)d->shards[best].values + at[best] * vw, vw);
+        if (vw)
+            memcpy((char *)out->values_out + o * vw, (const char *)d->shards[best].values + at[best] * vw,
+                   vw);
         at[best]++;
     }
     for (int i = 0; i < d->k; i++)
-        if (at[i] != hi[i]) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d left keys over", j);
+        if (at[i] != hi[i])
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: output %d left keys over", j);
     return GPK_OK;
 }
 
@@ -530,7 +543,8 @@ static gpk_status cpu_lsd_count(gpk_multi_dev *d, int i, uint64_t *counts)
     unsigned digits[64];
     cpu_lsd_plan(d, digits);
     memset(counts, 0, digits[0] * sizeof *counts);
-    for (size_t t = 0; t < sh->n; t++) counts[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) & (digits[0] - 1)]++;
+    for (size_t t = 0; t < sh->n; t++)
+        counts[gpk__mapped_key_at(d->key_type, sh->keys, t, d->mask) & (digits[0] - 1)]++;
     return GPK_OK;
 }
 
@@ -551,7 +565,8 @@ static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64
         vals = to_out ? spare[d->k + i] : d->shards[i].values_out;
         n = d->bounds[i + 1] - d->bounds[i];
     }
-    const unsigned nshift = p + 1 < passes ? cpu_digit_shift(d, p + 1) : 0, ND = p + 1 < passes ? digits[p + 1] : 0;
+    const unsigned nshift = p + 1 < passes ? cpu_digit_shift(d, p + 1) : 0,
+                   ND = p + 1 < passes ? digits[p + 1] : 0;
     if (next) memset(next, 0, (size_t)d->k * ND * sizeof *next);
     uint64_t *at = malloc(D * sizeof *at);
     if (!at) return gpk__fail(d->ctx, GPK_ENOMEM, "multi-device sort: out of host memory");
@@ -577,7 +592,6 @@ static gpk_status cpu_lsd_pass(gpk_multi_dev *d, int i, unsigned p, const uint64
     return GPK_OK;
 }
 
-
 static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts)
 {
     const cpu_part *cp = &((const cpu_multi *)d->impl)->cp;
@@ -600,7 +614,8 @@ static gpk_status cpu_part_partition(gpk_multi_dev *d, int i, unsigned shift, un
     return GPK_OK;
 }
 
-static gpk_status cpu_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to, size_t count)
+static gpk_status cpu_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to,
+                                size_t count)
 {
     (void)x;
     const cpu_part *cp = &((const cpu_multi *)d->impl)->cp;
@@ -687,7 +702,8 @@ static void cpu_close(gpk_multi_dev *d)
 {
     cpu_multi *m = (cpu_multi *)d->impl;
     if (m) {
-        for (int j = 0; j < d->k; j++) free(m->cp.x[j]), free(m->cp.xv[j]), free(m->cp.w[j]), free(m->cp.wv[j]);
+        for (int j = 0; j < d->k; j++)
+            free(m->cp.x[j]), free(m->cp.xv[j]), free(m->cp.w[j]), free(m->cp.wv[j]);
         for (int j = 0; j < 2 * d->k; j++) free(m->spare[j]);
         free(m);
     }
@@ -700,8 +716,9 @@ static void cpu_close(gpk_multi_dev *d)
 
 static const char *multi_path(int plan)
 {
-    return plan == GPK_MULTI_PLAN_LSD ? "radix-multi-lsd" : plan == GPK_MULTI_PLAN_PART ? "radix-multi-part"
-                                                                                        : "radix-multi";
+    return plan == GPK_MULTI_PLAN_LSD ? "radix-multi-lsd"
+        : plan == GPK_MULTI_PLAN_PART ? "radix-multi-part"
+                                      : "radix-multi";
 }
 
 #define CPU_TEMP_BYTES 256 /* the virtual devices need no scratch; a non-zero size keeps the query plain */
@@ -719,7 +736,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
     if (o.algorithm != GPK_SORT_AUTO && o.algorithm != GPK_SORT_RADIX)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: only the radix sort sorts shards (algorithm %s asked for)", fn,
+        return gpk__fail(ctx, GPK_EUNSUPPORTED,
+                         "%s: only the radix sort sorts shards (algorithm %s asked for)", fn,
                          gpk_sort_algo_name(o.algorithm));
     if (o.descending)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: shards are sorted in ascending order only", fn);
@@ -731,8 +749,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
     const gpk__multi_backend *mb = multi_of(ctx);
     if (!mb)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)", fn,
-                         gpk_backend_name(ctx->backend));
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)",
+                         fn, gpk_backend_name(ctx->backend));
     const int k = ctx->n_devices > 0 ? ctx->n_devices : 1;
     size_t total = 0;
     for (int i = 0; i < k; i++) {
@@ -755,14 +773,16 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
         const gpk_shard *sh = &shards[i];
         const size_t m = gpk_shard_share(total, k, i);
         if (!sh->temp || sh->temp_bytes < need[i])
-            return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d has %zu temp bytes at %p, it needs %zu (ask with "
-                                              "shards[0].temp = NULL)", fn, i, sh->temp_bytes, sh->temp, need[i]);
+            return gpk__fail(ctx, GPK_EINVAL,
+                             "%s: shard %d has %zu temp bytes at %p, it needs %zu (ask with "
+                             "shards[0].temp = NULL)",
+                             fn, i, sh->temp_bytes, sh->temp, need[i]);
         if (sh->n > 0 && (!sh->keys || (value_width && !sh->values)))
-            return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d holds %zu keys but its %s pointer is NULL", fn, i, sh->n,
-                             sh->keys ? "values" : "keys");
+            return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d holds %zu keys but its %s pointer is NULL", fn, i,
+                             sh->n, sh->keys ? "values" : "keys");
         if (!out_in_temp && m > 0 && (!sh->keys_out || (value_width && !sh->values_out)))
-            return gpk__fail(ctx, GPK_EINVAL, "%s: output %d gets %zu keys but its %s pointer is NULL", fn, i, m,
-                             sh->keys_out ? "values_out" : "keys_out");
+            return gpk__fail(ctx, GPK_EINVAL, "%s: output %d gets %zu keys but its %s pointer is NULL", fn, i,
+                             m, sh->keys_out ? "values_out" : "keys_out");
     }
     /* Every buffer of every shard is read or written while the others
      * are: none may share memory with another (the callers' own buffers;
@@ -777,22 +797,28 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
                     const int id = e ? j : i, s5 = id / 5, f = id % 5;
                     const gpk_shard *sh = &shards[s5];
                     const size_t m = gpk_shard_share(total, k, s5);
-                    p[e] = f == 0 ? sh->keys : f == 1 ? sh->values : f == 2 ? sh->keys_out : f == 3 ? sh->values_out
-                                                                                                       : sh->temp;
-                    len[e] = f == 0 ? sh->n * kw : f == 1 ? sh->n * value_width : f == 2 ? m * kw
-                             : f == 3                      ? m * value_width
-                                                           : sh->temp_bytes;
+                    p[e] = f == 0 ? sh->keys
+                        : f == 1  ? sh->values
+                        : f == 2  ? sh->keys_out
+                        : f == 3  ? sh->values_out
+                                  : sh->temp;
+                    len[e] = f == 0 ? sh->n * kw
+                        : f == 1    ? sh->n * value_width
+                        : f == 2    ? m * kw
+                        : f == 3    ? m * value_width
+                                    : sh->temp_bytes;
                 }
                 if (gpk__overlap(p[0], len[0], p[1], len[1]))
-                    return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d's %s and shard %d's %s overlap", fn, i / 5,
-                                     what[i % 5], j / 5, what[j % 5]);
+                    return gpk__fail(ctx, GPK_EINVAL, "%s: shard %d's %s and shard %d's %s overlap", fn,
+                                     i / 5, what[i % 5], j / 5, what[j % 5]);
             }
     }
     gpk_multi_dev d;
     memset(&d, 0, sizeof d);
     d.ctx = ctx;
     d.stats = stats_slot(ctx);
-    if (!d.stats) return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory (or context hooks) for the statistics", fn);
+    if (!d.stats)
+        return gpk__fail(ctx, GPK_ENOMEM, "%s: out of host memory (or context hooks) for the statistics", fn);
     d.k = k;
     d.shards = shards;
     d.total = total;
@@ -826,7 +852,8 @@ gpk_status gpk_sort_shards_pairs(gpk_ctx *ctx, gpk_type key_type, size_t value_w
 {
     if (ctx && value_width != 4 && value_width != 8) {
         gpk__clear_error(ctx);
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_sort_shards_pairs: value_width must be 4 or 8, not %zu", value_width);
+        return gpk__fail(ctx, GPK_EINVAL, "gpk_sort_shards_pairs: value_width must be 4 or 8, not %zu",
+                         value_width);
     }
     return gpk__sort_shards(ctx, key_type, value_width, shards, opts, "gpk_sort_shards_pairs", 0);
 }
@@ -861,8 +888,9 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
     /* the outputs and the sorts' scratch: refused before anything is
      * touched, not left to an overcommitting allocator */
     if (ctx->info.memory_bytes && 3.0 * (double)n * (double)(kw + vw) > (double)ctx->info.memory_bytes)
-        return gpk__fail(ctx, GPK_ENOMEM, "sort: %zu elements over %d virtual devices need %.2f GiB, the host has %.2f GiB",
-                         n, k, 3.0 * (double)n * (double)(kw + vw) / 1073741824.0,
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: %zu elements over %d virtual devices need %.2f GiB, the host has %.2f GiB", n,
+                         k, 3.0 * (double)n * (double)(kw + vw) / 1073741824.0,
                          (double)ctx->info.memory_bytes / 1073741824.0);
     unsigned char *out_keys = malloc(n * kw), *out_vals = vw ? malloc(n * vw) : NULL;
     unsigned char temp[GPK_MAX_DEVICES][CPU_TEMP_BYTES];

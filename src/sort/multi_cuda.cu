@@ -118,9 +118,9 @@ __global__ void merge_splits_fine(const K *a, size_t na, const K *b, size_t nb, 
  * memory with coalesced reads (the peer's over NVLink), merged there, and
  * written out coalesced. V = char: keys only. */
 template <typename K, typename V>
-__global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, const K *b, size_t nb, const V *va,
-                                                        const V *vb, K *out, V *vout, const size_t *splits,
-                                                        int type, uint64_t mask)
+__global__ void __launch_bounds__(kThreads)
+    merge_tiles(const K *a, size_t na, const K *b, size_t nb, const V *va, const V *vb, K *out, V *vout,
+                const size_t *splits, int type, uint64_t mask)
 {
     constexpr bool kValues = sizeof(V) > 1;
     __shared__ K sk[kTile];
@@ -181,10 +181,7 @@ __global__ void __launch_bounds__(kThreads) merge_tiles(const K *a, size_t na, c
 /* Whether device j's merge reads shard i where it lies (peer loads, which
  * measured ahead of bulk copies then a local merge: docs/perf/scale.md), or
  * copies it over first (devices that are not peers). */
-bool loads_from(const gpk_ctx *ctx, int j, int i)
-{
-    return i == j || ctx->peer[j][i];
-}
+bool loads_from(const gpk_ctx *ctx, int j, int i) { return i == j || ctx->peer[j][i]; }
 
 /* Temp of shard i: [probes | below | le | splits] then a region that the
  * local sort uses first and the merge after: [output (out_in_temp only) |
@@ -214,8 +211,8 @@ Layout lsd_layout(int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, int o
     return L;
 }
 
-Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw, const gpk_radix_opts *o,
-              int out_in_temp, int plan)
+Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, unsigned vw,
+              const gpk_radix_opts *o, int out_in_temp, int plan)
 {
     if (plan == GPK_MULTI_PLAN_LSD) return lsd_layout(k, n_i, m_i, kw, vw, out_in_temp);
     Layout L;
@@ -229,10 +226,11 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     gpk_ctx *part = ctx->part[i];
     void *dummy = (void *)(uintptr_t)256; /* in place: the same pointer twice; not touched by the query */
     L.sort_bytes = 0;
-    gpk_status s = vw ? gpk_cuda_sort_pairs(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
-                                            dummy, vw, dummy, dummy, n_i, o, 0, 0)
-                      : gpk_cuda_sort_keys(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
-                                           dummy, n_i, o, 0, 0);
+    gpk_status s = vw
+        ? gpk_cuda_sort_pairs(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy,
+                              dummy, vw, dummy, dummy, n_i, o, 0, 0)
+        : gpk_cuda_sort_keys(part, NULL, &L.sort_bytes, (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32), dummy, dummy,
+                             n_i, o, 0, 0);
     if (s != GPK_OK) L.sort_bytes = 0; /* the sort itself reports it */
     const size_t copy = gpk__align_up(m_i * kw, 256) + gpk__align_up(m_i * vw, 256);
     L.tree = k > 2 ? copy : 0;
@@ -247,13 +245,14 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
     if (plan == GPK_MULTI_PLAN_PART && !out_in_temp && bits > GPK_MULTI_PART_BITS) {
         const size_t cap = gpk__multi_part_cap(m_i), work = m_i + cap;
         const gpk_type t = (gpk_type)(kw == 8 ? GPK_U64 : GPK_U32);
-        void *a = (void *)(uintptr_t)256, *b = (void *)(uintptr_t)512; /* out of place; not touched by the queries */
+        void *a = (void *)(uintptr_t)256,
+             *b = (void *)(uintptr_t)512; /* out of place; not touched by the queries */
         L.part_shift = bits - GPK_MULTI_PART_BITS;
         L.pt_bytes = L.ps_bytes = 0;
         if (gpk__radix_cuda_sort_bits(part, NULL, &L.pt_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, n_i,
                                       L.part_shift, bits, NULL) != GPK_OK ||
-            gpk__radix_cuda_sort_bits(part, NULL, &L.ps_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, cap, 0,
-                                      L.part_shift, NULL) != GPK_OK) {
+            gpk__radix_cuda_sort_bits(part, NULL, &L.ps_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, cap,
+                                      0, L.part_shift, NULL) != GPK_OK) {
             L.part_shift = 0; /* the plan falls back to merge */
             return L;
         }
@@ -274,7 +273,7 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
 }
 
 struct Impl {
-    int caller_device;               /* current when the call began, current again after */
+    int caller_device; /* current when the call began, current again after */
     /* per device: merge start, pieces copied, first searches done, merge end */
     cudaEvent_t ev[GPK_MAX_DEVICES][4];
     bool timed[GPK_MAX_DEVICES];
@@ -324,10 +323,10 @@ gpk_status cuda_sort(gpk_multi_dev *d, int i)
     size_t bytes = im->L[i].sort_bytes;
     void *temp = (char *)sh->temp + im->L[i].region;
     gpk_status s = d->value_width
-                       ? gpk_cuda_sort_pairs(part, temp, &bytes, d->key_type, sh->keys, sh->keys, d->value_width,
-                                             sh->values, sh->values, sh->n, &im->o, 0, stream_of(d, i))
-                       : gpk_cuda_sort_keys(part, temp, &bytes, d->key_type, sh->keys, sh->keys, sh->n, &im->o, 0,
-                                            stream_of(d, i));
+        ? gpk_cuda_sort_pairs(part, temp, &bytes, d->key_type, sh->keys, sh->keys, d->value_width, sh->values,
+                              sh->values, sh->n, &im->o, 0, stream_of(d, i))
+        : gpk_cuda_sort_keys(part, temp, &bytes, d->key_type, sh->keys, sh->keys, sh->n, &im->o, 0,
+                             stream_of(d, i));
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
     return GPK_OK;
 }
@@ -347,11 +346,11 @@ gpk_status cuda_rank(gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_
         if (e != cudaSuccess) return fail(d, i, e, "probes to the device");
         const int blocks = (int)((m + 127) / 128);
         if (d->key_width == 4)
-            rank_probes<<<blocks, 128, 0, st>>>((const uint32_t *)sh->keys, sh->n, d_probes, (int)m, (int)d->key_type,
-                                                d->mask, d_below, d_le);
+            rank_probes<<<blocks, 128, 0, st>>>((const uint32_t *)sh->keys, sh->n, d_probes, (int)m,
+                                                (int)d->key_type, d->mask, d_below, d_le);
         else
-            rank_probes<<<blocks, 128, 0, st>>>((const uint64_t *)sh->keys, sh->n, d_probes, (int)m, (int)d->key_type,
-                                                d->mask, d_below, d_le);
+            rank_probes<<<blocks, 128, 0, st>>>((const uint64_t *)sh->keys, sh->n, d_probes, (int)m,
+                                                (int)d->key_type, d->mask, d_below, d_le);
         e = cudaGetLastError();
         if (e != cudaSuccess) return fail(d, i, e, "rank kernel launch");
         unsigned long long *h = im->host_counts + (size_t)i * m * 2;
@@ -377,8 +376,8 @@ struct Run {
 };
 
 template <typename K, typename V>
-cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size_t *splits, int type, uint64_t mask,
-                         cudaStream_t st, cudaEvent_t searched)
+cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size_t *splits, int type,
+                         uint64_t mask, cudaStream_t st, cudaEvent_t searched)
 {
     const size_t total = a.n + b.n, tiles = (total + kTile - 1) / kTile;
     const size_t coarse = (tiles + kCoarse - 1) / kCoarse;
@@ -386,14 +385,14 @@ cudaError_t launch_merge(const Run &a, const Run &b, void *out, void *vout, size
         (const K *)a.keys, a.n, (const K *)b.keys, b.n, tiles, type, mask, splits);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    merge_splits_fine<K><<<(unsigned)((tiles + 255) / 256), 256, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys,
-                                                                          b.n, tiles, type, mask, splits);
+    merge_splits_fine<K><<<(unsigned)((tiles + 255) / 256), 256, 0, st>>>(
+        (const K *)a.keys, a.n, (const K *)b.keys, b.n, tiles, type, mask, splits);
     e = cudaGetLastError();
     if (e == cudaSuccess && searched) e = cudaEventRecord(searched, st);
     if (e != cudaSuccess) return e;
     merge_tiles<K, V><<<(unsigned)tiles, kThreads, 0, st>>>((const K *)a.keys, a.n, (const K *)b.keys, b.n,
-                                                            (const V *)a.vals, (const V *)b.vals, (K *)out, (V *)vout,
-                                                            splits, type, mask);
+                                                            (const V *)a.vals, (const V *)b.vals, (K *)out,
+                                                            (V *)vout, splits, type, mask);
     return cudaGetLastError();
 }
 
@@ -403,12 +402,16 @@ cudaError_t merge2(gpk_multi_dev *d, const Run &a, const Run &b, void *out, void
     const int t = (int)d->key_type;
     const uint64_t mk = d->mask;
     if (d->key_width == 4) {
-        if (d->value_width == 0) return launch_merge<uint32_t, char>(a, b, out, vout, splits, t, mk, st, searched);
-        if (d->value_width == 4) return launch_merge<uint32_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+        if (d->value_width == 0)
+            return launch_merge<uint32_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+        if (d->value_width == 4)
+            return launch_merge<uint32_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
         return launch_merge<uint32_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
     }
-    if (d->value_width == 0) return launch_merge<uint64_t, char>(a, b, out, vout, splits, t, mk, st, searched);
-    if (d->value_width == 4) return launch_merge<uint64_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
+    if (d->value_width == 0)
+        return launch_merge<uint64_t, char>(a, b, out, vout, splits, t, mk, st, searched);
+    if (d->value_width == 4)
+        return launch_merge<uint64_t, uint32_t>(a, b, out, vout, splits, t, mk, st, searched);
     return launch_merge<uint64_t, uint64_t>(a, b, out, vout, splits, t, mk, st, searched);
 }
 
@@ -436,12 +439,14 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         const size_t len = hi[i] - lo[i];
         if (len == 0) continue;
         const gpk_shard *src = &d->shards[i];
-        Run run = {(const char *)src->keys + lo[i] * kw, vw ? (const char *)src->values + lo[i] * vw : NULL, len};
+        Run run = {(const char *)src->keys + lo[i] * kw, vw ? (const char *)src->values + lo[i] * vw : NULL,
+                   len};
         if (!loads_from(d->ctx, j, i)) {
             /* no peer loads between these two: copy the piece over first */
             const int dj = part_of(d, j)->device, di = part_of(d, i)->device;
             e = cudaMemcpyPeerAsync(gather_k + gathered * kw, dj, run.keys, di, len * kw, st);
-            if (e == cudaSuccess && vw) e = cudaMemcpyPeerAsync(gather_v + gathered * vw, dj, run.vals, di, len * vw, st);
+            if (e == cudaSuccess && vw)
+                e = cudaMemcpyPeerAsync(gather_v + gathered * vw, dj, run.vals, di, len * vw, st);
             if (e != cudaSuccess) return fail(d, j, e, "cudaMemcpyPeerAsync");
             run.keys = gather_k + gathered * kw;
             run.vals = vw ? gather_v + gathered * vw : NULL;
@@ -455,7 +460,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
     while ((1 << rounds) < r) rounds++;
     if (rounds == 0) {
         e = cudaMemcpyAsync(out->keys_out, runs[0].keys, m * kw, cudaMemcpyDefault, st);
-        if (e == cudaSuccess && vw) e = cudaMemcpyAsync(out->values_out, runs[0].vals, m * vw, cudaMemcpyDefault, st);
+        if (e == cudaSuccess && vw)
+            e = cudaMemcpyAsync(out->values_out, runs[0].vals, m * vw, cudaMemcpyDefault, st);
         if (e == cudaSuccess) e = cudaEventRecord(ev[2], st);
         if (e == cudaSuccess) e = cudaEventRecord(ev[3], st);
         if (e != cudaSuccess) return fail(d, j, e, "copying the one piece");
@@ -467,7 +473,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
         const bool to_out = (rounds - round) % 2 == 0;
         char *dk = to_out ? (char *)out->keys_out : tree_k;
         char *dv = to_out ? (char *)out->values_out : tree_v;
-        if (!to_out && L.tree == 0) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: no tree buffer");
+        if (!to_out && L.tree == 0)
+            return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: no tree buffer");
         int next = 0;
         size_t at = 0;
         for (int q = 0; q < r; q += 2) {
@@ -478,8 +485,8 @@ gpk_status cuda_merge(gpk_multi_dev *d, int j, const size_t *lo, const size_t *h
                 merged.n = runs[q].n + runs[q + 1].n;
             } else {
                 e = cudaMemcpyAsync(dk + at * kw, runs[q].keys, runs[q].n * kw, cudaMemcpyDefault, st);
-                if (e == cudaSuccess && vw) e = cudaMemcpyAsync(dv + at * vw, runs[q].vals, runs[q].n * vw,
-                                                                cudaMemcpyDefault, st);
+                if (e == cudaSuccess && vw)
+                    e = cudaMemcpyAsync(dv + at * vw, runs[q].vals, runs[q].n * vw, cudaMemcpyDefault, st);
                 merged.n = runs[q].n;
             }
             if (e != cudaSuccess) return fail(d, j, e, "merge");
@@ -545,8 +552,8 @@ char *temp_at(gpk_multi_dev *d, int i, size_t off) { return (char *)d->shards[i]
 
 /* count keys (and values) from device `from` to device `to`: a copy
  * within a GPU, a peer copy between two */
-cudaError_t copy_elems(gpk_multi_dev *d, int to, char *keys_to, char *vals_to, int from, const char *keys_from,
-                       const char *vals_from, size_t count, cudaStream_t st)
+cudaError_t copy_elems(gpk_multi_dev *d, int to, char *keys_to, char *vals_to, int from,
+                       const char *keys_from, const char *vals_from, size_t count, cudaStream_t st)
 {
     const int dt = part_of(d, to)->device, df = part_of(d, from)->device;
     const size_t kw = d->key_width, vw = d->value_width;
@@ -567,8 +574,11 @@ gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned
     GPK_CHECK(enter(d, i));
     gpk_ctx *part = part_of(d, i);
     cudaStream_t st = stream_of(d, i);
-    if (L.part_shift != shift) return gpk__fail(d->ctx, GPK_EDEVICE, "multi-device sort: device %d's temp is "
-                                                "laid out for digit shift %u, not %u", i, L.part_shift, shift);
+    if (L.part_shift != shift)
+        return gpk__fail(d->ctx, GPK_EDEVICE,
+                         "multi-device sort: device %d's temp is "
+                         "laid out for digit shift %u, not %u",
+                         i, L.part_shift, shift);
     for (unsigned x = 0; x < D; x++) im->moved_flag[i][x] = false;
     im->next_sort[i] = 0;
     /* where each digit starts: X_i's keys below x << shift, found by the
@@ -587,11 +597,11 @@ gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned
                                              vw ? temp_at(d, i, L.pxv) : NULL, sh->n, shift, bits, st);
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
     if (d->key_width == 4)
-        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n, d_probes, (int)D,
-                                                     (int)d->key_type, d->mask, d_starts, NULL);
+        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n, d_probes,
+                                                     (int)D, (int)d->key_type, d->mask, d_starts, NULL);
     else
-        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint64_t *)temp_at(d, i, L.px), sh->n, d_probes, (int)D,
-                                                     (int)d->key_type, d->mask, d_starts, NULL);
+        rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint64_t *)temp_at(d, i, L.px), sh->n, d_probes,
+                                                     (int)D, (int)d->key_type, d->mask, d_starts, NULL);
     e = cudaGetLastError();
     if (e != cudaSuccess) return fail(d, i, e, "digit starts launch");
     e = cudaMemcpyAsync(starts, d_starts, D * sizeof(uint64_t), cudaMemcpyDeviceToHost, st);
@@ -609,17 +619,17 @@ gpk_status cuda_part_move(gpk_multi_dev *d, int i, unsigned x, size_t from, int 
     const size_t kw = d->key_width, vw = d->value_width;
     GPK_CHECK(enter(d, i));
     cudaStream_t st = o == i ? im->copy_local[i] : im->copy_peer[i];
-    cudaError_t e = copy_elems(d, o, temp_at(d, o, im->L[o].pw) + to * kw, temp_at(d, o, im->L[o].pwv) + to * vw, i,
-                               temp_at(d, i, im->L[i].px) + from * kw, temp_at(d, i, im->L[i].pxv) + from * vw,
-                               count, st);
+    cudaError_t e = copy_elems(
+        d, o, temp_at(d, o, im->L[o].pw) + to * kw, temp_at(d, o, im->L[o].pwv) + to * vw, i,
+        temp_at(d, i, im->L[i].px) + from * kw, temp_at(d, i, im->L[i].pxv) + from * vw, count, st);
     if (e == cudaSuccess) e = cudaEventRecord(im->moved[i][x], st);
     if (e != cudaSuccess) return fail(d, i, e, "moving a bucket");
     im->moved_flag[i][x] = true;
     return GPK_OK;
 }
 
-gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at, size_t split,
-                          unsigned shift)
+gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at,
+                          size_t split, unsigned shift)
 {
     Impl *im = (Impl *)d->impl;
     const Layout &L = im->L[o];
@@ -634,11 +644,14 @@ gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t
     if (e != cudaSuccess) return fail(d, o, e, "a bucket sort waiting for its pieces");
     const bool whole = split == count;
     char *keys_to = whole ? (char *)d->shards[o].keys_out + out_at * kw : temp_at(d, o, L.pst);
-    char *vals_to = !vw ? NULL : whole ? (char *)d->shards[o].values_out + out_at * vw : temp_at(d, o, L.pstv);
+    char *vals_to = !vw ? NULL
+        : whole         ? (char *)d->shards[o].values_out + out_at * vw
+                        : temp_at(d, o, L.pstv);
     size_t bytes = L.ps_bytes;
-    gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, o, L.ps + (size_t)q * L.ps_bytes), &bytes, d->key_type,
-                                             temp_at(d, o, L.pw) + at * kw, keys_to, vw,
-                                             vw ? temp_at(d, o, L.pwv) + at * vw : NULL, vals_to, count, 0, shift, st);
+    gpk_status s =
+        gpk__radix_cuda_sort_bits(part, temp_at(d, o, L.ps + (size_t)q * L.ps_bytes), &bytes, d->key_type,
+                                  temp_at(d, o, L.pw) + at * kw, keys_to, vw,
+                                  vw ? temp_at(d, o, L.pwv) + at * vw : NULL, vals_to, count, 0, shift, st);
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", o, gpk_last_error(part));
     if (whole) return GPK_OK;
     /* the bucket that straddles the end of output o: its head ends output
@@ -673,7 +686,7 @@ gpk_status cuda_wait(gpk_multi_dev *d)
 } // namespace
 
 static size_t multi_cuda_temp(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
-                                       unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan)
+                              unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan)
 {
     return layout(ctx, i, k, n_i, m_i, key_width, value_width, o, out_in_temp, plan).total;
 }
@@ -693,8 +706,8 @@ static gpk_status multi_cuda_open(gpk_multi_dev *d)
     im->o.algorithm = GPK_SORT_RADIX;
     for (int i = 0; i < d->k; i++) {
         const size_t m = gpk_shard_share(d->total, d->k, i);
-        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o, d->out_in_temp,
-                          d->plan);
+        im->L[i] = layout(d->ctx, i, d->k, d->shards[i].n, m, d->key_width, d->value_width, &im->o,
+                          d->out_in_temp, d->plan);
         if (d->out_in_temp) {
             /* merge: the output takes the sort's scratch once the sort is
              * done; lsd: it has its own place */
@@ -782,8 +795,8 @@ static gpk_status multi_cuda_open(gpk_multi_dev *d)
         for (int q = 0; q < d->k; q++) {
             const size_t m = gpk_shard_share(d->total, d->k, q);
             void *spare_keys, *spare_vals;
-            gpk__radix_cuda_dist_spare((char *)d->shards[q].temp + im->L[q].dist, m, d->key_width, &spare_keys,
-                                       &spare_vals);
+            gpk__radix_cuda_dist_spare((char *)d->shards[q].temp + im->L[q].dist, m, d->key_width,
+                                       &spare_keys, &spare_vals);
             for (int i = 0; i < d->k; i++) {
                 im->dist[i].bounds[q] = at;
                 im->dist[i].keys_out[q] = m ? d->shards[q].keys_out : NULL;
@@ -883,11 +896,13 @@ void *host_copy(void *arg)
     cudaError_t e = cudaSetDevice(c->part->device);
     if (e != cudaSuccess) c->s = gpk__cuda_fail(c->part, e, "cudaSetDevice");
     if (c->s == GPK_OK && c->kbytes)
-        c->s = c->to_device ? gpk__cuda_copy_to_device(c->part, c->dev_keys, c->host_keys, c->kbytes, st->stream)
-                            : gpk__cuda_copy_to_host(c->part, c->host_keys, c->dev_keys, c->kbytes, st->stream);
+        c->s = c->to_device
+            ? gpk__cuda_copy_to_device(c->part, c->dev_keys, c->host_keys, c->kbytes, st->stream)
+            : gpk__cuda_copy_to_host(c->part, c->host_keys, c->dev_keys, c->kbytes, st->stream);
     if (c->s == GPK_OK && c->vbytes)
-        c->s = c->to_device ? gpk__cuda_copy_to_device(c->part, c->dev_vals, c->host_vals, c->vbytes, st->stream)
-                            : gpk__cuda_copy_to_host(c->part, c->host_vals, c->dev_vals, c->vbytes, st->stream);
+        c->s = c->to_device
+            ? gpk__cuda_copy_to_device(c->part, c->dev_vals, c->host_vals, c->vbytes, st->stream)
+            : gpk__cuda_copy_to_host(c->part, c->host_vals, c->dev_vals, c->vbytes, st->stream);
     if (c->s != GPK_OK) snprintf(c->err, sizeof c->err, "%s", gpk_last_error(c->part));
     return NULL;
 }
@@ -906,7 +921,8 @@ gpk_status copy_all(gpk_ctx *ctx, HostCopy *c, int k)
     }
     (void)cudaSetDevice(ctx->device);
     for (int i = 0; i < k; i++)
-        if (c[i].s != GPK_OK) return gpk__fail(ctx, c[i].s, "sort over %d devices, device %d: %s", k, i, c[i].err);
+        if (c[i].s != GPK_OK)
+            return gpk__fail(ctx, c[i].s, "sort over %d devices, device %d: %s", k, i, c[i].err);
     return GPK_OK;
 }
 
@@ -946,7 +962,7 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
         bytes[GPK_CUDA_KEYS_A] = m * kw;
         bytes[GPK_CUDA_VALUES_A] = m * vw;
         bytes[GPK_CUDA_TEMP] = multi_cuda_temp(ctx, i, k, m, m, (unsigned)kw, (unsigned)vw, &o, 1,
-                                                    gpk__multi_plan(ctx, (unsigned)kw, 1, n));
+                                               gpk__multi_plan(ctx, (unsigned)kw, 1, n));
         size_t need = 0;
         for (int q = 0; q < GPK_CUDA_SLOTS; q++) need += bytes[q];
         if (ctx->device_budget && need > ctx->device_budget) {
@@ -962,7 +978,8 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
             (void)cudaSetDevice(ctx->device);
             return GPK_OK;
         }
-        if (s != GPK_OK) return gpk__fail(ctx, s, "sort over %d devices, device %d: %s", k, i, gpk_last_error(part));
+        if (s != GPK_OK)
+            return gpk__fail(ctx, s, "sort over %d devices, device %d: %s", k, i, gpk_last_error(part));
         gpk_cuda_state *st = (gpk_cuda_state *)part->cuda;
         sh[i].keys = st->buf[GPK_CUDA_KEYS_A];
         sh[i].values = vw ? st->buf[GPK_CUDA_VALUES_A] : NULL;
@@ -995,5 +1012,6 @@ static gpk_status sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *decline
     return GPK_OK; /* last_sort_path: gpk__sort_shards's, which names the plan */
 }
 
-extern "C" const gpk__multi_backend gpk__multi_cuda = {GPK_MULTI_PART_MIN_CUDA, (size_t)1 << 22, 1, multi_cuda_temp,
-                                                       multi_cuda_open, multi_cuda_close, multi_sort_host_cuda};
+extern "C" const gpk__multi_backend gpk__multi_cuda = {
+    GPK_MULTI_PART_MIN_CUDA, (size_t)1 << 22,     1, multi_cuda_temp, multi_cuda_open,
+    multi_cuda_close,        multi_sort_host_cuda};

@@ -75,16 +75,16 @@ gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx);
 
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;
-    gpk_multi_stats *stats;    /* this sort's phases, which the backend adds to */
-    int k;                     /* shards = devices */
-    gpk_shard *shards;         /* k of them, validated */
-    size_t total;              /* sum of shards[i].n */
+    gpk_multi_stats *stats; /* this sort's phases, which the backend adds to */
+    int k;                  /* shards = devices */
+    gpk_shard *shards;      /* k of them, validated */
+    size_t total;           /* sum of shards[i].n */
     gpk_type key_type;
     unsigned key_width, value_width; /* value_width 0: keys only */
     unsigned key_bits, radix_bits;   /* from the caller's options */
-    uint64_t mask;             /* the mapped-key bits that take part in the order */
-    unsigned probes;           /* per boundary and round, 1..GPK_MULTI_PROBES */
-    int out_in_temp;           /* CUDA: the outputs go into each shard's scratch, after the local sort's use
+    uint64_t mask;                   /* the mapped-key bits that take part in the order */
+    unsigned probes;                 /* per boundary and round, 1..GPK_MULTI_PROBES */
+    int out_in_temp; /* CUDA: the outputs go into each shard's scratch, after the local sort's use
                                   of it (keys_out, values_out are set there): the host API's two copies */
     void *impl;
     /* stable sort of shard i's keys (and values) in place */
@@ -92,14 +92,15 @@ typedef struct gpk_multi_dev {
     /* for each of m probes (mapped, masked keys) and every shard i:
      * below[i * m + c] = keys of sorted shard i whose masked mapped key is
      * < probes[c]; le likewise with <= (le may be NULL) */
-    gpk_status (*rank)(struct gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below, uint64_t *le);
+    gpk_status (*rank)(struct gpk_multi_dev *d, const uint64_t *probes, size_t m, uint64_t *below,
+                       uint64_t *le);
     /* output j (shards[j].keys_out) = the stable merge of the pieces
      * [lo[i], hi[i]) of the sorted shards i = 0..k-1, ties in shard order */
     gpk_status (*merge)(struct gpk_multi_dev *d, int j, const size_t *lo, const size_t *hi);
     gpk_status (*wait)(struct gpk_multi_dev *d);
 
     /* The lsd plan. */
-    int plan;                  /* GPK_MULTI_PLAN_* */
+    int plan;                           /* GPK_MULTI_PLAN_* */
     size_t bounds[GPK_MAX_DEVICES + 1]; /* output j holds the global positions [bounds[j], bounds[j + 1]) */
     /* set by the backend: counts and bases [k][GPK_MULTI_MAX_DIGITS],
      * next [k][k][GPK_MULTI_MAX_DIGITS] */
@@ -126,15 +127,16 @@ typedef struct gpk_multi_dev {
     /* shard i -> X_i, stable by digit (mapped key & mask) >> shift, D
      * digits; starts[x] = X_i's keys of digits below x (its first key of
      * digit x), x < D, there after wait() */
-    gpk_status (*part_partition)(struct gpk_multi_dev *d, int i, unsigned shift, unsigned D, uint64_t *starts);
+    gpk_status (*part_partition)(struct gpk_multi_dev *d, int i, unsigned shift, unsigned D,
+                                 uint64_t *starts);
     /* X_i[from, from + count) (digit x) -> W_o[to, to + count) */
     gpk_status (*part_move)(struct gpk_multi_dev *d, int i, unsigned x, size_t from, int o, size_t to,
                             size_t count);
     /* bucket x, W_o[at, at + count), once every move of digit x into W_o
      * is done: sorted by the bits below shift; its first split keys go to
      * output o from out_at, the others to output o + 1 from 0 */
-    gpk_status (*part_sort)(struct gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count, size_t out_at,
-                            size_t split, unsigned shift);
+    gpk_status (*part_sort)(struct gpk_multi_dev *d, int o, unsigned x, size_t at, size_t count,
+                            size_t out_at, size_t split, unsigned shift);
 } gpk_multi_dev;
 
 /* gpk_sort_shards_* (fn names the caller in messages). */
@@ -177,15 +179,15 @@ gpk_status gpk__multi_sort_host(gpk_ctx *ctx, const gpk_radix_job *job, int *dec
 /* A backend's devices for the multi-device sort: the front end (multi.c)
  * plans, the backend runs the plan's steps on its devices. */
 typedef struct gpk__multi_backend {
-    size_t part_min;     /* gpk__multi_part_min without a test's override */
-    size_t host_min;     /* gpk__multi_min without a test's override */
+    size_t part_min; /* gpk__multi_part_min without a test's override */
+    size_t host_min; /* gpk__multi_min without a test's override */
     /* 1: devices with memory of their own: the host API's outputs go into
      * each shard's scratch (out_in_temp), where the part plan does not fit,
      * and the lsd plan needs peer access between every two devices */
     int own_memory;
     /* temp bytes shard i needs; NULL: a small constant (the CPU's) */
-    size_t (*temp)(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width, unsigned value_width,
-                   const gpk_radix_opts *o, int out_in_temp, int plan);
+    size_t (*temp)(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned key_width,
+                   unsigned value_width, const gpk_radix_opts *o, int out_in_temp, int plan);
     /* fills d's operations and buffers; close frees them (also after a
      * failed open) */
     gpk_status (*open)(gpk_multi_dev *d);

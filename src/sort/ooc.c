@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #define OOC_SLOTS 3
-#define OOC_MIN_CAP 8      /* a slot smaller than this makes no real progress */
-#define OOC_MAX_RUNS 4096  /* the co-rank table is (runs + 1)^2 entries */
+#define OOC_MIN_CAP 8     /* a slot smaller than this makes no real progress */
+#define OOC_MAX_RUNS 4096 /* the co-rank table is (runs + 1)^2 entries */
 
 /* ---- host helpers ------------------------------------------------------------ */
 
@@ -169,7 +169,8 @@ static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys
 static gpk_status cpu_stash(gpk_ooc_dev *d, int slot, size_t run, size_t n)
 {
     cpu_dev *c = (cpu_dev *)d->impl;
-    gpk__host_copy(c->kept_keys + run * d->cap * d->key_width, c->keys[slot], n * d->key_width, d->ctx->threads);
+    gpk__host_copy(c->kept_keys + run * d->cap * d->key_width, c->keys[slot], n * d->key_width,
+                   d->ctx->threads);
     if (d->value_width)
         gpk__host_copy(c->kept_vals + run * d->cap * d->value_width, c->vals[slot], n * d->value_width,
                        d->ctx->threads);
@@ -188,7 +189,8 @@ static gpk_status cpu_load(gpk_ooc_dev *d, int slot, size_t at, const void *keys
 {
     cpu_dev *c = (cpu_dev *)d->impl;
     gpk__host_copy(c->keys[slot] + at * d->key_width, keys, n * d->key_width, d->ctx->threads);
-    if (d->value_width) gpk__host_copy(c->vals[slot] + at * d->value_width, vals, n * d->value_width, d->ctx->threads);
+    if (d->value_width)
+        gpk__host_copy(c->vals[slot] + at * d->value_width, vals, n * d->value_width, d->ctx->threads);
     return GPK_OK;
 }
 
@@ -290,8 +292,8 @@ typedef struct runs_view {
     gpk_type type;
     const unsigned char *keys; /* B: the sorted runs one after another */
     unsigned key_width;
-    size_t n, cap, count;      /* run r: [r * cap, min(n, (r + 1) * cap)) */
-    uint64_t mask;             /* mapped keys are compared under this mask */
+    size_t n, cap, count; /* run r: [r * cap, min(n, (r + 1) * cap)) */
+    uint64_t mask;        /* mapped keys are compared under this mask */
 } runs_view;
 
 static size_t run_len(const runs_view *v, size_t r)
@@ -430,7 +432,9 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const double t0 = omp_get_wtime();
     gpk_ooc_stats *st = stats_slot(ctx);
-    if (!st) return gpk__fail(ctx, GPK_ENOMEM, "sort: out of host memory (or context hooks) for the out-of-core statistics");
+    if (!st)
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: out of host memory (or context hooks) for the out-of-core statistics");
     memset(st, 0, sizeof *st);
     const size_t n = job->n;
     const unsigned kw = job->key_width, vw = value_width_of(job);
@@ -447,14 +451,16 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
                          "input; the host has %.2f GiB in all",
                          n, extra / 1073741824.0, host / 1073741824.0);
     const int keep = gpk__hook(gpk__test.ooc_keep, 1) != 0; /* tests: 0 keeps no buffer */
-    if (!keep) ooc_release(ctx); /* nor one kept from before */
+    if (!keep) ooc_release(ctx);                            /* nor one kept from before */
     unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
     unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
     if (!b_keys || (vw && !b_vals)) {
         extra_free(keep, b_keys);
         extra_free(keep, b_vals);
-        return gpk__fail(ctx, GPK_ENOMEM, "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
-                         "sort of %zu elements needs beside the input", extra / 1073741824.0, n);
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
+                         "sort of %zu elements needs beside the input",
+                         extra / 1073741824.0, n);
     }
     const double t1 = omp_get_wtime();
     st->alloc_ms = 1e3 * (t1 - t0);
@@ -497,10 +503,11 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     const size_t runs = (n + cap - 1) / cap;
     size_t *split = NULL;
     if (runs > OOC_MAX_RUNS) {
-        s = gpk__fail(ctx, GPK_EINVAL,
-                      "sort: the device budget (%zu elements a slot) is too small for %zu elements: %zu runs, "
-                      "at most %d",
-                      cap, n, runs, OOC_MAX_RUNS);
+        s = gpk__fail(
+            ctx, GPK_EINVAL,
+            "sort: the device budget (%zu elements a slot) is too small for %zu elements: %zu runs, "
+            "at most %d",
+            cap, n, runs, OOC_MAX_RUNS);
         goto out;
     }
     split = malloc((runs + 1) * runs * sizeof *split);
@@ -542,9 +549,14 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 
     /* 2. merge: B -> A, partition p = output [p * cap, (p + 1) * cap) */
     {
-        runs_view v = {job->key_type, b_keys, kw, n, cap, runs,
+        runs_view v = {job->key_type,
+                       b_keys,
+                       kw,
+                       n,
+                       cap,
+                       runs,
                        job->key_bits == 0 || job->key_bits >= 64 ? UINT64_MAX
-                                                                : (((uint64_t)1 << job->key_bits) - 1)};
+                                                                 : (((uint64_t)1 << job->key_bits) - 1)};
         const ptrdiff_t parts = (ptrdiff_t)runs;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
         for (ptrdiff_t p = 0; p <= parts; p++) {
@@ -584,12 +596,11 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     report(ctx, 2 * runs, 2 * runs);
     ctx->last_sort_path = "radix-out-of-core";
 
-out:
-    {
-        const double t4 = omp_get_wtime();
-        dev.close(&dev); /* CUDA: unlocks the host arrays */
-        st->unpin_ms = 1e3 * (omp_get_wtime() - t4);
-    }
+out : {
+    const double t4 = omp_get_wtime();
+    dev.close(&dev); /* CUDA: unlocks the host arrays */
+    st->unpin_ms = 1e3 * (omp_get_wtime() - t4);
+}
     free(split);
     extra_free(keep, b_keys);
     extra_free(keep, b_vals);

@@ -37,7 +37,11 @@ typedef struct cuda_dev {
     void *keys[SLOTS], *vals[SLOTS], *temp;
     void *kept_keys, *kept_vals; /* d->kept_runs runs of cap elements */
     size_t temp_bytes;
-    struct lock_piece { char *p; size_t bytes; int locked, kept, scratch; } *pieces;
+    struct lock_piece {
+        char *p;
+        size_t bytes;
+        int locked, kept, scratch;
+    } * pieces;
     size_t npieces;
     /* the host arrays (A keys, A values, B keys, B values): their pieces
      * [first, end) in pieces[], locked up to next as the runs need them */
@@ -45,17 +49,20 @@ typedef struct cuda_dev {
     unsigned width[4];
     size_t first[4], end[4], next[4];
     size_t unlocked[2]; /* A's pieces before these are unlocked again (dev_release) */
-    size_t *todo; /* scratch: the pieces one prepare locks */
-    int *b_locked; /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
-    size_t n;      /* elements of the sort */
-    int ahead;     /* lock all at open, unlock all at close */
+    size_t *todo;       /* scratch: the pieces one prepare locks */
+    int *b_locked;      /* a kept B: set when all its pieces are locked (gpk_ooc_host) */
+    size_t n;           /* elements of the sort */
+    int ahead;          /* lock all at open, unlock all at close */
     /* staging of the caller's arrays (the default) */
     int stage_a;
-    char *stage;     /* SLOTS parts of cap * (key_width + value_width) bytes, pinned */
-    int stage_owned; /* made for this call (no kept one): freed at close */
+    char *stage;               /* SLOTS parts of cap * (key_width + value_width) bytes, pinned */
+    int stage_owned;           /* made for this call (no kept one): freed at close */
     cudaEvent_t staged[SLOTS]; /* the last copy to the device out of a part is done */
     int pending_staged[SLOTS];
-    struct copy_out { char *keys, *vals; size_t n; } out[SLOTS]; /* after freed[slot] */
+    struct copy_out {
+        char *keys, *vals;
+        size_t n;
+    } out[SLOTS];         /* after freed[slot] */
     uintptr_t a_lo, a_hi; /* the caller's keys */
     int device, threads;
     int caller_device; /* the thread's device before the call, set back at close */
@@ -152,8 +159,10 @@ static gpk_status dev_prepare(gpk_ooc_dev *d, size_t from, size_t n)
     for (int i = 0; i < 4; i++) {
         if (!c->base[i]) continue;
         /* the last run takes all that is left (a kept B may be longer) */
-        const uintptr_t upto = from + n >= c->n ? UINTPTR_MAX : (uintptr_t)c->base[i] + (from + n) * c->width[i];
-        while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto) c->todo[count++] = c->next[i]++;
+        const uintptr_t upto =
+            from + n >= c->n ? UINTPTR_MAX : (uintptr_t)c->base[i] + (from + n) * c->width[i];
+        while (c->next[i] < c->end[i] && (uintptr_t)c->pieces[c->next[i]].p < upto)
+            c->todo[count++] = c->next[i]++;
     }
     if (count && !lock_pieces(c, c->todo, count)) d->stats->pinned = 0;
     d->stats->lock_ms += 1e3 * (omp_get_wtime() - t0);
@@ -314,9 +323,10 @@ static gpk_status dev_sort(gpk_ooc_dev *d, int slot, size_t n)
     o.algorithm = GPK_SORT_RADIX;
     size_t tb = c->temp_bytes;
     if (d->value_width)
-        return gpk_cuda_sort_pairs(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], d->value_width,
-                                   c->vals[slot], c->vals[slot], n, &o, 0, c->work);
-    return gpk_cuda_sort_keys(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], n, &o, 0, c->work);
+        return gpk_cuda_sort_pairs(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot],
+                                   d->value_width, c->vals[slot], c->vals[slot], n, &o, 0, c->work);
+    return gpk_cuda_sort_keys(d->ctx, c->temp, &tb, d->key_type, c->keys[slot], c->keys[slot], n, &o, 0,
+                              c->work);
 }
 
 /* On the sort's stream: the slot's store records its event after this
@@ -342,8 +352,9 @@ static gpk_status dev_load_kept(gpk_ooc_dev *d, int slot, size_t at, size_t run,
     }
     const size_t src = run * d->cap + from;
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync((char *)c->keys[slot] + at * d->key_width, (char *)c->kept_keys + src * d->key_width,
-                            n * d->key_width, cudaMemcpyDeviceToDevice, c->up);
+        e = cudaMemcpyAsync((char *)c->keys[slot] + at * d->key_width,
+                            (char *)c->kept_keys + src * d->key_width, n * d->key_width,
+                            cudaMemcpyDeviceToDevice, c->up);
     if (e == cudaSuccess && d->value_width)
         e = cudaMemcpyAsync((char *)c->vals[slot] + at * d->value_width,
                             (char *)c->kept_vals + src * d->value_width, n * d->value_width,
@@ -519,15 +530,16 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
     for (;;) {
         if (cap < MIN_CAP) {
             (void)cudaSetDevice(caller);
-            return gpk__fail(ctx, GPK_EINVAL,
-                             "sort: a device budget of %zu bytes (%zu usable) is too small for an out-of-core "
-                             "sort of %u-byte elements",
-                             budget, limit, (unsigned)per);
+            return gpk__fail(
+                ctx, GPK_EINVAL,
+                "sort: a device budget of %zu bytes (%zu usable) is too small for an out-of-core "
+                "sort of %u-byte elements",
+                budget, limit, (unsigned)per);
         }
         gpk_status s = d->value_width
-                           ? gpk_cuda_sort_pairs(ctx, NULL, &temp, d->key_type, NULL, NULL, d->value_width, NULL,
-                                                 NULL, cap, &o, 0, NULL)
-                           : gpk_cuda_sort_keys(ctx, NULL, &temp, d->key_type, NULL, NULL, cap, &o, 0, NULL);
+            ? gpk_cuda_sort_pairs(ctx, NULL, &temp, d->key_type, NULL, NULL, d->value_width, NULL, NULL, cap,
+                                  &o, 0, NULL)
+            : gpk_cuda_sort_keys(ctx, NULL, &temp, d->key_type, NULL, NULL, cap, &o, 0, NULL);
         if (s != GPK_OK) {
             (void)cudaSetDevice(caller);
             return s;
@@ -587,7 +599,8 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
         size_t kept = gpk__ooc_kept_runs(h->n, cap, per, limit > used ? limit - used : 0);
         for (; kept > 0; kept -= kept / 8 + 1) {
             e = cudaMalloc(&c->kept_keys, kept * cap * d->key_width);
-            if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);
+            if (e == cudaSuccess && d->value_width)
+                e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);
             if (e == cudaSuccess) break;
             (void)cudaGetLastError();
             if (c->kept_keys) (void)cudaFree(c->kept_keys);
@@ -607,7 +620,7 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
     d->stats->pinned = 0;
     /* the caller's arrays came page-locked (gpk_host_lock): no staging */
     const int a_locked = gpk__cuda_host_locked(h->a_keys, h->n * d->key_width) &&
-                         gpk__cuda_host_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
+        gpk__cuda_host_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
     d->stats->caller_pinned = a_locked;
     if (!a_locked) {
         const size_t need = SLOTS * cap * per;
@@ -641,7 +654,8 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
         void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
         const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
         size_t bytes[4];
-        for (int i = 0; i < 4; i++) bytes[i] = arr[i] && !(i < 2 && (c->stage_a || a_locked)) ? h->n * width[i] : 0;
+        for (int i = 0; i < 4; i++)
+            bytes[i] = arr[i] && !(i < 2 && (c->stage_a || a_locked)) ? h->n * width[i] : 0;
         for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
         size_t count = 0;
         for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
@@ -656,7 +670,8 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
                 c->first[i] = c->next[i] = c->npieces;
                 c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
                 c->end[i] = c->npieces;
-                for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+                for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++)
+                    c->pieces[q].kept = 1;
                 for (size_t q = c->first[i]; q < c->end[i] && i >= 2; q++) c->pieces[q].scratch = 1;
                 if (bytes[i]) {
                     c->base[i] = (char *)arr[i];

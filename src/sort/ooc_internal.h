@@ -25,12 +25,12 @@ extern "C" {
  * tests (gpk__ooc_stats). */
 typedef struct gpk_ooc_stats {
     double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
-    double lock_ms;     /* page-locking, summed (most of it overlaps the runs) */
-    double unlock_ms;   /* unlocking, summed (most of it overlaps the merge) */
+    double lock_ms;   /* page-locking, summed (most of it overlaps the runs) */
+    double unlock_ms; /* unlocking, summed (most of it overlaps the merge) */
     size_t runs, parts, cap;
-    int pinned;         /* the host arrays were page-locked (CUDA) */
-    int caller_pinned;  /* the caller's arrays came page-locked: no staging (CUDA) */
-    size_t kept_runs;   /* runs kept on the device for the merge */
+    int pinned;        /* the host arrays were page-locked (CUDA) */
+    int caller_pinned; /* the caller's arrays came page-locked: no staging (CUDA) */
+    size_t kept_runs;  /* runs kept on the device for the merge */
 } gpk_ooc_stats;
 
 /* The statistics of ctx's last out-of-core sort (all zero before the
@@ -39,10 +39,10 @@ gpk_ooc_stats gpk__ooc_stats(gpk_ctx *ctx);
 
 typedef struct gpk_ooc_dev {
     gpk_ctx *ctx;
-    gpk_ooc_stats *stats;    /* the sort's statistics, which the device adds to */
-    size_t cap;              /* elements a slot holds */
+    gpk_ooc_stats *stats; /* the sort's statistics, which the device adds to */
+    size_t cap;           /* elements a slot holds */
     int slots;
-    size_t n;                /* elements of the sort (set before open) */
+    size_t n; /* elements of the sort (set before open) */
     /* runs 0 .. kept_runs - 1 stay on the device after the first phase
      * (set at open from the memory left beside the slots), so that the
      * merge gathers their slices there instead of loading them back from
@@ -54,7 +54,8 @@ typedef struct gpk_ooc_dev {
     unsigned key_bits, radix_bits;   /* from the caller's options */
     void *impl;
     /* n elements from host keys/vals into the slot at element offset at */
-    gpk_status (*load)(struct gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals, size_t n);
+    gpk_status (*load)(struct gpk_ooc_dev *d, int slot, size_t at, const void *keys, const void *vals,
+                       size_t n);
     /* stable sort of the slot's first n elements */
     gpk_status (*sort)(struct gpk_ooc_dev *d, int slot, size_t n);
     /* keeps the slot's first n (sorted) elements on the device as run r

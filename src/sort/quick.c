@@ -27,8 +27,8 @@ gpk_status gpk__quick_run(gpk_ctx *ctx, const gpk_quick_job *job)
  * the records are gathered into a copy and copied back. Nothing of the
  * caller's is written before the last step, so a failure leaves it as it
  * was. */
-static gpk_status records_radix(gpk_ctx *ctx, unsigned char *rec, size_t n, size_t size,
-                                size_t key_offset, gpk_type key_type, const gpk_sort_opts *opts)
+static gpk_status records_radix(gpk_ctx *ctx, unsigned char *rec, size_t n, size_t size, size_t key_offset,
+                                gpk_type key_type, const gpk_sort_opts *opts)
 {
     const size_t kw = gpk_type_size(key_type);
     const int idx64 = n > UINT32_MAX;
@@ -49,8 +49,13 @@ static gpk_status records_radix(gpk_ctx *ctx, unsigned char *rec, size_t n, size
 #pragma omp parallel for num_threads(ctx->threads) schedule(static) if (n > 65536)
         for (ptrdiff_t i = 0; i < nn; i++) {
             memcpy(keys + (size_t)i * kw, rec + (size_t)i * size + key_offset, kw);
-            if (idx64) { uint64_t v = (uint64_t)i; memcpy(idx + (size_t)i * 8, &v, 8); }
-            else { uint32_t v = (uint32_t)i; memcpy(idx + (size_t)i * 4, &v, 4); }
+            if (idx64) {
+                uint64_t v = (uint64_t)i;
+                memcpy(idx + (size_t)i * 8, &v, 8);
+            } else {
+                uint32_t v = (uint32_t)i;
+                memcpy(idx + (size_t)i * 4, &v, 4);
+            }
         }
     }
     /* key_bits, radix_bits and the tunables apply to the key sort; the
@@ -62,8 +67,7 @@ static gpk_status records_radix(gpk_ctx *ctx, unsigned char *rec, size_t n, size
     if (s != GPK_OK) goto done;
     out = gpk__host_scratch(ctx, n * size);
     if (!out) {
-        s = gpk__fail(ctx, GPK_ENOMEM, "sort records: cannot allocate %zu bytes of host memory",
-                      n * size);
+        s = gpk__fail(ctx, GPK_ENOMEM, "sort records: cannot allocate %zu bytes of host memory", n * size);
         goto done;
     }
     {
@@ -71,8 +75,15 @@ static gpk_status records_radix(gpk_ctx *ctx, unsigned char *rec, size_t n, size
 #pragma omp parallel for num_threads(ctx->threads) schedule(static) if (n > 16384)
         for (ptrdiff_t j = 0; j < nn; j++) {
             size_t from;
-            if (idx64) { uint64_t v; memcpy(&v, idx + (size_t)j * 8, 8); from = (size_t)v; }
-            else { uint32_t v; memcpy(&v, idx + (size_t)j * 4, 4); from = v; }
+            if (idx64) {
+                uint64_t v;
+                memcpy(&v, idx + (size_t)j * 8, 8);
+                from = (size_t)v;
+            } else {
+                uint32_t v;
+                memcpy(&v, idx + (size_t)j * 4, 4);
+                from = v;
+            }
             memcpy(out + (size_t)j * size, rec + from * size, size);
         }
     }
@@ -83,8 +94,8 @@ done:
     return s;
 }
 
-gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record_size,
-                            size_t key_offset, gpk_type key_type, const gpk_sort_opts *opts)
+gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record_size, size_t key_offset,
+                            gpk_type key_type, const gpk_sort_opts *opts)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
@@ -105,16 +116,18 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
      * their keys to that sort); a non-NULL stand-in for the keys pointer,
      * since the records pointer was checked above. */
     gpk_radix_job unused;
-    gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0,
-                                       NULL, NULL, 0, n, opts);
+    gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0, NULL, NULL,
+                                       0, n, opts);
     if (s != GPK_OK) return s;
     if (opts && opts->descending && n >= 2) {
         /* the ascending sort of the descending sort keys (descending.h) */
         gpk_sort_opts asc = *opts;
         asc.descending = 0;
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 0);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size,
+                             0);
         s = gpk_sort_records(ctx, records, n, record_size, key_offset, gpk__desc_sort_type(key_type), &asc);
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size, 1);
+        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size,
+                             1);
         return s;
     }
     gpk_sort_algo algo;

@@ -57,13 +57,13 @@
 #define INSERTION_MAX 24
 #endif
 #ifndef TASK_MIN
-#define TASK_MIN 16384           /* smaller side above this becomes a task */
+#define TASK_MIN 16384 /* smaller side above this becomes a task */
 #endif
 #ifndef PAR_SPLIT_MIN
 #define PAR_SPLIT_MIN (1u << 20) /* segments above this are partitioned by all threads */
 #endif
 #ifndef DEPTH_FACTOR
-#define DEPTH_FACTOR 2           /* splits allowed per log2(n) before midpoint mode */
+#define DEPTH_FACTOR 2 /* splits allowed per log2(n) before midpoint mode */
 #endif
 #define NINTHER_MIN 128
 
@@ -75,188 +75,203 @@ static unsigned ilog2(size_t n)
 }
 
 /* Element shapes: bare mapped keys, or (mapped key, value) structs. */
-typedef struct { uint32_t k, v; } kv32_32;
-typedef struct { uint64_t v; uint32_t k; } kv32_64;
-typedef struct { uint64_t k; uint32_t v; } kv64_32;
-typedef struct { uint64_t k, v; } kv64_64;
+typedef struct {
+    uint32_t k, v;
+} kv32_32;
+typedef struct {
+    uint64_t v;
+    uint32_t k;
+} kv32_64;
+typedef struct {
+    uint64_t k;
+    uint32_t v;
+} kv64_32;
+typedef struct {
+    uint64_t k, v;
+} kv64_64;
 #define KEY_SELF(e) (e)
 #define KEY_K(e) ((e).k)
 
 /* Everything below is written once per shape: ET the element type, KT
  * its key type, KEY(e) the key of element e. */
-#define DEFINE_QUICK(SUF, ET, KT, KEY)                                                            \
-    static void insertion_##SUF(ET *restrict a, size_t n)                                         \
-    {                                                                                             \
-        for (size_t i = 1; i < n; i++) {                                                          \
-            ET x = a[i];                                                                          \
-            KT xk = KEY(x);                                                                       \
-            size_t j = i;                                                                         \
-            while (j > 0 && xk < KEY(a[j - 1])) {                                                 \
-                a[j] = a[j - 1];                                                                  \
-                j--;                                                                              \
-            }                                                                                     \
-            a[j] = x;                                                                             \
-        }                                                                                         \
-    }                                                                                             \
-                                                                                                  \
-    static KT med3_##SUF(KT a, KT b, KT c)                                                        \
-    {                                                                                             \
-        KT lo = a < b ? a : b, hi = a < b ? b : a;                                                \
-        return c < lo ? lo : (c > hi ? hi : c);                                                   \
-    }                                                                                             \
-                                                                                                  \
-    static KT pivot_##SUF(const ET *a, size_t n)                                                  \
-    {                                                                                             \
-        if (n < NINTHER_MIN) return med3_##SUF(KEY(a[0]), KEY(a[n / 2]), KEY(a[n - 1]));          \
+#define DEFINE_QUICK(SUF, ET, KT, KEY)                                                                   \
+    static void insertion_##SUF(ET *restrict a, size_t n)                                                \
+    {                                                                                                    \
+        for (size_t i = 1; i < n; i++) {                                                                 \
+            ET x = a[i];                                                                                 \
+            KT xk = KEY(x);                                                                              \
+            size_t j = i;                                                                                \
+            while (j > 0 && xk < KEY(a[j - 1])) {                                                        \
+                a[j] = a[j - 1];                                                                         \
+                j--;                                                                                     \
+            }                                                                                            \
+            a[j] = x;                                                                                    \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    static KT med3_##SUF(KT a, KT b, KT c)                                                               \
+    {                                                                                                    \
+        KT lo = a < b ? a : b, hi = a < b ? b : a;                                                       \
+        return c < lo ? lo : (c > hi ? hi : c);                                                          \
+    }                                                                                                    \
+                                                                                                         \
+    static KT pivot_##SUF(const ET *a, size_t n)                                                         \
+    {                                                                                                    \
+        if (n < NINTHER_MIN) return med3_##SUF(KEY(a[0]), KEY(a[n / 2]), KEY(a[n - 1]));                 \
         /* Nine keys at scattered positions (a Weyl sequence seeded by n),                        \
          * not equal steps: patterned inputs (organ pipes, median-of-3                            \
          * killers, what a previous partition left) are then not sampled in                       \
-         * step with their pattern. */                                                            \
-        uint64_t w = (uint64_t)n * 0xD1B54A32D192ED03ull;                                         \
-        KT x[9];                                                                                  \
-        for (int i = 0; i < 9; i++) {                                                             \
-            w += 0x9E3779B97F4A7C15ull;                                                           \
-            x[i] = KEY(a[(size_t)(w % n)]);                                                       \
-        }                                                                                         \
-        return med3_##SUF(med3_##SUF(x[0], x[1], x[2]), med3_##SUF(x[3], x[4], x[5]),             \
-                          med3_##SUF(x[6], x[7], x[8]));                                          \
-    }                                                                                             \
-                                                                                                  \
+         * step with their pattern. */      \
+        uint64_t w = (uint64_t)n * 0xD1B54A32D192ED03ull;                                                \
+        KT x[9];                                                                                         \
+        for (int i = 0; i < 9; i++) {                                                                    \
+            w += 0x9E3779B97F4A7C15ull;                                                                  \
+            x[i] = KEY(a[(size_t)(w % n)]);                                                              \
+        }                                                                                                \
+        return med3_##SUF(med3_##SUF(x[0], x[1], x[2]), med3_##SUF(x[3], x[4], x[5]),                    \
+                          med3_##SUF(x[6], x[7], x[8]));                                                 \
+    }                                                                                                    \
+                                                                                                         \
     /* [0, m) gets the keys < p (le = 0) or <= p (le = 1); returns m.                             \
      * Branchless Lomuto: [m, i) holds keys on the right side, so the                             \
      * swap is harmless when x stays right, and the comparison only moves                         \
-     * the boundary. */                                                                           \
-    static size_t partition_##SUF(ET *restrict a, size_t n, KT p, int le)                         \
-    {                                                                                             \
-        size_t m = 0;                                                                             \
-        if (le) {                                                                                 \
-            for (size_t i = 0; i < n; i++) {                                                      \
-                ET x = a[i];                                                                      \
-                a[i] = a[m];                                                                      \
-                a[m] = x;                                                                         \
-                m += (KEY(x) <= p);                                                               \
-            }                                                                                     \
-        } else {                                                                                  \
-            for (size_t i = 0; i < n; i++) {                                                      \
-                ET x = a[i];                                                                      \
-                a[i] = a[m];                                                                      \
-                a[m] = x;                                                                         \
-                m += (KEY(x) < p);                                                                \
-            }                                                                                     \
-        }                                                                                         \
-        return m;                                                                                 \
-    }                                                                                             \
-                                                                                                  \
+     * the boundary. */      \
+    static size_t partition_##SUF(ET *restrict a, size_t n, KT p, int le)                                \
+    {                                                                                                    \
+        size_t m = 0;                                                                                    \
+        if (le) {                                                                                        \
+            for (size_t i = 0; i < n; i++) {                                                             \
+                ET x = a[i];                                                                             \
+                a[i] = a[m];                                                                             \
+                a[m] = x;                                                                                \
+                m += (KEY(x) <= p);                                                                      \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (size_t i = 0; i < n; i++) {                                                             \
+                ET x = a[i];                                                                             \
+                a[i] = a[m];                                                                             \
+                a[m] = x;                                                                                \
+                m += (KEY(x) < p);                                                                       \
+            }                                                                                            \
+        }                                                                                                \
+        return m;                                                                                        \
+    }                                                                                                    \
+                                                                                                         \
     /* Midpoint mode (depth budget spent): keys lie in [lo, hi]; split at the                     \
-     * middle of the range, so the range halves per level. */                                     \
-    static void midsort_##SUF(ET *a, size_t n, KT lo, KT hi, int par)                             \
-    {                                                                                             \
-        while (n > INSERTION_MAX && lo < hi) {                                                    \
-            KT p = lo + (hi - lo) / 2;                                                            \
-            size_t m = partition_##SUF(a, n, p, 1);                                               \
-            if (par && m > TASK_MIN && n - m > TASK_MIN) {                                        \
-                _Pragma("omp task firstprivate(a, m, lo, p)")                                     \
-                midsort_##SUF(a, m, lo, p, 1);                                                    \
-            } else {                                                                              \
-                midsort_##SUF(a, m, lo, p, par);                                                  \
-            }                                                                                     \
-            a += m;                                                                               \
-            n -= m;                                                                               \
-            lo = p + 1;                                                                           \
-        }                                                                                         \
-        if (lo < hi) insertion_##SUF(a, n);                                                       \
-    }                                                                                             \
-                                                                                                  \
-    static void midsort_start_##SUF(ET *a, size_t n, int par)                                     \
-    {                                                                                             \
-        KT lo = KEY(a[0]), hi = KEY(a[0]);                                                        \
-        for (size_t i = 1; i < n; i++) {                                                          \
-            KT x = KEY(a[i]);                                                                     \
-            lo = x < lo ? x : lo;                                                                 \
-            hi = x > hi ? x : hi;                                                                 \
-        }                                                                                         \
-        midsort_##SUF(a, n, lo, hi, par);                                                         \
-    }                                                                                             \
-                                                                                                  \
+     * middle of the range, so the range halves per level. */      \
+    static void midsort_##SUF(ET *a, size_t n, KT lo, KT hi, int par)                                    \
+    {                                                                                                    \
+        while (n > INSERTION_MAX && lo < hi) {                                                           \
+            KT p = lo + (hi - lo) / 2;                                                                   \
+            size_t m = partition_##SUF(a, n, p, 1);                                                      \
+            if (par && m > TASK_MIN && n - m > TASK_MIN) {                                               \
+                _Pragma("omp task firstprivate(a, m, lo, p)") midsort_##SUF(a, m, lo, p, 1);             \
+            } else {                                                                                     \
+                midsort_##SUF(a, m, lo, p, par);                                                         \
+            }                                                                                            \
+            a += m;                                                                                      \
+            n -= m;                                                                                      \
+            lo = p + 1;                                                                                  \
+        }                                                                                                \
+        if (lo < hi) insertion_##SUF(a, n);                                                              \
+    }                                                                                                    \
+                                                                                                         \
+    static void midsort_start_##SUF(ET *a, size_t n, int par)                                            \
+    {                                                                                                    \
+        KT lo = KEY(a[0]), hi = KEY(a[0]);                                                               \
+        for (size_t i = 1; i < n; i++) {                                                                 \
+            KT x = KEY(a[i]);                                                                            \
+            lo = x < lo ? x : lo;                                                                        \
+            hi = x > hi ? x : hi;                                                                        \
+        }                                                                                                \
+        midsort_##SUF(a, n, lo, hi, par);                                                                \
+    }                                                                                                    \
+                                                                                                         \
     /* Sorts a[0, n). has_lb: every key is >= lb. budget: splits left before                      \
-     * midpoint mode. par: inside a parallel region (tasks). */                                   \
-    static void qs_##SUF(ET *a, size_t n, unsigned budget, int has_lb, KT lb, int par)            \
-    {                                                                                             \
-        while (n > INSERTION_MAX) {                                                               \
-            if (budget == 0) {                                                                    \
-                midsort_start_##SUF(a, n, par);                                                   \
-                return;                                                                           \
-            }                                                                                     \
-            budget--;                                                                             \
-            KT p = pivot_##SUF(a, n);                                                             \
-            if (has_lb && p == lb) {                                                              \
-                /* p is the smallest key: the <= p side is all equal, done. */                    \
-                size_t m = partition_##SUF(a, n, p, 1);                                           \
-                a += m;                                                                           \
-                n -= m;                                                                           \
-                continue;                                                                         \
-            }                                                                                     \
-            size_t m = partition_##SUF(a, n, p, 0);                                               \
-            /* Left [0, m): keys < p, same lower bound; right: keys >= p. */                      \
-            ET *r = a + m;                                                                        \
-            size_t rn = n - m;                                                                    \
-            if (par && m > TASK_MIN && rn > TASK_MIN) {                                           \
-                if (m < rn) {                                                                     \
-                    _Pragma("omp task firstprivate(a, m, budget, has_lb, lb)")                    \
-                    qs_##SUF(a, m, budget, has_lb, lb, 1);                                        \
-                    a = r; n = rn; has_lb = 1; lb = p;                                            \
-                } else {                                                                          \
-                    _Pragma("omp task firstprivate(r, rn, budget, p)")                            \
-                    qs_##SUF(r, rn, budget, 1, p, 1);                                             \
-                    n = m;                                                                        \
-                }                                                                                 \
-            } else if (m < rn) {                                                                  \
-                qs_##SUF(a, m, budget, has_lb, lb, par);                                          \
-                a = r; n = rn; has_lb = 1; lb = p;                                                \
-            } else {                                                                              \
-                qs_##SUF(r, rn, budget, 1, p, par);                                               \
-                n = m;                                                                            \
-            }                                                                                     \
-        }                                                                                         \
-        insertion_##SUF(a, n);                                                                    \
-    }                                                                                             \
-                                                                                                  \
-    static void sort_##SUF(void *a, size_t n, unsigned budget, int has_lb, uint64_t lb, int par)  \
-    {                                                                                             \
-        qs_##SUF(a, n, budget, has_lb, (KT)lb, par);                                              \
-    }                                                                                             \
-    static uint64_t key_##SUF(const void *a, size_t i) { return KEY(((const ET *)a)[i]); }        \
-                                                                                                  \
-    /* The cooperative partition's two passes over one tile [lo, hi). */                          \
-    static void count3_##SUF(const void *va, size_t lo, size_t hi, uint64_t p64, size_t *c)       \
-    {                                                                                             \
-        const ET *a = va;                                                                         \
-        const KT p = (KT)p64;                                                                     \
-        size_t lt = 0, eq = 0;                                                                    \
-        for (size_t i = lo; i < hi; i++) {                                                        \
-            lt += KEY(a[i]) < p;                                                                  \
-            eq += KEY(a[i]) == p;                                                                 \
-        }                                                                                         \
-        c[0] = lt;                                                                                \
-        c[1] = eq;                                                                                \
-        c[2] = (hi - lo) - lt - eq;                                                               \
-    }                                                                                             \
-    static void scatter3_##SUF(const void *va, void *vt, size_t lo, size_t hi, uint64_t p64,      \
-                               size_t *o)                                                         \
-    {                                                                                             \
-        const ET *restrict a = va;                                                                \
-        ET *restrict t = vt;                                                                      \
-        const KT p = (KT)p64;                                                                     \
-        size_t o0 = o[0], o1 = o[1], o2 = o[2];                                                   \
-        for (size_t i = lo; i < hi; i++) {                                                        \
-            KT x = KEY(a[i]);                                                                     \
-            size_t to;                                                                            \
-            if (x < p) to = o0++;                                                                 \
-            else if (x == p) to = o1++;                                                           \
-            else to = o2++;                                                                       \
-            t[to] = a[i];                                                                         \
-        }                                                                                         \
-        o[0] = o0; o[1] = o1; o[2] = o2;                                                          \
+     * midpoint mode. par: inside a parallel region (tasks). */      \
+    static void qs_##SUF(ET *a, size_t n, unsigned budget, int has_lb, KT lb, int par)                   \
+    {                                                                                                    \
+        while (n > INSERTION_MAX) {                                                                      \
+            if (budget == 0) {                                                                           \
+                midsort_start_##SUF(a, n, par);                                                          \
+                return;                                                                                  \
+            }                                                                                            \
+            budget--;                                                                                    \
+            KT p = pivot_##SUF(a, n);                                                                    \
+            if (has_lb && p == lb) {                                                                     \
+                /* p is the smallest key: the <= p side is all equal, done. */                           \
+                size_t m = partition_##SUF(a, n, p, 1);                                                  \
+                a += m;                                                                                  \
+                n -= m;                                                                                  \
+                continue;                                                                                \
+            }                                                                                            \
+            size_t m = partition_##SUF(a, n, p, 0);                                                      \
+            /* Left [0, m): keys < p, same lower bound; right: keys >= p. */                             \
+            ET *r = a + m;                                                                               \
+            size_t rn = n - m;                                                                           \
+            if (par && m > TASK_MIN && rn > TASK_MIN) {                                                  \
+                if (m < rn) {                                                                            \
+                    _Pragma("omp task firstprivate(a, m, budget, has_lb, lb)")                           \
+                        qs_##SUF(a, m, budget, has_lb, lb, 1);                                           \
+                    a = r;                                                                               \
+                    n = rn;                                                                              \
+                    has_lb = 1;                                                                          \
+                    lb = p;                                                                              \
+                } else {                                                                                 \
+                    _Pragma("omp task firstprivate(r, rn, budget, p)") qs_##SUF(r, rn, budget, 1, p, 1); \
+                    n = m;                                                                               \
+                }                                                                                        \
+            } else if (m < rn) {                                                                         \
+                qs_##SUF(a, m, budget, has_lb, lb, par);                                                 \
+                a = r;                                                                                   \
+                n = rn;                                                                                  \
+                has_lb = 1;                                                                              \
+                lb = p;                                                                                  \
+            } else {                                                                                     \
+                qs_##SUF(r, rn, budget, 1, p, par);                                                      \
+                n = m;                                                                                   \
+            }                                                                                            \
+        }                                                                                                \
+        insertion_##SUF(a, n);                                                                           \
+    }                                                                                                    \
+                                                                                                         \
+    static void sort_##SUF(void *a, size_t n, unsigned budget, int has_lb, uint64_t lb, int par)         \
+    {                                                                                                    \
+        qs_##SUF(a, n, budget, has_lb, (KT)lb, par);                                                     \
+    }                                                                                                    \
+    static uint64_t key_##SUF(const void *a, size_t i) { return KEY(((const ET *)a)[i]); }               \
+                                                                                                         \
+    /* The cooperative partition's two passes over one tile [lo, hi). */                                 \
+    static void count3_##SUF(const void *va, size_t lo, size_t hi, uint64_t p64, size_t *c)              \
+    {                                                                                                    \
+        const ET *a = va;                                                                                \
+        const KT p = (KT)p64;                                                                            \
+        size_t lt = 0, eq = 0;                                                                           \
+        for (size_t i = lo; i < hi; i++) {                                                               \
+            lt += KEY(a[i]) < p;                                                                         \
+            eq += KEY(a[i]) == p;                                                                        \
+        }                                                                                                \
+        c[0] = lt;                                                                                       \
+        c[1] = eq;                                                                                       \
+        c[2] = (hi - lo) - lt - eq;                                                                      \
+    }                                                                                                    \
+    static void scatter3_##SUF(const void *va, void *vt, size_t lo, size_t hi, uint64_t p64, size_t *o)  \
+    {                                                                                                    \
+        const ET *restrict a = va;                                                                       \
+        ET *restrict t = vt;                                                                             \
+        const KT p = (KT)p64;                                                                            \
+        size_t o0 = o[0], o1 = o[1], o2 = o[2];                                                          \
+        for (size_t i = lo; i < hi; i++) {                                                               \
+            KT x = KEY(a[i]);                                                                            \
+            size_t to;                                                                                   \
+            if (x < p) to = o0++;                                                                        \
+            else if (x == p) to = o1++;                                                                  \
+            else to = o2++;                                                                              \
+            t[to] = a[i];                                                                                \
+        }                                                                                                \
+        o[0] = o0;                                                                                       \
+        o[1] = o1;                                                                                       \
+        o[2] = o2;                                                                                       \
     }
 
 DEFINE_QUICK(k32, uint32_t, uint32_t, KEY_SELF)
@@ -274,10 +289,12 @@ typedef struct {
     void (*scatter3)(const void *a, void *t, size_t lo, size_t hi, uint64_t p, size_t *o);
 } shape;
 
-#define SHAPE(SUF, ET) {sizeof(ET), sort_##SUF, key_##SUF, count3_##SUF, scatter3_##SUF}
-static const shape shapes[6] = {SHAPE(k32, uint32_t),  SHAPE(k64, uint64_t),
-                                SHAPE(k32v32, kv32_32), SHAPE(k32v64, kv32_64),
-                                SHAPE(k64v32, kv64_32), SHAPE(k64v64, kv64_64)};
+#define SHAPE(SUF, ET)                                                  \
+    {                                                                   \
+        sizeof(ET), sort_##SUF, key_##SUF, count3_##SUF, scatter3_##SUF \
+    }
+static const shape shapes[6] = {SHAPE(k32, uint32_t),   SHAPE(k64, uint64_t),   SHAPE(k32v32, kv32_32),
+                                SHAPE(k32v64, kv32_64), SHAPE(k64v32, kv64_32), SHAPE(k64v64, kv64_64)};
 
 static const shape *shape_of(unsigned kw, unsigned vw)
 {
@@ -298,7 +315,10 @@ static uint64_t big_pivot(const shape *sh, const void *a, size_t off, size_t n)
         pos += 0x9E3779B97F4A7C15ull;
         uint64_t x = sh->key(a, off + (size_t)(pos % n));
         int j = i;
-        while (j > 0 && x < smp[j - 1]) { smp[j] = smp[j - 1]; j--; }
+        while (j > 0 && x < smp[j - 1]) {
+            smp[j] = smp[j - 1];
+            j--;
+        }
         smp[j] = x;
     }
     return smp[S / 2];
@@ -308,8 +328,8 @@ static uint64_t big_pivot(const shape *sh, const void *a, size_t off, size_t n)
 
 typedef struct {
     size_t off, n;
-    uint64_t p;        /* pivot */
-    uint64_t lb;       /* lower bound of the keys, valid when has_lb */
+    uint64_t p;  /* pivot */
+    uint64_t lb; /* lower bound of the keys, valid when has_lb */
     int has_lb;
 } segment;
 
@@ -326,8 +346,8 @@ typedef struct {
  * leaves the rest in todo for the task phase. Runs inside the parallel
  * region; every thread calls it. cnt: 3 * MAX_BIG * T counters; tmp: a
  * scratch copy of n elements. */
-static void cooperative_split(const shape *sh, void *a, void *tmp, size_t n, segment *big,
-                              int *nbig, segment *todo, int *ntodo, size_t *cnt, int *level)
+static void cooperative_split(const shape *sh, void *a, void *tmp, size_t n, segment *big, int *nbig,
+                              segment *todo, int *ntodo, size_t *cnt, int *level)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t es = sh->es;
@@ -410,15 +430,15 @@ static void cooperative_split(const shape *sh, void *a, void *tmp, size_t n, seg
  * random data leaves after a few keys; sorted and reversed input (common
  * in practice, and the paper's "sorted" distribution) then costs one pass
  * instead of a full sort. */
-#define DEFINE_MONOTONE(NAME, KT)                                                                 \
-    static int NAME(const KT *a, size_t n)                                                        \
-    {                                                                                             \
-        int up = 1, down = 1;                                                                     \
-        for (size_t i = 1; i < n && (up | down); i++) {                                           \
-            up &= a[i - 1] <= a[i];                                                               \
-            down &= a[i - 1] >= a[i];                                                             \
-        }                                                                                         \
-        return up ? 1 : (down ? -1 : 0);                                                          \
+#define DEFINE_MONOTONE(NAME, KT)                       \
+    static int NAME(const KT *a, size_t n)              \
+    {                                                   \
+        int up = 1, down = 1;                           \
+        for (size_t i = 1; i < n && (up | down); i++) { \
+            up &= a[i - 1] <= a[i];                     \
+            down &= a[i - 1] >= a[i];                   \
+        }                                               \
+        return up ? 1 : (down ? -1 : 0);                \
     }
 DEFINE_MONOTONE(monotone32, uint32_t)
 DEFINE_MONOTONE(monotone64, uint64_t)
@@ -518,10 +538,22 @@ static void store_unmapped(gpk_type t, unsigned kw, unsigned char *dst, uint64_t
 static void put_pair(const shape *sh, void *a, size_t i, uint64_t k, uint64_t v)
 {
     switch (sh - shapes) {
-    case 2: ((kv32_32 *)a)[i].k = (uint32_t)k; ((kv32_32 *)a)[i].v = (uint32_t)v; break;
-    case 3: ((kv32_64 *)a)[i].k = (uint32_t)k; ((kv32_64 *)a)[i].v = v; break;
-    case 4: ((kv64_32 *)a)[i].k = k; ((kv64_32 *)a)[i].v = (uint32_t)v; break;
-    default: ((kv64_64 *)a)[i].k = k; ((kv64_64 *)a)[i].v = v; break;
+    case 2:
+        ((kv32_32 *)a)[i].k = (uint32_t)k;
+        ((kv32_32 *)a)[i].v = (uint32_t)v;
+        break;
+    case 3:
+        ((kv32_64 *)a)[i].k = (uint32_t)k;
+        ((kv32_64 *)a)[i].v = v;
+        break;
+    case 4:
+        ((kv64_32 *)a)[i].k = k;
+        ((kv64_32 *)a)[i].v = (uint32_t)v;
+        break;
+    default:
+        ((kv64_64 *)a)[i].k = k;
+        ((kv64_64 *)a)[i].v = v;
+        break;
     }
 }
 
@@ -537,7 +569,11 @@ static uint64_t value_at(const shape *sh, const void *a, size_t i)
 
 static uint64_t load_value(unsigned vw, const unsigned char *src)
 {
-    if (vw == 4) { uint32_t x; memcpy(&x, src, 4); return x; }
+    if (vw == 4) {
+        uint32_t x;
+        memcpy(&x, src, 4);
+        return x;
+    }
     uint64_t x;
     memcpy(&x, src, 8);
     return x;
@@ -552,7 +588,7 @@ gpk_status gpk__quick_sort_cpu(gpk_ctx *ctx, const gpk_quick_job *job)
     const int idx64 = records && n > UINT32_MAX;
     const unsigned vw = records ? (idx64 ? 8u : 4u) : job->value_width;
     const shape *sh = shape_of(kw, vw);
-    const int in_place = !records && vw == 0; /* bare keys are sorted where they are */
+    const int in_place = !records && vw == 0;               /* bare keys are sorted where they are */
     const int mapped = gpk_key_kind(t) != GPK_KEY_UNSIGNED; /* unsigned keys need no pass in or out */
     int threads = ctx->threads;
     if (n < 65536) threads = 1;
@@ -563,17 +599,22 @@ gpk_status gpk__quick_sort_cpu(gpk_ctx *ctx, const gpk_quick_job *job)
     const size_t ebytes = (n * sh->es + 63) & ~(size_t)63;
     const int coop = threads > 1 && n > PAR_SPLIT_MIN;
     size_t total = (in_place ? 0 : ebytes) + (coop ? ebytes : 0) +
-                   (size_t)3 * MAX_BIG * (size_t)threads * sizeof(size_t) +
-                   (MAX_BIG + MAX_TODO) * sizeof(segment);
+        (size_t)3 * MAX_BIG * (size_t)threads * sizeof(size_t) + (MAX_BIG + MAX_TODO) * sizeof(segment);
     if (records) total += n * job->stride;
     unsigned char *scratch = gpk__host_scratch(ctx, total);
     if (!scratch)
-        return gpk__fail(ctx, GPK_ENOMEM,
-                         "cpu quicksort: cannot allocate %zu bytes of scratch memory", total);
+        return gpk__fail(ctx, GPK_ENOMEM, "cpu quicksort: cannot allocate %zu bytes of scratch memory",
+                         total);
     unsigned char *p = scratch;
     void *elems = job->base, *tmp = NULL;
-    if (!in_place) { elems = p; p += ebytes; }
-    if (coop) { tmp = p; p += ebytes; }
+    if (!in_place) {
+        elems = p;
+        p += ebytes;
+    }
+    if (coop) {
+        tmp = p;
+        p += ebytes;
+    }
     size_t *cnt = (size_t *)p;
     p += (size_t)3 * MAX_BIG * (size_t)threads * sizeof(size_t);
     segment *segs = (segment *)p;
@@ -618,8 +659,10 @@ gpk_status gpk__quick_sort_cpu(gpk_ctx *ctx, const gpk_quick_job *job)
         if (!in_place) {
             uint64_t v = value_at(sh, elems, (size_t)i);
             unsigned char *dst = (unsigned char *)job->values + (size_t)i * vw;
-            if (vw == 4) { uint32_t x = (uint32_t)v; memcpy(dst, &x, 4); }
-            else memcpy(dst, &v, 8);
+            if (vw == 4) {
+                uint32_t x = (uint32_t)v;
+                memcpy(dst, &x, 4);
+            } else memcpy(dst, &v, 8);
         }
     }
     return GPK_OK;

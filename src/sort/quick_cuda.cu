@@ -115,16 +115,16 @@ constexpr int kSampleBand = 10;
 /* ------------------------------------------------------------------------
  * Shapes
  * ------------------------------------------------------------------------ */
-constexpr int kThreads = 256;          /* partition blocks */
+constexpr int kThreads = 256; /* partition blocks */
 /* Finish shape (bench/quick_experiments.sh builds variants with -D). */
 #ifndef GPK_QUICK_FINISH_THREADS
 #define GPK_QUICK_FINISH_THREADS 512
 #endif
-#ifndef GPK_QUICK_FINISH_RB    /* digit bits of the in-block radix sort */
+#ifndef GPK_QUICK_FINISH_RB /* digit bits of the in-block radix sort */
 #define GPK_QUICK_FINISH_RB 4
 #endif
 constexpr int kFinishThreads = GPK_QUICK_FINISH_THREADS; /* finish blocks */
-constexpr int kCopyItems = 16;         /* elements per thread of a copy / fill block */
+constexpr int kCopyItems = 16;                           /* elements per thread of a copy / fill block */
 constexpr uint32_t kCopyTile = kFinishThreads * kCopyItems;
 constexpr int kRootThreads = 1024;
 constexpr uint32_t kRootExact = 1u << 16; /* up to this n the root's (min, max) are exact */
@@ -161,7 +161,6 @@ template <class K, class V, bool HAS_V> struct QShape {
     }
 };
 
-
 /* Key map: the maps as data of core/key_traits.h, as in the radix sort. */
 using gpk_key::Twiddle;
 using gpk_key::twiddle;
@@ -193,14 +192,14 @@ template <class K> struct Seg {
 
 /* Per segment, filled by its partition blocks with atomics. */
 template <class K> struct Part {
-    u64 lr;                   /* lt (low 32 bits) and gt (high) reserved so far */
+    u64 lr; /* lt (low 32 bits) and gt (high) reserved so far */
     K lt_min, lt_max, gt_min, gt_max;
-    uint32_t done, pad;       /* blocks finished */
+    uint32_t done, pad; /* blocks finished */
 };
 
 template <class K> __host__ __device__ __forceinline__ Part<K> part_init()
 {
-    return Part<K>{0ull, (K)~(K)0, (K)0, (K)~(K)0, (K)0, 0u, 0u};
+    return Part<K>{0ull, (K) ~(K)0, (K)0, (K) ~(K)0, (K)0, 0u, 0u};
 }
 
 /* A finished range: sort it in one block, copy it to A, or fill it with
@@ -216,10 +215,10 @@ template <class K> struct Item {
  * Each u64 is (blocks << 32) | count, taken with one atomicAdd, so that
  * slot order and block order agree. */
 struct Ctl {
-    u64 big[2];      /* list j: segments, their tiles */
-    u64 items;       /* pending copy / fill items, their finish blocks */
+    u64 big[2]; /* list j: segments, their tiles */
+    u64 items;  /* pending copy / fill items, their finish blocks */
     uint32_t overflow;
-    uint32_t sorts;  /* pending sort items (one finish block each) */
+    uint32_t sorts; /* pending sort items (one finish block each) */
 };
 enum CtlError : uint32_t { ERR_CAPACITY = 1, ERR_LAUNCH = 2 };
 
@@ -309,41 +308,41 @@ __device__ __forceinline__ uint32_t find_owner(const uint32_t *starts, uint32_t 
  * Where children go (filled by the host, read by the planning block)
  * ------------------------------------------------------------------------ */
 template <class K> struct Lists {
-    Seg<K> *segs[2];          /* list j holds the segments of depths d with d & 1 == j */
+    Seg<K> *segs[2]; /* list j holds the segments of depths d with d & 1 == j */
     Part<K> *parts[2];
-    uint32_t *tile_seg[2];    /* block -> segment of the level's launch */
-    Item<K> *items;           /* copy / fill */
-    uint32_t *item_blocks;    /* first finish block of each item */
-    Item<K> *sorts;           /* sort: block i of the finish sorts item i */
-    uint32_t *fallback;       /* sorts for the radix finish */
+    uint32_t *tile_seg[2]; /* block -> segment of the level's launch */
+    Item<K> *items;        /* copy / fill */
+    uint32_t *item_blocks; /* first finish block of each item */
+    Item<K> *sorts;        /* sort: block i of the finish sorts item i */
+    uint32_t *fallback;    /* sorts for the radix finish */
     uint32_t *nfallback;
     Ctl *ctl;
     uint32_t cap_big, cap_tiles, cap_items;
-    Seg<K> *pool_seg;         /* recursive variant: one slot per launched segment */
+    Seg<K> *pool_seg; /* recursive variant: one slot per launched segment */
     Part<K> *pool_part;
     uint32_t *pool_ctr;
     uint32_t cap_pool;
 };
 
 template <class K, class V> struct PartArgs {
-    const Seg<K> *segs;       /* the level's list, or one pool slot */
+    const Seg<K> *segs; /* the level's list, or one pool slot */
     Part<K> *parts;
     const uint32_t *tile_seg; /* NULL: one segment, first tile 0 */
     int depth;
-    const K *kbuf[3];         /* by BufId */
+    const K *kbuf[3]; /* by BufId */
     K *kA, *kB;
     const V *vbuf[3];
     V *vA, *vB;
-    Twiddle<K> map;           /* caller keys -> mapped, applied when reading BUF_IN raw */
-    bool in_raw;              /* BUF_IN holds the caller's unmapped keys */
-    bool in_is_final;         /* BUF_IN is A and holds the caller's keys as they are */
-    bool need_unmap;          /* keys must be unmapped on the way to A */
+    Twiddle<K> map;   /* caller keys -> mapped, applied when reading BUF_IN raw */
+    bool in_raw;      /* BUF_IN holds the caller's unmapped keys */
+    bool in_is_final; /* BUF_IN is A and holds the caller's keys as they are */
+    bool need_unmap;  /* keys must be unmapped on the way to A */
     PivotMap<K> pm;
     Lists<K> l;
-    int cdp_depth;            /* recursive variant */
-    int sample_depth;         /* segments above this depth may take a sample's median as pivot */
-    int sample_band;          /* ... when the midpoint leaves more than 50 + band % on one side */
-    bool grid_bound;          /* the grid is a bound: blocks past the level's tiles leave */
+    int cdp_depth;    /* recursive variant */
+    int sample_depth; /* segments above this depth may take a sample's median as pivot */
+    int sample_band;  /* ... when the midpoint leaves more than 50 + band % on one side */
+    bool grid_bound;  /* the grid is a bound: blocks past the level's tiles leave */
 };
 
 /* One of the three buffers by BufId. Selected, not indexed: a dynamic
@@ -354,7 +353,10 @@ template <class P> __device__ __forceinline__ P pick_buf(const P (&bufs)[3], uin
 }
 
 /* buf(d): where the segments of depth d are (d = 0: the input). */
-__host__ __device__ __forceinline__ uint8_t buf_of_depth(int d) { return d == 0 ? BUF_IN : (d & 1) ? BUF_B : BUF_A; }
+__host__ __device__ __forceinline__ uint8_t buf_of_depth(int d)
+{
+    return d == 0 ? BUF_IN : (d & 1) ? BUF_B : BUF_A;
+}
 
 template <class K> struct Child {
     uint32_t off, len;
@@ -368,7 +370,8 @@ template <class K> struct Child {
 __device__ __forceinline__ void ctl_error(Ctl *ctl, uint32_t code) { atomicOr(&ctl->overflow, code); }
 
 template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
-__global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) partition_kernel(PartArgs<K, V> a);
+__global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
+    partition_kernel(PartArgs<K, V> a);
 
 /* A child is finished (an item, or nothing when it is final already) or
  * big: appended to the next list, or (recursive) launched. Runs on one
@@ -481,8 +484,7 @@ __device__ __forceinline__ void map_tiles(uint32_t *tile_seg, const uint32_t (*m
  * nothing), so every second level at least shrinks the segment to 3/4 or
  * halves its range, and the depth stays bounded on any input. All T
  * threads call it; s_samp holds T keys; it ends with a barrier. */
-template <class K, int T>
-__device__ K sample_pivot(K k, K lo, K hi, K mid, int band, K *s_samp, K *s_res)
+template <class K, int T> __device__ K sample_pivot(K k, K lo, K hi, K mid, int band, K *s_samp, K *s_res)
 {
     const int tid = threadIdx.x;
     s_samp[tid] = k;
@@ -510,8 +512,8 @@ template <int T> __device__ __forceinline__ uint32_t sample_at(uint32_t off, uin
 /* The planning block's samples for its big children (kept out of line:
  * inlined, its registers would spill in the partition kernel). */
 template <class K>
-__device__ __noinline__ void sample_children(const K *keys, Child<K> *s_ch, const uint32_t *s_flags, uint32_t small,
-                                            PivotMap<K> pm, int band, K *s_samp, K *s_res)
+__device__ __noinline__ void sample_children(const K *keys, Child<K> *s_ch, const uint32_t *s_flags,
+                                             uint32_t small, PivotMap<K> pm, int band, K *s_samp, K *s_res)
 {
     /* both samples loaded at once: one round trip */
     K k[2];
@@ -545,7 +547,7 @@ __global__ void __launch_bounds__(kRootThreads) root_kernel(PartArgs<K, V> a, ui
     const bool exact = n <= kRootExact;
     const uint32_t count = exact ? n : kRootSample;
     const K *keys = a.kbuf[BUF_IN];
-    K lo = (K)~(K)0, hi = 0;
+    K lo = (K) ~(K)0, hi = 0;
     for (uint32_t i = threadIdx.x; i < count; i += kRootThreads) {
         const uint32_t j = exact ? i : (uint32_t)(((u64)i * n) / count);
         K k = keys[j];
@@ -617,10 +619,11 @@ template <class K> struct FrontPlan {
 
 /* Every key's window value; the first and last position of each run. */
 template <class K>
-__global__ void __launch_bounds__(256) bucket_bounds_kernel(const K *keys, uint32_t n, int shift, uint32_t wmask,
-                                                            uint32_t *starts, uint32_t *ends)
+__global__ void __launch_bounds__(256) bucket_bounds_kernel(const K *keys, uint32_t n, int shift,
+                                                            uint32_t wmask, uint32_t *starts, uint32_t *ends)
 {
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         const uint32_t v = (uint32_t)(keys[i] >> shift) & wmask;
         if (i == 0 || ((uint32_t)(keys[i - 1] >> shift) & wmask) != v) starts[v] = (uint32_t)i;
         if (i + 1 == n || ((uint32_t)(keys[i + 1] >> shift) & wmask) != v) ends[v] = (uint32_t)i + 1;
@@ -642,8 +645,9 @@ __global__ void __launch_bounds__(kThreads) bucket_plan_kernel(PartArgs<K, V> a,
     if (len > S::SMALL && c.min < c.max) {
         const K k = __ldcg(a.kbuf[BUF_IN] + sample_at<kThreads>(off, len, threadIdx.x));
         const K mid = choose_pivot(c.min, c.max, false, a.pm);
-        c.pivot = a.sample_depth > 0 ? sample_pivot<K, kThreads>(k, c.min, c.max, mid, a.sample_band, s_samp, &s_pivot)
-                                     : mid;
+        c.pivot = a.sample_depth > 0
+            ? sample_pivot<K, kThreads>(k, c.min, c.max, mid, a.sample_band, s_samp, &s_pivot)
+            : mid;
         c.given = true;
     }
     if (threadIdx.x == 0) emit_child<K, V, HAS_V, EQB>(a, c, 0, 0u, &s_map[0][0], &s_map[0][1], &s_map[0][2]);
@@ -690,7 +694,8 @@ template <class K> __device__ __forceinline__ K warp_max(K x)
 }
 
 template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
-__global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) partition_kernel(PartArgs<K, V> a)
+__global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
+    partition_kernel(PartArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int I = S::I;
@@ -712,7 +717,8 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     uint32_t si = 0;
     if (a.tile_seg) {
         /* both loads issued before the test: no extra round trip */
-        const uint32_t level_tiles = a.grid_bound ? (uint32_t)(__ldcg(&a.l.ctl->big[a.depth & 1]) >> 32) : ~0u;
+        const uint32_t level_tiles =
+            a.grid_bound ? (uint32_t)(__ldcg(&a.l.ctl->big[a.depth & 1]) >> 32) : ~0u;
         si = a.tile_seg[blockIdx.x];
         if (blockIdx.x >= level_tiles) return;
     }
@@ -721,7 +727,7 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
     const uint32_t t = blockIdx.x - sg.first_tile;
     const uint32_t head = sg.off % S::ALIGN;
     const uint32_t start = sg.off - head + t * TILE;
-    const uint32_t first = t == 0 ? head : 0u;            /* this tile's elements: [first, valid) */
+    const uint32_t first = t == 0 ? head : 0u; /* this tile's elements: [first, valid) */
     const uint32_t valid = min(TILE, head + sg.len - t * TILE);
     const K pivot = sg.pivot;
     constexpr bool all4 = ALL4; /* the root, from a sample (SEG_INEXACT) */
@@ -764,7 +770,7 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
 
     /* Counts per warp, and the inner bounds. */
     uint32_t nl = 0, nr = 0;
-    K lt_max = 0, gt_min = (K)~(K)0, lo = (K)~(K)0, hi = 0;
+    K lt_max = 0, gt_min = (K) ~(K)0, lo = (K) ~(K)0, hi = 0;
 #pragma unroll
     for (int i = 0; i < I; i++) {
         const bool l = goes_left(i), r = goes_right(i);
@@ -884,14 +890,16 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS)) p
         s_ch[2] = Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true};
         /* value pivots until a split is lopsided, then one bit midpoint */
         for (int c = 0; c < 3; c++)
-            s_flags[c] = ((sg.flags & SEG_BITMID) == 0 && (u64)s_ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
+            s_flags[c] =
+                ((sg.flags & SEG_BITMID) == 0 && (u64)s_ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
     }
     __syncthreads();
-    if (a.depth + 1 < a.sample_depth) sample_children<K>(kout, s_ch, s_flags, S::SMALL, a.pm, a.sample_band, s_keys,
-                                                                    &s_red[0][0]);
+    if (a.depth + 1 < a.sample_depth)
+        sample_children<K>(kout, s_ch, s_flags, S::SMALL, a.pm, a.sample_band, s_keys, &s_red[0][0]);
     if (tid == 0)
         for (int c = 0; c < 3; c++)
-            emit_child<K, V, HAS_V, EQB>(a, s_ch[c], a.depth + 1, s_flags[c], &s_map[c][0], &s_map[c][1], &s_map[c][2]);
+            emit_child<K, V, HAS_V, EQB>(a, s_ch[c], a.depth + 1, s_flags[c], &s_map[c][0], &s_map[c][1],
+                                         &s_map[c][2]);
     __syncthreads();
     map_tiles(a.l.tile_seg[(a.depth + 1) & 1], s_map, 3);
 }
@@ -905,7 +913,7 @@ template <class K, class V> struct FinishArgs {
     uint32_t nitems;
     const Item<K> *sorts; /* blocks [0, nsorts) sort one each; then the items */
     uint32_t nsorts;
-    uint32_t *fallback;   /* sorts left to radix_finish_kernel, and their count */
+    uint32_t *fallback; /* sorts left to radix_finish_kernel, and their count */
     uint32_t *nfallback;
     const K *kbuf[3]; /* by BufId */
     const V *vbuf[3];
@@ -916,7 +924,6 @@ template <class K, class V> struct FinishArgs {
 };
 
 constexpr int kFinishRadixBits = GPK_QUICK_FINISH_RB;
-
 
 /* Bucket finish: one counting pass on the top kBinBits bits of
  * (key - min) puts every key in its bin (a smem atomicAdd gives its rank
@@ -1074,19 +1081,22 @@ __device__ __forceinline__ bool bucket_finish(const FinishArgs<K, V> &a, const I
 /* blocks per SM the finish's registers allow: more than 24 keys per
  * thread need 64 registers */
 template <class K, class V, bool HAS_V>
-constexpr int kFinishBlocks =
-    kFinishThreads >= 1024 ? 1 : QShape<K, V, HAS_V>::SI > 24 ? 2 : GPK_QUICK_FINISH_BLOCKS;
+constexpr int kFinishBlocks = kFinishThreads >= 1024 ? 1
+    : QShape<K, V, HAS_V>::SI > 24                   ? 2
+                                                     : GPK_QUICK_FINISH_BLOCKS;
 
 /* The finish's shared memory is dynamic: above 48 KiB a kernel must say
  * so before its launch. */
 template <class F> static cudaError_t allow_smem(F *kernel, size_t bytes)
 {
-    return bytes <= 48 * 1024 ? cudaSuccess
-                              : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    return bytes <= 48 * 1024
+        ? cudaSuccess
+        : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
 template <class K, class V, bool HAS_V>
-__global__ void __launch_bounds__(kFinishThreads, (kFinishBlocks<K, V, HAS_V>)) finish_kernel(FinishArgs<K, V> a)
+__global__ void __launch_bounds__(kFinishThreads, (kFinishBlocks<K, V, HAS_V>))
+    finish_kernel(FinishArgs<K, V> a)
 {
     constexpr int T = kFinishThreads;
     extern __shared__ __align__(16) unsigned char s_dyn[];
@@ -1135,11 +1145,13 @@ __global__ void __launch_bounds__(kFinishThreads, (kFinishBlocks<K, V, HAS_V>)) 
  * (key - min) over the bits where the segment's keys can differ. The grid
  * is the sort count; blocks past the listed ones leave. */
 template <class K, class V, bool HAS_V>
-using FinishRadixSort = cub::BlockRadixSort<K, kFinishThreads, QShape<K, V, HAS_V>::SI,
-                                            typename std::conditional<HAS_V, V, cub::NullType>::type, kFinishRadixBits>;
+using FinishRadixSort =
+    cub::BlockRadixSort<K, kFinishThreads, QShape<K, V, HAS_V>::SI,
+                        typename std::conditional<HAS_V, V, cub::NullType>::type, kFinishRadixBits>;
 
 template <class K, class V, bool HAS_V>
-__global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2) radix_finish_kernel(FinishArgs<K, V> a)
+__global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2)
+    radix_finish_kernel(FinishArgs<K, V> a)
 {
     using S = QShape<K, V, HAS_V>;
     constexpr int SI = S::SI;
@@ -1167,13 +1179,13 @@ __global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2
             key[i] = k - it.key;
             if constexpr (HAS_V) val[i] = vsrc[it.off + j];
         } else {
-            key[i] = (K)~(K)0;
+            key[i] = (K) ~(K)0;
             if constexpr (HAS_V) val[i] = SortV();
         }
     }
     if constexpr (HAS_V) BlockSort(s_radix).SortBlockedToStriped(key, val, 0, it.end_bit);
     else BlockSort(s_radix).SortBlockedToStriped(key, 0, it.end_bit);
-    /* striped: thread t holds sorted positions t, t + T, ... */
+        /* striped: thread t holds sorted positions t, t + T, ... */
 #pragma unroll
     for (int i = 0; i < SI; i++) {
         const uint32_t j = tid + i * T;
@@ -1191,13 +1203,14 @@ __global__ void __launch_bounds__(kFinishThreads, kFinishThreads >= 1024 ? 1 : 2
  * and_or: AND and OR of every mapped key (NULL: not wanted), for the
  * front end's window. */
 template <class K>
-__global__ void __launch_bounds__(256) extract_kernel(const unsigned char *rec, uint32_t n, uint32_t stride,
-                                                      uint32_t key_offset, Twiddle<K> map, K *keys,
-                                                      uint32_t *idx, u64 *and_or)
+__global__ void __launch_bounds__(256)
+    extract_kernel(const unsigned char *rec, uint32_t n, uint32_t stride, uint32_t key_offset, Twiddle<K> map,
+                   K *keys, uint32_t *idx, u64 *and_or)
 {
     __shared__ K s_and[8], s_or[8];
-    K all_and = (K)~(K)0, all_or = 0;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    K all_and = (K) ~(K)0, all_or = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
         const unsigned char *p = rec + i * stride + key_offset;
         K k = 0;
         /* any alignment: bytes, little-endian */
@@ -1210,7 +1223,7 @@ __global__ void __launch_bounds__(256) extract_kernel(const unsigned char *rec, 
         all_or |= k;
     }
     if (!and_or) return;
-    /* one atomic pair per block: a word per warp would serialize on two addresses */
+        /* one atomic pair per block: a word per warp would serialize on two addresses */
 #pragma unroll
     for (int s = 16; s > 0; s >>= 1) {
         all_and &= (K)__shfl_xor_sync(0xffffffffu, all_and, s);
@@ -1242,8 +1255,8 @@ __global__ void __launch_bounds__(256) iota_kernel(uint32_t *idx, uint32_t n)
  * whatever divides the record size (buffers come from cudaMalloc, 256-byte
  * aligned). */
 template <class Wd>
-__global__ void __launch_bounds__(256) gather_kernel(const Wd *in, Wd *out, const uint32_t *idx, uint32_t n,
-                                                     uint32_t words_per_rec)
+__global__ void __launch_bounds__(256)
+    gather_kernel(const Wd *in, Wd *out, const uint32_t *idx, uint32_t n, uint32_t words_per_rec)
 {
     const size_t total = (size_t)n * words_per_rec;
     for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < total;
@@ -1310,20 +1323,24 @@ struct Caps {
 };
 
 template <class K>
-static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, size_t front_items, Caps *c)
+static size_t lists_bytes(size_t n, uint32_t small, uint32_t tile, bool recursive, size_t front_items,
+                          Caps *c)
 {
     c->big = n / ((size_t)small + 1) + 2;
     c->tiles = n / tile + 2 * c->big + 2; /* one more per segment when tiles are aligned */
     c->pool = recursive ? (size_t)kCdpDepthMax * c->big : 0;
     c->items = 3 * c->big * kBatchMax + 16 + 3 * c->pool + front_items;
-    return 2 * gpk__align_up(c->big * sizeof(Seg<K>), 256) + 2 * gpk__align_up(c->big * sizeof(Part<K>), 256) +
-           2 * gpk__align_up(c->tiles * sizeof(uint32_t), 256) + 2 * gpk__align_up(c->items * sizeof(Item<K>), 256) +
-           2 * gpk__align_up(c->items * sizeof(uint32_t), 256) + gpk__align_up(sizeof(Ctl), 256) + 256 +
-           gpk__align_up(c->pool * sizeof(Seg<K>), 256) + gpk__align_up(c->pool * sizeof(Part<K>), 256) + 256;
+    return 2 * gpk__align_up(c->big * sizeof(Seg<K>), 256) +
+        2 * gpk__align_up(c->big * sizeof(Part<K>), 256) +
+        2 * gpk__align_up(c->tiles * sizeof(uint32_t), 256) +
+        2 * gpk__align_up(c->items * sizeof(Item<K>), 256) +
+        2 * gpk__align_up(c->items * sizeof(uint32_t), 256) + gpk__align_up(sizeof(Ctl), 256) + 256 +
+        gpk__align_up(c->pool * sizeof(Seg<K>), 256) + gpk__align_up(c->pool * sizeof(Part<K>), 256) + 256;
 }
 
 template <class K>
-static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile, bool recursive, size_t front_items)
+static Lists<K> carve_lists(void *base, size_t n, uint32_t small, uint32_t tile, bool recursive,
+                            size_t front_items)
 {
     Lists<K> l;
     Caps c;
@@ -1370,11 +1387,11 @@ template <class K, class V> struct DevSort {
     K *kA, *kB;
     V *vA, *vB;
     uint32_t n;
-    bool raw;            /* in holds caller keys: map on read */
+    bool raw; /* in holds caller keys: map on read */
     bool in_is_a;
     Twiddle<K> map, unmap;
-    bool need_unmap;     /* unmap is not the identity */
-    PivotMap<K> pm;      /* the key type's own maps (records: not the data's) */
+    bool need_unmap;        /* unmap is not the identity */
+    PivotMap<K> pm;         /* the key type's own maps (records: not the data's) */
     size_t front_items = 0; /* records: room for the front end's buckets (front_items) */
 };
 
@@ -1512,8 +1529,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
         a.tile_seg = l.tile_seg[depth & 1];
         if (depth == 0 && (front || d.n > kRootExact)) /* the root's bounds are a sample's, buckets' loose */
             partition_kernel<K, V, HAS_V, EQB, true><<<grid, kThreads, 0, stream>>>(a);
-        else
-            partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
+        else partition_kernel<K, V, HAS_V, EQB, false><<<grid, kThreads, 0, stream>>>(a);
         return cudaGetLastError();
     };
     Ctl c;
@@ -1536,7 +1552,8 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
             bound_segs = (uint32_t)c.big[0];
             bound_tiles = c.big[0] >> 32;
             levels = bound_segs > 0;
-            if (levels && (size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)l.cap_big * batch > l.cap_items) {
+            if (levels &&
+                (size_t)std::max((uint32_t)c.items, c.sorts) + 3 * (size_t)l.cap_big * batch > l.cap_items) {
                 s = flush_items<K, V, HAS_V>(ctx, d, l, &c, stream);
                 if (s != GPK_OK) return s;
             }
@@ -1548,7 +1565,8 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
                     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
                     e = launch_level(depth, (uint32_t)std::min<u64>(bound_tiles, l.cap_tiles));
                     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: partition kernel launch");
-                    bound_tiles = std::min<u64>(bound_tiles + (S::ALIGN > 1 ? 2 : 1) * bound_segs, l.cap_tiles);
+                    bound_tiles =
+                        std::min<u64>(bound_tiles + (S::ALIGN > 1 ? 2 : 1) * bound_segs, l.cap_tiles);
                     bound_segs = std::min<u64>(2 * bound_segs, l.cap_big);
                 }
             }
@@ -1603,7 +1621,7 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
  * ------------------------------------------------------------------------ */
 struct Plan {
     bool records;
-    int kb, vb;          /* key bytes; value bytes (records: 4, the index) */
+    int kb, vb; /* key bytes; value bytes (records: 4, the index) */
     size_t key_bytes, val_bytes, rec_bytes;
 };
 
@@ -1620,8 +1638,8 @@ template <class K> static size_t temp_bytes_k(size_t n, bool has_v, size_t front
 {
     Caps c;
     if (has_v)
-        return lists_bytes<K>(n, QShape<K, uint32_t, true>::SMALL, QShape<K, uint32_t, true>::TILE, kRecursive,
-                              front_items, &c);
+        return lists_bytes<K>(n, QShape<K, uint32_t, true>::SMALL, QShape<K, uint32_t, true>::TILE,
+                              kRecursive, front_items, &c);
     return lists_bytes<K>(n, QShape<K, uint32_t, false>::SMALL, QShape<K, uint32_t, false>::TILE, kRecursive,
                           front_items, &c);
 }
@@ -1655,7 +1673,10 @@ static size_t front_bytes(size_t n, int kb, FrontMem *m, char *base)
     return radix + 2 * bounds + 256;
 }
 
-template <class K> static K low_bits(int b) { return b >= (int)(8 * sizeof(K)) ? (K)~(K)0 : (K)(((K)1 << b) - 1); }
+template <class K> static K low_bits(int b)
+{
+    return b >= (int)(8 * sizeof(K)) ? (K) ~(K)0 : (K)(((K)1 << b) - 1);
+}
 
 /* Checks and reserves device memory; nothing of the caller's is touched.
  * bench: a third key/value buffer keeps the pristine input. */
@@ -1670,7 +1691,8 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
     p->records = job->stride != job->key_width || job->key_offset != 0;
     if (p->records && job->values)
         return gpk__fail(ctx, GPK_EINVAL, "CUDA quicksort: records carry no separate values");
-    if (p->records && (job->stride == 0 || job->stride > 256 || job->key_offset + job->key_width > job->stride))
+    if (p->records &&
+        (job->stride == 0 || job->stride > 256 || job->key_offset + job->key_width > job->stride))
         return gpk__fail(ctx, GPK_EINVAL, "CUDA quicksort: record size %zu, key at %zu", job->stride,
                          job->key_offset);
     if (job->values && job->value_width != 4 && job->value_width != 8)
@@ -1695,7 +1717,7 @@ static gpk_status setup(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, Plan
     }
     const size_t fitems = p->records ? front_items(job->n) : 0;
     bytes[GPK_CUDA_TEMP] = gpk__align_up(temp_bytes_for(job->n, p->kb, p->vb != 0, fitems), 256) +
-                           (p->records ? front_bytes(job->n, p->kb, nullptr, nullptr) : 0);
+        (p->records ? front_bytes(job->n, p->kb, nullptr, nullptr) : 0);
     return gpk__cuda_reserve(ctx, bytes, what);
 }
 
@@ -1739,15 +1761,16 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         const int wmax = front_max_bits(n);
         const size_t fitems = front_items(n);
         if (wmax)
-            (void)front_bytes(n, (int)sizeof(K), &fm, (char *)temp + gpk__align_up(temp_bytes_k<K>(n, true, fitems), 256));
+            (void)front_bytes(n, (int)sizeof(K), &fm,
+                              (char *)temp + gpk__align_up(temp_bytes_k<K>(n, true, fitems), 256));
         cudaError_t e = cudaSuccess;
         if (wmax) {
             e = cudaMemsetAsync(&fm.and_or[0], 0xff, sizeof(u64), stream);
             if (e == cudaSuccess) e = cudaMemsetAsync(&fm.and_or[1], 0, sizeof(u64), stream);
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
         }
-        const int blocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 16,
-                                                                     ((size_t)n + 255) / 256));
+        const int blocks =
+            (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 16, ((size_t)n + 255) / 256));
         extract_kernel<K><<<blocks, 256, 0, stream>>>((const unsigned char *)st->buf[GPK_CUDA_KEYS_C], n,
                                                       (uint32_t)job->stride, (uint32_t)job->key_offset,
                                                       twiddle_map<K>(job->key_type), kA, wmax ? nullptr : vA,
@@ -1765,8 +1788,8 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
             gpk__radix_range_from_masks(all_and, all_or, &begin, &end);
             if (all_and == all_or) {
                 /* one key: the records are in order as they stand */
-                e = cudaMemcpyAsync(st->buf[GPK_CUDA_VALUES_C], st->buf[GPK_CUDA_KEYS_C], (size_t)n * job->stride,
-                                    cudaMemcpyDeviceToDevice, stream);
+                e = cudaMemcpyAsync(st->buf[GPK_CUDA_VALUES_C], st->buf[GPK_CUDA_KEYS_C],
+                                    (size_t)n * job->stride, cudaMemcpyDeviceToDevice, stream);
                 if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: records copy");
                 return GPK_OK;
             }
@@ -1780,7 +1803,8 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
                 e = cudaMemsetAsync(fm.starts, 0, buckets * sizeof(uint32_t), stream);
                 if (e == cudaSuccess) e = cudaMemsetAsync(fm.ends, 0, buckets * sizeof(uint32_t), stream);
                 if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: cudaMemsetAsync");
-                bucket_bounds_kernel<K><<<blocks, 256, 0, stream>>>(kA, n, lo, buckets - 1, fm.starts, fm.ends);
+                bucket_bounds_kernel<K>
+                    <<<blocks, 256, 0, stream>>>(kA, n, lo, buckets - 1, fm.starts, fm.ends);
                 e = cudaGetLastError();
                 if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: bucket bounds kernel launch");
                 fp.starts = fm.starts;
@@ -1820,16 +1844,18 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         const unsigned char *rin = (const unsigned char *)st->buf[GPK_CUDA_KEYS_C];
         unsigned char *rout = (unsigned char *)st->buf[GPK_CUDA_VALUES_C];
         const uint32_t *idx = (const uint32_t *)st->buf[GPK_CUDA_VALUES_A];
-        const size_t words = stride % 8 == 0 ? n * (stride / 8) : stride % 4 == 0 ? n * (stride / 4) : n * stride;
-        const int gblocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 16, (words + 255) / 256));
+        const size_t words = stride % 8 == 0 ? n * (stride / 8)
+            : stride % 4 == 0                ? n * (stride / 4)
+                                             : n * stride;
+        const int gblocks =
+            (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 16, (words + 255) / 256));
         if (stride % 8 == 0)
-            gather_kernel<uint64_t><<<gblocks, 256, 0, stream>>>((const uint64_t *)rin, (uint64_t *)rout, idx, n,
-                                                                (uint32_t)(stride / 8));
+            gather_kernel<uint64_t><<<gblocks, 256, 0, stream>>>((const uint64_t *)rin, (uint64_t *)rout, idx,
+                                                                 n, (uint32_t)(stride / 8));
         else if (stride % 4 == 0)
-            gather_kernel<uint32_t><<<gblocks, 256, 0, stream>>>((const uint32_t *)rin, (uint32_t *)rout, idx, n,
-                                                                (uint32_t)(stride / 4));
-        else
-            gather_kernel<unsigned char><<<gblocks, 256, 0, stream>>>(rin, rout, idx, n, (uint32_t)stride);
+            gather_kernel<uint32_t><<<gblocks, 256, 0, stream>>>((const uint32_t *)rin, (uint32_t *)rout, idx,
+                                                                 n, (uint32_t)(stride / 4));
+        else gather_kernel<unsigned char><<<gblocks, 256, 0, stream>>>(rin, rout, idx, n, (uint32_t)stride);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: gather kernel launch");
         return GPK_OK;
@@ -1839,7 +1865,8 @@ static gpk_status sort_once_k(gpk_ctx *ctx, const gpk_quick_job *job, const Plan
         return p.vb ? quicksort_device<K, uint32_t, true>(ctx, d, temp, stream)
                     : quicksort_device<K, uint32_t, false>(ctx, d, temp, stream);
     }
-    return quicksort_device<K, uint64_t, true>(ctx, caller_sort<K, uint64_t>(st, job, kin, vin, n), temp, stream);
+    return quicksort_device<K, uint64_t, true>(ctx, caller_sort<K, uint64_t>(st, job, kin, vin, n), temp,
+                                               stream);
 }
 
 static gpk_status sort_once(gpk_ctx *ctx, const gpk_quick_job *job, const Plan &p, const void *kin,
@@ -1872,7 +1899,8 @@ static gpk_status download(gpk_ctx *ctx, const gpk_quick_job *job, const Plan &p
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "quicksort: kernels");
     /* Everything ran: from here on the results replace the caller's data. */
     if (p.records) {
-        e = cudaMemcpyAsync(job->base, st->buf[GPK_CUDA_VALUES_C], p.rec_bytes, cudaMemcpyDeviceToHost, stream);
+        e = cudaMemcpyAsync(job->base, st->buf[GPK_CUDA_VALUES_C], p.rec_bytes, cudaMemcpyDeviceToHost,
+                            stream);
     } else {
         e = cudaMemcpyAsync(job->base, st->buf[GPK_CUDA_KEYS_A], p.key_bytes, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess && job->values)

@@ -19,14 +19,14 @@ extern "C" {
  * they were. */
 typedef struct gpk_quick_job {
     gpk_type key_type;
-    unsigned key_width;     /* 4 or 8 */
+    unsigned key_width; /* 4 or 8 */
     void *base;
-    size_t n;               /* >= 2: the dispatch handles n < 2 itself */
-    size_t stride;          /* key_width for keys, 1..256 for records */
-    size_t key_offset;      /* 0 for keys */
-    void *values;           /* keys only: NULL, or n values of value_width bytes */
-    unsigned value_width;   /* 0, 4 or 8 */
-    int recursive;          /* GPK_SORT_QUICK_RECURSIVE asked for (CUDA: dynamic parallelism) */
+    size_t n;             /* >= 2: the dispatch handles n < 2 itself */
+    size_t stride;        /* key_width for keys, 1..256 for records */
+    size_t key_offset;    /* 0 for keys */
+    void *values;         /* keys only: NULL, or n values of value_width bytes */
+    unsigned value_width; /* 0, 4 or 8 */
+    int recursive;        /* GPK_SORT_QUICK_RECURSIVE asked for (CUDA: dynamic parallelism) */
 } gpk_quick_job;
 
 gpk_status gpk__quick_sort_cpu(gpk_ctx *ctx, const gpk_quick_job *job);

@@ -30,8 +30,8 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
     gpk_radix_job job;
-    gpk_status s = gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width,
-                                       n, opts);
+    gpk_status s =
+        gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width, n, opts);
     if (s != GPK_OK) return s;
     if (opts && opts->descending && n >= 2) {
         /* The ascending sort of the descending sort keys (descending.h),
@@ -40,16 +40,16 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
         gpk_radix_opts asc = *opts;
         asc.descending = 0;
         gpk__desc_apply_host(ctx, key_type, asc.key_bits, src, keys, n, job.key_width, 0);
-        s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma, sigma_width,
-                          n, &asc);
+        s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma,
+                          sigma_width, n, &asc);
         gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, keys, n, job.key_width, 1);
         return s;
     }
     /* The choice comes before the n < 2 shortcut so that an unsupported
      * request (QUICK on OpenCL) fails the same way whatever n is. */
     gpk_sort_algo algo;
-    s = gpk__sort_pick(ctx, opts, key_type, n, (value_width || sigma) ? GPK_SORT_KIND_PAIRS : GPK_SORT_KIND_KEYS,
-                       &algo);
+    s = gpk__sort_pick(ctx, opts, key_type, n,
+                       (value_width || sigma) ? GPK_SORT_KIND_PAIRS : GPK_SORT_KIND_KEYS, &algo);
     if (s != GPK_OK) return s;
     const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend); /* there: the pick checked */
     ctx->last_sort_path = NULL;
@@ -61,7 +61,8 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     }
     /* Too large for the device (or its budget): the radix sort out of core,
      * which checks the host memory it needs itself. */
-    const int asked_quick = opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
+    const int asked_quick =
+        opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
     /* Several devices: the radix sort over all of them from a size on
      * (below, the first device alone is faster), unless the input does not
      * fit them (then out of core on the first one, below). A quicksort,
@@ -83,7 +84,10 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
         if (s == GPK_OK) gpk__set_last_algo(ctx, GPK_SORT_RADIX);
         return s;
     }
-    const double per_key = (double)job.key_width + (job.values ? (double)job.value_width : sigma ? (double)sigma_width : 0.0);
+    const double per_key = (double)job.key_width +
+        (job.values  ? (double)job.value_width
+             : sigma ? (double)sigma_width
+                     : 0.0);
     s = gpk__sort_mem_check(ctx, n, per_key);
     if (s != GPK_OK) return s;
     if (src) {
@@ -120,8 +124,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     return s;
 }
 
-gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n,
-                         const gpk_radix_opts *opts)
+gpk_status gpk_sort_keys(gpk_ctx *ctx, gpk_type type, void *keys, size_t n, const gpk_radix_opts *opts)
 {
     return sort_dispatch(ctx, type, NULL, keys, 0, NULL, NULL, 0, n, opts);
 }
@@ -134,13 +137,11 @@ gpk_status gpk_sort_keys_to(gpk_ctx *ctx, gpk_type type, const void *in, void *o
     gpk__clear_error(ctx);
     const size_t kw = gpk_type_size(type);
     if (kw && n > 0) {
-        if (!in || !out)
-            return gpk__fail(ctx, GPK_EINVAL, "sort: %s is NULL", in ? "out" : "in");
+        if (!in || !out) return gpk__fail(ctx, GPK_EINVAL, "sort: %s is NULL", in ? "out" : "in");
         if (n <= ((size_t)-1) / 16) {
             const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = n * kw;
             if (a < b + bytes && b < a + bytes)
-                return gpk__fail(ctx, GPK_EINVAL,
-                                 "sort: in and out overlap without being the same array");
+                return gpk__fail(ctx, GPK_EINVAL, "sort: in and out overlap without being the same array");
         }
     }
     return sort_dispatch(ctx, type, in, out, 0, NULL, NULL, 0, n, opts);
@@ -160,11 +161,10 @@ gpk_status gpk_sort_perm64(gpk_ctx *ctx, gpk_type type, void *keys, uint64_t *si
     return sort_dispatch(ctx, type, NULL, keys, 0, NULL, sigma, 8, n, opts);
 }
 
-gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
-                          void *values, size_t n, const gpk_radix_opts *opts)
+gpk_status gpk_sort_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type, void *values,
+                          size_t n, const gpk_radix_opts *opts)
 {
     size_t vw = gpk_type_size(value_type);
-    if (ctx && vw == 0)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: unknown value type %d", (int)value_type);
+    if (ctx && vw == 0) return gpk__fail(ctx, GPK_EINVAL, "sort: unknown value type %d", (int)value_type);
     return sort_dispatch(ctx, key_type, NULL, keys, vw, values, NULL, 0, n, opts);
 }

@@ -52,7 +52,10 @@
 
 static atomic_int ignore_load;
 
-void gpk__radix_cpu_ignore_load(int on) { atomic_store_explicit(&ignore_load, on != 0, memory_order_relaxed); }
+void gpk__radix_cpu_ignore_load(int on)
+{
+    atomic_store_explicit(&ignore_load, on != 0, memory_order_relaxed);
+}
 
 #ifdef __linux__
 /* Runnable threads of this process (state R in each thread's
@@ -113,7 +116,7 @@ static int cap_by_free_cores(int threads)
 
 #define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
 #define MIN_BLOCK_KEYS ((size_t)1 << 14)
-#define HYB_MAX_BITS 11                 /* MSD digits: 2^11 write-combining lines stay in L2 */
+#define HYB_MAX_BITS 11 /* MSD digits: 2^11 write-combining lines stay in L2 */
 
 typedef struct {
     unsigned shift, bits;
@@ -193,8 +196,7 @@ typedef struct {
     uint8_t sh, e; /* sh: shift of g's next e bits */
 } split_entry;
 
-static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, unsigned shift,
-                                 uint64_t mask)
+static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, unsigned shift, uint64_t mask)
 {
     const split_entry t = tab[(k >> shift) & mask];
     return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
@@ -218,8 +220,8 @@ static inline uint64_t first_map(const first_plan *restrict P, uint64_t x)
     return (x ^ (P->flip | (P->neg & (0 - (x >> 63))))) - P->sub;
 }
 
-static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t prefix,
-                                    unsigned pshift, unsigned top, size_t over, uint64_t k)
+static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t prefix, unsigned pshift,
+                                    unsigned top, size_t over, uint64_t k)
 {
     const uint64_t hi = (k >> 1) >> (pshift - 1); /* pshift may be 64 */
     if (hi == prefix) {
@@ -235,71 +237,68 @@ static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t pr
     const first_plan *restrict fp = tab;                                                       \
     const uint64_t f_flip = fp->flip, f_neg = fp->neg, f_sub = fp->sub, f_prefix = fp->prefix; \
     const unsigned f_pshift = fp->pshift, f_top = fp->top;                                     \
-    const size_t f_over = fp->over;                                                           \
+    const size_t f_over = fp->over;                                                            \
     (void)f_prefix, (void)f_pshift, (void)f_over;
 
 /* The scatter of one chunk for one pass, written once per (key, value)
  * shape; KT key type, VT value type, HAS_V whether values move, LOAD the
  * key as read (mapped by the first plan, or as it is), DIGIT the bucket of
  * key k (a bit field, split_digit with the table tab, or first_digit). */
-#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, PREP, LOAD, DIGIT)                                 \
-    static void NAME(const KT *restrict src, KT *restrict dst, const VT *restrict vsrc,       \
-                     VT *restrict vdst, size_t lo, size_t hi, unsigned shift, KT mask,         \
-                     size_t *restrict off, unsigned char *restrict wc, unsigned radix,         \
-                     int iota, const void *restrict tab)                                       \
-    {                                                                                          \
-        (void)tab;                                                                             \
-        PREP                                                                                   \
-        enum { KB = WC_BYTES / sizeof(KT) };                                                   \
-        if (!wc) {                                                                             \
-            for (size_t i = lo; i < hi; i++) {                                                 \
-                KT k = LOAD(src[i]);                                                           \
-                size_t pos = off[DIGIT]++;                                                     \
-                dst[pos] = k;                                                                  \
-                if (HAS_V) vdst[pos] = iota ? (VT)i : vsrc[i];                                 \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        KT *kbuf = (KT *)wc;                                                                   \
-        VT *vbuf = (VT *)(wc + (size_t)radix * WC_BYTES);                                      \
-        unsigned *fill = (unsigned *)(wc + (size_t)radix * WC_BYTES * 3);                     \
-        unsigned *start = fill + radix; /* first slot of the line that is this digit's */     \
-        const int nt = stream_ok(dst) && (!HAS_V || stream_ok(vdst));                          \
-        for (size_t d = 0; d < radix; d++) {                                                   \
-            /* Streaming: buffer lines mirror the destination's lines. */                      \
-            unsigned s = nt ? (unsigned)(off[d] % KB) : 0;                                     \
-            fill[d] = start[d] = s;                                                            \
-            off[d] -= s;                                                                       \
-        }                                                                                      \
-        for (size_t i = lo; i < hi; i++) {                                                     \
-            KT k = LOAD(src[i]);                                                               \
-            size_t d = DIGIT;                                                                  \
-            unsigned f = fill[d];                                                              \
-            kbuf[d * KB + f] = k;                                                              \
-            if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                              \
-            if (++f == KB) {                                                                   \
-                unsigned s = start[d];                                                         \
-                if (nt && s == 0) {                                                            \
-                    stream_bytes(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                \
-                    if (HAS_V) stream_bytes(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));    \
-                } else {                                                                       \
-                    memcpy(dst + off[d] + s, kbuf + d * KB + s, (KB - s) * sizeof(KT));        \
-                    if (HAS_V)                                                                 \
-                        memcpy(vdst + off[d] + s, vbuf + d * KB + s, (KB - s) * sizeof(VT));   \
-                    start[d] = 0;                                                              \
-                }                                                                              \
-                off[d] += KB;                                                                  \
-                f = 0;                                                                         \
-            }                                                                                  \
-            fill[d] = f;                                                                       \
-        }                                                                                      \
-        for (size_t d = 0; d < radix; d++) {                                                   \
-            unsigned s = start[d];                                                             \
-            memcpy(dst + off[d] + s, kbuf + d * KB + s, (fill[d] - s) * sizeof(KT));           \
-            if (HAS_V) memcpy(vdst + off[d] + s, vbuf + d * KB + s, (fill[d] - s) * sizeof(VT)); \
-            off[d] += fill[d];                                                                 \
-        }                                                                                      \
-        if (nt) stream_fence();                                                                \
+#define DEFINE_SCATTER(NAME, KT, VT, HAS_V, PREP, LOAD, DIGIT)                                             \
+    static void NAME(const KT *restrict src, KT *restrict dst, const VT *restrict vsrc, VT *restrict vdst, \
+                     size_t lo, size_t hi, unsigned shift, KT mask, size_t *restrict off,                  \
+                     unsigned char *restrict wc, unsigned radix, int iota, const void *restrict tab)       \
+    {                                                                                                      \
+        (void)tab;                                                                                         \
+        PREP enum { KB = WC_BYTES / sizeof(KT) };                                                          \
+        if (!wc) {                                                                                         \
+            for (size_t i = lo; i < hi; i++) {                                                             \
+                KT k = LOAD(src[i]);                                                                       \
+                size_t pos = off[DIGIT]++;                                                                 \
+                dst[pos] = k;                                                                              \
+                if (HAS_V) vdst[pos] = iota ? (VT)i : vsrc[i];                                             \
+            }                                                                                              \
+            return;                                                                                        \
+        }                                                                                                  \
+        KT *kbuf = (KT *)wc;                                                                               \
+        VT *vbuf = (VT *)(wc + (size_t)radix * WC_BYTES);                                                  \
+        unsigned *fill = (unsigned *)(wc + (size_t)radix * WC_BYTES * 3);                                  \
+        unsigned *start = fill + radix; /* first slot of the line that is this digit's */                  \
+        const int nt = stream_ok(dst) && (!HAS_V || stream_ok(vdst));                                      \
+        for (size_t d = 0; d < radix; d++) {                                                               \
+            /* Streaming: buffer lines mirror the destination's lines. */                                  \
+            unsigned s = nt ? (unsigned)(off[d] % KB) : 0;                                                 \
+            fill[d] = start[d] = s;                                                                        \
+            off[d] -= s;                                                                                   \
+        }                                                                                                  \
+        for (size_t i = lo; i < hi; i++) {                                                                 \
+            KT k = LOAD(src[i]);                                                                           \
+            size_t d = DIGIT;                                                                              \
+            unsigned f = fill[d];                                                                          \
+            kbuf[d * KB + f] = k;                                                                          \
+            if (HAS_V) vbuf[d * KB + f] = iota ? (VT)i : vsrc[i];                                          \
+            if (++f == KB) {                                                                               \
+                unsigned s = start[d];                                                                     \
+                if (nt && s == 0) {                                                                        \
+                    stream_bytes(dst + off[d], kbuf + d * KB, KB * sizeof(KT));                            \
+                    if (HAS_V) stream_bytes(vdst + off[d], vbuf + d * KB, KB * sizeof(VT));                \
+                } else {                                                                                   \
+                    memcpy(dst + off[d] + s, kbuf + d * KB + s, (KB - s) * sizeof(KT));                    \
+                    if (HAS_V) memcpy(vdst + off[d] + s, vbuf + d * KB + s, (KB - s) * sizeof(VT));        \
+                    start[d] = 0;                                                                          \
+                }                                                                                          \
+                off[d] += KB;                                                                              \
+                f = 0;                                                                                     \
+            }                                                                                              \
+            fill[d] = f;                                                                                   \
+        }                                                                                                  \
+        for (size_t d = 0; d < radix; d++) {                                                               \
+            unsigned s = start[d];                                                                         \
+            memcpy(dst + off[d] + s, kbuf + d * KB + s, (fill[d] - s) * sizeof(KT));                       \
+            if (HAS_V) memcpy(vdst + off[d] + s, vbuf + d * KB + s, (fill[d] - s) * sizeof(VT));           \
+            off[d] += fill[d];                                                                             \
+        }                                                                                                  \
+        if (nt) stream_fence();                                                                            \
     }
 
 #define FIELD ((k >> shift) & mask)
@@ -330,33 +329,32 @@ DEFINE_SCATTER(first_in64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST_
 
 #undef SPLIT
 #define SPLIT split_digit(tab, k, shift, mask)
-#define DEFINE_COUNT(NAME, KT, DIGIT)                                                          \
-    static void NAME(const KT *restrict src, size_t lo, size_t hi, unsigned shift, KT mask,   \
-                     size_t *restrict hist, const split_entry *restrict tab)                   \
-    {                                                                                          \
-        for (size_t i = lo; i < hi; i++) {                                                     \
-            KT k = src[i];                                                                     \
-            hist[DIGIT]++;                                                                     \
-        }                                                                                      \
+#define DEFINE_COUNT(NAME, KT, DIGIT)                                                       \
+    static void NAME(const KT *restrict src, size_t lo, size_t hi, unsigned shift, KT mask, \
+                     size_t *restrict hist, const split_entry *restrict tab)                \
+    {                                                                                       \
+        for (size_t i = lo; i < hi; i++) {                                                  \
+            KT k = src[i];                                                                  \
+            hist[DIGIT]++;                                                                  \
+        }                                                                                   \
     }
 DEFINE_COUNT(count32_tab, uint32_t, SPLIT)
 DEFINE_COUNT(count64_tab, uint64_t, SPLIT)
-static void count32(const uint32_t *restrict src, size_t lo, size_t hi, unsigned shift,
-                    uint32_t mask, size_t *restrict hist)
+static void count32(const uint32_t *restrict src, size_t lo, size_t hi, unsigned shift, uint32_t mask,
+                    size_t *restrict hist)
 {
     for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
 }
-static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned shift,
-                    uint64_t mask, size_t *restrict hist)
+static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned shift, uint64_t mask,
+                    size_t *restrict hist)
 {
     for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
 }
 
 /* tab: NULL, or the split table (then mask selects g, see split_digit). */
-static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc,
-                          void *vdst, size_t lo, size_t hi, unsigned shift, uint64_t mask,
-                          size_t *off, unsigned char *wc, unsigned radix, int iota,
-                          const split_entry *tab)
+static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,
+                          size_t lo, size_t hi, unsigned shift, uint64_t mask, size_t *off, unsigned char *wc,
+                          unsigned radix, int iota, const split_entry *tab)
 {
     if (kw == 4) {
         uint32_t m = (uint32_t)mask;
@@ -370,17 +368,19 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
     } else {
         if (tab) {
             if (vw == 0) split64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, tab);
-            else if (vw == 4) split64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+            else if (vw == 4)
+                split64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
             else split64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
         } else if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, NULL);
-        else if (vw == 4) scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
+        else if (vw == 4)
+            scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
         else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
     }
 }
 
-static void scatter_first(unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,
-                          size_t lo, size_t hi, size_t *off, unsigned char *wc, unsigned radix,
-                          int iota, const first_plan *P, int clamp)
+static void scatter_first(unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst, size_t lo,
+                          size_t hi, size_t *off, unsigned char *wc, unsigned radix, int iota,
+                          const first_plan *P, int clamp)
 {
     if (!clamp) {
         if (vw == 0) first_in64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
@@ -393,8 +393,8 @@ static void scatter_first(unsigned vw, const void *src, void *dst, const void *v
 
 /* The detection read of a planned first level: AND/OR of the mapped keys
  * and the count of its buckets; writes nothing. */
-static void reduce_count_first(const first_plan *restrict P, const uint64_t *restrict k, size_t lo,
-                               size_t hi, uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)
+static void reduce_count_first(const first_plan *restrict P, const uint64_t *restrict k, size_t lo, size_t hi,
+                               uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)
 {
     const void *tab = P;
     FIRST_PREP
@@ -414,9 +414,8 @@ static void reduce_count_first(const first_plan *restrict P, const uint64_t *res
  * without a read of its own, valid when the detected range ends where the
  * caller guessed. Keys are read from src and, where they need mapping,
  * written mapped to dst (src itself for the in-place sort). */
-static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
-                             size_t hi, uint64_t *and_out, uint64_t *or_out,
-                             size_t *restrict top, unsigned top_shift)
+static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo, size_t hi,
+                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top, unsigned top_shift)
 {
     const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
     if (kw == 4) {
@@ -449,21 +448,36 @@ static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst
 /* Runs BODY with TT, a constant copy of the key type t, so that the map
  * functions' switch on the type folds away inside BODY's loop and the
  * loop vectorises (with t itself the switch stays in the loop). */
-#define WITH_TYPE_CONST(t, TT, BODY)                                                           \
-    do {                                                                                       \
-        switch (t) {                                                                           \
-        case GPK_I32: { const gpk_type TT = GPK_I32; BODY } break;                             \
-        case GPK_F32: { const gpk_type TT = GPK_F32; BODY } break;                             \
-        case GPK_I64: { const gpk_type TT = GPK_I64; BODY } break;                             \
-        case GPK_F64: { const gpk_type TT = GPK_F64; BODY } break;                             \
-        default: { const gpk_type TT = (t); BODY } break;                                      \
-        }                                                                                      \
+#define WITH_TYPE_CONST(t, TT, BODY)     \
+    do {                                 \
+        switch (t) {                     \
+        case GPK_I32: {                  \
+            const gpk_type TT = GPK_I32; \
+            BODY                         \
+        } break;                         \
+        case GPK_F32: {                  \
+            const gpk_type TT = GPK_F32; \
+            BODY                         \
+        } break;                         \
+        case GPK_I64: {                  \
+            const gpk_type TT = GPK_I64; \
+            BODY                         \
+        } break;                         \
+        case GPK_F64: {                  \
+            const gpk_type TT = GPK_F64; \
+            BODY                         \
+        } break;                         \
+        default: {                       \
+            const gpk_type TT = (t);     \
+            BODY                         \
+        } break;                         \
+        }                                \
     } while (0)
 
 /* Maps keys from src to dst (unmapped types: only reads src) and reduces
  * AND/OR over [lo, hi). */
-static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo,
-                           size_t hi, uint64_t *and_out, uint64_t *or_out)
+static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo, size_t hi,
+                           uint64_t *and_out, uint64_t *or_out)
 {
     uint64_t a = ~0ull, o = 0;
     if (kw == 4) {
@@ -471,14 +485,18 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         uint32_t *out = dst;
         uint32_t a32 = ~0u, o32 = 0;
         if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
-            for (size_t i = lo; i < hi; i++) { a32 &= k[i]; o32 |= k[i]; }
+            for (size_t i = lo; i < hi; i++) {
+                a32 &= k[i];
+                o32 |= k[i];
+            }
         } else {
-            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
-                uint32_t m = gpk__map_u32(tc, k[i]);
-                out[i] = m;
-                a32 &= m;
-                o32 |= m;
-            });
+            WITH_TYPE_CONST(
+                t, tc, for (size_t i = lo; i < hi; i++) {
+                    uint32_t m = gpk__map_u32(tc, k[i]);
+                    out[i] = m;
+                    a32 &= m;
+                    o32 |= m;
+                });
         }
         a = a32;
         o = o32;
@@ -486,14 +504,18 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         const uint64_t *k = src;
         uint64_t *out = dst;
         if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
-            for (size_t i = lo; i < hi; i++) { a &= k[i]; o |= k[i]; }
+            for (size_t i = lo; i < hi; i++) {
+                a &= k[i];
+                o |= k[i];
+            }
         } else {
-            WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) {
-                uint64_t m = gpk__map_u64(tc, k[i]);
-                out[i] = m;
-                a &= m;
-                o |= m;
-            });
+            WITH_TYPE_CONST(
+                t, tc, for (size_t i = lo; i < hi; i++) {
+                    uint64_t m = gpk__map_u64(tc, k[i]);
+                    out[i] = m;
+                    a &= m;
+                    o |= m;
+                });
         }
     }
     *and_out = a;
@@ -545,7 +567,7 @@ static int needs_mapping(gpk_type t) { return gpk_key_kind(t) != GPK_KEY_UNSIGNE
  * 2^16 0.5 / 0.5 ms, 2^18 1.9 / 2.6, 2^20 8.8 / 16.1; u32 pairs at 2^18
  * 2.9 / 2.9 (docs/perf/radix.md). */
 #define HYB_MIN_KEYS ((size_t)1 << 18)
-#define HYB_MIN_BITS 17                 /* fewer bits: at most two LSD passes, nothing to save */
+#define HYB_MIN_BITS 17 /* fewer bits: at most two LSD passes, nothing to save */
 #ifndef BUCKET_DIGIT_BITS
 #define BUCKET_DIGIT_BITS 11
 #endif
@@ -643,14 +665,14 @@ typedef struct {
     gpk_type type;
     unsigned kw, vw;
     size_t n;
-    void *keys, *vals;           /* the caller's arrays (vals: values or sigma) */
-    void *alt_keys, *alt_vals;   /* scratch of n keys and n values */
-    size_t *hist;                /* blocks x radix_stride counters */
-    size_t blocks;               /* a team pass's work units (see block_lo) */
-    team_barrier *bar;           /* every barrier inside the team's region */
+    void *keys, *vals;         /* the caller's arrays (vals: values or sigma) */
+    void *alt_keys, *alt_vals; /* scratch of n keys and n values */
+    size_t *hist;              /* blocks x radix_stride counters */
+    size_t blocks;             /* a team pass's work units (see block_lo) */
+    team_barrier *bar;         /* every barrier inside the team's region */
     unsigned radix_stride;
     size_t wc_bytes;
-    unsigned char *wc;           /* per-thread write-combining buffers, or NULL */
+    unsigned char *wc; /* per-thread write-combining buffers, or NULL */
 } sort_state;
 
 /* A team pass over m keys is cut into S->blocks blocks, handed out one at
@@ -684,8 +706,8 @@ static size_t scan_blocks(const sort_state *S, unsigned digits, size_t base, siz
  * the keys (ka, or the copying sort's input: ka is then written, never
  * read, before the second pass). iota: the first pass's values are the
  * source indices (sigma). */
-static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, void *va,
-                    void *vb, size_t m, const pass_plan *plan, unsigned passes, int iota)
+static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, void *va, void *vb, size_t m,
+                    const pass_plan *plan, unsigned passes, int iota)
 {
     const int tid = omp_get_thread_num();
     const size_t B = S->blocks;
@@ -707,11 +729,15 @@ static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, 
         team_wait(S->bar);
 #pragma omp for schedule(dynamic, 1) nowait
         for (size_t j = 0; j < B; j++)
-            scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, block_lo(m, j, B), block_lo(m, j + 1, B),
-                          shift, mask, S->hist + j * S->radix_stride, my_wc, digits, iota && q == 0, NULL);
+            scatter_chunk(S->kw, S->vw, src, dst, vsrc, vdst, block_lo(m, j, B), block_lo(m, j + 1, B), shift,
+                          mask, S->hist + j * S->radix_stride, my_wc, digits, iota && q == 0, NULL);
         team_wait(S->bar);
-        void *t1 = src; src = dst; dst = q == 0 ? ka : t1;
-        void *t2 = vsrc; vsrc = vdst; vdst = t2;
+        void *t1 = src;
+        src = dst;
+        dst = q == 0 ? ka : t1;
+        void *t2 = vsrc;
+        vsrc = vdst;
+        vdst = t2;
     }
     return passes > 0 && src != ka;
 }
@@ -719,8 +745,7 @@ static int lsd_team(const sort_state *S, const void *first, void *ka, void *kb, 
 /* Brings [off, off + m) home from `from` (keys) and `vfrom` (values;
  * either may already be the caller's array) and undoes the key mapping,
  * block by block over the team (no barrier after it). */
-static void finish_share(const sort_state *S, const void *from, const void *vfrom, size_t off,
-                         size_t m)
+static void finish_share(const sort_state *S, const void *from, const void *vfrom, size_t off, size_t m)
 {
     const unsigned kw = S->kw, vw = S->vw;
     const size_t B = S->blocks;
@@ -735,13 +760,16 @@ static void finish_share(const sort_state *S, const void *from, const void *vfro
     }
 }
 
-#define DEFINE_REDUCE(NAME, KT)                                                                \
-    static void NAME(const KT *restrict src, size_t m, uint64_t *and_out, uint64_t *or_out)    \
-    {                                                                                          \
-        KT a = (KT)~(KT)0, o = 0;                                                              \
-        for (size_t i = 0; i < m; i++) { a &= src[i]; o |= src[i]; }                           \
-        *and_out = a;                                                                          \
-        *or_out = o;                                                                           \
+#define DEFINE_REDUCE(NAME, KT)                                                             \
+    static void NAME(const KT *restrict src, size_t m, uint64_t *and_out, uint64_t *or_out) \
+    {                                                                                       \
+        KT a = (KT) ~(KT)0, o = 0;                                                          \
+        for (size_t i = 0; i < m; i++) {                                                    \
+            a &= src[i];                                                                    \
+            o |= src[i];                                                                    \
+        }                                                                                   \
+        *and_out = a;                                                                       \
+        *or_out = o;                                                                        \
     }
 DEFINE_REDUCE(reduce32, uint32_t)
 DEFINE_REDUCE(reduce64, uint64_t)
@@ -754,9 +782,9 @@ DEFINE_REDUCE(reduce64, uint64_t)
     {                                                                                          \
         for (unsigned q = 0; q < passes; q++)                                                  \
             memset(hist + ((size_t)q << BUCKET_DIGIT_BITS), 0, sizeof *hist << plan[q].bits);  \
-        if (passes == 2) { /* the common case (32-bit keys): shifts and masks in registers */ \
+        if (passes == 2) { /* the common case (32-bit keys): shifts and masks in registers */  \
             const unsigned s0 = plan[0].shift, s1 = plan[1].shift;                             \
-            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;      \
+            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;       \
             size_t *restrict h1 = hist + ((size_t)1 << BUCKET_DIGIT_BITS);                     \
             for (size_t i = 0; i < m; i++) {                                                   \
                 KT k = src[i];                                                                 \
@@ -767,7 +795,7 @@ DEFINE_REDUCE(reduce64, uint64_t)
         }                                                                                      \
         if (passes == 3) { /* 32-bit keys in three digits, 64-bit keys in a deep bucket */     \
             const unsigned s0 = plan[0].shift, s1 = plan[1].shift, s2 = plan[2].shift;         \
-            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;      \
+            const KT m0 = ((KT)1 << plan[0].bits) - 1, m1 = ((KT)1 << plan[1].bits) - 1;       \
             const KT m2 = ((KT)1 << plan[2].bits) - 1;                                         \
             size_t *restrict h1 = hist + ((size_t)1 << BUCKET_DIGIT_BITS);                     \
             size_t *restrict h2 = hist + ((size_t)2 << BUCKET_DIGIT_BITS);                     \
@@ -815,42 +843,42 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
     return r;
 }
 
-#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                                  \
-    static void NAME(KT *restrict k, VT *restrict v, size_t m)                                 \
-    {                                                                                          \
-        for (size_t i = 1; i < m; i++) {                                                       \
-            KT x = k[i];                                                                       \
-            VT y = HAS_V ? v[i] : 0;                                                           \
-            size_t j = i;                                                                      \
-            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */     \
-                k[j] = k[j - 1];                                                               \
-                if (HAS_V) v[j] = v[j - 1];                                                    \
-            }                                                                                  \
-            k[j] = x;                                                                          \
-            if (HAS_V) v[j] = y;                                                               \
-        }                                                                                      \
+#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                              \
+    static void NAME(KT *restrict k, VT *restrict v, size_t m)                             \
+    {                                                                                      \
+        for (size_t i = 1; i < m; i++) {                                                   \
+            KT x = k[i];                                                                   \
+            VT y = HAS_V ? v[i] : 0;                                                       \
+            size_t j = i;                                                                  \
+            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */ \
+                k[j] = k[j - 1];                                                           \
+                if (HAS_V) v[j] = v[j - 1];                                                \
+            }                                                                              \
+            k[j] = x;                                                                      \
+            if (HAS_V) v[j] = y;                                                           \
+        }                                                                                  \
     }
 /* As insertion, but gives up once it has moved `budget` keys (returns 0).
  * Equal keys never pass each other, so a sort that gives up leaves them in
  * their input order and a stable sort can take over from there. */
-#define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                                          \
-    static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget)                   \
-    {                                                                                          \
-        for (size_t i = 1; i < m; i++) {                                                       \
-            KT x = k[i];                                                                       \
-            if (k[i - 1] <= x) continue;                                                       \
-            VT y = HAS_V ? v[i] : 0;                                                           \
-            size_t j = i;                                                                      \
-            for (; j > 0 && k[j - 1] > x; j--) {                                               \
-                k[j] = k[j - 1];                                                               \
-                if (HAS_V) v[j] = v[j - 1];                                                    \
-            }                                                                                  \
-            k[j] = x;                                                                          \
-            if (HAS_V) v[j] = y;                                                               \
-            if (i - j > budget) return 0;                                                      \
-            budget -= i - j;                                                                   \
-        }                                                                                      \
-        return 1;                                                                              \
+#define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                        \
+    static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget) \
+    {                                                                        \
+        for (size_t i = 1; i < m; i++) {                                     \
+            KT x = k[i];                                                     \
+            if (k[i - 1] <= x) continue;                                     \
+            VT y = HAS_V ? v[i] : 0;                                         \
+            size_t j = i;                                                    \
+            for (; j > 0 && k[j - 1] > x; j--) {                             \
+                k[j] = k[j - 1];                                             \
+                if (HAS_V) v[j] = v[j - 1];                                  \
+            }                                                                \
+            k[j] = x;                                                        \
+            if (HAS_V) v[j] = y;                                             \
+            if (i - j > budget) return 0;                                    \
+            budget -= i - j;                                                 \
+        }                                                                    \
+        return 1;                                                            \
     }
 DEFINE_INSERTION_BOUNDED(nearly64, uint64_t, uint32_t, 0)
 DEFINE_INSERTION_BOUNDED(nearly64_v32, uint64_t, uint32_t, 1)
@@ -910,8 +938,8 @@ static void copy_span(span dst, span src, size_t m, unsigned kw, unsigned vw)
 /* Sorts m mapped keys at src into out. t0 and t1 are scratch regions of m
  * keys and values; src may be t0 or out (then it is overwritten). work:
  * REC_SLAB counters per remaining depth. */
-static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span out, size_t m,
-                     size_t *work, unsigned depth)
+static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span out, size_t m, size_t *work,
+                     unsigned depth)
 {
     if (m <= SMALL_SORT) {
         copy_span(out, src, m, kw, vw);
@@ -954,8 +982,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
             const int last = q + 1 == passes && !via_x;
             span dst = last ? out : (q & 1 ? Y : X);
             scatter_chunk(kw, vw, src.k, dst.k, src.v, dst.v, 0, m, plan[q].shift,
-                          ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS),
-                          NULL, 1u << plan[q].bits, 0, NULL);
+                          ((uint64_t)1 << plan[q].bits) - 1, work + ((size_t)q << BUCKET_DIGIT_BITS), NULL,
+                          1u << plan[q].bits, 0, NULL);
             src = dst;
         }
         if (via_x) copy_span(out, src, m, kw, vw);
@@ -1009,8 +1037,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm == 0) continue;
         span xs = span_at(X, b0, kw, vw);
-        sort_rec(kw, vw, xs, xs, span_at(Y, b0, kw, vw), span_at(out, b0, kw, vw), mm,
-                 work + REC_SLAB, depth + 1);
+        sort_rec(kw, vw, xs, xs, span_at(Y, b0, kw, vw), span_at(out, b0, kw, vw), mm, work + REC_SLAB,
+                 depth + 1);
     }
 }
 
@@ -1018,8 +1046,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
  * vout through its private buffers tmp[0], tmp[1] (cap keys and cap values
  * each) and unmaps the keys. src may be kout itself (a bucket of a second
  * MSD level). */
-static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout,
-                        void *vout, size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
+static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, void *kout, void *vout,
+                        size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
 {
     const unsigned kw = S->kw, vw = S->vw;
     span s = {(char *)src, (char *)vsrc}, out = {kout, vout};
@@ -1032,19 +1060,19 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
 /* Levels of MSD passes a skewed input may take (each takes 3 or more bits,
  * so 64-bit keys need at most 22); beyond, the team's LSD passes finish. */
 #define HYB_LEVELS 24
-#define FIRST_MIN_KEYS 64          /* a planned first level from here (hybrid only: 2^18 unless forced) */
+#define FIRST_MIN_KEYS 64 /* a planned first level from here (hybrid only: 2^18 unless forced) */
 #define FIRST_SAMPLES ((size_t)1 << 16)
 
 typedef struct {
-    size_t cap;                 /* largest bucket one thread sorts */
-    size_t *bounds;             /* HYB_LEVELS x (2^HYB_MAX_BITS + 1) bucket starts */
-    uint64_t *ands, *ors;       /* a cache line apart per block */
-    unsigned char *per_thread;  /* per thread: pass histograms, then tmp[0], tmp[1] */
+    size_t cap;                /* largest bucket one thread sorts */
+    size_t *bounds;            /* HYB_LEVELS x (2^HYB_MAX_BITS + 1) bucket starts */
+    uint64_t *ands, *ors;      /* a cache line apart per block */
+    unsigned char *per_thread; /* per thread: pass histograms, then tmp[0], tmp[1] */
     size_t lhist_bytes, tmp_bytes;
     split_entry tab[(size_t)1 << HYB_MAX_BITS]; /* the split of the level being scattered */
-    const first_plan *first;    /* level 0 planned from a sample, counted by the detection */
+    const first_plan *first;                    /* level 0 planned from a sample, counted by the detection */
     unsigned first_buckets;
-    int first_clamp;            /* some keys lie outside the sample's prefix */
+    int first_clamp; /* some keys lie outside the sample's prefix */
     struct {
         unsigned begin, end, digit_bits, passes;
         unsigned buckets; /* 0: digits of digit_bits bits; else the split's bucket count */
@@ -1095,9 +1123,8 @@ static unsigned split_plan(const size_t *h, size_t target, unsigned below, unsig
  * memory, with its write-combining buffer) and sorts the parts, without a
  * barrier. Only the team's passes wait for each other, and on a busy
  * machine a barrier waits for the slowest thread's time slice. */
-static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, size_t m,
-                        int in_keys, unsigned char *tmp[2], size_t *rec_work, size_t *solo_work,
-                        unsigned depth)
+static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, size_t m, int in_keys,
+                        unsigned char *tmp[2], size_t *rec_work, size_t *solo_work, unsigned depth)
 {
     const unsigned kw = S->kw, vw = S->vw;
     char *cur = (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
@@ -1131,10 +1158,14 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
                 solo_work[g] = sum;
                 sum += c;
             }
-            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1,
-                          solo_work, wc, digits, 0, NULL);
-            char *t = src; src = dst; dst = t;
-            t = vsrc; vsrc = vdst; vdst = t;
+            scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1, solo_work, wc,
+                          digits, 0, NULL);
+            char *t = src;
+            src = dst;
+            dst = t;
+            t = vsrc;
+            vsrc = vdst;
+            vdst = t;
         }
         if (src != kout) memcpy(kout, src, m * kw);
         if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
@@ -1159,8 +1190,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
         if (mm > 0)
-            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work + SOLO_SLAB,
-                        depth + 1);
+            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work + SOLO_SLAB, depth + 1);
     }
 }
 
@@ -1171,9 +1201,8 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
  * down. Level 0's bit range comes from the caller's detection, deeper
  * levels reduce their bucket for it (all-equal buckets then cost nothing
  * more). */
-static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
-                      int in_keys, unsigned begin, unsigned end, int iota, int counted,
-                      const void *src0)
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
+                      unsigned begin, unsigned end, int iota, int counted, const void *src0)
 {
     const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t B = S->blocks;
@@ -1199,7 +1228,10 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         unsigned b = begin, e = end;
         if (level > 0) {
             uint64_t a = ~0ull, o = 0;
-            for (size_t j = 0; j < B; j++) { a &= H->ands[8 * j]; o |= H->ors[8 * j]; }
+            for (size_t j = 0; j < B; j++) {
+                a &= H->ands[8 * j];
+                o |= H->ors[8 * j];
+            }
             gpk__radix_range_from_masks(a, o, &b, &e);
         }
         H->lv[level].begin = b;
@@ -1231,7 +1263,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
     size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
     const split_entry *tab = NULL;
     const int planned = level == 0 && H->first;
-#define ROW(j) (S->hist + (j) * S->radix_stride)
+#define ROW(j) (S->hist + (j)*S->radix_stride)
 #define BLOCK_LO(j) block_lo(m, (j), B)
     if (planned) {
         digits = H->first_buckets;
@@ -1261,10 +1293,9 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
                     run = 0;
                 }
             }
-            H->lv[level].buckets =
-                biggest > H->cap
-                    ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
-                    : 0;
+            H->lv[level].buckets = biggest > H->cap
+                ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
+                : 0;
         }
         team_wait(S->bar);
         if (H->lv[level].buckets) {
@@ -1276,8 +1307,11 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             for (size_t j = 0; j < B; j++) {
                 memset(ROW(j), 0, digits * sizeof *ROW(j));
                 if (kw == 4)
-                    count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask, ROW(j), tab);
-                else count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j), tab);
+                    count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask,
+                                ROW(j), tab);
+                else
+                    count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
+                                tab);
             }
         }
     }
@@ -1300,7 +1334,8 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
 #pragma omp for schedule(dynamic, 1) nowait
         for (size_t j = 0; j < B; j++) {
             memset(ROW(j), 0, digits * sizeof *ROW(j));
-            if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask, ROW(j));
+            if (kw == 4)
+                count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask, ROW(j));
             else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j));
         }
     }
@@ -1312,8 +1347,8 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
 #pragma omp for schedule(dynamic, 1) nowait
     for (size_t j = 0; j < B; j++) {
         if (planned)
-            scatter_first(vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), ROW(j), my_wc, digits,
-                          iota, H->first, H->first_clamp);
+            scatter_first(vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), ROW(j), my_wc, digits, iota,
+                          H->first, H->first_clamp);
         else
             scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
                           my_wc, digits, iota, tab);
@@ -1331,8 +1366,7 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
 #pragma omp for schedule(dynamic, 1) nowait
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > 0 && mm <= solo_max)
-            solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
+        if (mm > 0 && mm <= solo_max) solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
@@ -1386,11 +1420,14 @@ static unsigned first_split(const uint64_t *by_g, const size_t *start, size_t ta
  * counters) and split as a skewed level is (split_plan), in buckets of
  * about HYB_TARGET_BYTES scaled to the sample, at most radix - 2 of them.
  * Returns 0 when the sample varies in too few bits to plan by. */
-static int plan_first_level(first_plan *P, uint64_t *sample, size_t m, size_t n,
-                            size_t width, unsigned radix, size_t *h)
+static int plan_first_level(first_plan *P, uint64_t *sample, size_t m, size_t n, size_t width, unsigned radix,
+                            size_t *h)
 {
     uint64_t a = ~0ull, o = 0;
-    for (size_t i = 0; i < m; i++) { a &= sample[i]; o |= sample[i]; }
+    for (size_t i = 0; i < m; i++) {
+        a &= sample[i];
+        o |= sample[i];
+    }
     unsigned begin, end;
     gpk__radix_range_from_masks(a, o, &begin, &end);
     if (end - begin <= HYB_MAX_BITS) return 0;
@@ -1428,8 +1465,7 @@ static int cache_sort_fits(const gpk_radix_job *job, unsigned vw)
      * ignored) and an explicit r take the LSD passes. */
     if (job->radix_bits || job->key_bits) return 0;
     const int path = path_forced();
-    return path == PATH_CACHE ||
-           (path == PATH_AUTO && job->n * (job->key_width + vw) <= CACHE_SORT_BYTES);
+    return path == PATH_CACHE || (path == PATH_AUTO && job->n * (job->key_width + vw) <= CACHE_SORT_BYTES);
 }
 
 static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw)
@@ -1473,8 +1509,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* The hybrid chooses its own digits, so an explicit r keeps the LSD
      * passes the caller asked for. */
     const int may_hybrid = job->radix_bits == 0 && forced != PATH_LSD &&
-                           (job->key_bits == 0 || job->key_bits >= HYB_MIN_BITS || forced == PATH_HYBRID) &&
-                           (n >= HYB_MIN_KEYS || forced == PATH_HYBRID);
+        (job->key_bits == 0 || job->key_bits >= HYB_MIN_BITS || forced == PATH_HYBRID) &&
+        (n >= HYB_MIN_KEYS || forced == PATH_HYBRID);
     const unsigned max_radix_bits = job->radix_bits ? job->radix_bits : 8;
     const unsigned stride_bits = may_hybrid && HYB_MAX_BITS > max_radix_bits ? HYB_MAX_BITS : max_radix_bits;
     const unsigned radix = 1u << stride_bits;
@@ -1485,7 +1521,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* 8-byte keys that need mapping: level 0 planned from a sample (see
      * first_plan), so the keys are mapped as level 0 reads them. */
     const int plan_first = may_hybrid && kw == 8 && needs_mapping(job->key_type) && job->key_bits == 0 &&
-                           n >= FIRST_MIN_KEYS && sampled_first_allowed();
+        n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
     size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
@@ -1505,13 +1541,14 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     size_t keys_bytes = (n * kw + 63) & ~(size_t)63, vals_bytes = (n * vw + 63) & ~(size_t)63;
     /* Hybrid: bucket bounds per level, per-thread pass histograms and two
      * private buffers of cap keys and cap values each. */
-    size_t bounds_bytes = may_hybrid ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63) : 0;
+    size_t bounds_bytes = may_hybrid
+        ? ((HYB_LEVELS * (((size_t)1 << HYB_MAX_BITS) + 1) * sizeof(size_t) + 63) & ~(size_t)63)
+        : 0;
     size_t lhist_bytes = may_hybrid ? (REC_DEPTH * REC_SLAB + SOLO_DEPTH * SOLO_SLAB) * sizeof(size_t) : 0;
     size_t tmp_bytes = may_hybrid ? (cap * (kw + vw) + 63) & ~(size_t)63 : 0;
     /* + 64: the scratch is aligned to a line so that the scatter can stream. */
-    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * blocks +
-                   (size_t)threads * wc_bytes + bounds_bytes +
-                   (size_t)threads * (lhist_bytes + 2 * tmp_bytes) + 2 * samples * sizeof(uint64_t);
+    size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * blocks + (size_t)threads * wc_bytes +
+        bounds_bytes + (size_t)threads * (lhist_bytes + 2 * tmp_bytes) + 2 * samples * sizeof(uint64_t);
     if (n > ((size_t)-1) / 32) total = (size_t)-1;
     unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
     if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
@@ -1537,7 +1574,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     S.bar = &bar;
     S.wc_bytes = wc_bytes;
     uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
-    uint64_t *ors = ands + 8 * blocks;  /* a cache line apart per block */
+    uint64_t *ors = ands + 8 * blocks; /* a cache line apart per block */
     S.wc = use_wc ? (unsigned char *)(ors + 8 * blocks) : NULL;
     hyb_state H;
     H.cap = cap;
@@ -1584,7 +1621,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
 
         if (plan_first) {
-            for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T; j++)
+            for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T;
+                 j++)
                 sample[j] = first_map(&P, ((const uint64_t *)input)[j * (n / samples)]);
             team_wait(&bar);
 #pragma omp single nowait
@@ -1613,13 +1651,15 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
             unsigned begin = 0, end = job->key_bits;
             if (job->key_bits == 0) {
                 uint64_t a = ~0ull, o = 0;
-                for (size_t j = 0; j < blocks; j++) { a &= ands[8 * j]; o |= ors[8 * j]; }
+                for (size_t j = 0; j < blocks; j++) {
+                    a &= ands[8 * j];
+                    o |= ors[8 * j];
+                }
                 gpk__radix_range_from_masks(a, o, &begin, &end);
             }
             range_begin = begin;
             range_end = end;
-            hybrid = may_hybrid && end > begin &&
-                     (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
+            hybrid = may_hybrid && end > begin && (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
             if (!hybrid) passes = plan_passes(begin, end, job->radix_bits, plan);
             if (hybrid && planned) {
                 H.first = &P;
@@ -1641,12 +1681,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
                       !planned && top_shift >= 0 && range_end == end_guess, planned ? input : first);
         } else {
             const void *from = planned ? job->keys : first;
-            int in_b = lsd_team(&S, from, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes,
-                                with_sigma);
-            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : from, in_b ? S.alt_vals : S.vals,
-                         0, n);
-            if (with_sigma && passes == 0)
-                gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
+            int in_b =
+                lsd_team(&S, from, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes, with_sigma);
+            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : from, in_b ? S.alt_vals : S.vals, 0, n);
+            if (with_sigma && passes == 0) gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
         }
     }
 

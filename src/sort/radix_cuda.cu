@@ -77,8 +77,7 @@ struct DefaultDigits {
 constexpr PassShape shape_for(int radix_bits, int key_bytes, int value_bytes)
 {
     for (const PassShape &s : kPassShapes)
-        if (s.radix_bits == radix_bits && s.key_bytes == key_bytes && s.value_bytes == value_bytes)
-            return s;
+        if (s.radix_bits == radix_bits && s.key_bytes == key_bytes && s.value_bytes == value_bytes) return s;
     return PassShape{0, 0, 0, 0, 0, 0, 0};
 }
 
@@ -92,7 +91,7 @@ constexpr unsigned kSmallMaxLog = 24;
 #ifdef GPK_RADIX_CUDA_PORTION /* tests build small portions to exercise the portion logic */
 constexpr uint32_t kPortion = GPK_RADIX_CUDA_PORTION;
 #else
-constexpr uint32_t kPortion = 1u << 29;   /* keys per look-back portion: counts fit in 30 bits */
+constexpr uint32_t kPortion = 1u << 29; /* keys per look-back portion: counts fit in 30 bits */
 #endif
 /* Above this many keys the passes use 64-bit output positions. */
 #ifdef GPK_RADIX_CUDA_WIDE_FROM /* tests build 0 to run the 64-bit kernels on small inputs */
@@ -224,10 +223,10 @@ template <class X> __device__ __forceinline__ X warp_inclusive_sum(X x, int lane
  * Bit-range detection: AND and OR of all mapped keys.
  * ------------------------------------------------------------------------ */
 template <class K>
-__global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Twiddle<K> map,
-                                                     unsigned long long *out)
+__global__ void __launch_bounds__(256)
+    and_or_kernel(const K *keys, size_t n, Twiddle<K> map, unsigned long long *out)
 {
-    K a = (K)~(K)0, o = 0;
+    K a = (K) ~(K)0, o = 0;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     for (; i + 3 * stride < n; i += 4 * stride) {
@@ -264,11 +263,11 @@ __global__ void __launch_bounds__(256) and_or_kernel(const K *keys, size_t n, Tw
  * atomic per pass instead of 32-way conflicting ones.
  * ------------------------------------------------------------------------ */
 template <class K, bool DETECT>
-__global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map,
-                                                        PassList pl, unsigned long long *hist,
-                                                        unsigned long long *and_or)
+__global__ void __launch_bounds__(256)
+    histogram_kernel(const K *keys, uint32_t n, Twiddle<K> map, PassList pl, unsigned long long *hist,
+                     unsigned long long *and_or)
 {
-    K and_acc = (K)~(K)0, or_acc = 0; /* DETECT: the bit range in the same read */
+    K and_acc = (K) ~(K)0, or_acc = 0; /* DETECT: the bit range in the same read */
     extern __shared__ uint32_t table[];
     constexpr int KV = 16 / sizeof(K); /* keys per 16-byte load */
     const uint32_t entries = pl.count * pl.stride;
@@ -351,7 +350,8 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
         }
     }
     if (DETECT) {
-        unsigned long long a64 = (unsigned long long)and_acc | (sizeof(K) == 4 ? 0xffffffff00000000ull : 0ull);
+        unsigned long long a64 =
+            (unsigned long long)and_acc | (sizeof(K) == 4 ? 0xffffffff00000000ull : 0ull);
         unsigned long long o64 = (unsigned long long)or_acc;
 #pragma unroll
         for (int s = 16; s > 0; s >>= 1) {
@@ -377,8 +377,8 @@ __global__ void __launch_bounds__(256) histogram_kernel(const K *keys, uint32_t 
  * itself, see bases_next.)
  * ------------------------------------------------------------------------ */
 template <class O>
-__global__ void __launch_bounds__(1024) bases_kernel(const unsigned long long *hist, O *bases, PassList pl,
-                                                     unsigned long long first)
+__global__ void __launch_bounds__(1024)
+    bases_kernel(const unsigned long long *hist, O *bases, PassList pl, unsigned long long first)
 {
     typedef unsigned long long u64;
     __shared__ u64 warp_sums[32];
@@ -408,12 +408,12 @@ template <class K, class V, class O> struct PassArgs {
     K *keys_out;      /* the whole output array */
     const V *vals_in;
     V *vals_out;
-    uint32_t n;         /* keys in this portion */
-    uint64_t iota_base; /* index of the portion's first key (V_IOTA) */
-    const O *bases;     /* [1 << width] first output index per digit */
-    O *bases_next;      /* NULL, or the next portion's bases, written by the last tile */
-    uint32_t *status;        /* [tiles][1 << width] look-back words, zeroed */
-    uint32_t *tile_counter;  /* zeroed */
+    uint32_t n;             /* keys in this portion */
+    uint64_t iota_base;     /* index of the portion's first key (V_IOTA) */
+    const O *bases;         /* [1 << width] first output index per digit */
+    O *bases_next;          /* NULL, or the next portion's bases, written by the last tile */
+    uint32_t *status;       /* [tiles][1 << width] look-back words, zeroed */
+    uint32_t *tile_counter; /* zeroed */
     uint32_t shift, width;
     Twiddle<K> map_in, map_out;
     bool map_in_on, map_out_on; /* false: identity, skipped */
@@ -530,21 +530,23 @@ template <int RB, class K, class V, int VM, class O> struct Shape {
 #ifdef GPK_RADIX_CUDA_PROFILE
 /* Phase clocks of the pass kernel, summed over blocks (thread 0's view). */
 __device__ unsigned long long g_phase_cycles[8];
-#define PHASE(k)                                                   \
-    do {                                                           \
-        if (threadIdx.x == 0) {                                    \
-            const long long now_ = clock64();                      \
-            prof[k] += (unsigned long long)(now_ - prof_last);     \
-            prof_last = now_;                                      \
-        }                                                          \
+#define PHASE(k)                                               \
+    do {                                                       \
+        if (threadIdx.x == 0) {                                \
+            const long long now_ = clock64();                  \
+            prof[k] += (unsigned long long)(now_ - prof_last); \
+            prof_last = now_;                                  \
+        }                                                      \
     } while (0)
 #else
-#define PHASE(k) do { } while (0)
+#define PHASE(k) \
+    do {         \
+    } while (0)
 #endif
 
 template <class K, int I>
-__device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_t tile_start, uint32_t lane_pos,
-                                          uint32_t valid, bool full)
+__device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_t tile_start,
+                                          uint32_t lane_pos, uint32_t valid, bool full)
 {
     const K *src = keys_in + tile_start + lane_pos;
     if (full) {
@@ -557,9 +559,9 @@ __device__ __forceinline__ void load_tile(K (&key)[I], const K *keys_in, uint32_
 }
 
 template <bool UNMAP, class K, class V, class O, bool HAS_V, int T, int I, bool SC>
-__device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *stage_keys, const V *stage_vals,
-                                          const O *s_base, uint32_t valid, bool full, const Scatter<K, V, O> *tab,
-                                          uint32_t *s_next)
+__device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *stage_keys,
+                                          const V *stage_vals, const O *s_base, uint32_t valid, bool full,
+                                          const Scatter<K, V, O> *tab, uint32_t *s_next)
 {
     const uint32_t dmask = (1u << a.width) - 1;
 #pragma unroll
@@ -599,14 +601,15 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
      * keys' ranks as before */
     constexpr bool EARLY = S::VALUES_EARLY;
 
-    uint16_t *counters = reinterpret_cast<uint16_t *>(smem); /* [W][D] */
-    uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS); /* [W][D], atomic-or ranking */
+    uint16_t *counters = reinterpret_cast<uint16_t *>(smem);              /* [W][D] */
+    uint32_t *masks = reinterpret_cast<uint32_t *>(smem + S::COUNTERS);   /* [W][D], atomic-or ranking */
     K *stage_keys = reinterpret_cast<K *>(smem + S::COUNTERS + S::MASKS); /* [TILE], sorted order */
     V *stage_vals = reinterpret_cast<V *>(smem + S::COUNTERS + S::MASKS + (S::ONE_STAGE ? 0 : S::KEYS));
     O *s_base = reinterpret_cast<O *>(smem + S::COUNTERS + S::MASKS + S::KEYS + S::VALS);
-    uint32_t *s_misc = reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
+    uint32_t *s_misc =
+        reinterpret_cast<uint32_t *>(s_base + D); /* [W] warp sums, [W] this tile, [W+1] next tile */
     Scatter<K, V, O> *tab = reinterpret_cast<Scatter<K, V, O> *>(smem + S::SCATTER_AT); /* SC only */
-    uint32_t *s_next = reinterpret_cast<uint32_t *>(smem + S::SMEM_SCATTER);         /* SC, next_shared */
+    uint32_t *s_next = reinterpret_cast<uint32_t *>(smem + S::SMEM_SCATTER);            /* SC, next_shared */
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const uint32_t shift = a.shift, width = a.width;
@@ -659,7 +662,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
              * key of the tile; they are never written. */
 #pragma unroll
             for (int i = 0; i < I; i++)
-                if (lane_pos + i * 32 >= valid) key[i] = (K)~(K)0;
+                if (lane_pos + i * 32 >= valid) key[i] = (K) ~(K)0;
         }
 
         /* A full tile whose keys all share one digit (constant, few-bit and
@@ -853,7 +856,8 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
                      * the last tile knows the portion's inclusive counts
                      * (its padding keys, all of the largest digit, excluded). */
                     if (last_tile && a.bases_next)
-                        a.bases_next[d] = base + (O)(excl[u] + total[u] - (d == dmask ? (uint32_t)TILE - valid : 0u));
+                        a.bases_next[d] =
+                            base + (O)(excl[u] + total[u] - (d == dmask ? (uint32_t)TILE - valid : 0u));
                 }
             }
         }
@@ -884,9 +888,11 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
 #pragma unroll
             for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
             if (next < tiles) {
-                load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+                load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid,
+                                next_valid == (uint32_t)TILE);
                 if constexpr (EARLY)
-                    load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+                    load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
+                                    next_valid == (uint32_t)TILE);
             }
             __syncthreads();
             PHASE(5);
@@ -909,7 +915,8 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
 #pragma unroll
                 for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
                 if (next < tiles) {
-                    load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+                    load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid,
+                                    next_valid == (uint32_t)TILE);
                     if constexpr (EARLY)
                         load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
                                         next_valid == (uint32_t)TILE);
@@ -921,9 +928,11 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
             /* Write out: consecutive threads take consecutive sorted keys, so a
              * warp writes a few contiguous runs. */
             if (a.map_out_on)
-                write_out<true, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab, s_next);
+                write_out<true, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab,
+                                                          s_next);
             else
-                write_out<false, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab, s_next);
+                write_out<false, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full,
+                                                           tab, s_next);
             PHASE(6);
         }
         if (next >= tiles) break;
@@ -1032,8 +1041,8 @@ constexpr uint32_t kFinCap = (uint32_t)kFinLargeT * kFinLargeI;
 /* bucket_start[b] = index of the first key whose window bits are >= b, for
  * b in [0, 2^wbits]; keys are sorted (and mapped) by their window bits. */
 template <class K>
-__global__ void __launch_bounds__(256) bucket_starts_kernel(const K *keys, uint32_t n, uint32_t shift,
-                                                            uint32_t wbits, uint32_t *bucket_start)
+__global__ void __launch_bounds__(256)
+    bucket_starts_kernel(const K *keys, uint32_t n, uint32_t shift, uint32_t wbits, uint32_t *bucket_start)
 {
     const uint32_t nb = 1u << wbits, mask = nb - 1;
     const uint32_t stride = gridDim.x * blockDim.x;
@@ -1047,7 +1056,8 @@ __global__ void __launch_bounds__(256) bucket_starts_kernel(const K *keys, uint3
 
 /* big[0] = buckets over the finish's capacity, big[1] = their keys,
  * big[2..] = the first kBigList of them. */
-__global__ void __launch_bounds__(256) big_buckets_kernel(const uint32_t *bucket_start, uint32_t nb, uint32_t *big)
+__global__ void __launch_bounds__(256)
+    big_buckets_kernel(const uint32_t *bucket_start, uint32_t nb, uint32_t *big)
 {
     for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < nb; b += gridDim.x * blockDim.x) {
         const uint32_t len = bucket_start[b + 1] - bucket_start[b];
@@ -1061,8 +1071,9 @@ __global__ void __launch_bounds__(256) big_buckets_kernel(const uint32_t *bucket
 
 /* The largest count of each of the two window digits (hist rows 0 and 1,
  * low digit first), for the skew estimate before the window passes. */
-__global__ void __launch_bounds__(256) window_max_kernel(const unsigned long long *hist, uint32_t stride,
-                                                         uint32_t low_digits, uint32_t high_digits, uint32_t *out)
+__global__ void __launch_bounds__(256)
+    window_max_kernel(const unsigned long long *hist, uint32_t stride, uint32_t low_digits,
+                      uint32_t high_digits, uint32_t *out)
 {
     /* the hybrid runs below 2^32 keys: every count fits 32 bits */
     uint32_t lo = 0, hi = 0;
@@ -1108,7 +1119,7 @@ __global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
 #pragma unroll
     for (int i = 0; i < I; i++) {
         const uint32_t p = lane_pos + i * 32;
-        key[i] = p < len ? keys[s + p] : (K)~(K)0;
+        key[i] = p < len ? keys[s + p] : (K) ~(K)0;
         if constexpr (HAS_V) val[i] = p < len ? vals[s + p] : V();
     }
     for (int i = tid; i < NW * D / 2; i += T) reinterpret_cast<uint32_t *>(counters)[i] = 0;
@@ -1191,8 +1202,7 @@ __global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
 static uint32_t div_up(size_t a, size_t b) { return (uint32_t)((a + b - 1) / b); }
 
 /* Which passes sort [begin, end) with r-bit digits (r = 0: the table's choice). */
-static void make_plan(unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes,
-                      PassList *pl)
+static void make_plan(unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes, PassList *pl)
 {
     memset(pl, 0, sizeof *pl);
     const unsigned bits = end - begin;
@@ -1256,7 +1266,10 @@ struct Temp {
     size_t status_bytes;
 };
 
-static size_t hybrid_table_bytes() { return gpk__align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256); }
+static size_t hybrid_table_bytes()
+{
+    return gpk__align_up((((size_t)1 << kHybridMaxW) + 1) * sizeof(uint32_t), 256);
+}
 
 /* The tables' extent: passes x 2^bits digits. A plan's tables are indexed
  * [pass][stride] with stride = 2^(its widest digit), so a plan fits tables
@@ -1275,11 +1288,14 @@ static size_t table_bytes(size_t portions, const TableSize &ts)
 
 /* max_bits: the widest digit any pass of the call may have (the look-back
  * table grows with it: 8 times larger for 11-bit digits than for 8-bit). */
-static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits, const TableSize &ts = TableSize())
+static size_t temp_bytes(size_t n, int kb, int vb, unsigned max_bits = kMaxDigitBits,
+                         const TableSize &ts = TableSize())
 {
     const size_t portions = std::max<size_t>(1, div_up(n, kPortion));
-    return table_bytes(1, ts) + table_bytes(portions, ts) + gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256) +
-           gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 + (ts.hybrid ? hybrid_table_bytes() + 256 : 0);
+    return table_bytes(1, ts) + table_bytes(portions, ts) +
+        gpk__align_up(portions * ts.passes * sizeof(uint32_t), 256) +
+        gpk__align_up(status_bytes_max(n, kb, vb, max_bits), 256) + 256 +
+        (ts.hybrid ? hybrid_table_bytes() + 256 : 0);
 }
 
 /* hist: [pass][stride] over all keys; bases: [portion][pass][stride]. */
@@ -1317,10 +1333,7 @@ static bool use_persistent(int key_bytes, bool has_values)
  * per resident block, not once per tile (per tile, a pass over 2^30 u32
  * keys would add 2^30 / 6144 tiles x 512 counters = 9e7 atomics; the
  * persistent form cost u32 keys about 2 % on one GPU, pairs 30 %). */
-static bool dist_persistent(bool has_values)
-{
-    return !has_values;
-}
+static bool dist_persistent(bool has_values) { return !has_values; }
 
 /* A kernel's launch set-up, remembered per device: the shared-memory
  * attribute and the occupancy query cost more host time than a small
@@ -1344,7 +1357,8 @@ static cudaError_t launch_setup(LaunchSetup &memo, const void *kernel, int threa
     if (e != cudaSuccess) return e;
     if (device < 0 || device >= kSetupDevices || smem > UINT32_MAX) {
         e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        return e == cudaSuccess ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem) : e;
+        return e == cudaSuccess ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem)
+                                : e;
     }
     if (memo.smem_set[device].load(std::memory_order_acquire) < smem) {
         std::lock_guard<std::mutex> hold(launch_setup_lock);
@@ -1361,7 +1375,8 @@ static cudaError_t launch_setup(LaunchSetup &memo, const void *kernel, int threa
     }
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem);
     if (e == cudaSuccess && *per_sm >= 0)
-        memo.occupancy[device].store(((uint64_t)smem << 32) | (uint32_t)(*per_sm + 1), std::memory_order_relaxed);
+        memo.occupancy[device].store(((uint64_t)smem << 32) | (uint32_t)(*per_sm + 1),
+                                     std::memory_order_relaxed);
     return e;
 }
 
@@ -1372,7 +1387,8 @@ static cudaError_t launch_pass(const PassArgs<K, V, O> &a, const typename Scatte
     using S = Shape<RB, K, V, VM, O>;
     auto kernel = onesweep_kernel<RB, K, V, VM, O, SC>;
     size_t smem = S::SMEM;
-    if constexpr (SC) smem = S::SMEM_SCATTER + (sc.next_counts && sc.next_shared ? sc.k * sc.next_digits * 4 : 0);
+    if constexpr (SC)
+        smem = S::SMEM_SCATTER + (sc.next_counts && sc.next_shared ? sc.k * sc.next_digits * 4 : 0);
     static LaunchSetup memo;
     int per_sm = 0;
     cudaError_t e = launch_setup(memo, (const void *)kernel, S::T, smem, &per_sm);
@@ -1428,8 +1444,8 @@ struct Route {
 /* A sort request in device memory. */
 struct DeviceJob {
     gpk_type type;
-    int kb, vb;   /* key bytes, value bytes (0: none) */
-    int vmode;    /* V_NONE, V_LOAD or V_IOTA (sigma: input positions, u32 or u64 as vb) */
+    int kb, vb; /* key bytes, value bytes (0: none) */
+    int vmode;  /* V_NONE, V_LOAD or V_IOTA (sigma: input positions, u32 or u64 as vb) */
     size_t n;
     /* false: the first pass reads keys already mapped / the last pass
      * leaves them mapped (the hybrid sort's window passes and fallbacks) */
@@ -1449,8 +1465,8 @@ static bool wide_positions(const DeviceJob &job) { return std::max(job.n, job.po
 /* Picks the route for buffers in -> out with spares alt1, alt2 so that the
  * last pass lands in out without a copy where possible. *copy_from is the
  * buffer to copy to out afterwards (one pass in place), else NULL. */
-static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int passes,
-                          const void **bufs, const void **copy_from)
+static void route_buffers(const void *in, void *out, void *alt1, void *alt2, int passes, const void **bufs,
+                          const void **copy_from)
 {
     *copy_from = NULL;
     bufs[0] = in;
@@ -1475,7 +1491,8 @@ static gpk_status read_range(gpk_ctx *ctx, Temp &t, cudaStream_t stream, unsigne
                              unsigned long long *varying = NULL)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaError_t e = cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    cudaError_t e =
+        cudaMemcpyAsync(st->pinned, t.and_or, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range read-back");
     unsigned long long and_all = st->pinned[0], or_all = st->pinned[1];
@@ -1497,7 +1514,8 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     cudaError_t e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
     if (e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
-    const int blocks = (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 8, (job.n + 1023) / 1024));
+    const int blocks =
+        (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 8, (job.n + 1023) / 1024));
     and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
@@ -1507,15 +1525,16 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
 /* The digit histograms of every pass in one read of keys, and the first
  * portion's digit bases. */
 template <class K, bool DETECT = false>
-static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const void *keys, Temp &t,
-                                cudaStream_t stream)
+static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const void *keys,
+                                Temp &t, cudaStream_t stream)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     const size_t n = job.n;
     const uint32_t portions = div_up(n, kPortion);
     const size_t row = (size_t)pl.count * pl.stride;
     cudaError_t e = cudaMemsetAsync(t.hist, 0, row * sizeof(unsigned long long), stream);
-    if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
+    if (DETECT && e == cudaSuccess)
+        e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
     if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
     const Twiddle<K> map = twiddle_map<K>(job.type);
@@ -1527,10 +1546,10 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel setup");
     for (uint32_t q = 0; q < portions; q++) {
         const uint32_t pn = (uint32_t)std::min((size_t)kPortion, n - (size_t)q * kPortion);
-        const int blocks = std::max(1, std::min(st->sm_count * std::max(per_sm, 1),
-                                                (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
-        histogram_kernel<K, DETECT><<<blocks, 256, smem, stream>>>((const K *)keys + (size_t)q * kPortion, pn,
-                                                                  job.map_in ? map : none, pl, t.hist, t.and_or);
+        const int blocks = std::max(
+            1, std::min(st->sm_count * std::max(per_sm, 1), (int)div_up(pn, 256 * 16 / sizeof(K) * 2)));
+        histogram_kernel<K, DETECT><<<blocks, 256, smem, stream>>>(
+            (const K *)keys + (size_t)q * kPortion, pn, job.map_in ? map : none, pl, t.hist, t.and_or);
         e = cudaGetLastError();
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: histogram kernel launch");
     }
@@ -1599,7 +1618,7 @@ __global__ void __launch_bounds__(kTileSortThreads) tile_sort_kernel(TileArgs<K>
             const K k = a.keys_in[idx];
             key[i] = a.map_in_on ? twiddle(a.map_in, k) : k;
         } else {
-            key[i] = (K)~(K)0;
+            key[i] = (K) ~(K)0;
         }
         if constexpr (VM == V_LOAD) val[i] = idx < a.n ? static_cast<const V *>(a.vals_in)[idx] : (V)0;
         else if constexpr (VM == V_IOTA) val[i] = (V)idx;
@@ -1665,8 +1684,7 @@ __global__ void __launch_bounds__(kTileSortThreads) tile_sort_kernel(TileArgs<K>
     }
 }
 
-template <class K, class V, int VM>
-static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
+template <class K, class V, int VM> static cudaError_t launch_tile(const TileArgs<K> &a, cudaStream_t stream)
 {
     using M = TileSmem<K, V, VM>;
     auto kernel = tile_sort_kernel<K, V, VM>;
@@ -1689,23 +1707,24 @@ template <class K, class V, int VM> static bool tile_kernel_fits()
     using M = TileSmem<K, V, VM>;
     static LaunchSetup memo;
     int per_sm = 0;
-    const cudaError_t e = launch_setup(memo, (const void *)tile_sort_kernel<K, V, VM>, M::T, M::BYTES, &per_sm);
+    const cudaError_t e =
+        launch_setup(memo, (const void *)tile_sort_kernel<K, V, VM>, M::T, M::BYTES, &per_sm);
     if (e != cudaSuccess) (void)cudaGetLastError();
     return e == cudaSuccess && per_sm >= 1;
 }
 
 static bool tile_takes(gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
 {
-    if (gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 ||
-        kPosOffset != 0)
+    if (gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys ||
+        pl.count == 0 || pl.stride > 256 || kPosOffset != 0)
         return false;
     if (kb == 4)
         return vb == 0 ? tile_kernel_fits<uint32_t, uint32_t, V_NONE>()
-               : vb == 4 ? tile_kernel_fits<uint32_t, uint32_t, V_LOAD>()
-                         : tile_kernel_fits<uint32_t, uint64_t, V_LOAD>();
+            : vb == 4  ? tile_kernel_fits<uint32_t, uint32_t, V_LOAD>()
+                       : tile_kernel_fits<uint32_t, uint64_t, V_LOAD>();
     return vb == 0 ? tile_kernel_fits<uint64_t, uint32_t, V_NONE>()
-           : vb == 4 ? tile_kernel_fits<uint64_t, uint32_t, V_LOAD>()
-                     : tile_kernel_fits<uint64_t, uint64_t, V_LOAD>();
+        : vb == 4  ? tile_kernel_fits<uint64_t, uint32_t, V_LOAD>()
+                   : tile_kernel_fits<uint64_t, uint64_t, V_LOAD>();
 }
 
 /* The whole sort of run_passes_o as one block, where n fits its tile (4096
@@ -1793,7 +1812,8 @@ template <class K> struct SmallArgs {
 template <class S> struct SmallSmem {
     static constexpr size_t BASES_AT = (S::SMEM + 15) / 16 * 16;
     static constexpr size_t END = BASES_AT + (256 + 32) * sizeof(uint32_t);
-    static constexpr size_t BYTES = END > kSmallTable * sizeof(uint32_t) ? END : kSmallTable * sizeof(uint32_t);
+    static constexpr size_t BYTES = END > kSmallTable * sizeof(uint32_t) ? END
+                                                                         : kSmallTable * sizeof(uint32_t);
 };
 
 /* VM0: the first pass's value mode (V_IOTA for sigma), VM: the others'. */
@@ -1802,7 +1822,8 @@ __global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V
     small_sort_kernel(const __grid_constant__ SmallArgs<K> a)
 {
     using S = Shape<8, K, V, VM, uint32_t>;
-    static_assert(Shape<8, K, V, VM0, uint32_t>::SMEM == S::SMEM && Shape<8, K, V, VM0, uint32_t>::T == S::T &&
+    static_assert(Shape<8, K, V, VM0, uint32_t>::SMEM == S::SMEM &&
+                      Shape<8, K, V, VM0, uint32_t>::T == S::T &&
                       Shape<8, K, V, VM0, uint32_t>::TILE == S::TILE,
                   "one shape for every pass");
     static_assert(S::T >= 256, "the bases take one digit a thread");
@@ -1834,7 +1855,7 @@ __global__ void __launch_bounds__(Shape<8, K, V, VM, uint32_t>::T, Shape<8, K, V
 
     const uint32_t tiles = (a.n + S::TILE - 1) / S::TILE;
     for (uint32_t p = 0; p < passes; p++) {
-        grid.sync(); /* the histograms, or the previous pass's output, are complete */
+        grid.sync();        /* the histograms, or the previous pass's output, are complete */
         if (p + 1 < passes) /* the table pass p - 1 used, for pass p + 1 */
             for (uint32_t i = gid; i < a.region; i += gsz) a.status[(size_t)((p + 1) % 2) * a.region + i] = 0;
         const uint32_t digits = 1u << a.pl.width[p];
@@ -1900,8 +1921,8 @@ static cudaError_t launch_small(const SmallArgs<K> &a, int sm_count, cudaStream_
  * above); *ran says whether it did. A launch the device refuses leaves the
  * stream as it was, and the caller runs the separate launches. */
 template <class K, class V>
-static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route, Temp &t,
-                            cudaStream_t stream, bool *ran)
+static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &pl, const Route &route,
+                            Temp &t, cudaStream_t stream, bool *ran)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     *ran = false;
@@ -1909,9 +1930,8 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     if (job.no_small) return GPK_OK;
     const gpk_radix_cuda_limits *lim = gpk__radix_cuda_limits(ctx);
     const int max_log = job.vmode == V_NONE ? lim->small_max_log : lim->small_values_max_log;
-    if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion ||
-        wide_positions(job) || kPosOffset != 0 || pl.count == 0 || pl.stride > 256 ||
-        (size_t)pl.count * pl.stride > kSmallTable)
+    if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion || wide_positions(job) ||
+        kPosOffset != 0 || pl.count == 0 || pl.stride > 256 || (size_t)pl.count * pl.stride > kSmallTable)
         return GPK_OK;
     const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
     const Twiddle<K> map = twiddle_map<K>(job.type), none = {0, 0, 0, 0};
@@ -2048,13 +2068,15 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
                 } else {
                     e = run_pass<K, V, V_LOAD, O, true>(a, st->sm_count, stream, sc);
                 }
-                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: scattering pass kernel launch");
+                if (e != cudaSuccess)
+                    return gpk__cuda_fail(ctx, e, "radix sort: scattering pass kernel launch");
                 continue;
             }
             /* keys only dispatch with the 4-byte value type alone */
             if constexpr (sizeof(V) == 4) {
                 if (job.vmode == V_NONE) e = run_pass<K, V, V_NONE, O>(a, st->sm_count, stream);
-                else if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA, O>(a, st->sm_count, stream);
+                else if (job.vmode == V_IOTA && p == 0)
+                    e = run_pass<K, V, V_IOTA, O>(a, st->sm_count, stream);
                 else e = run_pass<K, V, V_LOAD, O>(a, st->sm_count, stream);
             } else {
                 if (job.vmode == V_IOTA && p == 0) e = run_pass<K, V, V_IOTA, O>(a, st->sm_count, stream);
@@ -2081,7 +2103,8 @@ static gpk_status run_passes_k(gpk_ctx *ctx, const DeviceJob &job, const PassLis
                                Temp &t, cudaStream_t stream, bool have_bases, uint32_t first, uint32_t end,
                                const DistPass *dist)
 {
-    if (job.vb == 8) return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
+    if (job.vb == 8)
+        return run_passes<K, uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
     return run_passes<K, uint32_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
 }
 
@@ -2089,7 +2112,8 @@ static gpk_status dispatch_passes(gpk_ctx *ctx, const DeviceJob &job, const Pass
                                   Temp &t, cudaStream_t stream, bool have_bases = false, uint32_t first = 0,
                                   uint32_t end = 0, const DistPass *dist = NULL)
 {
-    if (job.kb == 8) return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
+    if (job.kb == 8)
+        return run_passes_k<uint64_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
     return run_passes_k<uint32_t>(ctx, job, pl, route, t, stream, have_bases, first, end, dist);
 }
 
@@ -2114,8 +2138,8 @@ static bool plan_rows_of(const PassList &full, const PassList &pl, uint32_t *k0)
  * replace it (they sort the same: the bits around the range are equal in
  * every key). f32 keys in [0, 1) (30 bits) thus sort as full's four 8-bit
  * digits. */
-static bool plan_on_rows(const PassList &full, unsigned begin, unsigned end, unsigned radix_bits, unsigned key_bytes,
-                         PassList *pl)
+static bool plan_on_rows(const PassList &full, unsigned begin, unsigned end, unsigned radix_bits,
+                         unsigned key_bytes, PassList *pl)
 {
     make_plan(begin, end, radix_bits, key_bytes, pl);
     uint32_t k0 = 0, k1 = 0;
@@ -2146,7 +2170,8 @@ static void drop_constant_passes(PassList *pl, unsigned long long varying)
 {
     uint32_t kept = 0;
     for (uint32_t p = 0; p < pl->count; p++) {
-        const unsigned long long digit = (pl->width[p] >= 64 ? ~0ull : ((1ull << pl->width[p]) - 1)) << pl->shift[p];
+        const unsigned long long digit = (pl->width[p] >= 64 ? ~0ull : ((1ull << pl->width[p]) - 1))
+            << pl->shift[p];
         if ((varying & digit) == 0) continue;
         pl->shift[kept] = pl->shift[p];
         pl->width[kept] = pl->width[p];
@@ -2183,9 +2208,9 @@ static size_t range_sample_from()
  * a histogram they cannot use. The test hook radix_cuda_fused_detect=0: separate
  * detection, as before (for the benchmark's comparison). */
 template <class K>
-static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t, cudaStream_t stream,
-                              unsigned radix_bits, unsigned most_bits, unsigned *begin, unsigned *end,
-                              PassList *pl, bool *have_bases)
+static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *keys, Temp &t,
+                              cudaStream_t stream, unsigned radix_bits, unsigned most_bits, unsigned *begin,
+                              unsigned *end, PassList *pl, bool *have_bases)
 {
     *have_bases = false;
     PassList full;
@@ -2198,7 +2223,7 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
     }
     uint32_t k0 = 0;
     bool fuse = full.count > 0 && gpk__hook(gpk__test.radix_cuda_fused_detect, 1) != 0 &&
-                gpk__hook(gpk__test.radix_cuda_hybrid, 0) == 0; /* the hybrid counts its own digits */
+        gpk__hook(gpk__test.radix_cuda_hybrid, 0) == 0; /* the hybrid counts its own digits */
     if (fuse && job.n >= range_sample_from()) {
         DeviceJob sample = job;
         sample.n = std::min(job.n, kRangeSample);
@@ -2224,9 +2249,9 @@ static gpk_status detect_plan(gpk_ctx *ctx, const DeviceJob &job, const void *ke
         if (k0 > 0) { /* the bases of rows k0.. where the passes expect rows 0.. */
             const unsigned long long *rows = t.hist + (size_t)k0 * full.stride;
             if (wide_positions(job))
-                bases_kernel<uint64_t><<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
-            else
-                bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
+                bases_kernel<uint64_t>
+                    <<<pl->count, 1024, 0, stream>>>(rows, (uint64_t *)t.bases, *pl, kPosOffset);
+            else bases_kernel<uint32_t><<<pl->count, 1024, 0, stream>>>(rows, (uint32_t *)t.bases, *pl, 0);
             const cudaError_t e = cudaGetLastError();
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bases kernel launch");
         }
@@ -2240,17 +2265,19 @@ static gpk_status dispatch_detect_plan(gpk_ctx *ctx, const DeviceJob &job, const
                                        unsigned *begin, unsigned *end, PassList *pl, bool *have_bases)
 {
     if (job.kb == 8)
-        return detect_plan<uint64_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
-    return detect_plan<uint32_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl, have_bases);
+        return detect_plan<uint64_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl,
+                                     have_bases);
+    return detect_plan<uint32_t>(ctx, job, keys, t, stream, radix_bits, most_bits, begin, end, pl,
+                                 have_bases);
 }
 
 /* ------------------------------------------------------------------------
  * Hybrid sort, host side.
  * ------------------------------------------------------------------------ */
 struct HybridPlan {
-    unsigned wbits;   /* window: the top wbits bits of [begin, end) */
+    unsigned wbits; /* window: the top wbits bits of [begin, end) */
     unsigned begin, end;
-    PassList window;  /* its two passes */
+    PassList window; /* its two passes */
 };
 
 /* The hybrid path (opt-in, test hook radix_cuda_hybrid: -1 for pairs and sigma, 1
@@ -2258,11 +2285,13 @@ struct HybridPlan {
  * 2^radix_cuda_hybrid_min_log keys, when the range leaves bits for the
  * finish and 2^16 buckets hold n at radix_cuda_hybrid_fill keys each on
  * average. */
-static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits, HybridPlan *h)
+static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsigned radix_bits,
+                        HybridPlan *h)
 {
     /* 32-bit bucket starts and grid-stride loops: the hybrid stays at or
      * below 2^31 keys (the LSD passes take the larger ones) */
-    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0 || job.n > ((size_t)1 << 31)) return false;
+    if (job.kb != 4 || (job.vb != 0 && job.vb != 4) || radix_bits != 0 || job.n > ((size_t)1 << 31))
+        return false;
     /* 0 (default): never, since it won only on uniform pairs and sigma at
      * 2^28 and lost at 2^24, on gaussian and sorted keys (docs/perf/radix.md);
      * -1: pairs and sigma; 1: keys too */
@@ -2270,7 +2299,8 @@ static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsi
     if (mode == 0 || (mode < 0 && job.vb == 0)) return false;
     const int min_log = (int)gpk__hook(gpk__test.radix_cuda_hybrid_min_log, 24);
     if (min_log < 0 || min_log > 40 || job.n < ((size_t)1 << min_log)) return false;
-    const size_t fill = (size_t)std::max(2, std::min((int)kFinCap, (int)gpk__hook(gpk__test.radix_cuda_hybrid_fill, 4096)));
+    const size_t fill =
+        (size_t)std::max(2, std::min((int)kFinCap, (int)gpk__hook(gpk__test.radix_cuda_hybrid_fill, 4096)));
     const unsigned bits = end - begin;
     unsigned w = 2;
     while (w < kHybridMaxW && (job.n >> w) > fill) w++;
@@ -2285,8 +2315,8 @@ static bool hybrid_pick(const DeviceJob &job, unsigned begin, unsigned end, unsi
 /* A stable LSD sort of keys[0, n) (already mapped) by bits [b0, b1), values
  * along, through the spares; the keys end unmapped in keys. */
 template <class K, class V>
-static gpk_status lsd_premapped(gpk_ctx *ctx, const DeviceJob &job, K *keys, V *vals, K *kalt, V *valt, size_t n,
-                                unsigned b0, unsigned b1, Temp &t, cudaStream_t stream)
+static gpk_status lsd_premapped(gpk_ctx *ctx, const DeviceJob &job, K *keys, V *vals, K *kalt, V *valt,
+                                size_t n, unsigned b0, unsigned b1, Temp &t, cudaStream_t stream)
 {
     DeviceJob j = job;
     j.n = n;
@@ -2309,9 +2339,9 @@ static gpk_status lsd_premapped(gpk_ctx *ctx, const DeviceJob &job, K *keys, V *
 }
 
 template <class K, class V, bool HAS_V, int T, int I>
-static cudaError_t launch_finish_shape(K *keys, V *vals, uint32_t nb, const uint32_t *bucket_start, unsigned begin,
-                                       unsigned rest, uint32_t min_len, Twiddle<K> unmap, bool unmap_on,
-                                       cudaStream_t stream)
+static cudaError_t launch_finish_shape(K *keys, V *vals, uint32_t nb, const uint32_t *bucket_start,
+                                       unsigned begin, unsigned rest, uint32_t min_len, Twiddle<K> unmap,
+                                       bool unmap_on, cudaStream_t stream)
 {
     auto kernel = bucket_finish_kernel<K, V, HAS_V, T, I>;
     const size_t smem = (size_t)T * I * (sizeof(K) + (HAS_V ? sizeof(V) : 0));
@@ -2327,8 +2357,8 @@ template <class K, class V, bool HAS_V>
 static cudaError_t launch_finish(K *keys, V *vals, uint32_t nb, const uint32_t *bucket_start, unsigned begin,
                                  unsigned rest, Twiddle<K> unmap, bool unmap_on, cudaStream_t stream)
 {
-    cudaError_t e = launch_finish_shape<K, V, HAS_V, kFinSmallT, kFinSmallI>(keys, vals, nb, bucket_start, begin, rest,
-                                                                         0, unmap, unmap_on, stream);
+    cudaError_t e = launch_finish_shape<K, V, HAS_V, kFinSmallT, kFinSmallI>(
+        keys, vals, nb, bucket_start, begin, rest, 0, unmap, unmap_on, stream);
     if (e != cudaSuccess) return e;
     return launch_finish_shape<K, V, HAS_V, kFinLargeT, kFinLargeI>(keys, vals, nb, bucket_start, begin, rest,
                                                                     kFinSmallCap, unmap, unmap_on, stream);
@@ -2340,9 +2370,9 @@ static cudaError_t launch_finish(K *keys, V *vals, uint32_t nb, const uint32_t *
  * whole array is, by every bit (stable: equal keys are still in input
  * order after the window passes). Reads two counters back (one wait). */
 template <class K, class V>
-static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin, void *kout,
-                             void *kalt, const void *vin, void *vout, void *valt, Temp &t, cudaStream_t stream,
-                             bool *declined)
+static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin,
+                             void *kout, void *kalt, const void *vin, void *vout, void *valt, Temp &t,
+                             cudaStream_t stream, bool *declined)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     const uint32_t n = (uint32_t)job.n;
@@ -2362,7 +2392,8 @@ static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPla
                                                  1u << h.window.width[1], t.big);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(st->pinned, t.big, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(st->pinned, t.big, 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: window histogram");
     {
@@ -2386,14 +2417,18 @@ static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPla
 
     const uint32_t nb = 1u << h.wbits;
     const int blocks = std::max(1, std::min(st->sm_count * 8, (int)div_up((size_t)n + 1, 256 * 4)));
-    bucket_starts_kernel<K><<<blocks, 256, 0, stream>>>((const K *)kout, n, h.end - h.wbits, h.wbits, t.bucket_start);
+    bucket_starts_kernel<K>
+        <<<blocks, 256, 0, stream>>>((const K *)kout, n, h.end - h.wbits, h.wbits, t.bucket_start);
     e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaMemsetAsync(t.big, 0, 2 * sizeof(uint32_t), stream);
     if (e == cudaSuccess) {
-        big_buckets_kernel<<<std::max(1u, std::min(div_up(nb, 256), 1024u)), 256, 0, stream>>>(t.bucket_start, nb, t.big);
+        big_buckets_kernel<<<std::max(1u, std::min(div_up(nb, 256), 1024u)), 256, 0, stream>>>(t.bucket_start,
+                                                                                               nb, t.big);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess) e = cudaMemcpyAsync(st->pinned, t.big, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(st->pinned, t.big, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                            stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket starts");
     uint32_t big[8];
@@ -2408,22 +2443,24 @@ static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPla
         return lsd_premapped<K, V>(ctx, job, keys, vals, (K *)kalt, (V *)valt, n, h.begin, h.end, t, stream);
 
     const unsigned rest = h.end - h.wbits - h.begin;
-    e = job.vb ? launch_finish<K, V, true>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream)
-               : launch_finish<K, V, false>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream);
+    e = job.vb
+        ? launch_finish<K, V, true>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream)
+        : launch_finish<K, V, false>(keys, vals, nb, t.bucket_start, h.begin, rest, unmap, !plain, stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket finish launch");
     if (big[0] == 0) return GPK_OK;
     /* the starts of the big buckets: one more read-back */
     uint32_t ends[2 * kBigList];
     for (uint32_t k = 0; k < big[0]; k++) {
-        e = cudaMemcpyAsync(&ends[2 * k], t.bucket_start + big[2 + k], 2 * sizeof(uint32_t), cudaMemcpyDeviceToHost, stream);
+        e = cudaMemcpyAsync(&ends[2 * k], t.bucket_start + big[2 + k], 2 * sizeof(uint32_t),
+                            cudaMemcpyDeviceToHost, stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket read-back");
     }
     e = cudaStreamSynchronize(stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bucket read-back");
     for (uint32_t k = 0; k < big[0]; k++) {
         const uint32_t b0 = ends[2 * k], len = ends[2 * k + 1] - b0;
-        s = lsd_premapped<K, V>(ctx, job, keys + b0, vals ? vals + b0 : NULL, (K *)kalt + b0, valt ? (V *)valt + b0 : NULL,
-                                len, h.begin, h.end - h.wbits, t, stream);
+        s = lsd_premapped<K, V>(ctx, job, keys + b0, vals ? vals + b0 : NULL, (K *)kalt + b0,
+                                valt ? (V *)valt + b0 : NULL, len, h.begin, h.end - h.wbits, t, stream);
         if (s != GPK_OK) return s;
     }
     return GPK_OK;
@@ -2431,13 +2468,12 @@ static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPla
 
 /* declined: the keys are too skewed for the hybrid; nothing was written,
  * the caller runs the LSD passes. */
-static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin, void *kout,
-                                  void *kalt, const void *vin, void *vout, void *valt, Temp &t, cudaStream_t stream,
-                                  bool *declined)
+static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPlan &h, const void *kin,
+                                  void *kout, void *kalt, const void *vin, void *vout, void *valt, Temp &t,
+                                  cudaStream_t stream, bool *declined)
 {
     return run_hybrid<uint32_t, uint32_t>(ctx, job, h, kin, kout, kalt, vin, vout, valt, t, stream, declined);
 }
-
 
 /* ------------------------------------------------------------------------
  * Host-pointer API: upload, sort, download. The caller's arrays are only
@@ -2469,10 +2505,7 @@ static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *h
 /* Host arrays from 64 MiB up pass through the context's pinned staging,
  * copied on all threads (src/core/cuda_staging.c): a pageable cudaMemcpy
  * moves a fraction of what pinned memory does (docs/perf/radix.md). */
-static bool staged_copy(size_t bytes)
-{
-    return bytes >= ((size_t)64 << 20);
-}
+static bool staged_copy(size_t bytes) { return bytes >= ((size_t)64 << 20); }
 
 static gpk_status upload(gpk_ctx *ctx, void *d_dst, const void *src, size_t bytes, cudaStream_t stream)
 {
@@ -2536,10 +2569,9 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
     PassList pl;
     bool have_bases = false;
     if (job->key_bits == 0)
-        s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width, &begin,
-                                 &end, &pl, &have_bases);
-    else
-        make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+        s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width,
+                                 &begin, &end, &pl, &have_bases);
+    else make_plan(begin, end, job->radix_bits, job->key_width, &pl);
     if (s != GPK_OK) return s;
     if (pl.count == 0) {
         /* all keys equal: the order stays, sigma is the identity */
@@ -2593,7 +2625,8 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaStream_t stream = st->stream;
     void *ka = st->buf[GPK_CUDA_KEYS_A], *kout = st->buf[GPK_CUDA_KEYS_B], *kalt = st->buf[GPK_CUDA_KEYS_C];
-    void *va = st->buf[GPK_CUDA_VALUES_A], *vout = st->buf[GPK_CUDA_VALUES_B], *valt = st->buf[GPK_CUDA_VALUES_C];
+    void *va = st->buf[GPK_CUDA_VALUES_A], *vout = st->buf[GPK_CUDA_VALUES_B],
+         *valt = st->buf[GPK_CUDA_VALUES_C];
     Temp t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp.job.kb, hp.job.vb);
 
     e = cudaMemcpyAsync(ka, job->keys, hp.key_bytes, cudaMemcpyHostToDevice, stream);
@@ -2614,10 +2647,9 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
         unsigned begin = 0, end = job->key_bits;
         bool have_bases = false;
         if (job->key_bits == 0)
-            s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits, 8 * (unsigned)job->key_width,
-                                     &begin, &end, &pl, &have_bases);
-        else
-            make_plan(begin, end, job->radix_bits, job->key_width, &pl);
+            s = dispatch_detect_plan(ctx, hp.job, ka, t, stream, job->radix_bits,
+                                     8 * (unsigned)job->key_width, &begin, &end, &pl, &have_bases);
+        else make_plan(begin, end, job->radix_bits, job->key_width, &pl);
         if (s != GPK_OK) break;
         HybridPlan hy;
         bool declined = true;
@@ -2667,8 +2699,8 @@ namespace {
 static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk_type key_type,
                               const void *d_keys_in, void *d_keys_out, size_t value_width,
                               const void *d_values_in, void *d_values_out, size_t n,
-                              const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream,
-                              const char *fn, unsigned begin_bit = 0, bool internal = false)
+                              const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream, const char *fn,
+                              unsigned begin_bit = 0, bool internal = false)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
@@ -2683,12 +2715,11 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     if (opts) o = *opts;
     o.key_bits = gpk__key_bits(o.key_bits, kb);
     if (o.key_bits > 8 * kb)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn,
-                         o.key_bits, (unsigned)(8 * kb), gpk_type_name(key_type));
+        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
+                         (unsigned)(8 * kb), gpk_type_name(key_type));
     if (o.radix_bits > 16)
         return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
-    if (flags & ~GPK_CUDA_DETECT_BITS)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
+    if (flags & ~GPK_CUDA_DETECT_BITS) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
     if (o.descending != 0 && o.descending != 1)
         return gpk__fail(ctx, GPK_EINVAL, "%s: descending must be 0 or 1, not %d", fn, o.descending);
     if (o.descending) {
@@ -2708,17 +2739,19 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
             if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
             GPK_CHECK(gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_in, d_keys_out, n, 0, stream));
             if (value_width && d_values_in != d_values_out) {
-                e = cudaMemcpyAsync(d_values_out, d_values_in, n * value_width, cudaMemcpyDeviceToDevice, stream);
+                e = cudaMemcpyAsync(d_values_out, d_values_in, n * value_width, cudaMemcpyDeviceToDevice,
+                                    stream);
                 if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
             }
         }
-        gpk_status s = device_sort(ctx, d_temp, temp_size, st, d_keys_out, d_keys_out, value_width, d_values_out,
-                                   d_values_out, n, &asc, flags, stream, fn, begin_bit, internal);
+        gpk_status s =
+            device_sort(ctx, d_temp, temp_size, st, d_keys_out, d_keys_out, value_width, d_values_out,
+                        d_values_out, n, &asc, flags, stream, fn, begin_bit, internal);
         if (d_temp && n > 0) {
             DeviceGuard g;
             if (g.enter(ctx->device) == cudaSuccess) {
-                const gpk_status back = gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_out, d_keys_out, n, 1,
-                                                             stream);
+                const gpk_status back =
+                    gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_out, d_keys_out, n, 1, stream);
                 if (s == GPK_OK) s = back;
             }
         }
@@ -2740,7 +2773,8 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     /* In place, an odd pass count of 3 or more takes the detour spare; the
      * count is that of `worst` unless the bit range is detected (any count
      * up to it then). One spare less is 2^33 u32 keys on an 80 GB card. */
-    const bool may_detour = (flags & GPK_CUDA_DETECT_BITS) ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
+    const bool may_detour =
+        (flags & GPK_CUDA_DETECT_BITS) ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
     const int key_spares = n < 2 ? 0 : (keys_in_place && may_detour) ? 2 : 1;
     const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && may_detour) ? 2 : 1;
     /* the look-back tables for the widest digit a pass can have: the
@@ -2765,17 +2799,19 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
         DeviceGuard probe;
         if (probe.enter(ctx->device) == cudaSuccess) tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
     }
-    const size_t need = tile_only ? 1
-                                  : key_spares * key_spare + val_spares * val_spare +
-                                        temp_bytes(n, (int)kb, vb, widest, ts);
+    const size_t need = tile_only
+        ? 1
+        : key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb, widest, ts);
     if (!d_temp) {
         *temp_size = need;
         return GPK_OK;
     }
     if (*temp_size < need)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)",
-                         fn, *temp_size, need);
-    if (n > 0 && (!d_keys_in || !d_keys_out)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)", fn,
+                         *temp_size, need);
+    if (n > 0 && (!d_keys_in || !d_keys_out))
+        return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
     if (n > 0 && vb && (!d_values_in || !d_values_out))
         return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
     if (!internal) {
@@ -2823,15 +2859,16 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     PassList pl;
     bool have_bases = false;
     if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
-        gpk_status s = dispatch_detect_plan(ctx, job, d_keys_in, t, stream, o.radix_bits, most_bits, &begin, &end,
-                                            &pl, &have_bases);
+        gpk_status s = dispatch_detect_plan(ctx, job, d_keys_in, t, stream, o.radix_bits, most_bits, &begin,
+                                            &end, &pl, &have_bases);
         if (s != GPK_OK) return s;
     } else {
         make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
     }
     if (n < 2 || pl.count == 0) {
         /* nothing to reorder */
-        if (n > 0 && !keys_in_place) e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
+        if (n > 0 && !keys_in_place)
+            e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
         if (e == cudaSuccess && n > 0 && vb && !vals_in_place)
             e = cudaMemcpyAsync(d_values_out, d_values_in, n * vb, cudaMemcpyDeviceToDevice, stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
@@ -2888,20 +2925,18 @@ static gpk_status pairs_width(gpk_ctx *ctx, size_t value_width, const char *fn)
     return gpk__fail(ctx, GPK_EINVAL, "%s: value_width must be 4 or 8, not %zu", fn, value_width);
 }
 
-extern "C" gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                         gpk_type key_type, const void *d_keys_in, void *d_keys_out,
-                                         size_t n, const gpk_radix_opts *opts, unsigned flags,
-                                         cudaStream_t stream)
+extern "C" gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                         const void *d_keys_in, void *d_keys_out, size_t n,
+                                         const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream)
 {
-    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n,
-                       opts, flags, stream, "gpk_cuda_sort_keys");
+    return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n, opts,
+                       flags, stream, "gpk_cuda_sort_keys");
 }
 
-extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                          gpk_type key_type, const void *d_keys_in, void *d_keys_out,
-                                          size_t value_width, const void *d_values_in,
-                                          void *d_values_out, size_t n, const gpk_radix_opts *opts,
-                                          unsigned flags, cudaStream_t stream)
+extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
+                                          const void *d_keys_in, void *d_keys_out, size_t value_width,
+                                          const void *d_values_in, void *d_values_out, size_t n,
+                                          const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream)
 {
     GPK_CHECK(pairs_width(ctx, value_width, "gpk_cuda_sort_pairs"));
     return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
@@ -2914,15 +2949,15 @@ extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *te
  * single-launch path), so that several run side by side on different
  * streams. */
 static gpk_status sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                            const void *d_keys_in, void *d_keys_out, size_t value_width, const void *d_values_in,
-                            void *d_values_out, size_t n, unsigned begin, unsigned end, cudaStream_t stream,
-                            const char *fn)
+                            const void *d_keys_in, void *d_keys_out, size_t value_width,
+                            const void *d_values_in, void *d_values_out, size_t n, unsigned begin,
+                            unsigned end, cudaStream_t stream, const char *fn)
 {
     const size_t kb = gpk_type_size(key_type);
     if (ctx && kb && !(begin < end && end <= 8 * kb)) {
         gpk__clear_error(ctx);
-        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are not a range within the %u bits of %s", fn, begin,
-                         end, (unsigned)(8 * kb), gpk_type_name(key_type));
+        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are not a range within the %u bits of %s", fn,
+                         begin, end, (unsigned)(8 * kb), gpk_type_name(key_type));
     }
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = end;
@@ -2930,27 +2965,30 @@ static gpk_status sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_
                        d_values_out, n, &o, 0, stream, fn, begin, true);
 }
 
-extern "C" gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                                const void *d_keys_in, void *d_keys_out, size_t value_width,
-                                                const void *d_values_in, void *d_values_out, size_t n,
-                                                unsigned begin, unsigned end, void *stream)
+extern "C" gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                                gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                                size_t value_width, const void *d_values_in,
+                                                void *d_values_out, size_t n, unsigned begin, unsigned end,
+                                                void *stream)
 {
     return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
                      d_values_out, n, begin, end, (cudaStream_t)stream, "multi-device sort (bucket)");
 }
 
-extern "C" gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                              const void *d_keys_in, void *d_keys_out, size_t n, unsigned begin_bit,
-                                              unsigned end_bit, cudaStream_t stream)
+extern "C" gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                              gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                              size_t n, unsigned begin_bit, unsigned end_bit,
+                                              cudaStream_t stream)
 {
-    return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n, begin_bit, end_bit,
-                     stream, "gpk_cuda_sort_keys_bits");
+    return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, 0, NULL, NULL, n, begin_bit,
+                     end_bit, stream, "gpk_cuda_sort_keys_bits");
 }
 
-extern "C" gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                               const void *d_keys_in, void *d_keys_out, size_t value_width,
-                                               const void *d_values_in, void *d_values_out, size_t n,
-                                               unsigned begin_bit, unsigned end_bit, cudaStream_t stream)
+extern "C" gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
+                                               gpk_type key_type, const void *d_keys_in, void *d_keys_out,
+                                               size_t value_width, const void *d_values_in,
+                                               void *d_values_out, size_t n, unsigned begin_bit,
+                                               unsigned end_bit, cudaStream_t stream)
 {
     GPK_CHECK(pairs_width(ctx, value_width, "gpk_cuda_sort_pairs_bits"));
     return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
@@ -2962,23 +3000,22 @@ extern "C" gpk_status gpk_cuda_sort_pairs_bits(gpk_ctx *ctx, void *d_temp, size_
  * in exactly two passes (keys -> keys_alt -> keys), with the input
  * positions as values, generated by the first pass (-> vals_alt -> vals).
  * temp: gpk__radix_cuda_window_temp(n, key_bytes) bytes. */
-extern "C" size_t gpk__radix_cuda_window_temp(size_t n, int key_bytes)
-{
-    return temp_bytes(n, key_bytes, 4);
-}
+extern "C" size_t gpk__radix_cuda_window_temp(size_t n, int key_bytes) { return temp_bytes(n, key_bytes, 4); }
 
-extern "C" gpk_status gpk__radix_cuda_window_sort(gpk_ctx *ctx, void *temp, size_t n, int key_bytes, void *keys,
-                                                  void *keys_alt, uint32_t *vals, uint32_t *vals_alt,
-                                                  unsigned begin, unsigned end, cudaStream_t stream)
+extern "C" gpk_status gpk__radix_cuda_window_sort(gpk_ctx *ctx, void *temp, size_t n, int key_bytes,
+                                                  void *keys, void *keys_alt, uint32_t *vals,
+                                                  uint32_t *vals_alt, unsigned begin, unsigned end,
+                                                  cudaStream_t stream)
 {
     const unsigned bits = end > begin ? end - begin : 0;
     if ((key_bytes != 4 && key_bytes != 8) || bits < 2 || bits > 2 * kMaxDigitBits ||
         end > 8u * (unsigned)key_bytes || n > UINT32_MAX)
-        return gpk__fail(ctx, GPK_EINVAL, "radix window sort: %d-byte keys, bits [%u, %u), n = %zu", key_bytes,
-                         begin, end, n);
+        return gpk__fail(ctx, GPK_EINVAL, "radix window sort: %d-byte keys, bits [%u, %u), n = %zu",
+                         key_bytes, begin, end, n);
     PassList pl;
     make_plan(begin, end, (bits + 1) / 2, (unsigned)key_bytes, &pl);
-    if (pl.count != 2) return gpk__fail(ctx, GPK_EDEVICE, "radix window sort: internal error (%u passes)", pl.count);
+    if (pl.count != 2)
+        return gpk__fail(ctx, GPK_EDEVICE, "radix window sort: internal error (%u passes)", pl.count);
     Temp t = carve_temp(temp, n, key_bytes, 4);
     DeviceJob job;
     job.type = key_bytes == 8 ? GPK_U64 : GPK_U32;
@@ -3036,7 +3073,8 @@ static DistBuffers dist_buffers(const gpk_radix_dist *j)
 }
 
 template <class O>
-__global__ void global_bases_kernel(const unsigned long long *from, O *to, uint32_t digits, unsigned long long offset)
+__global__ void global_bases_kernel(const unsigned long long *from, O *to, uint32_t digits,
+                                    unsigned long long offset)
 {
     const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
     if (d < digits) to[d] = (O)(from[d] + offset);
@@ -3061,21 +3099,25 @@ extern "C" unsigned gpk__radix_cuda_dist_plan(const gpk_radix_dist *j, unsigned 
     return pl.count;
 }
 
-extern "C" size_t gpk__radix_cuda_dist_temp(size_t n, size_t m, unsigned key_width, unsigned value_width, int k)
+extern "C" size_t gpk__radix_cuda_dist_temp(size_t n, size_t m, unsigned key_width, unsigned value_width,
+                                            int k)
 {
     const size_t most = std::max(n, m);
     return gpk__align_up(m * key_width, 256) + gpk__align_up(m * value_width, 256) +
-           temp_bytes(most, (int)key_width, (int)value_width) + gpk__align_up(dist_next_words(k) * sizeof(uint32_t), 256) +
-           gpk__align_up(((size_t)k << kMaxDigitBits) * sizeof(unsigned long long), 256);
+        temp_bytes(most, (int)key_width, (int)value_width) +
+        gpk__align_up(dist_next_words(k) * sizeof(uint32_t), 256) +
+        gpk__align_up(((size_t)k << kMaxDigitBits) * sizeof(unsigned long long), 256);
 }
 
-extern "C" void gpk__radix_cuda_dist_spare(void *temp, size_t m, unsigned key_width, void **keys, void **values)
+extern "C" void gpk__radix_cuda_dist_spare(void *temp, size_t m, unsigned key_width, void **keys,
+                                           void **values)
 {
     *keys = temp;
     *values = (char *)temp + gpk__align_up(m * key_width, 256);
 }
 
-extern "C" gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_dist *j, unsigned long long *counts)
+extern "C" gpk_status gpk__radix_cuda_dist_count(gpk_ctx *ctx, const gpk_radix_dist *j,
+                                                 unsigned long long *counts)
 {
     PassList pl;
     dist_plan(j, &pl);

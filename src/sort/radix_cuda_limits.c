@@ -36,8 +36,8 @@ static gpk_radix_cuda_limits read_limits(const gpk_ctx *ctx)
     if (!coop || gpk__hook(gpk__test.radix_cuda_small, 1) == 0) return l;
     /* GPK_RADIX_CUDA_SMALL_MAX_LOG: programs that sort many arrays on
      * several streams at once lower it (one launch fills the device) */
-    const int lg = (int)gpk__hook(gpk__test.radix_cuda_small_max_log,
-                                  gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
+    const int lg =
+        (int)gpk__hook(gpk__test.radix_cuda_small_max_log, gpk__env_int("GPK_RADIX_CUDA_SMALL_MAX_LOG", 0));
     if (lg >= 1 && lg <= 24) {
         l.small_max_log = l.small_values_max_log = lg;
     } else {

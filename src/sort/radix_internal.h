@@ -18,27 +18,30 @@ extern "C" {
  * keys, values and sigma exactly as they were. */
 typedef struct gpk_radix_job {
     gpk_type key_type;
-    unsigned key_width;     /* 4 or 8 bytes */
-    void *keys;             /* n keys in the caller's (unmapped) form */
-    const void *src;        /* NULL, or the n input keys (read only) and keys is the output,
+    unsigned key_width;   /* 4 or 8 bytes */
+    void *keys;           /* n keys in the caller's (unmapped) form */
+    const void *src;      /* NULL, or the n input keys (read only) and keys is the output,
                                which holds nothing yet: gpk_sort_keys_to on the CPU backend */
-    void *values;           /* NULL, or n values of value_width bytes */
-    unsigned value_width;   /* 0, 4 or 8 */
-    void *sigma;            /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */
-    unsigned sigma_width;   /* 4 (gpk_sort_perm: u32) or 8 (gpk_sort_perm64: u64) when sigma is set */
-    size_t n;               /* >= 2: the dispatch handles n < 2 itself */
-    unsigned key_bits;      /* b from the options: 0 = detect (AND/OR reduction), else sort bits [0, b) */
-    unsigned radix_bits;    /* r in 1..16, or 0 = the backend's tuned choice */
+    void *values;         /* NULL, or n values of value_width bytes */
+    unsigned value_width; /* 0, 4 or 8 */
+    void *sigma;          /* NULL, or output: keys_out[j] = keys_in[sigma[j]] (values == NULL then) */
+    unsigned sigma_width; /* 4 (gpk_sort_perm: u32) or 8 (gpk_sort_perm64: u64) when sigma is set */
+    size_t n;             /* >= 2: the dispatch handles n < 2 itself */
+    unsigned key_bits;    /* b from the options: 0 = detect (AND/OR reduction), else sort bits [0, b) */
+    unsigned radix_bits;  /* r in 1..16, or 0 = the backend's tuned choice */
     unsigned items, groups, scan_split; /* paper tunables, 0 = tuned */
 } gpk_radix_job;
 
 /* Bit range [begin, end) of the mapped keys where they differ, from the AND
  * and OR of all mapped keys. begin == end when all keys are equal. */
-static inline void gpk__radix_range_from_masks(uint64_t and_all, uint64_t or_all,
-                                               unsigned *begin, unsigned *end)
+static inline void gpk__radix_range_from_masks(uint64_t and_all, uint64_t or_all, unsigned *begin,
+                                               unsigned *end)
 {
     uint64_t diff = and_all ^ or_all;
-    if (diff == 0) { *begin = *end = 0; return; }
+    if (diff == 0) {
+        *begin = *end = 0;
+        return;
+    }
     unsigned b = 0, e = 64;
     while (!((diff >> b) & 1u)) b++;
     while (!((diff >> (e - 1)) & 1u)) e--;
@@ -100,9 +103,9 @@ typedef struct gpk_radix_dist {
     unsigned key_bits, radix_bits;
     void *keys, *values; /* this device's shard, n keys: scratch */
     size_t n;
-    size_t total;        /* keys over all devices */
-    void *temp;          /* gpk__radix_cuda_dist_temp bytes of this device */
-    int self, k;         /* this device, of k */
+    size_t total; /* keys over all devices */
+    void *temp;   /* gpk__radix_cuda_dist_temp bytes of this device */
+    int self, k;  /* this device, of k */
     size_t bounds[GPK_MAX_DEVICES + 1];
     void *keys_out[GPK_MAX_DEVICES], *values_out[GPK_MAX_DEVICES]; /* writable from this device */
     void *keys_alt[GPK_MAX_DEVICES], *values_alt[GPK_MAX_DEVICES]; /* the spares, likewise */
@@ -144,8 +147,8 @@ static inline unsigned gpk__key_bits(unsigned key_bits, size_t key_width)
  * becomes the key's bits). Shared by the
  * dispatch and the bench. Defined in sort_common.c. */
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
-                               size_t value_width, void *values, void *sigma, unsigned sigma_width,
-                               size_t n, const gpk_radix_opts *opts);
+                               size_t value_width, void *values, void *sigma, unsigned sigma_width, size_t n,
+                               const gpk_radix_opts *opts);
 
 /* sigma[i] = i for i in [lo, hi), sigma of 4 or 8 bytes per entry. */
 static inline void gpk__sigma_iota(void *sigma, unsigned sigma_width, size_t lo, size_t hi)

@@ -32,7 +32,7 @@
 
 #include "radix_internal.h"
 #include "../core/opencl_internal.h"
-#include "radix_cl.h" /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
+#include "radix_cl.h"      /* gpk_radix_cl_source[], generated from src/sort/radix.cl */
 #include "key_traits_cl.h" /* gpk_key_traits_cl_source[], generated from src/core/key_traits.h */
 
 #include <ctype.h>
@@ -45,9 +45,9 @@
 
 /* Radix sort variants (see src/sort/radix.cl). */
 enum {
-    GPK_OCL_FAST = 0,   /* work-group counting and local ranking (GPUs) */
-    GPK_OCL_PAPER = 1,  /* per-item histograms in local memory, as in the paper */
-    GPK_OCL_GLOBAL = 2, /* per-item histograms in global memory (large r) */
+    GPK_OCL_FAST = 0,    /* work-group counting and local ranking (GPUs) */
+    GPK_OCL_PAPER = 1,   /* per-item histograms in local memory, as in the paper */
+    GPK_OCL_GLOBAL = 2,  /* per-item histograms in global memory (large r) */
     GPK_OCL_ONESWEEP = 3 /* one histogram read, then one pass kernel per digit (look-back) */
 };
 
@@ -55,26 +55,30 @@ enum {
  * compute unit so that one row fits a family of devices. */
 typedef struct gpk_opencl_tune {
     const char *name;
-    int variant;              /* preferred variant */
+    int variant; /* preferred variant */
     unsigned fast_r, fast_items, fast_groups_per_cu, fast_split;
-    unsigned kpt4, kpt8;      /* keys per item of the fast kernels (build time) */
+    unsigned kpt4, kpt8; /* keys per item of the fast kernels (build time) */
     unsigned paper_r, paper_items, paper_groups_per_cu, paper_split;
     int paper_transpose;
     unsigned os_items, os_kpt4, os_kpt8; /* onesweep: items per group, keys per item (build time) */
-    int os_default;           /* 1: onesweep is the default where the vendor warp path built */
+    int os_default;                      /* 1: onesweep is the default where the vendor warp path built */
 } gpk_opencl_tune;
 
 /* Phases of a sort, for the optional profile. */
 enum {
-    GPK_OCL_PH_DETECT = 0, GPK_OCL_PH_TRANSPOSE, GPK_OCL_PH_HISTOGRAM, GPK_OCL_PH_SCAN,
-    GPK_OCL_PH_REORDER, GPK_OCL_NPHASE
+    GPK_OCL_PH_DETECT = 0,
+    GPK_OCL_PH_TRANSPOSE,
+    GPK_OCL_PH_HISTOGRAM,
+    GPK_OCL_PH_SCAN,
+    GPK_OCL_PH_REORDER,
+    GPK_OCL_NPHASE
 };
 
 typedef struct gpk_ocl_kernel {
     cl_kernel k;
-    size_t wg;      /* CL_KERNEL_WORK_GROUP_SIZE */
+    size_t wg; /* CL_KERNEL_WORK_GROUP_SIZE */
     char name[32];
-    int phase;      /* GPK_OCL_PH_* */
+    int phase; /* GPK_OCL_PH_* */
 } gpk_ocl_kernel;
 
 /* One build of src/sort/radix.cl and its kernels. [w]: key (or element)
@@ -93,8 +97,15 @@ typedef struct gpk_ocl_kernels {
 
 /* Cached device buffers, grow-only. */
 enum {
-    GPK_OCL_KEYS0 = 0, GPK_OCL_KEYS1, GPK_OCL_VALS0, GPK_OCL_VALS1,
-    GPK_OCL_HIST, GPK_OCL_AUX, GPK_OCL_RED, GPK_OCL_STATUS, GPK_OCL_NBUF
+    GPK_OCL_KEYS0 = 0,
+    GPK_OCL_KEYS1,
+    GPK_OCL_VALS0,
+    GPK_OCL_VALS1,
+    GPK_OCL_HIST,
+    GPK_OCL_AUX,
+    GPK_OCL_RED,
+    GPK_OCL_STATUS,
+    GPK_OCL_NBUF
 };
 
 /* What the radix sort keeps on an OpenCL context, in its hook slot (the
@@ -111,10 +122,13 @@ typedef struct radix_cl {
      * a test turns it off (gpk__test.opencl_vendor 0); 2 makes its failure an error
      * (with the build log) instead of a fallback. vendor_log keeps the start
      * of a failed vendor build's log. */
-    unsigned os_bpt;          /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
+    unsigned os_bpt; /* GPK_OS_BPT of the builds: onesweep needs items >= 256 / os_bpt */
     char vendor_log[1024];
 
-    struct { cl_mem mem; size_t bytes; } buf[GPK_OCL_NBUF];
+    struct {
+        cl_mem mem;
+        size_t bytes;
+    } buf[GPK_OCL_NBUF];
 
     /* Per-phase kernel times, only when gpk__test.opencl_profile is set at context
      * creation (for docs/perf and tuning; the paper reports the same split):
@@ -152,8 +166,10 @@ static void profile_collect(radix_cl *st)
 {
     for (size_t i = 0; i < st->prof_n; i++) {
         cl_ulong t0 = 0, t1 = 0;
-        if (clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
-            clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS &&
+        if (clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
+                CL_SUCCESS &&
+            clGetEventProfilingInfo(st->prof_ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
+                CL_SUCCESS &&
             t1 >= t0)
             st->prof_ms[st->prof_phase[i]] += (double)(t1 - t0) * 1e-6;
         clReleaseEvent(st->prof_ev[i]);
@@ -178,14 +194,12 @@ static const struct tune_row {
 } tune_table[] = {
     /* name          variant       fast: r   I  G/cu   s kpt4 kpt8 paper: r  I  G/cu   s  transp
      *                                                                        onesweep: I kpt4 kpt8 default */
-    {CL_DEVICE_TYPE_GPU, "NVIDIA",
+    {CL_DEVICE_TYPE_GPU,
+     "NVIDIA",
      {"nvidia-gpu", GPK_OCL_FAST, 8, 256, 8, 256, 12, 6, 5, 128, 8, 512, 1, 256, 16, 8, 1}},
-    {CL_DEVICE_TYPE_GPU, NULL,
-     {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1, 256, 8, 4, 0}},
-    {CL_DEVICE_TYPE_CPU, NULL,
-     {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0, 64, 8, 4, 0}},
-    {0, NULL,
-     {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0, 64, 8, 4, 0}},
+    {CL_DEVICE_TYPE_GPU, NULL, {"gpu", GPK_OCL_FAST, 8, 256, 8, 256, 8, 4, 5, 128, 8, 512, 1, 256, 8, 4, 0}},
+    {CL_DEVICE_TYPE_CPU, NULL, {"cpu", GPK_OCL_PAPER, 8, 64, 2, 64, 8, 4, 8, 1, 2, 8, 0, 64, 8, 4, 0}},
+    {0, NULL, {"other", GPK_OCL_PAPER, 8, 64, 4, 64, 8, 4, 6, 16, 4, 64, 0, 64, 8, 4, 0}},
 };
 
 static int contains_ci(const char *hay, const char *needle)
@@ -218,20 +232,20 @@ static void gpk__radix_opencl_tune(const radix_cl *st, gpk_opencl_tune *out)
 
 #define RANK_BITS 4u /* GPK_RANK_BITS in the build options */
 #define PADK(p) ((size_t)(p) + ((size_t)(p) >> 5))
-#define TD 16u       /* transposition tile, GPK_TD in radix.cl */
+#define TD 16u /* transposition tile, GPK_TD in radix.cl */
 
 typedef struct plan {
     int variant;
-    unsigned w;         /* widest pass, bits */
-    unsigned I, G;      /* items per group, groups launched */
-    unsigned s;         /* scan split */
-    int transpose;      /* paper variants */
-    size_t npad;        /* elements of the key / payload buffers in use */
-    unsigned C;         /* paper: keys per item */
+    unsigned w;             /* widest pass, bits */
+    unsigned I, G;          /* items per group, groups launched */
+    unsigned s;             /* scan split */
+    int transpose;          /* paper variants */
+    size_t npad;            /* elements of the key / payload buffers in use */
+    unsigned C;             /* paper: keys per item */
     unsigned T, tiles, tpg; /* fast: tile size, tile count, tiles per group */
-    size_t hist_len;    /* counters of H for the widest pass (onesweep: of all passes) */
+    size_t hist_len;        /* counters of H for the widest pass (onesweep: of all passes) */
     size_t aux_len;
-    size_t status_len;  /* onesweep: look-back words of a pass and the tile counter */
+    size_t status_len; /* onesweep: look-back words of a pass and the tile counter */
 } plan;
 
 typedef struct run {
@@ -239,19 +253,19 @@ typedef struct run {
     radix_cl *st;
     const gpk_radix_job *job;
     size_t n;
-    int wide;           /* 64-bit positions (past 2^32 keys, or gpk__test.opencl_wide_from) */
-    unsigned pw;        /* bytes of a position / histogram entry: 4 or 8 */
+    int wide;                 /* 64-bit positions (past 2^32 keys, or gpk__test.opencl_wide_from) */
+    unsigned pw;              /* bytes of a position / histogram entry: 4 or 8 */
     const gpk_ocl_kernels *k; /* the build for pw */
-    int kind;           /* key map: 0 unsigned, 1 signed, 2 float */
-    int kwi;            /* key width index: 4 -> 0, 8 -> 1 */
-    unsigned kw, vw;    /* key and payload bytes (sigma is a 4- or 8-byte payload) */
-    int vi;             /* payload index: 0, 4, 8 -> 0, 1, 2 */
+    int kind;                 /* key map: 0 unsigned, 1 signed, 2 float */
+    int kwi;                  /* key width index: 4 -> 0, 8 -> 1 */
+    unsigned kw, vw;          /* key and payload bytes (sigma is a 4- or 8-byte payload) */
+    int vi;                   /* payload index: 0, 4, 8 -> 0, 1, 2 */
     int sigma;
-    int pref;           /* preferred variant */
-    unsigned r;         /* radix bits */
+    int pref;   /* preferred variant */
+    unsigned r; /* radix bits */
     unsigned begin, end, passes;
     plan p;
-    int res;            /* buffer slot (0 or 1) holding the result */
+    int res; /* buffer slot (0 or 1) holding the result */
 } run;
 
 /* ---- programs: the 32-bit one built when a context is created
@@ -285,8 +299,9 @@ static char *program_source(void)
     len += common_len;
     for (int k = 0; k < 2; k++)
         for (int v = 0; v < 3; v++) {
-            len += (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
-                                    kw[k], vw[v], tpl_line);
+            len +=
+                (size_t)snprintf(out + len, total - len, "\n#define GPK_KW %d\n#define GPK_VW %d\n#line %d\n",
+                                 kw[k], vw[v], tpl_line);
             memcpy(out + len, tpl, tpl_len);
             len += tpl_len;
             out[len++] = '\n';
@@ -300,11 +315,11 @@ static gpk_status make_kernel(gpk_ctx *ctx, radix_cl *st, cl_program program, gp
 {
     cl_int e;
     snprintf(k->name, sizeof k->name, "%s", name);
-    k->phase = !strncmp(name, "scan", 4)        ? GPK_OCL_PH_SCAN
-               : !strncmp(name, "transpose", 9) ? GPK_OCL_PH_TRANSPOSE
-               : !strncmp(name, "reduce", 6)    ? GPK_OCL_PH_DETECT
-               : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
-                                                : GPK_OCL_PH_HISTOGRAM;
+    k->phase = !strncmp(name, "scan", 4)                     ? GPK_OCL_PH_SCAN
+        : !strncmp(name, "transpose", 9)                     ? GPK_OCL_PH_TRANSPOSE
+        : !strncmp(name, "reduce", 6)                        ? GPK_OCL_PH_DETECT
+        : strstr(name, "reorder") || strstr(name, "os_pass") ? GPK_OCL_PH_REORDER
+                                                             : GPK_OCL_PH_HISTOGRAM;
     k->k = clCreateKernel(program, name, &e);
     if (e != CL_SUCCESS) {
         k->k = NULL;
@@ -312,7 +327,8 @@ static gpk_status make_kernel(gpk_ctx *ctx, radix_cl *st, cl_program program, gp
         snprintf(what, sizeof what, "clCreateKernel(%s)", name);
         return gpk__cl_fail(ctx, e, what);
     }
-    e = clGetKernelWorkGroupInfo(k->k, st->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg, NULL);
+    e = clGetKernelWorkGroupInfo(k->k, st->dev->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof k->wg, &k->wg,
+                                 NULL);
     if (e != CL_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
@@ -326,10 +342,12 @@ static void build_log(radix_cl *st, cl_program prog, char *log, size_t len)
 {
     log[0] = '\0';
     size_t need = 0;
-    if (clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS || need == 0)
+    if (clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &need) != CL_SUCCESS ||
+        need == 0)
         return;
     char *full = malloc(need + 1);
-    if (full && clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
+    if (full &&
+        clGetProgramBuildInfo(prog, st->dev->device, CL_PROGRAM_BUILD_LOG, need, full, NULL) == CL_SUCCESS) {
         full[need] = '\0';
         snprintf(log, len, "%s", full);
         for (char *c = log; *c; c++)
@@ -405,7 +423,8 @@ static gpk_status build_program(gpk_ctx *ctx, radix_cl *st, int wide)
                      log[0] ? log : "(no build log)");
             if (mode == 2) {
                 free(src);
-                return gpk__fail(ctx, GPK_EDEVICE, "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
+                return gpk__fail(ctx, GPK_EDEVICE,
+                                 "OpenCL build of the vendor (inline PTX) kernels failed on %s: %s",
                                  st->dev->name, st->vendor_log);
             }
             continue;
@@ -601,7 +620,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     const gpk_opencl_tune *tu = &st->tune;
     const gpk_radix_job *job = R->job;
     const size_t n = R->n;
-    const cl_ulong lm = st->dev->local_mem > 256 ? st->dev->local_mem - 256 : st->dev->local_mem; /* implementations keep a little */
+    const cl_ulong lm = st->dev->local_mem > 256 ? st->dev->local_mem - 256
+                                                 : st->dev->local_mem; /* implementations keep a little */
     memset(p, 0, sizeof *p);
     p->w = w;
     int variant = R->pref;
@@ -610,7 +630,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         const size_t lim = wg_limit(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi]);
         unsigned I = job->items ? job->items : tu->os_items;
         if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
+                             st->dev->name);
         if (!job->items)
             while (I > lim) I /= 2;
         while (!job->items && I > 32 && os_local(R, I, w) > lm) I /= 2;
@@ -638,7 +659,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
         unsigned I = job->items ? job->items : tu->fast_items;
         if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
+            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
+                             st->dev->name);
         if (!job->items)
             while (I > lim) I /= 2;
         while (!job->items && I > 32 && fast_local(R, I, w) > lm) I /= 2;
@@ -648,7 +670,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
             p->I = I;
             p->T = (unsigned)T;
             p->tiles = (unsigned)ceil_div(n, T);
-            const size_t G = job->groups ? job->groups : (size_t)tu->fast_groups_per_cu * st->dev->compute_units;
+            const size_t G =
+                job->groups ? job->groups : (size_t)tu->fast_groups_per_cu * st->dev->compute_units;
             p->tpg = (unsigned)ceil_div(p->tiles, G);
             p->G = (unsigned)ceil_div(p->tiles, p->tpg);
             p->s = job->scan_split ? job->scan_split : tu->fast_split;
@@ -663,7 +686,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     const size_t lim = wg_limit(R, &R->k->paper_reorder[R->kwi][R->vi], &R->k->paper_hist[R->kwi]);
     unsigned I = job->items ? job->items : tu->paper_items;
     if (job->items && I > lim)
-        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim, st->dev->name);
+        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
+                         st->dev->name);
     if (!job->items)
         while (I > lim) I /= 2;
     const size_t R_ = (size_t)1 << w;
@@ -702,7 +726,8 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     }
     if (p->hist_len > 0xFFFFFFFFu)
         return gpk__fail(ctx, GPK_EINVAL,
-                         "OpenCL radix sort: G*I = %zu and r = %u give more than 2^32 histogram entries", GI, w);
+                         "OpenCL radix sort: G*I = %zu and r = %u give more than 2^32 histogram entries", GI,
+                         w);
     return GPK_OK;
 }
 
@@ -712,12 +737,30 @@ typedef struct karg {
     size_t size;
     const void *ptr;
 } karg;
-#define A_MEM(m) {sizeof(cl_mem), &(m)}
-#define A_U(x) {sizeof(cl_uint), &(cl_uint){(cl_uint)(x)}}
-#define A_I(x) {sizeof(cl_int), &(cl_int){(cl_int)(x)}}
+#define A_MEM(m)             \
+    {                        \
+        sizeof(cl_mem), &(m) \
+    }
+#define A_U(x)                                       \
+    {                                                \
+        sizeof(cl_uint), &(cl_uint) { (cl_uint)(x) } \
+    }
+#define A_I(x)                                    \
+    {                                             \
+        sizeof(cl_int), &(cl_int) { (cl_int)(x) } \
+    }
 /* a size or position: pos_t of the build, R->pw bytes */
-#define A_P(x) {R->pw, R->pw == 8 ? (const void *)&(cl_ulong){(cl_ulong)(x)} : (const void *)&(cl_uint){(cl_uint)(x)}}
-#define A_LOCAL(bytes) {(size_t)(bytes), NULL}
+#define A_P(x)                                                                                  \
+    {                                                                                           \
+        R->pw, R->pw == 8 ? (const void *)&(cl_ulong){(cl_ulong)(x)} : (const void *)&(cl_uint) \
+        {                                                                                       \
+            (cl_uint)(x)                                                                        \
+        }                                                                                       \
+    }
+#define A_LOCAL(bytes)        \
+    {                         \
+        (size_t)(bytes), NULL \
+    }
 #define NARGS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Room for more profiling events; 0 when the host is out of memory (the
@@ -735,8 +778,8 @@ static int grow_profile(radix_cl *st)
     return 1;
 }
 
-static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na, cl_uint dim, const size_t *gws,
-                         const size_t *lws)
+static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na, cl_uint dim,
+                         const size_t *gws, const size_t *lws)
 {
     char what[96];
     for (int i = 0; i < na; i++) {
@@ -749,7 +792,8 @@ static gpk_status launch(run *R, const gpk_ocl_kernel *k, const karg *a, int na,
     radix_cl *st = R->st;
     cl_event ev = NULL;
     const int prof = st->profile && (st->prof_n < st->prof_cap || grow_profile(st));
-    const cl_int e = clEnqueueNDRangeKernel(st->dev->queue, k->k, dim, NULL, gws, lws, 0, NULL, prof ? &ev : NULL);
+    const cl_int e =
+        clEnqueueNDRangeKernel(st->dev->queue, k->k, dim, NULL, gws, lws, 0, NULL, prof ? &ev : NULL);
     if (e != CL_SUCCESS) {
         snprintf(what, sizeof what, "clEnqueueNDRangeKernel(%s)", k->name);
         return gpk__cl_fail(R->ctx, e, what);
@@ -773,10 +817,10 @@ static gpk_status ensure_buf(run *R, int slot, size_t bytes, size_t preserve)
     cl_mem m = clCreateBuffer(st->dev->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
     if (e != CL_SUCCESS) {
         release_buffers(st);
-        if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY || e == CL_INVALID_BUFFER_SIZE ||
-            e == CL_OUT_OF_RESOURCES)
-            return gpk__fail(R->ctx, GPK_ENOMEM, "OpenCL clCreateBuffer(%zu bytes) failed on %s: %s (%d)", bytes,
-                             st->dev->name, gpk__cl_error_name(e), (int)e);
+        if (e == CL_MEM_OBJECT_ALLOCATION_FAILURE || e == CL_OUT_OF_HOST_MEMORY ||
+            e == CL_INVALID_BUFFER_SIZE || e == CL_OUT_OF_RESOURCES)
+            return gpk__fail(R->ctx, GPK_ENOMEM, "OpenCL clCreateBuffer(%zu bytes) failed on %s: %s (%d)",
+                             bytes, st->dev->name, gpk__cl_error_name(e), (int)e);
         return gpk__cl_fail(R->ctx, e, "clCreateBuffer");
     }
     if (preserve && st->buf[slot].mem) {
@@ -807,8 +851,8 @@ static gpk_status check_memory(run *R, const plan *p, size_t extra)
     const double total = 2.0 * kb + 2.0 * vb + hb + (double)R->pw * p->aux_len + 4.0 * p->status_len + extra;
     if (total > (double)st->dev->global_mem)
         return gpk__fail(R->ctx, GPK_ENOMEM,
-                         "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n, st->dev->name,
-                         total / 1073741824.0, (double)st->dev->global_mem / 1073741824.0);
+                         "sorting %zu keys on %s needs %.2f GiB of device memory, it has %.2f GiB", R->n,
+                         st->dev->name, total / 1073741824.0, (double)st->dev->global_mem / 1073741824.0);
     return GPK_OK;
 }
 
@@ -822,22 +866,22 @@ static gpk_status detect_range(run *R)
     /* CPUs: one item per group sweeps a contiguous chunk; GPUs: 256 */
     size_t I = (st->dev->type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
     while (I > 1 && (I > k->wg || I > st->dev->max_wg)) I /= 2;
-    size_t G = min_sz((size_t)st->dev->compute_units * ((st->dev->type & CL_DEVICE_TYPE_CPU) ? 4 : 16), ceil_div(R->n, I));
+    size_t G = min_sz((size_t)st->dev->compute_units * ((st->dev->type & CL_DEVICE_TYPE_CPU) ? 4 : 16),
+                      ceil_div(R->n, I));
     if (G < 1) G = 1;
     const size_t chunk = ceil_div(R->n, G);
     gpk_status s = ensure_buf(R, GPK_OCL_RED, 2 * G * R->kw, 0);
     if (s != GPK_OK) return s;
     {
-        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_P(R->n), A_P(chunk), A_I(R->kind),
-                    A_MEM(st->buf[GPK_OCL_RED].mem),
-                    A_LOCAL(I * R->kw), A_LOCAL(I * R->kw)};
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_P(R->n),          A_P(chunk),        A_I(R->kind),
+                    A_MEM(st->buf[GPK_OCL_RED].mem),   A_LOCAL(I * R->kw), A_LOCAL(I * R->kw)};
         const size_t gws = G * I;
         if ((s = launch(R, k, a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
     }
     void *host = malloc(2 * G * R->kw);
     if (!host) return gpk__fail(R->ctx, GPK_ENOMEM, "out of host memory");
-    const cl_int e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_RED].mem, CL_TRUE, 0, 2 * G * R->kw, host, 0,
-                                         NULL, NULL);
+    const cl_int e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_RED].mem, CL_TRUE, 0, 2 * G * R->kw,
+                                         host, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
         free(host);
         return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(reduction)");
@@ -911,18 +955,33 @@ static gpk_status run_fast(run *R)
         cl_mem h = st->buf[GPK_OCL_HIST].mem;
         const unsigned nrep = fast_nrep(bits);
         {
-            karg a[] = {A_MEM(kin), A_MEM(h), A_P(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits),
-                        A_I(kin_map), A_U(nrep), A_LOCAL(Rq * nrep * 4)};
+            karg a[] = {A_MEM(kin), A_MEM(h),  A_P(R->n),    A_U(p->tiles), A_U(p->tpg),
+                        A_U(shift), A_U(bits), A_I(kin_map), A_U(nrep),     A_LOCAL(Rq * nrep * 4)};
             if ((s = launch(R, &R->k->fast_count[R->kwi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * p->G)) != GPK_OK) return s;
         {
-            karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
-                        A_P(R->n), A_U(p->tiles), A_U(p->tpg), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
+            karg a[] = {A_MEM(kin),
+                        A_MEM(kout),
+                        A_MEM(vin),
+                        A_MEM(vout),
+                        A_I(R->sigma && q == 0),
+                        A_MEM(h),
+                        A_P(R->n),
+                        A_U(p->tiles),
+                        A_U(p->tpg),
+                        A_U(shift),
+                        A_U(bits),
+                        A_I(kin_map),
+                        A_I(kout_map),
                         A_LOCAL((PADK(T - 1) + 1) * wide),
                         A_LOCAL(R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4),
-                        A_LOCAL(cnt_words(I, bits) * 4), A_LOCAL(2 * I * 4), A_LOCAL(Rq * R->pw), A_LOCAL(Rq * 4)};
-            if ((s = launch(R, &R->k->fast_reorder[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
+                        A_LOCAL(cnt_words(I, bits) * 4),
+                        A_LOCAL(2 * I * 4),
+                        A_LOCAL(Rq * R->pw),
+                        A_LOCAL(Rq * 4)};
+            if ((s = launch(R, &R->k->fast_reorder[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK)
+                return s;
         }
         src ^= 1;
     }
@@ -951,15 +1010,23 @@ static gpk_status run_onesweep(run *R)
         size_t G = min_sz((size_t)st->dev->compute_units * 8, ceil_div(R->n, HI));
         if (G < 1) G = 1;
         const size_t gws = G * HI;
-        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem), A_MEM(h), A_U(R->n), A_I(R->kind), A_U(R->begin), A_U(R->r),
-                    A_U(R->end), A_U(stride), A_LOCAL(R->passes * stride * 4)};
+        karg a[] = {A_MEM(st->buf[GPK_OCL_KEYS0].mem),
+                    A_MEM(h),
+                    A_U(R->n),
+                    A_I(R->kind),
+                    A_U(R->begin),
+                    A_U(R->r),
+                    A_U(R->end),
+                    A_U(stride),
+                    A_LOCAL(R->passes * stride * 4)};
         if ((s = launch(R, k, a, NARGS(a), 1, &gws, &HI)) != GPK_OK) return s;
     }
     {
         size_t SW = 256;
         while (SW > 1 && (SW > R->k->scan_parts.wg || SW > st->dev->max_wg)) SW /= 2;
         const size_t gws = R->passes * SW;
-        karg a[] = {A_MEM(h), A_MEM(h), A_U(R->passes * stride), A_U(stride), A_I(0), A_LOCAL(2 * SW * R->pw)};
+        karg a[] = {A_MEM(h),    A_MEM(h), A_U(R->passes * stride),
+                    A_U(stride), A_I(0),   A_LOCAL(2 * SW * R->pw)};
         if ((s = launch(R, &R->k->scan_parts, a, NARGS(a), 1, &gws, &SW)) != GPK_OK) return s;
     }
     const size_t wide_k = ((size_t)p->T * R->kw + 7) / 8 * 8;
@@ -973,14 +1040,28 @@ static gpk_status run_onesweep(run *R)
         cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
         cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
         /* the pass's look-back words and, after them, its tile counter */
-        e = clEnqueueFillBuffer(st->dev->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4, 0, NULL,
-                                NULL);
+        e = clEnqueueFillBuffer(st->dev->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4,
+                                0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
         const size_t gws = (size_t)p->tiles * I;
-        karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
-                    A_U(q * stride), A_MEM(status), A_U(R->n), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map),
-                    A_LOCAL((I / R->k->os_warp) * stride * 4), A_LOCAL(wide_k),
-                    A_LOCAL(R->vw ? (size_t)p->T * R->vw : 4), A_LOCAL(stride * 4), A_LOCAL(2 * I * 4)};
+        karg a[] = {A_MEM(kin),
+                    A_MEM(kout),
+                    A_MEM(vin),
+                    A_MEM(vout),
+                    A_I(R->sigma && q == 0),
+                    A_MEM(h),
+                    A_U(q * stride),
+                    A_MEM(status),
+                    A_U(R->n),
+                    A_U(shift),
+                    A_U(bits),
+                    A_I(kin_map),
+                    A_I(kout_map),
+                    A_LOCAL((I / R->k->os_warp) * stride * 4),
+                    A_LOCAL(wide_k),
+                    A_LOCAL(R->vw ? (size_t)p->T * R->vw : 4),
+                    A_LOCAL(stride * 4),
+                    A_LOCAL(2 * I * 4)};
         if ((s = launch(R, &R->k->os_pass[R->kwi][R->vi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
         src ^= 1;
     }
@@ -1018,11 +1099,12 @@ static gpk_status run_paper(run *R)
     int kin_first = R->kind, kout_last = R->kind;
     if (p->transpose) {
         /* rows of the (G*I) x C matrix become columns: item reads coalesce */
-        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0].mem, st->buf[GPK_OCL_KEYS1].mem, R->kw, GI, p->C, R->kind)) !=
-            GPK_OK)
+        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0].mem, st->buf[GPK_OCL_KEYS1].mem, R->kw, GI, p->C,
+                           R->kind)) != GPK_OK)
             return s;
         if (R->vw && !R->sigma &&
-            (s = transpose(R, st->buf[GPK_OCL_VALS0].mem, st->buf[GPK_OCL_VALS1].mem, R->vw, GI, p->C, 0)) != GPK_OK)
+            (s = transpose(R, st->buf[GPK_OCL_VALS0].mem, st->buf[GPK_OCL_VALS1].mem, R->vw, GI, p->C, 0)) !=
+                GPK_OK)
             return s;
         src = 1;
         kin_first = kout_last = 0; /* the transpositions map and unmap */
@@ -1043,25 +1125,27 @@ static gpk_status run_paper(run *R)
             if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histogram)");
         }
         {
-            karg a[] = {A_MEM(kin), A_MEM(h), A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(p->transpose),
-                        A_I(ghist), A_LOCAL(lbytes)};
+            karg a[] = {A_MEM(kin),   A_MEM(h),          A_U(p->C),  A_U(shift),     A_U(bits),
+                        A_I(kin_map), A_I(p->transpose), A_I(ghist), A_LOCAL(lbytes)};
             if ((s = launch(R, &R->k->paper_hist[R->kwi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * GI)) != GPK_OK) return s;
         {
-            karg a[] = {A_MEM(kin), A_MEM(kout), A_MEM(vin), A_MEM(vout), A_I(R->sigma && q == 0), A_MEM(h),
-                        A_U(p->C), A_U(shift), A_U(bits), A_I(kin_map), A_I(kout_map), A_I(p->transpose),
-                        A_I(ghist), A_LOCAL(lbytes)};
-            if ((s = launch(R, &R->k->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
+            karg a[] = {A_MEM(kin),    A_MEM(kout),       A_MEM(vin), A_MEM(vout),    A_I(R->sigma && q == 0),
+                        A_MEM(h),      A_U(p->C),         A_U(shift), A_U(bits),      A_I(kin_map),
+                        A_I(kout_map), A_I(p->transpose), A_I(ghist), A_LOCAL(lbytes)};
+            if ((s = launch(R, &R->k->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK)
+                return s;
         }
         src ^= 1;
     }
     if (p->transpose) {
-        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0 + src].mem, st->buf[GPK_OCL_KEYS1 - src].mem, R->kw, p->C, GI,
-                           -R->kind)) != GPK_OK)
+        if ((s = transpose(R, st->buf[GPK_OCL_KEYS0 + src].mem, st->buf[GPK_OCL_KEYS1 - src].mem, R->kw, p->C,
+                           GI, -R->kind)) != GPK_OK)
             return s;
-        if (R->vw && (s = transpose(R, st->buf[GPK_OCL_VALS0 + src].mem, st->buf[GPK_OCL_VALS1 - src].mem, R->vw,
-                                    p->C, GI, 0)) != GPK_OK)
+        if (R->vw &&
+            (s = transpose(R, st->buf[GPK_OCL_VALS0 + src].mem, st->buf[GPK_OCL_VALS1 - src].mem, R->vw, p->C,
+                           GI, 0)) != GPK_OK)
             return s;
         src ^= 1;
     }
@@ -1093,18 +1177,22 @@ static gpk_status sort_device(run *R)
     if ((s = ensure_buf(R, GPK_OCL_KEYS0, p->npad * R->kw, R->n * R->kw)) != GPK_OK) return s;
     if ((s = ensure_buf(R, GPK_OCL_KEYS1, p->npad * R->kw, 0)) != GPK_OK) return s;
     if (R->vw) {
-        if ((s = ensure_buf(R, GPK_OCL_VALS0, p->npad * R->vw, R->sigma ? 0 : R->n * R->vw)) != GPK_OK) return s;
+        if ((s = ensure_buf(R, GPK_OCL_VALS0, p->npad * R->vw, R->sigma ? 0 : R->n * R->vw)) != GPK_OK)
+            return s;
         if ((s = ensure_buf(R, GPK_OCL_VALS1, p->npad * R->vw, 0)) != GPK_OK) return s;
     }
     if ((s = ensure_buf(R, GPK_OCL_HIST, p->hist_len * R->pw, 0)) != GPK_OK) return s;
     if ((s = ensure_buf(R, GPK_OCL_AUX, p->aux_len * R->pw, 0)) != GPK_OK) return s;
     if (p->variant == GPK_OCL_ONESWEEP && (s = ensure_buf(R, GPK_OCL_STATUS, p->status_len * 4, 0)) != GPK_OK)
         return s;
-    static const char *const path_name[] = {"opencl-fast", "opencl-paper", "opencl-global", "opencl-onesweep"};
+    static const char *const path_name[] = {"opencl-fast", "opencl-paper", "opencl-global",
+                                            "opencl-onesweep"};
     R->ctx->last_sort_path = p->variant != GPK_OCL_ONESWEEP || R->k->os_warp == 1 ? path_name[p->variant]
-                             : R->k->os_emulated                                 ? "opencl-onesweep-emu"
-                                                                                 : "opencl-onesweep-ptx";
-    return p->variant == GPK_OCL_ONESWEEP ? run_onesweep(R) : p->variant == GPK_OCL_FAST ? run_fast(R) : run_paper(R);
+        : R->k->os_emulated                                                       ? "opencl-onesweep-emu"
+                                                                                  : "opencl-onesweep-ptx";
+    return p->variant == GPK_OCL_ONESWEEP ? run_onesweep(R)
+        : p->variant == GPK_OCL_FAST      ? run_fast(R)
+                                          : run_paper(R);
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -1116,7 +1204,8 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     R->job = job;
     R->st = ctx ? state_of(ctx) : NULL;
     if (!R->st) return gpk__fail(ctx, GPK_EINVAL, "the context has no OpenCL device");
-    if (!job->keys || job->n < 2) return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
+    if (!job->keys || job->n < 2)
+        return gpk__fail(ctx, GPK_EINVAL, "OpenCL radix sort: bad job (n = %zu)", job->n);
     R->n = job->n;
     /* the 64-bit build past 2^32 keys (tests move the limit) */
     const long long wf = gpk__hook(gpk__test.opencl_wide_from, 0xFFFFFFFFll);
@@ -1136,8 +1225,9 @@ static gpk_status run_init(run *R, gpk_ctx *ctx, const gpk_radix_job *job)
     const gpk_opencl_tune *tu = &R->st->tune;
     R->pref = variant_or(tu->os_default && R->k->os_warp > 1 && !R->k->os_emulated ? GPK_OCL_ONESWEEP
                                                                                    : tu->variant);
-    R->r = job->radix_bits ? job->radix_bits
-                           : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
+    R->r = job->radix_bits
+        ? job->radix_bits
+        : (R->pref == GPK_OCL_FAST || R->pref == GPK_OCL_ONESWEEP ? tu->fast_r : tu->paper_r);
     return GPK_OK;
 }
 
@@ -1154,10 +1244,12 @@ static gpk_status precheck(run *R, size_t extra)
 static gpk_status upload(run *R, cl_mem keys, cl_mem vals)
 {
     const gpk_radix_job *job = R->job;
-    cl_int e = clEnqueueWriteBuffer(R->st->dev->queue, keys, CL_FALSE, 0, R->n * R->kw, job->keys, 0, NULL, NULL);
+    cl_int e =
+        clEnqueueWriteBuffer(R->st->dev->queue, keys, CL_FALSE, 0, R->n * R->kw, job->keys, 0, NULL, NULL);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(keys)");
     if (job->values) {
-        e = clEnqueueWriteBuffer(R->st->dev->queue, vals, CL_FALSE, 0, R->n * R->vw, job->values, 0, NULL, NULL);
+        e = clEnqueueWriteBuffer(R->st->dev->queue, vals, CL_FALSE, 0, R->n * R->vw, job->values, 0, NULL,
+                                 NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueWriteBuffer(values)");
     }
     return GPK_OK;
@@ -1177,13 +1269,13 @@ static gpk_status download(run *R)
         if (R->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, R->n);
         return GPK_OK;
     }
-    e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw, job->keys, 0,
-                            NULL, NULL);
+    e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_KEYS0 + R->res].mem, CL_TRUE, 0, R->n * R->kw,
+                            job->keys, 0, NULL, NULL);
     if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(keys)");
     if (R->vw) {
         void *dst = R->sigma ? (void *)job->sigma : job->values;
-        e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_VALS0 + R->res].mem, CL_TRUE, 0, R->n * R->vw, dst, 0,
-                                NULL, NULL);
+        e = clEnqueueReadBuffer(st->dev->queue, st->buf[GPK_OCL_VALS0 + R->res].mem, CL_TRUE, 0, R->n * R->vw,
+                                dst, 0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueReadBuffer(values)");
     }
     return GPK_OK;
@@ -1255,7 +1347,8 @@ gpk_status gpk__radix_bench_opencl(gpk_ctx *ctx, const gpk_radix_job *job, int r
         if (vb && (s = ensure_buf(&R, GPK_OCL_VALS0, vb, 0)) != GPK_OK) goto done;
         e = clEnqueueCopyBuffer(st->dev->queue, orig_k, st->buf[GPK_OCL_KEYS0].mem, 0, 0, kb, 0, NULL, NULL);
         if (e == CL_SUCCESS && vb)
-            e = clEnqueueCopyBuffer(st->dev->queue, orig_v, st->buf[GPK_OCL_VALS0].mem, 0, 0, vb, 0, NULL, NULL);
+            e = clEnqueueCopyBuffer(st->dev->queue, orig_v, st->buf[GPK_OCL_VALS0].mem, 0, 0, vb, 0, NULL,
+                                    NULL);
         if (e != CL_SUCCESS) {
             s = gpk__cl_fail(ctx, e, "clEnqueueCopyBuffer(bench input)");
             goto done;

@@ -17,8 +17,8 @@ static int before(const uint64_t *key, const unsigned char *nan, int descending,
     return key[a] > key[b];
 }
 
-static void merge_sort(size_t *idx, size_t *tmp, const uint64_t *key, const unsigned char *nan, int descending,
-                       size_t n)
+static void merge_sort(size_t *idx, size_t *tmp, const uint64_t *key, const unsigned char *nan,
+                       int descending, size_t n)
 {
     if (n < 2) return;
     size_t half = n / 2;
@@ -67,7 +67,8 @@ gpk_status gpk_sort_reference_ordered(gpk_type key_type, void *keys, size_t valu
     const int floats = key_type == GPK_F32 || key_type == GPK_F64;
     unsigned char *nan = descending && floats && (key_bits == 0 || key_bits == 8 * kw) ? malloc(n) : NULL;
     gpk_status s = GPK_ENOMEM;
-    if (!idx || !tmp || !key || (descending && floats && (key_bits == 0 || key_bits == 8 * kw) && !nan)) goto done;
+    if (!idx || !tmp || !key || (descending && floats && (key_bits == 0 || key_bits == 8 * kw) && !nan))
+        goto done;
     for (size_t i = 0; i < n; i++) {
         idx[i] = i;
         key[i] = gpk__mapped_key_at(key_type, keys, i, mask);

@@ -36,8 +36,8 @@ static int cmp_begin(const void *a, const void *b)
 static gpk_status seg_fail(gpk_ctx *ctx, gpk_status s, const char *msg, size_t i, uint64_t a, uint64_t b)
 {
     if (!ctx) return s;
-    return gpk__fail(ctx, s, "segmented sort: segment %zu: %s (%llu, %llu)", i, msg,
-                     (unsigned long long)a, (unsigned long long)b);
+    return gpk__fail(ctx, s, "segmented sort: segment %zu: %s (%llu, %llu)", i, msg, (unsigned long long)a,
+                     (unsigned long long)b);
 }
 
 gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint64_t *max_len,
@@ -53,10 +53,10 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
                        : GPK_EINVAL;
         if (count == 0 || segs->length == 0) return GPK_OK;
         if (segs->length > n || count > n / segs->length)
-            return ctx ? gpk__fail(ctx, GPK_EINVAL,
-                                   "segmented sort: %zu rows of %llu do not fit %zu elements", count,
-                                   (unsigned long long)segs->length, n)
-                       : GPK_EINVAL;
+            return ctx
+                ? gpk__fail(ctx, GPK_EINVAL, "segmented sort: %zu rows of %llu do not fit %zu elements",
+                            count, (unsigned long long)segs->length, n)
+                : GPK_EINVAL;
         *max_len = segs->length;
         *covered = (uint64_t)count * segs->length;
         return GPK_OK;
@@ -81,8 +81,9 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
         /* (begin, end) of the non-empty segments, ordered by begin: they
          * overlap where one begins before the one before it ends. */
         uint64_t *be = malloc(2 * sizeof(uint64_t) * count);
-        if (!be) return ctx ? gpk__fail(ctx, GPK_ENOMEM, "segmented sort: no memory to check the segments")
-                            : GPK_ENOMEM;
+        if (!be)
+            return ctx ? gpk__fail(ctx, GPK_ENOMEM, "segmented sort: no memory to check the segments")
+                       : GPK_ENOMEM;
         size_t m = 0;
         for (size_t i = 0; i < count; i++)
             if (segs->begin[i] < segs->end[i]) {
@@ -96,9 +97,10 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
                 const uint64_t b = be[2 * k], e = be[2 * k - 1];
                 free(be);
                 if (!ctx) return GPK_EINVAL;
-                return gpk__fail(ctx, GPK_EINVAL,
-                                 "segmented sort: segments overlap (one begins at %llu before another ends at %llu)",
-                                 (unsigned long long)b, (unsigned long long)e);
+                return gpk__fail(
+                    ctx, GPK_EINVAL,
+                    "segmented sort: segments overlap (one begins at %llu before another ends at %llu)",
+                    (unsigned long long)b, (unsigned long long)e);
             }
         free(be);
     }
@@ -112,65 +114,65 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
 /* Stable sort of n sort keys k[] (and their indices ix[], when not NULL),
  * with spare arrays tk[] and ti[] of n entries; the result ends in k[]
  * and ix[]. */
-#define SEG_DEFINE_SMALL_SORT(NAME, KT)                                                              \
-    static void NAME(KT *k, uint32_t *ix, KT *tk, uint32_t *ti, size_t n)                           \
-    {                                                                                                \
-        if (n <= SEG_INSERTION_MAX) {                                                                \
-            for (size_t i = 1; i < n; i++) {                                                         \
-                const KT x = k[i];                                                                   \
-                const uint32_t xi = ix ? ix[i] : 0;                                                  \
-                size_t j = i;                                                                        \
-                for (; j > 0 && k[j - 1] > x; j--) {                                                 \
-                    k[j] = k[j - 1];                                                                 \
-                    if (ix) ix[j] = ix[j - 1];                                                       \
-                }                                                                                    \
-                k[j] = x;                                                                            \
-                if (ix) ix[j] = xi;                                                                  \
-            }                                                                                        \
-            return;                                                                                  \
-        }                                                                                            \
-        enum { DIGITS = (int)sizeof(KT) };                                                           \
-        uint32_t hist[DIGITS][256];                                                                  \
-        memset(hist, 0, sizeof hist);                                                                \
-        for (size_t i = 0; i < n; i++) {                                                             \
-            const KT x = k[i];                                                                       \
-            for (int d = 0; d < DIGITS; d++) hist[d][(x >> (8 * d)) & 0xFF]++;                       \
-        }                                                                                            \
-        KT *src = k, *dst = tk;                                                                      \
-        uint32_t *isrc = ix, *idst = ti;                                                             \
-        for (int d = 0; d < DIGITS; d++) {                                                           \
-            uint32_t *h = hist[d];                                                                   \
-            const KT x0 = src[0];                                                                    \
-            if (h[(x0 >> (8 * d)) & 0xFF] == n) continue; /* every key has this digit */           \
-            uint32_t sum = 0;                                                                        \
-            for (int c = 0; c < 256; c++) {                                                          \
-                const uint32_t t = h[c];                                                             \
-                h[c] = sum;                                                                          \
-                sum += t;                                                                            \
-            }                                                                                        \
-            if (isrc)                                                                                \
-                for (size_t i = 0; i < n; i++) {                                                     \
-                    const KT x = src[i];                                                             \
-                    const uint32_t p = h[(x >> (8 * d)) & 0xFF]++;                                   \
-                    dst[p] = x;                                                                      \
-                    idst[p] = isrc[i];                                                               \
-                }                                                                                    \
-            else                                                                                     \
-                for (size_t i = 0; i < n; i++) {                                                     \
-                    const KT x = src[i];                                                             \
-                    dst[h[(x >> (8 * d)) & 0xFF]++] = x;                                             \
-                }                                                                                    \
-            KT *t = src;                                                                             \
-            src = dst;                                                                               \
-            dst = t;                                                                                 \
-            uint32_t *it = isrc;                                                                     \
-            isrc = idst;                                                                             \
-            idst = it;                                                                               \
-        }                                                                                            \
-        if (src != k) {                                                                              \
-            memcpy(k, src, n * sizeof(KT));                                                          \
-            if (ix) memcpy(ix, isrc, n * sizeof(uint32_t));                                          \
-        }                                                                                            \
+#define SEG_DEFINE_SMALL_SORT(NAME, KT)                                                  \
+    static void NAME(KT *k, uint32_t *ix, KT *tk, uint32_t *ti, size_t n)                \
+    {                                                                                    \
+        if (n <= SEG_INSERTION_MAX) {                                                    \
+            for (size_t i = 1; i < n; i++) {                                             \
+                const KT x = k[i];                                                       \
+                const uint32_t xi = ix ? ix[i] : 0;                                      \
+                size_t j = i;                                                            \
+                for (; j > 0 && k[j - 1] > x; j--) {                                     \
+                    k[j] = k[j - 1];                                                     \
+                    if (ix) ix[j] = ix[j - 1];                                           \
+                }                                                                        \
+                k[j] = x;                                                                \
+                if (ix) ix[j] = xi;                                                      \
+            }                                                                            \
+            return;                                                                      \
+        }                                                                                \
+        enum { DIGITS = (int)sizeof(KT) };                                               \
+        uint32_t hist[DIGITS][256];                                                      \
+        memset(hist, 0, sizeof hist);                                                    \
+        for (size_t i = 0; i < n; i++) {                                                 \
+            const KT x = k[i];                                                           \
+            for (int d = 0; d < DIGITS; d++) hist[d][(x >> (8 * d)) & 0xFF]++;           \
+        }                                                                                \
+        KT *src = k, *dst = tk;                                                          \
+        uint32_t *isrc = ix, *idst = ti;                                                 \
+        for (int d = 0; d < DIGITS; d++) {                                               \
+            uint32_t *h = hist[d];                                                       \
+            const KT x0 = src[0];                                                        \
+            if (h[(x0 >> (8 * d)) & 0xFF] == n) continue; /* every key has this digit */ \
+            uint32_t sum = 0;                                                            \
+            for (int c = 0; c < 256; c++) {                                              \
+                const uint32_t t = h[c];                                                 \
+                h[c] = sum;                                                              \
+                sum += t;                                                                \
+            }                                                                            \
+            if (isrc)                                                                    \
+                for (size_t i = 0; i < n; i++) {                                         \
+                    const KT x = src[i];                                                 \
+                    const uint32_t p = h[(x >> (8 * d)) & 0xFF]++;                       \
+                    dst[p] = x;                                                          \
+                    idst[p] = isrc[i];                                                   \
+                }                                                                        \
+            else                                                                         \
+                for (size_t i = 0; i < n; i++) {                                         \
+                    const KT x = src[i];                                                 \
+                    dst[h[(x >> (8 * d)) & 0xFF]++] = x;                                 \
+                }                                                                        \
+            KT *t = src;                                                                 \
+            src = dst;                                                                   \
+            dst = t;                                                                     \
+            uint32_t *it = isrc;                                                         \
+            isrc = idst;                                                                 \
+            idst = it;                                                                   \
+        }                                                                                \
+        if (src != k) {                                                                  \
+            memcpy(k, src, n * sizeof(KT));                                              \
+            if (ix) memcpy(ix, isrc, n * sizeof(uint32_t));                              \
+        }                                                                                \
     }
 
 SEG_DEFINE_SMALL_SORT(small_sort32, uint32_t)
@@ -178,16 +180,16 @@ SEG_DEFINE_SMALL_SORT(small_sort64, uint64_t)
 
 /* A thread's buffers for segments of up to cap keys. */
 typedef struct seg_buf {
-    void *k, *tk;       /* cap sort keys each (key width) */
-    uint32_t *ix, *ti;  /* cap indices each (pairs and perm only) */
-    void *v;            /* cap values (pairs only) */
+    void *k, *tk;      /* cap sort keys each (key width) */
+    uint32_t *ix, *ti; /* cap indices each (pairs and perm only) */
+    void *v;           /* cap values (pairs only) */
 } seg_buf;
 
 static size_t seg_buf_bytes(const gpk_seg_job *job, size_t cap)
 {
     const size_t with_ix = job->values || job->sigma;
     return gpk__align_up(cap * job->key_width, 64) * 2 + (with_ix ? gpk__align_up(cap * 4, 64) * 2 : 0) +
-           gpk__align_up(cap * job->value_width, 64);
+        gpk__align_up(cap * job->value_width, 64);
 }
 
 static seg_buf seg_buf_at(const gpk_seg_job *job, char *p, size_t cap)
@@ -269,7 +271,8 @@ gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job)
          * thread's share of the work */
         const uint64_t share = job->covered / (2 * (uint64_t)T);
         large_min = share < SEG_LARGE_MIN_LO ? SEG_LARGE_MIN_LO
-                    : share > SEG_LARGE_MIN_HI ? SEG_LARGE_MIN_HI : (size_t)share;
+            : share > SEG_LARGE_MIN_HI       ? SEG_LARGE_MIN_HI
+                                             : (size_t)share;
     }
     if (large_min < 2) large_min = 2;
     /* a thread's buffers index a segment with u32 */
@@ -298,7 +301,9 @@ gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job)
     size_t *order = NULL;
     if (cap >= 2) {
         bufs = gpk__host_alloc_large(per_thread * (size_t)T);
-        if (!bufs) return gpk__fail(ctx, GPK_ENOMEM, "segmented sort: no memory for %d buffers of %zu bytes", T, per_thread);
+        if (!bufs)
+            return gpk__fail(ctx, GPK_ENOMEM, "segmented sort: no memory for %d buffers of %zu bytes", T,
+                             per_thread);
     }
     /* Offsets: the large segments and the medium ones, each in a list of
      * their own (the rest is every other segment, found by a second loop). */
@@ -425,7 +430,8 @@ gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
                                     const gpk_segmented_opts *opts)
 {
     const size_t vw = gpk_type_size(value_type);
-    if (ctx && vw == 0) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: unknown value type %d", (int)value_type);
+    if (ctx && vw == 0)
+        return gpk__fail(ctx, GPK_EINVAL, "segmented sort: unknown value type %d", (int)value_type);
     return seg_dispatch(ctx, key_type, keys, vw, values, NULL, n, segs, opts);
 }
 

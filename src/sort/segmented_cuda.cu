@@ -124,9 +124,9 @@ struct SegSrc {
  * them; copies the segments of one key when the output is another array. */
 template <typename K, typename V>
 __global__ void __launch_bounds__(256)
-classify_kernel(const uint64_t *begin, const uint64_t *end, size_t count, Limits L, uint32_t *lists,
-                unsigned long long *counts, uint64_t *large_bounds, const K *kin, K *kout, const V *vin, V *vout,
-                int copy_units)
+    classify_kernel(const uint64_t *begin, const uint64_t *end, size_t count, Limits L, uint32_t *lists,
+                    unsigned long long *counts, uint64_t *large_bounds, const K *kin, K *kout, const V *vin,
+                    V *vout, int copy_units)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     int kind = -1;
@@ -165,7 +165,7 @@ classify_kernel(const uint64_t *begin, const uint64_t *end, size_t count, Limits
  * sort key) loads after every real key, so it sorts after them. */
 template <typename K, typename V, bool HAS_V, int THREADS, int ITEMS>
 __global__ void __launch_bounds__(THREADS)
-small_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, gpk_type t, int desc)
+    small_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, gpk_type t, int desc)
 {
     using VT = typename std::conditional<HAS_V, V, cub::NullType>::type;
     using Sort = cub::BlockRadixSort<K, THREADS, ITEMS, VT>;
@@ -209,8 +209,8 @@ small_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, 
  * a final copy does. Segments are disjoint, so blocks never meet. */
 template <typename K, typename V, bool HAS_V>
 __global__ void __launch_bounds__(kMediumThreads)
-medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, K *kalt, V *valt, gpk_type t,
-              int desc)
+    medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, K *kalt, V *valt,
+                  gpk_type t, int desc)
 {
     constexpr int T = kMediumThreads, ITEMS = kMediumItems, TILE = T * ITEMS;
     constexpr int DIGITS = (int)sizeof(K);
@@ -283,7 +283,7 @@ medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout,
             }
             if constexpr (HAS_V) Sort(tmp).Sort(k, v, 8 * d, 8 * d + 8);
             else Sort(tmp).Sort(k, 8 * d, 8 * d + 8);
-            /* blocked and stable by digit: the valid keys are places 0 .. valid-1 */
+                /* blocked and stable by digit: the valid keys are places 0 .. valid-1 */
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
                 const unsigned p = tid * ITEMS + i;
@@ -388,8 +388,8 @@ static gpk_status large_sort_temp(const Call &c, size_t m, size_t *bytes)
             s = c.vw ? gpk_cuda_sort_pairs(c.ctx, NULL, &need, st, a, out, c.vw, a, out, m, NULL, 0, c.stream)
                      : gpk_cuda_sort_keys(c.ctx, NULL, &need, st, a, out, m, NULL, 0, c.stream);
         else
-            s = gpk__radix_cuda_sort_bits(c.ctx, NULL, &need, st, a, out, c.vw, c.vw ? a : NULL, c.vw ? out : NULL, m,
-                                          0, 8 * c.kw, c.stream);
+            s = gpk__radix_cuda_sort_bits(c.ctx, NULL, &need, st, a, out, c.vw, c.vw ? a : NULL,
+                                          c.vw ? out : NULL, m, 0, 8 * c.kw, c.stream);
         if (s != GPK_OK) return s;
         if (need > most) most = need;
     }
@@ -496,7 +496,8 @@ static gpk_status launch_medium(const Call &c, const SegSrc &S, size_t blocks, v
 /* One large segment [b, e) with the device sort on c.stream; beside:
  * with the Onesweep launches, which may run beside other sorts. */
 template <typename K>
-static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_temp, size_t sort_bytes, bool beside)
+static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_temp, size_t sort_bytes,
+                             bool beside)
 {
     const size_t m = (size_t)(e - b);
     const K *kin = (const K *)c.kin + b;
@@ -507,10 +508,10 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
     gpk_status s;
     if (!c.desc) {
         if (beside)
-            return gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, 0,
-                                             8 * c.kw, c.stream);
-        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, NULL, 0,
-                                       c.stream)
+            return gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m,
+                                             0, 8 * c.kw, c.stream);
+        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, NULL,
+                                       0, c.stream)
                  : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, c.type, kin, kout, m, NULL, 0, c.stream);
         return s;
     }
@@ -525,8 +526,8 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
     }
     const gpk_type st = c.kw == 4 ? GPK_U32 : GPK_U64;
     if (beside)
-        s = gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, 0, 8 * c.kw,
-                                      c.stream);
+        s = gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, 0,
+                                      8 * c.kw, c.stream);
     else
         s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, NULL, 0,
                                        c.stream)
@@ -542,7 +543,8 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
  * round-robin to side streams forked from c.stream and joined back to it
  * (events), each with its own slice of the area. */
 template <typename K>
-static gpk_status sort_large_all(const Call &c, const uint64_t *bounds, size_t n_large, char *area, size_t area_bytes)
+static gpk_status sort_large_all(const Call &c, const uint64_t *bounds, size_t n_large, char *area,
+                                 size_t area_bytes)
 {
     uint64_t longest = c.segs.length;
     if (bounds) {
@@ -565,9 +567,11 @@ static gpk_status sort_large_all(const Call &c, const uint64_t *bounds, size_t n
     cudaEvent_t ev[kLargeStreams + 1] = {};
     cudaError_t e = cudaSuccess;
     int made = 0, events = 0;
-    for (; events <= k && e == cudaSuccess; events++) e = cudaEventCreateWithFlags(&ev[events], cudaEventDisableTiming);
+    for (; events <= k && e == cudaSuccess; events++)
+        e = cudaEventCreateWithFlags(&ev[events], cudaEventDisableTiming);
     if (e != cudaSuccess) events--;
-    for (; made < k && e == cudaSuccess; made++) e = cudaStreamCreateWithFlags(&side[made], cudaStreamNonBlocking);
+    for (; made < k && e == cudaSuccess; made++)
+        e = cudaStreamCreateWithFlags(&side[made], cudaStreamNonBlocking);
     if (e != cudaSuccess) made--;
     /* fork: every side stream starts after the caller's work so far */
     if (e == cudaSuccess) e = cudaEventRecord(ev[k], c.stream);
@@ -586,7 +590,8 @@ static gpk_status sort_large_all(const Call &c, const uint64_t *bounds, size_t n
         for (int i = 0; i < k; i++) {
             cudaError_t j = cudaEventRecord(ev[i], side[i]);
             if (j == cudaSuccess) j = cudaStreamWaitEvent(c.stream, ev[i], 0);
-            if (j != cudaSuccess && s == GPK_OK) s = gpk__cuda_fail(c.ctx, j, "segmented sort: joining the side streams");
+            if (j != cudaSuccess && s == GPK_OK)
+                s = gpk__cuda_fail(c.ctx, j, "segmented sort: joining the side streams");
         }
     /* released once their work is done */
     for (int i = 0; i < made; i++) cudaStreamDestroy(side[i]);
@@ -647,10 +652,14 @@ static gpk_status run(const Call &c, char *temp, const Layout &lay)
     const size_t n_large = (size_t)h_counts[kLarge];
     if (n_large) {
         uint64_t *h_large = (uint64_t *)malloc(2 * n_large * sizeof(uint64_t));
-        if (!h_large) return gpk__fail(c.ctx, GPK_ENOMEM, "%s: no host memory for %zu segment bounds", c.fn, n_large);
-        e = cudaMemcpyAsync(h_large, d_large, 2 * n_large * sizeof(uint64_t), cudaMemcpyDeviceToHost, c.stream);
+        if (!h_large)
+            return gpk__fail(c.ctx, GPK_ENOMEM, "%s: no host memory for %zu segment bounds", c.fn, n_large);
+        e = cudaMemcpyAsync(h_large, d_large, 2 * n_large * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                            c.stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(c.stream);
-        gpk_status s = e == cudaSuccess ? GPK_OK : gpk__cuda_fail(c.ctx, e, "segmented sort: reading the large segments");
+        gpk_status s = e == cudaSuccess
+            ? GPK_OK
+            : gpk__cuda_fail(c.ctx, e, "segmented sort: reading the large segments");
         if (s == GPK_OK) s = sort_large_all<K>(c, h_large, n_large, (char *)sort_temp, lay.sort_bytes);
         free(h_large);
         return s;
@@ -728,10 +737,12 @@ static gpk_status device_segmented(gpk_ctx *ctx, void *d_temp, size_t *temp_byte
         return GPK_OK;
     }
     if (*temp_bytes < lay.total)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)", fn,
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)", fn,
                          *temp_bytes, lay.total);
     const bool any = segs->count > 0 && (segs->begin || segs->length > 0);
-    if (any && n > 0 && (!d_keys_in || !d_keys_out)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
+    if (any && n > 0 && (!d_keys_in || !d_keys_out))
+        return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
     if (any && n > 0 && value_width && (!d_values_in || !d_values_out))
         return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
     gpk_status s = dispatch(c, (char *)d_temp, lay);
@@ -751,18 +762,20 @@ extern "C" gpk_status gpk_cuda_sort_segmented_keys(gpk_ctx *ctx, void *d_temp, s
 }
 
 extern "C" gpk_status gpk_cuda_sort_segmented_pairs(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,
-                                                    gpk_type key_type, const void *d_keys_in, void *d_keys_out,
-                                                    size_t value_width, const void *d_values_in,
-                                                    void *d_values_out, size_t n, const gpk_segments *segs,
-                                                    const gpk_segmented_opts *opts, cudaStream_t stream)
+                                                    gpk_type key_type, const void *d_keys_in,
+                                                    void *d_keys_out, size_t value_width,
+                                                    const void *d_values_in, void *d_values_out, size_t n,
+                                                    const gpk_segments *segs, const gpk_segmented_opts *opts,
+                                                    cudaStream_t stream)
 {
     if (ctx && value_width != 4 && value_width != 8) {
         gpk__clear_error(ctx);
-        return gpk__fail(ctx, GPK_EINVAL, "gpk_cuda_sort_segmented_pairs: value_width must be 4 or 8, not %zu",
-                         value_width);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "gpk_cuda_sort_segmented_pairs: value_width must be 4 or 8, not %zu", value_width);
     }
-    return device_segmented(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
-                            d_values_out, n, segs, opts, stream, "gpk_cuda_sort_segmented_pairs");
+    return device_segmented(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width,
+                            d_values_in, d_values_out, n, segs, opts, stream,
+                            "gpk_cuda_sort_segmented_pairs");
 }
 
 /* The host API: the arrays go up whole (so what lies outside the segments
@@ -790,15 +803,16 @@ extern "C" gpk_status gpk__seg_sort_cuda(gpk_ctx *ctx, const gpk_seg_job *job)
     size_t temp_bytes = 0;
     gpk_status s = GPK_OK;
     /* the query first: it allocates nothing */
-    s = vw ? gpk_cuda_sort_segmented_pairs(ctx, NULL, &temp_bytes, job->key_type, (void *)256, (void *)256, vw,
-                                           (void *)256, (void *)256, n, S, &o, stream)
-           : gpk_cuda_sort_segmented_keys(ctx, NULL, &temp_bytes, job->key_type, (void *)256, (void *)256, n, S,
-                                          &o, stream);
+    s = vw ? gpk_cuda_sort_segmented_pairs(ctx, NULL, &temp_bytes, job->key_type, (void *)256, (void *)256,
+                                           vw, (void *)256, (void *)256, n, S, &o, stream)
+           : gpk_cuda_sort_segmented_keys(ctx, NULL, &temp_bytes, job->key_type, (void *)256, (void *)256, n,
+                                          S, &o, stream);
     if (s != GPK_OK) return s;
     s = gpk__cuda_temp_alloc(ctx, &d_keys, n * kw, stream, "segmented sort: keys");
     if (s == GPK_OK && vw) s = gpk__cuda_temp_alloc(ctx, &d_vals, n * vw, stream, "segmented sort: values");
     if (s == GPK_OK && S->begin)
-        s = gpk__cuda_temp_alloc(ctx, &d_off, 2 * S->count * sizeof(uint64_t), stream, "segmented sort: offsets");
+        s = gpk__cuda_temp_alloc(ctx, &d_off, 2 * S->count * sizeof(uint64_t), stream,
+                                 "segmented sort: offsets");
     if (s == GPK_OK) s = gpk__cuda_temp_alloc(ctx, &d_temp, temp_bytes, stream, "segmented sort: temp");
     if (s == GPK_OK && job->sigma)
         for (size_t i = 0; i < S->count; i++) {
@@ -812,16 +826,17 @@ extern "C" gpk_status gpk__seg_sort_cuda(gpk_ctx *ctx, const gpk_seg_job *job)
         uint64_t *db = (uint64_t *)d_off;
         e = cudaMemcpyAsync(db, S->begin, S->count * sizeof(uint64_t), cudaMemcpyHostToDevice, stream);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(db + S->count, S->end, S->count * sizeof(uint64_t), cudaMemcpyHostToDevice, stream);
+            e = cudaMemcpyAsync(db + S->count, S->end, S->count * sizeof(uint64_t), cudaMemcpyHostToDevice,
+                                stream);
         if (e != cudaSuccess) s = gpk__cuda_fail(ctx, e, "segmented sort: uploading the offsets");
         dsegs.begin = db;
         dsegs.end = db + S->count;
     }
     if (s == GPK_OK)
-        s = vw ? gpk_cuda_sort_segmented_pairs(ctx, d_temp, &temp_bytes, job->key_type, d_keys, d_keys, vw, d_vals,
-                                               d_vals, n, &dsegs, &o, stream)
-               : gpk_cuda_sort_segmented_keys(ctx, d_temp, &temp_bytes, job->key_type, d_keys, d_keys, n, &dsegs,
-                                              &o, stream);
+        s = vw ? gpk_cuda_sort_segmented_pairs(ctx, d_temp, &temp_bytes, job->key_type, d_keys, d_keys, vw,
+                                               d_vals, d_vals, n, &dsegs, &o, stream)
+               : gpk_cuda_sort_segmented_keys(ctx, d_temp, &temp_bytes, job->key_type, d_keys, d_keys, n,
+                                              &dsegs, &o, stream);
     if (s == GPK_OK) s = gpk__cuda_copy_to_host(ctx, job->keys, d_keys, n * kw, stream);
     if (s == GPK_OK && vw) s = gpk__cuda_copy_to_host(ctx, values, d_vals, n * vw, stream);
     /* the frees are stream-ordered after the work; wait for it either way */

@@ -15,7 +15,7 @@ extern "C" {
  * leave the arrays unchanged on failure. */
 typedef struct gpk_seg_job {
     gpk_type key_type;
-    unsigned key_width;   /* 4 or 8 */
+    unsigned key_width; /* 4 or 8 */
     void *keys;
     void *values;         /* NULL, or values of value_width bytes */
     unsigned value_width; /* 0, 4 or 8 */

@@ -37,9 +37,9 @@ gpk_status gpk__seg_sort_by_two_sorts(gpk_ctx *ctx, const gpk_seg_job *job)
             }
         return GPK_OK;
     }
-    const unsigned iw = m <= UINT32_MAX ? 4 : 8;     /* slot numbers */
-    const unsigned sw = count <= UINT32_MAX ? 4 : 8; /* segment numbers */
-    uint64_t *pos = malloc(m * sizeof *pos);         /* slot -> position in the arrays */
+    const unsigned iw = m <= UINT32_MAX ? 4 : 8;                   /* slot numbers */
+    const unsigned sw = count <= UINT32_MAX ? 4 : 8;               /* segment numbers */
+    uint64_t *pos = malloc(m * sizeof *pos);                       /* slot -> position in the arrays */
     uint64_t *start = malloc((count ? count : 1) * sizeof *start); /* segment -> its first slot */
     void *seg = malloc(m * sw), *sid = malloc(m * sw), *idx = malloc(m * iw);
     char *ck = malloc(m * kw), *orig = malloc(m * kw), *cv = vw ? malloc(m * vw) : NULL;

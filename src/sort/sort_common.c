@@ -24,8 +24,8 @@ gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
 }
 
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
-                               size_t value_width, void *values, void *sigma, unsigned sigma_width,
-                               size_t n, const gpk_radix_opts *opts)
+                               size_t value_width, void *values, void *sigma, unsigned sigma_width, size_t n,
+                               const gpk_radix_opts *opts)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
@@ -44,18 +44,17 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
                          n, UINT32_MAX);
     o.key_bits = gpk__key_bits(o.key_bits, kw);
     if (o.key_bits > 8 * kw)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s",
-                         o.key_bits, (unsigned)(8 * kw), gpk_type_name(key_type));
+        return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s", o.key_bits,
+                         (unsigned)(8 * kw), gpk_type_name(key_type));
     if (o.descending != 0 && o.descending != 1)
         return gpk__fail(ctx, GPK_EINVAL, "sort: descending must be 0 or 1, not %d", o.descending);
     if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)",
-                         o.radix_bits);
-    if (n > ((size_t)-1) / 16)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: n = %zu is too large to address", n);
+        return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)", o.radix_bits);
+    if (n > ((size_t)-1) / 16) return gpk__fail(ctx, GPK_EINVAL, "sort: n = %zu is too large to address", n);
     /* The keys, the values and sigma are written in passes that read the
      * others: arrays that share memory would be corrupted, not sorted. */
-    const size_t kbytes = n * kw, vbytes = value_width ? n * value_width : 0, sbytes = sigma ? n * sigma_width : 0;
+    const size_t kbytes = n * kw, vbytes = value_width ? n * value_width : 0,
+                 sbytes = sigma ? n * sigma_width : 0;
     if (gpk__overlap(keys, kbytes, value_width ? values : NULL, vbytes))
         return gpk__fail(ctx, GPK_EINVAL, "sort: keys and values overlap");
     if (gpk__overlap(keys, kbytes, sigma, sbytes))
@@ -115,8 +114,14 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
             return GPK_OK;
         }
     /* Spellings people type: "quicksort", "quick_recursive". */
-    if (strcasecmp(name, "quicksort") == 0) { *out = GPK_SORT_QUICK; return GPK_OK; }
-    if (strcasecmp(name, "quick_recursive") == 0) { *out = GPK_SORT_QUICK_RECURSIVE; return GPK_OK; }
+    if (strcasecmp(name, "quicksort") == 0) {
+        *out = GPK_SORT_QUICK;
+        return GPK_OK;
+    }
+    if (strcasecmp(name, "quick_recursive") == 0) {
+        *out = GPK_SORT_QUICK_RECURSIVE;
+        return GPK_OK;
+    }
     return GPK_EINVAL;
 }
 
@@ -151,8 +156,8 @@ gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
  * radix sort stays. OpenCL: no quicksort, so never. */
 typedef struct {
     gpk_backend backend;
-    unsigned key_width;  /* 4 or 8 */
-    int kind;            /* GPK_SORT_KIND_* */
+    unsigned key_width; /* 4 or 8 */
+    int kind;           /* GPK_SORT_KIND_* */
     size_t n_min, n_max;
 } auto_row;
 
@@ -167,8 +172,7 @@ static int table_says_quick(gpk_backend be, unsigned kw, int kind, size_t n)
 {
     for (size_t i = 0; i < sizeof auto_table / sizeof auto_table[0]; i++) {
         const auto_row *r = &auto_table[i];
-        if (r->backend == be && r->key_width == kw && r->kind == kind && n >= r->n_min &&
-            n <= r->n_max)
+        if (r->backend == be && r->key_width == kw && r->kind == kind && n >= r->n_min && n <= r->n_max)
             return 1;
     }
     return 0;
@@ -178,7 +182,8 @@ const gpk__sort_backend *gpk__sort_backend_for(gpk_ctx *ctx, const char *what)
 {
     const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend);
     if (!be)
-        gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: backend %s is not built in", what, gpk_backend_name(ctx->backend));
+        gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: backend %s is not built in", what,
+                  gpk_backend_name(ctx->backend));
     return be;
 }
 
@@ -192,17 +197,15 @@ static gpk_sort_algo quick_reach(const gpk__sort_backend *be, size_t n, gpk_sort
     return a;
 }
 
-gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key_type, size_t n,
-                          int kind, gpk_sort_algo *out)
+gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key_type, size_t n, int kind,
+                          gpk_sort_algo *out)
 {
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
     const gpk__sort_backend *be = gpk__sort_backend_for(ctx, "sort");
     if (!be) return GPK_EUNSUPPORTED;
     switch (o.algorithm) {
-    case GPK_SORT_RADIX:
-        *out = GPK_SORT_RADIX;
-        return GPK_OK;
+    case GPK_SORT_RADIX: *out = GPK_SORT_RADIX; return GPK_OK;
     case GPK_SORT_QUICK:
     case GPK_SORT_QUICK_RECURSIVE:
         if (!be->quick) {
@@ -232,4 +235,3 @@ gpk_status gpk__sort_pick(gpk_ctx *ctx, const gpk_radix_opts *opts, gpk_type key
                          (int)o.algorithm);
     }
 }
-

@@ -26,10 +26,10 @@ FILE *cli_open_beside(const char *file, char *why, size_t len)
     const int have_stat = fstat(fd, &st) == 0;
     if (!have_stat || !S_ISREG(st.st_mode) || st.st_size > (off_t)BESIDE_MAX_BYTES) {
         snprintf(why, len, "%s: %s: ignored", file,
-                 !have_stat               ? strerror(errno)
-                 : S_ISREG(st.st_mode)    ? "larger than 64 MiB"
-                 : S_ISDIR(st.st_mode)    ? "a directory"
-                                          : "not a regular file");
+                 !have_stat                ? strerror(errno)
+                     : S_ISREG(st.st_mode) ? "larger than 64 MiB"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                                           : "not a regular file");
         close(fd);
         return NULL;
     }
@@ -91,8 +91,8 @@ void cli_read_best_known(FILE *f, const char *label, char sep, const char *name,
         const int exact = same_name(name, k, klen, 0);
         if (!exact && !same_name(name, k, klen, 1)) continue;
         if (errno == ERANGE) {
-            snprintf(bk->note, sizeof bk->note, "%s:%lu: the value for %s is out of range: ignored", label, lineno,
-                     name);
+            snprintf(bk->note, sizeof bk->note, "%s:%lu: the value for %s is out of range: ignored", label,
+                     lineno, name);
             continue;
         }
         p = end;

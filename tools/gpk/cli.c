@@ -28,8 +28,8 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname,
-                  const char *name, const char **val)
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname, const char *name,
+                  const char **val)
 {
     const char *a = argv[*i];
     size_t len = strlen(name);
@@ -91,10 +91,26 @@ int cli_parse_size(const char *s, uint64_t *out)
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    case 't': case 'T': shift = 40; end++; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        end++;
+        break;
     default: return -1;
     }
     if (shift && *end == 'i') end++;
@@ -166,7 +182,7 @@ gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int dev
         const char *env = getenv("GPK_BACKEND");
         gpk_backend eb;
         const int from_env = b == GPK_BACKEND_AUTO && env && *env && gpk_backend_parse(env, &eb) == GPK_OK &&
-                             eb != GPK_BACKEND_AUTO;
+            eb != GPK_BACKEND_AUTO;
         cli_error(cmd, "cannot use the %s backend%s%s%s: %s", gpk_backend_name(from_env ? eb : b),
                   from_env ? " (GPK_BACKEND=" : "", from_env ? env : "", from_env ? ")" : "",
                   cli_backend_reason(gpk_backend_name(from_env ? eb : b),
@@ -183,9 +199,10 @@ gpk_status cli_ctx_create(const char *cmd, gpk_ctx **ctx, gpk_backend b, int dev
         src = "GPK_THREADS";
     }
     gpk_ctx_info info;
-    if (asked > 0 && gpk_ctx_info_get(*ctx, &info) == GPK_OK && info.threads > 0 && (unsigned long)asked > info.threads)
-        fprintf(stderr, "gpk %s: %s %ld is more than %u cores take (4 threads a core): %u threads\n", cmd, src, asked,
-                info.threads / 4 ? info.threads / 4 : 1, info.threads);
+    if (asked > 0 && gpk_ctx_info_get(*ctx, &info) == GPK_OK && info.threads > 0 &&
+        (unsigned long)asked > info.threads)
+        fprintf(stderr, "gpk %s: %s %ld is more than %u cores take (4 threads a core): %u threads\n", cmd,
+                src, asked, info.threads / 4 ? info.threads / 4 : 1, info.threads);
     return s;
 }
 
@@ -235,8 +252,8 @@ void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info)
     cli_json_str(f, info->device_name);
     fputs(", \"platform\": ", f);
     cli_json_str(f, info->platform);
-    fprintf(f, ", \"compute_units\": %u, \"memory_bytes\": %llu, \"threads\": %u}",
-            info->compute_units, (unsigned long long)info->memory_bytes, info->threads);
+    fprintf(f, ", \"compute_units\": %u, \"memory_bytes\": %llu, \"threads\": %u}", info->compute_units,
+            (unsigned long long)info->memory_bytes, info->threads);
 }
 
 const char *cli_backends_built(void)

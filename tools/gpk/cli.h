@@ -61,7 +61,7 @@ const char *cli_octree_check(const struct gpk_octree *t, unsigned threshold, cha
 typedef struct cli_best_known {
     int have;
     int64_t value;
-    char kind[8]; /* OPT or BKS */
+    char kind[8];     /* OPT or BKS */
     char source[160]; /* "TABLE:LINE" the value came from, or "" */
     char note[224];   /* why a table beside the instance was passed over (not a regular file, a value
                          out of range), or "" (tools/gpk/best_known.h) */
@@ -87,8 +87,8 @@ void cli_error(const char *cmd, const char *fmt, ...)
  * ("-o value"; short may be NULL). Returns 1 with *val set (and *i moved
  * past a separate value), 0 when argv[*i] is something else, -1 after
  * printing an error when the value is missing. */
-int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname,
-                  const char *name, const char **val);
+int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname, const char *name,
+                  const char **val);
 /* The typed options every command spells alike, matched as cli_opt_value
  * does (1 set, 0 another argument, -1 after the error): a key or value
  * type ("unknown WHAT 'x' (u32 i32 f32 u64 i64 f64)") and --backend. */

@@ -63,10 +63,10 @@ int cmd_info(int argc, char **argv)
         o.backend = b;
         const int available = only || gpk_backend_available(b);
         gpk_status s = gpk_ctx_create_ex(&ctx, &o);
-        const char *why = s != GPK_OK ? cli_backend_reason(gpk_backend_name(b), *gpk_last_error(NULL)
-                                                                                    ? gpk_last_error(NULL)
-                                                                                    : gpk_status_string(s))
-                                      : "no device found";
+        const char *why = s != GPK_OK
+            ? cli_backend_reason(gpk_backend_name(b),
+                                 *gpk_last_error(NULL) ? gpk_last_error(NULL) : gpk_status_string(s))
+            : "no device found";
         if (!available || s != GPK_OK) {
             if (!only) {
                 /* listed with the reason (not built in, no driver, no device) */

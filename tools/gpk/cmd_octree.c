@@ -119,22 +119,26 @@ static int octree_svg(const char *path, const gpk_octree *t, char *err, size_t l
         if (nd->leaf && nd->lo[2] <= z0 && z0 <= nd->hi[2]) h = fmin(h, nd->hi[2] - nd->lo[2]);
     }
     const double px = 800.0 / side;
-    fprintf(f,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"880\" viewBox=\"-20 -60 840 880\">\n"
-            "<text x=\"0\" y=\"-35\" font-family=\"sans-serif\" font-size=\"16\">gpk octree: %zu particles, "
-            "%zu leaves, depth %u</text>\n"
-            "<text x=\"0\" y=\"-14\" font-family=\"sans-serif\" font-size=\"12\">slice z = %.6g +- %.3g: leaf "
-            "boxes (x, y) and their particles</text>\n"
-            "<rect x=\"0\" y=\"0\" width=\"800\" height=\"800\" fill=\"white\" stroke=\"black\"/>\n",
-            t->n, t->leaves, t->depth, z0, h / 2);
+    fprintf(
+        f,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"880\" viewBox=\"-20 -60 840 "
+        "880\">\n"
+        "<text x=\"0\" y=\"-35\" font-family=\"sans-serif\" font-size=\"16\">gpk octree: %zu particles, "
+        "%zu leaves, depth %u</text>\n"
+        "<text x=\"0\" y=\"-14\" font-family=\"sans-serif\" font-size=\"12\">slice z = %.6g +- %.3g: leaf "
+        "boxes (x, y) and their particles</text>\n"
+        "<rect x=\"0\" y=\"0\" width=\"800\" height=\"800\" fill=\"white\" stroke=\"black\"/>\n",
+        t->n, t->leaves, t->depth, z0, h / 2);
     size_t points = 0;
     for (size_t k = 0; k < t->n_nodes; k++) {
         const gpk_octree_node *nd = &t->nodes[k];
         if (!nd->leaf || nd->hi[2] < z0 - h / 2 || nd->lo[2] > z0 + h / 2) continue;
         const double x = (nd->lo[0] - lo0) * px, w = (nd->hi[0] - nd->lo[0]) * px;
         const double y = 800 - (nd->hi[1] - lo1) * px, hh = (nd->hi[1] - nd->lo[1]) * px;
-        fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
-                   "stroke=\"#3060a0\" stroke-width=\"0.5\"/>\n", x, y, w, hh);
+        fprintf(f,
+                "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" "
+                "stroke=\"#3060a0\" stroke-width=\"0.5\"/>\n",
+                x, y, w, hh);
         for (uint32_t i = nd->first; i < nd->first + nd->count && points < 50000; i++) {
             const float *p = &t->xyz[3 * (size_t)i];
             if (p[2] < z0 - h / 2 || p[2] > z0 + h / 2) continue;
@@ -302,8 +306,9 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
     if (o->blocks || o->block_threads || o->grid_split) {
         /* The pools run on host threads in this build; a silently ignored
          * --blocks would make a sweep measure nothing. */
-        cli_error(cmd, "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure "
-                       "with -DGPK_WITH_CUDA_OCTREE=ON); the pools run on CPU threads (--threads)");
+        cli_error(cmd,
+                  "--blocks, --block-threads, --grid-split: this build has no CUDA task pools (configure "
+                  "with -DGPK_WITH_CUDA_OCTREE=ON); the pools run on CPU threads (--threads)");
         return -1;
     }
 #endif
@@ -369,8 +374,10 @@ int cmd_octree(int argc, char **argv)
 #ifdef GPK_HAVE_CUDA_OCTREE
     if ((o.blocks || o.block_threads || o.grid_split) &&
         (info.backend != GPK_BACKEND_CUDA || o.scheme == GPK_OCTREE_MORTON)) {
-        cli_error(cmd, "--blocks, --block-threads, --grid-split: only for the pool schemes on the cuda backend "
-                       "(not the %s backend, not morton)", gpk_backend_name(info.backend));
+        cli_error(cmd,
+                  "--blocks, --block-threads, --grid-split: only for the pool schemes on the cuda backend "
+                  "(not the %s backend, not morton)",
+                  gpk_backend_name(info.backend));
         gpk_ctx_destroy(ctx);
         return CLI_USAGE;
     }

@@ -169,7 +169,7 @@ static int gap_of(const cli_best_known *bk, int64_t best, double *gap)
 typedef struct progress_state {
     const char *cmd;
     const cli_best_known *bk;
-    double last_ms; /* when the last line was printed */
+    double last_ms;  /* when the last line was printed */
     const char *tag; /* backend, mode, GPUs: "cpu 16 threads", "cuda ours, 2 GPUs" */
     int tty;         /* stderr is a terminal: one line rewritten in place */
     int open_line;   /* a rewritten line is on the terminal, not ended */
@@ -181,7 +181,7 @@ typedef struct progress_state {
     int64_t ref_shift; /* taken from the length for the gap: the fixed edges */
     uint64_t pace_it;  /* the first report past iteration 0, where the pace is measured from */
     double pace_ms;
-    double predicted;  /* the duration predicted (s), 0: none */
+    double predicted; /* the duration predicted (s), 0: none */
 } progress_state;
 
 /* Ends a rewritten progress line before anything else goes to stderr. */
@@ -211,13 +211,18 @@ static void on_progress(const gpk_search_progress *p, void *user)
             st->warned = 1;
             const double per = (p->ms - st->pace_ms) / (double)(p->iteration - st->pace_it);
             const double total = st->budget * st->runs;
-            const double predicted = (p->ms + per * (total > (double)p->iteration ? total - (double)p->iteration : 0)) * 1e-3;
+            const double predicted =
+                (p->ms + per * (total > (double)p->iteration ? total - (double)p->iteration : 0)) * 1e-3;
             st->predicted = predicted;
             if (predicted > 60.0) {
                 progress_end(st);
-                fprintf(stderr, "gpk %s: warning: this budget is predicted to take about %.0f s%s (--time-limit "
-                                "bounds it; Ctrl-C stops with the best so far)\n",
-                        st->cmd, predicted, predicted > 86400 ? " (days)" : predicted > 3600 ? " (hours)" : "");
+                fprintf(stderr,
+                        "gpk %s: warning: this budget is predicted to take about %.0f s%s (--time-limit "
+                        "bounds it; Ctrl-C stops with the best so far)\n",
+                        st->cmd, predicted,
+                        predicted > 86400      ? " (days)"
+                            : predicted > 3600 ? " (hours)"
+                                               : "");
             }
         }
     }
@@ -225,11 +230,13 @@ static void on_progress(const gpk_search_progress *p, void *user)
     st->last_ms = p->ms;
     char gap[48] = "";
     double g;
-    if (gap_of(st->bk, p->best + st->shift - st->ref_shift, &g)) snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
+    if (gap_of(st->bk, p->best + st->shift - st->ref_shift, &g))
+        snprintf(gap, sizeof gap, " (gap %.3f%%)", g);
     const double rate = p->ms > 0 ? (double)p->evaluated / (p->ms * 1e-3) : 0.0;
     fprintf(stderr, "%sgpk %s [%s]: iteration %llu: current %lld, best %lld%s, %.3g moves/s, %.1f s%s",
-            st->tty ? "\r" : "", st->cmd, st->tag, (unsigned long long)p->iteration, (long long)(p->current + st->shift),
-            (long long)(p->best + st->shift), gap, rate, p->ms * 1e-3, st->tty ? "\033[K" : "\n");
+            st->tty ? "\r" : "", st->cmd, st->tag, (unsigned long long)p->iteration,
+            (long long)(p->current + st->shift), (long long)(p->best + st->shift), gap, rate, p->ms * 1e-3,
+            st->tty ? "\033[K" : "\n");
     if (st->tty) fflush(stderr);
     st->open_line = st->tty;
 }
@@ -309,7 +316,8 @@ static int write_sln(const char *cmd, const char *path, const gpk_search_result 
     FILE *f = open_out(cmd, path);
     if (!f) return -1;
     fprintf(f, "%u %lld\n", r->n, (long long)r->best);
-    for (uint32_t i = 0; i < r->n; i++) fprintf(f, "%u%c", r->solution[i] + 1, i + 1 == r->n || i % 20 == 19 ? '\n' : ' ');
+    for (uint32_t i = 0; i < r->n; i++)
+        fprintf(f, "%u%c", r->solution[i] + 1, i + 1 == r->n || i % 20 == 19 ? '\n' : ' ');
     return finish_file(cmd, path, f);
 }
 
@@ -353,11 +361,13 @@ static int write_tour_svg(const char *cmd, const char *path, const gpk_tsp *t, c
     }
     const double span = fmax(fmax(x1 - x0, y1 - y0), 1e-30), s = 800.0 / span;
     const double r_dot = t->n <= 200 ? 3.0 : t->n <= 5000 ? 1.5 : 0.6;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"860\" viewBox=\"-20 -40 840 "
-               "860\">\n<text x=\"0\" y=\"-15\" font-family=\"sans-serif\" font-size=\"14\">");
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"840\" height=\"860\" viewBox=\"-20 -40 840 "
+            "860\">\n<text x=\"0\" y=\"-15\" font-family=\"sans-serif\" font-size=\"14\">");
     xml_text(f, title);
-    fprintf(f, "</text>\n<rect x=\"-20\" y=\"-40\" width=\"840\" height=\"860\" fill=\"none\"/>\n"
-               "<polygon fill=\"none\" stroke=\"#3060a0\" stroke-width=\"%.2f\" points=\"",
+    fprintf(f,
+            "</text>\n<rect x=\"-20\" y=\"-40\" width=\"840\" height=\"860\" fill=\"none\"/>\n"
+            "<polygon fill=\"none\" stroke=\"#3060a0\" stroke-width=\"%.2f\" points=\"",
             t->n <= 5000 ? 1.0 : 0.4);
     for (uint32_t i = 0; i < r->n; i++) {
         const uint32_t c = r->solution[i];
@@ -376,8 +386,8 @@ static int write_tour_svg(const char *cmd, const char *path, const gpk_tsp *t, c
 /* The result must be a permutation (or bits) whose value, by the problem's
  * own full evaluation, is the reported best: a search that drifts from its
  * incremental deltas would otherwise report a cost it never reached. */
-const char *cli_check_search_result(const gpk_search_problem *pb, const gpk_search_result *r, uint32_t n, char *buf,
-                                size_t len)
+const char *cli_check_search_result(const gpk_search_problem *pb, const gpk_search_result *r, uint32_t n,
+                                    char *buf, size_t len)
 {
     if (r->n != n || !r->solution) return "the result has the wrong size";
     const gpk_status cs = gpk_search_problem_check_solution(pb, r->solution);
@@ -558,8 +568,10 @@ static gpk_status random_tsp(uint32_t n, uint64_t seed, gpk_tsp *t)
     if (!text) return GPK_ENOMEM;
     char name[64];
     snprintf(name, sizeof name, "rand%u-%llu", n, (unsigned long long)seed);
-    size_t len = (size_t)snprintf(text, cap, "NAME : %s\nTYPE : TSP\nDIMENSION : %u\nEDGE_WEIGHT_TYPE : EUC_2D\n"
-                                              "NODE_COORD_SECTION\n", name, n);
+    size_t len = (size_t)snprintf(text, cap,
+                                  "NAME : %s\nTYPE : TSP\nDIMENSION : %u\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                                  "NODE_COORD_SECTION\n",
+                                  name, n);
     gpk_rng r;
     gpk_rng_seed(&r, seed);
     for (uint32_t i = 0; i < n; i++) {
@@ -683,8 +695,8 @@ struct search_state {
     progress_state ps;
 };
 
-static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi, uint64_t *out,
-                     const char *what)
+static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t lo, uint64_t hi,
+                     uint64_t *out, const char *what)
 {
     if (cli_parse_uint(val, lo, hi, out) != 0) {
         cli_error(cmd, "bad %s '%s' (%s)", opt, val, what);
@@ -935,8 +947,9 @@ static int check_args(const char *cmd, search_args *a)
     if (a->have_gpus) a->backend = GPK_BACKEND_CUDA;
 #ifndef GPK_HAVE_CUDA_SEARCH
     if (a->backend == GPK_BACKEND_CUDA) {
-        cli_error(cmd, "%s: the GPU search is not in this build (it needs CUDA and -DGPK_WITH_CUDA_SEARCH=ON); "
-                       "--backend cpu",
+        cli_error(cmd,
+                  "%s: the GPU search is not in this build (it needs CUDA and -DGPK_WITH_CUDA_SEARCH=ON); "
+                  "--backend cpu",
                   a->have_gpus ? "--gpus" : "--backend cuda");
         return CLI_USAGE;
     }
@@ -972,14 +985,16 @@ static int check_args(const char *cmd, search_args *a)
         return CLI_USAGE;
     }
     if (a->mpi && a->eval_file) {
-        cli_error(cmd, "--eval %s evaluates a solution: no search to spread over ranks (drop --mpi)", a->eval_file);
+        cli_error(cmd, "--eval %s evaluates a solution: no search to spread over ranks (drop --mpi)",
+                  a->eval_file);
         return CLI_USAGE;
     }
     /* The outputs are checked now, not after a search of minutes. */
     const char *outs[2] = {a->out, a->svg}, *out_roles[2] = {"--out", "--svg"};
     const char *ins[1] = {a->file}, *in_roles[1] = {"(instance)"};
     char err[600];
-    if (this_rank() == 0 && io_check_outputs(outs, out_roles, NULL, 2, ins, in_roles, 1, err, sizeof err) != 0) {
+    if (this_rank() == 0 &&
+        io_check_outputs(outs, out_roles, NULL, 2, ins, in_roles, 1, err, sizeof err) != 0) {
         cli_error(cmd, "%s", err);
         return CLI_USAGE;
     }

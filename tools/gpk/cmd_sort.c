@@ -94,7 +94,7 @@ typedef struct sort_args {
     uint64_t n, seed, param;
     int json, check, quiet;
     int have_format;
-    io_format format; /* --format: the output format, overriding the name rule */
+    io_format format;  /* --format: the output format, overriding the name rule */
     sort_seg_args seg; /* --rows, --segments, --descending */
 } sort_args;
 
@@ -193,18 +193,17 @@ static int check_combinations(const char *cmd, sort_args *a)
 
 /* Parses one numeric option into *dst. Returns 1 when argv[*i] was `name`,
  * 0 when not, -1 on a usage error (already reported). */
-static int opt_uint(const char *cmd, int argc, char **argv, int *i, const char *name,
-                    uint64_t lo, uint64_t hi, int sizes, uint64_t *dst)
+static int opt_uint(const char *cmd, int argc, char **argv, int *i, const char *name, uint64_t lo,
+                    uint64_t hi, int sizes, uint64_t *dst)
 {
     const char *val;
     int m = cli_opt_value(cmd, argc, argv, i, NULL, name, &val);
     if (m <= 0) return m;
     uint64_t v;
-    int bad = sizes ? cli_parse_size(val, &v) != 0 || v < lo || v > hi
-                    : cli_parse_uint(val, lo, hi, &v) != 0;
+    int bad = sizes ? cli_parse_size(val, &v) != 0 || v < lo || v > hi : cli_parse_uint(val, lo, hi, &v) != 0;
     if (bad) {
-        cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, name,
-                  (unsigned long long)lo, (unsigned long long)hi);
+        cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, name, (unsigned long long)lo,
+                  (unsigned long long)hi);
         return -1;
     }
     *dst = v;
@@ -229,16 +228,25 @@ static int parse_args(int argc, char **argv, sort_args *a)
             cmd_sort_help(stdout);
             return 1;
         }
-        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
-        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
-        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        if (cli_flag(arg, NULL, "--check")) {
+            a->check = 1;
+            continue;
+        }
+        if (cli_flag(arg, NULL, "--json")) {
+            a->json = 1;
+            continue;
+        }
+        if (cli_flag(arg, "-q", "--quiet")) {
+            a->quiet = 1;
+            continue;
+        }
         /* the segmented sort's options (sort_segments.c) */
         if ((m = sort_seg_parse(cmd, argc, argv, &i, &a->seg)) != 0) {
             if (m < 0) return -1;
             continue;
         }
 
-#define STR_OPT(shortname, name, field)                                          \
+#define STR_OPT(shortname, name, field)                                         \
     if ((m = cli_opt_value(cmd, argc, argv, &i, shortname, name, &val)) != 0) { \
         if (m < 0) return -1;                                                   \
         a->field = val;                                                         \
@@ -254,9 +262,11 @@ static int parse_args(int argc, char **argv, sort_args *a)
             gpk_dist d;
             if (m < 0) return -1;
             if (gpk_dist_parse(val, &d) != GPK_OK) {
-                cli_error(cmd, "unknown distribution '%s' (uniform, random-bits, few-bits, "
+                cli_error(cmd,
+                          "unknown distribution '%s' (uniform, random-bits, few-bits, "
                           "equal, sorted, reverse, float-specials, gaussian, bucket, "
-                          "staggered, zero-entropy, organ-pipe, mo3-killer)", val);
+                          "staggered, zero-entropy, organ-pipe, mo3-killer)",
+                          val);
                 return -1;
             }
             a->gen = val;
@@ -286,8 +296,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
         if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
             if (m < 0) return -1;
             if (gpk_sort_algo_parse(val, &a->ro.algorithm) != GPK_OK) {
-                cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)",
-                          val);
+                cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)", val);
                 return -1;
             }
             continue;
@@ -427,15 +436,16 @@ static void check_progress(int quiet, const char *what, size_t i, size_t n)
 
 /* The sums of n keys (and values, vw > 0), with indices sigma[j] (sw
  * bytes each) or, sigma NULL, j. */
-static void check_sums_of(const void *keys, size_t kw, const void *vals, size_t vw, const void *sigma, size_t sw,
-                          size_t n, int quiet, const char *what, check_sums *c)
+static void check_sums_of(const void *keys, size_t kw, const void *vals, size_t vw, const void *sigma,
+                          size_t sw, size_t n, int quiet, const char *what, check_sums *c)
 {
     memset(c, 0, sizeof *c);
     for (size_t j = 0; j < n; j++) {
         check_progress(quiet, what, j, n);
         const uint64_t k = load_word(keys, j, kw), v = vw ? load_word(vals, j, vw) : 0;
         const uint64_t idx = sigma ? load_word(sigma, j, sw) : j;
-        const uint64_t a = mix64(k ^ mix64(v + 0x9E3779B97F4A7C15ull)), b = mix64(k + mix64(idx ^ 0xD1B54A32D192ED03ull));
+        const uint64_t a = mix64(k ^ mix64(v + 0x9E3779B97F4A7C15ull)),
+                       b = mix64(k + mix64(idx ^ 0xD1B54A32D192ED03ull));
         c->kv[0] += a;
         c->kv[1] += mix64(a + 0x632BE59BD9B4E019ull);
         c->ik[0] += b;
@@ -446,8 +456,9 @@ static void check_sums_of(const void *keys, size_t kw, const void *vals, size_t 
 /* Holds the sorted output to the input's sums (check_sums_of before the
  * sort). stable: the radix sort ran (key_bits as given; quicksort sorts
  * whole keys and keeps no order among equal ones). */
-static int check_result(const sort_args *a, gpk_type t, const check_sums *in, const void *keys, size_t n, size_t vw,
-                        const void *vals, const void *sigma, size_t sw, int stable, char *why, size_t whylen)
+static int check_result(const sort_args *a, gpk_type t, const check_sums *in, const void *keys, size_t n,
+                        size_t vw, const void *vals, const void *sigma, size_t sw, int stable, char *why,
+                        size_t whylen)
 {
     const size_t kw = gpk_type_size(t);
     const unsigned bits = stable && a->ro.key_bits ? a->ro.key_bits : (unsigned)(8 * kw);
@@ -459,15 +470,20 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
         const uint64_t x = load_word(keys, j, kw), m = mapped_key(t, x) & mask;
         const uint64_t idx = sigma ? load_word(sigma, j, sw) : 0;
         /* descending: the reverse order, but NaNs last (ascending among themselves) */
-        const int nan = bits == 8 * kw && ((t == GPK_F32 && (x & 0x7FFFFFFFu) > 0x7F800000u) ||
-                                           (t == GPK_F64 && (x & ~(1ull << 63)) > 0x7FF0000000000000ull));
-        const int wrong = !a->ro.descending ? m < prev : prev_nan != nan ? prev_nan : nan ? m < prev : m > prev;
+        const int nan = bits == 8 * kw &&
+            ((t == GPK_F32 && (x & 0x7FFFFFFFu) > 0x7F800000u) ||
+             (t == GPK_F64 && (x & ~(1ull << 63)) > 0x7FF0000000000000ull));
+        const int wrong = !a->ro.descending ? m < prev
+            : prev_nan != nan               ? prev_nan
+            : nan                           ? m < prev
+                                            : m > prev;
         if (j > 0 && wrong) {
             snprintf(why, whylen, "keys %zu and %zu are out of order", j - 1, j);
             return 0;
         }
         if (j > 0 && sigma && stable && m == prev && idx <= prev_idx) {
-            snprintf(why, whylen, "sigma[%zu] = %llu does not follow sigma[%zu] = %llu for equal keys: not stable", j,
+            snprintf(why, whylen,
+                     "sigma[%zu] = %llu does not follow sigma[%zu] = %llu for equal keys: not stable", j,
                      (unsigned long long)idx, j - 1, (unsigned long long)prev_idx);
             return 0;
         }
@@ -478,8 +494,9 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
     check_sums out;
     check_sums_of(keys, kw, vals, vw, sigma, sw, n, a->quiet, "checking the contents", &out);
     if (out.kv[0] != in->kv[0] || out.kv[1] != in->kv[1]) {
-        snprintf(why, whylen, vw ? "the (key, value) pairs are not those of the input"
-                                 : "the keys are not a permutation of the input's");
+        snprintf(why, whylen,
+                 vw ? "the (key, value) pairs are not those of the input"
+                    : "the keys are not a permutation of the input's");
         return 0;
     }
     if (sigma && (out.ik[0] != in->ik[0] || out.ik[1] != in->ik[1])) {
@@ -495,8 +512,8 @@ static int check_result(const sort_args *a, gpk_type t, const check_sums *in, co
  * its neighbour; value: the values of two different keys swapped; sigma:
  * two entries of sigma for different keys swapped; stable: two entries of
  * sigma for equal keys swapped. */
-static void corrupt_for_test(const char *how, gpk_type t, void *keys, size_t n, size_t vw, void *vals, void *sigma,
-                             size_t sw)
+static void corrupt_for_test(const char *how, gpk_type t, void *keys, size_t n, size_t vw, void *vals,
+                             void *sigma, size_t sw)
 {
     const size_t kw = gpk_type_size(t);
     char *k = keys, *v = vals, *g = sigma, tmp[8];
@@ -506,8 +523,9 @@ static void corrupt_for_test(const char *how, gpk_type t, void *keys, size_t n, 
     size_t j = 0;
     while (j + 1 < n && (memcmp(k + j * kw, k + (j + 1) * kw, kw) == 0) != want_equal) j++;
     if (j + 1 >= n) return;
-#define SWAP(base, w, x, y) (memcpy(tmp, (base) + (x) * (w), (w)), memcpy((base) + (x) * (w), (base) + (y) * (w), (w)), \
-                             memcpy((base) + (y) * (w), tmp, (w)))
+#define SWAP(base, w, x, y)                                                                     \
+    (memcpy(tmp, (base) + (x) * (w), (w)), memcpy((base) + (x) * (w), (base) + (y) * (w), (w)), \
+     memcpy((base) + (y) * (w), tmp, (w)))
     if (strcmp(how, "order") == 0) SWAP(k, kw, j, j + 1);
     else if (strcmp(how, "key") == 0) memcpy(k + j * kw, k + (j + 1) * kw, kw);
     else if (strcmp(how, "value") == 0 && v) SWAP(v, vw, j, j + 1);
@@ -553,8 +571,8 @@ static void *bar_run(void *user)
         if (b->stop || sec < 1.0) continue;
         if (b->done > 0) {
             const int width = 30, fill = (int)(b->done * width + 0.5);
-            cli_progress("sort", "%s [%.*s%*s] %3.0f%% %.1f s", b->what, fill, "##############################",
-                         width - fill, "", 100.0 * b->done, sec);
+            cli_progress("sort", "%s [%.*s%*s] %3.0f%% %.1f s", b->what, fill,
+                         "##############################", width - fill, "", 100.0 * b->done, sec);
         } else {
             cli_progress("sort", "%s, %.1f s", b->what, sec);
         }
@@ -605,7 +623,7 @@ static void bar_stop(sort_bar *b, gpk_ctx *ctx)
 static int mappable(const sort_args *a)
 {
     return !a->gen && a->in && strcmp(a->in, "-") != 0 && a->out && strcmp(a->out, "-") != 0 && !a->values &&
-           a->reps == 1;
+        a->reps == 1;
 }
 
 /* 0: keys->data is the mapped output, filled with the input; 1: not

@@ -69,9 +69,18 @@ static int parse(int argc, char **argv, mpi_args *a)
         const char *arg = argv[i], *val;
         int m;
         if (cli_flag(arg, NULL, "--mpi")) continue;
-        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
-        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
-        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        if (cli_flag(arg, NULL, "--check")) {
+            a->check = 1;
+            continue;
+        }
+        if (cli_flag(arg, NULL, "--json")) {
+            a->json = 1;
+            continue;
+        }
+        if (cli_flag(arg, "-q", "--quiet")) {
+            a->quiet = 1;
+            continue;
+        }
         if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
             if (m < 0) return -1;
             a->out = val;
@@ -164,7 +173,8 @@ static uint64_t mapped_key(gpk_type t, const void *p, size_t i)
     }
     uint64_t u = ((const uint64_t *)p)[i];
     if (t == GPK_I64) return u ^ 0x8000000000000000ull;
-    if (t == GPK_F64) return ((u & 0x8000000000000000ull) ? ~u : (u ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
+    if (t == GPK_F64)
+        return ((u & 0x8000000000000000ull) ? ~u : (u ^ 0x8000000000000000ull)) - 0xFFFFFFFFFFFFFull;
     return u;
 }
 
@@ -185,8 +195,8 @@ static void digest(gpk_type t, const void *keys, size_t n, uint64_t out[2])
 /* --check: each slice in order, order across rank boundaries, the same
  * keys as the input (digests summed over ranks), the balanced sizes. NULL
  * when all holds, else why. Collective. */
-static const char *check_global(gpk_type t, const void *in, size_t n_in, const void *out, size_t n_out, uint64_t N,
-                                char *why, size_t len)
+static const char *check_global(gpk_type t, const void *in, size_t n_in, const void *out, size_t n_out,
+                                uint64_t N, char *why, size_t len)
 {
     int local_ok = 1;
     size_t bad_at = 0;
@@ -196,7 +206,8 @@ static const char *check_global(gpk_type t, const void *in, size_t n_in, const v
     digest(t, in, n_in, dig);
     digest(t, out, n_out, dig + 2);
     all_reduce(dig, sum, 4, MPI_UINT64_T, MPI_SUM, "--check");
-    uint64_t edge[3] = { n_out > 0, n_out ? mapped_key(t, out, 0) : 0, n_out ? mapped_key(t, out, n_out - 1) : 0 };
+    uint64_t edge[3] = {n_out > 0, n_out ? mapped_key(t, out, 0) : 0,
+                        n_out ? mapped_key(t, out, n_out - 1) : 0};
     uint64_t *edges = malloc(sizeof edge * (size_t)size_);
     if (!edges) return "out of memory";
     all_gather(edge, 3, MPI_UINT64_T, edges, "--check");
@@ -209,17 +220,21 @@ static const char *check_global(gpk_type t, const void *in, size_t n_in, const v
         last = edges[3 * p + 2], have_last = 1;
     }
     free(edges);
-    uint64_t lo = N / (uint64_t)size_ * (uint64_t)rank_ + N % (uint64_t)size_ * (uint64_t)rank_ / (uint64_t)size_;
+    uint64_t lo =
+        N / (uint64_t)size_ * (uint64_t)rank_ + N % (uint64_t)size_ * (uint64_t)rank_ / (uint64_t)size_;
     uint64_t hi = N / (uint64_t)size_ * (uint64_t)(rank_ + 1) +
-                  N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
+        N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
     int sizes_ok = n_out == hi - lo;
-    int oks[2] = { local_ok && sizes_ok, 0 }, all[2];
+    int oks[2] = {local_ok && sizes_ok, 0}, all[2];
     all_reduce(oks, all, 1, MPI_INT, MPI_MIN, "--check");
-    if (!local_ok) snprintf(why, len, "rank %d: keys %zu and %zu are out of order", rank_, bad_at - 1, bad_at);
-    else if (!sizes_ok) snprintf(why, len, "rank %d holds %zu keys, not %llu", rank_, n_out, (unsigned long long)(hi - lo));
+    if (!local_ok)
+        snprintf(why, len, "rank %d: keys %zu and %zu are out of order", rank_, bad_at - 1, bad_at);
+    else if (!sizes_ok)
+        snprintf(why, len, "rank %d holds %zu keys, not %llu", rank_, n_out, (unsigned long long)(hi - lo));
     else if (!all[0]) snprintf(why, len, "another rank's keys are out of order or unbalanced");
     else if (!across_ok) snprintf(why, len, "rank %d's first key is below the last key before it", across_at);
-    else if (sum[0] != sum[2] || sum[1] != sum[3]) snprintf(why, len, "the output keys are not the input keys");
+    else if (sum[0] != sum[2] || sum[1] != sum[3])
+        snprintf(why, len, "the output keys are not the input keys");
     else return NULL;
     return why;
 }
@@ -396,8 +411,8 @@ int cmd_sort_mpi(int argc, char **argv)
     }
     /* 1. the outputs checked and the temporary file made by rank 0, before any work */
     if (rank_ == 0 && a.out) {
-        const char *outs[1] = { a.out }, *roles[1] = { "-o" }, *ins[1] = { a.in }, *in_roles[1] = { "IN" };
-        int own[1] = { 0 };
+        const char *outs[1] = {a.out}, *roles[1] = {"-o"}, *ins[1] = {a.in}, *in_roles[1] = {"IN"};
+        int own[1] = {0};
         if (io_check_outputs(outs, roles, own, 1, ins, in_roles, 1, err, sizeof err) != 0) {
             snprintf(msg, sizeof msg, "%s", err);
             rc = CLI_FAIL;
@@ -410,8 +425,7 @@ int cmd_sort_mpi(int argc, char **argv)
         io_array bad = {0};
         if (io_read(a.in, a.have_type ? &a.type : NULL, &bad, err, sizeof err) != 0)
             snprintf(msg, sizeof msg, "%s", err);
-        else
-            snprintf(msg, sizeof msg, "%s: --mpi reads a regular file (raw with --type, or .npy)", a.in);
+        else snprintf(msg, sizeof msg, "%s: --mpi reads a regular file (raw with --type, or .npy)", a.in);
         io_array_free(&bad);
         rc = CLI_FAIL;
     }
@@ -419,14 +433,16 @@ int cmd_sort_mpi(int argc, char **argv)
         w = gpk_type_size(arr.type);
         uint64_t N = arr.n;
         lo = N / (uint64_t)size_ * (uint64_t)rank_ + N % (uint64_t)size_ * (uint64_t)rank_ / (uint64_t)size_;
-        hi = N / (uint64_t)size_ * (uint64_t)(rank_ + 1) + N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
+        hi = N / (uint64_t)size_ * (uint64_t)(rank_ + 1) +
+            N % (uint64_t)size_ * (uint64_t)(rank_ + 1) / (uint64_t)size_;
         keys = malloc((size_t)(hi - lo) * w + 1);
         sorted = malloc((size_t)(hi - lo + 1) * w + 1);
         if (!keys || !sorted) {
             snprintf(msg, sizeof msg, "out of memory for %llu keys", (unsigned long long)(hi - lo));
             rc = CLI_FAIL;
         } else if (hi > lo &&
-                   io_read_into(a.in, in_offset + (long long)(lo * w), keys, (size_t)(hi - lo) * w, err, sizeof err) != 0) {
+                   io_read_into(a.in, in_offset + (long long)(lo * w), keys, (size_t)(hi - lo) * w, err,
+                                sizeof err) != 0) {
             snprintf(msg, sizeof msg, "%s", err);
             rc = CLI_FAIL;
         }
@@ -461,7 +477,8 @@ int cmd_sort_mpi(int argc, char **argv)
     /* 4. --check */
     if (rc == CLI_OK && a.check) {
         char why[300];
-        const char *bad = check_global(arr.type, keys, (size_t)(hi - lo), sorted, n_out, arr.n, why, sizeof why);
+        const char *bad =
+            check_global(arr.type, keys, (size_t)(hi - lo), sorted, n_out, arr.n, why, sizeof why);
         check_state = bad ? "FAILED" : "passed";
         if (bad && rank_ == 0) cli_error("sort", "check FAILED: %s", bad);
         rc = agree(bad ? CLI_FAIL : CLI_OK);
@@ -482,10 +499,12 @@ int cmd_sort_mpi(int argc, char **argv)
     rc = agree(rc);
     if (rc == CLI_OK && rank_ == 0) {
         if (a.json)
-            printf("{\"command\": \"sort\", \"mpi_ranks\": %d, \"n\": %llu, \"type\": \"%s\", \"backend\": \"%s\", "
+            printf("{\"command\": \"sort\", \"mpi_ranks\": %d, \"n\": %llu, \"type\": \"%s\", \"backend\": "
+                   "\"%s\", "
                    "\"ms\": %.3f, \"keys_per_s\": %.6g, \"check\": \"%s\"}\n",
-                   size_, (unsigned long long)arr.n, gpk_type_name(arr.type), gpk_backend_name(gpk_ctx_backend(ctx)),
-                   ms, ms > 0 ? arr.n / (ms * 1e-3) : 0.0, check_state);
+                   size_, (unsigned long long)arr.n, gpk_type_name(arr.type),
+                   gpk_backend_name(gpk_ctx_backend(ctx)), ms, ms > 0 ? arr.n / (ms * 1e-3) : 0.0,
+                   check_state);
         if (!a.quiet)
             fprintf(stderr, "gpk sort: %llu %s keys on %d ranks (%s) in %.3f ms, check %s\n",
                     (unsigned long long)arr.n, gpk_type_name(arr.type), size_,

@@ -51,9 +51,18 @@ static int parse(int argc, char **argv, rec_args *a)
         const char *arg = argv[i], *val = NULL;
         uint64_t v;
         int m;
-        if (cli_flag(arg, NULL, "--check")) { a->check = 1; continue; }
-        if (cli_flag(arg, NULL, "--json")) { a->json = 1; continue; }
-        if (cli_flag(arg, "-q", "--quiet")) { a->quiet = 1; continue; }
+        if (cli_flag(arg, NULL, "--check")) {
+            a->check = 1;
+            continue;
+        }
+        if (cli_flag(arg, NULL, "--json")) {
+            a->json = 1;
+            continue;
+        }
+        if (cli_flag(arg, "-q", "--quiet")) {
+            a->quiet = 1;
+            continue;
+        }
         if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
             if (m < 0) return -1;
             a->out = val;
@@ -104,9 +113,11 @@ static int parse(int argc, char **argv, rec_args *a)
             }
             a->threads = (int)v;
         } else if (arg[0] == '-' && arg[1] != '\0') {
-            cli_error(cmd, "option '%s' does not apply to records (they take -o, --key or "
+            cli_error(cmd,
+                      "option '%s' does not apply to records (they take -o, --key or "
                       "--record-size/--key-offset/--key-type, --algo, --backend, --device, "
-                      "--threads, --check, --json, -q)", arg);
+                      "--threads, --check, --json, -q)",
+                      arg);
             return -1;
         } else if (a->in) {
             cli_error(cmd, "more than one input file ('%s' and '%s')", a->in, arg);
@@ -116,12 +127,14 @@ static int parse(int argc, char **argv, rec_args *a)
         }
     }
     if (!a->in) {
-        cli_error(cmd, "records need an input file (a structured .npy with --key, or raw with "
+        cli_error(cmd,
+                  "records need an input file (a structured .npy with --key, or raw with "
                   "--record-size)");
         return -1;
     }
     if (a->key && (a->have_size || a->have_offset || a->have_ktype)) {
-        cli_error(cmd, "--key names a field of a structured .npy; --record-size, --key-offset and "
+        cli_error(cmd,
+                  "--key names a field of a structured .npy; --record-size, --key-offset and "
                   "--key-type describe raw records: give one or the other");
         return -1;
     }
@@ -134,8 +147,8 @@ static int parse(int argc, char **argv, rec_args *a)
         return -1;
     }
     if (!a->key && a->offset + gpk_type_size(a->ktype) > a->size) {
-        cli_error(cmd, "a %s key at byte %llu does not fit a record of %llu bytes",
-                  gpk_type_name(a->ktype), (unsigned long long)a->offset, (unsigned long long)a->size);
+        cli_error(cmd, "a %s key at byte %llu does not fit a record of %llu bytes", gpk_type_name(a->ktype),
+                  (unsigned long long)a->offset, (unsigned long long)a->size);
         return -1;
     }
     if (a->json && a->out && strcmp(a->out, "-") == 0) {
@@ -281,7 +294,9 @@ int cmd_sort_records(int argc, char **argv)
     if (a.check && !a.quiet) cli_progress(cmd, "checking against the reference");
     if (a.check)
         check = check_records(orig, recs, n, size, (size_t)r.offset, r.ktype, ran == GPK_SORT_RADIX, why,
-                              sizeof why) ? "ok" : "FAILED";
+                              sizeof why)
+            ? "ok"
+            : "FAILED";
     if (strcmp(check, "FAILED") != 0 && a.out &&
         write_out(a.out, buf, r.header, recs, n * size, err, sizeof err) != 0) {
         cli_error(cmd, "%s", err);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#define IO_CHUNK ((size_t)64 << 20)     /* bytes per fread / fwrite call */
+#define IO_CHUNK ((size_t)64 << 20)      /* bytes per fread / fwrite call */
 #define NPY_MAX_HEADER ((size_t)1 << 20) /* refuse absurd header lengths from bad files */
 
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -88,8 +88,7 @@ typedef struct cursor {
 
 static void skip_ws(cursor *c)
 {
-    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-        c->p++;
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
 }
 
 static int accept_char(cursor *c, char ch)
@@ -175,8 +174,7 @@ static void type_to_descr(gpk_type t, char descr[8])
 }
 
 /* Parses the header dict; the file position is at the header length field. */
-static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *n, char *err,
-                           size_t errlen)
+static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *n, char *err, size_t errlen)
 {
     unsigned char ver[2], lenbuf[4];
     if (read_full(f, ver, 2) != 2) goto truncated;
@@ -215,8 +213,10 @@ static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *
         if (strcmp(key, "descr") == 0) {
             skip_ws(&c);
             if (c.p < c.end && *c.p == '[') {
-                set_err(err, errlen, "%s: a structured .npy holds records: sort them by a "
-                        "field with --key NAME", name);
+                set_err(err, errlen,
+                        "%s: a structured .npy holds records: sort them by a "
+                        "field with --key NAME",
+                        name);
                 free(h);
                 return -1;
             }
@@ -240,37 +240,45 @@ static int read_npy_header(FILE *f, const char *name, gpk_type *type, uint64_t *
     }
     free(h);
     if (bad || !have_descr || !have_order || !have_shape) {
-        set_err(err, errlen, "%s: malformed .npy header (expected a dict with descr, "
-                "fortran_order and shape)", name);
+        set_err(err, errlen,
+                "%s: malformed .npy header (expected a dict with descr, "
+                "fortran_order and shape)",
+                name);
         return -1;
     }
     if (descr_to_type(descr, type) != 0) {
         if (descr[0] == '>')
-            set_err(err, errlen, "%s: big-endian dtype '%s' is not supported "
-                    "(convert with arr.astype(arr.dtype.newbyteorder('<')))", name, descr);
+            set_err(err, errlen,
+                    "%s: big-endian dtype '%s' is not supported "
+                    "(convert with arr.astype(arr.dtype.newbyteorder('<')))",
+                    name, descr);
         else
-            set_err(err, errlen, "%s: dtype '%s' is not supported (gpk takes <u4 <i4 <f4 "
-                    "<u8 <i8 <f8)", name, descr);
+            set_err(err, errlen,
+                    "%s: dtype '%s' is not supported (gpk takes <u4 <i4 <f4 "
+                    "<u8 <i8 <f8)",
+                    name, descr);
         return -1;
     }
     if (fortran) {
-        set_err(err, errlen, "%s: Fortran-ordered .npy arrays are not supported "
-                "(save with np.ascontiguousarray)", name);
+        set_err(err, errlen,
+                "%s: Fortran-ordered .npy arrays are not supported "
+                "(save with np.ascontiguousarray)",
+                name);
         return -1;
     }
     if (ndims != 1) {
-        set_err(err, errlen, "%s: the array has %d dimensions; gpk sorts 1-D arrays "
-                "(flatten it with arr.ravel())", name, ndims);
+        set_err(err, errlen,
+                "%s: the array has %d dimensions; gpk sorts 1-D arrays "
+                "(flatten it with arr.ravel())",
+                name, ndims);
         return -1;
     }
     *n = dims[0];
     return 0;
 
 truncated:
-    if (ferror(f))
-        set_err(err, errlen, "%s: read error in the .npy header: %s", name, strerror(errno));
-    else
-        set_err(err, errlen, "%s: truncated .npy header", name);
+    if (ferror(f)) set_err(err, errlen, "%s: read error in the .npy header: %s", name, strerror(errno));
+    else set_err(err, errlen, "%s: truncated .npy header", name);
     return -1;
 }
 
@@ -321,8 +329,8 @@ static int regular_remaining(FILE *f, uint64_t *rem)
  * buffer from `cap` as data arrives, so that nothing is allocated for data
  * that does not come. Returns the malloc'd buffer (length in *len), or
  * NULL with err set on a read error or out of memory. */
-static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *head, size_t got,
-                                size_t cap, size_t most, size_t *len, char *err, size_t errlen)
+static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *head, size_t got, size_t cap,
+                                size_t most, size_t *len, char *err, size_t errlen)
 {
     if (cap < got + 1) cap = got + 1;
     if (cap > most && most >= got) cap = most > 0 ? most : 1;
@@ -358,13 +366,12 @@ static unsigned char *read_grow(FILE *f, const char *name, const unsigned char *
     return buf;
 }
 
-static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, io_array *out,
-                         char *err, size_t errlen)
+static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, io_array *out, char *err,
+                         size_t errlen)
 {
     size_t w = gpk_type_size(type);
     if (n > SIZE_MAX / w) {
-        set_err(err, errlen, "%s: shape (%llu,) is too large for this machine", name,
-                (unsigned long long)n);
+        set_err(err, errlen, "%s: shape (%llu,) is too large for this machine", name, (unsigned long long)n);
         return -1;
     }
     size_t bytes = (size_t)n * w;
@@ -373,36 +380,43 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
     uint64_t rem;
     const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
     if (regular && rem < bytes) {
-        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
-                "(%zu bytes) but only %llu bytes follow", name, (unsigned long long)n,
-                gpk_type_name(type), bytes, (unsigned long long)rem);
+        set_err(err, errlen,
+                "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %llu bytes follow",
+                name, (unsigned long long)n, gpk_type_name(type), bytes, (unsigned long long)rem);
         return -1;
     }
     if (regular && rem > bytes) {
-        set_err(err, errlen, "%s: mismatched .npy: more data follows the %llu elements of %s "
-                "that the header declares", name, (unsigned long long)n, gpk_type_name(type));
+        set_err(err, errlen,
+                "%s: mismatched .npy: more data follows the %llu elements of %s "
+                "that the header declares",
+                name, (unsigned long long)n, gpk_type_name(type));
         return -1;
     }
     if (!regular && bytes > stream_limit()) {
-        set_err(err, errlen, "%s: the .npy header declares %zu bytes, more than the %zu that gpk "
-                "reads from a pipe or device (GPK_MAX_INPUT; write it to a file)", name, bytes,
-                stream_limit());
+        set_err(err, errlen,
+                "%s: the .npy header declares %zu bytes, more than the %zu that gpk "
+                "reads from a pipe or device (GPK_MAX_INPUT; write it to a file)",
+                name, bytes, stream_limit());
         return -1;
     }
     size_t got = 0;
-    unsigned char *data = read_grow(f, name, NULL, 0, regular ? bytes : (size_t)1 << 20, bytes, &got,
-                                    err, errlen);
+    unsigned char *data =
+        read_grow(f, name, NULL, 0, regular ? bytes : (size_t)1 << 20, bytes, &got, err, errlen);
     if (!data) return -1;
     if (got < bytes) {
-        set_err(err, errlen, "%s: truncated .npy: the header declares %llu elements of %s "
-                "(%zu bytes) but only %zu bytes follow", name, (unsigned long long)n,
-                gpk_type_name(type), bytes, got);
+        set_err(err, errlen,
+                "%s: truncated .npy: the header declares %llu elements of %s "
+                "(%zu bytes) but only %zu bytes follow",
+                name, (unsigned long long)n, gpk_type_name(type), bytes, got);
         free(data);
         return -1;
     }
     if (fgetc(f) != EOF) {
-        set_err(err, errlen, "%s: mismatched .npy: more data follows the %llu elements of %s "
-                "that the header declares", name, (unsigned long long)n, gpk_type_name(type));
+        set_err(err, errlen,
+                "%s: mismatched .npy: more data follows the %llu elements of %s "
+                "that the header declares",
+                name, (unsigned long long)n, gpk_type_name(type));
         free(data);
         return -1;
     }
@@ -421,8 +435,8 @@ static int read_npy_body(FILE *f, const char *name, gpk_type type, uint64_t n, i
 /* Raw data: `head` holds the first `got` bytes already read. Reads to the
  * end of the file: a regular file gives the size up front, a pipe or a
  * device grows the buffer up to stream_limit. */
-static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigned char *head,
-                         size_t got, io_array *out, char *err, size_t errlen)
+static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigned char *head, size_t got,
+                         io_array *out, char *err, size_t errlen)
 {
     uint64_t rem = 0;
     const int regular = regular_remaining(f, &rem) == 0 && rem > 0;
@@ -440,8 +454,10 @@ static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigne
     unsigned char *buf = read_grow(f, name, head, got, cap, most, &len, err, errlen);
     if (!buf) return -1;
     if (len >= most && !regular) {
-        set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
-                "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        set_err(err, errlen,
+                "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                "(GPK_MAX_INPUT; an endless source such as /dev/zero?)",
+                name, limit);
         free(buf);
         return -1;
     }
@@ -452,8 +468,10 @@ static int read_raw_body(FILE *f, const char *name, gpk_type type, const unsigne
     }
     size_t w = gpk_type_size(type);
     if (len % w != 0) {
-        set_err(err, errlen, "%s: %zu bytes is not a whole number of %s elements (%zu bytes "
-                "each): wrong --type or a truncated file?", name, len, gpk_type_name(type), w);
+        set_err(err, errlen,
+                "%s: %zu bytes is not a whole number of %s elements (%zu bytes "
+                "each): wrong --type or a truncated file?",
+                name, len, gpk_type_name(type), w);
         free(buf);
         return -1;
     }
@@ -482,16 +500,17 @@ int io_read_stream(FILE *f, const char *name, int want_npy, const gpk_type *type
         uint64_t n;
         if (read_npy_header(f, name, &t, &n, err, errlen) == 0) {
             if (type_opt && *type_opt != t)
-                set_err(err, errlen, "%s: the .npy holds %s but --type %s was given", name,
-                        gpk_type_name(t), gpk_type_name(*type_opt));
-            else
-                rc = read_npy_body(f, name, t, n, out, err, errlen);
+                set_err(err, errlen, "%s: the .npy holds %s but --type %s was given", name, gpk_type_name(t),
+                        gpk_type_name(*type_opt));
+            else rc = read_npy_body(f, name, t, n, out, err, errlen);
         }
     } else if (want_npy) {
         set_err(err, errlen, "%s: not a .npy file (no \\x93NUMPY magic at the start)", name);
     } else if (!type_opt) {
-        set_err(err, errlen, "%s: raw binary input needs --type (u32 i32 f32 u64 i64 f64), "
-                "or give a .npy file", name);
+        set_err(err, errlen,
+                "%s: raw binary input needs --type (u32 i32 f32 u64 i64 f64), "
+                "or give a .npy file",
+                name);
     } else {
         rc = read_raw_body(f, name, *type_opt, head, got, out, err, errlen);
     }
@@ -539,8 +558,11 @@ unsigned char *io_read_bytes(const char *path, size_t *len, char *err, size_t er
     if (!buf) return NULL;
     if (n >= most) {
         if (regular) set_err(err, errlen, "%s: the file grew while it was read", name);
-        else set_err(err, errlen, "%s: more than %zu bytes from a pipe or device, gpk's limit "
-                     "(GPK_MAX_INPUT; an endless source such as /dev/zero?)", name, limit);
+        else
+            set_err(err, errlen,
+                    "%s: more than %zu bytes from a pipe or device, gpk's limit "
+                    "(GPK_MAX_INPUT; an endless source such as /dev/zero?)",
+                    name, limit);
         free(buf);
         return NULL;
     }
@@ -665,7 +687,8 @@ int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name,
     d = rec_skip(d, e);
     if (d < e && *d == ':') d = rec_skip(d + 1, e);
     if (d >= e || *d != '[') {
-        snprintf(err, errlen, "%s: not a structured .npy (its dtype has no fields); --key names a field", name);
+        snprintf(err, errlen, "%s: not a structured .npy (its dtype has no fields); --key names a field",
+                 name);
         return -1;
     }
     d++;
@@ -694,7 +717,8 @@ int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name,
         if (d >= e || *d != ',') goto bad_descr;
         d = rec_skip(d + 1, e);
         if (d < e && *d == '[') {
-            snprintf(err, errlen, "%s: field '%s' is itself structured; gpk sorts by a scalar field", name, fname);
+            snprintf(err, errlen, "%s: field '%s' is itself structured; gpk sorts by a scalar field", name,
+                     fname);
             return -1;
         }
         if (!(d = rec_pystr(d, e, ftype, sizeof ftype))) goto bad_descr;
@@ -724,9 +748,13 @@ int io_parse_npy_records(const unsigned char *buf, size_t len, const char *name,
         if (d < e && *d == ',') d++;
         if (strcmp(fname, key) == 0) {
             gpk_type t;
-            const char *tn = strcmp(ftype, "<u4") == 0 ? "u32" : strcmp(ftype, "<i4") == 0 ? "i32"
-                           : strcmp(ftype, "<f4") == 0 ? "f32" : strcmp(ftype, "<u8") == 0 ? "u64"
-                           : strcmp(ftype, "<i8") == 0 ? "i64" : strcmp(ftype, "<f8") == 0 ? "f64" : NULL;
+            const char *tn = strcmp(ftype, "<u4") == 0 ? "u32"
+                : strcmp(ftype, "<i4") == 0            ? "i32"
+                : strcmp(ftype, "<f4") == 0            ? "f32"
+                : strcmp(ftype, "<u8") == 0            ? "u64"
+                : strcmp(ftype, "<i8") == 0            ? "i64"
+                : strcmp(ftype, "<f8") == 0            ? "f64"
+                                                       : NULL;
             if (!tn || count != 1 || gpk_type_parse(tn, &t) != GPK_OK) {
                 snprintf(err, errlen, "%s: field '%s' has dtype '%s'%s; gpk sorts by <u4 <i4 <f4 <u8 <i8 <f8",
                          name, fname, ftype, count != 1 ? " with a shape" : "");
@@ -826,9 +854,14 @@ static void on_fatal_signal(int sig)
     /* Said, so that a stopped run is not taken for a finished one (the
      * exit status says it too); not for SIGPIPE, whose reader is gone. */
     if (sig != SIGPIPE) {
-        const char *name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP"
-                           : sig == SIGQUIT ? "SIGQUIT" : sig == SIGUSR1 ? "SIGUSR1" : sig == SIGUSR2 ? "SIGUSR2"
-                           : sig == SIGALRM ? "SIGALRM" : "a signal";
+        const char *name = sig == SIGINT ? "SIGINT"
+            : sig == SIGTERM             ? "SIGTERM"
+            : sig == SIGHUP              ? "SIGHUP"
+            : sig == SIGQUIT             ? "SIGQUIT"
+            : sig == SIGUSR1             ? "SIGUSR1"
+            : sig == SIGUSR2             ? "SIGUSR2"
+            : sig == SIGALRM             ? "SIGALRM"
+                                         : "a signal";
         const char *clear = stderr_tty ? "\r\033[K" : "";
         ssize_t w = write(2, clear, strlen(clear));
         w = write(2, "gpk: stopped by ", 16);
@@ -1258,9 +1291,10 @@ int io_check_outputs(const char *const *outs, const char *const *out_roles, cons
                 return -1;
             }
         for (size_t j = 0; j < nin; j++)
-            if ((!own || own[i] != (int)j) && ins[j] && !is_stdio(ins[j]) && !is_stdio(outs[i]) && same_file(outs[i], ins[j])) {
-                set_err(err, errlen, "%s %s is the input %s: each output needs its own file",
-                        out_roles[i], outs[i], in_roles[j]);
+            if ((!own || own[i] != (int)j) && ins[j] && !is_stdio(ins[j]) && !is_stdio(outs[i]) &&
+                same_file(outs[i], ins[j])) {
+                set_err(err, errlen, "%s %s is the input %s: each output needs its own file", out_roles[i],
+                        outs[i], in_roles[j]);
                 return -1;
             }
     }
@@ -1282,8 +1316,7 @@ static int write_full(FILE *f, const void *buf, size_t len)
 
 static int write_header(FILE *f, io_format fmt, gpk_type t, size_t n);
 
-int io_write_array(io_out *o, io_format fmt, gpk_type t, const void *data, size_t n, char *err,
-                   size_t errlen)
+int io_write_array(io_out *o, io_format fmt, gpk_type t, const void *data, size_t n, char *err, size_t errlen)
 {
     if (!host_is_little_endian()) {
         set_err(err, errlen, "%s: gpk files are little-endian and this host is not", o->name);
@@ -1306,8 +1339,10 @@ static int write_header(FILE *f, io_format fmt, gpk_type t, size_t n)
          * 64-byte boundary, as NumPy writes it. */
         char dict[160], descr[8];
         type_to_descr(t, descr);
-        int dl = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, "
-                          "'shape': (%zu,), }", descr, n);
+        int dl = snprintf(dict, sizeof dict,
+                          "{'descr': '%s', 'fortran_order': False, "
+                          "'shape': (%zu,), }",
+                          descr, n);
         size_t total = 10 + (size_t)dl + 1;
         size_t pad = (64 - total % 64) % 64;
         size_t hlen = (size_t)dl + pad + 1;
@@ -1320,7 +1355,7 @@ static int write_header(FILE *f, io_format fmt, gpk_type t, size_t n)
         char spaces[64];
         memset(spaces, ' ', sizeof spaces);
         ok = write_full(f, pre, sizeof pre) == 0 && write_full(f, dict, (size_t)dl) == 0 &&
-             write_full(f, spaces, pad) == 0 && write_full(f, "\n", 1) == 0;
+            write_full(f, spaces, pad) == 0 && write_full(f, "\n", 1) == 0;
     }
     return ok ? 0 : -1;
 }
@@ -1390,7 +1425,8 @@ static void *read_worker(void *arg)
     for (size_t from = (size_t)p->index * IO_CHUNK; from < p->len; from += (size_t)p->workers * IO_CHUNK) {
         const size_t want = p->len - from < IO_CHUNK ? p->len - from : IO_CHUNK;
         for (size_t got = 0; got < want;) {
-            const ssize_t r = pread(p->fd, p->dst + from + got, want - got, (off_t)(p->offset + (long long)(from + got)));
+            const ssize_t r =
+                pread(p->fd, p->dst + from + got, want - got, (off_t)(p->offset + (long long)(from + got)));
             if (r < 0 && errno == EINTR) continue;
             if (r <= 0) {
                 p->bad_at = (long long)(from + got);
@@ -1435,8 +1471,10 @@ int io_read_into(const char *path, long long offset, void *dst, size_t len, char
     close(fd);
     if (bad_at >= 0) {
         if (bad_errno == EFAULT) /* the destination, not the file: a mapped output without room */
-            set_err(err, errlen, "cannot fill the output at byte %lld of the data read from %s: its "
-                    "pages cannot be written (a full disk?)", bad_at, path);
+            set_err(err, errlen,
+                    "cannot fill the output at byte %lld of the data read from %s: its "
+                    "pages cannot be written (a full disk?)",
+                    bad_at, path);
         else
             set_err(err, errlen, "%s: read error at byte %lld: %s", path, offset + bad_at,
                     bad_errno ? strerror(bad_errno) : "the file is shorter than it was");

@@ -43,8 +43,10 @@ static int run_bench_program(const char *cmd, char **argv)
     strcpy(slash ? slash + 1 : self, "gpk-bench");
     argv[0] = self;
     execv(self, argv);
-    cli_error(cmd, "cannot run %s: %s (the benchmarks are the program gpk-bench, built beside gpk in the "
-              "build tree and not installed by default)", self, strerror(errno));
+    cli_error(cmd,
+              "cannot run %s: %s (the benchmarks are the program gpk-bench, built beside gpk in the "
+              "build tree and not installed by default)",
+              self, strerror(errno));
     return CLI_FAIL;
 }
 
@@ -64,7 +66,7 @@ static int pic_forward(int argc, char **argv) { return run_bench_program("pic", 
 typedef struct command {
     const char *name;
     int (*run)(int, char **);
-    void (*help)(FILE *);   /* NULL: the help is the bench program's */
+    void (*help)(FILE *); /* NULL: the help is the bench program's */
     const char *summary;
 } command;
 
@@ -73,7 +75,8 @@ static const command commands[] = {
     {"bench", bench_forward, NULL,
      "benchmark against the peers (bench sort, bench quicksort, bench octree, bench search, bench multi)"},
     {"pic", pic_forward, NULL, "the particle-in-cell sorting test (Helluy 2011, 4.2)"},
-    {"octree", cmd_octree, cmd_octree_help, "octree of particles through a task pool (Cederman & Tsigas 2008)"},
+    {"octree", cmd_octree, cmd_octree_help,
+     "octree of particles through a task pool (Cederman & Tsigas 2008)"},
     {"qap", cmd_qap, cmd_qap_help, "quadratic assignment by parallel local search (Luong et al. 2009)"},
     {"tsp", cmd_tsp, cmd_tsp_help, "travelling salesman (TSPLIB) by parallel local search"},
     {"ppp", cmd_ppp, cmd_ppp_help, "permuted perceptron problem by parallel local search"},
@@ -97,8 +100,7 @@ static void usage(FILE *f)
             "quicksort on CPU and CUDA, task pools and octrees.\n"
             "\n"
             "commands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
             "  help    gpk help COMMAND: the options of a command\n"
             "\n"

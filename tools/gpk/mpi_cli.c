@@ -62,14 +62,16 @@ int cli_mpi_init(const char *cmd, int *argc, char ***argv, cli_mpi *mp)
     MPI_Comm node;
     mp->local_rank = 0;
     mp->local_size = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mp->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mp->rank, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
         MPI_Comm_rank(node, &mp->local_rank);
         MPI_Comm_size(node, &mp->local_size);
         MPI_Comm_free(&node);
     }
     if (provided < MPI_THREAD_FUNNELED) {
         /* every rank gets the same level from one MPI library */
-        if (mp->rank == 0) cli_error(cmd, "--mpi: this MPI gives no thread support (MPI_THREAD_FUNNELED needed)");
+        if (mp->rank == 0)
+            cli_error(cmd, "--mpi: this MPI gives no thread support (MPI_THREAD_FUNNELED needed)");
         MPI_Finalize();
         return -1;
     }
@@ -94,7 +96,8 @@ int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
     MPI_Iallreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &req);
     cli_mpi_wait(cmd, &req, what);
     if (!out.bad) return 1;
-    if (mp->rank == 0 && out.rank != 0) cli_error(cmd, "rank %d failed %s (its message above)", out.rank, what);
+    if (mp->rank == 0 && out.rank != 0)
+        cli_error(cmd, "rank %d failed %s (its message above)", out.rank, what);
     return 0;
 }
 

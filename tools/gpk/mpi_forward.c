@@ -20,7 +20,9 @@ int cli_mpi_forward(const char *cmd, char **argv)
     strcpy(slash ? slash + 1 : self, "gpk-mpi");
     argv[0] = self;
     execv(self, argv);
-    cli_error(cmd, "--mpi: cannot run %s: %s (--mpi is the program gpk-mpi, built and installed beside gpk "
-              "when MPI is found at build time)", self, strerror(errno));
+    cli_error(cmd,
+              "--mpi: cannot run %s: %s (--mpi is the program gpk-mpi, built and installed beside gpk "
+              "when MPI is found at build time)",
+              self, strerror(errno));
     return CLI_FAIL;
 }

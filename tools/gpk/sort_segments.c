@@ -46,7 +46,8 @@ int sort_seg_parse(const char *cmd, int argc, char **argv, int *i, sort_seg_args
     return 0;
 }
 
-int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix_opts *ro, int have_ro_tunables)
+int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix_opts *ro,
+                        int have_ro_tunables)
 {
     if (!s->on) return 0;
     if (s->rows && s->file) {
@@ -54,7 +55,8 @@ int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix
         return -1;
     }
     if (have_ro_tunables || (ro->algorithm != GPK_SORT_AUTO && ro->algorithm != GPK_SORT_RADIX)) {
-        cli_error(cmd, "--rows and --segments run the segmented sort, which takes no --algo, "
+        cli_error(cmd,
+                  "--rows and --segments run the segmented sort, which takes no --algo, "
                   "--key-bits, --radix-bits, --items, --groups or --scan-split");
         return -1;
     }
@@ -112,7 +114,8 @@ int sort_seg_prepare(const char *cmd, sort_seg_args *s, size_t n)
         }
         if (x < 0 || (i == 0 && x != 0) || (i > 0 && (uint64_t)x < s->offsets[i - 1]) ||
             (i + 1 == off.n && (uint64_t)x != n)) {
-            cli_error(cmd, "--segments %s: offset %zu is %lld; the offsets must start at 0, never decrease and "
+            cli_error(cmd,
+                      "--segments %s: offset %zu is %lld; the offsets must start at 0, never decrease and "
                       "end at the %zu keys",
                       s->file, i, (long long)x, n);
             io_array_free(&off);

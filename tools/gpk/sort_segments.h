@@ -11,13 +11,13 @@
 #include "gpk/sort.h"
 
 typedef struct sort_seg_args {
-    int on;              /* --rows or --segments given */
-    uint64_t rows;       /* --rows N: N rows of n / N keys (0: not given) */
-    const char *file;    /* --segments FILE: S + 1 offsets (u64 raw, or .npy of an integer type) */
-    int descending;      /* --descending */
-    gpk_segments segs;   /* filled by sort_seg_prepare */
-    uint64_t *offsets;   /* the file's offsets, owned */
-    uint64_t *ends;      /* segs.end (offsets + 1 would alias; a copy keeps segs plain) */
+    int on;            /* --rows or --segments given */
+    uint64_t rows;     /* --rows N: N rows of n / N keys (0: not given) */
+    const char *file;  /* --segments FILE: S + 1 offsets (u64 raw, or .npy of an integer type) */
+    int descending;    /* --descending */
+    gpk_segments segs; /* filled by sort_seg_prepare */
+    uint64_t *offsets; /* the file's offsets, owned */
+    uint64_t *ends;    /* segs.end (offsets + 1 would alias; a copy keeps segs plain) */
 } sort_seg_args;
 
 /* Matches one of the options at argv[*i]: 1 taken, 0 not ours, -1 after a
@@ -29,7 +29,8 @@ void sort_seg_help(FILE *f);
  * error, reported) and, once the keys are read (n of them), builds the
  * segments: the rows must divide n; the file's offsets must start at 0,
  * never decrease and end at n. 0 on success, else reported. */
-int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix_opts *ro, int have_ro_tunables);
+int sort_seg_check_opts(const char *cmd, const sort_seg_args *s, const gpk_radix_opts *ro,
+                        int have_ro_tunables);
 int sort_seg_prepare(const char *cmd, sort_seg_args *s, size_t n);
 /* The sort: keys with values (vw 4 or 8: value_type), or sigma (per
  * segment), or keys alone. */
