@@ -83,13 +83,12 @@ install: all
 clean:
 	rm -rf $(BUILD) $(TSAN_BUILD) $(ASAN_BUILD)
 
-# The C, C++ and CUDA lines changed since FORMAT_BASE (default: where this
-# branch left main) against .clang-format: prints what clang-format would
-# change and fails if anything. Only changed lines are checked, so a branch
-# is held to the style without reformatting the files it touches.
-FORMAT_BASE ?= $(shell git merge-base HEAD main 2>/dev/null || echo HEAD)
+# Every tracked C, C++ and CUDA source against .clang-format (clang-format
+# 14, as Debian 12 ships it; CI runs this): lists the files clang-format
+# would change and fails if any.
 CLANG_FORMAT ?= $(shell command -v clang-format-14 || command -v clang-format || echo clang-format)
 format-check:
-	@out=$$(git clang-format --binary $(CLANG_FORMAT) --diff --extensions c,h,cu,cuh,cpp $(FORMAT_BASE) --) || exit 1; \
-	printf '%s\n' "$$out"; \
-	case "$$out" in *"diff --git"*) echo "format-check: to apply: git clang-format $(FORMAT_BASE)"; exit 1 ;; esac
+	@bad=$$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp' | grep -v '^tests/consumer' | \
+	  while read -r f; do $(CLANG_FORMAT) --style=file --dry-run --Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then echo "format-check: not formatted (clang-format -i FILE):"; echo "$$bad"; exit 1; fi; \
+	echo "format-check: every source as .clang-format says"
