@@ -922,8 +922,8 @@ inline cudaError_t init(const Pool<Task> &p, const Task *initial, unsigned long 
             }
             if (e == cudaSuccess) {
                 const unsigned long long grid = (n_initial + 255) / 256;
-                detail::deal_kernel<Task> < <<grid<1024 ? (unsigned)grid : 1024u, 256, 0, stream>>>(
-                                                p, src, n_initial);
+                const unsigned blocks = grid < 1024 ? (unsigned)grid : 1024u;
+                detail::deal_kernel<Task><<<blocks, 256, 0, stream>>>(p, src, n_initial);
                 e = cudaGetLastError();
             }
             if (staged) {
