@@ -54,6 +54,16 @@ int cli_flag(const char *arg, const char *shortname, const char *name)
     return strcmp(arg, name) == 0 || (shortname && strcmp(arg, shortname) == 0);
 }
 
+int cli_output_flag(const char *arg, int *check, int *json, int *quiet)
+{
+    int *dst = cli_flag(arg, NULL, "--check") ? check
+        : cli_flag(arg, NULL, "--json")       ? json
+        : cli_flag(arg, "-q", "--quiet")      ? quiet
+                                              : NULL;
+    if (dst) *dst = 1;
+    return dst != NULL;
+}
+
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

@@ -97,6 +97,9 @@ int cli_opt_type(const char *cmd, int argc, char **argv, int *i, const char *nam
 int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend *dst);
 /* 1 when argv[i] is the flag (long name or short alias), else 0. */
 int cli_flag(const char *arg, const char *shortname, const char *name);
+/* The output flags every sort command takes (--check, --json, -q/--quiet):
+ * 1 when arg is one of them, which is then set in *check, *json or *quiet. */
+int cli_output_flag(const char *arg, int *check, int *json, int *quiet);
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);
 

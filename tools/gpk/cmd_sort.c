@@ -228,18 +228,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
             cmd_sort_help(stdout);
             return 1;
         }
-        if (cli_flag(arg, NULL, "--check")) {
-            a->check = 1;
-            continue;
-        }
-        if (cli_flag(arg, NULL, "--json")) {
-            a->json = 1;
-            continue;
-        }
-        if (cli_flag(arg, "-q", "--quiet")) {
-            a->quiet = 1;
-            continue;
-        }
+        if (cli_output_flag(arg, &a->check, &a->json, &a->quiet)) continue;
         /* the segmented sort's options (sort_segments.c) */
         if ((m = sort_seg_parse(cmd, argc, argv, &i, &a->seg)) != 0) {
             if (m < 0) return -1;

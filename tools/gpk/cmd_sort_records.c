@@ -51,18 +51,7 @@ static int parse(int argc, char **argv, rec_args *a)
         const char *arg = argv[i], *val = NULL;
         uint64_t v;
         int m;
-        if (cli_flag(arg, NULL, "--check")) {
-            a->check = 1;
-            continue;
-        }
-        if (cli_flag(arg, NULL, "--json")) {
-            a->json = 1;
-            continue;
-        }
-        if (cli_flag(arg, "-q", "--quiet")) {
-            a->quiet = 1;
-            continue;
-        }
+        if (cli_output_flag(arg, &a->check, &a->json, &a->quiet)) continue;
         if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
             if (m < 0) return -1;
             a->out = val;
