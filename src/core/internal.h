@@ -4,6 +4,7 @@
 
 #include "gpk/gpk.h"
 #include <stdarg.h>
+#include <string.h>
 #include "test_hooks.h"
 
 #ifdef __cplusplus
@@ -21,6 +22,23 @@ static inline uint64_t gpk__splitmix64(uint64_t x)
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
     x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
     return x ^ (x >> 31);
+}
+
+/* A hash of bytes chained on h (an instance's data, a start solution), to
+ * see that every rank or call read the same. */
+static inline uint64_t gpk__fingerprint(uint64_t h, const void *data, size_t bytes)
+{
+    const unsigned char *b = (const unsigned char *)data;
+    size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, b + i, bytes - i);
+    return gpk__splitmix64(h ^ w ^ (uint64_t)bytes);
 }
 
 /* x rounded up to a multiple of a (a > 0): buffer offsets and sizes. */

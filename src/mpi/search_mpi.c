@@ -58,22 +58,6 @@ static void pause_watch(void)
 
 /* ---- step 1: agreement ---------------------------------------------------------- */
 
-/* A hash of the instance data, to see that every rank read the same. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t bytes)
-{
-    const unsigned char *b = data;
-    size_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    memcpy(&w, b + i, bytes - i);
-    return gpk__splitmix64(h ^ w ^ (uint64_t)bytes);
-}
-
 /* What each rank tells the others before any run. Exchanged as bytes: the
  * ranks are one program on one kind of machine. */
 typedef struct agree_rec {
@@ -127,7 +111,7 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
     a->seed = o->seed;
     a->time_limit = o->time_limit;
     a->have_start = o->start != NULL;
-    if (o->start) a->start_hash = hash_bytes(0, o->start, (size_t)a->n * sizeof *o->start);
+    if (o->start) a->start_hash = gpk__fingerprint(0, o->start, (size_t)a->n * sizeof *o->start);
 }
 
 /* The first option in which b differs from a, or NULL. */

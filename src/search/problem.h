@@ -60,8 +60,7 @@ typedef struct gpk__problem_ops {
 /* The table of kind, or NULL when no problem has that kind. */
 const gpk__problem_ops *gpk__problem(gpk_problem_kind kind);
 
-/* Mixes bytes into a fingerprint (splitmix64 over 8-byte words). */
-uint64_t gpk__fingerprint(uint64_t h, const void *data, size_t bytes);
+/* Instances' fingerprints: gpk__fingerprint (core/internal.h). */
 
 #ifdef __cplusplus
 }

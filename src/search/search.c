@@ -105,21 +105,6 @@ const gpk__problem_ops *gpk__problem(gpk_problem_kind kind)
     return NULL;
 }
 
-uint64_t gpk__fingerprint(uint64_t h, const void *data, size_t bytes)
-{
-    const unsigned char *b = data;
-    size_t i = 0;
-    for (; i + 8 <= bytes; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    memcpy(&w, b + i, bytes - i);
-    return gpk__splitmix64(h ^ w ^ (uint64_t)bytes);
-}
-
 const char *gpk_problem_name(gpk_problem_kind kind)
 {
     const gpk__problem_ops *ops = gpk__problem(kind);
