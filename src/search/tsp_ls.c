@@ -89,47 +89,67 @@ static int quadrant(double dx, double dy)
     return 0;
 }
 
-/* EUC_2D, CEIL_2D and ATT distances grow with the Euclidean distance of the
- * coordinates, so the k nearest (and the quadrant neighbours) come from a uniform grid of about two
- * cities per cell, searched in growing square rings until the ring is
- * farther than the k-th candidate: O(n k) on spread-out instances, plus a
- * counting sort of the cities into cells. GEO and EXPLICIT distances are
- * not monotone in the coordinates: every pair is looked at (O(n^2), the
- * rows in parallel); such instances carry their matrix below
- * GPK_TSP_MATRIX_MAX anyway. */
-gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
-                               uint32_t *nb, int32_t *nd)
+/* GEO and EXPLICIT distances are not monotone in the coordinates: every
+ * pair is looked at (O(n^2), the rows in parallel). On a stop the lists
+ * are left unfinished and GPK_EAGAIN_STOP comes back. */
+static gpk_status neighbours_all_pairs(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                                       uint32_t *nb, int32_t *nd)
 {
     volatile int halt = 0; /* the stop came: the lists are left unfinished */
     const uint32_t n = t->n;
-    if (k == 0 || k >= n) return GPK_EINVAL;
-    const int grid =
-        t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
-    if (!grid) {
-        int ok = 1;
+    int ok = 1;
 #pragma omp parallel num_threads(threads) if (threads > 1 && n >= 256)
-        {
-            cand *best = malloc((size_t)k * sizeof *best);
-            if (!best) {
+    {
+        cand *best = malloc((size_t)k * sizeof *best);
+        if (!best) {
 #pragma omp atomic write
-                ok = 0;
-            }
-#pragma omp for schedule(dynamic, 16)
-            for (int64_t a = 0; a < (int64_t)n; a++) {
-                if (!best || halt) continue;
-                if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
-                uint32_t cnt = 0;
-                for (uint32_t c = 0; c < n; c++)
-                    if (c != (uint32_t)a)
-                        cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
-                for (uint32_t i = 0; i < k; i++) nb[(size_t)a * k + i] = best[i].c;
-                sort_by_dist(t, (uint32_t)a, nb + (size_t)a * k, nd + (size_t)a * k, k);
-            }
-            free(best);
+            ok = 0;
         }
-        if (!ok) return GPK_ENOMEM;
-        return halt ? GPK_EAGAIN_STOP : GPK_OK;
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t a = 0; a < (int64_t)n; a++) {
+            if (!best || halt) continue;
+            if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
+            uint32_t cnt = 0;
+            for (uint32_t c = 0; c < n; c++)
+                if (c != (uint32_t)a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
+            for (uint32_t i = 0; i < k; i++) nb[(size_t)a * k + i] = best[i].c;
+            sort_by_dist(t, (uint32_t)a, nb + (size_t)a * k, nd + (size_t)a * k, k);
+        }
+        free(best);
     }
+    if (!ok) return GPK_ENOMEM;
+    return halt ? GPK_EAGAIN_STOP : GPK_OK;
+}
+
+/* A uniform grid over the cities' bounding box. Invariants: cell c holds
+ * the cities order[start[c] .. start[c + 1]), cellof[i] is city i's cell
+ * (row-major, gx cells a row), and (px[q], py[q]) are the coordinates of
+ * city order[q]. */
+typedef struct {
+    double cell; /* the side of a cell */
+    uint32_t gx, gy;
+    uint32_t *start; /* gx * gy + 1 offsets into order */
+    uint32_t *order; /* the cities in cell order */
+    uint32_t *cellof;
+    double *px, *py;
+} city_grid;
+
+static void city_grid_free(city_grid *g)
+{
+    free(g->px);
+    free(g->py);
+    free(g->start);
+    free(g->order);
+    free(g->cellof);
+}
+
+/* Sizes the grid at about 2 cities per cell over the bounding box, and
+ * counting-sorts the cities into the cells. On GPK_ENOMEM nothing is left
+ * allocated. */
+static gpk_status city_grid_build(const gpk_tsp *t, city_grid *g)
+{
+    const uint32_t n = t->n;
+    memset(g, 0, sizeof *g);
     double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
     for (uint32_t i = 1; i < n; i++) {
         x0 = fmin(x0, t->x[i]);
@@ -147,51 +167,74 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
         gx = (uint32_t)fmin(w / cell + 1, 65536);
         gy = (uint32_t)fmin(h / cell + 1, 65536);
     }
+    g->cell = cell;
+    g->gx = gx;
+    g->gy = gy;
     const size_t cells = (size_t)gx * gy;
-    uint32_t *start = calloc(cells + 1, sizeof *start), *order = malloc((size_t)n * sizeof *order),
-             *cellof = malloc((size_t)n * sizeof *cellof);
-    if (!start || !order || !cellof) {
-        free(start);
-        free(order);
-        free(cellof);
+    g->start = calloc(cells + 1, sizeof *g->start);
+    g->order = malloc((size_t)n * sizeof *g->order);
+    g->cellof = malloc((size_t)n * sizeof *g->cellof);
+    uint32_t *fill = malloc(cells * sizeof *fill);
+    if (!g->start || !g->order || !g->cellof || !fill) {
+        free(fill);
+        city_grid_free(g);
         return GPK_ENOMEM;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t cx = (uint32_t)((t->x[i] - x0) / cell), cy = (uint32_t)((t->y[i] - y0) / cell);
         if (cx >= gx) cx = gx - 1;
         if (cy >= gy) cy = gy - 1;
-        cellof[i] = cy * gx + cx;
-        start[cellof[i] + 1]++;
+        g->cellof[i] = cy * gx + cx;
+        g->start[g->cellof[i] + 1]++;
     }
-    for (size_t c = 0; c < cells; c++) start[c + 1] += start[c];
-    {
-        uint32_t *fill = malloc(cells * sizeof *fill);
-        if (!fill) {
-            free(start);
-            free(order);
-            free(cellof);
-            return GPK_ENOMEM;
-        }
-        memcpy(fill, start, cells * sizeof *fill);
-        for (uint32_t i = 0; i < n; i++) order[fill[cellof[i]]++] = i;
-        free(fill);
-    }
+    for (size_t c = 0; c < cells; c++) g->start[c + 1] += g->start[c];
+    memcpy(fill, g->start, cells * sizeof *fill);
+    for (uint32_t i = 0; i < n; i++) g->order[fill[g->cellof[i]]++] = i;
+    free(fill);
     /* The coordinates in cell order: a ring scan then reads memory in
      * sequence instead of one cache miss per city, which made the build
      * grow faster than n beyond a few hundred thousand cities. */
-    double *px = malloc((size_t)n * sizeof *px), *py = malloc((size_t)n * sizeof *py);
-    if (!px || !py) {
-        free(px);
-        free(py);
-        free(start);
-        free(order);
-        free(cellof);
+    g->px = malloc((size_t)n * sizeof *g->px);
+    g->py = malloc((size_t)n * sizeof *g->py);
+    if (!g->px || !g->py) {
+        city_grid_free(g);
         return GPK_ENOMEM;
     }
     for (uint32_t q = 0; q < n; q++) {
-        px[q] = t->x[order[q]];
-        py[q] = t->y[order[q]];
+        g->px[q] = t->x[g->order[q]];
+        g->py[q] = t->y[g->order[q]];
     }
+    return GPK_OK;
+}
+
+/* City a's list: its quadrant picks first (when k leaves room for the
+ * nearest others too), then the nearest others up to k, no city twice. */
+static void merge_quadrant_picks(const cand *best, uint32_t cnt, const cand *quad, const uint32_t qcnt[4],
+                                 uint32_t k, uint32_t *l)
+{
+    uint32_t m = 0;
+    if (k >= 4 * QUAD + 2)
+        for (int q = 0; q < 4; q++)
+            for (uint32_t i = 0; i < qcnt[q]; i++) l[m++] = quad[q * QUAD + i].c;
+    for (uint32_t i = 0; i < cnt && m < k; i++) {
+        uint32_t j = 0;
+        while (j < m && l[j] != best[i].c) j++;
+        if (j == m) l[m++] = best[i].c;
+    }
+}
+
+/* The k nearest and the quadrant neighbours of every city from the grid,
+ * searched in growing square rings until the ring is farther than the
+ * k-th candidate and the last of each quadrant's. On a stop the lists are
+ * left unfinished and GPK_EAGAIN_STOP comes back. */
+static gpk_status neighbours_from_grid(const gpk_tsp *t, const city_grid *g, uint32_t k, int threads,
+                                       const gpk__search_cfg *stop, uint32_t *nb, int32_t *nd)
+{
+    volatile int halt = 0; /* the stop came: the lists are left unfinished */
+    const uint32_t n = t->n, gx = g->gx, gy = g->gy;
+    const double cell = g->cell;
+    const uint32_t *start = g->start, *order = g->order, *cellof = g->cellof;
+    const double *px = g->px, *py = g->py;
     int ok = 1;
 #pragma omp parallel num_threads(threads) if (threads > 1 && n >= 4096)
     {
@@ -242,27 +285,37 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
                     }
                 }
             }
-            /* The quadrant picks first, then the nearest others up to k. */
-            uint32_t *l = nb + (size_t)a * k, m = 0;
-            if (k >= 4 * QUAD + 2)
-                for (int q = 0; q < 4; q++)
-                    for (uint32_t i = 0; i < qcnt[q]; i++) l[m++] = quad[q * QUAD + i].c;
-            for (uint32_t i = 0; i < cnt && m < k; i++) {
-                uint32_t j = 0;
-                while (j < m && l[j] != best[i].c) j++;
-                if (j == m) l[m++] = best[i].c;
-            }
+            uint32_t *l = nb + (size_t)a * k;
+            merge_quadrant_picks(best, cnt, quad, qcnt, k, l);
             sort_by_dist(t, a, l, nd + (size_t)a * k, k);
         }
         free(best);
     }
-    free(px);
-    free(py);
-    free(start);
-    free(order);
-    free(cellof);
     if (!ok) return GPK_ENOMEM;
     return halt ? GPK_EAGAIN_STOP : GPK_OK;
+}
+
+/* EUC_2D, CEIL_2D and ATT distances grow with the Euclidean distance of the
+ * coordinates, so the k nearest (and the quadrant neighbours) come from a
+ * uniform grid of about two cities per cell, searched in growing square
+ * rings until the ring is farther than the k-th candidate: O(n k) on
+ * spread-out instances, plus a counting sort of the cities into cells. GEO
+ * and EXPLICIT distances are not monotone in the coordinates: every pair is
+ * looked at (O(n^2), the rows in parallel); such instances carry their
+ * matrix below GPK_TSP_MATRIX_MAX anyway. */
+gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
+                               uint32_t *nb, int32_t *nd)
+{
+    if (k == 0 || k >= t->n) return GPK_EINVAL;
+    const int grid =
+        t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
+    if (!grid) return neighbours_all_pairs(t, k, threads, stop, nb, nd);
+    city_grid g;
+    const gpk_status s = city_grid_build(t, &g);
+    if (s != GPK_OK) return s;
+    const gpk_status r = neighbours_from_grid(t, &g, k, threads, stop, nb, nd);
+    city_grid_free(&g);
+    return r;
 }
 
 /* ---- the array tour ---- */
