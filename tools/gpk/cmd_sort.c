@@ -210,6 +210,142 @@ static int opt_uint(const char *cmd, int argc, char **argv, int *i, const char *
     return 1;
 }
 
+/* Options naming files, formats, types and algorithms. Returns 1 when
+ * argv[*i] was one (and *i is past its value), 0 when not, -1 on a usage
+ * error (already reported). */
+static int parse_text_opt(const char *cmd, int argc, char **argv, int *i, sort_args *a)
+{
+    const char *val = NULL;
+    int m;
+#define STR_OPT(shortname, name, field)                                        \
+    if ((m = cli_opt_value(cmd, argc, argv, i, shortname, name, &val)) != 0) { \
+        if (m < 0) return -1;                                                  \
+        a->field = val;                                                        \
+        return 1;                                                              \
+    }
+    STR_OPT("-o", "--output", out)
+    STR_OPT(NULL, "--perm", perm)
+    STR_OPT(NULL, "--values", values)
+    STR_OPT(NULL, "--values-out", values_out)
+    STR_OPT(NULL, "--devices", devices)
+#undef STR_OPT
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--gen", &val)) != 0) {
+        gpk_dist d;
+        if (m < 0) return -1;
+        if (gpk_dist_parse(val, &d) != GPK_OK) {
+            cli_error(cmd,
+                      "unknown distribution '%s' (uniform, random-bits, few-bits, "
+                      "equal, sorted, reverse, float-specials, gaussian, bucket, "
+                      "staggered, zero-entropy, organ-pipe, mo3-killer)",
+                      val);
+            return -1;
+        }
+        a->gen = val;
+        return 1;
+    }
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--format", &val)) != 0) {
+        if (m < 0) return -1;
+        if (strcmp(val, "raw") == 0) a->format = IO_RAW;
+        else if (strcmp(val, "npy") == 0) a->format = IO_NPY;
+        else {
+            cli_error(cmd, "unknown --format '%s' (raw or npy)", val);
+            return -1;
+        }
+        a->have_format = 1;
+        return 1;
+    }
+    if ((m = cli_opt_type(cmd, argc, argv, i, "--type", "type", &a->type)) != 0) {
+        if (m < 0) return -1;
+        a->have_type = 1;
+        return 1;
+    }
+    if ((m = cli_opt_type(cmd, argc, argv, i, "--value-type", "value type", &a->vtype)) != 0) {
+        if (m < 0) return -1;
+        a->have_vtype = 1;
+        return 1;
+    }
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--algo", &val)) != 0) {
+        if (m < 0) return -1;
+        if (gpk_sort_algo_parse(val, &a->ro.algorithm) != GPK_OK) {
+            cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)", val);
+            return -1;
+        }
+        return 1;
+    }
+    if ((m = cli_opt_backend(cmd, argc, argv, i, &a->backend)) != 0) {
+        if (m < 0) return -1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Numeric options: sizes, seeds, the radix tunables, devices, threads and
+ * repetitions. Returns as parse_text_opt. */
+static int parse_number_opt(const char *cmd, int argc, char **argv, int *i, sort_args *a)
+{
+    uint64_t v = 0;
+    int m;
+    if ((m = opt_uint(cmd, argc, argv, i, "--n", 0, UINT64_MAX, 1, &a->n)) != 0) {
+        if (m < 0) return -1;
+        a->have_n = 1;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--seed", 0, UINT64_MAX, 0, &a->seed)) != 0) {
+        if (m < 0) return -1;
+        a->have_seed = 1;
+        return 1;
+    }
+    /* Up to bucket's and staggered's 65536 groups; gpk_generate checks
+     * each distribution's own range (few-bits: the key width). */
+    if ((m = opt_uint(cmd, argc, argv, i, "--param", 0, 65536, 0, &a->param)) != 0) {
+        if (m < 0) return -1;
+        a->have_param = 1;
+        return 1;
+    }
+    /* --key-bits against the key type is checked once the type is known. */
+    if ((m = opt_uint(cmd, argc, argv, i, "--key-bits", 0, 64, 0, &v)) != 0) {
+        if (m < 0) return -1;
+        a->ro.key_bits = (unsigned)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--radix-bits", 0, 16, 0, &v)) != 0) {
+        if (m < 0) return -1;
+        a->ro.radix_bits = (unsigned)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--items", 0, 1u << 20, 1, &v)) != 0) {
+        if (m < 0) return -1;
+        a->ro.items = (unsigned)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--groups", 0, 1u << 30, 1, &v)) != 0) {
+        if (m < 0) return -1;
+        a->ro.groups = (unsigned)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--scan-split", 0, 1u << 30, 1, &v)) != 0) {
+        if (m < 0) return -1;
+        a->ro.scan_split = (unsigned)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--device", 0, 1u << 20, 0, &v)) != 0) {
+        if (m < 0) return -1;
+        a->device = (int)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--threads", 0, 1u << 20, 0, &v)) != 0) {
+        if (m < 0) return -1;
+        a->threads = (int)v;
+        return 1;
+    }
+    if ((m = opt_uint(cmd, argc, argv, i, "--reps", 1, 100000, 0, &v)) != 0) {
+        if (m < 0) return -1;
+        a->reps = (int)v;
+        return 1;
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, sort_args *a)
 {
     const char *cmd = "sort";
@@ -221,8 +357,7 @@ static int parse_args(int argc, char **argv, sort_args *a)
     gpk_radix_opts ro = GPK_RADIX_OPTS_INIT;
     a->ro = ro;
     for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
-        uint64_t v = 0;
+        const char *arg = argv[i];
         int m;
         if (cli_is_help(arg)) {
             cmd_sort_help(stdout);
@@ -234,122 +369,9 @@ static int parse_args(int argc, char **argv, sort_args *a)
             if (m < 0) return -1;
             continue;
         }
-
-#define STR_OPT(shortname, name, field)                                         \
-    if ((m = cli_opt_value(cmd, argc, argv, &i, shortname, name, &val)) != 0) { \
-        if (m < 0) return -1;                                                   \
-        a->field = val;                                                         \
-        continue;                                                               \
-    }
-        STR_OPT("-o", "--output", out)
-        STR_OPT(NULL, "--perm", perm)
-        STR_OPT(NULL, "--values", values)
-        STR_OPT(NULL, "--values-out", values_out)
-        STR_OPT(NULL, "--devices", devices)
-#undef STR_OPT
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--gen", &val)) != 0) {
-            gpk_dist d;
+        if ((m = parse_text_opt(cmd, argc, argv, &i, a)) != 0 ||
+            (m = parse_number_opt(cmd, argc, argv, &i, a)) != 0) {
             if (m < 0) return -1;
-            if (gpk_dist_parse(val, &d) != GPK_OK) {
-                cli_error(cmd,
-                          "unknown distribution '%s' (uniform, random-bits, few-bits, "
-                          "equal, sorted, reverse, float-specials, gaussian, bucket, "
-                          "staggered, zero-entropy, organ-pipe, mo3-killer)",
-                          val);
-                return -1;
-            }
-            a->gen = val;
-            continue;
-        }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--format", &val)) != 0) {
-            if (m < 0) return -1;
-            if (strcmp(val, "raw") == 0) a->format = IO_RAW;
-            else if (strcmp(val, "npy") == 0) a->format = IO_NPY;
-            else {
-                cli_error(cmd, "unknown --format '%s' (raw or npy)", val);
-                return -1;
-            }
-            a->have_format = 1;
-            continue;
-        }
-        if ((m = cli_opt_type(cmd, argc, argv, &i, "--type", "type", &a->type)) != 0) {
-            if (m < 0) return -1;
-            a->have_type = 1;
-            continue;
-        }
-        if ((m = cli_opt_type(cmd, argc, argv, &i, "--value-type", "value type", &a->vtype)) != 0) {
-            if (m < 0) return -1;
-            a->have_vtype = 1;
-            continue;
-        }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--algo", &val)) != 0) {
-            if (m < 0) return -1;
-            if (gpk_sort_algo_parse(val, &a->ro.algorithm) != GPK_OK) {
-                cli_error(cmd, "unknown algorithm '%s' (auto, radix, quick, quick-recursive)", val);
-                return -1;
-            }
-            continue;
-        }
-        if ((m = cli_opt_backend(cmd, argc, argv, &i, &a->backend)) != 0) {
-            if (m < 0) return -1;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--n", 0, UINT64_MAX, 1, &a->n)) != 0) {
-            if (m < 0) return -1;
-            a->have_n = 1;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--seed", 0, UINT64_MAX, 0, &a->seed)) != 0) {
-            if (m < 0) return -1;
-            a->have_seed = 1;
-            continue;
-        }
-        /* Up to bucket's and staggered's 65536 groups; gpk_generate checks
-         * each distribution's own range (few-bits: the key width). */
-        if ((m = opt_uint(cmd, argc, argv, &i, "--param", 0, 65536, 0, &a->param)) != 0) {
-            if (m < 0) return -1;
-            a->have_param = 1;
-            continue;
-        }
-        /* --key-bits against the key type is checked once the type is known. */
-        if ((m = opt_uint(cmd, argc, argv, &i, "--key-bits", 0, 64, 0, &v)) != 0) {
-            if (m < 0) return -1;
-            a->ro.key_bits = (unsigned)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--radix-bits", 0, 16, 0, &v)) != 0) {
-            if (m < 0) return -1;
-            a->ro.radix_bits = (unsigned)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--items", 0, 1u << 20, 1, &v)) != 0) {
-            if (m < 0) return -1;
-            a->ro.items = (unsigned)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--groups", 0, 1u << 30, 1, &v)) != 0) {
-            if (m < 0) return -1;
-            a->ro.groups = (unsigned)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--scan-split", 0, 1u << 30, 1, &v)) != 0) {
-            if (m < 0) return -1;
-            a->ro.scan_split = (unsigned)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--device", 0, 1u << 20, 0, &v)) != 0) {
-            if (m < 0) return -1;
-            a->device = (int)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--threads", 0, 1u << 20, 0, &v)) != 0) {
-            if (m < 0) return -1;
-            a->threads = (int)v;
-            continue;
-        }
-        if ((m = opt_uint(cmd, argc, argv, &i, "--reps", 1, 100000, 0, &v)) != 0) {
-            if (m < 0) return -1;
-            a->reps = (int)v;
             continue;
         }
         if (arg[0] == '-' && arg[1] != '\0') {
