@@ -206,125 +206,138 @@ static int add_peer(const char *s, void *arg)
     return -1;
 }
 
-static int parse_bench_args(int argc, char **argv, bench_cfg *c)
+/* The flags that take no value. Returns 1 when `a` was one, else 0. */
+static int parse_bench_flag(const char *a, bench_cfg *c, int *want_keys)
 {
-    const char *cmd = "bench";
-    memset(c, 0, sizeof *c);
-    c->device = -1;
-    c->seed = 1;
-    c->vtype = GPK_U32;
-    c->reps_cpu = 5;
-    c->reps_gpu = 20;
-    int want_keys = 1, peers_given = 0;
-    /* argv[0] = "bench", argv[1] = "sort" (checked by the caller). */
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *val;
-        int m;
-        uint64_t v;
-        if (cli_is_help(a)) {
-            cmd_bench_help(stdout);
-            return 1;
-        }
-        if (cli_flag(a, NULL, "--pairs")) {
-            c->modes |= MODE_PAIRS;
-            continue;
-        }
-        if (cli_flag(a, NULL, "--perm")) {
-            c->modes |= MODE_PERM;
-            continue;
-        }
-        if (cli_flag(a, NULL, "--keys-only")) {
-            want_keys = 1;
-            continue;
-        }
-        if (cli_flag(a, NULL, "--no-keys")) {
-            want_keys = 0;
-            continue;
-        }
-        if (cli_flag(a, "-q", "--quiet")) {
-            c->quiet = 1;
-            continue;
-        }
+    if (cli_flag(a, NULL, "--pairs")) {
+        c->modes |= MODE_PAIRS;
+        return 1;
+    }
+    if (cli_flag(a, NULL, "--perm")) {
+        c->modes |= MODE_PERM;
+        return 1;
+    }
+    if (cli_flag(a, NULL, "--keys-only")) {
+        *want_keys = 1;
+        return 1;
+    }
+    if (cli_flag(a, NULL, "--no-keys")) {
+        *want_keys = 0;
+        return 1;
+    }
+    if (cli_flag(a, "-q", "--quiet")) {
+        c->quiet = 1;
+        return 1;
+    }
+    return 0;
+}
 
+/* The comma-separated lists (--backends, --types, --n, --peers). Returns 1
+ * when argv[*i] was one (and *i is past its value), 0 when not, -1 on a
+ * usage error (already reported). */
+static int parse_bench_list_opt(const char *cmd, int argc, char **argv, int *i, bench_cfg *c,
+                                int *peers_given)
+{
+    const char *val;
+    int m;
 #define LIST_OPT(name, fn, what)                                               \
-    if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, name, &val)) != 0) {     \
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, name, &val)) != 0) {      \
         if (m < 0) return -1;                                                  \
         if (bench_for_each_item(val, fn, c) != 0) {                            \
             cli_error(cmd, "bad %s list '%s' (expected %s)", name, val, what); \
             return -1;                                                         \
         }                                                                      \
-        continue;                                                              \
+        return 1;                                                              \
     }
-        LIST_OPT("--backends", add_backend, "cpu,cuda,opencl")
-        LIST_OPT("--types", add_type, "u32,i32,f32,u64,i64,f64")
-        LIST_OPT("--n", add_n, "sizes such as 2^20,16M,1000")
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--peers", &val)) != 0) {
-            if (m < 0) return -1;
-            peers_given = 1;
-            if (bench_for_each_item(val, add_peer, c) != 0) {
-                cli_error(cmd,
-                          "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
-                          "gnu-parallel,cub,cuda)",
-                          val);
-                return -1;
-            }
-            continue;
+    LIST_OPT("--backends", add_backend, "cpu,cuda,opencl")
+    LIST_OPT("--types", add_type, "u32,i32,f32,u64,i64,f64")
+    LIST_OPT("--n", add_n, "sizes such as 2^20,16M,1000")
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--peers", &val)) != 0) {
+        if (m < 0) return -1;
+        *peers_given = 1;
+        if (bench_for_each_item(val, add_peer, c) != 0) {
+            cli_error(cmd,
+                      "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
+                      "gnu-parallel,cub,cuda)",
+                      val);
+            return -1;
         }
+        return 1;
+    }
 #undef LIST_OPT
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--value-type", &val)) != 0) {
-            if (m < 0) return -1;
-            if (gpk_type_parse(val, &c->vtype) != GPK_OK) {
-                cli_error(cmd, "unknown value type '%s'", val);
-                return -1;
-            }
-            continue;
-        }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dist", &val)) != 0) {
-            if (m < 0) return -1;
-            if (gpk_dist_parse(val, &c->dist) != GPK_OK) {
-                cli_error(cmd, "unknown distribution '%s'", val);
-                return -1;
-            }
-            c->have_dist = 1;
-            continue;
-        }
-        if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--json", &val)) != 0) {
-            if (m < 0) return -1;
-            c->json_path = val;
-            continue;
-        }
-        struct {
-            const char *name;
-            uint64_t lo, hi;
-        } nums[] = {{"--key-bits", 0, 64},     {"--radix-bits", 0, 16}, {"--param", 0, 64},
-                    {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000},   {"--threads", 0, 1 << 20},
-                    {"--device", 0, 1 << 20}};
-        int matched = 0;
-        for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
-            m = cli_opt_value(cmd, argc, argv, &i, NULL, nums[k].name, &val);
-            if (m < 0) return -1;
-            if (m == 0) continue;
-            matched = 1;
-            if (cli_parse_uint(val, nums[k].lo, nums[k].hi, &v) != 0) {
-                cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, nums[k].name,
-                          (unsigned long long)nums[k].lo, (unsigned long long)nums[k].hi);
-                return -1;
-            }
-            switch (k) {
-            case 0: c->key_bits = (unsigned)v; break;
-            case 1: c->radix_bits = (unsigned)v; break;
-            case 2: c->param = (unsigned)v; break;
-            case 3: c->seed = v; break;
-            case 4: c->reps_cpu = c->reps_gpu = (int)v; break;
-            case 5: c->threads = (int)v; break;
-            case 6: c->device = (int)v; break;
-            }
-        }
-        if (matched) continue;
-        cli_error(cmd, "unknown option or argument '%s' (see gpk bench sort --help)", a);
-        return -1;
-    }
+    return 0;
+}
 
+/* --value-type, --dist and --json. Returns as parse_bench_list_opt. */
+static int parse_bench_text_opt(const char *cmd, int argc, char **argv, int *i, bench_cfg *c)
+{
+    const char *val;
+    int m;
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--value-type", &val)) != 0) {
+        if (m < 0) return -1;
+        if (gpk_type_parse(val, &c->vtype) != GPK_OK) {
+            cli_error(cmd, "unknown value type '%s'", val);
+            return -1;
+        }
+        return 1;
+    }
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--dist", &val)) != 0) {
+        if (m < 0) return -1;
+        if (gpk_dist_parse(val, &c->dist) != GPK_OK) {
+            cli_error(cmd, "unknown distribution '%s'", val);
+            return -1;
+        }
+        c->have_dist = 1;
+        return 1;
+    }
+    if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--json", &val)) != 0) {
+        if (m < 0) return -1;
+        c->json_path = val;
+        return 1;
+    }
+    return 0;
+}
+
+/* The numeric options, each checked against its range. Returns as
+ * parse_bench_list_opt. */
+static int parse_bench_number_opt(const char *cmd, int argc, char **argv, int *i, bench_cfg *c)
+{
+    const char *val;
+    int m;
+    uint64_t v;
+    struct {
+        const char *name;
+        uint64_t lo, hi;
+    } nums[] = {{"--key-bits", 0, 64},     {"--radix-bits", 0, 16}, {"--param", 0, 64},
+                {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000},   {"--threads", 0, 1 << 20},
+                {"--device", 0, 1 << 20}};
+    int matched = 0;
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
+        m = cli_opt_value(cmd, argc, argv, i, NULL, nums[k].name, &val);
+        if (m < 0) return -1;
+        if (m == 0) continue;
+        matched = 1;
+        if (cli_parse_uint(val, nums[k].lo, nums[k].hi, &v) != 0) {
+            cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, nums[k].name,
+                      (unsigned long long)nums[k].lo, (unsigned long long)nums[k].hi);
+            return -1;
+        }
+        switch (k) {
+        case 0: c->key_bits = (unsigned)v; break;
+        case 1: c->radix_bits = (unsigned)v; break;
+        case 2: c->param = (unsigned)v; break;
+        case 3: c->seed = v; break;
+        case 4: c->reps_cpu = c->reps_gpu = (int)v; break;
+        case 5: c->threads = (int)v; break;
+        case 6: c->device = (int)v; break;
+        }
+    }
+    return matched;
+}
+
+/* The defaults of what was not given, and the checks across options. */
+static int finish_bench_args(const char *cmd, bench_cfg *c, int want_keys, int peers_given)
+{
     if (want_keys) c->modes |= MODE_KEYS;
     if (c->device >= 0 && c->nbackends > 0) {
         int gpu = 0;
@@ -373,6 +386,37 @@ static int parse_bench_args(int argc, char **argv, bench_cfg *c)
         }
     }
     return 0;
+}
+
+static int parse_bench_args(int argc, char **argv, bench_cfg *c)
+{
+    const char *cmd = "bench";
+    memset(c, 0, sizeof *c);
+    c->device = -1;
+    c->seed = 1;
+    c->vtype = GPK_U32;
+    c->reps_cpu = 5;
+    c->reps_gpu = 20;
+    int want_keys = 1, peers_given = 0;
+    /* argv[0] = "bench", argv[1] = "sort" (checked by the caller). */
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        int m;
+        if (cli_is_help(a)) {
+            cmd_bench_help(stdout);
+            return 1;
+        }
+        if (parse_bench_flag(a, c, &want_keys)) continue;
+        if ((m = parse_bench_list_opt(cmd, argc, argv, &i, c, &peers_given)) != 0 ||
+            (m = parse_bench_text_opt(cmd, argc, argv, &i, c)) != 0 ||
+            (m = parse_bench_number_opt(cmd, argc, argv, &i, c)) != 0) {
+            if (m < 0) return -1;
+            continue;
+        }
+        cli_error(cmd, "unknown option or argument '%s' (see gpk bench sort --help)", a);
+        return -1;
+    }
+    return finish_bench_args(cmd, c, want_keys, peers_given);
 }
 
 /* ---- rows ------------------------------------------------------------------------------ */
