@@ -234,9 +234,200 @@ static gpk_ctx *open_ctx(const int *devices, int k)
     return ctx;
 }
 
-/* Device-resident: 1 GPU with the device API, K GPUs with the shards API. */
 #define PHASES 12
-/* got, got_v: host arrays for the result (the caller's, reused from row to
+
+/* The device API on one GPU: the keys (and values) copied there once, one
+ * warm-up and reps timed sorts into t[], the result copied back into got
+ * (got_v). On a failed sort r->why says why. */
+static gpk_status sort_on_one_gpu(gpk_ctx *ctx, const input *in, int device, int reps, double *t,
+                                  unsigned char *got, unsigned char *got_v, row *r)
+{
+    const size_t kw = in->kw, vw = in->vw;
+    cudaStream_t st;
+    CUDA_TRY(cudaSetDevice(device));
+    CUDA_TRY(cudaStreamCreate(&st));
+    void *ki, *ko, *vi = NULL, *vo = NULL, *temp;
+    CUDA_TRY(cudaMalloc(&ki, in->n * kw));
+    CUDA_TRY(cudaMalloc(&ko, in->n * kw));
+    CUDA_TRY(cudaMemset(ko, 0xA5, in->n * kw)); /* not an earlier row's result */
+    if (vw) {
+        CUDA_TRY(cudaMalloc(&vi, in->n * vw));
+        CUDA_TRY(cudaMalloc(&vo, in->n * vw));
+        CUDA_TRY(cudaMemset(vo, 0xA5, in->n * vw));
+    }
+    CUDA_TRY(cudaMemcpy(ki, in->keys, in->n * kw, cudaMemcpyHostToDevice));
+    if (vw) CUDA_TRY(cudaMemcpy(vi, in->vals, in->n * vw, cudaMemcpyHostToDevice));
+    size_t tb = 0;
+    gpk_status s = vw ? gpk_cuda_sort_pairs(ctx, NULL, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
+                      : gpk_cuda_sort_keys(ctx, NULL, &tb, in->type, ki, ko, in->n, NULL, 0, st);
+    if (s != GPK_OK) exit(1);
+    CUDA_TRY(cudaMalloc(&temp, tb));
+    for (int rep = -1; rep < reps && s == GPK_OK; rep++) {
+        CUDA_TRY(cudaDeviceSynchronize());
+        const double t0 = now_ms();
+        s = vw ? gpk_cuda_sort_pairs(ctx, temp, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
+               : gpk_cuda_sort_keys(ctx, temp, &tb, in->type, ki, ko, in->n, NULL, 0, st);
+        CUDA_TRY(cudaStreamSynchronize(st));
+        if (rep >= 0) t[rep] = now_ms() - t0;
+    }
+    if (s != GPK_OK) snprintf(r->why, sizeof r->why, "%s", gpk_last_error(ctx));
+    CUDA_TRY(cudaMemcpy(got, ko, in->n * kw, cudaMemcpyDeviceToHost));
+    if (vw) CUDA_TRY(cudaMemcpy(got_v, vo, in->n * vw, cudaMemcpyDeviceToHost));
+    cudaFree(ki);
+    cudaFree(ko);
+    cudaFree(vi);
+    cudaFree(vo);
+    cudaFree(temp);
+    cudaStreamDestroy(st);
+    return s;
+}
+
+/* K GPUs' shards. Invariant: shard i holds gpk_shard_share(n, K, i) keys,
+ * the shards in order make up the input, and pk[i] (pv[i]) keeps shard i's
+ * input on its GPU, copied into sh[i].keys (values) before each run. */
+typedef struct {
+    gpk_shard sh[GPK_MAX_DEVICES];
+    void *pk[GPK_MAX_DEVICES], *pv[GPK_MAX_DEVICES];
+} shard_set;
+
+/* Allocates the shards (the + 1: a shard of no keys still gets a buffer)
+ * and copies each its share of the input. */
+static void upload_shards(const input *in, const int *devices, int k, shard_set *S)
+{
+    const size_t kw = in->kw, vw = in->vw;
+    gpk_shard *sh = S->sh;
+    memset(sh, 0, sizeof S->sh);
+    size_t off = 0;
+    for (int i = 0; i < k; i++) {
+        const size_t m = gpk_shard_share(in->n, k, i);
+        CUDA_TRY(cudaSetDevice(devices[i]));
+        sh[i].n = m;
+        CUDA_TRY(cudaMalloc(&S->pk[i], m * kw + 1));
+        CUDA_TRY(cudaMalloc(&sh[i].keys, m * kw + 1));
+        CUDA_TRY(cudaMalloc(&sh[i].keys_out, m * kw + 1));
+        /* not a result left there by an earlier row (the allocator reuses memory) */
+        CUDA_TRY(cudaMemset(sh[i].keys_out, 0xA5, m * kw + 1));
+        CUDA_TRY(cudaMemcpy(S->pk[i], (char *)in->keys + off * kw, m * kw, cudaMemcpyHostToDevice));
+        if (vw) {
+            CUDA_TRY(cudaMalloc(&S->pv[i], m * vw + 1));
+            CUDA_TRY(cudaMalloc(&sh[i].values, m * vw + 1));
+            CUDA_TRY(cudaMalloc(&sh[i].values_out, m * vw + 1));
+            CUDA_TRY(cudaMemset(sh[i].values_out, 0xA5, m * vw + 1));
+            CUDA_TRY(cudaMemcpy(S->pv[i], (char *)in->vals + off * vw, m * vw, cudaMemcpyHostToDevice));
+        }
+        off += m;
+    }
+}
+
+/* Copies the sorted shards back into got (got_v), in shard order, and
+ * frees them. */
+static void download_shards(const input *in, const int *devices, int k, shard_set *S, unsigned char *got,
+                            unsigned char *got_v)
+{
+    const size_t kw = in->kw, vw = in->vw;
+    gpk_shard *sh = S->sh;
+    size_t off = 0;
+    for (int i = 0; i < k; i++) {
+        const size_t m = gpk_shard_share(in->n, k, i);
+        CUDA_TRY(cudaSetDevice(devices[i]));
+        CUDA_TRY(cudaMemcpy(got + off * kw, sh[i].keys_out, m * kw, cudaMemcpyDeviceToHost));
+        if (vw) CUDA_TRY(cudaMemcpy(got_v + off * vw, sh[i].values_out, m * vw, cudaMemcpyDeviceToHost));
+        off += m;
+        cudaFree(S->pk[i]);
+        cudaFree(sh[i].keys);
+        cudaFree(sh[i].keys_out);
+        cudaFree(sh[i].temp);
+        if (vw) {
+            cudaFree(S->pv[i]);
+            cudaFree(sh[i].values);
+            cudaFree(sh[i].values_out);
+        }
+    }
+}
+
+/* The shards API on K GPUs: one warm-up and reps timed sorts into t[],
+ * each run's PHASES phase times into ph[PHASES * rep], the result copied
+ * back into got (got_v). r->plan gets the plan that ran (with ":R" when
+ * `digits` names the digit width); on a failed sort r->why says why. */
+static gpk_status sort_on_shards(gpk_ctx *ctx, const input *in, const int *devices, int k, int reps,
+                                 const gpk_sort_opts *opts, const char *digits, double *t, double *ph,
+                                 unsigned char *got, unsigned char *got_v, row *r)
+{
+    const size_t kw = in->kw, vw = in->vw;
+    shard_set S;
+    gpk_shard *sh = S.sh;
+    upload_shards(in, devices, k, &S);
+    gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, opts)
+                      : gpk_sort_shards_keys(ctx, in->type, sh, opts);
+    if (s != GPK_OK) exit(1);
+    for (int i = 0; i < k; i++) {
+        CUDA_TRY(cudaSetDevice(devices[i]));
+        CUDA_TRY(cudaMalloc(&sh[i].temp, sh[i].temp_bytes));
+    }
+    for (int rep = -1; rep < reps && s == GPK_OK; rep++) {
+        for (int i = 0; i < k; i++) {
+            CUDA_TRY(cudaSetDevice(devices[i]));
+            CUDA_TRY(cudaMemcpy(sh[i].keys, S.pk[i], sh[i].n * kw, cudaMemcpyDeviceToDevice));
+            if (vw) CUDA_TRY(cudaMemcpy(sh[i].values, S.pv[i], sh[i].n * vw, cudaMemcpyDeviceToDevice));
+            CUDA_TRY(cudaDeviceSynchronize());
+        }
+        const double t0 = now_ms();
+        s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, opts)
+               : gpk_sort_shards_keys(ctx, in->type, sh, opts);
+        if (rep >= 0) {
+            const gpk_multi_stats ms = gpk__multi_stats(ctx), *m = &ms;
+            const double v[PHASES] = {m->sort_ms,   m->split_ms,    m->merge_ms, m->copy_ms,
+                                      m->search_ms, m->tiles_ms,    m->count_ms, m->passes_ms,
+                                      m->hist_ms,   m->pass_sum_ms, m->last_ms,  (double)m->passes};
+            t[rep] = now_ms() - t0;
+            memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
+        }
+    }
+    snprintf(r->plan, sizeof r->plan, "%s%s%s", gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?",
+             digits ? ":" : "", digits ? digits : "");
+    if (s != GPK_OK) snprintf(r->why, sizeof r->why, "%s", gpk_last_error(ctx));
+    download_shards(in, devices, k, &S, got, got_v);
+    return s;
+}
+
+/* The median run's time and phases, the fastest run's time, the check of
+ * the result and, on K > 1 GPUs, the plan's own phases in r->why. */
+static void summarize_runs(const input *in, int k, int reps, const double *t, const double *ph,
+                           const unsigned char *got, const unsigned char *got_v, row *r)
+{
+    double *sorted = malloc((size_t)reps * sizeof *sorted);
+    memcpy(sorted, t, (size_t)reps * sizeof *t);
+    qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
+    r->ms = sorted[reps / 2];
+    r->min_ms = sorted[0];
+    for (int rep = 0; rep < reps; rep++)
+        if (t[rep] == r->ms) {
+            const double *v = ph + (size_t)PHASES * rep;
+            r->sort_ms = v[0];
+            r->split_ms = v[1];
+            r->merge_ms = v[2];
+            r->copy_ms = v[3];
+            r->search_ms = v[4];
+            r->tiles_ms = v[5];
+            r->count_ms = v[6];
+            r->passes_ms = v[7];
+            r->hist_ms = v[8];
+            r->pass_sum_ms = v[9];
+            r->last_ms = v[10];
+            r->passes = (int)v[11];
+        }
+    free(sorted);
+    r->ok = verify(in, got, got_v, r->why, sizeof r->why);
+    if (r->ok && k > 1 && !strncmp(r->plan, "lsd", 3))
+        snprintf(r->why, sizeof r->why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms",
+                 r->hist_ms, r->passes, r->pass_sum_ms, r->last_ms);
+    else if (r->ok && k > 1)
+        snprintf(r->why, sizeof r->why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r->copy_ms,
+                 r->search_ms, r->tiles_ms);
+}
+
+/* Device-resident: 1 GPU with the device API, K GPUs with the shards API.
+ * got, got_v: host arrays for the result (the caller's, reused from row to
  * row: first-touching 8-16 GiB costs seconds per row) */
 static row run_device(const input *in, const int *devices, int k, int reps, const char *plan,
                       unsigned char *got, unsigned char *got_v)
@@ -256,153 +447,13 @@ static row run_device(const input *in, const int *devices, int k, int reps, cons
     }
     if (k > 1) setenv("GPK_MULTI_PLAN", name, 1);
     gpk_ctx *ctx = open_ctx(devices, k);
-    const size_t kw = in->kw, vw = in->vw;
     double *t = calloc((size_t)reps, sizeof *t), *ph = calloc((size_t)reps * PHASES, sizeof *ph);
     if (!t || !ph) exit(1);
-    if (k == 1) {
-        cudaStream_t st;
-        CUDA_TRY(cudaSetDevice(devices[0]));
-        CUDA_TRY(cudaStreamCreate(&st));
-        void *ki, *ko, *vi = NULL, *vo = NULL, *temp;
-        CUDA_TRY(cudaMalloc(&ki, in->n * kw));
-        CUDA_TRY(cudaMalloc(&ko, in->n * kw));
-        CUDA_TRY(cudaMemset(ko, 0xA5, in->n * kw)); /* not an earlier row's result */
-        if (vw) {
-            CUDA_TRY(cudaMalloc(&vi, in->n * vw));
-            CUDA_TRY(cudaMalloc(&vo, in->n * vw));
-            CUDA_TRY(cudaMemset(vo, 0xA5, in->n * vw));
-        }
-        CUDA_TRY(cudaMemcpy(ki, in->keys, in->n * kw, cudaMemcpyHostToDevice));
-        if (vw) CUDA_TRY(cudaMemcpy(vi, in->vals, in->n * vw, cudaMemcpyHostToDevice));
-        size_t tb = 0;
-        gpk_status s = vw
-            ? gpk_cuda_sort_pairs(ctx, NULL, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
-            : gpk_cuda_sort_keys(ctx, NULL, &tb, in->type, ki, ko, in->n, NULL, 0, st);
-        if (s != GPK_OK) exit(1);
-        CUDA_TRY(cudaMalloc(&temp, tb));
-        for (int rep = -1; rep < reps && s == GPK_OK; rep++) {
-            CUDA_TRY(cudaDeviceSynchronize());
-            const double t0 = now_ms();
-            s = vw ? gpk_cuda_sort_pairs(ctx, temp, &tb, in->type, ki, ko, vw, vi, vo, in->n, NULL, 0, st)
-                   : gpk_cuda_sort_keys(ctx, temp, &tb, in->type, ki, ko, in->n, NULL, 0, st);
-            CUDA_TRY(cudaStreamSynchronize(st));
-            if (rep >= 0) t[rep] = now_ms() - t0;
-        }
-        if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
-        CUDA_TRY(cudaMemcpy(got, ko, in->n * kw, cudaMemcpyDeviceToHost));
-        if (vw) CUDA_TRY(cudaMemcpy(got_v, vo, in->n * vw, cudaMemcpyDeviceToHost));
-        cudaFree(ki);
-        cudaFree(ko);
-        cudaFree(vi);
-        cudaFree(vo);
-        cudaFree(temp);
-        cudaStreamDestroy(st);
-        r.ok = s == GPK_OK;
-    } else {
-        gpk_shard sh[GPK_MAX_DEVICES];
-        void *pk[GPK_MAX_DEVICES], *pv[GPK_MAX_DEVICES];
-        memset(sh, 0, sizeof sh);
-        size_t off = 0;
-        for (int i = 0; i < k; i++) {
-            const size_t m = gpk_shard_share(in->n, k, i);
-            CUDA_TRY(cudaSetDevice(devices[i]));
-            sh[i].n = m;
-            CUDA_TRY(cudaMalloc(&pk[i], m * kw + 1));
-            CUDA_TRY(cudaMalloc(&sh[i].keys, m * kw + 1));
-            CUDA_TRY(cudaMalloc(&sh[i].keys_out, m * kw + 1));
-            /* not a result left there by an earlier row (the allocator reuses memory) */
-            CUDA_TRY(cudaMemset(sh[i].keys_out, 0xA5, m * kw + 1));
-            CUDA_TRY(cudaMemcpy(pk[i], (char *)in->keys + off * kw, m * kw, cudaMemcpyHostToDevice));
-            if (vw) {
-                CUDA_TRY(cudaMalloc(&pv[i], m * vw + 1));
-                CUDA_TRY(cudaMalloc(&sh[i].values, m * vw + 1));
-                CUDA_TRY(cudaMalloc(&sh[i].values_out, m * vw + 1));
-                CUDA_TRY(cudaMemset(sh[i].values_out, 0xA5, m * vw + 1));
-                CUDA_TRY(cudaMemcpy(pv[i], (char *)in->vals + off * vw, m * vw, cudaMemcpyHostToDevice));
-            }
-            off += m;
-        }
-        gpk_status s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts)
-                          : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
-        if (s != GPK_OK) exit(1);
-        for (int i = 0; i < k; i++) {
-            CUDA_TRY(cudaSetDevice(devices[i]));
-            CUDA_TRY(cudaMalloc(&sh[i].temp, sh[i].temp_bytes));
-        }
-        for (int rep = -1; rep < reps && s == GPK_OK; rep++) {
-            for (int i = 0; i < k; i++) {
-                CUDA_TRY(cudaSetDevice(devices[i]));
-                CUDA_TRY(cudaMemcpy(sh[i].keys, pk[i], sh[i].n * kw, cudaMemcpyDeviceToDevice));
-                if (vw) CUDA_TRY(cudaMemcpy(sh[i].values, pv[i], sh[i].n * vw, cudaMemcpyDeviceToDevice));
-                CUDA_TRY(cudaDeviceSynchronize());
-            }
-            const double t0 = now_ms();
-            s = vw ? gpk_sort_shards_pairs(ctx, in->type, vw, sh, &opts)
-                   : gpk_sort_shards_keys(ctx, in->type, sh, &opts);
-            if (rep >= 0) {
-                const gpk_multi_stats ms = gpk__multi_stats(ctx), *m = &ms;
-                const double v[PHASES] = {m->sort_ms,   m->split_ms,    m->merge_ms, m->copy_ms,
-                                          m->search_ms, m->tiles_ms,    m->count_ms, m->passes_ms,
-                                          m->hist_ms,   m->pass_sum_ms, m->last_ms,  (double)m->passes};
-                t[rep] = now_ms() - t0;
-                memcpy(ph + (size_t)PHASES * rep, v, sizeof v);
-            }
-        }
-        snprintf(r.plan, sizeof r.plan, "%s%s%s",
-                 gpk__multi_stats(ctx).plan ? gpk__multi_stats(ctx).plan : "?", colon ? ":" : "",
-                 colon ? colon + 1 : "");
-        if (s != GPK_OK) snprintf(r.why, sizeof r.why, "%s", gpk_last_error(ctx));
-        off = 0;
-        for (int i = 0; i < k; i++) {
-            const size_t m = gpk_shard_share(in->n, k, i);
-            CUDA_TRY(cudaSetDevice(devices[i]));
-            CUDA_TRY(cudaMemcpy(got + off * kw, sh[i].keys_out, m * kw, cudaMemcpyDeviceToHost));
-            if (vw) CUDA_TRY(cudaMemcpy(got_v + off * vw, sh[i].values_out, m * vw, cudaMemcpyDeviceToHost));
-            off += m;
-            cudaFree(pk[i]);
-            cudaFree(sh[i].keys);
-            cudaFree(sh[i].keys_out);
-            cudaFree(sh[i].temp);
-            if (vw) {
-                cudaFree(pv[i]);
-                cudaFree(sh[i].values);
-                cudaFree(sh[i].values_out);
-            }
-        }
-        r.ok = s == GPK_OK;
-    }
-    if (r.ok) {
-        /* the median run's phases */
-        double *sorted = malloc((size_t)reps * sizeof *sorted);
-        memcpy(sorted, t, (size_t)reps * sizeof *t);
-        qsort(sorted, (size_t)reps, sizeof *sorted, cmp_double);
-        r.ms = sorted[reps / 2];
-        r.min_ms = sorted[0];
-        for (int rep = 0; rep < reps; rep++)
-            if (t[rep] == r.ms) {
-                const double *v = ph + (size_t)PHASES * rep;
-                r.sort_ms = v[0];
-                r.split_ms = v[1];
-                r.merge_ms = v[2];
-                r.copy_ms = v[3];
-                r.search_ms = v[4];
-                r.tiles_ms = v[5];
-                r.count_ms = v[6];
-                r.passes_ms = v[7];
-                r.hist_ms = v[8];
-                r.pass_sum_ms = v[9];
-                r.last_ms = v[10];
-                r.passes = (int)v[11];
-            }
-        free(sorted);
-        r.ok = verify(in, got, got_v, r.why, sizeof r.why);
-        if (r.ok && k > 1 && !strncmp(r.plan, "lsd", 3))
-            snprintf(r.why, sizeof r.why, "lsd on the GPUs: histogram %.2f + %d passes %.2f (last %.2f) ms",
-                     r.hist_ms, r.passes, r.pass_sum_ms, r.last_ms);
-        else if (r.ok && k > 1)
-            snprintf(r.why, sizeof r.why, "merge: copy %.2f + search %.2f + tiles %.2f ms", r.copy_ms,
-                     r.search_ms, r.tiles_ms);
-    }
+    const gpk_status s = k == 1
+        ? sort_on_one_gpu(ctx, in, devices[0], reps, t, got, got_v, &r)
+        : sort_on_shards(ctx, in, devices, k, reps, &opts, colon ? colon + 1 : NULL, t, ph, got, got_v, &r);
+    r.ok = s == GPK_OK;
+    if (r.ok) summarize_runs(in, k, reps, t, ph, got, got_v, &r);
     free(t);
     free(ph);
     gpk_ctx_destroy(ctx);
