@@ -41,13 +41,14 @@
 
 #define WC_BYTES 64          /* one cache line per digit buffer */
 #define WC_MAX_RADIX_BITS 12 /* beyond this the buffers outgrow L2: scatter directly */
-/* A thread more per this many bytes of keys and values. A team costs its
- * start, its end and a barrier per pass; on a busy machine each of those
- * waits for a thread to get a core back (milliseconds), so a second thread
- * pays off only for sorts of tens of milliseconds (docs/perf/radix.md:
- * u64 2^18 on two threads was 6x slower than on one at load 7). */
+/* A thread more per this many bytes of keys and values: a team costs its
+ * start, its end and a barrier per pass, a few microseconds on free cores,
+ * which a sort of 1 MiB and more repays (u32 2^20 on two free cores: 6 ->
+ * 3 ms, docs/perf/radix.md). On a busy machine each of those waits for a
+ * thread to get a core back (milliseconds); cap_by_free_cores keeps the
+ * team to the cores that are free, so this floor need not guard that. */
 #ifndef MIN_BYTES_PER_THREAD
-#define MIN_BYTES_PER_THREAD ((size_t)8 << 20)
+#define MIN_BYTES_PER_THREAD ((size_t)1 << 20)
 #endif
 
 static atomic_int ignore_load;
