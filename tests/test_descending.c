@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 #endif
 #include "testutil.h"
+#include "test_keys.h"
 
 #include <math.h>
 #include <string.h>
@@ -55,19 +56,6 @@ static int desc_ok(gpk_type t, const void *a, const void *b)
     }
     }
     return 0;
-}
-
-static void make_keys(gpk_type t, void *keys, size_t n, int kind, uint64_t seed)
-{
-    const gpk_dist d = kind == 0 ? GPK_DIST_RANDOM_BITS
-        : kind == 1              ? GPK_DIST_FEW_BITS
-                                 : GPK_DIST_FLOAT_SPECIALS;
-    gpk_generate(t, d, keys, n, seed, kind == 1 ? 3 : 0);
-    if (kind == 1 && (t == GPK_I32 || t == GPK_I64 || t == GPK_F32 || t == GPK_F64)) {
-        /* few values of both signs */
-        const size_t kw = gpk_type_size(t);
-        for (size_t i = 0; i < n; i += 2) ((unsigned char *)keys)[i * kw + kw - 1] ^= 0x80;
-    }
 }
 
 enum { REC = 24, REC_KEY = 5, REC_IDX = 16 }; /* records: an unaligned key, the input index */
