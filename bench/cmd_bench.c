@@ -302,37 +302,22 @@ static int parse_bench_text_opt(const char *cmd, int argc, char **argv, int *i, 
  * parse_bench_list_opt. */
 static int parse_bench_number_opt(const char *cmd, int argc, char **argv, int *i, bench_cfg *c)
 {
-    const char *val;
-    int m;
+    static const cli_uint_opt nums[] = {
+        {"--key-bits", 0, 64}, {"--radix-bits", 0, 16},   {"--param", 0, 64},      {"--seed", 0, UINT64_MAX},
+        {"--reps", 1, 100000}, {"--threads", 0, 1 << 20}, {"--device", 0, 1 << 20}};
     uint64_t v;
-    struct {
-        const char *name;
-        uint64_t lo, hi;
-    } nums[] = {{"--key-bits", 0, 64},     {"--radix-bits", 0, 16}, {"--param", 0, 64},
-                {"--seed", 0, UINT64_MAX}, {"--reps", 1, 100000},   {"--threads", 0, 1 << 20},
-                {"--device", 0, 1 << 20}};
-    int matched = 0;
-    for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
-        m = cli_opt_value(cmd, argc, argv, i, NULL, nums[k].name, &val);
-        if (m < 0) return -1;
-        if (m == 0) continue;
-        matched = 1;
-        if (cli_parse_uint(val, nums[k].lo, nums[k].hi, &v) != 0) {
-            cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, nums[k].name,
-                      (unsigned long long)nums[k].lo, (unsigned long long)nums[k].hi);
-            return -1;
-        }
-        switch (k) {
-        case 0: c->key_bits = (unsigned)v; break;
-        case 1: c->radix_bits = (unsigned)v; break;
-        case 2: c->param = (unsigned)v; break;
-        case 3: c->seed = v; break;
-        case 4: c->reps_cpu = c->reps_gpu = (int)v; break;
-        case 5: c->threads = (int)v; break;
-        case 6: c->device = (int)v; break;
-        }
+    const int k = cli_opt_uint_of(cmd, argc, argv, i, nums, sizeof nums / sizeof nums[0], &v);
+    if (k == -1) return -1;
+    switch (k) {
+    case 0: c->key_bits = (unsigned)v; break;
+    case 1: c->radix_bits = (unsigned)v; break;
+    case 2: c->param = (unsigned)v; break;
+    case 3: c->seed = v; break;
+    case 4: c->reps_cpu = c->reps_gpu = (int)v; break;
+    case 5: c->threads = (int)v; break;
+    case 6: c->device = (int)v; break;
     }
-    return matched;
+    return k >= 0;
 }
 
 /* The defaults of what was not given, and the checks across options. */

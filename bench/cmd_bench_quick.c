@@ -337,37 +337,24 @@ static int qb_parse(int argc, char **argv, qb_cfg *c)
             c->json_path = val;
             continue;
         }
-        struct {
-            const char *name;
-            uint64_t lo, hi;
-        } nums[] = {{"--param", 0, 65536},
-                    {"--seed", 0, UINT64_MAX},
-                    {"--reps", 1, 100000},
-                    {"--threads", 0, 1 << 20},
-                    {"--device", 0, 1 << 20}};
-        int matched = 0;
-        for (size_t k = 0; k < sizeof nums / sizeof nums[0] && !matched; k++) {
-            m = cli_opt_value(cmd, argc, argv, &i, NULL, nums[k].name, &val);
-            if (m < 0) return -1;
-            if (m == 0) continue;
-            matched = 1;
-            if (cli_parse_uint(val, nums[k].lo, nums[k].hi, &v) != 0) {
-                cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, nums[k].name,
-                          (unsigned long long)nums[k].lo, (unsigned long long)nums[k].hi);
-                return -1;
-            }
-            switch (k) {
-            case 0: c->param = (unsigned)v; break;
-            case 1: c->seed = v; break;
-            case 2:
-                c->reps = (int)v;
-                c->have_reps = 1;
-                break;
-            case 3: c->threads = (int)v; break;
-            case 4: c->device = (int)v; break;
-            }
+        static const cli_uint_opt nums[] = {{"--param", 0, 65536},
+                                            {"--seed", 0, UINT64_MAX},
+                                            {"--reps", 1, 100000},
+                                            {"--threads", 0, 1 << 20},
+                                            {"--device", 0, 1 << 20}};
+        const int k = cli_opt_uint_of(cmd, argc, argv, &i, nums, sizeof nums / sizeof nums[0], &v);
+        if (k == -1) return -1;
+        switch (k) {
+        case 0: c->param = (unsigned)v; break;
+        case 1: c->seed = v; break;
+        case 2:
+            c->reps = (int)v;
+            c->have_reps = 1;
+            break;
+        case 3: c->threads = (int)v; break;
+        case 4: c->device = (int)v; break;
         }
-        if (matched) continue;
+        if (k >= 0) continue;
         cli_error(cmd, "unknown option or argument '%s' (see gpk bench quicksort --help)", a);
         return -1;
     }

@@ -64,6 +64,24 @@ int cli_output_flag(const char *arg, int *check, int *json, int *quiet)
     return dst != NULL;
 }
 
+int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
+                    uint64_t *v)
+{
+    for (size_t k = 0; k < count; k++) {
+        const char *val;
+        const int m = cli_opt_value(cmd, argc, argv, i, NULL, opts[k].name, &val);
+        if (m < 0) return -1;
+        if (m == 0) continue;
+        if (cli_parse_uint(val, opts[k].lo, opts[k].hi, v) != 0) {
+            cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
+                      (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
+            return -1;
+        }
+        return (int)k;
+    }
+    return -2;
+}
+
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
 int cli_parse_uint(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)

@@ -100,6 +100,15 @@ int cli_flag(const char *arg, const char *shortname, const char *name);
 /* The output flags every sort command takes (--check, --json, -q/--quiet):
  * 1 when arg is one of them, which is then set in *check, *json or *quiet. */
 int cli_output_flag(const char *arg, int *check, int *json, int *quiet);
+/* A table of numeric options, each with its range. When argv[*i] is one of
+ * them: its index in the table, with its checked value in *v; -1 after a
+ * message (no value, or one out of range); -2 when it is none of them. */
+typedef struct cli_uint_opt {
+    const char *name;
+    uint64_t lo, hi;
+} cli_uint_opt;
+int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
+                    uint64_t *v);
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);
 
