@@ -1194,26 +1194,25 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
     }
 }
 
-/* One MSD level over the m keys at offset off, run by every thread of the
- * team. The keys lie in the caller's array (in_keys) or in the scatter
- * buffer; the pass moves them to the other one, buckets that fit a thread
- * are sorted from there into the caller's array, larger ones go one level
- * down. Level 0's bit range comes from the caller's detection, deeper
- * levels reduce their bucket for it (all-equal buckets then cost nothing
- * more). */
-static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
-                      unsigned begin, unsigned end, int iota, int counted, const void *src0)
+/* How one MSD level scatters: by `digits` digits of the bits from `shift`
+ * up (masked), by the split table `tab` (then digits is its bucket count),
+ * or by the sampled first plan (planned: level 0 only). */
+typedef struct {
+    unsigned digits, shift;
+    uint64_t mask;
+    const split_entry *tab;
+    int planned;
+} level_digits;
+
+/* Sets H->lv[level]: the level's bit range and whether it takes LSD passes
+ * or one MSD digit. Level 0's range comes from the caller's detection,
+ * deeper levels reduce their bucket for it (all-equal buckets then cost
+ * nothing more). Every thread returns with H->lv[level] set. */
+static void plan_level(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                       unsigned begin, unsigned end)
 {
-    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t B = S->blocks;
     const unsigned kw = S->kw, vw = S->vw;
-    /* src0: the copying sort's input, which level 0 reads in place of the
-     * caller's (output) array. */
-    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
-    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
-    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
-    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
-
     if (level > 0) {
 #pragma omp for schedule(dynamic, 1) nowait
         for (size_t j = 0; j < B; j++) {
@@ -1246,76 +1245,90 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         }
     }
     team_wait(S->bar);
-    begin = H->lv[level].begin;
-    end = H->lv[level].end;
+}
 
-    if (H->lv[level].lsd) {
-        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
-        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
-        /* finish_share takes whole-array bases. */
-        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
-        return;
-    }
-
-    const unsigned d = H->lv[level].digit_bits;
-    unsigned digits = 1u << d, shift = end - d;
-    uint64_t mask = digits - 1;
-    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
-    const split_entry *tab = NULL;
-    const int planned = level == 0 && H->first;
+/* The level's counters: block j's row of S->hist, over blocks of m keys. */
 #define ROW(j) (S->hist + (j)*S->radix_stride)
 #define BLOCK_LO(j) block_lo(m, (j), B)
-    if (planned) {
-        digits = H->first_buckets;
-    } else if (end - begin > HYB_MAX_BITS) {
-        /* Count the top HYB_MAX_BITS bits (unless the detection did), then
-         * see whether d-bit buckets would be too skewed. */
-        const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
-        if (!counted) {
+
+/* More than HYB_MAX_BITS bits: counts the top HYB_MAX_BITS bits of the
+ * range into the rows (unless the detection did: counted), then sees
+ * whether d-bit buckets would be too skewed; if so, plans the split table
+ * (H->tab, L->tab set) and counts its buckets. Either way the rows hold
+ * counts on return: of the split's buckets, or of the top bits. */
+static void count_top_or_split(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                               unsigned begin, unsigned end, int counted, size_t *bounds, level_digits *L)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, vw = S->vw, d = H->lv[level].digit_bits;
+    const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
+    if (!counted) {
 #pragma omp for schedule(dynamic, 1) nowait
-            for (size_t j = 0; j < B; j++) {
-                memset(ROW(j), 0, G * sizeof *ROW(j));
-                if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
-                else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
-            }
-        }
-        counted = 1;
-        team_wait(S->bar);
-#pragma omp single nowait
-        {
-            size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
-            for (unsigned g = 0; g < G; g++) {
-                h[g] = 0;
-                for (size_t j = 0; j < B; j++) h[g] += ROW(j)[g];
-                run += h[g];
-                if ((g + 1) % (G >> d) == 0) {
-                    biggest = run > biggest ? run : biggest;
-                    run = 0;
-                }
-            }
-            H->lv[level].buckets = biggest > H->cap
-                ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
-                : 0;
-        }
-        team_wait(S->bar);
-        if (H->lv[level].buckets) {
-            tab = H->tab;
-            digits = H->lv[level].buckets;
-            shift = top;
-            mask = G - 1;
-#pragma omp for schedule(dynamic, 1) nowait
-            for (size_t j = 0; j < B; j++) {
-                memset(ROW(j), 0, digits * sizeof *ROW(j));
-                if (kw == 4)
-                    count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask,
-                                ROW(j), tab);
-                else
-                    count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
-                                tab);
-            }
+        for (size_t j = 0; j < B; j++) {
+            memset(ROW(j), 0, G * sizeof *ROW(j));
+            if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
+            else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
         }
     }
-    if (tab || planned) {
+    team_wait(S->bar);
+#pragma omp single nowait
+    {
+        size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
+        for (unsigned g = 0; g < G; g++) {
+            h[g] = 0;
+            for (size_t j = 0; j < B; j++) h[g] += ROW(j)[g];
+            run += h[g];
+            if ((g + 1) % (G >> d) == 0) {
+                biggest = run > biggest ? run : biggest;
+                run = 0;
+            }
+        }
+        H->lv[level].buckets =
+            biggest > H->cap ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab) : 0;
+    }
+    team_wait(S->bar);
+    if (H->lv[level].buckets) {
+        const split_entry *tab = H->tab;
+        const unsigned digits = H->lv[level].buckets, shift = top;
+        const uint64_t mask = G - 1;
+        L->tab = tab;
+        L->digits = digits;
+        L->shift = shift;
+        L->mask = mask;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++) {
+            memset(ROW(j), 0, digits * sizeof *ROW(j));
+            if (kw == 4)
+                count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask,
+                            ROW(j), tab);
+            else count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j), tab);
+        }
+    }
+}
+
+/* Leaves each block's counts of the level's L->digits buckets in its row
+ * (the team's threads may still be counting on return: the caller waits).
+ * counted: the rows already hold the detection's counts of the top
+ * HYB_MAX_BITS bits of the range. */
+static void count_level(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                        unsigned begin, unsigned end, int counted, size_t *bounds, level_digits *L)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, d = H->lv[level].digit_bits;
+    L->digits = 1u << d;
+    L->shift = end - d;
+    L->mask = L->digits - 1;
+    L->tab = NULL;
+    L->planned = level == 0 && H->first;
+    if (L->planned) {
+        L->digits = H->first_buckets;
+    } else if (end - begin > HYB_MAX_BITS) {
+        count_top_or_split(S, H, level, cur, m, begin, end, counted, bounds, L);
+        counted = 1;
+    }
+    const unsigned digits = L->digits, shift = L->shift;
+    const uint64_t mask = L->mask;
+    if (L->tab || L->planned) {
         /* counted by the split above, or by the detection */
     } else if (counted) {
         /* The rows hold the top HYB_MAX_BITS bits of the range: fold them
@@ -1339,39 +1352,96 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j));
         }
     }
+}
+
+/* From the rows' counts: the buckets' starts into bounds (bounds[digits]:
+ * m), then the scatter of the level's keys (and values) from cur to oth.
+ * Every thread returns after the whole scatter. */
+static void scatter_level(const sort_state *S, const hyb_state *H, const level_digits *L, size_t m,
+                          size_t *bounds, const char *cur, char *oth, const char *vcur, char *voth, int iota)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, vw = S->vw, digits = L->digits;
     team_wait(S->bar);
 #pragma omp single nowait
     bounds[digits] = scan_blocks(S, digits, 0, bounds);
     team_wait(S->bar);
-    unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
+    unsigned char *my_wc = S->wc ? S->wc + (size_t)omp_get_thread_num() * S->wc_bytes : NULL;
 #pragma omp for schedule(dynamic, 1) nowait
     for (size_t j = 0; j < B; j++) {
-        if (planned)
+        if (L->planned)
             scatter_first(vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), ROW(j), my_wc, digits, iota,
                           H->first, H->first_clamp);
         else
-            scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
-                          my_wc, digits, iota, tab);
+            scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), L->shift, L->mask,
+                          ROW(j), my_wc, digits, iota, L->tab);
     }
     team_wait(S->bar);
+}
 #undef ROW
 #undef BLOCK_LO
+
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
+                      unsigned begin, unsigned end, int iota, int counted, const void *src0);
+
+/* The level's buckets (bounds[0..digits], at offset off, in the buffer
+ * other than in_keys says): a bucket goes to one thread when it fits its
+ * buffers, or when it is small enough (a quarter of a thread's share of
+ * this level) that the others have work meanwhile; only larger ones take
+ * the team, one level down over the bits below `shift`. */
+static void sort_level_buckets(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
+                               int in_keys, unsigned begin, unsigned shift, const size_t *bounds,
+                               unsigned digits)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
-    /* A bucket goes to one thread when it fits its buffers, or when it is
-     * small enough (a quarter of a thread's share of this level) that
-     * the others have work meanwhile; only larger ones take the team. */
     const size_t solo_max = m / (4 * (size_t)T) > H->cap ? m / (4 * (size_t)T) : H->cap;
     size_t *rec_work = (size_t *)mine, *solo_work = rec_work + REC_DEPTH * REC_SLAB;
 #pragma omp for schedule(dynamic, 1) nowait
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > 0 && mm <= solo_max) solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
+        if (mm > 0 && mm <= solo_max) solo_bucket(S, H, off + b0, mm, in_keys, tmp, rec_work, solo_work, 0);
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0, NULL);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, in_keys, begin, shift, 0, 0, NULL);
     }
+}
+
+/* One MSD level over the m keys at offset off, run by every thread of the
+ * team. The keys lie in the caller's array (in_keys) or in the scatter
+ * buffer; the pass moves them to the other one, buckets that fit a thread
+ * are sorted from there into the caller's array, larger ones go one level
+ * down. */
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
+                      unsigned begin, unsigned end, int iota, int counted, const void *src0)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    /* src0: the copying sort's input, which level 0 reads in place of the
+     * caller's (output) array. */
+    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+
+    plan_level(S, H, level, cur, m, begin, end);
+    begin = H->lv[level].begin;
+    end = H->lv[level].end;
+
+    if (H->lv[level].lsd) {
+        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
+        /* finish_share takes whole-array bases. */
+        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
+        return;
+    }
+
+    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
+    level_digits L;
+    count_level(S, H, level, cur, m, begin, end, counted, bounds, &L);
+    scatter_level(S, H, &L, m, bounds, cur, oth, vcur, voth, iota);
+    sort_level_buckets(S, H, level, off, m, !in_keys, begin, L.shift, bounds, L.digits);
 }
 
 /* As split_plan, from the sample sorted by g (g's keys from start[g] to
@@ -1497,10 +1567,29 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
     return GPK_OK;
 }
 
-gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
+/* The choices of one sort, made before anything is allocated, and the
+ * scratch's layout that follows from them. */
+typedef struct {
+    size_t n;
+    unsigned kw, vw;
+    int with_sigma, forced, may_hybrid, use_wc, plan_first, threads;
+    unsigned radix; /* counters per block row */
+    size_t cap, samples, blocks;
+    /* The scratch, in this order: keys, values, histogram rows, ands and
+     * ors, wc buffers, hybrid bounds, per-thread buffers, the sample. */
+    size_t keys_bytes, vals_bytes, hist_bytes, wc_bytes, bounds_bytes, lhist_bytes, tmp_bytes, total;
+} sort_plan;
+
+/* What the team's threads decide once and all read (shared in the
+ * parallel region). */
+typedef struct {
+    int planned, hybrid;
+    unsigned passes, range_begin, range_end;
+    pass_plan plan[64];
+} team_choice;
+
+static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p)
 {
-    if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
-        return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     const size_t n = job->n;
     const unsigned kw = job->key_width;
     const int with_sigma = job->sigma != NULL;
@@ -1532,8 +1621,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;
 
-    /* Everything is allocated before the caller's data is touched, so a
-     * failure leaves it as it was. The scratch stays with the context. */
     /* Per digit: a line of keys, the matching values (up to twice as wide
      * when 4-byte keys carry 8-byte values), and the fill count. */
     size_t wc_bytes = use_wc ? (size_t)radix * (WC_BYTES * 3 + 2 * sizeof(unsigned)) : 0;
@@ -1549,57 +1636,138 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     /* + 64: the scratch is aligned to a line so that the scatter can stream. */
     size_t total = 64 + keys_bytes + vals_bytes + hist_bytes + 2 * 64 * blocks + (size_t)threads * wc_bytes +
         bounds_bytes + (size_t)threads * (lhist_bytes + 2 * tmp_bytes) + 2 * samples * sizeof(uint64_t);
-    if (n > ((size_t)-1) / 32) total = (size_t)-1;
-    unsigned char *scratch = total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, total);
-    if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
-    if (!scratch)
-        return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
-                         n * (kw + vw));
-    sort_state S;
-    S.type = job->key_type;
-    S.kw = kw;
-    S.vw = vw;
-    S.n = n;
-    S.keys = job->keys;
-    S.vals = with_sigma ? (void *)job->sigma : job->values;
-    S.alt_keys = scratch;
-    S.alt_vals = vw ? scratch + keys_bytes : NULL;
-    S.hist = (size_t *)(scratch + keys_bytes + vals_bytes);
-    S.radix_stride = radix;
-    S.blocks = blocks;
-    team_barrier bar;
-    atomic_init(&bar.arrived, 0);
-    atomic_init(&bar.generation, 0);
-    atomic_init(&bar.threads, 0);
-    S.bar = &bar;
-    S.wc_bytes = wc_bytes;
-    uint64_t *ands = (uint64_t *)((unsigned char *)S.hist + hist_bytes);
-    uint64_t *ors = ands + 8 * blocks; /* a cache line apart per block */
-    S.wc = use_wc ? (unsigned char *)(ors + 8 * blocks) : NULL;
-    hyb_state H;
-    H.cap = cap;
-    H.bounds = (size_t *)((unsigned char *)(ors + 8 * blocks) + (size_t)threads * wc_bytes);
-    H.per_thread = (unsigned char *)H.bounds + bounds_bytes;
-    H.ands = ands;
-    H.ors = ors;
-    H.lhist_bytes = lhist_bytes;
-    H.tmp_bytes = tmp_bytes;
-    H.first = NULL;
-    H.first_buckets = 0;
-    uint64_t *sample = (uint64_t *)(H.per_thread + (size_t)threads * (lhist_bytes + 2 * tmp_bytes));
-    first_plan P;
-    if (plan_first) {
-        const int is_float = gpk_key_kind(job->key_type) == GPK_KEY_FLOAT;
-        P.flip = GPK_KEY_SIGN64;
-        P.neg = is_float ? ~GPK_KEY_SIGN64 : 0;
-        P.sub = is_float ? GPK_KEY_ROT64 : 0;
+    if (n > ((size_t)-1) / 32) total = (size_t)-1; /* (size_t)-1: too large to allocate */
+
+    p->n = n;
+    p->kw = kw;
+    p->vw = vw;
+    p->with_sigma = with_sigma;
+    p->forced = forced;
+    p->may_hybrid = may_hybrid;
+    p->use_wc = use_wc;
+    p->plan_first = plan_first;
+    p->threads = threads;
+    p->radix = radix;
+    p->cap = cap;
+    p->samples = samples;
+    p->blocks = blocks;
+    p->keys_bytes = keys_bytes;
+    p->vals_bytes = vals_bytes;
+    p->hist_bytes = hist_bytes;
+    p->wc_bytes = wc_bytes;
+    p->bounds_bytes = bounds_bytes;
+    p->lhist_bytes = lhist_bytes;
+    p->tmp_bytes = tmp_bytes;
+    p->total = total;
+}
+
+/* Points the shared state into the (line-aligned) scratch, in the order
+ * sort_plan lists, and returns where the sample goes. */
+static uint64_t *lay_out_scratch(const sort_plan *p, const gpk_radix_job *job, unsigned char *scratch,
+                                 team_barrier *bar, sort_state *S, hyb_state *H)
+{
+    S->type = job->key_type;
+    S->kw = p->kw;
+    S->vw = p->vw;
+    S->n = p->n;
+    S->keys = job->keys;
+    S->vals = p->with_sigma ? (void *)job->sigma : job->values;
+    S->alt_keys = scratch;
+    S->alt_vals = p->vw ? scratch + p->keys_bytes : NULL;
+    S->hist = (size_t *)(scratch + p->keys_bytes + p->vals_bytes);
+    S->radix_stride = p->radix;
+    S->blocks = p->blocks;
+    atomic_init(&bar->arrived, 0);
+    atomic_init(&bar->generation, 0);
+    atomic_init(&bar->threads, 0);
+    S->bar = bar;
+    S->wc_bytes = p->wc_bytes;
+    uint64_t *ands = (uint64_t *)((unsigned char *)S->hist + p->hist_bytes);
+    uint64_t *ors = ands + 8 * p->blocks; /* a cache line apart per block */
+    S->wc = p->use_wc ? (unsigned char *)(ors + 8 * p->blocks) : NULL;
+    H->cap = p->cap;
+    H->bounds = (size_t *)((unsigned char *)(ors + 8 * p->blocks) + (size_t)p->threads * p->wc_bytes);
+    H->per_thread = (unsigned char *)H->bounds + p->bounds_bytes;
+    H->ands = ands;
+    H->ors = ors;
+    H->lhist_bytes = p->lhist_bytes;
+    H->tmp_bytes = p->tmp_bytes;
+    H->first = NULL;
+    H->first_buckets = 0;
+    return (uint64_t *)(H->per_thread + (size_t)p->threads * (p->lhist_bytes + 2 * p->tmp_bytes));
+}
+
+/* The detection read, block by block (see block_lo): the ands and ors of
+ * the keys (mapped as they are read, into the caller's array), and where
+ * a count comes free, the rows' counts of the first level's buckets
+ * (planned) or of the top HYB_MAX_BITS bits below top_shift. */
+static void detect_keys(const sort_state *S, const hyb_state *H, const gpk_radix_job *job,
+                        const first_plan *P, int planned, int top_shift, const void *input)
+{
+    const size_t n = S->n, blocks = S->blocks;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (size_t j = 0; j < blocks; j++) {
+        const size_t blo = block_lo(n, j, blocks), bhi = block_lo(n, j + 1, blocks);
+        size_t *row = S->hist + j * S->radix_stride;
+        if (planned) {
+            memset(row, 0, (P->over + 1) * sizeof *row);
+            reduce_count_first(P, input, blo, bhi, &H->ands[8 * j], &H->ors[8 * j], row);
+        } else if (top_shift >= 0) {
+            memset(row, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *row);
+            map_reduce_count(job->key_type, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j],
+                             &H->ors[8 * j], row, (unsigned)top_shift);
+        } else {
+            map_and_reduce(job->key_type, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j], &H->ors[8 * j]);
+        }
     }
+}
+
+/* One thread, after the detection: the keys' bit range and the path (the
+ * hybrid, or plan_passes' LSD passes) into C; with a planned first level,
+ * its buckets into H. */
+static void choose_path(const sort_plan *p, const gpk_radix_job *job, const sort_state *S, hyb_state *H,
+                        const first_plan *P, team_choice *C)
+{
+    unsigned begin = 0, end = job->key_bits;
+    if (job->key_bits == 0) {
+        uint64_t a = ~0ull, o = 0;
+        for (size_t j = 0; j < p->blocks; j++) {
+            a &= H->ands[8 * j];
+            o |= H->ors[8 * j];
+        }
+        gpk__radix_range_from_masks(a, o, &begin, &end);
+    }
+    C->range_begin = begin;
+    C->range_end = end;
+    C->hybrid = p->may_hybrid && end > begin && (end - begin >= HYB_MIN_BITS || p->forced == PATH_HYBRID);
+    if (!C->hybrid) C->passes = plan_passes(begin, end, job->radix_bits, C->plan);
+    if (C->hybrid && C->planned) {
+        H->first = P;
+        H->first_buckets = P->over + 1;
+        H->first_clamp = 0;
+        for (size_t j = 0; j < p->blocks; j++)
+            H->first_clamp |= S->hist[j * p->radix] || S->hist[j * p->radix + P->over];
+    }
+}
+
+/* The whole sort, run by every thread of the team: the sample (plan_first),
+ * the detection read, the path's choice, then the hybrid's levels or the
+ * LSD passes. */
+static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *S, hyb_state *H,
+                      first_plan *P, uint64_t *sample, team_choice *C)
+{
+    const size_t n = p->n, samples = p->samples;
+    const unsigned kw = p->kw;
+    const int T = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    atomic_store_explicit(&S->bar->threads, (unsigned)T, memory_order_relaxed);
+    const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
 
     /* The hybrid's first digit is the top of the detected range; guessing
      * that the range reaches the key's top bit (or key_bits) lets the
      * detection read count it too. A wrong guess only costs the count. */
     const unsigned end_guess = job->key_bits ? job->key_bits : 8 * kw;
-    const int top_shift = may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
+    const int top_shift = p->may_hybrid && end_guess >= HYB_MIN_BITS ? (int)(end_guess - HYB_MAX_BITS) : -1;
 
     /* The copying sort (job->src): the detection reads the input and
      * writes the mapped keys to the output, where the passes go on as in
@@ -1607,86 +1775,71 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
      * first pass reads them from the input. */
     const void *input = job->src ? job->src : job->keys;
     const void *first = needs_mapping(job->key_type) ? job->keys : input;
-    int planned = 0;
 
-    pass_plan plan[64];
-    unsigned passes = 0, range_begin = 0, range_end = 0;
-    int hybrid = 0;
-
-#pragma omp parallel num_threads(threads)
-    {
-        const int T = omp_get_num_threads();
-        const int tid = omp_get_thread_num();
-        atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
-        const size_t lo = n * (size_t)tid / (size_t)T, hi = n * (size_t)(tid + 1) / (size_t)T;
-
-        if (plan_first) {
-            for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T;
-                 j++)
-                sample[j] = first_map(&P, ((const uint64_t *)input)[j * (n / samples)]);
-            team_wait(&bar);
+    if (p->plan_first) {
+        for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T; j++)
+            sample[j] = first_map(P, ((const uint64_t *)input)[j * (n / samples)]);
+        team_wait(S->bar);
 #pragma omp single nowait
-            planned = plan_first_level(&P, sample, samples, n, kw + vw, radix, H.bounds);
-            team_wait(&bar);
-        }
-        /* The detection read, block by block (see block_lo). */
-#pragma omp for schedule(dynamic, 1) nowait
-        for (size_t j = 0; j < blocks; j++) {
-            const size_t blo = block_lo(n, j, blocks), bhi = block_lo(n, j + 1, blocks);
-            size_t *row = S.hist + j * radix;
-            if (planned) {
-                memset(row, 0, (P.over + 1) * sizeof *row);
-                reduce_count_first(&P, input, blo, bhi, &ands[8 * j], &ors[8 * j], row);
-            } else if (top_shift >= 0) {
-                memset(row, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *row);
-                map_reduce_count(job->key_type, kw, input, job->keys, blo, bhi, &ands[8 * j], &ors[8 * j],
-                                 row, (unsigned)top_shift);
-            } else {
-                map_and_reduce(job->key_type, kw, input, job->keys, blo, bhi, &ands[8 * j], &ors[8 * j]);
-            }
-        }
-        team_wait(&bar);
-#pragma omp single nowait
-        {
-            unsigned begin = 0, end = job->key_bits;
-            if (job->key_bits == 0) {
-                uint64_t a = ~0ull, o = 0;
-                for (size_t j = 0; j < blocks; j++) {
-                    a &= ands[8 * j];
-                    o |= ors[8 * j];
-                }
-                gpk__radix_range_from_masks(a, o, &begin, &end);
-            }
-            range_begin = begin;
-            range_end = end;
-            hybrid = may_hybrid && end > begin && (end - begin >= HYB_MIN_BITS || forced == PATH_HYBRID);
-            if (!hybrid) passes = plan_passes(begin, end, job->radix_bits, plan);
-            if (hybrid && planned) {
-                H.first = &P;
-                H.first_buckets = P.over + 1;
-                H.first_clamp = 0;
-                for (size_t j = 0; j < blocks; j++)
-                    H.first_clamp |= S.hist[j * radix] || S.hist[j * radix + P.over];
-            }
-        }
-        team_wait(&bar);
-
-        if (planned && !hybrid) { /* too few bits after all: the LSD passes need the keys mapped */
-            uint64_t a, o;
-            map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &a, &o);
-            team_wait(&bar);
-        }
-        if (hybrid) {
-            hyb_level(&S, &H, 0, 0, n, 1, range_begin, range_end, with_sigma,
-                      !planned && top_shift >= 0 && range_end == end_guess, planned ? input : first);
-        } else {
-            const void *from = planned ? job->keys : first;
-            int in_b =
-                lsd_team(&S, from, S.keys, S.alt_keys, S.vals, S.alt_vals, n, plan, passes, with_sigma);
-            finish_share(&S, in_b ? S.alt_keys : passes ? S.keys : from, in_b ? S.alt_vals : S.vals, 0, n);
-            if (with_sigma && passes == 0) gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
-        }
+        C->planned = plan_first_level(P, sample, samples, n, kw + p->vw, p->radix, H->bounds);
+        team_wait(S->bar);
     }
+    detect_keys(S, H, job, P, C->planned, top_shift, input);
+    team_wait(S->bar);
+#pragma omp single nowait
+    choose_path(p, job, S, H, P, C);
+    team_wait(S->bar);
+
+    if (C->planned && !C->hybrid) { /* too few bits after all: the LSD passes need the keys mapped */
+        uint64_t a, o;
+        map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &a, &o);
+        team_wait(S->bar);
+    }
+    if (C->hybrid) {
+        hyb_level(S, H, 0, 0, n, 1, C->range_begin, C->range_end, p->with_sigma,
+                  !C->planned && top_shift >= 0 && C->range_end == end_guess, C->planned ? input : first);
+    } else {
+        const void *from = C->planned ? job->keys : first;
+        int in_b = lsd_team(S, from, S->keys, S->alt_keys, S->vals, S->alt_vals, n, C->plan, C->passes,
+                            p->with_sigma);
+        finish_share(S, in_b ? S->alt_keys : C->passes ? S->keys : from, in_b ? S->alt_vals : S->vals, 0, n);
+        if (p->with_sigma && C->passes == 0) gpk__sigma_iota(job->sigma, job->sigma_width, lo, hi);
+    }
+}
+
+gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
+        return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
+    sort_plan p;
+    plan_sort(ctx, job, &p);
+
+    /* Everything is allocated before the caller's data is touched, so a
+     * failure leaves it as it was. The scratch stays with the context. */
+    unsigned char *scratch = p.total == (size_t)-1 ? NULL : gpk__host_scratch(ctx, p.total);
+    if (scratch) scratch += (64 - (uintptr_t)scratch % 64) % 64;
+    if (!scratch)
+        return gpk__fail(ctx, GPK_ENOMEM, "cpu sort: cannot allocate %zu bytes of scratch memory",
+                         p.n * (p.kw + p.vw));
+    sort_state S;
+    team_barrier bar;
+    hyb_state H;
+    uint64_t *sample = lay_out_scratch(&p, job, scratch, &bar, &S, &H);
+    first_plan P;
+    if (p.plan_first) {
+        const int is_float = gpk_key_kind(job->key_type) == GPK_KEY_FLOAT;
+        P.flip = GPK_KEY_SIGN64;
+        P.neg = is_float ? ~GPK_KEY_SIGN64 : 0;
+        P.sub = is_float ? GPK_KEY_ROT64 : 0;
+    }
+    team_choice C;
+    C.planned = 0;
+    C.passes = 0;
+    C.hybrid = 0;
+    C.range_begin = C.range_end = 0;
+
+#pragma omp parallel num_threads(p.threads)
+    team_sort(&p, job, &S, &H, &P, sample, &C);
 
     return GPK_OK;
 }
