@@ -428,6 +428,153 @@ static gpk_status cpu_open_host(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, con
 
 const gpk__ooc_backend gpk__ooc_cpu = {cpu_too_large, cpu_open_host, NULL, NULL};
 
+/* The caller's arrays A and the extra buffer B of one out-of-core sort. */
+typedef struct {
+    unsigned char *a_keys, *a_vals, *b_keys, *b_vals;
+    size_t n;
+    unsigned kw, vw;
+    int threads, keep; /* keep: B stays with the context */
+} ooc_arrays;
+
+/* Allocates B (kept with the context unless a test says not to), before
+ * anything of the caller's is touched. */
+static gpk_status alloc_extra(gpk_ctx *ctx, ooc_arrays *A)
+{
+    const size_t n = A->n;
+    const double extra = (double)n * (A->kw + A->vw);
+    const double host = host_memory_bytes();
+    if (host > 0 && 2.0 * extra > host)
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: an out-of-core sort of %zu elements needs %.2f GiB of host memory beside the "
+                         "input; the host has %.2f GiB in all",
+                         n, extra / 1073741824.0, host / 1073741824.0);
+    A->keep = gpk__hook(gpk__test.ooc_keep, 1) != 0; /* tests: 0 keeps no buffer */
+    if (!A->keep) ooc_release(ctx);                  /* nor one kept from before */
+    A->b_keys = extra_buffer(ctx, A->keep, 0, n * A->kw, A->threads);
+    A->b_vals = A->vw ? extra_buffer(ctx, A->keep, 1, n * A->vw, A->threads) : NULL;
+    if (!A->b_keys || (A->vw && !A->b_vals)) {
+        extra_free(A->keep, A->b_keys);
+        extra_free(A->keep, A->b_vals);
+        return gpk__fail(ctx, GPK_ENOMEM,
+                         "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
+                         "sort of %zu elements needs beside the input",
+                         extra / 1073741824.0, n);
+    }
+    return GPK_OK;
+}
+
+/* Opens the context's out-of-core backend on dev, with A and B. */
+static gpk_status open_dev(gpk_ctx *ctx, const gpk_radix_job *job, const ooc_arrays *A, gpk_ooc_stats *st,
+                           gpk_ooc_dev *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    dev->ctx = ctx;
+    dev->stats = st;
+    dev->key_type = job->key_type;
+    dev->key_width = A->kw;
+    dev->value_width = A->vw;
+    dev->key_bits = job->key_bits;
+    dev->radix_bits = job->radix_bits;
+    dev->n = A->n;
+    const gpk__ooc_backend *ob = ooc_of(ctx);
+    if (!ob)
+        return gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: no out-of-core sort on the %s backend",
+                         gpk_backend_name(ctx->backend));
+    gpk_ooc_host h = {A->a_keys, A->a_vals, A->b_keys, A->b_vals, A->n, NULL, {0, 0}, NULL, NULL};
+    if (A->keep) {
+        ooc_keep *k = kept(ctx); /* extra_buffer made it */
+        h.b_locked = k->locked;
+        h.b_bytes[0] = k->bytes[0];
+        h.b_bytes[1] = A->vw ? k->bytes[1] : 0;
+        h.stage = &k->stage;
+        h.stage_bytes = &k->stage_bytes;
+    }
+    return ob->open(ctx, dev, ctx->device_budget, &h);
+}
+
+/* Phase 1, A -> B: each slice of cap elements sorted on the device into a
+ * run. On failure A was only read. */
+static gpk_status sort_runs(gpk_ooc_dev *dev, xfer *x, const ooc_arrays *A, size_t runs)
+{
+    const size_t n = A->n, cap = dev->cap;
+    const unsigned kw = A->kw, vw = A->vw;
+    gpk_status s = GPK_OK;
+    for (size_t r = 0; r < runs && s == GPK_OK; r++) {
+        const int slot = (int)(r % OOC_SLOTS);
+        const size_t at = r * cap, len = n - at < cap ? n - at : cap;
+        s = dev->prepare ? dev->prepare(dev, at, len) : GPK_OK;
+        if (s == GPK_OK) s = slot_ready(dev, r, 0, 2 * runs);
+        if (s == GPK_OK) s = x_load(x, slot, 0, A->a_keys + at * kw, vw ? A->a_vals + at * vw : NULL, len);
+        if (s == GPK_OK) s = dev->sort(dev, slot, len);
+        if (s == GPK_OK && r < dev->kept_runs) s = dev->stash(dev, slot, r, len);
+        if (s == GPK_OK) s = x_store(x, slot, A->b_keys + at * kw, vw ? A->b_vals + at * vw : NULL, len);
+    }
+    return s == GPK_OK ? dev->wait(dev) : drain(dev, s);
+}
+
+/* split[p * runs + r]: where output partition p (output [p * cap,
+ * (p + 1) * cap)) starts in run r, for p = 0..runs. */
+static void co_rank_parts(const gpk_radix_job *job, const ooc_arrays *A, size_t cap, size_t runs,
+                          size_t *split)
+{
+    const size_t n = A->n;
+    runs_view v = {job->key_type,
+                   A->b_keys,
+                   A->kw,
+                   n,
+                   cap,
+                   runs,
+                   job->key_bits == 0 || job->key_bits >= 64 ? UINT64_MAX
+                                                             : (((uint64_t)1 << job->key_bits) - 1)};
+    const ptrdiff_t parts = (ptrdiff_t)runs;
+#pragma omp parallel for num_threads(A->threads) schedule(dynamic, 1)
+    for (ptrdiff_t p = 0; p <= parts; p++) {
+        const size_t k = (size_t)p * cap < n ? (size_t)p * cap : n;
+        co_rank(&v, k, split + (size_t)p * runs);
+    }
+}
+
+/* Phase 2, B -> A: each output partition gathered from its parts of the
+ * runs (kept runs from the device) and sorted on the device. */
+static gpk_status merge_parts(gpk_ooc_dev *dev, xfer *x, const ooc_arrays *A, size_t runs,
+                              const size_t *split)
+{
+    const size_t cap = dev->cap;
+    const unsigned kw = A->kw, vw = A->vw;
+    gpk_status s = GPK_OK;
+    for (size_t p = 0; p < runs && s == GPK_OK; p++) {
+        const int slot = (int)(p % OOC_SLOTS);
+        const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
+        size_t at = 0;
+        s = slot_ready(dev, p, runs, 2 * runs);
+        /* the partitions before p - OOC_SLOTS + 1 are stored: done with */
+        if (s == GPK_OK && dev->release && p >= OOC_SLOTS) s = dev->release(dev, (p - OOC_SLOTS + 1) * cap);
+        for (size_t r = 0; r < runs && s == GPK_OK; r++) {
+            const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
+            if (len && r < dev->kept_runs) s = x_load_kept(x, slot, at, r, lo[r], len);
+            else if (len)
+                s = x_load(x, slot, at, A->b_keys + from * kw, vw ? A->b_vals + from * vw : NULL, len);
+            at += len;
+        }
+        if (s == GPK_OK) s = dev->sort(dev, slot, at);
+        if (s == GPK_OK)
+            s = x_store(x, slot, A->a_keys + p * cap * kw, vw ? A->a_vals + p * cap * vw : NULL, at);
+    }
+    return s == GPK_OK ? dev->wait(dev) : drain(dev, s);
+}
+
+/* After a failed merge A is part merged output, part input: the sorted
+ * runs replace it, so it holds a permutation of the input, values (or
+ * sigma) with their keys, and the message says so. */
+static void restore_runs(gpk_ctx *ctx, const ooc_arrays *A)
+{
+    gpk__host_copy(A->a_keys, A->b_keys, A->n * A->kw, A->threads);
+    if (A->vw) gpk__host_copy(A->a_vals, A->b_vals, A->n * A->vw, A->threads);
+    const size_t len = strlen(ctx->err);
+    if (len + 80 < sizeof ctx->err)
+        strcat(ctx->err, " (the array holds its keys as sorted runs: a permutation of the input)");
+}
+
 gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const double t0 = omp_get_wtime();
@@ -436,65 +583,26 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
         return gpk__fail(ctx, GPK_ENOMEM,
                          "sort: out of host memory (or context hooks) for the out-of-core statistics");
     memset(st, 0, sizeof *st);
-    const size_t n = job->n;
-    const unsigned kw = job->key_width, vw = value_width_of(job);
-    unsigned char *a_keys = (unsigned char *)job->keys;
-    unsigned char *a_vals = (unsigned char *)(job->values ? job->values : (void *)job->sigma);
-    const int threads = ctx->threads > 0 ? ctx->threads : 1;
+    ooc_arrays A;
+    memset(&A, 0, sizeof A);
+    A.n = job->n;
+    A.kw = job->key_width;
+    A.vw = value_width_of(job);
+    A.a_keys = (unsigned char *)job->keys;
+    A.a_vals = (unsigned char *)(job->values ? job->values : (void *)job->sigma);
+    A.threads = ctx->threads > 0 ? ctx->threads : 1;
+    const size_t n = A.n;
 
-    /* The extra buffer B, before anything of the caller's is touched. */
-    const double extra = (double)n * (kw + vw);
-    const double host = host_memory_bytes();
-    if (host > 0 && 2.0 * extra > host)
-        return gpk__fail(ctx, GPK_ENOMEM,
-                         "sort: an out-of-core sort of %zu elements needs %.2f GiB of host memory beside the "
-                         "input; the host has %.2f GiB in all",
-                         n, extra / 1073741824.0, host / 1073741824.0);
-    const int keep = gpk__hook(gpk__test.ooc_keep, 1) != 0; /* tests: 0 keeps no buffer */
-    if (!keep) ooc_release(ctx);                            /* nor one kept from before */
-    unsigned char *b_keys = extra_buffer(ctx, keep, 0, n * kw, threads);
-    unsigned char *b_vals = vw ? extra_buffer(ctx, keep, 1, n * vw, threads) : NULL;
-    if (!b_keys || (vw && !b_vals)) {
-        extra_free(keep, b_keys);
-        extra_free(keep, b_vals);
-        return gpk__fail(ctx, GPK_ENOMEM,
-                         "sort: cannot allocate the %.2f GiB of host memory an out-of-core "
-                         "sort of %zu elements needs beside the input",
-                         extra / 1073741824.0, n);
-    }
+    gpk_status s = alloc_extra(ctx, &A);
+    if (s != GPK_OK) return s;
     const double t1 = omp_get_wtime();
     st->alloc_ms = 1e3 * (t1 - t0);
 
     gpk_ooc_dev dev;
-    memset(&dev, 0, sizeof dev);
-    dev.ctx = ctx;
-    dev.stats = st;
-    dev.key_type = job->key_type;
-    dev.key_width = kw;
-    dev.value_width = vw;
-    dev.key_bits = job->key_bits;
-    dev.radix_bits = job->radix_bits;
-    dev.n = n;
-    gpk_status s;
-    const gpk__ooc_backend *ob = ooc_of(ctx);
-    if (ob) {
-        gpk_ooc_host h = {a_keys, a_vals, b_keys, b_vals, n, NULL, {0, 0}, NULL, NULL};
-        if (keep) {
-            ooc_keep *k = kept(ctx); /* extra_buffer made it */
-            h.b_locked = k->locked;
-            h.b_bytes[0] = k->bytes[0];
-            h.b_bytes[1] = vw ? k->bytes[1] : 0;
-            h.stage = &k->stage;
-            h.stage_bytes = &k->stage_bytes;
-        }
-        s = ob->open(ctx, &dev, ctx->device_budget, &h);
-    } else {
-        s = gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: no out-of-core sort on the %s backend",
-                      gpk_backend_name(ctx->backend));
-    }
+    s = open_dev(ctx, job, &A, st, &dev);
     if (s != GPK_OK) {
-        extra_free(keep, b_keys);
-        extra_free(keep, b_vals);
+        extra_free(A.keep, A.b_keys);
+        extra_free(A.keep, A.b_vals);
         return s;
     }
     const double t2 = omp_get_wtime();
@@ -521,7 +629,7 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     st->parts = runs;
     /* sigma is output only: the identity goes in as the values */
     if (job->sigma) {
-#pragma omp parallel num_threads(threads) if (n > 65536)
+#pragma omp parallel num_threads(A.threads) if (n > 65536)
         {
             const size_t T = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
             gpk__sigma_iota(job->sigma, job->sigma_width, n * t / T, n * (t + 1) / T);
@@ -530,66 +638,16 @@ gpk_status gpk__sort_ooc(gpk_ctx *ctx, const gpk_radix_job *job)
     xfer x = {&dev, 0, 0};
     x.fail_at = (long)gpk__hook(gpk__test.ooc_fail_at, 0); /* tests: the k-th transfer fails */
 
-    /* 1. runs: A -> B */
-    for (size_t r = 0; r < runs && s == GPK_OK; r++) {
-        const int slot = (int)(r % OOC_SLOTS);
-        const size_t at = r * cap, len = n - at < cap ? n - at : cap;
-        s = dev.prepare ? dev.prepare(&dev, at, len) : GPK_OK;
-        if (s == GPK_OK) s = slot_ready(&dev, r, 0, 2 * runs);
-        if (s == GPK_OK) s = x_load(&x, slot, 0, a_keys + at * kw, vw ? a_vals + at * vw : NULL, len);
-        if (s == GPK_OK) s = dev.sort(&dev, slot, len);
-        if (s == GPK_OK && r < dev.kept_runs) s = dev.stash(&dev, slot, r, len);
-        if (s == GPK_OK) s = x_store(&x, slot, b_keys + at * kw, vw ? b_vals + at * vw : NULL, len);
-    }
-    s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
+    s = sort_runs(&dev, &x, &A, runs);
     if (s != GPK_OK) goto out; /* A was only read */
     report(ctx, runs, 2 * runs);
     const double t3 = omp_get_wtime();
     st->runs_ms = 1e3 * (t3 - t2);
 
-    /* 2. merge: B -> A, partition p = output [p * cap, (p + 1) * cap) */
-    {
-        runs_view v = {job->key_type,
-                       b_keys,
-                       kw,
-                       n,
-                       cap,
-                       runs,
-                       job->key_bits == 0 || job->key_bits >= 64 ? UINT64_MAX
-                                                                 : (((uint64_t)1 << job->key_bits) - 1)};
-        const ptrdiff_t parts = (ptrdiff_t)runs;
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-        for (ptrdiff_t p = 0; p <= parts; p++) {
-            const size_t k = (size_t)p * cap < n ? (size_t)p * cap : n;
-            co_rank(&v, k, split + (size_t)p * runs);
-        }
-    }
-    for (size_t p = 0; p < runs && s == GPK_OK; p++) {
-        const int slot = (int)(p % OOC_SLOTS);
-        const size_t *lo = split + p * runs, *hi = split + (p + 1) * runs;
-        size_t at = 0;
-        s = slot_ready(&dev, p, runs, 2 * runs);
-        /* the partitions before p - OOC_SLOTS + 1 are stored: done with */
-        if (s == GPK_OK && dev.release && p >= OOC_SLOTS) s = dev.release(&dev, (p - OOC_SLOTS + 1) * cap);
-        for (size_t r = 0; r < runs && s == GPK_OK; r++) {
-            const size_t len = hi[r] - lo[r], from = r * cap + lo[r];
-            if (len && r < dev.kept_runs) s = x_load_kept(&x, slot, at, r, lo[r], len);
-            else if (len) s = x_load(&x, slot, at, b_keys + from * kw, vw ? b_vals + from * vw : NULL, len);
-            at += len;
-        }
-        if (s == GPK_OK) s = dev.sort(&dev, slot, at);
-        if (s == GPK_OK) s = x_store(&x, slot, a_keys + p * cap * kw, vw ? a_vals + p * cap * vw : NULL, at);
-    }
-    s = s == GPK_OK ? dev.wait(&dev) : drain(&dev, s);
+    co_rank_parts(job, &A, cap, runs, split);
+    s = merge_parts(&dev, &x, &A, runs, split);
     if (s != GPK_OK) {
-        /* A is part merged output, part input: the sorted runs replace it,
-         * so it holds a permutation of the input, values (or sigma) with
-         * their keys */
-        gpk__host_copy(a_keys, b_keys, n * kw, threads);
-        if (vw) gpk__host_copy(a_vals, b_vals, n * vw, threads);
-        const size_t len = strlen(ctx->err);
-        if (len + 80 < sizeof ctx->err)
-            strcat(ctx->err, " (the array holds its keys as sorted runs: a permutation of the input)");
+        restore_runs(ctx, &A);
         goto out;
     }
     st->merge_ms = 1e3 * (omp_get_wtime() - t3);
@@ -602,8 +660,8 @@ out : {
     st->unpin_ms = 1e3 * (omp_get_wtime() - t4);
 }
     free(split);
-    extra_free(keep, b_keys);
-    extra_free(keep, b_vals);
+    extra_free(A.keep, A.b_keys);
+    extra_free(A.keep, A.b_vals);
     st->total_ms = 1e3 * (omp_get_wtime() - t0);
     return s;
 }
