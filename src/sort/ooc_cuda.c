@@ -497,12 +497,14 @@ static gpk_status cuda_fit(gpk_ctx *ctx, size_t n, unsigned key_width, unsigned 
     return GPK_OK;
 }
 
-static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+/* The slot size: cap elements a slot such that SLOTS slots and the sort's
+ * temporaries fit the free device memory (less a margin) and the budget;
+ * *limit: the bytes usable in all. Runs on ctx->device; on failure the
+ * caller's device is set back. */
+static gpk_status plan_slots(gpk_ctx *ctx, const gpk_ooc_dev *d, size_t budget, int caller, size_t *cap_out,
+                             size_t *temp_out, size_t *limit_out)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
-    int caller = 0;
-    (void)cudaGetDevice(&caller);
     cudaError_t e = cudaSetDevice(ctx->device);
     if (e == cudaSuccess) e = release_cached(st);
     size_t free_b = 0, total_b = 0;
@@ -547,6 +549,151 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
         if (SLOTS * cap * per + temp <= limit) break;
         cap -= cap / 8 + 1;
     }
+    *cap_out = cap;
+    *temp_out = temp;
+    *limit_out = limit;
+    return GPK_OK;
+}
+
+/* The streams, events, slots and temporaries on the device. On failure
+ * dev_close has undone them (and set the caller's device back). */
+static gpk_status alloc_device(gpk_ctx *ctx, gpk_ooc_dev *d, cuda_dev *c)
+{
+    const size_t cap = d->cap;
+    cudaError_t e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->work, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->down, cudaStreamNonBlocking);
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaEventCreateWithFlags(&c->loaded[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->sorted[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->freed[i], cudaEventDisableTiming);
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->staged[i], cudaEventDisableTiming);
+    }
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: streams");
+        dev_close(d);
+        return s;
+    }
+    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
+        e = cudaMalloc(&c->keys[i], cap * d->key_width);
+        if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->vals[i], cap * d->value_width);
+    }
+    if (e == cudaSuccess) e = cudaMalloc(&c->temp, c->temp_bytes ? c->temp_bytes : 1);
+    if (e != cudaSuccess) {
+        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: cudaMalloc of the slots");
+        dev_close(d);
+        return s;
+    }
+    return GPK_OK;
+}
+
+/* The runs the rest of the budget (beyond the slots and temporaries)
+ * holds stay on the device; where that allocation fails the sort goes on
+ * with fewer, or none. */
+static void keep_runs_on_device(gpk_ooc_dev *d, cuda_dev *c, size_t n, size_t limit)
+{
+    const size_t cap = d->cap, per = d->key_width + d->value_width;
+    const size_t used = SLOTS * cap * per + c->temp_bytes;
+    size_t kept = gpk__ooc_kept_runs(n, cap, per, limit > used ? limit - used : 0);
+    for (; kept > 0; kept -= kept / 8 + 1) {
+        cudaError_t e = cudaMalloc(&c->kept_keys, kept * cap * d->key_width);
+        if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);
+        if (e == cudaSuccess) break;
+        (void)cudaGetLastError();
+        if (c->kept_keys) (void)cudaFree(c->kept_keys);
+        c->kept_keys = NULL;
+    }
+    d->kept_runs = kept;
+    d->stash = dev_stash;
+    d->load_kept = dev_load_kept;
+}
+
+/* Pinned staging memory for the caller's arrays (SLOTS slots' worth): the
+ * context's kept one when large enough, else a new one (kept with the
+ * context when it keeps one). Without it (c->stage_a stays 0) the
+ * caller's arrays are locked run by run. */
+static void stage_caller_arrays(const gpk_ooc_dev *d, cuda_dev *c, const gpk_ooc_host *h)
+{
+    const size_t need = SLOTS * d->cap * (d->key_width + d->value_width);
+    if (h->stage && *h->stage && *h->stage_bytes >= need) {
+        c->stage = (char *)*h->stage;
+    } else {
+        if (h->stage && *h->stage) {
+            free_pinned(*h->stage);
+            *h->stage = NULL;
+            *h->stage_bytes = 0;
+        }
+        void *p = alloc_pinned(need, c->threads);
+        if (p) {
+            c->stage = (char *)p;
+            if (h->stage) {
+                *h->stage = p;
+                *h->stage_bytes = need;
+            } else {
+                c->stage_owned = 1;
+            }
+        }
+        (void)cudaGetLastError(); /* no staging: the caller's arrays are locked run by run */
+    }
+    if (c->stage) {
+        c->stage_a = 1;
+        c->a_lo = (uintptr_t)h->a_keys;
+        c->a_hi = (uintptr_t)h->a_keys + h->n * d->key_width;
+    }
+}
+
+/* The host arrays to lock, cut into pieces (c->pieces): A's unless staged
+ * or locked by the caller, B's unless the context keeps B locked. Without
+ * host memory for the table nothing is locked (d->stats->pinned stays 0). */
+static void cut_host_arrays(gpk_ooc_dev *d, cuda_dev *c, const gpk_ooc_host *h, int a_locked)
+{
+    void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
+    const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
+    size_t bytes[4];
+    for (int i = 0; i < 4; i++)
+        bytes[i] = arr[i] && !(i < 2 && (c->stage_a || a_locked)) ? h->n * width[i] : 0;
+    for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
+    size_t count = 0;
+    for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
+    c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
+    c->todo = calloc(count ? count : 1, sizeof *c->todo);
+    if (!c->pieces || !c->todo) {
+        free(c->pieces);
+        c->pieces = NULL;
+        return;
+    }
+    d->stats->pinned = 1;
+    c->b_locked = h->b_locked;
+    c->n = h->n;
+    c->npieces = 0;
+    for (int i = 0; i < 4; i++) {
+        c->first[i] = c->next[i] = c->npieces;
+        c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
+        c->end[i] = c->npieces;
+        for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++) c->pieces[q].kept = 1;
+        for (size_t q = c->first[i]; q < c->end[i] && i >= 2; q++) c->pieces[q].scratch = 1;
+        if (bytes[i]) {
+            c->base[i] = (char *)arr[i];
+            c->width[i] = width[i];
+        }
+    }
+    /* with staging or the caller's own locking: what is to be locked is
+     * locked before the first transfer, unlocked after the last */
+    if (c->stage_a || a_locked) {
+        (void)dev_prepare(d, 0, h->n);
+        c->ahead = 1;
+    }
+}
+
+static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const gpk_ooc_host *h)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    if (!st) return gpk__fail(ctx, GPK_EINVAL, "sort: context has no CUDA state");
+    int caller = 0;
+    (void)cudaGetDevice(&caller);
+    size_t cap = 0, temp = 0, limit = 0;
+    gpk_status s = plan_slots(ctx, d, budget, caller, &cap, &temp, &limit);
+    if (s != GPK_OK) return s;
 
     cuda_dev *c = calloc(1, sizeof *c);
     if (!c) {
@@ -568,48 +715,9 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
     d->release = dev_release;
     d->close = dev_close;
     c->temp_bytes = temp;
-    e = cudaStreamCreateWithFlags(&c->up, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->work, cudaStreamNonBlocking);
-    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->down, cudaStreamNonBlocking);
-    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
-        e = cudaEventCreateWithFlags(&c->loaded[i], cudaEventDisableTiming);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->sorted[i], cudaEventDisableTiming);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->freed[i], cudaEventDisableTiming);
-        if (e == cudaSuccess) e = cudaEventCreateWithFlags(&c->staged[i], cudaEventDisableTiming);
-    }
-    if (e != cudaSuccess) {
-        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: streams");
-        dev_close(d);
-        return s;
-    }
-    for (int i = 0; i < SLOTS && e == cudaSuccess; i++) {
-        e = cudaMalloc(&c->keys[i], cap * d->key_width);
-        if (e == cudaSuccess && d->value_width) e = cudaMalloc(&c->vals[i], cap * d->value_width);
-    }
-    if (e == cudaSuccess) e = cudaMalloc(&c->temp, temp ? temp : 1);
-    if (e != cudaSuccess) {
-        gpk_status s = gpk__cuda_fail(ctx, e, "out-of-core sort: cudaMalloc of the slots");
-        dev_close(d);
-        return s;
-    }
-    /* the runs the rest of the budget holds stay on the device; where that
-     * allocation fails the sort goes on without them */
-    {
-        const size_t used = SLOTS * cap * per + temp;
-        size_t kept = gpk__ooc_kept_runs(h->n, cap, per, limit > used ? limit - used : 0);
-        for (; kept > 0; kept -= kept / 8 + 1) {
-            e = cudaMalloc(&c->kept_keys, kept * cap * d->key_width);
-            if (e == cudaSuccess && d->value_width)
-                e = cudaMalloc(&c->kept_vals, kept * cap * d->value_width);
-            if (e == cudaSuccess) break;
-            (void)cudaGetLastError();
-            if (c->kept_keys) (void)cudaFree(c->kept_keys);
-            c->kept_keys = NULL;
-        }
-        d->kept_runs = kept;
-        d->stash = dev_stash;
-        d->load_kept = dev_load_kept;
-    }
+    s = alloc_device(ctx, d, c);
+    if (s != GPK_OK) return s;
+    keep_runs_on_device(d, c, h->n, limit);
 
     /* The default: B locked whole before the first transfer (unless the
      * context kept it locked), the caller's arrays staged. Without staging
@@ -622,74 +730,8 @@ static gpk_status cuda_open(gpk_ctx *ctx, gpk_ooc_dev *d, size_t budget, const g
     const int a_locked = gpk__cuda_host_locked(h->a_keys, h->n * d->key_width) &&
         gpk__cuda_host_locked(h->a_vals, h->a_vals ? h->n * d->value_width : 0);
     d->stats->caller_pinned = a_locked;
-    if (!a_locked) {
-        const size_t need = SLOTS * cap * per;
-        if (h->stage && *h->stage && *h->stage_bytes >= need) {
-            c->stage = (char *)*h->stage;
-        } else {
-            if (h->stage && *h->stage) {
-                free_pinned(*h->stage);
-                *h->stage = NULL;
-                *h->stage_bytes = 0;
-            }
-            void *p = alloc_pinned(need, c->threads);
-            if (p) {
-                c->stage = (char *)p;
-                if (h->stage) {
-                    *h->stage = p;
-                    *h->stage_bytes = need;
-                } else {
-                    c->stage_owned = 1;
-                }
-            }
-            (void)cudaGetLastError(); /* no staging: the caller's arrays are locked run by run */
-        }
-        if (c->stage) {
-            c->stage_a = 1;
-            c->a_lo = (uintptr_t)h->a_keys;
-            c->a_hi = (uintptr_t)h->a_keys + h->n * d->key_width;
-        }
-    }
-    {
-        void *arr[4] = {h->a_keys, h->a_vals, h->b_keys, h->b_vals};
-        const unsigned width[4] = {d->key_width, d->value_width, d->key_width, d->value_width};
-        size_t bytes[4];
-        for (int i = 0; i < 4; i++)
-            bytes[i] = arr[i] && !(i < 2 && (c->stage_a || a_locked)) ? h->n * width[i] : 0;
-        for (int i = 0; i < 2 && h->b_locked; i++) bytes[2 + i] = h->b_locked[i] ? 0 : h->b_bytes[i];
-        size_t count = 0;
-        for (int i = 0; i < 4; i++) count += cut_pieces(arr[i], bytes[i], NULL);
-        c->pieces = calloc(count ? count : 1, sizeof *c->pieces);
-        c->todo = calloc(count ? count : 1, sizeof *c->todo);
-        if (c->pieces && c->todo) {
-            d->stats->pinned = 1;
-            c->b_locked = h->b_locked;
-            c->n = h->n;
-            c->npieces = 0;
-            for (int i = 0; i < 4; i++) {
-                c->first[i] = c->next[i] = c->npieces;
-                c->npieces += cut_pieces(arr[i], bytes[i], c->pieces + c->npieces);
-                c->end[i] = c->npieces;
-                for (size_t q = c->first[i]; q < c->end[i] && i >= 2 && h->b_locked; q++)
-                    c->pieces[q].kept = 1;
-                for (size_t q = c->first[i]; q < c->end[i] && i >= 2; q++) c->pieces[q].scratch = 1;
-                if (bytes[i]) {
-                    c->base[i] = (char *)arr[i];
-                    c->width[i] = width[i];
-                }
-            }
-            /* with staging or the caller's own locking: what is to be
-             * locked is locked before the first transfer, unlocked after
-             * the last */
-            if (c->stage_a || a_locked) {
-                (void)dev_prepare(d, 0, h->n);
-                c->ahead = 1;
-            }
-        } else {
-            free(c->pieces);
-            c->pieces = NULL;
-        }
-    }
+    if (!a_locked) stage_caller_arrays(d, c, h);
+    cut_host_arrays(d, c, h, a_locked);
     return GPK_OK;
 }
 
