@@ -1319,37 +1319,37 @@ static gpk_status part_bits(const sort_call *c, void *temp, size_t *tb, const vo
         : gpk_cuda_sort_keys_bits(c->ctx, temp, tb, c->type, ki, ko, n, begin, end, st);
 }
 
-/* Collective. *declined (the same on every rank): a bucket is too large or
- * a mapping failed; nothing moved, the sort-first plan goes on. */
-static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *keys_in, const void *values_in,
-                            size_t n_in, void *keys_out, void *values_out, gpk_mpi_sort_times *times,
-                            double *t_phase, int *declined)
+/* One call of the part plan, as its steps see it. Counts are indexed
+ * [rank * D + bucket]; bucket x holds the keys whose top digit is x. */
+typedef struct part_state {
+    unsigned bits, shift, D;    /* key bits, the bucket digit's shift, buckets */
+    uint64_t lo_mine, hi_mine;  /* this rank's output range in the global order */
+    uint64_t *cnt, *first;      /* per rank and bucket: its keys, where they start in that rank's dk */
+    uint64_t *G;                /* G[x]: where bucket x starts globally; G[D] = N */
+    uint64_t *q, *below, *mine; /* digit bounds, this shard's keys below each, its bucket sizes */
+    uint64_t *need;             /* keys this rank reads from each rank */
+    ipc_record *records;
+    void **base_k, **base_v; /* every rank's dk / dv as this rank maps them */
+    unsigned xa, xb;         /* this rank's buckets: [xa, xb) */
+    size_t tb;               /* one bucket sort's temp, aligned */
+    size_t aside[2];         /* the straddling buckets' sizes: below lo_mine, above hi_mine */
+    size_t aside_k, aside_v; /* their sorted copies' room, aligned */
+    cudaStream_t ss[GPK_MULTI_PART_STREAMS], cs[PART_COPY_STREAMS];
+    cudaEvent_t ev[PART_COPY_STREAMS];
+    int ncs, made; /* copy streams in use; sort streams made (with their copy streams and events) */
+} part_state;
+
+/* Step 1: this shard partitioned by its top digit into the exported dk / dv;
+ * then mine[x] = its keys in bucket x. */
+static gpk_status part_partition(sort_call *c, part_state *ps, const void *keys_in, const void *values_in,
+                                 size_t n_in)
 {
     sort_keep *k = c->keep;
-    const char *what = c->what;
-    const int P = c->P, me = c->rank;
-    const unsigned bits = (unsigned)(8 * c->kw), shift = bits - GPK_MULTI_PART_BITS,
-                   D = 1u << GPK_MULTI_PART_BITS;
-    const uint64_t lo_mine = start[me], hi_mine = start[me + 1];
-    const size_t kw = c->kw, vw = c->vw;
-    uint64_t *cnt = calloc((size_t)P * D, sizeof *cnt), *first = calloc((size_t)P * D, sizeof *first);
-    uint64_t *G = calloc(D + 1, sizeof *G), *q = calloc(D, sizeof *q), *below = calloc(D + 1, sizeof *below);
-    uint64_t *mine = calloc(D, sizeof *mine), *need = calloc((size_t)P, sizeof *need);
-    ipc_record *records = malloc(sizeof *records * (size_t)P);
-    void **base_k = calloc((size_t)P, sizeof *base_k), **base_v = calloc((size_t)P, sizeof *base_v);
-    cudaStream_t ss[GPK_MULTI_PART_STREAMS] = {0}, cs[PART_COPY_STREAMS] = {0};
-    cudaEvent_t ev[PART_COPY_STREAMS] = {0};
-    const int ncs = P < PART_COPY_STREAMS ? P : PART_COPY_STREAMS;
-    int made = 0; /* streams and events made */
-    *declined = 0;
-    gpk_status s = GPK_OK;
-    if (!cnt || !first || !G || !q || !below || !mine || !need || !records || !base_k || !base_v)
-        s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
-
-    /* 1. the partition into dk / dv, and its digit counts */
+    const unsigned D = ps->D, shift = ps->shift, bits = ps->bits;
+    uint64_t *q = ps->q, *below = ps->below;
     size_t tb = 0;
-    if (s == GPK_OK) s = dev_grow(c, &k->dk, n_in * kw, 1);
-    if (s == GPK_OK && vw) s = dev_grow(c, &k->dv, n_in * vw, 1);
+    gpk_status s = dev_grow(c, &k->dk, n_in * c->kw, 1);
+    if (s == GPK_OK && c->vw) s = dev_grow(c, &k->dv, n_in * c->vw, 1);
     if (s == GPK_OK) s = part_bits(c, NULL, &tb, keys_in, k->dk.p, values_in, k->dv.p, n_in, shift, bits, 0);
     if (s == GPK_OK) s = dev_grow(c, &k->dtemp, tb, 0);
     if (s == GPK_OK) s = dev_grow(c, &k->dwork, gpk__mpi_cuda_work_bytes(0, D), 0);
@@ -1363,15 +1363,24 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
     }
     if (s == GPK_OK) {
         below[0] = 0, below[D] = n_in;
-        for (unsigned x = 0; x < D; x++) mine[x] = below[x + 1] - below[x];
+        for (unsigned x = 0; x < D; x++) ps->mine[x] = below[x + 1] - below[x];
     }
-    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
-    times->sort_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
-    if (s != GPK_OK) goto out;
+    return s;
+}
 
-    /* 2. every rank's counts: each bucket's global place, each piece's place in its rank's dk */
-    s = gpk__mpi_allgather(c->comm, c->ctx, mine, (int)D, MPI_UINT64_T, cnt, (int)D, MPI_UINT64_T, what);
-    if (s != GPK_OK) goto out;
+/* Step 2, collective: every rank's counts give each bucket's global place
+ * (G) and each piece's place in its rank's dk (first). *declined when a
+ * bucket that some rank sorts is above its cap (the same on every rank:
+ * all see the same counts); else this rank's buckets [xa, xb) and what it
+ * reads from each rank (need). */
+static gpk_status part_place(sort_call *c, part_state *ps, const uint64_t *start, int *declined)
+{
+    const int P = c->P;
+    const unsigned D = ps->D;
+    uint64_t *cnt = ps->cnt, *first = ps->first, *G = ps->G;
+    gpk_status s = gpk__mpi_allgather(c->comm, c->ctx, ps->mine, (int)D, MPI_UINT64_T, cnt, (int)D,
+                                      MPI_UINT64_T, c->what);
+    if (s != GPK_OK) return s;
     for (unsigned x = 0; x < D; x++) {
         uint64_t t = 0;
         for (int p = 0; p < P; p++) t += cnt[(size_t)p * D + x];
@@ -1387,76 +1396,85 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
             if (G[x + 1] > G[x] && G[x] < start[r + 1] && G[x + 1] > start[r] && G[x + 1] - G[x] > cap)
                 *declined = 1;
     }
-    if (*declined) goto out;
+    if (*declined) return GPK_OK;
     /* this rank's buckets: those that overlap [lo_mine, hi_mine) */
-    unsigned xa = D, xb = 0;
+    const uint64_t lo_mine = ps->lo_mine, hi_mine = ps->hi_mine;
+    ps->xa = D, ps->xb = 0;
     for (unsigned x = 0; x < D && hi_mine > lo_mine; x++)
         if (G[x + 1] > G[x] && G[x] < hi_mine && G[x + 1] > lo_mine) {
-            if (xa == D) xa = x;
-            xb = x + 1;
-            for (int p = 0; p < P; p++) need[p] += cnt[(size_t)p * D + x];
+            if (ps->xa == D) ps->xa = x;
+            ps->xb = x + 1;
+            for (int p = 0; p < P; p++) ps->need[p] += cnt[(size_t)p * D + x];
         }
+    return GPK_OK;
+}
 
-    /* 3. the other ranks' dk / dv mapped */
-    s = ipc_sync(c, records);
-    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
-    if (s != GPK_OK) goto out;
-    if (!ipc_open(c, records, need, base_k, base_v)) { /* agreed inside */
-        *declined = 1;
-        goto out;
-    }
-
-    /* 4. W (drk / drv: the buckets' pieces, bucket after bucket), the bucket
-     * sorts' temps, the straddling buckets' sorted copies (at most two).
-     * Sized by the bounds (every bucket at most cap, the straddling ones
-     * add at most 2 cap to the share), not by this call's keys, so that a
-     * later call of the same sizes finds them large enough. */
+/* Step 4: W (drk / drv: the buckets' pieces, bucket after bucket), the
+ * bucket sorts' temps, the straddling buckets' sorted copies (at most two),
+ * the streams and events. Sized by the bounds (every bucket at most cap,
+ * the straddling ones add at most 2 cap to the share), not by this call's
+ * keys, so that a later call of the same sizes finds them large enough. */
+static gpk_status part_prepare_buckets(sort_call *c, part_state *ps, void *keys_out, void *values_out)
+{
+    sort_keep *k = c->keep;
+    const size_t kw = c->kw, vw = c->vw;
+    const uint64_t *G = ps->G, lo_mine = ps->lo_mine, hi_mine = ps->hi_mine;
     const size_t m = (size_t)(hi_mine - lo_mine), cap = gpk__multi_part_cap(m);
-    size_t aside[2] = {0, 0};
-    for (unsigned x = xa; x < xb; x++) {
-        if (G[x] < lo_mine) aside[0] = (size_t)(G[x + 1] - G[x]);
-        else if (G[x + 1] > hi_mine) aside[1] = (size_t)(G[x + 1] - G[x]);
+    for (unsigned x = ps->xa; x < ps->xb; x++) {
+        if (G[x] < lo_mine) ps->aside[0] = (size_t)(G[x + 1] - G[x]);
+        else if (G[x + 1] > hi_mine) ps->aside[1] = (size_t)(G[x + 1] - G[x]);
     }
-    tb = 0;
-    s = dev_grow(c, &k->drk, (m + 2 * cap) * kw, 0);
+    size_t tb = 0;
+    gpk_status s = dev_grow(c, &k->drk, (m + 2 * cap) * kw, 0);
     if (s == GPK_OK && vw) s = dev_grow(c, &k->drv, (m + 2 * cap) * vw, 0);
-    if (s == GPK_OK) s = part_bits(c, NULL, &tb, k->drk.p, keys_out, k->drv.p, values_out, cap, 0, shift, 0);
-    tb = gpk__align_up(tb, 256);
-    const size_t aside_k = gpk__align_up(2 * cap * kw, 256), aside_v = gpk__align_up(2 * cap * vw, 256);
-    if (s == GPK_OK) s = dev_grow(c, &k->dpart, GPK_MULTI_PART_STREAMS * tb + aside_k + aside_v, 0);
+    if (s == GPK_OK)
+        s = part_bits(c, NULL, &tb, k->drk.p, keys_out, k->drv.p, values_out, cap, 0, ps->shift, 0);
+    ps->tb = tb = gpk__align_up(tb, 256);
+    ps->aside_k = gpk__align_up(2 * cap * kw, 256), ps->aside_v = gpk__align_up(2 * cap * vw, 256);
+    if (s == GPK_OK) s = dev_grow(c, &k->dpart, GPK_MULTI_PART_STREAMS * tb + ps->aside_k + ps->aside_v, 0);
     for (int i = 0; i < GPK_MULTI_PART_STREAMS && s == GPK_OK; i++) {
-        cudaError_t e = cudaStreamCreateWithFlags(&ss[i], cudaStreamNonBlocking);
-        if (e == cudaSuccess && i < ncs) e = cudaStreamCreateWithFlags(&cs[i], cudaStreamNonBlocking);
-        if (e == cudaSuccess && i < ncs) e = cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming);
+        cudaError_t e = cudaStreamCreateWithFlags(&ps->ss[i], cudaStreamNonBlocking);
+        if (e == cudaSuccess && i < ps->ncs) e = cudaStreamCreateWithFlags(&ps->cs[i], cudaStreamNonBlocking);
+        if (e == cudaSuccess && i < ps->ncs) e = cudaEventCreateWithFlags(&ps->ev[i], cudaEventDisableTiming);
         if (e != cudaSuccess) s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's streams");
-        made = i + 1;
+        ps->made = i + 1;
     }
-    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
-    times->exchange = "cuda-ipc-part";
-    times->split_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
-    if (s != GPK_OK) goto out;
+    return s;
+}
 
-    /* 5. per bucket: its pieces copied in rank order (rank p's on copy
-     * stream p), then its sort on the next sort stream once they are in */
+/* Step 5: per bucket, its pieces copied in rank order (rank p's on copy
+ * stream p % ncs) into W, then its sort on the next sort stream once they
+ * are in: straight into the output when the bucket lies wholly in this
+ * rank's range, else into its aside slot and this rank's part copied out.
+ * Everything issued has ended on return (after a failure too). */
+static gpk_status part_copy_and_sort(sort_call *c, part_state *ps, void *keys_out, void *values_out)
+{
+    sort_keep *k = c->keep;
+    const int P = c->P, ncs = ps->ncs;
+    const unsigned D = ps->D;
+    const size_t kw = c->kw, vw = c->vw, tb = ps->tb;
+    const uint64_t *G = ps->G, lo_mine = ps->lo_mine, hi_mine = ps->hi_mine;
     char *W = k->drk.p, *Wv = k->drv.p, *part = k->dpart.p;
-    char *aside_keys = part + GPK_MULTI_PART_STREAMS * tb, *aside_vals = aside_keys + aside_k;
+    char *aside_keys = part + GPK_MULTI_PART_STREAMS * tb, *aside_vals = aside_keys + ps->aside_k;
     size_t at = 0;
     int next = 0;
+    gpk_status s = GPK_OK;
     cudaError_t e = cudaSuccess;
-    for (unsigned x = xa; x < xb && e == cudaSuccess && s == GPK_OK; x++) {
+    for (unsigned x = ps->xa; x < ps->xb && e == cudaSuccess && s == GPK_OK; x++) {
         const size_t t = (size_t)(G[x + 1] - G[x]);
         if (!t) continue;
         size_t got = 0;
         unsigned used = 0;
         for (int p = 0; p < P && e == cudaSuccess; p++) {
-            const size_t n_p = (size_t)cnt[(size_t)p * D + x], from = (size_t)first[(size_t)p * D + x];
+            const size_t n_p = (size_t)ps->cnt[(size_t)p * D + x],
+                         from = (size_t)ps->first[(size_t)p * D + x];
             if (!n_p) continue;
             const int j = p % ncs;
-            e = cudaMemcpyAsync(W + (at + got) * kw, (const char *)base_k[p] + from * kw, n_p * kw,
-                                cudaMemcpyDefault, cs[j]);
+            e = cudaMemcpyAsync(W + (at + got) * kw, (const char *)ps->base_k[p] + from * kw, n_p * kw,
+                                cudaMemcpyDefault, ps->cs[j]);
             if (e == cudaSuccess && vw)
-                e = cudaMemcpyAsync(Wv + (at + got) * vw, (const char *)base_v[p] + from * vw, n_p * vw,
-                                    cudaMemcpyDefault, cs[j]);
+                e = cudaMemcpyAsync(Wv + (at + got) * vw, (const char *)ps->base_v[p] + from * vw, n_p * vw,
+                                    cudaMemcpyDefault, ps->cs[j]);
             used |= 1u << j;
             got += n_p;
         }
@@ -1464,115 +1482,160 @@ static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *key
         for (int j = 0; j < ncs && e == cudaSuccess; j++)
             if (used & (1u << j)) {
                 /* the wait takes the event as recorded now: it may be recorded again for the next bucket */
-                e = cudaEventRecord(ev[j], cs[j]);
-                if (e == cudaSuccess) e = cudaStreamWaitEvent(ss[qi], ev[j], 0);
+                e = cudaEventRecord(ps->ev[j], ps->cs[j]);
+                if (e == cudaSuccess) e = cudaStreamWaitEvent(ps->ss[qi], ps->ev[j], 0);
             }
         if (e != cudaSuccess) break;
         const uint64_t lo = (G[x] > lo_mine ? G[x] : lo_mine) - G[x],
                        hi = (G[x + 1] < hi_mine ? G[x + 1] : hi_mine) - G[x];
         const int whole = lo == 0 && hi == t;
-        const size_t slot = G[x] < lo_mine ? 0 : aside[0];
+        const size_t slot = G[x] < lo_mine ? 0 : ps->aside[0];
         char *to_k = whole ? (char *)keys_out + (size_t)(G[x] - lo_mine) * kw : aside_keys + slot * kw;
         char *to_v = !vw ? NULL
             : whole      ? (char *)values_out + (size_t)(G[x] - lo_mine) * vw
                          : aside_vals + slot * vw;
         size_t tq = tb;
         s = part_bits(c, part + (size_t)qi * tb, &tq, W + at * kw, to_k, vw ? Wv + at * vw : NULL, to_v, t, 0,
-                      shift, ss[qi]);
+                      ps->shift, ps->ss[qi]);
         if (s == GPK_OK && !whole) {
             const size_t out_at = (size_t)(G[x] + lo - lo_mine), len = (size_t)(hi - lo);
             e = cudaMemcpyAsync((char *)keys_out + out_at * kw, to_k + lo * kw, len * kw,
-                                cudaMemcpyDeviceToDevice, ss[qi]);
+                                cudaMemcpyDeviceToDevice, ps->ss[qi]);
             if (e == cudaSuccess && vw)
                 e = cudaMemcpyAsync((char *)values_out + out_at * vw, to_v + lo * vw, len * vw,
-                                    cudaMemcpyDeviceToDevice, ss[qi]);
+                                    cudaMemcpyDeviceToDevice, ps->ss[qi]);
         }
         at += t;
     }
     if (e != cudaSuccess && s == GPK_OK)
         s = gpk__mpi_cuda_fail(c->ctx, e, "distributed sort: the part plan's buckets");
-    /* everything issued ends before the streams go (after a failure too) */
-    for (int i = 0; i < made; i++) {
-        cudaError_t w = cudaStreamSynchronize(ss[i]);
-        if (i < ncs && w == cudaSuccess) w = cudaStreamSynchronize(cs[i]);
+    for (int i = 0; i < ps->made; i++) {
+        cudaError_t w = cudaStreamSynchronize(ps->ss[i]);
+        if (i < ncs && w == cudaSuccess) w = cudaStreamSynchronize(ps->cs[i]);
         if (w != cudaSuccess && s == GPK_OK)
             s = gpk__mpi_cuda_fail(c->ctx, w, "distributed sort: the part plan's buckets");
     }
-    times->merge_ms = (MPI_Wtime() - *t_phase) * 1e3;
-out:
-    for (int i = 0; i < made; i++) {
-        if (ss[i]) (void)cudaStreamDestroy(ss[i]);
-        if (i < ncs && cs[i]) (void)cudaStreamDestroy(cs[i]);
-        if (i < ncs && ev[i]) (void)cudaEventDestroy(ev[i]);
+    return s;
+}
+
+/* The streams and events made, the tables; any CUDA error left is cleared. */
+static void part_state_free(part_state *ps)
+{
+    for (int i = 0; i < ps->made; i++) {
+        if (ps->ss[i]) (void)cudaStreamDestroy(ps->ss[i]);
+        if (i < ps->ncs && ps->cs[i]) (void)cudaStreamDestroy(ps->cs[i]);
+        if (i < ps->ncs && ps->ev[i]) (void)cudaEventDestroy(ps->ev[i]);
     }
     (void)cudaGetLastError();
-    free(cnt), free(first), free(G), free(q), free(below), free(mine), free(need);
-    free(records), free(base_k), free(base_v);
+    free(ps->cnt), free(ps->first), free(ps->G), free(ps->q), free(ps->below), free(ps->mine), free(ps->need);
+    free(ps->records), free(ps->base_k), free(ps->base_v);
+}
+
+/* Collective. *declined (the same on every rank): a bucket is too large or
+ * a mapping failed; nothing moved, the sort-first plan goes on. */
+static gpk_status part_sort(sort_call *c, const uint64_t *start, const void *keys_in, const void *values_in,
+                            size_t n_in, void *keys_out, void *values_out, gpk_mpi_sort_times *times,
+                            double *t_phase, int *declined)
+{
+    const char *what = c->what;
+    const int P = c->P;
+    part_state ps = {0};
+    ps.bits = (unsigned)(8 * c->kw), ps.shift = ps.bits - GPK_MULTI_PART_BITS,
+    ps.D = 1u << GPK_MULTI_PART_BITS;
+    ps.lo_mine = start[c->rank], ps.hi_mine = start[c->rank + 1];
+    ps.ncs = P < PART_COPY_STREAMS ? P : PART_COPY_STREAMS;
+    const unsigned D = ps.D;
+    ps.cnt = calloc((size_t)P * D, sizeof *ps.cnt), ps.first = calloc((size_t)P * D, sizeof *ps.first);
+    ps.G = calloc(D + 1, sizeof *ps.G), ps.q = calloc(D, sizeof *ps.q),
+    ps.below = calloc(D + 1, sizeof *ps.below);
+    ps.mine = calloc(D, sizeof *ps.mine), ps.need = calloc((size_t)P, sizeof *ps.need);
+    ps.records = malloc(sizeof *ps.records * (size_t)P);
+    ps.base_k = calloc((size_t)P, sizeof *ps.base_k), ps.base_v = calloc((size_t)P, sizeof *ps.base_v);
+    *declined = 0;
+    gpk_status s = GPK_OK;
+    if (!ps.cnt || !ps.first || !ps.G || !ps.q || !ps.below || !ps.mine || !ps.need || !ps.records ||
+        !ps.base_k || !ps.base_v)
+        s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", what);
+
+    /* 1. the partition into dk / dv, and its digit counts */
+    if (s == GPK_OK) s = part_partition(c, &ps, keys_in, values_in, n_in);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    times->sort_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
+    if (s != GPK_OK) goto out;
+
+    /* 2. the buckets' places, and whether every bucket fits its cap */
+    s = part_place(c, &ps, start, declined);
+    if (s != GPK_OK || *declined) goto out;
+
+    /* 3. the other ranks' dk / dv mapped */
+    s = ipc_sync(c, ps.records);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    if (s != GPK_OK) goto out;
+    if (!ipc_open(c, ps.records, ps.need, ps.base_k, ps.base_v)) { /* agreed inside */
+        *declined = 1;
+        goto out;
+    }
+
+    /* 4. room for the buckets, and the streams */
+    s = part_prepare_buckets(c, &ps, keys_out, values_out);
+    s = gpk__mpi_agree(c->comm, c->ctx, s, what);
+    times->exchange = "cuda-ipc-part";
+    times->split_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
+    if (s != GPK_OK) goto out;
+
+    /* 5. the buckets copied in and sorted */
+    s = part_copy_and_sort(c, &ps, keys_out, values_out);
+    times->merge_ms = (MPI_Wtime() - *t_phase) * 1e3;
+out:
+    part_state_free(&ps);
     return s;
 }
 #endif /* GPK_HAVE_CUDA */
 
-static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
-                            gpk_type vtype, const void *values_in, size_t n_in, void *keys_out,
-                            void *values_out, size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts,
-                            const char *what)
-{
-    gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
-    if (opts) o = *opts;
-    gpk_mpi_sort_times times = GPK_MPI_SORT_TIMES_ZERO;
-    double t_start = MPI_Wtime(), t_phase = t_start;
-    sort_call c = {comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what, NULL, 0, 0};
-    if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
-        return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
-    int64_t *all = NULL;
-    uint64_t *start = NULL, *split = NULL, *send = NULL, *recv = NULL, *at_sender = NULL, N = 0;
-    void *sk = NULL, *sv = NULL, *rk = NULL, *rv = NULL;
-    size_t *off = NULL, n_mine = 0;
+/* The sort-first plan's state for one call, shared by its steps. start,
+ * split and off hold P + 1 entries, send, recv and at_sender P; all holds
+ * every rank's record of R_FIELDS. */
+typedef struct sort_state {
+    int64_t *all;
+    uint64_t *start;     /* start[p]: where rank p's output starts in the global order */
+    uint64_t *split;     /* split[p]: where the keys for rank p start in this rank's sorted shard */
+    uint64_t *send;      /* keys this rank sends each rank */
+    uint64_t *recv;      /* keys this rank receives from each rank */
+    uint64_t *at_sender; /* where this rank's piece starts in each rank's sorted shard */
+    uint64_t N;          /* keys on all ranks */
+    void *sk, *sv;       /* this rank's sorted shard */
+    void *rk, *rv;       /* the runs received, or the merge's scratch */
+    size_t *off;         /* off[p]: where rank p's run starts in rk */
+    size_t n_mine;       /* keys this rank's output receives */
+    int in_shm;          /* the sorted shards lie in the shared window */
+    int copy_own;        /* every run, this rank's too, goes to rk and merges there */
 #ifdef GPK_HAVE_CUDA
-    int prev_device = -1, ipc_mapped = 0;
-    void *nccl = NULL, **base_k = NULL, **base_v = NULL;
-    ipc_record *records = NULL;
-    device_exchange how = c.device ? device_exchange_pick() : DX_HOST;
+    int prev_device, ipc_mapped;
+    void *nccl, **base_k, **base_v;
+    ipc_record *records;
+    device_exchange how;
 #endif
-    int in_shm = 0;
+} sort_state;
 
-    /* 1. each rank checks its own arguments; the ranks agree, then gather
-     * what must match */
-    gpk_status s = GPK_OK;
-    if (!ctx) s = GPK_EINVAL; /* nowhere to say why: the status tells */
-    else if (!n_out) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: n_out is NULL", what);
-    else if ((unsigned)type > GPK_F64)
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown key type %d", what, (int)type);
-    else if (with_values && (unsigned)vtype > GPK_F64)
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown value type %d", what, (int)vtype);
-    else if (n_in && (!keys_in || (with_values && !values_in)))
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the shard is NULL with %zu keys", what, n_in);
-    else if (cap && (!keys_out || (with_values && !values_out)))
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the output is NULL with capacity %zu", what, cap);
-    else if (c.device && ctx->backend != GPK_BACKEND_CUDA)
-        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory needs a CUDA context (this one is %s)", what,
-                          gpk_backend_name(ctx->backend));
-    if (s == GPK_OK) {
-        c.kw = gpk_type_size(type);
-        c.vw = with_values ? gpk_type_size(vtype) : 0;
-        c.threads = ctx->threads > 0 ? ctx->threads : 1;
-        all = malloc(sizeof(int64_t) * R_FIELDS * (size_t)c.P);
-        start = malloc(sizeof(uint64_t) * ((size_t)c.P + 1) * 5); /* start, split, send, recv, at_sender */
-        off = malloc(sizeof(size_t) * ((size_t)c.P + 1));
-        if (!all || !start || !off) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
-    }
-    s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s != GPK_OK) goto done;
-    int64_t mine[R_FIELDS] = {type,
-                              (int64_t)c.vw,
-                              o.keep_sizes != 0,
-                              c.device,
+/* Step 1, collective: every rank's record gathered; the fields that must
+ * match across ranks checked (every rank sees the same records, so every
+ * rank returns the same status without an agreement). */
+static gpk_status gather_records(sort_call *c, sort_state *st, const gpk_mpi_sort_opts *o, size_t n_in)
+{
+    gpk_ctx *ctx = c->ctx;
+    const char *what = c->what;
+    int64_t mine[R_FIELDS] = {c->type,
+                              (int64_t)c->vw,
+                              o->keep_sizes != 0,
+                              c->device,
                               (int64_t)n_in,
-                              c.device ? ctx->device : -1,
+                              c->device ? ctx->device : -1,
                               (int64_t)node_hash()};
-    s = gpk__mpi_allgather(comm, ctx, mine, R_FIELDS, MPI_INT64_T, all, R_FIELDS, MPI_INT64_T, what);
-    if (s != GPK_OK) goto done;
-    for (int p = 1; p < c.P && s == GPK_OK; p++) {
+    const int64_t *all = st->all;
+    gpk_status s =
+        gpk__mpi_allgather(c->comm, ctx, mine, R_FIELDS, MPI_INT64_T, st->all, R_FIELDS, MPI_INT64_T, what);
+    if (s != GPK_OK) return s;
+    for (int p = 1; p < c->P && s == GPK_OK; p++) {
         const int64_t *a = all + (size_t)p * R_FIELDS, *z = all;
         if (a[R_TYPE] != z[R_TYPE])
             s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: key types differ across ranks (rank 0 %s, rank %d %s)",
@@ -1589,55 +1652,383 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
             s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory differs across ranks (rank 0 and rank %d)",
                               what, p);
     }
-    if (s != GPK_OK) goto done; /* every rank saw the same records: no agreement needed */
 #ifndef GPK_HAVE_CUDA
-    if (c.device) {
+    if (s == GPK_OK && c->device)
         s = gpk__mpi_fail(ctx, GPK_EUNSUPPORTED, "%s: device_memory: gpk was built without CUDA", what);
-        goto done;
-    }
 #endif
+    return s;
+}
 
-    /* 2. where each rank's output starts in the global order */
-    split = start + c.P + 1, send = split + c.P + 1, recv = send + c.P + 1, at_sender = recv + c.P + 1;
+/* Step 2, collective: where each rank's output starts in the global order
+ * (*n_out: this rank's share), the device made current, and what the
+ * communicator keeps between calls (the context's release hook frees the
+ * device buffers kept for it: keep_adopt). */
+static gpk_status place_output(sort_call *c, sort_state *st, const gpk_mpi_sort_opts *o, size_t cap,
+                               size_t *n_out)
+{
+    gpk_ctx *ctx = c->ctx;
+    const char *what = c->what;
+    const int P = c->P;
+    uint64_t *start = st->start;
+    gpk_status s = GPK_OK;
+    st->split = start + P + 1, st->send = st->split + P + 1, st->recv = st->send + P + 1;
+    st->at_sender = st->recv + P + 1;
     start[0] = 0;
-    for (int p = 0; p < c.P; p++) N += (uint64_t)all[(size_t)p * R_FIELDS + R_N];
-    for (int p = 1; p <= c.P; p++)
-        start[p] = o.keep_sizes ? start[p - 1] + (uint64_t)all[(size_t)(p - 1) * R_FIELDS + R_N]
-                                : balanced_start(N, c.P, p);
-    n_mine = (size_t)(start[c.rank + 1] - start[c.rank]);
-    *n_out = n_mine;
-    if (cap < n_mine)
+    for (int p = 0; p < P; p++) st->N += (uint64_t)st->all[(size_t)p * R_FIELDS + R_N];
+    for (int p = 1; p <= P; p++)
+        start[p] = o->keep_sizes ? start[p - 1] + (uint64_t)st->all[(size_t)(p - 1) * R_FIELDS + R_N]
+                                 : balanced_start(st->N, P, p);
+    st->n_mine = (size_t)(start[c->rank + 1] - start[c->rank]);
+    *n_out = st->n_mine;
+    if (cap < st->n_mine)
         s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: out_capacity %zu is below the %zu keys this rank receives",
-                          what, cap, n_mine);
+                          what, cap, st->n_mine);
 #ifdef GPK_HAVE_CUDA
-    if (s == GPK_OK && c.device) {
+    if (s == GPK_OK && c->device) {
         int current = -1;
         cudaError_t e = cudaGetDevice(&current);
         if (e == cudaSuccess && current != ctx->device) {
             e = cudaSetDevice(ctx->device);
-            if (e == cudaSuccess) prev_device = current;
+            if (e == cudaSuccess) st->prev_device = current;
         }
         if (e != cudaSuccess) s = gpk__mpi_cuda_fail(ctx, e, what);
     }
-#endif
-
-    /* what this communicator keeps between calls; the context's release
-     * hook frees the device buffers kept for it (keep_adopt) */
-#ifdef GPK_HAVE_CUDA
-    if (s == GPK_OK && c.device && !gpk__ctx_hook(ctx, keep_ctx_destroyed, 0))
+    if (s == GPK_OK && c->device && !gpk__ctx_hook(ctx, keep_ctx_destroyed, 0))
         s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: no free release hook on the context", what);
 #endif
-    s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s == GPK_OK) s = keep_get(&c, &c.keep);
-    if (s != GPK_OK) goto done;
+    s = gpk__mpi_agree(c->comm, ctx, s, what);
+    if (s == GPK_OK) s = keep_get(c, &c->keep);
+    if (s != GPK_OK) return s;
 #ifdef GPK_HAVE_CUDA
-    if (c.device) keep_adopt(&c);
+    if (c->device) keep_adopt(c);
 #endif
+    return s;
+}
+
+/* Step 3, collective: the local sort into the kept buffers (host shards of
+ * one node: into the shared window, complete before any rank reads it). */
+static gpk_status sort_shard(sort_call *c, sort_state *st, const void *keys_in, const void *values_in,
+                             size_t n_in)
+{
+    gpk_status s = GPK_OK;
+#ifdef GPK_HAVE_CUDA
+    if (c->device) {
+        s = dev_grow(c, &c->keep->dk, n_in * c->kw, 1);
+        if (s == GPK_OK && c->vw) s = dev_grow(c, &c->keep->dv, n_in * c->vw, 1);
+        st->sk = c->keep->dk.p, st->sv = c->vw ? c->keep->dv.p : NULL;
+    } else
+#endif
+    {
+        st->in_shm = shm_prepare(c, st->all + R_N, R_FIELDS, &st->sk, &st->sv);
+        if (!st->in_shm) {
+            st->sk = host_grow(c, &c->keep->hk, n_in * c->kw);
+            st->sv = c->vw ? host_grow(c, &c->keep->hv, n_in * c->vw) : NULL;
+            if (!st->sk || (c->vw && !st->sv))
+                s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", c->what, n_in);
+        }
+    }
+    if (s == GPK_OK) s = local_sort(c, keys_in, values_in, n_in, st->sk, st->sv);
+    if (st->in_shm) MPI_Win_sync(c->keep->win);
+    return gpk__mpi_agree(c->comm, c->ctx, s, c->what);
+}
+
+/* Step 4, collective: split positions in the sorted shard, the counts to
+ * and from every rank (they must add up to this rank's share), and where
+ * the pieces are read in place, where each starts at its sender. */
+static gpk_status split_shards(sort_call *c, sort_state *st, size_t n_in, gpk_mpi_sort_times *times,
+                               double *t_phase)
+{
+    gpk_ctx *ctx = c->ctx;
+    const char *what = c->what;
+    gpk_status s = GPK_OK;
+#ifdef GPK_HAVE_CUDA
+    if (c->device)
+        s = dev_grow(c, &c->keep->dwork, gpk__mpi_cuda_work_bytes(st->n_mine, (size_t)(c->P - 1) * DIGITS),
+                     0);
+    s = gpk__mpi_agree(c->comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+#endif
+    s = find_splits(c, st->sk, n_in, st->N, st->start, st->split);
+    times->split_ms = (MPI_Wtime() - *t_phase) * 1e3, *t_phase = MPI_Wtime();
+    if (s != GPK_OK) return s;
+    for (int p = 0; p < c->P; p++) st->send[p] = st->split[p + 1] - st->split[p];
+    s = gpk__mpi_alltoall(c->comm, ctx, st->send, 1, MPI_UINT64_T, st->recv, 1, MPI_UINT64_T, what);
+    if (s == GPK_OK) {
+        uint64_t got = 0;
+        st->off[0] = 0;
+        for (int p = 0; p < c->P; p++) got += st->recv[p], st->off[p + 1] = (size_t)got;
+        if (got != st->n_mine)
+            s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: internal error: %llu keys would arrive for %zu places",
+                              what, (unsigned long long)got, st->n_mine);
+    }
+    s = gpk__mpi_agree(c->comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+    int read_in_place = st->in_shm;
+#ifdef GPK_HAVE_CUDA
+    read_in_place |= c->device && (st->how == DX_IPC || st->how == DX_COPY);
+#endif
+    if (read_in_place) {
+        /* each rank takes its pieces where they lie: it needs where its
+         * piece starts in every other rank's sorted shard */
+        s = gpk__mpi_alltoall(c->comm, ctx, st->split, 1, MPI_UINT64_T, st->at_sender, 1, MPI_UINT64_T, what);
+        s = gpk__mpi_agree(c->comm, ctx, s, what);
+        if (s != GPK_OK) return s;
+        if (st->in_shm) MPI_Win_sync(c->keep->win);
+    }
+    return s;
+}
+
+#ifdef GPK_HAVE_CUDA
+/* Collective, device shards: every call the ranks' buffer generations, so
+ * that no rank keeps a mapping of a buffer its owner let go; then the
+ * peers' shards mapped where the exchange reads them in place (else the
+ * fallback exchange), or the NCCL communicator. */
+static gpk_status connect_devices(sort_call *c, sort_state *st)
+{
+    gpk_ctx *ctx = c->ctx;
+    const char *what = c->what;
+    st->records = malloc(sizeof *st->records * (size_t)c->P);
+    st->base_k = calloc((size_t)c->P, sizeof *st->base_k),
+    st->base_v = calloc((size_t)c->P, sizeof *st->base_v);
+    gpk_status s = st->records && st->base_k && st->base_v
+        ? GPK_OK
+        : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    s = gpk__mpi_agree(c->comm, ctx, s, what);
+    if (s == GPK_OK) s = ipc_sync(c, st->records);
+    s = gpk__mpi_agree(c->comm, ctx, s, what); /* before the collectives of the mapping */
+    if (s == GPK_OK && (st->how == DX_IPC || st->how == DX_COPY)) {
+        ipc_check(c, st->all);
+        if (c->keep->ipc_ok) st->ipc_mapped = ipc_open(c, st->records, st->recv, st->base_k, st->base_v);
+        if (!st->ipc_mapped) st->how = device_exchange_after_ipc();
+    }
+    s = gpk__mpi_agree(c->comm, ctx, s, what);
+    if (s != GPK_OK) return s;
+#ifdef GPK_HAVE_NCCL
+    if (st->how == DX_NCCL) {
+        ncclComm_t nc;
+        s = nccl_comm_get(c->comm, ctx, &nc);
+        if (s != GPK_OK) return s;
+        st->nccl = nc;
+    }
+#endif
+    return s;
+}
+#endif
+
+/* Collective: rk / rv, for the runs received, or the merge's scratch where
+ * they are read in place and take more than one round. */
+static gpk_status grow_run_buffers(sort_call *c, sort_state *st)
+{
+    const size_t n_mine = st->n_mine;
+    gpk_status s = GPK_OK;
+    int nonempty = 0;
+    for (int p = 0; p < c->P; p++) nonempty += st->recv[p] > 0;
+    int in_place = st->in_shm;
+#ifdef GPK_HAVE_CUDA
+    in_place |= st->ipc_mapped && st->how == DX_IPC;
+    st->copy_own = st->ipc_mapped && st->how == DX_COPY && nonempty > 2;
+#endif
+    if (!in_place || nonempty > 2) {
+#ifdef GPK_HAVE_CUDA
+        if (c->device) {
+            s = dev_grow(c, &c->keep->drk, n_mine * c->kw, 0);
+            if (s == GPK_OK && c->vw) s = dev_grow(c, &c->keep->drv, n_mine * c->vw, 0);
+            st->rk = c->keep->drk.p, st->rv = c->vw ? c->keep->drv.p : NULL;
+        } else
+#endif
+        {
+            st->rk = host_grow(c, &c->keep->hrk, n_mine * c->kw);
+            st->rv = c->vw ? host_grow(c, &c->keep->hrv, n_mine * c->vw) : NULL;
+            if (!st->rk || (c->vw && !st->rv))
+                s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", c->what, n_mine);
+        }
+    }
+    return gpk__mpi_agree(c->comm, c->ctx, s, c->what);
+}
+
+/* The exchange's name in the times. */
+static const char *exchange_name(const sort_call *c, const sort_state *st)
+{
+#ifdef GPK_HAVE_CUDA
+    if (c->device)
+        return st->ipc_mapped    ? (st->how == DX_COPY ? "cuda-ipc-copy" : "cuda-ipc")
+            : st->how == DX_NCCL ? "nccl"
+            : st->how == DX_MPI  ? "cuda-aware-mpi"
+                                 : "host-staged";
+#else
+    (void)c;
+#endif
+    return st->in_shm ? "shared-memory" : "mpi";
+}
+
+/* Step 5, collective: the pieces moved into rk / rv, where they are not
+ * read in place (each call agrees on failures before it moves data). */
+static gpk_status exchange_runs(sort_call *c, sort_state *st, size_t n_in)
+{
+    MPI_Comm comm = c->comm;
+    gpk_ctx *ctx = c->ctx;
+    gpk_status s = GPK_OK;
+    (void)n_in; /* only the device exchanges need the shard's size */
+#ifdef GPK_HAVE_CUDA
+    if (c->device && st->ipc_mapped && st->how == DX_IPC) {
+        /* nothing moves yet: the merge reads the pieces over the links */
+    } else if (c->device && st->ipc_mapped) {
+        s = ipc_copy(c, st->base_k, st->base_v, st->at_sender, st->recv, st->off, st->rk, st->rv,
+                     st->copy_own);
+    } else if (c->device) {
+        s = exchange_device(comm, ctx, st->how, st->nccl, st->sk, n_in, st->send, st->rk, st->n_mine,
+                            st->recv, c->kw);
+        if (c->vw) {
+            s = gpk__mpi_agree(comm, ctx, s, c->what);
+            if (s == GPK_OK)
+                s = exchange_device(comm, ctx, st->how, st->nccl, st->sv, n_in, st->send, st->rv, st->n_mine,
+                                    st->recv, c->vw);
+        }
+    } else
+#endif
+        if (st->in_shm) {
+        /* nothing moves yet: the merge reads the pieces in the window */
+    } else {
+        s = exchange(comm, ctx, st->sk, st->send, st->rk, st->recv, c->kw, copy_host, c->what);
+        if (c->vw) {
+            s = gpk__mpi_agree(comm, ctx, s, c->what);
+            if (s == GPK_OK)
+                s = exchange(comm, ctx, st->sv, st->send, st->rv, st->recv, c->vw, copy_host, c->what);
+        }
+    }
+    return s;
+}
+
+/* Step 6: the runs received merged into the output, earlier ranks first on
+ * ties; each run read where it lies (a peer's mapped shard, the shared
+ * window) or in rk / rv. */
+static gpk_status merge_received(sort_call *c, sort_state *st, void *keys_out, void *values_out)
+{
+    const int P = c->P;
+    const size_t kw = c->kw, vw = c->vw;
+    const uint64_t *recv = st->recv, *at_sender = st->at_sender;
+    const void **run_k = (const void **)calloc((size_t)P, sizeof(void *));
+    const void **run_v = (const void **)calloc((size_t)P, sizeof(void *));
+    size_t *run_len = calloc((size_t)P, sizeof(size_t));
+    gpk_status s = GPK_OK;
+    if (!run_k || !run_v || !run_len) s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of memory", c->what);
+    int runs = 0;
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && st->ipc_mapped && !st->copy_own) {
+        /* the runs in the peers' shards (in-kernel loads), or copied to rk
+         * but this rank's own, read where it lies */
+        for (int p = 0; p < P; p++) {
+            if (!recv[p]) continue;
+            int there = st->how == DX_IPC || p == c->rank;
+            run_k[runs] = there ? (const char *)st->base_k[p] + at_sender[p] * kw
+                                : (const char *)st->rk + st->off[p] * kw;
+            run_v[runs] = !vw ? NULL
+                : there       ? (const char *)st->base_v[p] + at_sender[p] * vw
+                              : (const char *)st->rv + st->off[p] * vw;
+            run_len[runs++] = (size_t)recv[p];
+        }
+        s = gpk__mpi_cuda_merge_runs(c->ctx, (int)c->type, run_k, run_v, vw, run_len, runs, st->rk, st->rv,
+                                     keys_out, values_out, c->keep->dwork.p);
+    } else
+#endif
+        if (s == GPK_OK && st->in_shm) {
+        for (int p = 0; p < P && s == GPK_OK; p++) {
+            if (!recv[p]) continue;
+            MPI_Aint size;
+            int unit;
+            char *base = NULL;
+            if (MPI_Win_shared_query(c->keep->win, p, &size, &unit, &base) != MPI_SUCCESS || !base) {
+                s = gpk__mpi_fail(c->ctx, GPK_EDEVICE, "%s: MPI_Win_shared_query of rank %d failed", c->what,
+                                  p);
+                break;
+            }
+            size_t n_p = (size_t)st->all[(size_t)p * R_FIELDS + R_N];
+            run_k[runs] = base + at_sender[p] * kw;
+            run_v[runs] = vw ? base + shm_values_at(n_p, kw) + at_sender[p] * vw : NULL;
+            run_len[runs++] = (size_t)recv[p];
+        }
+        if (s == GPK_OK)
+            host_merge_ptr(c->type, kw, vw, run_k, run_v, run_len, runs, st->rk, st->rv, keys_out, values_out,
+                           st->off, c->threads);
+    } else if (s == GPK_OK) {
+        for (int p = 0; p < P; p++)
+            if (recv[p]) st->off[runs++] = st->off[p];
+        st->off[runs] = st->n_mine;
+        s = merge_runs(c, st->rk, st->rv, st->off, runs, keys_out, values_out);
+    }
+    free(run_k), free(run_v), free(run_len);
+    return s;
+}
+
+/* This rank's own arguments checked; the caller has the ranks agree on
+ * the result before any of them goes on. */
+static gpk_status check_own_arguments(const sort_call *c, const void *keys_in, int with_values,
+                                      const void *values_in, size_t n_in, const void *keys_out,
+                                      const void *values_out, size_t cap, const size_t *n_out)
+{
+    gpk_ctx *ctx = c->ctx;
+    const char *what = c->what;
+    const gpk_type type = c->type, vtype = c->vtype;
+    gpk_status s = GPK_OK;
+    if (!ctx) s = GPK_EINVAL; /* nowhere to say why: the status tells */
+    else if (!n_out) s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: n_out is NULL", what);
+    else if ((unsigned)type > GPK_F64)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown key type %d", what, (int)type);
+    else if (with_values && (unsigned)vtype > GPK_F64)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: unknown value type %d", what, (int)vtype);
+    else if (n_in && (!keys_in || (with_values && !values_in)))
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the shard is NULL with %zu keys", what, n_in);
+    else if (cap && (!keys_out || (with_values && !values_out)))
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: the output is NULL with capacity %zu", what, cap);
+    else if (c->device && ctx->backend != GPK_BACKEND_CUDA)
+        s = gpk__mpi_fail(ctx, GPK_EINVAL, "%s: device_memory needs a CUDA context (this one is %s)", what,
+                          gpk_backend_name(ctx->backend));
+    return s;
+}
+
+static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const void *keys_in, int with_values,
+                            gpk_type vtype, const void *values_in, size_t n_in, void *keys_out,
+                            void *values_out, size_t cap, size_t *n_out, const gpk_mpi_sort_opts *opts,
+                            const char *what)
+{
+    gpk_mpi_sort_opts o = GPK_MPI_SORT_OPTS_INIT;
+    if (opts) o = *opts;
+    gpk_mpi_sort_times times = GPK_MPI_SORT_TIMES_ZERO;
+    double t_start = MPI_Wtime(), t_phase = t_start;
+    sort_call c = {comm, ctx, type, 0, 0, vtype, o.device_memory != 0, 1, 0, 1, what, NULL, 0, 0};
+    if (MPI_Comm_size(comm, &c.P) != MPI_SUCCESS || MPI_Comm_rank(comm, &c.rank) != MPI_SUCCESS)
+        return gpk__mpi_fail(ctx, GPK_EINVAL, "%s: not a valid communicator", what);
+    sort_state st = {0};
+#ifdef GPK_HAVE_CUDA
+    st.prev_device = -1;
+    st.how = c.device ? device_exchange_pick() : DX_HOST;
+#endif
+
+    /* 1. each rank checks its own arguments; the ranks agree, then gather
+     * what must match */
+    gpk_status s =
+        check_own_arguments(&c, keys_in, with_values, values_in, n_in, keys_out, values_out, cap, n_out);
+    if (s == GPK_OK) {
+        c.kw = gpk_type_size(type);
+        c.vw = with_values ? gpk_type_size(vtype) : 0;
+        c.threads = ctx->threads > 0 ? ctx->threads : 1;
+        st.all = malloc(sizeof(int64_t) * R_FIELDS * (size_t)c.P);
+        st.start = malloc(sizeof(uint64_t) * ((size_t)c.P + 1) * 5); /* start, split, send, recv, at_sender */
+        st.off = malloc(sizeof(size_t) * ((size_t)c.P + 1));
+        if (!st.all || !st.start || !st.off) s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
+    }
+    s = gpk__mpi_agree(comm, ctx, s, what);
+    if (s == GPK_OK) s = gather_records(&c, &st, &o, n_in);
+    if (s != GPK_OK) goto done;
+
+    /* 2. where each rank's output starts in the global order */
+    s = place_output(&c, &st, &o, cap, n_out);
+    if (s != GPK_OK) goto done;
 
     /* one rank: the local sort, straight into the output */
     if (c.P == 1) {
         times.exchange = "local";
-        if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, keys_out, values_out);
+        s = local_sort(&c, keys_in, values_in, n_in, keys_out, values_out);
         times.sort_ms = (MPI_Wtime() - t_phase) * 1e3;
         goto done;
     }
@@ -1645,11 +2036,11 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
 #ifdef GPK_HAVE_CUDA
     /* device shards of one node, peers: the part plan where it is wanted
      * and the keys allow it (else the sort-first plan below) */
-    if (c.device && (how == DX_IPC || how == DX_COPY) && part_wanted(&c, N)) {
-        ipc_check(&c, all);
+    if (c.device && (st.how == DX_IPC || st.how == DX_COPY) && part_wanted(&c, st.N)) {
+        ipc_check(&c, st.all);
         if (c.keep->ipc_ok) {
             int declined = 0;
-            s = part_sort(&c, start, keys_in, values_in, n_in, keys_out, values_out, &times, &t_phase,
+            s = part_sort(&c, st.start, keys_in, values_in, n_in, keys_out, values_out, &times, &t_phase,
                           &declined);
             if (s != GPK_OK || !declined) goto finish;
             t_phase = MPI_Wtime(); /* the sort-first plan's phases from here */
@@ -1657,204 +2048,21 @@ static gpk_status sort_impl(MPI_Comm comm, gpk_ctx *ctx, gpk_type type, const vo
     }
 #endif
 
-    /* 3. the local sort into the kept buffers (host shards of one node:
-     * into the shared window) */
-#ifdef GPK_HAVE_CUDA
-    if (c.device) {
-        s = dev_grow(&c, &c.keep->dk, n_in * c.kw, 1);
-        if (s == GPK_OK && c.vw) s = dev_grow(&c, &c.keep->dv, n_in * c.vw, 1);
-        sk = c.keep->dk.p, sv = c.vw ? c.keep->dv.p : NULL;
-    } else
-#endif
-    {
-        in_shm = shm_prepare(&c, all + R_N, R_FIELDS, &sk, &sv);
-        if (!in_shm) {
-            sk = host_grow(&c, &c.keep->hk, n_in * c.kw);
-            sv = c.vw ? host_grow(&c, &c.keep->hv, n_in * c.vw) : NULL;
-            if (!sk || (c.vw && !sv))
-                s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", what, n_in);
-        }
-    }
-    if (s == GPK_OK) s = local_sort(&c, keys_in, values_in, n_in, sk, sv);
-    if (in_shm) MPI_Win_sync(c.keep->win); /* the shard is complete before the others read it */
-    s = gpk__mpi_agree(comm, ctx, s, what);
+    /* 3. the local sort; 4. split positions, counts to and from every rank */
+    s = sort_shard(&c, &st, keys_in, values_in, n_in);
     times.sort_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime(); /* the slowest rank's sort */
+    if (s == GPK_OK) s = split_shards(&c, &st, n_in, &times, &t_phase);
+#ifdef GPK_HAVE_CUDA
+    if (s == GPK_OK && c.device) s = connect_devices(&c, &st);
+#endif
+    if (s == GPK_OK) s = grow_run_buffers(&c, &st);
     if (s != GPK_OK) goto done;
 
-        /* 4. split positions, counts to and from every rank */
-#ifdef GPK_HAVE_CUDA
-    if (c.device)
-        s = dev_grow(&c, &c.keep->dwork, gpk__mpi_cuda_work_bytes(n_mine, (size_t)(c.P - 1) * DIGITS), 0);
-    s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s != GPK_OK) goto done;
-#endif
-    s = find_splits(&c, sk, n_in, N, start, split);
-    times.split_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
-    if (s != GPK_OK) goto done;
-    for (int p = 0; p < c.P; p++) send[p] = split[p + 1] - split[p];
-    s = gpk__mpi_alltoall(comm, ctx, send, 1, MPI_UINT64_T, recv, 1, MPI_UINT64_T, what);
-    if (s == GPK_OK) {
-        uint64_t got = 0;
-        off[0] = 0;
-        for (int p = 0; p < c.P; p++) got += recv[p], off[p + 1] = (size_t)got;
-        if (got != n_mine)
-            s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: internal error: %llu keys would arrive for %zu places",
-                              what, (unsigned long long)got, n_mine);
-    }
-    s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s != GPK_OK) goto done;
-    int read_in_place = in_shm;
-#ifdef GPK_HAVE_CUDA
-    read_in_place |= c.device && (how == DX_IPC || how == DX_COPY);
-#endif
-    if (read_in_place) {
-        /* each rank takes its pieces where they lie: it needs where its
-         * piece starts in every other rank's sorted shard */
-        s = gpk__mpi_alltoall(comm, ctx, split, 1, MPI_UINT64_T, at_sender, 1, MPI_UINT64_T, what);
-        s = gpk__mpi_agree(comm, ctx, s, what);
-        if (s != GPK_OK) goto done;
-        if (in_shm) MPI_Win_sync(c.keep->win);
-    }
-#ifdef GPK_HAVE_CUDA
-    if (c.device) {
-        /* every call: the ranks' buffer generations, so that no rank keeps a
-         * mapping of a buffer its owner let go */
-        records = malloc(sizeof *records * (size_t)c.P);
-        base_k = calloc((size_t)c.P, sizeof *base_k), base_v = calloc((size_t)c.P, sizeof *base_v);
-        s = records && base_k && base_v ? GPK_OK : gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
-        s = gpk__mpi_agree(comm, ctx, s, what);
-        if (s == GPK_OK) s = ipc_sync(&c, records);
-        s = gpk__mpi_agree(comm, ctx, s, what); /* before the collectives of the mapping */
-        if (s == GPK_OK && (how == DX_IPC || how == DX_COPY)) {
-            ipc_check(&c, all);
-            if (c.keep->ipc_ok) ipc_mapped = ipc_open(&c, records, recv, base_k, base_v);
-            if (!ipc_mapped) how = device_exchange_after_ipc();
-        }
-        s = gpk__mpi_agree(comm, ctx, s, what);
-        if (s != GPK_OK) goto done;
-    }
-#endif
-#if defined(GPK_HAVE_CUDA) && defined(GPK_HAVE_NCCL)
-    if (c.device && how == DX_NCCL) {
-        ncclComm_t nc;
-        s = nccl_comm_get(comm, ctx, &nc);
-        if (s != GPK_OK) goto done;
-        nccl = nc;
-    }
-#endif
-
-    /* the runs received, or the merge's scratch where they are read in place
-     * and take more than one round */
-    int nonempty = 0;
-    for (int p = 0; p < c.P; p++) nonempty += recv[p] > 0;
-    int in_place = in_shm, copy_own = 0;
-#ifdef GPK_HAVE_CUDA
-    in_place |= ipc_mapped && how == DX_IPC;
-    copy_own = ipc_mapped && how == DX_COPY && nonempty > 2; /* then every run goes to rk and merges there */
-#endif
-    (void)copy_own;
-    if (!in_place || nonempty > 2) {
-#ifdef GPK_HAVE_CUDA
-        if (c.device) {
-            s = dev_grow(&c, &c.keep->drk, n_mine * c.kw, 0);
-            if (s == GPK_OK && c.vw) s = dev_grow(&c, &c.keep->drv, n_mine * c.vw, 0);
-            rk = c.keep->drk.p, rv = c.vw ? c.keep->drv.p : NULL;
-        } else
-#endif
-        {
-            rk = host_grow(&c, &c.keep->hrk, n_mine * c.kw);
-            rv = c.vw ? host_grow(&c, &c.keep->hrv, n_mine * c.vw) : NULL;
-            if (!rk || (c.vw && !rv))
-                s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", what, n_mine);
-        }
-    }
-    s = gpk__mpi_agree(comm, ctx, s, what);
-    if (s != GPK_OK) goto done;
-
-    times.exchange = in_shm ? "shared-memory" : "mpi";
-#ifdef GPK_HAVE_CUDA
-    if (c.device)
-        times.exchange = ipc_mapped ? (how == DX_COPY ? "cuda-ipc-copy" : "cuda-ipc")
-            : how == DX_NCCL        ? "nccl"
-            : how == DX_MPI         ? "cuda-aware-mpi"
-                                    : "host-staged";
-#endif
-        /* 5. exchange (each call agrees on failures before it moves data) */
-#ifdef GPK_HAVE_CUDA
-    if (c.device && ipc_mapped && how == DX_IPC) {
-        /* nothing moves yet: the merge reads the pieces over the links */
-    } else if (c.device && ipc_mapped) {
-        s = ipc_copy(&c, base_k, base_v, at_sender, recv, off, rk, rv, copy_own);
-    } else if (c.device) {
-        s = exchange_device(comm, ctx, how, nccl, sk, n_in, send, rk, n_mine, recv, c.kw);
-        if (c.vw) {
-            s = gpk__mpi_agree(comm, ctx, s, what);
-            if (s == GPK_OK)
-                s = exchange_device(comm, ctx, how, nccl, sv, n_in, send, rv, n_mine, recv, c.vw);
-        }
-    } else
-#endif
-        if (in_shm) {
-        /* nothing moves yet: the merge reads the pieces in the window */
-    } else {
-        s = exchange(comm, ctx, sk, send, rk, recv, c.kw, copy_host, what);
-        if (c.vw) {
-            s = gpk__mpi_agree(comm, ctx, s, what);
-            if (s == GPK_OK) s = exchange(comm, ctx, sv, send, rv, recv, c.vw, copy_host, what);
-        }
-    }
-
+    /* 5. exchange; 6. merge the runs received */
+    times.exchange = exchange_name(&c, &st);
+    s = exchange_runs(&c, &st, n_in);
     times.exchange_ms = (MPI_Wtime() - t_phase) * 1e3, t_phase = MPI_Wtime();
-    /* 6. merge the runs received, earlier ranks first on ties */
-    const void **run_k = (const void **)calloc((size_t)c.P, sizeof(void *));
-    const void **run_v = (const void **)calloc((size_t)c.P, sizeof(void *));
-    size_t *run_len = calloc((size_t)c.P, sizeof(size_t));
-    if (s == GPK_OK && (!run_k || !run_v || !run_len))
-        s = gpk__mpi_fail(ctx, GPK_ENOMEM, "%s: out of memory", what);
-    int runs = 0;
-#ifdef GPK_HAVE_CUDA
-    if (s == GPK_OK && ipc_mapped && !copy_own) {
-        /* the runs in the peers' shards (in-kernel loads), or copied to rk
-         * but this rank's own, read where it lies */
-        for (int p = 0; p < c.P; p++) {
-            if (!recv[p]) continue;
-            int there = how == DX_IPC || p == c.rank;
-            run_k[runs] =
-                there ? (const char *)base_k[p] + at_sender[p] * c.kw : (const char *)rk + off[p] * c.kw;
-            run_v[runs] = !c.vw ? NULL
-                : there         ? (const char *)base_v[p] + at_sender[p] * c.vw
-                                : (const char *)rv + off[p] * c.vw;
-            run_len[runs++] = (size_t)recv[p];
-        }
-        s = gpk__mpi_cuda_merge_runs(ctx, (int)c.type, run_k, run_v, c.vw, run_len, runs, rk, rv, keys_out,
-                                     values_out, c.keep->dwork.p);
-    } else
-#endif
-        if (s == GPK_OK && in_shm) {
-        for (int p = 0; p < c.P && s == GPK_OK; p++) {
-            if (!recv[p]) continue;
-            MPI_Aint size;
-            int unit;
-            char *base = NULL;
-            if (MPI_Win_shared_query(c.keep->win, p, &size, &unit, &base) != MPI_SUCCESS || !base) {
-                s = gpk__mpi_fail(ctx, GPK_EDEVICE, "%s: MPI_Win_shared_query of rank %d failed", what, p);
-                break;
-            }
-            size_t n_p = (size_t)all[(size_t)p * R_FIELDS + R_N];
-            run_k[runs] = base + at_sender[p] * c.kw;
-            run_v[runs] = c.vw ? base + shm_values_at(n_p, c.kw) + at_sender[p] * c.vw : NULL;
-            run_len[runs++] = (size_t)recv[p];
-        }
-        if (s == GPK_OK)
-            host_merge_ptr(c.type, c.kw, c.vw, run_k, run_v, run_len, runs, rk, rv, keys_out, values_out, off,
-                           c.threads);
-    } else if (s == GPK_OK) {
-        for (int p = 0; p < c.P; p++)
-            if (recv[p]) off[runs++] = off[p];
-        off[runs] = n_mine;
-        s = merge_runs(&c, rk, rv, off, runs, keys_out, values_out);
-    }
-    free(run_k), free(run_v), free(run_len);
+    if (s == GPK_OK) s = merge_received(&c, &st, keys_out, values_out);
     times.merge_ms = (MPI_Wtime() - t_phase) * 1e3;
 #ifdef GPK_HAVE_CUDA
 finish:
@@ -1873,10 +2081,10 @@ done:
     times.setup_ms = c.setup_ms, times.setups = c.setups;
     last_times = times;
 #ifdef GPK_HAVE_CUDA
-    if (prev_device >= 0) (void)cudaSetDevice(prev_device);
-    free(base_k), free(base_v), free(records);
+    if (st.prev_device >= 0) (void)cudaSetDevice(st.prev_device);
+    free(st.base_k), free(st.base_v), free(st.records);
 #endif
-    free(off), free(all), free(start);
+    free(st.off), free(st.all), free(st.start);
     return s;
 }
 
