@@ -177,14 +177,29 @@ static int run_case(gpk_type t, mode m, int desc, shape sh, size_t n, size_t len
     if (tune) o = *tune;
     o.descending = desc;
     gpk_status s;
-    if (m == MODE_KEYS) s = gpk_sort_segmented_keys(ctx, t, keys, n, &L.s, &o);
+    /* every other keys case through the copying form, into a poisoned out */
+    const int to = m == MODE_KEYS && (seed & 1);
+    void *src = to ? malloc(n * kw + 8) : NULL;
+    if (to && !src) {
+        TU_CHECK(0, "out of memory");
+        goto done;
+    }
+    if (to) {
+        memcpy(src, keys, n * kw);
+        memset(keys, 0xA5, n * kw);
+        s = gpk_sort_segmented_keys_to(ctx, t, src, keys, n, &L.s, &o);
+        TU_CHECK(memcmp(src, orig, n * kw) == 0, "keys_to changed its input (seed %llu)",
+                 (unsigned long long)seed);
+        free(src);
+    } else if (m == MODE_KEYS) s = gpk_sort_segmented_keys(ctx, t, keys, n, &L.s, &o);
     else if (m == MODE_PERM) s = gpk_sort_segmented_perm(ctx, t, keys, sigma, n, &L.s, &o);
     else s = gpk_sort_segmented_pairs(ctx, t, keys, vw == 4 ? GPK_U32 : GPK_U64, vals, n, &L.s, &o);
     const gpk_status rs = gpk_sort_segmented_reference(t, ref, vw, vw ? rvals : NULL,
                                                        m == MODE_PERM ? rsigma : NULL, n, &L.s, desc);
     char what[256];
-    snprintf(what, sizeof what, "%s %s %s %s n=%zu len=%zu kind=%d seed=%llu", gpk_type_name(t), mode_name[m],
-             desc ? "desc" : "asc", shape_name[sh], n, len, kind, (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s %s%s %s %s n=%zu len=%zu kind=%d seed=%llu", gpk_type_name(t),
+             mode_name[m], to ? " (to)" : "", desc ? "desc" : "asc", shape_name[sh], n, len, kind,
+             (unsigned long long)seed);
     TU_CHECK(s == GPK_OK, "%s: status %s (%s)", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference status %s", what, gpk_status_string(rs));
     if (s != GPK_OK || rs != GPK_OK) goto done;
@@ -300,6 +315,16 @@ static void invalid_calls(void)
     TU_CHECK(gpk_sort_segmented_perm(ctx, GPK_U32, k, NULL, 8, &ok_rows, NULL) == GPK_EINVAL,
              "NULL sigma accepted");
     TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, NULL, NULL) == GPK_EINVAL, "NULL segments accepted");
+    uint32_t out[8];
+    memset(out, 0x5A, sizeof out);
+    TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, k, k + 1, 7, &ok_rows, NULL) == GPK_EINVAL,
+             "keys_to with out = in + 1 accepted");
+    gpk_segments past = {2, NULL, NULL, 5};
+    TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, k, out, 8, &past, NULL) == GPK_EINVAL,
+             "keys_to: 2 rows of 5 in 8 accepted");
+    TU_CHECK(out[0] == 0x5A5A5A5Au && out[7] == 0x5A5A5A5Au, "keys_to wrote out on a refused call");
+    TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, NULL, out, 8, &ok_rows, NULL) == GPK_EINVAL,
+             "keys_to with in NULL accepted");
     gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
     o.descending = 2;
     TU_CHECK(gpk_sort_segmented_keys(ctx, GPK_U32, k, 8, &ok_rows, &o) == GPK_EINVAL,

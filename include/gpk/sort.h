@@ -263,6 +263,14 @@ typedef struct gpk_segmented_opts {
  * On failure the keys (values, sigma) are unchanged. */
 GPK_API gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                            const gpk_segments *segs, const gpk_segmented_opts *opts);
+/* The copying form (as gpk_sort_keys_to): out receives all n keys of in,
+ * each segment sorted, keys outside every segment as they were; in is not
+ * changed. in == out is the in-place sort; other overlaps are refused.
+ * The copy runs on the context's threads, so a fresh out takes its
+ * first-touch page faults in parallel. */
+GPK_API gpk_status gpk_sort_segmented_keys_to(gpk_ctx *ctx, gpk_type key_type, const void *in, void *out,
+                                              size_t n, const gpk_segments *segs,
+                                              const gpk_segmented_opts *opts);
 /* Moves values (any 4- or 8-byte type) with their keys. */
 GPK_API gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
                                             void *values, size_t n, const gpk_segments *segs,

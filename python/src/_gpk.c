@@ -406,24 +406,34 @@ static PyObject *py_sort_perm(PyObject *m, PyObject *args)
 /* sort_segmented(ctx, keys, sigma, rows, length, descending): the rows of a
  * (rows x length) matrix stored in the 1-D keys, each sorted on its own
  * (gpk_sort_segmented_keys), or with sigma (uint32, one per key) the
- * per-row permutation too (gpk_sort_segmented_perm). */
+ * per-row permutation too (gpk_sort_segmented_perm). With src (keys
+ * only), keys is the output and src's rows are sorted into it
+ * (gpk_sort_segmented_keys_to: the copy runs on the context's threads). */
 static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
 {
-    PyObject *co, *ko, *so;
+    PyObject *co, *ko, *so, *src_o = Py_None;
     unsigned long long rows, length;
     int desc;
-    if (!PyArg_ParseTuple(args, "OOOKKp:sort_segmented", &co, &ko, &so, &rows, &length, &desc)) return NULL;
-    Py_buffer k, sg;
-    gpk_type t, st = GPK_U32;
+    if (!PyArg_ParseTuple(args, "OOOKKp|O:sort_segmented", &co, &ko, &so, &rows, &length, &desc, &src_o))
+        return NULL;
+    Py_buffer k, sg, src;
+    gpk_type t, st = GPK_U32, srct = GPK_U32;
     if (get_array(ko, &k, "keys", NEED_TYPE | NEED_WRITABLE, &t) != 0) return NULL;
-    const int with_sigma = so != Py_None;
+    const int with_sigma = so != Py_None, with_src = src_o != Py_None;
     if (with_sigma && get_array(so, &sg, "sigma", NEED_TYPE | NEED_WRITABLE, &st) != 0) {
         PyBuffer_Release(&k);
+        return NULL;
+    }
+    if (with_src && get_array(src_o, &src, "src", NEED_TYPE, &srct) != 0) {
+        PyBuffer_Release(&k);
+        if (with_sigma) PyBuffer_Release(&sg);
         return NULL;
     }
     PyObject *r = NULL;
     if (length != 0 && rows > (unsigned long long)k.shape[0] / length)
         PyErr_SetString(PyExc_ValueError, "the rows do not fit the keys");
+    else if (with_src && (with_sigma || srct != t || src.shape[0] != k.shape[0]))
+        PyErr_SetString(PyExc_ValueError, "src must be keys of the same type and length, without sigma");
     else if (with_sigma && (st != GPK_U32 || sg.shape[0] != k.shape[0]))
         PyErr_SetString(PyExc_ValueError, "sigma must be uint32 with one entry per key");
     else {
@@ -435,12 +445,15 @@ static PyObject *py_sort_segmented(PyObject *m, PyObject *args)
             gpk_status s;
             Py_BEGIN_ALLOW_THREADS if (with_sigma) s =
                 gpk_sort_segmented_perm(c->ctx, t, k.buf, (uint32_t *)sg.buf, (size_t)k.shape[0], &segs, &o);
+            else if (with_src) s =
+                gpk_sort_segmented_keys_to(c->ctx, t, src.buf, k.buf, (size_t)k.shape[0], &segs, &o);
             else s = gpk_sort_segmented_keys(c->ctx, t, k.buf, (size_t)k.shape[0], &segs, &o);
             Py_END_ALLOW_THREADS r = sort_done(c, s);
         }
     }
     PyBuffer_Release(&k);
     if (with_sigma) PyBuffer_Release(&sg);
+    if (with_src) PyBuffer_Release(&src);
     return r;
 }
 

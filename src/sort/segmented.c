@@ -425,6 +425,28 @@ gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, 
     return seg_dispatch(ctx, key_type, keys, 0, NULL, NULL, n, segs, opts);
 }
 
+gpk_status gpk_sort_segmented_keys_to(gpk_ctx *ctx, gpk_type key_type, const void *in, void *out, size_t n,
+                                      const gpk_segments *segs, const gpk_segmented_opts *opts)
+{
+    if (!ctx) return GPK_EINVAL;
+    if (in == out) return gpk_sort_segmented_keys(ctx, key_type, out, n, segs, opts);
+    gpk__clear_error(ctx);
+    const size_t kw = gpk_type_size(key_type);
+    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: unknown key type %d", (int)key_type);
+    if (n > ((size_t)-1) / 16) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: n = %zu is too large", n);
+    /* the segments are checked before out is written: a refused call
+     * leaves out as it was */
+    uint64_t max_len = 0, covered = 0;
+    GPK_CHECK(gpk__seg_check(ctx, segs, n, &max_len, &covered));
+    if (n == 0) return seg_dispatch(ctx, key_type, out, 0, NULL, NULL, n, segs, opts);
+    if (!in || !out) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: %s is NULL", in ? "out" : "in");
+    const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = n * kw;
+    if (a < b + bytes && b < a + bytes)
+        return gpk__fail(ctx, GPK_EINVAL, "segmented sort: in and out overlap without being the same array");
+    gpk__host_copy(out, in, bytes, ctx->threads);
+    return seg_dispatch(ctx, key_type, out, 0, NULL, NULL, n, segs, opts);
+}
+
 gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
                                     void *values, size_t n, const gpk_segments *segs,
                                     const gpk_segmented_opts *opts)

@@ -272,6 +272,15 @@ def _sort_along(a: Any, axis: Optional[int], descending: bool, backend: Union[No
     if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"axis {axis!r} is out of range for an array of {x.ndim} dimensions")
     ax = int(axis) % x.ndim
+    if not perm and ax == x.ndim - 1 and x.flags.c_contiguous and x.size:
+        # the rows sorted straight from x into a fresh array: the library
+        # copies on its threads (first-touch faults in parallel)
+        rows = np.empty_like(x, order="C")
+        length = rows.shape[-1]
+        count = rows.size // length if length else 0
+        _gpk.sort_segmented(_host_ctx(backend), rows.reshape(-1), None, count, length, bool(descending),
+                            x.reshape(-1))
+        return rows
     rows = np.array(np.moveaxis(x, ax, -1), order="C", copy=True)
     length = rows.shape[-1]
     count = rows.size // length if length else 0
