@@ -6,9 +6,11 @@
  * two check each other: the bench's CUB figure must match the fastest
  * form's here within noise (scripts/gpu-check.sh's bench stage runs both).
  *
- *   gpk-cub-alone TYPE LOG2N [VALUE_BYTES [DIST [REPS]]]
+ *   gpk-cub-alone TYPE LOG2N [VALUE_BYTES [DIST [REPS [ORDER]]]]
  *   TYPE u32|i32|f32|u64|i64|f64, VALUE_BYTES 0 (keys) | 4 | 8,
- *   DIST uniform|sorted|reverse|equal|and3|bits10, REPS (default 15)
+ *   DIST uniform|sorted|reverse|equal|and3|bits10, REPS (default 15),
+ *   ORDER asc (default) | desc (CUB's SortKeysDescending / SortPairsDescending
+ *   against gpk with gpk_radix_opts.descending)
  *
  * Output: one line per form, "form ms", then "gpk ms" and the ratio of the
  * fastest CUB form to gpk. Exit 1 on any CUDA or gpk error, or when gpk's
@@ -111,7 +113,8 @@ static float median(std::vector<float> v)
     return v.size() % 2 ? v[v.size() / 2] : 0.5f * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-template <class K, class V> static int run(gpk_type type, size_t n, const std::string &dist, int reps)
+template <class K, class V>
+static int run(gpk_type type, size_t n, const std::string &dist, int reps, bool desc)
 {
     constexpr bool pairs = !std::is_void_v<V>;
     using VV = std::conditional_t<pairs, V, uint32_t>;
@@ -134,8 +137,29 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
     /* forms: 0 int in/out, 1 int DoubleBuffer, 2 64-bit in/out, 3 64-bit DoubleBuffer */
     const char *names[4] = {"cub 32-bit n, in/out", "cub 32-bit n, DoubleBuffer", "cub 64-bit n, in/out",
                             "cub 64-bit n, DoubleBuffer"};
+    using R = cub::DeviceRadixSort;
     auto call = [&](int form, void *temp, size_t &tb) -> cudaError_t {
         const bool wide = form >= 2, dbl = form % 2 == 1;
+        if (desc) {
+            if (!dbl) {
+                if constexpr (pairs) {
+                    if (wide) return R::SortPairsDescending(temp, tb, kin, kout, vin, vout, (long long)n);
+                    return R::SortPairsDescending(temp, tb, kin, kout, vin, vout, (int)n);
+                } else {
+                    if (wide) return R::SortKeysDescending(temp, tb, kin, kout, (long long)n);
+                    return R::SortKeysDescending(temp, tb, kin, kout, (int)n);
+                }
+            }
+            cub::DoubleBuffer<K> dk(kout, kalt);
+            if constexpr (pairs) {
+                cub::DoubleBuffer<VV> dv(vout, valt);
+                if (wide) return R::SortPairsDescending(temp, tb, dk, dv, (long long)n);
+                return R::SortPairsDescending(temp, tb, dk, dv, (int)n);
+            } else {
+                if (wide) return R::SortKeysDescending(temp, tb, dk, (long long)n);
+                return R::SortKeysDescending(temp, tb, dk, (int)n);
+            }
+        }
         if (!dbl) {
             if constexpr (pairs) {
                 if (wide)
@@ -170,9 +194,11 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
         return 1;
     }
     size_t gtb = 0;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.descending = desc;
     gpk_status gs = pairs
-        ? gpk_cuda_sort_pairs(ctx, nullptr, &gtb, type, kin, kout, sizeof(VV), vin, vout, n, nullptr, 0, 0)
-        : gpk_cuda_sort_keys(ctx, nullptr, &gtb, type, kin, kout, n, nullptr, 0, 0);
+        ? gpk_cuda_sort_pairs(ctx, nullptr, &gtb, type, kin, kout, sizeof(VV), vin, vout, n, &o, 0, 0)
+        : gpk_cuda_sort_keys(ctx, nullptr, &gtb, type, kin, kout, n, &o, 0, 0);
     if (gs != GPK_OK) {
         fprintf(stderr, "gpk-cub-alone: gpk temp query: %s\n", gpk_last_error(ctx));
         return 1;
@@ -198,9 +224,8 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
         }
         size_t tb = gtb;
         timer.start();
-        gs = pairs
-            ? gpk_cuda_sort_pairs(ctx, temp, &tb, type, kin, kout, sizeof(VV), vin, vout, n, nullptr, 0, 0)
-            : gpk_cuda_sort_keys(ctx, temp, &tb, type, kin, kout, n, nullptr, 0, 0);
+        gs = pairs ? gpk_cuda_sort_pairs(ctx, temp, &tb, type, kin, kout, sizeof(VV), vin, vout, n, &o, 0, 0)
+                   : gpk_cuda_sort_keys(ctx, temp, &tb, type, kin, kout, n, &o, 0, 0);
         const float ms = timer.stop();
         if (gs != GPK_OK) {
             fprintf(stderr, "gpk-cub-alone: gpk sort: %s\n", gpk_last_error(ctx));
@@ -230,17 +255,18 @@ template <class K, class V> static int run(gpk_type type, size_t n, const std::s
     return same ? 0 : 1;
 }
 
-template <class K> static int run_v(gpk_type type, size_t n, int vbytes, const std::string &dist, int reps)
+template <class K>
+static int run_v(gpk_type type, size_t n, int vbytes, const std::string &dist, int reps, bool desc)
 {
-    if (vbytes == 4) return run<K, uint32_t>(type, n, dist, reps);
-    if (vbytes == 8) return run<K, uint64_t>(type, n, dist, reps);
-    return run<K, void>(type, n, dist, reps);
+    if (vbytes == 4) return run<K, uint32_t>(type, n, dist, reps, desc);
+    if (vbytes == 8) return run<K, uint64_t>(type, n, dist, reps, desc);
+    return run<K, void>(type, n, dist, reps, desc);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gpk-cub-alone TYPE LOG2N [VALUE_BYTES [DIST [REPS]]]\n");
+        fprintf(stderr, "usage: gpk-cub-alone TYPE LOG2N [VALUE_BYTES [DIST [REPS [asc|desc]]]]\n");
         return 2;
     }
     const std::string type = argv[1];
@@ -248,18 +274,22 @@ int main(int argc, char **argv)
     const int vbytes = argc > 3 ? atoi(argv[3]) : 0;
     const std::string dist = argc > 4 ? argv[4] : "uniform";
     const int reps = argc > 5 ? atoi(argv[5]) : 15;
-    if (lg < 0 || lg > 33 || (vbytes != 0 && vbytes != 4 && vbytes != 8) || reps < 1) {
+    const std::string order = argc > 6 ? argv[6] : "asc";
+    const bool desc = order == "desc";
+    if (lg < 0 || lg > 33 || (vbytes != 0 && vbytes != 4 && vbytes != 8) || reps < 1 ||
+        (!desc && order != "asc")) {
         fprintf(stderr, "gpk-cub-alone: bad arguments\n");
         return 2;
     }
     const size_t n = (size_t)1 << lg;
-    printf("%s n=2^%d values=%d dist=%s reps=%d\n", type.c_str(), lg, vbytes, dist.c_str(), reps);
-    if (type == "u32") return run_v<uint32_t>(GPK_U32, n, vbytes, dist, reps);
-    if (type == "i32") return run_v<int32_t>(GPK_I32, n, vbytes, dist, reps);
-    if (type == "f32") return run_v<float>(GPK_F32, n, vbytes, dist, reps);
-    if (type == "u64") return run_v<uint64_t>(GPK_U64, n, vbytes, dist, reps);
-    if (type == "i64") return run_v<int64_t>(GPK_I64, n, vbytes, dist, reps);
-    if (type == "f64") return run_v<double>(GPK_F64, n, vbytes, dist, reps);
+    printf("%s n=2^%d values=%d dist=%s reps=%d %s\n", type.c_str(), lg, vbytes, dist.c_str(), reps,
+           desc ? "descending" : "ascending");
+    if (type == "u32") return run_v<uint32_t>(GPK_U32, n, vbytes, dist, reps, desc);
+    if (type == "i32") return run_v<int32_t>(GPK_I32, n, vbytes, dist, reps, desc);
+    if (type == "f32") return run_v<float>(GPK_F32, n, vbytes, dist, reps, desc);
+    if (type == "u64") return run_v<uint64_t>(GPK_U64, n, vbytes, dist, reps, desc);
+    if (type == "i64") return run_v<int64_t>(GPK_I64, n, vbytes, dist, reps, desc);
+    if (type == "f64") return run_v<double>(GPK_F64, n, vbytes, dist, reps, desc);
     fprintf(stderr, "gpk-cub-alone: unknown type %s\n", type.c_str());
     return 2;
 }

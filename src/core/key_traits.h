@@ -188,13 +188,21 @@ namespace gpk_key {
 
 template <class K> struct Twiddle {
     K pre, if_clear, if_set, post;
+    /* The descending order folded in (0: none): m -> m <= lim ? lim - m :
+     * m, gpk_key_descending's step (its own inverse), applied to the input
+     * (lim_in: an unmap's) or to the result (lim_out: a map's). */
+    K lim_in, lim_out;
 };
+
+template <class K> GPK_KEY_FN K twiddle_limit(K m, K lim) { return m <= lim ? lim - m : m; }
 
 template <class K> GPK_KEY_FN K twiddle(const Twiddle<K> &t, K x)
 {
+    if (t.lim_in) x = twiddle_limit(x, t.lim_in);
     const K y = x + t.pre;
     const K top = y >> (sizeof(K) * 8 - 1);
-    return (y ^ (top ? t.if_set : t.if_clear)) + t.post;
+    const K r = (y ^ (top ? t.if_set : t.if_clear)) + t.post;
+    return t.lim_out ? twiddle_limit(r, t.lim_out) : r;
 }
 
 template <class K> GPK_KEY_FN K twiddle_sign() { return (K)1 << (sizeof(K) * 8 - 1); }
@@ -229,6 +237,33 @@ template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type)
         t.if_clear = (K) ~(K)0;
         t.if_set = twiddle_sign<K>();
     }
+    return t;
+}
+
+/* The limit of the descending step for mapped keys of type with key_bits
+ * significant bits (0 or the width: all): 2^key_bits - 1 (the XOR of
+ * descending.h's gpk__desc_key32/64 for keys below it), else
+ * gpk_key_descending's (~m for integers, the mapped +inf for floats so that
+ * NaNs stay last). */
+template <class K> GPK_KEY_FN K twiddle_desc_limit(gpk_type type, unsigned key_bits)
+{
+    if (key_bits > 0 && key_bits < 8 * sizeof(K)) return ((K)1 << key_bits) - 1;
+    if (gpk_key_kind(type) == GPK_KEY_FLOAT)
+        return sizeof(K) == 4 ? (K)GPK_KEY_INF_MAPPED32 : (K)GPK_KEY_INF_MAPPED64;
+    return (K) ~(K)0;
+}
+
+/* twiddle_map / twiddle_unmap with the descending order folded in when desc. */
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_map_ordered(gpk_type type, bool desc, unsigned key_bits)
+{
+    Twiddle<K> t = twiddle_map<K>(type);
+    if (desc) t.lim_out = twiddle_desc_limit<K>(type, key_bits);
+    return t;
+}
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap_ordered(gpk_type type, bool desc, unsigned key_bits)
+{
+    Twiddle<K> t = twiddle_unmap<K>(type);
+    if (desc) t.lim_in = twiddle_desc_limit<K>(type, key_bits);
     return t;
 }
 

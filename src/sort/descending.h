@@ -60,14 +60,6 @@ void gpk__desc_apply_host(const gpk_ctx *ctx, gpk_type t, unsigned key_bits, con
                           size_t n, size_t stride, int inverse);
 #endif
 
-#ifdef GPK_HAVE_CUDA
-/* The same on device memory, on stream (a cudaStream_t): out[i] = the
- * descending sort key of in[i] (inverse = 0) or its key (inverse = 1); in
- * == out allowed. Enqueued only; a launch error comes back as a status. */
-gpk_status gpk__desc_apply_cuda(gpk_ctx *ctx, gpk_type t, unsigned key_bits, const void *d_in, void *d_out,
-                                size_t n, int inverse, void *stream);
-#endif
-
 #ifdef __cplusplus
 }
 #endif

@@ -250,9 +250,9 @@ Layout layout(gpk_ctx *ctx, int i, int k, size_t n_i, size_t m_i, unsigned kw, u
         L.part_shift = bits - GPK_MULTI_PART_BITS;
         L.pt_bytes = L.ps_bytes = 0;
         if (gpk__radix_cuda_sort_bits(part, NULL, &L.pt_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, n_i,
-                                      L.part_shift, bits, NULL) != GPK_OK ||
+                                      L.part_shift, bits, 0, NULL) != GPK_OK ||
             gpk__radix_cuda_sort_bits(part, NULL, &L.ps_bytes, t, a, b, vw, vw ? a : NULL, vw ? b : NULL, cap,
-                                      0, L.part_shift, NULL) != GPK_OK) {
+                                      0, L.part_shift, 0, NULL) != GPK_OK) {
             L.part_shift = 0; /* the plan falls back to merge */
             return L;
         }
@@ -594,7 +594,7 @@ gpk_status cuda_part_partition(gpk_multi_dev *d, int i, unsigned shift, unsigned
     const unsigned bits = shift + GPK_MULTI_PART_BITS;
     gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, i, L.pt), &bytes, d->key_type, sh->keys,
                                              temp_at(d, i, L.px), vw, vw ? sh->values : NULL,
-                                             vw ? temp_at(d, i, L.pxv) : NULL, sh->n, shift, bits, st);
+                                             vw ? temp_at(d, i, L.pxv) : NULL, sh->n, shift, bits, 0, st);
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", i, gpk_last_error(part));
     if (d->key_width == 4)
         rank_probes<<<(D + 127) / 128, 128, 0, st>>>((const uint32_t *)temp_at(d, i, L.px), sh->n, d_probes,
@@ -648,10 +648,10 @@ gpk_status cuda_part_sort(gpk_multi_dev *d, int o, unsigned x, size_t at, size_t
         : whole         ? (char *)d->shards[o].values_out + out_at * vw
                         : temp_at(d, o, L.pstv);
     size_t bytes = L.ps_bytes;
-    gpk_status s =
-        gpk__radix_cuda_sort_bits(part, temp_at(d, o, L.ps + (size_t)q * L.ps_bytes), &bytes, d->key_type,
-                                  temp_at(d, o, L.pw) + at * kw, keys_to, vw,
-                                  vw ? temp_at(d, o, L.pwv) + at * vw : NULL, vals_to, count, 0, shift, st);
+    gpk_status s = gpk__radix_cuda_sort_bits(part, temp_at(d, o, L.ps + (size_t)q * L.ps_bytes), &bytes,
+                                             d->key_type, temp_at(d, o, L.pw) + at * kw, keys_to, vw,
+                                             vw ? temp_at(d, o, L.pwv) + at * vw : NULL, vals_to, count, 0,
+                                             shift, 0, st);
     if (s != GPK_OK) return gpk__fail(d->ctx, s, "multi-device sort, device %d: %s", o, gpk_last_error(part));
     if (whole) return GPK_OK;
     /* the bucket that straddles the end of output o: its head ends output

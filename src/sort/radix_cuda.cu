@@ -41,7 +41,6 @@
 
 #include "gpk/cuda.h"
 #include "radix_internal.h"
-#include "descending.h"
 #include "../core/cuda_internal.h"
 #include "radix_cuda_limits.h"
 
@@ -126,7 +125,9 @@ enum ValueMode { V_NONE = 0, V_LOAD = 1, V_IOTA = 2 };
 using gpk_key::Twiddle;
 using gpk_key::twiddle;
 using gpk_key::twiddle_map;
+using gpk_key::twiddle_map_ordered;
 using gpk_key::twiddle_unmap;
+using gpk_key::twiddle_unmap_ordered;
 
 /* The passes of one sort: pass p sorts bits [shift[p], shift[p] + width[p]). */
 struct PassList {
@@ -1457,7 +1458,26 @@ struct DeviceJob {
      * multi-GPU sort's bucket sorts run side by side on several streams;
      * one cooperative launch would take every SM) */
     bool no_small = false;
+    /* descending order, folded into the first pass's map and the last
+     * pass's unmap (key_bits: the keys' significant bits, 0 for all) */
+    bool desc = false;
+    unsigned key_bits = 0;
 };
+
+/* The job's map to sort keys and its inverse; whether the passes apply
+ * them (the plain unsigned types ascending need none). */
+template <class K> static Twiddle<K> job_map(const DeviceJob &job)
+{
+    return twiddle_map_ordered<K>(job.type, job.desc, job.key_bits);
+}
+template <class K> static Twiddle<K> job_unmap(const DeviceJob &job)
+{
+    return twiddle_unmap_ordered<K>(job.type, job.desc, job.key_bits);
+}
+static bool job_plain(const DeviceJob &job)
+{
+    return !job.desc && (job.type == GPK_U32 || job.type == GPK_U64);
+}
 
 /* 64-bit output positions (the O of the pass kernels and the bases) */
 static bool wide_positions(const DeviceJob &job) { return std::max(job.n, job.positions) > kWideFrom; }
@@ -1516,7 +1536,7 @@ static gpk_status detect_range(gpk_ctx *ctx, const DeviceJob &job, const void *k
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
     const int blocks =
         (int)std::max<size_t>(1, std::min<size_t>((size_t)st->sm_count * 8, (job.n + 1023) / 1024));
-    and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, twiddle_map<K>(job.type), t.and_or);
+    and_or_kernel<K><<<blocks, 256, 0, stream>>>((const K *)keys, job.n, job_map<K>(job), t.and_or);
     e = cudaGetLastError();
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: bit-range kernel launch");
     return read_range<K>(ctx, t, stream, begin, end, varying);
@@ -1537,7 +1557,7 @@ static gpk_status run_histogram(gpk_ctx *ctx, const DeviceJob &job, const PassLi
         e = cudaMemsetAsync(&t.and_or[0], 0xff, sizeof(unsigned long long), stream);
     if (DETECT && e == cudaSuccess) e = cudaMemsetAsync(&t.and_or[1], 0, sizeof(unsigned long long), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
-    const Twiddle<K> map = twiddle_map<K>(job.type);
+    const Twiddle<K> map = job_map<K>(job);
     const Twiddle<K> none = {0, 0, 0, 0};
     const size_t smem = row * sizeof(uint32_t);
     static LaunchSetup memo;
@@ -1713,11 +1733,16 @@ template <class K, class V, int VM> static bool tile_kernel_fits()
     return e == cudaSuccess && per_sm >= 1;
 }
 
+/* The plan and size the one-block sort can take at all (n > 0). */
+static bool tile_plan_ok(gpk_ctx *ctx, size_t n, const PassList &pl)
+{
+    return gpk__radix_cuda_limits(ctx)->small_max_log > 0 && n > 0 && n <= (size_t)kTileSortKeys &&
+        pl.count > 0 && pl.stride <= 256 && kPosOffset == 0;
+}
+
 static bool tile_takes(gpk_ctx *ctx, size_t n, int kb, int vb, const PassList &pl)
 {
-    if (gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || n < 2 || n > (size_t)kTileSortKeys ||
-        pl.count == 0 || pl.stride > 256 || kPosOffset != 0)
-        return false;
+    if (n < 2 || !tile_plan_ok(ctx, n, pl)) return false;
     if (kb == 4)
         return vb == 0 ? tile_kernel_fits<uint32_t, uint32_t, V_NONE>()
             : vb == 4  ? tile_kernel_fits<uint32_t, uint32_t, V_LOAD>()
@@ -1737,11 +1762,8 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
 {
     *ran = false;
     const int vm = job.vmode;
-    if (job.no_small || gpk__radix_cuda_limits(ctx)->small_max_log <= 0 || job.n == 0 ||
-        job.n > (size_t)kTileSortKeys || pl.count == 0 || pl.stride > 256 || kPosOffset != 0 ||
-        job.positions > job.n)
-        return GPK_OK;
-    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
+    if (job.no_small || !tile_plan_ok(ctx, job.n, pl) || job.positions > job.n) return GPK_OK;
+    const bool plain = job_plain(job);
     TileArgs<K> a;
     memset(&a, 0, sizeof a);
     a.keys_in = (const K *)route.keys[0];
@@ -1750,8 +1772,8 @@ static gpk_status run_tile(gpk_ctx *ctx, const DeviceJob &job, const PassList &p
     a.vals_out = const_cast<void *>(route.vals[pl.count]);
     a.n = (uint32_t)job.n;
     a.pl = pl;
-    a.map_in = twiddle_map<K>(job.type);
-    a.map_out = twiddle_unmap<K>(job.type);
+    a.map_in = job_map<K>(job);
+    a.map_out = job_unmap<K>(job);
     a.map_in_on = !plain && job.map_in;
     a.map_out_on = !plain && job.map_out;
     cudaError_t e;
@@ -1933,8 +1955,8 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     if (max_log <= 0 || n == 0 || n > ((size_t)1 << max_log) || n > kPortion || wide_positions(job) ||
         kPosOffset != 0 || pl.count == 0 || pl.stride > 256 || (size_t)pl.count * pl.stride > kSmallTable)
         return GPK_OK;
-    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
-    const Twiddle<K> map = twiddle_map<K>(job.type), none = {0, 0, 0, 0};
+    const bool plain = job_plain(job);
+    const Twiddle<K> map = job_map<K>(job), none = {0, 0, 0, 0};
     SmallArgs<K> a;
     memset(&a, 0, sizeof a);
     a.route = route;
@@ -1942,7 +1964,7 @@ static gpk_status run_small(gpk_ctx *ctx, const DeviceJob &job, const PassList &
     a.n = (uint32_t)n;
     a.hist_map = job.map_in ? map : none;
     a.map_in = map;
-    a.map_out = twiddle_unmap<K>(job.type);
+    a.map_out = job_unmap<K>(job);
     a.map_in_on = !plain && job.map_in;
     a.map_out_on = !plain && job.map_out;
     a.hist = t.hist;
@@ -2012,8 +2034,9 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
     }
     cudaError_t e = cudaMemsetAsync(t.counters, 0, (size_t)portions * pl.count * sizeof(uint32_t), stream);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemsetAsync");
-    const Twiddle<K> map = twiddle_map<K>(job.type), unmap = twiddle_unmap<K>(job.type);
+    const Twiddle<K> map = job_map<K>(job), unmap = job_unmap<K>(job);
     const Twiddle<K> none = {0, 0, 0, 0};
+    const bool plain = job_plain(job);
 
     if (end == 0) end = pl.count;
     for (uint32_t p = first; p < end; p++) {
@@ -2035,7 +2058,6 @@ static gpk_status run_passes_o(gpk_ctx *ctx, const DeviceJob &job, const PassLis
             /* the counts are known here when run_histogram counted this plan */
             a.hist_row = have_bases || dist ? NULL : t.hist + (size_t)p * pl.stride;
             a.total = n;
-            const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
             a.map_in = p == 0 ? map : none;
             a.map_out = p + 1 == pl.count ? unmap : none;
             a.map_in_on = !plain && p == 0 && job.map_in;
@@ -2434,8 +2456,8 @@ static gpk_status run_hybrid(gpk_ctx *ctx, const DeviceJob &job, const HybridPla
     uint32_t big[8];
     memcpy(big, st->pinned, sizeof big);
 
-    const bool plain = job.type == GPK_U32 || job.type == GPK_U64;
-    const Twiddle<K> unmap = twiddle_unmap<K>(job.type);
+    const bool plain = job_plain(job);
+    const Twiddle<K> unmap = job_unmap<K>(job);
     K *keys = (K *)kout;
     V *vals = (V *)vout;
     ctx->last_sort_path = big[0] ? "radix-hybrid+lsd" : "radix-hybrid";
@@ -2696,6 +2718,224 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
  * ------------------------------------------------------------------------ */
 namespace {
 
+/* One device-API call: its arrays and how it was asked. */
+struct DeviceCall {
+    gpk_type type;
+    size_t kb; /* key bytes */
+    int vb;    /* value bytes, 0: keys only */
+    const void *kin, *vin;
+    void *kout, *vout;
+    size_t n;
+    unsigned flags;
+    cudaStream_t stream;
+    const char *fn;
+    unsigned begin_bit;
+    bool internal; /* the library's own call: no small path, no overlap check */
+    bool keys_in_place() const { return kin == kout; }
+    bool vals_in_place() const { return vb && vin == vout; }
+};
+
+/* The call's options, checked, with key_bits resolved, in *o. */
+static gpk_status check_options(gpk_ctx *ctx, const DeviceCall &c, const gpk_radix_opts *opts,
+                                gpk_radix_opts *o)
+{
+    *o = GPK_RADIX_OPTS_INIT;
+    if (opts) *o = *opts;
+    o->key_bits = gpk__key_bits(o->key_bits, c.kb);
+    if (o->key_bits > 8 * c.kb)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", c.fn,
+                         o->key_bits, (unsigned)(8 * c.kb), gpk_type_name(c.type));
+    if (o->radix_bits > 16)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", c.fn,
+                         o->radix_bits);
+    if (c.flags & ~GPK_CUDA_DETECT_BITS)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", c.fn, c.flags);
+    if (o->descending != 0 && o->descending != 1)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: descending must be 0 or 1, not %d", c.fn, o->descending);
+    const unsigned most_bits = o->key_bits ? o->key_bits : (unsigned)(8 * c.kb);
+    if (c.begin_bit >= most_bits && c.n > 0)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are empty", c.fn, c.begin_bit, most_bits);
+    return GPK_OK;
+}
+
+/* The temp of a call: spares for keys and values (two where in place, for
+ * the parity detour), then the work tables; sized for the most passes the
+ * request can need, so the size does not depend on the data. */
+struct TempPlan {
+    unsigned most_bits; /* the end of the bit range */
+    PassList worst;     /* the plan of the whole range */
+    size_t key_spare, val_spare;
+    int key_spares, val_spares;
+    unsigned widest; /* the widest digit a pass can have */
+    TableSize ts;
+    bool tile_only; /* one block sorts it all: no temp */
+    size_t need;
+};
+
+static void plan_temp(gpk_ctx *ctx, const DeviceCall &c, const gpk_radix_opts &o, TempPlan *tp)
+{
+    const size_t n = c.n, kb = c.kb;
+    const int vb = c.vb;
+    const bool detect = (c.flags & GPK_CUDA_DETECT_BITS) != 0;
+    tp->most_bits = o.key_bits ? o.key_bits : (unsigned)(8 * kb);
+    make_plan(c.begin_bit, tp->most_bits, o.radix_bits, (unsigned)kb, &tp->worst);
+    const PassList &worst = tp->worst;
+    tp->key_spare = gpk__align_up(n * kb, 256);
+    tp->val_spare = gpk__align_up(n * (size_t)vb, 256);
+    /* In place, an odd pass count of 3 or more takes the detour spare; the
+     * count is that of `worst` unless the bit range is detected (any count
+     * up to it then). One spare less is 2^33 u32 keys on an 80 GB card. */
+    const bool may_detour = detect ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
+    tp->key_spares = n < 2 ? 0 : (c.keys_in_place() && may_detour) ? 2 : 1;
+    tp->val_spares = (n < 2 || !vb) ? 0 : (c.vals_in_place() && may_detour) ? 2 : 1;
+    /* the look-back tables for the widest digit a pass can have: the
+     * default plan's (8 bits) unless the range is detected (its plan may
+     * take up to 11) or the opt-in hybrid may run (its fallbacks too) */
+    tp->widest = 0;
+    for (uint32_t p = 0; p < worst.count; p++) tp->widest = std::max(tp->widest, (unsigned)worst.width[p]);
+    /* the histogram, bases and counters tables: the fixed ones where the
+     * plan is only known on the device (detected range, the hybrid), else
+     * the plan's own passes x digits */
+    tp->ts = TableSize();
+    if (detect || (!c.internal && gpk__hook(gpk__test.radix_cuda_hybrid, 0) != 0)) {
+        tp->widest = kMaxDigitBits;
+    } else {
+        tp->ts.passes = std::max<uint32_t>(1, worst.count);
+        tp->ts.bits = std::max(1u, tp->widest);
+        tp->ts.hybrid = false;
+    }
+    tp->tile_only = false;
+    if (!c.internal && !detect && n <= (size_t)kTileSortKeys) {
+        DeviceGuard probe;
+        if (probe.enter(ctx->device) == cudaSuccess) tp->tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
+    }
+    tp->need = tp->tile_only ? 1
+                             : tp->key_spares * tp->key_spare + tp->val_spares * tp->val_spare +
+            temp_bytes(n, (int)kb, vb, tp->widest, tp->ts);
+}
+
+/* The arrays of a call with temp: set where there are keys, and (the
+ * public calls) no two sharing memory, but for in == out, which sorts in
+ * place (any other sharing between the caller's arrays and the temp
+ * corrupts them; the library's own callers lay out their buffers
+ * themselves). */
+static gpk_status check_arrays(gpk_ctx *ctx, const DeviceCall &c, const void *d_temp, size_t need)
+{
+    if (c.n > 0 && (!c.kin || !c.kout)) return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", c.fn);
+    if (c.n > 0 && c.vb && (!c.vin || !c.vout))
+        return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", c.fn);
+    if (c.internal) return GPK_OK;
+    const size_t kn = c.n * c.kb, vn = c.n * (size_t)c.vb;
+    const struct {
+        const void *p;
+        size_t len;
+        const char *name;
+    } buf[5] = {{c.kin, kn, "d_keys_in"},
+                {c.keys_in_place() ? NULL : c.kout, kn, "d_keys_out"},
+                {c.vb ? c.vin : NULL, vn, "d_values_in"},
+                {c.vb && !c.vals_in_place() ? c.vout : NULL, vn, "d_values_out"},
+                {d_temp, need, "d_temp"}};
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            if (gpk__overlap(buf[i].p, buf[i].len, buf[j].p, buf[j].len))
+                return gpk__fail(ctx, GPK_EINVAL, "%s: %s and %s overlap", c.fn, buf[i].name, buf[j].name);
+    return GPK_OK;
+}
+
+/* The one-block sort of a call that tile_takes accepted: in to out in one
+ * launch (in place too: the block reads every key before it writes one). */
+static gpk_status run_tile_call(gpk_ctx *ctx, const DeviceCall &c, const DeviceJob &job, const PassList &pl)
+{
+    Route route;
+    for (uint32_t i = 0; i <= pl.count; i++) {
+        route.keys[i] = i == 0 ? c.kin : c.kout;
+        route.vals[i] = !c.vb ? NULL : i == 0 ? c.vin : c.vout;
+    }
+    bool ran = false;
+    gpk_status s = GPK_OK;
+    if (c.kb == 8)
+        s = c.vb == 8 ? run_tile<uint64_t, uint64_t>(ctx, job, pl, route, c.stream, &ran)
+                      : run_tile<uint64_t, uint32_t>(ctx, job, pl, route, c.stream, &ran);
+    else
+        s = c.vb == 8 ? run_tile<uint32_t, uint64_t>(ctx, job, pl, route, c.stream, &ran)
+                      : run_tile<uint32_t, uint32_t>(ctx, job, pl, route, c.stream, &ran);
+    if (s == GPK_OK && !ran)
+        return gpk__fail(ctx, GPK_EDEVICE, "radix sort: the one-block sort declined a call sized for it");
+    return s;
+}
+
+/* The sort of a checked call in d_temp, laid out as tp says. */
+static gpk_status run_device_sort(gpk_ctx *ctx, const DeviceCall &c, const gpk_radix_opts &o,
+                                  const TempPlan &tp, void *d_temp)
+{
+    const size_t n = c.n, kb = c.kb;
+    const int vb = c.vb;
+    DeviceGuard guard;
+    cudaError_t e = guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+
+    char *p = (char *)d_temp;
+    void *kalt1 = tp.key_spares >= 1 ? p : NULL;
+    void *kalt2 = tp.key_spares >= 2 ? p + tp.key_spare : NULL;
+    p += tp.key_spares * tp.key_spare;
+    void *valt1 = tp.val_spares >= 1 ? p : NULL;
+    void *valt2 = tp.val_spares >= 2 ? p + tp.val_spare : NULL;
+    p += tp.val_spares * tp.val_spare;
+    Temp t = tp.tile_only ? Temp() : carve_temp(p, n, (int)kb, vb, tp.widest, tp.ts);
+
+    DeviceJob job;
+    job.type = c.type;
+    job.kb = (int)kb;
+    job.vb = vb;
+    job.vmode = vb ? V_LOAD : V_NONE;
+    job.n = n;
+    job.no_small = c.internal;
+    /* descending: the first pass maps the keys to descending sort keys and
+     * the last maps them back (core/key_traits.h, twiddle_map_ordered) */
+    job.desc = o.descending != 0;
+    job.key_bits = o.key_bits;
+
+    unsigned begin = c.begin_bit, end = tp.most_bits;
+    PassList pl;
+    bool have_bases = false;
+    if (n >= 2 && (c.flags & GPK_CUDA_DETECT_BITS)) {
+        gpk_status s = dispatch_detect_plan(ctx, job, c.kin, t, c.stream, o.radix_bits, tp.most_bits, &begin,
+                                            &end, &pl, &have_bases);
+        if (s != GPK_OK) return s;
+    } else {
+        make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
+    }
+    if (n < 2 || pl.count == 0) {
+        /* nothing to reorder */
+        if (n > 0 && !c.keys_in_place())
+            e = cudaMemcpyAsync(c.kout, c.kin, n * kb, cudaMemcpyDeviceToDevice, c.stream);
+        if (e == cudaSuccess && n > 0 && vb && !c.vals_in_place())
+            e = cudaMemcpyAsync(c.vout, c.vin, n * vb, cudaMemcpyDeviceToDevice, c.stream);
+        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+        return GPK_OK;
+    }
+    if (tp.tile_only) return run_tile_call(ctx, c, job, pl);
+    HybridPlan hy;
+    if (!c.internal && tp.ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
+        bool declined = false;
+        gpk_status s = dispatch_hybrid(ctx, job, hy, c.kin, c.kout, kalt1, vb ? c.vin : NULL,
+                                       vb ? c.vout : NULL, valt1, t, c.stream, &declined);
+        if (s != GPK_OK || !declined) return s;
+    }
+    ctx->last_sort_path = "radix-onesweep";
+    Route route;
+    const void *key_copy = NULL, *val_copy = NULL;
+    route_buffers(c.kin, c.kout, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
+    if (vb) route_buffers(c.vin, c.vout, valt1, valt2, (int)pl.count, route.vals, &val_copy);
+    gpk_status s = dispatch_passes(ctx, job, pl, route, t, c.stream, have_bases);
+    if (s != GPK_OK) return s;
+    if (key_copy) e = cudaMemcpyAsync(c.kout, key_copy, n * kb, cudaMemcpyDeviceToDevice, c.stream);
+    if (e == cudaSuccess && val_copy)
+        e = cudaMemcpyAsync(c.vout, val_copy, n * vb, cudaMemcpyDeviceToDevice, c.stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
+    return GPK_OK;
+}
+
 static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk_type key_type,
                               const void *d_keys_in, void *d_keys_out, size_t value_width,
                               const void *d_values_in, void *d_values_out, size_t n,
@@ -2711,208 +2951,22 @@ static gpk_status device_sort(gpk_ctx *ctx, void *d_temp, size_t *temp_size, gpk
     if (kb == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
     if (value_width != 0 && value_width != 4 && value_width != 8)
         return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
-    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-    if (opts) o = *opts;
-    o.key_bits = gpk__key_bits(o.key_bits, kb);
-    if (o.key_bits > 8 * kb)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
-                         (unsigned)(8 * kb), gpk_type_name(key_type));
-    if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
-    if (flags & ~GPK_CUDA_DETECT_BITS) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", fn, flags);
-    if (o.descending != 0 && o.descending != 1)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: descending must be 0 or 1, not %d", fn, o.descending);
-    if (o.descending) {
-        /* The ascending sort, in place in the output, of the descending
-         * sort keys (descending.h), mapped back whatever the sort returns;
-         * the temp is that of the in-place sort. */
-        gpk_radix_opts asc = o;
-        asc.descending = 0;
-        const gpk_type st = gpk__desc_sort_type(key_type);
-        if (d_temp && n > 0) {
-            if (!d_keys_in || !d_keys_out || (value_width && (!d_values_in || !d_values_out)))
-                return gpk__fail(ctx, GPK_EINVAL, "%s: a NULL key or value array", fn);
-            if (d_keys_in != d_keys_out && gpk__overlap(d_keys_in, n * kb, d_keys_out, n * kb))
-                return gpk__fail(ctx, GPK_EINVAL, "%s: d_keys_in and d_keys_out overlap", fn);
-            DeviceGuard g;
-            cudaError_t e = g.enter(ctx->device);
-            if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
-            GPK_CHECK(gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_in, d_keys_out, n, 0, stream));
-            if (value_width && d_values_in != d_values_out) {
-                e = cudaMemcpyAsync(d_values_out, d_values_in, n * value_width, cudaMemcpyDeviceToDevice,
-                                    stream);
-                if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
-            }
-        }
-        gpk_status s =
-            device_sort(ctx, d_temp, temp_size, st, d_keys_out, d_keys_out, value_width, d_values_out,
-                        d_values_out, n, &asc, flags, stream, fn, begin_bit, internal);
-        if (d_temp && n > 0) {
-            DeviceGuard g;
-            if (g.enter(ctx->device) == cudaSuccess) {
-                const gpk_status back =
-                    gpk__desc_apply_cuda(ctx, key_type, o.key_bits, d_keys_out, d_keys_out, n, 1, stream);
-                if (s == GPK_OK) s = back;
-            }
-        }
-        return s;
-    }
-
-    const int vb = (int)value_width;
-    const bool keys_in_place = d_keys_in == d_keys_out;
-    const bool vals_in_place = vb && d_values_in == d_values_out;
-    /* Temp: spares for keys and values (two where in place, for the parity
-     * detour), then the work tables. Sized for the most passes this request
-     * can need, so the size does not depend on the data. */
-    const unsigned most_bits = o.key_bits ? o.key_bits : (unsigned)(8 * kb);
-    if (begin_bit >= most_bits && n > 0)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: bits [%u, %u) are empty", fn, begin_bit, most_bits);
-    PassList worst;
-    make_plan(begin_bit, most_bits, o.radix_bits, (unsigned)kb, &worst);
-    const size_t key_spare = gpk__align_up(n * kb, 256), val_spare = gpk__align_up(n * (size_t)vb, 256);
-    /* In place, an odd pass count of 3 or more takes the detour spare; the
-     * count is that of `worst` unless the bit range is detected (any count
-     * up to it then). One spare less is 2^33 u32 keys on an 80 GB card. */
-    const bool may_detour =
-        (flags & GPK_CUDA_DETECT_BITS) ? worst.count >= 3 : worst.count >= 3 && worst.count % 2;
-    const int key_spares = n < 2 ? 0 : (keys_in_place && may_detour) ? 2 : 1;
-    const int val_spares = (n < 2 || !vb) ? 0 : (vals_in_place && may_detour) ? 2 : 1;
-    /* the look-back tables for the widest digit a pass can have: the
-     * default plan's (8 bits) unless the range is detected (its plan may
-     * take up to 11) or the opt-in hybrid may run (its fallbacks too) */
-    unsigned widest = 0;
-    for (uint32_t p = 0; p < worst.count; p++) widest = std::max(widest, (unsigned)worst.width[p]);
-    /* the histogram, bases and counters tables: the fixed ones where the
-     * plan is only known on the device (detected range, the hybrid), else
-     * the plan's own passes x digits */
-    TableSize ts;
-    if ((flags & GPK_CUDA_DETECT_BITS) || (!internal && gpk__hook(gpk__test.radix_cuda_hybrid, 0) != 0)) {
-        widest = kMaxDigitBits;
-    } else {
-        ts.passes = std::max<uint32_t>(1, worst.count);
-        ts.bits = std::max(1u, widest);
-        ts.hybrid = false;
-    }
-    /* one block sorts it all, in registers and shared memory: no temp */
-    bool tile_only = false;
-    if (!internal && !(flags & GPK_CUDA_DETECT_BITS) && n <= (size_t)kTileSortKeys) {
-        DeviceGuard probe;
-        if (probe.enter(ctx->device) == cudaSuccess) tile_only = tile_takes(ctx, n, (int)kb, vb, worst);
-    }
-    const size_t need = tile_only
-        ? 1
-        : key_spares * key_spare + val_spares * val_spare + temp_bytes(n, (int)kb, vb, widest, ts);
+    const DeviceCall c = {key_type, kb,    (int)value_width, d_keys_in, d_values_in, d_keys_out, d_values_out,
+                          n,        flags, stream,           fn,        begin_bit,   internal};
+    gpk_radix_opts o;
+    GPK_CHECK(check_options(ctx, c, opts, &o));
+    TempPlan tp;
+    plan_temp(ctx, c, o, &tp);
     if (!d_temp) {
-        *temp_size = need;
+        *temp_size = tp.need;
         return GPK_OK;
     }
-    if (*temp_size < need)
+    if (*temp_size < tp.need)
         return gpk__fail(ctx, GPK_EINVAL,
                          "%s: temp_bytes is %zu, this call needs %zu (ask with d_temp = NULL)", fn,
-                         *temp_size, need);
-    if (n > 0 && (!d_keys_in || !d_keys_out))
-        return gpk__fail(ctx, GPK_EINVAL, "%s: a key pointer is NULL", fn);
-    if (n > 0 && vb && (!d_values_in || !d_values_out))
-        return gpk__fail(ctx, GPK_EINVAL, "%s: a value pointer is NULL", fn);
-    if (!internal) {
-        /* in == out sorts in place; any other sharing of memory between the
-         * caller's arrays and the temp corrupts them (the library's own
-         * callers lay out their buffers themselves) */
-        const size_t kn = n * kb, vn = n * (size_t)vb;
-        const struct {
-            const void *p;
-            size_t len;
-            const char *name;
-        } buf[5] = {{d_keys_in, kn, "d_keys_in"},
-                    {keys_in_place ? NULL : d_keys_out, kn, "d_keys_out"},
-                    {vb ? d_values_in : NULL, vn, "d_values_in"},
-                    {vb && !vals_in_place ? d_values_out : NULL, vn, "d_values_out"},
-                    {d_temp, need, "d_temp"}};
-        for (int i = 0; i < 5; i++)
-            for (int j = i + 1; j < 5; j++)
-                if (gpk__overlap(buf[i].p, buf[i].len, buf[j].p, buf[j].len))
-                    return gpk__fail(ctx, GPK_EINVAL, "%s: %s and %s overlap", fn, buf[i].name, buf[j].name);
-    }
-
-    DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
-
-    char *p = (char *)d_temp;
-    void *kalt1 = key_spares >= 1 ? p : NULL;
-    void *kalt2 = key_spares >= 2 ? p + key_spare : NULL;
-    p += key_spares * key_spare;
-    void *valt1 = val_spares >= 1 ? p : NULL;
-    void *valt2 = val_spares >= 2 ? p + val_spare : NULL;
-    p += val_spares * val_spare;
-    Temp t = tile_only ? Temp() : carve_temp(p, n, (int)kb, vb, widest, ts);
-
-    DeviceJob job;
-    job.type = key_type;
-    job.kb = (int)kb;
-    job.vb = vb;
-    job.vmode = vb ? V_LOAD : V_NONE;
-    job.n = n;
-    job.no_small = internal;
-
-    unsigned begin = begin_bit, end = most_bits;
-    PassList pl;
-    bool have_bases = false;
-    if (n >= 2 && (flags & GPK_CUDA_DETECT_BITS)) {
-        gpk_status s = dispatch_detect_plan(ctx, job, d_keys_in, t, stream, o.radix_bits, most_bits, &begin,
-                                            &end, &pl, &have_bases);
-        if (s != GPK_OK) return s;
-    } else {
-        make_plan(begin, end, o.radix_bits, (unsigned)kb, &pl);
-    }
-    if (n < 2 || pl.count == 0) {
-        /* nothing to reorder */
-        if (n > 0 && !keys_in_place)
-            e = cudaMemcpyAsync(d_keys_out, d_keys_in, n * kb, cudaMemcpyDeviceToDevice, stream);
-        if (e == cudaSuccess && n > 0 && vb && !vals_in_place)
-            e = cudaMemcpyAsync(d_values_out, d_values_in, n * vb, cudaMemcpyDeviceToDevice, stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
-        return GPK_OK;
-    }
-    if (tile_only) {
-        Route route;
-        /* in to out in one launch (in place too: the block reads every key
-         * before it writes one); tile_takes made run_tile's tests */
-        for (uint32_t i = 0; i <= pl.count; i++) {
-            route.keys[i] = i == 0 ? d_keys_in : d_keys_out;
-            route.vals[i] = !vb ? NULL : i == 0 ? d_values_in : d_values_out;
-        }
-        bool ran = false;
-        gpk_status s = GPK_OK;
-        if (kb == 8)
-            s = vb == 8 ? run_tile<uint64_t, uint64_t>(ctx, job, pl, route, stream, &ran)
-                        : run_tile<uint64_t, uint32_t>(ctx, job, pl, route, stream, &ran);
-        else
-            s = vb == 8 ? run_tile<uint32_t, uint64_t>(ctx, job, pl, route, stream, &ran)
-                        : run_tile<uint32_t, uint32_t>(ctx, job, pl, route, stream, &ran);
-        if (s == GPK_OK && !ran)
-            return gpk__fail(ctx, GPK_EDEVICE, "radix sort: the one-block sort declined a call sized for it");
-        return s;
-    }
-    HybridPlan hy;
-    if (!internal && ts.hybrid && hybrid_pick(job, begin, end, o.radix_bits, &hy)) {
-        bool declined = false;
-        gpk_status s = dispatch_hybrid(ctx, job, hy, d_keys_in, d_keys_out, kalt1, vb ? d_values_in : NULL,
-                                       vb ? d_values_out : NULL, valt1, t, stream, &declined);
-        if (s != GPK_OK || !declined) return s;
-    }
-    ctx->last_sort_path = "radix-onesweep";
-    Route route;
-    const void *key_copy = NULL, *val_copy = NULL;
-    route_buffers(d_keys_in, d_keys_out, kalt1, kalt2, (int)pl.count, route.keys, &key_copy);
-    if (vb) route_buffers(d_values_in, d_values_out, valt1, valt2, (int)pl.count, route.vals, &val_copy);
-    gpk_status s = dispatch_passes(ctx, job, pl, route, t, stream, have_bases);
-    if (s != GPK_OK) return s;
-    if (key_copy) e = cudaMemcpyAsync(d_keys_out, key_copy, n * kb, cudaMemcpyDeviceToDevice, stream);
-    if (e == cudaSuccess && val_copy)
-        e = cudaMemcpyAsync(d_values_out, val_copy, n * vb, cudaMemcpyDeviceToDevice, stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort: cudaMemcpyAsync");
-    return GPK_OK;
+                         *temp_size, tp.need);
+    GPK_CHECK(check_arrays(ctx, c, d_temp, tp.need));
+    return run_device_sort(ctx, c, o, tp, d_temp);
 }
 
 } // namespace
@@ -2951,7 +3005,7 @@ extern "C" gpk_status gpk_cuda_sort_pairs(gpk_ctx *ctx, void *d_temp, size_t *te
 static gpk_status sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
                             const void *d_keys_in, void *d_keys_out, size_t value_width,
                             const void *d_values_in, void *d_values_out, size_t n, unsigned begin,
-                            unsigned end, cudaStream_t stream, const char *fn)
+                            unsigned end, cudaStream_t stream, const char *fn, int descending = 0)
 {
     const size_t kb = gpk_type_size(key_type);
     if (ctx && kb && !(begin < end && end <= 8 * kb)) {
@@ -2961,6 +3015,7 @@ static gpk_status sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_
     }
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = end;
+    o.descending = descending;
     return device_sort(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
                        d_values_out, n, &o, 0, stream, fn, begin, true);
 }
@@ -2969,10 +3024,11 @@ extern "C" gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size
                                                 gpk_type key_type, const void *d_keys_in, void *d_keys_out,
                                                 size_t value_width, const void *d_values_in,
                                                 void *d_values_out, size_t n, unsigned begin, unsigned end,
-                                                void *stream)
+                                                int descending, void *stream)
 {
     return sort_bits(ctx, d_temp, temp_bytes, key_type, d_keys_in, d_keys_out, value_width, d_values_in,
-                     d_values_out, n, begin, end, (cudaStream_t)stream, "multi-device sort (bucket)");
+                     d_values_out, n, begin, end, (cudaStream_t)stream, "multi-device sort (bucket)",
+                     descending);
 }
 
 extern "C" gpk_status gpk_cuda_sort_keys_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes,

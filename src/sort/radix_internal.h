@@ -111,13 +111,14 @@ typedef struct gpk_radix_dist {
     void *keys_alt[GPK_MAX_DEVICES], *values_alt[GPK_MAX_DEVICES]; /* the spares, likewise */
 } gpk_radix_dist;
 
-/* Sort by the bits [begin, end) of the mapped key (radix_cuda.cu): the
- * device-pointer API's contract and temp query (d_temp NULL), the separate
- * launches only (safe side by side on several streams). */
+/* Sort by the bits [begin, end) of the mapped key (radix_cuda.cu), in
+ * descending order if descending: the device-pointer API's contract and
+ * temp query (d_temp NULL), the separate launches only (safe side by side
+ * on several streams). */
 gpk_status gpk__radix_cuda_sort_bits(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
                                      const void *d_keys_in, void *d_keys_out, size_t value_width,
                                      const void *d_values_in, void *d_values_out, size_t n, unsigned begin,
-                                     unsigned end, void *stream /* a cudaStream_t */);
+                                     unsigned end, int descending, void *stream /* a cudaStream_t */);
 /* The passes (at most 64) and the digits of each in digits[]. */
 unsigned gpk__radix_cuda_dist_plan(const gpk_radix_dist *j, unsigned *digits);
 /* Temp of a device with n keys in its shard and m in its output, and its

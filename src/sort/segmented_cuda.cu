@@ -331,14 +331,6 @@ __global__ void __launch_bounds__(kMediumThreads)
     }
 }
 
-/* dst[i] = the sort key (to = 1) of src[i], or back (to = 0). */
-template <typename K>
-__global__ void order_kernel(const K *src, K *dst, size_t n, gpk_type t, int desc, int to)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = to ? SortKey<K>::to_sort(src[i], t, desc) : SortKey<K>::from_sort(src[i], t, desc);
-}
-
 /* One validated device call. */
 struct Call {
     gpk_ctx *ctx;
@@ -376,7 +368,8 @@ static gpk_status large_sort_temp(const Call &c, size_t m, size_t *bytes)
 {
     *bytes = 0;
     if (m < 2) return GPK_OK;
-    const gpk_type st = c.desc ? (c.kw == 4 ? GPK_U32 : GPK_U64) : c.type;
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.descending = c.desc;
     /* the query reads no memory; it tells in-place from copying calls by the pointers */
     void *a = (void *)(uintptr_t)256, *b2 = (void *)(uintptr_t)512;
     size_t most = 0;
@@ -385,11 +378,12 @@ static gpk_status large_sort_temp(const Call &c, size_t m, size_t *bytes)
         size_t need = 0;
         gpk_status s;
         if (way < 2)
-            s = c.vw ? gpk_cuda_sort_pairs(c.ctx, NULL, &need, st, a, out, c.vw, a, out, m, NULL, 0, c.stream)
-                     : gpk_cuda_sort_keys(c.ctx, NULL, &need, st, a, out, m, NULL, 0, c.stream);
+            s = c.vw
+                ? gpk_cuda_sort_pairs(c.ctx, NULL, &need, c.type, a, out, c.vw, a, out, m, &o, 0, c.stream)
+                : gpk_cuda_sort_keys(c.ctx, NULL, &need, c.type, a, out, m, &o, 0, c.stream);
         else
-            s = gpk__radix_cuda_sort_bits(c.ctx, NULL, &need, st, a, out, c.vw, c.vw ? a : NULL,
-                                          c.vw ? out : NULL, m, 0, 8 * c.kw, c.stream);
+            s = gpk__radix_cuda_sort_bits(c.ctx, NULL, &need, c.type, a, out, c.vw, c.vw ? a : NULL,
+                                          c.vw ? out : NULL, m, 0, 8 * c.kw, c.desc, c.stream);
         if (s != GPK_OK) return s;
         if (need > most) most = need;
     }
@@ -505,36 +499,16 @@ static gpk_status sort_large(const Call &c, uint64_t b, uint64_t e, void *sort_t
     const char *vin = c.vw ? (const char *)c.vin + b * c.vw : NULL;
     char *vout = c.vw ? (char *)c.vout + b * c.vw : NULL;
     size_t bytes = sort_bytes;
-    gpk_status s;
-    if (!c.desc) {
-        if (beside)
-            return gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m,
-                                             0, 8 * c.kw, c.stream);
-        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, NULL,
-                                       0, c.stream)
-                 : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, c.type, kin, kout, m, NULL, 0, c.stream);
-        return s;
-    }
-    /* descending: sort keys into the output, sort them there as unsigned
-     * keys, and back */
-    const unsigned grid = (unsigned)((m + 255) / 256 < 4096 ? (m + 255) / 256 : 4096);
-    order_kernel<K><<<grid, 256, 0, c.stream>>>(kin, kout, m, c.type, 1, 1);
-    GPK_CHECK(launch_check(c, "segmented sort: key map kernel"));
-    if (c.vw && vin != vout) {
-        const cudaError_t e2 = cudaMemcpyAsync(vout, vin, m * c.vw, cudaMemcpyDeviceToDevice, c.stream);
-        if (e2 != cudaSuccess) return gpk__cuda_fail(c.ctx, e2, "segmented sort: cudaMemcpyAsync");
-    }
-    const gpk_type st = c.kw == 4 ? GPK_U32 : GPK_U64;
+    /* descending: the device sort folds the order into its first and last
+     * passes' key maps */
     if (beside)
-        s = gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, 0,
-                                      8 * c.kw, c.stream);
-    else
-        s = c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, st, kout, kout, c.vw, vout, vout, m, NULL, 0,
-                                       c.stream)
-                 : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, st, kout, kout, m, NULL, 0, c.stream);
-    if (s != GPK_OK) return s;
-    order_kernel<K><<<grid, 256, 0, c.stream>>>(kout, kout, m, c.type, 1, 0);
-    return launch_check(c, "segmented sort: key map kernel");
+        return gpk__radix_cuda_sort_bits(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, 0,
+                                         8 * c.kw, c.desc, c.stream);
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.descending = c.desc;
+    return c.vw ? gpk_cuda_sort_pairs(c.ctx, sort_temp, &bytes, c.type, kin, kout, c.vw, vin, vout, m, &o, 0,
+                                      c.stream)
+                : gpk_cuda_sort_keys(c.ctx, sort_temp, &bytes, c.type, kin, kout, m, &o, 0, c.stream);
 }
 
 /* The n_large large segments (bounds: 2 per segment on the host, or NULL
