@@ -6,7 +6,7 @@
  *             __gnu_parallel::sort (host-to-host sorts;
  *             gpk's CPU time is the host gpk_sort_* call as well)
  *   cuda   -> cub::DeviceRadixSort with the same begin/end bits; both
- *             device-resident (gpk__radix_bench_cuda, gpk_peer_cub_radix)
+ *             device-resident (gpk__bench_radix, gpk_peer_cub_radix)
  *   opencl -> gpk's CUDA backend, both device-resident
  * Modes: keys, pairs (values of --value-type), perm (keys + sigma). The CPU
  * peers sort keys, and __gnu_parallel::sort also (key, value) records for
@@ -27,7 +27,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "peers.h"
-#include "sort/radix_internal.h"
+#include "bench_hooks.h"
 
 enum { MODE_KEYS = 1, MODE_PAIRS = 2, MODE_PERM = 4 };
 enum {
@@ -563,26 +563,12 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
         free(t);
         r->reps = reps;
     } else {
-        gpk_radix_job job;
         restore(b, mode);
         r->reps = st->cfg.reps_gpu;
-        s = gpk__radix_job_init(ctx, &job, b->type, b->wk, vw, vw ? b->wv : NULL, sig, 4, b->n, &o);
-        if (s == GPK_OK) {
-#ifdef GPK_HAVE_CUDA
-            if (be == GPK_BACKEND_CUDA) {
-                s = gpk__radix_bench_cuda(ctx, &job, r->reps, &ms);
-                /* which CUDA variant ran (the hybrid or the LSD passes) */
-                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
-            }
-#endif
-#ifdef GPK_HAVE_OPENCL
-            if (be == GPK_BACKEND_OPENCL) {
-                s = gpk__radix_bench_opencl(ctx, &job, r->reps, &ms);
-                /* which OpenCL variant ran (onesweep with or without the vendor path, fast, paper) */
-                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
-            }
-#endif
-        }
+        s = gpk__bench_radix(ctx, b->type, b->wk, vw, vw ? b->wv : NULL, sig, b->n, &o, r->reps, &ms);
+        /* which variant ran (CUDA: the hybrid or the LSD passes; OpenCL:
+         * onesweep with or without the vendor path, fast, paper) */
+        if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
     }
     if (s != GPK_OK) {
         snprintf(r->note, sizeof r->note, "%s", gpk_last_error(ctx));
@@ -739,8 +725,8 @@ static void run_mode(bench_state *st, block *b, int mode)
                 gpk_peer_result pr = {0};
                 err[0] = '\0';
                 int rc =
-                    gpk_peer_cub_radix(ctx->device, b->type, b->input, b->pk, vw, b->n, (int)b->bit_begin,
-                                       (int)b->bit_end, c->reps_gpu, &pr, err, sizeof err);
+                    gpk_peer_cub_radix(bench_ctx_device(ctx), b->type, b->input, b->pk, vw, b->n,
+                                       (int)b->bit_begin, (int)b->bit_end, c->reps_gpu, &pr, err, sizeof err);
                 p->reps = c->reps_gpu;
                 finish_peer(b, p, rc, &pr, err, b->cub_ref ? b->cub_ref : b->ref);
             }
@@ -866,8 +852,8 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
             snprintf(why, len, "expected order: key %zu is not input key sigma[%zu]", j, j);
             ok = 0;
         } else if (j > 0) {
-            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask),
-                           c = gpk__mapped_key_at(t, out, j, mask);
+            const uint64_t a = bench_mapped_key_at(t, out, j - 1, mask),
+                           c = bench_mapped_key_at(t, out, j, mask);
             if (c < a || (c == a && rsig[j] < rsig[j - 1])) {
                 snprintf(why, len, "expected order: keys %zu and %zu are out of (stable) order", j - 1, j);
                 ok = 0;
@@ -958,7 +944,7 @@ static int block_init(bench_state *st, block *b, gpk_type t, size_t n, char *why
         b->bit_begin = 0;
         b->bit_end = (unsigned)(8 * b->kw);
     } else {
-        gpk__radix_range_from_masks(and_all, or_all, &b->bit_begin, &b->bit_end);
+        gpk__bench_key_range(and_all, or_all, &b->bit_begin, &b->bit_end);
     }
 
     char nbuf[32];
