@@ -45,9 +45,11 @@ enum {
 #define SLOW_PEER_N ((size_t)1 << 26)
 /* From this n on, each step gets a progress line on stderr. */
 #define PROGRESS_N ((size_t)1 << 22)
+/* Room for every gpk_backend value (the library's list, gpk_backend_at). */
+#define BENCH_BACKENDS 8
 
 typedef struct bench_cfg {
-    gpk_backend backends[3];
+    gpk_backend backends[BENCH_BACKENDS];
     int nbackends;
     gpk_type types[6];
     int ntypes;
@@ -86,7 +88,7 @@ typedef struct bench_row {
 
 typedef struct bench_state {
     bench_cfg cfg;
-    gpk_ctx *ctx[4]; /* by gpk_backend */
+    gpk_ctx *ctx[BENCH_BACKENDS]; /* by gpk_backend */
     bench_row *rows;
     size_t nrows, caprows;
     int failures;
@@ -161,10 +163,9 @@ static int add_backend(const char *s, void *arg)
 {
     bench_cfg *c = arg;
     gpk_backend b;
-    if (gpk_backend_parse(s, &b) != GPK_OK || b == GPK_BACKEND_AUTO) return -1;
+    if (gpk_backend_parse(s, &b) != GPK_OK || b == GPK_BACKEND_AUTO || (int)b >= BENCH_BACKENDS) return -1;
     for (int i = 0; i < c->nbackends; i++)
         if (c->backends[i] == b) return 0;
-    if (c->nbackends >= 3) return -1;
     c->backends[c->nbackends++] = b;
     return 0;
 }
@@ -1015,7 +1016,7 @@ static int write_json(const bench_state *st, int argc, char **argv, const char *
     fprintf(f, ", \"logical_cores\": %d, \"memory_bytes\": %llu},\n", cores, mem);
     fprintf(f, "  \"devices\": [");
     int first = 1;
-    for (int b = GPK_BACKEND_CPU; b <= GPK_BACKEND_OPENCL; b++) {
+    for (int b = 0; b < BENCH_BACKENDS; b++) {
         if (!st->ctx[b]) continue;
         gpk_ctx_info info;
         gpk_ctx_info_get(st->ctx[b], &info);
@@ -1092,14 +1093,11 @@ int cmd_bench(int argc, char **argv)
     /* Backends: asked for by name, a backend must work (an incomplete table
      * from a GPU run should not look like a complete one). */
     if (c->nbackends == 0) {
-        /* Every usable backend whose bench hook this binary has. */
-        c->backends[c->nbackends++] = GPK_BACKEND_CPU;
-#ifdef GPK_HAVE_CUDA
-        if (gpk_backend_available(GPK_BACKEND_CUDA)) c->backends[c->nbackends++] = GPK_BACKEND_CUDA;
-#endif
-#ifdef GPK_HAVE_OPENCL
-        if (gpk_backend_available(GPK_BACKEND_OPENCL)) c->backends[c->nbackends++] = GPK_BACKEND_OPENCL;
-#endif
+        /* Every usable backend, in the library's order (the CPU first). */
+        for (int i = 0; i < gpk_backend_count(); i++) {
+            const gpk_backend b = gpk_backend_at(i);
+            if ((int)b < BENCH_BACKENDS && gpk_backend_available(b)) c->backends[c->nbackends++] = b;
+        }
     } else {
         /* Run in the order cpu, cuda, opencl so OpenCL can use the CUDA time. */
         for (int i = 0; i < c->nbackends; i++)
@@ -1113,20 +1111,10 @@ int cmd_bench(int argc, char **argv)
     int rc = CLI_FAIL;
     for (int k = 0; k < c->nbackends; k++) {
         gpk_backend b = c->backends[k];
-#ifndef GPK_HAVE_CUDA
-        if (b == GPK_BACKEND_CUDA) {
-            cli_error(cmd, "the CUDA backend is not built into this gpk");
+        if (!gpk_backend_built(b)) {
+            cli_error(cmd, "the %s backend is not built into this gpk", gpk_backend_name(b));
             goto done;
         }
-#endif
-#ifndef GPK_HAVE_OPENCL
-        if (b == GPK_BACKEND_OPENCL) {
-            cli_error(cmd,
-                      "the OpenCL backend is not built into this gpk (or the CLI was "
-                      "compiled without GPK_HAVE_OPENCL)");
-            goto done;
-        }
-#endif
         if (cli_ctx_create(cmd, &st.ctx[b], b, c->device, b == GPK_BACKEND_CPU ? c->threads : 0) != GPK_OK)
             goto done;
     }
@@ -1137,7 +1125,7 @@ int cmd_bench(int argc, char **argv)
         gpk_backend_available(GPK_BACKEND_CUDA))
         cli_ctx_create(cmd, &st.ctx[GPK_BACKEND_CUDA], GPK_BACKEND_CUDA, c->device, 0);
 
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < BENCH_BACKENDS; k++)
         if (st.ctx[k]) {
             gpk_ctx_info info;
             gpk_ctx_info_get(st.ctx[k], &info);
@@ -1189,7 +1177,7 @@ int cmd_bench(int argc, char **argv)
     }
 
 done:
-    for (int k = 0; k < 4; k++) gpk_ctx_destroy(st.ctx[k]);
+    for (int k = 0; k < BENCH_BACKENDS; k++) gpk_ctx_destroy(st.ctx[k]);
     free(st.rows);
     return rc;
 }
