@@ -1,8 +1,46 @@
-/* Helpers shared by the gpk bench commands (bench/cmd_bench*.c). */
+/* Helpers shared by the benchmarks (bench/cmd_bench*.c, ooc_bench.c); the
+ * functions declared here, not inline, are in bench_util.c (gpk-bench). */
 #ifndef GPK_BENCH_UTIL_H
 #define GPK_BENCH_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bench_hooks.h"
+
+/* Mapped key i (gpk/sort.h's order-preserving unsigned form, the library's
+ * maps) of an array of keys of type t, masked. */
+static inline uint64_t bench_mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
+{
+    if (gpk_key_bytes(t) == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + 4 * i, 4);
+        return gpk__map_u32(t, x) & mask;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + 8 * i, 8);
+    return gpk__map_u64(t, x) & mask;
+}
+
+/* The device a single-device call on ctx runs on (gpk_ctx_info's
+ * devices[0]), for the peers that must run beside it; 0 if unknown. */
+static inline int bench_ctx_device(const gpk_ctx *ctx)
+{
+    gpk_ctx_info info;
+    return gpk_ctx_info_get(ctx, &info) == GPK_OK ? info.devices[0] : 0;
+}
+
+/* splitmix64's mix (Steele, Lea & Flood), the benchmarks' hash for
+ * checksums and generated inputs: the same function as the library's
+ * seeding, so inputs stay those of the recorded runs. */
+static inline uint64_t bench_splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
 
 /* Splits a comma list and calls fn on each item; -1 when an item is empty,
  * fn returns non-zero, or the list is longer than 1023 characters. */

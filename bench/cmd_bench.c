@@ -6,7 +6,7 @@
  *             __gnu_parallel::sort (host-to-host sorts;
  *             gpk's CPU time is the host gpk_sort_* call as well)
  *   cuda   -> cub::DeviceRadixSort with the same begin/end bits; both
- *             device-resident (gpk__radix_bench_cuda, gpk_peer_cub_radix)
+ *             device-resident (gpk__bench_radix, gpk_peer_cub_radix)
  *   opencl -> gpk's CUDA backend, both device-resident
  * Modes: keys, pairs (values of --value-type), perm (keys + sigma). The CPU
  * peers sort keys, and __gnu_parallel::sort also (key, value) records for
@@ -27,7 +27,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "peers.h"
-#include "sort/radix_internal.h"
+#include "bench_hooks.h"
 
 enum { MODE_KEYS = 1, MODE_PAIRS = 2, MODE_PERM = 4 };
 enum {
@@ -45,9 +45,11 @@ enum {
 #define SLOW_PEER_N ((size_t)1 << 26)
 /* From this n on, each step gets a progress line on stderr. */
 #define PROGRESS_N ((size_t)1 << 22)
+/* Room for every gpk_backend value (the library's list, gpk_backend_at). */
+#define BENCH_BACKENDS 8
 
 typedef struct bench_cfg {
-    gpk_backend backends[3];
+    gpk_backend backends[BENCH_BACKENDS];
     int nbackends;
     gpk_type types[6];
     int ntypes;
@@ -86,7 +88,7 @@ typedef struct bench_row {
 
 typedef struct bench_state {
     bench_cfg cfg;
-    gpk_ctx *ctx[4]; /* by gpk_backend */
+    gpk_ctx *ctx[BENCH_BACKENDS]; /* by gpk_backend */
     bench_row *rows;
     size_t nrows, caprows;
     int failures;
@@ -161,10 +163,9 @@ static int add_backend(const char *s, void *arg)
 {
     bench_cfg *c = arg;
     gpk_backend b;
-    if (gpk_backend_parse(s, &b) != GPK_OK || b == GPK_BACKEND_AUTO) return -1;
+    if (gpk_backend_parse(s, &b) != GPK_OK || b == GPK_BACKEND_AUTO || (int)b >= BENCH_BACKENDS) return -1;
     for (int i = 0; i < c->nbackends; i++)
         if (c->backends[i] == b) return 0;
-    if (c->nbackends >= 3) return -1;
     c->backends[c->nbackends++] = b;
     return 0;
 }
@@ -563,26 +564,12 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
         free(t);
         r->reps = reps;
     } else {
-        gpk_radix_job job;
         restore(b, mode);
         r->reps = st->cfg.reps_gpu;
-        s = gpk__radix_job_init(ctx, &job, b->type, b->wk, vw, vw ? b->wv : NULL, sig, 4, b->n, &o);
-        if (s == GPK_OK) {
-#ifdef GPK_HAVE_CUDA
-            if (be == GPK_BACKEND_CUDA) {
-                s = gpk__radix_bench_cuda(ctx, &job, r->reps, &ms);
-                /* which CUDA variant ran (the hybrid or the LSD passes) */
-                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
-            }
-#endif
-#ifdef GPK_HAVE_OPENCL
-            if (be == GPK_BACKEND_OPENCL) {
-                s = gpk__radix_bench_opencl(ctx, &job, r->reps, &ms);
-                /* which OpenCL variant ran (onesweep with or without the vendor path, fast, paper) */
-                if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
-            }
-#endif
-        }
+        s = gpk__bench_radix(ctx, b->type, b->wk, vw, vw ? b->wv : NULL, sig, b->n, &o, r->reps, &ms);
+        /* which variant ran (CUDA: the hybrid or the LSD passes; OpenCL:
+         * onesweep with or without the vendor path, fast, paper) */
+        if (s == GPK_OK) snprintf(r->note, sizeof r->note, "%s", gpk_last_sort_path(ctx));
     }
     if (s != GPK_OK) {
         snprintf(r->note, sizeof r->note, "%s", gpk_last_error(ctx));
@@ -739,8 +726,8 @@ static void run_mode(bench_state *st, block *b, int mode)
                 gpk_peer_result pr = {0};
                 err[0] = '\0';
                 int rc =
-                    gpk_peer_cub_radix(ctx->device, b->type, b->input, b->pk, vw, b->n, (int)b->bit_begin,
-                                       (int)b->bit_end, c->reps_gpu, &pr, err, sizeof err);
+                    gpk_peer_cub_radix(bench_ctx_device(ctx), b->type, b->input, b->pk, vw, b->n,
+                                       (int)b->bit_begin, (int)b->bit_end, c->reps_gpu, &pr, err, sizeof err);
                 p->reps = c->reps_gpu;
                 finish_peer(b, p, rc, &pr, err, b->cub_ref ? b->cub_ref : b->ref);
             }
@@ -866,8 +853,8 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
             snprintf(why, len, "expected order: key %zu is not input key sigma[%zu]", j, j);
             ok = 0;
         } else if (j > 0) {
-            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask),
-                           c = gpk__mapped_key_at(t, out, j, mask);
+            const uint64_t a = bench_mapped_key_at(t, out, j - 1, mask),
+                           c = bench_mapped_key_at(t, out, j, mask);
             if (c < a || (c == a && rsig[j] < rsig[j - 1])) {
                 snprintf(why, len, "expected order: keys %zu and %zu are out of (stable) order", j - 1, j);
                 ok = 0;
@@ -958,7 +945,7 @@ static int block_init(bench_state *st, block *b, gpk_type t, size_t n, char *why
         b->bit_begin = 0;
         b->bit_end = (unsigned)(8 * b->kw);
     } else {
-        gpk__radix_range_from_masks(and_all, or_all, &b->bit_begin, &b->bit_end);
+        gpk__bench_key_range(and_all, or_all, &b->bit_begin, &b->bit_end);
     }
 
     char nbuf[32];
@@ -1029,7 +1016,7 @@ static int write_json(const bench_state *st, int argc, char **argv, const char *
     fprintf(f, ", \"logical_cores\": %d, \"memory_bytes\": %llu},\n", cores, mem);
     fprintf(f, "  \"devices\": [");
     int first = 1;
-    for (int b = GPK_BACKEND_CPU; b <= GPK_BACKEND_OPENCL; b++) {
+    for (int b = 0; b < BENCH_BACKENDS; b++) {
         if (!st->ctx[b]) continue;
         gpk_ctx_info info;
         gpk_ctx_info_get(st->ctx[b], &info);
@@ -1106,14 +1093,11 @@ int cmd_bench(int argc, char **argv)
     /* Backends: asked for by name, a backend must work (an incomplete table
      * from a GPU run should not look like a complete one). */
     if (c->nbackends == 0) {
-        /* Every usable backend whose bench hook this binary has. */
-        c->backends[c->nbackends++] = GPK_BACKEND_CPU;
-#ifdef GPK_HAVE_CUDA
-        if (gpk_backend_available(GPK_BACKEND_CUDA)) c->backends[c->nbackends++] = GPK_BACKEND_CUDA;
-#endif
-#ifdef GPK_HAVE_OPENCL
-        if (gpk_backend_available(GPK_BACKEND_OPENCL)) c->backends[c->nbackends++] = GPK_BACKEND_OPENCL;
-#endif
+        /* Every usable backend, in the library's order (the CPU first). */
+        for (int i = 0; i < gpk_backend_count(); i++) {
+            const gpk_backend b = gpk_backend_at(i);
+            if ((int)b < BENCH_BACKENDS && gpk_backend_available(b)) c->backends[c->nbackends++] = b;
+        }
     } else {
         /* Run in the order cpu, cuda, opencl so OpenCL can use the CUDA time. */
         for (int i = 0; i < c->nbackends; i++)
@@ -1127,20 +1111,10 @@ int cmd_bench(int argc, char **argv)
     int rc = CLI_FAIL;
     for (int k = 0; k < c->nbackends; k++) {
         gpk_backend b = c->backends[k];
-#ifndef GPK_HAVE_CUDA
-        if (b == GPK_BACKEND_CUDA) {
-            cli_error(cmd, "the CUDA backend is not built into this gpk");
+        if (!gpk_backend_built(b)) {
+            cli_error(cmd, "the %s backend is not built into this gpk", gpk_backend_name(b));
             goto done;
         }
-#endif
-#ifndef GPK_HAVE_OPENCL
-        if (b == GPK_BACKEND_OPENCL) {
-            cli_error(cmd,
-                      "the OpenCL backend is not built into this gpk (or the CLI was "
-                      "compiled without GPK_HAVE_OPENCL)");
-            goto done;
-        }
-#endif
         if (cli_ctx_create(cmd, &st.ctx[b], b, c->device, b == GPK_BACKEND_CPU ? c->threads : 0) != GPK_OK)
             goto done;
     }
@@ -1151,7 +1125,7 @@ int cmd_bench(int argc, char **argv)
         gpk_backend_available(GPK_BACKEND_CUDA))
         cli_ctx_create(cmd, &st.ctx[GPK_BACKEND_CUDA], GPK_BACKEND_CUDA, c->device, 0);
 
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < BENCH_BACKENDS; k++)
         if (st.ctx[k]) {
             gpk_ctx_info info;
             gpk_ctx_info_get(st.ctx[k], &info);
@@ -1203,7 +1177,7 @@ int cmd_bench(int argc, char **argv)
     }
 
 done:
-    for (int k = 0; k < 4; k++) gpk_ctx_destroy(st.ctx[k]);
+    for (int k = 0; k < BENCH_BACKENDS; k++) gpk_ctx_destroy(st.ctx[k]);
     free(st.rows);
     return rc;
 }

@@ -33,11 +33,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "bench_hooks.h"
+#include "bench_util.h"
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
-#include "sort/multi_internal.h"
-#include "sort/radix_internal.h"
 #ifdef GPK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #include "gpk/cuda.h"
@@ -152,7 +151,7 @@ static uint64_t checksum(const input *in, const void *keys, const void *vals)
     uint64_t s = 0;
 #pragma omp parallel for reduction(+ : s) schedule(static)
     for (size_t i = 0; i < in->n; i++)
-        s += gpk__splitmix64(key_at(in, keys, i) * 0x9E3779B97F4A7C15ull ^ val_at(in, vals, i));
+        s += bench_splitmix64(key_at(in, keys, i) * 0x9E3779B97F4A7C15ull ^ val_at(in, vals, i));
     return s;
 }
 
@@ -166,7 +165,7 @@ static void generate(input *in, uint64_t seed)
     }
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < in->n; i++) {
-        const uint64_t x = gpk__splitmix64(seed + i);
+        const uint64_t x = bench_splitmix64(seed + i);
         if (in->kw == 4) ((uint32_t *)in->keys)[i] = (uint32_t)x;
         else ((uint64_t *)in->keys)[i] = x;
         if (in->vw == 4) ((uint32_t *)in->vals)[i] = (uint32_t)i;

@@ -39,7 +39,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "peers.h"
-#include "sort/quick_internal.h"
+#include "bench_hooks.h"
 
 /* Implementations, in the column order of the paper's figures. */
 enum impl_id {
@@ -615,7 +615,7 @@ static int qb_expected(qb_state *st, gpk_type t, const void *input, void *ref, s
             goto done;
         }
         seen[i / 8] |= (unsigned char)(1u << (i % 8));
-        if (j > 0 && gpk__mapped_key_at(t, out, j, ~0ull) < gpk__mapped_key_at(t, out, j - 1, ~0ull)) {
+        if (j > 0 && bench_mapped_key_at(t, out, j, ~0ull) < bench_mapped_key_at(t, out, j - 1, ~0ull)) {
             snprintf(why, len, "expected order: keys %zu and %zu are out of order", j - 1, j);
             goto done;
         }
@@ -684,20 +684,10 @@ static void qb_run_gpk_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
     if (c->backend == GPK_BACKEND_CUDA) {
 #ifdef GPK_HAVE_CUDA
         if (impl == I_RADIX) {
-            gpk_radix_job job;
             gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
-            s = gpk__radix_job_init(ctx, &job, b->t, b->work, 0, NULL, NULL, 0, b->n, &o);
-            if (s == GPK_OK) s = gpk__radix_bench_cuda(ctx, &job, c->reps, &ms);
+            s = gpk__bench_radix(ctx, b->t, b->work, 0, NULL, NULL, b->n, &o, c->reps, &ms);
         } else {
-            gpk_quick_job q;
-            memset(&q, 0, sizeof q);
-            q.key_type = b->t;
-            q.key_width = (unsigned)b->w;
-            q.base = b->work;
-            q.n = b->n;
-            q.stride = b->w;
-            q.recursive = impl == I_QUICK_REC;
-            s = gpk__quick_bench_cuda(ctx, &q, c->reps, &ms);
+            s = gpk__bench_quick(ctx, b->t, b->work, b->n, b->w, impl == I_QUICK_REC, c->reps, &ms);
         }
 #else
         s = GPK_EUNSUPPORTED;
@@ -753,7 +743,7 @@ static void qb_run_peer_keys(qb_state *st, qb_keys *b, int impl, qb_row *r)
             gpk_peer_gnu_parallel_sort(b->t, b->input, b->work, b->n, c->threads, reps, &pr, err, sizeof err);
     } else {
 #ifdef GPK_HAVE_CUDA
-        int dev = st->ctx->device;
+        int dev = bench_ctx_device(st->ctx);
         if (impl == I_CUB_MERGE)
             rc = gpk_peer_cub_merge_sort(dev, b->t, b->input, b->work, b->n, reps, &pr, err, sizeof err);
         else if (impl == I_THRUST)
@@ -871,7 +861,7 @@ static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned
         if (j > 0) {
             int bad = natural
                 ? qb_less_natural(kt, o, 0, o - rs, 0)
-                : gpk__mapped_key_at(kt, o, 0, ~0ull) < gpk__mapped_key_at(kt, o - rs, 0, ~0ull);
+                : bench_mapped_key_at(kt, o, 0, ~0ull) < bench_mapped_key_at(kt, o - rs, 0, ~0ull);
             if (bad) {
                 snprintf(why, len, "records %zu and %zu are out of key order", j - 1, j);
                 goto done;
@@ -887,8 +877,8 @@ done:
 static gpk_type qb_qsort_key_type; /* qsort has no context argument */
 static int qb_cmp_record(const void *a, const void *b)
 {
-    uint64_t x = gpk__mapped_key_at(qb_qsort_key_type, a, 0, ~0ull);
-    uint64_t y = gpk__mapped_key_at(qb_qsort_key_type, b, 0, ~0ull);
+    uint64_t x = bench_mapped_key_at(qb_qsort_key_type, a, 0, ~0ull);
+    uint64_t y = bench_mapped_key_at(qb_qsort_key_type, b, 0, ~0ull);
     return (x > y) - (x < y);
 }
 
@@ -946,15 +936,7 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
             int natural = 0;
             if (is_gpk && c->backend == GPK_BACKEND_CUDA && impl != I_RADIX && impl != I_QUICK_HOST) {
 #ifdef GPK_HAVE_CUDA
-                gpk_quick_job q;
-                memset(&q, 0, sizeof q);
-                q.key_type = kt;
-                q.key_width = (unsigned)kw;
-                q.base = work;
-                q.n = n;
-                q.stride = rs;
-                q.recursive = impl == I_QUICK_REC;
-                s = gpk__quick_bench_cuda(st->ctx, &q, c->reps, &r->ms);
+                s = gpk__bench_quick(st->ctx, kt, work, n, rs, impl == I_QUICK_REC, c->reps, &r->ms);
                 if (s != GPK_OK) {
                     qb_gpk_status(r, st->ctx, s);
                     continue;
@@ -1012,11 +994,11 @@ static void qb_records_block(qb_state *st, gpk_dist d, size_t n, size_t payload)
                 int rc = -1;
 #ifdef GPK_HAVE_CUDA
                 if (impl == I_REC_CUB)
-                    rc = gpk_peer_records_cub_index(st->ctx->device, kt, in, work, n, rs, 0, c->reps, &pr,
-                                                    err, sizeof err);
+                    rc = gpk_peer_records_cub_index(bench_ctx_device(st->ctx), kt, in, work, n, rs, 0,
+                                                    c->reps, &pr, err, sizeof err);
                 else
-                    rc = gpk_peer_records_thrust(st->ctx->device, kt, in, work, n, rs, 0, c->reps, &pr, err,
-                                                 sizeof err);
+                    rc = gpk_peer_records_thrust(bench_ctx_device(st->ctx), kt, in, work, n, rs, 0, c->reps,
+                                                 &pr, err, sizeof err);
 #else
                 snprintf(err, sizeof err, "CUDA is not built in");
 #endif

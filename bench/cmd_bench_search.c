@@ -27,7 +27,7 @@
 #include "gpk/gen.h"
 #include "gpk/search.h"
 #ifdef GPK_HAVE_CUDA_SEARCH
-#include "search/search_run.h" /* the evaluation-rate table times the GPU evaluation alone */
+#include "bench_hooks.h" /* the evaluation-rate table times the GPU evaluation alone */
 #endif
 
 #define BS_MAX_INST 64
@@ -338,27 +338,19 @@ static void bs_json_num(FILE *f, const char *key, int have, double v)
 static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds, int *path, uint64_t *evals,
                                 double *ms, char *why, size_t len)
 {
-    gpk__search_cfg c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPK_PROBLEM_TSP;
-    c.tsp = t;
-    c.nb = GPK_NB_TWO_OPT;
-    c.n = t->n;
-    c.threads = 1;
     *evals = 0;
     *ms = 0;
-    gpk__search_cuda *g = NULL;
-    if (gpk__search_cuda_open(gctx, &c, &g) != GPK_OK) {
+    gpk__bench_tsp_eval *g = NULL;
+    if (gpk__bench_tsp_eval_open(gctx, t, &g, path) != GPK_OK) {
         snprintf(why, len, "%s", gpk_last_error(gctx));
         return "ERROR";
     }
-    *path = gpk__search_cuda_fast(g);
     const uint32_t n = t->n;
     const uint64_t size = (uint64_t)n * (n - 1) / 2;
     uint32_t *tour = malloc(n * sizeof *tour);
     const char *verdict = "ok";
     if (!tour) {
-        gpk__search_cuda_close(g);
+        gpk__bench_tsp_eval_close(g);
         snprintf(why, len, "out of host memory");
         return "ERROR";
     }
@@ -372,10 +364,10 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
             tour[i] = tour[r];
             tour[r] = x;
         }
-        gpk__search_cuda_in in = {tour, NULL, NULL, NULL, 0, 0, 0, 0};
-        gpk__search_cuda_move a, b;
+        int64_t ad;
+        uint64_t ak;
         /* the first call uploads the tour: checked, not timed */
-        if (gpk__search_cuda_best_move(g, &in, GPK__SEARCH_CUDA_OURS, &a, &b) != GPK_OK) {
+        if (gpk__bench_tsp_eval_best(g, tour, &ad, &ak) != GPK_OK) {
             snprintf(why, len, "%s", gpk_last_error(gctx));
             verdict = "ERROR";
             break;
@@ -398,9 +390,9 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
 #pragma omp critical(bs_eval_rate)
             if (bd < cd || (bd == cd && bk < ck)) cd = bd, ck = bk;
         }
-        if (a.d != cd || a.k != ck) {
+        if (ad != cd || ak != ck) {
             snprintf(why, len, "tour %d: the GPU's best move (%lld, %llu), the CPU's (%lld, %llu)", tr,
-                     (long long)a.d, (unsigned long long)a.k, (long long)cd, (unsigned long long)ck);
+                     (long long)ad, (unsigned long long)ak, (long long)cd, (unsigned long long)ck);
             verdict = "FAIL";
             break;
         }
@@ -408,7 +400,7 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
         uint64_t calls = 0;
         double now = t0;
         do {
-            if (gpk__search_cuda_best_move(g, &in, GPK__SEARCH_CUDA_OURS, &a, &b) != GPK_OK) {
+            if (gpk__bench_tsp_eval_best(g, tour, &ad, &ak) != GPK_OK) {
                 snprintf(why, len, "%s", gpk_last_error(gctx));
                 verdict = "ERROR";
                 break;
@@ -416,9 +408,9 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
             calls++;
             now = cli_now_ms();
         } while (now - t0 < budget || calls < 3);
-        if (strcmp(verdict, "ok") == 0 && (a.d != cd || a.k != ck)) {
-            snprintf(why, len, "tour %d: a repeated evaluation chose (%lld, %llu)", tr, (long long)a.d,
-                     (unsigned long long)a.k);
+        if (strcmp(verdict, "ok") == 0 && (ad != cd || ak != ck)) {
+            snprintf(why, len, "tour %d: a repeated evaluation chose (%lld, %llu)", tr, (long long)ad,
+                     (unsigned long long)ak);
             verdict = "FAIL";
         }
         *evals += calls * size;
@@ -426,7 +418,7 @@ static const char *bs_eval_rate(gpk_ctx *gctx, const gpk_tsp *t, double seconds,
     }
     *ms = spent;
     free(tour);
-    gpk__search_cuda_close(g);
+    gpk__bench_tsp_eval_close(g);
     return verdict;
 }
 #endif

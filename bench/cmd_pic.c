@@ -5,7 +5,7 @@
 #include "pic.c"
 
 #include "cli.h"
-#include "sort/radix_internal.h"
+#include "bench_hooks.h"
 
 /* Device-resident timing for GPU backends through the bench hooks: upload
  * once, time the sorts alone. The CPU has no transfers to leave out. */
@@ -15,19 +15,8 @@ static gpk_status pic_device_timer(gpk_ctx *ctx, const uint32_t *keys, uint32_t 
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.key_bits = key_bits;
     o.radix_bits = radix_bits;
-    gpk_radix_job job;
     memcpy(work, keys, n * sizeof *keys);
-    gpk_status s = gpk__radix_job_init(ctx, &job, GPK_U32, work, 0, NULL, sigma, 4, n, &o);
-    if (s != GPK_OK) return s;
-    switch (gpk_ctx_backend(ctx)) {
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: return gpk__radix_bench_cuda(ctx, &job, reps, ms);
-#endif
-#ifdef GPK_HAVE_OPENCL
-    case GPK_BACKEND_OPENCL: return gpk__radix_bench_opencl(ctx, &job, reps, ms);
-#endif
-    default: return GPK_EUNSUPPORTED;
-    }
+    return gpk__bench_radix(ctx, GPK_U32, work, 0, NULL, sigma, n, &o, reps, ms);
 }
 
 void cmd_pic_help(FILE *f)

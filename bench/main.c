@@ -2,12 +2,12 @@
  * it with their arguments, so it takes the same command line as gpk
  * (gpk-bench bench sort ..., gpk-bench pic ...). Built beside gpk, not
  * installed by default: it links the peers (CUB, thrust, GNU parallel) and
- * the library's internal timing hooks. */
+ * the library's bench hooks (src/hooks/bench_hooks.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "core/test_hooks.h"
+#include "bench_hooks.h"
 #include "io.h"
 
 /* Each benchmark is one file and parses only its own options:

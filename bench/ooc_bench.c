@@ -24,11 +24,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/internal.h"
-#include "sort/ooc_internal.h"
+#include "bench_hooks.h"
+#include "bench_util.h"
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
-#include "sort/radix_internal.h"
 #ifdef GPK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -45,10 +44,10 @@ typedef struct input {
 static void generate(input *in)
 {
     const ptrdiff_t n = (ptrdiff_t)in->n;
-    const uint64_t common = gpk__splitmix64(in->seed ^ 0x5eed);
+    const uint64_t common = bench_splitmix64(in->seed ^ 0x5eed);
 #pragma omp parallel for schedule(static)
     for (ptrdiff_t i = 0; i < n; i++) {
-        uint64_t x = gpk__splitmix64(in->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull);
+        uint64_t x = bench_splitmix64(in->seed + (uint64_t)i * 0x9E3779B97F4A7C15ull);
         if (in->skew && x % 10) x = common; /* 90% one value */
         if (in->kw == 4) ((uint32_t *)in->keys)[i] = (uint32_t)(x >> 32);
         else ((uint64_t *)in->keys)[i] = x;
@@ -72,8 +71,8 @@ static uint64_t checksum(const input *in)
     const ptrdiff_t n = (ptrdiff_t)in->n;
 #pragma omp parallel for schedule(static) reduction(+ : sum)
     for (ptrdiff_t i = 0; i < n; i++)
-        sum += gpk__splitmix64(key_at(in, (size_t)i) * 0x100000001B3ull ^
-                               gpk__splitmix64(val_at(in, (size_t)i)));
+        sum += bench_splitmix64(key_at(in, (size_t)i) * 0x100000001B3ull ^
+                                bench_splitmix64(val_at(in, (size_t)i)));
     return sum;
 }
 
@@ -85,8 +84,8 @@ static int verify(const input *in)
     long bad = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)
     for (ptrdiff_t i = 1; i < n; i++) {
-        const uint64_t a = gpk__mapped_key_at(in->type, in->keys, (size_t)i - 1, UINT64_MAX);
-        const uint64_t b = gpk__mapped_key_at(in->type, in->keys, (size_t)i, UINT64_MAX);
+        const uint64_t a = bench_mapped_key_at(in->type, in->keys, (size_t)i - 1, UINT64_MAX);
+        const uint64_t b = bench_mapped_key_at(in->type, in->keys, (size_t)i, UINT64_MAX);
         if (a > b || (stable && a == b && val_at(in, (size_t)i - 1) >= val_at(in, (size_t)i))) bad++;
     }
     return bad == 0;
@@ -247,6 +246,8 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
                s == GPK_OK ? "" : ": ", s == GPK_OK ? "" : gpk_last_error(ctx), path, gen_s);
         const int ooc = !strcmp(path, "radix-out-of-core");
         const gpk_ooc_stats os = gpk__ooc_stats(ctx);
+        gpk_ctx_info info;
+        if (gpk_ctx_info_get(ctx, &info) != GPK_OK) info.threads = 0;
         if (ooc)
             printf("  out of core: slot %zu elements, %zu runs, %zu kept on the device; extra buffer %.0f "
                    "ms, open "
@@ -268,7 +269,7 @@ static int run(gpk_backend be, input *in, int reps, size_t budget, FILE *json, c
                 in->skew ? "skew90" : "uniform", rep, sec, ok, path, ooc ? os.cap : 0, ooc ? os.runs : 0,
                 ooc ? os.alloc_ms : 0, ooc ? os.pin_ms : 0, ooc ? os.runs_ms : 0, ooc ? os.merge_ms : 0,
                 ooc ? os.unpin_ms : 0, ooc ? os.lock_ms : 0, ooc ? os.unlock_ms : 0, ooc ? os.pinned : 0,
-                ooc ? os.caller_pinned : 0, ooc ? os.kept_runs : 0, (unsigned)ctx->threads);
+                ooc ? os.caller_pinned : 0, ooc ? os.kept_runs : 0, info.threads);
         if (json) fflush(json);
         fflush(stdout);
     }

@@ -29,6 +29,31 @@ static void test_names(void)
     gpk_backend b;
     TU_CHECK(gpk_backend_parse("OpenCL", &b) == GPK_OK && b == GPK_BACKEND_OPENCL, "backend parse");
     TU_CHECK(gpk_backend_parse("metal", &b) == GPK_EINVAL, "unknown backend rejected");
+    /* the backend list: every backend once, each name parsing back to it,
+     * AUTO outside; built as this build was configured */
+    const int nb = gpk_backend_count();
+    TU_CHECK(nb >= 3 && gpk_backend_at(0) == GPK_BACKEND_CPU, "backend list of %d", nb);
+    TU_CHECK(gpk_backend_at(-1) == GPK_BACKEND_AUTO && gpk_backend_at(nb) == GPK_BACKEND_AUTO, "list ends");
+    for (int i = 0; i < nb; i++) {
+        const gpk_backend bi = gpk_backend_at(i);
+        TU_CHECK(bi != GPK_BACKEND_AUTO && gpk_backend_parse(gpk_backend_name(bi), &b) == GPK_OK && b == bi,
+                 "backend %d (%s) round trip", i, gpk_backend_name(bi));
+        for (int j = 0; j < i; j++) TU_CHECK(gpk_backend_at(j) != bi, "backend %d listed twice", i);
+        if (gpk_backend_available(bi))
+            TU_CHECK(gpk_backend_built(bi), "%s usable, not built", gpk_backend_name(bi));
+    }
+    TU_CHECK(gpk_backend_built(GPK_BACKEND_CPU) && !gpk_backend_built(GPK_BACKEND_AUTO),
+             "built: cpu, not auto");
+#ifdef GPK_HAVE_CUDA
+    TU_CHECK(gpk_backend_built(GPK_BACKEND_CUDA), "CUDA built");
+#else
+    TU_CHECK(!gpk_backend_built(GPK_BACKEND_CUDA), "CUDA not built");
+#endif
+#ifdef GPK_HAVE_OPENCL
+    TU_CHECK(gpk_backend_built(GPK_BACKEND_OPENCL), "OpenCL built");
+#else
+    TU_CHECK(!gpk_backend_built(GPK_BACKEND_OPENCL), "OpenCL not built");
+#endif
     for (int s = GPK_OK; s <= GPK_EFULL; s++)
         TU_CHECK(strlen(gpk_status_string((gpk_status)s)) > 0, "status string %d", s);
     TU_CHECK(gpk_backend_available(GPK_BACKEND_CPU), "cpu always available");

@@ -102,6 +102,16 @@ GPK_API const char *gpk_status_string(gpk_status s);
 GPK_API const char *gpk_backend_name(gpk_backend b);
 /* Parses "auto", "cpu", "cuda", "opencl"; GPK_EINVAL otherwise. */
 GPK_API gpk_status gpk_backend_parse(const char *name, gpk_backend *out);
+/* The backends this library knows, built in or not, in the order gpk info
+ * lists them: gpk_backend_at(i) for i in [0, gpk_backend_count()), AUTO
+ * outside that range (AUTO itself is not in the list). A program that
+ * lists or validates backends reads them here, so a new backend needs no
+ * change in it. */
+GPK_API int gpk_backend_count(void);
+GPK_API gpk_backend gpk_backend_at(int i);
+/* Non-zero when backend b is built into this library (a device may still
+ * be missing: gpk_backend_available); 0 for AUTO and unknown values. */
+GPK_API int gpk_backend_built(gpk_backend b);
 GPK_API size_t gpk_type_size(gpk_type t);
 GPK_API const char *gpk_type_name(gpk_type t);
 /* Parses "u32", "i32", "f32", "u64", "i64", "f64"; GPK_EINVAL otherwise. */

@@ -58,6 +58,20 @@ typedef struct {
 
 static PyTypeObject CtxType;
 
+/* name as a backend; -1 with a ValueError that lists the library's
+ * backends ("auto, cpu, cuda, opencl") when it names none. */
+static int parse_backend(const char *name, gpk_backend *out)
+{
+    if (gpk_backend_parse(name, out) == GPK_OK) return 0;
+    char list[256];
+    size_t used = (size_t)snprintf(list, sizeof list, "auto");
+    for (int i = 0; i < gpk_backend_count() && used < sizeof list; i++)
+        used +=
+            (size_t)snprintf(list + used, sizeof list - used, ", %s", gpk_backend_name(gpk_backend_at(i)));
+    PyErr_Format(PyExc_ValueError, "unknown backend '%s' (%s)", name, list);
+    return -1;
+}
+
 static int Ctx_init(CtxObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"backend", "device", "threads", NULL};
@@ -69,10 +83,7 @@ static int Ctx_init(CtxObject *self, PyObject *args, PyObject *kw)
         return -1;
     }
     gpk_ctx_opts o = GPK_CTX_OPTS_INIT;
-    if (gpk_backend_parse(backend, &o.backend) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown backend '%s' (auto, cpu, cuda, opencl)", backend);
-        return -1;
-    }
+    if (parse_backend(backend, &o.backend) != 0) return -1;
     if (threads < 0) {
         PyErr_SetString(PyExc_ValueError, "threads must be >= 0 (0: all cores)");
         return -1;
@@ -1041,11 +1052,26 @@ static PyObject *py_backend_available(PyObject *m, PyObject *arg)
     const char *name = PyUnicode_AsUTF8(arg);
     if (!name) return NULL;
     gpk_backend b;
-    if (gpk_backend_parse(name, &b) != GPK_OK) {
-        PyErr_Format(PyExc_ValueError, "unknown backend '%s' (auto, cpu, cuda, opencl)", name);
-        return NULL;
-    }
+    if (parse_backend(name, &b) != 0) return NULL;
     return PyBool_FromLong(gpk_backend_available(b));
+}
+
+/* The names of the backends the library knows, built in or not, in its
+ * order (gpk_backend_at). */
+static PyObject *py_backends(PyObject *m, PyObject *unused)
+{
+    const int n = gpk_backend_count();
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (int i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromString(gpk_backend_name(gpk_backend_at(i)));
+        if (!name) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, name);
+    }
+    return t;
 }
 
 /* ---- CUDA arrays ---------------------------------------------------------------- */
@@ -1223,6 +1249,7 @@ static PyMethodDef methods[] = {
     {"search", (PyCFunction)(void (*)(void))py_search, METH_VARARGS | METH_KEYWORDS,
      "search(ctx, kind, **options)."},
     {"backend_available", py_backend_available, METH_O, "True when the backend is built and has a device."},
+    {"backends", py_backends, METH_NOARGS, "The names of the backends the library knows, built in or not."},
 #ifdef GPK_HAVE_CUDA
     {"cuda_pointer_device", py_cuda_pointer_device, METH_O, "The CUDA device of a device pointer."},
     {"cuda_sort", py_cuda_sort, METH_VARARGS, "The device-pointer sort (gpk/cuda.h) on a stream."},

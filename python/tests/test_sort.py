@@ -184,6 +184,12 @@ def test_info():
     i = gpk.info()
     assert i["version"] == gpk.__version__ and "cpu" in i["backends"]
     assert i["backends"]["cpu"]["threads"] >= 1
+    # the library's list: every usable backend is in it and in info()
+    names = gpk._gpk.backends()
+    assert names[0] == "cpu" and len(set(names)) == len(names) and "auto" not in names
+    assert all((b in i["backends"]) == gpk._gpk.backend_available(b) for b in names)
+    with pytest.raises(ValueError, match=r"unknown backend 'quantum' \(auto, " + ", ".join(names) + r"\)"):
+        gpk.Context("quantum")
 
 
 def test_context_busy_in_another_thread():

@@ -43,6 +43,24 @@ gpk_status gpk_backend_parse(const char *name, gpk_backend *out)
     return GPK_EINVAL;
 }
 
+int gpk_backend_count(void)
+{
+    int n = 0;
+    while (gpk__backends[n].name) n++;
+    return n;
+}
+
+gpk_backend gpk_backend_at(int i)
+{
+    return i >= 0 && i < gpk_backend_count() ? gpk__backends[i].id : GPK_BACKEND_AUTO;
+}
+
+int gpk_backend_built(gpk_backend b)
+{
+    const gpk__backend_row *r = backend_row(b);
+    return r && !r->not_built;
+}
+
 size_t gpk_type_size(gpk_type t) { return gpk_key_bytes(t); }
 
 const char *gpk_type_name(gpk_type t)

@@ -19,6 +19,7 @@
 #define GPK_MULTI_INTERNAL_H
 
 #include "radix_internal.h"
+#include "../hooks/bench_hooks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,26 +53,8 @@ static inline size_t gpk__multi_part_cap(size_t m) { return m / 16 > 4096 ? m / 
  * plan's too. */
 #define GPK_MULTI_PART_STREAMS 8
 
-/* The last multi-device sort's phases (host clock), for gpk bench. */
-typedef struct gpk_multi_stats {
-    const char *plan; /* "lsd" (distributed last pass) or "merge" (sort first, then merge) */
-    double sort_ms, split_ms, merge_ms;
-    /* CUDA, inside the merge (events; the slowest device): copies of the
-     * pieces, the tile searches of the first round, the rest */
-    double copy_ms, search_ms, tiles_ms;
-    /* lsd, host clock: until every device's first digit counts are
-     * in, then the passes (each followed by the exchange of counts) */
-    double count_ms, passes_ms;
-    /* lsd, CUDA events: the histogram (the slowest device), the
-     * passes (the sum over passes of the slowest device's time), the
-     * last pass (the slowest device) */
-    double hist_ms, pass_sum_ms, last_ms;
-    int passes;
-} gpk_multi_stats;
-
-/* The phases of ctx's last multi-device sort (all zero before the first).
- * Kept in the multi-device sort's own hook slot on ctx. */
-gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx);
+/* The last multi-device sort's phases, gpk_multi_stats and
+ * gpk__multi_stats(ctx), are declared in hooks/bench_hooks.h. */
 
 typedef struct gpk_multi_dev {
     gpk_ctx *ctx;

@@ -14,6 +14,7 @@
 #define GPK_OOC_INTERNAL_H
 
 #include "radix_internal.h"
+#include "../hooks/bench_hooks.h"
 
 #include <stdlib.h>
 
@@ -21,21 +22,9 @@
 extern "C" {
 #endif
 
-/* The last out-of-core sort on a context, for gpk bench sort and the
- * tests (gpk__ooc_stats). */
-typedef struct gpk_ooc_stats {
-    double alloc_ms, pin_ms, runs_ms, merge_ms, unpin_ms, total_ms;
-    double lock_ms;   /* page-locking, summed (most of it overlaps the runs) */
-    double unlock_ms; /* unlocking, summed (most of it overlaps the merge) */
-    size_t runs, parts, cap;
-    int pinned;        /* the host arrays were page-locked (CUDA) */
-    int caller_pinned; /* the caller's arrays came page-locked: no staging (CUDA) */
-    size_t kept_runs;  /* runs kept on the device for the merge */
-} gpk_ooc_stats;
-
-/* The statistics of ctx's last out-of-core sort (all zero before the
- * first). Kept in the out-of-core sort's own hook slot on ctx. */
-gpk_ooc_stats gpk__ooc_stats(gpk_ctx *ctx);
+/* The statistics of the last out-of-core sort on a context, gpk_ooc_stats
+ * and gpk__ooc_stats(ctx), for gpk bench sort and the tests, are declared
+ * in hooks/bench_hooks.h. */
 
 typedef struct gpk_ooc_dev {
     gpk_ctx *ctx;

@@ -35,6 +35,11 @@ typedef struct gpk__sort_backend {
      * of core */
     const gpk__ooc_backend *ooc;
     int enomem_goes_ooc;
+    /* the bench hooks (hooks/bench_hooks.h): the radix sort and the
+     * quicksort timed on device-resident data; NULL where the backend has
+     * no transfers to leave out */
+    gpk_status (*radix_bench)(gpk_ctx *ctx, const gpk_radix_job *job, int reps, double *ms);
+    gpk_status (*quick_bench)(gpk_ctx *ctx, const gpk_quick_job *job, int reps, double *ms);
 } gpk__sort_backend;
 
 /* The table of backend b (src/backends.c); NULL when b is not built into

@@ -284,16 +284,29 @@ void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info)
             (unsigned long long)info->memory_bytes, info->threads);
 }
 
+/* The library's backend names joined by sep into buf (with "auto" first
+ * when with_auto; only those built in when built_only). */
+static const char *backend_list(char *buf, size_t len, const char *sep, int with_auto, int built_only)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s", with_auto ? "auto" : "");
+    for (int i = 0; i < gpk_backend_count() && used < len; i++) {
+        const gpk_backend b = gpk_backend_at(i);
+        if (built_only && !gpk_backend_built(b)) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? sep : "", gpk_backend_name(b));
+    }
+    return buf;
+}
+
 const char *cli_backends_built(void)
 {
-    return "cpu"
-#ifdef GPK_HAVE_CUDA
-           " cuda"
-#endif
-#ifdef GPK_HAVE_OPENCL
-           " opencl"
-#endif
-        ;
+    static char buf[256];
+    return backend_list(buf, sizeof buf, " ", 0, 1);
+}
+
+const char *cli_backend_choices(void)
+{
+    static char buf[256];
+    return backend_list(buf, sizeof buf, ", ", 1, 0);
 }
 
 int cli_opt_type(const char *cmd, int argc, char **argv, int *i, const char *name, const char *what,
@@ -315,7 +328,7 @@ int cli_opt_backend(const char *cmd, int argc, char **argv, int *i, gpk_backend 
     int m = cli_opt_value(cmd, argc, argv, i, NULL, "--backend", &val);
     if (m <= 0) return m;
     if (gpk_backend_parse(val, dst) != GPK_OK) {
-        cli_error(cmd, "unknown backend '%s' (auto, cpu, cuda, opencl)", val);
+        cli_error(cmd, "unknown backend '%s' (%s)", val, cli_backend_choices());
         return -1;
     }
     return 1;

@@ -156,7 +156,10 @@ int cli_stderr_is_tty(void);
 /* Writes one backend's gpk_ctx_info as a JSON object. */
 void cli_json_ctx_info(FILE *f, const gpk_ctx_info *info);
 
-/* The backends compiled into this binary, e.g. "cpu cuda opencl". */
+/* The backends built into the library, e.g. "cpu cuda opencl", and every
+ * backend it knows with auto, "auto, cpu, cuda, opencl" (from the
+ * library's list, gpk_backend_at: a new backend needs no change here). */
 const char *cli_backends_built(void);
+const char *cli_backend_choices(void);
 
 #endif

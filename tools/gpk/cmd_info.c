@@ -12,8 +12,9 @@ void cmd_info_help(FILE *f)
             "Shows the gpk version, the backends built in, and for each usable backend its\n"
             "device (gpk_ctx_info): name, platform, compute units, memory, CPU threads.\n"
             "\n"
-            "  --backend B  only this backend (cpu, cuda, opencl, or auto: the one AUTO picks)\n"
-            "  --json       print JSON on stdout\n");
+            "  --backend B  only this backend (%s; auto: the one AUTO picks)\n"
+            "  --json       print JSON on stdout\n",
+            cli_backend_choices());
 }
 
 int cmd_info(int argc, char **argv)
@@ -38,12 +39,8 @@ int cmd_info(int argc, char **argv)
         }
     }
 
-    gpk_backend list[3] = {GPK_BACKEND_CPU, GPK_BACKEND_CUDA, GPK_BACKEND_OPENCL};
-    size_t count = 3;
-    if (only) {
-        list[0] = want;
-        count = 1;
-    }
+    /* every backend the library knows, in its order, or the one asked for */
+    const int count = only ? 1 : gpk_backend_count();
     if (json) {
         printf("{\"gpk_version\": ");
         cli_json_str(stdout, gpk_version());
@@ -54,8 +51,8 @@ int cmd_info(int argc, char **argv)
         printf("gpk %s, backends built: %s\n", gpk_version(), cli_backends_built());
     }
     int failures = 0, printed = 0;
-    for (size_t k = 0; k < count; k++) {
-        gpk_backend b = list[k];
+    for (int k = 0; k < count; k++) {
+        const gpk_backend b = only ? want : gpk_backend_at(k);
         /* Without --backend, a backend that is not usable is listed as such;
          * asked for by name, it is an error. */
         gpk_ctx *ctx = NULL;

@@ -104,9 +104,10 @@ static void usage(FILE *f)
     fprintf(f,
             "  help    gpk help COMMAND: the options of a command\n"
             "\n"
-            "environment: GPK_BACKEND (auto, cpu, cuda, opencl) overrides the automatic\n"
+            "environment: GPK_BACKEND (%s) overrides the automatic\n"
             "backend choice, GPK_DEVICE selects the device, GPK_THREADS the CPU threads.\n"
-            "Exit status: 0 success, 1 failure, 2 usage error. See gpk(1) and docs/cli.md.\n");
+            "Exit status: 0 success, 1 failure, 2 usage error. See gpk(1) and docs/cli.md.\n",
+            cli_backend_choices());
 }
 
 static void version(void)
@@ -114,9 +115,8 @@ static void version(void)
     printf("gpk %s\n", gpk_version());
     printf("backends built: %s\n", cli_backends_built());
     printf("backends usable now:");
-    const gpk_backend all[] = {GPK_BACKEND_CPU, GPK_BACKEND_CUDA, GPK_BACKEND_OPENCL};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (gpk_backend_available(all[i])) printf(" %s", gpk_backend_name(all[i]));
+    for (int i = 0; i < gpk_backend_count(); i++)
+        if (gpk_backend_available(gpk_backend_at(i))) printf(" %s", gpk_backend_name(gpk_backend_at(i)));
     printf("\n");
 }
 

@@ -990,7 +990,7 @@ def info() -> dict:
     (True, True)
     """
     backends = {}
-    for b in ("cpu", "cuda", "opencl"):
+    for b in _gpk.backends():
         if _gpk.backend_available(b):
             try:
                 backends[b] = Context(b).info()
