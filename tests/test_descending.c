@@ -201,25 +201,30 @@ static void float_specials(void)
 #ifdef GPK_HAVE_CUDA
 /* The device calls of gpk/cuda.h, descending: out of place and in place,
  * keys and pairs, against the reference. */
-static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned flags)
+static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned flags, unsigned key_bits)
 {
     const size_t kw = gpk_type_size(t);
     const uint64_t seed = gpk_rng_next(&rng);
     char what[160];
-    snprintf(what, sizeof what, "device %s n=%zu vw=%zu %s flags=%u seed=%llu", gpk_type_name(t), n, vw,
-             in_place ? "in place" : "out of place", flags, (unsigned long long)seed);
+    snprintf(what, sizeof what, "device %s n=%zu vw=%zu %s flags=%u key_bits=%u seed=%llu", gpk_type_name(t),
+             n, vw, in_place ? "in place" : "out of place", flags, key_bits, (unsigned long long)seed);
     void *keys = malloc(n * kw + 8), *ref = malloc(n * kw + 8), *vals = malloc(n * 8 + 8),
          *rvals = malloc(n * 8 + 8);
     void *dk_in = NULL, *dk_out = NULL, *dv_in = NULL, *dv_out = NULL, *temp = NULL;
     if (!keys || !ref || !vals || !rvals) goto done;
     make_keys(t, keys, n, (int)(seed % 3), seed);
+    if (key_bits) /* keys below 2^key_bits: unsigned types only here */
+        for (size_t i = 0; i < n; i++) {
+            if (kw == 4) ((uint32_t *)keys)[i] &= (1u << key_bits) - 1u;
+            else ((uint64_t *)keys)[i] &= (1ull << key_bits) - 1ull;
+        }
     memcpy(ref, keys, n * kw);
     for (size_t i = 0; i < n; i++) {
         if (vw == 8) ((uint64_t *)vals)[i] = i * 3u;
         else ((uint32_t *)vals)[i] = (uint32_t)i;
     }
     memcpy(rvals, vals, n * 8);
-    TU_CHECK(gpk_sort_reference_ordered(t, ref, vw, vw ? rvals : NULL, NULL, n, 0, 1) == GPK_OK,
+    TU_CHECK(gpk_sort_reference_ordered(t, ref, vw, vw ? rvals : NULL, NULL, n, key_bits, 1) == GPK_OK,
              "%s: reference", what);
     int ok = cudaMalloc(&dk_in, n * kw + 8) == cudaSuccess && cudaMalloc(&dv_in, n * 8 + 8) == cudaSuccess;
     if (ok && !in_place)
@@ -231,6 +236,7 @@ static void device_case(gpk_type t, size_t n, size_t vw, int in_place, unsigned 
     if (!ok) goto done;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.descending = 1;
+    o.key_bits = key_bits;
     size_t bytes = 0;
     gpk_status s = vw
         ? gpk_cuda_sort_pairs(ctx, NULL, &bytes, t, dk_in, dk_out, vw, dv_in, dv_out, n, &o, flags, 0)
@@ -266,9 +272,17 @@ static void device_cases(void)
     for (size_t ti = 0; ti < 6; ti++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const int in_place = (int)((ti + si) % 2);
-            device_case(types[ti], sizes[si], 0, in_place, si % 2 ? GPK_CUDA_DETECT_BITS : 0u);
-            device_case(types[ti], sizes[si], ti % 2 ? 8 : 4, !in_place, si % 2 ? 0u : GPK_CUDA_DETECT_BITS);
+            device_case(types[ti], sizes[si], 0, in_place, si % 2 ? GPK_CUDA_DETECT_BITS : 0u, 0);
+            device_case(types[ti], sizes[si], ti % 2 ? 8 : 4, !in_place, si % 2 ? 0u : GPK_CUDA_DETECT_BITS,
+                        0);
         }
+    /* key_bits: the descending step reverses the low bits only (the
+     * one-block, small and Onesweep paths) */
+    device_case(GPK_U32, 1000, 4, 0, 0u, 12);
+    device_case(GPK_U64, 1000, 0, 1, 0u, 40);
+    device_case(GPK_U32, 100003, 0, 1, 0u, 20);
+    device_case(GPK_U64, 100003, 8, 0, 0u, 33);
+    device_case(GPK_U32, (size_t)1 << 21 | 3, 4, 0, 0u, 12);
 }
 #endif
 
