@@ -729,10 +729,9 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
     if (!shards) return gpk__fail(ctx, GPK_EINVAL, "%s: shards is NULL", fn);
-    const size_t kw = gpk_type_size(key_type);
-    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
-    if (value_width != 0 && value_width != 4 && value_width != 8)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    size_t kw;
+    gpk_status ws = gpk__sort_widths_check(ctx, fn, key_type, value_width, &kw);
+    if (ws != GPK_OK) return ws;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
     if (o.algorithm != GPK_SORT_AUTO && o.algorithm != GPK_SORT_RADIX)

@@ -23,6 +23,16 @@ gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
     return GPK_OK;
 }
 
+gpk_status gpk__sort_widths_check(gpk_ctx *ctx, const char *fn, gpk_type key_type, size_t value_width,
+                                  size_t *key_width)
+{
+    *key_width = gpk_type_size(key_type);
+    if (*key_width == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
+    if (value_width != 0 && value_width != 4 && value_width != 8)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    return GPK_OK;
+}
+
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, void *sigma, unsigned sigma_width, size_t n,
                                const gpk_radix_opts *opts)
