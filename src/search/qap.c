@@ -123,18 +123,17 @@ gpk_status gpk_qap_parse(const char *text, size_t len, const char *name, gpk_qap
     return GPK_OK;
 }
 
+static gpk_status qap_parse_text(const char *text, size_t len, const char *path, void *out)
+{
+    return gpk_qap_parse(text, len, path, (gpk_qap *)out);
+}
+
 gpk_status gpk_qap_load(const char *path, gpk_qap *out)
 {
     if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_qap_load: out is NULL");
     memset(out, 0, sizeof *out);
     if (!path) return gpk__fail(NULL, GPK_EINVAL, "gpk_qap_load: path is NULL");
-    char *text;
-    size_t len;
-    gpk_status s = gpk__read_file(path, &text, &len);
-    if (s != GPK_OK) return s;
-    s = gpk_qap_parse(text, len, path, out);
-    free(text);
-    return s;
+    return gpk__load_text(path, qap_parse_text, out);
 }
 
 int64_t gpk_qap_cost(const gpk_qap *q, const uint32_t *p)
