@@ -1,6 +1,6 @@
 /* gpk CLI: the small helpers the subcommands share (options, sizes, clocks,
  * JSON); linked into gpk and into the bench program gpk-bench. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno, execv, readlink */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,6 +26,23 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_exec_beside(const char *cmd, char **argv, const char *program, const char *prefix, const char *hint)
+{
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 32);
+    if (len <= 0) {
+        cli_error(cmd, "%scannot find this program's directory: %s", prefix, strerror(errno));
+        return CLI_FAIL;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    strcpy(slash ? slash + 1 : self, program);
+    argv[0] = self;
+    execv(self, argv);
+    cli_error(cmd, "%scannot run %s: %s (%s)", prefix, self, strerror(errno), hint);
+    return CLI_FAIL;
 }
 
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname, const char *name,

@@ -82,6 +82,12 @@ void cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Runs the program `program` that stands in this program's directory with
+ * argv (argv[0] replaced); returns CLI_FAIL, after a message (each begins
+ * with prefix; the failure to run ends with "(hint)"), only when it could
+ * not run it. */
+int cli_exec_beside(const char *cmd, char **argv, const char *program, const char *prefix, const char *hint);
+
 /* Option matching. cli_opt_value matches argv[*i] against a long option
  * that takes a value ("--name value" or "--name=value") or its short alias
  * ("-o value"; short may be NULL). Returns 1 with *val set (and *i moved
