@@ -84,14 +84,25 @@ int cli_output_flag(const char *arg, int *check, int *json, int *quiet)
 int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
                     uint64_t *v)
 {
+    return cli_opt_uint_hinted(cmd, argc, argv, i, opts, NULL, count, v);
+}
+
+int cli_opt_uint_hinted(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts,
+                        const char *const *hints, size_t count, uint64_t *v)
+{
     for (size_t k = 0; k < count; k++) {
         const char *val;
         const int m = cli_opt_value(cmd, argc, argv, i, NULL, opts[k].name, &val);
         if (m < 0) return -1;
         if (m == 0) continue;
         if (cli_parse_uint(val, opts[k].lo, opts[k].hi, v) != 0) {
-            cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
-                      (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
+            if (!hints)
+                cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
+                          (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
+            else if (*hints[k])
+                cli_error(cmd, "bad %s '%s' (%s)", opts[k].name, val, hints[k]);
+            else
+                cli_error(cmd, "bad %s '%s'", opts[k].name, val);
             return -1;
         }
         return (int)k;

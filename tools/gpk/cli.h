@@ -115,6 +115,11 @@ typedef struct cli_uint_opt {
 } cli_uint_opt;
 int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
                     uint64_t *v);
+/* cli_opt_uint_of with a hint per option (hints[k] for opts[k]) in the
+ * message on a bad value: "bad NAME 'V' (hint)", or "bad NAME 'V'" when
+ * the hint is "". */
+int cli_opt_uint_hinted(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts,
+                        const char *const *hints, size_t count, uint64_t *v);
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);
 
