@@ -740,12 +740,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
                          gpk_sort_algo_name(o.algorithm));
     if (o.descending)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: shards are sorted in ascending order only", fn);
-    o.key_bits = gpk__key_bits(o.key_bits, kw);
-    if (o.key_bits > 8 * kw)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
-                         (unsigned)(8 * kw), gpk_type_name(key_type));
-    if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
+    const gpk_status bs = gpk__radix_bits_check(ctx, fn, key_type, &o);
+    if (bs != GPK_OK) return bs;
     const gpk__multi_backend *mb = multi_of(ctx);
     if (!mb)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)",
