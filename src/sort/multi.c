@@ -362,29 +362,7 @@ done:
     return s;
 }
 
-static void stats_release(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook_state(ctx, stats_release);
-    if (!slot) return;
-    free(*slot);
-    *slot = NULL;
-}
-
-static gpk_multi_stats *stats_slot(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook(ctx, stats_release, 0);
-    if (!slot) return NULL;
-    if (!*slot) *slot = calloc(1, sizeof(gpk_multi_stats));
-    return (gpk_multi_stats *)*slot;
-}
-
-gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx)
-{
-    gpk_multi_stats none;
-    memset(&none, 0, sizeof none);
-    void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL;
-    return slot && *slot ? *(const gpk_multi_stats *)*slot : none;
-}
+GPK__CTX_STATS(gpk_multi_stats, gpk__multi_stats)
 
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
