@@ -167,6 +167,19 @@ static void city_grid_free(city_grid *g)
     free(g->cellof);
 }
 
+/* The cities' bounding box: x in [x0, x1], y in [y0, y1]. */
+static void bounding_box(const gpk_tsp *t, double *x0, double *x1, double *y0, double *y1)
+{
+    double a0 = t->x[0], a1 = t->x[0], b0 = t->y[0], b1 = t->y[0];
+    for (uint32_t i = 1; i < t->n; i++) {
+        a0 = fmin(a0, t->x[i]);
+        a1 = fmax(a1, t->x[i]);
+        b0 = fmin(b0, t->y[i]);
+        b1 = fmax(b1, t->y[i]);
+    }
+    *x0 = a0, *x1 = a1, *y0 = b0, *y1 = b1;
+}
+
 /* Sizes the grid at about 2 cities per cell over the bounding box, and
  * counting-sorts the cities into the cells. On GPK_ENOMEM nothing is left
  * allocated. */
@@ -174,13 +187,8 @@ static gpk_status city_grid_build(const gpk_tsp *t, city_grid *g)
 {
     const uint32_t n = t->n;
     memset(g, 0, sizeof *g);
-    double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
-    for (uint32_t i = 1; i < n; i++) {
-        x0 = fmin(x0, t->x[i]);
-        x1 = fmax(x1, t->x[i]);
-        y0 = fmin(y0, t->y[i]);
-        y1 = fmax(y1, t->y[i]);
-    }
+    double x0, x1, y0, y1;
+    bounding_box(t, &x0, &x1, &y0, &y1);
     /* About 2 cities per cell over the bounding box. */
     const double w = fmax(x1 - x0, 1e-9), h = fmax(y1 - y0, 1e-9);
     double cell = sqrt(w * h * 2.0 / n);
@@ -885,13 +893,8 @@ static int start_tour(const gpk_tsp *t, uint32_t *tour, gpk_rng *rng)
     if (planar(t)) {
         keyed *k = malloc((size_t)n * sizeof *k);
         if (!k) return -1;
-        double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
-        for (uint32_t i = 1; i < n; i++) {
-            x0 = fmin(x0, t->x[i]);
-            x1 = fmax(x1, t->x[i]);
-            y0 = fmin(y0, t->y[i]);
-            y1 = fmax(y1, t->y[i]);
-        }
+        double x0, x1, y0, y1;
+        bounding_box(t, &x0, &x1, &y0, &y1);
         const double span = fmax(fmax(x1 - x0, y1 - y0), 1e-30), sc = 65535.0 / span;
         for (uint32_t i = 0; i < n; i++) {
             k[i].key = hilbert((uint32_t)((t->x[i] - x0) * sc), (uint32_t)((t->y[i] - y0) * sc));
