@@ -177,8 +177,10 @@ template <class K> GPK_KEY_FN K twiddle(const Twiddle<K> &t, K x)
 template <class K> GPK_KEY_FN K twiddle_sign() { return (K)1 << (sizeof(K) * 8 - 1); }
 template <class K> GPK_KEY_FN K twiddle_rot() { return sizeof(K) == 4 ? (K)GPK_KEY_ROT32 : (K)GPK_KEY_ROT64; }
 
-/* gpk_key_map32/64 of type's kind as a Twiddle. */
-template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
+/* gpk_key_map32/64 of type's kind as a Twiddle (inverse: gpk_key_unmap32/64).
+ * The signed maps are their own inverse; the float map's inverse adds
+ * the rotation first and swaps the two masks. */
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_of(gpk_type type, bool inverse)
 {
     const int kind = gpk_key_kind(type);
     Twiddle<K> t = {0, 0, 0, 0};
@@ -186,28 +188,17 @@ template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
         t.if_clear = twiddle_sign<K>();
         t.if_set = twiddle_sign<K>();
     } else if (kind == GPK_KEY_FLOAT) {
-        t.if_clear = twiddle_sign<K>();
-        t.if_set = (K) ~(K)0;
-        t.post = (K)(0 - twiddle_rot<K>());
+        const K all = (K) ~(K)0;
+        t.pre = inverse ? twiddle_rot<K>() : 0;
+        t.if_clear = inverse ? all : twiddle_sign<K>();
+        t.if_set = inverse ? twiddle_sign<K>() : all;
+        t.post = inverse ? 0 : (K)(0 - twiddle_rot<K>());
     }
     return t;
 }
 
-/* gpk_key_unmap32/64 of type's kind as a Twiddle. */
-template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type)
-{
-    const int kind = gpk_key_kind(type);
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (kind == GPK_KEY_SIGNED) {
-        t.if_clear = twiddle_sign<K>();
-        t.if_set = twiddle_sign<K>();
-    } else if (kind == GPK_KEY_FLOAT) {
-        t.pre = twiddle_rot<K>();
-        t.if_clear = (K) ~(K)0;
-        t.if_set = twiddle_sign<K>();
-    }
-    return t;
-}
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type) { return twiddle_of<K>(type, false); }
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type) { return twiddle_of<K>(type, true); }
 
 } // namespace gpk_key
 #endif /* __cplusplus */

@@ -781,6 +781,11 @@ typedef struct karg {
     {                                             \
         sizeof(cl_int), &(cl_int) { (cl_int)(x) } \
     }
+/* The arguments every reorder kernel takes first: pass q's keys and values
+ * in and out (a pass_io), whether it writes the permutation (sigma, in
+ * the first pass), and the histogram h. */
+#define A_REORDER_IO(io, q, h) \
+    A_MEM((io).kin), A_MEM((io).kout), A_MEM((io).vin), A_MEM((io).vout), A_I(R->sigma && (q) == 0), A_MEM(h)
 /* a size or position: pos_t of the build, R->pw bytes */
 #define A_P(x)                                                                                  \
     {                                                                                           \
@@ -988,12 +993,7 @@ static gpk_status run_fast(run *R)
         }
         if ((s = scan_hist(R, Rq * p->G)) != GPK_OK) return s;
         {
-            karg a[] = {A_MEM(io.kin),
-                        A_MEM(io.kout),
-                        A_MEM(io.vin),
-                        A_MEM(io.vout),
-                        A_I(R->sigma && q == 0),
-                        A_MEM(h),
+            karg a[] = {A_REORDER_IO(io, q, h),
                         A_P(R->n),
                         A_U(p->tiles),
                         A_U(p->tpg),
@@ -1066,12 +1066,7 @@ static gpk_status run_onesweep(run *R)
                                 0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
         const size_t gws = (size_t)p->tiles * I;
-        karg a[] = {A_MEM(io.kin),
-                    A_MEM(io.kout),
-                    A_MEM(io.vin),
-                    A_MEM(io.vout),
-                    A_I(R->sigma && q == 0),
-                    A_MEM(h),
+        karg a[] = {A_REORDER_IO(io, q, h),
                     A_U(q * stride),
                     A_MEM(status),
                     A_U(R->n),
@@ -1148,10 +1143,9 @@ static gpk_status run_paper(run *R)
         }
         if ((s = scan_hist(R, Rq * GI)) != GPK_OK) return s;
         {
-            karg a[] = {
-                A_MEM(io.kin),    A_MEM(io.kout),    A_MEM(io.vin), A_MEM(io.vout), A_I(R->sigma && q == 0),
-                A_MEM(h),         A_U(p->C),         A_U(io.shift), A_U(io.bits),   A_I(io.kin_map),
-                A_I(io.kout_map), A_I(p->transpose), A_I(ghist),    A_LOCAL(lbytes)};
+            karg a[] = {A_REORDER_IO(io, q, h), A_U(p->C),       A_U(io.shift),
+                        A_U(io.bits),           A_I(io.kin_map), A_I(io.kout_map),
+                        A_I(p->transpose),      A_I(ghist),      A_LOCAL(lbytes)};
             if ((s = launch(R, &R->k->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK)
                 return s;
         }
