@@ -706,9 +706,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
-    if (!shards) return gpk__fail(ctx, GPK_EINVAL, "%s: shards is NULL", fn);
     size_t kw;
-    gpk_status ws = gpk__sort_widths_check(ctx, fn, key_type, value_width, &kw);
+    gpk_status ws = gpk__sort_widths_check(ctx, fn, shards, "shards", key_type, value_width, &kw);
     if (ws != GPK_OK) return ws;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;

@@ -23,9 +23,10 @@ gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
     return GPK_OK;
 }
 
-gpk_status gpk__sort_widths_check(gpk_ctx *ctx, const char *fn, gpk_type key_type, size_t value_width,
-                                  size_t *key_width)
+gpk_status gpk__sort_widths_check(gpk_ctx *ctx, const char *fn, const void *array, const char *what,
+                                  gpk_type key_type, size_t value_width, size_t *key_width)
 {
+    if (!array) return gpk__fail(ctx, GPK_EINVAL, "%s: %s is NULL", fn, what);
     *key_width = gpk_type_size(key_type);
     if (*key_width == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
     if (value_width != 0 && value_width != 4 && value_width != 8)
