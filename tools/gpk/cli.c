@@ -99,10 +99,8 @@ int cli_opt_uint_hinted(const char *cmd, int argc, char **argv, int *i, const cl
             if (!hints)
                 cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
                           (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
-            else if (*hints[k])
-                cli_error(cmd, "bad %s '%s' (%s)", opts[k].name, val, hints[k]);
-            else
-                cli_error(cmd, "bad %s '%s'", opts[k].name, val);
+            else if (*hints[k]) cli_error(cmd, "bad %s '%s' (%s)", opts[k].name, val, hints[k]);
+            else cli_error(cmd, "bad %s '%s'", opts[k].name, val);
             return -1;
         }
         return (int)k;
