@@ -114,6 +114,21 @@ int gpk_backend_available(gpk_backend b)
 
 static void *probe_thread(void *arg) { return arg; }
 
+/* The power of two of a size suffix: K, M or G (either case) for 2^10,
+ * 2^20, 2^30; -1 for any other character. */
+static int size_suffix_shift(char c)
+{
+    switch (c) {
+    case 'k':
+    case 'K': return 10;
+    case 'm':
+    case 'M': return 20;
+    case 'g':
+    case 'G': return 30;
+    default: return -1;
+    }
+}
+
 /* The stack size libgomp gives its threads: OMP_STACKSIZE / GOMP_STACKSIZE
  * ("size[B|K|M|G]", kilobytes by default), else the pthread default. */
 static size_t omp_stack_bytes(void)
@@ -124,19 +139,8 @@ static size_t omp_stack_bytes(void)
     char *end;
     unsigned long long x = strtoull(v, &end, 10);
     while (*end == ' ') end++;
-    unsigned shift = 10;
-    switch (*end) {
-    case 'b':
-    case 'B': shift = 0; break;
-    case 'k':
-    case 'K': shift = 10; break;
-    case 'm':
-    case 'M': shift = 20; break;
-    case 'g':
-    case 'G': shift = 30; break;
-    case '\0': break;
-    default: return 0;
-    }
+    const int shift = *end == '\0' ? 10 : (*end == 'b' || *end == 'B') ? 0 : size_suffix_shift(*end);
+    if (shift < 0) return 0;
     return x > (SIZE_MAX >> shift) ? 0 : (size_t)x << shift;
 }
 
@@ -233,20 +237,9 @@ static gpk_status env_device_budget(size_t *out)
     char *end;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    unsigned shift = 0;
-    if (end != v && *end) {
-        switch (*end) {
-        case 'k':
-        case 'K': shift = 10; break;
-        case 'm':
-        case 'M': shift = 20; break;
-        case 'g':
-        case 'G': shift = 30; break;
-        default: shift = 99;
-        }
-        end++;
-    }
-    if (errno || end == v || *end != '\0' || shift == 99 || v[0] == '-' || x > (SIZE_MAX >> shift))
+    int shift = 0;
+    if (end != v && *end) shift = size_suffix_shift(*end++);
+    if (errno || end == v || *end != '\0' || shift < 0 || v[0] == '-' || x > (SIZE_MAX >> shift))
         return gpk__fail(NULL, GPK_EINVAL,
                          "GPK_DEVICE_BUDGET=%s: expected a byte count such as 268435456, 256M or 2G", v);
     *out = (size_t)x << shift;

@@ -1,6 +1,7 @@
 /* Seeded data generators (include/gpk/gen.h). */
 #include "gpk/gen.h"
 #include "internal.h"
+#include "key_traits.h"
 
 #include <string.h>
 #include <strings.h>
@@ -74,7 +75,16 @@ static void put_uniform(gpk_type t, void *out, size_t i, gpk_rng *rng)
 }
 
 /* Monotone data straight from the position (no sort needed): value k of n
- * is k/(n-1) scaled over the type's range, so large n repeats values. */
+ * is k/(n-1) scaled over the type's range, so large n repeats values:
+ * floats over [-1, 1], integers from their lowest value over
+ * 2^32 - 2^8 or 2^64 - 2^11 values, one table for the six types. */
+// clang-format off
+#define MONOTONE_SCALE(B, K) ((K) == GPK_KEY_FLOAT ? 2.0 : (B) == 4 ? 4294967040.0 : 18446744073709549568.0)
+#define MONOTONE_LOW(B, K) ((K) == GPK_KEY_FLOAT ? -1.0 : (K) == GPK_KEY_UNSIGNED ? 0.0 \
+                            : (B) == 4 ? -2147483520.0 : -9223372036854774784.0)
+#define MONOTONE_CASE(T, N, B, U, C, K) \
+    case T: { const C v = (C)(frac * MONOTONE_SCALE(B, K) + MONOTONE_LOW(B, K)); memcpy(dst, &v, B); break; }
+// clang-format on
 static void fill_monotone(gpk_type t, void *out, size_t n, int descending)
 {
     size_t w = gpk_type_size(t);
@@ -83,36 +93,7 @@ static void fill_monotone(gpk_type t, void *out, size_t n, int descending)
         double frac = n > 1 ? (double)k / (double)(n - 1) : 0.0;
         char *dst = (char *)out + w * i;
         switch (t) {
-        case GPK_U32: {
-            uint32_t v = (uint32_t)(frac * 4294967040.0);
-            memcpy(dst, &v, 4);
-            break;
-        }
-        case GPK_I32: {
-            int32_t v = (int32_t)(frac * 4294967040.0 - 2147483520.0);
-            memcpy(dst, &v, 4);
-            break;
-        }
-        case GPK_F32: {
-            float v = (float)(frac * 2.0 - 1.0);
-            memcpy(dst, &v, 4);
-            break;
-        }
-        case GPK_U64: {
-            uint64_t v = (uint64_t)(frac * 18446744073709549568.0);
-            memcpy(dst, &v, 8);
-            break;
-        }
-        case GPK_I64: {
-            int64_t v = (int64_t)(frac * 18446744073709549568.0 - 9223372036854774784.0);
-            memcpy(dst, &v, 8);
-            break;
-        }
-        case GPK_F64: {
-            double v = frac * 2.0 - 1.0;
-            memcpy(dst, &v, 8);
-            break;
-        }
+            GPK_KEY_TYPES(MONOTONE_CASE)
         }
     }
 }

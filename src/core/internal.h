@@ -124,6 +124,34 @@ static inline void **gpk__ctx_hook_state(gpk_ctx *ctx, gpk__ctx_release_fn relea
     return NULL;
 }
 
+/* Statistics of type T that a family keeps on a context, in a hook of
+ * their own (which gpk_ctx_trim leaves alone): defines the hook's release
+ * (static stats_release), stats_slot(ctx) (the statistics, zeroed when
+ * first asked for; NULL without memory or a free hook) and
+ * `T getter(ctx)` (a copy, zero when there are none). */
+#define GPK__CTX_STATS(T, getter)                                           \
+    static void stats_release(gpk_ctx *ctx)                                 \
+    {                                                                       \
+        void **slot = gpk__ctx_hook_state(ctx, stats_release);              \
+        if (!slot) return;                                                  \
+        free(*slot);                                                        \
+        *slot = NULL;                                                       \
+    }                                                                       \
+    static T *stats_slot(gpk_ctx *ctx)                                      \
+    {                                                                       \
+        void **slot = gpk__ctx_hook(ctx, stats_release, 0);                 \
+        if (!slot) return NULL;                                             \
+        if (!*slot) *slot = calloc(1, sizeof(T));                           \
+        return (T *)*slot;                                                  \
+    }                                                                       \
+    T getter(gpk_ctx *ctx)                                                  \
+    {                                                                       \
+        T none;                                                             \
+        memset(&none, 0, sizeof none);                                      \
+        void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL; \
+        return slot && *slot ? *(const T *)*slot : none;                    \
+    }
+
 /* Records a formatted message on ctx (or the thread-local slot when ctx is
  * NULL) and returns s, so callers write `return gpk__fail(ctx, GPK_EINVAL, ...)`. */
 gpk_status gpk__fail(gpk_ctx *ctx, gpk_status s, const char *fmt, ...)

@@ -47,50 +47,37 @@ typedef uint64_t gpk_ukey64;
 #define GPK_KEY_INF_MAPPED32 ((gpk_ukey32)(GPK_KEY_SIGN32 | ((gpk_ukey32)0xFF << 23)) - GPK_KEY_ROT32)
 #define GPK_KEY_INF_MAPPED64 ((gpk_ukey64)(GPK_KEY_SIGN64 | ((gpk_ukey64)0x7FF << 52)) - GPK_KEY_ROT64)
 
-GPK_KEY_FN gpk_ukey32 gpk_key_map32(int kind, gpk_ukey32 x)
-{
-    if (kind == GPK_KEY_SIGNED) return x ^ GPK_KEY_SIGN32;
-    if (kind == GPK_KEY_FLOAT) return (x ^ ((x >> 31) ? ~(gpk_ukey32)0 : GPK_KEY_SIGN32)) - GPK_KEY_ROT32;
-    return x;
-}
-GPK_KEY_FN gpk_ukey32 gpk_key_unmap32(int kind, gpk_ukey32 m)
-{
-    if (kind == GPK_KEY_SIGNED) return m ^ GPK_KEY_SIGN32;
-    if (kind == GPK_KEY_FLOAT) {
-        const gpk_ukey32 s = m + GPK_KEY_ROT32;
-        return s ^ ((s >> 31) ? GPK_KEY_SIGN32 : ~(gpk_ukey32)0);
+/* The maps of one width, W bits (32 or 64) of bits type U: defines
+ *   gpk_key_mapW(kind, x):   the mapped form of key bits x;
+ *   gpk_key_unmapW(kind, m): its inverse;
+ *   gpk_key_descendingW(kind, m): the sort key of mapped key m for the
+ *     descending order: a key whose ascending order is the reverse of m's,
+ *     except that floats' NaNs stay at the top in their ascending order
+ *     (NaN last either way). Its own inverse. */
+#define GPK_KEY_MAPS_(W, U, SIGN, ROT, INF_MAPPED)                                     \
+    GPK_KEY_FN U gpk_key_map##W(int kind, U x)                                         \
+    {                                                                                  \
+        if (kind == GPK_KEY_SIGNED) return x ^ SIGN;                                   \
+        if (kind == GPK_KEY_FLOAT) return (x ^ ((x >> (W - 1)) ? ~(U)0 : SIGN)) - ROT; \
+        return x;                                                                      \
+    }                                                                                  \
+    GPK_KEY_FN U gpk_key_unmap##W(int kind, U m)                                       \
+    {                                                                                  \
+        if (kind == GPK_KEY_SIGNED) return m ^ SIGN;                                   \
+        if (kind == GPK_KEY_FLOAT) {                                                   \
+            const U s = m + ROT;                                                       \
+            return s ^ ((s >> (W - 1)) ? SIGN : ~(U)0);                                \
+        }                                                                              \
+        return m;                                                                      \
+    }                                                                                  \
+    GPK_KEY_FN U gpk_key_descending##W(int kind, U m)                                  \
+    {                                                                                  \
+        if (kind == GPK_KEY_FLOAT) return m <= INF_MAPPED ? INF_MAPPED - m : m;        \
+        return ~m;                                                                     \
     }
-    return m;
-}
-GPK_KEY_FN gpk_ukey64 gpk_key_map64(int kind, gpk_ukey64 x)
-{
-    if (kind == GPK_KEY_SIGNED) return x ^ GPK_KEY_SIGN64;
-    if (kind == GPK_KEY_FLOAT) return (x ^ ((x >> 63) ? ~(gpk_ukey64)0 : GPK_KEY_SIGN64)) - GPK_KEY_ROT64;
-    return x;
-}
-GPK_KEY_FN gpk_ukey64 gpk_key_unmap64(int kind, gpk_ukey64 m)
-{
-    if (kind == GPK_KEY_SIGNED) return m ^ GPK_KEY_SIGN64;
-    if (kind == GPK_KEY_FLOAT) {
-        const gpk_ukey64 s = m + GPK_KEY_ROT64;
-        return s ^ ((s >> 63) ? GPK_KEY_SIGN64 : ~(gpk_ukey64)0);
-    }
-    return m;
-}
-
-/* The sort key of mapped key m for the descending order: a key whose
- * ascending order is the reverse of m's, except that floats' NaNs stay at
- * the top in their ascending order (NaN last either way). Its own inverse. */
-GPK_KEY_FN gpk_ukey32 gpk_key_descending32(int kind, gpk_ukey32 m)
-{
-    if (kind == GPK_KEY_FLOAT) return m <= GPK_KEY_INF_MAPPED32 ? GPK_KEY_INF_MAPPED32 - m : m;
-    return ~m;
-}
-GPK_KEY_FN gpk_ukey64 gpk_key_descending64(int kind, gpk_ukey64 m)
-{
-    if (kind == GPK_KEY_FLOAT) return m <= GPK_KEY_INF_MAPPED64 ? GPK_KEY_INF_MAPPED64 - m : m;
-    return ~m;
-}
+GPK_KEY_MAPS_(32, gpk_ukey32, GPK_KEY_SIGN32, GPK_KEY_ROT32, GPK_KEY_INF_MAPPED32)
+GPK_KEY_MAPS_(64, gpk_ukey64, GPK_KEY_SIGN64, GPK_KEY_ROT64, GPK_KEY_INF_MAPPED64)
+#undef GPK_KEY_MAPS_
 
 #ifndef __OPENCL_VERSION__
 
@@ -139,37 +126,27 @@ GPK_KEY_FN unsigned gpk_key_bytes(gpk_type t)
     case T: return B == 4 ? gpk_key_descending32(K, m) : ~m;
 #define GPK_KEY_DESC64_(T, N, B, U, C, K) \
     case T: return B == 8 ? gpk_key_descending64(K, m) : ~m;
-GPK_KEY_FN uint32_t gpk__map_u32(gpk_type t, uint32_t x)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_MAP32_) }
-    return x;
-}
-GPK_KEY_FN uint32_t gpk__unmap_u32(gpk_type t, uint32_t m)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_UNMAP32_) }
-    return m;
-}
-GPK_KEY_FN uint64_t gpk__map_u64(gpk_type t, uint64_t x)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_MAP64_) }
-    return x;
-}
-GPK_KEY_FN uint64_t gpk__unmap_u64(gpk_type t, uint64_t m)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_UNMAP64_) }
-    return m;
-}
-/* gpk_key_descending32/64 by type (types of the other width: ~m). */
-GPK_KEY_FN uint32_t gpk__descending_u32(gpk_type t, uint32_t m)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_DESC32_) }
-    return ~m;
-}
-GPK_KEY_FN uint64_t gpk__descending_u64(gpk_type t, uint64_t m)
-{
-    switch (t) { GPK_KEY_TYPES(GPK_KEY_DESC64_) }
-    return ~m;
-}
+/* gpk__map_uW, gpk__unmap_uW and gpk__descending_uW (the last: types of
+ * the other width give ~m) for W = 32 and 64. */
+#define GPK_KEY_TYPE_MAPS_(W)                                                          \
+    GPK_KEY_FN uint##W##_t gpk__map_u##W(gpk_type t, uint##W##_t x)                    \
+    {                                                                                  \
+        switch (t) { GPK_KEY_TYPES(GPK_KEY_MAP##W##_) }                                \
+        return x;                                                                      \
+    }                                                                                  \
+    GPK_KEY_FN uint##W##_t gpk__unmap_u##W(gpk_type t, uint##W##_t m)                  \
+    {                                                                                  \
+        switch (t) { GPK_KEY_TYPES(GPK_KEY_UNMAP##W##_) }                              \
+        return m;                                                                      \
+    }                                                                                  \
+    GPK_KEY_FN uint##W##_t gpk__descending_u##W(gpk_type t, uint##W##_t m)             \
+    {                                                                                  \
+        switch (t) { GPK_KEY_TYPES(GPK_KEY_DESC##W##_) }                               \
+        return ~m;                                                                     \
+    }
+GPK_KEY_TYPE_MAPS_(32)
+GPK_KEY_TYPE_MAPS_(64)
+#undef GPK_KEY_TYPE_MAPS_
 #undef GPK_KEY_BY_TYPE_
 #undef GPK_KEY_DESC32_
 #undef GPK_KEY_DESC64_
@@ -208,8 +185,10 @@ template <class K> GPK_KEY_FN K twiddle(const Twiddle<K> &t, K x)
 template <class K> GPK_KEY_FN K twiddle_sign() { return (K)1 << (sizeof(K) * 8 - 1); }
 template <class K> GPK_KEY_FN K twiddle_rot() { return sizeof(K) == 4 ? (K)GPK_KEY_ROT32 : (K)GPK_KEY_ROT64; }
 
-/* gpk_key_map32/64 of type's kind as a Twiddle. */
-template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
+/* gpk_key_map32/64 of type's kind as a Twiddle (inverse: gpk_key_unmap32/64).
+ * The signed maps are their own inverse; the float map's inverse adds
+ * the rotation first and swaps the two masks. */
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_of(gpk_type type, bool inverse)
 {
     const int kind = gpk_key_kind(type);
     Twiddle<K> t = {0, 0, 0, 0};
@@ -217,28 +196,17 @@ template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type)
         t.if_clear = twiddle_sign<K>();
         t.if_set = twiddle_sign<K>();
     } else if (kind == GPK_KEY_FLOAT) {
-        t.if_clear = twiddle_sign<K>();
-        t.if_set = (K) ~(K)0;
-        t.post = (K)(0 - twiddle_rot<K>());
+        const K all = (K) ~(K)0;
+        t.pre = inverse ? twiddle_rot<K>() : 0;
+        t.if_clear = inverse ? all : twiddle_sign<K>();
+        t.if_set = inverse ? twiddle_sign<K>() : all;
+        t.post = inverse ? 0 : (K)(0 - twiddle_rot<K>());
     }
     return t;
 }
 
-/* gpk_key_unmap32/64 of type's kind as a Twiddle. */
-template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type)
-{
-    const int kind = gpk_key_kind(type);
-    Twiddle<K> t = {0, 0, 0, 0};
-    if (kind == GPK_KEY_SIGNED) {
-        t.if_clear = twiddle_sign<K>();
-        t.if_set = twiddle_sign<K>();
-    } else if (kind == GPK_KEY_FLOAT) {
-        t.pre = twiddle_rot<K>();
-        t.if_clear = (K) ~(K)0;
-        t.if_set = twiddle_sign<K>();
-    }
-    return t;
-}
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_map(gpk_type type) { return twiddle_of<K>(type, false); }
+template <class K> GPK_KEY_FN Twiddle<K> twiddle_unmap(gpk_type type) { return twiddle_of<K>(type, true); }
 
 /* The limit of the descending step for mapped keys of type with key_bits
  * significant bits (0 or the width: all): 2^key_bits - 1 (the XOR of

@@ -201,18 +201,27 @@ static void trim(char *s)
     if (b) memmove(s, s + b, n - b + 1);
 }
 
-static cl_int dev_string(cl_device_id d, cl_device_info what, char *buf, size_t len)
+/* One property of device d, or of platform p when d is NULL: the two
+ * clGet*Info calls take the same arguments. */
+static cl_int info_get(cl_device_id d, cl_platform_id p, cl_uint what, size_t len, void *buf, size_t *need)
+{
+    return d ? clGetDeviceInfo(d, what, len, buf, need) : clGetPlatformInfo(p, what, len, buf, need);
+}
+
+/* The string property `what` of device d (or of platform p when d is NULL)
+ * in buf, truncated to len bytes and trimmed. */
+static cl_int info_string(cl_device_id d, cl_platform_id p, cl_uint what, char *buf, size_t len)
 {
     buf[0] = '\0';
-    cl_int e = clGetDeviceInfo(d, what, len, buf, NULL);
+    cl_int e = info_get(d, p, what, len, buf, NULL);
     if (e == CL_INVALID_VALUE) {
         /* longer than buf: read it whole and truncate */
         size_t need = 0;
-        e = clGetDeviceInfo(d, what, 0, NULL, &need);
+        e = info_get(d, p, what, 0, NULL, &need);
         if (e != CL_SUCCESS) return e;
         char *tmp = malloc(need + 1);
         if (!tmp) return CL_OUT_OF_HOST_MEMORY;
-        e = clGetDeviceInfo(d, what, need, tmp, NULL);
+        e = info_get(d, p, what, need, tmp, NULL);
         if (e == CL_SUCCESS) snprintf(buf, len, "%s", tmp);
         free(tmp);
     }
@@ -221,23 +230,14 @@ static cl_int dev_string(cl_device_id d, cl_device_info what, char *buf, size_t 
     return e;
 }
 
+static cl_int dev_string(cl_device_id d, cl_device_info what, char *buf, size_t len)
+{
+    return info_string(d, NULL, what, buf, len);
+}
+
 static cl_int plat_string(cl_platform_id p, cl_platform_info what, char *buf, size_t len)
 {
-    buf[0] = '\0';
-    cl_int e = clGetPlatformInfo(p, what, len, buf, NULL);
-    if (e == CL_INVALID_VALUE) {
-        size_t need = 0;
-        e = clGetPlatformInfo(p, what, 0, NULL, &need);
-        if (e != CL_SUCCESS) return e;
-        char *tmp = malloc(need + 1);
-        if (!tmp) return CL_OUT_OF_HOST_MEMORY;
-        e = clGetPlatformInfo(p, what, need, tmp, NULL);
-        if (e == CL_SUCCESS) snprintf(buf, len, "%s", tmp);
-        free(tmp);
-    }
-    buf[len - 1] = '\0';
-    trim(buf);
-    return e;
+    return info_string(NULL, p, what, buf, len);
 }
 
 /* Picks the device: GPK_OPENCL_DEVICE (an index, or a substring of the

@@ -164,20 +164,14 @@ static void host_merge_runs(gpk_type t, size_t kw, size_t vw, void *keys, void *
     size_t n = off[runs];
     char *src_k = keys, *src_v = values, *dst_k = out_k, *dst_v = out_v;
     while (runs > 1) {
-        int next = 0;
         for (int i = 0; i < runs; i += 2) {
             size_t a0 = off[i], a1 = off[i + 1];
             size_t b1 = i + 1 < runs ? off[i + 2] : a1;
             host_merge2(t, src_k + a0 * kw, vw ? src_v + a0 * vw : NULL, a1 - a0, src_k + a1 * kw,
                         vw ? src_v + a1 * vw : NULL, b1 - a1, dst_k + a0 * kw, vw ? dst_v + a0 * vw : NULL,
                         vw, threads);
-            off[next++] = a0;
         }
-        off[next] = n;
-        runs = next;
-        char *tk = src_k, *tv = src_v;
-        src_k = dst_k, src_v = dst_v;
-        dst_k = tk, dst_v = tv;
+        runs = gpk__merge_round_end(off, runs, n, &src_k, &src_v, &dst_k, &dst_v);
     }
     if (src_k != (char *)out_k && n) {
         memcpy(out_k, src_k, n * kw);
@@ -1705,6 +1699,30 @@ static gpk_status place_output(sort_call *c, sort_state *st, const gpk_mpi_sort_
     return s;
 }
 
+/* The kept buffers for n keys and their values (*v: NULL without values)
+ * on the shards' side, device or host: the runs received (received = 1),
+ * or this rank's sorted shard (0), which the other ranks map on a device
+ * (dev_grow's exported). */
+static gpk_status grow_keys_values(sort_call *c, int received, size_t n, void **k, void **v)
+{
+    sort_keep *keep = c->keep;
+#ifdef GPK_HAVE_CUDA
+    if (c->device) {
+        kept *dk = received ? &keep->drk : &keep->dk, *dv = received ? &keep->drv : &keep->dv;
+        gpk_status s = dev_grow(c, dk, n * c->kw, !received);
+        if (s == GPK_OK && c->vw) s = dev_grow(c, dv, n * c->vw, !received);
+        *k = dk->p, *v = c->vw ? dv->p : NULL;
+        return s;
+    }
+#endif
+    kept *hk = received ? &keep->hrk : &keep->hk, *hv = received ? &keep->hrv : &keep->hv;
+    *k = host_grow(c, hk, n * c->kw);
+    *v = c->vw ? host_grow(c, hv, n * c->vw) : NULL;
+    if (!*k || (c->vw && !*v))
+        return gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", c->what, n);
+    return GPK_OK;
+}
+
 /* Step 3, collective: the local sort into the kept buffers (host shards of
  * one node: into the shared window, complete before any rank reads it). */
 static gpk_status sort_shard(sort_call *c, sort_state *st, const void *keys_in, const void *values_in,
@@ -1712,21 +1730,10 @@ static gpk_status sort_shard(sort_call *c, sort_state *st, const void *keys_in, 
 {
     gpk_status s = GPK_OK;
 #ifdef GPK_HAVE_CUDA
-    if (c->device) {
-        s = dev_grow(c, &c->keep->dk, n_in * c->kw, 1);
-        if (s == GPK_OK && c->vw) s = dev_grow(c, &c->keep->dv, n_in * c->vw, 1);
-        st->sk = c->keep->dk.p, st->sv = c->vw ? c->keep->dv.p : NULL;
-    } else
+    if (!c->device)
 #endif
-    {
         st->in_shm = shm_prepare(c, st->all + R_N, R_FIELDS, &st->sk, &st->sv);
-        if (!st->in_shm) {
-            st->sk = host_grow(c, &c->keep->hk, n_in * c->kw);
-            st->sv = c->vw ? host_grow(c, &c->keep->hv, n_in * c->vw) : NULL;
-            if (!st->sk || (c->vw && !st->sv))
-                s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", c->what, n_in);
-        }
-    }
+    if (!st->in_shm) s = grow_keys_values(c, 0, n_in, &st->sk, &st->sv);
     if (s == GPK_OK) s = local_sort(c, keys_in, values_in, n_in, st->sk, st->sv);
     if (st->in_shm) MPI_Win_sync(c->keep->win);
     return gpk__mpi_agree(c->comm, c->ctx, s, c->what);
@@ -1828,21 +1835,7 @@ static gpk_status grow_run_buffers(sort_call *c, sort_state *st)
     in_place |= st->ipc_mapped && st->how == DX_IPC;
     st->copy_own = st->ipc_mapped && st->how == DX_COPY && nonempty > 2;
 #endif
-    if (!in_place || nonempty > 2) {
-#ifdef GPK_HAVE_CUDA
-        if (c->device) {
-            s = dev_grow(c, &c->keep->drk, n_mine * c->kw, 0);
-            if (s == GPK_OK && c->vw) s = dev_grow(c, &c->keep->drv, n_mine * c->vw, 0);
-            st->rk = c->keep->drk.p, st->rv = c->vw ? c->keep->drv.p : NULL;
-        } else
-#endif
-        {
-            st->rk = host_grow(c, &c->keep->hrk, n_mine * c->kw);
-            st->rv = c->vw ? host_grow(c, &c->keep->hrv, n_mine * c->vw) : NULL;
-            if (!st->rk || (c->vw && !st->rv))
-                s = gpk__mpi_fail(c->ctx, GPK_ENOMEM, "%s: out of host memory for %zu keys", c->what, n_mine);
-        }
-    }
+    if (!in_place || nonempty > 2) s = grow_keys_values(c, 1, n_mine, &st->rk, &st->rv);
     return gpk__mpi_agree(c->comm, c->ctx, s, c->what);
 }
 

@@ -154,7 +154,6 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
     const size_t vw = sizeof(V) > 1 ? sizeof(V) : 0;
     cudaError_t e = cudaSuccess;
     while (runs > 1 && e == cudaSuccess) {
-        int next = 0;
         for (int i = 0; i < runs && e == cudaSuccess; i += 2) {
             size_t a0 = off[i], a1 = off[i + 1], b1 = i + 1 < runs ? off[i + 2] : a1;
             size_t len = b1 - a0;
@@ -165,13 +164,8 @@ gpk_status merge_typed(gpk_ctx *ctx, void *d_keys, void *d_values, size_t *off, 
                 e = launch_merge<K, V, TYPE>((const K *)(src_k + a0 * sizeof(K)), a1 - a0,
                                              (const K *)(src_k + a1 * sizeof(K)), b1 - a1,
                                              (K *)(dst_k + a0 * sizeof(K)), vals, d_bounds);
-            off[next++] = a0;
         }
-        off[next] = n;
-        runs = next;
-        char *tk = src_k, *tv = src_v;
-        src_k = dst_k, src_v = dst_v;
-        dst_k = tk, dst_v = tv;
+        runs = gpk__merge_round_end(off, runs, n, &src_k, &src_v, &dst_k, &dst_v);
     }
     if (e == cudaSuccess && src_k != (char *)d_keys_out && n) {
         e = cudaMemcpyAsync(d_keys_out, src_k, n * sizeof(K), cudaMemcpyDeviceToDevice, 0);

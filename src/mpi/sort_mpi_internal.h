@@ -11,6 +11,22 @@
  * floats and their NaNs included. */
 #include "../core/key_traits.h"
 
+/* The end of a round of pairwise merges of runs [off[i], off[i+1]) (runs
+ * of them, n keys in all): run j of the next round starts where run 2j
+ * did, and the round's output buffers (keys and values) become the next
+ * round's input. Returns the next round's run count. */
+static inline int gpk__merge_round_end(size_t *off, int runs, size_t n, char **src_k, char **src_v,
+                                       char **dst_k, char **dst_v)
+{
+    int next = 0;
+    for (int i = 0; i < runs; i += 2) off[next++] = off[i];
+    off[next] = n;
+    char *tk = *src_k, *tv = *src_v;
+    *src_k = *dst_k, *src_v = *dst_v;
+    *dst_k = tk, *dst_v = tv;
+    return next;
+}
+
 #ifdef GPK_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #ifdef __cplusplus

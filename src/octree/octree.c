@@ -53,14 +53,12 @@ gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, unsigned l
     const double t0 = omp_get_wtime();
     int counted = 0; /* leaves and depth counted by the builder */
     if (n > 0) {
-        octree_job job;
-        memset(&job, 0, sizeof job);
-        job.ctx = ctx;
-        job.xyz = xyz;
-        job.n = n;
-        job.leaf_threshold = leaf_threshold;
-        job.scheme = scheme;
-        job.opts = opts ? opts : &defaults;
+        octree_job job = {.ctx = ctx,
+                          .xyz = xyz,
+                          .n = n,
+                          .leaf_threshold = leaf_threshold,
+                          .scheme = scheme,
+                          .opts = opts ? opts : &defaults};
         const gpk__octree_backend *be = gpk__octree_backend_of(ctx->backend);
         /* a builder that finds the root cube itself (on the device) also
          * counts the leaves and the depth */

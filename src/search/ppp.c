@@ -235,13 +235,6 @@ static uint32_t ppp_default_tenure(gpk_neighbourhood nb, uint32_t n)
     return t < 2 ? 2 : t;
 }
 
-static uint32_t ppp_default_global_iters(gpk_search_algo algo, uint32_t n)
-{
-    (void)algo;
-    (void)n;
-    return 10; /* the paper's 10 x 1000 */
-}
-
 const gpk__problem_ops gpk__ppp_ops = {
     .kind = GPK_PROBLEM_PPP,
     .name = "PPP",
@@ -258,6 +251,6 @@ const gpk__problem_ops gpk__ppp_ops = {
     .describe = ppp_describe,
     .cost = ppp_cost,
     .default_tenure = ppp_default_tenure,
-    .default_global_iters = ppp_default_global_iters,
+    .default_global_iters = gpk__paper_global_iters,
     .tenure_draw = NULL,
 };

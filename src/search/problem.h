@@ -60,6 +60,10 @@ typedef struct gpk__problem_ops {
 /* The table of kind, or NULL when no problem has that kind. */
 const gpk__problem_ops *gpk__problem(gpk_problem_kind kind);
 
+/* The paper's 10 global iterations (10 x 1000), whatever the algorithm and
+ * n: default_global_iters of the problems that keep it. */
+uint32_t gpk__paper_global_iters(gpk_search_algo algo, uint32_t n);
+
 /* Instances' fingerprints: gpk__fingerprint (core/internal.h). */
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@
  * value of this file can overflow for an accepted instance. */
 #include "problem.h"
 #include "search_internal.h"
+#include "search_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,18 +124,17 @@ gpk_status gpk_qap_parse(const char *text, size_t len, const char *name, gpk_qap
     return GPK_OK;
 }
 
+static gpk_status qap_parse_text(const char *text, size_t len, const char *path, void *out)
+{
+    return gpk_qap_parse(text, len, path, (gpk_qap *)out);
+}
+
 gpk_status gpk_qap_load(const char *path, gpk_qap *out)
 {
     if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_qap_load: out is NULL");
     memset(out, 0, sizeof *out);
     if (!path) return gpk__fail(NULL, GPK_EINVAL, "gpk_qap_load: path is NULL");
-    char *text;
-    size_t len;
-    gpk_status s = gpk__read_file(path, &text, &len);
-    if (s != GPK_OK) return s;
-    s = gpk_qap_parse(text, len, path, out);
-    free(text);
-    return s;
+    return gpk__load_text(path, qap_parse_text, out);
 }
 
 int64_t gpk_qap_cost(const gpk_qap *q, const uint32_t *p)
@@ -183,34 +183,34 @@ int64_t gpk_qap_swap_delta(const gpk_qap *q, const uint32_t *p, uint32_t r, uint
  * the first product from the (a_ku - a_kv) terms and the second from the
  * (a_uk - a_vk) ones. It holds for asymmetric A and B; the tests hold it
  * against fresh deltas. Pairs touching r or s are recomputed in O(n). */
-void gpk_qap_delta_update(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r, uint32_t s)
+void gpk__qap_delta_update_row(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r,
+                               uint32_t s, size_t u)
 {
     const size_t n = q->n;
+    int64_t *du = delta + u * n;
+    if (u == r || u == s) {
+        for (size_t v = u + 1; v < n; v++) du[v] = gpk_qap_swap_delta(q, p_after, (uint32_t)u, (uint32_t)v);
+        return;
+    }
     const int64_t *a = q->a, *b = q->b;
-    const size_t rp = p_after[r], sp = p_after[s];
-    const int64_t *ar = a + (size_t)r * n, *as = a + (size_t)s * n;
-    const int64_t *brp = b + rp * n, *bsp = b + sp * n;
-    for (size_t u = 0; u + 1 < n; u++) {
-        int64_t *du = delta + u * n;
-        if (u == r || u == s) {
-            for (size_t v = u + 1; v < n; v++)
-                du[v] = gpk_qap_swap_delta(q, p_after, (uint32_t)u, (uint32_t)v);
+    const size_t rp = p_after[r], sp = p_after[s], up = p_after[u];
+    const int64_t *ar = a + (size_t)r * n, *as = a + (size_t)s * n, *au = a + u * n;
+    const int64_t *brp = b + rp * n, *bsp = b + sp * n, *bup = b + up * n;
+    for (size_t v = u + 1; v < n; v++) {
+        if (v == r || v == s) {
+            du[v] = gpk_qap_swap_delta(q, p_after, (uint32_t)u, (uint32_t)v);
             continue;
         }
-        const size_t up = p_after[u];
-        const int64_t *bup = b + up * n;
-        const int64_t *au = a + u * n;
-        for (size_t v = u + 1; v < n; v++) {
-            if (v == r || v == s) {
-                du[v] = gpk_qap_swap_delta(q, p_after, (uint32_t)u, (uint32_t)v);
-                continue;
-            }
-            const size_t vp = p_after[v];
-            const int64_t *av = a + v * n, *bvp = b + vp * n;
-            du[v] += (ar[u] - ar[v] + as[v] - as[u]) * (bsp[up] - bsp[vp] + brp[vp] - brp[up]) +
-                (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
-        }
+        const size_t vp = p_after[v];
+        const int64_t *av = a + v * n, *bvp = b + vp * n;
+        du[v] += (ar[u] - ar[v] + as[v] - as[u]) * (bsp[up] - bsp[vp] + brp[vp] - brp[up]) +
+            (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
     }
+}
+
+void gpk_qap_delta_update(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r, uint32_t s)
+{
+    for (size_t u = 0; u + 1 < q->n; u++) gpk__qap_delta_update_row(q, p_after, delta, r, s, u);
 }
 
 /* QAPLIB .sln: the first non-blank line holds "n cost"; a few published

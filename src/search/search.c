@@ -18,71 +18,77 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An enum's names, by value, and what a failed parse says. */
+typedef struct name_table {
+    const char *const *names;
+    unsigned count;
+    const char *what;    /* the enum in a message: "search algorithm" */
+    const char *choices; /* the names a message lists */
+} name_table;
+
+#define NAME_TABLE(names, what, choices)                   \
+    {                                                      \
+        names, sizeof names / sizeof *names, what, choices \
+    }
+
 static const char *const algo_names[] = {"hc", "hc-first", "tabu", "its", "multistart", "auto"};
 static const char *const nb_names[] = {"default", "swap", "2opt", "flip1", "flip2", "or2opt"};
+static const char *const eval_names[] = {"ours", "paper"};
+static const name_table algos =
+    NAME_TABLE(algo_names, "search algorithm", "hc, hc-first, tabu, its, multistart, auto");
+static const name_table nbs =
+    NAME_TABLE(nb_names, "neighbourhood", "default, swap, 2opt, flip1, flip2, or2opt");
+static const name_table evals = NAME_TABLE(eval_names, "evaluation mode", "ours, paper");
 
-/* The index of name in names[count], or -1. */
-static int name_index(const char *const *names, unsigned count, const char *name)
+static const char *table_name(const name_table *t, unsigned value)
 {
-    for (unsigned i = 0; i < count; i++)
-        if (strcmp(name, names[i]) == 0) return (int)i;
-    return -1;
+    return value < t->count ? t->names[value] : "unknown";
 }
 
-const char *gpk_search_algo_name(gpk_search_algo a)
+/* *value = the index of name in t; GPK_EINVAL with a message when name is
+ * NULL or not in t, or when the caller's out is NULL (has_out == 0). */
+static gpk_status table_parse(const name_table *t, const char *fn, const char *name, int has_out,
+                              unsigned *value)
 {
-    return (unsigned)a < sizeof algo_names / sizeof *algo_names ? algo_names[a] : "unknown";
+    if (!name || !has_out) return gpk__fail(NULL, GPK_EINVAL, "%s: NULL argument", fn);
+    for (unsigned i = 0; i < t->count; i++)
+        if (strcmp(name, t->names[i]) == 0) {
+            *value = i;
+            return GPK_OK;
+        }
+    return gpk__fail(NULL, GPK_EINVAL, "unknown %s '%.40s' (%s)", t->what, name, t->choices);
 }
+
+const char *gpk_search_algo_name(gpk_search_algo a) { return table_name(&algos, (unsigned)a); }
+const char *gpk_neighbourhood_name(gpk_neighbourhood nb) { return table_name(&nbs, (unsigned)nb); }
+const char *gpk_search_eval_name(gpk_search_eval e) { return table_name(&evals, (unsigned)e); }
 
 gpk_status gpk_search_algo_parse(const char *name, gpk_search_algo *out)
 {
-    if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_algo_parse: NULL argument");
-    const int i = name_index(algo_names, sizeof algo_names / sizeof *algo_names, name);
-    if (i >= 0) {
-        *out = (gpk_search_algo)i;
-        return GPK_OK;
-    }
-    return gpk__fail(NULL, GPK_EINVAL,
-                     "unknown search algorithm '%.40s' (hc, hc-first, tabu, its, multistart, auto)", name);
-}
-
-const char *gpk_neighbourhood_name(gpk_neighbourhood nb)
-{
-    return (unsigned)nb < sizeof nb_names / sizeof *nb_names ? nb_names[nb] : "unknown";
+    unsigned v = 0;
+    const gpk_status s = table_parse(&algos, "gpk_search_algo_parse", name, out != NULL, &v);
+    if (s == GPK_OK) *out = (gpk_search_algo)v;
+    return s;
 }
 
 gpk_status gpk_neighbourhood_parse(const char *name, gpk_neighbourhood *out)
 {
-    if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_neighbourhood_parse: NULL argument");
-    const int i = name_index(nb_names, sizeof nb_names / sizeof *nb_names, name);
-    if (i >= 0) {
-        *out = (gpk_neighbourhood)i;
-        return GPK_OK;
-    }
-    if (strcmp(name, "2-opt") == 0) { /* the spelling the paper uses */
+    if (name && out && strcmp(name, "2-opt") == 0) { /* the spelling the paper uses */
         *out = GPK_NB_TWO_OPT;
         return GPK_OK;
     }
-    return gpk__fail(NULL, GPK_EINVAL,
-                     "unknown neighbourhood '%.40s' (default, swap, 2opt, flip1, flip2, or2opt)", name);
-}
-
-static const char *const eval_names[] = {"ours", "paper"};
-
-const char *gpk_search_eval_name(gpk_search_eval e)
-{
-    return (unsigned)e < sizeof eval_names / sizeof *eval_names ? eval_names[e] : "unknown";
+    unsigned v = 0;
+    const gpk_status s = table_parse(&nbs, "gpk_neighbourhood_parse", name, out != NULL, &v);
+    if (s == GPK_OK) *out = (gpk_neighbourhood)v;
+    return s;
 }
 
 gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out)
 {
-    if (!name || !out) return gpk__fail(NULL, GPK_EINVAL, "gpk_search_eval_parse: NULL argument");
-    const int i = name_index(eval_names, sizeof eval_names / sizeof *eval_names, name);
-    if (i >= 0) {
-        *out = (gpk_search_eval)i;
-        return GPK_OK;
-    }
-    return gpk__fail(NULL, GPK_EINVAL, "unknown evaluation mode '%.40s' (ours, paper)", name);
+    unsigned v = 0;
+    const gpk_status s = table_parse(&evals, "gpk_search_eval_parse", name, out != NULL, &v);
+    if (s == GPK_OK) *out = (gpk_search_eval)v;
+    return s;
 }
 
 void gpk_search_result_free(gpk_search_result *r)
@@ -210,7 +216,14 @@ gpk_status gpk_search_problem_cost(const gpk_search_problem *pb, const uint32_t 
 uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n)
 {
     const gpk__problem_ops *ops = gpk__problem(kind);
-    return ops ? ops->default_global_iters(algo, n) : 10;
+    return ops ? ops->default_global_iters(algo, n) : gpk__paper_global_iters(algo, n);
+}
+
+uint32_t gpk__paper_global_iters(gpk_search_algo algo, uint32_t n)
+{
+    (void)algo;
+    (void)n;
+    return 10;
 }
 
 /* An unknown kind: GPK_NB_DEFAULT (which gpk_search_run then rejects with

@@ -309,10 +309,11 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
 /* Taillard's table update after swapping positions r, s (already applied
  * to perm). Once the table is kept, a QAP neighbour's evaluation is a read
  * and this O(n^2) update is the iteration's real work, so for large n it
- * runs in parallel over the table's rows: the same formula as
- * gpk_qap_delta_update (src/search/qap.c), which serves small n and one
- * thread. Both give identical integers, so the result does not depend on
- * the path (the tests compare 1 and 3 threads at n = 150). */
+ * runs in parallel over the table's rows, each row by the same function
+ * as gpk_qap_delta_update (gpk__qap_delta_update_row, src/search/qap.c),
+ * which serves small n and one thread. Both give identical integers, so
+ * the result does not depend on the path (the tests compare 1 and 3
+ * threads at n = 150). */
 static void qap_table_update(state *st, uint32_t r, uint32_t s, int threads)
 {
     const gpk_qap *q = st->cfg->qap;
@@ -321,32 +322,8 @@ static void qap_table_update(state *st, uint32_t r, uint32_t s, int threads)
         gpk_qap_delta_update(q, st->perm, st->dt, r, s);
         return;
     }
-    const uint32_t *p = st->perm;
-    const int64_t *a = q->a, *b = q->b;
-    int64_t *dt = st->dt;
-    const int64_t rp = p[r], sp = p[s];
-    const int64_t *ar = a + (size_t)r * n, *as = a + (size_t)s * n;
-    const int64_t *brp = b + rp * n, *bsp = b + sp * n;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
-    for (int64_t u = 0; u < n - 1; u++) {
-        int64_t *du = dt + u * n;
-        if (u == r || u == s) {
-            for (int64_t v = u + 1; v < n; v++) du[v] = gpk_qap_swap_delta(q, p, (uint32_t)u, (uint32_t)v);
-            continue;
-        }
-        const int64_t up = p[u];
-        const int64_t *bup = b + up * n, *au = a + u * n;
-        for (int64_t v = u + 1; v < n; v++) {
-            if (v == r || v == s) {
-                du[v] = gpk_qap_swap_delta(q, p, (uint32_t)u, (uint32_t)v);
-                continue;
-            }
-            const int64_t vp = p[v];
-            const int64_t *av = a + v * n, *bvp = b + vp * n;
-            du[v] += (ar[u] - ar[v] + as[v] - as[u]) * (bsp[up] - bsp[vp] + brp[vp] - brp[up]) +
-                (au[r] - av[r] + av[s] - au[s]) * (bup[sp] - bvp[sp] + bvp[rp] - bup[rp]);
-        }
-    }
+    for (int64_t u = 0; u < n - 1; u++) gpk__qap_delta_update_row(q, st->perm, st->dt, r, s, (size_t)u);
 }
 
 static void apply_move(state *s, uint32_t i, uint32_t j, int64_t d, int threads)

@@ -1351,31 +1351,13 @@ struct gpk__tsp_ls_cuda {
     unsigned char *h_pin; /* the tour, the cities, the moves read back */
 };
 
-__device__ __forceinline__ uint32_t d_ls_next(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
+#define LS_FN static __device__ __forceinline__
+typedef const dev_problem &ls_dist_ctx;
+static __device__ __forceinline__ int32_t ls_dist(ls_dist_ctx P, uint32_t a, uint32_t b)
 {
-    const uint32_t p = pos[c] + 1;
-    return t[p == n ? 0 : p];
+    return d_dist(P, a, b);
 }
-
-__device__ __forceinline__ uint32_t d_ls_prev(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
-{
-    const uint32_t p = pos[c];
-    return t[p == 0 ? n - 1 : p - 1];
-}
-
-__device__ __forceinline__ uint32_t d_ls_span(const uint32_t *pos, uint32_t n, uint32_t from, uint32_t to)
-{
-    const uint32_t len = (pos[to] + n - pos[from]) % n + 1;
-    return len < n - len ? len : n - len;
-}
-
-__device__ __forceinline__ void d_ls_keep(gpk__ls_move &m, long long d, uint32_t code)
-{
-    if (d < m.d || (d == m.d && d < 0 && code < m.code)) {
-        m.d = d;
-        m.code = code;
-    }
-}
+#include "tsp_ls_move_inline.h"
 
 __global__ void k_ls_pos(const uint32_t *t, uint32_t *pos, uint32_t n)
 {
@@ -1387,67 +1369,8 @@ __global__ void __launch_bounds__(SC_BLOCK)
     k_ls_best(dev_problem P, const uint32_t *nbs, const int32_t *nds, uint32_t k, const uint32_t *t,
               const uint32_t *pos, const uint32_t *cities, uint32_t count, gpk__ls_move *out)
 {
-    const uint32_t n = P.n;
-    const bool bound = n > 2 * GPK__TSP_LS_MAX_REVERSAL;
-    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < count; w += gridDim.x * blockDim.x) {
-        const uint32_t a = cities[w];
-        const uint32_t *nb = nbs + (size_t)a * k;
-        const int32_t *nd = nds + (size_t)a * k;
-        gpk__ls_move m;
-        m.d = 0;
-        m.code = GPK__LS_NONE;
-        m.evaluated = 0;
-        for (uint32_t dir = 0; dir < 2; dir++) {
-            const uint32_t b = dir ? d_ls_prev(t, pos, n, a) : d_ls_next(t, pos, n, a);
-            const int32_t dab = d_dist(P, a, b);
-            for (uint32_t i = 0; i < k; i++) {
-                const uint32_t c = nb[i];
-                if (nd[i] >= dab) break;
-                const uint32_t d = dir ? d_ls_prev(t, pos, n, c) : d_ls_next(t, pos, n, c);
-                if (c == b || d == a) continue;
-                m.evaluated++;
-                const long long delta = (long long)nd[i] + d_dist(P, b, d) - dab - d_dist(P, c, d);
-                if (delta < 0 && (!bound || d_ls_span(pos, n, b, c) <= GPK__TSP_LS_MAX_REVERSAL))
-                    d_ls_keep(m, delta, dir * k + i);
-            }
-        }
-        for (uint32_t len = 1; len <= 3 && n >= len + 3; len++) {
-            for (uint32_t end = 0; end < 2; end++) {
-                if (len == 1 && end) break;
-                const uint32_t seg = len == 1 ? 0 : 1 + 2 * (len - 2) + end;
-                uint32_t s1 = a, s2 = a, mid = a;
-                for (uint32_t j = 1; j < len; j++) {
-                    if (end) s1 = d_ls_prev(t, pos, n, s1);
-                    else s2 = d_ls_next(t, pos, n, s2);
-                    if (j == 1) mid = end ? s1 : s2;
-                }
-                const uint32_t p = d_ls_prev(t, pos, n, s1), q = d_ls_next(t, pos, n, s2);
-                const long long g0 = (long long)d_dist(P, p, s1) + d_dist(P, s2, q) - d_dist(P, p, q);
-                if (g0 <= 0) continue;
-                for (uint32_t i = 0; i < k; i++) {
-                    const uint32_t c = nb[i];
-                    if (nd[i] >= g0) break;
-                    if (c == s1 || c == s2 || c == mid) continue;
-                    for (uint32_t side = 0; side < 2; side++) {
-                        const uint32_t x = side ? d_ls_prev(t, pos, n, c) : c,
-                                       y = side ? c : d_ls_next(t, pos, n, c);
-                        if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p)
-                            continue;
-                        const long long dxy = d_dist(P, x, y);
-                        for (uint32_t rev = 0; rev < 2; rev++) {
-                            m.evaluated++;
-                            const long long add = rev ? (long long)d_dist(P, x, s2) + d_dist(P, s1, y)
-                                                      : (long long)d_dist(P, x, s1) + d_dist(P, s2, y);
-                            const long long delta = add - dxy - g0;
-                            if (delta < 0 && (!bound || d_ls_span(pos, n, s1, x) <= GPK__TSP_LS_MAX_REVERSAL))
-                                d_ls_keep(m, delta, 2 * k + ((seg * k + i) * 2 + side) * 2 + rev);
-                        }
-                    }
-                }
-            }
-        }
-        out[w] = m;
-    }
+    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < count; w += gridDim.x * blockDim.x)
+        out[w] = ls_best_move(P, P.n, nbs, nds, k, t, pos, cities[w]);
 }
 
 #define LS_CK(call, what)                                                                                \

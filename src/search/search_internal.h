@@ -65,6 +65,11 @@ const char *gpk__tok_show(const char *tok, size_t len, char buf[40]);
 
 /* Reads a whole file into a malloc'd buffer (GPK_EIO, GPK_ENOMEM). */
 gpk_status gpk__read_file(const char *path, char **text, size_t *len);
+/* Reads the file at path whole and hands its text to parse, which fills
+ * out; the status of the read, else the parser's. */
+gpk_status gpk__load_text(const char *path,
+                          gpk_status (*parse)(const char *text, size_t len, const char *path, void *out),
+                          void *out);
 /* The file name of path without directory and last extension, in out. */
 void gpk__base_name(const char *path, char *out, size_t cap);
 

@@ -146,6 +146,12 @@ int64_t gpk__tour_or_delta(const gpk_tsp *t, const gpk__tour *T, uint32_t s1, ui
 void gpk__tour_or_move(gpk__tour *T, uint32_t s1, uint32_t s2, uint32_t x, uint32_t y, int rev);
 uint32_t gpk__tour_next(const gpk__tour *T, uint32_t c);
 uint32_t gpk__tour_prev(const gpk__tour *T, uint32_t c);
+
+/* Row u of gpk_qap_delta_update (the pairs (u, v), v > u): the rows are
+ * independent, so a caller may update them in parallel. */
+void gpk__qap_delta_update_row(const gpk_qap *q, const uint32_t *p_after, int64_t *delta, uint32_t r,
+                               uint32_t s, size_t u);
+
 /* Moves that would reverse more than this many cities (on the shorter
  * side) are passed over, on the CPU and the GPU alike. Only instances above
  * 2 x MAX_REVERSAL cities have such moves; there, from the Hilbert-curve

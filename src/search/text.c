@@ -202,6 +202,19 @@ gpk_status gpk__text_fail(const gpk__text *t, gpk_status s, const char *fmt, ...
     return gpk__fail(NULL, s, "%s:%lu: %s", t->name, t->tline, what);
 }
 
+gpk_status gpk__load_text(const char *path,
+                          gpk_status (*parse)(const char *text, size_t len, const char *path, void *out),
+                          void *out)
+{
+    char *text;
+    size_t len;
+    gpk_status s = gpk__read_file(path, &text, &len);
+    if (s != GPK_OK) return s;
+    s = parse(text, len, path, out);
+    free(text);
+    return s;
+}
+
 gpk_status gpk__read_file(const char *path, char **text, size_t *len)
 {
     *text = NULL;

@@ -641,20 +641,20 @@ gpk_status gpk_tsp_parse(const char *text, size_t len, const char *name, gpk_tsp
     return gpk__tsp_parse_ex(text, len, name, GPK_TSP_MATRIX_MAX, out);
 }
 
+/* The instance in a file's text, named after the file. */
+static gpk_status tsp_parse_file(const char *text, size_t len, const char *path, void *out)
+{
+    char base[64];
+    gpk__base_name(path, base, sizeof base);
+    return parse_core(text, len, path, base, GPK_TSP_MATRIX_MAX, (gpk_tsp *)out);
+}
+
 gpk_status gpk_tsp_load(const char *path, gpk_tsp *out)
 {
     if (!out) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load: out is NULL");
     memset(out, 0, sizeof *out);
     if (!path) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load: path is NULL");
-    char *text;
-    size_t len;
-    gpk_status st = gpk__read_file(path, &text, &len);
-    if (st != GPK_OK) return st;
-    char base[64];
-    gpk__base_name(path, base, sizeof base);
-    st = parse_core(text, len, path, base, GPK_TSP_MATRIX_MAX, out);
-    free(text);
-    return st;
+    return gpk__load_text(path, tsp_parse_file, out);
 }
 
 /* ---- tours ---- */
@@ -762,18 +762,24 @@ fail:
     return st;
 }
 
+typedef struct tour_out {
+    uint32_t *n;
+    uint32_t **tour;
+} tour_out;
+
+static gpk_status parse_tour_file(const char *text, size_t len, const char *path, void *out)
+{
+    const tour_out *o = (const tour_out *)out;
+    return parse_tour(text, len, path, o->n, o->tour);
+}
+
 gpk_status gpk_tsp_load_tour(const char *path, uint32_t *n, uint32_t **tour)
 {
     if (!path || !n || !tour) return gpk__fail(NULL, GPK_EINVAL, "gpk_tsp_load_tour: NULL argument");
     *n = 0;
     *tour = NULL;
-    char *text;
-    size_t len;
-    gpk_status st = gpk__read_file(path, &text, &len);
-    if (st != GPK_OK) return st;
-    st = parse_tour(text, len, path, n, tour);
-    free(text);
-    return st;
+    tour_out out = {n, tour};
+    return gpk__load_text(path, parse_tour_file, &out);
 }
 
 /* ---- the problem contract (problem.h) ---- */
@@ -821,13 +827,6 @@ static uint32_t tsp_default_tenure(gpk_neighbourhood nb, uint32_t n)
     return t < 2 ? 2 : t;
 }
 
-static uint32_t tsp_default_global_iters(gpk_search_algo algo, uint32_t n)
-{
-    (void)algo;
-    (void)n;
-    return 10; /* the paper's 10 x 1000 */
-}
-
 const gpk__problem_ops gpk__tsp_ops = {
     .kind = GPK_PROBLEM_TSP,
     .name = "TSP",
@@ -844,6 +843,6 @@ const gpk__problem_ops gpk__tsp_ops = {
     .describe = tsp_describe,
     .cost = tsp_cost,
     .default_tenure = tsp_default_tenure,
-    .default_global_iters = tsp_default_global_iters,
+    .default_global_iters = gpk__paper_global_iters,
     .tenure_draw = NULL,
 };

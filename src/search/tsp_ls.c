@@ -89,31 +89,42 @@ static int quadrant(double dx, double dy)
     return 0;
 }
 
-/* GEO and EXPLICIT distances are not monotone in the coordinates: every
- * pair is looked at (O(n^2), the rows in parallel). On a stop the lists
- * are left unfinished and GPK_EAGAIN_STOP comes back. */
-static gpk_status neighbours_all_pairs(const gpk_tsp *t, uint32_t k, int threads, const gpk__search_cfg *stop,
-                                       uint32_t *nb, int32_t *nd)
+/* What the neighbour-list builders read and write: the instance, the grid
+ * (NULL for all pairs), k, and the lists nb and nd (k per city). */
+typedef struct {
+    const gpk_tsp *t;
+    const struct city_grid *g;
+    uint32_t k;
+    uint32_t *nb;
+    int32_t *nd;
+} nb_job;
+
+/* Fills the lists of the i-th city a builder visits; best: scratch for
+ * the candidates. */
+typedef void (*nb_one_fn)(const nb_job *j, uint32_t i, cand *best);
+
+/* Runs one(j, i, scratch) for every city index i on the threads (from n =
+ * `every` cities, in chunks of `chunk`), `scratch` candidates per thread,
+ * looking for a stop once every `every` cities. On a stop the lists are
+ * left unfinished and GPK_EAGAIN_STOP comes back. */
+static gpk_status neighbours_each(const nb_job *j, nb_one_fn one, size_t scratch, int threads, uint32_t every,
+                                  uint32_t chunk, const gpk__search_cfg *stop)
 {
     volatile int halt = 0; /* the stop came: the lists are left unfinished */
-    const uint32_t n = t->n;
+    const uint32_t n = j->t->n;
     int ok = 1;
-#pragma omp parallel num_threads(threads) if (threads > 1 && n >= 256)
+#pragma omp parallel num_threads(threads) if (threads > 1 && n >= every)
     {
-        cand *best = malloc((size_t)k * sizeof *best);
+        cand *best = malloc(scratch * sizeof *best);
         if (!best) {
 #pragma omp atomic write
             ok = 0;
         }
-#pragma omp for schedule(dynamic, 16)
-        for (int64_t a = 0; a < (int64_t)n; a++) {
+#pragma omp for schedule(dynamic, chunk)
+        for (int64_t i = 0; i < (int64_t)n; i++) {
             if (!best || halt) continue;
-            if (stop && a % 256 == 0 && gpk__search_should_stop(stop)) halt = 1;
-            uint32_t cnt = 0;
-            for (uint32_t c = 0; c < n; c++)
-                if (c != (uint32_t)a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(t, (uint32_t)a, c), c);
-            for (uint32_t i = 0; i < k; i++) nb[(size_t)a * k + i] = best[i].c;
-            sort_by_dist(t, (uint32_t)a, nb + (size_t)a * k, nd + (size_t)a * k, k);
+            if (stop && i % every == 0 && gpk__search_should_stop(stop)) halt = 1;
+            one(j, (uint32_t)i, best);
         }
         free(best);
     }
@@ -121,11 +132,24 @@ static gpk_status neighbours_all_pairs(const gpk_tsp *t, uint32_t k, int threads
     return halt ? GPK_EAGAIN_STOP : GPK_OK;
 }
 
+/* City a's k nearest over every other city: GEO and EXPLICIT distances are
+ * not monotone in the coordinates, so every pair is looked at (O(n^2), the
+ * rows in parallel). */
+static void nearest_of_all(const nb_job *j, uint32_t a, cand *best)
+{
+    const uint32_t n = j->t->n, k = j->k;
+    uint32_t cnt = 0;
+    for (uint32_t c = 0; c < n; c++)
+        if (c != a) cand_push(best, &cnt, k, (double)gpk_tsp_dist(j->t, a, c), c);
+    for (uint32_t i = 0; i < k; i++) j->nb[(size_t)a * k + i] = best[i].c;
+    sort_by_dist(j->t, a, j->nb + (size_t)a * k, j->nd + (size_t)a * k, k);
+}
+
 /* A uniform grid over the cities' bounding box. Invariants: cell c holds
  * the cities order[start[c] .. start[c + 1]), cellof[i] is city i's cell
  * (row-major, gx cells a row), and (px[q], py[q]) are the coordinates of
  * city order[q]. */
-typedef struct {
+typedef struct city_grid {
     double cell; /* the side of a cell */
     uint32_t gx, gy;
     uint32_t *start; /* gx * gy + 1 offsets into order */
@@ -143,6 +167,19 @@ static void city_grid_free(city_grid *g)
     free(g->cellof);
 }
 
+/* The cities' bounding box: x in [x0, x1], y in [y0, y1]. */
+static void bounding_box(const gpk_tsp *t, double *x0, double *x1, double *y0, double *y1)
+{
+    double a0 = t->x[0], a1 = t->x[0], b0 = t->y[0], b1 = t->y[0];
+    for (uint32_t i = 1; i < t->n; i++) {
+        a0 = fmin(a0, t->x[i]);
+        a1 = fmax(a1, t->x[i]);
+        b0 = fmin(b0, t->y[i]);
+        b1 = fmax(b1, t->y[i]);
+    }
+    *x0 = a0, *x1 = a1, *y0 = b0, *y1 = b1;
+}
+
 /* Sizes the grid at about 2 cities per cell over the bounding box, and
  * counting-sorts the cities into the cells. On GPK_ENOMEM nothing is left
  * allocated. */
@@ -150,13 +187,8 @@ static gpk_status city_grid_build(const gpk_tsp *t, city_grid *g)
 {
     const uint32_t n = t->n;
     memset(g, 0, sizeof *g);
-    double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
-    for (uint32_t i = 1; i < n; i++) {
-        x0 = fmin(x0, t->x[i]);
-        x1 = fmax(x1, t->x[i]);
-        y0 = fmin(y0, t->y[i]);
-        y1 = fmax(y1, t->y[i]);
-    }
+    double x0, x1, y0, y1;
+    bounding_box(t, &x0, &x1, &y0, &y1);
     /* About 2 cities per cell over the bounding box. */
     const double w = fmax(x1 - x0, 1e-9), h = fmax(y1 - y0, 1e-9);
     double cell = sqrt(w * h * 2.0 / n);
@@ -223,76 +255,60 @@ static void merge_quadrant_picks(const cand *best, uint32_t cnt, const cand *qua
     }
 }
 
-/* The k nearest and the quadrant neighbours of every city from the grid,
- * searched in growing square rings until the ring is farther than the
- * k-th candidate and the last of each quadrant's. On a stop the lists are
- * left unfinished and GPK_EAGAIN_STOP comes back. */
-static gpk_status neighbours_from_grid(const gpk_tsp *t, const city_grid *g, uint32_t k, int threads,
-                                       const gpk__search_cfg *stop, uint32_t *nb, int32_t *nd)
+/* The k nearest and the quadrant neighbours of city order[ai] from the
+ * grid, searched in growing square rings until the ring is farther than
+ * the k-th candidate and the last of each quadrant's. */
+static void nearest_from_grid(const nb_job *j, uint32_t ai, cand *best)
 {
-    volatile int halt = 0; /* the stop came: the lists are left unfinished */
-    const uint32_t n = t->n, gx = g->gx, gy = g->gy;
+    const city_grid *g = j->g;
+    const uint32_t k = j->k, gx = g->gx, gy = g->gy;
     const double cell = g->cell;
     const uint32_t *start = g->start, *order = g->order, *cellof = g->cellof;
     const double *px = g->px, *py = g->py;
-    int ok = 1;
-#pragma omp parallel num_threads(threads) if (threads > 1 && n >= 4096)
-    {
-        cand *best = malloc((size_t)(k + 4 * QUAD) * sizeof *best);
-        if (!best) {
-#pragma omp atomic write
-            ok = 0;
+    uint32_t *nb = j->nb;
+    int32_t *nd = j->nd;
+    const gpk_tsp *t = j->t;
+    const uint32_t a = order[ai]; /* cities in cell order, as the coordinates (city_grid_build) */
+    const double ax = px[ai], ay = py[ai];
+    cand *quad = best + k; /* QUAD nearest in each quadrant */
+    uint32_t qcnt[4] = {0, 0, 0, 0};
+    const int64_t cx = cellof[a] % gx, cy = cellof[a] / gx;
+    uint32_t cnt = 0;
+    for (int64_t r = 0;; r++) {
+        /* Every city outside the rings searched so far lies at least
+         * r * cell - (offset in the cell) away: r - 1 whole cells.
+         * A quadrant with no city at all keeps the search going to
+         * the grid's end: that happens to the few cities on the
+         * staircase of the instance's corners. */
+        const double reach = (double)(r - 1) * cell, reach2 = reach > 0 ? reach * reach : 0.0;
+        if (cnt == k && reach2 > best[k - 1].d2) {
+            int q = 0;
+            while (q < 4 && qcnt[q] == QUAD && reach2 > quad[q * QUAD + QUAD - 1].d2) q++;
+            if (q == 4) break;
         }
-#pragma omp for schedule(dynamic, 256)
-        for (int64_t ai = 0; ai < (int64_t)n; ai++) {
-            if (!best || halt) continue;
-            if (stop && ai % 4096 == 0 && gpk__search_should_stop(stop)) halt = 1;
-            const uint32_t a = order[ai]; /* cities in cell order, for the same reason */
-            const double ax = px[ai], ay = py[ai];
-            cand *quad = best + k; /* QUAD nearest in each quadrant */
-            uint32_t qcnt[4] = {0, 0, 0, 0};
-            const int64_t cx = cellof[a] % gx, cy = cellof[a] / gx;
-            uint32_t cnt = 0;
-            for (int64_t r = 0;; r++) {
-                /* Every city outside the rings searched so far lies at least
-                 * r * cell - (offset in the cell) away: r - 1 whole cells.
-                 * A quadrant with no city at all keeps the search going to
-                 * the grid's end: that happens to the few cities on the
-                 * staircase of the instance's corners. */
-                const double reach = (double)(r - 1) * cell, reach2 = reach > 0 ? reach * reach : 0.0;
-                if (cnt == k && reach2 > best[k - 1].d2) {
-                    int q = 0;
-                    while (q < 4 && qcnt[q] == QUAD && reach2 > quad[q * QUAD + QUAD - 1].d2) q++;
-                    if (q == 4) break;
-                }
-                if (r > (int64_t)gx && r > (int64_t)gy) break;
-                for (int64_t yy = cy - r; yy <= cy + r; yy++) {
-                    if (yy < 0 || yy >= (int64_t)gy) continue;
-                    const int edge = yy == cy - r || yy == cy + r;
-                    for (int64_t xx = cx - r; xx <= cx + r; xx += edge ? 1 : 2 * r) {
-                        if (xx >= 0 && xx < (int64_t)gx) {
-                            const size_t c = (size_t)yy * gx + (size_t)xx;
-                            for (uint32_t q = start[c]; q < start[c + 1]; q++) {
-                                const uint32_t b = order[q];
-                                if (b == a) continue;
-                                const double dx = px[q] - ax, dy = py[q] - ay, d2 = dx * dx + dy * dy;
-                                cand_push(best, &cnt, k, d2, b);
-                                const int qd = quadrant(dx, dy);
-                                cand_push(quad + qd * QUAD, &qcnt[qd], QUAD, d2, b);
-                            }
-                        }
-                        if (r == 0) break;
+        if (r > (int64_t)gx && r > (int64_t)gy) break;
+        for (int64_t yy = cy - r; yy <= cy + r; yy++) {
+            if (yy < 0 || yy >= (int64_t)gy) continue;
+            const int edge = yy == cy - r || yy == cy + r;
+            for (int64_t xx = cx - r; xx <= cx + r; xx += edge ? 1 : 2 * r) {
+                if (xx >= 0 && xx < (int64_t)gx) {
+                    const size_t c = (size_t)yy * gx + (size_t)xx;
+                    for (uint32_t q = start[c]; q < start[c + 1]; q++) {
+                        const uint32_t b = order[q];
+                        if (b == a) continue;
+                        const double dx = px[q] - ax, dy = py[q] - ay, d2 = dx * dx + dy * dy;
+                        cand_push(best, &cnt, k, d2, b);
+                        const int qd = quadrant(dx, dy);
+                        cand_push(quad + qd * QUAD, &qcnt[qd], QUAD, d2, b);
                     }
                 }
+                if (r == 0) break;
             }
-            uint32_t *l = nb + (size_t)a * k;
-            merge_quadrant_picks(best, cnt, quad, qcnt, k, l);
-            sort_by_dist(t, a, l, nd + (size_t)a * k, k);
         }
-        free(best);
     }
-    if (!ok) return GPK_ENOMEM;
-    return halt ? GPK_EAGAIN_STOP : GPK_OK;
+    uint32_t *l = nb + (size_t)a * k;
+    merge_quadrant_picks(best, cnt, quad, qcnt, k, l);
+    sort_by_dist(t, a, l, nd + (size_t)a * k, k);
 }
 
 /* EUC_2D, CEIL_2D and ATT distances grow with the Euclidean distance of the
@@ -309,11 +325,14 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
     if (k == 0 || k >= t->n) return GPK_EINVAL;
     const int grid =
         t->x && (t->weight == GPK_TSP_EUC_2D || t->weight == GPK_TSP_CEIL_2D || t->weight == GPK_TSP_ATT);
-    if (!grid) return neighbours_all_pairs(t, k, threads, stop, nb, nd);
+    nb_job j = {t, NULL, k, nb, nd};
+    if (!grid) return neighbours_each(&j, nearest_of_all, k, threads, 256, 16, stop);
     city_grid g;
     const gpk_status s = city_grid_build(t, &g);
     if (s != GPK_OK) return s;
-    const gpk_status r = neighbours_from_grid(t, &g, k, threads, stop, nb, nd);
+    j.g = &g;
+    const gpk_status r =
+        neighbours_each(&j, nearest_from_grid, (size_t)k + 4 * QUAD, threads, 4096, 256, stop);
     city_grid_free(&g);
     return r;
 }
@@ -443,6 +462,12 @@ static void push(ls *L, uint32_t c)
     L->qlen++;
 }
 
+/* Queues the cities whose tour neighbours a move changed. */
+static void push_all(ls *L, const uint32_t *cities, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++) push(L, cities[i]);
+}
+
 static uint32_t pop(ls *L)
 {
     const uint32_t c = L->queue[L->qhead];
@@ -473,10 +498,7 @@ static int try_two_opt(ls *L, uint32_t a)
                 if (dir) gpk__tour_move2(&L->T, b, a, d, c);
                 else gpk__tour_move2(&L->T, a, b, c, d);
                 L->cost += delta;
-                push(L, a);
-                push(L, b);
-                push(L, c);
-                push(L, d);
+                push_all(L, (const uint32_t[]){a, b, c, d}, 4);
                 return 1;
             }
         }
@@ -521,12 +543,7 @@ static int try_or_opt(ls *L, uint32_t a)
                         if (delta < 0 && (L->n <= 2 * MAX_REVERSAL || span(T, s1, x) <= MAX_REVERSAL)) {
                             gpk__tour_or_move(T, s1, s2, x, y, rev);
                             L->cost += delta;
-                            push(L, p);
-                            push(L, q);
-                            push(L, s1);
-                            push(L, s2);
-                            push(L, x);
-                            push(L, y);
+                            push_all(L, (const uint32_t[]){p, q, s1, s2, x, y}, 6);
                             return 1;
                         }
                     }
@@ -550,90 +567,15 @@ static int try_or_opt(ls *L, uint32_t a)
  * Every move made is exact, so the tour stays a permutation and the cost
  * stays the tour's length. */
 
-static inline uint32_t a_next(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
-{
-    const uint32_t p = pos[c] + 1;
-    return t[p == n ? 0 : p];
-}
-
-static inline uint32_t a_prev(const uint32_t *t, const uint32_t *pos, uint32_t n, uint32_t c)
-{
-    const uint32_t p = pos[c];
-    return t[p == 0 ? n - 1 : p - 1];
-}
-
-static inline uint32_t a_span(const uint32_t *pos, uint32_t n, uint32_t from, uint32_t to)
-{
-    const uint32_t len = (pos[to] + n - pos[from]) % n + 1;
-    return len < n - len ? len : n - len;
-}
-
-static inline void keep_best(gpk__ls_move *m, int64_t d, uint32_t code)
-{
-    if (d < m->d || (d == m->d && d < 0 && code < m->code)) {
-        m->d = d;
-        m->code = code;
-    }
-}
+#define LS_FN static inline
+typedef const gpk_tsp *ls_dist_ctx;
+static inline int32_t ls_dist(ls_dist_ctx t, uint32_t a, uint32_t b) { return gpk_tsp_dist(t, a, b); }
+#include "tsp_ls_move_inline.h"
 
 gpk__ls_move gpk__tsp_ls_best_move(const gpk_tsp *tsp, const uint32_t *nbs, const int32_t *nds, uint32_t k,
                                    const uint32_t *t, const uint32_t *pos, uint32_t a)
 {
-    const uint32_t n = tsp->n;
-    const uint32_t *nb = nbs + (size_t)a * k;
-    const int32_t *nd = nds + (size_t)a * k;
-    const int bound = n > 2 * MAX_REVERSAL;
-    gpk__ls_move m = {0, GPK__LS_NONE, 0};
-    for (uint32_t dir = 0; dir < 2; dir++) {
-        const uint32_t b = dir ? a_prev(t, pos, n, a) : a_next(t, pos, n, a);
-        const int32_t dab = gpk_tsp_dist(tsp, a, b);
-        for (uint32_t i = 0; i < k; i++) {
-            const uint32_t c = nb[i];
-            if (nd[i] >= dab) break;
-            const uint32_t d = dir ? a_prev(t, pos, n, c) : a_next(t, pos, n, c);
-            if (c == b || d == a) continue;
-            m.evaluated++;
-            const int64_t delta = (int64_t)nd[i] + gpk_tsp_dist(tsp, b, d) - dab - gpk_tsp_dist(tsp, c, d);
-            if (delta < 0 && (!bound || a_span(pos, n, b, c) <= MAX_REVERSAL))
-                keep_best(&m, delta, dir * k + i);
-        }
-    }
-    for (uint32_t len = 1; len <= 3 && n >= len + 3; len++) {
-        for (uint32_t end = 0; end < 2; end++) {
-            if (len == 1 && end) break;
-            const uint32_t seg = len == 1 ? 0 : 1 + 2 * (len - 2) + end;
-            uint32_t s1 = a, s2 = a, mid = a;
-            for (uint32_t j = 1; j < len; j++) {
-                if (end) s1 = a_prev(t, pos, n, s1);
-                else s2 = a_next(t, pos, n, s2);
-                if (j == 1) mid = end ? s1 : s2;
-            }
-            const uint32_t p = a_prev(t, pos, n, s1), q = a_next(t, pos, n, s2);
-            const int64_t g0 =
-                (int64_t)gpk_tsp_dist(tsp, p, s1) + gpk_tsp_dist(tsp, s2, q) - gpk_tsp_dist(tsp, p, q);
-            if (g0 <= 0) continue;
-            for (uint32_t i = 0; i < k; i++) {
-                const uint32_t c = nb[i];
-                if (nd[i] >= g0) break;
-                if (c == s1 || c == s2 || c == mid) continue;
-                for (uint32_t side = 0; side < 2; side++) {
-                    const uint32_t x = side ? a_prev(t, pos, n, c) : c, y = side ? c : a_next(t, pos, n, c);
-                    if (x == s1 || x == s2 || x == mid || y == s1 || y == s2 || y == mid || y == p) continue;
-                    const int64_t dxy = gpk_tsp_dist(tsp, x, y);
-                    for (uint32_t rev = 0; rev < 2; rev++) {
-                        m.evaluated++;
-                        const int64_t add = rev
-                            ? (int64_t)gpk_tsp_dist(tsp, x, s2) + gpk_tsp_dist(tsp, s1, y)
-                            : (int64_t)gpk_tsp_dist(tsp, x, s1) + gpk_tsp_dist(tsp, s2, y);
-                        const int64_t delta = add - dxy - g0;
-                        if (delta < 0 && (!bound || a_span(pos, n, s1, x) <= MAX_REVERSAL))
-                            keep_best(&m, delta, 2 * k + ((seg * k + i) * 2 + side) * 2 + rev);
-                    }
-                }
-            }
-        }
-    }
-    return m;
+    return ls_best_move(tsp, tsp->n, nbs, nds, k, t, pos, a);
 }
 
 /* A move spelled out in cities on the tour it was found on: 2-opt removes
@@ -700,10 +642,7 @@ static int apply_spelled(ls *L, const spelled *s)
             return 0;
         gpk__tour_move2(T, a, b, c, d);
         L->cost += delta;
-        push(L, a);
-        push(L, b);
-        push(L, c);
-        push(L, d);
+        push_all(L, (const uint32_t[]){a, b, c, d}, 4);
         return 1;
     }
     /* The path and the edge in the reading direction they had; after other
@@ -734,12 +673,7 @@ static int apply_spelled(ls *L, const spelled *s)
     const uint32_t q = nxt(T, s2);
     gpk__tour_or_move(T, s1, s2, x, y, s->rev);
     L->cost += delta;
-    push(L, p);
-    push(L, q);
-    push(L, s1);
-    push(L, s2);
-    push(L, x);
-    push(L, y);
+    push_all(L, (const uint32_t[]){p, q, s1, s2, x, y}, 6);
     return 1;
 }
 
@@ -959,13 +893,8 @@ static int start_tour(const gpk_tsp *t, uint32_t *tour, gpk_rng *rng)
     if (planar(t)) {
         keyed *k = malloc((size_t)n * sizeof *k);
         if (!k) return -1;
-        double x0 = t->x[0], x1 = t->x[0], y0 = t->y[0], y1 = t->y[0];
-        for (uint32_t i = 1; i < n; i++) {
-            x0 = fmin(x0, t->x[i]);
-            x1 = fmax(x1, t->x[i]);
-            y0 = fmin(y0, t->y[i]);
-            y1 = fmax(y1, t->y[i]);
-        }
+        double x0, x1, y0, y1;
+        bounding_box(t, &x0, &x1, &y0, &y1);
         const double span = fmax(fmax(x1 - x0, y1 - y0), 1e-30), sc = 65535.0 / span;
         for (uint32_t i = 0; i < n; i++) {
             k[i].key = hilbert((uint32_t)((t->x[i] - x0) * sc), (uint32_t)((t->y[i] - y0) * sc));

@@ -362,29 +362,7 @@ done:
     return s;
 }
 
-static void stats_release(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook_state(ctx, stats_release);
-    if (!slot) return;
-    free(*slot);
-    *slot = NULL;
-}
-
-static gpk_multi_stats *stats_slot(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook(ctx, stats_release, 0);
-    if (!slot) return NULL;
-    if (!*slot) *slot = calloc(1, sizeof(gpk_multi_stats));
-    return (gpk_multi_stats *)*slot;
-}
-
-gpk_multi_stats gpk__multi_stats(gpk_ctx *ctx)
-{
-    gpk_multi_stats none;
-    memset(&none, 0, sizeof none);
-    void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL;
-    return slot && *slot ? *(const gpk_multi_stats *)*slot : none;
-}
+GPK__CTX_STATS(gpk_multi_stats, gpk__multi_stats)
 
 gpk_status gpk__multi_run(gpk_multi_dev *d)
 {
@@ -728,11 +706,9 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
-    if (!shards) return gpk__fail(ctx, GPK_EINVAL, "%s: shards is NULL", fn);
-    const size_t kw = gpk_type_size(key_type);
-    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
-    if (value_width != 0 && value_width != 4 && value_width != 8)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    size_t kw;
+    gpk_status ws = gpk__sort_widths_check(ctx, fn, shards, "shards", key_type, value_width, &kw);
+    if (ws != GPK_OK) return ws;
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     if (opts) o = *opts;
     if (o.algorithm != GPK_SORT_AUTO && o.algorithm != GPK_SORT_RADIX)
@@ -741,12 +717,8 @@ gpk_status gpk__sort_shards(gpk_ctx *ctx, gpk_type key_type, size_t value_width,
                          gpk_sort_algo_name(o.algorithm));
     if (o.descending)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: shards are sorted in ascending order only", fn);
-    o.key_bits = gpk__key_bits(o.key_bits, kw);
-    if (o.key_bits > 8 * kw)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o.key_bits,
-                         (unsigned)(8 * kw), gpk_type_name(key_type));
-    if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn, o.radix_bits);
+    const gpk_status bs = gpk__radix_bits_check(ctx, fn, key_type, &o);
+    if (bs != GPK_OK) return bs;
     const gpk__multi_backend *mb = multi_of(ctx);
     if (!mb)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: the %s backend does not sort shards (CPU and CUDA do)",

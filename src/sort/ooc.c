@@ -96,31 +96,9 @@ static ooc_keep *kept(gpk_ctx *ctx)
     return (ooc_keep *)*slot;
 }
 
-/* The statistics live in a hook of their own, which gpk_ctx_trim leaves
- * alone (the kept buffers' hook is trimmed). */
-static void stats_release(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook_state(ctx, stats_release);
-    if (!slot) return;
-    free(*slot);
-    *slot = NULL;
-}
-
-static gpk_ooc_stats *stats_slot(gpk_ctx *ctx)
-{
-    void **slot = gpk__ctx_hook(ctx, stats_release, 0);
-    if (!slot) return NULL;
-    if (!*slot) *slot = calloc(1, sizeof(gpk_ooc_stats));
-    return (gpk_ooc_stats *)*slot;
-}
-
-gpk_ooc_stats gpk__ooc_stats(gpk_ctx *ctx)
-{
-    gpk_ooc_stats none;
-    memset(&none, 0, sizeof none);
-    void **slot = ctx ? gpk__ctx_hook_state(ctx, stats_release) : NULL;
-    return slot && *slot ? *(const gpk_ooc_stats *)*slot : none;
-}
+/* The statistics: a hook of their own, which gpk_ctx_trim leaves alone (the
+ * kept buffers' hook is trimmed). */
+GPK__CTX_STATS(gpk_ooc_stats, gpk__ooc_stats)
 
 static unsigned char *extra_buffer(gpk_ctx *ctx, int keep, int i, size_t bytes, int threads)
 {

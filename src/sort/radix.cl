@@ -152,39 +152,26 @@ __kernel void scan_add(__global pos_t *h, __global const pos_t *aux, uint len, u
  * conflicts. kmap > 0 maps keys on the way (kind), kmap < 0 unmaps (-kind). */
 #define GPK_TD 16
 
-__kernel void transpose_w4(__global const uint *in, __global uint *out, uint rows, uint cols, int kmap,
-                           __local uint *tile)
-{
-    const uint lx = get_local_id(0), ly = get_local_id(1);
-    const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
-    const uint r = r0 + ly, c = c0 + lx;
-    if (r < rows && c < cols) {
-        uint v = in[(pos_t)r * cols + c];
-        if (kmap > 0) v = gpk_key_map32(kmap, v);
-        else if (kmap < 0) v = gpk_key_unmap32(-kmap, v);
-        tile[ly * (GPK_TD + 1) + lx] = v;
+/* Written once for 4-byte (uint, the 32-bit maps) and 8-byte keys. */
+#define GPK_TRANSPOSE(NAME, T, MAP, UNMAP)                                                             \
+    __kernel void NAME(__global const T *in, __global T *out, uint rows, uint cols, int kmap,          \
+                       __local T *tile)                                                                \
+    {                                                                                                  \
+        const uint lx = get_local_id(0), ly = get_local_id(1);                                         \
+        const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;                       \
+        const uint r = r0 + ly, c = c0 + lx;                                                           \
+        if (r < rows && c < cols) {                                                                    \
+            T v = in[(pos_t)r * cols + c];                                                             \
+            if (kmap > 0) v = MAP(kmap, v);                                                            \
+            else if (kmap < 0) v = UNMAP(-kmap, v);                                                    \
+            tile[ly * (GPK_TD + 1) + lx] = v;                                                          \
+        }                                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+        const uint orow = c0 + ly, ocol = r0 + lx;                                                     \
+        if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly]; \
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint orow = c0 + ly, ocol = r0 + lx;
-    if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
-}
-
-__kernel void transpose_w8(__global const ulong *in, __global ulong *out, uint rows, uint cols, int kmap,
-                           __local ulong *tile)
-{
-    const uint lx = get_local_id(0), ly = get_local_id(1);
-    const uint c0 = get_group_id(0) * GPK_TD, r0 = get_group_id(1) * GPK_TD;
-    const uint r = r0 + ly, c = c0 + lx;
-    if (r < rows && c < cols) {
-        ulong v = in[(pos_t)r * cols + c];
-        if (kmap > 0) v = gpk_key_map64(kmap, v);
-        else if (kmap < 0) v = gpk_key_unmap64(-kmap, v);
-        tile[ly * (GPK_TD + 1) + lx] = v;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint orow = c0 + ly, ocol = r0 + lx;
-    if (orow < cols && ocol < rows) out[(pos_t)orow * rows + ocol] = tile[lx * (GPK_TD + 1) + ly];
-}
+GPK_TRANSPOSE(transpose_w4, uint, gpk_key_map32, gpk_key_unmap32)
+GPK_TRANSPOSE(transpose_w8, ulong, gpk_key_map64, gpk_key_unmap64)
 
 /* ---- Onesweep pass: warp primitives ----
  * With GPK_NV_PTX (set by the host on NVIDIA GPUs when a build with it

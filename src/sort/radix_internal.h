@@ -143,6 +143,18 @@ static inline unsigned gpk__key_bits(unsigned key_bits, size_t key_width)
     return key_bits == GPK_KEY_BITS_ALL ? (unsigned)(8 * key_width) : key_bits;
 }
 
+/* Checks a sort call's array argument (`what`: its name, NULL is refused),
+ * key type and value width (0, 4 or 8 bytes) and gives the key's width in
+ * *key_width; GPK_EINVAL with a message that starts with fn when one is
+ * off. Defined in sort_common.c. */
+gpk_status gpk__sort_widths_check(gpk_ctx *ctx, const char *fn, const void *array, const char *what,
+                                  gpk_type key_type, size_t value_width, size_t *key_width);
+
+/* Resolves o->key_bits (gpk__key_bits) for key_type, then checks it fits
+ * the key and that o->radix_bits is at most 16; GPK_EINVAL with a message
+ * that starts with fn when not. Defined in sort_common.c. */
+gpk_status gpk__radix_bits_check(gpk_ctx *ctx, const char *fn, gpk_type key_type, gpk_radix_opts *o);
+
 /* Validates the arguments and fills *job (key_bits 0 stays 0: each backend
  * detects the bit range on its own copy of the data; GPK_KEY_BITS_ALL
  * becomes the key's bits). Shared by the

@@ -610,6 +610,23 @@ static size_t wg_limit(const run *R, const gpk_ocl_kernel *a, const gpk_ocl_kern
     return m;
 }
 
+/* The items of a work-group for kernels a and b: the caller's (GPK_EINVAL
+ * when the kernels cannot run that many), else `tuned` halved down to
+ * their limit. */
+static gpk_status pick_items(const run *R, const gpk_ocl_kernel *a, const gpk_ocl_kernel *b, unsigned tuned,
+                             unsigned *I)
+{
+    const size_t lim = wg_limit(R, a, b);
+    const unsigned asked = R->job->items;
+    *I = asked ? asked : tuned;
+    if (asked && *I > lim)
+        return gpk__fail(R->ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", *I, lim,
+                         R->st->dev->name);
+    if (!asked)
+        while (*I > lim) *I /= 2;
+    return GPK_OK;
+}
+
 /* Fills *p for passes of at most w bits. Returns GPK_EINVAL for tunables
  * the device cannot run; chooses the variant (falling back from fast to
  * paper to global when local memory is too small). */
@@ -627,13 +644,9 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     int variant = R->pref;
 
     if (variant == GPK_OCL_ONESWEEP) {
-        const size_t lim = wg_limit(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi]);
-        unsigned I = job->items ? job->items : tu->os_items;
-        if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
-                             st->dev->name);
-        if (!job->items)
-            while (I > lim) I /= 2;
+        unsigned I;
+        gpk_status s = pick_items(R, &R->k->os_pass[R->kwi][R->vi], &R->k->os_hist[R->kwi], tu->os_items, &I);
+        if (s != GPK_OK) return s;
         while (!job->items && I > 32 && os_local(R, I, w) > lm) I /= 2;
         const size_t D = (size_t)1 << w;
         /* Digits of up to 8 bits, counts in 30 bits (32-bit build), whole warps, every
@@ -656,13 +669,10 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
     }
 
     if (variant == GPK_OCL_FAST) {
-        const size_t lim = wg_limit(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi]);
-        unsigned I = job->items ? job->items : tu->fast_items;
-        if (job->items && I > lim)
-            return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
-                             st->dev->name);
-        if (!job->items)
-            while (I > lim) I /= 2;
+        unsigned I;
+        gpk_status s =
+            pick_items(R, &R->k->fast_reorder[R->kwi][R->vi], &R->k->fast_count[R->kwi], tu->fast_items, &I);
+        if (s != GPK_OK) return s;
         while (!job->items && I > 32 && fast_local(R, I, w) > lm) I /= 2;
         const size_t T = (size_t)I * kpt_of(R);
         if (fast_local(R, I, w) <= lm && T <= 65535) { /* 16-bit rank counters */
@@ -683,13 +693,10 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         variant = GPK_OCL_PAPER; /* r too large for the tile arrays */
     }
 
-    const size_t lim = wg_limit(R, &R->k->paper_reorder[R->kwi][R->vi], &R->k->paper_hist[R->kwi]);
-    unsigned I = job->items ? job->items : tu->paper_items;
-    if (job->items && I > lim)
-        return gpk__fail(ctx, GPK_EINVAL, "items = %u exceeds the work-group limit %zu of %s", I, lim,
-                         st->dev->name);
-    if (!job->items)
-        while (I > lim) I /= 2;
+    unsigned I;
+    gpk_status s =
+        pick_items(R, &R->k->paper_reorder[R->kwi][R->vi], &R->k->paper_hist[R->kwi], tu->paper_items, &I);
+    if (s != GPK_OK) return s;
     const size_t R_ = (size_t)1 << w;
     if (variant == GPK_OCL_PAPER) {
         /* S = 2^r * I * pw bytes must fit: the paper's constraint S < C */
@@ -721,7 +728,7 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
         if (tlim < TD * TD) p->transpose = 0;
     }
     if (p->npad > 0xFFFFFFFFu && !R->wide) { /* the padding crosses 2^32: plan again with 64-bit positions */
-        gpk_status s = use_width(R, 1);
+        s = use_width(R, 1);
         return s != GPK_OK ? s : make_plan(R, w, p);
     }
     if (p->hist_len > 0xFFFFFFFFu)
@@ -729,6 +736,31 @@ static gpk_status make_plan(run *R, unsigned w, plan *p)
                          "OpenCL radix sort: G*I = %zu and r = %u give more than 2^32 histogram entries", GI,
                          w);
     return GPK_OK;
+}
+
+/* Pass q's digits, bits [shift, shift + bits), the maps its kernels apply
+ * on reading and on writing the keys (a kind, or 0; the first pass maps
+ * with first, the last unmaps with last), and its buffers: it reads side
+ * src and writes the other (values, when there are none: the keys). */
+typedef struct pass_io {
+    unsigned shift, bits;
+    int kin_map, kout_map;
+    cl_mem kin, kout, vin, vout;
+} pass_io;
+
+static pass_io pass_at(const run *R, unsigned q, int src, int first, int last)
+{
+    const radix_cl *st = R->st;
+    pass_io io;
+    io.shift = R->begin + q * R->r;
+    io.bits = (R->end - io.shift) < R->r ? (R->end - io.shift) : R->r;
+    io.kin_map = q == 0 ? first : 0;
+    io.kout_map = q + 1 == R->passes ? last : 0;
+    io.kin = st->buf[GPK_OCL_KEYS0 + src].mem;
+    io.kout = st->buf[GPK_OCL_KEYS1 - src].mem;
+    io.vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : io.kin;
+    io.vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : io.kout;
+    return io;
 }
 
 /* ---- launching -------------------------------------------------------------- */
@@ -749,6 +781,11 @@ typedef struct karg {
     {                                             \
         sizeof(cl_int), &(cl_int) { (cl_int)(x) } \
     }
+/* The arguments every reorder kernel takes first: pass q's keys and values
+ * in and out (a pass_io), whether it writes the permutation (sigma, in
+ * the first pass), and the histogram h. */
+#define A_REORDER_IO(io, q, h) \
+    A_MEM((io).kin), A_MEM((io).kout), A_MEM((io).vin), A_MEM((io).vout), A_I(R->sigma && (q) == 0), A_MEM(h)
 /* a size or position: pos_t of the build, R->pw bytes */
 #define A_P(x)                                                                                  \
     {                                                                                           \
@@ -945,38 +982,28 @@ static gpk_status run_fast(run *R)
     const size_t T = p->T;
     const size_t wide = R->vw > R->kw ? R->vw : R->kw;
     for (unsigned q = 0; q < R->passes; q++) {
-        const unsigned shift = R->begin + q * R->r;
-        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
-        const size_t Rq = (size_t)1 << bits;
-        const int kin_map = q == 0 ? R->kind : 0, kout_map = q + 1 == R->passes ? R->kind : 0;
-        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
-        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
-        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        const pass_io io = pass_at(R, q, src, R->kind, R->kind);
+        const size_t Rq = (size_t)1 << io.bits;
         cl_mem h = st->buf[GPK_OCL_HIST].mem;
-        const unsigned nrep = fast_nrep(bits);
+        const unsigned nrep = fast_nrep(io.bits);
         {
-            karg a[] = {A_MEM(kin), A_MEM(h),  A_P(R->n),    A_U(p->tiles), A_U(p->tpg),
-                        A_U(shift), A_U(bits), A_I(kin_map), A_U(nrep),     A_LOCAL(Rq * nrep * 4)};
+            karg a[] = {A_MEM(io.kin), A_MEM(h),     A_P(R->n),       A_U(p->tiles), A_U(p->tpg),
+                        A_U(io.shift), A_U(io.bits), A_I(io.kin_map), A_U(nrep),     A_LOCAL(Rq * nrep * 4)};
             if ((s = launch(R, &R->k->fast_count[R->kwi], a, NARGS(a), 1, &gws, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * p->G)) != GPK_OK) return s;
         {
-            karg a[] = {A_MEM(kin),
-                        A_MEM(kout),
-                        A_MEM(vin),
-                        A_MEM(vout),
-                        A_I(R->sigma && q == 0),
-                        A_MEM(h),
+            karg a[] = {A_REORDER_IO(io, q, h),
                         A_P(R->n),
                         A_U(p->tiles),
                         A_U(p->tpg),
-                        A_U(shift),
-                        A_U(bits),
-                        A_I(kin_map),
-                        A_I(kout_map),
+                        A_U(io.shift),
+                        A_U(io.bits),
+                        A_I(io.kin_map),
+                        A_I(io.kout_map),
                         A_LOCAL((PADK(T - 1) + 1) * wide),
                         A_LOCAL(R->vw ? ((PADK(T - 1) + 1) * 2 + 3) / 4 * 4 : 4),
-                        A_LOCAL(cnt_words(I, bits) * 4),
+                        A_LOCAL(cnt_words(I, io.bits) * 4),
                         A_LOCAL(2 * I * 4),
                         A_LOCAL(Rq * R->pw),
                         A_LOCAL(Rq * 4)};
@@ -1032,31 +1059,21 @@ static gpk_status run_onesweep(run *R)
     const size_t wide_k = ((size_t)p->T * R->kw + 7) / 8 * 8;
     int src = 0;
     for (unsigned q = 0; q < R->passes; q++) {
-        const unsigned shift = R->begin + q * R->r;
-        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
-        const size_t D = (size_t)1 << bits;
-        const int kin_map = q == 0 ? R->kind : 0, kout_map = q + 1 == R->passes ? R->kind : 0;
-        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
-        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
-        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        const pass_io io = pass_at(R, q, src, R->kind, R->kind);
+        const size_t D = (size_t)1 << io.bits;
         /* the pass's look-back words and, after them, its tile counter */
         e = clEnqueueFillBuffer(st->dev->queue, status, &zero, sizeof zero, 0, ((size_t)p->tiles * D + 1) * 4,
                                 0, NULL, NULL);
         if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(look-back words)");
         const size_t gws = (size_t)p->tiles * I;
-        karg a[] = {A_MEM(kin),
-                    A_MEM(kout),
-                    A_MEM(vin),
-                    A_MEM(vout),
-                    A_I(R->sigma && q == 0),
-                    A_MEM(h),
+        karg a[] = {A_REORDER_IO(io, q, h),
                     A_U(q * stride),
                     A_MEM(status),
                     A_U(R->n),
-                    A_U(shift),
-                    A_U(bits),
-                    A_I(kin_map),
-                    A_I(kout_map),
+                    A_U(io.shift),
+                    A_U(io.bits),
+                    A_I(io.kin_map),
+                    A_I(io.kout_map),
                     A_LOCAL((I / R->k->os_warp) * stride * 4),
                     A_LOCAL(wide_k),
                     A_LOCAL(R->vw ? (size_t)p->T * R->vw : 4),
@@ -1110,13 +1127,8 @@ static gpk_status run_paper(run *R)
         kin_first = kout_last = 0; /* the transpositions map and unmap */
     }
     for (unsigned q = 0; q < R->passes; q++) {
-        const unsigned shift = R->begin + q * R->r;
-        const unsigned bits = (R->end - shift) < R->r ? (R->end - shift) : R->r;
-        const size_t Rq = (size_t)1 << bits;
-        const int kin_map = q == 0 ? kin_first : 0, kout_map = q + 1 == R->passes ? kout_last : 0;
-        cl_mem kin = st->buf[GPK_OCL_KEYS0 + src].mem, kout = st->buf[GPK_OCL_KEYS1 - src].mem;
-        cl_mem vin = R->vw ? st->buf[GPK_OCL_VALS0 + src].mem : kin;
-        cl_mem vout = R->vw ? st->buf[GPK_OCL_VALS1 - src].mem : kout;
+        const pass_io io = pass_at(R, q, src, kin_first, kout_last);
+        const size_t Rq = (size_t)1 << io.bits;
         cl_mem h = st->buf[GPK_OCL_HIST].mem;
         const size_t lbytes = ghist ? 4 : Rq * I * R->pw;
         if (ghist) {
@@ -1125,15 +1137,15 @@ static gpk_status run_paper(run *R)
             if (e != CL_SUCCESS) return gpk__cl_fail(R->ctx, e, "clEnqueueFillBuffer(histogram)");
         }
         {
-            karg a[] = {A_MEM(kin),   A_MEM(h),          A_U(p->C),  A_U(shift),     A_U(bits),
-                        A_I(kin_map), A_I(p->transpose), A_I(ghist), A_LOCAL(lbytes)};
+            karg a[] = {A_MEM(io.kin),   A_MEM(h),          A_U(p->C),  A_U(io.shift),  A_U(io.bits),
+                        A_I(io.kin_map), A_I(p->transpose), A_I(ghist), A_LOCAL(lbytes)};
             if ((s = launch(R, &R->k->paper_hist[R->kwi], a, NARGS(a), 1, &GI, &I)) != GPK_OK) return s;
         }
         if ((s = scan_hist(R, Rq * GI)) != GPK_OK) return s;
         {
-            karg a[] = {A_MEM(kin),    A_MEM(kout),       A_MEM(vin), A_MEM(vout),    A_I(R->sigma && q == 0),
-                        A_MEM(h),      A_U(p->C),         A_U(shift), A_U(bits),      A_I(kin_map),
-                        A_I(kout_map), A_I(p->transpose), A_I(ghist), A_LOCAL(lbytes)};
+            karg a[] = {A_REORDER_IO(io, q, h), A_U(p->C),       A_U(io.shift),
+                        A_U(io.bits),           A_I(io.kin_map), A_I(io.kout_map),
+                        A_I(p->transpose),      A_I(ghist),      A_LOCAL(lbytes)};
             if ((s = launch(R, &R->k->paper_reorder[R->kwi][R->vi], a, NARGS(a), 1, &GI, &I)) != GPK_OK)
                 return s;
         }

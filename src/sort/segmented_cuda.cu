@@ -664,11 +664,9 @@ static gpk_status device_segmented(gpk_ctx *ctx, void *d_temp, size_t *temp_byte
     if (ctx->backend != GPK_BACKEND_CUDA || !ctx->cuda)
         return gpk__fail(ctx, GPK_EINVAL, "%s: ctx is not a CUDA context", fn);
     if (!temp_bytes) return gpk__fail(ctx, GPK_EINVAL, "%s: temp_bytes is NULL", fn);
-    if (!segs) return gpk__fail(ctx, GPK_EINVAL, "%s: segs is NULL", fn);
-    const size_t kw = gpk_type_size(key_type);
-    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
-    if (value_width != 0 && value_width != 4 && value_width != 8)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    size_t kw;
+    gpk_status ws = gpk__sort_widths_check(ctx, fn, segs, "segs", key_type, value_width, &kw);
+    if (ws != GPK_OK) return ws;
     gpk_segmented_opts o = GPK_SEGMENTED_OPTS_INIT;
     if (opts) o = *opts;
     if (o.descending != 0 && o.descending != 1)

@@ -23,6 +23,30 @@ gpk_status gpk__sort_mem_check(gpk_ctx *ctx, size_t n, double bytes_per_elem)
     return GPK_OK;
 }
 
+gpk_status gpk__sort_widths_check(gpk_ctx *ctx, const char *fn, const void *array, const char *what,
+                                  gpk_type key_type, size_t value_width, size_t *key_width)
+{
+    if (!array) return gpk__fail(ctx, GPK_EINVAL, "%s: %s is NULL", fn, what);
+    *key_width = gpk_type_size(key_type);
+    if (*key_width == 0) return gpk__fail(ctx, GPK_EINVAL, "%s: unknown key type %d", fn, (int)key_type);
+    if (value_width != 0 && value_width != 4 && value_width != 8)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: values must be 4 or 8 bytes wide, not %zu", fn, value_width);
+    return GPK_OK;
+}
+
+gpk_status gpk__radix_bits_check(gpk_ctx *ctx, const char *fn, gpk_type key_type, gpk_radix_opts *o)
+{
+    const size_t kw = gpk_type_size(key_type);
+    o->key_bits = gpk__key_bits(o->key_bits, kw);
+    if (o->key_bits > 8 * kw)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", fn, o->key_bits,
+                         (unsigned)(8 * kw), gpk_type_name(key_type));
+    if (o->radix_bits > 16)
+        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", fn,
+                         o->radix_bits);
+    return GPK_OK;
+}
+
 gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_type, void *keys,
                                size_t value_width, void *values, void *sigma, unsigned sigma_width, size_t n,
                                const gpk_radix_opts *opts)
@@ -42,14 +66,10 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
                          "sort: gpk_sort_perm writes a u32 sigma, which cannot index %zu keys (at most "
                          "2^32-1 = %u); use gpk_sort_perm64",
                          n, UINT32_MAX);
-    o.key_bits = gpk__key_bits(o.key_bits, kw);
-    if (o.key_bits > 8 * kw)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: key_bits %u is larger than the %u bits of %s", o.key_bits,
-                         (unsigned)(8 * kw), gpk_type_name(key_type));
+    const gpk_status bs = gpk__radix_bits_check(ctx, "sort", key_type, &o);
+    if (bs != GPK_OK) return bs;
     if (o.descending != 0 && o.descending != 1)
         return gpk__fail(ctx, GPK_EINVAL, "sort: descending must be 0 or 1, not %d", o.descending);
-    if (o.radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "sort: radix_bits %u is outside 1..16 (0 = tuned)", o.radix_bits);
     if (n > ((size_t)-1) / 16) return gpk__fail(ctx, GPK_EINVAL, "sort: n = %zu is too large to address", n);
     /* The keys, the values and sigma are written in passes that read the
      * others: arrays that share memory would be corrupted, not sorted. */

@@ -1,6 +1,6 @@
 /* gpk CLI: the small helpers the subcommands share (options, sizes, clocks,
  * JSON); linked into gpk and into the bench program gpk-bench. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_MONOTONIC), isatty, fileno, execv, readlink */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -26,6 +26,23 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
+}
+
+int cli_exec_beside(const char *cmd, char **argv, const char *program, const char *prefix, const char *hint)
+{
+    char self[4096];
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 32);
+    if (len <= 0) {
+        cli_error(cmd, "%scannot find this program's directory: %s", prefix, strerror(errno));
+        return CLI_FAIL;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    strcpy(slash ? slash + 1 : self, program);
+    argv[0] = self;
+    execv(self, argv);
+    cli_error(cmd, "%scannot run %s: %s (%s)", prefix, self, strerror(errno), hint);
+    return CLI_FAIL;
 }
 
 int cli_opt_value(const char *cmd, int argc, char **argv, int *i, const char *shortname, const char *name,
@@ -67,14 +84,23 @@ int cli_output_flag(const char *arg, int *check, int *json, int *quiet)
 int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
                     uint64_t *v)
 {
+    return cli_opt_uint_hinted(cmd, argc, argv, i, opts, NULL, count, v);
+}
+
+int cli_opt_uint_hinted(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts,
+                        const char *const *hints, size_t count, uint64_t *v)
+{
     for (size_t k = 0; k < count; k++) {
         const char *val;
         const int m = cli_opt_value(cmd, argc, argv, i, NULL, opts[k].name, &val);
         if (m < 0) return -1;
         if (m == 0) continue;
         if (cli_parse_uint(val, opts[k].lo, opts[k].hi, v) != 0) {
-            cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
-                      (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
+            if (!hints)
+                cli_error(cmd, "bad value '%s' for %s (expected %llu..%llu)", val, opts[k].name,
+                          (unsigned long long)opts[k].lo, (unsigned long long)opts[k].hi);
+            else if (*hints[k]) cli_error(cmd, "bad %s '%s' (%s)", opts[k].name, val, hints[k]);
+            else cli_error(cmd, "bad %s '%s'", opts[k].name, val);
             return -1;
         }
         return (int)k;

@@ -82,6 +82,12 @@ void cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Runs the program `program` that stands in this program's directory with
+ * argv (argv[0] replaced); returns CLI_FAIL, after a message (each begins
+ * with prefix; the failure to run ends with "(hint)"), only when it could
+ * not run it. */
+int cli_exec_beside(const char *cmd, char **argv, const char *program, const char *prefix, const char *hint);
+
 /* Option matching. cli_opt_value matches argv[*i] against a long option
  * that takes a value ("--name value" or "--name=value") or its short alias
  * ("-o value"; short may be NULL). Returns 1 with *val set (and *i moved
@@ -109,6 +115,11 @@ typedef struct cli_uint_opt {
 } cli_uint_opt;
 int cli_opt_uint_of(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts, size_t count,
                     uint64_t *v);
+/* cli_opt_uint_of with a hint per option (hints[k] for opts[k]) in the
+ * message on a bad value: "bad NAME 'V' (hint)", or "bad NAME 'V'" when
+ * the hint is "". */
+int cli_opt_uint_hinted(const char *cmd, int argc, char **argv, int *i, const cli_uint_opt *opts,
+                        const char *const *hints, size_t count, uint64_t *v);
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);
 

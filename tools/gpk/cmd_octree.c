@@ -169,12 +169,32 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
         GPK_PARTICLES_UNIFORM, 500000,           20, 1, 1, 0, 0,   0, GPK_OCTREE_STEAL,
         GPK_OCTREE_OPTS_INIT,  GPK_BACKEND_AUTO, -1, 0, 0, 0, NULL};
     *o = defaults;
+    static const cli_uint_opt nums[] = {{"--threshold", 1, UINT32_MAX},
+                                        {"--threads", 0, 1 << 16},
+                                        {"--blocks", 1, 1 << 20},
+                                        {"--block-threads", 1, 1024},
+                                        {"--device", 0, 1 << 20},
+                                        {"--seed", 0, UINT64_MAX},
+                                        {"--reps", 1, 1000}};
+    static const char *const hints[] = {"1 or more", "", "", "1 to 1024", "", "", "1 to 1000"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int m;
         if (cli_is_help(a)) {
             cmd_octree_help(stdout);
             return 1;
+        }
+        uint64_t v;
+        const int k = cli_opt_uint_hinted(cmd, argc, argv, &i, nums, hints, sizeof nums / sizeof nums[0], &v);
+        if (k == -1) return -1;
+        switch (k) {
+        case 0: o->threshold = v; continue;
+        case 1: o->threads = (int)v; continue;
+        case 2: o->blocks = v; continue;
+        case 3: o->block_threads = v; continue;
+        case 4: o->device = (int)v; continue;
+        case 5: o->seed = v; continue;
+        case 6: o->reps = v; continue;
         }
         if (cli_flag(a, NULL, "--json")) {
             o->json = 1;
@@ -188,12 +208,6 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
             if (m < 0) return -1;
             if (cli_parse_size(val, &o->n) != 0 || o->n > UINT32_MAX) {
                 cli_error(cmd, "bad --n '%s' (a count below 2^32, e.g. 500000, 1M, 2^24)", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threshold", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 1, UINT32_MAX, &o->threshold) != 0) {
-                cli_error(cmd, "bad --threshold '%s' (1 or more)", val);
                 return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--scheme", &val)) != 0) {
@@ -214,38 +228,17 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
                 return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--capacity", &val)) != 0) {
-            uint64_t v;
             if (m < 0) return -1;
             if (cli_parse_size(val, &v) != 0 || v == 0) {
                 cli_error(cmd, "bad --capacity '%s' (1 or more tasks)", val);
                 return -1;
             }
             o->oo.pool.capacity = (size_t)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
-            uint64_t v;
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, 1 << 16, &v) != 0) {
-                cli_error(cmd, "bad --threads '%s'", val);
-                return -1;
-            }
-            o->threads = (int)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--blocks", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 1, 1 << 20, &o->blocks) != 0) {
-                cli_error(cmd, "bad --blocks '%s'", val);
-                return -1;
-            }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--grid-split", &val)) != 0) {
             if (m < 0) return -1;
             if (strcmp(val, "pool") == 0) o->grid_split = UINT32_MAX;
             else if (cli_parse_uint(val, 1, UINT32_MAX, &o->grid_split) != 0) {
                 cli_error(cmd, "bad --grid-split '%s' (a particle count, or pool)", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--block-threads", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 1, 1024, &o->block_threads) != 0) {
-                cli_error(cmd, "bad --block-threads '%s' (1 to 1024)", val);
                 return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--backend", &val)) != 0) {
@@ -254,26 +247,6 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
                 /* an OpenCL context would build on CPU threads: refused, not ignored */
                 cli_error(cmd, "%s backend '%s' for the octree (auto, cpu, cuda)",
                           o->backend == GPK_BACKEND_OPENCL ? "no" : "unknown", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
-            uint64_t v;
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, 1 << 20, &v) != 0) {
-                cli_error(cmd, "bad --device '%s'", val);
-                return -1;
-            }
-            o->device = (int)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--seed", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, UINT64_MAX, &o->seed) != 0) {
-                cli_error(cmd, "bad --seed '%s'", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--reps", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 1, 1000, &o->reps) != 0) {
-                cli_error(cmd, "bad --reps '%s' (1 to 1000)", val);
                 return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--svg", &val)) != 0) {

@@ -713,6 +713,24 @@ static int parse_u64(const char *cmd, const char *opt, const char *val, uint64_t
 static int parse_search_option(const char *cmd, const cli_problem *pr, int argc, char **argv, int *i,
                                search_args *a)
 {
+    static const cli_uint_opt nums[] = {{"--iters", 0, UINT64_MAX},  {"--global", 1, UINT32_MAX},
+                                        {"--tenure", 1, UINT32_MAX}, {"--starts", 1, UINT32_MAX},
+                                        {"--seed", 0, UINT64_MAX},   {"--threads", 0, 1 << 16},
+                                        {"--gpus", 1, 1 << 10}};
+    static const char *const hints[] = {
+        "a count, 0 for the default", "1 or more",       "1 or more", "1 or more",
+        "an unsigned integer",        "0 for all cores", "1 or more"};
+    uint64_t v;
+    switch (cli_opt_uint_hinted(cmd, argc, argv, i, nums, hints, sizeof nums / sizeof nums[0], &v)) {
+    case -1: return CLI_USAGE;
+    case 0: a->iters = v, a->have_iters = 1; return ARG_TAKEN;
+    case 1: a->global = v, a->have_global = 1; return ARG_TAKEN;
+    case 2: a->tenure = v, a->have_tenure = 1; return ARG_TAKEN;
+    case 3: a->starts = v, a->have_starts = 1; return ARG_TAKEN;
+    case 4: a->seed = v; return ARG_TAKEN;
+    case 5: a->threads = (int)v; return ARG_TAKEN;
+    case 6: a->gpus = v, a->have_gpus = 1; return ARG_TAKEN;
+    }
     const char *arg = argv[*i], *val = NULL;
     int m;
     if (cli_flag(arg, NULL, "--json")) {
@@ -755,26 +773,6 @@ static int parse_search_option(const char *cmd, const cli_problem *pr, int argc,
         }
         a->so.nb = nb;
         a->nb_set = 1;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--iters", &val)) != 0) {
-        if (m < 0 ||
-            parse_u64(cmd, "--iters", val, 0, UINT64_MAX, &a->iters, "a count, 0 for the default") != 0)
-            return CLI_USAGE;
-        a->have_iters = 1;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--global", &val)) != 0) {
-        if (m < 0 || parse_u64(cmd, "--global", val, 1, UINT32_MAX, &a->global, "1 or more") != 0)
-            return CLI_USAGE;
-        a->have_global = 1;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--tenure", &val)) != 0) {
-        if (m < 0 || parse_u64(cmd, "--tenure", val, 1, UINT32_MAX, &a->tenure, "1 or more") != 0)
-            return CLI_USAGE;
-        a->have_tenure = 1;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--starts", &val)) != 0) {
-        if (m < 0 || parse_u64(cmd, "--starts", val, 1, UINT32_MAX, &a->starts, "1 or more") != 0)
-            return CLI_USAGE;
-        a->have_starts = 1;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--seed", &val)) != 0) {
-        if (m < 0 || parse_u64(cmd, "--seed", val, 0, UINT64_MAX, &a->seed, "an unsigned integer") != 0)
-            return CLI_USAGE;
     } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--backend", &val)) != 0) {
         if (m < 0) return CLI_USAGE;
         if (gpk_backend_parse(val, &a->backend) != GPK_OK || a->backend == GPK_BACKEND_OPENCL) {
@@ -804,14 +802,6 @@ static int parse_search_option(const char *cmd, const cli_problem *pr, int argc,
             cli_error(cmd, "bad --time-limit '%s' (seconds, more than 0)", val);
             return CLI_USAGE;
         }
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--threads", &val)) != 0) {
-        uint64_t v;
-        if (m < 0 || parse_u64(cmd, "--threads", val, 0, 1 << 16, &v, "0 for all cores") != 0)
-            return CLI_USAGE;
-        a->threads = (int)v;
-    } else if ((m = cli_opt_value(cmd, argc, argv, i, NULL, "--gpus", &val)) != 0) {
-        if (m < 0 || parse_u64(cmd, "--gpus", val, 1, 1 << 10, &a->gpus, "1 or more") != 0) return CLI_USAGE;
-        a->have_gpus = 1;
     } else if ((m = cli_opt_value(cmd, argc, argv, i, "-o", "--out", &val)) != 0) {
         if (m < 0) return CLI_USAGE;
         a->out = val;

@@ -283,64 +283,38 @@ static int parse_text_opt(const char *cmd, int argc, char **argv, int *i, sort_a
  * repetitions. Returns as parse_text_opt. */
 static int parse_number_opt(const char *cmd, int argc, char **argv, int *i, sort_args *a)
 {
-    uint64_t v = 0;
-    int m;
-    if ((m = opt_uint(cmd, argc, argv, i, "--n", 0, UINT64_MAX, 1, &a->n)) != 0) {
-        if (m < 0) return -1;
-        a->have_n = 1;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--seed", 0, UINT64_MAX, 0, &a->seed)) != 0) {
-        if (m < 0) return -1;
-        a->have_seed = 1;
-        return 1;
-    }
-    /* Up to bucket's and staggered's 65536 groups; gpk_generate checks
-     * each distribution's own range (few-bits: the key width). */
-    if ((m = opt_uint(cmd, argc, argv, i, "--param", 0, 65536, 0, &a->param)) != 0) {
-        if (m < 0) return -1;
-        a->have_param = 1;
-        return 1;
-    }
-    /* --key-bits against the key type is checked once the type is known. */
-    if ((m = opt_uint(cmd, argc, argv, i, "--key-bits", 0, 64, 0, &v)) != 0) {
-        if (m < 0) return -1;
-        a->ro.key_bits = (unsigned)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--radix-bits", 0, 16, 0, &v)) != 0) {
-        if (m < 0) return -1;
-        a->ro.radix_bits = (unsigned)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--items", 0, 1u << 20, 1, &v)) != 0) {
-        if (m < 0) return -1;
-        a->ro.items = (unsigned)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--groups", 0, 1u << 30, 1, &v)) != 0) {
-        if (m < 0) return -1;
-        a->ro.groups = (unsigned)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--scan-split", 0, 1u << 30, 1, &v)) != 0) {
-        if (m < 0) return -1;
-        a->ro.scan_split = (unsigned)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--device", 0, 1u << 20, 0, &v)) != 0) {
-        if (m < 0) return -1;
-        a->device = (int)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--threads", 0, 1u << 20, 0, &v)) != 0) {
-        if (m < 0) return -1;
-        a->threads = (int)v;
-        return 1;
-    }
-    if ((m = opt_uint(cmd, argc, argv, i, "--reps", 1, 100000, 0, &v)) != 0) {
-        if (m < 0) return -1;
-        a->reps = (int)v;
+    /* sizes: the value may be written as a size (1M, 2^20). --param goes up
+     * to bucket's and staggered's 65536 groups (gpk_generate checks each
+     * distribution's own range; few-bits: the key width); --key-bits
+     * against the key type is checked once the type is known. */
+    static const struct {
+        const char *name;
+        uint64_t lo, hi;
+        int sizes;
+    } nums[] = {{"--n", 0, UINT64_MAX, 1},     {"--seed", 0, UINT64_MAX, 0},     {"--param", 0, 65536, 0},
+                {"--key-bits", 0, 64, 0},      {"--radix-bits", 0, 16, 0},       {"--items", 0, 1u << 20, 1},
+                {"--groups", 0, 1u << 30, 1},  {"--scan-split", 0, 1u << 30, 1}, {"--device", 0, 1u << 20, 0},
+                {"--threads", 0, 1u << 20, 0}, {"--reps", 1, 100000, 0}};
+    for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+        uint64_t v = 0;
+        const int m = opt_uint(cmd, argc, argv, i, nums[k].name, nums[k].lo, nums[k].hi, nums[k].sizes, &v);
+        if (m <= 0) {
+            if (m < 0) return -1;
+            continue;
+        }
+        switch (k) {
+        case 0: a->n = v, a->have_n = 1; break;
+        case 1: a->seed = v, a->have_seed = 1; break;
+        case 2: a->param = v, a->have_param = 1; break;
+        case 3: a->ro.key_bits = (unsigned)v; break;
+        case 4: a->ro.radix_bits = (unsigned)v; break;
+        case 5: a->ro.items = (unsigned)v; break;
+        case 6: a->ro.groups = (unsigned)v; break;
+        case 7: a->ro.scan_split = (unsigned)v; break;
+        case 8: a->device = (int)v; break;
+        case 9: a->threads = (int)v; break;
+        case 10: a->reps = (int)v; break;
+        }
         return 1;
     }
     return 0;

@@ -61,10 +61,7 @@ static int opt_count(const char *cmd, int argc, char **argv, int *i, const char 
 static int parse(int argc, char **argv, mpi_args *a)
 {
     const char *cmd = "sort";
-    memset(a, 0, sizeof *a);
-    a->backend = GPK_BACKEND_AUTO;
-    a->device = -1;
-    a->timeout = GPK_MPI_TIMEOUT_DEFAULT;
+    *a = (mpi_args){.backend = GPK_BACKEND_AUTO, .device = -1, .timeout = GPK_MPI_TIMEOUT_DEFAULT};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val;
         int m;

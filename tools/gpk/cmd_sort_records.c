@@ -47,31 +47,35 @@ static int parse(int argc, char **argv, rec_args *a)
     a->so = so;
     a->backend = GPK_BACKEND_AUTO;
     a->device = -1;
+    static const cli_uint_opt nums[] = {{"--record-size", 1, 256},
+                                        {"--key-offset", 0, 255},
+                                        {"--device", 0, 1u << 20},
+                                        {"--threads", 0, 1u << 20}};
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
         uint64_t v;
         int m;
         if (cli_output_flag(arg, &a->check, &a->json, &a->quiet)) continue;
+        const int k = cli_opt_uint_of(cmd, argc, argv, &i, nums, sizeof nums / sizeof nums[0], &v);
+        if (k == -1) return -1;
+        switch (k) {
+        case 0:
+            a->size = v;
+            a->have_size = 1;
+            continue;
+        case 1:
+            a->offset = v;
+            a->have_offset = 1;
+            continue;
+        case 2: a->device = (int)v; continue;
+        case 3: a->threads = (int)v; continue;
+        }
         if ((m = cli_opt_value(cmd, argc, argv, &i, "-o", "--output", &val)) != 0) {
             if (m < 0) return -1;
             a->out = val;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key", &val)) != 0) {
             if (m < 0) return -1;
             a->key = val;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--record-size", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 1, 256, &a->size) != 0) {
-                cli_error(cmd, "bad value '%s' for --record-size (expected 1..256)", val);
-                return -1;
-            }
-            a->have_size = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key-offset", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, 255, &a->offset) != 0) {
-                cli_error(cmd, "bad value '%s' for --key-offset (expected 0..255)", val);
-                return -1;
-            }
-            a->have_offset = 1;
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--key-type", &val)) != 0) {
             if (m < 0) return -1;
             if (gpk_type_parse(val, &a->ktype) != GPK_OK) {
@@ -87,20 +91,6 @@ static int parse(int argc, char **argv, rec_args *a)
             }
         } else if ((m = cli_opt_backend(cmd, argc, argv, &i, &a->backend)) != 0) {
             if (m < 0) return -1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--device", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
-                cli_error(cmd, "bad value '%s' for --device (expected 0..%u)", val, 1u << 20);
-                return -1;
-            }
-            a->device = (int)v;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--threads", &val)) != 0) {
-            if (m < 0) return -1;
-            if (cli_parse_uint(val, 0, 1u << 20, &v) != 0) {
-                cli_error(cmd, "bad value '%s' for --threads (expected 0..%u)", val, 1u << 20);
-                return -1;
-            }
-            a->threads = (int)v;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             cli_error(cmd,
                       "option '%s' does not apply to records (they take -o, --key or "

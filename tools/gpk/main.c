@@ -3,13 +3,9 @@
  * gpk-bench (bench/), built beside gpk: they link the peers (CUB, thrust,
  * GNU parallel) and the library's internal timing hooks, which the installed
  * gpk must not carry, so gpk runs that program instead. */
-#define _POSIX_C_SOURCE 200809L /* execv, readlink */
-
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "io.h"
@@ -32,22 +28,9 @@ static const char bench_list[] =
  * replaced); returns only on failure. */
 static int run_bench_program(const char *cmd, char **argv)
 {
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 32);
-    if (len <= 0) {
-        cli_error(cmd, "cannot find this program's directory: %s", strerror(errno));
-        return CLI_FAIL;
-    }
-    self[len] = '\0';
-    char *slash = strrchr(self, '/');
-    strcpy(slash ? slash + 1 : self, "gpk-bench");
-    argv[0] = self;
-    execv(self, argv);
-    cli_error(cmd,
-              "cannot run %s: %s (the benchmarks are the program gpk-bench, built beside gpk in the "
-              "build tree and not installed by default)",
-              self, strerror(errno));
-    return CLI_FAIL;
+    return cli_exec_beside(cmd, argv, "gpk-bench", "",
+                           "the benchmarks are the program gpk-bench, built beside gpk in the build tree and "
+                           "not installed by default");
 }
 
 static int bench_forward(int argc, char **argv)

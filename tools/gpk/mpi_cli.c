@@ -101,23 +101,19 @@ int cli_mpi_all_ok(const char *cmd, const cli_mpi *mp, int ok, const char *what)
     return 0;
 }
 
-int cli_mpi_max(int v)
+/* v reduced with op over every rank; what: the values, for a message. */
+static int reduce_int(int v, MPI_Op op, const char *what)
 {
     int r = v;
     MPI_Request req;
-    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
-    cli_mpi_wait("gpk", &req, "the ranks' exit statuses");
+    MPI_Iallreduce(&v, &r, 1, MPI_INT, op, MPI_COMM_WORLD, &req);
+    cli_mpi_wait("gpk", &req, what);
     return r;
 }
 
-int cli_mpi_sum(int v)
-{
-    int r = v;
-    MPI_Request req;
-    MPI_Iallreduce(&v, &r, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
-    cli_mpi_wait("gpk", &req, "the ranks' counts");
-    return r;
-}
+int cli_mpi_max(int v) { return reduce_int(v, MPI_MAX, "the ranks' exit statuses"); }
+
+int cli_mpi_sum(int v) { return reduce_int(v, MPI_SUM, "the ranks' counts"); }
 
 void cli_mpi_mute(const cli_mpi *mp, int on)
 {
