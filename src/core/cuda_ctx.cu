@@ -17,6 +17,28 @@ extern "C" gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *wh
     return gpk__fail(ctx, s, "CUDA: %s: %s", what, cudaGetErrorString(e));
 }
 
+extern "C" gpk_status gpk__cuda_rep_end(gpk_ctx *ctx, cudaStream_t stream, float *ms, const char *what)
+{
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    cudaError_t e = cudaEventRecord(st->ev_stop, stream);
+    if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_stop);
+    *ms = 0;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(ms, st->ev_start, st->ev_stop);
+    return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, what);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+extern "C" double gpk__median_ms(float *times, int reps)
+{
+    qsort(times, (size_t)reps, sizeof *times, cmp_float);
+    return reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+}
+
 extern "C" int gpk__cuda_device_count(void)
 {
     int n = 0;

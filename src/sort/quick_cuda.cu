@@ -1963,15 +1963,7 @@ static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, 
         }
         s = sort_once(ctx, job, p, kc, vc, stream);
         if (s != GPK_OK) break;
-        e = cudaEventRecord(st->ev_stop, stream);
-        if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_stop);
-        float f = 0;
-        if (e == cudaSuccess) e = cudaEventElapsedTime(&f, st->ev_start, st->ev_stop);
-        if (e != cudaSuccess) {
-            s = gpk__cuda_fail(ctx, e, "quicksort bench: timing");
-            break;
-        }
-        times[rep] = f;
+        s = gpk__cuda_rep_end(ctx, stream, &times[rep], "quicksort bench: timing");
     }
     if (s != GPK_OK) {
         (void)cudaStreamSynchronize(stream);
@@ -1979,8 +1971,7 @@ static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, 
         free(times);
         return s;
     }
-    std::sort(times, times + reps);
-    *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+    *ms = gpk__median_ms(times, reps);
     free(times);
     return download(ctx, job, p, stream);
 }

@@ -2688,23 +2688,15 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
             s = dispatch_passes(ctx, hp.job, pl, route, t, stream, have_bases);
             if (s != GPK_OK) break;
         }
-        e = cudaEventRecord(st->ev_stop, stream);
-        if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_stop);
-        float f = 0;
-        if (e == cudaSuccess) e = cudaEventElapsedTime(&f, st->ev_start, st->ev_stop);
-        if (e != cudaSuccess) {
-            s = gpk__cuda_fail(ctx, e, "radix bench: timing");
-            break;
-        }
-        times[rep] = f;
+        s = gpk__cuda_rep_end(ctx, stream, &times[rep], "radix bench: timing");
+        if (s != GPK_OK) break;
     }
     if (s != GPK_OK) {
         (void)cudaStreamSynchronize(stream);
         free(times);
         return s;
     }
-    std::sort(times, times + reps);
-    *ms = reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
+    *ms = gpk__median_ms(times, reps);
     free(times);
     if (pl.count == 0) {
         if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
