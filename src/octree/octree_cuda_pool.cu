@@ -425,6 +425,170 @@ gpk_status split_wide(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b,
     return GPK_OK;
 }
 
+/* The grid of a pool scheme: threads per block and blocks, every block
+ * resident at once (the pools spin). Checks the job first. */
+gpk_status pool_grid(const octree_cuda_job *job, const char *name, unsigned *threads_out,
+                     unsigned *blocks_out)
+{
+    gpk_ctx *ctx = job->ctx;
+    const gpk_octree_opts *o = job->opts;
+    if ((int)job->scheme < GPK_OCTREE_STATIC || (int)job->scheme > GPK_OCTREE_STEAL)
+        return gpk__fail(ctx, GPK_EINVAL, "octree (cuda pool): scheme %d is not a pool scheme",
+                         (int)job->scheme);
+    if (job->n > (size_t)UINT32_MAX)
+        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): %zu particles, at most %u", name, job->n,
+                         UINT32_MAX);
+    const unsigned threads = o->threads ? o->threads : 64u;
+    if (threads % 32u != 0 || threads > 1024u)
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): %u threads per block; use a multiple of 32 up to 1024 (0: 64)",
+                         name, threads);
+    int resident = 0;
+    const cudaError_t e = cp::max_resident_blocks(split_kernel, (int)threads, 0, &resident);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): occupancy query");
+    if (resident <= 0)
+        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): no block of %u threads fits on the device", name,
+                         threads);
+    const unsigned blocks = o->blocks ? o->blocks : (unsigned)resident;
+    if (blocks > (unsigned)resident)
+        return gpk__fail(
+            ctx, GPK_EINVAL,
+            "octree %s (cuda): %u blocks requested, but only %d blocks of %u threads are resident at "
+            "once; the persistent kernel spins on its pool, so every block must be resident (0: %d)",
+            name, blocks, resident, threads, resident);
+    *threads_out = threads;
+    *blocks_out = blocks;
+    return GPK_OK;
+}
+
+/* The node array (node_cap records) with recs uploaded, and the node
+ * counter at recs.size() (*used_up, the copy's host end, must outlive r). */
+gpk_status upload_records(gpk_ctx *ctx, cudaStream_t stream, Res &r, const std::vector<DNode> &recs,
+                          size_t node_cap, unsigned long long *used_up)
+{
+    r.drop(r.d_nodes);
+    r.d_nodes = nullptr;
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_nodes, node_cap * sizeof(DNode), stream,
+                                   "octree (cuda pool): node array"));
+    *used_up = recs.size();
+    cudaError_t e =
+        cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(r.d_next, used_up, sizeof *used_up, cudaMemcpyHostToDevice, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): records upload");
+    return GPK_OK;
+}
+
+/* The pool's configuration for n_initial first tasks. Default
+ * capacities: queues and the static list hold disjoint inner nodes, at
+ * most n / (t + 1); a deque holds its share of the initial tasks plus at
+ * most 7 unexplored siblings per level of its owner's depth-first
+ * descent (21 levels) and one task's 8 children: 256 more. A given
+ * capacity is used as is. */
+gpk_status pool_config(const octree_cuda_job *job, const char *name, unsigned blocks, unsigned threads,
+                       size_t n_initial, cp::Config *out)
+{
+    gpk_ctx *ctx = job->ctx;
+    const gpk_octree_opts *o = job->opts;
+    cp::Config c;
+    c.scheme = (cp::Scheme)job->scheme;
+    c.blocks = blocks;
+    c.holders = blocks * threads;
+    c.victim = o->pool.victim == GPK_POOL_VICTIM_RANDOM ? cp::RANDOM : cp::ROUND_ROBIN;
+    c.seed = o->pool.seed;
+    c.keep_first = kKeepFirstDefault; /* stealing only */
+    size_t cap = o->pool.capacity;
+    if (cap == 0) {
+        if (c.scheme == cp::STEAL) {
+            cap = 256 + (n_initial + blocks - 1) / blocks;
+        } else {
+            cap = job->n / ((size_t)job->leaf_threshold + 1) + 1;
+            if (cap < 64) cap = 64;
+        }
+        if (cap > ((size_t)1 << 30)) cap = (size_t)1 << 30;
+    }
+    if (cap > ((size_t)1 << 30))
+        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu above 2^30", name, cap);
+    if ((unsigned long long)c.holders + cap > 0xFFFFFFFEull)
+        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu too large for %u threads",
+                         name, cap, c.holders);
+    c.capacity = (unsigned)cap;
+    if (cp::check_config(c, n_initial) != cudaSuccess)
+        return gpk__fail(
+            ctx, GPK_EFULL,
+            "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity), fewer than the "
+            "%zu first tasks need; give a larger capacity or 0 for the default",
+            name, c.scheme == cp::STEAL ? "a block's work-stealing deque" : "the pool", c.capacity,
+            n_initial);
+    *out = c;
+    return GPK_OK;
+}
+
+/* One run of the pool from the initial tasks, timed into *pool_ms: its
+ * status and the node count (*used, the copy's host end, must outlive
+ * r). */
+gpk_status run_pool(gpk_ctx *ctx, cudaStream_t stream, Res &r, const Build &b, const cp::Config &c,
+                    unsigned threads, const std::vector<OTask> &initial, cp::Status *status,
+                    unsigned long long *used, double *pool_ms)
+{
+    r.drop(r.pool_mem);
+    r.pool_mem = nullptr;
+    /* the pool, then room for the initial tasks: init deals them from device memory */
+    const size_t pool_bytes = (cp::bytes_needed<OTask>(c) + 255) & ~(size_t)255;
+    GPK_CHECK(gpk__cuda_temp_alloc(ctx, &r.pool_mem, pool_bytes + initial.size() * sizeof(OTask), stream,
+                                   "octree (cuda pool): pool allocation"));
+    const cp::Pool<OTask> pool = cp::make_pool<OTask>(c, r.pool_mem);
+    OTask *d_initial = (OTask *)((unsigned char *)r.pool_mem + pool_bytes);
+    cudaError_t e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask),
+                                    cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cp::init(pool, d_initial, initial.size(), stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool init");
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    e = cudaEventRecord(st->ev_start, stream);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
+    split_kernel<<<c.blocks, threads, 0, stream>>>(pool, b);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel launch");
+    e = cudaEventRecord(st->ev_stop, stream);
+    /* the node count rides on read_status's wait */
+    if (e == cudaSuccess) e = cudaMemcpyAsync(used, r.d_next, sizeof *used, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess)
+        e = cp::read_status(pool, status, stream); /* synchronizes: kernel faults show here */
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel");
+    float kernel_ms = 0.f;
+    e = cudaEventElapsedTime(&kernel_ms, st->ev_start, st->ev_stop);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
+    *pool_ms += kernel_ms;
+    return GPK_OK;
+}
+
+/* The build's status from the pool's (GPK_OK: no error). */
+gpk_status pool_status(const octree_cuda_job *job, const char *name, const cp::Status &status,
+                       size_t node_cap, unsigned pool_cap)
+{
+    gpk_ctx *ctx = job->ctx;
+    if (status.error == cp::ERR_FULL)
+        return gpk__fail(ctx, GPK_EFULL,
+                         "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity); give a larger "
+                         "capacity or 0 for the default",
+                         name, job->scheme == GPK_OCTREE_STEAL ? "a block's work-stealing deque" : "the pool",
+                         pool_cap);
+    if (status.error == ERR_NODES) {
+        if (node_cap >= (size_t)INT32_MAX)
+            return gpk__fail(ctx, GPK_ENOMEM,
+                             "octree %s (cuda): more nodes (%llu) than int32 child links can name", name,
+                             status.info);
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): node count %llu above its proven bound %zu, an internal error",
+                         name, status.info, node_cap);
+    }
+    if (status.error != cp::ERR_NONE)
+        return gpk__fail(ctx, GPK_EINVAL,
+                         "octree %s (cuda): device pool error %u (%s), info %llu, an internal error", name,
+                         status.error, cp::error_string(status.error), status.info);
+    return GPK_OK;
+}
+
 } // namespace
 
 gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, uint32_t *d_idx,
@@ -445,34 +609,9 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
     std::vector<OTask> initial;
     unsigned long long used_up = 0, used = 0;
     Res r(ctx, stream);
-    cudaError_t e;
 
-    if ((int)job->scheme < GPK_OCTREE_STATIC || (int)job->scheme > GPK_OCTREE_STEAL)
-        return gpk__fail(ctx, GPK_EINVAL, "octree (cuda pool): scheme %d is not a pool scheme",
-                         (int)job->scheme);
-    if (n > (size_t)UINT32_MAX)
-        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): %zu particles, at most %u", name, n, UINT32_MAX);
-    const unsigned threads = o->threads ? o->threads : 64u;
-    if (threads % 32u != 0 || threads > 1024u)
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "octree %s (cuda): %u threads per block; use a multiple of 32 up to 1024 (0: 64)",
-                         name, threads);
-
-    /* The grid: every block resident at once (the pools spin). */
-    int resident = 0;
-    e = cp::max_resident_blocks(split_kernel, (int)threads, 0, &resident);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): occupancy query");
-    if (resident <= 0)
-        return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): no block of %u threads fits on the device", name,
-                         threads);
-    const unsigned blocks = o->blocks ? o->blocks : (unsigned)resident;
-    if (blocks > (unsigned)resident)
-        return gpk__fail(
-            ctx, GPK_EINVAL,
-            "octree %s (cuda): %u blocks requested, but only %d blocks of %u threads are resident at "
-            "once; the persistent kernel spins on its pool, so every block must be resident (0: %d)",
-            name, blocks, resident, threads, resident);
-
+    unsigned threads = 0, blocks = 0;
+    GPK_CHECK(pool_grid(job, name, &threads, &blocks));
     const unsigned wide_min = o->grid_split ? o->grid_split : GPK_OCTREE_GRID_SPLIT;
     /* UINT_MAX: the paper's pure pool, no frontier rule either */
     const unsigned frontier_min = wide_min == UINT32_MAX ? UINT32_MAX
@@ -518,85 +657,16 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         }
         if (recs.size() > node_cap) node_cap = recs.size() + node_cap;
         if (node_cap > bound && bound >= recs.size()) node_cap = bound;
-        r.drop(r.d_nodes);
-        r.d_nodes = nullptr;
-        GPK_CHECK(gpk__cuda_temp_alloc(ctx, (void **)&r.d_nodes, node_cap * sizeof(DNode), stream,
-                                       "octree (cuda pool): node array"));
-        used_up = recs.size();
-        e = cudaMemcpyAsync(r.d_nodes, recs.data(), recs.size() * sizeof(DNode), cudaMemcpyHostToDevice,
-                            stream);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(r.d_next, &used_up, sizeof used_up, cudaMemcpyHostToDevice, stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): records upload");
+        GPK_CHECK(upload_records(ctx, stream, r, recs, node_cap, &used_up));
         if (initial.empty()) break;
 
-        /* The pool. Default capacities: queues and the static list hold
-         * disjoint inner nodes, at most n / (t + 1); a deque holds its share
-         * of the initial tasks plus at most 7 unexplored siblings per level
-         * of its owner's depth-first descent (21 levels) and one task's 8
-         * children: 256 more. A given capacity is used as is. */
         cp::Config c;
-        c.scheme = (cp::Scheme)job->scheme;
-        c.blocks = blocks;
-        c.holders = blocks * threads;
-        c.victim = o->pool.victim == GPK_POOL_VICTIM_RANDOM ? cp::RANDOM : cp::ROUND_ROBIN;
-        c.seed = o->pool.seed;
-        c.keep_first = kKeepFirstDefault; /* stealing only */
-        size_t cap = o->pool.capacity;
-        if (cap == 0) {
-            if (c.scheme == cp::STEAL) {
-                cap = 256 + (initial.size() + blocks - 1) / blocks;
-            } else {
-                cap = n / ((size_t)t + 1) + 1;
-                if (cap < 64) cap = 64;
-            }
-            if (cap > ((size_t)1 << 30)) cap = (size_t)1 << 30;
-        }
-        if (cap > ((size_t)1 << 30))
-            return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu above 2^30", name, cap);
-        if ((unsigned long long)c.holders + cap > 0xFFFFFFFEull)
-            return gpk__fail(ctx, GPK_EINVAL, "octree %s (cuda): pool capacity %zu too large for %u threads",
-                             name, cap, c.holders);
-        c.capacity = pool_cap = (unsigned)cap;
-        if (cp::check_config(c, initial.size()) != cudaSuccess)
-            return gpk__fail(
-                ctx, GPK_EFULL,
-                "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity), fewer than the %zu "
-                "first tasks need; give a larger capacity or 0 for the default",
-                name, c.scheme == cp::STEAL ? "a block's work-stealing deque" : "the pool", c.capacity,
-                initial.size());
-        r.drop(r.pool_mem);
-        r.pool_mem = nullptr;
-        /* the pool, then room for the initial tasks: init deals them from device memory */
-        const size_t pool_bytes = (cp::bytes_needed<OTask>(c) + 255) & ~(size_t)255;
-        GPK_CHECK(gpk__cuda_temp_alloc(ctx, &r.pool_mem, pool_bytes + initial.size() * sizeof(OTask), stream,
-                                       "octree (cuda pool): pool allocation"));
-        const cp::Pool<OTask> pool = cp::make_pool<OTask>(c, r.pool_mem);
-        OTask *d_initial = (OTask *)((unsigned char *)r.pool_mem + pool_bytes);
-        e = cudaMemcpyAsync(d_initial, initial.data(), initial.size() * sizeof(OTask), cudaMemcpyHostToDevice,
-                            stream);
-        if (e == cudaSuccess) e = cp::init(pool, d_initial, initial.size(), stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): pool init");
+        GPK_CHECK(pool_config(job, name, blocks, threads, initial.size(), &c));
+        pool_cap = c.capacity;
         b.nodes = r.d_nodes;
         b.node_cap = node_cap;
-        gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-        e = cudaEventRecord(st->ev_start, stream);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
-        split_kernel<<<blocks, threads, 0, stream>>>(pool, b);
-        e = cudaGetLastError();
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel launch");
-        e = cudaEventRecord(st->ev_stop, stream);
-        /* the node count rides on read_status's wait */
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
-        if (e == cudaSuccess)
-            e = cp::read_status(pool, &status, stream); /* synchronizes: kernel faults show here */
-        have_used = e == cudaSuccess;
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): kernel");
-        float kernel_ms = 0.f;
-        e = cudaEventElapsedTime(&kernel_ms, st->ev_start, st->ev_stop);
-        if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): timing event");
-        *pool_ms += kernel_ms;
+        GPK_CHECK(run_pool(ctx, stream, r, b, c, threads, initial, &status, &used, pool_ms));
+        have_used = true;
         if (status.error == ERR_NODES && node_cap < bound && attempt == 0) {
             node_cap = bound; /* restart from the root with the proven bound, on fresh codes */
             gpk_status s = gpk__octree_cuda_codes(job, d_codes, d_idx);
@@ -605,28 +675,10 @@ gpk_status gpk__octree_cuda_pool(const octree_cuda_job *job, uint64_t *d_codes, 
         }
         break;
     }
-    if (status.error == cp::ERR_FULL)
-        return gpk__fail(ctx, GPK_EFULL,
-                         "octree %s (cuda): pool full: %s holds %u tasks (opts.pool.capacity); give a larger "
-                         "capacity or 0 for the default",
-                         name, job->scheme == GPK_OCTREE_STEAL ? "a block's work-stealing deque" : "the pool",
-                         pool_cap);
-    if (status.error == ERR_NODES) {
-        if (node_cap >= (size_t)INT32_MAX)
-            return gpk__fail(ctx, GPK_ENOMEM,
-                             "octree %s (cuda): more nodes (%llu) than int32 child links can name", name,
-                             status.info);
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "octree %s (cuda): node count %llu above its proven bound %zu, an internal error",
-                         name, status.info, node_cap);
-    }
-    if (status.error != cp::ERR_NONE)
-        return gpk__fail(ctx, GPK_EINVAL,
-                         "octree %s (cuda): device pool error %u (%s), info %llu, an internal error", name,
-                         status.error, cp::error_string(status.error), status.info);
+    GPK_CHECK(pool_status(job, name, status, node_cap, pool_cap));
 
     if (!have_used) { /* no pool run: the records are the big tasks' */
-        e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
+        cudaError_t e = cudaMemcpyAsync(&used, r.d_next, sizeof used, cudaMemcpyDeviceToHost, stream);
         if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "octree (cuda pool): node count read-back");
     }

@@ -693,6 +693,201 @@ template <class K> __device__ __forceinline__ K warp_max(K x)
     }
 }
 
+/* The partition kernel's phases. Inlined, they give the kernel the code
+ * of one body: registers limit its blocks per SM, and ptxas's register
+ * count follows the order of the work, not only the work. So the phases
+ * take what the kernel computes once (lane, warp, lanes_below), the side
+ * tests are the kernel's lambdas, and each phase keeps its statements in
+ * the order of the single body (compare `nvcc -Xptxas -v` on a change).
+ *
+ * Inner bounds of one side each (lt_max, gt_min) and, with ALL4, the
+ * outer ones (lo, hi). */
+template <class K> struct SideBounds {
+    K lt_max, gt_min, lo, hi;
+};
+
+/* This thread's counts, left | right << 16, and its side bounds.
+ * goes_left(i), goes_right(i): the side of the thread's element i. */
+template <bool ALL4, class K, int I, class GoesLeft, class GoesRight>
+__device__ __forceinline__ SideBounds<K> count_sides(const K (&key)[I], const GoesLeft &goes_left,
+                                                     const GoesRight &goes_right, uint32_t &counts)
+{
+    uint32_t nl = 0, nr = 0;
+    K lt_max = 0, gt_min = (K) ~(K)0, lo = (K) ~(K)0, hi = 0;
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const bool l = goes_left(i), r = goes_right(i);
+        nl += l;
+        nr += r;
+        if (l) lt_max = max(lt_max, key[i]);
+        if (r) gt_min = min(gt_min, key[i]);
+        if (ALL4 && (l || r)) {
+            lo = min(lo, key[i]);
+            hi = max(hi, key[i]);
+        }
+    }
+    counts = nl | (nr << 16);
+    return SideBounds<K>{lt_max, gt_min, lo, hi};
+}
+
+/* The block's total of packed counts and those of the warps before this
+ * thread's (all threads; one barrier). */
+template <int W>
+__device__ __forceinline__ void warp_offsets(uint32_t counts, int lane, int warp, uint32_t *s_wcnt,
+                                             uint32_t &before, uint32_t &total)
+{
+    const uint32_t wcnt = __reduce_add_sync(0xffffffffu, counts);
+    if (lane == 0) s_wcnt[warp] = wcnt;
+    __syncthreads();
+    before = 0;
+    total = 0;
+#pragma unroll
+    for (int w = 0; w < W; w++) {
+        const uint32_t v = s_wcnt[w];
+        before += w < warp ? v : 0u;
+        total += v;
+    }
+}
+
+/* Box 4.3 task 2 (one thread): one atomicAdd reserves this block's
+ * ranges, < P from the left end and > P from the right end; its round
+ * trip overlaps the staging that follows. */
+template <class K>
+__device__ __forceinline__ void reserve_ranges(Part<K> *pt, const Seg<K> &sg, uint32_t total,
+                                               uint32_t *s_lt_base, uint32_t *s_gt_base)
+{
+    const uint32_t tot_l = total & 0xFFFFu, tot_r = total >> 16;
+    u64 old = 0;
+    if (total) old = atomicAdd(&pt->lr, ((u64)tot_r << 32) | tot_l);
+    *s_lt_base = sg.off + (uint32_t)old;
+    *s_gt_base = sg.off + sg.len - (uint32_t)(old >> 32) - tot_r;
+}
+
+/* Stage in shared memory: left side at [0, tot_l), right side at
+ * [tot_l, tot_l + tot_r), each warp's elements after those of the warps
+ * before it (`before`, packed); lanes_below: the lane's bit mask of the
+ * lanes below it. */
+template <bool HAS_V, class K, class V, int I, int NV, class GoesLeft, class GoesRight>
+__device__ __forceinline__ void stage_tile(const K (&key)[I], const V (&val)[NV], const GoesLeft &goes_left,
+                                           const GoesRight &goes_right, uint32_t before, uint32_t tot_l,
+                                           K *s_keys, V *s_vals, uint32_t lanes_below)
+{
+    constexpr uint32_t FULL = 0xffffffffu;
+    uint32_t pl = before & 0xFFFFu, pr = tot_l + (before >> 16);
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const bool l = goes_left(i), r = goes_right(i);
+        const uint32_t ml = __ballot_sync(FULL, l), mr = __ballot_sync(FULL, r);
+        if (l || r) {
+            const uint32_t pos = l ? pl + __popc(ml & lanes_below) : pr + __popc(mr & lanes_below);
+            s_keys[pos] = key[i];
+            if (HAS_V) s_vals[pos] = val[i];
+        }
+        pl += __popc(ml);
+        pr += __popc(mr);
+    }
+}
+
+/* Box 4.3 task 3: consecutive threads write consecutive positions. */
+template <bool HAS_V, int I, class K, class V>
+__device__ __forceinline__ void write_tile(const K *s_keys, const V *s_vals, uint32_t tot_l, uint32_t tot_r,
+                                           uint32_t lt_base, uint32_t gt_base, K *kout, V *vout)
+{
+    const uint32_t count = tot_l + tot_r;
+    gt_base -= tot_l;
+#pragma unroll
+    for (int i = 0; i < I; i++) {
+        const uint32_t j = threadIdx.x + i * kThreads;
+        if (j >= count) break;
+        const uint32_t out = (j < tot_l ? lt_base : gt_base) + j; /* modulo 2^32 on the way, exact */
+        kout[out] = s_keys[j];
+        if (HAS_V) vout[out] = s_vals[j];
+    }
+}
+
+/* Merges the block's side bounds into the segment's, then counts the
+ * block done (all threads; two barriers). True in the segment's last
+ * block, which then sees every block's atomics. */
+template <class S, bool ALL4, int W, class K>
+__device__ __forceinline__ bool publish_bounds(SideBounds<K> b, K (*s_red)[W], Part<K> *pt, const Seg<K> &sg,
+                                               uint32_t tot_l, uint32_t tot_r, uint32_t *s_last)
+{
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    b.lt_max = warp_max(b.lt_max);
+    b.gt_min = warp_min(b.gt_min);
+    if (ALL4) {
+        b.lo = warp_min(b.lo);
+        b.hi = warp_max(b.hi);
+    }
+    if (lane == 0) {
+        s_red[0][warp] = b.lt_max;
+        s_red[1][warp] = b.gt_min;
+        s_red[2][warp] = b.lo;
+        s_red[3][warp] = b.hi;
+    }
+    __syncthreads();
+    const uint32_t tiles = S::tiles_of(sg.off, sg.len);
+    if (tid == 0) {
+        for (int w = 1; w < W; w++) {
+            b.lt_max = max(b.lt_max, s_red[0][w]);
+            b.gt_min = min(b.gt_min, s_red[1][w]);
+            b.lo = min(b.lo, s_red[2][w]);
+            b.hi = max(b.hi, s_red[3][w]);
+        }
+        if (tot_l) atomic_max_k(&pt->lt_max, b.lt_max);
+        if (tot_r) atomic_min_k(&pt->gt_min, b.gt_min);
+        if (ALL4) {
+            atomic_min_k(&pt->lt_min, b.lo);
+            atomic_max_k(&pt->gt_max, b.hi);
+        }
+        uint32_t last = 1;
+        if (tiles > 1) {
+            __threadfence(); /* our counts and bounds before the done count */
+            last = atomicAdd(&pt->done, 1u) == tiles - 1;
+        }
+        *s_last = last;
+    }
+    __syncthreads();
+    return *s_last;
+}
+
+/* The segment's last block: the three children (< P, == P, > P) from
+ * the segment's totals and bounds, their pivots, and their entries in
+ * the next level (all threads). s_samp, s_res: scratch for the samples. */
+template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
+__device__ __forceinline__ void plan_children(const PartArgs<K, V> &a, const Seg<K> &sg, Part<K> *pt,
+                                              const K *kout, Child<K> *s_ch, uint32_t *s_flags, K *s_samp,
+                                              K *s_res, uint32_t (*s_map)[3])
+{
+    using S = QShape<K, V, HAS_V>;
+    if (threadIdx.x == 0) {
+        __threadfence();
+        const u64 lr = __ldcg(&pt->lr);
+        const uint32_t lt = (uint32_t)lr, gt = (uint32_t)(lr >> 32);
+        const K lmax = __ldcg(&pt->lt_max), gmin = __ldcg(&pt->gt_min);
+        const K lmin = ALL4 ? __ldcg(&pt->lt_min) : sg.min, gmax = ALL4 ? __ldcg(&pt->gt_max) : sg.max;
+        s_ch[0] = Child<K>{sg.off, lt, lmin, lmax, false, true};
+        s_ch[1] =
+            Child<K>{sg.off + lt, sg.len - lt - gt, sg.pivot, sg.pivot, true, true}; /* empty without EQB */
+        s_ch[2] = Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true};
+        /* value pivots until a split is lopsided, then one bit midpoint */
+        for (int c = 0; c < 3; c++)
+            s_flags[c] =
+                ((sg.flags & SEG_BITMID) == 0 && (u64)s_ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
+    }
+    __syncthreads();
+    if (a.depth + 1 < a.sample_depth)
+        sample_children<K>(kout, s_ch, s_flags, S::SMALL, a.pm, a.sample_band, s_samp, s_res);
+    if (threadIdx.x == 0)
+        for (int c = 0; c < 3; c++)
+            emit_child<K, V, HAS_V, EQB>(a, s_ch[c], a.depth + 1, s_flags[c], &s_map[c][0], &s_map[c][1],
+                                         &s_map[c][2]);
+    __syncthreads();
+    map_tiles(a.l.tile_seg[(a.depth + 1) & 1], s_map, 3);
+}
+
+/* Block b partitions tile b - first_tile of its segment; the segment's
+ * last block plans its children. */
 template <class K, class V, bool HAS_V, bool EQB, bool ALL4>
 __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
     partition_kernel(PartArgs<K, V> a)
@@ -701,7 +896,6 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
     constexpr int I = S::I;
     constexpr uint32_t TILE = S::TILE;
     constexpr int W = kThreads / 32;
-    constexpr uint32_t FULL = 0xffffffffu;
     static_assert(!(EQB && HAS_V), "the == P bucket is only left out when there are no values");
     static_assert(TILE < (1u << 16), "per-warp counts are packed in 16-bit fields");
 
@@ -711,6 +905,8 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
     __shared__ K s_red[4][W];
     __shared__ uint32_t s_lt_base, s_gt_base, s_last;
     __shared__ uint32_t s_map[3][3];
+    __shared__ Child<K> s_ch[3];
+    __shared__ uint32_t s_flags[3];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const uint32_t lanes_below = (1u << lane) - 1u;
@@ -730,7 +926,6 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
     const uint32_t first = t == 0 ? head : 0u; /* this tile's elements: [first, valid) */
     const uint32_t valid = min(TILE, head + sg.len - t * TILE);
     const K pivot = sg.pivot;
-    constexpr bool all4 = ALL4; /* the root, from a sample (SEG_INEXACT) */
     const uint8_t sbuf = buf_of_depth(a.depth), dbuf = buf_of_depth(a.depth + 1);
     const K *kin = pick_buf(a.kbuf, sbuf);
     const V *vin = pick_buf(a.vbuf, sbuf);
@@ -768,140 +963,17 @@ __global__ void __launch_bounds__(kThreads, (QShape<K, V, HAS_V>::MIN_BLOCKS))
         return EQB ? key[i] > pivot : (key[i] >= pivot && j >= first && j < valid);
     };
 
-    /* Counts per warp, and the inner bounds. */
-    uint32_t nl = 0, nr = 0;
-    K lt_max = 0, gt_min = (K) ~(K)0, lo = (K) ~(K)0, hi = 0;
-#pragma unroll
-    for (int i = 0; i < I; i++) {
-        const bool l = goes_left(i), r = goes_right(i);
-        nl += l;
-        nr += r;
-        if (l) lt_max = max(lt_max, key[i]);
-        if (r) gt_min = min(gt_min, key[i]);
-        if (all4 && (l || r)) {
-            lo = min(lo, key[i]);
-            hi = max(hi, key[i]);
-        }
-    }
-    const uint32_t wcnt = __reduce_add_sync(FULL, nl | (nr << 16));
-    if (lane == 0) s_wcnt[warp] = wcnt;
-    __syncthreads();
-    uint32_t before = 0, total = 0;
-#pragma unroll
-    for (int w = 0; w < W; w++) {
-        const uint32_t v = s_wcnt[w];
-        before += w < warp ? v : 0u;
-        total += v;
-    }
+    uint32_t counts;
+    const SideBounds<K> bounds = count_sides<ALL4>(key, goes_left, goes_right, counts);
+    uint32_t before, total;
+    warp_offsets<W>(counts, lane, warp, s_wcnt, before, total);
     const uint32_t tot_l = total & 0xFFFFu, tot_r = total >> 16;
-
-    /* Box 4.3 task 2: one atomicAdd reserves this block's ranges, < P from
-     * the left end and > P from the right end; its round trip overlaps the
-     * staging below. */
-    if (tid == 0) {
-        u64 old = 0;
-        if (total) old = atomicAdd(&pt->lr, ((u64)tot_r << 32) | tot_l);
-        s_lt_base = sg.off + (uint32_t)old;
-        s_gt_base = sg.off + sg.len - (uint32_t)(old >> 32) - tot_r;
-    }
-
-    /* Stage in shared memory: left side at [0, tot_l), right side at
-     * [tot_l, tot_l + tot_r). */
-    {
-        uint32_t pl = before & 0xFFFFu, pr = tot_l + (before >> 16);
-#pragma unroll
-        for (int i = 0; i < I; i++) {
-            const bool l = goes_left(i), r = goes_right(i);
-            const uint32_t ml = __ballot_sync(FULL, l), mr = __ballot_sync(FULL, r);
-            if (l || r) {
-                const uint32_t pos = l ? pl + __popc(ml & lanes_below) : pr + __popc(mr & lanes_below);
-                s_keys[pos] = key[i];
-                if (HAS_V) s_vals[pos] = val[i];
-            }
-            pl += __popc(ml);
-            pr += __popc(mr);
-        }
-    }
+    if (tid == 0) reserve_ranges(pt, sg, total, &s_lt_base, &s_gt_base);
+    stage_tile<HAS_V>(key, val, goes_left, goes_right, before, tot_l, s_keys, s_vals, lanes_below);
     __syncthreads();
-
-    /* Box 4.3 task 3: consecutive threads write consecutive positions. */
-    {
-        const uint32_t lt_base = s_lt_base, gt_base = s_gt_base - tot_l;
-        const uint32_t count = tot_l + tot_r;
-#pragma unroll
-        for (int i = 0; i < I; i++) {
-            const uint32_t j = tid + i * kThreads;
-            if (j >= count) break;
-            const uint32_t out = (j < tot_l ? lt_base : gt_base) + j; /* modulo 2^32 on the way, exact */
-            kout[out] = s_keys[j];
-            if (HAS_V) vout[out] = s_vals[j];
-        }
-    }
-
-    /* Bounds of both sides, then count this block done. */
-    lt_max = warp_max(lt_max);
-    gt_min = warp_min(gt_min);
-    if (all4) {
-        lo = warp_min(lo);
-        hi = warp_max(hi);
-    }
-    if (lane == 0) {
-        s_red[0][warp] = lt_max;
-        s_red[1][warp] = gt_min;
-        s_red[2][warp] = lo;
-        s_red[3][warp] = hi;
-    }
-    __syncthreads();
-    const uint32_t tiles = S::tiles_of(sg.off, sg.len);
-    if (tid == 0) {
-        for (int w = 1; w < W; w++) {
-            lt_max = max(lt_max, s_red[0][w]);
-            gt_min = min(gt_min, s_red[1][w]);
-            lo = min(lo, s_red[2][w]);
-            hi = max(hi, s_red[3][w]);
-        }
-        if (tot_l) atomic_max_k(&pt->lt_max, lt_max);
-        if (tot_r) atomic_min_k(&pt->gt_min, gt_min);
-        if (all4) {
-            atomic_min_k(&pt->lt_min, lo);
-            atomic_max_k(&pt->gt_max, hi);
-        }
-        uint32_t last = 1;
-        if (tiles > 1) {
-            __threadfence(); /* our counts and bounds before the done count */
-            last = atomicAdd(&pt->done, 1u) == tiles - 1;
-        }
-        s_last = last;
-    }
-    __syncthreads();
-    if (!s_last) return;
-
-    /* The last block: every block's atomics are in; plan the children. */
-    __shared__ Child<K> s_ch[3];
-    __shared__ uint32_t s_flags[3];
-    if (tid == 0) {
-        __threadfence();
-        const u64 lr = __ldcg(&pt->lr);
-        const uint32_t lt = (uint32_t)lr, gt = (uint32_t)(lr >> 32);
-        const K lmax = __ldcg(&pt->lt_max), gmin = __ldcg(&pt->gt_min);
-        const K lmin = all4 ? __ldcg(&pt->lt_min) : sg.min, gmax = all4 ? __ldcg(&pt->gt_max) : sg.max;
-        s_ch[0] = Child<K>{sg.off, lt, lmin, lmax, false, true};
-        s_ch[1] = Child<K>{sg.off + lt, sg.len - lt - gt, pivot, pivot, true, true}; /* empty without EQB */
-        s_ch[2] = Child<K>{sg.off + sg.len - gt, gt, gmin, gmax, false, true};
-        /* value pivots until a split is lopsided, then one bit midpoint */
-        for (int c = 0; c < 3; c++)
-            s_flags[c] =
-                ((sg.flags & SEG_BITMID) == 0 && (u64)s_ch[c].len * 4 > (u64)sg.len * 3) ? SEG_BITMID : 0u;
-    }
-    __syncthreads();
-    if (a.depth + 1 < a.sample_depth)
-        sample_children<K>(kout, s_ch, s_flags, S::SMALL, a.pm, a.sample_band, s_keys, &s_red[0][0]);
-    if (tid == 0)
-        for (int c = 0; c < 3; c++)
-            emit_child<K, V, HAS_V, EQB>(a, s_ch[c], a.depth + 1, s_flags[c], &s_map[c][0], &s_map[c][1],
-                                         &s_map[c][2]);
-    __syncthreads();
-    map_tiles(a.l.tile_seg[(a.depth + 1) & 1], s_map, 3);
+    write_tile<HAS_V, I>(s_keys, s_vals, tot_l, tot_r, s_lt_base, s_gt_base, kout, vout);
+    if (!publish_bounds<S, ALL4>(bounds, s_red, pt, sg, tot_l, tot_r, &s_last)) return;
+    plan_children<K, V, HAS_V, EQB, ALL4>(a, sg, pt, kout, s_ch, s_flags, s_keys, &s_red[0][0], s_map);
 }
 
 /* ------------------------------------------------------------------------

@@ -379,9 +379,17 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
     }
 }
 
-static void scatter_first(unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst, size_t lo,
-                          size_t hi, size_t *off, unsigned char *wc, unsigned radix, int iota,
-                          const first_plan *P, int clamp)
+/* The planned first level's scatter is kept out of line: otherwise gcc 12
+ * inlines it into the MSD level's scatter step, and f64 normal keys sort
+ * about 5 % slower (docs/architecture.md, "Function length"). */
+#if defined(__GNUC__)
+#define GPK_OUT_OF_LINE __attribute__((noinline))
+#else
+#define GPK_OUT_OF_LINE
+#endif
+static GPK_OUT_OF_LINE void scatter_first(unsigned vw, const void *src, void *dst, const void *vsrc,
+                                          void *vdst, size_t lo, size_t hi, size_t *off, unsigned char *wc,
+                                          unsigned radix, int iota, const first_plan *P, int clamp)
 {
     if (!clamp) {
         if (vw == 0) first_in64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
@@ -1195,26 +1203,25 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
     }
 }
 
-/* One MSD level over the m keys at offset off, run by every thread of the
- * team. The keys lie in the caller's array (in_keys) or in the scatter
- * buffer; the pass moves them to the other one, buckets that fit a thread
- * are sorted from there into the caller's array, larger ones go one level
- * down. Level 0's bit range comes from the caller's detection, deeper
- * levels reduce their bucket for it (all-equal buckets then cost nothing
- * more). */
-static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
-                      unsigned begin, unsigned end, int iota, int counted, const void *src0)
+/* How one MSD level scatters: by `digits` digits of the bits from `shift`
+ * up (masked), by the split table `tab` (then digits is its bucket count),
+ * or by the sampled first plan (planned: level 0 only). */
+typedef struct {
+    unsigned digits, shift;
+    uint64_t mask;
+    const split_entry *tab;
+    int planned;
+} level_digits;
+
+/* Sets H->lv[level]: the level's bit range and whether it takes LSD passes
+ * or one MSD digit. Level 0's range comes from the caller's detection,
+ * deeper levels reduce their bucket for it (all-equal buckets then cost
+ * nothing more). Every thread returns with H->lv[level] set. */
+static void plan_level(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                       unsigned begin, unsigned end)
 {
-    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     const size_t B = S->blocks;
     const unsigned kw = S->kw, vw = S->vw;
-    /* src0: the copying sort's input, which level 0 reads in place of the
-     * caller's (output) array. */
-    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
-    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
-    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
-    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
-
     if (level > 0) {
 #pragma omp for schedule(dynamic, 1) nowait
         for (size_t j = 0; j < B; j++) {
@@ -1247,76 +1254,90 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
         }
     }
     team_wait(S->bar);
-    begin = H->lv[level].begin;
-    end = H->lv[level].end;
+}
 
-    if (H->lv[level].lsd) {
-        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
-        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
-        /* finish_share takes whole-array bases. */
-        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
-        return;
-    }
-
-    const unsigned d = H->lv[level].digit_bits;
-    unsigned digits = 1u << d, shift = end - d;
-    uint64_t mask = digits - 1;
-    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
-    const split_entry *tab = NULL;
-    const int planned = level == 0 && H->first;
+/* The level's counters: block j's row of S->hist, over blocks of m keys. */
 #define ROW(j) (S->hist + (j)*S->radix_stride)
 #define BLOCK_LO(j) block_lo(m, (j), B)
-    if (planned) {
-        digits = H->first_buckets;
-    } else if (end - begin > HYB_MAX_BITS) {
-        /* Count the top HYB_MAX_BITS bits (unless the detection did), then
-         * see whether d-bit buckets would be too skewed. */
-        const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
-        if (!counted) {
+
+/* More than HYB_MAX_BITS bits: counts the top HYB_MAX_BITS bits of the
+ * range into the rows (unless the detection did: counted), then sees
+ * whether d-bit buckets would be too skewed; if so, plans the split table
+ * (H->tab, L->tab set) and counts its buckets. Either way the rows hold
+ * counts on return: of the split's buckets, or of the top bits. */
+static void count_top_or_split(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                               unsigned begin, unsigned end, int counted, size_t *bounds, level_digits *L)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, vw = S->vw, d = H->lv[level].digit_bits;
+    const unsigned G = 1u << HYB_MAX_BITS, top = end - HYB_MAX_BITS;
+    if (!counted) {
 #pragma omp for schedule(dynamic, 1) nowait
-            for (size_t j = 0; j < B; j++) {
-                memset(ROW(j), 0, G * sizeof *ROW(j));
-                if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
-                else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
-            }
-        }
-        counted = 1;
-        team_wait(S->bar);
-#pragma omp single nowait
-        {
-            size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
-            for (unsigned g = 0; g < G; g++) {
-                h[g] = 0;
-                for (size_t j = 0; j < B; j++) h[g] += ROW(j)[g];
-                run += h[g];
-                if ((g + 1) % (G >> d) == 0) {
-                    biggest = run > biggest ? run : biggest;
-                    run = 0;
-                }
-            }
-            H->lv[level].buckets = biggest > H->cap
-                ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab)
-                : 0;
-        }
-        team_wait(S->bar);
-        if (H->lv[level].buckets) {
-            tab = H->tab;
-            digits = H->lv[level].buckets;
-            shift = top;
-            mask = G - 1;
-#pragma omp for schedule(dynamic, 1) nowait
-            for (size_t j = 0; j < B; j++) {
-                memset(ROW(j), 0, digits * sizeof *ROW(j));
-                if (kw == 4)
-                    count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask,
-                                ROW(j), tab);
-                else
-                    count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
-                                tab);
-            }
+        for (size_t j = 0; j < B; j++) {
+            memset(ROW(j), 0, G * sizeof *ROW(j));
+            if (kw == 4) count32((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
+            else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), top, G - 1, ROW(j));
         }
     }
-    if (tab || planned) {
+    team_wait(S->bar);
+#pragma omp single nowait
+    {
+        size_t *h = bounds, biggest = 0, run = 0; /* bounds: free until the scan */
+        for (unsigned g = 0; g < G; g++) {
+            h[g] = 0;
+            for (size_t j = 0; j < B; j++) h[g] += ROW(j)[g];
+            run += h[g];
+            if ((g + 1) % (G >> d) == 0) {
+                biggest = run > biggest ? run : biggest;
+                run = 0;
+            }
+        }
+        H->lv[level].buckets =
+            biggest > H->cap ? split_plan(h, HYB_TARGET_BYTES / (kw + vw), top - begin, top, G, H->tab) : 0;
+    }
+    team_wait(S->bar);
+    if (H->lv[level].buckets) {
+        const split_entry *tab = H->tab;
+        const unsigned digits = H->lv[level].buckets, shift = top;
+        const uint64_t mask = G - 1;
+        L->tab = tab;
+        L->digits = digits;
+        L->shift = shift;
+        L->mask = mask;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (size_t j = 0; j < B; j++) {
+            memset(ROW(j), 0, digits * sizeof *ROW(j));
+            if (kw == 4)
+                count32_tab((const uint32_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, (uint32_t)mask,
+                            ROW(j), tab);
+            else count64_tab((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j), tab);
+        }
+    }
+}
+
+/* Leaves each block's counts of the level's L->digits buckets in its row
+ * (the team's threads may still be counting on return: the caller waits).
+ * counted: the rows already hold the detection's counts of the top
+ * HYB_MAX_BITS bits of the range. */
+static void count_level(const sort_state *S, hyb_state *H, unsigned level, const char *cur, size_t m,
+                        unsigned begin, unsigned end, int counted, size_t *bounds, level_digits *L)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, d = H->lv[level].digit_bits;
+    L->digits = 1u << d;
+    L->shift = end - d;
+    L->mask = L->digits - 1;
+    L->tab = NULL;
+    L->planned = level == 0 && H->first;
+    if (L->planned) {
+        L->digits = H->first_buckets;
+    } else if (end - begin > HYB_MAX_BITS) {
+        count_top_or_split(S, H, level, cur, m, begin, end, counted, bounds, L);
+        counted = 1;
+    }
+    const unsigned digits = L->digits, shift = L->shift;
+    const uint64_t mask = L->mask;
+    if (L->tab || L->planned) {
         /* counted by the split above, or by the detection */
     } else if (counted) {
         /* The rows hold the top HYB_MAX_BITS bits of the range: fold them
@@ -1340,39 +1361,96 @@ static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t 
             else count64((const uint64_t *)cur, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j));
         }
     }
+}
+
+/* From the rows' counts: the buckets' starts into bounds (bounds[digits]:
+ * m), then the scatter of the level's keys (and values) from cur to oth.
+ * Every thread returns after the whole scatter. */
+static void scatter_level(const sort_state *S, const hyb_state *H, const level_digits *L, size_t m,
+                          size_t *bounds, const char *cur, char *oth, const char *vcur, char *voth, int iota)
+{
+    const size_t B = S->blocks;
+    const unsigned kw = S->kw, vw = S->vw, digits = L->digits;
     team_wait(S->bar);
 #pragma omp single nowait
     bounds[digits] = scan_blocks(S, digits, 0, bounds);
     team_wait(S->bar);
-    unsigned char *my_wc = S->wc ? S->wc + (size_t)tid * S->wc_bytes : NULL;
+    unsigned char *my_wc = S->wc ? S->wc + (size_t)omp_get_thread_num() * S->wc_bytes : NULL;
 #pragma omp for schedule(dynamic, 1) nowait
     for (size_t j = 0; j < B; j++) {
-        if (planned)
+        if (L->planned)
             scatter_first(vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), ROW(j), my_wc, digits, iota,
                           H->first, H->first_clamp);
         else
-            scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), shift, mask, ROW(j),
-                          my_wc, digits, iota, tab);
+            scatter_chunk(kw, vw, cur, oth, vcur, voth, BLOCK_LO(j), BLOCK_LO(j + 1), L->shift, L->mask,
+                          ROW(j), my_wc, digits, iota, L->tab);
     }
     team_wait(S->bar);
+}
 #undef ROW
 #undef BLOCK_LO
+
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
+                      unsigned begin, unsigned end, int iota, int counted, const void *src0);
+
+/* The level's buckets (bounds[0..digits], at offset off, in the buffer
+ * other than in_keys says): a bucket goes to one thread when it fits its
+ * buffers, or when it is small enough (a quarter of a thread's share of
+ * this level) that the others have work meanwhile; only larger ones take
+ * the team, one level down over the bits below `shift`. */
+static void sort_level_buckets(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m,
+                               int in_keys, unsigned begin, unsigned shift, const size_t *bounds,
+                               unsigned digits)
+{
+    const int T = omp_get_num_threads(), tid = omp_get_thread_num();
     unsigned char *mine = H->per_thread + (size_t)tid * (H->lhist_bytes + 2 * H->tmp_bytes);
     unsigned char *tmp[2] = {mine + H->lhist_bytes, mine + H->lhist_bytes + H->tmp_bytes};
-    /* A bucket goes to one thread when it fits its buffers, or when it is
-     * small enough (a quarter of a thread's share of this level) that
-     * the others have work meanwhile; only larger ones take the team. */
     const size_t solo_max = m / (4 * (size_t)T) > H->cap ? m / (4 * (size_t)T) : H->cap;
     size_t *rec_work = (size_t *)mine, *solo_work = rec_work + REC_DEPTH * REC_SLAB;
 #pragma omp for schedule(dynamic, 1) nowait
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > 0 && mm <= solo_max) solo_bucket(S, H, off + b0, mm, !in_keys, tmp, rec_work, solo_work, 0);
+        if (mm > 0 && mm <= solo_max) solo_bucket(S, H, off + b0, mm, in_keys, tmp, rec_work, solo_work, 0);
     }
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
-        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, !in_keys, begin, shift, 0, 0, NULL);
+        if (mm > solo_max) hyb_level(S, H, level + 1, off + b0, mm, in_keys, begin, shift, 0, 0, NULL);
     }
+}
+
+/* One MSD level over the m keys at offset off, run by every thread of the
+ * team. The keys lie in the caller's array (in_keys) or in the scatter
+ * buffer; the pass moves them to the other one, buckets that fit a thread
+ * are sorted from there into the caller's array, larger ones go one level
+ * down. */
+static void hyb_level(const sort_state *S, hyb_state *H, unsigned level, size_t off, size_t m, int in_keys,
+                      unsigned begin, unsigned end, int iota, int counted, const void *src0)
+{
+    const unsigned kw = S->kw, vw = S->vw;
+    /* src0: the copying sort's input, which level 0 reads in place of the
+     * caller's (output) array. */
+    char *cur = src0 ? (char *)src0 : (char *)(in_keys ? S->keys : S->alt_keys) + off * kw;
+    char *oth = (char *)(in_keys ? S->alt_keys : S->keys) + off * kw;
+    char *vcur = vw ? (char *)(in_keys ? S->vals : S->alt_vals) + off * vw : NULL;
+    char *voth = vw ? (char *)(in_keys ? S->alt_vals : S->vals) + off * vw : NULL;
+
+    plan_level(S, H, level, cur, m, begin, end);
+    begin = H->lv[level].begin;
+    end = H->lv[level].end;
+
+    if (H->lv[level].lsd) {
+        int in_b = lsd_team(S, cur, cur, oth, vcur, voth, m, H->lv[level].plan, H->lv[level].passes, 0);
+        char *k = in_b ? oth : cur, *v = in_b ? voth : vcur;
+        /* finish_share takes whole-array bases. */
+        finish_share(S, k - off * kw, v ? v - off * vw : NULL, off, m);
+        return;
+    }
+
+    size_t *bounds = H->bounds + (size_t)level * (((size_t)1 << HYB_MAX_BITS) + 1);
+    level_digits L;
+    count_level(S, H, level, cur, m, begin, end, counted, bounds, &L);
+    scatter_level(S, H, &L, m, bounds, cur, oth, vcur, voth, iota);
+    sort_level_buckets(S, H, level, off, m, !in_keys, begin, L.shift, bounds, L.digits);
 }
 
 /* As split_plan, from the sample sorted by g (g's keys from start[g] to
