@@ -17,25 +17,26 @@ extern "C" gpk_status gpk__cuda_fail(gpk_ctx *ctx, cudaError_t e, const char *wh
     return gpk__fail(ctx, s, "CUDA: %s: %s", what, cudaGetErrorString(e));
 }
 
-extern "C" gpk_status gpk__cuda_rep_end(gpk_ctx *ctx, cudaStream_t stream, float *ms, const char *what)
+extern "C" gpk_status gpk__cuda_rep_end(gpk_ctx *ctx, cudaStream_t stream, double *ms, const char *what)
 {
     gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     cudaError_t e = cudaEventRecord(st->ev_stop, stream);
     if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_stop);
-    *ms = 0;
-    if (e == cudaSuccess) e = cudaEventElapsedTime(ms, st->ev_start, st->ev_stop);
+    float f = 0;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&f, st->ev_start, st->ev_stop);
+    *ms = f;
     return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, what);
 }
 
-static int cmp_float(const void *a, const void *b)
+static int cmp_double(const void *a, const void *b)
 {
-    const float x = *(const float *)a, y = *(const float *)b;
+    const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-extern "C" double gpk__median_ms(float *times, int reps)
+extern "C" double gpk__median_ms(double *times, int reps)
 {
-    qsort(times, (size_t)reps, sizeof *times, cmp_float);
+    qsort(times, (size_t)reps, sizeof *times, cmp_double);
     return reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]);
 }
 

@@ -52,8 +52,8 @@ gpk_status gpk__cuda_host_unlock(gpk_ctx *ctx, void *p);
 /* The benches' timed repetitions on the context's events: the end of one
  * (records ev_stop on stream, waits for it, *ms since ev_start; what names
  * the bench in a failure), and the median of reps of them (sorted in place). */
-gpk_status gpk__cuda_rep_end(gpk_ctx *ctx, cudaStream_t stream, float *ms, const char *what);
-double gpk__median_ms(float *times, int reps);
+gpk_status gpk__cuda_rep_end(gpk_ctx *ctx, cudaStream_t stream, double *ms, const char *what);
+double gpk__median_ms(double *times, int reps);
 
 /* Makes sure every slot i holds at least bytes[i] bytes (0: leave as is).
  * Checks free device memory first: GPK_ENOMEM with a message when the
