@@ -40,14 +40,14 @@ const gpk__backend_row gpk__backends[] = {
 /* ---- the sort family --------------------------------------------------------- */
 
 static const gpk__sort_backend sort_cpu = {
-    gpk__radix_sort_cpu, 1, gpk__quick_sort_cpu, SIZE_MAX, gpk__seg_sort_cpu, &gpk__multi_cpu,
+    gpk__radix_sort_cpu, 1, 1, gpk__quick_sort_cpu, SIZE_MAX, gpk__seg_sort_cpu, &gpk__multi_cpu,
     &gpk__ooc_cpu,       0,
 };
 #ifdef GPK_HAVE_CUDA
 /* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
  * packed counters). */
 static const gpk__sort_backend sort_cuda = {
-    gpk__radix_sort_cuda, 0, gpk__quick_sort_cuda, UINT32_MAX, gpk__seg_sort_cuda, &gpk__multi_cuda,
+    gpk__radix_sort_cuda, 0, 0, gpk__quick_sort_cuda, UINT32_MAX, gpk__seg_sort_cuda, &gpk__multi_cuda,
     &gpk__ooc_cuda,       1,
 };
 #endif
@@ -55,7 +55,7 @@ static const gpk__sort_backend sort_cuda = {
 /* segmented sorts: two stable sorts of the covered elements through the
  * radix sort (segmented_opencl.c) */
 static const gpk__sort_backend sort_opencl = {
-    gpk__radix_sort_opencl, 0, NULL, 0, gpk__seg_sort_by_two_sorts, NULL, NULL, 0,
+    gpk__radix_sort_opencl, 0, 0, NULL, 0, gpk__seg_sort_by_two_sorts, NULL, NULL, 0,
 };
 #endif
 
