@@ -204,8 +204,8 @@ static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, un
     return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
 }
 
-/* The first level of 8-byte keys that need mapping (floats, signed, any
- * in descending order), planned from a sample before the detection read
+/* The first level of 8-byte keys whose type needs mapping (floats,
+ * signed; in either order), planned from a sample before the detection read
  * (first_plan_sample): the detection counts the buckets and the scatter
  * maps the keys as it reads the caller's array, so the mapped keys are
  * never written to it. A key whose bits from pshift up differ from the
@@ -1663,11 +1663,14 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
     const unsigned hyb_d = hyb_digit_bits(n, kw + vw);
     const size_t cap = may_hybrid ? hyb_bucket_cap(n, kw + vw, hyb_d) : 0;
 
-    /* 8-byte keys that need mapping: level 0 planned from a sample (see
-     * first_plan), so the keys are mapped as level 0 reads them. */
-    const key_order ord = order_of(job);
-    const int plan_first = may_hybrid && kw == 8 && needs_mapping(&ord) && job->key_bits == 0 &&
-        n >= FIRST_MIN_KEYS && sampled_first_allowed();
+    /* 8-byte keys of the types that need mapping (signed, float, in
+     * either order): level 0 planned from a sample (see first_plan), so the
+     * keys are mapped as level 0 reads them. Unsigned keys in descending
+     * order keep their ascending sort's counted level (the mapped keys
+     * written by the detection): faster on uniform keys than the planned
+     * one (docs/perf/segmented.md, "Descending order of the plain sorts"). */
+    const int plan_first = may_hybrid && kw == 8 && gpk_key_kind(job->key_type) != GPK_KEY_UNSIGNED &&
+        job->key_bits == 0 && n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
     size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
