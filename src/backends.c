@@ -41,21 +41,30 @@ const gpk__backend_row gpk__backends[] = {
 
 /* the CPU has no transfers to leave out: no bench timing */
 static const gpk__sort_backend sort_cpu = {
-    gpk__radix_sort_cpu, 1, gpk__quick_sort_cpu, SIZE_MAX, gpk__seg_sort_cpu, &gpk__multi_cpu,
-    &gpk__ooc_cpu,       0, .radix_bench = NULL,
+    .radix = gpk__radix_sort_cpu,
+    .radix_reads_src = 1,
+    .radix_descending = 1,
+    .quick = gpk__quick_sort_cpu,
+    .quick_max_n = SIZE_MAX,
+    .segmented = gpk__seg_sort_cpu,
+    .multi = &gpk__multi_cpu,
+    .ooc = &gpk__ooc_cpu,
+    .enomem_goes_ooc = 0,
+    .radix_bench = NULL,
 };
 #ifdef GPK_HAVE_CUDA
 /* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
  * packed counters). */
 static const gpk__sort_backend sort_cuda = {
-    gpk__radix_sort_cuda,
-    0,
-    gpk__quick_sort_cuda,
-    UINT32_MAX,
-    gpk__seg_sort_cuda,
-    &gpk__multi_cuda,
-    &gpk__ooc_cuda,
-    1,
+    .radix = gpk__radix_sort_cuda,
+    .radix_reads_src = 0,
+    .radix_descending = 0, /* its in-memory sort may go out of core */
+    .quick = gpk__quick_sort_cuda,
+    .quick_max_n = UINT32_MAX,
+    .segmented = gpk__seg_sort_cuda,
+    .multi = &gpk__multi_cuda,
+    .ooc = &gpk__ooc_cuda,
+    .enomem_goes_ooc = 1,
     .radix_bench = gpk__radix_bench_cuda,
     .quick_bench = gpk__quick_bench_cuda,
 };
@@ -64,14 +73,15 @@ static const gpk__sort_backend sort_cuda = {
 /* segmented sorts: two stable sorts of the covered elements through the
  * radix sort (segmented_opencl.c) */
 static const gpk__sort_backend sort_opencl = {
-    gpk__radix_sort_opencl,
-    0,
-    NULL,
-    0,
-    gpk__seg_sort_by_two_sorts,
-    NULL,
-    NULL,
-    0,
+    .radix = gpk__radix_sort_opencl,
+    .radix_reads_src = 0,
+    .radix_descending = 0,
+    .quick = NULL,
+    .quick_max_n = 0,
+    .segmented = gpk__seg_sort_by_two_sorts,
+    .multi = NULL,
+    .ooc = NULL,
+    .enomem_goes_ooc = 0,
     .radix_bench = gpk__radix_bench_opencl,
 };
 #endif

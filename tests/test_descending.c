@@ -14,6 +14,8 @@
 #include "gpk/cuda.h"
 #include <cuda_runtime_api.h>
 #endif
+#include "core/test_hooks.h"
+#include "sort/radix_cpu_hooks.h"
 #include "testutil.h"
 #include "test_keys.h"
 
@@ -36,6 +38,7 @@ static const gpk_type types[] = {GPK_U32, GPK_I32, GPK_F32, GPK_U64, GPK_I64, GP
 static gpk_ctx *ctx;
 static gpk_backend backend;
 static gpk_rng rng;
+static const char *cpu_path = "auto"; /* the CPU radix path forced (cpu_radix_path), for the messages */
 
 /* b may follow a in descending natural order: NaN last, +0 before -0. */
 static int desc_ok(gpk_type t, const void *a, const void *b)
@@ -72,8 +75,8 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
     uint32_t *rsigma = malloc(n * 4 + 4);
     unsigned char *rec = malloc(n * REC + 1);
     char what[256];
-    snprintf(what, sizeof what, "%s %s n=%zu kind=%d %s key_bits=%u seed=%llu", gpk_type_name(t),
-             mode_name[m], n, kind, gpk_sort_algo_name(algo), key_bits, (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s %s n=%zu kind=%d %s key_bits=%u cpu path %s seed=%llu", gpk_type_name(t),
+             mode_name[m], n, kind, gpk_sort_algo_name(algo), key_bits, cpu_path, (unsigned long long)seed);
     if (!keys || !ref || !orig || !vals || !rvals || !sigma || !rsigma || !rec) {
         TU_CHECK(0, "%s: out of memory", what);
         goto done;
@@ -198,6 +201,53 @@ static void float_specials(void)
     TU_CHECK(gpk_sort_keys(ctx, GPK_F32, k, n, &o) == GPK_EINVAL, "descending = 2 is accepted");
 }
 
+/* The CPU radix sort takes the descending order into its own key map (the
+ * first read and the last write of each path): every path forced (the
+ * hybrid with its sampled and its counted first level, LSD, in cache),
+ * every type and shape, sizes about the paths' limits (the hybrid from
+ * 2^18 keys, the in-cache sort up to 1 MiB), every distribution (NaN,
+ * inf, -0.0, runs of equal keys for stability), key_bits (an XOR of the
+ * low bits), teams of the context's threads whatever the machine's load. */
+static void cpu_folded_cases(int small)
+{
+    static const struct {
+        const char *path, *first, *name;
+    } cfg[] = {{NULL, NULL, "auto"},
+               {"hybrid", NULL, "hybrid"},
+               {"hybrid", "count", "hybrid, counted first level"},
+               {"lsd", NULL, "lsd"},
+               {"cache", NULL, "cache"}};
+    const size_t sizes[] = {0, 1, 2, 17, 1000, 4099, 70001, ((size_t)1 << 18) + 3};
+    const size_t n_sizes = sizeof sizes / sizeof sizes[0];
+    gpk__radix_cpu_ignore_load(1);
+    for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
+        gpk__test_set("cpu_radix_path", cfg[c].path);
+        gpk__test_set("cpu_radix_first_count", cfg[c].first);
+        cpu_path = cfg[c].name;
+        for (size_t ti = 0; ti < 6; ti++)
+            for (int m = 0; m < MODE_RECORDS; m++)
+                for (size_t si = 0; si < n_sizes; si++)
+                    for (int kind = 0; kind < 3; kind++) {
+                        /* big inputs: one shape and distribution each */
+                        const size_t pick = ti + (size_t)m + c + si;
+                        if (sizes[si] >= 4099 && (size_t)kind != pick % 3) continue;
+                        if (sizes[si] >= 70001 && (pick % 2 || (small && pick % 4))) continue;
+                        run_case(types[ti], (mode)m, sizes[si], kind, GPK_SORT_RADIX, 0);
+                    }
+        /* key_bits on the hybrid (b >= 17) and on the LSD passes */
+        run_case(GPK_U32, MODE_KEYS, ((size_t)1 << 18) + 5, 0, GPK_SORT_RADIX, 20);
+        run_case(GPK_I32, MODE_PERM, 70001, 1, GPK_SORT_RADIX, 24);
+        run_case(GPK_F32, MODE_PAIRS64, 4099, 0, GPK_SORT_RADIX, 31);
+        run_case(GPK_U64, MODE_PAIRS32, ((size_t)1 << 18) + 5, 1, GPK_SORT_RADIX, 40);
+        run_case(GPK_I64, MODE_KEYS_TO, 70001, 0, GPK_SORT_RADIX, 63);
+        run_case(GPK_F64, MODE_PERM64, 70001, 2, GPK_SORT_RADIX, 56);
+    }
+    gpk__test_set("cpu_radix_path", NULL);
+    gpk__test_set("cpu_radix_first_count", NULL);
+    gpk__radix_cpu_ignore_load(0);
+    cpu_path = "auto";
+}
+
 #ifdef GPK_HAVE_CUDA
 /* The device calls of gpk/cuda.h, descending: out of place and in place,
  * keys and pairs, against the reference. */
@@ -313,6 +363,7 @@ int main(int argc, char **argv)
     /* key_bits: the order of the low bits reversed */
     run_case(GPK_U32, MODE_PAIRS32, 50000, 0, GPK_SORT_RADIX, 12);
     run_case(GPK_U64, MODE_PERM, 50000, 0, GPK_SORT_RADIX, 40);
+    if (backend == GPK_BACKEND_CPU) cpu_folded_cases(small);
 #ifdef GPK_HAVE_CUDA
     if (backend == GPK_BACKEND_CUDA) device_cases();
 #endif

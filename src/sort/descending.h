@@ -10,6 +10,9 @@
  *   order of the low b bits (the only bits that take part).
  * Each map is its own inverse, so it also takes a sort key back to m.
  * Stability is kept: equal keys have equal sort keys.
+ * The CPU radix sort applies the map in its own first read and last write
+ * (radix_cpu.c, key_order); the other sorts get the keys mapped by the
+ * front end (gpk__desc_apply_host, gpk__desc_apply_cuda).
  * Usable from C and CUDA (host and device). */
 #ifndef GPK_DESCENDING_H
 #define GPK_DESCENDING_H

@@ -119,17 +119,6 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     gpk_status s = gpk__radix_job_init(ctx, &unused, key_type, records ? records : (void *)ctx, 0, NULL, NULL,
                                        0, n, opts);
     if (s != GPK_OK) return s;
-    if (opts && opts->descending && n >= 2) {
-        /* the ascending sort of the descending sort keys (descending.h) */
-        gpk_sort_opts asc = *opts;
-        asc.descending = 0;
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size,
-                             0);
-        s = gpk_sort_records(ctx, records, n, record_size, key_offset, gpk__desc_sort_type(key_type), &asc);
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, (char *)records + key_offset, n, record_size,
-                             1);
-        return s;
-    }
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n, GPK_SORT_KIND_RECORDS, &algo);
     if (s != GPK_OK) return s;
@@ -156,18 +145,26 @@ gpk_status gpk_sort_records(gpk_ctx *ctx, void *records, size_t n, size_t record
     if (s != GPK_OK) return s;
 
     if (algo == GPK_SORT_RADIX) {
+        /* the keys' sort takes the order (descending included) */
         s = records_radix(ctx, records, n, record_size, key_offset, key_type, opts);
     } else {
+        /* descending: the ascending sort of the descending sort keys
+         * (descending.h), mapped back whatever the sort returns */
+        const int desc = opts && opts->descending;
+        const unsigned key_bits = opts ? opts->key_bits : 0;
+        char *first_key = (char *)records + key_offset;
         gpk_quick_job q;
         memset(&q, 0, sizeof q);
-        q.key_type = key_type;
+        q.key_type = desc ? gpk__desc_sort_type(key_type) : key_type;
         q.key_width = (unsigned)kw;
         q.base = records;
         q.n = n;
         q.stride = record_size;
         q.key_offset = key_offset;
         q.recursive = algo == GPK_SORT_QUICK_RECURSIVE;
+        if (desc) gpk__desc_apply_host(ctx, key_type, key_bits, NULL, first_key, n, record_size, 0);
         s = gpk__quick_run(ctx, &q);
+        if (desc) gpk__desc_apply_host(ctx, key_type, key_bits, NULL, first_key, n, record_size, 1);
     }
     if (s == GPK_OK) gpk__set_last_algo(ctx, algo);
     return s;

@@ -20,6 +20,15 @@ static void copy_keys(const gpk_ctx *ctx, void *out, const void *in, size_t byte
     }
 }
 
+/* Several devices: the radix sort over all of them from a size on (below,
+ * the first device alone is faster), unless the input does not fit them
+ * (then out of core on the first one). A quicksort, asked for or picked,
+ * runs on the first device. */
+static int goes_multi(const gpk_ctx *ctx, const gpk__sort_backend *be, gpk_sort_algo algo, size_t n)
+{
+    return algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) && be->multi;
+}
+
 /* kind: 0 keys, 1 pairs (perm counts as pairs: it is pairs with iota
  * values), as gpk__sort_pick's table distinguishes them. src: NULL, or the
  * input of the copying sort (keys is then its output). */
@@ -33,25 +42,36 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
     gpk_status s =
         gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, sigma_width, n, opts);
     if (s != GPK_OK) return s;
-    if (opts && opts->descending && n >= 2) {
-        /* The ascending sort of the descending sort keys (descending.h),
-         * mapped back whatever the sort returns: a failed sort leaves a
-         * permutation of the keys as the ascending sort does. */
-        gpk_radix_opts asc = *opts;
-        asc.descending = 0;
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, src, keys, n, job.key_width, 0);
-        s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma,
-                          sigma_width, n, &asc);
-        gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, keys, n, job.key_width, 1);
-        return s;
-    }
     /* The choice comes before the n < 2 shortcut so that an unsupported
-     * request (QUICK on OpenCL) fails the same way whatever n is. */
+     * request (QUICK on OpenCL) fails the same way whatever n is. It
+     * depends on the key's width only, so the descending sort keys below
+     * get the same. */
     gpk_sort_algo algo;
     s = gpk__sort_pick(ctx, opts, key_type, n,
                        (value_width || sigma) ? GPK_SORT_KIND_PAIRS : GPK_SORT_KIND_KEYS, &algo);
     if (s != GPK_OK) return s;
     const gpk__sort_backend *be = gpk__sort_backend_of(ctx->backend); /* there: the pick checked */
+    const int asked_quick =
+        opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
+    if (opts && opts->descending && n >= 2) {
+        /* The backend's in-memory radix sort folds the order into its own
+         * key map where it can: no pass of its own. */
+        if (algo == GPK_SORT_RADIX && be->radix_descending && !be->enomem_goes_ooc &&
+            !goes_multi(ctx, be, algo, n) && (asked_quick || !gpk__ooc_wanted(ctx, &job))) {
+            job.descending = 1;
+        } else {
+            /* The ascending sort of the descending sort keys (descending.h),
+             * mapped back whatever the sort returns: a failed sort leaves a
+             * permutation of the keys as the ascending sort does. */
+            gpk_radix_opts asc = *opts;
+            asc.descending = 0;
+            gpk__desc_apply_host(ctx, key_type, asc.key_bits, src, keys, n, job.key_width, 0);
+            s = sort_dispatch(ctx, gpk__desc_sort_type(key_type), NULL, keys, value_width, values, sigma,
+                              sigma_width, n, &asc);
+            gpk__desc_apply_host(ctx, key_type, asc.key_bits, NULL, keys, n, job.key_width, 1);
+            return s;
+        }
+    }
     ctx->last_sort_path = NULL;
     if (n < 2) {
         if (src) memcpy(keys, src, n * job.key_width);
@@ -59,15 +79,7 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
         gpk__set_last_algo(ctx, algo);
         return GPK_OK;
     }
-    /* Too large for the device (or its budget): the radix sort out of core,
-     * which checks the host memory it needs itself. */
-    const int asked_quick =
-        opts && (opts->algorithm == GPK_SORT_QUICK || opts->algorithm == GPK_SORT_QUICK_RECURSIVE);
-    /* Several devices: the radix sort over all of them from a size on
-     * (below, the first device alone is faster), unless the input does not
-     * fit them (then out of core on the first one, below). A quicksort,
-     * asked for or picked, runs on the first device. */
-    if (algo == GPK_SORT_RADIX && ctx->n_devices > 1 && n >= gpk__multi_min(ctx) && be->multi) {
+    if (goes_multi(ctx, be, algo, n)) {
         if (src) copy_keys(ctx, keys, src, n * job.key_width);
         job.src = NULL;
         src = NULL;
@@ -78,6 +90,8 @@ static gpk_status sort_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src
             return s;
         }
     }
+    /* Too large for the device (or its budget): the radix sort out of core,
+     * which checks the host memory it needs itself. */
     if (!asked_quick && gpk__ooc_wanted(ctx, &job)) {
         if (src) copy_keys(ctx, keys, src, n * job.key_width);
         s = gpk__sort_ooc(ctx, &job);

@@ -10,8 +10,9 @@
  * The scatter goes through a small per-thread buffer per digit (software
  * write-combining): full 64-byte lines are copied out instead of single
  * keys, which keeps the number of open write streams within what the
- * caches and TLB handle. Mapping of signed/float keys is fused into the
- * detection read and the unmap into the last pass's copy-out.
+ * caches and TLB handle. The map of the keys to their sort keys (signed
+ * and float keys, and every key in descending order: key_order) is fused
+ * into the detection read and its inverse into the last pass's copy-out.
  *
  * OpenMP rather than a hand-made pool: the whole sort is one fork-join
  * region with barriers, which is exactly what `omp parallel` + `omp
@@ -203,22 +204,26 @@ static inline size_t split_digit(const split_entry *restrict tab, uint64_t k, un
     return t.base + (size_t)((k >> t.sh) & ((1u << t.e) - 1));
 }
 
-/* The first level of 8-byte keys that need mapping (floats, signed),
- * planned from a sample before the detection read (first_plan_sample): the
- * detection counts the buckets and the scatter maps the keys as it reads
- * the caller's array, so the mapped keys are never written to it. A key
- * whose bits from pshift up differ from the sample's (which shared them)
- * goes to bucket 0 (below) or `over` (above); the others by the split
- * table (bases from 1). The map: ((x ^ (flip | (neg & -(x >> 63)))) - sub). */
+/* The first level of 8-byte keys whose type needs mapping (floats,
+ * signed; in either order), planned from a sample before the detection read
+ * (first_plan_sample): the detection counts the buckets and the scatter
+ * maps the keys as it reads the caller's array, so the mapped keys are
+ * never written to it. A key whose bits from pshift up differ from the
+ * sample's (which shared them) goes to bucket 0 (below) or `over` (above);
+ * the others by the split table (bases from 1). The map: ((x ^ (flip |
+ * (neg & -(x >> 63)))) - sub), then with reflect (floats in descending
+ * order) gpk_key_descending64's reflection below the mapped +inf. */
 typedef struct {
     split_entry tab[(size_t)1 << HYB_MAX_BITS];
     uint64_t flip, neg, sub, prefix;
     unsigned pshift, top, over;
+    int reflect;
 } first_plan;
 
 static inline uint64_t first_map(const first_plan *restrict P, uint64_t x)
 {
-    return (x ^ (P->flip | (P->neg & (0 - (x >> 63))))) - P->sub;
+    const uint64_t m = (x ^ (P->flip | (P->neg & (0 - (x >> 63))))) - P->sub;
+    return P->reflect ? gpk_key_descending64(GPK_KEY_FLOAT, m) : m;
 }
 
 static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t prefix, unsigned pshift,
@@ -309,6 +314,7 @@ static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t pr
 #define FIRST_IN ((size_t)split_digit(fp->tab, k, f_top, ((uint64_t)1 << HYB_MAX_BITS) - 1))
 #define AS_IS(x) (x)
 #define MAPPED(x) (((x) ^ (f_flip | (f_neg & (0 - ((x) >> 63))))) - f_sub)
+#define REFLECTED(x) gpk_key_descending64(GPK_KEY_FLOAT, MAPPED(x))
 DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, , AS_IS, FIELD)
 DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, , AS_IS, FIELD)
 DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, , AS_IS, FIELD)
@@ -327,6 +333,12 @@ DEFINE_SCATTER(first64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST)
 DEFINE_SCATTER(first_in64, uint64_t, uint32_t, 0, FIRST_PREP, MAPPED, FIRST_IN)
 DEFINE_SCATTER(first_in64_v32, uint64_t, uint32_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
 DEFINE_SCATTER(first_in64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
+DEFINE_SCATTER(first64_r, uint64_t, uint32_t, 0, FIRST_PREP, REFLECTED, FIRST)
+DEFINE_SCATTER(first64_r_v32, uint64_t, uint32_t, 1, FIRST_PREP, REFLECTED, FIRST)
+DEFINE_SCATTER(first64_r_v64, uint64_t, uint64_t, 1, FIRST_PREP, REFLECTED, FIRST)
+DEFINE_SCATTER(first_in64_r, uint64_t, uint32_t, 0, FIRST_PREP, REFLECTED, FIRST_IN)
+DEFINE_SCATTER(first_in64_r_v32, uint64_t, uint32_t, 1, FIRST_PREP, REFLECTED, FIRST_IN)
+DEFINE_SCATTER(first_in64_r_v64, uint64_t, uint64_t, 1, FIRST_PREP, REFLECTED, FIRST_IN)
 
 #undef SPLIT
 #define SPLIT split_digit(tab, k, shift, mask)
@@ -391,7 +403,15 @@ static GPK_OUT_OF_LINE void scatter_first(unsigned vw, const void *src, void *ds
                                           void *vdst, size_t lo, size_t hi, size_t *off, unsigned char *wc,
                                           unsigned radix, int iota, const first_plan *P, int clamp)
 {
-    if (!clamp) {
+    if (P->reflect) {
+        if (!clamp) {
+            if (vw == 0) first_in64_r(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
+            else if (vw == 4) first_in64_r_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+            else first_in64_r_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+        } else if (vw == 0) first64_r(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
+        else if (vw == 4) first64_r_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+        else first64_r_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+    } else if (!clamp) {
         if (vw == 0) first_in64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
         else if (vw == 4) first_in64_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
         else first_in64_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
@@ -402,106 +422,209 @@ static GPK_OUT_OF_LINE void scatter_first(unsigned vw, const void *src, void *ds
 
 /* The detection read of a planned first level: AND/OR of the mapped keys
  * and the count of its buckets; writes nothing. */
+#define DEFINE_REDUCE_COUNT_FIRST(NAME, LOAD)                                                        \
+    static void NAME(const first_plan *restrict P, const uint64_t *restrict k, size_t lo, size_t hi, \
+                     uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)                     \
+    {                                                                                                \
+        const void *tab = P;                                                                         \
+        FIRST_PREP                                                                                   \
+        uint64_t a = ~0ull, o = 0;                                                                   \
+        for (size_t i = lo; i < hi; i++) {                                                           \
+            const uint64_t x = k[i], m = LOAD(x);                                                    \
+            a &= m;                                                                                  \
+            o |= m;                                                                                  \
+            hist[first_digit_of(fp->tab, f_prefix, f_pshift, f_top, f_over, m)]++;                   \
+        }                                                                                            \
+        *and_out = a;                                                                                \
+        *or_out = o;                                                                                 \
+    }
+DEFINE_REDUCE_COUNT_FIRST(reduce_count_first_mapped, MAPPED)
+DEFINE_REDUCE_COUNT_FIRST(reduce_count_first_reflected, REFLECTED)
+
 static void reduce_count_first(const first_plan *restrict P, const uint64_t *restrict k, size_t lo, size_t hi,
                                uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)
 {
-    const void *tab = P;
-    FIRST_PREP
-    uint64_t a = ~0ull, o = 0;
-    for (size_t i = lo; i < hi; i++) {
-        const uint64_t x = k[i], m = MAPPED(x);
-        a &= m;
-        o |= m;
-        hist[first_digit_of(fp->tab, f_prefix, f_pshift, f_top, f_over, m)]++;
-    }
-    *and_out = a;
-    *or_out = o;
+    if (P->reflect) reduce_count_first_reflected(P, k, lo, hi, and_out, or_out, hist);
+    else reduce_count_first_mapped(P, k, lo, hi, and_out, or_out, hist);
 }
 
-/* Counts bits [top_shift, top_shift + 11) of the mapped keys [lo, hi)
- * into top while mapping and reducing them: the hybrid's first histogram
- * without a read of its own, valid when the detected range ends where the
- * caller guessed. Keys are read from src and, where they need mapping,
- * written mapped to dst (src itself for the in-place sort). */
-static void map_reduce_count(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo, size_t hi,
-                             uint64_t *and_out, uint64_t *or_out, size_t *restrict top, unsigned top_shift)
+/* The order of the sort. The passes sort "sort keys" in ascending order:
+ * the mapped keys (key_traits.h), or in descending order their descending
+ * sort keys (descending.h: gpk__desc_key32/64), whose map is fused into
+ * the same first read and last write as the type's own. The descending
+ * map is split here into its cases so that each loop sees its own as a
+ * constant: ORDER_XOR, m ^ xor_mask (integers: ~m; key_bits b: the low b
+ * bits reversed); ORDER_REFLECT, floats at full width
+ * (gpk_key_descending32/64: the reflection below the mapped +inf, NaNs
+ * kept last). */
+enum { ORDER_ASC, ORDER_XOR, ORDER_REFLECT };
+typedef struct {
+    gpk_type type;
+    int how;
+    uint64_t xor_mask;
+} key_order;
+
+static key_order order_of(const gpk_radix_job *job)
 {
-    const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
-    if (kw == 4) {
-        const uint32_t *k = src;
-        uint32_t *out = dst, a = ~0u, o = 0;
-        for (size_t i = lo; i < hi; i++) {
-            uint32_t m = gpk__map_u32(t, k[i]);
-            if (t != GPK_U32) out[i] = m;
-            a &= m;
-            o |= m;
-            top[(m >> top_shift) & top_mask]++;
-        }
-        *and_out = a;
-        *or_out = o;
+    key_order o = {job->key_type, ORDER_ASC, 0};
+    const unsigned width = 8 * job->key_width, b = job->key_bits;
+    if (!job->descending) return o;
+    if (b > 0 && b < width) {
+        o.how = ORDER_XOR;
+        o.xor_mask = ((uint64_t)1 << b) - 1;
+    } else if (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT) {
+        o.how = ORDER_REFLECT;
     } else {
-        const uint64_t *k = src;
-        uint64_t *out = dst, a = ~0ull, o = 0;
-        for (size_t i = lo; i < hi; i++) {
-            uint64_t m = gpk__map_u64(t, k[i]);
-            if (t != GPK_U64) out[i] = m;
-            a &= m;
-            o |= m;
-            top[(m >> top_shift) & top_mask]++;
-        }
-        *and_out = a;
-        *or_out = o;
+        o.how = ORDER_XOR;
+        o.xor_mask = width == 32 ? 0xFFFFFFFFull : ~0ull;
     }
+    return o;
 }
 
-/* Runs BODY with TT, a constant copy of the key type t, so that the map
- * functions' switch on the type folds away inside BODY's loop and the
- * loop vectorises (with t itself the switch stays in the loop). */
-#define WITH_TYPE_CONST(t, TT, BODY)     \
+/* Whether the sort keys differ from the caller's keys (unsigned keys in
+ * ascending order are their own). */
+static int needs_mapping(const key_order *o)
+{
+    return o->how != ORDER_ASC || gpk_key_kind(o->type) != GPK_KEY_UNSIGNED;
+}
+
+/* Sort key of key x and back, for the order's `how` and xor mask. */
+static inline uint32_t sort_key32(gpk_type t, int how, uint32_t xor_mask, uint32_t x)
+{
+    const uint32_t m = gpk__map_u32(t, x);
+    return how == ORDER_XOR    ? m ^ xor_mask
+        : how == ORDER_REFLECT ? gpk_key_descending32(GPK_KEY_FLOAT, m)
+                               : m;
+}
+static inline uint32_t key_of_sort32(gpk_type t, int how, uint32_t xor_mask, uint32_t s)
+{
+    return gpk__unmap_u32(t,
+                          how == ORDER_XOR           ? s ^ xor_mask
+                              : how == ORDER_REFLECT ? gpk_key_descending32(GPK_KEY_FLOAT, s)
+                                                     : s);
+}
+static inline uint64_t sort_key64(gpk_type t, int how, uint64_t xor_mask, uint64_t x)
+{
+    const uint64_t m = gpk__map_u64(t, x);
+    return how == ORDER_XOR    ? m ^ xor_mask
+        : how == ORDER_REFLECT ? gpk_key_descending64(GPK_KEY_FLOAT, m)
+                               : m;
+}
+static inline uint64_t key_of_sort64(gpk_type t, int how, uint64_t xor_mask, uint64_t s)
+{
+    return gpk__unmap_u64(t,
+                          how == ORDER_XOR           ? s ^ xor_mask
+                              : how == ORDER_REFLECT ? gpk_key_descending64(GPK_KEY_FLOAT, s)
+                                                     : s);
+}
+
+/* Runs the statements after TT with TT, a constant copy of the key type t,
+ * so that the map functions' switch on the type folds away inside their
+ * loop and the loop vectorises (with t itself the switch stays in the
+ * loop). */
+#define WITH_TYPE_CONST(t, TT, ...)      \
     do {                                 \
         switch (t) {                     \
         case GPK_I32: {                  \
             const gpk_type TT = GPK_I32; \
-            BODY                         \
+            __VA_ARGS__                  \
         } break;                         \
         case GPK_F32: {                  \
             const gpk_type TT = GPK_F32; \
-            BODY                         \
+            __VA_ARGS__                  \
         } break;                         \
         case GPK_I64: {                  \
             const gpk_type TT = GPK_I64; \
-            BODY                         \
+            __VA_ARGS__                  \
         } break;                         \
         case GPK_F64: {                  \
             const gpk_type TT = GPK_F64; \
-            BODY                         \
+            __VA_ARGS__                  \
         } break;                         \
         default: {                       \
             const gpk_type TT = (t);     \
-            BODY                         \
+            __VA_ARGS__                  \
         } break;                         \
         }                                \
     } while (0)
 
-/* Maps keys from src to dst (unmapped types: only reads src) and reduces
- * AND/OR over [lo, hi). */
-static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo, size_t hi,
-                           uint64_t *and_out, uint64_t *or_out)
+/* The same for the order: TT the type, HH the order's `how`, both
+ * constants (the reflection only for float types). */
+#define WITH_HOW_CONST(t, how, HH, ...)                                          \
+    do {                                                                         \
+        if ((how) == ORDER_XOR) {                                                \
+            const int HH = ORDER_XOR;                                            \
+            __VA_ARGS__                                                          \
+        } else if ((how) == ORDER_REFLECT && gpk_key_kind(t) == GPK_KEY_FLOAT) { \
+            const int HH = ORDER_REFLECT;                                        \
+            __VA_ARGS__                                                          \
+        } else {                                                                 \
+            const int HH = ORDER_ASC;                                            \
+            __VA_ARGS__                                                          \
+        }                                                                        \
+    } while (0)
+#define WITH_ORDER_CONST(o, TT, HH, ...) \
+    WITH_TYPE_CONST((o)->type, TT, WITH_HOW_CONST(TT, (o)->how, HH, __VA_ARGS__);)
+
+/* Counts bits [top_shift, top_shift + 11) of the sort keys [lo, hi) into
+ * top while mapping and reducing them: the hybrid's first histogram
+ * without a read of its own, valid when the detected range ends where the
+ * caller guessed. Keys are read from src and, where they need mapping,
+ * written mapped to dst (src itself for the in-place sort). */
+static void map_reduce_count(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo,
+                             size_t hi, uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
+                             unsigned top_shift)
+{
+    const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
+    const int write = needs_mapping(ord);
+    if (kw == 4) {
+        const uint32_t *k = src, xm = (uint32_t)ord->xor_mask;
+        uint32_t *out = dst, a = ~0u, o = 0;
+        WITH_ORDER_CONST(
+            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
+                uint32_t m = sort_key32(tc, hc, xm, k[i]);
+                if (write) out[i] = m;
+                a &= m;
+                o |= m;
+                top[(m >> top_shift) & top_mask]++;
+            });
+        *and_out = a;
+        *or_out = o;
+    } else {
+        const uint64_t *k = src, xm = ord->xor_mask;
+        uint64_t *out = dst, a = ~0ull, o = 0;
+        WITH_ORDER_CONST(
+            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
+                uint64_t m = sort_key64(tc, hc, xm, k[i]);
+                if (write) out[i] = m;
+                a &= m;
+                o |= m;
+                top[(m >> top_shift) & top_mask]++;
+            });
+        *and_out = a;
+        *or_out = o;
+    }
+}
+
+/* Maps keys from src to dst (keys that are their own sort keys: only reads
+ * src) and reduces AND/OR over [lo, hi). */
+static void map_and_reduce(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo,
+                           size_t hi, uint64_t *and_out, uint64_t *or_out)
 {
     uint64_t a = ~0ull, o = 0;
     if (kw == 4) {
-        const uint32_t *k = src;
+        const uint32_t *k = src, xm = (uint32_t)ord->xor_mask;
         uint32_t *out = dst;
         uint32_t a32 = ~0u, o32 = 0;
-        if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
+        if (!needs_mapping(ord)) {
             for (size_t i = lo; i < hi; i++) {
                 a32 &= k[i];
                 o32 |= k[i];
             }
         } else {
-            WITH_TYPE_CONST(
-                t, tc, for (size_t i = lo; i < hi; i++) {
-                    uint32_t m = gpk__map_u32(tc, k[i]);
+            WITH_ORDER_CONST(
+                ord, tc, hc, for (size_t i = lo; i < hi; i++) {
+                    uint32_t m = sort_key32(tc, hc, xm, k[i]);
                     out[i] = m;
                     a32 &= m;
                     o32 |= m;
@@ -510,17 +633,17 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
         a = a32;
         o = o32;
     } else {
-        const uint64_t *k = src;
+        const uint64_t *k = src, xm = ord->xor_mask;
         uint64_t *out = dst;
-        if (gpk_key_kind(t) == GPK_KEY_UNSIGNED) {
+        if (!needs_mapping(ord)) {
             for (size_t i = lo; i < hi; i++) {
                 a &= k[i];
                 o |= k[i];
             }
         } else {
-            WITH_TYPE_CONST(
-                t, tc, for (size_t i = lo; i < hi; i++) {
-                    uint64_t m = gpk__map_u64(tc, k[i]);
+            WITH_ORDER_CONST(
+                ord, tc, hc, for (size_t i = lo; i < hi; i++) {
+                    uint64_t m = sort_key64(tc, hc, xm, k[i]);
                     out[i] = m;
                     a &= m;
                     o |= m;
@@ -531,21 +654,22 @@ static void map_and_reduce(gpk_type t, unsigned kw, const void *src, void *dst, 
     *or_out = o;
 }
 
-/* Unmaps [lo, hi) of src into dst (dst may equal src). */
-static void unmap_copy(gpk_type t, unsigned kw, const void *src, void *dst, size_t lo, size_t hi)
+/* Turns the sort keys [lo, hi) of src back into keys, into dst (dst may
+ * equal src). */
+static void unmap_copy(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo, size_t hi)
 {
     if (kw == 4) {
-        const uint32_t *s = src;
+        const uint32_t *s = src, xm = (uint32_t)ord->xor_mask;
         uint32_t *d = dst;
-        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u32(tc, s[i]););
+        WITH_ORDER_CONST(ord, tc, hc,
+                         for (size_t i = lo; i < hi; i++) d[i] = key_of_sort32(tc, hc, xm, s[i]););
     } else {
-        const uint64_t *s = src;
+        const uint64_t *s = src, xm = ord->xor_mask;
         uint64_t *d = dst;
-        WITH_TYPE_CONST(t, tc, for (size_t i = lo; i < hi; i++) d[i] = gpk__unmap_u64(tc, s[i]););
+        WITH_ORDER_CONST(ord, tc, hc,
+                         for (size_t i = lo; i < hi; i++) d[i] = key_of_sort64(tc, hc, xm, s[i]););
     }
 }
-
-static int needs_mapping(gpk_type t) { return gpk_key_kind(t) != GPK_KEY_UNSIGNED; }
 
 /* ---- The hybrid path: one MSD pass through memory, then every bucket
  * sorted in cache.
@@ -671,7 +795,7 @@ static void team_wait(team_barrier *b)
 
 /* Shared state of one sort, as every thread of the team sees it. */
 typedef struct {
-    gpk_type type;
+    key_order ord;
     unsigned kw, vw;
     size_t n;
     void *keys, *vals;         /* the caller's arrays (vals: values or sigma) */
@@ -761,7 +885,7 @@ static void finish_share(const sort_state *S, const void *from, const void *vfro
 #pragma omp for schedule(dynamic, 1) nowait
     for (size_t j = 0; j < B; j++) {
         const size_t lo = off + block_lo(m, j, B), hi = off + block_lo(m, j + 1, B);
-        if (needs_mapping(S->type)) unmap_copy(S->type, kw, from, S->keys, lo, hi);
+        if (needs_mapping(&S->ord)) unmap_copy(&S->ord, kw, from, S->keys, lo, hi);
         else if (from != S->keys)
             memcpy((char *)S->keys + lo * kw, (const char *)from + lo * kw, (hi - lo) * kw);
         if (vw && vfrom != S->vals)
@@ -1063,7 +1187,7 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
     span t0 = {(char *)tmp[0], vw ? (char *)tmp[0] + cap * kw : NULL};
     span t1 = {(char *)tmp[1], vw ? (char *)tmp[1] + cap * kw : NULL};
     sort_rec(kw, vw, s, t0, t1, out, m, work, 0);
-    if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+    if (needs_mapping(&S->ord)) unmap_copy(&S->ord, kw, kout, kout, 0, m);
 }
 
 /* Levels of MSD passes a skewed input may take (each takes 3 or more bits,
@@ -1178,7 +1302,7 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
         }
         if (src != kout) memcpy(kout, src, m * kw);
         if (vw && vsrc != vout) memcpy(vout, vsrc, m * vw);
-        if (needs_mapping(S->type)) unmap_copy(S->type, kw, kout, kout, 0, m);
+        if (needs_mapping(&S->ord)) unmap_copy(&S->ord, kw, kout, kout, 0, m);
         return;
     }
     unsigned d = hyb_digit_bits(m, kw + vw);
@@ -1566,13 +1690,14 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
     const void *input = job->src ? job->src : job->keys;
     uint64_t a, o;
     /* Mapped keys go to the caller's array; unmapped ones are read where they are. */
-    map_and_reduce(job->key_type, kw, input, job->keys, 0, n, &a, &o);
-    const void *from = needs_mapping(job->key_type) ? job->keys : input;
+    const key_order ord = order_of(job);
+    map_and_reduce(&ord, kw, input, job->keys, 0, n, &a, &o);
+    const void *from = needs_mapping(&ord) ? job->keys : input;
     span src = {(char *)from, (char *)vals}, out = {job->keys, (char *)vals};
     span t0 = {(char *)scratch, vw ? (char *)scratch + kbytes : NULL};
     span t1 = {(char *)scratch + region, vw ? (char *)scratch + region + kbytes : NULL};
     sort_rec(kw, vw, src, t0, t1, out, n, (size_t *)(scratch + 2 * region), 0);
-    if (needs_mapping(job->key_type)) unmap_copy(job->key_type, kw, job->keys, job->keys, 0, n);
+    if (needs_mapping(&ord)) unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
     return GPK_OK;
 }
 
@@ -1616,10 +1741,14 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
     const unsigned hyb_d = hyb_digit_bits(n, kw + vw);
     const size_t cap = may_hybrid ? hyb_bucket_cap(n, kw + vw, hyb_d) : 0;
 
-    /* 8-byte keys that need mapping: level 0 planned from a sample (see
-     * first_plan), so the keys are mapped as level 0 reads them. */
-    const int plan_first = may_hybrid && kw == 8 && needs_mapping(job->key_type) && job->key_bits == 0 &&
-        n >= FIRST_MIN_KEYS && sampled_first_allowed();
+    /* 8-byte keys of the types that need mapping (signed, float, in
+     * either order): level 0 planned from a sample (see first_plan), so the
+     * keys are mapped as level 0 reads them. Unsigned keys in descending
+     * order keep their ascending sort's counted level (the mapped keys
+     * written by the detection): faster on uniform keys than the planned
+     * one (docs/perf/segmented.md, "Descending order of the plain sorts"). */
+    const int plan_first = may_hybrid && kw == 8 && gpk_key_kind(job->key_type) != GPK_KEY_UNSIGNED &&
+        job->key_bits == 0 && n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
     size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
@@ -1675,7 +1804,7 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
 static uint64_t *lay_out_scratch(const sort_plan *p, const gpk_radix_job *job, unsigned char *scratch,
                                  team_barrier *bar, sort_state *S, hyb_state *H)
 {
-    S->type = job->key_type;
+    S->ord = order_of(job);
     S->kw = p->kw;
     S->vw = p->vw;
     S->n = p->n;
@@ -1723,10 +1852,10 @@ static void detect_keys(const sort_state *S, const hyb_state *H, const gpk_radix
             reduce_count_first(P, input, blo, bhi, &H->ands[8 * j], &H->ors[8 * j], row);
         } else if (top_shift >= 0) {
             memset(row, 0, ((size_t)1 << HYB_MAX_BITS) * sizeof *row);
-            map_reduce_count(job->key_type, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j],
-                             &H->ors[8 * j], row, (unsigned)top_shift);
+            map_reduce_count(&S->ord, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j], &H->ors[8 * j], row,
+                             (unsigned)top_shift);
         } else {
-            map_and_reduce(job->key_type, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j], &H->ors[8 * j]);
+            map_and_reduce(&S->ord, S->kw, input, job->keys, blo, bhi, &H->ands[8 * j], &H->ors[8 * j]);
         }
     }
 }
@@ -1783,7 +1912,7 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
      * place; keys that need no mapping are left where they are, and the
      * first pass reads them from the input. */
     const void *input = job->src ? job->src : job->keys;
-    const void *first = needs_mapping(job->key_type) ? job->keys : input;
+    const void *first = needs_mapping(&S->ord) ? job->keys : input;
 
     if (p->plan_first) {
         for (size_t j = samples * (size_t)tid / (size_t)T; j < samples * (size_t)(tid + 1) / (size_t)T; j++)
@@ -1801,7 +1930,7 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 
     if (C->planned && !C->hybrid) { /* too few bits after all: the LSD passes need the keys mapped */
         uint64_t a, o;
-        map_and_reduce(job->key_type, kw, input, job->keys, lo, hi, &a, &o);
+        map_and_reduce(&S->ord, kw, input, job->keys, lo, hi, &a, &o);
         team_wait(S->bar);
     }
     if (C->hybrid) {
@@ -1836,10 +1965,15 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     uint64_t *sample = lay_out_scratch(&p, job, scratch, &bar, &S, &H);
     first_plan P;
     if (p.plan_first) {
-        const int is_float = gpk_key_kind(job->key_type) == GPK_KEY_FLOAT;
-        P.flip = GPK_KEY_SIGN64;
+        /* gpk_key_map64 as a twiddle. The sort keys of the descending
+         * order: the integers' (an XOR: key_bits is 0 here) folds into its
+         * flip, the floats' reflection comes after it. */
+        const int kind = gpk_key_kind(job->key_type), is_float = kind == GPK_KEY_FLOAT;
+        P.flip = kind == GPK_KEY_UNSIGNED ? 0 : GPK_KEY_SIGN64;
         P.neg = is_float ? ~GPK_KEY_SIGN64 : 0;
         P.sub = is_float ? GPK_KEY_ROT64 : 0;
+        P.reflect = S.ord.how == ORDER_REFLECT;
+        if (S.ord.how == ORDER_XOR) P.flip ^= S.ord.xor_mask;
     }
     team_choice C;
     C.planned = 0;

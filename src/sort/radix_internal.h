@@ -28,6 +28,8 @@ typedef struct gpk_radix_job {
     unsigned sigma_width; /* 4 (gpk_sort_perm: u32) or 8 (gpk_sort_perm64: u64) when sigma is set */
     size_t n;             /* >= 2: the dispatch handles n < 2 itself */
     unsigned key_bits;    /* b from the options: 0 = detect (AND/OR reduction), else sort bits [0, b) */
+    int descending;       /* 1: descending order (descending.h's sort keys), set only for a backend
+                               whose table says it sorts so (radix_descending); else 0 */
     unsigned radix_bits;  /* r in 1..16, or 0 = the backend's tuned choice */
     unsigned items, groups, scan_split; /* paper tunables, 0 = tuned */
 } gpk_radix_job;

@@ -240,23 +240,18 @@ static void sort_segment_here(const gpk_seg_job *job, const seg_buf *B, uint64_t
     }
 }
 
-/* Sorts segment [b, b + len) in place with the parallel radix sort. In
- * descending order the keys are turned into their sort keys (unsigned)
- * and back, which leaves them as they were if the sort fails. */
+/* Sorts segment [b, b + len) in place with the parallel radix sort, which
+ * takes the descending order into its own key map. */
 static gpk_status sort_segment_parallel(gpk_ctx *ctx, const gpk_seg_job *job, uint64_t b, size_t len)
 {
-    const gpk_type t = job->key_type;
     const unsigned kw = job->key_width;
-    const int desc = job->descending;
     void *keys = (char *)job->keys + b * kw;
-    const gpk_type sort_type = desc ? gpk__desc_sort_type(t) : t;
-    if (desc) gpk__desc_apply_host(ctx, t, 0, NULL, keys, len, kw, 0);
     gpk_radix_job rj;
-    gpk_status s = gpk__radix_job_init(ctx, &rj, sort_type, keys, job->value_width,
+    gpk_status s = gpk__radix_job_init(ctx, &rj, job->key_type, keys, job->value_width,
                                        job->values ? (char *)job->values + b * job->value_width : NULL,
                                        job->sigma ? job->sigma + b : NULL, 4, len, NULL);
+    rj.descending = job->descending;
     if (s == GPK_OK) s = gpk__radix_sort_cpu(ctx, &rj);
-    if (desc) gpk__desc_apply_host(ctx, t, 0, NULL, keys, len, kw, 1);
     return s;
 }
 

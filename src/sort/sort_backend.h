@@ -23,6 +23,10 @@ typedef struct gpk__sort_backend {
     /* 1: radix honours job->src (gpk_sort_keys_to reads the input in
      * place); 0: the front end copies the input to the output first */
     int radix_reads_src;
+    /* 1: radix honours job->descending (the order folded into its own key
+     * map); 0: the front end sorts the descending sort keys (descending.h)
+     * in ascending order */
+    int radix_descending;
     /* the quicksort of keys or records, up to quick_max_n elements (past
      * it the stable radix sort keeps QUICK's promise) */
     gpk_status (*quick)(gpk_ctx *ctx, const gpk_quick_job *job);
