@@ -9,20 +9,6 @@
 
 #include "bench_hooks.h"
 
-/* Mapped key i (gpk/sort.h's order-preserving unsigned form, the library's
- * maps) of an array of keys of type t, masked. */
-static inline uint64_t bench_mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
-{
-    if (gpk_key_bytes(t) == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)keys + 4 * i, 4);
-        return gpk__map_u32(t, x) & mask;
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)keys + 8 * i, 8);
-    return gpk__map_u64(t, x) & mask;
-}
-
 /* The device a single-device call on ctx runs on (gpk_ctx_info's
  * devices[0]), for the peers that must run beside it; 0 if unknown. */
 static inline int bench_ctx_device(const gpk_ctx *ctx)

@@ -853,8 +853,8 @@ static int expected_order(gpk_type t, const void *input, void *ref, uint32_t *rs
             snprintf(why, len, "expected order: key %zu is not input key sigma[%zu]", j, j);
             ok = 0;
         } else if (j > 0) {
-            const uint64_t a = bench_mapped_key_at(t, out, j - 1, mask),
-                           c = bench_mapped_key_at(t, out, j, mask);
+            const uint64_t a = gpk__mapped_key_at(t, out, j - 1, mask),
+                           c = gpk__mapped_key_at(t, out, j, mask);
             if (c < a || (c == a && rsig[j] < rsig[j - 1])) {
                 snprintf(why, len, "expected order: keys %zu and %zu are out of (stable) order", j - 1, j);
                 ok = 0;

@@ -615,7 +615,7 @@ static int qb_expected(qb_state *st, gpk_type t, const void *input, void *ref, s
             goto done;
         }
         seen[i / 8] |= (unsigned char)(1u << (i % 8));
-        if (j > 0 && bench_mapped_key_at(t, out, j, ~0ull) < bench_mapped_key_at(t, out, j - 1, ~0ull)) {
+        if (j > 0 && gpk__mapped_key_at(t, out, j, ~0ull) < gpk__mapped_key_at(t, out, j - 1, ~0ull)) {
             snprintf(why, len, "expected order: keys %zu and %zu are out of order", j - 1, j);
             goto done;
         }
@@ -861,7 +861,7 @@ static int qb_check_records(gpk_type kt, const unsigned char *in, const unsigned
         if (j > 0) {
             int bad = natural
                 ? qb_less_natural(kt, o, 0, o - rs, 0)
-                : bench_mapped_key_at(kt, o, 0, ~0ull) < bench_mapped_key_at(kt, o - rs, 0, ~0ull);
+                : gpk__mapped_key_at(kt, o, 0, ~0ull) < gpk__mapped_key_at(kt, o - rs, 0, ~0ull);
             if (bad) {
                 snprintf(why, len, "records %zu and %zu are out of key order", j - 1, j);
                 goto done;
@@ -877,8 +877,8 @@ done:
 static gpk_type qb_qsort_key_type; /* qsort has no context argument */
 static int qb_cmp_record(const void *a, const void *b)
 {
-    uint64_t x = bench_mapped_key_at(qb_qsort_key_type, a, 0, ~0ull);
-    uint64_t y = bench_mapped_key_at(qb_qsort_key_type, b, 0, ~0ull);
+    uint64_t x = gpk__mapped_key_at(qb_qsort_key_type, a, 0, ~0ull);
+    uint64_t y = gpk__mapped_key_at(qb_qsort_key_type, b, 0, ~0ull);
     return (x > y) - (x < y);
 }
 

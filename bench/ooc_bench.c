@@ -84,8 +84,8 @@ static int verify(const input *in)
     long bad = 0;
 #pragma omp parallel for schedule(static) reduction(+ : bad)
     for (ptrdiff_t i = 1; i < n; i++) {
-        const uint64_t a = bench_mapped_key_at(in->type, in->keys, (size_t)i - 1, UINT64_MAX);
-        const uint64_t b = bench_mapped_key_at(in->type, in->keys, (size_t)i, UINT64_MAX);
+        const uint64_t a = gpk__mapped_key_at(in->type, in->keys, (size_t)i - 1, UINT64_MAX);
+        const uint64_t b = gpk__mapped_key_at(in->type, in->keys, (size_t)i, UINT64_MAX);
         if (a > b || (stable && a == b && val_at(in, (size_t)i - 1) >= val_at(in, (size_t)i))) bad++;
     }
     return bad == 0;

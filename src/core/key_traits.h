@@ -18,7 +18,9 @@ typedef uint gpk_ukey32;
 typedef ulong gpk_ukey64;
 #define GPK_KEY_FN
 #else
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "gpk/gpk.h"
 typedef uint32_t gpk_ukey32;
 typedef uint64_t gpk_ukey64;
@@ -155,6 +157,20 @@ GPK_KEY_TYPE_MAPS_(64)
 #undef GPK_KEY_UNMAP32_
 #undef GPK_KEY_MAP64_
 #undef GPK_KEY_UNMAP64_
+
+/* Mapped key i of an array of keys of type t (4 or 8 bytes wide, any
+ * alignment), masked. */
+GPK_KEY_FN uint64_t gpk__mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
+{
+    if (gpk_key_bytes(t) == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + 4 * i, 4);
+        return gpk__map_u32(t, x) & mask;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + 8 * i, 8);
+    return gpk__map_u64(t, x) & mask;
+}
 
 #ifdef __cplusplus
 /* The maps as data, for kernels that take the map as an argument instead

@@ -51,19 +51,6 @@ static inline void gpk__radix_range_from_masks(uint64_t and_all, uint64_t or_all
     *end = e;
 }
 
-/* Mapped key i of an array of keys of type t (4 or 8 bytes wide), masked. */
-static inline uint64_t gpk__mapped_key_at(gpk_type t, const void *keys, size_t i, uint64_t mask)
-{
-    if (gpk_key_bytes(t) == 4) {
-        uint32_t x;
-        memcpy(&x, (const char *)keys + 4 * i, 4);
-        return gpk__map_u32(t, x) & mask;
-    }
-    uint64_t x;
-    memcpy(&x, (const char *)keys + 8 * i, 8);
-    return gpk__map_u64(t, x) & mask;
-}
-
 /* Backend entry points. */
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job);
 #ifdef GPK_HAVE_CUDA
