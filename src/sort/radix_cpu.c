@@ -488,35 +488,27 @@ static int needs_mapping(const key_order *o)
     return o->how != ORDER_ASC || gpk_key_kind(o->type) != GPK_KEY_UNSIGNED;
 }
 
-/* Sort key of key x and back, for the order's `how` and xor mask. */
-static inline uint32_t sort_key32(gpk_type t, int how, uint32_t xor_mask, uint32_t x)
-{
-    const uint32_t m = gpk__map_u32(t, x);
-    return how == ORDER_XOR    ? m ^ xor_mask
-        : how == ORDER_REFLECT ? gpk_key_descending32(GPK_KEY_FLOAT, m)
-                               : m;
-}
-static inline uint32_t key_of_sort32(gpk_type t, int how, uint32_t xor_mask, uint32_t s)
-{
-    return gpk__unmap_u32(t,
-                          how == ORDER_XOR           ? s ^ xor_mask
-                              : how == ORDER_REFLECT ? gpk_key_descending32(GPK_KEY_FLOAT, s)
-                                                     : s);
-}
-static inline uint64_t sort_key64(gpk_type t, int how, uint64_t xor_mask, uint64_t x)
-{
-    const uint64_t m = gpk__map_u64(t, x);
-    return how == ORDER_XOR    ? m ^ xor_mask
-        : how == ORDER_REFLECT ? gpk_key_descending64(GPK_KEY_FLOAT, m)
-                               : m;
-}
-static inline uint64_t key_of_sort64(gpk_type t, int how, uint64_t xor_mask, uint64_t s)
-{
-    return gpk__unmap_u64(t,
-                          how == ORDER_XOR           ? s ^ xor_mask
-                              : how == ORDER_REFLECT ? gpk_key_descending64(GPK_KEY_FLOAT, s)
-                                                     : s);
-}
+/* Sort key of key x and back, for the order's `how` and xor mask, for
+ * W-bit keys (sort_key32 / key_of_sort32, sort_key64 / key_of_sort64). */
+// clang-format off
+#define DEFINE_SORT_KEY_(W)                                                                        \
+    static inline uint##W##_t sort_key##W(gpk_type t, int how, uint##W##_t xor_mask, uint##W##_t x) \
+    {                                                                                              \
+        const uint##W##_t m = gpk__map_u##W(t, x);                                                 \
+        return how == ORDER_XOR ? m ^ xor_mask                                                     \
+            : how == ORDER_REFLECT ? gpk_key_descending##W(GPK_KEY_FLOAT, m) : m;                  \
+    }                                                                                              \
+    static inline uint##W##_t key_of_sort##W(gpk_type t, int how, uint##W##_t xor_mask,            \
+                                             uint##W##_t s)                                        \
+    {                                                                                              \
+        return gpk__unmap_u##W(t, how == ORDER_XOR ? s ^ xor_mask                                  \
+                                  : how == ORDER_REFLECT ? gpk_key_descending##W(GPK_KEY_FLOAT, s) \
+                                  : s);                                                            \
+    }
+DEFINE_SORT_KEY_(32)
+DEFINE_SORT_KEY_(64)
+#undef DEFINE_SORT_KEY_
+// clang-format on
 
 /* Runs the statements after TT with TT, a constant copy of the key type t,
  * so that the map functions' switch on the type folds away inside their
