@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""gpk.sort on the CPU backend (1 and 2 threads) against numpy.sort, same
+arrays, same process (docs/perf/radix.md, "v14 plus the descending fold,
+on a quiet machine"): u32, u64, f32, f64 at 2^16, 2^20, 2^24, integers
+uniform over the type, floats normal(0, 1), seed 7; wall ms, medians of 9
+(5 at 2^24); every gpk result checked equal to numpy's.
+
+    PYTHONPATH=<gpk package> python3 bench/cpu_vs_numpy.py
+"""
+import os
+import time
+
+import numpy as np
+
+import gpk
+
+
+def median_ms(fn, reps):
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2] * 1e3
+
+
+def main():
+    rng = np.random.default_rng(7)
+    ctx1, ctx2 = gpk.Context("cpu", threads=1), gpk.Context("cpu", threads=2)
+    print(f"load {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
+    print("| keys | numpy | gpk 1T | gpk 2T | 1T/numpy | 2T/numpy |")
+    for dt in ("uint32", "uint64", "float32", "float64"):
+        for lg in (16, 20, 24):
+            n = 1 << lg
+            a = (rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True) if dt.startswith("u")
+                 else rng.normal(0, 1, n).astype(dt))
+            reps = 5 if lg == 24 else 9
+            assert (gpk.sort(a, backend=ctx1) == np.sort(a)).all()
+            tn = median_ms(lambda: np.sort(a), reps)
+            t1 = median_ms(lambda: gpk.sort(a, backend=ctx1), reps)
+            t2 = median_ms(lambda: gpk.sort(a, backend=ctx2), reps)
+            print(f"| {dt} 2^{lg} | {tn:.3f} | {t1:.3f} | {t2:.3f} | {tn / t1:.2f}x | {tn / t2:.2f}x |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
