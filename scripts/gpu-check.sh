@@ -5,6 +5,7 @@
 #   scripts/gpu-check.sh [build] [test] [cudacheck] [sanitize] [bench] [pic]
 #                        [qsanitize] [qbench] [octree] [python] [wide]
 #                        [quick] [search] [multi] [mpi] [mpi-search] [ooc] [ocl]
+#                        [segmented]
 #   (default: all but sanitize, qsanitize, octree and wide)
 # wide (issue 16, about 5 min on an 80 GB H100; run it as a call of its own
 # after `build`): sorts past 2^31 and 2^32
@@ -309,7 +310,7 @@ if has octree; then
 fi
 
 # --- the other stages of scripts/gpu-stages.sh, on this build --------------------------------
-for st in quick search multi mpi mpi-search ooc ocl; do
+for st in quick search multi mpi mpi-search ooc ocl segmented; do
   has $st || continue
   case $st in multi | mpi | mpi-search | ocl) args=$build ;; *) args= ;; esac
   GPK_GPU_BUILD=$build OUT=$out/$st bash "$root/scripts/gpu-stages.sh" $st $args >"$out/$st.log" 2>&1

@@ -11,6 +11,7 @@
 #   mpi-search  the local search's multistart across MPI ranks (BUILD_DIR)
 #   ooc         out-of-core host sorts ([build] [test] [link] [goal] [more])
 #   ocl         the OpenCL radix sort on the NVIDIA GPU against CUDA (BUILD_DIR)
+#   segmented   the segmented sorts' goals, crossovers and descending cost
 # Each stage keeps its own options, documented above its function; its
 # outputs go to $OUT. Helpers shared by several stages: scripts/gpu-lib.sh.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -1013,9 +1014,45 @@ for path in sorted(glob.glob(os.path.join(logs, 'shape-*.json'))):
 PY
 )
 
+# ==== segmented ==================================================================
+# The segmented and descending sorts on a GPU and its host (docs/perf/segmented.md,
+# "GPU run"): the tests, the goals against CUB's segmented sorts (same process)
+# and torch.sort (gpk.sort on the same tensors through the Python package),
+# the --large-min crossover sweep that AUTO's kLargeMinDefault should come
+# from, descending against ascending on the device calls (gpk-cub-alone), and
+# the CPU goal on the host's threads against a loop of numpy.sort.
+stage_segmented() (
+set -u
+. "$here/gpu-lib.sh"
+py=$(command -v python3)
+cmake -S . -B $b -DGPK_BUILD_PYTHON=ON -DPython_EXECUTABLE="$py" >"$out/cmake-python.log" 2>&1 || exit 1
+gpu_build gpk_cli gpk_bench gpk_cub_alone test_segmented test_descending _gpk
+pkg=$b/python-pkg
+rm -rf "$pkg" && mkdir -p "$pkg/gpk" && cp python/src/gpk/*.py python/src/gpk/*.pyi "$pkg/gpk/" &&
+  cp "$b"/python/_gpk*.so "$pkg/gpk/" || exit 1
+GPK_TEST_SMALL=1 run segmented_cuda 120 $b/tests/test_segmented cuda
+GPK_TEST_SMALL=1 run descending_cuda 120 $b/tests/test_descending cuda
+TAILN=80 run goals 300 $b/gpk bench segmented --backend cuda --n 2^28 --reps 5 --seed 7 --cases goals
+TAILN=60 PYTHONPATH=$pkg run torch 200 "$py" bench/peers_torch_segmented.py --n 2^28 --reps 5 --seed 7 --gpk
+for m in 2^16 2^17 2^18 2^19 2^20; do
+  TAILN=20 run "large_min_${m#2^}" 120 $b/gpk bench segmented --backend cuda --n 2^28 --shapes 2^16,2^18,ragged \
+    --large-min "$m" --reps 3 --seed 7
+done
+for c in "u32 28 0" "f32 28 0" "u32 28 4"; do
+  for order in asc desc; do
+    set -- $c
+    TAILN=2 run "order_$1_$3_$order" 60 $b/gpk-cub-alone $1 $2 $3 uniform 9 $order
+  done
+done
+for dt in uint32 float32; do
+  TAILN=6 PYTHONPATH=$pkg run "cpu_numpy_$dt" 300 "$py" python/bench/segmented.py --n 2^28 --reps 3 --dtype $dt
+done
+TAILN=30 run cpu_pairs 300 $b/gpk bench segmented --backend cpu --n 2^28 --reps 3 --seed 7 --cases u32-pairs,f32 --no-loop
+)
+
 stage=${1:-}
 case "$stage" in
-  octree | quick | search | multi | mpi | mpi-search | ooc | ocl)
+  octree | quick | search | multi | mpi | mpi-search | ooc | ocl | segmented)
     shift
     "stage_${stage//-/_}" "$@"
     ;;
