@@ -158,12 +158,27 @@ fi
 
 if has sanitize; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
-    compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/test_cuda_api" \
-      >"$out/memcheck.log" 2>&1
-    note "compute-sanitizer memcheck test_cuda_api: exit $? ($(grep -c 'ERROR SUMMARY: 0' "$out/memcheck.log") clean summaries)"
-    compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/test_cuda_api" \
-      >"$out/racecheck.log" 2>&1
-    note "compute-sanitizer racecheck test_cuda_api: exit $?"
+    # test_cuda_api at its small sizes (memcheck: about 15 s on an H200;
+    # racecheck runs minutes), then racecheck of each radix path on its
+    # own: the one-block sort (2^12), the small path with values (2^18)
+    # and the Onesweep passes (2^23), through gpk-cub-alone
+    for tool in memcheck racecheck; do
+      GPK_TEST_SMALL=1 timeout ${GPK_SANITIZE_TIMEOUT:-420} compute-sanitizer --tool $tool --error-exitcode 9 \
+        "$build/tests/test_cuda_api" >"$out/$tool.log" 2>&1
+      rc=$?
+      [ $rc = 0 ] || fail=1
+      note "compute-sanitizer $tool test_cuda_api (small): exit $rc, $(grep -E '^test_cuda_api' "$out/$tool.log" | tail -n 1)"
+    done
+    if [ -x "$build/gpk-cub-alone" ]; then
+      for c in "u32 12 0" "u32 18 4" "u32 23 0"; do
+        set -- $c
+        timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 "$build/gpk-cub-alone" $1 $2 $3 uniform 1 \
+          >"$out/racecheck-alone-$2.log" 2>&1
+        rc=$?
+        [ $rc = 0 ] || fail=1
+        note "compute-sanitizer racecheck gpk-cub-alone $c: exit $rc, $(grep -m1 'RACECHECK SUMMARY' "$out/racecheck-alone-$2.log")"
+      done
+    fi
   fi
 fi
 
