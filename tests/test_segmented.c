@@ -322,6 +322,10 @@ static void invalid_calls(void)
     gpk_segments past = {2, NULL, NULL, 5};
     TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, k, out, 8, &past, NULL) == GPK_EINVAL,
              "keys_to: 2 rows of 5 in 8 accepted");
+    gpk_segmented_opts bad_order = GPK_SEGMENTED_OPTS_INIT;
+    bad_order.descending = 2;
+    TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, k, out, 8, &ok_rows, &bad_order) == GPK_EINVAL,
+             "keys_to: descending = 2 accepted");
     TU_CHECK(out[0] == 0x5A5A5A5Au && out[7] == 0x5A5A5A5Au, "keys_to wrote out on a refused call");
     TU_CHECK(gpk_sort_segmented_keys_to(ctx, GPK_U32, NULL, out, 8, &ok_rows, NULL) == GPK_EINVAL,
              "keys_to with in NULL accepted");

@@ -365,9 +365,12 @@ gpk_status gpk__seg_sort_cpu(gpk_ctx *ctx, const gpk_seg_job *job)
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t value_width, void *values,
-                               uint32_t *sigma, size_t n, const gpk_segments *segs,
-                               const gpk_segmented_opts *opts)
+/* src: NULL (in place), or the array the keys are copied from into keys
+ * (the copying form; keys only), once every check has passed so that a
+ * refused call leaves keys as they were. */
+static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, const void *src, void *keys,
+                               size_t value_width, void *values, uint32_t *sigma, size_t n,
+                               const gpk_segments *segs, const gpk_segmented_opts *opts)
 {
     if (!ctx) return GPK_EINVAL;
     gpk__clear_error(ctx);
@@ -384,6 +387,13 @@ static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size
     if (job.covered > 0) {
         if (!keys) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: keys is NULL");
         if (value_width && !values) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: values is NULL");
+    }
+    if (src && n > 0) {
+        if (!keys) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: out is NULL");
+        const uintptr_t a = (uintptr_t)src, b = (uintptr_t)keys, bytes = n * kw;
+        if (a < b + bytes && b < a + bytes)
+            return gpk__fail(ctx, GPK_EINVAL,
+                             "segmented sort: in and out overlap without being the same array");
     }
     if (sigma && job.max_len > UINT32_MAX)
         return gpk__fail(ctx, GPK_EINVAL,
@@ -406,6 +416,7 @@ static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size
     if (!be || !be->segmented)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "segmented sort: not implemented on the %s backend",
                          gpk_backend_name(ctx->backend));
+    if (src && n > 0) gpk__host_copy(keys, src, n * kw, ctx->threads);
     s = be->segmented(ctx, &job);
     if (s == GPK_OK) {
         ctx->last_sort_algo = GPK_SORT_RADIX;
@@ -417,29 +428,17 @@ static gpk_status seg_dispatch(gpk_ctx *ctx, gpk_type key_type, void *keys, size
 gpk_status gpk_sort_segmented_keys(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t n,
                                    const gpk_segments *segs, const gpk_segmented_opts *opts)
 {
-    return seg_dispatch(ctx, key_type, keys, 0, NULL, NULL, n, segs, opts);
+    return seg_dispatch(ctx, key_type, NULL, keys, 0, NULL, NULL, n, segs, opts);
 }
 
 gpk_status gpk_sort_segmented_keys_to(gpk_ctx *ctx, gpk_type key_type, const void *in, void *out, size_t n,
                                       const gpk_segments *segs, const gpk_segmented_opts *opts)
 {
-    if (!ctx) return GPK_EINVAL;
-    if (in == out) return gpk_sort_segmented_keys(ctx, key_type, out, n, segs, opts);
-    gpk__clear_error(ctx);
-    const size_t kw = gpk_type_size(key_type);
-    if (kw == 0) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: unknown key type %d", (int)key_type);
-    if (n > ((size_t)-1) / 16) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: n = %zu is too large", n);
-    /* the segments are checked before out is written: a refused call
-     * leaves out as it was */
-    uint64_t max_len = 0, covered = 0;
-    GPK_CHECK(gpk__seg_check(ctx, segs, n, &max_len, &covered));
-    if (n == 0) return seg_dispatch(ctx, key_type, out, 0, NULL, NULL, n, segs, opts);
-    if (!in || !out) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: %s is NULL", in ? "out" : "in");
-    const uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = n * kw;
-    if (a < b + bytes && b < a + bytes)
-        return gpk__fail(ctx, GPK_EINVAL, "segmented sort: in and out overlap without being the same array");
-    gpk__host_copy(out, in, bytes, ctx->threads);
-    return seg_dispatch(ctx, key_type, out, 0, NULL, NULL, n, segs, opts);
+    if (ctx && n > 0 && !in) {
+        gpk__clear_error(ctx);
+        return gpk__fail(ctx, GPK_EINVAL, "segmented sort: in is NULL");
+    }
+    return seg_dispatch(ctx, key_type, in == out ? NULL : in, out, 0, NULL, NULL, n, segs, opts);
 }
 
 gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys, gpk_type value_type,
@@ -449,12 +448,12 @@ gpk_status gpk_sort_segmented_pairs(gpk_ctx *ctx, gpk_type key_type, void *keys,
     const size_t vw = gpk_type_size(value_type);
     if (ctx && vw == 0)
         return gpk__fail(ctx, GPK_EINVAL, "segmented sort: unknown value type %d", (int)value_type);
-    return seg_dispatch(ctx, key_type, keys, vw, values, NULL, n, segs, opts);
+    return seg_dispatch(ctx, key_type, NULL, keys, vw, values, NULL, n, segs, opts);
 }
 
 gpk_status gpk_sort_segmented_perm(gpk_ctx *ctx, gpk_type key_type, void *keys, uint32_t *sigma, size_t n,
                                    const gpk_segments *segs, const gpk_segmented_opts *opts)
 {
     if (ctx && n > 0 && !sigma) return gpk__fail(ctx, GPK_EINVAL, "segmented sort: sigma is NULL");
-    return seg_dispatch(ctx, key_type, keys, 0, NULL, sigma, n, segs, opts);
+    return seg_dispatch(ctx, key_type, NULL, keys, 0, NULL, sigma, n, segs, opts);
 }
