@@ -13,15 +13,25 @@
 #include "../search/search_run.h"
 #endif
 
+/* The sort table of ctx's backend where it times its radix sort (quick =
+ * 0) or quicksort (1) on device-resident data; else NULL, the error set. */
+static const gpk__sort_backend *timed_backend(gpk_ctx *ctx, int quick)
+{
+    const gpk__sort_backend *be = gpk__sort_backend_for(ctx, "bench");
+    if (be && !(quick ? be->quick_bench != NULL : be->radix_bench != NULL)) {
+        gpk__fail(ctx, GPK_EUNSUPPORTED, "bench: the %s %s has no device-resident timing",
+                  gpk_backend_name(ctx->backend), quick ? "quicksort" : "radix sort");
+        return NULL;
+    }
+    return be;
+}
+
 gpk_status gpk__bench_radix(gpk_ctx *ctx, gpk_type key_type, void *keys, size_t value_width, void *values,
                             uint32_t *sigma, size_t n, const gpk_radix_opts *opts, int reps, double *ms)
 {
     if (!ctx || !ms || reps < 1) return gpk__fail(ctx, GPK_EINVAL, "bench: ctx, ms and reps >= 1 are needed");
-    const gpk__sort_backend *be = gpk__sort_backend_for(ctx, "bench");
+    const gpk__sort_backend *be = timed_backend(ctx, 0);
     if (!be) return GPK_EUNSUPPORTED;
-    if (!be->radix_bench)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "bench: the %s radix sort has no device-resident timing",
-                         gpk_backend_name(ctx->backend));
     gpk_radix_job job;
     const gpk_status s =
         gpk__radix_job_init(ctx, &job, key_type, keys, value_width, values, sigma, 4, n, opts);
@@ -35,11 +45,8 @@ gpk_status gpk__bench_quick(gpk_ctx *ctx, gpk_type key_type, void *base, size_t 
         stride < gpk_key_bytes(key_type))
         return gpk__fail(ctx, GPK_EINVAL, "bench: quicksort of %zu elements of %zu bytes: bad arguments", n,
                          stride);
-    const gpk__sort_backend *be = gpk__sort_backend_for(ctx, "bench");
+    const gpk__sort_backend *be = timed_backend(ctx, 1);
     if (!be) return GPK_EUNSUPPORTED;
-    if (!be->quick_bench)
-        return gpk__fail(ctx, GPK_EUNSUPPORTED, "bench: the %s quicksort has no device-resident timing",
-                         gpk_backend_name(ctx->backend));
     gpk_quick_job q;
     memset(&q, 0, sizeof q);
     q.key_type = key_type;
