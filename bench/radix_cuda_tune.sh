@@ -21,6 +21,8 @@ $CC -O2 -std=c11 -I"$root/include" -c "$root/src/sort/radix_reference.c" -o "$ou
 cuda_inc=$(dirname "$(command -v "$NVCC")")/../include
 $CC -O2 -std=c11 -fopenmp -I"$root/include" -I"$cuda_inc" -c "$root/src/core/cuda_staging.c" -o "$out/cuda_staging.o"
 $CC -O2 -std=c11 -fopenmp -I"$root/include" -c "$root/src/core/host_mem.c" -o "$out/host_mem.o"
+$CC -O2 -std=c11 -I"$root/include" -I"$root/src" -I"$cuda_inc" -c "$root/src/sort/radix_cuda_limits.c" -o "$out/radix_cuda_limits.o"
+$CC -O2 -std=c11 -I"$root/include" -c "$root/src/core/test_hooks.c" -o "$out/test_hooks.o"
 $NVCC $nvflags -c "$root/src/core/cuda_ctx.cu" -o "$out/cuda_ctx.o" &
 $NVCC $nvflags -c "$root/bench/radix_cuda_tune.cu" -o "$out/tune.o" &
 [ -f "$out/peers_cub.o" ] || $NVCC $nvflags -c "$root/bench/peers_cub.cu" -o "$out/peers_cub.o" &
@@ -36,6 +38,7 @@ wait
 for v in "$@"; do
   name=${v%%:*}
   $NVCC -arch=sm_90 -o "$out/radix_cuda_tune_$name" "$out/tune.o" "$out/radix_cuda_$name.o" \
-    "$out/cuda_ctx.o" "$out/cuda_staging.o" "$out/host_mem.o" "$out/peers_cub.o" "$out/error.o" "$out/radix_reference.o" -Xcompiler -fopenmp
+    "$out/cuda_ctx.o" "$out/cuda_staging.o" "$out/host_mem.o" "$out/peers_cub.o" "$out/error.o" "$out/radix_reference.o" \
+    "$out/radix_cuda_limits.o" "$out/test_hooks.o" -Xcompiler -fopenmp
 done
 ls "$out"/radix_cuda_tune_*
