@@ -487,6 +487,10 @@ static void device_cases(void)
             device_case(t, (size_t)(rnd(3) * 4), desc, SHAPE_RAGGED, 1000000, 0, &many_large);
             device_case(t, (size_t)(rnd(3) * 4), desc, SHAPE_SHUFFLED, 1000000, 0, &many_large);
         }
+    /* rows past the default large_min, many enough that the rows' cost
+     * model sends them to the medium path (one block a row) */
+    device_case(GPK_U32, 0, 0, SHAPE_ROWS, (size_t)70 << 18, (size_t)1 << 18, NULL);
+    device_case(GPK_F32, 4, 1, SHAPE_ROWS, (size_t)70 << 18, (size_t)1 << 18, NULL);
 }
 #endif
 

@@ -72,10 +72,21 @@ constexpr unsigned kSmallCap = 4096; /* the largest tier's keys */
 constexpr int kMedium = kTiers, kLarge = kTiers + 1, kKinds = kTiers + 2;
 constexpr int kMediumThreads = 256, kMediumItems = 8;
 /* Default large_min: from here a segment's own device sort (a few
- * launches, every SM) beats one block's passes. A first guess until
- * measured (docs/perf/segmented.md); gpk bench segmented --large-min
- * sweeps it. */
+ * launches, every SM) beats one block's passes when such segments are
+ * few among many (ragged lengths: 2^17 and 2^18 measured best,
+ * docs/perf/segmented.md; gpk bench segmented --large-min sweeps it). */
 constexpr uint64_t kLargeMinDefault = (uint64_t)1 << 18;
+/* Rows of one length at or above large_min go to whichever path the cost
+ * model below says is faster (unless the caller set large_min): the large
+ * path costs each row its launch chain plus its bytes at the device's
+ * rate; the medium path runs one block a row, its rows side by side at
+ * the rate of the whole device, and never takes less than one full wave
+ * of blocks (one a multiprocessor), whose time is that of its longest
+ * row. Rates in nanoseconds, measured on rows of 2^16 to 2^20 keys and
+ * u32 keys and pairs (docs/perf/segmented.md, "Rows: medium or large"). */
+constexpr double kLargeRowNs = 40000.0;     /* one row's launch chain */
+constexpr double kLargeNsPerByte = 0.0066;  /* a large sort's bytes, keys + values */
+constexpr double kMediumNsPerByte = 0.0212; /* the medium path's, device-wide */
 /* Most large segments sorted at once. A sort of 2^20 keys launches about
  * 300 blocks a pass, a few waves' worth of one wave of a large device;
  * eight of them side by side fill it while each waits on its launch chain.
@@ -281,12 +292,14 @@ __global__ void __launch_bounds__(kMediumThreads)
                     if constexpr (HAS_V) v[i] = 0;
                 }
             }
-            if constexpr (HAS_V) Sort(tmp).Sort(k, v, 8 * d, 8 * d + 8);
-            else Sort(tmp).Sort(k, 8 * d, 8 * d + 8);
-                /* blocked and stable by digit: the valid keys are places 0 .. valid-1 */
+            /* stable by digit, striped out (place i * T + tid), so that a
+             * warp's stores of one digit's run are contiguous: the valid
+             * keys are places 0 .. valid-1 */
+            if constexpr (HAS_V) Sort(tmp).SortBlockedToStriped(k, v, 8 * d, 8 * d + 8);
+            else Sort(tmp).SortBlockedToStriped(k, 8 * d, 8 * d + 8);
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
-                const unsigned p = tid * ITEMS + i;
+                const unsigned p = i * T + tid;
                 if (p < valid) {
                     const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
                     atomicMin(&first[c], p);
@@ -296,7 +309,7 @@ __global__ void __launch_bounds__(kMediumThreads)
             __syncthreads();
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
-                const unsigned p = tid * ITEMS + i;
+                const unsigned p = i * T + tid;
                 if (p < valid) {
                     const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
                     const uint64_t at = b + run[c] + (p - first[c]);
@@ -641,6 +654,25 @@ static gpk_status run(const Call &c, char *temp, const Layout &lay)
     return GPK_OK;
 }
 
+/* The large_min for rows: c's own, or past the row length when the medium
+ * path is predicted faster (the cost model above). */
+static gpk_status rows_large_min(const Call &c, uint64_t *large_min)
+{
+    *large_min = c.L.large_min;
+    const uint64_t len = c.segs.length;
+    const size_t rows = c.segs.count;
+    if (c.segs.begin || rows == 0 || len < c.L.large_min || len >= UINT32_MAX) return GPK_OK;
+    int sms = 0;
+    const cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, c.ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(c.ctx, e, "cudaDeviceGetAttribute");
+    const double row_bytes = (double)len * (c.kw + c.vw);
+    const double large = (double)rows * (kLargeRowNs + row_bytes * kLargeNsPerByte);
+    const double wave = sms > 0 && (size_t)sms > rows ? (double)sms : (double)rows;
+    const double medium = wave * row_bytes * kMediumNsPerByte;
+    if (medium < large) *large_min = len + 1;
+    return GPK_OK;
+}
+
 static gpk_status dispatch(const Call &c, char *temp, const Layout &lay)
 {
     if (c.kw == 4) {
@@ -701,6 +733,7 @@ static gpk_status device_segmented(gpk_ctx *ctx, void *d_temp, size_t *temp_byte
     DeviceGuard guard;
     cudaError_t e = guard.enter(ctx->device);
     if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    if (o.large_min == 0) GPK_CHECK(rows_large_min(c, &c.L.large_min));
     Layout lay;
     GPK_CHECK(plan_layout(c, &lay));
     gpk__clear_error(ctx);
