@@ -12,6 +12,7 @@
 #include "gpk/sort.h"
 #ifdef GPK_HAVE_CUDA
 #include "gpk/cuda.h"
+#include "core/test_hooks.h"
 #include <cuda_runtime_api.h>
 #endif
 #include "testutil.h"
@@ -476,8 +477,13 @@ static void device_cases(void)
             device_case(t, vw, desc, SHAPE_EMPTY, 20000, 300, NULL);
             device_case(t, vw, desc, SHAPE_SHUFFLED, 400000, 0, NULL);
             device_case(t, vw, desc, SHAPE_HUGE, 600000, 0, NULL);
-            device_case(t, vw, desc, SHAPE_RAGGED, 100000, 0, &all_medium);
-            device_case(t, vw, desc, SHAPE_ROWS, 40 * 5000, 5000, &all_medium);
+            /* the medium path's two ways of ranking a tile */
+            for (int way = 0; way < 2; way++) {
+                gpk__test_set("segmented_cuda_medium_rank", way ? "1" : "0");
+                device_case(t, vw, desc, SHAPE_RAGGED, 100000, 0, &all_medium);
+                device_case(t, vw, desc, SHAPE_ROWS, 40 * 5000, 5000, &all_medium);
+            }
+            gpk__test_set("segmented_cuda_medium_rank", NULL);
             device_case(t, vw, desc, SHAPE_SHUFFLED, 30000, 0, &all_large);
             device_case(t, vw, desc, SHAPE_NONE, 100, 0, NULL);
             /* many large segments: sorted side by side on the side streams,

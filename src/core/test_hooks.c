@@ -63,6 +63,7 @@ static const struct field fields[] = {
     HOOK_LL(ooc_slot_bytes),
     HOOK_LL(ooc_resident),
     HOOK_INT(ooc_keep),
+    HOOK_INT(segmented_cuda_medium_rank),
 };
 
 int gpk__test_set(const char *name, const char *value)

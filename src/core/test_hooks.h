@@ -48,6 +48,9 @@ typedef struct gpk_test_hooks {
     long long ooc_slot_bytes; /* a cap on a slot's bytes (the run length) */
     long long ooc_resident;   /* at most this many runs stay on the device */
     int ooc_keep;             /* 0: no host buffer kept between calls */
+    /* CUDA segmented sort: how a medium segment's tiles are ranked
+     * (0: block radix sort, 1: warp digit matches) */
+    int segmented_cuda_medium_rank;
 } gpk_test_hooks;
 
 #define GPK_TEST_HOOKS_INIT                                                                                 \
@@ -55,7 +58,8 @@ typedef struct gpk_test_hooks {
         GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET,     \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
+            GPK_HOOK_UNSET                                                                                  \
     }
 
 extern gpk_test_hooks gpk__test;

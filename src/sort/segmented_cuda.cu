@@ -218,16 +218,32 @@ __global__ void __launch_bounds__(THREADS)
  * between the output and the spare (kalt, valt: same positions); the last
  * pass writes the output in the caller's form, or, ending in the spare,
  * a final copy does. Segments are disjoint, so blocks never meet. */
-template <typename K, typename V, bool HAS_V>
+/* A medium pass's tile, ranked by its digit in one of two ways: the block
+ * radix sort of the tile by the digit (two 4-bit rank passes), or one
+ * 8-bit ranking by warp-wide digit matches over keys loaded warp-striped
+ * (each warp a run of the tile, in order, so the ranks are stable), then
+ * the keys (and values) exchanged to their ranks in shared memory. */
+enum MediumRank { kRankSort = 0, kRankMatch = 1 };
+
+template <typename K, typename VT> union MediumTemp {
+    typename cub::BlockRadixSort<K, kMediumThreads, kMediumItems, VT>::TempStorage sort;
+    typename cub::BlockRadixRankMatch<kMediumThreads, 8, false>::TempStorage rank;
+    K keys[kMediumThreads * kMediumItems];
+    VT vals[kMediumThreads * kMediumItems];
+};
+
+template <typename K, typename V, bool HAS_V, int RANK>
 __global__ void __launch_bounds__(kMediumThreads)
     medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, K *kalt, V *valt,
                   gpk_type t, int desc)
 {
     constexpr int T = kMediumThreads, ITEMS = kMediumItems, TILE = T * ITEMS;
     constexpr int DIGITS = (int)sizeof(K);
+    static_assert(T == 256, "the ranked tile keeps one digit's tile offset a thread");
     using VT = typename std::conditional<HAS_V, V, cub::NullType>::type;
     using Sort = cub::BlockRadixSort<K, T, ITEMS, VT>;
-    __shared__ typename Sort::TempStorage tmp;
+    using Rank = cub::BlockRadixRankMatch<T, 8, false>;
+    __shared__ MediumTemp<K, VT> tmp;
     __shared__ unsigned hist[DIGITS][256];
     __shared__ unsigned run[256], first[256], tile_count[256];
     __shared__ int pass_on[DIGITS];
@@ -280,50 +296,97 @@ __global__ void __launch_bounds__(kMediumThreads)
             const unsigned valid = len - base < (uint64_t)TILE ? (unsigned)(len - base) : (unsigned)TILE;
             K k[ITEMS];
             VT v[ITEMS];
+            if constexpr (RANK == kRankMatch) {
+                const int warp = tid >> 5, lane = tid & 31;
 #pragma unroll
-            for (int i = 0; i < ITEMS; i++) {
-                const unsigned j = tid * ITEMS + i;
-                if (j < valid) {
-                    const K x = cur_k[b + base + j];
-                    k[i] = cur_raw ? SortKey<K>::to_sort(x, t, desc) : x;
-                    if constexpr (HAS_V) v[i] = cur_v[b + base + j];
-                } else {
-                    k[i] = ~(K)0;
-                    if constexpr (HAS_V) v[i] = 0;
+                for (int i = 0; i < ITEMS; i++) {
+                    const unsigned j = warp * 32 * ITEMS + i * 32 + lane;
+                    if (j < valid) {
+                        const K x = cur_k[b + base + j];
+                        k[i] = cur_raw ? SortKey<K>::to_sort(x, t, desc) : x;
+                        if constexpr (HAS_V) v[i] = cur_v[b + base + j];
+                    } else {
+                        k[i] = ~(K)0; /* the last digit, after every valid key */
+                        if constexpr (HAS_V) v[i] = 0;
+                    }
                 }
-            }
-            /* stable by digit, striped out (place i * T + tid), so that a
+                int rank[ITEMS], start[1];
+                Rank(tmp.rank).RankKeys(k, rank, cub::ShiftDigitExtractor<K>(8 * d, 8), start);
+                first[tid] = (unsigned)start[0]; /* the tile's keys below digit tid */
+                __syncthreads();
+#pragma unroll
+                for (int i = 0; i < ITEMS; i++) tmp.keys[rank[i]] = k[i];
+                __syncthreads();
+#pragma unroll
+                for (int i = 0; i < ITEMS; i++) k[i] = tmp.keys[i * T + tid];
+                if constexpr (HAS_V) {
+                    __syncthreads();
+#pragma unroll
+                    for (int i = 0; i < ITEMS; i++) tmp.vals[rank[i]] = v[i];
+                    __syncthreads();
+#pragma unroll
+                    for (int i = 0; i < ITEMS; i++) v[i] = tmp.vals[i * T + tid];
+                }
+#pragma unroll
+                for (int i = 0; i < ITEMS; i++) {
+                    const unsigned p = i * T + tid;
+                    if (p < valid) {
+                        const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
+                        const uint64_t at = b + run[c] + (p - first[c]);
+                        dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
+                        if constexpr (HAS_V) dv[at] = v[i];
+                    }
+                }
+                __syncthreads();
+                /* the padding keys rank last, in digit 255: places valid.. */
+                run[tid] += (tid + 1 < T ? first[tid + 1] : valid) - first[tid];
+                __syncthreads();
+            } else {
+#pragma unroll
+                for (int i = 0; i < ITEMS; i++) {
+                    const unsigned j = tid * ITEMS + i;
+                    if (j < valid) {
+                        const K x = cur_k[b + base + j];
+                        k[i] = cur_raw ? SortKey<K>::to_sort(x, t, desc) : x;
+                        if constexpr (HAS_V) v[i] = cur_v[b + base + j];
+                    } else {
+                        k[i] = ~(K)0;
+                        if constexpr (HAS_V) v[i] = 0;
+                    }
+                }
+                /* stable by digit, striped out (place i * T + tid), so that a
              * warp's stores of one digit's run are contiguous: the valid
              * keys are places 0 .. valid-1 */
-            if constexpr (HAS_V) Sort(tmp).SortBlockedToStriped(k, v, 8 * d, 8 * d + 8);
-            else Sort(tmp).SortBlockedToStriped(k, 8 * d, 8 * d + 8);
+                if constexpr (HAS_V) Sort(tmp.sort).SortBlockedToStriped(k, v, 8 * d, 8 * d + 8);
+                else Sort(tmp.sort).SortBlockedToStriped(k, 8 * d, 8 * d + 8);
 #pragma unroll
-            for (int i = 0; i < ITEMS; i++) {
-                const unsigned p = i * T + tid;
-                if (p < valid) {
-                    const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
-                    atomicMin(&first[c], p);
-                    atomicAdd(&tile_count[c], 1u);
+                for (int i = 0; i < ITEMS; i++) {
+                    const unsigned p = i * T + tid;
+                    if (p < valid) {
+                        const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
+                        atomicMin(&first[c], p);
+                        atomicAdd(&tile_count[c], 1u);
+                    }
                 }
-            }
-            __syncthreads();
+                __syncthreads();
 #pragma unroll
-            for (int i = 0; i < ITEMS; i++) {
-                const unsigned p = i * T + tid;
-                if (p < valid) {
-                    const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
-                    const uint64_t at = b + run[c] + (p - first[c]);
-                    dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
-                    if constexpr (HAS_V) dv[at] = v[i];
+                for (int i = 0; i < ITEMS; i++) {
+                    const unsigned p = i * T + tid;
+                    if (p < valid) {
+                        const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
+                        const uint64_t at = b + run[c] + (p - first[c]);
+                        dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
+                        if constexpr (HAS_V) dv[at] = v[i];
+                    }
                 }
+                __syncthreads();
+                for (int c = tid; c < 256; c += T) {
+                    run[c] += tile_count[c];
+                    tile_count[c] = 0;
+                    first[c] = TILE;
+                }
+                __syncthreads();
             }
-            __syncthreads();
-            for (int c = tid; c < 256; c += T) {
-                run[c] += tile_count[c];
-                tile_count[c] = 0;
-                first[c] = TILE;
-            }
-            __syncthreads();
         }
         cur_k = dk;
         cur_v = dv;
@@ -490,11 +553,17 @@ static gpk_status launch_small(const Call &c, const SegSrc &S, int tier, size_t 
 template <typename K, typename V, bool HAS_V>
 static gpk_status launch_medium(const Call &c, const SegSrc &S, size_t blocks, void *kalt, void *valt)
 {
+    const bool match = gpk__hook(gpk__test.segmented_cuda_medium_rank, kRankMatch) == kRankMatch;
     for (size_t q = 0; q < blocks; q += kMaxGrid) {
         const size_t g = blocks - q < kMaxGrid ? blocks - q : kMaxGrid;
-        medium_kernel<K, V, HAS_V><<<(unsigned)g, kMediumThreads, 0, c.stream>>>(
-            S, q, (const K *)c.kin, (K *)c.kout, (const V *)c.vin, (V *)c.vout, (K *)kalt, (V *)valt, c.type,
-            c.desc);
+        if (match)
+            medium_kernel<K, V, HAS_V, kRankMatch><<<(unsigned)g, kMediumThreads, 0, c.stream>>>(
+                S, q, (const K *)c.kin, (K *)c.kout, (const V *)c.vin, (V *)c.vout, (K *)kalt, (V *)valt,
+                c.type, c.desc);
+        else
+            medium_kernel<K, V, HAS_V, kRankSort><<<(unsigned)g, kMediumThreads, 0, c.stream>>>(
+                S, q, (const K *)c.kin, (K *)c.kout, (const V *)c.vin, (V *)c.vout, (K *)kalt, (V *)valt,
+                c.type, c.desc);
         GPK_CHECK(launch_check(c, "segmented sort: medium segments kernel"));
     }
     return GPK_OK;
