@@ -1984,26 +1984,53 @@ static gpk_status download(gpk_ctx *ctx, const gpk_quick_job *job, const Plan &p
     return GPK_OK;
 }
 
+/* After a failure with work queued on stream: wait for it and clear the
+ * last error, so that the next call on the context starts clean; returns s. */
+static gpk_status abandon(cudaStream_t stream, gpk_status s)
+{
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaGetLastError();
+    return s;
+}
+
+/* Where a sort or a timed run works: the stream and the device buffers its
+ * keys and values were uploaded to. */
+struct Work {
+    cudaStream_t stream;
+    void *keys, *vals;
+};
+
+/* The common start of a sort and of a timed run (bench): the context's
+ * device entered through the caller's guard, the plan made, the input
+ * uploaded (a failed upload abandoned). A sort works in the A buffers; a
+ * timed run keeps the pristine input in C (records: KEYS_C, never written)
+ * and sorts a copy each time. */
+static gpk_status start(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, DeviceGuard *guard, Plan *p,
+                        Work *at)
+{
+    const cudaError_t e = guard->enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    const gpk_status s = setup(ctx, job, bench, p, bench ? "quicksort bench" : "quicksort");
+    if (s != GPK_OK) return s;
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    at->stream = st->stream;
+    at->keys = st->buf[bench ? GPK_CUDA_KEYS_C : GPK_CUDA_KEYS_A];
+    at->vals = st->buf[bench ? GPK_CUDA_VALUES_C : GPK_CUDA_VALUES_A];
+    const gpk_status u = upload(ctx, job, *p, at->keys, at->vals, at->stream);
+    return u == GPK_OK ? GPK_OK : abandon(at->stream, u);
+}
+
 static gpk_status entry_sort(gpk_ctx *ctx, const gpk_quick_job *job)
 {
     if (job->n < 2) return GPK_OK;
     DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     Plan p;
-    gpk_status s = setup(ctx, job, false, &p, "quicksort");
+    Work at;
+    gpk_status s = start(ctx, job, false, &guard, &p, &at);
     if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    void *ka = st->buf[GPK_CUDA_KEYS_A], *va = st->buf[GPK_CUDA_VALUES_A];
-    s = upload(ctx, job, p, ka, va, stream);
-    if (s == GPK_OK) s = sort_once(ctx, job, p, ka, va, stream);
-    if (s != GPK_OK) {
-        (void)cudaStreamSynchronize(stream);
-        (void)cudaGetLastError();
-        return s;
-    }
-    return download(ctx, job, p, stream);
+    s = sort_once(ctx, job, p, at.keys, at.vals, at.stream);
+    if (s != GPK_OK) return abandon(at.stream, s);
+    return download(ctx, job, p, at.stream);
 }
 
 static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, double *ms)
@@ -2014,38 +2041,27 @@ static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, 
         return GPK_OK;
     }
     DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     Plan p;
-    gpk_status s = setup(ctx, job, true, &p, "quicksort bench");
-    if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    /* the pristine input stays in C (records: KEYS_C, never written) */
-    void *kc = st->buf[GPK_CUDA_KEYS_C], *vc = st->buf[GPK_CUDA_VALUES_C];
-    s = upload(ctx, job, p, kc, vc, stream);
+    Work at;
+    gpk_status s = start(ctx, job, true, &guard, &p, &at);
     if (s != GPK_OK) return s;
     double *times = (double *)malloc(sizeof(double) * (size_t)reps);
     if (!times) return gpk__fail(ctx, GPK_ENOMEM, "quicksort bench: out of host memory");
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     for (int rep = 0; rep < reps && s == GPK_OK; rep++) {
-        e = cudaEventRecord(st->ev_start, stream);
+        const cudaError_t e = cudaEventRecord(st->ev_start, at.stream);
         if (e != cudaSuccess) {
             s = gpk__cuda_fail(ctx, e, "cudaEventRecord");
             break;
         }
-        s = sort_once(ctx, job, p, kc, vc, stream);
+        s = sort_once(ctx, job, p, at.keys, at.vals, at.stream);
         if (s != GPK_OK) break;
-        s = gpk__cuda_rep_end(ctx, stream, &times[rep], "quicksort bench: timing");
+        s = gpk__cuda_rep_end(ctx, at.stream, &times[rep], "quicksort bench: timing");
     }
-    if (s != GPK_OK) {
-        (void)cudaStreamSynchronize(stream);
-        (void)cudaGetLastError();
-        free(times);
-        return s;
-    }
-    *ms = gpk__median_ms(times, reps);
+    if (s == GPK_OK) *ms = gpk__median_ms(times, reps);
     free(times);
-    return download(ctx, job, p, stream);
+    if (s != GPK_OK) return abandon(at.stream, s);
+    return download(ctx, job, p, at.stream);
 }
 
 } // namespace
