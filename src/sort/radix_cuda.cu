@@ -874,6 +874,20 @@ __device__ __forceinline__ void write_values_by_digits(const uint32_t (&digs)[(S
     }
 }
 
+/* The scatter's next-digit counts, kept in shared memory, added to one of
+ * the tables in device memory at the block's end. */
+template <int T, class K, class V, class O>
+__device__ __forceinline__ void flush_next_counts(const Scatter<K, V, O> &sc, const uint32_t *s_next, int tid)
+{
+    if (sc.next_counts && sc.next_shared) {
+        __syncthreads();
+        const uint32_t entries = sc.k * sc.next_digits;
+        uint32_t *g = sc.next_counts + (size_t)(blockIdx.x % kNextCopies) * entries;
+        for (uint32_t i = tid; i < entries; i += T)
+            if (s_next[i]) atomicAdd(&g[i], s_next[i]);
+    }
+}
+
 /* One pass over the tiles of a, in the S::SMEM bytes of shared memory at
  * smem: the body of onesweep_kernel, and of each pass of small_sort_kernel.
  * Persistent: each block takes tiles in the order of an atomic counter until
@@ -1042,15 +1056,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
         if (next >= tiles) break;
         tile = next;
     }
-    if constexpr (SC) {
-        if (sc.next_counts && sc.next_shared) {
-            __syncthreads();
-            const uint32_t entries = sc.k * sc.next_digits;
-            uint32_t *g = sc.next_counts + (size_t)(blockIdx.x % kNextCopies) * entries;
-            for (uint32_t i = tid; i < entries; i += T)
-                if (s_next[i]) atomicAdd(&g[i], s_next[i]);
-        }
-    }
+    if constexpr (SC) flush_next_counts<T>(sc, s_next, tid);
 #ifdef GPK_RADIX_CUDA_PROFILE
     if (threadIdx.x == 0) {
         for (int k = 0; k < 7; k++) atomicAdd(&g_phase_cycles[k], prof[k]);
