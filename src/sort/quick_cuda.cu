@@ -672,23 +672,19 @@ __global__ void __launch_bounds__(kThreads) bucket_plan_kernel(PartArgs<K, V> a,
  * child's max the segment's max, both exact, so only the inner bounds are
  * reduced; the root, whose bounds come from a sample (SEG_INEXACT),
  * reduces all four (ALL4). */
-template <class K> __device__ __forceinline__ K warp_min(K x)
+
+/* The warp's largest (MAX) or smallest x, in every lane. */
+template <bool MAX, class K> __device__ __forceinline__ K warp_bound(K x)
 {
     if constexpr (sizeof(K) == 4) {
-        return (K)__reduce_min_sync(0xffffffffu, (uint32_t)x);
+        const uint32_t u = (uint32_t)x;
+        return (K)(MAX ? __reduce_max_sync(0xffffffffu, u) : __reduce_min_sync(0xffffffffu, u));
     } else {
 #pragma unroll
-        for (int s = 16; s > 0; s >>= 1) x = min(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
-        return x;
-    }
-}
-template <class K> __device__ __forceinline__ K warp_max(K x)
-{
-    if constexpr (sizeof(K) == 4) {
-        return (K)__reduce_max_sync(0xffffffffu, (uint32_t)x);
-    } else {
-#pragma unroll
-        for (int s = 16; s > 0; s >>= 1) x = max(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
+        for (int s = 16; s > 0; s >>= 1) {
+            const K y = (K)__shfl_xor_sync(0xffffffffu, x, s);
+            x = MAX ? max(x, y) : min(x, y);
+        }
         return x;
     }
 }
@@ -813,11 +809,11 @@ __device__ __forceinline__ bool publish_bounds(SideBounds<K> b, K (*s_red)[W], P
                                                uint32_t tot_l, uint32_t tot_r, uint32_t *s_last)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    b.lt_max = warp_max(b.lt_max);
-    b.gt_min = warp_min(b.gt_min);
+    b.lt_max = warp_bound<true>(b.lt_max);
+    b.gt_min = warp_bound<false>(b.gt_min);
     if (ALL4) {
-        b.lo = warp_min(b.lo);
-        b.hi = warp_max(b.hi);
+        b.lo = warp_bound<false>(b.lo);
+        b.hi = warp_bound<true>(b.hi);
     }
     if (lane == 0) {
         s_red[0][warp] = b.lt_max;
