@@ -1463,6 +1463,19 @@ template <class K, class V> struct DevSort {
     size_t front_items = 0; /* records: room for the front end's buckets (front_items) */
 };
 
+/* The sort's three buffers by BufId, as the partition and finish kernels
+ * take them. */
+template <class K, class V>
+static void buffers_by_id(const DevSort<K, V> &d, const K *(&kbuf)[3], const V *(&vbuf)[3])
+{
+    kbuf[BUF_IN] = d.kin;
+    kbuf[BUF_A] = d.kA;
+    kbuf[BUF_B] = d.kB;
+    vbuf[BUF_IN] = d.vin;
+    vbuf[BUF_A] = d.vA;
+    vbuf[BUF_B] = d.vB;
+}
+
 template <class K, class V, bool HAS_V>
 static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<K> &l, Ctl *c,
                               cudaStream_t stream)
@@ -1477,12 +1490,7 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.nitems = nitems;
     f.sorts = l.sorts;
     f.nsorts = nsorts;
-    f.kbuf[BUF_IN] = d.kin;
-    f.kbuf[BUF_A] = d.kA;
-    f.kbuf[BUF_B] = d.kB;
-    f.vbuf[BUF_IN] = d.vin;
-    f.vbuf[BUF_A] = d.vA;
-    f.vbuf[BUF_B] = d.vB;
+    buffers_by_id(d, f.kbuf, f.vbuf);
     f.kA = d.kA;
     f.vA = d.vA;
     f.map = d.map;
@@ -1556,14 +1564,9 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
 
     PartArgs<K, V> a;
     memset(&a, 0, sizeof a);
-    a.kbuf[BUF_IN] = d.kin;
-    a.kbuf[BUF_A] = d.kA;
-    a.kbuf[BUF_B] = d.kB;
+    buffers_by_id(d, a.kbuf, a.vbuf);
     a.kA = d.kA;
     a.kB = d.kB;
-    a.vbuf[BUF_IN] = d.vin;
-    a.vbuf[BUF_A] = d.vA;
-    a.vbuf[BUF_B] = d.vB;
     a.vA = d.vA;
     a.vB = d.vB;
     a.map = d.map;
