@@ -586,12 +586,13 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *s
 
 /* The phases of onesweep_tiles. Each takes what the body computes once
  * (thread, lane and warp numbers, the digit shift and mask) and runs where
- * the body calls it, in the body's order: kept inline so, they compile to
- * the PTX of one body (see docs/architecture.md, "Function length"). */
+ * the body calls it, in the body's order; inlined so, they compile to the
+ * PTX of one body. Check a change to them the same way (docs/architecture.md,
+ * "Function length"). */
 
 /* Clears the warp counters (and the scatter's next-digit counters), copies
- * the scatter table to shared memory and takes the block's first tile.
- * Tiles are numbered in the order blocks take them, not by blockIdx, so
+ * the scatter table to shared memory and takes the block's first tile into
+ * s_misc[W], for the caller to read after a barrier. Tiles are numbered in the order blocks take them, not by blockIdx, so
  * every tile a block looks back on belongs to a block that is running. */
 template <class S, bool SC, class K, class V, class O>
 __device__ __forceinline__ void first_tile(const PassArgs<K, V, O> &a,
@@ -969,7 +970,8 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
         values_or_next_keys<S, VM>(val, early_val, key, a, tile_start, lane_pos, valid, full, next, tiles,
                                    next_start, next_valid);
         /* Decoupled look-back: sum the counts of earlier tiles, digit by
-         * digit, back to the first tile that published an inclusive count. */
+         * digit, back to the first tile that published an inclusive count.
+         * In the body: as a function of its own it changes the PTX. */
         {
             uint32_t excl[BPT];
             uint32_t back[BPT];
@@ -2842,13 +2844,7 @@ static gpk_status check_options(gpk_ctx *ctx, const DeviceCall &c, const gpk_rad
 {
     *o = GPK_RADIX_OPTS_INIT;
     if (opts) *o = *opts;
-    o->key_bits = gpk__key_bits(o->key_bits, c.kb);
-    if (o->key_bits > 8 * c.kb)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", c.fn,
-                         o->key_bits, (unsigned)(8 * c.kb), gpk_type_name(c.type));
-    if (o->radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", c.fn,
-                         o->radix_bits);
+    GPK_CHECK(gpk__radix_bits_check(ctx, c.fn, c.type, o));
     if (c.flags & ~GPK_CUDA_DETECT_BITS)
         return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", c.fn, c.flags);
     if (o->descending != 0 && o->descending != 1)
