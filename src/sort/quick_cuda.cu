@@ -672,23 +672,19 @@ __global__ void __launch_bounds__(kThreads) bucket_plan_kernel(PartArgs<K, V> a,
  * child's max the segment's max, both exact, so only the inner bounds are
  * reduced; the root, whose bounds come from a sample (SEG_INEXACT),
  * reduces all four (ALL4). */
-template <class K> __device__ __forceinline__ K warp_min(K x)
+
+/* The warp's largest (MAX) or smallest x, in every lane. */
+template <bool MAX, class K> __device__ __forceinline__ K warp_bound(K x)
 {
     if constexpr (sizeof(K) == 4) {
-        return (K)__reduce_min_sync(0xffffffffu, (uint32_t)x);
+        const uint32_t u = (uint32_t)x;
+        return (K)(MAX ? __reduce_max_sync(0xffffffffu, u) : __reduce_min_sync(0xffffffffu, u));
     } else {
 #pragma unroll
-        for (int s = 16; s > 0; s >>= 1) x = min(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
-        return x;
-    }
-}
-template <class K> __device__ __forceinline__ K warp_max(K x)
-{
-    if constexpr (sizeof(K) == 4) {
-        return (K)__reduce_max_sync(0xffffffffu, (uint32_t)x);
-    } else {
-#pragma unroll
-        for (int s = 16; s > 0; s >>= 1) x = max(x, (K)__shfl_xor_sync(0xffffffffu, x, s));
+        for (int s = 16; s > 0; s >>= 1) {
+            const K y = (K)__shfl_xor_sync(0xffffffffu, x, s);
+            x = MAX ? max(x, y) : min(x, y);
+        }
         return x;
     }
 }
@@ -813,11 +809,11 @@ __device__ __forceinline__ bool publish_bounds(SideBounds<K> b, K (*s_red)[W], P
                                                uint32_t tot_l, uint32_t tot_r, uint32_t *s_last)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    b.lt_max = warp_max(b.lt_max);
-    b.gt_min = warp_min(b.gt_min);
+    b.lt_max = warp_bound<true>(b.lt_max);
+    b.gt_min = warp_bound<false>(b.gt_min);
     if (ALL4) {
-        b.lo = warp_min(b.lo);
-        b.hi = warp_max(b.hi);
+        b.lo = warp_bound<false>(b.lo);
+        b.hi = warp_bound<true>(b.hi);
     }
     if (lane == 0) {
         s_red[0][warp] = b.lt_max;
@@ -1467,6 +1463,19 @@ template <class K, class V> struct DevSort {
     size_t front_items = 0; /* records: room for the front end's buckets (front_items) */
 };
 
+/* The sort's three buffers by BufId, as the partition and finish kernels
+ * take them. */
+template <class K, class V>
+static void buffers_by_id(const DevSort<K, V> &d, const K *(&kbuf)[3], const V *(&vbuf)[3])
+{
+    kbuf[BUF_IN] = d.kin;
+    kbuf[BUF_A] = d.kA;
+    kbuf[BUF_B] = d.kB;
+    vbuf[BUF_IN] = d.vin;
+    vbuf[BUF_A] = d.vA;
+    vbuf[BUF_B] = d.vB;
+}
+
 template <class K, class V, bool HAS_V>
 static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<K> &l, Ctl *c,
                               cudaStream_t stream)
@@ -1481,12 +1490,7 @@ static gpk_status flush_items(gpk_ctx *ctx, const DevSort<K, V> &d, const Lists<
     f.nitems = nitems;
     f.sorts = l.sorts;
     f.nsorts = nsorts;
-    f.kbuf[BUF_IN] = d.kin;
-    f.kbuf[BUF_A] = d.kA;
-    f.kbuf[BUF_B] = d.kB;
-    f.vbuf[BUF_IN] = d.vin;
-    f.vbuf[BUF_A] = d.vA;
-    f.vbuf[BUF_B] = d.vB;
+    buffers_by_id(d, f.kbuf, f.vbuf);
     f.kA = d.kA;
     f.vA = d.vA;
     f.map = d.map;
@@ -1560,14 +1564,9 @@ static gpk_status quicksort_device(gpk_ctx *ctx, const DevSort<K, V> &d, void *t
 
     PartArgs<K, V> a;
     memset(&a, 0, sizeof a);
-    a.kbuf[BUF_IN] = d.kin;
-    a.kbuf[BUF_A] = d.kA;
-    a.kbuf[BUF_B] = d.kB;
+    buffers_by_id(d, a.kbuf, a.vbuf);
     a.kA = d.kA;
     a.kB = d.kB;
-    a.vbuf[BUF_IN] = d.vin;
-    a.vbuf[BUF_A] = d.vA;
-    a.vbuf[BUF_B] = d.vB;
     a.vA = d.vA;
     a.vB = d.vB;
     a.map = d.map;
@@ -1984,26 +1983,53 @@ static gpk_status download(gpk_ctx *ctx, const gpk_quick_job *job, const Plan &p
     return GPK_OK;
 }
 
+/* After a failure with work queued on stream: wait for it and clear the
+ * last error, so that the next call on the context starts clean; returns s. */
+static gpk_status abandon(cudaStream_t stream, gpk_status s)
+{
+    (void)cudaStreamSynchronize(stream);
+    (void)cudaGetLastError();
+    return s;
+}
+
+/* Where a sort or a timed run works: the stream and the device buffers its
+ * keys and values were uploaded to. */
+struct Work {
+    cudaStream_t stream;
+    void *keys, *vals;
+};
+
+/* The common start of a sort and of a timed run (bench): the context's
+ * device entered through the caller's guard, the plan made, the input
+ * uploaded (a failed upload abandoned). A sort works in the A buffers; a
+ * timed run keeps the pristine input in C (records: KEYS_C, never written)
+ * and sorts a copy each time. */
+static gpk_status start(gpk_ctx *ctx, const gpk_quick_job *job, bool bench, DeviceGuard *guard, Plan *p,
+                        Work *at)
+{
+    const cudaError_t e = guard->enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    const gpk_status s = setup(ctx, job, bench, p, bench ? "quicksort bench" : "quicksort");
+    if (s != GPK_OK) return s;
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
+    at->stream = st->stream;
+    at->keys = st->buf[bench ? GPK_CUDA_KEYS_C : GPK_CUDA_KEYS_A];
+    at->vals = st->buf[bench ? GPK_CUDA_VALUES_C : GPK_CUDA_VALUES_A];
+    const gpk_status u = upload(ctx, job, *p, at->keys, at->vals, at->stream);
+    return u == GPK_OK ? GPK_OK : abandon(at->stream, u);
+}
+
 static gpk_status entry_sort(gpk_ctx *ctx, const gpk_quick_job *job)
 {
     if (job->n < 2) return GPK_OK;
     DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     Plan p;
-    gpk_status s = setup(ctx, job, false, &p, "quicksort");
+    Work at;
+    gpk_status s = start(ctx, job, false, &guard, &p, &at);
     if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    void *ka = st->buf[GPK_CUDA_KEYS_A], *va = st->buf[GPK_CUDA_VALUES_A];
-    s = upload(ctx, job, p, ka, va, stream);
-    if (s == GPK_OK) s = sort_once(ctx, job, p, ka, va, stream);
-    if (s != GPK_OK) {
-        (void)cudaStreamSynchronize(stream);
-        (void)cudaGetLastError();
-        return s;
-    }
-    return download(ctx, job, p, stream);
+    s = sort_once(ctx, job, p, at.keys, at.vals, at.stream);
+    if (s != GPK_OK) return abandon(at.stream, s);
+    return download(ctx, job, p, at.stream);
 }
 
 static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, double *ms)
@@ -2014,38 +2040,27 @@ static gpk_status entry_bench(gpk_ctx *ctx, const gpk_quick_job *job, int reps, 
         return GPK_OK;
     }
     DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     Plan p;
-    gpk_status s = setup(ctx, job, true, &p, "quicksort bench");
-    if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    /* the pristine input stays in C (records: KEYS_C, never written) */
-    void *kc = st->buf[GPK_CUDA_KEYS_C], *vc = st->buf[GPK_CUDA_VALUES_C];
-    s = upload(ctx, job, p, kc, vc, stream);
+    Work at;
+    gpk_status s = start(ctx, job, true, &guard, &p, &at);
     if (s != GPK_OK) return s;
     double *times = (double *)malloc(sizeof(double) * (size_t)reps);
     if (!times) return gpk__fail(ctx, GPK_ENOMEM, "quicksort bench: out of host memory");
+    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
     for (int rep = 0; rep < reps && s == GPK_OK; rep++) {
-        e = cudaEventRecord(st->ev_start, stream);
+        const cudaError_t e = cudaEventRecord(st->ev_start, at.stream);
         if (e != cudaSuccess) {
             s = gpk__cuda_fail(ctx, e, "cudaEventRecord");
             break;
         }
-        s = sort_once(ctx, job, p, kc, vc, stream);
+        s = sort_once(ctx, job, p, at.keys, at.vals, at.stream);
         if (s != GPK_OK) break;
-        s = gpk__cuda_rep_end(ctx, stream, &times[rep], "quicksort bench: timing");
+        s = gpk__cuda_rep_end(ctx, at.stream, &times[rep], "quicksort bench: timing");
     }
-    if (s != GPK_OK) {
-        (void)cudaStreamSynchronize(stream);
-        (void)cudaGetLastError();
-        free(times);
-        return s;
-    }
-    *ms = gpk__median_ms(times, reps);
+    if (s == GPK_OK) *ms = gpk__median_ms(times, reps);
     free(times);
-    return download(ctx, job, p, stream);
+    if (s != GPK_OK) return abandon(at.stream, s);
+    return download(ctx, job, p, at.stream);
 }
 
 } // namespace

@@ -584,6 +584,311 @@ __device__ __forceinline__ void write_out(const PassArgs<K, V, O> &a, const K *s
     }
 }
 
+/* The phases of onesweep_tiles. Each takes what the body computes once
+ * (thread, lane and warp numbers, the digit shift and mask) and runs where
+ * the body calls it, in the body's order; inlined so, they compile to the
+ * PTX of one body. Check a change to them the same way (docs/architecture.md,
+ * "Function length"). */
+
+/* Clears the warp counters (and the scatter's next-digit counters), copies
+ * the scatter table to shared memory and takes the block's first tile into
+ * s_misc[W], for the caller to read after a barrier. Tiles are numbered in the order blocks take them, not by blockIdx, so
+ * every tile a block looks back on belongs to a block that is running. */
+template <class S, bool SC, class K, class V, class O>
+__device__ __forceinline__ void first_tile(const PassArgs<K, V, O> &a,
+                                           typename ScatterOf<SC, K, V, O>::type sc, uint16_t *counters,
+                                           uint32_t *masks, uint32_t *s_misc, Scatter<K, V, O> *tab,
+                                           uint32_t *s_next, int tid)
+{
+    constexpr int T = S::T, W = S::W, D = S::D;
+    for (int i = tid; i < W * D / 2; i += T) reinterpret_cast<uint32_t *>(counters)[i] = 0;
+    if (kRankAtomicOr)
+        for (int i = tid; i < W * D; i += T) masks[i] = 0;
+    if (tid == 0) s_misc[W] = atomicAdd(a.tile_counter, 1u);
+    if constexpr (SC) {
+        if (tid == 0) *tab = sc;
+        if (sc.next_counts && sc.next_shared)
+            for (uint32_t i = tid; i < sc.k * sc.next_digits; i += T) s_next[i] = 0;
+    }
+}
+
+/* The tile's keys as ranked: the first pass's key map applied, and the
+ * padding keys given the largest digit, so that they rank after every real
+ * key of the tile; they are never written. */
+template <class K, class V, class O, int I>
+__device__ __forceinline__ void prepare_keys(K (&key)[I], const PassArgs<K, V, O> &a, uint32_t lane_pos,
+                                             uint32_t valid, bool full)
+{
+    if (a.map_in_on) {
+#pragma unroll
+        for (int i = 0; i < I; i++) key[i] = twiddle(a.map_in, key[i]);
+    }
+    if (!full) {
+#pragma unroll
+        for (int i = 0; i < I; i++)
+            if (lane_pos + i * 32 >= valid) key[i] = (K) ~(K)0;
+    }
+}
+
+/* A full tile whose keys all share one digit (constant, few-bit and narrow
+ * keys, the top digits of sorted ones) keeps its input order: its ranks are
+ * its positions and its one digit counts the whole tile, so the warp-level
+ * matching is skipped. Every warp posts its digit, or kNoDigit where its
+ * lanes differ, before the barrier; the tile is uniform when the warps post
+ * one digit (the same answer in every thread: a block-uniform branch). */
+template <int W, class K, int I>
+__device__ __forceinline__ bool tile_uniform(const K (&key)[I], bool full, uint32_t shift, uint32_t dmask,
+                                             uint32_t *s_misc, int lane, int warp)
+{
+    bool uniform = false;
+    if (full) {
+        const uint32_t d0 = digit_of(key[0], shift, dmask);
+        bool same = true;
+#pragma unroll
+        for (int i = 1; i < I; i++) same = same && digit_of(key[i], shift, dmask) == d0;
+        const uint32_t dw = __shfl_sync(0xffffffffu, d0, 0);
+        const bool warp_same = __all_sync(0xffffffffu, same && d0 == dw);
+        if (lane == 0) s_misc[warp] = warp_same ? dw : kNoDigit;
+        __syncthreads();
+        uniform = s_misc[0] != kNoDigit;
+#pragma unroll
+        for (int w = 1; w < W; w++) uniform = uniform && s_misc[w] == s_misc[0];
+    }
+    return uniform;
+}
+
+/* Rank inside the warp, item by item in lane order = input order
+ * (stability): the lanes sharing a digit agree on the highest of them,
+ * which advances the warp's counter for that digit. */
+template <int RB, int D, class K, int I>
+__device__ __forceinline__ void rank_in_warp(uint32_t (&rank)[I], const K (&key)[I], bool uniform,
+                                             uint16_t *counters, uint32_t *masks, uint32_t shift,
+                                             uint32_t dmask, int lane, int warp)
+{
+    if (uniform) {
+        /* item i of lane l is the warp's (32 i + l)-th key */
+#pragma unroll
+        for (int i = 0; i < I; i++) rank[i] = (uint32_t)(i * 32 + lane);
+        if (lane == 0) counters[warp * D + digit_of(key[0], shift, dmask)] = (uint16_t)(32 * I);
+    } else {
+        uint16_t *wcount = counters + warp * D;
+        const uint32_t lt = lanemask_lt();
+#pragma unroll
+        for (int i = 0; i < I; i++) {
+            const uint32_t d = digit_of(key[i], shift, dmask);
+            uint32_t peers;
+            if (kRankAtomicOr) {
+                uint32_t *wmask = masks + warp * D;
+                atomicOr(&wmask[d], 1u << lane);
+                __syncwarp();
+                peers = wmask[d];
+            } else {
+                peers = match_digit<RB>(d);
+            }
+            rank[i] = rank_among_peers(peers, wcount, d, lane, lt);
+            if (kRankAtomicOr && lane == 31 - __clz(peers)) masks[warp * D + d] = 0;
+            __syncwarp(); /* the next item's leader may be another lane */
+        }
+    }
+}
+
+/* Per digit (thread t owns digits t*BPT .. t*BPT+BPT-1): the tile's totals,
+ * published at once (later tiles wait on them); where each digit starts in
+ * the tile (an exclusive scan over digits); and the warp counters turned
+ * into each warp's first rank per digit. */
+template <class S, class K, class V, class O>
+__device__ __forceinline__ void digit_starts(uint32_t (&total)[S::BPT], uint32_t (&start)[S::BPT],
+                                             uint16_t *counters, uint32_t *s_misc, const PassArgs<K, V, O> &a,
+                                             uint32_t tile, uint32_t digits, int tid, int lane, int warp)
+{
+    constexpr int W = S::W, D = S::D, BPT = S::BPT;
+    uint32_t my_sum = 0;
+#pragma unroll
+    for (int u = 0; u < BPT; u++) {
+        const int d = tid * BPT + u;
+        total[u] = 0;
+        if (d < D) {
+#pragma unroll
+            for (int w = 0; w < W; w++) total[u] += counters[w * D + d];
+        }
+        my_sum += total[u];
+    }
+#pragma unroll
+    for (int u = 0; u < BPT; u++) {
+        const uint32_t d = tid * BPT + u;
+        if (d < digits)
+            store_relaxed(&a.status[(size_t)tile * digits + d],
+                          (tile == 0 ? kFlagInclusive : kFlagAggregate) | total[u]);
+    }
+    {
+        const uint32_t incl = warp_inclusive_sum(my_sum, lane);
+        if (lane == 31) s_misc[warp] = incl;
+        __syncthreads();
+        uint32_t run = incl - my_sum;
+        for (int w = 0; w < warp; w++) run += s_misc[w];
+#pragma unroll
+        for (int u = 0; u < BPT; u++) {
+            start[u] = run;
+            run += total[u];
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < BPT; u++) {
+        const int d = tid * BPT + u;
+        if (d < D) {
+            uint32_t run = start[u];
+#pragma unroll
+            for (int w = 0; w < W; w++) {
+                const uint32_t c = counters[w * D + d];
+                counters[w * D + d] = (uint16_t)run;
+                run += c;
+            }
+        }
+    }
+}
+
+/* Each key's rank in the tile (its warp's first rank for its digit added);
+ * the counters, once read, cleared for the next tile; the keys staged in
+ * sorted order. */
+template <class S, class K>
+__device__ __forceinline__ void stage_keys_ranked(uint32_t (&rank)[S::I], const K (&key)[S::I],
+                                                  uint16_t *counters, K *stage_keys, uint32_t shift,
+                                                  uint32_t dmask, int tid, int warp)
+{
+    constexpr int I = S::I, W = S::W, D = S::D, BPT = S::BPT;
+#pragma unroll
+    for (int i = 0; i < I; i++) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < BPT; u++) {
+        const int d = tid * BPT + u;
+        if (d < D) {
+#pragma unroll
+            for (int w = 0; w < W; w++) counters[w * D + d] = 0;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < I; i++) stage_keys[rank[i]] = key[i];
+}
+
+/* The tile's values into val: loaded (in flight during the look-back), taken
+ * from the early load, or generated indices. Keys only: the key registers
+ * are free, so the next tile's keys start loading. */
+template <class S, int VM, class K, class V, class O, int NV, int NE>
+__device__ __forceinline__ void values_or_next_keys(V (&val)[NV], const V (&early_val)[NE], K (&key)[S::I],
+                                                    const PassArgs<K, V, O> &a, uint32_t tile_start,
+                                                    uint32_t lane_pos, uint32_t valid, bool full,
+                                                    uint32_t next, uint32_t tiles, uint32_t next_start,
+                                                    uint32_t next_valid)
+{
+    constexpr int I = S::I, TILE = S::TILE;
+    if (VM == V_LOAD) {
+        if (S::VALUES_EARLY) {
+#pragma unroll
+            for (int i = 0; i < I; i++) val[i] = early_val[i];
+        } else {
+            const V *src = a.vals_in + tile_start + lane_pos;
+#pragma unroll
+            for (int i = 0; i < I; i++)
+                if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
+        }
+    } else if (VM == V_IOTA) {
+#pragma unroll
+        for (int i = 0; i < I; i++) val[i] = (V)a.iota_base + (V)(tile_start + lane_pos + i * 32);
+    } else if (next < tiles) {
+        load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+    }
+}
+
+/* The tile's values staged in sorted order, and, the key registers being
+ * free, the next tile's keys (and early values) loaded: the same step in
+ * both write-out forms. */
+template <class S, class K, class V, class O, int NV, int NE>
+__device__ __forceinline__ void stage_values_load_next(V *stage_vals, const uint32_t (&rank)[S::I],
+                                                       const V (&val)[NV], K (&key)[S::I], V (&early_val)[NE],
+                                                       const PassArgs<K, V, O> &a, uint32_t next,
+                                                       uint32_t tiles, uint32_t next_start, uint32_t lane_pos,
+                                                       uint32_t next_valid)
+{
+    constexpr int I = S::I, TILE = S::TILE;
+#pragma unroll
+    for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
+    if (next < tiles) {
+        load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
+        if constexpr (S::VALUES_EARLY)
+            load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
+                            next_valid == (uint32_t)TILE);
+    }
+}
+
+/* One-stage write-out, keys: each thread writes the staged keys idx =
+ * threadIdx.x + j T and keeps their digits, two 16-bit digits a register,
+ * for the values that follow through the same buffer. */
+template <class S, bool SC, class K, class V, class O>
+__device__ __forceinline__ void write_keys_keep_digits(uint32_t (&digs)[(S::I + 1) / 2],
+                                                       const PassArgs<K, V, O> &a, const K *stage_keys,
+                                                       const O *s_base, uint32_t shift, uint32_t dmask,
+                                                       uint32_t valid, bool full, const Scatter<K, V, O> *tab,
+                                                       uint32_t *s_next)
+{
+    constexpr int T = S::T, I = S::I;
+#pragma unroll
+    for (int j = 0; j < I; j++) {
+        const uint32_t idx = threadIdx.x + j * T;
+        const K k = stage_keys[idx];
+        const uint32_t d = digit_of(k, shift, dmask);
+        digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
+        if (full || idx < valid) {
+            if constexpr (SC) {
+                const O pos = s_base[d] + idx;
+                const uint32_t dst = owner_of(tab, pos);
+                tab->keys[dst][pos] = a.map_out_on ? twiddle(a.map_out, k) : k;
+                count_next(tab, s_next, dst, k);
+            } else {
+                a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
+            }
+        }
+    }
+}
+
+/* One-stage write-out, values: staged in the keys' places, written with the
+ * digits write_keys_keep_digits kept. */
+template <class S, bool SC, class K, class V, class O>
+__device__ __forceinline__ void write_values_by_digits(const uint32_t (&digs)[(S::I + 1) / 2],
+                                                       const PassArgs<K, V, O> &a, const V *stage_vals,
+                                                       const O *s_base, uint32_t valid, bool full,
+                                                       const Scatter<K, V, O> *tab)
+{
+    constexpr int T = S::T, I = S::I;
+#pragma unroll
+    for (int j = 0; j < I; j++) {
+        const uint32_t idx = threadIdx.x + j * T;
+        const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
+        if (full || idx < valid) {
+            if constexpr (SC) {
+                const O pos = s_base[d] + idx;
+                tab->vals[owner_of(tab, pos)][pos] = stage_vals[idx];
+            } else {
+                a.vals_out[s_base[d] + idx] = stage_vals[idx];
+            }
+        }
+    }
+}
+
+/* The scatter's next-digit counts, kept in shared memory, added to one of
+ * the tables in device memory at the block's end. */
+template <int T, class K, class V, class O>
+__device__ __forceinline__ void flush_next_counts(const Scatter<K, V, O> &sc, const uint32_t *s_next, int tid)
+{
+    if (sc.next_counts && sc.next_shared) {
+        __syncthreads();
+        const uint32_t entries = sc.k * sc.next_digits;
+        uint32_t *g = sc.next_counts + (size_t)(blockIdx.x % kNextCopies) * entries;
+        for (uint32_t i = tid; i < entries; i += T)
+            if (s_next[i]) atomicAdd(&g[i], s_next[i]);
+    }
+}
+
 /* One pass over the tiles of a, in the S::SMEM bytes of shared memory at
  * smem: the body of onesweep_kernel, and of each pass of small_sort_kernel.
  * Persistent: each block takes tiles in the order of an atomic counter until
@@ -622,17 +927,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
     long long prof_last = clock64();
 #endif
 
-    for (int i = tid; i < W * D / 2; i += T) reinterpret_cast<uint32_t *>(counters)[i] = 0;
-    if (kRankAtomicOr)
-        for (int i = tid; i < W * D; i += T) masks[i] = 0;
-    /* Tiles are numbered in the order blocks take them, not by blockIdx, so
-     * every tile a block looks back on belongs to a block that is running. */
-    if (tid == 0) s_misc[W] = atomicAdd(a.tile_counter, 1u);
-    if constexpr (SC) {
-        if (tid == 0) *tab = sc;
-        if (sc.next_counts && sc.next_shared)
-            for (uint32_t i = tid; i < sc.k * sc.next_digits; i += T) s_next[i] = 0;
-    }
+    first_tile<S, SC>(a, sc, counters, masks, s_misc, tab, s_next, tid);
     __syncthreads();
     uint32_t tile = s_misc[W];
     if (tile >= tiles) return;
@@ -654,163 +949,29 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
          * this one cannot deadlock: look-back only waits on lower tiles. */
         if (tid == 0) s_misc[W + 1] = a.persistent ? atomicAdd(a.tile_counter, 1u) : tiles;
 
-        if (a.map_in_on) {
-#pragma unroll
-            for (int i = 0; i < I; i++) key[i] = twiddle(a.map_in, key[i]);
-        }
-        if (!full) {
-            /* Padding keys take the largest digit and rank after every real
-             * key of the tile; they are never written. */
-#pragma unroll
-            for (int i = 0; i < I; i++)
-                if (lane_pos + i * 32 >= valid) key[i] = (K) ~(K)0;
-        }
-
-        /* A full tile whose keys all share one digit (constant, few-bit and
-         * narrow keys, the top digits of sorted ones) keeps its input order:
-         * its ranks are its positions and its one digit counts the whole
-         * tile, so the warp-level matching is skipped. Every warp posts its
-         * digit, or kNoDigit where its lanes differ, before the barrier; the
-         * tile is uniform when the warps post one digit (the same answer in
-         * every thread, so the branch below is block-uniform). */
-        bool uniform = false;
-        if (full) {
-            const uint32_t d0 = digit_of(key[0], shift, dmask);
-            bool same = true;
-#pragma unroll
-            for (int i = 1; i < I; i++) same = same && digit_of(key[i], shift, dmask) == d0;
-            const uint32_t dw = __shfl_sync(0xffffffffu, d0, 0);
-            const bool warp_same = __all_sync(0xffffffffu, same && d0 == dw);
-            if (lane == 0) s_misc[warp] = warp_same ? dw : kNoDigit;
-            __syncthreads();
-            uniform = s_misc[0] != kNoDigit;
-#pragma unroll
-            for (int w = 1; w < W; w++) uniform = uniform && s_misc[w] == s_misc[0];
-        }
-
-        /* Rank inside the warp, item by item in lane order = input order
-         * (stability): the lanes sharing a digit agree on the highest of
-         * them, which advances the warp's counter for that digit. */
+        prepare_keys(key, a, lane_pos, valid, full);
+        const bool uniform = tile_uniform<W>(key, full, shift, dmask, s_misc, lane, warp);
         uint32_t rank[I];
-        if (uniform) {
-            /* item i of lane l is the warp's (32 i + l)-th key */
-#pragma unroll
-            for (int i = 0; i < I; i++) rank[i] = (uint32_t)(i * 32 + lane);
-            if (lane == 0) counters[warp * D + digit_of(key[0], shift, dmask)] = (uint16_t)(32 * I);
-        } else {
-            uint16_t *wcount = counters + warp * D;
-            const uint32_t lt = lanemask_lt();
-#pragma unroll
-            for (int i = 0; i < I; i++) {
-                const uint32_t d = digit_of(key[i], shift, dmask);
-                uint32_t peers;
-                if (kRankAtomicOr) {
-                    uint32_t *wmask = masks + warp * D;
-                    atomicOr(&wmask[d], 1u << lane);
-                    __syncwarp();
-                    peers = wmask[d];
-                } else {
-                    peers = match_digit<RB>(d);
-                }
-                rank[i] = rank_among_peers(peers, wcount, d, lane, lt);
-                if (kRankAtomicOr && lane == 31 - __clz(peers)) masks[warp * D + d] = 0;
-                __syncwarp(); /* the next item's leader may be another lane */
-            }
-        }
+        rank_in_warp<RB, D>(rank, key, uniform, counters, masks, shift, dmask, lane, warp);
         __syncthreads();
         PHASE(1);
 
-        /* Per digit (thread t owns digits t*BPT .. t*BPT+BPT-1): tile totals. */
         uint32_t total[BPT], start[BPT];
-        uint32_t my_sum = 0;
-#pragma unroll
-        for (int u = 0; u < BPT; u++) {
-            const int d = tid * BPT + u;
-            total[u] = 0;
-            if (d < D) {
-#pragma unroll
-                for (int w = 0; w < W; w++) total[u] += counters[w * D + d];
-            }
-            my_sum += total[u];
-        }
-        /* Publish this tile's counts at once: later tiles wait on them. */
-#pragma unroll
-        for (int u = 0; u < BPT; u++) {
-            const uint32_t d = tid * BPT + u;
-            if (d < digits)
-                store_relaxed(&a.status[(size_t)tile * digits + d],
-                              (tile == 0 ? kFlagInclusive : kFlagAggregate) | total[u]);
-        }
-        /* Exclusive scan over digits: where each digit starts in the tile. */
-        {
-            const uint32_t incl = warp_inclusive_sum(my_sum, lane);
-            if (lane == 31) s_misc[warp] = incl;
-            __syncthreads();
-            uint32_t run = incl - my_sum;
-            for (int w = 0; w < warp; w++) run += s_misc[w];
-#pragma unroll
-            for (int u = 0; u < BPT; u++) {
-                start[u] = run;
-                run += total[u];
-            }
-        }
-        /* Warp counters become each warp's first rank per digit. */
-#pragma unroll
-        for (int u = 0; u < BPT; u++) {
-            const int d = tid * BPT + u;
-            if (d < D) {
-                uint32_t run = start[u];
-#pragma unroll
-                for (int w = 0; w < W; w++) {
-                    const uint32_t c = counters[w * D + d];
-                    counters[w * D + d] = (uint16_t)run;
-                    run += c;
-                }
-            }
-        }
+        digit_starts<S>(total, start, counters, s_misc, a, tile, digits, tid, lane, warp);
         __syncthreads();
         PHASE(2);
-#pragma unroll
-        for (int i = 0; i < I; i++) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
-        __syncthreads();
-        /* counters are read: clear my digits for the next tile */
-#pragma unroll
-        for (int u = 0; u < BPT; u++) {
-            const int d = tid * BPT + u;
-            if (d < D) {
-#pragma unroll
-                for (int w = 0; w < W; w++) counters[w * D + d] = 0;
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < I; i++) stage_keys[rank[i]] = key[i];
+        stage_keys_ranked<S>(rank, key, counters, stage_keys, shift, dmask, tid, warp);
         PHASE(3);
 
         const uint32_t next = s_misc[W + 1];
         const uint32_t next_start = next * TILE;
         const uint32_t next_valid = next < tiles ? min((uint32_t)TILE, a.n - next_start) : 0;
         V val[HAS_V ? I : 1];
-        if (VM == V_LOAD) {
-            if (EARLY) {
-#pragma unroll
-                for (int i = 0; i < I; i++) val[i] = early_val[i];
-            } else {
-                /* in flight during the look-back */
-                const V *src = a.vals_in + tile_start + lane_pos;
-#pragma unroll
-                for (int i = 0; i < I; i++)
-                    if (full || lane_pos + i * 32 < valid) val[i] = src[i * 32];
-            }
-        } else if (VM == V_IOTA) {
-#pragma unroll
-            for (int i = 0; i < I; i++) val[i] = (V)a.iota_base + (V)(tile_start + lane_pos + i * 32);
-        } else if (next < tiles) {
-            /* keys only: the key registers are free, start the next tile */
-            load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid, next_valid == (uint32_t)TILE);
-        }
-
+        values_or_next_keys<S, VM>(val, early_val, key, a, tile_start, lane_pos, valid, full, next, tiles,
+                                   next_start, next_valid);
         /* Decoupled look-back: sum the counts of earlier tiles, digit by
-         * digit, back to the first tile that published an inclusive count. */
+         * digit, back to the first tile that published an inclusive count.
+         * In the body: as a function of its own it changes the PTX. */
         {
             uint32_t excl[BPT];
             uint32_t back[BPT];
@@ -864,65 +1025,23 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
         }
         PHASE(4);
         if (S::ONE_STAGE) {
-            /* keys out, their digits kept (two 16-bit digits a register);
-             * then the values through the same buffer */
+            /* keys out, their digits kept; then the values through the
+             * same buffer */
             __syncthreads();
             uint32_t digs[(I + 1) / 2];
-#pragma unroll
-            for (int j = 0; j < I; j++) {
-                const uint32_t idx = threadIdx.x + j * T;
-                const K k = stage_keys[idx];
-                const uint32_t d = digit_of(k, shift, dmask);
-                digs[j / 2] = j % 2 == 0 ? d : (digs[j / 2] | d << 16);
-                if (full || idx < valid) {
-                    if constexpr (SC) {
-                        const O pos = s_base[d] + idx;
-                        const uint32_t dst = owner_of(tab, pos);
-                        tab->keys[dst][pos] = a.map_out_on ? twiddle(a.map_out, k) : k;
-                        count_next(tab, s_next, dst, k);
-                    } else {
-                        a.keys_out[s_base[d] + idx] = a.map_out_on ? twiddle(a.map_out, k) : k;
-                    }
-                }
-            }
+            write_keys_keep_digits<S, SC>(digs, a, stage_keys, s_base, shift, dmask, valid, full, tab,
+                                          s_next);
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
-            if (next < tiles) {
-                load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid,
-                                next_valid == (uint32_t)TILE);
-                if constexpr (EARLY)
-                    load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
-                                    next_valid == (uint32_t)TILE);
-            }
+            stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start,
+                                      lane_pos, next_valid);
             __syncthreads();
             PHASE(5);
-#pragma unroll
-            for (int j = 0; j < I; j++) {
-                const uint32_t idx = threadIdx.x + j * T;
-                const uint32_t d = (digs[j / 2] >> (j % 2 * 16)) & 0xFFFFu;
-                if (full || idx < valid) {
-                    if constexpr (SC) {
-                        const O pos = s_base[d] + idx;
-                        tab->vals[owner_of(tab, pos)][pos] = stage_vals[idx];
-                    } else {
-                        a.vals_out[s_base[d] + idx] = stage_vals[idx];
-                    }
-                }
-            }
+            write_values_by_digits<S, SC>(digs, a, stage_vals, s_base, valid, full, tab);
             PHASE(6);
         } else {
-            if (HAS_V) {
-#pragma unroll
-                for (int i = 0; i < I; i++) stage_vals[rank[i]] = val[i];
-                if (next < tiles) {
-                    load_tile<K, I>(key, a.keys_in, next_start, lane_pos, next_valid,
-                                    next_valid == (uint32_t)TILE);
-                    if constexpr (EARLY)
-                        load_tile<V, I>(early_val, a.vals_in, next_start, lane_pos, next_valid,
-                                        next_valid == (uint32_t)TILE);
-                }
-            }
+            if (HAS_V)
+                stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start,
+                                          lane_pos, next_valid);
             __syncthreads();
             PHASE(5);
 
@@ -939,15 +1058,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
         if (next >= tiles) break;
         tile = next;
     }
-    if constexpr (SC) {
-        if (sc.next_counts && sc.next_shared) {
-            __syncthreads();
-            const uint32_t entries = sc.k * sc.next_digits;
-            uint32_t *g = sc.next_counts + (size_t)(blockIdx.x % kNextCopies) * entries;
-            for (uint32_t i = tid; i < entries; i += T)
-                if (s_next[i]) atomicAdd(&g[i], s_next[i]);
-        }
-    }
+    if constexpr (SC) flush_next_counts<T>(sc, s_next, tid);
 #ifdef GPK_RADIX_CUDA_PROFILE
     if (threadIdx.x == 0) {
         for (int k = 0; k < 7; k++) atomicAdd(&g_phase_cycles[k], prof[k]);
@@ -2733,13 +2844,7 @@ static gpk_status check_options(gpk_ctx *ctx, const DeviceCall &c, const gpk_rad
 {
     *o = GPK_RADIX_OPTS_INIT;
     if (opts) *o = *opts;
-    o->key_bits = gpk__key_bits(o->key_bits, c.kb);
-    if (o->key_bits > 8 * c.kb)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: key_bits %u is larger than the %u bits of %s", c.fn,
-                         o->key_bits, (unsigned)(8 * c.kb), gpk_type_name(c.type));
-    if (o->radix_bits > 16)
-        return gpk__fail(ctx, GPK_EINVAL, "%s: radix_bits %u is outside 1..16 (0 = tuned)", c.fn,
-                         o->radix_bits);
+    GPK_CHECK(gpk__radix_bits_check(ctx, c.fn, c.type, o));
     if (c.flags & ~GPK_CUDA_DETECT_BITS)
         return gpk__fail(ctx, GPK_EINVAL, "%s: unknown flags 0x%x", c.fn, c.flags);
     if (o->descending != 0 && o->descending != 1)
