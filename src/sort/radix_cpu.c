@@ -14,6 +14,13 @@
  * and float keys, and every key in descending order: key_order) is fused
  * into the detection read and its inverse into the last pass's copy-out.
  *
+ * Keys alone (no values, no permutation, every bit compared) take a
+ * vectorised quicksort where one was built and the processor runs it
+ * (vector_sort.h): the whole array on a team of one thread, and each
+ * in-cache bucket of the hybrid on a larger team. Equal keys are equal
+ * bits, so the result is the radix sort's; the radix passes stay the
+ * portable path and the reference.
+ *
  * OpenMP rather than a hand-made pool: the whole sort is one fork-join
  * region with barriers, which is exactly what `omp parallel` + `omp
  * barrier` express, with no thread-pool code of our own to get wrong.
@@ -21,6 +28,7 @@
 #define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
+#include "vector_sort.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -798,6 +806,7 @@ typedef struct {
     unsigned radix_stride;
     size_t wc_bytes;
     unsigned char *wc; /* per-thread write-combining buffers, or NULL */
+    int vector_leaf;   /* buckets sorted by gpk__vector_sort (keys alone) */
 } sort_state;
 
 /* A team pass over m keys is cut into S->blocks blocks, handed out one at
@@ -1175,6 +1184,14 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
                         size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
 {
     const unsigned kw = S->kw, vw = S->vw;
+    if (S->vector_leaf) {
+        if (src != kout) memcpy(kout, src, m * kw);
+        src = kout;
+        if (gpk__vector_sort(kout, m, kw, 0, 0) == 0) {
+            if (needs_mapping(&S->ord)) unmap_copy(&S->ord, kw, kout, kout, 0, m);
+            return;
+        }
+    }
     span s = {(char *)src, (char *)vsrc}, out = {kout, vout};
     span t0 = {(char *)tmp[0], vw ? (char *)tmp[0] + cap * kw : NULL};
     span t1 = {(char *)tmp[1], vw ? (char *)tmp[1] + cap * kw : NULL};
@@ -1693,6 +1710,45 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
     return GPK_OK;
 }
 
+int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
+
+/* Keys alone, every bit compared, no path forced, and a vectorised
+ * sorter that runs here: what gpk__vector_sort may take. */
+static int vector_keys_job(const gpk_radix_job *job)
+{
+    return !job->values && !job->sigma && !job->radix_bits && !job->key_bits && path_forced() == PATH_AUTO &&
+        gpk__vector_sort_level() != GPK_SIMD_PORTABLE;
+}
+
+/* Up to this many bytes of keys a team of one thread sorts the whole
+ * array with the vectorised sorter; above, the hybrid's MSD pass first
+ * and the sorter on each bucket. */
+#ifndef VECTOR_WHOLE_BYTES
+#define VECTOR_WHOLE_BYTES ((size_t)-1)
+#endif
+
+/* The job (vector_keys_job) sorted by the vectorised sorter on this
+ * thread: integers as they are (the signed ones compared as signed, a
+ * descending order as the sorter's), floats mapped to their sort keys and
+ * back. 0, or -1 with the caller's keys as they were (the copying sort's
+ * output then holds anything). */
+static int vector_sort_keys(const gpk_radix_job *job)
+{
+    const size_t n = job->n;
+    const unsigned kw = job->key_width;
+    const int kind = gpk_key_kind(job->key_type);
+    if (kind != GPK_KEY_FLOAT) {
+        if (job->src) memcpy(job->keys, job->src, n * kw);
+        return gpk__vector_sort(job->keys, n, kw, kind == GPK_KEY_SIGNED, job->descending);
+    }
+    const key_order ord = order_of(job);
+    uint64_t a, o;
+    map_and_reduce(&ord, kw, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
+    const int rc = gpk__vector_sort(job->keys, n, kw, 0, 0);
+    unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
+    return rc;
+}
+
 /* The choices of one sort, made before anything is allocated, and the
  * scratch's layout that follows from them. */
 typedef struct {
@@ -1713,6 +1769,16 @@ typedef struct {
     unsigned passes, range_begin, range_end;
     pass_plan plan[64];
 } team_choice;
+
+/* Threads for n keys and values of `width` bytes: one per
+ * MIN_BYTES_PER_THREAD, at most the context's and the free cores. */
+static int team_size(const gpk_ctx *ctx, size_t n, size_t width)
+{
+    const size_t want = n / (MIN_BYTES_PER_THREAD / width) + 1;
+    int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
+    if (threads < 1) threads = 1;
+    return cap_by_free_cores(threads);
+}
 
 static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p)
 {
@@ -1743,10 +1809,7 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
         job->key_bits == 0 && n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
-    size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
-    int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
-    if (threads < 1) threads = 1;
-    threads = cap_by_free_cores(threads);
+    const int threads = team_size(ctx, n, kw + vw);
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;
@@ -1939,10 +2002,19 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
+    const int vector = vector_keys_job(job);
+    if (vector && job->n * job->key_width <= CACHE_SORT_BYTES && vector_sort_keys(job) == 0) {
+        ctx->last_sort_path = "radix-vector";
+        return GPK_OK;
+    }
     if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
         return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     sort_plan p;
     plan_sort(ctx, job, &p);
+    if (vector && p.threads == 1 && job->n * job->key_width <= VECTOR_WHOLE_BYTES && vector_sort_keys(job) == 0) {
+        ctx->last_sort_path = "radix-vector";
+        return GPK_OK;
+    }
 
     /* Everything is allocated before the caller's data is touched, so a
      * failure leaves it as it was. The scratch stays with the context. */
@@ -1955,6 +2027,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     team_barrier bar;
     hyb_state H;
     uint64_t *sample = lay_out_scratch(&p, job, scratch, &bar, &S, &H);
+    S.vector_leaf = vector;
     first_plan P;
     if (p.plan_first) {
         /* gpk_key_map64 as a twiddle. The sort keys of the descending
@@ -1976,5 +2049,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 #pragma omp parallel num_threads(p.threads)
     team_sort(&p, job, &S, &H, &P, sample, &C);
 
+    if (vector && C.hybrid) ctx->last_sort_path = "radix-hybrid+vector";
     return GPK_OK;
 }
