@@ -635,7 +635,8 @@ int main(int argc, char **argv)
      * the reference: every type, distribution (NaN, infinities and -0.0
      * among GPK_DIST_FLOAT_SPECIALS; floats of both signs by sign_mix) and
      * the size ladder, in place and copying; the whole array on one thread
-     * (in cache and above), the hybrid's buckets on two (skewed keys too).
+     * (in cache and above), halves merged on two, the hybrid's buckets on
+     * three (skewed keys too).
      * The path that ran is checked: the vector sorter where the level has
      * one, the radix passes where it is portable. */
     if (be == GPK_BACKEND_CPU) {
@@ -668,7 +669,7 @@ int main(int argc, char **argv)
                         }
             sign_mix = 0;
             int leaves = 0; /* team sorts that ran the hybrid with vector-sorted buckets */
-            for (int threads = 1; threads <= 2; threads++) {
+            for (int threads = 1; threads <= 3; threads++) {
                 gpk_ctx_set_threads(ctx, threads);
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t bi = 0; bi < sizeof vbig / sizeof vbig[0]; bi++) {
@@ -678,20 +679,23 @@ int main(int argc, char **argv)
                         skew_input = (t + (int)bi + threads) % 5; /* 0: none */
                         if (!run_case((gpk_type)t, d, vbig[bi], m, 0, 0, 0)) continue;
                         const char *ran = gpk_last_sort_path(ctx);
-                        /* a team of two from 1 MiB of keys (MIN_BYTES_PER_THREAD) */
-                        const int team = threads == 2 && vbig[bi] * gpk_type_size((gpk_type)t) >= ((size_t)1 << 20);
-                        if (level && !team)
-                            TU_CHECK(!strcmp(ran, "radix-vector"), "%s n=%zu, %d thread(s), cpu_sort_simd=%s: ran %s",
+                        /* a thread per MiB of keys (MIN_BYTES_PER_THREAD): one or two
+                         * sort halves with the vector sorter, more the hybrid's buckets */
+                        const size_t want = vbig[bi] / (((size_t)1 << 20) / gpk_type_size((gpk_type)t)) + 1;
+                        const int team = want < (size_t)threads ? (int)want : threads;
+                        if (level && team <= 2)
+                            TU_CHECK(!strcmp(ran, "radix-vector"),
+                                     "%s n=%zu, %d thread(s), cpu_sort_simd=%s: ran %s",
                                      gpk_type_name((gpk_type)t), vbig[bi], threads, levels[li], ran);
-                        leaves += team && !strcmp(ran, "radix-hybrid+vector");
+                        leaves += team > 2 && !strcmp(ran, "radix-hybrid+vector");
                         if (!level)
                             TU_CHECK(strstr(ran, "vector") == NULL, "%s n=%zu, cpu_sort_simd=%s: ran %s",
                                      gpk_type_name((gpk_type)t), vbig[bi], levels[li], ran);
                     }
                 skew_input = 0;
             }
-            TU_CHECK(!level || quick || leaves > 0, "cpu_sort_simd=%s: no team sort ran vector-sorted buckets",
-                     levels[li]);
+            TU_CHECK(!level || quick || leaves > 0,
+                     "cpu_sort_simd=%s: no team sort ran vector-sorted buckets", levels[li]);
             gpk_ctx_set_threads(ctx, (int)info.threads);
         }
         gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd")); /* the level the arguments forced */

@@ -20,11 +20,11 @@ static const struct word words[] = {
     {"cpu_radix_first", "count", 1},   {"cpu_radix_path", "lsd", 1},
     {"cpu_radix_path", "hybrid", 2},   {"cpu_radix_path", "cache", 3},
     {"cpu_sort_simd", "portable", 0},  {"cpu_sort_simd", "avx2", 1},
-    {"cpu_sort_simd", "avx512", 2},
-    {"opencl_vendor", "emulate", 3},   {"opencl_variant", "fast", 0}, /* GPK_OCL_FAST */
-    {"opencl_variant", "paper", 1},                                   /* GPK_OCL_PAPER */
-    {"opencl_variant", "global", 2},                                  /* GPK_OCL_GLOBAL */
-    {"opencl_variant", "onesweep", 3},                                /* GPK_OCL_ONESWEEP */
+    {"cpu_sort_simd", "avx512", 2},    {"opencl_vendor", "emulate", 3},
+    {"opencl_variant", "fast", 0},     /* GPK_OCL_FAST */
+    {"opencl_variant", "paper", 1},    /* GPK_OCL_PAPER */
+    {"opencl_variant", "global", 2},   /* GPK_OCL_GLOBAL */
+    {"opencl_variant", "onesweep", 3}, /* GPK_OCL_ONESWEEP */
 };
 
 #define HOOK_INT(f)            \

@@ -1749,6 +1749,113 @@ static int vector_sort_keys(const gpk_radix_job *job)
     return rc;
 }
 
+/* Merges the sorted runs a (na keys) and b (nb) of W-bit sort keys into
+ * `count` keys of out, unmapped: the smallest from the front (to_front),
+ * else the largest from the back (out then ends at out + count). Without
+ * a branch on the keys, which are random (a branch would miss half the
+ * time). */
+// clang-format off
+#define DEFINE_MERGE_(W)                                                                             \
+    static void merge_end##W(const key_order *ord, const uint##W##_t *a, size_t na,                 \
+                             const uint##W##_t *b, size_t nb, uint##W##_t *out, size_t count,      \
+                             int to_front)                                                          \
+    {                                                                                                \
+        const uint##W##_t xm = (uint##W##_t)ord->xor_mask;                                          \
+        WITH_ORDER_CONST(ord, tc, hc, {                                                              \
+            size_t i = 0, j = 0, k = 0;                                                              \
+            if (to_front) {                                                                          \
+                for (; k < count && i < na && j < nb; k++) {                                         \
+                    const uint##W##_t x = a[i], y = b[j];                                            \
+                    const int take_b = y < x;                                                        \
+                    out[k] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                             \
+                    j += (size_t)take_b;                                                             \
+                    i += (size_t)!take_b;                                                            \
+                }                                                                                    \
+                for (; k < count && i < na; k++) out[k] = key_of_sort##W(tc, hc, xm, a[i++]);        \
+                for (; k < count; k++) out[k] = key_of_sort##W(tc, hc, xm, b[j++]);                  \
+            } else { /* i, j: keys taken from the ends of a and b */                                \
+                for (; k < count && i < na && j < nb; k++) {                                         \
+                    const uint##W##_t x = a[na - 1 - i], y = b[nb - 1 - j];                          \
+                    const int take_b = y > x;                                                        \
+                    out[count - 1 - k] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                 \
+                    j += (size_t)take_b;                                                             \
+                    i += (size_t)!take_b;                                                            \
+                }                                                                                    \
+                for (; k < count && i < na; k++, i++)                                                \
+                    out[count - 1 - k] = key_of_sort##W(tc, hc, xm, a[na - 1 - i]);                  \
+                for (; k < count; k++, j++) out[count - 1 - k] = key_of_sort##W(tc, hc, xm, b[nb - 1 - j]); \
+            }                                                                                        \
+        });                                                                                          \
+    }
+DEFINE_MERGE_(32)
+DEFINE_MERGE_(64)
+#undef DEFINE_MERGE_
+// clang-format on
+
+static int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+static int cmp_u64(const void *x, const void *y)
+{
+    const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The job (vector_keys_job) on a team of two: each thread maps its half of
+ * the keys into the scratch, sorts it there with the vectorised sorter,
+ * and, after one barrier, thread 0 merges the smallest half of all keys
+ * into the caller's array from the front while thread 1 merges the largest
+ * from the back (no search for where the halves meet), unmapping as they
+ * write. Per key: a copy, the in-cache work of a sort of n/2, and a merge,
+ * against the radix team's MSD pass and bucket passes. 0, or -1 with
+ * nothing done (no scratch). */
+static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    const size_t n = job->n, half = n / 2;
+    const unsigned kw = job->key_width;
+    unsigned char *scratch = gpk__host_scratch(ctx, n * kw + 64);
+    if (!scratch) return -1;
+    scratch += (64 - (uintptr_t)scratch % 64) % 64;
+    const key_order ord = order_of(job);
+    const void *input = job->src ? job->src : job->keys;
+    team_barrier bar;
+    atomic_init(&bar.arrived, 0);
+    atomic_init(&bar.generation, 0);
+    atomic_init(&bar.threads, 2);
+#pragma omp parallel num_threads(2)
+    {
+        const int tid = omp_get_thread_num(), T = omp_get_num_threads();
+        /* A team granted fewer threads: this one does both halves. */
+        for (int part = tid; part < 2; part += T) {
+            const size_t lo = part ? half : 0, hi = part ? n : half;
+            uint64_t a, o;
+            if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, scratch, lo, hi, &a, &o);
+            else memcpy(scratch + lo * kw, (const char *)input + lo * kw, (hi - lo) * kw);
+            if (gpk__vector_sort(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
+                qsort(scratch + lo * kw, hi - lo, kw, kw == 4 ? cmp_u32 : cmp_u64);
+        }
+        if (T > 1) {
+            atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
+            team_wait(&bar);
+        }
+        for (int part = tid; part < 2; part += T) {
+            const size_t count = part ? n - half : half;
+            if (kw == 4) {
+                const uint32_t *k = (const uint32_t *)scratch;
+                merge_end32(&ord, k, half, k + half, n - half, (uint32_t *)job->keys + (part ? half : 0),
+                            count, !part);
+            } else {
+                const uint64_t *k = (const uint64_t *)scratch;
+                merge_end64(&ord, k, half, k + half, n - half, (uint64_t *)job->keys + (part ? half : 0),
+                            count, !part);
+            }
+        }
+    }
+    return 0;
+}
+
 /* The choices of one sort, made before anything is allocated, and the
  * scratch's layout that follows from them. */
 typedef struct {
@@ -2011,7 +2118,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     sort_plan p;
     plan_sort(ctx, job, &p);
-    if (vector && p.threads == 1 && job->n * job->key_width <= VECTOR_WHOLE_BYTES && vector_sort_keys(job) == 0) {
+    if (vector && p.threads <= 2 && job->n * job->key_width <= VECTOR_WHOLE_BYTES &&
+        (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
         ctx->last_sort_path = "radix-vector";
         return GPK_OK;
     }

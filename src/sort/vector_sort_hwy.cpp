@@ -49,10 +49,8 @@ int current_level()
     if (applied.load(std::memory_order_acquire) != want) {
         std::lock_guard<std::mutex> lock(narrowing);
         if (applied.load(std::memory_order_relaxed) != want) {
-            if (want == GPK_SIMD_AVX2)
-                hwy::SetSupportedTargetsForTest(native_targets() & ~above_avx2);
-            else
-                hwy::SetSupportedTargetsForTest(0);
+            if (want == GPK_SIMD_AVX2) hwy::SetSupportedTargetsForTest(native_targets() & ~above_avx2);
+            else hwy::SetSupportedTargetsForTest(0);
             (void)hwy::SupportedTargets(); /* re-chooses the dispatched target */
             applied.store(want, std::memory_order_release);
         }
@@ -70,10 +68,8 @@ const hwy::Sorter *thread_sorter()
 
 template <typename T> void sort_as(const hwy::Sorter &s, void *keys, size_t n, int descending)
 {
-    if (descending)
-        s(static_cast<T *>(keys), n, hwy::SortDescending());
-    else
-        s(static_cast<T *>(keys), n, hwy::SortAscending());
+    if (descending) s(static_cast<T *>(keys), n, hwy::SortDescending());
+    else s(static_cast<T *>(keys), n, hwy::SortAscending());
 }
 
 } // namespace
@@ -94,15 +90,11 @@ extern "C" int gpk__vector_sort(void *keys, size_t n, unsigned width, int is_sig
         const hwy::Sorter *s = thread_sorter();
         if (!s) return -1;
         if (width == 4) {
-            if (is_signed)
-                sort_as<int32_t>(*s, keys, n, descending);
-            else
-                sort_as<uint32_t>(*s, keys, n, descending);
+            if (is_signed) sort_as<int32_t>(*s, keys, n, descending);
+            else sort_as<uint32_t>(*s, keys, n, descending);
         } else {
-            if (is_signed)
-                sort_as<int64_t>(*s, keys, n, descending);
-            else
-                sort_as<uint64_t>(*s, keys, n, descending);
+            if (is_signed) sort_as<int64_t>(*s, keys, n, descending);
+            else sort_as<uint64_t>(*s, keys, n, descending);
         }
         return 0;
     } catch (...) {
