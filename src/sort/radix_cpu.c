@@ -1749,6 +1749,39 @@ static int vector_sort_keys(const gpk_radix_job *job)
     return rc;
 }
 
+/* Whether 8-byte keys in cache go to the vectorised sorter rather than
+ * the radix sort's in-cache path: where the top HYB_MAX_BITS bits of the
+ * bit range crowd (in a sample, the most common value holds more than an
+ * eighth of it), as floats of both signs do (a few exponents under the
+ * sign bit), the radix sort's top digits sort little and its finish takes
+ * more passes; elsewhere its 11-bit passes beat the sorter's partitions
+ * (docs/perf/radix.md, v15: 2^16 keys, f64 normal(0, 1) 0.31 ms radix,
+ * 0.22 vector; u64 uniform 0.16 radix, 0.20 vector). */
+#define CROWD_SAMPLES 256
+static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n)
+{
+    const size_t m = n < CROWD_SAMPLES ? n : CROWD_SAMPLES, stride = n / m;
+    const uint64_t xm = ord->xor_mask;
+    uint64_t s[CROWD_SAMPLES], a = ~0ull, o = 0;
+    WITH_ORDER_CONST(
+        ord, tc, hc, for (size_t i = 0; i < m; i++) {
+            s[i] = sort_key64(tc, hc, xm, k[i * stride]);
+            a &= s[i];
+            o |= s[i];
+        });
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    if (end - begin <= HYB_MAX_BITS) return 0;
+    uint16_t count[(size_t)1 << HYB_MAX_BITS];
+    memset(count, 0, sizeof count);
+    size_t most = 0;
+    for (size_t i = 0; i < m; i++) {
+        const unsigned c = ++count[(s[i] >> (end - HYB_MAX_BITS)) & ((1u << HYB_MAX_BITS) - 1)];
+        if (c > most) most = c;
+    }
+    return most * 8 > m;
+}
+
 /* Merges the sorted runs a (na keys) and b (nb) of W-bit sort keys into
  * `count` keys of out, unmapped: the smallest from the front (to_front),
  * else the largest from the back (out then ends at out + count). Without
@@ -2110,9 +2143,13 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const int vector = vector_keys_job(job);
-    if (vector && job->n * job->key_width <= CACHE_SORT_BYTES && vector_sort_keys(job) == 0) {
-        ctx->last_sort_path = "radix-vector";
-        return GPK_OK;
+    if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
+        const key_order ord = order_of(job);
+        const void *input = job->src ? job->src : job->keys;
+        if ((job->key_width == 4 || sample_crowded(&ord, input, job->n)) && vector_sort_keys(job) == 0) {
+            ctx->last_sort_path = "radix-vector";
+            return GPK_OK;
+        }
     }
     if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
         return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
