@@ -1712,12 +1712,21 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
-/* Keys alone, every bit compared, no path forced, and a vectorised
- * sorter that runs here: what gpk__vector_sort may take. */
+/* The level (vector_sort.h) of the vectorised sorter for the job, or
+ * GPK_SIMD_PORTABLE (0) where the radix sort keeps it: keys alone, every
+ * bit compared, no path forced. At AVX2 the sorter beats the radix sort
+ * only on 4-byte keys beyond the cache (docs/perf/radix.md, v15: u32
+ * 2^20 3.7 against 4.6 ms, u64 2^20 9.2 against 5.6, u32 2^16 0.19
+ * against 0.17), at AVX-512 on every size and width but uniform 8-byte
+ * keys in cache (sample_crowded). */
 static int vector_keys_job(const gpk_radix_job *job)
 {
-    return !job->values && !job->sigma && !job->radix_bits && !job->key_bits && path_forced() == PATH_AUTO &&
-        gpk__vector_sort_level() != GPK_SIMD_PORTABLE;
+    if (job->values || job->sigma || job->radix_bits || job->key_bits || path_forced() != PATH_AUTO)
+        return GPK_SIMD_PORTABLE;
+    const int level = gpk__vector_sort_level();
+    if (level == GPK_SIMD_AVX2 && (job->key_width != 4 || job->n * job->key_width <= CACHE_SORT_BYTES))
+        return GPK_SIMD_PORTABLE;
+    return level;
 }
 
 /* Up to this many bytes of keys a team of one thread sorts the whole
@@ -2143,6 +2152,7 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const int vector = vector_keys_job(job);
+    /* (at AVX2 only 4-byte keys beyond the cache come here) */
     if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
         const key_order ord = order_of(job);
         const void *input = job->src ? job->src : job->keys;
@@ -2172,7 +2182,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     team_barrier bar;
     hyb_state H;
     uint64_t *sample = lay_out_scratch(&p, job, scratch, &bar, &S, &H);
-    S.vector_leaf = vector;
+    S.vector_leaf = vector == GPK_SIMD_AVX512; /* the buckets are in cache */
     first_plan P;
     if (p.plan_first) {
         /* gpk_key_map64 as a twiddle. The sort keys of the descending
@@ -2194,6 +2204,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 #pragma omp parallel num_threads(p.threads)
     team_sort(&p, job, &S, &H, &P, sample, &C);
 
-    if (vector && C.hybrid) ctx->last_sort_path = "radix-hybrid+vector";
+    if (S.vector_leaf && C.hybrid) ctx->last_sort_path = "radix-hybrid+vector";
     return GPK_OK;
 }
