@@ -1729,11 +1729,15 @@ static int vector_keys_job(const gpk_radix_job *job)
     return level;
 }
 
-/* Up to this many bytes of keys a team of one thread sorts the whole
- * array with the vectorised sorter; above, the hybrid's MSD pass first
- * and the sorter on each bucket. */
-#ifndef VECTOR_WHOLE_BYTES
-#define VECTOR_WHOLE_BYTES ((size_t)-1)
+/* Up to this many bytes of keys (floats: twice as many) a team of two
+ * sorts halves with the vectorised sorter and merges them; above, the
+ * radix team's passes. On two hardware threads of one core (the
+ * development machine) two vector sorts run at about the speed of one,
+ * while the radix passes' latencies overlap: u32 2^23 42 against 46 ms,
+ * 2^24 47 against 39; f64 2^23 64 against 88, 2^24 127 against 83
+ * (docs/perf/radix.md, v15). */
+#ifndef VECTOR_PAIR_BYTES
+#define VECTOR_PAIR_BYTES ((size_t)32 << 20)
 #endif
 
 /* The job (vector_keys_job) sorted by the vectorised sorter on this
@@ -1791,43 +1795,65 @@ static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n)
     return most * 8 > m;
 }
 
-/* Merges the sorted runs a (na keys) and b (nb) of W-bit sort keys into
- * `count` keys of out, unmapped: the smallest from the front (to_front),
- * else the largest from the back (out then ends at out + count). Without
- * a branch on the keys, which are random (a branch would miss half the
- * time). */
+/* Merges of two sorted runs a (na keys) and b (nb) of W-bit sort keys,
+ * b right after a in memory with a key's room after b (read, never
+ * used). merge_rank: how many of the k smallest keys come from a (ties
+ * from a first), by bisection. merge_span: keys [k0, k1) of the merged
+ * order into out[0, k1 - k0), unmapped, as MERGE_LANES merges in lock
+ * step, each from its own rank on: one merge's next key depends on its
+ * last comparison (a load, a compare and an add in a chain), independent
+ * ones overlap. No branch on the keys, which are random (a branch would
+ * miss half the time). */
+#define MERGE_LANES 4
 // clang-format off
-#define DEFINE_MERGE_(W)                                                                             \
-    static void merge_end##W(const key_order *ord, const uint##W##_t *a, size_t na,                 \
-                             const uint##W##_t *b, size_t nb, uint##W##_t *out, size_t count,      \
-                             int to_front)                                                          \
-    {                                                                                                \
-        const uint##W##_t xm = (uint##W##_t)ord->xor_mask;                                          \
-        WITH_ORDER_CONST(ord, tc, hc, {                                                              \
-            size_t i = 0, j = 0, k = 0;                                                              \
-            if (to_front) {                                                                          \
-                for (; k < count && i < na && j < nb; k++) {                                         \
-                    const uint##W##_t x = a[i], y = b[j];                                            \
-                    const int take_b = y < x;                                                        \
-                    out[k] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                             \
-                    j += (size_t)take_b;                                                             \
-                    i += (size_t)!take_b;                                                            \
-                }                                                                                    \
-                for (; k < count && i < na; k++) out[k] = key_of_sort##W(tc, hc, xm, a[i++]);        \
-                for (; k < count; k++) out[k] = key_of_sort##W(tc, hc, xm, b[j++]);                  \
-            } else { /* i, j: keys taken from the ends of a and b */                                \
-                for (; k < count && i < na && j < nb; k++) {                                         \
-                    const uint##W##_t x = a[na - 1 - i], y = b[nb - 1 - j];                          \
-                    const int take_b = y > x;                                                        \
-                    out[count - 1 - k] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                 \
-                    j += (size_t)take_b;                                                             \
-                    i += (size_t)!take_b;                                                            \
-                }                                                                                    \
-                for (; k < count && i < na; k++, i++)                                                \
-                    out[count - 1 - k] = key_of_sort##W(tc, hc, xm, a[na - 1 - i]);                  \
-                for (; k < count; k++, j++) out[count - 1 - k] = key_of_sort##W(tc, hc, xm, b[nb - 1 - j]); \
-            }                                                                                        \
-        });                                                                                          \
+#define DEFINE_MERGE_(W)                                                                              \
+    static size_t merge_rank##W(const uint##W##_t *a, size_t na, const uint##W##_t *b, size_t nb,    \
+                                size_t k)                                                             \
+    {                                                                                                 \
+        size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                        \
+        while (lo < hi) {                                                                             \
+            const size_t i = lo + (hi - lo) / 2, j = k - i;                                           \
+            if (j > 0 && b[j - 1] >= a[i]) lo = i + 1;                                                \
+            else hi = i;                                                                              \
+        }                                                                                             \
+        return lo;                                                                                    \
+    }                                                                                                 \
+    static void merge_span##W(const key_order *ord, const uint##W##_t *a, size_t na,                 \
+                              const uint##W##_t *b, size_t nb, size_t k0, size_t k1, uint##W##_t *out) \
+    {                                                                                                 \
+        const uint##W##_t xm = (uint##W##_t)ord->xor_mask;                                           \
+        size_t i[MERGE_LANES + 1], j[MERGE_LANES + 1], k[MERGE_LANES + 1];                            \
+        for (int c = 0; c <= MERGE_LANES; c++) {                                                      \
+            k[c] = k0 + (k1 - k0) * (size_t)c / MERGE_LANES;                                          \
+            i[c] = merge_rank##W(a, na, b, nb, k[c]);                                                 \
+            j[c] = k[c] - i[c];                                                                       \
+        }                                                                                             \
+        const size_t step = (k1 - k0) / MERGE_LANES; /* the shortest lane's keys */                    \
+        WITH_ORDER_CONST(ord, tc, hc, {                                                               \
+            size_t ic[MERGE_LANES], jc[MERGE_LANES];                                                  \
+            uint##W##_t *oc[MERGE_LANES];                                                             \
+            for (int c = 0; c < MERGE_LANES; c++) {                                                   \
+                ic[c] = i[c];                                                                         \
+                jc[c] = j[c];                                                                         \
+                oc[c] = out + (k[c] - k0);                                                            \
+            }                                                                                         \
+            for (size_t s = 0; s < step; s++)                                                         \
+                for (int c = 0; c < MERGE_LANES; c++) {                                               \
+                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
+                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
+                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
+                    jc[c] += take_b;                                                                  \
+                    ic[c] += 1 - take_b;                                                              \
+                }                                                                                     \
+            for (int c = 0; c < MERGE_LANES; c++)                                                     \
+                for (size_t s = step; s < k[c + 1] - k[c]; s++) {                                     \
+                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
+                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
+                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
+                    jc[c] += take_b;                                                                  \
+                    ic[c] += 1 - take_b;                                                              \
+                }                                                                                     \
+        });                                                                                           \
     }
 DEFINE_MERGE_(32)
 DEFINE_MERGE_(64)
@@ -1847,17 +1873,15 @@ static int cmp_u64(const void *x, const void *y)
 
 /* The job (vector_keys_job) on a team of two: each thread maps its half of
  * the keys into the scratch, sorts it there with the vectorised sorter,
- * and, after one barrier, thread 0 merges the smallest half of all keys
- * into the caller's array from the front while thread 1 merges the largest
- * from the back (no search for where the halves meet), unmapping as they
- * write. Per key: a copy, the in-cache work of a sort of n/2, and a merge,
- * against the radix team's MSD pass and bucket passes. 0, or -1 with
- * nothing done (no scratch). */
+ * and, after one barrier, merges its half of the merged order into the
+ * caller's array (merge_span), unmapping as it writes. Per key: a copy, a
+ * sort of n/2 and a merge, against the radix team's MSD pass and bucket
+ * passes. 0, or -1 with nothing done (no scratch). */
 static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const size_t n = job->n, half = n / 2;
     const unsigned kw = job->key_width;
-    unsigned char *scratch = gpk__host_scratch(ctx, n * kw + 64);
+    unsigned char *scratch = gpk__host_scratch(ctx, n * kw + 128); /* + a key read after b */
     if (!scratch) return -1;
     scratch += (64 - (uintptr_t)scratch % 64) % 64;
     const key_order ord = order_of(job);
@@ -1882,17 +1906,13 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
             atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
             team_wait(&bar);
         }
-        for (int part = tid; part < 2; part += T) {
-            const size_t count = part ? n - half : half;
-            if (kw == 4) {
-                const uint32_t *k = (const uint32_t *)scratch;
-                merge_end32(&ord, k, half, k + half, n - half, (uint32_t *)job->keys + (part ? half : 0),
-                            count, !part);
-            } else {
-                const uint64_t *k = (const uint64_t *)scratch;
-                merge_end64(&ord, k, half, k + half, n - half, (uint64_t *)job->keys + (part ? half : 0),
-                            count, !part);
-            }
+        const size_t k0 = n * (size_t)tid / (size_t)T, k1 = n * (size_t)(tid + 1) / (size_t)T;
+        if (kw == 4) {
+            const uint32_t *k = (const uint32_t *)scratch;
+            merge_span32(&ord, k, half, k + half, n - half, k0, k1, (uint32_t *)job->keys + k0);
+        } else {
+            const uint64_t *k = (const uint64_t *)scratch;
+            merge_span64(&ord, k, half, k + half, n - half, k0, k1, (uint64_t *)job->keys + k0);
         }
     }
     return 0;
@@ -2165,7 +2185,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     sort_plan p;
     plan_sort(ctx, job, &p);
-    if (vector && p.threads <= 2 && job->n * job->key_width <= VECTOR_WHOLE_BYTES &&
+    const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
+    if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
         (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
         ctx->last_sort_path = "radix-vector";
         return GPK_OK;
