@@ -16,10 +16,10 @@
  *
  * Keys alone (no values, no permutation, every bit compared) take a
  * vectorised quicksort where one was built and the processor runs it
- * (vector_sort.h): the whole array on a team of one thread, and each
- * in-cache bucket of the hybrid on a larger team. Equal keys are equal
- * bits, so the result is the radix sort's; the radix passes stay the
- * portable path and the reference.
+ * (vector_sort.h): the whole array on a team of one thread, two sorted
+ * halves merged on a team of two (vector_keys_job says where). Equal keys
+ * are equal bits, so the result is the radix sort's; the radix passes
+ * stay the portable path and the reference.
  *
  * OpenMP rather than a hand-made pool: the whole sort is one fork-join
  * region with barriers, which is exactly what `omp parallel` + `omp
@@ -806,7 +806,6 @@ typedef struct {
     unsigned radix_stride;
     size_t wc_bytes;
     unsigned char *wc; /* per-thread write-combining buffers, or NULL */
-    int vector_leaf;   /* buckets sorted by gpk__vector_sort (keys alone) */
 } sort_state;
 
 /* A team pass over m keys is cut into S->blocks blocks, handed out one at
@@ -1184,14 +1183,6 @@ static void sort_bucket(const sort_state *S, const void *src, const void *vsrc, 
                         size_t m, unsigned char *tmp[2], size_t cap, size_t *work)
 {
     const unsigned kw = S->kw, vw = S->vw;
-    if (S->vector_leaf) {
-        if (src != kout) memcpy(kout, src, m * kw);
-        src = kout;
-        if (gpk__vector_sort(kout, m, kw, 0, 0) == 0) {
-            if (needs_mapping(&S->ord)) unmap_copy(&S->ord, kw, kout, kout, 0, m);
-            return;
-        }
-    }
     span s = {(char *)src, (char *)vsrc}, out = {kout, vout};
     span t0 = {(char *)tmp[0], vw ? (char *)tmp[0] + cap * kw : NULL};
     span t1 = {(char *)tmp[1], vw ? (char *)tmp[1] + cap * kw : NULL};
@@ -2203,7 +2194,6 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     team_barrier bar;
     hyb_state H;
     uint64_t *sample = lay_out_scratch(&p, job, scratch, &bar, &S, &H);
-    S.vector_leaf = vector == GPK_SIMD_AVX512; /* the buckets are in cache */
     first_plan P;
     if (p.plan_first) {
         /* gpk_key_map64 as a twiddle. The sort keys of the descending
@@ -2225,6 +2215,5 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 #pragma omp parallel num_threads(p.threads)
     team_sort(&p, job, &S, &H, &P, sample, &C);
 
-    if (S.vector_leaf && C.hybrid) ctx->last_sort_path = "radix-hybrid+vector";
     return GPK_OK;
 }
