@@ -1724,9 +1724,9 @@ static int vector_keys_job(const gpk_radix_job *job)
  * sorts halves with the vectorised sorter and merges them; above, the
  * radix team's passes. On two hardware threads of one core (the
  * development machine) two vector sorts run at about the speed of one,
- * while the radix passes' latencies overlap: u32 2^23 42 against 46 ms,
- * 2^24 47 against 39; f64 2^23 64 against 88, 2^24 127 against 83
- * (docs/perf/radix.md, v15). */
+ * while the radix passes' latencies overlap: u32 2^23 21.8 against 21.1
+ * ms, 2^24 48 against 39; f32 2^23 19.2 against 26.7; f64 2^24 127
+ * against 83 (docs/perf/radix.md, v15). */
 #ifndef VECTOR_PAIR_BYTES
 #define VECTOR_PAIR_BYTES ((size_t)32 << 20)
 #endif
