@@ -2163,7 +2163,7 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const int vector = vector_keys_job(job);
-    /* (at AVX2 only 4-byte keys beyond the cache come here) */
+    /* In cache (at AVX-512 only: vector_keys_job), 8-byte keys by a sample. */
     if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
         const key_order ord = order_of(job);
         const void *input = job->src ? job->src : job->keys;
