@@ -1,7 +1,8 @@
 /* CPU time of one gpk_sort_keys call (or gpk_sort_keys_to) on the CPU
  * backend, for A/B runs of radix_cpu.c on a loaded machine, where only CPU
  * time at GPK_THREADS=1 means much. Not built by CMake:
- *   cc -O2 -fopenmp -Iinclude bench/cpu_sort_time.c -o cpu_sort_time build/libgpk.a -lm [-lOpenCL]
+ *   cc -O2 -fopenmp -Iinclude bench/cpu_sort_time.c -o cpu_sort_time build/libgpk.a -lm [-lOpenCL] \
+ *      [-lhwy_contrib -lhwy -lstdc++: a library built with Highway, GPK_HAVE_VECTOR_SORT]
  *   GPK_THREADS=1 ./cpu_sort_time LOG2N normal|uniform REPS inplace|to|copy [f64|u64|u32|f32]
  * normal: normal(0, 1) (python/bench/bench.py's data); uniform: [0, 1) for
  * floats, every bit random for integers. to: gpk_sort_keys_to into a fresh

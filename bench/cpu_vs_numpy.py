@@ -6,6 +6,19 @@ uniform over the type, floats normal(0, 1), seed 7; wall ms, medians of 9
 (5 at 2^24); every gpk result checked equal to numpy's.
 
     PYTHONPATH=<gpk package> python3 bench/cpu_vs_numpy.py
+
+A package without pip (docs/perf/radix.md, v15): the extension from the
+root CMake project, next to a copy of python/src/gpk, for the Python that
+has numpy:
+
+    cmake -S . -B build-py -DGPK_WITH_CUDA=OFF -DGPK_BUILD_PYTHON=ON \
+        -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(which python3)
+    cmake --build build-py -j2 --target _gpk
+    mkdir -p /tmp/gpk-py && cp -r python/src/gpk /tmp/gpk-py/ && cp build-py/python/_gpk*.so /tmp/gpk-py/gpk/
+    PYTHONPATH=/tmp/gpk-py python3 bench/cpu_vs_numpy.py
+
+The load average is printed first: with the other core busy, the
+two-thread context runs one thread (radix_cpu.c, cap_by_free_cores).
 """
 import os
 import time

@@ -22,6 +22,7 @@ static const char *mode_name[] = {"keys", "perm", "pairs-u32", "pairs-u64", "per
 static gpk_ctx *ctx;
 static uint64_t seed_base;
 static const char *cpu_path; /* the CPU path forced (cpu_radix_path), for the messages */
+static const char *cpu_simd; /* the CPU level forced (cpu_sort_simd), for the messages */
 /* When set, about 9 in 10 keys get fixed top bits (the rest keep theirs),
  * so MSD buckets of the CPU hybrid are larger than one thread's buffers.
  * 1: one top-12-bit value: one bucket holds most keys and takes a second,
@@ -180,9 +181,10 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     else s = gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, vgot, n, &o);
     gpk_status rs = gpk_sort_reference(t, want, vw, vwant, perm ? sw : NULL, n, b);
 
-    char what[160];
+    char what[224];
     const char *path = cpu_path;
-    snprintf(what, sizeof what, "%s %s%s%s n=%zu %s b=%u r=%u%s%s", gpk_type_name(t), gpk_dist_name(d),
+    snprintf(what, sizeof what, "%s %s%s%s%s n=%zu %s b=%u r=%u%s%s%s%s", gpk_type_name(t), gpk_dist_name(d),
+             sign_mix ? " sign-mixed" : "",
              skew_input            ? " skewed"
                  : crowd_input     ? " crowded"
                  : outlier_input   ? " outliers"
@@ -190,7 +192,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
                  : hole_input == 2 ? " one-digit tiles"
                                    : "",
              shape_input ? " shaped" : "", n, mode_name[m], b, r, path ? " cpu_radix_path=" : "",
-             path ? path : "");
+             path ? path : "", cpu_simd ? " cpu_sort_simd=" : "", cpu_simd ? cpu_simd : "");
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
@@ -233,6 +235,19 @@ out:
     free(sg64);
     free(orig);
     return ok;
+}
+
+/* The CPU path keys alone of kw bytes take at SIMD level `level` (0
+ * portable, 1 avx2, 2 avx512) on a team of `team` threads (radix_cpu.c,
+ * vector_keys_job): 1 the vector sorter ("radix-vector"), 0 the radix
+ * passes (no "vector" in the path), 2 either (8-byte keys in cache: by a
+ * sample). Teams of three and more take the radix passes; the sizes here
+ * stay below the two-thread team's limit (VECTOR_PAIR_BYTES). */
+static int vector_expected(int level, size_t kw, size_t n, int team)
+{
+    const int in_cache = n * kw <= ((size_t)1 << 20);
+    if (level == 0 || (level == 1 && (kw != 4 || in_cache)) || team > 2) return 0;
+    return level == 2 && in_cache && kw == 8 ? 2 : 1;
 }
 
 static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS,      GPK_DIST_EQUAL,
@@ -626,6 +641,76 @@ int main(int argc, char **argv)
                          mode_name[m], b, r, gpk_last_sort_path(ctx));
         }
         force_algo = GPK_SORT_AUTO;
+    }
+
+    /* 9. The CPU's vectorised sorter of keys alone (sort/vector_sort.h) at
+     * each level forced, lowest first (portable: the radix passes), against
+     * the reference: every type, distribution (NaN, infinities and -0.0
+     * among GPK_DIST_FLOAT_SPECIALS; floats of both signs by sign_mix) and
+     * the size ladder, in place and copying; the whole array on one thread
+     * (in cache and above), halves merged on two, the radix team on three
+     * (skewed keys too).
+     * The path that ran is checked: the vector sorter where the level has
+     * one, the radix passes where it is portable. */
+    if (be == GPK_BACKEND_CPU) {
+        const char *levels[] = {"portable", "avx2", "avx512"};
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        gpk__test_set("cpu_sort_simd", NULL);
+        const int native = gpk__radix_cpu_simd_level();
+        printf("cpu sort simd: %s here\n", levels[native]);
+        size_t vbig[] = {((size_t)1 << 18) + 3, ((size_t)1 << 19) - 1, ((size_t)1 << 20) + 1};
+        for (int li = 0; li < 3; li++) {
+            gpk__test_set("cpu_sort_simd", levels[li]);
+            const int level = gpk__radix_cpu_simd_level();
+            TU_CHECK(level == (li < native ? li : native), "cpu_sort_simd=%s: level %d", levels[li], level);
+            cpu_simd = levels[li];
+            int crowded = 0; /* 8-byte sorts in cache that took the vector sorter */
+            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t di = 0; di < NDISTS; di++)
+                        for (int si = 0; si < ns; si++) {
+                            if (sign_mix && t != GPK_F32 && t != GPK_F64) continue;
+                            if ((quick || sign_mix) && (si + di + t) % 3) continue;
+                            const size_t n = sizes[si];
+                            const mode m = (si + di) % 2 ? MODE_KEYS_TO : MODE_KEYS;
+                            if (!run_case((gpk_type)t, all_dists[di], n, m, 0, 0, 0) || n < 2) continue;
+                            const char *ran = gpk_last_sort_path(ctx);
+                            const int want = vector_expected(level, gpk_type_size((gpk_type)t), n, 1);
+                            crowded += want == 2 && !strcmp(ran, "radix-vector");
+                            if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
+                                TU_CHECK(want == 2 || !strcmp(ran, want ? "radix-vector" : "radix"),
+                                         "%s n=%zu cpu_sort_simd=%s: ran %s", gpk_type_name((gpk_type)t), n,
+                                         levels[li], ran);
+                        }
+            sign_mix = 0;
+            TU_CHECK(level < 2 || crowded > 0,
+                     "cpu_sort_simd=%s: no 8-byte sort in cache took the vector sorter", levels[li]);
+            for (int threads = 1; threads <= 3; threads++) {
+                gpk_ctx_set_threads(ctx, threads);
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t bi = 0; bi < sizeof vbig / sizeof vbig[0]; bi++) {
+                        if (quick && (t + (int)bi) % 3) continue;
+                        const gpk_dist d = all_dists[(t + bi) % NDISTS];
+                        const mode m = (t + bi) % 2 ? MODE_KEYS_TO : MODE_KEYS;
+                        skew_input = (t + (int)bi + threads) % 5; /* 0: none */
+                        if (!run_case((gpk_type)t, d, vbig[bi], m, 0, 0, 0)) continue;
+                        const char *ran = gpk_last_sort_path(ctx);
+                        /* a thread per MiB of keys (MIN_BYTES_PER_THREAD): one or two
+                         * sort halves with the vector sorter, more the hybrid's buckets */
+                        const size_t asks = vbig[bi] / (((size_t)1 << 20) / gpk_type_size((gpk_type)t)) + 1;
+                        const int team = asks < (size_t)threads ? (int)asks : threads;
+                        const int want = vector_expected(level, gpk_type_size((gpk_type)t), vbig[bi], team);
+                        TU_CHECK(want == 2 || (want ? !strcmp(ran, "radix-vector") : !strstr(ran, "vector")),
+                                 "%s n=%zu, %d thread(s), cpu_sort_simd=%s: ran %s",
+                                 gpk_type_name((gpk_type)t), vbig[bi], threads, levels[li], ran);
+                    }
+                skew_input = 0;
+            }
+            gpk_ctx_set_threads(ctx, (int)info.threads);
+        }
+        gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd")); /* the level the arguments forced */
+        cpu_simd = NULL;
     }
 
     gpk_ctx_destroy(ctx);

@@ -19,10 +19,12 @@ struct word {
 static const struct word words[] = {
     {"cpu_radix_first", "count", 1},   {"cpu_radix_path", "lsd", 1},
     {"cpu_radix_path", "hybrid", 2},   {"cpu_radix_path", "cache", 3},
-    {"opencl_vendor", "emulate", 3},   {"opencl_variant", "fast", 0}, /* GPK_OCL_FAST */
-    {"opencl_variant", "paper", 1},                                   /* GPK_OCL_PAPER */
-    {"opencl_variant", "global", 2},                                  /* GPK_OCL_GLOBAL */
-    {"opencl_variant", "onesweep", 3},                                /* GPK_OCL_ONESWEEP */
+    {"cpu_sort_simd", "portable", 0},  {"cpu_sort_simd", "avx2", 1},
+    {"cpu_sort_simd", "avx512", 2},    {"opencl_vendor", "emulate", 3},
+    {"opencl_variant", "fast", 0},     /* GPK_OCL_FAST */
+    {"opencl_variant", "paper", 1},    /* GPK_OCL_PAPER */
+    {"opencl_variant", "global", 2},   /* GPK_OCL_GLOBAL */
+    {"opencl_variant", "onesweep", 3}, /* GPK_OCL_ONESWEEP */
 };
 
 #define HOOK_INT(f)            \
@@ -41,6 +43,7 @@ struct field {
 static const struct field fields[] = {
     {"cpu_radix_first", &gpk__test.cpu_radix_first_count, NULL},
     HOOK_INT(cpu_radix_path),
+    HOOK_INT(cpu_sort_simd),
     HOOK_INT(radix_cuda_small),
     HOOK_INT(radix_cuda_small_max_log),
     HOOK_INT(radix_cuda_detect_from_log),

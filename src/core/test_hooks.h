@@ -21,6 +21,7 @@ typedef struct gpk_test_hooks {
      * counted first level instead of the sampled plan */
     int cpu_radix_first_count;
     int cpu_radix_path; /* 1 lsd, 2 hybrid, 3 cache: that path for every size */
+    int cpu_sort_simd;  /* keys-only CPU sorts at most at 0 portable, 1 avx2, 2 avx512 */
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -69,7 +70,7 @@ void gpk__test_hooks_reset(void);
 
 /* Sets the hook named as its field (cpu_radix_first for
  * cpu_radix_first_count) from a number or a word ("count"; "lsd", "hybrid",
- * "cache"; "emulate"; "fast", "paper", "global", "onesweep"); NULL unsets it. 0, or -1 for an
+ * "cache"; "portable", "avx2", "avx512"; "emulate"; "fast", "paper", "global", "onesweep"); NULL unsets it. 0, or -1 for an
  * unknown name or value. */
 int gpk__test_set(const char *name, const char *value);
 

@@ -14,6 +14,13 @@
  * and float keys, and every key in descending order: key_order) is fused
  * into the detection read and its inverse into the last pass's copy-out.
  *
+ * Keys alone (no values, no permutation, every bit compared) take a
+ * vectorised quicksort where one was built and the processor runs it
+ * (vector_sort.h): the whole array on a team of one thread, two sorted
+ * halves merged on a team of two (vector_keys_job says where). Equal keys
+ * are equal bits, so the result is the radix sort's; the radix passes
+ * stay the portable path and the reference.
+ *
  * OpenMP rather than a hand-made pool: the whole sort is one fork-join
  * region with barriers, which is exactly what `omp parallel` + `omp
  * barrier` express, with no thread-pool code of our own to get wrong.
@@ -21,6 +28,7 @@
 #define _GNU_SOURCE /* syscall: the team barrier's futex */
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
+#include "vector_sort.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -1693,6 +1701,214 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
     return GPK_OK;
 }
 
+int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
+
+/* The level (vector_sort.h) of the vectorised sorter for the job, or
+ * GPK_SIMD_PORTABLE (0) where the radix sort keeps it: keys alone, every
+ * bit compared, no path forced. At AVX2 the sorter beats the radix sort
+ * only on 4-byte keys beyond the cache (docs/perf/radix.md, v15: u32
+ * 2^20 3.7 against 4.6 ms, u64 2^20 9.2 against 5.6, u32 2^16 0.19
+ * against 0.17), at AVX-512 on every size and width but uniform 8-byte
+ * keys in cache (sample_crowded). */
+static int vector_keys_job(const gpk_radix_job *job)
+{
+    if (job->values || job->sigma || job->radix_bits || job->key_bits || path_forced() != PATH_AUTO)
+        return GPK_SIMD_PORTABLE;
+    const int level = gpk__vector_sort_level();
+    if (level == GPK_SIMD_AVX2 && (job->key_width != 4 || job->n * job->key_width <= CACHE_SORT_BYTES))
+        return GPK_SIMD_PORTABLE;
+    return level;
+}
+
+/* Up to this many bytes of keys (floats: twice as many) a team of two
+ * sorts halves with the vectorised sorter and merges them; above, the
+ * radix team's passes. On two hardware threads of one core (the
+ * development machine) two vector sorts run at about the speed of one,
+ * while the radix passes' latencies overlap: u32 2^23 21.8 against 21.1
+ * ms, 2^24 48 against 39; f32 2^23 19.2 against 26.7; f64 2^24 127
+ * against 83 (docs/perf/radix.md, v15). */
+#ifndef VECTOR_PAIR_BYTES
+#define VECTOR_PAIR_BYTES ((size_t)32 << 20)
+#endif
+
+/* The job (vector_keys_job) sorted by the vectorised sorter on this
+ * thread: integers as they are (the signed ones compared as signed, a
+ * descending order as the sorter's), floats mapped to their sort keys and
+ * back. 0, or -1 with the caller's keys as they were (the copying sort's
+ * output then holds anything). */
+static int vector_sort_keys(const gpk_radix_job *job)
+{
+    const size_t n = job->n;
+    const unsigned kw = job->key_width;
+    const int kind = gpk_key_kind(job->key_type);
+    if (kind != GPK_KEY_FLOAT) {
+        if (job->src) memcpy(job->keys, job->src, n * kw);
+        return gpk__vector_sort(job->keys, n, kw, kind == GPK_KEY_SIGNED, job->descending);
+    }
+    const key_order ord = order_of(job);
+    uint64_t a, o;
+    map_and_reduce(&ord, kw, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
+    const int rc = gpk__vector_sort(job->keys, n, kw, 0, 0);
+    unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
+    return rc;
+}
+
+/* Whether 8-byte keys in cache go to the vectorised sorter rather than
+ * the radix sort's in-cache path: where the top HYB_MAX_BITS bits of the
+ * bit range crowd (in a sample, the most common value holds more than an
+ * eighth of it), as floats of both signs do (a few exponents under the
+ * sign bit), the radix sort's top digits sort little and its finish takes
+ * more passes; elsewhere its 11-bit passes beat the sorter's partitions
+ * (docs/perf/radix.md, v15: 2^16 keys, f64 normal(0, 1) 0.31 ms radix,
+ * 0.22 vector; u64 uniform 0.16 radix, 0.20 vector). */
+#define CROWD_SAMPLES 256
+static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n)
+{
+    const size_t m = n < CROWD_SAMPLES ? n : CROWD_SAMPLES, stride = n / m;
+    const uint64_t xm = ord->xor_mask;
+    uint64_t s[CROWD_SAMPLES], a = ~0ull, o = 0;
+    WITH_ORDER_CONST(
+        ord, tc, hc, for (size_t i = 0; i < m; i++) {
+            s[i] = sort_key64(tc, hc, xm, k[i * stride]);
+            a &= s[i];
+            o |= s[i];
+        });
+    unsigned begin, end;
+    gpk__radix_range_from_masks(a, o, &begin, &end);
+    if (end - begin <= HYB_MAX_BITS) return 0;
+    uint16_t count[(size_t)1 << HYB_MAX_BITS];
+    memset(count, 0, sizeof count);
+    size_t most = 0;
+    for (size_t i = 0; i < m; i++) {
+        const unsigned c = ++count[(s[i] >> (end - HYB_MAX_BITS)) & ((1u << HYB_MAX_BITS) - 1)];
+        if (c > most) most = c;
+    }
+    return most * 8 > m;
+}
+
+/* Merges of two sorted runs a (na keys) and b (nb) of W-bit sort keys,
+ * b right after a in memory with a key's room after b (read, never
+ * used). merge_rank: how many of the k smallest keys come from a (ties
+ * from a first), by bisection. merge_span: keys [k0, k1) of the merged
+ * order into out[0, k1 - k0), unmapped, as MERGE_LANES merges in lock
+ * step, each from its own rank on: one merge's next key depends on its
+ * last comparison (a load, a compare and an add in a chain), independent
+ * ones overlap. No branch on the keys, which are random (a branch would
+ * miss half the time). */
+#define MERGE_LANES 4
+// clang-format off
+#define DEFINE_MERGE_(W)                                                                              \
+    static size_t merge_rank##W(const uint##W##_t *a, size_t na, const uint##W##_t *b, size_t nb,    \
+                                size_t k)                                                             \
+    {                                                                                                 \
+        size_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;                                        \
+        while (lo < hi) {                                                                             \
+            const size_t i = lo + (hi - lo) / 2, j = k - i;                                           \
+            if (j > 0 && b[j - 1] >= a[i]) lo = i + 1;                                                \
+            else hi = i;                                                                              \
+        }                                                                                             \
+        return lo;                                                                                    \
+    }                                                                                                 \
+    static void merge_span##W(const key_order *ord, const uint##W##_t *a, size_t na,                 \
+                              const uint##W##_t *b, size_t nb, size_t k0, size_t k1, uint##W##_t *out) \
+    {                                                                                                 \
+        const uint##W##_t xm = (uint##W##_t)ord->xor_mask;                                           \
+        size_t i[MERGE_LANES + 1], j[MERGE_LANES + 1], k[MERGE_LANES + 1];                            \
+        for (int c = 0; c <= MERGE_LANES; c++) {                                                      \
+            k[c] = k0 + (k1 - k0) * (size_t)c / MERGE_LANES;                                          \
+            i[c] = merge_rank##W(a, na, b, nb, k[c]);                                                 \
+            j[c] = k[c] - i[c];                                                                       \
+        }                                                                                             \
+        const size_t step = (k1 - k0) / MERGE_LANES; /* the shortest lane's keys */                    \
+        WITH_ORDER_CONST(ord, tc, hc, {                                                               \
+            size_t ic[MERGE_LANES], jc[MERGE_LANES];                                                  \
+            uint##W##_t *oc[MERGE_LANES];                                                             \
+            for (int c = 0; c < MERGE_LANES; c++) {                                                   \
+                ic[c] = i[c];                                                                         \
+                jc[c] = j[c];                                                                         \
+                oc[c] = out + (k[c] - k0);                                                            \
+            }                                                                                         \
+            for (size_t s = 0; s < step; s++)                                                         \
+                for (int c = 0; c < MERGE_LANES; c++) {                                               \
+                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
+                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
+                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
+                    jc[c] += take_b;                                                                  \
+                    ic[c] += 1 - take_b;                                                              \
+                }                                                                                     \
+            for (int c = 0; c < MERGE_LANES; c++)                                                     \
+                for (size_t s = step; s < k[c + 1] - k[c]; s++) {                                     \
+                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
+                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
+                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
+                    jc[c] += take_b;                                                                  \
+                    ic[c] += 1 - take_b;                                                              \
+                }                                                                                     \
+        });                                                                                           \
+    }
+DEFINE_MERGE_(32)
+DEFINE_MERGE_(64)
+#undef DEFINE_MERGE_
+// clang-format on
+
+static int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+static int cmp_u64(const void *x, const void *y)
+{
+    const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The job (vector_keys_job) on a team of two: each thread maps its half of
+ * the keys into the scratch, sorts it there with the vectorised sorter,
+ * and, after one barrier, merges its half of the merged order into the
+ * caller's array (merge_span), unmapping as it writes. Per key: a copy, a
+ * sort of n/2 and a merge, against the radix team's MSD pass and bucket
+ * passes. 0, or -1 with nothing done (no scratch). */
+static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    const size_t n = job->n, half = n / 2;
+    const unsigned kw = job->key_width;
+    unsigned char *scratch = gpk__host_scratch(ctx, n * kw + 128); /* + a key read after b */
+    if (!scratch) return -1;
+    scratch += (64 - (uintptr_t)scratch % 64) % 64;
+    const key_order ord = order_of(job);
+    const void *input = job->src ? job->src : job->keys;
+    team_barrier bar;
+    atomic_init(&bar.arrived, 0);
+    atomic_init(&bar.generation, 0);
+    atomic_init(&bar.threads, 2);
+#pragma omp parallel num_threads(2)
+    {
+        const int tid = omp_get_thread_num(), T = omp_get_num_threads();
+        /* A team granted fewer threads: this one does both halves. */
+        for (int part = tid; part < 2; part += T) {
+            const size_t lo = part ? half : 0, hi = part ? n : half;
+            uint64_t a, o;
+            if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, scratch, lo, hi, &a, &o);
+            else memcpy(scratch + lo * kw, (const char *)input + lo * kw, (hi - lo) * kw);
+            if (gpk__vector_sort(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
+                qsort(scratch + lo * kw, hi - lo, kw, kw == 4 ? cmp_u32 : cmp_u64);
+        }
+        if (T > 1) {
+            atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
+            team_wait(&bar);
+        }
+        const size_t k0 = n * (size_t)tid / (size_t)T, k1 = n * (size_t)(tid + 1) / (size_t)T;
+        if (kw == 4) {
+            const uint32_t *k = (const uint32_t *)scratch;
+            merge_span32(&ord, k, half, k + half, n - half, k0, k1, (uint32_t *)job->keys + k0);
+        } else {
+            const uint64_t *k = (const uint64_t *)scratch;
+            merge_span64(&ord, k, half, k + half, n - half, k0, k1, (uint64_t *)job->keys + k0);
+        }
+    }
+    return 0;
+}
+
 /* The choices of one sort, made before anything is allocated, and the
  * scratch's layout that follows from them. */
 typedef struct {
@@ -1713,6 +1929,16 @@ typedef struct {
     unsigned passes, range_begin, range_end;
     pass_plan plan[64];
 } team_choice;
+
+/* Threads for n keys and values of `width` bytes: one per
+ * MIN_BYTES_PER_THREAD, at most the context's and the free cores. */
+static int team_size(const gpk_ctx *ctx, size_t n, size_t width)
+{
+    const size_t want = n / (MIN_BYTES_PER_THREAD / width) + 1;
+    int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
+    if (threads < 1) threads = 1;
+    return cap_by_free_cores(threads);
+}
 
 static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p)
 {
@@ -1743,10 +1969,7 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
         job->key_bits == 0 && n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
-    size_t want = n / (MIN_BYTES_PER_THREAD / (kw + vw)) + 1;
-    int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
-    if (threads < 1) threads = 1;
-    threads = cap_by_free_cores(threads);
+    const int threads = team_size(ctx, n, kw + vw);
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;
@@ -1939,10 +2162,26 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
 
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
+    const int vector = vector_keys_job(job);
+    /* In cache (at AVX-512 only: vector_keys_job), 8-byte keys by a sample. */
+    if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
+        const key_order ord = order_of(job);
+        const void *input = job->src ? job->src : job->keys;
+        if ((job->key_width == 4 || sample_crowded(&ord, input, job->n)) && vector_sort_keys(job) == 0) {
+            ctx->last_sort_path = "radix-vector";
+            return GPK_OK;
+        }
+    }
     if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
         return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     sort_plan p;
     plan_sort(ctx, job, &p);
+    const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
+    if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
+        (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
+        ctx->last_sort_path = "radix-vector";
+        return GPK_OK;
+    }
 
     /* Everything is allocated before the caller's data is touched, so a
      * failure leaves it as it was. The scratch stays with the context. */

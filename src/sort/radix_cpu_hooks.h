@@ -7,4 +7,9 @@
  * larger than the cores free now (radix_cpu.c, free_cores). */
 void gpk__radix_cpu_ignore_load(int on);
 
+/* The instruction-set level (vector_sort.h: 0 portable, 1 avx2, 2 avx512)
+ * at which keys alone are sorted now, a forced level (cpu_sort_simd)
+ * applied: 0 where no vectorised sorter was built or none runs here. */
+int gpk__radix_cpu_simd_level(void);
+
 #endif
