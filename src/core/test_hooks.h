@@ -60,7 +60,7 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET                                                                                  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET                                                                  \
     }
 
 extern gpk_test_hooks gpk__test;
