@@ -84,9 +84,9 @@ constexpr uint64_t kLargeMinDefault = (uint64_t)1 << 18;
  * of blocks (one a multiprocessor), whose time is that of its longest
  * row. Rates in nanoseconds, measured on rows of 2^16 to 2^20 keys and
  * u32 keys and pairs (docs/perf/segmented.md, "Rows: medium or large"). */
-constexpr double kLargeRowNs = 40000.0;     /* one row's launch chain */
-constexpr double kLargeNsPerByte = 0.0066;  /* a large sort's bytes, keys + values */
-constexpr double kMediumNsPerByte = 0.0212; /* the medium path's, device-wide */
+constexpr double kLargeRowNs = 42000.0;     /* one row's launch chain */
+constexpr double kLargeNsPerByte = 0.0015;  /* a large sort's bytes, keys + values */
+constexpr double kMediumNsPerByte = 0.0107; /* the medium path's, device-wide */
 /* Most large segments sorted at once. A sort of 2^20 keys launches about
  * 300 blocks a pass, a few waves' worth of one wave of a large device;
  * eight of them side by side fill it while each waits on its launch chain.
