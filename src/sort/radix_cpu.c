@@ -1797,6 +1797,15 @@ static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n)
  * miss half the time). */
 #define MERGE_LANES 4
 // clang-format off
+/* One key of lane c's merge into its place s (inside merge_span). */
+#define MERGE_STEP_(W, c, s)                                                                          \
+    do {                                                                                              \
+        const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                                 \
+        const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
+        oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                                        \
+        jc[c] += take_b;                                                                              \
+        ic[c] += 1 - take_b;                                                                          \
+    } while (0)
 #define DEFINE_MERGE_(W)                                                                              \
     static size_t merge_rank##W(const uint##W##_t *a, size_t na, const uint##W##_t *b, size_t nb,    \
                                 size_t k)                                                             \
@@ -1830,25 +1839,18 @@ static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n)
             }                                                                                         \
             for (size_t s = 0; s < step; s++)                                                         \
                 for (int c = 0; c < MERGE_LANES; c++) {                                               \
-                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
-                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
-                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
-                    jc[c] += take_b;                                                                  \
-                    ic[c] += 1 - take_b;                                                              \
+                    MERGE_STEP_(W, c, s);                                                             \
                 }                                                                                     \
             for (int c = 0; c < MERGE_LANES; c++)                                                     \
                 for (size_t s = step; s < k[c + 1] - k[c]; s++) {                                     \
-                    const uint##W##_t x = a[ic[c]], y = b[jc[c]];                                     \
-                    const size_t take_b = (size_t)(jc[c] < j[c + 1]) & ((size_t)(ic[c] >= i[c + 1]) | (size_t)(y < x)); \
-                    oc[c][s] = key_of_sort##W(tc, hc, xm, take_b ? y : x);                           \
-                    jc[c] += take_b;                                                                  \
-                    ic[c] += 1 - take_b;                                                              \
+                    MERGE_STEP_(W, c, s);                                                             \
                 }                                                                                     \
         });                                                                                           \
     }
 DEFINE_MERGE_(32)
 DEFINE_MERGE_(64)
 #undef DEFINE_MERGE_
+#undef MERGE_STEP_
 // clang-format on
 
 static int cmp_u32(const void *x, const void *y)

@@ -232,6 +232,28 @@ template <typename K, typename VT> union MediumTemp {
     VT vals[kMediumThreads * kMediumItems];
 };
 
+/* A medium pass's write-out: the tile's keys (and values) striped in rank
+ * order, place i * kMediumThreads + threadIdx.x; a key goes to its
+ * digit's running offset plus its place among the tile's keys of that
+ * digit (first: the tile's keys below each digit). */
+template <typename K, typename V, bool HAS_V, typename VT>
+__device__ __forceinline__ void scatter_striped(const K (&k)[kMediumItems], const VT (&v)[kMediumItems],
+                                                unsigned valid, int d, const unsigned *run,
+                                                const unsigned *first, uint64_t b, K *dk, V *dv,
+                                                bool write_raw, gpk_type t, int desc)
+{
+#pragma unroll
+    for (int i = 0; i < kMediumItems; i++) {
+        const unsigned p = i * kMediumThreads + threadIdx.x;
+        if (p < valid) {
+            const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
+            const uint64_t at = b + run[c] + (p - first[c]);
+            dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
+            if constexpr (HAS_V) dv[at] = v[i];
+        }
+    }
+}
+
 template <typename K, typename V, bool HAS_V, int RANK>
 __global__ void __launch_bounds__(kMediumThreads)
     medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, K *kalt, V *valt,
@@ -327,16 +349,7 @@ __global__ void __launch_bounds__(kMediumThreads)
 #pragma unroll
                     for (int i = 0; i < ITEMS; i++) v[i] = tmp.vals[i * T + tid];
                 }
-#pragma unroll
-                for (int i = 0; i < ITEMS; i++) {
-                    const unsigned p = i * T + tid;
-                    if (p < valid) {
-                        const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
-                        const uint64_t at = b + run[c] + (p - first[c]);
-                        dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
-                        if constexpr (HAS_V) dv[at] = v[i];
-                    }
-                }
+                scatter_striped<K, V, HAS_V>(k, v, valid, d, run, first, b, dk, dv, write_raw, t, desc);
                 __syncthreads();
                 /* the padding keys rank last, in digit 255: places valid.. */
                 run[tid] += (tid + 1 < T ? first[tid + 1] : valid) - first[tid];
@@ -369,16 +382,7 @@ __global__ void __launch_bounds__(kMediumThreads)
                     }
                 }
                 __syncthreads();
-#pragma unroll
-                for (int i = 0; i < ITEMS; i++) {
-                    const unsigned p = i * T + tid;
-                    if (p < valid) {
-                        const unsigned c = (unsigned)(k[i] >> (8 * d)) & 255u;
-                        const uint64_t at = b + run[c] + (p - first[c]);
-                        dk[at] = write_raw ? SortKey<K>::from_sort(k[i], t, desc) : k[i];
-                        if constexpr (HAS_V) dv[at] = v[i];
-                    }
-                }
+                scatter_striped<K, V, HAS_V>(k, v, valid, d, run, first, b, dk, dv, write_raw, t, desc);
                 __syncthreads();
                 for (int c = tid; c < 256; c += T) {
                     run[c] += tile_count[c];
