@@ -79,13 +79,15 @@ rcs=$(timeout 120 $MPIEXEC -n 1 sh -c '"$0" sort --mpi in.npy -o a.npy --check -
 # most --mpi-timeout seconds for it, names it and ends the job; keep.npy is
 # as it was and no temporary file is left. Rank 1 is stopped as soon as rank
 # 0 has made the temporary file (every rank is past MPI_Init then, and the
-# sort of 4M keys is still to come).
-timeout -s KILL 120 $MPIEXEC -n 2 "$GPK" sort --mpi big.npy -o keep.npy --mpi-timeout 2 -q >stop.out 2>stop.err &
+# sort of 32M keys is still to come: long enough, even with a vectorised
+# local sort on a loaded machine, that rank 1 is stopped before its part).
+"$GPK" sort --gen uniform --n 32M --seed "$seed" --type u32 -o huge.npy -q || fail "gen huge.npy"
+timeout -s KILL 120 $MPIEXEC -n 2 "$GPK" sort --mpi huge.npy -o keep.npy --mpi-timeout 2 -q >stop.out 2>stop.err &
 job=$!
 t0=$(date +%s)
 while ! ls -a | grep -q '^\.keep\.npy\.gpk-' && kill -0 $job 2>/dev/null; do :; done
 stopped=
-for p in $(pgrep -f "sort --mpi big.npy -o keep.npy --mpi-timeout 2"); do
+for p in $(pgrep -f "sort --mpi huge.npy -o keep.npy --mpi-timeout 2"); do
     r=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^OMPI_COMM_WORLD_RANK=//p;s/^PMI_RANK=//p')
     [ "$r" = 1 ] && stopped=$p && kill -STOP "$p"
 done
