@@ -18,7 +18,7 @@ targets="fuzz_qaplib fuzz_tsplib fuzz_sln fuzz_tour fuzz_npy fuzz_npy_records fu
 # GPK_FUZZ instruments the library too (fuzzer-no-link): otherwise the
 # fuzzer sees no coverage inside the readers and ASan checks none of their
 # accesses.
-cmake -S "$root" -B "$build" -DGPK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S "$root" -B "$build" -DGPK_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGPK_WITH_CUDA=OFF -DGPK_WITH_OPENCL=OFF >/dev/null
 cmake --build "$build" --target $targets -j"$(nproc 2>/dev/null || echo 2)"
 corp=$(mktemp -d /tmp/gpk-fuzz-corpus.XXXXXX)
