@@ -1,18 +1,18 @@
 /* What this build has: the one list of backends, and per backend the
  * tables through which the core and each family reach it (the core's
  * device table, core/internal.h; the sort family's, sort/sort_backend.h;
- * the octree's, octree/octree_internal.h; the families run on OpenCL,
- * core/opencl_internal.h). The core and the families look their tables up
+ * the octree's, octree/octree_internal.h; the search's device scans,
+ * search/search_run.h; the families run on OpenCL, core/opencl_internal.h).
+ * The CUDA backend's tables are its module's (src/modules/cuda_module.h),
+ * loaded at first use. The core and the families look their tables up
  * here and know no backend by name; a new backend adds its row and its
  * tables here, a new family its table. */
 #include "core/internal.h"
 #include "octree/octree_internal.h"
+#include "search/search_run.h"
 #include "sort/sort_backend.h"
 #ifdef GPK_HAVE_CUDA
-#include "core/cuda_internal.h"
-#endif
-#ifdef GPK_HAVE_CUDA_OCTREE
-#include "octree/octree_cuda_internal.h"
+#include "modules/cuda_module.h"
 #endif
 #ifdef GPK_HAVE_OPENCL
 #include "core/opencl_internal.h"
@@ -21,20 +21,20 @@
 /* ---- the backends ---------------------------------------------------------- */
 
 const gpk__backend_row gpk__backends[] = {
-    {GPK_BACKEND_CPU, "cpu", NULL, NULL},
+    {GPK_BACKEND_CPU, "cpu", NULL, NULL, NULL},
 #ifdef GPK_HAVE_CUDA
-    {GPK_BACKEND_CUDA, "cuda", &gpk__cuda_device, NULL},
+    {GPK_BACKEND_CUDA, "cuda", NULL, NULL, gpk__cuda_device_of},
 #else
     {GPK_BACKEND_CUDA, "cuda", NULL,
-     "CUDA backend: not built into this gpk (nvcc was not found at build time)"},
+     "CUDA backend: not built into this gpk (nvcc was not found at build time)", NULL},
 #endif
 #ifdef GPK_HAVE_OPENCL
-    {GPK_BACKEND_OPENCL, "opencl", &gpk__opencl_device, NULL},
+    {GPK_BACKEND_OPENCL, "opencl", &gpk__opencl_device, NULL, NULL},
 #else
     {GPK_BACKEND_OPENCL, "opencl", NULL,
-     "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)"},
+     "OpenCL backend: not built into this gpk (no OpenCL SDK at build time)", NULL},
 #endif
-    {GPK_BACKEND_AUTO, NULL, NULL, NULL},
+    {GPK_BACKEND_AUTO, NULL, NULL, NULL, NULL},
 };
 
 /* ---- the sort family --------------------------------------------------------- */
@@ -52,23 +52,6 @@ static const gpk__sort_backend sort_cpu = {
     .enomem_goes_ooc = 0,
     .radix_bench = NULL,
 };
-#ifdef GPK_HAVE_CUDA
-/* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
- * packed counters). */
-static const gpk__sort_backend sort_cuda = {
-    .radix = gpk__radix_sort_cuda,
-    .radix_reads_src = 0,
-    .radix_descending = 0, /* its in-memory sort may go out of core */
-    .quick = gpk__quick_sort_cuda,
-    .quick_max_n = UINT32_MAX,
-    .segmented = gpk__seg_sort_cuda,
-    .multi = &gpk__multi_cuda,
-    .ooc = &gpk__ooc_cuda,
-    .enomem_goes_ooc = 1,
-    .radix_bench = gpk__radix_bench_cuda,
-    .quick_bench = gpk__quick_bench_cuda,
-};
-#endif
 #ifdef GPK_HAVE_OPENCL
 /* segmented sorts: two stable sorts of the covered elements through the
  * radix sort (segmented_opencl.c) */
@@ -91,7 +74,10 @@ const gpk__sort_backend *gpk__sort_backend_of(gpk_backend b)
     switch (b) {
     case GPK_BACKEND_CPU: return &sort_cpu;
 #ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: return &sort_cuda;
+    case GPK_BACKEND_CUDA: {
+        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
+        return m ? m->sort : NULL;
+    }
 #endif
 #ifdef GPK_HAVE_OPENCL
     case GPK_BACKEND_OPENCL: return &sort_opencl;
@@ -102,18 +88,31 @@ const gpk__sort_backend *gpk__sort_backend_of(gpk_backend b)
 
 /* ---- the octree --------------------------------------------------------------- */
 
-#ifdef GPK_HAVE_CUDA_OCTREE
-/* the whole build on the device, the root cube included */
-static const gpk__octree_backend octree_cuda = {gpk__octree_build_cuda, 1};
-#endif
-
 const gpk__octree_backend *gpk__octree_backend_of(gpk_backend b)
 {
     switch (b) {
-#ifdef GPK_HAVE_CUDA_OCTREE
-    case GPK_BACKEND_CUDA: return &octree_cuda;
+#ifdef GPK_HAVE_CUDA
+    case GPK_BACKEND_CUDA: {
+        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
+        return m ? m->octree : NULL;
+    }
 #endif
     default: return NULL; /* the CPU builders */
+    }
+}
+
+/* ---- the local search's device scans ------------------------------------------ */
+
+const gpk__search_backend *gpk__search_backend_of(gpk_backend b)
+{
+    switch (b) {
+#ifdef GPK_HAVE_CUDA
+    case GPK_BACKEND_CUDA: {
+        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
+        return m ? m->search : NULL;
+    }
+#endif
+    default: return NULL; /* the CPU scans */
     }
 }
 

@@ -202,12 +202,15 @@ typedef struct gpk__device_backend {
 /* One row per backend gpk knows (src/backends.c, the one list of what
  * this build has; a row with name NULL ends it): its name (gpk_backend_name),
  * its device table (NULL for the CPU and for a backend not built in) and,
- * when not built in, why. */
+ * when not built in, why. A backend built as a module loaded at run time
+ * has load instead of device: its device table, or NULL and *why (when why
+ * is not NULL) when the module cannot be loaded. */
 typedef struct gpk__backend_row {
     gpk_backend id;
     const char *name;
     const gpk__device_backend *device;
     const char *not_built;
+    const gpk__device_backend *(*load)(const char **why);
 } gpk__backend_row;
 extern const gpk__backend_row gpk__backends[];
 

@@ -75,8 +75,10 @@ gpk_status gpk__bench_tsp_eval_open(gpk_ctx *ctx, const gpk_tsp *tsp, gpk__bench
     c.nb = GPK_NB_TWO_OPT;
     c.n = tsp->n;
     c.threads = 1;
-    const gpk_status s = gpk__search_cuda_open(ctx, &c, out);
-    if (s == GPK_OK && fast) *fast = gpk__search_cuda_fast(*out);
+    const gpk__search_backend *scans = gpk__search_backend_of(GPK_BACKEND_CUDA);
+    if (!scans) return gpk__fail(ctx, GPK_EUNSUPPORTED, "bench: the CUDA module is not loaded");
+    const gpk_status s = scans->open(ctx, &c, out);
+    if (s == GPK_OK && fast) *fast = scans->fast(*out);
     return s;
 }
 
@@ -86,10 +88,14 @@ gpk_status gpk__bench_tsp_eval_best(gpk__bench_tsp_eval *e, const uint32_t *tour
     memset(&in, 0, sizeof in);
     in.perm = tour;
     gpk__search_cuda_move any, adm;
-    const gpk_status s = gpk__search_cuda_best_move(e, &in, GPK__SEARCH_CUDA_OURS, &any, &adm);
+    const gpk_status s =
+        gpk__search_backend_of(GPK_BACKEND_CUDA)->best_move(e, &in, GPK__SEARCH_CUDA_OURS, &any, &adm);
     if (s == GPK_OK) *delta = any.d, *k = any.k;
     return s;
 }
 
-void gpk__bench_tsp_eval_close(gpk__bench_tsp_eval *e) { gpk__search_cuda_close(e); }
+void gpk__bench_tsp_eval_close(gpk__bench_tsp_eval *e)
+{
+    if (e) gpk__search_backend_of(GPK_BACKEND_CUDA)->close(e);
+}
 #endif

@@ -92,6 +92,7 @@ typedef struct {
     /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
      * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
     gpk__search_cuda *gpu;
+    const gpk__search_backend *gpu_scans; /* gpu's entry points */
     gpk__search_cuda_mode gpu_mode;
 #endif
 } state;
@@ -297,8 +298,8 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
         default: at[0] = i, at[1] = j, cnt = 2; break;
         }
         for (int q = 0; q < cnt; q++)
-            if (gpk__search_cuda_tabu_set(s->gpu, at[q], until) != GPK_OK) {
-                gpk__search_cuda_close(s->gpu); /* the host state is authoritative: go on on the CPU */
+            if (s->gpu_scans->tabu_set(s->gpu, at[q], until) != GPK_OK) {
+                s->gpu_scans->close(s->gpu); /* the host state is authoritative: go on on the CPU */
                 s->gpu = NULL;
                 break;
             }
@@ -390,7 +391,7 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
         const gpk__search_cuda_in in = {s->perm,      s->v,    s->y,      s->tabu,
                                         s->iteration, s->cost, best_cost, use_tabu};
         gpk__search_cuda_move ga, gb;
-        if (gpk__search_cuda_best_move(s->gpu, &in, s->gpu_mode, &ga, &gb) == GPK_OK) {
+        if (s->gpu_scans->best_move(s->gpu, &in, s->gpu_mode, &ga, &gb) == GPK_OK) {
             s->gpu_evaluated += s->size;
             any->d = ga.d;
             any->k = ga.k;
@@ -400,7 +401,7 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
             if (gb.d != INT64_MAX) index_pair(s, gb.k, &adm->i, &adm->j);
             return;
         }
-        gpk__search_cuda_close(s->gpu);
+        s->gpu_scans->close(s->gpu);
         s->gpu = NULL;
     }
 #endif
@@ -569,8 +570,8 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
     const uint32_t tenure = s->cfg->tenure;
     memset(s->tabu, 0, s->tabu_len * sizeof *s->tabu);
 #ifdef GPK_HAVE_CUDA_SEARCH
-    if (s->gpu && gpk__search_cuda_tabu_upload(s->gpu, NULL) != GPK_OK) {
-        gpk__search_cuda_close(s->gpu);
+    if (s->gpu && s->gpu_scans->tabu_upload(s->gpu, NULL) != GPK_OK) {
+        s->gpu_scans->close(s->gpu);
         s->gpu = NULL;
     }
 #endif
@@ -744,10 +745,11 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
          * update per move would cost more than the GPU's scan). When the
          * device cannot take this configuration the CPU scan runs (the
          * message stays on the context; result.gpu_evaluated tells). */
-        if (ctx->backend == GPK_BACKEND_CUDA &&
+        s.gpu_scans = gpk__search_backend_of(ctx->backend);
+        if (s.gpu_scans &&
             (c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_TABU || c->algo == GPK_SEARCH_ITS)) {
             s.gpu_mode = c->eval == GPK_SEARCH_EVAL_PAPER ? GPK__SEARCH_CUDA_PAPER : GPK__SEARCH_CUDA_OURS;
-            if (gpk__search_cuda_open(ctx, c, &s.gpu) != GPK_OK) s.gpu = NULL;
+            if (s.gpu_scans->open(ctx, c, &s.gpu) != GPK_OK) s.gpu = NULL;
             if (s.gpu && s.table) {
                 s.table = 0;
                 s.work = s.size * s.n;
@@ -772,7 +774,7 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->gpu_evaluated = s.gpu_evaluated;
         if (s.stopped) r->stopped = GPK_SEARCH_TIME_LIMIT;
 #ifdef GPK_HAVE_CUDA_SEARCH
-        gpk__search_cuda_close(s.gpu);
+        if (s.gpu) s.gpu_scans->close(s.gpu);
 #endif
         state_free(&s);
     }

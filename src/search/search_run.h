@@ -275,6 +275,28 @@ gpk_status gpk__tsp_ls_cuda_open(gpk_ctx *ctx, const gpk_tsp *tsp, const uint32_
 gpk_status gpk__tsp_ls_cuda_eval(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities,
                                  uint32_t count, gpk__ls_move *moves);
 void gpk__tsp_ls_cuda_close(gpk__tsp_ls_cuda *g);
+
+/* The search's device scans of a backend, the functions above: the
+ * front ends (search_cpu.c, tsp_ls.c) and the bench hooks reach them only
+ * through this table, which the CUDA module fills (src/modules). */
+typedef struct gpk__search_backend {
+    gpk_status (*open)(gpk_ctx *ctx, const gpk__search_cfg *cfg, gpk__search_cuda **out);
+    int (*fast)(const gpk__search_cuda *g);
+    void (*close)(gpk__search_cuda *g);
+    gpk_status (*tabu_upload)(gpk__search_cuda *g, const uint64_t *tabu);
+    gpk_status (*tabu_set)(gpk__search_cuda *g, uint64_t index, uint64_t until);
+    gpk_status (*best_move)(gpk__search_cuda *g, const gpk__search_cuda_in *in, gpk__search_cuda_mode mode,
+                            gpk__search_cuda_move *any, gpk__search_cuda_move *adm);
+    gpk_status (*tsp_ls_open)(gpk_ctx *ctx, const gpk_tsp *tsp, const uint32_t *nb, const int32_t *nd,
+                              uint32_t k, gpk__tsp_ls_cuda **out);
+    gpk_status (*tsp_ls_eval)(gpk__tsp_ls_cuda *g, const uint32_t *tour, const uint32_t *cities,
+                              uint32_t count, gpk__ls_move *moves);
+    void (*tsp_ls_close)(gpk__tsp_ls_cuda *g);
+} gpk__search_backend;
+
+/* The device scans of backend b (src/backends.c); NULL when b has none
+ * (the CPU, OpenCL, or CUDA without its module). */
+const gpk__search_backend *gpk__search_backend_of(gpk_backend b);
 #ifdef __cplusplus
 }
 #endif

@@ -444,6 +444,7 @@ typedef struct {
     int stopped;
     int batch;             /* the first descent batched: 1 on the GPU, 2 on the host (tests) */
     gpk__tsp_ls_cuda *gpu; /* batch 1 */
+    const gpk__search_backend *gpu_scans;
     uint64_t gpu_evaluated;
     gpk_status gpu_status; /* a failed GPU call: the descent went on on the CPU */
     gpk__tally *tally;     /* multistart: every run's counts for the reports (or NULL) */
@@ -690,7 +691,7 @@ static int64_t batch_round(ls *L, uint32_t *cities, uint32_t count, gpk__ls_move
 {
     if (L->batch == 1) {
 #ifdef GPK_HAVE_CUDA_SEARCH
-        const gpk_status st = gpk__tsp_ls_cuda_eval(L->gpu, L->T.t, cities, count, moves);
+        const gpk_status st = L->gpu_scans->tsp_ls_eval(L->gpu, L->T.t, cities, count, moves);
 #else
         const gpk_status st = GPK_EUNSUPPORTED;
 #endif
@@ -1022,6 +1023,7 @@ static void ils_run(ls *L, uint64_t kicks, double t0, int me)
 typedef struct {
     int batch; /* the first descent batched: 1 on the GPU (gpu), 2 on the host */
     gpk__tsp_ls_cuda *gpu;
+    const gpk__search_backend *gpu_scans; /* gpu's entry points */
     uint64_t gpu_evaluated;
     gpk_status gpu_status;
 } batching;
@@ -1043,6 +1045,7 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
     if (bt) {
         L.batch = bt->batch;
         L.gpu = bt->gpu;
+        L.gpu_scans = bt->gpu_scans;
     }
     if (hc && L.batch && c->iters == 0) batch_descend(&L);
     if (hc) {
@@ -1079,8 +1082,9 @@ static void open_batching(gpk_ctx *ctx, const gpk__search_cfg *c, const uint32_t
     }
     if (env && !strcmp(env, "off")) return;
 #ifdef GPK_HAVE_CUDA_SEARCH
-    if (ctx->backend == GPK_BACKEND_CUDA && (forced_gpu || c->n >= GPK__TSP_LS_GPU_MIN) &&
-        gpk__tsp_ls_cuda_open(ctx, c->tsp, nb, nd, k, &bt->gpu) == GPK_OK)
+    bt->gpu_scans = gpk__search_backend_of(ctx->backend);
+    if (bt->gpu_scans && (forced_gpu || c->n >= GPK__TSP_LS_GPU_MIN) &&
+        bt->gpu_scans->tsp_ls_open(ctx, c->tsp, nb, nd, k, &bt->gpu) == GPK_OK)
         bt->batch = 1;
 #else
     (void)ctx;
@@ -1136,7 +1140,7 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     }
     /* One run (hc, tabu, its): its first descent, from a tour far from a
      * local optimum, batched on the GPU of a CUDA context for large n. */
-    batching bt = {0, NULL, 0, GPK_OK};
+    batching bt = {.batch = 0, .gpu = NULL, .gpu_scans = NULL, .gpu_evaluated = 0, .gpu_status = GPK_OK};
     if (runs == 1 && !stopped_early) open_batching(ctx, c, nb, nd, k, &bt);
     const int threads = runs == 1 ? 1 : c->threads < (int)runs ? c->threads : (int)runs;
     gpk__tally tally;
@@ -1155,7 +1159,7 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
     }
     gpk__tally_free(&tally);
 #ifdef GPK_HAVE_CUDA_SEARCH
-    gpk__tsp_ls_cuda_close(bt.gpu);
+    if (bt.gpu) bt.gpu_scans->tsp_ls_close(bt.gpu);
 #endif
     r->gpu_evaluated = bt.gpu_evaluated;
     uint32_t best = 0;

@@ -1,0 +1,90 @@
+/* The CUDA module's tables and its entry (cuda_module.h): built into
+ * libgpk_cuda.so, and into the static library, where the loader calls
+ * the entry directly. */
+#include "cuda_module.h"
+#include "../core/cuda_internal.h"
+#include "../sort/radix_internal.h"
+#ifdef GPK_HAVE_CUDA_OCTREE
+#include "../octree/octree_cuda_internal.h"
+#endif
+
+/* The CUDA quicksort keeps 32-bit positions (segments, tiles and their
+ * packed counters). */
+static const gpk__sort_backend sort_cuda = {
+    .radix = gpk__radix_sort_cuda,
+    .radix_reads_src = 0,
+    .radix_descending = 0, /* its in-memory sort may go out of core */
+    .quick = gpk__quick_sort_cuda,
+    .quick_max_n = UINT32_MAX,
+    .segmented = gpk__seg_sort_cuda,
+    .multi = &gpk__multi_cuda,
+    .ooc = &gpk__ooc_cuda,
+    .enomem_goes_ooc = 1,
+    .radix_bench = gpk__radix_bench_cuda,
+    .quick_bench = gpk__quick_bench_cuda,
+};
+
+#ifdef GPK_HAVE_CUDA_OCTREE
+/* the whole build on the device, the root cube included */
+static const gpk__octree_backend octree_cuda = {gpk__octree_build_cuda, 1};
+#endif
+
+#ifdef GPK_HAVE_CUDA_SEARCH
+static const gpk__search_backend search_cuda = {
+    .open = gpk__search_cuda_open,
+    .fast = gpk__search_cuda_fast,
+    .close = gpk__search_cuda_close,
+    .tabu_upload = gpk__search_cuda_tabu_upload,
+    .tabu_set = gpk__search_cuda_tabu_set,
+    .best_move = gpk__search_cuda_best_move,
+    .tsp_ls_open = gpk__tsp_ls_cuda_open,
+    .tsp_ls_eval = gpk__tsp_ls_cuda_eval,
+    .tsp_ls_close = gpk__tsp_ls_cuda_close,
+};
+#endif
+
+static const gpk__cuda_api api = {
+    .sort_keys = gpk_cuda_sort_keys,
+    .sort_pairs = gpk_cuda_sort_pairs,
+    .sort_keys_bits = gpk_cuda_sort_keys_bits,
+    .sort_pairs_bits = gpk_cuda_sort_pairs_bits,
+    .sort_segmented_keys = gpk_cuda_sort_segmented_keys,
+    .sort_segmented_pairs = gpk_cuda_sort_segmented_pairs,
+#ifdef GPK_HAVE_CUDA_OCTREE
+    .octree_build = gpk_cuda_octree_build,
+    .octree_free = gpk_cuda_octree_free,
+#endif
+};
+
+static const gpk__cuda_module module = {
+    .abi = GPK__CUDA_MODULE_ABI,
+    .device = &gpk__cuda_device,
+    .sort = &sort_cuda,
+#ifdef GPK_HAVE_CUDA_OCTREE
+    .octree = &octree_cuda,
+#endif
+#ifdef GPK_HAVE_CUDA_SEARCH
+    .search = &search_cuda,
+#endif
+    .api = &api,
+};
+
+#ifdef GPK_CUDA_AS_MODULE
+/* cuda_host.c's forwarders read it */
+const gpk__cuda_host *gpk__cuda_host_table;
+#define MODULE_ENTRY __attribute__((visibility("default")))
+#else
+#define MODULE_ENTRY
+#endif
+
+MODULE_ENTRY const gpk__cuda_module *gpk_cuda_module_open(const gpk__cuda_host *host, unsigned abi)
+{
+    if (abi != GPK__CUDA_MODULE_ABI) return NULL;
+#ifdef GPK_CUDA_AS_MODULE
+    if (!host) return NULL;
+    gpk__cuda_host_table = host;
+#else
+    (void)host;
+#endif
+    return &module;
+}
