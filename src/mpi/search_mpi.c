@@ -71,6 +71,21 @@ typedef struct agree_rec {
     char msg[MSG_LEN];
 } agree_rec;
 
+/* The options every rank must give alike, as gpk_search_opts has them:
+ * copied into the record and compared with rank 0's (time_limit and the
+ * start solution apart). X(field, what, fmt, cast): in a message, the
+ * field is `what`, printed as (cast) with fmt. */
+#define AGREED_OPTIONS(X)                           \
+    X(algo, "algo", "%d", int)                      \
+    X(nb, "neighbourhood", "%d", int)               \
+    X(iters, "iters", "%llu", unsigned long long)   \
+    X(global_iters, "global_iters", "%u", unsigned) \
+    X(tenure, "tenure", "%u", unsigned)             \
+    X(starts, "starts", "%u", unsigned)             \
+    X(seed, "seed", "%llu", unsigned long long)     \
+    X(eval, "eval", "%d", int)                      \
+    X(qap_delta, "qap_delta", "%d", int)
+
 static const char *kind_name(int32_t k) { return gpk_problem_name((gpk_problem_kind)k); }
 
 /* Fills a (status and message on a bad argument) from this rank's view. */
@@ -100,15 +115,9 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
     a->n = info.n;
     snprintf(a->name, sizeof a->name, "%s", info.name);
 #undef BAD
-    a->algo = (int32_t)o->algo;
-    a->nb = (int32_t)o->nb;
-    a->eval = (int32_t)o->eval;
-    a->qap_delta = (int32_t)o->qap_delta;
-    a->iters = o->iters;
-    a->global_iters = o->global_iters;
-    a->tenure = o->tenure;
-    a->starts = o->starts;
-    a->seed = o->seed;
+#define COPY(field, what, fmt, cast) a->field = o->field;
+    AGREED_OPTIONS(COPY)
+#undef COPY
     a->time_limit = o->time_limit;
     a->have_start = o->start != NULL;
     if (o->start) a->start_hash = gpk__fingerprint(0, o->start, (size_t)a->n * sizeof *o->start);
@@ -122,15 +131,7 @@ static const char *opts_differ(const agree_rec *a, const agree_rec *b, char *buf
         snprintf(buf, len, "%s " fmt ", rank 0's " fmt, what, (cast)b->field, (cast)a->field); \
         return buf;                                                                            \
     }
-    CMP(algo, "algo", "%d", int)
-    CMP(nb, "neighbourhood", "%d", int)
-    CMP(iters, "iters", "%llu", unsigned long long)
-    CMP(global_iters, "global_iters", "%u", unsigned)
-    CMP(tenure, "tenure", "%u", unsigned)
-    CMP(starts, "starts", "%u", unsigned)
-    CMP(seed, "seed", "%llu", unsigned long long)
-    CMP(eval, "eval", "%d", int)
-    CMP(qap_delta, "qap_delta", "%d", int)
+    AGREED_OPTIONS(CMP)
     CMP(have_start, "a start solution given", "%d", int)
     CMP(start_hash, "start solution (hash)", "%016llx", unsigned long long)
 #undef CMP
