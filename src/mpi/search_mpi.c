@@ -179,10 +179,7 @@ static gpk_status agree(const agree_rec *all, int size, char *msg, size_t len)
 /* One run's outcome, exchanged as bytes in step 4. */
 typedef struct run_rec {
     uint32_t run;
-    int32_t rank, stopped, local_optimum;
-    int64_t best;
-    uint64_t iterations, evaluated, gpu_evaluated;
-    double ms;
+    gpk_mpi_search_run record; /* as the caller gets it in runs[run] */
 } run_rec;
 
 typedef struct shared {
@@ -284,14 +281,14 @@ static void *worker_main(void *arg)
         if (res.best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, res.best);
         run_rec *rc = &w->recs[w->nrec++];
         rc->run = r;
-        rc->rank = sh->rank;
-        rc->stopped = (int32_t)res.stopped;
-        rc->local_optimum = res.local_optimum;
-        rc->best = res.best;
-        rc->iterations = res.iterations;
-        rc->evaluated = res.evaluated;
-        rc->gpu_evaluated = res.gpu_evaluated;
-        rc->ms = res.ms;
+        rc->record.rank = sh->rank;
+        rc->record.stopped = res.stopped;
+        rc->record.local_optimum = res.local_optimum;
+        rc->record.best = res.best;
+        rc->record.iterations = res.iterations;
+        rc->record.evaluated = res.evaluated;
+        rc->record.gpu_evaluated = res.gpu_evaluated;
+        rc->record.ms = res.ms;
         if (!w->best_sol || res.best < w->best) {
             free(w->best_sol);
             w->best_sol = res.solution;
@@ -714,28 +711,19 @@ static int sum_records(mcall *mc, gpk_search_result *result, uint32_t *best_run,
 {
     int owner = -1;
     for (uint32_t k = 0; k < mc->runs; k++) {
-        const run_rec *rc = &mc->allrecs[k];
+        const uint32_t run = mc->allrecs[k].run;
+        const gpk_mpi_search_run *rc = &mc->allrecs[k].record;
         result->iterations += rc->iterations;
         result->evaluated += rc->evaluated;
         result->gpu_evaluated += rc->gpu_evaluated;
-        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
-        if (owner < 0 || rc->best < *best || (rc->best == *best && rc->run < *best_run)) {
+        if (rc->stopped > result->stopped) result->stopped = rc->stopped;
+        if (owner < 0 || rc->best < *best || (rc->best == *best && run < *best_run)) {
             owner = rc->rank;
             *best = rc->best;
-            *best_run = rc->run;
+            *best_run = run;
             result->local_optimum = rc->local_optimum;
         }
-        if (mc->runs_arr) {
-            gpk_mpi_search_run *o = &mc->runs_arr[rc->run];
-            o->best = rc->best;
-            o->iterations = rc->iterations;
-            o->evaluated = rc->evaluated;
-            o->gpu_evaluated = rc->gpu_evaluated;
-            o->ms = rc->ms;
-            o->rank = rc->rank;
-            o->local_optimum = rc->local_optimum;
-            o->stopped = (gpk_search_stop)rc->stopped;
-        }
+        if (mc->runs_arr) mc->runs_arr[run] = *rc;
     }
     return owner;
 }
