@@ -71,6 +71,21 @@ typedef struct agree_rec {
     char msg[MSG_LEN];
 } agree_rec;
 
+/* The options every rank must give alike, as gpk_search_opts has them:
+ * copied into the record and compared with rank 0's (time_limit and the
+ * start solution apart). X(field, what, fmt, cast): in a message, the
+ * field is `what`, printed as (cast) with fmt. */
+#define AGREED_OPTIONS(X)                           \
+    X(algo, "algo", "%d", int)                      \
+    X(nb, "neighbourhood", "%d", int)               \
+    X(iters, "iters", "%llu", unsigned long long)   \
+    X(global_iters, "global_iters", "%u", unsigned) \
+    X(tenure, "tenure", "%u", unsigned)             \
+    X(starts, "starts", "%u", unsigned)             \
+    X(seed, "seed", "%llu", unsigned long long)     \
+    X(eval, "eval", "%d", int)                      \
+    X(qap_delta, "qap_delta", "%d", int)
+
 static const char *kind_name(int32_t k) { return gpk_problem_name((gpk_problem_kind)k); }
 
 /* Fills a (status and message on a bad argument) from this rank's view. */
@@ -100,15 +115,9 @@ static void describe(agree_rec *a, gpk_ctx *const *ctxs, int count, const gpk_se
     a->n = info.n;
     snprintf(a->name, sizeof a->name, "%s", info.name);
 #undef BAD
-    a->algo = (int32_t)o->algo;
-    a->nb = (int32_t)o->nb;
-    a->eval = (int32_t)o->eval;
-    a->qap_delta = (int32_t)o->qap_delta;
-    a->iters = o->iters;
-    a->global_iters = o->global_iters;
-    a->tenure = o->tenure;
-    a->starts = o->starts;
-    a->seed = o->seed;
+#define COPY(field, what, fmt, cast) a->field = o->field;
+    AGREED_OPTIONS(COPY)
+#undef COPY
     a->time_limit = o->time_limit;
     a->have_start = o->start != NULL;
     if (o->start) a->start_hash = gpk__fingerprint(0, o->start, (size_t)a->n * sizeof *o->start);
@@ -122,15 +131,7 @@ static const char *opts_differ(const agree_rec *a, const agree_rec *b, char *buf
         snprintf(buf, len, "%s " fmt ", rank 0's " fmt, what, (cast)b->field, (cast)a->field); \
         return buf;                                                                            \
     }
-    CMP(algo, "algo", "%d", int)
-    CMP(nb, "neighbourhood", "%d", int)
-    CMP(iters, "iters", "%llu", unsigned long long)
-    CMP(global_iters, "global_iters", "%u", unsigned)
-    CMP(tenure, "tenure", "%u", unsigned)
-    CMP(starts, "starts", "%u", unsigned)
-    CMP(seed, "seed", "%llu", unsigned long long)
-    CMP(eval, "eval", "%d", int)
-    CMP(qap_delta, "qap_delta", "%d", int)
+    AGREED_OPTIONS(CMP)
     CMP(have_start, "a start solution given", "%d", int)
     CMP(start_hash, "start solution (hash)", "%016llx", unsigned long long)
 #undef CMP
@@ -178,10 +179,7 @@ static gpk_status agree(const agree_rec *all, int size, char *msg, size_t len)
 /* One run's outcome, exchanged as bytes in step 4. */
 typedef struct run_rec {
     uint32_t run;
-    int32_t rank, stopped, local_optimum;
-    int64_t best;
-    uint64_t iterations, evaluated, gpu_evaluated;
-    double ms;
+    gpk_mpi_search_run record; /* as the caller gets it in runs[run] */
 } run_rec;
 
 typedef struct shared {
@@ -283,14 +281,14 @@ static void *worker_main(void *arg)
         if (res.best < atomic_load(&w->best_seen)) atomic_store(&w->best_seen, res.best);
         run_rec *rc = &w->recs[w->nrec++];
         rc->run = r;
-        rc->rank = sh->rank;
-        rc->stopped = (int32_t)res.stopped;
-        rc->local_optimum = res.local_optimum;
-        rc->best = res.best;
-        rc->iterations = res.iterations;
-        rc->evaluated = res.evaluated;
-        rc->gpu_evaluated = res.gpu_evaluated;
-        rc->ms = res.ms;
+        rc->record.rank = sh->rank;
+        rc->record.stopped = res.stopped;
+        rc->record.local_optimum = res.local_optimum;
+        rc->record.best = res.best;
+        rc->record.iterations = res.iterations;
+        rc->record.evaluated = res.evaluated;
+        rc->record.gpu_evaluated = res.gpu_evaluated;
+        rc->record.ms = res.ms;
         if (!w->best_sol || res.best < w->best) {
             free(w->best_sol);
             w->best_sol = res.solution;
@@ -713,28 +711,19 @@ static int sum_records(mcall *mc, gpk_search_result *result, uint32_t *best_run,
 {
     int owner = -1;
     for (uint32_t k = 0; k < mc->runs; k++) {
-        const run_rec *rc = &mc->allrecs[k];
+        const uint32_t run = mc->allrecs[k].run;
+        const gpk_mpi_search_run *rc = &mc->allrecs[k].record;
         result->iterations += rc->iterations;
         result->evaluated += rc->evaluated;
         result->gpu_evaluated += rc->gpu_evaluated;
-        if (rc->stopped > (int32_t)result->stopped) result->stopped = (gpk_search_stop)rc->stopped;
-        if (owner < 0 || rc->best < *best || (rc->best == *best && rc->run < *best_run)) {
+        if (rc->stopped > result->stopped) result->stopped = rc->stopped;
+        if (owner < 0 || rc->best < *best || (rc->best == *best && run < *best_run)) {
             owner = rc->rank;
             *best = rc->best;
-            *best_run = rc->run;
+            *best_run = run;
             result->local_optimum = rc->local_optimum;
         }
-        if (mc->runs_arr) {
-            gpk_mpi_search_run *o = &mc->runs_arr[rc->run];
-            o->best = rc->best;
-            o->iterations = rc->iterations;
-            o->evaluated = rc->evaluated;
-            o->gpu_evaluated = rc->gpu_evaluated;
-            o->ms = rc->ms;
-            o->rank = rc->rank;
-            o->local_optimum = rc->local_optimum;
-            o->stopped = (gpk_search_stop)rc->stopped;
-        }
+        if (mc->runs_arr) mc->runs_arr[run] = *rc;
     }
     return owner;
 }

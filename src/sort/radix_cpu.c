@@ -607,52 +607,36 @@ static void map_reduce_count(const key_order *ord, unsigned kw, const void *src,
 }
 
 /* Maps keys from src to dst (keys that are their own sort keys: only reads
- * src) and reduces AND/OR over [lo, hi). */
+ * src) and reduces AND/OR over [lo, hi): one body per key word KT, whose
+ * sort keys SORT_KEY makes (sort_key32 or sort_key64). */
+#define MAP_AND_REDUCE_WIDTH(KT, SORT_KEY)                      \
+    do {                                                        \
+        const KT *k = src, xm = (KT)ord->xor_mask;              \
+        KT *out = dst, a = (KT)~0ull, o = 0;                    \
+        if (!needs_mapping(ord)) {                              \
+            for (size_t i = lo; i < hi; i++) {                  \
+                a &= k[i];                                      \
+                o |= k[i];                                      \
+            }                                                   \
+        } else {                                                \
+            WITH_ORDER_CONST(                                   \
+                ord, tc, hc, for (size_t i = lo; i < hi; i++) { \
+                    KT m = SORT_KEY(tc, hc, xm, k[i]);          \
+                    out[i] = m;                                 \
+                    a &= m;                                     \
+                    o |= m;                                     \
+                });                                             \
+        }                                                       \
+        *and_out = a;                                           \
+        *or_out = o;                                            \
+    } while (0)
 static void map_and_reduce(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo,
                            size_t hi, uint64_t *and_out, uint64_t *or_out)
 {
-    uint64_t a = ~0ull, o = 0;
-    if (kw == 4) {
-        const uint32_t *k = src, xm = (uint32_t)ord->xor_mask;
-        uint32_t *out = dst;
-        uint32_t a32 = ~0u, o32 = 0;
-        if (!needs_mapping(ord)) {
-            for (size_t i = lo; i < hi; i++) {
-                a32 &= k[i];
-                o32 |= k[i];
-            }
-        } else {
-            WITH_ORDER_CONST(
-                ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                    uint32_t m = sort_key32(tc, hc, xm, k[i]);
-                    out[i] = m;
-                    a32 &= m;
-                    o32 |= m;
-                });
-        }
-        a = a32;
-        o = o32;
-    } else {
-        const uint64_t *k = src, xm = ord->xor_mask;
-        uint64_t *out = dst;
-        if (!needs_mapping(ord)) {
-            for (size_t i = lo; i < hi; i++) {
-                a &= k[i];
-                o |= k[i];
-            }
-        } else {
-            WITH_ORDER_CONST(
-                ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                    uint64_t m = sort_key64(tc, hc, xm, k[i]);
-                    out[i] = m;
-                    a &= m;
-                    o |= m;
-                });
-        }
-    }
-    *and_out = a;
-    *or_out = o;
+    if (kw == 4) MAP_AND_REDUCE_WIDTH(uint32_t, sort_key32);
+    else MAP_AND_REDUCE_WIDTH(uint64_t, sort_key64);
 }
+#undef MAP_AND_REDUCE_WIDTH
 
 /* Turns the sort keys [lo, hi) of src back into keys, into dst (dst may
  * equal src). */

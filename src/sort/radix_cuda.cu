@@ -475,32 +475,31 @@ __device__ __forceinline__ void count_next(const Scatter<K, V, O> *t, uint32_t *
     else atomicAdd(&t->next_counts[(size_t)(blockIdx.x % kNextCopies) * t->k * t->next_digits + e], 1u);
 }
 
+/* BUILD_SWITCH(NAME): 1 when the build switch NAME is on (-DNAME, which
+ * defines it as 1), else 0 (not defined, or defined as anything but 1): the
+ * preprocessor's `defined` as a value a constexpr can take. Defined as 1,
+ * NAME pastes into SWITCH_ON_1, which adds a leading argument and so moves
+ * the 1 into second place; anything else leaves the 0 there. */
+#define SWITCH_ON_1 0,
+#define SWITCH_SECOND_(ignored, value, ...) value
+#define SWITCH_PICK_(on_or_junk) SWITCH_SECOND_(on_or_junk 1, 0, 0)
+#define SWITCH_VALUE_(value) SWITCH_PICK_(SWITCH_ON_##value)
+#define BUILD_SWITCH(NAME) SWITCH_VALUE_(NAME)
+
 /* Ranking inside a warp: ballot per digit bit (default), or an atomicOr of
  * lane bits into a per-warp mask per digit (fewer instructions for wide
  * digits, at the price of shared atomics). */
-#ifdef GPK_RADIX_CUDA_RANK_ATOMIC_OR
-constexpr bool kRankAtomicOr = true;
-#else
-constexpr bool kRankAtomicOr = false;
-#endif
+constexpr bool kRankAtomicOr = BUILD_SWITCH(GPK_RADIX_CUDA_RANK_ATOMIC_OR);
 
 /* Pairs stage keys and values in one buffer, one after the other (keys
  * written out first, their digits kept in registers for the values): half
  * the shared memory of two buffers, so larger tiles at the same occupancy
  * (GPK_RADIX_CUDA_TWO_STAGES builds the two-buffer form). */
-#ifdef GPK_RADIX_CUDA_TWO_STAGES
-constexpr bool kOneStage = false;
-#else
-constexpr bool kOneStage = true;
-#endif
+constexpr bool kOneStage = !BUILD_SWITCH(GPK_RADIX_CUDA_TWO_STAGES);
 
 /* Tuning builds: every pairs row loads its values at tile start
  * (PassShape::values_early), whatever the table says. */
-#ifdef GPK_RADIX_CUDA_VALUES_EARLY
-constexpr bool kValuesEarlyAll = true;
-#else
-constexpr bool kValuesEarlyAll = false;
-#endif
+constexpr bool kValuesEarlyAll = BUILD_SWITCH(GPK_RADIX_CUDA_VALUES_EARLY);
 
 template <int RB, class K, class V, int VM, class O> struct Shape {
     static constexpr PassShape s = shape_for(RB, (int)sizeof(K), VM == V_NONE ? 0 : (int)sizeof(V));
@@ -1195,6 +1194,36 @@ __global__ void __launch_bounds__(256)
     atomicMax(&out[1], hi);
 }
 
+/* The per-warp digit counts counters[w * D + d] of W warps, each made the
+ * warp's first rank among the block's keys of digit d, by the first D
+ * threads (thread d: digit d; D a multiple of 32); warp_sums holds W words.
+ * Syncs between the count and the rewrite and after the rewrite. */
+template <int W, int D>
+__device__ __forceinline__ void digit_offsets(uint16_t *counters, uint32_t *warp_sums, int tid, int lane,
+                                              int warp)
+{
+    static_assert(D % 32 == 0, "whole warps take the per-digit branches");
+    uint32_t total = 0, incl = 0;
+    if (tid < D) {
+#pragma unroll
+        for (int w = 0; w < W; w++) total += counters[w * D + tid];
+        incl = warp_inclusive_sum(total, lane);
+        if (lane == 31) warp_sums[warp] = incl;
+    }
+    __syncthreads();
+    if (tid < D) {
+        uint32_t run = incl - total;
+        for (int w = 0; w < warp; w++) run += warp_sums[w];
+#pragma unroll
+        for (int w = 0; w < W; w++) {
+            const uint32_t c = counters[w * D + tid];
+            counters[w * D + tid] = (uint16_t)run;
+            run += c;
+        }
+    }
+    __syncthreads();
+}
+
 /* One block per bucket: stable LSD passes of up to 8 bits in shared memory
  * over bits [begin, begin + rest_bits) of the mapped keys, ranked as in the
  * Onesweep pass (warp ballots, per-warp counters), then written back in
@@ -1254,25 +1283,7 @@ __global__ void __launch_bounds__(T, T >= 512 ? 1 : 3)
             }
         }
         __syncthreads();
-        uint32_t total = 0, incl = 0;
-        if (tid < D) {
-#pragma unroll
-            for (int w = 0; w < NW; w++) total += counters[w * D + tid];
-            incl = warp_inclusive_sum(total, lane);
-            if (lane == 31) warp_sums[warp] = incl;
-        }
-        __syncthreads();
-        if (tid < D) {
-            uint32_t run = incl - total;
-            for (int w = 0; w < warp; w++) run += warp_sums[w];
-#pragma unroll
-            for (int w = 0; w < NW; w++) {
-                const uint32_t c = counters[w * D + tid];
-                counters[w * D + tid] = (uint16_t)run;
-                run += c;
-            }
-        }
-        __syncthreads();
+        digit_offsets<NW, D>(counters, warp_sums, tid, lane, warp);
 #pragma unroll
         for (int i = 0; i < I; i++)
             if (i < live) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
@@ -1771,22 +1782,7 @@ __global__ void __launch_bounds__(kTileSortThreads) tile_sort_kernel(TileArgs<K>
             }
         }
         __syncthreads();
-        /* thread t: digit t's count over the warps, then its first position */
-        uint32_t total = 0;
-        if (tid < D)
-            for (int w = 0; w < W; w++) total += counters[w * D + tid];
-        const uint32_t incl = warp_inclusive_sum(total, lane);
-        if (lane == 31) s_warp[warp] = incl;
-        __syncthreads();
-        uint32_t run = incl - total;
-        for (int w = 0; w < warp; w++) run += s_warp[w];
-        if (tid < D)
-            for (int w = 0; w < W; w++) {
-                const uint32_t c = counters[w * D + tid];
-                counters[w * D + tid] = (uint16_t)run;
-                run += c;
-            }
-        __syncthreads();
+        digit_offsets<W, D>(counters, s_warp, tid, lane, warp);
 #pragma unroll
         for (int i = 0; i < I; i++) rank[i] += counters[warp * D + digit_of(key[i], shift, dmask)];
         __syncthreads();
@@ -2612,29 +2608,6 @@ static gpk_status dispatch_hybrid(gpk_ctx *ctx, const DeviceJob &job, const Hybr
  * Host-pointer API: upload, sort, download. The caller's arrays are only
  * written after every kernel has finished without error.
  * ------------------------------------------------------------------------ */
-struct HostPlan {
-    DeviceJob job;
-    size_t key_bytes, val_bytes;
-};
-
-static gpk_status host_setup(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *hp, int key_buffers,
-                             int value_buffers, const char *what)
-{
-    if (!ctx->cuda) return gpk__fail(ctx, GPK_EINVAL, "CUDA radix sort: context has no CUDA state");
-    hp->job.type = job->key_type;
-    hp->job.kb = (int)job->key_width;
-    hp->job.vb = job->values ? (int)job->value_width : job->sigma ? (int)job->sigma_width : 0;
-    hp->job.vmode = job->values ? V_LOAD : job->sigma ? V_IOTA : V_NONE;
-    hp->job.n = job->n;
-    hp->key_bytes = job->n * job->key_width;
-    hp->val_bytes = job->n * (size_t)hp->job.vb;
-    size_t bytes[GPK_CUDA_SLOTS] = {0};
-    for (int i = 0; i < key_buffers; i++) bytes[GPK_CUDA_KEYS_A + i] = hp->key_bytes;
-    for (int i = 0; i < value_buffers && hp->job.vb; i++) bytes[GPK_CUDA_VALUES_A + i] = hp->val_bytes;
-    bytes[GPK_CUDA_TEMP] = temp_bytes(job->n, hp->job.kb, hp->job.vb);
-    return gpk__cuda_reserve(ctx, bytes, what);
-}
-
 /* Host arrays from 64 MiB up pass through the context's pinned staging,
  * copied on all threads (src/core/cuda_staging.c): a pageable cudaMemcpy
  * moves a fraction of what pinned memory does (docs/perf/radix.md). */
@@ -2653,6 +2626,54 @@ static gpk_status download_one(gpk_ctx *ctx, void *dst, const void *d_src, size_
     cudaError_t e = cudaMemcpyAsync(dst, d_src, bytes, cudaMemcpyDeviceToHost, stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
     return e == cudaSuccess ? GPK_OK : gpk__cuda_fail(ctx, e, "radix sort: copy to host");
+}
+
+/* A host-array call on the device: its job, the context's buffers it
+ * reserved (keys[i], vals[i]: A, B and, with three, C) and its temp, the
+ * input uploaded into A. Keeps ctx's device current while in scope. */
+struct HostPlan {
+    DeviceGuard guard;
+    DeviceJob job;
+    size_t key_bytes, val_bytes;
+    cudaStream_t stream;
+    void *keys[3], *vals[3];
+    Temp t;
+};
+
+/* Makes ctx's device current, reserves `buffers` key and value buffers of
+ * job's size and the temp (what: the caller in messages) and uploads the
+ * keys (and values) into A. */
+static gpk_status host_start(gpk_ctx *ctx, const gpk_radix_job *job, HostPlan *hp, int buffers,
+                             const char *what)
+{
+    const cudaError_t e = hp->guard.enter(ctx->device);
+    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
+    if (!ctx->cuda) return gpk__fail(ctx, GPK_EINVAL, "CUDA radix sort: context has no CUDA state");
+    hp->job.type = job->key_type;
+    hp->job.kb = (int)job->key_width;
+    hp->job.vb = job->values ? (int)job->value_width : job->sigma ? (int)job->sigma_width : 0;
+    hp->job.vmode = job->values ? V_LOAD : job->sigma ? V_IOTA : V_NONE;
+    hp->job.n = job->n;
+    hp->key_bytes = job->n * job->key_width;
+    hp->val_bytes = job->n * (size_t)hp->job.vb;
+    size_t bytes[GPK_CUDA_SLOTS] = {0};
+    for (int i = 0; i < buffers; i++) {
+        bytes[GPK_CUDA_KEYS_A + i] = hp->key_bytes;
+        if (hp->job.vb) bytes[GPK_CUDA_VALUES_A + i] = hp->val_bytes;
+    }
+    bytes[GPK_CUDA_TEMP] = temp_bytes(job->n, hp->job.kb, hp->job.vb);
+    gpk_status s = gpk__cuda_reserve(ctx, bytes, what);
+    if (s != GPK_OK) return s;
+    const gpk_cuda_state *st = (const gpk_cuda_state *)ctx->cuda;
+    hp->stream = st->stream;
+    for (int i = 0; i < 3; i++) {
+        hp->keys[i] = st->buf[GPK_CUDA_KEYS_A + i];
+        hp->vals[i] = st->buf[GPK_CUDA_VALUES_A + i];
+    }
+    hp->t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp->job.kb, hp->job.vb);
+    s = upload(ctx, hp->keys[0], job->keys, hp->key_bytes, hp->stream);
+    if (s == GPK_OK && job->values) s = upload(ctx, hp->vals[0], job->values, hp->val_bytes, hp->stream);
+    return s;
 }
 
 static gpk_status download(gpk_ctx *ctx, const gpk_radix_job *job, const HostPlan &hp, const void *keys,
@@ -2682,21 +2703,12 @@ extern "C" int gpk__radix_cuda_profile(unsigned long long out[8])
 
 extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *job)
 {
-    DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     HostPlan hp;
-    gpk_status s = host_setup(ctx, job, &hp, 2, 2, "radix sort");
+    gpk_status s = host_start(ctx, job, &hp, 2, "radix sort");
     if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    void *ka = st->buf[GPK_CUDA_KEYS_A], *kbuf = st->buf[GPK_CUDA_KEYS_B];
-    void *va = st->buf[GPK_CUDA_VALUES_A], *vbuf = st->buf[GPK_CUDA_VALUES_B];
-    Temp t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp.job.kb, hp.job.vb);
-
-    s = upload(ctx, ka, job->keys, hp.key_bytes, stream);
-    if (s == GPK_OK && job->values) s = upload(ctx, va, job->values, hp.val_bytes, stream);
-    if (s != GPK_OK) return s;
+    const cudaStream_t stream = hp.stream;
+    void *ka = hp.keys[0], *kbuf = hp.keys[1], *va = hp.vals[0], *vbuf = hp.vals[1];
+    Temp &t = hp.t;
 
     unsigned begin = 0, end = job->key_bits;
     PassList pl;
@@ -2708,7 +2720,7 @@ extern "C" gpk_status gpk__radix_sort_cuda(gpk_ctx *ctx, const gpk_radix_job *jo
     if (s != GPK_OK) return s;
     if (pl.count == 0) {
         /* all keys equal: the order stays, sigma is the identity */
-        e = cudaStreamSynchronize(stream);
+        const cudaError_t e = cudaStreamSynchronize(stream);
         if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix sort");
         if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
         return GPK_OK;
@@ -2748,31 +2760,22 @@ extern "C" gpk_status gpk__radix_bench_cuda(gpk_ctx *ctx, const gpk_radix_job *j
         if (job->sigma && job->n == 1) gpk__sigma_iota(job->sigma, job->sigma_width, 0, 1);
         return GPK_OK;
     }
-    DeviceGuard guard;
-    cudaError_t e = guard.enter(ctx->device);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "cudaSetDevice");
     HostPlan hp;
     /* A holds the pristine input, B the output, C the spare of every rep */
-    gpk_status s = host_setup(ctx, job, &hp, 3, 3, "radix bench");
+    gpk_status s = host_start(ctx, job, &hp, 3, "radix bench");
     if (s != GPK_OK) return s;
-    gpk_cuda_state *st = (gpk_cuda_state *)ctx->cuda;
-    cudaStream_t stream = st->stream;
-    void *ka = st->buf[GPK_CUDA_KEYS_A], *kout = st->buf[GPK_CUDA_KEYS_B], *kalt = st->buf[GPK_CUDA_KEYS_C];
-    void *va = st->buf[GPK_CUDA_VALUES_A], *vout = st->buf[GPK_CUDA_VALUES_B],
-         *valt = st->buf[GPK_CUDA_VALUES_C];
-    Temp t = carve_temp(st->buf[GPK_CUDA_TEMP], job->n, hp.job.kb, hp.job.vb);
-
-    e = cudaMemcpyAsync(ka, job->keys, hp.key_bytes, cudaMemcpyHostToDevice, stream);
-    if (e == cudaSuccess && job->values)
-        e = cudaMemcpyAsync(va, job->values, hp.val_bytes, cudaMemcpyHostToDevice, stream);
-    if (e != cudaSuccess) return gpk__cuda_fail(ctx, e, "radix bench: copy to device");
+    const gpk_cuda_state *st = (const gpk_cuda_state *)ctx->cuda;
+    const cudaStream_t stream = hp.stream;
+    void *ka = hp.keys[0], *kout = hp.keys[1], *kalt = hp.keys[2];
+    void *va = hp.vals[0], *vout = hp.vals[1], *valt = hp.vals[2];
+    Temp &t = hp.t;
 
     double *times = (double *)malloc(sizeof(double) * (size_t)reps);
     if (!times) return gpk__fail(ctx, GPK_ENOMEM, "radix bench: out of host memory");
     PassList pl;
     memset(&pl, 0, sizeof pl);
     for (int rep = 0; rep < reps && s == GPK_OK; rep++) {
-        e = cudaEventRecord(st->ev_start, stream);
+        const cudaError_t e = cudaEventRecord(st->ev_start, stream);
         if (e != cudaSuccess) {
             s = gpk__cuda_fail(ctx, e, "cudaEventRecord");
             break;

@@ -254,6 +254,20 @@ __device__ __forceinline__ void scatter_striped(const K (&k)[kMediumItems], cons
     }
 }
 
+/* Moves a thread's items x[i] to their ranks through buf and reads them
+ * back striped (place i * kMediumThreads + threadIdx.x). The caller syncs
+ * before: buf may still be in use. */
+template <typename T>
+__device__ __forceinline__ void exchange_to_striped(T (&x)[kMediumItems], const int (&rank)[kMediumItems],
+                                                    T *buf)
+{
+#pragma unroll
+    for (int i = 0; i < kMediumItems; i++) buf[rank[i]] = x[i];
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kMediumItems; i++) x[i] = buf[i * kMediumThreads + threadIdx.x];
+}
+
 template <typename K, typename V, bool HAS_V, int RANK>
 __global__ void __launch_bounds__(kMediumThreads)
     medium_kernel(SegSrc S, size_t q0, const K *kin, K *kout, const V *vin, V *vout, K *kalt, V *valt,
@@ -336,18 +350,10 @@ __global__ void __launch_bounds__(kMediumThreads)
                 Rank(tmp.rank).RankKeys(k, rank, cub::ShiftDigitExtractor<K>(8 * d, 8), start);
                 first[tid] = (unsigned)start[0]; /* the tile's keys below digit tid */
                 __syncthreads();
-#pragma unroll
-                for (int i = 0; i < ITEMS; i++) tmp.keys[rank[i]] = k[i];
-                __syncthreads();
-#pragma unroll
-                for (int i = 0; i < ITEMS; i++) k[i] = tmp.keys[i * T + tid];
+                exchange_to_striped(k, rank, tmp.keys);
                 if constexpr (HAS_V) {
                     __syncthreads();
-#pragma unroll
-                    for (int i = 0; i < ITEMS; i++) tmp.vals[rank[i]] = v[i];
-                    __syncthreads();
-#pragma unroll
-                    for (int i = 0; i < ITEMS; i++) v[i] = tmp.vals[i * T + tid];
+                    exchange_to_striped(v, rank, tmp.vals);
                 }
                 scatter_striped<K, V, HAS_V>(k, v, valid, d, run, first, b, dk, dv, write_raw, t, desc);
                 __syncthreads();
