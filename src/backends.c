@@ -11,9 +11,7 @@
 #include "octree/octree_internal.h"
 #include "search/search_run.h"
 #include "sort/sort_backend.h"
-#ifdef GPK_HAVE_CUDA
 #include "modules/cuda_module.h"
-#endif
 #ifdef GPK_HAVE_OPENCL
 #include "core/opencl_internal.h"
 #endif
@@ -69,16 +67,23 @@ static const gpk__sort_backend sort_opencl = {
 };
 #endif
 
+/* The tables of a backend built as a module (cuda_module.h): NULL unless
+ * b is that backend and its module loads. */
+static const gpk__cuda_module *module_of(gpk_backend b)
+{
+#ifdef GPK_HAVE_CUDA
+    if (b == GPK_BACKEND_CUDA) return gpk__cuda_module_get(NULL);
+#endif
+    (void)b;
+    return NULL;
+}
+
 const gpk__sort_backend *gpk__sort_backend_of(gpk_backend b)
 {
+    const gpk__cuda_module *m = module_of(b);
+    if (m) return m->sort;
     switch (b) {
     case GPK_BACKEND_CPU: return &sort_cpu;
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: {
-        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
-        return m ? m->sort : NULL;
-    }
-#endif
 #ifdef GPK_HAVE_OPENCL
     case GPK_BACKEND_OPENCL: return &sort_opencl;
 #endif
@@ -88,32 +93,20 @@ const gpk__sort_backend *gpk__sort_backend_of(gpk_backend b)
 
 /* ---- the octree --------------------------------------------------------------- */
 
+/* NULL: the CPU builders */
 const gpk__octree_backend *gpk__octree_backend_of(gpk_backend b)
 {
-    switch (b) {
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: {
-        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
-        return m ? m->octree : NULL;
-    }
-#endif
-    default: return NULL; /* the CPU builders */
-    }
+    const gpk__cuda_module *m = module_of(b);
+    return m ? m->octree : NULL;
 }
 
 /* ---- the local search's device scans ------------------------------------------ */
 
+/* NULL: the CPU scans */
 const gpk__search_backend *gpk__search_backend_of(gpk_backend b)
 {
-    switch (b) {
-#ifdef GPK_HAVE_CUDA
-    case GPK_BACKEND_CUDA: {
-        const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
-        return m ? m->search : NULL;
-    }
-#endif
-    default: return NULL; /* the CPU scans */
-    }
+    const gpk__cuda_module *m = module_of(b);
+    return m ? m->search : NULL;
 }
 
 /* ---- the families that run on OpenCL ------------------------------------------ */

@@ -2,7 +2,7 @@
  * the CUDA module's (cuda_module.h), so programs link libgpk alone; where
  * the module cannot be loaded, GPK_EUNSUPPORTED says why. The static
  * library has the functions themselves instead. */
-#include "cuda_module.h"
+#include "cuda_api.h"
 
 /* The module's device API, or NULL with the reason recorded on ctx. */
 static const gpk__cuda_api *api_for(gpk_ctx *ctx, const char *fn)

@@ -1,7 +1,7 @@
 /* The CUDA module's tables and its entry (cuda_module.h): built into
  * libgpk_cuda.so, and into the static library, where the loader calls
  * the entry directly. */
-#include "cuda_module.h"
+#include "cuda_api.h"
 #include "../core/cuda_internal.h"
 #include "../sort/radix_internal.h"
 #ifdef GPK_HAVE_CUDA_OCTREE

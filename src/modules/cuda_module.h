@@ -22,7 +22,6 @@
 #define GPK_CUDA_MODULE_H
 
 #include "../core/internal.h"
-#include "gpk/cuda.h"
 #include "../octree/octree_internal.h"
 #include "../search/search_run.h"
 #include "../sort/sort_backend.h"
@@ -56,38 +55,6 @@ typedef struct gpk__cuda_host {
     void (*octree_root_from_bounds)(const float lo[3], const float hi[3], octree_root *root);
 } gpk__cuda_host;
 
-/* The device API of include/gpk/cuda.h (octree entries NULL when the
- * module is built without the CUDA octree). */
-typedef struct gpk__cuda_api {
-    gpk_status (*sort_keys)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                            const void *d_keys_in, void *d_keys_out, size_t n, const gpk_radix_opts *opts,
-                            unsigned flags, cudaStream_t stream);
-    gpk_status (*sort_pairs)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                             const void *d_keys_in, void *d_keys_out, size_t value_width,
-                             const void *d_values_in, void *d_values_out, size_t n,
-                             const gpk_radix_opts *opts, unsigned flags, cudaStream_t stream);
-    gpk_status (*sort_keys_bits)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                 const void *d_keys_in, void *d_keys_out, size_t n, unsigned begin_bit,
-                                 unsigned end_bit, cudaStream_t stream);
-    gpk_status (*sort_pairs_bits)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                  const void *d_keys_in, void *d_keys_out, size_t value_width,
-                                  const void *d_values_in, void *d_values_out, size_t n, unsigned begin_bit,
-                                  unsigned end_bit, cudaStream_t stream);
-    gpk_status (*sort_segmented_keys)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                      const void *d_keys_in, void *d_keys_out, size_t n,
-                                      const gpk_segments *segs, const gpk_segmented_opts *opts,
-                                      cudaStream_t stream);
-    gpk_status (*sort_segmented_pairs)(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
-                                       const void *d_keys_in, void *d_keys_out, size_t value_width,
-                                       const void *d_values_in, void *d_values_out, size_t n,
-                                       const gpk_segments *segs, const gpk_segmented_opts *opts,
-                                       cudaStream_t stream);
-    gpk_status (*octree_build)(gpk_ctx *ctx, const float *d_xyz, size_t n, unsigned leaf_threshold,
-                               gpk_octree_scheme scheme, const gpk_octree_opts *opts, gpk_cuda_octree *tree,
-                               cudaStream_t stream);
-    void (*octree_free)(gpk_cuda_octree *tree);
-} gpk__cuda_api;
-
 /* What the module gives libgpk. */
 typedef struct gpk__cuda_module {
     unsigned abi; /* GPK__CUDA_MODULE_ABI of the module's build */
@@ -95,7 +62,7 @@ typedef struct gpk__cuda_module {
     const gpk__sort_backend *sort;
     const gpk__octree_backend *octree; /* NULL: built without the CUDA octree */
     const gpk__search_backend *search; /* NULL: built without the CUDA search */
-    const gpk__cuda_api *api;
+    const struct gpk__cuda_api *api;   /* cuda_api.h */
 } gpk__cuda_module;
 
 /* The module's entry (cuda_module.c): its table, or NULL when abi is not
