@@ -2,8 +2,9 @@
 # A build with OpenCL runs on a machine without an OpenCL ICD loader:
 # libgpk, gpk and a program linking libgpk load, `gpk info` says why OpenCL
 # is unavailable, and the CPU sorts.
-#   usage: no_opencl_runtime_test.sh HAVE_OPENCL GPK EXAMPLE LIBGPK
-# HAVE_OPENCL is the build's GPK_HAVE_OPENCL; EXAMPLE is examples/sort_keys.
+#   usage: no_opencl_runtime_test.sh HAVE_OPENCL GPK EXAMPLE LIBGPK [MODULE]
+# HAVE_OPENCL is the build's GPK_HAVE_OPENCL; EXAMPLE is examples/sort_keys;
+# MODULE is libgpk_opencl.so, the backend's code, which libgpk opens.
 #
 # Two checks. (1) No binary names libOpenCL among its NEEDED entries (gpk
 # opens it at run time). (2) As root, in a private mount namespace, an
@@ -23,6 +24,7 @@ HAVE_OPENCL=${1:?usage: no_opencl_runtime_test.sh HAVE_OPENCL GPK EXAMPLE LIBGPK
 GPK=$2
 EXAMPLE=$3
 LIBGPK=$4
+MODULE=${5:-}
 case $GPK in /*) ;; *) GPK=$(pwd)/$GPK ;; esac
 case $EXAMPLE in /*) ;; *) EXAMPLE=$(pwd)/$EXAMPLE ;; esac
 
@@ -41,7 +43,7 @@ fail() {
 }
 
 if [ $hidden -eq 0 ]; then
-    for b in "$GPK" "$EXAMPLE" "$LIBGPK"; do
+    for b in "$GPK" "$EXAMPLE" "$LIBGPK" $MODULE; do
         needed=$(readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
         [ -n "$needed" ] || fail "$b: readelf found no NEEDED entries"
         if echo "$needed" | grep -q '^libOpenCL'; then fail "$b needs libOpenCL"; fi

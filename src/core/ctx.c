@@ -92,7 +92,7 @@ const gpk__device_backend *gpk__device_backend_of(gpk_backend b, const char **no
 {
     const gpk__backend_row *r = backend_row(b);
     if (not_built) *not_built = r ? r->not_built : NULL;
-    if (r && r->load) return r->load(not_built);
+    if (r && r->load) return r->load(b, not_built);
     return r ? r->device : NULL;
 }
 

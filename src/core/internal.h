@@ -210,7 +210,7 @@ typedef struct gpk__backend_row {
     const char *name;
     const gpk__device_backend *device;
     const char *not_built;
-    const gpk__device_backend *(*load)(const char **why);
+    const gpk__device_backend *(*load)(gpk_backend b, const char **why);
 } gpk__backend_row;
 extern const gpk__backend_row gpk__backends[];
 

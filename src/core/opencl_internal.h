@@ -53,7 +53,7 @@ typedef struct gpk_opencl_family {
     void (*release)(gpk_ctx *ctx);
 } gpk_opencl_family;
 
-/* The families, NULL-terminated (src/backends.c); each family defines its
+/* The families, NULL-terminated (src/modules/opencl_module.c); each defines its
  * entry next to its code (the radix sort: src/sort/radix_opencl.c). */
 extern const gpk_opencl_family *const gpk__opencl_families[];
 extern const gpk_opencl_family gpk__radix_opencl_family;

@@ -1,5 +1,5 @@
 /* The device API (include/gpk/cuda.h) in libgpk.so: each call forwards to
- * the CUDA module's (cuda_module.h), so programs link libgpk alone; where
+ * the CUDA module's (module.h), so programs link libgpk alone; where
  * the module cannot be loaded, GPK_EUNSUPPORTED says why. The static
  * library has the functions themselves instead. */
 #include "cuda_api.h"
@@ -8,9 +8,9 @@
 static const gpk__cuda_api *api_for(gpk_ctx *ctx, const char *fn)
 {
     const char *why = NULL;
-    const gpk__cuda_module *m = gpk__cuda_module_get(&why);
+    const gpk__backend_module *m = gpk__module_get(GPK_BACKEND_CUDA, &why);
     if (!m) gpk__fail(ctx, GPK_EUNSUPPORTED, "%s: %s", fn, why);
-    return m ? m->api : NULL;
+    return m ? m->cuda_api : NULL;
 }
 
 gpk_status gpk_cuda_sort_keys(gpk_ctx *ctx, void *d_temp, size_t *temp_bytes, gpk_type key_type,
@@ -89,6 +89,6 @@ gpk_status gpk_cuda_octree_build(gpk_ctx *ctx, const float *d_xyz, size_t n, uns
 
 void gpk_cuda_octree_free(gpk_cuda_octree *tree)
 {
-    const gpk__cuda_module *m = gpk__cuda_module_get(NULL);
-    if (m && m->api->octree_free) m->api->octree_free(tree);
+    const gpk__backend_module *m = gpk__module_get(GPK_BACKEND_CUDA, NULL);
+    if (m && m->cuda_api->octree_free) m->cuda_api->octree_free(tree);
 }

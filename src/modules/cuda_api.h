@@ -1,11 +1,11 @@
 /* The device API of include/gpk/cuda.h as the CUDA module gives it to
- * libgpk (cuda_module.h's table): apart, since it needs the CUDA
+ * libgpk (module.h's table): apart, since it needs the CUDA
  * runtime's headers and the rest of the contract does not. */
 #ifndef GPK_CUDA_API_H
 #define GPK_CUDA_API_H
 
 #include "gpk/cuda.h"
-#include "cuda_module.h"
+#include "module.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
-/* The CUDA module's tables and its entry (cuda_module.h): built into
- * libgpk_cuda.so, and into the static library, where the loader calls
- * the entry directly. */
+/* The CUDA backend's module (module.h): its tables and its entry, built
+ * into libgpk_cuda.so, and into the static library, where the loader
+ * calls the entry directly. */
 #include "cuda_api.h"
 #include "../core/cuda_internal.h"
 #include "../sort/radix_internal.h"
@@ -56,8 +56,8 @@ static const gpk__cuda_api api = {
 #endif
 };
 
-static const gpk__cuda_module module = {
-    .abi = GPK__CUDA_MODULE_ABI,
+static const gpk__backend_module module = {
+    .abi = GPK__MODULE_ABI,
     .device = &gpk__cuda_device,
     .sort = &sort_cuda,
 #ifdef GPK_HAVE_CUDA_OCTREE
@@ -66,25 +66,7 @@ static const gpk__cuda_module module = {
 #ifdef GPK_HAVE_CUDA_SEARCH
     .search = &search_cuda,
 #endif
-    .api = &api,
+    .cuda_api = &api,
 };
 
-#ifdef GPK_CUDA_AS_MODULE
-/* cuda_host.c's forwarders read it */
-const gpk__cuda_host *gpk__cuda_host_table;
-#define MODULE_ENTRY __attribute__((visibility("default")))
-#else
-#define MODULE_ENTRY
-#endif
-
-MODULE_ENTRY const gpk__cuda_module *gpk_cuda_module_open(const gpk__cuda_host *host, unsigned abi)
-{
-    if (abi != GPK__CUDA_MODULE_ABI) return NULL;
-#ifdef GPK_CUDA_AS_MODULE
-    if (!host) return NULL;
-    gpk__cuda_host_table = host;
-#else
-    (void)host;
-#endif
-    return &module;
-}
+GPK__MODULE_ENTRY(gpk_cuda_module_open, module)

@@ -1,15 +1,17 @@
-/* The library functions the CUDA module's code calls, under their usual
- * names, forwarding to libgpk's (the table gpk_cuda_module_open was given):
- * the module has no copy of the library's state. Built into
- * libgpk_cuda.so only. */
+/* The library functions a backend module's code calls, under their usual
+ * names, forwarding to libgpk's (the table the module's entry was given):
+ * a module has no copy of the library's state. Built into each module
+ * only (module.h). */
 #include <stdio.h>
 
-#include "cuda_module.h"
+#include "module.h"
 #include "../sort/multi_internal.h"
 #include "../sort/radix_internal.h"
 
-extern const gpk__cuda_host *gpk__cuda_host_table;
-#define HOST gpk__cuda_host_table
+static const gpk__module_host *host_table;
+#define HOST host_table
+
+void gpk__module_host_set(const gpk__module_host *host) { host_table = host; }
 
 gpk_status gpk__fail(gpk_ctx *ctx, gpk_status s, const char *fmt, ...)
 {
