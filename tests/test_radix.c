@@ -1,7 +1,9 @@
 /* Every radix backend against the reference sort: all key types, many
  * sizes and distributions, keys / permutation (u32 and u64 sigma) / pairs,
  * several (b, r).
- * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
+ * Usage: test_radix BACKEND [quick|threads]. threads (the CPU, for
+ * ThreadSanitizer: make tsan-check): only the sorts of teams of two and
+ * three threads at each SIMD level, the quick ladder. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpk/gen.h"
@@ -332,7 +334,8 @@ static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_
 int main(int argc, char **argv)
 {
     hook_args(&argc, argv);
-    const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
+    const int threads_only = argc > 2 && strcmp(argv[2], "threads") == 0;
+    const int quick = threads_only || (argc > 2 && strcmp(argv[2], "quick") == 0);
     gpk_backend be;
     const char *ocl_vendor = hook_arg("opencl_vendor"), *ocl_variant = hook_arg("opencl_variant");
     const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
@@ -360,6 +363,7 @@ int main(int argc, char **argv)
         sizes[ns++] = p;
         sizes[ns++] = p + 1;
     }
+    if (threads_only) goto threaded; /* sections 9 and 10's teams */
     for (int t = GPK_U32; t <= GPK_F64; t++)
         for (size_t di = 0; di < NDISTS; di++)
             for (int si = 0; si < ns; si++) {
@@ -727,6 +731,7 @@ int main(int argc, char **argv)
      * (skewed keys too).
      * The path that ran is checked: the vector sorter where the level has
      * one, the radix passes where it is portable. */
+threaded:
     if (be == GPK_BACKEND_CPU) {
         const char *levels[] = {"portable", "avx2", "avx512"};
         gpk_ctx_info info;
@@ -741,7 +746,7 @@ int main(int argc, char **argv)
             TU_CHECK(level == (li < native ? li : native), "cpu_sort_simd=%s: level %d", levels[li], level);
             cpu_simd = levels[li];
             int crowded = 0; /* 8-byte sorts in cache that took the vector sorter */
-            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+            for (sign_mix = 0; sign_mix <= 1 && !threads_only; sign_mix++)
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t di = 0; di < NDISTS; di++)
                         for (int si = 0; si < ns; si++) {
@@ -759,9 +764,9 @@ int main(int argc, char **argv)
                                          levels[li], ran);
                         }
             sign_mix = 0;
-            TU_CHECK(level < 2 || crowded > 0,
+            TU_CHECK(level < 2 || threads_only || crowded > 0,
                      "cpu_sort_simd=%s: no 8-byte sort in cache took the vector sorter", levels[li]);
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1 + threads_only; threads <= 3; threads++) {
                 gpk_ctx_set_threads(ctx, threads);
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t bi = 0; bi < sizeof vbig / sizeof vbig[0]; bi++) {
@@ -809,7 +814,7 @@ int main(int argc, char **argv)
             cpu_simd = levels[li];
             gpk_ctx_set_threads(ctx, 1);
             int wide_vector = 0; /* 8-byte keys that took the vector sorter */
-            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+            for (sign_mix = 0; sign_mix <= 1 && !threads_only; sign_mix++)
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t di = 0; di < NDISTS; di++)
                         for (int si = 0; si < ns + 4; si++) {
