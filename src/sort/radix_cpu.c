@@ -1705,6 +1705,15 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
+const char *gpk_cpu_sort_simd(void)
+{
+#ifdef GPK_HAVE_VECTOR_SORT
+    return gpk__simd_level_name(gpk__vector_sort_level());
+#else
+    return "portable (without Highway)";
+#endif
+}
+
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
  * GPK_SIMD_PORTABLE (0) where the radix sort keeps it: keys alone, every
  * bit compared, no path forced. At AVX2 the sorter beats the radix sort
