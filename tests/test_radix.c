@@ -256,12 +256,12 @@ static int vector_expected(int level, size_t kw, size_t n, int team)
  * at SIMD level `level` on a team of one thread (radix_cpu.c,
  * vector_items_wins): 1 the vector sorter, 0 the radix sort, 2 either
  * (8-byte keys: only where their range is narrow). */
-static int vector_items_expected(int level, size_t kw, size_t n, mode m)
+static int vector_items_expected(int level, gpk_type t, size_t n, mode m)
 {
     const int perm = m == MODE_PERM || m == MODE_PERM64;
-    const size_t vw = m == MODE_PAIRS64 || m == MODE_PERM64 ? 8 : 4;
+    const size_t vw = m == MODE_PAIRS64 || m == MODE_PERM64 ? 8 : 4, kw = gpk_type_size(t);
     if (level < 2 || n < 2) return 0;
-    if (kw == 4 && perm) return 1;
+    if (kw == 4 && perm && (n <= ((size_t)1 << 22) || t == GPK_F32)) return 1;
     if (n * (kw + vw) <= ((size_t)1 << 20)) return 0;
     if (!perm) return n * vw <= ((size_t)4 << 20) ? (kw == 4 ? 1 : 2) : 0;
     return n <= ((size_t)1 << 22) ? 2 : 0;
@@ -831,7 +831,7 @@ threaded:
                                 n < 2)
                                 continue;
                             const char *ran = gpk_last_sort_path(ctx);
-                            const int want = vector_items_expected(level, kw, n, m);
+                            const int want = vector_items_expected(level, (gpk_type)t, n, m);
                             wide_vector += kw == 8 && !strcmp(ran, "radix-vector");
                             if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
                                 TU_CHECK(want == 2 || !strcmp(ran, want ? "radix-vector" : "radix"),

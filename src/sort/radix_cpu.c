@@ -1875,19 +1875,21 @@ static int vector_sort_items(gpk_ctx *ctx, const gpk_radix_job *job)
 #endif
 
 /* Whether vector_sort_items beats the radix sort on one thread for the
- * job (vector_items_job), as measured (docs/perf/radix.md, v16): a
- * permutation of 4-byte keys at every size (f32, CPU ms: 2^16 0.236 /
- * 0.246, 2^20 5.2 / 7.8, 2^24 124 / 140); values and 8-byte keys beyond
- * the cache only (the cache sort's passes are faster there), values while
- * the gather reads them from the caches, 8-byte keys' permutations up to
- * 2^22 keys (narrow u64: 2^20 6.4 / 8.1, 2^24 138 / 137). On two threads
- * and more the radix team's passes scale where one vqsort cannot: the
- * radix sort takes the job. */
+ * job (vector_items_job), as measured (docs/perf/radix.md, v16, CPU ms,
+ * vector / radix): permutations up to 2^22 keys (u32 2^16 0.249 / 0.271,
+ * 2^22 27.9 / 34.6, 2^24 122 / 114; narrow u64 2^22 29.8 / 36.6, 2^24
+ * 145 / 143), and of 4-byte floats at every size (their radix passes pay
+ * the map: f32 2^24 120 / 139); values and 8-byte keys beyond the cache
+ * only (the cache sort's passes are as fast there), values while the
+ * gather reads them from the caches. On two threads and more the radix
+ * team's passes scale where one vqsort cannot: the radix sort takes the
+ * job. */
 static int vector_items_wins(const gpk_radix_job *job)
 {
     const size_t n = job->n;
     const unsigned vw = job->values ? job->value_width : 0, kw = job->key_width;
-    if (kw == 4 && job->sigma) return 1;
+    if (job->sigma && kw == 4 && (n <= ((size_t)1 << 22) || gpk_key_kind(job->key_type) == GPK_KEY_FLOAT))
+        return 1;
     if (n * (kw + (job->sigma ? job->sigma_width : vw)) <= CACHE_SORT_BYTES) return 0;
     return vw ? n * vw <= VECTOR_GATHER_BYTES : n <= ((size_t)1 << 22);
 }
