@@ -55,7 +55,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t n = (size_t)1 << atoi(argv[1]);
-    const int is_normal = strcmp(argv[2], "normal") == 0, is_narrow = strcmp(argv[2], "narrow") == 0, reps = atoi(argv[3]);
+    const int is_normal = strcmp(argv[2], "normal") == 0, is_narrow = strcmp(argv[2], "narrow") == 0,
+              reps = atoi(argv[3]);
     const char *mode = argv[4], *type_name = argc > 5 ? argv[5] : "f64";
     gpk_type type = GPK_F64;
     if (gpk_type_parse(type_name, &type) != GPK_OK) return 2;
@@ -125,9 +126,9 @@ int main(int argc, char **argv)
     }
     qsort(walls, (size_t)reps, sizeof *walls, cmp_double);
     qsort(cpus, (size_t)reps, sizeof *cpus, cmp_double);
-    printf("n=2^%s %s %s %s %s (%s): median wall %.3f ms, cpu %.3f ms; best wall %.3f, cpu %.3f (of %d)\n", argv[1],
-           argv[2], mode, type_name, argc > 6 ? argv[6] : "native", gpk_last_sort_path(ctx), walls[reps / 2] * 1e3, cpus[reps / 2] * 1e3, best_wall * 1e3,
-           best_cpu * 1e3, reps);
+    printf("n=2^%s %s %s %s %s (%s): median wall %.3f ms, cpu %.3f ms; best wall %.3f, cpu %.3f (of %d)\n",
+           argv[1], argv[2], mode, type_name, argc > 6 ? argv[6] : "native", gpk_last_sort_path(ctx),
+           walls[reps / 2] * 1e3, cpus[reps / 2] * 1e3, best_wall * 1e3, best_cpu * 1e3, reps);
     free(walls);
     free(cpus);
     gpk_ctx_destroy(ctx);

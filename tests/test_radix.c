@@ -274,9 +274,10 @@ static int vector_items_expected(int level, gpk_type t, size_t n, mode m)
 static int run_desc_case(gpk_type t, gpk_dist d, size_t n, mode m)
 {
     const size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS32 || m == MODE_PERM ? 4 : 8;
-    const uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^
-        ((uint64_t)m << 56) ^ 0xDE5C;
-    char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *idx = malloc(n * vw + 1), *seen = calloc(n + 1, 1);
+    const uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^
+        ((uint64_t)d << 48) ^ ((uint64_t)m << 56) ^ 0xDE5C;
+    char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *idx = malloc(n * vw + 1),
+         *seen = calloc(n + 1, 1);
     int ok = 0;
     char what[160];
     snprintf(what, sizeof what, "%s %s%s n=%zu %s descending cpu_sort_simd=%s", gpk_type_name(t),
@@ -296,9 +297,9 @@ static int run_desc_case(gpk_type t, gpk_dist d, size_t n, mode m)
     }
     gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
     o.descending = 1;
-    gpk_status s = m == MODE_PERM     ? gpk_sort_perm(ctx, t, got, (uint32_t *)idx, n, &o)
-        : m == MODE_PERM64            ? gpk_sort_perm64(ctx, t, got, (uint64_t *)idx, n, &o)
-                                      : gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, idx, n, &o);
+    gpk_status s = m == MODE_PERM ? gpk_sort_perm(ctx, t, got, (uint32_t *)idx, n, &o)
+        : m == MODE_PERM64        ? gpk_sort_perm64(ctx, t, got, (uint64_t *)idx, n, &o)
+                                  : gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, idx, n, &o);
     TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
     if (s != GPK_OK) goto out;
     size_t bad = n;
@@ -308,12 +309,14 @@ static int run_desc_case(gpk_type t, gpk_dist d, size_t n, mode m)
         if (i >= n || seen[i] || memcmp(k, in + i * kw, kw)) bad = j;
         else if (j > 0) {
             const uint64_t pi = vw == 4 ? ((uint32_t *)idx)[j - 1] : ((uint64_t *)idx)[j - 1];
-            const int nan_k = t == GPK_F32 ? isnan(*(const float *)k) : t == GPK_F64 ? isnan(*(const double *)k) : 0;
+            const int nan_k = t == GPK_F32 ? isnan(*(const float *)k)
+                : t == GPK_F64             ? isnan(*(const double *)k)
+                                           : 0;
             const int nan_p = t == GPK_F32 ? isnan(*(const float *)prev)
                 : t == GPK_F64             ? isnan(*(const double *)prev)
                                            : 0;
-            if (!nan_k && (nan_p || !nat_le(t, k, prev))) bad = j;     /* descending, NaN last */
-            if (!memcmp(k, prev, kw) && pi > i) bad = j;               /* stable */
+            if (!nan_k && (nan_p || !nat_le(t, k, prev))) bad = j; /* descending, NaN last */
+            if (!memcmp(k, prev, kw) && pi > i) bad = j;           /* stable */
         }
         if (i < n) seen[i] = 1;
     }
@@ -807,7 +810,8 @@ threaded:
         const mode item_modes[] = {MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64};
         gpk_ctx_info info;
         gpk_ctx_info_get(ctx, &info);
-        size_t ibig[] = {((size_t)1 << 17) + 1, ((size_t)1 << 18) + 3, ((size_t)1 << 19) - 1, ((size_t)1 << 20) + 1};
+        size_t ibig[] = {((size_t)1 << 17) + 1, ((size_t)1 << 18) + 3, ((size_t)1 << 19) - 1,
+                         ((size_t)1 << 20) + 1};
         for (int li = 0; li < 3; li++) {
             gpk__test_set("cpu_sort_simd", levels[li]);
             const int level = gpk__radix_cpu_simd_level();
@@ -821,7 +825,8 @@ threaded:
                             if (sign_mix && t != GPK_F32 && t != GPK_F64) continue;
                             if ((quick || sign_mix || li < 2) && (si + di + t) % 3) continue;
                             const int big = si >= ns;
-                            if (big && (di + (size_t)si + (size_t)t) % 4) continue; /* one distribution a size */
+                            if (big && (di + (size_t)si + (size_t)t) % 4)
+                                continue; /* one distribution a size */
                             const size_t n = big ? ibig[si - ns] : sizes[si];
                             const mode m = item_modes[(si + di + t + (size_t)sign_mix) % 4];
                             const int desc = (si + di) % 2;
@@ -835,8 +840,9 @@ threaded:
                             wide_vector += kw == 8 && !strcmp(ran, "radix-vector");
                             if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
                                 TU_CHECK(want == 2 || !strcmp(ran, want ? "radix-vector" : "radix"),
-                                         "%s %s n=%zu %s cpu_sort_simd=%s: ran %s", gpk_type_name((gpk_type)t),
-                                         gpk_dist_name(all_dists[di]), n, mode_name[m], levels[li], ran);
+                                         "%s %s n=%zu %s cpu_sort_simd=%s: ran %s",
+                                         gpk_type_name((gpk_type)t), gpk_dist_name(all_dists[di]), n,
+                                         mode_name[m], levels[li], ran);
                         }
             sign_mix = 0;
             TU_CHECK(level < 2 || quick || wide_vector > 0,

@@ -1808,17 +1808,19 @@ static int vector_sort_items(gpk_ctx *ctx, const gpk_radix_job *job)
         const uint64_t *k = (const uint64_t *)job->keys;
         const size_t m = n < 256 ? n : 256, stride = n / m;
         uint64_t lo = ~0ull, hi = 0;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t i = 0; i < m; i++) {
-            const uint64_t s = sort_key64(tc, hc, xm64, k[i * stride]);
-            lo = s < lo ? s : lo;
-            hi = s > hi ? s : hi;
-        });
+        WITH_ORDER_CONST(
+            &ord, tc, hc, for (size_t i = 0; i < m; i++) {
+                const uint64_t s = sort_key64(tc, hc, xm64, k[i * stride]);
+                lo = s < lo ? s : lo;
+                hi = s > hi ? s : hi;
+            });
         if (bit_length(hi - lo) + ib > 64) return -1;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t i = 0; i < n; i++) {
-            const uint64_t s = sort_key64(tc, hc, xm64, k[i]);
-            lo = s < lo ? s : lo;
-            hi = s > hi ? s : hi;
-        });
+        WITH_ORDER_CONST(
+            &ord, tc, hc, for (size_t i = 0; i < n; i++) {
+                const uint64_t s = sort_key64(tc, hc, xm64, k[i]);
+                lo = s < lo ? s : lo;
+                hi = s > hi ? s : hi;
+            });
         if (bit_length(hi - lo) + ib > 64) return -1;
         least = lo;
     }
@@ -1829,24 +1831,28 @@ static int vector_sort_items(gpk_ctx *ctx, const gpk_radix_job *job)
     uint64_t *c = (uint64_t *)scratch;
     if (kw == 4) {
         const uint32_t *k = (const uint32_t *)job->keys;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t i = 0; i < n; i++) c[i] =
-                                           (uint64_t)sort_key32(tc, hc, xm32, k[i]) << 32 | i;);
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t i = 0; i < n; i++) c[i] =
+                             (uint64_t)sort_key32(tc, hc, xm32, k[i]) << 32 | i;);
     } else {
         const uint64_t *k = (const uint64_t *)job->keys;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t i = 0; i < n; i++) c[i] =
-                                           (sort_key64(tc, hc, xm64, k[i]) - least) << ib | i;);
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t i = 0; i < n; i++) c[i] =
+                             (sort_key64(tc, hc, xm64, k[i]) - least) << ib | i;);
     }
     if (gpk__vector_sort_items(c, n) != 0) return -1;
 
     const uint64_t index_mask = ((uint64_t)1 << ib) - 1;
     if (kw == 4) {
         uint32_t *k = (uint32_t *)job->keys;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t j = 0; j < n; j++) k[j] =
-                                           key_of_sort32(tc, hc, xm32, (uint32_t)(c[j] >> 32)););
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t j = 0; j < n; j++) k[j] =
+                             key_of_sort32(tc, hc, xm32, (uint32_t)(c[j] >> 32)););
     } else {
         uint64_t *k = (uint64_t *)job->keys;
-        WITH_ORDER_CONST(&ord, tc, hc, for (size_t j = 0; j < n; j++) k[j] =
-                                           key_of_sort64(tc, hc, xm64, (c[j] >> ib) + least););
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t j = 0; j < n; j++) k[j] =
+                             key_of_sort64(tc, hc, xm64, (c[j] >> ib) + least););
     }
     if (job->sigma && job->sigma_width == 4) {
         for (size_t j = 0; j < n; j++) ((uint32_t *)job->sigma)[j] = (uint32_t)(c[j] & index_mask);
