@@ -14,6 +14,7 @@
 #include "gpk/gpk.h"
 #include "gpk/sort.h"
 #include "../src/core/test_hooks.h"
+#include "../src/sort/radix_cpu_hooks.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
     if (gpk_type_parse(type_name, &type) != GPK_OK) return 2;
     const size_t width = gpk_type_size(type);
     if (argc > 6 && gpk__test_set("cpu_sort_simd", argv[6]) != 0) return 2;
+    if (getenv("GPK_BENCH_IGNORE_LOAD")) gpk__radix_cpu_ignore_load(1); /* teams whatever the load */
     const int pairs = !strcmp(mode, "pairs"), perm = !strcmp(mode, "perm");
     unsigned char *input = malloc(n * width), *work = malloc(n * width), *vals = malloc(n * width);
     if (!input || !work || !vals) return 1;
