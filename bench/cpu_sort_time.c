@@ -3,10 +3,10 @@
  * time at GPK_THREADS=1 means much. Not built by CMake:
  *   cc -O2 -fopenmp -Iinclude bench/cpu_sort_time.c -o cpu_sort_time build/libgpk.a -lm [-lOpenCL] \
  *      [-lhwy_contrib -lhwy -lstdc++: a library built with Highway, GPK_HAVE_VECTOR_SORT]
- *   GPK_THREADS=1 ./cpu_sort_time LOG2N normal|uniform|narrow REPS inplace|to|copy|pairs|perm [f64|u64|u32|f32]
+ *   GPK_THREADS=1 ./cpu_sort_time LOG2N normal|uniform|narrow|few REPS inplace|to|copy|pairs|perm [f64|u64|u32|f32]
  *      [portable|avx2|avx512]
  * normal: normal(0, 1) (python/bench/bench.py's data); uniform: [0, 1) for
- * floats, every bit random for integers; narrow: integers in [0, 2^28). to: gpk_sort_keys_to into a fresh
+ * floats, every bit random for integers; narrow: integers in [0, 2^28); few: in [0, 2^10). to: gpk_sort_keys_to into a fresh
  * array; copy: memcpy into a fresh array, then gpk_sort_keys (the old
  * gpk.sort). Prints the median and best wall and process CPU time of REPS
  * and checks the order of in-place results. */
@@ -50,14 +50,14 @@ int main(int argc, char **argv)
 {
     if (argc < 5) {
         fprintf(stderr,
-                "usage: %s LOG2N normal|uniform|narrow REPS inplace|to|copy|pairs|perm [f64|u64|u32|f32] "
+                "usage: %s LOG2N normal|uniform|narrow|few REPS inplace|to|copy|pairs|perm [f64|u64|u32|f32] "
                 "[portable|avx2|avx512]\n",
                 argv[0]);
         return 2;
     }
     const size_t n = (size_t)1 << atoi(argv[1]);
     const int is_normal = strcmp(argv[2], "normal") == 0, is_narrow = strcmp(argv[2], "narrow") == 0,
-              reps = atoi(argv[3]);
+              is_few = strcmp(argv[2], "few") == 0, reps = atoi(argv[3]);
     const char *mode = argv[4], *type_name = argc > 5 ? argv[5] : "f64";
     gpk_type type = GPK_F64;
     if (gpk_type_parse(type_name, &type) != GPK_OK) return 2;
@@ -77,6 +77,7 @@ int main(int argc, char **argv)
         if (type == GPK_F64) v.f64 = is_normal ? normal() : unit();
         else if (type == GPK_F32) v.f32 = (float)(is_normal ? normal() : unit());
         else if (is_narrow) v.u64 = next_bits() >> 36, v.u32 = (uint32_t)v.u64; /* [0, 2^28) */
+        else if (is_few) v.u64 = next_bits() >> 54, v.u32 = (uint32_t)v.u64;    /* [0, 2^10) */
         else if (width == 8) v.u64 = next_bits();
         else v.u32 = (uint32_t)(next_bits() >> 32);
         memcpy(input + i * width, &v, width);
