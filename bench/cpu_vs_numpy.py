@@ -17,10 +17,15 @@ has numpy:
     mkdir -p /tmp/gpk-py && cp -r python/src/gpk /tmp/gpk-py/ && cp build-py/python/_gpk*.so /tmp/gpk-py/gpk/
     PYTHONPATH=/tmp/gpk-py python3 bench/cpu_vs_numpy.py
 
+With --items: gpk.argsort (u32, f32, f64) and gpk.sort_by_key (u32 keys
+with u32 values, u64 with u64) against numpy.argsort(kind="stable") (and
+the values taken by it), the same way (docs/perf/radix.md, v16).
+
 The load average is printed first: with the other core busy, the
 two-thread context runs one thread (radix_cpu.c, cap_by_free_cores).
 """
 import os
+import sys
 import time
 
 import numpy as np
@@ -38,16 +43,51 @@ def median_ms(fn, reps):
     return ts[len(ts) // 2] * 1e3
 
 
+def data(rng, dt, n):
+    return (rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True) if dt.startswith("u")
+            else rng.normal(0, 1, n).astype(dt))
+
+
+def items(rng, ctx1, ctx2):
+    print("| call | numpy | gpk 1T | gpk 2T | 1T/numpy | 2T/numpy |")
+    cases = [("argsort", "uint32"), ("argsort", "float32"), ("argsort", "float64"),
+             ("sort_by_key", "uint32"), ("sort_by_key", "uint64")]
+    for call, dt in cases:
+        for lg in (16, 20, 24):
+            n = 1 << lg
+            a = data(rng, dt, n)
+            v = np.arange(n, dtype=dt)
+            reps = 5 if lg == 24 else 9
+            if call == "argsort":
+                want = np.argsort(a, kind="stable")
+                assert (gpk.argsort(a, backend=ctx1) == want).all()
+                fn = lambda: np.argsort(a, kind="stable")
+                g1 = lambda: gpk.argsort(a, backend=ctx1)
+                g2 = lambda: gpk.argsort(a, backend=ctx2)
+            else:
+                want = np.argsort(a, kind="stable")
+                got = gpk.sort_by_key(a, v, backend=ctx1)
+                assert (got[0] == a[want]).all() and (got[1] == v[want]).all()
+                fn = lambda: (lambda p: (a[p], v[p]))(np.argsort(a, kind="stable"))
+                g1 = lambda: gpk.sort_by_key(a, v, backend=ctx1)
+                g2 = lambda: gpk.sort_by_key(a, v, backend=ctx2)
+            tn, t1, t2 = median_ms(fn, reps), median_ms(g1, reps), median_ms(g2, reps)
+            print(f"| {call} {dt} 2^{lg} | {tn:.3f} | {t1:.3f} | {t2:.3f} | {tn / t1:.2f}x | {tn / t2:.2f}x |",
+                  flush=True)
+
+
 def main():
     rng = np.random.default_rng(7)
     ctx1, ctx2 = gpk.Context("cpu", threads=1), gpk.Context("cpu", threads=2)
     print(f"load {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
+    if "--items" in sys.argv:
+        items(rng, ctx1, ctx2)
+        return
     print("| keys | numpy | gpk 1T | gpk 2T | 1T/numpy | 2T/numpy |")
     for dt in ("uint32", "uint64", "float32", "float64"):
         for lg in (16, 20, 24):
             n = 1 << lg
-            a = (rng.integers(0, np.iinfo(dt).max, n, dtype=dt, endpoint=True) if dt.startswith("u")
-                 else rng.normal(0, 1, n).astype(dt))
+            a = data(rng, dt, n)
             reps = 5 if lg == 24 else 9
             assert (gpk.sort(a, backend=ctx1) == np.sort(a)).all()
             tn = median_ms(lambda: np.sort(a), reps)

@@ -144,6 +144,9 @@ expect_err 2 "pic bad n" "bad --n" -- "$GPK" pic --n -5
 expect_err 2 "pic standalone bad option" "unknown option" -- "$PIC" --frobnicate 1
 expect 0 "info" -- "$GPK" info
 grep -q "^cpu" out.txt || fail "gpk info does not show the CPU backend"
+grep -Eq "^ +sort simd (avx512|avx2|portable)" out.txt || fail "gpk info does not show the CPU sort's SIMD level"
+expect 0 "info --json" -- "$GPK" info --json
+grep -Eq '"cpu_sort_simd": "(avx512|avx2|portable)' out.txt || fail "gpk info --json has no cpu_sort_simd"
 
 # ---- bad input files (the CPU backend reads them) ----------------------------------------
 head -c 4000 /dev/urandom >rnd.bin

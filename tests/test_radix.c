@@ -1,7 +1,9 @@
 /* Every radix backend against the reference sort: all key types, many
  * sizes and distributions, keys / permutation (u32 and u64 sigma) / pairs,
  * several (b, r).
- * Usage: test_radix BACKEND [quick]. Exits 77 (skipped) when the backend has
+ * Usage: test_radix BACKEND [quick|threads]. threads (the CPU, for
+ * ThreadSanitizer: make tsan-check): only the sorts of teams of two and
+ * three threads at each SIMD level, the quick ladder. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpk/gen.h"
@@ -250,6 +252,84 @@ static int vector_expected(int level, size_t kw, size_t n, int team)
     return level == 2 && in_cache && kw == 8 ? 2 : 1;
 }
 
+/* The CPU path pairs and permutations (mode m) of n keys of kw bytes take
+ * at SIMD level `level` on a team of one thread (radix_cpu.c,
+ * vector_items_wins): 1 the vector sorter, 0 the radix sort, 2 either
+ * (8-byte keys: only where their range is narrow). */
+static int vector_items_expected(int level, gpk_type t, size_t n, mode m)
+{
+    const int perm = m == MODE_PERM || m == MODE_PERM64;
+    const size_t vw = m == MODE_PAIRS64 || m == MODE_PERM64 ? 8 : 4, kw = gpk_type_size(t);
+    if (level < 2 || n < 2) return 0;
+    if (kw == 4 && perm && (n <= ((size_t)1 << 22) || t == GPK_F32)) return 1;
+    if (n * (kw + vw) <= ((size_t)1 << 20)) return 0;
+    if (!perm) return n * vw <= ((size_t)4 << 20) ? (kw == 4 ? 1 : 2) : 0;
+    return n <= ((size_t)1 << 22) ? 2 : 0;
+}
+
+/* Descending order of a pairs or permutation sort (mode m, not keys),
+ * checked on its own: the keys a permutation of the input (the values
+ * carry each key's index), in descending natural order (NaN last, +0
+ * before -0), and equal keys in their input order. */
+static int run_desc_case(gpk_type t, gpk_dist d, size_t n, mode m)
+{
+    const size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS32 || m == MODE_PERM ? 4 : 8;
+    const uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^
+        ((uint64_t)d << 48) ^ ((uint64_t)m << 56) ^ 0xDE5C;
+    char *in = malloc(n * kw + 1), *got = malloc(n * kw + 1), *idx = malloc(n * vw + 1),
+         *seen = calloc(n + 1, 1);
+    int ok = 0;
+    char what[160];
+    snprintf(what, sizeof what, "%s %s%s n=%zu %s descending cpu_sort_simd=%s", gpk_type_name(t),
+             gpk_dist_name(d), sign_mix ? " sign-mixed" : "", n, mode_name[m], cpu_simd ? cpu_simd : "");
+    if (!in || !got || !idx || !seen || gpk_generate(t, d, in, n, seed, 0) != GPK_OK) {
+        TU_CHECK(0, "%s: no input", what);
+        goto out;
+    }
+    for (size_t i = 1; sign_mix && i < n; i += 2) {
+        if (kw == 4) ((uint32_t *)in)[i] ^= 0x80000000u;
+        else ((uint64_t *)in)[i] ^= 0x8000000000000000ull;
+    }
+    memcpy(got, in, n * kw);
+    for (size_t i = 0; i < n; i++) {
+        if (vw == 4) ((uint32_t *)idx)[i] = (m == MODE_PERM) ? 0xABABABABu : (uint32_t)i;
+        else ((uint64_t *)idx)[i] = (m == MODE_PERM64) ? 0xABABABABABABABABull : i;
+    }
+    gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+    o.descending = 1;
+    gpk_status s = m == MODE_PERM ? gpk_sort_perm(ctx, t, got, (uint32_t *)idx, n, &o)
+        : m == MODE_PERM64        ? gpk_sort_perm64(ctx, t, got, (uint64_t *)idx, n, &o)
+                                  : gpk_sort_pairs(ctx, t, got, vw == 4 ? GPK_U32 : GPK_U64, idx, n, &o);
+    TU_CHECK(s == GPK_OK, "%s: status %s: %s", what, gpk_status_string(s), gpk_last_error(ctx));
+    if (s != GPK_OK) goto out;
+    size_t bad = n;
+    for (size_t j = 0; j < n && bad == n; j++) {
+        const uint64_t i = vw == 4 ? ((uint32_t *)idx)[j] : ((uint64_t *)idx)[j];
+        const char *k = got + j * kw, *prev = got + (j - 1) * kw;
+        if (i >= n || seen[i] || memcmp(k, in + i * kw, kw)) bad = j;
+        else if (j > 0) {
+            const uint64_t pi = vw == 4 ? ((uint32_t *)idx)[j - 1] : ((uint64_t *)idx)[j - 1];
+            const int nan_k = t == GPK_F32 ? isnan(*(const float *)k)
+                : t == GPK_F64             ? isnan(*(const double *)k)
+                                           : 0;
+            const int nan_p = t == GPK_F32 ? isnan(*(const float *)prev)
+                : t == GPK_F64             ? isnan(*(const double *)prev)
+                                           : 0;
+            if (!nan_k && (nan_p || !nat_le(t, k, prev))) bad = j; /* descending, NaN last */
+            if (!memcmp(k, prev, kw) && pi > i) bad = j;           /* stable */
+        }
+        if (i < n) seen[i] = 1;
+    }
+    TU_CHECK(bad == n, "%s: wrong at %zu", what, bad);
+    ok = bad == n;
+out:
+    free(in);
+    free(got);
+    free(idx);
+    free(seen);
+    return ok;
+}
+
 static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_FEW_BITS,      GPK_DIST_EQUAL,
                                GPK_DIST_SORTED,  GPK_DIST_REVERSE,     GPK_DIST_FLOAT_SPECIALS};
 #define NDISTS (sizeof all_dists / sizeof all_dists[0])
@@ -257,7 +337,8 @@ static gpk_dist all_dists[] = {GPK_DIST_UNIFORM, GPK_DIST_RANDOM_BITS, GPK_DIST_
 int main(int argc, char **argv)
 {
     hook_args(&argc, argv);
-    const int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
+    const int threads_only = argc > 2 && strcmp(argv[2], "threads") == 0;
+    const int quick = threads_only || (argc > 2 && strcmp(argv[2], "quick") == 0);
     gpk_backend be;
     const char *ocl_vendor = hook_arg("opencl_vendor"), *ocl_variant = hook_arg("opencl_variant");
     const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
@@ -285,6 +366,7 @@ int main(int argc, char **argv)
         sizes[ns++] = p;
         sizes[ns++] = p + 1;
     }
+    if (threads_only) goto threaded; /* sections 9 and 10's teams */
     for (int t = GPK_U32; t <= GPK_F64; t++)
         for (size_t di = 0; di < NDISTS; di++)
             for (int si = 0; si < ns; si++) {
@@ -652,6 +734,7 @@ int main(int argc, char **argv)
      * (skewed keys too).
      * The path that ran is checked: the vector sorter where the level has
      * one, the radix passes where it is portable. */
+threaded:
     if (be == GPK_BACKEND_CPU) {
         const char *levels[] = {"portable", "avx2", "avx512"};
         gpk_ctx_info info;
@@ -666,7 +749,7 @@ int main(int argc, char **argv)
             TU_CHECK(level == (li < native ? li : native), "cpu_sort_simd=%s: level %d", levels[li], level);
             cpu_simd = levels[li];
             int crowded = 0; /* 8-byte sorts in cache that took the vector sorter */
-            for (sign_mix = 0; sign_mix <= 1; sign_mix++)
+            for (sign_mix = 0; sign_mix <= 1 && !threads_only; sign_mix++)
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t di = 0; di < NDISTS; di++)
                         for (int si = 0; si < ns; si++) {
@@ -684,9 +767,9 @@ int main(int argc, char **argv)
                                          levels[li], ran);
                         }
             sign_mix = 0;
-            TU_CHECK(level < 2 || crowded > 0,
+            TU_CHECK(level < 2 || threads_only || crowded > 0,
                      "cpu_sort_simd=%s: no 8-byte sort in cache took the vector sorter", levels[li]);
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1 + threads_only; threads <= 3; threads++) {
                 gpk_ctx_set_threads(ctx, threads);
                 for (int t = GPK_U32; t <= GPK_F64; t++)
                     for (size_t bi = 0; bi < sizeof vbig / sizeof vbig[0]; bi++) {
@@ -710,6 +793,70 @@ int main(int argc, char **argv)
             gpk_ctx_set_threads(ctx, (int)info.threads);
         }
         gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd")); /* the level the arguments forced */
+        cpu_simd = NULL;
+    }
+
+    /* 10. Pairs and permutations through the CPU's vectorised sorter as
+     * (key, index) composites (radix_cpu.c, vector_sort_items) at each
+     * level forced, on a team of one thread, against the reference (which
+     * holds the values to stability): every type, distribution (few
+     * distinct and all-equal keys for stability, the float specials for
+     * NaN and -0.0), floats of both signs, the size ladder and sizes about
+     * the limits (in cache, the gather's 4 MiB); descending order checked
+     * on its own. The path that ran is checked; two threads take the radix
+     * team. */
+    if (be == GPK_BACKEND_CPU) {
+        const char *levels[] = {"portable", "avx2", "avx512"};
+        const mode item_modes[] = {MODE_PERM, MODE_PAIRS32, MODE_PAIRS64, MODE_PERM64};
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        size_t ibig[] = {((size_t)1 << 17) + 1, ((size_t)1 << 18) + 3, ((size_t)1 << 19) - 1,
+                         ((size_t)1 << 20) + 1};
+        for (int li = 0; li < 3; li++) {
+            gpk__test_set("cpu_sort_simd", levels[li]);
+            const int level = gpk__radix_cpu_simd_level();
+            cpu_simd = levels[li];
+            gpk_ctx_set_threads(ctx, 1);
+            int wide_vector = 0; /* 8-byte keys that took the vector sorter */
+            for (sign_mix = 0; sign_mix <= 1 && !threads_only; sign_mix++)
+                for (int t = GPK_U32; t <= GPK_F64; t++)
+                    for (size_t di = 0; di < NDISTS; di++)
+                        for (int si = 0; si < ns + 4; si++) {
+                            if (sign_mix && t != GPK_F32 && t != GPK_F64) continue;
+                            if ((quick || sign_mix || li < 2) && (si + di + t) % 3) continue;
+                            const int big = si >= ns;
+                            if (big && (di + (size_t)si + (size_t)t) % 4)
+                                continue; /* one distribution a size */
+                            const size_t n = big ? ibig[si - ns] : sizes[si];
+                            const mode m = item_modes[(si + di + t + (size_t)sign_mix) % 4];
+                            const int desc = (si + di) % 2;
+                            const size_t kw = gpk_type_size((gpk_type)t);
+                            if (!(desc ? run_desc_case((gpk_type)t, all_dists[di], n, m)
+                                       : run_case((gpk_type)t, all_dists[di], n, m, 0, 0, 0)) ||
+                                n < 2)
+                                continue;
+                            const char *ran = gpk_last_sort_path(ctx);
+                            const int want = vector_items_expected(level, (gpk_type)t, n, m);
+                            wide_vector += kw == 8 && !strcmp(ran, "radix-vector");
+                            if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
+                                TU_CHECK(want == 2 || !strcmp(ran, want ? "radix-vector" : "radix"),
+                                         "%s %s n=%zu %s cpu_sort_simd=%s: ran %s",
+                                         gpk_type_name((gpk_type)t), gpk_dist_name(all_dists[di]), n,
+                                         mode_name[m], levels[li], ran);
+                        }
+            sign_mix = 0;
+            TU_CHECK(level < 2 || quick || wide_vector > 0,
+                     "cpu_sort_simd=%s: no 8-byte pairs or permutation took the vector sorter", levels[li]);
+            gpk_ctx_set_threads(ctx, 2);
+            for (int t = GPK_U32; t <= GPK_F64; t++) {
+                const mode m = item_modes[t % 4];
+                if (!run_case((gpk_type)t, GPK_DIST_FEW_BITS, ibig[1], m, 0, 0, 0)) continue;
+                TU_CHECK(!strstr(gpk_last_sort_path(ctx), "vector"), "%s n=%zu %s, 2 threads: ran %s",
+                         gpk_type_name((gpk_type)t), ibig[1], mode_name[m], gpk_last_sort_path(ctx));
+            }
+            gpk_ctx_set_threads(ctx, (int)info.threads);
+        }
+        gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd"));
         cpu_simd = NULL;
     }
 

@@ -133,9 +133,14 @@ GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
  * "radix-onesweep" (LSD passes), "radix-small" (the same passes in one
  * launch, for small inputs: docs/guide.md), "radix-hybrid" (MSD window + on-chip
  * bucket sorts, where a test enables it) or "radix-hybrid+lsd" (skewed keys:
- * some buckets sorted by LSD passes); on the CPU "radix-vector" (keys alone
- * by a vectorised quicksort); elsewhere the algorithm's name. */
+ * some buckets sorted by LSD passes); on the CPU "radix-vector" (keys alone,
+ * or pairs and permutations as (key, index) composites, by a vectorised
+ * quicksort); elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
+/* The instruction set the CPU backend's vectorised sort runs at on this
+ * processor: "avx512", "avx2", "portable" (the radix passes alone), or
+ * "portable (without Highway)" where the library was built without it. */
+GPK_API const char *gpk_cpu_sort_simd(void);
 GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
 GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);
 

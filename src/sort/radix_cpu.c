@@ -18,8 +18,10 @@
  * vectorised quicksort where one was built and the processor runs it
  * (vector_sort.h): the whole array on a team of one thread, two sorted
  * halves merged on a team of two (vector_keys_job says where). Equal keys
- * are equal bits, so the result is the radix sort's; the radix passes
- * stay the portable path and the reference.
+ * are equal bits, so the result is the radix sort's. Pairs and
+ * permutations take it on a team of one thread where it wins, as (sort
+ * key, index) composites, which keep the sort stable (vector_sort_items).
+ * The radix passes stay the portable path and the reference.
  *
  * OpenMP rather than a hand-made pool: the whole sort is one fork-join
  * region with barriers, which is exactly what `omp parallel` + `omp
@@ -1687,6 +1689,15 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
+const char *gpk_cpu_sort_simd(void)
+{
+#ifdef GPK_HAVE_VECTOR_SORT
+    return gpk__simd_level_name(gpk__vector_sort_level());
+#else
+    return "portable (without Highway)";
+#endif
+}
+
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
  * GPK_SIMD_PORTABLE (0) where the radix sort keeps it: keys alone, every
  * bit compared, no path forced. At AVX2 the sorter beats the radix sort
@@ -1735,6 +1746,142 @@ static int vector_sort_keys(const gpk_radix_job *job)
     const int rc = gpk__vector_sort(job->keys, n, kw, 0, 0);
     unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
     return rc;
+}
+
+/* Whether the job's keys carry values or a permutation (pairs, argsort,
+ * records through their (key, index) pairs) that the vectorised sorter
+ * may take as (sort key, index) composites in 64 bits (vector_sort_items):
+ * every bit compared, no path forced, at AVX-512. vqsort's 128-bit items
+ * sort 4-5 times slower than its 64-bit ones (docs/perf/radix.md, v16:
+ * 2^20 u64 4.0 ms, uint128_t 19.8, K64V64 20.4), slower than the radix
+ * sort, so 8-byte keys go there only where their range is narrow. */
+static int vector_items_job(const gpk_radix_job *job)
+{
+    if ((!job->values && !job->sigma) || job->src || job->radix_bits || job->key_bits ||
+        path_forced() != PATH_AUTO || job->n > UINT32_MAX)
+        return 0;
+    return gpk__vector_sort_level() == GPK_SIMD_AVX512;
+}
+
+/* Bits of x (0 for 0). */
+static unsigned bit_length(uint64_t x)
+{
+    unsigned b = 0;
+    while (b < 64 && x >> b) b++;
+    return b;
+}
+
+/* The job (vector_items_job) by the vectorised sorter on this thread, as
+ * u64 composites (sort key - the least sort key) << ib | index, ib the
+ * index's bits: 4-byte keys always fit, 8-byte keys where their range
+ * leaves ib bits (a 256-key sample first, then all keys). The composites
+ * are distinct, and equal keys order by index: the sort is stable. The
+ * keys come back from the top bits, the permutation from the low ones;
+ * values are gathered by index from a copy. 0, or -1 with the caller's
+ * arrays as they were (the radix sort takes the job). */
+static int vector_sort_items(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    const size_t n = job->n;
+    const unsigned kw = job->key_width, vw = job->values ? job->value_width : 0;
+    const unsigned ib = kw == 4 ? 32 : bit_length(n - 1); /* n <= 2^32: at most 32 */
+    const key_order ord = order_of(job);
+    const uint32_t xm32 = (uint32_t)ord.xor_mask;
+    const uint64_t xm64 = ord.xor_mask;
+    uint64_t least = 0;
+    if (kw == 8) {
+        const uint64_t *k = (const uint64_t *)job->keys;
+        const size_t m = n < 256 ? n : 256, stride = n / m;
+        uint64_t lo = ~0ull, hi = 0;
+        WITH_ORDER_CONST(
+            &ord, tc, hc, for (size_t i = 0; i < m; i++) {
+                const uint64_t s = sort_key64(tc, hc, xm64, k[i * stride]);
+                lo = s < lo ? s : lo;
+                hi = s > hi ? s : hi;
+            });
+        if (bit_length(hi - lo) + ib > 64) return -1;
+        WITH_ORDER_CONST(
+            &ord, tc, hc, for (size_t i = 0; i < n; i++) {
+                const uint64_t s = sort_key64(tc, hc, xm64, k[i]);
+                lo = s < lo ? s : lo;
+                hi = s > hi ? s : hi;
+            });
+        if (bit_length(hi - lo) + ib > 64) return -1;
+        least = lo;
+    }
+    const size_t cbytes = (n * 8 + 63) & ~(size_t)63;
+    unsigned char *scratch = gpk__host_scratch(ctx, cbytes + n * vw + 64);
+    if (!scratch) return -1;
+    scratch += (64 - (uintptr_t)scratch % 64) % 64;
+    uint64_t *c = (uint64_t *)scratch;
+    if (kw == 4) {
+        const uint32_t *k = (const uint32_t *)job->keys;
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t i = 0; i < n; i++) c[i] =
+                             (uint64_t)sort_key32(tc, hc, xm32, k[i]) << 32 | i;);
+    } else {
+        const uint64_t *k = (const uint64_t *)job->keys;
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t i = 0; i < n; i++) c[i] =
+                             (sort_key64(tc, hc, xm64, k[i]) - least) << ib | i;);
+    }
+    if (gpk__vector_sort_items(c, n) != 0) return -1;
+
+    const uint64_t index_mask = ((uint64_t)1 << ib) - 1;
+    if (kw == 4) {
+        uint32_t *k = (uint32_t *)job->keys;
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t j = 0; j < n; j++) k[j] =
+                             key_of_sort32(tc, hc, xm32, (uint32_t)(c[j] >> 32)););
+    } else {
+        uint64_t *k = (uint64_t *)job->keys;
+        WITH_ORDER_CONST(&ord, tc, hc,
+                         for (size_t j = 0; j < n; j++) k[j] =
+                             key_of_sort64(tc, hc, xm64, (c[j] >> ib) + least););
+    }
+    if (job->sigma && job->sigma_width == 4) {
+        for (size_t j = 0; j < n; j++) ((uint32_t *)job->sigma)[j] = (uint32_t)(c[j] & index_mask);
+    } else if (job->sigma) {
+        for (size_t j = 0; j < n; j++) ((uint64_t *)job->sigma)[j] = c[j] & index_mask;
+    } else {
+        unsigned char *copy = scratch + cbytes;
+        memcpy(copy, job->values, n * vw);
+        if (vw == 4)
+            for (size_t j = 0; j < n; j++)
+                ((uint32_t *)job->values)[j] = ((const uint32_t *)copy)[c[j] & index_mask];
+        else
+            for (size_t j = 0; j < n; j++)
+                ((uint64_t *)job->values)[j] = ((const uint64_t *)copy)[c[j] & index_mask];
+    }
+    return 0;
+}
+
+/* Up to this many bytes of values the gather by index (vector_sort_items)
+ * reads them from the caches; beyond, its random reads from memory cost
+ * more than the radix sort moving them (docs/perf/radix.md, v16: u32
+ * pairs, 1 thread, CPU ms, vector / radix: 2^18 1.19 / 1.53, 2^20 7.8 /
+ * 8.3, 2^21 17.8 / 16.7, 2^24 208 / 110). */
+#ifndef VECTOR_GATHER_BYTES
+#define VECTOR_GATHER_BYTES ((size_t)4 << 20)
+#endif
+
+/* Whether vector_sort_items beats the radix sort on one thread for the
+ * job (vector_items_job), as measured (docs/perf/radix.md, v16, CPU ms,
+ * vector / radix): permutations up to 2^22 keys (u32 2^16 0.249 / 0.271,
+ * 2^22 27.9 / 34.6, 2^24 122 / 114; narrow u64 2^22 29.8 / 36.6, 2^24
+ * 145 / 143), and of 4-byte floats at every size (their radix passes pay
+ * the map: f32 2^24 120 / 139); values and 8-byte keys beyond the cache
+ * only (the cache sort's passes are as fast there), values while the
+ * gather reads them from the caches. On two threads and more the radix
+ * team's passes scale where one vqsort cannot: the radix sort takes the
+ * job. */
+static int vector_items_wins(const gpk_radix_job *job)
+{
+    const size_t n = job->n;
+    const unsigned vw = job->values ? job->value_width : 0, kw = job->key_width;
+    if (job->sigma && kw == 4 && (n <= ((size_t)1 << 22) || gpk_key_kind(job->key_type) == GPK_KEY_FLOAT))
+        return 1;
+    if (n * (kw + (job->sigma ? job->sigma_width : vw)) <= CACHE_SORT_BYTES) return 0;
+    return vw ? n * vw <= VECTOR_GATHER_BYTES : n <= ((size_t)1 << 22);
 }
 
 /* Whether 8-byte keys in cache go to the vectorised sorter rather than
@@ -2158,10 +2305,21 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
             return GPK_OK;
         }
     }
-    if (cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width))
-        return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
+    /* Pairs and permutations (vector_items_wins says where) on a team of
+     * one thread: in cache always, above where plan_sort finds one. */
+    const int items = vector_items_job(job) && vector_items_wins(job);
+    const int in_cache = cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width);
+    if (items && in_cache && vector_sort_items(ctx, job) == 0) {
+        ctx->last_sort_path = "radix-vector";
+        return GPK_OK;
+    }
+    if (in_cache) return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
     sort_plan p;
     plan_sort(ctx, job, &p);
+    if (items && p.threads == 1 && vector_sort_items(ctx, job) == 0) {
+        ctx->last_sort_path = "radix-vector";
+        return GPK_OK;
+    }
     const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
     if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
         (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {

@@ -101,3 +101,16 @@ extern "C" int gpk__vector_sort(void *keys, size_t n, unsigned width, int is_sig
         return -1;
     }
 }
+
+extern "C" int gpk__vector_sort_items(uint64_t *items, size_t n)
+{
+    try {
+        if (current_level() == GPK_SIMD_PORTABLE) return -1;
+        const hwy::Sorter *s = thread_sorter();
+        if (!s) return -1;
+        (*s)(items, n, hwy::SortAscending());
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gpk/sort.h"
 
 void cmd_info_help(FILE *f)
 {
@@ -10,7 +11,8 @@ void cmd_info_help(FILE *f)
             "usage: gpk info [--backend B] [--json]\n"
             "\n"
             "Shows the gpk version, the backends built in, and for each usable backend its\n"
-            "device (gpk_ctx_info): name, platform, compute units, memory, CPU threads.\n"
+            "device (gpk_ctx_info): name, platform, compute units, memory, CPU threads,\n"
+            "and the instruction set of the CPU sort (avx512, avx2 or portable).\n"
             "\n"
             "  --backend B  only this backend (%s; auto: the one AUTO picks)\n"
             "  --json       print JSON on stdout\n",
@@ -46,6 +48,8 @@ int cmd_info(int argc, char **argv)
         cli_json_str(stdout, gpk_version());
         printf(", \"backends_built\": ");
         cli_json_str(stdout, cli_backends_built());
+        printf(", \"cpu_sort_simd\": ");
+        cli_json_str(stdout, gpk_cpu_sort_simd());
         printf(", \"backends\": [");
     } else {
         printf("gpk %s, backends built: %s\n", gpk_version(), cli_backends_built());
@@ -86,6 +90,7 @@ int cmd_info(int argc, char **argv)
                    info.compute_units, (double)info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
             if (info.backend == GPK_BACKEND_CPU) printf(", %u threads", info.threads);
             printf("\n");
+            if (info.backend == GPK_BACKEND_CPU) printf("        sort simd %s\n", gpk_cpu_sort_simd());
         }
         printed++;
         gpk_ctx_destroy(ctx);
