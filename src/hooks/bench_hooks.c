@@ -47,14 +47,12 @@ gpk_status gpk__bench_quick(gpk_ctx *ctx, gpk_type key_type, void *base, size_t 
                          stride);
     const gpk__sort_backend *be = timed_backend(ctx, 1);
     if (!be) return GPK_EUNSUPPORTED;
-    gpk_quick_job q;
-    memset(&q, 0, sizeof q);
-    q.key_type = key_type;
-    q.key_width = gpk_key_bytes(key_type);
-    q.base = base;
-    q.n = n;
-    q.stride = stride;
-    q.recursive = recursive;
+    const gpk_quick_job q = {.key_type = key_type,
+                             .key_width = gpk_key_bytes(key_type),
+                             .base = base,
+                             .n = n,
+                             .stride = stride,
+                             .recursive = recursive};
     return be->quick_bench(ctx, &q, reps, ms);
 }
 
@@ -67,14 +65,12 @@ void gpk__bench_key_range(uint64_t and_all, uint64_t or_all, unsigned *begin, un
 gpk_status gpk__bench_tsp_eval_open(gpk_ctx *ctx, const gpk_tsp *tsp, gpk__bench_tsp_eval **out, int *fast)
 {
     if (!ctx || !tsp || !out) return gpk__fail(ctx, GPK_EINVAL, "bench: a TSP instance is needed");
-    gpk__search_cfg c;
-    memset(&c, 0, sizeof c);
-    c.kind = GPK_PROBLEM_TSP;
-    c.ops = gpk__problem(GPK_PROBLEM_TSP);
-    c.tsp = tsp;
-    c.nb = GPK_NB_TWO_OPT;
-    c.n = tsp->n;
-    c.threads = 1;
+    const gpk__search_cfg c = {.kind = GPK_PROBLEM_TSP,
+                               .ops = gpk__problem(GPK_PROBLEM_TSP),
+                               .tsp = tsp,
+                               .nb = GPK_NB_TWO_OPT,
+                               .n = tsp->n,
+                               .threads = 1};
     const gpk__search_backend *scans = gpk__search_backend_of(GPK_BACKEND_CUDA);
     if (!scans) return gpk__fail(ctx, GPK_EUNSUPPORTED, "bench: the CUDA module is not loaded");
     const gpk_status s = scans->open(ctx, &c, out);

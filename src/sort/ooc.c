@@ -445,15 +445,14 @@ static gpk_status alloc_extra(gpk_ctx *ctx, ooc_arrays *A)
 static gpk_status open_dev(gpk_ctx *ctx, const gpk_radix_job *job, const ooc_arrays *A, gpk_ooc_stats *st,
                            gpk_ooc_dev *dev)
 {
-    memset(dev, 0, sizeof *dev);
-    dev->ctx = ctx;
-    dev->stats = st;
-    dev->key_type = job->key_type;
-    dev->key_width = A->kw;
-    dev->value_width = A->vw;
-    dev->key_bits = job->key_bits;
-    dev->radix_bits = job->radix_bits;
-    dev->n = A->n;
+    *dev = (gpk_ooc_dev){.ctx = ctx,
+                         .stats = st,
+                         .key_type = job->key_type,
+                         .key_width = A->kw,
+                         .value_width = A->vw,
+                         .key_bits = job->key_bits,
+                         .radix_bits = job->radix_bits,
+                         .n = A->n};
     const gpk__ooc_backend *ob = ooc_of(ctx);
     if (!ob)
         return gpk__fail(ctx, GPK_EUNSUPPORTED, "sort: no out-of-core sort on the %s backend",
