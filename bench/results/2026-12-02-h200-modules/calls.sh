@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The device calls of 2026-12-02 (modules): part 1 = d4, part 2 = d5, part 3 = d6.
+
+# ===== part: d4.sh
+# Early call: the CUDA module split built with CUDA, OpenCL, MPI; the whole
+# ctest suite at small sizes with CUDA and OpenCL required (the static
+# library's built-in module and, through gpk/libgpk.so, the dlopen'd one);
+# gpk-cub-alone (libgpk.so -> module) at 2^28.
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+o=${OUT:-/tmp/out}; mkdir -p $o
+S=$o/summary.txt; : >$S
+T0=$(date +%s)
+b=build-gpu
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a $S
+nvlib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+[ -n "$nvlib" ] && mkdir -p /etc/OpenCL/vendors && echo "$nvlib" >/etc/OpenCL/vendors/nvidia.icd
+cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGPK_FUZZ=OFF >$o/cmake.log 2>&1 || { tail -20 $o/cmake.log; exit 1; }
+cmake --build $b -j16 >$o/build.log 2>&1 || { grep -B3 -A12 -m3 "error" $o/build.log | head -80; exit 1; }
+echo "build $(( $(date +%s) - T0 )) s" | tee -a $S
+ls -la $b/libgpk.so.0.1.0 $b/libgpk_cuda.so | awk '{print $5, $NF}' | tee -a $S
+$b/gpk info 2>&1 | head -8 | tee -a $S
+$b/gpk sort --gen uniform --n 16777216 --type u32 --backend cuda --check --json 2>&1 | tr ',' '\n' | grep -E '"(backend|check|ms|path)"' | tr '\n' ' ' | tee -a $S; echo | tee -a $S
+for c in "u32 28 0" "u32 28 4"; do
+  timeout 40 $b/gpk-cub-alone $c uniform 9 asc >$o/alone_${c// /_}.log 2>&1
+  echo "$c: $(grep '^gpk_cuda_sort' $o/alone_${c// /_}.log | awk '{print $2, $NF}') | $(grep '^gpk / best' $o/alone_${c// /_}.log)" | tee -a $S
+done
+t0=$(date +%s)
+GPK_TEST_SMALL=1 GPK_REQUIRE_CUDA=1 GPK_REQUIRE_OPENCL=1 OMP_WAIT_POLICY=passive timeout ${CT:-300} ctest --test-dir $b -j10 --timeout 250 \
+  >$o/ctest.log 2>&1
+echo "ctest rc=$? ($(( $(date +%s) - t0 )) s)" | tee -a $S
+grep -E 'tests passed|tests failed|\*\*\*|Failed|Timeout|Not Run' $o/ctest.log | sed 's/  */ /g' | head -30 | tee -a $S
+echo "total $(( $(date +%s) - T0 )) s" | tee -a $S
+cd $o && tar czf logs.tgz *.log && rm -f *.log
+
+# ===== part: d5.sh
+# Final call: the merged tree (modules for CUDA and OpenCL, duplicates
+# work, the CPU vector sort's pairs/permutations) built with CUDA, OpenCL,
+# MPI; the whole ctest suite at small sizes with CUDA and OpenCL required;
+# gpk-cub-alone through libgpk.so (the CUDA module); the 16-thread CPU
+# bench (u32 2^28, u64 2^27: keys, pairs, permutation) with its peers;
+# the CUDA tile sort (n <= 4096) against CUB.
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+o=${OUT:-/tmp/out}; mkdir -p $o
+S=$o/summary.txt; : >$S
+T0=$(date +%s)
+b=build-gpu
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a $S
+echo "tree: $(cat .devrun/TREE 2>/dev/null)" | tee -a $S
+nvlib=$(ldconfig -p 2>/dev/null | awk '/libnvidia-opencl\.so\.1/ {print $NF; exit}')
+[ -n "$nvlib" ] && mkdir -p /etc/OpenCL/vendors && echo "$nvlib" >/etc/OpenCL/vendors/nvidia.icd
+if [ ! -x $b/gpk ] || [ "${REBUILD:-1}" = 1 ]; then
+  cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGPK_FUZZ=OFF >$o/cmake.log 2>&1 || { tail -20 $o/cmake.log; exit 1; }
+  cmake --build $b -j16 >$o/build.log 2>&1 || { grep -B3 -A12 -m3 "error" $o/build.log | head -80; exit 1; }
+fi
+echo "build $(( $(date +%s) - T0 )) s" | tee -a $S
+ls -la $b/libgpk.so.0.1.0 $b/libgpk_cuda.so $b/libgpk_opencl.so | awk '{print $5, $NF}' | tee -a $S
+$b/gpk info 2>&1 | head -8 | tee -a $S
+for c in "u32 28 0" "u32 28 4"; do
+  timeout 40 $b/gpk-cub-alone $c uniform 9 asc >$o/alone_${c// /_}.log 2>&1
+  echo "$c: $(grep '^gpk_cuda_sort' $o/alone_${c// /_}.log | awk '{print $2, $NF}') | $(grep '^gpk / best' $o/alone_${c// /_}.log)" | tee -a $S
+done
+timeout 60 $b/gpk bench sort --backends cuda --types u32 --n 2^10,2^12 --pairs --reps 50 -q >$o/tile.log 2>&1
+echo "tile sort rc=$?" | tee -a $S; grep -E '^ *cuda' $o/tile.log | head -6 | tee -a $S
+t0=$(date +%s)
+timeout 150 $b/gpk bench sort --backends cpu --types u32 --n 2^28 --pairs --perm --reps 3 --peers all -q --json $o/cpu16_u32.json >$o/cpu16_u32.log 2>&1
+echo "cpu16 u32 rc=$? ($(( $(date +%s) - t0 )) s)" | tee -a $S; grep -vE '^\s*$' $o/cpu16_u32.log | tail -12 | tee -a $S
+t0=$(date +%s)
+timeout 120 $b/gpk bench sort --backends cpu --types u64 --n 2^27 --pairs --reps 3 --peers all -q --json $o/cpu16_u64.json >$o/cpu16_u64.log 2>&1
+echo "cpu16 u64 rc=$? ($(( $(date +%s) - t0 )) s)" | tee -a $S; grep -vE '^\s*$' $o/cpu16_u64.log | tail -8 | tee -a $S
+t0=$(date +%s)
+GPK_TEST_SMALL=1 GPK_REQUIRE_CUDA=1 GPK_REQUIRE_OPENCL=1 OMP_WAIT_POLICY=passive timeout ${CT:-280} ctest --test-dir $b -j10 --timeout 250 \
+  >$o/ctest.log 2>&1
+echo "ctest rc=$? ($(( $(date +%s) - t0 )) s)" | tee -a $S
+grep -E 'tests passed|tests failed|\*\*\*|Failed|Timeout|Not Run' $o/ctest.log | sed 's/  */ /g' | head -30 | tee -a $S
+echo "total $(( $(date +%s) - T0 )) s" | tee -a $S
+cd $o && tar czf logs.tgz *.log && rm -f *.log
+
+# ===== part: d6.sh
+# Second call on the d5 build (rebuilt if the machine went cold): the CUDA
+# hybrid radix sort forced on every size (gpu-check's test stage: its
+# bucket finish shares the digit-offset scan with the tile sort now);
+# racecheck of the segmented medium kernels; 16-thread CPU u32 pairs and
+# permutation at 2^28 against __gnu_parallel::sort.
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+o=${OUT:-/tmp/out}; mkdir -p $o
+S=$o/summary.txt; : >$S
+T0=$(date +%s)
+b=build-gpu
+if [ ! -x $b/gpk ]; then
+  echo "cold: rebuilding" | tee -a $S
+  cmake -S . -B $b -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DGPK_FUZZ=OFF >$o/cmake.log 2>&1
+  cmake --build $b -j16 >$o/build.log 2>&1 || { grep -m3 -A8 error $o/build.log; exit 1; }
+fi
+echo "ready at $(( $(date +%s) - T0 )) s" | tee -a $S
+for hv in "radix_cuda_hybrid_fill=64" "radix_cuda_hybrid_fill=4096"; do
+  for tp in "tests/test_radix cuda" "tests/test_cuda_api"; do
+    GPK_REQUIRE_CUDA=1 GPK_TEST_SMALL=1 timeout 50 $b/$tp radix_cuda_hybrid=1 radix_cuda_hybrid_min_log=0 $hv >$o/hyb.log 2>&1
+    echo "hybrid forced ($hv) $tp: rc=$? $(tail -n 1 $o/hyb.log)" | tee -a $S
+  done
+done
+timeout 50 compute-sanitizer --tool racecheck --error-exitcode 9 $b/gpk bench segmented --backend cuda --n 2^20 --shapes 256,4096,2^17 --cases u32,u32-pairs --reps 1 --seed 7 --large-min 2^30 >$o/race_seg.log 2>&1
+echo "racecheck segmented medium rc=$? $(grep -m1 'RACECHECK SUMMARY' $o/race_seg.log)" | tee -a $S
+timeout 80 $b/gpk bench sort --backends cpu --types u32 --n 2^28 --pairs --perm --reps 3 --peers gnu-parallel -q >$o/cpu16.log 2>&1
+echo "cpu16 u32 rc=$?" | tee -a $S; grep -E '^cpu' $o/cpu16.log | tee -a $S
+echo "total $(( $(date +%s) - T0 )) s" | tee -a $S
+cd $o && tar czf logs.tgz *.log && rm -f *.log
