@@ -2,8 +2,8 @@
  * measured in the same run on the same data, every result checked.
  *
  * Peers:
- *   cpu    -> qsort, std::sort, Highway's vqsort (where found), and
- *             __gnu_parallel::sort (host-to-host sorts;
+ *   cpu    -> qsort, std::sort, Highway's vqsort (where found),
+ *             __gnu_parallel::sort and IPS4o (where found; host-to-host sorts;
  *             gpk's CPU time is the host gpk_sort_* call as well)
  *   cuda   -> cub::DeviceRadixSort with the same begin/end bits; both
  *             device-resident (gpk__bench_radix, gpk_peer_cub_radix)
@@ -37,7 +37,8 @@ enum {
     PEER_CUB = 8,
     PEER_CUDA = 16,
     PEER_VQSORT = 32,
-    PEER_ALL = 63
+    PEER_IPS4O = 64,
+    PEER_ALL = 127
 };
 
 /* Above this n, qsort and std::sort run once: at 2^28 one qsort takes
@@ -121,7 +122,8 @@ void cmd_bench_help(FILE *f)
             "arrays and DoubleBuffer, interleaved, the fastest reported and named in the row,\n"
             "all of them in the JSON note), OpenCL vs gpk's CUDA backend (both device-resident), CPU vs\n"
             "qsort, std::sort, Highway's vqsort (one thread, where found when gpk was\n"
-            "configured) and __gnu_parallel::sort (host-to-host). Every result, peers\n"
+            "configured), __gnu_parallel::sort and IPS4o's parallel samplesort (where found;\n"
+            "the faster of a call per sort and a kept sorter) (host-to-host). Every result, peers\n"
             "included, is checked against the expected stable order (gpk_sort_reference below\n"
             "2^22 keys; above, the CPU backend's result proven stable-sorted in O(n)); a\n"
             "mismatch prints a FAIL row and\n"
@@ -142,10 +144,10 @@ void cmd_bench_help(FILE *f)
             "  --param P         distribution parameter; --seed S (default 1)\n"
             "  --reps R          repetitions, median reported (default 5 on CPU, 20 on GPU;\n"
             "                    qsort and std::sort run once when n >= 2^26)\n"
-            "  --threads T       CPU threads for gpk and __gnu_parallel::sort (default: all)\n"
+            "  --threads T       CPU threads for gpk, __gnu_parallel::sort and IPS4o (default: all)\n"
             "  --device D        CUDA / OpenCL device index\n"
             "  --peers LIST      all (default), none, or qsort,std-sort,vqsort,gnu-parallel,\n"
-            "                    cub,cuda\n"
+            "                    ips4o,cub,cuda\n"
             "  --json FILE       write machine info, the configuration and every row\n"
             "  -q, --quiet       no progress lines on stderr\n"
             "\n"
@@ -198,7 +200,7 @@ static int add_peer(const char *s, void *arg)
                  {"qsort", PEER_QSORT},   {"std-sort", PEER_STD},
                  {"std::sort", PEER_STD}, {"gnu-parallel", PEER_GNU},
                  {"cub", PEER_CUB},       {"cuda", PEER_CUDA},
-                 {"vqsort", PEER_VQSORT}};
+                 {"vqsort", PEER_VQSORT}, {"ips4o", PEER_IPS4O}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].name) == 0) {
             c->peers |= names[i].bit;
@@ -259,7 +261,7 @@ static int parse_bench_list_opt(const char *cmd, int argc, char **argv, int *i, 
         if (bench_for_each_item(val, add_peer, c) != 0) {
             cli_error(cmd,
                       "bad --peers '%s' (all, none, or qsort,std-sort,vqsort,"
-                      "gnu-parallel,cub,cuda)",
+                      "gnu-parallel,ips4o,cub,cuda)",
                       val);
             return -1;
         }
@@ -698,6 +700,17 @@ static void run_mode(bench_state *st, block *b, int mode)
                 err[0] = '\0';
                 int rc = gpk_peer_gnu_parallel_sort(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu,
                                                     &pr, err, sizeof err);
+                p->reps = c->reps_cpu;
+                finish_peer(b, p, rc, &pr, err, b->ref);
+            }
+            if (c->peers & PEER_IPS4O) {
+                progress(st, "cpu %s n=%s keys: IPS4o", gpk_type_name(b->type), nbuf);
+                bench_row *p = new_row(st, b, be, mode, "IPS4o", 0);
+                if (!p) return;
+                gpk_peer_result pr = {0};
+                err[0] = '\0';
+                int rc = gpk_peer_ips4o(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu, &pr, err,
+                                        sizeof err);
                 p->reps = c->reps_cpu;
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }

@@ -33,6 +33,11 @@ int gpk_peer_vqsort(gpk_type t, const void *keys, void *keys_out, size_t n, int 
 /* libstdc++ parallel mode (__gnu_parallel::sort, multiway mergesort on OpenMP). */
 int gpk_peer_gnu_parallel_sort(gpk_type t, const void *keys, void *keys_out, size_t n, int threads, int reps,
                                gpk_peer_result *r, char *err, size_t errlen);
+/* IPS4o's parallel samplesort (in-place, not stable), when CMake found its
+ * headers (Debian libips4o-dev); the faster of a call per sort and a kept
+ * sorter; -1 when not built in. */
+int gpk_peer_ips4o(gpk_type t, const void *keys, void *keys_out, size_t n, int threads, int reps,
+                   gpk_peer_result *r, char *err, size_t errlen);
 /* The same on (key, value) records compared by key, values 4 or 8 bytes:
  * what sorting pairs costs without a radix sort. Not stable; keys_out gets
  * the sorted keys for the bench's check. */
