@@ -589,6 +589,9 @@ static double measure_gpk(bench_state *st, gpk_ctx *ctx, const block *b, int mod
 }
 
 typedef int (*cpu_peer_fn)(gpk_type, const void *, void *, size_t, int, gpk_peer_result *, char *, size_t);
+/* a peer on the CPU threads gpk runs on (--threads) */
+typedef int (*threaded_peer_fn)(gpk_type, const void *, void *, size_t, int, int, gpk_peer_result *, char *,
+                                size_t);
 
 /* Fills a peer row from a peer call's return code and result. */
 static void finish_peer(const block *b, bench_row *r, int rc, const gpk_peer_result *pr, const char *err,
@@ -692,24 +695,20 @@ static void run_mode(bench_state *st, block *b, int mode)
                 p->reps = reps;
                 finish_peer(b, p, rc, &pr, err, b->ref);
             }
-            if (c->peers & PEER_GNU) {
-                progress(st, "cpu %s n=%s keys: __gnu_parallel::sort", gpk_type_name(b->type), nbuf);
-                bench_row *p = new_row(st, b, be, mode, "__gnu_parallel::sort", 0);
+            const struct {
+                int bit;
+                const char *name;
+                threaded_peer_fn fn;
+            } threaded[] = {{PEER_GNU, "__gnu_parallel::sort", gpk_peer_gnu_parallel_sort},
+                            {PEER_IPS4O, "IPS4o", gpk_peer_ips4o}};
+            for (size_t q = 0; q < sizeof threaded / sizeof threaded[0]; q++) {
+                if (!(c->peers & threaded[q].bit)) continue;
+                progress(st, "cpu %s n=%s keys: %s", gpk_type_name(b->type), nbuf, threaded[q].name);
+                bench_row *p = new_row(st, b, be, mode, threaded[q].name, 0);
                 if (!p) return;
                 gpk_peer_result pr = {0};
                 err[0] = '\0';
-                int rc = gpk_peer_gnu_parallel_sort(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu,
-                                                    &pr, err, sizeof err);
-                p->reps = c->reps_cpu;
-                finish_peer(b, p, rc, &pr, err, b->ref);
-            }
-            if (c->peers & PEER_IPS4O) {
-                progress(st, "cpu %s n=%s keys: IPS4o", gpk_type_name(b->type), nbuf);
-                bench_row *p = new_row(st, b, be, mode, "IPS4o", 0);
-                if (!p) return;
-                gpk_peer_result pr = {0};
-                err[0] = '\0';
-                int rc = gpk_peer_ips4o(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu, &pr, err,
+                int rc = threaded[q].fn(b->type, b->input, b->pk, b->n, c->threads, c->reps_cpu, &pr, err,
                                         sizeof err);
                 p->reps = c->reps_cpu;
                 finish_peer(b, p, rc, &pr, err, b->ref);

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include <omp.h>
@@ -381,27 +382,19 @@ extern "C" int gpk_peer_ips4o(gpk_type t, const void *keys, void *keys_out, size
                               gpk_peer_result *r, char *err, size_t errlen)
 {
     const int nt = threads > 0 ? threads : omp_get_num_procs();
+    int rc = 1;
+    std::snprintf(err, errlen, "IPS4o: unknown key type %d", (int)t);
     try {
-        switch (t) {
-        case GPK_U32:
-            return ips4o_best<uint32_t>(t, keys, keys_out, n, nt, reps, r, err, errlen,
-                                        std::less<uint32_t>());
-        case GPK_I32:
-            return ips4o_best<int32_t>(t, keys, keys_out, n, nt, reps, r, err, errlen, std::less<int32_t>());
-        case GPK_F32: return ips4o_best<uint32_t>(t, keys, keys_out, n, nt, reps, r, err, errlen, less_f32());
-        case GPK_U64:
-            return ips4o_best<uint64_t>(t, keys, keys_out, n, nt, reps, r, err, errlen,
-                                        std::less<uint64_t>());
-        case GPK_I64:
-            return ips4o_best<int64_t>(t, keys, keys_out, n, nt, reps, r, err, errlen, std::less<int64_t>());
-        case GPK_F64: return ips4o_best<uint64_t>(t, keys, keys_out, n, nt, reps, r, err, errlen, less_f64());
-        }
+        // with_type gives the element type and the order; no data yet
+        with_type(t, nullptr, 0, [&](auto *typed, size_t, auto less) {
+            using T = std::remove_pointer_t<decltype(typed)>;
+            rc = ips4o_best<T>(t, keys, keys_out, n, nt, reps, r, err, errlen, less);
+        });
     } catch (const std::bad_alloc &) {
         std::snprintf(err, errlen, "IPS4o: out of memory");
         return 1;
     }
-    std::snprintf(err, errlen, "IPS4o: unknown key type %d", (int)t);
-    return 1;
+    return rc;
 }
 #else
 extern "C" int gpk_peer_ips4o(gpk_type, const void *, void *, size_t, int, int, gpk_peer_result *, char *err,
