@@ -3,10 +3,10 @@
  * multistart (the paper's Algorithm 2).
  *
  * The driver is src/search/search_cpu.c for every backend: on a CUDA
- * context (built with GPK_HAVE_CUDA_SEARCH) it hands each iteration's
- * neighbourhood evaluation to src/search/search_cuda.cu. The selection rule
- * and every random choice stay in the driver, so a GPU run returns what a
- * CPU run returns.
+ * context whose module has the search scans (gpk__search_backend_of) it
+ * hands each iteration's neighbourhood evaluation to
+ * src/search/search_cuda.cu. The selection rule and every random choice
+ * stay in the driver, so a GPU run returns what a CPU run returns.
  *
  * The library never prints or exits: failures return a status with the
  * message in gpk_last_error(ctx). */

@@ -88,13 +88,11 @@ typedef struct {
     int gov_max, gov_use, gov_step;
     uint64_t gov_left, gov_period;
     double gov_t0, gov_time[2];
-#ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA neighbourhood evaluation (src/search/search_cuda.cu): set only
      * for a CUDA context's single-trajectory runs; NULL: the CPU scan. */
     gpk__search_cuda *gpu;
     const gpk__search_backend *gpu_scans; /* gpu's entry points */
     gpk__search_cuda_mode gpu_mode;
-#endif
 } state;
 
 typedef struct {
@@ -274,7 +272,6 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
     case GPK_NB_FLIP1: s->tabu[i] = until; break;
     default: s->tabu[i] = s->tabu[j] = until; break;
     }
-#ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA: mirror the writes into the device's tabu list. */
     if (s->gpu) {
         uint64_t at[2];
@@ -304,7 +301,6 @@ static void make_tabu(state *s, uint64_t k, uint32_t i, uint32_t j, uint32_t ten
                 break;
             }
     }
-#endif
 }
 
 /* Taillard's table update after swapping positions r, s (already applied
@@ -383,7 +379,6 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
 {
     const move none = {INT64_MAX, UINT64_MAX, 0, 0};
     *any = *adm = none;
-#ifdef GPK_HAVE_CUDA_SEARCH
     /* CUDA: the same two minima of (delta, k), evaluated on the GPU. On a
      * CUDA failure the session is dropped and the CPU scan takes over (the
      * error stays recorded on the context). */
@@ -404,7 +399,6 @@ static void scan(state *s, int threads, int use_tabu, int64_t best_cost, move *a
         s->gpu_scans->close(s->gpu);
         s->gpu = NULL;
     }
-#endif
     const uint64_t size = s->size;
     if (s->work < PAR_MIN_WORK) threads = 1;
     if ((uint64_t)threads > size) threads = (int)size;
@@ -569,12 +563,10 @@ static void tabu_search(state *s, int threads, uint64_t iters, int64_t *best, ui
 {
     const uint32_t tenure = s->cfg->tenure;
     memset(s->tabu, 0, s->tabu_len * sizeof *s->tabu);
-#ifdef GPK_HAVE_CUDA_SEARCH
     if (s->gpu && s->gpu_scans->tabu_upload(s->gpu, NULL) != GPK_OK) {
         s->gpu_scans->close(s->gpu);
         s->gpu = NULL;
     }
-#endif
     /* Tabu "until" values are absolute iterations; clearing the list makes
      * every attribute free again for the new round. */
     for (uint64_t t = 0; t < iters; t++) {
@@ -738,7 +730,6 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         }
         if (c->start) memcpy(r->solution, c->start, c->n * sizeof *r->solution);
         else random_solution(&s, r->solution);
-#ifdef GPK_HAVE_CUDA_SEARCH
         /* CUDA context: the best-move scans on the GPU (opts.eval: PAPER, every
          * delta to the host; OURS, one move back). The GPU evaluates QAP with
          * the O(n) formula, so the host keeps no Taillard table (its O(n^2)
@@ -755,7 +746,6 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
                 s.work = s.size * s.n;
             }
         }
-#endif
         state_load(&s, r->solution, c->threads);
         int64_t best = s.cost;
         switch (c->algo) {
@@ -773,9 +763,7 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->evaluated = s.evaluated;
         r->gpu_evaluated = s.gpu_evaluated;
         if (s.stopped) r->stopped = GPK_SEARCH_TIME_LIMIT;
-#ifdef GPK_HAVE_CUDA_SEARCH
         if (s.gpu) s.gpu_scans->close(s.gpu);
-#endif
         state_free(&s);
     }
     r->ms = (omp_get_wtime() - rp.t0) * 1e3;

@@ -690,11 +690,7 @@ static int descend(ls *L, uint64_t move_limit);
 static int64_t batch_round(ls *L, uint32_t *cities, uint32_t count, gpk__ls_move *moves, spelled *sp)
 {
     if (L->batch == 1) {
-#ifdef GPK_HAVE_CUDA_SEARCH
         const gpk_status st = L->gpu_scans->tsp_ls_eval(L->gpu, L->T.t, cities, count, moves);
-#else
-        const gpk_status st = GPK_EUNSUPPORTED;
-#endif
         if (st != GPK_OK) {
             L->gpu_status = st;
             return -1;
@@ -1081,19 +1077,10 @@ static void open_batching(gpk_ctx *ctx, const gpk__search_cfg *c, const uint32_t
         return;
     }
     if (env && !strcmp(env, "off")) return;
-#ifdef GPK_HAVE_CUDA_SEARCH
     bt->gpu_scans = gpk__search_backend_of(ctx->backend);
     if (bt->gpu_scans && (forced_gpu || c->n >= GPK__TSP_LS_GPU_MIN) &&
         bt->gpu_scans->tsp_ls_open(ctx, c->tsp, nb, nd, k, &bt->gpu) == GPK_OK)
         bt->batch = 1;
-#else
-    (void)ctx;
-    (void)c;
-    (void)nb;
-    (void)nd;
-    (void)k;
-    (void)forced_gpu;
-#endif
 }
 
 gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result *r)
@@ -1158,9 +1145,7 @@ gpk_status gpk__tsp_ls(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_result
                          &stops[s], &lopt[s], runs == 1 ? &bt : NULL, tallied ? &tally : NULL, (uint32_t)s);
     }
     gpk__tally_free(&tally);
-#ifdef GPK_HAVE_CUDA_SEARCH
     if (bt.gpu) bt.gpu_scans->tsp_ls_close(bt.gpu);
-#endif
     r->gpu_evaluated = bt.gpu_evaluated;
     uint32_t best = 0;
     for (uint32_t s = 0; s < runs; s++) {
