@@ -2307,19 +2307,16 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     }
     /* Pairs and permutations (vector_items_wins says where) on a team of
      * one thread: in cache always, above where plan_sort finds one. */
-    const int items = vector_items_job(job) && vector_items_wins(job);
-    const int in_cache = cache_sort_fits(job, job->sigma ? job->sigma_width : job->value_width);
-    if (items && in_cache && vector_sort_items(ctx, job) == 0) {
-        ctx->last_sort_path = "radix-vector";
-        return GPK_OK;
-    }
-    if (in_cache) return cache_sort(ctx, job, job->sigma ? job->sigma_width : job->value_width);
+    const unsigned item_width = job->sigma ? job->sigma_width : job->value_width;
+    const int in_cache = cache_sort_fits(job, item_width);
     sort_plan p;
-    plan_sort(ctx, job, &p);
-    if (items && p.threads == 1 && vector_sort_items(ctx, job) == 0) {
+    if (!in_cache) plan_sort(ctx, job, &p);
+    if (vector_items_job(job) && vector_items_wins(job) && (in_cache || p.threads == 1) &&
+        vector_sort_items(ctx, job) == 0) {
         ctx->last_sort_path = "radix-vector";
         return GPK_OK;
     }
+    if (in_cache) return cache_sort(ctx, job, item_width);
     const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
     if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
         (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
