@@ -1,5 +1,7 @@
-/* Check and tune driver for the CUDA radix sort, built outside CMake so it
- * can be compiled with other tuning tables (-DGPK_RADIX_CUDA_TUNING=...):
+/* Check and tune driver for the CUDA radix sort, built once per tuning
+ * variant of src/sort/radix_cuda.cu (-DGPK_RADIX_CUDA_TUNING=..., other
+ * build switches) by bench/radix_cuda_tune.sh; the variant's objects
+ * replace the library's in the link against libgpk.a:
  *
  *   radix_cuda_tune [--check] [--perf] [--n N] [--reps R] [--label L]
  *
@@ -119,22 +121,11 @@ static void generate(gpk_type t, Dist d, void *keys, size_t n, unsigned few_bits
     }
 }
 
-/* ---- shims for the two library helpers the CUDA files use (the driver
- * does not link the lead's ctx.c, which needs OpenMP) --------------------- */
-extern "C" size_t gpk_type_size(gpk_type t) { return (t >= GPK_U32 && t <= GPK_F64) ? tsize(t) : 0; }
-extern "C" const char *gpk_type_name(gpk_type t)
-{
-    return (t >= GPK_U32 && t <= GPK_F64) ? tname(t) : "unknown";
-}
-
 static gpk_ctx *make_ctx()
 {
-    gpk_ctx *ctx = (gpk_ctx *)calloc(1, sizeof(gpk_ctx));
-    ctx->backend = GPK_BACKEND_CUDA;
-    ctx->device = 0;
-    ctx->threads = 1;
-    if (gpk__cuda_ctx_init(ctx) != GPK_OK) {
-        fprintf(stderr, "ctx init: %s\n", ctx->err);
+    gpk_ctx *ctx = NULL;
+    if (gpk_ctx_create(&ctx, GPK_BACKEND_CUDA) != GPK_OK) {
+        fprintf(stderr, "ctx init: %s\n", gpk_last_error(NULL));
         exit(2);
     }
     return ctx;
@@ -559,8 +550,7 @@ int main(int argc, char **argv)
                    r.ours_ms > 0 ? r.cub_ms / r.ours_ms : 0.0, floor_ms, r.ok ? "ok" : "NO");
         }
     }
-    gpk__cuda_ctx_release(ctx);
-    free(ctx);
+    gpk_ctx_destroy(ctx);
     if (check) printf("[%s] check %s\n", label, failures ? "FAILED" : "passed");
     return failures ? 1 : 0;
 }

@@ -85,13 +85,12 @@ fail=0
 # --- build --------------------------------------------------------------------------
 if has build; then
   t0=$(date +%s)
-  if { has cudacheck || has bench; } && [ ! -x "$build/tune/radix_cuda_tune_portion" ]; then
-    sh "$root/bench/radix_cuda_tune.sh" "$build/tune" default portion:-DGPK_RADIX_CUDA_PORTION=20000 \
-      >"$out/tune-build.log" 2>&1 &
-    tune_pid=$!
-  fi
+  # the check drivers of cudacheck and bench: built with the library
+  tune=
+  { has cudacheck || has bench; } && tune="default;portion:-DGPK_RADIX_CUDA_PORTION=20000"
   if cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-       >"$out/cmake.log" 2>&1 && cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
+       -DGPK_RADIX_CUDA_TUNE="$tune" >"$out/cmake.log" 2>&1 &&
+     cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
     note "build: ok in $(( $(date +%s) - t0 )) s; $(grep 'gpk: CUDA' "$out/cmake.log" | sed 's/^-- //')"
   else
     tail -n 40 "$out/cmake.log" "$out/build.log"
@@ -139,7 +138,6 @@ if has test; then
 fi
 
 if has cudacheck; then
-  wait "${tune_pid:-0}" 2>/dev/null
   for v in default portion; do
     args="--check"
     [ $v = portion ] && args="--check --small"
@@ -151,7 +149,7 @@ if has cudacheck; then
       grep -m 5 FAIL "$out/cudacheck-$v.log" >>"$summary"
     else
       fail=1
-      note "cuda check ($v): not built"; tail -n 20 "$out/tune-build.log"
+      note "cuda check ($v): not built (stage build with cudacheck builds it)"
     fi
   done
 fi
@@ -203,7 +201,7 @@ if has wide; then
   [ -x "$wide" ] || cmake --build "$build" -j "$(nproc)" --target test_cuda_wide >"$out/wide-build.log" 2>&1
   # 64-bit positions on every size, with and without small portions (CPU
   # work: built while the GPU runs the boundary sizes)
-  sh "$root/bench/radix_cuda_tune.sh" "$build/tune-wide" \
+  sh "$root/bench/radix_cuda_tune.sh" "$build" \
     "wide:-DGPK_RADIX_CUDA_WIDE_FROM=0 -DGPK_RADIX_CUDA_POS_OFFSET=4294966519" \
     "portionwide:-DGPK_RADIX_CUDA_PORTION=20000 -DGPK_RADIX_CUDA_WIDE_FROM=0 -DGPK_RADIX_CUDA_POS_OFFSET=4294960000" \
     >"$out/wide-tune-build.log" 2>&1 &
@@ -241,8 +239,8 @@ if has wide; then
   note "wide bench: exit $rc ($(( $(date +%s) - t1 )) s)"
   grep -E '^(ok|FAIL|SKIP)' "$out/wide-bench.txt" | sed 's/^/  /' >>"$summary"
   for v in wide portionwide; do
-    if [ -x "$build/tune-wide/radix_cuda_tune_$v" ]; then
-      timeout 200 "$build/tune-wide/radix_cuda_tune_$v" --check --small --label $v >"$out/wide-tune-$v.log" 2>&1
+    if [ -x "$build/tune/radix_cuda_tune_$v" ]; then
+      timeout 200 "$build/tune/radix_cuda_tune_$v" --check --small --label $v >"$out/wide-tune-$v.log" 2>&1
       rc=$?
       [ $rc = 0 ] || fail=1
       note "cuda check ($v: 64-bit positions past 2^32 on small n): exit $rc, $(grep -E '^check:' "$out/wide-tune-$v.log" | tail -n 1)"
@@ -296,7 +294,6 @@ ts.sort(); ms = ts[len(ts) // 2]
 print(f"device-to-device copy: {2 * n / ms / 1e6:.0f} GB/s (read + write, 1 GiB, median of 20)")
 PY
   note "$(tail -n 1 "$out/copy-bandwidth.txt")"
-  wait "${tune_pid:-0}" 2>/dev/null
   if [ -x "$build/tune/radix_cuda_tune_default" ]; then
     # n = 2^28 against CUB with the bytes-moved floor per case (docs/perf/radix.md)
     timeout 200 "$build/tune/radix_cuda_tune_default" --perf --label default >"$out/cuda-perf.txt" 2>&1 || fail=1
