@@ -21,6 +21,11 @@ With --items: gpk.argsort (u32, f32, f64) and gpk.sort_by_key (u32 keys
 with u32 values, u64 with u64) against numpy.argsort(kind="stable") (and
 the values taken by it), the same way (docs/perf/radix.md, v16).
 
+With --dists: keys alone at 2^20 and 2^24 in the bench's other
+distributions (gpk_dist in gpk/gen.h: sorted, reverse, few_bits (the low
+10 bits random), equal, gaussian (the mean of 4 uniform values), organ
+pipe), built here with numpy, for each type.
+
 The load average is printed first: with the other core busy, the
 two-thread context runs one thread (radix_cpu.c, cap_by_free_cores).
 """
@@ -76,12 +81,46 @@ def items(rng, ctx1, ctx2):
                   flush=True)
 
 
+def shaped(rng, dt, n, dist):
+    """The bench's distributions beside uniform (gpk/gen.h), as numpy arrays."""
+    if dist == "few_bits":
+        return rng.integers(0, 1 << 10, n).astype(dt)
+    if dist == "equal":
+        return np.full(n, data(rng, dt, 1)[0], dtype=dt)
+    if dist == "gaussian":
+        return (sum(data(rng, "uint32", n).astype(np.uint64) for _ in range(4)) // 4).astype(dt)
+    if dist == "organ_pipe":
+        half = np.arange((n + 1) // 2)
+        return np.concatenate([half, half[::-1][: n - half.size]]).astype(dt)
+    a = np.sort(data(rng, dt, n))
+    return a if dist == "sorted" else a[::-1].copy()
+
+
+def dists(rng, ctx1, ctx2):
+    print("| keys | dist | numpy | gpk 1T | gpk 2T | 1T/numpy | 2T/numpy |")
+    for dt in ("uint32", "uint64", "float32", "float64"):
+        for lg in (20, 24):
+            n = 1 << lg
+            for dist in ("sorted", "reverse", "few_bits", "equal", "gaussian", "organ_pipe"):
+                a = shaped(rng, dt, n, dist)
+                reps = 5 if lg == 24 else 9
+                assert (gpk.sort(a, backend=ctx1) == np.sort(a)).all()
+                tn = median_ms(lambda: np.sort(a), reps)
+                t1 = median_ms(lambda: gpk.sort(a, backend=ctx1), reps)
+                t2 = median_ms(lambda: gpk.sort(a, backend=ctx2), reps)
+                print(f"| {dt} 2^{lg} | {dist} | {tn:.3f} | {t1:.3f} | {t2:.3f} | {tn / t1:.2f}x | {tn / t2:.2f}x |",
+                      flush=True)
+
+
 def main():
     rng = np.random.default_rng(7)
     ctx1, ctx2 = gpk.Context("cpu", threads=1), gpk.Context("cpu", threads=2)
     print(f"load {os.getloadavg()[0]:.2f}, numpy {np.__version__}")
     if "--items" in sys.argv:
         items(rng, ctx1, ctx2)
+        return
+    if "--dists" in sys.argv:
+        dists(rng, ctx1, ctx2)
         return
     print("| keys | numpy | gpk 1T | gpk 2T | 1T/numpy | 2T/numpy |")
     for dt in ("uint32", "uint64", "float32", "float64"):

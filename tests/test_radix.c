@@ -60,6 +60,10 @@ static int outlier_input;
  * drops; 2: the top byte is constant over runs of 2^14 keys, so whole tiles
  * of the last pass share their digit (the CUDA pass skips their ranking). */
 static int hole_input;
+/* When set, the keys at swap_at - 1 and swap_at trade places after the
+ * other modifiers: a sorted input with one pair out of order. */
+static size_t swap_at;
+static int swap_same; /* the last swap traded two equal keys: nothing moved */
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -157,6 +161,13 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
                                                : ~(uint64_t)0;
         if (kw == 4) ((uint32_t *)in)[i] &= (uint32_t)keep;
         else ((uint64_t *)in)[i] &= keep;
+    }
+    if (swap_at && swap_at < n) {
+        char tmp[8];
+        swap_same = !memcmp(in + (swap_at - 1) * kw, in + swap_at * kw, kw);
+        memcpy(tmp, in + (swap_at - 1) * kw, kw);
+        memcpy(in + (swap_at - 1) * kw, in + swap_at * kw, kw);
+        memcpy(in + swap_at * kw, tmp, kw);
     }
     for (size_t i = 0; i < n; i++) { /* values that identify their origin */
         if (vw == 4) ((uint32_t *)vin)[i] = (uint32_t)(i * 2654435761u);
@@ -735,6 +746,8 @@ int main(int argc, char **argv)
      * The path that ran is checked: the vector sorter where the level has
      * one, the radix passes where it is portable. */
 threaded:
+    /* sections 9 and 10 check the sorts that ran, on sorted inputs too */
+    if (be == GPK_BACKEND_CPU) gpk__test_set("cpu_presorted", "0");
     if (be == GPK_BACKEND_CPU) {
         const char *levels[] = {"portable", "avx2", "avx512"};
         gpk_ctx_info info;
@@ -858,6 +871,91 @@ threaded:
         }
         gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd"));
         cpu_simd = NULL;
+    }
+
+    /* 11. Presorted inputs on the CPU (radix_cpu.c, sort_presorted):
+     * sorted, reverse and all-equal keys in every mode and type, on one
+     * and two threads, in cache and above the threads' shares, ascending
+     * and descending, against the reference. Keys already in order (any
+     * mode) or in reverse order (keys alone) must skip the sort; the same
+     * inputs with one pair out of order (first, middle, last) must sort. */
+    if (be == GPK_BACKEND_CPU) {
+        gpk__test_set("cpu_presorted", NULL);
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        const gpk_dist pdists[] = {GPK_DIST_SORTED, GPK_DIST_REVERSE, GPK_DIST_EQUAL,
+                                   GPK_DIST_FLOAT_SPECIALS};
+        const size_t psizes[] = {2, 3, 1000, 65537, ((size_t)1 << 21) + 5};
+        int skipped = 0, sorted_anyway = 0;
+        for (int threads = 1; threads <= 2; threads++) {
+            gpk_ctx_set_threads(ctx, threads);
+            for (int t = GPK_U32; t <= GPK_F64; t++)
+                for (size_t di = 0; di < sizeof pdists / sizeof pdists[0]; di++)
+                    for (size_t si = 0; si < sizeof psizes / sizeof psizes[0]; si++)
+                        for (int m = 0; m < MODE_COUNT; m++) {
+                            const size_t n = psizes[si];
+                            if (quick && (si + di + (size_t)t + (size_t)m) % 3) continue;
+                            if (n > 100000 && (m + t + threads) % 3) continue;
+                            const gpk_dist d = pdists[di];
+                            const int specials = d == GPK_DIST_FLOAT_SPECIALS; /* unsorted: must sort */
+                            for (int swap = 0; swap <= 3; swap++) {
+                                if (swap && (specials || d == GPK_DIST_EQUAL || n < 3)) continue;
+                                swap_at = swap == 0 ? 0 : swap == 1 ? 1 : swap == 2 ? n / 2 : n - 1;
+                                swap_same = 0;
+                                const int desc = swap == 0 && (si + (size_t)m) % 2 && m != MODE_KEYS_TO;
+                                const int ran = desc ? run_desc_case((gpk_type)t, d, n, (mode)m)
+                                                     : run_case((gpk_type)t, d, n, (mode)m, 0, 0, 0);
+                                swap_at = 0;
+                                if (!ran) continue;
+                                /* run_desc_case sorts keys with their indices */
+                                const int keys_alone = !desc && (m == MODE_KEYS || m == MODE_KEYS_TO);
+                                /* ascending: sorted and equal inputs are in order, reverse ones
+                                 * in reverse; descending the other way round */
+                                const int in_order = d == GPK_DIST_EQUAL || (d == GPK_DIST_SORTED) != desc;
+                                const int want =
+                                    !specials && (!swap || swap_same) && (in_order || keys_alone);
+                                const int skip = !strcmp(gpk_last_sort_path(ctx), "radix-presorted");
+                                skipped += skip;
+                                sorted_anyway += !skip;
+                                TU_CHECK(skip == want || n <= 3,
+                                         "%s %s n=%zu %s%s swap at %zu, %d thread(s): ran %s",
+                                         gpk_type_name((gpk_type)t), gpk_dist_name(d), n, mode_name[m],
+                                         desc ? " descending" : "",
+                                         swap == 0       ? 0
+                                             : swap == 1 ? 1
+                                             : swap == 2 ? n / 2
+                                                         : n - 1,
+                                         threads, gpk_last_sort_path(ctx));
+                            }
+                        }
+        }
+        /* keys alone in descending order: ascending input is its reverse */
+        for (int t = GPK_U32; t <= GPK_F64; t++) {
+            const size_t n = 65537, kw = gpk_type_size((gpk_type)t);
+            char *in = malloc(n * kw), *got = malloc(n * kw);
+            if (!in || !got ||
+                gpk_generate((gpk_type)t, GPK_DIST_SORTED, in, n, seed_base + (uint64_t)t, 0)) {
+                TU_CHECK(0, "presorted descending: no input");
+            } else {
+                memcpy(got, in, n * kw);
+                gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+                o.descending = 1;
+                const gpk_status s = gpk_sort_keys(ctx, (gpk_type)t, got, n, &o);
+                int reversed = s == GPK_OK;
+                for (size_t i = 0; i < n && reversed; i++)
+                    reversed = !memcmp(got + i * kw, in + (n - 1 - i) * kw, kw);
+                TU_CHECK(reversed && !strcmp(gpk_last_sort_path(ctx), "radix-presorted"),
+                         "%s sorted n=%zu keys descending: %s, ran %s", gpk_type_name((gpk_type)t), n,
+                         reversed ? "reversed" : "NOT the reversed input", gpk_last_sort_path(ctx));
+                skipped++;
+            }
+            free(in);
+            free(got);
+        }
+        TU_CHECK(skipped > 0 && sorted_anyway > 0, "presorted: %d skipped, %d sorted", skipped,
+                 sorted_anyway);
+        printf("presorted: %d sorts skipped, %d sorted\n", skipped, sorted_anyway);
+        gpk_ctx_set_threads(ctx, (int)info.threads);
     }
 
     gpk_ctx_destroy(ctx);

@@ -135,7 +135,9 @@ GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
  * bucket sorts, where a test enables it) or "radix-hybrid+lsd" (skewed keys:
  * some buckets sorted by LSD passes); on the CPU "radix-vector" (keys alone,
  * or pairs and permutations as (key, index) composites, by a vectorised
- * quicksort); elsewhere the algorithm's name. */
+ * quicksort) or "radix-presorted" (the input was already in order, or keys
+ * alone in reverse order: one read, and a copy or reversal where needed);
+ * elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
 /* The instruction set the CPU backend's vectorised sort runs at on this
  * processor: "avx512", "avx2", "portable" (the radix passes alone), or

@@ -161,6 +161,15 @@ gpk_status gpk__fail(gpk_ctx *ctx, gpk_status s, const char *fmt, ...)
     ;
 void gpk__clear_error(gpk_ctx *ctx);
 
+/* A function compiled for AVX2 as well as for the build's baseline
+ * (x86-64-v2: 16-byte vectors), the one the processor runs picked when the
+ * library loads (GNU ifunc): for loops the compiler vectorises. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define GPK_ALSO_AVX2 __attribute__((target_clones("avx2", "default")))
+#else
+#define GPK_ALSO_AVX2
+#endif
+
 /* Evaluate; return the status on failure. */
 #define GPK_CHECK(expr)                      \
     do {                                     \

@@ -44,6 +44,7 @@ static const struct field fields[] = {
     {"cpu_radix_first", &gpk__test.cpu_radix_first_count, NULL},
     HOOK_INT(cpu_radix_path),
     HOOK_INT(cpu_sort_simd),
+    HOOK_INT(cpu_presorted),
     HOOK_INT(radix_cuda_small),
     HOOK_INT(radix_cuda_small_max_log),
     HOOK_INT(radix_cuda_detect_from_log),

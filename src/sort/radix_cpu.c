@@ -2293,8 +2293,112 @@ static void team_sort(const sort_plan *p, const gpk_radix_job *job, sort_state *
     }
 }
 
+/* ---- Presorted inputs --------------------------------------------------------------
+ * Sort keys already in the sort's order need no work: for keys alone, and
+ * with values or a permutation too (the identity is the stable order).
+ * Keys alone in the reverse order need one reversal, since with every bit
+ * compared equal sort keys are equal keys. Each order is one read of the
+ * keys that stops at the first block out of that order, so other inputs
+ * pay a block or two. */
+#define PRESORTED_BLOCK 1024 /* keys compared branch-free between the checks */
+#define PRESORTED_BYTES_PER_THREAD ((size_t)8 << 20)
+
+/* Whether the keys [lo, hi) are in the sort's order (reverse: its
+ * reverse), the pair (lo - 1, lo) included when lo > 0: one body per key
+ * word KT, whose sort keys SORT_KEY makes. */
+#define IN_ORDER_WIDTH(KT, SORT_KEY)                                                                 \
+    do {                                                                                             \
+        const KT *k = keys, xm = (KT)ord->xor_mask;                                                  \
+        WITH_ORDER_CONST(                                                                            \
+            ord, tc, hc, for (size_t i = lo ? lo : 1; i < hi && holds;) {                            \
+                const size_t end = hi - i < PRESORTED_BLOCK ? hi : i + PRESORTED_BLOCK;              \
+                unsigned out_of_order = 0;                                                           \
+                if (reverse)                                                                         \
+                    for (; i < end; i++)                                                             \
+                        out_of_order |= SORT_KEY(tc, hc, xm, k[i - 1]) < SORT_KEY(tc, hc, xm, k[i]); \
+                else                                                                                 \
+                    for (; i < end; i++)                                                             \
+                        out_of_order |= SORT_KEY(tc, hc, xm, k[i - 1]) > SORT_KEY(tc, hc, xm, k[i]); \
+                holds = !out_of_order;                                                               \
+            });                                                                                      \
+    } while (0)
+GPK_ALSO_AVX2 static int in_order_share(const key_order *ord, unsigned kw, const void *keys, size_t lo,
+                                        size_t hi, int reverse)
+{
+    int holds = 1;
+    if (kw == 4) IN_ORDER_WIDTH(uint32_t, sort_key32);
+    else IN_ORDER_WIDTH(uint64_t, sort_key64);
+    return holds;
+}
+#undef IN_ORDER_WIDTH
+
+/* Whether the job's input keys are in the sort's order (reverse: its
+ * reverse): a thread per PRESORTED_BYTES_PER_THREAD of keys, at most the
+ * context's and the free cores, each reading its share. */
+static int in_order(const gpk_ctx *ctx, const gpk_radix_job *job, int reverse)
+{
+    const key_order ord = order_of(job);
+    const void *keys = job->src ? job->src : job->keys;
+    const size_t n = job->n;
+    const size_t want = n / (PRESORTED_BYTES_PER_THREAD / job->key_width) + 1;
+    const int threads = want < 2 ? 1 : cap_by_free_cores(ctx->threads < (int)want ? ctx->threads : (int)want);
+    if (threads < 2) return in_order_share(&ord, job->key_width, keys, 0, n, reverse);
+    int holds = 1;
+#pragma omp parallel num_threads(threads) reduction(& : holds)
+    {
+        const size_t t = (size_t)omp_get_thread_num(), T = (size_t)omp_get_num_threads();
+        holds = in_order_share(&ord, job->key_width, keys, n * t / T, n * (t + 1) / T, reverse);
+    }
+    return holds;
+}
+
+/* Reverses the n keys of width kw from src into dst (dst may equal src). */
+static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n)
+{
+    if (kw == 4) {
+        const uint32_t *s = src;
+        uint32_t *d = dst;
+        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+            const uint32_t x = s[i], y = s[j];
+            d[i] = y;
+            d[j] = x;
+        }
+        if (n % 2) d[n / 2] = s[n / 2];
+    } else {
+        const uint64_t *s = src;
+        uint64_t *d = dst;
+        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+            const uint64_t x = s[i], y = s[j];
+            d[i] = y;
+            d[j] = x;
+        }
+        if (n % 2) d[n / 2] = s[n / 2];
+    }
+}
+
+/* The job done without sorting where its input is presorted: 1, or 0
+ * with nothing touched. Every bit compared and no path forced (the tests
+ * force paths to reach the sorts themselves on sorted inputs). */
+static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
+{
+    if ((job->key_bits && job->key_bits < 8 * job->key_width) || path_forced() != PATH_AUTO ||
+        !gpk__hook(gpk__test.cpu_presorted, 1))
+        return 0;
+    if (in_order(ctx, job, 0)) {
+        if (job->src) memcpy(job->keys, job->src, job->n * job->key_width);
+        if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
+    } else if (!job->values && !job->sigma && in_order(ctx, job, 1)) {
+        reverse_keys(job->key_width, job->src ? job->src : job->keys, job->keys, job->n);
+    } else {
+        return 0;
+    }
+    ctx->last_sort_path = "radix-presorted";
+    return 1;
+}
+
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
+    if (sort_presorted(ctx, job)) return GPK_OK;
     const int vector = vector_keys_job(job);
     /* In cache (at AVX-512 only: vector_keys_job), 8-byte keys by a sample. */
     if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
