@@ -109,3 +109,35 @@ timeout 80 $b/gpk bench sort --backends cpu --types u32 --n 2^28 --pairs --perm 
 echo "cpu16 u32 rc=$?" | tee -a $S; grep -E '^cpu' $o/cpu16.log | tee -a $S
 echo "total $(( $(date +%s) - T0 )) s" | tee -a $S
 cd $o && tar czf logs.tgz *.log && rm -f *.log
+
+# ===== part: e1.sh (fifth session, call 1)
+#!/usr/bin/env bash
+# Call 1: scripts/gpu-check.sh build cudacheck (the tuning drivers now
+# CMake targets linked against libgpk.a), then its test stage (the whole
+# ctest suite at full sizes, CUDA and OpenCL required, MPI on 1 and 2
+# ranks, the hybrid radix forced).
+set -u
+export PATH=$PATH:/usr/local/cuda/bin
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+o=${OUT:-/tmp/out}; mkdir -p $o
+T0=$(date +%s)
+echo "tree: $(cat .devrun/TREE)"
+cmake -S . -B build-gpu -DGPK_FUZZ=OFF >/dev/null 2>&1
+OUT=$o/a GPK_GPU_BUILD=build-gpu timeout 330 bash scripts/gpu-check.sh build cudacheck >$o/a.txt 2>&1
+echo "a rc=$? at $(( $(date +%s) - T0 )) s"
+left=$(( 585 - ($(date +%s) - T0) ))
+OUT=$o/b GPK_GPU_BUILD=build-gpu timeout $left bash scripts/gpu-check.sh test >$o/b.txt 2>&1
+echo "b rc=$? at $(( $(date +%s) - T0 )) s"
+[ -f $o/b/summary.txt ] || { cd build-gpu/Testing/Temporary 2>/dev/null && tail -40 LastTest.log; }
+cat $o/a/summary.txt; grep -v '^[0-9]*/[0-9]* Test.*Passed' $o/b/summary.txt 2>/dev/null | head -40
+grep -c 'Passed' $o/b/summary.txt 2>/dev/null
+cd $o && tar czf all.tgz a b a.txt b.txt 2>/dev/null && rm -rf a b a.txt b.txt
+
+# ===== call 2: on the warm build
+OUT=$OUT/b GPK_GPU_BUILD=build-gpu timeout 590 bash scripts/gpu-check.sh test
+
+# ===== call 3: IPS4o's headers carried in .devrun/ips4o (Debian libips4o-dev)
+cmake -S . -B build-gpu -DGPK_IPS4O_INCLUDE_DIR=$PWD/.devrun/ips4o && cmake --build build-gpu -j16 --target gpk_bench
+build-gpu/gpk bench sort --backends cpu --types u32 --n 2^28 --reps 3 --peers ips4o,gnu-parallel
+build-gpu/gpk bench sort --backends cpu --types u64 --n 2^27 --reps 3 --peers ips4o,gnu-parallel
+OUT=$OUT/c GPK_GPU_BUILD=build-gpu bash scripts/gpu-check.sh bench pic
