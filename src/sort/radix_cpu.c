@@ -2352,29 +2352,25 @@ static int in_order(const gpk_ctx *ctx, const gpk_radix_job *job, int reverse)
     return holds;
 }
 
-/* Reverses the n keys of width kw from src into dst (dst may equal src). */
+/* Reverses the n keys of width kw from src into dst (dst may equal src):
+ * one body per key word KT. */
+#define REVERSE_WIDTH(KT)                                \
+    do {                                                 \
+        const KT *s = src;                               \
+        KT *d = dst;                                     \
+        for (size_t i = 0, j = n - 1; i < j; i++, j--) { \
+            const KT x = s[i], y = s[j];                 \
+            d[i] = y;                                    \
+            d[j] = x;                                    \
+        }                                                \
+        if (n % 2) d[n / 2] = s[n / 2];                  \
+    } while (0)
 static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n)
 {
-    if (kw == 4) {
-        const uint32_t *s = src;
-        uint32_t *d = dst;
-        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
-            const uint32_t x = s[i], y = s[j];
-            d[i] = y;
-            d[j] = x;
-        }
-        if (n % 2) d[n / 2] = s[n / 2];
-    } else {
-        const uint64_t *s = src;
-        uint64_t *d = dst;
-        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
-            const uint64_t x = s[i], y = s[j];
-            d[i] = y;
-            d[j] = x;
-        }
-        if (n % 2) d[n / 2] = s[n / 2];
-    }
+    if (kw == 4) REVERSE_WIDTH(uint32_t);
+    else REVERSE_WIDTH(uint64_t);
 }
+#undef REVERSE_WIDTH
 
 /* The job done without sorting where its input is presorted: 1, or 0
  * with nothing touched. Every bit compared and no path forced (the tests
