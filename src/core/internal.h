@@ -163,8 +163,18 @@ void gpk__clear_error(gpk_ctx *ctx);
 
 /* A function compiled for AVX2 as well as for the build's baseline
  * (x86-64-v2: 16-byte vectors), the one the processor runs picked when the
- * library loads (GNU ifunc): for loops the compiler vectorises. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+ * library loads (GNU ifunc): for loops the compiler vectorises. Not under
+ * ThreadSanitizer, whose programs crash in the ifunc resolver (it runs
+ * before the sanitizer's runtime is set up). */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GPK_SANITIZE_THREAD 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define GPK_SANITIZE_THREAD 1
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(GPK_SANITIZE_THREAD)
 #define GPK_ALSO_AVX2 __attribute__((target_clones("avx2", "default")))
 #else
 #define GPK_ALSO_AVX2
