@@ -962,20 +962,10 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
     return r;
 }
 
-#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                              \
-    static void NAME(KT *restrict k, VT *restrict v, size_t m)                             \
-    {                                                                                      \
-        for (size_t i = 1; i < m; i++) {                                                   \
-            KT x = k[i];                                                                   \
-            VT y = HAS_V ? v[i] : 0;                                                       \
-            size_t j = i;                                                                  \
-            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */ \
-                k[j] = k[j - 1];                                                           \
-                if (HAS_V) v[j] = v[j - 1];                                                \
-            }                                                                              \
-            k[j] = x;                                                                      \
-            if (HAS_V) v[j] = y;                                                           \
-        }                                                                                  \
+#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                             \
+    static void NAME(KT *restrict k, VT *restrict v, size_t m)                            \
+    {                                                                                     \
+        for (size_t i = 1, j; i < m; i++) GPK__INSERTION_STEP(KT, VT, k, v, HAS_V, i, j); \
     }
 /* As insertion, but gives up once it has moved `budget` keys (returns 0).
  * Equal keys never pass each other, so a sort that gives up leaves them in
@@ -983,17 +973,9 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
 #define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                        \
     static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget) \
     {                                                                        \
-        for (size_t i = 1; i < m; i++) {                                     \
-            KT x = k[i];                                                     \
-            if (k[i - 1] <= x) continue;                                     \
-            VT y = HAS_V ? v[i] : 0;                                         \
-            size_t j = i;                                                    \
-            for (; j > 0 && k[j - 1] > x; j--) {                             \
-                k[j] = k[j - 1];                                             \
-                if (HAS_V) v[j] = v[j - 1];                                  \
-            }                                                                \
-            k[j] = x;                                                        \
-            if (HAS_V) v[j] = y;                                             \
+        for (size_t i = 1, j; i < m; i++) {                                  \
+            if (k[i - 1] <= k[i]) continue;                                  \
+            GPK__INSERTION_STEP(KT, VT, k, v, HAS_V, i, j);                  \
             if (i - j > budget) return 0;                                    \
             budget -= i - j;                                                 \
         }                                                                    \
