@@ -524,30 +524,23 @@ DEFINE_SORT_KEY_(64)
  * so that the map functions' switch on the type folds away inside their
  * loop and the loop vectorises (with t itself the switch stays in the
  * loop). */
-#define WITH_TYPE_CONST(t, TT, ...)      \
-    do {                                 \
-        switch (t) {                     \
-        case GPK_I32: {                  \
-            const gpk_type TT = GPK_I32; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_F32: {                  \
-            const gpk_type TT = GPK_F32; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_I64: {                  \
-            const gpk_type TT = GPK_I64; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_F64: {                  \
-            const gpk_type TT = GPK_F64; \
-            __VA_ARGS__                  \
-        } break;                         \
-        default: {                       \
-            const gpk_type TT = (t);     \
-            __VA_ARGS__                  \
-        } break;                         \
-        }                                \
+#define TYPE_CONST_CASE_(T, TT, ...) \
+    case T: {                        \
+        const gpk_type TT = T;       \
+        __VA_ARGS__                  \
+    } break;
+#define WITH_TYPE_CONST(t, TT, ...)                    \
+    do {                                               \
+        switch (t) {                                   \
+            TYPE_CONST_CASE_(GPK_I32, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_F32, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_I64, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_F64, TT, __VA_ARGS__) \
+        default: {                                     \
+            const gpk_type TT = (t);                   \
+            __VA_ARGS__                                \
+        } break;                                       \
+        }                                              \
     } while (0)
 
 /* The same for the order: TT the type, HH the order's `how`, both
@@ -572,40 +565,31 @@ DEFINE_SORT_KEY_(64)
  * top while mapping and reducing them: the hybrid's first histogram
  * without a read of its own, valid when the detected range ends where the
  * caller guessed. Keys are read from src and, where they need mapping,
- * written mapped to dst (src itself for the in-place sort). */
+ * written mapped to dst (src itself for the in-place sort). One body per
+ * key word KT, whose sort keys SORT_KEY makes. */
+#define MAP_REDUCE_COUNT_WIDTH(KT, SORT_KEY)                \
+    do {                                                    \
+        const KT *k = src, xm = (KT)ord->xor_mask;          \
+        KT *out = dst, a = (KT)~0ull, o = 0;                \
+        WITH_ORDER_CONST(                                   \
+            ord, tc, hc, for (size_t i = lo; i < hi; i++) { \
+                KT m = SORT_KEY(tc, hc, xm, k[i]);          \
+                if (write) out[i] = m;                      \
+                a &= m;                                     \
+                o |= m;                                     \
+                top[(m >> top_shift) & top_mask]++;         \
+            });                                             \
+        *and_out = a;                                       \
+        *or_out = o;                                        \
+    } while (0)
 static void map_reduce_count(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo,
                              size_t hi, uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
                              unsigned top_shift)
 {
     const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
     const int write = needs_mapping(ord);
-    if (kw == 4) {
-        const uint32_t *k = src, xm = (uint32_t)ord->xor_mask;
-        uint32_t *out = dst, a = ~0u, o = 0;
-        WITH_ORDER_CONST(
-            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                uint32_t m = sort_key32(tc, hc, xm, k[i]);
-                if (write) out[i] = m;
-                a &= m;
-                o |= m;
-                top[(m >> top_shift) & top_mask]++;
-            });
-        *and_out = a;
-        *or_out = o;
-    } else {
-        const uint64_t *k = src, xm = ord->xor_mask;
-        uint64_t *out = dst, a = ~0ull, o = 0;
-        WITH_ORDER_CONST(
-            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                uint64_t m = sort_key64(tc, hc, xm, k[i]);
-                if (write) out[i] = m;
-                a &= m;
-                o |= m;
-                top[(m >> top_shift) & top_mask]++;
-            });
-        *and_out = a;
-        *or_out = o;
-    }
+    if (kw == 4) MAP_REDUCE_COUNT_WIDTH(uint32_t, sort_key32);
+    else MAP_REDUCE_COUNT_WIDTH(uint64_t, sort_key64);
 }
 
 /* Maps keys from src to dst (keys that are their own sort keys: only reads
