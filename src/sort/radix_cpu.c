@@ -374,6 +374,30 @@ static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned
     for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
 }
 
+/* The counts of the m keys at k (of kw bytes) by their digit of `digits`
+ * (a power of two) values at bit shift, into hist[0..digits). */
+static void count_digits(unsigned kw, const void *k, size_t m, unsigned shift, unsigned digits,
+                         size_t *restrict hist)
+{
+    memset(hist, 0, digits * sizeof *hist);
+    if (kw == 4) count32((const uint32_t *)k, 0, m, shift, digits - 1, hist);
+    else count64((const uint64_t *)k, 0, m, shift, digits - 1, hist);
+}
+
+/* Turns the counts h[0..digits) into the digits' first places (exclusive
+ * prefix sums), copied to bounds where it is not NULL; returns the total. */
+static size_t exclusive_scan(size_t *restrict h, size_t *restrict bounds, unsigned digits)
+{
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        const size_t c = h[g];
+        h[g] = sum;
+        if (bounds) bounds[g] = sum;
+        sum += c;
+    }
+    return sum;
+}
+
 /* tab: NULL, or the split table (then mask selects g, see split_digit). */
 static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,
                           size_t lo, size_t hi, unsigned shift, uint64_t mask, size_t *off, unsigned char *wc,
@@ -1052,14 +1076,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     if (passes <= 3 || depth + 1 >= REC_DEPTH) {
         if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
         else hists64((const uint64_t *)src.k, m, plan, passes, work);
-        for (unsigned q = 0; q < passes; q++) {
-            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-            for (unsigned d = 0; d < (1u << plan[q].bits); d++) {
-                size_t c = h[d];
-                h[d] = sum;
-                sum += c;
-            }
-        }
+        for (unsigned q = 0; q < passes; q++)
+            exclusive_scan(work + ((size_t)q << BUCKET_DIGIT_BITS), NULL, 1u << plan[q].bits);
         /* A single pass cannot scatter onto its own source: it goes
          * through X and is copied home. */
         const int via_x = passes == 1 && src.k == out.k;
@@ -1084,14 +1102,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
         hists64((const uint64_t *)src.k, m, top, 2, work);
         if (!crowded_top(work, work + ((size_t)1 << BUCKET_DIGIT_BITS), 1u << width, m)) {
-            for (unsigned q = 0; q < 2; q++) {
-                size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-                for (unsigned g = 0; g < (1u << width); g++) {
-                    size_t c = h[g];
-                    h[g] = sum;
-                    sum += c;
-                }
-            }
+            for (unsigned q = 0; q < 2; q++)
+                exclusive_scan(work + ((size_t)q << BUCKET_DIGIT_BITS), NULL, 1u << width);
             scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
                           work, NULL, 1u << width, 0, NULL);
             scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
@@ -1107,16 +1119,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
     const unsigned digits = 1u << d, shift = end - d;
     size_t *off = work, *bounds = work + digits;
-    memset(off, 0, digits * sizeof *off);
-    if (kw == 4) count32((const uint32_t *)src.k, 0, m, shift, digits - 1, off);
-    else count64((const uint64_t *)src.k, 0, m, shift, digits - 1, off);
-    size_t sum = 0;
-    for (unsigned g = 0; g < digits; g++) {
-        size_t c = off[g];
-        off[g] = bounds[g] = sum;
-        sum += c;
-    }
-    bounds[digits] = sum;
+    count_digits(kw, src.k, m, shift, digits, off);
+    bounds[digits] = exclusive_scan(off, bounds, digits);
     scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
@@ -1234,15 +1238,8 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
         char *src = cur, *dst = oth, *vsrc = vcur, *vdst = voth;
         for (unsigned q = 0; q < passes; q++) {
             const unsigned digits = 1u << plan[q].bits;
-            memset(solo_work, 0, digits * sizeof *solo_work);
-            if (kw == 4) count32((const uint32_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
-            else count64((const uint64_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
-            size_t sum = 0;
-            for (unsigned g = 0; g < digits; g++) {
-                size_t c = solo_work[g];
-                solo_work[g] = sum;
-                sum += c;
-            }
+            count_digits(kw, src, m, plan[q].shift, digits, solo_work);
+            exclusive_scan(solo_work, NULL, digits);
             scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1, solo_work, wc,
                           digits, 0, NULL);
             char *t = src;
@@ -1261,16 +1258,8 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
     if (d > end - begin) d = end - begin;
     const unsigned digits = 1u << d, shift = end - d;
     size_t *cnt = solo_work, *bounds = solo_work + digits;
-    memset(cnt, 0, digits * sizeof *cnt);
-    if (kw == 4) count32((const uint32_t *)cur, 0, m, shift, digits - 1, cnt);
-    else count64((const uint64_t *)cur, 0, m, shift, digits - 1, cnt);
-    size_t sum = 0;
-    for (unsigned g = 0; g < digits; g++) {
-        size_t c = cnt[g];
-        cnt[g] = bounds[g] = sum;
-        sum += c;
-    }
-    bounds[digits] = sum;
+    count_digits(kw, cur, m, shift, digits, cnt);
+    bounds[digits] = exclusive_scan(cnt, bounds, digits);
     scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
