@@ -511,6 +511,8 @@ fi
 expect 0 "octree n=0" -- "$GPK" octree --n 0 --backend cpu
 expect_err 2 "octree threshold 0" "bad --threshold" -- "$GPK" octree --threshold 0
 expect_err 2 "octree bad scheme" "unknown --scheme" -- "$GPK" octree --scheme roundrobin
+expect_err 2 "octree bad victim" "unknown --victim 'lifo' (rr, random)" -- "$GPK" octree --victim lifo
+expect_err 2 "octree dist without a value" "--dist needs a value" -- "$GPK" octree --dist
 expect_err 2 "octree --blocks on host pools" "--blocks, --block-threads, --grid-split:" -- "$GPK" octree --blocks 8 --backend cpu
 expect_err 2 "octree --grid-split on morton" "--blocks, --block-threads, --grid-split:" -- "$GPK" octree --grid-split pool --scheme morton --backend cpu
 expect_err 1 "octree tiny capacity" "full" -- "$GPK" octree --n 20000 --scheme lockfree --capacity 2 --backend cpu

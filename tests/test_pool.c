@@ -483,6 +483,9 @@ static void test_arguments(void)
                  "name round trip %d", s);
     }
     gpk_pool_scheme s;
+    TU_CHECK(gpk_pool_scheme_parse("Lock-Free", &s) == GPK_OK && s == GPK_POOL_LOCKFREE, "case-blind parse");
+    TU_CHECK(strcmp(gpk_pool_scheme_name((gpk_pool_scheme)GPK_POOL_SCHEMES), "unknown") == 0,
+             "unknown scheme's name");
     TU_CHECK(gpk_pool_scheme_parse("fifo", &s) == GPK_EINVAL, "unknown name accepted");
     TU_CHECK(gpk_pool_scheme_parse(NULL, &s) == GPK_EINVAL, "NULL name accepted");
 }

@@ -100,7 +100,8 @@ GPK_API gpk_status gpk_octree_build(gpk_ctx *ctx, const float *xyz, size_t n, un
                                     gpk_octree_scheme scheme, const gpk_octree_opts *opts, gpk_octree *tree);
 GPK_API void gpk_octree_free(gpk_octree *tree);
 
-/* "static", "blocking" (also "queue"), "lockfree", "steal", "morton" */
+/* "static", "blocking" (also "queue"), "lockfree" (also "lock-free"),
+ * "steal" (also "stealing"), "morton"; the parse is case-blind. */
 GPK_API const char *gpk_octree_scheme_name(gpk_octree_scheme s);
 GPK_API gpk_status gpk_octree_scheme_parse(const char *name, gpk_octree_scheme *out);
 

@@ -100,7 +100,7 @@ GPK_API gpk_status gpk_pool_run(gpk_ctx *ctx, gpk_pool_scheme scheme, const void
                                 const gpk_pool_opts *opts, gpk_pool_stats *stats);
 
 /* "static", "blocking", "lockfree", "steal" (also "queue" for blocking,
- * "lock-free" for lockfree, "stealing"). */
+ * "lock-free" for lockfree, "stealing"); the parse is case-blind. */
 GPK_API const char *gpk_pool_scheme_name(gpk_pool_scheme s);
 GPK_API gpk_status gpk_pool_scheme_parse(const char *name, gpk_pool_scheme *out);
 

@@ -200,6 +200,32 @@ void *gpk__host_scratch(gpk_ctx *ctx, size_t bytes);
 /* An integer environment variable (one of the table in docs/guide.md). */
 int gpk__env_int(const char *name, int fallback);
 
+/* An enum's names: a table of {name, value} rows, the canonical name of
+ * each value first, aliases after it. */
+typedef struct gpk__name_value {
+    const char *name;
+    int value;
+} gpk__name_value;
+
+/* The first name of value in table[0..n), "unknown" where it has none. */
+const char *gpk__name_of(const gpk__name_value *table, size_t n, int value);
+/* 1 with *value set when name (non-NULL) is in table[0..n), compared
+ * case-blind; 0 otherwise. The caller says what a miss means. */
+int gpk__name_lookup(const gpk__name_value *table, size_t n, const char *name, int *value);
+
+/* Defines an enum's name function and its silent parse (GPK_EINVAL without
+ * a message for a NULL argument or an unknown name) from its table. */
+#define GPK__NAME_FUNCTIONS(type, name_fn, parse_fn, table)                                           \
+    const char *name_fn(type x) { return gpk__name_of(table, sizeof table / sizeof *table, (int)x); } \
+    gpk_status parse_fn(const char *name, type *out)                                                  \
+    {                                                                                                 \
+        int v;                                                                                        \
+        if (!name || !out || !gpk__name_lookup(table, sizeof table / sizeof *table, name, &v))        \
+            return GPK_EINVAL;                                                                        \
+        *out = (type)v;                                                                               \
+        return GPK_OK;                                                                                \
+    }
+
 /* The device side of a backend: one table each (the CPU has none), which
  * ctx.c reaches through gpk__device_backend_of; the families reach their
  * own tables the same way (src/sort/sort_backend.h, src/octree). */

@@ -2,7 +2,6 @@
  * tree statistics, scheme names (include/gpk/octree.h). */
 #include "octree_internal.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -96,37 +95,10 @@ void gpk_octree_free(gpk_octree *tree)
 
 /* ---- names ------------------------------------------------------------------- */
 
-static int same_name(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    return *a == *b;
-}
-
-static const struct {
-    const char *name;
-    gpk_octree_scheme scheme;
-} scheme_names[] = {
-    /* the canonical name of each scheme first: gpk_octree_scheme_name returns it */
+/* the canonical name of each scheme first: gpk_octree_scheme_name returns it */
+static const gpk__name_value scheme_names[] = {
     {"static", GPK_OCTREE_STATIC},      {"blocking", GPK_OCTREE_BLOCKING}, {"lockfree", GPK_OCTREE_LOCKFREE},
     {"steal", GPK_OCTREE_STEAL},        {"morton", GPK_OCTREE_MORTON},     {"queue", GPK_OCTREE_BLOCKING},
     {"lock-free", GPK_OCTREE_LOCKFREE}, {"stealing", GPK_OCTREE_STEAL},
 };
-
-const char *gpk_octree_scheme_name(gpk_octree_scheme s)
-{
-    for (size_t i = 0; i < sizeof scheme_names / sizeof scheme_names[0]; i++)
-        if (scheme_names[i].scheme == s) return scheme_names[i].name;
-    return "unknown";
-}
-
-gpk_status gpk_octree_scheme_parse(const char *name, gpk_octree_scheme *out)
-{
-    if (!name || !out) return GPK_EINVAL;
-    for (size_t i = 0; i < sizeof scheme_names / sizeof scheme_names[0]; i++)
-        if (same_name(name, scheme_names[i].name)) {
-            *out = scheme_names[i].scheme;
-            return GPK_OK;
-        }
-    return GPK_EINVAL;
-}
+GPK__NAME_FUNCTIONS(gpk_octree_scheme, gpk_octree_scheme_name, gpk_octree_scheme_parse, scheme_names)

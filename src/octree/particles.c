@@ -13,7 +13,6 @@
 #include "octree_internal.h"
 #include "gpk/gen.h"
 
-#include <ctype.h>
 #include <math.h>
 
 /* A multiple of 2^-24 in [0, 1): exact as a float. */
@@ -126,27 +125,6 @@ gpk_status gpk_particles_generate(gpk_particle_dist dist, float *xyz, size_t n, 
     return GPK_EINVAL;
 }
 
-static const char *const dist_names[] = {"uniform", "tube", "plummer"};
-
-const char *gpk_particle_dist_name(gpk_particle_dist d)
-{
-    return ((int)d >= 0 && (int)d < 3) ? dist_names[d] : "unknown";
-}
-
-static int same_name(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
-    return *a == *b;
-}
-
-gpk_status gpk_particle_dist_parse(const char *name, gpk_particle_dist *out)
-{
-    if (!name || !out) return GPK_EINVAL;
-    for (int d = 0; d < 3; d++)
-        if (same_name(name, dist_names[d])) {
-            *out = (gpk_particle_dist)d;
-            return GPK_OK;
-        }
-    return GPK_EINVAL;
-}
+static const gpk__name_value dist_names[] = {
+    {"uniform", GPK_PARTICLES_UNIFORM}, {"tube", GPK_PARTICLES_TUBE}, {"plummer", GPK_PARTICLES_PLUMMER}};
+GPK__NAME_FUNCTIONS(gpk_particle_dist, gpk_particle_dist_name, gpk_particle_dist_parse, dist_names)

@@ -5,34 +5,29 @@
 
 #include <string.h>
 
-static const char *const scheme_names[GPK_POOL_SCHEMES] = {"static", "blocking", "lockfree", "steal"};
+/* the canonical name of each scheme first: gpk_pool_scheme_name returns it */
+static const gpk__name_value scheme_names[] = {
+    {"static", GPK_POOL_STATIC},  {"blocking", GPK_POOL_BLOCKING}, {"lockfree", GPK_POOL_LOCKFREE},
+    {"steal", GPK_POOL_STEAL},    {"queue", GPK_POOL_BLOCKING},    {"lock-free", GPK_POOL_LOCKFREE},
+    {"stealing", GPK_POOL_STEAL},
+};
+#define SCHEME_NAMES (sizeof scheme_names / sizeof scheme_names[0])
 
 const char *gpk_pool_scheme_name(gpk_pool_scheme s)
 {
-    if ((unsigned)s >= GPK_POOL_SCHEMES) return "unknown";
-    return scheme_names[s];
+    return gpk__name_of(scheme_names, SCHEME_NAMES, (int)s);
 }
 
 gpk_status gpk_pool_scheme_parse(const char *name, gpk_pool_scheme *out)
 {
-    static const struct {
-        const char *name;
-        gpk_pool_scheme scheme;
-    } names[] = {
-        {"static", GPK_POOL_STATIC},     {"blocking", GPK_POOL_BLOCKING},  {"queue", GPK_POOL_BLOCKING},
-        {"lockfree", GPK_POOL_LOCKFREE}, {"lock-free", GPK_POOL_LOCKFREE}, {"steal", GPK_POOL_STEAL},
-        {"stealing", GPK_POOL_STEAL},
-    };
     if (!name || !out)
         return gpk__fail(NULL, GPK_EINVAL, "gpk_pool_scheme_parse: %s is NULL", name ? "out" : "name");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].scheme;
-            return GPK_OK;
-        }
-    }
-    return gpk__fail(NULL, GPK_EINVAL, "unknown pool scheme \"%s\" (static, blocking, lockfree, steal)",
-                     name);
+    int v;
+    if (!gpk__name_lookup(scheme_names, SCHEME_NAMES, name, &v))
+        return gpk__fail(NULL, GPK_EINVAL, "unknown pool scheme \"%s\" (static, blocking, lockfree, steal)",
+                         name);
+    *out = (gpk_pool_scheme)v;
+    return GPK_OK;
 }
 
 gpk_status gpk_pool_run(gpk_ctx *ctx, gpk_pool_scheme scheme, const void *initial_tasks, size_t n_initial,

@@ -374,6 +374,30 @@ static void count64(const uint64_t *restrict src, size_t lo, size_t hi, unsigned
     for (size_t i = lo; i < hi; i++) hist[(src[i] >> shift) & mask]++;
 }
 
+/* The counts of the m keys at k (of kw bytes) by their digit of `digits`
+ * (a power of two) values at bit shift, into hist[0..digits). */
+static void count_digits(unsigned kw, const void *k, size_t m, unsigned shift, unsigned digits,
+                         size_t *restrict hist)
+{
+    memset(hist, 0, digits * sizeof *hist);
+    if (kw == 4) count32((const uint32_t *)k, 0, m, shift, digits - 1, hist);
+    else count64((const uint64_t *)k, 0, m, shift, digits - 1, hist);
+}
+
+/* Turns the counts h[0..digits) into the digits' first places (exclusive
+ * prefix sums), copied to bounds where it is not NULL; returns the total. */
+static size_t exclusive_scan(size_t *restrict h, size_t *restrict bounds, unsigned digits)
+{
+    size_t sum = 0;
+    for (unsigned g = 0; g < digits; g++) {
+        const size_t c = h[g];
+        h[g] = sum;
+        if (bounds) bounds[g] = sum;
+        sum += c;
+    }
+    return sum;
+}
+
 /* tab: NULL, or the split table (then mask selects g, see split_digit). */
 static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,
                           size_t lo, size_t hi, unsigned shift, uint64_t mask, size_t *off, unsigned char *wc,
@@ -524,30 +548,23 @@ DEFINE_SORT_KEY_(64)
  * so that the map functions' switch on the type folds away inside their
  * loop and the loop vectorises (with t itself the switch stays in the
  * loop). */
-#define WITH_TYPE_CONST(t, TT, ...)      \
-    do {                                 \
-        switch (t) {                     \
-        case GPK_I32: {                  \
-            const gpk_type TT = GPK_I32; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_F32: {                  \
-            const gpk_type TT = GPK_F32; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_I64: {                  \
-            const gpk_type TT = GPK_I64; \
-            __VA_ARGS__                  \
-        } break;                         \
-        case GPK_F64: {                  \
-            const gpk_type TT = GPK_F64; \
-            __VA_ARGS__                  \
-        } break;                         \
-        default: {                       \
-            const gpk_type TT = (t);     \
-            __VA_ARGS__                  \
-        } break;                         \
-        }                                \
+#define TYPE_CONST_CASE_(T, TT, ...) \
+    case T: {                        \
+        const gpk_type TT = T;       \
+        __VA_ARGS__                  \
+    } break;
+#define WITH_TYPE_CONST(t, TT, ...)                    \
+    do {                                               \
+        switch (t) {                                   \
+            TYPE_CONST_CASE_(GPK_I32, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_F32, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_I64, TT, __VA_ARGS__) \
+            TYPE_CONST_CASE_(GPK_F64, TT, __VA_ARGS__) \
+        default: {                                     \
+            const gpk_type TT = (t);                   \
+            __VA_ARGS__                                \
+        } break;                                       \
+        }                                              \
     } while (0)
 
 /* The same for the order: TT the type, HH the order's `how`, both
@@ -572,40 +589,31 @@ DEFINE_SORT_KEY_(64)
  * top while mapping and reducing them: the hybrid's first histogram
  * without a read of its own, valid when the detected range ends where the
  * caller guessed. Keys are read from src and, where they need mapping,
- * written mapped to dst (src itself for the in-place sort). */
+ * written mapped to dst (src itself for the in-place sort). One body per
+ * key word KT, whose sort keys SORT_KEY makes. */
+#define MAP_REDUCE_COUNT_WIDTH(KT, SORT_KEY)                \
+    do {                                                    \
+        const KT *k = src, xm = (KT)ord->xor_mask;          \
+        KT *out = dst, a = (KT)~0ull, o = 0;                \
+        WITH_ORDER_CONST(                                   \
+            ord, tc, hc, for (size_t i = lo; i < hi; i++) { \
+                KT m = SORT_KEY(tc, hc, xm, k[i]);          \
+                if (write) out[i] = m;                      \
+                a &= m;                                     \
+                o |= m;                                     \
+                top[(m >> top_shift) & top_mask]++;         \
+            });                                             \
+        *and_out = a;                                       \
+        *or_out = o;                                        \
+    } while (0)
 static void map_reduce_count(const key_order *ord, unsigned kw, const void *src, void *dst, size_t lo,
                              size_t hi, uint64_t *and_out, uint64_t *or_out, size_t *restrict top,
                              unsigned top_shift)
 {
     const unsigned top_mask = (1u << HYB_MAX_BITS) - 1;
     const int write = needs_mapping(ord);
-    if (kw == 4) {
-        const uint32_t *k = src, xm = (uint32_t)ord->xor_mask;
-        uint32_t *out = dst, a = ~0u, o = 0;
-        WITH_ORDER_CONST(
-            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                uint32_t m = sort_key32(tc, hc, xm, k[i]);
-                if (write) out[i] = m;
-                a &= m;
-                o |= m;
-                top[(m >> top_shift) & top_mask]++;
-            });
-        *and_out = a;
-        *or_out = o;
-    } else {
-        const uint64_t *k = src, xm = ord->xor_mask;
-        uint64_t *out = dst, a = ~0ull, o = 0;
-        WITH_ORDER_CONST(
-            ord, tc, hc, for (size_t i = lo; i < hi; i++) {
-                uint64_t m = sort_key64(tc, hc, xm, k[i]);
-                if (write) out[i] = m;
-                a &= m;
-                o |= m;
-                top[(m >> top_shift) & top_mask]++;
-            });
-        *and_out = a;
-        *or_out = o;
-    }
+    if (kw == 4) MAP_REDUCE_COUNT_WIDTH(uint32_t, sort_key32);
+    else MAP_REDUCE_COUNT_WIDTH(uint64_t, sort_key64);
 }
 
 /* Maps keys from src to dst (keys that are their own sort keys: only reads
@@ -962,20 +970,10 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
     return r;
 }
 
-#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                              \
-    static void NAME(KT *restrict k, VT *restrict v, size_t m)                             \
-    {                                                                                      \
-        for (size_t i = 1; i < m; i++) {                                                   \
-            KT x = k[i];                                                                   \
-            VT y = HAS_V ? v[i] : 0;                                                       \
-            size_t j = i;                                                                  \
-            for (; j > 0 && k[j - 1] > x; j--) { /* strict: equal keys keep their order */ \
-                k[j] = k[j - 1];                                                           \
-                if (HAS_V) v[j] = v[j - 1];                                                \
-            }                                                                              \
-            k[j] = x;                                                                      \
-            if (HAS_V) v[j] = y;                                                           \
-        }                                                                                  \
+#define DEFINE_INSERTION(NAME, KT, VT, HAS_V)                                             \
+    static void NAME(KT *restrict k, VT *restrict v, size_t m)                            \
+    {                                                                                     \
+        for (size_t i = 1, j; i < m; i++) GPK__INSERTION_STEP(KT, VT, k, v, HAS_V, i, j); \
     }
 /* As insertion, but gives up once it has moved `budget` keys (returns 0).
  * Equal keys never pass each other, so a sort that gives up leaves them in
@@ -983,17 +981,9 @@ static span span_at(span s, size_t i, unsigned kw, unsigned vw)
 #define DEFINE_INSERTION_BOUNDED(NAME, KT, VT, HAS_V)                        \
     static int NAME(KT *restrict k, VT *restrict v, size_t m, size_t budget) \
     {                                                                        \
-        for (size_t i = 1; i < m; i++) {                                     \
-            KT x = k[i];                                                     \
-            if (k[i - 1] <= x) continue;                                     \
-            VT y = HAS_V ? v[i] : 0;                                         \
-            size_t j = i;                                                    \
-            for (; j > 0 && k[j - 1] > x; j--) {                             \
-                k[j] = k[j - 1];                                             \
-                if (HAS_V) v[j] = v[j - 1];                                  \
-            }                                                                \
-            k[j] = x;                                                        \
-            if (HAS_V) v[j] = y;                                             \
+        for (size_t i = 1, j; i < m; i++) {                                  \
+            if (k[i - 1] <= k[i]) continue;                                  \
+            GPK__INSERTION_STEP(KT, VT, k, v, HAS_V, i, j);                  \
             if (i - j > budget) return 0;                                    \
             budget -= i - j;                                                 \
         }                                                                    \
@@ -1086,14 +1076,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     if (passes <= 3 || depth + 1 >= REC_DEPTH) {
         if (kw == 4) hists32((const uint32_t *)src.k, m, plan, passes, work);
         else hists64((const uint64_t *)src.k, m, plan, passes, work);
-        for (unsigned q = 0; q < passes; q++) {
-            size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-            for (unsigned d = 0; d < (1u << plan[q].bits); d++) {
-                size_t c = h[d];
-                h[d] = sum;
-                sum += c;
-            }
-        }
+        for (unsigned q = 0; q < passes; q++)
+            exclusive_scan(work + ((size_t)q << BUCKET_DIGIT_BITS), NULL, 1u << plan[q].bits);
         /* A single pass cannot scatter onto its own source: it goes
          * through X and is copied home. */
         const int via_x = passes == 1 && src.k == out.k;
@@ -1118,14 +1102,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
         pass_plan top[2] = {{end - 2 * width, width}, {end - width, width}};
         hists64((const uint64_t *)src.k, m, top, 2, work);
         if (!crowded_top(work, work + ((size_t)1 << BUCKET_DIGIT_BITS), 1u << width, m)) {
-            for (unsigned q = 0; q < 2; q++) {
-                size_t *h = work + ((size_t)q << BUCKET_DIGIT_BITS), sum = 0;
-                for (unsigned g = 0; g < (1u << width); g++) {
-                    size_t c = h[g];
-                    h[g] = sum;
-                    sum += c;
-                }
-            }
+            for (unsigned q = 0; q < 2; q++)
+                exclusive_scan(work + ((size_t)q << BUCKET_DIGIT_BITS), NULL, 1u << width);
             scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, top[0].shift, ((uint64_t)1 << width) - 1,
                           work, NULL, 1u << width, 0, NULL);
             scatter_chunk(kw, vw, X.k, out.k, X.v, out.v, 0, m, top[1].shift, ((uint64_t)1 << width) - 1,
@@ -1141,16 +1119,8 @@ static void sort_rec(unsigned kw, unsigned vw, span src, span t0, span t1, span 
     while (d < BUCKET_DIGIT_BITS && d < end - begin && (m >> d) > SMALL_SORT / 2) d++;
     const unsigned digits = 1u << d, shift = end - d;
     size_t *off = work, *bounds = work + digits;
-    memset(off, 0, digits * sizeof *off);
-    if (kw == 4) count32((const uint32_t *)src.k, 0, m, shift, digits - 1, off);
-    else count64((const uint64_t *)src.k, 0, m, shift, digits - 1, off);
-    size_t sum = 0;
-    for (unsigned g = 0; g < digits; g++) {
-        size_t c = off[g];
-        off[g] = bounds[g] = sum;
-        sum += c;
-    }
-    bounds[digits] = sum;
+    count_digits(kw, src.k, m, shift, digits, off);
+    bounds[digits] = exclusive_scan(off, bounds, digits);
     scatter_chunk(kw, vw, src.k, X.k, src.v, X.v, 0, m, shift, digits - 1, off, NULL, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;
@@ -1268,15 +1238,8 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
         char *src = cur, *dst = oth, *vsrc = vcur, *vdst = voth;
         for (unsigned q = 0; q < passes; q++) {
             const unsigned digits = 1u << plan[q].bits;
-            memset(solo_work, 0, digits * sizeof *solo_work);
-            if (kw == 4) count32((const uint32_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
-            else count64((const uint64_t *)src, 0, m, plan[q].shift, digits - 1, solo_work);
-            size_t sum = 0;
-            for (unsigned g = 0; g < digits; g++) {
-                size_t c = solo_work[g];
-                solo_work[g] = sum;
-                sum += c;
-            }
+            count_digits(kw, src, m, plan[q].shift, digits, solo_work);
+            exclusive_scan(solo_work, NULL, digits);
             scatter_chunk(kw, vw, src, dst, vsrc, vdst, 0, m, plan[q].shift, digits - 1, solo_work, wc,
                           digits, 0, NULL);
             char *t = src;
@@ -1295,16 +1258,8 @@ static void solo_bucket(const sort_state *S, const hyb_state *H, size_t off, siz
     if (d > end - begin) d = end - begin;
     const unsigned digits = 1u << d, shift = end - d;
     size_t *cnt = solo_work, *bounds = solo_work + digits;
-    memset(cnt, 0, digits * sizeof *cnt);
-    if (kw == 4) count32((const uint32_t *)cur, 0, m, shift, digits - 1, cnt);
-    else count64((const uint64_t *)cur, 0, m, shift, digits - 1, cnt);
-    size_t sum = 0;
-    for (unsigned g = 0; g < digits; g++) {
-        size_t c = cnt[g];
-        cnt[g] = bounds[g] = sum;
-        sum += c;
-    }
-    bounds[digits] = sum;
+    count_digits(kw, cur, m, shift, digits, cnt);
+    bounds[digits] = exclusive_scan(cnt, bounds, digits);
     scatter_chunk(kw, vw, cur, oth, vcur, voth, 0, m, shift, digits - 1, cnt, wc, digits, 0, NULL);
     for (unsigned g = 0; g < digits; g++) {
         size_t b0 = bounds[g], mm = bounds[g + 1] - b0;

@@ -161,6 +161,23 @@ static inline void gpk__sigma_iota(void *sigma, unsigned sigma_width, size_t lo,
         for (size_t i = lo; i < hi; i++) ((uint32_t *)sigma)[i] = (uint32_t)i;
 }
 
+/* One step of a stable insertion sort on the host: k[i] (and v[i], where
+ * HAS_V) moves down into the sorted k[0..i) past every key greater than it
+ * (strictly: equal keys keep their order); J (a size_t lvalue) is left at
+ * its new place, so i - J keys moved. KT and VT: the key's and the
+ * value's types. */
+#define GPK__INSERTION_STEP(KT, VT, k, v, HAS_V, i, J)       \
+    do {                                                     \
+        const KT x_ = (k)[i];                                \
+        const VT y_ = (HAS_V) ? (v)[i] : 0;                  \
+        for ((J) = (i); (J) > 0 && (k)[(J)-1] > x_; (J)--) { \
+            (k)[J] = (k)[(J)-1];                             \
+            if (HAS_V) (v)[J] = (v)[(J)-1];                  \
+        }                                                    \
+        (k)[J] = x_;                                         \
+        if (HAS_V) (v)[J] = y_;                              \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
  * large_min's default gives a segment every thread only when it holds a
  * large share of the work: with fewer threads than segments, sorting
  * whole segments side by side needs no synchronisation at all. */
+#include "radix_internal.h"
 #include "sort_backend.h"
 
 #include <omp.h>
@@ -118,16 +119,8 @@ gpk_status gpk__seg_check(gpk_ctx *ctx, const gpk_segments *segs, size_t n, uint
     static void NAME(KT *k, uint32_t *ix, KT *tk, uint32_t *ti, size_t n)                \
     {                                                                                    \
         if (n <= SEG_INSERTION_MAX) {                                                    \
-            for (size_t i = 1; i < n; i++) {                                             \
-                const KT x = k[i];                                                       \
-                const uint32_t xi = ix ? ix[i] : 0;                                      \
-                size_t j = i;                                                            \
-                for (; j > 0 && k[j - 1] > x; j--) {                                     \
-                    k[j] = k[j - 1];                                                     \
-                    if (ix) ix[j] = ix[j - 1];                                           \
-                }                                                                        \
-                k[j] = x;                                                                \
-                if (ix) ix[j] = xi;                                                      \
+            for (size_t i = 1, j; i < n; i++) {                                          \
+                GPK__INSERTION_STEP(KT, uint32_t, k, ix, ix != NULL, i, j);              \
             }                                                                            \
             return;                                                                      \
         }                                                                                \

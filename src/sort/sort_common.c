@@ -7,7 +7,6 @@
 #include "sort_common.h"
 
 #include <string.h>
-#include <strings.h>
 
 /* Whether the arrays and their sorted copy fit the backend's memory. Checked
  * before any backend limit such as a 32-bit index range, so an input larger
@@ -98,13 +97,11 @@ gpk_status gpk__radix_job_init(gpk_ctx *ctx, gpk_radix_job *job, gpk_type key_ty
     return GPK_OK;
 }
 
-static const char *const algo_names[4];
-
 void gpk__set_last_algo(gpk_ctx *ctx, gpk_sort_algo a)
 {
     if (!ctx) return;
     ctx->last_sort_algo = (int)a;
-    if (!ctx->last_sort_path) ctx->last_sort_path = algo_names[a];
+    if (!ctx->last_sort_path) ctx->last_sort_path = gpk_sort_algo_name(a);
 }
 
 const char *gpk_last_sort_path(const gpk_ctx *ctx)
@@ -118,32 +115,14 @@ gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx)
     return ctx ? (gpk_sort_algo)ctx->last_sort_algo : GPK_SORT_AUTO;
 }
 
-static const char *const algo_names[4] = {"auto", "radix", "quick", "quick-recursive"};
-
-const char *gpk_sort_algo_name(gpk_sort_algo a)
-{
-    return ((int)a >= 0 && (int)a < 4) ? algo_names[a] : "unknown";
-}
-
-gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out)
-{
-    if (!name || !out) return GPK_EINVAL;
-    for (int a = 0; a < 4; a++)
-        if (strcasecmp(name, algo_names[a]) == 0) {
-            *out = (gpk_sort_algo)a;
-            return GPK_OK;
-        }
-    /* Spellings people type: "quicksort", "quick_recursive". */
-    if (strcasecmp(name, "quicksort") == 0) {
-        *out = GPK_SORT_QUICK;
-        return GPK_OK;
-    }
-    if (strcasecmp(name, "quick_recursive") == 0) {
-        *out = GPK_SORT_QUICK_RECURSIVE;
-        return GPK_OK;
-    }
-    return GPK_EINVAL;
-}
+/* the canonical name of each algorithm first; then the spellings people
+ * type: "quicksort", "quick_recursive" */
+static const gpk__name_value algo_names[] = {
+    {"auto", GPK_SORT_AUTO},       {"radix", GPK_SORT_RADIX},
+    {"quick", GPK_SORT_QUICK},     {"quick-recursive", GPK_SORT_QUICK_RECURSIVE},
+    {"quicksort", GPK_SORT_QUICK}, {"quick_recursive", GPK_SORT_QUICK_RECURSIVE},
+};
+GPK__NAME_FUNCTIONS(gpk_sort_algo, gpk_sort_algo_name, gpk_sort_algo_parse, algo_names)
 
 /* ---- AUTO: the measured table ------------------------------------------------
  * One row says: on this backend, for this key width and call kind, with

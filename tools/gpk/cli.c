@@ -206,6 +206,20 @@ double cli_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+void *cli_scratch_get(cli_scratch *s, size_t bytes)
+{
+    if (bytes == 0) return NULL;
+    void *p = s->n < (int)(sizeof s->buf / sizeof s->buf[0]) ? malloc(bytes) : NULL;
+    if (p) s->buf[s->n++] = p;
+    else s->failed = 1;
+    return p;
+}
+
+void cli_scratch_free(cli_scratch *s)
+{
+    while (s->n > 0) free(s->buf[--s->n]);
+}
+
 void cli_json_str(FILE *f, const char *s)
 {
     fputc('"', f);

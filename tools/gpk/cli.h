@@ -137,6 +137,17 @@ double cli_now_ms(void);
 /* Median of v[0..n) (sorts v in place). */
 double cli_median(double *v, size_t n);
 
+/* The buffers of a check, freed together: cli_scratch_get returns one of
+ * `bytes` (NULL for 0 bytes; NULL with failed set when out of memory),
+ * cli_scratch_free frees every one. Start from {0}. */
+typedef struct cli_scratch {
+    void *buf[4];
+    int n;
+    int failed;
+} cli_scratch;
+void *cli_scratch_get(cli_scratch *s, size_t bytes);
+void cli_scratch_free(cli_scratch *s);
+
 /* JSON helpers: a quoted, escaped string. */
 void cli_json_str(FILE *f, const char *s);
 

@@ -162,6 +162,42 @@ typedef struct octree_args {
     const char *svg;
 } octree_args;
 
+/* The options whose value is a name: each reader sets its fields and
+ * says whether it knew the name. */
+static int read_dist(const char *v, octree_args *o) { return gpk_particle_dist_parse(v, &o->dist) == GPK_OK; }
+static int read_scheme(const char *v, octree_args *o)
+{
+    return gpk_octree_scheme_parse(v, &o->scheme) == GPK_OK;
+}
+static int read_victim(const char *v, octree_args *o)
+{
+    const int rr = strcmp(v, "rr") == 0 || strcmp(v, "round-robin") == 0;
+    o->have_victim = 1;
+    o->oo.pool.victim = rr ? GPK_POOL_VICTIM_ROUND_ROBIN : GPK_POOL_VICTIM_RANDOM;
+    return rr || strcmp(v, "random") == 0;
+}
+static const struct named_opt {
+    const char *name, *choices;
+    int (*read)(const char *v, octree_args *o);
+} named_opts[] = {{"--dist", "uniform, tube, plummer", read_dist},
+                  {"--scheme", "steal, static, queue, lockfree, morton", read_scheme},
+                  {"--victim", "rr, random", read_victim}};
+
+/* As cli_opt_value: 1 when argv[*i] is one of named_opts and its value
+ * was read, 0 when it is none of them, -1 after the error. */
+static int named_option(const char *cmd, int argc, char **argv, int *i, octree_args *o)
+{
+    for (size_t k = 0; k < sizeof named_opts / sizeof named_opts[0]; k++) {
+        const char *val;
+        const int m = cli_opt_value(cmd, argc, argv, i, NULL, named_opts[k].name, &val);
+        if (m == 0) continue;
+        if (m > 0 && named_opts[k].read(val, o)) return 1;
+        if (m > 0) cli_error(cmd, "unknown %s '%s' (%s)", named_opts[k].name, val, named_opts[k].choices);
+        return -1;
+    }
+    return 0;
+}
+
 /* 0; 1 after --help; -1 on a usage error (said). */
 static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args *o)
 {
@@ -196,35 +232,15 @@ static int parse_octree_args(const char *cmd, int argc, char **argv, octree_args
         case 5: o->seed = v; continue;
         case 6: o->reps = v; continue;
         }
+        const int named = named_option(cmd, argc, argv, &i, o);
+        if (named < 0) return -1;
+        if (named > 0) continue;
         if (cli_flag(a, NULL, "--json")) {
             o->json = 1;
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--dist", &val)) != 0) {
-            if (m < 0) return -1;
-            if (gpk_particle_dist_parse(val, &o->dist) != GPK_OK) {
-                cli_error(cmd, "unknown --dist '%s' (uniform, tube, plummer)", val);
-                return -1;
-            }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--n", &val)) != 0) {
             if (m < 0) return -1;
             if (cli_parse_size(val, &o->n) != 0 || o->n > UINT32_MAX) {
                 cli_error(cmd, "bad --n '%s' (a count below 2^32, e.g. 500000, 1M, 2^24)", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--scheme", &val)) != 0) {
-            if (m < 0) return -1;
-            if (gpk_octree_scheme_parse(val, &o->scheme) != GPK_OK) {
-                cli_error(cmd, "unknown --scheme '%s' (steal, static, queue, lockfree, morton)", val);
-                return -1;
-            }
-        } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--victim", &val)) != 0) {
-            if (m < 0) return -1;
-            o->have_victim = 1;
-            if (strcmp(val, "rr") == 0 || strcmp(val, "round-robin") == 0) {
-                o->oo.pool.victim = GPK_POOL_VICTIM_ROUND_ROBIN;
-            } else if (strcmp(val, "random") == 0) {
-                o->oo.pool.victim = GPK_POOL_VICTIM_RANDOM;
-            } else {
-                cli_error(cmd, "unknown --victim '%s' (rr, random)", val);
                 return -1;
             }
         } else if ((m = cli_opt_value(cmd, argc, argv, &i, NULL, "--capacity", &val)) != 0) {

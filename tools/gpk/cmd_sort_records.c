@@ -174,10 +174,12 @@ static int check_records(const unsigned char *orig, const unsigned char *got, si
                          size_t off, gpk_type t, int stable, char *why, size_t whylen)
 {
     size_t kw = gpk_type_size(t), nb = n ? n : 1;
-    unsigned char *keys = malloc(nb * kw), *run_a = malloc(nb * size), *run_b = malloc(nb * size);
-    uint32_t *sig = malloc(nb * sizeof *sig);
+    cli_scratch sc = {0};
+    unsigned char *keys = cli_scratch_get(&sc, nb * kw), *run_a = cli_scratch_get(&sc, nb * size),
+                  *run_b = cli_scratch_get(&sc, nb * size);
+    uint32_t *sig = cli_scratch_get(&sc, nb * sizeof *sig);
     int ok = 0;
-    if (!keys || !run_a || !run_b || !sig) {
+    if (sc.failed) {
         snprintf(why, whylen, "out of memory for the check");
         goto done;
     }
@@ -209,10 +211,7 @@ static int check_records(const unsigned char *orig, const unsigned char *got, si
     }
     ok = 1;
 done:
-    free(keys);
-    free(run_a);
-    free(run_b);
-    free(sig);
+    cli_scratch_free(&sc);
     return ok;
 }
 

@@ -146,10 +146,11 @@ int sort_seg_verify(const sort_seg_args *s, gpk_type t, const void *orig_keys, c
                     size_t why_len)
 {
     const size_t kw = gpk_type_size(t), nb = n ? n : 1;
-    void *rk = malloc(nb * kw), *rv = vw ? malloc(nb * vw) : NULL;
-    uint32_t *rs = sigma ? malloc(nb * 4) : NULL;
+    cli_scratch sc = {0};
+    void *rk = cli_scratch_get(&sc, nb * kw), *rv = cli_scratch_get(&sc, nb * vw);
+    uint32_t *rs = cli_scratch_get(&sc, sigma ? nb * 4 : 0);
     int ok = 0;
-    if (!rk || (vw && !rv) || (sigma && !rs)) {
+    if (sc.failed) {
         snprintf(why, why_len, "out of memory for the reference");
         goto done;
     }
@@ -175,9 +176,7 @@ int sort_seg_verify(const sort_seg_args *s, gpk_type t, const void *orig_keys, c
     }
     ok = 1;
 done:
-    free(rk);
-    free(rv);
-    free(rs);
+    cli_scratch_free(&sc);
     return ok;
 }
 
