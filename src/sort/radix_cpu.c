@@ -2019,10 +2019,10 @@ typedef struct {
 } team_choice;
 
 /* Threads for n keys and values of `width` bytes: one per
- * MIN_BYTES_PER_THREAD, at most the context's and the free cores. */
-static int team_size(const gpk_ctx *ctx, size_t n, size_t width)
+ * bytes_per_thread, at most the context's and the free cores. */
+static int team_size(const gpk_ctx *ctx, size_t n, size_t width, size_t bytes_per_thread)
 {
-    const size_t want = n / (MIN_BYTES_PER_THREAD / width) + 1;
+    const size_t want = n / (bytes_per_thread / width) + 1;
     int threads = ctx->threads < (int)want ? ctx->threads : (int)want;
     if (threads < 1) threads = 1;
     return cap_by_free_cores(threads);
@@ -2057,7 +2057,7 @@ static void plan_sort(const gpk_ctx *ctx, const gpk_radix_job *job, sort_plan *p
         job->key_bits == 0 && n >= FIRST_MIN_KEYS && sampled_first_allowed();
     const size_t samples = plan_first ? (n / 16 < FIRST_SAMPLES ? n / 16 : FIRST_SAMPLES) : 0;
 
-    const int threads = team_size(ctx, n, kw + vw);
+    const int threads = team_size(ctx, n, kw + vw, MIN_BYTES_PER_THREAD);
     size_t blocks = threads == 1 ? 1 : (size_t)threads * BLOCKS_PER_THREAD;
     if (threads > 1 && blocks > n / MIN_BLOCK_KEYS) blocks = n / MIN_BLOCK_KEYS;
     if (blocks < (size_t)threads) blocks = (size_t)threads;
@@ -2288,15 +2288,12 @@ GPK_ALSO_AVX2 static int in_order_share(const key_order *ord, unsigned kw, const
 #undef IN_ORDER_WIDTH
 
 /* Whether the job's input keys are in the sort's order (reverse: its
- * reverse): a thread per PRESORTED_BYTES_PER_THREAD of keys, at most the
- * context's and the free cores, each reading its share. */
-static int in_order(const gpk_ctx *ctx, const gpk_radix_job *job, int reverse)
+ * reverse): `threads` threads, each reading its share. */
+static int in_order(const gpk_radix_job *job, int threads, int reverse)
 {
     const key_order ord = order_of(job);
     const void *keys = job->src ? job->src : job->keys;
     const size_t n = job->n;
-    const size_t want = n / (PRESORTED_BYTES_PER_THREAD / job->key_width) + 1;
-    const int threads = want < 2 ? 1 : cap_by_free_cores(ctx->threads < (int)want ? ctx->threads : (int)want);
     if (threads < 2) return in_order_share(&ord, job->key_width, keys, 0, n, reverse);
     int holds = 1;
 #pragma omp parallel num_threads(threads) reduction(& : holds)
@@ -2335,10 +2332,12 @@ static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
     if ((job->key_bits && job->key_bits < 8 * job->key_width) || path_forced() != PATH_AUTO ||
         !gpk__hook(gpk__test.cpu_presorted, 1))
         return 0;
-    if (in_order(ctx, job, 0)) {
+    /* a thread per PRESORTED_BYTES_PER_THREAD of keys, counted once for both orders */
+    const int threads = team_size(ctx, job->n, job->key_width, PRESORTED_BYTES_PER_THREAD);
+    if (in_order(job, threads, 0)) {
         if (job->src) memcpy(job->keys, job->src, job->n * job->key_width);
         if (job->sigma) gpk__sigma_iota(job->sigma, job->sigma_width, 0, job->n);
-    } else if (!job->values && !job->sigma && in_order(ctx, job, 1)) {
+    } else if (!job->values && !job->sigma && in_order(job, threads, 1)) {
         reverse_keys(job->key_width, job->src ? job->src : job->keys, job->keys, job->n);
     } else {
         return 0;
