@@ -44,16 +44,13 @@ static const gpk__search_backend search_cuda = {
 #endif
 
 static const gpk__cuda_api api = {
-    .sort_keys = gpk_cuda_sort_keys,
-    .sort_pairs = gpk_cuda_sort_pairs,
-    .sort_keys_bits = gpk_cuda_sort_keys_bits,
-    .sort_pairs_bits = gpk_cuda_sort_pairs_bits,
-    .sort_segmented_keys = gpk_cuda_sort_segmented_keys,
-    .sort_segmented_pairs = gpk_cuda_sort_segmented_pairs,
 #ifdef GPK_HAVE_CUDA_OCTREE
     .octree_build = gpk_cuda_octree_build,
     .octree_free = gpk_cuda_octree_free,
 #endif
+#define API_ENTRY(name, params, args) .name = gpk_cuda_##name,
+    GPK__CUDA_API_SORTS(API_ENTRY)
+#undef API_ENTRY
 };
 
 static const gpk__backend_module module = {

@@ -37,22 +37,42 @@ extern "C" {
 #define GPK__MODULE_VERSION 1u
 #define GPK__MODULE_ABI ((GPK__MODULE_VERSION << 20) ^ (unsigned)sizeof(struct gpk_ctx))
 
-/* libgpk's functions that the modules' code calls. */
+/* libgpk's functions that the modules' code calls, but for gpk__fail
+ * (variadic: below): X(type, give, name, params, args) each, for
+ * `type gpk__name params`, called as `name args`; give is `return`, or
+ * empty for a void function. From this one list come the table's
+ * members, libgpk's table (module_load.c) and the modules' forwarders
+ * (module_host.c). */
+#define GPK__MODULE_HOST_FUNCTIONS(X)                                                                       \
+    X(void, , clear_error, (gpk_ctx * ctx), (ctx))                                                          \
+    X(int, return, env_int, (const char *name, int fallback), (name, fallback))                             \
+    X(void *, return, host_alloc_large, (size_t bytes), (bytes))                                            \
+    X(void, , host_copy, (void *dst, const void *src, size_t bytes, int threads),                           \
+      (dst, src, bytes, threads))                                                                           \
+    X(int, return, multi_plan, (const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total),     \
+      (ctx, key_width, out_in_temp, total))                                                                 \
+    X(gpk_status, return, sort_shards,                                                                      \
+      (gpk_ctx * ctx, gpk_type key_type, size_t value_width, gpk_shard * shards, const gpk_sort_opts *opts, \
+       const char *fn, int out_in_temp),                                                                    \
+      (ctx, key_type, value_width, shards, opts, fn, out_in_temp))                                          \
+    X(gpk_status, return, radix_bits_check,                                                                 \
+      (gpk_ctx * ctx, const char *fn, gpk_type key_type, gpk_radix_opts *o), (ctx, fn, key_type, o))        \
+    X(gpk_status, return, sort_widths_check,                                                                \
+      (gpk_ctx * ctx, const char *fn, const void *array, const char *what, gpk_type key_type,               \
+       size_t value_width, size_t *key_width),                                                              \
+      (ctx, fn, array, what, key_type, value_width, key_width))                                             \
+    X(gpk_status, return, octree_check_args,                                                                \
+      (gpk_ctx * ctx, const void *xyz, const char *xyz_name, size_t n, unsigned leaf_threshold,             \
+       gpk_octree_scheme scheme, const void *tree),                                                         \
+      (ctx, xyz, xyz_name, n, leaf_threshold, scheme, tree))                                                \
+    X(void, , octree_root_from_bounds, (const float lo[3], const float hi[3], octree_root *root),           \
+      (lo, hi, root))
+
 typedef struct gpk__module_host {
     gpk_status (*fail)(gpk_ctx *ctx, gpk_status s, const char *fmt, ...);
-    void (*clear_error)(gpk_ctx *ctx);
-    int (*env_int)(const char *name, int fallback);
-    void *(*host_alloc_large)(size_t bytes);
-    void (*host_copy)(void *dst, const void *src, size_t bytes, int threads);
-    int (*multi_plan)(const gpk_ctx *ctx, unsigned key_width, int out_in_temp, size_t total);
-    gpk_status (*sort_shards)(gpk_ctx *ctx, gpk_type key_type, size_t value_width, gpk_shard *shards,
-                              const gpk_sort_opts *opts, const char *fn, int out_in_temp);
-    gpk_status (*radix_bits_check)(gpk_ctx *ctx, const char *fn, gpk_type key_type, gpk_radix_opts *o);
-    gpk_status (*sort_widths_check)(gpk_ctx *ctx, const char *fn, const void *array, const char *what,
-                                    gpk_type key_type, size_t value_width, size_t *key_width);
-    gpk_status (*octree_check_args)(gpk_ctx *ctx, const void *xyz, const char *xyz_name, size_t n,
-                                    unsigned leaf_threshold, gpk_octree_scheme scheme, const void *tree);
-    void (*octree_root_from_bounds)(const float lo[3], const float hi[3], octree_root *root);
+#define GPK__MODULE_HOST_MEMBER(type, give, name, params, args) type(*name) params;
+    GPK__MODULE_HOST_FUNCTIONS(GPK__MODULE_HOST_MEMBER)
+#undef GPK__MODULE_HOST_MEMBER
 } gpk__module_host;
 
 /* What a module gives libgpk; NULL entries: the backend has none. */

@@ -46,18 +46,10 @@ static module_slot *slot_of(gpk_backend b)
 }
 
 #ifdef GPK_MODULE_DLOPEN
-static const gpk__module_host host = {
-    .fail = gpk__fail,
-    .clear_error = gpk__clear_error,
-    .env_int = gpk__env_int,
-    .host_alloc_large = gpk__host_alloc_large,
-    .host_copy = gpk__host_copy,
-    .multi_plan = gpk__multi_plan,
-    .sort_shards = gpk__sort_shards,
-    .radix_bits_check = gpk__radix_bits_check,
-    .sort_widths_check = gpk__sort_widths_check,
-    .octree_check_args = gpk__octree_check_args,
-    .octree_root_from_bounds = gpk__octree_root_from_bounds,
+static const gpk__module_host host = {.fail = gpk__fail,
+#define HOST_ENTRY(type, give, name, params, args) .name = gpk__##name,
+                                      GPK__MODULE_HOST_FUNCTIONS(HOST_ENTRY)
+#undef HOST_ENTRY
 };
 
 /* path: the module's file beside the file that holds this function
