@@ -249,7 +249,7 @@ static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t pr
 
 /* The plan's fields in registers for the scatter's loop (the compiler
  * cannot tell that its stores leave them alone). */
-#define FIRST_PREP                                                                             \
+#define FIRST_PREP()                                                                           \
     const first_plan *restrict fp = tab;                                                       \
     const uint64_t f_flip = fp->flip, f_neg = fp->neg, f_sub = fp->sub, f_prefix = fp->prefix; \
     const unsigned f_pshift = fp->pshift, f_top = fp->top;                                     \
@@ -266,7 +266,7 @@ static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t pr
                      unsigned char *restrict wc, unsigned radix, int iota, const void *restrict tab)       \
     {                                                                                                      \
         (void)tab;                                                                                         \
-        PREP enum { KB = WC_BYTES / sizeof(KT) };                                                          \
+        PREP() enum { KB = WC_BYTES / sizeof(KT) };                                                        \
         if (!wc) {                                                                                         \
             for (size_t i = lo; i < hi; i++) {                                                             \
                 KT k = LOAD(src[i]);                                                                       \
@@ -325,30 +325,31 @@ static inline size_t first_digit_of(const split_entry *restrict tab, uint64_t pr
 #define AS_IS(x) (x)
 #define MAPPED(x) (((x) ^ (f_flip | (f_neg & (0 - ((x) >> 63))))) - f_sub)
 #define REFLECTED(x) gpk_key_descending64(GPK_KEY_FLOAT, MAPPED(x))
-DEFINE_SCATTER(scatter32, uint32_t, uint32_t, 0, , AS_IS, FIELD)
-DEFINE_SCATTER(scatter32_v32, uint32_t, uint32_t, 1, , AS_IS, FIELD)
-DEFINE_SCATTER(scatter32_v64, uint32_t, uint64_t, 1, , AS_IS, FIELD)
-DEFINE_SCATTER(scatter64, uint64_t, uint32_t, 0, , AS_IS, FIELD)
-DEFINE_SCATTER(scatter64_v32, uint64_t, uint32_t, 1, , AS_IS, FIELD)
-DEFINE_SCATTER(scatter64_v64, uint64_t, uint64_t, 1, , AS_IS, FIELD)
-DEFINE_SCATTER(split32, uint32_t, uint32_t, 0, , AS_IS, SPLIT)
-DEFINE_SCATTER(split32_v32, uint32_t, uint32_t, 1, , AS_IS, SPLIT)
-DEFINE_SCATTER(split32_v64, uint32_t, uint64_t, 1, , AS_IS, SPLIT)
-DEFINE_SCATTER(split64, uint64_t, uint32_t, 0, , AS_IS, SPLIT)
-DEFINE_SCATTER(split64_v32, uint64_t, uint32_t, 1, , AS_IS, SPLIT)
-DEFINE_SCATTER(split64_v64, uint64_t, uint64_t, 1, , AS_IS, SPLIT)
-DEFINE_SCATTER(first64, uint64_t, uint32_t, 0, FIRST_PREP, MAPPED, FIRST)
-DEFINE_SCATTER(first64_v32, uint64_t, uint32_t, 1, FIRST_PREP, MAPPED, FIRST)
-DEFINE_SCATTER(first64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST)
-DEFINE_SCATTER(first_in64, uint64_t, uint32_t, 0, FIRST_PREP, MAPPED, FIRST_IN)
-DEFINE_SCATTER(first_in64_v32, uint64_t, uint32_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
-DEFINE_SCATTER(first_in64_v64, uint64_t, uint64_t, 1, FIRST_PREP, MAPPED, FIRST_IN)
-DEFINE_SCATTER(first64_r, uint64_t, uint32_t, 0, FIRST_PREP, REFLECTED, FIRST)
-DEFINE_SCATTER(first64_r_v32, uint64_t, uint32_t, 1, FIRST_PREP, REFLECTED, FIRST)
-DEFINE_SCATTER(first64_r_v64, uint64_t, uint64_t, 1, FIRST_PREP, REFLECTED, FIRST)
-DEFINE_SCATTER(first_in64_r, uint64_t, uint32_t, 0, FIRST_PREP, REFLECTED, FIRST_IN)
-DEFINE_SCATTER(first_in64_r_v32, uint64_t, uint32_t, 1, FIRST_PREP, REFLECTED, FIRST_IN)
-DEFINE_SCATTER(first_in64_r_v64, uint64_t, uint64_t, 1, FIRST_PREP, REFLECTED, FIRST_IN)
+#define NO_PREP()
+/* The scatter's three value forms (keys alone, 4- and 8-byte values) and
+ * NAME, which calls the one of vw bytes (the keys-alone form passes no
+ * values and no iota). PREP is the name of a function-like macro, so that
+ * its commas reach DEFINE_SCATTER unsplit. */
+#define DEFINE_SCATTER_FORMS(NAME, KT, PREP, LOAD, DIGIT)                                                   \
+    DEFINE_SCATTER(NAME##_keys, KT, uint32_t, 0, PREP, LOAD, DIGIT)                                         \
+    DEFINE_SCATTER(NAME##_v32, KT, uint32_t, 1, PREP, LOAD, DIGIT)                                          \
+    DEFINE_SCATTER(NAME##_v64, KT, uint64_t, 1, PREP, LOAD, DIGIT)                                          \
+    static inline void NAME(unsigned vw, const void *src, void *dst, const void *vsrc, void *vdst,          \
+                            size_t lo, size_t hi, unsigned shift, KT mask, size_t *off, unsigned char *wc,  \
+                            unsigned radix, int iota, const void *tab)                                      \
+    {                                                                                                       \
+        if (vw == 0) NAME##_keys(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, tab);        \
+        else if (vw == 4) NAME##_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab); \
+        else NAME##_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);              \
+    }
+DEFINE_SCATTER_FORMS(scatter32, uint32_t, NO_PREP, AS_IS, FIELD)
+DEFINE_SCATTER_FORMS(scatter64, uint64_t, NO_PREP, AS_IS, FIELD)
+DEFINE_SCATTER_FORMS(split32, uint32_t, NO_PREP, AS_IS, SPLIT)
+DEFINE_SCATTER_FORMS(split64, uint64_t, NO_PREP, AS_IS, SPLIT)
+DEFINE_SCATTER_FORMS(first64, uint64_t, FIRST_PREP, MAPPED, FIRST)
+DEFINE_SCATTER_FORMS(first_in64, uint64_t, FIRST_PREP, MAPPED, FIRST_IN)
+DEFINE_SCATTER_FORMS(first64_r, uint64_t, FIRST_PREP, REFLECTED, FIRST)
+DEFINE_SCATTER_FORMS(first_in64_r, uint64_t, FIRST_PREP, REFLECTED, FIRST_IN)
 
 #undef SPLIT
 #define SPLIT split_digit(tab, k, shift, mask)
@@ -405,24 +406,10 @@ static void scatter_chunk(unsigned kw, unsigned vw, const void *src, void *dst, 
 {
     if (kw == 4) {
         uint32_t m = (uint32_t)mask;
-        if (tab) {
-            if (vw == 0) split32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, tab);
-            else if (vw == 4) split32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
-            else split32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
-        } else if (vw == 0) scatter32(src, dst, NULL, NULL, lo, hi, shift, m, off, wc, radix, 0, NULL);
-        else if (vw == 4) scatter32_v32(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
-        else scatter32_v64(src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
-    } else {
-        if (tab) {
-            if (vw == 0) split64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, tab);
-            else if (vw == 4)
-                split64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
-            else split64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
-        } else if (vw == 0) scatter64(src, dst, NULL, NULL, lo, hi, shift, mask, off, wc, radix, 0, NULL);
-        else if (vw == 4)
-            scatter64_v32(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
-        else scatter64_v64(src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
-    }
+        if (tab) split32(vw, src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, tab);
+        else scatter32(vw, src, dst, vsrc, vdst, lo, hi, shift, m, off, wc, radix, iota, NULL);
+    } else if (tab) split64(vw, src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, tab);
+    else scatter64(vw, src, dst, vsrc, vdst, lo, hi, shift, mask, off, wc, radix, iota, NULL);
 }
 
 /* The planned first level's scatter is kept out of line: otherwise gcc 12
@@ -438,20 +425,10 @@ static GPK_OUT_OF_LINE void scatter_first(unsigned vw, const void *src, void *ds
                                           unsigned radix, int iota, const first_plan *P, int clamp)
 {
     if (P->reflect) {
-        if (!clamp) {
-            if (vw == 0) first_in64_r(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
-            else if (vw == 4) first_in64_r_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-            else first_in64_r_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-        } else if (vw == 0) first64_r(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
-        else if (vw == 4) first64_r_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-        else first64_r_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-    } else if (!clamp) {
-        if (vw == 0) first_in64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
-        else if (vw == 4) first_in64_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-        else first_in64_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-    } else if (vw == 0) first64(src, dst, NULL, NULL, lo, hi, 0, 0, off, wc, radix, 0, P);
-    else if (vw == 4) first64_v32(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
-    else first64_v64(src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+        if (!clamp) first_in64_r(vw, src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+        else first64_r(vw, src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+    } else if (!clamp) first_in64(vw, src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
+    else first64(vw, src, dst, vsrc, vdst, lo, hi, 0, 0, off, wc, radix, iota, P);
 }
 
 /* The detection read of a planned first level: AND/OR of the mapped keys
@@ -461,7 +438,7 @@ static GPK_OUT_OF_LINE void scatter_first(unsigned vw, const void *src, void *ds
                      uint64_t *and_out, uint64_t *or_out, size_t *restrict hist)                     \
     {                                                                                                \
         const void *tab = P;                                                                         \
-        FIRST_PREP                                                                                   \
+        FIRST_PREP()                                                                                 \
         uint64_t a = ~0ull, o = 0;                                                                   \
         for (size_t i = lo; i < hi; i++) {                                                           \
             const uint64_t x = k[i], m = LOAD(x);                                                    \
