@@ -636,15 +636,8 @@ namespace {
 octree_cuda_job cuda_job(gpk_ctx *ctx, cudaStream_t stream, size_t n, unsigned leaf_threshold,
                          gpk_octree_scheme scheme, const gpk_octree_opts *opts)
 {
-    octree_cuda_job j;
-    memset(&j, 0, sizeof j);
-    j.ctx = ctx;
-    j.stream = stream;
-    j.n = n;
-    j.leaf_threshold = leaf_threshold;
-    j.scheme = scheme;
-    j.opts = opts;
-    return j;
+    /* the fields in their order; the particles and the root are set later */
+    return octree_cuda_job{ctx, stream, n, leaf_threshold, scheme, opts, nullptr, {}};
 }
 
 gpk_status enter_cuda(gpk_ctx *ctx, DeviceGuard &guard)
