@@ -38,6 +38,8 @@
 # API, type, many sizes and (b, r)) and with 20000-key look-back portions, so
 # the multi-portion path that only n > 2^29 reaches in the shipped build runs
 # on small inputs.
+# GPK_GPU_CMAKE_ARGS adds to the build's cmake line (e.g.
+# -DGPK_IPS4O_INCLUDE_DIR=DIR for the IPS4o peer where no package is).
 # Logs and JSON go to $OUT (the device tool's folder) or ./gpu-check-out.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,7 +91,7 @@ if has build; then
   tune=
   { has cudacheck || has bench; } && tune="default;portion:-DGPK_RADIX_CUDA_PORTION=20000"
   if cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-       -DGPK_RADIX_CUDA_TUNE="$tune" >"$out/cmake.log" 2>&1 &&
+       -DGPK_RADIX_CUDA_TUNE="$tune" ${GPK_GPU_CMAKE_ARGS:-} >"$out/cmake.log" 2>&1 &&
      cmake --build "$build" -j "$(nproc)" >"$out/build.log" 2>&1; then
     note "build: ok in $(( $(date +%s) - t0 )) s; $(grep 'gpk: CUDA' "$out/cmake.log" | sed 's/^-- //')"
   else
