@@ -565,6 +565,21 @@ unsigned gpk_pool_worker_id(const gpk_pool_worker *w) { return w ? w->id : 0u; }
 
 /* ---- workers ------------------------------------------------------------------ */
 
+/* A queue or stealing worker's step after it looked for a task: with one
+ * (got), runs it and then counts it finished (release); with none, reads
+ * the count (acquire) to see whether any task is left (see the top of the
+ * file). 0 when the worker leaves. */
+static int worker_step(gpk_pool_worker *w, int got, const void *task)
+{
+    pool_run *run = w->run;
+    if (got) {
+        int ok = run_task(w, task);
+        atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
+        return ok;
+    }
+    return atomic_load_explicit(&run->pending, memory_order_acquire) > 0;
+}
+
 static void queue_worker(gpk_pool_worker *w)
 {
     pool_run *run = w->run;
@@ -572,15 +587,10 @@ static void queue_worker(gpk_pool_worker *w)
     alignas(max_align_t) unsigned char task[GPK_POOL_MAX_TASK];
     unsigned idle = 0;
     while (!run_stopped(run)) {
-        if (lockfree ? lockfree_pop(run, task) : blocking_pop(run, task)) {
-            idle = 0;
-            int ok = run_task(w, task);
-            atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
-            if (!ok) return;
-        } else {
-            if (atomic_load_explicit(&run->pending, memory_order_acquire) <= 0) return;
-            idle_wait(&idle);
-        }
+        int got = lockfree ? lockfree_pop(run, task) : blocking_pop(run, task);
+        if (!worker_step(w, got, task)) return;
+        if (got) idle = 0;
+        else idle_wait(&idle);
     }
 }
 
@@ -600,16 +610,10 @@ static void steal_worker(gpk_pool_worker *w)
                 got = 1;
             }
         }
-        if (got) {
-            idle = 0;
-            int ok = run_task(w, task);
-            atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
-            if (!ok) return;
-        } else {
-            if (atomic_load_explicit(&run->pending, memory_order_acquire) <= 0) return;
-            /* yield only after a full tour of the victims found nothing */
-            if (++idle >= n + IDLE_SPINS) sched_yield();
-        }
+        if (!worker_step(w, got, task)) return;
+        /* yield only after a full tour of the victims found nothing */
+        if (got) idle = 0;
+        else if (++idle >= n + IDLE_SPINS) sched_yield();
     }
 }
 
