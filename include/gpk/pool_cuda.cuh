@@ -660,6 +660,22 @@ template <class Task> struct Pool {
                                                                        detail::relaxed);
     }
 
+    /* What a push or a pop sees at position p: the slot, the word it holds
+     * (read with acquire) and that word's lap relative to p's. */
+    struct RingLook {
+        detail::ref<unsigned long long> slot;
+        unsigned long long s;
+        int d;
+    };
+
+    __device__ RingLook ring_read(unsigned long long p, unsigned long long cap) const
+    {
+        using namespace detail;
+        ref<unsigned long long> slot(slots[p % cap]);
+        const unsigned long long s = slot.load(acquire);
+        return {slot, s, lap_diff(s, p, cap)};
+    }
+
     __device__ bool lockfree_push(const Task &t) const
     {
         using namespace detail;
@@ -671,24 +687,22 @@ template <class Task> struct Pool {
             const unsigned long long start = ref<unsigned long long>(hdr->tail_hint).load(acquire);
             unsigned long long p = start;
             for (;;) {
-                ref<unsigned long long> slot(slots[p % cap]);
-                unsigned long long s = slot.load(acquire);
-                const int d = lap_diff(s, p, cap);
-                if (d == 0 && (unsigned)s == 0) {
+                RingLook r = ring_read(p, cap);
+                if (r.d == 0 && (unsigned)r.s == 0) {
                     const unsigned long long want =
                         ((unsigned long long)(unsigned)(p / cap) << 32) | (h + 1ull);
                     /* release: the payload before the task is visible */
-                    if (slot.compare_exchange_strong(s, want, release, relaxed)) {
+                    if (r.slot.compare_exchange_strong(r.s, want, release, relaxed)) {
                         if (p & 1) advance_hint(&hdr->tail_hint, start, p + 1);
                         return true;
                     }
                     continue; /* another push took the slot: look again */
                 }
-                if (d >= 0) { /* filled in this lap, or already taken: not the tail yet */
+                if (r.d >= 0) { /* filled in this lap, or already taken: not the tail yet */
                     p++;
                     continue;
                 }
-                if (d == -1 && (unsigned)s != 0) {
+                if (r.d == -1 && (unsigned)r.s != 0) {
                     /* position p - capacity still holds its task: the queue is full */
                     handle_free(h);
                     return false;
@@ -706,15 +720,13 @@ template <class Task> struct Pool {
             const unsigned long long start = ref<unsigned long long>(hdr->head_hint).load(acquire);
             unsigned long long p = start;
             for (;;) {
-                ref<unsigned long long> slot(slots[p % cap]);
-                unsigned long long s = slot.load(acquire);
-                const int d = lap_diff(s, p, cap);
-                if (d == 0) {
-                    if ((unsigned)s == 0) return false; /* position p not filled yet: empty */
+                RingLook r = ring_read(p, cap);
+                if (r.d == 0) {
+                    if ((unsigned)r.s == 0) return false; /* position p not filled yet: empty */
                     const unsigned long long freed = (unsigned long long)((unsigned)(p / cap) + 1u) << 32;
                     /* acquire: the payload written before the push's CAS */
-                    if (slot.compare_exchange_strong(s, freed, acq_rel, relaxed)) {
-                        const unsigned h = (unsigned)s - 1;
+                    if (r.slot.compare_exchange_strong(r.s, freed, acq_rel, relaxed)) {
+                        const unsigned h = (unsigned)r.s - 1;
                         load_task(out, data + h);
                         handle_free(h);
                         if (p & 1) advance_hint(&hdr->head_hint, start, p + 1);
@@ -722,7 +734,7 @@ template <class Task> struct Pool {
                     }
                     continue;
                 }
-                if (d > 0) { /* taken already: move on */
+                if (r.d > 0) { /* taken already: move on */
                     p++;
                     continue;
                 }

@@ -327,6 +327,26 @@ static int32_t lap_diff(uint64_t s, uint64_t p, uint64_t cap)
     return (int32_t)((uint32_t)(s >> 32) - (uint32_t)(p / cap));
 }
 
+/* What a push or a pop sees at position p: the slot, the word it holds
+ * (read with acquire) and that word's lap relative to p's. Their CAS
+ * takes a copy of the word as the expected value: after a failed one they
+ * read the slot again, so the word a failure writes back is not needed
+ * (and r need not live in memory). */
+typedef struct {
+    _Atomic uint64_t *slot;
+    uint64_t s;
+    int32_t d;
+} ring_look;
+
+static ring_look ring_read(lockfree_queue *q, uint64_t p, uint64_t cap)
+{
+    ring_look r;
+    r.slot = &q->slots[p % cap];
+    r.s = atomic_load_explicit(r.slot, memory_order_acquire);
+    r.d = lap_diff(r.s, p, cap);
+    return r;
+}
+
 static gpk_status lockfree_push(pool_run *run, const void *task)
 {
     lockfree_queue *q = &run->lf;
@@ -338,24 +358,22 @@ static gpk_status lockfree_push(pool_run *run, const void *task)
         const uint64_t start = atomic_load_explicit(&q->tail_hint, memory_order_acquire);
         uint64_t p = start;
         for (;;) {
-            _Atomic uint64_t *slot = &q->slots[p % cap];
-            uint64_t s = atomic_load_explicit(slot, memory_order_acquire);
-            int32_t d = lap_diff(s, p, cap);
-            if (d == 0 && (uint32_t)s == 0) {
+            ring_look r = ring_read(q, p, cap);
+            if (r.d == 0 && (uint32_t)r.s == 0) {
                 uint64_t want = ((uint64_t)(uint32_t)(p / cap) << 32) | ((uint64_t)h + 1);
                 /* release: the payload is written before the task is visible */
-                if (atomic_compare_exchange_strong_explicit(slot, &s, want, memory_order_release,
-                                                            memory_order_relaxed)) {
+                if (atomic_compare_exchange_strong_explicit(r.slot, &(uint64_t){r.s}, want,
+                                                            memory_order_release, memory_order_relaxed)) {
                     if (p & 1) advance_hint(&q->tail_hint, start, p + 1);
                     return GPK_OK;
                 }
                 continue; /* another push took the slot: look at it again */
             }
-            if (d >= 0) { /* filled in this lap, or already taken: not the tail yet */
+            if (r.d >= 0) { /* filled in this lap, or already taken: not the tail yet */
                 p++;
                 continue;
             }
-            if (d == -1 && (uint32_t)s != 0) {
+            if (r.d == -1 && (uint32_t)r.s != 0) {
                 /* The task of position p - capacity is still there. Tasks
                  * are taken in position order and every position up to p is
                  * filled, so the queue holds `capacity` tasks: full. */
@@ -375,16 +393,14 @@ static int lockfree_pop(pool_run *run, void *task)
         const uint64_t start = atomic_load_explicit(&q->head_hint, memory_order_acquire);
         uint64_t p = start;
         for (;;) {
-            _Atomic uint64_t *slot = &q->slots[p % cap];
-            uint64_t s = atomic_load_explicit(slot, memory_order_acquire);
-            int32_t d = lap_diff(s, p, cap);
-            if (d == 0) {
-                if ((uint32_t)s == 0) return 0; /* position p not filled yet: empty */
+            ring_look r = ring_read(q, p, cap);
+            if (r.d == 0) {
+                if ((uint32_t)r.s == 0) return 0; /* position p not filled yet: empty */
                 uint64_t freed = (uint64_t)((uint32_t)(p / cap) + 1u) << 32;
                 /* acquire: see the payload written before the push's CAS */
-                if (atomic_compare_exchange_strong_explicit(slot, &s, freed, memory_order_acq_rel,
-                                                            memory_order_relaxed)) {
-                    uint32_t h = (uint32_t)s - 1;
+                if (atomic_compare_exchange_strong_explicit(r.slot, &(uint64_t){r.s}, freed,
+                                                            memory_order_acq_rel, memory_order_relaxed)) {
+                    uint32_t h = (uint32_t)r.s - 1;
                     memcpy(task, q->payload + (size_t)h * run->cfg.task_size, run->cfg.task_size);
                     handle_free(q, h);
                     if (p & 1) advance_hint(&q->head_hint, start, p + 1);
@@ -392,7 +408,7 @@ static int lockfree_pop(pool_run *run, void *task)
                 }
                 continue;
             }
-            if (d > 0) { /* taken already: move on towards the head */
+            if (r.d > 0) { /* taken already: move on towards the head */
                 p++;
                 continue;
             }
@@ -549,6 +565,21 @@ unsigned gpk_pool_worker_id(const gpk_pool_worker *w) { return w ? w->id : 0u; }
 
 /* ---- workers ------------------------------------------------------------------ */
 
+/* A queue or stealing worker's step after it looked for a task: with one
+ * (got), runs it and then counts it finished (release); with none, reads
+ * the count (acquire) to see whether any task is left (see the top of the
+ * file). 0 when the worker leaves. */
+static int worker_step(gpk_pool_worker *w, int got, const void *task)
+{
+    pool_run *run = w->run;
+    if (got) {
+        int ok = run_task(w, task);
+        atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
+        return ok;
+    }
+    return atomic_load_explicit(&run->pending, memory_order_acquire) > 0;
+}
+
 static void queue_worker(gpk_pool_worker *w)
 {
     pool_run *run = w->run;
@@ -556,15 +587,10 @@ static void queue_worker(gpk_pool_worker *w)
     alignas(max_align_t) unsigned char task[GPK_POOL_MAX_TASK];
     unsigned idle = 0;
     while (!run_stopped(run)) {
-        if (lockfree ? lockfree_pop(run, task) : blocking_pop(run, task)) {
-            idle = 0;
-            int ok = run_task(w, task);
-            atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
-            if (!ok) return;
-        } else {
-            if (atomic_load_explicit(&run->pending, memory_order_acquire) <= 0) return;
-            idle_wait(&idle);
-        }
+        int got = lockfree ? lockfree_pop(run, task) : blocking_pop(run, task);
+        if (!worker_step(w, got, task)) return;
+        if (got) idle = 0;
+        else idle_wait(&idle);
     }
 }
 
@@ -584,16 +610,10 @@ static void steal_worker(gpk_pool_worker *w)
                 got = 1;
             }
         }
-        if (got) {
-            idle = 0;
-            int ok = run_task(w, task);
-            atomic_fetch_sub_explicit(&run->pending, 1, memory_order_release);
-            if (!ok) return;
-        } else {
-            if (atomic_load_explicit(&run->pending, memory_order_acquire) <= 0) return;
-            /* yield only after a full tour of the victims found nothing */
-            if (++idle >= n + IDLE_SPINS) sched_yield();
-        }
+        if (!worker_step(w, got, task)) return;
+        /* yield only after a full tour of the victims found nothing */
+        if (got) idle = 0;
+        else if (++idle >= n + IDLE_SPINS) sched_yield();
     }
 }
 
