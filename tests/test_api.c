@@ -1,6 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 /* Contexts, names, generators, the key mapping, the host memory limit
- * (fake control groups), and bad input: every error
+ * (fake control groups), arrays in one block, and bad input: every error
  * gives its status and a message and leaves the caller's arrays untouched.
  * Usage: test_api BACKEND (the bad-input part runs on that backend). */
 #include "gpk/gen.h"
@@ -393,6 +393,40 @@ static void test_host_memory(void)
     }
 }
 
+/* Arrays in one block (gpk__alloc_parts): each on its own 64-byte line,
+ * in order and apart, zeroed when asked, NULL for no elements; sizes that
+ * overflow size_t give NULL. */
+static void test_alloc_parts(void)
+{
+    for (int zero = 0; zero <= 1; zero++) {
+        uint32_t *a = NULL;
+        double *b = NULL;
+        uint8_t *c = NULL, *none = NULL;
+        gpk__part p[] = {GPK__PART(a, 3), GPK__PART(none, 0), GPK__PART(b, 100), GPK__PART(c, 65)};
+        void *block = gpk__alloc_parts(p, sizeof p / sizeof *p, zero);
+        TU_CHECK(block != NULL, "alloc_parts (zero %d): no block", zero);
+        if (!block) continue;
+        a = p[0].at, none = p[1].at, b = p[2].at, c = p[3].at;
+        TU_CHECK(none == NULL, "alloc_parts (zero %d): a part of no elements is not NULL", zero);
+        TU_CHECK((uintptr_t)a % 64 == 0 && (uintptr_t)b % 64 == 0 && (uintptr_t)c % 64 == 0,
+                 "alloc_parts (zero %d): a part off its line", zero);
+        TU_CHECK((char *)a >= (char *)block && (char *)(a + 3) <= (char *)b && (char *)(b + 100) <= (char *)c,
+                 "alloc_parts (zero %d): parts out of order or overlapping", zero);
+        int zeroed = 1;
+        for (int i = 0; zero && i < 65; i++)
+            zeroed &= c[i] == 0 && (i >= 3 || a[i] == 0) && (i >= 64 || b[i] == 0);
+        TU_CHECK(zeroed, "%s", "alloc_parts: a zeroed block has a non-zero byte");
+        memset(a, 1, 3 * sizeof *a), memset(b, 2, 100 * sizeof *b), memset(c, 3, 65); /* all writable */
+        free(block);
+    }
+    uint64_t *big = NULL;
+    gpk__part over[] = {GPK__PART(big, SIZE_MAX / 16), GPK__PART(big, SIZE_MAX / 16)},
+              huge[] = {GPK__PART(big, SIZE_MAX / 4)};
+    TU_CHECK(gpk__alloc_parts(over, 2, 0) == NULL, "%s", "alloc_parts: a sum past SIZE_MAX is not NULL");
+    TU_CHECK(gpk__alloc_parts(huge, 1, 1) == NULL, "%s",
+             "alloc_parts: count x elem past SIZE_MAX is not NULL");
+}
+
 /* key_bits = GPK_KEY_BITS_ALL: every bit, in the host API (radix and AUTO)
  * and the reference, the same order as the default detection; few-bit keys
  * too (where detection would sort fewer bits). */
@@ -441,6 +475,7 @@ int main(int argc, char **argv)
     test_generator(seed);
     test_mapping(seed);
     test_host_memory();
+    test_alloc_parts();
     test_bad_input(be);
     test_overlap(be, seed);
     test_key_bits_all(be, seed);

@@ -4,6 +4,7 @@
 
 #include "gpk/gpk.h"
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include "test_hooks.h"
 
@@ -270,6 +271,47 @@ const gpk__device_backend *gpk__device_backend_of(gpk_backend b, const char **no
  * first-touch faults). gpk__host_copy: memcpy on `threads` threads. */
 void *gpk__host_alloc_large(size_t bytes);
 void gpk__host_copy(void *dst, const void *src, size_t bytes, int threads);
+
+/* Arrays that are allocated together and freed together, in one block
+ * (gpk__alloc_parts): one part per array, `count` elements of `elem` bytes;
+ * the allocation sets `at`, where the array starts (NULL for a part of no
+ * elements). GPK__PART(ptr, count) describes the array ptr will point to,
+ * its element size from ptr's type; the caller then takes it as
+ * `ptr = part.at`, a plain conversion from void *. */
+typedef struct gpk__part {
+    size_t count, elem;
+    void *at;
+} gpk__part;
+#define GPK__PART(ptr, count) ((gpk__part){(size_t)(count), sizeof *(ptr), NULL})
+
+/* One block for parts[0..n), freed with free(): each part starts on its own
+ * 64-byte line (for element types aligned to 64 bytes at most; no two
+ * arrays share a cache line), all zeroed when zero is set (calloc: a large
+ * block's pages stay untouched until used). NULL when out of memory or
+ * when the sizes overflow size_t. Inline: libgpk_mpi uses it too, and
+ * libgpk's internal functions are hidden from it. */
+static inline void *gpk__alloc_parts(gpk__part *parts, size_t n, int zero)
+{
+    const size_t line = 64;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (parts[i].count == 0) continue;
+        if (total > SIZE_MAX - 2 * line || parts[i].count > (SIZE_MAX - 2 * line - total) / parts[i].elem)
+            return NULL;
+        total += gpk__align_up(parts[i].count * parts[i].elem, line);
+    }
+    /* malloc aligns to less than a line: room for line - 1 bytes more
+     * lets the first part start on one. */
+    char *block = (char *)(zero ? calloc(1, total + line - 1) : malloc(total + line - 1));
+    if (!block) return NULL;
+    size_t off = gpk__align_up((size_t)(uintptr_t)block, line) - (size_t)(uintptr_t)block;
+    for (size_t i = 0; i < n; i++) {
+        parts[i].at = parts[i].count ? block + off : NULL;
+        off += gpk__align_up(parts[i].count * parts[i].elem, line);
+    }
+    return block;
+}
+
 /* The host memory this process may use, in bytes: the smaller of the
  * machine's memory and the memory limit of its control group (v2
  * memory.max, v1 memory.limit_in_bytes, of its group and every ancestor):

@@ -426,6 +426,7 @@ typedef struct mcall {
     int *rcounts, *rdispls;
     uint32_t *sol;
     gpk_mpi_search_run *runs_arr;
+    void *rank_block, *runs_block; /* the arrays of alloc_rank_records, alloc_runs */
     stopper sp;
     shared sh;
     char msg[GPK_ERRLEN];
@@ -474,19 +475,21 @@ static void check_threading(agree_rec *me)
     }
 }
 
-/* The heartbeats' records (1 when allocated): every rank takes part in
- * their end (step 3), so they are allocated before the agreement. */
-static int alloc_beats(mcall *mc)
+/* The records of every rank (1 when allocated): the agreement's, and the
+ * heartbeats', in which every rank takes part to their end (step 3), so
+ * they are allocated before the agreement. Zeroed: the heartbeat counts. */
+static int alloc_rank_records(mcall *mc)
 {
     stopper *sp = &mc->sp;
     const size_t size = (size_t)mc->size;
-    sp->heard = malloc(size * sizeof *sp->heard);
-    sp->out = malloc(size * sizeof *sp->out);
-    sp->breqs = malloc(size * sizeof *sp->breqs);
-    sp->sent_to = calloc(size, sizeof *sp->sent_to);
-    sp->got_from = calloc(size, sizeof *sp->got_from);
-    mc->sh.remote = malloc(size * 3 * sizeof *mc->sh.remote);
-    if (!sp->heard || !sp->out || !sp->breqs || !sp->sent_to || !sp->got_from || !mc->sh.remote) return 0;
+    gpk__part p[] = {GPK__PART(mc->all, size),          GPK__PART(sp->heard, size),
+                     GPK__PART(sp->out, size),          GPK__PART(sp->breqs, size),
+                     GPK__PART(sp->sent_to, size),      GPK__PART(sp->got_from, size),
+                     GPK__PART(mc->sh.remote, size * 3)};
+    mc->rank_block = gpk__alloc_parts(p, sizeof p / sizeof *p, 1);
+    if (!mc->rank_block) return 0;
+    mc->all = p[0].at, sp->heard = p[1].at, sp->out = p[2].at, sp->breqs = p[3].at;
+    sp->sent_to = p[4].at, sp->got_from = p[5].at, mc->sh.remote = p[6].at;
     for (size_t r = 0; r < size; r++) {
         sp->breqs[r] = MPI_REQUEST_NULL;
         atomic_init(&mc->sh.remote[3 * r], 0);
@@ -502,8 +505,7 @@ static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const g
 {
     describe(&mc->me, ctxs, count, problem, opts, result);
     if (mc->me.status == GPK_OK) check_threading(&mc->me);
-    mc->all = malloc((size_t)mc->size * sizeof *mc->all);
-    int have_all = mc->all != NULL && alloc_beats(mc), all_have = 0;
+    int have_all = alloc_rank_records(mc), all_have = 0;
     MPI_BOUNDED(MPI_Iallreduce(&have_all, &all_have, 1, MPI_INT, MPI_LAND, mc->cm, &rq_), "MPI_Allreduce");
     if (!all_have) {
         snprintf(mc->msg, sizeof mc->msg, FN ": out of host memory for %d ranks' records on %s", mc->size,
@@ -533,21 +535,27 @@ static gpk_status step_agree(mcall *mc, gpk_ctx *const *ctxs, int count, const g
 }
 
 /* The memory of the runs and the results; a shortage is this rank's
- * verdict, told to the others in step 4. */
+ * verdict, told to the others in step 4. The solution and the runs'
+ * records go to the caller: allocations of their own. */
 static void alloc_runs(mcall *mc, int count, int want_runs)
 {
     const uint32_t runs = mc->runs;
-    mc->ws = calloc((size_t)count, sizeof *mc->ws);
-    mc->tids = calloc((size_t)count, sizeof *mc->tids);
-    mc->recs = calloc(runs / mc->total + 1, (size_t)count * sizeof *mc->recs);
-    mc->sp.sreqs = malloc((size_t)mc->size * sizeof *mc->sp.sreqs);
+    const size_t size = (size_t)mc->size;
+    gpk__part p[] = {GPK__PART(mc->ws, count),
+                     GPK__PART(mc->tids, count),
+                     GPK__PART(mc->recs, (runs / mc->total + 1) * (uint64_t)count),
+                     GPK__PART(mc->sp.sreqs, size),
+                     GPK__PART(mc->allrecs, runs ? runs : 1),
+                     GPK__PART(mc->rcounts, size),
+                     GPK__PART(mc->rdispls, size)};
+    mc->runs_block = gpk__alloc_parts(p, sizeof p / sizeof *p, 1); /* ws, tids and recs: zeroed */
+    if (mc->runs_block) {
+        mc->ws = p[0].at, mc->tids = p[1].at, mc->recs = p[2].at, mc->sp.sreqs = p[3].at;
+        mc->allrecs = p[4].at, mc->rcounts = p[5].at, mc->rdispls = p[6].at;
+    }
     mc->sol = malloc((size_t)mc->n * sizeof *mc->sol);
     mc->runs_arr = want_runs ? malloc((size_t)(runs ? runs : 1) * sizeof *mc->runs_arr) : NULL;
-    mc->allrecs = malloc((size_t)(runs ? runs : 1) * sizeof *mc->allrecs);
-    mc->rcounts = malloc((size_t)mc->size * sizeof *mc->rcounts);
-    mc->rdispls = malloc((size_t)mc->size * sizeof *mc->rdispls);
-    mc->local_ok = mc->ws && mc->tids && mc->recs && mc->sp.sreqs && mc->sol &&
-        (!want_runs || mc->runs_arr) && mc->allrecs && mc->rcounts && mc->rdispls;
+    mc->local_ok = mc->runs_block && mc->sol && (!want_runs || mc->runs_arr);
     if (!mc->local_ok) {
         mc->me.status = GPK_ENOMEM;
         snprintf(mc->me.msg, sizeof mc->me.msg, "out of host memory for %u runs (n = %u)", runs, mc->n);
@@ -801,22 +809,10 @@ static void mcall_free(mcall *mc, int count)
     }
     if (mc->ws)
         for (int g = 0; g < count; g++) free(mc->ws[g].best_sol);
-    free(mc->ws);
-    free(mc->tids);
-    free(mc->recs);
-    free(mc->allrecs);
-    free(mc->rcounts);
-    free(mc->rdispls);
-    free(mc->sp.sreqs);
-    free(mc->sp.heard);
-    free(mc->sp.out);
-    free(mc->sp.breqs);
-    free(mc->sp.sent_to);
-    free(mc->sp.got_from);
-    free(mc->sh.remote);
+    free(mc->runs_block);
+    free(mc->rank_block);
     free(mc->sol);
     free(mc->runs_arr);
-    free(mc->all);
     if (mc->cm != MPI_COMM_NULL) MPI_Comm_free(&mc->cm);
 }
 

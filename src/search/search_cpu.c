@@ -78,6 +78,7 @@ typedef struct {
     int table;      /* QAP: Taillard's table kept (else the O(n) formula per neighbour) */
     uint64_t *tabu; /* iteration until which an attribute is tabu (0: never) */
     size_t tabu_len;
+    void *block; /* perm, v, y, dt and tabu: one allocation (state_init) */
     int64_t cost;
     gpk_rng rng;
     uint64_t iteration, evaluated; /* totals over the run (ITS: all rounds) */
@@ -128,46 +129,32 @@ static int state_init(state *s, const gpk__search_cfg *cfg, uint64_t seed)
     const size_t n = cfg->n;
     s->size = cfg->nb == GPK_NB_FLIP1 ? n : (uint64_t)n * (n - 1) / 2;
     gpk_rng_seed(&s->rng, seed);
-    if (cfg->kind == GPK_PROBLEM_PPP) {
-        s->v = malloc(n);
-        s->y = malloc((size_t)cfg->ppp->m * sizeof *s->y);
+    const int ppp = cfg->kind == GPK_PROBLEM_PPP;
+    if (ppp) {
         s->tabu_len = n;
         s->work = s->size * ((uint64_t)cfg->ppp->m + n);
-        if (!s->v || !s->y) return -1;
     } else {
-        s->perm = malloc(n * sizeof *s->perm);
-        if (!s->perm) return -1;
         s->tabu_len = gpk__tabu_by_city(cfg) ? n : cfg->nb == GPK_NB_TWO_OPT ? s->size : n * n;
         s->work = s->size;
         if (cfg->kind == GPK_PROBLEM_QAP) {
             s->table = cfg->qap_delta == GPK_QAP_DELTA_TABLE;
-            if (s->table) {
-                s->dt = malloc(n * n * sizeof *s->dt);
-                if (!s->dt) return -1;
-            } else {
-                s->work = s->size * n;
-            }
+            if (!s->table) s->work = s->size * n;
         } else {
             s->work = s->size * 4;
         }
     }
     /* Hill climbing never reads the tabu list: a 2-opt list of a large TSP
      * (8 bytes per move, 29.5 GB at 85 900 cities) would be all it spends. */
-    if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) {
-        s->tabu_len = 0;
-        return 0;
-    }
-    s->tabu = calloc(s->tabu_len, sizeof *s->tabu);
-    return s->tabu ? 0 : -1;
-}
-
-static void state_free(state *s)
-{
-    free(s->perm);
-    free(s->v);
-    free(s->y);
-    free(s->dt);
-    free(s->tabu);
+    if (cfg->algo == GPK_SEARCH_HC_BEST || cfg->algo == GPK_SEARCH_HC_FIRST) s->tabu_len = 0;
+    /* Zeroed: the tabu list, 0 "never"; calloc leaves the pages of a large
+     * one untouched until a move is made tabu. */
+    gpk__part p[] = {GPK__PART(s->v, ppp ? n : 0), GPK__PART(s->y, ppp ? cfg->ppp->m : 0),
+                     GPK__PART(s->perm, ppp ? 0 : n), GPK__PART(s->dt, s->table ? n * n : 0),
+                     GPK__PART(s->tabu, s->tabu_len)};
+    s->block = gpk__alloc_parts(p, sizeof p / sizeof *p, 1);
+    if (!s->block) return -1;
+    s->v = p[0].at, s->y = p[1].at, s->perm = p[2].at, s->dt = p[3].at, s->tabu = p[4].at;
+    return 0;
 }
 
 /* Sets the solution (result format: permutation, or 0/1 bits) and
@@ -637,7 +624,7 @@ static void multistart_run(const gpk__search_cfg *c, uint32_t run, reporter *rp,
     state s;
     o->ok = 0;
     if (state_init(&s, c, gpk__splitmix64(c->seed + run)) != 0) {
-        state_free(&s);
+        free(s.block);
         return;
     }
     if (run == 0 && c->start) memcpy(o->sol, c->start, c->n * sizeof *o->sol);
@@ -649,7 +636,7 @@ static void multistart_run(const gpk__search_cfg *c, uint32_t run, reporter *rp,
     o->evaluated = s.evaluated;
     o->stopped = s.stopped;
     o->ok = 1;
-    state_free(&s);
+    free(s.block);
 }
 
 static gpk_status multistart(gpk_ctx *ctx, const gpk__search_cfg *c, reporter *rp, gpk_search_result *r)
@@ -724,7 +711,7 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
     } else {
         state s;
         if (state_init(&s, c, c->seed) != 0) {
-            state_free(&s);
+            free(s.block);
             gpk_search_result_free(r);
             return gpk__fail(ctx, GPK_ENOMEM, "gpk_search_run: out of memory (n = %u)", c->n);
         }
@@ -764,7 +751,7 @@ gpk_status gpk__search_cpu(gpk_ctx *ctx, const gpk__search_cfg *c, gpk_search_re
         r->gpu_evaluated = s.gpu_evaluated;
         if (s.stopped) r->stopped = GPK_SEARCH_TIME_LIMIT;
         if (s.gpu) s.gpu_scans->close(s.gpu);
-        state_free(&s);
+        free(s.block);
     }
     r->ms = (omp_get_wtime() - rp.t0) * 1e3;
     if (r->stopped && c->cancel && *c->cancel) r->stopped = GPK_SEARCH_CANCELLED;

@@ -156,16 +156,8 @@ typedef struct city_grid {
     uint32_t *order; /* the cities in cell order */
     uint32_t *cellof;
     double *px, *py;
+    void *block; /* the arrays' one allocation */
 } city_grid;
-
-static void city_grid_free(city_grid *g)
-{
-    free(g->px);
-    free(g->py);
-    free(g->start);
-    free(g->order);
-    free(g->cellof);
-}
 
 /* The cities' bounding box: x in [x0, x1], y in [y0, y1]. */
 static void bounding_box(const gpk_tsp *t, double *x0, double *x1, double *y0, double *y1)
@@ -203,15 +195,16 @@ static gpk_status city_grid_build(const gpk_tsp *t, city_grid *g)
     g->gx = gx;
     g->gy = gy;
     const size_t cells = (size_t)gx * gy;
-    g->start = calloc(cells + 1, sizeof *g->start);
-    g->order = malloc((size_t)n * sizeof *g->order);
-    g->cellof = malloc((size_t)n * sizeof *g->cellof);
+    gpk__part p[] = {GPK__PART(g->start, cells + 1), GPK__PART(g->order, n), GPK__PART(g->cellof, n),
+                     GPK__PART(g->px, n), GPK__PART(g->py, n)};
+    g->block = gpk__alloc_parts(p, sizeof p / sizeof *p, 1); /* start: zeroed counts */
     uint32_t *fill = malloc(cells * sizeof *fill);
-    if (!g->start || !g->order || !g->cellof || !fill) {
+    if (!g->block || !fill) {
         free(fill);
-        city_grid_free(g);
+        free(g->block);
         return GPK_ENOMEM;
     }
+    g->start = p[0].at, g->order = p[1].at, g->cellof = p[2].at, g->px = p[3].at, g->py = p[4].at;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t cx = (uint32_t)((t->x[i] - x0) / cell), cy = (uint32_t)((t->y[i] - y0) / cell);
         if (cx >= gx) cx = gx - 1;
@@ -226,12 +219,6 @@ static gpk_status city_grid_build(const gpk_tsp *t, city_grid *g)
     /* The coordinates in cell order: a ring scan then reads memory in
      * sequence instead of one cache miss per city, which made the build
      * grow faster than n beyond a few hundred thousand cities. */
-    g->px = malloc((size_t)n * sizeof *g->px);
-    g->py = malloc((size_t)n * sizeof *g->py);
-    if (!g->px || !g->py) {
-        city_grid_free(g);
-        return GPK_ENOMEM;
-    }
     for (uint32_t q = 0; q < n; q++) {
         g->px[q] = t->x[g->order[q]];
         g->py[q] = t->y[g->order[q]];
@@ -333,7 +320,7 @@ gpk_status gpk__tsp_neighbours(const gpk_tsp *t, uint32_t k, int threads, const 
     j.g = &g;
     const gpk_status r =
         neighbours_each(&j, nearest_from_grid, (size_t)k + 4 * QUAD, threads, 4096, 256, stop);
-    city_grid_free(&g);
+    free(g.block);
     return r;
 }
 
@@ -437,6 +424,7 @@ typedef struct {
     uint32_t *best;  /* the best tour (ILS) */
     uint32_t *queue; /* FIFO of cities whose don't-look bit is off */
     uint8_t *inq;
+    void *block; /* the arrays' one allocation (ls_init) */
     uint32_t qhead, qlen;
     int64_t cost;
     uint64_t moves, evaluated, kicks;
@@ -911,16 +899,6 @@ static int start_tour(const gpk_tsp *t, uint32_t *tour, gpk_rng *rng)
     return 0;
 }
 
-static void ls_free(ls *L)
-{
-    free(L->T.t);
-    free(L->T.pos);
-    free(L->T.log);
-    free(L->best);
-    free(L->queue);
-    free(L->inq);
-}
-
 static int ls_init(ls *L, const gpk__search_cfg *c, const uint32_t *nb, const int32_t *nd, uint32_t k,
                    uint64_t seed, const uint32_t *start, int ils)
 {
@@ -933,16 +911,15 @@ static int ls_init(ls *L, const gpk__search_cfg *c, const uint32_t *nb, const in
     L->nb = nb;
     L->nd = nd;
     L->T.n = n;
-    L->T.t = malloc((size_t)n * sizeof *L->T.t);
-    L->T.pos = malloc((size_t)n * sizeof *L->T.pos);
-    L->queue = malloc((size_t)n * sizeof *L->queue);
-    L->inq = calloc(n, 1);
-    if (ils) {
-        L->best = malloc((size_t)n * sizeof *L->best);
-        L->T.cap = n < 4096 ? 4096 : n;
-        L->T.log = malloc(L->T.cap * sizeof *L->T.log);
-    }
-    if (!L->T.t || !L->T.pos || !L->queue || !L->inq || (ils && (!L->best || !L->T.log))) return -1;
+    /* The best tour and the log of written positions only for an ILS (a
+     * NULL log: touch records nothing). */
+    L->T.cap = ils ? (n < 4096 ? 4096 : n) : 0;
+    gpk__part p[] = {GPK__PART(L->T.t, n), GPK__PART(L->T.pos, n),          GPK__PART(L->queue, n),
+                     GPK__PART(L->inq, n), GPK__PART(L->best, ils ? n : 0), GPK__PART(L->T.log, L->T.cap)};
+    L->block = gpk__alloc_parts(p, sizeof p / sizeof *p, 1); /* inq: zeroed flags */
+    if (!L->block) return -1;
+    L->T.t = p[0].at, L->T.pos = p[1].at, L->queue = p[2].at, L->inq = p[3].at, L->best = p[4].at;
+    L->T.log = p[5].at;
     gpk_rng_seed(&L->rng, seed);
     if (start) memcpy(L->T.t, start, (size_t)n * sizeof *L->T.t);
     else if (start_tour(c->tsp, L->T.t, &L->rng) != 0) return -1;
@@ -1032,7 +1009,7 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
     const int hc = c->algo == GPK_SEARCH_HC_BEST || c->algo == GPK_SEARCH_HC_FIRST;
     ls L;
     if (ls_init(&L, c, nb, nd, k, seed, start, !hc) != 0) {
-        ls_free(&L);
+        free(L.block);
         return -1;
     }
     L.stopped = *stopped; /* set: the lists are unfinished, no move may use them */
@@ -1060,7 +1037,7 @@ static int one_run(const gpk__search_cfg *c, const uint32_t *nb, const int32_t *
         bt->gpu_evaluated = L.gpu_evaluated;
         bt->gpu_status = L.gpu_status;
     }
-    ls_free(&L);
+    free(L.block);
     return 0;
 }
 
