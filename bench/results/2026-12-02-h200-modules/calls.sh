@@ -141,3 +141,52 @@ cmake -S . -B build-gpu -DGPK_IPS4O_INCLUDE_DIR=$PWD/.devrun/ips4o && cmake --bu
 build-gpu/gpk bench sort --backends cpu --types u32 --n 2^28 --reps 3 --peers ips4o,gnu-parallel
 build-gpu/gpk bench sort --backends cpu --types u64 --n 2^27 --reps 3 --peers ips4o,gnu-parallel
 OUT=$OUT/c GPK_GPU_BUILD=build-gpu bash scripts/gpu-check.sh bench pic
+
+# ===== sixth session, part f1 (.devrun/c1.sh)
+# call 1: build, cudacheck, bench, pic
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/cuda/bin OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+mkdir -p $OUT
+echo "tree: $(cat .devrun/tree.txt 2>/dev/null)"
+t0=$(date +%s)
+OUT=$OUT/c1 GPK_GPU_CMAKE_ARGS="-DGPK_IPS4O_INCLUDE_DIR=$PWD/.devrun/ips4o -DGPK_DATA_DIR=$PWD/.devrun/data" timeout 580 scripts/gpu-check.sh build cudacheck bench pic > $OUT/c1.log 2>&1
+echo "rc=$? in $(( $(date +%s) - t0 )) s"
+tail -n 120 $OUT/c1.log
+
+# ===== part f2 (.devrun/c2.sh)
+# call 2: tests, and the compute-sanitizer stages beside them (correctness only)
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/cuda/bin OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+mkdir -p $OUT
+t0=$(date +%s)
+OUT=$OUT/c2t timeout 585 scripts/gpu-check.sh test > $OUT/c2-test.log 2>&1 &
+p1=$!
+OUT=$OUT/c2s timeout 585 scripts/gpu-check.sh sanitize qsanitize > $OUT/c2-san.log 2>&1 &
+p2=$!
+wait $p1; r1=$?; wait $p2; r2=$?
+echo "test rc=$r1 sanitize rc=$r2 in $(( $(date +%s) - t0 )) s"
+echo "== test"; sed -n '/==== gpu-check summary/,$p' $OUT/c2-test.log | grep -v "Test *#" | head -40
+echo "== sanitize"; sed -n '/==== gpu-check summary/,$p' $OUT/c2-san.log | head -30
+
+# ===== part f3 (.devrun/c3.sh)
+# call 3 (cold): build, the fixed MPI search tests on CUDA, the hybrid radix forced, then python
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/cuda/bin OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+mkdir -p $OUT
+T0=$(date +%s)
+echo "tree: $(cat .devrun/tree.txt)"
+OUT=$OUT/b GPK_GPU_CMAKE_ARGS="-DGPK_DATA_DIR=$PWD/.devrun/data" timeout 300 scripts/gpu-check.sh build > $OUT/b.log 2>&1
+echo "build rc=$? at $(( $(date +%s) - T0 )) s"; grep "^build" $OUT/b/summary.txt
+b=build-gpu
+GPK_REQUIRE_CUDA=1 ctest --test-dir $b -R "mpi_search|search_cuda" --output-on-failure > $OUT/mpi.log 2>&1
+echo "ctest mpi_search|search_cuda rc=$? at $(( $(date +%s) - T0 )) s"; grep -E "tests passed|Test +#" $OUT/mpi.log
+for hv in "radix_cuda_hybrid_fill=64" "radix_cuda_hybrid_fill=4096"; do
+  for tp in "tests/test_radix cuda" "tests/test_cuda_api"; do
+    GPK_REQUIRE_CUDA=1 timeout 100 $b/$tp radix_cuda_hybrid=1 radix_cuda_hybrid_min_log=0 $hv > $OUT/h.log 2>&1
+    echo "hybrid forced ($hv) $tp: rc=$? $(tail -n 1 $OUT/h.log) at $(( $(date +%s) - T0 )) s"
+  done
+done
+left=$(( 360 - ($(date +%s) - T0) ))
+OUT=$OUT/p timeout $left scripts/gpu-check.sh python > $OUT/p.log 2>&1
+echo "python rc=$? at $(( $(date +%s) - T0 )) s"
+grep -E "^python" $OUT/p/summary.txt; tail -n 25 $OUT/p/python-bench.txt 2>/dev/null
