@@ -29,16 +29,16 @@ for t in $targets; do mkdir -p "$corp/$t"; done
 for f in $(ls -S -r "$data"/qaplib/*.dat 2>/dev/null | head -8); do cp "$f" "$corp/fuzz_qaplib/"; done
 for f in $(ls -S -r "$data"/qaplib/*.sln 2>/dev/null | head -8); do cp "$f" "$corp/fuzz_sln/"; done
 for f in burma14 ulysses16 att48 bays29 bayg29 fri26 eil51 gr17 gr21 dantzig42; do
-  [ -f "$data/tsplib/$f.tsp" ] && cp "$data/tsplib/$f.tsp" "$corp/fuzz_tsplib/"
-  [ -f "$data/tsplib/$f.opt.tour" ] && cp "$data/tsplib/$f.opt.tour" "$corp/fuzz_tour/"
+  if [ -f "$data/tsplib/$f.tsp" ]; then cp "$data/tsplib/$f.tsp" "$corp/fuzz_tsplib/"; fi
+  if [ -f "$data/tsplib/$f.opt.tour" ]; then cp "$data/tsplib/$f.opt.tour" "$corp/fuzz_tour/"; fi
 done
 printf '3\n\n0 1 2\n1 0 1\n2 1 0\n\n0 5 2\n5 0 3\n2 3 0\n' >"$corp/fuzz_qaplib/tiny.dat"
 printf '3 24\n2 3 1\n' >"$corp/fuzz_sln/tiny.sln"
 # best-known seeds: the selector byte (bit 0: ':' else ','; the rest: the
 # name, see fuzz_best_known.c), then the head of each table
-{ printf '\003'; head -c 2000 "$data/qaplib/best-known.csv" 2>/dev/null; printf 'tai12a,224416,OPT\n'; } \
+{ printf '\003'; head -c 2000 "$data/qaplib/best-known.csv" 2>/dev/null || true; printf 'tai12a,224416,OPT\n'; } \
   >"$corp/fuzz_best_known/csv"
-{ printf '\001'; head -c 2000 "$data/tsplib/bestSolutions.txt" 2>/dev/null; printf 'a280 : 2579\n'; } \
+{ printf '\001'; head -c 2000 "$data/tsplib/bestSolutions.txt" 2>/dev/null || true; printf 'a280 : 2579\n'; } \
   >"$corp/fuzz_best_known/txt"
 printf 'NAME : sq\nTYPE : TSP\nDIMENSION : 4\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 0 10\n3 10 10\n4 10 0\nEOF\n' \
   >"$corp/fuzz_tsplib/sq.tsp"
