@@ -405,14 +405,3 @@ extern "C" int gpk_peer_ips4o(gpk_type, const void *, void *, size_t, int, int, 
     return -1;
 }
 #endif
-
-#ifndef GPK_HAVE_CUDA
-// Without CUDA there is no bench/peers_cub.cu: the CUB peer reports "not
-// built in" (-1), as peers.h specifies, so callers link either way.
-extern "C" int gpk_peer_cub_radix(int, gpk_type, const void *, void *, size_t, size_t, int, int, int,
-                                  gpk_peer_result *, char *err, size_t errlen)
-{
-    std::snprintf(err, errlen, "cub::DeviceRadixSort: CUDA is not built into this gpk");
-    return -1;
-}
-#endif

@@ -66,19 +66,3 @@ extern "C" int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *ke
     std::snprintf(err, errlen, "std::sort loop: unknown type");
     return 1;
 }
-
-#ifndef GPK_HAVE_CUDA
-extern "C" int gpk_peer_cub_segmented(int, int, gpk_type, const void *, const uint32_t *, void *, size_t,
-                                      size_t, const uint64_t *, const uint64_t *, int, int, double *,
-                                      char *err, size_t errlen)
-{
-    std::snprintf(err, errlen, "CUB is not built in");
-    return -1;
-}
-extern "C" const char *gpk_peer_cub_segmented_name(int which)
-{
-    return which == 0 ? "cub::DeviceSegmentedSort"
-        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
-                      : "cub::DeviceSegmentedRadixSort";
-}
-#endif
