@@ -1,9 +1,11 @@
 /* Every radix backend against the reference sort: all key types, many
  * sizes and distributions, keys / permutation (u32 and u64 sigma) / pairs,
  * several (b, r).
- * Usage: test_radix BACKEND [quick|threads]. threads (the CPU, for
- * ThreadSanitizer: make tsan-check): only the sorts of teams of two and
- * three threads at each SIMD level, the quick ladder. Exits 77 (skipped) when the backend has
+ * Usage: test_radix BACKEND [quick|threads|paths|vector]. threads (the
+ * CPU, for ThreadSanitizer: make tsan-check): only the sorts of teams of
+ * two and three threads at each SIMD level, the quick ladder. paths and
+ * vector split the whole test in two for ctest to run side by side:
+ * sections 1-8, and the CPU's sections 9-11. Exits 77 (skipped) when the backend has
  * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpk/gen.h"
@@ -91,6 +93,16 @@ static int nat_le(gpk_type t, const void *a, const void *b)
     }
     }
     return 0;
+}
+
+/* The index of the first of n elements of width w where a and b differ; n
+ * when they are equal. */
+static size_t first_difference(const char *a, const char *b, size_t n, size_t w)
+{
+    if (!memcmp(a, b, n * w)) return n;
+    size_t i = 0;
+    while (!memcmp(a + i * w, b + i * w, w)) i++;
+    return i;
 }
 
 static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r, unsigned gen_param)
@@ -210,15 +222,11 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
 
-    size_t bad = n;
-    for (size_t i = 0; i < n && bad == n; i++)
-        if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
+    size_t bad = first_difference(got, want, n, kw);
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
     if (m == MODE_KEYS_TO) TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
     if (vw) {
-        bad = n;
-        for (size_t i = 0; i < n && bad == n; i++)
-            if (memcmp(vgot + i * vw, vwant + i * vw, vw)) bad = i;
+        bad = first_difference(vgot, vwant, n, vw);
         TU_CHECK(bad == n, "%s: values differ from the reference (stability) at %zu", what, bad);
     }
     if (perm) {
@@ -350,6 +358,8 @@ int main(int argc, char **argv)
     hook_args(&argc, argv);
     const int threads_only = argc > 2 && strcmp(argv[2], "threads") == 0;
     const int quick = threads_only || (argc > 2 && strcmp(argv[2], "quick") == 0);
+    const int paths_only = argc > 2 && strcmp(argv[2], "paths") == 0;
+    const int vector_only = argc > 2 && strcmp(argv[2], "vector") == 0;
     gpk_backend be;
     const char *ocl_vendor = hook_arg("opencl_vendor"), *ocl_variant = hook_arg("opencl_variant");
     const int ocl_emulate = ocl_vendor && !strcmp(ocl_vendor, "emulate");
@@ -377,7 +387,7 @@ int main(int argc, char **argv)
         sizes[ns++] = p;
         sizes[ns++] = p + 1;
     }
-    if (threads_only) goto threaded; /* sections 9 and 10's teams */
+    if (threads_only || vector_only) goto threaded; /* sections 9-11 */
     for (int t = GPK_U32; t <= GPK_F64; t++)
         for (size_t di = 0; di < NDISTS; di++)
             for (int si = 0; si < ns; si++) {
@@ -747,6 +757,7 @@ int main(int argc, char **argv)
      * one, the radix passes where it is portable. */
 threaded:
     /* sections 9 and 10 check the sorts that ran, on sorted inputs too */
+    if (paths_only) goto done;
     if (be == GPK_BACKEND_CPU) gpk__test_set("cpu_presorted", "0");
     if (be == GPK_BACKEND_CPU) {
         const char *levels[] = {"portable", "avx2", "avx512"};
@@ -960,6 +971,7 @@ threaded:
         gpk_ctx_set_threads(ctx, (int)info.threads);
     }
 
+done:
     gpk_ctx_destroy(ctx);
     return tu_finish("test_radix");
 }

@@ -2,10 +2,11 @@
 # Builds the libFuzzer targets of the readers (QAPLIB, TSPLIB95, QAPLIB
 # .sln, TSPLIB .tour, the CLI's .npy / raw array reader, its structured
 # .npy header parser and its best-known tables) with clang,
-# AddressSanitizer and UBSan, and runs each for SECONDS (60) from a seed
-# corpus of small files copied out of DATA (../shared/data) into /tmp: the
-# data is read in place and never copied into the tree. Without DATA the
-# instance targets start from a few inputs written here.
+# AddressSanitizer and UBSan, and runs each for SECONDS (60), one a core
+# at a time (GPK_FUZZ_JOBS), from a seed corpus of small files copied out
+# of DATA (../shared/data) into /tmp: the data is read in place and never
+# copied into the tree. Without DATA the instance targets start from a few
+# inputs written here.
 #   tests/fuzz/run.sh [SECONDS] [DATA]
 # Crashes, leaks and sanitizer reports stop the fuzzer and leave the input
 # as BUILD/crash-* ; replay one with: BUILD/tests/fuzz_tsplib FILE
@@ -65,8 +66,27 @@ rec() { # KEY DESCR COUNT RECORD-BYTES
 rec a "[('a', '<u4'), ('b', '<f8')]" 3 12 >"$corp/fuzz_npy_records/two.npy"
 rec k "[('', '|V4'), ('k', '<i8'), ('v', '<f4', (2,))]" 2 20 >"$corp/fuzz_npy_records/pad-sub.npy"
 cd "$build"
+# One fuzzer a core at a time (each runs on one thread), every one for the
+# whole SECONDS; each log printed when its batch ends, whole on a failure.
 # -rss_limit_mb: a reader that trusts a size from the input runs into it.
-for t in $targets; do
-  echo "== $t: $secs s"
-  ./tests/$t -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 "$corp/$t"
+jobs=${GPK_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
+failed=""
+set -- $targets
+while [ $# -gt 0 ]; do
+  batch=""
+  while [ $# -gt 0 ] && [ $(echo $batch | wc -w) -lt "$jobs" ]; do
+    echo "== $1: $secs s"
+    ./tests/$1 -max_total_time="$secs" -rss_limit_mb=2048 -print_final_stats=1 "$corp/$1" >"$corp/$1.log" 2>&1 &
+    batch="$batch $1:$!"
+    shift
+  done
+  for tp in $batch; do
+    t=${tp%%:*}
+    if wait "${tp#*:}"; then
+      echo "== $t passed"; tail -n 12 "$corp/$t.log"
+    else
+      echo "== $t FAILED"; cat "$corp/$t.log"; failed="$failed $t"
+    fi
+  done
 done
+if [ -n "$failed" ]; then echo "fuzz: failed:$failed"; exit 1; fi
