@@ -3,10 +3,12 @@
  * several (b, r).
  * Usage: test_radix BACKEND [quick|threads|paths|vector]. threads (the
  * CPU, for ThreadSanitizer: make tsan-check): only the sorts of teams of
- * two and three threads at each SIMD level, the quick ladder. paths and
- * vector split the whole test in two for ctest to run side by side:
- * sections 1-8, and the CPU's sections 9-11. Exits 77 (skipped) when the backend has
- * no device here, unless GPK_REQUIRE_<BACKEND>=1 says it must run. */
+ * two and three threads at each SIMD level, the quick ladder, and the
+ * presorted check of two threads. paths and vector split the whole test in
+ * two for ctest to run side by side: sections 1-8, and the CPU's sections
+ * 9-11. GPK_TEST_SMALL=1: sizes up to 2^20 + 7. Exits 77 (skipped) when
+ * the backend has no device here, unless GPK_REQUIRE_<BACKEND>=1 says it
+ * must run. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
@@ -66,6 +68,9 @@ static int hole_input;
  * other modifiers: a sorted input with one pair out of order. */
 static size_t swap_at;
 static int swap_same; /* the last swap traded two equal keys: nothing moved */
+/* The largest case run: GPK_TEST_SMALL=1 (the sanitizer tiers) leaves out
+ * the sizes past 2^20 + 7, whose paths the smaller ones take too. */
+static size_t max_n = SIZE_MAX;
 /* The algorithm every case asks for (GPK_SORT_AUTO but in section 6). */
 static gpk_sort_algo force_algo = GPK_SORT_AUTO;
 
@@ -107,6 +112,7 @@ static size_t first_difference(const char *a, const char *b, size_t n, size_t w)
 
 static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r, unsigned gen_param)
 {
+    if (n > max_n) return 0; /* not run */
     size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS64 ? 8 : (m == MODE_PAIRS32 ? 4 : 0);
     uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^ ((uint64_t)d << 48) ^
         ((uint64_t)m << 56) ^ (b * 131u + r);
@@ -292,6 +298,7 @@ static int vector_items_expected(int level, gpk_type t, size_t n, mode m)
  * before -0), and equal keys in their input order. */
 static int run_desc_case(gpk_type t, gpk_dist d, size_t n, mode m)
 {
+    if (n > max_n) return 0; /* not run */
     const size_t kw = gpk_type_size(t), vw = m == MODE_PAIRS32 || m == MODE_PERM ? 4 : 8;
     const uint64_t seed = seed_base ^ (n * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)t << 40) ^
         ((uint64_t)d << 48) ^ ((uint64_t)m << 56) ^ 0xDE5C;
@@ -374,6 +381,10 @@ int main(int argc, char **argv)
      * the team's passes are what the thread counts test. */
     if (be == GPK_BACKEND_CPU) gpk__radix_cpu_ignore_load(1);
     seed_base = tu_seed();
+    if (getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1') {
+        max_n = ((size_t)1 << 20) + 7;
+        printf("GPK_TEST_SMALL=1: sizes up to 2^20 + 7\n");
+    }
 
     /* 1. Every type x distribution x mode over the size ladder. */
     size_t sizes[64];
@@ -899,7 +910,8 @@ threaded:
         /* the last: 8-byte keys take two threads' shares (8 MiB each) */
         const size_t psizes[] = {2, 3, 1000, 65537, ((size_t)1 << 20) + 5};
         int skipped = 0, sorted_anyway = 0;
-        for (int threads = 1; threads <= 2; threads++) {
+        /* threads (ThreadSanitizer): the team's check, two threads, the larger sizes */
+        for (int threads = 1 + threads_only; threads <= 2; threads++) {
             gpk_ctx_set_threads(ctx, threads);
             for (int t = GPK_U32; t <= GPK_F64; t++)
                 for (size_t di = 0; di < sizeof pdists / sizeof pdists[0]; di++)
@@ -907,6 +919,7 @@ threaded:
                         for (int m = 0; m < MODE_COUNT; m++) {
                             const size_t n = psizes[si];
                             if (quick && (si + di + (size_t)t + (size_t)m) % 3) continue;
+                            if (threads_only && n < 65537) continue;
                             if (n > 100000 && (m + t + threads) % 3) continue;
                             const gpk_dist d = pdists[di];
                             const int specials = d == GPK_DIST_FLOAT_SPECIALS; /* unsorted: must sort */
