@@ -190,3 +190,19 @@ left=$(( 360 - ($(date +%s) - T0) ))
 OUT=$OUT/p timeout $left scripts/gpu-check.sh python > $OUT/p.log 2>&1
 echo "python rc=$? at $(( $(date +%s) - T0 )) s"
 grep -E "^python" $OUT/p/summary.txt; tail -n 25 $OUT/p/python-bench.txt 2>/dev/null
+
+# ===== Seventh session (tree 27ff8e4 + this session's CI changes), calls 4-6; each call
+# starts as call 3 does (cd, PATH, mkdir $OUT, T0) and builds with
+#   OUT=/tmp/b GPK_GPU_CMAKE_ARGS="-DGPK_IPS4O_INCLUDE_DIR=$PWD/.devrun/ips4o -DGPK_DATA_DIR=$PWD/.devrun/data" \
+#     timeout 300 scripts/gpu-check.sh build
+# call 4 (cold): qbench with 240 s, then python with what is left of 585 s
+OUT=$OUT/q GPK_QBENCH_TIMEOUT=240 timeout 260 scripts/gpu-check.sh qbench > $OUT/q.log 2>&1
+left=$(( 585 - ($(date +%s) - T0) ))
+OUT=$OUT/p timeout $left scripts/gpu-check.sh python > $OUT/p.log 2>&1
+# call 5 (cold): qbench at its default sizes with what is left of 585 s
+left=$(( 585 - ($(date +%s) - T0) ))
+OUT=/tmp/q GPK_QBENCH_TIMEOUT=$(( left - 10 )) timeout $left scripts/gpu-check.sh qbench > /tmp/q.log 2>&1
+# call 6 (warm): the same at 2^20..2^24, within 470 s, its logs brought back
+left=$(( 470 - ($(date +%s) - T0) ))
+OUT=/tmp/q GPK_QBENCH_N=2^20,2^21,2^22,2^23,2^24 GPK_QBENCH_TIMEOUT=$(( left - 10 )) timeout $left \
+  scripts/gpu-check.sh qbench > /tmp/q.log 2>&1
