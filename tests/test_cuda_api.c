@@ -119,9 +119,7 @@ static void run(const tcase *c, uint64_t seed)
     CUDA_OK(cudaStreamSynchronize(stream));
     CUDA_OK(cudaMemcpy(got, d_out, n * kw, cudaMemcpyDeviceToHost));
     if (vw) CUDA_OK(cudaMemcpy(vgot, dv_out, n * vw, cudaMemcpyDeviceToHost));
-    size_t bad = n;
-    for (size_t i = 0; i < n && bad == n; i++)
-        if (memcmp(got + i * kw, ref + i * kw, kw) != 0) bad = i;
+    size_t bad = tu_first_difference(got, ref, n, kw);
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
     if (vw) TU_CHECK(memcmp(vgot, vref, n * vw) == 0, "%s: values differ from the reference", what);
     if (!c->in_place && n > 0) {

@@ -134,9 +134,7 @@ static void run_case(gpk_type t, mode m, size_t n, int kind, gpk_sort_algo algo,
     TU_CHECK(s == GPK_OK, "%s: status %s (%s)", what, gpk_status_string(s), gpk_last_error(ctx));
     TU_CHECK(rs == GPK_OK, "%s: reference status %s", what, gpk_status_string(rs));
     if (s == GPK_OK && rs == GPK_OK) {
-        size_t bad = n;
-        for (size_t i = 0; i < n && bad == n; i++)
-            if (memcmp((char *)out + i * kw, (char *)ref + i * kw, kw) != 0) bad = i;
+        size_t bad = tu_first_difference(out, ref, n, kw);
         TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
         if (stable && vw)
             TU_CHECK(memcmp(vals, rvals, n * vw) == 0, "%s: values differ from the reference", what);

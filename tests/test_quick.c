@@ -205,9 +205,7 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, gpk_sort_algo a)
     else TU_CHECK(ran == a, "%s: last algorithm %s", what, gpk_sort_algo_name(ran));
     TU_CHECK(gpk_sort_reference(t, want, 0, NULL, NULL, n, 0) == GPK_OK, "%s: reference", what);
 
-    size_t bad = n;
-    for (size_t i = 0; i < n && bad == n; i++)
-        if (memcmp(got + i * kw, want + i * kw, kw)) bad = i;
+    size_t bad = tu_first_difference(got, want, n, kw);
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
     bad = n;
     for (size_t i = 1; i < n && bad == n; i++)

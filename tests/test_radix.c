@@ -100,16 +100,6 @@ static int nat_le(gpk_type t, const void *a, const void *b)
     return 0;
 }
 
-/* The index of the first of n elements of width w where a and b differ; n
- * when they are equal. */
-static size_t first_difference(const char *a, const char *b, size_t n, size_t w)
-{
-    if (!memcmp(a, b, n * w)) return n;
-    size_t i = 0;
-    while (!memcmp(a + i * w, b + i * w, w)) i++;
-    return i;
-}
-
 static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsigned r, unsigned gen_param)
 {
     if (n > max_n) return 0; /* not run */
@@ -228,11 +218,11 @@ static int run_case(gpk_type t, gpk_dist d, size_t n, mode m, unsigned b, unsign
     TU_CHECK(rs == GPK_OK, "%s: reference failed", what);
     if (s != GPK_OK || rs != GPK_OK) goto out;
 
-    size_t bad = first_difference(got, want, n, kw);
+    size_t bad = tu_first_difference(got, want, n, kw);
     TU_CHECK(bad == n, "%s: keys differ from the reference at %zu", what, bad);
     if (m == MODE_KEYS_TO) TU_CHECK(memcmp(in, orig, n * kw) == 0, "%s: the input changed", what);
     if (vw) {
-        bad = first_difference(vgot, vwant, n, vw);
+        bad = tu_first_difference(vgot, vwant, n, vw);
         TU_CHECK(bad == n, "%s: values differ from the reference (stability) at %zu", what, bad);
     }
     if (perm) {

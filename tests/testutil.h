@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "gpk/gpk.h"
@@ -25,6 +26,17 @@ static int tu_failures, tu_checks;
             }                                                        \
         }                                                            \
     } while (0)
+
+/* The index of the first of n elements of w bytes where a and b differ; n
+ * when they are equal. */
+static inline size_t tu_first_difference(const void *a, const void *b, size_t n, size_t w)
+{
+    const char *x = (const char *)a, *y = (const char *)b;
+    if (n == 0 || !memcmp(x, y, n * w)) return n;
+    size_t i = 0;
+    while (!memcmp(x + i * w, y + i * w, w)) i++;
+    return i;
+}
 
 static uint64_t tu_seed(void)
 {
