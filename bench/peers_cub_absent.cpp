@@ -40,12 +40,6 @@ int gpk_peer_records_thrust(int, gpk_type, const void *, void *, size_t, size_t,
 {
     return absent("thrust::sort_by_key (records)", err, errlen);
 }
-const char *gpk_peer_cub_segmented_name(int which)
-{
-    return which == 0 ? "cub::DeviceSegmentedSort"
-        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
-                      : "cub::DeviceSegmentedRadixSort";
-}
 int gpk_peer_cub_segmented(int, int which, gpk_type, const void *, const uint32_t *, void *, size_t, size_t,
                            const uint64_t *, const uint64_t *, int, int, double *, char *err, size_t errlen)
 {

@@ -66,3 +66,11 @@ extern "C" int gpk_peer_segments_std_sort(gpk_type t, const void *keys, void *ke
     std::snprintf(err, errlen, "std::sort loop: unknown type");
     return 1;
 }
+
+// Named here, where every build has it, for the CUB peer and its absence alike.
+extern "C" const char *gpk_peer_cub_segmented_name(int which)
+{
+    return which == 0 ? "cub::DeviceSegmentedSort"
+        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
+                      : "cub::DeviceSegmentedRadixSort";
+}

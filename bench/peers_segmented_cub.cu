@@ -124,13 +124,6 @@ void run(int which, const void *keys, const uint32_t *values, void *keys_out, si
 
 } // namespace
 
-extern "C" const char *gpk_peer_cub_segmented_name(int which)
-{
-    return which == 0 ? "cub::DeviceSegmentedSort"
-        : which == 1  ? "cub::DeviceSegmentedSort(stable)"
-                      : "cub::DeviceSegmentedRadixSort";
-}
-
 extern "C" int gpk_peer_cub_segmented(int device, int which, gpk_type t, const void *keys,
                                       const uint32_t *values, void *keys_out, size_t n, size_t count,
                                       const uint64_t *begin, const uint64_t *end, int descending, int reps,
