@@ -199,7 +199,7 @@ typedef struct gpk_search_opts {
                                (0: 10000); ITS / MULTISTART: tabu iterations per global
                                iteration (0: 1000, the paper's) */
     uint32_t global_iters; /* ITS / MULTISTART: (0: gpk_search_default_global_iters: 10, the
-                               paper's, but 100 for a QAP ITS from n = 20) */
+                               paper's, but 100 for a QAP ITS) */
     uint32_t tenure; /* TABU / ITS: iterations a move stays tabu (0: a default per problem, documented) */
     uint32_t starts; /* MULTISTART: searches (0: the context's threads) */
     uint64_t seed;   /* the start solution and every random choice: same seed,
@@ -303,7 +303,7 @@ GPK_API gpk_status gpk_search_problem_check_solution(const gpk_search_problem *p
 GPK_API const char *gpk_search_eval_name(gpk_search_eval e);
 GPK_API gpk_status gpk_search_eval_parse(const char *name, gpk_search_eval *out);
 /* The global iterations an ITS or multistart run makes when opts.global_iters is 0:
- * 10 (the paper's 10 x 1000), except a QAP ITS of n >= 20, 100 (docs/search.md). */
+ * 10 (the paper's 10 x 1000), except a QAP ITS, 100 (docs/search.md). */
 GPK_API uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n);
 /* The neighbourhood GPK_NB_DEFAULT stands for: QAP swap, TSP or2opt, PPP flip1. */
 GPK_API gpk_neighbourhood gpk_search_default_nb(gpk_problem_kind kind);

@@ -184,8 +184,7 @@ gpk_status gpk_search_problem_cost(const gpk_search_problem *pb, const uint32_t 
  *    cycle (Taillard's robust tabu search: uniformly in 0.9 t .. 1.1 t in
  *    1991, 8n u^3 with mean 2n in his 2006 code). Below n = 20: uniform in
  *    2n +- 10 %: 2n reached the optimum of chr12a, tai12a, nug15 more often
- *    than n (10 x 1000 ITS). From n = 20, where the ITS also runs 100
- *    rounds (gpk_search_default_global_iters): n/2 + 6n u^3, u uniform in
+ *    than n (10 x 1000 ITS). From n = 20: n/2 + 6n u^3, u uniform in
  *    [0, 1): mean 2n, from n/2 to 6.5n, short tenures more often than long
  *    ones. On tai20a..tai100a (3 seeds, 100 x 1000 ITS) the summed mean
  *    gaps were 6.58 % with 2n +- 10 %, 5.73 % with n +- 10 %, 5.28 % with
@@ -205,14 +204,16 @@ gpk_status gpk_search_problem_cost(const gpk_search_problem *pb, const uint32_t 
  *    10 x 1000 ITS); PPP 2-flip: n / 10 (at least 2) on each of the two
  *    bits (tabu when either is, so each move freezes two bits). */
 
-/* The paper's 10 x 1000 everywhere, except the QAP ITS from n = 20: there
- * 10 000 tabu iterations leave the robust tabu search 0.2 to 1.5 % above
- * the best known on tai*a, and 100 rounds of 1000 (10^5 iterations) took
- * the average of the mean gaps over tai10a..tai100a from 0.71 % to under
- * 0.5 % (docs/perf/search.md). On the GPU an iteration costs about 20 us
- * at n = 20 to 55 us at n = 100 (a launch and one 32-byte copy), so a run
- * takes 2 to 5.5 s; below n = 20 ten rounds already reach the optimum of
- * every tai*a instance. An unknown kind: the paper's 10. */
+/* The paper's 10 x 1000 everywhere, except the QAP ITS: 100 rounds. From
+ * n = 20 10 000 tabu iterations leave the robust tabu search 0.2 to 1.5 %
+ * above the best known on tai*a, and 100 rounds of 1000 (10^5 iterations)
+ * took the average of the mean gaps over tai10a..tai100a from 0.71 % to
+ * under 0.5 %. Below n = 20 ten rounds miss the optimum of chr12a in 4
+ * seeds of 1000 (3 of them 5.7 % above) and of had12 in 104, where 100
+ * rounds found both in every seed tried (docs/perf/search.md). On the GPU
+ * an iteration costs about 20 us at n = 20 to 55 us at n = 100 (a launch
+ * and one 32-byte copy), so a run takes 2 to 5.5 s; on one CPU thread an
+ * n = 12 run takes 0.3 s. An unknown kind: the paper's 10. */
 uint32_t gpk_search_default_global_iters(gpk_problem_kind kind, gpk_search_algo algo, uint32_t n)
 {
     const gpk__problem_ops *ops = gpk__problem(kind);
@@ -244,7 +245,7 @@ gpk_neighbourhood gpk_search_paper_nb(gpk_problem_kind kind)
  * (docs/perf/search.md): for a TSP, 2-opt and Or-opt over neighbour lists
  * in an iterated local search, one per thread (multistart), for 10 s
  * (every TSPLIB instance of 100 to 1000 cities within 0.5 % on 2 cores);
- * for QAP the robust iterated tabu search (100 x 1000 from n = 20); for
+ * for QAP the robust iterated tabu search (100 x 1000); for
  * PPP the iterated tabu search. The paper's reproduction is its with the
  * 2-opt (TSP) neighbourhood and 10 x 1000 iterations. An unknown kind is
  * left as it is (gpk_search_run rejects it). */

@@ -847,7 +847,7 @@ def qap(instance: Union[str, os.PathLike, None] = None, a: Any = None, b: Any = 
     """Quadratic assignment: a QAPLIB .dat file, or the flow and distance
     matrices a and b (integers, n x n). The options and their defaults are
     the CLI's (gpk qap --help): algo auto (the default: the iterated tabu
-    search, 100 x 1000 tabu iterations from n = 20), its, hc, hc-first, tabu,
+    search, 100 x 1000 tabu iterations), its, hc, hc-first, tabu,
     multistart; iters, global_iters, tenure, starts, seed (counts from 0,
     0 meaning the default), start (a permutation), eval (ours, paper: CUDA),
     qap_delta (table, formula). time_limit in seconds is a budget: with no
