@@ -31,6 +31,7 @@
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
+#include "vector_sort_avx512.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -1621,13 +1622,72 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
+/* Up to this many bytes, 4-byte keys alone on a team of one thread go to
+ * the AVX-512 quicksort (vector_sort_avx512.h) rather than vqsort or the
+ * radix passes. With Highway 0: vqsort keeps the keys, as its figures
+ * against numpy are measured and the quicksort's are not
+ * (docs/perf/radix.md); set it from bench/cpu_avx512_vs_numpy.py on an
+ * AVX-512 processor. Without Highway the keys in cache, where the
+ * alternative is the radix sort's in-cache passes. The test hook
+ * cpu_avx512_sort_bytes overrides it. */
+#ifndef AVX512_SORT_BYTES
+#ifdef GPK_HAVE_VECTOR_SORT
+#define AVX512_SORT_BYTES ((size_t)0)
+#else
+#define AVX512_SORT_BYTES CACHE_SORT_BYTES
+#endif
+#endif
+
+size_t gpk__radix_cpu_avx512_bytes(void)
+{
+    if (gpk__avx512_sort_level() != GPK_SIMD_AVX512) return 0;
+    const long long forced = gpk__hook(gpk__test.cpu_avx512_sort_bytes, -1);
+    return forced < 0 ? AVX512_SORT_BYTES : (size_t)forced;
+}
+
 const char *gpk_cpu_sort_simd(void)
 {
 #ifdef GPK_HAVE_VECTOR_SORT
     return gpk__simd_level_name(gpk__vector_sort_level());
 #else
-    return "portable (without Highway)";
+    return gpk__avx512_sort_level() == GPK_SIMD_AVX512 ? "avx512 (4-byte keys in cache; without Highway)"
+                                                       : "portable (without Highway)";
 #endif
+}
+
+/* Whether the job goes to the AVX-512 quicksort on one thread: 4-byte keys
+ * alone, every bit compared, no path forced, at most
+ * gpk__radix_cpu_avx512_bytes of them. */
+static int avx512_keys_job(const gpk_radix_job *job)
+{
+    return !job->values && !job->sigma && !job->radix_bits && !job->key_bits && path_forced() == PATH_AUTO &&
+        job->key_width == 4 && job->n * 4 <= gpk__radix_cpu_avx512_bytes();
+}
+
+static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n);
+
+/* The job (avx512_keys_job) by the AVX-512 quicksort on this thread:
+ * integers as they are (signed ones compared as signed), floats through
+ * their sort keys and back; a descending order sorted ascending, then
+ * reversed (with every bit compared, equal keys are identical bits). 0,
+ * or -1 with the caller's keys as they were. */
+static int avx512_sort_keys(const gpk_radix_job *job)
+{
+    const size_t n = job->n;
+    const int kind = gpk_key_kind(job->key_type);
+    if (gpk__avx512_sort_level() != GPK_SIMD_AVX512) return -1;
+    if (kind != GPK_KEY_FLOAT) {
+        if (job->src) memcpy(job->keys, job->src, n * 4);
+        if (gpk__avx512_sort32((uint32_t *)job->keys, n, kind == GPK_KEY_SIGNED) != 0) return -1;
+        if (job->descending) reverse_keys(4, job->keys, job->keys, n);
+        return 0;
+    }
+    const key_order ord = order_of(job);
+    uint64_t a, o;
+    map_and_reduce(&ord, 4, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
+    const int rc = gpk__avx512_sort32((uint32_t *)job->keys, n, 0);
+    unmap_copy(&ord, 4, job->keys, job->keys, 0, n);
+    return rc;
 }
 
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
@@ -2326,6 +2386,11 @@ static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     if (sort_presorted(ctx, job)) return GPK_OK;
+    const int avx512 = avx512_keys_job(job);
+    if (avx512 && job->n * job->key_width <= CACHE_SORT_BYTES && avx512_sort_keys(job) == 0) {
+        ctx->last_sort_path = "radix-vector-avx512";
+        return GPK_OK;
+    }
     const int vector = vector_keys_job(job);
     /* In cache (at AVX-512 only: vector_keys_job), 8-byte keys by a sample. */
     if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
@@ -2348,6 +2413,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (in_cache) return cache_sort(ctx, job, item_width);
+    if (avx512 && p.threads == 1 && avx512_sort_keys(job) == 0) {
+        ctx->last_sort_path = "radix-vector-avx512";
+        return GPK_OK;
+    }
     const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
     if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
         (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
