@@ -326,7 +326,8 @@ INLINE void part_register(uint32_t *keys, part_state *P, __m512i v, __m512i pv, 
                           int gt, int full)
 {
     const __mmask16 right = vcmp_right(v, pv, s, gt) & valid, left = (__mmask16)(~right & valid);
-    const unsigned nl = (unsigned)__builtin_popcount(left), nr = (unsigned)__builtin_popcount(right);
+    /* one count: valid is a constant wherever this is inlined */
+    const unsigned nr = (unsigned)__builtin_popcount(right), nl = (unsigned)__builtin_popcount(valid) - nr;
     const __m512i L = _mm512_maskz_compress_epi32(left, v), R = _mm512_maskz_compress_epi32(right, v);
     if (full) _mm512_storeu_si512(keys + P->l, L);
     else _mm512_mask_storeu_epi32(keys + P->l, (__mmask16)((1u << nl) - 1), L);
