@@ -1,6 +1,6 @@
 /* gpk_sort_keys on the CPU backend as a shared object for ctypes, so a
  * Python script times it against numpy.sort in one process, interleaved
- * (bench/cpu_avx512_vs_numpy.py), with the CPU sort's test hooks at hand
+ * (bench/cpu_vector_vs_numpy.py), with the CPU sort's test hooks at hand
  * (which the Python module does not reach). Not built by CMake:
  *   cc -O2 -shared -fPIC -fopenmp -Iinclude bench/cpu_sort_shim.c -o /tmp/cpu_sort_shim.so \
  *      -Wl,--whole-archive build/libgpk.a -Wl,--no-whole-archive -lm \
@@ -28,9 +28,10 @@ int shim_init(int threads)
 int shim_hook(const char *name, const char *value) { return gpk__test_set(name, value); }
 
 /* The level of the vector sorters here: vqsort's (0-2), and the bytes up
- * to which the AVX-512 quicksort runs now. */
+ * to which the AVX-512 and the AVX2 quicksorts run now. */
 int shim_simd_level(void) { return gpk__radix_cpu_simd_level(); }
 long long shim_avx512_bytes(void) { return (long long)gpk__radix_cpu_avx512_bytes(); }
+long long shim_avx2_bytes(void) { return (long long)gpk__radix_cpu_avx2_bytes(); }
 
 /* gpk_sort_keys of n keys of the type named (u32, i32, f32, ...) in place:
  * 0, or -1. */

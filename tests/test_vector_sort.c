@@ -1,16 +1,18 @@
-/* The AVX-512 quicksort of 32-bit keys (src/sort/vector_sort_avx512.h)
- * against qsort: unsigned, signed and float keys (through the float sort
+/* The AVX-512 and AVX2 quicksorts of 32-bit keys
+ * (src/sort/vector_sort_avx512.h, vector_sort_avx2.h) against qsort: unsigned, signed and float keys (through the float sort
  * keys: NaN, -0.0, infinities, subnormals), the size ladder (0, 1, 2,
- * small primes, 15-17, 255-257, powers of two and neighbours up to
+ * small primes, 7-9, 15-17, 63-65, 255-257, powers of two and neighbours up to
  * 2^20 + 7), uniform, sorted, reverse, all-equal, 2, 3 and 17 distinct
  * values, organ pipe, and an input built against the pivot rule, on which
  * the depth limit's heap sort must run (its counter says so).
  *
- * Twice where it can: the library's kernel where this processor runs
+ * The AVX2 kernel where this processor runs AVX2. The AVX-512 one twice
+ * where it can: the library's kernel where this processor runs
  * AVX-512, and the same source compiled here on SIMDe's portable AVX-512
  * (GPK_HAVE_SIMDE), which runs on any processor (smaller sizes: it is
  * some 200 times slower). GPK_TEST_SMALL=1: emulated sizes up to 2^14.
  * Exits 77 (skipped) when neither can run. */
+#include "sort/vector_sort_avx2.h"
 #include "sort/vector_sort_avx512.h"
 #include "testutil.h"
 
@@ -165,8 +167,8 @@ static void run_sorter(const sorter *S, int small)
 {
     size_t sizes[96];
     int ns = 0;
-    const size_t fixed[] = {0,  1,  2,  3,  5,   7,   11,  13,  15,  16,  17,
-                            31, 32, 33, 97, 127, 128, 129, 255, 256, 257, 263};
+    const size_t fixed[] = {0,  1,  2,  3,  5,  7,  8,   9,   11,  13,  15,  16,  17, 31,
+                            32, 33, 63, 64, 65, 97, 127, 128, 129, 255, 256, 257, 263};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) sizes[ns++] = fixed[i];
     for (int b = 9; b <= 20; b++) {
         const size_t p = (size_t)1 << b;
@@ -219,6 +221,16 @@ int main(void)
     rng = seed | 1;
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
     int ran = 0;
+    if (gpk__avx2_sort_level() == GPK_SIMD_AVX2) {
+        const sorter avx2 = {"avx2", gpk__avx2_sort32, &gpk__avx2_sort_fallbacks,
+                             &gpk__avx2_sort_sample_observer, ((size_t)1 << 20) + 7};
+        run_sorter(&avx2, small);
+        ran = 1;
+    } else {
+        printf("avx2: this processor does not run AVX2 (or the portable level is forced): not run\n");
+        uint32_t k[3] = {3, 1, 2};
+        TU_CHECK(gpk__avx2_sort32(k, 3, 0) == -1 && k[0] == 3, "avx2: ran without AVX2");
+    }
     if (gpk__avx512_sort_level() == GPK_SIMD_AVX512) {
         const sorter native = {"native", gpk__avx512_sort32, &gpk__avx512_sort_fallbacks,
                                &gpk__avx512_sort_sample_observer, ((size_t)1 << 20) + 7};

@@ -26,6 +26,8 @@ typedef struct gpk_test_hooks {
     /* 4-byte keys alone up to this many bytes take the AVX-512 quicksort
      * (vector_sort_avx512.h) on a team of one thread; 0: never */
     long long cpu_avx512_sort_bytes;
+    /* the same for the AVX2 quicksort (vector_sort_avx2.h) */
+    long long cpu_avx2_sort_bytes;
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -64,7 +66,7 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET                                  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET                  \
     }
 
 extern gpk_test_hooks gpk__test;

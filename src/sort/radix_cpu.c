@@ -31,6 +31,7 @@
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
+#include "vector_sort_avx2.h"
 #include "vector_sort_avx512.h"
 
 #include <omp.h>
@@ -1626,7 +1627,7 @@ int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
  * the AVX-512 quicksort (vector_sort_avx512.h) rather than vqsort or the
  * radix passes. With Highway 0: vqsort keeps the keys, as its figures
  * against numpy are measured and the quicksort's are not
- * (docs/perf/radix.md); set it from bench/cpu_avx512_vs_numpy.py on an
+ * (docs/perf/radix.md); set it from bench/cpu_vector_vs_numpy.py on an
  * AVX-512 processor. Without Highway the keys in cache, where the
  * alternative is the radix sort's in-cache passes. The test hook
  * cpu_avx512_sort_bytes overrides it. */
@@ -1645,6 +1646,27 @@ size_t gpk__radix_cpu_avx512_bytes(void)
     return forced < 0 ? AVX512_SORT_BYTES : (size_t)forced;
 }
 
+/* Up to this many bytes, 4-byte keys alone on a team of one thread that
+ * the AVX-512 quicksort does not take go to the AVX2 quicksort
+ * (vector_sort_avx2.h), at the AVX2 level, or without Highway at any
+ * level that has AVX2 (where vqsort's AVX-512 code is built in, it keeps
+ * those keys at the AVX-512 level). On one AVX2 core it beats the radix
+ * passes and vqsort's AVX2 code up to this size (docs/perf/radix.md).
+ * The test hook cpu_avx2_sort_bytes overrides it. */
+#ifndef AVX2_SORT_BYTES
+#define AVX2_SORT_BYTES CACHE_SORT_BYTES
+#endif
+
+size_t gpk__radix_cpu_avx2_bytes(void)
+{
+    if (gpk__avx2_sort_level() != GPK_SIMD_AVX2) return 0;
+#ifdef GPK_HAVE_VECTOR_SORT
+    if (gpk__vector_sort_level() == GPK_SIMD_AVX512) return 0;
+#endif
+    const long long forced = gpk__hook(gpk__test.cpu_avx2_sort_bytes, -1);
+    return forced < 0 ? AVX2_SORT_BYTES : (size_t)forced;
+}
+
 const char *gpk_cpu_sort_simd(void)
 {
 #ifdef GPK_HAVE_VECTOR_SORT
@@ -1655,37 +1677,46 @@ const char *gpk_cpu_sort_simd(void)
 #endif
 }
 
-/* Whether the job goes to the AVX-512 quicksort on one thread: 4-byte keys
- * alone, every bit compared, no path forced, at most
- * gpk__radix_cpu_avx512_bytes of them. */
-static int avx512_keys_job(const gpk_radix_job *job)
+/* Which quicksort of 32-bit keys takes the job on one thread: 4-byte keys
+ * alone, every bit compared, no path forced; the AVX-512 one (QUICK32_AVX512)
+ * up to gpk__radix_cpu_avx512_bytes of them, else the AVX2 one
+ * (QUICK32_AVX2) up to gpk__radix_cpu_avx2_bytes; 0: neither. */
+enum { QUICK32_AVX2 = 1, QUICK32_AVX512 = 2 };
+static int quick32_keys_job(const gpk_radix_job *job)
 {
-    return !job->values && !job->sigma && !job->radix_bits && !job->key_bits && path_forced() == PATH_AUTO &&
-        job->key_width == 4 && job->n * 4 <= gpk__radix_cpu_avx512_bytes();
+    if (job->values || job->sigma || job->radix_bits || job->key_bits || path_forced() != PATH_AUTO ||
+        job->key_width != 4)
+        return 0;
+    if (job->n * 4 <= gpk__radix_cpu_avx512_bytes()) return QUICK32_AVX512;
+    return job->n * 4 <= gpk__radix_cpu_avx2_bytes() ? QUICK32_AVX2 : 0;
 }
 
 static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n);
 
-/* The job (avx512_keys_job) by the AVX-512 quicksort on this thread:
+/* The job (quick32_keys_job) by that quicksort on this thread:
  * integers as they are (signed ones compared as signed), floats through
  * their sort keys and back; a descending order sorted ascending, then
  * reversed (with every bit compared, equal keys are identical bits). 0,
  * or -1 with the caller's keys as they were. */
-static int avx512_sort_keys(const gpk_radix_job *job)
+static int quick32_sort_keys(const gpk_radix_job *job, int which)
 {
     const size_t n = job->n;
     const int kind = gpk_key_kind(job->key_type);
-    if (gpk__avx512_sort_level() != GPK_SIMD_AVX512) return -1;
+    int (*const sort32)(uint32_t *, size_t, int) =
+        which == QUICK32_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32;
+    if (which == QUICK32_AVX512 ? gpk__avx512_sort_level() != GPK_SIMD_AVX512
+                                : gpk__avx2_sort_level() != GPK_SIMD_AVX2)
+        return -1;
     if (kind != GPK_KEY_FLOAT) {
         if (job->src) memcpy(job->keys, job->src, n * 4);
-        if (gpk__avx512_sort32((uint32_t *)job->keys, n, kind == GPK_KEY_SIGNED) != 0) return -1;
+        if (sort32((uint32_t *)job->keys, n, kind == GPK_KEY_SIGNED) != 0) return -1;
         if (job->descending) reverse_keys(4, job->keys, job->keys, n);
         return 0;
     }
     const key_order ord = order_of(job);
     uint64_t a, o;
     map_and_reduce(&ord, 4, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
-    const int rc = gpk__avx512_sort32((uint32_t *)job->keys, n, 0);
+    const int rc = sort32((uint32_t *)job->keys, n, 0);
     unmap_copy(&ord, 4, job->keys, job->keys, 0, n);
     return rc;
 }
@@ -2386,9 +2417,10 @@ static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     if (sort_presorted(ctx, job)) return GPK_OK;
-    const int avx512 = avx512_keys_job(job);
-    if (avx512 && job->n * job->key_width <= CACHE_SORT_BYTES && avx512_sort_keys(job) == 0) {
-        ctx->last_sort_path = "radix-vector-avx512";
+    const int quick32 = quick32_keys_job(job);
+    const char *quick32_path = quick32 == QUICK32_AVX512 ? "radix-vector-avx512" : "radix-vector-avx2";
+    if (quick32 && job->n * job->key_width <= CACHE_SORT_BYTES && quick32_sort_keys(job, quick32) == 0) {
+        ctx->last_sort_path = quick32_path;
         return GPK_OK;
     }
     const int vector = vector_keys_job(job);
@@ -2413,8 +2445,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (in_cache) return cache_sort(ctx, job, item_width);
-    if (avx512 && p.threads == 1 && avx512_sort_keys(job) == 0) {
-        ctx->last_sort_path = "radix-vector-avx512";
+    if (quick32 && p.threads == 1 && quick32_sort_keys(job, quick32) == 0) {
+        ctx->last_sort_path = quick32_path;
         return GPK_OK;
     }
     const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);

@@ -19,4 +19,9 @@ int gpk__radix_cpu_simd_level(void);
  * cpu_avx512_sort_bytes applied): 0 where it does not run here. */
 size_t gpk__radix_cpu_avx512_bytes(void);
 
+/* The same for the AVX2 quicksort (path "radix-vector-avx2"; the test
+ * hook cpu_avx2_sort_bytes), which takes such keys the AVX-512 one does
+ * not: 0 where it does not run here. */
+size_t gpk__radix_cpu_avx2_bytes(void);
+
 #endif

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """gpk_sort_keys on one CPU thread against numpy's a.sort(), one process,
-interleaved (docs/perf/radix.md, v18): 4-byte keys (u32, i32, f32) at
-2^12 to 2^24 in four distributions (uniform over the type, floats
+interleaved (docs/perf/radix.md, v18, v19): 4-byte keys (u32, i32, f32)
+at 2^12 to 2^24 in four distributions (uniform over the type, floats
 normal(0, 1); sorted; all equal; few bits: the low 10 random), for each
-path: "auto" (the library's choice), "avx512" (the AVX-512 quicksort for
-every size, test hook cpu_avx512_sort_bytes), "vqsort" (that quicksort
-off, so vqsort or the radix sort). Each rep sorts a fresh copy of the
+path: "auto" (the library's choice), "before" (both of gpk's quicksorts
+off, so vqsort or the radix sort), "avx2" (the AVX2 quicksort for every
+size, test hook cpu_avx2_sort_bytes), "avx512" (the AVX-512 quicksort
+for every size, cpu_avx512_sort_bytes); the last two where they run. Each rep sorts a fresh copy of the
 same array with each contender in turn; wall ms, medians; every result
 checked equal to numpy's. The presorted check is off (cpu_presorted=0)
 so that sorted and equal inputs reach the sorts; --presorted leaves it
@@ -28,7 +29,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shim", default="/tmp/cpu_sort_shim.so")
     ap.add_argument("--reps", type=int, default=15)
-    ap.add_argument("--logs", default="12,14,16,18,20,22,24")
+    ap.add_argument("--logs", default="10,12,14,16,18,20,22,24")
     ap.add_argument("--types", default="u32,i32,f32")
     ap.add_argument("--dists", default="uniform,sorted,equal,few_bits")
     ap.add_argument("--presorted", action="store_true")
@@ -36,21 +37,29 @@ def main():
     lib = ctypes.CDLL(a.shim)
     lib.shim_last_path.restype = ctypes.c_char_p
     lib.shim_avx512_bytes.restype = ctypes.c_longlong
+    lib.shim_avx2_bytes.restype = ctypes.c_longlong
     lib.shim_sort.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
     if lib.shim_init(1) != 0:
         raise SystemExit("no CPU context")
     if not a.presorted:
         lib.shim_hook(b"cpu_presorted", b"0")
-    lib.shim_hook(b"cpu_avx512_sort_bytes", b"1099511627776")
+    big = b"1099511627776"
+    lib.shim_hook(b"cpu_avx512_sort_bytes", big)
+    lib.shim_hook(b"cpu_avx2_sort_bytes", big)
     has_avx512 = lib.shim_avx512_bytes() > 0
+    has_avx2 = lib.shim_avx2_bytes() > 0
     lib.shim_hook(b"cpu_avx512_sort_bytes", None)
+    lib.shim_hook(b"cpu_avx2_sort_bytes", None)
     print("load", open("/proc/loadavg").read().strip(), "| vqsort level", lib.shim_simd_level(),
-          "| AVX-512 quicksort", "runs" if has_avx512 else "does not run here")
-    paths = [("auto", None), ("vqsort", b"0")] + ([("avx512", b"1099511627776")] if has_avx512 else [])
+          "| AVX-512 quicksort", "runs" if has_avx512 else "does not run here",
+          "| AVX2 quicksort", "runs" if has_avx2 else "does not run here")
+    # each path: (name, cpu_avx512_sort_bytes, cpu_avx2_sort_bytes)
+    paths = ([("auto", None, None), ("before", b"0", b"0")] + ([("avx2", b"0", big)] if has_avx2 else []) +
+             ([("avx512", big, None)] if has_avx512 else []))
     rng = np.random.default_rng(7)
     npt = {"u32": np.uint32, "i32": np.int32, "f32": np.float32}
-    print("| keys | dist | numpy | " + " | ".join(p for p, _ in paths) + " | " +
-          " | ".join(p + "/numpy" for p, _ in paths) + " | paths |")
+    print("| keys | dist | numpy | " + " | ".join(p for p, *_ in paths) + " | " +
+          " | ".join("numpy/" + p for p, *_ in paths) + " | paths |")
     print("|" + "---|" * (3 + 2 * len(paths) + 1))
     for t in a.types.split(","):
         for lg in map(int, a.logs.split(",")):
@@ -71,15 +80,16 @@ def main():
                 want = np.sort(x)
                 times = {"numpy": []}
                 ran = {}
-                for p, _ in paths:
+                for p, *_ in paths:
                     times[p] = []
                 for r in range(reps):
                     y = x.copy()
                     t0 = time.perf_counter()
                     y.sort()
                     times["numpy"].append(time.perf_counter() - t0)
-                    for p, hook in paths:
-                        lib.shim_hook(b"cpu_avx512_sort_bytes", hook)
+                    for p, h512, h2 in paths:
+                        lib.shim_hook(b"cpu_avx512_sort_bytes", h512)
+                        lib.shim_hook(b"cpu_avx2_sort_bytes", h2)
                         y = x.copy()
                         t0 = time.perf_counter()
                         rc = lib.shim_sort(t.encode(), y.ctypes.data, n)
@@ -88,11 +98,12 @@ def main():
                             raise SystemExit(f"{t} 2^{lg} {dist} {p}: wrong result")
                         ran[p] = lib.shim_last_path().decode()
                 lib.shim_hook(b"cpu_avx512_sort_bytes", None)
+                lib.shim_hook(b"cpu_avx2_sort_bytes", None)
                 med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
                 print(f"| {t} 2^{lg} | {dist} | {med['numpy']:.4g} | " +
-                      " | ".join(f"{med[p]:.4g}" for p, _ in paths) + " | " +
-                      " | ".join(f"{med['numpy'] / med[p]:.2f}x" for p, _ in paths) + " | " +
-                      ", ".join(f"{p}: {ran[p]}" for p, _ in paths) + " |", flush=True)
+                      " | ".join(f"{med[p]:.4g}" for p, *_ in paths) + " | " +
+                      " | ".join(f"{med['numpy'] / med[p]:.2f}x" for p, *_ in paths) + " | " +
+                      ", ".join(f"{p}: {ran[p]}" for p, *_ in paths) + " |", flush=True)
     print("load", open("/proc/loadavg").read().strip())
 
 
