@@ -13,7 +13,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "sort/radix_cpu_hooks.h"
-#include "sort/vector_sort_avx2.h"
+#include "sort/vector_sort_quick32.h"
 #include "testutil.h"
 #include "hookargs.h"
 
@@ -848,8 +848,7 @@ threaded:
         avx2_bytes = 0;
     }
 
-    /* 9b. The AVX-512 and AVX2 quicksorts (vector_sort_avx512.h,
-     * vector_sort_avx2.h) through the library, each in turn with its limit
+    /* 9b. The AVX-512 and AVX2 quicksorts (vector_sort_quick32.h) through the library, each in turn with its limit
      * raised by its hook (cpu_avx512_sort_bytes, cpu_avx2_sort_bytes) to
      * every size and the other's at 0, at each level forced, on one
      * thread: 4-byte types over the size ladder and every distribution (NaN, infinities, -0.0, both signs), in place

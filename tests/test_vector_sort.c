@@ -1,5 +1,5 @@
 /* The AVX-512 and AVX2 quicksorts of 32-bit keys
- * (src/sort/vector_sort_avx512.h, vector_sort_avx2.h) against qsort: unsigned, signed and float keys (through the float sort
+ * (src/sort/vector_sort_quick32.h) against qsort: unsigned, signed and float keys (through the float sort
  * keys: NaN, -0.0, infinities, subnormals), the size ladder (0, 1, 2,
  * small primes, 7-9, 15-17, 63-65, 255-257, powers of two and neighbours up to
  * 2^20 + 7), uniform, sorted, reverse, all-equal, 2, 3 and 17 distinct
@@ -12,8 +12,7 @@
  * (GPK_HAVE_SIMDE), which runs on any processor (smaller sizes: it is
  * some 200 times slower). GPK_TEST_SMALL=1: emulated sizes up to 2^14.
  * Exits 77 (skipped) when neither can run. */
-#include "sort/vector_sort_avx2.h"
-#include "sort/vector_sort_avx512.h"
+#include "sort/vector_sort_quick32.h"
 #include "testutil.h"
 
 #include <inttypes.h>

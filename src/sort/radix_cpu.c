@@ -31,8 +31,7 @@
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
-#include "vector_sort_avx2.h"
-#include "vector_sort_avx512.h"
+#include "vector_sort_quick32.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -1624,19 +1623,13 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
 /* Up to this many bytes, 4-byte keys alone on a team of one thread go to
- * the AVX-512 quicksort (vector_sort_avx512.h) rather than vqsort or the
- * radix passes. With Highway 0: vqsort keeps the keys, as its figures
- * against numpy are measured and the quicksort's are not
- * (docs/perf/radix.md); set it from bench/cpu_vector_vs_numpy.py on an
- * AVX-512 processor. Without Highway the keys in cache, where the
- * alternative is the radix sort's in-cache passes. The test hook
- * cpu_avx512_sort_bytes overrides it. */
+ * the AVX-512 quicksort (vector_sort_quick32.h) rather than vqsort, the
+ * AVX2 quicksort or the radix passes. 0 until it is timed on an AVX-512
+ * processor (docs/perf/radix.md; bench/cpu_vector_vs_numpy.py): vqsort's
+ * figures against numpy there are measured, the quicksort's are not. The
+ * test hook cpu_avx512_sort_bytes overrides it, so the tests run it. */
 #ifndef AVX512_SORT_BYTES
-#ifdef GPK_HAVE_VECTOR_SORT
 #define AVX512_SORT_BYTES ((size_t)0)
-#else
-#define AVX512_SORT_BYTES CACHE_SORT_BYTES
-#endif
 #endif
 
 size_t gpk__radix_cpu_avx512_bytes(void)
@@ -1648,7 +1641,7 @@ size_t gpk__radix_cpu_avx512_bytes(void)
 
 /* Up to this many bytes, 4-byte keys alone on a team of one thread that
  * the AVX-512 quicksort does not take go to the AVX2 quicksort
- * (vector_sort_avx2.h), at the AVX2 level, or without Highway at any
+ * (vector_sort_quick32.h), at the AVX2 level, or without Highway at any
  * level that has AVX2 (where vqsort's AVX-512 code is built in, it keeps
  * those keys at the AVX-512 level). On one AVX2 core it beats the radix
  * passes and vqsort's AVX2 code up to this size (docs/perf/radix.md).
@@ -1672,8 +1665,8 @@ const char *gpk_cpu_sort_simd(void)
 #ifdef GPK_HAVE_VECTOR_SORT
     return gpk__simd_level_name(gpk__vector_sort_level());
 #else
-    return gpk__avx512_sort_level() == GPK_SIMD_AVX512 ? "avx512 (4-byte keys in cache; without Highway)"
-                                                       : "portable (without Highway)";
+    return gpk__radix_cpu_avx2_bytes() > 0 ? "avx2 (4-byte keys in cache; without Highway)"
+                                           : "portable (without Highway)";
 #endif
 }
 

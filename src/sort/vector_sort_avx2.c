@@ -1,4 +1,4 @@
-/* gpk__avx2_sort32 (vector_sort_avx2.h): a quicksort of 32-bit keys in
+/* gpk__avx2_sort32 (vector_sort_quick32.h): a quicksort of 32-bit keys in
  * AVX2 registers, the design of vector_sort_avx512.c on 8 lanes. The two
  * files mirror each other function for function (the heap sort, the
  * pivot rule, the recursion and the depth limit are the same code on
@@ -34,7 +34,7 @@
  * Functions that use AVX2 carry GNU target attributes, so the library
  * keeps its baseline; gpk__avx2_sort_level checks the processor at run
  * time. Nothing allocates; the recursion takes the smaller side. */
-#include "vector_sort_avx2.h"
+#include "vector_sort_quick32.h"
 
 #include "../core/test_hooks.h"
 
@@ -181,32 +181,9 @@ INLINE __m256i sort_register(__m256i v, int s)
     return LAYER(v, xor1(v), 0xAA, s);
 }
 
-/* Registers v[0, r) (r a power of two, 2 to 16), each half of them
- * sorted ascending as one run, merged into one run. The flip compares
- * register i with register r - 1 - i reversed and keeps the greater keys
- * reversed in the upper register: the comparators that follow pair lanes
- * of registers in the same half, so a lane order reversed throughout a
- * half changes none of their pairs, and a reversed bitonic register is
- * bitonic for merge_in_register. */
-INLINE void merge_registers(__m256i *v, int r, int s)
-{
-#pragma GCC unroll 8
-    for (int i = 0; i < r / 2; i++) {
-        const __m256i a = v[i], b = reverse8(v[r - 1 - i]);
-        v[i] = vmin(a, b, s);
-        v[r - 1 - i] = vmax(a, b, s);
-    }
-    for (int d = r / 4; d >= 1; d /= 2)
-#pragma GCC unroll 16
-        for (int i = 0; i < r; i++)
-            if (!(i & d)) {
-                const __m256i a = v[i], b = v[i + d];
-                v[i] = vmin(a, b, s);
-                v[i + d] = vmax(a, b, s);
-            }
-#pragma GCC unroll 16
-    for (int i = 0; i < r; i++) v[i] = merge_in_register(v[i], s);
-}
+#define QUICK32_VEC __m256i
+#define QUICK32_REVERSE reverse8
+#include "quick32_merge.h"
 
 /* Registers v[0, 8) each sorted ascending, in fewer instructions than 8
  * sort_register calls: each lane's column of 8 keys sorted across the
@@ -276,48 +253,6 @@ INLINE void sort_small_r(uint32_t *keys, size_t n, int r, int s)
 #pragma GCC unroll 16
     for (int i = 0; i < r; i++) _mm256_store_si256((__m256i *)(buf + 8 * i), v[i]);
     memcpy(keys, buf, n * 4);
-}
-
-__attribute__((noinline)) TARGET static void sort_small_u(uint32_t *keys, size_t n)
-{
-    if (n <= 8) sort_small_r(keys, n, 1, 0);
-    else if (n <= 16) sort_small_r(keys, n, 2, 0);
-    else if (n <= 32) sort_small_r(keys, n, 4, 0);
-    else if (n <= 64) sort_small_r(keys, n, 8, 0);
-    else sort_small_r(keys, n, 16, 0);
-}
-__attribute__((noinline)) TARGET static void sort_small_i(uint32_t *keys, size_t n)
-{
-    if (n <= 8) sort_small_r(keys, n, 1, 1);
-    else if (n <= 16) sort_small_r(keys, n, 2, 1);
-    else if (n <= 32) sort_small_r(keys, n, 4, 1);
-    else if (n <= 64) sort_small_r(keys, n, 8, 1);
-    else sort_small_r(keys, n, 16, 1);
-}
-
-/* The heap sort a range falls back to past the depth limit. */
-static void sift_down(uint32_t *k, size_t i, size_t n, int s)
-{
-    const uint32_t x = k[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && less(k[c], k[c + 1], s)) c++;
-        if (!less(x, k[c], s)) break;
-        k[i] = k[c];
-        i = c;
-    }
-    k[i] = x;
-}
-static void heap_sort(uint32_t *k, size_t n, int s)
-{
-    for (size_t i = n / 2; i-- > 0;) sift_down(k, i, n, s);
-    for (size_t end = n; end > 1; end--) {
-        const uint32_t t = k[0];
-        k[0] = k[end - 1];
-        k[end - 1] = t;
-        sift_down(k, 0, end - 1, s);
-    }
 }
 
 /* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
@@ -435,61 +370,12 @@ INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt,
     return P.l + B.l;
 }
 
-TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth);
-TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth);
-
-/* keys[0, n) sorted: partitions while more than SMALL_MAX keys are left,
- * recursing into the smaller side and looping on the larger. */
-INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
-{
-    while (n > SMALL_MAX) {
-        if (depth == 0) {
-            __atomic_fetch_add(&gpk__avx2_sort_fallbacks, 1, __ATOMIC_RELAXED);
-            heap_sort(keys, n, s);
-            return;
-        }
-        depth--;
-        const uint32_t p = pivot_of(keys, n, s);
-        uint32_t lo, hi;
-        const size_t split = partition(keys, n, p, s, 0, &lo, &hi);
-        if (lo == hi) return;
-        if (split == 0) { /* p is the least key: its copies go left, done */
-            const size_t eq = partition(keys, n, p, s, 1, &lo, &hi);
-            keys += eq;
-            n -= eq;
-            continue;
-        }
-        uint32_t *right = keys + split;
-        size_t nr = hi == p ? 0 : n - split; /* keys at least p, all p: done */
-        size_t nl = split;
-        if (nl < nr) {
-            if (s) sort_rec_i(keys, nl, depth);
-            else sort_rec_u(keys, nl, depth);
-            keys = right;
-            n = nr;
-        } else {
-            if (s) sort_rec_i(right, nr, depth);
-            else sort_rec_u(right, nr, depth);
-            n = nl;
-        }
-    }
-    if (n > 1) {
-        if (s) sort_small_i(keys, n);
-        else sort_small_u(keys, n);
-    }
-}
-TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 0); }
-TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 1); }
-
-int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed)
-{
-    if (gpk__avx2_sort_level() != GPK_SIMD_AVX2) return -1;
-    unsigned depth = 0;
-    for (size_t m = n; m > 1; m /= 2) depth += 2;
-    if (is_signed) sort_rec_i(keys, n, depth);
-    else sort_rec_u(keys, n, depth);
-    return 0;
-}
+/* The recursion, the depth limit and the heap sort, shared with the
+ * other ISA's kernel (quick32_driver.h). */
+#define QUICK32_ENTRY gpk__avx2_sort32
+#define QUICK32_FALLBACKS gpk__avx2_sort_fallbacks
+#define QUICK32_RUNS() (gpk__avx2_sort_level() == GPK_SIMD_AVX2)
+#include "quick32_driver.h"
 
 #else /* neither x86-64 nor a GNU compiler: never chosen */
 
