@@ -13,6 +13,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "sort/radix_cpu_hooks.h"
+#include "sort/vector_sort_quick32.h"
 #include "testutil.h"
 #include "hookargs.h"
 
@@ -256,15 +257,29 @@ out:
 
 /* The CPU path keys alone of kw bytes take at SIMD level `level` (0
  * portable, 1 avx2, 2 avx512) on a team of `team` threads (radix_cpu.c,
- * vector_keys_job): 1 the vector sorter ("radix-vector"), 0 the radix
- * passes (no "vector" in the path), 2 either (8-byte keys in cache: by a
- * sample). Teams of three and more take the radix passes; the sizes here
+ * vector_keys_job, quick32_keys_job): 4 the AVX2 quicksort
+ * ("radix-vector-avx2"), 3 the AVX-512 quicksort ("radix-vector-avx512"), 1 the vector sorter ("radix-vector"), 0 the
+ * radix passes (no "vector" in the path), 2 either (8-byte keys in cache:
+ * by a sample). Teams of three and more take the radix passes; the sizes here
  * stay below the two-thread team's limit (VECTOR_PAIR_BYTES). */
+static size_t avx512_bytes; /* gpk__radix_cpu_avx512_bytes at the level forced now */
+static size_t avx2_bytes;   /* gpk__radix_cpu_avx2_bytes at the level forced now */
 static int vector_expected(int level, size_t kw, size_t n, int team)
 {
     const int in_cache = n * kw <= ((size_t)1 << 20);
+    if (kw == 4 && n * kw <= avx512_bytes && team == 1) return 3;
+    if (kw == 4 && n * kw <= avx2_bytes && team == 1) return 4;
     if (level == 0 || (level == 1 && (kw != 4 || in_cache)) || team > 2) return 0;
     return level == 2 && in_cache && kw == 8 ? 2 : 1;
+}
+
+/* The path name of vector_expected's answer (not 2). */
+static const char *vector_path(int want)
+{
+    return want == 4 ? "radix-vector-avx2"
+        : want == 3  ? "radix-vector-avx512"
+        : want       ? "radix-vector"
+                     : "radix";
 }
 
 /* The CPU path pairs and permutations (mode m) of n keys of kw bytes take
@@ -772,6 +787,12 @@ threaded:
             gpk__test_set("cpu_sort_simd", levels[li]);
             const int level = gpk__radix_cpu_simd_level();
             TU_CHECK(level == (li < native ? li : native), "cpu_sort_simd=%s: level %d", levels[li], level);
+            avx512_bytes = gpk__radix_cpu_avx512_bytes();
+            TU_CHECK(li == 2 || avx512_bytes == 0, "cpu_sort_simd=%s: the AVX-512 quicksort up to %zu bytes",
+                     levels[li], avx512_bytes);
+            avx2_bytes = gpk__radix_cpu_avx2_bytes();
+            TU_CHECK(li > 0 || avx2_bytes == 0, "cpu_sort_simd=%s: the AVX2 quicksort up to %zu bytes",
+                     levels[li], avx2_bytes);
             cpu_simd = levels[li];
             int crowded = 0; /* 8-byte sorts in cache that took the vector sorter */
             for (sign_mix = 0; sign_mix <= 1 && !threads_only; sign_mix++)
@@ -786,8 +807,11 @@ threaded:
                             const char *ran = gpk_last_sort_path(ctx);
                             const int want = vector_expected(level, gpk_type_size((gpk_type)t), n, 1);
                             crowded += want == 2 && !strcmp(ran, "radix-vector");
+                            /* integers narrow in range (radix_cpu.c, narrow_ints32)
+                             * may leave the AVX2 quicksort for the radix passes */
+                            const int narrow_ok = want == 4 && n >= 2048 && !strcmp(ran, "radix");
                             if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
-                                TU_CHECK(want == 2 || !strcmp(ran, want ? "radix-vector" : "radix"),
+                                TU_CHECK(want == 2 || narrow_ok || !strcmp(ran, vector_path(want)),
                                          "%s n=%zu cpu_sort_simd=%s: ran %s", gpk_type_name((gpk_type)t), n,
                                          levels[li], ran);
                         }
@@ -809,7 +833,8 @@ threaded:
                         const size_t asks = vbig[bi] / (((size_t)1 << 20) / gpk_type_size((gpk_type)t)) + 1;
                         const int team = asks < (size_t)threads ? (int)asks : threads;
                         const int want = vector_expected(level, gpk_type_size((gpk_type)t), vbig[bi], team);
-                        TU_CHECK(want == 2 || (want ? !strcmp(ran, "radix-vector") : !strstr(ran, "vector")),
+                        TU_CHECK(want == 2 ||
+                                     (want ? !strcmp(ran, vector_path(want)) : !strstr(ran, "vector")),
                                  "%s n=%zu, %d thread(s), cpu_sort_simd=%s: ran %s",
                                  gpk_type_name((gpk_type)t), vbig[bi], threads, levels[li], ran);
                     }
@@ -819,6 +844,94 @@ threaded:
         }
         gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd")); /* the level the arguments forced */
         cpu_simd = NULL;
+        avx512_bytes = 0;
+        avx2_bytes = 0;
+    }
+
+    /* 9b. The AVX-512 and AVX2 quicksorts (vector_sort_quick32.h) through the library, each in turn with its limit
+     * raised by its hook (cpu_avx512_sort_bytes, cpu_avx2_sort_bytes) to
+     * every size and the other's at 0, at each level forced, on one
+     * thread: 4-byte types over the size ladder and every distribution (NaN, infinities, -0.0, both signs), in place
+     * and copying, against the reference; descending against the portable
+     * path's result. Where the processor runs AVX-512 that kernel must run
+     * at the avx512 level (and sort one size above the cache), never at the
+     * others; the AVX2 one must run at the avx2 level where the processor
+     * has AVX2, never at the portable level, and at the avx512 level where
+     * gpk__radix_cpu_avx2_bytes says so. tests/test_vector_sort tests the
+     * kernels themselves. */
+    if (be == GPK_BACKEND_CPU) {
+        const char *levels[] = {"portable", "avx2", "avx512"};
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        gpk_ctx_set_threads(ctx, 1);
+        const gpk_type types[] = {GPK_U32, GPK_I32, GPK_F32};
+        for (int kernel = 0; kernel < 2; kernel++) {
+            const char *path = kernel ? "radix-vector-avx2" : "radix-vector-avx512";
+            gpk__test_set("cpu_avx512_sort_bytes", kernel ? "0" : "1073741824");
+            gpk__test_set("cpu_avx2_sort_bytes", kernel ? "1073741824" : "0");
+            gpk__test_set("cpu_sort_simd", NULL);
+            const int runs_here =
+                kernel ? gpk__avx2_sort_level() == GPK_SIMD_AVX2 : gpk__radix_cpu_avx512_bytes() > 0;
+            printf("%s: %s here\n", path, runs_here ? "runs" : "does not run");
+            int ran_kernel = 0;
+            for (int li = 0; li < 3; li++) {
+                gpk__test_set("cpu_sort_simd", levels[li]);
+                cpu_simd = levels[li];
+                const int want = kernel ? gpk__radix_cpu_avx2_bytes() > 0 : runs_here && li == 2;
+                TU_CHECK(!kernel || (li == 0 ? !want : want == runs_here || li == 2),
+                         "cpu_sort_simd=%s: the AVX2 quicksort %s", levels[li],
+                         want ? "runs" : "does not run");
+                for (size_t ti = 0; ti < 3; ti++)
+                    for (size_t di = 0; di < NDISTS; di++)
+                        for (int si = 0; si <= ns; si++) {
+                            if ((quick || li < 2) && (si + di + ti) % 3) continue;
+                            const size_t n = si < ns ? sizes[si] : ((size_t)1 << 19) + 3;
+                            if (si == ns && di % 4) continue; /* above the cache: a few */
+                            const mode m = (si + di) % 2 ? MODE_KEYS_TO : MODE_KEYS;
+                            if (!run_case(types[ti], all_dists[di], n, m, 0, 0, 0) || n < 2) continue;
+                            const char *ran = gpk_last_sort_path(ctx);
+                            ran_kernel += !strcmp(ran, path);
+                            TU_CHECK(want == !strcmp(ran, path), "%s %s n=%zu cpu_sort_simd=%s: ran %s",
+                                     gpk_type_name(types[ti]), gpk_dist_name(all_dists[di]), n, levels[li],
+                                     ran);
+                        }
+                /* descending: the result the portable level's radix passes give */
+                for (size_t ti = 0; ti < 3; ti++)
+                    for (size_t di = 0; di < NDISTS; di += 2) {
+                        const size_t n = (di % 4) ? 4099 : 65537;
+                        char *in = malloc(n * 4), *got = malloc(n * 4), *ref = malloc(n * 4);
+                        gpk_radix_opts o = GPK_RADIX_OPTS_INIT;
+                        o.descending = 1;
+                        if (!in || !got || !ref ||
+                            gpk_generate(types[ti], all_dists[di], in, n, seed_base + di, 0)) {
+                            TU_CHECK(0, "descending: no input");
+                        } else {
+                            memcpy(got, in, n * 4);
+                            memcpy(ref, in, n * 4);
+                            gpk__test_set("cpu_sort_simd", "portable");
+                            const gpk_status sr = gpk_sort_keys(ctx, types[ti], ref, n, &o);
+                            gpk__test_set("cpu_sort_simd", levels[li]);
+                            const gpk_status sg = gpk_sort_keys(ctx, types[ti], got, n, &o);
+                            const char *ran = gpk_last_sort_path(ctx);
+                            const size_t at = tu_first_difference(got, ref, n, 4);
+                            TU_CHECK(
+                                sr == GPK_OK && sg == GPK_OK && at == n && want == !strcmp(ran, path),
+                                "%s %s n=%zu descending cpu_sort_simd=%s: first difference at %zu, ran %s",
+                                gpk_type_name(types[ti]), gpk_dist_name(all_dists[di]), n, levels[li], at,
+                                ran);
+                        }
+                        free(in);
+                        free(got);
+                        free(ref);
+                    }
+            }
+            TU_CHECK(!runs_here || ran_kernel > 0, "%s never ran", path);
+        }
+        gpk__test_set("cpu_avx512_sort_bytes", NULL);
+        gpk__test_set("cpu_avx2_sort_bytes", NULL);
+        gpk__test_set("cpu_sort_simd", hook_arg("cpu_sort_simd"));
+        cpu_simd = NULL;
+        gpk_ctx_set_threads(ctx, (int)info.threads);
     }
 
     /* 10. Pairs and permutations through the CPU's vectorised sorter as

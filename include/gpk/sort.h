@@ -135,13 +135,17 @@ GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
  * bucket sorts, where a test enables it) or "radix-hybrid+lsd" (skewed keys:
  * some buckets sorted by LSD passes); on the CPU "radix-vector" (keys alone,
  * or pairs and permutations as (key, index) composites, by a vectorised
- * quicksort) or "radix-presorted" (the input was already in order, or keys
- * alone in reverse order: one read, and a copy or reversal where needed);
+ * quicksort), "radix-vector-avx2" or "radix-vector-avx512" (4-byte keys
+ * alone in cache by gpk's own AVX2 or AVX-512 quicksort, where chosen) or
+ * "radix-presorted" (the input was already in order, or keys alone in
+ * reverse order: one read, and a copy or reversal where needed);
  * elsewhere the algorithm's name. */
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
 /* The instruction set the CPU backend's vectorised sort runs at on this
- * processor: "avx512", "avx2", "portable" (the radix passes alone), or
- * "portable (without Highway)" where the library was built without it. */
+ * processor: "avx512", "avx2", "portable" (the radix passes alone), or,
+ * where the library was built without Highway, "avx2 (4-byte keys in
+ * cache; without Highway)" (gpk's own AVX2 quicksort alone) or "portable
+ * (without Highway)". */
 GPK_API const char *gpk_cpu_sort_simd(void);
 GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
 GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);

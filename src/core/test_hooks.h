@@ -23,6 +23,11 @@ typedef struct gpk_test_hooks {
     int cpu_radix_path; /* 1 lsd, 2 hybrid, 3 cache: that path for every size */
     int cpu_sort_simd;  /* keys-only CPU sorts at most at 0 portable, 1 avx2, 2 avx512 */
     int cpu_presorted;  /* 0: CPU sorts never look for a presorted input */
+    /* 4-byte keys alone up to this many bytes take the AVX-512 quicksort
+     * (vector_sort_quick32.h) on a team of one thread; 0: never */
+    long long cpu_avx512_sort_bytes;
+    /* the same for the AVX2 quicksort (vector_sort_quick32.h) */
+    long long cpu_avx2_sort_bytes;
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -61,7 +66,7 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET                                                  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET                  \
     }
 
 extern gpk_test_hooks gpk__test;

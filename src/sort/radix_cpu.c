@@ -31,6 +31,7 @@
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
+#include "vector_sort_quick32.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -1621,13 +1622,119 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
+/* Up to this many bytes, 4-byte keys alone on a team of one thread go to
+ * the AVX-512 quicksort (vector_sort_quick32.h) rather than vqsort, the
+ * AVX2 quicksort or the radix passes. 0 until it is timed on an AVX-512
+ * processor (docs/perf/radix.md; bench/cpu_vector_vs_numpy.py): vqsort's
+ * figures against numpy there are measured, the quicksort's are not. The
+ * test hook cpu_avx512_sort_bytes overrides it, so the tests run it. */
+#ifndef AVX512_SORT_BYTES
+#define AVX512_SORT_BYTES ((size_t)0)
+#endif
+
+size_t gpk__radix_cpu_avx512_bytes(void)
+{
+    if (gpk__avx512_sort_level() != GPK_SIMD_AVX512) return 0;
+    const long long forced = gpk__hook(gpk__test.cpu_avx512_sort_bytes, -1);
+    return forced < 0 ? AVX512_SORT_BYTES : (size_t)forced;
+}
+
+/* Up to this many bytes, 4-byte keys alone on a team of one thread that
+ * the AVX-512 quicksort does not take go to the AVX2 quicksort
+ * (vector_sort_quick32.h), at the AVX2 level, or without Highway at any
+ * level that has AVX2 (where vqsort's AVX-512 code is built in, it keeps
+ * those keys at the AVX-512 level). On one AVX2 core it beats the radix
+ * passes and vqsort's AVX2 code up to this size (docs/perf/radix.md).
+ * The test hook cpu_avx2_sort_bytes overrides it. */
+#ifndef AVX2_SORT_BYTES
+#define AVX2_SORT_BYTES CACHE_SORT_BYTES
+#endif
+
+size_t gpk__radix_cpu_avx2_bytes(void)
+{
+    if (gpk__avx2_sort_level() != GPK_SIMD_AVX2) return 0;
+#ifdef GPK_HAVE_VECTOR_SORT
+    if (gpk__vector_sort_level() == GPK_SIMD_AVX512) return 0;
+#endif
+    const long long forced = gpk__hook(gpk__test.cpu_avx2_sort_bytes, -1);
+    return forced < 0 ? AVX2_SORT_BYTES : (size_t)forced;
+}
+
 const char *gpk_cpu_sort_simd(void)
 {
 #ifdef GPK_HAVE_VECTOR_SORT
     return gpk__simd_level_name(gpk__vector_sort_level());
 #else
-    return "portable (without Highway)";
+    return gpk__radix_cpu_avx2_bytes() > 0 ? "avx2 (4-byte keys in cache; without Highway)"
+                                           : "portable (without Highway)";
 #endif
+}
+
+/* Whether the job's keys look narrow: integers (their sort keys differ
+ * from them in the sign bit at most), at least QUICK32_NARROW_MIN of
+ * them, whose sample of 512 keys at equal strides agrees in the top
+ * QUICK32_NARROW_TOP bits without being all equal. The radix passes sort
+ * such keys in at most three passes, faster than the AVX2 quicksort (u32
+ * 2^16, values below 1024: 0.22 against 0.37 ms, docs/perf/radix.md),
+ * which in turn finishes all-equal keys in one partition. A sample that
+ * misjudges costs time, never correctness. */
+#define QUICK32_NARROW_MIN 2048
+#define QUICK32_NARROW_TOP 8
+static int narrow_ints32(const gpk_radix_job *job)
+{
+    if (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT || job->n < QUICK32_NARROW_MIN) return 0;
+    const uint32_t *k = (const uint32_t *)(job->src ? job->src : job->keys);
+    const size_t stride = job->n / 512;
+    uint32_t differ = 0;
+    for (size_t i = 0; i < 512; i++) differ |= k[i * stride] ^ k[0];
+    return differ != 0 && !(differ >> (32 - QUICK32_NARROW_TOP));
+}
+
+/* Which quicksort of 32-bit keys takes the job on one thread: 4-byte keys
+ * alone, every bit compared, no path forced; the AVX-512 one (QUICK32_AVX512)
+ * up to gpk__radix_cpu_avx512_bytes of them, else the AVX2 one
+ * (QUICK32_AVX2) up to gpk__radix_cpu_avx2_bytes but for narrow integers
+ * (narrow_ints32); 0: neither. */
+enum { QUICK32_AVX2 = 1, QUICK32_AVX512 = 2 };
+static int quick32_keys_job(const gpk_radix_job *job)
+{
+    if (job->values || job->sigma || job->radix_bits || job->key_bits || path_forced() != PATH_AUTO ||
+        job->key_width != 4)
+        return 0;
+    if (job->n * 4 <= gpk__radix_cpu_avx512_bytes()) return QUICK32_AVX512;
+    if (job->n * 4 > gpk__radix_cpu_avx2_bytes()) return 0;
+    /* a limit set by the test hook takes every input */
+    return gpk__hook(gpk__test.cpu_avx2_sort_bytes, -1) < 0 && narrow_ints32(job) ? 0 : QUICK32_AVX2;
+}
+
+static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n);
+
+/* The job (quick32_keys_job) by that quicksort on this thread:
+ * integers as they are (signed ones compared as signed), floats through
+ * their sort keys and back; a descending order sorted ascending, then
+ * reversed (with every bit compared, equal keys are identical bits). 0,
+ * or -1 with the caller's keys as they were. */
+static int quick32_sort_keys(const gpk_radix_job *job, int which)
+{
+    const size_t n = job->n;
+    const int kind = gpk_key_kind(job->key_type);
+    int (*const sort32)(uint32_t *, size_t, int) =
+        which == QUICK32_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32;
+    if (which == QUICK32_AVX512 ? gpk__avx512_sort_level() != GPK_SIMD_AVX512
+                                : gpk__avx2_sort_level() != GPK_SIMD_AVX2)
+        return -1;
+    if (kind != GPK_KEY_FLOAT) {
+        if (job->src) memcpy(job->keys, job->src, n * 4);
+        if (sort32((uint32_t *)job->keys, n, kind == GPK_KEY_SIGNED) != 0) return -1;
+        if (job->descending) reverse_keys(4, job->keys, job->keys, n);
+        return 0;
+    }
+    const key_order ord = order_of(job);
+    uint64_t a, o;
+    map_and_reduce(&ord, 4, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
+    const int rc = sort32((uint32_t *)job->keys, n, 0);
+    unmap_copy(&ord, 4, job->keys, job->keys, 0, n);
+    return rc;
 }
 
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
@@ -2326,6 +2433,12 @@ static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     if (sort_presorted(ctx, job)) return GPK_OK;
+    const int quick32 = quick32_keys_job(job);
+    const char *quick32_path = quick32 == QUICK32_AVX512 ? "radix-vector-avx512" : "radix-vector-avx2";
+    if (quick32 && job->n * job->key_width <= CACHE_SORT_BYTES && quick32_sort_keys(job, quick32) == 0) {
+        ctx->last_sort_path = quick32_path;
+        return GPK_OK;
+    }
     const int vector = vector_keys_job(job);
     /* In cache (at AVX-512 only: vector_keys_job), 8-byte keys by a sample. */
     if (vector && job->n * job->key_width <= CACHE_SORT_BYTES) {
@@ -2348,6 +2461,10 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (in_cache) return cache_sort(ctx, job, item_width);
+    if (quick32 && p.threads == 1 && quick32_sort_keys(job, quick32) == 0) {
+        ctx->last_sort_path = quick32_path;
+        return GPK_OK;
+    }
     const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
     if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
         (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {

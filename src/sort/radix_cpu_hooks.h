@@ -2,6 +2,8 @@
 #ifndef GPK_RADIX_CPU_HOOKS_H
 #define GPK_RADIX_CPU_HOOKS_H
 
+#include <stddef.h>
+
 /* on != 0: the sort's team takes the context's threads whatever the
  * machine's load (the tests force team sizes); 0: the default, a team no
  * larger than the cores free now (radix_cpu.c, free_cores). */
@@ -11,5 +13,15 @@ void gpk__radix_cpu_ignore_load(int on);
  * at which keys alone are sorted now, a forced level (cpu_sort_simd)
  * applied: 0 where no vectorised sorter was built or none runs here. */
 int gpk__radix_cpu_simd_level(void);
+
+/* Up to how many bytes 4-byte keys alone on one thread take the AVX-512
+ * quicksort now (path "radix-vector-avx512"; the test hook
+ * cpu_avx512_sort_bytes applied): 0 where it does not run here. */
+size_t gpk__radix_cpu_avx512_bytes(void);
+
+/* The same for the AVX2 quicksort (path "radix-vector-avx2"; the test
+ * hook cpu_avx2_sort_bytes), which takes such keys the AVX-512 one does
+ * not: 0 where it does not run here. */
+size_t gpk__radix_cpu_avx2_bytes(void);
 
 #endif

@@ -1,0 +1,119 @@
+/* The part of the vectorised quicksorts of 32-bit keys that no
+ * instruction set changes (vector_sort_avx2.c, vector_sort_avx512.c): the
+ * recursion, its depth limit and the heap sort past it, and the entry
+ * point. Included once by each kernel's file, inside its x86-64 branch,
+ * after it has defined:
+ *   INLINE, TARGET  its function attributes;
+ *   SMALL_MAX       the largest range its network sorts;
+ *   less(a, b, s)   a below b;
+ *   QUICK32_VEC     its register type;
+ *   pivot_of(keys, n, s), partition(keys, n, pivot, s, gt, &lo, &hi),
+ *   sort_small_r(keys, n, r, s)  (see either file);
+ *   QUICK32_ENTRY      the entry's name (int f(uint32_t *, size_t, int));
+ *   QUICK32_FALLBACKS  its size_t counter of heap sorts, for the tests;
+ *   QUICK32_RUNS()     whether the processor runs the kernel now.
+ * s = 1 compares the keys as signed integers, 0 as unsigned. */
+
+/* keys[0, n) (n <= SMALL_MAX) sorted by sort_small_r in the fewest
+ * registers that hold them. */
+INLINE void sort_small(uint32_t *keys, size_t n, int s)
+{
+    const size_t lanes = sizeof(QUICK32_VEC) / 4;
+    if (n <= lanes) sort_small_r(keys, n, 1, s);
+    else if (n <= 2 * lanes) sort_small_r(keys, n, 2, s);
+    else if (n <= 4 * lanes) sort_small_r(keys, n, 4, s);
+    else if (n <= 8 * lanes) sort_small_r(keys, n, 8, s);
+    else sort_small_r(keys, n, 16, s);
+}
+__attribute__((noinline)) TARGET static void sort_small_u(uint32_t *keys, size_t n)
+{
+    sort_small(keys, n, 0);
+}
+__attribute__((noinline)) TARGET static void sort_small_i(uint32_t *keys, size_t n)
+{
+    sort_small(keys, n, 1);
+}
+
+/* The heap sort a range falls back to past the depth limit. */
+static void sift_down(uint32_t *k, size_t i, size_t n, int s)
+{
+    const uint32_t x = k[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && less(k[c], k[c + 1], s)) c++;
+        if (!less(x, k[c], s)) break;
+        k[i] = k[c];
+        i = c;
+    }
+    k[i] = x;
+}
+static void heap_sort(uint32_t *k, size_t n, int s)
+{
+    for (size_t i = n / 2; i-- > 0;) sift_down(k, i, n, s);
+    for (size_t end = n; end > 1; end--) {
+        const uint32_t t = k[0];
+        k[0] = k[end - 1];
+        k[end - 1] = t;
+        sift_down(k, 0, end - 1, s);
+    }
+}
+
+TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth);
+TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth);
+
+/* keys[0, n) sorted: partitions while more than SMALL_MAX keys are left,
+ * recursing into the smaller side and looping on the larger. Every
+ * partition finishes at least one key (the pivot's copies when it is the
+ * least key, all keys when they are equal). */
+INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
+{
+    while (n > SMALL_MAX) {
+        if (depth == 0) {
+            __atomic_fetch_add(&QUICK32_FALLBACKS, 1, __ATOMIC_RELAXED);
+            heap_sort(keys, n, s);
+            return;
+        }
+        depth--;
+        const uint32_t p = pivot_of(keys, n, s);
+        uint32_t lo, hi;
+        const size_t split = partition(keys, n, p, s, 0, &lo, &hi);
+        if (lo == hi) return;
+        if (split == 0) { /* p is the least key: its copies go left, done */
+            const size_t eq = partition(keys, n, p, s, 1, &lo, &hi);
+            keys += eq;
+            n -= eq;
+            continue;
+        }
+        uint32_t *right = keys + split;
+        size_t nr = hi == p ? 0 : n - split; /* keys at least p, all p: done */
+        size_t nl = split;
+        if (nl < nr) {
+            if (s) sort_rec_i(keys, nl, depth);
+            else sort_rec_u(keys, nl, depth);
+            keys = right;
+            n = nr;
+        } else {
+            if (s) sort_rec_i(right, nr, depth);
+            else sort_rec_u(right, nr, depth);
+            n = nl;
+        }
+    }
+    if (n > 1) {
+        if (s) sort_small_i(keys, n);
+        else sort_small_u(keys, n);
+    }
+}
+TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 0); }
+TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 1); }
+
+/* Past 2 log2(n) partitions a range is heap-sorted: no input is quadratic. */
+int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
+{
+    if (!QUICK32_RUNS()) return -1;
+    unsigned depth = 0;
+    for (size_t m = n; m > 1; m /= 2) depth += 2;
+    if (is_signed) sort_rec_i(keys, n, depth);
+    else sort_rec_u(keys, n, depth);
+    return 0;
+}

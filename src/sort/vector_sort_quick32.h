@@ -1,0 +1,38 @@
+/* The CPU sort's own vectorised sorters of 32-bit keys alone: one
+ * quicksort design (vector_sort_avx512.c, its recursion shared through
+ * quick32_driver.h) in AVX-512 registers and in AVX2 registers
+ * (vector_sort_avx2.c, for processors without AVX-512), for keys in the
+ * caches, where a sort's set-up and each partition's fixed costs weigh.
+ * Built on every x86-64 GNU compiler, with or without Highway; chosen at
+ * run time. Not stable: keys alone, every bit compared (equal keys are
+ * identical bits). */
+#ifndef GPK_VECTOR_SORT_QUICK32_H
+#define GPK_VECTOR_SORT_QUICK32_H
+
+#include "vector_sort.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* GPK_SIMD_AVX512 (GPK_SIMD_AVX2) where the processor runs that sorter
+ * and no lower level is forced (gpk__test.cpu_sort_simd), else
+ * GPK_SIMD_PORTABLE. */
+int gpk__avx512_sort_level(void);
+int gpk__avx2_sort_level(void);
+
+/* Sorts keys[0, n) in place in ascending order, compared as signed
+ * integers if is_signed else unsigned. 0 on success; -1 (keys untouched)
+ * where the sorter's level function says GPK_SIMD_PORTABLE. Allocates
+ * nothing, never prints; safe on several threads at once. */
+int gpk__avx512_sort32(uint32_t *keys, size_t n, int is_signed);
+int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed);
+
+/* For tests: how many ranges fell back to the heap sort past the depth
+ * limit (counted atomically), and a function each pivot's sample is
+ * shown to before it is sorted (NULL: none), which a test uses to build
+ * an input the pivot rule splits badly. */
+extern size_t gpk__avx512_sort_fallbacks, gpk__avx2_sort_fallbacks;
+extern void (*gpk__avx512_sort_sample_observer)(const uint32_t *sample, size_t m);
+extern void (*gpk__avx2_sort_sample_observer)(const uint32_t *sample, size_t m);
+
+#endif
