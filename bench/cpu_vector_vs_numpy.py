@@ -14,7 +14,7 @@ on.
 
     cc -O2 -shared -fPIC -fopenmp -Iinclude bench/cpu_sort_shim.c -o /tmp/cpu_sort_shim.so \\
        -Wl,--whole-archive build/libgpk.a -Wl,--no-whole-archive -lm -lhwy_contrib -lhwy -lstdc++
-    OMP_NUM_THREADS=1 python3 bench/cpu_avx512_vs_numpy.py [--shim /tmp/cpu_sort_shim.so] [--reps 15]
+    OMP_NUM_THREADS=1 python3 bench/cpu_vector_vs_numpy.py [--shim /tmp/cpu_sort_shim.so] [--reps 15]
         [--logs 12,14,16] [--types u32,f32] [--dists uniform] [--presorted]
 """
 import argparse
