@@ -1709,32 +1709,57 @@ static int quick32_keys_job(const gpk_radix_job *job)
 
 static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n);
 
-/* The job (quick32_keys_job) by that quicksort on this thread:
- * integers as they are (signed ones compared as signed), floats through
- * their sort keys and back; a descending order sorted ascending, then
- * reversed (with every bit compared, equal keys are identical bits). 0,
- * or -1 with the caller's keys as they were. */
-static int quick32_sort_keys(const gpk_radix_job *job, int which)
+/* A sorter of keys alone, as gpk__vector_sort (vector_sort.h): keys[0, n)
+ * of `width` bytes in place, signed or unsigned, descending or not; 0, or
+ * -1 with the keys untouched. */
+typedef int (*keys_sorter)(void *keys, size_t n, unsigned width, int is_signed, int descending);
+
+/* The job sorted by `sort` on this thread: integers as they are (the
+ * signed ones compared as signed, a descending order as the sorter's),
+ * floats mapped to their sort keys and back. 0, or -1 with the caller's
+ * keys as they were (the copying sort's output then holds anything). */
+static int sort_keys_by(const gpk_radix_job *job, keys_sorter sort)
 {
     const size_t n = job->n;
+    const unsigned kw = job->key_width;
     const int kind = gpk_key_kind(job->key_type);
-    int (*const sort32)(uint32_t *, size_t, int) =
-        which == QUICK32_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32;
-    if (which == QUICK32_AVX512 ? gpk__avx512_sort_level() != GPK_SIMD_AVX512
-                                : gpk__avx2_sort_level() != GPK_SIMD_AVX2)
-        return -1;
     if (kind != GPK_KEY_FLOAT) {
-        if (job->src) memcpy(job->keys, job->src, n * 4);
-        if (sort32((uint32_t *)job->keys, n, kind == GPK_KEY_SIGNED) != 0) return -1;
-        if (job->descending) reverse_keys(4, job->keys, job->keys, n);
-        return 0;
+        if (job->src) memcpy(job->keys, job->src, n * kw);
+        return sort(job->keys, n, kw, kind == GPK_KEY_SIGNED, job->descending);
     }
     const key_order ord = order_of(job);
     uint64_t a, o;
-    map_and_reduce(&ord, 4, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
-    const int rc = sort32((uint32_t *)job->keys, n, 0);
-    unmap_copy(&ord, 4, job->keys, job->keys, 0, n);
+    map_and_reduce(&ord, kw, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
+    const int rc = sort(job->keys, n, kw, 0, 0);
+    unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
     return rc;
+}
+
+/* The quicksorts of 32-bit keys as keys_sorters: a descending order sorted
+ * ascending, then reversed (with every bit compared, equal keys are
+ * identical bits). */
+static int quick32_then_reverse(int (*sort32)(uint32_t *, size_t, int), void *keys, size_t n, int is_signed,
+                                int descending)
+{
+    if (sort32((uint32_t *)keys, n, is_signed) != 0) return -1;
+    if (descending) reverse_keys(4, keys, keys, n);
+    return 0;
+}
+static int quick32_avx2(void *keys, size_t n, unsigned width, int is_signed, int descending)
+{
+    (void)width;
+    return quick32_then_reverse(gpk__avx2_sort32, keys, n, is_signed, descending);
+}
+static int quick32_avx512(void *keys, size_t n, unsigned width, int is_signed, int descending)
+{
+    (void)width;
+    return quick32_then_reverse(gpk__avx512_sort32, keys, n, is_signed, descending);
+}
+
+/* The job (quick32_keys_job) by that quicksort on this thread. */
+static int quick32_sort_keys(const gpk_radix_job *job, int which)
+{
+    return sort_keys_by(job, which == QUICK32_AVX512 ? quick32_avx512 : quick32_avx2);
 }
 
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
@@ -1766,26 +1791,8 @@ static int vector_keys_job(const gpk_radix_job *job)
 #endif
 
 /* The job (vector_keys_job) sorted by the vectorised sorter on this
- * thread: integers as they are (the signed ones compared as signed, a
- * descending order as the sorter's), floats mapped to their sort keys and
- * back. 0, or -1 with the caller's keys as they were (the copying sort's
- * output then holds anything). */
-static int vector_sort_keys(const gpk_radix_job *job)
-{
-    const size_t n = job->n;
-    const unsigned kw = job->key_width;
-    const int kind = gpk_key_kind(job->key_type);
-    if (kind != GPK_KEY_FLOAT) {
-        if (job->src) memcpy(job->keys, job->src, n * kw);
-        return gpk__vector_sort(job->keys, n, kw, kind == GPK_KEY_SIGNED, job->descending);
-    }
-    const key_order ord = order_of(job);
-    uint64_t a, o;
-    map_and_reduce(&ord, kw, job->src ? job->src : job->keys, job->keys, 0, n, &a, &o);
-    const int rc = gpk__vector_sort(job->keys, n, kw, 0, 0);
-    unmap_copy(&ord, kw, job->keys, job->keys, 0, n);
-    return rc;
-}
+ * thread. */
+static int vector_sort_keys(const gpk_radix_job *job) { return sort_keys_by(job, gpk__vector_sort); }
 
 /* Whether the job's keys carry values or a permutation (pairs, argsort,
  * records through their (key, index) pairs) that the vectorised sorter
