@@ -220,25 +220,34 @@ int main(void)
     rng = seed | 1;
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
     int ran = 0;
-    if (gpk__avx2_sort_level() == GPK_SIMD_AVX2) {
-        const sorter avx2 = {"avx2", gpk__avx2_sort32, &gpk__avx2_sort_fallbacks,
-                             &gpk__avx2_sort_sample_observer, ((size_t)1 << 20) + 7};
-        run_sorter(&avx2, small);
-        ran = 1;
-    } else {
-        printf("avx2: this processor does not run AVX2 (or the portable level is forced): not run\n");
+    /* the kernels this processor runs, natively; the others must refuse */
+    const struct {
+        sorter s;
+        int (*level)(void);
+        int runs_at;
+        const char *isa;
+    } natives[] = {
+        {{"avx2", gpk__avx2_sort32, &gpk__avx2_sort_fallbacks, &gpk__avx2_sort_sample_observer,
+          ((size_t)1 << 20) + 7},
+         gpk__avx2_sort_level,
+         GPK_SIMD_AVX2,
+         "AVX2 (or the portable level is forced)"},
+        {{"native", gpk__avx512_sort32, &gpk__avx512_sort_fallbacks, &gpk__avx512_sort_sample_observer,
+          ((size_t)1 << 20) + 7},
+         gpk__avx512_sort_level,
+         GPK_SIMD_AVX512,
+         "AVX-512 (or a lower level is forced)"},
+    };
+    for (size_t i = 0; i < sizeof natives / sizeof natives[0]; i++) {
+        if (natives[i].level() == natives[i].runs_at) {
+            run_sorter(&natives[i].s, small);
+            ran = 1;
+            continue;
+        }
+        printf("%s: this processor does not run %s: not run\n", natives[i].s.name, natives[i].isa);
         uint32_t k[3] = {3, 1, 2};
-        TU_CHECK(gpk__avx2_sort32(k, 3, 0) == -1 && k[0] == 3, "avx2: ran without AVX2");
-    }
-    if (gpk__avx512_sort_level() == GPK_SIMD_AVX512) {
-        const sorter native = {"native", gpk__avx512_sort32, &gpk__avx512_sort_fallbacks,
-                               &gpk__avx512_sort_sample_observer, ((size_t)1 << 20) + 7};
-        run_sorter(&native, small);
-        ran = 1;
-    } else {
-        printf("native: this processor does not run AVX-512 (or a lower level is forced): not run\n");
-        uint32_t k[3] = {3, 1, 2};
-        TU_CHECK(gpk__avx512_sort32(k, 3, 0) == -1 && k[0] == 3, "native: ran without AVX-512");
+        TU_CHECK(natives[i].s.sort(k, 3, 0) == -1 && k[0] == 3, "%s: ran without its instruction set",
+                 natives[i].s.name);
     }
 #ifdef GPK_HAVE_SIMDE
     const sorter emulated = {"SIMDe", emu_sort32, &emu_sort_fallbacks, &emu_sort_sample_observer,
