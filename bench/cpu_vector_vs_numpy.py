@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """gpk_sort_keys on one CPU thread against numpy's a.sort(), one process,
-interleaved (docs/perf/radix.md, v18, v19): 4-byte keys (u32, i32, f32)
-at 2^12 to 2^24 in four distributions (uniform over the type, floats
+interleaved (docs/perf/radix.md, v18, v19): u32, i32, f32 keys (and
+u64, i64, f64 with --types, which gpk's quicksorts leave to the radix
+sort) at 2^10 to 2^24 in four distributions (uniform over the type, floats
 normal(0, 1); sorted; all equal; few bits: the low 10 random), for each
 path: "auto" (the library's choice), "before" (both of gpk's quicksorts
 off, so vqsort or the radix sort), "avx2" (the AVX2 quicksort for every
@@ -16,6 +17,7 @@ on.
        -Wl,--whole-archive build/libgpk.a -Wl,--no-whole-archive -lm -lhwy_contrib -lhwy -lstdc++
     OMP_NUM_THREADS=1 python3 bench/cpu_vector_vs_numpy.py [--shim /tmp/cpu_sort_shim.so] [--reps 15]
         [--logs 12,14,16] [--types u32,f32] [--dists uniform] [--presorted]
+        [--threads 2 --paths auto]   (gpk on 2 threads, numpy on its one)
 """
 import argparse
 import ctypes
@@ -33,31 +35,47 @@ def main():
     ap.add_argument("--types", default="u32,i32,f32")
     ap.add_argument("--dists", default="uniform,sorted,equal,few_bits")
     ap.add_argument("--presorted", action="store_true")
+    ap.add_argument("--threads", type=int, default=1, help="gpk's threads (numpy sorts on one)")
+    ap.add_argument("--paths", default="auto,before,avx2,avx512", help="those of gpk's paths to time")
+    ap.add_argument("--hook", action="append", default=[], metavar="NAME=VALUE",
+                    help="a CPU sort test hook set for every path (e.g. cpu_vector_pair_bytes=1099511627776)")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.shim)
     lib.shim_last_path.restype = ctypes.c_char_p
     lib.shim_avx512_bytes.restype = ctypes.c_longlong
     lib.shim_avx2_bytes.restype = ctypes.c_longlong
     lib.shim_sort.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-    if lib.shim_init(1) != 0:
+    if lib.shim_init(a.threads) != 0:
         raise SystemExit("no CPU context")
     if not a.presorted:
         lib.shim_hook(b"cpu_presorted", b"0")
+    # hooks the user set; a path that leaves a quicksort's hook alone (None)
+    # leaves it at the user's value
+    user = {}
+    for h in a.hook:
+        name, _, value = h.partition("=")
+        user[name.encode()] = value.encode()
+        if lib.shim_hook(name.encode(), value.encode()) != 0:
+            raise SystemExit(f"unknown hook or value: {h}")
+
+    def set_quick_hooks(h512, h2):
+        lib.shim_hook(b"cpu_avx512_sort_bytes", h512 if h512 is not None else user.get(b"cpu_avx512_sort_bytes"))
+        lib.shim_hook(b"cpu_avx2_sort_bytes", h2 if h2 is not None else user.get(b"cpu_avx2_sort_bytes"))
     big = b"1099511627776"
-    lib.shim_hook(b"cpu_avx512_sort_bytes", big)
-    lib.shim_hook(b"cpu_avx2_sort_bytes", big)
+    set_quick_hooks(big, big)
     has_avx512 = lib.shim_avx512_bytes() > 0
     has_avx2 = lib.shim_avx2_bytes() > 0
-    lib.shim_hook(b"cpu_avx512_sort_bytes", None)
-    lib.shim_hook(b"cpu_avx2_sort_bytes", None)
+    set_quick_hooks(None, None)
     print("load", open("/proc/loadavg").read().strip(), "| vqsort level", lib.shim_simd_level(),
           "| AVX-512 quicksort", "runs" if has_avx512 else "does not run here",
-          "| AVX2 quicksort", "runs" if has_avx2 else "does not run here")
+          "| AVX2 quicksort", "runs" if has_avx2 else "does not run here", "| gpk threads", a.threads, "|", " ".join(a.hook))
     # each path: (name, cpu_avx512_sort_bytes, cpu_avx2_sort_bytes)
     paths = ([("auto", None, None), ("before", b"0", b"0")] + ([("avx2", b"0", big)] if has_avx2 else []) +
              ([("avx512", big, None)] if has_avx512 else []))
+    paths = [p for p in paths if p[0] in a.paths.split(",")]
     rng = np.random.default_rng(7)
-    npt = {"u32": np.uint32, "i32": np.int32, "f32": np.float32}
+    npt = {"u32": np.uint32, "i32": np.int32, "f32": np.float32,
+           "u64": np.uint64, "i64": np.int64, "f64": np.float64}
     print("| keys | dist | numpy | " + " | ".join(p for p, *_ in paths) + " | " +
           " | ".join("numpy/" + p for p, *_ in paths) + " | paths |")
     print("|" + "---|" * (3 + 2 * len(paths) + 1))
@@ -68,10 +86,10 @@ def main():
             for dist in a.dists.split(","):
                 dt = npt[t]
                 if dist == "uniform":
-                    x = (rng.normal(0, 1, n).astype(dt) if t == "f32" else
+                    x = (rng.normal(0, 1, n).astype(dt) if t[0] == "f" else
                          rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, n, dtype=dt, endpoint=True))
                 elif dist == "sorted":
-                    x = np.sort(rng.normal(0, 1, n).astype(dt) if t == "f32" else
+                    x = np.sort(rng.normal(0, 1, n).astype(dt) if t[0] == "f" else
                                 rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, n, dtype=dt, endpoint=True))
                 elif dist == "equal":
                     x = np.full(n, 3, dtype=dt)
@@ -88,8 +106,7 @@ def main():
                     y.sort()
                     times["numpy"].append(time.perf_counter() - t0)
                     for p, h512, h2 in paths:
-                        lib.shim_hook(b"cpu_avx512_sort_bytes", h512)
-                        lib.shim_hook(b"cpu_avx2_sort_bytes", h2)
+                        set_quick_hooks(h512, h2)
                         y = x.copy()
                         ptr, tn = y.ctypes.data, t.encode()  # ~3.6 us for y.ctypes: outside the time
                         t0 = time.perf_counter()
@@ -98,8 +115,7 @@ def main():
                         if rc != 0 or not np.array_equal(y.view(np.uint32), want.view(np.uint32)):
                             raise SystemExit(f"{t} 2^{lg} {dist} {p}: wrong result")
                         ran[p] = lib.shim_last_path().decode()
-                lib.shim_hook(b"cpu_avx512_sort_bytes", None)
-                lib.shim_hook(b"cpu_avx2_sort_bytes", None)
+                set_quick_hooks(None, None)
                 med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
                 print(f"| {t} 2^{lg} | {dist} | {med['numpy']:.4g} | " +
                       " | ".join(f"{med[p]:.4g}" for p, *_ in paths) + " | " +

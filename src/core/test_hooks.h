@@ -28,6 +28,9 @@ typedef struct gpk_test_hooks {
     long long cpu_avx512_sort_bytes;
     /* the same for the AVX2 quicksort (vector_sort_quick32.h) */
     long long cpu_avx2_sort_bytes;
+    /* keys up to this many bytes (floats: twice as many) on a team of two
+     * sort as two halves and a merge (radix_cpu.c, VECTOR_PAIR_BYTES) */
+    long long cpu_vector_pair_bytes;
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -66,7 +69,7 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET                  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET  \
     }
 
 extern gpk_test_hooks gpk__test;

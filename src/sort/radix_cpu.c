@@ -27,7 +27,7 @@
  * region with barriers, which is exactly what `omp parallel` + `omp
  * barrier` express, with no thread-pool code of our own to get wrong.
  */
-#define _GNU_SOURCE /* syscall: the team barrier's futex */
+#define _GNU_SOURCE /* syscall: the team barrier's futex; sched_getaffinity */
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
@@ -45,6 +45,7 @@
 #ifdef __linux__
 #include <linux/futex.h>
 #include <dirent.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #else
@@ -103,7 +104,12 @@ static long own_runnable(void)
  * region is ours, and the team reuses it). A thread without a core of its
  * own holds every barrier and the team's end for the time slices it
  * waits: on two cores with one busy, two threads were slower than one
- * (docs/perf/radix.md, v13). A few small reads, for sorts of milliseconds. */
+ * (docs/perf/radix.md, v13). Where the process may run on fewer CPUs than
+ * are online (taskset, a container's cpuset), the team fits those CPUs,
+ * and the other processes' threads are counted against them in their
+ * share (rounded up): pinned to 2 of 16 cores beside one busy process,
+ * two threads took 1.7x one thread's time (v20). A few small reads, for
+ * sorts of milliseconds. */
 static int cap_by_free_cores(int threads)
 {
 #ifdef __linux__
@@ -118,8 +124,14 @@ static int cap_by_free_cores(int threads)
     long own = own_runnable();
     if (got != 5 || online < 1) return threads;
     if (own < 1) own = 1; /* the caller */
-    const long others = runnable > own ? runnable - own : 0;
-    const long free_cores = online - others;
+    long others = runnable > own ? runnable - own : 0;
+    long usable = online;
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < online) {
+        usable = CPU_COUNT(&mask);
+        others = (others * usable + online - 1) / online;
+    }
+    const long free_cores = usable - others;
     if (free_cores < 1) return 1;
     return free_cores < threads ? (int)free_cores : threads;
 #else
@@ -1622,14 +1634,20 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
-/* Up to this many bytes, 4-byte keys alone on a team of one thread go to
- * the AVX-512 quicksort (vector_sort_quick32.h) rather than vqsort, the
- * AVX2 quicksort or the radix passes. 0 until it is timed on an AVX-512
- * processor (docs/perf/radix.md; bench/cpu_vector_vs_numpy.py): vqsort's
- * figures against numpy there are measured, the quicksort's are not. The
- * test hook cpu_avx512_sort_bytes overrides it, so the tests run it. */
+/* Up to this many bytes, 4-byte keys alone go to the AVX-512 quicksort
+ * (vector_sort_quick32.h) rather than vqsort, the AVX2 quicksort or the
+ * radix passes: on a team of one thread the whole array, on a team of two
+ * each half before the merge (vector_pair_sort). On one AVX-512 core it
+ * beat the radix passes from 2^10 to 2^24 keys, by 1.8-3.3x on uniform
+ * keys (at worst 12 % behind, on all-equal floats), and vqsort up to 2^12
+ * keys, losing to it by 7-20 % from 2^14 (docs/perf/radix.md, v20).
+ * The test hook cpu_avx512_sort_bytes overrides it. */
 #ifndef AVX512_SORT_BYTES
-#define AVX512_SORT_BYTES ((size_t)0)
+#ifdef GPK_HAVE_VECTOR_SORT
+#define AVX512_SORT_BYTES ((size_t)32 << 10)
+#else
+#define AVX512_SORT_BYTES SIZE_MAX
+#endif
 #endif
 
 size_t gpk__radix_cpu_avx512_bytes(void)
@@ -1639,15 +1657,21 @@ size_t gpk__radix_cpu_avx512_bytes(void)
     return forced < 0 ? AVX512_SORT_BYTES : (size_t)forced;
 }
 
-/* Up to this many bytes, 4-byte keys alone on a team of one thread that
- * the AVX-512 quicksort does not take go to the AVX2 quicksort
- * (vector_sort_quick32.h), at the AVX2 level, or without Highway at any
- * level that has AVX2 (where vqsort's AVX-512 code is built in, it keeps
- * those keys at the AVX-512 level). On one AVX2 core it beats the radix
- * passes and vqsort's AVX2 code up to this size (docs/perf/radix.md).
- * The test hook cpu_avx2_sort_bytes overrides it. */
+/* Up to this many bytes, 4-byte keys alone that the AVX-512 quicksort
+ * does not take go to the AVX2 quicksort (vector_sort_quick32.h), at the
+ * AVX2 level, or without Highway at any level that has AVX2 (where
+ * vqsort's AVX-512 code is built in, it keeps those keys at the AVX-512
+ * level): the whole array on a team of one thread, each half on a team
+ * of two. On one AVX2 core it beats vqsort's AVX2 code in the caches and
+ * loses to it beyond (u32 2^20 10.9 against 8.7 ms), and beats the radix
+ * passes at every size (u32 2^20 10.9 against 16.6 ms; docs/perf/radix.md,
+ * v19, v20). The test hook cpu_avx2_sort_bytes overrides it. */
 #ifndef AVX2_SORT_BYTES
+#ifdef GPK_HAVE_VECTOR_SORT
 #define AVX2_SORT_BYTES CACHE_SORT_BYTES
+#else
+#define AVX2_SORT_BYTES SIZE_MAX
+#endif
 #endif
 
 size_t gpk__radix_cpu_avx2_bytes(void)
@@ -1665,8 +1689,9 @@ const char *gpk_cpu_sort_simd(void)
 #ifdef GPK_HAVE_VECTOR_SORT
     return gpk__simd_level_name(gpk__vector_sort_level());
 #else
-    return gpk__radix_cpu_avx2_bytes() > 0 ? "avx2 (4-byte keys in cache; without Highway)"
-                                           : "portable (without Highway)";
+    return gpk__radix_cpu_avx512_bytes() > 0 ? "avx512 (4-byte keys; without Highway)"
+        : gpk__radix_cpu_avx2_bytes() > 0    ? "avx2 (4-byte keys; without Highway)"
+                                             : "portable (without Highway)";
 #endif
 }
 
@@ -1690,7 +1715,8 @@ static int narrow_ints32(const gpk_radix_job *job)
     return differ != 0 && !(differ >> (32 - QUICK32_NARROW_TOP));
 }
 
-/* Which quicksort of 32-bit keys takes the job on one thread: 4-byte keys
+/* Which quicksort of 32-bit keys takes the job on a team of one thread
+ * (on a team of two, each half: vector_pair_sort): 4-byte keys
  * alone, every bit compared, no path forced; the AVX-512 one (QUICK32_AVX512)
  * up to gpk__radix_cpu_avx512_bytes of them, else the AVX2 one
  * (QUICK32_AVX2) up to gpk__radix_cpu_avx2_bytes but for narrow integers
@@ -1780,15 +1806,27 @@ static int vector_keys_job(const gpk_radix_job *job)
 }
 
 /* Up to this many bytes of keys (floats: twice as many) a team of two
- * sorts halves with the vectorised sorter and merges them; above, the
- * radix team's passes. On two hardware threads of one core (the
- * development machine) two vector sorts run at about the speed of one,
- * while the radix passes' latencies overlap: u32 2^23 21.8 against 21.1
- * ms, 2^24 48 against 39; f32 2^23 19.2 against 26.7; f64 2^24 127
- * against 83 (docs/perf/radix.md, v15). */
+ * sorts halves with the vectorised sorter (or the AVX-512 quicksort) and
+ * merges them; above, the radix team's passes. On two hardware threads of
+ * one core (the development machine) two vector sorts run at about the
+ * speed of one, while the radix passes' latencies overlap: u32 2^23 21.8
+ * against 21.1 ms, 2^24 48 against 39; f32 2^23 19.2 against 26.7; f64
+ * 2^24 127 against 83 (docs/perf/radix.md, v15). The test hook
+ * cpu_vector_pair_bytes overrides it. */
 #ifndef VECTOR_PAIR_BYTES
 #define VECTOR_PAIR_BYTES ((size_t)32 << 20)
 #endif
+
+/* The limit for the job: every size where the AVX-512 quicksort sorts the
+ * halves (two real cores of an AVX-512 host, u32 2^24: 1.16x numpy
+ * against the radix team's 0.77x; docs/perf/radix.md, v20). */
+static size_t vector_pair_bytes(const gpk_radix_job *job, int avx512_halves)
+{
+    const long long forced = gpk__hook(gpk__test.cpu_vector_pair_bytes, -1);
+    if (forced < 0 && avx512_halves) return SIZE_MAX;
+    const size_t bytes = forced < 0 ? VECTOR_PAIR_BYTES : (size_t)forced;
+    return gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 * bytes : bytes;
+}
 
 /* The job (vector_keys_job) sorted by the vectorised sorter on this
  * thread. */
@@ -2042,12 +2080,13 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /* The job (vector_keys_job) on a team of two: each thread maps its half of
- * the keys into the scratch, sorts it there with the vectorised sorter,
+ * the keys into the scratch, sorts it there with sort_half (ascending,
+ * unsigned: the keys mapped),
  * and, after one barrier, merges its half of the merged order into the
  * caller's array (merge_span), unmapping as it writes. Per key: a copy, a
  * sort of n/2 and a merge, against the radix team's MSD pass and bucket
  * passes. 0, or -1 with nothing done (no scratch). */
-static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
+static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter sort_half)
 {
     const size_t n = job->n, half = n / 2;
     const unsigned kw = job->key_width;
@@ -2069,7 +2108,7 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
             uint64_t a, o;
             if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, scratch, lo, hi, &a, &o);
             else memcpy(scratch + lo * kw, (const char *)input + lo * kw, (hi - lo) * kw);
-            if (gpk__vector_sort(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
+            if (sort_half(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
                 qsort(scratch + lo * kw, hi - lo, kw, kw == 4 ? cmp_u32 : cmp_u64);
         }
         if (T > 1) {
@@ -2472,9 +2511,19 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         ctx->last_sort_path = quick32_path;
         return GPK_OK;
     }
-    const size_t pair_bytes = VECTOR_PAIR_BYTES * (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 : 1);
-    if (vector && (p.threads == 1 || (p.threads == 2 && job->n * job->key_width <= pair_bytes)) &&
-        (p.threads == 1 ? vector_sort_keys(job) : vector_pair_sort(ctx, job)) == 0) {
+    /* A team of two: halves by the quicksort that takes the keys, else by
+     * the vector sorter, then merged. */
+    const keys_sorter halves = quick32 == QUICK32_AVX512 ? quick32_avx512
+        : quick32                                        ? quick32_avx2
+        : vector                                         ? gpk__vector_sort
+                                                         : NULL;
+    if (halves && p.threads == 2 &&
+        job->n * job->key_width <= vector_pair_bytes(job, quick32 == QUICK32_AVX512) &&
+        vector_pair_sort(ctx, job, halves) == 0) {
+        ctx->last_sort_path = quick32 ? quick32_path : "radix-vector";
+        return GPK_OK;
+    }
+    if (vector && p.threads == 1 && vector_sort_keys(job) == 0) {
         ctx->last_sort_path = "radix-vector";
         return GPK_OK;
     }
