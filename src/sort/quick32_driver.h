@@ -1,8 +1,8 @@
 /* The part of the vectorised quicksorts of 32-bit keys that no
  * instruction set changes (vector_sort_avx2.c, vector_sort_avx512.c): the
  * recursion, its depth limit and the heap sort past it, and the entry
- * point. Included once by each kernel's file, inside its x86-64 branch,
- * after it has defined:
+ * point. Included once by each kernel's file, at its end, after it has
+ * defined (where it builds the kernel; the last four always):
  *   INLINE, TARGET  its function attributes;
  *   SMALL_MAX       the largest range its network sorts;
  *   less(a, b, s)   a below b;
@@ -10,9 +10,17 @@
  *   pivot_of(keys, n, s), partition(keys, n, pivot, s, gt, &lo, &hi),
  *   sort_small_r(keys, n, r, s)  (see either file);
  *   QUICK32_ENTRY      the entry's name (int f(uint32_t *, size_t, int));
+ *   QUICK32_LEVEL      its level function's name (int f(void), defined
+ *                      by the file where the kernel is built);
+ *   QUICK32_ISA        the level at which the kernel runs;
  *   QUICK32_FALLBACKS  its size_t counter of heap sorts, for the tests;
- *   QUICK32_RUNS()     whether the processor runs the kernel now.
+ *   QUICK32_KERNEL     defined where the file builds the kernel; elsewhere
+ *                      (neither x86-64 nor a GNU compiler) this defines a
+ *                      level of portable and an entry that refuses, so
+ *                      the kernel is never chosen.
  * s = 1 compares the keys as signed integers, 0 as unsigned. */
+
+#ifdef QUICK32_KERNEL
 
 /* keys[0, n) (n <= SMALL_MAX) sorted by sort_small_r in the fewest
  * registers that hold them. */
@@ -110,10 +118,21 @@ TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth) { sort_r
 /* Past 2 log2(n) partitions a range is heap-sorted: no input is quadratic. */
 int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
 {
-    if (!QUICK32_RUNS()) return -1;
+    if (QUICK32_LEVEL() != QUICK32_ISA) return -1;
     unsigned depth = 0;
     for (size_t m = n; m > 1; m /= 2) depth += 2;
     if (is_signed) sort_rec_i(keys, n, depth);
     else sort_rec_u(keys, n, depth);
     return 0;
 }
+
+#else
+
+int QUICK32_LEVEL(void) { return GPK_SIMD_PORTABLE; }
+int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
+{
+    (void)keys, (void)n, (void)is_signed;
+    return -1;
+}
+
+#endif

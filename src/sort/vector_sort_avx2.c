@@ -308,6 +308,16 @@ INLINE void part_register(uint32_t *out, part_state *P, __m256i v, __m256i pvx, 
     P->hi = vmax(P->hi, v, s);
 }
 
+/* A whole register of keys into the partition, and a register loaded, as
+ * quick32_reads.h has them. */
+INLINE void part_full(uint32_t *keys, part_state *P, __m256i v, __m256i pvx, int s, int gt)
+{
+    part_register(keys, P, v, pvx, 0xFF, s, gt);
+}
+INLINE __m256i quick32_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
+#define QUICK32_LANES 8
+#include "quick32_reads.h"
+
 /* keys[0, n) (n >= 2 * UNROLL registers) partitioned around the pivot:
  * the number of keys put left; *lo, *hi the least and greatest key. */
 INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt, uint32_t *lo, uint32_t *hi)
@@ -315,38 +325,11 @@ INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt,
     const __m256i pv = _mm256_set1_epi32((int)pivot);
     const __m256i pvx = s ? pv : _mm256_xor_si256(pv, _mm256_set1_epi32(INT32_MIN));
     part_state P = {0, n, pv, pv};
-    const size_t rem = n % 8;
-    size_t lr = 0, rr = n - rem;
+    const size_t rem = n % 8, rr = n - rem;
     const __m256i tm = low_lanes(rem);
     const __m256i tail = _mm256_blendv_epi8(pv, _mm256_maskload_epi32((const int *)keys + rr, tm), tm);
     __m256i held[2 * UNROLL];
-    for (int i = 0; i < UNROLL; i++) held[i] = _mm256_loadu_si256((const __m256i *)(keys + 8 * i));
-    for (int i = 0; i < UNROLL; i++)
-        held[UNROLL + i] = _mm256_loadu_si256((const __m256i *)(keys + rr - 8 * (UNROLL - i)));
-    lr += 8 * UNROLL;
-    rr -= 8 * UNROLL;
-    while (rr - lr >= 8 * UNROLL) {
-        __m256i v[UNROLL];
-        if (lr - P.l <= P.r - rr) {
-            for (int i = 0; i < UNROLL; i++) v[i] = _mm256_loadu_si256((const __m256i *)(keys + lr + 8 * i));
-            lr += 8 * UNROLL;
-        } else {
-            rr -= 8 * UNROLL;
-            for (int i = 0; i < UNROLL; i++) v[i] = _mm256_loadu_si256((const __m256i *)(keys + rr + 8 * i));
-        }
-        for (int i = 0; i < UNROLL; i++) part_register(keys, &P, v[i], pvx, 0xFF, s, gt);
-    }
-    while (rr > lr) {
-        __m256i v;
-        if (lr - P.l <= P.r - rr) {
-            v = _mm256_loadu_si256((const __m256i *)(keys + lr));
-            lr += 8;
-        } else {
-            rr -= 8;
-            v = _mm256_loadu_si256((const __m256i *)(keys + rr));
-        }
-        part_register(keys, &P, v, pvx, 0xFF, s, gt);
-    }
+    partition_reads(keys, rr, &P, held, pvx, s, gt);
     /* Everything read: the room left, [P.l, P.r), is exactly the keys
      * held, too tight for whole stores. They are partitioned into a
      * buffer on the stack, whose sides have a register's slack, and
@@ -370,20 +353,11 @@ INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt,
     return P.l + B.l;
 }
 
-/* The recursion, the depth limit and the heap sort, shared with the
- * other ISA's kernel (quick32_driver.h). */
+#define QUICK32_KERNEL 1
+#endif /* x86-64 and a GNU compiler */
+
 #define QUICK32_ENTRY gpk__avx2_sort32
+#define QUICK32_LEVEL gpk__avx2_sort_level
+#define QUICK32_ISA GPK_SIMD_AVX2
 #define QUICK32_FALLBACKS gpk__avx2_sort_fallbacks
-#define QUICK32_RUNS() (gpk__avx2_sort_level() == GPK_SIMD_AVX2)
 #include "quick32_driver.h"
-
-#else /* neither x86-64 nor a GNU compiler: never chosen */
-
-int gpk__avx2_sort_level(void) { return GPK_SIMD_PORTABLE; }
-int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed)
-{
-    (void)keys, (void)n, (void)is_signed;
-    return -1;
-}
-
-#endif

@@ -273,42 +273,26 @@ INLINE void part_register(uint32_t *keys, part_state *P, __m512i v, __m512i pv, 
     P->hi = vmax(P->hi, v, s);
 }
 
+/* A whole register of keys into the partition, and a register loaded, as
+ * quick32_reads.h has them. */
+INLINE void part_full(uint32_t *keys, part_state *P, __m512i v, __m512i pv, int s, int gt)
+{
+    part_register(keys, P, v, pv, 0xFFFF, s, gt, 1);
+}
+INLINE __m512i quick32_load(const uint32_t *p) { return _mm512_loadu_si512(p); }
+#define QUICK32_LANES 16
+#include "quick32_reads.h"
+
 /* keys[0, n) (n > 2 * UNROLL + 1 registers) partitioned around pv: the
  * number of keys put left; *lo, *hi the least and greatest key. */
 INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt, uint32_t *lo, uint32_t *hi)
 {
     const __m512i pv = _mm512_set1_epi32((int)pivot);
     part_state P = {0, n, pv, pv};
-    const size_t rem = n % 16;
-    size_t lr = 0, rr = n - rem;
+    const size_t rem = n % 16, rr = n - rem;
     const __m512i tail = _mm512_mask_loadu_epi32(pv, lanes_from(0, rem), keys + rr);
     __m512i held[2 * UNROLL];
-    for (int i = 0; i < UNROLL; i++) held[i] = _mm512_loadu_si512(keys + 16 * i);
-    for (int i = 0; i < UNROLL; i++) held[UNROLL + i] = _mm512_loadu_si512(keys + rr - 16 * (UNROLL - i));
-    lr += 16 * UNROLL;
-    rr -= 16 * UNROLL;
-    while (rr - lr >= 16 * UNROLL) {
-        __m512i v[UNROLL];
-        if (lr - P.l <= P.r - rr) {
-            for (int i = 0; i < UNROLL; i++) v[i] = _mm512_loadu_si512(keys + lr + 16 * i);
-            lr += 16 * UNROLL;
-        } else {
-            rr -= 16 * UNROLL;
-            for (int i = 0; i < UNROLL; i++) v[i] = _mm512_loadu_si512(keys + rr + 16 * i);
-        }
-        for (int i = 0; i < UNROLL; i++) part_register(keys, &P, v[i], pv, 0xFFFF, s, gt, 1);
-    }
-    while (rr > lr) {
-        __m512i v;
-        if (lr - P.l <= P.r - rr) {
-            v = _mm512_loadu_si512(keys + lr);
-            lr += 16;
-        } else {
-            rr -= 16;
-            v = _mm512_loadu_si512(keys + rr);
-        }
-        part_register(keys, &P, v, pv, 0xFFFF, s, gt, 1);
-    }
+    partition_reads(keys, rr, &P, held, pv, s, gt);
     /* Everything read: the room left is [P.l, P.r), as many keys as held. */
     for (int i = 0; i < 2 * UNROLL; i++) part_register(keys, &P, held[i], pv, 0xFFFF, s, gt, 0);
     part_register(keys, &P, tail, pv, lanes_from(0, rem), s, gt, 0);
@@ -317,20 +301,11 @@ INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt,
     return P.l;
 }
 
-/* The recursion, the depth limit and the heap sort, shared with the
- * other ISA's kernel (quick32_driver.h). */
+#define QUICK32_KERNEL 1
+#endif /* GPK_AVX512_KERNEL */
+
 #define QUICK32_ENTRY gpk__avx512_sort32
+#define QUICK32_LEVEL gpk__avx512_sort_level
+#define QUICK32_ISA GPK_SIMD_AVX512
 #define QUICK32_FALLBACKS gpk__avx512_sort_fallbacks
-#define QUICK32_RUNS() (gpk__avx512_sort_level() == GPK_SIMD_AVX512)
 #include "quick32_driver.h"
-
-#else /* neither x86-64 nor a GNU compiler: never chosen */
-
-int gpk__avx512_sort_level(void) { return GPK_SIMD_PORTABLE; }
-int gpk__avx512_sort32(uint32_t *keys, size_t n, int is_signed)
-{
-    (void)keys, (void)n, (void)is_signed;
-    return -1;
-}
-
-#endif
