@@ -9,7 +9,7 @@
  * 9-11. GPK_TEST_SMALL=1: sizes up to 2^20 + 7. Exits 77 (skipped) when
  * the backend has no device here, unless GPK_REQUIRE_<BACKEND>=1 says it
  * must run. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
+#define _GNU_SOURCE /* setenv; sched_setaffinity (the team cap check) */
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "sort/radix_cpu_hooks.h"
@@ -20,6 +20,9 @@
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 /* MODE_KEYS_TO: gpk_sort_keys_to from the input into a fresh (poisoned)
  * buffer; the input must come out unchanged. */
@@ -254,6 +257,49 @@ out:
     free(orig);
     return ok;
 }
+
+#ifdef __linux__
+/* The CPU team fits the CPUs this process may run on: the rule on given
+ * machines, then this process pinned to one CPU, where a sort asking for
+ * 4 threads gets 1 however many are online, and unpinned again, between
+ * 1 and 4. */
+static void team_cap_checks(void)
+{
+    static const struct {
+        int threads;
+        long online, usable, others;
+        int want;
+    } fits[] = {
+        {4, 16, 16, 1, 4}, /* an idle many-core machine but one process */
+        {4, 16, 2, 1, 1},  /* pinned to 2 of 16 beside one busy process */
+        {4, 16, 2, 0, 2},  /* pinned, nothing else running */
+        {2, 2, 2, 1, 1},   /* two cores, one busy */
+        {8, 64, 8, 30, 4}, /* 8 of 64 beside 30 threads: 4 charged here */
+        {4, 2, 2, 5, 1},   /* more busy than cores: one thread still */
+    };
+    for (size_t i = 0; i < sizeof fits / sizeof fits[0]; i++) {
+        const int got =
+            gpk__radix_cpu_team_fit(fits[i].threads, fits[i].online, fits[i].usable, fits[i].others);
+        TU_CHECK(got == fits[i].want, "%d threads on %ld of %ld CPUs beside %ld: a team of %d, not %d",
+                 fits[i].threads, fits[i].usable, fits[i].online, fits[i].others, got, fits[i].want);
+    }
+    cpu_set_t all, one;
+    if (sched_getaffinity(0, sizeof all, &all) != 0) return;
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &all)) first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    gpk__radix_cpu_ignore_load(0);
+    if (sched_setaffinity(0, sizeof one, &one) == 0) {
+        const int pinned = gpk__radix_cpu_team_cap(4);
+        TU_CHECK(pinned == 1, "pinned to CPU %d: a team of %d", first, pinned);
+        TU_CHECK(sched_setaffinity(0, sizeof all, &all) == 0, "affinity not restored");
+    }
+    const int free_team = gpk__radix_cpu_team_cap(4);
+    TU_CHECK(free_team >= 1 && free_team <= 4, "unpinned: a team of %d", free_team);
+    gpk__radix_cpu_ignore_load(1);
+}
+#endif
 
 /* The CPU path keys alone of kw bytes take at SIMD level `level` (0
  * portable, 1 avx2, 2 avx512) on a team of `team` threads (radix_cpu.c,
@@ -776,6 +822,9 @@ int main(int argc, char **argv)
 threaded:
     /* sections 9 and 10 check the sorts that ran, on sorted inputs too */
     if (paths_only) goto done;
+#ifdef __linux__
+    if (be == GPK_BACKEND_CPU) team_cap_checks();
+#endif
     if (be == GPK_BACKEND_CPU) gpk__test_set("cpu_presorted", "0");
     if (be == GPK_BACKEND_CPU) {
         const char *levels[] = {"portable", "avx2", "avx512"};

@@ -110,6 +110,15 @@ static long own_runnable(void)
  * share (rounded up): pinned to 2 of 16 cores beside one busy process,
  * two threads took 1.7x one thread's time (v20). A few small reads, for
  * sorts of milliseconds. */
+int gpk__radix_cpu_team_fit(int threads, long online, long usable, long others)
+{
+    if (usable < online) others = (others * usable + online - 1) / online;
+    const long free_cores = usable - others;
+    if (free_cores < 1) return 1;
+    return free_cores < threads ? (int)free_cores : threads;
+}
+
+/* That rule for this process now (threads while the load is ignored). */
 static int cap_by_free_cores(int threads)
 {
 #ifdef __linux__
@@ -124,20 +133,17 @@ static int cap_by_free_cores(int threads)
     long own = own_runnable();
     if (got != 5 || online < 1) return threads;
     if (own < 1) own = 1; /* the caller */
-    long others = runnable > own ? runnable - own : 0;
-    long usable = online;
     cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < online) {
-        usable = CPU_COUNT(&mask);
-        others = (others * usable + online - 1) / online;
-    }
-    const long free_cores = usable - others;
-    if (free_cores < 1) return 1;
-    return free_cores < threads ? (int)free_cores : threads;
+    const long usable = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < online
+        ? CPU_COUNT(&mask)
+        : online;
+    return gpk__radix_cpu_team_fit(threads, online, usable, runnable > own ? runnable - own : 0);
 #else
     return threads;
 #endif
 }
+
+int gpk__radix_cpu_team_cap(int threads) { return cap_by_free_cores(threads); }
 
 #define BLOCKS_PER_THREAD 8 /* a team pass's blocks (block_lo) */
 #define MIN_BLOCK_KEYS ((size_t)1 << 14)

@@ -9,6 +9,16 @@
  * larger than the cores free now (radix_cpu.c, free_cores). */
 void gpk__radix_cpu_ignore_load(int on);
 
+/* The team a sort asking for `threads` threads would get now: no larger
+ * than the free cores of the CPUs this process may run on (radix_cpu.c,
+ * cap_by_free_cores), or `threads` while the load is ignored. */
+int gpk__radix_cpu_team_cap(int threads);
+
+/* The rule behind it: a team for `threads` threads asked, on `usable` of
+ * `online` CPUs, beside `others` runnable threads of other processes
+ * (charged to the usable CPUs in their share, rounded up): at least 1. */
+int gpk__radix_cpu_team_fit(int threads, long online, long usable, long others);
+
 /* The instruction-set level (vector_sort.h: 0 portable, 1 avx2, 2 avx512)
  * at which keys alone are sorted now, a forced level (cpu_sort_simd)
  * applied: 0 where no vectorised sorter was built or none runs here. */
