@@ -136,7 +136,7 @@ GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
  * some buckets sorted by LSD passes); on the CPU "radix-vector" (keys alone,
  * or pairs and permutations as (key, index) composites, by a vectorised
  * quicksort), "radix-vector-avx2" or "radix-vector-avx512" (4-byte keys
- * alone in cache by gpk's own AVX2 or AVX-512 quicksort, where chosen) or
+ * alone by gpk's own AVX2 or AVX-512 quicksort, where chosen) or
  * "radix-presorted" (the input was already in order, or keys alone in
  * reverse order: one read, and a copy or reversal where needed);
  * elsewhere the algorithm's name. */

@@ -1788,10 +1788,10 @@ static int quick32_avx512(void *keys, size_t n, unsigned width, int is_signed, i
     return quick32_then_reverse(gpk__avx512_sort32, keys, n, is_signed, descending);
 }
 
-/* The job (quick32_keys_job) by that quicksort on this thread. */
-static int quick32_sort_keys(const gpk_radix_job *job, int which)
+/* The quicksort quick32_keys_job chose (not 0). */
+static keys_sorter quick32_sorter(int which)
 {
-    return sort_keys_by(job, which == QUICK32_AVX512 ? quick32_avx512 : quick32_avx2);
+    return which == QUICK32_AVX512 ? quick32_avx512 : quick32_avx2;
 }
 
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
@@ -2487,7 +2487,8 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
     if (sort_presorted(ctx, job)) return GPK_OK;
     const int quick32 = quick32_keys_job(job);
     const char *quick32_path = quick32 == QUICK32_AVX512 ? "radix-vector-avx512" : "radix-vector-avx2";
-    if (quick32 && job->n * job->key_width <= CACHE_SORT_BYTES && quick32_sort_keys(job, quick32) == 0) {
+    if (quick32 && job->n * job->key_width <= CACHE_SORT_BYTES &&
+        sort_keys_by(job, quick32_sorter(quick32)) == 0) {
         ctx->last_sort_path = quick32_path;
         return GPK_OK;
     }
@@ -2513,16 +2514,13 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (in_cache) return cache_sort(ctx, job, item_width);
-    if (quick32 && p.threads == 1 && quick32_sort_keys(job, quick32) == 0) {
+    if (quick32 && p.threads == 1 && sort_keys_by(job, quick32_sorter(quick32)) == 0) {
         ctx->last_sort_path = quick32_path;
         return GPK_OK;
     }
     /* A team of two: halves by the quicksort that takes the keys, else by
      * the vector sorter, then merged. */
-    const keys_sorter halves = quick32 == QUICK32_AVX512 ? quick32_avx512
-        : quick32                                        ? quick32_avx2
-        : vector                                         ? gpk__vector_sort
-                                                         : NULL;
+    const keys_sorter halves = quick32 ? quick32_sorter(quick32) : vector ? gpk__vector_sort : NULL;
     if (halves && p.threads == 2 &&
         job->n * job->key_width <= vector_pair_bytes(job, quick32 == QUICK32_AVX512) &&
         vector_pair_sort(ctx, job, halves) == 0) {
