@@ -527,21 +527,36 @@ template <int RB, class K, class V, int VM, class O> struct Shape {
     static_assert(TILE < 65536, "ranks are kept in 16-bit counters");
 };
 
+/* Phase clocks of the pass kernel (builds with -DGPK_RADIX_CUDA_PROFILE):
+ * thread 0's cycles per phase, summed over blocks into g_phase_cycles
+ * (the last entry counts the blocks). Without the switch the clock is an
+ * empty object and its calls compile to nothing. */
 #ifdef GPK_RADIX_CUDA_PROFILE
-/* Phase clocks of the pass kernel, summed over blocks (thread 0's view). */
 __device__ unsigned long long g_phase_cycles[8];
-#define PHASE(k)                                               \
-    do {                                                       \
-        if (threadIdx.x == 0) {                                \
-            const long long now_ = clock64();                  \
-            prof[k] += (unsigned long long)(now_ - prof_last); \
-            prof_last = now_;                                  \
-        }                                                      \
-    } while (0)
+struct PhaseClock {
+    unsigned long long cycles[7] = {0, 0, 0, 0, 0, 0, 0};
+    long long last = clock64();
+    __device__ __forceinline__ void mark(int k)
+    {
+        if (threadIdx.x == 0) {
+            const long long now = clock64();
+            cycles[k] += (unsigned long long)(now - last);
+            last = now;
+        }
+    }
+    __device__ __forceinline__ void flush() const
+    {
+        if (threadIdx.x == 0) {
+            for (int k = 0; k < 7; k++) atomicAdd(&g_phase_cycles[k], cycles[k]);
+            atomicAdd(&g_phase_cycles[7], 1ull);
+        }
+    }
+};
 #else
-#define PHASE(k) \
-    do {         \
-    } while (0)
+struct PhaseClock {
+    __device__ __forceinline__ void mark(int) {}
+    __device__ __forceinline__ void flush() const {}
+};
 #endif
 
 template <class K, int I>
@@ -888,6 +903,49 @@ __device__ __forceinline__ void flush_next_counts(const Scatter<K, V, O> &sc, co
     }
 }
 
+/* The tile out (phases 5 and 6), after the look-back has set s_base, with
+ * the next tile's keys (and early values) loaded on the way. ONE_STAGE: the
+ * keys out with their digits kept, then the values through the same
+ * buffer. Otherwise the values staged beside the keys, then both written by
+ * consecutive threads taking consecutive sorted keys, so that a warp
+ * writes a few contiguous runs. */
+template <class S, bool SC, int VM, class K, class V, class O>
+__device__ __forceinline__ void write_tile(const PassArgs<K, V, O> &a, K *stage_keys, V *stage_vals,
+                                           O *s_base, uint32_t shift, uint32_t dmask, uint32_t valid,
+                                           bool full, const Scatter<K, V, O> *tab, uint32_t *s_next,
+                                           const uint32_t (&rank)[S::I], V (&val)[VM != V_NONE ? S::I : 1],
+                                           K (&key)[S::I], V (&early_val)[S::VALUES_EARLY ? S::I : 1],
+                                           uint32_t next, uint32_t tiles, uint32_t next_start,
+                                           uint32_t lane_pos, uint32_t next_valid, PhaseClock &clock)
+{
+    constexpr int T = S::T, I = S::I;
+    constexpr bool HAS_V = VM != V_NONE;
+    if (S::ONE_STAGE) {
+        __syncthreads();
+        uint32_t digs[(I + 1) / 2];
+        write_keys_keep_digits<S, SC>(digs, a, stage_keys, s_base, shift, dmask, valid, full, tab, s_next);
+        __syncthreads();
+        stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start, lane_pos,
+                                  next_valid);
+        __syncthreads();
+        clock.mark(5);
+        write_values_by_digits<S, SC>(digs, a, stage_vals, s_base, valid, full, tab);
+    } else {
+        if (HAS_V)
+            stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start,
+                                      lane_pos, next_valid);
+        __syncthreads();
+        clock.mark(5);
+        if (a.map_out_on)
+            write_out<true, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab,
+                                                      s_next);
+        else
+            write_out<false, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab,
+                                                       s_next);
+    }
+    clock.mark(6);
+}
+
 /* One pass over the tiles of a, in the S::SMEM bytes of shared memory at
  * smem: the body of onesweep_kernel, and of each pass of small_sort_kernel.
  * Persistent: each block takes tiles in the order of an atomic counter until
@@ -921,10 +979,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
     const uint32_t dmask = (1u << width) - 1, digits = 1u << width;
     const uint32_t tiles = (a.n + TILE - 1) / TILE;
     const uint32_t lane_pos = (uint32_t)warp * 32 * I + lane;
-#ifdef GPK_RADIX_CUDA_PROFILE
-    unsigned long long prof[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    long long prof_last = clock64();
-#endif
+    PhaseClock clock;
 
     first_tile<S, SC>(a, sc, counters, masks, s_misc, tab, s_next, tid);
     __syncthreads();
@@ -938,7 +993,7 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
     if constexpr (EARLY)
         load_tile<V, I>(early_val, a.vals_in, tile * TILE, lane_pos, min((uint32_t)TILE, a.n - tile * TILE),
                         a.n - tile * TILE >= (uint32_t)TILE);
-    PHASE(0);
+    clock.mark(0);
 
     while (true) {
         const uint32_t tile_start = tile * TILE;
@@ -953,14 +1008,14 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
         uint32_t rank[I];
         rank_in_warp<RB, D>(rank, key, uniform, counters, masks, shift, dmask, lane, warp);
         __syncthreads();
-        PHASE(1);
+        clock.mark(1);
 
         uint32_t total[BPT], start[BPT];
         digit_starts<S>(total, start, counters, s_misc, a, tile, digits, tid, lane, warp);
         __syncthreads();
-        PHASE(2);
+        clock.mark(2);
         stage_keys_ranked<S>(rank, key, counters, stage_keys, shift, dmask, tid, warp);
-        PHASE(3);
+        clock.mark(3);
 
         const uint32_t next = s_misc[W + 1];
         const uint32_t next_start = next * TILE;
@@ -1022,48 +1077,14 @@ __device__ __forceinline__ void onesweep_tiles(PassArgs<K, V, O> a, typename Sca
                 }
             }
         }
-        PHASE(4);
-        if (S::ONE_STAGE) {
-            /* keys out, their digits kept; then the values through the
-             * same buffer */
-            __syncthreads();
-            uint32_t digs[(I + 1) / 2];
-            write_keys_keep_digits<S, SC>(digs, a, stage_keys, s_base, shift, dmask, valid, full, tab,
-                                          s_next);
-            __syncthreads();
-            stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start,
-                                      lane_pos, next_valid);
-            __syncthreads();
-            PHASE(5);
-            write_values_by_digits<S, SC>(digs, a, stage_vals, s_base, valid, full, tab);
-            PHASE(6);
-        } else {
-            if (HAS_V)
-                stage_values_load_next<S>(stage_vals, rank, val, key, early_val, a, next, tiles, next_start,
-                                          lane_pos, next_valid);
-            __syncthreads();
-            PHASE(5);
-
-            /* Write out: consecutive threads take consecutive sorted keys, so a
-             * warp writes a few contiguous runs. */
-            if (a.map_out_on)
-                write_out<true, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full, tab,
-                                                          s_next);
-            else
-                write_out<false, K, V, O, HAS_V, T, I, SC>(a, stage_keys, stage_vals, s_base, valid, full,
-                                                           tab, s_next);
-            PHASE(6);
-        }
+        clock.mark(4);
+        write_tile<S, SC, VM>(a, stage_keys, stage_vals, s_base, shift, dmask, valid, full, tab, s_next, rank,
+                              val, key, early_val, next, tiles, next_start, lane_pos, next_valid, clock);
         if (next >= tiles) break;
         tile = next;
     }
     if constexpr (SC) flush_next_counts<T>(sc, s_next, tid);
-#ifdef GPK_RADIX_CUDA_PROFILE
-    if (threadIdx.x == 0) {
-        for (int k = 0; k < 7; k++) atomicAdd(&g_phase_cycles[k], prof[k]);
-        atomicAdd(&g_phase_cycles[7], 1ull);
-    }
-#endif
+    clock.flush();
 }
 
 /* Does one digit hold every key of the pass (its histogram row shows the
