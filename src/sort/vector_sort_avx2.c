@@ -159,15 +159,6 @@ INLINE __m256i reverse8(__m256i v)
     return _mm256_permutevar8x32_epi32(v, _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* A bitonic register (or its lanes reversed) sorted ascending: the half
- * cleaners at distances 4, 2, 1. */
-INLINE __m256i merge_in_register(__m256i v, int s)
-{
-    v = LAYER(v, xor4(v), 0xF0, s);
-    v = LAYER(v, xor2(v), 0xCC, s);
-    return LAYER(v, xor1(v), 0xAA, s);
-}
-
 /* One register sorted ascending: bitonic merges of 2, 4 and 8 lanes,
  * each beginning with lane i against lane i ^ (k - 1) of its block of k
  * (the "flip", which keeps every comparator ascending). */
@@ -182,59 +173,29 @@ INLINE __m256i sort_register(__m256i v, int s)
 }
 
 #define QUICK32_VEC __m256i
-#define QUICK32_REVERSE reverse8
-#include "quick32_merge.h"
-
-/* Registers v[0, 8) each sorted ascending, in fewer instructions than 8
- * sort_register calls: each lane's column of 8 keys sorted across the
- * registers by the 19-comparator network for 8 inputs (a min and a max
- * per comparator, no shuffles), then the 8 x 8 keys transposed, so that
- * register i holds column i. */
-INLINE void sort_columns_8(__m256i *v, int s)
+#define QUICK32_LANES 8
+/* The pieces of quick32_network.h. */
+INLINE __m256i lanes_xor(__m256i v, int d) { return d == 1 ? xor1(v) : d == 2 ? xor2(v) : xor4(v); }
+INLINE __m256i lanes_reversed(__m256i v, int b)
 {
-    static const unsigned char net[19][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6},
-                                             {3, 7}, {0, 1}, {2, 3}, {4, 5}, {6, 7}, {2, 4}, {3, 5},
-                                             {1, 4}, {3, 6}, {1, 2}, {3, 4}, {5, 6}};
-#pragma GCC unroll 19
-    for (int c = 0; c < 19; c++) {
-        const __m256i a = v[net[c][0]], b = v[net[c][1]];
-        v[net[c][0]] = vmin(a, b, s);
-        v[net[c][1]] = vmax(a, b, s);
-    }
-    __m256i t[8], u[8];
-#pragma GCC unroll 4
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
-        t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
-    }
-#pragma GCC unroll 2
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
-        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
-        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
-        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) {
-        v[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
-        v[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
-    }
+    return b == 2 ? xor1(v) : b == 4 ? _mm256_shuffle_epi32(v, 0x1B) : reverse8(v);
 }
-
-/* Registers v[0, r) sorted ascending as one run of 8 r keys. */
-INLINE void sort_registers(__m256i *v, int r, int s)
+INLINE __m256i blend_upper(__m256i lo, __m256i hi, int d)
 {
-    if (r >= 8) {
-#pragma GCC unroll 2
-        for (int i = 0; i < r; i += 8) sort_columns_8(v + i, s);
-    } else {
-#pragma GCC unroll 4
-        for (int i = 0; i < r; i++) v[i] = sort_register(v[i], s);
-    }
-    for (int m = 2; m <= r; m *= 2)
-#pragma GCC unroll 8
-        for (int g = 0; g < r; g += m) merge_registers(v + g, m, s);
+    return d == 1 ? _mm256_blend_epi32(lo, hi, 0xAA)
+        : d == 2  ? _mm256_blend_epi32(lo, hi, 0xCC)
+                  : _mm256_blend_epi32(lo, hi, 0xF0);
 }
+/* unpacklo / unpackhi interleave within each 128-bit half */
+INLINE __m256i interleave_lo(__m256i a, __m256i b)
+{
+    return _mm256_permute2x128_si256(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b), 0x20);
+}
+INLINE __m256i interleave_hi(__m256i a, __m256i b)
+{
+    return _mm256_permute2x128_si256(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b), 0x31);
+}
+#include "quick32_network.h"
 
 /* keys[0, n) (n <= 8 r) sorted in r registers, padded with the greatest
  * key. They go through a buffer on the stack: masked stores
@@ -315,7 +276,6 @@ INLINE void part_full(uint32_t *keys, part_state *P, __m256i v, __m256i pvx, int
     part_register(keys, P, v, pvx, 0xFF, s, gt);
 }
 INLINE __m256i quick32_load(const uint32_t *p) { return _mm256_loadu_si256((const __m256i *)p); }
-#define QUICK32_LANES 8
 #include "quick32_reads.h"
 
 /* keys[0, n) (n >= 2 * UNROLL registers) partitioned around the pivot:

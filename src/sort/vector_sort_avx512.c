@@ -165,16 +165,6 @@ INLINE __m512i reverse16(__m512i v)
                                     v);
 }
 
-/* A bitonic register (or its lanes reversed) sorted ascending: the half
- * cleaners at distances 8, 4, 2, 1. */
-INLINE __m512i merge_in_register(__m512i v, int s)
-{
-    v = layer(v, xor8(v), 0xFF00, s);
-    v = layer(v, xor4(v), 0xF0F0, s);
-    v = layer(v, xor2(v), 0xCCCC, s);
-    return layer(v, xor1(v), 0xAAAA, s);
-}
-
 /* One register sorted ascending: bitonic merges of 2, 4, 8 and 16 lanes,
  * each beginning with lane i against lane i ^ (k - 1) of its block of k
  * (the "flip", which keeps every comparator ascending). */
@@ -194,18 +184,36 @@ INLINE __m512i sort_register(__m512i v, int s)
 }
 
 #define QUICK32_VEC __m512i
-#define QUICK32_REVERSE reverse16
-#include "quick32_merge.h"
-
-/* Registers v[0, r) sorted ascending as one run of 16 r keys. */
-INLINE void sort_registers(__m512i *v, int r, int s)
+#define QUICK32_LANES 16
+/* The pieces of quick32_network.h. */
+INLINE __m512i lanes_xor(__m512i v, int d)
 {
-#pragma GCC unroll 16
-    for (int i = 0; i < r; i++) v[i] = sort_register(v[i], s);
-    for (int m = 2; m <= r; m *= 2)
-#pragma GCC unroll 8
-        for (int g = 0; g < r; g += m) merge_registers(v + g, m, s);
+    return d == 1 ? xor1(v) : d == 2 ? xor2(v) : d == 4 ? xor4(v) : xor8(v);
 }
+INLINE __m512i lanes_reversed(__m512i v, int b)
+{
+    const __m512i rev8 = _mm512_set_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+    return b == 2 ? xor1(v)
+        : b == 4  ? SHUFFLE32(v, 0x1B)
+        : b == 8  ? _mm512_permutexvar_epi32(rev8, v)
+                  : reverse16(v);
+}
+INLINE __m512i blend_upper(__m512i lo, __m512i hi, int d)
+{
+    const __mmask16 m = d == 1 ? 0xAAAA : d == 2 ? 0xCCCC : d == 4 ? 0xF0F0 : 0xFF00;
+    return _mm512_mask_blend_epi32(m, lo, hi);
+}
+INLINE __m512i interleave_lo(__m512i a, __m512i b)
+{
+    return _mm512_permutex2var_epi32(
+        a, _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0), b);
+}
+INLINE __m512i interleave_hi(__m512i a, __m512i b)
+{
+    return _mm512_permutex2var_epi32(
+        a, _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8), b);
+}
+#include "quick32_network.h"
 
 /* The lanes of a register that hold keys k, ..., k + 15 of n. */
 static inline __mmask16 lanes_from(size_t k, size_t n)
@@ -280,7 +288,6 @@ INLINE void part_full(uint32_t *keys, part_state *P, __m512i v, __m512i pv, int 
     part_register(keys, P, v, pv, 0xFFFF, s, gt, 1);
 }
 INLINE __m512i quick32_load(const uint32_t *p) { return _mm512_loadu_si512(p); }
-#define QUICK32_LANES 16
 #include "quick32_reads.h"
 
 /* keys[0, n) (n > 2 * UNROLL + 1 registers) partitioned around pv: the
