@@ -186,7 +186,10 @@ GPK_API gpk_status gpk_mpi_release(MPI_Comm comm, gpk_ctx *ctx);
 
 /* Non-zero when this libgpk_mpi moves device-memory shards with NCCL
  * (else through CUDA-aware MPI where the MPI says it is, else through
- * host memory). */
+ * host memory): built with NCCL, and NCCL opens in this process. NCCL is
+ * opened at run time (libnccl.so.2; libgpk_mpi does not need it to
+ * load), at the first call of this or of a device sort that wants it; a
+ * device sort uses it only where every rank opens it. */
 GPK_API int gpk_mpi_have_nccl(void);
 
 /* ---- multistart of the local search (include/gpk/search.h) ------------------ */

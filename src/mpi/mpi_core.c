@@ -1,6 +1,9 @@
 /* gpk::mpi: what every distributed call shares (errors agreed across ranks). */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "mpi_internal.h"
+#ifdef GPK_HAVE_NCCL
+#include "nccl_loader.h"
+#endif
 
 #include <stdint.h>
 #include <stdio.h>
@@ -11,7 +14,7 @@
 int gpk_mpi_have_nccl(void)
 {
 #ifdef GPK_HAVE_NCCL
-    return 1;
+    return gpk__nccl_load() == NULL; /* opened at run time (nccl_loader.h) */
 #else
     return 0;
 #endif

@@ -16,6 +16,7 @@
 #include "sort/multi_internal.h" /* the part plan's digit, bucket cap and streams */
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@
 #include "gpk/cuda.h"
 #endif
 #ifdef GPK_HAVE_NCCL
-#include <nccl.h>
+#include "nccl_loader.h" /* nccl.h's types; its calls through the table opened at run time */
 #endif
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
@@ -376,10 +377,11 @@ typedef struct nccl_cache {
 } nccl_cache;
 static int nccl_keyval = MPI_KEYVAL_INVALID;
 
+/* (an attribute exists only where NCCL was opened) */
 static int nccl_cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     nccl_cache *c = attr;
-    ncclCommDestroy(c->comm);
+    (void)ncclCommDestroy(c->comm); /* nowhere to report it: the communicator is going */
     free(c);
     return MPI_SUCCESS;
 }
@@ -390,8 +392,40 @@ static gpk_status nccl_fail(gpk_ctx *ctx, ncclResult_t r, const char *what)
                          ncclGetErrorString(r));
 }
 
+/* Collective: whether every rank of comm opened NCCL (*all, the same on
+ * every rank: ranks may differ in what is installed). Where some rank did
+ * not and NCCL was asked for (GPK_MPI_DEVICE_EXCHANGE=nccl, on any rank),
+ * an error on every rank with the first such rank's reason. */
+static gpk_status nccl_open_everywhere(MPI_Comm comm, gpk_ctx *ctx, int asked, int *all, const char *what)
+{
+    int P, rank;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    const char *why = gpk__nccl_load();
+    /* the first rank without NCCL (P: none), and -1 where any rank asked */
+    int mine[2] = {why ? rank : P, asked ? -1 : 0}, least[2] = {P, 0};
+    *all = 0;
+    gpk_status s = gpk__mpi_allreduce(comm, ctx, mine, least, 2, MPI_INT, MPI_MIN, what);
+    if (s != GPK_OK) return s;
+    const int first = least[0];
+    if (first == P) {
+        *all = 1;
+        return GPK_OK;
+    }
+    if (least[1] == 0) return GPK_OK; /* NCCL was the fallback: another exchange stands in */
+    char reason[256] = "";
+    if (rank == first) snprintf(reason, sizeof reason, "%s", why);
+    s = gpk__mpi_bcast(comm, ctx, reason, (int)sizeof reason, MPI_CHAR, first, what);
+    if (s != GPK_OK) return s;
+    reason[sizeof reason - 1] = '\0';
+    return gpk__mpi_fail(ctx, GPK_EUNSUPPORTED,
+                         "%s: GPK_MPI_DEVICE_EXCHANGE=nccl, but NCCL is not usable on rank %d: %s", what,
+                         first, reason);
+}
+
 /* Collective: the NCCL communicator of comm on ctx's device, created (or
- * created again for another device) on every rank at once. */
+ * created again for another device) on every rank at once. NCCL is open
+ * on every rank (nccl_open_everywhere). */
 static gpk_status nccl_comm_get(MPI_Comm comm, gpk_ctx *ctx, ncclComm_t *out)
 {
     const char *what = "distributed sort: NCCL communicator";
@@ -491,7 +525,10 @@ static int mpi_cuda_aware(void)
  * is the default because the in-process sort measured its peer-load merge
  * 1.3 ms ahead of copy-then-merge (docs/perf/scale.md); ipc and copy fall
  * back to the next where the ranks are not peers. The same on every rank
- * (one environment). */
+ * (one environment). NCCL is opened at run time: nccl here is a wish that
+ * connect_devices settles once every rank said whether it opened NCCL
+ * (nccl asked for and missing on a rank: an error; nccl as the fallback:
+ * device_exchange_without_nccl). */
 typedef enum { DX_IPC, DX_COPY, DX_NCCL, DX_MPI, DX_HOST } device_exchange;
 static device_exchange device_exchange_pick(void)
 {
@@ -505,13 +542,16 @@ static device_exchange device_exchange_pick(void)
     return DX_HOST;
 }
 
+/* The exchange where NCCL is not there (or not on every rank). */
+static device_exchange device_exchange_without_nccl(void) { return mpi_cuda_aware() ? DX_MPI : DX_HOST; }
+
 /* The exchange that stands in where ipc does not hold. */
 static device_exchange device_exchange_after_ipc(void)
 {
 #ifdef GPK_HAVE_NCCL
-    return DX_NCCL;
+    return DX_NCCL; /* where every rank opens it (connect_devices) */
 #else
-    return mpi_cuda_aware() ? DX_MPI : DX_HOST;
+    return device_exchange_without_nccl();
 #endif
 }
 
@@ -1794,6 +1834,9 @@ static gpk_status connect_devices(sort_call *c, sort_state *st)
 {
     gpk_ctx *ctx = c->ctx;
     const char *what = c->what;
+#ifdef GPK_HAVE_NCCL
+    const int nccl_asked = st->how == DX_NCCL; /* GPK_MPI_DEVICE_EXCHANGE=nccl, the same on every rank */
+#endif
     st->records = malloc(sizeof *st->records * (size_t)c->P);
     st->base_k = calloc((size_t)c->P, sizeof *st->base_k),
     st->base_v = calloc((size_t)c->P, sizeof *st->base_v);
@@ -1811,6 +1854,13 @@ static gpk_status connect_devices(sort_call *c, sort_state *st)
     s = gpk__mpi_agree(c->comm, ctx, s, what);
     if (s != GPK_OK) return s;
 #ifdef GPK_HAVE_NCCL
+    if (st->how == DX_NCCL) {
+        /* NCCL where every rank opened it, the same choice on every rank */
+        int all = 0;
+        s = nccl_open_everywhere(c->comm, ctx, nccl_asked, &all, what);
+        if (s != GPK_OK) return s;
+        if (!all) st->how = device_exchange_without_nccl();
+    }
     if (st->how == DX_NCCL) {
         ncclComm_t nc;
         s = nccl_comm_get(c->comm, ctx, &nc);
