@@ -214,6 +214,55 @@ static void run_sorter(const sorter *S, int small)
     free(ref);
 }
 
+/* gpk__avx2_merge32 against a scalar merge: run lengths around the
+ * register width and the padding, keys that include UINT32_MAX (the
+ * padding's value) and all-equal runs, every count from a few to all. */
+static void merge_checks(void)
+{
+    const size_t lens[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1000, 4099};
+    const size_t L = sizeof lens / sizeof lens[0];
+    uint32_t *a = malloc(4099 * 4), *b = malloc(4099 * 4), *out = malloc(8200 * 4), *ref = malloc(8200 * 4);
+    if (!a || !b || !out || !ref) {
+        TU_CHECK(0, "out of memory");
+        free(a), free(b), free(out), free(ref);
+        return;
+    }
+    int cases = 0;
+    for (int d = 0; d < 4; d++)
+        for (size_t x = 0; x < L; x++)
+            for (size_t y = 0; y < L; y++) {
+                const size_t na = lens[x], nb = lens[y];
+                for (size_t i = 0; i < na + nb; i++) {
+                    const uint32_t r = next32();
+                    /* uniform, few values near the top, all UINT32_MAX, two values */
+                    const uint32_t v = d == 0 ? r
+                        : d == 1              ? UINT32_MAX - (r & 3)
+                        : d == 2              ? UINT32_MAX
+                                              : r & 1;
+                    if (i < na) a[i] = v;
+                    else b[i - na] = v;
+                }
+                qsort(a, na, 4, cmp_u32);
+                qsort(b, nb, 4, cmp_u32);
+                memcpy(ref, a, na * 4);
+                memcpy(ref + na, b, nb * 4);
+                qsort(ref, na + nb, 4, cmp_u32);
+                const size_t counts[] = {0, 1, 5, 8, 13, (na + nb) / 2, na + nb};
+                for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                    const size_t count = counts[c] > na + nb ? na + nb : counts[c];
+                    out[count] = 0x5A5A5A5Au;
+                    const int rc = gpk__avx2_merge32(a, na, b, nb, out, count);
+                    TU_CHECK(rc == 0 && !memcmp(out, ref, count * 4) && out[count] == 0x5A5A5A5Au,
+                             "avx2 merge dist %d na=%zu nb=%zu count=%zu: rc %d, wrong keys or written past",
+                             d, na, nb, count, rc);
+                    cases++;
+                }
+            }
+    TU_CHECK(gpk__avx2_merge32(a, 1, b, 1, out, 3) == -1, "avx2 merge: count past both runs accepted");
+    printf("avx2 merge: %d cases\n", cases);
+    free(a), free(b), free(out), free(ref);
+}
+
 int main(void)
 {
     const uint64_t seed = tu_seed();
@@ -238,6 +287,12 @@ int main(void)
          GPK_SIMD_AVX512,
          "AVX-512 (or a lower level is forced)"},
     };
+    if (gpk__avx2_sort_level() == GPK_SIMD_AVX2) merge_checks();
+    else {
+        uint32_t a[1] = {1}, out[1] = {7};
+        TU_CHECK(gpk__avx2_merge32(a, 1, a, 0, out, 1) == -1 && out[0] == 7,
+                 "avx2 merge: ran without its instruction set");
+    }
     for (size_t i = 0; i < sizeof natives / sizeof natives[0]; i++) {
         if (natives[i].level() == natives[i].runs_at) {
             run_sorter(&natives[i].s, small);

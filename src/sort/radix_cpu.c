@@ -1645,12 +1645,13 @@ int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
  * radix passes: on a team of one thread the whole array, on a team of two
  * each half before the merge (vector_pair_sort). On one AVX-512 core it
  * beat the radix passes from 2^10 to 2^24 keys, by 1.8-3.3x on uniform
- * keys (at worst 12 % behind, on all-equal floats), and vqsort up to 2^12
- * keys, losing to it by 7-20 % from 2^14 (docs/perf/radix.md, v20).
- * The test hook cpu_avx512_sort_bytes overrides it. */
+ * keys (at worst 12 % behind, on all-equal floats), and vqsort up to 2^18
+ * keys (by up to 15 %), losing to it by 4-17 % from 2^20
+ * (docs/perf/radix.md, v20, v21). The test hook cpu_avx512_sort_bytes
+ * overrides it. */
 #ifndef AVX512_SORT_BYTES
 #ifdef GPK_HAVE_VECTOR_SORT
-#define AVX512_SORT_BYTES ((size_t)32 << 10)
+#define AVX512_SORT_BYTES CACHE_SORT_BYTES
 #else
 #define AVX512_SORT_BYTES SIZE_MAX
 #endif
@@ -1668,16 +1669,12 @@ size_t gpk__radix_cpu_avx512_bytes(void)
  * AVX2 level, or without Highway at any level that has AVX2 (where
  * vqsort's AVX-512 code is built in, it keeps those keys at the AVX-512
  * level): the whole array on a team of one thread, each half on a team
- * of two. On one AVX2 core it beats vqsort's AVX2 code in the caches and
- * loses to it beyond (u32 2^20 10.9 against 8.7 ms), and beats the radix
- * passes at every size (u32 2^20 10.9 against 16.6 ms; docs/perf/radix.md,
- * v19, v20). The test hook cpu_avx2_sort_bytes overrides it. */
+ * of two. On one AVX2 core it beats vqsort's AVX2 code from 2^12 to 2^24
+ * keys (u32 2^20 5.5 against 6.0 ms, 2^24 114 against 120) and the radix
+ * passes at every size (docs/perf/radix.md, v19-v21). The test hook
+ * cpu_avx2_sort_bytes overrides it. */
 #ifndef AVX2_SORT_BYTES
-#ifdef GPK_HAVE_VECTOR_SORT
-#define AVX2_SORT_BYTES CACHE_SORT_BYTES
-#else
 #define AVX2_SORT_BYTES SIZE_MAX
-#endif
 #endif
 
 size_t gpk__radix_cpu_avx2_bytes(void)
@@ -2074,6 +2071,24 @@ DEFINE_MERGE_(64)
 #undef MERGE_STEP_
 // clang-format on
 
+/* merge_span32 in AVX2 registers (gpk__avx2_merge32), a chunk of the
+ * output at a time, each chunk's start found by merge_rank32 and its keys
+ * unmapped while they are in the cache. 0 (nothing written) where the
+ * processor or a forced level does not run AVX2. */
+#define MERGE_CHUNK ((size_t)1 << 15)
+static int merge_span_avx2(const key_order *ord, const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
+                           size_t k0, size_t k1, uint32_t *out)
+{
+    if (gpk__avx2_sort_level() != GPK_SIMD_AVX2) return 0;
+    for (size_t c0 = k0; c0 < k1; c0 += MERGE_CHUNK) {
+        const size_t c1 = k1 - c0 < MERGE_CHUNK ? k1 : c0 + MERGE_CHUNK;
+        const size_t i = merge_rank32(a, na, b, nb, c0), j = c0 - i;
+        if (gpk__avx2_merge32(a + i, na - i, b + j, nb - j, out + (c0 - k0), c1 - c0) != 0) return 0;
+        if (needs_mapping(ord)) unmap_copy(ord, 4, out, out, c0 - k0, c1 - k0);
+    }
+    return 1;
+}
+
 static int cmp_u32(const void *x, const void *y)
 {
     const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -2087,11 +2102,12 @@ static int cmp_u64(const void *x, const void *y)
 
 /* The job (vector_keys_job) on a team of two: each thread maps its half of
  * the keys into the scratch, sorts it there with sort_half (ascending,
- * unsigned: the keys mapped),
- * and, after one barrier, merges its half of the merged order into the
- * caller's array (merge_span), unmapping as it writes. Per key: a copy, a
- * sort of n/2 and a merge, against the radix team's MSD pass and bucket
- * passes. 0, or -1 with nothing done (no scratch). */
+ * unsigned: the keys mapped), and, after one barrier, merges its half of
+ * the merged order into the caller's array, unmapping it: 4-byte keys in
+ * AVX2 registers where the processor has them (merge_span_avx2: about a
+ * third of the scalar merge's time a key), else merge_span. Per key: a
+ * copy, a sort of n/2 and a merge, against the radix team's MSD pass and
+ * bucket passes. 0, or -1 with nothing done (no scratch). */
 static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter sort_half)
 {
     const size_t n = job->n, half = n / 2;
@@ -2124,7 +2140,9 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter 
         const size_t k0 = n * (size_t)tid / (size_t)T, k1 = n * (size_t)(tid + 1) / (size_t)T;
         if (kw == 4) {
             const uint32_t *k = (const uint32_t *)scratch;
-            merge_span32(&ord, k, half, k + half, n - half, k0, k1, (uint32_t *)job->keys + k0);
+            uint32_t *out = (uint32_t *)job->keys + k0;
+            if (!merge_span_avx2(&ord, k, half, k + half, n - half, k0, k1, out))
+                merge_span32(&ord, k, half, k + half, n - half, k0, k1, out);
         } else {
             const uint64_t *k = (const uint64_t *)scratch;
             merge_span64(&ord, k, half, k + half, n - half, k0, k1, (uint64_t *)job->keys + k0);

@@ -26,6 +26,14 @@ int gpk__avx2_sort_level(void);
 int gpk__avx512_sort32(uint32_t *keys, size_t n, int is_signed);
 int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed);
 
+/* out[0, count) = the count least keys of the sorted runs a[0, na) and
+ * b[0, nb), compared as unsigned integers (count <= na + nb), in AVX2
+ * registers, 8 keys a step. 0, or -1 (nothing written) where
+ * gpk__avx2_sort_level says GPK_SIMD_PORTABLE. The runs may not overlap
+ * out. Allocates nothing, never prints. */
+int gpk__avx2_merge32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out,
+                      size_t count);
+
 /* For tests: how many ranges fell back to the heap sort past the depth
  * limit (counted atomically), and a function each pivot's sample is
  * shown to before it is sorted (NULL: none), which a test uses to build
