@@ -859,8 +859,10 @@ threaded:
                             const int want = vector_expected(level, gpk_type_size((gpk_type)t), n, 1);
                             crowded += want == 2 && !strcmp(ran, "radix-vector");
                             /* integers narrow in range (radix_cpu.c, narrow_ints32)
-                             * may leave the AVX2 quicksort for the radix passes */
-                            const int narrow_ok = want == 4 && n >= 2048 && !strcmp(ran, "radix");
+                             * may leave the AVX2 quicksort for the radix passes, or
+                             * for vqsort where it is built in (level > 0) */
+                            const int narrow_ok = want == 4 && n >= 2048 &&
+                                (!strcmp(ran, "radix") || (level > 0 && !strcmp(ran, "radix-vector")));
                             if (gpk_last_sort_algo(ctx) == GPK_SORT_RADIX)
                                 TU_CHECK(want == 2 || narrow_ok || !strcmp(ran, vector_path(want)),
                                          "%s n=%zu cpu_sort_simd=%s: ran %s", gpk_type_name((gpk_type)t), n,
@@ -885,7 +887,8 @@ threaded:
                         const int team = asks < (size_t)threads ? (int)asks : threads;
                         const int want = vector_expected(level, gpk_type_size((gpk_type)t), vbig[bi], team);
                         /* narrow integers may leave the AVX2 quicksort (as above) */
-                        const int narrow_ok = want == 4 && t != GPK_F32 && !strcmp(ran, "radix");
+                        const int narrow_ok = want == 4 && t != GPK_F32 &&
+                            (!strcmp(ran, "radix") || (level > 0 && !strcmp(ran, "radix-vector")));
                         TU_CHECK(want == 2 || narrow_ok ||
                                      (want ? !strcmp(ran, vector_path(want)) : !strstr(ran, "vector")),
                                  "%s n=%zu, %d thread(s), cpu_sort_simd=%s: ran %s",
