@@ -64,8 +64,8 @@ int gpk__avx2_sort_level(void)
 #endif
 /* Registers a block of the partition's main loop reads from one end; the
  * partition needs 2 * UNROLL registers of keys, at most SMALL_MAX + 1.
- * 8 rather than 4: 20-25 % less time from 2^12 to 2^20 keys on an AMD
- * core, 6-12 % at 2^16-2^20 on an Intel one (docs/perf/radix.md, v21). */
+ * 8 rather than 4: 6-25 % less time from 2^16 to 2^20 keys on the two
+ * processors measured (docs/perf/radix.md, v21). */
 #ifndef UNROLL
 #define UNROLL 8
 #endif
