@@ -7,7 +7,7 @@
  *   SMALL_MAX       the largest range its network sorts;
  *   less(a, b, s)   a below b;
  *   QUICK32_VEC     its register type;
- *   pivot_of(keys, n, s), partition(keys, n, pivot, s, gt, &lo, &hi),
+ *   pivot_of(keys, n, s, &flat), partition(keys, n, pivot, s, gt, &lo, &hi),
  *   sort_small_r(keys, n, r, s)  (see either file);
  *   QUICK32_ENTRY      the entry's name (int f(uint32_t *, size_t, int));
  *   QUICK32_LEVEL      its level function's name (int f(void), defined
@@ -67,6 +67,23 @@ static void heap_sort(uint32_t *k, size_t n, int s)
     }
 }
 
+/* Whether keys[0, n) all equal p: a read, where the partition would
+ * write every key. Blocks of 64 keys are XOR-ed with p and OR-ed (a loop
+ * the compiler vectorises), stopping at the first block with another key,
+ * so an input that only samples flat costs little. */
+INLINE int all_equal(const uint32_t *keys, size_t n, uint32_t p)
+{
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        uint32_t d = 0;
+        for (int j = 0; j < 64; j++) d |= keys[i + j] ^ p;
+        if (d) return 0;
+    }
+    uint32_t d = 0;
+    for (; i < n; i++) d |= keys[i] ^ p;
+    return d == 0;
+}
+
 TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth);
 TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth);
 
@@ -83,7 +100,9 @@ INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
             return;
         }
         depth--;
-        const uint32_t p = pivot_of(keys, n, s);
+        int flat;
+        const uint32_t p = pivot_of(keys, n, s, &flat);
+        if (flat && all_equal(keys, n, p)) return;
         uint32_t lo, hi;
         const size_t split = partition(keys, n, p, s, 0, &lo, &hi);
         if (lo == hi) return;

@@ -27,7 +27,9 @@
  * - Keys below the pivot go left, the rest right; the partition finds the
  *   range's least and greatest key too. All keys equal: done. The pivot
  *   the least key (nothing went left): a second partition moves its
- *   copies left, where they are done. Every partition finishes a key.
+ *   copies left, where they are done. Every partition finishes a key. A
+ *   range whose sample is all one key is first read for another key:
+ *   all equal, it is done unwritten.
  * - At most SMALL_MAX keys: a bitonic network on up to 16 ymm registers,
  *   padded with the greatest key.
  * - Past a depth of 2 log2(n) partitions a range is heap-sorted.
@@ -219,8 +221,9 @@ INLINE void sort_small_r(uint32_t *keys, size_t n, int r, int s)
 }
 
 /* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
- * strides, 64 from 4096 keys on. */
-INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s)
+ * strides, 64 from 4096 keys on; *flat: whether the sample's keys are all
+ * equal. */
+INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s, int *flat)
 {
     uint32_t sample[64];
     const size_t m = n >= 4096 ? 64 : 16, stride = n / m;
@@ -236,6 +239,7 @@ INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s)
         sort_registers(v, 8, s);
         for (int i = 0; i < 8; i++) _mm256_storeu_si256((__m256i *)(sample + 8 * i), v[i]);
     }
+    *flat = sample[0] == sample[m - 1];
     return sample[m / 2];
 }
 

@@ -17,7 +17,8 @@
  *   pivot the least key (nothing went left): a second partition moves the
  *   keys equal to it to the left, where they are done. Every partition
  *   thus finishes at least one key, and a run of equal keys costs one
- *   pass.
+ *   pass. A range whose sample is all one key is first read for another
+ *   key (quick32_driver.h, all_equal): all equal, it is done unwritten.
  * - At most SMALL_MAX keys: a bitonic network on up to 16 zmm registers,
  *   loaded with masks and padded with the greatest key.
  * - Past a depth of 2 log2(n) partitions a range is heap-sorted, so no
@@ -236,8 +237,9 @@ INLINE void sort_small_r(uint32_t *keys, size_t n, int r, int s)
 }
 
 /* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
- * strides, 64 from 4096 keys on. */
-INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s)
+ * strides, 64 from 4096 keys on; *flat: whether the sample's keys are all
+ * equal. */
+INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s, int *flat)
 {
     uint32_t sample[64];
     const size_t m = n >= 4096 ? 64 : 16, stride = n / m;
@@ -252,6 +254,7 @@ INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s)
         sort_registers(v, 4, s);
         for (int i = 0; i < 4; i++) _mm512_storeu_si512(sample + 16 * i, v[i]);
     }
+    *flat = sample[0] == sample[m - 1];
     return sample[m / 2];
 }
 
