@@ -11,7 +11,8 @@
 #include <stdio.h>
 
 /* The first of names[0, n) that dlopen opens (now, locally), or NULL with
- * why dlopen refused names[0] in why[0, why_len). */
+ * why dlopen refused names[0] in why[0, why_len) (why may be NULL with
+ * why_len 0). */
 static inline void *gpk__dl_open_first(const char *const *names, size_t n, char *why, size_t why_len)
 {
     void *lib = NULL;

@@ -15,8 +15,7 @@ static const char *open_table(void)
     /* the soname first (what a program linked against OpenCL would need),
      * then the development name */
     static const char *const names[] = {"libOpenCL.so.1", "libOpenCL.so"};
-    char why[256];
-    void *lib = gpk__dl_open_first(names, sizeof names / sizeof names[0], why, sizeof why);
+    void *lib = gpk__dl_open_first(names, sizeof names / sizeof names[0], NULL, 0);
     if (!lib) return "libOpenCL.so.1 not found: no OpenCL ICD loader is installed";
     gpk_cl_api api;
 #define GPK_CL_LOAD(f) GPK__DL_FILL(lib, api, f, "OpenCL loader", load_message)

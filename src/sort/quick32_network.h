@@ -19,6 +19,14 @@ INLINE void coex(QUICK32_VEC *a, QUICK32_VEC *b, int s)
     *b = vmax(x, *b, s);
 }
 
+/* One layer of comparators inside register v at lane distance d: lane l
+ * against lane l ^ d, the greater key to the lane with l & d set. */
+INLINE QUICK32_VEC lane_layer(QUICK32_VEC v, int d, int s)
+{
+    const QUICK32_VEC p = lanes_xor(v, d);
+    return blend_upper(vmin(v, p, s), vmax(v, p, s), d);
+}
+
 /* Registers v[0, r) (r = 1, 2, 4, 8 or 16) sorted ascending as one run of
  * L r keys (L = QUICK32_LANES; register i holding keys L i to L i + L - 1).
  * - A bitonic sort of the L r keys (each merge of k keys beginning with
@@ -65,10 +73,7 @@ INLINE void sort_registers(QUICK32_VEC *v, int r, int s)
             const int j = 1 << jb;
             if (j >= r) {
 #pragma GCC unroll 16
-                for (int i = 0; i < r; i++) {
-                    const QUICK32_VEC p = lanes_xor(v[i], j / r);
-                    v[i] = blend_upper(vmin(v[i], p, s), vmax(v[i], p, s), j / r);
-                }
+                for (int i = 0; i < r; i++) v[i] = lane_layer(v[i], j / r, s);
             } else {
 #pragma GCC unroll 16
                 for (int i = 0; i < r; i++)

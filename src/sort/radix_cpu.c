@@ -2073,13 +2073,12 @@ DEFINE_MERGE_(64)
 
 /* merge_span32 in AVX2 registers (gpk__avx2_merge32), a chunk of the
  * output at a time, each chunk's start found by merge_rank32 and its keys
- * unmapped while they are in the cache. 0 (nothing written) where the
- * processor or a forced level does not run AVX2. */
+ * unmapped while they are in the cache. 0 (nothing written: the first
+ * chunk refused) where the processor or a forced level does not run AVX2. */
 #define MERGE_CHUNK ((size_t)1 << 15)
 static int merge_span_avx2(const key_order *ord, const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
                            size_t k0, size_t k1, uint32_t *out)
 {
-    if (gpk__avx2_sort_level() != GPK_SIMD_AVX2) return 0;
     for (size_t c0 = k0; c0 < k1; c0 += MERGE_CHUNK) {
         const size_t c1 = k1 - c0 < MERGE_CHUNK ? k1 : c0 + MERGE_CHUNK;
         const size_t i = merge_rank32(a, na, b, nb, c0), j = c0 - i;

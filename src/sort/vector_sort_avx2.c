@@ -340,16 +340,14 @@ INLINE __m256i run_block(const uint32_t *r, size_t n, size_t *i)
 INLINE void merge_pair(__m256i *lo, __m256i *hi)
 {
     const __m256i b = reverse8(*hi);
-    __m256i v[2] = {_mm256_min_epu32(*lo, b), _mm256_max_epu32(*lo, b)}; /* each bitonic */
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; h++)
+    __m256i l = _mm256_min_epu32(*lo, b), h = _mm256_max_epu32(*lo, b); /* each bitonic */
 #pragma GCC unroll 3
-        for (int d = 4; d >= 1; d /= 2) {
-            const __m256i p = lanes_xor(v[h], d);
-            v[h] = blend_upper(_mm256_min_epu32(v[h], p), _mm256_max_epu32(v[h], p), d);
-        }
-    *lo = v[0];
-    *hi = v[1];
+    for (int d = 4; d >= 1; d /= 2) {
+        l = lane_layer(l, d, 0);
+        h = lane_layer(h, d, 0);
+    }
+    *lo = l;
+    *hi = h;
 }
 
 /* gpk__avx2_merge32's body. Each step merges the register carried over

@@ -3,8 +3,9 @@
  * quick32_driver.h) in AVX-512 registers and in AVX2 registers
  * (vector_sort_avx2.c, for processors without AVX-512). Built on every
  * x86-64 GNU compiler, with or without Highway; chosen at run time, for
- * how many keys by radix_cpu.c (AVX512_SORT_BYTES, AVX2_SORT_BYTES). Not stable: keys alone, every bit compared (equal keys are
- * identical bits). */
+ * how many keys by radix_cpu.c (AVX512_SORT_BYTES, AVX2_SORT_BYTES). Not
+ * stable: keys alone, every bit compared (equal keys are identical
+ * bits). */
 #ifndef GPK_VECTOR_SORT_QUICK32_H
 #define GPK_VECTOR_SORT_QUICK32_H
 
