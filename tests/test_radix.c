@@ -13,7 +13,7 @@
 #include "gpk/gen.h"
 #include "gpk/sort.h"
 #include "sort/radix_cpu_hooks.h"
-#include "sort/vector_sort_quick32.h"
+#include "sort/vector_sort_quick.h"
 #include "testutil.h"
 #include "hookargs.h"
 
@@ -303,10 +303,10 @@ static void team_cap_checks(void)
 
 /* The CPU path keys alone of kw bytes take at SIMD level `level` (0
  * portable, 1 avx2, 2 avx512) on a team of `team` threads (radix_cpu.c,
- * vector_keys_job, quick32_keys_job): 4 the AVX2 quicksort
+ * vector_keys_job, quick_keys_job): 4 the AVX2 quicksort
  * ("radix-vector-avx2"), 3 the AVX-512 quicksort ("radix-vector-avx512"), 1 the vector sorter ("radix-vector"), 0 the
- * radix passes (no "vector" in the path), 2 either (8-byte keys in cache:
- * by a sample). A quicksort takes the whole array on a team of one and
+ * radix passes (no "vector" in the path), 2 any (8-byte keys: a quicksort,
+ * the vector sorter or the radix passes, by a sample). A quicksort takes the whole array on a team of one and
  * each half on a team of two. Teams of three and more take the radix
  * passes; the sizes here stay below the two-thread team's limit
  * (VECTOR_PAIR_BYTES). */
@@ -315,8 +315,10 @@ static size_t avx2_bytes;   /* gpk__radix_cpu_avx2_bytes at the level forced now
 static int vector_expected(int level, size_t kw, size_t n, int team)
 {
     const int in_cache = n * kw <= ((size_t)1 << 20);
-    if (kw == 4 && n * kw <= avx512_bytes && team <= 2) return 3;
-    if (kw == 4 && n * kw <= avx2_bytes && team <= 2) return 4;
+    /* 8-byte keys: a quicksort or the radix passes, by a sample */
+    if (kw == 8 && team <= 2 && (n * kw <= avx512_bytes || n * kw <= avx2_bytes)) return 2;
+    if (n * kw <= avx512_bytes && team <= 2) return 3;
+    if (n * kw <= avx2_bytes && team <= 2) return 4;
     if (level == 0 || (level == 1 && (kw != 4 || in_cache)) || team > 2) return 0;
     return level == 2 && in_cache && kw == 8 ? 2 : 1;
 }
@@ -858,7 +860,7 @@ threaded:
                             const char *ran = gpk_last_sort_path(ctx);
                             const int want = vector_expected(level, gpk_type_size((gpk_type)t), n, 1);
                             crowded += want == 2 && !strcmp(ran, "radix-vector");
-                            /* integers narrow in range (radix_cpu.c, narrow_ints32)
+                            /* integers narrow in range (radix_cpu.c, narrow_ints)
                              * may leave the AVX2 quicksort for the radix passes, or
                              * for vqsort where it is built in (level > 0) */
                             const int narrow_ok = want == 4 && n >= 2048 &&
@@ -869,7 +871,8 @@ threaded:
                                          levels[li], ran);
                         }
             sign_mix = 0;
-            TU_CHECK(level < 2 || threads_only || crowded > 0,
+            /* (none where the AVX-512 quicksort takes every size in cache) */
+            TU_CHECK(level < 2 || threads_only || avx512_bytes >= ((size_t)1 << 20) || crowded > 0,
                      "cpu_sort_simd=%s: no 8-byte sort in cache took the vector sorter", levels[li]);
             for (int threads = 1 + threads_only; threads <= 3; threads++) {
                 gpk_ctx_set_threads(ctx, threads);
@@ -887,7 +890,7 @@ threaded:
                         const int team = asks < (size_t)threads ? (int)asks : threads;
                         const int want = vector_expected(level, gpk_type_size((gpk_type)t), vbig[bi], team);
                         /* narrow integers may leave the AVX2 quicksort (as above) */
-                        const int narrow_ok = want == 4 && t != GPK_F32 &&
+                        const int narrow_ok = want == 4 && t != GPK_F32 && t != GPK_F64 &&
                             (!strcmp(ran, "radix") || (level > 0 && !strcmp(ran, "radix-vector")));
                         TU_CHECK(want == 2 || narrow_ok ||
                                      (want ? !strcmp(ran, vector_path(want)) : !strstr(ran, "vector")),
@@ -904,7 +907,7 @@ threaded:
         avx2_bytes = 0;
     }
 
-    /* 9b. The AVX-512 and AVX2 quicksorts (vector_sort_quick32.h) through the library, each in turn with its limit
+    /* 9b. The AVX-512 and AVX2 quicksorts (vector_sort_quick.h) through the library, each in turn with its limit
      * raised by its hook (cpu_avx512_sort_bytes, cpu_avx2_sort_bytes) to
      * every size and the other's at 0, at each level forced, on one
      * thread: 4-byte types over the size ladder and every distribution (NaN, infinities, -0.0, both signs), in place

@@ -1,58 +1,90 @@
-/* The AVX-512 and AVX2 quicksorts of 32-bit keys
- * (src/sort/vector_sort_quick32.h) against qsort: unsigned, signed and float keys (through the float sort
- * keys: NaN, -0.0, infinities, subnormals), the size ladder (0, 1, 2,
- * small primes, 7-9, 15-17, 63-65, 255-257, powers of two and neighbours up to
- * 2^20 + 7), uniform, sorted, reverse, all-equal, 2, 3 and 17 distinct
- * values, organ pipe, and an input built against the pivot rule, on which
- * the depth limit's heap sort must run (its counter says so).
+/* The vectorised quicksorts (src/sort/vector_sort_quick.h), AVX2 and
+ * AVX-512, each built for 32- and 64-bit keys, against qsort: unsigned,
+ * signed and float keys of either width (u32, i32, f32; u64, i64, f64;
+ * floats through their sort keys, with NaN of both signs, infinities,
+ * zeros of both signs, subnormals and 1.0 among the random ones), the
+ * size ladder (0, 1, 2, small primes, 7-9, 15-17, 63-65, 255-257, powers
+ * of two and neighbours up to 2^20 + 7), uniform, sorted, reverse,
+ * all-equal, 2, 3 and 17 distinct values, organ pipe (64-bit keys spread
+ * over all 64 bits, negative ones among the signed), and an input built
+ * against the pivot rule, on which the depth limit's heap sort must run
+ * (its counter says so). The builds for doubles compared as doubles
+ * (gpk__avx2_sort_f64, gpk__avx512_sort_f64) on doubles as they are,
+ * neither NaN nor -0.0 (their callers rule those out), against qsort
+ * comparing doubles, on the same sizes and distributions. Also
+ * gpk__avx2_merge32 against a scalar merge.
  *
- * The AVX2 kernel where this processor runs AVX2. The AVX-512 one twice
- * where it can: the library's kernel where this processor runs
- * AVX-512, and the same source compiled here on SIMDe's portable AVX-512
- * (GPK_HAVE_SIMDE), which runs on any processor (smaller sizes: it is
- * some 200 times slower). GPK_TEST_SMALL=1: emulated sizes up to 2^14.
- * Exits 77 (skipped) when neither can run. */
-#include "sort/vector_sort_quick32.h"
+ * The AVX2 kernels where this processor runs AVX2. The AVX-512 ones
+ * twice where they can: the library's kernels where this processor runs
+ * AVX-512 (elsewhere they must refuse, keys untouched), and the same
+ * sources compiled on SIMDe's portable AVX-512 (GPK_HAVE_SIMDE:
+ * vector_sort_emu32.c, vector_sort_emu64.c, vector_sort_emu_f64.c),
+ * which run on any processor (smaller sizes: they are some 200 times
+ * slower). GPK_TEST_SMALL=1: emulated sizes smaller still. Prints the
+ * seed, and the cases each sorter ran. Exits 77 (skipped) when nothing
+ * can run. */
+#include "sort/vector_sort_quick.h"
 #include "testutil.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef GPK_HAVE_SIMDE
-#define GPK_AVX512_EMULATE 1
-#define gpk__avx512_sort_level emu_sort_level
-#define gpk__avx512_sort32 emu_sort32
-#define gpk__avx512_sort_fallbacks emu_sort_fallbacks
-#define gpk__avx512_sort_sample_observer emu_sort_sample_observer
+/* The AVX-512 kernels on SIMDe (vector_sort_emu32.c, vector_sort_emu64.c). */
 int emu_sort_level(void);
 int emu_sort32(uint32_t *keys, size_t n, int is_signed);
-extern size_t emu_sort_fallbacks;
+int emu_sort64(uint64_t *keys, size_t n, int is_signed);
+int emu_sort_f64(uint64_t *keys, size_t n, int is_signed);
+extern size_t emu_sort_fallbacks, emu_sort64_fallbacks, emu_sort_f64_fallbacks;
 extern void (*emu_sort_sample_observer)(const uint32_t *sample, size_t m);
-#include "../src/sort/vector_sort_avx512.c"
-#undef gpk__avx512_sort_level
-#undef gpk__avx512_sort32
-#undef gpk__avx512_sort_fallbacks
-#undef gpk__avx512_sort_sample_observer
+extern void (*emu_sort64_sample_observer)(const uint64_t *sample, size_t m);
+extern void (*emu_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
 #endif
 
+/* A sorter of keys of `bits` bits: sort32 and observer32 where bits is
+ * 32, sort64 and observer64 where it is 64. The keys of a case are held
+ * in an untyped buffer, bits / 8 bytes each (key_at, set_key). */
 typedef struct {
     const char *name;
-    int (*sort)(uint32_t *keys, size_t n, int is_signed);
+    int bits;
+    int (*sort32)(uint32_t *keys, size_t n, int is_signed);
+    int (*sort64)(uint64_t *keys, size_t n, int is_signed);
     size_t *fallbacks;
-    void (**observer)(const uint32_t *sample, size_t m);
+    void (**observer32)(const uint32_t *sample, size_t m);
+    void (**observer64)(const uint64_t *sample, size_t m);
     size_t max_n; /* the largest case but for one a type */
+    int doubles;  /* sorts doubles as they are (gpk__avx2_sort_f64), not sort keys */
 } sorter;
 
+static int sort_keys(const sorter *S, void *k, size_t n, int is_signed)
+{
+    return S->bits == 32 ? S->sort32(k, n, is_signed) : S->sort64(k, n, is_signed);
+}
+static uint64_t key_at(const void *k, size_t i, int bits)
+{
+    return bits == 32 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
+static void set_key(void *k, size_t i, int bits, uint64_t x)
+{
+    if (bits == 32) ((uint32_t *)k)[i] = (uint32_t)x;
+    else ((uint64_t *)k)[i] = x;
+}
+
 static uint64_t rng;
-static uint32_t next32(void)
+static uint64_t step_rng(void)
 {
     rng ^= rng << 13;
     rng ^= rng >> 7;
     rng ^= rng << 17;
-    return (uint32_t)(rng >> 16);
+    return rng;
 }
+static uint32_t next32(void) { return (uint32_t)(step_rng() >> 16); }
+/* all 64 bits (xorshift64*) */
+static uint64_t next64(void) { return step_rng() * 0x2545F4914F6CDD1Dull; }
+static uint64_t next_key(int bits) { return bits == 32 ? next32() : next64(); }
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -64,98 +96,169 @@ static int cmp_i32(const void *a, const void *b)
     const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
 }
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+static int cmp_f64(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
-/* The float sort key of a float's bits (the CPU sort's map: negative
- * floats complemented, the others' sign bit set), so that unsigned order
- * is the floats' order with -0.0 before +0.0 and NaN by its bits. */
+/* The float sort key of a float's (double's) bits (the CPU sort's map:
+ * negative floats complemented, the others' sign bit set), so that
+ * unsigned order is the floats' order with -0.0 before +0.0 and NaN by
+ * its bits. */
 static uint32_t float_key(uint32_t b) { return b >> 31 ? ~b : b | 0x80000000u; }
+static uint64_t double_key(uint64_t b) { return b >> 63 ? ~b : b | 0x8000000000000000ull; }
 
-enum { T_U32, T_I32, T_F32, TYPES };
-static const char *type_name[] = {"u32", "i32", "f32"};
+/* Unsigned, signed (compared so: is_signed = 1) and float keys. */
+enum { T_UNSIGNED, T_SIGNED, T_FLOAT, TYPES };
+static const char *type_name(int bits, int t)
+{
+    static const char *names[2][TYPES] = {{"u32", "i32", "f32"}, {"u64", "i64", "f64"}};
+    return names[bits == 64][t];
+}
 enum { D_UNIFORM, D_SORTED, D_REVERSE, D_EQUAL, D_FEW2, D_FEW3, D_FEW17, D_ORGAN, DISTS };
 static const char *dist_name[] = {"uniform", "sorted", "reverse", "equal",
                                   "few2",    "few3",   "few17",   "organ pipe"};
 
-/* n keys of type t and distribution d into k: for floats, their sort keys
- * (the random ones with NaN, infinities, zeros of both signs and
- * subnormals among them). */
-static void fill(uint32_t *k, size_t n, int t, int d)
+/* The floats among the uniform keys, one in 8: quiet NaN of both signs,
+ * a signalling NaN, infinities, zeros of both signs, the least
+ * subnormals of both signs, 1.0. */
+static const uint32_t specials32[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7f800000u, 0xff800000u,
+                                      0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x3f800000u};
+static const uint64_t specials64[] = {0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000001ull,
+                                      0x7ff0000000000000ull, 0xfff0000000000000ull, 0x0000000000000000ull,
+                                      0x8000000000000000ull, 0x0000000000000001ull, 0x8000000000000001ull,
+                                      0x3ff0000000000000ull};
+
+/* The step between the sorted, reverse and organ pipe keys: 977 for
+ * 32-bit keys; for 64-bit keys one that changes both halves, the
+ * largest case's keys reaching bit 62 (so their doubles stay positive). */
+static uint64_t order_step(int bits) { return bits == 32 ? 977u : ((uint64_t)1 << 42) + 0x9E3779B1u; }
+
+/* The double of bits x made neither NaN (its exponent's top bit cleared)
+ * nor -0.0 (+0.0 instead), as gpk__avx2_sort_f64 takes them. */
+static uint64_t plain_double(uint64_t x)
 {
-    uint32_t few[17];
-    for (int i = 0; i < 17; i++) few[i] = next32();
+    if ((x & ~(1ull << 63)) > 0x7ff0000000000000ull) x &= ~(1ull << 62);
+    return x == 1ull << 63 ? 0 : x;
+}
+
+/* n keys of `bits` bits, type t and distribution d into k: for floats,
+ * their sort keys (the random ones with the specials above among them),
+ * or for a sorter of doubles (`doubles`) the doubles' bits, made plain
+ * (plain_double). */
+static void fill(void *k, size_t n, int bits, int t, int d, int doubles)
+{
+    const uint64_t mask = bits == 32 ? UINT32_MAX : UINT64_MAX, step = order_step(bits);
+    /* 32-bit organ pipes count by 1, as they always have */
+    const uint64_t pipe_step = bits == 32 ? 1 : step;
+    uint64_t few[17];
+    for (int i = 0; i < 17; i++) few[i] = next_key(bits);
     for (size_t i = 0; i < n; i++) {
-        uint32_t x;
+        uint64_t x;
         switch (d) {
-        case D_UNIFORM: x = next32(); break;
-        case D_SORTED: x = (uint32_t)i * 977u; break;
-        case D_REVERSE: x = (uint32_t)(n - i) * 977u; break;
+        case D_UNIFORM: x = next_key(bits); break;
+        case D_SORTED: x = (uint64_t)i * step; break;
+        case D_REVERSE: x = (uint64_t)(n - i) * step; break;
         case D_EQUAL: x = few[0]; break;
         case D_FEW2: x = few[next32() % 2]; break;
         case D_FEW3: x = few[next32() % 3]; break;
         case D_FEW17: x = few[next32() % 17]; break;
-        default: x = (uint32_t)(i < n / 2 ? i : n - i); break;
+        default: x = (uint64_t)(i < n / 2 ? i : n - i) * pipe_step; break;
         }
-        if (t == T_I32 && (d == D_SORTED || d == D_REVERSE || d == D_ORGAN)) x -= (uint32_t)(n / 2) * 977u;
-        if (t == T_F32) {
-            static const uint32_t specials[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0x7f800000u,
-                                                0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u,
-                                                0x80000001u, 0x3f800000u};
-            if (d == D_UNIFORM && next32() % 8 == 0) x = specials[next32() % 10];
-            x = float_key(x);
+        /* signed: about half of them negative */
+        if (t == T_SIGNED && (d == D_SORTED || d == D_REVERSE || d == D_ORGAN)) x -= (uint64_t)(n / 2) * step;
+        x &= mask;
+        if (t == T_FLOAT && bits == 32) {
+            if (d == D_UNIFORM && next32() % 8 == 0) x = specials32[next32() % 10];
+            x = float_key((uint32_t)x);
+        } else if (t == T_FLOAT) {
+            if (d == D_UNIFORM && next32() % 8 == 0) x = specials64[next32() % 10];
+            x = doubles ? plain_double(x) : double_key(x);
         }
-        k[i] = x;
+        set_key(k, i, bits, x);
     }
 }
 
 /* One case: 1 if it passed. */
-static int run(const sorter *S, uint32_t *k, uint32_t *ref, size_t n, int t, const char *what)
+static int run(const sorter *S, void *k, void *ref, size_t n, int t, const char *what)
 {
-    memcpy(ref, k, n * 4);
-    qsort(ref, n, 4, t == T_I32 ? cmp_i32 : cmp_u32);
-    const int rc = S->sort(k, n, t == T_I32);
-    const size_t at = tu_first_difference(k, ref, n, 4);
-    TU_CHECK(rc == 0 && at == n, "%s %s %s n=%zu: rc %d, first difference at %zu", S->name, type_name[t],
-             what, n, rc, at);
+    const size_t w = (size_t)S->bits / 8;
+    memcpy(ref, k, n * w);
+    if (S->bits == 32) qsort(ref, n, w, t == T_SIGNED ? cmp_i32 : cmp_u32);
+    else qsort(ref, n, w, S->doubles ? cmp_f64 : t == T_SIGNED ? cmp_i64 : cmp_u64);
+    const int rc = sort_keys(S, k, n, t == T_SIGNED);
+    const size_t at = tu_first_difference(k, ref, n, w);
+    TU_CHECK(rc == 0 && at == n, "%s %s %s n=%zu: rc %d, first difference at %zu", S->name,
+             type_name(S->bits, t), what, n, rc, at);
     return rc == 0 && at == n;
 }
 
-/* The input built against the pivot rule (adversary below). */
-#define GAS 0x80000000u
-static uint32_t *gas_keys;
+/* The input built against the pivot rule (adversary below), of gas_bits
+ * bits: gas keys are gas_base() + i * gas_step(), settled ones
+ * rank * gas_step(); 64-bit keys thus differ in both halves. For a
+ * sorter of doubles (gas_doubles) the gas starts at 2.0, so that every
+ * key is a positive double, ordered as its bits. */
+static int gas_bits, gas_doubles;
+static void *gas_keys;
 static size_t gas_ranked, gas_first_seen;
-static void see_sample(const uint32_t *sample, size_t m)
+static uint64_t gas_base(void) { return (uint64_t)1 << (gas_bits - 1 - gas_doubles); }
+static uint64_t gas_step(void) { return gas_bits == 32 ? 1 : ((uint64_t)1 << 32) + 1; }
+static void see_key(uint64_t key)
+{
+    if (key < gas_base()) return;
+    gas_first_seen = 1;
+    const size_t at = (size_t)((key - gas_base()) / gas_step());
+    if (key_at(gas_keys, at, gas_bits) >= gas_base())
+        set_key(gas_keys, at, gas_bits, (uint64_t)gas_ranked++ * gas_step());
+}
+static void see_sample32(const uint32_t *sample, size_t m)
 {
     if (gas_first_seen) return;
-    for (size_t i = 0; i < m; i++)
-        if (sample[i] >= GAS) {
-            gas_first_seen = 1;
-            const size_t at = sample[i] - GAS;
-            if (gas_keys[at] >= GAS) gas_keys[at] = (uint32_t)gas_ranked++;
-        }
+    for (size_t i = 0; i < m; i++) see_key(sample[i]);
+}
+static void see_sample64(const uint64_t *sample, size_t m)
+{
+    if (gas_first_seen) return;
+    for (size_t i = 0; i < m; i++) see_key(sample[i]);
 }
 
 /* An input of n distinct unsigned keys on which the sort's partitions
  * each split off only a few keys, built as McIlroy's adversary does for
- * comparison sorts: every key starts as "gas" (GAS + its index, above
- * every settled key, in their own order) and the sort runs on a copy;
- * the gas keys in the first sample that holds any (the next partition
- * down the largest side) become the least keys not settled yet, and the
- * sort runs again. Settling keys changes no comparison of the partitions
- * before (the keys compared with the earlier pivots stay above them), so
- * each run goes one partition deeper, each pivot among the least keys
- * of its range, until the depth limit's heap sort runs. 1 on success. */
-static int adversary(const sorter *S, uint32_t *k, uint32_t *copy, size_t n)
+ * comparison sorts: every key starts as "gas" (above every settled key,
+ * in their own order) and the sort runs on a copy; the gas keys in the
+ * first sample that holds any (the next partition down the largest side)
+ * become the least keys not settled yet, and the sort runs again.
+ * Settling keys changes no comparison of the partitions before (the keys
+ * compared with the earlier pivots stay above them), so each run goes
+ * one partition deeper, each pivot among the least keys of its range,
+ * until the depth limit's heap sort runs. 1 on success. */
+static int adversary(const sorter *S, void *k, void *copy, size_t n)
 {
-    for (size_t i = 0; i < n; i++) k[i] = GAS + (uint32_t)i;
+    gas_bits = S->bits;
+    gas_doubles = S->doubles;
+    for (size_t i = 0; i < n; i++) set_key(k, i, S->bits, gas_base() + (uint64_t)i * gas_step());
     gas_keys = k;
     gas_ranked = 0;
     for (int round = 0; round < 200; round++) {
-        memcpy(copy, k, n * 4);
+        memcpy(copy, k, n * (size_t)S->bits / 8);
         const size_t before = *S->fallbacks;
         gas_first_seen = 0;
-        *S->observer = see_sample;
-        S->sort(copy, n, 0);
-        *S->observer = NULL;
+        if (S->bits == 32) *S->observer32 = see_sample32;
+        else *S->observer64 = see_sample64;
+        sort_keys(S, copy, n, 0);
+        if (S->bits == 32) *S->observer32 = NULL;
+        else *S->observer64 = NULL;
         if (*S->fallbacks > before) return 1;
         if (!gas_first_seen) return 0;
     }
@@ -164,6 +267,7 @@ static int adversary(const sorter *S, uint32_t *k, uint32_t *copy, size_t n)
 
 static void run_sorter(const sorter *S, int small)
 {
+    const clock_t start = clock();
     size_t sizes[96];
     int ns = 0;
     const size_t fixed[] = {0,  1,  2,  3,  5,  7,  8,   9,   11,  13,  15,  16,  17, 31,
@@ -176,8 +280,8 @@ static void run_sorter(const sorter *S, int small)
         sizes[ns++] = p + 1;
     }
     sizes[ns++] = ((size_t)1 << 20) + 7;
-    const size_t cap = ((size_t)1 << 20) + 7;
-    uint32_t *k = malloc(cap * 4), *ref = malloc(cap * 4);
+    const size_t cap = ((size_t)1 << 20) + 7, w = (size_t)S->bits / 8;
+    void *k = malloc(cap * w), *ref = malloc(cap * w);
     if (!k || !ref) {
         TU_CHECK(0, "out of memory");
         free(k);
@@ -185,13 +289,13 @@ static void run_sorter(const sorter *S, int small)
         return;
     }
     int cases = 0;
-    for (int t = 0; t < TYPES; t++)
+    for (int t = S->doubles ? T_FLOAT : 0; t < TYPES; t++)
         for (int d = 0; d < DISTS; d++)
             for (int si = 0; si < ns; si++) {
                 const size_t n = sizes[si];
                 /* past max_n one uniform case a type, the largest */
                 if (n > S->max_n && (d != D_UNIFORM || si != ns - 1 || small)) continue;
-                fill(k, n, t, d);
+                fill(k, n, S->bits, t, d, S->doubles);
                 run(S, k, ref, n, t, dist_name[d]);
                 cases++;
             }
@@ -202,14 +306,14 @@ static void run_sorter(const sorter *S, int small)
         const int built = adversary(S, k, ref, n);
         TU_CHECK(built, "%s: no adversarial input of %zu keys (the depth limit never ran)", S->name, n);
         const size_t before = *S->fallbacks;
-        run(S, k, ref, n, T_U32, "adversarial");
+        run(S, k, ref, n, T_UNSIGNED, "adversarial");
         TU_CHECK(!built || *S->fallbacks > before, "%s adversarial n=%zu: the heap sort did not run", S->name,
                  n);
         printf("%s: adversarial input of %zu keys: %zu keys settled, %zu heap sorts\n", S->name, n,
                gas_ranked, *S->fallbacks - before);
         cases++;
     }
-    printf("%s: %d cases\n", S->name, cases);
+    printf("%s: %d cases, %.1f s\n", S->name, cases, (double)(clock() - start) / CLOCKS_PER_SEC);
     free(k);
     free(ref);
 }
@@ -270,19 +374,66 @@ int main(void)
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
     int ran = 0;
     /* the kernels this processor runs, natively; the others must refuse */
+    const size_t all = ((size_t)1 << 20) + 7;
     const struct {
         sorter s;
         int (*level)(void);
         int runs_at;
         const char *isa;
     } natives[] = {
-        {{"avx2", gpk__avx2_sort32, &gpk__avx2_sort_fallbacks, &gpk__avx2_sort_sample_observer,
-          ((size_t)1 << 20) + 7},
+        {{.name = "avx2",
+          .bits = 32,
+          .sort32 = gpk__avx2_sort32,
+          .fallbacks = &gpk__avx2_sort_fallbacks,
+          .observer32 = &gpk__avx2_sort_sample_observer,
+          .max_n = all},
          gpk__avx2_sort_level,
          GPK_SIMD_AVX2,
          "AVX2 (or the portable level is forced)"},
-        {{"native", gpk__avx512_sort32, &gpk__avx512_sort_fallbacks, &gpk__avx512_sort_sample_observer,
-          ((size_t)1 << 20) + 7},
+        {{.name = "avx2-64",
+          .bits = 64,
+          .sort64 = gpk__avx2_sort64,
+          .fallbacks = &gpk__avx2_sort64_fallbacks,
+          .observer64 = &gpk__avx2_sort64_sample_observer,
+          .max_n = all},
+         gpk__avx2_sort_level,
+         GPK_SIMD_AVX2,
+         "AVX2 (or the portable level is forced)"},
+        {{.name = "avx2-f64",
+          .bits = 64,
+          .sort64 = gpk__avx2_sort_f64,
+          .fallbacks = &gpk__avx2_sort_f64_fallbacks,
+          .observer64 = &gpk__avx2_sort_f64_sample_observer,
+          .max_n = all,
+          .doubles = 1},
+         gpk__avx2_sort_level,
+         GPK_SIMD_AVX2,
+         "AVX2 (or the portable level is forced)"},
+        {{.name = "native",
+          .bits = 32,
+          .sort32 = gpk__avx512_sort32,
+          .fallbacks = &gpk__avx512_sort_fallbacks,
+          .observer32 = &gpk__avx512_sort_sample_observer,
+          .max_n = all},
+         gpk__avx512_sort_level,
+         GPK_SIMD_AVX512,
+         "AVX-512 (or a lower level is forced)"},
+        {{.name = "native-64",
+          .bits = 64,
+          .sort64 = gpk__avx512_sort64,
+          .fallbacks = &gpk__avx512_sort64_fallbacks,
+          .observer64 = &gpk__avx512_sort64_sample_observer,
+          .max_n = all},
+         gpk__avx512_sort_level,
+         GPK_SIMD_AVX512,
+         "AVX-512 (or a lower level is forced)"},
+        {{.name = "native-f64",
+          .bits = 64,
+          .sort64 = gpk__avx512_sort_f64,
+          .fallbacks = &gpk__avx512_sort_f64_fallbacks,
+          .observer64 = &gpk__avx512_sort_f64_sample_observer,
+          .max_n = all,
+          .doubles = 1},
          gpk__avx512_sort_level,
          GPK_SIMD_AVX512,
          "AVX-512 (or a lower level is forced)"},
@@ -294,20 +445,44 @@ int main(void)
                  "avx2 merge: ran without its instruction set");
     }
     for (size_t i = 0; i < sizeof natives / sizeof natives[0]; i++) {
+        const sorter *S = &natives[i].s;
         if (natives[i].level() == natives[i].runs_at) {
-            run_sorter(&natives[i].s, small);
+            run_sorter(S, small);
             ran = 1;
             continue;
         }
-        printf("%s: this processor does not run %s: not run\n", natives[i].s.name, natives[i].isa);
-        uint32_t k[3] = {3, 1, 2};
-        TU_CHECK(natives[i].s.sort(k, 3, 0) == -1 && k[0] == 3, "%s: ran without its instruction set",
-                 natives[i].s.name);
+        printf("%s: this processor does not run %s: not run\n", S->name, natives[i].isa);
+        uint32_t k32[3] = {3, 1, 2};
+        uint64_t k64[3] = {3, 1, 2};
+        const int rc = S->bits == 32 ? S->sort32(k32, 3, 0) : S->sort64(k64, 3, 0);
+        TU_CHECK(rc == -1 && k32[0] == 3 && k32[1] == 1 && k32[2] == 2 && k64[0] == 3 && k64[1] == 1 &&
+                     k64[2] == 2,
+                 "%s: ran without its instruction set (rc %d, or keys touched)", S->name, rc);
     }
 #ifdef GPK_HAVE_SIMDE
-    const sorter emulated = {"SIMDe", emu_sort32, &emu_sort_fallbacks, &emu_sort_sample_observer,
-                             small ? ((size_t)1 << 14) + 1 : ((size_t)1 << 16) + 1};
-    run_sorter(&emulated, small);
+    const size_t emulated_n = small ? ((size_t)1 << 14) + 1 : ((size_t)1 << 16) + 1;
+    const sorter emulated[] = {
+        {.name = "SIMDe",
+         .bits = 32,
+         .sort32 = emu_sort32,
+         .fallbacks = &emu_sort_fallbacks,
+         .observer32 = &emu_sort_sample_observer,
+         .max_n = emulated_n},
+        {.name = "SIMDe-64",
+         .bits = 64,
+         .sort64 = emu_sort64,
+         .fallbacks = &emu_sort64_fallbacks,
+         .observer64 = &emu_sort64_sample_observer,
+         .max_n = emulated_n},
+        {.name = "SIMDe-f64",
+         .bits = 64,
+         .sort64 = emu_sort_f64,
+         .fallbacks = &emu_sort_f64_fallbacks,
+         .observer64 = &emu_sort_f64_sample_observer,
+         .max_n = emulated_n,
+         .doubles = 1},
+    };
+    for (size_t i = 0; i < sizeof emulated / sizeof emulated[0]; i++) run_sorter(&emulated[i], small);
     ran = 1;
 #else
     printf("SIMDe: not found at configure time: not run\n");

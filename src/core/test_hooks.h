@@ -24,9 +24,9 @@ typedef struct gpk_test_hooks {
     int cpu_sort_simd;  /* keys-only CPU sorts at most at 0 portable, 1 avx2, 2 avx512 */
     int cpu_presorted;  /* 0: CPU sorts never look for a presorted input */
     /* 4-byte keys alone up to this many bytes take the AVX-512 quicksort
-     * (vector_sort_quick32.h) on a team of one thread; 0: never */
+     * (vector_sort_quick.h) on a team of one thread; 0: never */
     long long cpu_avx512_sort_bytes;
-    /* the same for the AVX2 quicksort (vector_sort_quick32.h) */
+    /* the same for the AVX2 quicksort (vector_sort_quick.h) */
     long long cpu_avx2_sort_bytes;
     /* keys up to this many bytes (floats: twice as many) on a team of two
      * sort as two halves and a merge (radix_cpu.c, VECTOR_PAIR_BYTES) */

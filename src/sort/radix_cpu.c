@@ -31,7 +31,7 @@
 #include "radix_internal.h"
 #include "radix_cpu_hooks.h"
 #include "vector_sort.h"
-#include "vector_sort_quick32.h"
+#include "vector_sort_quick.h"
 
 #include <omp.h>
 #include <stdatomic.h>
@@ -1641,7 +1641,7 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
 /* Up to this many bytes, 4-byte keys alone go to the AVX-512 quicksort
- * (vector_sort_quick32.h) rather than vqsort, the AVX2 quicksort or the
+ * (vector_sort_quick.h) rather than vqsort, the AVX2 quicksort or the
  * radix passes: on a team of one thread the whole array, on a team of two
  * each half before the merge (vector_pair_sort). On one AVX-512 core it
  * beat the radix passes from 2^10 to 2^24 keys, by 1.8-3.3x on uniform
@@ -1665,7 +1665,7 @@ size_t gpk__radix_cpu_avx512_bytes(void)
 }
 
 /* Up to this many bytes, 4-byte keys alone that the AVX-512 quicksort
- * does not take go to the AVX2 quicksort (vector_sort_quick32.h), at the
+ * does not take go to the AVX2 quicksort (vector_sort_quick.h), at the
  * AVX2 level, or without Highway at any level that has AVX2 (where
  * vqsort's AVX-512 code is built in, it keeps those keys at the AVX-512
  * level): the whole array on a team of one thread, each half on a team
@@ -1699,41 +1699,72 @@ const char *gpk_cpu_sort_simd(void)
 }
 
 /* Whether the job's keys look narrow: integers (their sort keys differ
- * from them in the sign bit at most), at least QUICK32_NARROW_MIN of
- * them, whose sample of 512 keys at equal strides agrees in the top
- * QUICK32_NARROW_TOP bits without being all equal. The radix passes sort
- * such keys in at most three passes, faster than the AVX2 quicksort (u32
- * 2^16, values below 1024: 0.22 against 0.37 ms, docs/perf/radix.md),
+ * from them in the sign bit at most), at least QUICK_NARROW_MIN of
+ * them, whose sample of 512 keys at equal strides differs in the low
+ * QUICK_NARROW_BITS bits only, without being all equal. The radix passes
+ * sort such keys in at most three passes, faster than the AVX2 quicksort
+ * (u32 2^16, values below 1024: 0.22 against 0.37 ms, docs/perf/radix.md),
  * which in turn finishes all-equal keys in one partition. A sample that
  * misjudges costs time, never correctness. */
-#define QUICK32_NARROW_MIN 2048
-#define QUICK32_NARROW_TOP 8
-static int narrow_ints32(const gpk_radix_job *job)
+#define QUICK_NARROW_MIN 2048
+#define QUICK_NARROW_BITS 24
+static int narrow_ints(const gpk_radix_job *job)
 {
-    if (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT || job->n < QUICK32_NARROW_MIN) return 0;
-    const uint32_t *k = (const uint32_t *)(job->src ? job->src : job->keys);
+    if (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT || job->n < QUICK_NARROW_MIN) return 0;
+    const void *k = job->src ? job->src : job->keys;
     const size_t stride = job->n / 512;
-    uint32_t differ = 0;
-    for (size_t i = 0; i < 512; i++) differ |= k[i * stride] ^ k[0];
-    return differ != 0 && !(differ >> (32 - QUICK32_NARROW_TOP));
+    uint64_t differ = 0;
+    for (size_t i = 0; i < 512; i++)
+        differ |= job->key_width == 4
+            ? (uint64_t)(((const uint32_t *)k)[i * stride] ^ ((const uint32_t *)k)[0])
+            : ((const uint64_t *)k)[i * stride] ^ ((const uint64_t *)k)[0];
+    return differ != 0 && !(differ >> QUICK_NARROW_BITS);
 }
 
-/* Which quicksort of 32-bit keys takes the job on a team of one thread
- * (on a team of two, each half: vector_pair_sort): 4-byte keys
- * alone, every bit compared, no path forced; the AVX-512 one (QUICK32_AVX512)
- * up to gpk__radix_cpu_avx512_bytes of them, else the AVX2 one
- * (QUICK32_AVX2) up to gpk__radix_cpu_avx2_bytes but for narrow integers
- * (narrow_ints32); 0: neither. */
-enum { QUICK32_AVX2 = 1, QUICK32_AVX512 = 2 };
-static int quick32_keys_job(const gpk_radix_job *job)
+static int sample_crowded(const key_order *ord, const uint64_t *k, size_t n);
+
+/* Whether the radix passes sort the job's keys faster than a quicksort,
+ * by a sample (one thread, AVX2, docs/perf/radix.md, v22):
+ * - narrow integers (narrow_ints) in cache: u64 2^16, values below 1024,
+ *   0.22 against 0.54 ms; beyond the cache the quicksort wins (2^20: 5.2
+ *   against 11.2 ms);
+ * - 8-byte keys whose top digits spread (not sample_crowded) in cache
+ *   (u64 uniform 2^16: 0.37 against 0.70 ms), and beyond it where they
+ *   are unsigned integers, which the first pass scatters fastest (2^20:
+ *   10.8 against 13.1 ms; i64 16.2 against 12.8).
+ * Floats, their exponents crowding the top digits, go to the quicksort. */
+static int radix_wins(const gpk_radix_job *job)
+{
+    const int in_cache = job->n * job->key_width <= CACHE_SORT_BYTES;
+    if (narrow_ints(job)) return in_cache;
+    if (job->key_width == 4) return 0;
+    const key_order ord = order_of(job);
+    if (sample_crowded(&ord, (const uint64_t *)(job->src ? job->src : job->keys), job->n)) return 0;
+    return in_cache || gpk_key_kind(job->key_type) == GPK_KEY_UNSIGNED;
+}
+
+/* Which vectorised quicksort takes the job on a team of one thread (on a
+ * team of two, each half: vector_pair_sort): 4- or 8-byte keys alone,
+ * every bit compared, no path forced; the AVX-512 one (QUICK_AVX512) up to
+ * gpk__radix_cpu_avx512_bytes of them, else the AVX2 one (QUICK_AVX2) up
+ * to gpk__radix_cpu_avx2_bytes but where the radix passes win
+ * (radix_wins); 0: neither. A limit set by a test hook takes every
+ * input. */
+enum { QUICK_AVX2 = 1, QUICK_AVX512 = 2 };
+static int quick_keys_job(const gpk_radix_job *job)
 {
     if (job->values || job->sigma || job->radix_bits || job->key_bits || path_forced() != PATH_AUTO ||
-        job->key_width != 4)
+        (job->key_width != 4 && job->key_width != 8))
         return 0;
-    if (job->n * 4 <= gpk__radix_cpu_avx512_bytes()) return QUICK32_AVX512;
-    if (job->n * 4 > gpk__radix_cpu_avx2_bytes()) return 0;
-    /* a limit set by the test hook takes every input */
-    return gpk__hook(gpk__test.cpu_avx2_sort_bytes, -1) < 0 && narrow_ints32(job) ? 0 : QUICK32_AVX2;
+    const size_t bytes = job->n * job->key_width;
+    const int which = bytes <= gpk__radix_cpu_avx512_bytes() ? QUICK_AVX512
+        : bytes <= gpk__radix_cpu_avx2_bytes()               ? QUICK_AVX2
+                                                             : 0;
+    /* the AVX-512 quicksort wins everywhere it is asked to */
+    if (which != QUICK_AVX2) return which;
+    const int hooked = gpk__hook(gpk__test.cpu_avx512_sort_bytes, -1) >= 0 ||
+        gpk__hook(gpk__test.cpu_avx2_sort_bytes, -1) >= 0;
+    return !hooked && radix_wins(job) ? 0 : which;
 }
 
 static void reverse_keys(unsigned kw, const void *src, void *dst, size_t n);
@@ -1764,31 +1795,63 @@ static int sort_keys_by(const gpk_radix_job *job, keys_sorter sort)
     return rc;
 }
 
-/* The quicksorts of 32-bit keys as keys_sorters: a descending order sorted
+/* The vectorised quicksorts as keys_sorters: a descending order sorted
  * ascending, then reversed (with every bit compared, equal keys are
  * identical bits). */
-static int quick32_then_reverse(int (*sort32)(uint32_t *, size_t, int), void *keys, size_t n, int is_signed,
-                                int descending)
+static int quick_then_reverse(int (*sort32)(uint32_t *, size_t, int), int (*sort64)(uint64_t *, size_t, int),
+                              void *keys, size_t n, unsigned width, int is_signed, int descending)
 {
-    if (sort32((uint32_t *)keys, n, is_signed) != 0) return -1;
-    if (descending) reverse_keys(4, keys, keys, n);
+    if ((width == 4 ? sort32((uint32_t *)keys, n, is_signed) : sort64((uint64_t *)keys, n, is_signed)) != 0)
+        return -1;
+    if (descending) reverse_keys(width, keys, keys, n);
     return 0;
 }
-static int quick32_avx2(void *keys, size_t n, unsigned width, int is_signed, int descending)
+static int quick_avx2(void *keys, size_t n, unsigned width, int is_signed, int descending)
 {
-    (void)width;
-    return quick32_then_reverse(gpk__avx2_sort32, keys, n, is_signed, descending);
+    return quick_then_reverse(gpk__avx2_sort32, gpk__avx2_sort64, keys, n, width, is_signed, descending);
 }
-static int quick32_avx512(void *keys, size_t n, unsigned width, int is_signed, int descending)
+static int quick_avx512(void *keys, size_t n, unsigned width, int is_signed, int descending)
 {
-    (void)width;
-    return quick32_then_reverse(gpk__avx512_sort32, keys, n, is_signed, descending);
+    return quick_then_reverse(gpk__avx512_sort32, gpk__avx512_sort64, keys, n, width, is_signed, descending);
 }
 
-/* The quicksort quick32_keys_job chose (not 0). */
-static keys_sorter quick32_sorter(int which)
+/* The quicksort quick_keys_job chose (not 0). */
+static keys_sorter quick_sorter(int which) { return which == QUICK_AVX512 ? quick_avx512 : quick_avx2; }
+
+/* Whether the doubles k[0, n) (their bits) hold neither NaN nor -0.0,
+ * the two whose order as doubles is not their sort keys': read in blocks
+ * the compiler vectorises, stopping at the first block with either. */
+static int plain_doubles(const uint64_t *k, size_t n)
 {
-    return which == QUICK32_AVX512 ? quick32_avx512 : quick32_avx2;
+    const uint64_t inf = 0x7FF0000000000000u, neg_zero = 0x8000000000000000u;
+    for (size_t i = 0; i < n; i += 256) {
+        const size_t end = n - i < 256 ? n : i + 256;
+        int odd = 0;
+        for (size_t j = i; j < end; j++) odd |= ((k[j] & ~neg_zero) > inf) | (k[j] == neg_zero);
+        if (odd) return 0;
+    }
+    return 1;
+}
+
+/* The job sorted on this thread by the quicksort quick_keys_job chose
+ * (not 0), as sort_keys_by; doubles that plain_doubles passes compared
+ * as doubles, unmapped (gpk__avx2_sort_f64, gpk__avx512_sort_f64: at
+ * AVX2, f64 normal(0, 1) 2^16 0.58 against 0.73 ms as sort keys;
+ * docs/perf/radix.md, v22). */
+static int sort_quick(const gpk_radix_job *job, int which)
+{
+    const size_t n = job->n;
+    const uint64_t *input = (const uint64_t *)(job->src ? job->src : job->keys);
+    if (job->key_type == GPK_F64 && plain_doubles(input, n)) {
+        if (job->src) memcpy(job->keys, job->src, n * 8);
+        uint64_t *keys = (uint64_t *)job->keys;
+        if ((which == QUICK_AVX512 ? gpk__avx512_sort_f64(keys, n, 0) : gpk__avx2_sort_f64(keys, n, 0)) ==
+            0) {
+            if (job->descending) reverse_keys(8, job->keys, job->keys, n);
+            return 0;
+        }
+    }
+    return sort_keys_by(job, quick_sorter(which));
 }
 
 /* The level (vector_sort.h) of the vectorised sorter for the job, or
@@ -2502,11 +2565,10 @@ static int sort_presorted(gpk_ctx *ctx, const gpk_radix_job *job)
 gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     if (sort_presorted(ctx, job)) return GPK_OK;
-    const int quick32 = quick32_keys_job(job);
-    const char *quick32_path = quick32 == QUICK32_AVX512 ? "radix-vector-avx512" : "radix-vector-avx2";
-    if (quick32 && job->n * job->key_width <= CACHE_SORT_BYTES &&
-        sort_keys_by(job, quick32_sorter(quick32)) == 0) {
-        ctx->last_sort_path = quick32_path;
+    const int quick = quick_keys_job(job);
+    const char *quick_path = quick == QUICK_AVX512 ? "radix-vector-avx512" : "radix-vector-avx2";
+    if (quick && job->n * job->key_width <= CACHE_SORT_BYTES && sort_quick(job, quick) == 0) {
+        ctx->last_sort_path = quick_path;
         return GPK_OK;
     }
     const int vector = vector_keys_job(job);
@@ -2531,17 +2593,17 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (in_cache) return cache_sort(ctx, job, item_width);
-    if (quick32 && p.threads == 1 && sort_keys_by(job, quick32_sorter(quick32)) == 0) {
-        ctx->last_sort_path = quick32_path;
+    if (quick && p.threads == 1 && sort_quick(job, quick) == 0) {
+        ctx->last_sort_path = quick_path;
         return GPK_OK;
     }
     /* A team of two: halves by the quicksort that takes the keys, else by
      * the vector sorter, then merged. */
-    const keys_sorter halves = quick32 ? quick32_sorter(quick32) : vector ? gpk__vector_sort : NULL;
+    const keys_sorter halves = quick ? quick_sorter(quick) : vector ? gpk__vector_sort : NULL;
     if (halves && p.threads == 2 &&
-        job->n * job->key_width <= vector_pair_bytes(job, quick32 == QUICK32_AVX512) &&
+        job->n * job->key_width <= vector_pair_bytes(job, quick == QUICK_AVX512) &&
         vector_pair_sort(ctx, job, halves) == 0) {
-        ctx->last_sort_path = quick32 ? quick32_path : "radix-vector";
+        ctx->last_sort_path = quick ? quick_path : "radix-vector";
         return GPK_OK;
     }
     if (vector && p.threads == 1 && vector_sort_keys(job) == 0) {

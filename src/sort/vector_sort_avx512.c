@@ -1,6 +1,9 @@
-/* gpk__avx512_sort32 (vector_sort_quick32.h): a quicksort of 32-bit keys
- * in AVX-512 registers, for keys that fit the caches, where a sort's
- * set-up and each partition's fixed costs matter.
+/* gpk__avx512_sort32, gpk__avx512_sort64, gpk__avx512_sort_f64
+ * (vector_sort_quick.h): a quicksort of 32-bit keys (16 to a register),
+ * 64-bit keys or doubles (8) in AVX-512 registers, where a sort's set-up
+ * and each partition's fixed costs matter. Each key width's instructions
+ * sit in one block, named for what they do (vmin, vcompress, ...); the
+ * code after it is the same for every width.
  *
  * - A range of more than SMALL_MAX keys is split around a pivot, the
  *   median of a sample taken at fixed strides and sorted by the network
@@ -18,7 +21,7 @@
  *   keys equal to it to the left, where they are done. Every partition
  *   thus finishes at least one key, and a run of equal keys costs one
  *   pass. A range whose sample is all one key is first read for another
- *   key (quick32_driver.h, all_equal): all equal, it is done unwritten.
+ *   key (quick_driver.h, all_equal): all equal, it is done unwritten.
  * - At most SMALL_MAX keys: a bitonic network on up to 16 zmm registers,
  *   loaded with masks and padded with the greatest key.
  * - Past a depth of 2 log2(n) partitions a range is heap-sorted, so no
@@ -27,14 +30,37 @@
  * of the library keeps its baseline; gpk__avx512_sort_level checks the
  * processor at run time. Nothing here allocates: the recursion takes the
  * smaller side, its depth at most the depth limit. */
-#include "vector_sort_quick32.h"
+#include "vector_sort_quick.h"
 
 #include "../core/test_hooks.h"
 
 #include <stdint.h>
 
-size_t gpk__avx512_sort_fallbacks;
-void (*gpk__avx512_sort_sample_observer)(const uint32_t *sample, size_t m);
+/* The keys this build of the file sorts: 32-bit integers here, 64-bit
+ * ones where vector_sort64_avx512.c includes it, and doubles
+ * (QUICK_DOUBLES, their bits as 64-bit keys) where vector_sort_f64_avx512.c
+ * does. */
+#ifndef QUICK_KEY_BITS
+#define QUICK_KEY_BITS 32
+#endif
+#if QUICK_KEY_BITS == 32
+#define QUICK_KEY uint32_t
+#define QUICK_ENTRY gpk__avx512_sort32
+#define QUICK_FALLBACKS gpk__avx512_sort_fallbacks
+#define SAMPLE_OBSERVER gpk__avx512_sort_sample_observer
+#elif defined(QUICK_DOUBLES)
+#define QUICK_KEY uint64_t
+#define QUICK_ENTRY gpk__avx512_sort_f64
+#define QUICK_FALLBACKS gpk__avx512_sort_f64_fallbacks
+#define SAMPLE_OBSERVER gpk__avx512_sort_f64_sample_observer
+#else
+#define QUICK_KEY uint64_t
+#define QUICK_ENTRY gpk__avx512_sort64
+#define QUICK_FALLBACKS gpk__avx512_sort64_fallbacks
+#define SAMPLE_OBSERVER gpk__avx512_sort64_sample_observer
+#endif
+size_t QUICK_FALLBACKS;
+void (*SAMPLE_OBSERVER)(const QUICK_KEY *sample, size_t m);
 
 #if defined(GPK_AVX512_EMULATE)
 /* The kernel on SIMDe's portable AVX-512, for tests on processors
@@ -46,29 +72,44 @@ void (*gpk__avx512_sort_sample_observer)(const uint32_t *sample, size_t m);
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
 typedef simde__mmask16 __mmask16;
+typedef simde__mmask8 __mmask8;
 
 #define TARGET
 #define INLINE static inline
 
-#define EMU_LANES(v, a) \
-    uint32_t a[16];     \
+/* v's lanes of W bits in a[]. */
+#define EMU_LANES(W, v, a)  \
+    uint##W##_t a[512 / W]; \
     _mm512_storeu_si512(a, v)
-static inline __m512i emu_mask_loadu(__m512i src, __mmask16 k, const uint32_t *p)
-{
-    EMU_LANES(src, a);
-    for (int i = 0; i < 16; i++)
-        if (k >> i & 1) a[i] = p[i];
-    return _mm512_loadu_si512(a);
-}
-static inline void emu_mask_storeu(uint32_t *p, __mmask16 k, __m512i v)
-{
-    EMU_LANES(v, a);
-    for (int i = 0; i < 16; i++)
-        if (k >> i & 1) p[i] = a[i];
-}
+#define EMU_WIDTH(W)                                                                       \
+    static inline __m512i emu_mask_loadu##W(__m512i src, unsigned k, const uint##W##_t *p) \
+    {                                                                                      \
+        EMU_LANES(W, src, a);                                                              \
+        for (int i = 0; i < 512 / W; i++)                                                  \
+            if (k >> i & 1) a[i] = p[i];                                                   \
+        return _mm512_loadu_si512(a);                                                      \
+    }                                                                                      \
+    static inline void emu_mask_storeu##W(uint##W##_t *p, unsigned k, __m512i v)           \
+    {                                                                                      \
+        EMU_LANES(W, v, a);                                                                \
+        for (int i = 0; i < 512 / W; i++)                                                  \
+            if (k >> i & 1) p[i] = a[i];                                                   \
+    }                                                                                      \
+    static inline uint##W##_t emu_reduce##W(__m512i v, int s, int max)                     \
+    {                                                                                      \
+        EMU_LANES(W, v, a);                                                                \
+        uint##W##_t r = a[0];                                                              \
+        for (int i = 1; i < 512 / W; i++) {                                                \
+            const int lt = s ? (int##W##_t)a[i] < (int##W##_t)r : a[i] < r;                \
+            if (lt != max && a[i] != r) r = a[i];                                          \
+        }                                                                                  \
+        return r;                                                                          \
+    }
+EMU_WIDTH(32)
+EMU_WIDTH(64)
 static inline __m512i emu_shuffle(__m512i v, int imm)
 {
-    EMU_LANES(v, a);
+    EMU_LANES(32, v, a);
     uint32_t b[16];
     for (int i = 0; i < 16; i++) b[i] = a[(i & ~3) + (imm >> 2 * (i & 3) & 3)];
     return _mm512_loadu_si512(b);
@@ -78,30 +119,36 @@ static inline __mmask16 emu_cmpgt_epu32(__m512i x, __m512i y)
     const __m512i sign = _mm512_set1_epi32(INT32_MIN);
     return _mm512_cmpgt_epi32_mask(_mm512_xor_si512(x, sign), _mm512_xor_si512(y, sign));
 }
-static inline uint32_t emu_reduce(__m512i v, int s, int max)
+static inline __mmask8 emu_cmpgt_epu64(__m512i x, __m512i y)
 {
-    EMU_LANES(v, a);
-    uint32_t r = a[0];
-    for (int i = 1; i < 16; i++) {
-        const int lt = s ? (int32_t)a[i] < (int32_t)r : a[i] < r;
-        if (lt != max && a[i] != r) r = a[i];
-    }
-    return r;
+    const __m512i sign = _mm512_set1_epi64(INT64_MIN);
+    return _mm512_cmpgt_epi64_mask(_mm512_xor_si512(x, sign), _mm512_xor_si512(y, sign));
 }
-#define _mm512_mask_loadu_epi32(src, k, p) emu_mask_loadu(src, k, (const uint32_t *)(p))
-#define _mm512_mask_storeu_epi32(p, k, v) emu_mask_storeu((uint32_t *)(p), k, v)
+#define _mm512_mask_loadu_epi32(src, k, p) emu_mask_loadu32(src, k, (const uint32_t *)(p))
+#define _mm512_mask_storeu_epi32(p, k, v) emu_mask_storeu32((uint32_t *)(p), k, v)
+#define _mm512_mask_loadu_epi64(src, k, p) emu_mask_loadu64(src, k, (const uint64_t *)(p))
+#define _mm512_mask_storeu_epi64(p, k, v) emu_mask_storeu64((uint64_t *)(p), k, v)
 #define SHUFFLE32(v, imm) emu_shuffle(v, imm)
+/* the same 128-bit blocks moved as _mm512_shuffle_i32x4's */
+#define _mm512_shuffle_i64x2(a, b, imm) _mm512_shuffle_i32x4(a, b, imm)
 #define _mm512_cmpgt_epu32_mask(x, y) emu_cmpgt_epu32(x, y)
-#define _mm512_reduce_min_epu32(v) emu_reduce(v, 0, 0)
-#define _mm512_reduce_max_epu32(v) emu_reduce(v, 0, 1)
-#define _mm512_reduce_min_epi32(v) (int32_t) emu_reduce(v, 1, 0)
-#define _mm512_reduce_max_epi32(v) (int32_t) emu_reduce(v, 1, 1)
+#define _mm512_cmpgt_epu64_mask(x, y) emu_cmpgt_epu64(x, y)
+#define _mm512_reduce_min_epu32(v) emu_reduce32(v, 0, 0)
+#define _mm512_reduce_max_epu32(v) emu_reduce32(v, 0, 1)
+#define _mm512_reduce_min_epi32(v) (int32_t) emu_reduce32(v, 1, 0)
+#define _mm512_reduce_max_epi32(v) (int32_t) emu_reduce32(v, 1, 1)
+#define _mm512_reduce_min_epu64(v) emu_reduce64(v, 0, 0)
+#define _mm512_reduce_max_epu64(v) emu_reduce64(v, 0, 1)
+#define _mm512_reduce_min_epi64(v) (int64_t) emu_reduce64(v, 1, 0)
+#define _mm512_reduce_max_epi64(v) (int64_t) emu_reduce64(v, 1, 1)
 
+#if QUICK_KEY_BITS == 32
 int gpk__avx512_sort_level(void)
 {
     const long long forced = gpk__hook(gpk__test.cpu_sort_simd, -1);
     return forced >= 0 && forced < GPK_SIMD_AVX512 ? GPK_SIMD_PORTABLE : GPK_SIMD_AVX512;
 }
+#endif
 #define GPK_AVX512_KERNEL 1
 
 #elif defined(__x86_64__) && defined(__GNUC__)
@@ -111,6 +158,7 @@ int gpk__avx512_sort_level(void)
 #define TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
 #define INLINE static inline __attribute__((always_inline)) TARGET
 
+#if QUICK_KEY_BITS == 32
 int gpk__avx512_sort_level(void)
 {
     const int native = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -119,18 +167,24 @@ int gpk__avx512_sort_level(void)
     if (!native || (forced >= 0 && forced < GPK_SIMD_AVX512)) return GPK_SIMD_PORTABLE;
     return GPK_SIMD_AVX512;
 }
+#endif
 #define GPK_AVX512_KERNEL 1
 #endif
 
 #ifdef GPK_AVX512_KERNEL
 
-/* Ranges of at most this many keys go to the network (16 registers). */
-#define SMALL_MAX 256
+#include "quick_keys.h"
+
 /* Vectors a block of the partition's main loop reads from one end. */
 #define UNROLL 4
 
-/* Comparisons as unsigned (s = 0) or signed (s = 1) 32-bit integers; s is
- * a constant wherever these are inlined. */
+/* The width's instructions, each named for what it does; s = 1 compares
+ * as signed integers, 0 as unsigned, and is a constant wherever these are
+ * inlined. */
+#if QUICK_KEY_BITS == 32
+#define QUICK_LANES 16
+typedef __mmask16 lane_mask;
+INLINE __m512i vset1(uint32_t x) { return _mm512_set1_epi32((int)x); }
 INLINE __m512i vmin(__m512i a, __m512i b, int s)
 {
     return s ? _mm512_min_epi32(a, b) : _mm512_min_epu32(a, b);
@@ -145,59 +199,36 @@ INLINE __mmask16 vcmp_right(__m512i a, __m512i b, int s, int gt)
     if (s) return gt ? _mm512_cmpgt_epi32_mask(a, b) : _mm512_cmpge_epi32_mask(a, b);
     return gt ? _mm512_cmpgt_epu32_mask(a, b) : _mm512_cmpge_epu32_mask(a, b);
 }
-static inline uint32_t greatest(int s) { return s ? (uint32_t)INT32_MAX : UINT32_MAX; }
-static inline int less(uint32_t a, uint32_t b, int s) { return s ? (int32_t)a < (int32_t)b : a < b; }
-
-/* One layer of comparators inside a register: lane i against p's lane i
- * (p a permutation of v pairing lanes), the lanes in hi (the higher of
- * each pair) take the greater key. */
-INLINE __m512i layer(__m512i v, __m512i p, __mmask16 hi, int s)
+INLINE __m512i vcompress(__mmask16 m, __m512i v) { return _mm512_maskz_compress_epi32(m, v); }
+INLINE __m512i vload_lanes(__m512i src, __mmask16 m, const uint32_t *p)
 {
-    return _mm512_mask_blend_epi32(hi, vmin(v, p, s), vmax(v, p, s));
+    return _mm512_mask_loadu_epi32(src, m, p);
 }
-/* Partners i ^ d. */
-INLINE __m512i xor1(__m512i v) { return SHUFFLE32(v, 0xB1); }
-INLINE __m512i xor2(__m512i v) { return SHUFFLE32(v, 0x4E); }
-INLINE __m512i xor4(__m512i v) { return _mm512_shuffle_i32x4(v, v, 0xB1); }
-INLINE __m512i xor8(__m512i v) { return _mm512_shuffle_i32x4(v, v, 0x4E); }
-INLINE __m512i reverse16(__m512i v)
+INLINE void vstore_lanes(uint32_t *p, __mmask16 m, __m512i v) { _mm512_mask_storeu_epi32(p, m, v); }
+INLINE uint32_t vreduce_min(__m512i v, int s)
 {
-    return _mm512_permutexvar_epi32(_mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                    v);
+    return (uint32_t)(s ? _mm512_reduce_min_epi32(v) : (int)_mm512_reduce_min_epu32(v));
 }
-
-/* One register sorted ascending: bitonic merges of 2, 4, 8 and 16 lanes,
- * each beginning with lane i against lane i ^ (k - 1) of its block of k
- * (the "flip", which keeps every comparator ascending). */
-INLINE __m512i sort_register(__m512i v, int s)
+INLINE uint32_t vreduce_max(__m512i v, int s)
 {
-    const __m512i rev8 = _mm512_set_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    v = layer(v, xor1(v), 0xAAAA, s);
-    v = layer(v, SHUFFLE32(v, 0x1B), 0xCCCC, s);
-    v = layer(v, xor1(v), 0xAAAA, s);
-    v = layer(v, _mm512_permutexvar_epi32(rev8, v), 0xF0F0, s);
-    v = layer(v, xor2(v), 0xCCCC, s);
-    v = layer(v, xor1(v), 0xAAAA, s);
-    v = layer(v, reverse16(v), 0xFF00, s);
-    v = layer(v, xor4(v), 0xF0F0, s);
-    v = layer(v, xor2(v), 0xCCCC, s);
-    return layer(v, xor1(v), 0xAAAA, s);
+    return (uint32_t)(s ? _mm512_reduce_max_epi32(v) : (int)_mm512_reduce_max_epu32(v));
 }
-
-#define QUICK32_VEC __m512i
-#define QUICK32_LANES 16
-/* The pieces of quick32_network.h. */
+/* The pieces of quick_network.h. */
 INLINE __m512i lanes_xor(__m512i v, int d)
 {
-    return d == 1 ? xor1(v) : d == 2 ? xor2(v) : d == 4 ? xor4(v) : xor8(v);
+    return d == 1 ? SHUFFLE32(v, 0xB1)
+        : d == 2  ? SHUFFLE32(v, 0x4E)
+        : d == 4  ? _mm512_shuffle_i32x4(v, v, 0xB1)
+                  : _mm512_shuffle_i32x4(v, v, 0x4E);
 }
 INLINE __m512i lanes_reversed(__m512i v, int b)
 {
     const __m512i rev8 = _mm512_set_epi32(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-    return b == 2 ? xor1(v)
+    const __m512i rev16 = _mm512_set_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    return b == 2 ? SHUFFLE32(v, 0xB1)
         : b == 4  ? SHUFFLE32(v, 0x1B)
         : b == 8  ? _mm512_permutexvar_epi32(rev8, v)
-                  : reverse16(v);
+                  : _mm512_permutexvar_epi32(rev16, v);
 }
 INLINE __m512i blend_upper(__m512i lo, __m512i hi, int d)
 {
@@ -214,46 +245,142 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
     return _mm512_permutex2var_epi32(
         a, _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8), b);
 }
-#include "quick32_network.h"
-
-/* The lanes of a register that hold keys k, ..., k + 15 of n. */
-static inline __mmask16 lanes_from(size_t k, size_t n)
+#else
+#define QUICK_LANES 8
+typedef __mmask8 lane_mask;
+INLINE __m512i vset1(uint64_t x) { return _mm512_set1_epi64((long long)x); }
+#ifdef QUICK_DOUBLES
+/* Doubles (neither NaN nor -0.0: gpk__avx512_sort_f64) compared as such;
+ * s plays no part. */
+#define PD(x) _mm512_castsi512_pd(x)
+INLINE __m512i vmin(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_min_pd(PD(a), PD(b))); }
+INLINE __m512i vmax(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_max_pd(PD(a), PD(b))); }
+INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
 {
-    return k >= n ? 0 : n - k >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - k)) - 1);
+    return gt ? _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GT_OQ) : _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GE_OQ);
+}
+#else
+INLINE __m512i vmin(__m512i a, __m512i b, int s)
+{
+    return s ? _mm512_min_epi64(a, b) : _mm512_min_epu64(a, b);
+}
+INLINE __m512i vmax(__m512i a, __m512i b, int s)
+{
+    return s ? _mm512_max_epi64(a, b) : _mm512_max_epu64(a, b);
+}
+INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
+{
+    if (s) return gt ? _mm512_cmpgt_epi64_mask(a, b) : _mm512_cmpge_epi64_mask(a, b);
+    return gt ? _mm512_cmpgt_epu64_mask(a, b) : _mm512_cmpge_epu64_mask(a, b);
+}
+#endif
+INLINE __m512i vcompress(__mmask8 m, __m512i v) { return _mm512_maskz_compress_epi64(m, v); }
+INLINE __m512i vload_lanes(__m512i src, __mmask8 m, const uint64_t *p)
+{
+    return _mm512_mask_loadu_epi64(src, m, p);
+}
+INLINE void vstore_lanes(uint64_t *p, __mmask8 m, __m512i v) { _mm512_mask_storeu_epi64(p, m, v); }
+#ifdef QUICK_DOUBLES
+/* The least (greatest) lane by less(). */
+INLINE uint64_t reduce_doubles(__m512i v, int max)
+{
+    uint64_t a[8];
+    _mm512_storeu_si512(a, v);
+    uint64_t r = a[0];
+    for (int i = 1; i < 8; i++)
+        if (max ? less(r, a[i], 0) : less(a[i], r, 0)) r = a[i];
+    return r;
+}
+INLINE uint64_t vreduce_min(__m512i v, int s) { return reduce_doubles(v, 0); }
+INLINE uint64_t vreduce_max(__m512i v, int s) { return reduce_doubles(v, 1); }
+#else
+INLINE uint64_t vreduce_min(__m512i v, int s)
+{
+    return (uint64_t)(s ? _mm512_reduce_min_epi64(v) : (long long)_mm512_reduce_min_epu64(v));
+}
+INLINE uint64_t vreduce_max(__m512i v, int s)
+{
+    return (uint64_t)(s ? _mm512_reduce_max_epi64(v) : (long long)_mm512_reduce_max_epu64(v));
+}
+#endif
+/* The pieces of quick_network.h: a 64-bit lane is two 32-bit ones. */
+INLINE __m512i lanes_xor(__m512i v, int d)
+{
+    return d == 1 ? SHUFFLE32(v, 0x4E)
+        : d == 2  ? _mm512_shuffle_i64x2(v, v, 0xB1)
+                  : _mm512_shuffle_i64x2(v, v, 0x4E);
+}
+INLINE __m512i lanes_reversed(__m512i v, int b)
+{
+    const __m512i rev4 = _mm512_set_epi64(4, 5, 6, 7, 0, 1, 2, 3);
+    const __m512i rev8 = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    return b == 2 ? SHUFFLE32(v, 0x4E)
+        : b == 4  ? _mm512_permutexvar_epi64(rev4, v)
+                  : _mm512_permutexvar_epi64(rev8, v);
+}
+INLINE __m512i blend_upper(__m512i lo, __m512i hi, int d)
+{
+    const __mmask8 m = d == 1 ? 0xAA : d == 2 ? 0xCC : 0xF0;
+    return _mm512_mask_blend_epi64(m, lo, hi);
+}
+INLINE __m512i interleave_lo(__m512i a, __m512i b)
+{
+    return _mm512_permutex2var_epi64(a, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), b);
+}
+INLINE __m512i interleave_hi(__m512i a, __m512i b)
+{
+    return _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), b);
+}
+#endif
+#define QUICK_VEC __m512i
+#include "quick_network.h"
+
+/* Ranges of at most this many keys go to the network (16 registers). */
+#define SMALL_MAX (16 * QUICK_LANES)
+
+/* The lanes of a register that hold keys k, ..., k + QUICK_LANES - 1 of n. */
+static inline lane_mask lanes_from(size_t k, size_t n)
+{
+    return k >= n ? 0 : n - k >= QUICK_LANES ? (lane_mask)-1 : (lane_mask)((1u << (n - k)) - 1);
 }
 
-/* keys[0, n) (n <= 16 r) sorted in r registers, padded with the greatest
- * key; masked loads and stores touch no memory past n. */
-INLINE void sort_small_r(uint32_t *keys, size_t n, int r, int s)
+/* keys[0, n) (n <= QUICK_LANES r) sorted in r registers, padded with the
+ * greatest key; masked loads and stores touch no memory past n. */
+INLINE void sort_small_r(QUICK_KEY *keys, size_t n, int r, int s)
 {
     __m512i v[16];
-    const __m512i pad = _mm512_set1_epi32((int)greatest(s));
+    const __m512i pad = vset1(greatest(s));
 #pragma GCC unroll 16
     for (int i = 0; i < r; i++)
-        v[i] = _mm512_mask_loadu_epi32(pad, lanes_from(16 * (size_t)i, n), keys + 16 * i);
+        v[i] = vload_lanes(pad, lanes_from(QUICK_LANES * (size_t)i, n), keys + QUICK_LANES * i);
     sort_registers(v, r, s);
 #pragma GCC unroll 16
-    for (int i = 0; i < r; i++) _mm512_mask_storeu_epi32(keys + 16 * i, lanes_from(16 * (size_t)i, n), v[i]);
+    for (int i = 0; i < r; i++)
+        vstore_lanes(keys + QUICK_LANES * i, lanes_from(QUICK_LANES * (size_t)i, n), v[i]);
+}
+
+/* sample[0, QUICK_LANES r) sorted in r registers. */
+INLINE void sort_sample(QUICK_KEY *sample, int r, int s)
+{
+    __m512i v[64 / QUICK_LANES];
+#pragma GCC unroll 8
+    for (int i = 0; i < r; i++) v[i] = _mm512_loadu_si512(sample + QUICK_LANES * i);
+    sort_registers(v, r, s);
+#pragma GCC unroll 8
+    for (int i = 0; i < r; i++) _mm512_storeu_si512(sample + QUICK_LANES * i, v[i]);
 }
 
 /* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
  * strides, 64 from 4096 keys on; *flat: whether the sample's keys are all
  * equal. */
-INLINE uint32_t pivot_of(const uint32_t *keys, size_t n, int s, int *flat)
+INLINE QUICK_KEY pivot_of(const QUICK_KEY *keys, size_t n, int s, int *flat)
 {
-    uint32_t sample[64];
+    QUICK_KEY sample[64];
     const size_t m = n >= 4096 ? 64 : 16, stride = n / m;
     for (size_t i = 0; i < m; i++) sample[i] = keys[i * stride + stride / 2];
-    if (gpk__avx512_sort_sample_observer) gpk__avx512_sort_sample_observer(sample, m);
-    __m512i v[4];
-    if (m == 16) {
-        v[0] = sort_register(_mm512_loadu_si512(sample), s);
-        _mm512_storeu_si512(sample, v[0]);
-    } else {
-        for (int i = 0; i < 4; i++) v[i] = _mm512_loadu_si512(sample + 16 * i);
-        sort_registers(v, 4, s);
-        for (int i = 0; i < 4; i++) _mm512_storeu_si512(sample + 16 * i, v[i]);
-    }
+    if (SAMPLE_OBSERVER) SAMPLE_OBSERVER(sample, m);
+    if (m == 16) sort_sample(sample, 16 / QUICK_LANES, s);
+    else sort_sample(sample, 64 / QUICK_LANES, s);
     *flat = sample[0] == sample[m - 1];
     return sample[m / 2];
 }
@@ -268,54 +395,53 @@ typedef struct {
 /* One register of keys into the partition: the lanes in `valid` below the
  * pivot (gt = 0) or at most it (gt = 1) to the left, the others to the
  * right. full: the left side has room for a whole register's store. */
-INLINE void part_register(uint32_t *keys, part_state *P, __m512i v, __m512i pv, __mmask16 valid, int s,
+INLINE void part_register(QUICK_KEY *keys, part_state *P, __m512i v, __m512i pv, lane_mask valid, int s,
                           int gt, int full)
 {
-    const __mmask16 right = vcmp_right(v, pv, s, gt) & valid, left = (__mmask16)(~right & valid);
+    const lane_mask right = vcmp_right(v, pv, s, gt) & valid, left = (lane_mask)(~right & valid);
     /* one count: valid is a constant wherever this is inlined */
     const unsigned nr = (unsigned)__builtin_popcount(right), nl = (unsigned)__builtin_popcount(valid) - nr;
-    const __m512i L = _mm512_maskz_compress_epi32(left, v), R = _mm512_maskz_compress_epi32(right, v);
+    const __m512i L = vcompress(left, v), R = vcompress(right, v);
     if (full) _mm512_storeu_si512(keys + P->l, L);
-    else _mm512_mask_storeu_epi32(keys + P->l, (__mmask16)((1u << nl) - 1), L);
+    else vstore_lanes(keys + P->l, (lane_mask)((1u << nl) - 1), L);
     P->l += nl;
     P->r -= nr;
-    _mm512_mask_storeu_epi32(keys + P->r, (__mmask16)((1u << nr) - 1), R);
+    vstore_lanes(keys + P->r, (lane_mask)((1u << nr) - 1), R);
     P->lo = vmin(P->lo, v, s);
     P->hi = vmax(P->hi, v, s);
 }
 
 /* A whole register of keys into the partition, and a register loaded, as
- * quick32_reads.h has them. */
-INLINE void part_full(uint32_t *keys, part_state *P, __m512i v, __m512i pv, int s, int gt)
+ * quick_reads.h has them. */
+INLINE void part_full(QUICK_KEY *keys, part_state *P, __m512i v, __m512i pv, int s, int gt)
 {
-    part_register(keys, P, v, pv, 0xFFFF, s, gt, 1);
+    part_register(keys, P, v, pv, (lane_mask)-1, s, gt, 1);
 }
-INLINE __m512i quick32_load(const uint32_t *p) { return _mm512_loadu_si512(p); }
-#include "quick32_reads.h"
+INLINE __m512i quick_load(const QUICK_KEY *p) { return _mm512_loadu_si512(p); }
+#include "quick_reads.h"
 
 /* keys[0, n) (n > 2 * UNROLL + 1 registers) partitioned around pv: the
  * number of keys put left; *lo, *hi the least and greatest key. */
-INLINE size_t partition(uint32_t *keys, size_t n, uint32_t pivot, int s, int gt, uint32_t *lo, uint32_t *hi)
+INLINE size_t partition(QUICK_KEY *keys, size_t n, QUICK_KEY pivot, int s, int gt, QUICK_KEY *lo,
+                        QUICK_KEY *hi)
 {
-    const __m512i pv = _mm512_set1_epi32((int)pivot);
+    const __m512i pv = vset1(pivot);
     part_state P = {0, n, pv, pv};
-    const size_t rem = n % 16, rr = n - rem;
-    const __m512i tail = _mm512_mask_loadu_epi32(pv, lanes_from(0, rem), keys + rr);
+    const size_t rem = n % QUICK_LANES, rr = n - rem;
+    const __m512i tail = vload_lanes(pv, lanes_from(0, rem), keys + rr);
     __m512i held[2 * UNROLL];
     partition_reads(keys, rr, &P, held, pv, s, gt);
     /* Everything read: the room left is [P.l, P.r), as many keys as held. */
-    for (int i = 0; i < 2 * UNROLL; i++) part_register(keys, &P, held[i], pv, 0xFFFF, s, gt, 0);
+    for (int i = 0; i < 2 * UNROLL; i++) part_register(keys, &P, held[i], pv, (lane_mask)-1, s, gt, 0);
     part_register(keys, &P, tail, pv, lanes_from(0, rem), s, gt, 0);
-    *lo = (uint32_t)(s ? _mm512_reduce_min_epi32(P.lo) : (int)_mm512_reduce_min_epu32(P.lo));
-    *hi = (uint32_t)(s ? _mm512_reduce_max_epi32(P.hi) : (int)_mm512_reduce_max_epu32(P.hi));
+    *lo = vreduce_min(P.lo, s);
+    *hi = vreduce_max(P.hi, s);
     return P.l;
 }
 
-#define QUICK32_KERNEL 1
+#define QUICK_KERNEL 1
 #endif /* GPK_AVX512_KERNEL */
 
-#define QUICK32_ENTRY gpk__avx512_sort32
-#define QUICK32_LEVEL gpk__avx512_sort_level
-#define QUICK32_ISA GPK_SIMD_AVX512
-#define QUICK32_FALLBACKS gpk__avx512_sort_fallbacks
-#include "quick32_driver.h"
+#define QUICK_LEVEL gpk__avx512_sort_level
+#define QUICK_ISA GPK_SIMD_AVX512
+#include "quick_driver.h"

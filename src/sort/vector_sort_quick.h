@@ -1,13 +1,13 @@
 /* The CPU sort's own vectorised sorters of 32-bit keys alone: one
  * quicksort design (vector_sort_avx512.c, its recursion shared through
- * quick32_driver.h) in AVX-512 registers and in AVX2 registers
+ * quick_driver.h) in AVX-512 registers and in AVX2 registers
  * (vector_sort_avx2.c, for processors without AVX-512). Built on every
  * x86-64 GNU compiler, with or without Highway; chosen at run time, for
  * how many keys by radix_cpu.c (AVX512_SORT_BYTES, AVX2_SORT_BYTES). Not
  * stable: keys alone, every bit compared (equal keys are identical
  * bits). */
-#ifndef GPK_VECTOR_SORT_QUICK32_H
-#define GPK_VECTOR_SORT_QUICK32_H
+#ifndef GPK_VECTOR_SORT_QUICK_H
+#define GPK_VECTOR_SORT_QUICK_H
 
 #include "vector_sort.h"
 
@@ -26,6 +26,18 @@ int gpk__avx2_sort_level(void);
  * nothing, never prints; safe on several threads at once. */
 int gpk__avx512_sort32(uint32_t *keys, size_t n, int is_signed);
 int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed);
+int gpk__avx512_sort64(uint64_t *keys, size_t n, int is_signed);
+int gpk__avx2_sort64(uint64_t *keys, size_t n, int is_signed);
+
+/* Sort the doubles whose bits are keys[0, n) in place in ascending
+ * order, compared as doubles in AVX2 (AVX-512) registers: no pass maps
+ * them to sort keys and back, and in AVX2 a compare of doubles is one
+ * instruction where one of 64-bit integers takes three. The same order
+ * as their sort keys' where no key is NaN or -0.0, which the caller
+ * rules out; is_signed is not read. 0, or -1 (keys untouched) as
+ * gpk__avx2_sort64 (gpk__avx512_sort64). */
+int gpk__avx2_sort_f64(uint64_t *keys, size_t n, int is_signed);
+int gpk__avx512_sort_f64(uint64_t *keys, size_t n, int is_signed);
 
 /* out[0, count) = the count least keys of the sorted runs a[0, na) and
  * b[0, nb), compared as unsigned integers (count <= na + nb), in AVX2
@@ -42,5 +54,11 @@ int gpk__avx2_merge32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb
 extern size_t gpk__avx512_sort_fallbacks, gpk__avx2_sort_fallbacks;
 extern void (*gpk__avx512_sort_sample_observer)(const uint32_t *sample, size_t m);
 extern void (*gpk__avx2_sort_sample_observer)(const uint32_t *sample, size_t m);
+extern size_t gpk__avx512_sort64_fallbacks, gpk__avx2_sort64_fallbacks;
+extern void (*gpk__avx512_sort64_sample_observer)(const uint64_t *sample, size_t m);
+extern void (*gpk__avx2_sort64_sample_observer)(const uint64_t *sample, size_t m);
+extern size_t gpk__avx2_sort_f64_fallbacks, gpk__avx512_sort_f64_fallbacks;
+extern void (*gpk__avx2_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
+extern void (*gpk__avx512_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
 
 #endif

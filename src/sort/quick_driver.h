@@ -1,51 +1,54 @@
-/* The part of the vectorised quicksorts of 32-bit keys that no
- * instruction set changes (vector_sort_avx2.c, vector_sort_avx512.c): the
- * recursion, its depth limit and the heap sort past it, and the entry
- * point. Included once by each kernel's file, at its end, after it has
- * defined (where it builds the kernel; the last four always):
+/* The part of the vectorised quicksorts that neither the instruction set
+ * nor the key width changes (vector_sort_avx2.c, vector_sort_avx512.c,
+ * each built for 32- and 64-bit keys): the recursion, its depth limit and
+ * the heap sort past it, and the entry point. Included once by each
+ * kernel's file, at its end, after it has defined (where it builds the
+ * kernel; the last five always):
  *   INLINE, TARGET  its function attributes;
  *   SMALL_MAX       the largest range its network sorts;
  *   less(a, b, s)   a below b;
- *   QUICK32_VEC     its register type;
+ *   QUICK_VEC     its register type;
  *   pivot_of(keys, n, s, &flat), partition(keys, n, pivot, s, gt, &lo, &hi),
  *   sort_small_r(keys, n, r, s)  (see either file);
- *   QUICK32_ENTRY      the entry's name (int f(uint32_t *, size_t, int));
- *   QUICK32_LEVEL      its level function's name (int f(void), defined
+ *   QUICK_KEY        the key type (uint32_t or uint64_t), QUICK_KEY_BITS
+ *                    its bits;
+ *   QUICK_ENTRY      the entry's name (int f(QUICK_KEY *, size_t, int));
+ *   QUICK_LEVEL      its level function's name (int f(void), defined
  *                      by the file where the kernel is built);
- *   QUICK32_ISA        the level at which the kernel runs;
- *   QUICK32_FALLBACKS  its size_t counter of heap sorts, for the tests;
- *   QUICK32_KERNEL     defined where the file builds the kernel; elsewhere
+ *   QUICK_ISA        the level at which the kernel runs;
+ *   QUICK_FALLBACKS  its size_t counter of heap sorts, for the tests;
+ *   QUICK_KERNEL     defined where the file builds the kernel; elsewhere
  *                      (neither x86-64 nor a GNU compiler) this defines a
  *                      level of portable and an entry that refuses, so
  *                      the kernel is never chosen.
  * s = 1 compares the keys as signed integers, 0 as unsigned. */
 
-#ifdef QUICK32_KERNEL
+#ifdef QUICK_KERNEL
 
 /* keys[0, n) (n <= SMALL_MAX) sorted by sort_small_r in the fewest
  * registers that hold them. */
-INLINE void sort_small(uint32_t *keys, size_t n, int s)
+INLINE void sort_small(QUICK_KEY *keys, size_t n, int s)
 {
-    const size_t lanes = sizeof(QUICK32_VEC) / 4;
+    const size_t lanes = QUICK_LANES;
     if (n <= lanes) sort_small_r(keys, n, 1, s);
     else if (n <= 2 * lanes) sort_small_r(keys, n, 2, s);
     else if (n <= 4 * lanes) sort_small_r(keys, n, 4, s);
     else if (n <= 8 * lanes) sort_small_r(keys, n, 8, s);
     else sort_small_r(keys, n, 16, s);
 }
-__attribute__((noinline)) TARGET static void sort_small_u(uint32_t *keys, size_t n)
+__attribute__((noinline)) TARGET static void sort_small_u(QUICK_KEY *keys, size_t n)
 {
     sort_small(keys, n, 0);
 }
-__attribute__((noinline)) TARGET static void sort_small_i(uint32_t *keys, size_t n)
+__attribute__((noinline)) TARGET static void sort_small_i(QUICK_KEY *keys, size_t n)
 {
     sort_small(keys, n, 1);
 }
 
 /* The heap sort a range falls back to past the depth limit. */
-static void sift_down(uint32_t *k, size_t i, size_t n, int s)
+static void sift_down(QUICK_KEY *k, size_t i, size_t n, int s)
 {
-    const uint32_t x = k[i];
+    const QUICK_KEY x = k[i];
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n) break;
@@ -56,11 +59,11 @@ static void sift_down(uint32_t *k, size_t i, size_t n, int s)
     }
     k[i] = x;
 }
-static void heap_sort(uint32_t *k, size_t n, int s)
+static void heap_sort(QUICK_KEY *k, size_t n, int s)
 {
     for (size_t i = n / 2; i-- > 0;) sift_down(k, i, n, s);
     for (size_t end = n; end > 1; end--) {
-        const uint32_t t = k[0];
+        const QUICK_KEY t = k[0];
         k[0] = k[end - 1];
         k[end - 1] = t;
         sift_down(k, 0, end - 1, s);
@@ -71,39 +74,39 @@ static void heap_sort(uint32_t *k, size_t n, int s)
  * write every key. Blocks of 64 keys are XOR-ed with p and OR-ed (a loop
  * the compiler vectorises), stopping at the first block with another key,
  * so an input that only samples flat costs little. */
-INLINE int all_equal(const uint32_t *keys, size_t n, uint32_t p)
+INLINE int all_equal(const QUICK_KEY *keys, size_t n, QUICK_KEY p)
 {
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
-        uint32_t d = 0;
+        QUICK_KEY d = 0;
         for (int j = 0; j < 64; j++) d |= keys[i + j] ^ p;
         if (d) return 0;
     }
-    uint32_t d = 0;
+    QUICK_KEY d = 0;
     for (; i < n; i++) d |= keys[i] ^ p;
     return d == 0;
 }
 
-TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth);
-TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth);
+TARGET static void sort_rec_u(QUICK_KEY *keys, size_t n, unsigned depth);
+TARGET static void sort_rec_i(QUICK_KEY *keys, size_t n, unsigned depth);
 
 /* keys[0, n) sorted: partitions while more than SMALL_MAX keys are left,
  * recursing into the smaller side and looping on the larger. Every
  * partition finishes at least one key (the pivot's copies when it is the
  * least key, all keys when they are equal). */
-INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
+INLINE void sort_rec(QUICK_KEY *keys, size_t n, unsigned depth, int s)
 {
     while (n > SMALL_MAX) {
         if (depth == 0) {
-            __atomic_fetch_add(&QUICK32_FALLBACKS, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&QUICK_FALLBACKS, 1, __ATOMIC_RELAXED);
             heap_sort(keys, n, s);
             return;
         }
         depth--;
         int flat;
-        const uint32_t p = pivot_of(keys, n, s, &flat);
+        const QUICK_KEY p = pivot_of(keys, n, s, &flat);
         if (flat && all_equal(keys, n, p)) return;
-        uint32_t lo, hi;
+        QUICK_KEY lo, hi;
         const size_t split = partition(keys, n, p, s, 0, &lo, &hi);
         if (lo == hi) return;
         if (split == 0) { /* p is the least key: its copies go left, done */
@@ -112,7 +115,7 @@ INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
             n -= eq;
             continue;
         }
-        uint32_t *right = keys + split;
+        QUICK_KEY *right = keys + split;
         size_t nr = hi == p ? 0 : n - split; /* keys at least p, all p: done */
         size_t nl = split;
         if (nl < nr) {
@@ -131,13 +134,13 @@ INLINE void sort_rec(uint32_t *keys, size_t n, unsigned depth, int s)
         else sort_small_u(keys, n);
     }
 }
-TARGET static void sort_rec_u(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 0); }
-TARGET static void sort_rec_i(uint32_t *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 1); }
+TARGET static void sort_rec_u(QUICK_KEY *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 0); }
+TARGET static void sort_rec_i(QUICK_KEY *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 1); }
 
 /* Past 2 log2(n) partitions a range is heap-sorted: no input is quadratic. */
-int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
+int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)
 {
-    if (QUICK32_LEVEL() != QUICK32_ISA) return -1;
+    if (QUICK_LEVEL() != QUICK_ISA) return -1;
     unsigned depth = 0;
     for (size_t m = n; m > 1; m /= 2) depth += 2;
     if (is_signed) sort_rec_i(keys, n, depth);
@@ -147,8 +150,10 @@ int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
 
 #else
 
-int QUICK32_LEVEL(void) { return GPK_SIMD_PORTABLE; }
-int QUICK32_ENTRY(uint32_t *keys, size_t n, int is_signed)
+#if QUICK_KEY_BITS == 32 /* one level function for both widths */
+int QUICK_LEVEL(void) { return GPK_SIMD_PORTABLE; }
+#endif
+int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)
 {
     (void)keys, (void)n, (void)is_signed;
     return -1;

@@ -1,9 +1,9 @@
-/* The sorting network that the vectorised quicksorts of 32-bit keys share
- * (vector_sort_avx2.c, vector_sort_avx512.c). Included by each kernel's
- * file after it has defined INLINE, QUICK32_VEC (its register type),
- * QUICK32_LANES (its lanes: 8 or 16), vmin(a, b, s), vmax(a, b, s),
- * sort_register(v, s) (one register sorted) and, for d = 1, 2, 4 (and 8)
- * and b = 2, 4, 8 (and 16):
+/* The sorting network that the vectorised quicksorts share
+ * (vector_sort_avx2.c, vector_sort_avx512.c, at either key width).
+ * Included by each kernel's file after it has defined INLINE, QUICK_VEC
+ * (its register type), QUICK_LANES (keys a register: 4, 8 or 16),
+ * vmin(a, b, s), vmax(a, b, s) and, for d and b the powers of two below
+ * and up to QUICK_LANES:
  *   lanes_xor(v, d)          lane l of v moved to lane l ^ d;
  *   lanes_reversed(v, b)     v's lanes reversed within each block of b;
  *   blend_upper(lo, hi, d)   hi's lanes l with l & d set, lo's others;
@@ -12,23 +12,38 @@
  *   interleave_hi(a, b)      the upper halves alike. */
 
 /* The lesser keys of a and b, lane by lane, to a, the greater to b. */
-INLINE void coex(QUICK32_VEC *a, QUICK32_VEC *b, int s)
+INLINE void coex(QUICK_VEC *a, QUICK_VEC *b, int s)
 {
-    const QUICK32_VEC x = *a;
+    const QUICK_VEC x = *a;
     *a = vmin(x, *b, s);
     *b = vmax(x, *b, s);
 }
 
 /* One layer of comparators inside register v at lane distance d: lane l
  * against lane l ^ d, the greater key to the lane with l & d set. */
-INLINE QUICK32_VEC lane_layer(QUICK32_VEC v, int d, int s)
+INLINE QUICK_VEC lane_layer(QUICK_VEC v, int d, int s)
 {
-    const QUICK32_VEC p = lanes_xor(v, d);
+    const QUICK_VEC p = lanes_xor(v, d);
     return blend_upper(vmin(v, p, s), vmax(v, p, s), d);
 }
 
+/* One register sorted ascending: bitonic merges of 2, 4, ... lanes, each
+ * beginning with lane l against lane l ^ (k - 1) of its block of k (the
+ * "flip", which keeps every comparator ascending). */
+INLINE QUICK_VEC sort_register(QUICK_VEC v, int s)
+{
+#pragma GCC unroll 4
+    for (int k = 2; k <= QUICK_LANES; k *= 2) {
+        const QUICK_VEC p = lanes_reversed(v, k);
+        v = blend_upper(vmin(v, p, s), vmax(v, p, s), k / 2);
+#pragma GCC unroll 4
+        for (int j = k / 4; j >= 1; j /= 2) v = lane_layer(v, j, s);
+    }
+    return v;
+}
+
 /* Registers v[0, r) (r = 1, 2, 4, 8 or 16) sorted ascending as one run of
- * L r keys (L = QUICK32_LANES; register i holding keys L i to L i + L - 1).
+ * L r keys (L = QUICK_LANES; register i holding keys L i to L i + L - 1).
  * - A bitonic sort of the L r keys (each merge of k keys beginning with
  *   key e against key e ^ (k - 1), the flip, then e against e ^ j for j =
  *   k / 4, ..., 1; the lesser key to the lower e) in which key e of the
@@ -43,14 +58,14 @@ INLINE QUICK32_VEC lane_layer(QUICK32_VEC v, int d, int s)
  *   lane's) left by one, and the place starts as e rotated by log2 L.
  * r is a constant wherever this is inlined, so the loops unroll and every
  * branch folds. */
-INLINE void sort_registers(QUICK32_VEC *v, int r, int s)
+INLINE void sort_registers(QUICK_VEC *v, int r, int s)
 {
     if (r == 1) {
         v[0] = sort_register(v[0], s);
         return;
     }
-    const int lr = r == 2 ? 1 : r == 4 ? 2 : r == 8 ? 3 : 4; /* log2 r */
-    const int ll = QUICK32_LANES == 16 ? 4 : 3;              /* log2 L */
+    const int lr = r == 2 ? 1 : r == 4 ? 2 : r == 8 ? 3 : 4;         /* log2 r */
+    const int ll = QUICK_LANES == 16 ? 4 : QUICK_LANES == 8 ? 3 : 2; /* log2 L */
 #pragma GCC unroll 8
     for (int kb = 1; kb <= lr + ll; kb++) {
         const int k = 1 << kb;
@@ -62,8 +77,8 @@ INLINE void sort_registers(QUICK32_VEC *v, int r, int s)
             const int kl = k / r; /* the flip's lane block */
 #pragma GCC unroll 8
             for (int i = 0; i < r / 2; i++) {
-                const QUICK32_VEC a = v[i], b = lanes_reversed(v[r - 1 - i], kl);
-                const QUICK32_VEC lo = vmin(a, b, s), hi = vmax(a, b, s);
+                const QUICK_VEC a = v[i], b = lanes_reversed(v[r - 1 - i], kl);
+                const QUICK_VEC lo = vmin(a, b, s), hi = vmax(a, b, s);
                 v[i] = blend_upper(lo, hi, kl / 2);
                 v[r - 1 - i] = lanes_reversed(blend_upper(hi, lo, kl / 2), kl);
             }
@@ -83,7 +98,7 @@ INLINE void sort_registers(QUICK32_VEC *v, int r, int s)
     }
 #pragma GCC unroll 4
     for (int round = 0; round < lr; round++) {
-        QUICK32_VEC t[16];
+        QUICK_VEC t[16];
 #pragma GCC unroll 8
         for (int i = 0; i < r / 2; i++) {
             t[2 * i] = interleave_lo(v[i], v[i + r / 2]);

@@ -1,0 +1,6 @@
+/* gpk__avx512_sort_f64 (vector_sort_quick.h): vector_sort_avx512.c's
+ * quicksort built for doubles, 8 to a register, compared by AVX-512's
+ * double instructions, so that no pass maps them to sort keys and back. */
+#define QUICK_KEY_BITS 64
+#define QUICK_DOUBLES 1
+#include "vector_sort_avx512.c"
