@@ -38,6 +38,9 @@ int emu_sort_level(void);
 int emu_sort32(uint32_t *keys, size_t n, int is_signed);
 int emu_sort64(uint64_t *keys, size_t n, int is_signed);
 int emu_sort_f64(uint64_t *keys, size_t n, int is_signed);
+int emu_split32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+int emu_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+int emu_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
 extern size_t emu_sort_fallbacks, emu_sort64_fallbacks, emu_sort_f64_fallbacks;
 extern void (*emu_sort_sample_observer)(const uint32_t *sample, size_t m);
 extern void (*emu_sort64_sample_observer)(const uint64_t *sample, size_t m);
@@ -52,6 +55,9 @@ typedef struct {
     int bits;
     int (*sort32)(uint32_t *keys, size_t n, int is_signed);
     int (*sort64)(uint64_t *keys, size_t n, int is_signed);
+    /* its partition (gpk__avx2_split32, ...) */
+    int (*split32)(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+    int (*split64)(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
     size_t *fallbacks;
     void (**observer32)(const uint32_t *sample, size_t m);
     void (**observer64)(const uint64_t *sample, size_t m);
@@ -265,6 +271,74 @@ static int adversary(const sorter *S, void *k, void *copy, size_t n)
     return 0;
 }
 
+/* Key a below key b as sorter S compares them (doubles, or integers
+ * signed or not). */
+static int key_below(const sorter *S, uint64_t a, uint64_t b, int is_signed)
+{
+    if (S->doubles) {
+        double x, y;
+        memcpy(&x, &a, 8);
+        memcpy(&y, &b, 8);
+        return x < y;
+    }
+    if (!is_signed) return a < b;
+    return S->bits == 32 ? (int32_t)(uint32_t)a < (int32_t)(uint32_t)b : (int64_t)a < (int64_t)b;
+}
+
+/* The sorter's partition (split32, split64) on a few sizes and
+ * distributions, around a drawn key, the least and the greatest, both
+ * ways (gt): the keys going left all below the pivot (at most it), the
+ * others not, and the same keys as before (sorted, they match). Returns
+ * the cases run. */
+static int split_checks(const sorter *S, void *k, void *ref, void *copy)
+{
+    const size_t sizes[] = {0, 1, 2, 17, 100, 257, 1000, 4099, 65537};
+    const int dists[] = {D_UNIFORM, D_SORTED, D_EQUAL, D_FEW3};
+    const size_t w = (size_t)S->bits / 8;
+    int cases = 0;
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++)
+            for (int t = S->doubles ? T_FLOAT : T_UNSIGNED; t <= (S->doubles ? T_FLOAT : T_SIGNED); t++)
+                for (int which = 0; which < 3; which++)
+                    for (int gt = 0; gt <= 1; gt++) {
+                        const size_t n = sizes[si];
+                        const int sg = t == T_SIGNED;
+                        fill(k, n, S->bits, t, dists[di], S->doubles);
+                        uint64_t p = n ? key_at(k, next32() % n, S->bits) : 7;
+                        for (size_t i = 0; i < n && which; i++) {
+                            const uint64_t x = key_at(k, i, S->bits);
+                            if (which == 1 ? key_below(S, x, p, sg) : key_below(S, p, x, sg)) p = x;
+                        }
+                        memcpy(copy, k, n * w);
+                        size_t left = SIZE_MAX;
+                        const int rc = S->bits == 32 ? S->split32(k, n, (uint32_t)p, sg, gt, &left)
+                                                     : S->split64(k, n, p, sg, gt, &left);
+                        int ok = rc == 0 && left <= n;
+                        for (size_t i = 0; ok && i < n; i++) {
+                            const uint64_t x = key_at(k, i, S->bits);
+                            const int goes_left = gt ? !key_below(S, p, x, sg) : key_below(S, x, p, sg);
+                            ok = goes_left == (i < left);
+                        }
+                        /* the same keys: both sorted by the sorter itself, checked above */
+                        if (ok) {
+                            memcpy(ref, k, n * w);
+                            sort_keys(S, ref, n, sg);
+                            sort_keys(S, copy, n, sg);
+                            ok = memcmp(ref, copy, n * w) == 0;
+                        }
+                        TU_CHECK(
+                            ok,
+                            "%s split %s %s n=%zu pivot %s gt=%d: rc %d, left %zu, keys misplaced or lost",
+                            S->name, type_name(S->bits, t), dist_name[dists[di]], n,
+                            which == 0       ? "drawn"
+                                : which == 1 ? "least"
+                                             : "greatest",
+                            gt, rc, left);
+                        cases++;
+                    }
+    return cases;
+}
+
 static void run_sorter(const sorter *S, int small)
 {
     const clock_t start = clock();
@@ -299,6 +373,10 @@ static void run_sorter(const sorter *S, int small)
                 run(S, k, ref, n, t, dist_name[d]);
                 cases++;
             }
+    void *copy = malloc(65537 * w);
+    if (copy) cases += split_checks(S, k, ref, copy);
+    TU_CHECK(copy != NULL, "out of memory");
+    free(copy);
     /* the depth limit: an adversarial input, then the same keys sorted */
     const size_t adv[] = {4099, 20000};
     for (size_t i = 0; i < sizeof adv / sizeof adv[0]; i++) {
@@ -374,7 +452,9 @@ int main(void)
     const int small = getenv("GPK_TEST_SMALL") && *getenv("GPK_TEST_SMALL") == '1';
     int ran = 0;
     /* the kernels this processor runs, natively; the others must refuse */
-    const size_t all = ((size_t)1 << 20) + 7;
+    /* the 64-bit builds every distribution up to 2^18 + 1 (and one case a
+     * type at 2^20 + 7): their qsort references dominate the test's time */
+    const size_t all = ((size_t)1 << 20) + 7, all64 = ((size_t)1 << 18) + 1;
     const struct {
         sorter s;
         int (*level)(void);
@@ -384,6 +464,7 @@ int main(void)
         {{.name = "avx2",
           .bits = 32,
           .sort32 = gpk__avx2_sort32,
+          .split32 = gpk__avx2_split32,
           .fallbacks = &gpk__avx2_sort_fallbacks,
           .observer32 = &gpk__avx2_sort_sample_observer,
           .max_n = all},
@@ -393,18 +474,20 @@ int main(void)
         {{.name = "avx2-64",
           .bits = 64,
           .sort64 = gpk__avx2_sort64,
+          .split64 = gpk__avx2_split64,
           .fallbacks = &gpk__avx2_sort64_fallbacks,
           .observer64 = &gpk__avx2_sort64_sample_observer,
-          .max_n = all},
+          .max_n = all64},
          gpk__avx2_sort_level,
          GPK_SIMD_AVX2,
          "AVX2 (or the portable level is forced)"},
         {{.name = "avx2-f64",
           .bits = 64,
           .sort64 = gpk__avx2_sort_f64,
+          .split64 = gpk__avx2_split_f64,
           .fallbacks = &gpk__avx2_sort_f64_fallbacks,
           .observer64 = &gpk__avx2_sort_f64_sample_observer,
-          .max_n = all,
+          .max_n = all64,
           .doubles = 1},
          gpk__avx2_sort_level,
          GPK_SIMD_AVX2,
@@ -412,6 +495,7 @@ int main(void)
         {{.name = "native",
           .bits = 32,
           .sort32 = gpk__avx512_sort32,
+          .split32 = gpk__avx512_split32,
           .fallbacks = &gpk__avx512_sort_fallbacks,
           .observer32 = &gpk__avx512_sort_sample_observer,
           .max_n = all},
@@ -421,18 +505,20 @@ int main(void)
         {{.name = "native-64",
           .bits = 64,
           .sort64 = gpk__avx512_sort64,
+          .split64 = gpk__avx512_split64,
           .fallbacks = &gpk__avx512_sort64_fallbacks,
           .observer64 = &gpk__avx512_sort64_sample_observer,
-          .max_n = all},
+          .max_n = all64},
          gpk__avx512_sort_level,
          GPK_SIMD_AVX512,
          "AVX-512 (or a lower level is forced)"},
         {{.name = "native-f64",
           .bits = 64,
           .sort64 = gpk__avx512_sort_f64,
+          .split64 = gpk__avx512_split_f64,
           .fallbacks = &gpk__avx512_sort_f64_fallbacks,
           .observer64 = &gpk__avx512_sort_f64_sample_observer,
-          .max_n = all,
+          .max_n = all64,
           .doubles = 1},
          gpk__avx512_sort_level,
          GPK_SIMD_AVX512,
@@ -465,18 +551,21 @@ int main(void)
         {.name = "SIMDe",
          .bits = 32,
          .sort32 = emu_sort32,
+         .split32 = emu_split32,
          .fallbacks = &emu_sort_fallbacks,
          .observer32 = &emu_sort_sample_observer,
          .max_n = emulated_n},
         {.name = "SIMDe-64",
          .bits = 64,
          .sort64 = emu_sort64,
+         .split64 = emu_split64,
          .fallbacks = &emu_sort64_fallbacks,
          .observer64 = &emu_sort64_sample_observer,
          .max_n = emulated_n},
         {.name = "SIMDe-f64",
          .bits = 64,
          .sort64 = emu_sort_f64,
+         .split64 = emu_split_f64,
          .fallbacks = &emu_sort_f64_fallbacks,
          .observer64 = &emu_sort_f64_sample_observer,
          .max_n = emulated_n,

@@ -8,6 +8,7 @@
 #endif
 #define gpk__avx512_sort_level emu_sort_level
 #define gpk__avx512_sort32 emu_sort32
+#define gpk__avx512_split32 emu_split32
 #define gpk__avx512_sort_fallbacks emu_sort_fallbacks
 #define gpk__avx512_sort_sample_observer emu_sort_sample_observer
 #include "../src/sort/vector_sort_avx512.c"

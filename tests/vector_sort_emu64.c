@@ -8,6 +8,7 @@
 #endif
 #define gpk__avx512_sort_level emu_sort_level
 #define gpk__avx512_sort64 emu_sort64
+#define gpk__avx512_split64 emu_split64
 #define gpk__avx512_sort64_fallbacks emu_sort64_fallbacks
 #define gpk__avx512_sort64_sample_observer emu_sort64_sample_observer
 #include "../src/sort/vector_sort64_avx512.c"

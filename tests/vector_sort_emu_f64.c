@@ -8,6 +8,7 @@
 #endif
 #define gpk__avx512_sort_level emu_sort_level
 #define gpk__avx512_sort_f64 emu_sort_f64
+#define gpk__avx512_split_f64 emu_split_f64
 #define gpk__avx512_sort_f64_fallbacks emu_sort_f64_fallbacks
 #define gpk__avx512_sort_f64_sample_observer emu_sort_f64_sample_observer
 #include "../src/sort/vector_sort_f64_avx512.c"

@@ -5,7 +5,7 @@
  * kernel's file, at its end, after it has defined (where it builds the
  * kernel; the last five always):
  *   INLINE, TARGET  its function attributes;
- *   SMALL_MAX       the largest range its network sorts;
+ *   SMALL_MAX       the largest range its network sorts (16 registers);
  *   less(a, b, s)   a below b;
  *   QUICK_VEC     its register type;
  *   pivot_of(keys, n, s, &flat), partition(keys, n, pivot, s, gt, &lo, &hi),
@@ -13,6 +13,8 @@
  *   QUICK_KEY        the key type (uint32_t or uint64_t), QUICK_KEY_BITS
  *                    its bits;
  *   QUICK_ENTRY      the entry's name (int f(QUICK_KEY *, size_t, int));
+ *   QUICK_SPLIT      the name of its one partition (int f(QUICK_KEY *,
+ *                    size_t, QUICK_KEY, int, int, size_t *));
  *   QUICK_LEVEL      its level function's name (int f(void), defined
  *                      by the file where the kernel is built);
  *   QUICK_ISA        the level at which the kernel runs;
@@ -137,6 +139,43 @@ INLINE void sort_rec(QUICK_KEY *keys, size_t n, unsigned depth, int s)
 TARGET static void sort_rec_u(QUICK_KEY *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 0); }
 TARGET static void sort_rec_i(QUICK_KEY *keys, size_t n, unsigned depth) { sort_rec(keys, n, depth, 1); }
 
+/* keys[0, n) partitioned around p, the keys going left counted to *left:
+ * the kernel's partition, or a scalar one for ranges too short for it. */
+INLINE void split(QUICK_KEY *keys, size_t n, QUICK_KEY p, int s, int gt, size_t *left)
+{
+    if (n > SMALL_MAX) {
+        QUICK_KEY lo, hi;
+        *left = partition(keys, n, p, s, gt, &lo, &hi);
+        return;
+    }
+    size_t i = 0, j = n;
+    for (;;) {
+        while (i < j && (gt ? !less(p, keys[i], s) : less(keys[i], p, s))) i++;
+        while (i < j && !(gt ? !less(p, keys[j - 1], s) : less(keys[j - 1], p, s))) j--;
+        if (i == j) break;
+        const QUICK_KEY t = keys[i];
+        keys[i] = keys[j - 1];
+        keys[j - 1] = t;
+    }
+    *left = i;
+}
+TARGET static void split_u(QUICK_KEY *keys, size_t n, QUICK_KEY p, int gt, size_t *left)
+{
+    split(keys, n, p, 0, gt, left);
+}
+TARGET static void split_i(QUICK_KEY *keys, size_t n, QUICK_KEY p, int gt, size_t *left)
+{
+    split(keys, n, p, 1, gt, left);
+}
+
+int QUICK_SPLIT(QUICK_KEY *keys, size_t n, QUICK_KEY pivot, int is_signed, int gt, size_t *left)
+{
+    if (QUICK_LEVEL() != QUICK_ISA) return -1;
+    if (is_signed) split_i(keys, n, pivot, gt, left);
+    else split_u(keys, n, pivot, gt, left);
+    return 0;
+}
+
 /* Past 2 log2(n) partitions a range is heap-sorted: no input is quadratic. */
 int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)
 {
@@ -156,6 +195,11 @@ int QUICK_LEVEL(void) { return GPK_SIMD_PORTABLE; }
 int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)
 {
     (void)keys, (void)n, (void)is_signed;
+    return -1;
+}
+int QUICK_SPLIT(QUICK_KEY *keys, size_t n, QUICK_KEY pivot, int is_signed, int gt, size_t *left)
+{
+    (void)keys, (void)n, (void)pivot, (void)is_signed, (void)gt, (void)left;
     return -1;
 }
 

@@ -755,6 +755,13 @@ typedef struct {
                             threads than asked (nested in a parallel region) */
 } team_barrier;
 
+static void team_barrier_init(team_barrier *b, unsigned threads)
+{
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->generation, 0);
+    atomic_init(&b->threads, threads);
+}
+
 static void team_wait(team_barrier *b)
 {
     const unsigned threads = atomic_load_explicit(&b->threads, memory_order_relaxed);
@@ -1883,13 +1890,16 @@ static int vector_keys_job(const gpk_radix_job *job)
 #define VECTOR_PAIR_BYTES ((size_t)32 << 20)
 #endif
 
-/* The limit for the job: every size where the AVX-512 quicksort sorts the
- * halves (two real cores of an AVX-512 host, u32 2^24: 1.16x numpy
- * against the radix team's 0.77x; docs/perf/radix.md, v20). */
-static size_t vector_pair_bytes(const gpk_radix_job *job, int avx512_halves)
+/* The limit for the job: every size where a quicksort splits the keys
+ * (quick_pair_sort) at AVX-512 (two real cores of an AVX-512 host, u32
+ * 2^24: 1.16x numpy against the radix team's 0.77x; docs/perf/radix.md,
+ * v20), or at AVX2 for 4-byte keys (this container's two vCPUs, u32 2^25
+ * 170 against 231 ms; 8-byte keys there lost to the radix team beyond
+ * VECTOR_PAIR_BYTES: i64 2^25 575 against 491; v22). */
+static size_t vector_pair_bytes(const gpk_radix_job *job, int split_every_size)
 {
     const long long forced = gpk__hook(gpk__test.cpu_vector_pair_bytes, -1);
-    if (forced < 0 && avx512_halves) return SIZE_MAX;
+    if (forced < 0 && split_every_size) return SIZE_MAX;
     const size_t bytes = forced < 0 ? VECTOR_PAIR_BYTES : (size_t)forced;
     return gpk_key_kind(job->key_type) == GPK_KEY_FLOAT ? 2 * bytes : bytes;
 }
@@ -2180,9 +2190,7 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter 
     const key_order ord = order_of(job);
     const void *input = job->src ? job->src : job->keys;
     team_barrier bar;
-    atomic_init(&bar.arrived, 0);
-    atomic_init(&bar.generation, 0);
-    atomic_init(&bar.threads, 2);
+    team_barrier_init(&bar, 2);
 #pragma omp parallel num_threads(2)
     {
         const int tid = omp_get_thread_num(), T = omp_get_num_threads();
@@ -2211,6 +2219,133 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter 
         }
     }
     return 0;
+}
+
+/* The quicksort `which` (quick_keys_job) of n unsigned sort keys of kw
+ * bytes in place, and its partition around pivot (gt: keys equal to it
+ * go left), the keys going left counted to *left. A refusal (a level
+ * forced lower meanwhile, in tests) falls back to qsort and a scalar
+ * partition. */
+static void quick_sort_mapped(int which, unsigned kw, void *keys, size_t n)
+{
+    const int rc = kw == 4 ? (which == QUICK_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32)(keys, n, 0)
+                           : (which == QUICK_AVX512 ? gpk__avx512_sort64 : gpk__avx2_sort64)(keys, n, 0);
+    if (rc != 0) qsort(keys, n, kw, kw == 4 ? cmp_u32 : cmp_u64);
+}
+static void quick_split_mapped(int which, unsigned kw, void *keys, size_t n, uint64_t pivot, int gt,
+                               size_t *left)
+{
+    const int rc = kw == 4
+        ? (which == QUICK_AVX512 ? gpk__avx512_split32 : gpk__avx2_split32)(keys, n, (uint32_t)pivot, 0, gt,
+                                                                            left)
+        : (which == QUICK_AVX512 ? gpk__avx512_split64 : gpk__avx2_split64)(keys, n, pivot, 0, gt, left);
+    if (rc == 0) return;
+    size_t i = 0;
+    for (size_t j = 0; j < n; j++) {
+        const uint64_t x = kw == 4 ? ((uint32_t *)keys)[j] : ((uint64_t *)keys)[j];
+        if (gt ? x > pivot : x >= pivot) continue;
+        if (kw == 4) {
+            ((uint32_t *)keys)[j] = ((uint32_t *)keys)[i];
+            ((uint32_t *)keys)[i] = (uint32_t)x;
+        } else {
+            ((uint64_t *)keys)[j] = ((uint64_t *)keys)[i];
+            ((uint64_t *)keys)[i] = x;
+        }
+        i++;
+    }
+    *left = i;
+}
+
+/* keys x[0, m) and y[0, m) of kw bytes exchanged (loops the compiler
+ * vectorises). */
+static void swap_keys(unsigned kw, void *x, void *y, size_t m)
+{
+    if (kw == 4) {
+        uint32_t *restrict a = x, *restrict b = y;
+        for (size_t i = 0; i < m; i++) {
+            const uint32_t t = a[i];
+            a[i] = b[i];
+            b[i] = t;
+        }
+    } else {
+        uint64_t *restrict a = x, *restrict b = y;
+        for (size_t i = 0; i < m; i++) {
+            const uint64_t t = a[i];
+            a[i] = b[i];
+            b[i] = t;
+        }
+    }
+}
+
+/* The pivot of quick_pair_sort: the median of PAIR_SAMPLE of the n sort
+ * keys at equal strides; *gt = 1 where it is also their least (so that
+ * its copies go left, and the left side is not empty). */
+#define PAIR_SAMPLE 1024
+static uint64_t pair_pivot(int which, unsigned kw, const void *keys, size_t n, int *gt)
+{
+    uint64_t sample[PAIR_SAMPLE];
+    const size_t m = n < PAIR_SAMPLE ? n : PAIR_SAMPLE, stride = n / m;
+    for (size_t i = 0; i < m; i++)
+        sample[i] = kw == 4 ? ((const uint32_t *)keys)[i * stride] : ((const uint64_t *)keys)[i * stride];
+    quick_sort_mapped(which, 8, sample, m);
+    *gt = sample[m / 2] == sample[0];
+    return sample[m / 2];
+}
+
+/* The job (quick_keys_job chose `which`) on a team of two, without a
+ * merge: each thread maps its half of the keys to their sort keys in the
+ * caller's array and, after the pivot is drawn (pair_pivot), partitions
+ * it with the quicksort's own partition; the keys that went right in the
+ * first half and left in the second are exchanged (at most half the
+ * keys), so that every key below the pivot comes first; then each thread
+ * sorts one side in place and unmaps it. Per key: a map, one partition
+ * level that the sides' sorts then need less, and part of an exchange,
+ * against vector_pair_sort's copy into the scratch and merge pass. The
+ * sides are as even as the sample's median makes them. Allocates
+ * nothing. */
+static void quick_pair_sort(const gpk_radix_job *job, int which)
+{
+    const size_t n = job->n, half = n / 2;
+    const unsigned kw = job->key_width;
+    const key_order ord = order_of(job);
+    const char *input = job->src ? job->src : job->keys;
+    char *keys = job->keys;
+    size_t left[2] = {0, 0};
+    uint64_t pivot = 0;
+    int gt = 0;
+    team_barrier bar;
+    team_barrier_init(&bar, 2);
+#pragma omp parallel num_threads(2)
+    {
+        const int tid = omp_get_thread_num(), T = omp_get_num_threads();
+        /* a team granted fewer threads: this one does both parts of each step */
+        atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
+        for (int part = tid; part < 2; part += T) {
+            const size_t lo = part ? half : 0, hi = part ? n : half;
+            uint64_t a, o;
+            if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, keys, lo, hi, &a, &o);
+            else if (job->src) memcpy(keys + lo * kw, input + lo * kw, (hi - lo) * kw);
+        }
+        team_wait(&bar);
+        if (tid == 0) pivot = pair_pivot(which, kw, keys, n, &gt);
+        team_wait(&bar);
+        for (int part = tid; part < 2; part += T) {
+            const size_t lo = part ? half : 0, hi = part ? n : half;
+            quick_split_mapped(which, kw, keys + lo * kw, hi - lo, pivot, gt, &left[part]);
+        }
+        team_wait(&bar);
+        /* [left0, half) went right, [half, half + left1) left: the first
+         * m of the one exchanged with the last m of the other */
+        const size_t a = left[0], b = left[1], m = half - a < b ? half - a : b;
+        const size_t m0 = m * (size_t)tid / (size_t)T, m1 = m * (size_t)(tid + 1) / (size_t)T;
+        swap_keys(kw, keys + (a + m0) * kw, keys + (half + b - m + m0) * kw, m1 - m0);
+        team_wait(&bar);
+        for (int part = tid; part < 2; part += T) {
+            const size_t lo = part ? a + b : 0, hi = part ? n : a + b;
+            quick_sort_mapped(which, kw, keys + lo * kw, hi - lo);
+            if (needs_mapping(&ord)) unmap_copy(&ord, kw, keys, keys, lo, hi);
+        }
+    }
 }
 
 /* The choices of one sort, made before anything is allocated, and the
@@ -2334,9 +2469,7 @@ static uint64_t *lay_out_scratch(const sort_plan *p, const gpk_radix_job *job, u
     S->hist = (size_t *)(scratch + p->keys_bytes + p->vals_bytes);
     S->radix_stride = p->radix;
     S->blocks = p->blocks;
-    atomic_init(&bar->arrived, 0);
-    atomic_init(&bar->generation, 0);
-    atomic_init(&bar->threads, 0);
+    team_barrier_init(bar, 0);
     S->bar = bar;
     S->wc_bytes = p->wc_bytes;
     uint64_t *ands = (uint64_t *)((unsigned char *)S->hist + p->hist_bytes);
@@ -2597,13 +2730,18 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         ctx->last_sort_path = quick_path;
         return GPK_OK;
     }
-    /* A team of two: halves by the quicksort that takes the keys, else by
-     * the vector sorter, then merged. */
-    const keys_sorter halves = quick ? quick_sorter(quick) : vector ? gpk__vector_sort : NULL;
-    if (halves && p.threads == 2 &&
-        job->n * job->key_width <= vector_pair_bytes(job, quick == QUICK_AVX512) &&
-        vector_pair_sort(ctx, job, halves) == 0) {
-        ctx->last_sort_path = quick ? quick_path : "radix-vector";
+    /* A team of two: split in two by the quicksort that takes the keys,
+     * each side sorted by one thread; else halves sorted by the vector
+     * sorter, then merged. */
+    if (quick && p.threads == 2 &&
+        job->n * job->key_width <= vector_pair_bytes(job, quick == QUICK_AVX512 || job->key_width == 4)) {
+        quick_pair_sort(job, quick);
+        ctx->last_sort_path = quick_path;
+        return GPK_OK;
+    }
+    if (vector && p.threads == 2 && job->n * job->key_width <= vector_pair_bytes(job, 0) &&
+        vector_pair_sort(ctx, job, gpk__vector_sort) == 0) {
+        ctx->last_sort_path = "radix-vector";
         return GPK_OK;
     }
     if (vector && p.threads == 1 && vector_sort_keys(job) == 0) {

@@ -56,16 +56,19 @@
 #if QUICK_KEY_BITS == 32
 #define QUICK_KEY uint32_t
 #define QUICK_ENTRY gpk__avx2_sort32
+#define QUICK_SPLIT gpk__avx2_split32
 #define QUICK_FALLBACKS gpk__avx2_sort_fallbacks
 #define SAMPLE_OBSERVER gpk__avx2_sort_sample_observer
 #elif defined(QUICK_DOUBLES)
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx2_sort_f64
+#define QUICK_SPLIT gpk__avx2_split_f64
 #define QUICK_FALLBACKS gpk__avx2_sort_f64_fallbacks
 #define SAMPLE_OBSERVER gpk__avx2_sort_f64_sample_observer
 #else
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx2_sort64
+#define QUICK_SPLIT gpk__avx2_split64
 #define QUICK_FALLBACKS gpk__avx2_sort64_fallbacks
 #define SAMPLE_OBSERVER gpk__avx2_sort64_sample_observer
 #endif
@@ -316,10 +319,9 @@ INLINE __m256i interleave_hi(__m256i a, __m256i b)
 #define NETWORK_IN(v, s) to_signed(v, s)
 #endif
 
-/* Ranges of at most this many keys go to the network (16 registers). */
-#ifndef SMALL_MAX
+/* Ranges of at most this many keys go to the network (16 registers: 32
+ * spill AVX2's 16 and were 20 % slower, docs/perf/radix.md, v22). */
 #define SMALL_MAX (16 * QUICK_LANES)
-#endif
 
 /* The lanes below c (0 <= c <= QUICK_LANES), as a mask for a masked load. */
 static const int32_t lane_ramp[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -46,16 +46,19 @@
 #if QUICK_KEY_BITS == 32
 #define QUICK_KEY uint32_t
 #define QUICK_ENTRY gpk__avx512_sort32
+#define QUICK_SPLIT gpk__avx512_split32
 #define QUICK_FALLBACKS gpk__avx512_sort_fallbacks
 #define SAMPLE_OBSERVER gpk__avx512_sort_sample_observer
 #elif defined(QUICK_DOUBLES)
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx512_sort_f64
+#define QUICK_SPLIT gpk__avx512_split_f64
 #define QUICK_FALLBACKS gpk__avx512_sort_f64_fallbacks
 #define SAMPLE_OBSERVER gpk__avx512_sort_f64_sample_observer
 #else
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx512_sort64
+#define QUICK_SPLIT gpk__avx512_split64
 #define QUICK_FALLBACKS gpk__avx512_sort64_fallbacks
 #define SAMPLE_OBSERVER gpk__avx512_sort64_sample_observer
 #endif
@@ -180,39 +183,76 @@ int gpk__avx512_sort_level(void)
 
 /* The width's instructions, each named for what it does; s = 1 compares
  * as signed integers, 0 as unsigned, and is a constant wherever these are
- * inlined. */
+ * inlined. EPI(op) and EPU(op) name an intrinsic at the width, signed
+ * and unsigned (_mm512_min_epi32, _mm512_min_epu64, ...), EPI_MASK and
+ * EPU_MASK the compares (_mm512_cmpgt_epi32_mask, ...). */
 #if QUICK_KEY_BITS == 32
 #define QUICK_LANES 16
+#define EPI(op) _mm512_##op##_epi32
+#define EPU(op) _mm512_##op##_epu32
+#define EPI_MASK(op) _mm512_##op##_epi32_mask
+#define EPU_MASK(op) _mm512_##op##_epu32_mask
 typedef __mmask16 lane_mask;
+typedef int reduced; /* what the reductions return */
 INLINE __m512i vset1(uint32_t x) { return _mm512_set1_epi32((int)x); }
-INLINE __m512i vmin(__m512i a, __m512i b, int s)
-{
-    return s ? _mm512_min_epi32(a, b) : _mm512_min_epu32(a, b);
-}
-INLINE __m512i vmax(__m512i a, __m512i b, int s)
-{
-    return s ? _mm512_max_epi32(a, b) : _mm512_max_epu32(a, b);
-}
+#else
+#define QUICK_LANES 8
+#define EPI(op) _mm512_##op##_epi64
+#define EPU(op) _mm512_##op##_epu64
+#define EPI_MASK(op) _mm512_##op##_epi64_mask
+#define EPU_MASK(op) _mm512_##op##_epu64_mask
+typedef __mmask8 lane_mask;
+typedef long long reduced;
+INLINE __m512i vset1(uint64_t x) { return _mm512_set1_epi64((long long)x); }
+#endif
+#ifdef QUICK_DOUBLES
+/* Doubles (neither NaN nor -0.0: gpk__avx512_sort_f64) compared as such;
+ * s plays no part. */
+#define PD(x) _mm512_castsi512_pd(x)
+INLINE __m512i vmin(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_min_pd(PD(a), PD(b))); }
+INLINE __m512i vmax(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_max_pd(PD(a), PD(b))); }
 /* Lanes of a at least b (gt = 0) or above b (gt = 1). */
-INLINE __mmask16 vcmp_right(__m512i a, __m512i b, int s, int gt)
+INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
 {
-    if (s) return gt ? _mm512_cmpgt_epi32_mask(a, b) : _mm512_cmpge_epi32_mask(a, b);
-    return gt ? _mm512_cmpgt_epu32_mask(a, b) : _mm512_cmpge_epu32_mask(a, b);
+    return gt ? _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GT_OQ) : _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GE_OQ);
 }
-INLINE __m512i vcompress(__mmask16 m, __m512i v) { return _mm512_maskz_compress_epi32(m, v); }
-INLINE __m512i vload_lanes(__m512i src, __mmask16 m, const uint32_t *p)
+/* The least (greatest) lane by less(). */
+INLINE uint64_t reduce_doubles(__m512i v, int max)
 {
-    return _mm512_mask_loadu_epi32(src, m, p);
+    uint64_t a[8];
+    _mm512_storeu_si512(a, v);
+    uint64_t r = a[0];
+    for (int i = 1; i < 8; i++)
+        if (max ? less(r, a[i], 0) : less(a[i], r, 0)) r = a[i];
+    return r;
 }
-INLINE void vstore_lanes(uint32_t *p, __mmask16 m, __m512i v) { _mm512_mask_storeu_epi32(p, m, v); }
-INLINE uint32_t vreduce_min(__m512i v, int s)
+INLINE uint64_t vreduce_min(__m512i v, int s) { return reduce_doubles(v, 0); }
+INLINE uint64_t vreduce_max(__m512i v, int s) { return reduce_doubles(v, 1); }
+#else
+INLINE __m512i vmin(__m512i a, __m512i b, int s) { return s ? EPI(min)(a, b) : EPU(min)(a, b); }
+INLINE __m512i vmax(__m512i a, __m512i b, int s) { return s ? EPI(max)(a, b) : EPU(max)(a, b); }
+/* Lanes of a at least b (gt = 0) or above b (gt = 1). */
+INLINE lane_mask vcmp_right(__m512i a, __m512i b, int s, int gt)
 {
-    return (uint32_t)(s ? _mm512_reduce_min_epi32(v) : (int)_mm512_reduce_min_epu32(v));
+    if (s) return gt ? EPI_MASK(cmpgt)(a, b) : EPI_MASK(cmpge)(a, b);
+    return gt ? EPU_MASK(cmpgt)(a, b) : EPU_MASK(cmpge)(a, b);
 }
-INLINE uint32_t vreduce_max(__m512i v, int s)
+INLINE QUICK_KEY vreduce_min(__m512i v, int s)
 {
-    return (uint32_t)(s ? _mm512_reduce_max_epi32(v) : (int)_mm512_reduce_max_epu32(v));
+    return (QUICK_KEY)(s ? EPI(reduce_min)(v) : (reduced)EPU(reduce_min)(v));
 }
+INLINE QUICK_KEY vreduce_max(__m512i v, int s)
+{
+    return (QUICK_KEY)(s ? EPI(reduce_max)(v) : (reduced)EPU(reduce_max)(v));
+}
+#endif
+INLINE __m512i vcompress(lane_mask m, __m512i v) { return EPI(maskz_compress)(m, v); }
+INLINE __m512i vload_lanes(__m512i src, lane_mask m, const QUICK_KEY *p)
+{
+    return EPI(mask_loadu)(src, m, p);
+}
+INLINE void vstore_lanes(QUICK_KEY *p, lane_mask m, __m512i v) { EPI(mask_storeu)(p, m, v); }
+#if QUICK_KEY_BITS == 32
 /* The pieces of quick_network.h. */
 INLINE __m512i lanes_xor(__m512i v, int d)
 {
@@ -246,63 +286,6 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
         a, _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8), b);
 }
 #else
-#define QUICK_LANES 8
-typedef __mmask8 lane_mask;
-INLINE __m512i vset1(uint64_t x) { return _mm512_set1_epi64((long long)x); }
-#ifdef QUICK_DOUBLES
-/* Doubles (neither NaN nor -0.0: gpk__avx512_sort_f64) compared as such;
- * s plays no part. */
-#define PD(x) _mm512_castsi512_pd(x)
-INLINE __m512i vmin(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_min_pd(PD(a), PD(b))); }
-INLINE __m512i vmax(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_max_pd(PD(a), PD(b))); }
-INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
-{
-    return gt ? _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GT_OQ) : _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GE_OQ);
-}
-#else
-INLINE __m512i vmin(__m512i a, __m512i b, int s)
-{
-    return s ? _mm512_min_epi64(a, b) : _mm512_min_epu64(a, b);
-}
-INLINE __m512i vmax(__m512i a, __m512i b, int s)
-{
-    return s ? _mm512_max_epi64(a, b) : _mm512_max_epu64(a, b);
-}
-INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
-{
-    if (s) return gt ? _mm512_cmpgt_epi64_mask(a, b) : _mm512_cmpge_epi64_mask(a, b);
-    return gt ? _mm512_cmpgt_epu64_mask(a, b) : _mm512_cmpge_epu64_mask(a, b);
-}
-#endif
-INLINE __m512i vcompress(__mmask8 m, __m512i v) { return _mm512_maskz_compress_epi64(m, v); }
-INLINE __m512i vload_lanes(__m512i src, __mmask8 m, const uint64_t *p)
-{
-    return _mm512_mask_loadu_epi64(src, m, p);
-}
-INLINE void vstore_lanes(uint64_t *p, __mmask8 m, __m512i v) { _mm512_mask_storeu_epi64(p, m, v); }
-#ifdef QUICK_DOUBLES
-/* The least (greatest) lane by less(). */
-INLINE uint64_t reduce_doubles(__m512i v, int max)
-{
-    uint64_t a[8];
-    _mm512_storeu_si512(a, v);
-    uint64_t r = a[0];
-    for (int i = 1; i < 8; i++)
-        if (max ? less(r, a[i], 0) : less(a[i], r, 0)) r = a[i];
-    return r;
-}
-INLINE uint64_t vreduce_min(__m512i v, int s) { return reduce_doubles(v, 0); }
-INLINE uint64_t vreduce_max(__m512i v, int s) { return reduce_doubles(v, 1); }
-#else
-INLINE uint64_t vreduce_min(__m512i v, int s)
-{
-    return (uint64_t)(s ? _mm512_reduce_min_epi64(v) : (long long)_mm512_reduce_min_epu64(v));
-}
-INLINE uint64_t vreduce_max(__m512i v, int s)
-{
-    return (uint64_t)(s ? _mm512_reduce_max_epi64(v) : (long long)_mm512_reduce_max_epu64(v));
-}
-#endif
 /* The pieces of quick_network.h: a 64-bit lane is two 32-bit ones. */
 INLINE __m512i lanes_xor(__m512i v, int d)
 {

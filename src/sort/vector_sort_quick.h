@@ -29,6 +29,18 @@ int gpk__avx2_sort32(uint32_t *keys, size_t n, int is_signed);
 int gpk__avx512_sort64(uint64_t *keys, size_t n, int is_signed);
 int gpk__avx2_sort64(uint64_t *keys, size_t n, int is_signed);
 
+/* The sorters' one partition: keys[0, n) reordered so that those below
+ * pivot (gt = 0; at most pivot, gt = 1) come first, *left their count,
+ * compared as the sort of the same name compares. 0, or -1 (keys
+ * untouched) where that sort would refuse. A team of two threads splits
+ * its keys so and sorts each side (radix_cpu.c, quick_pair_sort). */
+int gpk__avx512_split32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx2_split32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx512_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx2_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx512_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx2_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+
 /* Sort the doubles whose bits are keys[0, n) in place in ascending
  * order, compared as doubles in AVX2 (AVX-512) registers: no pass maps
  * them to sort keys and back, and in AVX2 a compare of doubles is one
