@@ -8,8 +8,9 @@
  *   SMALL_MAX       the largest range its network sorts (16 registers);
  *   less(a, b, s)   a below b;
  *   QUICK_VEC     its register type;
- *   pivot_of(keys, n, s, &flat), partition(keys, n, pivot, s, gt, &lo, &hi),
+ *   sort_sample(sample, r, s), partition(keys, n, pivot, s, gt, &lo, &hi),
  *   sort_small_r(keys, n, r, s)  (see either file);
+ *   SAMPLE_OBSERVER  its sample observer (vector_sort_quick.h);
  *   QUICK_KEY        the key type (uint32_t or uint64_t), QUICK_KEY_BITS
  *                    its bits;
  *   QUICK_ENTRY      the entry's name (int f(QUICK_KEY *, size_t, int));
@@ -26,6 +27,21 @@
  * s = 1 compares the keys as signed integers, 0 as unsigned. */
 
 #ifdef QUICK_KERNEL
+
+/* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
+ * strides, 64 from 4096 keys on, sorted by sort_sample; *flat: whether
+ * the sample's keys are all equal. */
+INLINE QUICK_KEY pivot_of(const QUICK_KEY *keys, size_t n, int s, int *flat)
+{
+    QUICK_KEY sample[64];
+    const size_t m = n >= 4096 ? 64 : 16, stride = n / m;
+    for (size_t i = 0; i < m; i++) sample[i] = keys[i * stride + stride / 2];
+    if (SAMPLE_OBSERVER) SAMPLE_OBSERVER(sample, m);
+    if (m == 16) sort_sample(sample, 16 / QUICK_LANES, s);
+    else sort_sample(sample, 64 / QUICK_LANES, s);
+    *flat = sample[0] == sample[m - 1];
+    return sample[m / 2];
+}
 
 /* keys[0, n) (n <= SMALL_MAX) sorted by sort_small_r in the fewest
  * registers that hold them. */

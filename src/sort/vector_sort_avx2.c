@@ -363,21 +363,6 @@ INLINE void sort_sample(QUICK_KEY *sample, int r, int s)
         _mm256_storeu_si256((__m256i *)(sample + QUICK_LANES * i), NETWORK_IN(v[i], s));
 }
 
-/* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
- * strides, 64 from 4096 keys on; *flat: whether the sample's keys are all
- * equal. */
-INLINE QUICK_KEY pivot_of(const QUICK_KEY *keys, size_t n, int s, int *flat)
-{
-    QUICK_KEY sample[64];
-    const size_t m = n >= 4096 ? 64 : 16, stride = n / m;
-    for (size_t i = 0; i < m; i++) sample[i] = keys[i * stride + stride / 2];
-    if (SAMPLE_OBSERVER) SAMPLE_OBSERVER(sample, m);
-    if (m == 16) sort_sample(sample, 16 / QUICK_LANES, s);
-    else sort_sample(sample, 64 / QUICK_LANES, s);
-    *flat = sample[0] == sample[m - 1];
-    return sample[m / 2];
-}
-
 /* Where the partition stands: keys [0, l) are written left, [r, n)
  * right; [lr, rr) not read yet. */
 typedef struct {
