@@ -143,9 +143,9 @@ GPK_API gpk_sort_algo gpk_last_sort_algo(const gpk_ctx *ctx);
 GPK_API const char *gpk_last_sort_path(const gpk_ctx *ctx);
 /* The instruction set the CPU backend's vectorised sort runs at on this
  * processor: "avx512", "avx2", "portable" (the radix passes alone), or,
- * where the library was built without Highway, "avx512 (4-byte keys;
- * without Highway)" or "avx2 (4-byte keys; without Highway)" (gpk's own
- * quicksorts of 4-byte keys alone) or "portable (without Highway)". */
+ * where the library was built without Highway, "avx512 (without
+ * Highway)" or "avx2 (without Highway)" (gpk's own quicksorts of 4- and
+ * 8-byte keys alone) or "portable (without Highway)". */
 GPK_API const char *gpk_cpu_sort_simd(void);
 GPK_API const char *gpk_sort_algo_name(gpk_sort_algo a);
 GPK_API gpk_status gpk_sort_algo_parse(const char *name, gpk_sort_algo *out);

@@ -1699,8 +1699,8 @@ const char *gpk_cpu_sort_simd(void)
 #ifdef GPK_HAVE_VECTOR_SORT
     return gpk__simd_level_name(gpk__vector_sort_level());
 #else
-    return gpk__radix_cpu_avx512_bytes() > 0 ? "avx512 (4-byte keys; without Highway)"
-        : gpk__radix_cpu_avx2_bytes() > 0    ? "avx2 (4-byte keys; without Highway)"
+    return gpk__radix_cpu_avx512_bytes() > 0 ? "avx512 (without Highway)"
+        : gpk__radix_cpu_avx2_bytes() > 0    ? "avx2 (without Highway)"
                                              : "portable (without Highway)";
 #endif
 }
