@@ -1,7 +1,8 @@
 /* The part of the vectorised quicksorts that neither the instruction set
  * nor the key width changes (vector_sort_avx2.c, vector_sort_avx512.c,
- * each built for 32- and 64-bit keys): the recursion, its depth limit and
- * the heap sort past it, and the entry point. Included once by each
+ * each built for 32- and 64-bit keys and for doubles): the pivot rule,
+ * the recursion, its depth limit and the heap sort past it, the entry
+ * point and the split (one partition). Included once by each
  * kernel's file, at its end, after it has defined (where it builds the
  * kernel; the last five always):
  *   INLINE, TARGET  its function attributes;

@@ -1647,15 +1647,16 @@ static gpk_status cache_sort(gpk_ctx *ctx, const gpk_radix_job *job, unsigned vw
 
 int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
 
-/* Up to this many bytes, 4-byte keys alone go to the AVX-512 quicksort
- * (vector_sort_quick.h) rather than vqsort, the AVX2 quicksort or the
- * radix passes: on a team of one thread the whole array, on a team of two
- * each half before the merge (vector_pair_sort). On one AVX-512 core it
+/* Up to this many bytes, 4- and 8-byte keys alone go to the AVX-512
+ * quicksort (vector_sort_quick.h) rather than vqsort, the AVX2 quicksort
+ * or the radix passes: on a team of one thread the whole array, on a team
+ * of two a side of one split (quick_pair_sort). On one AVX-512 core it
  * beat the radix passes from 2^10 to 2^24 keys, by 1.8-3.3x on uniform
  * keys (at worst 12 % behind, on all-equal floats), and vqsort up to 2^18
  * keys (by up to 15 %), losing to it by 4-17 % from 2^20
- * (docs/perf/radix.md, v20, v21). The test hook cpu_avx512_sort_bytes
- * overrides it. */
+ * (docs/perf/radix.md, v20, v21; 8-byte keys: u64 0.86-0.92x numpy
+ * against vqsort's 0.92-1.00x from 2^18, v22). The test hook
+ * cpu_avx512_sort_bytes overrides it. */
 #ifndef AVX512_SORT_BYTES
 #ifdef GPK_HAVE_VECTOR_SORT
 #define AVX512_SORT_BYTES CACHE_SORT_BYTES
@@ -1671,12 +1672,13 @@ size_t gpk__radix_cpu_avx512_bytes(void)
     return forced < 0 ? AVX512_SORT_BYTES : (size_t)forced;
 }
 
-/* Up to this many bytes, 4-byte keys alone that the AVX-512 quicksort
- * does not take go to the AVX2 quicksort (vector_sort_quick.h), at the
- * AVX2 level, or without Highway at any level that has AVX2 (where
- * vqsort's AVX-512 code is built in, it keeps those keys at the AVX-512
- * level): the whole array on a team of one thread, each half on a team
- * of two. On one AVX2 core it beats vqsort's AVX2 code from 2^12 to 2^24
+/* Up to this many bytes, 4- and 8-byte keys alone that the AVX-512
+ * quicksort does not take go to the AVX2 quicksort (vector_sort_quick.h;
+ * but where radix_wins), at the AVX2 level, or without Highway at any
+ * level that has AVX2 (where vqsort's AVX-512 code is built in, it keeps
+ * those keys at the AVX-512 level): the whole array on a team of one
+ * thread, a side of one split on a team of two. On one AVX2 core it
+ * beats vqsort's AVX2 code on 4-byte keys from 2^12 to 2^24
  * keys (u32 2^20 5.5 against 6.0 ms, 2^24 114 against 120) and the radix
  * passes at every size (docs/perf/radix.md, v19-v21). The test hook
  * cpu_avx2_sort_bytes overrides it. */
@@ -1751,7 +1753,7 @@ static int radix_wins(const gpk_radix_job *job)
 }
 
 /* Which vectorised quicksort takes the job on a team of one thread (on a
- * team of two, each half: vector_pair_sort): 4- or 8-byte keys alone,
+ * team of two, a side each: quick_pair_sort): 4- or 8-byte keys alone,
  * every bit compared, no path forced; the AVX-512 one (QUICK_AVX512) up to
  * gpk__radix_cpu_avx512_bytes of them, else the AVX2 one (QUICK_AVX2) up
  * to gpk__radix_cpu_avx2_bytes but where the radix passes win
@@ -2173,14 +2175,14 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /* The job (vector_keys_job) on a team of two: each thread maps its half of
- * the keys into the scratch, sorts it there with sort_half (ascending,
- * unsigned: the keys mapped), and, after one barrier, merges its half of
+ * the keys into the scratch, sorts it there with the vector sorter
+ * (ascending, unsigned: the keys mapped), and, after one barrier, merges its half of
  * the merged order into the caller's array, unmapping it: 4-byte keys in
  * AVX2 registers where the processor has them (merge_span_avx2: about a
  * third of the scalar merge's time a key), else merge_span. Per key: a
  * copy, a sort of n/2 and a merge, against the radix team's MSD pass and
  * bucket passes. 0, or -1 with nothing done (no scratch). */
-static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter sort_half)
+static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
 {
     const size_t n = job->n, half = n / 2;
     const unsigned kw = job->key_width;
@@ -2200,7 +2202,7 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job, keys_sorter 
             uint64_t a, o;
             if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, scratch, lo, hi, &a, &o);
             else memcpy(scratch + lo * kw, (const char *)input + lo * kw, (hi - lo) * kw);
-            if (sort_half(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
+            if (gpk__vector_sort(scratch + lo * kw, hi - lo, kw, 0, 0) != 0)
                 qsort(scratch + lo * kw, hi - lo, kw, kw == 4 ? cmp_u32 : cmp_u64);
         }
         if (T > 1) {
@@ -2740,7 +2742,7 @@ gpk_status gpk__radix_sort_cpu(gpk_ctx *ctx, const gpk_radix_job *job)
         return GPK_OK;
     }
     if (vector && p.threads == 2 && job->n * job->key_width <= vector_pair_bytes(job, 0) &&
-        vector_pair_sort(ctx, job, gpk__vector_sort) == 0) {
+        vector_pair_sort(ctx, job) == 0) {
         ctx->last_sort_path = "radix-vector";
         return GPK_OK;
     }

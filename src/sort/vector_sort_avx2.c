@@ -193,12 +193,6 @@ INLINE unsigned vgreater(__m256i a, __m256i b)
 {
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b)));
 }
-/* v's lanes in the order perm_table gives for the lane mask m. */
-INLINE __m256i vpermute(__m256i v, unsigned m)
-{
-    return _mm256_permutevar8x32_epi32(
-        v, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&perm_table[m])));
-}
 INLINE __m256i vload_low(const uint32_t *p, __m256i mask)
 {
     return _mm256_maskload_epi32((const int *)p, mask);
@@ -248,7 +242,7 @@ static const uint64_t perm_table[16] = {
 /* The 64-bit keys' instructions. AVX2 has neither a minimum nor a
  * maximum of 64-bit integers, nor an unsigned compare: a signed compare
  * and blends, and unsigned keys compared with their sign bits flipped
- * (the network runs on keys so flipped: network_keys). */
+ * (the network runs on keys so flipped: NETWORK_IN). */
 #ifdef QUICK_DOUBLES
 /* Doubles (neither NaN nor -0.0: gpk__avx2_sort_f64) compared as such,
  * by the instructions AVX2 has for them; s plays no part. */
@@ -273,11 +267,6 @@ INLINE unsigned vgreater(__m256i a, __m256i b)
     return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(a, b)));
 }
 #endif
-INLINE __m256i vpermute(__m256i v, unsigned m)
-{
-    return _mm256_permutevar8x32_epi32(
-        v, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&perm_table[m])));
-}
 INLINE __m256i vload_low(const uint64_t *p, __m256i mask)
 {
     return _mm256_maskload_epi64((const long long *)p, mask);
@@ -304,6 +293,13 @@ INLINE __m256i interleave_hi(__m256i a, __m256i b)
     return _mm256_permute2x128_si256(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b), 0x31);
 }
 #endif
+/* v's lanes in the order the width's perm_table gives for the lane mask m
+ * of the lanes going right. */
+INLINE __m256i vpermute(__m256i v, unsigned m)
+{
+    return _mm256_permutevar8x32_epi32(
+        v, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&perm_table[m])));
+}
 #include "quick_keys.h"
 #define QUICK_VEC __m256i
 #include "quick_network.h"
