@@ -6,7 +6,8 @@
  * kernel's file, at its end, after it has defined (where it builds the
  * kernel; the last five always):
  *   INLINE, TARGET  its function attributes;
- *   SMALL_MAX       the largest range its network sorts (16 registers);
+ *   SMALL_REGS      the most registers its network sorts (16 or 32), and
+ *   SMALL_MAX       the keys they hold, the largest range it sorts;
  *   less(a, b, s)   a below b;
  *   QUICK_VEC     its register type;
  *   sort_sample(sample, r, s), partition(keys, n, pivot, s, gt, &lo, &hi),
@@ -53,7 +54,12 @@ INLINE void sort_small(QUICK_KEY *keys, size_t n, int s)
     else if (n <= 2 * lanes) sort_small_r(keys, n, 2, s);
     else if (n <= 4 * lanes) sort_small_r(keys, n, 4, s);
     else if (n <= 8 * lanes) sort_small_r(keys, n, 8, s);
+#if SMALL_REGS == 32
+    else if (n <= 16 * lanes) sort_small_r(keys, n, 16, s);
+    else sort_small_r(keys, n, 32, s);
+#else
     else sort_small_r(keys, n, 16, s);
+#endif
 }
 __attribute__((noinline)) TARGET static void sort_small_u(QUICK_KEY *keys, size_t n)
 {

@@ -42,7 +42,7 @@ INLINE QUICK_VEC sort_register(QUICK_VEC v, int s)
     return v;
 }
 
-/* Registers v[0, r) (r = 1, 2, 4, 8 or 16) sorted ascending as one run of
+/* Registers v[0, r) (r = 1, 2, 4, 8, 16 or 32) sorted ascending as one run of
  * L r keys (L = QUICK_LANES; register i holding keys L i to L i + L - 1).
  * - A bitonic sort of the L r keys (each merge of k keys beginning with
  *   key e against key e ^ (k - 1), the flip, then e against e ^ j for j =
@@ -64,18 +64,18 @@ INLINE void sort_registers(QUICK_VEC *v, int r, int s)
         v[0] = sort_register(v[0], s);
         return;
     }
-    const int lr = r == 2 ? 1 : r == 4 ? 2 : r == 8 ? 3 : 4;         /* log2 r */
-    const int ll = QUICK_LANES == 16 ? 4 : QUICK_LANES == 8 ? 3 : 2; /* log2 L */
-#pragma GCC unroll 8
+    const int lr = r == 2 ? 1 : r == 4 ? 2 : r == 8 ? 3 : r == 16 ? 4 : 5; /* log2 r */
+    const int ll = QUICK_LANES == 16 ? 4 : QUICK_LANES == 8 ? 3 : 2;       /* log2 L */
+#pragma GCC unroll 16
     for (int kb = 1; kb <= lr + ll; kb++) {
         const int k = 1 << kb;
         if (k <= r) {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
             for (int i = 0; i < r; i++)
                 if (!(i & k / 2)) coex(&v[i], &v[i ^ (k - 1)], s);
         } else {
             const int kl = k / r; /* the flip's lane block */
-#pragma GCC unroll 8
+#pragma GCC unroll 16
             for (int i = 0; i < r / 2; i++) {
                 const QUICK_VEC a = v[i], b = lanes_reversed(v[r - 1 - i], kl);
                 const QUICK_VEC lo = vmin(a, b, s), hi = vmax(a, b, s);
@@ -87,24 +87,24 @@ INLINE void sort_registers(QUICK_VEC *v, int r, int s)
         for (int jb = kb - 2; jb >= 0; jb--) {
             const int j = 1 << jb;
             if (j >= r) {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
                 for (int i = 0; i < r; i++) v[i] = lane_layer(v[i], j / r, s);
             } else {
-#pragma GCC unroll 16
+#pragma GCC unroll 32
                 for (int i = 0; i < r; i++)
                     if (!(i & j)) coex(&v[i], &v[i + j], s);
             }
         }
     }
-#pragma GCC unroll 4
-    for (int round = 0; round < lr; round++) {
-        QUICK_VEC t[16];
 #pragma GCC unroll 8
+    for (int round = 0; round < lr; round++) {
+        QUICK_VEC t[32];
+#pragma GCC unroll 16
         for (int i = 0; i < r / 2; i++) {
             t[2 * i] = interleave_lo(v[i], v[i + r / 2]);
             t[2 * i + 1] = interleave_hi(v[i], v[i + r / 2]);
         }
-#pragma GCC unroll 16
+#pragma GCC unroll 32
         for (int i = 0; i < r; i++) v[i] = t[i];
     }
 }

@@ -317,7 +317,8 @@ INLINE __m256i vpermute(__m256i v, unsigned m)
 
 /* Ranges of at most this many keys go to the network (16 registers: 32
  * spill AVX2's 16 and were 20 % slower, docs/perf/radix.md, v22). */
-#define SMALL_MAX (16 * QUICK_LANES)
+#define SMALL_REGS 16
+#define SMALL_MAX (SMALL_REGS * QUICK_LANES)
 
 /* The lanes below c (0 <= c <= QUICK_LANES), as a mask for a masked load. */
 static const int32_t lane_ramp[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};

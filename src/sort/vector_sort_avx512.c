@@ -22,7 +22,7 @@
  *   thus finishes at least one key, and a run of equal keys costs one
  *   pass. A range whose sample is all one key is first read for another
  *   key (quick_driver.h, all_equal): all equal, it is done unwritten.
- * - At most SMALL_MAX keys: a bitonic network on up to 16 zmm registers,
+ * - At most SMALL_MAX keys: a bitonic network on up to 32 zmm registers,
  *   loaded with masks and padded with the greatest key.
  * - Past a depth of 2 log2(n) partitions a range is heap-sorted, so no
  *   input takes quadratic time.
@@ -178,8 +178,12 @@ int gpk__avx512_sort_level(void)
 
 #include "quick_keys.h"
 
-/* Vectors a block of the partition's main loop reads from one end. */
-#define UNROLL 4
+/* Vectors a block of the partition's main loop reads from one end: 8
+ * rather than 4 with the 32-register network below, 2-13 % less time
+ * (docs/perf/radix.md, v23). */
+#ifndef UNROLL
+#define UNROLL 8
+#endif
 
 /* The width's instructions, each named for what it does; s = 1 compares
  * as signed integers, 0 as unsigned, and is a constant wherever these are
@@ -318,8 +322,14 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
 #define QUICK_VEC __m512i
 #include "quick_network.h"
 
-/* Ranges of at most this many keys go to the network (16 registers). */
-#define SMALL_MAX (16 * QUICK_LANES)
+/* Ranges of at most SMALL_MAX keys go to the network, on up to
+ * SMALL_REGS registers: 32 (512 32-bit keys, 256 64-bit ones), a
+ * partition level fewer than 16 at 7-18 % less time over 2^12 to 2^24
+ * keys with UNROLL 8 (docs/perf/radix.md, v23); a build may set 16. */
+#ifndef SMALL_REGS
+#define SMALL_REGS 32
+#endif
+#define SMALL_MAX (SMALL_REGS * QUICK_LANES)
 
 /* The lanes of a register that hold keys k, ..., k + QUICK_LANES - 1 of n. */
 static inline lane_mask lanes_from(size_t k, size_t n)
@@ -331,13 +341,13 @@ static inline lane_mask lanes_from(size_t k, size_t n)
  * greatest key; masked loads and stores touch no memory past n. */
 INLINE void sort_small_r(QUICK_KEY *keys, size_t n, int r, int s)
 {
-    __m512i v[16];
+    __m512i v[SMALL_REGS];
     const __m512i pad = vset1(greatest(s));
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int i = 0; i < r; i++)
         v[i] = vload_lanes(pad, lanes_from(QUICK_LANES * (size_t)i, n), keys + QUICK_LANES * i);
     sort_registers(v, r, s);
-#pragma GCC unroll 16
+#pragma GCC unroll 32
     for (int i = 0; i < r; i++)
         vstore_lanes(keys + QUICK_LANES * i, lanes_from(QUICK_LANES * (size_t)i, n), v[i]);
 }
