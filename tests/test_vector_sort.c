@@ -8,17 +8,18 @@
  * all-equal, 2, 3 and 17 distinct values, organ pipe (64-bit keys spread
  * over all 64 bits, negative ones among the signed), and an input built
  * against the pivot rule, on which the depth limit's heap sort must run
- * (its counter says so). The builds for doubles compared as doubles
- * (gpk__avx2_sort_f64, gpk__avx512_sort_f64) on doubles as they are,
- * neither NaN nor -0.0 (their callers rule those out), against qsort
- * comparing doubles, on the same sizes and distributions. Also
+ * (its counter says so). The builds for floats and doubles compared as
+ * such (gpk__avx2_sort_f32, gpk__avx512_sort_f64, ...) on floats as they
+ * are, neither NaN nor -0.0 (their callers rule those out), against qsort
+ * comparing floats, on the same sizes and distributions. Also
  * gpk__avx2_merge32 against a scalar merge.
  *
  * The AVX2 kernels where this processor runs AVX2. The AVX-512 ones
  * twice where they can: the library's kernels where this processor runs
  * AVX-512 (elsewhere they must refuse, keys untouched), and the same
  * sources compiled on SIMDe's portable AVX-512 (GPK_HAVE_SIMDE:
- * vector_sort_emu32.c, vector_sort_emu64.c, vector_sort_emu_f64.c),
+ * vector_sort_emu32.c, vector_sort_emu64.c, vector_sort_emu_f32.c,
+ * vector_sort_emu_f64.c),
  * which run on any processor (smaller sizes: they are some 200 times
  * slower). GPK_TEST_SMALL=1: emulated sizes smaller still. Prints the
  * seed, and the cases each sorter ran. Exits 77 (skipped) when nothing
@@ -33,15 +34,18 @@
 #include <time.h>
 
 #ifdef GPK_HAVE_SIMDE
-/* The AVX-512 kernels on SIMDe (vector_sort_emu32.c, vector_sort_emu64.c). */
+/* The AVX-512 kernels on SIMDe (vector_sort_emu32.c and its siblings). */
 int emu_sort_level(void);
 int emu_sort32(uint32_t *keys, size_t n, int is_signed);
 int emu_sort64(uint64_t *keys, size_t n, int is_signed);
 int emu_sort_f64(uint64_t *keys, size_t n, int is_signed);
+int emu_sort_f32(uint32_t *keys, size_t n, int is_signed);
 int emu_split32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
 int emu_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
 int emu_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
-extern size_t emu_sort_fallbacks, emu_sort64_fallbacks, emu_sort_f64_fallbacks;
+int emu_split_f32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+extern size_t emu_sort_fallbacks, emu_sort64_fallbacks, emu_sort_f64_fallbacks, emu_sort_f32_fallbacks;
+extern void (*emu_sort_f32_sample_observer)(const uint32_t *sample, size_t m);
 extern void (*emu_sort_sample_observer)(const uint32_t *sample, size_t m);
 extern void (*emu_sort64_sample_observer)(const uint64_t *sample, size_t m);
 extern void (*emu_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
@@ -62,7 +66,7 @@ typedef struct {
     void (**observer32)(const uint32_t *sample, size_t m);
     void (**observer64)(const uint64_t *sample, size_t m);
     size_t max_n; /* the largest case but for one a type */
-    int doubles;  /* sorts doubles as they are (gpk__avx2_sort_f64), not sort keys */
+    int floats;   /* sorts floats or doubles as they are (gpk__avx2_sort_f64), not sort keys */
 } sorter;
 
 static int sort_keys(const sorter *S, void *k, size_t n, int is_signed)
@@ -112,6 +116,11 @@ static int cmp_i64(const void *a, const void *b)
     const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
+static int cmp_f32(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
 static int cmp_f64(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -151,19 +160,25 @@ static const uint64_t specials64[] = {0x7ff8000000000000ull, 0xfff8000000000000u
  * largest case's keys reaching bit 62 (so their doubles stay positive). */
 static uint64_t order_step(int bits) { return bits == 32 ? 977u : ((uint64_t)1 << 42) + 0x9E3779B1u; }
 
-/* The double of bits x made neither NaN (its exponent's top bit cleared)
- * nor -0.0 (+0.0 instead), as gpk__avx2_sort_f64 takes them. */
+/* The double (float) of bits x made neither NaN (its exponent's top bit
+ * cleared) nor -0.0 (+0.0 instead), as gpk__avx2_sort_f64
+ * (gpk__avx2_sort_f32) takes them. */
 static uint64_t plain_double(uint64_t x)
 {
     if ((x & ~(1ull << 63)) > 0x7ff0000000000000ull) x &= ~(1ull << 62);
     return x == 1ull << 63 ? 0 : x;
 }
+static uint32_t plain_float(uint32_t x)
+{
+    if ((x & ~(1u << 31)) > 0x7f800000u) x &= ~(1u << 30);
+    return x == 1u << 31 ? 0 : x;
+}
 
 /* n keys of `bits` bits, type t and distribution d into k: for floats,
  * their sort keys (the random ones with the specials above among them),
- * or for a sorter of doubles (`doubles`) the doubles' bits, made plain
- * (plain_double). */
-static void fill(void *k, size_t n, int bits, int t, int d, int doubles)
+ * or for a sorter of floats as they are (`floats`) their bits, made plain
+ * (plain_float, plain_double). */
+static void fill(void *k, size_t n, int bits, int t, int d, int floats)
 {
     const uint64_t mask = bits == 32 ? UINT32_MAX : UINT64_MAX, step = order_step(bits);
     /* 32-bit organ pipes count by 1, as they always have */
@@ -187,10 +202,10 @@ static void fill(void *k, size_t n, int bits, int t, int d, int doubles)
         x &= mask;
         if (t == T_FLOAT && bits == 32) {
             if (d == D_UNIFORM && next32() % 8 == 0) x = specials32[next32() % 10];
-            x = float_key((uint32_t)x);
+            x = floats ? plain_float((uint32_t)x) : float_key((uint32_t)x);
         } else if (t == T_FLOAT) {
             if (d == D_UNIFORM && next32() % 8 == 0) x = specials64[next32() % 10];
-            x = doubles ? plain_double(x) : double_key(x);
+            x = floats ? plain_double(x) : double_key(x);
         }
         set_key(k, i, bits, x);
     }
@@ -201,8 +216,8 @@ static int run(const sorter *S, void *k, void *ref, size_t n, int t, const char 
 {
     const size_t w = (size_t)S->bits / 8;
     memcpy(ref, k, n * w);
-    if (S->bits == 32) qsort(ref, n, w, t == T_SIGNED ? cmp_i32 : cmp_u32);
-    else qsort(ref, n, w, S->doubles ? cmp_f64 : t == T_SIGNED ? cmp_i64 : cmp_u64);
+    if (S->bits == 32) qsort(ref, n, w, S->floats ? cmp_f32 : t == T_SIGNED ? cmp_i32 : cmp_u32);
+    else qsort(ref, n, w, S->floats ? cmp_f64 : t == T_SIGNED ? cmp_i64 : cmp_u64);
     const int rc = sort_keys(S, k, n, t == T_SIGNED);
     const size_t at = tu_first_difference(k, ref, n, w);
     TU_CHECK(rc == 0 && at == n, "%s %s %s n=%zu: rc %d, first difference at %zu", S->name,
@@ -213,12 +228,12 @@ static int run(const sorter *S, void *k, void *ref, size_t n, int t, const char 
 /* The input built against the pivot rule (adversary below), of gas_bits
  * bits: gas keys are gas_base() + i * gas_step(), settled ones
  * rank * gas_step(); 64-bit keys thus differ in both halves. For a
- * sorter of doubles (gas_doubles) the gas starts at 2.0, so that every
- * key is a positive double, ordered as its bits. */
-static int gas_bits, gas_doubles;
+ * sorter of floats (gas_floats) the gas starts at 2.0, so that every
+ * key is a positive float, ordered as its bits. */
+static int gas_bits, gas_floats;
 static void *gas_keys;
 static size_t gas_ranked, gas_first_seen;
-static uint64_t gas_base(void) { return (uint64_t)1 << (gas_bits - 1 - gas_doubles); }
+static uint64_t gas_base(void) { return (uint64_t)1 << (gas_bits - 1 - gas_floats); }
 static uint64_t gas_step(void) { return gas_bits == 32 ? 1 : ((uint64_t)1 << 32) + 1; }
 static void see_key(uint64_t key)
 {
@@ -252,7 +267,7 @@ static void see_sample64(const uint64_t *sample, size_t m)
 static int adversary(const sorter *S, void *k, void *copy, size_t n)
 {
     gas_bits = S->bits;
-    gas_doubles = S->doubles;
+    gas_floats = S->floats;
     for (size_t i = 0; i < n; i++) set_key(k, i, S->bits, gas_base() + (uint64_t)i * gas_step());
     gas_keys = k;
     gas_ranked = 0;
@@ -271,11 +286,18 @@ static int adversary(const sorter *S, void *k, void *copy, size_t n)
     return 0;
 }
 
-/* Key a below key b as sorter S compares them (doubles, or integers
+/* Key a below key b as sorter S compares them (floats, or integers
  * signed or not). */
 static int key_below(const sorter *S, uint64_t a, uint64_t b, int is_signed)
 {
-    if (S->doubles) {
+    if (S->floats && S->bits == 32) {
+        float x, y;
+        const uint32_t a32 = (uint32_t)a, b32 = (uint32_t)b;
+        memcpy(&x, &a32, 4);
+        memcpy(&y, &b32, 4);
+        return x < y;
+    }
+    if (S->floats) {
         double x, y;
         memcpy(&x, &a, 8);
         memcpy(&y, &b, 8);
@@ -298,12 +320,12 @@ static int split_checks(const sorter *S, void *k, void *ref, void *copy)
     int cases = 0;
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
         for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++)
-            for (int t = S->doubles ? T_FLOAT : T_UNSIGNED; t <= (S->doubles ? T_FLOAT : T_SIGNED); t++)
+            for (int t = S->floats ? T_FLOAT : T_UNSIGNED; t <= (S->floats ? T_FLOAT : T_SIGNED); t++)
                 for (int which = 0; which < 3; which++)
                     for (int gt = 0; gt <= 1; gt++) {
                         const size_t n = sizes[si];
                         const int sg = t == T_SIGNED;
-                        fill(k, n, S->bits, t, dists[di], S->doubles);
+                        fill(k, n, S->bits, t, dists[di], S->floats);
                         uint64_t p = n ? key_at(k, next32() % n, S->bits) : 7;
                         for (size_t i = 0; i < n && which; i++) {
                             const uint64_t x = key_at(k, i, S->bits);
@@ -363,13 +385,13 @@ static void run_sorter(const sorter *S, int small)
         return;
     }
     int cases = 0;
-    for (int t = S->doubles ? T_FLOAT : 0; t < TYPES; t++)
+    for (int t = S->floats ? T_FLOAT : 0; t < TYPES; t++)
         for (int d = 0; d < DISTS; d++)
             for (int si = 0; si < ns; si++) {
                 const size_t n = sizes[si];
                 /* past max_n one uniform case a type, the largest */
                 if (n > S->max_n && (d != D_UNIFORM || si != ns - 1 || small)) continue;
-                fill(k, n, S->bits, t, d, S->doubles);
+                fill(k, n, S->bits, t, d, S->floats);
                 run(S, k, ref, n, t, dist_name[d]);
                 cases++;
             }
@@ -488,7 +510,18 @@ int main(void)
           .fallbacks = &gpk__avx2_sort_f64_fallbacks,
           .observer64 = &gpk__avx2_sort_f64_sample_observer,
           .max_n = all64,
-          .doubles = 1},
+          .floats = 1},
+         gpk__avx2_sort_level,
+         GPK_SIMD_AVX2,
+         "AVX2 (or the portable level is forced)"},
+        {{.name = "avx2-f32",
+          .bits = 32,
+          .sort32 = gpk__avx2_sort_f32,
+          .split32 = gpk__avx2_split_f32,
+          .fallbacks = &gpk__avx2_sort_f32_fallbacks,
+          .observer32 = &gpk__avx2_sort_f32_sample_observer,
+          .max_n = all64,
+          .floats = 1},
          gpk__avx2_sort_level,
          GPK_SIMD_AVX2,
          "AVX2 (or the portable level is forced)"},
@@ -519,7 +552,18 @@ int main(void)
           .fallbacks = &gpk__avx512_sort_f64_fallbacks,
           .observer64 = &gpk__avx512_sort_f64_sample_observer,
           .max_n = all64,
-          .doubles = 1},
+          .floats = 1},
+         gpk__avx512_sort_level,
+         GPK_SIMD_AVX512,
+         "AVX-512 (or a lower level is forced)"},
+        {{.name = "native-f32",
+          .bits = 32,
+          .sort32 = gpk__avx512_sort_f32,
+          .split32 = gpk__avx512_split_f32,
+          .fallbacks = &gpk__avx512_sort_f32_fallbacks,
+          .observer32 = &gpk__avx512_sort_f32_sample_observer,
+          .max_n = all64,
+          .floats = 1},
          gpk__avx512_sort_level,
          GPK_SIMD_AVX512,
          "AVX-512 (or a lower level is forced)"},
@@ -569,7 +613,15 @@ int main(void)
          .fallbacks = &emu_sort_f64_fallbacks,
          .observer64 = &emu_sort_f64_sample_observer,
          .max_n = emulated_n,
-         .doubles = 1},
+         .floats = 1},
+        {.name = "SIMDe-f32",
+         .bits = 32,
+         .sort32 = emu_sort_f32,
+         .split32 = emu_split_f32,
+         .fallbacks = &emu_sort_f32_fallbacks,
+         .observer32 = &emu_sort_f32_sample_observer,
+         .max_n = emulated_n,
+         .floats = 1},
     };
     for (size_t i = 0; i < sizeof emulated / sizeof emulated[0]; i++) run_sorter(&emulated[i], small);
     ran = 1;

@@ -212,7 +212,7 @@ int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)
 
 #else
 
-#if QUICK_KEY_BITS == 32 /* one level function for both widths */
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS) /* one level function for every build */
 int QUICK_LEVEL(void) { return GPK_SIMD_PORTABLE; }
 #endif
 int QUICK_ENTRY(QUICK_KEY *keys, size_t n, int is_signed)

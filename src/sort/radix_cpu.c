@@ -1652,17 +1652,14 @@ int gpk__radix_cpu_simd_level(void) { return gpk__vector_sort_level(); }
  * or the radix passes: on a team of one thread the whole array, on a team
  * of two a side of one split (quick_pair_sort). On one AVX-512 core it
  * beat the radix passes from 2^10 to 2^24 keys, by 1.8-3.3x on uniform
- * keys (at worst 12 % behind, on all-equal floats), and vqsort up to 2^18
- * keys (by up to 15 %), losing to it by 4-17 % from 2^20
- * (docs/perf/radix.md, v20, v21; 8-byte keys: u64 0.86-0.92x numpy
- * against vqsort's 0.92-1.00x from 2^18, v22). The test hook
- * cpu_avx512_sort_bytes overrides it. */
+ * keys (docs/perf/radix.md, v20, v21), and with its 32-register network
+ * it beats vqsort beyond the caches too: u32 2^20-2^24 0.95-0.96x numpy
+ * against 0.86-0.89x, f32 0.99-1.06x against 0.83-0.93x, f64 0.82-0.92x
+ * against 0.74-0.78x; u64 0.90-0.94x against 0.95-0.96x, within the
+ * two runs' spread (v23). The test hook cpu_avx512_sort_bytes overrides
+ * it. */
 #ifndef AVX512_SORT_BYTES
-#ifdef GPK_HAVE_VECTOR_SORT
-#define AVX512_SORT_BYTES CACHE_SORT_BYTES
-#else
 #define AVX512_SORT_BYTES SIZE_MAX
-#endif
 #endif
 
 size_t gpk__radix_cpu_avx512_bytes(void)
@@ -1827,36 +1824,51 @@ static int quick_avx512(void *keys, size_t n, unsigned width, int is_signed, int
 /* The quicksort quick_keys_job chose (not 0). */
 static keys_sorter quick_sorter(int which) { return which == QUICK_AVX512 ? quick_avx512 : quick_avx2; }
 
-/* Whether the doubles k[0, n) (their bits) hold neither NaN nor -0.0,
- * the two whose order as doubles is not their sort keys': read in blocks
- * the compiler vectorises, stopping at the first block with either. */
-static int plain_doubles(const uint64_t *k, size_t n)
-{
-    const uint64_t inf = 0x7FF0000000000000u, neg_zero = 0x8000000000000000u;
-    for (size_t i = 0; i < n; i += 256) {
-        const size_t end = n - i < 256 ? n : i + 256;
-        int odd = 0;
-        for (size_t j = i; j < end; j++) odd |= ((k[j] & ~neg_zero) > inf) | (k[j] == neg_zero);
-        if (odd) return 0;
+/* Whether the floats (kw 4) or doubles (kw 8) k[0, n) (their bits) hold
+ * neither NaN nor -0.0, the two whose order as floats is not their sort
+ * keys': read in blocks the compiler vectorises, stopping at the first
+ * block with either. */
+#define DEFINE_PLAIN_(W, INF)                                                                        \
+    static int plain_floats##W(const uint##W##_t *k, size_t n)                                       \
+    {                                                                                                \
+        const uint##W##_t inf = INF, neg_zero = (uint##W##_t)1 << (W - 1);                           \
+        for (size_t i = 0; i < n; i += 256) {                                                        \
+            const size_t end = n - i < 256 ? n : i + 256;                                            \
+            int odd = 0;                                                                             \
+            for (size_t j = i; j < end; j++) odd |= ((k[j] & ~neg_zero) > inf) | (k[j] == neg_zero); \
+            if (odd) return 0;                                                                       \
+        }                                                                                            \
+        return 1;                                                                                    \
     }
-    return 1;
+DEFINE_PLAIN_(32, 0x7F800000u)
+DEFINE_PLAIN_(64, 0x7FF0000000000000u)
+static int plain_floats(unsigned kw, const void *k, size_t n)
+{
+    return kw == 4 ? plain_floats32(k, n) : plain_floats64(k, n);
+}
+
+/* The floats (kw 4) or doubles of keys[0, n) sorted as such by the
+ * quicksort `which`; 0, or -1 (keys untouched) where it refuses. */
+static int quick_floats(int which, unsigned kw, void *keys, size_t n)
+{
+    if (kw == 4) return (which == QUICK_AVX512 ? gpk__avx512_sort_f32 : gpk__avx2_sort_f32)(keys, n, 0);
+    return (which == QUICK_AVX512 ? gpk__avx512_sort_f64 : gpk__avx2_sort_f64)(keys, n, 0);
 }
 
 /* The job sorted on this thread by the quicksort quick_keys_job chose
- * (not 0), as sort_keys_by; doubles that plain_doubles passes compared
- * as doubles, unmapped (gpk__avx2_sort_f64, gpk__avx512_sort_f64: at
+ * (not 0), as sort_keys_by; floats and doubles that plain_floats passes
+ * compared as such, unmapped (gpk__avx2_sort_f64 and its siblings: at
  * AVX2, f64 normal(0, 1) 2^16 0.58 against 0.73 ms as sort keys;
  * docs/perf/radix.md, v22). */
 static int sort_quick(const gpk_radix_job *job, int which)
 {
     const size_t n = job->n;
-    const uint64_t *input = (const uint64_t *)(job->src ? job->src : job->keys);
-    if (job->key_type == GPK_F64 && plain_doubles(input, n)) {
-        if (job->src) memcpy(job->keys, job->src, n * 8);
-        uint64_t *keys = (uint64_t *)job->keys;
-        if ((which == QUICK_AVX512 ? gpk__avx512_sort_f64(keys, n, 0) : gpk__avx2_sort_f64(keys, n, 0)) ==
-            0) {
-            if (job->descending) reverse_keys(8, job->keys, job->keys, n);
+    const unsigned kw = job->key_width;
+    const void *input = job->src ? job->src : job->keys;
+    if (gpk_key_kind(job->key_type) == GPK_KEY_FLOAT && plain_floats(kw, input, n)) {
+        if (job->src) memcpy(job->keys, job->src, n * kw);
+        if (quick_floats(which, kw, job->keys, n) == 0) {
+            if (job->descending) reverse_keys(kw, job->keys, job->keys, n);
             return 0;
         }
     }
@@ -2223,38 +2235,84 @@ static int vector_pair_sort(gpk_ctx *ctx, const gpk_radix_job *job)
     return 0;
 }
 
-/* The quicksort `which` (quick_keys_job) of n unsigned sort keys of kw
- * bytes in place, and its partition around pivot (gt: keys equal to it
- * go left), the keys going left counted to *left. A refusal (a level
- * forced lower meanwhile, in tests) falls back to qsort and a scalar
- * partition. */
-static void quick_sort_mapped(int which, unsigned kw, void *keys, size_t n)
+/* How a team of two compares the keys it splits (quick_pair_sort): as
+ * integers, signed or not, as they are (ascending integers); as floats
+ * or doubles as they are (ascending, neither NaN nor -0.0:
+ * plain_floats); else (descending orders, floats with either) as the
+ * unsigned sort keys they are mapped to in place and back. */
+enum { PAIR_INTEGERS, PAIR_FLOATS, PAIR_MAPPED };
+typedef struct {
+    int which, how, is_signed;
+    unsigned kw;
+} pair_order;
+
+static int cmp_i32(const void *x, const void *y)
 {
-    const int rc = kw == 4 ? (which == QUICK_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32)(keys, n, 0)
-                           : (which == QUICK_AVX512 ? gpk__avx512_sort64 : gpk__avx2_sort64)(keys, n, 0);
-    if (rc != 0) qsort(keys, n, kw, kw == 4 ? cmp_u32 : cmp_u64);
+    const int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+    return (a > b) - (a < b);
 }
-static void quick_split_mapped(int which, unsigned kw, void *keys, size_t n, uint64_t pivot, int gt,
-                               size_t *left)
+static int cmp_i64(const void *x, const void *y)
 {
-    const int rc = kw == 4
-        ? (which == QUICK_AVX512 ? gpk__avx512_split32 : gpk__avx2_split32)(keys, n, (uint32_t)pivot, 0, gt,
-                                                                            left)
-        : (which == QUICK_AVX512 ? gpk__avx512_split64 : gpk__avx2_split64)(keys, n, pivot, 0, gt, left);
-    if (rc == 0) return;
-    size_t i = 0;
-    for (size_t j = 0; j < n; j++) {
-        const uint64_t x = kw == 4 ? ((uint32_t *)keys)[j] : ((uint64_t *)keys)[j];
-        if (gt ? x > pivot : x >= pivot) continue;
-        if (kw == 4) {
-            ((uint32_t *)keys)[j] = ((uint32_t *)keys)[i];
-            ((uint32_t *)keys)[i] = (uint32_t)x;
-        } else {
-            ((uint64_t *)keys)[j] = ((uint64_t *)keys)[i];
-            ((uint64_t *)keys)[i] = x;
-        }
-        i++;
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+static int cmp_f32(const void *x, const void *y)
+{
+    const float a = *(const float *)x, b = *(const float *)y;
+    return (a > b) - (a < b);
+}
+static int cmp_f64(const void *x, const void *y)
+{
+    const double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+/* qsort's comparator for the order, where a quicksort refuses (a level
+ * forced lower meanwhile, in tests). */
+static int (*pair_cmp(const pair_order *o))(const void *, const void *)
+{
+    if (o->how == PAIR_FLOATS) return o->kw == 4 ? cmp_f32 : cmp_f64;
+    if (o->is_signed) return o->kw == 4 ? cmp_i32 : cmp_i64;
+    return o->kw == 4 ? cmp_u32 : cmp_u64;
+}
+
+/* keys[0, n) sorted in the order o by its quicksort (qsort if that
+ * refuses). */
+static void pair_sort(const pair_order *o, void *keys, size_t n)
+{
+    int rc;
+    if (o->how == PAIR_FLOATS) rc = quick_floats(o->which, o->kw, keys, n);
+    else if (o->kw == 4)
+        rc = (o->which == QUICK_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32)(keys, n, o->is_signed);
+    else rc = (o->which == QUICK_AVX512 ? gpk__avx512_sort64 : gpk__avx2_sort64)(keys, n, o->is_signed);
+    if (rc != 0) qsort(keys, n, o->kw, pair_cmp(o));
+}
+
+/* keys[0, n) partitioned in the order o around the key whose bits are
+ * pivot (gt: keys equal to it go left), the keys going left counted to
+ * *left, by the quicksort's own partition; where that refuses, sorted
+ * (pair_sort) and counted. */
+static void pair_split(const pair_order *o, void *keys, size_t n, uint64_t pivot, int gt, size_t *left)
+{
+    const int f = o->how == PAIR_FLOATS, s = o->is_signed, avx512 = o->which == QUICK_AVX512;
+    int rc;
+    if (o->kw == 4) {
+        int (*split)(uint32_t *, size_t, uint32_t, int, int, size_t *) = f
+            ? (avx512 ? gpk__avx512_split_f32 : gpk__avx2_split_f32)
+            : (avx512 ? gpk__avx512_split32 : gpk__avx2_split32);
+        rc = split(keys, n, (uint32_t)pivot, s, gt, left);
+    } else {
+        int (*split)(uint64_t *, size_t, uint64_t, int, int, size_t *) = f
+            ? (avx512 ? gpk__avx512_split_f64 : gpk__avx2_split_f64)
+            : (avx512 ? gpk__avx512_split64 : gpk__avx2_split64);
+        rc = split(keys, n, pivot, s, gt, left);
     }
+    if (rc == 0) return;
+    pair_sort(o, keys, n);
+    const uint32_t p32 = (uint32_t)pivot;
+    const void *p = o->kw == 4 ? (const void *)&p32 : (const void *)&pivot;
+    int (*cmp)(const void *, const void *) = pair_cmp(o);
+    size_t i = 0;
+    while (i < n && (gt ? cmp((char *)keys + i * o->kw, p) <= 0 : cmp((char *)keys + i * o->kw, p) < 0)) i++;
     *left = i;
 }
 
@@ -2279,40 +2337,50 @@ static void swap_keys(unsigned kw, void *x, void *y, size_t m)
     }
 }
 
-/* The pivot of quick_pair_sort: the median of PAIR_SAMPLE of the n sort
- * keys at equal strides; *gt = 1 where it is also their least (so that
- * its copies go left, and the left side is not empty). */
+/* The pivot of quick_pair_sort: the median of PAIR_SAMPLE of the n keys
+ * at equal strides, in the order o; *gt = 1 where it is also their least
+ * (so that its copies go left, and the left side is not empty). */
 #define PAIR_SAMPLE 1024
-static uint64_t pair_pivot(int which, unsigned kw, const void *keys, size_t n, int *gt)
+static uint64_t pair_pivot(const pair_order *o, const void *keys, size_t n, int *gt)
 {
-    uint64_t sample[PAIR_SAMPLE];
+    uint64_t sample[PAIR_SAMPLE]; /* kw bytes a key */
     const size_t m = n < PAIR_SAMPLE ? n : PAIR_SAMPLE, stride = n / m;
     for (size_t i = 0; i < m; i++)
-        sample[i] = kw == 4 ? ((const uint32_t *)keys)[i * stride] : ((const uint64_t *)keys)[i * stride];
-    quick_sort_mapped(which, 8, sample, m);
-    *gt = sample[m / 2] == sample[0];
-    return sample[m / 2];
+        memcpy((char *)sample + i * o->kw, (const char *)keys + i * stride * o->kw, o->kw);
+    pair_sort(o, sample, m);
+    uint64_t median = 0, least = 0;
+    memcpy(&median, (char *)sample + m / 2 * o->kw, o->kw);
+    memcpy(&least, sample, o->kw);
+    *gt = median == least; /* as bits: no two keys of another order are equal */
+    return median;
 }
 
 /* The job (quick_keys_job chose `which`) on a team of two, without a
- * merge: each thread maps its half of the keys to their sort keys in the
- * caller's array and, after the pivot is drawn (pair_pivot), partitions
- * it with the quicksort's own partition; the keys that went right in the
- * first half and left in the second are exchanged (at most half the
- * keys), so that every key below the pivot comes first; then each thread
- * sorts one side in place and unmaps it. Per key: a map, one partition
- * level that the sides' sorts then need less, and part of an exchange,
- * against vector_pair_sort's copy into the scratch and merge pass. The
- * sides are as even as the sample's median makes them. Allocates
- * nothing. */
+ * merge: each thread brings its half of the keys into the caller's array
+ * (mapped to sort keys only where pair_order says so) and, after the
+ * pivot is drawn (pair_pivot), partitions it with the quicksort's own
+ * partition; the keys that went right in the first half and left in the
+ * second are exchanged (at most half the keys), so that every key below
+ * the pivot comes first; then each thread sorts one side in place (and
+ * unmaps it). Per key: one partition level that the sides' sorts then
+ * need less, and part of an exchange, against vector_pair_sort's copy
+ * into the scratch and merge pass. The sides are as even as the sample's
+ * median makes them. Allocates nothing. */
 static void quick_pair_sort(const gpk_radix_job *job, int which)
 {
     const size_t n = job->n, half = n / 2;
     const unsigned kw = job->key_width;
     const key_order ord = order_of(job);
+    const int kind = gpk_key_kind(job->key_type);
+    const pair_order o = {which,
+                          job->descending             ? PAIR_MAPPED
+                              : kind == GPK_KEY_FLOAT ? PAIR_FLOATS
+                                                      : PAIR_INTEGERS,
+                          !job->descending && kind == GPK_KEY_SIGNED, kw};
     const char *input = job->src ? job->src : job->keys;
     char *keys = job->keys;
     size_t left[2] = {0, 0};
+    int plain[2] = {1, 1};
     uint64_t pivot = 0;
     int gt = 0;
     team_barrier bar;
@@ -2322,18 +2390,28 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
         const int tid = omp_get_thread_num(), T = omp_get_num_threads();
         /* a team granted fewer threads: this one does both parts of each step */
         atomic_store_explicit(&bar.threads, (unsigned)T, memory_order_relaxed);
+        if (o.how == PAIR_FLOATS) {
+            for (int part = tid; part < 2; part += T) {
+                const size_t lo = part ? half : 0, hi = part ? n : half;
+                plain[part] = plain_floats(kw, input + lo * kw, hi - lo);
+            }
+            team_wait(&bar);
+        }
+        /* floats with NaN or -0.0 in either half: both mapped */
+        pair_order mine = o;
+        if (o.how == PAIR_FLOATS && !(plain[0] && plain[1])) mine.how = PAIR_MAPPED;
         for (int part = tid; part < 2; part += T) {
             const size_t lo = part ? half : 0, hi = part ? n : half;
-            uint64_t a, o;
-            if (needs_mapping(&ord)) map_and_reduce(&ord, kw, input, keys, lo, hi, &a, &o);
+            uint64_t all_and, all_or;
+            if (mine.how == PAIR_MAPPED) map_and_reduce(&ord, kw, input, keys, lo, hi, &all_and, &all_or);
             else if (job->src) memcpy(keys + lo * kw, input + lo * kw, (hi - lo) * kw);
         }
         team_wait(&bar);
-        if (tid == 0) pivot = pair_pivot(which, kw, keys, n, &gt);
+        if (tid == 0) pivot = pair_pivot(&mine, keys, n, &gt);
         team_wait(&bar);
         for (int part = tid; part < 2; part += T) {
             const size_t lo = part ? half : 0, hi = part ? n : half;
-            quick_split_mapped(which, kw, keys + lo * kw, hi - lo, pivot, gt, &left[part]);
+            pair_split(&mine, keys + lo * kw, hi - lo, pivot, gt, &left[part]);
         }
         team_wait(&bar);
         /* [left0, half) went right, [half, half + left1) left: the first
@@ -2344,8 +2422,8 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
         team_wait(&bar);
         for (int part = tid; part < 2; part += T) {
             const size_t lo = part ? a + b : 0, hi = part ? n : a + b;
-            quick_sort_mapped(which, kw, keys + lo * kw, hi - lo);
-            if (needs_mapping(&ord)) unmap_copy(&ord, kw, keys, keys, lo, hi);
+            pair_sort(&mine, keys + lo * kw, hi - lo);
+            if (mine.how == PAIR_MAPPED) unmap_copy(&ord, kw, keys, keys, lo, hi);
         }
     }
 }

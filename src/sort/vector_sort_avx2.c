@@ -48,18 +48,25 @@
 #include <string.h>
 
 /* The keys this build of the file sorts: 32-bit integers here, 64-bit
- * ones where vector_sort64_avx2.c includes it, and doubles (QUICK_DOUBLES,
- * their bits as 64-bit keys) where vector_sort_f64_avx2.c does. */
+ * ones where vector_sort64_avx2.c includes it, and floats or doubles
+ * (QUICK_FLOATS, their bits as keys of their width) where
+ * vector_sort_f32_avx2.c or vector_sort_f64_avx2.c does. */
 #ifndef QUICK_KEY_BITS
 #define QUICK_KEY_BITS 32
 #endif
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && defined(QUICK_FLOATS)
+#define QUICK_KEY uint32_t
+#define QUICK_ENTRY gpk__avx2_sort_f32
+#define QUICK_SPLIT gpk__avx2_split_f32
+#define QUICK_FALLBACKS gpk__avx2_sort_f32_fallbacks
+#define SAMPLE_OBSERVER gpk__avx2_sort_f32_sample_observer
+#elif QUICK_KEY_BITS == 32
 #define QUICK_KEY uint32_t
 #define QUICK_ENTRY gpk__avx2_sort32
 #define QUICK_SPLIT gpk__avx2_split32
 #define QUICK_FALLBACKS gpk__avx2_sort_fallbacks
 #define SAMPLE_OBSERVER gpk__avx2_sort_sample_observer
-#elif defined(QUICK_DOUBLES)
+#elif defined(QUICK_FLOATS)
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx2_sort_f64
 #define QUICK_SPLIT gpk__avx2_split_f64
@@ -81,7 +88,7 @@ void (*SAMPLE_OBSERVER)(const QUICK_KEY *sample, size_t m);
 #define TARGET __attribute__((target("avx2,popcnt")))
 #define INLINE static inline __attribute__((always_inline)) TARGET
 
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS) /* one level function for every build */
 int gpk__avx2_sort_level(void)
 {
     const long long forced = gpk__hook(gpk__test.cpu_sort_simd, -1);
@@ -108,8 +115,8 @@ INLINE __m256i vset1(uint64_t x) { return _mm256_set1_epi64x((long long)x); }
 /* The sign bit flipped where s = 0: unsigned keys made signed, and back. */
 INLINE __m256i to_signed(__m256i v, int s)
 {
-#ifdef QUICK_DOUBLES
-    return v; /* compared as doubles */
+#ifdef QUICK_FLOATS
+    return v; /* compared as floats */
 #else
     return s ? v : _mm256_xor_si256(v, vset1((QUICK_KEY)1 << (QUICK_KEY_BITS - 1)));
 #endif
@@ -180,6 +187,18 @@ static const uint64_t perm_table[256] = {
 /* The 32-bit keys' instructions, each named for what it does; s = 1
  * compares as signed integers, 0 as unsigned, and is a constant wherever
  * these are inlined. */
+#ifdef QUICK_FLOATS
+/* Floats (neither NaN nor -0.0: gpk__avx2_sort_f32) compared as such;
+ * s plays no part. */
+#define PS(x) _mm256_castsi256_ps(x)
+INLINE __m256i vmin(__m256i a, __m256i b, int s) { return _mm256_castps_si256(_mm256_min_ps(PS(a), PS(b))); }
+INLINE __m256i vmax(__m256i a, __m256i b, int s) { return _mm256_castps_si256(_mm256_max_ps(PS(a), PS(b))); }
+/* a above b, lane by lane: a mask of the lanes. */
+INLINE unsigned vgreater(__m256i a, __m256i b)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(PS(a), PS(b), _CMP_GT_OQ));
+}
+#else
 INLINE __m256i vmin(__m256i a, __m256i b, int s)
 {
     return s ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
@@ -193,6 +212,7 @@ INLINE unsigned vgreater(__m256i a, __m256i b)
 {
     return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(a, b)));
 }
+#endif
 INLINE __m256i vload_low(const uint32_t *p, __m256i mask)
 {
     return _mm256_maskload_epi32((const int *)p, mask);
@@ -243,7 +263,7 @@ static const uint64_t perm_table[16] = {
  * maximum of 64-bit integers, nor an unsigned compare: a signed compare
  * and blends, and unsigned keys compared with their sign bits flipped
  * (the network runs on keys so flipped: NETWORK_IN). */
-#ifdef QUICK_DOUBLES
+#ifdef QUICK_FLOATS
 /* Doubles (neither NaN nor -0.0: gpk__avx2_sort_f64) compared as such,
  * by the instructions AVX2 has for them; s plays no part. */
 #define PD(x) _mm256_castsi256_pd(x)
@@ -307,7 +327,7 @@ INLINE __m256i vpermute(__m256i v, unsigned m)
 /* Where the network's comparisons cost least: 32-bit keys as they are
  * (AVX2 compares them unsigned too), 64-bit ones as signed integers,
  * unsigned keys flipped into them on the way in and out. */
-#if QUICK_KEY_BITS == 32 || defined(QUICK_DOUBLES)
+#if QUICK_KEY_BITS == 32 || defined(QUICK_FLOATS)
 #define NETWORK_S(s) (s)
 #define NETWORK_IN(v, s) (v)
 #else
@@ -432,7 +452,7 @@ INLINE size_t partition(QUICK_KEY *keys, size_t n, QUICK_KEY pivot, int s, int g
     return P.l + B.l;
 }
 
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS) /* the merge: 32-bit integers only */
 /* The next 8 keys of the sorted run r[0, n) from *i on: a last partial
  * register padded with UINT32_MAX, and all UINT32_MAX once the run is
  * used up. */
@@ -492,12 +512,12 @@ TARGET static void merge_runs(const uint32_t *a, size_t na, const uint32_t *b, s
     }
 }
 
-#endif /* QUICK_KEY_BITS == 32 */
+#endif /* the merge */
 
 #define QUICK_KERNEL 1
 #endif /* x86-64 and a GNU compiler */
 
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS)
 int gpk__avx2_merge32(const uint32_t *a, size_t na, const uint32_t *b, size_t nb, uint32_t *out, size_t count)
 {
 #ifdef QUICK_KERNEL

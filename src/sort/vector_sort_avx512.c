@@ -37,19 +37,25 @@
 #include <stdint.h>
 
 /* The keys this build of the file sorts: 32-bit integers here, 64-bit
- * ones where vector_sort64_avx512.c includes it, and doubles
- * (QUICK_DOUBLES, their bits as 64-bit keys) where vector_sort_f64_avx512.c
- * does. */
+ * ones where vector_sort64_avx512.c includes it, and floats or doubles
+ * (QUICK_FLOATS, their bits as keys of their width) where
+ * vector_sort_f32_avx512.c or vector_sort_f64_avx512.c does. */
 #ifndef QUICK_KEY_BITS
 #define QUICK_KEY_BITS 32
 #endif
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && defined(QUICK_FLOATS)
+#define QUICK_KEY uint32_t
+#define QUICK_ENTRY gpk__avx512_sort_f32
+#define QUICK_SPLIT gpk__avx512_split_f32
+#define QUICK_FALLBACKS gpk__avx512_sort_f32_fallbacks
+#define SAMPLE_OBSERVER gpk__avx512_sort_f32_sample_observer
+#elif QUICK_KEY_BITS == 32
 #define QUICK_KEY uint32_t
 #define QUICK_ENTRY gpk__avx512_sort32
 #define QUICK_SPLIT gpk__avx512_split32
 #define QUICK_FALLBACKS gpk__avx512_sort_fallbacks
 #define SAMPLE_OBSERVER gpk__avx512_sort_sample_observer
-#elif defined(QUICK_DOUBLES)
+#elif defined(QUICK_FLOATS)
 #define QUICK_KEY uint64_t
 #define QUICK_ENTRY gpk__avx512_sort_f64
 #define QUICK_SPLIT gpk__avx512_split_f64
@@ -145,7 +151,7 @@ static inline __mmask8 emu_cmpgt_epu64(__m512i x, __m512i y)
 #define _mm512_reduce_min_epi64(v) (int64_t) emu_reduce64(v, 1, 0)
 #define _mm512_reduce_max_epi64(v) (int64_t) emu_reduce64(v, 1, 1)
 
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS) /* one level function for every build */
 int gpk__avx512_sort_level(void)
 {
     const long long forced = gpk__hook(gpk__test.cpu_sort_simd, -1);
@@ -161,7 +167,7 @@ int gpk__avx512_sort_level(void)
 #define TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq")))
 #define INLINE static inline __attribute__((always_inline)) TARGET
 
-#if QUICK_KEY_BITS == 32
+#if QUICK_KEY_BITS == 32 && !defined(QUICK_FLOATS)
 int gpk__avx512_sort_level(void)
 {
     const int native = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
@@ -209,29 +215,41 @@ typedef __mmask8 lane_mask;
 typedef long long reduced;
 INLINE __m512i vset1(uint64_t x) { return _mm512_set1_epi64((long long)x); }
 #endif
-#ifdef QUICK_DOUBLES
-/* Doubles (neither NaN nor -0.0: gpk__avx512_sort_f64) compared as such;
- * s plays no part. */
-#define PD(x) _mm512_castsi512_pd(x)
-INLINE __m512i vmin(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_min_pd(PD(a), PD(b))); }
-INLINE __m512i vmax(__m512i a, __m512i b, int s) { return _mm512_castpd_si512(_mm512_max_pd(PD(a), PD(b))); }
+#ifdef QUICK_FLOATS
+/* Floats or doubles (neither NaN nor -0.0: gpk__avx512_sort_f32,
+ * gpk__avx512_sort_f64) compared as such; s plays no part. FP(op) names
+ * the intrinsic at the width (_mm512_min_ps, _mm512_min_pd, ...),
+ * FP_MASK the compare (_mm512_cmp_ps_mask, ...). */
+#if QUICK_KEY_BITS == 32
+#define FP(op) _mm512_##op##_ps
+#define FP_MASK(op) _mm512_##op##_ps_mask
+#define AS_FP(x) _mm512_castsi512_ps(x)
+#define FROM_FP(x) _mm512_castps_si512(x)
+#else
+#define FP(op) _mm512_##op##_pd
+#define FP_MASK(op) _mm512_##op##_pd_mask
+#define AS_FP(x) _mm512_castsi512_pd(x)
+#define FROM_FP(x) _mm512_castpd_si512(x)
+#endif
+INLINE __m512i vmin(__m512i a, __m512i b, int s) { return FROM_FP(FP(min)(AS_FP(a), AS_FP(b))); }
+INLINE __m512i vmax(__m512i a, __m512i b, int s) { return FROM_FP(FP(max)(AS_FP(a), AS_FP(b))); }
 /* Lanes of a at least b (gt = 0) or above b (gt = 1). */
-INLINE __mmask8 vcmp_right(__m512i a, __m512i b, int s, int gt)
+INLINE lane_mask vcmp_right(__m512i a, __m512i b, int s, int gt)
 {
-    return gt ? _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GT_OQ) : _mm512_cmp_pd_mask(PD(a), PD(b), _CMP_GE_OQ);
+    return gt ? FP_MASK(cmp)(AS_FP(a), AS_FP(b), _CMP_GT_OQ) : FP_MASK(cmp)(AS_FP(a), AS_FP(b), _CMP_GE_OQ);
 }
 /* The least (greatest) lane by less(). */
-INLINE uint64_t reduce_doubles(__m512i v, int max)
+INLINE QUICK_KEY reduce_floats(__m512i v, int max)
 {
-    uint64_t a[8];
+    QUICK_KEY a[QUICK_LANES];
     _mm512_storeu_si512(a, v);
-    uint64_t r = a[0];
-    for (int i = 1; i < 8; i++)
+    QUICK_KEY r = a[0];
+    for (int i = 1; i < QUICK_LANES; i++)
         if (max ? less(r, a[i], 0) : less(a[i], r, 0)) r = a[i];
     return r;
 }
-INLINE uint64_t vreduce_min(__m512i v, int s) { return reduce_doubles(v, 0); }
-INLINE uint64_t vreduce_max(__m512i v, int s) { return reduce_doubles(v, 1); }
+INLINE QUICK_KEY vreduce_min(__m512i v, int s) { return reduce_floats(v, 0); }
+INLINE QUICK_KEY vreduce_max(__m512i v, int s) { return reduce_floats(v, 1); }
 #else
 INLINE __m512i vmin(__m512i a, __m512i b, int s) { return s ? EPI(min)(a, b) : EPU(min)(a, b); }
 INLINE __m512i vmax(__m512i a, __m512i b, int s) { return s ? EPI(max)(a, b) : EPU(max)(a, b); }

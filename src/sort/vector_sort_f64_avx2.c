@@ -3,5 +3,5 @@
  * double instructions (a minimum, a maximum or a compare apiece, where
  * 64-bit integers take a compare and blends). */
 #define QUICK_KEY_BITS 64
-#define QUICK_DOUBLES 1
+#define QUICK_FLOATS 1
 #include "vector_sort_avx2.c"

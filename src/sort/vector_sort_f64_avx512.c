@@ -2,5 +2,5 @@
  * quicksort built for doubles, 8 to a register, compared by AVX-512's
  * double instructions, so that no pass maps them to sort keys and back. */
 #define QUICK_KEY_BITS 64
-#define QUICK_DOUBLES 1
+#define QUICK_FLOATS 1
 #include "vector_sort_avx512.c"

@@ -1,4 +1,5 @@
-/* The CPU sort's own vectorised sorters of 32-bit keys alone: one
+/* The CPU sort's own vectorised sorters of keys alone (32- and 64-bit
+ * integers, floats, doubles): one
  * quicksort design (vector_sort_avx512.c, its recursion shared through
  * quick_driver.h) in AVX-512 registers and in AVX2 registers
  * (vector_sort_avx2.c, for processors without AVX-512). Built on every
@@ -40,16 +41,20 @@ int gpk__avx512_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed,
 int gpk__avx2_split64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
 int gpk__avx512_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
 int gpk__avx2_split_f64(uint64_t *keys, size_t n, uint64_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx512_split_f32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
+int gpk__avx2_split_f32(uint32_t *keys, size_t n, uint32_t pivot, int is_signed, int gt, size_t *left);
 
-/* Sort the doubles whose bits are keys[0, n) in place in ascending
- * order, compared as doubles in AVX2 (AVX-512) registers: no pass maps
- * them to sort keys and back, and in AVX2 a compare of doubles is one
- * instruction where one of 64-bit integers takes three. The same order
- * as their sort keys' where no key is NaN or -0.0, which the caller
+/* Sort the doubles (floats) whose bits are keys[0, n) in place in
+ * ascending order, compared as such in AVX2 (AVX-512) registers: no pass
+ * maps them to sort keys and back, and in AVX2 a compare of doubles is
+ * one instruction where one of 64-bit integers takes three. The same
+ * order as their sort keys' where no key is NaN or -0.0, which the caller
  * rules out; is_signed is not read. 0, or -1 (keys untouched) as
  * gpk__avx2_sort64 (gpk__avx512_sort64). */
 int gpk__avx2_sort_f64(uint64_t *keys, size_t n, int is_signed);
 int gpk__avx512_sort_f64(uint64_t *keys, size_t n, int is_signed);
+int gpk__avx2_sort_f32(uint32_t *keys, size_t n, int is_signed);
+int gpk__avx512_sort_f32(uint32_t *keys, size_t n, int is_signed);
 
 /* out[0, count) = the count least keys of the sorted runs a[0, na) and
  * b[0, nb), compared as unsigned integers (count <= na + nb), in AVX2
@@ -72,5 +77,8 @@ extern void (*gpk__avx2_sort64_sample_observer)(const uint64_t *sample, size_t m
 extern size_t gpk__avx2_sort_f64_fallbacks, gpk__avx512_sort_f64_fallbacks;
 extern void (*gpk__avx2_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
 extern void (*gpk__avx512_sort_f64_sample_observer)(const uint64_t *sample, size_t m);
+extern size_t gpk__avx2_sort_f32_fallbacks, gpk__avx512_sort_f32_fallbacks;
+extern void (*gpk__avx2_sort_f32_sample_observer)(const uint32_t *sample, size_t m);
+extern void (*gpk__avx512_sort_f32_sample_observer)(const uint32_t *sample, size_t m);
 
 #endif
