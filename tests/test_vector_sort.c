@@ -19,11 +19,13 @@
  * AVX-512 (elsewhere they must refuse, keys untouched), and the same
  * sources compiled on SIMDe's portable AVX-512 (GPK_HAVE_SIMDE:
  * vector_sort_emu32.c, vector_sort_emu64.c, vector_sort_emu_f32.c,
- * vector_sort_emu_f64.c),
- * which run on any processor (smaller sizes: they are some 200 times
- * slower). GPK_TEST_SMALL=1: emulated sizes smaller still. Prints the
- * seed, and the cases each sorter ran. Exits 77 (skipped) when nothing
- * can run. */
+ * vector_sort_emu_f64.c), which run on any processor (smaller sizes:
+ * they are some 200 times slower), the 32-bit and doubles builds with
+ * the partition compressing to memory, the others in registers
+ * (cpu_compress_store). GPK_TEST_SMALL=1: emulated sizes smaller still.
+ * Prints the seed, and the cases each sorter ran. Exits 77 (skipped)
+ * when nothing can run. */
+#include "core/test_hooks.h"
 #include "sort/vector_sort_quick.h"
 #include "testutil.h"
 
@@ -67,6 +69,10 @@ typedef struct {
     void (**observer64)(const uint64_t *sample, size_t m);
     size_t max_n; /* the largest case but for one a type */
     int floats;   /* sorts floats or doubles as they are (gpk__avx2_sort_f64), not sort keys */
+    /* the AVX-512 partition's stores (cpu_compress_store: 1 compressed to
+     * memory, 0 in registers; 0 in the initializers below: the
+     * processor's choice) plus one */
+    int compress_store;
 } sorter;
 
 static int sort_keys(const sorter *S, void *k, size_t n, int is_signed)
@@ -598,14 +604,16 @@ int main(void)
          .split32 = emu_split32,
          .fallbacks = &emu_sort_fallbacks,
          .observer32 = &emu_sort_sample_observer,
-         .max_n = emulated_n},
+         .max_n = emulated_n,
+         .compress_store = 2},
         {.name = "SIMDe-64",
          .bits = 64,
          .sort64 = emu_sort64,
          .split64 = emu_split64,
          .fallbacks = &emu_sort64_fallbacks,
          .observer64 = &emu_sort64_sample_observer,
-         .max_n = emulated_n},
+         .max_n = emulated_n,
+         .compress_store = 1},
         {.name = "SIMDe-f64",
          .bits = 64,
          .sort64 = emu_sort_f64,
@@ -613,7 +621,8 @@ int main(void)
          .fallbacks = &emu_sort_f64_fallbacks,
          .observer64 = &emu_sort_f64_sample_observer,
          .max_n = emulated_n,
-         .floats = 1},
+         .floats = 1,
+         .compress_store = 2},
         {.name = "SIMDe-f32",
          .bits = 32,
          .sort32 = emu_sort_f32,
@@ -621,9 +630,16 @@ int main(void)
          .fallbacks = &emu_sort_f32_fallbacks,
          .observer32 = &emu_sort_f32_sample_observer,
          .max_n = emulated_n,
-         .floats = 1},
+         .floats = 1,
+         .compress_store = 1},
     };
-    for (size_t i = 0; i < sizeof emulated / sizeof emulated[0]; i++) run_sorter(&emulated[i], small);
+    for (size_t i = 0; i < sizeof emulated / sizeof emulated[0]; i++) {
+        gpk__test.cpu_compress_store = emulated[i].compress_store - 1;
+        printf("%s: partition compressed %s\n", emulated[i].name,
+               emulated[i].compress_store == 2 ? "to memory" : "in registers");
+        run_sorter(&emulated[i], small);
+    }
+    gpk__test.cpu_compress_store = GPK_HOOK_UNSET;
     ran = 1;
 #else
     printf("SIMDe: not found at configure time: not run\n");

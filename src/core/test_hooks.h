@@ -31,6 +31,9 @@ typedef struct gpk_test_hooks {
     /* keys up to this many bytes (floats: twice as many) on a team of two
      * sort as two halves and a merge (radix_cpu.c, VECTOR_PAIR_BYTES) */
     long long cpu_vector_pair_bytes;
+    /* the AVX-512 quicksort's partition: 1 compress-stores to memory, 0
+     * compresses in registers (vector_sort_avx512.c, compress_in_memory) */
+    int cpu_compress_store;
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -69,7 +72,8 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
+            GPK_HOOK_UNSET                                                                                  \
     }
 
 extern gpk_test_hooks gpk__test;

@@ -339,6 +339,8 @@ INLINE __m256i vpermute(__m256i v, unsigned m)
  * spill AVX2's 16 and were 20 % slower, docs/perf/radix.md, v22). */
 #define SMALL_REGS 16
 #define SMALL_MAX (SMALL_REGS * QUICK_LANES)
+/* The pivot's sample from 4096 keys on (quick_driver.h). */
+#define QUICK_SAMPLE 64
 
 /* The lanes below c (0 <= c <= QUICK_LANES), as a mask for a masked load. */
 static const int32_t lane_ramp[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -348,6 +348,10 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
 #define SMALL_REGS 32
 #endif
 #define SMALL_MAX (SMALL_REGS * QUICK_LANES)
+/* The pivot's sample from 4096 keys on (quick_driver.h): 256 keys (16 or
+ * 32 registers), a more even split than 64's, 0-18 % less time
+ * (docs/perf/radix.md, v23). */
+#define QUICK_SAMPLE 256
 
 /* The lanes of a register that hold keys k, ..., k + QUICK_LANES - 1 of n. */
 static inline lane_mask lanes_from(size_t k, size_t n)
@@ -373,7 +377,7 @@ INLINE void sort_small_r(QUICK_KEY *keys, size_t n, int r, int s)
 /* sample[0, QUICK_LANES r) sorted in r registers. */
 INLINE void sort_sample(QUICK_KEY *sample, int r, int s)
 {
-    __m512i v[64 / QUICK_LANES];
+    __m512i v[QUICK_SAMPLE / QUICK_LANES];
 #pragma GCC unroll 8
     for (int i = 0; i < r; i++) v[i] = _mm512_loadu_si512(sample + QUICK_LANES * i);
     sort_registers(v, r, s);
@@ -386,7 +390,25 @@ INLINE void sort_sample(QUICK_KEY *sample, int r, int s)
 typedef struct {
     size_t l, r;
     __m512i lo, hi; /* the least and greatest keys read, lane by lane */
+    int in_memory;  /* compress_in_memory() */
 } part_state;
+
+/* Whether the partition compress-stores each side's keys to memory
+ * (vpcompressd with a memory operand), as on Intel cores it is faster
+ * than compressing in registers and storing (u32 2^20-2^24 18 % less
+ * time, docs/perf/radix.md, v23), or compresses in registers, as on AMD
+ * cores, where the memory form is microcoded. The test hook
+ * cpu_compress_store forces either (1 memory, 0 registers). */
+static inline int compress_in_memory(void)
+{
+    const long long forced = gpk__hook(gpk__test.cpu_compress_store, -1);
+    if (forced >= 0) return forced != 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    return !__builtin_cpu_is("amd");
+#else
+    return 0;
+#endif
+}
 
 /* One register of keys into the partition: the lanes in `valid` below the
  * pivot (gt = 0) or at most it (gt = 1) to the left, the others to the
@@ -397,12 +419,19 @@ INLINE void part_register(QUICK_KEY *keys, part_state *P, __m512i v, __m512i pv,
     const lane_mask right = vcmp_right(v, pv, s, gt) & valid, left = (lane_mask)(~right & valid);
     /* one count: valid is a constant wherever this is inlined */
     const unsigned nr = (unsigned)__builtin_popcount(right), nl = (unsigned)__builtin_popcount(valid) - nr;
-    const __m512i L = vcompress(left, v), R = vcompress(right, v);
-    if (full) _mm512_storeu_si512(keys + P->l, L);
-    else vstore_lanes(keys + P->l, (lane_mask)((1u << nl) - 1), L);
-    P->l += nl;
-    P->r -= nr;
-    vstore_lanes(keys + P->r, (lane_mask)((1u << nr) - 1), R);
+    if (P->in_memory) {
+        EPI(mask_compressstoreu)(keys + P->l, left, v);
+        P->l += nl;
+        P->r -= nr;
+        EPI(mask_compressstoreu)(keys + P->r, right, v);
+    } else {
+        const __m512i L = vcompress(left, v), R = vcompress(right, v);
+        if (full) _mm512_storeu_si512(keys + P->l, L);
+        else vstore_lanes(keys + P->l, (lane_mask)((1u << nl) - 1), L);
+        P->l += nl;
+        P->r -= nr;
+        vstore_lanes(keys + P->r, (lane_mask)((1u << nr) - 1), R);
+    }
     P->lo = vmin(P->lo, v, s);
     P->hi = vmax(P->hi, v, s);
 }
@@ -422,7 +451,7 @@ INLINE size_t partition(QUICK_KEY *keys, size_t n, QUICK_KEY pivot, int s, int g
                         QUICK_KEY *hi)
 {
     const __m512i pv = vset1(pivot);
-    part_state P = {0, n, pv, pv};
+    part_state P = {0, n, pv, pv, compress_in_memory()};
     const size_t rem = n % QUICK_LANES, rr = n - rem;
     const __m512i tail = vload_lanes(pv, lanes_from(0, rem), keys + rr);
     __m512i held[2 * UNROLL];
