@@ -1,6 +1,7 @@
-/* gpk__avx2_sort32, gpk__avx2_sort64, gpk__avx2_sort_f64
- * (vector_sort_quick.h): a quicksort of 32-bit keys (8 to a register),
- * 64-bit keys or doubles (4) in AVX2 registers, the design of
+/* gpk__avx2_sort32, gpk__avx2_sort64, gpk__avx2_sort_f32,
+ * gpk__avx2_sort_f64 (vector_sort_quick.h): a quicksort of 32-bit keys or
+ * floats (8 to a register), 64-bit keys or doubles (4) in AVX2
+ * registers, the design of
  * vector_sort_avx512.c. The two files mirror each other function for
  * function (the heap sort, the pivot rule, the recursion and the depth
  * limit are shared code: quick_driver.h, quick_network.h, quick_reads.h,

@@ -1,6 +1,7 @@
-/* gpk__avx512_sort32, gpk__avx512_sort64, gpk__avx512_sort_f64
- * (vector_sort_quick.h): a quicksort of 32-bit keys (16 to a register),
- * 64-bit keys or doubles (8) in AVX-512 registers, where a sort's set-up
+/* gpk__avx512_sort32, gpk__avx512_sort64, gpk__avx512_sort_f32,
+ * gpk__avx512_sort_f64 (vector_sort_quick.h): a quicksort of 32-bit keys
+ * or floats (16 to a register), 64-bit keys or doubles (8) in AVX-512
+ * registers, where a sort's set-up
  * and each partition's fixed costs matter. Each key width's instructions
  * sit in one block, named for what they do (vmin, vcompress, ...); the
  * code after it is the same for every width.
@@ -10,11 +11,11 @@
  *   below. The partition is in place: 2 * UNROLL vectors from both ends
  *   are held in registers first, so that each later block of UNROLL
  *   vectors is read from the end with less room written back (the room
- *   on each side then holds a whole vector's store), and every vector is
- *   compressed in registers into its keys below the pivot and the rest,
- *   stored to the left and the right write positions. Registers are
- *   compressed and stored (a full store on the left, a masked one on the
- *   right) rather than compress-stored to memory, which is slow on AMD.
+ *   on each side then holds a whole vector's store), and every vector's
+ *   keys below the pivot and the rest go to the left and the right write
+ *   positions: compress-stored to memory, or on AMD cores, where that
+ *   form is microcoded, compressed in registers and stored (a full store
+ *   on the left, a masked one on the right; compress_in_memory).
  * - Keys below the pivot go left, the rest right; the partition also
  *   finds the range's least and greatest key. All keys equal: done. The
  *   pivot the least key (nothing went left): a second partition moves the
