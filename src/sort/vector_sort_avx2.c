@@ -188,18 +188,7 @@ static const uint64_t perm_table[256] = {
 /* The 32-bit keys' instructions, each named for what it does; s = 1
  * compares as signed integers, 0 as unsigned, and is a constant wherever
  * these are inlined. */
-#ifdef QUICK_FLOATS
-/* Floats (neither NaN nor -0.0: gpk__avx2_sort_f32) compared as such;
- * s plays no part. */
-#define PS(x) _mm256_castsi256_ps(x)
-INLINE __m256i vmin(__m256i a, __m256i b, int s) { return _mm256_castps_si256(_mm256_min_ps(PS(a), PS(b))); }
-INLINE __m256i vmax(__m256i a, __m256i b, int s) { return _mm256_castps_si256(_mm256_max_ps(PS(a), PS(b))); }
-/* a above b, lane by lane: a mask of the lanes. */
-INLINE unsigned vgreater(__m256i a, __m256i b)
-{
-    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(PS(a), PS(b), _CMP_GT_OQ));
-}
-#else
+#ifndef QUICK_FLOATS /* floats: after both widths' blocks */
 INLINE __m256i vmin(__m256i a, __m256i b, int s)
 {
     return s ? _mm256_min_epi32(a, b) : _mm256_min_epu32(a, b);
@@ -264,17 +253,7 @@ static const uint64_t perm_table[16] = {
  * maximum of 64-bit integers, nor an unsigned compare: a signed compare
  * and blends, and unsigned keys compared with their sign bits flipped
  * (the network runs on keys so flipped: NETWORK_IN). */
-#ifdef QUICK_FLOATS
-/* Doubles (neither NaN nor -0.0: gpk__avx2_sort_f64) compared as such,
- * by the instructions AVX2 has for them; s plays no part. */
-#define PD(x) _mm256_castsi256_pd(x)
-INLINE __m256i vmin(__m256i a, __m256i b, int s) { return _mm256_castpd_si256(_mm256_min_pd(PD(a), PD(b))); }
-INLINE __m256i vmax(__m256i a, __m256i b, int s) { return _mm256_castpd_si256(_mm256_max_pd(PD(a), PD(b))); }
-INLINE unsigned vgreater(__m256i a, __m256i b)
-{
-    return (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(PD(a), PD(b), _CMP_GT_OQ));
-}
-#else
+#ifndef QUICK_FLOATS /* doubles: after both widths' blocks */
 INLINE __m256i vmin(__m256i a, __m256i b, int s)
 {
     return _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(to_signed(a, s), to_signed(b, s)));
@@ -312,6 +291,29 @@ INLINE __m256i interleave_lo(__m256i a, __m256i b)
 INLINE __m256i interleave_hi(__m256i a, __m256i b)
 {
     return _mm256_permute2x128_si256(_mm256_unpacklo_epi64(a, b), _mm256_unpackhi_epi64(a, b), 0x31);
+}
+#endif
+#ifdef QUICK_FLOATS
+/* Floats or doubles (neither NaN nor -0.0: gpk__avx2_sort_f32,
+ * gpk__avx2_sort_f64) compared as such, by the instructions AVX2 has for
+ * them (one each, where 64-bit integers take a compare and blends); s
+ * plays no part. FP(op) names the intrinsic at the width (_mm256_min_ps,
+ * _mm256_min_pd, ...). */
+#if QUICK_KEY_BITS == 32
+#define FP(op) _mm256_##op##_ps
+#define AS_FP(x) _mm256_castsi256_ps(x)
+#define FROM_FP(x) _mm256_castps_si256(x)
+#else
+#define FP(op) _mm256_##op##_pd
+#define AS_FP(x) _mm256_castsi256_pd(x)
+#define FROM_FP(x) _mm256_castpd_si256(x)
+#endif
+INLINE __m256i vmin(__m256i a, __m256i b, int s) { return FROM_FP(FP(min)(AS_FP(a), AS_FP(b))); }
+INLINE __m256i vmax(__m256i a, __m256i b, int s) { return FROM_FP(FP(max)(AS_FP(a), AS_FP(b))); }
+/* a above b, lane by lane: a mask of the lanes. */
+INLINE unsigned vgreater(__m256i a, __m256i b)
+{
+    return (unsigned)FP(movemask)(FP(cmp)(AS_FP(a), AS_FP(b), _CMP_GT_OQ));
 }
 #endif
 /* v's lanes in the order the width's perm_table gives for the lane mask m
