@@ -343,15 +343,15 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
 
 /* Ranges of at most SMALL_MAX keys go to the network, on up to
  * SMALL_REGS registers: 32 (512 32-bit keys, 256 64-bit ones), a
- * partition level fewer than 16 at 7-18 % less time over 2^12 to 2^24
+ * partition level fewer than 16 at 3-18 % less time over 2^12 to 2^24
  * keys with UNROLL 8 (docs/perf/radix.md, v23); a build may set 16. */
 #ifndef SMALL_REGS
 #define SMALL_REGS 32
 #endif
 #define SMALL_MAX (SMALL_REGS * QUICK_LANES)
 /* The pivot's sample from 4096 keys on (quick_driver.h): 256 keys (16 or
- * 32 registers), a more even split than 64's, 0-18 % less time
- * (docs/perf/radix.md, v23). */
+ * 32 registers), a more even split than 64's: with compress-store up to
+ * 18 % less time, 7 % more at u32 2^24 (docs/perf/radix.md, v23). */
 #define QUICK_SAMPLE 256
 
 /* The lanes of a register that hold keys k, ..., k + QUICK_LANES - 1 of n. */
