@@ -2279,11 +2279,8 @@ static int (*pair_cmp(const pair_order *o))(const void *, const void *)
  * refuses). */
 static void pair_sort(const pair_order *o, void *keys, size_t n)
 {
-    int rc;
-    if (o->how == PAIR_FLOATS) rc = quick_floats(o->which, o->kw, keys, n);
-    else if (o->kw == 4)
-        rc = (o->which == QUICK_AVX512 ? gpk__avx512_sort32 : gpk__avx2_sort32)(keys, n, o->is_signed);
-    else rc = (o->which == QUICK_AVX512 ? gpk__avx512_sort64 : gpk__avx2_sort64)(keys, n, o->is_signed);
+    const int rc = o->how == PAIR_FLOATS ? quick_floats(o->which, o->kw, keys, n)
+                                         : quick_sorter(o->which)(keys, n, o->kw, o->is_signed, 0);
     if (rc != 0) qsort(keys, n, o->kw, pair_cmp(o));
 }
 
