@@ -6,7 +6,9 @@
  * kernel's file, at its end, after it has defined (where it builds the
  * kernel; the last five always):
  *   INLINE, TARGET  its function attributes;
- *   QUICK_SAMPLE    the pivot's sample from 4096 keys on (64 or 256);
+ *   QUICK_SAMPLE    the pivot's sample from QUICK_SAMPLE_FROM keys on (64
+ *                   or 256; 64 keys from 4096 to there; a file may leave
+ *                   QUICK_SAMPLE_FROM at 4096);
  *   SMALL_REGS      the most registers its network sorts (16 or 32), and
  *   SMALL_MAX       the keys they hold, the largest range it sorts;
  *   less(a, b, s)   a below b;
@@ -32,15 +34,20 @@
 #ifdef QUICK_KERNEL
 
 /* The median of a sample of keys[0, n) (n > SMALL_MAX): 16 keys at equal
- * strides, QUICK_SAMPLE from 4096 keys on, sorted by sort_sample; *flat:
- * whether the sample's keys are all equal. */
+ * strides, 64 from 4096 keys on, QUICK_SAMPLE from QUICK_SAMPLE_FROM on,
+ * sorted by sort_sample; *flat: whether the sample's keys are all
+ * equal. */
+#ifndef QUICK_SAMPLE_FROM
+#define QUICK_SAMPLE_FROM 4096
+#endif
 INLINE QUICK_KEY pivot_of(const QUICK_KEY *keys, size_t n, int s, int *flat)
 {
     QUICK_KEY sample[QUICK_SAMPLE];
-    const size_t m = n >= 4096 ? QUICK_SAMPLE : 16, stride = n / m;
+    const size_t m = n >= QUICK_SAMPLE_FROM ? QUICK_SAMPLE : n >= 4096 ? 64 : 16, stride = n / m;
     for (size_t i = 0; i < m; i++) sample[i] = keys[i * stride + stride / 2];
     if (SAMPLE_OBSERVER) SAMPLE_OBSERVER(sample, m);
     if (m == 16) sort_sample(sample, 16 / QUICK_LANES, s);
+    else if (m == 64) sort_sample(sample, 64 / QUICK_LANES, s);
     else sort_sample(sample, QUICK_SAMPLE / QUICK_LANES, s);
     *flat = sample[0] == sample[m - 1];
     return sample[m / 2];

@@ -349,10 +349,16 @@ INLINE __m512i interleave_hi(__m512i a, __m512i b)
 #define SMALL_REGS 32
 #endif
 #define SMALL_MAX (SMALL_REGS * QUICK_LANES)
-/* The pivot's sample from 4096 keys on (quick_driver.h): 256 keys (16 or
- * 32 registers), a more even split than 64's: with compress-store up to
- * 18 % less time, 7 % more at u32 2^24 (docs/perf/radix.md, v23). */
+/* The pivot's sample from QUICK_SAMPLE_FROM keys on (quick_driver.h; 64
+ * keys below): 256 keys (16 or 32 registers), a more even split than
+ * 64's where a range is larger than the cache, and a sort of them that
+ * costs a partition of a smaller range a good part of its time: from
+ * 2^18 keys on, 2-10 % less time than from 4096 on over 2^12 to 2^24
+ * keys (docs/perf/radix.md, v24). */
 #define QUICK_SAMPLE 256
+#ifndef QUICK_SAMPLE_FROM
+#define QUICK_SAMPLE_FROM ((size_t)1 << 18)
+#endif
 
 /* The lanes of a register that hold keys k, ..., k + QUICK_LANES - 1 of n. */
 static inline lane_mask lanes_from(size_t k, size_t n)
