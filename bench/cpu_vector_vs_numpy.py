@@ -18,6 +18,7 @@ on.
     OMP_NUM_THREADS=1 python3 bench/cpu_vector_vs_numpy.py [--shim /tmp/cpu_sort_shim.so] [--reps 15]
         [--logs 12,14,16] [--types u32,f32] [--dists uniform] [--presorted]
         [--threads 2 --paths auto]   (gpk on 2 threads, numpy on its one)
+        [--variant nobuckets:cpu_bucket_bits=0]   (one more path: auto with those hooks)
 """
 import argparse
 import ctypes
@@ -39,6 +40,8 @@ def main():
     ap.add_argument("--paths", default="auto,before,avx2,avx512", help="those of gpk's paths to time")
     ap.add_argument("--hook", action="append", default=[], metavar="NAME=VALUE",
                     help="a CPU sort test hook set for every path (e.g. cpu_vector_pair_bytes=1099511627776)")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME:HOOK=VALUE[,HOOK=VALUE]",
+                    help="one more path: auto with those test hooks set (A/B in one process)")
     a = ap.parse_args()
     lib = ctypes.CDLL(a.shim)
     lib.shim_last_path.restype = ctypes.c_char_p
@@ -73,6 +76,25 @@ def main():
     paths = ([("auto", None, None), ("before", b"0", b"0")] + ([("avx2", b"0", big)] if has_avx2 else []) +
              ([("avx512", big, None)] if has_avx512 else []))
     paths = [p for p in paths if p[0] in a.paths.split(",")]
+    # variants: auto with extra hooks, set for its sorts and reset after
+    extra = {}
+    for v in a.variant:
+        name, _, hooks = v.partition(":")
+        extra[name] = [h.partition("=")[::2] for h in hooks.split(",") if h]
+        for hn, hv in extra[name]:
+            if lib.shim_hook(hn.encode(), hv.encode()) != 0:
+                raise SystemExit(f"unknown hook or value: {hn}={hv}")
+            lib.shim_hook(hn.encode(), user.get(hn.encode()))
+        paths.append((name, None, None))
+
+    def enter(p, h512, h2):
+        set_quick_hooks(h512, h2)
+        for hn, hv in extra.get(p, []):
+            lib.shim_hook(hn.encode(), hv.encode())
+
+    def leave(p):
+        for hn, _ in extra.get(p, []):
+            lib.shim_hook(hn.encode(), user.get(hn.encode()))
     rng = np.random.default_rng(7)
     npt = {"u32": np.uint32, "i32": np.int32, "f32": np.float32,
            "u64": np.uint64, "i64": np.int64, "f64": np.float64}
@@ -104,16 +126,17 @@ def main():
                 # pages touched, clocks up before the first timed case
                 x.copy().sort()
                 for p, h512, h2 in paths:
-                    set_quick_hooks(h512, h2)
+                    enter(p, h512, h2)
                     y = x.copy()
                     lib.shim_sort(t.encode(), y.ctypes.data, n)
+                    leave(p)
                 for r in range(reps):
                     y = x.copy()
                     t0 = time.perf_counter()
                     y.sort()
                     times["numpy"].append(time.perf_counter() - t0)
                     for p, h512, h2 in paths:
-                        set_quick_hooks(h512, h2)
+                        enter(p, h512, h2)
                         y = x.copy()
                         ptr, tn = y.ctypes.data, t.encode()  # ~3.6 us for y.ctypes: outside the time
                         t0 = time.perf_counter()
@@ -122,6 +145,7 @@ def main():
                         if rc != 0 or not np.array_equal(y.view(np.uint32), want.view(np.uint32)):
                             raise SystemExit(f"{t} 2^{lg} {dist} {p}: wrong result")
                         ran[p] = lib.shim_last_path().decode()
+                        leave(p)
                 set_quick_hooks(None, None)
                 med = {k: sorted(v)[len(v) // 2] * 1e3 for k, v in times.items()}
                 print(f"| {t} 2^{lg} | {dist} | {med['numpy']:.4g} | " +
