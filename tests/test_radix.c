@@ -993,6 +993,37 @@ threaded:
         gpk_ctx_set_threads(ctx, (int)info.threads);
     }
 
+    /* 9c. A team of two whose second thread stalls once its side is shared
+     * (cpu_pair_stall_ms): the first must take that side's pieces from the
+     * other's stack (radix_cpu.c, piece_pool), and the keys still sort:
+     * each type, in place and copying, where a quicksort takes keys on a
+     * team of two (the AVX-512 or AVX2 one runs here). */
+    if (be == GPK_BACKEND_CPU && (gpk__radix_cpu_avx512_bytes() > 0 || gpk__radix_cpu_avx2_bytes() > 0)) {
+        gpk_ctx_info info;
+        gpk_ctx_info_get(ctx, &info);
+        gpk_ctx_set_threads(ctx, 2);
+        gpk__test_set("cpu_pair_stall_ms", "30");
+        const size_t n = ((size_t)1 << 20) + 1; /* within GPK_TEST_SMALL's sizes (ThreadSanitizer) */
+        int quick_runs = 0;
+        for (int t = GPK_U32; t <= GPK_F64; t++) {
+            const size_t before = gpk__radix_cpu_pieces_stolen();
+            const mode m = t % 2 ? MODE_KEYS_TO : MODE_KEYS;
+            if (!run_case((gpk_type)t, t == GPK_F32 ? GPK_DIST_FLOAT_SPECIALS : GPK_DIST_UNIFORM, n, m, 0, 0,
+                          0))
+                continue;
+            const char *ran = gpk_last_sort_path(ctx);
+            if (strcmp(ran, "radix-vector-avx512") && strcmp(ran, "radix-vector-avx2"))
+                continue; /* not a quicksort */
+            quick_runs++;
+            TU_CHECK(gpk__radix_cpu_pieces_stolen() > before,
+                     "%s n=%zu, 2 threads, the second stalled: no piece taken from its stack (ran %s)",
+                     gpk_type_name((gpk_type)t), n, ran);
+        }
+        TU_CHECK(quick_runs > 0 || n > max_n, "2 threads, the second stalled: no sort took a quicksort");
+        gpk__test_set("cpu_pair_stall_ms", NULL);
+        gpk_ctx_set_threads(ctx, (int)info.threads);
+    }
+
     /* 10. Pairs and permutations through the CPU's vectorised sorter as
      * (key, index) composites (radix_cpu.c, vector_sort_items) at each
      * level forced, on a team of one thread, against the reference (which

@@ -49,6 +49,7 @@ static const struct field fields[] = {
     HOOK_LL(cpu_avx2_sort_bytes),
     HOOK_LL(cpu_vector_pair_bytes),
     HOOK_INT(cpu_compress_store),
+    HOOK_INT(cpu_pair_stall_ms),
     HOOK_INT(radix_cuda_small),
     HOOK_INT(radix_cuda_small_max_log),
     HOOK_INT(radix_cuda_detect_from_log),

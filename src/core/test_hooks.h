@@ -34,6 +34,9 @@ typedef struct gpk_test_hooks {
     /* the AVX-512 quicksort's partition: 1 compress-stores to memory, 0
      * compresses in registers (vector_sort_avx512.c, compress_in_memory) */
     int cpu_compress_store;
+    /* a team of two's second thread sleeps this many ms once its side is
+     * shared (radix_cpu.c, quick_pair_sort), so that the first takes it */
+    int cpu_pair_stall_ms;
     /* CUDA radix sort */
     int radix_cuda_small;           /* 0: no single-launch small path */
     int radix_cuda_small_max_log;   /* 1..24: one size limit of that path for keys and pairs */
@@ -73,7 +76,7 @@ typedef struct gpk_test_hooks {
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
             GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, GPK_HOOK_UNSET, \
-            GPK_HOOK_UNSET                                                                                  \
+            GPK_HOOK_UNSET, GPK_HOOK_UNSET                                                                  \
     }
 
 extern gpk_test_hooks gpk__test;

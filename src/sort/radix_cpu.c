@@ -39,12 +39,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 #ifdef __linux__
 #include <linux/futex.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -118,25 +120,55 @@ int gpk__radix_cpu_team_fit(int threads, long online, long usable, long others)
     return free_cores < threads ? (int)free_cores : threads;
 }
 
-/* That rule for this process now (threads while the load is ignored). */
+#ifdef __linux__
+/* The machine's runnable threads (/proc/loadavg's fourth field,
+ * "runnable/total"), read without stdio; -1 if unknown. */
+static long machine_runnable(void)
+{
+    const int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[128];
+    const ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0) return -1;
+    buf[got] = 0;
+    const char *slash = strchr(buf, '/');
+    const char *p = slash;
+    while (p && p > buf && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (!p || p == slash) return -1;
+    return strtol(p, NULL, 10);
+}
+#endif
+
+/* That rule for this process now (threads while the load is ignored).
+ * Every sort of a team asks it, so it reads little: the load's one line,
+ * and this process's threads (a file each) only where the team would be
+ * cut even if every runnable thread but the caller were another
+ * process's (only then can counting ours change the answer). The online
+ * CPUs are read once. Reading all of it every time cost more than 2 %
+ * of a two-thread sort of 2^20 keys (docs/perf/radix.md, v24). */
 static int cap_by_free_cores(int threads)
 {
 #ifdef __linux__
     if (threads < 2 || atomic_load_explicit(&ignore_load, memory_order_relaxed)) return threads;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (!f) return threads;
-    double l1, l5, l15;
-    long runnable = 0, total = 0;
-    const int got = fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &runnable, &total);
-    fclose(f);
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    long own = own_runnable();
-    if (got != 5 || online < 1) return threads;
-    if (own < 1) own = 1; /* the caller */
+    static atomic_long online_cpus;
+    long online = atomic_load_explicit(&online_cpus, memory_order_relaxed);
+    if (online < 1) {
+        online = sysconf(_SC_NPROCESSORS_ONLN);
+        if (online < 1) return threads;
+        atomic_store_explicit(&online_cpus, online, memory_order_relaxed);
+    }
+    const long runnable = machine_runnable();
+    if (runnable < 0) return threads;
     cpu_set_t mask;
     const long usable = sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < online
         ? CPU_COUNT(&mask)
         : online;
+    /* the caller is runnable: at most runnable - 1 threads are others' */
+    const int most = gpk__radix_cpu_team_fit(threads, online, usable, runnable > 1 ? runnable - 1 : 0);
+    if (most == threads) return threads;
+    long own = own_runnable();
+    if (own < 1) own = 1; /* the caller */
     return gpk__radix_cpu_team_fit(threads, online, usable, runnable > own ? runnable - own : 0);
 #else
     return threads;
@@ -2334,14 +2366,15 @@ static void swap_keys(unsigned kw, void *x, void *y, size_t m)
     }
 }
 
-/* The pivot of quick_pair_sort: the median of PAIR_SAMPLE of the n keys
- * at equal strides, in the order o; *gt = 1 where it is also their least
- * (so that its copies go left, and the left side is not empty). */
+/* The pivot of quick_pair_sort: the median of at most `most` of the n
+ * keys at equal strides, in the order o; *gt = 1 where it is also their
+ * least (so that its copies go left, and the left side is not empty). */
 #define PAIR_SAMPLE 1024
-static uint64_t pair_pivot(const pair_order *o, const void *keys, size_t n, int *gt)
+#define PIECE_SAMPLE 256
+static uint64_t pair_pivot(const pair_order *o, const void *keys, size_t n, size_t most, int *gt)
 {
     uint64_t sample[PAIR_SAMPLE]; /* kw bytes a key */
-    const size_t m = n < PAIR_SAMPLE ? n : PAIR_SAMPLE, stride = n / m;
+    const size_t m = n < most ? n : most, stride = n / m;
     for (size_t i = 0; i < m; i++)
         memcpy((char *)sample + i * o->kw, (const char *)keys + i * stride * o->kw, o->kw);
     pair_sort(o, sample, m);
@@ -2352,17 +2385,107 @@ static uint64_t pair_pivot(const pair_order *o, const void *keys, size_t n, int 
     return median;
 }
 
+/* The pieces a team of two sorts after its split (quick_pair_sort): a
+ * stack of ranges a thread, which it pushes and pops at the top and the
+ * other thread steals from at the bottom (the oldest, largest piece), so
+ * that a thread that loses its core for a while delays only the piece it
+ * holds. One lock; a push or pop is a few stores. unsorted: the keys not
+ * yet in a sorted piece (the team is done at 0). */
+#define PIECES_MAX 128
+#define PIECE_MIN ((size_t)1 << 14)
+typedef struct {
+    size_t lo[2][PIECES_MAX], hi[2][PIECES_MAX];
+    int bottom[2], top[2];
+    omp_lock_t lock;
+    atomic_size_t unsorted;
+} piece_pool;
+
+static atomic_size_t pieces_stolen;
+size_t gpk__radix_cpu_pieces_stolen(void)
+{
+    return atomic_load_explicit(&pieces_stolen, memory_order_relaxed);
+}
+
+/* [lo, hi) onto thread t's stack: 1, or 0 where it is full. */
+static int push_piece(piece_pool *P, int t, size_t lo, size_t hi)
+{
+    omp_set_lock(&P->lock);
+    const int room = P->top[t] < PIECES_MAX;
+    if (room) {
+        P->lo[t][P->top[t]] = lo;
+        P->hi[t][P->top[t]] = hi;
+        P->top[t]++;
+    }
+    omp_unset_lock(&P->lock);
+    return room;
+}
+
+/* A piece for thread t: its own newest, else the other's oldest; 0 if
+ * both stacks are empty. */
+static int take_piece(piece_pool *P, int t, size_t *lo, size_t *hi)
+{
+    int got = 1;
+    omp_set_lock(&P->lock);
+    if (P->top[t] > P->bottom[t]) {
+        P->top[t]--;
+        *lo = P->lo[t][P->top[t]];
+        *hi = P->hi[t][P->top[t]];
+    } else if (P->top[1 - t] > P->bottom[1 - t]) {
+        const int o = 1 - t;
+        *lo = P->lo[o][P->bottom[o]];
+        *hi = P->hi[o][P->bottom[o]];
+        P->bottom[o]++;
+        atomic_fetch_add_explicit(&pieces_stolen, 1, memory_order_relaxed);
+    } else {
+        got = 0;
+    }
+    for (int i = 0; i < 2; i++)
+        if (P->top[i] == P->bottom[i]) P->top[i] = P->bottom[i] = 0;
+    omp_unset_lock(&P->lock);
+    return got;
+}
+
+/* keys[lo, hi) sorted by thread t: split around a sampled pivot by the
+ * quicksort's partition while longer than `leaf`, the larger part of each
+ * split pushed for either thread to take (sorted here if the stack is
+ * full), the rest sorted by the quicksort and unmapped where o maps. */
+static void sort_piece(const pair_order *o, const key_order *ord, piece_pool *P, int t, char *keys, size_t lo,
+                       size_t hi, size_t leaf)
+{
+    const unsigned kw = o->kw;
+    while (hi - lo > leaf) {
+        int gt;
+        const uint64_t pivot = pair_pivot(o, keys + lo * kw, hi - lo, PIECE_SAMPLE, &gt);
+        size_t left;
+        pair_split(o, keys + lo * kw, hi - lo, pivot, gt, &left);
+        if (left == 0 || left == hi - lo) break; /* one side: the quicksort takes it whole */
+        const size_t mid = lo + left;
+        if (mid - lo > hi - mid) {
+            if (!push_piece(P, t, lo, mid)) sort_piece(o, ord, P, t, keys, lo, mid, SIZE_MAX);
+            lo = mid;
+        } else {
+            if (!push_piece(P, t, mid, hi)) sort_piece(o, ord, P, t, keys, mid, hi, SIZE_MAX);
+            hi = mid;
+        }
+    }
+    pair_sort(o, keys + lo * kw, hi - lo);
+    if (o->how == PAIR_MAPPED) unmap_copy(ord, kw, keys, keys, lo, hi);
+    atomic_fetch_sub_explicit(&P->unsorted, hi - lo, memory_order_acq_rel);
+}
+
 /* The job (quick_keys_job chose `which`) on a team of two, without a
  * merge: each thread brings its half of the keys into the caller's array
  * (mapped to sort keys only where pair_order says so) and, after the
  * pivot is drawn (pair_pivot), partitions it with the quicksort's own
  * partition; the keys that went right in the first half and left in the
  * second are exchanged (at most half the keys), so that every key below
- * the pivot comes first; then each thread sorts one side in place (and
- * unmaps it). Per key: one partition level that the sides' sorts then
- * need less, and part of an exchange, against vector_pair_sort's copy
- * into the scratch and merge pass. The sides are as even as the sample's
- * median makes them. Allocates nothing. */
+ * the pivot comes first; then each side is a piece of its thread's
+ * (piece_pool), split further while longer than a 32nd of the keys, and
+ * either thread sorts (and unmaps) pieces, its own first, until none is
+ * left: a thread that loses its core delays its piece, not its side. Per
+ * key: one partition level that the sides' sorts then need less, and
+ * part of an exchange, against vector_pair_sort's copy into the scratch
+ * and merge pass. Allocates nothing. */
 static void quick_pair_sort(const gpk_radix_job *job, int which)
 {
     const size_t n = job->n, half = n / 2;
@@ -2382,6 +2505,13 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
     int gt = 0;
     team_barrier bar;
     team_barrier_init(&bar, 2);
+    /* pieces of at most 1/32 of the keys (and at least PIECE_MIN): a
+     * thread that stalls leaves the other most of its side */
+    const size_t leaf = n / 32 > PIECE_MIN ? n / 32 : PIECE_MIN;
+    piece_pool pool;
+    pool.bottom[0] = pool.bottom[1] = pool.top[0] = pool.top[1] = 0;
+    omp_init_lock(&pool.lock);
+    atomic_init(&pool.unsorted, n);
 #pragma omp parallel num_threads(2)
     {
         const int tid = omp_get_thread_num(), T = omp_get_num_threads();
@@ -2404,7 +2534,7 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
             else if (job->src) memcpy(keys + lo * kw, input + lo * kw, (hi - lo) * kw);
         }
         team_wait(&bar);
-        if (tid == 0) pivot = pair_pivot(&mine, keys, n, &gt);
+        if (tid == 0) pivot = pair_pivot(&mine, keys, n, PAIR_SAMPLE, &gt);
         team_wait(&bar);
         for (int part = tid; part < 2; part += T) {
             const size_t lo = part ? half : 0, hi = part ? n : half;
@@ -2417,12 +2547,32 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
         const size_t m0 = m * (size_t)tid / (size_t)T, m1 = m * (size_t)(tid + 1) / (size_t)T;
         swap_keys(kw, keys + (a + m0) * kw, keys + (half + b - m + m0) * kw, m1 - m0);
         team_wait(&bar);
-        for (int part = tid; part < 2; part += T) {
-            const size_t lo = part ? a + b : 0, hi = part ? n : a + b;
-            pair_sort(&mine, keys + lo * kw, hi - lo);
-            if (mine.how == PAIR_MAPPED) unmap_copy(&ord, kw, keys, keys, lo, hi);
+        /* each side a piece of its thread's, shared from there on */
+        for (int part = tid; part < 2; part += T)
+            if (!push_piece(&pool, tid, part ? a + b : 0, part ? n : a + b))
+                sort_piece(&mine, &ord, &pool, tid, keys, part ? a + b : 0, part ? n : a + b, SIZE_MAX);
+        const long long stall_ms = gpk__hook(gpk__test.cpu_pair_stall_ms, 0);
+        if (tid == 1 && stall_ms > 0) {
+            const struct timespec pause_for = {(time_t)(stall_ms / 1000), (long)(stall_ms % 1000) * 1000000L};
+            nanosleep(&pause_for, NULL);
+        }
+        for (unsigned idle = 0;;) {
+            size_t lo, hi;
+            if (take_piece(&pool, tid, &lo, &hi)) {
+                sort_piece(&mine, &ord, &pool, tid, keys, lo, hi, leaf);
+                idle = 0;
+            } else if (atomic_load_explicit(&pool.unsorted, memory_order_acquire) == 0) {
+                break;
+            } else if (++idle < 1000) { /* the other thread splits or sorts its last piece */
+#ifdef __SSE2__
+                _mm_pause();
+#endif
+            } else {
+                sched_yield();
+            }
         }
     }
+    omp_destroy_lock(&pool.lock);
 }
 
 /* The choices of one sort, made before anything is allocated, and the

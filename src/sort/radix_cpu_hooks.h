@@ -34,4 +34,8 @@ size_t gpk__radix_cpu_avx512_bytes(void);
  * not: 0 where it does not run here. */
 size_t gpk__radix_cpu_avx2_bytes(void);
 
+/* How many pieces a thread of a team of two has taken from the other's
+ * stack (radix_cpu.c, piece_pool) since the process started. */
+size_t gpk__radix_cpu_pieces_stolen(void);
+
 #endif
