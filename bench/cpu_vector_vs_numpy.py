@@ -18,7 +18,7 @@ on.
     OMP_NUM_THREADS=1 python3 bench/cpu_vector_vs_numpy.py [--shim /tmp/cpu_sort_shim.so] [--reps 15]
         [--logs 12,14,16] [--types u32,f32] [--dists uniform] [--presorted]
         [--threads 2 --paths auto]   (gpk on 2 threads, numpy on its one)
-        [--variant nobuckets:cpu_bucket_bits=0]   (one more path: auto with those hooks)
+        [--variant regs:cpu_compress_store=0]   (one more path: auto with those hooks)
 """
 import argparse
 import ctypes
