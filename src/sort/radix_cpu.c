@@ -2563,7 +2563,7 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
                 idle = 0;
             } else if (atomic_load_explicit(&pool.unsorted, memory_order_acquire) == 0) {
                 break;
-            } else if (++idle < 1000) { /* the other thread splits or sorts its last piece */
+            } else if (++idle < TEAM_SPINS) { /* the other splits or sorts its last piece: as team_wait */
 #ifdef __SSE2__
                 _mm_pause();
 #endif
