@@ -527,8 +527,20 @@ int main(int argc, char **argv)
                     for (int si = 0; si < ns; si++) {
                         if ((quick || pi == 1) && (si + di) % 3) continue;
                         mode m = (mode)((si + di + t) % MODE_COUNT);
+                        /* The hybrid's buckets of keys alone: by the
+                         * quicksort the machine has (limits unset), by
+                         * the AVX2 one, or by sort_rec's passes (both
+                         * limits 0), in turn. */
+                        const int buckets = pi == 0 ? (si + (int)di + 2 * t) % 3 : 0;
+                        gpk__test_set("cpu_avx512_sort_bytes", buckets ? "0" : NULL);
+                        gpk__test_set("cpu_avx2_sort_bytes", buckets == 2 ? "0" : NULL);
+                        const char *bucket_paths[] = {"hybrid", "hybrid, AVX2 quicksort buckets",
+                                                      "hybrid, sort_rec buckets"};
+                        cpu_path = pi == 0 ? bucket_paths[buckets] : paths[pi];
                         run_case((gpk_type)t, some[di], sizes[si], m, 0, 0, 20);
                     }
+            gpk__test_set("cpu_avx512_sort_bytes", NULL);
+            gpk__test_set("cpu_avx2_sort_bytes", NULL);
             size_t skew_sizes[] = {100003, ((size_t)1 << 17) + 1};
             for (skew_input = 1; skew_input <= 4; skew_input++)
                 for (int t = GPK_U32; t <= GPK_F64; t++)
