@@ -782,6 +782,16 @@ static size_t hyb_bucket_cap(size_t n, size_t width, unsigned d)
  * Sense by generation: the last thread in resets the count, then bumps
  * the generation (release) that the others wait on (acquire). */
 #define TEAM_SPINS 2000
+
+/* One step of a thread's spin while it waits on another: a pause, which
+ * leaves the core's resources to a sibling thread. */
+static inline void spin_pause(void)
+{
+#ifdef __SSE2__
+    _mm_pause();
+#endif
+}
+
 typedef struct {
     atomic_uint arrived, generation;
     atomic_uint threads; /* the team's size: each thread stores it on entry
@@ -811,9 +821,7 @@ static void team_wait(team_barrier *b)
     }
     for (int i = 0; i < TEAM_SPINS; i++) {
         if (atomic_load_explicit(&b->generation, memory_order_acquire) != gen) return;
-#ifdef __SSE2__
-        _mm_pause();
-#endif
+        spin_pause();
     }
     while (atomic_load_explicit(&b->generation, memory_order_acquire) == gen) {
 #ifdef __linux__
@@ -2604,9 +2612,7 @@ static void quick_pair_sort(const gpk_radix_job *job, int which)
             } else if (atomic_load_explicit(&pool.unsorted, memory_order_acquire) == 0) {
                 break;
             } else if (++idle < TEAM_SPINS) { /* the other splits or sorts its last piece: as team_wait */
-#ifdef __SSE2__
-                _mm_pause();
-#endif
+                spin_pause();
             } else {
                 sched_yield();
             }
